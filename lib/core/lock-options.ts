@@ -1,0 +1,128 @@
+import { InvalidLockOptionsError } from '../errors/invalid-lock-options.error.js';
+import type {
+  LockOptions,
+  LockTimingOptions,
+  RedisConnection,
+  RedisLockModuleOptions,
+} from '../interfaces/redis-lock-options.interface.js';
+
+/** Node timers overflow above this many milliseconds (they would fire after 1 ms). */
+export const MAX_TIMER_MS = 2_147_483_647;
+export const MIN_TTL_MS = 100;
+export const DEFAULT_TTL_MS = 30_000;
+export const DEFAULT_WAIT_TIMEOUT_MS = 10_000;
+export const DEFAULT_KEY_PREFIX = 'lock:';
+export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 3_000;
+const MAX_KEY_PREFIX_LENGTH = 256;
+
+/** Timing of one lock after defaults and validation. */
+export interface LockTiming {
+  ttl: number;
+  renewInterval: number;
+  waitTimeout: number;
+  autoRenew: boolean;
+}
+
+/** Module options after defaults and validation. */
+export interface ResolvedModuleOptions extends LockTiming {
+  redis: RedisConnection;
+  keyPrefix: string;
+  shutdownTimeout: number;
+}
+
+/**
+ * The safety margin subtracted from a lease: Redis expiry and our timers run on different
+ * clocks, and a key may expire up to about a millisecond early. Redlock uses 1% of the ttl
+ * plus 2 ms for the same reason.
+ */
+export function driftMargin(ttl: number): number {
+  return Math.ceil(ttl * 0.01) + 2;
+}
+
+/** Validates module options and fills in defaults; throws `InvalidLockOptionsError`. */
+export function resolveModuleOptions(options: RedisLockModuleOptions): ResolvedModuleOptions {
+  if (options === null || typeof options !== 'object') {
+    throw new InvalidLockOptionsError('options', options, 'an object with at least a "redis" connection');
+  }
+  const redis = checkRedis(options.redis);
+  const keyPrefix = options.keyPrefix ?? DEFAULT_KEY_PREFIX;
+  if (typeof keyPrefix !== 'string' || /[{}]/.test(keyPrefix) || keyPrefix.length > MAX_KEY_PREFIX_LENGTH) {
+    throw new InvalidLockOptionsError(
+      'keyPrefix',
+      keyPrefix,
+      `a string of at most ${MAX_KEY_PREFIX_LENGTH} characters without "{" or "}" (they are Redis Cluster hash tags)`,
+    );
+  }
+  const shutdownTimeout = options.shutdownTimeout ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
+  checkInteger('shutdownTimeout', shutdownTimeout, 0, MAX_TIMER_MS);
+  const timing = resolveTiming(options, {
+    ttl: DEFAULT_TTL_MS,
+    renewInterval: Math.floor(DEFAULT_TTL_MS / 3),
+    waitTimeout: DEFAULT_WAIT_TIMEOUT_MS,
+    autoRenew: true,
+  });
+  return { ...timing, redis, keyPrefix, shutdownTimeout };
+}
+
+/** Validates the options of one call against the module's resolved timing. */
+export function resolveLockOptions(options: LockOptions | undefined, defaults: LockTiming): LockTiming {
+  if (options === undefined) return defaults;
+  if (options === null || typeof options !== 'object') {
+    throw new InvalidLockOptionsError('options', options, 'an object or undefined');
+  }
+  if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) {
+    throw new InvalidLockOptionsError('signal', options.signal, 'an AbortSignal');
+  }
+  return resolveTiming(options, defaults);
+}
+
+/**
+ * A ttl given without a renewInterval brings its own default interval (ttl / 3): the
+ * inherited one may not even fit inside the new lease.
+ */
+function resolveTiming(options: LockTimingOptions, defaults: LockTiming): LockTiming {
+  const ttl = options.ttl ?? defaults.ttl;
+  checkInteger('ttl', ttl, MIN_TTL_MS, MAX_TIMER_MS);
+  const renewInterval =
+    options.renewInterval ?? (options.ttl === undefined ? defaults.renewInterval : Math.floor(ttl / 3));
+  const maxRenew = ttl - driftMargin(ttl) - 1;
+  checkInteger('renewInterval', renewInterval, 1, maxRenew, ` (below ttl ${ttl} minus the drift margin)`);
+  const waitTimeout = options.waitTimeout ?? defaults.waitTimeout;
+  if (waitTimeout !== Infinity) checkInteger('waitTimeout', waitTimeout, 0, MAX_TIMER_MS, ', or Infinity');
+  const autoRenew = options.autoRenew ?? defaults.autoRenew;
+  if (typeof autoRenew !== 'boolean') {
+    throw new InvalidLockOptionsError('autoRenew', autoRenew, 'a boolean');
+  }
+  return { ttl, renewInterval, waitTimeout, autoRenew };
+}
+
+function checkInteger(option: string, value: unknown, min: number, max: number, extra = ''): void {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw new InvalidLockOptionsError(
+      option,
+      value,
+      `an integer number of milliseconds from ${min} to ${max}${extra}`,
+    );
+  }
+}
+
+function checkRedis(redis: unknown): RedisConnection {
+  const expected =
+    'a redis:// or rediss:// URL, ioredis options, or an ioredis Redis or Cluster client';
+  if (typeof redis === 'string') {
+    let protocol: string;
+    try {
+      protocol = new URL(redis).protocol;
+    } catch {
+      throw new InvalidLockOptionsError('redis', redis, expected);
+    }
+    if (protocol !== 'redis:' && protocol !== 'rediss:') {
+      throw new InvalidLockOptionsError('redis', redis, expected);
+    }
+    return redis;
+  }
+  if (redis !== null && typeof redis === 'object' && !Array.isArray(redis)) {
+    return redis as RedisConnection;
+  }
+  throw new InvalidLockOptionsError('redis', redis, expected);
+}

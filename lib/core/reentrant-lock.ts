@@ -1,0 +1,40 @@
+import { RedisLockError } from '../errors/redis-lock.error.js';
+import type { Lock } from '../interfaces/lock.interface.js';
+
+/**
+ * The handle a nested acquisition gets when its call chain already holds the key. It shares
+ * the outer lock's lease, token and signal; releasing it touches nothing in Redis, because the
+ * outermost holder still runs and releases the lock when it ends.
+ */
+export class ReentrantLock implements Lock {
+  private released = false;
+
+  constructor(private readonly outer: Lock) {}
+
+  get key(): string {
+    return this.outer.key;
+  }
+
+  get fencingToken(): number {
+    return this.outer.fencingToken;
+  }
+
+  get signal(): AbortSignal {
+    return this.outer.signal;
+  }
+
+  get held(): boolean {
+    return !this.released && this.outer.held;
+  }
+
+  extend(ttl?: number): Promise<void> {
+    if (this.released) {
+      return Promise.reject(new RedisLockError(`Lock "${this.key}" was released; acquire it again before extending it.`));
+    }
+    return this.outer.extend(ttl);
+  }
+
+  async release(): Promise<void> {
+    this.released = true;
+  }
+}

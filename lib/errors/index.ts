@@ -1,0 +1,5 @@
+export * from './redis-lock.error.js';
+export * from './lock-not-acquired.error.js';
+export * from './lock-lost.error.js';
+export * from './lock-key.error.js';
+export * from './invalid-lock-options.error.js';

@@ -1,0 +1,35 @@
+import { RedisLockError } from './redis-lock.error.js';
+
+/**
+ * An option has a value the library cannot work with. The message names the option and the
+ * value, and says what is allowed. Module options are checked when the application starts,
+ * per-call options when the call is made.
+ *
+ * @example
+ * ```ts
+ * RedisLockModule.forRoot({ redis: url, ttl: -1 });
+ * // InvalidLockOptionsError: Option "ttl" must be an integer number of milliseconds
+ * // from 100 to 2147483647, got -1.
+ * ```
+ */
+export class InvalidLockOptionsError extends RedisLockError {
+  constructor(
+    /** The option's name, e.g. `ttl` or `redis`. */
+    readonly option: string,
+    /** The value that was rejected. */
+    readonly value: unknown,
+    /** What the option accepts. */
+    expected: string,
+  ) {
+    super(`Option "${option}" must be ${expected}, got ${show(value)}.`);
+  }
+}
+
+function show(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value);
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
+  if (value === null || value === undefined) return String(value);
+  if (typeof value === 'function') return `a function`;
+  if (Array.isArray(value)) return `an array`;
+  return `an object`;
+}

@@ -1,0 +1,49 @@
+import { RedisLockError } from './redis-lock.error.js';
+
+/**
+ * Why a held lock was lost:
+ * - `refused`: Redis no longer holds the lock for this owner (it expired, or was deleted or
+ *   taken over behind the holder's back), so a renewal or extension was refused;
+ * - `expired`: the local lease deadline passed without a successful renewal (Redis or the
+ *   network unreachable, the event loop blocked, or auto-renewal switched off);
+ * - `shutdown`: the application shut down while the lock was held.
+ */
+export type LockLostReason = 'refused' | 'expired' | 'shutdown';
+
+/**
+ * The holder no longer owns the lock. It is the `reason` of the lock's aborted
+ * `AbortSignal`, and what `extend()` rejects with once the lock is gone.
+ *
+ * @example
+ * ```ts
+ * await locks.using('report', async (lock) => {
+ *   for (const page of pages) {
+ *     lock.signal.throwIfAborted(); // throws LockLostError once the lock is lost
+ *     await render(page);
+ *   }
+ * });
+ * ```
+ */
+export class LockLostError extends RedisLockError {
+  constructor(
+    /** The lock key as the caller gave it (without the prefix). */
+    readonly key: string,
+    /** The fencing token of the acquisition that was lost. */
+    readonly fencingToken: number,
+    /** Why the lock was lost. */
+    readonly reason: LockLostReason,
+  ) {
+    super(`Lock "${key}" (fencing token ${fencingToken}) was lost: ${describe(reason)}.`);
+  }
+}
+
+function describe(reason: LockLostReason): string {
+  switch (reason) {
+    case 'refused':
+      return 'Redis refused the renewal because the lock is no longer held by this owner';
+    case 'expired':
+      return 'the lease ran out before a renewal succeeded (Redis unreachable or the event loop blocked)';
+    case 'shutdown':
+      return 'the application shut down while the lock was held';
+  }
+}

@@ -1,0 +1,3 @@
+export * from './redis-lock-options.interface.js';
+export * from './lock.interface.js';
+export * from './lock-event.interface.js';

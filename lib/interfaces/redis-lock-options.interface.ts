@@ -1,0 +1,68 @@
+import type { Cluster, Redis, RedisOptions } from 'ioredis';
+
+/**
+ * How the module reaches Redis:
+ * - a URL (`redis://user:pass@host:6379/0`, `rediss://…`): the module opens and closes its
+ *   own connection;
+ * - ioredis options: the module opens and closes its own connection with them;
+ * - an existing ioredis `Redis` or `Cluster` client: used as is and never closed by the module.
+ */
+export type RedisConnection = string | RedisOptions | Redis | Cluster;
+
+/**
+ * Timing of one lock. Set module-wide in {@link RedisLockModuleOptions}, override per call.
+ */
+export interface LockTimingOptions {
+  /**
+   * Lease length in milliseconds: how long Redis keeps the lock if the holder stops renewing
+   * it (crash, network cut). Integer from 100 to 2147483647. Default 30000.
+   */
+  ttl?: number;
+  /**
+   * How often the watchdog renews the lease, in milliseconds. Must be below `ttl` minus the
+   * drift margin (1% of ttl + 2 ms). Default `ttl / 3`, so two renewals can fail before the
+   * lease runs out.
+   */
+  renewInterval?: number;
+  /**
+   * How long `acquire()` and `using()` wait for a busy lock before failing with
+   * `LockNotAcquiredError`, in milliseconds. `0` tries once; `Infinity` waits until the lock
+   * is free or the call's `signal` aborts. Default 10000.
+   */
+  waitTimeout?: number;
+  /**
+   * Whether the watchdog renews the lease while the lock is held. With `false` the lock simply
+   * expires after `ttl` and is then reported lost. Default `true`.
+   */
+  autoRenew?: boolean;
+}
+
+/**
+ * Options of `RedisLockModule.forRoot()` / `forRootAsync()`.
+ *
+ * @example
+ * ```ts
+ * RedisLockModule.forRoot({ redis: 'redis://localhost:6379', ttl: 10_000, isGlobal: true })
+ * ```
+ */
+export interface RedisLockModuleOptions extends LockTimingOptions {
+  /** Where Redis is. See {@link RedisConnection} for who owns the connection. */
+  redis: RedisConnection;
+  /**
+   * Prefix of every Redis key and channel the library uses, so that an ACL can confine it.
+   * Must not contain `{` or `}` (they are used as Redis Cluster hash tags). Default `lock:`.
+   */
+  keyPrefix?: string;
+  /**
+   * How long application shutdown waits for held locks to be released in Redis, in
+   * milliseconds, before it closes the connection anyway (the leases then expire on their
+   * own). Default 3000.
+   */
+  shutdownTimeout?: number;
+}
+
+/** Options of one `acquire()`, `tryAcquire()` or `using()` call. */
+export interface LockOptions extends LockTimingOptions {
+  /** Cancels waiting for the lock; the call then rejects with `signal.reason`. */
+  signal?: AbortSignal;
+}

@@ -1,0 +1,136 @@
+import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
+import type { Observable } from 'rxjs';
+import { LockManager } from './core/lock-manager.js';
+import { resolveModuleOptions } from './core/lock-options.js';
+import { openConnection } from './core/redis-connection.js';
+import type { LockEvent } from './interfaces/lock-event.interface.js';
+import type { Lock } from './interfaces/lock.interface.js';
+import type { LockOptions, RedisLockModuleOptions } from './interfaces/redis-lock-options.interface.js';
+import { REDIS_LOCK_MODULE_OPTIONS } from './redis-lock.module-definition.js';
+
+/**
+ * Distributed locks on Redis. Every lock is renewed by a watchdog while held, released only by
+ * its owner, carries a fencing token, and is reentrant within one async call chain.
+ *
+ * @example
+ * ```ts
+ * @Injectable()
+ * export class OrdersService {
+ *   constructor(private readonly locks: LockService) {}
+ *
+ *   pay(orderId: string) {
+ *     return this.locks.using(`order:${orderId}`, async (lock) => {
+ *       const order = await this.repo.load(orderId);
+ *       await this.repo.save({ ...order, paid: true }, { fencingToken: lock.fencingToken });
+ *     });
+ *   }
+ * }
+ * ```
+ */
+@Injectable()
+export class LockService implements OnApplicationShutdown {
+  private readonly manager: LockManager;
+
+  constructor(@Inject(REDIS_LOCK_MODULE_OPTIONS) options: RedisLockModuleOptions) {
+    const resolved = resolveModuleOptions(options);
+    const logger = new Logger('RedisLock');
+    const { client, owned } = openConnection(resolved.redis, logger);
+    this.manager = new LockManager(resolved, client, owned, logger);
+  }
+
+  /**
+   * Everything that happens to locks of this service: `acquired`, `renewed`, `released`,
+   * `lost` and `not-acquired` events with key, fencing token and timing. Completes at shutdown.
+   *
+   * @example
+   * ```ts
+   * locks.events$.pipe(filter((e) => e.type === 'lost')).subscribe((e) => alert(e.key));
+   * ```
+   */
+  get events$(): Observable<LockEvent> {
+    return this.manager.events$;
+  }
+
+  /**
+   * Acquires `key`, waiting up to `waitTimeout` (default 10 s) while another holder has it.
+   * Inside a `using()` callback or `@Locked` method that already holds `key`, returns at once
+   * without a Redis round trip (reentrancy per async call chain).
+   *
+   * @throws LockNotAcquiredError when the wait runs out (Redis unreachable included).
+   * @throws LockKeyError / InvalidLockOptionsError for a bad key or option, before Redis is asked.
+   * @example
+   * ```ts
+   * const lock = await locks.acquire('nightly-report', { ttl: 60_000, waitTimeout: 0 });
+   * try { await buildReport(lock.signal); } finally { await lock.release(); }
+   * ```
+   */
+  acquire(key: string, options?: LockOptions): Promise<Lock> {
+    return this.manager.acquire(key, options);
+  }
+
+  /**
+   * One attempt, no waiting: the lock, or `null` when another holder has it. Redis errors
+   * reject as they are.
+   *
+   * @example
+   * ```ts
+   * const lock = await locks.tryAcquire('cron:cleanup');
+   * if (!lock) return; // another instance runs it
+   * ```
+   */
+  tryAcquire(key: string, options?: LockOptions): Promise<Lock | null> {
+    return this.manager.tryAcquire(key, options);
+  }
+
+  /**
+   * Acquires `key`, runs `fn(lock)`, and releases the lock however `fn` ends. Returns what
+   * `fn` returns and rethrows what it throws, unchanged. Inside `fn`, `current()` returns the
+   * lock and nested acquisitions of `key` re-enter.
+   *
+   * @example
+   * ```ts
+   * const balance = await locks.using(`account:${id}`, async (lock) => {
+   *   const account = await repo.get(id);
+   *   lock.signal.throwIfAborted();
+   *   return repo.save({ ...account, balance: account.balance + amount });
+   * });
+   * ```
+   */
+  using<T>(key: string, fn: (lock: Lock) => T | Promise<T>, options?: LockOptions): Promise<T> {
+    return this.manager.using(key, fn, options);
+  }
+
+  /**
+   * Whether anyone holds `key` right now. Only a snapshot: use `tryAcquire()` to act on it.
+   *
+   * @example
+   * ```ts
+   * if (await locks.isLocked(`import:${tenant}`)) return 'an import is running';
+   * ```
+   */
+  isLocked(key: string): Promise<boolean> {
+    return this.manager.isLocked(key);
+  }
+
+  /**
+   * The lock the current async call chain holds through `using()` or `@Locked`: for `key`, or
+   * the innermost one when no key is given. `undefined` outside such a chain.
+   *
+   * @example
+   * ```ts
+   * @Locked('order:<0>')
+   * async ship(orderId: string) {
+   *   const { signal, fencingToken } = this.locks.current()!;
+   *   await this.carrier.book(orderId, { signal, fencingToken });
+   * }
+   * ```
+   */
+  current(key?: string): Lock | undefined {
+    return this.manager.current(key);
+  }
+
+  /** @internal Called by Nest on `app.close()`. */
+  async onApplicationShutdown(): Promise<void> {
+    await this.manager.close();
+  }
+}
