@@ -35,6 +35,7 @@ export class LockManager implements LockOwner {
   private readonly heldLocks = new Set<HeldLock>();
   private readonly abandonedAttempts = new Set<Promise<unknown>>();
   private closed = false;
+  private readonly defaults: LockTiming;
 
   constructor(
     private readonly options: ResolvedModuleOptions,
@@ -43,6 +44,8 @@ export class LockManager implements LockOwner {
     readonly logger: LockLogger,
   ) {
     this.scripts = new LockScripts(client);
+    const { ttl, renewInterval, waitTimeout, autoRenew } = options;
+    this.defaults = { ttl, renewInterval, waitTimeout, autoRenew };
   }
 
   get events$(): Observable<LockEvent> {
@@ -155,7 +158,7 @@ export class LockManager implements LockOwner {
   private prepare(key: string, options: LockOptions | undefined): { timing: LockTiming; names: LockRedisKeys; reentered?: Lock } {
     this.assertOpen();
     checkLockKey(key);
-    const timing = resolveLockOptions(options, this.options);
+    const timing = resolveLockOptions(options, this.defaults);
     options?.signal?.throwIfAborted();
     const names = lockRedisKeys(this.options.keyPrefix, key);
     return { timing, names, reentered: this.reenter(key) };

@@ -45,7 +45,7 @@ export function resolveModuleOptions(options: RedisLockModuleOptions): ResolvedM
     throw new InvalidLockOptionsError('options', options, 'an object with at least a "redis" connection');
   }
   const redis = checkRedis(options.redis);
-  const keyPrefix = options.keyPrefix ?? DEFAULT_KEY_PREFIX;
+  const keyPrefix = given(options.keyPrefix, DEFAULT_KEY_PREFIX);
   if (typeof keyPrefix !== 'string' || /[{}]/.test(keyPrefix) || keyPrefix.length > MAX_KEY_PREFIX_LENGTH) {
     throw new InvalidLockOptionsError(
       'keyPrefix',
@@ -53,7 +53,7 @@ export function resolveModuleOptions(options: RedisLockModuleOptions): ResolvedM
       `a string of at most ${MAX_KEY_PREFIX_LENGTH} characters without "{" or "}" (they are Redis Cluster hash tags)`,
     );
   }
-  const shutdownTimeout = options.shutdownTimeout ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
+  const shutdownTimeout = given(options.shutdownTimeout, DEFAULT_SHUTDOWN_TIMEOUT_MS);
   checkInteger('shutdownTimeout', shutdownTimeout, 0, MAX_TIMER_MS);
   const timing = resolveTiming(options, {
     ttl: DEFAULT_TTL_MS,
@@ -81,19 +81,24 @@ export function resolveLockOptions(options: LockOptions | undefined, defaults: L
  * inherited one may not even fit inside the new lease.
  */
 function resolveTiming(options: LockTimingOptions, defaults: LockTiming): LockTiming {
-  const ttl = options.ttl ?? defaults.ttl;
+  const ttl = given(options.ttl, defaults.ttl);
   checkInteger('ttl', ttl, MIN_TTL_MS, MAX_TIMER_MS);
   const renewInterval =
-    options.renewInterval ?? (options.ttl === undefined ? defaults.renewInterval : Math.floor(ttl / 3));
+    given(options.renewInterval, options.ttl === undefined ? defaults.renewInterval : Math.floor(ttl / 3));
   const maxRenew = ttl - driftMargin(ttl) - 1;
   checkInteger('renewInterval', renewInterval, 1, maxRenew, ` (below ttl ${ttl} minus the drift margin)`);
-  const waitTimeout = options.waitTimeout ?? defaults.waitTimeout;
+  const waitTimeout = given(options.waitTimeout, defaults.waitTimeout);
   if (waitTimeout !== Infinity) checkInteger('waitTimeout', waitTimeout, 0, MAX_TIMER_MS, ', or Infinity');
-  const autoRenew = options.autoRenew ?? defaults.autoRenew;
+  const autoRenew = given(options.autoRenew, defaults.autoRenew);
   if (typeof autoRenew !== 'boolean') {
     throw new InvalidLockOptionsError('autoRenew', autoRenew, 'a boolean');
   }
   return { ttl, renewInterval, waitTimeout, autoRenew };
+}
+
+/** Only `undefined` means "not given": a `null` is a mistake worth reporting. */
+function given<T>(value: T | undefined, fallback: T): T {
+  return value === undefined ? fallback : value;
 }
 
 function checkInteger(option: string, value: unknown, min: number, max: number, extra = ''): void {
