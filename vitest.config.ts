@@ -4,6 +4,7 @@ export default defineConfig({
   test: {
     include: ['lib/**/*.spec.ts', 'test/**/*.spec.ts'],
     globalSetup: ['test/support/global-setup.ts'],
+    reporters: ['default', './test/support/summary-reporter.ts'],
     testTimeout: 20_000,
     hookTimeout: 20_000,
     pool: 'forks',

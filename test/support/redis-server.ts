@@ -10,6 +10,10 @@ export interface RedisServer {
   stop(options?: { kill?: boolean }): Promise<void>;
   /** Starts it again on the same port, empty. */
   start(): Promise<void>;
+  /** Freezes the server (SIGSTOP): connections stay open, nothing is answered. */
+  pause(): void;
+  /** Thaws a paused server (SIGCONT). */
+  resume(): void;
 }
 
 export function assertRedisInstalled(): void {
@@ -64,6 +68,8 @@ export async function startRedisServer(extraArgs: string[] = []): Promise<RedisS
       await exited;
     },
     start: launch,
+    pause: () => child?.kill('SIGSTOP'),
+    resume: () => child?.kill('SIGCONT'),
   };
 }
 

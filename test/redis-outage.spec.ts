@@ -1,0 +1,80 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LockLostError, LockNotAcquiredError } from '../lib/index.js';
+import { createLockApp, nextEvent } from './support/lock-app.js';
+import { startRedisServer, type RedisServer } from './support/redis-server.js';
+
+/** These tests stop and freeze Redis, so they get a server of their own. */
+describe('when Redis goes away', () => {
+  let server: RedisServer;
+  const unhandled: unknown[] = [];
+  const onUnhandled = (reason: unknown) => unhandled.push(reason);
+  beforeAll(async () => {
+    server = await startRedisServer();
+    process.on('unhandledRejection', onUnhandled);
+  });
+  afterAll(async () => {
+    process.off('unhandledRejection', onUnhandled);
+    server.resume();
+    await server.stop();
+  });
+
+  it('aborts the signal before the lease could have expired, and works again once Redis is back', async () => {
+    const app = await createLockApp({ redis: server.url, ttl: 1_000, renewInterval: 300 });
+    try {
+      const lock = await app.locks.acquire('k');
+      const renewed = await nextEvent(app.locks.events$, 'renewed');
+      expect(renewed.key).toBe('k');
+      const aborted = new Promise<number>((resolve) => lock.signal.addEventListener('abort', () => resolve(performance.now()), { once: true }));
+      const killedAt = performance.now();
+      await server.stop({ kill: true });
+      const abortedAt = await aborted;
+      // The last renewal started before the kill, so the deadline is under one ttl after it.
+      expect(abortedAt - killedAt).toBeLessThan(1_000);
+      expect(lock.signal.reason).toBeInstanceOf(LockLostError);
+      expect(lock.signal.reason).toMatchObject({ reason: 'expired' });
+      expect(app.logs.has('error', 'lock lost during renewal')).toBe(true);
+
+      // Waiters while Redis is down get a clear error naming the cause.
+      const waiting = await app.locks.acquire('other', { waitTimeout: 300 }).catch((e: unknown) => e);
+      expect(waiting).toBeInstanceOf(LockNotAcquiredError);
+      expect((waiting as Error).message).toMatch(/Redis did not answer/);
+
+      await server.start();
+      const again = await app.locks.acquire('k', { waitTimeout: 10_000 });
+      expect(again.held).toBe(true);
+      await again.release();
+      await lock.release().catch(() => undefined);
+      expect(unhandled).toEqual([]);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('reports the loss on time while Redis is frozen and renewals hang', async () => {
+    const app = await createLockApp({ redis: server.url, ttl: 1_000, renewInterval: 300, shutdownTimeout: 300 });
+    try {
+      const lock = await app.locks.acquire('k');
+      const frozenAt = performance.now();
+      server.pause();
+      await new Promise((resolve) => lock.signal.addEventListener('abort', resolve, { once: true }));
+      expect(performance.now() - frozenAt).toBeLessThan(1_000);
+      expect(lock.signal.reason).toMatchObject({ reason: 'expired' });
+
+      // Shutdown must not hang on commands a frozen server never answers.
+      const held = await (async () => {
+        server.resume();
+        const next = await app.locks.acquire('held', { waitTimeout: 5_000 });
+        server.pause();
+        return next;
+      })();
+      const closing = performance.now();
+      await app.close();
+      expect(performance.now() - closing).toBeLessThan(1_000);
+      expect(held.signal.reason).toMatchObject({ reason: 'shutdown' });
+    } finally {
+      server.resume();
+      await app.close();
+    }
+    expect(unhandled).toEqual([]);
+  });
+});
