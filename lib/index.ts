@@ -2,3 +2,4 @@ export { RedisLockModule } from './redis-lock.module.js';
 export { LockService } from './lock.service.js';
 export * from './errors/index.js';
 export * from './interfaces/index.js';
+export { Locked } from './decorators/locked.decorator.js';

@@ -6,7 +6,9 @@ import { openConnection } from './core/redis-connection.js';
 import type { LockEvent } from './interfaces/lock-event.interface.js';
 import type { Lock } from './interfaces/lock.interface.js';
 import type { LockOptions, RedisLockModuleOptions } from './interfaces/redis-lock-options.interface.js';
+import { LOCK_RUNNER } from './redis-lock.constants.js';
 import { REDIS_LOCK_MODULE_OPTIONS } from './redis-lock.module-definition.js';
+import type { LockRunner } from './core/locked-call.js';
 
 /**
  * Distributed locks on Redis. Every lock is renewed by a watchdog while held, released only by
@@ -127,6 +129,11 @@ export class LockService implements OnApplicationShutdown {
    */
   current(key?: string): Lock | undefined {
     return this.manager.current(key);
+  }
+
+  /** @internal The engine `@Locked` methods run through. */
+  get [LOCK_RUNNER](): LockRunner {
+    return this.manager;
   }
 
   /** @internal Called by Nest on `app.close()`. */

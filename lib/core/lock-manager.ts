@@ -13,6 +13,7 @@ import { checkLockKey, lockRedisKeys, type LockRedisKeys } from './lock-key.js';
 import type { LockLogger } from './lock-logger.js';
 import { resolveLockOptions, type LockTiming, type ResolvedModuleOptions } from './lock-options.js';
 import { LockScripts, type RedisClient } from './lock-scripts.js';
+import type { LockRunner } from './locked-call.js';
 import { ReentrantLock } from './reentrant-lock.js';
 import { retryDelay } from './retry-delay.js';
 import { settleWithin, TIMED_OUT } from './settle-within.js';
@@ -27,7 +28,7 @@ const LAST_ATTEMPT_GRACE_MS = 1_000;
  * The lock engine, free of Nest: acquisition, waiting, reentrancy, release and shutdown over
  * one Redis client. `LockService` exposes it to Nest applications.
  */
-export class LockManager implements LockOwner {
+export class LockManager implements LockOwner, LockRunner {
   readonly scripts: LockScripts;
   private readonly events = new Subject<LockEvent>();
   /** The locks the current async call chain holds, innermost last. */
@@ -122,12 +123,17 @@ export class LockManager implements LockOwner {
     // A nested holder runs inside the outer one's lease; the outer one releases.
     if (!(lock instanceof HeldLock)) return await fn(lock);
     try {
-      return await this.chain.run([...(this.chain.getStore() ?? []), lock], () => fn(lock));
+      return await this.runInChain(lock, () => fn(lock));
     } finally {
       await lock.release().catch((error: unknown) => {
         this.logger.warn(`Release of lock "${key}" failed (${(error as Error).message}); its lease will expire on its own.`);
       });
     }
+  }
+
+  runInChain<T>(lock: Lock, fn: () => T): T {
+    if (!(lock instanceof HeldLock)) return fn();
+    return this.chain.run([...(this.chain.getStore() ?? []), lock], fn);
   }
 
   async isLocked(key: string): Promise<boolean> {

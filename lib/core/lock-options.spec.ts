@@ -15,6 +15,7 @@ describe('resolveModuleOptions', () => {
       waitTimeout: 10_000,
       autoRenew: true,
       shutdownTimeout: 3_000,
+      exposeKeyInHttpErrors: false,
     });
   });
 
@@ -57,6 +58,7 @@ describe('resolveModuleOptions', () => {
     ['waitTimeout', { waitTimeout: null }, /Option "waitTimeout" .*got null/],
     ['autoRenew', { autoRenew: 'yes' }, /Option "autoRenew" must be a boolean, got "yes"/],
     ['shutdownTimeout', { shutdownTimeout: -1 }, /Option "shutdownTimeout" .*got -1/],
+    ['exposeKeyInHttpErrors', { exposeKeyInHttpErrors: 'no' }, /Option "exposeKeyInHttpErrors" must be a boolean/],
   ];
 
   it.each(bad)('rejects a bad %s, naming it and the value', (option, patch, message) => {

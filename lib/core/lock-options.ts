@@ -28,6 +28,7 @@ export interface ResolvedModuleOptions extends LockTiming {
   redis: RedisConnection;
   keyPrefix: string;
   shutdownTimeout: number;
+  exposeKeyInHttpErrors: boolean;
 }
 
 /**
@@ -55,13 +56,17 @@ export function resolveModuleOptions(options: RedisLockModuleOptions): ResolvedM
   }
   const shutdownTimeout = given(options.shutdownTimeout, DEFAULT_SHUTDOWN_TIMEOUT_MS);
   checkInteger('shutdownTimeout', shutdownTimeout, 0, MAX_TIMER_MS);
+  const exposeKeyInHttpErrors = given(options.exposeKeyInHttpErrors, false);
+  if (typeof exposeKeyInHttpErrors !== 'boolean') {
+    throw new InvalidLockOptionsError('exposeKeyInHttpErrors', exposeKeyInHttpErrors, 'a boolean');
+  }
   const timing = resolveTiming(options, {
     ttl: DEFAULT_TTL_MS,
     renewInterval: Math.floor(DEFAULT_TTL_MS / 3),
     waitTimeout: DEFAULT_WAIT_TIMEOUT_MS,
     autoRenew: true,
   });
-  return { ...timing, redis, keyPrefix, shutdownTimeout };
+  return { ...timing, redis, keyPrefix, shutdownTimeout, exposeKeyInHttpErrors };
 }
 
 /** Validates the options of one call against the module's resolved timing. */

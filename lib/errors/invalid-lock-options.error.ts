@@ -19,9 +19,16 @@ export class InvalidLockOptionsError extends RedisLockError {
     /** The value that was rejected. */
     readonly value: unknown,
     /** What the option accepts. */
-    expected: string,
+    private readonly expected: string,
+    /** Where the option was given, e.g. `@Locked on OrdersService.pay`. */
+    readonly where?: string,
   ) {
-    super(`Option "${option}" must be ${expected}, got ${show(value)}.`);
+    super(`${where ? `${where}: ` : ''}Option "${option}" must be ${expected}, got ${show(value)}.`);
+  }
+
+  /** The same error, saying where the option was given. */
+  within(where: string): InvalidLockOptionsError {
+    return new InvalidLockOptionsError(this.option, this.value, this.expected, where);
   }
 }
 

@@ -59,6 +59,11 @@ export interface RedisLockModuleOptions extends LockTimingOptions {
    * own). Default 3000.
    */
   shutdownTimeout?: number;
+  /**
+   * Whether the 409 response for a busy lock on an HTTP route names the lock key. Keys are often
+   * built from ids the client should not learn, so the default is `false`.
+   */
+  exposeKeyInHttpErrors?: boolean;
 }
 
 /** Options of one `acquire()`, `tryAcquire()` or `using()` call. */

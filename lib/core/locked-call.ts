@@ -1,0 +1,110 @@
+import { Observable, from, isObservable, type Subscription } from 'rxjs';
+import { LockNotAcquiredError } from '../errors/lock-not-acquired.error.js';
+import type { Lock } from '../interfaces/lock.interface.js';
+import type { LockOptions } from '../interfaces/redis-lock-options.interface.js';
+import type { LockLogger } from './lock-logger.js';
+
+/** What a locked call does when the lock stays busy for the whole wait. */
+export type OnBusy = 'throw' | 'skip';
+
+/** The part of the lock engine a locked call needs. */
+export interface LockRunner {
+  readonly logger: LockLogger;
+  acquire(key: string, options?: LockOptions): Promise<Lock>;
+  /** Runs `fn` with `lock` as the chain's innermost lock. */
+  runInChain<T>(lock: Lock, fn: () => T): T;
+}
+
+export interface LockedCall {
+  key: string;
+  options: LockOptions | undefined;
+  onBusy: OnBusy;
+  invoke: () => unknown;
+}
+
+/**
+ * Runs a method under a lock. A Promise (or plain value) result holds the lock until it
+ * settles. A result that turns out to be an Observable holds it until the stream completes,
+ * errors or is unsubscribed.
+ */
+export async function runLockedAsync(runner: LockRunner, call: LockedCall): Promise<unknown> {
+  let lock: Lock;
+  try {
+    lock = await runner.acquire(call.key, call.options);
+  } catch (error) {
+    if (call.onBusy === 'skip' && error instanceof LockNotAcquiredError) return undefined;
+    throw error;
+  }
+  let handedOver = false;
+  try {
+    const result = await runner.runInChain(lock, call.invoke);
+    if (isObservable(result)) {
+      handedOver = true;
+      return holdWhileSubscribed(runner, lock, result);
+    }
+    return result;
+  } finally {
+    if (!handedOver) await release(runner, lock);
+  }
+}
+
+/**
+ * For methods declared to return an Observable: nothing happens until subscription; then the
+ * lock is acquired, the method runs under it, and the lock is held until the stream
+ * completes, errors or is unsubscribed. Unsubscribing while waiting cancels the wait.
+ */
+export function runLockedObservable(runner: LockRunner, call: LockedCall): Observable<unknown> {
+  return new Observable((subscriber) => {
+    const cancel = new AbortController();
+    const signal = call.options?.signal ? AbortSignal.any([call.options.signal, cancel.signal]) : cancel.signal;
+    let lock: Lock | undefined;
+    let inner: Subscription | undefined;
+    runner.acquire(call.key, { ...call.options, signal }).then(
+      (acquired) => {
+        lock = acquired;
+        if (subscriber.closed) {
+          void release(runner, acquired);
+          return;
+        }
+        try {
+          inner = runner.runInChain(acquired, () => toObservable(call.invoke()).subscribe(subscriber));
+        } catch (error) {
+          subscriber.error(error);
+        }
+      },
+      (error: unknown) => {
+        if (subscriber.closed) return;
+        if (call.onBusy === 'skip' && error instanceof LockNotAcquiredError) subscriber.complete();
+        else subscriber.error(error);
+      },
+    );
+    return () => {
+      inner?.unsubscribe();
+      if (lock) void release(runner, lock);
+      else cancel.abort(new Error('unsubscribed while waiting for the lock'));
+    };
+  });
+}
+
+function holdWhileSubscribed(runner: LockRunner, lock: Lock, source: Observable<unknown>): Observable<unknown> {
+  return new Observable((subscriber) => {
+    const inner = runner.runInChain(lock, () => source.subscribe(subscriber));
+    return () => {
+      inner.unsubscribe();
+      void release(runner, lock);
+    };
+  });
+}
+
+function toObservable(value: unknown): Observable<unknown> {
+  if (isObservable(value)) return value;
+  return from(Promise.resolve(value));
+}
+
+async function release(runner: LockRunner, lock: Lock): Promise<void> {
+  try {
+    await lock.release();
+  } catch (error) {
+    runner.logger.warn(`Release of lock "${lock.key}" failed (${(error as Error).message}); its lease will expire on its own.`);
+  }
+}

@@ -1,0 +1,123 @@
+import { Inject } from '@nestjs/common';
+import { PROPERTY_DEPS_METADATA } from '@nestjs/common/constants.js';
+import { Observable, throwError } from 'rxjs';
+import { checkBuiltKey, parseKeyTemplate, type KeyBuilder } from '../core/key-template.js';
+import { checkLockedOptions } from '../core/locked-options.js';
+import { runLockedAsync, runLockedObservable, type LockRunner } from '../core/locked-call.js';
+import { RedisLockError } from '../errors/redis-lock.error.js';
+import type { LockedOptions, LockKeyFunction } from '../interfaces/locked-options.interface.js';
+import { LockService } from '../lock.service.js';
+import { LOCK_RUNNER, LOCK_SERVICE_PROPERTY, LOCKED_METADATA } from '../redis-lock.constants.js';
+
+type AnyMethod = (...args: any[]) => unknown;
+
+/**
+ * Runs the method under a distributed lock whose key is built from its arguments.
+ *
+ * - `key`: a template, where `<n>` is the n-th argument the method receives and `<n.a.b>` a
+ *   property path into it (`'order:<0>'`, `'user:<0.id>:cart:<1>'`), or a function of the
+ *   arguments returning the key. A malformed template throws when the class is defined; a
+ *   placeholder that cannot be filled (missing, `null`, an object...) fails the call with
+ *   `LockKeyError` before the method runs.
+ * - A method returning a Promise (or a value) holds the lock until it settles, and returns a
+ *   Promise even if it was synchronous. A method declared to return an `Observable` takes the
+ *   lock when the Observable is subscribed and holds it until it completes, errors or is
+ *   unsubscribed (an SSE client disconnecting, for instance).
+ * - On a controller handler `<n>` is the handler's n-th parameter after pipes. A busy lock
+ *   answers 409 Conflict over HTTP; elsewhere the call fails with `LockNotAcquiredError`.
+ * - Inside the method, `LockService.current()` returns the lock; nested `@Locked` methods on
+ *   the same key re-enter.
+ *
+ * The class must be created by Nest (a provider or controller) in a module where `LockService`
+ * is available: `LockService` is injected into it as a property.
+ *
+ * @example
+ * ```ts
+ * @Injectable()
+ * export class AccountsService {
+ *   @Locked('account:<0>', { waitTimeout: 2_000 })
+ *   async deposit(accountId: string, amount: number) { ... }
+ *
+ *   @Locked((order: Order) => `order:${order.id}`, { onBusy: 'skip' })
+ *   async ship(order: Order) { ... }
+ * }
+ * ```
+ */
+export function Locked<A extends any[] = any[]>(
+  key: string | LockKeyFunction<A>,
+  options?: LockedOptions,
+): <M extends (...args: A) => unknown>(target: object, propertyKey: string | symbol, descriptor: TypedPropertyDescriptor<M>) => void {
+  return (target, propertyKey, descriptor) => {
+    const isStatic = typeof target === 'function';
+    const className = isStatic ? (target as { name: string }).name : target.constructor.name;
+    const where = `${className}.${String(propertyKey)}`;
+    const original = descriptor.value as AnyMethod | undefined;
+    if (typeof original !== 'function') {
+      throw new RedisLockError(`@Locked on ${where}: only methods can be locked, not accessors or properties.`);
+    }
+    if (isStatic) {
+      throw new RedisLockError(`@Locked on ${where}: static methods cannot be locked; lock an instance method of a provider.`);
+    }
+    if (Reflect.getOwnMetadata(LOCKED_METADATA, original)) {
+      throw new RedisLockError(`@Locked on ${where}: the method is already locked by another @Locked.`);
+    }
+    const build = keyBuilder(key, where, target, propertyKey);
+    const onBusy = checkLockedOptions(options, where);
+    const { onBusy: _, ...lockOptions } = options ?? {};
+    const callOptions = Object.keys(lockOptions).length > 0 ? lockOptions : undefined;
+    const returnType: unknown = Reflect.getMetadata('design:returntype', target, propertyKey);
+    const returnsObservable =
+      typeof returnType === 'function' && (returnType === Observable || returnType.prototype instanceof Observable);
+    injectLockService(target);
+
+    const wrapper = function (this: Record<symbol, unknown> | undefined, ...args: unknown[]): unknown {
+      let runner: LockRunner;
+      let lockKey: string;
+      try {
+        runner = runnerOf(this, where);
+        lockKey = build(args);
+      } catch (error) {
+        return returnsObservable ? throwError(() => error) : Promise.reject(error);
+      }
+      const call = { key: lockKey, options: callOptions, onBusy, invoke: () => original.apply(this, args) };
+      return returnsObservable ? runLockedObservable(runner, call) : runLockedAsync(runner, call);
+    };
+
+    // Guards, pipes, @HttpCode, Swagger and other decorators keep what they stored on the method.
+    for (const metadataKey of Reflect.getOwnMetadataKeys(original)) {
+      Reflect.defineMetadata(metadataKey, Reflect.getOwnMetadata(metadataKey, original), wrapper);
+    }
+    Reflect.defineMetadata(LOCKED_METADATA, { key, options }, wrapper);
+    Object.defineProperty(wrapper, 'name', { value: original.name });
+    Object.defineProperty(wrapper, 'length', { value: original.length });
+    descriptor.value = wrapper as unknown as typeof descriptor.value;
+  };
+}
+
+function keyBuilder(key: unknown, where: string, target: object, propertyKey: string | symbol): KeyBuilder {
+  if (typeof key === 'function') {
+    return (args) => checkBuiltKey(key(...args), where);
+  }
+  const paramTypes: unknown = Reflect.getMetadata('design:paramtypes', target, propertyKey);
+  // A trailing array parameter may be a rest parameter, which has no fixed arity.
+  const arity =
+    Array.isArray(paramTypes) && paramTypes[paramTypes.length - 1] !== Array ? paramTypes.length : undefined;
+  return parseKeyTemplate(key as string, where, arity);
+}
+
+function injectLockService(prototype: object): void {
+  const properties: { key: string | symbol }[] = Reflect.getMetadata(PROPERTY_DEPS_METADATA, prototype.constructor) ?? [];
+  if (properties.some((property) => property.key === LOCK_SERVICE_PROPERTY)) return;
+  Inject(LockService)(prototype, LOCK_SERVICE_PROPERTY);
+}
+
+function runnerOf(instance: Record<symbol, unknown> | undefined, where: string): LockRunner {
+  const service = instance?.[LOCK_SERVICE_PROPERTY] as LockService | undefined;
+  if (service instanceof LockService) return service[LOCK_RUNNER];
+  throw new RedisLockError(
+    instance === undefined || instance === null
+      ? `@Locked method ${where} was called without its instance; call it as a method or bind it.`
+      : `@Locked method ${where} has no LockService: the instance must be created by Nest, in a module that ` +
+        'imports RedisLockModule (or after RedisLockModule.forRoot({ isGlobal: true })), and not called from its constructor.',
+  );
+}

@@ -1,0 +1,44 @@
+import {
+  ConflictException,
+  Inject,
+  Injectable,
+  ServiceUnavailableException,
+  type CallHandler,
+  type ExecutionContext,
+  type NestInterceptor,
+} from '@nestjs/common';
+import { catchError, throwError, type Observable } from 'rxjs';
+import { LockNotAcquiredError } from './errors/lock-not-acquired.error.js';
+import type { RedisLockModuleOptions } from './interfaces/redis-lock-options.interface.js';
+import { REDIS_LOCK_MODULE_OPTIONS } from './redis-lock.module-definition.js';
+
+/**
+ * Turns a `LockNotAcquiredError` that reaches an HTTP route into 409 Conflict (or 503 when
+ * Redis did not answer), instead of the 500 Nest gives unknown errors. Registered globally by
+ * `RedisLockModule`, so it covers a `@Locked` handler and a handler that calls a `@Locked`
+ * provider method alike. It only maps errors: the lock itself is taken by the method wrapper,
+ * after pipes, so a method is never locked twice.
+ */
+@Injectable()
+export class LockConflictInterceptor implements NestInterceptor {
+  private readonly exposeKey: boolean;
+
+  constructor(@Inject(REDIS_LOCK_MODULE_OPTIONS) options: RedisLockModuleOptions) {
+    this.exposeKey = options.exposeKeyInHttpErrors === true;
+  }
+
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    if (context.getType() !== 'http') return next.handle();
+    return next.handle().pipe(
+      catchError((error: unknown) => throwError(() => (error instanceof LockNotAcquiredError ? this.toHttp(error) : error))),
+    );
+  }
+
+  private toHttp(error: LockNotAcquiredError): ConflictException | ServiceUnavailableException {
+    const what = this.exposeKey ? `Lock "${error.key}"` : 'The resource';
+    if (error.cause !== undefined) {
+      return new ServiceUnavailableException(`${what} could not be locked: the lock service is unavailable. Try again later.`, { cause: error });
+    }
+    return new ConflictException(`${what} is locked by another operation. Try again later.`, { cause: error });
+  }
+}

@@ -1,0 +1,8 @@
+/** Property under which Nest injects `LockService` into classes with `@Locked` methods. */
+export const LOCK_SERVICE_PROPERTY: unique symbol = Symbol('nestjs-redis-lock:LockService');
+
+/** `LockService`'s internal engine, reached by `@Locked` wrappers. */
+export const LOCK_RUNNER: unique symbol = Symbol('nestjs-redis-lock:runner');
+
+/** Metadata a `@Locked` wrapper carries: its key and options. */
+export const LOCKED_METADATA = 'nestjs-redis-lock:locked';
