@@ -1,0 +1,235 @@
+import {
+  Controller,
+  Get,
+  HttpCode,
+  Injectable,
+  Module,
+  Param,
+  ParseIntPipe,
+  Post,
+  SetMetadata,
+  Sse,
+  UseGuards,
+  type CanActivate,
+  type ExecutionContext,
+  type INestApplication,
+  type MessageEvent,
+} from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { NestFactory } from '@nestjs/core';
+import { ExpressAdapter } from '@nestjs/platform-express';
+import { FastifyAdapter } from '@nestjs/platform-fastify';
+import { Observable, interval, map, take } from 'rxjs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LockService, Locked, RedisLockModule } from '../lib/index.js';
+import { CapturedLogs, sleep } from './support/lock-app.js';
+import { redisUrl, useRedis } from './support/redis.js';
+
+const spans: { id: string; start: number; end: number }[] = [];
+
+async function work(id: string, ms: number): Promise<{ id: string }> {
+  const start = performance.now();
+  await sleep(ms);
+  spans.push({ id, start, end: performance.now() });
+  return { id };
+}
+
+/** Lets a request through only if the handler carries the `open` metadata or the header. */
+@Injectable()
+class DoorGuard implements CanActivate {
+  constructor(private readonly reflector: Reflector) {}
+  canActivate(context: ExecutionContext): boolean {
+    if (this.reflector.get<boolean>('open', context.getHandler())) return true;
+    const request = context.switchToHttp().getRequest<{ headers: Record<string, string> }>();
+    return request.headers['x-key'] === 'yes';
+  }
+}
+
+@Injectable()
+class Inventory {
+  @Locked('stock:<0>', { waitTimeout: 0 })
+  async reserve(sku: string): Promise<{ sku: string }> {
+    await sleep(150);
+    return { sku };
+  }
+}
+
+@Controller('items')
+class ItemsController {
+  constructor(private readonly inventory: Inventory, private readonly locks: LockService) {}
+
+  @Post('fail-fast/:id')
+  @Locked('item:<0>', { waitTimeout: 0 })
+  failFast(@Param('id') id: string) {
+    return work(id, 150);
+  }
+
+  @Post('queue/:id')
+  @Locked('item:<0>', { waitTimeout: 10_000 })
+  queue(@Param('id') id: string) {
+    return work(id, 60);
+  }
+
+  @Post('numbered/:n')
+  @Locked('number:<0>')
+  numbered(@Param('n', ParseIntPipe) n: number) {
+    return { n, type: typeof n, key: this.locks.current()?.key };
+  }
+
+  @Post('guarded/:id')
+  @HttpCode(202)
+  @UseGuards(DoorGuard)
+  @Locked('guarded:<0>')
+  @SetMetadata('open', false)
+  guarded(@Param('id') id: string) {
+    return { id, token: this.locks.current()?.fencingToken };
+  }
+
+  @SetMetadata('open', true)
+  @Locked('opened:<0>')
+  @UseGuards(DoorGuard)
+  @Get('opened/:id')
+  opened(@Param('id') id: string) {
+    return { id };
+  }
+
+  @Post('reserve/:sku')
+  reserve(@Param('sku') sku: string) {
+    return this.inventory.reserve(sku);
+  }
+
+  @Get('stream/:id')
+  @Locked('stream:<0>')
+  stream(@Param('id') id: string): Observable<string[]> {
+    return interval(40).pipe(take(3), map((i) => [id, String(i)]));
+  }
+
+  @Sse('events/:id')
+  @Locked('sse:<0>', { waitTimeout: 0 })
+  events(@Param('id') id: string): Observable<MessageEvent> {
+    return interval(30).pipe(map((i) => ({ data: { id, i } })));
+  }
+}
+
+@Module({ providers: [Inventory, DoorGuard], controllers: [ItemsController] })
+class ItemsModule {}
+
+@Module({ imports: [RedisLockModule.forRoot({ redis: redisUrl(), isGlobal: true }), ItemsModule] })
+class AppModule {}
+
+describe.each([
+  ['express', () => new ExpressAdapter()],
+  ['fastify', () => new FastifyAdapter()],
+])('@Locked over HTTP on %s', (_platform, adapter) => {
+  const redis = useRedis();
+  let app: INestApplication;
+  let base: string;
+
+  beforeAll(async () => {
+    app = await NestFactory.create(AppModule, adapter(), { logger: new CapturedLogs(), forceCloseConnections: true });
+    await app.listen(0, '127.0.0.1');
+    base = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+  });
+  afterAll(() => app?.close());
+
+  const post = (path: string, headers: Record<string, string> = {}) => fetch(`${base}/items/${path}`, { method: 'POST', headers });
+
+  it('lets one of several concurrent requests in and answers 409 to the others when waitTimeout is 0', async () => {
+    const responses = await Promise.all(Array.from({ length: 5 }, () => post('fail-fast/1')));
+    const statuses = responses.map((r) => r.status).sort();
+    expect(statuses).toEqual([201, 409, 409, 409, 409]);
+    const conflict = await responses.find((r) => r.status === 409)!.json();
+    expect(conflict).toEqual({ statusCode: 409, error: 'Conflict', message: 'The resource is locked by another operation. Try again later.' });
+    expect(JSON.stringify(conflict)).not.toContain('item:1');
+  });
+
+  it('serves queued requests in turn when they may wait, and different ids in parallel', async () => {
+    spans.length = 0;
+    const responses = await Promise.all([...Array.from({ length: 4 }, () => post('queue/q')), post('queue/other')]);
+    expect(responses.map((r) => r.status)).toEqual([201, 201, 201, 201, 201]);
+    const queued = spans.filter((s) => s.id === 'q').sort((a, b) => a.start - b.start);
+    for (let i = 1; i < queued.length; i++) expect(queued[i]!.start).toBeGreaterThanOrEqual(queued[i - 1]!.end);
+    const other = spans.find((s) => s.id === 'other')!;
+    expect(other.start).toBeLessThan(queued[queued.length - 1]!.start);
+    expect(await redis.keys('lock:{item:*}')).toEqual([]);
+  });
+
+  it('builds the key from the argument after pipes, and pipes still reject bad input', async () => {
+    const ok = await post('numbered/42');
+    expect(await ok.json()).toEqual({ n: 42, type: 'number', key: 'number:42' });
+    expect((await post('numbered/abc')).status).toBe(400);
+    expect(await redis.keys('lock:{number:abc}*')).toEqual([]);
+  });
+
+  it('keeps guards, @HttpCode and custom metadata working beside @Locked', async () => {
+    expect((await post('guarded/g')).status).toBe(403);
+    expect(await redis.keys('lock:{guarded:*')).toEqual([]);
+    const allowed = await post('guarded/g', { 'x-key': 'yes' });
+    expect(allowed.status).toBe(202);
+    expect(await allowed.json()).toEqual({ id: 'g', token: 1 });
+    const opened = await fetch(`${base}/items/opened/o`);
+    expect(opened.status).toBe(200);
+  });
+
+  it('answers 409 when a plain route calls a busy @Locked provider method', async () => {
+    const responses = await Promise.all([post('reserve/s1'), post('reserve/s1')]);
+    expect(responses.map((r) => r.status).sort()).toEqual([201, 409]);
+  });
+
+  it('holds the lock of an Observable route until the stream completes', async () => {
+    const response = fetch(`${base}/items/stream/s`);
+    await sleep(60);
+    expect(await redis.exists('lock:{stream:s}')).toBe(1);
+    expect(await (await response).json()).toEqual(['s', '2']);
+    await sleep(20);
+    expect(await redis.exists('lock:{stream:s}')).toBe(0);
+  });
+
+  it('holds the lock of an SSE stream until the client disconnects', async () => {
+    const controller = new AbortController();
+    const response = await fetch(`${base}/items/events/e`, { signal: controller.signal });
+    const reader = response.body!.getReader();
+    let received = '';
+    try {
+      while (!received.includes('"id":"e"')) received += new TextDecoder().decode((await reader.read()).value);
+      expect(await redis.exists('lock:{sse:e}')).toBe(1);
+      // SSE headers are out before the handler runs, so a busy lock arrives as an error event.
+      const second = new AbortController();
+      const busy = await fetch(`${base}/items/events/e`, { signal: second.signal });
+      const busyReader = busy.body!.getReader();
+      let body = '';
+      const started = performance.now();
+      while (!body.includes('locked') && performance.now() - started < 2_000) body += new TextDecoder().decode((await busyReader.read()).value);
+      second.abort();
+      expect(body).toMatch(/locked by another operation/);
+      expect(body).not.toContain('sse:e');
+    } finally {
+      controller.abort();
+    }
+    await reader.cancel().catch(() => undefined);
+    let released = false;
+    for (let i = 0; i < 50 && !released; i++) {
+      await sleep(20);
+      released = (await redis.exists('lock:{sse:e}')) === 0;
+    }
+    expect(released).toBe(true);
+  });
+});
+
+describe('exposeKeyInHttpErrors', () => {
+  useRedis();
+  it('names the key in the 409 body when asked to', async () => {
+    @Module({ imports: [RedisLockModule.forRoot({ redis: redisUrl(), isGlobal: true, exposeKeyInHttpErrors: true }), ItemsModule] })
+    class ExposingModule {}
+    const app = await NestFactory.create(ExposingModule, new ExpressAdapter(), { logger: new CapturedLogs(), forceCloseConnections: true });
+    await app.listen(0, '127.0.0.1');
+    const base = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+    try {
+      const responses = await Promise.all([1, 2].map(() => fetch(`${base}/items/fail-fast/7`, { method: 'POST' })));
+      const conflict = responses.find((r) => r.status === 409)!;
+      expect(((await conflict.json()) as { message: string }).message).toBe('Lock "item:7" is locked by another operation. Try again later.');
+    } finally {
+      await app.close();
+    }
+  });
+});
