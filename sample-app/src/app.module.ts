@@ -1,0 +1,24 @@
+import { Module } from '@nestjs/common';
+import { RedisLockModule } from 'nestjs-redis-lock';
+import { AccountsModule } from './accounts/accounts.module.js';
+import { AppConfig } from './config/app-config.js';
+import { ConfigModule } from './config/config.module.js';
+import { LockActivity } from './locks/lock-activity.js';
+import { LocksController } from './locks/locks.controller.js';
+import { ReportsController } from './reports/reports.controller.js';
+import { ReportsService } from './reports/reports.service.js';
+
+@Module({
+  imports: [
+    ConfigModule,
+    RedisLockModule.forRootAsync({
+      isGlobal: true,
+      inject: [AppConfig],
+      useFactory: (config: AppConfig) => ({ redis: config.redisUrl, keyPrefix: 'sample-lock:' }),
+    }),
+    AccountsModule,
+  ],
+  controllers: [ReportsController, LocksController],
+  providers: [ReportsService, LockActivity],
+})
+export class AppModule {}

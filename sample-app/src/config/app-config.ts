@@ -1,0 +1,10 @@
+import { Injectable } from '@nestjs/common';
+
+/** What the sample app reads from its environment. */
+@Injectable()
+export class AppConfig {
+  readonly redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+  readonly port = Number(process.env.PORT ?? 3000);
+  /** Lease of the report job's lock, short so that the watchdog visibly renews it. */
+  readonly reportTtl = Number(process.env.REPORT_TTL ?? 1_000);
+}

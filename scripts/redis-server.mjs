@@ -1,0 +1,92 @@
+// Starts throwaway redis-server processes on free loopback ports, for the tests, the demo and
+// the benchmarks. Plain JavaScript so that scripts can use it without a build.
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { connect, createServer } from 'node:net';
+
+export function assertRedisInstalled() {
+  const probe = spawnSync('redis-server', ['--version'], { encoding: 'utf8' });
+  if (probe.error || probe.status !== 0) {
+    throw new Error(
+      'redis-server is not installed, and a real one is needed. Install it ' +
+        '(Debian/Ubuntu: `apt-get install -y redis-server`, macOS: `brew install redis`), ' +
+        'or point at a running server with REDIS_URL=redis://host:port.',
+    );
+  }
+}
+
+export async function freePort() {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address();
+  server.close();
+  await once(server, 'close');
+  return port;
+}
+
+/** Starts `redis-server` without persistence on a free port. */
+export async function startRedisServer(extraArgs = []) {
+  assertRedisInstalled();
+  let child;
+  let port = 0;
+  const launch = async () => {
+    const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no', '--loglevel', 'warning', ...extraArgs];
+    child = spawn('redis-server', args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    await waitForPort(port, child);
+  };
+  for (let tries = 0; ; tries++) {
+    port = await freePort();
+    try {
+      await launch();
+      break;
+    } catch (error) {
+      child?.kill('SIGKILL');
+      if (tries >= 4) throw error;
+    }
+  }
+  return {
+    port,
+    url: `redis://127.0.0.1:${port}`,
+    async stop({ kill = false } = {}) {
+      const current = child;
+      if (!current || current.exitCode !== null || current.signalCode !== null) return;
+      const exited = once(current, 'exit');
+      current.kill('SIGCONT');
+      current.kill(kill ? 'SIGKILL' : 'SIGTERM');
+      await exited;
+    },
+    start: launch,
+    pause: () => child?.kill('SIGSTOP'),
+    resume: () => child?.kill('SIGCONT'),
+  };
+}
+
+async function waitForPort(port, child) {
+  let exited = false;
+  child.once('exit', () => (exited = true));
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline) {
+    if (exited) throw new Error(`redis-server exited while starting on port ${port}`);
+    if (await answersPing(port)) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`redis-server did not answer on port ${port} within 10 s`);
+}
+
+function answersPing(port) {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.setTimeout(500);
+    socket.once('connect', () => socket.write('PING\r\n'));
+    socket.once('data', (data) => {
+      socket.destroy();
+      resolve(data.toString().startsWith('+PONG'));
+    });
+    socket.once('error', () => resolve(false));
+    socket.once('timeout', () => {
+      socket.destroy();
+      resolve(false);
+    });
+  });
+}
