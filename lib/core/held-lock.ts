@@ -1,38 +1,44 @@
+import { InvalidLockOptionsError } from '../errors/invalid-lock-options.error.js';
 import { LockLostError, type LockLostReason } from '../errors/lock-lost.error.js';
 import { RedisLockError } from '../errors/redis-lock.error.js';
 import type { LockEvent } from '../interfaces/lock-event.interface.js';
 import type { Lock } from '../interfaces/lock.interface.js';
 import { now } from './clock.js';
+import type { DeadlineSweeper, Expiring } from './deadline-sweeper.js';
 import type { LockRedisKeys } from './lock-key.js';
 import type { LockLogger } from './lock-logger.js';
 import { driftMargin, type LockTiming, MAX_TIMER_MS, MIN_TTL_MS } from './lock-options.js';
-import type { LockScripts } from './lock-scripts.js';
-import { Watchdog } from './watchdog.js';
-import { InvalidLockOptionsError } from '../errors/invalid-lock-options.error.js';
+import type { LockScripts, ReleaseReply } from './lock-scripts.js';
+import type { Renewable, RenewalScheduler } from './renewal-scheduler.js';
 
 /** What a held lock needs from the manager that created it. */
 export interface LockOwner {
   readonly scripts: LockScripts;
   readonly logger: LockLogger;
+  readonly scheduler: RenewalScheduler;
+  readonly sweeper: DeadlineSweeper;
   /** Whether anyone listens to events; spares building events nobody reads. */
   readonly listening: boolean;
   emit(event: LockEvent): void;
   /** The lock is no longer held (released or lost): stop tracking it. */
   forget(lock: HeldLock): void;
+  /** A release named the waiter whose turn it is. */
+  released(names: LockRedisKeys, reply: ReleaseReply): void;
 }
 
 type State = 'held' | 'released' | 'lost';
 
 /**
- * One acquisition of a lock in Redis, with its watchdog. Created only after the acquire script
- * succeeded, so the watchdog never runs for a lock that was not obtained.
+ * One acquisition of a lock in Redis. Created only after the acquire script succeeded, so the
+ * watchdog never runs for a lock that was not obtained.
  */
-export class HeldLock implements Lock {
+export class HeldLock implements Lock, Renewable, Expiring {
   private readonly controller = new AbortController();
-  private readonly watchdog: Watchdog;
   private state: State = 'held';
-  private ttl: number;
-  private deadline: number;
+  ttl: number;
+  deadline: number;
+  private renewInterval: number;
+  private readonly autoRenew: boolean;
   /** Renewals are numbered so that a slow reply never moves the deadline set by a later one. */
   private renewalsSent = 0;
   private renewalApplied = 0;
@@ -43,21 +49,23 @@ export class HeldLock implements Lock {
     private readonly owner: LockOwner,
     readonly key: string,
     private readonly names: LockRedisKeys,
-    private readonly token: string,
+    readonly token: string,
     readonly fencingToken: number,
     timing: LockTiming,
     /** When the successful acquire call was sent: the lease is counted from there. */
     attemptStartedAt: number,
   ) {
     this.ttl = timing.ttl;
+    this.renewInterval = timing.renewInterval;
+    this.autoRenew = timing.autoRenew;
     this.acquiredAt = attemptStartedAt;
     this.deadline = attemptStartedAt + timing.ttl - driftMargin(timing.ttl);
-    this.watchdog = new Watchdog(
-      { renew: () => this.renewFromWatchdog(), expire: () => this.lose('expired') },
-      timing.renewInterval,
-      this.deadline,
-      timing.autoRenew,
-    );
+    owner.sweeper.track(this);
+    if (this.autoRenew) owner.scheduler.add(this, this.renewInterval);
+  }
+
+  get lockKey(): string {
+    return this.names.lock;
   }
 
   get signal(): AbortSignal {
@@ -68,16 +76,25 @@ export class HeldLock implements Lock {
     return this.state === 'held' && this.releasing === undefined;
   }
 
+  get live(): boolean {
+    return this.state === 'held';
+  }
+
   async extend(ttl?: number): Promise<void> {
     if (ttl !== undefined && (typeof ttl !== 'number' || !Number.isInteger(ttl) || ttl < MIN_TTL_MS || ttl > MAX_TIMER_MS)) {
       throw new InvalidLockOptionsError('ttl', ttl, `an integer number of milliseconds from ${MIN_TTL_MS} to ${MAX_TIMER_MS}`);
     }
     this.assertHeld();
     const lease = ttl ?? this.ttl;
-    await this.renew(lease);
-    if (ttl !== undefined && this.state === 'held') {
+    const startedAt = now();
+    const sequence = this.beginRenewal(startedAt);
+    this.assertHeld();
+    const renewed = await this.owner.scripts.renew(this.names.lock, this.token, lease);
+    this.completeRenewal(sequence!, startedAt, lease, renewed);
+    this.assertHeld();
+    if (ttl !== undefined && ttl !== this.ttl) {
       this.ttl = ttl;
-      this.watchdog.changeInterval(Math.max(1, Math.floor(ttl / 3)));
+      this.reschedule(Math.max(1, Math.floor(ttl / 3)));
     }
   }
 
@@ -94,60 +111,61 @@ export class HeldLock implements Lock {
   async shutdown(): Promise<void> {
     if (this.state !== 'held') return;
     this.lose('shutdown');
-    await this.owner.scripts.release(this.names.lock, this.names.released, this.token);
+    this.owner.released(this.names, await this.owner.scripts.release(this.names, this.token));
+  }
+
+  beginRenewal(startedAt: number): number | undefined {
+    if (this.state !== 'held' || this.releasing !== undefined) return undefined;
+    if (startedAt >= this.deadline) {
+      // The event loop (or a hung renewal) let the lease run out locally: never keep it silently.
+      this.lose('expired');
+      return undefined;
+    }
+    return ++this.renewalsSent;
+  }
+
+  completeRenewal(sequence: number, startedAt: number, ttl: number, renewed: boolean): void {
+    if (this.state !== 'held') return;
+    if (!renewed) {
+      this.lose('refused');
+      return;
+    }
+    if (sequence > this.renewalApplied) {
+      this.renewalApplied = sequence;
+      this.deadline = startedAt + ttl - driftMargin(ttl);
+      this.owner.sweeper.track(this);
+    }
+    if (this.owner.listening) {
+      this.owner.emit({ type: 'renewed', key: this.key, fencingToken: this.fencingToken, latencyMs: now() - startedAt, at: Date.now() });
+    }
+  }
+
+  expire(): void {
+    this.lose('expired');
   }
 
   private async releaseInRedis(): Promise<void> {
     const wasHeld = this.state === 'held';
-    this.watchdog.stop();
-    const released = await this.owner.scripts.release(this.names.lock, this.names.released, this.token);
+    this.stopRenewing();
+    const reply = await this.owner.scripts.release(this.names, this.token);
+    this.owner.released(this.names, reply);
     if (!wasHeld) return;
-    if (released) {
+    if (reply.released) {
       this.state = 'released';
       this.owner.forget(this);
-      if (this.owner.listening) this.owner.emit({ type: 'released', key: this.key, fencingToken: this.fencingToken, heldMs: now() - this.acquiredAt, at: Date.now() });
+      if (this.owner.listening) {
+        this.owner.emit({ type: 'released', key: this.key, fencingToken: this.fencingToken, heldMs: now() - this.acquiredAt, at: Date.now() });
+      }
     } else {
       // Taken or expired between two renewals; the work is over, but say so.
       this.lose('refused');
     }
   }
 
-  private async renewFromWatchdog(): Promise<void> {
-    try {
-      await this.renew(this.ttl);
-    } catch (error) {
-      if (error instanceof LockLostError || !this.held) return;
-      this.owner.logger.warn(
-        `Renewal of lock "${this.key}" failed (${(error as Error).message}); retrying until the lease deadline.`,
-      );
-    }
-  }
-
-  private async renew(ttl: number): Promise<void> {
-    const startedAt = now();
-    if (startedAt >= this.deadline) {
-      this.lose('expired');
-      this.assertHeld();
-    }
-    const sequence = ++this.renewalsSent;
-    const renewed = await this.owner.scripts.renew(this.names.lock, this.token, ttl);
-    this.assertHeld();
-    if (!renewed) {
-      this.lose('refused');
-      this.assertHeld();
-    }
-    if (sequence > this.renewalApplied) {
-      this.renewalApplied = sequence;
-      this.deadline = startedAt + ttl - driftMargin(ttl);
-      this.watchdog.moveDeadline(this.deadline);
-    }
-    if (this.owner.listening) this.owner.emit({ type: 'renewed', key: this.key, fencingToken: this.fencingToken, latencyMs: now() - startedAt, at: Date.now() });
-  }
-
   private lose(reason: LockLostReason): void {
     if (this.state !== 'held') return;
     this.state = 'lost';
-    this.watchdog.stop();
+    this.stopRenewing();
     const error = new LockLostError(this.key, this.fencingToken, reason);
     if (reason === 'shutdown') {
       this.owner.logger.warn(`Lock "${this.key}" was still held at shutdown; releasing it.`);
@@ -155,12 +173,28 @@ export class HeldLock implements Lock {
       this.owner.logger.error(`lock lost during renewal: "${this.key}" (fencing token ${this.fencingToken}): ${error.message}`);
     }
     this.owner.forget(this);
-    if (this.owner.listening) this.owner.emit({ type: 'lost', key: this.key, fencingToken: this.fencingToken, reason, heldMs: now() - this.acquiredAt, at: Date.now() });
+    if (this.owner.listening) {
+      this.owner.emit({ type: 'lost', key: this.key, fencingToken: this.fencingToken, reason, heldMs: now() - this.acquiredAt, at: Date.now() });
+    }
     this.controller.abort(error);
     if (reason === 'expired' && this.releasing === undefined) {
       // We told the holder it lost the lock; if Redis still has it for us, let others in now.
-      this.owner.scripts.release(this.names.lock, this.names.released, this.token).catch(() => undefined);
+      this.owner.scripts.release(this.names, this.token).then(
+        (reply) => this.owner.released(this.names, reply),
+        () => undefined,
+      );
     }
+  }
+
+  private stopRenewing(): void {
+    if (this.autoRenew) this.owner.scheduler.remove(this, this.renewInterval);
+  }
+
+  private reschedule(renewInterval: number): void {
+    if (!this.autoRenew || this.state !== 'held') return;
+    this.owner.scheduler.remove(this, this.renewInterval);
+    this.renewInterval = renewInterval;
+    this.owner.scheduler.add(this, renewInterval);
   }
 
   private assertHeld(): void {

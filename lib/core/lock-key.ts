@@ -8,7 +8,11 @@ export interface LockRedisKeys {
   lock: string;
   /** Counter behind the fencing tokens; never expires, so tokens keep increasing. */
   fence: string;
-  /** Channel a release is published on. */
+  /** Waiting order (a list of waiter tokens). */
+  queue: string;
+  /** Until when each waiter is alive (a sorted set, Redis server time). */
+  waiters: string;
+  /** Channel on which a release names the waiter whose turn it is. */
   released: string;
 }
 
@@ -39,5 +43,5 @@ export function checkLockKey(key: unknown, what = 'key'): string {
 export function lockRedisKeys(prefix: string, key: string): LockRedisKeys {
   const tagged = key.startsWith('}') || key.startsWith('\\') ? `\\${key}` : key;
   const lock = `${prefix}{${tagged}}`;
-  return { lock, fence: `${lock}:fence`, released: `${lock}:released` };
+  return { lock, fence: `${lock}:fence`, queue: `${lock}:queue`, waiters: `${lock}:waiters`, released: `${lock}:released` };
 }

@@ -6,17 +6,19 @@ import { RedisLockError } from '../errors/redis-lock.error.js';
 import type { LockEvent } from '../interfaces/lock-event.interface.js';
 import type { Lock } from '../interfaces/lock.interface.js';
 import type { LockOptions } from '../interfaces/redis-lock-options.interface.js';
-import { abortableSleep } from './abortable-sleep.js';
 import { now } from './clock.js';
+import { DeadlineSweeper } from './deadline-sweeper.js';
 import { HeldLock, type LockOwner } from './held-lock.js';
 import { checkLockKey, lockRedisKeys, type LockRedisKeys } from './lock-key.js';
 import type { LockLogger } from './lock-logger.js';
 import { resolveLockOptions, type LockTiming, type ResolvedModuleOptions } from './lock-options.js';
-import { LockScripts, type RedisClient } from './lock-scripts.js';
+import { LockScripts, type AcquireReply, type RedisClient, type ReleaseReply } from './lock-scripts.js';
 import type { LockRunner } from './locked-call.js';
 import { ReentrantLock } from './reentrant-lock.js';
-import { retryDelay } from './retry-delay.js';
+import { ReleaseNotifier, type ReleaseWatch } from './release-notifier.js';
+import { RenewalScheduler } from './renewal-scheduler.js';
 import { settleWithin, TIMED_OUT } from './settle-within.js';
+import { waitForTurn } from './wait-for-turn.js';
 
 /**
  * How long the last attempt of a wait may take even when the wait's time is up, so that a
@@ -25,18 +27,30 @@ import { settleWithin, TIMED_OUT } from './settle-within.js';
 const LAST_ATTEMPT_GRACE_MS = 1_000;
 
 /**
+ * A waiter retries at least this often, even without a release message: that refreshes its
+ * place in the queue and covers messages lost to a reconnection.
+ */
+export const WAITER_REFRESH_MS = 500;
+
+/** A waiter that stopped refreshing (crashed, frozen) loses its place in the queue after this. */
+export const WAITER_LEASE_MS = 4 * WAITER_REFRESH_MS;
+
+/**
  * The lock engine, free of Nest: acquisition, waiting, reentrancy, release and shutdown over
  * one Redis client. `LockService` exposes it to Nest applications.
  */
 export class LockManager implements LockOwner, LockRunner {
   readonly scripts: LockScripts;
+  readonly scheduler: RenewalScheduler;
+  readonly sweeper = new DeadlineSweeper();
+  private readonly notifier: ReleaseNotifier;
   private readonly events = new Subject<LockEvent>();
   /** The locks the current async call chain holds, innermost last. */
   private readonly chain = new AsyncLocalStorage<readonly HeldLock[]>();
   private readonly heldLocks = new Set<HeldLock>();
-  private readonly abandonedAttempts = new Set<Promise<unknown>>();
-  private closed = false;
+  private readonly pendingCleanups = new Set<Promise<unknown>>();
   private readonly defaults: LockTiming;
+  private closed = false;
 
   constructor(
     private readonly options: ResolvedModuleOptions,
@@ -45,6 +59,8 @@ export class LockManager implements LockOwner, LockRunner {
     readonly logger: LockLogger,
   ) {
     this.scripts = new LockScripts(client);
+    this.scheduler = new RenewalScheduler(this.scripts, logger);
+    this.notifier = new ReleaseNotifier(client, logger);
     const { ttl, renewInterval, waitTimeout, autoRenew } = options;
     this.defaults = { ttl, renewInterval, waitTimeout, autoRenew };
   }
@@ -53,7 +69,6 @@ export class LockManager implements LockOwner, LockRunner {
     return this.events.asObservable();
   }
 
-  /** Whether anyone listens to events; spares building events nobody reads. */
   get listening(): boolean {
     return this.events.observed;
   }
@@ -66,20 +81,28 @@ export class LockManager implements LockOwner, LockRunner {
     this.heldLocks.delete(lock);
   }
 
+  released(names: LockRedisKeys, reply: ReleaseReply): void {
+    // The next waiter may be in this process: hand over without waiting for the message.
+    if (reply.nextWaiter !== undefined) this.notifier.wake(names.released, reply.nextWaiter);
+  }
+
   async acquire(key: string, options?: LockOptions): Promise<Lock> {
     const { timing, names, reentered } = this.prepare(key, options);
     if (reentered) return reentered;
     const signal = options?.signal;
     const calledAt = now();
     const waitUntil = calledAt + timing.waitTimeout;
+    const waits = timing.waitTimeout > 0;
+    // One token for the whole call: it is also the caller's place in the waiting queue.
+    const token = randomBytes(16).toString('hex');
+    let watch: ReleaseWatch | undefined;
     let lastError: unknown;
     try {
       for (let attempt = 0; ; attempt++) {
         let busyFor: number | undefined;
-        const remaining = waitUntil - now();
-        const bound = timing.waitTimeout === 0 ? Infinity : Math.max(remaining, Math.min(timing.waitTimeout, LAST_ATTEMPT_GRACE_MS));
+        const bound = waits ? Math.max(waitUntil - now(), Math.min(timing.waitTimeout, LAST_ATTEMPT_GRACE_MS)) : Infinity;
         try {
-          const outcome = await this.attempt(key, names, timing, bound, signal);
+          const outcome = await this.attempt(key, names, token, timing, waits, bound, signal);
           if (outcome instanceof HeldLock) {
             if (this.listening) this.emit({ type: 'acquired', key, fencingToken: outcome.fencingToken, waitedMs: now() - calledAt, at: Date.now() });
             return outcome;
@@ -94,11 +117,20 @@ export class LockManager implements LockOwner, LockRunner {
         if (left <= 0) {
           throw new LockNotAcquiredError(key, now() - calledAt, lastError === undefined ? undefined : { cause: lastError });
         }
-        await abortableSleep(Math.min(left, retryDelay(attempt, busyFor)), signal);
+        if (watch === undefined && this.notifier.enabled && lastError === undefined) {
+          // Subscribe before the next try, so that a release in between cannot be missed.
+          watch = this.notifier.watch(names.released, token);
+          await watch.ready;
+          continue;
+        }
+        await waitForTurn(watch, attempt, busyFor, Math.min(left, WAITER_REFRESH_MS), signal);
       }
     } catch (error) {
+      if (waits) this.cleanUp(this.scripts.leave(names, token));
       if (this.listening) this.emit({ type: 'not-acquired', key, waitedMs: now() - calledAt, at: Date.now() });
       throw error;
+    } finally {
+      watch?.close();
     }
   }
 
@@ -106,7 +138,8 @@ export class LockManager implements LockOwner, LockRunner {
     const { timing, names, reentered } = this.prepare(key, options);
     if (reentered) return reentered;
     const calledAt = now();
-    const outcome = await this.attempt(key, names, timing, Infinity, options?.signal);
+    const token = randomBytes(16).toString('hex');
+    const outcome = await this.attempt(key, names, token, timing, false, Infinity, options?.signal);
     if (outcome instanceof HeldLock) {
       if (this.listening) this.emit({ type: 'acquired', key, fencingToken: outcome.fencingToken, waitedMs: now() - calledAt, at: Date.now() });
       return outcome;
@@ -149,14 +182,17 @@ export class LockManager implements LockOwner, LockRunner {
 
   /**
    * Stops every watchdog, tells holders through their signal, releases their locks in Redis
-   * (waiting at most `shutdownTimeout`), and closes the connection if it is ours.
+   * (waiting at most `shutdownTimeout`), and closes the connections it opened.
    */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     const pending: Promise<unknown>[] = [...this.heldLocks].map((lock) => lock.shutdown());
-    pending.push(...this.abandonedAttempts);
+    pending.push(...this.pendingCleanups);
     await settleWithin(Promise.allSettled(pending), this.options.shutdownTimeout);
+    this.scheduler.close();
+    this.sweeper.close();
+    this.notifier.close();
     this.events.complete();
     if (this.ownsClient) this.client.disconnect();
   }
@@ -181,24 +217,28 @@ export class LockManager implements LockOwner, LockRunner {
   private async attempt(
     key: string,
     names: LockRedisKeys,
+    token: string,
     timing: LockTiming,
+    enqueue: boolean,
     bound: number,
     signal: AbortSignal | undefined,
   ): Promise<HeldLock | { pttl: number }> {
-    const token = randomBytes(16).toString('hex');
     const startedAt = now();
-    const reply = this.scripts.acquire(names.lock, names.fence, token, timing.ttl);
-    const settled = bound === Infinity && signal === undefined ? await reply : await settleWithin(reply, bound, signal).catch((error: unknown) => {
-      if (signal?.aborted && error === signal.reason) this.abandon(reply, names, token);
-      throw error;
-    });
+    const reply = this.scripts.acquire(names, token, timing.ttl, enqueue, WAITER_LEASE_MS);
+    const settled =
+      bound === Infinity && signal === undefined
+        ? await reply
+        : await settleWithin(reply, bound, signal).catch((error: unknown) => {
+            if (signal?.aborted && error === signal.reason) this.abandon(reply, names, token);
+            throw error;
+          });
     if (settled === TIMED_OUT) {
       this.abandon(reply, names, token);
       throw new RedisLockError(`Redis did not answer the acquire of lock "${key}" within ${Math.round(bound)} ms.`);
     }
     if (!settled.acquired) return { pttl: settled.pttl };
     if (this.closed) {
-      await this.scripts.release(names.lock, names.released, token);
+      this.released(names, await this.scripts.release(names, token));
       throw new RedisLockError(`LockService shut down while lock "${key}" was being acquired.`);
     }
     const lock = new HeldLock(this, key, names, token, settled.fencingToken, timing, startedAt);
@@ -207,12 +247,17 @@ export class LockManager implements LockOwner, LockRunner {
   }
 
   /** An attempt we stopped waiting for may still succeed later: give that lock straight back. */
-  private abandon(reply: Promise<{ acquired: boolean }>, names: LockRedisKeys, token: string): void {
-    const cleanup = reply
-      .then((outcome) => (outcome.acquired ? this.scripts.release(names.lock, names.released, token) : false))
-      .catch(() => false)
-      .finally(() => this.abandonedAttempts.delete(cleanup));
-    this.abandonedAttempts.add(cleanup);
+  private abandon(reply: Promise<AcquireReply>, names: LockRedisKeys, token: string): void {
+    this.cleanUp(
+      reply.then(async (outcome) => {
+        if (outcome.acquired) this.released(names, await this.scripts.release(names, token));
+      }),
+    );
+  }
+
+  private cleanUp(work: Promise<unknown>): void {
+    const tracked: Promise<unknown> = work.catch(() => undefined).finally(() => this.pendingCleanups.delete(tracked));
+    this.pendingCleanups.add(tracked);
   }
 
   private assertOpen(): void {

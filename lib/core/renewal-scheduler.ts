@@ -1,0 +1,101 @@
+import { Subscription, exhaustMap, timer } from 'rxjs';
+import { now } from './clock.js';
+import type { LockLogger } from './lock-logger.js';
+import type { LockScripts } from './lock-scripts.js';
+
+/** A lock as the scheduler sees it. */
+export interface Renewable {
+  readonly key: string;
+  readonly lockKey: string;
+  readonly token: string;
+  readonly ttl: number;
+  /** Starts a renewal at `startedAt`: its sequence number, or undefined if the lease is gone. */
+  beginRenewal(startedAt: number): number | undefined;
+  /** Applies the outcome of renewal `sequence`, sent at `startedAt` with `ttl`. */
+  completeRenewal(sequence: number, startedAt: number, ttl: number, renewed: boolean): void;
+}
+
+interface Group {
+  locks: Set<Renewable>;
+  subscription: Subscription;
+}
+
+/** Locks per script call: bounds the arguments of one call; a pipeline still sends them together. */
+const BATCH_SIZE = 2_000;
+
+/**
+ * The watchdog. Locks with the same renewal interval share one RxJS interval, and each tick
+ * renews all of them with one round trip (one script call per 2,000 locks, pipelined), so
+ * holding 10,000 locks costs one timer and one round trip per interval rather than 10,000 of
+ * each. `exhaustMap` drops a tick while the previous batch is still in flight, so renewals
+ * never overlap. Each group starts at a random phase, so that processes (and groups) do not
+ * renew in lockstep. A group with no locks left stops its interval.
+ */
+export class RenewalScheduler {
+  private readonly groups = new Map<number, Group>();
+
+  constructor(
+    private readonly scripts: LockScripts,
+    private readonly logger: LockLogger,
+  ) {}
+
+  add(lock: Renewable, renewInterval: number): void {
+    let group = this.groups.get(renewInterval);
+    if (group === undefined) {
+      const locks = new Set<Renewable>();
+      const subscription = timer(renewInterval * (0.5 + Math.random() * 0.5), renewInterval)
+        .pipe(exhaustMap(() => this.renew([...locks])))
+        .subscribe();
+      group = { locks, subscription };
+      this.groups.set(renewInterval, group);
+    }
+    group.locks.add(lock);
+  }
+
+  remove(lock: Renewable, renewInterval: number): void {
+    const group = this.groups.get(renewInterval);
+    if (group === undefined || !group.locks.delete(lock) || group.locks.size > 0) return;
+    group.subscription.unsubscribe();
+    this.groups.delete(renewInterval);
+  }
+
+  close(): void {
+    for (const group of this.groups.values()) group.subscription.unsubscribe();
+    this.groups.clear();
+  }
+
+  private async renew(locks: Renewable[]): Promise<void> {
+    const startedAt = now();
+    const batch: { lock: Renewable; sequence: number; ttl: number }[] = [];
+    for (const lock of locks) {
+      const sequence = lock.beginRenewal(startedAt);
+      if (sequence !== undefined) batch.push({ lock, sequence, ttl: lock.ttl });
+    }
+    if (batch.length === 0) return;
+    const calls: Promise<number[]>[] = [];
+    for (let from = 0; from < batch.length; from += BATCH_SIZE) {
+      const slice = batch.slice(from, from + BATCH_SIZE);
+      const keys: string[] = new Array(slice.length);
+      const args: (string | number)[] = new Array(slice.length * 2);
+      for (let i = 0; i < slice.length; i++) {
+        const { lock, ttl } = slice[i]!;
+        keys[i] = lock.lockKey;
+        args[2 * i] = lock.token;
+        args[2 * i + 1] = ttl;
+      }
+      calls.push(this.scripts.renewMany(keys, args));
+    }
+    let results: number[][];
+    try {
+      results = await Promise.all(calls);
+    } catch (error) {
+      // Nothing moves the deadlines: each lock is declared lost when its own runs out.
+      this.logger.warn(`Renewal of ${batch.length} lock(s) failed (${(error as Error).message}); retrying until their lease deadlines.`);
+      return;
+    }
+    for (let i = 0; i < batch.length; i++) {
+      const { lock, sequence, ttl } = batch[i]!;
+      lock.completeRenewal(sequence, startedAt, ttl, results[Math.floor(i / BATCH_SIZE)]![i % BATCH_SIZE] === 1);
+    }
+  }
+}
