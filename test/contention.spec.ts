@@ -1,0 +1,216 @@
+import { randomUUID } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { LockNotAcquiredError } from '../lib/index.js';
+import type { LockManager } from '../lib/core/lock-manager.js';
+import { LOCK_RUNNER } from '../lib/redis-lock.constants.js';
+import { createLockApp, sleep, type LockApp } from './support/lock-app.js';
+import { isScriptCall, watchCommands } from './support/monitor.js';
+import { useRedis } from './support/redis.js';
+
+/** Pub/sub channels are server-wide, so every test uses keys no other test file uses. */
+const uniqueKey = () => `contended-${randomUUID().slice(0, 8)}`;
+
+describe('waiting for a busy lock', () => {
+  const redis = useRedis();
+  const apps: LockApp[] = [];
+  afterEach(async () => {
+    await Promise.all(apps.splice(0).map((app) => app.close()));
+  });
+  async function app(options: Parameters<typeof createLockApp>[0] = {}): Promise<LockApp> {
+    const created = await createLockApp(options);
+    apps.push(created);
+    return created;
+  }
+  const managerOf = (lockApp: LockApp) => (lockApp.locks as unknown as { [LOCK_RUNNER]: LockManager })[LOCK_RUNNER];
+
+  async function subscribedChannels(key: string): Promise<string[]> {
+    return (await redis.pubsub('CHANNELS', `*${key}*`)) as string[];
+  }
+
+  it.each([
+    ['in another process (release message)', true],
+    ['in the same process (local handoff)', false],
+  ])('wakes a waiter %s within a few ms of the release, long before the ttl', async (_where, separate) => {
+    const holderApp = await app({ ttl: 30_000 });
+    const waiterApp = separate ? await app({ ttl: 30_000 }) : holderApp;
+    const key = uniqueKey();
+    const held = await holderApp.locks.acquire(key);
+    const waiting = waiterApp.locks.acquire(key, { waitTimeout: 10_000 }).then((lock) => ({ lock, at: performance.now() }));
+    await sleep(50);
+    const releasedAt = performance.now();
+    await held.release();
+    const { lock, at } = await waiting;
+    // Polling would take up to 500 ms here, and the ttl is 30 s.
+    expect(at - releasedAt).toBeLessThan(100);
+    expect(lock.fencingToken).toBe(held.fencingToken + 1);
+    await lock.release();
+    expect(await subscribedChannels(key)).toEqual([]);
+  });
+
+  it('does not miss a release that happens between a failed attempt and the subscription', async () => {
+    const holderApp = await app({ ttl: 30_000 });
+    const waiterApp = await app({ ttl: 30_000 });
+    const key = uniqueKey();
+    const held = await holderApp.locks.acquire(key);
+    const notifier = (managerOf(waiterApp) as unknown as { notifier: { watch: (...args: unknown[]) => unknown } }).notifier;
+    const watch = notifier.watch.bind(notifier);
+    let releasedAt = 0;
+    // The waiter's first attempt has failed; the holder releases before the waiter subscribes,
+    // so the release message reaches nobody.
+    notifier.watch = (...args: unknown[]) => {
+      const subscribed = held.release().then(() => {
+        releasedAt = performance.now();
+        return watch(...args) as { ready: Promise<void>; nextTurn(): Promise<void>; close(): void };
+      });
+      return {
+        ready: subscribed.then((real) => real.ready),
+        nextTurn: () => subscribed.then((real) => real.nextTurn()),
+        close: () => void subscribed.then((real) => real.close()),
+      };
+    };
+    const lock = await waiterApp.locks.acquire(key, { waitTimeout: 10_000 });
+    expect(performance.now() - releasedAt).toBeLessThan(100);
+    await lock.release();
+  });
+
+  it('takes the lock once a crashed holder lease runs out, without any release message', async () => {
+    const waiterApp = await app();
+    const key = uniqueKey();
+    await redis.set(`lock:{${key}}`, 'crashed-holder', 'PX', 300);
+    const started = performance.now();
+    const lock = await waiterApp.locks.acquire(key, { waitTimeout: 5_000 });
+    const waited = performance.now() - started;
+    expect(waited).toBeGreaterThanOrEqual(250);
+    expect(waited).toBeLessThan(600);
+    await lock.release();
+  });
+
+  it('ends a wait at waitTimeout, leaving no subscription and no place in the queue', async () => {
+    const waiterApp = await app();
+    const key = uniqueKey();
+    await redis.set(`lock:{${key}}`, 'holder', 'PX', 10_000);
+    const error = await waiterApp.locks.acquire(key, { waitTimeout: 300 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(LockNotAcquiredError);
+    await sleep(20);
+    expect(await subscribedChannels(key)).toEqual([]);
+    expect(await redis.exists(`lock:{${key}}:queue`, `lock:{${key}}:waiters`)).toBe(0);
+  });
+
+  it("ends a wait on the caller's AbortSignal, leaving no subscription and no place in the queue", async () => {
+    const waiterApp = await app();
+    const key = uniqueKey();
+    await redis.set(`lock:{${key}}`, 'holder', 'PX', 10_000);
+    const reason = new Error('gave up');
+    const controller = new AbortController();
+    const waiting = waiterApp.locks.acquire(key, { waitTimeout: 10_000, signal: controller.signal });
+    await sleep(100);
+    expect(await subscribedChannels(key)).toHaveLength(1);
+    expect(await redis.llen(`lock:{${key}}:queue`)).toBe(1);
+    controller.abort(reason);
+    await expect(waiting).rejects.toBe(reason);
+    await sleep(20);
+    expect(await subscribedChannels(key)).toEqual([]);
+    expect(await redis.exists(`lock:{${key}}:queue`, `lock:{${key}}:waiters`)).toBe(0);
+  });
+
+  it('wakes only the waiter whose turn it is: no stampede on one release, and turns in arrival order', async () => {
+    const holderApp = await app({ ttl: 30_000 });
+    const waiterApp = await app({ ttl: 30_000 });
+    const key = uniqueKey();
+    const held = await holderApp.locks.acquire(key);
+    const order: number[] = [];
+    const waiters = Array.from({ length: 5 }, async (_, i) => {
+      await sleep(i * 20); // join the queue in a known order
+      await waiterApp.locks.using(key, async () => {
+        order.push(i);
+        await sleep(40);
+      }, { waitTimeout: 10_000 });
+    });
+    await sleep(150);
+    const commands = await watchCommands(`lock:{${key}}`);
+    await held.release();
+    await sleep(20);
+    await commands.stop();
+    // After the release, one acquire attempt (the first waiter's), not one per waiter.
+    const acquires = commands.seen.filter((c) => isScriptCall(c) && c.args[2] === '4' && c.args.length === 11);
+    expect(acquires.length).toBeGreaterThanOrEqual(1);
+    expect(acquires.length).toBeLessThanOrEqual(2);
+    await Promise.all(waiters);
+    expect(order).toEqual([0, 1, 2, 3, 4]);
+  });
+
+  it('serves waiters first come, first served: a greedy holder cannot starve them', async () => {
+    const greedyApp = await app({ ttl: 30_000 });
+    const patientApp = await app({ ttl: 30_000 });
+    const key = uniqueKey();
+    let greedyTurns = 0;
+    let patientTurns = 0;
+    let stop = false;
+    const greedy = (async () => {
+      while (!stop) {
+        await greedyApp.locks.using(key, () => sleep(2), { waitTimeout: 10_000 });
+        greedyTurns++;
+      }
+    })();
+    await sleep(50);
+    const greedyBefore = greedyTurns;
+    const patient = (async () => {
+      for (let i = 0; i < 20; i++) {
+        await patientApp.locks.using(key, () => sleep(2), { waitTimeout: 10_000 });
+        patientTurns++;
+      }
+      stop = true;
+    })();
+    await Promise.all([greedy, patient]);
+    expect(patientTurns).toBe(20);
+    // Strict turns: the greedy worker got in at most once between two of the patient's turns.
+    expect(greedyTurns - greedyBefore).toBeLessThanOrEqual(patientTurns + 2);
+  });
+
+  it('skips a waiter that died in the queue once its place expires', async () => {
+    const holderApp = await app({ ttl: 30_000 });
+    const key = uniqueKey();
+    const held = await holderApp.locks.acquire(key);
+    // A waiter that joined the queue and then vanished (its process crashed).
+    const names = { lock: `lock:{${key}}`, queue: `lock:{${key}}:queue`, waiters: `lock:{${key}}:waiters` };
+    const time = await redis.time();
+    const serverNow = Number(time[0]) * 1000 + Math.floor(Number(time[1]) / 1000);
+    await redis.rpush(names.queue, 'dead-waiter');
+    await redis.zadd(names.waiters, serverNow + 300, 'dead-waiter');
+    const waiterApp = await app();
+    const waiting = waiterApp.locks.acquire(key, { waitTimeout: 5_000 });
+    await sleep(20);
+    await held.release();
+    const started = performance.now();
+    const lock = await waiting;
+    expect(performance.now() - started).toBeLessThan(1_000);
+    await lock.release();
+  });
+});
+
+describe('batched renewal', () => {
+  const redis = useRedis();
+  let lockApp: LockApp | undefined;
+  afterEach(() => lockApp?.close());
+
+  it('renews many locks with one script call per interval, and reports exactly the one stolen', async () => {
+    lockApp = await createLockApp({ ttl: 1_500, renewInterval: 300 });
+    const prefix = uniqueKey();
+    const locks = await Promise.all(Array.from({ length: 300 }, (_, i) => lockApp!.locks.acquire(`${prefix}:${i}`)));
+    const commands = await watchCommands(`lock:{${prefix}:7}`);
+    await sleep(1_000);
+    await redis.del(`lock:{${prefix}:7}`);
+    await new Promise((resolve) => locks[7]!.signal.addEventListener('abort', resolve, { once: true }));
+    await sleep(400);
+    await commands.stop();
+    const renewCalls = commands.seen.filter((c) => isScriptCall(c) && Number(c.args[2]) === 300);
+    // About 1.4 s at one call per 300 ms, each call renewing all 300 locks.
+    expect(renewCalls.length).toBeGreaterThanOrEqual(3);
+    expect(renewCalls.length).toBeLessThanOrEqual(6);
+    expect(locks[7]!.signal.reason).toMatchObject({ reason: 'refused' });
+    const others = locks.filter((_, i) => i !== 7);
+    expect(others.every((lock) => lock.held && !lock.signal.aborted)).toBe(true);
+    expect(await redis.pttl(`lock:{${prefix}:0}`)).toBeGreaterThan(1_000);
+    await Promise.all(locks.map((lock) => lock.release()));
+  });
+});
