@@ -122,4 +122,18 @@ describe('RedisLockModule', () => {
     await expect(app.locks.acquire('a')).rejects.toThrow(/shut down/);
     await expect(app.locks.isLocked('a')).rejects.toThrow(/shut down/);
   });
+
+  it('at shutdown ends waits for busy locks at once', async () => {
+    const app = await createLockApp({ waitTimeout: 30_000 });
+    await redis.set('lock:{busy}', 'other-process', 'PX', 30_000);
+    const waiting = app.locks.acquire('busy').catch((e: unknown) => e);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const started = performance.now();
+    await app.close();
+    const error = await waiting;
+    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(error).toBeInstanceOf(RedisLockError);
+    expect((error as Error).message).toMatch(/shut down/);
+    expect(await redis.exists('lock:{busy}:queue')).toBe(0);
+  });
 });

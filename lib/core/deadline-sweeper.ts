@@ -2,94 +2,111 @@ import { now } from './clock.js';
 
 /** Something with a lease deadline that must be told when the deadline passes. */
 export interface Expiring {
-  /** The current deadline (monotonic ms); an entry whose deadline has moved is stale. */
+  /** The deadline (monotonic ms). */
   readonly deadline: number;
-  /** Whether the deadline still matters (the lock is still held). */
-  readonly live: boolean;
+  /** Position in the sweeper's heap, kept by the sweeper; -1 when not tracked. */
+  sweepIndex: number;
   expire(): void;
 }
 
-interface Entry {
-  at: number;
-  item: Expiring;
-}
-
 /**
- * Fires `expire()` for each item whose deadline passes, with one timer for any number of items:
- * a min-heap of deadlines, where a moved deadline leaves a stale entry that is skipped when it
- * comes up. The timer is unref'd: a deadline alone never keeps the process alive (renewals,
- * which are ref'd, do while locks are held).
+ * Fires `expire()` for each item whose deadline passes, with one timer for any number of
+ * items: an indexed min-heap of deadlines, so that moving or removing a deadline costs
+ * O(log n) and nothing stale piles up. The timer is unref'd: a deadline alone never keeps the
+ * process alive (renewals, which are ref'd, do while locks are held).
  */
 export class DeadlineSweeper {
-  private readonly heap: Entry[] = [];
+  private readonly heap: Expiring[] = [];
   private timer?: NodeJS.Timeout;
   private armedAt = Infinity;
 
+  /** Starts tracking `item`, or moves it after its deadline changed. */
   track(item: Expiring): void {
-    this.push({ at: item.deadline, item });
-    if (item.deadline < this.armedAt) this.arm();
+    if (item.sweepIndex === -1) {
+      item.sweepIndex = this.heap.length;
+      this.heap.push(item);
+    }
+    this.siftDown(this.siftUp(item.sweepIndex));
+    this.arm();
+  }
+
+  untrack(item: Expiring): void {
+    const index = item.sweepIndex;
+    if (index === -1) return;
+    item.sweepIndex = -1;
+    const last = this.heap.pop()!;
+    if (last !== item) {
+      this.heap[index] = last;
+      last.sweepIndex = index;
+      this.siftDown(this.siftUp(index));
+    }
+    if (this.heap.length === 0) this.disarm();
   }
 
   close(): void {
-    clearTimeout(this.timer);
-    this.timer = undefined;
+    for (const item of this.heap) item.sweepIndex = -1;
     this.heap.length = 0;
-    this.armedAt = Infinity;
+    this.disarm();
   }
 
   private sweep(): void {
     this.timer = undefined;
     this.armedAt = Infinity;
     const current = now();
-    while (this.heap.length > 0 && this.heap[0]!.at <= current) {
-      const { at, item } = this.pop();
-      if (item.live && item.deadline === at) item.expire();
+    while (this.heap.length > 0 && this.heap[0]!.deadline <= current) {
+      const item = this.heap[0]!;
+      this.untrack(item);
+      item.expire();
     }
     this.arm();
   }
 
+  /** Keeps the timer on the earliest deadline; re-arms only when that moved earlier. */
   private arm(): void {
-    // Stale tops would only wake the timer for nothing.
-    while (this.heap.length > 0 && (!this.heap[0]!.item.live || this.heap[0]!.item.deadline !== this.heap[0]!.at)) this.pop();
+    const first = this.heap[0];
+    if (first === undefined) return this.disarm();
+    if (this.timer !== undefined && this.armedAt <= first.deadline) return;
     clearTimeout(this.timer);
-    this.timer = undefined;
-    this.armedAt = Infinity;
-    if (this.heap.length === 0) return;
-    this.armedAt = this.heap[0]!.at;
-    this.timer = setTimeout(() => this.sweep(), Math.max(0, this.armedAt - now()));
+    this.armedAt = first.deadline;
+    this.timer = setTimeout(() => this.sweep(), Math.max(0, first.deadline - now()));
     this.timer.unref();
   }
 
-  private push(entry: Entry): void {
-    const heap = this.heap;
-    heap.push(entry);
-    let i = heap.length - 1;
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      if (heap[parent]!.at <= entry.at) break;
-      heap[i] = heap[parent]!;
-      i = parent;
-    }
-    heap[i] = entry;
+  private disarm(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.armedAt = Infinity;
   }
 
-  private pop(): Entry {
+  private siftUp(index: number): number {
     const heap = this.heap;
-    const top = heap[0]!;
-    const last = heap.pop()!;
-    if (heap.length > 0) {
-      let i = 0;
-      for (;;) {
-        const left = 2 * i + 1;
-        if (left >= heap.length) break;
-        const right = left + 1;
-        const child = right < heap.length && heap[right]!.at < heap[left]!.at ? right : left;
-        if (heap[child]!.at >= last.at) break;
-        heap[i] = heap[child]!;
-        i = child;
-      }
-      heap[i] = last;
+    const item = heap[index]!;
+    while (index > 0) {
+      const parent = (index - 1) >> 1;
+      if (heap[parent]!.deadline <= item.deadline) break;
+      heap[index] = heap[parent]!;
+      heap[index]!.sweepIndex = index;
+      index = parent;
     }
-    return top;
+    heap[index] = item;
+    item.sweepIndex = index;
+    return index;
+  }
+
+  private siftDown(index: number): void {
+    const heap = this.heap;
+    const item = heap[index]!;
+    for (;;) {
+      const left = 2 * index + 1;
+      if (left >= heap.length) break;
+      const right = left + 1;
+      const child = right < heap.length && heap[right]!.deadline < heap[left]!.deadline ? right : left;
+      if (heap[child]!.deadline >= item.deadline) break;
+      heap[index] = heap[child]!;
+      heap[index]!.sweepIndex = index;
+      index = child;
+    }
+    heap[index] = item;
+    item.sweepIndex = index;
   }
 }

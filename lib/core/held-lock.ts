@@ -22,8 +22,8 @@ export interface LockOwner {
   emit(event: LockEvent): void;
   /** The lock is no longer held (released or lost): stop tracking it. */
   forget(lock: HeldLock): void;
-  /** A release named the waiter whose turn it is. */
-  released(names: LockRedisKeys, reply: ReleaseReply): void;
+  /** Runs the owner-checked release script, handing the lock to the next waiter. */
+  releaseInRedis(names: LockRedisKeys, token: string): Promise<ReleaseReply>;
 }
 
 type State = 'held' | 'released' | 'lost';
@@ -37,6 +37,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
   private state: State = 'held';
   ttl: number;
   deadline: number;
+  sweepIndex = -1;
   private renewInterval: number;
   private readonly autoRenew: boolean;
   /** Renewals are numbered so that a slow reply never moves the deadline set by a later one. */
@@ -52,14 +53,16 @@ export class HeldLock implements Lock, Renewable, Expiring {
     readonly token: string,
     readonly fencingToken: number,
     timing: LockTiming,
-    /** When the successful acquire call was sent: the lease is counted from there. */
-    attemptStartedAt: number,
+    /** A moment no later than the start of the lease in Redis: the lease is counted from there. */
+    leaseStart: number,
+    /** The lease Redis set (shorter than ttl when a release handed the lock over). */
+    lease: number,
   ) {
     this.ttl = timing.ttl;
     this.renewInterval = timing.renewInterval;
     this.autoRenew = timing.autoRenew;
-    this.acquiredAt = attemptStartedAt;
-    this.deadline = attemptStartedAt + timing.ttl - driftMargin(timing.ttl);
+    this.acquiredAt = leaseStart;
+    this.deadline = leaseStart + lease - driftMargin(lease);
     owner.sweeper.track(this);
     if (this.autoRenew) owner.scheduler.add(this, this.renewInterval);
   }
@@ -74,10 +77,6 @@ export class HeldLock implements Lock, Renewable, Expiring {
 
   get held(): boolean {
     return this.state === 'held' && this.releasing === undefined;
-  }
-
-  get live(): boolean {
-    return this.state === 'held';
   }
 
   async extend(ttl?: number): Promise<void> {
@@ -111,7 +110,23 @@ export class HeldLock implements Lock, Renewable, Expiring {
   async shutdown(): Promise<void> {
     if (this.state !== 'held') return;
     this.lose('shutdown');
-    this.owner.released(this.names, await this.owner.scripts.release(this.names, this.token));
+    await this.owner.releaseInRedis(this.names, this.token);
+  }
+
+  /** Renews to the full ttl in the background (a handed-over lock starts on a short lease). */
+  renewSoon(): void {
+    // The watchdog retries a failed renewal; the deadline catches one that never comes.
+    this.renewNow().catch(() => undefined);
+  }
+
+  /** Renews to the full ttl now; whether the lock is still held afterwards. */
+  async renewNow(): Promise<boolean> {
+    const startedAt = now();
+    const sequence = this.beginRenewal(startedAt);
+    if (sequence === undefined) return false;
+    const ttl = this.ttl;
+    this.completeRenewal(sequence, startedAt, ttl, await this.owner.scripts.renew(this.names.lock, this.token, ttl));
+    return this.held;
   }
 
   beginRenewal(startedAt: number): number | undefined {
@@ -147,8 +162,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
   private async releaseInRedis(): Promise<void> {
     const wasHeld = this.state === 'held';
     this.stopRenewing();
-    const reply = await this.owner.scripts.release(this.names, this.token);
-    this.owner.released(this.names, reply);
+    const reply = await this.owner.releaseInRedis(this.names, this.token);
     if (!wasHeld) return;
     if (reply.released) {
       this.state = 'released';
@@ -179,14 +193,12 @@ export class HeldLock implements Lock, Renewable, Expiring {
     this.controller.abort(error);
     if (reason === 'expired' && this.releasing === undefined) {
       // We told the holder it lost the lock; if Redis still has it for us, let others in now.
-      this.owner.scripts.release(this.names, this.token).then(
-        (reply) => this.owner.released(this.names, reply),
-        () => undefined,
-      );
+      this.owner.releaseInRedis(this.names, this.token).catch(() => undefined);
     }
   }
 
   private stopRenewing(): void {
+    this.owner.sweeper.untrack(this);
     if (this.autoRenew) this.owner.scheduler.remove(this, this.renewInterval);
   }
 

@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomBytes } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { Subject, type Observable } from 'rxjs';
 import { LockNotAcquiredError } from '../errors/lock-not-acquired.error.js';
 import { RedisLockError } from '../errors/redis-lock.error.js';
@@ -30,9 +31,13 @@ const LAST_ATTEMPT_GRACE_MS = 1_000;
  * A waiter retries at least this often, even without a release message: that refreshes its
  * place in the queue and covers messages lost to a reconnection.
  */
-export const WAITER_REFRESH_MS = 500;
+export const WAITER_REFRESH_MS = 250;
 
-/** A waiter that stopped refreshing (crashed, frozen) loses its place in the queue after this. */
+/**
+ * A waiter that stopped refreshing (crashed, frozen) loses its place in the queue after this,
+ * and a lock handed to a waiter starts on a lease this long (the waiter renews it to its ttl at
+ * once), so a waiter that dies first in line delays the lock by at most this.
+ */
 export const WAITER_LEASE_MS = 4 * WAITER_REFRESH_MS;
 
 /**
@@ -51,6 +56,8 @@ export class LockManager implements LockOwner, LockRunner {
   private readonly pendingCleanups = new Set<Promise<unknown>>();
   private readonly defaults: LockTiming;
   private closed = false;
+  /** Ends every wait at shutdown. */
+  private readonly shutdown = new AbortController();
 
   constructor(
     private readonly options: ResolvedModuleOptions,
@@ -63,6 +70,8 @@ export class LockManager implements LockOwner, LockRunner {
     this.notifier = new ReleaseNotifier(client, logger);
     const { ttl, renewInterval, waitTimeout, autoRenew } = options;
     this.defaults = { ttl, renewInterval, waitTimeout, autoRenew };
+    // Every waiter listens to it; any number may wait.
+    setMaxListeners(0, this.shutdown.signal);
   }
 
   get events$(): Observable<LockEvent> {
@@ -81,9 +90,11 @@ export class LockManager implements LockOwner, LockRunner {
     this.heldLocks.delete(lock);
   }
 
-  released(names: LockRedisKeys, reply: ReleaseReply): void {
-    // The next waiter may be in this process: hand over without waiting for the message.
-    if (reply.nextWaiter !== undefined) this.notifier.wake(names.released, reply.nextWaiter);
+  async releaseInRedis(names: LockRedisKeys, token: string): Promise<ReleaseReply> {
+    const reply = await this.scripts.release(names, token, WAITER_LEASE_MS);
+    // The waiter it went to may be in this process: wake it without waiting for the message.
+    if (reply.grant !== undefined) this.notifier.wake(names.released, reply.grant.token, reply.grant.fencingToken);
+    return reply;
   }
 
   async acquire(key: string, options?: LockOptions): Promise<Lock> {
@@ -97,16 +108,15 @@ export class LockManager implements LockOwner, LockRunner {
     const token = randomBytes(16).toString('hex');
     let watch: ReleaseWatch | undefined;
     let lastError: unknown;
+    let lastAttemptAt = calledAt;
     try {
       for (let attempt = 0; ; attempt++) {
         let busyFor: number | undefined;
         const bound = waits ? Math.max(waitUntil - now(), Math.min(timing.waitTimeout, LAST_ATTEMPT_GRACE_MS)) : Infinity;
+        lastAttemptAt = now();
         try {
-          const outcome = await this.attempt(key, names, token, timing, waits, bound, signal);
-          if (outcome instanceof HeldLock) {
-            if (this.listening) this.emit({ type: 'acquired', key, fencingToken: outcome.fencingToken, waitedMs: now() - calledAt, at: Date.now() });
-            return outcome;
-          }
+          const outcome = await this.attempt(key, names, token, timing, waits, bound, signal, lastAttemptAt);
+          if (outcome instanceof HeldLock) return this.acquired(outcome, calledAt);
           busyFor = outcome.pttl;
           lastError = undefined;
         } catch (error) {
@@ -123,10 +133,24 @@ export class LockManager implements LockOwner, LockRunner {
           await watch.ready;
           continue;
         }
-        await waitForTurn(watch, attempt, busyFor, Math.min(left, WAITER_REFRESH_MS), signal);
+        const refresh = Math.min(left, WAITER_REFRESH_MS, Math.floor(timing.ttl / 3));
+        const granted = await waitForTurn(watch, attempt, busyFor, refresh, signal, this.shutdown.signal);
+        if (granted !== undefined) {
+          // The release that handed the lock over ran after our last attempt: count the
+          // (shortened) lease from that attempt, and renew to the full ttl straight away.
+          const lease = Math.min(timing.ttl, WAITER_LEASE_MS);
+          const lock = this.hold(key, names, token, granted, timing, lastAttemptAt, lease);
+          if (lock.deadline - now() > lease / 2) {
+            // After the caller's code has started: the new holder runs first.
+            setImmediate(() => lock.renewSoon());
+            return this.acquired(lock, calledAt);
+          }
+          // This process was too slow to trust the short lease: renew before handing it out.
+          if (await lock.renewNow()) return this.acquired(lock, calledAt);
+        }
       }
     } catch (error) {
-      if (waits) this.cleanUp(this.scripts.leave(names, token));
+      if (waits) this.cleanUp(this.scripts.leave(names, token, timing.ttl, WAITER_LEASE_MS));
       if (this.listening) this.emit({ type: 'not-acquired', key, waitedMs: now() - calledAt, at: Date.now() });
       throw error;
     } finally {
@@ -139,11 +163,8 @@ export class LockManager implements LockOwner, LockRunner {
     if (reentered) return reentered;
     const calledAt = now();
     const token = randomBytes(16).toString('hex');
-    const outcome = await this.attempt(key, names, token, timing, false, Infinity, options?.signal);
-    if (outcome instanceof HeldLock) {
-      if (this.listening) this.emit({ type: 'acquired', key, fencingToken: outcome.fencingToken, waitedMs: now() - calledAt, at: Date.now() });
-      return outcome;
-    }
+    const outcome = await this.attempt(key, names, token, timing, false, Infinity, options?.signal, calledAt);
+    if (outcome instanceof HeldLock) return this.acquired(outcome, calledAt);
     if (this.listening) this.emit({ type: 'not-acquired', key, waitedMs: now() - calledAt, at: Date.now() });
     return null;
   }
@@ -187,6 +208,9 @@ export class LockManager implements LockOwner, LockRunner {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.shutdown.abort(new RedisLockError('LockService shut down (the application is closing) while waiting for a lock.'));
+    // Let the waiters just stopped give up their places in the queue before the connection goes.
+    await new Promise((resolve) => setImmediate(resolve));
     const pending: Promise<unknown>[] = [...this.heldLocks].map((lock) => lock.shutdown());
     pending.push(...this.pendingCleanups);
     await settleWithin(Promise.allSettled(pending), this.options.shutdownTimeout);
@@ -222,8 +246,8 @@ export class LockManager implements LockOwner, LockRunner {
     enqueue: boolean,
     bound: number,
     signal: AbortSignal | undefined,
+    startedAt: number,
   ): Promise<HeldLock | { pttl: number }> {
-    const startedAt = now();
     const reply = this.scripts.acquire(names, token, timing.ttl, enqueue, WAITER_LEASE_MS);
     const settled =
       bound === Infinity && signal === undefined
@@ -237,12 +261,21 @@ export class LockManager implements LockOwner, LockRunner {
       throw new RedisLockError(`Redis did not answer the acquire of lock "${key}" within ${Math.round(bound)} ms.`);
     }
     if (!settled.acquired) return { pttl: settled.pttl };
+    return this.hold(key, names, token, settled.fencingToken, timing, startedAt, timing.ttl);
+  }
+
+  private hold(key: string, names: LockRedisKeys, token: string, fencingToken: number, timing: LockTiming, leaseStart: number, lease: number): HeldLock {
     if (this.closed) {
-      this.released(names, await this.scripts.release(names, token));
+      this.cleanUp(this.releaseInRedis(names, token));
       throw new RedisLockError(`LockService shut down while lock "${key}" was being acquired.`);
     }
-    const lock = new HeldLock(this, key, names, token, settled.fencingToken, timing, startedAt);
+    const lock = new HeldLock(this, key, names, token, fencingToken, timing, leaseStart, lease);
     this.heldLocks.add(lock);
+    return lock;
+  }
+
+  private acquired(lock: HeldLock, calledAt: number): HeldLock {
+    if (this.listening) this.emit({ type: 'acquired', key: lock.key, fencingToken: lock.fencingToken, waitedMs: now() - calledAt, at: Date.now() });
     return lock;
   }
 
@@ -250,7 +283,7 @@ export class LockManager implements LockOwner, LockRunner {
   private abandon(reply: Promise<AcquireReply>, names: LockRedisKeys, token: string): void {
     this.cleanUp(
       reply.then(async (outcome) => {
-        if (outcome.acquired) this.released(names, await this.scripts.release(names, token));
+        if (outcome.acquired) await this.releaseInRedis(names, token);
       }),
     );
   }

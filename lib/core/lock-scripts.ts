@@ -2,18 +2,16 @@ import type { Cluster, Redis } from 'ioredis';
 
 /**
  * The waiting queue of a lock: `queue` (a list) keeps arrival order, `waiters` (a sorted set)
- * the time until which each waiter is known to be alive. Both use the Redis server's clock
- * (`TIME`), never a client's. Dead waiters are dropped when they reach the head.
+ * the time until which each waiter is known to be alive. Both hold `<token>:<ttl>` members and
+ * use the Redis server's clock (`TIME`), never a client's. Dead waiters are dropped when they
+ * reach the head.
  */
-const NOW = `
+const QUEUE = `
 local function now_ms()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
-`;
 
-/** Drops dead waiters from the head of the queue and returns the live head, if any. */
-const LIVE_HEAD = `
 local function live_head(queue, waiters, now)
   while true do
     local head = redis.call('LINDEX', queue, 0)
@@ -24,28 +22,61 @@ local function live_head(queue, waiters, now)
     redis.call('ZREM', waiters, head)
   end
 end
+
+-- Hands a free lock straight to the live head of the queue, for at most grant_ms: the waiter
+-- renews it to its own ttl as soon as it wakes, and a waiter that died meanwhile blocks the
+-- lock for grant_ms, not for a whole ttl. Publishes "<token>:<fencing token>".
+local function grant_next(lock, fence, queue, waiters, channel, grant_ms)
+  local head, token, ttl
+  repeat
+    head = live_head(queue, waiters, now_ms())
+    if not head then return nil end
+    token, ttl = string.match(head, '^([^:]+):(%d+)$')
+    if not token then
+      redis.call('LPOP', queue)
+      redis.call('ZREM', waiters, head)
+    end
+  until token
+  redis.call('SET', lock, token, 'PX', math.min(tonumber(ttl), grant_ms))
+  local fencing = redis.call('INCR', fence)
+  redis.call('LPOP', queue)
+  redis.call('ZREM', waiters, head)
+  redis.call('PUBLISH', channel, token .. ':' .. fencing)
+  return {token, fencing}
+end
 `;
 
 /**
- * Acquire in one round trip. KEYS: lock, fence, queue, waiters.
+ * Acquire in one round trip. KEYS: lock, fence, queue, waiters, channel.
  * ARGV: owner token, ttl, whether to join the queue on failure ('1'/'0'), waiter lease (ms).
- * Succeeds when the lock is free and nobody waits ahead of the caller: `{1, fencingToken}`.
- * Otherwise `{0, pttl}` (pttl -2 when free but promised to the head of the queue, -1 for a key
- * without expiry), after joining the queue or refreshing the caller's place in it.
+ * Succeeds (`{1, fencingToken}`) when the lock is free and nobody waits ahead of the caller, or
+ * when a release already handed it to the caller (the lease then restarts at full ttl).
+ * Otherwise `{0, pttl}` (-1 for a key without expiry), after joining the queue or refreshing
+ * the caller's place in it; a free lock promised to another waiter is handed to it then.
  */
-const ACQUIRE = `${NOW}${LIVE_HEAD}
+const ACQUIRE = `${QUEUE}
+local owner = redis.call('GET', KEYS[1])
+if owner == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return {1, tonumber(redis.call('GET', KEYS[2]))}
+end
 local now = now_ms()
-local head = live_head(KEYS[3], KEYS[4], now)
-if (not head or head == ARGV[1]) and redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  if head then
-    redis.call('LPOP', KEYS[3])
-    redis.call('ZREM', KEYS[4], ARGV[1])
+local member = ARGV[1] .. ':' .. ARGV[2]
+if not owner then
+  local head = live_head(KEYS[3], KEYS[4], now)
+  if not head or head == member then
+    redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+    if head then
+      redis.call('LPOP', KEYS[3])
+      redis.call('ZREM', KEYS[4], member)
+    end
+    return {1, redis.call('INCR', KEYS[2])}
   end
-  return {1, redis.call('INCR', KEYS[2])}
+  grant_next(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], tonumber(ARGV[4]))
 end
 if ARGV[3] == '1' then
-  if redis.call('ZADD', KEYS[4], now + tonumber(ARGV[4]), ARGV[1]) == 1 then
-    redis.call('RPUSH', KEYS[3], ARGV[1])
+  if redis.call('ZADD', KEYS[4], now + tonumber(ARGV[4]), member) == 1 then
+    redis.call('RPUSH', KEYS[3], member)
   end
   redis.call('PEXPIRE', KEYS[3], ARGV[4])
   redis.call('PEXPIRE', KEYS[4], ARGV[4])
@@ -78,43 +109,41 @@ return results
 `;
 
 /**
- * KEYS: lock, queue, waiters, release channel (declared as a key so that it is routed and
- * ACL-checked with the lock). ARGV: owner token.
- * Returns `{0}` when not the owner, else `{1, head}`: the lock is deleted and, when someone
- * waits, the token of the waiter whose turn it is, which is also published so that exactly
- * that waiter wakes (`head` is '' when nobody waits and nothing is published).
+ * KEYS: lock, fence, queue, waiters, release channel (declared as a key so that it is routed
+ * and ACL-checked with the lock). ARGV: owner token, waiter lease (ms).
+ * Returns `{0}` when not the owner. Otherwise deletes the lock and, when someone waits, hands
+ * it to the waiter whose turn it is: `{1, token, fencingToken}` of that waiter, else `{1}`.
  */
-const RELEASE = `${NOW}${LIVE_HEAD}
+const RELEASE = `${QUEUE}
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return {0} end
 redis.call('DEL', KEYS[1])
-local head = live_head(KEYS[2], KEYS[3], now_ms())
-if head then
-  redis.call('PUBLISH', KEYS[4], head)
-  return {1, head}
-end
-return {1, ''}
+local granted = grant_next(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], tonumber(ARGV[2]))
+if granted then return {1, granted[1], granted[2]} end
+return {1}
 `;
 
 /**
- * A waiter gives up. KEYS: lock, queue, waiters, channel. ARGV: its token.
- * If the lock is free, the next waiter is told that it is its turn.
+ * A waiter gives up. KEYS: lock, fence, queue, waiters, channel. ARGV: its token, its ttl, waiter
+ * lease. A lock handed to it meanwhile, or a free lock, goes to the next waiter.
  */
-const LEAVE = `${NOW}${LIVE_HEAD}
-redis.call('LREM', KEYS[2], 1, ARGV[1])
-redis.call('ZREM', KEYS[3], ARGV[1])
-if redis.call('EXISTS', KEYS[1]) == 0 then
-  local head = live_head(KEYS[2], KEYS[3], now_ms())
-  if head then redis.call('PUBLISH', KEYS[4], head) end
+const LEAVE = `${QUEUE}
+local member = ARGV[1] .. ':' .. ARGV[2]
+redis.call('LREM', KEYS[3], 1, member)
+redis.call('ZREM', KEYS[4], member)
+local owner = redis.call('GET', KEYS[1])
+if owner == ARGV[1] then redis.call('DEL', KEYS[1]) end
+if owner == ARGV[1] or not owner then
+  grant_next(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], tonumber(ARGV[3]))
 end
 return 1
 `;
 
 const COMMANDS = {
-  acquire: { name: 'nestjsRedisLockAcquire', numberOfKeys: 4, lua: ACQUIRE },
+  acquire: { name: 'nestjsRedisLockAcquire', numberOfKeys: 5, lua: ACQUIRE },
   renew: { name: 'nestjsRedisLockRenew', numberOfKeys: 1, lua: RENEW },
   renewMany: { name: 'nestjsRedisLockRenewMany', numberOfKeys: null, lua: RENEW_MANY },
-  release: { name: 'nestjsRedisLockRelease', numberOfKeys: 4, lua: RELEASE },
-  leave: { name: 'nestjsRedisLockLeave', numberOfKeys: 4, lua: LEAVE },
+  release: { name: 'nestjsRedisLockRelease', numberOfKeys: 5, lua: RELEASE },
+  leave: { name: 'nestjsRedisLockLeave', numberOfKeys: 5, lua: LEAVE },
 } as const;
 
 type ScriptCall<R> = (...args: (string | number)[]) => Promise<R>;
@@ -133,10 +162,16 @@ export interface ScriptKeys {
 /** Outcome of one acquire attempt. */
 export type AcquireReply = { acquired: true; fencingToken: number } | { acquired: false; pttl: number };
 
-/** Outcome of a release: whether we held it, and the waiter whose turn it now is. */
+/** A lock a release handed to a waiter. */
+export interface Grant {
+  token: string;
+  fencingToken: number;
+}
+
+/** Outcome of a release: whether we held it, and the waiter it was handed to. */
 export interface ReleaseReply {
   released: boolean;
-  nextWaiter?: string;
+  grant?: Grant;
 }
 
 /**
@@ -169,7 +204,7 @@ export class LockScripts {
   }
 
   async acquire(keys: ScriptKeys, token: string, ttl: number, enqueue: boolean, waiterLease: number): Promise<AcquireReply> {
-    const [ok, value] = (await this.calls.acquire(keys.lock, keys.fence, keys.queue, keys.waiters, token, ttl, enqueue ? '1' : '0', waiterLease)) as [number, number];
+    const [ok, value] = (await this.calls.acquire(keys.lock, keys.fence, keys.queue, keys.waiters, keys.released, token, ttl, enqueue ? '1' : '0', waiterLease)) as [number, number];
     return ok === 1 ? { acquired: true, fencingToken: value } : { acquired: false, pttl: value };
   }
 
@@ -183,13 +218,14 @@ export class LockScripts {
     return (await this.calls.renewMany(keys.length, ...keys, ...args)) as number[];
   }
 
-  async release(keys: ScriptKeys, token: string): Promise<ReleaseReply> {
-    const [ok, head] = (await this.calls.release(keys.lock, keys.queue, keys.waiters, keys.released, token)) as [number, string?];
-    return ok === 1 ? { released: true, nextWaiter: head || undefined } : { released: false };
+  async release(keys: ScriptKeys, token: string, waiterLease: number): Promise<ReleaseReply> {
+    const [ok, next, fencingToken] = (await this.calls.release(keys.lock, keys.fence, keys.queue, keys.waiters, keys.released, token, waiterLease)) as [number, string?, number?];
+    if (ok !== 1) return { released: false };
+    return { released: true, grant: next === undefined ? undefined : { token: next, fencingToken: fencingToken! } };
   }
 
-  async leave(keys: ScriptKeys, token: string): Promise<void> {
-    await this.calls.leave(keys.lock, keys.queue, keys.waiters, keys.released, token);
+  async leave(keys: ScriptKeys, token: string, ttl: number, waiterLease: number): Promise<void> {
+    await this.calls.leave(keys.lock, keys.fence, keys.queue, keys.waiters, keys.released, token, ttl, waiterLease);
   }
 
   async exists(lock: string): Promise<boolean> {

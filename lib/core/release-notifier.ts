@@ -2,26 +2,30 @@ import type { Redis } from 'ioredis';
 import type { LockLogger } from './lock-logger.js';
 import { clientKeyPrefix, type RedisClient } from './lock-scripts.js';
 
-/** A waiter's registration: resolves `turn` when a release names it. */
+/** A waiter's registration with the notifier. */
 export interface ReleaseWatch {
   /** Resolves when the subscription is active, so that no later release can be missed. */
   readonly ready: Promise<void>;
-  /** Resolves when a release names this waiter (at once if one did since the last wait). */
-  nextTurn(): Promise<void>;
+  /**
+   * Resolves with the fencing token when a release hands the lock to this waiter (at once if
+   * one did since the last wait).
+   */
+  nextTurn(): Promise<number>;
   /** Stops watching; the channel is unsubscribed when its last waiter leaves. */
   close(): void;
 }
 
 interface ChannelState {
   ready: Promise<void>;
-  /** Waiters on this channel by token: each release wakes exactly the one it names. */
-  waiters: Map<string, () => void>;
+  /** Waiters on this channel by token: each release wakes exactly the one it hands the lock to. */
+  waiters: Map<string, (fencingToken: number) => void>;
 }
 
 /**
  * One subscriber connection per process, shared by every waiter: a waiter subscribes to its
- * lock's release channel before retrying, and a release message carries the token of the one
- * waiter whose turn it is, so a release wakes one waiter instead of all of them.
+ * lock's release channel before retrying. A release hands the lock to the waiter whose turn it
+ * is and publishes `<token>:<fencing token>`, so it wakes that one waiter, already holding the
+ * lock, instead of all of them.
  */
 export class ReleaseNotifier {
   private subscriber?: Redis;
@@ -52,41 +56,45 @@ export class ReleaseNotifier {
       this.channels.set(name, state);
     }
     const channelState = state;
-    // A release may name the waiter while its attempt is still in flight: remember it, so the
-    // wait that follows ends at once instead of missing it.
-    let woken = false;
-    let endWait: (() => void) | undefined;
-    channelState.waiters.set(token, () => {
+    // A release may hand over the lock while the waiter's attempt is still in flight: keep it,
+    // so the wait that follows ends at once instead of missing it.
+    let granted: number | undefined;
+    let endWait: ((fencingToken: number) => void) | undefined;
+    channelState.waiters.set(token, (fencingToken) => {
       if (endWait === undefined) {
-        woken = true;
+        granted = fencingToken;
         return;
       }
       const resolve = endWait;
       endWait = undefined;
-      resolve();
+      resolve(fencingToken);
     });
     return {
       ready: channelState.ready.catch(() => undefined),
       nextTurn: () => {
-        if (woken) {
-          woken = false;
-          return Promise.resolve();
+        if (granted !== undefined) {
+          const fencingToken = granted;
+          granted = undefined;
+          return Promise.resolve(fencingToken);
         }
-        return new Promise<void>((resolve) => (endWait = resolve));
+        return new Promise<number>((resolve) => (endWait = resolve));
       },
       close: () => {
         channelState.waiters.delete(token);
         if (channelState.waiters.size === 0 && this.channels.get(name) === channelState) {
           this.channels.delete(name);
-          this.subscriber?.unsubscribe(name).catch(() => undefined);
+          // After the caller's code has started: a woken waiter runs before the bookkeeping.
+          setImmediate(() => {
+            if (!this.channels.has(name)) this.subscriber?.unsubscribe(name).catch(() => undefined);
+          });
         }
       },
     };
   }
 
-  /** A release in this process named `token`: wake that waiter without waiting for the message. */
-  wake(channel: string, token: string): void {
-    this.channels.get(this.channelPrefix + channel)?.waiters.get(token)?.();
+  /** A release in this process handed the lock to `token`: wake it without waiting for the message. */
+  wake(channel: string, token: string, fencingToken: number): void {
+    this.channels.get(this.channelPrefix + channel)?.waiters.get(token)?.(fencingToken);
   }
 
   close(): void {
@@ -97,7 +105,11 @@ export class ReleaseNotifier {
   private connection(): Redis {
     if (this.subscriber === undefined) {
       const subscriber = (this.client as Redis).duplicate();
-      subscriber.on('message', (channel: string, token: string) => this.channels.get(channel)?.waiters.get(token)?.());
+      subscriber.on('message', (channel: string, message: string) => {
+        const separator = message.indexOf(':');
+        const waiter = this.channels.get(channel)?.waiters.get(message.slice(0, separator));
+        waiter?.(Number(message.slice(separator + 1)));
+      });
       subscriber.on('error', () => undefined); // the command connection reports connection trouble
       this.subscriber = subscriber;
     }

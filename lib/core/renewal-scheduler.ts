@@ -18,18 +18,21 @@ export interface Renewable {
 interface Group {
   locks: Set<Renewable>;
   subscription: Subscription;
+  /** Empty at the last tick: stopped at the next one if still empty. */
+  idle: boolean;
 }
 
-/** Locks per script call: bounds the arguments of one call; a pipeline still sends them together. */
-const BATCH_SIZE = 2_000;
+/** Locks per script call: bounds the arguments of one call; more go out as a pipeline, still one round trip. */
+const BATCH_SIZE = 10_000;
 
 /**
  * The watchdog. Locks with the same renewal interval share one RxJS interval, and each tick
- * renews all of them with one round trip (one script call per 2,000 locks, pipelined), so
+ * renews all of them with one round trip (one script call per 10,000 locks, pipelined), so
  * holding 10,000 locks costs one timer and one round trip per interval rather than 10,000 of
  * each. `exhaustMap` drops a tick while the previous batch is still in flight, so renewals
  * never overlap. Each group starts at a random phase, so that processes (and groups) do not
- * renew in lockstep. A group with no locks left stops its interval.
+ * renew in lockstep. A group stops its interval two ticks after its last lock left, and all
+ * groups stop at shutdown.
  */
 export class RenewalScheduler {
   private readonly groups = new Map<number, Group>();
@@ -43,25 +46,41 @@ export class RenewalScheduler {
     let group = this.groups.get(renewInterval);
     if (group === undefined) {
       const locks = new Set<Renewable>();
-      const subscription = timer(renewInterval * (0.5 + Math.random() * 0.5), renewInterval)
-        .pipe(exhaustMap(() => this.renew([...locks])))
+      const created: Group = { locks, idle: false, subscription: new Subscription() };
+      created.subscription = timer(renewInterval * (0.5 + Math.random() * 0.5), renewInterval)
+        .pipe(exhaustMap(() => this.tick(renewInterval, created)))
         .subscribe();
-      group = { locks, subscription };
+      group = created;
       this.groups.set(renewInterval, group);
     }
     group.locks.add(lock);
   }
 
   remove(lock: Renewable, renewInterval: number): void {
-    const group = this.groups.get(renewInterval);
-    if (group === undefined || !group.locks.delete(lock) || group.locks.size > 0) return;
-    group.subscription.unsubscribe();
-    this.groups.delete(renewInterval);
+    this.groups.get(renewInterval)?.locks.delete(lock);
   }
 
   close(): void {
     for (const group of this.groups.values()) group.subscription.unsubscribe();
     this.groups.clear();
+  }
+
+  /**
+   * A group outlives its last lock by up to two ticks, so that taking and releasing locks in a
+   * loop does not start and stop an interval every time.
+   */
+  private async tick(renewInterval: number, group: Group): Promise<void> {
+    if (group.locks.size > 0) {
+      group.idle = false;
+      await this.renew([...group.locks]);
+      return;
+    }
+    if (!group.idle) {
+      group.idle = true;
+      return;
+    }
+    group.subscription.unsubscribe();
+    if (this.groups.get(renewInterval) === group) this.groups.delete(renewInterval);
   }
 
   private async renew(locks: Renewable[]): Promise<void> {

@@ -3,32 +3,48 @@ import type { ReleaseWatch } from './release-notifier.js';
 import { retryDelay } from './retry-delay.js';
 
 /**
- * Sleeps until the next attempt: until a release names this waiter, or the holder's remaining
- * lease (`busyFor`, plus a little jitter) runs out, or `limit` passes, whichever comes first.
- * Without a release watch (Redis Cluster, or after a Redis error) it backs off exponentially.
+ * Sleeps until the next attempt: until a release hands the lock to this waiter (then resolves
+ * its fencing token), or the holder's remaining lease (`busyFor`, plus a little jitter) runs
+ * out, or `limit` passes, whichever comes first. Without a release watch (Redis Cluster, or
+ * after a Redis error) it backs off exponentially.
  */
-export async function waitForTurn(
+export function waitForTurn(
   watch: ReleaseWatch | undefined,
   attempt: number,
   busyFor: number | undefined,
   limit: number,
   signal: AbortSignal | undefined,
-): Promise<void> {
+  /** Aborted at shutdown: ends every wait with its reason. */
+  shutdown: AbortSignal,
+): Promise<number | undefined> {
+  if (shutdown.aborted) return Promise.reject(shutdown.reason);
   if (watch === undefined) {
-    await abortableSleep(Math.min(limit, retryDelay(attempt, busyFor)), signal);
-    return;
+    return abortableSleep(Math.min(limit, retryDelay(attempt, busyFor)), signal).then(() => {
+      shutdown.throwIfAborted();
+      return undefined;
+    });
   }
+  if (signal?.aborted) return Promise.reject(signal.reason);
   // The holder's lease is an upper bound: if it crashed, nobody will publish a release.
   const leaseLeft = busyFor !== undefined && busyFor >= 0 ? busyFor + 1 + Math.random() * 5 : Infinity;
-  const sleep = new AbortController();
-  const sleepSignal = signal ? AbortSignal.any([signal, sleep.signal]) : sleep.signal;
-  try {
-    await Promise.race([watch.nextTurn(), abortableSleep(Math.min(limit, leaseLeft), sleepSignal)]);
-  } catch (error) {
-    if (signal?.aborted) throw signal.reason;
-    throw error;
-  } finally {
-    sleep.abort();
-  }
-  signal?.throwIfAborted();
+  return new Promise((resolve, reject) => {
+    let done = false;
+    const finish = (settle: () => void): void => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      shutdown.removeEventListener('abort', onShutdown);
+      settle();
+    };
+    const onAbort = (): void => finish(() => reject(signal!.reason));
+    const onShutdown = (): void => finish(() => reject(shutdown.reason));
+    const timer = setTimeout(() => finish(() => resolve(undefined)), Math.min(limit, leaseLeft));
+    signal?.addEventListener('abort', onAbort, { once: true });
+    shutdown.addEventListener('abort', onShutdown, { once: true });
+    watch.nextTurn().then((fencingToken) => {
+      // A lock handed over just as the caller gave up is passed on by the caller's leave script.
+      finish(() => resolve(fencingToken));
+    });
+  });
 }

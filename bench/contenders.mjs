@@ -1,0 +1,162 @@
+// The lock implementations the benchmark compares, behind one small interface:
+//   lockCycle(key)            acquire then release, nothing in between (uncontended runs)
+//   withLock(key, body)       acquire, run body, release (contended runs); false if not acquired
+//   close()
+import 'reflect-metadata';
+import { randomBytes } from 'node:crypto';
+import { createRequire } from 'node:module';
+import { Injectable, Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { Redis } from 'ioredis';
+import Redlock5 from 'redlock';
+import { Mutex } from 'redis-semaphore';
+import { LockService, Locked, RedisLockModule } from 'nestjs-redis-lock';
+
+const require = createRequire(import.meta.url);
+const Redlock4 = require('redlock4');
+
+const RAW_RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
+const TTL = 30_000;
+
+export const CONTENDER_NAMES = ['raw ioredis', 'LockService', '@Locked', 'redlock v5', 'redlock v4', 'redis-semaphore'];
+
+export async function createContender(name, url, { contended = false } = {}) {
+  switch (name) {
+    case 'raw ioredis': {
+      const redis = new Redis(url);
+      redis.defineCommand('benchRelease', { numberOfKeys: 1, lua: RAW_RELEASE });
+      const acquire = async (key) => {
+        const token = randomBytes(16).toString('hex');
+        // Contended: poll every millisecond, the best a client without notifications can do.
+        while ((await redis.set(key, token, 'PX', TTL, 'NX')) !== 'OK') {
+          if (!contended) throw new Error('busy');
+          await new Promise((resolve) => setTimeout(resolve, 1));
+        }
+        return token;
+      };
+      return {
+        async lockCycle(key) {
+          await redis.benchRelease(key, await acquire(key));
+        },
+        async withLock(key, body) {
+          const token = await acquire(key);
+          body();
+          await redis.benchRelease(key, token);
+          return true;
+        },
+        close: () => redis.quit(),
+      };
+    }
+    case 'LockService':
+    case '@Locked': {
+      // Decorators applied by hand: plain JavaScript has no decorator syntax on Node 20.
+      class Worker {
+        async cycle(_key, body) {
+          body?.();
+        }
+      }
+      const cycle = Object.getOwnPropertyDescriptor(Worker.prototype, 'cycle');
+      Locked((key) => key, { waitTimeout: 10_000 })(Worker.prototype, 'cycle', cycle);
+      Object.defineProperty(Worker.prototype, 'cycle', cycle);
+      Injectable()(Worker);
+      class BenchModule {}
+      Module({ imports: [RedisLockModule.forRoot({ redis: url, isGlobal: true, waitTimeout: 10_000 })], providers: [Worker] })(BenchModule);
+      const app = await NestFactory.createApplicationContext(BenchModule, { logger: ['error'] });
+      const locks = app.get(LockService);
+      const worker = app.get(Worker);
+      if (name === '@Locked') {
+        return {
+          lockCycle: (key) => worker.cycle(key),
+          async withLock(key, body) {
+            await worker.cycle(key, body);
+            return true;
+          },
+          close: () => app.close(),
+        };
+      }
+      return {
+        async lockCycle(key) {
+          const lock = await locks.acquire(key);
+          await lock.release();
+        },
+        async withLock(key, body) {
+          const lock = await locks.acquire(key);
+          body();
+          await lock.release();
+          return true;
+        },
+        close: () => app.close(),
+      };
+    }
+    case 'redlock v5': {
+      const redis = new Redis(url);
+      const redlock = new Redlock5([redis]);
+      redlock.on('error', () => undefined);
+      return {
+        async lockCycle(key) {
+          const lock = await redlock.acquire([key], TTL);
+          await lock.release();
+        },
+        async withLock(key, body) {
+          let lock;
+          try {
+            lock = await redlock.acquire([key], TTL);
+          } catch {
+            return false;
+          }
+          body();
+          await lock.release();
+          return true;
+        },
+        close: () => redis.quit(),
+      };
+    }
+    case 'redlock v4': {
+      const redis = new Redis(url);
+      const redlock = new Redlock4([redis]);
+      redlock.on('clientError', () => undefined);
+      return {
+        async lockCycle(key) {
+          const lock = await redlock.lock(key, TTL);
+          await lock.unlock();
+        },
+        async withLock(key, body) {
+          let lock;
+          try {
+            lock = await redlock.lock(key, TTL);
+          } catch {
+            return false;
+          }
+          body();
+          await lock.unlock();
+          return true;
+        },
+        close: () => redis.quit(),
+      };
+    }
+    case 'redis-semaphore': {
+      const redis = new Redis(url);
+      return {
+        async lockCycle(key) {
+          const mutex = new Mutex(redis, key, { lockTimeout: TTL });
+          await mutex.acquire();
+          await mutex.release();
+        },
+        async withLock(key, body) {
+          const mutex = new Mutex(redis, key, { lockTimeout: TTL });
+          try {
+            await mutex.acquire();
+          } catch {
+            return false;
+          }
+          body();
+          await mutex.release();
+          return true;
+        },
+        close: () => redis.quit(),
+      };
+    }
+    default:
+      throw new Error(`unknown contender ${name}`);
+  }
+}

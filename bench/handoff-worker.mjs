@@ -1,0 +1,41 @@
+// One worker process of the cross-process contended benchmark. It waits for "go <epoch ms>",
+// then takes the lock in a loop until the deadline and reports every critical section.
+// Usage: handoff-worker.mjs <contender> <redis url> <key> <duration ms> <worker id> <greedy|polite>
+import { performance } from 'node:perf_hooks';
+import { createInterface } from 'node:readline';
+import { createContender } from './contenders.mjs';
+import { remoteTurns } from './turns.mjs';
+
+const [, , name, url, key, durationMs, workerId, mode] = process.argv;
+const worker = Number(workerId);
+const contender = await createContender(name, url, { contended: true });
+const turns = mode === 'polite' ? await remoteTurns(url, worker) : undefined;
+// Epoch-based high-resolution time, comparable between processes on one machine.
+const clock = () => performance.timeOrigin + performance.now();
+process.stdout.write('ready\n');
+
+const lines = createInterface({ input: process.stdin });
+for await (const line of lines) {
+  if (!line.startsWith('go ')) continue;
+  const startAt = Number(line.slice(3));
+  await new Promise((resolve) => setTimeout(resolve, Math.max(0, startAt - Date.now())));
+  const sections = [];
+  let failures = 0;
+  const end = clock() + Number(durationMs);
+  while (clock() < end) {
+    const section = {};
+    const ok = await contender.withLock(key, () => {
+      section.acquiredAt = clock();
+      turns?.taken();
+      section.releasedAt = clock();
+    });
+    if (ok) sections.push(section);
+    else failures++;
+    if (turns) await Promise.race([turns.othersAfter(), new Promise((resolve) => setTimeout(resolve, Math.max(0, end - clock())))]);
+  }
+  process.stdout.write(JSON.stringify({ sections, failures }) + '\n');
+  break;
+}
+lines.close();
+await turns?.close();
+await contender.close();

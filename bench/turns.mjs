@@ -1,0 +1,52 @@
+// "Polite" workers for measuring handoff: after releasing, a worker steps back until another
+// worker has taken the lock, so that every handoff goes to a waiter (greedy workers would
+// mostly hand the lock to themselves, which measures nothing).
+import { Redis } from 'ioredis';
+
+/** Turn-taking among workers of one process. */
+export function localTurns() {
+  let turns = 0;
+  let lastBy = -1;
+  const waiting = new Set();
+  return {
+    taken(worker) {
+      turns++;
+      lastBy = worker;
+      for (const wake of waiting) wake();
+    },
+    /** Resolves once someone other than `worker` has taken a turn since `since`. */
+    async othersAfter(worker, since) {
+      while (!(turns > since && lastBy !== worker)) await new Promise((resolve) => waiting.add(resolve)).then(() => waiting.clear());
+    },
+    get count() {
+      return turns;
+    },
+  };
+}
+
+/** Turn-taking among processes, announced on a pub/sub channel. */
+export async function remoteTurns(url, worker) {
+  const publisher = new Redis(url);
+  const subscriber = new Redis(url);
+  await subscriber.subscribe('bench:turns');
+  let othersSinceMine = 0;
+  let wake;
+  subscriber.on('message', (_channel, by) => {
+    if (Number(by) !== worker) {
+      othersSinceMine++;
+      wake?.();
+    }
+  });
+  return {
+    taken() {
+      othersSinceMine = 0;
+      void publisher.publish('bench:turns', String(worker));
+    },
+    async othersAfter() {
+      while (othersSinceMine === 0) await new Promise((resolve) => (wake = resolve));
+    },
+    async close() {
+      await Promise.all([publisher.quit(), subscriber.quit()]);
+    },
+  };
+}
