@@ -1,6 +1,6 @@
 // The lock implementations the benchmark compares, behind one small interface:
 //   lockCycle(key)            acquire then release, nothing in between (uncontended runs)
-//   withLock(key, body)       acquire, run body, release (contended runs); false if not acquired
+//   withLock(key, body)       acquire, run (and await) body, release (contended runs); false if not acquired
 //   close()
 import 'reflect-metadata';
 import { randomBytes } from 'node:crypto';
@@ -40,7 +40,7 @@ export async function createContender(name, url, { contended = false } = {}) {
         },
         async withLock(key, body) {
           const token = await acquire(key);
-          body();
+          await body();
           await redis.benchRelease(key, token);
           return true;
         },
@@ -52,7 +52,7 @@ export async function createContender(name, url, { contended = false } = {}) {
       // Decorators applied by hand: plain JavaScript has no decorator syntax on Node 20.
       class Worker {
         async cycle(_key, body) {
-          body?.();
+          await body?.();
         }
       }
       const cycle = Object.getOwnPropertyDescriptor(Worker.prototype, 'cycle');
@@ -81,7 +81,7 @@ export async function createContender(name, url, { contended = false } = {}) {
         },
         async withLock(key, body) {
           const lock = await locks.acquire(key);
-          body();
+          await body();
           await lock.release();
           return true;
         },
@@ -104,7 +104,7 @@ export async function createContender(name, url, { contended = false } = {}) {
           } catch {
             return false;
           }
-          body();
+          await body();
           await lock.release();
           return true;
         },
@@ -127,7 +127,7 @@ export async function createContender(name, url, { contended = false } = {}) {
           } catch {
             return false;
           }
-          body();
+          await body();
           await lock.unlock();
           return true;
         },
@@ -149,7 +149,7 @@ export async function createContender(name, url, { contended = false } = {}) {
           } catch {
             return false;
           }
-          body();
+          await body();
           await mutex.release();
           return true;
         },

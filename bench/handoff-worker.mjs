@@ -23,10 +23,14 @@ for await (const line of lines) {
   let failures = 0;
   const end = clock() + Number(durationMs);
   while (clock() < end) {
-    const section = {};
-    const ok = await contender.withLock(key, () => {
+    const section = { requestedAt: clock() };
+    const ok = await contender.withLock(key, async () => {
       section.acquiredAt = clock();
-      turns?.taken();
+      if (turns) {
+        turns.taken();
+        // Hold briefly, so that the others have asked for the lock before it is released.
+        await new Promise((resolve) => setTimeout(resolve, 2));
+      }
       section.releasedAt = clock();
     });
     if (ok) sections.push(section);

@@ -1,5 +1,4 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { randomBytes } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { Subject, type Observable } from 'rxjs';
 import { LockNotAcquiredError } from '../errors/lock-not-acquired.error.js';
@@ -15,6 +14,7 @@ import type { LockLogger } from './lock-logger.js';
 import { resolveLockOptions, type LockTiming, type ResolvedModuleOptions } from './lock-options.js';
 import { LockScripts, type AcquireReply, type RedisClient, type ReleaseReply } from './lock-scripts.js';
 import type { LockRunner } from './locked-call.js';
+import { ownerToken } from './owner-token.js';
 import { ReentrantLock } from './reentrant-lock.js';
 import { ReleaseNotifier, type ReleaseWatch } from './release-notifier.js';
 import { RenewalScheduler } from './renewal-scheduler.js';
@@ -105,7 +105,7 @@ export class LockManager implements LockOwner, LockRunner {
     const waitUntil = calledAt + timing.waitTimeout;
     const waits = timing.waitTimeout > 0;
     // One token for the whole call: it is also the caller's place in the waiting queue.
-    const token = randomBytes(16).toString('hex');
+    const token = ownerToken();
     let watch: ReleaseWatch | undefined;
     let lastError: unknown;
     let lastAttemptAt = calledAt;
@@ -162,7 +162,7 @@ export class LockManager implements LockOwner, LockRunner {
     const { timing, names, reentered } = this.prepare(key, options);
     if (reentered) return reentered;
     const calledAt = now();
-    const token = randomBytes(16).toString('hex');
+    const token = ownerToken();
     const outcome = await this.attempt(key, names, token, timing, false, Infinity, options?.signal, calledAt);
     if (outcome instanceof HeldLock) return this.acquired(outcome, calledAt);
     if (this.listening) this.emit({ type: 'not-acquired', key, waitedMs: now() - calledAt, at: Date.now() });
