@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import { connect } from 'node:net';
 import { redisUrl } from './redis.js';
 
 export interface SeenCommand {
@@ -8,24 +8,55 @@ export interface SeenCommand {
 
 /**
  * Every command the test server receives on this worker's database that names `key`, from now
- * until `stop()`. MONITOR sees the whole server, so other workers' commands are filtered out.
+ * until `stop()`. Speaks MONITOR over a plain socket: ioredis' monitor mode can trip over output
+ * that arrives before it has switched modes. MONITOR sees the whole server, so other workers'
+ * commands are filtered out by database.
  */
 export async function watchCommands(key: string): Promise<{ seen: SeenCommand[]; stop(): Promise<void> }> {
-  const url = redisUrl();
-  const db = Number(new URL(url).pathname.slice(1));
-  const monitor = await new Redis(url).monitor();
+  const url = new URL(redisUrl());
+  const db = Number(url.pathname.slice(1));
+  const socket = connect(Number(url.port), url.hostname);
   const seen: SeenCommand[] = [];
-  monitor.on('monitor', (_time: string, args: string[], _source: string, database: string) => {
-    if (Number(database) === db && args.includes(key)) seen.push({ args, at: performance.now() });
+  let buffer = '';
+  let ready!: () => void;
+  const monitoring = new Promise<void>((resolve) => (ready = resolve));
+  socket.setEncoding('latin1');
+  socket.on('data', (chunk: string) => {
+    buffer += chunk;
+    let end: number;
+    while ((end = buffer.indexOf('\r\n')) !== -1) {
+      const line = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      if (line === '+OK') {
+        ready();
+        continue;
+      }
+      const match = /^\+[\d.]+ \[(\d+) [^\]]*\] (.*)$/.exec(line);
+      if (!match || Number(match[1]) !== db) continue;
+      const args = parseQuoted(match[2]!);
+      if (args.includes(key)) seen.push({ args, at: performance.now() });
+    }
   });
+  socket.write('MONITOR\r\n');
+  await monitoring;
   return {
     seen,
     async stop() {
       // Let commands already sent reach the monitor before it goes.
       await new Promise((resolve) => setTimeout(resolve, 30));
-      monitor.disconnect();
+      socket.destroy();
     },
   };
+}
+
+/** Splits MONITOR's `"a" "b\"c"` into its arguments. */
+function parseQuoted(text: string): string[] {
+  const args: string[] = [];
+  const pattern = /"((?:[^"\\]|\\.)*)"/g;
+  for (let match = pattern.exec(text); match; match = pattern.exec(text)) {
+    args.push(match[1]!.replace(/\\x([0-9a-f]{2})/gi, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))).replace(/\\(.)/g, '$1'));
+  }
+  return args;
 }
 
 export const isScriptCall = (command: SeenCommand): boolean => /^eval(sha)?$/i.test(command.args[0] ?? '');
