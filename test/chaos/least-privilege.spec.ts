@@ -1,0 +1,78 @@
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { redisUrl, useRedis } from '../support/redis.js';
+import { ChaosWorker } from './support/chaos-worker.js';
+import { report } from './support/report.js';
+import { createLockApp } from '../support/lock-app.js';
+
+/**
+ * The ACL the README documents: only the commands the library sends (and its scripts call),
+ * only keys and channels under its prefix.
+ */
+export const LOCK_ACL = [
+  'on', '>lock-secret', 'resetkeys', '~lock:*', 'resetchannels', '&lock:*', '-@all',
+  '+evalsha', '+eval', '+exists', '+subscribe', '+unsubscribe', '+ping', '+info', '+select',
+  '+get', '+set', '+del', '+pexpire', '+pttl', '+incr', '+time', '+publish',
+  '+lindex', '+lpop', '+rpush', '+lrem', '+zadd', '+zrem', '+zscore',
+];
+
+describe('chaos: least privilege', () => {
+  const redis = useRedis();
+  const user = `locks-${process.pid}`;
+  let url: string;
+
+  beforeAll(async () => {
+    await redis.acl('SETUSER', user, 'reset', ...LOCK_ACL);
+    const base = new URL(redisUrl());
+    base.username = user;
+    base.password = 'lock-secret';
+    url = base.toString();
+  });
+  afterAll(async () => {
+    await redis.acl('DELUSER', user);
+  });
+
+  it('runs contended locking as an ACL user confined to the lock prefix', { timeout: 60_000 }, async () => {
+    const workers = Array.from({ length: 2 }, (_, i) =>
+      ChaosWorker.start({ REDIS_URL: url, COUNTER_URL: redisUrl(), MODE: 'exclusion', KEY: 'acl', ITERATIONS: 150 }, `acl-${i}`),
+    );
+    const results = await Promise.all(workers.map((worker) => worker.next<{ sections: unknown[] }>('sections', 30_000)));
+    await Promise.all(workers.map((worker) => worker.exitsOnItsOwn()));
+    expect(results.flatMap((result) => result.sections)).toHaveLength(300);
+    expect(await redis.get('acl:counter')).toBe('300');
+
+    const app = await createLockApp({ redis: url, ttl: 1_000, renewInterval: 200 });
+    const tokens = new Set<string>();
+    const spy = new Redis(redisUrl());
+    try {
+      const held = await app.locks.acquire('acl-key');
+      const waiting = app.locks.acquire('acl-key', { waitTimeout: 5_000 });
+      await new Promise((resolve) => setTimeout(resolve, 500)); // renewals and a queued waiter
+      tokens.add((await spy.get('lock:{acl-key}'))!);
+      await held.release();
+      const next = await waiting;
+      tokens.add((await spy.get('lock:{acl-key}'))!);
+      expect(next.fencingToken).toBe(held.fencingToken + 1);
+      expect(await app.locks.isLocked('acl-key')).toBe(true);
+      await next.release();
+      expect(held.signal.aborted).toBe(false);
+      expect(app.logs.lines.filter((line) => /NOPERM|no permissions/i.test(line.message))).toEqual([]);
+      for (let i = 0; i < 200; i++) {
+        const lock = await app.locks.acquire(`acl-many-${i % 5}`);
+        tokens.add((await spy.get(`lock:{acl-many-${i % 5}}`))!);
+        await lock.release();
+      }
+    } finally {
+      await app.close();
+      await spy.quit();
+    }
+    const denied = new Redis(url);
+    const refused = await denied.get('outside').catch((error: Error) => error.message);
+    await denied.quit();
+    expect(refused).toMatch(/NOPERM/);
+    // Owner tokens: 128 random bits each, never repeated.
+    expect([...tokens].every((token) => /^[0-9a-f]{32}$/.test(token))).toBe(true);
+    expect(tokens.size).toBe(202);
+    report('least-privilege', { processes: 2, acquisitions: 300, aclCommands: LOCK_ACL.filter((rule) => rule.startsWith('+')).length, outsidePrefix: 'NOPERM', distinctTokens: tokens.size, tokenBits: 128 });
+  });
+});
