@@ -2,7 +2,8 @@
 // the benchmarks. Plain JavaScript so that scripts can use it without a build.
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { connect, createServer } from 'node:net';
+import { createServer } from 'node:net';
+import { waitForPing } from './ports.mjs';
 
 export function assertRedisInstalled() {
   const probe = spawnSync('redis-server', ['--version'], { encoding: 'utf8' });
@@ -68,25 +69,12 @@ async function waitForPort(port, child) {
   const deadline = Date.now() + 10_000;
   while (Date.now() < deadline) {
     if (exited) throw new Error(`redis-server exited while starting on port ${port}`);
-    if (await answersPing(port)) return;
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    try {
+      await waitForPing(port, 100);
+      return;
+    } catch {
+      // not up yet
+    }
   }
   throw new Error(`redis-server did not answer on port ${port} within 10 s`);
-}
-
-function answersPing(port) {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.setTimeout(500);
-    socket.once('connect', () => socket.write('PING\r\n'));
-    socket.once('data', (data) => {
-      socket.destroy();
-      resolve(data.toString().startsWith('+PONG'));
-    });
-    socket.once('error', () => resolve(false));
-    socket.once('timeout', () => {
-      socket.destroy();
-      resolve(false);
-    });
-  });
 }

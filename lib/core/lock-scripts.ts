@@ -185,10 +185,13 @@ export class LockScripts {
    * ioredis prefixes the declared keys of a script with the client's `keyPrefix`, but cannot
    * know which arguments of the variadic renew script are keys; those get the prefix here.
    */
-  private readonly keyPrefix: string;
+  readonly keyPrefix: string;
+  /** Redis Cluster: a script's keys must share one slot. */
+  readonly isCluster: boolean;
 
   constructor(readonly client: RedisClient) {
     this.keyPrefix = clientKeyPrefix(client);
+    this.isCluster = (client as { isCluster?: boolean }).isCluster === true;
     for (const { name, numberOfKeys, lua } of Object.values(COMMANDS)) {
       client.defineCommand(name, numberOfKeys === null ? { lua } : { numberOfKeys, lua });
     }

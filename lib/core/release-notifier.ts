@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import type { LockLogger } from './lock-logger.js';
 import { clientKeyPrefix, type RedisClient } from './lock-scripts.js';
 
@@ -28,7 +28,7 @@ interface ChannelState {
  * lock, instead of all of them.
  */
 export class ReleaseNotifier {
-  private subscriber?: Redis;
+  private subscriber?: Redis | Cluster;
   private readonly channels = new Map<string, ChannelState>();
   /** Channel names as Redis sees them: scripts publish on a key, which ioredis prefixes. */
   private readonly channelPrefix: string;
@@ -40,9 +40,12 @@ export class ReleaseNotifier {
     this.channelPrefix = clientKeyPrefix(client);
   }
 
-  /** Whether waiters can be woken by messages (not yet on Redis Cluster: they poll there). */
+  /**
+   * Whether waiters are woken by messages. On Redis Cluster too: a script's PUBLISH reaches
+   * subscribers on every node over the cluster bus.
+   */
   get enabled(): boolean {
-    return !(this.client as { isCluster?: boolean }).isCluster;
+    return true;
   }
 
   watch(channel: string, token: string): ReleaseWatch {
@@ -102,9 +105,9 @@ export class ReleaseNotifier {
     this.subscriber?.disconnect();
   }
 
-  private connection(): Redis {
+  private connection(): Redis | Cluster {
     if (this.subscriber === undefined) {
-      const subscriber = (this.client as Redis).duplicate();
+      const subscriber = this.client.duplicate();
       subscriber.on('message', (channel: string, message: string) => {
         const separator = message.indexOf(':');
         const waiter = this.channels.get(channel)?.waiters.get(message.slice(0, separator));

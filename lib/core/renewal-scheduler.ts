@@ -1,5 +1,6 @@
 import { Subscription, exhaustMap, timer } from 'rxjs';
 import { now } from './clock.js';
+import { clusterSlot } from './cluster-slot.js';
 import type { LockLogger } from './lock-logger.js';
 import type { LockScripts } from './lock-scripts.js';
 
@@ -85,25 +86,24 @@ export class RenewalScheduler {
 
   private async renew(locks: Renewable[]): Promise<void> {
     const startedAt = now();
-    const batch: { lock: Renewable; sequence: number; ttl: number }[] = [];
+    const batch: BatchItem[] = [];
     for (const lock of locks) {
       const sequence = lock.beginRenewal(startedAt);
       if (sequence !== undefined) batch.push({ lock, sequence, ttl: lock.ttl });
     }
     if (batch.length === 0) return;
-    const calls: Promise<number[]>[] = [];
-    for (let from = 0; from < batch.length; from += BATCH_SIZE) {
-      const slice = batch.slice(from, from + BATCH_SIZE);
-      const keys: string[] = new Array(slice.length);
-      const args: (string | number)[] = new Array(slice.length * 2);
-      for (let i = 0; i < slice.length; i++) {
-        const { lock, ttl } = slice[i]!;
+    const groups = this.scripts.isCluster ? bySlot(batch, this.scripts.keyPrefix) : byCount(batch);
+    const calls = groups.map((group) => {
+      const keys: string[] = new Array(group.length);
+      const args: (string | number)[] = new Array(group.length * 2);
+      for (let i = 0; i < group.length; i++) {
+        const { lock, ttl } = group[i]!;
         keys[i] = lock.lockKey;
         args[2 * i] = lock.token;
         args[2 * i + 1] = ttl;
       }
-      calls.push(this.scripts.renewMany(keys, args));
-    }
+      return this.scripts.renewMany(keys, args);
+    });
     let results: number[][];
     try {
       results = await Promise.all(calls);
@@ -112,9 +112,40 @@ export class RenewalScheduler {
       this.logger.warn(`Renewal of ${batch.length} lock(s) failed (${(error as Error).message}); retrying until their lease deadlines.`);
       return;
     }
-    for (let i = 0; i < batch.length; i++) {
-      const { lock, sequence, ttl } = batch[i]!;
-      lock.completeRenewal(sequence, startedAt, ttl, results[Math.floor(i / BATCH_SIZE)]![i % BATCH_SIZE] === 1);
+    for (let g = 0; g < groups.length; g++) {
+      const group = groups[g]!;
+      const replies = results[g]!;
+      for (let i = 0; i < group.length; i++) {
+        const { lock, sequence, ttl } = group[i]!;
+        lock.completeRenewal(sequence, startedAt, ttl, replies[i] === 1);
+      }
     }
   }
+}
+
+interface BatchItem {
+  lock: Renewable;
+  sequence: number;
+  ttl: number;
+}
+
+function byCount(batch: BatchItem[]): BatchItem[][] {
+  const groups: BatchItem[][] = [];
+  for (let from = 0; from < batch.length; from += BATCH_SIZE) groups.push(batch.slice(from, from + BATCH_SIZE));
+  return groups;
+}
+
+/**
+ * On Redis Cluster one script call may only touch one slot, so renewals go out as one call per
+ * slot; ioredis sends the calls for one node back to back, still one round trip per node.
+ */
+function bySlot(batch: BatchItem[], keyPrefix: string): BatchItem[][] {
+  const groups = new Map<number, BatchItem[]>();
+  for (const item of batch) {
+    const slot = clusterSlot(keyPrefix + item.lock.lockKey);
+    let group = groups.get(slot);
+    if (group === undefined) groups.set(slot, (group = []));
+    group.push(item);
+  }
+  return [...groups.values()];
 }

@@ -1,0 +1,48 @@
+// Starts a throwaway Redis Cluster of N masters on free loopback ports (each also needs its
+// cluster bus port, port + 10000), joined with `redis-cli --cluster create`.
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { assertRedisInstalled } from './redis-server.mjs';
+import { isFree, waitForPing } from './ports.mjs';
+
+export async function startRedisCluster(masters = 3) {
+  assertRedisInstalled();
+  const dir = mkdtempSync(join(tmpdir(), 'redis-cluster-'));
+  const ports = [];
+  for (let port = 20000 + Math.floor(Math.random() * 20000); ports.length < masters; port++) {
+    if ((await isFree(port)) && (await isFree(port + 10000))) ports.push(port);
+  }
+  const children = ports.map((port) =>
+    spawn(
+      'redis-server',
+      ['--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes', '--cluster-config-file', join(dir, `nodes-${port}.conf`),
+        '--cluster-node-timeout', '2000', '--save', '', '--appendonly', 'no', '--loglevel', 'warning', '--dir', dir],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    ),
+  );
+  await Promise.all(ports.map((port) => waitForPing(port)));
+  const created = spawnSync('redis-cli', ['--cluster', 'create', ...ports.map((port) => `127.0.0.1:${port}`), '--cluster-replicas', '0', '--cluster-yes'], { encoding: 'utf8' });
+  if (created.status !== 0) throw new Error(`redis-cli --cluster create failed: ${created.stdout}${created.stderr}`);
+  // Wait until every node agrees the cluster is up.
+  const deadline = Date.now() + 20_000;
+  for (const port of ports) {
+    const node = new Redis(port, '127.0.0.1');
+    while (!String(await node.cluster('INFO')).includes('cluster_state:ok')) {
+      if (Date.now() > deadline) throw new Error('the cluster did not come up within 20 s');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    await node.quit();
+  }
+  return {
+    nodes: ports.map((port) => ({ host: '127.0.0.1', port })),
+    async stop() {
+      await Promise.all(
+        children.map((child) => new Promise((resolve) => (child.exitCode !== null ? resolve() : (child.once('exit', resolve), child.kill('SIGTERM'))))),
+      );
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

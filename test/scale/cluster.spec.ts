@@ -1,0 +1,85 @@
+import { Cluster } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startRedisCluster, type RedisCluster } from '../../scripts/redis-cluster.mjs';
+import { createLockApp, sleep, type LockApp } from '../support/lock-app.js';
+
+describe('Redis Cluster (3 masters)', () => {
+  let cluster: RedisCluster;
+  let client: Cluster;
+  let app: LockApp | undefined;
+
+  beforeAll(async () => {
+    cluster = await startRedisCluster(3);
+    client = new Cluster(cluster.nodes);
+  }, 60_000);
+  afterEach(async () => {
+    await app?.close();
+    app = undefined;
+  });
+  afterAll(async () => {
+    await client?.quit();
+    await cluster?.stop();
+  });
+
+  const open = (options: Parameters<typeof createLockApp>[0] = {}) => createLockApp({ redis: new Cluster(cluster.nodes), ...options }).then((created) => (app = created));
+
+  it('locks keys of any shape without CROSSSLOT errors, spread over all masters', async () => {
+    await open();
+    const keys = ['order:1', '{tagged}', 'a}b', '}lead', 'x{y}z{w}', 'ünïcødé 🔒', '\\', '{', '}', ...Array.from({ length: 60 }, (_, i) => `spread:${i}`)];
+    for (const key of keys) {
+      await app!.locks.using(key, async (lock) => {
+        expect(lock.held).toBe(true);
+        expect(await app!.locks.isLocked(key)).toBe(true);
+      });
+      expect(await app!.locks.isLocked(key)).toBe(false);
+    }
+    // The keys landed on every master, so the hash tags were checked by three nodes.
+    const perNode = await Promise.all(client.nodes('master').map((node) => node.dbsize()));
+    expect(perNode.every((count) => count > 0)).toBe(true);
+  });
+
+  it('wakes a waiter on release through cluster pub/sub, and serves waiters in turn', async () => {
+    await open({ ttl: 30_000 });
+    const other = await createLockApp({ redis: new Cluster(cluster.nodes), ttl: 30_000 });
+    try {
+      const held = await app!.locks.acquire('cluster:handoff');
+      const waiting = other.locks.acquire('cluster:handoff', { waitTimeout: 10_000 }).then((lock) => ({ lock, at: performance.now() }));
+      await sleep(100);
+      const releasedAt = performance.now();
+      await held.release();
+      const { lock, at } = await waiting;
+      expect(at - releasedAt).toBeLessThan(150);
+      expect(lock.fencingToken).toBe(held.fencingToken + 1);
+      await lock.release();
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('renews many locks across slots in batches, and reports exactly the one stolen', async () => {
+    await open({ ttl: 1_200, renewInterval: 300 });
+    const locks = await Promise.all(Array.from({ length: 200 }, (_, i) => app!.locks.acquire(`batch:${i}`)));
+    await sleep(700);
+    await client.del('lock:{batch:13}');
+    await new Promise((resolve) => locks[13]!.signal.addEventListener('abort', resolve, { once: true }));
+    await sleep(1_000);
+    expect(locks[13]!.signal.reason).toMatchObject({ reason: 'refused' });
+    expect(locks.filter((lock) => lock.held)).toHaveLength(199);
+    await Promise.all(locks.map((lock) => lock.release()));
+  });
+
+  it('keeps contended read-modify-writes exact', async () => {
+    await open();
+    let counter = 0;
+    await Promise.all(
+      Array.from({ length: 30 }, () =>
+        app!.locks.using('cluster:counter', async () => {
+          const read = counter;
+          await sleep(1);
+          counter = read + 1;
+        }),
+      ),
+    );
+    expect(counter).toBe(30);
+  });
+});
