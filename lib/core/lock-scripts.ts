@@ -84,27 +84,44 @@ end
 return {0, redis.call('PTTL', KEYS[1])}
 `;
 
+/**
+ * A replica cannot say a lock is not ours: during a failover the old master, demoted and
+ * resyncing, answers with an empty or stale dataset. So before reporting "not the owner",
+ * scripts check that they run on a master, and otherwise fail like any transient error
+ * (the client retries on the new master until the lease deadline).
+ */
+const ON_REPLICA = `
+local function on_replica()
+  if string.find(redis.call('INFO', 'replication'), 'role:slave', 1, true) then
+    return redis.error_reply('READONLY this node is a replica: lock ownership cannot be checked here')
+  end
+end
+`;
+
 /** KEYS: lock. ARGV: owner token, ttl. Returns 1 when renewed, 0 when not the owner. */
-const RENEW = `
+const RENEW = `${ON_REPLICA}
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   return redis.call('PEXPIRE', KEYS[1], ARGV[2])
 end
-return 0
+return on_replica() or 0
 `;
 
 /**
  * Renews many locks in one call. KEYS: the locks. ARGV: token and ttl of each, in turn.
  * Returns one 1 (renewed) or 0 (not the owner) per lock.
  */
-const RENEW_MANY = `
+const RENEW_MANY = `${ON_REPLICA}
 local results = {}
+local refused = false
 for i = 1, #KEYS do
   if redis.call('GET', KEYS[i]) == ARGV[2 * i - 1] then
     results[i] = redis.call('PEXPIRE', KEYS[i], ARGV[2 * i])
   else
     results[i] = 0
+    refused = true
   end
 end
+if refused then return on_replica() or results end
 return results
 `;
 
@@ -114,8 +131,8 @@ return results
  * Returns `{0}` when not the owner. Otherwise deletes the lock and, when someone waits, hands
  * it to the waiter whose turn it is: `{1, token, fencingToken}` of that waiter, else `{1}`.
  */
-const RELEASE = `${QUEUE}
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return {0} end
+const RELEASE = `${QUEUE}${ON_REPLICA}
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return on_replica() or {0} end
 redis.call('DEL', KEYS[1])
 local granted = grant_next(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], tonumber(ARGV[2]))
 if granted then return {1, granted[1], granted[2]} end

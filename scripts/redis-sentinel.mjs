@@ -1,0 +1,86 @@
+// Starts a throwaway Sentinel deployment on free loopback ports: one master, one replica and
+// three sentinels watching them under the name "mymaster".
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { isFree, waitForPing } from './ports.mjs';
+import { assertRedisInstalled } from './redis-server.mjs';
+
+const NAME = 'mymaster';
+
+async function freePorts(count) {
+  const ports = [];
+  for (let port = 20000 + Math.floor(Math.random() * 20000); ports.length < count; port++) {
+    if (await isFree(port)) ports.push(port);
+  }
+  return ports;
+}
+
+export async function startSentinelDeployment() {
+  assertRedisInstalled();
+  const dir = mkdtempSync(join(tmpdir(), 'redis-sentinel-'));
+  const [masterPort, replicaPort, ...sentinelPorts] = await freePorts(5);
+  const children = [];
+  const server = (port, extra) =>
+    children.push(spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning', '--dir', dir, ...extra], { stdio: 'ignore' }));
+  server(masterPort, []);
+  server(replicaPort, ['--replicaof', '127.0.0.1', String(masterPort)]);
+  await Promise.all([waitForPing(masterPort), waitForPing(replicaPort)]);
+  const master = new Redis(masterPort, '127.0.0.1');
+  await until(async () => /slave0:.*state=online/.test(await master.info('replication')), 30_000, 'the replica to sync');
+  master.disconnect();
+  for (const port of sentinelPorts) {
+    const config = join(dir, `sentinel-${port}.conf`);
+    writeFileSync(
+      config,
+      [`port ${port}`, 'bind 127.0.0.1', `dir ${dir}`, `sentinel monitor ${NAME} 127.0.0.1 ${masterPort} 2`, `sentinel down-after-milliseconds ${NAME} 1000`,
+        `sentinel failover-timeout ${NAME} 5000`, `sentinel parallel-syncs ${NAME} 1`, ''].join('\n'),
+    );
+    children.push(spawn('redis-sentinel', [config], { stdio: 'ignore' }));
+  }
+  await Promise.all(sentinelPorts.map((port) => waitForPing(port)));
+  const sentinel = new Redis(sentinelPorts[0], '127.0.0.1');
+  // Wait until the sentinels know the replica (a failover needs one) and each other.
+  await until(async () => {
+    const replicas = await sentinel.call('SENTINEL', 'REPLICAS', NAME);
+    const sentinels = await sentinel.call('SENTINEL', 'SENTINELS', NAME);
+    return replicas.length >= 1 && sentinels.length >= 2;
+  }, 30_000, 'sentinels to discover the replica and each other');
+  const masterPortNow = async () => Number((await sentinel.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', NAME))[1]);
+  return {
+    name: NAME,
+    sentinels: sentinelPorts.map((port) => ({ host: '127.0.0.1', port })),
+    masterPort,
+    replicaPort,
+    masterPortNow,
+    /** Promotes the replica and waits until it is the master everyone sees. */
+    async failover() {
+      const before = await masterPortNow();
+      await sentinel.call('SENTINEL', 'FAILOVER', NAME);
+      await until(async () => {
+        const after = await masterPortNow();
+        if (after === before) return false;
+        const node = new Redis(after, '127.0.0.1');
+        const role = await node.role().catch(() => ['unknown']);
+        await node.quit();
+        return role[0] === 'master';
+      }, 30_000, 'the failover');
+      return masterPortNow();
+    },
+    async stop() {
+      sentinel.disconnect();
+      await Promise.all(children.map((child) => new Promise((resolve) => (child.exitCode !== null ? resolve() : (child.once('exit', resolve), child.kill('SIGTERM'))))));
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function until(check, timeoutMs, what) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
