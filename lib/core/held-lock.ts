@@ -8,12 +8,13 @@ import type { DeadlineSweeper, Expiring } from './deadline-sweeper.js';
 import type { LockRedisKeys } from './lock-key.js';
 import type { LockLogger } from './lock-logger.js';
 import { driftMargin, type LockTiming, MAX_TIMER_MS, MIN_TTL_MS } from './lock-options.js';
-import type { LockScripts, ReleaseReply } from './lock-scripts.js';
+import type { ReleaseReply } from './lock-scripts.js';
+import type { LockStore, RenewalOutcome } from './lock-store.js';
 import type { Renewable, RenewalScheduler } from './renewal-scheduler.js';
 
 /** What a held lock needs from the manager that created it. */
 export interface LockOwner {
-  readonly scripts: LockScripts;
+  readonly store: LockStore;
   readonly logger: LockLogger;
   readonly scheduler: RenewalScheduler;
   readonly sweeper: DeadlineSweeper;
@@ -88,9 +89,12 @@ export class HeldLock implements Lock, Renewable, Expiring {
     const startedAt = now();
     const sequence = this.beginRenewal(startedAt);
     this.assertHeld();
-    const renewed = await this.owner.scripts.renew(this.names.lock, this.token, lease);
+    const renewed = await this.owner.store.renew(this.names.lock, this.token, lease);
     this.completeRenewal(sequence!, startedAt, lease, renewed);
     this.assertHeld();
+    if (renewed === undefined) {
+      throw new RedisLockError(`Lock "${this.key}" could not be extended: not enough Redis nodes answered. It is still held until its lease deadline.`);
+    }
     if (ttl !== undefined && ttl !== this.ttl) {
       this.ttl = ttl;
       this.reschedule(Math.max(1, Math.floor(ttl / 3)));
@@ -125,7 +129,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
     const sequence = this.beginRenewal(startedAt);
     if (sequence === undefined) return false;
     const ttl = this.ttl;
-    this.completeRenewal(sequence, startedAt, ttl, await this.owner.scripts.renew(this.names.lock, this.token, ttl));
+    this.completeRenewal(sequence, startedAt, ttl, await this.owner.store.renew(this.names.lock, this.token, ttl));
     return this.held;
   }
 
@@ -139,8 +143,8 @@ export class HeldLock implements Lock, Renewable, Expiring {
     return ++this.renewalsSent;
   }
 
-  completeRenewal(sequence: number, startedAt: number, ttl: number, renewed: boolean): void {
-    if (this.state !== 'held') return;
+  completeRenewal(sequence: number, startedAt: number, ttl: number, renewed: RenewalOutcome): void {
+    if (this.state !== 'held' || renewed === undefined) return;
     if (!renewed) {
       this.lose('refused');
       return;

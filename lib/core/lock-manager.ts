@@ -13,6 +13,7 @@ import { checkLockKey, lockRedisKeys, type LockRedisKeys } from './lock-key.js';
 import type { LockLogger } from './lock-logger.js';
 import { resolveLockOptions, type LockTiming, type ResolvedModuleOptions } from './lock-options.js';
 import { LockScripts, type AcquireReply, type RedisClient, type ReleaseReply } from './lock-scripts.js';
+import type { LockStore } from './lock-store.js';
 import type { LockRunner } from './locked-call.js';
 import { ownerToken } from './owner-token.js';
 import { ReentrantLock } from './reentrant-lock.js';
@@ -45,7 +46,7 @@ export const WAITER_LEASE_MS = 4 * WAITER_REFRESH_MS;
  * one Redis client. `LockService` exposes it to Nest applications.
  */
 export class LockManager implements LockOwner, LockRunner {
-  readonly scripts: LockScripts;
+  readonly store: LockStore;
   readonly scheduler: RenewalScheduler;
   readonly sweeper = new DeadlineSweeper();
   private readonly notifier: ReleaseNotifier;
@@ -65,8 +66,8 @@ export class LockManager implements LockOwner, LockRunner {
     private readonly ownsClient: boolean,
     readonly logger: LockLogger,
   ) {
-    this.scripts = new LockScripts(client);
-    this.scheduler = new RenewalScheduler(this.scripts, logger);
+    this.store = new LockScripts(client);
+    this.scheduler = new RenewalScheduler(this.store, logger);
     this.notifier = new ReleaseNotifier(client, logger);
     const { ttl, renewInterval, waitTimeout, autoRenew } = options;
     this.defaults = { ttl, renewInterval, waitTimeout, autoRenew };
@@ -91,7 +92,7 @@ export class LockManager implements LockOwner, LockRunner {
   }
 
   async releaseInRedis(names: LockRedisKeys, token: string): Promise<ReleaseReply> {
-    const reply = await this.scripts.release(names, token, WAITER_LEASE_MS);
+    const reply = await this.store.release(names, token, WAITER_LEASE_MS);
     // The waiter it went to may be in this process: wake it without waiting for the message.
     if (reply.grant !== undefined) this.notifier.wake(names.released, reply.grant.token, reply.grant.fencingToken);
     return reply;
@@ -150,7 +151,7 @@ export class LockManager implements LockOwner, LockRunner {
         }
       }
     } catch (error) {
-      if (waits) this.cleanUp(this.scripts.leave(names, token, timing.ttl, WAITER_LEASE_MS));
+      if (waits) this.cleanUp(this.store.leave(names, token, timing.ttl, WAITER_LEASE_MS));
       if (this.listening) this.emit({ type: 'not-acquired', key, waitedMs: now() - calledAt, at: Date.now() });
       throw error;
     } finally {
@@ -192,7 +193,7 @@ export class LockManager implements LockOwner, LockRunner {
 
   async isLocked(key: string): Promise<boolean> {
     this.assertOpen();
-    return this.scripts.exists(lockRedisKeys(this.options.keyPrefix, checkLockKey(key)).lock);
+    return this.store.exists(lockRedisKeys(this.options.keyPrefix, checkLockKey(key)).lock);
   }
 
   current(key?: string): Lock | undefined {
@@ -248,7 +249,7 @@ export class LockManager implements LockOwner, LockRunner {
     signal: AbortSignal | undefined,
     startedAt: number,
   ): Promise<HeldLock | { pttl: number }> {
-    const reply = this.scripts.acquire(names, token, timing.ttl, enqueue, WAITER_LEASE_MS);
+    const reply = this.store.acquire(names, token, timing.ttl, enqueue, WAITER_LEASE_MS);
     const settled =
       bound === Infinity && signal === undefined
         ? await reply

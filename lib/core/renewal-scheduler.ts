@@ -1,8 +1,7 @@
 import { Subscription, exhaustMap, timer } from 'rxjs';
 import { now } from './clock.js';
-import { clusterSlot } from './cluster-slot.js';
 import type { LockLogger } from './lock-logger.js';
-import type { LockScripts } from './lock-scripts.js';
+import type { LockStore, RenewalOutcome } from './lock-store.js';
 
 /** A lock as the scheduler sees it. */
 export interface Renewable {
@@ -13,7 +12,7 @@ export interface Renewable {
   /** Starts a renewal at `startedAt`: its sequence number, or undefined if the lease is gone. */
   beginRenewal(startedAt: number): number | undefined;
   /** Applies the outcome of renewal `sequence`, sent at `startedAt` with `ttl`. */
-  completeRenewal(sequence: number, startedAt: number, ttl: number, renewed: boolean): void;
+  completeRenewal(sequence: number, startedAt: number, ttl: number, renewed: RenewalOutcome): void;
 }
 
 interface Group {
@@ -23,12 +22,10 @@ interface Group {
   idle: boolean;
 }
 
-/** Locks per script call: bounds the arguments of one call; more go out as a pipeline, still one round trip. */
-const BATCH_SIZE = 10_000;
 
 /**
  * The watchdog. Locks with the same renewal interval share one RxJS interval, and each tick
- * renews all of them with one round trip (one script call per 10,000 locks, pipelined), so
+ * renews all of them with one round trip per Redis node (see `LockStore.renewBatch`), so
  * holding 10,000 locks costs one timer and one round trip per interval rather than 10,000 of
  * each. `exhaustMap` drops a tick while the previous batch is still in flight, so renewals
  * never overlap. Each group starts at a random phase, so that processes (and groups) do not
@@ -39,7 +36,7 @@ export class RenewalScheduler {
   private readonly groups = new Map<number, Group>();
 
   constructor(
-    private readonly scripts: LockScripts,
+    private readonly store: LockStore,
     private readonly logger: LockLogger,
   ) {}
 
@@ -92,33 +89,17 @@ export class RenewalScheduler {
       if (sequence !== undefined) batch.push({ lock, sequence, ttl: lock.ttl });
     }
     if (batch.length === 0) return;
-    const groups = this.scripts.isCluster ? bySlot(batch, this.scripts.keyPrefix) : byCount(batch);
-    const calls = groups.map((group) => {
-      const keys: string[] = new Array(group.length);
-      const args: (string | number)[] = new Array(group.length * 2);
-      for (let i = 0; i < group.length; i++) {
-        const { lock, ttl } = group[i]!;
-        keys[i] = lock.lockKey;
-        args[2 * i] = lock.token;
-        args[2 * i + 1] = ttl;
-      }
-      return this.scripts.renewMany(keys, args);
-    });
-    let results: number[][];
+    let outcomes: RenewalOutcome[];
     try {
-      results = await Promise.all(calls);
+      outcomes = await this.store.renewBatch(batch.map(({ lock, ttl }) => ({ lockKey: lock.lockKey, token: lock.token, ttl })));
     } catch (error) {
       // Nothing moves the deadlines: each lock is declared lost when its own runs out.
       this.logger.warn(`Renewal of ${batch.length} lock(s) failed (${(error as Error).message}); retrying until their lease deadlines.`);
       return;
     }
-    for (let g = 0; g < groups.length; g++) {
-      const group = groups[g]!;
-      const replies = results[g]!;
-      for (let i = 0; i < group.length; i++) {
-        const { lock, sequence, ttl } = group[i]!;
-        lock.completeRenewal(sequence, startedAt, ttl, replies[i] === 1);
-      }
+    for (let i = 0; i < batch.length; i++) {
+      const { lock, sequence, ttl } = batch[i]!;
+      lock.completeRenewal(sequence, startedAt, ttl, outcomes[i]);
     }
   }
 }
@@ -127,25 +108,4 @@ interface BatchItem {
   lock: Renewable;
   sequence: number;
   ttl: number;
-}
-
-function byCount(batch: BatchItem[]): BatchItem[][] {
-  const groups: BatchItem[][] = [];
-  for (let from = 0; from < batch.length; from += BATCH_SIZE) groups.push(batch.slice(from, from + BATCH_SIZE));
-  return groups;
-}
-
-/**
- * On Redis Cluster one script call may only touch one slot, so renewals go out as one call per
- * slot; ioredis sends the calls for one node back to back, still one round trip per node.
- */
-function bySlot(batch: BatchItem[], keyPrefix: string): BatchItem[][] {
-  const groups = new Map<number, BatchItem[]>();
-  for (const item of batch) {
-    const slot = clusterSlot(keyPrefix + item.lock.lockKey);
-    let group = groups.get(slot);
-    if (group === undefined) groups.set(slot, (group = []));
-    group.push(item);
-  }
-  return [...groups.values()];
 }

@@ -1,0 +1,29 @@
+import type { AcquireReply, ReleaseReply, ScriptKeys } from './lock-scripts.js';
+
+/** One lock in a batch renewal. */
+export interface RenewalRequest {
+  lockKey: string;
+  token: string;
+  ttl: number;
+}
+
+/**
+ * What a renewal found: `true` renewed, `false` refused (the lock is not ours), `undefined`
+ * unknown (no answer, or no quorum either way): try again until the lease deadline.
+ */
+export type RenewalOutcome = boolean | undefined;
+
+/**
+ * Where locks live: one Redis (or Cluster, or Sentinel-managed master), or a quorum of
+ * independent Redis masters. The lock engine speaks only to this.
+ */
+export interface LockStore {
+  /** Whether waiters queue in Redis and are woken by release messages (one node only). */
+  readonly queues: boolean;
+  acquire(keys: ScriptKeys, token: string, ttl: number, enqueue: boolean, waiterLease: number): Promise<AcquireReply>;
+  renew(lockKey: string, token: string, ttl: number): Promise<RenewalOutcome>;
+  renewBatch(requests: RenewalRequest[]): Promise<RenewalOutcome[]>;
+  release(keys: ScriptKeys, token: string, waiterLease: number): Promise<ReleaseReply>;
+  leave(keys: ScriptKeys, token: string, ttl: number, waiterLease: number): Promise<void>;
+  exists(lockKey: string): Promise<boolean>;
+}
