@@ -36,8 +36,8 @@ export class LockService implements OnApplicationShutdown {
   constructor(@Inject(REDIS_LOCK_MODULE_OPTIONS) options: RedisLockModuleOptions) {
     const resolved = resolveModuleOptions(options);
     const logger = new Logger('RedisLock');
-    const { client, owned } = openConnection(resolved.redis, logger);
-    this.manager = new LockManager(resolved, client, owned, logger);
+    const connections = (Array.isArray(resolved.redis) ? resolved.redis : [resolved.redis]).map((redis) => openConnection(redis, logger));
+    this.manager = new LockManager(resolved, connections, logger);
   }
 
   /**

@@ -12,7 +12,9 @@ import { HeldLock, type LockOwner } from './held-lock.js';
 import { checkLockKey, lockRedisKeys, type LockRedisKeys } from './lock-key.js';
 import type { LockLogger } from './lock-logger.js';
 import { resolveLockOptions, type LockTiming, type ResolvedModuleOptions } from './lock-options.js';
-import { LockScripts, type AcquireReply, type RedisClient, type ReleaseReply } from './lock-scripts.js';
+import { LockScripts, type AcquireReply, type ReleaseReply } from './lock-scripts.js';
+import { QuorumStore } from './quorum-store.js';
+import type { OpenedConnection } from './redis-connection.js';
 import type { LockStore } from './lock-store.js';
 import type { LockRunner } from './locked-call.js';
 import { ownerToken } from './owner-token.js';
@@ -49,7 +51,8 @@ export class LockManager implements LockOwner, LockRunner {
   readonly store: LockStore;
   readonly scheduler: RenewalScheduler;
   readonly sweeper = new DeadlineSweeper();
-  private readonly notifier: ReleaseNotifier;
+  /** Release messages wake waiters (one node only; a quorum's waiters poll). */
+  private readonly notifier?: ReleaseNotifier;
   private readonly events = new Subject<LockEvent>();
   /** The locks the current async call chain holds, innermost last. */
   private readonly chain = new AsyncLocalStorage<readonly HeldLock[]>();
@@ -62,13 +65,18 @@ export class LockManager implements LockOwner, LockRunner {
 
   constructor(
     private readonly options: ResolvedModuleOptions,
-    private readonly client: RedisClient,
-    private readonly ownsClient: boolean,
+    /** One connection, or several independent masters for quorum mode. */
+    private readonly connections: OpenedConnection[],
     readonly logger: LockLogger,
   ) {
-    this.store = new LockScripts(client);
+    const [first] = connections;
+    if (connections.length === 1) {
+      this.store = new LockScripts(first!.client);
+      this.notifier = new ReleaseNotifier(first!.client, logger);
+    } else {
+      this.store = new QuorumStore(connections.map(({ client }) => new LockScripts(client)));
+    }
     this.scheduler = new RenewalScheduler(this.store, logger);
-    this.notifier = new ReleaseNotifier(client, logger);
     const { ttl, renewInterval, waitTimeout, autoRenew } = options;
     this.defaults = { ttl, renewInterval, waitTimeout, autoRenew };
     // Every waiter listens to it; any number may wait.
@@ -94,7 +102,7 @@ export class LockManager implements LockOwner, LockRunner {
   async releaseInRedis(names: LockRedisKeys, token: string): Promise<ReleaseReply> {
     const reply = await this.store.release(names, token, WAITER_LEASE_MS);
     // The waiter it went to may be in this process: wake it without waiting for the message.
-    if (reply.grant !== undefined) this.notifier.wake(names.released, reply.grant.token, reply.grant.fencingToken);
+    if (reply.grant !== undefined) this.notifier?.wake(names.released, reply.grant.token, reply.grant.fencingToken);
     return reply;
   }
 
@@ -128,7 +136,7 @@ export class LockManager implements LockOwner, LockRunner {
         if (left <= 0) {
           throw new LockNotAcquiredError(key, now() - calledAt, lastError === undefined ? undefined : { cause: lastError });
         }
-        if (watch === undefined && this.notifier.enabled && lastError === undefined) {
+        if (watch === undefined && this.notifier !== undefined && lastError === undefined) {
           // Subscribe before the next try, so that a release in between cannot be missed.
           watch = this.notifier.watch(names.released, token);
           await watch.ready;
@@ -217,9 +225,9 @@ export class LockManager implements LockOwner, LockRunner {
     await settleWithin(Promise.allSettled(pending), this.options.shutdownTimeout);
     this.scheduler.close();
     this.sweeper.close();
-    this.notifier.close();
+    this.notifier?.close();
     this.events.complete();
-    if (this.ownsClient) this.client.disconnect();
+    for (const { client, owned } of this.connections) if (owned) client.disconnect();
   }
 
   private prepare(key: string, options: LockOptions | undefined): { timing: LockTiming; names: LockRedisKeys; reentered?: Lock } {

@@ -25,7 +25,7 @@ export interface LockTiming {
 
 /** Module options after defaults and validation. */
 export interface ResolvedModuleOptions extends LockTiming {
-  redis: RedisConnection;
+  redis: RedisConnection | RedisConnection[];
   keyPrefix: string;
   shutdownTimeout: number;
   exposeKeyInHttpErrors: boolean;
@@ -45,7 +45,7 @@ export function resolveModuleOptions(options: RedisLockModuleOptions): ResolvedM
   if (options === null || typeof options !== 'object') {
     throw new InvalidLockOptionsError('options', options, 'an object with at least a "redis" connection');
   }
-  const redis = checkRedis(options.redis);
+  const redis = Array.isArray(options.redis) ? checkQuorum(options.redis) : checkRedis(options.redis, 'redis');
   const keyPrefix = given(options.keyPrefix, DEFAULT_KEY_PREFIX);
   if (typeof keyPrefix !== 'string' || /[{}]/.test(keyPrefix) || keyPrefix.length > MAX_KEY_PREFIX_LENGTH) {
     throw new InvalidLockOptionsError(
@@ -116,7 +116,14 @@ function checkInteger(option: string, value: unknown, min: number, max: number, 
   }
 }
 
-function checkRedis(redis: unknown): RedisConnection {
+function checkQuorum(nodes: unknown[]): RedisConnection[] {
+  if (nodes.length === 0) {
+    throw new InvalidLockOptionsError('redis', nodes, 'a connection, or a non-empty array of independent Redis masters');
+  }
+  return nodes.map((node, i) => checkRedis(node, `redis[${i}]`));
+}
+
+function checkRedis(redis: unknown, option: string): RedisConnection {
   const expected =
     'a redis:// or rediss:// URL, ioredis options, or an ioredis Redis or Cluster client';
   if (typeof redis === 'string') {
@@ -124,15 +131,15 @@ function checkRedis(redis: unknown): RedisConnection {
     try {
       protocol = new URL(redis).protocol;
     } catch {
-      throw new InvalidLockOptionsError('redis', redis, expected);
+      throw new InvalidLockOptionsError(option, redis, expected);
     }
     if (protocol !== 'redis:' && protocol !== 'rediss:') {
-      throw new InvalidLockOptionsError('redis', redis, expected);
+      throw new InvalidLockOptionsError(option, redis, expected);
     }
     return redis;
   }
   if (redis !== null && typeof redis === 'object' && !Array.isArray(redis)) {
     return redis as RedisConnection;
   }
-  throw new InvalidLockOptionsError('redis', redis, expected);
+  throw new InvalidLockOptionsError(option, redis, expected);
 }

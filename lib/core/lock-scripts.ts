@@ -157,12 +157,23 @@ end
 return 1
 `;
 
+/**
+ * Quorum mode: raises a node's fencing counter to at least ARGV[1]. KEYS: fence. Every later
+ * majority shares a node with this one, so its next token is higher than the one handed out.
+ */
+const FENCE_FLOOR = `
+local current = tonumber(redis.call('GET', KEYS[1]) or '0')
+if current < tonumber(ARGV[1]) then redis.call('SET', KEYS[1], ARGV[1]) end
+return 1
+`;
+
 const COMMANDS = {
   acquire: { name: 'nestjsRedisLockAcquire', numberOfKeys: 5, lua: ACQUIRE },
   renew: { name: 'nestjsRedisLockRenew', numberOfKeys: 1, lua: RENEW },
   renewMany: { name: 'nestjsRedisLockRenewMany', numberOfKeys: null, lua: RENEW_MANY },
   release: { name: 'nestjsRedisLockRelease', numberOfKeys: 5, lua: RELEASE },
   leave: { name: 'nestjsRedisLockLeave', numberOfKeys: 5, lua: LEAVE },
+  fenceFloor: { name: 'nestjsRedisLockFenceFloor', numberOfKeys: 1, lua: FENCE_FLOOR },
 } as const;
 
 type ScriptCall<R> = (...args: (string | number)[]) => Promise<R>;
@@ -223,6 +234,7 @@ export class LockScripts implements LockStore {
       renewMany: bind(COMMANDS.renewMany.name),
       release: bind(COMMANDS.release.name),
       leave: bind(COMMANDS.leave.name),
+      fenceFloor: bind(COMMANDS.fenceFloor.name),
     };
   }
 
@@ -277,6 +289,10 @@ export class LockScripts implements LockStore {
       for (let i = 0; i < group.length; i++) outcomes[group[i]!.index] = replies[g]![i] === 1;
     }
     return outcomes;
+  }
+
+  async fenceFloor(fence: string, floor: number): Promise<void> {
+    await this.calls.fenceFloor(fence, floor);
   }
 
   async exists(lock: string): Promise<boolean> {

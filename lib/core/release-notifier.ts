@@ -25,7 +25,8 @@ interface ChannelState {
  * One subscriber connection per process, shared by every waiter: a waiter subscribes to its
  * lock's release channel before retrying. A release hands the lock to the waiter whose turn it
  * is and publishes `<token>:<fencing token>`, so it wakes that one waiter, already holding the
- * lock, instead of all of them.
+ * lock, instead of all of them. On Redis Cluster too: a script's PUBLISH reaches subscribers
+ * on every node over the cluster bus.
  */
 export class ReleaseNotifier {
   private subscriber?: Redis | Cluster;
@@ -38,14 +39,6 @@ export class ReleaseNotifier {
     private readonly logger: LockLogger,
   ) {
     this.channelPrefix = clientKeyPrefix(client);
-  }
-
-  /**
-   * Whether waiters are woken by messages. On Redis Cluster too: a script's PUBLISH reaches
-   * subscribers on every node over the cluster bus.
-   */
-  get enabled(): boolean {
-    return true;
   }
 
   watch(channel: string, token: string): ReleaseWatch {

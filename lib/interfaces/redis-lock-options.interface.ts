@@ -46,8 +46,12 @@ export interface LockTimingOptions {
  * ```
  */
 export interface RedisLockModuleOptions extends LockTimingOptions {
-  /** Where Redis is. See {@link RedisConnection} for who owns the connection. */
-  redis: RedisConnection;
+  /**
+   * Where Redis is. See {@link RedisConnection} for who owns the connection. An array of
+   * independent masters (3 or 5, not replicas of each other) selects quorum mode: a lock is
+   * held when a majority of them granted it (the Redlock algorithm).
+   */
+  redis: RedisConnection | RedisConnection[];
   /**
    * Prefix of every Redis key and channel the library uses, so that an ACL can confine it.
    * Must not contain `{` or `}` (they are used as Redis Cluster hash tags). Default `lock:`.

@@ -1,0 +1,113 @@
+import { RedisLockError } from '../errors/redis-lock.error.js';
+import { now } from './clock.js';
+import { driftMargin } from './lock-options.js';
+import type { AcquireReply, LockScripts, ReleaseReply, ScriptKeys } from './lock-scripts.js';
+import type { LockStore, RenewalOutcome, RenewalRequest } from './lock-store.js';
+import { settleWithin, TIMED_OUT } from './settle-within.js';
+
+type Answer<T> = { ok: true; value: T } | { ok: false; error: unknown };
+
+/**
+ * Quorum mode (the Redlock algorithm) over N independent Redis masters. A lock is held when a
+ * majority of nodes granted it within its validity time (ttl minus the time the round took
+ * minus the drift margin); it is renewed on a majority and released on all. A node that does
+ * not answer within its share of the lease counts as failed.
+ *
+ * Fencing: each node keeps its own counter, and counters of different nodes are not
+ * comparable. The token handed out is the highest counter of the granting majority, and that
+ * value is written back to the majority before the lock is handed out; any later majority
+ * shares a node with this one, so the next token is higher, as long as a majority of nodes
+ * keep their data.
+ */
+export class QuorumStore implements LockStore {
+  readonly queues = false;
+  private readonly majority: number;
+
+  constructor(private readonly nodes: LockScripts[]) {
+    this.majority = Math.floor(nodes.length / 2) + 1;
+  }
+
+  async acquire(keys: ScriptKeys, token: string, ttl: number, _enqueue: boolean, waiterLease: number): Promise<AcquireReply> {
+    const startedAt = now();
+    const answers = await this.ask(ttl, (node) => node.acquire(keys, token, ttl, false, waiterLease));
+    const granted = answers.flatMap((answer) => (answer.ok && answer.value.acquired ? [answer.value.fencingToken] : []));
+    const busy = answers.flatMap((answer) => (answer.ok && !answer.value.acquired ? [answer.value.pttl] : []));
+    if (granted.length >= this.majority && now() - startedAt < ttl - driftMargin(ttl)) {
+      const fencingToken = Math.max(...granted);
+      const floors = await this.ask(ttl, (node, i) => (answers[i]!.ok && (answers[i] as { value: AcquireReply }).value.acquired ? node.fenceFloor(keys.fence, fencingToken) : Promise.reject(new Error('not granted'))));
+      if (floors.filter((answer) => answer.ok).length >= this.majority && now() - startedAt < ttl - driftMargin(ttl)) {
+        return { acquired: true, fencingToken };
+      }
+    }
+    // No quorum (or it came too late): give back what was granted, on every node, without
+    // making the caller wait for nodes that do not answer.
+    this.release(keys, token, waiterLease).catch(() => undefined);
+    if (busy.length > this.nodes.length - this.majority || (busy.length > 0 && granted.length + busy.length === this.nodes.length)) {
+      return { acquired: false, pttl: Math.max(...busy) };
+    }
+    throw this.noQuorum('acquire', granted.length, answers);
+  }
+
+  async renew(lockKey: string, token: string, ttl: number): Promise<RenewalOutcome> {
+    const answers = await this.ask(ttl, (node) => node.renew(lockKey, token, ttl).then((renewed) => renewed === true));
+    return this.decide(answers.map((answer) => (answer.ok ? answer.value : undefined)));
+  }
+
+  async renewBatch(requests: RenewalRequest[]): Promise<RenewalOutcome[]> {
+    const ttl = Math.min(...requests.map((request) => request.ttl));
+    const answers = await this.ask(ttl, (node) => node.renewBatch(requests));
+    return requests.map((_, i) => this.decide(answers.map((answer) => (answer.ok ? answer.value[i] : undefined))));
+  }
+
+  async release(keys: ScriptKeys, token: string, waiterLease: number): Promise<ReleaseReply> {
+    const answers = await this.ask(Infinity, (node) => node.release(keys, token, waiterLease));
+    const refused = answers.filter((answer) => answer.ok && !answer.value.released).length;
+    if (answers.every((answer) => !answer.ok)) throw this.noQuorum('release', 0, answers);
+    return { released: refused < this.majority };
+  }
+
+  async leave(): Promise<void> {
+    // Nobody queues in quorum mode.
+  }
+
+  async exists(lockKey: string): Promise<boolean> {
+    const answers = await this.ask(Infinity, (node) => node.exists(lockKey));
+    const held = answers.filter((answer) => answer.ok && answer.value).length;
+    if (answers.filter((answer) => answer.ok).length < this.majority) throw this.noQuorum('check', held, answers);
+    return held >= this.majority;
+  }
+
+  /**
+   * Asks every node at once; a node gets a tenth of the lease (50 to 500 ms; 200 ms without
+   * a lease) to answer before it counts as failed. Its command still runs if it answers later.
+   */
+  private ask<T>(ttl: number, question: (node: LockScripts, index: number) => Promise<T>): Promise<Answer<T>[]> {
+    const timeout = ttl === Infinity ? 200 : Math.min(500, Math.max(50, Math.floor(ttl / 10)));
+    return Promise.all(
+      this.nodes.map(async (node, index): Promise<Answer<T>> => {
+        try {
+          const value = await settleWithin(question(node, index), timeout);
+          return value === TIMED_OUT ? { ok: false, error: new Error(`no answer within ${timeout} ms`) } : { ok: true, value };
+        } catch (error) {
+          return { ok: false, error };
+        }
+      }),
+    );
+  }
+
+  /** A majority either way decides; otherwise the outcome is unknown. */
+  private decide(votes: (boolean | number | undefined)[]): RenewalOutcome {
+    const yes = votes.filter((vote) => vote === true || vote === 1).length;
+    const no = votes.filter((vote) => vote === false || vote === 0).length;
+    if (yes >= this.majority) return true;
+    if (no > this.nodes.length - this.majority) return false;
+    return undefined;
+  }
+
+  private noQuorum(what: string, agreed: number, answers: Answer<unknown>[]): RedisLockError {
+    const failures = answers.flatMap((answer, i) => (answer.ok ? [] : [`node ${i}: ${(answer.error as Error).message}`]));
+    return new RedisLockError(
+      `Quorum not reached to ${what} the lock: ${agreed} of ${this.nodes.length} Redis nodes agreed, ${this.majority} needed (${failures.join('; ')}).`,
+    );
+  }
+}

@@ -1,0 +1,113 @@
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { LockNotAcquiredError } from '../../lib/index.js';
+import { startRedisServer, type RedisServer } from '../support/redis-server.js';
+import { createLockApp, sleep, type LockApp } from '../support/lock-app.js';
+
+type Fault = 'failed' | 'slow';
+
+describe('quorum mode over 3 independent masters', () => {
+  let servers: RedisServer[];
+  const apps: LockApp[] = [];
+  beforeAll(async () => {
+    servers = await Promise.all([0, 1, 2].map(() => startRedisServer()));
+  });
+  afterEach(async () => {
+    await Promise.all(apps.splice(0).map((app) => app.close()));
+    for (const server of servers) server.resume();
+  });
+  afterAll(() => Promise.all(servers.map((server) => server.stop())));
+
+  const urls = () => servers.map((server) => server.url);
+  async function app(options: Parameters<typeof createLockApp>[0] = {}): Promise<LockApp> {
+    const created = await createLockApp({ redis: urls(), ...options });
+    apps.push(created);
+    return created;
+  }
+  async function onEveryNode<T>(fn: (node: Redis) => Promise<T>): Promise<T[]> {
+    return Promise.all(urls().map(async (url) => {
+      const node = new Redis(url);
+      try {
+        return await fn(node);
+      } finally {
+        node.disconnect();
+      }
+    }));
+  }
+
+  it('holds a lock on every node, excludes a rival, renews and releases on all', async () => {
+    const holder = await app({ ttl: 600, renewInterval: 150 });
+    const rival = await app({ ttl: 600 });
+    const lock = await holder.locks.acquire('q:basic');
+    expect(await onEveryNode((node) => node.exists('lock:{q:basic}'))).toEqual([1, 1, 1]);
+    expect(await rival.locks.tryAcquire('q:basic')).toBeNull();
+    await sleep(900);
+    expect(lock.held).toBe(true);
+    expect(await holder.locks.isLocked('q:basic')).toBe(true);
+    await lock.release();
+    expect(await onEveryNode((node) => node.exists('lock:{q:basic}'))).toEqual([0, 0, 0]);
+  });
+
+  const masks = Array.from({ length: 8 }, (_, mask) => [0, 1, 2].filter((i) => mask & (1 << i)));
+  const cases = masks.flatMap((down) => (['failed', 'slow'] as Fault[]).map((fault) => [down, fault] as const));
+
+  it.each(cases)('with nodes %j %s: a minority is survived, a majority fails clearly', { timeout: 30_000 }, async (down, fault) => {
+    const holder = await app({ ttl: 600, renewInterval: 150 });
+    const key = `q:${fault}:${down.join('') || 'none'}`;
+    for (const i of down) {
+      if (fault === 'failed') await servers[i]!.stop({ kill: true });
+      else servers[i]!.pause();
+    }
+    try {
+      const attempt = holder.locks.acquire(key, { waitTimeout: 800 });
+      if (down.length <= 1) {
+        const lock = await attempt;
+        const rival = await app({ ttl: 600 });
+        expect(await rival.locks.tryAcquire(key)).toBeNull();
+        await sleep(900); // longer than the ttl: renewed on the majority
+        expect(lock.held).toBe(true);
+        await lock.release();
+        expect(lock.signal.reason?.message).toBeUndefined();
+      } else {
+        const error = await attempt.catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(LockNotAcquiredError);
+        expect((error as Error).message).toMatch(/Quorum not reached to acquire the lock: \d of 3 Redis nodes agreed, 2 needed/);
+      }
+    } finally {
+      for (const i of down) {
+        if (fault === 'failed') await servers[i]!.start();
+        else servers[i]!.resume();
+      }
+    }
+  });
+
+  it('keeps fencing tokens increasing when the granting majority changes', { timeout: 30_000 }, async () => {
+    const holder = await app({ ttl: 600 });
+    const tokens: number[] = [];
+    for (const down of [2, 0, 1, 2]) {
+      await servers[down]!.stop({ kill: true }); // comes back empty: its counter restarts at 0
+      const lock = await holder.locks.acquire('q:fence', { waitTimeout: 2_000 });
+      tokens.push(lock.fencingToken);
+      await lock.release();
+      await servers[down]!.start();
+    }
+    for (let i = 1; i < tokens.length; i++) expect(tokens[i]!).toBeGreaterThan(tokens[i - 1]!);
+  });
+
+  it('reports a lock lost when a majority of nodes lost it, not when a minority did', async () => {
+    const holder = await app({ ttl: 1_000, renewInterval: 150 });
+    const lock = await holder.locks.acquire('q:lost');
+    const minority = new Redis(servers[2]!.url);
+    await minority.del('lock:{q:lost}');
+    minority.disconnect();
+    await sleep(400);
+    expect(lock.held).toBe(true);
+    for (const server of servers.slice(0, 2)) {
+      const node = new Redis(server.url);
+      await node.del('lock:{q:lost}');
+      node.disconnect();
+    }
+    await new Promise((resolve) => lock.signal.addEventListener('abort', resolve, { once: true }));
+    expect(lock.signal.reason).toMatchObject({ reason: 'refused' });
+  });
+});
