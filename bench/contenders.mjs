@@ -20,8 +20,33 @@ const TTL = 30_000;
 
 export const CONTENDER_NAMES = ['raw ioredis', 'LockService', '@Locked', 'redlock v5', 'redlock v4', 'redis-semaphore'];
 
-export async function createContender(name, url, { contended = false } = {}) {
+/**
+ * `target` is a URL for the single-node contenders, or (for "LockService cluster" and
+ * "LockService quorum") a function returning the `redis` option.
+ */
+export async function createContender(name, target, { contended = false } = {}) {
+  const url = target;
   switch (name) {
+    case 'LockService cluster':
+    case 'LockService quorum': {
+      class ScaleModule {}
+      Module({ imports: [RedisLockModule.forRoot({ redis: target(), waitTimeout: 10_000 })] })(ScaleModule);
+      const app = await NestFactory.createApplicationContext(ScaleModule, { logger: ['error'] });
+      const locks = app.get(LockService);
+      return {
+        async lockCycle(key) {
+          const lock = await locks.acquire(key);
+          await lock.release();
+        },
+        async withLock(key, body) {
+          const lock = await locks.acquire(key);
+          await body();
+          await lock.release();
+          return true;
+        },
+        close: () => app.close(),
+      };
+    }
     case 'raw ioredis': {
       const redis = new Redis(url);
       redis.defineCommand('benchRelease', { numberOfKeys: 1, lua: RAW_RELEASE });

@@ -10,6 +10,8 @@ import { Redis } from 'ioredis';
 import { NestFactory } from '@nestjs/core';
 import { Module } from '@nestjs/common';
 import { LockService, RedisLockModule } from 'nestjs-redis-lock';
+import { Cluster } from 'ioredis';
+import { startRedisCluster } from '../scripts/redis-cluster.mjs';
 import { startRedisServer } from '../scripts/redis-server.mjs';
 import { CONTENDER_NAMES, createContender } from './contenders.mjs';
 import { fmt, median, percentile } from './stats.mjs';
@@ -32,6 +34,14 @@ const url = process.env.REDIS_URL ?? server.url;
 const admin = new Redis(url);
 const results = { machine: machine(), startedAt: new Date().toISOString(), uncontended: {}, contended: {}, watchdog: [] };
 
+// Scale-out rows: a 3-master Redis Cluster and a quorum of 3 independent masters.
+const cluster = await startRedisCluster(3);
+const quorum = await Promise.all([0, 1, 2].map(() => startRedisServer()));
+const scaleTargets = {
+  'LockService cluster': () => new Cluster(cluster.nodes),
+  'LockService quorum': () => quorum.map((node) => node.url),
+};
+
 try {
   await uncontended();
   await contended();
@@ -39,6 +49,8 @@ try {
 } finally {
   await admin.quit();
   await server?.stop();
+  await cluster.stop();
+  await Promise.all(quorum.map((node) => node.stop()));
 }
 
 mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
@@ -47,10 +59,11 @@ writeFileSync(file, JSON.stringify(results, null, 2));
 console.log(`\nEvery figure: ${file}`);
 
 async function uncontended() {
+  const names = [...CONTENDER_NAMES, ...Object.keys(scaleTargets)];
   const contenders = {};
-  for (const name of CONTENDER_NAMES) contenders[name] = await createContender(name, url);
+  for (const name of names) contenders[name] = await createContender(name, scaleTargets[name] ?? url);
   const runs = { sequential: {}, concurrent: {} };
-  for (const name of CONTENDER_NAMES) {
+  for (const name of names) {
     runs.sequential[name] = [];
     runs.concurrent[name] = [];
     // Warm up (JIT, script cache, connection) in both modes, untimed.
@@ -59,7 +72,7 @@ async function uncontended() {
   }
   for (let rep = 0; rep < REPS; rep++) {
     // Rotate the order each repetition, so that no contender always runs first or last.
-    const order = CONTENDER_NAMES.map((_, i) => CONTENDER_NAMES[(i + rep) % CONTENDER_NAMES.length]);
+    const order = names.map((_, i) => names[(i + rep) % names.length]);
     for (const name of order) {
       const contender = contenders[name];
       let started = performance.now();
@@ -74,11 +87,11 @@ async function uncontended() {
       runs.concurrent[name].push(CONC_CYCLES / ((performance.now() - started) / 1000));
     }
   }
-  for (const name of CONTENDER_NAMES) await contenders[name].close();
+  for (const name of names) await contenders[name].close();
   const table = {};
   for (const mode of ['sequential', 'concurrent']) {
     const raw = median(runs[mode]['raw ioredis']);
-    for (const name of CONTENDER_NAMES) {
+    for (const name of names) {
       const pairs = median(runs[mode][name]);
       results.uncontended[mode] ??= {};
       results.uncontended[mode][name] = { pairsPerSecond: pairs, ratioToRaw: pairs / raw, runs: runs[mode][name] };
@@ -87,7 +100,7 @@ async function uncontended() {
       table[name][mode === 'sequential' ? 'seq x raw' : `${CONCURRENCY}w x raw`] = fmt(pairs / raw);
     }
   }
-  console.log(`\nUncontended acquire+release (median of ${REPS}, ratio to raw ioredis SET NX PX + EVALSHA release)`);
+  console.log(`\nUncontended acquire+release (median of ${REPS}, ratio to raw ioredis SET NX PX + EVALSHA release on one node; cluster: 3 masters; quorum: 3 independent masters)`);
   console.table(table);
 }
 
