@@ -29,8 +29,9 @@ export async function createContender(name, target, { contended = false } = {}) 
   switch (name) {
     case 'LockService cluster':
     case 'LockService quorum': {
+      const redis = target();
       class ScaleModule {}
-      Module({ imports: [RedisLockModule.forRoot({ redis: target(), waitTimeout: 10_000 })] })(ScaleModule);
+      Module({ imports: [RedisLockModule.forRoot({ redis, waitTimeout: 10_000 })] })(ScaleModule);
       const app = await NestFactory.createApplicationContext(ScaleModule, { logger: ['error'] });
       const locks = app.get(LockService);
       return {
@@ -44,7 +45,11 @@ export async function createContender(name, target, { contended = false } = {}) 
           await lock.release();
           return true;
         },
-        close: () => app.close(),
+        async close() {
+          await app.close();
+          // A client handed to the module is ours to close.
+          if (typeof redis.disconnect === 'function') redis.disconnect();
+        },
       };
     }
     case 'raw ioredis': {

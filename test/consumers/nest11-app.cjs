@@ -1,0 +1,32 @@
+// A CommonJS Nest 11 application using the packed package, as an existing Nest 11 service would
+// (require() of the ESM package works on Node >= 20.19).
+require('reflect-metadata');
+const { Injectable, Module } = require('@nestjs/common');
+const { NestFactory } = require('@nestjs/core');
+const { LockService, Locked, RedisLockModule, LockNotAcquiredError } = require('nestjs-redis-lock');
+
+class Orders {
+  async pay(id) {
+    return this.locks.current().key;
+  }
+}
+const pay = Object.getOwnPropertyDescriptor(Orders.prototype, 'pay');
+Locked('order:<0>')(Orders.prototype, 'pay', pay);
+Object.defineProperty(Orders.prototype, 'pay', pay);
+Injectable()(Orders);
+
+class AppModule {}
+Module({ imports: [RedisLockModule.forRoot({ redis: process.env.REDIS_URL, isGlobal: true })], providers: [Orders] })(AppModule);
+
+(async () => {
+  const app = await NestFactory.createApplicationContext(AppModule, { logger: ['error'] });
+  const locks = app.get(LockService);
+  const orders = app.get(Orders);
+  orders.locks = locks;
+  const lock = await locks.acquire('consumer');
+  const busy = await locks.acquire('consumer', { waitTimeout: 0 }).catch((error) => error instanceof LockNotAcquiredError);
+  await lock.release();
+  const key = await orders.pay('42');
+  await app.close();
+  console.log(JSON.stringify({ nest: require('@nestjs/core/package.json').version, fencingToken: lock.fencingToken, busy, key }));
+})();
