@@ -122,71 +122,48 @@ export async function createContender(name, target, { contended = false } = {}) 
       const redis = new Redis(url);
       const redlock = new Redlock5([redis]);
       redlock.on('error', () => undefined);
-      return {
-        async lockCycle(key) {
-          const lock = await redlock.acquire([key], TTL);
-          await lock.release();
-        },
-        async withLock(key, body) {
-          let lock;
-          try {
-            lock = await redlock.acquire([key], TTL);
-          } catch {
-            return false;
-          }
-          await body();
-          await lock.release();
-          return true;
-        },
-        close: () => redis.quit(),
-      };
+      return byAcquireRelease(redis, (key) => redlock.acquire([key], TTL), (lock) => lock.release());
     }
     case 'redlock v4': {
       const redis = new Redis(url);
       const redlock = new Redlock4([redis]);
       redlock.on('clientError', () => undefined);
-      return {
-        async lockCycle(key) {
-          const lock = await redlock.lock(key, TTL);
-          await lock.unlock();
-        },
-        async withLock(key, body) {
-          let lock;
-          try {
-            lock = await redlock.lock(key, TTL);
-          } catch {
-            return false;
-          }
-          await body();
-          await lock.unlock();
-          return true;
-        },
-        close: () => redis.quit(),
-      };
+      return byAcquireRelease(redis, (key) => redlock.lock(key, TTL), (lock) => lock.unlock());
     }
     case 'redis-semaphore': {
       const redis = new Redis(url);
-      return {
-        async lockCycle(key) {
+      return byAcquireRelease(
+        redis,
+        async (key) => {
           const mutex = new Mutex(redis, key, { lockTimeout: TTL });
           await mutex.acquire();
-          await mutex.release();
+          return mutex;
         },
-        async withLock(key, body) {
-          const mutex = new Mutex(redis, key, { lockTimeout: TTL });
-          try {
-            await mutex.acquire();
-          } catch {
-            return false;
-          }
-          await body();
-          await mutex.release();
-          return true;
-        },
-        close: () => redis.quit(),
-      };
+        (mutex) => mutex.release(),
+      );
     }
     default:
       throw new Error(`unknown contender ${name}`);
   }
+}
+
+/** A contender from a peer's acquire and release; a failed acquire counts as not acquired. */
+function byAcquireRelease(redis, acquire, release) {
+  return {
+    async lockCycle(key) {
+      await release(await acquire(key));
+    },
+    async withLock(key, body) {
+      let lock;
+      try {
+        lock = await acquire(key);
+      } catch {
+        return false;
+      }
+      await body();
+      await release(lock);
+      return true;
+    },
+    close: () => redis.quit(),
+  };
 }

@@ -41,3 +41,19 @@ function answersPing(port) {
     });
   });
 }
+
+const children = new Set();
+let hooked = false;
+
+/** Kills `child` if this process exits first, so that a crashed run leaves no servers behind. */
+export function killOnExit(child) {
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  if (!hooked) {
+    hooked = true;
+    process.once('exit', () => {
+      for (const running of children) running.kill('SIGKILL');
+    });
+  }
+  return child;
+}

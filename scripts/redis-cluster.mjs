@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { assertRedisInstalled } from './redis-server.mjs';
-import { isFree, waitForPing } from './ports.mjs';
+import { isFree, killOnExit, waitForPing } from './ports.mjs';
 
 export async function startRedisCluster(masters = 3) {
   assertRedisInstalled();
@@ -16,12 +16,12 @@ export async function startRedisCluster(masters = 3) {
     if ((await isFree(port)) && (await isFree(port + 10000))) ports.push(port);
   }
   const children = ports.map((port) =>
-    spawn(
+    killOnExit(spawn(
       'redis-server',
       ['--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes', '--cluster-config-file', join(dir, `nodes-${port}.conf`),
         '--cluster-node-timeout', '2000', '--save', '', '--appendonly', 'no', '--loglevel', 'warning', '--dir', dir],
       { stdio: ['ignore', 'ignore', 'pipe'] },
-    ),
+    )),
   );
   await Promise.all(ports.map((port) => waitForPing(port)));
   const created = spawnSync('redis-cli', ['--cluster', 'create', ...ports.map((port) => `127.0.0.1:${port}`), '--cluster-replicas', '0', '--cluster-yes'], { encoding: 'utf8' });

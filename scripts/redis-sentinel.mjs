@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { isFree, waitForPing } from './ports.mjs';
+import { isFree, killOnExit, waitForPing } from './ports.mjs';
 import { assertRedisInstalled } from './redis-server.mjs';
 
 const NAME = 'mymaster';
@@ -24,7 +24,7 @@ export async function startSentinelDeployment() {
   const [masterPort, replicaPort, ...sentinelPorts] = await freePorts(5);
   const children = [];
   const server = (port, extra) =>
-    children.push(spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning', '--dir', dir, ...extra], { stdio: 'ignore' }));
+    children.push(killOnExit(spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning', '--dir', dir, ...extra], { stdio: 'ignore' })));
   server(masterPort, []);
   server(replicaPort, ['--replicaof', '127.0.0.1', String(masterPort)]);
   await Promise.all([waitForPing(masterPort), waitForPing(replicaPort)]);
@@ -38,7 +38,7 @@ export async function startSentinelDeployment() {
       [`port ${port}`, 'bind 127.0.0.1', `dir ${dir}`, `sentinel monitor ${NAME} 127.0.0.1 ${masterPort} 2`, `sentinel down-after-milliseconds ${NAME} 1000`,
         `sentinel failover-timeout ${NAME} 5000`, `sentinel parallel-syncs ${NAME} 1`, ''].join('\n'),
     );
-    children.push(spawn('redis-sentinel', [config], { stdio: 'ignore' }));
+    children.push(killOnExit(spawn('redis-sentinel', [config], { stdio: 'ignore' })));
   }
   await Promise.all(sentinelPorts.map((port) => waitForPing(port)));
   const sentinel = new Redis(sentinelPorts[0], '127.0.0.1');

@@ -3,7 +3,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
-import { waitForPing } from './ports.mjs';
+import { killOnExit, waitForPing } from './ports.mjs';
 
 export function assertRedisInstalled() {
   const probe = spawnSync('redis-server', ['--version'], { encoding: 'utf8' });
@@ -33,7 +33,7 @@ export async function startRedisServer(extraArgs = []) {
   let port = 0;
   const launch = async () => {
     const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no', '--loglevel', 'warning', ...extraArgs];
-    child = spawn('redis-server', args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    child = killOnExit(spawn('redis-server', args, { stdio: ['ignore', 'ignore', 'pipe'] }));
     await waitForPort(port, child);
   };
   for (let tries = 0; ; tries++) {

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { LockNotAcquiredError } from '../lib/index.js';
 import type { LockManager } from '../lib/core/lock-manager.js';
 import { LOCK_RUNNER } from '../lib/redis-lock.constants.js';
-import { createLockApp, sleep, type LockApp } from './support/lock-app.js';
+import { createLockApp, sleep, useLockApps, type LockApp } from './support/lock-app.js';
 import { isScriptCall, watchCommands } from './support/monitor.js';
 import { useRedis } from './support/redis.js';
 
@@ -12,15 +12,7 @@ const uniqueKey = () => `contended-${randomUUID().slice(0, 8)}`;
 
 describe('waiting for a busy lock', () => {
   const redis = useRedis();
-  const apps: LockApp[] = [];
-  afterEach(async () => {
-    await Promise.all(apps.splice(0).map((app) => app.close()));
-  });
-  async function app(options: Parameters<typeof createLockApp>[0] = {}): Promise<LockApp> {
-    const created = await createLockApp(options);
-    apps.push(created);
-    return created;
-  }
+  const app = useLockApps();
   const managerOf = (lockApp: LockApp) => (lockApp.locks as unknown as { [LOCK_RUNNER]: LockManager })[LOCK_RUNNER];
 
   async function subscribedChannels(key: string): Promise<string[]> {

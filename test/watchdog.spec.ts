@@ -1,21 +1,13 @@
 import type { Redis } from 'ioredis';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { LockLostError, type LockEvent } from '../lib/index.js';
-import { createLockApp, nextEvent, sleep, type LockApp } from './support/lock-app.js';
+import { nextEvent, sleep, useLockApps } from './support/lock-app.js';
 import { isScriptCall, watchCommands } from './support/monitor.js';
 import { useRedis } from './support/redis.js';
 
 describe('watchdog', () => {
   const redis = useRedis();
-  const apps: LockApp[] = [];
-  afterEach(async () => {
-    await Promise.all(apps.splice(0).map((app) => app.close()));
-  });
-  async function app(options: Parameters<typeof createLockApp>[0] = {}): Promise<LockApp> {
-    const created = await createLockApp(options);
-    apps.push(created);
-    return created;
-  }
+  const app = useLockApps();
 
   it('keeps a lock held for 3.5 x ttl away from everyone else, then stops renewing', async () => {
     const holder = await app({ ttl: 1_000, renewInterval: 300 });

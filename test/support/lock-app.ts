@@ -1,4 +1,5 @@
 import type { LoggerService } from '@nestjs/common';
+import { afterEach } from 'vitest';
 import { Test } from '@nestjs/testing';
 import { firstValueFrom, type Observable, filter, take, toArray, timeout } from 'rxjs';
 import { LockService, RedisLockModule, type LockEvent, type RedisLockModuleOptions } from '../../lib/index.js';
@@ -68,3 +69,19 @@ export function collectEvents(events$: Observable<LockEvent>, count: number): Pr
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Creates lock apps for the tests of a file and closes them after each test:
+ * `const app = useLockApps(); ... const holder = await app({ ttl: 1_000 });`
+ */
+export function useLockApps(): (options?: Partial<RedisLockModuleOptions>) => Promise<LockApp> {
+  const apps: LockApp[] = [];
+  afterEach(async () => {
+    await Promise.all(apps.splice(0).map((app) => app.close()));
+  });
+  return async (options = {}) => {
+    const created = await createLockApp(options);
+    apps.push(created);
+    return created;
+  };
+}
