@@ -19,6 +19,7 @@ import { Reflector } from '@nestjs/core';
 import { NestFactory } from '@nestjs/core';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
+import { ApiOperation, DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Observable, interval, map, take } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LockService, Locked, RedisLockModule } from '../lib/index.js';
@@ -77,6 +78,7 @@ class ItemsController {
   }
 
   @Post('guarded/:id')
+  @ApiOperation({ summary: 'A guarded, locked route' })
   @HttpCode(202)
   @UseGuards(DoorGuard)
   @Locked('guarded:<0>')
@@ -161,7 +163,7 @@ describe.each([
     expect(await redis.keys('lock:{number:abc}*')).toEqual([]);
   });
 
-  it('keeps guards, @HttpCode and custom metadata working beside @Locked', async () => {
+  it('keeps guards, @HttpCode, Swagger and custom metadata working beside @Locked', async () => {
     expect((await post('guarded/g')).status).toBe(403);
     expect(await redis.keys('lock:{guarded:*')).toEqual([]);
     const allowed = await post('guarded/g', { 'x-key': 'yes' });
@@ -169,6 +171,8 @@ describe.each([
     expect(await allowed.json()).toEqual({ id: 'g', token: 1 });
     const opened = await fetch(`${base}/items/opened/o`);
     expect(opened.status).toBe(200);
+    const document = SwaggerModule.createDocument(app, new DocumentBuilder().build());
+    expect(document.paths['/items/guarded/{id}']?.post?.summary).toBe('A guarded, locked route');
   });
 
   it('answers 409 when a plain route calls a busy @Locked provider method', async () => {
