@@ -1,5 +1,5 @@
-// A CommonJS Nest 11 application using the packed package, as an existing Nest 11 service would
-// (require() of the ESM package works on Node >= 20.19).
+// A CommonJS Nest 11 application on ioredis 6 using the packed package, as an existing service
+// would (require() of the ESM package works on Node >= 20.19).
 require('reflect-metadata');
 const { Injectable, Module } = require('@nestjs/common');
 const { NestFactory } = require('@nestjs/core');
@@ -28,5 +28,5 @@ Module({ imports: [RedisLockModule.forRoot({ redis: process.env.REDIS_URL, isGlo
   await lock.release();
   const key = await orders.pay('42');
   await app.close();
-  console.log(JSON.stringify({ nest: require('@nestjs/core/package.json').version, fencingToken: lock.fencingToken, busy, key }));
+  console.log(JSON.stringify({ nest: require('@nestjs/core/package.json').version, ioredis: require('ioredis/package.json').version, fencingToken: lock.fencingToken, busy, key }));
 })();

@@ -10,10 +10,11 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 
 /**
  * The package is ESM; Nest 11 applications are CommonJS. Install the packed package beside
- * Nest 11 in a scratch project (so that it resolves its peers from there, as in a real app)
- * and run a CommonJS application with it. Nest 12 (ESM) is what the rest of the suite uses.
+ * Nest 11 and ioredis 6 in a scratch project (so that it resolves its peers from there, as in a
+ * real app) and run a CommonJS application with it. Nest 12 (ESM) and ioredis 5 are what the
+ * rest of the suite uses.
  */
-describe('a Nest 11 CommonJS application', () => {
+describe('a Nest 11 CommonJS application on ioredis 6', () => {
   useRedis();
   const dir = mkdtempSync(join(tmpdir(), 'nest11-consumer-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -29,7 +30,7 @@ describe('a Nest 11 CommonJS application', () => {
         dependencies: {
           '@nestjs/common': '^11.0.0',
           '@nestjs/core': '^11.0.0',
-          ioredis: '^5.0.0',
+          ioredis: '^6.0.0',
           'reflect-metadata': '^0.2.0',
           rxjs: '^7.8.0',
           'nestjs-redis-lock': `file:./${tarball}`,
@@ -44,6 +45,7 @@ describe('a Nest 11 CommonJS application', () => {
     expect(run.status).toBe(0);
     const result = JSON.parse(run.stdout.trim().split('\n').pop()!);
     expect(result.nest).toMatch(/^11\./);
+    expect(result.ioredis).toMatch(/^6\./);
     expect(result).toMatchObject({ fencingToken: 1, busy: true, key: 'order:42' });
   });
 });
