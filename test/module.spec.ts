@@ -93,6 +93,32 @@ describe('RedisLockModule', () => {
     await client.quit();
   });
 
+  it("works with a client that has ioredis' own keyPrefix: keys, renewals and release messages", async () => {
+    const client = new Redis(redisUrl(), { keyPrefix: 'tenant1:' });
+    const other = new Redis(redisUrl(), { keyPrefix: 'tenant1:' });
+    const holderApp = await createLockApp({ redis: client, ttl: 1_000, renewInterval: 100 });
+    const waiterApp = await createLockApp({ redis: other, ttl: 30_000 });
+    try {
+      const held = await holderApp.locks.acquire('k');
+      expect(await redis.exists('tenant1:lock:{k}')).toBe(1);
+      await new Promise((resolve) => setTimeout(resolve, 300)); // batched renewals use the prefix too
+      expect(held.held).toBe(true);
+      const waiting = waiterApp.locks.acquire('k', { waitTimeout: 10_000 }).then((lock) => ({ lock, at: performance.now() }));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const releasedAt = performance.now();
+      await held.release();
+      const { lock, at } = await waiting;
+      expect(at - releasedAt).toBeLessThan(100); // woken by the message, not by polling
+      await lock.release();
+      expect(await redis.exists('tenant1:lock:{k}')).toBe(0);
+    } finally {
+      await holderApp.close();
+      await waiterApp.close();
+      client.disconnect();
+      other.disconnect();
+    }
+  });
+
   it('accepts ioredis options and closes the connection it opened', async () => {
     const { hostname, port, pathname } = new URL(redisUrl());
     const app = await createLockApp({ redis: { host: hostname, port: Number(port), db: Number(pathname.slice(1)) } });

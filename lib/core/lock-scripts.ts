@@ -213,8 +213,8 @@ export class LockScripts implements LockStore {
   readonly queues = true;
   private readonly calls: { [K in keyof typeof COMMANDS]: ScriptCall<unknown> };
   /**
-   * ioredis prefixes the declared keys of a script with the client's `keyPrefix`, but cannot
-   * know which arguments of the variadic renew script are keys; those get the prefix here.
+   * The client's own `keyPrefix`: ioredis adds it to every key of a script call (it reads the
+   * key count of EVALSHA), and cluster slots must be computed with it.
    */
   readonly keyPrefix: string;
   /** Redis Cluster: a script's keys must share one slot. */
@@ -249,8 +249,7 @@ export class LockScripts implements LockStore {
 
   /** `args` holds token and ttl of each lock in turn. */
   async renewMany(locks: string[], args: (string | number)[]): Promise<number[]> {
-    const keys = this.keyPrefix ? locks.map((lock) => this.keyPrefix + lock) : locks;
-    return (await this.calls.renewMany(keys.length, ...keys, ...args)) as number[];
+    return (await this.calls.renewMany(locks.length, ...locks, ...args)) as number[];
   }
 
   async release(keys: ScriptKeys, token: string, waiterLease: number): Promise<ReleaseReply> {
