@@ -167,10 +167,35 @@ if current < tonumber(ARGV[1]) then redis.call('SET', KEYS[1], ARGV[1]) end
 return 1
 `;
 
+/**
+ * Redis 7 Cluster: renews locks of many slots served by one node in one call. Redis refuses
+ * declared keys of different slots even with `allow-cross-slot-keys`, so only the first lock
+ * is declared (it routes the call) and the others come as arguments, which the flag lets the
+ * script touch. KEYS: the first lock. ARGV: n, the other n-1 locks, then token and ttl of each.
+ */
+const RENEW_NODE = `#!lua flags=allow-cross-slot-keys
+${ON_REPLICA}
+local n = tonumber(ARGV[1])
+local results = {}
+local refused = false
+for i = 1, n do
+  local key = i == 1 and KEYS[1] or ARGV[i]
+  if redis.call('GET', key) == ARGV[n + 2 * i - 1] then
+    results[i] = redis.call('PEXPIRE', key, ARGV[n + 2 * i])
+  else
+    results[i] = 0
+    refused = true
+  end
+end
+if refused then return on_replica() or results end
+return results
+`;
+
 const COMMANDS = {
   acquire: { name: 'nestjsRedisLockAcquire', numberOfKeys: 5, lua: ACQUIRE },
   renew: { name: 'nestjsRedisLockRenew', numberOfKeys: 1, lua: RENEW },
   renewMany: { name: 'nestjsRedisLockRenewMany', numberOfKeys: null, lua: RENEW_MANY },
+  renewNode: { name: 'nestjsRedisLockRenewNode', numberOfKeys: 1, lua: RENEW_NODE },
   release: { name: 'nestjsRedisLockRelease', numberOfKeys: 5, lua: RELEASE },
   leave: { name: 'nestjsRedisLockLeave', numberOfKeys: 5, lua: LEAVE },
   fenceFloor: { name: 'nestjsRedisLockFenceFloor', numberOfKeys: 1, lua: FENCE_FLOOR },
@@ -232,6 +257,7 @@ export class LockScripts implements LockStore {
       acquire: bind(COMMANDS.acquire.name),
       renew: bind(COMMANDS.renew.name),
       renewMany: bind(COMMANDS.renewMany.name),
+      renewNode: bind(COMMANDS.renewNode.name),
       release: bind(COMMANDS.release.name),
       leave: bind(COMMANDS.leave.name),
       fenceFloor: bind(COMMANDS.fenceFloor.name),
@@ -263,12 +289,14 @@ export class LockScripts implements LockStore {
   }
 
   /**
-   * Renews many locks with one round trip: one script call per 10,000 locks or, on Redis
-   * Cluster where one call may only touch one slot, per slot (ioredis sends the calls for one
-   * node back to back).
+   * Renews many locks with one round trip: one script call per 10,000 locks. On Redis Cluster,
+   * where a script's keys must share one slot, one call per node with Redis 7 (the script is
+   * flagged `allow-cross-slot-keys`), else one call per slot; ioredis sends the calls for one
+   * node back to back.
    */
   async renewBatch(requests: RenewalRequest[]): Promise<RenewalOutcome[]> {
-    const groups = this.isCluster ? bySlot(requests, this.keyPrefix) : byCount(requests);
+    const perNode = this.isCluster && (await this.crossSlotScripts());
+    const groups = this.isCluster ? bySlot(requests, this.keyPrefix, perNode ? (this.client as Cluster).slots : undefined) : byCount(requests);
     const replies = await Promise.all(
       groups.map((group) => {
         const keys: string[] = new Array(group.length);
@@ -279,7 +307,7 @@ export class LockScripts implements LockStore {
           args[2 * i] = request.token;
           args[2 * i + 1] = request.ttl;
         }
-        return this.renewMany(keys, args);
+        return perNode ? this.renewNode(keys, args) : this.renewMany(keys, args);
       }),
     );
     const outcomes: RenewalOutcome[] = new Array(requests.length);
@@ -288,6 +316,28 @@ export class LockScripts implements LockStore {
       for (let i = 0; i < group.length; i++) outcomes[group[i]!.index] = replies[g]![i] === 1;
     }
     return outcomes;
+  }
+
+  /** See RENEW_NODE. ioredis prefixes the declared first key only; the others get it here. */
+  private async renewNode(locks: string[], args: (string | number)[]): Promise<number[]> {
+    const others = locks.slice(1).map((lock) => this.keyPrefix + lock);
+    return (await this.calls.renewNode(locks[0]!, locks.length, ...others, ...args)) as number[];
+  }
+
+  private crossSlot?: Promise<boolean>;
+
+  /** Whether every master runs Redis 7 or later, which accepts script flags. */
+  private crossSlotScripts(): Promise<boolean> {
+    this.crossSlot ??= Promise.all(
+      (this.client as Cluster).nodes('master').map(async (node) => Number(/redis_version:(\d+)/.exec(await node.info('server'))?.[1] ?? 0) >= 7),
+    ).then(
+      (versions) => versions.length > 0 && versions.every(Boolean),
+      () => {
+        this.crossSlot = undefined; // ask again next time
+        return false;
+      },
+    );
+    return this.crossSlot;
   }
 
   async fenceFloor(fence: string, floor: number): Promise<void> {
@@ -321,12 +371,14 @@ function byCount(requests: RenewalRequest[]): Indexed[][] {
   return groups;
 }
 
-function bySlot(requests: RenewalRequest[], keyPrefix: string): Indexed[][] {
-  const groups = new Map<number, Indexed[]>();
+/** Groups by slot, or by the node that serves the slot when `slots` (the cluster's map) is given. */
+function bySlot(requests: RenewalRequest[], keyPrefix: string, slots?: string[][]): Indexed[][] {
+  const groups = new Map<number | string, Indexed[]>();
   requests.forEach((request, index) => {
     const slot = clusterSlot(keyPrefix + request.lockKey);
-    let group = groups.get(slot);
-    if (group === undefined) groups.set(slot, (group = []));
+    const groupKey = slots?.[slot]?.[0] ?? slot;
+    let group = groups.get(groupKey);
+    if (group === undefined) groups.set(groupKey, (group = []));
     group.push({ request, index });
   });
   return [...groups.values()];
