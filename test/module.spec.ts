@@ -119,6 +119,25 @@ describe('RedisLockModule', () => {
     }
   });
 
+  it('lets a release that failed (connection closed) be retried, and stops renewing meanwhile', async () => {
+    const client = new Redis(redisUrl());
+    const app = await createLockApp({ redis: client, ttl: 5_000, renewInterval: 100 });
+    try {
+      const lock = await app.locks.acquire('k');
+      client.disconnect();
+      await expect(lock.release()).rejects.toThrow(/Connection is closed/);
+      expect(lock.held).toBe(false);
+      expect(lock.signal.aborted).toBe(false);
+      await client.connect();
+      expect(await redis.exists('lock:{k}')).toBe(1);
+      await lock.release();
+      expect(await redis.exists('lock:{k}')).toBe(0);
+    } finally {
+      await app.close();
+      client.disconnect();
+    }
+  });
+
   it('accepts ioredis options and closes the connection it opened', async () => {
     const { hostname, port, pathname } = new URL(redisUrl());
     const app = await createLockApp({ redis: { host: hostname, port: Number(port), db: Number(pathname.slice(1)) } });

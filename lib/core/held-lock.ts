@@ -166,7 +166,18 @@ export class HeldLock implements Lock, Renewable, Expiring {
   private async releaseInRedis(): Promise<void> {
     const wasHeld = this.state === 'held';
     this.stopRenewing();
-    const reply = await this.owner.releaseInRedis(this.names, this.token);
+    let reply: ReleaseReply;
+    try {
+      reply = await this.owner.releaseInRedis(this.names, this.token);
+    } catch (error) {
+      // The holder is done with it either way: it is no longer renewed, and its lease expires
+      // in Redis on its own. A later release() may still try to delete it sooner.
+      if (wasHeld && this.state === 'held') {
+        this.state = 'released';
+        this.owner.forget(this);
+      }
+      throw error;
+    }
     if (!wasHeld) return;
     if (reply.released) {
       this.state = 'released';

@@ -155,7 +155,13 @@ export class LockManager implements LockOwner, LockRunner {
             return this.acquired(lock, calledAt);
           }
           // This process was too slow to trust the short lease: renew before handing it out.
-          if (await lock.renewNow()) return this.acquired(lock, calledAt);
+          try {
+            if (await lock.renewNow()) return this.acquired(lock, calledAt);
+          } catch (error) {
+            // Unconfirmed: give the lock back (owner-checked) rather than hold it blind.
+            lastError = error;
+            await lock.release().catch(() => undefined);
+          }
         }
       }
     } catch (error) {
