@@ -40,7 +40,9 @@ export class DeadlineSweeper {
       last.sweepIndex = index;
       this.siftDown(this.siftUp(index));
     }
-    if (this.heap.length === 0) this.disarm();
+    // The timer stays armed when the heap empties: the next lock usually has a later deadline,
+    // so taking and releasing locks in a loop does not reset a timer each time (it is unref'd,
+    // and a sweep of an empty heap does nothing).
   }
 
   close(): void {
@@ -64,7 +66,7 @@ export class DeadlineSweeper {
   /** Keeps the timer on the earliest deadline; re-arms only when that moved earlier. */
   private arm(): void {
     const first = this.heap[0];
-    if (first === undefined) return this.disarm();
+    if (first === undefined) return;
     if (this.timer !== undefined && this.armedAt <= first.deadline) return;
     clearTimeout(this.timer);
     this.armedAt = first.deadline;
