@@ -96,8 +96,10 @@ describe('watchdog', () => {
     const acquiredAt = performance.now();
     await new Promise((resolve) => lock.signal.addEventListener('abort', resolve, { once: true }));
     const after = performance.now() - acquiredAt;
+    // The deadline is ttl minus the drift margin after the acquire was sent; a loaded machine may
+    // run the timer a little late.
     expect(after).toBeGreaterThan(380);
-    expect(after).toBeLessThan(400);
+    expect(after).toBeLessThan(450);
     expect(lock.signal.reason).toMatchObject({ reason: 'expired' });
     await commands.stop();
     // Only the acquire, then the clean-up of the expired lease: no renewal.

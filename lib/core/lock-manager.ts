@@ -71,8 +71,9 @@ export class LockManager implements LockOwner, LockRunner {
   ) {
     const [first] = connections;
     if (connections.length === 1) {
-      this.store = new LockScripts(first!.client);
-      this.notifier = new ReleaseNotifier(first!.client, logger);
+      const scripts = new LockScripts(first!.client);
+      this.store = scripts;
+      this.notifier = new ReleaseNotifier(first!.client, logger, () => scripts.shardedPubSub());
     } else {
       this.store = new QuorumStore(connections.map(({ client }) => new LockScripts(client)));
     }

@@ -27,8 +27,9 @@ end
 
 -- Hands a free lock straight to the live head of the queue, for at most grant_ms: the waiter
 -- renews it to its own ttl as soon as it wakes, and a waiter that died meanwhile blocks the
--- lock for grant_ms, not for a whole ttl. Publishes "<token>:<fencing token>".
-local function grant_next(lock, fence, queue, waiters, channel, grant_ms)
+-- lock for grant_ms, not for a whole ttl. Publishes "<token>:<fencing token>", with SPUBLISH
+-- when sharded is '1' (Redis 7 Cluster: only the shard that owns the lock carries it).
+local function grant_next(lock, fence, queue, waiters, channel, grant_ms, sharded)
   local head, token, ttl
   repeat
     head = live_head(queue, waiters, now_ms())
@@ -43,14 +44,15 @@ local function grant_next(lock, fence, queue, waiters, channel, grant_ms)
   local fencing = redis.call('INCR', fence)
   redis.call('LPOP', queue)
   redis.call('ZREM', waiters, head)
-  redis.call('PUBLISH', channel, token .. ':' .. fencing)
+  redis.call(sharded == '1' and 'SPUBLISH' or 'PUBLISH', channel, token .. ':' .. fencing)
   return {token, fencing}
 end
 `;
 
 /**
  * Acquire in one round trip. KEYS: lock, fence, queue, waiters, channel.
- * ARGV: owner token, ttl, whether to join the queue on failure ('1'/'0'), waiter lease (ms).
+ * ARGV: owner token, ttl, whether to join the queue on failure ('1'/'0'), waiter lease (ms),
+ * sharded pub/sub ('1'/'0').
  * Succeeds (`{1, fencingToken}`) when the lock is free and nobody waits ahead of the caller, or
  * when a release already handed it to the caller (the lease then restarts at full ttl).
  * Otherwise `{0, pttl}` (-1 for a key without expiry), after joining the queue or refreshing
@@ -74,7 +76,7 @@ if not owner then
     end
     return {1, redis.call('INCR', KEYS[2])}
   end
-  grant_next(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], tonumber(ARGV[4]))
+  grant_next(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], tonumber(ARGV[4]), ARGV[5])
 end
 if ARGV[3] == '1' then
   if redis.call('ZADD', KEYS[4], now + tonumber(ARGV[4]), member) == 1 then
@@ -129,21 +131,21 @@ return results
 
 /**
  * KEYS: lock, fence, queue, waiters, release channel (declared as a key so that it is routed
- * and ACL-checked with the lock). ARGV: owner token, waiter lease (ms).
+ * and ACL-checked with the lock). ARGV: owner token, waiter lease (ms), sharded pub/sub ('1'/'0').
  * Returns `{0}` when not the owner. Otherwise deletes the lock and, when someone waits, hands
  * it to the waiter whose turn it is: `{1, token, fencingToken}` of that waiter, else `{1}`.
  */
 const RELEASE = `${QUEUE}${ON_REPLICA}
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return on_replica() or {0} end
 redis.call('DEL', KEYS[1])
-local granted = grant_next(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], tonumber(ARGV[2]))
+local granted = grant_next(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], tonumber(ARGV[2]), ARGV[3])
 if granted then return {1, granted[1], granted[2]} end
 return {1}
 `;
 
 /**
  * A waiter gives up. KEYS: lock, fence, queue, waiters, channel. ARGV: its token, its ttl, waiter
- * lease. A lock handed to it meanwhile, or a free lock, goes to the next waiter.
+ * lease, sharded pub/sub. A lock handed to it meanwhile, or a free lock, goes to the next waiter.
  */
 const LEAVE = `${QUEUE}
 local member = ARGV[1] .. ':' .. ARGV[2]
@@ -152,7 +154,7 @@ redis.call('ZREM', KEYS[4], member)
 local owner = redis.call('GET', KEYS[1])
 if owner == ARGV[1] then redis.call('DEL', KEYS[1]) end
 if owner == ARGV[1] or not owner then
-  grant_next(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], tonumber(ARGV[3]))
+  grant_next(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], tonumber(ARGV[3]), ARGV[4])
 end
 return 1
 `;
@@ -265,7 +267,7 @@ export class LockScripts implements LockStore {
   }
 
   async acquire(keys: ScriptKeys, token: string, ttl: number, enqueue: boolean, waiterLease: number): Promise<AcquireReply> {
-    const [ok, value] = (await this.calls.acquire(keys.lock, keys.fence, keys.queue, keys.waiters, keys.released, token, ttl, enqueue ? '1' : '0', waiterLease)) as [number, number];
+    const [ok, value] = (await this.calls.acquire(keys.lock, keys.fence, keys.queue, keys.waiters, keys.released, token, ttl, enqueue ? '1' : '0', waiterLease, await this.shardFlag())) as [number, number];
     return ok === 1 ? { acquired: true, fencingToken: value } : { acquired: false, pttl: value };
   }
 
@@ -279,13 +281,13 @@ export class LockScripts implements LockStore {
   }
 
   async release(keys: ScriptKeys, token: string, waiterLease: number): Promise<ReleaseReply> {
-    const [ok, next, fencingToken] = (await this.calls.release(keys.lock, keys.fence, keys.queue, keys.waiters, keys.released, token, waiterLease)) as [number, string?, number?];
+    const [ok, next, fencingToken] = (await this.calls.release(keys.lock, keys.fence, keys.queue, keys.waiters, keys.released, token, waiterLease, await this.shardFlag())) as [number, string?, number?];
     if (ok !== 1) return { released: false };
     return { released: true, grant: next === undefined ? undefined : { token: next, fencingToken: fencingToken! } };
   }
 
   async leave(keys: ScriptKeys, token: string, ttl: number, waiterLease: number): Promise<void> {
-    await this.calls.leave(keys.lock, keys.fence, keys.queue, keys.waiters, keys.released, token, ttl, waiterLease);
+    await this.calls.leave(keys.lock, keys.fence, keys.queue, keys.waiters, keys.released, token, ttl, waiterLease, await this.shardFlag());
   }
 
   /**
@@ -322,6 +324,22 @@ export class LockScripts implements LockStore {
   private async renewNode(locks: string[], args: (string | number)[]): Promise<number[]> {
     const others = locks.slice(1).map((lock) => this.keyPrefix + lock);
     return (await this.calls.renewNode(locks[0]!, locks.length, ...others, ...args)) as number[];
+  }
+
+  /**
+   * Whether release messages go over sharded pub/sub (SPUBLISH / SSUBSCRIBE): on a Redis 7
+   * Cluster, where a plain PUBLISH would be broadcast to every node.
+   */
+  shardedPubSub(): Promise<boolean> {
+    return this.isCluster ? this.crossSlotScripts() : Promise.resolve(false);
+  }
+
+  private sharded?: '0' | '1';
+
+  private shardFlag(): '0' | '1' | Promise<'0' | '1'> {
+    if (this.sharded !== undefined) return this.sharded;
+    if (!this.isCluster) return (this.sharded = '0');
+    return this.shardedPubSub().then((sharded) => (this.sharded = sharded ? '1' : '0'));
   }
 
   private crossSlot?: Promise<boolean>;

@@ -25,8 +25,9 @@ interface ChannelState {
  * One subscriber connection per process, shared by every waiter: a waiter subscribes to its
  * lock's release channel before retrying. A release hands the lock to the waiter whose turn it
  * is and publishes `<token>:<fencing token>`, so it wakes that one waiter, already holding the
- * lock, instead of all of them. On Redis Cluster too: a script's PUBLISH reaches subscribers
- * on every node over the cluster bus.
+ * lock, instead of all of them. On a Redis 7 Cluster this is sharded pub/sub (SPUBLISH /
+ * SSUBSCRIBE, carried by the shard that owns the lock); on older clusters a plain PUBLISH,
+ * which the cluster bus takes to every node.
  */
 export class ReleaseNotifier {
   private subscriber?: Redis | Cluster;
@@ -37,6 +38,8 @@ export class ReleaseNotifier {
   constructor(
     private readonly client: RedisClient,
     private readonly logger: LockLogger,
+    /** Resolves whether releases use sharded pub/sub (must match what the scripts publish with). */
+    private readonly sharded: () => Promise<boolean>,
   ) {
     this.channelPrefix = clientKeyPrefix(client);
   }
@@ -45,8 +48,11 @@ export class ReleaseNotifier {
     const name = this.channelPrefix + channel;
     let state = this.channels.get(name);
     if (state === undefined) {
-      const subscriber = this.connection();
-      state = { ready: subscriber.subscribe(name).then(() => undefined), waiters: new Map() };
+      const ready = this.sharded().then(async (sharded) => {
+        const subscriber = this.connection(sharded);
+        await (sharded ? (subscriber as Cluster).ssubscribe(name) : subscriber.subscribe(name));
+      });
+      state = { ready, waiters: new Map() };
       // A failed subscription only costs the waiter its wake-ups; its timers still run.
       state.ready.catch((error: unknown) => this.logger.warn(`Subscribing to ${name} failed (${(error as Error).message}); waiters poll instead.`));
       this.channels.set(name, state);
@@ -81,7 +87,9 @@ export class ReleaseNotifier {
           this.channels.delete(name);
           // After the caller's code has started: a woken waiter runs before the bookkeeping.
           setImmediate(() => {
-            if (!this.channels.has(name)) this.subscriber?.unsubscribe(name).catch(() => undefined);
+            if (this.channels.has(name) || this.subscriber === undefined) return;
+            const subscriber = this.subscriber;
+            (this.shardedMode ? (subscriber as Cluster).sunsubscribe(name) : subscriber.unsubscribe(name)).catch(() => undefined);
           });
         }
       },
@@ -98,14 +106,20 @@ export class ReleaseNotifier {
     this.subscriber?.disconnect();
   }
 
-  private connection(): Redis | Cluster {
+  private shardedMode = false;
+
+  private connection(sharded: boolean): Redis | Cluster {
     if (this.subscriber === undefined) {
-      const subscriber = this.client.duplicate();
-      subscriber.on('message', (channel: string, message: string) => {
+      this.shardedMode = sharded;
+      // ioredis routes SSUBSCRIBE to the node that owns the channel's slot only in this mode.
+      const subscriber = sharded ? (this.client as Cluster).duplicate(undefined, { shardedSubscribers: true }) : this.client.duplicate();
+      const onMessage = (channel: string, message: string): void => {
         const separator = message.indexOf(':');
         const waiter = this.channels.get(channel)?.waiters.get(message.slice(0, separator));
         waiter?.(Number(message.slice(separator + 1)));
-      });
+      };
+      subscriber.on('message', onMessage);
+      subscriber.on('smessage', onMessage);
       subscriber.on('error', () => undefined); // the command connection reports connection trouble
       this.subscriber = subscriber;
     }

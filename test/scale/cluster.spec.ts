@@ -38,13 +38,18 @@ describe('Redis Cluster (3 masters)', () => {
     expect(perNode.every((count) => count > 0)).toBe(true);
   });
 
-  it('wakes a waiter on release through cluster pub/sub, and serves waiters in turn', async () => {
+  it('wakes a waiter on release through sharded pub/sub, and serves waiters in turn', async () => {
     await open({ ttl: 30_000 });
     const other = await createLockApp({ redis: new Cluster(cluster.nodes), ttl: 30_000 });
     try {
       const held = await app!.locks.acquire('cluster:handoff');
       const waiting = other.locks.acquire('cluster:handoff', { waitTimeout: 10_000 }).then((lock) => ({ lock, at: performance.now() }));
       await sleep(100);
+      // Redis 7: the waiter listens on a shard channel, carried only by the lock's own shard.
+      const shardChannels = await Promise.all(client.nodes('master').map((node) => node.call('PUBSUB', 'SHARDCHANNELS') as Promise<string[]>));
+      expect(shardChannels.flat()).toEqual(['lock:{cluster:handoff}:released']);
+      const plainChannels = await Promise.all(client.nodes('master').map((node) => node.pubsub('CHANNELS') as Promise<string[]>));
+      expect(plainChannels.flat()).toEqual([]);
       const releasedAt = performance.now();
       await held.release();
       const { lock, at } = await waiting;
