@@ -36,8 +36,11 @@ describe('watchdog', () => {
     await sleep(1_000);
     await commands.stop();
     subscription.unsubscribe();
-    // The renew script is the only one with a single key: one call per renewal, none after release.
-    expect(commands.seen.filter((c) => isScriptCall(c) && c.args[2] === '1').length).toBe(renewals.length);
+    // The renew script is the only one with a single key: one call per renewal (one more if a
+    // renewal was in flight when the lock was released: its reply is ignored), none after release.
+    const renewCalls = commands.seen.filter((c) => isScriptCall(c) && c.args[2] === '1').length;
+    expect(renewCalls).toBeGreaterThanOrEqual(renewals.length);
+    expect(renewCalls).toBeLessThanOrEqual(renewals.length + 1);
     expect(commands.seen.filter((c) => c.at > releasedAt + 5)).toEqual([]);
   });
 
