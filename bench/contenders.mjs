@@ -34,23 +34,15 @@ export async function createContender(name, target, { contended = false } = {}) 
       Module({ imports: [RedisLockModule.forRoot({ redis, waitTimeout: 10_000 })] })(ScaleModule);
       const app = await NestFactory.createApplicationContext(ScaleModule, { logger: ['error'] });
       const locks = app.get(LockService);
-      return {
-        async lockCycle(key) {
-          const lock = await locks.acquire(key);
-          await lock.release();
-        },
-        async withLock(key, body) {
-          const lock = await locks.acquire(key);
-          await body();
-          await lock.release();
-          return true;
-        },
-        async close() {
+      return byAcquireRelease(
+        (key) => locks.acquire(key),
+        (lock) => lock.release(),
+        async () => {
           await app.close();
           // A client handed to the module is ours to close.
           if (typeof redis.disconnect === 'function') redis.disconnect();
         },
-      };
+      );
     }
     case 'raw ioredis': {
       const redis = new Redis(url);
@@ -104,42 +96,30 @@ export async function createContender(name, target, { contended = false } = {}) 
           close: () => app.close(),
         };
       }
-      return {
-        async lockCycle(key) {
-          const lock = await locks.acquire(key);
-          await lock.release();
-        },
-        async withLock(key, body) {
-          const lock = await locks.acquire(key);
-          await body();
-          await lock.release();
-          return true;
-        },
-        close: () => app.close(),
-      };
+      return byAcquireRelease((key) => locks.acquire(key), (lock) => lock.release(), () => app.close());
     }
     case 'redlock v5': {
       const redis = new Redis(url);
       const redlock = new Redlock5([redis]);
       redlock.on('error', () => undefined);
-      return byAcquireRelease(redis, (key) => redlock.acquire([key], TTL), (lock) => lock.release());
+      return byAcquireRelease((key) => redlock.acquire([key], TTL), (lock) => lock.release(), () => redis.quit());
     }
     case 'redlock v4': {
       const redis = new Redis(url);
       const redlock = new Redlock4([redis]);
       redlock.on('clientError', () => undefined);
-      return byAcquireRelease(redis, (key) => redlock.lock(key, TTL), (lock) => lock.unlock());
+      return byAcquireRelease((key) => redlock.lock(key, TTL), (lock) => lock.unlock(), () => redis.quit());
     }
     case 'redis-semaphore': {
       const redis = new Redis(url);
       return byAcquireRelease(
-        redis,
         async (key) => {
           const mutex = new Mutex(redis, key, { lockTimeout: TTL });
           await mutex.acquire();
           return mutex;
         },
         (mutex) => mutex.release(),
+        () => redis.quit(),
       );
     }
     default:
@@ -147,8 +127,8 @@ export async function createContender(name, target, { contended = false } = {}) 
   }
 }
 
-/** A contender from a peer's acquire and release; a failed acquire counts as not acquired. */
-function byAcquireRelease(redis, acquire, release) {
+/** A contender from an acquire and a release; a failed acquire counts as not acquired. */
+function byAcquireRelease(acquire, release, close) {
   return {
     async lockCycle(key) {
       await release(await acquire(key));
@@ -164,6 +144,6 @@ function byAcquireRelease(redis, acquire, release) {
       await release(lock);
       return true;
     },
-    close: () => redis.quit(),
+    close,
   };
 }

@@ -111,22 +111,30 @@ return on_replica() or 0
 `;
 
 /**
- * Renews many locks in one call. KEYS: the locks. ARGV: token and ttl of each, in turn.
- * Returns one 1 (renewed) or 0 (not the owner) per lock.
+ * The loop shared by the batch renew scripts: `n` locks, the i-th named by `key(i)`, its token
+ * and ttl at ARGV[offset + 2i - 1] and ARGV[offset + 2i]. One 1 (renewed) or 0 (not the owner)
+ * per lock.
  */
-const RENEW_MANY = `${ON_REPLICA}
-local results = {}
-local refused = false
-for i = 1, #KEYS do
-  if redis.call('GET', KEYS[i]) == ARGV[2 * i - 1] then
-    results[i] = redis.call('PEXPIRE', KEYS[i], ARGV[2 * i])
-  else
-    results[i] = 0
-    refused = true
+const RENEW_LOOP = `${ON_REPLICA}
+local function renew_all(n, key, offset)
+  local results = {}
+  local refused = false
+  for i = 1, n do
+    if redis.call('GET', key(i)) == ARGV[offset + 2 * i - 1] then
+      results[i] = redis.call('PEXPIRE', key(i), ARGV[offset + 2 * i])
+    else
+      results[i] = 0
+      refused = true
+    end
   end
+  if refused then return on_replica() or results end
+  return results
 end
-if refused then return on_replica() or results end
-return results
+`;
+
+/** Renews many locks in one call. KEYS: the locks. ARGV: token and ttl of each, in turn. */
+const RENEW_MANY = `${RENEW_LOOP}
+return renew_all(#KEYS, function(i) return KEYS[i] end, 0)
 `;
 
 /**
@@ -176,21 +184,9 @@ return 1
  * script touch. KEYS: the first lock. ARGV: n, the other n-1 locks, then token and ttl of each.
  */
 const RENEW_NODE = `#!lua flags=allow-cross-slot-keys
-${ON_REPLICA}
+${RENEW_LOOP}
 local n = tonumber(ARGV[1])
-local results = {}
-local refused = false
-for i = 1, n do
-  local key = i == 1 and KEYS[1] or ARGV[i]
-  if redis.call('GET', key) == ARGV[n + 2 * i - 1] then
-    results[i] = redis.call('PEXPIRE', key, ARGV[n + 2 * i])
-  else
-    results[i] = 0
-    refused = true
-  end
-end
-if refused then return on_replica() or results end
-return results
+return renew_all(n, function(i) return i == 1 and KEYS[1] or ARGV[i] end, n)
 `;
 
 const COMMANDS = {
