@@ -48,6 +48,21 @@ describe('quorum mode over 3 independent masters', () => {
     expect(await onEveryNode((node) => node.exists('lock:{q:basic}'))).toEqual([0, 0, 0]);
   });
 
+  it('lets a waiter poll its way to the lock once the holder releases', async () => {
+    const holder = await app({ ttl: 2_000 });
+    const waiter = await app({ ttl: 2_000 });
+    const held = await holder.locks.acquire('q:wait');
+    const waiting = waiter.locks.acquire('q:wait', { waitTimeout: 5_000 });
+    await sleep(200);
+    await held.release();
+    const lock = await waiting;
+    expect(lock.fencingToken).toBeGreaterThan(held.fencingToken);
+    await lock.release();
+    // No queue is kept in quorum mode: only the fencing counter remains on each node.
+    const keys = await onEveryNode(async (node) => (await node.scan('0', 'MATCH', 'lock:{q:wait}*', 'COUNT', 100))[1]);
+    expect(keys).toEqual([['lock:{q:wait}:fence'], ['lock:{q:wait}:fence'], ['lock:{q:wait}:fence']]);
+  });
+
   const masks = Array.from({ length: 8 }, (_, mask) => [0, 1, 2].filter((i) => mask & (1 << i)));
   const cases = masks.flatMap((down) => (['failed', 'slow'] as Fault[]).map((fault) => [down, fault] as const));
 
