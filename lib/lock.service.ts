@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationShutdown } from '@nestjs/common';
 import type { Observable } from 'rxjs';
 import { LockManager } from './core/lock-manager.js';
 import { resolveModuleOptions } from './core/lock-options.js';
@@ -30,7 +30,7 @@ import type { LockRunner } from './core/locked-call.js';
  * ```
  */
 @Injectable()
-export class LockService implements OnApplicationShutdown {
+export class LockService implements BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly manager: LockManager;
 
   constructor(@Inject(REDIS_LOCK_MODULE_OPTIONS) options: RedisLockModuleOptions) {
@@ -136,7 +136,16 @@ export class LockService implements OnApplicationShutdown {
     return this.manager;
   }
 
-  /** @internal Called by Nest on `app.close()`. */
+  /**
+   * @internal Called by Nest on `app.close()` before any `onApplicationShutdown()`, the phase in
+   * which applications close the Redis clients they handed in: locks are given back while those
+   * clients still work.
+   */
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.manager.stop();
+  }
+
+  /** @internal Called by Nest on `app.close()`: closes only the connections the module opened. */
   async onApplicationShutdown(): Promise<void> {
     await this.manager.close();
   }

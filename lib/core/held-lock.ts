@@ -112,6 +112,8 @@ export class HeldLock implements Lock, Renewable, Expiring {
 
   /** Application shutdown: tell the holder, then give the lock back. */
   async shutdown(): Promise<void> {
+    // A release under way is a normal end: let it finish rather than abort the holder.
+    if (this.releasing !== undefined) return this.releasing.catch(() => undefined);
     if (this.state !== 'held') return;
     this.lose('shutdown');
     await this.owner.releaseInRedis(this.names, this.token);

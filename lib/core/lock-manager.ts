@@ -58,8 +58,12 @@ export class LockManager implements LockOwner, LockRunner {
   private readonly chain = new AsyncLocalStorage<readonly HeldLock[]>();
   private readonly heldLocks = new Set<HeldLock>();
   private readonly pendingCleanups = new Set<Promise<unknown>>();
+  /** acquire() and tryAcquire() calls still running: shutdown waits for them to settle. */
+  private acquiring = 0;
+  private acquiringSettled?: () => void;
   private readonly defaults: LockTiming;
   private closed = false;
+  private stopping?: Promise<void>;
   /** Ends every wait at shutdown. */
   private readonly shutdown = new AbortController();
 
@@ -110,7 +114,15 @@ export class LockManager implements LockOwner, LockRunner {
   async acquire(key: string, options?: LockOptions): Promise<Lock> {
     const { timing, names, reentered } = this.prepare(key, options);
     if (reentered) return reentered;
-    const signal = options?.signal;
+    this.acquiring++;
+    try {
+      return await this.acquireNew(key, names, timing, options?.signal);
+    } finally {
+      this.settledAcquire();
+    }
+  }
+
+  private async acquireNew(key: string, names: LockRedisKeys, timing: LockTiming, signal: AbortSignal | undefined): Promise<HeldLock> {
     const calledAt = now();
     const waitUntil = calledAt + timing.waitTimeout;
     const waits = timing.waitTimeout > 0;
@@ -166,7 +178,8 @@ export class LockManager implements LockOwner, LockRunner {
         }
       }
     } catch (error) {
-      if (waits) this.cleanUp(this.store.leave(names, token, timing.ttl, WAITER_LEASE_MS));
+      // A waiter leaves the queue; an attempt that failed may have run in Redis all the same.
+      if (waits || lastError !== undefined) this.leave(names, token, timing);
       if (this.listening) this.emit({ type: 'not-acquired', key, waitedMs: now() - calledAt, at: Date.now() });
       throw error;
     } finally {
@@ -179,7 +192,17 @@ export class LockManager implements LockOwner, LockRunner {
     if (reentered) return reentered;
     const calledAt = now();
     const token = ownerToken();
-    const outcome = await this.attempt(key, names, token, timing, false, Infinity, options?.signal, calledAt);
+    this.acquiring++;
+    let outcome: HeldLock | { pttl: number };
+    try {
+      outcome = await this.attempt(key, names, token, timing, false, Infinity, options?.signal, calledAt);
+    } catch (error) {
+      // The reply was lost, not necessarily the script's effect: give back what it may have taken.
+      this.leave(names, token, timing);
+      throw error;
+    } finally {
+      this.settledAcquire();
+    }
     if (outcome instanceof HeldLock) return this.acquired(outcome, calledAt);
     if (this.listening) this.emit({ type: 'not-acquired', key, waitedMs: now() - calledAt, at: Date.now() });
     return null;
@@ -218,23 +241,51 @@ export class LockManager implements LockOwner, LockRunner {
   }
 
   /**
-   * Stops every watchdog, tells holders through their signal, releases their locks in Redis
-   * (waiting at most `shutdownTimeout`), and closes the connections it opened.
+   * First phase of shutdown, while the application's own Redis clients are still open: takes
+   * no new locks, ends every wait, tells holders through their signal, and gives back every
+   * lock this process holds or may still obtain from an acquire in flight, waiting at most
+   * `shutdownTimeout` for Redis.
    */
+  stop(): Promise<void> {
+    this.stopping ??= this.giveBackAll();
+    return this.stopping;
+  }
+
+  /** Second phase: stops the timers and closes the connections it opened. */
   async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    this.shutdown.abort(new RedisLockError('LockService shut down (the application is closing) while waiting for a lock.'));
-    // Let the waiters just stopped give up their places in the queue before the connection goes.
-    await new Promise((resolve) => setImmediate(resolve));
-    const pending: Promise<unknown>[] = [...this.heldLocks].map((lock) => lock.shutdown());
-    pending.push(...this.pendingCleanups);
-    await settleWithin(Promise.allSettled(pending), this.options.shutdownTimeout);
+    await this.stop();
     this.scheduler.close();
     this.sweeper.close();
     this.notifier?.close();
     this.events.complete();
     for (const { client, owned } of this.connections) if (owned) client.disconnect();
+  }
+
+  private async giveBackAll(): Promise<void> {
+    this.closed = true;
+    const deadline = now() + this.options.shutdownTimeout;
+    this.shutdown.abort(new RedisLockError('LockService shut down (the application is closing) while waiting for a lock.'));
+    for (const lock of this.heldLocks) this.cleanUp(lock.shutdown());
+    // An acquire in flight may still obtain its lock; hold() then hands it straight back, and
+    // a failed one leaves. Both register clean-ups, so wait until nothing is left to wait for.
+    while ((this.acquiring > 0 || this.pendingCleanups.size > 0) && now() < deadline) {
+      const acquiresSettled = this.acquiring > 0 ? new Promise<void>((resolve) => (this.acquiringSettled = resolve)) : undefined;
+      await settleWithin(Promise.allSettled([...this.pendingCleanups, acquiresSettled]), deadline - now());
+      // Let the callers that just settled register their clean-ups.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+
+  private settledAcquire(): void {
+    if (--this.acquiring === 0 && this.acquiringSettled !== undefined) {
+      const resolve = this.acquiringSettled;
+      this.acquiringSettled = undefined;
+      resolve();
+    }
+  }
+
+  private leave(names: LockRedisKeys, token: string, timing: LockTiming): void {
+    this.cleanUp(this.store.leave(names, token, timing.ttl, WAITER_LEASE_MS));
   }
 
   private prepare(key: string, options: LockOptions | undefined): { timing: LockTiming; names: LockRedisKeys; reentered?: Lock } {

@@ -1,0 +1,138 @@
+import { Inject, Injectable, Module, type OnApplicationShutdown } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { Redis } from 'ioredis';
+import { describe, expect, it } from 'vitest';
+import { LockService, RedisLockError, RedisLockModule } from '../lib/index.js';
+import { blockRedis } from './support/block-redis.js';
+import { CapturedLogs, createLockApp, sleep } from './support/lock-app.js';
+import { redisUrl, useRedis } from './support/redis.js';
+
+const REDIS = Symbol('REDIS');
+
+/** The application's own Redis module: it closes its client when the application shuts down. */
+@Injectable()
+class RedisCloser implements OnApplicationShutdown {
+  constructor(@Inject(REDIS) private readonly client: Redis) {}
+  async onApplicationShutdown(): Promise<void> {
+    await this.client.quit();
+  }
+}
+
+@Module({
+  providers: [{ provide: REDIS, useFactory: () => new Redis(redisUrl()) }],
+  exports: [REDIS],
+})
+class AppRedisModule {}
+
+describe('shutdown', () => {
+  const redis = useRedis();
+
+  it('gives back a lock whose acquire was in flight when close() began (connection we opened)', async () => {
+    const app = await createLockApp({ ttl: 30_000 });
+    await app.locks.isLocked('warm-up'); // connected, scripts loaded
+    const { ended } = await blockRedis(redisUrl(), 300);
+    const acquiring = app.locks.acquire('k', { waitTimeout: 0 }).catch((e: unknown) => e);
+    await sleep(5);
+    await app.close();
+    await ended;
+    expect(await acquiring).toBeInstanceOf(RedisLockError);
+    expect(await redis.exists('lock:{k}')).toBe(0);
+  });
+
+  it('gives back a lock whose acquire was in flight when close() began (client handed in)', async () => {
+    const client = new Redis(redisUrl());
+    try {
+      const app = await createLockApp({ redis: client, ttl: 30_000 });
+      await app.locks.isLocked('warm-up');
+      const { ended } = await blockRedis(redisUrl(), 300);
+      const trying = app.locks.tryAcquire('t').catch((e: unknown) => e);
+      const acquiring = app.locks.acquire('k', { waitTimeout: 0 }).catch((e: unknown) => e);
+      await sleep(5);
+      await app.close();
+      await ended;
+      expect(await acquiring).toBeInstanceOf(RedisLockError);
+      expect(await trying).toBeInstanceOf(RedisLockError);
+      // Whatever the client still had to send has been answered by now.
+      expect(await client.exists('lock:{k}', 'lock:{t}')).toBe(0);
+    } finally {
+      client.disconnect();
+    }
+  });
+
+  it('tryAcquire gives back a lock whose reply was lost to an error after the script ran', async () => {
+    const client = new Redis(redisUrl(), { commandTimeout: 100 });
+    const app = await createLockApp({ redis: client, ttl: 30_000 });
+    try {
+      await app.locks.isLocked('warm-up');
+      const { ended } = await blockRedis(redisUrl(), 400);
+      const error = await app.locks.tryAcquire('k').catch((e: unknown) => e);
+      expect((error as Error).message).toMatch(/timed out/i);
+      await ended;
+      // The script ran once Redis was free again; the lock must not stay for its ttl.
+      const until = performance.now() + 2_000;
+      while ((await redis.exists('lock:{k}')) === 1 && performance.now() < until) await sleep(20);
+      expect(await redis.exists('lock:{k}')).toBe(0);
+    } finally {
+      await app.close();
+      client.disconnect();
+    }
+  });
+
+  it('waitTimeout: 0 gives back a lock whose reply was lost to an error after the script ran', async () => {
+    const client = new Redis(redisUrl(), { commandTimeout: 100 });
+    const app = await createLockApp({ redis: client, ttl: 30_000 });
+    try {
+      await app.locks.isLocked('warm-up');
+      const { ended } = await blockRedis(redisUrl(), 400);
+      await expect(app.locks.acquire('k', { waitTimeout: 0 })).rejects.toThrow(/timed out/i);
+      await ended;
+      const until = performance.now() + 2_000;
+      while ((await redis.exists('lock:{k}')) === 1 && performance.now() < until) await sleep(20);
+      expect(await redis.exists('lock:{k}')).toBe(0);
+    } finally {
+      await app.close();
+      client.disconnect();
+    }
+  });
+
+  it("releases locks before the application's own modules close the client they handed in", async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        AppRedisModule,
+        RedisLockModule.forRootAsync({ imports: [AppRedisModule], inject: [REDIS], useFactory: (client: Redis) => ({ redis: client, ttl: 30_000 }) }),
+      ],
+      // A provider of the root module closes the client, as an application's own code would.
+      providers: [RedisCloser],
+    })
+      .setLogger(new CapturedLogs())
+      .compile();
+    await moduleRef.init();
+    const locks = moduleRef.get(LockService);
+    const lock = await locks.acquire('k');
+    expect(await redis.exists('lock:{k}')).toBe(1);
+    await moduleRef.close();
+    expect(lock.signal.aborted).toBe(true);
+    expect(await redis.exists('lock:{k}')).toBe(0);
+  });
+
+  it('completes events$ at shutdown', async () => {
+    const app = await createLockApp();
+    let completed = false;
+    app.locks.events$.subscribe({ complete: () => (completed = true) });
+    await app.close();
+    expect(completed).toBe(true);
+  });
+
+  it('keeps to shutdownTimeout with an acquire stuck in a blocked Redis', async () => {
+    const app = await createLockApp({ shutdownTimeout: 200 });
+    await app.locks.isLocked('warm-up');
+    const { ended } = await blockRedis(redisUrl(), 1_500);
+    const acquiring = app.locks.acquire('k', { waitTimeout: 0 }).catch((e: unknown) => e);
+    await sleep(5);
+    const started = performance.now();
+    await app.close();
+    expect(performance.now() - started).toBeLessThan(1_000);
+    await ended;
+    expect(await acquiring).toBeInstanceOf(RedisLockError);
+  });
+});
