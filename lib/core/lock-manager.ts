@@ -9,7 +9,7 @@ import type { LockOptions } from '../interfaces/redis-lock-options.interface.js'
 import { now } from './clock.js';
 import { DeadlineSweeper } from './deadline-sweeper.js';
 import { HeldLock, type LockOwner } from './held-lock.js';
-import { checkLockKey, lockRedisKeys, type LockRedisKeys } from './lock-key.js';
+import { checkLockKey, lockRedisKeys, quoteKey, type LockRedisKeys } from './lock-key.js';
 import type { LockLogger } from './lock-logger.js';
 import { resolveLockOptions, type LockTiming, type ResolvedModuleOptions } from './lock-options.js';
 import { LockScripts, type AcquireReply, type ReleaseReply } from './lock-scripts.js';
@@ -42,6 +42,8 @@ export const WAITER_REFRESH_MS = 250;
  * once), so a waiter that dies first in line delays the lock by at most this.
  */
 export const WAITER_LEASE_MS = 4 * WAITER_REFRESH_MS;
+
+const POLLING_WARNING_MS = 10_000;
 
 /**
  * The lock engine, free of Nest: acquisition, waiting, reentrancy, release and shutdown over
@@ -152,7 +154,10 @@ export class LockManager implements LockOwner, LockRunner {
         if (watch === undefined && this.notifier !== undefined && lastError === undefined) {
           // Subscribe before the next try, so that a release in between cannot be missed.
           watch = this.notifier.watch(names.released, token);
-          await watch.ready;
+          // Never hang on a subscription (a full maxclients, an unreachable node): past one
+          // refresh the waiter polls, which keeps its place in the queue and still finds the lock.
+          const bound = Math.min(left, WAITER_REFRESH_MS);
+          if ((await settleWithin(watch.ready, bound, signal, this.shutdown.signal)) === TIMED_OUT) this.warnPolling(key, bound);
           continue;
         }
         const refresh = Math.min(left, WAITER_REFRESH_MS, Math.floor(timing.ttl / 3));
@@ -282,6 +287,17 @@ export class LockManager implements LockOwner, LockRunner {
       this.acquiringSettled = undefined;
       resolve();
     }
+  }
+
+  private lastPollingWarning = -Infinity;
+
+  /** At most one warning per POLLING_WARNING_MS: every waiter of an outage would say the same. */
+  private warnPolling(key: string, waitedMs: number): void {
+    if (now() - this.lastPollingWarning < POLLING_WARNING_MS) return;
+    this.lastPollingWarning = now();
+    this.logger.warn(
+      `Release messages for lock ${quoteKey(key)} could not be subscribed within ${Math.round(waitedMs)} ms; waiters poll every ${WAITER_REFRESH_MS} ms meanwhile.`,
+    );
   }
 
   private leave(names: LockRedisKeys, token: string, timing: LockTiming): void {

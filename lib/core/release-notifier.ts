@@ -6,11 +6,13 @@ import { clientKeyPrefix, type RedisClient } from './lock-scripts.js';
 export interface ReleaseWatch {
   /** Resolves when the subscription is active, so that no later release can be missed. */
   readonly ready: Promise<void>;
+  /** The fencing token of a grant that arrived while nobody listened, consumed by this call. */
+  takeGrant(): number | undefined;
   /**
-   * Resolves with the fencing token when a release hands the lock to this waiter (at once if
-   * one did since the last wait).
+   * Calls `listener` with the fencing token of the next grant; the returned function stops
+   * listening, after which a grant is kept for `takeGrant()` instead.
    */
-  nextTurn(): Promise<number>;
+  onGrant(listener: (fencingToken: number) => void): () => void;
   /** Stops watching; the channel is unsubscribed when its last waiter leaves. */
   close(): void;
 }
@@ -61,25 +63,33 @@ export class ReleaseNotifier {
     // A release may hand over the lock while the waiter's attempt is still in flight: keep it,
     // so the wait that follows ends at once instead of missing it.
     let granted: number | undefined;
-    let endWait: ((fencingToken: number) => void) | undefined;
+    let listener: ((fencingToken: number) => void) | undefined;
+    // Each grant arrives twice when the releasing holder is in this process (its reply and the
+    // message), and fencing tokens of one key only grow: a token seen before is a copy.
+    let newest = -Infinity;
     channelState.waiters.set(token, (fencingToken) => {
-      if (endWait === undefined) {
+      if (!(fencingToken > newest)) return;
+      newest = fencingToken;
+      if (listener === undefined) {
         granted = fencingToken;
         return;
       }
-      const resolve = endWait;
-      endWait = undefined;
-      resolve(fencingToken);
+      const deliver = listener;
+      listener = undefined;
+      deliver(fencingToken);
     });
     return {
       ready: channelState.ready.catch(() => undefined),
-      nextTurn: () => {
-        if (granted !== undefined) {
-          const fencingToken = granted;
-          granted = undefined;
-          return Promise.resolve(fencingToken);
-        }
-        return new Promise<number>((resolve) => (endWait = resolve));
+      takeGrant: () => {
+        const fencingToken = granted;
+        granted = undefined;
+        return fencingToken;
+      },
+      onGrant: (next) => {
+        listener = next;
+        return () => {
+          if (listener === next) listener = undefined;
+        };
       },
       close: () => {
         channelState.waiters.delete(token);

@@ -1,18 +1,23 @@
 export const TIMED_OUT: unique symbol = Symbol('timed out');
 
 /**
- * Waits for `promise` at most `ms` (then resolves `TIMED_OUT`) and no longer than `signal`
- * stays unaborted (then rejects with its reason). The promise itself is not cancelled.
+ * Waits for `promise` at most `ms` (then resolves `TIMED_OUT`) and no longer than each of
+ * `signals` stays unaborted (then rejects with the reason of the first aborted). The promise
+ * itself is not cancelled.
  */
-export function settleWithin<T>(promise: Promise<T>, ms: number, signal?: AbortSignal): Promise<T | typeof TIMED_OUT> {
-  if (signal?.aborted) return Promise.reject(signal.reason);
+export function settleWithin<T>(promise: Promise<T>, ms: number, ...signals: (AbortSignal | undefined)[]): Promise<T | typeof TIMED_OUT> {
+  const aborted = signals.find((signal) => signal?.aborted);
+  if (aborted) return Promise.reject(aborted.reason);
   return new Promise((resolve, reject) => {
     const timer = ms === Infinity ? undefined : setTimeout(() => finish(() => resolve(TIMED_OUT)), ms);
-    const onAbort = (): void => finish(() => reject(signal!.reason));
-    signal?.addEventListener('abort', onAbort, { once: true });
+    const listeners = signals.map((signal) => {
+      const onAbort = (): void => finish(() => reject(signal!.reason));
+      signal?.addEventListener('abort', onAbort, { once: true });
+      return onAbort;
+    });
     function finish(settle: () => void): void {
       clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
+      signals.forEach((signal, i) => signal?.removeEventListener('abort', listeners[i]!));
       settle();
     }
     promise.then(

@@ -25,6 +25,8 @@ export function waitForTurn(
     });
   }
   if (signal?.aborted) return Promise.reject(signal.reason);
+  const granted = watch.takeGrant();
+  if (granted !== undefined) return Promise.resolve(granted);
   // The holder's lease is an upper bound: if it crashed, nobody will publish a release.
   const leaseLeft = busyFor !== undefined && busyFor >= 0 ? busyFor + 1 + Math.random() * 5 : Infinity;
   return new Promise((resolve, reject) => {
@@ -32,6 +34,8 @@ export function waitForTurn(
     const finish = (settle: () => void): void => {
       if (done) return;
       done = true;
+      // A grant that comes after this wait ended is kept for the next one.
+      stopListening();
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
       shutdown.removeEventListener('abort', onShutdown);
@@ -42,9 +46,6 @@ export function waitForTurn(
     const timer = setTimeout(() => finish(() => resolve(undefined)), Math.min(limit, leaseLeft));
     signal?.addEventListener('abort', onAbort, { once: true });
     shutdown.addEventListener('abort', onShutdown, { once: true });
-    watch.nextTurn().then((fencingToken) => {
-      // A lock handed over just as the caller gave up is passed on by the caller's leave script.
-      finish(() => resolve(fencingToken));
-    });
+    const stopListening = watch.onGrant((fencingToken) => finish(() => resolve(fencingToken)));
   });
 }

@@ -1,0 +1,114 @@
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { LockNotAcquiredError, RedisLockError } from '../lib/index.js';
+import { ReleaseNotifier } from '../lib/core/release-notifier.js';
+import { waitForTurn } from '../lib/core/wait-for-turn.js';
+import { CapturedLogs, createLockApp, sleep, type LockApp } from './support/lock-app.js';
+import { redisUrl } from './support/redis.js';
+import { startRedisServer, type RedisServer } from './support/redis-server.js';
+
+describe('a wait whose release subscription cannot be made', () => {
+  let server: RedisServer;
+  let admin: Redis;
+  let app: LockApp;
+  beforeAll(async () => {
+    server = await startRedisServer();
+    admin = new Redis(server.url);
+  });
+  afterAll(async () => {
+    admin.disconnect();
+    await server.stop();
+  });
+  afterEach(async () => {
+    await admin.config('SET', 'maxclients', '10000');
+    await app?.close();
+  });
+
+  /** Refuses every new connection, so the waiter's subscriber connection never comes up. */
+  async function fillMaxClients(): Promise<void> {
+    const clients = String(await admin.client('LIST')).trim().split('\n').length;
+    await admin.config('SET', 'maxclients', String(clients));
+  }
+
+  it('still ends at waitTimeout, and says it degrades to polling', async () => {
+    app = await createLockApp({ redis: server.url, ttl: 30_000 });
+    await app.locks.acquire('k');
+    await fillMaxClients();
+    const started = performance.now();
+    const error = await app.locks.acquire('k', { waitTimeout: 1_000 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(LockNotAcquiredError);
+    expect(performance.now() - started).toBeLessThan(2_500);
+    expect(app.logs.has('warn', 'could not be subscribed')).toBe(true);
+  });
+
+  it('still ends when its signal aborts or the application shuts down', async () => {
+    app = await createLockApp({ redis: server.url, ttl: 30_000 });
+    await app.locks.acquire('k');
+    await fillMaxClients();
+    const aborted = app.locks.acquire('k', { waitTimeout: 30_000, signal: AbortSignal.timeout(300) }).catch((e: unknown) => e);
+    expect(await aborted).toMatchObject({ name: 'TimeoutError' });
+    const waiting = app.locks.acquire('k', { waitTimeout: 30_000 }).catch((e: unknown) => e);
+    await sleep(100);
+    const started = performance.now();
+    await app.close();
+    expect(await waiting).toBeInstanceOf(RedisLockError);
+    expect(performance.now() - started).toBeLessThan(2_000);
+  });
+
+  it('gets the lock by polling once the holder releases it', async () => {
+    app = await createLockApp({ redis: server.url, ttl: 30_000 });
+    const held = await app.locks.acquire('k');
+    await fillMaxClients();
+    const waiting = app.locks.acquire('k', { waitTimeout: 10_000 });
+    await sleep(300);
+    const releasedAt = performance.now();
+    await held.release();
+    const lock = await waiting;
+    expect(lock.held).toBe(true);
+    expect(performance.now() - releasedAt).toBeLessThan(2_000);
+    await lock.release();
+  });
+});
+
+describe('grants to a waiter', () => {
+  let client: Redis;
+  let publisher: Redis;
+  let notifier: ReleaseNotifier;
+  const shutdown = new AbortController();
+  beforeAll(() => {
+    client = new Redis(redisUrl());
+    publisher = new Redis(redisUrl());
+    notifier = new ReleaseNotifier(client, new CapturedLogs(), async () => false);
+  });
+  afterAll(() => {
+    notifier.close();
+    client.disconnect();
+    publisher.disconnect();
+  });
+
+  it('are not swallowed by a wait that already ended on its timer', async () => {
+    const watch = notifier.watch('swallow', 'tok');
+    await watch.ready;
+    expect(await waitForTurn(watch, 0, 10_000, 20, undefined, shutdown.signal)).toBeUndefined();
+    notifier.wake('swallow', 'tok', 7);
+    const started = performance.now();
+    expect(await waitForTurn(watch, 1, 10_000, 2_000, undefined, shutdown.signal)).toBe(7);
+    expect(performance.now() - started).toBeLessThan(500);
+    watch.close();
+  });
+
+  it('are consumed once: the pub/sub copy of a grant already woken locally is ignored', async () => {
+    const watch = notifier.watch('phantom', 'tok');
+    await watch.ready;
+    notifier.wake('phantom', 'tok', 5);
+    expect(await waitForTurn(watch, 0, 10_000, 2_000, undefined, shutdown.signal)).toBe(5);
+    // The same grant, published by the release script, arrives after the local wake.
+    await publisher.publish('phantom', 'tok:5');
+    await sleep(50);
+    expect(await waitForTurn(watch, 1, 10_000, 200, undefined, shutdown.signal)).toBeUndefined();
+    // A later grant (higher fencing token) still wakes it.
+    await publisher.publish('phantom', 'tok:9');
+    expect(await waitForTurn(watch, 2, 10_000, 2_000, undefined, shutdown.signal)).toBe(9);
+    watch.close();
+  });
+});
