@@ -80,3 +80,21 @@ describe('reentrancy per async call chain', () => {
     });
   });
 });
+
+describe('re-entering after an event-loop stall', () => {
+  let app: LockApp;
+  afterEach(() => app?.close());
+
+  it('refuses to re-enter a lock whose lease ran out locally before the sweeper could run', async () => {
+    app = await createLockApp({ ttl: 300, renewInterval: 100 });
+    const inner = await app.locks
+      .using('k', async () => {
+        const stallUntil = performance.now() + 500;
+        while (performance.now() < stallUntil); // the event loop is stuck: no renewal, no sweep
+        return app.locks.acquire('k').catch((e: unknown) => e);
+      })
+      .catch((e: unknown) => e);
+    expect(inner).toBeInstanceOf(LockLostError);
+    expect(inner).toMatchObject({ reason: 'expired' });
+  });
+});

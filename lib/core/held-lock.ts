@@ -5,7 +5,7 @@ import type { LockEvent } from '../interfaces/lock-event.interface.js';
 import type { Lock } from '../interfaces/lock.interface.js';
 import { now } from './clock.js';
 import type { DeadlineSweeper, Expiring } from './deadline-sweeper.js';
-import type { LockRedisKeys } from './lock-key.js';
+import { quoteKey, type LockRedisKeys } from './lock-key.js';
 import type { LockLogger } from './lock-logger.js';
 import { driftMargin, type LockTiming, MAX_TIMER_MS, MIN_TTL_MS } from './lock-options.js';
 import type { ReleaseReply } from './lock-scripts.js';
@@ -29,6 +29,10 @@ export interface LockOwner {
 
 type State = 'held' | 'released' | 'lost';
 
+/** First retry of a failed renewal of a handed-over lock; later ones back off to the max. */
+const RENEW_RETRY_MS = 25;
+const MAX_RENEW_RETRY_MS = 200;
+
 /**
  * One acquisition of a lock in Redis. Created only after the acquire script succeeded, so the
  * watchdog never runs for a lock that was not obtained.
@@ -46,6 +50,8 @@ export class HeldLock implements Lock, Renewable, Expiring {
   private renewalApplied = 0;
   private releasing?: Promise<void>;
   private readonly acquiredAt: number;
+  /** Whether the caller got this lock: a handed-over lock given back unconfirmed was never theirs. */
+  private handedOut = false;
 
   constructor(
     private readonly owner: LockOwner,
@@ -119,20 +125,44 @@ export class HeldLock implements Lock, Renewable, Expiring {
     await this.owner.releaseInRedis(this.names, this.token);
   }
 
-  /** Renews to the full ttl in the background (a handed-over lock starts on a short lease). */
+  /**
+   * Renews to the full ttl in the background (a handed-over lock starts on a short lease),
+   * retrying until Redis confirms or the lease deadline passes: the watchdog's next tick may
+   * come long after that short lease ended.
+   */
   renewSoon(): void {
-    // The watchdog retries a failed renewal; the deadline catches one that never comes.
-    this.renewNow().catch(() => undefined);
+    void this.renewUntilConfirmed();
   }
 
-  /** Renews to the full ttl now; whether the lock is still held afterwards. */
+  /** Renews to the full ttl now: whether Redis confirmed it (an error rejects). */
   async renewNow(): Promise<boolean> {
     const startedAt = now();
     const sequence = this.beginRenewal(startedAt);
     if (sequence === undefined) return false;
     const ttl = this.ttl;
-    this.completeRenewal(sequence, startedAt, ttl, await this.owner.store.renew(this.names.lock, this.token, ttl));
-    return this.held;
+    const renewed = await this.owner.store.renew(this.names.lock, this.token, ttl);
+    this.completeRenewal(sequence, startedAt, ttl, renewed);
+    return renewed === true && this.held;
+  }
+
+  /** The caller has the lock now: from here on its loss is reported. */
+  handOut(): this {
+    this.handedOut = true;
+    return this;
+  }
+
+  private async renewUntilConfirmed(): Promise<void> {
+    for (let delay = RENEW_RETRY_MS; this.held; delay = Math.min(delay * 2, MAX_RENEW_RETRY_MS)) {
+      try {
+        if (await this.renewNow()) return;
+      } catch {
+        // transient: try again while the lease lasts
+      }
+      const left = this.deadline - now();
+      // The deadline sweeper reports the loss when the lease runs out.
+      if (!this.held || left <= 0) return;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(delay, left)).unref());
+    }
   }
 
   beginRenewal(startedAt: number): number | undefined {
@@ -146,7 +176,8 @@ export class HeldLock implements Lock, Renewable, Expiring {
   }
 
   completeRenewal(sequence: number, startedAt: number, ttl: number, renewed: RenewalOutcome): void {
-    if (this.state !== 'held' || renewed === undefined) return;
+    // A reply that lands while the lock is being released must not track it again.
+    if (this.state !== 'held' || this.releasing !== undefined || renewed === undefined) return;
     if (!renewed) {
       this.lose('refused');
       return;
@@ -198,19 +229,24 @@ export class HeldLock implements Lock, Renewable, Expiring {
     this.state = 'lost';
     this.stopRenewing();
     const error = new LockLostError(this.key, this.fencingToken, reason);
-    if (reason === 'shutdown') {
-      this.owner.logger.warn(`Lock "${this.key}" was still held at shutdown; releasing it.`);
-    } else {
-      this.owner.logger.error(`lock lost during renewal: "${this.key}" (fencing token ${this.fencingToken}): ${error.message}`);
-    }
+    // A lock the caller never got (a handed-over lock given back unconfirmed) is lost quietly.
+    if (this.handedOut) this.report(reason, error);
     this.owner.forget(this);
-    if (this.owner.listening) {
-      this.owner.emit({ type: 'lost', key: this.key, fencingToken: this.fencingToken, reason, heldMs: now() - this.acquiredAt, at: Date.now() });
-    }
     this.controller.abort(error);
     if (reason === 'expired' && this.releasing === undefined) {
       // We told the holder it lost the lock; if Redis still has it for us, let others in now.
       this.owner.releaseInRedis(this.names, this.token).catch(() => undefined);
+    }
+  }
+
+  private report(reason: LockLostReason, error: LockLostError): void {
+    if (reason === 'shutdown') {
+      this.owner.logger.warn(`Lock ${quoteKey(this.key)} was still held at shutdown; releasing it.`);
+    } else {
+      this.owner.logger.error(`lock lost during renewal: ${quoteKey(this.key)} (fencing token ${this.fencingToken}): ${error.message}`);
+    }
+    if (this.owner.listening) {
+      this.owner.emit({ type: 'lost', key: this.key, fencingToken: this.fencingToken, reason, heldMs: now() - this.acquiredAt, at: Date.now() });
     }
   }
 

@@ -176,10 +176,10 @@ export class LockManager implements LockOwner, LockRunner {
           try {
             if (await lock.renewNow()) return this.acquired(lock, calledAt);
           } catch (error) {
-            // Unconfirmed: give the lock back (owner-checked) rather than hold it blind.
             lastError = error;
-            await lock.release().catch(() => undefined);
           }
+          // Unconfirmed: give the lock back (owner-checked) rather than hold it blind.
+          this.cleanUp(lock.release());
         }
       }
     } catch (error) {
@@ -316,6 +316,8 @@ export class LockManager implements LockOwner, LockRunner {
   private reenter(key: string): Lock | undefined {
     const outer = this.chain.getStore()?.findLast((lock) => lock.key === key);
     if (outer === undefined) return undefined;
+    // A stalled event loop may not have let the deadline sweeper run yet.
+    if (outer.held && now() >= outer.deadline) outer.expire();
     // The outer holder lost the lock: the whole chain is working without it.
     if (outer.signal.aborted) throw outer.signal.reason;
     return outer.held ? new ReentrantLock(outer) : undefined;
@@ -358,6 +360,7 @@ export class LockManager implements LockOwner, LockRunner {
   }
 
   private acquired(lock: HeldLock, calledAt: number): HeldLock {
+    lock.handOut();
     if (this.listening) this.emit({ type: 'acquired', key: lock.key, fencingToken: lock.fencingToken, waitedMs: now() - calledAt, at: Date.now() });
     return lock;
   }

@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import type { LockEvent } from '../lib/index.js';
+import { blockRedis } from './support/block-redis.js';
+import { sleep, useLockApps } from './support/lock-app.js';
+import { redisUrl, useRedis } from './support/redis.js';
+
+describe('a held lock', () => {
+  const redis = useRedis();
+  const app = useLockApps();
+
+  it('is not tracked or reported renewed again by a renewal reply that lands during release()', async () => {
+    const { locks } = await app({ ttl: 5_000 });
+    const lock = await locks.acquire('k');
+    const events: LockEvent['type'][] = [];
+    locks.events$.subscribe((event) => events.push(event.type));
+    const { ended } = await blockRedis(redisUrl(), 300);
+    const extending = lock.extend().catch((e: unknown) => e); // a renewal in flight...
+    await lock.release(); // ...when the release starts
+    await extending;
+    await ended;
+    expect(events).toEqual(['released']);
+    expect(lock.signal.aborted).toBe(false);
+    // Nothing is left to expire it: past its lease, it is still a normally released lock.
+    await sleep(50);
+    expect(lock.held).toBe(false);
+  });
+
+  it('after extend(ttl) is renewed every ttl/3 of the new ttl', async () => {
+    const { locks } = await app({ ttl: 6_000 });
+    const lock = await locks.acquire('k');
+    await lock.extend(600);
+    let renewals = 0;
+    locks.events$.subscribe((event) => event.type === 'renewed' && renewals++);
+    await sleep(1_300);
+    // 200 ms interval: about 6 in 1.3 s (the default 2 s interval would give none).
+    expect(renewals).toBeGreaterThanOrEqual(3);
+    expect(renewals).toBeLessThanOrEqual(8);
+    expect(await redis.pttl('lock:{k}')).toBeLessThanOrEqual(600);
+    await lock.release();
+  });
+});
