@@ -1,3 +1,4 @@
+import { quoteKey } from './core/quote-key.js';
 import {
   ConflictException,
   Inject,
@@ -35,7 +36,7 @@ export class LockConflictInterceptor implements NestInterceptor {
   }
 
   private toHttp(error: LockNotAcquiredError): ConflictException | ServiceUnavailableException {
-    const what = this.exposeKey ? `Lock "${error.key}"` : 'The resource';
+    const what = this.exposeKey ? `Lock ${quoteKey(error.key)}` : 'The resource';
     if (error.cause !== undefined) {
       return new ServiceUnavailableException(`${what} could not be locked: the lock service is unavailable. Try again later.`, { cause: error });
     }

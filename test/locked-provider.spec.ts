@@ -88,6 +88,12 @@ class AccountsService {
     return source.asObservable();
   }
 
+  /** Not declared as returning an Observable: the lock is taken at call time. */
+  @Locked('lazy:<0>', { ttl: 300 })
+  lazy(id: string): any {
+    return interval(10).pipe(take(1), map(() => id));
+  }
+
   @SetMetadata('role', 'admin')
   @Locked('meta:<0>')
   @SetMetadata('audit', true)
@@ -112,11 +118,14 @@ describe('@Locked on provider methods', () => {
   let moduleRef: TestingModule;
   let accounts: AccountsService;
 
+  let logs: CapturedLogs;
+
   beforeEach(async () => {
+    logs = new CapturedLogs();
     moduleRef = await Test.createTestingModule({
       imports: [RedisLockModule.forRoot({ redis: redisUrl(), isGlobal: true }), AccountsModule],
     })
-      .setLogger(new CapturedLogs())
+      .setLogger(logs)
       .compile();
     await moduleRef.init();
     accounts = moduleRef.get(AccountsService);
@@ -227,6 +236,25 @@ describe('@Locked on provider methods', () => {
     await sleep(100);
     // Nobody holds it: the release may have handed it to the cancelled waiter, whose leave passed it on.
     expect(await redis.exists('lock:{stream:w}', 'lock:{stream:w}:queue')).toBe(0);
+  });
+
+  it('releases the lock of an undeclared Observable nobody subscribes to within its ttl', async () => {
+    const stream = (await accounts.lazy('n')) as Observable<string>;
+    expect(await redis.exists('lock:{lazy:n}')).toBe(1);
+    await sleep(700);
+    expect(await redis.exists('lock:{lazy:n}')).toBe(0);
+    expect(logs.has('warn', 'was not subscribed')).toBe(true);
+    const late = await lastValueFrom(stream).catch((e: unknown) => e);
+    expect(late).toBeInstanceOf(RedisLockError);
+    expect((late as Error).message).toMatch(/AccountsService\.lazy|lazy:n/);
+  });
+
+  it('keeps the lock of an undeclared Observable subscribed in time until it completes', async () => {
+    const stream = (await accounts.lazy('m')) as Observable<string>;
+    await sleep(100);
+    await expect(lastValueFrom(stream)).resolves.toBe('m');
+    await sleep(20);
+    expect(await redis.exists('lock:{lazy:m}')).toBe(0);
   });
 
   it('keeps the metadata other decorators put on the method, and its name', () => {

@@ -1,6 +1,8 @@
+import { Injectable } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LockLostError, LockNotAcquiredError } from '../lib/index.js';
-import { createLockApp, nextEvent } from './support/lock-app.js';
+import { LockLostError, LockNotAcquiredError, LockService, Locked, RedisLockModule } from '../lib/index.js';
+import { CapturedLogs, createLockApp, nextEvent } from './support/lock-app.js';
 import { startRedisServer, type RedisServer } from './support/redis-server.js';
 
 /** These tests stop and freeze Redis, so they get a server of their own. */
@@ -76,5 +78,50 @@ describe('when Redis goes away', () => {
       await app.close();
     }
     expect(unhandled).toEqual([]);
+  });
+});
+
+@Injectable()
+class NightlyJob {
+  runs = 0;
+  constructor(readonly locks: LockService) {}
+
+  @Locked('nightly', { waitTimeout: 0, onBusy: 'skip' })
+  async run(): Promise<string> {
+    this.runs++;
+    return 'ran';
+  }
+}
+
+describe("onBusy: 'skip' when Redis is down", () => {
+  let server: RedisServer;
+  beforeAll(async () => {
+    server = await startRedisServer();
+  });
+  afterAll(() => server.stop());
+
+  it('rejects instead of silently skipping the work', async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [RedisLockModule.forRoot({ redis: server.url })],
+      providers: [NightlyJob],
+    })
+      .setLogger(new CapturedLogs())
+      .compile();
+    await moduleRef.init();
+    const job = moduleRef.get(NightlyJob);
+    try {
+      await expect(job.run()).resolves.toBe('ran');
+      const held = await job.locks.acquire('nightly');
+      await expect(job.run()).resolves.toBeUndefined(); // busy: skipped
+      await held.release();
+      await server.stop({ kill: true });
+      const error = await job.run().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(LockNotAcquiredError);
+      expect((error as Error).cause).toBeInstanceOf(Error);
+      expect(job.runs).toBe(1);
+    } finally {
+      await server.start();
+      await moduleRef.close();
+    }
   });
 });

@@ -5,7 +5,8 @@ import type { LockEvent } from '../interfaces/lock-event.interface.js';
 import type { Lock } from '../interfaces/lock.interface.js';
 import { now } from './clock.js';
 import type { DeadlineSweeper, Expiring } from './deadline-sweeper.js';
-import { quoteKey, type LockRedisKeys } from './lock-key.js';
+import type { LockRedisKeys } from './lock-key.js';
+import { quoteKey } from './quote-key.js';
 import type { LockLogger } from './lock-logger.js';
 import { driftMargin, type LockTiming, MAX_TIMER_MS, MIN_TTL_MS } from './lock-options.js';
 import type { ReleaseReply } from './lock-scripts.js';
@@ -99,7 +100,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
     this.completeRenewal(sequence!, startedAt, lease, renewed);
     this.assertHeld();
     if (renewed === undefined) {
-      throw new RedisLockError(`Lock "${this.key}" could not be extended: not enough Redis nodes answered. It is still held until its lease deadline.`);
+      throw new RedisLockError(`Lock ${quoteKey(this.key)} could not be extended: not enough Redis nodes answered. It is still held until its lease deadline.`);
     }
     if (ttl !== undefined && ttl !== this.ttl) {
       this.ttl = ttl;
@@ -265,7 +266,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
   private assertHeld(): void {
     if (this.state === 'lost') throw this.controller.signal.reason;
     if (this.state === 'released' || this.releasing !== undefined) {
-      throw new RedisLockError(`Lock "${this.key}" was released; acquire it again before extending it.`);
+      throw new RedisLockError(`Lock ${quoteKey(this.key)} was released; acquire it again before extending it.`);
     }
   }
 }

@@ -9,7 +9,8 @@ import type { LockOptions } from '../interfaces/redis-lock-options.interface.js'
 import { now } from './clock.js';
 import { DeadlineSweeper } from './deadline-sweeper.js';
 import { HeldLock, type LockOwner } from './held-lock.js';
-import { checkLockKey, lockRedisKeys, quoteKey, type LockRedisKeys } from './lock-key.js';
+import { checkLockKey, lockRedisKeys, type LockRedisKeys } from './lock-key.js';
+import { quoteKey } from './quote-key.js';
 import type { LockLogger } from './lock-logger.js';
 import { resolveLockOptions, type LockTiming, type ResolvedModuleOptions } from './lock-options.js';
 import { LockScripts, type AcquireReply, type ReleaseReply } from './lock-scripts.js';
@@ -136,7 +137,8 @@ export class LockManager implements LockOwner, LockRunner {
     try {
       for (let attempt = 0; ; attempt++) {
         let busyFor: number | undefined;
-        const bound = waits ? Math.max(waitUntil - now(), Math.min(timing.waitTimeout, LAST_ATTEMPT_GRACE_MS)) : Infinity;
+        // Without waiting, the one attempt still gets the grace a late answer deserves, not more.
+        const bound = waits ? Math.max(waitUntil - now(), Math.min(timing.waitTimeout, LAST_ATTEMPT_GRACE_MS)) : LAST_ATTEMPT_GRACE_MS;
         lastAttemptAt = now();
         try {
           const outcome = await this.attempt(key, names, token, timing, waits, bound, signal, lastAttemptAt);
@@ -215,7 +217,7 @@ export class LockManager implements LockOwner, LockRunner {
 
   async using<T>(key: string, fn: (lock: Lock) => T | Promise<T>, options?: LockOptions): Promise<T> {
     if (typeof fn !== 'function') {
-      throw new TypeError(`using("${String(key)}", fn): fn must be a function, got ${fn === null ? 'null' : typeof fn}.`);
+      throw new TypeError(`using(${typeof key === 'string' ? quoteKey(key) : typeof key}, fn): fn must be a function, got ${fn === null ? 'null' : typeof fn}.`);
     }
     const lock = await this.acquire(key, options);
     // A nested holder runs inside the outer one's lease; the outer one releases.
@@ -224,9 +226,13 @@ export class LockManager implements LockOwner, LockRunner {
       return await this.runInChain(lock, () => fn(lock));
     } finally {
       await lock.release().catch((error: unknown) => {
-        this.logger.warn(`Release of lock "${key}" failed (${(error as Error).message}); its lease will expire on its own.`);
+        this.logger.warn(`Release of lock ${quoteKey(key)} failed (${(error as Error).message}); its lease will expire on its own.`);
       });
     }
+  }
+
+  leaseOf(lock: Lock): number {
+    return lock instanceof HeldLock ? lock.ttl : this.defaults.ttl;
   }
 
   runInChain<T>(lock: Lock, fn: () => T): T {
@@ -343,7 +349,7 @@ export class LockManager implements LockOwner, LockRunner {
           });
     if (settled === TIMED_OUT) {
       this.abandon(reply, names, token);
-      throw new RedisLockError(`Redis did not answer the acquire of lock "${key}" within ${Math.round(bound)} ms.`);
+      throw new RedisLockError(`Redis did not answer the acquire of lock ${quoteKey(key)} within ${Math.round(bound)} ms.`);
     }
     if (!settled.acquired) return { pttl: settled.pttl };
     return this.hold(key, names, token, settled.fencingToken, timing, startedAt, timing.ttl);
@@ -352,7 +358,7 @@ export class LockManager implements LockOwner, LockRunner {
   private hold(key: string, names: LockRedisKeys, token: string, fencingToken: number, timing: LockTiming, leaseStart: number, lease: number): HeldLock {
     if (this.closed) {
       this.cleanUp(this.releaseInRedis(names, token));
-      throw new RedisLockError(`LockService shut down while lock "${key}" was being acquired.`);
+      throw new RedisLockError(`LockService shut down while lock ${quoteKey(key)} was being acquired.`);
     }
     const lock = new HeldLock(this, key, names, token, fencingToken, timing, leaseStart, lease);
     this.heldLocks.add(lock);

@@ -2,6 +2,8 @@ import { Observable, from, isObservable, type Subscription } from 'rxjs';
 import { LockNotAcquiredError } from '../errors/lock-not-acquired.error.js';
 import type { Lock } from '../interfaces/lock.interface.js';
 import type { LockOptions } from '../interfaces/redis-lock-options.interface.js';
+import { RedisLockError } from '../errors/redis-lock.error.js';
+import { quoteKey } from './quote-key.js';
 import type { LockLogger } from './lock-logger.js';
 
 /** What a locked call does when the lock stays busy for the whole wait. */
@@ -13,9 +15,13 @@ export interface LockRunner {
   acquire(key: string, options?: LockOptions): Promise<Lock>;
   /** Runs `fn` with `lock` as the chain's innermost lock. */
   runInChain<T>(lock: Lock, fn: () => T): T;
+  /** The ttl `lock` is renewed to, in milliseconds. */
+  leaseOf(lock: Lock): number;
 }
 
 export interface LockedCall {
+  /** `Class.method`, for messages. */
+  where: string;
   key: string;
   options: LockOptions | undefined;
   onBusy: OnBusy;
@@ -32,7 +38,7 @@ export async function runLockedAsync(runner: LockRunner, call: LockedCall): Prom
   try {
     lock = await runner.acquire(call.key, call.options);
   } catch (error) {
-    if (call.onBusy === 'skip' && error instanceof LockNotAcquiredError) return undefined;
+    if (skips(call, error)) return undefined;
     throw error;
   }
   let handedOver = false;
@@ -40,7 +46,7 @@ export async function runLockedAsync(runner: LockRunner, call: LockedCall): Prom
     const result = await runner.runInChain(lock, call.invoke);
     if (isObservable(result)) {
       handedOver = true;
-      return holdWhileSubscribed(runner, lock, result);
+      return holdWhileSubscribed(runner, lock, result, call);
     }
     return result;
   } finally {
@@ -74,7 +80,7 @@ export function runLockedObservable(runner: LockRunner, call: LockedCall): Obser
       },
       (error: unknown) => {
         if (subscriber.closed) return;
-        if (call.onBusy === 'skip' && error instanceof LockNotAcquiredError) subscriber.complete();
+        if (skips(call, error)) subscriber.complete();
         else subscriber.error(error);
       },
     );
@@ -86,14 +92,47 @@ export function runLockedObservable(runner: LockRunner, call: LockedCall): Obser
   });
 }
 
-function holdWhileSubscribed(runner: LockRunner, lock: Lock, source: Observable<unknown>): Observable<unknown> {
+/**
+ * An Observable result of a method not declared to return one: the lock was taken at call
+ * time, so it is held from now until the stream ends. A stream nobody subscribes to would hold
+ * it for ever (the watchdog renews it), so it is given back after the lock's ttl, and a later
+ * subscription fails.
+ */
+function holdWhileSubscribed(runner: LockRunner, lock: Lock, source: Observable<unknown>, call: LockedCall): Observable<unknown> {
+  let state: 'waiting' | 'subscribed' | 'expired' = 'waiting';
+  const ttl = runner.leaseOf(lock);
+  const timer = setTimeout(() => {
+    if (state !== 'waiting') return;
+    state = 'expired';
+    runner.logger.warn(
+      `${call.where}: the Observable it returned was not subscribed within the lock's ttl (${ttl} ms); ` +
+        `lock ${quoteKey(lock.key)} released. Declare the method's return type as Observable to take the lock at subscription.`,
+    );
+    void release(runner, lock);
+  }, ttl);
+  timer.unref();
   return new Observable((subscriber) => {
+    if (state !== 'waiting') {
+      subscriber.error(
+        new RedisLockError(
+          `${call.where}: its Observable was subscribed ${state === 'expired' ? "after the lock's ttl, when its lock had been released" : 'a second time, after its lock was released'}; call the method again.`,
+        ),
+      );
+      return;
+    }
+    state = 'subscribed';
+    clearTimeout(timer);
     const inner = runner.runInChain(lock, () => source.subscribe(subscriber));
     return () => {
       inner.unsubscribe();
       void release(runner, lock);
     };
   });
+}
+
+/** `onBusy: 'skip'` skips a lock another holder kept, never one Redis could not be asked for. */
+function skips(call: LockedCall, error: unknown): boolean {
+  return call.onBusy === 'skip' && error instanceof LockNotAcquiredError && error.cause === undefined;
 }
 
 function toObservable(value: unknown): Observable<unknown> {
@@ -105,6 +144,6 @@ async function release(runner: LockRunner, lock: Lock): Promise<void> {
   try {
     await lock.release();
   } catch (error) {
-    runner.logger.warn(`Release of lock "${lock.key}" failed (${(error as Error).message}); its lease will expire on its own.`);
+    runner.logger.warn(`Release of lock ${quoteKey(lock.key)} failed (${(error as Error).message}); its lease will expire on its own.`);
   }
 }

@@ -1,3 +1,4 @@
+import { quoteKey } from './quote-key.js';
 import { RedisLockError } from '../errors/redis-lock.error.js';
 import type { Lock } from '../interfaces/lock.interface.js';
 
@@ -29,7 +30,7 @@ export class ReentrantLock implements Lock {
 
   extend(ttl?: number): Promise<void> {
     if (this.released) {
-      return Promise.reject(new RedisLockError(`Lock "${this.key}" was released; acquire it again before extending it.`));
+      return Promise.reject(new RedisLockError(`Lock ${quoteKey(this.key)} was released; acquire it again before extending it.`));
     }
     return this.outer.extend(ttl);
   }

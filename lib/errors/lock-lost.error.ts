@@ -1,3 +1,4 @@
+import { quoteKey } from '../core/quote-key.js';
 import { RedisLockError } from './redis-lock.error.js';
 
 /**
@@ -33,7 +34,7 @@ export class LockLostError extends RedisLockError {
     /** Why the lock was lost. */
     readonly reason: LockLostReason,
   ) {
-    super(`Lock "${key}" (fencing token ${fencingToken}) was lost: ${describe(reason)}.`);
+    super(`Lock ${quoteKey(key)} (fencing token ${fencingToken}) was lost: ${describe(reason)}.`);
   }
 }
 

@@ -1,3 +1,4 @@
+import { quoteKey } from '../core/quote-key.js';
 import { RedisLockError } from './redis-lock.error.js';
 
 /**
@@ -27,7 +28,7 @@ export class LockNotAcquiredError extends RedisLockError {
         ? `Redis did not answer (${options.cause.message})`
         : 'another holder kept it';
     super(
-      `Lock "${key}" was not acquired within ${Math.round(waitedMs)} ms: ${why}. ` +
+      `Lock ${quoteKey(key)} was not acquired within ${Math.round(waitedMs)} ms: ${why}. ` +
         'Raise waitTimeout to wait longer, or handle LockNotAcquiredError as "busy".',
       options,
     );

@@ -1,0 +1,18 @@
+import { describe, expect, it } from 'vitest';
+import { quoteKey } from './quote-key.js';
+
+describe('quoteKey', () => {
+  it('quotes plain keys as before', () => {
+    expect(quoteKey('order:42')).toBe('"order:42"');
+  });
+
+  it('escapes what could forge a log line or break out of the quotes', () => {
+    const shown = quoteKey('a"\n[Nest] 1 - ERROR forged\r\u001b[31m');
+    expect(shown).not.toMatch(/[\n\r\u001b]/);
+    expect(JSON.parse(shown)).toBe('a"\n[Nest] 1 - ERROR forged\r\u001b[31m');
+  });
+
+  it('bounds long keys', () => {
+    expect(quoteKey('x'.repeat(1_000)).length).toBeLessThan(210);
+  });
+});
