@@ -135,4 +135,25 @@ describe('shutdown', () => {
     await ended;
     expect(await acquiring).toBeInstanceOf(RedisLockError);
   });
+
+  it('ends an acquire whose attempt is in flight at shutdown, without waiting for Redis', async () => {
+    const client = new Redis(redisUrl());
+    try {
+      const app = await createLockApp({ redis: client, shutdownTimeout: 200 });
+      await app.locks.isLocked('warm-up');
+      const { ended } = await blockRedis(redisUrl(), 1_500);
+      let settledAt = Infinity;
+      const acquiring = app.locks.acquire('k', { waitTimeout: 10_000 }).catch((e: unknown) => e).finally(() => (settledAt = performance.now()));
+      await sleep(5);
+      const started = performance.now();
+      await app.close();
+      expect(await acquiring).toBeInstanceOf(RedisLockError);
+      expect(settledAt - started).toBeLessThan(1_000);
+      await ended;
+      // The attempt ran once Redis was free, and the leave queued behind it gave the lock back.
+      expect(await client.exists('lock:{k}')).toBe(0);
+    } finally {
+      client.disconnect();
+    }
+  });
 });

@@ -13,7 +13,7 @@ import { checkLockKey, lockRedisKeys, type LockRedisKeys } from './lock-key.js';
 import { quoteKey } from './quote-key.js';
 import type { LockLogger } from './lock-logger.js';
 import { resolveLockOptions, type LockTiming, type ResolvedModuleOptions } from './lock-options.js';
-import { LockScripts, type AcquireReply, type ReleaseReply } from './lock-scripts.js';
+import { LockScripts, type ReleaseReply } from './lock-scripts.js';
 import { QuorumStore } from './quorum-store.js';
 import type { OpenedConnection } from './redis-connection.js';
 import type { LockStore } from './lock-store.js';
@@ -133,6 +133,9 @@ export class LockManager implements LockOwner, LockRunner {
     const token = ownerToken();
     let watch: ReleaseWatch | undefined;
     let lastError: unknown;
+    // Whether an attempt ended without its reply (timeout, abort, error): it may still have
+    // taken the lock in Redis, so the call must leave even if it never queued.
+    let uncertain = false;
     let lastAttemptAt = calledAt;
     try {
       for (let attempt = 0; ; attempt++) {
@@ -146,7 +149,8 @@ export class LockManager implements LockOwner, LockRunner {
           busyFor = outcome.pttl;
           lastError = undefined;
         } catch (error) {
-          if (signal?.aborted && error === signal.reason) throw error;
+          uncertain = true;
+          if ((signal?.aborted && error === signal.reason) || this.closed) throw error;
           lastError = error;
         }
         const left = waitUntil - now();
@@ -185,8 +189,10 @@ export class LockManager implements LockOwner, LockRunner {
         }
       }
     } catch (error) {
-      // A waiter leaves the queue; an attempt that failed may have run in Redis all the same.
-      if (waits || lastError !== undefined) this.leave(names, token, timing);
+      // A waiter leaves the queue, passing on a lock handed to it meanwhile. The leave goes out
+      // after every attempt of this call on the same connection, so it also gives back a lock
+      // an attempt took after we stopped waiting for its reply.
+      if (waits || uncertain) this.leave(names, token, timing);
       if (this.listening) this.emit({ type: 'not-acquired', key, waitedMs: now() - calledAt, at: Date.now() });
       throw error;
     } finally {
@@ -340,15 +346,10 @@ export class LockManager implements LockOwner, LockRunner {
     startedAt: number,
   ): Promise<HeldLock | { pttl: number }> {
     const reply = this.store.acquire(names, token, timing.ttl, enqueue, WAITER_LEASE_MS);
-    const settled =
-      bound === Infinity && signal === undefined
-        ? await reply
-        : await settleWithin(reply, bound, signal).catch((error: unknown) => {
-            if (signal?.aborted && error === signal.reason) this.abandon(reply, names, token);
-            throw error;
-          });
+    // Past the bound, the caller's abort or shutdown, the caller stops waiting for the reply;
+    // it leaves when it gives up, which gives back what this attempt may still take.
+    const settled = bound === Infinity && signal === undefined ? await reply : await settleWithin(reply, bound, signal, this.shutdown.signal);
     if (settled === TIMED_OUT) {
-      this.abandon(reply, names, token);
       throw new RedisLockError(`Redis did not answer the acquire of lock ${quoteKey(key)} within ${Math.round(bound)} ms.`);
     }
     if (!settled.acquired) return { pttl: settled.pttl };
@@ -369,15 +370,6 @@ export class LockManager implements LockOwner, LockRunner {
     lock.handOut();
     if (this.listening) this.emit({ type: 'acquired', key: lock.key, fencingToken: lock.fencingToken, waitedMs: now() - calledAt, at: Date.now() });
     return lock;
-  }
-
-  /** An attempt we stopped waiting for may still succeed later: give that lock straight back. */
-  private abandon(reply: Promise<AcquireReply>, names: LockRedisKeys, token: string): void {
-    this.cleanUp(
-      reply.then(async (outcome) => {
-        if (outcome.acquired) await this.releaseInRedis(names, token);
-      }),
-    );
   }
 
   private cleanUp(work: Promise<unknown>): void {
