@@ -46,6 +46,8 @@ export class HeldLock implements Lock, Renewable, Expiring {
   private renewalApplied = 0;
   private releasing?: Promise<void>;
   private readonly acquiredAt: number;
+  /** The lock's name for events and metrics (see `LockOptions.name`). */
+  name?: string;
 
   constructor(
     private readonly owner: LockOwner,
@@ -155,7 +157,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
       this.owner.sweeper.track(this);
     }
     if (this.owner.listening) {
-      this.owner.emit({ type: 'renewed', key: this.key, fencingToken: this.fencingToken, latencyMs: now() - startedAt, at: Date.now() });
+      this.owner.emit({ type: 'renewed', key: this.key, name: this.name, fencingToken: this.fencingToken, latencyMs: now() - startedAt, at: Date.now() });
     }
   }
 
@@ -183,7 +185,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
       this.state = 'released';
       this.owner.forget(this);
       if (this.owner.listening) {
-        this.owner.emit({ type: 'released', key: this.key, fencingToken: this.fencingToken, heldMs: now() - this.acquiredAt, at: Date.now() });
+        this.owner.emit({ type: 'released', key: this.key, name: this.name, fencingToken: this.fencingToken, heldMs: now() - this.acquiredAt, at: Date.now() });
       }
     } else {
       // Taken or expired between two renewals; the work is over, but say so.
@@ -203,7 +205,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
     }
     this.owner.forget(this);
     if (this.owner.listening) {
-      this.owner.emit({ type: 'lost', key: this.key, fencingToken: this.fencingToken, reason, heldMs: now() - this.acquiredAt, at: Date.now() });
+      this.owner.emit({ type: 'lost', key: this.key, name: this.name, fencingToken: this.fencingToken, reason, heldMs: now() - this.acquiredAt, at: Date.now() });
     }
     this.controller.abort(error);
     if (reason === 'expired' && this.releasing === undefined) {

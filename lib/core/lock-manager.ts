@@ -3,13 +3,16 @@ import { setMaxListeners } from 'node:events';
 import { Subject, type Observable } from 'rxjs';
 import { LockNotAcquiredError } from '../errors/lock-not-acquired.error.js';
 import { RedisLockError } from '../errors/redis-lock.error.js';
-import type { LockEvent } from '../interfaces/lock-event.interface.js';
+import type { LockEvent, LockNotAcquiredOutcome } from '../interfaces/lock-event.interface.js';
+import type { LockInspection } from '../interfaces/lock-inspection.interface.js';
 import type { Lock } from '../interfaces/lock.interface.js';
 import type { LockOptions } from '../interfaces/redis-lock-options.interface.js';
 import { now } from './clock.js';
 import { DeadlineSweeper } from './deadline-sweeper.js';
+import { diagnosticsListening, publishDiagnostics } from './lock-diagnostics.js';
 import { HeldLock, type LockOwner } from './held-lock.js';
 import { checkLockKey, lockRedisKeys, type LockRedisKeys } from './lock-key.js';
+import { checkLockNaming, HolderRecorder, parseHolder } from './holder.js';
 import type { LockLogger } from './lock-logger.js';
 import { resolveLockOptions, type LockTiming, type ResolvedModuleOptions } from './lock-options.js';
 import { LockScripts, type AcquireReply, type ReleaseReply } from './lock-scripts.js';
@@ -62,6 +65,7 @@ export class LockManager implements LockOwner, LockRunner {
   private closed = false;
   /** Ends every wait at shutdown. */
   private readonly shutdown = new AbortController();
+  private readonly holder: HolderRecorder;
 
   constructor(
     private readonly options: ResolvedModuleOptions,
@@ -82,6 +86,16 @@ export class LockManager implements LockOwner, LockRunner {
     this.defaults = { ttl, renewInterval, waitTimeout, autoRenew };
     // Every waiter listens to it; any number may wait.
     setMaxListeners(0, this.shutdown.signal);
+    this.holder = new HolderRecorder(options.instanceName);
+  }
+
+  /** The Redis clients this manager speaks to (several in quorum mode). */
+  get clients(): OpenedConnection['client'][] {
+    return this.connections.map(({ client }) => client);
+  }
+
+  get keyPrefix(): string {
+    return this.options.keyPrefix;
   }
 
   get events$(): Observable<LockEvent> {
@@ -89,11 +103,12 @@ export class LockManager implements LockOwner, LockRunner {
   }
 
   get listening(): boolean {
-    return this.events.observed;
+    return this.events.observed || diagnosticsListening();
   }
 
   emit(event: LockEvent): void {
     this.events.next(event);
+    publishDiagnostics(event);
   }
 
   forget(lock: HeldLock): void {
@@ -115,7 +130,9 @@ export class LockManager implements LockOwner, LockRunner {
     const waitUntil = calledAt + timing.waitTimeout;
     const waits = timing.waitTimeout > 0;
     // One token for the whole call: it is also the caller's place in the waiting queue.
-    const token = ownerToken();
+    const token = ownerToken() + this.holder.suffix(options?.label ?? options?.name);
+    const name = options?.name;
+    let waiting = false;
     let watch: ReleaseWatch | undefined;
     let lastError: unknown;
     let lastAttemptAt = calledAt;
@@ -126,7 +143,7 @@ export class LockManager implements LockOwner, LockRunner {
         lastAttemptAt = now();
         try {
           const outcome = await this.attempt(key, names, token, timing, waits, bound, signal, lastAttemptAt);
-          if (outcome instanceof HeldLock) return this.acquired(outcome, calledAt);
+          if (outcome instanceof HeldLock) return this.acquired(outcome, calledAt, name, waiting);
           busyFor = outcome.pttl;
           lastError = undefined;
         } catch (error) {
@@ -136,6 +153,10 @@ export class LockManager implements LockOwner, LockRunner {
         const left = waitUntil - now();
         if (left <= 0) {
           throw new LockNotAcquiredError(key, now() - calledAt, lastError === undefined ? undefined : { cause: lastError });
+        }
+        if (!waiting && lastError === undefined) {
+          waiting = true;
+          if (this.listening) this.emit({ type: 'waiting', key, name, at: Date.now() });
         }
         if (watch === undefined && this.notifier !== undefined && lastError === undefined) {
           // Subscribe before the next try, so that a release in between cannot be missed.
@@ -153,11 +174,11 @@ export class LockManager implements LockOwner, LockRunner {
           if (lock.deadline - now() > lease / 2) {
             // After the caller's code has started: the new holder runs first.
             setImmediate(() => lock.renewSoon());
-            return this.acquired(lock, calledAt);
+            return this.acquired(lock, calledAt, name, waiting);
           }
           // This process was too slow to trust the short lease: renew before handing it out.
           try {
-            if (await lock.renewNow()) return this.acquired(lock, calledAt);
+            if (await lock.renewNow()) return this.acquired(lock, calledAt, name, waiting);
           } catch (error) {
             // Unconfirmed: give the lock back (owner-checked) rather than hold it blind.
             lastError = error;
@@ -167,7 +188,11 @@ export class LockManager implements LockOwner, LockRunner {
       }
     } catch (error) {
       if (waits) this.cleanUp(this.store.leave(names, token, timing.ttl, WAITER_LEASE_MS));
-      if (this.listening) this.emit({ type: 'not-acquired', key, waitedMs: now() - calledAt, at: Date.now() });
+      if (this.listening) {
+        const outcome: LockNotAcquiredOutcome =
+          signal?.aborted && error === signal.reason ? 'aborted' : !(error instanceof LockNotAcquiredError) || lastError !== undefined ? 'error' : waits ? 'timeout' : 'busy';
+        this.emit({ type: 'not-acquired', key, name, waitedMs: now() - calledAt, outcome, afterWaiting: waiting, at: Date.now() });
+      }
       throw error;
     } finally {
       watch?.close();
@@ -178,10 +203,17 @@ export class LockManager implements LockOwner, LockRunner {
     const { timing, names, reentered } = this.prepare(key, options);
     if (reentered) return reentered;
     const calledAt = now();
-    const token = ownerToken();
-    const outcome = await this.attempt(key, names, token, timing, false, Infinity, options?.signal, calledAt);
-    if (outcome instanceof HeldLock) return this.acquired(outcome, calledAt);
-    if (this.listening) this.emit({ type: 'not-acquired', key, waitedMs: now() - calledAt, at: Date.now() });
+    const token = ownerToken() + this.holder.suffix(options?.label ?? options?.name);
+    const name = options?.name;
+    let outcome: HeldLock | { pttl: number };
+    try {
+      outcome = await this.attempt(key, names, token, timing, false, Infinity, options?.signal, calledAt);
+    } catch (error) {
+      if (this.listening) this.emit({ type: 'not-acquired', key, name, waitedMs: now() - calledAt, outcome: options?.signal?.aborted ? 'aborted' : 'error', afterWaiting: false, at: Date.now() });
+      throw error;
+    }
+    if (outcome instanceof HeldLock) return this.acquired(outcome, calledAt, name, false);
+    if (this.listening) this.emit({ type: 'not-acquired', key, name, waitedMs: now() - calledAt, outcome: 'busy', afterWaiting: false, at: Date.now() });
     return null;
   }
 
@@ -209,6 +241,22 @@ export class LockManager implements LockOwner, LockRunner {
   async isLocked(key: string): Promise<boolean> {
     this.assertOpen();
     return this.store.exists(lockRedisKeys(this.options.keyPrefix, checkLockKey(key)).lock);
+  }
+
+  /** What Redis holds for `key`: holder, lease left, fencing token, waiters. */
+  async inspect(key: string): Promise<LockInspection> {
+    this.assertOpen();
+    const snapshot = await this.store.inspect(lockRedisKeys(this.options.keyPrefix, checkLockKey(key)));
+    const held = snapshot.owner !== null;
+    const holder = held ? parseHolder(snapshot.owner!) : undefined;
+    return {
+      key,
+      held,
+      ...(held ? { ttlMs: Math.max(0, snapshot.pttl) } : {}),
+      ...(snapshot.fencingToken === null ? {} : { fencingToken: snapshot.fencingToken }),
+      waiters: snapshot.waiters,
+      ...(holder ? { holder } : {}),
+    };
   }
 
   current(key?: string): Lock | undefined {
@@ -241,6 +289,7 @@ export class LockManager implements LockOwner, LockRunner {
     this.assertOpen();
     checkLockKey(key);
     const timing = resolveLockOptions(options, this.defaults);
+    checkLockNaming(options);
     options?.signal?.throwIfAborted();
     const names = lockRedisKeys(this.options.keyPrefix, key);
     return { timing, names, reentered: this.reenter(key) };
@@ -290,8 +339,9 @@ export class LockManager implements LockOwner, LockRunner {
     return lock;
   }
 
-  private acquired(lock: HeldLock, calledAt: number): HeldLock {
-    if (this.listening) this.emit({ type: 'acquired', key: lock.key, fencingToken: lock.fencingToken, waitedMs: now() - calledAt, at: Date.now() });
+  private acquired(lock: HeldLock, calledAt: number, name: string | undefined, afterWaiting: boolean): HeldLock {
+    lock.name = name;
+    if (this.listening) this.emit({ type: 'acquired', key: lock.key, name, fencingToken: lock.fencingToken, waitedMs: now() - calledAt, afterWaiting, at: Date.now() });
     return lock;
   }
 
