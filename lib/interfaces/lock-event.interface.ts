@@ -74,8 +74,8 @@ export interface LockNotAcquiredEvent extends LockEventBase {
 }
 
 /**
- * An operator released somebody else's lock by force (`LockService.forceRelease()`, or the
- * lock board). The holder learns of it at its next renewal, as a `refused` loss.
+ * An operator released a lock by force from the lock board of this process. The holder (in
+ * any process) learns of it at its next renewal, as a `refused` loss.
  */
 export interface LockForceReleasedEvent extends LockEventBase {
   type: 'force-released';
