@@ -118,7 +118,7 @@ describe('live lock board in headless Chromium', () => {
     await lock.release();
     await expect.poll(() => invoice.count(), { timeout: 10_000 }).toBe(0);
     await expect.poll(() => page.locator('#feed li.released').first().textContent()).toContain('invoice:2026-11');
-    expect(await page.evaluate(() => (window as { __xss?: number }).__xss)).toBeUndefined();
+    expect(await page.evaluate(() => (globalThis as { __xss?: number }).__xss)).toBeUndefined();
     expect(problems).toEqual([]);
     await page.context().close();
   });
