@@ -81,6 +81,7 @@ export const BOARD_JS = `'use strict';
   let nextCursor = '0';
   let allowForceRelease = false;
   let loading = false;
+  let reloadTimer;
 
   function cell(row, text, className) {
     const td = document.createElement('td');
@@ -177,7 +178,8 @@ export const BOARD_JS = `'use strict';
     item.textContent = describe(event);
     feed.prepend(item);
     while (feed.children.length > 200) feed.lastChild.remove();
-    if (event.type !== 'renewed') load();
+    // Many events in a burst cause one reload, not one each.
+    if (reloadTimer === undefined) reloadTimer = setTimeout(() => { reloadTimer = undefined; load(); }, 200);
   };
   window.addEventListener('pagehide', () => source.close());
   load();

@@ -15,7 +15,7 @@ import {
   type Type,
 } from '@nestjs/common';
 import type { Socket } from 'node:net';
-import { EMPTY, map, Subject, takeUntil, type Observable } from 'rxjs';
+import { EMPTY, filter, map, Subject, takeUntil, type Observable } from 'rxjs';
 import { forceRelease, listLocks, type LockPage } from '../core/lock-admin.js';
 import type { LockManager } from '../core/lock-manager.js';
 import { LockService } from '../lock.service.js';
@@ -100,6 +100,8 @@ export function lockBoardController(options: ResolvedBoardOptions, guards: unkno
       }
       return this.locks.events$.pipe(
         takeUntil(this.closing),
+        // A process holding thousands of locks renews thousands a second: not worth a feed line.
+        filter((event) => event.type !== 'renewed'),
         map((event): MessageEvent => ({ data: event, type: 'message' })),
       );
     }
