@@ -13,8 +13,8 @@ const CACHE_SIZE = 256;
  * Records who holds a lock inside its owner token, the value of the lock key, so that
  * `inspect()` can tell without any extra write: the acquire script stores the token anyway.
  * The token becomes `<random>.<base64url(JSON holder)>.<since, base 36>`. Neither part contains
- * `:` (the waiting queue stores `<token>:<ttl>`) nor `.`, and every field is bounded, so the
- * token stays under about 400 bytes whatever the label.
+ * `:` (the waiting queue stores `<token>:<ttl>`) nor `.`, and every field is bounded to 64
+ * characters, so the token is about 100 bytes for usual names and at most about 1.1 KB.
  */
 export class HolderRecorder {
   private readonly host = bound(hostname());
