@@ -12,8 +12,6 @@ export interface LockPage {
   locks: LockInspection[];
 }
 
-export const MAX_PAGE_SIZE = 200;
-
 /**
  * Lists held locks under the module's prefix with SCAN (never KEYS: it would block Redis on a
  * large keyspace), a page at a time, and inspects each. SCAN may return a key twice or a page
