@@ -4,6 +4,8 @@ import type { LockManager } from './lock-manager.js';
 import { clientKeyPrefix, type RedisClient } from './lock-scripts.js';
 import { lockRedisKeys, checkLockKey } from './lock-key.js';
 import { parseHolder } from './holder.js';
+import { RedisLockError } from '../errors/redis-lock.error.js';
+import { settleWithin, TIMED_OUT } from './settle-within.js';
 
 /** One page of locks found under the prefix. */
 export interface LockPage {
@@ -16,15 +18,35 @@ export interface LockPage {
  * Lists held locks under the module's prefix with SCAN (never KEYS: it would block Redis on a
  * large keyspace), a page at a time, and inspects each. SCAN may return a key twice or a page
  * with fewer entries than asked; it never misses a lock held for the whole scan. On a Redis
- * Cluster the cursor walks the masters one after the other; in quorum mode the first node's
- * keys are listed (each still inspected on the majority).
+ * Cluster the cursor walks the masters one after the other; in quorum mode the keys of the
+ * first node that answers are listed (each still inspected on the majority).
  */
 export async function listLocks(manager: LockManager, cursor: string, count: number): Promise<LockPage> {
-  const client = manager.clients[0]!;
+  const { clients } = manager;
+  if (clients.length === 1) return inspectAll(manager, await scanPage(clients[0]!, cursor, lockPattern(clients[0]!, manager), count), clients[0]!);
+  // Quorum: the first node that answers, `<node index>-<cursor>` (a cursor is only valid on its node).
+  const match = /^(\d+)-(\d+)$/.exec(cursor);
+  let node = match ? Number(match[1]) : 0;
+  let nodeCursor = match ? match[2]! : '0';
+  for (; ; node++, nodeCursor = '0') {
+    const client = clients[node];
+    if (client === undefined) throw new RedisLockError(`No Redis node answered the scan of the locks (${clients.length} nodes).`);
+    const page = await settleWithin(scanPage(client, nodeCursor, lockPattern(client, manager), count), QUORUM_SCAN_TIMEOUT_MS).catch((): typeof TIMED_OUT => TIMED_OUT);
+    if (page === TIMED_OUT) continue;
+    return inspectAll(manager, { next: page.next === '0' ? '0' : `${node}-${page.next}`, keys: page.keys }, client);
+  }
+}
+
+/** A quorum node that does not answer a scan within this is skipped for the next one. */
+const QUORUM_SCAN_TIMEOUT_MS = 1_000;
+
+/** Lock keys are `<prefix>{<key>}`; their siblings end in `:fence`, `:queue`..., not in `}`. */
+function lockPattern(client: RedisClient, manager: LockManager): string {
+  return `${escapeGlob(clientKeyPrefix(client) + manager.keyPrefix)}{*}`;
+}
+
+async function inspectAll(manager: LockManager, { next, keys }: { next: string; keys: string[] }, client: RedisClient): Promise<LockPage> {
   const fullPrefix = clientKeyPrefix(client) + manager.keyPrefix;
-  // Lock keys are `<prefix>{<key>}`; their siblings end in `:fence`, `:queue`..., not in `}`.
-  const pattern = `${escapeGlob(fullPrefix)}{*}`;
-  const { next, keys } = await scanPage(client, cursor, pattern, count);
   const userKeys = [...new Set(keys.map((key) => userKey(key, fullPrefix)))];
   const locks = await Promise.all(userKeys.map((key) => manager.inspect(key)));
   return { cursor: next, locks: locks.filter((lock) => lock.held) };
