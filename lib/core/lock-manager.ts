@@ -154,9 +154,10 @@ export class LockManager implements LockOwner, LockRunner {
         if (left <= 0) {
           throw new LockNotAcquiredError(key, now() - calledAt, lastError === undefined ? undefined : { cause: lastError });
         }
-        if (!waiting && lastError === undefined) {
+        // `afterWaiting` must pair with a `waiting` event someone saw (metrics count both).
+        if (!waiting && lastError === undefined && this.listening) {
           waiting = true;
-          if (this.listening) this.emit({ type: 'waiting', key, name, at: Date.now() });
+          this.emit({ type: 'waiting', key, name, at: Date.now() });
         }
         if (watch === undefined && this.notifier !== undefined && lastError === undefined) {
           // Subscribe before the next try, so that a release in between cannot be missed.
