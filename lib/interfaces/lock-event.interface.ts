@@ -14,7 +14,7 @@ interface LockEventBase {
 }
 
 /**
- * A caller found the lock busy and starts waiting for it (emitted once per wait). It is
+ * A caller found the lock busy and starts waiting for it (once per wait, while anyone listens). It is
  * followed by an `acquired` or `not-acquired` event with `afterWaiting: true`.
  */
 export interface LockWaitingEvent extends LockEventBase {
