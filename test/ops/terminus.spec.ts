@@ -18,13 +18,13 @@ class HealthController {
   @Get()
   @HealthCheck()
   check() {
-    return this.health.check([() => this.locks.isHealthy('locks', { timeout: 300 })]);
+    return this.health.check([() => this.locks.isHealthy('locks', { timeout: 1_000 })]);
   }
 
   @Get('strict')
   @HealthCheck()
   strict() {
-    return this.health.check([() => this.locks.isHealthy('locks', { timeout: 300, requireAllNodes: true })]);
+    return this.health.check([() => this.locks.isHealthy('locks', { timeout: 1_000, requireAllNodes: true })]);
   }
 }
 
