@@ -51,7 +51,7 @@ describe('node:diagnostics_channel', () => {
     const seen = listen();
     const lock = await holder.locks.acquire('diag:2');
     expect(await other.locks.tryAcquire('diag:2')).toBeNull();
-    await expect(other.locks.acquire('diag:2', { waitTimeout: 300 })).rejects.toThrow();
+    await expect(other.locks.acquire('diag:2', { waitTimeout: 1_000 })).rejects.toThrow();
     const controller = new AbortController();
     const aborted = other.locks.acquire('diag:2', { waitTimeout: 10_000, signal: controller.signal });
     await expect.poll(() => seen.filter(({ type }) => type === 'waiting').length).toBe(2);

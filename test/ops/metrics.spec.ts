@@ -89,7 +89,7 @@ describe('OpenTelemetry metrics', () => {
       expect(await moduleRef.get(Jobs).run('42')).toBe('ran');
       const locks = moduleRef.get(LockService);
       const held = await locks.acquire('t', { name: 't' });
-      await expect(locks.acquire('t', { name: 't', waitTimeout: 200 })).rejects.toThrow();
+      await expect(locks.acquire('t', { name: 't', waitTimeout: 1_000 })).rejects.toThrow();
       await held.release();
       const broken = await app({ redis: 'redis://127.0.0.1:1', waitTimeout: 200 });
       await expect(broken.locks.acquire('e', { name: 'e' })).rejects.toThrow();
