@@ -3,3 +3,4 @@ export { LockService } from './lock.service.js';
 export * from './errors/index.js';
 export * from './interfaces/index.js';
 export { Locked } from './decorators/locked.decorator.js';
+export { LOCK_DIAGNOSTICS_CHANNELS } from './core/lock-diagnostics.js';

@@ -5,6 +5,7 @@ import { resolveModuleOptions } from './core/lock-options.js';
 import { openConnection } from './core/redis-connection.js';
 import type { LockEvent } from './interfaces/lock-event.interface.js';
 import type { Lock } from './interfaces/lock.interface.js';
+import type { LockInspection } from './interfaces/lock-inspection.interface.js';
 import type { LockOptions, RedisLockModuleOptions } from './interfaces/redis-lock-options.interface.js';
 import { LOCK_RUNNER } from './redis-lock.constants.js';
 import { REDIS_LOCK_MODULE_OPTIONS } from './redis-lock.module-definition.js';
@@ -112,6 +113,22 @@ export class LockService implements BeforeApplicationShutdown, OnApplicationShut
    */
   isLocked(key: string): Promise<boolean> {
     return this.manager.isLocked(key);
+  }
+
+  /**
+   * Who holds `key` right now, and for how long, with how many waiting: read from Redis with
+   * plain read-only commands (GET, PTTL, ZCARD), so it works with a read-only ACL. The holder
+   * (host, pid, `instanceName`, `@Locked` method or `label`, since when) is recorded in the
+   * lock's owner token when it is acquired, at no extra cost. In quorum mode, the majority's view.
+   *
+   * @example
+   * ```ts
+   * const { held, holder, ttlMs, waiters } = await locks.inspect('nightly-report');
+   * if (held) console.log(`${holder?.label} on ${holder?.host}:${holder?.pid}, ${ttlMs} ms left, ${waiters} waiting`);
+   * ```
+   */
+  inspect(key: string): Promise<LockInspection> {
+    return this.manager.inspect(key);
   }
 
   /**

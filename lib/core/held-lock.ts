@@ -53,6 +53,8 @@ export class HeldLock implements Lock, Renewable, Expiring {
   private readonly acquiredAt: number;
   /** Whether the caller got this lock: a handed-over lock given back unconfirmed was never theirs. */
   private handedOut = false;
+  /** The lock's name for events and metrics (see `LockOptions.name`). */
+  name?: string;
 
   constructor(
     private readonly owner: LockOwner,
@@ -189,7 +191,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
       this.owner.sweeper.track(this);
     }
     if (this.owner.listening) {
-      this.owner.emit({ type: 'renewed', key: this.key, fencingToken: this.fencingToken, latencyMs: now() - startedAt, at: Date.now() });
+      this.owner.emit({ type: 'renewed', key: this.key, name: this.name, fencingToken: this.fencingToken, latencyMs: now() - startedAt, at: Date.now() });
     }
   }
 
@@ -217,7 +219,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
       this.state = 'released';
       this.owner.forget(this);
       if (this.owner.listening) {
-        this.owner.emit({ type: 'released', key: this.key, fencingToken: this.fencingToken, heldMs: now() - this.acquiredAt, at: Date.now() });
+        this.owner.emit({ type: 'released', key: this.key, name: this.name, fencingToken: this.fencingToken, heldMs: now() - this.acquiredAt, at: Date.now() });
       }
     } else {
       // Taken or expired between two renewals; the work is over, but say so.
@@ -247,7 +249,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
       this.owner.logger.error(`lock lost during renewal: ${quoteKey(this.key)} (fencing token ${this.fencingToken}): ${error.message}`);
     }
     if (this.owner.listening) {
-      this.owner.emit({ type: 'lost', key: this.key, fencingToken: this.fencingToken, reason, heldMs: now() - this.acquiredAt, at: Date.now() });
+      this.owner.emit({ type: 'lost', key: this.key, name: this.name, fencingToken: this.fencingToken, reason, heldMs: now() - this.acquiredAt, at: Date.now() });
     }
   }
 

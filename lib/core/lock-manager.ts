@@ -3,14 +3,17 @@ import { setMaxListeners } from 'node:events';
 import { Subject, type Observable } from 'rxjs';
 import { LockNotAcquiredError } from '../errors/lock-not-acquired.error.js';
 import { RedisLockError } from '../errors/redis-lock.error.js';
-import type { LockEvent } from '../interfaces/lock-event.interface.js';
+import type { LockEvent, LockNotAcquiredOutcome } from '../interfaces/lock-event.interface.js';
+import type { LockInspection } from '../interfaces/lock-inspection.interface.js';
 import type { Lock } from '../interfaces/lock.interface.js';
 import type { LockOptions } from '../interfaces/redis-lock-options.interface.js';
 import { now } from './clock.js';
 import { DeadlineSweeper } from './deadline-sweeper.js';
+import { diagnosticsListening, publishDiagnostics } from './lock-diagnostics.js';
 import { HeldLock, type LockOwner } from './held-lock.js';
 import { checkLockKey, lockRedisKeys, type LockRedisKeys } from './lock-key.js';
 import { quoteKey } from './quote-key.js';
+import { checkLockNaming, HolderRecorder, parseHolder } from './holder.js';
 import type { LockLogger } from './lock-logger.js';
 import { resolveLockOptions, type LockTiming, type ResolvedModuleOptions } from './lock-options.js';
 import { LockScripts, type ReleaseReply } from './lock-scripts.js';
@@ -69,6 +72,7 @@ export class LockManager implements LockOwner, LockRunner {
   private stopping?: Promise<void>;
   /** Ends every wait at shutdown. */
   private readonly shutdown = new AbortController();
+  private readonly holder: HolderRecorder;
 
   constructor(
     private readonly options: ResolvedModuleOptions,
@@ -89,6 +93,16 @@ export class LockManager implements LockOwner, LockRunner {
     this.defaults = { ttl, renewInterval, waitTimeout, autoRenew };
     // Every waiter listens to it; any number may wait.
     setMaxListeners(0, this.shutdown.signal);
+    this.holder = new HolderRecorder(options.instanceName);
+  }
+
+  /** The Redis clients this manager speaks to (several in quorum mode). */
+  get clients(): OpenedConnection['client'][] {
+    return this.connections.map(({ client }) => client);
+  }
+
+  get keyPrefix(): string {
+    return this.options.keyPrefix;
   }
 
   get events$(): Observable<LockEvent> {
@@ -96,11 +110,12 @@ export class LockManager implements LockOwner, LockRunner {
   }
 
   get listening(): boolean {
-    return this.events.observed;
+    return this.events.observed || diagnosticsListening();
   }
 
   emit(event: LockEvent): void {
     this.events.next(event);
+    publishDiagnostics(event);
   }
 
   forget(lock: HeldLock): void {
@@ -119,18 +134,21 @@ export class LockManager implements LockOwner, LockRunner {
     if (reentered) return reentered;
     this.acquiring++;
     try {
-      return await this.acquireNew(key, names, timing, options?.signal);
+      return await this.acquireNew(key, names, timing, options);
     } finally {
       this.settledAcquire();
     }
   }
 
-  private async acquireNew(key: string, names: LockRedisKeys, timing: LockTiming, signal: AbortSignal | undefined): Promise<HeldLock> {
+  private async acquireNew(key: string, names: LockRedisKeys, timing: LockTiming, options: LockOptions | undefined): Promise<HeldLock> {
+    const signal = options?.signal;
     const calledAt = now();
     const waitUntil = calledAt + timing.waitTimeout;
     const waits = timing.waitTimeout > 0;
     // One token for the whole call: it is also the caller's place in the waiting queue.
-    const token = ownerToken();
+    const token = ownerToken() + this.holder.suffix(options?.label ?? options?.name);
+    const name = options?.name;
+    let waiting = false;
     let watch: ReleaseWatch | undefined;
     let lastError: unknown;
     // Whether an attempt ended without its reply (timeout, abort, error): it may still have
@@ -145,7 +163,7 @@ export class LockManager implements LockOwner, LockRunner {
         lastAttemptAt = now();
         try {
           const outcome = await this.attempt(key, names, token, timing, waits, bound, signal, lastAttemptAt);
-          if (outcome instanceof HeldLock) return this.acquired(outcome, calledAt);
+          if (outcome instanceof HeldLock) return this.acquired(outcome, calledAt, name, waiting);
           busyFor = outcome.pttl;
           lastError = undefined;
         } catch (error) {
@@ -156,6 +174,11 @@ export class LockManager implements LockOwner, LockRunner {
         const left = waitUntil - now();
         if (left <= 0) {
           throw new LockNotAcquiredError(key, now() - calledAt, lastError === undefined ? undefined : { cause: lastError });
+        }
+        // `afterWaiting` must pair with a `waiting` event someone saw (metrics count both).
+        if (!waiting && lastError === undefined && this.listening) {
+          waiting = true;
+          this.emit({ type: 'waiting', key, name, at: Date.now() });
         }
         if (watch === undefined && this.notifier !== undefined && lastError === undefined) {
           // Subscribe before the next try, so that a release in between cannot be missed.
@@ -176,11 +199,11 @@ export class LockManager implements LockOwner, LockRunner {
           if (lock.deadline - now() > lease / 2) {
             // After the caller's code has started: the new holder runs first.
             setImmediate(() => lock.renewSoon());
-            return this.acquired(lock, calledAt);
+            return this.acquired(lock, calledAt, name, waiting);
           }
           // This process was too slow to trust the short lease: renew before handing it out.
           try {
-            if (await lock.renewNow()) return this.acquired(lock, calledAt);
+            if (await lock.renewNow()) return this.acquired(lock, calledAt, name, waiting);
           } catch (error) {
             lastError = error;
           }
@@ -193,7 +216,11 @@ export class LockManager implements LockOwner, LockRunner {
       // after every attempt of this call on the same connection, so it also gives back a lock
       // an attempt took after we stopped waiting for its reply.
       if (waits || uncertain) this.leave(names, token, timing);
-      if (this.listening) this.emit({ type: 'not-acquired', key, waitedMs: now() - calledAt, at: Date.now() });
+      if (this.listening) {
+        const outcome: LockNotAcquiredOutcome =
+          signal?.aborted && error === signal.reason ? 'aborted' : !(error instanceof LockNotAcquiredError) || lastError !== undefined ? 'error' : waits ? 'timeout' : 'busy';
+        this.emit({ type: 'not-acquired', key, name, waitedMs: now() - calledAt, outcome, afterWaiting: waiting, at: Date.now() });
+      }
       throw error;
     } finally {
       watch?.close();
@@ -204,7 +231,8 @@ export class LockManager implements LockOwner, LockRunner {
     const { timing, names, reentered } = this.prepare(key, options);
     if (reentered) return reentered;
     const calledAt = now();
-    const token = ownerToken();
+    const token = ownerToken() + this.holder.suffix(options?.label ?? options?.name);
+    const name = options?.name;
     this.acquiring++;
     let outcome: HeldLock | { pttl: number };
     try {
@@ -212,12 +240,13 @@ export class LockManager implements LockOwner, LockRunner {
     } catch (error) {
       // The reply was lost, not necessarily the script's effect: give back what it may have taken.
       this.leave(names, token, timing);
+      if (this.listening) this.emit({ type: 'not-acquired', key, name, waitedMs: now() - calledAt, outcome: options?.signal?.aborted ? 'aborted' : 'error', afterWaiting: false, at: Date.now() });
       throw error;
     } finally {
       this.settledAcquire();
     }
-    if (outcome instanceof HeldLock) return this.acquired(outcome, calledAt);
-    if (this.listening) this.emit({ type: 'not-acquired', key, waitedMs: now() - calledAt, at: Date.now() });
+    if (outcome instanceof HeldLock) return this.acquired(outcome, calledAt, name, false);
+    if (this.listening) this.emit({ type: 'not-acquired', key, name, waitedMs: now() - calledAt, outcome: 'busy', afterWaiting: false, at: Date.now() });
     return null;
   }
 
@@ -249,6 +278,22 @@ export class LockManager implements LockOwner, LockRunner {
   async isLocked(key: string): Promise<boolean> {
     this.assertOpen();
     return this.store.exists(lockRedisKeys(this.options.keyPrefix, checkLockKey(key)).lock);
+  }
+
+  /** What Redis holds for `key`: holder, lease left, fencing token, waiters. */
+  async inspect(key: string): Promise<LockInspection> {
+    this.assertOpen();
+    const snapshot = await this.store.inspect(lockRedisKeys(this.options.keyPrefix, checkLockKey(key)));
+    const held = snapshot.owner !== null;
+    const holder = held ? parseHolder(snapshot.owner!) : undefined;
+    return {
+      key,
+      held,
+      ...(held ? { ttlMs: Math.max(0, snapshot.pttl) } : {}),
+      ...(snapshot.fencingToken === null ? {} : { fencingToken: snapshot.fencingToken }),
+      waiters: snapshot.waiters,
+      ...(holder ? { holder } : {}),
+    };
   }
 
   current(key?: string): Lock | undefined {
@@ -320,6 +365,7 @@ export class LockManager implements LockOwner, LockRunner {
     this.assertOpen();
     checkLockKey(key);
     const timing = resolveLockOptions(options, this.defaults);
+    checkLockNaming(options);
     options?.signal?.throwIfAborted();
     const names = lockRedisKeys(this.options.keyPrefix, key);
     return { timing, names, reentered: this.reenter(key) };
@@ -366,9 +412,10 @@ export class LockManager implements LockOwner, LockRunner {
     return lock;
   }
 
-  private acquired(lock: HeldLock, calledAt: number): HeldLock {
+  private acquired(lock: HeldLock, calledAt: number, name: string | undefined, afterWaiting: boolean): HeldLock {
     lock.handOut();
-    if (this.listening) this.emit({ type: 'acquired', key: lock.key, fencingToken: lock.fencingToken, waitedMs: now() - calledAt, at: Date.now() });
+    lock.name = name;
+    if (this.listening) this.emit({ type: 'acquired', key: lock.key, name, fencingToken: lock.fencingToken, waitedMs: now() - calledAt, afterWaiting, at: Date.now() });
     return lock;
   }
 

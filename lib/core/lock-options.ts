@@ -1,4 +1,5 @@
 import { InvalidLockOptionsError } from '../errors/invalid-lock-options.error.js';
+import { checkInstanceName } from './holder.js';
 import type {
   LockOptions,
   LockTimingOptions,
@@ -29,6 +30,7 @@ export interface ResolvedModuleOptions extends LockTiming {
   keyPrefix: string;
   shutdownTimeout: number;
   exposeKeyInHttpErrors: boolean;
+  instanceName?: string;
 }
 
 /**
@@ -66,7 +68,8 @@ export function resolveModuleOptions(options: RedisLockModuleOptions): ResolvedM
     waitTimeout: DEFAULT_WAIT_TIMEOUT_MS,
     autoRenew: true,
   });
-  return { ...timing, redis, keyPrefix, shutdownTimeout, exposeKeyInHttpErrors };
+  const instanceName = checkInstanceName(options.instanceName);
+  return { ...timing, redis, keyPrefix, shutdownTimeout, exposeKeyInHttpErrors, instanceName };
 }
 
 /** Validates the options of one call against the module's resolved timing. */

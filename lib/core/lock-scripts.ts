@@ -1,6 +1,6 @@
 import type { Cluster, Redis } from 'ioredis';
 import { clusterSlot } from './cluster-slot.js';
-import type { LockStore, RenewalOutcome, RenewalRequest } from './lock-store.js';
+import type { LockSnapshot, LockStore, RenewalOutcome, RenewalRequest } from './lock-store.js';
 
 /**
  * The waiting queue of a lock: `queue` (a list) keeps arrival order, `waiters` (a sorted set)
@@ -360,6 +360,20 @@ export class LockScripts implements LockStore {
 
   async exists(lock: string): Promise<boolean> {
     return (await this.client.exists(lock)) === 1;
+  }
+
+  /**
+   * Plain reads, pipelined (the keys share one cluster slot): no script, so an ACL that only
+   * allows reads is enough for monitoring. Not atomic; a snapshot anyway.
+   */
+  async inspect(keys: ScriptKeys): Promise<LockSnapshot> {
+    const replies = await this.client.pipeline().get(keys.lock).pttl(keys.lock).get(keys.fence).zcard(keys.waiters).exec();
+    const values = (replies ?? []).map(([error, value]) => {
+      if (error) throw error;
+      return value;
+    });
+    const [owner, pttl, fence, waiters] = values as [string | null, number, string | null, number];
+    return { owner, pttl, fencingToken: fence === null ? null : Number(fence), waiters };
   }
 }
 

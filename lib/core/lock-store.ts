@@ -13,6 +13,18 @@ export interface RenewalRequest {
  */
 export type RenewalOutcome = boolean | undefined;
 
+/** What Redis holds for one lock right now. */
+export interface LockSnapshot {
+  /** The owner token (the lock key's value), `null` when nobody holds it. */
+  owner: string | null;
+  /** Milliseconds left on the lease (meaningful only with an owner). */
+  pttl: number;
+  /** The fencing counter, `null` when the lock was never acquired. */
+  fencingToken: number | null;
+  /** Callers in the waiting queue. */
+  waiters: number;
+}
+
 /**
  * Where locks live: one Redis (or Cluster, or Sentinel-managed master), or a quorum of
  * independent Redis masters. The lock engine speaks only to this.
@@ -26,4 +38,6 @@ export interface LockStore {
   release(keys: ScriptKeys, token: string, waiterLease: number): Promise<ReleaseReply>;
   leave(keys: ScriptKeys, token: string, ttl: number, waiterLease: number): Promise<void>;
   exists(lockKey: string): Promise<boolean>;
+  /** Reads a lock's state with read-only commands, in one round trip per node. */
+  inspect(keys: ScriptKeys): Promise<LockSnapshot>;
 }

@@ -2,7 +2,7 @@ import { RedisLockError } from '../errors/redis-lock.error.js';
 import { now } from './clock.js';
 import { driftMargin } from './lock-options.js';
 import type { AcquireReply, LockScripts, ReleaseReply, ScriptKeys } from './lock-scripts.js';
-import type { LockStore, RenewalOutcome, RenewalRequest } from './lock-store.js';
+import type { LockSnapshot, LockStore, RenewalOutcome, RenewalRequest } from './lock-store.js';
 import { settleWithin, TIMED_OUT } from './settle-within.js';
 
 type Answer<T> = { ok: true; value: T } | { ok: false; error: unknown };
@@ -75,6 +75,21 @@ export class QuorumStore implements LockStore {
     const held = answers.filter((answer) => answer.ok && answer.value).length;
     if (answers.filter((answer) => answer.ok).length < this.majority) throw this.noQuorum('check', held, answers);
     return held >= this.majority;
+  }
+
+  /**
+   * The majority's view: held when a majority of nodes hold the same owner token (the lease
+   * left is the shortest among them), the highest fencing counter of any node that answered.
+   */
+  async inspect(keys: ScriptKeys): Promise<LockSnapshot> {
+    const answers = await this.ask(Infinity, (node) => node.inspect(keys));
+    const snapshots = answers.flatMap((answer) => (answer.ok ? [answer.value] : []));
+    if (snapshots.length < this.majority) throw this.noQuorum('inspect', snapshots.length, answers);
+    const votes = new Map<string, number[]>();
+    for (const { owner, pttl } of snapshots) if (owner !== null) votes.set(owner, [...(votes.get(owner) ?? []), pttl]);
+    const [owner, pttls] = [...votes].find(([, ttls]) => ttls.length >= this.majority) ?? [null, [-2]];
+    const fences = snapshots.flatMap((snapshot) => (snapshot.fencingToken === null ? [] : [snapshot.fencingToken]));
+    return { owner, pttl: Math.min(...pttls), fencingToken: fences.length > 0 ? Math.max(...fences) : null, waiters: 0 };
   }
 
   /**

@@ -2,10 +2,12 @@ import { Inject } from '@nestjs/common';
 import { PROPERTY_DEPS_METADATA } from '@nestjs/common/constants.js';
 import { Observable, throwError } from 'rxjs';
 import { checkBuiltKey, parseKeyTemplate, type KeyBuilder } from '../core/key-template.js';
+import { MAX_LOCK_NAME_LENGTH } from '../core/holder.js';
 import { checkLockedOptions } from '../core/locked-options.js';
 import { runLockedAsync, runLockedObservable, type LockRunner } from '../core/locked-call.js';
 import { RedisLockError } from '../errors/redis-lock.error.js';
 import type { LockedOptions, LockKeyFunction } from '../interfaces/locked-options.interface.js';
+import type { LockOptions } from '../interfaces/redis-lock-options.interface.js';
 import { LockService } from '../lock.service.js';
 import { LOCK_RUNNER, LOCK_SERVICE_PROPERTY, LOCKED_METADATA } from '../redis-lock.constants.js';
 
@@ -64,7 +66,9 @@ export function Locked<A extends any[] = any[]>(
     const build = keyBuilder(key, where, target, propertyKey);
     const onBusy = checkLockedOptions(options, where);
     const { onBusy: _, ...lockOptions } = options ?? {};
-    const callOptions = Object.keys(lockOptions).length > 0 ? lockOptions : undefined;
+    // Metrics group calls by the template (never the key), and inspect() names the method.
+    const naming = { name: (typeof key === 'string' ? key : where).slice(0, MAX_LOCK_NAME_LENGTH), label: where };
+    const callOptions: LockOptions = { ...lockOptions, ...naming };
     const returnType: unknown = Reflect.getMetadata('design:returntype', target, propertyKey);
     const returnsObservable =
       typeof returnType === 'function' && (returnType === Observable || returnType.prototype instanceof Observable);

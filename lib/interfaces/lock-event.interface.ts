@@ -3,8 +3,22 @@ import type { LockLostReason } from '../errors/lock-lost.error.js';
 interface LockEventBase {
   /** The key as given by the caller (without the prefix). */
   key: string;
+  /**
+   * The lock's name, for grouping in metrics: the `@Locked` key template (or `Class.method`
+   * for a key function), or the `name` given to `acquire()` / `using()`. Bounded and
+   * low-cardinality, unlike `key`. `undefined` when none was given.
+   */
+  name?: string;
   /** Wall-clock time of the event, `Date.now()`. */
   at: number;
+}
+
+/**
+ * A caller found the lock busy and starts waiting for it (once per wait, while anyone listens). It is
+ * followed by an `acquired` or `not-acquired` event with `afterWaiting: true`.
+ */
+export interface LockWaitingEvent extends LockEventBase {
+  type: 'waiting';
 }
 
 /** The lock was acquired in Redis (reentrant acquisitions emit nothing). */
@@ -13,6 +27,8 @@ export interface LockAcquiredEvent extends LockEventBase {
   fencingToken: number;
   /** Time from the call to the acquisition, in milliseconds. */
   waitedMs: number;
+  /** Whether a `waiting` event was emitted for this call before. */
+  afterWaiting: boolean;
 }
 
 /** The watchdog (or `extend()`) renewed the lease. */
@@ -40,17 +56,41 @@ export interface LockLostEvent extends LockEventBase {
   heldMs: number;
 }
 
+/**
+ * Why a call did not get the lock: `busy` (held by another, and the call did not wait),
+ * `timeout` (the wait ran out), `error` (Redis failed or the service shut down), `aborted`
+ * (the caller's `signal`).
+ */
+export type LockNotAcquiredOutcome = 'busy' | 'timeout' | 'error' | 'aborted';
+
 /** A caller gave up waiting for the lock (or `tryAcquire()` found it busy). */
 export interface LockNotAcquiredEvent extends LockEventBase {
   type: 'not-acquired';
   /** Time the caller waited, in milliseconds. */
   waitedMs: number;
+  outcome: LockNotAcquiredOutcome;
+  /** Whether a `waiting` event was emitted for this call before. */
+  afterWaiting: boolean;
+}
+
+/**
+ * An operator released a lock by force from the lock board of this process. The holder (in
+ * any process) learns of it at its next renewal, as a `refused` loss.
+ */
+export interface LockForceReleasedEvent extends LockEventBase {
+  type: 'force-released';
+  /** The fencing token of the lock's last acquisition, when known. */
+  fencingToken?: number;
+  /** Who held it, as `inspect()` reported it, when known. */
+  holder?: string;
 }
 
 /** Everything `LockService.events$` emits, discriminated by `type`. */
 export type LockEvent =
+  | LockWaitingEvent
   | LockAcquiredEvent
   | LockRenewedEvent
   | LockReleasedEvent
   | LockLostEvent
-  | LockNotAcquiredEvent;
+  | LockNotAcquiredEvent
+  | LockForceReleasedEvent;

@@ -68,10 +68,27 @@ export interface RedisLockModuleOptions extends LockTimingOptions {
    * built from ids the client should not learn, so the default is `false`.
    */
   exposeKeyInHttpErrors?: boolean;
+  /**
+   * A name for this process in `inspect()` and the lock board (e.g. `"worker-3"` or the pod
+   * name), recorded with every lock it takes beside the host name and pid. At most 64
+   * characters.
+   */
+  instanceName?: string;
 }
 
 /** Options of one `acquire()`, `tryAcquire()` or `using()` call. */
 export interface LockOptions extends LockTimingOptions {
   /** Cancels waiting for the lock; the call then rejects with `signal.reason`. */
   signal?: AbortSignal;
+  /**
+   * The lock's name in metrics and events: a low-cardinality name for the kind of lock, such
+   * as `"order:<id>"`, never the key itself (keys hold ids; one metric series per id would
+   * explode). At most 128 characters. `@Locked` methods use their key template.
+   */
+  name?: string;
+  /**
+   * What holds the lock, as `inspect()` and the lock board show it (e.g. `"nightly report"`).
+   * Cut to 64 characters. Default: `name`. `@Locked` methods use `Class.method`.
+   */
+  label?: string;
 }

@@ -70,8 +70,8 @@ describe('chaos: least privilege', () => {
     const refused = await denied.get('outside').catch((error: Error) => error.message);
     await denied.quit();
     expect(refused).toMatch(/NOPERM/);
-    // Owner tokens: 128 random bits each, never repeated.
-    expect([...tokens].every((token) => /^[0-9a-f]{32}$/.test(token))).toBe(true);
+    // Owner tokens: 128 random bits each (then the holder record), never repeated.
+    expect([...tokens].every((token) => /^[0-9a-f]{32}\.[A-Za-z0-9_-]+\.[0-9a-z]+$/.test(token))).toBe(true);
     expect(tokens.size).toBe(202);
     report('least-privilege', { processes: 2, acquisitions: 300, aclCommands: LOCK_ACL.filter((rule) => rule.startsWith('+')).length, outsidePrefix: 'NOPERM', distinctTokens: tokens.size, tokenBits: 128 });
   });

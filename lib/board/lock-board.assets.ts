@@ -1,0 +1,188 @@
+/**
+ * The lock board's page: static HTML, CSS and script, no build step and no third-party code.
+ * Everything from Redis (keys, labels, host names) is put in the page with `textContent`,
+ * never as HTML, and the Content-Security-Policy allows only this board's own script and style.
+ */
+
+export const BOARD_CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (char) => ESCAPES[char]!);
+}
+
+/** The page, for a board served at `base` (the request's own path, escaped here). */
+export function boardPage(base: string): string {
+  const href = escapeHtml(base);
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Locks</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="${href}/board.css">
+</head>
+<body data-base="${href}">
+<header>
+  <h1>Locks</h1>
+  <span id="status" role="status">loading…</span>
+</header>
+<main>
+  <section>
+    <table id="locks">
+      <thead><tr><th>Key</th><th>Holder</th><th>Since</th><th>TTL left</th><th>Waiters</th><th>Fencing token</th><th></th></tr></thead>
+      <tbody></tbody>
+    </table>
+    <p id="empty" hidden>No lock is held under this prefix.</p>
+    <nav><button id="first" type="button" hidden>First page</button> <button id="next" type="button" hidden>Next page</button></nav>
+  </section>
+  <section>
+    <h2>Events of this process</h2>
+    <ol id="feed"></ol>
+  </section>
+</main>
+<script src="${href}/board.js"></script>
+</body>
+</html>
+`;
+}
+
+export const BOARD_CSS = `
+body { font: 14px/1.4 system-ui, sans-serif; margin: 0; color: #1d1d1f; background: #fafafa; }
+header { display: flex; gap: 1rem; align-items: baseline; padding: .75rem 1.5rem; background: #22303c; color: #fff; }
+h1 { font-size: 1.25rem; margin: 0; }
+h2 { font-size: 1rem; }
+main { display: grid; grid-template-columns: minmax(0, 3fr) minmax(0, 2fr); gap: 1.5rem; padding: 1rem 1.5rem; }
+table { width: 100%; border-collapse: collapse; background: #fff; }
+th, td { text-align: left; padding: .4rem .6rem; border-bottom: 1px solid #e5e5e5; vertical-align: top; }
+td.key { font-family: ui-monospace, monospace; word-break: break-all; }
+td .sub { color: #6e6e73; font-size: 12px; }
+#status.error { color: #ffb4a8; }
+#feed { list-style: none; padding: 0; margin: 0; font-family: ui-monospace, monospace; font-size: 12px; max-height: 70vh; overflow: auto; }
+#feed li { padding: .2rem 0; border-bottom: 1px solid #eee; word-break: break-all; }
+#feed .lost, #feed .force-released { color: #b3261e; }
+#feed .acquired { color: #1b6e20; }
+button.release { color: #b3261e; }
+`;
+
+export const BOARD_JS = `'use strict';
+(() => {
+  const base = document.body.dataset.base;
+  const rows = document.querySelector('#locks tbody');
+  const status = document.getElementById('status');
+  const feed = document.getElementById('feed');
+  const empty = document.getElementById('empty');
+  const nextButton = document.getElementById('next');
+  const firstButton = document.getElementById('first');
+  let cursor = '0';
+  let nextCursor = '0';
+  let allowForceRelease = false;
+  let loading = false;
+  let reloadTimer;
+
+  function cell(row, text, className) {
+    const td = document.createElement('td');
+    td.textContent = text;
+    if (className) td.className = className;
+    row.appendChild(td);
+    return td;
+  }
+
+  function sub(td, text) {
+    const span = document.createElement('div');
+    span.className = 'sub';
+    span.textContent = text;
+    td.appendChild(span);
+  }
+
+  function render(page) {
+    rows.replaceChildren();
+    for (const lock of page.locks) {
+      const row = document.createElement('tr');
+      row.dataset.key = lock.key;
+      cell(row, lock.key, 'key');
+      const holder = lock.holder;
+      const who = cell(row, holder ? (holder.label || '(no label)') : 'unknown');
+      if (holder) sub(who, (holder.instance ? holder.instance + ' · ' : '') + holder.host + ' · pid ' + holder.pid);
+      cell(row, holder ? new Date(holder.since).toLocaleTimeString() : '');
+      cell(row, lock.ttlMs === undefined ? '' : (lock.ttlMs / 1000).toFixed(1) + ' s');
+      cell(row, String(lock.waiters), 'waiters');
+      cell(row, lock.fencingToken === undefined ? '' : String(lock.fencingToken));
+      const actions = cell(row, '');
+      if (allowForceRelease) {
+        const button = document.createElement('button');
+        button.type = 'button';
+        button.className = 'release';
+        button.textContent = 'Release by force';
+        button.addEventListener('click', () => forceRelease(lock.key));
+        actions.appendChild(button);
+      }
+      rows.appendChild(row);
+    }
+    empty.hidden = page.locks.length > 0;
+    nextButton.hidden = page.cursor === '0';
+    firstButton.hidden = cursor === '0';
+  }
+
+  async function load() {
+    if (loading) return;
+    loading = true;
+    try {
+      const response = await fetch(base + '/api/locks?cursor=' + encodeURIComponent(cursor), { headers: { accept: 'application/json' } });
+      if (!response.ok) throw new Error('HTTP ' + response.status);
+      const page = await response.json();
+      allowForceRelease = page.allowForceRelease === true;
+      nextCursor = page.cursor;
+      render(page);
+      status.textContent = 'updated ' + new Date().toLocaleTimeString();
+      status.className = '';
+    } catch (error) {
+      status.textContent = 'cannot load the locks: ' + error.message;
+      status.className = 'error';
+    } finally {
+      loading = false;
+    }
+  }
+
+  async function forceRelease(key) {
+    if (!window.confirm('Release the lock "' + key + '" by force? Its holder will lose it at its next renewal, and may still be working.')) return;
+    const response = await fetch(base + '/api/locks/release', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ key, confirm: key }),
+    });
+    status.textContent = response.ok ? 'released' : 'release refused: HTTP ' + response.status;
+    await load();
+  }
+
+  function describe(event) {
+    const parts = [new Date(event.at).toLocaleTimeString(), event.type, event.key];
+    if (event.fencingToken !== undefined) parts.push('#' + event.fencingToken);
+    if (event.reason) parts.push(event.reason);
+    if (event.outcome) parts.push(event.outcome);
+    if (event.holder) parts.push('held by ' + event.holder);
+    return parts.join('  ');
+  }
+
+  nextButton.addEventListener('click', () => { cursor = nextCursor; load(); });
+  firstButton.addEventListener('click', () => { cursor = '0'; load(); });
+
+  const source = new EventSource(base + '/api/events');
+  source.onmessage = (message) => {
+    const event = JSON.parse(message.data);
+    const item = document.createElement('li');
+    item.className = event.type;
+    item.textContent = describe(event);
+    feed.prepend(item);
+    while (feed.children.length > 200) feed.lastChild.remove();
+    // Many events in a burst cause one reload, not one each.
+    if (reloadTimer === undefined) reloadTimer = setTimeout(() => { reloadTimer = undefined; load(); }, 200);
+  };
+  window.addEventListener('pagehide', () => source.close());
+  load();
+  setInterval(load, 1000);
+})();
+`;

@@ -1,0 +1,134 @@
+import {
+  BadRequestException,
+  Body,
+  Controller,
+  ForbiddenException,
+  Get,
+  Header,
+  HttpCode,
+  Post,
+  Query,
+  Req,
+  Sse,
+  UseGuards,
+  type MessageEvent,
+  type Type,
+} from '@nestjs/common';
+import type { Socket } from 'node:net';
+import { EMPTY, filter, map, Subject, takeUntil, type Observable } from 'rxjs';
+import { forceRelease, listLocks, type LockPage } from '../core/lock-admin.js';
+import type { LockManager } from '../core/lock-manager.js';
+import { LockService } from '../lock.service.js';
+import { LOCK_RUNNER } from '../redis-lock.constants.js';
+import { BOARD_CSP, BOARD_CSS, BOARD_JS, boardPage } from './lock-board.assets.js';
+
+/** The board's settings after defaults and validation. */
+export interface ResolvedBoardOptions {
+  path: string;
+  allowForceRelease: boolean;
+  pageSize: number;
+}
+
+/** Express or Fastify request: only what the board reads. */
+type RequestLike = { originalUrl?: string; url?: string; socket?: Socket; raw?: { socket?: Socket } };
+
+/**
+ * Builds the board's controller for one `register()` call: the route and the guards are
+ * decorator arguments, so each board gets its own class.
+ */
+export function lockBoardController(options: ResolvedBoardOptions, guards: unknown[]): Type<unknown> {
+  class LockBoardController {
+    /**
+     * Ends the live feeds when the application starts closing: Nest closes the HTTP server
+     * before the shutdown hooks that complete `events$`, and an open stream would hold it.
+     */
+    private readonly closing = new Subject<void>();
+    private closed = false;
+    /** Connections carrying a live feed: closed at shutdown, since keep-alive would hold the server. */
+    private readonly feeds = new Set<Socket>();
+
+    constructor(private readonly locks: LockService) {}
+
+    async beforeApplicationShutdown(): Promise<void> {
+      this.closed = true;
+      this.closing.next();
+      this.closing.complete();
+      // Let the streams' last bytes go out before closing their connections.
+      await new Promise((resolve) => setImmediate(resolve));
+      for (const socket of this.feeds) socket.destroySoon();
+      this.feeds.clear();
+    }
+
+    page(request: RequestLike): string {
+      // The page's own path, so that its links work under any global prefix or mount point.
+      const path = (request.originalUrl ?? request.url ?? `/${options.path}`).split('?')[0]!.replace(/\/+$/, '');
+      return boardPage(path);
+    }
+
+    script(): string {
+      return BOARD_JS;
+    }
+
+    style(): string {
+      return BOARD_CSS;
+    }
+
+    async list(cursor: unknown): Promise<LockPage & { allowForceRelease: boolean }> {
+      const from = typeof cursor === 'string' && /^[\d-]{1,40}$/.test(cursor) ? cursor : '0';
+      const page = await listLocks(this.manager, from, options.pageSize);
+      return { ...page, allowForceRelease: options.allowForceRelease };
+    }
+
+    async release(body: unknown): Promise<{ released: boolean }> {
+      if (!options.allowForceRelease) {
+        throw new ForbiddenException('Releasing locks by force is not enabled on this board (allowForceRelease).');
+      }
+      const { key, confirm } = (body ?? {}) as { key?: unknown; confirm?: unknown };
+      if (typeof key !== 'string' || key.length === 0 || key.length > 1024) {
+        throw new BadRequestException('Body must be JSON: { "key": "<lock key>", "confirm": "<the same key>" }.');
+      }
+      if (confirm !== key) throw new BadRequestException('"confirm" must repeat the key: a release by force must be confirmed.');
+      return { released: await forceRelease(this.manager, key) };
+    }
+
+    events(request: RequestLike): Observable<MessageEvent> {
+      if (this.closed) return EMPTY;
+      const socket = request.socket ?? request.raw?.socket;
+      if (socket) {
+        this.feeds.add(socket);
+        socket.once('close', () => this.feeds.delete(socket));
+      }
+      return this.locks.events$.pipe(
+        takeUntil(this.closing),
+        // A process holding thousands of locks renews thousands a second: not worth a feed line.
+        filter((event) => event.type !== 'renewed'),
+        map((event): MessageEvent => ({ data: event, type: 'message' })),
+      );
+    }
+
+    private get manager(): LockManager {
+      return this.locks[LOCK_RUNNER] as LockManager;
+    }
+  }
+
+  const method = (name: keyof LockBoardController, ...decorators: MethodDecorator[]): void => {
+    const descriptor = Object.getOwnPropertyDescriptor(LockBoardController.prototype, name)!;
+    for (const decorator of decorators.reverse()) decorator(LockBoardController.prototype, name, descriptor);
+    Object.defineProperty(LockBoardController.prototype, name, descriptor);
+  };
+  const secured = [Header('Cache-Control', 'no-store'), Header('X-Content-Type-Options', 'nosniff')];
+  method('page', Get(), Header('Content-Type', 'text/html; charset=utf-8'), Header('Content-Security-Policy', BOARD_CSP), ...secured);
+  Req()(LockBoardController.prototype, 'page', 0);
+  method('script', Get('board.js'), Header('Content-Type', 'text/javascript; charset=utf-8'), ...secured);
+  method('style', Get('board.css'), Header('Content-Type', 'text/css; charset=utf-8'), ...secured);
+  method('list', Get('api/locks'), ...secured);
+  Query('cursor')(LockBoardController.prototype, 'list', 0);
+  method('release', Post('api/locks/release'), HttpCode(200), ...secured);
+  Body()(LockBoardController.prototype, 'release', 0);
+  method('events', Sse('api/events'));
+  Req()(LockBoardController.prototype, 'events', 0);
+  Reflect.defineMetadata('design:paramtypes', [LockService], LockBoardController);
+  Controller(options.path)(LockBoardController);
+  if (guards.length > 0) UseGuards(...(guards as Type<unknown>[]))(LockBoardController);
+  return LockBoardController;
+}

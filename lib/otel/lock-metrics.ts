@@ -1,0 +1,102 @@
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { createNoopMeter, metrics, type Attributes, type Meter, type MeterProvider } from '@opentelemetry/api';
+import { LOCK_DIAGNOSTICS_CHANNELS } from '../core/lock-diagnostics.js';
+import type { LockEvent } from '../interfaces/lock-event.interface.js';
+
+/** Options of {@link enableLockMetrics} and `RedisLockMetricsModule.forRoot()`. */
+export interface LockMetricsOptions {
+  /** Where to record; default the global meter provider (`metrics.setGlobalMeterProvider()`). */
+  meterProvider?: MeterProvider;
+}
+
+/** Stops recording lock metrics. */
+export interface LockMetricsHandle {
+  disable(): void;
+}
+
+/** `lock.name` of a lock that was given none (the key itself is never used: ids explode series). */
+export const UNNAMED_LOCK = '(unnamed)';
+
+const METER_NAME = 'nestjs-redis-lock';
+
+/**
+ * Records OpenTelemetry metrics for the locks of every `LockService` of the process, from the
+ * `node:diagnostics_channel` events they publish:
+ *
+ * | instrument | kind | unit | attributes |
+ * |---|---|---|---|
+ * | `lock.acquire.duration` | histogram | s | `lock.name`, `lock.result` (`acquired`, `busy`, `timeout`, `error`, `aborted`) |
+ * | `lock.hold.duration` | histogram | s | `lock.name` |
+ * | `lock.active` | up-down counter | {lock} | `lock.name` |
+ * | `lock.waiting` | up-down counter | {caller} | `lock.name` |
+ * | `lock.lost` | counter | {lock} | `lock.name`, `lock.lost.reason` (`refused`, `expired`, `shutdown`) |
+ *
+ * When no meter provider is registered (the API's no-op one), it subscribes to nothing, so
+ * locks cost exactly what they cost without it.
+ *
+ * @example
+ * ```ts
+ * import { enableLockMetrics } from 'nestjs-redis-lock/otel';
+ * const metricsHandle = enableLockMetrics(); // after the OpenTelemetry SDK has started
+ * ```
+ */
+export function enableLockMetrics(options: LockMetricsOptions = {}): LockMetricsHandle {
+  const meter = (options.meterProvider ?? metrics.getMeterProvider()).getMeter(METER_NAME);
+  if (isNoop(meter)) return { disable: () => undefined };
+  const acquire = meter.createHistogram('lock.acquire.duration', { unit: 's', description: 'Time to acquire a lock, or to give up on it.' });
+  const hold = meter.createHistogram('lock.hold.duration', { unit: 's', description: 'Time from acquisition to release or loss.' });
+  const active = meter.createUpDownCounter('lock.active', { unit: '{lock}', description: 'Locks held by this process.' });
+  const waiting = meter.createUpDownCounter('lock.waiting', { unit: '{caller}', description: 'Callers waiting for a busy lock.' });
+  const lost = meter.createCounter('lock.lost', { unit: '{lock}', description: 'Locks lost while held.' });
+
+  const record = (message: unknown): void => {
+    const event = message as LockEvent;
+    const name: Attributes = { 'lock.name': event.name ?? UNNAMED_LOCK };
+    switch (event.type) {
+      case 'waiting':
+        waiting.add(1, name);
+        break;
+      case 'acquired':
+        acquire.record(event.waitedMs / 1000, { ...name, 'lock.result': 'acquired' });
+        active.add(1, name);
+        if (event.afterWaiting) waiting.add(-1, name);
+        break;
+      case 'not-acquired':
+        acquire.record(event.waitedMs / 1000, { ...name, 'lock.result': event.outcome });
+        if (event.afterWaiting) waiting.add(-1, name);
+        break;
+      case 'released':
+        hold.record(event.heldMs / 1000, name);
+        active.add(-1, name);
+        break;
+      case 'lost':
+        hold.record(event.heldMs / 1000, name);
+        active.add(-1, name);
+        lost.add(1, { ...name, 'lock.lost.reason': event.reason });
+        break;
+    }
+  };
+  const names = [
+    LOCK_DIAGNOSTICS_CHANNELS.waiting,
+    LOCK_DIAGNOSTICS_CHANNELS.acquired,
+    LOCK_DIAGNOSTICS_CHANNELS['not-acquired'],
+    LOCK_DIAGNOSTICS_CHANNELS.released,
+    LOCK_DIAGNOSTICS_CHANNELS.lost,
+  ];
+  for (const channelName of names) subscribe(channelName, record);
+  let enabled = true;
+  return {
+    disable: () => {
+      if (!enabled) return;
+      enabled = false;
+      for (const channelName of names) unsubscribe(channelName, record);
+    },
+  };
+}
+
+const NOOP_METER = createNoopMeter();
+
+/** The API hands out a no-op meter when no SDK registered a provider. */
+function isNoop(meter: Meter): boolean {
+  return meter.constructor === NOOP_METER.constructor;
+}

@@ -1,0 +1,36 @@
+import { Inject, Module, type DynamicModule, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { enableLockMetrics, type LockMetricsHandle, type LockMetricsOptions } from './lock-metrics.js';
+
+const LOCK_METRICS_OPTIONS = Symbol('nestjs-redis-lock:metrics-options');
+
+/**
+ * Records OpenTelemetry metrics of every lock while the application runs (see
+ * {@link enableLockMetrics} for the instruments). Start the OpenTelemetry SDK before the
+ * application, as usual.
+ *
+ * @example
+ * ```ts
+ * import { RedisLockMetricsModule } from 'nestjs-redis-lock/otel';
+ *
+ * @Module({ imports: [RedisLockModule.forRoot({ redis: url }), RedisLockMetricsModule.forRoot()] })
+ * export class AppModule {}
+ * ```
+ */
+@Module({})
+export class RedisLockMetricsModule implements OnModuleInit, OnApplicationShutdown {
+  private handle?: LockMetricsHandle;
+
+  constructor(@Inject(LOCK_METRICS_OPTIONS) private readonly options: LockMetricsOptions) {}
+
+  static forRoot(options: LockMetricsOptions = {}): DynamicModule {
+    return { module: RedisLockMetricsModule, providers: [{ provide: LOCK_METRICS_OPTIONS, useValue: options }] };
+  }
+
+  onModuleInit(): void {
+    this.handle = enableLockMetrics(this.options);
+  }
+
+  onApplicationShutdown(): void {
+    this.handle?.disable();
+  }
+}

@@ -1,0 +1,1 @@
+export { RedisLockHealthIndicator, type RedisLockHealthOptions, type RedisLockNodeHealth } from './redis-lock.health.js';

@@ -1,0 +1,113 @@
+import { Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
+import type { Subscription } from 'rxjs';
+import type { LockManager } from '../core/lock-manager.js';
+import { settleWithin, TIMED_OUT } from '../core/settle-within.js';
+import { InvalidLockOptionsError } from '../errors/invalid-lock-options.error.js';
+import { LockService } from '../lock.service.js';
+import { LOCK_RUNNER } from '../redis-lock.constants.js';
+import { LockHealthStats, LOST_WINDOW_MS } from './lock-health-stats.js';
+
+/** Options of {@link RedisLockHealthIndicator.isHealthy}. */
+export interface RedisLockHealthOptions {
+  /** How long each Redis node may take to answer a PING, in milliseconds. Default 1000. */
+  timeout?: number;
+  /** Quorum mode: report `down` as soon as one node fails, not only when the quorum is lost. Default false. */
+  requireAllNodes?: boolean;
+}
+
+/** One Redis node as the indicator saw it. */
+export interface RedisLockNodeHealth {
+  status: 'up' | 'down';
+  /** PING round trip, in milliseconds, when it answered. */
+  latencyMs?: number;
+  /** Why it counts as down. */
+  error?: string;
+}
+
+const DEFAULT_TIMEOUT_MS = 1_000;
+
+/**
+ * A `@nestjs/terminus` (11 or 12) health indicator for the locks' Redis: `down` when Redis (in
+ * quorum mode: a majority of the nodes) does not answer a PING within the bound. It also
+ * reports the watchdog's renewal latency over the last minute and how many locks this process
+ * lost in the last five minutes, which say more about the locks' health than a PING does.
+ *
+ * Add it to the providers of the module holding your health controller (which imports
+ * `TerminusModule`, with `LockService` available there).
+ *
+ * @example
+ * ```ts
+ * import { RedisLockHealthIndicator } from 'nestjs-redis-lock/terminus';
+ *
+ * @Controller('health')
+ * export class HealthController {
+ *   constructor(private readonly health: HealthCheckService, private readonly locks: RedisLockHealthIndicator) {}
+ *
+ *   @Get() @HealthCheck()
+ *   check() {
+ *     return this.health.check([() => this.locks.isHealthy('locks')]);
+ *   }
+ * }
+ * ```
+ */
+@Injectable()
+export class RedisLockHealthIndicator implements OnModuleDestroy {
+  private readonly stats = new LockHealthStats();
+  private readonly subscription: Subscription;
+
+  constructor(
+    private readonly health: HealthIndicatorService,
+    private readonly locks: LockService,
+  ) {
+    this.subscription = locks.events$.subscribe((event) => this.stats.record(event));
+  }
+
+  /**
+   * Pings every Redis node the locks use, each within `timeout`, and reports `up` or `down`
+   * under `key` (default `redis-lock`), with each node's latency, the quorum's state in quorum
+   * mode, the renewal latency and the locks lost recently.
+   */
+  async isHealthy<const Key extends string = 'redis-lock'>(key?: Key, options: RedisLockHealthOptions = {}): Promise<HealthIndicatorResult<Key>> {
+    const timeout = options.timeout ?? DEFAULT_TIMEOUT_MS;
+    if (typeof timeout !== 'number' || !Number.isInteger(timeout) || timeout < 1 || timeout > 60_000) {
+      throw new InvalidLockOptionsError('timeout', timeout, 'an integer number of milliseconds from 1 to 60000').within('RedisLockHealthIndicator.isHealthy');
+    }
+    const session = this.health.check((key ?? 'redis-lock') as Key);
+    const nodes = await Promise.all(this.manager.clients.map((client) => ping(() => client.ping(), timeout)));
+    const answering = nodes.filter((node) => node.status === 'up').length;
+    const data: Record<string, unknown> = {
+      nodes,
+      renewalLatency: this.stats.renewalLatency() ?? null,
+      locksLostRecently: this.stats.lostRecently(),
+      lostWindowMs: LOST_WINDOW_MS,
+    };
+    let healthy = answering === nodes.length;
+    if (nodes.length > 1) {
+      const needed = Math.floor(nodes.length / 2) + 1;
+      const state = answering === nodes.length ? 'ok' : answering >= needed ? 'degraded' : 'lost';
+      data.quorum = { state, answering, needed, nodes: nodes.length };
+      healthy = options.requireAllNodes ? state === 'ok' : state !== 'lost';
+    }
+    return (healthy ? session.up(data) : session.down(data)) as HealthIndicatorResult<Key>;
+  }
+
+  onModuleDestroy(): void {
+    this.subscription.unsubscribe();
+  }
+
+  private get manager(): LockManager {
+    return this.locks[LOCK_RUNNER] as LockManager;
+  }
+}
+
+async function ping(send: () => Promise<unknown>, timeout: number): Promise<RedisLockNodeHealth> {
+  const startedAt = performance.now();
+  try {
+    const reply = await settleWithin(send(), timeout);
+    if (reply === TIMED_OUT) return { status: 'down', error: `no answer to PING within ${timeout} ms` };
+    return { status: 'up', latencyMs: Math.round((performance.now() - startedAt) * 10) / 10 };
+  } catch (error) {
+    return { status: 'down', error: String((error as Error)?.message ?? error).slice(0, 200) };
+  }
+}

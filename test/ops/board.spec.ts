@@ -1,0 +1,200 @@
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Injectable, type CanActivate, type ExecutionContext, type INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { LockService, RedisLockModule, type LockEvent } from '../../lib/index.js';
+import { RedisLockBoardModule } from '../../lib/board/index.js';
+import type { LockBoardOptions } from '../../lib/board/index.js';
+import { CapturedLogs, nextEvent } from '../support/lock-app.js';
+import { LOCK_RUNNER } from '../../lib/redis-lock.constants.js';
+import type { LockManager } from '../../lib/core/lock-manager.js';
+import { redisUrl, useRedis } from '../support/redis.js';
+
+const holderScript = fileURLToPath(new URL('./fixtures/board-holder.mjs', import.meta.url));
+const docs = fileURLToPath(new URL('../../docs/', import.meta.url));
+
+/** The application's own guard: the board is an admin page. */
+@Injectable()
+class AdminGuard implements CanActivate {
+  canActivate(context: ExecutionContext): boolean {
+    return context.switchToHttp().getRequest<{ headers: Record<string, string> }>().headers['x-admin'] === 'yes';
+  }
+}
+
+const HOSTILE_KEY = `<img src=x onerror="window.__xss=1">"'&amp;`;
+const HOSTILE_LABEL = `<script>window.__xss=2</script>\nline two`;
+
+describe('live lock board in headless Chromium', () => {
+  useRedis();
+  let browser: Browser;
+  let app: INestApplication | undefined;
+  const children: ChildProcessWithoutNullStreams[] = [];
+  beforeAll(async () => {
+    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: ['--no-sandbox'] });
+  });
+  afterAll(() => browser?.close());
+  afterEach(async () => {
+    for (const child of children.splice(0)) {
+      child.stdin.end('exit\n');
+      await new Promise((resolve) => (child.exitCode === null ? child.once('exit', resolve) : resolve(undefined)));
+    }
+    await app?.close();
+    app = undefined;
+  });
+
+  async function startBoard(options: LockBoardOptions = {}): Promise<string> {
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        RedisLockModule.forRoot({ redis: redisUrl(), isGlobal: true, instanceName: 'board-app' }),
+        RedisLockBoardModule.register({ path: 'admin/locks', guards: [AdminGuard], ...options }),
+      ],
+    })
+      .setLogger(new CapturedLogs())
+      .compile();
+    app = moduleRef.createNestApplication({ logger: false });
+    await app.listen(0, '127.0.0.1');
+    return `${(await app.getUrl()).replace('[::1]', '127.0.0.1')}/admin/locks`;
+  }
+
+  /** Another process holding `locks`; resolves once it holds them all. */
+  async function holdElsewhere(locks: { key: string; label: string }[]): Promise<ChildProcessWithoutNullStreams> {
+    const child = spawn(process.execPath, [holderScript], { env: { ...process.env, REDIS_URL: redisUrl(), LOCKS: JSON.stringify(locks) } });
+    children.push(child);
+    await waitForLine(child, 'held');
+    return child;
+  }
+
+  async function openBoard(url: string): Promise<{ page: Page; problems: string[] }> {
+    const context = await browser.newContext({ extraHTTPHeaders: { 'x-admin': 'yes' }, viewport: { width: 1280, height: 640 } });
+    const page = await context.newPage();
+    const problems: string[] = [];
+    page.on('console', (message) => message.type() === 'error' && problems.push(message.text()));
+    page.on('pageerror', (error) => problems.push(error.message));
+    await page.goto(url);
+    return { page, problems };
+  }
+  const row = (page: Page, key: string) => page.locator('#locks tbody tr').filter({ has: page.locator('td.key', { hasText: key }) });
+
+  it('lists a lock held by another process, shows a waiter, and updates when it is released', async () => {
+    const url = await startBoard();
+    const holder = await holdElsewhere([
+      { key: 'invoice:2026-11', label: 'InvoicesService.close' },
+      { key: HOSTILE_KEY, label: HOSTILE_LABEL },
+    ]);
+    const { page, problems } = await openBoard(url);
+    await page.locator('#locks tbody tr').first().waitFor({ timeout: 10_000 });
+    const locks = app!.get(LockService);
+    const waiting = locks.acquire('invoice:2026-11', { waitTimeout: 30_000, label: 'BillingJob.run' });
+
+    const invoice = row(page, 'invoice:2026-11');
+    await expect.poll(() => invoice.locator('td.waiters').textContent(), { timeout: 10_000 }).toBe('1');
+    expect(await invoice.textContent()).toContain('InvoicesService.close');
+    expect(await invoice.textContent()).toContain(`holder-process · `);
+    expect(await invoice.textContent()).toContain(`pid ${holder.pid}`);
+    // Keys and labels are shown as text, never run as HTML.
+    const hostile = row(page, HOSTILE_KEY);
+    expect(await hostile.locator('td.key').textContent()).toBe(HOSTILE_KEY);
+    expect(await hostile.textContent()).toContain('<script>window.__xss=2</script> line two');
+    expect(await page.locator('#locks img, #locks script').count()).toBe(0);
+    // Read-only by default: no release button.
+    expect(await page.locator('button.release').count()).toBe(0);
+    // The live feed shows this process starting to wait.
+    await expect.poll(() => page.locator('#feed li.waiting').first().textContent(), { timeout: 10_000 }).toContain('invoice:2026-11');
+    // For the README: two locks held by another process, one with a waiter, and the live feed.
+    mkdirSync(docs, { recursive: true });
+    await page.screenshot({ path: `${docs}lock-board.png` });
+
+    holder.stdin.write('release\n');
+    const lock = await waiting;
+    // This process holds it now: the row follows, and the feed shows the acquisition.
+    await expect.poll(() => invoice.textContent(), { timeout: 10_000 }).toContain(`pid ${process.pid}`);
+    expect(await invoice.textContent()).toContain('BillingJob.run');
+    expect(await invoice.locator('td.waiters').textContent()).toBe('0');
+    await expect.poll(() => page.locator('#feed li.acquired').first().textContent(), { timeout: 10_000 }).toContain('invoice:2026-11');
+    expect(await row(page, HOSTILE_KEY).count()).toBe(1);
+    await lock.release();
+    await expect.poll(() => invoice.count(), { timeout: 10_000 }).toBe(0);
+    await expect.poll(() => page.locator('#feed li.released').first().textContent()).toContain('invoice:2026-11');
+    expect(await page.evaluate(() => (globalThis as { __xss?: number }).__xss)).toBeUndefined();
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+
+  it('releases by force only when enabled, after a confirmation, and records it as an event', async () => {
+    const url = await startBoard({ allowForceRelease: true });
+    await holdElsewhere([{ key: 'stuck', label: 'StuckJob.run' }]);
+    const { page, problems } = await openBoard(url);
+    const stuck = row(page, 'stuck');
+    await stuck.waitFor({ timeout: 10_000 });
+    const dialogs: string[] = [];
+    page.once('dialog', (dialog) => {
+      dialogs.push(dialog.message());
+      void dialog.dismiss();
+    });
+    await stuck.locator('button.release').click();
+    await expect.poll(() => dialogs.length).toBe(1);
+    expect(await app!.get(LockService).isLocked('stuck')).toBe(true); // dismissed: nothing happens
+    const recorded = nextEvent(app!.get(LockService).events$, 'force-released');
+    page.once('dialog', (dialog) => void dialog.accept());
+    await stuck.locator('button.release').click();
+    expect(await recorded).toMatchObject({ key: 'stuck', holder: expect.stringContaining('StuckJob.run') });
+    await expect.poll(() => stuck.count(), { timeout: 10_000 }).toBe(0);
+    await expect.poll(() => page.locator('#feed li.force-released').first().textContent()).toContain('stuck');
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+
+  it('lets the application close while a board page is open', async () => {
+    const url = await startBoard();
+    const { page, problems } = await openBoard(url);
+    await page.locator('#empty').waitFor({ state: 'visible', timeout: 10_000 });
+    // The live feed is connected: the board listens to this process's events.
+    await expect.poll(() => (app!.get(LockService)[LOCK_RUNNER] as LockManager).listening).toBe(true);
+    const closing = app!.close();
+    app = undefined;
+    await closing;
+    expect(problems.filter((problem) => !/ERR_CONNECTION_REFUSED|api\/events/.test(problem))).toEqual([]);
+  });
+
+  it('is protected by the application guard, read-only by default, and asks for confirmation in the API', async () => {
+    const readOnly = await startBoard();
+    expect((await fetch(readOnly)).status).toBe(403);
+    const page = await fetch(readOnly, { headers: { 'x-admin': 'yes' } });
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
+    const refused = await fetch(`${readOnly}/api/locks/release`, {
+      method: 'POST',
+      headers: { 'x-admin': 'yes', 'content-type': 'application/json' },
+      body: JSON.stringify({ key: 'k', confirm: 'k' }),
+    });
+    expect(refused.status).toBe(403);
+    await app!.close();
+    const writable = await startBoard({ allowForceRelease: true });
+    const unconfirmed = await fetch(`${writable}/api/locks/release`, {
+      method: 'POST',
+      headers: { 'x-admin': 'yes', 'content-type': 'application/json' },
+      body: JSON.stringify({ key: 'k' }),
+    });
+    expect(unconfirmed.status).toBe(400);
+    expect(() => RedisLockBoardModule.register({ pageSize: 0 })).toThrow(/RedisLockBoardModule.register: Option "pageSize"/);
+    expect(() => RedisLockBoardModule.register({ path: '<x>' })).toThrow(/Option "path"/);
+  });
+});
+
+function waitForLine(child: ChildProcessWithoutNullStreams, line: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let output = '';
+    let errors = '';
+    child.stderr.on('data', (chunk: Buffer) => (errors += chunk));
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk;
+      if (output.split('\n').includes(line)) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`holder process exited (${code}) before "${line}": ${errors}`)));
+  });
+}
+
+export type { LockEvent };

@@ -1,0 +1,50 @@
+import { Cluster } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startRedisCluster, type RedisCluster } from '../../scripts/redis-cluster.mjs';
+import { forceRelease, listLocks } from '../../lib/core/lock-admin.js';
+import type { LockManager } from '../../lib/core/lock-manager.js';
+import { LOCK_RUNNER } from '../../lib/redis-lock.constants.js';
+import { createLockApp } from '../support/lock-app.js';
+
+describe('inspect() and the board listing on a Redis Cluster', () => {
+  let cluster: RedisCluster;
+  beforeAll(async () => {
+    cluster = await startRedisCluster(3);
+  }, 60_000);
+  afterAll(() => cluster?.stop());
+
+  it('pages through the locks of every master, with a client keyPrefix, and force-releases one', async () => {
+    const client = new Cluster(cluster.nodes, { keyPrefix: 'app:' });
+    const app = await createLockApp({ redis: client, keyPrefix: 'locks:' });
+    try {
+      const keys = ['}lead', '\\', 'ünïcødé 🔒', 'a*b?[c]', ...Array.from({ length: 26 }, (_, i) => `spread:${i}`)];
+      const held = await Promise.all(keys.map((key) => app.locks.acquire(key, { label: `job ${key}` })));
+      // A sibling key outside the lock pattern, and a lock under another prefix, are not listed.
+      await client.set('locks:{spread:0}:fence-extra', '1');
+      const manager = app.locks[LOCK_RUNNER] as LockManager;
+      const seen: string[] = [];
+      let cursor = '0';
+      let pages = 0;
+      do {
+        const page = await listLocks(manager, cursor, 5);
+        for (const lock of page.locks) {
+          expect(lock.holder?.label).toBe(`job ${lock.key}`);
+          seen.push(lock.key);
+        }
+        cursor = page.cursor;
+        pages++;
+      } while (cursor !== '0' && pages < 200);
+      expect([...new Set(seen)].sort()).toEqual([...keys].sort());
+      expect(pages).toBeGreaterThan(2);
+
+      const seenOne = await app.locks.inspect('}lead');
+      expect(seenOne).toMatchObject({ held: true, fencingToken: held[0]!.fencingToken, waiters: 0 });
+      expect(await forceRelease(manager, '}lead')).toBe(true);
+      expect(await app.locks.isLocked('}lead')).toBe(false);
+      await Promise.all(held.map((lock) => lock.release().catch(() => undefined)));
+    } finally {
+      await app.close();
+      client.disconnect();
+    }
+  });
+});

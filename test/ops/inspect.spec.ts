@@ -1,0 +1,89 @@
+import { hostname } from 'node:os';
+import { Injectable } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { describe, expect, it } from 'vitest';
+import { InvalidLockOptionsError, Locked, LockKeyError, LockService, RedisLockModule } from '../../lib/index.js';
+import { CapturedLogs, useLockApps } from '../support/lock-app.js';
+import { redisUrl, useRedis } from '../support/redis.js';
+
+describe('LockService.inspect()', () => {
+  const redis = useRedis();
+  const app = useLockApps();
+
+  it('says who holds a lock, for how long, behind how many waiters, with which fencing token', async () => {
+    const holder = await app({ instanceName: 'worker-7' });
+    const other = await app();
+    const before = Date.now();
+    const lock = await holder.locks.acquire('report', { ttl: 5_000, label: 'nightly report' });
+    const waiting = other.locks.acquire('report', { waitTimeout: 10_000 });
+    await expect.poll(async () => (await other.locks.inspect('report')).waiters).toBe(1);
+    const seen = await other.locks.inspect('report');
+    expect(seen).toMatchObject({
+      key: 'report',
+      held: true,
+      fencingToken: lock.fencingToken,
+      waiters: 1,
+      holder: { host: hostname().slice(0, 64), pid: process.pid, instance: 'worker-7', label: 'nightly report' },
+    });
+    expect(seen.ttlMs).toBeGreaterThan(0);
+    expect(seen.ttlMs).toBeLessThanOrEqual(5_000);
+    expect(seen.holder!.since).toBeGreaterThanOrEqual(before - 5);
+    expect(seen.holder!.since).toBeLessThanOrEqual(Date.now());
+    await lock.release();
+    const next = await waiting;
+    const now = await holder.locks.inspect('report');
+    expect(now).toMatchObject({ held: true, fencingToken: next.fencingToken, waiters: 0 });
+    expect(now.holder).toMatchObject({ pid: process.pid });
+    expect(now.holder!.instance).toBeUndefined();
+    await next.release();
+    expect(await holder.locks.inspect('report')).toEqual({ key: 'report', held: false, fencingToken: next.fencingToken, waiters: 0 });
+    expect(await holder.locks.inspect('never-taken')).toEqual({ key: 'never-taken', held: false, waiters: 0 });
+  });
+
+  it('bounds and cleans a hostile label, and keeps ":" out of the owner token', async () => {
+    const { locks } = await app();
+    const hostile = `<script>alert("x")</script>\n\u2028:${'é'.repeat(5_000)}`;
+    const lock = await locks.acquire('hostile', { label: hostile });
+    const token = (await redis.get('lock:{hostile}'))!;
+    expect(token).not.toContain(':');
+    expect(token).toMatch(/^[0-9a-f]{32}\.[A-Za-z0-9_-]+\.[0-9a-z]+$/);
+    expect(token.length).toBeLessThan(500);
+    const { holder } = await locks.inspect('hostile');
+    expect(Array.from(holder!.label!).length).toBeLessThanOrEqual(64);
+    expect(holder!.label).toMatch(/^<script>alert\("x"\)<\/script>  :é+…$/);
+    await lock.release();
+  });
+
+  it('ignores a lock value written by something else than this library', async () => {
+    const { locks } = await app();
+    await redis.set('lock:{foreign}', 'abc.not-json.zz', 'PX', 5_000);
+    expect(await locks.inspect('foreign')).toMatchObject({ held: true, waiters: 0 });
+    expect((await locks.inspect('foreign')).holder).toBeUndefined();
+  });
+
+  it('names the @Locked method as the holder and rejects bad names', async () => {
+    @Injectable()
+    class Reports {
+      constructor(readonly locks: LockService) {}
+      @Locked('reports:<0>')
+      async build(_id: string) {
+        return this.locks.inspect(`reports:${_id}`);
+      }
+    }
+    const moduleRef = await Test.createTestingModule({ imports: [RedisLockModule.forRoot({ redis: redisUrl() })], providers: [Reports] })
+      .setLogger(new CapturedLogs())
+      .compile();
+    await moduleRef.init();
+    try {
+      const seen = await moduleRef.get(Reports).build('42');
+      expect(seen.holder).toMatchObject({ label: 'Reports.build', pid: process.pid });
+      const locks = moduleRef.get(LockService);
+      await expect(locks.acquire('x', { name: 'n'.repeat(129) })).rejects.toBeInstanceOf(InvalidLockOptionsError);
+      await expect(locks.acquire('x', { label: 42 as unknown as string })).rejects.toThrow(/Option "label"/);
+      await expect(locks.inspect('')).rejects.toBeInstanceOf(LockKeyError);
+    } finally {
+      await moduleRef.close();
+    }
+    await expect(app({ instanceName: '' })).rejects.toThrow(/Option "instanceName"/);
+  });
+});

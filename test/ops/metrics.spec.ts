@@ -1,0 +1,113 @@
+import { Injectable } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader, type DataPoint, type Histogram } from '@opentelemetry/sdk-metrics';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Locked, LockService, RedisLockModule } from '../../lib/index.js';
+import { LOCK_RUNNER } from '../../lib/redis-lock.constants.js';
+import type { LockManager } from '../../lib/core/lock-manager.js';
+import { enableLockMetrics, RedisLockMetricsModule, type LockMetricsHandle } from '../../lib/otel/index.js';
+import { CapturedLogs, useLockApps } from '../support/lock-app.js';
+import { redisUrl, useRedis } from '../support/redis.js';
+
+describe('OpenTelemetry metrics', () => {
+  const redis = useRedis();
+  const app = useLockApps();
+  let provider: MeterProvider;
+  let exporter: InMemoryMetricExporter;
+  let handle: LockMetricsHandle | undefined;
+
+  function setUp(): MeterProvider {
+    exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
+    const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 60_000 });
+    provider = new MeterProvider({ readers: [reader] });
+    return provider;
+  }
+  afterEach(async () => {
+    handle?.disable();
+    handle = undefined;
+    await provider?.shutdown();
+  });
+
+  /** Every data point of `name` after a flush, with its attributes. */
+  async function points<T = number>(name: string): Promise<DataPoint<T>[]> {
+    await provider.forceFlush();
+    const metrics = exporter.getMetrics().at(-1)?.scopeMetrics.flatMap((scope) => scope.metrics) ?? [];
+    return (metrics.find((metric) => metric.descriptor.name === name)?.dataPoints ?? []) as DataPoint<T>[];
+  }
+  const value = async (name: string, attributes: Record<string, string>) =>
+    (await points(name)).find((point) => Object.entries(attributes).every(([k, v]) => point.attributes[k] === v))?.value;
+
+  it('records acquire and hold durations, active and waiting locks, and losses, by lock name', async () => {
+    handle = enableLockMetrics({ meterProvider: setUp() });
+    const holder = await app();
+    const waiter = await app();
+    const lock = await holder.locks.acquire('order:1', { name: 'order:<id>', ttl: 2_000 });
+    const waiting = waiter.locks.acquire('order:1', { name: 'order:<id>', waitTimeout: 10_000 });
+    await expect.poll(() => value('lock.waiting', { 'lock.name': 'order:<id>' })).toBe(1);
+    expect(await value('lock.active', { 'lock.name': 'order:<id>' })).toBe(1);
+    expect(await holder.locks.tryAcquire('order:1', { name: 'order:<id>' })).toBeNull();
+    await lock.release();
+    const second = await waiting;
+    expect(await value('lock.waiting', { 'lock.name': 'order:<id>' })).toBe(0);
+    expect(await value('lock.active', { 'lock.name': 'order:<id>' })).toBe(1);
+    // Someone deletes the lock behind the holder's back: the next renewal is refused.
+    await redis.del('lock:{order:1}');
+    await second.extend().catch(() => undefined);
+    expect(await value('lock.lost', { 'lock.name': 'order:<id>', 'lock.lost.reason': 'refused' })).toBe(1);
+    expect(await value('lock.active', { 'lock.name': 'order:<id>' })).toBe(0);
+
+    const acquire = await points<Histogram>('lock.acquire.duration');
+    const byResult = Object.fromEntries(acquire.map((point) => [point.attributes['lock.result'], point.value.count]));
+    expect(byResult).toEqual({ acquired: 2, busy: 1 });
+    const hold = await points<Histogram>('lock.hold.duration');
+    expect(hold[0]!.value.count).toBe(2);
+    expect(hold[0]!.value.sum).toBeGreaterThan(0);
+    expect(hold[0]!.value.sum).toBeLessThan(60); // seconds, not milliseconds
+    // The raw key never becomes an attribute value.
+    for (const name of ['lock.acquire.duration', 'lock.hold.duration', 'lock.active', 'lock.waiting', 'lock.lost']) {
+      for (const point of await points(name)) expect(Object.values(point.attributes)).not.toContain('order:1');
+    }
+  });
+
+  it('labels timeouts and Redis errors, and names @Locked locks by their template', async () => {
+    @Injectable()
+    class Jobs {
+      @Locked('job:<0>', { waitTimeout: 0 })
+      async run(_id: string) {
+        return 'ran';
+      }
+    }
+    setUp();
+    const moduleRef = await Test.createTestingModule({
+      imports: [RedisLockModule.forRoot({ redis: redisUrl() }), RedisLockMetricsModule.forRoot({ meterProvider: provider })],
+      providers: [Jobs],
+    })
+      .setLogger(new CapturedLogs())
+      .compile();
+    await moduleRef.init();
+    try {
+      expect(await moduleRef.get(Jobs).run('42')).toBe('ran');
+      const locks = moduleRef.get(LockService);
+      const held = await locks.acquire('t', { name: 't' });
+      await expect(locks.acquire('t', { name: 't', waitTimeout: 1_000 })).rejects.toThrow();
+      await held.release();
+      const broken = await app({ redis: 'redis://127.0.0.1:1', waitTimeout: 200 });
+      await expect(broken.locks.acquire('e', { name: 'e' })).rejects.toThrow();
+      expect(await value('lock.acquire.duration', { 'lock.name': 'job:<0>', 'lock.result': 'acquired' })).toMatchObject({ count: 1 });
+      expect(await value('lock.acquire.duration', { 'lock.name': 't', 'lock.result': 'timeout' })).toMatchObject({ count: 1 });
+      expect(await value('lock.acquire.duration', { 'lock.name': 'e', 'lock.result': 'error' })).toMatchObject({ count: 1 });
+    } finally {
+      await moduleRef.close();
+    }
+    // The module stops recording at shutdown.
+    const { locks } = await app();
+    await (await locks.acquire('after', { name: 'after' })).release();
+    expect(await value('lock.acquire.duration', { 'lock.name': 'after' })).toBeUndefined();
+  });
+
+  it('subscribes to nothing without a registered meter provider', async () => {
+    handle = enableLockMetrics();
+    const { locks } = await app();
+    expect((locks[LOCK_RUNNER] as LockManager).listening).toBe(false);
+  });
+});
