@@ -3,3 +3,6 @@ export { LockService } from './lock.service.js';
 export * from './errors/index.js';
 export * from './interfaces/index.js';
 export { Locked } from './decorators/locked.decorator.js';
+export { WithoutOverlapping } from './decorators/without-overlapping.decorator.js';
+export { OnOneInstance } from './decorators/on-one-instance.decorator.js';
+export { LeaderElection } from './decorators/leader-election.decorator.js';

@@ -230,4 +230,9 @@ export class HeldLock implements Lock, Renewable, Expiring {
       throw new RedisLockError(`Lock "${this.key}" was released; acquire it again before extending it.`);
     }
   }
+
+  /** `await using lock = await locks.acquire(key)` releases the lock at the end of the scope. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.release();
+  }
 }

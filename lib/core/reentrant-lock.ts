@@ -37,4 +37,9 @@ export class ReentrantLock implements Lock {
   async release(): Promise<void> {
     this.released = true;
   }
+
+  /** Ends this nested handle at the end of its scope; the outer holder keeps the lock. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.release();
+  }
 }

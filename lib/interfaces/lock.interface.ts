@@ -3,8 +3,17 @@
  * `LockService.using()`, and available as `LockService.current()` inside that function or a
  * `@Locked` method.
  *
+ * A lock is `AsyncDisposable`: declared with `await using`, it is released when the scope
+ * ends, however it ends (a nested, reentrant handle then releases nothing in Redis).
+ *
  * @example
  * ```ts
+ * {
+ *   await using lock = await locks.acquire(`invoice:${id}`);
+ *   await storage.write(invoice, { fencingToken: lock.fencingToken, signal: lock.signal });
+ * } // released here
+ *
+ * // or by hand:
  * const lock = await locks.acquire(`invoice:${id}`);
  * try {
  *   await storage.write(invoice, { fencingToken: lock.fencingToken, signal: lock.signal });
@@ -13,7 +22,7 @@
  * }
  * ```
  */
-export interface Lock {
+export interface Lock extends AsyncDisposable {
   /** The key as given by the caller (without the prefix). */
   readonly key: string;
   /**
@@ -41,4 +50,6 @@ export interface Lock {
    * A nested (reentrant) handle releases nothing in Redis: the outermost holder does.
    */
   release(): Promise<void>;
+  /** The same as `release()`: what `await using` calls at the end of the scope. */
+  [Symbol.asyncDispose](): Promise<void>;
 }
