@@ -16,6 +16,7 @@ import {
 } from '../lib/index.js';
 import { CapturedLogs, sleep } from './support/lock-app.js';
 import { redisUrl, useRedis } from './support/redis.js';
+import { startRedisServer } from './support/redis-server.js';
 
 const NEVER = '0 0 0 1 1 *';
 
@@ -140,6 +141,13 @@ describe('@WithoutOverlapping and @OnOneInstance', () => {
     await closing;
     expect(await long).toBe('long');
     expect(await redis.exists('lock:{Jobs.above:owner}', 'lock:{Jobs.above}')).toBe(0);
+  });
+
+  it('reject a call on an instance Nest did not create, or without an instance', async () => {
+    const jobs = new Jobs(undefined as never);
+    await expect(jobs.above()).rejects.toThrow(/@OnOneInstance\(\) @WithoutOverlapping\(\) method Jobs\.above has no lock service: the instance must be created by Nest/);
+    const unbound = jobs.below;
+    await expect(unbound()).rejects.toThrow(/@WithoutOverlapping\(\) method Jobs\.below was called without its instance/);
   });
 
   it('fail at startup when two jobs share a key, naming both methods', async () => {
@@ -274,6 +282,32 @@ describe('@LeaderElection in one process (two applications)', () => {
     expect(events[1]).toBe(`${a.get(Feed).id} lost 1 (aborted)`);
     await waitFor(() => events.length >= 3);
     expect(events[2]).toBe(`${a.get(Feed).id} acquired 2`);
+  });
+
+  it('tells the leader when Redis stops answering, and still shuts down promptly', async () => {
+    const server = await startRedisServer();
+    try {
+      const logs = new CapturedLogs();
+      @Module({ imports: [RedisLockModule.forRoot({ redis: server.url, shutdownTimeout: 500 })], providers: [Feed] })
+      class OwnRedisModule {}
+      const moduleRef = await Test.createTestingModule({ imports: [OwnRedisModule] }).setLogger(logs).compile();
+      await moduleRef.init();
+      await waitFor(() => events.length === 1);
+      const id = moduleRef.get(Feed).id;
+      server.pause();
+      const pausedAt = performance.now();
+      await waitFor(() => events.length === 2, 5_000);
+      // At the local lease deadline (ttl 600 ms), without an answer from Redis.
+      expect(performance.now() - pausedAt).toBeLessThan(600 + 500);
+      expect(events[1]).toBe(`${id} lost 1 (aborted)`);
+      const closeStarted = performance.now();
+      await moduleRef.close();
+      expect(performance.now() - closeStarted).toBeLessThan(3_000);
+      expect(events).toHaveLength(2);
+    } finally {
+      server.resume();
+      await server.stop();
+    }
   });
 
   it('refuses a request-scoped election class', async () => {

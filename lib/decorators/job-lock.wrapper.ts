@@ -3,7 +3,7 @@ import { PROPERTY_DEPS_METADATA } from '@nestjs/common/constants.js';
 import { RedisLockError } from '../errors/redis-lock.error.js';
 import type { JobLockOptions } from '../interfaces/scheduling.interface.js';
 import { LOCKED_METADATA } from '../redis-lock.constants.js';
-import { addJobRole, checkJobOptions, type JobRole, type JobSpec } from '../scheduling/job-spec.js';
+import { addJobRole, checkJobOptions, jobDecorators, type JobRole, type JobSpec } from '../scheduling/job-spec.js';
 import { JobLockOrchestrator } from '../scheduling/job-lock.orchestrator.js';
 import { JOB_LOCK_METADATA, JOB_ORCHESTRATOR_PROPERTY } from '../scheduling/scheduling.constants.js';
 
@@ -46,11 +46,12 @@ export function jobLockDecorator(role: JobRole, options: JobLockOptions | undefi
     const wrapper = function (this: Record<symbol, unknown> | undefined, ...args: unknown[]): Promise<unknown> {
       const jobs = this?.[JOB_ORCHESTRATOR_PROPERTY];
       if (!(jobs instanceof JobLockOrchestrator)) {
+        const decorators = jobDecorators(spec);
         return Promise.reject(
           new RedisLockError(
             this === undefined || this === null
-              ? `@${role}() method ${where} was called without its instance; call it as a method or bind it.`
-              : `@${role}() method ${where} has no lock service: the instance must be created by Nest, in a module that ` +
+              ? `${decorators} method ${where} was called without its instance; call it as a method or bind it.`
+              : `${decorators} method ${where} has no lock service: the instance must be created by Nest, in a module that ` +
                 'imports RedisLockModule (or after RedisLockModule.forRoot({ isGlobal: true })).',
           ),
         );

@@ -37,15 +37,14 @@ export class JobLockOrchestrator implements OnModuleDestroy {
       this.skipped(spec, 'the application is shutting down');
       return Promise.resolve(undefined);
     }
-    const call = this.runLocked(spec, invoke);
-    const tracked = call.catch(() => undefined).finally(() => this.running.delete(tracked));
-    this.running.add(tracked);
-    return call;
+    return this.runLocked(spec, invoke);
   }
 
   async onModuleDestroy(): Promise<void> {
     this.closing = true;
-    await Promise.allSettled([...this.running, ...this.claiming.values()]);
+    // Only calls that are running: one still waiting for Redis gives up on its own (below), so
+    // an unreachable Redis cannot hold the shutdown here.
+    await Promise.allSettled(this.running);
     const leases = [...this.owners.values()];
     this.owners.clear();
     await Promise.all(
@@ -68,18 +67,32 @@ export class JobLockOrchestrator implements OnModuleDestroy {
         return undefined;
       }
     }
-    if (!spec.WithoutOverlapping) return await this.inChain(owner, invoke);
-    const ttl = jobTtl(spec, 'WithoutOverlapping');
-    const run = await this.locks.tryAcquire(key, ttl === undefined ? undefined : { ttl });
-    if (run === null) {
-      this.skipped(spec, `its run lock ${quoteKey(key)} is held: a run is still going, on this instance or another`);
+    let run: Lock | null = null;
+    if (spec.WithoutOverlapping) {
+      const ttl = jobTtl(spec, 'WithoutOverlapping');
+      run = await this.locks.tryAcquire(key, ttl === undefined ? undefined : { ttl });
+      if (run === null) {
+        this.skipped(spec, `its run lock ${quoteKey(key)} is held: a run is still going, on this instance or another`);
+        return undefined;
+      }
+    }
+    if (this.closing) {
+      await run?.release().catch(() => undefined);
+      this.skipped(spec, 'the application is shutting down');
       return undefined;
     }
+    const work = this.execute(owner, run, invoke);
+    const tracked: Promise<unknown> = work.catch(() => undefined).finally(() => this.running.delete(tracked));
+    this.running.add(tracked);
+    return work;
+  }
+
+  private async execute(owner: Lock | undefined, run: Lock | null, invoke: () => unknown): Promise<unknown> {
     try {
-      return await this.inChain(owner, () => this.runner.runInChain(run, invoke));
+      return await this.inChain(owner, () => (run === null ? invoke() : this.runner.runInChain(run, invoke)));
     } finally {
-      await run.release().catch((error: unknown) => {
-        this.logger.warn(`Release of lock ${quoteKey(key)} failed (${(error as Error).message}); its lease will expire on its own.`);
+      await run?.release().catch((error: unknown) => {
+        this.logger.warn(`Release of lock ${quoteKey(run.key)} failed (${(error as Error).message}); its lease will expire on its own.`);
       });
     }
   }

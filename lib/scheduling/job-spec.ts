@@ -79,6 +79,11 @@ export function jobClaims(spec: JobSpec): { key: string; by: string }[] {
   return claims;
 }
 
+/** The job decorators on the method, for messages: `@OnOneInstance() @WithoutOverlapping()`. */
+export function jobDecorators(spec: JobSpec): string {
+  return [spec.OnOneInstance && '@OnOneInstance()', spec.WithoutOverlapping && '@WithoutOverlapping()'].filter(Boolean).join(' ');
+}
+
 /** A user's key as it may appear in a log line: quoted, escaped, and bounded. */
 export function quoteKey(key: string): string {
   return JSON.stringify(key.length > 100 ? `${key.slice(0, 100)}…` : key);

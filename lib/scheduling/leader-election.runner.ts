@@ -16,7 +16,6 @@ type Candidate = Partial<OnLeadershipAcquired & OnLeadershipLost>;
 export class LeaderElectionRunner {
   private lock?: Lock;
   private timer?: LongTimeout;
-  private attempt?: Promise<void>;
   private hooks: Promise<void> = Promise.resolve();
   private stopped = false;
 
@@ -46,7 +45,8 @@ export class LeaderElectionRunner {
   async stop(): Promise<void> {
     this.stopped = true;
     this.timer?.clear();
-    await this.attempt;
+    // An attempt in flight is not awaited (Redis may be unreachable): if it wins, take()
+    // sees that the election stopped and gives the lease straight back.
     await this.hooks;
     const lock = this.lock;
     if (lock !== undefined) await this.stepDown(lock, 'the application is shutting down');
@@ -55,7 +55,7 @@ export class LeaderElectionRunner {
   private tryToLead(): void {
     this.timer = undefined;
     if (this.stopped) return;
-    this.attempt = this.take().finally(() => (this.attempt = undefined));
+    void this.take();
   }
 
   private retryLater(): void {
