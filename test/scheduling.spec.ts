@@ -328,10 +328,27 @@ describe('durations and await using', () => {
     expect(await redis.pttl('lock:{d}')).toBeGreaterThan(1_000);
     expect(await redis.pttl('lock:{d}')).toBeLessThanOrEqual(1_500);
     await lock.release();
-    const month = await locks.acquire('month', { ttl: '30d' });
-    expect(await redis.pttl('lock:{month}')).toBeGreaterThan(29 * 86_400_000);
-    await month.release();
     await expect(locks.acquire('x', { waitTimeout: '1 min' as never })).rejects.toThrow(/Option "waitTimeout" must be a number of milliseconds or a duration string/);
+  });
+
+  it('holds a 30-day lease without overflowing a timer', async () => {
+    const app = await start([]);
+    const locks = app.get(LockService);
+    // Past Node's timer limit: no timer may overflow (Node would warn, and fire it after 1 ms).
+    const warnings: string[] = [];
+    const onWarning = (warning: Error): void => void warnings.push(warning.name);
+    process.on('warning', onWarning);
+    try {
+      const month = await locks.acquire('month', { ttl: '30d' });
+      expect(await redis.pttl('lock:{month}')).toBeGreaterThan(29 * 86_400_000);
+      await sleep(50);
+      expect(month.held).toBe(true);
+      expect(month.signal.aborted).toBe(false);
+      await month.release();
+      expect(warnings).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+    }
   });
 
   it('releases at the end of an await using scope, a nested handle releasing nothing', async () => {
