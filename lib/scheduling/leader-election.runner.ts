@@ -69,6 +69,8 @@ export class LeaderElectionRunner {
     try {
       lock = await this.locks.tryAcquire(this.key, this.ttl === undefined ? undefined : { ttl: this.ttl });
     } catch (error) {
+      // At shutdown an attempt in flight is cut short: that is no news.
+      if (this.stopped) return;
       this.runner.logger.warn(`${this.where} could not try for the leadership ${quoteKey(this.key)} (${(error as Error).message}); retrying.`);
       this.retryLater();
       return;
