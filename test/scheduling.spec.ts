@@ -254,13 +254,16 @@ describe('@LeaderElection in one process (two applications)', () => {
     const [leaderId, , token] = events[0]!.split(' ');
     const [leader, follower] = a.get(Feed).id === Number(leaderId) ? [a, b] : [b, a];
     expect(leader.get(Feed).lock!.held).toBe(true);
+    const leaderToken = (leader.get(Feed).lock as unknown as { token: string }).token;
     const closedAt = performance.now();
     await leader.close();
     open.splice(open.indexOf(leader), 1);
     expect(events[1]).toBe(`${leaderId} lost ${token}`);
+    // Handed back in Redis before close() resolved (the follower may already hold it).
+    expect(await redis.get('lock:{feed}')).not.toBe(leaderToken);
     await waitFor(() => events.length === 3);
-    // At the follower's next try (every ttl/3), not after the ttl.
-    expect(performance.now() - closedAt).toBeLessThan(600);
+    // At the follower's next try (every ttl/3); the bound leaves room for a loaded machine.
+    expect(performance.now() - closedAt).toBeLessThan(1_800);
     expect(events[2]).toBe(`${follower.get(Feed).id} acquired ${Number(token) + 1}`);
     expect(await redis.exists('lock:{feed}')).toBe(1);
   });
