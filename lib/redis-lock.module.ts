@@ -1,12 +1,15 @@
 import { Module } from '@nestjs/common';
-import { APP_INTERCEPTOR } from '@nestjs/core';
+import { APP_INTERCEPTOR, DiscoveryModule } from '@nestjs/core';
 import { LockConflictInterceptor } from './lock-conflict.interceptor.js';
 import { LockService } from './lock.service.js';
 import { ConfigurableModuleClass } from './redis-lock.module-definition.js';
+import { JobLockOrchestrator } from './scheduling/job-lock.orchestrator.js';
+import { LockSchedulingExplorer } from './scheduling/lock-scheduling.explorer.js';
 
 /**
- * Provides {@link LockService}, and a global interceptor that answers 409 Conflict when a
- * route meets a busy lock (see `@Locked`). Import it once, with `forRoot()` or `forRootAsync()`;
+ * Provides {@link LockService}, a global interceptor that answers 409 Conflict when a route
+ * meets a busy lock (see `@Locked`), and runs the scheduled-job decorators
+ * (`@WithoutOverlapping`, `@OnOneInstance`) and `@LeaderElection` classes it finds. Import it once, with `forRoot()` or `forRootAsync()`;
  * `isGlobal: true` makes `LockService` injectable in every module.
  *
  * @example
@@ -25,7 +28,9 @@ import { ConfigurableModuleClass } from './redis-lock.module-definition.js';
  * ```
  */
 @Module({
-  providers: [LockService, { provide: APP_INTERCEPTOR, useClass: LockConflictInterceptor }],
-  exports: [LockService],
+  imports: [DiscoveryModule],
+  providers: [LockService, { provide: APP_INTERCEPTOR, useClass: LockConflictInterceptor }, JobLockOrchestrator, LockSchedulingExplorer],
+  // The orchestrator is injected into classes with @WithoutOverlapping / @OnOneInstance methods.
+  exports: [LockService, JobLockOrchestrator],
 })
 export class RedisLockModule extends ConfigurableModuleClass {}

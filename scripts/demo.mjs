@@ -1,6 +1,8 @@
-// npm run demo: starts the sample app against REDIS_URL (or a throwaway redis-server), fires
-// concurrent requests at its locked and unlocked routes, prints what happened, and exits.
-// `--json` prints the figures as JSON as well (the tests read them).
+// npm run demo: starts three instances of the sample app against REDIS_URL (or a throwaway
+// redis-server), fires concurrent requests at the locked and unlocked routes of the first, lets
+// the three share a cron job and a leader-held feed, stops the instances holding them, prints
+// what happened (who ran what), and exits. `--json` prints the figures as JSON as well (the
+// tests read them).
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
@@ -11,17 +13,25 @@ const CONCURRENT = 20;
 const AMOUNT = 10;
 const REPORT_MS = 3_500;
 const REPORT_TTL = 1_000;
+const INSTANCES = ['app-1', 'app-2', 'app-3'];
+const JOBS_MS = 2_000;
+/** Long enough for a handover: the leases of the job and the feed are 3 s, retried every 1 s. */
+const HANDOVER_MS = 3_500;
 const mainFile = fileURLToPath(new URL('../sample-app/dist/main.js', import.meta.url));
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const redis = process.env.REDIS_URL ? undefined : await startRedisServer();
 const redisUrl = process.env.REDIS_URL ?? redis.url;
-const app = spawn(process.execPath, [mainFile], {
-  env: { ...process.env, REDIS_URL: redisUrl, PORT: '0', REPORT_TTL: String(REPORT_TTL) },
-  stdio: ['ignore', 'pipe', 'inherit'],
-});
+const apps = INSTANCES.map((instance) =>
+  spawn(process.execPath, [mainFile], {
+    env: { ...process.env, REDIS_URL: redisUrl, PORT: '0', REPORT_TTL: String(REPORT_TTL), INSTANCE: instance },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  }),
+);
 
 try {
-  const base = await appUrl(app);
+  const bases = await Promise.all(apps.map(appUrl));
+  const base = bases[0];
   const run = randomUUID().slice(0, 8);
   const post = (path, body) =>
     fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: body && JSON.stringify(body) });
@@ -53,6 +63,9 @@ try {
   const reportRun = await (await report).json();
   const secondStatus = (await secondReport).status;
   const state = await (await fetch(`${base}/locks`)).json();
+  // Let the cron job and the feed run for a few more seconds, so that a slow count shows.
+  await sleep(JOBS_MS);
+  const jobs = await scheduledJobs(bases);
 
   console.log('\nnestjs-redis-lock demo: %d concurrent deposits of %d per scenario\n', CONCURRENT, AMOUNT);
   console.table(
@@ -65,17 +78,95 @@ try {
       `lock lost: ${reportRun.lockLost ? 'yes' : 'no'}; a second run meanwhile got HTTP ${secondStatus}.`,
   );
   console.log(`Lock events in the app: ${JSON.stringify(state.counts)}\n`);
-  if (process.argv.includes('--json')) console.log(JSON.stringify({ rows, report: reportRun, secondReportStatus: secondStatus, counts: state.counts }));
+  printJobs(jobs);
+  if (process.argv.includes('--json')) console.log(JSON.stringify({ rows, report: reportRun, secondReportStatus: secondStatus, counts: state.counts, jobs }));
 
   const safeExact = rows[0].exact && rows[0].ok === CONCURRENT && rows[1].exact;
   if (!safeExact || reportRun.lockLost) {
     console.error('The locked routes did not keep the balance exact: something is wrong.');
     process.exitCode = 1;
   }
+  if (jobs.duplicateTicks.length > 0 || jobs.overlaps > 0 || jobs.feedOverlaps > 0 || !jobs.handover.job.to || !jobs.handover.feed.to) {
+    console.error('A cron tick ran twice, two runs overlapped, two instances led the feed at once, or nobody took over: something is wrong.');
+    process.exitCode = 1;
+  }
 } finally {
-  app.kill('SIGTERM');
-  await once(app, 'exit');
+  for (const app of apps) if (app.exitCode === null && app.signalCode === null) app.kill('SIGTERM');
+  await Promise.all(apps.map((app) => (app.exitCode === null && app.signalCode === null ? once(app, 'exit') : undefined)));
   await redis?.stop();
+}
+
+/**
+ * The cron job and the feed across the three instances: what each ran and led, then the
+ * instances holding them are stopped (SIGTERM, a clean shutdown) and the others take over.
+ */
+async function scheduledJobs(bases) {
+  const state = async (i) => (await fetch(`${bases[i]}/jobs`)).json();
+  const before = await Promise.all(bases.map((_, i) => state(i)));
+  const latestRun = (s) => s.stockCount.at(-1)?.startedAt ?? 0;
+  const jobOwner = before.reduce((best, s, i) => (latestRun(s) > latestRun(before[best]) ? i : best), 0);
+  const feedLeader = before.findIndex((s) => s.feed.leading);
+  const stopped = [...new Set([jobOwner, feedLeader].filter((i) => i >= 0))];
+  const final = [...before];
+  for (const i of stopped) {
+    // Asked just before the stop: a run starting in between goes unseen (it is one at most).
+    final[i] = await state(i);
+    apps[i].kill('SIGTERM');
+    await once(apps[i], 'exit');
+    // A clean shutdown ends the feed term (onLeadershipLost) before the process exits.
+    const term = final[i].feed.terms.at(-1);
+    if (term && term.to === undefined) term.to = Date.now();
+  }
+  await sleep(HANDOVER_MS);
+  for (let i = 0; i < bases.length; i++) if (!stopped.includes(i)) final[i] = await state(i);
+  const runs = final.flatMap((s) => s.stockCount.map((run) => ({ ...run, instance: s.instance })));
+  const ticks = new Map();
+  for (const run of runs) ticks.set(run.tick, (ticks.get(run.tick) ?? 0) + 1);
+  const duplicateTicks = [...ticks].filter(([, n]) => n > 1).map(([tick]) => tick);
+  const sorted = runs.filter((run) => run.endedAt).sort((a, b) => a.startedAt - b.startedAt);
+  let overlaps = 0;
+  for (let i = 1; i < sorted.length; i++) if (sorted[i].startedAt < sorted[i - 1].endedAt) overlaps++;
+  const terms = final.flatMap((s) => s.feed.terms.map((term) => ({ ...term, instance: s.instance }))).sort((a, b) => a.fencingToken - b.fencingToken);
+  let feedOverlaps = 0;
+  for (let i = 1; i < terms.length; i++) if (terms[i - 1].to === undefined || terms[i].from < terms[i - 1].to) feedOverlaps++;
+  const after = final.filter((_, i) => !stopped.includes(i));
+  return {
+    instances: final.map((s, i) => ({
+      instance: s.instance,
+      stopped: stopped.includes(i),
+      runs: s.stockCount.length,
+      slowRuns: s.stockCount.filter((run) => run.endedAt && run.endedAt - run.startedAt > 1_000).length,
+      feedTerms: s.feed.terms.map((term) => term.fencingToken),
+      published: s.feed.terms.reduce((sum, term) => sum + term.published, 0),
+    })),
+    ticks: ticks.size,
+    // Ticks with no run anywhere: a slow count was still going, or the job was changing hands.
+    skippedTicks: ticks.size === 0 ? 0 : Math.max(...ticks.keys()) - Math.min(...ticks.keys()) + 1 - ticks.size,
+    duplicateTicks,
+    overlaps,
+    feedOverlaps,
+    handover: {
+      job: { from: before[jobOwner].instance, to: after.find((s) => latestRun(s) > Date.now() - HANDOVER_MS)?.instance ?? null },
+      feed: { from: feedLeader >= 0 ? before[feedLeader].instance : null, to: after.find((s) => s.feed.leading)?.instance ?? null },
+    },
+  };
+}
+
+function printJobs(jobs) {
+  console.log('Scheduled jobs across %d instances: a cron job every second under @OnOneInstance() + @WithoutOverlapping(), and a @LeaderElection feed\n', INSTANCES.length);
+  console.table(
+    Object.fromEntries(
+      jobs.instances.map((row) => [
+        row.instance + (row.stopped ? ' (stopped)' : ''),
+        { 'stock counts run': row.runs, 'slow ones': row.slowRuns, 'feed terms (fencing tokens)': row.feedTerms.join(', ') || '-', 'prices published': row.published },
+      ]),
+    ),
+  );
+  console.log(
+    `${jobs.ticks} cron ticks ran, each on one instance (ran twice: ${jobs.duplicateTicks.length}; overlapping runs: ${jobs.overlaps}); ` +
+      `${jobs.skippedTicks} ticks were skipped on every instance (a slow count was still running, or the job was changing hands). Stopping ${jobs.handover.job.from} moved the job to ${jobs.handover.job.to ?? 'nobody yet'}; ` +
+      `stopping ${jobs.handover.feed.from} moved the feed to ${jobs.handover.feed.to ?? 'nobody yet'}.\n`,
+  );
 }
 
 /** Waits for the sample app's "listening on" line. */

@@ -10,12 +10,21 @@ interface DemoFigures {
   rows: { scenario: string; requests: number; ok: number; conflicts: number; expected: number; actual: number; exact: boolean }[];
   report: { ranMs: number; ttl: number; renewals: number; lockLost: boolean };
   secondReportStatus: number;
+  jobs: {
+    instances: { instance: string; stopped: boolean; runs: number; slowRuns: number; feedTerms: number[]; published: number }[];
+    ticks: number;
+    skippedTicks: number;
+    duplicateTicks: number[];
+    overlaps: number;
+    feedOverlaps: number;
+    handover: { job: { from: string; to: string | null }; feed: { from: string | null; to: string | null } };
+  };
 }
 
-describe('npm run demo (the sample app, driven over HTTP)', () => {
+describe('npm run demo (three instances of the sample app, driven over HTTP)', () => {
   useRedis();
 
-  it('keeps the locked balance exact, answers 409 when failing fast, and renews the long job', async () => {
+  it('keeps the locked balance exact, answers 409 when failing fast, renews the long job, and runs each cron tick and the feed on one instance', async () => {
     const child = spawn(process.execPath, [demo, '--json'], { env: { ...process.env, REDIS_URL: redisUrl() }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
@@ -35,5 +44,22 @@ describe('npm run demo (the sample app, driven over HTTP)', () => {
     expect(figures.report.renewals).toBeGreaterThanOrEqual(3);
     expect(figures.report.lockLost).toBe(false);
     expect(figures.secondReportStatus).toBe(409);
-  });
+
+    const { jobs } = figures;
+    expect(stdout).toContain('Scheduled jobs across 3 instances');
+    expect(jobs.instances.map((row) => row.instance)).toEqual(['app-1', 'app-2', 'app-3']);
+    expect(jobs.ticks).toBeGreaterThanOrEqual(5);
+    expect(jobs.duplicateTicks).toEqual([]);
+    expect(jobs.overlaps).toBe(0);
+    expect(jobs.feedOverlaps).toBe(0);
+    // The job and the feed each moved off the instance that was stopped, to one still up.
+    const up = jobs.instances.filter((row) => !row.stopped).map((row) => row.instance);
+    expect(up).toContain(jobs.handover.job.to);
+    expect(up).toContain(jobs.handover.feed.to);
+    expect(jobs.handover.job.to).not.toBe(jobs.handover.job.from);
+    // Every feed term has its own, higher fencing token.
+    const tokens = jobs.instances.flatMap((row) => row.feedTerms).sort((a, b) => a - b);
+    expect(new Set(tokens).size).toBe(tokens.length);
+    expect(tokens.length).toBeGreaterThanOrEqual(2);
+  }, 90_000);
 });

@@ -28,7 +28,7 @@ describe('a held lock', () => {
   it('after extend(ttl) is renewed every ttl/3 of the new ttl', async () => {
     const { locks } = await app({ ttl: 6_000 });
     const lock = await locks.acquire('k');
-    await lock.extend(600);
+    await lock.extend('600ms');
     let renewals = 0;
     locks.events$.subscribe((event) => event.type === 'renewed' && renewals++);
     await sleep(1_300);

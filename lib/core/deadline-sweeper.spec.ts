@@ -61,3 +61,24 @@ describe('DeadlineSweeper', () => {
     expect(expired).toEqual([]);
   });
 });
+
+describe('DeadlineSweeper with a deadline past the timer limit', () => {
+  it('never arms a timer above 2^31 - 1 ms, and expires nothing early', async () => {
+    const { vi } = await import('vitest');
+    const { MAX_TIMER_MS } = await import('./lock-options.js');
+    const spy = vi.spyOn(globalThis, 'setTimeout');
+    try {
+      const sweeper = new DeadlineSweeper();
+      const expired: string[] = [];
+      sweeper.track(item(now() + 30 * 86_400_000, expired, 'month'));
+      const delays = spy.mock.calls.map(([, ms]) => ms as number);
+      expect(delays.length).toBeGreaterThan(0);
+      expect(delays.every((ms) => ms <= MAX_TIMER_MS)).toBe(true);
+      await sleep(20);
+      expect(expired).toEqual([]);
+      sweeper.close();
+    } finally {
+      spy.mockRestore();
+    }
+  });
+});

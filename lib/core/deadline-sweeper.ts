@@ -1,4 +1,5 @@
 import { now } from './clock.js';
+import { MAX_TIMER_MS } from './lock-options.js';
 
 /** Something with a lease deadline that must be told when the deadline passes. */
 export interface Expiring {
@@ -70,7 +71,9 @@ export class DeadlineSweeper {
     if (this.timer !== undefined && this.armedAt <= first.deadline) return;
     clearTimeout(this.timer);
     this.armedAt = first.deadline;
-    this.timer = setTimeout(() => this.sweep(), Math.max(0, first.deadline - now()));
+    // A deadline past Node's timer limit (a lease of weeks) is reached in chunks: a sweep that
+    // finds nothing due simply re-arms for what is left.
+    this.timer = setTimeout(() => this.sweep(), Math.min(Math.max(0, first.deadline - now()), MAX_TIMER_MS));
     this.timer.unref();
   }
 

@@ -1,4 +1,3 @@
-import { InvalidLockOptionsError } from '../errors/invalid-lock-options.error.js';
 import { LockLostError, type LockLostReason } from '../errors/lock-lost.error.js';
 import { RedisLockError } from '../errors/redis-lock.error.js';
 import type { LockEvent } from '../interfaces/lock-event.interface.js';
@@ -8,7 +7,8 @@ import type { DeadlineSweeper, Expiring } from './deadline-sweeper.js';
 import type { LockRedisKeys } from './lock-key.js';
 import { quoteKey } from './quote-key.js';
 import type { LockLogger } from './lock-logger.js';
-import { driftMargin, type LockTiming, MAX_TIMER_MS, MIN_TTL_MS } from './lock-options.js';
+import { parseDuration, type Duration } from './duration.js';
+import { driftMargin, type LockTiming, MAX_TIMER_MS, MAX_TTL_MS, MIN_TTL_MS } from './lock-options.js';
 import type { ReleaseReply } from './lock-scripts.js';
 import type { LockStore, RenewalOutcome } from './lock-store.js';
 import type { Renewable, RenewalScheduler } from './renewal-scheduler.js';
@@ -89,10 +89,8 @@ export class HeldLock implements Lock, Renewable, Expiring {
     return this.state === 'held' && this.releasing === undefined;
   }
 
-  async extend(ttl?: number): Promise<void> {
-    if (ttl !== undefined && (typeof ttl !== 'number' || !Number.isInteger(ttl) || ttl < MIN_TTL_MS || ttl > MAX_TIMER_MS)) {
-      throw new InvalidLockOptionsError('ttl', ttl, `an integer number of milliseconds from ${MIN_TTL_MS} to ${MAX_TIMER_MS}`);
-    }
+  async extend(duration?: Duration): Promise<void> {
+    const ttl = duration === undefined ? undefined : parseDuration(duration, 'ttl', MIN_TTL_MS, MAX_TTL_MS);
     this.assertHeld();
     const lease = ttl ?? this.ttl;
     const startedAt = now();
@@ -106,7 +104,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
     }
     if (ttl !== undefined && ttl !== this.ttl) {
       this.ttl = ttl;
-      this.reschedule(Math.max(1, Math.floor(ttl / 3)));
+      this.reschedule(Math.min(Math.max(1, Math.floor(ttl / 3)), MAX_TIMER_MS));
     }
   }
 
@@ -270,5 +268,10 @@ export class HeldLock implements Lock, Renewable, Expiring {
     if (this.state === 'released' || this.releasing !== undefined) {
       throw new RedisLockError(`Lock ${quoteKey(this.key)} was released; acquire it again before extending it.`);
     }
+  }
+
+  /** `await using lock = await locks.acquire(key)` releases the lock at the end of the scope. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.release();
   }
 }

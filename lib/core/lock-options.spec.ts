@@ -19,6 +19,23 @@ describe('resolveModuleOptions', () => {
     });
   });
 
+  it('takes durations as numbers of milliseconds or strings with a unit', () => {
+    expect(resolveModuleOptions({ redis, ttl: '500ms', waitTimeout: '2s', shutdownTimeout: '1.5s' })).toMatchObject({
+      ttl: 500,
+      renewInterval: 166,
+      waitTimeout: 2_000,
+      shutdownTimeout: 1_500,
+    });
+    expect(resolveModuleOptions({ redis, ttl: '5m', renewInterval: '1m' })).toMatchObject({ ttl: 300_000, renewInterval: 60_000 });
+    expect(resolveModuleOptions({ redis, ttl: '1h' }).ttl).toBe(3_600_000);
+    expect(resolveLockOptions({ ttl: '2d' }, resolveModuleOptions({ redis }))).toMatchObject({ ttl: 172_800_000, renewInterval: 57_600_000 });
+  });
+
+  it('takes leases of 30 days and more, with the watchdog interval kept below the timer limit', () => {
+    expect(resolveModuleOptions({ redis, ttl: '30d' })).toMatchObject({ ttl: 2_592_000_000, renewInterval: 864_000_000 });
+    expect(resolveModuleOptions({ redis, ttl: '365d' })).toMatchObject({ ttl: 31_536_000_000, renewInterval: 2_147_483_647 });
+  });
+
   it('derives renewInterval from a given ttl', () => {
     expect(resolveModuleOptions({ redis, ttl: 900 }).renewInterval).toBe(300);
   });
@@ -43,15 +60,22 @@ describe('resolveModuleOptions', () => {
     ['keyPrefix', { keyPrefix: 'a{b}' }, /Option "keyPrefix" .*without "\{" or "\}".*got "a\{b\}"/],
     ['keyPrefix', { keyPrefix: 7 }, /Option "keyPrefix" .*got 7/],
     ['keyPrefix', { keyPrefix: 'x'.repeat(300) }, /Option "keyPrefix" .*at most 256/],
-    ['ttl', { ttl: -1 }, /Option "ttl" must be an integer number of milliseconds from 100 to 2147483647, got -1/],
+    ['ttl', { ttl: -1 }, /Option "ttl" must be a number of milliseconds or a duration string such as '500ms', '30s', '5m', '1h' or '2d', from 100 to 31536000000 ms, got -1/],
     ['ttl', { ttl: 0 }, /Option "ttl" .*got 0/],
     ['ttl', { ttl: 99 }, /Option "ttl" .*got 99/],
     ['ttl', { ttl: 1000.5 }, /Option "ttl" .*got 1000.5/],
     ['ttl', { ttl: Number.NaN }, /Option "ttl" .*got NaN/],
     ['ttl', { ttl: Infinity }, /Option "ttl" .*got Infinity/],
-    ['ttl', { ttl: 2 ** 31 }, /Option "ttl" .*got 2147483648/],
+    ['ttl', { ttl: 365 * 86_400_000 + 1 }, /Option "ttl" .*got 31536000001/],
+    ['ttl', { ttl: '366d' }, /Option "ttl" .*got "366d"/],
+    ['ttl', { ttl: '30 s' }, /Option "ttl" .*got "30 s"/],
+    ['ttl', { ttl: '-5s' }, /Option "ttl" .*got "-5s"/],
+    ['ttl', { ttl: '50ms' }, /Option "ttl" .*from 100 to .*got "50ms"/],
+    ['shutdownTimeout', { shutdownTimeout: '1w' }, /Option "shutdownTimeout" .*got "1w"/],
+    ['waitTimeout', { waitTimeout: '30d' }, /Option "waitTimeout" .*from 0 to 2147483647 ms, or Infinity, got "30d"/],
+    ['renewInterval', { ttl: '90d', renewInterval: '25d' }, /Option "renewInterval" .*from 1 to 2147483647 ms .*got "25d"/],
     ['ttl', { ttl: '30000' }, /Option "ttl" .*got "30000"/],
-    ['renewInterval', { ttl: 1000, renewInterval: 1000 }, /Option "renewInterval" .*from 1 to 987 \(below ttl 1000 minus the drift margin\), got 1000/],
+    ['renewInterval', { ttl: 1000, renewInterval: 1000 }, /Option "renewInterval" .*from 1 to 987 ms \(below ttl 1000 minus the drift margin\), got 1000/],
     ['renewInterval', { renewInterval: 0 }, /Option "renewInterval" .*got 0/],
     ['renewInterval', { ttl: 1000, renewInterval: -5 }, /Option "renewInterval" .*got -5/],
     ['waitTimeout', { waitTimeout: -1 }, /Option "waitTimeout" .*or Infinity, got -1/],

@@ -1,5 +1,6 @@
 import { InvalidLockOptionsError } from '../errors/invalid-lock-options.error.js';
 import { checkInstanceName } from './holder.js';
+import { parseDuration } from './duration.js';
 import type {
   LockOptions,
   LockTimingOptions,
@@ -10,6 +11,11 @@ import type {
 /** Node timers overflow above this many milliseconds (they would fire after 1 ms). */
 export const MAX_TIMER_MS = 2_147_483_647;
 export const MIN_TTL_MS = 100;
+/**
+ * The longest lease: a year. Leases past Node's timer limit (about 24.8 days) work because
+ * every timer that waits for one is chunked (see `setLongTimeout`, `DeadlineSweeper`).
+ */
+export const MAX_TTL_MS = 365 * 86_400_000;
 export const DEFAULT_TTL_MS = 30_000;
 export const DEFAULT_WAIT_TIMEOUT_MS = 10_000;
 export const DEFAULT_KEY_PREFIX = 'lock:';
@@ -56,8 +62,7 @@ export function resolveModuleOptions(options: RedisLockModuleOptions): ResolvedM
       `a string of at most ${MAX_KEY_PREFIX_LENGTH} characters without "{" or "}" (they are Redis Cluster hash tags)`,
     );
   }
-  const shutdownTimeout = given(options.shutdownTimeout, DEFAULT_SHUTDOWN_TIMEOUT_MS);
-  checkInteger('shutdownTimeout', shutdownTimeout, 0, MAX_TIMER_MS);
+  const shutdownTimeout = parseDuration(given(options.shutdownTimeout, DEFAULT_SHUTDOWN_TIMEOUT_MS), 'shutdownTimeout', 0, MAX_TIMER_MS);
   const exposeKeyInHttpErrors = given(options.exposeKeyInHttpErrors, false);
   if (typeof exposeKeyInHttpErrors !== 'boolean') {
     throw new InvalidLockOptionsError('exposeKeyInHttpErrors', exposeKeyInHttpErrors, 'a boolean');
@@ -89,34 +94,29 @@ export function resolveLockOptions(options: LockOptions | undefined, defaults: L
  * inherited one may not even fit inside the new lease.
  */
 function resolveTiming(options: LockTimingOptions, defaults: LockTiming): LockTiming {
-  const ttl = given(options.ttl, defaults.ttl);
-  checkInteger('ttl', ttl, MIN_TTL_MS, MAX_TIMER_MS);
-  const renewInterval =
-    given(options.renewInterval, options.ttl === undefined ? defaults.renewInterval : Math.floor(ttl / 3));
-  const maxRenew = ttl - driftMargin(ttl) - 1;
-  checkInteger('renewInterval', renewInterval, 1, maxRenew, ` (below ttl ${ttl} minus the drift margin)`);
+  const ttl = parseDuration(given(options.ttl, defaults.ttl), 'ttl', MIN_TTL_MS, MAX_TTL_MS);
+  // The watchdog's interval is a plain timer: it stays below Node's timer limit even for a
+  // lease of a year (a renewal every 24 days is more than enough).
+  const maxRenew = Math.min(ttl - driftMargin(ttl) - 1, MAX_TIMER_MS);
+  const renewInterval = parseDuration(
+    given(options.renewInterval, options.ttl === undefined ? defaults.renewInterval : Math.min(Math.floor(ttl / 3), MAX_TIMER_MS)),
+    'renewInterval',
+    1,
+    maxRenew,
+    ` (below ttl ${ttl} minus the drift margin)`,
+  );
   const waitTimeout = given(options.waitTimeout, defaults.waitTimeout);
-  if (waitTimeout !== Infinity) checkInteger('waitTimeout', waitTimeout, 0, MAX_TIMER_MS, ', or Infinity');
+  const wait = waitTimeout === Infinity ? Infinity : parseDuration(waitTimeout, 'waitTimeout', 0, MAX_TIMER_MS, ', or Infinity');
   const autoRenew = given(options.autoRenew, defaults.autoRenew);
   if (typeof autoRenew !== 'boolean') {
     throw new InvalidLockOptionsError('autoRenew', autoRenew, 'a boolean');
   }
-  return { ttl, renewInterval, waitTimeout, autoRenew };
+  return { ttl, renewInterval, waitTimeout: wait, autoRenew };
 }
 
 /** Only `undefined` means "not given": a `null` is a mistake worth reporting. */
 function given<T>(value: T | undefined, fallback: T): T {
   return value === undefined ? fallback : value;
-}
-
-function checkInteger(option: string, value: unknown, min: number, max: number, extra = ''): void {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw new InvalidLockOptionsError(
-      option,
-      value,
-      `an integer number of milliseconds from ${min} to ${max}${extra}`,
-    );
-  }
 }
 
 function checkQuorum(nodes: unknown[]): RedisConnection[] {

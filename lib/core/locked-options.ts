@@ -1,5 +1,6 @@
 import { InvalidLockOptionsError } from '../errors/invalid-lock-options.error.js';
 import type { LockedOptions } from '../interfaces/locked-options.interface.js';
+import { toMilliseconds } from './duration.js';
 import { DEFAULT_TTL_MS, DEFAULT_WAIT_TIMEOUT_MS, resolveLockOptions } from './lock-options.js';
 import type { OnBusy } from './locked-call.js';
 
@@ -19,7 +20,8 @@ export function checkLockedOptions(options: LockedOptions | undefined, where: st
       throw new InvalidLockOptionsError('onBusy', onBusy, '"throw" or "skip"');
     }
     // The module defaults are not known yet; any valid stand-in checks the ranges.
-    const ttl = timing.ttl ?? Math.max(DEFAULT_TTL_MS, (timing.renewInterval ?? 0) * 2);
+    const renewInterval = toMilliseconds(timing.renewInterval, 'renewInterval');
+    const ttl = Math.max(DEFAULT_TTL_MS, (typeof renewInterval === 'number' ? renewInterval : 0) * 2);
     resolveLockOptions(timing, { ttl, renewInterval: Math.floor(ttl / 3), waitTimeout: DEFAULT_WAIT_TIMEOUT_MS, autoRenew: true });
     return onBusy;
   } catch (error) {

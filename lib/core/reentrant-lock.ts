@@ -1,3 +1,4 @@
+import type { Duration } from './duration.js';
 import { quoteKey } from './quote-key.js';
 import { RedisLockError } from '../errors/redis-lock.error.js';
 import type { Lock } from '../interfaces/lock.interface.js';
@@ -28,7 +29,7 @@ export class ReentrantLock implements Lock {
     return !this.released && this.outer.held;
   }
 
-  extend(ttl?: number): Promise<void> {
+  extend(ttl?: Duration): Promise<void> {
     if (this.released) {
       return Promise.reject(new RedisLockError(`Lock ${quoteKey(this.key)} was released; acquire it again before extending it.`));
     }
@@ -37,5 +38,10 @@ export class ReentrantLock implements Lock {
 
   async release(): Promise<void> {
     this.released = true;
+  }
+
+  /** Ends this nested handle at the end of its scope; the outer holder keeps the lock. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.release();
   }
 }

@@ -3,3 +3,4 @@ export * from './lock-not-acquired.error.js';
 export * from './lock-lost.error.js';
 export * from './lock-key.error.js';
 export * from './invalid-lock-options.error.js';
+export * from './duplicate-lock-key.error.js';

@@ -8,8 +8,8 @@ import { RedisLockError } from './redis-lock.error.js';
  * @example
  * ```ts
  * RedisLockModule.forRoot({ redis: url, ttl: -1 });
- * // InvalidLockOptionsError: Option "ttl" must be an integer number of milliseconds
- * // from 100 to 2147483647, got -1.
+ * // InvalidLockOptionsError: Option "ttl" must be a number of milliseconds or a duration
+ * // string such as '500ms', '30s', '5m', '1h' or '2d', from 100 to 31536000000 ms, got -1.
  * ```
  */
 export class InvalidLockOptionsError extends RedisLockError {

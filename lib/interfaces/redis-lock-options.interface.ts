@@ -1,4 +1,7 @@
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
+import type { Duration } from '../core/duration.js';
+
+export type { Duration } from '../core/duration.js';
 
 /**
  * How the module reaches Redis:
@@ -14,22 +17,23 @@ export type RedisConnection = string | RedisOptions | Redis | Cluster;
  */
 export interface LockTimingOptions {
   /**
-   * Lease length in milliseconds: how long Redis keeps the lock if the holder stops renewing
-   * it (crash, network cut). Integer from 100 to 2147483647. Default 30000.
+   * Lease length: how long Redis keeps the lock if the holder stops renewing it (crash,
+   * network cut). Milliseconds or a duration string (`'30s'`, `'5m'`, `'30d'`), from 100 ms to
+   * 365 days. Default 30000 (`'30s'`).
    */
-  ttl?: number;
+  ttl?: Duration;
   /**
    * How often the watchdog renews the lease, in milliseconds. Must be below `ttl` minus the
-   * drift margin (1% of ttl + 2 ms). Default `ttl / 3`, so two renewals can fail before the
-   * lease runs out.
+   * drift margin (1% of ttl + 2 ms), and at most 2147483647 ms (about 24.8 days). Milliseconds
+   * or a duration string. Default `ttl / 3`, so two renewals can fail before the lease runs out.
    */
-  renewInterval?: number;
+  renewInterval?: Duration;
   /**
    * How long `acquire()` and `using()` wait for a busy lock before failing with
-   * `LockNotAcquiredError`, in milliseconds. `0` tries once; `Infinity` waits until the lock
-   * is free or the call's `signal` aborts. Default 10000.
+   * `LockNotAcquiredError`: milliseconds or a duration string (`'10s'`). `0` tries once;
+   * `Infinity` waits until the lock is free or the call's `signal` aborts. Default 10000.
    */
-  waitTimeout?: number;
+  waitTimeout?: Duration;
   /**
    * Whether the watchdog renews the lease while the lock is held. With `false` the lock simply
    * expires after `ttl` and is then reported lost. Default `true`.
@@ -59,10 +63,10 @@ export interface RedisLockModuleOptions extends LockTimingOptions {
   keyPrefix?: string;
   /**
    * How long application shutdown waits for held locks to be released in Redis, in
-   * milliseconds, before it closes the connection anyway (the leases then expire on their
-   * own). Default 3000.
+   * milliseconds or as a duration string, before it closes the connection anyway (the leases
+   * then expire on their own). Default 3000.
    */
-  shutdownTimeout?: number;
+  shutdownTimeout?: Duration;
   /**
    * Whether the 409 response for a busy lock on an HTTP route names the lock key. Keys are often
    * built from ids the client should not learn, so the default is `false`.

@@ -3,6 +3,7 @@ import { RedisLockModule } from 'nestjs-redis-lock';
 import { AccountsModule } from './accounts/accounts.module.js';
 import { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
+import { JobsModule } from './jobs/jobs.module.js';
 import { LockActivity } from './locks/lock-activity.js';
 import { LocksController } from './locks/locks.controller.js';
 import { ReportsController } from './reports/reports.controller.js';
@@ -17,6 +18,7 @@ import { ReportsService } from './reports/reports.service.js';
       useFactory: (config: AppConfig) => ({ redis: config.redisUrl, keyPrefix: 'sample-lock:' }),
     }),
     AccountsModule,
+    JobsModule,
   ],
   controllers: [ReportsController, LocksController],
   providers: [ReportsService, LockActivity],

@@ -7,4 +7,6 @@ export class AppConfig {
   readonly port = Number(process.env.PORT ?? 3000);
   /** Lease of the report job's lock, short so that the watchdog visibly renews it. */
   readonly reportTtl = Number(process.env.REPORT_TTL ?? 1_000);
+  /** This instance's name in the demo's output. */
+  readonly instance = process.env.INSTANCE ?? `pid-${process.pid}`;
 }

@@ -1,0 +1,75 @@
+import { Inject } from '@nestjs/common';
+import { PROPERTY_DEPS_METADATA } from '@nestjs/common/constants.js';
+import { RedisLockError } from '../errors/redis-lock.error.js';
+import type { JobLockOptions } from '../interfaces/scheduling.interface.js';
+import { LOCKED_METADATA } from '../redis-lock.constants.js';
+import { addJobRole, checkJobOptions, jobDecorators, type JobRole, type JobSpec } from '../scheduling/job-spec.js';
+import { JobLockOrchestrator } from '../scheduling/job-lock.orchestrator.js';
+import { JOB_LOCK_METADATA, JOB_ORCHESTRATOR_PROPERTY } from '../scheduling/scheduling.constants.js';
+
+type AnyMethod = (...args: any[]) => unknown;
+
+/**
+ * The method decorator behind `@WithoutOverlapping()` and `@OnOneInstance()`. The first of
+ * them on a method wraps it; the second only adds its options to the wrapper's spec, so a
+ * call takes the owner lease, then the run lock, then runs. The wrapper carries every piece of
+ * metadata the method had (`@Cron()`, `@Interval()`, `@Timeout()` put theirs on the function),
+ * and decorators applied later put theirs on the wrapper: the schedule explorer finds it in
+ * either order.
+ */
+export function jobLockDecorator(role: JobRole, options: JobLockOptions | undefined): MethodDecorator {
+  return (target, propertyKey, descriptor) => {
+    const isStatic = typeof target === 'function';
+    const className = isStatic ? (target as { name: string }).name : target.constructor.name;
+    const where = `${className}.${String(propertyKey)}`;
+    const current = descriptor.value as AnyMethod | undefined;
+    if (typeof current !== 'function') {
+      throw new RedisLockError(`@${role}() on ${where}: only methods can be decorated, not accessors or properties.`);
+    }
+    if (isStatic) {
+      throw new RedisLockError(`@${role}() on ${where}: static methods are not supported; decorate an instance method of a provider.`);
+    }
+    const checked = checkJobOptions(options, role, where);
+    const existing = Reflect.getOwnMetadata(JOB_LOCK_METADATA, current) as JobSpec | undefined;
+    if (existing !== undefined) {
+      addJobRole(existing, role, checked);
+      return;
+    }
+    if (Reflect.getOwnMetadata(LOCKED_METADATA, current) !== undefined) {
+      throw new RedisLockError(`@${role}() on ${where}: the method already has @Locked; use one or the other.`);
+    }
+    const spec: JobSpec = { where };
+    addJobRole(spec, role, checked);
+    injectOrchestrator(target);
+
+    const original = current;
+    const wrapper = function (this: Record<symbol, unknown> | undefined, ...args: unknown[]): Promise<unknown> {
+      const jobs = this?.[JOB_ORCHESTRATOR_PROPERTY];
+      if (!(jobs instanceof JobLockOrchestrator)) {
+        const decorators = jobDecorators(spec);
+        return Promise.reject(
+          new RedisLockError(
+            this === undefined || this === null
+              ? `${decorators} method ${where} was called without its instance; call it as a method or bind it.`
+              : `${decorators} method ${where} has no lock service: the instance must be created by Nest, in a module that ` +
+                'imports RedisLockModule (or after RedisLockModule.forRoot({ isGlobal: true })).',
+          ),
+        );
+      }
+      return jobs.run(spec, () => original.apply(this, args));
+    };
+    for (const metadataKey of Reflect.getOwnMetadataKeys(original)) {
+      Reflect.defineMetadata(metadataKey, Reflect.getOwnMetadata(metadataKey, original), wrapper);
+    }
+    Reflect.defineMetadata(JOB_LOCK_METADATA, spec, wrapper);
+    Object.defineProperty(wrapper, 'name', { value: original.name });
+    Object.defineProperty(wrapper, 'length', { value: original.length });
+    descriptor.value = wrapper as never;
+  };
+}
+
+function injectOrchestrator(prototype: object): void {
+  const properties: { key: string | symbol }[] = Reflect.getMetadata(PROPERTY_DEPS_METADATA, prototype.constructor) ?? [];
+  if (properties.some((property) => property.key === JOB_ORCHESTRATOR_PROPERTY)) return;
+  Inject(JobLockOrchestrator)(prototype, JOB_ORCHESTRATOR_PROPERTY);
+}

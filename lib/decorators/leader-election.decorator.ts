@@ -1,0 +1,61 @@
+import { parseDuration } from '../core/duration.js';
+import { checkLockKey } from '../core/lock-key.js';
+import { MAX_TTL_MS, MIN_TTL_MS } from '../core/lock-options.js';
+import { InvalidLockOptionsError } from '../errors/invalid-lock-options.error.js';
+import { RedisLockError } from '../errors/redis-lock.error.js';
+import type { LeaderElectionOptions } from '../interfaces/scheduling.interface.js';
+import { LEADER_ELECTION_METADATA } from '../scheduling/scheduling.constants.js';
+
+/** What `@LeaderElection` records on the class. */
+export interface LeaderElectionMetadata {
+  key: string;
+  ttl?: number;
+}
+
+/**
+ * One instance of the application at a time leads: from application bootstrap every instance
+ * tries to take the lease `key` and keeps trying every ttl/3; the leader renews it. The class
+ * (a singleton provider) implements `OnLeadershipAcquired` and `OnLeadershipLost`, called when
+ * this instance gains and loses the lease (lost, stepped down at shutdown, or because
+ * `onLeadershipAcquired` threw). The lock they get has the lease's `signal` and
+ * `fencingToken`.
+ *
+ * @example
+ * ```ts
+ * @Injectable()
+ * @LeaderElection('price-feed', { ttl: '15s' })
+ * export class PriceFeed implements OnLeadershipAcquired, OnLeadershipLost {
+ *   private socket?: WebSocket;
+ *   onLeadershipAcquired(lock: Lock) {
+ *     this.socket = connect(FEED_URL);
+ *     lock.signal.addEventListener('abort', () => this.socket?.close());
+ *   }
+ *   onLeadershipLost() {
+ *     this.socket?.close();
+ *   }
+ * }
+ * ```
+ */
+export function LeaderElection(key: string, options?: LeaderElectionOptions): ClassDecorator {
+  return (target) => {
+    const where = `@LeaderElection() on ${target.name}`;
+    const metadata: LeaderElectionMetadata = { key: checkKey(key, where) };
+    try {
+      if (options !== undefined && (options === null || typeof options !== 'object')) {
+        throw new InvalidLockOptionsError('options', options, 'an object or undefined');
+      }
+      if (options?.ttl !== undefined) metadata.ttl = parseDuration(options.ttl, 'ttl', MIN_TTL_MS, MAX_TTL_MS);
+    } catch (error) {
+      throw error instanceof InvalidLockOptionsError ? error.within(where) : error;
+    }
+    Reflect.defineMetadata(LEADER_ELECTION_METADATA, metadata, target);
+  };
+}
+
+function checkKey(key: unknown, where: string): string {
+  try {
+    return checkLockKey(key, 'key');
+  } catch (error) {
+    throw new RedisLockError(`${where}: ${(error as Error).message}`);
+  }
+}

@@ -1,0 +1,27 @@
+import { quoteKey } from '../core/quote-key.js';
+import { RedisLockError } from './redis-lock.error.js';
+
+/**
+ * Two scheduled jobs or leader elections would use the same Redis lock: the same key, or one's
+ * key equal to another's `<key>:owner` lease. Thrown when the application starts. Give one of
+ * them another `key`.
+ *
+ * @example
+ * ```ts
+ * // DuplicateLockKeyError: Lock key "cleanup" is used by both ReportsService.cleanup
+ * // (@WithoutOverlapping) and UsersService.cleanup (@WithoutOverlapping). Give one of them
+ * // another key.
+ * ```
+ */
+export class DuplicateLockKeyError extends RedisLockError {
+  constructor(
+    /** The lock key both use. */
+    readonly key: string,
+    /** Where it is used first, e.g. `ReportsService.cleanup (@WithoutOverlapping)`. */
+    readonly first: string,
+    /** Where it is used again. */
+    readonly second: string,
+  ) {
+    super(`Lock key ${quoteKey(key)} is used by both ${first} and ${second}. Give one of them another key.`);
+  }
+}

@@ -1,0 +1,132 @@
+import { setLongTimeout, type LongTimeout } from '../core/long-timeout.js';
+import type { LockRunner } from '../core/locked-call.js';
+import type { Lock } from '../interfaces/lock.interface.js';
+import type { OnLeadershipAcquired, OnLeadershipLost } from '../interfaces/scheduling.interface.js';
+import type { LockService } from '../lock.service.js';
+import { LOCK_RUNNER } from '../redis-lock.constants.js';
+import { quoteKey } from '../core/quote-key.js';
+
+type Candidate = Partial<OnLeadershipAcquired & OnLeadershipLost>;
+
+/**
+ * One `@LeaderElection` on this instance: tries to take the lease every `retryMs` while it
+ * does not lead, lets the watchdog renew it while it does, and runs the class's hooks one at
+ * a time, in order (a loss never overtakes the gain it ends).
+ */
+export class LeaderElectionRunner {
+  private lock?: Lock;
+  private timer?: LongTimeout;
+  private hooks: Promise<void> = Promise.resolve();
+  private stopped = false;
+
+  constructor(
+    private readonly locks: LockService,
+    private readonly candidate: Candidate,
+    readonly key: string,
+    readonly where: string,
+    private readonly ttl: number | undefined,
+    private readonly retryMs: number,
+  ) {}
+
+  private get runner(): LockRunner {
+    return this.locks[LOCK_RUNNER];
+  }
+
+  /** Whether this instance leads now. */
+  get leading(): boolean {
+    return this.lock?.held ?? false;
+  }
+
+  start(): void {
+    this.tryToLead();
+  }
+
+  /** Stops trying; a leader steps down (`onLeadershipLost`, then the lease is released). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.timer?.clear();
+    // An attempt in flight is not awaited (Redis may be unreachable): if it wins, take()
+    // sees that the election stopped and gives the lease straight back.
+    await this.hooks;
+    const lock = this.lock;
+    if (lock !== undefined) await this.stepDown(lock, 'the application is shutting down');
+  }
+
+  private tryToLead(): void {
+    this.timer = undefined;
+    if (this.stopped) return;
+    void this.take();
+  }
+
+  private retryLater(): void {
+    if (this.stopped || this.lock !== undefined) return;
+    this.timer?.clear();
+    this.timer = setLongTimeout(() => this.tryToLead(), this.retryMs);
+  }
+
+  private async take(): Promise<void> {
+    let lock: Lock | null;
+    try {
+      lock = await this.locks.tryAcquire(this.key, this.ttl === undefined ? undefined : { ttl: this.ttl });
+    } catch (error) {
+      // At shutdown an attempt in flight is cut short: that is no news.
+      if (this.stopped) return;
+      this.runner.logger.warn(`${this.where} could not try for the leadership ${quoteKey(this.key)} (${(error as Error).message}); retrying.`);
+      this.retryLater();
+      return;
+    }
+    if (lock === null) {
+      this.retryLater();
+      return;
+    }
+    if (this.stopped) {
+      await lock.release().catch(() => undefined);
+      return;
+    }
+    const leader = lock;
+    this.lock = leader;
+    this.runner.logger.debug?.(`${this.where} leads ${quoteKey(this.key)} (fencing token ${leader.fencingToken}).`);
+    leader.signal.addEventListener('abort', () => this.lost(leader), { once: true });
+    this.hooks = this.hooks.then(() => this.acquired(leader));
+  }
+
+  private async acquired(lock: Lock): Promise<void> {
+    if (this.lock !== lock) return;
+    try {
+      await this.runner.runInChain(lock, () => this.candidate.onLeadershipAcquired?.(lock));
+    } catch (error) {
+      this.runner.logger.error(`onLeadershipAcquired of ${this.where} threw (${(error as Error)?.message ?? String(error)}); stepping down.`);
+      await this.stepDown(lock, 'onLeadershipAcquired threw');
+      this.retryLater();
+    }
+  }
+
+  /** The lease was lost (its signal aborted): tell the class, then try again later. */
+  private lost(lock: Lock): void {
+    if (this.lock !== lock) return;
+    this.lock = undefined;
+    this.hooks = this.hooks.then(async () => {
+      await this.callLost(lock);
+      this.retryLater();
+    });
+  }
+
+  private async stepDown(lock: Lock, why: string): Promise<void> {
+    if (this.lock !== lock) return;
+    this.lock = undefined;
+    this.runner.logger.debug?.(`${this.where} steps down from ${quoteKey(this.key)}: ${why}.`);
+    // The hook runs first, so that the old leader has stopped acting before another can lead.
+    await this.callLost(lock);
+    await lock.release().catch((error: unknown) => {
+      this.runner.logger.warn(`${this.where} could not release the leadership ${quoteKey(this.key)} (${(error as Error).message}); it expires on its own.`);
+    });
+  }
+
+  private async callLost(lock: Lock): Promise<void> {
+    try {
+      await this.candidate.onLeadershipLost?.(lock);
+    } catch (error) {
+      this.runner.logger.error(`onLeadershipLost of ${this.where} threw (${(error as Error)?.message ?? String(error)}).`);
+    }
+  }
+}

@@ -1,0 +1,37 @@
+import { Cluster } from 'ioredis';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, it } from 'vitest';
+import { startRedisCluster, type RedisCluster } from '../../scripts/redis-cluster.mjs';
+import { scheduleScenarios } from '../support/schedule-scenarios.js';
+import type { Worker } from '../support/schedule-workers.js';
+
+describe('scheduled jobs and leaders across three processes on a Redis Cluster (3 masters)', () => {
+  let cluster: RedisCluster;
+  let client: Cluster;
+  let workers: Worker[] = [];
+
+  beforeAll(async () => {
+    cluster = await startRedisCluster(3);
+    client = new Cluster(cluster.nodes);
+  }, 60_000);
+  beforeEach(async () => {
+    await Promise.all(client.nodes('master').map((node) => node.flushall()));
+  });
+  afterEach(async () => {
+    await Promise.all(workers.map((worker) => worker.stop()));
+    workers = [];
+  });
+  afterAll(async () => {
+    await client?.quit();
+    await cluster?.stop();
+  });
+
+  const scenarios = scheduleScenarios(
+    () => ({ CLUSTER_NODES: JSON.stringify(cluster.nodes) }),
+    (started) => workers.push(...started),
+  );
+
+  it('runs an @OnOneInstance() + @WithoutOverlapping() job exactly once per tick', () => scenarios.exactlyOncePerTick(), 60_000);
+  it('moves the job to another instance after the ttl when its owner is killed', () => scenarios.ownerKilledMovesTheJob(1_500), 60_000);
+  it('elects another leader within the ttl when the leader is killed, and then has exactly one', () => scenarios.leaderKilled(1_500), 60_000);
+  it('elects another when the leader is paused past its ttl; the paused one learns it on waking', () => scenarios.leaderPaused(1_500), 60_000);
+});

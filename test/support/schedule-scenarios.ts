@@ -1,0 +1,164 @@
+import { expect } from 'vitest';
+import { leaders, nextLeader, startWorkers, tick, tickUntilRun, type Worker } from './schedule-workers.js';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * The scenarios of issue 11, each with three application instances in separate processes;
+ * `env` says where Redis is. Shared by the single-node and the cluster specs.
+ */
+export function scheduleScenarios(env: () => Record<string, string>, track: (workers: Worker[]) => void) {
+  const start = async (mode: 'job' | 'election', ttl: number): Promise<Worker[]> => {
+    const workers = await startWorkers(3, { ...env(), MODE: mode, TTL: String(ttl) });
+    track(workers);
+    return workers;
+  };
+
+  return {
+    async exactlyOncePerTick(): Promise<void> {
+      const workers = await start('job', 1_500);
+      const runners = new Set<Worker>();
+      for (let n = 1; n <= 6; n++) {
+        const { ran, skipped } = await tick(workers, n);
+        expect(ran).toHaveLength(1);
+        expect(skipped).toHaveLength(2);
+        runners.add(ran[0]!);
+        await ran[0]!.waitFor((line) => line.event === 'end' && line.tick === n);
+      }
+      // The first caller took the lease and kept it between ticks.
+      expect(runners.size).toBe(1);
+      for (const worker of workers) {
+        for (const line of worker.lines.filter((l) => l.event === 'skipped')) {
+          expect(line.message).toMatch(/^Skipped ExportJob\.export: another instance owns the lease "ExportJob\.export:owner"\.$/);
+        }
+        expect(worker.problems()).toEqual([]);
+      }
+    },
+
+    async longRunSkipsLaterTicks(): Promise<void> {
+      const workers = await start('job', 1_000);
+      // A run of three ttls: the run lock and the lease are renewed all along.
+      const first = await tick(workers, 1, 3_000);
+      expect(first.ran).toHaveLength(1);
+      const owner = first.ran[0]!;
+      for (const n of [2, 3]) {
+        await sleep(800);
+        const { ran, skipped } = await tick(workers, n);
+        expect(ran).toHaveLength(0);
+        expect(skipped).toHaveLength(3);
+      }
+      // On the owner, the run lock is what skipped them.
+      const ownSkip = owner.lines.find((line) => line.event === 'skipped' && line.tick === 2)!;
+      expect(ownSkip.message).toContain('its run lock "ExportJob.export" is held');
+      const end = await owner.waitFor((line) => line.event === 'end' && line.tick === 1, 10_000);
+      expect(end.held).toBe(true);
+      const after = await tick(workers, 4);
+      expect(after.ran).toEqual([owner]);
+    },
+
+    async ownerKilledMovesTheJob(ttl: number): Promise<void> {
+      const workers = await start('job', ttl);
+      const { ran } = await tick(workers, 1);
+      expect(ran).toHaveLength(1);
+      const owner = ran[0]!;
+      await owner.waitFor((line) => line.event === 'end' && line.tick === 1);
+      owner.signal('SIGKILL');
+      await owner.exited;
+      const killedAt = performance.now();
+      const survivors = workers.filter((worker) => worker !== owner);
+      // The dead owner's lease still stands: nobody runs the job.
+      const right = await tick(survivors, 2);
+      expect(right.ran).toHaveLength(0);
+      const moved = await tickUntilRun(survivors, 3, 200, ttl + 10_000);
+      // Not before the lease could have expired (it was renewed at most ttl/3 before the kill).
+      expect(moved.at - killedAt).toBeGreaterThan(ttl / 3);
+      // And it stays there (after that run ended: a tick during it would be skipped).
+      await moved.worker.waitFor((line) => line.event === 'end' && line.tick === moved.tick);
+      const next = await tick(survivors, moved.tick + 1);
+      expect(next.ran).toEqual([moved.worker]);
+    },
+
+    async cleanShutdownHandsOver(): Promise<void> {
+      const ttl = 5_000;
+      const workers = await start('job', ttl);
+      const { ran } = await tick(workers, 1, 800);
+      const owner = ran[0]!;
+      owner.send('close');
+      const survivors = workers.filter((worker) => worker !== owner);
+      // While the owner finishes its run, the job stays with it.
+      expect((await tick(survivors, 2)).ran).toHaveLength(0);
+      const closed = await owner.waitFor((line) => line.event === 'closed');
+      const end = owner.lines.find((line) => line.event === 'end' && line.tick === 1);
+      expect(end).toBeDefined();
+      expect(end!.receivedAt).toBeLessThanOrEqual(closed.receivedAt);
+      expect(await owner.exited).toBe(0);
+      // Handed back: the next tick runs at once, long before the ttl would have run out.
+      const next = await tick(survivors, 3);
+      expect(next.ran).toHaveLength(1);
+      expect(performance.now() - closed.receivedAt).toBeLessThan(ttl);
+    },
+
+    async oneLeader(ttl: number): Promise<void> {
+      const workers = await start('election', ttl);
+      await Promise.any(workers.map((worker) => worker.waitFor((line) => line.event === 'acquired', 10_000)));
+      // Two ttls later (the leader renewed, the others kept trying): still one.
+      await sleep(2 * ttl);
+      expect(leaders(workers)).toHaveLength(1);
+      const acquisitions = workers.flatMap((worker) => worker.lines.filter((line) => line.event === 'acquired'));
+      expect(acquisitions).toHaveLength(1);
+      for (const worker of workers) expect(worker.problems()).toEqual([]);
+    },
+
+    async leaderKilled(ttl: number): Promise<void> {
+      const workers = await start('election', ttl);
+      const first = await Promise.any(workers.map((worker) => worker.waitFor((line) => line.event === 'acquired', 10_000).then((line) => ({ worker, line }))));
+      await sleep(ttl / 2);
+      const next = nextLeader(workers, ttl + 10_000, first.worker);
+      first.worker.signal('SIGKILL');
+      const killedAt = performance.now();
+      const { worker, line } = await next;
+      // Within the ttl plus one retry interval (with room for a loaded machine).
+      expect(line.receivedAt - killedAt).toBeLessThan(ttl + ttl / 3 + 2_000);
+      expect(line.fencingToken).toBeGreaterThan(first.line.fencingToken!);
+      await sleep(ttl / 2);
+      expect(leaders(workers)).toEqual([worker]);
+    },
+
+    async leaderPaused(ttl: number): Promise<void> {
+      const workers = await start('election', ttl);
+      const first = await Promise.any(workers.map((worker) => worker.waitFor((line) => line.event === 'acquired', 10_000).then((line) => ({ worker, line }))));
+      const paused = first.worker;
+      const next = nextLeader(workers, ttl + 10_000, paused);
+      paused.signal('SIGSTOP');
+      const { line } = await next;
+      expect(line.fencingToken).toBeGreaterThan(first.line.fencingToken!);
+      await sleep(ttl / 2);
+      const mark = paused.lines.length;
+      paused.signal('SIGCONT');
+      const resumedAt = performance.now();
+      const lost = await paused.waitFor((l) => l.event === 'lost', 10_000, mark);
+      // Told within a renewal interval of waking (ttl / 3), with room for a loaded machine.
+      expect(lost.receivedAt - resumedAt).toBeLessThan(ttl / 3 + 1_500);
+      expect(lost.aborted).toBe(true);
+      expect(lost.fencingToken).toBe(first.line.fencingToken);
+      await sleep(ttl);
+      expect(leaders(workers)).toHaveLength(1);
+      expect(leaders(workers)[0]).not.toBe(paused);
+    },
+
+    async leaderClosed(): Promise<void> {
+      const ttl = 4_500;
+      const workers = await start('election', ttl);
+      const first = await Promise.any(workers.map((worker) => worker.waitFor((line) => line.event === 'acquired', 10_000).then((line) => ({ worker, line }))));
+      const next = nextLeader(workers, 10_000, first.worker);
+      first.worker.send('close');
+      const lost = await first.worker.waitFor((line) => line.event === 'lost');
+      expect(lost.aborted).toBe(false);
+      const { line } = await next;
+      // At the others' next try (every ttl / 3), not after the ttl.
+      expect(line.receivedAt - lost.receivedAt).toBeLessThan(ttl / 3 + 1_500);
+      expect(line.fencingToken).toBe(first.line.fencingToken! + 1);
+      expect(await first.worker.exited).toBe(0);
+    },
+  };
+}
