@@ -124,8 +124,11 @@ describe('RedisLockModule', () => {
     const app = await createLockApp({ redis: client, ttl: 5_000, renewInterval: 100 });
     try {
       const lock = await app.locks.acquire('k');
+      const released = nextEvent(app.locks.events$, 'released');
       client.disconnect();
       await expect(lock.release()).rejects.toThrow(/Connection is closed/);
+      // Metrics and listeners see the holder done with it, though Redis did not confirm.
+      expect(await released).toMatchObject({ key: 'k', unconfirmed: true });
       expect(lock.held).toBe(false);
       expect(lock.signal.aborted).toBe(false);
       await client.connect();

@@ -209,6 +209,9 @@ export class HeldLock implements Lock, Renewable, Expiring {
       if (wasHeld && this.state === 'held') {
         this.state = 'released';
         this.owner.forget(this);
+        if (this.owner.listening) {
+          this.owner.emit({ type: 'released', key: this.key, name: this.name, fencingToken: this.fencingToken, heldMs: now() - this.acquiredAt, unconfirmed: true, at: Date.now() });
+        }
       }
       throw error;
     }

@@ -202,6 +202,7 @@ export class LockManager implements LockOwner, LockRunner {
             return this.acquired(lock, calledAt, name, waiting);
           }
           // This process was too slow to trust the short lease: renew before handing it out.
+          lock.name = name;
           try {
             if (await lock.renewNow()) return this.acquired(lock, calledAt, name, waiting);
           } catch (error) {

@@ -45,6 +45,11 @@ export interface LockReleasedEvent extends LockEventBase {
   fencingToken: number;
   /** Time from acquisition to release, in milliseconds. */
   heldMs: number;
+  /**
+   * `true` when Redis did not confirm the release (the command failed): the holder is done
+   * with the lock and no longer renews it, and its lease expires in Redis on its own.
+   */
+  unconfirmed?: true;
 }
 
 /** The lock was lost while held; the lock's signal has been aborted. */
