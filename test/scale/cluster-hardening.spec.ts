@@ -239,6 +239,20 @@ describe('Redis Cluster client with its own keyPrefix (item 10)', () => {
     }
   });
 
+  it('decides sharded pub/sub once every master answered, not from a client still connecting', async () => {
+    // Asked before the client knows any master: the answer must not be a guess of "plain".
+    const scripts = new LockScripts(clusterClient(cluster));
+    expect(await scripts.shardedPubSub()).toBe(true);
+    const other = new LockScripts(clusterClient(cluster));
+    const [acquired] = await Promise.all([
+      other.acquire({ lock: 'lock:{decide}', fence: 'lock:{decide}:fence', queue: 'lock:{decide}:queue', waiters: 'lock:{decide}:waiters', released: 'lock:{decide}:released' }, 't1', 1_000, false, 1_000),
+      other.shardedPubSub(),
+    ]);
+    expect(acquired.acquired).toBe(true);
+    expect(await other.shardedPubSub()).toBe(true);
+    await client.del('lock:{decide}', 'lock:{decide}:fence');
+  });
+
   it('retries a SSUBSCRIBE that failed, while waiters stay on the channel', { timeout: 30_000 }, async () => {
     const nodes = client.nodes('master');
     await Promise.all(nodes.map((node) => node.acl('SETUSER', 'default', '-ssubscribe')));
