@@ -2,6 +2,10 @@ export interface RedisCluster {
   readonly nodes: { host: string; port: number }[];
   /** SIGKILLs the master at `index` of `nodes`. */
   kill(index: number): Promise<void>;
+  /** SIGSTOPs the master at `index`: its connections stay open and it answers nothing. */
+  pause(index: number): void;
+  /** SIGCONTs the master at `index`. */
+  resume(index: number): void;
   stop(): Promise<void>;
 }
 export interface RedisClusterOptions {

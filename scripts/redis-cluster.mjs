@@ -48,9 +48,12 @@ export async function startRedisCluster(masters = 3, { requireFullCoverage = tru
       child.kill('SIGKILL');
       await exited;
     },
+    /** Freezes (SIGSTOP) or thaws (SIGCONT) the master at `index`: it holds connections open and answers nothing. */
+    pause: (index) => children[index].kill('SIGSTOP'),
+    resume: (index) => children[index].kill('SIGCONT'),
     async stop() {
       await Promise.all(
-        children.map((child) => new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : (child.once('exit', resolve), child.kill('SIGTERM'))))),
+        children.map((child) => new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : (child.once('exit', resolve), child.kill('SIGCONT'), child.kill('SIGTERM'))))),
       );
       rmSync(dir, { recursive: true, force: true });
     },

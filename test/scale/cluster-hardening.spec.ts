@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { Cluster, Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Lock } from '../../lib/index.js';
 import { clusterSlot } from '../../lib/core/cluster-slot.js';
 import { LockScripts } from '../../lib/core/lock-scripts.js';
@@ -60,44 +60,49 @@ const renewInterval = 400;
 describe('Redis Cluster: one master fails (issue 9, item 9)', () => {
   let cluster: RedisCluster;
   let app: LockApp | undefined;
-  beforeAll(async () => {
+  beforeEach(async () => {
     cluster = await startRedisCluster(3, { requireFullCoverage: false });
   }, 60_000);
   afterEach(async () => {
     await app?.close();
     app = undefined;
-  });
-  afterAll(async () => {
     await cluster?.stop();
   });
 
-  it('keeps renewing the locks of the healthy masters; the dead one’s are lost only at their deadline', { timeout: 30_000 }, async () => {
+  it.each(['killed', 'frozen'] as const)('keeps renewing the locks of the healthy masters while one is %s; its own are lost only at their deadline', { timeout: 45_000 }, async (fault) => {
     const client = clusterClient(cluster);
     app = await createLockApp({ redis: client, ttl, renewInterval, shutdownTimeout: 1_000 });
-    const locks = await Promise.all(Array.from({ length: 60 }, (_, i) => app!.locks.acquire(`node-loss:${i}`)));
-    const owner = locks.map((_, i) => masterOf(client, `lock:{node-loss:${i}}`));
-    const victim = `${cluster.nodes[0]!.host}:${cluster.nodes[0]!.port}`;
+    const locks = await Promise.all(Array.from({ length: 60 }, (_, i) => app!.locks.acquire(`node-${fault}:${i}`)));
+    const owner = locks.map((lock) => masterOf(client, `lock:{${lock.key}}`));
+    const victimIndex = 0;
+    const victim = `${cluster.nodes[victimIndex]!.host}:${cluster.nodes[victimIndex]!.port}`;
     const onVictim = locks.filter((_, i) => owner[i] === victim);
     const onHealthy = locks.filter((_, i) => owner[i] !== victim);
     expect(onVictim.length).toBeGreaterThan(5);
-    expect(onHealthy.length).toBeGreaterThan(10);
+    expect(onHealthy.length).toBeGreaterThan(5);
     const lostAt = onVictim.map(abortedAt);
     await sleep(renewInterval); // a renewal of every lock after they were all acquired
-    const killedAt = performance.now();
-    await cluster.kill(0);
-    await sleep(2 * ttl);
-    // Every lock of the healthy masters is still held, and Redis agrees (renewed past the ttl).
-    expect(onHealthy.filter((lock) => !lock.held).map((lock) => lock.signal.reason?.message)).toEqual([]);
-    const checker = new Cluster(cluster.nodes.slice(1));
+    const faultAt = performance.now();
+    if (fault === 'killed') await cluster.kill(victimIndex);
+    else cluster.pause(victimIndex);
     try {
-      for (const lock of onHealthy) expect(await checker.pttl(`lock:{${lock.key}}`)).toBeGreaterThan(0);
+      await sleep(2 * ttl);
+      // Every lock of the healthy masters is still held, and Redis agrees (renewed past the ttl).
+      expect(onHealthy.filter((lock) => !lock.held).map((lock) => lock.signal.reason?.message)).toEqual([]);
+      const checker = new Cluster(cluster.nodes.filter((_, i) => i === 2));
+      checker.on('error', () => undefined);
+      try {
+        for (const lock of onHealthy) expect(await checker.pttl(`lock:{${lock.key}}`)).toBeGreaterThan(0);
+      } finally {
+        checker.disconnect();
+      }
+      // The failed master's locks ran out at their own deadlines, not before: the last renewal
+      // started at most one interval before the fault.
+      for (const at of await Promise.all(lostAt)) expect(at - faultAt).toBeGreaterThanOrEqual(ttl - renewInterval - 100);
+      for (const lock of onVictim) expect(lock.signal.reason).toMatchObject({ reason: 'expired' });
     } finally {
-      checker.disconnect();
+      if (fault === 'frozen') cluster.resume(victimIndex);
     }
-    // The dead master's locks ran out at their own deadlines, not before: the last renewal
-    // started at most one interval before the kill.
-    for (const at of await Promise.all(lostAt)) expect(at - killedAt).toBeGreaterThanOrEqual(ttl - renewInterval - 100);
-    for (const lock of onVictim) expect(lock.signal.reason).toMatchObject({ reason: 'expired' });
   });
 });
 
