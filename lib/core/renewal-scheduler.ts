@@ -117,8 +117,9 @@ export class RenewalScheduler {
       ),
     );
     // A part that hangs (a master that stopped answering) must not hold back the next tick
-    // of the others; its outcome still applies if it comes later.
-    await settleWithin(Promise.all(applied), renewInterval, this.closing.signal).catch(() => undefined);
+    // of the others: the tick ends before the next one is due (`exhaustMap` would drop that
+    // one), and a late outcome still applies when it comes.
+    await settleWithin(Promise.all(applied), Math.floor(renewInterval * 0.75), this.closing.signal).catch(() => undefined);
   }
 
   private warn(count: number, error: unknown): void {
