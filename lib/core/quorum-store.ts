@@ -71,7 +71,8 @@ export class QuorumStore implements LockStore {
    * with SET NX: a rival that took the key there meanwhile keeps it. Without this, a holder
    * renewing on a bare majority would lose exclusion when one more node restarts empty, since
    * a rival would then find the key missing on a majority. The lock was held on a majority all
-   * along, so no rival can have held it meanwhile.
+   * along, so no rival can have held it meanwhile. (A release that overtakes the restore leaves
+   * the key on that one node until its ttl: a minority, which blocks nobody.)
    */
   private async settle(requests: RenewalRequest[], codes: (number[] | undefined)[]): Promise<RenewalOutcome[]> {
     const outcomes = requests.map((_, i) => this.decide(codes.map((node) => node?.[i])));
