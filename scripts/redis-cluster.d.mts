@@ -1,5 +1,15 @@
 export interface RedisCluster {
   readonly nodes: { host: string; port: number }[];
+  /** SIGKILLs the master at `index` of `nodes`. */
+  kill(index: number): Promise<void>;
+  /** SIGSTOPs the master at `index`: its connections stay open and it answers nothing. */
+  pause(index: number): void;
+  /** SIGCONTs the master at `index`. */
+  resume(index: number): void;
   stop(): Promise<void>;
 }
-export function startRedisCluster(masters?: number): Promise<RedisCluster>;
+export interface RedisClusterOptions {
+  /** `false`: healthy masters keep serving their slots while another master is down. Default `true`. */
+  requireFullCoverage?: boolean;
+}
+export function startRedisCluster(masters?: number, options?: RedisClusterOptions): Promise<RedisCluster>;

@@ -1,5 +1,7 @@
 // Starts a throwaway Redis Cluster of N masters on free loopback ports (each also needs its
 // cluster bus port, port + 10000), joined with `redis-cli --cluster create`.
+// `requireFullCoverage: false` keeps the healthy masters serving their slots while one is down
+// (Redis' `cluster-require-full-coverage no`), so that a test can kill one master alone.
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,7 +10,7 @@ import { Redis } from 'ioredis';
 import { assertRedisInstalled } from './redis-server.mjs';
 import { isFree, killOnExit, waitForPing } from './ports.mjs';
 
-export async function startRedisCluster(masters = 3) {
+export async function startRedisCluster(masters = 3, { requireFullCoverage = true } = {}) {
   assertRedisInstalled();
   const dir = mkdtempSync(join(tmpdir(), 'redis-cluster-'));
   const ports = [];
@@ -19,7 +21,7 @@ export async function startRedisCluster(masters = 3) {
     killOnExit(spawn(
       'redis-server',
       ['--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes', '--cluster-config-file', join(dir, `nodes-${port}.conf`),
-        '--cluster-node-timeout', '2000', '--save', '', '--appendonly', 'no', '--loglevel', 'warning', '--dir', dir],
+        '--cluster-node-timeout', '2000', '--cluster-require-full-coverage', requireFullCoverage ? 'yes' : 'no', '--save', '', '--appendonly', 'no', '--loglevel', 'warning', '--dir', dir],
       { stdio: ['ignore', 'ignore', 'pipe'] },
     )),
   );
@@ -38,9 +40,20 @@ export async function startRedisCluster(masters = 3) {
   }
   return {
     nodes: ports.map((port) => ({ host: '127.0.0.1', port })),
+    /** SIGKILLs the master at `index` (of `nodes`) and waits until it is gone. */
+    async kill(index) {
+      const child = children[index];
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGKILL');
+      await exited;
+    },
+    /** Freezes (SIGSTOP) or thaws (SIGCONT) the master at `index`: it holds connections open and answers nothing. */
+    pause: (index) => children[index].kill('SIGSTOP'),
+    resume: (index) => children[index].kill('SIGCONT'),
     async stop() {
       await Promise.all(
-        children.map((child) => new Promise((resolve) => (child.exitCode !== null ? resolve() : (child.once('exit', resolve), child.kill('SIGTERM'))))),
+        children.map((child) => new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : (child.once('exit', resolve), child.kill('SIGCONT'), child.kill('SIGTERM'))))),
       );
       rmSync(dir, { recursive: true, force: true });
     },

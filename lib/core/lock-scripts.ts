@@ -1,6 +1,6 @@
 import type { Cluster, Redis } from 'ioredis';
 import { clusterSlot } from './cluster-slot.js';
-import type { LockSnapshot, LockStore, RenewalOutcome, RenewalRequest } from './lock-store.js';
+import type { LockSnapshot, LockStore, RenewalOutcome, RenewalPart, RenewalRequest } from './lock-store.js';
 
 /**
  * The waiting queue of a lock: `queue` (a list) keeps arrival order, `waiters` (a sorted set)
@@ -102,28 +102,49 @@ local function on_replica()
 end
 `;
 
-/** KEYS: lock. ARGV: owner token, ttl. Returns 1 when renewed, 0 when not the owner. */
+/**
+ * What a renew script reports for each lock: renewed; held by another token; gone (no such key:
+ * it expired, or a node restarted empty); or, for a key that is not a declared key of the call,
+ * not served by this node (its slot is migrating or moved: the client's slot map is stale).
+ */
+export const RENEWED = 1;
+export const NOT_OURS = 0;
+export const GONE = 2;
+export const ELSEWHERE = 3;
+
+/** KEYS: lock. ARGV: owner token, ttl. Returns RENEWED, NOT_OURS or GONE. */
 const RENEW = `${ON_REPLICA}
-if redis.call('GET', KEYS[1]) == ARGV[1] then
+local owner = redis.call('GET', KEYS[1])
+if owner == ARGV[1] then
   return redis.call('PEXPIRE', KEYS[1], ARGV[2])
 end
-return on_replica() or 0
+return on_replica() or (owner and 0 or 2)
 `;
 
 /**
  * The loop shared by the batch renew scripts: `n` locks, the i-th named by `key(i)`, its token
- * and ttl at ARGV[offset + 2i - 1] and ARGV[offset + 2i]. One 1 (renewed) or 0 (not the owner)
- * per lock.
+ * and ttl at ARGV[offset + 2i - 1] and ARGV[offset + 2i]. One code per lock (see RENEWED).
+ * `guarded`: the keys are not all declared, so reading one this node does not serve raises an
+ * error; it is caught and reported as ELSEWHERE for that lock alone, instead of failing the call.
+ * Renewing adds no memory (PEXPIRE of a key that already has an expiry).
  */
 const RENEW_LOOP = `${ON_REPLICA}
-local function renew_all(n, key, offset)
+local function renew_all(n, key, offset, guarded)
   local results = {}
   local refused = false
   for i = 1, n do
-    if redis.call('GET', key(i)) == ARGV[offset + 2 * i - 1] then
+    local owner
+    if guarded then
+      owner = redis.pcall('GET', key(i))
+    else
+      owner = redis.call('GET', key(i))
+    end
+    if type(owner) == 'table' and owner.err then
+      results[i] = 3
+    elseif owner == ARGV[offset + 2 * i - 1] then
       results[i] = redis.call('PEXPIRE', key(i), ARGV[offset + 2 * i])
     else
-      results[i] = 0
+      results[i] = owner and 0 or 2
       refused = true
     end
   end
@@ -134,7 +155,7 @@ end
 
 /** Renews many locks in one call. KEYS: the locks. ARGV: token and ttl of each, in turn. */
 const RENEW_MANY = `${RENEW_LOOP}
-return renew_all(#KEYS, function(i) return KEYS[i] end, 0)
+return renew_all(#KEYS, function(i) return KEYS[i] end, 0, false)
 `;
 
 /**
@@ -182,11 +203,14 @@ return 1
  * declared keys of different slots even with `allow-cross-slot-keys`, so only the first lock
  * is declared (it routes the call) and the others come as arguments, which the flag lets the
  * script touch. KEYS: the first lock. ARGV: n, the other n-1 locks, then token and ttl of each.
+ * A lock whose slot this node no longer serves (resharding, stale slot map) comes back as
+ * ELSEWHERE and is renewed on its own by the client. `allow-oom`: a script with flags is
+ * otherwise refused whole under a full `maxmemory`, although a renewal adds no memory.
  */
-const RENEW_NODE = `#!lua flags=allow-cross-slot-keys
+const RENEW_NODE = `#!lua flags=allow-cross-slot-keys,allow-oom
 ${RENEW_LOOP}
 local n = tonumber(ARGV[1])
-return renew_all(n, function(i) return i == 1 and KEYS[1] or ARGV[i] end, n)
+return renew_all(n, function(i) return i == 1 and KEYS[1] or ARGV[i] end, n, true)
 `;
 
 const COMMANDS = {
@@ -268,7 +292,17 @@ export class LockScripts implements LockStore {
   }
 
   async renew(lock: string, token: string, ttl: number): Promise<RenewalOutcome> {
-    return (await this.calls.renew(lock, token, ttl)) === 1;
+    return (await this.renewCode(lock, token, ttl)) === RENEWED;
+  }
+
+  /** RENEWED, NOT_OURS or GONE (quorum mode tells a node that lost the lock from a rival's). */
+  async renewCode(lock: string, token: string, ttl: number): Promise<number> {
+    return (await this.calls.renew(lock, token, ttl)) as number;
+  }
+
+  /** Quorum mode: puts a lock back on a node that lost it (restarted empty), only if nobody holds it there. */
+  async restore(lock: string, token: string, ttl: number): Promise<boolean> {
+    return (await this.client.set(lock, token, 'PX', ttl, 'NX')) === 'OK';
   }
 
   /** `args` holds token and ttl of each lock in turn. */
@@ -287,33 +321,69 @@ export class LockScripts implements LockStore {
   }
 
   /**
-   * Renews many locks with one round trip: one script call per 10,000 locks. On Redis Cluster,
-   * where a script's keys must share one slot, one call per node with Redis 7 (the script is
-   * flagged `allow-cross-slot-keys`), else one call per slot; ioredis sends the calls for one
-   * node back to back.
+   * Renews many locks, one script call per 10,000 locks at most. On Redis Cluster, where a
+   * script's keys must share one slot, the calls go per node on Redis 7 (the script is flagged
+   * `allow-cross-slot-keys`), else per slot; ioredis sends the calls for one node back to back.
+   * Each call is its own part: a node that fails costs only its own locks a renewal.
    */
-  async renewBatch(requests: RenewalRequest[]): Promise<RenewalOutcome[]> {
-    const perNode = this.isCluster && (await this.crossSlotScripts());
-    const groups = this.isCluster ? bySlot(requests, this.keyPrefix, perNode ? (this.client as Cluster).slots : undefined) : byCount(requests);
-    const replies = await Promise.all(
-      groups.map((group) => {
-        const keys: string[] = new Array(group.length);
-        const args: (string | number)[] = new Array(group.length * 2);
-        for (let i = 0; i < group.length; i++) {
-          const { request } = group[i]!;
-          keys[i] = request.lockKey;
-          args[2 * i] = request.token;
-          args[2 * i + 1] = request.ttl;
-        }
-        return perNode ? this.renewNode(keys, args) : this.renewMany(keys, args);
+  renewBatch(requests: RenewalRequest[]): RenewalPart[] {
+    return this.codeParts(requests).map(({ indexes, codes }) => ({
+      indexes,
+      outcomes: codes.then((replies) => replies.map((code) => (code === RENEWED ? true : code === ELSEWHERE ? undefined : false))),
+    }));
+  }
+
+  /** Renews `requests` and resolves each one's code (RENEWED, NOT_OURS, GONE, ELSEWHERE); rejects if a call failed. */
+  async renewCodes(requests: RenewalRequest[]): Promise<number[]> {
+    const codes: number[] = new Array(requests.length);
+    await Promise.all(
+      this.codeParts(requests).map(async (part) => {
+        const replies = await part.codes;
+        part.indexes.forEach((index, i) => (codes[index] = replies[i]!));
       }),
     );
-    const outcomes: RenewalOutcome[] = new Array(requests.length);
-    for (let g = 0; g < groups.length; g++) {
-      const group = groups[g]!;
-      for (let i = 0; i < group.length; i++) outcomes[group[i]!.index] = replies[g]![i] === 1;
+    return codes;
+  }
+
+  private codeParts(requests: RenewalRequest[]): { indexes: number[]; codes: Promise<number[]> }[] {
+    let groups: number[][];
+    let perNode = false;
+    if (!this.isCluster) {
+      groups = byCount(requests.length);
+    } else {
+      // Until the servers' version is known, per slot: right on any version, only more calls.
+      perNode = this.redis7 === true;
+      if (this.redis7 === undefined) this.clusterOnRedis7().catch(() => undefined);
+      groups = bySlot(requests, this.keyPrefix, perNode ? (this.client as Cluster).slots : undefined);
     }
-    return outcomes;
+    return groups.map((indexes) => {
+      const keys: string[] = new Array(indexes.length);
+      const args: (string | number)[] = new Array(indexes.length * 2);
+      indexes.forEach((index, i) => {
+        const request = requests[index]!;
+        keys[i] = request.lockKey;
+        args[2 * i] = request.token;
+        args[2 * i + 1] = request.ttl;
+      });
+      const codes = perNode ? this.renewNode(keys, args).then((replies) => this.renewElsewhere(indexes, replies, requests)) : this.renewMany(keys, args);
+      return { indexes, codes };
+    });
+  }
+
+  /**
+   * Locks a per-node call found on a node that does not serve their slot (a slot migrating or
+   * moved since the client's slot map was read) are renewed one by one, as declared keys:
+   * ioredis then follows Redis' ASK and MOVED redirections, and refreshes its slot map.
+   */
+  private async renewElsewhere(indexes: number[], replies: number[], requests: RenewalRequest[]): Promise<number[]> {
+    const retries: Promise<void>[] = [];
+    replies.forEach((code, i) => {
+      if (code !== ELSEWHERE) return;
+      const { lockKey, token, ttl } = requests[indexes[i]!]!;
+      retries.push(this.renewCode(lockKey, token, ttl).then((retried) => void (replies[i] = retried), () => undefined));
+    });
+    await Promise.all(retries);
+    return replies;
   }
 
   /** See RENEW_NODE. ioredis prefixes the declared first key only; the others get it here. */
@@ -324,34 +394,44 @@ export class LockScripts implements LockStore {
 
   /**
    * Whether release messages go over sharded pub/sub (SPUBLISH / SSUBSCRIBE): on a Redis 7
-   * Cluster, where a plain PUBLISH would be broadcast to every node.
+   * Cluster, where a plain PUBLISH would be broadcast to every node. The scripts and the
+   * release notifier both ask here, and the answer, once known, never changes, so the channel
+   * a script publishes on is the one waiters listen to.
    */
   shardedPubSub(): Promise<boolean> {
-    return this.isCluster ? this.crossSlotScripts() : Promise.resolve(false);
+    return this.isCluster ? this.clusterOnRedis7() : Promise.resolve(false);
   }
-
-  private sharded?: '0' | '1';
 
   private shardFlag(): '0' | '1' | Promise<'0' | '1'> {
-    if (this.sharded !== undefined) return this.sharded;
-    if (!this.isCluster) return (this.sharded = '0');
-    return this.shardedPubSub().then((sharded) => (this.sharded = sharded ? '1' : '0'));
+    if (!this.isCluster) return '0';
+    if (this.redis7 !== undefined) return this.redis7 ? '1' : '0';
+    return this.clusterOnRedis7().then((redis7) => (redis7 ? '1' : '0'));
   }
 
-  private crossSlot?: Promise<boolean>;
+  /** Known once every master answered; never guessed (a guess could split publishers from subscribers). */
+  private redis7?: boolean;
+  private asking?: Promise<boolean>;
 
-  /** Whether every master runs Redis 7 or later, which accepts script flags. */
-  private crossSlotScripts(): Promise<boolean> {
-    this.crossSlot ??= Promise.all(
-      (this.client as Cluster).nodes('master').map(async (node) => Number(/redis_version:(\d+)/.exec(await node.info('server'))?.[1] ?? 0) >= 7),
-    ).then(
-      (versions) => versions.length > 0 && versions.every(Boolean),
-      () => {
-        this.crossSlot = undefined; // ask again next time
-        return false;
-      },
-    );
-    return this.crossSlot;
+  /**
+   * Whether every master runs Redis 7 or later (script flags, sharded pub/sub). A failed check
+   * is not remembered: the caller fails like on any Redis error, and the next call asks again.
+   */
+  private clusterOnRedis7(): Promise<boolean> {
+    if (this.redis7 !== undefined) return Promise.resolve(this.redis7);
+    const cluster = this.client as Cluster;
+    const masters = async (): Promise<Redis[]> => {
+      // Not connected yet: any command waits for the slot map (or fails like any command).
+      if (cluster.nodes('master').length === 0) await cluster.ping();
+      return cluster.nodes('master');
+    };
+    this.asking ??= masters()
+      .then((nodes) => Promise.all(nodes.map(async (node) => Number(/redis_version:(\d+)/.exec(await node.info('server'))?.[1] ?? 0) >= 7)))
+      .then((versions) => {
+        if (versions.length === 0) throw new Error('no Redis Cluster master is known yet');
+        return (this.redis7 = versions.every(Boolean));
+      })
+      .finally(() => (this.asking = undefined));
+    return this.asking;
   }
 
   async fenceFloor(fence: string, floor: number): Promise<void> {
@@ -386,28 +466,30 @@ export function clientKeyPrefix(client: RedisClient): string {
 /** Locks per script call: bounds the arguments of one call. */
 const BATCH_SIZE = 10_000;
 
-interface Indexed {
-  request: RenewalRequest;
-  index: number;
-}
-
-function byCount(requests: RenewalRequest[]): Indexed[][] {
-  const groups: Indexed[][] = [];
-  for (let from = 0; from < requests.length; from += BATCH_SIZE) {
-    groups.push(requests.slice(from, from + BATCH_SIZE).map((request, i) => ({ request, index: from + i })));
+function byCount(count: number): number[][] {
+  const groups: number[][] = [];
+  for (let from = 0; from < count; from += BATCH_SIZE) {
+    groups.push(Array.from({ length: Math.min(BATCH_SIZE, count - from) }, (_, i) => from + i));
   }
   return groups;
 }
 
-/** Groups by slot, or by the node that serves the slot when `slots` (the cluster's map) is given. */
-function bySlot(requests: RenewalRequest[], keyPrefix: string, slots?: string[][]): Indexed[][] {
-  const groups = new Map<number | string, Indexed[]>();
+/**
+ * Groups by slot, or by the node that serves the slot when `slots` (the cluster's map) is
+ * given; a group never holds more than BATCH_SIZE locks.
+ */
+function bySlot(requests: RenewalRequest[], keyPrefix: string, slots?: string[][]): number[][] {
+  const open = new Map<number | string, number[]>();
+  const groups: number[][] = [];
   requests.forEach((request, index) => {
     const slot = clusterSlot(keyPrefix + request.lockKey);
     const groupKey = slots?.[slot]?.[0] ?? slot;
-    let group = groups.get(groupKey);
-    if (group === undefined) groups.set(groupKey, (group = []));
-    group.push({ request, index });
+    let group = open.get(groupKey);
+    if (group === undefined || group.length >= BATCH_SIZE) {
+      open.set(groupKey, (group = []));
+      groups.push(group);
+    }
+    group.push(index);
   });
-  return [...groups.values()];
+  return groups;
 }

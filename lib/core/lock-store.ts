@@ -26,6 +26,17 @@ export interface LockSnapshot {
 }
 
 /**
+ * One part of a batch renewal, with its own round trip: the requests it covers (indexes into
+ * the batch) and, once known, their outcomes in the same order. Parts settle independently: a
+ * part that fails or hangs (its Cluster master is down) rejects or stays pending without
+ * holding back the outcomes of the others.
+ */
+export interface RenewalPart {
+  indexes: number[];
+  outcomes: Promise<RenewalOutcome[]>;
+}
+
+/**
  * Where locks live: one Redis (or Cluster, or Sentinel-managed master), or a quorum of
  * independent Redis masters. The lock engine speaks only to this.
  */
@@ -34,7 +45,8 @@ export interface LockStore {
   readonly queues: boolean;
   acquire(keys: ScriptKeys, token: string, ttl: number, enqueue: boolean, waiterLease: number): Promise<AcquireReply>;
   renew(lockKey: string, token: string, ttl: number): Promise<RenewalOutcome>;
-  renewBatch(requests: RenewalRequest[]): Promise<RenewalOutcome[]>;
+  /** Renews many locks: one part per Redis node (and per bounded number of locks). */
+  renewBatch(requests: RenewalRequest[]): RenewalPart[];
   release(keys: ScriptKeys, token: string, waiterLease: number): Promise<ReleaseReply>;
   leave(keys: ScriptKeys, token: string, ttl: number, waiterLease: number): Promise<void>;
   exists(lockKey: string): Promise<boolean>;

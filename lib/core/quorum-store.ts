@@ -1,8 +1,8 @@
 import { RedisLockError } from '../errors/redis-lock.error.js';
 import { now } from './clock.js';
 import { driftMargin } from './lock-options.js';
-import type { AcquireReply, LockScripts, ReleaseReply, ScriptKeys } from './lock-scripts.js';
-import type { LockSnapshot, LockStore, RenewalOutcome, RenewalRequest } from './lock-store.js';
+import { GONE, NOT_OURS, RENEWED, type AcquireReply, type LockScripts, type ReleaseReply, type ScriptKeys } from './lock-scripts.js';
+import type { LockSnapshot, LockStore, RenewalOutcome, RenewalPart, RenewalRequest } from './lock-store.js';
 import { settleWithin, TIMED_OUT } from './settle-within.js';
 
 type Answer<T> = { ok: true; value: T } | { ok: false; error: unknown };
@@ -49,14 +49,44 @@ export class QuorumStore implements LockStore {
   }
 
   async renew(lockKey: string, token: string, ttl: number): Promise<RenewalOutcome> {
-    const answers = await this.ask(ttl, (node) => node.renew(lockKey, token, ttl).then((renewed) => renewed === true));
-    return this.decide(answers.map((answer) => (answer.ok ? answer.value : undefined)));
+    const answers = await this.ask(ttl, (node) => node.renewCode(lockKey, token, ttl));
+    const [outcome] = await this.settle([{ lockKey, token, ttl }], answers.map((answer) => (answer.ok ? [answer.value] : undefined)));
+    return outcome;
   }
 
-  async renewBatch(requests: RenewalRequest[]): Promise<RenewalOutcome[]> {
-    const ttl = Math.min(...requests.map((request) => request.ttl));
-    const answers = await this.ask(ttl, (node) => node.renewBatch(requests));
-    return requests.map((_, i) => this.decide(answers.map((answer) => (answer.ok ? answer.value[i] : undefined))));
+  /** One part: every lock's outcome needs the answers of a majority of nodes. */
+  renewBatch(requests: RenewalRequest[]): RenewalPart[] {
+    return [{ indexes: requests.map((_, index) => index), outcomes: this.renewAll(requests) }];
+  }
+
+  private async renewAll(requests: RenewalRequest[]): Promise<RenewalOutcome[]> {
+    const ttl = shortestTtl(requests);
+    const answers = await this.ask(ttl, (node) => node.renewCodes(requests));
+    return this.settle(requests, answers.map((answer) => (answer.ok ? answer.value : undefined)));
+  }
+
+  /**
+   * Decides each renewal from the nodes' codes (a node that did not answer has none), then
+   * puts each lock renewed on a majority back on the nodes that had lost it (restarted empty),
+   * with SET NX: a rival that took the key there meanwhile keeps it. Without this, a holder
+   * renewing on a bare majority would lose exclusion when one more node restarts empty, since
+   * a rival would then find the key missing on a majority. The lock was held on a majority all
+   * along, so no rival can have held it meanwhile. (A release that overtakes the restore leaves
+   * the key on that one node until its ttl: a minority, which blocks nobody.)
+   */
+  private async settle(requests: RenewalRequest[], codes: (number[] | undefined)[]): Promise<RenewalOutcome[]> {
+    const outcomes = requests.map((_, i) => this.decide(codes.map((node) => node?.[i])));
+    const restores = new Map<number, RenewalRequest[]>();
+    codes.forEach((node, n) => {
+      const lost = requests.filter((_, i) => outcomes[i] === true && node?.[i] === GONE);
+      if (lost.length > 0) restores.set(n, lost);
+    });
+    if (restores.size > 0) {
+      await this.ask(shortestTtl(requests), (node, n) =>
+        Promise.all((restores.get(n) ?? []).map(({ lockKey, token, ttl }) => node.restore(lockKey, token, ttl))),
+      );
+    }
+    return outcomes;
   }
 
   async release(keys: ScriptKeys, token: string, waiterLease: number): Promise<ReleaseReply> {
@@ -111,9 +141,9 @@ export class QuorumStore implements LockStore {
   }
 
   /** A majority either way decides; otherwise the outcome is unknown. */
-  private decide(votes: (boolean | number | undefined)[]): RenewalOutcome {
-    const yes = votes.filter((vote) => vote === true || vote === 1).length;
-    const no = votes.filter((vote) => vote === false || vote === 0).length;
+  private decide(votes: (number | undefined)[]): RenewalOutcome {
+    const yes = votes.filter((vote) => vote === RENEWED).length;
+    const no = votes.filter((vote) => vote === NOT_OURS || vote === GONE).length;
     if (yes >= this.majority) return true;
     if (no > this.nodes.length - this.majority) return false;
     return undefined;
@@ -125,4 +155,11 @@ export class QuorumStore implements LockStore {
       `Quorum not reached to ${what} the lock: ${agreed} of ${this.nodes.length} Redis nodes agreed, ${this.majority} needed (${failures.join('; ')}).`,
     );
   }
+}
+
+/** The shortest ttl of a batch (a loop: spreading 100,000 arguments into Math.min overflows the stack). */
+function shortestTtl(requests: RenewalRequest[]): number {
+  let ttl = Infinity;
+  for (const request of requests) ttl = Math.min(ttl, request.ttl);
+  return ttl;
 }

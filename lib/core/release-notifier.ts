@@ -18,7 +18,9 @@ export interface ReleaseWatch {
 }
 
 interface ChannelState {
+  /** Settles with the first SUBSCRIBE; a failed one is retried while waiters remain. */
   ready: Promise<void>;
+  retry?: NodeJS.Timeout;
   /** Waiters on this channel by token: each release wakes exactly the one it hands the lock to. */
   waiters: Map<string, (fencingToken: number) => void>;
 }
@@ -50,14 +52,9 @@ export class ReleaseNotifier {
     const name = this.channelPrefix + channel;
     let state = this.channels.get(name);
     if (state === undefined) {
-      const ready = this.sharded().then(async (sharded) => {
-        const subscriber = this.connection(sharded);
-        await (sharded ? (subscriber as Cluster).ssubscribe(name) : subscriber.subscribe(name));
-      });
-      state = { ready, waiters: new Map() };
-      // A failed subscription only costs the waiter its wake-ups; its timers still run.
-      state.ready.catch((error: unknown) => this.logger.warn(`Subscribing to ${name} failed (${(error as Error).message}); waiters poll instead.`));
+      state = { ready: Promise.resolve(), waiters: new Map() };
       this.channels.set(name, state);
+      state.ready = this.subscribe(name, state, 0);
     }
     const channelState = state;
     // A release may hand over the lock while the waiter's attempt is still in flight: keep it,
@@ -95,6 +92,7 @@ export class ReleaseNotifier {
         channelState.waiters.delete(token);
         if (channelState.waiters.size === 0 && this.channels.get(name) === channelState) {
           this.channels.delete(name);
+          clearTimeout(channelState.retry);
           // After the caller's code has started: a woken waiter runs before the bookkeeping.
           setImmediate(() => {
             if (this.channels.has(name) || this.subscriber === undefined) return;
@@ -112,17 +110,47 @@ export class ReleaseNotifier {
   }
 
   close(): void {
+    for (const state of this.channels.values()) clearTimeout(state.retry);
     this.channels.clear();
     this.subscriber?.disconnect();
   }
 
+  /**
+   * Subscribes to `name` (as Redis spells it). A failed SUBSCRIBE costs the waiters their
+   * wake-ups until it succeeds: they poll meanwhile, and it is retried (after 0.25 s, doubling
+   * up to 4 s) for as long as the channel has waiters, instead of being kept failed.
+   */
+  private subscribe(name: string, state: ChannelState, failures: number): Promise<void> {
+    return this.sharded()
+      .then(async (sharded) => {
+        const subscriber = this.connection(sharded);
+        await (this.shardedMode ? (subscriber as Cluster).ssubscribe(name) : subscriber.subscribe(name));
+      })
+      .catch((error: unknown) => {
+        if (this.channels.get(name) !== state) throw error;
+        if (failures === 0) this.logger.warn(`Subscribing to ${name} failed (${(error as Error).message}); waiters poll until a retry succeeds.`);
+        state.retry = setTimeout(() => {
+          state.retry = undefined;
+          if (this.channels.get(name) === state) this.subscribe(name, state, failures + 1).catch(() => undefined);
+        }, Math.min(4_000, 250 * 2 ** failures));
+        throw error;
+      });
+  }
+
   private shardedMode = false;
 
+  /**
+   * The subscriber connection, a `duplicate()` of the client without its `keyPrefix`: channel
+   * names here are already spelled as Redis sees them (the scripts publish on a declared key,
+   * which ioredis prefixed), and ioredis would prefix a SSUBSCRIBE channel a second time.
+   */
   private connection(sharded: boolean): Redis | Cluster {
     if (this.subscriber === undefined) {
       this.shardedMode = sharded;
-      // ioredis routes SSUBSCRIBE to the node that owns the channel's slot only in this mode.
-      const subscriber = sharded ? (this.client as Cluster).duplicate(undefined, { shardedSubscribers: true }) : this.client.duplicate();
+      // ioredis routes SSUBSCRIBE to the node that owns the channel's slot only with `shardedSubscribers`.
+      const subscriber = (this.client as { isCluster?: boolean }).isCluster
+        ? (this.client as Cluster).duplicate(undefined, { keyPrefix: '', redisOptions: { ...(this.client as Cluster).options.redisOptions, keyPrefix: '' }, shardedSubscribers: sharded })
+        : (this.client as Redis).duplicate({ keyPrefix: '' });
       const onMessage = (channel: string, message: string): void => {
         const separator = message.indexOf(':');
         const waiter = this.channels.get(channel)?.waiters.get(message.slice(0, separator));

@@ -1,7 +1,8 @@
 import { Subscription, exhaustMap, timer } from 'rxjs';
 import { now } from './clock.js';
 import type { LockLogger } from './lock-logger.js';
-import type { LockStore, RenewalOutcome } from './lock-store.js';
+import type { LockStore, RenewalOutcome, RenewalPart } from './lock-store.js';
+import { settleWithin } from './settle-within.js';
 
 /** A lock as the scheduler sees it. */
 export interface Renewable {
@@ -34,6 +35,8 @@ interface Group {
  */
 export class RenewalScheduler {
   private readonly groups = new Map<number, Group>();
+  /** Ends the wait for a renewal still in flight at shutdown, so that no timer outlives close(). */
+  private readonly closing = new AbortController();
 
   constructor(
     private readonly store: LockStore,
@@ -59,6 +62,7 @@ export class RenewalScheduler {
   }
 
   close(): void {
+    this.closing.abort();
     for (const group of this.groups.values()) group.subscription.unsubscribe();
     this.groups.clear();
   }
@@ -70,7 +74,7 @@ export class RenewalScheduler {
   private async tick(renewInterval: number, group: Group): Promise<void> {
     if (group.locks.size > 0) {
       group.idle = false;
-      await this.renew([...group.locks]);
+      await this.renew([...group.locks], renewInterval);
       return;
     }
     if (!group.idle) {
@@ -81,7 +85,12 @@ export class RenewalScheduler {
     if (this.groups.get(renewInterval) === group) this.groups.delete(renewInterval);
   }
 
-  private async renew(locks: Renewable[]): Promise<void> {
+  /**
+   * Each part of the batch (one per Redis node) applies its outcomes as soon as it has them:
+   * a failed or silent node costs its own locks a renewal, and nothing moves their deadlines,
+   * so each of them is declared lost when its own runs out; the others are renewed as usual.
+   */
+  private async renew(locks: Renewable[], renewInterval: number): Promise<void> {
     const startedAt = now();
     const batch: BatchItem[] = [];
     for (const lock of locks) {
@@ -89,18 +98,32 @@ export class RenewalScheduler {
       if (sequence !== undefined) batch.push({ lock, sequence, ttl: lock.ttl });
     }
     if (batch.length === 0) return;
-    let outcomes: RenewalOutcome[];
+    let parts: RenewalPart[];
     try {
-      outcomes = await this.store.renewBatch(batch.map(({ lock, ttl }) => ({ lockKey: lock.lockKey, token: lock.token, ttl })));
+      parts = this.store.renewBatch(batch.map(({ lock, ttl }) => ({ lockKey: lock.lockKey, token: lock.token, ttl })));
     } catch (error) {
-      // Nothing moves the deadlines: each lock is declared lost when its own runs out.
-      this.logger.warn(`Renewal of ${batch.length} lock(s) failed (${(error as Error).message}); retrying until their lease deadlines.`);
+      this.warn(batch.length, error);
       return;
     }
-    for (let i = 0; i < batch.length; i++) {
-      const { lock, sequence, ttl } = batch[i]!;
-      lock.completeRenewal(sequence, startedAt, ttl, outcomes[i]);
-    }
+    const applied = parts.map(({ indexes, outcomes }) =>
+      outcomes.then(
+        (replies) => {
+          for (let i = 0; i < indexes.length; i++) {
+            const { lock, sequence, ttl } = batch[indexes[i]!]!;
+            lock.completeRenewal(sequence, startedAt, ttl, replies[i]);
+          }
+        },
+        (error: unknown) => this.warn(indexes.length, error),
+      ),
+    );
+    // A part that hangs (a master that stopped answering) must not hold back the next tick
+    // of the others: the tick ends before the next one is due (`exhaustMap` would drop that
+    // one), and a late outcome still applies when it comes.
+    await settleWithin(Promise.all(applied), Math.floor(renewInterval * 0.75), this.closing.signal).catch(() => undefined);
+  }
+
+  private warn(count: number, error: unknown): void {
+    this.logger.warn(`Renewal of ${count} lock(s) failed (${(error as Error).message}); retrying until their lease deadlines.`);
   }
 }
 

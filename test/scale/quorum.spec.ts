@@ -109,6 +109,36 @@ describe('quorum mode over 3 independent masters', () => {
     for (let i = 1; i < tokens.length; i++) expect(tokens[i]!).toBeGreaterThan(tokens[i - 1]!);
   });
 
+  it('puts a lock back on a node that restarted empty, so that a second restart lets no rival in', { timeout: 30_000 }, async () => {
+    const holder = await app({ ttl: 1_000, renewInterval: 150 });
+    const lock = await holder.locks.acquire('q:restart');
+    const owner = async (i: number) => {
+      const node = new Redis(servers[i]!.url);
+      try {
+        return await node.get('lock:{q:restart}');
+      } finally {
+        node.disconnect();
+      }
+    };
+    const token = await owner(2);
+    await servers[0]!.stop({ kill: true });
+    await servers[0]!.start(); // empty: no persistence
+    // Renewed on nodes 1 and 2, and put back (SET NX) on node 0 by a later renewal.
+    const deadline = performance.now() + 3_000;
+    while ((await owner(0)) !== token && performance.now() < deadline) await sleep(50);
+    await servers[1]!.stop({ kill: true });
+    await servers[1]!.start();
+    // Nodes 0 and 2 still hold it: a rival (fresh connections to all three) cannot get a majority.
+    const rival = await app({ ttl: 5_000 });
+    const second = await rival.locks.tryAcquire('q:restart');
+    await second?.release();
+    expect(second).toBeNull();
+    await sleep(500);
+    expect(lock.held).toBe(true);
+    expect([await owner(0), await owner(1), await owner(2)]).toEqual([token, token, token]);
+    await lock.release();
+  });
+
   it('reports a lock lost when a majority of nodes lost it, not when a minority did', async () => {
     const holder = await app({ ttl: 1_000, renewInterval: 150 });
     const lock = await holder.locks.acquire('q:lost');
