@@ -57,8 +57,16 @@ end
  * when a release already handed it to the caller (the lease then restarts at full ttl).
  * Otherwise `{0, pttl}` (-1 for a key without expiry), after joining the queue or refreshing
  * the caller's place in it; a free lock promised to another waiter is handed to it then.
+ *
+ * The fast path comes first and costs Redis EXISTS + SET NX PX + INCR: with no queue key
+ * nobody waits (the queue list is deleted with its last member and expires with its waiters),
+ * so no server time is needed and the queue functions are not even defined.
  */
-const ACQUIRE = `${QUEUE}
+const ACQUIRE = `
+if redis.call('EXISTS', KEYS[3]) == 0 and redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  return {1, redis.call('INCR', KEYS[2])}
+end
+${QUEUE}
 local owner = redis.call('GET', KEYS[1])
 if owner == ARGV[1] then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
@@ -142,10 +150,14 @@ return renew_all(#KEYS, function(i) return KEYS[i] end, 0)
  * and ACL-checked with the lock). ARGV: owner token, waiter lease (ms), sharded pub/sub ('1'/'0').
  * Returns `{0}` when not the owner. Otherwise deletes the lock and, when someone waits, hands
  * it to the waiter whose turn it is: `{1, token, fencingToken}` of that waiter, else `{1}`.
+ * With nobody waiting (no queue key) that is GET + DEL + EXISTS, and the queue functions are
+ * not defined at all.
  */
-const RELEASE = `${QUEUE}${ON_REPLICA}
+const RELEASE = `${ON_REPLICA}
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return on_replica() or {0} end
 redis.call('DEL', KEYS[1])
+if redis.call('EXISTS', KEYS[3]) == 0 then return {1} end
+${QUEUE}
 local granted = grant_next(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], tonumber(ARGV[2]), ARGV[3])
 if granted then return {1, granted[1], granted[2]} end
 return {1}
