@@ -34,7 +34,8 @@ type State = 'held' | 'released' | 'lost';
  * watchdog never runs for a lock that was not obtained.
  */
 export class HeldLock implements Lock, Renewable, Expiring {
-  private readonly controller = new AbortController();
+  /** Made on first use: most locks are released without anyone reading their signal. */
+  private controller?: AbortController;
   private state: State = 'held';
   ttl: number;
   deadline: number;
@@ -73,7 +74,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
   }
 
   get signal(): AbortSignal {
-    return this.controller.signal;
+    return (this.controller ??= new AbortController()).signal;
   }
 
   get held(): boolean {
@@ -205,7 +206,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
     if (this.owner.listening) {
       this.owner.emit({ type: 'lost', key: this.key, fencingToken: this.fencingToken, reason, heldMs: now() - this.acquiredAt, at: Date.now() });
     }
-    this.controller.abort(error);
+    (this.controller ??= new AbortController()).abort(error);
     if (reason === 'expired' && this.releasing === undefined) {
       // We told the holder it lost the lock; if Redis still has it for us, let others in now.
       this.owner.releaseInRedis(this.names, this.token).catch(() => undefined);
@@ -225,7 +226,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
   }
 
   private assertHeld(): void {
-    if (this.state === 'lost') throw this.controller.signal.reason;
+    if (this.state === 'lost') throw this.signal.reason;
     if (this.state === 'released' || this.releasing !== undefined) {
       throw new RedisLockError(`Lock "${this.key}" was released; acquire it again before extending it.`);
     }
