@@ -275,7 +275,7 @@ export class LockScripts implements LockStore {
   }
 
   async acquire(keys: ScriptKeys, token: string, ttl: number, enqueue: boolean, waiterLease: number): Promise<AcquireReply> {
-    const [ok, value] = (await this.calls.acquire(keys.lock, keys.fence, keys.queue, keys.waiters, keys.released, token, ttl, enqueue ? '1' : '0', waiterLease, await this.shardFlag())) as [number, number];
+    const [ok, value] = (await this.calls.acquire(keys.lock, keys.fence, keys.queue, keys.waiters, keys.released, token, ttl, enqueue ? '1' : '0', waiterLease, this.sharded ?? (await this.shardFlag()))) as [number, number];
     return ok === 1 ? { acquired: true, fencingToken: value } : { acquired: false, pttl: value };
   }
 
@@ -289,13 +289,13 @@ export class LockScripts implements LockStore {
   }
 
   async release(keys: ScriptKeys, token: string, waiterLease: number): Promise<ReleaseReply> {
-    const [ok, next, fencingToken] = (await this.calls.release(keys.lock, keys.fence, keys.queue, keys.waiters, keys.released, token, waiterLease, await this.shardFlag())) as [number, string?, number?];
+    const [ok, next, fencingToken] = (await this.calls.release(keys.lock, keys.fence, keys.queue, keys.waiters, keys.released, token, waiterLease, this.sharded ?? (await this.shardFlag()))) as [number, string?, number?];
     if (ok !== 1) return { released: false };
     return { released: true, grant: next === undefined ? undefined : { token: next, fencingToken: fencingToken! } };
   }
 
   async leave(keys: ScriptKeys, token: string, ttl: number, waiterLease: number): Promise<void> {
-    await this.calls.leave(keys.lock, keys.fence, keys.queue, keys.waiters, keys.released, token, ttl, waiterLease, await this.shardFlag());
+    await this.calls.leave(keys.lock, keys.fence, keys.queue, keys.waiters, keys.released, token, ttl, waiterLease, this.sharded ?? (await this.shardFlag()));
   }
 
   /**
@@ -342,6 +342,7 @@ export class LockScripts implements LockStore {
     return this.isCluster ? this.crossSlotScripts() : Promise.resolve(false);
   }
 
+  /** Known after the first call; read directly then, so that a call costs no extra await. */
   private sharded?: '0' | '1';
 
   private shardFlag(): '0' | '1' | Promise<'0' | '1'> {
