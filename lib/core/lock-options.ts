@@ -1,4 +1,5 @@
 import { InvalidLockOptionsError } from '../errors/invalid-lock-options.error.js';
+import { resolveFenceRetention } from './fence-retention.js';
 import type {
   LockOptions,
   LockTimingOptions,
@@ -29,6 +30,8 @@ export interface ResolvedModuleOptions extends LockTiming {
   keyPrefix: string;
   shutdownTimeout: number;
   exposeKeyInHttpErrors: boolean;
+  /** Milliseconds; 0 keeps fencing counters forever. */
+  fenceRetention: number;
 }
 
 /**
@@ -66,7 +69,8 @@ export function resolveModuleOptions(options: RedisLockModuleOptions): ResolvedM
     waitTimeout: DEFAULT_WAIT_TIMEOUT_MS,
     autoRenew: true,
   });
-  return { ...timing, redis, keyPrefix, shutdownTimeout, exposeKeyInHttpErrors };
+  const fenceRetention = resolveFenceRetention(options.fenceRetention, timing.ttl);
+  return { ...timing, redis, keyPrefix, shutdownTimeout, exposeKeyInHttpErrors, fenceRetention };
 }
 
 /** Validates the options of one call against the module's resolved timing. */

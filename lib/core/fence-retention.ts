@@ -1,0 +1,24 @@
+import { InvalidLockOptionsError } from '../errors/invalid-lock-options.error.js';
+
+/** The shortest retention accepted: anything shorter is surely a unit mistake (seconds for ms). */
+export const MIN_FENCE_RETENTION_MS = 60_000;
+/** Ten years: PEXPIRE takes more, but a longer retention is the same as none. */
+export const MAX_FENCE_RETENTION_MS = 10 * 365 * 24 * 3_600_000;
+
+/**
+ * Checks the module's `fenceRetention` option: `undefined` (counters are kept forever) or an
+ * integer number of milliseconds, at least the module's `ttl` and at least a minute.
+ * Returns 0 for "kept forever".
+ */
+export function resolveFenceRetention(value: unknown, ttl: number): number {
+  if (value === undefined) return 0;
+  const min = Math.max(MIN_FENCE_RETENTION_MS, ttl);
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > MAX_FENCE_RETENTION_MS) {
+    throw new InvalidLockOptionsError(
+      'fenceRetention',
+      value,
+      `undefined (fencing counters are kept forever) or an integer number of milliseconds from ${min} to ${MAX_FENCE_RETENTION_MS} (at least a minute and at least the ttl)`,
+    );
+  }
+  return value;
+}
