@@ -74,7 +74,7 @@ describe('fencing counters', () => {
     }
   });
 
-  it.each([
+  it.each<[string, unknown, { ttl?: number }?]>([
     ['too short for a retention', 1_000],
     ['shorter than the ttl', 90_000, { ttl: 120_000 }],
     ['not an integer', 60_000.5],
