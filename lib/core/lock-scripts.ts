@@ -166,8 +166,11 @@ return renew_all(#KEYS, function(i) return KEYS[i] end, 0)
  * With nobody waiting (no queue key) that is GET + DEL + EXISTS, and the queue functions are
  * not defined at all.
  */
-const RELEASE = `${ON_REPLICA}
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return on_replica() or {0} end
+const RELEASE = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+  ${ON_REPLICA}
+  return on_replica() or {0}
+end
 redis.call('DEL', KEYS[1])
 if redis.call('EXISTS', KEYS[3]) == 0 then return {1} end
 local fence_retention = ARGV[4]
