@@ -17,7 +17,7 @@ import { redisMeter } from './redis-stats.mjs';
 import { fmt, median, percentile } from './stats.mjs';
 
 const QUICK = process.argv.includes('--quick');
-const REPS = QUICK ? 1 : 5;
+const REPS = QUICK ? 1 : 7;
 const SCALE_REPS = QUICK ? 1 : 3;
 const PAIRS = QUICK ? 2_000 : 10_000;
 const CONCURRENCIES = [1, 50];
@@ -108,15 +108,21 @@ async function measure(names, targetOf, adminsOf, reps) {
   return runs;
 }
 
-function summarize(runs, raw) {
+/**
+ * Medians per contender and shape. A ratio to raw is the median of per-repetition ratios: each
+ * run against the raw run of the same repetition, which ran minutes apart at most, so that a
+ * burst of load elsewhere on the machine moves both sides of most ratios.
+ */
+function summarize(runs) {
+  const raw = runs['raw ioredis'];
   const summary = {};
   for (const [name, byConcurrency] of Object.entries(runs)) {
     for (const [concurrency, reps] of Object.entries(byConcurrency)) {
       const entry = { runs: reps };
       for (const figure of FIGURES) {
         entry[figure] = median(reps.map((r) => r[figure]));
-        const floor = raw?.[concurrency]?.[figure];
-        if (floor !== undefined) entry[`${figure}XRaw`] = entry[figure] / floor;
+        const floors = raw?.[concurrency];
+        if (floors) entry[`${figure}XRaw`] = median(reps.map((r, i) => r[figure] / floors[i][figure]));
       }
       ((summary[name] ??= {})[concurrency] = entry);
     }
@@ -148,11 +154,11 @@ function printTable(title, summary) {
 
 async function uncontended() {
   const runs = await measure(CONTENDER_NAMES, () => server.url, () => [admin], REPS);
-  const summary = summarize(runs, summarize({ raw: runs['raw ioredis'] }).raw);
+  const summary = summarize(runs);
   results.uncontended = summary;
   results.method.uncontended =
     `${PAIRS} acquire+release pairs on distinct keys per run, with 1 and with 50 concurrent loops, ` +
-    `each contender in a process of its own after 4,000 warm-up pairs; ${REPS} repetitions in rotated order; medians. ` +
+    `each contender in a process of its own after 4,000 warm-up pairs; ${REPS} repetitions in rotated order; medians, ratios to raw as medians of per-repetition ratios. ` +
     'Redis us/pair: INFO commandstats usec summed over every command (commands a script runs count inside the script call and again on their own, for every contender alike), CONFIG RESETSTAT before each run. ' +
     'Redis process CPU: the server main thread (INFO cpu), which also covers reading requests and writing replies.';
   printTable(`Uncontended acquire+release, one Redis (median of ${REPS}; raw ioredis = SET NX PX + an owner-checked EVALSHA release)`, summary);
@@ -167,7 +173,7 @@ async function scale() {
     const targets = { 'raw ioredis': server.url, 'LockService cluster': cluster.nodes, 'LockService quorum': quorum.map((node) => node.url) };
     const admins = { 'raw ioredis': [admin], 'LockService cluster': clusterAdmins, 'LockService quorum': quorumAdmins };
     const runs = await measure(Object.keys(targets), (name) => targets[name], (name) => admins[name], SCALE_REPS);
-    const summary = summarize(runs, summarize({ raw: runs['raw ioredis'] }).raw);
+    const summary = summarize(runs);
     results.scale = summary;
     printTable(`Scale-out (median of ${SCALE_REPS}; cluster: 3 masters, quorum: 3 independent masters, Redis figures summed over the nodes; ratios to raw ioredis on one node)`, summary);
   } finally {
