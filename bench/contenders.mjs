@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import Redlock5 from 'redlock';
 import { Mutex } from 'redis-semaphore';
 import { LockService, Locked, RedisLockModule } from 'nestjs-redis-lock';
@@ -21,15 +21,16 @@ const TTL = 30_000;
 export const CONTENDER_NAMES = ['raw ioredis', 'LockService', '@Locked', 'redlock v5', 'redlock v4', 'redis-semaphore'];
 
 /**
- * `target` is a URL for the single-node contenders, or (for "LockService cluster" and
- * "LockService quorum") a function returning the `redis` option.
+ * `target` is a URL for the single-node contenders; for "LockService cluster" the cluster's
+ * nodes (`[{ host, port }]`), for "LockService quorum" the URLs of the independent masters.
+ * Plain data, so that a contender can be built in a process of its own.
  */
 export async function createContender(name, target, { contended = false } = {}) {
   const url = target;
   switch (name) {
     case 'LockService cluster':
     case 'LockService quorum': {
-      const redis = target();
+      const redis = name === 'LockService cluster' ? new Cluster(target) : target;
       class ScaleModule {}
       Module({ imports: [RedisLockModule.forRoot({ redis, waitTimeout: 10_000 })] })(ScaleModule);
       const app = await NestFactory.createApplicationContext(ScaleModule, { logger: ['error'] });

@@ -1,167 +1,244 @@
-// npm run bench: nestjs-redis-lock side by side with raw ioredis and its peers, in one run,
-// interleaved, repeated; prints medians and ratios and writes every figure to bench/results/.
-import { spawn } from 'node:child_process';
+// npm run bench [-- --quick]: nestjs-redis-lock side by side with raw ioredis and its peers.
+// Every contender runs in a process of its own (the raw floor too), pinned to one core where
+// `taskset` exists, in an order rotated over the repetitions; figures are medians. The
+// headline is CPU per acquire+release pair, Node's (process.cpuUsage() in the contender's
+// process) and Redis' (INFO commandstats, CONFIG RESETSTAT before each run), which a shared
+// machine disturbs far less than throughput. Every figure goes to bench/results/latest.json.
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { NestFactory } from '@nestjs/core';
-import { Module } from '@nestjs/common';
-import { LockService, RedisLockModule } from 'nestjs-redis-lock';
-import { Cluster } from 'ioredis';
 import { startRedisCluster } from '../scripts/redis-cluster.mjs';
 import { startRedisServer } from '../scripts/redis-server.mjs';
-import { CONTENDER_NAMES, createContender } from './contenders.mjs';
+import { CONTENDER_NAMES } from './contenders.mjs';
+import { redisMeter } from './redis-stats.mjs';
 import { fmt, median, percentile } from './stats.mjs';
-import { localTurns } from './turns.mjs';
 
 const QUICK = process.argv.includes('--quick');
-const REPS = QUICK ? 1 : 5;
-const CONTENDED_REPS = QUICK ? 1 : 3;
-const SEQ_CYCLES = QUICK ? 200 : 1_500;
-const CONC_CYCLES = QUICK ? 1_000 : 6_000;
-const CONCURRENCY = 50;
+const REPS = QUICK ? 1 : 7;
+const SCALE_REPS = QUICK ? 1 : 3;
+const PAIRS = QUICK ? 2_000 : 10_000;
+const CONCURRENCIES = [1, 50];
 const WORKERS = 4;
+const CONTENDED_REPS = QUICK ? 1 : 3;
 const CONTENDED_MS = QUICK ? 1_000 : 2_000;
 const HOLD_MS = QUICK ? 3_000 : 10_000;
 const HOLD_COUNTS = QUICK ? [1_000] : [1_000, 10_000];
-const worker = fileURLToPath(new URL('./handoff-worker.mjs', import.meta.url));
+const FIGURES = ['pairsPerSecond', 'nodeCpuUsPerPair', 'redisUsecPerPair', 'redisProcessCpuUsPerPair'];
+const here = (file) => fileURLToPath(new URL(file, import.meta.url));
 
-const server = process.env.REDIS_URL ? undefined : await startRedisServer();
-const url = process.env.REDIS_URL ?? server.url;
-const admin = new Redis(url);
-const results = { machine: machine(), startedAt: new Date().toISOString(), uncontended: {}, contended: {}, watchdog: [] };
+// Node processes on core 1, Redis on core 0 (when there are two), so that neither steals the
+// other's core and a contender's figures do not depend on where the scheduler put it.
+const TASKSET = spawnSync('taskset', ['-V']).status === 0 && os.cpus().length >= 2;
+const NODE_CORE = '1';
+const REDIS_CORE = '0';
+const nodeCommand = (args) => (TASKSET ? ['taskset', ['-c', NODE_CORE, process.execPath, ...args]] : [process.execPath, args]);
 
-// Scale-out rows: a 3-master Redis Cluster and a quorum of 3 independent masters.
-const cluster = await startRedisCluster(3);
-const quorum = await Promise.all([0, 1, 2].map(() => startRedisServer()));
-const scaleTargets = {
-  'LockService cluster': () => new Cluster(cluster.nodes),
-  'LockService quorum': () => quorum.map((node) => node.url),
-};
+const results = { machine: {}, startedAt: new Date().toISOString(), quick: QUICK, method: {}, uncontended: {}, scale: {}, contended: {}, watchdog: [], targets: [] };
+const server = await startRedisServer();
+const admin = new Redis(server.url);
+await pinRedis(admin);
+results.machine = await machine(admin);
+console.log(`Machine: ${results.machine.cpu} (${results.machine.cores} cores), ${results.machine.platform}; Node ${results.machine.node}; Redis ${results.machine.redis}; ` + (TASKSET ? `Node pinned to core ${NODE_CORE}, Redis to core ${REDIS_CORE}` : 'no taskset: nothing pinned'));
 
 try {
   await uncontended();
+  await scale();
   await contended();
   await watchdog();
+  targets();
 } finally {
   await admin.quit();
-  await server?.stop();
-  await cluster.stop();
-  await Promise.all(quorum.map((node) => node.stop()));
+  await server.stop();
 }
 
-mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
-const file = fileURLToPath(new URL('./results/latest.json', import.meta.url));
-writeFileSync(file, JSON.stringify(results, null, 2));
-console.log(`\nEvery figure: ${file}`);
+mkdirSync(here('./results/'), { recursive: true });
+writeFileSync(here('./results/latest.json'), JSON.stringify(results, null, 2));
+console.log(`\nEvery figure: ${here('./results/latest.json')}`);
 
-async function uncontended() {
-  const names = [...CONTENDER_NAMES, ...Object.keys(scaleTargets)];
-  const contenders = {};
-  for (const name of names) contenders[name] = await createContender(name, scaleTargets[name] ?? url);
-  const runs = { sequential: {}, concurrent: {} };
-  for (const name of names) {
-    runs.sequential[name] = [];
-    runs.concurrent[name] = [];
-    // Warm up (JIT, script cache, connection) in both modes, untimed.
-    for (let i = 0; i < 200; i++) await contenders[name].lockCycle(`warm:${name}`);
-    await Promise.all(Array.from({ length: CONCURRENCY }, (_, w) => contenders[name].lockCycle(`warm:${name}:${w}`)));
-  }
-  for (let rep = 0; rep < REPS; rep++) {
-    // Rotate the order each repetition, so that no contender always runs first or last.
+/** Starts one contender's process; `run()` measures one batch, with Redis figures from `admins`. */
+async function contenderProcess(name, target, admins) {
+  const [command, args] = nodeCommand([here('./uncontended-worker.mjs'), name, JSON.stringify(target)]);
+  const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'inherit'] });
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  const first = (await lines.next()).value;
+  if (first !== 'ready') throw new Error(`the ${name} process said ${first}`);
+  const meter = redisMeter(admins);
+  let runs = 0;
+  return {
+    async run(concurrency) {
+      await meter.begin();
+      child.stdin.write(JSON.stringify({ pairs: PAIRS, concurrency, tag: `r${runs++}` }) + '\n');
+      const reply = JSON.parse((await lines.next()).value);
+      const redis = await meter.end();
+      return {
+        pairsPerSecond: reply.pairs / reply.seconds,
+        nodeCpuUsPerPair: reply.nodeCpuUs / reply.pairs,
+        redisUsecPerPair: redis.commandUsec / reply.pairs,
+        redisProcessCpuUsPerPair: redis.processCpuUs / reply.pairs,
+        commandsPerPair: Object.fromEntries(Object.entries(redis.commands).map(([command, { calls, usec }]) => [command, { calls: calls / reply.pairs, usec: usec / reply.pairs }])),
+      };
+    },
+    async close() {
+      const exited = new Promise((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', resolve)));
+      child.stdin.write('{"exit":true}\n');
+      await exited;
+    },
+  };
+}
+
+/** Runs `names` against `target` for `reps` repetitions, rotating the order; raw runs by key. */
+async function measure(names, targetOf, adminsOf, reps) {
+  const runs = {};
+  for (let rep = 0; rep < reps; rep++) {
     const order = names.map((_, i) => names[(i + rep) % names.length]);
     for (const name of order) {
-      const contender = contenders[name];
-      let started = performance.now();
-      for (let i = 0; i < SEQ_CYCLES; i++) await contender.lockCycle(`seq:${name}`);
-      runs.sequential[name].push(SEQ_CYCLES / ((performance.now() - started) / 1000));
-      started = performance.now();
-      await Promise.all(
-        Array.from({ length: CONCURRENCY }, async (_, w) => {
-          for (let i = 0; i < CONC_CYCLES / CONCURRENCY; i++) await contender.lockCycle(`conc:${name}:${w}`);
-        }),
-      );
-      runs.concurrent[name].push(CONC_CYCLES / ((performance.now() - started) / 1000));
-    }
-  }
-  for (const name of names) await contenders[name].close();
-  const table = {};
-  for (const mode of ['sequential', 'concurrent']) {
-    const raw = median(runs[mode]['raw ioredis']);
-    for (const name of names) {
-      const pairs = median(runs[mode][name]);
-      results.uncontended[mode] ??= {};
-      results.uncontended[mode][name] = { pairsPerSecond: pairs, ratioToRaw: pairs / raw, runs: runs[mode][name] };
-      table[name] ??= {};
-      table[name][mode === 'sequential' ? 'sequential pairs/s' : `${CONCURRENCY} workers pairs/s`] = fmt(pairs);
-      table[name][mode === 'sequential' ? 'seq x raw' : `${CONCURRENCY}w x raw`] = fmt(pairs / raw);
-    }
-  }
-  console.log(`\nUncontended acquire+release (median of ${REPS}, ratio to raw ioredis SET NX PX + EVALSHA release on one node; cluster: 3 masters; quorum: 3 independent masters)`);
-  console.table(table);
-}
-
-async function contended() {
-  const runs = { 'in-process': {}, [`${WORKERS} processes`]: {} };
-  for (let rep = 0; rep < CONTENDED_REPS; rep++) {
-    const order = CONTENDER_NAMES.map((_, i) => CONTENDER_NAMES[(i + rep) % CONTENDER_NAMES.length]);
-    for (const name of order) {
-      for (const [mode, run] of [['in-process', inProcess], [`${WORKERS} processes`, acrossProcesses]]) {
-        await admin.flushall();
-        const polite = await run(name, 'polite');
-        await admin.flushall();
-        const greedy = await run(name, 'greedy');
-        // Handoff from the polite run, throughput and shares from the greedy one.
-        (runs[mode][name] ??= []).push({
-          handoffP50Ms: polite.handoffP50Ms,
-          handoffP99Ms: polite.handoffP99Ms,
-          politeAcquisitionsPerSecond: polite.acquisitionsPerSecond,
-          acquisitionsPerSecond: greedy.acquisitionsPerSecond,
-          minShareOfFair: greedy.minShareOfFair,
-          maxShareOfFair: greedy.maxShareOfFair,
-          failures: polite.failures + greedy.failures,
-          overlaps: polite.overlaps + greedy.overlaps,
-          polite,
-          greedy,
-        });
+      const contender = await contenderProcess(name, targetOf(name), adminsOf(name));
+      try {
+        // Alternate which shape goes first as well.
+        const shapes = rep % 2 === 0 ? CONCURRENCIES : [...CONCURRENCIES].reverse();
+        for (const concurrency of shapes) ((runs[name] ??= {})[concurrency] ??= []).push(await contender.run(concurrency));
+      } finally {
+        await contender.close();
       }
     }
   }
-  for (const [mode, byName] of Object.entries(runs)) {
-    const table = {};
-    for (const name of CONTENDER_NAMES) {
-      const reps = byName[name];
-      const summary = {
-        handoffP50Ms: median(reps.map((r) => r.handoffP50Ms)),
-        handoffP99Ms: median(reps.map((r) => r.handoffP99Ms)),
-        acquisitionsPerSecond: median(reps.map((r) => r.acquisitionsPerSecond)),
-        minShareOfFair: median(reps.map((r) => r.minShareOfFair)),
-        maxShareOfFair: median(reps.map((r) => r.maxShareOfFair)),
-        failedAcquires: median(reps.map((r) => r.failures)),
-        runs: reps,
-      };
-      results.contended[mode] ??= {};
-      results.contended[mode][name] = summary;
-      table[name] = {
-        'handoff p50 ms': fmt(summary.handoffP50Ms),
-        'handoff p99 ms': fmt(summary.handoffP99Ms),
-        'acquisitions/s': fmt(summary.acquisitionsPerSecond),
-        'min share (x fair)': fmt(summary.minShareOfFair),
-        'max share (x fair)': fmt(summary.maxShareOfFair),
-        'failed acquires': fmt(summary.failedAcquires),
+  return runs;
+}
+
+/**
+ * Medians per contender and shape. A ratio to raw is the median of per-repetition ratios: each
+ * run against the raw run of the same repetition, which ran minutes apart at most, so that a
+ * burst of load elsewhere on the machine moves both sides of most ratios.
+ */
+function summarize(runs) {
+  const raw = runs['raw ioredis'];
+  const summary = {};
+  for (const [name, byConcurrency] of Object.entries(runs)) {
+    for (const [concurrency, reps] of Object.entries(byConcurrency)) {
+      const entry = { runs: reps };
+      for (const figure of FIGURES) {
+        entry[figure] = median(reps.map((r) => r[figure]));
+        const floors = raw?.[concurrency];
+        if (floors) entry[`${figure}XRaw`] = median(reps.map((r, i) => r[figure] / floors[i][figure]));
+      }
+      ((summary[name] ??= {})[concurrency] = entry);
+    }
+  }
+  return summary;
+}
+
+function printTable(title, summary) {
+  console.log(`\n${title}`);
+  const table = {};
+  for (const concurrency of CONCURRENCIES) {
+    for (const [name, byConcurrency] of Object.entries(summary)) {
+      const e = byConcurrency[concurrency];
+      if (!e) continue;
+      table[`${name}, ${concurrency}w`] = {
+        'Redis us/pair': fmt(e.redisUsecPerPair),
+        'x raw': fmt(e.redisUsecPerPairXRaw),
+        'Node CPU us/pair': fmt(e.nodeCpuUsPerPair),
+        'x raw ': fmt(e.nodeCpuUsPerPairXRaw),
+        'pairs/s': fmt(e.pairsPerSecond),
+        'x raw  ': fmt(e.pairsPerSecondXRaw),
+        'Redis process CPU us/pair': fmt(e.redisProcessCpuUsPerPair),
+        'x raw   ': fmt(e.redisProcessCpuUsPerPairXRaw),
       };
     }
-    const best = bestPeer(results.contended[mode]);
-    console.log(`\nContended, one key, ${WORKERS} workers ${mode} (median of ${CONTENDED_REPS}; handoff (release to the next waiter running) from polite workers that hold 2 ms and step back until another took the lock, throughput and shares from greedy workers that re-request at once; ${CONTENDED_MS} ms each)`);
-    console.table(table);
-    if (best) {
-      const ours = results.contended[mode].LockService;
-      console.log(`LockService vs best peer (${best.name}): handoff p50 ${fmt(best.handoffP50Ms / ours.handoffP50Ms)}x faster, p99 ${fmt(best.handoffP99Ms / ours.handoffP99Ms)}x faster`);
-      results.contended[mode].bestPeer = best.name;
+  }
+  console.table(table);
+}
+
+async function uncontended() {
+  const runs = await measure(CONTENDER_NAMES, () => server.url, () => [admin], REPS);
+  const summary = summarize(runs);
+  results.uncontended = summary;
+  results.method.uncontended =
+    `${PAIRS} acquire+release pairs on distinct keys per run, with 1 and with 50 concurrent loops, ` +
+    `each contender in a process of its own after 4,000 warm-up pairs; ${REPS} repetitions in rotated order; medians, ratios to raw as medians of per-repetition ratios. ` +
+    'Redis us/pair: INFO commandstats usec summed over every command (commands a script runs count inside the script call and again on their own, for every contender alike), CONFIG RESETSTAT before each run. ' +
+    'Redis process CPU: the server main thread (INFO cpu), which also covers reading requests and writing replies.';
+  printTable(`Uncontended acquire+release, one Redis (median of ${REPS}; raw ioredis = SET NX PX + an owner-checked EVALSHA release)`, summary);
+}
+
+async function scale() {
+  const cluster = await startRedisCluster(3);
+  const quorum = await Promise.all([0, 1, 2].map(() => startRedisServer()));
+  const clusterAdmins = cluster.nodes.map(({ host, port }) => new Redis(port, host));
+  const quorumAdmins = quorum.map((node) => new Redis(node.url));
+  try {
+    const targets = { 'raw ioredis': server.url, 'LockService cluster': cluster.nodes, 'LockService quorum': quorum.map((node) => node.url) };
+    const admins = { 'raw ioredis': [admin], 'LockService cluster': clusterAdmins, 'LockService quorum': quorumAdmins };
+    const runs = await measure(Object.keys(targets), (name) => targets[name], (name) => admins[name], SCALE_REPS);
+    const summary = summarize(runs);
+    results.scale = summary;
+    printTable(`Scale-out (median of ${SCALE_REPS}; cluster: 3 masters, quorum: 3 independent masters, Redis figures summed over the nodes; ratios to raw ioredis on one node)`, summary);
+  } finally {
+    await Promise.all([...clusterAdmins, ...quorumAdmins].map((client) => client.quit()));
+    await cluster.stop();
+    await Promise.all(quorum.map((node) => node.stop()));
+  }
+}
+
+async function contended() {
+  const runs = {};
+  for (let rep = 0; rep < CONTENDED_REPS; rep++) {
+    const order = CONTENDER_NAMES.map((_, i) => CONTENDER_NAMES[(i + rep) % CONTENDER_NAMES.length]);
+    for (const name of order) {
+      await admin.flushall();
+      const polite = await acrossProcesses(name, 'polite');
+      await admin.flushall();
+      const greedy = await acrossProcesses(name, 'greedy');
+      // Handoff from the polite run, throughput and shares from the greedy one.
+      (runs[name] ??= []).push({
+        handoffP50Ms: polite.handoffP50Ms,
+        handoffP99Ms: polite.handoffP99Ms,
+        acquisitionsPerSecond: greedy.acquisitionsPerSecond,
+        minShareOfFair: greedy.minShareOfFair,
+        maxShareOfFair: greedy.maxShareOfFair,
+        failures: polite.failures + greedy.failures,
+        overlaps: polite.overlaps + greedy.overlaps,
+        polite,
+        greedy,
+      });
     }
+  }
+  const table = {};
+  for (const name of CONTENDER_NAMES) {
+    const reps = runs[name];
+    const summary = {
+      handoffP50Ms: median(reps.map((r) => r.handoffP50Ms)),
+      handoffP99Ms: median(reps.map((r) => r.handoffP99Ms)),
+      acquisitionsPerSecond: median(reps.map((r) => r.acquisitionsPerSecond)),
+      minShareOfFair: median(reps.map((r) => r.minShareOfFair)),
+      maxShareOfFair: median(reps.map((r) => r.maxShareOfFair)),
+      failedAcquires: median(reps.map((r) => r.failures)),
+      overlaps: Math.max(...reps.map((r) => r.overlaps)),
+      runs: reps,
+    };
+    results.contended[name] = summary;
+    table[name] = {
+      'handoff p50 ms': fmt(summary.handoffP50Ms),
+      'handoff p99 ms': fmt(summary.handoffP99Ms),
+      'acquisitions/s': fmt(summary.acquisitionsPerSecond),
+      'min share (x fair)': fmt(summary.minShareOfFair),
+      'max share (x fair)': fmt(summary.maxShareOfFair),
+      'failed acquires': fmt(summary.failedAcquires),
+      overlaps: summary.overlaps,
+    };
+  }
+  results.method.contended =
+    `One key, ${WORKERS} worker processes (not pinned) for ${CONTENDED_MS} ms, ${CONTENDED_REPS} repetitions, medians. Handoff (release to the next waiter running) from polite workers that hold 2 ms and step back until another took the lock; throughput and shares of the fair count from greedy workers that re-request at once.`;
+  console.log(`\nContended: ${results.method.contended}`);
+  console.table(table);
+  const best = bestPeer(results.contended);
+  if (best) {
+    const ours = results.contended.LockService;
+    console.log(`LockService vs best peer (${best.name}): handoff p50 ${fmt(best.handoffP50Ms / ours.handoffP50Ms)}x faster, p99 ${fmt(best.handoffP99Ms / ours.handoffP99Ms)}x faster`);
+    results.contended.bestPeer = best.name;
   }
 }
 
@@ -174,42 +251,9 @@ function bestPeer(byName) {
   return best;
 }
 
-async function inProcess(name, mode) {
-  const contender = await createContender(name, url, { contended: true });
-  const turns = mode === 'polite' ? localTurns() : undefined;
-  const clock = () => performance.timeOrigin + performance.now();
-  const end = clock() + CONTENDED_MS;
-  const perWorker = await Promise.all(
-    Array.from({ length: WORKERS }, async (_, worker) => {
-      const sections = [];
-      let failures = 0;
-      while (clock() < end) {
-        const section = { requestedAt: clock() };
-        let mine = 0;
-        const ok = await contender.withLock('contended', async () => {
-          section.acquiredAt = clock();
-          if (turns) {
-            turns.taken(worker);
-            mine = turns.count;
-            // Hold briefly, so that the others have asked for the lock before it is released.
-            await new Promise((resolve) => setTimeout(resolve, 2));
-          }
-          section.releasedAt = clock();
-        });
-        if (ok) sections.push(section);
-        else failures++;
-        if (turns) await Promise.race([turns.othersAfter(worker, mine), new Promise((resolve) => setTimeout(resolve, Math.max(0, end - clock())))]);
-      }
-      return { sections, failures };
-    }),
-  );
-  await contender.close();
-  return summarize(perWorker);
-}
-
 async function acrossProcesses(name, mode) {
   const children = Array.from({ length: WORKERS }, (_, id) =>
-    spawn(process.execPath, [worker, name, url, 'contended', String(CONTENDED_MS), String(id), mode], { stdio: ['pipe', 'pipe', 'inherit'] }),
+    spawn(process.execPath, [here('./handoff-worker.mjs'), name, server.url, 'contended', String(CONTENDED_MS), String(id), mode], { stdio: ['pipe', 'pipe', 'inherit'] }),
   );
   const outputs = children.map((child) => createInterface({ input: child.stdout })[Symbol.asyncIterator]());
   for (const lines of outputs) {
@@ -221,11 +265,11 @@ async function acrossProcesses(name, mode) {
   const perWorker = [];
   for (const lines of outputs) perWorker.push(JSON.parse((await lines.next()).value));
   await Promise.all(children.map((child) => new Promise((resolve) => (child.exitCode !== null ? resolve() : child.on('exit', resolve)))));
-  return summarize(perWorker);
+  return summarizeSections(perWorker);
 }
 
 /** Handoff = from the moment a holder is done to the moment the next holder runs. */
-function summarize(perWorker) {
+function summarizeSections(perWorker) {
   const all = perWorker.flatMap((w, worker) => w.sections.map((s) => ({ ...s, worker }))).sort((a, b) => a.acquiredAt - b.acquiredAt);
   // Only handoffs to a worker that was already waiting when the lock was released.
   const handoffs = [];
@@ -235,7 +279,6 @@ function summarize(perWorker) {
   const span = all.length > 1 ? (all[all.length - 1].releasedAt - all[0].acquiredAt) / 1000 : CONTENDED_MS / 1000;
   const counts = perWorker.map((w) => w.sections.length);
   const fair = all.length / perWorker.length;
-  const overlaps = handoffs.filter((h) => h < 0).length;
   return {
     acquisitions: all.length,
     acquisitionsPerSecond: all.length / span,
@@ -245,7 +288,7 @@ function summarize(perWorker) {
     minShareOfFair: fair > 0 ? Math.min(...counts) / fair : 0,
     maxShareOfFair: fair > 0 ? Math.max(...counts) / fair : 0,
     failures: perWorker.reduce((sum, w) => sum + w.failures, 0),
-    overlaps,
+    overlaps: handoffs.filter((h) => h < 0).length,
     handoffsMeasured: handoffs.length,
   };
 }
@@ -253,67 +296,57 @@ function summarize(perWorker) {
 async function watchdog() {
   const table = {};
   for (const count of HOLD_COUNTS) {
-    await admin.flushall();
-    class HoldModule {}
-    Module({ imports: [RedisLockModule.forRoot({ redis: url, ttl: 3_000 })] })(HoldModule);
-    const app = await NestFactory.createApplicationContext(HoldModule, { logger: ['error'] });
-    const locks = app.get(LockService);
-    const held = [];
-    for (let from = 0; from < count; from += 500) {
-      held.push(...(await Promise.all(Array.from({ length: Math.min(500, count - from) }, (_, i) => locks.acquire(`hold:${from + i}`)))));
-    }
-    await admin.config('RESETSTAT');
-    const cpuBefore = process.cpuUsage();
-    await new Promise((resolve) => setTimeout(resolve, HOLD_MS));
-    const cpu = process.cpuUsage(cpuBefore);
-    const stats = commandStats(await admin.info('commandstats'));
-    const lost = held.filter((lock) => lock.signal.aborted).length;
-    await Promise.all(held.map((lock) => lock.release()));
-    await app.close();
-    const renewals = stats.pexpire ?? 0;
-    const scriptCalls = (stats.evalsha ?? 0) + (stats.eval ?? 0);
-    const periods = HOLD_MS / 1_000;
-    const entry = {
-      locks: count,
-      ttlMs: 3_000,
-      renewIntervalMs: 1_000,
-      holdMs: HOLD_MS,
-      renewals,
-      scriptCallsPerPeriod: scriptCalls / periods,
-      redisCommands: Object.entries(stats).filter(([name]) => name !== 'info' && name !== 'config').reduce((sum, [, calls]) => sum + calls, 0),
-      nodeCpuMs: (cpu.user + cpu.system) / 1000,
-      nodeCpuPerRenewalUs: renewals > 0 ? (cpu.user + cpu.system) / renewals : NaN,
-      locksLost: lost,
-    };
+    const [command, args] = nodeCommand([here('./watchdog-worker.mjs'), server.url, String(count), String(HOLD_MS)]);
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+    const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+    const entry = JSON.parse((await lines.next()).value);
+    await new Promise((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', resolve)));
     results.watchdog.push(entry);
     table[`${count} locks`] = {
       renewals: entry.renewals,
-      'round trips / period': fmt(entry.scriptCallsPerPeriod),
-      'Redis commands': entry.redisCommands,
+      'round trips / period': fmt(entry.roundTripsPerPeriod),
       'Node CPU ms': fmt(entry.nodeCpuMs),
-      'CPU us / renewal': fmt(entry.nodeCpuPerRenewalUs),
+      'Node CPU us / renewal': fmt(entry.nodeCpuPerRenewalUs),
       'locks lost': entry.locksLost,
     };
   }
-  console.log(`\nWatchdog: locks held with ttl 3 s (renewal every 1 s) for ${HOLD_MS / 1000} s`);
+  console.log(`\nWatchdog: locks held with ttl 3 s (renewal every 1 s) for ${HOLD_MS / 1000} s, in a process of its own`);
   console.table(table);
 }
 
-function commandStats(info) {
-  const stats = {};
-  for (const line of info.split('\n')) {
-    const match = /^cmdstat_([^:]+):calls=(\d+)/.exec(line.trim());
-    if (match) stats[match[1]] = Number(match[2]);
+/** The targets of issue 10, on the uncontended medians of this run. */
+function targets() {
+  const u = results.uncontended;
+  const checks = [];
+  const check = (what, value, ok) => checks.push({ target: what, measured: fmt(value), met: ok(value) ? 'met' : 'NOT met' });
+  for (const c of CONCURRENCIES) {
+    check(`Redis us/pair (commandstats) <= 1.5x raw, LockService ${c}w`, u.LockService[c].redisUsecPerPairXRaw, (v) => v <= 1.5);
+    check(`Redis process CPU/pair <= 1.5x raw, LockService ${c}w`, u.LockService[c].redisProcessCpuUsPerPairXRaw, (v) => v <= 1.5);
   }
-  return stats;
+  for (const name of ['LockService', '@Locked']) {
+    for (const c of CONCURRENCIES) check(`Node CPU/pair <= 1.15x raw, ${name} ${c}w`, u[name][c].nodeCpuUsPerPairXRaw, (v) => v <= 1.15);
+    for (const c of CONCURRENCIES) check(`throughput >= 0.9x raw, ${name} ${c}w`, u[name][c].pairsPerSecondXRaw, (v) => v >= 0.9);
+  }
+  results.targets = checks;
+  console.log('\nTargets (issue 10), uncontended medians of this run');
+  console.table(Object.fromEntries(checks.map(({ target, ...rest }) => [target, rest])));
 }
 
-function machine() {
+async function pinRedis(client) {
+  if (!TASKSET) return;
+  const pid = /process_id:(\d+)/.exec(await client.info('server'))?.[1];
+  if (pid) spawnSync('taskset', ['-a', '-p', '-c', REDIS_CORE, pid]);
+}
+
+async function machine(client) {
   return {
     cpu: os.cpus()[0]?.model,
     cores: os.cpus().length,
     memoryGiB: Math.round(os.totalmem() / 2 ** 30),
-    node: process.version,
     platform: `${os.platform()} ${os.release()}`,
+    node: process.version,
+    redis: /redis_version:(\S+)/.exec(await client.info('server'))?.[1],
+    pinned: TASKSET ? { node: NODE_CORE, redis: REDIS_CORE } : null,
+    loadAverage: os.loadavg(),
   };
 }

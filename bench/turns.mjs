@@ -3,27 +3,6 @@
 // mostly hand the lock to themselves, which measures nothing).
 import { Redis } from 'ioredis';
 
-/** Turn-taking among workers of one process. */
-export function localTurns() {
-  let turns = 0;
-  let lastBy = -1;
-  const waiting = new Set();
-  return {
-    taken(worker) {
-      turns++;
-      lastBy = worker;
-      for (const wake of waiting) wake();
-    },
-    /** Resolves once someone other than `worker` has taken a turn since `since`. */
-    async othersAfter(worker, since) {
-      while (!(turns > since && lastBy !== worker)) await new Promise((resolve) => waiting.add(resolve)).then(() => waiting.clear());
-    },
-    get count() {
-      return turns;
-    },
-  };
-}
-
 /** Turn-taking among processes, announced on a pub/sub channel. */
 export async function remoteTurns(url, worker) {
   const publisher = new Redis(url);

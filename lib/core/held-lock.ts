@@ -39,7 +39,8 @@ const MAX_RENEW_RETRY_MS = 200;
  * watchdog never runs for a lock that was not obtained.
  */
 export class HeldLock implements Lock, Renewable, Expiring {
-  private readonly controller = new AbortController();
+  /** Made on first use: most locks are released without anyone reading their signal. */
+  private controller?: AbortController;
   private state: State = 'held';
   ttl: number;
   deadline: number;
@@ -82,7 +83,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
   }
 
   get signal(): AbortSignal {
-    return this.controller.signal;
+    return (this.controller ??= new AbortController()).signal;
   }
 
   get held(): boolean {
@@ -236,7 +237,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
     // A lock the caller never got (a handed-over lock given back unconfirmed) is lost quietly.
     if (this.handedOut) this.report(reason, error);
     this.owner.forget(this);
-    this.controller.abort(error);
+    (this.controller ??= new AbortController()).abort(error);
     if (reason === 'expired' && this.releasing === undefined) {
       // We told the holder it lost the lock; if Redis still has it for us, let others in now.
       this.owner.releaseInRedis(this.names, this.token).catch(() => undefined);
@@ -267,7 +268,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
   }
 
   private assertHeld(): void {
-    if (this.state === 'lost') throw this.controller.signal.reason;
+    if (this.state === 'lost') throw this.signal.reason;
     if (this.state === 'released' || this.releasing !== undefined) {
       throw new RedisLockError(`Lock ${quoteKey(this.key)} was released; acquire it again before extending it.`);
     }

@@ -82,11 +82,11 @@ export class LockManager implements LockOwner, LockRunner {
   ) {
     const [first] = connections;
     if (connections.length === 1) {
-      const scripts = new LockScripts(first!.client);
+      const scripts = new LockScripts(first!.client, options.fenceRetention);
       this.store = scripts;
       this.notifier = new ReleaseNotifier(first!.client, logger, () => scripts.shardedPubSub());
     } else {
-      this.store = new QuorumStore(connections.map(({ client }) => new LockScripts(client)));
+      this.store = new QuorumStore(connections.map(({ client }) => new LockScripts(client, options.fenceRetention)));
     }
     this.scheduler = new RenewalScheduler(this.store, logger);
     const { ttl, renewInterval, waitTimeout, autoRenew } = options;

@@ -1,6 +1,7 @@
 import { InvalidLockOptionsError } from '../errors/invalid-lock-options.error.js';
 import { checkInstanceName } from './holder.js';
 import { parseDuration } from './duration.js';
+import { resolveFenceRetention } from './fence-retention.js';
 import type {
   LockOptions,
   LockTimingOptions,
@@ -37,6 +38,8 @@ export interface ResolvedModuleOptions extends LockTiming {
   shutdownTimeout: number;
   exposeKeyInHttpErrors: boolean;
   instanceName?: string;
+  /** Milliseconds; 0 keeps fencing counters forever. */
+  fenceRetention: number;
 }
 
 /**
@@ -74,7 +77,8 @@ export function resolveModuleOptions(options: RedisLockModuleOptions): ResolvedM
     autoRenew: true,
   });
   const instanceName = checkInstanceName(options.instanceName);
-  return { ...timing, redis, keyPrefix, shutdownTimeout, exposeKeyInHttpErrors, instanceName };
+  const fenceRetention = resolveFenceRetention(options.fenceRetention, timing.ttl);
+  return { ...timing, redis, keyPrefix, shutdownTimeout, exposeKeyInHttpErrors, instanceName, fenceRetention };
 }
 
 /** Validates the options of one call against the module's resolved timing. */

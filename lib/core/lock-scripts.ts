@@ -3,12 +3,21 @@ import { clusterSlot } from './cluster-slot.js';
 import type { LockSnapshot, LockStore, RenewalOutcome, RenewalPart, RenewalRequest } from './lock-store.js';
 
 /**
+ * Every script that includes it first sets `fence_retention` (ms, '0' for none): with the
+ * module's `fenceRetention`, each new fencing token also restarts the counter's expiry.
+ *
  * The waiting queue of a lock: `queue` (a list) keeps arrival order, `waiters` (a sorted set)
  * the time until which each waiter is known to be alive. Both hold `<token>:<ttl>` members and
  * use the Redis server's clock (`TIME`), never a client's. Dead waiters are dropped when they
  * reach the head.
  */
 const QUEUE = `
+local function next_fence(fence)
+  local fencing = redis.call('INCR', fence)
+  if fence_retention ~= '0' then redis.call('PEXPIRE', fence, fence_retention) end
+  return fencing
+end
+
 local function now_ms()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -41,7 +50,7 @@ local function grant_next(lock, fence, queue, waiters, channel, grant_ms, sharde
     end
   until token
   redis.call('SET', lock, token, 'PX', math.min(tonumber(ttl), grant_ms))
-  local fencing = redis.call('INCR', fence)
+  local fencing = next_fence(fence)
   redis.call('LPOP', queue)
   redis.call('ZREM', waiters, head)
   redis.call(sharded == '1' and 'SPUBLISH' or 'PUBLISH', channel, token .. ':' .. fencing)
@@ -52,13 +61,24 @@ end
 /**
  * Acquire in one round trip. KEYS: lock, fence, queue, waiters, channel.
  * ARGV: owner token, ttl, whether to join the queue on failure ('1'/'0'), waiter lease (ms),
- * sharded pub/sub ('1'/'0').
+ * sharded pub/sub ('1'/'0'), fence retention (ms, '0' for none).
  * Succeeds (`{1, fencingToken}`) when the lock is free and nobody waits ahead of the caller, or
  * when a release already handed it to the caller (the lease then restarts at full ttl).
  * Otherwise `{0, pttl}` (-1 for a key without expiry), after joining the queue or refreshing
  * the caller's place in it; a free lock promised to another waiter is handed to it then.
+ *
+ * The fast path comes first and costs Redis EXISTS + SET NX PX + INCR: with no queue key
+ * nobody waits (the queue list is deleted with its last member and expires with its waiters),
+ * so no server time is needed and the queue functions are not even defined.
  */
-const ACQUIRE = `${QUEUE}
+const ACQUIRE = `
+local fence_retention = ARGV[6]
+if redis.call('EXISTS', KEYS[3]) == 0 and redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  local fencing = redis.call('INCR', KEYS[2])
+  if fence_retention ~= '0' then redis.call('PEXPIRE', KEYS[2], fence_retention) end
+  return {1, fencing}
+end
+${QUEUE}
 local owner = redis.call('GET', KEYS[1])
 if owner == ARGV[1] then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
@@ -74,7 +94,7 @@ if not owner then
       redis.call('LPOP', KEYS[3])
       redis.call('ZREM', KEYS[4], member)
     end
-    return {1, redis.call('INCR', KEYS[2])}
+    return {1, next_fence(KEYS[2])}
   end
   grant_next(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], tonumber(ARGV[4]), ARGV[5])
 end
@@ -160,13 +180,22 @@ return renew_all(#KEYS, function(i) return KEYS[i] end, 0, false)
 
 /**
  * KEYS: lock, fence, queue, waiters, release channel (declared as a key so that it is routed
- * and ACL-checked with the lock). ARGV: owner token, waiter lease (ms), sharded pub/sub ('1'/'0').
+ * and ACL-checked with the lock). ARGV: owner token, waiter lease (ms), sharded pub/sub ('1'/'0'),
+ * fence retention (ms, '0' for none).
  * Returns `{0}` when not the owner. Otherwise deletes the lock and, when someone waits, hands
  * it to the waiter whose turn it is: `{1, token, fencingToken}` of that waiter, else `{1}`.
+ * With nobody waiting (no queue key) that is GET + DEL + EXISTS, and the queue functions are
+ * not defined at all.
  */
-const RELEASE = `${QUEUE}${ON_REPLICA}
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return on_replica() or {0} end
+const RELEASE = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+  ${ON_REPLICA}
+  return on_replica() or {0}
+end
 redis.call('DEL', KEYS[1])
+if redis.call('EXISTS', KEYS[3]) == 0 then return {1} end
+local fence_retention = ARGV[4]
+${QUEUE}
 local granted = grant_next(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], tonumber(ARGV[2]), ARGV[3])
 if granted then return {1, granted[1], granted[2]} end
 return {1}
@@ -174,9 +203,12 @@ return {1}
 
 /**
  * A waiter gives up. KEYS: lock, fence, queue, waiters, channel. ARGV: its token, its ttl, waiter
- * lease, sharded pub/sub. A lock handed to it meanwhile, or a free lock, goes to the next waiter.
+ * lease, sharded pub/sub, fence retention. A lock handed to it meanwhile, or a free lock, goes to
+ * the next waiter.
  */
-const LEAVE = `${QUEUE}
+const LEAVE = `
+local fence_retention = ARGV[5]
+${QUEUE}
 local member = ARGV[1] .. ':' .. ARGV[2]
 redis.call('LREM', KEYS[3], 1, member)
 redis.call('ZREM', KEYS[4], member)
@@ -189,12 +221,19 @@ return 1
 `;
 
 /**
- * Quorum mode: raises a node's fencing counter to at least ARGV[1]. KEYS: fence. Every later
- * majority shares a node with this one, so its next token is higher than the one handed out.
+ * Quorum mode: raises a node's fencing counter to at least ARGV[1]. KEYS: fence. ARGV[2]: fence
+ * retention (ms, '0' for none), which the raised counter keeps. Every later majority shares a
+ * node with this one, so its next token is higher than the one handed out.
  */
 const FENCE_FLOOR = `
 local current = tonumber(redis.call('GET', KEYS[1]) or '0')
-if current < tonumber(ARGV[1]) then redis.call('SET', KEYS[1], ARGV[1]) end
+if current < tonumber(ARGV[1]) then
+  if ARGV[2] ~= '0' then
+    redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  else
+    redis.call('SET', KEYS[1], ARGV[1])
+  end
+end
 return 1
 `;
 
@@ -267,7 +306,15 @@ export class LockScripts implements LockStore {
   /** Redis Cluster: a script's keys must share one slot. */
   readonly isCluster: boolean;
 
-  constructor(readonly client: RedisClient) {
+  /** The module's `fenceRetention` as the scripts take it: '0' keeps fencing counters forever. */
+  private readonly fenceRetention: string;
+
+  /** `fenceRetention`: ms after its last token until an idle fencing counter expires; 0 never. */
+  constructor(
+    readonly client: RedisClient,
+    fenceRetention = 0,
+  ) {
+    this.fenceRetention = String(fenceRetention);
     this.keyPrefix = clientKeyPrefix(client);
     this.isCluster = (client as { isCluster?: boolean }).isCluster === true;
     for (const { name, numberOfKeys, lua } of Object.values(COMMANDS)) {
@@ -287,7 +334,7 @@ export class LockScripts implements LockStore {
   }
 
   async acquire(keys: ScriptKeys, token: string, ttl: number, enqueue: boolean, waiterLease: number): Promise<AcquireReply> {
-    const [ok, value] = (await this.calls.acquire(keys.lock, keys.fence, keys.queue, keys.waiters, keys.released, token, ttl, enqueue ? '1' : '0', waiterLease, await this.shardFlag())) as [number, number];
+    const [ok, value] = (await this.calls.acquire(keys.lock, keys.fence, keys.queue, keys.waiters, keys.released, token, ttl, enqueue ? '1' : '0', waiterLease, this.knownShardFlag ?? (await this.shardFlag()), this.fenceRetention)) as [number, number];
     return ok === 1 ? { acquired: true, fencingToken: value } : { acquired: false, pttl: value };
   }
 
@@ -311,13 +358,13 @@ export class LockScripts implements LockStore {
   }
 
   async release(keys: ScriptKeys, token: string, waiterLease: number): Promise<ReleaseReply> {
-    const [ok, next, fencingToken] = (await this.calls.release(keys.lock, keys.fence, keys.queue, keys.waiters, keys.released, token, waiterLease, await this.shardFlag())) as [number, string?, number?];
+    const [ok, next, fencingToken] = (await this.calls.release(keys.lock, keys.fence, keys.queue, keys.waiters, keys.released, token, waiterLease, this.knownShardFlag ?? (await this.shardFlag()), this.fenceRetention)) as [number, string?, number?];
     if (ok !== 1) return { released: false };
     return { released: true, grant: next === undefined ? undefined : { token: next, fencingToken: fencingToken! } };
   }
 
   async leave(keys: ScriptKeys, token: string, ttl: number, waiterLease: number): Promise<void> {
-    await this.calls.leave(keys.lock, keys.fence, keys.queue, keys.waiters, keys.released, token, ttl, waiterLease, await this.shardFlag());
+    await this.calls.leave(keys.lock, keys.fence, keys.queue, keys.waiters, keys.released, token, ttl, waiterLease, this.knownShardFlag ?? (await this.shardFlag()), this.fenceRetention);
   }
 
   /**
@@ -402,6 +449,12 @@ export class LockScripts implements LockStore {
     return this.isCluster ? this.clusterOnRedis7() : Promise.resolve(false);
   }
 
+  /** Known once the cluster's versions are: read directly then, so that a call costs no extra await. */
+  private get knownShardFlag(): '0' | '1' | undefined {
+    if (!this.isCluster) return '0';
+    return this.redis7 === undefined ? undefined : this.redis7 ? '1' : '0';
+  }
+
   private shardFlag(): '0' | '1' | Promise<'0' | '1'> {
     if (!this.isCluster) return '0';
     if (this.redis7 !== undefined) return this.redis7 ? '1' : '0';
@@ -435,7 +488,7 @@ export class LockScripts implements LockStore {
   }
 
   async fenceFloor(fence: string, floor: number): Promise<void> {
-    await this.calls.fenceFloor(fence, floor);
+    await this.calls.fenceFloor(fence, floor, this.fenceRetention);
   }
 
   async exists(lock: string): Promise<boolean> {

@@ -68,6 +68,23 @@ export interface RedisLockModuleOptions extends LockTimingOptions {
    */
   shutdownTimeout?: Duration;
   /**
+   * Lets the fencing counter of a lock key expire once no token was handed out for it for this
+   * many milliseconds. By default counters are kept forever: one small Redis key per distinct
+   * lock key ever taken, which grows without bound when keys name entities (`order:<id>`).
+   *
+   * The cost: after such an idle period the key's fencing tokens start again at 1. A store that
+   * checks fencing tokens must then not compare a token with one from before the idle period,
+   * so pick a retention longer than any write can stay in flight, and longer than any hold of a
+   * lock (the counter's expiry is restarted when a token is handed out, not by renewals).
+   * An integer of at least 60000 and at least `ttl`; undefined by default (kept forever).
+   *
+   * @example
+   * ```ts
+   * RedisLockModule.forRoot({ redis: url, fenceRetention: '7d' }); // a week
+   * ```
+   */
+  fenceRetention?: Duration;
+  /**
    * Whether the 409 response for a busy lock on an HTTP route names the lock key. Keys are often
    * built from ids the client should not learn, so the default is `false`.
    */

@@ -1,0 +1,62 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { useLockApps } from './support/lock-app.js';
+import { isScriptCall, watchCommands } from './support/monitor.js';
+import { useRedis } from './support/redis.js';
+
+const uniqueKey = () => `fast-${randomUUID().slice(0, 8)}`;
+
+/**
+ * The scripts' fast path: a free lock nobody waits for costs Redis EXISTS + SET NX PX + INCR,
+ * a release nobody waits for GET + DEL + EXISTS. These tests pin down that it is taken only
+ * when it is safe, and that it skips the queue work.
+ */
+describe('uncontended acquire and release', () => {
+  const redis = useRedis();
+  const app = useLockApps();
+
+  it('touch the waiting queue with nothing but EXISTS', async () => {
+    const { locks } = await app();
+    const key = uniqueKey();
+    const queue = `lock:{${key}}:queue`;
+    const commands = await watchCommands(queue);
+    const lock = await locks.acquire(key);
+    await lock.release();
+    await commands.stop();
+    const inner = commands.seen.filter((command) => !isScriptCall(command)).map((command) => command.args[0]!.toUpperCase());
+    // Two script calls name the queue; inside them, only the two existence checks touch it.
+    expect(commands.seen.filter(isScriptCall)).toHaveLength(2);
+    expect(inner).toEqual(['EXISTS', 'EXISTS']);
+    expect((await redis.keys(`lock:{${key}}*`)).sort()).toEqual([`lock:{${key}}:fence`]);
+  });
+
+  it('do not let a newcomer take a free lock ahead of a live waiter', async () => {
+    const { locks } = await app();
+    const key = uniqueKey();
+    // A waiter is queued while the lock is free: its holder's lease ran out a moment ago and
+    // the waiter has not polled yet.
+    const [seconds, micros] = await redis.time();
+    const serverNow = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+    await redis.rpush(`lock:{${key}}:queue`, 'first-waiter:30000');
+    await redis.zadd(`lock:{${key}}:waiters`, serverNow + 60_000, 'first-waiter:30000');
+    expect(await locks.tryAcquire(key)).toBeNull();
+    // The newcomer's attempt handed the lock to the waiter whose turn it was.
+    expect(await redis.get(`lock:{${key}}`)).toBe('first-waiter');
+    expect(await redis.get(`lock:{${key}}:fence`)).toBe('1');
+  });
+
+  it('still hand the lock to a waiter when one is queued at release', async () => {
+    const holder = await app({ ttl: 30_000 });
+    const waiter = await app({ ttl: 30_000 });
+    const key = uniqueKey();
+    const held = await holder.locks.acquire(key);
+    const waiting = waiter.locks.acquire(key, { waitTimeout: 10_000 });
+    // Wait until the waiter has joined the queue, then release.
+    while ((await redis.exists(`lock:{${key}}:queue`)) === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    await held.release();
+    const lock = await waiting;
+    expect(lock.fencingToken).toBe(held.fencingToken + 1);
+    await lock.release();
+    expect(await redis.exists(`lock:{${key}}`, `lock:{${key}}:queue`, `lock:{${key}}:waiters`)).toBe(0);
+  });
+});

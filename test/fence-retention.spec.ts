@@ -1,0 +1,95 @@
+import { Redis } from 'ioredis';
+import { describe, expect, it } from 'vitest';
+import { Test } from '@nestjs/testing';
+import { InvalidLockOptionsError, RedisLockModule } from '../lib/index.js';
+import { LockScripts } from '../lib/core/lock-scripts.js';
+import { CapturedLogs, sleep, useLockApps } from './support/lock-app.js';
+import { redisUrl, useRedis } from './support/redis.js';
+
+const WEEK = 7 * 24 * 3_600_000;
+
+describe('fencing counters', () => {
+  const redis = useRedis();
+  const app = useLockApps();
+
+  it('are kept forever by default: no expiry on the fence key', async () => {
+    const { locks } = await app();
+    const lock = await locks.acquire('kept');
+    await lock.release();
+    expect(await redis.get('lock:{kept}:fence')).toBe('1');
+    expect(await redis.pttl('lock:{kept}:fence')).toBe(-1);
+  });
+
+  it('with fenceRetention, expire that long after the last token, and later acquisitions still work', async () => {
+    const { locks } = await app({ fenceRetention: '7d' });
+    const first = await locks.acquire('retained');
+    const ttl = await redis.pttl('lock:{retained}:fence');
+    expect(ttl).toBeGreaterThan(WEEK - 60_000);
+    expect(ttl).toBeLessThanOrEqual(WEEK);
+    await first.release();
+    // Shorten the expiry, as if the week were almost over: the next token restarts it.
+    await redis.pexpire('lock:{retained}:fence', 5_000);
+    const second = await locks.acquire('retained');
+    expect(second.fencingToken).toBe(first.fencingToken + 1);
+    expect(await redis.pttl('lock:{retained}:fence')).toBeGreaterThan(WEEK - 60_000);
+    await second.release();
+  });
+
+  it('with fenceRetention, restart at 1 once the counter of an idle key has expired', async () => {
+    const { locks } = await app({ fenceRetention: WEEK });
+    const first = await locks.acquire('idle');
+    await first.release();
+    await redis.pexpire('lock:{idle}:fence', 1);
+    await sleep(20);
+    const again = await locks.acquire('idle');
+    // The documented cost: tokens from before the idle period are not comparable with these.
+    expect(again.fencingToken).toBe(1);
+    await again.release();
+  });
+
+  it('with fenceRetention, also expire when a release hands the lock to a waiter', async () => {
+    const holder = await app({ fenceRetention: WEEK, ttl: 30_000 });
+    const waiter = await app({ fenceRetention: WEEK, ttl: 30_000 });
+    const held = await holder.locks.acquire('handed');
+    const waiting = waiter.locks.acquire('handed', { waitTimeout: 10_000 });
+    while ((await redis.exists('lock:{handed}:queue')) === 0) await sleep(5);
+    await redis.persist('lock:{handed}:fence');
+    await held.release();
+    const lock = await waiting;
+    expect(lock.fencingToken).toBe(held.fencingToken + 1);
+    expect(await redis.pttl('lock:{handed}:fence')).toBeGreaterThan(WEEK - 60_000);
+    await lock.release();
+  });
+
+  it('with fenceRetention, keep an expiry when quorum mode raises a node counter', async () => {
+    const client = new Redis(redisUrl());
+    try {
+      await new LockScripts(client, WEEK).fenceFloor('lock:{floor}:fence', 7);
+      expect(await redis.get('lock:{floor}:fence')).toBe('7');
+      expect(await redis.pttl('lock:{floor}:fence')).toBeGreaterThan(WEEK - 60_000);
+      await new LockScripts(client).fenceFloor('lock:{floor-kept}:fence', 7);
+      expect(await redis.pttl('lock:{floor-kept}:fence')).toBe(-1);
+    } finally {
+      await client.quit();
+    }
+  });
+
+  it.each<[string, unknown, { ttl?: number }?]>([
+    ['too short for a retention', 1_000],
+    ['shorter than the ttl', 90_000, { ttl: 120_000 }],
+    ['not an integer', 60_000.5],
+    ['a malformed duration', '1 hour'],
+    ['null', null],
+    ['negative', -1],
+  ])('refuse a fenceRetention that is %s, naming the option', async (_what, fenceRetention, extra = {}) => {
+    const compiling = Test.createTestingModule({
+      imports: [RedisLockModule.forRoot({ redis: redisUrl(), ...extra, fenceRetention: fenceRetention as number })],
+    })
+      .setLogger(new CapturedLogs())
+      .compile();
+    const error = await compiling.catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InvalidLockOptionsError);
+    expect((error as InvalidLockOptionsError).option).toBe('fenceRetention');
+    expect((error as Error).message).toContain('Option "fenceRetention"');
+  });
+});
