@@ -1,0 +1,238 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { LockLostError, LockNotAcquiredError, type Lock, type RedisLockModuleOptions } from '../../lib/index.js';
+import { nextEvent, sleep, type LockApp } from '../support/lock-app.js';
+
+/**
+ * A place locks live, as the behaviour suite sees it: Redis (one node, a Cluster, a quorum,
+ * through ioredis or node-redis) or the in-memory store. Every backend must pass the same suite;
+ * a difference between them is a bug in one of them.
+ */
+export interface LockBackend {
+  /** Starts what the backend needs (servers); called once before the suite. */
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  /** An application on this backend, as a separate instance on the same store would be. */
+  open(options?: Partial<RedisLockModuleOptions>): Promise<LockApp>;
+  /** Deletes a lock behind its holder's back, as an operator or an eviction would. */
+  steal(key: string): Promise<void>;
+  /** Whether waiters queue in FIFO order and are woken by release messages (not in quorum mode). */
+  readonly queues: boolean;
+}
+
+/** The behaviour every backend promises, through the public API only. */
+export function describeLockBehaviour(label: string, backend: LockBackend): void {
+  describe(`lock behaviour: ${label}`, () => {
+    const apps: LockApp[] = [];
+    let run = 0;
+    beforeAll(() => backend.start(), 60_000);
+    afterAll(() => backend.stop());
+    afterEach(async () => {
+      await Promise.all(apps.splice(0).map((app) => app.close()));
+    });
+    const open = async (options: Partial<RedisLockModuleOptions> = {}): Promise<LockApp> => {
+      const app = await backend.open(options);
+      apps.push(app);
+      return app;
+    };
+    // Every test uses keys of its own, so that a backend shared by the tests needs no flushing.
+    const key = (name: string): string => `behaviour:${process.pid}:${++run}:${name}`;
+
+    it('acquires, reports and releases a lock', async () => {
+      const { locks } = await open();
+      const k = key('basic');
+      const lock = await locks.acquire(k);
+      expect(lock.held).toBe(true);
+      expect(lock.fencingToken).toBeGreaterThan(0);
+      expect(await locks.isLocked(k)).toBe(true);
+      await lock.release();
+      await lock.release(); // idempotent
+      expect(lock.held).toBe(false);
+      expect(lock.signal.aborted).toBe(false);
+      expect(await locks.isLocked(k)).toBe(false);
+    });
+
+    it('excludes another instance, which gets the lock once it is released, with a higher fencing token', async () => {
+      const a = await open();
+      const b = await open();
+      const k = key('exclusion');
+      const held = await a.locks.acquire(k);
+      expect(await b.locks.tryAcquire(k)).toBeNull();
+      await expect(b.locks.acquire(k, { waitTimeout: 0 })).rejects.toBeInstanceOf(LockNotAcquiredError);
+      const waiting = b.locks.acquire(k, { waitTimeout: 5_000 });
+      await sleep(100);
+      await held.release();
+      const next = await waiting;
+      expect(next.fencingToken).toBeGreaterThan(held.fencingToken);
+      await next.release();
+    });
+
+    it('never lets two holders overlap under contention, and counts correctly', async () => {
+      const instances = await Promise.all([open(), open(), open()]);
+      const k = key('counter');
+      let inside = 0;
+      let overlaps = 0;
+      let counter = 0;
+      const tokens: number[] = [];
+      await Promise.all(
+        instances.flatMap(({ locks }) =>
+          Array.from({ length: 2 }, async () => {
+            for (let i = 0; i < 10; i++) {
+              await locks.using(
+                k,
+                async (lock) => {
+                  if (++inside > 1) overlaps++;
+                  tokens.push(lock.fencingToken);
+                  const read = counter;
+                  await sleep(1);
+                  counter = read + 1;
+                  inside--;
+                },
+                { waitTimeout: 20_000 },
+              );
+            }
+          }),
+        ),
+      );
+      expect(overlaps).toBe(0);
+      expect(counter).toBe(60);
+      expect(tokens).toEqual([...tokens].sort((x, y) => x - y));
+      expect(new Set(tokens).size).toBe(60);
+    });
+
+    it('serves waiters in arrival order and wakes the next one on release', async () => {
+      if (!backend.queues) return; // quorum mode: waiters poll, by design (see "Running at scale")
+      const holder = await open();
+      const k = key('fifo');
+      const held = await holder.locks.acquire(k);
+      const order: number[] = [];
+      const waiters = await Promise.all([open(), open(), open()]);
+      const done: Promise<void>[] = [];
+      for (const [i, waiter] of waiters.entries()) {
+        done.push(waiter.locks.using(k, async () => void order.push(i), { waitTimeout: 10_000 }));
+        await sleep(60); // arrive in turn
+      }
+      const releasedAt = performance.now();
+      const first = nextEvent(waiters[0]!.locks.events$, 'acquired');
+      await held.release();
+      await first;
+      // Woken by the release, not by polling.
+      expect(performance.now() - releasedAt).toBeLessThan(200);
+      await Promise.all(done);
+      expect(order).toEqual([0, 1, 2]);
+    });
+
+    it('lets the next holder in once a crashed holder lease runs out, and tells the old holder', async () => {
+      const a = await open({ ttl: 400, autoRenew: false });
+      const b = await open();
+      const k = key('crash');
+      const lost = await a.locks.acquire(k);
+      const started = performance.now();
+      const next = await b.locks.acquire(k, { waitTimeout: 5_000 });
+      expect(performance.now() - started).toBeGreaterThan(250);
+      expect(next.fencingToken).toBeGreaterThan(lost.fencingToken);
+      await sleep(50);
+      expect(lost.signal.aborted).toBe(true);
+      expect(lost.signal.reason).toBeInstanceOf(LockLostError);
+      expect(lost.signal.reason).toMatchObject({ reason: 'expired' });
+      await next.release();
+    });
+
+    it('keeps a lock past its ttl while the watchdog renews it', async () => {
+      const { locks } = await open({ ttl: 400, renewInterval: 100 });
+      const other = await open();
+      const k = key('renewed');
+      const lock = await locks.acquire(k);
+      await sleep(1_000);
+      expect(lock.held).toBe(true);
+      expect(await other.locks.tryAcquire(k)).toBeNull();
+      await lock.release();
+    });
+
+    it('aborts the signal when the lock is taken away, and does not touch the next holder', async () => {
+      const { locks } = await open({ ttl: 2_000, renewInterval: 100 });
+      const other = await open();
+      const k = key('stolen');
+      const lock = await locks.acquire(k);
+      await backend.steal(k);
+      const next = await other.locks.acquire(k, { waitTimeout: 2_000 });
+      await new Promise((resolve) => (lock.signal.aborted ? resolve(undefined) : lock.signal.addEventListener('abort', resolve, { once: true })));
+      expect(lock.signal.reason).toMatchObject({ reason: 'refused' });
+      await lock.release().catch(() => undefined);
+      expect(next.held).toBe(true);
+      expect(await other.locks.isLocked(k)).toBe(true);
+      await next.release();
+    });
+
+    it('re-enters within one call chain and shares the lease', async () => {
+      const { locks } = await open({ waitTimeout: 300 });
+      const k = key('reentrant');
+      const result = await locks.using(k, async (outer) =>
+        locks.using(k, async (inner) => {
+          expect(inner.fencingToken).toBe(outer.fencingToken);
+          expect(locks.current(k)?.fencingToken).toBe(outer.fencingToken);
+          expect(inner.held).toBe(true);
+          return 'nested';
+        }),
+      );
+      expect(result).toBe('nested');
+      expect(await locks.isLocked(k)).toBe(false);
+    });
+
+    it('ends a wait on its signal, and the departed waiter never gets the lock', async () => {
+      const holder = await open();
+      const waiter = await open();
+      const third = await open();
+      const k = key('abort');
+      const held = await holder.locks.acquire(k);
+      const controller = new AbortController();
+      const aborted = waiter.locks.acquire(k, { waitTimeout: 10_000, signal: controller.signal }).catch((e: unknown) => e);
+      await sleep(50);
+      const thirdWaiting = third.locks.acquire(k, { waitTimeout: 10_000 });
+      await sleep(50);
+      controller.abort(new Error('no longer needed'));
+      expect(await aborted).toMatchObject({ message: 'no longer needed' });
+      await held.release();
+      const lock = await thirdWaiting;
+      expect(lock.held).toBe(true);
+      await lock.release();
+    });
+
+    it('extends a lease on demand', async () => {
+      const { locks } = await open({ ttl: 300, autoRenew: false });
+      const other = await open();
+      const k = key('extend');
+      const lock: Lock = await locks.acquire(k);
+      await lock.extend(2_000);
+      await sleep(500);
+      expect(lock.held).toBe(true);
+      expect(await other.locks.tryAcquire(k)).toBeNull();
+      await lock.release();
+    });
+
+    it('says who holds a lock and how many wait for it', async () => {
+      const holder = await open({ instanceName: 'behaviour-holder' });
+      const waiter = await open();
+      const k = key('inspect');
+      const held = await holder.locks.acquire(k, { label: 'nightly <report>' });
+      const waiting = waiter.locks.acquire(k, { waitTimeout: 5_000 });
+      await sleep(100);
+      const seen = await waiter.locks.inspect(k);
+      expect(seen).toMatchObject({ key: k, held: true, fencingToken: held.fencingToken });
+      expect(seen.holder).toMatchObject({ instance: 'behaviour-holder', label: 'nightly <report>', pid: process.pid });
+      if (backend.queues) expect(seen.waiters).toBe(1);
+      await held.release();
+      await (await waiting).release();
+      expect(await waiter.locks.inspect(k)).toMatchObject({ held: false });
+    });
+
+    it('gives back every lock it holds when the application closes', async () => {
+      const a = await backend.open();
+      const b = await open();
+      const k = key('shutdown');
+      const lock = await a.locks.acquire(k);
+      await a.close();
+      expect(lock.signal.reason).toMatchObject({ reason: 'shutdown' });
+      expect(await b.locks.isLocked(k)).toBe(false);
+    });
+  });
+}

@@ -1,0 +1,23 @@
+import { Redis } from 'ioredis';
+import { createLockApp } from '../support/lock-app.js';
+import { startRedisServer, type RedisServer } from '../support/redis-server.js';
+import { describeLockBehaviour } from './lock-behaviour.js';
+
+let servers: RedisServer[] = [];
+let admins: Redis[] = [];
+
+describeLockBehaviour('quorum of 3 independent masters (ioredis)', {
+  queues: false,
+  async start() {
+    servers = await Promise.all([0, 1, 2].map(() => startRedisServer()));
+    admins = servers.map((server) => new Redis(server.url));
+  },
+  async stop() {
+    for (const admin of admins) admin.disconnect();
+    await Promise.all(servers.map((server) => server.stop()));
+  },
+  open: (options) => createLockApp({ redis: servers.map((server) => server.url), ...options }),
+  async steal(key) {
+    await Promise.all(admins.map((admin) => admin.del(`lock:{${key}}`)));
+  },
+});
