@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnAppl
 import type { Observable } from 'rxjs';
 import { LockManager } from './core/lock-manager.js';
 import { resolveModuleOptions } from './core/lock-options.js';
-import { openConnection } from './core/redis-connection.js';
+import { redisBackend } from './core/redis-backend.js';
 import type { LockEvent } from './interfaces/lock-event.interface.js';
 import type { Lock } from './interfaces/lock.interface.js';
 import type { LockInspection } from './interfaces/lock-inspection.interface.js';
@@ -37,8 +37,7 @@ export class LockService implements BeforeApplicationShutdown, OnApplicationShut
   constructor(@Inject(REDIS_LOCK_MODULE_OPTIONS) options: RedisLockModuleOptions) {
     const resolved = resolveModuleOptions(options);
     const logger = new Logger('RedisLock');
-    const connections = (Array.isArray(resolved.redis) ? resolved.redis : [resolved.redis]).map((redis) => openConnection(redis, logger));
-    this.manager = new LockManager(resolved, connections, logger);
+    this.manager = new LockManager(resolved, redisBackend(resolved, logger), logger);
   }
 
   /**

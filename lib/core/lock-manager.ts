@@ -16,14 +16,13 @@ import { quoteKey } from './quote-key.js';
 import { checkLockNaming, HolderRecorder, parseHolder } from './holder.js';
 import type { LockLogger } from './lock-logger.js';
 import { resolveLockOptions, type LockTiming, type ResolvedModuleOptions } from './lock-options.js';
-import { LockScripts, type ReleaseReply } from './lock-scripts.js';
-import { QuorumStore } from './quorum-store.js';
-import type { OpenedConnection } from './redis-connection.js';
+import type { RedisClient, ReleaseReply } from './lock-scripts.js';
 import type { LockStore } from './lock-store.js';
 import type { LockRunner } from './locked-call.js';
 import { ownerToken } from './owner-token.js';
 import { ReentrantLock } from './reentrant-lock.js';
-import { ReleaseNotifier, type ReleaseWatch } from './release-notifier.js';
+import type { ReleaseWatch } from './release-notifier.js';
+import type { LockBackend, ReleaseWatcher } from './lock-backend.js';
 import { RenewalScheduler } from './renewal-scheduler.js';
 import { settleWithin, TIMED_OUT } from './settle-within.js';
 import { waitForTurn } from './wait-for-turn.js';
@@ -58,7 +57,7 @@ export class LockManager implements LockOwner, LockRunner {
   readonly scheduler: RenewalScheduler;
   readonly sweeper = new DeadlineSweeper();
   /** Release messages wake waiters (one node only; a quorum's waiters poll). */
-  private readonly notifier?: ReleaseNotifier;
+  private readonly notifier?: ReleaseWatcher;
   private readonly events = new Subject<LockEvent>();
   /** The locks the current async call chain holds, innermost last. */
   private readonly chain = new AsyncLocalStorage<readonly HeldLock[]>();
@@ -76,18 +75,11 @@ export class LockManager implements LockOwner, LockRunner {
 
   constructor(
     private readonly options: ResolvedModuleOptions,
-    /** One connection, or several independent masters for quorum mode. */
-    private readonly connections: OpenedConnection[],
+    private readonly backend: LockBackend,
     readonly logger: LockLogger,
   ) {
-    const [first] = connections;
-    if (connections.length === 1) {
-      const scripts = new LockScripts(first!.client, options.fenceRetention);
-      this.store = scripts;
-      this.notifier = new ReleaseNotifier(first!.client, logger, () => scripts.shardedPubSub());
-    } else {
-      this.store = new QuorumStore(connections.map(({ client }) => new LockScripts(client, options.fenceRetention)));
-    }
+    this.store = backend.store;
+    this.notifier = backend.notifier;
     this.scheduler = new RenewalScheduler(this.store, logger);
     const { ttl, renewInterval, waitTimeout, autoRenew } = options;
     this.defaults = { ttl, renewInterval, waitTimeout, autoRenew };
@@ -96,9 +88,9 @@ export class LockManager implements LockOwner, LockRunner {
     this.holder = new HolderRecorder(options.instanceName);
   }
 
-  /** The Redis clients this manager speaks to (several in quorum mode). */
-  get clients(): OpenedConnection['client'][] {
-    return this.connections.map(({ client }) => client);
+  /** The Redis clients this manager speaks to (several in quorum mode, none in memory). */
+  get clients(): readonly RedisClient[] {
+    return this.backend.clients;
   }
 
   get keyPrefix(): string {
@@ -319,9 +311,8 @@ export class LockManager implements LockOwner, LockRunner {
     await this.stop();
     this.scheduler.close();
     this.sweeper.close();
-    this.notifier?.close();
     this.events.complete();
-    for (const { client, owned } of this.connections) if (owned) client.disconnect();
+    this.backend.close();
   }
 
   private async giveBackAll(): Promise<void> {

@@ -1,0 +1,36 @@
+import type { LockBackend } from './lock-backend.js';
+import type { LockLogger } from './lock-logger.js';
+import type { ResolvedModuleOptions } from './lock-options.js';
+import { LockScripts } from './lock-scripts.js';
+import { QuorumStore } from './quorum-store.js';
+import { openConnection } from './redis-connection.js';
+import { ReleaseNotifier } from './release-notifier.js';
+
+/**
+ * The backend for the module's `redis` option: one connection (a server, a Sentinel-managed
+ * master or a Cluster), with release messages; or several independent masters in quorum mode,
+ * where waiters poll. Connections made from URLs or options are ours to close; clients handed in
+ * are not.
+ */
+export function redisBackend(options: ResolvedModuleOptions, logger: LockLogger): LockBackend {
+  const connections = (Array.isArray(options.redis) ? options.redis : [options.redis]).map((redis) => openConnection(redis, logger));
+  const clients = connections.map(({ client }) => client);
+  const closeConnections = (): void => {
+    for (const { client, owned } of connections) if (owned) client.disconnect();
+  };
+  if (connections.length > 1) {
+    const store = new QuorumStore(clients.map((client) => new LockScripts(client, options.fenceRetention)));
+    return { store, clients, close: closeConnections };
+  }
+  const store = new LockScripts(clients[0]!, options.fenceRetention);
+  const notifier = new ReleaseNotifier(clients[0]!, logger, () => store.shardedPubSub());
+  return {
+    store,
+    notifier,
+    clients,
+    close: () => {
+      notifier.close();
+      closeConnections();
+    },
+  };
+}
