@@ -3,6 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LockNotAcquiredError, RedisLockError } from '../lib/index.js';
 import { ReleaseNotifier } from '../lib/core/release-notifier.js';
 import { waitForTurn } from '../lib/core/wait-for-turn.js';
+import { systemClock } from '../lib/core/clock.js';
 import { CapturedLogs, createLockApp, sleep, type LockApp } from './support/lock-app.js';
 import { redisUrl } from './support/redis.js';
 import { startRedisServer, type RedisServer } from './support/redis-server.js';
@@ -89,10 +90,10 @@ describe('grants to a waiter', () => {
   it('are not swallowed by a wait that already ended on its timer', async () => {
     const watch = notifier.watch('swallow', 'tok');
     await watch.ready;
-    expect(await waitForTurn(watch, 0, 10_000, 20, undefined, shutdown.signal)).toBeUndefined();
+    expect(await waitForTurn(watch, 0, 10_000, 20, undefined, shutdown.signal, systemClock)).toBeUndefined();
     notifier.wake('swallow', 'tok', 7);
     const started = performance.now();
-    expect(await waitForTurn(watch, 1, 10_000, 2_000, undefined, shutdown.signal)).toBe(7);
+    expect(await waitForTurn(watch, 1, 10_000, 2_000, undefined, shutdown.signal, systemClock)).toBe(7);
     expect(performance.now() - started).toBeLessThan(500);
     watch.close();
   });
@@ -101,14 +102,14 @@ describe('grants to a waiter', () => {
     const watch = notifier.watch('phantom', 'tok');
     await watch.ready;
     notifier.wake('phantom', 'tok', 5);
-    expect(await waitForTurn(watch, 0, 10_000, 2_000, undefined, shutdown.signal)).toBe(5);
+    expect(await waitForTurn(watch, 0, 10_000, 2_000, undefined, shutdown.signal, systemClock)).toBe(5);
     // The same grant, published by the release script, arrives after the local wake.
     await publisher.publish('phantom', 'tok:5');
     await sleep(50);
-    expect(await waitForTurn(watch, 1, 10_000, 200, undefined, shutdown.signal)).toBeUndefined();
+    expect(await waitForTurn(watch, 1, 10_000, 200, undefined, shutdown.signal, systemClock)).toBeUndefined();
     // A later grant (higher fencing token) still wakes it.
     await publisher.publish('phantom', 'tok:9');
-    expect(await waitForTurn(watch, 2, 10_000, 2_000, undefined, shutdown.signal)).toBe(9);
+    expect(await waitForTurn(watch, 2, 10_000, 2_000, undefined, shutdown.signal, systemClock)).toBe(9);
     watch.close();
   });
 });

@@ -1,4 +1,25 @@
 import { performance } from 'node:perf_hooks';
+import { setLongTimeout } from './long-timeout.js';
+
+/** A timer set on a `Clock`. */
+export interface ClockTimer {
+  cancel(): void;
+}
+
+/**
+ * The time the lock engine runs on: every lease deadline, renewal tick, wait and retry is
+ * measured and scheduled through one. The system clock in production; a manual one in tests
+ * (`nestjs-redis-lock/testing`), which moves only when told to.
+ */
+export interface Clock {
+  /** Monotonic milliseconds. */
+  now(): number;
+  /**
+   * Calls `fn` after `ms` milliseconds, however long (Node's own timers overflow past 2^31 - 1
+   * ms). An `unref` timer alone does not keep the process alive.
+   */
+  setTimer(fn: () => void, ms: number, unref?: boolean): ClockTimer;
+}
 
 /**
  * Monotonic milliseconds. Lease deadlines must not move when the wall clock is adjusted
@@ -7,3 +28,11 @@ import { performance } from 'node:perf_hooks';
 export function now(): number {
   return performance.now();
 }
+
+export const systemClock: Clock = {
+  now,
+  setTimer(fn, ms, unref = false) {
+    const timer = setLongTimeout(fn, ms, { unref });
+    return { cancel: () => timer.clear() };
+  },
+};

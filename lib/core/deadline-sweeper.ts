@@ -1,5 +1,4 @@
-import { now } from './clock.js';
-import { MAX_TIMER_MS } from './lock-options.js';
+import { systemClock, type Clock, type ClockTimer } from './clock.js';
 
 /** Something with a lease deadline that must be told when the deadline passes. */
 export interface Expiring {
@@ -18,8 +17,10 @@ export interface Expiring {
  */
 export class DeadlineSweeper {
   private readonly heap: Expiring[] = [];
-  private timer?: NodeJS.Timeout;
+  private timer?: ClockTimer;
   private armedAt = Infinity;
+
+  constructor(private readonly clock: Clock = systemClock) {}
 
   /** Starts tracking `item`, or moves it after its deadline changed. */
   track(item: Expiring): void {
@@ -55,7 +56,7 @@ export class DeadlineSweeper {
   private sweep(): void {
     this.timer = undefined;
     this.armedAt = Infinity;
-    const current = now();
+    const current = this.clock.now();
     while (this.heap.length > 0 && this.heap[0]!.deadline <= current) {
       const item = this.heap[0]!;
       this.untrack(item);
@@ -69,16 +70,14 @@ export class DeadlineSweeper {
     const first = this.heap[0];
     if (first === undefined) return;
     if (this.timer !== undefined && this.armedAt <= first.deadline) return;
-    clearTimeout(this.timer);
+    this.timer?.cancel();
     this.armedAt = first.deadline;
-    // A deadline past Node's timer limit (a lease of weeks) is reached in chunks: a sweep that
-    // finds nothing due simply re-arms for what is left.
-    this.timer = setTimeout(() => this.sweep(), Math.min(Math.max(0, first.deadline - now()), MAX_TIMER_MS));
-    this.timer.unref();
+    // The clock's timers reach a deadline past Node's timer limit (a lease of weeks) in chunks.
+    this.timer = this.clock.setTimer(() => this.sweep(), Math.max(0, first.deadline - this.clock.now()), true);
   }
 
   private disarm(): void {
-    clearTimeout(this.timer);
+    this.timer?.cancel();
     this.timer = undefined;
     this.armedAt = Infinity;
   }

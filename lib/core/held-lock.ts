@@ -2,7 +2,7 @@ import { LockLostError, type LockLostReason } from '../errors/lock-lost.error.js
 import { RedisLockError } from '../errors/redis-lock.error.js';
 import type { LockEvent } from '../interfaces/lock-event.interface.js';
 import type { Lock } from '../interfaces/lock.interface.js';
-import { now } from './clock.js';
+import type { Clock } from './clock.js';
 import type { DeadlineSweeper, Expiring } from './deadline-sweeper.js';
 import type { LockRedisKeys } from './lock-key.js';
 import { quoteKey } from './quote-key.js';
@@ -16,6 +16,8 @@ import type { Renewable, RenewalScheduler } from './renewal-scheduler.js';
 /** What a held lock needs from the manager that created it. */
 export interface LockOwner {
   readonly store: LockStore;
+  /** What leases, deadlines and retries are measured with. */
+  readonly clock: Clock;
   readonly logger: LockLogger;
   readonly scheduler: RenewalScheduler;
   readonly sweeper: DeadlineSweeper;
@@ -94,7 +96,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
     const ttl = duration === undefined ? undefined : parseDuration(duration, 'ttl', MIN_TTL_MS, MAX_TTL_MS);
     this.assertHeld();
     const lease = ttl ?? this.ttl;
-    const startedAt = now();
+    const startedAt = this.owner.clock.now();
     const sequence = this.beginRenewal(startedAt);
     this.assertHeld();
     const renewed = await this.owner.store.renew(this.names.lock, this.token, lease);
@@ -138,7 +140,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
 
   /** Renews to the full ttl now: whether Redis confirmed it (an error rejects). */
   async renewNow(): Promise<boolean> {
-    const startedAt = now();
+    const startedAt = this.owner.clock.now();
     const sequence = this.beginRenewal(startedAt);
     if (sequence === undefined) return false;
     const ttl = this.ttl;
@@ -160,10 +162,10 @@ export class HeldLock implements Lock, Renewable, Expiring {
       } catch {
         // transient: try again while the lease lasts
       }
-      const left = this.deadline - now();
+      const left = this.deadline - this.owner.clock.now();
       // The deadline sweeper reports the loss when the lease runs out.
       if (!this.held || left <= 0) return;
-      await new Promise((resolve) => setTimeout(resolve, Math.min(delay, left)).unref());
+      await new Promise((resolve) => this.owner.clock.setTimer(() => resolve(undefined), Math.min(delay, left), true));
     }
   }
 
@@ -190,7 +192,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
       this.owner.sweeper.track(this);
     }
     if (this.owner.listening) {
-      this.owner.emit({ type: 'renewed', key: this.key, name: this.name, fencingToken: this.fencingToken, latencyMs: now() - startedAt, at: Date.now() });
+      this.owner.emit({ type: 'renewed', key: this.key, name: this.name, fencingToken: this.fencingToken, latencyMs: this.owner.clock.now() - startedAt, at: Date.now() });
     }
   }
 
@@ -211,7 +213,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
         this.state = 'released';
         this.owner.forget(this);
         if (this.owner.listening) {
-          this.owner.emit({ type: 'released', key: this.key, name: this.name, fencingToken: this.fencingToken, heldMs: now() - this.acquiredAt, unconfirmed: true, at: Date.now() });
+          this.owner.emit({ type: 'released', key: this.key, name: this.name, fencingToken: this.fencingToken, heldMs: this.owner.clock.now() - this.acquiredAt, unconfirmed: true, at: Date.now() });
         }
       }
       throw error;
@@ -221,7 +223,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
       this.state = 'released';
       this.owner.forget(this);
       if (this.owner.listening) {
-        this.owner.emit({ type: 'released', key: this.key, name: this.name, fencingToken: this.fencingToken, heldMs: now() - this.acquiredAt, at: Date.now() });
+        this.owner.emit({ type: 'released', key: this.key, name: this.name, fencingToken: this.fencingToken, heldMs: this.owner.clock.now() - this.acquiredAt, at: Date.now() });
       }
     } else {
       // Taken or expired between two renewals; the work is over, but say so.
@@ -251,7 +253,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
       this.owner.logger.error(`lock lost during renewal: ${quoteKey(this.key)} (fencing token ${this.fencingToken}): ${error.message}`);
     }
     if (this.owner.listening) {
-      this.owner.emit({ type: 'lost', key: this.key, name: this.name, fencingToken: this.fencingToken, reason, heldMs: now() - this.acquiredAt, at: Date.now() });
+      this.owner.emit({ type: 'lost', key: this.key, name: this.name, fencingToken: this.fencingToken, reason, heldMs: this.owner.clock.now() - this.acquiredAt, at: Date.now() });
     }
   }
 

@@ -1,3 +1,4 @@
+import type { Clock } from './clock.js';
 import type { LockStore } from './lock-store.js';
 import type { ReleaseWatch } from './release-notifier.js';
 import type { RedisClient } from './lock-scripts.js';
@@ -22,6 +23,8 @@ export interface LockBackend {
   readonly notifier?: ReleaseWatcher;
   /** The Redis clients behind the store, for health checks and the lock board; none in memory. */
   readonly clients: readonly RedisClient[];
+  /** The clock the store counts leases on, which the engine's timers must follow; the system's by default. */
+  readonly clock?: Clock;
   /** Closes what the backend opened: the subscriber, and connections it created (last). */
   close(): void;
 }

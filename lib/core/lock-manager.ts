@@ -7,7 +7,7 @@ import type { LockEvent, LockNotAcquiredOutcome } from '../interfaces/lock-event
 import type { LockInspection } from '../interfaces/lock-inspection.interface.js';
 import type { Lock } from '../interfaces/lock.interface.js';
 import type { LockOptions } from '../interfaces/redis-lock-options.interface.js';
-import { now } from './clock.js';
+import { systemClock, type Clock } from './clock.js';
 import { DeadlineSweeper } from './deadline-sweeper.js';
 import { diagnosticsListening, publishDiagnostics } from './lock-diagnostics.js';
 import { HeldLock, type LockOwner } from './held-lock.js';
@@ -55,7 +55,9 @@ const POLLING_WARNING_MS = 10_000;
 export class LockManager implements LockOwner, LockRunner {
   readonly store: LockStore;
   readonly scheduler: RenewalScheduler;
-  readonly sweeper = new DeadlineSweeper();
+  readonly sweeper: DeadlineSweeper;
+  /** The backend's clock (the system's, or a test's manual one): every timer runs on it. */
+  readonly clock: Clock;
   /** Release messages wake waiters (one node only; a quorum's waiters poll). */
   private readonly notifier?: ReleaseWatcher;
   private readonly events = new Subject<LockEvent>();
@@ -80,7 +82,9 @@ export class LockManager implements LockOwner, LockRunner {
   ) {
     this.store = backend.store;
     this.notifier = backend.notifier;
-    this.scheduler = new RenewalScheduler(this.store, logger);
+    this.clock = backend.clock ?? systemClock;
+    this.sweeper = new DeadlineSweeper(this.clock);
+    this.scheduler = new RenewalScheduler(this.store, logger, this.clock);
     const { ttl, renewInterval, waitTimeout, autoRenew } = options;
     this.defaults = { ttl, renewInterval, waitTimeout, autoRenew };
     // Every waiter listens to it; any number may wait.
@@ -134,7 +138,7 @@ export class LockManager implements LockOwner, LockRunner {
 
   private async acquireNew(key: string, names: LockRedisKeys, timing: LockTiming, options: LockOptions | undefined): Promise<HeldLock> {
     const signal = options?.signal;
-    const calledAt = now();
+    const calledAt = this.clock.now();
     const waitUntil = calledAt + timing.waitTimeout;
     const waits = timing.waitTimeout > 0;
     // One token for the whole call: it is also the caller's place in the waiting queue.
@@ -151,8 +155,8 @@ export class LockManager implements LockOwner, LockRunner {
       for (let attempt = 0; ; attempt++) {
         let busyFor: number | undefined;
         // Without waiting, the one attempt still gets the grace a late answer deserves, not more.
-        const bound = waits ? Math.max(waitUntil - now(), Math.min(timing.waitTimeout, LAST_ATTEMPT_GRACE_MS)) : LAST_ATTEMPT_GRACE_MS;
-        lastAttemptAt = now();
+        const bound = waits ? Math.max(waitUntil - this.clock.now(), Math.min(timing.waitTimeout, LAST_ATTEMPT_GRACE_MS)) : LAST_ATTEMPT_GRACE_MS;
+        lastAttemptAt = this.clock.now();
         try {
           const outcome = await this.attempt(key, names, token, timing, waits, bound, signal, lastAttemptAt);
           if (outcome instanceof HeldLock) return this.acquired(outcome, calledAt, name, waiting);
@@ -163,9 +167,9 @@ export class LockManager implements LockOwner, LockRunner {
           if ((signal?.aborted && error === signal.reason) || this.closed) throw error;
           lastError = error;
         }
-        const left = waitUntil - now();
+        const left = waitUntil - this.clock.now();
         if (left <= 0) {
-          throw new LockNotAcquiredError(key, now() - calledAt, lastError === undefined ? undefined : { cause: lastError });
+          throw new LockNotAcquiredError(key, this.clock.now() - calledAt, lastError === undefined ? undefined : { cause: lastError });
         }
         // `afterWaiting` must pair with a `waiting` event someone saw (metrics count both).
         if (!waiting && lastError === undefined && this.listening) {
@@ -178,17 +182,17 @@ export class LockManager implements LockOwner, LockRunner {
           // Never hang on a subscription (a full maxclients, an unreachable node): past one
           // refresh the waiter polls, which keeps its place in the queue and still finds the lock.
           const bound = Math.min(left, WAITER_REFRESH_MS);
-          if ((await settleWithin(watch.ready, bound, signal, this.shutdown.signal)) === TIMED_OUT) this.warnPolling(key, bound);
+          if ((await settleWithin(watch.ready, bound, [signal, this.shutdown.signal], this.clock)) === TIMED_OUT) this.warnPolling(key, bound);
           continue;
         }
         const refresh = Math.min(left, WAITER_REFRESH_MS, Math.floor(timing.ttl / 3));
-        const granted = await waitForTurn(watch, attempt, busyFor, refresh, signal, this.shutdown.signal);
+        const granted = await waitForTurn(watch, attempt, busyFor, refresh, signal, this.shutdown.signal, this.clock);
         if (granted !== undefined) {
           // The release that handed the lock over ran after our last attempt: count the
           // (shortened) lease from that attempt, and renew to the full ttl straight away.
           const lease = Math.min(timing.ttl, WAITER_LEASE_MS);
           const lock = this.hold(key, names, token, granted, timing, lastAttemptAt, lease);
-          if (lock.deadline - now() > lease / 2) {
+          if (lock.deadline - this.clock.now() > lease / 2) {
             // After the caller's code has started: the new holder runs first.
             setImmediate(() => lock.renewSoon());
             return this.acquired(lock, calledAt, name, waiting);
@@ -212,7 +216,7 @@ export class LockManager implements LockOwner, LockRunner {
       if (this.listening) {
         const outcome: LockNotAcquiredOutcome =
           signal?.aborted && error === signal.reason ? 'aborted' : !(error instanceof LockNotAcquiredError) || lastError !== undefined ? 'error' : waits ? 'timeout' : 'busy';
-        this.emit({ type: 'not-acquired', key, name, waitedMs: now() - calledAt, outcome, afterWaiting: waiting, at: Date.now() });
+        this.emit({ type: 'not-acquired', key, name, waitedMs: this.clock.now() - calledAt, outcome, afterWaiting: waiting, at: Date.now() });
       }
       throw error;
     } finally {
@@ -223,7 +227,7 @@ export class LockManager implements LockOwner, LockRunner {
   async tryAcquire(key: string, options?: LockOptions): Promise<Lock | null> {
     const { timing, names, reentered } = this.prepare(key, options);
     if (reentered) return reentered;
-    const calledAt = now();
+    const calledAt = this.clock.now();
     const token = ownerToken() + this.holder.suffix(options?.label ?? options?.name);
     const name = options?.name;
     this.acquiring++;
@@ -233,13 +237,13 @@ export class LockManager implements LockOwner, LockRunner {
     } catch (error) {
       // The reply was lost, not necessarily the script's effect: give back what it may have taken.
       this.leave(names, token, timing);
-      if (this.listening) this.emit({ type: 'not-acquired', key, name, waitedMs: now() - calledAt, outcome: options?.signal?.aborted ? 'aborted' : 'error', afterWaiting: false, at: Date.now() });
+      if (this.listening) this.emit({ type: 'not-acquired', key, name, waitedMs: this.clock.now() - calledAt, outcome: options?.signal?.aborted ? 'aborted' : 'error', afterWaiting: false, at: Date.now() });
       throw error;
     } finally {
       this.settledAcquire();
     }
     if (outcome instanceof HeldLock) return this.acquired(outcome, calledAt, name, false);
-    if (this.listening) this.emit({ type: 'not-acquired', key, name, waitedMs: now() - calledAt, outcome: 'busy', afterWaiting: false, at: Date.now() });
+    if (this.listening) this.emit({ type: 'not-acquired', key, name, waitedMs: this.clock.now() - calledAt, outcome: 'busy', afterWaiting: false, at: Date.now() });
     return null;
   }
 
@@ -317,14 +321,15 @@ export class LockManager implements LockOwner, LockRunner {
 
   private async giveBackAll(): Promise<void> {
     this.closed = true;
-    const deadline = now() + this.options.shutdownTimeout;
+    // Real time, whatever the clock: this bounds how long Redis may keep the application waiting.
+    const deadline = systemClock.now() + this.options.shutdownTimeout;
     this.shutdown.abort(new RedisLockError('LockService shut down (the application is closing) while waiting for a lock.'));
     for (const lock of this.heldLocks) this.cleanUp(lock.shutdown());
     // An acquire in flight may still obtain its lock; hold() then hands it straight back, and
     // a failed one leaves. Both register clean-ups, so wait until nothing is left to wait for.
-    while ((this.acquiring > 0 || this.pendingCleanups.size > 0) && now() < deadline) {
+    while ((this.acquiring > 0 || this.pendingCleanups.size > 0) && systemClock.now() < deadline) {
       const acquiresSettled = this.acquiring > 0 ? new Promise<void>((resolve) => (this.acquiringSettled = resolve)) : undefined;
-      await settleWithin(Promise.allSettled([...this.pendingCleanups, acquiresSettled]), deadline - now());
+      await settleWithin(Promise.allSettled([...this.pendingCleanups, acquiresSettled]), deadline - systemClock.now());
       // Let the callers that just settled register their clean-ups.
       await new Promise((resolve) => setImmediate(resolve));
     }
@@ -342,8 +347,8 @@ export class LockManager implements LockOwner, LockRunner {
 
   /** At most one warning per POLLING_WARNING_MS: every waiter of an outage would say the same. */
   private warnPolling(key: string, waitedMs: number): void {
-    if (now() - this.lastPollingWarning < POLLING_WARNING_MS) return;
-    this.lastPollingWarning = now();
+    if (this.clock.now() - this.lastPollingWarning < POLLING_WARNING_MS) return;
+    this.lastPollingWarning = this.clock.now();
     this.logger.warn(
       `Release messages for lock ${quoteKey(key)} could not be subscribed within ${Math.round(waitedMs)} ms; waiters poll every ${WAITER_REFRESH_MS} ms meanwhile.`,
     );
@@ -367,7 +372,7 @@ export class LockManager implements LockOwner, LockRunner {
     const outer = this.chain.getStore()?.findLast((lock) => lock.key === key);
     if (outer === undefined) return undefined;
     // A stalled event loop may not have let the deadline sweeper run yet.
-    if (outer.held && now() >= outer.deadline) outer.expire();
+    if (outer.held && this.clock.now() >= outer.deadline) outer.expire();
     // The outer holder lost the lock: the whole chain is working without it.
     if (outer.signal.aborted) throw outer.signal.reason;
     return outer.held ? new ReentrantLock(outer) : undefined;
@@ -386,7 +391,7 @@ export class LockManager implements LockOwner, LockRunner {
     const reply = this.store.acquire(names, token, timing.ttl, enqueue, WAITER_LEASE_MS);
     // Past the bound, the caller's abort or shutdown, the caller stops waiting for the reply;
     // it leaves when it gives up, which gives back what this attempt may still take.
-    const settled = bound === Infinity && signal === undefined ? await reply : await settleWithin(reply, bound, signal, this.shutdown.signal);
+    const settled = bound === Infinity && signal === undefined ? await reply : await settleWithin(reply, bound, [signal, this.shutdown.signal], this.clock);
     if (settled === TIMED_OUT) {
       throw new RedisLockError(`Redis did not answer the acquire of lock ${quoteKey(key)} within ${Math.round(bound)} ms.`);
     }
@@ -407,7 +412,7 @@ export class LockManager implements LockOwner, LockRunner {
   private acquired(lock: HeldLock, calledAt: number, name: string | undefined, afterWaiting: boolean): HeldLock {
     lock.handOut();
     lock.name = name;
-    if (this.listening) this.emit({ type: 'acquired', key: lock.key, name, fencingToken: lock.fencingToken, waitedMs: now() - calledAt, afterWaiting, at: Date.now() });
+    if (this.listening) this.emit({ type: 'acquired', key: lock.key, name, fencingToken: lock.fencingToken, waitedMs: this.clock.now() - calledAt, afterWaiting, at: Date.now() });
     return lock;
   }
 

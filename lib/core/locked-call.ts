@@ -1,3 +1,4 @@
+import type { Clock } from './clock.js';
 import { Observable, from, isObservable, type Subscription } from 'rxjs';
 import { LockNotAcquiredError } from '../errors/lock-not-acquired.error.js';
 import type { Lock } from '../interfaces/lock.interface.js';
@@ -17,6 +18,8 @@ export interface LockRunner {
   runInChain<T>(lock: Lock, fn: () => T): T;
   /** The ttl `lock` is renewed to, in milliseconds. */
   leaseOf(lock: Lock): number;
+  /** The clock the engine's timers run on. */
+  readonly clock: Clock;
 }
 
 export interface LockedCall {
@@ -101,7 +104,7 @@ export function runLockedObservable(runner: LockRunner, call: LockedCall): Obser
 function holdWhileSubscribed(runner: LockRunner, lock: Lock, source: Observable<unknown>, call: LockedCall): Observable<unknown> {
   let state: 'waiting' | 'subscribed' | 'expired' = 'waiting';
   const ttl = runner.leaseOf(lock);
-  const timer = setTimeout(() => {
+  const timer = runner.clock.setTimer(() => {
     if (state !== 'waiting') return;
     state = 'expired';
     runner.logger.warn(
@@ -109,8 +112,7 @@ function holdWhileSubscribed(runner: LockRunner, lock: Lock, source: Observable<
         `lock ${quoteKey(lock.key)} released. Declare the method's return type as Observable to take the lock at subscription.`,
     );
     void release(runner, lock);
-  }, ttl);
-  timer.unref();
+  }, ttl, true);
   return new Observable((subscriber) => {
     if (state !== 'waiting') {
       subscriber.error(
@@ -121,7 +123,7 @@ function holdWhileSubscribed(runner: LockRunner, lock: Lock, source: Observable<
       return;
     }
     state = 'subscribed';
-    clearTimeout(timer);
+    timer.cancel();
     const inner = runner.runInChain(lock, () => source.subscribe(subscriber));
     return () => {
       inner.unsubscribe();

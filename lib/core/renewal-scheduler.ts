@@ -1,5 +1,6 @@
 import { Subscription, exhaustMap, timer } from 'rxjs';
-import { now } from './clock.js';
+import { systemClock, type Clock } from './clock.js';
+import { ClockScheduler } from './clock-scheduler.js';
 import type { LockLogger } from './lock-logger.js';
 import type { LockStore, RenewalOutcome, RenewalPart } from './lock-store.js';
 import { settleWithin } from './settle-within.js';
@@ -38,17 +39,22 @@ export class RenewalScheduler {
   /** Ends the wait for a renewal still in flight at shutdown, so that no timer outlives close(). */
   private readonly closing = new AbortController();
 
+  private readonly scheduler: ClockScheduler;
+
   constructor(
     private readonly store: LockStore,
     private readonly logger: LockLogger,
-  ) {}
+    private readonly clock: Clock = systemClock,
+  ) {
+    this.scheduler = new ClockScheduler(clock);
+  }
 
   add(lock: Renewable, renewInterval: number): void {
     let group = this.groups.get(renewInterval);
     if (group === undefined) {
       const locks = new Set<Renewable>();
       const created: Group = { locks, idle: false, subscription: new Subscription() };
-      created.subscription = timer(renewInterval * (0.5 + Math.random() * 0.5), renewInterval)
+      created.subscription = timer(renewInterval * (0.5 + Math.random() * 0.5), renewInterval, this.scheduler)
         .pipe(exhaustMap(() => this.tick(renewInterval, created)))
         .subscribe();
       group = created;
@@ -91,7 +97,7 @@ export class RenewalScheduler {
    * so each of them is declared lost when its own runs out; the others are renewed as usual.
    */
   private async renew(locks: Renewable[], renewInterval: number): Promise<void> {
-    const startedAt = now();
+    const startedAt = this.clock.now();
     const batch: BatchItem[] = [];
     for (const lock of locks) {
       const sequence = lock.beginRenewal(startedAt);
@@ -119,7 +125,7 @@ export class RenewalScheduler {
     // A part that hangs (a master that stopped answering) must not hold back the next tick
     // of the others: the tick ends before the next one is due (`exhaustMap` would drop that
     // one), and a late outcome still applies when it comes.
-    await settleWithin(Promise.all(applied), Math.floor(renewInterval * 0.75), this.closing.signal).catch(() => undefined);
+    await settleWithin(Promise.all(applied), Math.floor(renewInterval * 0.75), [this.closing.signal], this.clock).catch(() => undefined);
   }
 
   private warn(count: number, error: unknown): void {

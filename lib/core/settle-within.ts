@@ -1,3 +1,5 @@
+import { systemClock, type Clock } from './clock.js';
+
 export const TIMED_OUT: unique symbol = Symbol('timed out');
 
 /**
@@ -5,18 +7,23 @@ export const TIMED_OUT: unique symbol = Symbol('timed out');
  * `signals` stays unaborted (then rejects with the reason of the first aborted). The promise
  * itself is not cancelled.
  */
-export function settleWithin<T>(promise: Promise<T>, ms: number, ...signals: (AbortSignal | undefined)[]): Promise<T | typeof TIMED_OUT> {
+export function settleWithin<T>(
+  promise: Promise<T>,
+  ms: number,
+  signals: readonly (AbortSignal | undefined)[] = [],
+  clock: Clock = systemClock,
+): Promise<T | typeof TIMED_OUT> {
   const aborted = signals.find((signal) => signal?.aborted);
   if (aborted) return Promise.reject(aborted.reason);
   return new Promise((resolve, reject) => {
-    const timer = ms === Infinity ? undefined : setTimeout(() => finish(() => resolve(TIMED_OUT)), ms);
+    const timer = ms === Infinity ? undefined : clock.setTimer(() => finish(() => resolve(TIMED_OUT)), ms);
     const listeners = signals.map((signal) => {
       const onAbort = (): void => finish(() => reject(signal!.reason));
       signal?.addEventListener('abort', onAbort, { once: true });
       return onAbort;
     });
     function finish(settle: () => void): void {
-      clearTimeout(timer);
+      timer?.cancel();
       signals.forEach((signal, i) => signal?.removeEventListener('abort', listeners[i]!));
       settle();
     }

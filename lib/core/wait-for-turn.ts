@@ -1,3 +1,4 @@
+import type { Clock } from './clock.js';
 import { abortableSleep } from './abortable-sleep.js';
 import type { ReleaseWatch } from './release-notifier.js';
 import { retryDelay } from './retry-delay.js';
@@ -16,10 +17,11 @@ export function waitForTurn(
   signal: AbortSignal | undefined,
   /** Aborted at shutdown: ends every wait with its reason. */
   shutdown: AbortSignal,
+  clock: Clock,
 ): Promise<number | undefined> {
   if (shutdown.aborted) return Promise.reject(shutdown.reason);
   if (watch === undefined) {
-    return abortableSleep(Math.min(limit, retryDelay(attempt, busyFor)), signal).then(() => {
+    return abortableSleep(Math.min(limit, retryDelay(attempt, busyFor)), signal, clock).then(() => {
       shutdown.throwIfAborted();
       return undefined;
     });
@@ -36,14 +38,14 @@ export function waitForTurn(
       done = true;
       // A grant that comes after this wait ended is kept for the next one.
       stopListening();
-      clearTimeout(timer);
+      timer.cancel();
       signal?.removeEventListener('abort', onAbort);
       shutdown.removeEventListener('abort', onShutdown);
       settle();
     };
     const onAbort = (): void => finish(() => reject(signal!.reason));
     const onShutdown = (): void => finish(() => reject(shutdown.reason));
-    const timer = setTimeout(() => finish(() => resolve(undefined)), Math.min(limit, leaseLeft));
+    const timer = clock.setTimer(() => finish(() => resolve(undefined)), Math.min(limit, leaseLeft));
     signal?.addEventListener('abort', onAbort, { once: true });
     shutdown.addEventListener('abort', onShutdown, { once: true });
     const stopListening = watch.onGrant((fencingToken) => finish(() => resolve(fencingToken)));

@@ -1,4 +1,4 @@
-import { setLongTimeout, type LongTimeout } from '../core/long-timeout.js';
+import type { ClockTimer } from '../core/clock.js';
 import type { LockRunner } from '../core/locked-call.js';
 import type { Lock } from '../interfaces/lock.interface.js';
 import type { OnLeadershipAcquired, OnLeadershipLost } from '../interfaces/scheduling.interface.js';
@@ -15,7 +15,7 @@ type Candidate = Partial<OnLeadershipAcquired & OnLeadershipLost>;
  */
 export class LeaderElectionRunner {
   private lock?: Lock;
-  private timer?: LongTimeout;
+  private timer?: ClockTimer;
   private hooks: Promise<void> = Promise.resolve();
   private stopped = false;
 
@@ -44,7 +44,7 @@ export class LeaderElectionRunner {
   /** Stops trying; a leader steps down (`onLeadershipLost`, then the lease is released). */
   async stop(): Promise<void> {
     this.stopped = true;
-    this.timer?.clear();
+    this.timer?.cancel();
     // An attempt in flight is not awaited (Redis may be unreachable): if it wins, take()
     // sees that the election stopped and gives the lease straight back.
     await this.hooks;
@@ -60,8 +60,9 @@ export class LeaderElectionRunner {
 
   private retryLater(): void {
     if (this.stopped || this.lock !== undefined) return;
-    this.timer?.clear();
-    this.timer = setLongTimeout(() => this.tryToLead(), this.retryMs);
+    this.timer?.cancel();
+    // On the engine's clock, so that a test's manual clock moves elections too.
+    this.timer = this.runner.clock.setTimer(() => this.tryToLead(), this.retryMs);
   }
 
   private async take(): Promise<void> {
