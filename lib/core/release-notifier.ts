@@ -1,4 +1,5 @@
 import type { Cluster, Redis } from 'ioredis';
+import { GrantInbox } from './grant-inbox.js';
 import type { LockLogger } from './lock-logger.js';
 import { clientKeyPrefix, type RedisClient } from './lock-scripts.js';
 
@@ -22,7 +23,7 @@ interface ChannelState {
   ready: Promise<void>;
   retry?: NodeJS.Timeout;
   /** Waiters on this channel by token: each release wakes exactly the one it hands the lock to. */
-  waiters: Map<string, (fencingToken: number) => void>;
+  waiters: Map<string, GrantInbox>;
 }
 
 /**
@@ -57,37 +58,12 @@ export class ReleaseNotifier {
       state.ready = this.subscribe(name, state, 0);
     }
     const channelState = state;
-    // A release may hand over the lock while the waiter's attempt is still in flight: keep it,
-    // so the wait that follows ends at once instead of missing it.
-    let granted: number | undefined;
-    let listener: ((fencingToken: number) => void) | undefined;
-    // Each grant arrives twice when the releasing holder is in this process (its reply and the
-    // message), and fencing tokens of one key only grow: a token seen before is a copy.
-    let newest = -Infinity;
-    channelState.waiters.set(token, (fencingToken) => {
-      if (!(fencingToken > newest)) return;
-      newest = fencingToken;
-      if (listener === undefined) {
-        granted = fencingToken;
-        return;
-      }
-      const deliver = listener;
-      listener = undefined;
-      deliver(fencingToken);
-    });
+    const inbox = new GrantInbox();
+    channelState.waiters.set(token, inbox);
     return {
       ready: channelState.ready.catch(() => undefined),
-      takeGrant: () => {
-        const fencingToken = granted;
-        granted = undefined;
-        return fencingToken;
-      },
-      onGrant: (next) => {
-        listener = next;
-        return () => {
-          if (listener === next) listener = undefined;
-        };
-      },
+      takeGrant: () => inbox.take(),
+      onGrant: (listener) => inbox.listen(listener),
       close: () => {
         channelState.waiters.delete(token);
         if (channelState.waiters.size === 0 && this.channels.get(name) === channelState) {
@@ -106,7 +82,7 @@ export class ReleaseNotifier {
 
   /** A release in this process handed the lock to `token`: wake it without waiting for the message. */
   wake(channel: string, token: string, fencingToken: number): void {
-    this.channels.get(this.channelPrefix + channel)?.waiters.get(token)?.(fencingToken);
+    this.channels.get(this.channelPrefix + channel)?.waiters.get(token)?.deliver(fencingToken);
   }
 
   close(): void {
@@ -154,7 +130,7 @@ export class ReleaseNotifier {
       const onMessage = (channel: string, message: string): void => {
         const separator = message.indexOf(':');
         const waiter = this.channels.get(channel)?.waiters.get(message.slice(0, separator));
-        waiter?.(Number(message.slice(separator + 1)));
+        waiter?.deliver(Number(message.slice(separator + 1)));
       };
       subscriber.on('message', onMessage);
       subscriber.on('smessage', onMessage);
