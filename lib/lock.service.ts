@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional, type BeforeApplicationShutdown, type OnApplicationShutdown } from '@nestjs/common';
 import type { Observable } from 'rxjs';
 import { LockManager } from './core/lock-manager.js';
 import { resolveModuleOptions } from './core/lock-options.js';
@@ -7,7 +7,8 @@ import type { LockEvent } from './interfaces/lock-event.interface.js';
 import type { Lock } from './interfaces/lock.interface.js';
 import type { LockInspection } from './interfaces/lock-inspection.interface.js';
 import type { LockOptions, RedisLockModuleOptions } from './interfaces/redis-lock-options.interface.js';
-import { LOCK_RUNNER } from './redis-lock.constants.js';
+import { LOCK_BACKEND_FACTORY, LOCK_RUNNER } from './redis-lock.constants.js';
+import type { LockBackendFactory } from './core/lock-backend.js';
 import { REDIS_LOCK_MODULE_OPTIONS } from './redis-lock.module-definition.js';
 import type { LockRunner } from './core/locked-call.js';
 
@@ -34,10 +35,14 @@ import type { LockRunner } from './core/locked-call.js';
 export class LockService implements BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly manager: LockManager;
 
-  constructor(@Inject(REDIS_LOCK_MODULE_OPTIONS) options: RedisLockModuleOptions) {
-    const resolved = resolveModuleOptions(options);
+  constructor(
+    @Inject(REDIS_LOCK_MODULE_OPTIONS) options: RedisLockModuleOptions,
+    @Optional() @Inject(LOCK_BACKEND_FACTORY) backendFactory?: LockBackendFactory,
+  ) {
+    const resolved = resolveModuleOptions(options, { needsRedis: backendFactory === undefined });
     const logger = new Logger('RedisLock');
-    this.manager = new LockManager(resolved, redisBackend(resolved, logger), logger);
+    const backend = backendFactory === undefined ? redisBackend(resolved, logger) : backendFactory(resolved);
+    this.manager = new LockManager(resolved, backend, logger);
   }
 
   /**

@@ -4,5 +4,11 @@ export const LOCK_SERVICE_PROPERTY: unique symbol = Symbol('nestjs-redis-lock:Lo
 /** `LockService`'s internal engine, reached by `@Locked` wrappers. */
 export const LOCK_RUNNER: unique symbol = Symbol('nestjs-redis-lock:runner');
 
+/**
+ * Provider of a `LockBackendFactory`: when present, `LockService` keeps its locks there instead
+ * of in the Redis of the `redis` option (the testing module provides the in-memory store).
+ */
+export const LOCK_BACKEND_FACTORY: unique symbol = Symbol('nestjs-redis-lock:backend');
+
 /** Metadata a `@Locked` wrapper carries: its key and options. */
 export const LOCKED_METADATA = 'nestjs-redis-lock:locked';

@@ -1,7 +1,11 @@
 import type { Clock } from './clock.js';
+import type { ResolvedModuleOptions } from './lock-options.js';
 import type { LockStore } from './lock-store.js';
 import type { ReleaseWatch } from './release-notifier.js';
 import type { RedisClient } from './lock-scripts.js';
+
+/** Makes the backend of one `LockService` from its resolved options. */
+export type LockBackendFactory = (options: ResolvedModuleOptions) => LockBackend;
 
 /** Wakes waiters when a release hands them the lock. */
 export interface ReleaseWatcher {

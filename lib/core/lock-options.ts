@@ -52,11 +52,12 @@ export function driftMargin(ttl: number): number {
 }
 
 /** Validates module options and fills in defaults; throws `InvalidLockOptionsError`. */
-export function resolveModuleOptions(options: RedisLockModuleOptions): ResolvedModuleOptions {
+export function resolveModuleOptions(options: RedisLockModuleOptions, { needsRedis = true } = {}): ResolvedModuleOptions {
   if (options === null || typeof options !== 'object') {
-    throw new InvalidLockOptionsError('options', options, 'an object with at least a "redis" connection');
+    throw new InvalidLockOptionsError('options', options, needsRedis ? 'an object with at least a "redis" connection' : 'an object');
   }
-  const redis = Array.isArray(options.redis) ? checkQuorum(options.redis) : checkRedis(options.redis, 'redis');
+  // Without Redis (the in-memory store of nestjs-redis-lock/testing) there is nothing to connect to.
+  const redis = !needsRedis ? (undefined as never) : Array.isArray(options.redis) ? checkQuorum(options.redis) : checkRedis(options.redis, 'redis');
   const keyPrefix = given(options.keyPrefix, DEFAULT_KEY_PREFIX);
   if (typeof keyPrefix !== 'string' || /[{}]/.test(keyPrefix) || keyPrefix.length > MAX_KEY_PREFIX_LENGTH) {
     throw new InvalidLockOptionsError(

@@ -54,7 +54,7 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
       }
     }
     // The module's ttl, for elections that give none: they retry every ttl / 3.
-    const { ttl: moduleTtl } = resolveModuleOptions(this.options);
+    const { ttl: moduleTtl } = resolveModuleOptions(this.options, { needsRedis: false });
     const candidates = new Set<unknown>();
     for (const wrapper of this.discovery.getProviders()) {
       const type = (wrapper.instance as object | undefined)?.constructor ?? wrapper.metatype;

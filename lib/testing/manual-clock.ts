@@ -1,0 +1,92 @@
+import type { Clock, ClockTimer } from '../core/clock.js';
+import { parseDuration, type Duration } from '../core/duration.js';
+
+interface PendingTimer {
+  at: number;
+  order: number;
+  fn: () => void;
+}
+
+/** How many turns of the event loop `advance()` lets pass after each timer it fires. */
+const SETTLE_TURNS = 20;
+const MAX_ADVANCE_MS = 10 * 365 * 86_400_000;
+
+/**
+ * A clock that moves only when told to. Leases, renewals, waits and retries of an in-memory
+ * lock store on this clock happen in order as `advance()` passes their time, without real
+ * waiting, so that a test can expire a lock or starve a renewal deterministically.
+ *
+ * @example
+ * ```ts
+ * const locks = new InMemoryLocks({ clock: 'manual' });
+ * // ... RedisLockTestingModule.forRoot({ locks, ttl: '30s', autoRenew: false })
+ * const lock = await lockService.acquire('report');
+ * await locks.manualClock.advance('31s');
+ * expect(lock.signal.aborted).toBe(true); // the lease ran out
+ * ```
+ */
+export class ManualClock implements Clock {
+  private time = 0;
+  private order = 0;
+  private readonly timers = new Set<PendingTimer>();
+  private advancing: Promise<void> = Promise.resolve();
+
+  now(): number {
+    return this.time;
+  }
+
+  /** @internal Called by the lock engine. */
+  setTimer(fn: () => void, ms: number): ClockTimer {
+    const timer: PendingTimer = { at: this.time + Math.max(0, ms), order: ++this.order, fn };
+    this.timers.add(timer);
+    return { cancel: () => this.timers.delete(timer) };
+  }
+
+  /** Timers waiting for the clock to reach them. */
+  get pendingTimers(): number {
+    return this.timers.size;
+  }
+
+  /**
+   * Moves the clock forward by `duration` (milliseconds or a string such as `'30s'`), firing
+   * every timer that falls due on the way, earliest first, and letting the work each one starts
+   * run before the next. Calls made at once run one after the other.
+   */
+  advance(duration: Duration): Promise<void> {
+    let ms: number;
+    try {
+      ms = parseDuration(duration, 'advance(duration)', 0, MAX_ADVANCE_MS);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    this.advancing = this.advancing.then(() => this.moveBy(ms));
+    return this.advancing;
+  }
+
+  private async moveBy(ms: number): Promise<void> {
+    const target = this.time + ms;
+    await settle();
+    for (let next = this.due(target); next !== undefined; next = this.due(target)) {
+      this.timers.delete(next);
+      this.time = Math.max(this.time, next.at);
+      next.fn();
+      await settle();
+    }
+    this.time = target;
+    await settle();
+  }
+
+  private due(target: number): PendingTimer | undefined {
+    let first: PendingTimer | undefined;
+    for (const timer of this.timers) {
+      if (timer.at > target) continue;
+      if (first === undefined || timer.at < first.at || (timer.at === first.at && timer.order < first.order)) first = timer;
+    }
+    return first;
+  }
+}
+
+/** Lets promise chains and the in-memory store's replies (one event-loop turn each) run. */
+async function settle(): Promise<void> {
+  for (let turn = 0; turn < SETTLE_TURNS; turn++) await new Promise((resolve) => setImmediate(resolve));
+}

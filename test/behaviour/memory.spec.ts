@@ -1,0 +1,26 @@
+import { Test } from '@nestjs/testing';
+import { LockService } from '../../lib/index.js';
+import { InMemoryLocks, RedisLockTestingModule } from '../../lib/testing/index.js';
+import { CapturedLogs } from '../support/lock-app.js';
+import { describeLockBehaviour } from './lock-behaviour.js';
+
+const locks = new InMemoryLocks();
+
+describeLockBehaviour('in memory (nestjs-redis-lock/testing)', {
+  queues: true,
+  async start() {},
+  async stop() {
+    locks.clear();
+  },
+  async open(options = {}) {
+    const logs = new CapturedLogs();
+    const moduleRef = await Test.createTestingModule({ imports: [RedisLockTestingModule.forRoot({ locks, ...options })] })
+      .setLogger(logs)
+      .compile();
+    await moduleRef.init();
+    return { locks: moduleRef.get(LockService), logs, close: () => moduleRef.close() };
+  },
+  async steal(key) {
+    locks.delete(`lock:{${key}}`);
+  },
+});
