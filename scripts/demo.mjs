@@ -1,30 +1,41 @@
 // npm run demo: starts three instances of the sample app against REDIS_URL (or a throwaway
 // redis-server), fires concurrent requests at the locked and unlocked routes of the first, lets
 // the three share a cron job and a leader-held feed, stops the instances holding them, prints
-// what happened (who ran what), and exits. `--json` prints the figures as JSON as well (the
-// tests read them).
+// what happened (who ran what), and exits. With no redis-server installed and no REDIS_URL, it
+// runs one instance on the in-memory store instead, and says so. `--json` prints the figures as
+// JSON as well (the tests read them).
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import { startRedisServer } from './redis-server.mjs';
+import { redisServerInstalled, startRedisServer } from './redis-server.mjs';
 
 const CONCURRENT = 20;
 const AMOUNT = 10;
 const REPORT_MS = 3_500;
 const REPORT_TTL = 1_000;
-const INSTANCES = ['app-1', 'app-2', 'app-3'];
+const store = process.env.REDIS_URL || redisServerInstalled() ? 'redis' : 'memory';
+// Memory is one process's: instances could not share it, so there is one.
+const INSTANCES = store === 'redis' ? ['app-1', 'app-2', 'app-3'] : ['app-1'];
 const JOBS_MS = 2_000;
 /** Long enough for a handover: the leases of the job and the feed are 3 s, retried every 1 s. */
 const HANDOVER_MS = 3_500;
 const mainFile = fileURLToPath(new URL('../sample-app/dist/main.js', import.meta.url));
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-const redis = process.env.REDIS_URL ? undefined : await startRedisServer();
-const redisUrl = process.env.REDIS_URL ?? redis.url;
+if (store === 'memory') {
+  console.log(
+    '\nNo redis-server on the PATH and no REDIS_URL: running the sample app on the in-memory lock store of\n' +
+      'nestjs-redis-lock/testing, as one instance (its locks exclude callers of this one process only).\n' +
+      'To run it on Redis, as three instances sharing locks, cron jobs and a leader: install Redis\n' +
+      '(Debian/Ubuntu: apt-get install redis-server; macOS: brew install redis) or set REDIS_URL=redis://host:port.',
+  );
+}
+const redis = store === 'redis' && !process.env.REDIS_URL ? await startRedisServer() : undefined;
+const redisUrl = process.env.REDIS_URL ?? redis?.url;
 const apps = INSTANCES.map((instance) =>
   spawn(process.execPath, [mainFile], {
-    env: { ...process.env, REDIS_URL: redisUrl, PORT: '0', REPORT_TTL: String(REPORT_TTL), INSTANCE: instance },
+    env: { ...process.env, REDIS_URL: redisUrl ?? '', LOCK_STORE: store, PORT: '0', REPORT_TTL: String(REPORT_TTL), INSTANCE: instance },
     stdio: ['ignore', 'pipe', 'inherit'],
   }),
 );
@@ -65,7 +76,7 @@ try {
   const state = await (await fetch(`${base}/locks`)).json();
   // Let the cron job and the feed run for a few more seconds, so that a slow count shows.
   await sleep(JOBS_MS);
-  const jobs = await scheduledJobs(bases);
+  const jobs = store === 'redis' ? await scheduledJobs(bases) : undefined;
 
   console.log('\nnestjs-redis-lock demo: %d concurrent deposits of %d per scenario\n', CONCURRENT, AMOUNT);
   console.table(
@@ -78,15 +89,16 @@ try {
       `lock lost: ${reportRun.lockLost ? 'yes' : 'no'}; a second run meanwhile got HTTP ${secondStatus}.`,
   );
   console.log(`Lock events in the app: ${JSON.stringify(state.counts)}\n`);
-  printJobs(jobs);
-  if (process.argv.includes('--json')) console.log(JSON.stringify({ rows, report: reportRun, secondReportStatus: secondStatus, counts: state.counts, jobs }));
+  if (jobs) printJobs(jobs);
+  else console.log('Scheduled jobs and the leader-held feed across instances need Redis: run the demo with Redis to see them hand over.\n');
+  if (process.argv.includes('--json')) console.log(JSON.stringify({ store, rows, report: reportRun, secondReportStatus: secondStatus, counts: state.counts, jobs }));
 
   const safeExact = rows[0].exact && rows[0].ok === CONCURRENT && rows[1].exact;
   if (!safeExact || reportRun.lockLost) {
     console.error('The locked routes did not keep the balance exact: something is wrong.');
     process.exitCode = 1;
   }
-  if (jobs.duplicateTicks.length > 0 || jobs.overlaps > 0 || jobs.feedOverlaps > 0 || !jobs.handover.job.to || !jobs.handover.feed.to) {
+  if (jobs && (jobs.duplicateTicks.length > 0 || jobs.overlaps > 0 || jobs.feedOverlaps > 0 || !jobs.handover.job.to || !jobs.handover.feed.to)) {
     console.error('A cron tick ran twice, two runs overlapped, two instances led the feed at once, or nobody took over: something is wrong.');
     process.exitCode = 1;
   }

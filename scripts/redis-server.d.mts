@@ -12,6 +12,7 @@ export interface RedisServer {
   resume(): void;
 }
 
+export function redisServerInstalled(): boolean;
 export function assertRedisInstalled(): void;
 export function freePort(): Promise<number>;
 export function startRedisServer(extraArgs?: string[]): Promise<RedisServer>;

@@ -5,9 +5,14 @@ import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { killOnExit, waitForPing } from './ports.mjs';
 
-export function assertRedisInstalled() {
+/** Whether `redis-server` is on the PATH. */
+export function redisServerInstalled() {
   const probe = spawnSync('redis-server', ['--version'], { encoding: 'utf8' });
-  if (probe.error || probe.status !== 0) {
+  return !probe.error && probe.status === 0;
+}
+
+export function assertRedisInstalled() {
+  if (!redisServerInstalled()) {
     throw new Error(
       'redis-server is not installed, and a real one is needed. Install it ' +
         '(Debian/Ubuntu: `apt-get install -y redis-server`, macOS: `brew install redis`), ' +

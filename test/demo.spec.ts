@@ -1,4 +1,7 @@
 import { spawn } from 'node:child_process';
+import { mkdtempSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { redisUrl, useRedis } from './support/redis.js';
@@ -7,10 +10,11 @@ const demo = fileURLToPath(new URL('../scripts/demo.mjs', import.meta.url));
 
 /** The demo's figures, from the JSON line `--json` adds. */
 interface DemoFigures {
+  store: 'redis' | 'memory';
   rows: { scenario: string; requests: number; ok: number; conflicts: number; expected: number; actual: number; exact: boolean }[];
   report: { ranMs: number; ttl: number; renewals: number; lockLost: boolean };
   secondReportStatus: number;
-  jobs: {
+  jobs?: {
     instances: { instance: string; stopped: boolean; runs: number; slowRuns: number; feedTerms: number[]; published: number }[];
     ticks: number;
     skippedTicks: number;
@@ -45,7 +49,8 @@ describe('npm run demo (three instances of the sample app, driven over HTTP)', (
     expect(figures.report.lockLost).toBe(false);
     expect(figures.secondReportStatus).toBe(409);
 
-    const { jobs } = figures;
+    expect(figures.store).toBe('redis');
+    const jobs = figures.jobs!;
     expect(stdout).toContain('Scheduled jobs across 3 instances');
     expect(jobs.instances.map((row) => row.instance)).toEqual(['app-1', 'app-2', 'app-3']);
     expect(jobs.ticks).toBeGreaterThanOrEqual(5);
@@ -62,4 +67,31 @@ describe('npm run demo (three instances of the sample app, driven over HTTP)', (
     expect(new Set(tokens).size).toBe(tokens.length);
     expect(tokens.length).toBeGreaterThanOrEqual(2);
   }, 90_000);
+});
+
+describe('npm run demo on a machine with Node only (no redis-server, no REDIS_URL)', () => {
+  it('runs the sample app on the in-memory store, says so, and keeps the locked balance exact', async () => {
+    // A PATH where only node is found.
+    const bin = mkdtempSync(join(tmpdir(), 'only-node-'));
+    symlinkSync(process.execPath, join(bin, 'node'));
+    const env: NodeJS.ProcessEnv = { ...process.env, PATH: bin };
+    delete env.REDIS_URL;
+    const child = spawn(process.execPath, [demo, '--json'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk));
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    expect(stdout).toContain('running the sample app on the in-memory lock store');
+    expect(stdout).toContain('apt-get install redis-server');
+    const figures = JSON.parse(stdout.trim().split('\n').pop()!) as DemoFigures;
+    expect(figures.store).toBe('memory');
+    expect(figures.rows[0]).toMatchObject({ requests: 20, ok: 20, expected: 200, actual: 200, exact: true });
+    expect(figures.rows[1]!.actual).toBe(figures.rows[1]!.ok * 10);
+    expect(figures.report.renewals).toBeGreaterThanOrEqual(3);
+    expect(figures.secondReportStatus).toBe(409);
+    expect(figures.jobs).toBeUndefined();
+  }, 60_000);
 });

@@ -1,7 +1,8 @@
 import { Module } from '@nestjs/common';
 import { RedisLockModule } from 'nestjs-redis-lock';
+import { RedisLockTestingModule } from 'nestjs-redis-lock/testing';
 import { AccountsModule } from './accounts/accounts.module.js';
-import { AppConfig } from './config/app-config.js';
+import { AppConfig, configuredStore } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
 import { JobsModule } from './jobs/jobs.module.js';
 import { LockActivity } from './locks/lock-activity.js';
@@ -12,11 +13,15 @@ import { ReportsService } from './reports/reports.service.js';
 @Module({
   imports: [
     ConfigModule,
-    RedisLockModule.forRootAsync({
-      isGlobal: true,
-      inject: [AppConfig],
-      useFactory: (config: AppConfig) => ({ redis: config.redisUrl, keyPrefix: 'sample-lock:' }),
-    }),
+    // Without Redis (a first run with nothing but Node), the same locks on the in-memory store:
+    // they exclude callers of this one process only.
+    configuredStore() === 'memory'
+      ? RedisLockTestingModule.forRoot({ isGlobal: true, keyPrefix: 'sample-lock:' })
+      : RedisLockModule.forRootAsync({
+          isGlobal: true,
+          inject: [AppConfig],
+          useFactory: (config: AppConfig) => ({ redis: config.redisUrl, keyPrefix: 'sample-lock:' }),
+        }),
     AccountsModule,
     JobsModule,
   ],

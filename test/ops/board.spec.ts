@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { Injectable, type CanActivate, type ExecutionContext, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromiumPath } from '../../scripts/chromium.mjs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LockService, RedisLockModule, type LockEvent } from '../../lib/index.js';
 import { RedisLockBoardModule } from '../../lib/board/index.js';
@@ -33,7 +34,7 @@ describe('live lock board in headless Chromium', () => {
   let app: INestApplication | undefined;
   const children: ChildProcessWithoutNullStreams[] = [];
   beforeAll(async () => {
-    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: ['--no-sandbox'] });
+    browser = await chromium.launch({ executablePath: chromiumPath(), headless: true, args: ['--no-sandbox'] });
   });
   afterAll(() => browser?.close());
   afterEach(async () => {

@@ -1,8 +1,16 @@
 import { Injectable } from '@nestjs/common';
 
+/** Where the app keeps locks and balances: Redis, or (LOCK_STORE=memory) this process's memory. */
+export type Store = 'redis' | 'memory';
+
+export function configuredStore(): Store {
+  return process.env.LOCK_STORE === 'memory' ? 'memory' : 'redis';
+}
+
 /** What the sample app reads from its environment. */
 @Injectable()
 export class AppConfig {
+  readonly store = configuredStore();
   readonly redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
   readonly port = Number(process.env.PORT ?? 3000);
   /** Lease of the report job's lock, short so that the watchdog visibly renews it. */
