@@ -28,5 +28,33 @@ Module({ imports: [RedisLockModule.forRoot({ redis: process.env.REDIS_URL, isGlo
   await lock.release();
   const key = await orders.pay('42');
   await app.close();
-  console.log(JSON.stringify({ nest: require('@nestjs/core/package.json').version, ioredis: require('ioredis/package.json').version, fencingToken: lock.fencingToken, busy, key }));
+
+  // Every subpath export, required from CommonJS.
+  const missing = [];
+  for (const [path, names] of Object.entries(JSON.parse(process.env.SUBPATHS))) {
+    const exported = require(path);
+    for (const name of names) if (exported[name] === undefined) missing.push(`${path}: ${name}`);
+  }
+  // The testing module, without Redis.
+  const { RedisLockTestingModule, InMemoryLocks } = require('nestjs-redis-lock/testing');
+  class TestModule {}
+  Module({ imports: [RedisLockTestingModule.forRoot({ locks: new InMemoryLocks() })] })(TestModule);
+  const testing = await NestFactory.createApplicationContext(TestModule, { logger: ['error'] });
+  const memoryLocks = testing.get(LockService);
+  const held = await memoryLocks.acquire('memory');
+  const memoryBusy = (await memoryLocks.tryAcquire('memory')) === null;
+  await held.release();
+  await testing.close();
+
+  console.log(
+    JSON.stringify({
+      nest: require('@nestjs/core/package.json').version,
+      ioredis: require('ioredis/package.json').version,
+      fencingToken: lock.fencingToken,
+      busy,
+      key,
+      missing,
+      inMemory: { fencingToken: held.fencingToken, busy: memoryBusy },
+    }),
+  );
 })();

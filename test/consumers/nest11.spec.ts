@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { redisUrl, useRedis } from '../support/redis.js';
+import { SUBPATHS } from './subpaths.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -19,7 +20,7 @@ describe('a Nest 11 CommonJS application on ioredis 6', () => {
   const dir = mkdtempSync(join(tmpdir(), 'nest11-consumer-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('requires the package and locks with LockService and @Locked', { timeout: 240_000 }, () => {
+  it('requires the package and every subpath export, and locks with LockService, @Locked and the in-memory store', { timeout: 240_000 }, () => {
     execFileSync('npm', ['pack', '--pack-destination', dir, '--silent'], { cwd: root, stdio: 'pipe' });
     const tarball = readdirSync(dir).find((name) => name.endsWith('.tgz'))!;
     writeFileSync(
@@ -30,6 +31,9 @@ describe('a Nest 11 CommonJS application on ioredis 6', () => {
         dependencies: {
           '@nestjs/common': '^11.0.0',
           '@nestjs/core': '^11.0.0',
+          // The optional peers of the subpath exports, which the app requires too.
+          '@nestjs/terminus': '^11.0.0',
+          '@opentelemetry/api': '^1.9.0',
           ioredis: '^6.0.0',
           'reflect-metadata': '^0.2.0',
           rxjs: '^7.8.0',
@@ -40,12 +44,18 @@ describe('a Nest 11 CommonJS application on ioredis 6', () => {
     const install = spawnSync('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: dir, encoding: 'utf8' });
     expect(install.status, install.stderr).toBe(0);
     copyFileSync(fileURLToPath(new URL('./nest11-app.cjs', import.meta.url)), join(dir, 'app.cjs'));
-    const run = spawnSync(process.execPath, ['app.cjs'], { cwd: dir, env: { ...process.env, REDIS_URL: redisUrl() }, encoding: 'utf8', timeout: 30_000 });
+    const run = spawnSync(process.execPath, ['app.cjs'], {
+      cwd: dir,
+      env: { ...process.env, REDIS_URL: redisUrl(), SUBPATHS: JSON.stringify(SUBPATHS) },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
     expect(run.stderr).toBe('');
     expect(run.status).toBe(0);
     const result = JSON.parse(run.stdout.trim().split('\n').pop()!);
     expect(result.nest).toMatch(/^11\./);
     expect(result.ioredis).toMatch(/^6\./);
-    expect(result).toMatchObject({ fencingToken: 1, busy: true, key: 'order:42' });
+    expect(result).toMatchObject({ fencingToken: 1, busy: true, key: 'order:42', inMemory: { fencingToken: 1, busy: true } });
+    expect(result.missing).toEqual([]);
   });
 });
