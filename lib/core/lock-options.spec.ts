@@ -16,6 +16,7 @@ describe('resolveModuleOptions', () => {
       autoRenew: true,
       shutdownTimeout: 3_000,
       exposeKeyInHttpErrors: false,
+      fenceRetention: 0,
     });
   });
 
