@@ -125,7 +125,8 @@ describe('waiting for a busy lock', () => {
     await commands.stop();
     // The release hands the lock to the first waiter: no waiter retries (one may refresh its
     // place in the queue by chance), and only the first one renews its new lock.
-    const acquires = commands.seen.filter((c) => isScriptCall(c) && c.args[2] === '5' && c.args.length === 12);
+    // An acquire is the only 5-key script whose settings argument ends with the enqueue flag.
+    const acquires = commands.seen.filter((c) => isScriptCall(c) && c.args[2] === '5' && c.args.length === 11 && c.args[10]!.split(':').length === 4);
     const renewals = commands.seen.filter((c) => isScriptCall(c) && c.args[2] === '1');
     expect(acquires.length).toBeLessThanOrEqual(1);
     expect(renewals.length).toBe(1);

@@ -17,6 +17,8 @@ describe('uncontended acquire and release', () => {
 
   it('touch the waiting queue with nothing but EXISTS', async () => {
     const { locks } = await app();
+    // Have the scripts cached on the server first (a NOSCRIPT reply makes one more call).
+    await (await locks.acquire(uniqueKey())).release();
     const key = uniqueKey();
     const queue = `lock:{${key}}:queue`;
     const commands = await watchCommands(queue);
@@ -28,6 +30,24 @@ describe('uncontended acquire and release', () => {
     expect(commands.seen.filter(isScriptCall)).toHaveLength(2);
     expect(inner).toEqual(['EXISTS', 'EXISTS']);
     expect((await redis.keys(`lock:{${key}}*`)).sort()).toEqual([`lock:{${key}}:fence`]);
+  });
+
+  it('work after Redis lost its script cache (a restart, a failover, SCRIPT FLUSH)', async () => {
+    const { locks } = await app();
+    const key = uniqueKey();
+    const first = await locks.acquire(key);
+    await first.release();
+    // Other test files on this server just fall back to EVAL once as well.
+    await redis.script('FLUSH');
+    const commands = await watchCommands(`lock:{${key}}`);
+    const again = await locks.acquire(key);
+    await again.release();
+    await commands.stop();
+    expect(again.fencingToken).toBe(first.fencingToken + 1);
+    expect(await redis.exists(`lock:{${key}}`)).toBe(0);
+    // EVALSHA was refused, EVAL ran the script and cached it again.
+    const scriptCalls = commands.seen.filter(isScriptCall).map((command) => command.args[0]!.toLowerCase());
+    expect(scriptCalls).toContain('eval');
   });
 
   it('do not let a newcomer take a free lock ahead of a live waiter', async () => {

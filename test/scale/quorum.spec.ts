@@ -152,7 +152,8 @@ describe('quorum mode over 3 independent masters', () => {
       await node.del('lock:{q:lost}');
       node.disconnect();
     }
-    await new Promise((resolve) => lock.signal.addEventListener('abort', resolve, { once: true }));
+    // On a loaded machine the renewal may already have found it lost while the keys were deleted.
+    if (!lock.signal.aborted) await new Promise((resolve) => lock.signal.addEventListener('abort', resolve, { once: true }));
     expect(lock.signal.reason).toMatchObject({ reason: 'refused' });
   });
 });
