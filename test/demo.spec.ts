@@ -8,6 +8,16 @@ import { redisUrl, useRedis } from './support/redis.js';
 
 const demo = fileURLToPath(new URL('../scripts/demo.mjs', import.meta.url));
 
+async function runDemo(env: NodeJS.ProcessEnv): Promise<{ stdout: string; stderr: string; code: number | null }> {
+  const child = spawn(process.execPath, [demo, '--json'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk));
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  return { stdout, stderr, code };
+}
+
 /** The demo's figures, from the JSON line `--json` adds. */
 interface DemoFigures {
   store: 'redis' | 'memory';
@@ -29,12 +39,7 @@ describe('npm run demo (three instances of the sample app, driven over HTTP)', (
   useRedis();
 
   it('keeps the locked balance exact, answers 409 when failing fast, renews the long job, and runs each cron tick and the feed on one instance', async () => {
-    const child = spawn(process.execPath, [demo, '--json'], { env: { ...process.env, REDIS_URL: redisUrl() }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk));
-    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    const { stdout, stderr, code } = await runDemo({ ...process.env, REDIS_URL: redisUrl() });
     expect(stderr).toBe('');
     expect(code).toBe(0);
     expect(stdout).toContain('locked, waits for its turn');
@@ -76,12 +81,7 @@ describe('npm run demo on a machine with Node only (no redis-server, no REDIS_UR
     symlinkSync(process.execPath, join(bin, 'node'));
     const env: NodeJS.ProcessEnv = { ...process.env, PATH: bin };
     delete env.REDIS_URL;
-    const child = spawn(process.execPath, [demo, '--json'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk));
-    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    const { stdout, stderr, code } = await runDemo(env);
     expect(stderr).toBe('');
     expect(code).toBe(0);
     expect(stdout).toContain('running the sample app on the in-memory lock store');
