@@ -86,8 +86,8 @@ describe('@WithoutOverlapping and @OnOneInstance', () => {
     expect(registry.getTimeout('timeout')).toBeDefined();
     const jobs = app.get(Jobs);
     await registry.getCronJob('above').fireOnTick();
-    await sleep(50);
-    expect(jobs.runs).toEqual(['tick']);
+    // fireOnTick() does not wait for the (locked, so asynchronous) job.
+    await expect.poll(() => jobs.runs).toEqual(['tick']);
     expect(await jobs.below()).toBeUndefined();
     expect(await jobs.once()).toBe(7);
     expect(jobs.runs).toEqual(['tick', 'below', 'once']);

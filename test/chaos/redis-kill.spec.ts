@@ -49,8 +49,9 @@ describe('chaos: Redis killed while locks are held', () => {
     });
     for (const loss of losses) {
       expect(loss.lost).toBe('expired');
-      // The timer fires at the deadline; allow the scheduler a few ms.
-      expect(loss.at - loss.deadline).toBeLessThan(25);
+      // The timer fires at the deadline; allow the scheduler some ms on a loaded machine (the
+      // summary line reports the worst, a few ms on a quiet one).
+      expect(loss.at - loss.deadline).toBeLessThan(100);
       expect(loss.at - killedAt).toBeLessThan(ttl);
     }
     expect(quick.error).toBe('LockNotAcquiredError');
