@@ -16,7 +16,7 @@ export function redisBackend(options: ResolvedModuleOptions, logger: LockLogger)
   const connections = (Array.isArray(options.redis) ? options.redis : [options.redis]).map((redis) => openConnection(redis, logger));
   const clients = connections.map(({ client }) => client);
   const closeConnections = (): void => {
-    for (const { client, owned } of connections) if (owned) client.disconnect();
+    for (const { close } of connections) close?.();
   };
   if (connections.length > 1) {
     const store = new QuorumStore(clients.map((client) => new LockScripts(client, options.fenceRetention)));

@@ -1,17 +1,20 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import type { RedisConnection } from '../interfaces/redis-lock-options.interface.js';
 import type { LockLogger } from './lock-logger.js';
+import { isIoRedisClient } from './drivers/ioredis-driver.js';
+import { isNodeRedisClient } from './drivers/node-redis-client.js';
 import type { RedisClient } from './lock-scripts.js';
 
-/** A client and whether we opened it (and so must close it). */
+/** A client and, when we opened it, how to close it. */
 export interface OpenedConnection {
   client: RedisClient;
-  owned: boolean;
+  /** Present only for a connection of our own: a client handed in is never closed by us. */
+  close?: () => void;
 }
 
-/** A client handed in is used as is; URLs and options get a connection of our own. */
+/** A client handed in (ioredis or node-redis) is used as is; URLs and options get an ioredis connection of our own. */
 export function openConnection(redis: RedisConnection, logger: LockLogger): OpenedConnection {
-  if (isClient(redis)) return { client: redis, owned: false };
+  if (isClient(redis)) return { client: redis };
   const client = typeof redis === 'string' ? new Redis(redis) : new Redis(redis as RedisOptions);
   // Without a listener ioredis prints every reconnection failure; say it once per new message.
   let lastMessage = '';
@@ -23,9 +26,10 @@ export function openConnection(redis: RedisConnection, logger: LockLogger): Open
   client.on('ready', () => {
     lastMessage = '';
   });
-  return { client, owned: true };
+  return { client, close: () => client.disconnect() };
 }
 
+/** An ioredis or node-redis client (by its shape: `redis` is never imported here). */
 export function isClient(redis: unknown): redis is RedisClient {
-  return typeof (redis as { defineCommand?: unknown } | null)?.defineCommand === 'function';
+  return isIoRedisClient(redis) || isNodeRedisClient(redis);
 }
