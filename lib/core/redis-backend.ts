@@ -13,7 +13,7 @@ import { ReleaseNotifier } from './release-notifier.js';
  * are not.
  */
 export function redisBackend(options: ResolvedModuleOptions, logger: LockLogger): LockBackend {
-  const connections = (Array.isArray(options.redis) ? options.redis : [options.redis]).map((redis) => openConnection(redis, logger));
+  const connections = Array.isArray(options.redis) ? options.redis.map((redis, i) => openConnection(redis, logger, `redis[${i}]`)) : [openConnection(options.redis, logger)];
   const clients = connections.map(({ client }) => client);
   const closeConnections = (): void => {
     for (const { close } of connections) close?.();

@@ -1,4 +1,5 @@
 import { Redis, type RedisOptions } from 'ioredis';
+import { InvalidLockOptionsError } from '../errors/invalid-lock-options.error.js';
 import type { RedisConnection } from '../interfaces/redis-lock-options.interface.js';
 import type { LockLogger } from './lock-logger.js';
 import { isIoRedisClient } from './drivers/ioredis-driver.js';
@@ -13,7 +14,11 @@ export interface OpenedConnection {
 }
 
 /** A client handed in (ioredis or node-redis) is used as is; URLs and options get an ioredis connection of our own. */
-export function openConnection(redis: RedisConnection, logger: LockLogger): OpenedConnection {
+export function openConnection(redis: RedisConnection, logger: LockLogger, option = 'redis'): OpenedConnection {
+  if (isNodeRedisClient(redis) && !redis.isOpen) {
+    // Unlike ioredis, node-redis refuses every command of a client not connected yet.
+    throw new InvalidLockOptionsError(option, redis, 'a connected node-redis client (`await client.connect()` before the application starts)');
+  }
   if (isClient(redis)) return { client: redis };
   const client = typeof redis === 'string' ? new Redis(redis) : new Redis(redis as RedisOptions);
   // Without a listener ioredis prints every reconnection failure; say it once per new message.

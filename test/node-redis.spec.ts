@@ -1,0 +1,148 @@
+import { Test } from '@nestjs/testing';
+import { TerminusModule } from '@nestjs/terminus';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listLocks } from '../lib/core/lock-admin.js';
+import type { LockManager } from '../lib/core/lock-manager.js';
+import { LockService, RedisLockModule } from '../lib/index.js';
+import { LOCK_RUNNER } from '../lib/redis-lock.constants.js';
+import { RedisLockHealthIndicator } from '../lib/terminus/index.js';
+import { CapturedLogs, createLockApp } from './support/lock-app.js';
+import { isScriptCall, watchCommands } from './support/monitor.js';
+import { nodeRedisClient, nodeRedisLockApp, NODE_REDIS, type NodeRedisVersion } from './support/node-redis.js';
+import { startRedisServer, type RedisServer } from './support/redis-server.js';
+
+describe.each([6, 5] as NodeRedisVersion[])('node-redis %i client', (version) => {
+  // A server of its own: SCRIPT FLUSH here cannot race with scripts other test files load.
+  let server: RedisServer;
+  let admin: Redis;
+  beforeAll(async () => {
+    server = await startRedisServer();
+    admin = new Redis(server.url);
+  });
+  afterAll(async () => {
+    admin?.disconnect();
+    await server?.stop();
+  });
+  const open = async (options = {}) => nodeRedisLockApp([await nodeRedisClient(server.url, version)], options);
+
+  it('sends scripts by SHA: after SCRIPT FLUSH the first call of each falls back to EVAL, later calls are EVALSHA', async () => {
+    const app = await open();
+    try {
+      await admin.script('FLUSH');
+      const commands = await watchCommands('lock:{cached}', server.url);
+      for (let i = 0; i < 3; i++) await (await app.locks.acquire('cached')).release();
+      await commands.stop();
+      const calls = commands.seen.filter(isScriptCall).map(({ args }) => args[0]!.toUpperCase());
+      // acquire (EVALSHA refused, EVAL), release (the same), then EVALSHA only.
+      expect(calls).toEqual(['EVALSHA', 'EVAL', 'EVALSHA', 'EVAL', 'EVALSHA', 'EVALSHA', 'EVALSHA', 'EVALSHA']);
+      expect(commands.seen.filter(isScriptCall).every(({ args }) => args[0]!.toUpperCase() === 'EVAL' || /^[0-9a-f]{40}$/.test(args[1]!))).toBe(true);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('wakes a waiter in another instance with the release message, not by polling the lease', async () => {
+    const holder = await open({ ttl: 20_000 });
+    const waiter = await open();
+    try {
+      const held = await holder.locks.acquire('wake');
+      const waiting = waiter.locks.acquire('wake', { waitTimeout: 15_000 });
+      // The waiter's subscription exists on the server before the release.
+      await expect.poll(async () => ((await admin.pubsub('NUMSUB', 'lock:{wake}:released')) as [string, number])[1], { timeout: 5_000 }).toBe(1);
+      const releasedAt = performance.now();
+      await held.release();
+      const next = await waiting;
+      // A poll would come when the 20 s lease runs out; the message takes milliseconds.
+      expect(performance.now() - releasedAt).toBeLessThan(5_000);
+      expect(next.fencingToken).toBe(held.fencingToken + 1);
+      await next.release();
+    } finally {
+      await Promise.all([holder.close(), waiter.close()]);
+    }
+  });
+
+  it('never closes the client it was handed: it keeps working after app.close()', async () => {
+    const client = await nodeRedisClient(server.url, version);
+    const app = await createLockApp({ redis: client as never });
+    const lock = await app.locks.acquire('owned-by-the-app');
+    await app.close();
+    expect(client.isOpen).toBe(true);
+    expect(await client.ping()).toBe('PONG');
+    // The lock was given back at shutdown, through the client that is still open.
+    expect(lock.held).toBe(false);
+    expect(await admin.exists('lock:{owned-by-the-app}')).toBe(0);
+    await client.close();
+  });
+
+  it('applies a node-redis 6 keyPrefix to every key, and still wakes waiters', { skip: version === 5 }, async () => {
+    const a = await nodeRedisLockApp([await prefixedClient(server.url)], { ttl: 20_000 });
+    const b = await nodeRedisLockApp([await prefixedClient(server.url)]);
+    try {
+      const held = await a.locks.acquire('p');
+      expect(await admin.exists('app:lock:{p}')).toBe(1);
+      expect(await admin.exists('lock:{p}')).toBe(0);
+      const manager = a.locks[LOCK_RUNNER] as LockManager;
+      expect((await listLocks(manager, '0', 100)).locks.map((lock) => lock.key)).toEqual(['p']);
+      expect(await a.locks.inspect('p')).toMatchObject({ held: true, fencingToken: held.fencingToken });
+      const waiting = b.locks.acquire('p', { waitTimeout: 15_000 });
+      await expect.poll(async () => ((await admin.pubsub('NUMSUB', 'app:lock:{p}:released')) as [string, number])[1]).toBe(1);
+      const releasedAt = performance.now();
+      await held.release();
+      await (await waiting).release();
+      expect(performance.now() - releasedAt).toBeLessThan(5_000);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  it('refuses a client that is not connected, naming the option', async () => {
+    const client = NODE_REDIS[version].createClient({ url: server.url });
+    await expect(createLockApp({ redis: client as never })).rejects.toThrow(/Option "redis" must be a connected node-redis client/);
+    await expect(createLockApp({ redis: [server.url, client as never, server.url] })).rejects.toThrow(/Option "redis\[1\]" must be a connected node-redis client/);
+  });
+
+  it('answers inspect(), the board listing and the terminus indicator', async () => {
+    const client = await nodeRedisClient(server.url, version);
+    const moduleRef = await Test.createTestingModule({
+      imports: [TerminusModule.forRoot({ logger: false }), RedisLockModule.forRoot({ redis: client as never })],
+      providers: [RedisLockHealthIndicator],
+    })
+      .setLogger(new CapturedLogs())
+      .compile();
+    await moduleRef.init();
+    try {
+      const locks = moduleRef.get(LockService);
+      const held = await Promise.all(['board:a', 'board:b', 'board:c'].map((key) => locks.acquire(key, { label: `job ${key}` })));
+      const waiting = locks.acquire('board:a', { waitTimeout: 10_000 });
+      await expect.poll(async () => (await locks.inspect('board:a')).waiters).toBe(1);
+      expect(await locks.inspect('board:a')).toMatchObject({ held: true, fencingToken: held[0]!.fencingToken, waiters: 1, holder: { label: 'job board:a' } });
+      const manager = locks[LOCK_RUNNER] as LockManager;
+      const seen: string[] = [];
+      let cursor = '0';
+      let pages = 0;
+      do {
+        const page = await listLocks(manager, cursor, 1);
+        seen.push(...page.locks.map((lock) => lock.key));
+        cursor = page.cursor;
+      } while (cursor !== '0' && ++pages < 100);
+      expect([...new Set(seen)].sort()).toEqual(['board:a', 'board:b', 'board:c']);
+      const health = await moduleRef.get(RedisLockHealthIndicator).isHealthy('locks');
+      expect(health.locks.status).toBe('up');
+      expect((health.locks as { nodes: { status: string; latencyMs: number }[] }).nodes).toEqual([{ status: 'up', latencyMs: expect.any(Number) }]);
+      await Promise.all(held.map((lock) => lock.release()));
+      await (await waiting).release();
+    } finally {
+      await moduleRef.close();
+      expect(client.isOpen).toBe(true);
+      await client.close();
+    }
+  });
+});
+
+async function prefixedClient(url: string) {
+  const client = NODE_REDIS[6].createClient({ url, keyPrefix: 'app:' });
+  client.on('error', () => undefined);
+  await client.connect();
+  return client;
+}
