@@ -102,6 +102,11 @@ describe.each([6, 5] as NodeRedisVersion[])('node-redis %i client', (version) =>
     await expect(createLockApp({ redis: [server.url, client as never, server.url] })).rejects.toThrow(/Option "redis\[1\]" must be a connected node-redis client/);
   });
 
+  it('refuses a client of another kind instead of taking it for ioredis options', async () => {
+    const foreign = { sendCommand: async () => 'PONG' };
+    await expect(createLockApp({ redis: foreign as never })).rejects.toThrow(/Option "redis" must be .*looks like a Redis client of another kind/);
+  });
+
   it('answers inspect(), the board listing and the terminus indicator', async () => {
     const client = await nodeRedisClient(server.url, version);
     const moduleRef = await Test.createTestingModule({

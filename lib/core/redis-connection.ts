@@ -20,6 +20,10 @@ export function openConnection(redis: RedisConnection, logger: LockLogger, optio
     throw new InvalidLockOptionsError(option, redis, 'a connected node-redis client (`await client.connect()` before the application starts)');
   }
   if (isClient(redis)) return { client: redis };
+  if (typeof (redis as { sendCommand?: unknown }).sendCommand === 'function') {
+    // Some other client: taken for ioredis options, it would connect to localhost instead.
+    throw new InvalidLockOptionsError(option, redis, 'a redis:// URL, ioredis options, an ioredis client or a node-redis (v5, v6) client; this object looks like a Redis client of another kind');
+  }
   const client = typeof redis === 'string' ? new Redis(redis) : new Redis(redis as RedisOptions);
   // Without a listener ioredis prints every reconnection failure; say it once per new message.
   let lastMessage = '';

@@ -5,7 +5,6 @@
  */
 export interface NodeRedisClient {
   sendCommand(...args: never[]): Promise<unknown>;
-  duplicate(...args: never[]): unknown;
   connect(): Promise<unknown>;
   readonly isOpen: boolean;
 }
@@ -21,7 +20,8 @@ export function nodeRedisKind(client: unknown): NodeRedisKind | undefined {
   const candidate = client as Record<string, unknown> | null;
   if (candidate === null || typeof candidate !== 'object') return undefined;
   if (typeof candidate.defineCommand === 'function') return undefined;
-  if (typeof candidate.sendCommand !== 'function' || typeof candidate.duplicate !== 'function' || typeof candidate.connect !== 'function' || !('isOpen' in candidate)) return undefined;
+  // node-redis 5's Sentinel client has no `duplicate()`: not required.
+  if (typeof candidate.sendCommand !== 'function' || typeof candidate.connect !== 'function' || !('isOpen' in candidate)) return undefined;
   if (typeof candidate.nodeClient === 'function') return 'cluster';
   if (typeof candidate.getMasterNode === 'function') return 'sentinel';
   return 'client';

@@ -116,14 +116,17 @@ export class NodeRedisDriver implements RedisDriver {
 
   /**
    * A `duplicate()` of the client (a Cluster's with `minimizeConnections`: it connects to the
-   * nodes a subscription needs, not to every master), connected on first use. node-redis
-   * routes SSUBSCRIBE to the shard that owns the channel.
+   * nodes a subscription needs, not to every master), connected on first use and closed by
+   * `close()`. node-redis routes SSUBSCRIBE to the shard that owns the channel.
    */
   subscriber(sharded: boolean, onMessage: (channel: string, message: string) => void): ReleaseSubscriber {
-    const duplicate = (this.client.duplicate as (overrides?: object) => unknown).bind(this.client);
+    const listener: Listener = (message, channel) => onMessage(channel, message);
+    const subscribe = (connection: PubSubConnection, channel: string) => (sharded ? connection.sSubscribe(channel, listener) : connection.subscribe(channel, listener));
+    const unsubscribe = (connection: PubSubConnection, channel: string) => (sharded ? connection.sUnsubscribe(channel, listener) : connection.unsubscribe(channel, listener));
+    if (typeof (this.client as { duplicate?: unknown }).duplicate !== 'function') return this.sharedSubscriber(subscribe, unsubscribe);
+    const duplicate = (this.client as unknown as { duplicate(overrides?: object): unknown }).duplicate.bind(this.client);
     const connection = (this.kind === 'cluster' ? duplicate({ minimizeConnections: true }) : duplicate()) as PubSubConnection;
     connection.on('error', () => undefined); // the command connection reports connection trouble
-    const listener: Listener = (message, channel) => onMessage(channel, message);
     let connecting: Promise<unknown> | undefined;
     let closed = false;
     const destroy = (): void => {
@@ -134,24 +137,51 @@ export class NodeRedisDriver implements RedisDriver {
         // already closing
       }
     };
-    const ready = (): Promise<unknown> => {
-      connecting ??= connection.connect().finally(() => {
-        if (closed) destroy();
-      });
-      return connecting;
-    };
     return {
       subscribe: async (channel) => {
-        await ready();
-        await (sharded ? connection.sSubscribe(channel, listener) : connection.subscribe(channel, listener));
+        connecting ??= connection.connect().finally(() => {
+          if (closed) destroy();
+        });
+        await connecting;
+        await subscribe(connection, channel);
       },
       unsubscribe: async (channel) => {
         if (closed || connecting === undefined) return;
-        await (sharded ? connection.sUnsubscribe(channel, listener) : connection.unsubscribe(channel, listener));
+        await unsubscribe(connection, channel);
       },
       close: () => {
         closed = true;
         destroy();
+      },
+    };
+  }
+
+  /**
+   * node-redis 5's Sentinel client cannot be duplicated; it keeps a pub/sub connection of its
+   * own, following the master through failovers. Subscribe there, with our own listener, and
+   * on close take back every subscription made, leaving the client (the application's) open.
+   */
+  private sharedSubscriber(
+    subscribe: (connection: PubSubConnection, channel: string) => Promise<unknown>,
+    unsubscribe: (connection: PubSubConnection, channel: string) => Promise<unknown>,
+  ): ReleaseSubscriber {
+    const connection = this.client as unknown as PubSubConnection;
+    const channels = new Set<string>();
+    let closed = false;
+    return {
+      subscribe: async (channel) => {
+        if (closed) throw new Error('the release subscriber is closed');
+        channels.add(channel);
+        await subscribe(connection, channel);
+      },
+      unsubscribe: async (channel) => {
+        if (!channels.delete(channel)) return;
+        await unsubscribe(connection, channel);
+      },
+      close: () => {
+        closed = true;
+        for (const channel of channels) unsubscribe(connection, channel).catch(() => undefined);
+        channels.clear();
       },
     };
   }
