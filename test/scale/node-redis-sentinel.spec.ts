@@ -3,7 +3,7 @@ import { createSentinel as createSentinel6 } from 'redis';
 import { createSentinel as createSentinel5 } from 'redis5';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSentinelDeployment, type SentinelDeployment } from '../../scripts/redis-sentinel.mjs';
-import { nodeRedisLockApp } from '../support/node-redis.js';
+import { nodeRedisLockApp, type Factory } from '../support/node-redis.js';
 
 describe('Redis Sentinel through a node-redis Sentinel client (master, replica, 3 sentinels)', () => {
   let deployment: SentinelDeployment;
@@ -12,7 +12,7 @@ describe('Redis Sentinel through a node-redis Sentinel client (master, replica, 
   }, 60_000);
   afterAll(() => deployment?.stop());
 
-  const sentinelClient = async (create: typeof createSentinel6 | typeof createSentinel5) => {
+  const sentinelClient = async (create: Factory) => {
     const client = create({ name: deployment.name, sentinelRootNodes: deployment.sentinels });
     client.on('error', () => undefined);
     await client.connect();
@@ -20,8 +20,8 @@ describe('Redis Sentinel through a node-redis Sentinel client (master, replica, 
   };
 
   it.each([
-    [6, createSentinel6],
-    [5, createSentinel5],
+    [6, createSentinel6 as unknown as Factory],
+    [5, createSentinel5 as unknown as Factory],
   ] as const)('acquires on the master, wakes a waiter with the release message and releases (node-redis %i)', async (_version, create) => {
     const holder = await nodeRedisLockApp([await sentinelClient(create)], { ttl: 20_000 });
     const waiter = await nodeRedisLockApp([await sentinelClient(create)]);

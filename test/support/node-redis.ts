@@ -3,16 +3,28 @@ import { createClient as createClient5, createCluster as createCluster5 } from '
 import type { RedisLockModuleOptions } from '../../lib/index.js';
 import { createLockApp, type LockApp } from './lock-app.js';
 
-/** The node-redis majors the library accepts, each as installed for the tests (`redis`, `redis5`). */
-export const NODE_REDIS = {
-  6: { createClient: createClient6, createCluster: createCluster6 },
-  5: { createClient: createClient5, createCluster: createCluster5 },
-} as const;
+/** What the tests use of a node-redis client, cluster or Sentinel client, whatever its version. */
+export interface TestClient {
+  readonly isOpen: boolean;
+  on(event: 'error', listener: (error: unknown) => void): unknown;
+  connect(): Promise<unknown>;
+  close(): Promise<unknown>;
+  sendCommand(...args: never[]): Promise<unknown>;
+}
 
-export type NodeRedisVersion = keyof typeof NODE_REDIS;
+/** node-redis' factories, with their generics (which differ between 5 and 6) left out. */
+export type Factory = (options: object) => TestClient;
+
+export type NodeRedisVersion = 5 | 6;
+
+/** The node-redis majors the library accepts, each as installed for the tests (`redis`, `redis5`). */
+export const NODE_REDIS: Record<NodeRedisVersion, { createClient: Factory; createCluster: Factory }> = {
+  6: { createClient: createClient6 as unknown as Factory, createCluster: createCluster6 as unknown as Factory },
+  5: { createClient: createClient5 as unknown as Factory, createCluster: createCluster5 as unknown as Factory },
+};
 
 /** A connected node-redis client on `url`; errors are the test's to see, not printed. */
-export async function nodeRedisClient(url: string, version: NodeRedisVersion = 6) {
+export async function nodeRedisClient(url: string, version: NodeRedisVersion = 6): Promise<TestClient> {
   const client = NODE_REDIS[version].createClient({ url });
   client.on('error', () => undefined);
   await client.connect();
@@ -20,7 +32,7 @@ export async function nodeRedisClient(url: string, version: NodeRedisVersion = 6
 }
 
 /** A connected node-redis cluster client over `nodes`. */
-export async function nodeRedisCluster(nodes: { host: string; port: number }[], version: NodeRedisVersion = 6) {
+export async function nodeRedisCluster(nodes: { host: string; port: number }[], version: NodeRedisVersion = 6): Promise<TestClient> {
   const cluster = NODE_REDIS[version].createCluster({ rootNodes: nodes.map(({ host, port }) => ({ url: `redis://${host}:${port}` })) });
   cluster.on('error', () => undefined);
   await cluster.connect();
@@ -31,7 +43,7 @@ export async function nodeRedisCluster(nodes: { host: string; port: number }[], 
  * A lock app on node-redis clients the test opened (one, or several in quorum mode). The module
  * must not close them: closing the app checks they are still open, then closes them.
  */
-export async function nodeRedisLockApp(clients: { isOpen: boolean; close(): Promise<unknown> }[], options: Partial<RedisLockModuleOptions> = {}): Promise<LockApp> {
+export async function nodeRedisLockApp(clients: TestClient[], options: Partial<RedisLockModuleOptions> = {}): Promise<LockApp> {
   const app = await createLockApp({ redis: (clients.length === 1 ? clients[0] : clients) as RedisLockModuleOptions['redis'], ...options });
   return {
     ...app,
