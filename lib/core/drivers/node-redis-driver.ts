@@ -4,6 +4,8 @@ import type { NodeRedisClient, NodeRedisKind } from './node-redis-client.js';
 import type { RedisDriver, RedisNode, ReleaseSubscriber, ScriptCall } from './redis-driver.js';
 
 type Args = string[];
+
+const DEFAULT_TYPES = Object.freeze({ typeMapping: Object.freeze({}) });
 type Send = (firstKey: string | undefined, args: Args) => Promise<unknown>;
 type Listener = (message: string, channel: string) => void;
 
@@ -49,12 +51,14 @@ export class NodeRedisDriver implements RedisDriver {
       sendCommand(...args: unknown[]): Promise<unknown>;
     };
     // Routing: a cluster by the first key (following MOVED and ASK), a Sentinel client to the master.
+    // Replies in node-redis' default types (strings, numbers, arrays), even from a client handed
+    // in with `withTypeMapping()`: owner tokens are compared as strings, `SET` answers 'OK'.
     this.send =
       kind === 'cluster'
-        ? (firstKey, args) => raw.sendCommand(firstKey, false, args)
+        ? (firstKey, args) => raw.sendCommand(firstKey, false, args, DEFAULT_TYPES)
         : kind === 'sentinel'
-          ? (_firstKey, args) => raw.sendCommand(false, args)
-          : (_firstKey, args) => raw.sendCommand(args);
+          ? (_firstKey, args) => raw.sendCommand(false, args, DEFAULT_TYPES)
+          : (_firstKey, args) => raw.sendCommand(args, DEFAULT_TYPES);
   }
 
   scripts(): Record<ScriptName, ScriptCall> {
