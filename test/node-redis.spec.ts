@@ -114,6 +114,7 @@ describe.each([6, 5] as NodeRedisVersion[])('node-redis %i client', (version) =>
       expect(await scripts.restore('lock:{restored}', 'token', 5_000)).toBe(true);
       expect(await scripts.restore('lock:{restored}', 'other', 5_000)).toBe(false);
     } finally {
+      await admin.del('lock:{mapped}', 'lock:{mapped}:fence', 'lock:{restored}');
       await base.close();
     }
   });
