@@ -1,7 +1,15 @@
 /**
  * A node-redis client (the `redis` package, v5 or v6): `createClient()`, `createCluster()` or
  * `createSentinel()`, connected. Described by shape only, so that neither the types nor the
- * runtime of this library need `redis` installed.
+ * runtime of this library need `redis` installed. The module never closes it.
+ *
+ * @example
+ * ```ts
+ * import { createCluster } from 'redis';
+ *
+ * const redis = await createCluster({ rootNodes: [{ url: 'redis://10.0.0.1:7000' }] }).connect();
+ * RedisLockModule.forRoot({ redis });
+ * ```
  */
 export interface NodeRedisClient {
   sendCommand(...args: never[]): Promise<unknown>;

@@ -4,8 +4,6 @@ import type { NodeRedisClient, NodeRedisKind } from './node-redis-client.js';
 import type { RedisDriver, RedisNode, ReleaseSubscriber, ScriptCall } from './redis-driver.js';
 
 type Args = string[];
-
-const DEFAULT_TYPES = Object.freeze({ typeMapping: Object.freeze({}) });
 type Send = (firstKey: string | undefined, args: Args) => Promise<unknown>;
 type Listener = (message: string, channel: string) => void;
 
@@ -20,6 +18,9 @@ interface PubSubConnection {
   sSubscribe(channel: string, listener: Listener): Promise<unknown>;
   sUnsubscribe(channel: string, listener: Listener): Promise<unknown>;
 }
+
+/** Command options that reset a client's `withTypeMapping()` to node-redis' default reply types. */
+const DEFAULT_TYPES = Object.freeze({ typeMapping: Object.freeze({}) });
 
 interface ClusterShape {
   readonly masters: { id: string }[];
@@ -61,7 +62,11 @@ export class NodeRedisDriver implements RedisDriver {
           : (_firstKey, args) => raw.sendCommand(args, DEFAULT_TYPES);
   }
 
+  private calls?: Record<ScriptName, ScriptCall>;
+
+  /** One set per client, shared by every store on it (quorum nodes, several modules). */
   scripts(): Record<ScriptName, ScriptCall> {
+    if (this.calls !== undefined) return this.calls;
     const calls = {} as Record<ScriptName, ScriptCall>;
     for (const [script, { numberOfKeys, lua }] of Object.entries(COMMANDS) as [ScriptName, (typeof COMMANDS)[ScriptName]][]) {
       const sha = createHash('sha1').update(lua).digest('hex');
@@ -80,7 +85,7 @@ export class NodeRedisDriver implements RedisDriver {
         });
       };
     }
-    return calls;
+    return (this.calls = calls);
   }
 
   async setIfAbsent(key: string, value: string, ttl: number): Promise<boolean> {
