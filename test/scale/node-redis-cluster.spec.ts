@@ -1,6 +1,6 @@
 import { Test } from '@nestjs/testing';
 import { TerminusModule } from '@nestjs/terminus';
-import { Cluster } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedisCluster, type RedisCluster } from '../../scripts/redis-cluster.mjs';
 import { clusterSlot } from '../../lib/core/cluster-slot.js';
@@ -10,7 +10,7 @@ import { LockScripts } from '../../lib/core/lock-scripts.js';
 import { LockService, RedisLockModule } from '../../lib/index.js';
 import { LOCK_RUNNER } from '../../lib/redis-lock.constants.js';
 import { RedisLockHealthIndicator } from '../../lib/terminus/index.js';
-import { CapturedLogs } from '../support/lock-app.js';
+import { CapturedLogs, sleep } from '../support/lock-app.js';
 import { nodeRedisCluster, nodeRedisLockApp, type NodeRedisVersion } from '../support/node-redis.js';
 
 describe.each([6, 5] as NodeRedisVersion[])('Redis 7 Cluster through a node-redis %i cluster client', (version) => {
@@ -109,6 +109,48 @@ describe.each([6, 5] as NodeRedisVersion[])('Redis 7 Cluster through a node-redi
       await moduleRef.close();
       expect(client.isOpen).toBe(true);
       await client.close();
+    }
+  });
+
+  it('keeps a lock whose slot stays half-migrated (ASK) for longer than its ttl', { timeout: 30_000 }, async () => {
+    const ttl = 2_000;
+    const app = await nodeRedisLockApp([await nodeRedisCluster(cluster.nodes, version)], { ttl, renewInterval: 400 });
+    const connect = (address: string) => new Redis(Number(address.split(':')[1]), address.split(':')[0]!);
+    let restore = async (): Promise<void> => undefined;
+    try {
+      const locks = await Promise.all(Array.from({ length: 60 }, (_, i) => app.locks.acquire(`ask:${version}:${i}`)));
+      await admin.cluster('SLOTS'); // the map as it is now
+      const nodes = String(await admin.cluster('NODES'))
+        .split('\n')
+        .filter((line) => line.includes('master') && !line.includes('fail'))
+        .map((line) => ({ id: line.split(' ')[0]!, address: line.split(' ')[1]!.split('@')[0]! }));
+      // Not the first lock of its master's batch: the others come as arguments, not declared keys.
+      const lock = locks[locks.length - 1]!;
+      const key = `lock:{${lock.key}}`;
+      const slot = clusterSlot(key);
+      const source = nodes.find((node) => node.address === admin.slots[slot]![0])!;
+      const target = nodes.find((node) => node.id !== source.id)!;
+      const [src, dst] = [connect(source.address), connect(target.address)];
+      const [host, port] = target.address.split(':') as [string, string];
+      restore = async () => {
+        const left = (await src.cluster('GETKEYSINSLOT', slot, 100)) as string[];
+        if (left.length > 0) await src.migrate(host, port, '', 0, 5_000, 'KEYS', ...left);
+        for (const node of [dst, src]) await node.cluster('SETSLOT', slot, 'NODE', target.id);
+        src.disconnect();
+        dst.disconnect();
+      };
+      await dst.cluster('SETSLOT', slot, 'IMPORTING', source.id);
+      await src.cluster('SETSLOT', slot, 'MIGRATING', target.id);
+      await src.migrate(host, port, key, 0, 5_000); // the lock alone: its fencing counter stays behind
+      await sleep(2 * ttl);
+      expect(locks.filter((held) => !held.held).map((held) => `${held.key}: ${held.signal.reason?.message}`)).toEqual([]);
+      await dst.call('ASKING'); // the target serves an importing slot only to a client that asks
+      expect(await dst.pttl(key)).toBeGreaterThan(ttl / 2);
+    } finally {
+      // Released at close: the migrated lock's release (all its keys declared) gets TRYAGAIN
+      // until the slot is settled, like any multi-key command.
+      await restore();
+      await app.close();
     }
   });
 });
