@@ -3,6 +3,7 @@ import { createSentinel as createSentinel6 } from 'redis';
 import { createSentinel as createSentinel5 } from 'redis5';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSentinelDeployment, type SentinelDeployment } from '../../scripts/redis-sentinel.mjs';
+import { sleep } from '../support/lock-app.js';
 import { nodeRedisLockApp, type Factory } from '../support/node-redis.js';
 
 describe('Redis Sentinel through a node-redis Sentinel client (master, replica, 3 sentinels)', () => {
@@ -42,6 +43,36 @@ describe('Redis Sentinel through a node-redis Sentinel client (master, replica, 
     } finally {
       master.disconnect();
       await Promise.all([holder.close(), waiter.close()]);
+    }
+  });
+
+  it('follows a failover: a replicated lock stays held and is renewed on the new master, new locks work (node-redis 6)', { timeout: 60_000 }, async () => {
+    const app = await nodeRedisLockApp([await sentinelClient(createSentinel6 as unknown as Factory)], { ttl: 3_000, renewInterval: 300 });
+    try {
+      const kept = await app.locks.acquire('failover:kept');
+      const oldPort = await deployment.masterPortNow();
+      const replica = new Redis(oldPort === deployment.masterPort ? deployment.replicaPort : deployment.masterPort, '127.0.0.1');
+      // The write reached the replica before it is promoted.
+      await expect.poll(() => replica.exists('lock:{failover:kept}'), { timeout: 10_000 }).toBe(1);
+      replica.disconnect();
+      const newPort = await deployment.failover();
+      expect(newPort).not.toBe(oldPort);
+      const promoted = new Redis(newPort, '127.0.0.1');
+      try {
+        // Longer than the whole lease: only renewals on the new master keep the lock there.
+        await sleep(3_500);
+        expect(kept.held).toBe(true);
+        expect(await promoted.pttl('lock:{failover:kept}')).toBeGreaterThan(0);
+        const after = await app.locks.acquire('failover:after', { waitTimeout: 10_000 });
+        expect(await promoted.exists('lock:{failover:after}')).toBe(1);
+        await after.release();
+        await kept.release();
+        expect(await promoted.exists('lock:{failover:kept}')).toBe(0);
+      } finally {
+        promoted.disconnect();
+      }
+    } finally {
+      await app.close();
     }
   });
 });
