@@ -148,9 +148,16 @@ export class NodeRedisDriver implements RedisDriver {
     };
     return {
       subscribe: async (channel) => {
-        connecting ??= connection.connect().finally(() => {
-          if (closed) destroy();
-        });
+        // A connection that failed is tried again by the notifier's next retry, not kept failed.
+        connecting ??= connection.connect().then(
+          () => {
+            if (closed) destroy();
+          },
+          (error: unknown) => {
+            connecting = undefined;
+            throw error;
+          },
+        );
         await connecting;
         await subscribe(connection, channel);
       },
