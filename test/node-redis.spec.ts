@@ -9,7 +9,7 @@ import { LockScripts } from '../lib/core/lock-scripts.js';
 import { LockService, RedisLockModule } from '../lib/index.js';
 import { LOCK_RUNNER } from '../lib/redis-lock.constants.js';
 import { RedisLockHealthIndicator } from '../lib/terminus/index.js';
-import { CapturedLogs, createLockApp } from './support/lock-app.js';
+import { CapturedLogs, createLockApp, sleep } from './support/lock-app.js';
 import { isScriptCall, watchCommands } from './support/monitor.js';
 import { nodeRedisClient, nodeRedisLockApp, NODE_REDIS, type NodeRedisVersion, type TestClient } from './support/node-redis.js';
 import { startRedisServer, type RedisServer } from './support/redis-server.js';
@@ -122,7 +122,12 @@ describe.each([6, 5] as NodeRedisVersion[])('node-redis %i client', (version) =>
   it('refuses a client that is not connected, naming the option', async () => {
     const client = NODE_REDIS[version].createClient({ url: server.url });
     await expect(createLockApp({ redis: client as never })).rejects.toThrow(/Option "redis" must be a connected node-redis client/);
+    const connected = async () => String(await admin.client('LIST')).split('\n').filter(Boolean).length;
+    const before = await connected();
     await expect(createLockApp({ redis: [server.url, client as never, server.url] })).rejects.toThrow(/Option "redis\[1\]" must be a connected node-redis client/);
+    // The connection opened for redis[0] before redis[1] was refused is closed, not leaked.
+    await sleep(500);
+    expect(await connected()).toBe(before);
   });
 
   it('refuses a client of another kind instead of taking it for ioredis options', async () => {
