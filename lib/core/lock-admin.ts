@@ -1,6 +1,6 @@
-import type { Cluster } from 'ioredis';
 import type { LockInspection } from '../interfaces/lock-inspection.interface.js';
 import type { LockManager } from './lock-manager.js';
+import { driverFor } from './drivers/driver-for.js';
 import { clientKeyPrefix, type RedisClient } from './lock-scripts.js';
 import { lockRedisKeys, checkLockKey } from './lock-key.js';
 import { parseHolder } from './holder.js';
@@ -76,17 +76,18 @@ export async function forceRelease(manager: LockManager, key: string): Promise<b
 }
 
 async function scanPage(client: RedisClient, cursor: string, pattern: string, count: number): Promise<{ next: string; keys: string[] }> {
-  if (!(client as { isCluster?: boolean }).isCluster) {
-    const [next, keys] = await client.scan(plainCursor(cursor), 'MATCH', pattern, 'COUNT', count);
+  const driver = driverFor(client);
+  if (!driver.isCluster) {
+    const [next, keys] = await (await driver.masters())[0]!.scan(plainCursor(cursor), pattern, count);
     return { next, keys };
   }
   // `<master index>-<cursor>`: one node after the other.
-  const masters = (client as Cluster).nodes('master');
+  const masters = await driver.masters();
   const match = /^(\d+)-(\d+)$/.exec(cursor);
   let node = match ? Number(match[1]) : 0;
   let nodeCursor = match ? match[2]! : '0';
   if (node >= masters.length) return { next: '0', keys: [] };
-  const [next, keys] = await masters[node]!.scan(nodeCursor, 'MATCH', pattern, 'COUNT', count);
+  const [next, keys] = await masters[node]!.scan(nodeCursor, pattern, count);
   if (next !== '0') return { next: `${node}-${next}`, keys };
   node++;
   nodeCursor = '0';

@@ -133,7 +133,7 @@ function checkQuorum(nodes: unknown[]): RedisConnection[] {
 
 function checkRedis(redis: unknown, option: string): RedisConnection {
   const expected =
-    'a redis:// or rediss:// URL, ioredis options, or an ioredis Redis or Cluster client';
+    'a redis:// or rediss:// URL, ioredis options, an ioredis Redis or Cluster client, or a node-redis client, cluster or Sentinel client';
   if (typeof redis === 'string') {
     let protocol: string;
     try {

@@ -3,7 +3,7 @@ import type { LockLogger } from './lock-logger.js';
 import type { ResolvedModuleOptions } from './lock-options.js';
 import { LockScripts } from './lock-scripts.js';
 import { QuorumStore } from './quorum-store.js';
-import { openConnection } from './redis-connection.js';
+import { openConnection, type OpenedConnection } from './redis-connection.js';
 import { ReleaseNotifier } from './release-notifier.js';
 
 /**
@@ -13,10 +13,18 @@ import { ReleaseNotifier } from './release-notifier.js';
  * are not.
  */
 export function redisBackend(options: ResolvedModuleOptions, logger: LockLogger): LockBackend {
-  const connections = (Array.isArray(options.redis) ? options.redis : [options.redis]).map((redis) => openConnection(redis, logger));
+  const connections: OpenedConnection[] = [];
+  try {
+    if (!Array.isArray(options.redis)) connections.push(openConnection(options.redis, logger));
+    else options.redis.forEach((redis, i) => connections.push(openConnection(redis, logger, `redis[${i}]`)));
+  } catch (error) {
+    // A refused node (a node-redis client not connected) must not leave the others open.
+    for (const { close } of connections) close?.();
+    throw error;
+  }
   const clients = connections.map(({ client }) => client);
   const closeConnections = (): void => {
-    for (const { client, owned } of connections) if (owned) client.disconnect();
+    for (const { close } of connections) close?.();
   };
   if (connections.length > 1) {
     const store = new QuorumStore(clients.map((client) => new LockScripts(client, options.fenceRetention)));

@@ -1,7 +1,8 @@
-import type { Cluster, Redis } from 'ioredis';
 import { GrantInbox } from './grant-inbox.js';
+import { driverFor } from './drivers/driver-for.js';
+import type { ReleaseSubscriber } from './drivers/redis-driver.js';
 import type { LockLogger } from './lock-logger.js';
-import { clientKeyPrefix, type RedisClient } from './lock-scripts.js';
+import type { RedisClient } from './lock-scripts.js';
 
 /** A waiter's registration with the notifier. */
 export interface ReleaseWatch {
@@ -35,9 +36,9 @@ interface ChannelState {
  * which the cluster bus takes to every node.
  */
 export class ReleaseNotifier {
-  private subscriber?: Redis | Cluster;
+  private subscriber?: ReleaseSubscriber;
   private readonly channels = new Map<string, ChannelState>();
-  /** Channel names as Redis sees them: scripts publish on a key, which ioredis prefixes. */
+  /** Channel names as Redis sees them: scripts publish on a declared key, which the client prefixes. */
   private readonly channelPrefix: string;
 
   constructor(
@@ -46,7 +47,7 @@ export class ReleaseNotifier {
     /** Resolves whether releases use sharded pub/sub (must match what the scripts publish with). */
     private readonly sharded: () => Promise<boolean>,
   ) {
-    this.channelPrefix = clientKeyPrefix(client);
+    this.channelPrefix = driverFor(client).keyPrefix;
   }
 
   watch(channel: string, token: string): ReleaseWatch {
@@ -72,8 +73,7 @@ export class ReleaseNotifier {
           // After the caller's code has started: a woken waiter runs before the bookkeeping.
           setImmediate(() => {
             if (this.channels.has(name) || this.subscriber === undefined) return;
-            const subscriber = this.subscriber;
-            (this.shardedMode ? (subscriber as Cluster).sunsubscribe(name) : subscriber.unsubscribe(name)).catch(() => undefined);
+            this.subscriber.unsubscribe(name).catch(() => undefined);
           });
         }
       },
@@ -88,7 +88,7 @@ export class ReleaseNotifier {
   close(): void {
     for (const state of this.channels.values()) clearTimeout(state.retry);
     this.channels.clear();
-    this.subscriber?.disconnect();
+    this.subscriber?.close();
   }
 
   /**
@@ -99,8 +99,7 @@ export class ReleaseNotifier {
   private subscribe(name: string, state: ChannelState, failures: number): Promise<void> {
     return this.sharded()
       .then(async (sharded) => {
-        const subscriber = this.connection(sharded);
-        await (this.shardedMode ? (subscriber as Cluster).ssubscribe(name) : subscriber.subscribe(name));
+        await this.connection(sharded).subscribe(name);
       })
       .catch((error: unknown) => {
         if (this.channels.get(name) !== state) throw error;
@@ -113,30 +112,16 @@ export class ReleaseNotifier {
       });
   }
 
-  private shardedMode = false;
-
   /**
-   * The subscriber connection, a `duplicate()` of the client without its `keyPrefix`: channel
-   * names here are already spelled as Redis sees them (the scripts publish on a declared key,
-   * which ioredis prefixed), and ioredis would prefix a SSUBSCRIBE channel a second time.
+   * The subscriber connection, opened by the client's driver on first use. Whether it is
+   * sharded is fixed then: the answer of `sharded()` never changes once known.
    */
-  private connection(sharded: boolean): Redis | Cluster {
-    if (this.subscriber === undefined) {
-      this.shardedMode = sharded;
-      // ioredis routes SSUBSCRIBE to the node that owns the channel's slot only with `shardedSubscribers`.
-      const subscriber = (this.client as { isCluster?: boolean }).isCluster
-        ? (this.client as Cluster).duplicate(undefined, { keyPrefix: '', redisOptions: { ...(this.client as Cluster).options.redisOptions, keyPrefix: '' }, shardedSubscribers: sharded })
-        : (this.client as Redis).duplicate({ keyPrefix: '' });
-      const onMessage = (channel: string, message: string): void => {
-        const separator = message.indexOf(':');
-        const waiter = this.channels.get(channel)?.waiters.get(message.slice(0, separator));
-        waiter?.deliver(Number(message.slice(separator + 1)));
-      };
-      subscriber.on('message', onMessage);
-      subscriber.on('smessage', onMessage);
-      subscriber.on('error', () => undefined); // the command connection reports connection trouble
-      this.subscriber = subscriber;
-    }
+  private connection(sharded: boolean): ReleaseSubscriber {
+    this.subscriber ??= driverFor(this.client).subscriber(sharded, (channel, message) => {
+      const separator = message.indexOf(':');
+      const waiter = this.channels.get(channel)?.waiters.get(message.slice(0, separator));
+      waiter?.deliver(Number(message.slice(separator + 1)));
+    });
     return this.subscriber;
   }
 }

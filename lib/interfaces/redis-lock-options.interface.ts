@@ -1,5 +1,8 @@
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
+import type { NodeRedisClient } from '../core/drivers/node-redis-client.js';
 import type { Duration } from '../core/duration.js';
+
+export type { NodeRedisClient } from '../core/drivers/node-redis-client.js';
 
 export type { Duration } from '../core/duration.js';
 
@@ -8,9 +11,20 @@ export type { Duration } from '../core/duration.js';
  * - a URL (`redis://user:pass@host:6379/0`, `rediss://…`): the module opens and closes its
  *   own connection;
  * - ioredis options: the module opens and closes its own connection with them;
- * - an existing ioredis `Redis` or `Cluster` client: used as is and never closed by the module.
+ * - an existing ioredis `Redis` or `Cluster` client: used as is and never closed by the module;
+ * - an existing, connected node-redis client (`redis` v5 or v6: `createClient()`,
+ *   `createCluster()` or `createSentinel()`): used as is and never closed by the module. It is
+ *   recognised by its shape; `redis` is never loaded by this library.
+ *
+ * @example
+ * ```ts
+ * import { createClient } from 'redis';
+ *
+ * const client = await createClient({ url: 'redis://localhost:6379' }).connect();
+ * RedisLockModule.forRoot({ redis: client });
+ * ```
  */
-export type RedisConnection = string | RedisOptions | Redis | Cluster;
+export type RedisConnection = string | RedisOptions | Redis | Cluster | NodeRedisClient;
 
 /**
  * Timing of one lock. Set module-wide in {@link RedisLockModuleOptions}, override per call.

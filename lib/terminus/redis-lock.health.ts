@@ -1,6 +1,7 @@
 import { Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
 import type { Subscription } from 'rxjs';
+import { driverFor } from '../core/drivers/driver-for.js';
 import type { LockManager } from '../core/lock-manager.js';
 import { settleWithin, TIMED_OUT } from '../core/settle-within.js';
 import { InvalidLockOptionsError } from '../errors/invalid-lock-options.error.js';
@@ -74,7 +75,7 @@ export class RedisLockHealthIndicator implements OnModuleDestroy {
       throw new InvalidLockOptionsError('timeout', timeout, 'an integer number of milliseconds from 1 to 60000').within('RedisLockHealthIndicator.isHealthy');
     }
     const session = this.health.check((key ?? 'redis-lock') as Key);
-    const nodes = await Promise.all(this.manager.clients.map((client) => ping(() => client.ping(), timeout)));
+    const nodes = await Promise.all(this.manager.clients.map((client) => ping(() => driverFor(client).ping(), timeout)));
     const answering = nodes.filter((node) => node.status === 'up').length;
     const data: Record<string, unknown> = {
       nodes,

@@ -7,13 +7,13 @@ export interface SeenCommand {
 }
 
 /**
- * Every command the test server receives on this worker's database that names `key`, from now
- * until `stop()`. Speaks MONITOR over a plain socket: ioredis' monitor mode can trip over output
+ * Every command the test server (or the server at `server`, on its URL's database) receives on
+ * this worker's database that names `key`, from now until `stop()`. Speaks MONITOR over a plain socket: ioredis' monitor mode can trip over output
  * that arrives before it has switched modes. MONITOR sees the whole server, so other workers'
  * commands are filtered out by database.
  */
-export async function watchCommands(key: string): Promise<{ seen: SeenCommand[]; stop(): Promise<void> }> {
-  const url = new URL(redisUrl());
+export async function watchCommands(key: string, server = redisUrl()): Promise<{ seen: SeenCommand[]; stop(): Promise<void> }> {
+  const url = new URL(server);
   const db = Number(url.pathname.slice(1));
   const socket = connect(Number(url.port), url.hostname);
   const seen: SeenCommand[] = [];

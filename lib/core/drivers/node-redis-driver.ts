@@ -1,0 +1,214 @@
+import { createHash } from 'node:crypto';
+import { COMMANDS, type ScriptName } from '../lock-lua.js';
+import type { NodeRedisClient, NodeRedisKind } from './node-redis-client.js';
+import type { RedisDriver, RedisNode, ReleaseSubscriber, ScriptCall } from './redis-driver.js';
+
+type Args = string[];
+type Send = (firstKey: string | undefined, args: Args) => Promise<unknown>;
+type Listener = (message: string, channel: string) => void;
+
+/** What the driver uses of a node-redis connection beyond `NodeRedisClient` (all of v5 and v6 have it). */
+interface PubSubConnection {
+  readonly isOpen: boolean;
+  connect(): Promise<unknown>;
+  destroy(): unknown;
+  on(event: 'error', listener: (error: unknown) => void): unknown;
+  subscribe(channel: string, listener: Listener): Promise<unknown>;
+  unsubscribe(channel: string, listener: Listener): Promise<unknown>;
+  sSubscribe(channel: string, listener: Listener): Promise<unknown>;
+  sUnsubscribe(channel: string, listener: Listener): Promise<unknown>;
+}
+
+/** Command options that reset a client's `withTypeMapping()` to node-redis' default reply types. */
+const DEFAULT_TYPES = Object.freeze({ typeMapping: Object.freeze({}) });
+
+interface ClusterShape {
+  readonly masters: { id: string }[];
+  readonly slots: ({ master?: { id: string } } | undefined)[];
+  nodeClient(node: { id: string }): Promise<{ sendCommand(args: Args): Promise<unknown> }>;
+}
+
+/**
+ * node-redis (`redis` v5, v6), for a client handed in. Everything goes through `sendCommand`,
+ * which takes the command as Redis does (no key prefixing, no reply transformation), so the
+ * replies match ioredis' and the store reads them the same way. Scripts are sent as EVALSHA of
+ * their SHA1, with EVAL when the node answers NOSCRIPT (a node that restarted, or a script
+ * flush), which also loads the script there for the next call.
+ */
+export class NodeRedisDriver implements RedisDriver {
+  readonly keyPrefix: string;
+  readonly isCluster: boolean;
+  private readonly send: Send;
+
+  constructor(
+    readonly client: NodeRedisClient,
+    private readonly kind: NodeRedisKind,
+  ) {
+    // node-redis 6 has an ioredis-like `keyPrefix` for keys (not channels); `sendCommand` does not add it.
+    const prefix = (client as { _keyPrefix?: unknown })._keyPrefix;
+    this.keyPrefix = prefix === undefined || prefix === null ? '' : String(prefix);
+    this.isCluster = kind === 'cluster';
+    const raw = client as unknown as {
+      sendCommand(...args: unknown[]): Promise<unknown>;
+    };
+    // Routing: a cluster by the first key (following MOVED and ASK), a Sentinel client to the master.
+    // Replies in node-redis' default types (strings, numbers, arrays), even from a client handed
+    // in with `withTypeMapping()`: owner tokens are compared as strings, `SET` answers 'OK'.
+    this.send =
+      kind === 'cluster'
+        ? (firstKey, args) => raw.sendCommand(firstKey, false, args, DEFAULT_TYPES)
+        : kind === 'sentinel'
+          ? (_firstKey, args) => raw.sendCommand(false, args, DEFAULT_TYPES)
+          : (_firstKey, args) => raw.sendCommand(args, DEFAULT_TYPES);
+  }
+
+  private calls?: Record<ScriptName, ScriptCall>;
+
+  /** One set per client, shared by every store on it (quorum nodes, several modules). */
+  scripts(): Record<ScriptName, ScriptCall> {
+    if (this.calls !== undefined) return this.calls;
+    const calls = {} as Record<ScriptName, ScriptCall>;
+    for (const [script, { numberOfKeys, lua }] of Object.entries(COMMANDS) as [ScriptName, (typeof COMMANDS)[ScriptName]][]) {
+      const sha = createHash('sha1').update(lua).digest('hex');
+      calls[script] = (...params) => {
+        const count = numberOfKeys ?? Number(params[0]);
+        const from = numberOfKeys === null ? 1 : 0;
+        const args: Args = ['EVALSHA', sha, String(count)];
+        for (let i = from; i < params.length; i++) args.push(i < from + count ? this.keyPrefix + params[i] : String(params[i]));
+        const firstKey = args[3];
+        return this.send(firstKey, args).catch((error: unknown) => {
+          if (!String((error as Error)?.message).startsWith('NOSCRIPT')) throw error;
+          const retry = args.slice();
+          retry[0] = 'EVAL';
+          retry[1] = lua;
+          return this.send(firstKey, retry);
+        });
+      };
+    }
+    return (this.calls = calls);
+  }
+
+  async setIfAbsent(key: string, value: string, ttl: number): Promise<boolean> {
+    const full = this.keyPrefix + key;
+    return (await this.send(full, ['SET', full, value, 'PX', String(ttl), 'NX'])) === 'OK';
+  }
+
+  async exists(key: string): Promise<boolean> {
+    const full = this.keyPrefix + key;
+    return Number(await this.send(full, ['EXISTS', full])) === 1;
+  }
+
+  /** Commands sent in one tick leave in one write: node-redis pipelines them. */
+  async readLock(lock: string, fence: string, waiters: string): Promise<[string | null, number, string | null, number]> {
+    const [l, f, w] = [this.keyPrefix + lock, this.keyPrefix + fence, this.keyPrefix + waiters];
+    const [owner, pttl, fencing, queued] = await Promise.all([this.send(l, ['GET', l]), this.send(l, ['PTTL', l]), this.send(l, ['GET', f]), this.send(l, ['ZCARD', w])]);
+    return [owner === null ? null : String(owner), Number(pttl), fencing === null ? null : String(fencing), Number(queued)];
+  }
+
+  ping(): Promise<unknown> {
+    return this.send(undefined, ['PING']);
+  }
+
+  async masters(): Promise<RedisNode[]> {
+    if (!this.isCluster) return [nodeOf((args) => this.send(undefined, args))];
+    const cluster = this.client as unknown as ClusterShape;
+    if (cluster.masters.length === 0) await this.ping();
+    return cluster.masters.map((master) => {
+      const client = cluster.nodeClient(master);
+      return nodeOf(async (args) => (await client).sendCommand(args));
+    });
+  }
+
+  slotOwner(slot: number): string | undefined {
+    return (this.client as unknown as ClusterShape).slots?.[slot]?.master?.id;
+  }
+
+  /**
+   * A `duplicate()` of the client (a Cluster's with `minimizeConnections`: it connects to the
+   * nodes a subscription needs, not to every master), connected on first use and closed by
+   * `close()`. node-redis routes SSUBSCRIBE to the shard that owns the channel.
+   */
+  subscriber(sharded: boolean, onMessage: (channel: string, message: string) => void): ReleaseSubscriber {
+    const listener: Listener = (message, channel) => onMessage(channel, message);
+    const subscribe = (connection: PubSubConnection, channel: string) => (sharded ? connection.sSubscribe(channel, listener) : connection.subscribe(channel, listener));
+    const unsubscribe = (connection: PubSubConnection, channel: string) => (sharded ? connection.sUnsubscribe(channel, listener) : connection.unsubscribe(channel, listener));
+    if (typeof (this.client as { duplicate?: unknown }).duplicate !== 'function') return this.sharedSubscriber(subscribe, unsubscribe);
+    const duplicate = (this.client as unknown as { duplicate(overrides?: object): unknown }).duplicate.bind(this.client);
+    const connection = (this.kind === 'cluster' ? duplicate({ minimizeConnections: true }) : duplicate()) as PubSubConnection;
+    connection.on('error', () => undefined); // the command connection reports connection trouble
+    let connecting: Promise<unknown> | undefined;
+    let closed = false;
+    const destroy = (): void => {
+      if (!connection.isOpen) return;
+      try {
+        Promise.resolve(connection.destroy()).catch(() => undefined);
+      } catch {
+        // already closing
+      }
+    };
+    return {
+      subscribe: async (channel) => {
+        // A connection that failed is tried again by the notifier's next retry, not kept failed.
+        connecting ??= connection.connect().then(
+          () => {
+            if (closed) destroy();
+          },
+          (error: unknown) => {
+            connecting = undefined;
+            throw error;
+          },
+        );
+        await connecting;
+        await subscribe(connection, channel);
+      },
+      unsubscribe: async (channel) => {
+        if (closed || connecting === undefined) return;
+        await unsubscribe(connection, channel);
+      },
+      close: () => {
+        closed = true;
+        destroy();
+      },
+    };
+  }
+
+  /**
+   * node-redis 5's Sentinel client cannot be duplicated; it keeps a pub/sub connection of its
+   * own, following the master through failovers. Subscribe there, with our own listener, and
+   * on close take back every subscription made, leaving the client (the application's) open.
+   */
+  private sharedSubscriber(
+    subscribe: (connection: PubSubConnection, channel: string) => Promise<unknown>,
+    unsubscribe: (connection: PubSubConnection, channel: string) => Promise<unknown>,
+  ): ReleaseSubscriber {
+    const connection = this.client as unknown as PubSubConnection;
+    const channels = new Set<string>();
+    let closed = false;
+    return {
+      subscribe: async (channel) => {
+        if (closed) throw new Error('the release subscriber is closed');
+        channels.add(channel);
+        await subscribe(connection, channel);
+      },
+      unsubscribe: async (channel) => {
+        if (!channels.delete(channel)) return;
+        await unsubscribe(connection, channel);
+      },
+      close: () => {
+        closed = true;
+        for (const channel of channels) unsubscribe(connection, channel).catch(() => undefined);
+        channels.clear();
+      },
+    };
+  }
+}
+
+function nodeOf(send: (args: Args) => Promise<unknown>): RedisNode {
+  return {
+    info: async (section) => String(await send(['INFO', section])),
+    scan: async (cursor, pattern, count) => {
+      const [next, keys] = (await send(['SCAN', cursor, 'MATCH', pattern, 'COUNT', String(count)])) as [unknown, unknown[]];
+      return [String(next), keys.map(String)];
+    },
+  };
+}

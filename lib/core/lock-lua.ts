@@ -1,0 +1,273 @@
+/**
+ * The Lua of the lock protocol, in one place for every Redis driver (ioredis, node-redis). The
+ * README's "Redis data" section documents what these scripts read and write.
+ */
+/**
+ * Every script that includes it first sets `fence_retention` (ms, '0' for none): with the
+ * module's `fenceRetention`, each new fencing token also restarts the counter's expiry.
+ * The scripts take that, the waiter lease and the sharded pub/sub flag as one "settings"
+ * argument, `<fence retention>:<waiter lease>:<sharded>`: ioredis spends about 0.1 us of CPU
+ * per argument of every call, more than the parsing costs Redis on the paths that need it.
+ *
+ * The waiting queue of a lock: `queue` (a list) keeps arrival order, `waiters` (a sorted set)
+ * the time until which each waiter is known to be alive. Both hold `<token>:<ttl>` members and
+ * use the Redis server's clock (`TIME`), never a client's. Dead waiters are dropped when they
+ * reach the head.
+ */
+const QUEUE = `
+local function next_fence(fence)
+  local fencing = redis.call('INCR', fence)
+  if fence_retention ~= '0' then redis.call('PEXPIRE', fence, fence_retention) end
+  return fencing
+end
+
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+local function live_head(queue, waiters, now)
+  while true do
+    local head = redis.call('LINDEX', queue, 0)
+    if not head then return nil end
+    local alive_until = redis.call('ZSCORE', waiters, head)
+    if alive_until and tonumber(alive_until) >= now then return head end
+    redis.call('LPOP', queue)
+    redis.call('ZREM', waiters, head)
+  end
+end
+
+-- Hands a free lock straight to the live head of the queue, for at most grant_ms: the waiter
+-- renews it to its own ttl as soon as it wakes, and a waiter that died meanwhile blocks the
+-- lock for grant_ms, not for a whole ttl. Publishes "<token>:<fencing token>", with SPUBLISH
+-- when sharded is '1' (Redis 7 Cluster: only the shard that owns the lock carries it).
+local function grant_next(lock, fence, queue, waiters, channel, grant_ms, sharded)
+  local head, token, ttl
+  repeat
+    head = live_head(queue, waiters, now_ms())
+    if not head then return nil end
+    token, ttl = string.match(head, '^([^:]+):(%d+)$')
+    if not token then
+      redis.call('LPOP', queue)
+      redis.call('ZREM', waiters, head)
+    end
+  until token
+  redis.call('SET', lock, token, 'PX', math.min(tonumber(ttl), grant_ms))
+  local fencing = next_fence(fence)
+  redis.call('LPOP', queue)
+  redis.call('ZREM', waiters, head)
+  redis.call(sharded == '1' and 'SPUBLISH' or 'PUBLISH', channel, token .. ':' .. fencing)
+  return {token, fencing}
+end
+`;
+
+/**
+ * Acquire in one round trip. KEYS: lock, fence, queue, waiters, channel.
+ * ARGV: owner token, ttl, settings (see QUEUE) followed by `:1` to join the queue on failure or
+ * `:0` not to.
+ * Succeeds (`{1, fencingToken}`) when the lock is free and nobody waits ahead of the caller, or
+ * when a release already handed it to the caller (the lease then restarts at full ttl).
+ * Otherwise `{0, pttl}` (-1 for a key without expiry), after joining the queue or refreshing
+ * the caller's place in it; a free lock promised to another waiter is handed to it then.
+ *
+ * The fast path comes first and costs Redis EXISTS + SET NX PX + INCR: with no queue key
+ * nobody waits (the queue list is deleted with its last member and expires with its waiters),
+ * so no server time is needed and the queue functions are not even defined.
+ */
+const ACQUIRE = `
+if redis.call('EXISTS', KEYS[3]) == 0 and redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  local fencing = redis.call('INCR', KEYS[2])
+  -- A retention never starts with '0' unless it is '0' (none).
+  if string.byte(ARGV[3], 1) ~= 48 then redis.call('PEXPIRE', KEYS[2], string.match(ARGV[3], '^%d+')) end
+  return {1, fencing}
+end
+local fence_retention, lease, sharded, enqueue = string.match(ARGV[3], '^(%d+):(%d+):(%d):(%d)$')
+lease = tonumber(lease)
+${QUEUE}
+local owner = redis.call('GET', KEYS[1])
+if owner == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return {1, tonumber(redis.call('GET', KEYS[2]))}
+end
+local now = now_ms()
+local member = ARGV[1] .. ':' .. ARGV[2]
+if not owner then
+  local head = live_head(KEYS[3], KEYS[4], now)
+  if not head or head == member then
+    redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+    if head then
+      redis.call('LPOP', KEYS[3])
+      redis.call('ZREM', KEYS[4], member)
+    end
+    return {1, next_fence(KEYS[2])}
+  end
+  grant_next(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], lease, sharded)
+end
+if enqueue == '1' then
+  if redis.call('ZADD', KEYS[4], now + lease, member) == 1 then
+    redis.call('RPUSH', KEYS[3], member)
+  end
+  redis.call('PEXPIRE', KEYS[3], lease)
+  redis.call('PEXPIRE', KEYS[4], lease)
+end
+return {0, redis.call('PTTL', KEYS[1])}
+`;
+
+/**
+ * A replica cannot say a lock is not ours: during a failover the old master, demoted and
+ * resyncing, answers with an empty or stale dataset. So before reporting "not the owner",
+ * scripts check that they run on a master, and otherwise fail like any transient error
+ * (the client retries on the new master until the lease deadline).
+ */
+const ON_REPLICA = `
+local function on_replica()
+  if string.find(redis.call('INFO', 'replication'), 'role:slave', 1, true) then
+    return redis.error_reply('READONLY this node is a replica: lock ownership cannot be checked here')
+  end
+end
+`;
+
+/**
+ * What a renew script reports for each lock: renewed; held by another token; gone (no such key:
+ * it expired, or a node restarted empty); or, for a key that is not a declared key of the call,
+ * not served by this node (its slot is migrating or moved: the client's slot map is stale).
+ */
+export const RENEWED = 1;
+export const NOT_OURS = 0;
+export const GONE = 2;
+export const ELSEWHERE = 3;
+
+/** KEYS: lock. ARGV: owner token, ttl. Returns RENEWED, NOT_OURS or GONE. */
+const RENEW = `${ON_REPLICA}
+local owner = redis.call('GET', KEYS[1])
+if owner == ARGV[1] then
+  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return on_replica() or (owner and 0 or 2)
+`;
+
+/**
+ * The loop shared by the batch renew scripts: `n` locks, the i-th named by `key(i)`, its token
+ * and ttl at ARGV[offset + 2i - 1] and ARGV[offset + 2i]. One code per lock (see RENEWED).
+ * `guarded`: the keys are not all declared, so reading one this node does not serve raises an
+ * error; it is caught and reported as ELSEWHERE for that lock alone, instead of failing the call.
+ * Renewing adds no memory (PEXPIRE of a key that already has an expiry).
+ */
+const RENEW_LOOP = `${ON_REPLICA}
+local function renew_all(n, key, offset, guarded)
+  local results = {}
+  local refused = false
+  for i = 1, n do
+    local owner
+    if guarded then
+      owner = redis.pcall('GET', key(i))
+    else
+      owner = redis.call('GET', key(i))
+    end
+    if type(owner) == 'table' and owner.err then
+      results[i] = 3
+    elseif owner == ARGV[offset + 2 * i - 1] then
+      results[i] = redis.call('PEXPIRE', key(i), ARGV[offset + 2 * i])
+    else
+      results[i] = owner and 0 or 2
+      refused = true
+    end
+  end
+  if refused then return on_replica() or results end
+  return results
+end
+`;
+
+/** Renews many locks in one call. KEYS: the locks. ARGV: token and ttl of each, in turn. */
+const RENEW_MANY = `${RENEW_LOOP}
+return renew_all(#KEYS, function(i) return KEYS[i] end, 0, false)
+`;
+
+/**
+ * KEYS: lock, fence, queue, waiters, release channel (declared as a key so that it is routed
+ * and ACL-checked with the lock). ARGV: owner token, settings (see QUEUE).
+ * Returns `{0}` when not the owner. Otherwise deletes the lock and, when someone waits, hands
+ * it to the waiter whose turn it is: `{1, token, fencingToken}` of that waiter, else `{1}`.
+ * With nobody waiting (no queue key) that is GET + DEL + EXISTS, and the queue functions are
+ * not defined at all.
+ */
+const RELEASE = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+  ${ON_REPLICA}
+  return on_replica() or {0}
+end
+redis.call('DEL', KEYS[1])
+if redis.call('EXISTS', KEYS[3]) == 0 then return {1} end
+local fence_retention, lease, sharded = string.match(ARGV[2], '^(%d+):(%d+):(%d)$')
+${QUEUE}
+local granted = grant_next(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], tonumber(lease), sharded)
+if granted then return {1, granted[1], granted[2]} end
+return {1}
+`;
+
+/**
+ * A waiter gives up. KEYS: lock, fence, queue, waiters, channel. ARGV: its token, its ttl,
+ * settings (see QUEUE). A lock handed to it meanwhile, or a free lock, goes to the next waiter.
+ */
+const LEAVE = `
+local fence_retention, lease, sharded = string.match(ARGV[3], '^(%d+):(%d+):(%d)$')
+${QUEUE}
+local member = ARGV[1] .. ':' .. ARGV[2]
+redis.call('LREM', KEYS[3], 1, member)
+redis.call('ZREM', KEYS[4], member)
+local owner = redis.call('GET', KEYS[1])
+if owner == ARGV[1] then redis.call('DEL', KEYS[1]) end
+if owner == ARGV[1] or not owner then
+  grant_next(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], tonumber(lease), sharded)
+end
+return 1
+`;
+
+/**
+ * Quorum mode: raises a node's fencing counter to at least ARGV[1]. KEYS: fence. ARGV[2]: fence
+ * retention (ms, '0' for none), which the raised counter keeps. Every later majority shares a
+ * node with this one, so its next token is higher than the one handed out.
+ */
+const FENCE_FLOOR = `
+local current = tonumber(redis.call('GET', KEYS[1]) or '0')
+if current < tonumber(ARGV[1]) then
+  if ARGV[2] ~= '0' then
+    redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  else
+    redis.call('SET', KEYS[1], ARGV[1])
+  end
+end
+return 1
+`;
+
+/**
+ * Redis 7 Cluster: renews locks of many slots served by one node in one call. Redis refuses
+ * declared keys of different slots even with `allow-cross-slot-keys`, so only the first lock
+ * is declared (it routes the call) and the others come as arguments, which the flag lets the
+ * script touch. KEYS: the first lock. ARGV: n, the other n-1 locks, then token and ttl of each.
+ * A lock whose slot this node no longer serves (resharding, stale slot map) comes back as
+ * ELSEWHERE and is renewed on its own by the client. `allow-oom`: a script with flags is
+ * otherwise refused whole under a full `maxmemory`, although a renewal adds no memory.
+ */
+const RENEW_NODE = `#!lua flags=allow-cross-slot-keys,allow-oom
+${RENEW_LOOP}
+local n = tonumber(ARGV[1])
+return renew_all(n, function(i) return i == 1 and KEYS[1] or ARGV[i] end, n, true)
+`;
+
+/**
+ * Every script, under the namespaced name ioredis registers it with (`defineCommand`) and the
+ * number of its declared keys (`null`: the call passes the count first).
+ */
+export const COMMANDS = {
+  acquire: { name: 'nestjsRedisLockAcquire', numberOfKeys: 5, lua: ACQUIRE },
+  renew: { name: 'nestjsRedisLockRenew', numberOfKeys: 1, lua: RENEW },
+  renewMany: { name: 'nestjsRedisLockRenewMany', numberOfKeys: null, lua: RENEW_MANY },
+  renewNode: { name: 'nestjsRedisLockRenewNode', numberOfKeys: 1, lua: RENEW_NODE },
+  release: { name: 'nestjsRedisLockRelease', numberOfKeys: 5, lua: RELEASE },
+  leave: { name: 'nestjsRedisLockLeave', numberOfKeys: 5, lua: LEAVE },
+  fenceFloor: { name: 'nestjsRedisLockFenceFloor', numberOfKeys: 1, lua: FENCE_FLOOR },
+} as const;
+
+export type ScriptName = keyof typeof COMMANDS;
+

@@ -1,0 +1,181 @@
+import { Test } from '@nestjs/testing';
+import { TerminusModule } from '@nestjs/terminus';
+import { Redis } from 'ioredis';
+import { RESP_TYPES } from 'redis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listLocks } from '../lib/core/lock-admin.js';
+import type { LockManager } from '../lib/core/lock-manager.js';
+import { LockScripts } from '../lib/core/lock-scripts.js';
+import { LockService, RedisLockModule } from '../lib/index.js';
+import { LOCK_RUNNER } from '../lib/redis-lock.constants.js';
+import { RedisLockHealthIndicator } from '../lib/terminus/index.js';
+import { CapturedLogs, createLockApp, sleep } from './support/lock-app.js';
+import { isScriptCall, watchCommands } from './support/monitor.js';
+import { nodeRedisClient, nodeRedisLockApp, NODE_REDIS, type NodeRedisVersion, type TestClient } from './support/node-redis.js';
+import { startRedisServer, type RedisServer } from './support/redis-server.js';
+
+describe.each([6, 5] as NodeRedisVersion[])('node-redis %i client', (version) => {
+  // A server of its own: SCRIPT FLUSH here cannot race with scripts other test files load.
+  let server: RedisServer;
+  let admin: Redis;
+  beforeAll(async () => {
+    server = await startRedisServer();
+    admin = new Redis(server.url);
+  });
+  afterAll(async () => {
+    admin?.disconnect();
+    await server?.stop();
+  });
+  const open = async (options = {}) => nodeRedisLockApp([await nodeRedisClient(server.url, version)], options);
+
+  it('sends scripts by SHA: after SCRIPT FLUSH the first call of each falls back to EVAL, later calls are EVALSHA', async () => {
+    const app = await open();
+    try {
+      await admin.script('FLUSH');
+      const commands = await watchCommands('lock:{cached}', server.url);
+      for (let i = 0; i < 3; i++) await (await app.locks.acquire('cached')).release();
+      await commands.stop();
+      const calls = commands.seen.filter(isScriptCall).map(({ args }) => args[0]!.toUpperCase());
+      // acquire (EVALSHA refused, EVAL), release (the same), then EVALSHA only.
+      expect(calls).toEqual(['EVALSHA', 'EVAL', 'EVALSHA', 'EVAL', 'EVALSHA', 'EVALSHA', 'EVALSHA', 'EVALSHA']);
+      expect(commands.seen.filter(isScriptCall).every(({ args }) => args[0]!.toUpperCase() === 'EVAL' || /^[0-9a-f]{40}$/.test(args[1]!))).toBe(true);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('wakes a waiter in another instance with the release message, not by polling the lease', async () => {
+    const holder = await open({ ttl: 20_000 });
+    const waiter = await open();
+    try {
+      const held = await holder.locks.acquire('wake');
+      const waiting = waiter.locks.acquire('wake', { waitTimeout: 15_000 });
+      // The waiter's subscription exists on the server before the release.
+      await expect.poll(async () => ((await admin.pubsub('NUMSUB', 'lock:{wake}:released')) as [string, number])[1], { timeout: 5_000 }).toBe(1);
+      const releasedAt = performance.now();
+      await held.release();
+      const next = await waiting;
+      // A poll would come when the 20 s lease runs out; the message takes milliseconds.
+      expect(performance.now() - releasedAt).toBeLessThan(5_000);
+      expect(next.fencingToken).toBe(held.fencingToken + 1);
+      await next.release();
+    } finally {
+      await Promise.all([holder.close(), waiter.close()]);
+    }
+  });
+
+  it('never closes the client it was handed: it keeps working after app.close()', async () => {
+    const client = await nodeRedisClient(server.url, version);
+    const app = await createLockApp({ redis: client as never });
+    const lock = await app.locks.acquire('owned-by-the-app');
+    await app.close();
+    expect(client.isOpen).toBe(true);
+    expect(await (client.sendCommand as (args: string[]) => Promise<unknown>)(['PING'])).toBe('PONG');
+    // The lock was given back at shutdown, through the client that is still open.
+    expect(lock.held).toBe(false);
+    expect(await admin.exists('lock:{owned-by-the-app}')).toBe(0);
+    await client.close();
+  });
+
+  // node-redis 6 added an ioredis-like `keyPrefix` (for keys, not channels); 5 has none.
+  it.runIf(version === 6)('applies a node-redis 6 keyPrefix to every key, and still wakes waiters', async () => {
+    const a = await nodeRedisLockApp([await prefixedClient(server.url)], { ttl: 20_000 });
+    const b = await nodeRedisLockApp([await prefixedClient(server.url)]);
+    try {
+      const held = await a.locks.acquire('p');
+      expect(await admin.exists('app:lock:{p}')).toBe(1);
+      expect(await admin.exists('lock:{p}')).toBe(0);
+      const manager = a.locks[LOCK_RUNNER] as LockManager;
+      expect((await listLocks(manager, '0', 100)).locks.map((lock) => lock.key)).toEqual(['p']);
+      expect(await a.locks.inspect('p')).toMatchObject({ held: true, fencingToken: held.fencingToken });
+      const waiting = b.locks.acquire('p', { waitTimeout: 15_000 });
+      await expect.poll(async () => ((await admin.pubsub('NUMSUB', 'app:lock:{p}:released')) as [string, number])[1]).toBe(1);
+      const releasedAt = performance.now();
+      await held.release();
+      await (await waiting).release();
+      expect(performance.now() - releasedAt).toBeLessThan(5_000);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  it('reads replies in default types from a client with a type mapping (Buffers for strings)', async () => {
+    const base = await nodeRedisClient(server.url, version);
+    const mapped = (base as unknown as { withTypeMapping(mapping: object): TestClient }).withTypeMapping({ [RESP_TYPES.BLOB_STRING]: Buffer, [RESP_TYPES.SIMPLE_STRING]: Buffer });
+    try {
+      const scripts = new LockScripts(mapped as never);
+      const keys = { lock: 'lock:{mapped}', fence: 'lock:{mapped}:fence', queue: 'lock:{mapped}:queue', waiters: 'lock:{mapped}:waiters', released: 'lock:{mapped}:released' };
+      expect(await scripts.acquire(keys, 'first', 5_000, false, 1_000)).toEqual({ acquired: true, fencingToken: 1 });
+      expect(await scripts.acquire(keys, 'second', 5_000, true, 1_000)).toMatchObject({ acquired: false });
+      expect(await scripts.inspect(keys)).toMatchObject({ owner: 'first', fencingToken: 1, waiters: 1 });
+      // The waiter a release hands the lock to is named by a string, as the notifier looks it up.
+      expect(await scripts.release(keys, 'first', 1_000)).toEqual({ released: true, grant: { token: 'second', fencingToken: 2 } });
+      await admin.del('lock:{restored}');
+      expect(await scripts.restore('lock:{restored}', 'token', 5_000)).toBe(true);
+      expect(await scripts.restore('lock:{restored}', 'other', 5_000)).toBe(false);
+    } finally {
+      await admin.del('lock:{mapped}', 'lock:{mapped}:fence', 'lock:{restored}');
+      await base.close();
+    }
+  });
+
+  it('refuses a client that is not connected, naming the option', async () => {
+    const client = NODE_REDIS[version].createClient({ url: server.url });
+    await expect(createLockApp({ redis: client as never })).rejects.toThrow(/Option "redis" must be a connected node-redis client/);
+    const connected = async () => String(await admin.client('LIST')).split('\n').filter(Boolean).length;
+    const before = await connected();
+    await expect(createLockApp({ redis: [server.url, client as never, server.url] })).rejects.toThrow(/Option "redis\[1\]" must be a connected node-redis client/);
+    // The connection opened for redis[0] before redis[1] was refused is closed, not leaked.
+    await sleep(500);
+    expect(await connected()).toBe(before);
+  });
+
+  it('refuses a client of another kind instead of taking it for ioredis options', async () => {
+    const foreign = { sendCommand: async () => 'PONG' };
+    await expect(createLockApp({ redis: foreign as never })).rejects.toThrow(/Option "redis" must be .*looks like a Redis client of another kind/);
+  });
+
+  it('answers inspect(), the board listing and the terminus indicator', async () => {
+    const client = await nodeRedisClient(server.url, version);
+    const moduleRef = await Test.createTestingModule({
+      imports: [TerminusModule.forRoot({ logger: false }), RedisLockModule.forRoot({ redis: client as never })],
+      providers: [RedisLockHealthIndicator],
+    })
+      .setLogger(new CapturedLogs())
+      .compile();
+    await moduleRef.init();
+    try {
+      const locks = moduleRef.get(LockService);
+      const held = await Promise.all(['board:a', 'board:b', 'board:c'].map((key) => locks.acquire(key, { label: `job ${key}` })));
+      const waiting = locks.acquire('board:a', { waitTimeout: 10_000 });
+      await expect.poll(async () => (await locks.inspect('board:a')).waiters).toBe(1);
+      expect(await locks.inspect('board:a')).toMatchObject({ held: true, fencingToken: held[0]!.fencingToken, waiters: 1, holder: { label: 'job board:a' } });
+      const manager = locks[LOCK_RUNNER] as LockManager;
+      const seen: string[] = [];
+      let cursor = '0';
+      let pages = 0;
+      do {
+        const page = await listLocks(manager, cursor, 1);
+        seen.push(...page.locks.map((lock) => lock.key));
+        cursor = page.cursor;
+      } while (cursor !== '0' && ++pages < 100);
+      expect([...new Set(seen)].sort()).toEqual(['board:a', 'board:b', 'board:c']);
+      const health = await moduleRef.get(RedisLockHealthIndicator).isHealthy('locks');
+      expect(health.locks.status).toBe('up');
+      expect((health.locks as unknown as { nodes: { status: string; latencyMs: number }[] }).nodes).toEqual([{ status: 'up', latencyMs: expect.any(Number) }]);
+      await Promise.all(held.map((lock) => lock.release()));
+      await (await waiting).release();
+    } finally {
+      await moduleRef.close();
+      expect(client.isOpen).toBe(true);
+      await client.close();
+    }
+  });
+});
+
+async function prefixedClient(url: string): Promise<TestClient> {
+  const client = NODE_REDIS[6].createClient({ url, keyPrefix: 'app:' });
+  client.on('error', () => undefined);
+  await client.connect();
+  return client;
+}
