@@ -1,0 +1,45 @@
+// Prints the README's benchmark tables from a results file (default bench/results/latest.json):
+//   node bench/markdown.mjs [file]
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { fmt } from './stats.mjs';
+
+const file = process.argv[2] ?? fileURLToPath(new URL('./results/latest.json', import.meta.url));
+const r = JSON.parse(readFileSync(file, 'utf8'));
+const n = (value) => (value >= 1000 ? Math.round(value).toLocaleString('en-US') : fmt(value));
+const x = (value) => (value === undefined ? '' : value.toFixed(2));
+
+function uncontended(summary, names) {
+  const lines = [
+    '| | Redis µs/pair (commandstats) | x raw | Redis process CPU µs/pair | x raw | Node CPU µs/pair | x raw | pairs/s | x raw |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+  ];
+  for (const c of [1, 50]) {
+    for (const name of names) {
+      const e = summary[name]?.[c];
+      if (!e) continue;
+      lines.push(
+        `| ${name}, ${c === 1 ? '1 worker' : `${c} workers`} | ${fmt(e.redisUsecPerPair)} | ${x(e.redisUsecPerPairXRaw)} | ${fmt(e.redisProcessCpuUsPerPair)} | ${x(e.redisProcessCpuUsPerPairXRaw)} | ${fmt(e.nodeCpuUsPerPair)} | ${x(e.nodeCpuUsPerPairXRaw)} | ${n(e.pairsPerSecond)} | ${x(e.pairsPerSecondXRaw)} |`,
+      );
+    }
+  }
+  return lines.join('\n');
+}
+
+console.log(`Machine: ${r.machine.cpu}, ${r.machine.cores} cores, Node ${r.machine.node}, Redis ${r.machine.redis}, ${r.startedAt}\n`);
+console.log(uncontended(r.uncontended, Object.keys(r.uncontended)));
+console.log();
+console.log(uncontended(r.scale, Object.keys(r.scale)));
+console.log();
+console.log('| | handoff p50 | p99 | acquisitions/s (greedy) | worst worker, x fair | best worker, x fair | failed acquires |');
+console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
+for (const [name, e] of Object.entries(r.contended)) {
+  if (typeof e !== 'object') continue;
+  console.log(`| ${name} | ${fmt(e.handoffP50Ms)} ms | ${fmt(e.handoffP99Ms)} ms | ${n(e.acquisitionsPerSecond)} | ${x(e.minShareOfFair)} | ${x(e.maxShareOfFair)} | ${e.failedAcquires} |`);
+}
+console.log();
+console.log('| held locks | renewals | round trips per interval | Node CPU per renewal | locks lost |');
+console.log('| ---: | ---: | ---: | ---: | ---: |');
+for (const e of r.watchdog) console.log(`| ${n(e.locks)} | ${n(e.renewals)} | ${fmt(e.roundTripsPerPeriod)} | ${fmt(e.nodeCpuPerRenewalUs)} µs | ${e.locksLost} |`);
+console.log();
+for (const t of r.targets) console.log(`- ${t.target}: ${t.measured} (${t.met})`);
