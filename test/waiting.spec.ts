@@ -113,3 +113,27 @@ describe('grants to a waiter', () => {
     watch.close();
   });
 });
+
+describe('a caller that gives up while its attempt is still on its way', () => {
+  it('leaves only after that attempt, even when a lost script cache makes Redis run it late', async () => {
+    const app = await createLockApp({ ttl: 30_000 });
+    const admin = new Redis(redisUrl());
+    try {
+      await app.locks.isLocked('warm-up');
+      // A restarted or failed-over server has no scripts: the acquire's EVALSHA fails with
+      // NOSCRIPT and is sent again as EVAL, behind whatever was sent meanwhile.
+      await admin.script('FLUSH');
+      const controller = new AbortController();
+      const attempt = app.locks.acquire('departed', { waitTimeout: 10_000, signal: controller.signal }).catch((e: unknown) => e);
+      controller.abort(new Error('gave up'));
+      expect(await attempt).toMatchObject({ message: 'gave up' });
+      await sleep(200);
+      // The departed caller holds nothing, and nobody waits in its name.
+      expect(await admin.exists('lock:{departed}', 'lock:{departed}:queue', 'lock:{departed}:waiters')).toBe(0);
+      expect(await app.locks.tryAcquire('departed')).not.toBeNull();
+    } finally {
+      await app.close();
+      admin.disconnect();
+    }
+  });
+});

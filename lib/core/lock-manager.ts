@@ -48,6 +48,13 @@ export const WAITER_LEASE_MS = 4 * WAITER_REFRESH_MS;
 
 const POLLING_WARNING_MS = 10_000;
 
+/** The reply of a call's latest acquire attempt. */
+interface SentAttempt {
+  reply?: Promise<unknown>;
+}
+
+const noop = (): void => undefined;
+
 /**
  * The lock engine, free of Nest: acquisition, waiting, reentrancy, release and shutdown over
  * one Redis client. `LockService` exposes it to Nest applications.
@@ -142,8 +149,10 @@ export class LockManager implements LockOwner, LockRunner {
     const waitUntil = calledAt + timing.waitTimeout;
     const waits = timing.waitTimeout > 0;
     // One token for the whole call: it is also the caller's place in the waiting queue.
-    const token = ownerToken() + this.holder.suffix(options?.label ?? options?.name);
+    let token = this.newToken(options);
     const name = options?.name;
+    // The reply of the latest attempt, settled or not: a leave must go out after it.
+    const sent: SentAttempt = {};
     let waiting = false;
     let watch: ReleaseWatch | undefined;
     let lastError: unknown;
@@ -156,12 +165,14 @@ export class LockManager implements LockOwner, LockRunner {
         let busyFor: number | undefined;
         // Without waiting, the one attempt still gets the grace a late answer deserves, not more.
         const bound = waits ? Math.max(waitUntil - this.clock.now(), Math.min(timing.waitTimeout, LAST_ATTEMPT_GRACE_MS)) : LAST_ATTEMPT_GRACE_MS;
-        lastAttemptAt = this.clock.now();
+        const startedAt = this.clock.now();
         try {
-          const outcome = await this.attempt(key, names, token, timing, waits, bound, signal, lastAttemptAt);
+          const outcome = await this.attempt(key, names, token, timing, waits, bound, signal, startedAt, sent);
           if (outcome instanceof HeldLock) return this.acquired(outcome, calledAt, name, waiting);
           busyFor = outcome.pttl;
           lastError = undefined;
+          // Only an attempt Redis answered bounds when a later grant can have started.
+          lastAttemptAt = startedAt;
         } catch (error) {
           uncertain = true;
           if ((signal?.aborted && error === signal.reason) || this.closed) throw error;
@@ -197,22 +208,33 @@ export class LockManager implements LockOwner, LockRunner {
             setImmediate(() => lock.renewSoon());
             return this.acquired(lock, calledAt, name, waiting);
           }
-          // This process was too slow to trust the short lease: renew before handing it out.
+          // This process was too slow to trust the short lease: renew before handing it out,
+          // within what is left of that lease.
           lock.name = name;
           try {
-            if (await lock.renewNow()) return this.acquired(lock, calledAt, name, waiting);
+            const renewed = await settleWithin(lock.renewNow(), Math.max(0, lock.deadline - this.clock.now()), [signal, this.shutdown.signal], this.clock);
+            if (renewed === true) return this.acquired(lock, calledAt, name, waiting);
           } catch (error) {
+            if ((signal?.aborted && error === signal.reason) || this.closed) {
+              this.cleanUp(lock.release());
+              throw error;
+            }
             lastError = error;
           }
-          // Unconfirmed: give the lock back (owner-checked) rather than hold it blind.
+          // Unconfirmed: give the lock back (owner-checked) rather than hold it blind, and go on
+          // under a new token: a release and a later attempt of one token could reach Redis in
+          // the wrong order (a NOSCRIPT retry resends a script behind later commands), and the
+          // release would then delete the lock the attempt had just taken.
           this.cleanUp(lock.release());
+          watch?.close();
+          watch = undefined;
+          token = this.newToken(options);
         }
       }
     } catch (error) {
-      // A waiter leaves the queue, passing on a lock handed to it meanwhile. The leave goes out
-      // after every attempt of this call on the same connection, so it also gives back a lock
-      // an attempt took after we stopped waiting for its reply.
-      if (waits || uncertain) this.leave(names, token, timing);
+      // A waiter leaves the queue, passing on a lock handed to it meanwhile; the leave also gives
+      // back a lock an attempt took after we stopped waiting for its reply.
+      if (waits || uncertain) this.leave(names, token, timing, uncertain ? sent.reply : undefined);
       if (this.listening) {
         const outcome: LockNotAcquiredOutcome =
           signal?.aborted && error === signal.reason ? 'aborted' : !(error instanceof LockNotAcquiredError) || lastError !== undefined ? 'error' : waits ? 'timeout' : 'busy';
@@ -228,15 +250,17 @@ export class LockManager implements LockOwner, LockRunner {
     const { timing, names, reentered } = this.prepare(key, options);
     if (reentered) return reentered;
     const calledAt = this.clock.now();
-    const token = ownerToken() + this.holder.suffix(options?.label ?? options?.name);
+    const token = this.newToken(options);
+    const sent: SentAttempt = {};
     const name = options?.name;
     this.acquiring++;
     let outcome: HeldLock | { pttl: number };
     try {
-      outcome = await this.attempt(key, names, token, timing, false, Infinity, options?.signal, calledAt);
+      // No waiting, but no hanging either: a late answer gets the grace, then the call fails.
+      outcome = await this.attempt(key, names, token, timing, false, LAST_ATTEMPT_GRACE_MS, options?.signal, calledAt, sent);
     } catch (error) {
       // The reply was lost, not necessarily the script's effect: give back what it may have taken.
-      this.leave(names, token, timing);
+      this.leave(names, token, timing, sent.reply);
       if (this.listening) this.emit({ type: 'not-acquired', key, name, waitedMs: this.clock.now() - calledAt, outcome: options?.signal?.aborted ? 'aborted' : 'error', afterWaiting: false, at: Date.now() });
       throw error;
     } finally {
@@ -354,8 +378,21 @@ export class LockManager implements LockOwner, LockRunner {
     );
   }
 
-  private leave(names: LockRedisKeys, token: string, timing: LockTiming): void {
-    this.cleanUp(this.store.leave(names, token, timing.ttl, WAITER_LEASE_MS));
+  /**
+   * Leaves the queue and gives back what the call's attempts may hold: at once (behind the
+   * attempts on the same connection, which covers an attempt still on its way), and again once
+   * `after`, an attempt whose reply we stopped waiting for, has settled: a NOSCRIPT retry
+   * resends a script behind later commands, so that attempt could run after the first leave and
+   * take the lock for a caller that is gone, for a whole ttl.
+   */
+  private leave(names: LockRedisKeys, token: string, timing: LockTiming, after?: Promise<unknown>): void {
+    const leave = (): Promise<void> => this.store.leave(names, token, timing.ttl, WAITER_LEASE_MS);
+    this.cleanUp(leave());
+    if (after !== undefined) this.cleanUp(after.then(noop, noop).then(leave));
+  }
+
+  private newToken(options: LockOptions | undefined): string {
+    return ownerToken() + this.holder.suffix(options?.label ?? options?.name);
   }
 
   private prepare(key: string, options: LockOptions | undefined): { timing: LockTiming; names: LockRedisKeys; reentered?: Lock } {
@@ -387,8 +424,10 @@ export class LockManager implements LockOwner, LockRunner {
     bound: number,
     signal: AbortSignal | undefined,
     startedAt: number,
+    sent: SentAttempt,
   ): Promise<HeldLock | { pttl: number }> {
     const reply = this.store.acquire(names, token, timing.ttl, enqueue, WAITER_LEASE_MS);
+    sent.reply = reply;
     // Past the bound, the caller's abort or shutdown, the caller stops waiting for the reply;
     // it leaves when it gives up, which gives back what this attempt may still take.
     const settled = bound === Infinity && signal === undefined ? await reply : await settleWithin(reply, bound, [signal, this.shutdown.signal], this.clock);
