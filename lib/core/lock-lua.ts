@@ -29,7 +29,16 @@ end
 local function live_head(queue, waiters, now)
   while true do
     local head = redis.call('LINDEX', queue, 0)
-    if not head then return nil end
+    if not head then
+      -- The list went without its set (evicted, or expired a moment before it): put the set's
+      -- members back, the longest-refreshed first, rather than leave them waiting unseen.
+      local lost = redis.call('ZRANGE', waiters, 0, -1)
+      if #lost == 0 then return nil end
+      for _, member in ipairs(lost) do redis.call('RPUSH', queue, member) end
+      local left = redis.call('PTTL', waiters)
+      if left > 0 then redis.call('PEXPIRE', queue, left) end
+      head = lost[1]
+    end
     local alive_until = redis.call('ZSCORE', waiters, head)
     if alive_until and tonumber(alive_until) >= now then return head end
     redis.call('LPOP', queue)
@@ -46,7 +55,8 @@ local function grant_next(lock, fence, queue, waiters, channel, grant_ms, sharde
   repeat
     head = live_head(queue, waiters, now_ms())
     if not head then return nil end
-    token, ttl = string.match(head, '^([^:]+):(%d+)$')
+    -- A ttl of 0 (no client of ours writes one) would make SET fail after the lock was freed.
+    token, ttl = string.match(head, '^([^:]+):([1-9]%d*)$')
     if not token then
       redis.call('LPOP', queue)
       redis.call('ZREM', waiters, head)
@@ -70,12 +80,12 @@ end
  * Otherwise `{0, pttl}` (-1 for a key without expiry), after joining the queue or refreshing
  * the caller's place in it; a free lock promised to another waiter is handed to it then.
  *
- * The fast path comes first and costs Redis EXISTS + SET NX PX + INCR: with no queue key
- * nobody waits (the queue list is deleted with its last member and expires with its waiters),
- * so no server time is needed and the queue functions are not even defined.
+ * The fast path comes first and costs Redis EXISTS + SET NX PX + INCR: with neither queue key
+ * nobody waits (the list is deleted with its last member and both expire together), so no
+ * server time is needed and the queue functions are not even defined.
  */
 const ACQUIRE = `
-if redis.call('EXISTS', KEYS[3]) == 0 and redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+if redis.call('EXISTS', KEYS[3], KEYS[4]) == 0 and redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   local fencing = redis.call('INCR', KEYS[2])
   -- A retention never starts with '0' unless it is '0' (none).
   if string.byte(ARGV[3], 1) ~= 48 then redis.call('PEXPIRE', KEYS[2], string.match(ARGV[3], '^%d+')) end
@@ -87,7 +97,9 @@ ${QUEUE}
 local owner = redis.call('GET', KEYS[1])
 if owner == ARGV[1] then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  return {1, tonumber(redis.call('GET', KEYS[2]))}
+  -- 0 if a fenceRetention let the counter expire meanwhile: lower than any token, so a store
+  -- that checks fencing refuses rather than trusts it.
+  return {1, tonumber(redis.call('GET', KEYS[2]) or '0')}
 end
 local now = now_ms()
 local member = ARGV[1] .. ':' .. ARGV[2]
@@ -188,8 +200,8 @@ return renew_all(#KEYS, function(i) return KEYS[i] end, 0, false)
  * and ACL-checked with the lock). ARGV: owner token, settings (see QUEUE).
  * Returns `{0}` when not the owner. Otherwise deletes the lock and, when someone waits, hands
  * it to the waiter whose turn it is: `{1, token, fencingToken}` of that waiter, else `{1}`.
- * With nobody waiting (no queue key) that is GET + DEL + EXISTS, and the queue functions are
- * not defined at all.
+ * With nobody waiting (neither queue key) that is GET + DEL + EXISTS, and the queue functions
+ * are not defined at all.
  */
 const RELEASE = `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
@@ -197,7 +209,7 @@ if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return on_replica() or {0}
 end
 redis.call('DEL', KEYS[1])
-if redis.call('EXISTS', KEYS[3]) == 0 then return {1} end
+if redis.call('EXISTS', KEYS[3], KEYS[4]) == 0 then return {1} end
 local fence_retention, lease, sharded = string.match(ARGV[2], '^(%d+):(%d+):(%d)$')
 ${QUEUE}
 local granted = grant_next(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], tonumber(lease), sharded)

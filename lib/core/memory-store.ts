@@ -168,7 +168,7 @@ export class MemoryStore implements LockStore {
     for (;;) {
       const head = this.liveHead(keys, now);
       if (head === undefined) return undefined;
-      const match = /^([^:]+):(\d+)$/.exec(head);
+      const match = /^([^:]+):([1-9]\d*)$/.exec(head);
       if (match === null) {
         this.popHead(keys);
         continue;
@@ -207,7 +207,7 @@ export class MemoryStore implements LockStore {
 
   private pttl(lockKey: string, now: number): number {
     const entry = this.locks.get(lockKey);
-    if (entry === undefined || entry.expiresAt <= now) return -2;
+    if (entry === undefined || entry.expiresAt < now) return -2;
     return entry.expiresAt === Infinity ? -1 : Math.ceil(entry.expiresAt - now);
   }
 
@@ -215,7 +215,8 @@ export class MemoryStore implements LockStore {
   private get<T>(map: Map<string, Entry<T>>, key: string): T | undefined {
     const entry = map.get(key);
     if (entry === undefined) return undefined;
-    if (entry.expiresAt <= this.clock.now()) {
+    // Like Redis, a key is gone once the clock is past its expiry, not at it.
+    if (entry.expiresAt < this.clock.now()) {
       map.delete(key);
       return undefined;
     }

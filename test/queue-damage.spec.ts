@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { sleep, useLockApps } from './support/lock-app.js';
+import { useRedis } from './support/redis.js';
+
+/** What the queue keys look like after an eviction or a foreign write, and what we do then. */
+describe('a damaged waiting queue', () => {
+  const redis = useRedis();
+  const app = useLockApps();
+
+  it('rebuilds a lost queue list from its waiters, so that nobody jumps them', async () => {
+    const holder = await app({ ttl: 30_000 });
+    const waiters = [await app(), await app()];
+    const newcomer = await app();
+    const held = await holder.locks.acquire('z');
+    const waiting = waiters.map(({ locks }) => locks.acquire('z', { waitTimeout: 10_000 }));
+    await sleep(150);
+    // Evicted (or expired a moment before its set): the waiters are left in the sorted set only.
+    await redis.del('lock:{z}:queue');
+    await held.release();
+    expect(await newcomer.locks.tryAcquire('z')).toBeNull();
+    // Both waiters are served, one after the other.
+    const first = await Promise.race(waiting.map((lock, index) => lock.then((held) => ({ held, index }))));
+    await first.held.release();
+    await (await waiting[1 - first.index]!).release();
+  });
+
+  it('skips a queue member with a ttl of 0 instead of failing the release', async () => {
+    const holder = await app({ ttl: 30_000 });
+    const held = await holder.locks.acquire('q');
+    // Nothing of ours writes this; a foreign or broken writer might.
+    await redis.rpush('lock:{q}:queue', 'foreign:0');
+    await redis.zadd('lock:{q}:waiters', Date.now() + 60_000, 'foreign:0');
+    await redis.pexpire('lock:{q}:queue', 60_000);
+    await redis.pexpire('lock:{q}:waiters', 60_000);
+    await expect(held.release()).resolves.toBeUndefined();
+    expect(await redis.exists('lock:{q}', 'lock:{q}:queue', 'lock:{q}:waiters')).toBe(0);
+    expect(await holder.locks.tryAcquire('q')).not.toBeNull();
+  });
+});
