@@ -1,3 +1,4 @@
+import { warnIfEvicting } from './eviction-check.js';
 import type { LockBackend } from './lock-backend.js';
 import type { LockLogger } from './lock-logger.js';
 import type { ResolvedModuleOptions } from './lock-options.js';
@@ -23,6 +24,7 @@ export function redisBackend(options: ResolvedModuleOptions, logger: LockLogger)
     throw error;
   }
   const clients = connections.map(({ client }) => client);
+  warnIfEvicting(clients, logger);
   const closeConnections = (): void => {
     for (const { close } of connections) close?.();
   };
