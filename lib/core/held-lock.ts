@@ -99,7 +99,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
     const startedAt = this.owner.clock.now();
     const sequence = this.beginRenewal(startedAt);
     this.assertHeld();
-    const renewed = await this.owner.store.renew(this.names.lock, this.token, lease);
+    const renewed = await this.owner.store.renew(this.names.lock, this.token, lease, this.fencingToken);
     this.completeRenewal(sequence!, startedAt, lease, renewed);
     this.assertHeld();
     if (renewed === undefined) {
@@ -144,7 +144,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
     const sequence = this.beginRenewal(startedAt);
     if (sequence === undefined) return false;
     const ttl = this.ttl;
-    const renewed = await this.owner.store.renew(this.names.lock, this.token, ttl);
+    const renewed = await this.owner.store.renew(this.names.lock, this.token, ttl, this.fencingToken);
     this.completeRenewal(sequence, startedAt, ttl, renewed);
     return renewed === true && this.held;
   }

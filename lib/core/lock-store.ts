@@ -5,6 +5,8 @@ export interface RenewalRequest {
   lockKey: string;
   token: string;
   ttl: number;
+  /** The holder's fencing token: quorum mode raises a node's counter to it when it restores the lock there. */
+  fencingToken?: number;
 }
 
 /**
@@ -44,7 +46,7 @@ export interface LockStore {
   /** Whether waiters queue in Redis and are woken by release messages (one node only). */
   readonly queues: boolean;
   acquire(keys: ScriptKeys, token: string, ttl: number, enqueue: boolean, waiterLease: number): Promise<AcquireReply>;
-  renew(lockKey: string, token: string, ttl: number): Promise<RenewalOutcome>;
+  renew(lockKey: string, token: string, ttl: number, fencingToken?: number): Promise<RenewalOutcome>;
   /** Renews many locks: one part per Redis node (and per bounded number of locks). */
   renewBatch(requests: RenewalRequest[]): RenewalPart[];
   release(keys: ScriptKeys, token: string, waiterLease: number): Promise<ReleaseReply>;

@@ -15,9 +15,12 @@ type Answer<T> = { ok: true; value: T } | { ok: false; error: unknown };
  *
  * Fencing: each node keeps its own counter, and counters of different nodes are not
  * comparable. The token handed out is the highest counter of the granting majority, and that
- * value is written back to the majority before the lock is handed out; any later majority
- * shares a node with this one, so the next token is higher, as long as a majority of nodes
- * keep their data.
+ * value is written back to every node (a majority must confirm) before the lock is handed out;
+ * any later majority shares a node with this one, so the next token is higher, as long as that
+ * node kept its counter. A renewal that finds a node restarted empty puts the lock and the
+ * counter back there. A node that loses its counter between two acquisitions of a key, with
+ * no renewal in between to restore it, can still let a later majority hand out a lower token:
+ * counters need persistence (`appendfsync always`) where fencing must survive restarts.
  */
 export class QuorumStore implements LockStore {
   readonly queues = false;
@@ -34,7 +37,10 @@ export class QuorumStore implements LockStore {
     const busy = answers.flatMap((answer) => (answer.ok && !answer.value.acquired ? [answer.value.pttl] : []));
     if (granted.length >= this.majority && now() - startedAt < ttl - driftMargin(ttl)) {
       const fencingToken = Math.max(...granted);
-      const floors = await this.ask(ttl, (node, i) => (answers[i]!.ok && (answers[i] as { value: AcquireReply }).value.acquired ? node.fenceFloor(keys.fence, fencingToken) : Promise.reject(new Error('not granted'))));
+      // Every node, not only the granting majority: a node that was busy (or slow) and kept its
+      // data must not hand out a lower token to a later majority after a granting node lost its
+      // counter. The majority that must confirm is any majority.
+      const floors = await this.ask(ttl, (node) => node.fenceFloor(keys.fence, fencingToken));
       if (floors.filter((answer) => answer.ok).length >= this.majority && now() - startedAt < ttl - driftMargin(ttl)) {
         return { acquired: true, fencingToken };
       }
@@ -48,9 +54,9 @@ export class QuorumStore implements LockStore {
     throw this.noQuorum('acquire', granted.length, answers);
   }
 
-  async renew(lockKey: string, token: string, ttl: number): Promise<RenewalOutcome> {
+  async renew(lockKey: string, token: string, ttl: number, fencingToken?: number): Promise<RenewalOutcome> {
     const answers = await this.ask(ttl, (node) => node.renewCode(lockKey, token, ttl));
-    const [outcome] = await this.settle([{ lockKey, token, ttl }], answers.map((answer) => (answer.ok ? [answer.value] : undefined)));
+    const [outcome] = await this.settle([{ lockKey, token, ttl, fencingToken }], answers.map((answer) => (answer.ok ? [answer.value] : undefined)));
     return outcome;
   }
 
@@ -83,7 +89,14 @@ export class QuorumStore implements LockStore {
     });
     if (restores.size > 0) {
       await this.ask(shortestTtl(requests), (node, n) =>
-        Promise.all((restores.get(n) ?? []).map(({ lockKey, token, ttl }) => node.restore(lockKey, token, ttl))),
+        Promise.all(
+          (restores.get(n) ?? []).map(async ({ lockKey, token, ttl, fencingToken }) => {
+            await node.restore(lockKey, token, ttl);
+            // The node lost the counter too: raise it to the holder's token, so that a later
+            // majority through this node cannot hand out a lower one.
+            if (fencingToken !== undefined) await node.fenceFloor(`${lockKey}:fence`, fencingToken);
+          }),
+        ),
       );
     }
     return outcomes;

@@ -10,6 +10,7 @@ export interface Renewable {
   readonly key: string;
   readonly lockKey: string;
   readonly token: string;
+  readonly fencingToken: number;
   readonly ttl: number;
   /** Starts a renewal at `startedAt`: its sequence number, or undefined if the lease is gone. */
   beginRenewal(startedAt: number): number | undefined;
@@ -106,7 +107,7 @@ export class RenewalScheduler {
     if (batch.length === 0) return;
     let parts: RenewalPart[];
     try {
-      parts = this.store.renewBatch(batch.map(({ lock, ttl }) => ({ lockKey: lock.lockKey, token: lock.token, ttl })));
+      parts = this.store.renewBatch(batch.map(({ lock, ttl }) => ({ lockKey: lock.lockKey, token: lock.token, ttl, fencingToken: lock.fencingToken })));
     } catch (error) {
       this.warn(batch.length, error);
       return;

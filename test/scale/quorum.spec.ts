@@ -139,6 +139,34 @@ describe('quorum mode over 3 independent masters', () => {
     await lock.release();
   });
 
+  it('raises the fencing counter of every node that answers, so a later majority does not go back', { timeout: 30_000 }, async () => {
+    const holder = await app({ ttl: 2_000 });
+    const node = (i: number) => new Redis(servers[i]!.url);
+    // Node 2 answers, but is busy with a rival's key: nodes 0 and 1 grant every time.
+    const busy = node(2);
+    await busy.set('lock:{q:floor}', 'rival', 'PX', 60_000);
+    const tokens: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const lock = await holder.locks.acquire('q:floor');
+      tokens.push(lock.fencingToken);
+      await lock.release();
+    }
+    // Node 0 restarts empty, node 1 is down, the rival is gone from node 2: nodes 0 and 2 are
+    // the next majority, and node 2 must remember the tokens it never granted.
+    await servers[0]!.stop({ kill: true });
+    await servers[0]!.start();
+    await servers[1]!.stop({ kill: true });
+    await busy.del('lock:{q:floor}');
+    busy.disconnect();
+    try {
+      const next = await holder.locks.acquire('q:floor', { waitTimeout: 3_000 });
+      expect(next.fencingToken).toBeGreaterThan(Math.max(...tokens));
+      await next.release();
+    } finally {
+      await servers[1]!.start();
+    }
+  });
+
   it('reports a lock lost when a majority of nodes lost it, not when a minority did', async () => {
     const holder = await app({ ttl: 1_000, renewInterval: 150 });
     const lock = await holder.locks.acquire('q:lost');
