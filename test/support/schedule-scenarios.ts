@@ -23,7 +23,8 @@ export function scheduleScenarios(env: () => Record<string, string>, track: (wor
         expect(ran).toHaveLength(1);
         expect(skipped).toHaveLength(2);
         runners.add(ran[0]!);
-        await ran[0]!.waitFor((line) => line.event === 'end' && line.tick === n);
+        // The next tick comes once the run lock is given back, not merely once the run ended.
+        await ran[0]!.waitFor((line) => line.event === 'released' && line.tick === n);
       }
       // The first caller took the lease and kept it between ticks.
       expect(runners.size).toBe(1);
