@@ -53,6 +53,7 @@ export function scheduleScenarios(env: () => Record<string, string>, track: (wor
       expect(ownSkip.message).toContain('its run lock "ExportJob.export" is held');
       const end = await owner.waitFor((line) => line.event === 'end' && line.tick === 1, 10_000);
       expect(end.held).toBe(true);
+      await owner.waitFor((line) => line.event === 'released' && line.tick === 1);
       const after = await tick(workers, 4);
       expect(after.ran).toEqual([owner]);
     },
@@ -74,7 +75,7 @@ export function scheduleScenarios(env: () => Record<string, string>, track: (wor
       // Not before the lease could have expired (it was renewed at most ttl/3 before the kill).
       expect(moved.at - killedAt).toBeGreaterThan(ttl / 3);
       // And it stays there (after that run ended: a tick during it would be skipped).
-      await moved.worker.waitFor((line) => line.event === 'end' && line.tick === moved.tick);
+      await moved.worker.waitFor((line) => line.event === 'released' && line.tick === moved.tick);
       const next = await tick(survivors, moved.tick + 1);
       expect(next.ran).toEqual([moved.worker]);
     },
