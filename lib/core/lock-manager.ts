@@ -26,6 +26,11 @@ import type { LockBackend, ReleaseWatcher } from './lock-backend.js';
 import { RenewalScheduler } from './renewal-scheduler.js';
 import { settleWithin, TIMED_OUT } from './settle-within.js';
 import { waitForTurn } from './wait-for-turn.js';
+import { SemaphoreLimitError } from '../errors/semaphore-limit.error.js';
+import { UnsupportedLockKindError } from '../errors/unsupported-lock-kind.error.js';
+import { isSemaphore, semaphoreKeys } from './semaphore/semaphore-keys.js';
+import { resolveSemaphoreOptions, type SemaphoreRequest } from './semaphore/semaphore-options.js';
+import type { SemaphoreStore } from './semaphore/semaphore-store.js';
 
 /**
  * How long the last attempt of a wait may take even when the wait's time is up, so that a
@@ -119,6 +124,12 @@ export class LockManager implements LockOwner, LockRunner {
   }
 
   async releaseInRedis(names: LockRedisKeys, token: string): Promise<ReleaseReply> {
+    if (isSemaphore(names)) {
+      // A permit given back may admit several waiters: wake each one in this process.
+      const reply = await this.semaphores(names.semaphore.key).release(names, token, WAITER_LEASE_MS);
+      for (const grant of reply.grants) this.notifier?.wake(names.released, grant.token, grant.fencingToken);
+      return reply;
+    }
     const reply = await this.store.release(names, token, WAITER_LEASE_MS);
     // The waiter it went to may be in this process: wake it without waiting for the message.
     if (reply.grant !== undefined) this.notifier?.wake(names.released, reply.grant.token, reply.grant.fencingToken);
@@ -126,23 +137,24 @@ export class LockManager implements LockOwner, LockRunner {
   }
 
   async acquire(key: string, options?: LockOptions): Promise<Lock> {
-    const { timing, names, reentered } = this.prepare(key, options);
+    const { timing, names, reentered, semaphore } = this.prepare(key, options);
     if (reentered) return reentered;
     this.acquiring++;
     try {
-      return await this.acquireNew(key, names, timing, options);
+      return await this.acquireNew(key, names, timing, options, semaphore);
     } finally {
       this.settledAcquire();
     }
   }
 
-  private async acquireNew(key: string, names: LockRedisKeys, timing: LockTiming, options: LockOptions | undefined): Promise<HeldLock> {
+  private async acquireNew(key: string, base: LockRedisKeys, timing: LockTiming, options: LockOptions | undefined, semaphore?: SemaphoreRequest): Promise<HeldLock> {
     const signal = options?.signal;
     const calledAt = this.clock.now();
     const waitUntil = calledAt + timing.waitTimeout;
     const waits = timing.waitTimeout > 0;
     // One token for the whole call: it is also the caller's place in the waiting queue.
     const token = ownerToken() + this.holder.suffix(options?.label ?? options?.name);
+    const names = this.callNames(key, base, token, semaphore);
     const name = options?.name;
     let waiting = false;
     let watch: ReleaseWatch | undefined;
@@ -164,7 +176,7 @@ export class LockManager implements LockOwner, LockRunner {
           lastError = undefined;
         } catch (error) {
           uncertain = true;
-          if ((signal?.aborted && error === signal.reason) || this.closed) throw error;
+          if ((signal?.aborted && error === signal.reason) || this.closed || error instanceof SemaphoreLimitError) throw error;
           lastError = error;
         }
         const left = waitUntil - this.clock.now();
@@ -225,10 +237,11 @@ export class LockManager implements LockOwner, LockRunner {
   }
 
   async tryAcquire(key: string, options?: LockOptions): Promise<Lock | null> {
-    const { timing, names, reentered } = this.prepare(key, options);
+    const { timing, names: base, reentered, semaphore } = this.prepare(key, options);
     if (reentered) return reentered;
     const calledAt = this.clock.now();
     const token = ownerToken() + this.holder.suffix(options?.label ?? options?.name);
+    const names = this.callNames(key, base, token, semaphore);
     const name = options?.name;
     this.acquiring++;
     let outcome: HeldLock | { pttl: number };
@@ -355,17 +368,35 @@ export class LockManager implements LockOwner, LockRunner {
   }
 
   private leave(names: LockRedisKeys, token: string, timing: LockTiming): void {
-    this.cleanUp(this.store.leave(names, token, timing.ttl, WAITER_LEASE_MS));
+    const store = isSemaphore(names) ? this.semaphores(names.semaphore.key) : this.store;
+    this.cleanUp(store.leave(names as never, token, timing.ttl, WAITER_LEASE_MS));
   }
 
-  private prepare(key: string, options: LockOptions | undefined): { timing: LockTiming; names: LockRedisKeys; reentered?: Lock } {
+  /** The store's semaphore protocol; a clear error where there is none (quorum mode). */
+  private semaphores(key: string): SemaphoreStore {
+    if (this.store.semaphores === undefined) {
+      throw new UnsupportedLockKindError(
+        `Semaphores (option "limit", lock ${quoteKey(key)}) are not supported in quorum mode (several independent Redis masters): use one Redis, Sentinel or Cluster.`,
+      );
+    }
+    return this.store.semaphores;
+  }
+
+  /** The Redis names of one call: a semaphore's include the caller's own permit, named by its token. */
+  private callNames(key: string, base: LockRedisKeys, token: string, semaphore: SemaphoreRequest | undefined): LockRedisKeys {
+    return semaphore === undefined ? base : semaphoreKeys(base, token, key, semaphore.limit, semaphore.permits);
+  }
+
+  private prepare(key: string, options: LockOptions | undefined): { timing: LockTiming; names: LockRedisKeys; reentered?: Lock; semaphore?: SemaphoreRequest } {
     this.assertOpen();
     checkLockKey(key);
     const timing = resolveLockOptions(options, this.defaults);
+    const semaphore = resolveSemaphoreOptions(options);
+    if (semaphore !== undefined) this.semaphores(key);
     checkLockNaming(options);
     options?.signal?.throwIfAborted();
     const names = lockRedisKeys(this.options.keyPrefix, key);
-    return { timing, names, reentered: this.reenter(key) };
+    return { timing, names, reentered: this.reenter(key), semaphore };
   }
 
   private reenter(key: string): Lock | undefined {
@@ -388,14 +419,25 @@ export class LockManager implements LockOwner, LockRunner {
     signal: AbortSignal | undefined,
     startedAt: number,
   ): Promise<HeldLock | { pttl: number }> {
-    const reply = this.store.acquire(names, token, timing.ttl, enqueue, WAITER_LEASE_MS);
+    const reply = isSemaphore(names) ? this.semaphores(key).acquire(names, token, timing.ttl, enqueue, WAITER_LEASE_MS) : this.store.acquire(names, token, timing.ttl, enqueue, WAITER_LEASE_MS);
     // Past the bound, the caller's abort or shutdown, the caller stops waiting for the reply;
     // it leaves when it gives up, which gives back what this attempt may still take.
     const settled = bound === Infinity && signal === undefined ? await reply : await settleWithin(reply, bound, [signal, this.shutdown.signal], this.clock);
     if (settled === TIMED_OUT) {
       throw new RedisLockError(`Redis did not answer the acquire of lock ${quoteKey(key)} within ${Math.round(bound)} ms.`);
     }
-    if (!settled.acquired) return { pttl: settled.pttl };
+    if (!settled.acquired) {
+      const limitInUse = (settled as { limitInUse?: number }).limitInUse;
+      if (limitInUse !== undefined && isSemaphore(names)) {
+        const { limit } = names.semaphore;
+        throw new SemaphoreLimitError(
+          limitInUse,
+          limit,
+          `Semaphore ${quoteKey(key)} is in use with limit ${limitInUse}; this call gave limit ${limit}. Every caller of one key must give the same limit.`,
+        );
+      }
+      return { pttl: settled.pttl };
+    }
     return this.hold(key, names, token, settled.fencingToken, timing, startedAt, timing.ttl);
   }
 

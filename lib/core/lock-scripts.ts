@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { clusterSlot } from './cluster-slot.js';
 import type { LockSnapshot, LockStore, RenewalOutcome, RenewalPart, RenewalRequest } from './lock-store.js';
+import { SemaphoreScripts } from './semaphore/semaphore-scripts.js';
 
 /**
  * Every script that includes it first sets `fence_retention` (ms, '0' for none): with the
@@ -344,6 +345,13 @@ export class LockScripts implements LockStore {
       leave: bind(COMMANDS.leave.name),
       fenceFloor: bind(COMMANDS.fenceFloor.name),
     };
+  }
+
+  private semaphoreScripts?: SemaphoreScripts;
+
+  /** The counting semaphore's scripts over the same client, with the same settings (see `semaphore/`). */
+  get semaphores(): SemaphoreScripts {
+    return (this.semaphoreScripts ??= new SemaphoreScripts(this.client, async (lease) => this.settings(lease, this.knownShardFlag ?? (await this.shardFlag()))));
   }
 
   async acquire(keys: ScriptKeys, token: string, ttl: number, enqueue: boolean, waiterLease: number): Promise<AcquireReply> {

@@ -1,4 +1,5 @@
 import type { AcquireReply, ReleaseReply, ScriptKeys } from './lock-scripts.js';
+import type { SemaphoreStore } from './semaphore/semaphore-store.js';
 
 /** One lock in a batch renewal. */
 export interface RenewalRequest {
@@ -43,6 +44,8 @@ export interface RenewalPart {
 export interface LockStore {
   /** Whether waiters queue in Redis and are woken by release messages (one node only). */
   readonly queues: boolean;
+  /** Counting semaphores; absent where they are not supported (quorum mode). */
+  readonly semaphores?: SemaphoreStore;
   acquire(keys: ScriptKeys, token: string, ttl: number, enqueue: boolean, waiterLease: number): Promise<AcquireReply>;
   renew(lockKey: string, token: string, ttl: number): Promise<RenewalOutcome>;
   /** Renews many locks: one part per Redis node (and per bounded number of locks). */

@@ -1,5 +1,6 @@
 import type { AcquireReply, ReleaseReply, ScriptKeys } from './lock-scripts.js';
 import type { LockSnapshot, LockStore, RenewalOutcome, RenewalPart, RenewalRequest } from './lock-store.js';
+import { MemorySemaphores } from './semaphore/memory-semaphores.js';
 
 /** The time the in-memory store counts leases with: what `TIME` is to the Redis scripts. */
 export interface StoreClock {
@@ -9,7 +10,7 @@ export interface StoreClock {
 /** Receives what the Redis scripts would PUBLISH: `<token>:<fencing token>` on a lock's channel. */
 export type Publish = (channel: string, message: string) => void;
 
-interface Entry<T> {
+export interface Entry<T> {
   value: T;
   /** Clock time at which the key expires; Infinity for none. */
   expiresAt: number;
@@ -20,15 +21,20 @@ export class MemoryData {
   readonly locks = new Map<string, Entry<string>>();
   readonly fences = new Map<string, Entry<number>>();
   readonly waiting = new Map<string, Entry<Queue>>();
+  /** Semaphores' holder hashes (token -> `<permits>:<fencing>`) and limits (see `semaphore/`). */
+  readonly semaphoreHolders = new Map<string, Map<string, string>>();
+  readonly semaphoreLimits = new Map<string, number>();
 
   clear(): void {
     this.locks.clear();
     this.fences.clear();
     this.waiting.clear();
+    this.semaphoreHolders.clear();
+    this.semaphoreLimits.clear();
   }
 }
 
-interface Queue {
+export interface Queue {
   /** Arrival order of `<token>:<ttl>` members (the Redis list). */
   order: string[];
   /** Until when each member is known to be alive (the Redis sorted set). */
@@ -43,6 +49,8 @@ interface Queue {
  */
 export class MemoryStore implements LockStore {
   readonly queues = true;
+  /** The counting semaphore's protocol on the same keys and clock. */
+  readonly semaphores: MemorySemaphores;
   private readonly locks: Map<string, Entry<string>>;
   private readonly fences: Map<string, Entry<number>>;
   private readonly waiting: Map<string, Entry<Queue>>;
@@ -56,6 +64,7 @@ export class MemoryStore implements LockStore {
     private readonly fenceRetention = 0,
   ) {
     ({ locks: this.locks, fences: this.fences, waiting: this.waiting } = data);
+    this.semaphores = new MemorySemaphores(data, clock, publish, fenceRetention);
   }
 
   async acquire(keys: ScriptKeys, token: string, ttl: number, enqueue: boolean, waiterLease: number): Promise<AcquireReply> {
