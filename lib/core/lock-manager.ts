@@ -31,6 +31,10 @@ import { UnsupportedLockKindError } from '../errors/unsupported-lock-kind.error.
 import { isSemaphore, semaphoreKeys } from './semaphore/semaphore-keys.js';
 import { resolveSemaphoreOptions, type SemaphoreRequest } from './semaphore/semaphore-options.js';
 import type { SemaphoreStore } from './semaphore/semaphore-store.js';
+import type { MultiKeyLock } from '../interfaces/lock.interface.js';
+import { acquireAll, tryAcquireAll } from './multi-key/acquire-all.js';
+import { canonicalKeys } from './multi-key/canonical-keys.js';
+import { MultiLock } from './multi-key/multi-key-lock.js';
 
 /**
  * How long the last attempt of a wait may take even when the wait's time is up, so that a
@@ -52,6 +56,9 @@ export const WAITER_REFRESH_MS = 250;
 export const WAITER_LEASE_MS = 4 * WAITER_REFRESH_MS;
 
 const POLLING_WARNING_MS = 10_000;
+
+/** Whether a call names several keys (a multi-key lock). */
+const isKeyList = (key: string | readonly string[]): key is readonly string[] => Array.isArray(key);
 
 /**
  * The lock engine, free of Nest: acquisition, waiting, reentrancy, release and shutdown over
@@ -136,7 +143,15 @@ export class LockManager implements LockOwner, LockRunner {
     return reply;
   }
 
-  async acquire(key: string, options?: LockOptions): Promise<Lock> {
+  acquire(keys: readonly string[], options?: LockOptions): Promise<MultiKeyLock>;
+  acquire(key: string, options?: LockOptions): Promise<Lock>;
+  acquire(key: string | readonly string[], options?: LockOptions): Promise<Lock>;
+  async acquire(key: string | readonly string[], options?: LockOptions): Promise<Lock> {
+    if (isKeyList(key)) {
+      const keys = canonicalKeys(key, 'acquire');
+      this.assertOpen();
+      return acquireAll(this, keys, options, resolveLockOptions(options, this.defaults).waitTimeout);
+    }
     const { timing, names, reentered, semaphore } = this.prepare(key, options);
     if (reentered) return reentered;
     this.acquiring++;
@@ -236,7 +251,16 @@ export class LockManager implements LockOwner, LockRunner {
     }
   }
 
-  async tryAcquire(key: string, options?: LockOptions): Promise<Lock | null> {
+  tryAcquire(keys: readonly string[], options?: LockOptions): Promise<MultiKeyLock | null>;
+  tryAcquire(key: string, options?: LockOptions): Promise<Lock | null>;
+  tryAcquire(key: string | readonly string[], options?: LockOptions): Promise<Lock | null>;
+  async tryAcquire(key: string | readonly string[], options?: LockOptions): Promise<Lock | null> {
+    if (isKeyList(key)) {
+      const keys = canonicalKeys(key, 'tryAcquire');
+      this.assertOpen();
+      resolveLockOptions(options, this.defaults);
+      return tryAcquireAll(this, keys, options);
+    }
     const { timing, names: base, reentered, semaphore } = this.prepare(key, options);
     if (reentered) return reentered;
     const calledAt = this.clock.now();
@@ -260,18 +284,20 @@ export class LockManager implements LockOwner, LockRunner {
     return null;
   }
 
-  async using<T>(key: string, fn: (lock: Lock) => T | Promise<T>, options?: LockOptions): Promise<T> {
+  using<T>(keys: readonly string[], fn: (lock: MultiKeyLock) => T | Promise<T>, options?: LockOptions): Promise<T>;
+  using<T>(key: string, fn: (lock: Lock) => T | Promise<T>, options?: LockOptions): Promise<T>;
+  async using<T>(key: string | readonly string[], fn: (lock: never) => T | Promise<T>, options?: LockOptions): Promise<T> {
     if (typeof fn !== 'function') {
-      throw new TypeError(`using(${typeof key === 'string' ? quoteKey(key) : typeof key}, fn): fn must be a function, got ${fn === null ? 'null' : typeof fn}.`);
+      throw new TypeError(`using(${typeof key === 'string' ? quoteKey(key) : Array.isArray(key) ? 'keys' : typeof key}, fn): fn must be a function, got ${fn === null ? 'null' : typeof fn}.`);
     }
     const lock = await this.acquire(key, options);
     // A nested holder runs inside the outer one's lease; the outer one releases.
-    if (!(lock instanceof HeldLock)) return await fn(lock);
+    if (!(lock instanceof HeldLock) && !(lock instanceof MultiLock)) return await fn(lock as never);
     try {
-      return await this.runInChain(lock, () => fn(lock));
+      return await this.runInChain(lock, () => fn(lock as never));
     } finally {
       await lock.release().catch((error: unknown) => {
-        this.logger.warn(`Release of lock ${quoteKey(key)} failed (${(error as Error).message}); its lease will expire on its own.`);
+        this.logger.warn(`Release of lock ${quoteKey(lock.key)} failed (${(error as Error).message}); its lease will expire on its own.`);
       });
     }
   }
@@ -281,9 +307,18 @@ export class LockManager implements LockOwner, LockRunner {
   }
 
   runInChain<T>(lock: Lock, fn: () => T): T {
+    if (lock instanceof MultiLock) {
+      // Each key of a multi-key lock re-enters on its own; current() names the whole lock.
+      const parts = lock.parts.filter((part): part is HeldLock => part instanceof HeldLock);
+      for (const part of parts) this.multiOf.set(part, lock);
+      return parts.length === 0 ? fn() : this.chain.run([...(this.chain.getStore() ?? []), ...parts], fn);
+    }
     if (!(lock instanceof HeldLock)) return fn();
     return this.chain.run([...(this.chain.getStore() ?? []), lock], fn);
   }
+
+  /** The multi-key lock each part of the chain belongs to, for current(). */
+  private readonly multiOf = new WeakMap<HeldLock, MultiLock>();
 
   async isLocked(key: string): Promise<boolean> {
     this.assertOpen();
@@ -309,7 +344,9 @@ export class LockManager implements LockOwner, LockRunner {
   current(key?: string): Lock | undefined {
     const stack = this.chain.getStore();
     if (stack === undefined) return undefined;
-    return key === undefined ? stack[stack.length - 1] : stack.findLast((lock) => lock.key === key);
+    if (key !== undefined) return stack.findLast((lock) => lock.key === key);
+    const innermost = stack[stack.length - 1];
+    return innermost === undefined ? undefined : (this.multiOf.get(innermost) ?? innermost);
   }
 
   /**

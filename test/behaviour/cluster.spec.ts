@@ -3,6 +3,7 @@ import { startRedisCluster, type RedisCluster } from '../../scripts/redis-cluste
 import { createLockApp } from '../support/lock-app.js';
 import { describeLockBehaviour, type LockBackend } from './lock-behaviour.js';
 import { describeSemaphoreBehaviour, shareBackend } from './semaphore-behaviour.js';
+import { describeMultiKeyBehaviour } from './multi-key-behaviour.js';
 
 let cluster: RedisCluster;
 let admin: Cluster;
@@ -21,7 +22,8 @@ const backend: LockBackend = shareBackend({
   async steal(key) {
     await admin.del(`lock:{${key}}`);
   },
-}, 2);
+}, 3);
 
 describeLockBehaviour('Redis Cluster, 3 masters (ioredis)', backend);
 describeSemaphoreBehaviour('Redis Cluster, 3 masters (ioredis)', backend);
+describeMultiKeyBehaviour('Redis Cluster, 3 masters (ioredis)', backend);

@@ -4,6 +4,7 @@ import { InMemoryLocks, RedisLockTestingModule } from '../../lib/testing/index.j
 import { CapturedLogs } from '../support/lock-app.js';
 import { describeLockBehaviour, type LockBackend } from './lock-behaviour.js';
 import { describeSemaphoreBehaviour, shareBackend } from './semaphore-behaviour.js';
+import { describeMultiKeyBehaviour } from './multi-key-behaviour.js';
 
 const locks = new InMemoryLocks();
 
@@ -24,7 +25,8 @@ const backend: LockBackend = shareBackend({
   async steal(key) {
     locks.delete(`lock:{${key}}`);
   },
-}, 2);
+}, 3);
 
 describeLockBehaviour('in memory (nestjs-redis-lock/testing)', backend);
 describeSemaphoreBehaviour('in memory (nestjs-redis-lock/testing)', backend);
+describeMultiKeyBehaviour('in memory (nestjs-redis-lock/testing)', backend);

@@ -3,6 +3,7 @@ import { createLockApp } from '../support/lock-app.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
 import { describeLockBehaviour, type LockBackend } from './lock-behaviour.js';
 import { describeSemaphoreBehaviour, shareBackend } from './semaphore-behaviour.js';
+import { describeMultiKeyBehaviour } from './multi-key-behaviour.js';
 
 let servers: RedisServer[] = [];
 let admins: Redis[] = [];
@@ -21,7 +22,8 @@ const backend: LockBackend = shareBackend({
   async steal(key) {
     await Promise.all(admins.map((admin) => admin.del(`lock:{${key}}`)));
   },
-}, 2);
+}, 3);
 
 describeLockBehaviour('quorum of 3 independent masters (ioredis)', backend);
 describeSemaphoreBehaviour('quorum of 3 independent masters (ioredis)', backend);
+describeMultiKeyBehaviour('quorum of 3 independent masters (ioredis)', backend);

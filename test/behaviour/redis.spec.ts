@@ -3,6 +3,7 @@ import { createLockApp } from '../support/lock-app.js';
 import { redisUrl } from '../support/redis.js';
 import { describeLockBehaviour, type LockBackend } from './lock-behaviour.js';
 import { describeSemaphoreBehaviour, shareBackend } from './semaphore-behaviour.js';
+import { describeMultiKeyBehaviour } from './multi-key-behaviour.js';
 
 let admin: Redis;
 
@@ -18,7 +19,8 @@ const backend: LockBackend = shareBackend({
   async steal(key) {
     await admin.del(`lock:{${key}}`);
   },
-}, 2);
+}, 3);
 
 describeLockBehaviour('one Redis (ioredis)', backend);
 describeSemaphoreBehaviour('one Redis (ioredis)', backend);
+describeMultiKeyBehaviour('one Redis (ioredis)', backend);
