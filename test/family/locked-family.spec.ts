@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { afterEach, describe, expect, it } from 'vitest';
-import { InvalidLockOptionsError, LockService, Locked } from '../../lib/index.js';
+import { InvalidLockOptionsError, LockKeyError, LockService, Locked, type MultiKeyLock } from '../../lib/index.js';
 import { InMemoryLocks, RedisLockTestingModule } from '../../lib/testing/index.js';
 import { sleep } from '../support/lock-app.js';
 
@@ -21,6 +21,51 @@ class ExportService {
     return tenant;
   }
 }
+
+@Injectable()
+class LedgerService {
+  readonly balances = new Map<string, number>([
+    ['a', 100],
+    ['b', 100],
+    ['c', 100],
+  ]);
+  constructor(readonly locks: LockService) {}
+
+  @Locked(['account:<0>', 'account:<1>'], { waitTimeout: 10_000 })
+  async transfer(from: string, to: string, amount: number): Promise<Readonly<Record<string, number>>> {
+    const [a, b] = [this.balances.get(from)!, this.balances.get(to)!];
+    await new Promise((resolve) => setImmediate(resolve));
+    this.balances.set(from, a - amount);
+    this.balances.set(to, b + amount);
+    return (this.locks.current() as MultiKeyLock).fencingTokens;
+  }
+}
+
+describe('@Locked with an array of templates: a multi-key lock', () => {
+  it('locks every key of the call, in any direction, without deadlock', async () => {
+    const moduleRef = await Test.createTestingModule({ imports: [RedisLockTestingModule.forRoot({ locks: new InMemoryLocks() })], providers: [LedgerService] }).compile();
+    await moduleRef.init();
+    try {
+      const ledger = moduleRef.get(LedgerService);
+      const pairs = [['a', 'b'], ['b', 'a'], ['b', 'c'], ['c', 'a'], ['a', 'c'], ['c', 'b']] as const;
+      const tokens = await Promise.all(Array.from({ length: 60 }, (_, i) => ledger.transfer(pairs[i % 6]![0], pairs[i % 6]![1], 1 + (i % 7))));
+      expect([...ledger.balances.values()].reduce((sum, balance) => sum + balance, 0)).toBe(300);
+      expect(Object.keys(tokens[0]!).sort()).toEqual(['account:a', 'account:b']);
+    } finally {
+      await moduleRef.close();
+    }
+  });
+
+  it('refuses an empty array of templates when the class is defined', () => {
+    expect(() => {
+      class Bad {
+        @Locked([])
+        async run(): Promise<void> {}
+      }
+      return Bad;
+    }).toThrow(LockKeyError);
+  });
+});
 
 describe('@Locked with { limit }: a semaphore per key template', () => {
   const closers: (() => Promise<void>)[] = [];
