@@ -35,6 +35,10 @@ import type { MultiKeyLock } from '../interfaces/lock.interface.js';
 import { acquireAll, tryAcquireAll } from './multi-key/acquire-all.js';
 import { canonicalKeys } from './multi-key/canonical-keys.js';
 import { MultiLock } from './multi-key/multi-key-lock.js';
+import { LockUpgradeError } from '../errors/lock-upgrade.error.js';
+import { isRead, readKeys } from './rwlock/read-keys.js';
+import { isReadMode } from './rwlock/lock-mode.js';
+import type { ReadStore } from './rwlock/read-store.js';
 
 /**
  * How long the last attempt of a wait may take even when the wait's time is up, so that a
@@ -131,6 +135,11 @@ export class LockManager implements LockOwner, LockRunner {
   }
 
   async releaseInRedis(names: LockRedisKeys, token: string): Promise<ReleaseReply> {
+    if (isRead(names)) {
+      const reply = await this.readStore(names.read.key).release(names, token, WAITER_LEASE_MS);
+      if (reply.grant !== undefined) this.notifier?.wake(names.released, reply.grant.token, reply.grant.fencingToken);
+      return reply;
+    }
     if (isSemaphore(names)) {
       // A permit given back may admit several waiters: wake each one in this process.
       const reply = await this.semaphores(names.semaphore.key).release(names, token, WAITER_LEASE_MS);
@@ -152,24 +161,24 @@ export class LockManager implements LockOwner, LockRunner {
       this.assertOpen();
       return acquireAll(this, keys, options, resolveLockOptions(options, this.defaults).waitTimeout);
     }
-    const { timing, names, reentered, semaphore } = this.prepare(key, options);
+    const { timing, names, reentered, semaphore, read } = this.prepare(key, options);
     if (reentered) return reentered;
     this.acquiring++;
     try {
-      return await this.acquireNew(key, names, timing, options, semaphore);
+      return await this.acquireNew(key, names, timing, options, semaphore, read);
     } finally {
       this.settledAcquire();
     }
   }
 
-  private async acquireNew(key: string, base: LockRedisKeys, timing: LockTiming, options: LockOptions | undefined, semaphore?: SemaphoreRequest): Promise<HeldLock> {
+  private async acquireNew(key: string, base: LockRedisKeys, timing: LockTiming, options: LockOptions | undefined, semaphore?: SemaphoreRequest, read = false): Promise<HeldLock> {
     const signal = options?.signal;
     const calledAt = this.clock.now();
     const waitUntil = calledAt + timing.waitTimeout;
     const waits = timing.waitTimeout > 0;
     // One token for the whole call: it is also the caller's place in the waiting queue.
     const token = ownerToken() + this.holder.suffix(options?.label ?? options?.name);
-    const names = this.callNames(key, base, token, semaphore);
+    const names = this.callNames(key, base, token, semaphore, read);
     const name = options?.name;
     let waiting = false;
     let watch: ReleaseWatch | undefined;
@@ -261,11 +270,11 @@ export class LockManager implements LockOwner, LockRunner {
       resolveLockOptions(options, this.defaults);
       return tryAcquireAll(this, keys, options);
     }
-    const { timing, names: base, reentered, semaphore } = this.prepare(key, options);
+    const { timing, names: base, reentered, semaphore, read } = this.prepare(key, options);
     if (reentered) return reentered;
     const calledAt = this.clock.now();
     const token = ownerToken() + this.holder.suffix(options?.label ?? options?.name);
-    const names = this.callNames(key, base, token, semaphore);
+    const names = this.callNames(key, base, token, semaphore, read);
     const name = options?.name;
     this.acquiring++;
     let outcome: HeldLock | { pttl: number };
@@ -405,7 +414,7 @@ export class LockManager implements LockOwner, LockRunner {
   }
 
   private leave(names: LockRedisKeys, token: string, timing: LockTiming): void {
-    const store = isSemaphore(names) ? this.semaphores(names.semaphore.key) : this.store;
+    const store = isSemaphore(names) ? this.semaphores(names.semaphore.key) : isRead(names) ? this.readStore(names.read.key) : this.store;
     this.cleanUp(store.leave(names as never, token, timing.ttl, WAITER_LEASE_MS));
   }
 
@@ -419,26 +428,49 @@ export class LockManager implements LockOwner, LockRunner {
     return this.store.semaphores;
   }
 
-  /** The Redis names of one call: a semaphore's include the caller's own permit, named by its token. */
-  private callNames(key: string, base: LockRedisKeys, token: string, semaphore: SemaphoreRequest | undefined): LockRedisKeys {
+  /** The store's read side of read-write locks; a clear error where there is none (quorum mode). */
+  private readStore(key: string): ReadStore {
+    if (this.store.readers === undefined) {
+      throw new UnsupportedLockKindError(
+        `Read locks (option mode: 'read', lock ${quoteKey(key)}) are not supported in quorum mode (several independent Redis masters): use one Redis, Sentinel or Cluster.`,
+      );
+    }
+    return this.store.readers;
+  }
+
+  /** The Redis names of one call: a semaphore's and a reader's include the caller's own key, named by its token. */
+  private callNames(key: string, base: LockRedisKeys, token: string, semaphore: SemaphoreRequest | undefined, read: boolean): LockRedisKeys {
+    if (read) return readKeys(base, token, key);
     return semaphore === undefined ? base : semaphoreKeys(base, token, key, semaphore.limit, semaphore.permits);
   }
 
-  private prepare(key: string, options: LockOptions | undefined): { timing: LockTiming; names: LockRedisKeys; reentered?: Lock; semaphore?: SemaphoreRequest } {
+  /** Locks held as readers, so that a chain asking to upgrade one is refused. */
+  private readonly readLocks = new WeakSet<HeldLock>();
+
+  private prepare(key: string, options: LockOptions | undefined): { timing: LockTiming; names: LockRedisKeys; reentered?: Lock; semaphore?: SemaphoreRequest; read: boolean } {
     this.assertOpen();
     checkLockKey(key);
     const timing = resolveLockOptions(options, this.defaults);
     const semaphore = resolveSemaphoreOptions(options);
     if (semaphore !== undefined) this.semaphores(key);
+    const read = isReadMode(options);
+    if (read) this.readStore(key);
     checkLockNaming(options);
     options?.signal?.throwIfAborted();
     const names = lockRedisKeys(this.options.keyPrefix, key);
-    return { timing, names, reentered: this.reenter(key), semaphore };
+    return { timing, names, reentered: this.reenter(key, read), semaphore, read };
   }
 
-  private reenter(key: string): Lock | undefined {
+  private reenter(key: string, read: boolean): Lock | undefined {
     const outer = this.chain.getStore()?.findLast((lock) => lock.key === key);
     if (outer === undefined) return undefined;
+    // Two readers upgrading at once would wait for each other forever.
+    if (!read && outer.held && this.readLocks.has(outer)) {
+      throw new LockUpgradeError(
+        key,
+        `Lock ${quoteKey(key)}: this call chain holds its read lock and asked for the write lock; upgrading would deadlock with another reader doing the same. Release the read lock first, or take the write lock from the start.`,
+      );
+    }
     // A stalled event loop may not have let the deadline sweeper run yet.
     if (outer.held && this.clock.now() >= outer.deadline) outer.expire();
     // The outer holder lost the lock: the whole chain is working without it.
@@ -456,7 +488,11 @@ export class LockManager implements LockOwner, LockRunner {
     signal: AbortSignal | undefined,
     startedAt: number,
   ): Promise<HeldLock | { pttl: number }> {
-    const reply = isSemaphore(names) ? this.semaphores(key).acquire(names, token, timing.ttl, enqueue, WAITER_LEASE_MS) : this.store.acquire(names, token, timing.ttl, enqueue, WAITER_LEASE_MS);
+    const reply = isSemaphore(names)
+      ? this.semaphores(key).acquire(names, token, timing.ttl, enqueue, WAITER_LEASE_MS)
+      : isRead(names)
+        ? this.readStore(key).acquire(names, token, timing.ttl, enqueue, WAITER_LEASE_MS)
+        : this.store.acquire(names, token, timing.ttl, enqueue, WAITER_LEASE_MS);
     // Past the bound, the caller's abort or shutdown, the caller stops waiting for the reply;
     // it leaves when it gives up, which gives back what this attempt may still take.
     const settled = bound === Infinity && signal === undefined ? await reply : await settleWithin(reply, bound, [signal, this.shutdown.signal], this.clock);
@@ -485,6 +521,7 @@ export class LockManager implements LockOwner, LockRunner {
     }
     const lock = new HeldLock(this, key, names, token, fencingToken, timing, leaseStart, lease);
     this.heldLocks.add(lock);
+    if (isRead(names)) this.readLocks.add(lock);
     return lock;
   }
 

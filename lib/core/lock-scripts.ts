@@ -1,67 +1,11 @@
 import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { clusterSlot } from './cluster-slot.js';
+import { QUEUE } from './queue-lua.js';
 import type { LockSnapshot, LockStore, RenewalOutcome, RenewalPart, RenewalRequest } from './lock-store.js';
 import { SemaphoreScripts } from './semaphore/semaphore-scripts.js';
+import { ReadScripts } from './rwlock/read-scripts.js';
 
-/**
- * Every script that includes it first sets `fence_retention` (ms, '0' for none): with the
- * module's `fenceRetention`, each new fencing token also restarts the counter's expiry.
- * The scripts take that, the waiter lease and the sharded pub/sub flag as one "settings"
- * argument, `<fence retention>:<waiter lease>:<sharded>`: ioredis spends about 0.1 us of CPU
- * per argument of every call, more than the parsing costs Redis on the paths that need it.
- *
- * The waiting queue of a lock: `queue` (a list) keeps arrival order, `waiters` (a sorted set)
- * the time until which each waiter is known to be alive. Both hold `<token>:<ttl>` members and
- * use the Redis server's clock (`TIME`), never a client's. Dead waiters are dropped when they
- * reach the head.
- */
-const QUEUE = `
-local function next_fence(fence)
-  local fencing = redis.call('INCR', fence)
-  if fence_retention ~= '0' then redis.call('PEXPIRE', fence, fence_retention) end
-  return fencing
-end
-
-local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
-
-local function live_head(queue, waiters, now)
-  while true do
-    local head = redis.call('LINDEX', queue, 0)
-    if not head then return nil end
-    local alive_until = redis.call('ZSCORE', waiters, head)
-    if alive_until and tonumber(alive_until) >= now then return head end
-    redis.call('LPOP', queue)
-    redis.call('ZREM', waiters, head)
-  end
-end
-
--- Hands a free lock straight to the live head of the queue, for at most grant_ms: the waiter
--- renews it to its own ttl as soon as it wakes, and a waiter that died meanwhile blocks the
--- lock for grant_ms, not for a whole ttl. Publishes "<token>:<fencing token>", with SPUBLISH
--- when sharded is '1' (Redis 7 Cluster: only the shard that owns the lock carries it).
-local function grant_next(lock, fence, queue, waiters, channel, grant_ms, sharded)
-  local head, token, ttl
-  repeat
-    head = live_head(queue, waiters, now_ms())
-    if not head then return nil end
-    token, ttl = string.match(head, '^([^:]+):(%d+)$')
-    if not token then
-      redis.call('LPOP', queue)
-      redis.call('ZREM', waiters, head)
-    end
-  until token
-  redis.call('SET', lock, token, 'PX', math.min(tonumber(ttl), grant_ms))
-  local fencing = next_fence(fence)
-  redis.call('LPOP', queue)
-  redis.call('ZREM', waiters, head)
-  redis.call(sharded == '1' and 'SPUBLISH' or 'PUBLISH', channel, token .. ':' .. fencing)
-  return {token, fencing}
-end
-`;
 
 /**
  * Acquire in one round trip. KEYS: lock, fence, queue, waiters, channel.
@@ -93,6 +37,11 @@ if owner == ARGV[1] then
 end
 local now = now_ms()
 local member = ARGV[1] .. ':' .. ARGV[2]
+-- Held by readers that have all gone (crashed): free.
+if owner == '~r' and readers_alive(KEYS[1]) == 0 then
+  redis.call('DEL', KEYS[1])
+  owner = false
+end
 if not owner then
   local head = live_head(KEYS[3], KEYS[4], now)
   if not head or head == member then
@@ -219,8 +168,15 @@ redis.call('LREM', KEYS[3], 1, member)
 redis.call('ZREM', KEYS[4], member)
 local owner = redis.call('GET', KEYS[1])
 if owner == ARGV[1] then redis.call('DEL', KEYS[1]) end
+if owner == '~r' and readers_alive(KEYS[1]) == 0 then
+  redis.call('DEL', KEYS[1])
+  owner = false
+end
 if owner == ARGV[1] or not owner then
   grant_next(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], tonumber(lease), sharded)
+elseif owner == '~r' then
+  -- A waiting writer that gives up may have been all that held back the readers behind it.
+  grant_readers(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], tonumber(lease), sharded)
 end
 return 1
 `;
@@ -352,6 +308,13 @@ export class LockScripts implements LockStore {
   /** The counting semaphore's scripts over the same client, with the same settings (see `semaphore/`). */
   get semaphores(): SemaphoreScripts {
     return (this.semaphoreScripts ??= new SemaphoreScripts(this.client, async (lease) => this.settings(lease, this.knownShardFlag ?? (await this.shardFlag()))));
+  }
+
+  private readScripts?: ReadScripts;
+
+  /** The read side of read-write locks over the same client (see `rwlock/`). */
+  get readers(): ReadScripts {
+    return (this.readScripts ??= new ReadScripts(this.client, async (lease) => this.settings(lease, this.knownShardFlag ?? (await this.shardFlag()))));
   }
 
   async acquire(keys: ScriptKeys, token: string, ttl: number, enqueue: boolean, waiterLease: number): Promise<AcquireReply> {

@@ -122,7 +122,27 @@ export interface SemaphoreOptions {
   permits?: number;
 }
 
-export interface LockOptions extends LockTimingOptions, SemaphoreOptions {
+/**
+ * Read-write locks: readers of a key share it, a writer is alone. `'write'` is the plain
+ * exclusive lock (the default), so every lock of a key excludes its readers.
+ *
+ * @example
+ * ```ts
+ * const page = await locks.using(`doc:${id}`, () => render(id), { mode: 'read' });
+ * await locks.using(`doc:${id}`, () => edit(id)); // a writer: waits for the readers
+ * ```
+ */
+export interface LockModeOptions {
+  /**
+   * `'read'`: shared with other readers, excluded by writers. Readers and writers wait in one
+   * queue in arrival order, so a reader that arrives after a waiting writer waits behind it.
+   * A write holder may take the read lock of the same key in its call chain; the reverse (an
+   * upgrade) fails with `LockUpgradeError`. Default `'write'`.
+   */
+  mode?: 'read' | 'write';
+}
+
+export interface LockOptions extends LockTimingOptions, SemaphoreOptions, LockModeOptions {
   /** Cancels waiting for the lock; the call then rejects with `signal.reason`. */
   signal?: AbortSignal;
   /**

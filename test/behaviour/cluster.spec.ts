@@ -4,6 +4,7 @@ import { createLockApp } from '../support/lock-app.js';
 import { describeLockBehaviour, type LockBackend } from './lock-behaviour.js';
 import { describeSemaphoreBehaviour, shareBackend } from './semaphore-behaviour.js';
 import { describeMultiKeyBehaviour } from './multi-key-behaviour.js';
+import { describeReadWriteBehaviour } from './rwlock-behaviour.js';
 
 let cluster: RedisCluster;
 let admin: Cluster;
@@ -22,8 +23,9 @@ const backend: LockBackend = shareBackend({
   async steal(key) {
     await admin.del(`lock:{${key}}`);
   },
-}, 3);
+}, 4);
 
 describeLockBehaviour('Redis Cluster, 3 masters (ioredis)', backend);
 describeSemaphoreBehaviour('Redis Cluster, 3 masters (ioredis)', backend);
 describeMultiKeyBehaviour('Redis Cluster, 3 masters (ioredis)', backend);
+describeReadWriteBehaviour('Redis Cluster, 3 masters (ioredis)', backend);

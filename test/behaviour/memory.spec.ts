@@ -5,6 +5,7 @@ import { CapturedLogs } from '../support/lock-app.js';
 import { describeLockBehaviour, type LockBackend } from './lock-behaviour.js';
 import { describeSemaphoreBehaviour, shareBackend } from './semaphore-behaviour.js';
 import { describeMultiKeyBehaviour } from './multi-key-behaviour.js';
+import { describeReadWriteBehaviour } from './rwlock-behaviour.js';
 
 const locks = new InMemoryLocks();
 
@@ -25,8 +26,9 @@ const backend: LockBackend = shareBackend({
   async steal(key) {
     locks.delete(`lock:{${key}}`);
   },
-}, 3);
+}, 4);
 
 describeLockBehaviour('in memory (nestjs-redis-lock/testing)', backend);
 describeSemaphoreBehaviour('in memory (nestjs-redis-lock/testing)', backend);
 describeMultiKeyBehaviour('in memory (nestjs-redis-lock/testing)', backend);
+describeReadWriteBehaviour('in memory (nestjs-redis-lock/testing)', backend);

@@ -4,6 +4,7 @@ import { startRedisServer, type RedisServer } from '../support/redis-server.js';
 import { describeLockBehaviour, type LockBackend } from './lock-behaviour.js';
 import { describeSemaphoreBehaviour, shareBackend } from './semaphore-behaviour.js';
 import { describeMultiKeyBehaviour } from './multi-key-behaviour.js';
+import { describeReadWriteBehaviour } from './rwlock-behaviour.js';
 
 let servers: RedisServer[] = [];
 let admins: Redis[] = [];
@@ -22,8 +23,9 @@ const backend: LockBackend = shareBackend({
   async steal(key) {
     await Promise.all(admins.map((admin) => admin.del(`lock:{${key}}`)));
   },
-}, 3);
+}, 4);
 
 describeLockBehaviour('quorum of 3 independent masters (ioredis)', backend);
 describeSemaphoreBehaviour('quorum of 3 independent masters (ioredis)', backend);
 describeMultiKeyBehaviour('quorum of 3 independent masters (ioredis)', backend);
+describeReadWriteBehaviour('quorum of 3 independent masters (ioredis)', backend);

@@ -4,6 +4,7 @@ import { redisUrl } from '../support/redis.js';
 import { describeLockBehaviour, type LockBackend } from './lock-behaviour.js';
 import { describeSemaphoreBehaviour, shareBackend } from './semaphore-behaviour.js';
 import { describeMultiKeyBehaviour } from './multi-key-behaviour.js';
+import { describeReadWriteBehaviour } from './rwlock-behaviour.js';
 
 let admin: Redis;
 
@@ -19,8 +20,9 @@ const backend: LockBackend = shareBackend({
   async steal(key) {
     await admin.del(`lock:{${key}}`);
   },
-}, 3);
+}, 4);
 
 describeLockBehaviour('one Redis (ioredis)', backend);
 describeSemaphoreBehaviour('one Redis (ioredis)', backend);
 describeMultiKeyBehaviour('one Redis (ioredis)', backend);
+describeReadWriteBehaviour('one Redis (ioredis)', backend);
