@@ -5,7 +5,7 @@ import { ChaosWorker, monotonicMs } from '../chaos/support/chaos-worker.js';
 import { report } from '../chaos/support/report.js';
 import { redisUrl, useRedis } from '../support/redis.js';
 
-const worker = fileURLToPath(new URL('./fixtures/semaphore-worker.mjs', import.meta.url));
+const worker = fileURLToPath(new URL('./fixtures/family-worker.mjs', import.meta.url));
 const PROCESSES = 4;
 const CHAINS = 3;
 const ITERATIONS = 40;
