@@ -422,7 +422,7 @@ export class LockManager implements LockOwner, LockRunner {
   private semaphores(key: string): SemaphoreStore {
     if (this.store.semaphores === undefined) {
       throw new UnsupportedLockKindError(
-        `Semaphores (option "limit", lock ${quoteKey(key)}) are not supported in quorum mode (several independent Redis masters): use one Redis, Sentinel or Cluster.`,
+        `Semaphores (option "limit", lock ${quoteKey(key)}) are not supported in quorum mode (several independent Redis masters) nor by any store without them: use one Redis, Sentinel or Cluster.`,
       );
     }
     return this.store.semaphores;
@@ -432,7 +432,7 @@ export class LockManager implements LockOwner, LockRunner {
   private readStore(key: string): ReadStore {
     if (this.store.readers === undefined) {
       throw new UnsupportedLockKindError(
-        `Read locks (option mode: 'read', lock ${quoteKey(key)}) are not supported in quorum mode (several independent Redis masters): use one Redis, Sentinel or Cluster.`,
+        `Read locks (option mode: 'read', lock ${quoteKey(key)}) are not supported in quorum mode (several independent Redis masters) nor by any store without them: use one Redis, Sentinel or Cluster.`,
       );
     }
     return this.store.readers;
