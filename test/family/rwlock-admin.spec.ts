@@ -20,7 +20,7 @@ describe('the lock board and inspect() on a key held by readers', () => {
     expect(await locks.tryAcquire('rw-admin')).toBeNull();
     await reader.release();
     expect(await locks.isLocked('rw-admin')).toBe(false);
-    const writer = await locks.acquire('rw-admin', { waitTimeout: 0 });
+    await locks.acquire('rw-admin', { waitTimeout: 0 });
     expect(await forceRelease(manager, 'rw-admin')).toBe(true);
   });
 });
