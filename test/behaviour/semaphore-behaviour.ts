@@ -104,6 +104,17 @@ export function describeSemaphoreBehaviour(label: string, backend: LockBackend):
       expect((error as Error).message).toContain('limit 3');
       expect((error as Error).message).toContain('limit 5');
       await expect(locks.tryAcquire(k, { limit: 1 })).rejects.toThrow(SemaphoreLimitError);
+      // Nor does a refused caller's clean-up count permits with its own limit.
+      const full = await Promise.all([locks.acquire(k, { limit: 3 }), locks.acquire(k, { limit: 3 })]);
+      const { lock: waiter } = await queued(k, { limit: 3 });
+      let admitted = false;
+      void waiter.then(() => (admitted = true), () => undefined);
+      await expect(locks.acquire(k, { limit: 5, waitTimeout: 1_000 })).rejects.toThrow(SemaphoreLimitError);
+      await sleep(300);
+      expect(admitted).toBe(false);
+      await full[0]!.release();
+      await (await waiter).release();
+      await full[1]!.release();
       await held.release();
       // Idle again: the limit is forgotten with its last holder.
       const other = await locks.acquire(k, { limit: 5, waitTimeout: 0 });

@@ -55,7 +55,7 @@ export class MemorySemaphores implements SemaphoreStore {
     if (this.get(this.data.locks, keys.lock) !== token) return { released: false, grants: [] };
     this.data.locks.delete(keys.lock);
     this.deleteHolder(keys, token);
-    const grants = this.grantFitting(keys, this.freePermits(keys, keys.semaphore.limit, now).free, waiterLease, now);
+    const grants = this.grantFitting(keys, this.freePermits(keys, this.limitInUse(keys), now).free, waiterLease, now);
     this.forgetLimitIfIdle(keys);
     return { released: true, grant: grants[0], grants };
   }
@@ -66,8 +66,13 @@ export class MemorySemaphores implements SemaphoreStore {
     this.remove(keys, `${token}:${ttl}:${keys.semaphore.permits}`);
     if (this.get(this.data.locks, keys.lock) === token) this.data.locks.delete(keys.lock);
     this.deleteHolder(keys, token);
-    this.grantFitting(keys, this.freePermits(keys, keys.semaphore.limit, now).free, waiterLease, now);
+    this.grantFitting(keys, this.freePermits(keys, this.limitInUse(keys), now).free, waiterLease, now);
     this.forgetLimitIfIdle(keys);
+  }
+
+  /** The Lua `limit_in_use`: the stored limit while the semaphore is in use, else the call's. */
+  private limitInUse(keys: SemaphoreKeys): number {
+    return this.data.semaphoreLimits.get(keys.semaphore.limitKey) ?? keys.semaphore.limit;
   }
 
   private permitKey(keys: SemaphoreKeys, token: string): string {

@@ -84,6 +84,12 @@ local function grant_fitting(free, grant_ms, sharded)
   return granted
 end
 
+-- The limit permits are counted against: the stored one while the semaphore is in use (a
+-- caller refused for giving another limit still leaves through these scripts), else the call's.
+local function limit_in_use(given)
+  return tonumber(redis.call('GET', KEYS[7]) or given)
+end
+
 -- The limit is kept while the semaphore has holders or waiters, and forgotten with them.
 local function forget_limit_if_idle()
   if redis.call('EXISTS', KEYS[6]) == 0 and redis.call('EXISTS', KEYS[3]) == 0 then redis.call('DEL', KEYS[7]) end
@@ -137,7 +143,8 @@ return {0, soonest}
 `;
 
 /**
- * ARGV: owner token, settings `<fence retention>:<waiter lease>:<sharded>`, limit. Returns
+ * ARGV: owner token, settings `<fence retention>:<waiter lease>:<sharded>`, limit (used only
+ * when none is stored). Returns
  * `{0}` when the permit is not ours (anymore), else `{1, token, fencing, token, fencing...}`
  * for the waiters it went to.
  */
@@ -152,7 +159,7 @@ local fence_retention, lease, sharded = string.match(ARGV[2], '^(%d+):(%d+):(%d)
 ${LIB}
 redis.call('DEL', KEYS[1])
 redis.call('HDEL', KEYS[6], ARGV[1])
-local granted = grant_fitting((free_permits(tonumber(ARGV[3]))), tonumber(lease), sharded)
+local granted = grant_fitting((free_permits(limit_in_use(ARGV[3]))), tonumber(lease), sharded)
 forget_limit_if_idle()
 table.insert(granted, 1, 1)
 return granted
@@ -170,7 +177,7 @@ redis.call('LREM', KEYS[3], 1, member)
 redis.call('ZREM', KEYS[4], member)
 if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
 redis.call('HDEL', KEYS[6], ARGV[1])
-grant_fitting((free_permits(tonumber(ARGV[4]))), tonumber(lease), sharded)
+grant_fitting((free_permits(limit_in_use(ARGV[4]))), tonumber(lease), sharded)
 forget_limit_if_idle()
 return 1
 `;
