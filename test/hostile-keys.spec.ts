@@ -47,7 +47,7 @@ describe('hostile keys for the lock family', () => {
       expect(mismatch.message.length).toBeLessThan(500);
       await Promise.all(permits.map((permit) => permit.release()));
 
-      const upgrade = await locks.using(key, () => locks.acquire(key).catch((e: unknown) => e as Error), { mode: 'read' });
+      const upgrade = (await locks.using(key, () => locks.acquire(key).catch((e: unknown) => e), { mode: 'read' })) as Error;
       expect(upgrade).toBeInstanceOf(LockUpgradeError);
       expect(upgrade.message).not.toContain('\n');
       expect(upgrade.message.length).toBeLessThan(600);
