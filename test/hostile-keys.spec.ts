@@ -41,7 +41,7 @@ describe('hostile keys for the lock family', () => {
     for (const key of KEYS) {
       const permits = await Promise.all([locks.acquire(key, { limit: 2 }), locks.acquire(key, { limit: 2 })]);
       expect(await locks.tryAcquire(key, { limit: 2 })).toBeNull();
-      const mismatch = await locks.acquire(key, { limit: 3 }).catch((e: unknown) => e as Error);
+      const mismatch = (await locks.acquire(key, { limit: 3 }).catch((e: unknown) => e)) as Error;
       expect(mismatch).toBeInstanceOf(SemaphoreLimitError);
       expect(mismatch.message).not.toContain('\n');
       expect(mismatch.message.length).toBeLessThan(500);
