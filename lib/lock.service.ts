@@ -4,7 +4,7 @@ import { LockManager } from './core/lock-manager.js';
 import { resolveModuleOptions } from './core/lock-options.js';
 import { redisBackend } from './core/redis-backend.js';
 import type { LockEvent } from './interfaces/lock-event.interface.js';
-import type { Lock } from './interfaces/lock.interface.js';
+import type { Lock, MultiKeyLock } from './interfaces/lock.interface.js';
 import type { LockInspection } from './interfaces/lock-inspection.interface.js';
 import type { LockOptions, RedisLockModuleOptions } from './interfaces/redis-lock-options.interface.js';
 import { LOCK_BACKEND_FACTORY, LOCK_RUNNER } from './redis-lock.constants.js';
@@ -71,7 +71,21 @@ export class LockService implements BeforeApplicationShutdown, OnApplicationShut
    * try { await buildReport(lock.signal); } finally { await lock.release(); }
    * ```
    */
-  acquire(key: string, options?: LockOptions): Promise<Lock> {
+  acquire(key: string, options?: LockOptions): Promise<Lock>;
+  /**
+   * Acquires several keys as one lock: all of them, or none (what was taken is given back when
+   * the one `waitTimeout` runs out). Keys are taken in one canonical (sorted) order whatever
+   * order they are given in, so callers locking overlapping keys never deadlock. The lock has
+   * each key's fencing token in `fencingTokens`.
+   *
+   * @example
+   * ```ts
+   * const lock = await locks.acquire([`account:${from}`, `account:${to}`]);
+   * try { await transfer(from, to, lock.fencingTokens); } finally { await lock.release(); }
+   * ```
+   */
+  acquire(keys: readonly string[], options?: LockOptions): Promise<MultiKeyLock>;
+  acquire(key: string | readonly string[], options?: LockOptions): Promise<Lock> {
     return this.manager.acquire(key, options);
   }
 
@@ -85,7 +99,19 @@ export class LockService implements BeforeApplicationShutdown, OnApplicationShut
    * if (!lock) return; // another instance runs it
    * ```
    */
-  tryAcquire(key: string, options?: LockOptions): Promise<Lock | null> {
+  tryAcquire(key: string, options?: LockOptions): Promise<Lock | null>;
+  /**
+   * One attempt at several keys (in canonical order): all of them, or `null` (after giving back
+   * what was taken) when one is busy.
+   *
+   * @example
+   * ```ts
+   * const lock = await locks.tryAcquire(['seat:12A', 'seat:12B']);
+   * if (!lock) return 'one of the seats is being booked';
+   * ```
+   */
+  tryAcquire(keys: readonly string[], options?: LockOptions): Promise<MultiKeyLock | null>;
+  tryAcquire(key: string | readonly string[], options?: LockOptions): Promise<Lock | null> {
     return this.manager.tryAcquire(key, options);
   }
 
@@ -103,8 +129,22 @@ export class LockService implements BeforeApplicationShutdown, OnApplicationShut
    * });
    * ```
    */
-  using<T>(key: string, fn: (lock: Lock) => T | Promise<T>, options?: LockOptions): Promise<T> {
-    return this.manager.using(key, fn, options);
+  using<T>(key: string, fn: (lock: Lock) => T | Promise<T>, options?: LockOptions): Promise<T>;
+  /**
+   * `using()` over several keys as one lock (see `acquire(keys)`). Inside `fn`, `current()`
+   * returns the multi-key lock, `current(key)` the lock of one key, and nested acquisitions of
+   * any of the keys re-enter.
+   *
+   * @example
+   * ```ts
+   * await locks.using([`account:${from}`, `account:${to}`], async (lock) => {
+   *   await ledger.move(from, to, amount, lock.fencingTokens);
+   * });
+   * ```
+   */
+  using<T>(keys: readonly string[], fn: (lock: MultiKeyLock) => T | Promise<T>, options?: LockOptions): Promise<T>;
+  using<T>(key: string | readonly string[], fn: ((lock: Lock) => T | Promise<T>) | ((lock: MultiKeyLock) => T | Promise<T>), options?: LockOptions): Promise<T> {
+    return this.manager.using(key as string, fn as (lock: Lock) => T | Promise<T>, options);
   }
 
   /**

@@ -60,7 +60,9 @@ async function inspectAll(manager: LockManager, { next, keys }: { next: string; 
 export async function forceRelease(manager: LockManager, key: string): Promise<boolean> {
   const names = lockRedisKeys(manager.keyPrefix, checkLockKey(key));
   const snapshot = await manager.store.inspect(names);
-  if (snapshot.owner === null) return false;
+  // Held by readers ('~r', see rwlock/): each reader renews its own key and would never learn
+  // of a forced release, so a writer could run beside them. Readers are left alone.
+  if (snapshot.owner === null || snapshot.owner === '~r') return false;
   const { released } = await manager.releaseInRedis(names, snapshot.owner);
   if (released && manager.listening) {
     const holder = parseHolder(snapshot.owner);

@@ -1,75 +1,9 @@
 /**
  * The Lua of the lock protocol, in one place for every Redis driver (ioredis, node-redis). The
- * README's "Redis data" section documents what these scripts read and write.
+ * README's "Redis data" section documents what these scripts read and write. The queue
+ * functions every lock kind shares are in `queue-lua.ts`.
  */
-/**
- * Every script that includes it first sets `fence_retention` (ms, '0' for none): with the
- * module's `fenceRetention`, each new fencing token also restarts the counter's expiry.
- * The scripts take that, the waiter lease and the sharded pub/sub flag as one "settings"
- * argument, `<fence retention>:<waiter lease>:<sharded>`: ioredis spends about 0.1 us of CPU
- * per argument of every call, more than the parsing costs Redis on the paths that need it.
- *
- * The waiting queue of a lock: `queue` (a list) keeps arrival order, `waiters` (a sorted set)
- * the time until which each waiter is known to be alive. Both hold `<token>:<ttl>` members and
- * use the Redis server's clock (`TIME`), never a client's. Dead waiters are dropped when they
- * reach the head.
- */
-const QUEUE = `
-local function next_fence(fence)
-  local fencing = redis.call('INCR', fence)
-  if fence_retention ~= '0' then redis.call('PEXPIRE', fence, fence_retention) end
-  return fencing
-end
-
-local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
-
-local function live_head(queue, waiters, now)
-  while true do
-    local head = redis.call('LINDEX', queue, 0)
-    if not head then
-      -- The list went without its set (evicted, or expired a moment before it): put the set's
-      -- members back, the longest-refreshed first, rather than leave them waiting unseen.
-      local lost = redis.call('ZRANGE', waiters, 0, -1)
-      if #lost == 0 then return nil end
-      for _, member in ipairs(lost) do redis.call('RPUSH', queue, member) end
-      local left = redis.call('PTTL', waiters)
-      if left > 0 then redis.call('PEXPIRE', queue, left) end
-      head = lost[1]
-    end
-    local alive_until = redis.call('ZSCORE', waiters, head)
-    if alive_until and tonumber(alive_until) >= now then return head end
-    redis.call('LPOP', queue)
-    redis.call('ZREM', waiters, head)
-  end
-end
-
--- Hands a free lock straight to the live head of the queue, for at most grant_ms: the waiter
--- renews it to its own ttl as soon as it wakes, and a waiter that died meanwhile blocks the
--- lock for grant_ms, not for a whole ttl. Publishes "<token>:<fencing token>", with SPUBLISH
--- when sharded is '1' (Redis 7 Cluster: only the shard that owns the lock carries it).
-local function grant_next(lock, fence, queue, waiters, channel, grant_ms, sharded)
-  local head, token, ttl
-  repeat
-    head = live_head(queue, waiters, now_ms())
-    if not head then return nil end
-    -- A ttl of 0 (no client of ours writes one) would make SET fail after the lock was freed.
-    token, ttl = string.match(head, '^([^:]+):([1-9]%d*)$')
-    if not token then
-      redis.call('LPOP', queue)
-      redis.call('ZREM', waiters, head)
-    end
-  until token
-  redis.call('SET', lock, token, 'PX', math.min(tonumber(ttl), grant_ms))
-  local fencing = next_fence(fence)
-  redis.call('LPOP', queue)
-  redis.call('ZREM', waiters, head)
-  redis.call(sharded == '1' and 'SPUBLISH' or 'PUBLISH', channel, token .. ':' .. fencing)
-  return {token, fencing}
-end
-`;
+import { QUEUE } from './queue-lua.js';
 
 /**
  * Acquire in one round trip. KEYS: lock, fence, queue, waiters, channel.
@@ -103,6 +37,11 @@ if owner == ARGV[1] then
 end
 local now = now_ms()
 local member = ARGV[1] .. ':' .. ARGV[2]
+-- Held by readers that have all gone (crashed): free.
+if owner == '~r' and readers_alive(KEYS[1]) == 0 then
+  redis.call('DEL', KEYS[1])
+  owner = false
+end
 if not owner then
   local head = live_head(KEYS[3], KEYS[4], now)
   if not head or head == member then
@@ -229,8 +168,15 @@ redis.call('LREM', KEYS[3], 1, member)
 redis.call('ZREM', KEYS[4], member)
 local owner = redis.call('GET', KEYS[1])
 if owner == ARGV[1] then redis.call('DEL', KEYS[1]) end
+if owner == '~r' and readers_alive(KEYS[1]) == 0 then
+  redis.call('DEL', KEYS[1])
+  owner = false
+end
 if owner == ARGV[1] or not owner then
   grant_next(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], tonumber(lease), sharded)
+elseif owner == '~r' then
+  -- A waiting writer that gives up may have been all that held back the readers behind it.
+  grant_readers(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], tonumber(lease), sharded)
 end
 return 1
 `;

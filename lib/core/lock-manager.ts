@@ -26,6 +26,19 @@ import type { LockBackend, ReleaseWatcher } from './lock-backend.js';
 import { RenewalScheduler } from './renewal-scheduler.js';
 import { settleWithin, TIMED_OUT } from './settle-within.js';
 import { waitForTurn } from './wait-for-turn.js';
+import { SemaphoreLimitError } from '../errors/semaphore-limit.error.js';
+import { UnsupportedLockKindError } from '../errors/unsupported-lock-kind.error.js';
+import { isSemaphore, semaphoreKeys } from './semaphore/semaphore-keys.js';
+import { resolveSemaphoreOptions, type SemaphoreRequest } from './semaphore/semaphore-options.js';
+import type { SemaphoreStore } from './semaphore/semaphore-store.js';
+import type { MultiKeyLock } from '../interfaces/lock.interface.js';
+import { acquireAll, tryAcquireAll } from './multi-key/acquire-all.js';
+import { canonicalKeys } from './multi-key/canonical-keys.js';
+import { MultiLock } from './multi-key/multi-key-lock.js';
+import { LockUpgradeError } from '../errors/lock-upgrade.error.js';
+import { isRead, readKeys } from './rwlock/read-keys.js';
+import { isReadMode } from './rwlock/lock-mode.js';
+import type { ReadStore } from './rwlock/read-store.js';
 
 /**
  * How long the last attempt of a wait may take even when the wait's time is up, so that a
@@ -54,6 +67,8 @@ interface SentAttempt {
 }
 
 const noop = (): void => undefined;
+/** Whether a call names several keys (a multi-key lock). */
+const isKeyList = (key: string | readonly string[]): key is readonly string[] => Array.isArray(key);
 
 /**
  * The lock engine, free of Nest: acquisition, waiting, reentrancy, release and shutdown over
@@ -126,30 +141,50 @@ export class LockManager implements LockOwner, LockRunner {
   }
 
   async releaseInRedis(names: LockRedisKeys, token: string): Promise<ReleaseReply> {
+    if (isRead(names)) {
+      const reply = await this.readStore(names.read.key).release(names, token, WAITER_LEASE_MS);
+      if (reply.grant !== undefined) this.notifier?.wake(names.released, reply.grant.token, reply.grant.fencingToken);
+      return reply;
+    }
+    if (isSemaphore(names)) {
+      // A permit given back may admit several waiters: wake each one in this process.
+      const reply = await this.semaphores(names.semaphore.key).release(names, token, WAITER_LEASE_MS);
+      for (const grant of reply.grants) this.notifier?.wake(names.released, grant.token, grant.fencingToken);
+      return reply;
+    }
     const reply = await this.store.release(names, token, WAITER_LEASE_MS);
     // The waiter it went to may be in this process: wake it without waiting for the message.
     if (reply.grant !== undefined) this.notifier?.wake(names.released, reply.grant.token, reply.grant.fencingToken);
     return reply;
   }
 
-  async acquire(key: string, options?: LockOptions): Promise<Lock> {
-    const { timing, names, reentered } = this.prepare(key, options);
+  acquire(keys: readonly string[], options?: LockOptions): Promise<MultiKeyLock>;
+  acquire(key: string, options?: LockOptions): Promise<Lock>;
+  acquire(key: string | readonly string[], options?: LockOptions): Promise<Lock>;
+  async acquire(key: string | readonly string[], options?: LockOptions): Promise<Lock> {
+    if (isKeyList(key)) {
+      const keys = canonicalKeys(key, 'acquire');
+      this.assertOpen();
+      return acquireAll(this, keys, options, resolveLockOptions(options, this.defaults).waitTimeout);
+    }
+    const { timing, names, reentered, semaphore, read } = this.prepare(key, options);
     if (reentered) return reentered;
     this.acquiring++;
     try {
-      return await this.acquireNew(key, names, timing, options);
+      return await this.acquireNew(key, names, timing, options, semaphore, read);
     } finally {
       this.settledAcquire();
     }
   }
 
-  private async acquireNew(key: string, names: LockRedisKeys, timing: LockTiming, options: LockOptions | undefined): Promise<HeldLock> {
+  private async acquireNew(key: string, base: LockRedisKeys, timing: LockTiming, options: LockOptions | undefined, semaphore?: SemaphoreRequest, read = false): Promise<HeldLock> {
     const signal = options?.signal;
     const calledAt = this.clock.now();
     const waitUntil = calledAt + timing.waitTimeout;
     const waits = timing.waitTimeout > 0;
     // One token for the whole call: it is also the caller's place in the waiting queue.
     let token = this.newToken(options);
+    let names = this.callNames(key, base, token, semaphore, read);
     const name = options?.name;
     // The reply of the latest attempt, settled or not: a leave must go out after it.
     const sent: SentAttempt = {};
@@ -175,7 +210,7 @@ export class LockManager implements LockOwner, LockRunner {
           lastAttemptAt = startedAt;
         } catch (error) {
           uncertain = true;
-          if ((signal?.aborted && error === signal.reason) || this.closed) throw error;
+          if ((signal?.aborted && error === signal.reason) || this.closed || error instanceof SemaphoreLimitError) throw error;
           lastError = error;
         }
         const left = waitUntil - this.clock.now();
@@ -229,6 +264,7 @@ export class LockManager implements LockOwner, LockRunner {
           watch?.close();
           watch = undefined;
           token = this.newToken(options);
+          names = this.callNames(key, base, token, semaphore, read);
         }
       }
     } catch (error) {
@@ -246,12 +282,22 @@ export class LockManager implements LockOwner, LockRunner {
     }
   }
 
-  async tryAcquire(key: string, options?: LockOptions): Promise<Lock | null> {
-    const { timing, names, reentered } = this.prepare(key, options);
+  tryAcquire(keys: readonly string[], options?: LockOptions): Promise<MultiKeyLock | null>;
+  tryAcquire(key: string, options?: LockOptions): Promise<Lock | null>;
+  tryAcquire(key: string | readonly string[], options?: LockOptions): Promise<Lock | null>;
+  async tryAcquire(key: string | readonly string[], options?: LockOptions): Promise<Lock | null> {
+    if (isKeyList(key)) {
+      const keys = canonicalKeys(key, 'tryAcquire');
+      this.assertOpen();
+      resolveLockOptions(options, this.defaults);
+      return tryAcquireAll(this, keys, options);
+    }
+    const { timing, names: base, reentered, semaphore, read } = this.prepare(key, options);
     if (reentered) return reentered;
     const calledAt = this.clock.now();
     const token = this.newToken(options);
     const sent: SentAttempt = {};
+    const names = this.callNames(key, base, token, semaphore, read);
     const name = options?.name;
     this.acquiring++;
     let outcome: HeldLock | { pttl: number };
@@ -271,18 +317,20 @@ export class LockManager implements LockOwner, LockRunner {
     return null;
   }
 
-  async using<T>(key: string, fn: (lock: Lock) => T | Promise<T>, options?: LockOptions): Promise<T> {
+  using<T>(keys: readonly string[], fn: (lock: MultiKeyLock) => T | Promise<T>, options?: LockOptions): Promise<T>;
+  using<T>(key: string, fn: (lock: Lock) => T | Promise<T>, options?: LockOptions): Promise<T>;
+  async using<T>(key: string | readonly string[], fn: (lock: never) => T | Promise<T>, options?: LockOptions): Promise<T> {
     if (typeof fn !== 'function') {
-      throw new TypeError(`using(${typeof key === 'string' ? quoteKey(key) : typeof key}, fn): fn must be a function, got ${fn === null ? 'null' : typeof fn}.`);
+      throw new TypeError(`using(${typeof key === 'string' ? quoteKey(key) : Array.isArray(key) ? 'keys' : typeof key}, fn): fn must be a function, got ${fn === null ? 'null' : typeof fn}.`);
     }
     const lock = await this.acquire(key, options);
     // A nested holder runs inside the outer one's lease; the outer one releases.
-    if (!(lock instanceof HeldLock)) return await fn(lock);
+    if (!(lock instanceof HeldLock) && !(lock instanceof MultiLock)) return await fn(lock as never);
     try {
-      return await this.runInChain(lock, () => fn(lock));
+      return await this.runInChain(lock, () => fn(lock as never));
     } finally {
       await lock.release().catch((error: unknown) => {
-        this.logger.warn(`Release of lock ${quoteKey(key)} failed (${(error as Error).message}); its lease will expire on its own.`);
+        this.logger.warn(`Release of lock ${quoteKey(lock.key)} failed (${(error as Error).message}); its lease will expire on its own.`);
       });
     }
   }
@@ -292,9 +340,18 @@ export class LockManager implements LockOwner, LockRunner {
   }
 
   runInChain<T>(lock: Lock, fn: () => T): T {
+    if (lock instanceof MultiLock) {
+      // Each key of a multi-key lock re-enters on its own; current() names the whole lock.
+      const parts = lock.parts.filter((part): part is HeldLock => part instanceof HeldLock);
+      for (const part of parts) this.multiOf.set(part, lock);
+      return parts.length === 0 ? fn() : this.chain.run([...(this.chain.getStore() ?? []), ...parts], fn);
+    }
     if (!(lock instanceof HeldLock)) return fn();
     return this.chain.run([...(this.chain.getStore() ?? []), lock], fn);
   }
+
+  /** The multi-key lock each part of the chain belongs to, for current(). */
+  private readonly multiOf = new WeakMap<HeldLock, MultiLock>();
 
   async isLocked(key: string): Promise<boolean> {
     this.assertOpen();
@@ -320,7 +377,9 @@ export class LockManager implements LockOwner, LockRunner {
   current(key?: string): Lock | undefined {
     const stack = this.chain.getStore();
     if (stack === undefined) return undefined;
-    return key === undefined ? stack[stack.length - 1] : stack.findLast((lock) => lock.key === key);
+    if (key !== undefined) return stack.findLast((lock) => lock.key === key);
+    const innermost = stack[stack.length - 1];
+    return innermost === undefined ? undefined : (this.multiOf.get(innermost) ?? innermost);
   }
 
   /**
@@ -386,7 +445,8 @@ export class LockManager implements LockOwner, LockRunner {
    * take the lock for a caller that is gone, for a whole ttl.
    */
   private leave(names: LockRedisKeys, token: string, timing: LockTiming, after?: Promise<unknown>): void {
-    const leave = (): Promise<void> => this.store.leave(names, token, timing.ttl, WAITER_LEASE_MS);
+    const store = isSemaphore(names) ? this.semaphores(names.semaphore.key) : isRead(names) ? this.readStore(names.read.key) : this.store;
+    const leave = (): Promise<void> => store.leave(names as never, token, timing.ttl, WAITER_LEASE_MS);
     this.cleanUp(leave());
     if (after !== undefined) this.cleanUp(after.then(noop, noop).then(leave));
   }
@@ -395,19 +455,59 @@ export class LockManager implements LockOwner, LockRunner {
     return ownerToken() + this.holder.suffix(options?.label ?? options?.name);
   }
 
-  private prepare(key: string, options: LockOptions | undefined): { timing: LockTiming; names: LockRedisKeys; reentered?: Lock } {
+  /** The store's semaphore protocol; a clear error where there is none (quorum mode). */
+  private semaphores(key: string): SemaphoreStore {
+    if (this.store.semaphores === undefined) {
+      throw new UnsupportedLockKindError(
+        `Semaphores (option "limit", lock ${quoteKey(key)}) are not supported in quorum mode (several independent Redis masters) nor by any store without them: use one Redis, Sentinel or Cluster.`,
+      );
+    }
+    return this.store.semaphores;
+  }
+
+  /** The store's read side of read-write locks; a clear error where there is none (quorum mode). */
+  private readStore(key: string): ReadStore {
+    if (this.store.readers === undefined) {
+      throw new UnsupportedLockKindError(
+        `Read locks (option mode: 'read', lock ${quoteKey(key)}) are not supported in quorum mode (several independent Redis masters) nor by any store without them: use one Redis, Sentinel or Cluster.`,
+      );
+    }
+    return this.store.readers;
+  }
+
+  /** The Redis names of one call: a semaphore's and a reader's include the caller's own key, named by its token. */
+  private callNames(key: string, base: LockRedisKeys, token: string, semaphore: SemaphoreRequest | undefined, read: boolean): LockRedisKeys {
+    if (read) return readKeys(base, token, key);
+    return semaphore === undefined ? base : semaphoreKeys(base, token, key, semaphore.limit, semaphore.permits);
+  }
+
+  /** Locks held as readers, so that a chain asking to upgrade one is refused. */
+  private readonly readLocks = new WeakSet<HeldLock>();
+
+  private prepare(key: string, options: LockOptions | undefined): { timing: LockTiming; names: LockRedisKeys; reentered?: Lock; semaphore?: SemaphoreRequest; read: boolean } {
     this.assertOpen();
     checkLockKey(key);
     const timing = resolveLockOptions(options, this.defaults);
+    const semaphore = resolveSemaphoreOptions(options);
+    if (semaphore !== undefined) this.semaphores(key);
+    const read = isReadMode(options);
+    if (read) this.readStore(key);
     checkLockNaming(options);
     options?.signal?.throwIfAborted();
     const names = lockRedisKeys(this.options.keyPrefix, key);
-    return { timing, names, reentered: this.reenter(key) };
+    return { timing, names, reentered: this.reenter(key, read), semaphore, read };
   }
 
-  private reenter(key: string): Lock | undefined {
+  private reenter(key: string, read: boolean): Lock | undefined {
     const outer = this.chain.getStore()?.findLast((lock) => lock.key === key);
     if (outer === undefined) return undefined;
+    // Two readers upgrading at once would wait for each other forever.
+    if (!read && outer.held && this.readLocks.has(outer)) {
+      throw new LockUpgradeError(
+        key,
+        `Lock ${quoteKey(key)}: this call chain holds its read lock and asked for the write lock; upgrading would deadlock with another reader doing the same. Release the read lock first, or take the write lock from the start.`,
+      );
+    }
     // A stalled event loop may not have let the deadline sweeper run yet.
     if (outer.held && this.clock.now() >= outer.deadline) outer.expire();
     // The outer holder lost the lock: the whole chain is working without it.
@@ -426,7 +526,11 @@ export class LockManager implements LockOwner, LockRunner {
     startedAt: number,
     sent: SentAttempt,
   ): Promise<HeldLock | { pttl: number }> {
-    const reply = this.store.acquire(names, token, timing.ttl, enqueue, WAITER_LEASE_MS);
+    const reply = isSemaphore(names)
+      ? this.semaphores(key).acquire(names, token, timing.ttl, enqueue, WAITER_LEASE_MS)
+      : isRead(names)
+        ? this.readStore(key).acquire(names, token, timing.ttl, enqueue, WAITER_LEASE_MS)
+        : this.store.acquire(names, token, timing.ttl, enqueue, WAITER_LEASE_MS);
     sent.reply = reply;
     // Past the bound, the caller's abort or shutdown, the caller stops waiting for the reply;
     // it leaves when it gives up, which gives back what this attempt may still take.
@@ -434,7 +538,18 @@ export class LockManager implements LockOwner, LockRunner {
     if (settled === TIMED_OUT) {
       throw new RedisLockError(`Redis did not answer the acquire of lock ${quoteKey(key)} within ${Math.round(bound)} ms.`);
     }
-    if (!settled.acquired) return { pttl: settled.pttl };
+    if (!settled.acquired) {
+      const limitInUse = (settled as { limitInUse?: number }).limitInUse;
+      if (limitInUse !== undefined && isSemaphore(names)) {
+        const { limit } = names.semaphore;
+        throw new SemaphoreLimitError(
+          limitInUse,
+          limit,
+          `Semaphore ${quoteKey(key)} is in use with limit ${limitInUse}; this call gave limit ${limit}. Every caller of one key must give the same limit.`,
+        );
+      }
+      return { pttl: settled.pttl };
+    }
     return this.hold(key, names, token, settled.fencingToken, timing, startedAt, timing.ttl);
   }
 
@@ -445,6 +560,7 @@ export class LockManager implements LockOwner, LockRunner {
     }
     const lock = new HeldLock(this, key, names, token, fencingToken, timing, leaseStart, lease);
     this.heldLocks.add(lock);
+    if (isRead(names)) this.readLocks.add(lock);
     return lock;
   }
 

@@ -4,6 +4,8 @@ import type { IoRedisClient } from './drivers/ioredis-driver.js';
 import type { NodeRedisClient } from './drivers/node-redis-client.js';
 import type { RedisDriver, ScriptCall } from './drivers/redis-driver.js';
 import { ELSEWHERE, RENEWED, type ScriptName } from './lock-lua.js';
+import { ReadScripts } from './rwlock/read-scripts.js';
+import { SemaphoreScripts, type RunScript } from './semaphore/semaphore-scripts.js';
 import type { LockSnapshot, LockStore, RenewalOutcome, RenewalPart, RenewalRequest } from './lock-store.js';
 
 export { ELSEWHERE, GONE, NOT_OURS, RENEWED } from './lock-lua.js';
@@ -66,6 +68,22 @@ export class LockScripts implements LockStore {
     this.isCluster = this.driver.isCluster;
     this.calls = this.driver.scripts();
   }
+
+  private semaphoreScripts?: SemaphoreScripts;
+
+  /** The counting semaphore's scripts over the same client, with the same settings (see `semaphore/`). */
+  get semaphores(): SemaphoreScripts {
+    return (this.semaphoreScripts ??= new SemaphoreScripts(this.runScript, async (lease) => this.settings(lease, this.knownShardFlag ?? (await this.shardFlag()))));
+  }
+
+  private readScripts?: ReadScripts;
+
+  /** The read side of read-write locks over the same client (see `rwlock/`). */
+  get readers(): ReadScripts {
+    return (this.readScripts ??= new ReadScripts(this.runScript, async (lease) => this.settings(lease, this.knownShardFlag ?? (await this.shardFlag()))));
+  }
+
+  private readonly runScript: RunScript = (script, keys, args) => this.driver.evalScript(script, keys, args);
 
   async acquire(keys: ScriptKeys, token: string, ttl: number, enqueue: boolean, waiterLease: number): Promise<AcquireReply> {
     const settings = this.settings(waiterLease, this.knownShardFlag ?? (await this.shardFlag())) + (enqueue ? ':1' : ':0');

@@ -1,4 +1,6 @@
 import type { AcquireReply, ReleaseReply, ScriptKeys } from './lock-scripts.js';
+import type { SemaphoreStore } from './semaphore/semaphore-store.js';
+import type { ReadStore } from './rwlock/read-store.js';
 
 /** One lock in a batch renewal. */
 export interface RenewalRequest {
@@ -45,6 +47,10 @@ export interface RenewalPart {
 export interface LockStore {
   /** Whether waiters queue in Redis and are woken by release messages (one node only). */
   readonly queues: boolean;
+  /** Counting semaphores; absent where they are not supported (quorum mode). */
+  readonly semaphores?: SemaphoreStore;
+  /** The read side of read-write locks (plain locks are the write side); absent where not supported (quorum mode). */
+  readonly readers?: ReadStore;
   acquire(keys: ScriptKeys, token: string, ttl: number, enqueue: boolean, waiterLease: number): Promise<AcquireReply>;
   renew(lockKey: string, token: string, ttl: number, fencingToken?: number): Promise<RenewalOutcome>;
   /** Renews many locks: one part per Redis node (and per bounded number of locks). */

@@ -13,7 +13,7 @@ export type OnBusy = 'throw' | 'skip';
 /** The part of the lock engine a locked call needs. */
 export interface LockRunner {
   readonly logger: LockLogger;
-  acquire(key: string, options?: LockOptions): Promise<Lock>;
+  acquire(key: string | readonly string[], options?: LockOptions): Promise<Lock>;
   /** Runs `fn` with `lock` as the chain's innermost lock. */
   runInChain<T>(lock: Lock, fn: () => T): T;
   /** The ttl `lock` is renewed to, in milliseconds. */
@@ -25,7 +25,8 @@ export interface LockRunner {
 export interface LockedCall {
   /** `Class.method`, for messages. */
   where: string;
-  key: string;
+  /** One key, or the keys of a multi-key lock. */
+  key: string | readonly string[];
   options: LockOptions | undefined;
   onBusy: OnBusy;
   invoke: () => unknown;

@@ -3,6 +3,8 @@ import type { LockedOptions } from '../interfaces/locked-options.interface.js';
 import { toMilliseconds } from './duration.js';
 import { DEFAULT_TTL_MS, DEFAULT_WAIT_TIMEOUT_MS, resolveLockOptions } from './lock-options.js';
 import type { OnBusy } from './locked-call.js';
+import { resolveSemaphoreOptions } from './semaphore/semaphore-options.js';
+import { isReadMode } from './rwlock/lock-mode.js';
 
 /**
  * Checks `@Locked` options when the class is defined, so that a bad value fails at startup
@@ -22,6 +24,8 @@ export function checkLockedOptions(options: LockedOptions | undefined, where: st
     // The module defaults are not known yet; any valid stand-in checks the ranges.
     const renewInterval = toMilliseconds(timing.renewInterval, 'renewInterval');
     const ttl = Math.max(DEFAULT_TTL_MS, (typeof renewInterval === 'number' ? renewInterval : 0) * 2);
+    resolveSemaphoreOptions(timing);
+    isReadMode(timing);
     resolveLockOptions(timing, { ttl, renewInterval: Math.floor(ttl / 3), waitTimeout: DEFAULT_WAIT_TIMEOUT_MS, autoRenew: true });
     return onBusy;
   } catch (error) {

@@ -1,5 +1,7 @@
 import type { AcquireReply, ReleaseReply, ScriptKeys } from './lock-scripts.js';
 import type { LockSnapshot, LockStore, RenewalOutcome, RenewalPart, RenewalRequest } from './lock-store.js';
+import { MemorySemaphores } from './semaphore/memory-semaphores.js';
+import { grantReaders, MemoryReaders, READ_HELD, readersAlive, type MemoryQueue } from './rwlock/memory-readers.js';
 
 /** The time the in-memory store counts leases with: what `TIME` is to the Redis scripts. */
 export interface StoreClock {
@@ -9,7 +11,7 @@ export interface StoreClock {
 /** Receives what the Redis scripts would PUBLISH: `<token>:<fencing token>` on a lock's channel. */
 export type Publish = (channel: string, message: string) => void;
 
-interface Entry<T> {
+export interface Entry<T> {
   value: T;
   /** Clock time at which the key expires; Infinity for none. */
   expiresAt: number;
@@ -20,15 +22,23 @@ export class MemoryData {
   readonly locks = new Map<string, Entry<string>>();
   readonly fences = new Map<string, Entry<number>>();
   readonly waiting = new Map<string, Entry<Queue>>();
+  /** Semaphores' holder hashes (token -> `<permits>:<fencing>`) and limits (see `semaphore/`). */
+  readonly semaphoreHolders = new Map<string, Map<string, string>>();
+  readonly semaphoreLimits = new Map<string, number>();
+  /** Read-write locks' reader hashes (`<lock>:readers`: token -> fencing token, see `rwlock/`). */
+  readonly readers = new Map<string, Map<string, number>>();
 
   clear(): void {
     this.locks.clear();
     this.fences.clear();
     this.waiting.clear();
+    this.semaphoreHolders.clear();
+    this.semaphoreLimits.clear();
+    this.readers.clear();
   }
 }
 
-interface Queue {
+export interface Queue {
   /** Arrival order of `<token>:<ttl>` members (the Redis list). */
   order: string[];
   /** Until when each member is known to be alive (the Redis sorted set). */
@@ -41,32 +51,43 @@ interface Queue {
  * handoff with a short grant lease, fencing counters and expiries, on `clock` instead of the
  * Redis server's clock. Locks exclude callers of this process only.
  */
-export class MemoryStore implements LockStore {
+export class MemoryStore implements LockStore, MemoryQueue {
   readonly queues = true;
+  /** The counting semaphore's protocol on the same keys and clock. */
+  readonly semaphores: MemorySemaphores;
+  /** The read side of read-write locks, sharing this store's queues. */
+  readonly readers: MemoryReaders;
   private readonly locks: Map<string, Entry<string>>;
   private readonly fences: Map<string, Entry<number>>;
   private readonly waiting: Map<string, Entry<Queue>>;
 
   constructor(
     /** The keys, shared by every application on this store (as a Redis server's are). */
-    data: MemoryData,
+    private readonly data: MemoryData,
     private readonly clock: StoreClock,
     private readonly publish: Publish,
     /** ms after its last token until an idle fencing counter expires; 0 keeps it forever. */
     private readonly fenceRetention = 0,
   ) {
     ({ locks: this.locks, fences: this.fences, waiting: this.waiting } = data);
+    this.semaphores = new MemorySemaphores(data, clock, publish, fenceRetention);
+    this.readers = new MemoryReaders(data, clock, publish, this);
   }
 
   async acquire(keys: ScriptKeys, token: string, ttl: number, enqueue: boolean, waiterLease: number): Promise<AcquireReply> {
     await settled();
     const now = this.clock.now();
-    const owner = this.get(this.locks, keys.lock);
+    let owner = this.get(this.locks, keys.lock);
     if (owner === token) {
       this.locks.set(keys.lock, { value: token, expiresAt: now + ttl });
       return { acquired: true, fencingToken: this.get(this.fences, keys.fence) ?? 0 };
     }
     const member = `${token}:${ttl}`;
+    // Held by readers that have all gone (crashed): free.
+    if (owner === READ_HELD && readersAlive(this.data, keys.lock, now) === 0) {
+      this.locks.delete(keys.lock);
+      owner = undefined;
+    }
     if (owner === undefined) {
       const head = this.liveHead(keys, now);
       if (head === undefined || head === member) {
@@ -116,9 +137,15 @@ export class MemoryStore implements LockStore {
     const member = `${token}:${ttl}`;
     const queue = this.get(this.waiting, keys.queue);
     if (queue !== undefined) this.remove(keys, queue, member);
-    const owner = this.get(this.locks, keys.lock);
+    let owner = this.get(this.locks, keys.lock);
     if (owner === token) this.locks.delete(keys.lock);
+    if (owner === READ_HELD && readersAlive(this.data, keys.lock, now) === 0) {
+      this.locks.delete(keys.lock);
+      owner = undefined;
+    }
     if (owner === token || owner === undefined) this.grantNext(keys, waiterLease, now);
+    // A waiting writer that gives up may have been all that held back the readers behind it.
+    else if (owner === READ_HELD) grantReaders(this.data, this, this.publish, keys, waiterLease, now);
   }
 
   async exists(lockKey: string): Promise<boolean> {
@@ -151,7 +178,8 @@ export class MemoryStore implements LockStore {
   }
 
   /** The first waiter still alive; dead ones ahead of it are dropped (the Lua `live_head`). */
-  private liveHead(keys: ScriptKeys, now: number): string | undefined {
+  /** @internal Queue step shared with the read side (`MemoryQueue`). */
+  liveHead(keys: ScriptKeys, now: number): string | undefined {
     const queue = this.get(this.waiting, keys.queue);
     if (queue === undefined) return undefined;
     for (;;) {
@@ -164,11 +192,13 @@ export class MemoryStore implements LockStore {
   }
 
   /** Hands a free lock to the live head of the queue for a short lease (the Lua `grant_next`). */
-  private grantNext(keys: ScriptKeys, grantMs: number, now: number): { token: string; fencingToken: number } | undefined {
+  /** @internal Queue step shared with the read side (`MemoryQueue`). */
+  grantNext(keys: ScriptKeys, grantMs: number, now: number): { token: string; fencingToken: number } | undefined {
     for (;;) {
       const head = this.liveHead(keys, now);
       if (head === undefined) return undefined;
       const match = /^([^:]+):([1-9]\d*)$/.exec(head);
+      if (match === null && /^[^:]+:[1-9]\d*:r$/.test(head)) return grantReaders(this.data, this, this.publish, keys, grantMs, now);
       if (match === null) {
         this.popHead(keys);
         continue;
@@ -184,7 +214,14 @@ export class MemoryStore implements LockStore {
     }
   }
 
-  private popHead(keys: ScriptKeys): void {
+  /** @internal Queue step shared with the read side (`MemoryQueue`). */
+  removeMember(keys: ScriptKeys, member: string): void {
+    const queue = this.get(this.waiting, keys.queue);
+    if (queue !== undefined) this.remove(keys, queue, member);
+  }
+
+  /** @internal Queue step shared with the read side (`MemoryQueue`). */
+  popHead(keys: ScriptKeys): void {
     const queue = this.get(this.waiting, keys.queue);
     if (queue !== undefined && queue.order.length > 0) this.remove(keys, queue, queue.order[0]!);
   }
@@ -197,7 +234,8 @@ export class MemoryStore implements LockStore {
     if (queue.order.length === 0) this.waiting.delete(keys.queue);
   }
 
-  private nextFence(fence: string, now: number): number {
+  /** @internal Queue step shared with the read side (`MemoryQueue`). */
+  nextFence(fence: string, now: number): number {
     const next = (this.get(this.fences, fence) ?? 0) + 1;
     const previous = this.fences.get(fence);
     const expiresAt = this.fenceRetention > 0 ? now + this.fenceRetention : (previous?.expiresAt ?? Infinity);

@@ -5,6 +5,7 @@ import { checkBuiltKey, parseKeyTemplate, type KeyBuilder } from '../core/key-te
 import { MAX_LOCK_NAME_LENGTH } from '../core/holder.js';
 import { checkLockedOptions } from '../core/locked-options.js';
 import { runLockedAsync, runLockedObservable, type LockRunner } from '../core/locked-call.js';
+import { LockKeyError } from '../errors/lock-key.error.js';
 import { RedisLockError } from '../errors/redis-lock.error.js';
 import type { LockedOptions, LockKeyFunction } from '../interfaces/locked-options.interface.js';
 import type { LockOptions } from '../interfaces/redis-lock-options.interface.js';
@@ -29,6 +30,8 @@ type AnyMethod = (...args: any[]) => unknown;
  *   answers 409 Conflict over HTTP; elsewhere the call fails with `LockNotAcquiredError`.
  * - Inside the method, `LockService.current()` returns the lock; nested `@Locked` methods on
  *   the same key re-enter.
+ * - An array of templates locks all those keys as one (see `LockService.acquire(keys)`): all
+ *   or nothing, taken in one canonical order, so overlapping calls never deadlock.
  *
  * The class must be created by Nest (a provider or controller) in a module where `LockService`
  * is available: `LockService` is injected into it as a property.
@@ -42,11 +45,14 @@ type AnyMethod = (...args: any[]) => unknown;
  *
  *   @Locked((order: Order) => `order:${order.id}`, { onBusy: 'skip' })
  *   async ship(order: Order) { ... }
+ *
+ *   @Locked(['account:<0>', 'account:<1>'])
+ *   async transfer(from: string, to: string, amount: number) { ... }
  * }
  * ```
  */
 export function Locked<A extends any[] = any[]>(
-  key: string | LockKeyFunction<A>,
+  key: string | LockKeyFunction<A> | readonly string[],
   options?: LockedOptions,
 ): <M extends (...args: A) => unknown>(target: object, propertyKey: string | symbol, descriptor: TypedPropertyDescriptor<M>) => void {
   return (target, propertyKey, descriptor) => {
@@ -63,11 +69,12 @@ export function Locked<A extends any[] = any[]>(
     if (Reflect.getOwnMetadata(LOCKED_METADATA, original)) {
       throw new RedisLockError(`@Locked on ${where}: the method is already locked by another @Locked.`);
     }
-    const build = keyBuilder(key, where, target, propertyKey);
+    const build = keysBuilder(key, where, target, propertyKey);
     const onBusy = checkLockedOptions(options, where);
     const { onBusy: _, ...lockOptions } = options ?? {};
     // Metrics group calls by the template (never the key), and inspect() names the method.
-    const naming = { name: (typeof key === 'string' ? key : where).slice(0, MAX_LOCK_NAME_LENGTH), label: where };
+    const template = typeof key === 'string' ? key : Array.isArray(key) ? key.join(',') : where;
+    const naming = { name: template.slice(0, MAX_LOCK_NAME_LENGTH), label: where };
     const callOptions: LockOptions = { ...lockOptions, ...naming };
     const returnType: unknown = Reflect.getMetadata('design:returntype', target, propertyKey);
     const returnsObservable =
@@ -76,7 +83,7 @@ export function Locked<A extends any[] = any[]>(
 
     const wrapper = function (this: Record<symbol, unknown> | undefined, ...args: unknown[]): unknown {
       let runner: LockRunner;
-      let lockKey: string;
+      let lockKey: string | string[];
       try {
         runner = runnerOf(this, where);
         lockKey = build(args);
@@ -96,6 +103,14 @@ export function Locked<A extends any[] = any[]>(
     Object.defineProperty(wrapper, 'length', { value: original.length });
     descriptor.value = wrapper as unknown as typeof descriptor.value;
   };
+}
+
+/** One key, or (for an array of templates) the keys of a multi-key lock. */
+function keysBuilder(key: unknown, where: string, target: object, propertyKey: string | symbol): (args: readonly unknown[]) => string | string[] {
+  if (!Array.isArray(key)) return keyBuilder(key, where, target, propertyKey);
+  if (key.length === 0) throw new LockKeyError(`@Locked on ${where}: the array of key templates must not be empty.`);
+  const builders = key.map((template: unknown) => keyBuilder(template, where, target, propertyKey));
+  return (args) => builders.map((build) => build(args));
 }
 
 function keyBuilder(key: unknown, where: string, target: object, propertyKey: string | symbol): KeyBuilder {

@@ -4,3 +4,6 @@ export * from './lock-lost.error.js';
 export * from './lock-key.error.js';
 export * from './invalid-lock-options.error.js';
 export * from './duplicate-lock-key.error.js';
+export * from './semaphore-limit.error.js';
+export * from './unsupported-lock-kind.error.js';
+export * from './lock-upgrade.error.js';

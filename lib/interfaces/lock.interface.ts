@@ -54,3 +54,28 @@ export interface Lock extends AsyncDisposable {
   /** The same as `release()`: what `await using` calls at the end of the scope. */
   [Symbol.asyncDispose](): Promise<void>;
 }
+
+/**
+ * Locks on several keys held as one, from `acquire([...keys])`, `using([...keys], fn)` or
+ * `@Locked([...templates])`: all keys were acquired, or none is held. Keys are taken one at a
+ * time in one canonical order (sorted), whatever order the caller names them in, so two
+ * callers locking overlapping keys never deadlock; what was taken is given back when the wait
+ * runs out. Each key is a lock of its own, so keys in different Redis Cluster slots work.
+ *
+ * @example
+ * ```ts
+ * await locks.using([`account:${from}`, `account:${to}`], async (lock) => {
+ *   await ledger.transfer(from, to, amount, { fencingTokens: lock.fencingTokens });
+ * });
+ * ```
+ */
+export interface MultiKeyLock extends Lock {
+  /** The keys, in canonical (sorted) order, without duplicates. */
+  readonly keys: readonly string[];
+  /** `key`: the first key in canonical order. `fencingToken` is that key's token. */
+  readonly key: string;
+  /** Each key's fencing token. */
+  readonly fencingTokens: Readonly<Record<string, number>>;
+  /** Aborted as soon as any of the keys is lost, with that key's `LockLostError`. */
+  readonly signal: AbortSignal;
+}

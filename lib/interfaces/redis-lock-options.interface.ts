@@ -112,7 +112,51 @@ export interface RedisLockModuleOptions extends LockTimingOptions {
 }
 
 /** Options of one `acquire()`, `tryAcquire()` or `using()` call. */
-export interface LockOptions extends LockTimingOptions {
+/**
+ * Makes the key a counting semaphore: at most `limit` permits held at once, waiters served in
+ * arrival order. A semaphore key is separate from the mutex of the same name; use one kind
+ * per key.
+ *
+ * @example
+ * ```ts
+ * // At most 3 exports at once across every instance:
+ * await locks.using('export', () => runExport(), { limit: 3 });
+ * // A big export takes 2 of the 3 permits:
+ * await locks.using('export', () => runBigExport(), { limit: 3, permits: 2 });
+ * ```
+ */
+export interface SemaphoreOptions {
+  /**
+   * How many permits the semaphore has, an integer from 1 to 1000000. Every caller of one key
+   * must give the same limit: a call with another limit while the semaphore has holders or
+   * waiters fails with `SemaphoreLimitError`.
+   */
+  limit?: number;
+  /** How many permits this acquisition takes, an integer from 1 to `limit`. Default 1. Needs `limit`. */
+  permits?: number;
+}
+
+/**
+ * Read-write locks: readers of a key share it, a writer is alone. `'write'` is the plain
+ * exclusive lock (the default), so every lock of a key excludes its readers.
+ *
+ * @example
+ * ```ts
+ * const page = await locks.using(`doc:${id}`, () => render(id), { mode: 'read' });
+ * await locks.using(`doc:${id}`, () => edit(id)); // a writer: waits for the readers
+ * ```
+ */
+export interface LockModeOptions {
+  /**
+   * `'read'`: shared with other readers, excluded by writers. Readers and writers wait in one
+   * queue in arrival order, so a reader that arrives after a waiting writer waits behind it.
+   * A write holder may take the read lock of the same key in its call chain; the reverse (an
+   * upgrade) fails with `LockUpgradeError`. Default `'write'`.
+   */
+  mode?: 'read' | 'write';
+}
+
+export interface LockOptions extends LockTimingOptions, SemaphoreOptions, LockModeOptions {
   /** Cancels waiting for the lock; the call then rejects with `signal.reason`. */
   signal?: AbortSignal;
   /**

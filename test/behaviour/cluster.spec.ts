@@ -1,12 +1,15 @@
 import { Cluster } from 'ioredis';
 import { startRedisCluster, type RedisCluster } from '../../scripts/redis-cluster.mjs';
 import { createLockApp } from '../support/lock-app.js';
-import { describeLockBehaviour } from './lock-behaviour.js';
+import { describeLockBehaviour, type LockBackend } from './lock-behaviour.js';
+import { describeSemaphoreBehaviour, shareBackend } from './semaphore-behaviour.js';
+import { describeMultiKeyBehaviour } from './multi-key-behaviour.js';
+import { describeReadWriteBehaviour } from './rwlock-behaviour.js';
 
 let cluster: RedisCluster;
 let admin: Cluster;
 
-describeLockBehaviour('Redis Cluster, 3 masters (ioredis)', {
+const backend: LockBackend = shareBackend({
   queues: true,
   async start() {
     cluster = await startRedisCluster(3);
@@ -20,4 +23,9 @@ describeLockBehaviour('Redis Cluster, 3 masters (ioredis)', {
   async steal(key) {
     await admin.del(`lock:{${key}}`);
   },
-});
+}, 4);
+
+describeLockBehaviour('Redis Cluster, 3 masters (ioredis)', backend);
+describeSemaphoreBehaviour('Redis Cluster, 3 masters (ioredis)', backend);
+describeMultiKeyBehaviour('Redis Cluster, 3 masters (ioredis)', backend);
+describeReadWriteBehaviour('Redis Cluster, 3 masters (ioredis)', backend);

@@ -2,11 +2,14 @@ import { Test } from '@nestjs/testing';
 import { LockService } from '../../lib/index.js';
 import { InMemoryLocks, RedisLockTestingModule } from '../../lib/testing/index.js';
 import { CapturedLogs } from '../support/lock-app.js';
-import { describeLockBehaviour } from './lock-behaviour.js';
+import { describeLockBehaviour, type LockBackend } from './lock-behaviour.js';
+import { describeSemaphoreBehaviour, shareBackend } from './semaphore-behaviour.js';
+import { describeMultiKeyBehaviour } from './multi-key-behaviour.js';
+import { describeReadWriteBehaviour } from './rwlock-behaviour.js';
 
 const locks = new InMemoryLocks();
 
-describeLockBehaviour('in memory (nestjs-redis-lock/testing)', {
+const backend: LockBackend = shareBackend({
   queues: true,
   async start() {},
   async stop() {
@@ -23,4 +26,9 @@ describeLockBehaviour('in memory (nestjs-redis-lock/testing)', {
   async steal(key) {
     locks.delete(`lock:{${key}}`);
   },
-});
+}, 4);
+
+describeLockBehaviour('in memory (nestjs-redis-lock/testing)', backend);
+describeSemaphoreBehaviour('in memory (nestjs-redis-lock/testing)', backend);
+describeMultiKeyBehaviour('in memory (nestjs-redis-lock/testing)', backend);
+describeReadWriteBehaviour('in memory (nestjs-redis-lock/testing)', backend);

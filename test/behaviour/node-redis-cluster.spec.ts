@@ -1,12 +1,15 @@
 import { Cluster } from 'ioredis';
 import { startRedisCluster, type RedisCluster } from '../../scripts/redis-cluster.mjs';
 import { nodeRedisCluster, nodeRedisLockApp, type NodeRedisVersion } from '../support/node-redis.js';
-import { describeLockBehaviour } from './lock-behaviour.js';
+import { describeLockBehaviour, type LockBackend } from './lock-behaviour.js';
+import { describeMultiKeyBehaviour } from './multi-key-behaviour.js';
+import { describeReadWriteBehaviour } from './rwlock-behaviour.js';
+import { describeSemaphoreBehaviour, shareBackend } from './semaphore-behaviour.js';
 
 for (const version of [6, 5] as NodeRedisVersion[]) {
   let cluster: RedisCluster;
   let admin: Cluster;
-  describeLockBehaviour(`Redis Cluster, 3 masters (node-redis ${version})`, {
+  const backend: LockBackend = shareBackend({
     queues: true,
     async start() {
       cluster = await startRedisCluster(3);
@@ -20,5 +23,9 @@ for (const version of [6, 5] as NodeRedisVersion[]) {
     async steal(key) {
       await admin.del(`lock:{${key}}`);
     },
-  });
+  }, 4);
+  describeLockBehaviour(`Redis Cluster, 3 masters (node-redis ${version})`, backend);
+  describeSemaphoreBehaviour(`Redis Cluster, 3 masters (node-redis ${version})`, backend);
+  describeMultiKeyBehaviour(`Redis Cluster, 3 masters (node-redis ${version})`, backend);
+  describeReadWriteBehaviour(`Redis Cluster, 3 masters (node-redis ${version})`, backend);
 }

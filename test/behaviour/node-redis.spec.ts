@@ -1,11 +1,14 @@
 import { Redis } from 'ioredis';
 import { nodeRedisClient, nodeRedisLockApp, type NodeRedisVersion } from '../support/node-redis.js';
 import { redisUrl } from '../support/redis.js';
-import { describeLockBehaviour } from './lock-behaviour.js';
+import { describeLockBehaviour, type LockBackend } from './lock-behaviour.js';
+import { describeMultiKeyBehaviour } from './multi-key-behaviour.js';
+import { describeReadWriteBehaviour } from './rwlock-behaviour.js';
+import { describeSemaphoreBehaviour, shareBackend } from './semaphore-behaviour.js';
 
 for (const version of [6, 5] as NodeRedisVersion[]) {
   let admin: Redis;
-  describeLockBehaviour(`one Redis (node-redis ${version})`, {
+  const backend: LockBackend = shareBackend({
     queues: true,
     async start() {
       admin = new Redis(redisUrl());
@@ -17,5 +20,9 @@ for (const version of [6, 5] as NodeRedisVersion[]) {
     async steal(key) {
       await admin.del(`lock:{${key}}`);
     },
-  });
+  }, 4);
+  describeLockBehaviour(`one Redis (node-redis ${version})`, backend);
+  describeSemaphoreBehaviour(`one Redis (node-redis ${version})`, backend);
+  describeMultiKeyBehaviour(`one Redis (node-redis ${version})`, backend);
+  describeReadWriteBehaviour(`one Redis (node-redis ${version})`, backend);
 }

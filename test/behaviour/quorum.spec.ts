@@ -1,12 +1,15 @@
 import { Redis } from 'ioredis';
 import { createLockApp } from '../support/lock-app.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
-import { describeLockBehaviour } from './lock-behaviour.js';
+import { describeLockBehaviour, type LockBackend } from './lock-behaviour.js';
+import { describeSemaphoreBehaviour, shareBackend } from './semaphore-behaviour.js';
+import { describeMultiKeyBehaviour } from './multi-key-behaviour.js';
+import { describeReadWriteBehaviour } from './rwlock-behaviour.js';
 
 let servers: RedisServer[] = [];
 let admins: Redis[] = [];
 
-describeLockBehaviour('quorum of 3 independent masters (ioredis)', {
+const backend: LockBackend = shareBackend({
   queues: false,
   async start() {
     servers = await Promise.all([0, 1, 2].map(() => startRedisServer()));
@@ -20,4 +23,9 @@ describeLockBehaviour('quorum of 3 independent masters (ioredis)', {
   async steal(key) {
     await Promise.all(admins.map((admin) => admin.del(`lock:{${key}}`)));
   },
-});
+}, 4);
+
+describeLockBehaviour('quorum of 3 independent masters (ioredis)', backend);
+describeSemaphoreBehaviour('quorum of 3 independent masters (ioredis)', backend);
+describeMultiKeyBehaviour('quorum of 3 independent masters (ioredis)', backend);
+describeReadWriteBehaviour('quorum of 3 independent masters (ioredis)', backend);

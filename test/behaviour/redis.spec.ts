@@ -1,11 +1,14 @@
 import { Redis } from 'ioredis';
 import { createLockApp } from '../support/lock-app.js';
 import { redisUrl } from '../support/redis.js';
-import { describeLockBehaviour } from './lock-behaviour.js';
+import { describeLockBehaviour, type LockBackend } from './lock-behaviour.js';
+import { describeSemaphoreBehaviour, shareBackend } from './semaphore-behaviour.js';
+import { describeMultiKeyBehaviour } from './multi-key-behaviour.js';
+import { describeReadWriteBehaviour } from './rwlock-behaviour.js';
 
 let admin: Redis;
 
-describeLockBehaviour('one Redis (ioredis)', {
+const backend: LockBackend = shareBackend({
   queues: true,
   async start() {
     admin = new Redis(redisUrl());
@@ -17,4 +20,9 @@ describeLockBehaviour('one Redis (ioredis)', {
   async steal(key) {
     await admin.del(`lock:{${key}}`);
   },
-});
+}, 4);
+
+describeLockBehaviour('one Redis (ioredis)', backend);
+describeSemaphoreBehaviour('one Redis (ioredis)', backend);
+describeMultiKeyBehaviour('one Redis (ioredis)', backend);
+describeReadWriteBehaviour('one Redis (ioredis)', backend);

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { COMMANDS, type ScriptName } from '../lock-lua.js';
-import type { RedisDriver, RedisNode, ReleaseSubscriber, ScriptCall } from './redis-driver.js';
+import type { LuaScript, RedisDriver, RedisNode, ReleaseSubscriber, ScriptCall } from './redis-driver.js';
 
 export type IoRedisClient = Redis | Cluster;
 
@@ -59,6 +59,16 @@ export class IoRedisDriver implements RedisDriver {
         return evalScript(lua, numberOfKeys, ...args);
       }
     };
+  }
+
+  async evalScript(script: LuaScript, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
+    // ioredis adds its keyPrefix to the declared keys (it reads the key count).
+    try {
+      return await (this.client.evalsha as unknown as Eval)(script.sha, keys.length, ...keys, ...args);
+    } catch (error) {
+      if (!(error instanceof Error) || !error.message.includes('NOSCRIPT')) throw error;
+      return (this.client.eval as unknown as Eval)(script.lua, keys.length, ...keys, ...args);
+    }
   }
 
   async setIfAbsent(key: string, value: string, ttl: number): Promise<boolean> {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { COMMANDS, type ScriptName } from '../lock-lua.js';
 import type { NodeRedisClient, NodeRedisKind } from './node-redis-client.js';
-import type { RedisDriver, RedisNode, ReleaseSubscriber, ScriptCall } from './redis-driver.js';
+import type { LuaScript, RedisDriver, RedisNode, ReleaseSubscriber, ScriptCall } from './redis-driver.js';
 
 type Args = string[];
 type Send = (firstKey: string | undefined, args: Args) => Promise<unknown>;
@@ -86,6 +86,18 @@ export class NodeRedisDriver implements RedisDriver {
       };
     }
     return (this.calls = calls);
+  }
+
+  evalScript(script: LuaScript, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
+    const command: Args = ['EVALSHA', script.sha, String(keys.length), ...keys.map((key) => this.keyPrefix + key), ...args.map(String)];
+    const firstKey = command[3];
+    return this.send(firstKey, command).catch((error: unknown) => {
+      if (!String((error as Error)?.message).startsWith('NOSCRIPT')) throw error;
+      const retry = command.slice();
+      retry[0] = 'EVAL';
+      retry[1] = script.lua;
+      return this.send(firstKey, retry);
+    });
   }
 
   async setIfAbsent(key: string, value: string, ttl: number): Promise<boolean> {

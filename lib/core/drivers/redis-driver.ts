@@ -1,5 +1,11 @@
 import type { ScriptName } from '../lock-lua.js';
 
+/** A script's text and its SHA1, by which servers cache it. */
+export interface LuaScript {
+  lua: string;
+  sha: string;
+}
+
 /** A script call: the declared keys, then the arguments (a `null` key count: the count first). */
 export type ScriptCall = (...args: (string | number)[]) => Promise<unknown>;
 
@@ -32,6 +38,11 @@ export interface RedisDriver {
   readonly isCluster: boolean;
   /** Callable scripts, each sent as EVALSHA with a fallback to EVAL when the server answers NOSCRIPT. */
   scripts(): Record<ScriptName, ScriptCall>;
+  /**
+   * Runs any other script (the semaphore's, the read side's) the same way: EVALSHA, EVAL on
+   * NOSCRIPT. `keys` are named as the engine names them; the driver adds the client's prefix.
+   */
+  evalScript(script: LuaScript, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown>;
   /** SET key value PX ttl NX: whether it was set. */
   setIfAbsent(key: string, value: string, ttl: number): Promise<boolean>;
   exists(key: string): Promise<boolean>;

@@ -37,8 +37,9 @@ export class ChaosWorker {
     );
   }
 
-  static start(env: Record<string, string | number>, label = String(env.MODE), nodeArgs: string[] = []): ChaosWorker {
-    const child = spawn(process.execPath, [...nodeArgs, script], {
+  /** `file`: another worker script (the lock family's workers), default the chaos worker. */
+  static start(env: Record<string, string | number>, label = String(env.MODE), nodeArgs: string[] = [], file = script): ChaosWorker {
+    const child = spawn(process.execPath, [...nodeArgs, file], {
       env: { ...process.env, ...Object.fromEntries(Object.entries(env).map(([k, v]) => [k, String(v)])) },
       stdio: ['pipe', 'pipe', 'pipe'],
     });

@@ -1,0 +1,63 @@
+import type { Lock } from '../../interfaces/lock.interface.js';
+import type { LockOptions } from '../../interfaces/redis-lock-options.interface.js';
+import type { Clock } from '../clock.js';
+import type { LockLogger } from '../lock-logger.js';
+import { quoteKey } from '../quote-key.js';
+import { MultiLock } from './multi-key-lock.js';
+
+/** The single-key engine a multi-key lock is built on. */
+export interface SingleKeyLocks {
+  readonly clock: Clock;
+  readonly logger: LockLogger;
+  acquire(key: string, options?: LockOptions): Promise<Lock>;
+  tryAcquire(key: string, options?: LockOptions): Promise<Lock | null>;
+}
+
+/**
+ * Takes `keys` (already in canonical order) one after another, all within one `waitTimeout`
+ * from now. If one cannot be had (the wait ran out, an abort, an error), what was taken is
+ * given back before the call fails: all or nothing.
+ */
+export async function acquireAll(locks: SingleKeyLocks, keys: readonly string[], options: LockOptions | undefined, waitTimeout: number): Promise<MultiLock> {
+  const deadline = locks.clock.now() + waitTimeout;
+  const taken: Lock[] = [];
+  try {
+    for (const key of keys) {
+      // Each key gets what is left of the one wait, so the whole call never waits longer.
+      taken.push(await locks.acquire(key, { ...options, waitTimeout: Math.max(0, Math.floor(deadline - locks.clock.now())) }));
+    }
+  } catch (error) {
+    await giveBack(locks, taken);
+    throw error;
+  }
+  return new MultiLock(taken);
+}
+
+/** One attempt per key, in canonical order; `null` (after giving back what was taken) at the first busy key. */
+export async function tryAcquireAll(locks: SingleKeyLocks, keys: readonly string[], options: LockOptions | undefined): Promise<MultiLock | null> {
+  const taken: Lock[] = [];
+  try {
+    for (const key of keys) {
+      const lock = await locks.tryAcquire(key, options);
+      if (lock === null) {
+        await giveBack(locks, taken);
+        return null;
+      }
+      taken.push(lock);
+    }
+  } catch (error) {
+    await giveBack(locks, taken);
+    throw error;
+  }
+  return new MultiLock(taken);
+}
+
+/** Releases in reverse order; a failed release only costs its lease (it expires on its own). */
+async function giveBack(locks: SingleKeyLocks, taken: Lock[]): Promise<void> {
+  const outcomes = await Promise.allSettled(taken.reverse().map((lock) => lock.release()));
+  outcomes.forEach((outcome, i) => {
+    if (outcome.status === 'rejected') {
+      locks.logger.warn(`Release of lock ${quoteKey(taken[i]!.key)} failed (${(outcome.reason as Error).message}); its lease will expire on its own.`);
+    }
+  });
+}

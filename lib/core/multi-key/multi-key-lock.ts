@@ -1,0 +1,51 @@
+import type { Duration } from '../duration.js';
+import type { Lock, MultiKeyLock } from '../../interfaces/lock.interface.js';
+
+/**
+ * Several locks held as one: all were acquired (in canonical key order) or none is held. Its
+ * `signal` aborts as soon as any part is lost, with that part's `LockLostError`.
+ */
+export class MultiLock implements MultiKeyLock {
+  readonly keys: readonly string[];
+  readonly fencingTokens: Readonly<Record<string, number>>;
+  readonly signal: AbortSignal;
+
+  constructor(
+    /** The parts, in canonical key order. */
+    readonly parts: readonly Lock[],
+  ) {
+    this.keys = Object.freeze(parts.map((part) => part.key));
+    // Object.fromEntries defines own properties: a key such as "__proto__" is stored like any other.
+    this.fencingTokens = Object.freeze(Object.fromEntries(parts.map((part) => [part.key, part.fencingToken])));
+    this.signal = AbortSignal.any(parts.map((part) => part.signal));
+  }
+
+  /** The first key in canonical order. */
+  get key(): string {
+    return this.parts[0]!.key;
+  }
+
+  /** The fencing token of the first key in canonical order; `fencingTokens` has every key's. */
+  get fencingToken(): number {
+    return this.parts[0]!.fencingToken;
+  }
+
+  get held(): boolean {
+    return this.parts.every((part) => part.held);
+  }
+
+  async extend(ttl?: Duration): Promise<void> {
+    await Promise.all(this.parts.map((part) => part.extend(ttl)));
+  }
+
+  /** Releases every part (in reverse order), even if one release fails; then rethrows the first failure. */
+  async release(): Promise<void> {
+    const outcomes = await Promise.allSettled([...this.parts].reverse().map((part) => part.release()));
+    const failed = outcomes.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
+    if (failed) throw failed.reason;
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.release();
+  }
+}

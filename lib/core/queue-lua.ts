@@ -1,0 +1,114 @@
+// The queue functions every lock script shares (the mutex's and the read side's of a
+// read-write lock): one source, so that both sides hand the lock over alike.
+
+/**
+ * Every script that includes it first sets `fence_retention` (ms, '0' for none): with the
+ * module's `fenceRetention`, each new fencing token also restarts the counter's expiry.
+ * The scripts take that, the waiter lease and the sharded pub/sub flag as one "settings"
+ * argument, `<fence retention>:<waiter lease>:<sharded>`: ioredis spends about 0.1 us of CPU
+ * per argument of every call, more than the parsing costs Redis on the paths that need it.
+ *
+ * The waiting queue of a lock: `queue` (a list) keeps arrival order, `waiters` (a sorted set)
+ * the time until which each waiter is known to be alive. Both hold `<token>:<ttl>` members and
+ * use the Redis server's clock (`TIME`), never a client's. Dead waiters are dropped when they
+ * reach the head.
+ */
+export const QUEUE = `
+local function next_fence(fence)
+  local fencing = redis.call('INCR', fence)
+  if fence_retention ~= '0' then redis.call('PEXPIRE', fence, fence_retention) end
+  return fencing
+end
+
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+local function live_head(queue, waiters, now)
+  while true do
+    local head = redis.call('LINDEX', queue, 0)
+    if not head then
+      -- The list went without its set (evicted, or expired a moment before it): put the set's
+      -- members back, the longest-refreshed first, rather than leave them waiting unseen.
+      local lost = redis.call('ZRANGE', waiters, 0, -1)
+      if #lost == 0 then return nil end
+      for _, member in ipairs(lost) do redis.call('RPUSH', queue, member) end
+      local left = redis.call('PTTL', waiters)
+      if left > 0 then redis.call('PEXPIRE', queue, left) end
+      head = lost[1]
+    end
+    local alive_until = redis.call('ZSCORE', waiters, head)
+    if alive_until and tonumber(alive_until) >= now then return head end
+    redis.call('LPOP', queue)
+    redis.call('ZREM', waiters, head)
+  end
+end
+
+-- Read-write locks (rwlock/): while readers hold a lock, its key holds '~r' (never an owner
+-- token) without expiry, and each reader has <lock>:reader:<token> (its lease) and an entry in
+-- the hash <lock>:readers (token -> fencing token). Queue members of readers end in ':r'.
+-- Counts the readers whose key is still there, dropping the others.
+local function readers_alive(lock)
+  local readers = lock .. ':readers'
+  local tokens = redis.call('HKEYS', readers)
+  local alive = 0
+  for i = 1, #tokens do
+    if redis.call('EXISTS', lock .. ':reader:' .. tokens[i]) == 1 then
+      alive = alive + 1
+    else
+      redis.call('HDEL', readers, tokens[i])
+    end
+  end
+  return alive
+end
+
+-- Lets in every reader at the head of the queue (up to the first writer), each for at most
+-- grant_ms, with its own message. Returns the first one's {token, fencing}, or nil.
+local function grant_readers(lock, fence, queue, waiters, channel, grant_ms, sharded)
+  local first
+  local now = now_ms()
+  while true do
+    local head = live_head(queue, waiters, now)
+    if not head then break end
+    local token, ttl = string.match(head, '^([^:]+):([1-9]%d*):r$')
+    if not token then break end
+    redis.call('SET', lock, '~r')
+    redis.call('SET', lock .. ':reader:' .. token, token, 'PX', math.min(tonumber(ttl), grant_ms))
+    local fencing = next_fence(fence)
+    redis.call('HSET', lock .. ':readers', token, fencing)
+    redis.call('LPOP', queue)
+    redis.call('ZREM', waiters, head)
+    redis.call(sharded == '1' and 'SPUBLISH' or 'PUBLISH', channel, token .. ':' .. fencing)
+    first = first or {token, fencing}
+  end
+  return first
+end
+
+-- Hands a free lock straight to the live head of the queue, for at most grant_ms: the waiter
+-- renews it to its own ttl as soon as it wakes, and a waiter that died meanwhile blocks the
+-- lock for grant_ms, not for a whole ttl. Publishes "<token>:<fencing token>", with SPUBLISH
+-- when sharded is '1' (Redis 7 Cluster: only the shard that owns the lock carries it).
+local function grant_next(lock, fence, queue, waiters, channel, grant_ms, sharded)
+  local head, token, ttl
+  repeat
+    head = live_head(queue, waiters, now_ms())
+    if not head then return nil end
+    -- A ttl of 0 (no client of ours writes one) would make SET fail after the lock was freed.
+    token, ttl = string.match(head, '^([^:]+):([1-9]%d*)$')
+    if not token and string.match(head, '^[^:]+:[1-9]%d*:r$') then
+      return grant_readers(lock, fence, queue, waiters, channel, grant_ms, sharded)
+    end
+    if not token then
+      redis.call('LPOP', queue)
+      redis.call('ZREM', waiters, head)
+    end
+  until token
+  redis.call('SET', lock, token, 'PX', math.min(tonumber(ttl), grant_ms))
+  local fencing = next_fence(fence)
+  redis.call('LPOP', queue)
+  redis.call('ZREM', waiters, head)
+  redis.call(sharded == '1' and 'SPUBLISH' or 'PUBLISH', channel, token .. ':' .. fencing)
+  return {token, fencing}
+end
+`;

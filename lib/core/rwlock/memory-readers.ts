@@ -1,0 +1,177 @@
+import type { AcquireReply, Grant, ReleaseReply, ScriptKeys } from '../lock-scripts.js';
+import type { MemoryData, Publish, StoreClock } from '../memory-store.js';
+import type { ReadKeys } from './read-keys.js';
+import type { ReadStore } from './read-store.js';
+
+/** What a lock key holds while readers hold it (never an owner token), as in the Lua. */
+export const READ_HELD = '~r';
+
+/** The memory store's queue steps the read side shares (the Lua queue functions). */
+export interface MemoryQueue {
+  liveHead(keys: ScriptKeys, now: number): string | undefined;
+  popHead(keys: ScriptKeys): void;
+  removeMember(keys: ScriptKeys, member: string): void;
+  grantNext(keys: ScriptKeys, grantMs: number, now: number): Grant | undefined;
+  nextFence(fence: string, now: number): number;
+}
+
+/** The Lua `readers_alive`: readers whose key is still there; drops the others. */
+export function readersAlive(data: MemoryData, lock: string, now: number): number {
+  const readers = data.readers.get(`${lock}:readers`);
+  if (readers === undefined) return 0;
+  for (const token of [...readers.keys()]) {
+    const entry = data.locks.get(`${lock}:reader:${token}`);
+    if (entry === undefined || entry.expiresAt <= now) readers.delete(token);
+  }
+  if (readers.size === 0) data.readers.delete(`${lock}:readers`);
+  return readers.size;
+}
+
+/** The Lua `grant_readers`: every reader at the head of the queue comes in. */
+export function grantReaders(data: MemoryData, queue: MemoryQueue, publish: Publish, keys: ScriptKeys, grantMs: number, now: number): Grant | undefined {
+  let first: Grant | undefined;
+  for (;;) {
+    const head = queue.liveHead(keys, now);
+    if (head === undefined) break;
+    const match = /^([^:]+):(\d+):r$/.exec(head);
+    if (match === null) break;
+    const [, token, ttl] = match as unknown as [string, string, string];
+    const fencingToken = admit(data, queue, keys.lock, keys.fence, token, Math.min(Number(ttl), grantMs), now);
+    queue.popHead(keys);
+    const message = `${token}:${fencingToken}`;
+    // Messages reach subscribers after the script's reply, as they do over a second connection.
+    setImmediate(() => publish(keys.released, message));
+    first ??= { token, fencingToken };
+  }
+  return first;
+}
+
+function admit(data: MemoryData, queue: MemoryQueue, lock: string, fence: string, token: string, lease: number, now: number): number {
+  data.locks.set(lock, { value: READ_HELD, expiresAt: Infinity });
+  data.locks.set(`${lock}:reader:${token}`, { value: token, expiresAt: now + lease });
+  const fencingToken = queue.nextFence(fence, now);
+  let readers = data.readers.get(`${lock}:readers`);
+  if (readers === undefined) data.readers.set(`${lock}:readers`, (readers = new Map()));
+  readers.set(token, fencingToken);
+  return fencingToken;
+}
+
+/**
+ * The read side of read-write locks (`read-lua.ts`) in the memory of one process, step for
+ * step on the keys of a `MemoryData`, sharing the memory store's queue.
+ */
+export class MemoryReaders implements ReadStore {
+  constructor(
+    private readonly data: MemoryData,
+    private readonly clock: StoreClock,
+    private readonly publish: Publish,
+    private readonly queue: MemoryQueue,
+  ) {}
+
+  async acquire(keys: ReadKeys, token: string, ttl: number, enqueue: boolean, waiterLease: number): Promise<AcquireReply> {
+    await settled();
+    const now = this.clock.now();
+    const shared = this.shared(keys);
+    let owner = this.get(shared.lock);
+    if (owner === READ_HELD) {
+      const granted = this.mine(keys, token, ttl, now);
+      if (granted) return granted;
+      if (readersAlive(this.data, shared.lock, now) === 0) {
+        this.data.locks.delete(shared.lock);
+        owner = undefined;
+      }
+    }
+    const member = `${token}:${ttl}:r`;
+    let head = this.queue.liveHead(shared, now);
+    if (head !== undefined && head !== member) {
+      if (owner === undefined) this.queue.grantNext(shared, waiterLease, now);
+      else if (owner === READ_HELD) grantReaders(this.data, this.queue, this.publish, shared, waiterLease, now);
+      const granted = this.mine(keys, token, ttl, now);
+      if (granted) return granted;
+      owner = this.get(shared.lock);
+      head = this.queue.liveHead(shared, now);
+    }
+    if ((owner === undefined || owner === READ_HELD) && (head === undefined || head === member)) {
+      if (head !== undefined) this.queue.popHead(shared);
+      const fencingToken = admit(this.data, this.queue, shared.lock, keys.fence, token, ttl, now);
+      grantReaders(this.data, this.queue, this.publish, shared, waiterLease, now);
+      return { acquired: true, fencingToken };
+    }
+    if (enqueue) {
+      const entry = this.data.waiting.get(keys.queue);
+      const queue = entry !== undefined && entry.expiresAt > now ? entry.value : { order: [], aliveUntil: new Map<string, number>() };
+      if (!queue.aliveUntil.has(member)) queue.order.push(member);
+      queue.aliveUntil.set(member, now + waiterLease);
+      this.data.waiting.set(keys.queue, { value: queue, expiresAt: now + waiterLease });
+    }
+    return { acquired: false, pttl: this.pttl(shared.lock, now) };
+  }
+
+  async release(keys: ReadKeys, token: string, waiterLease: number): Promise<ReleaseReply> {
+    await settled();
+    const now = this.clock.now();
+    const readers = this.data.readers.get(keys.read.readers);
+    if (this.get(keys.lock) !== token) {
+      readers?.delete(token);
+      return { released: false };
+    }
+    this.data.locks.delete(keys.lock);
+    readers?.delete(token);
+    const shared = this.shared(keys);
+    if (this.get(shared.lock) === READ_HELD && readersAlive(this.data, shared.lock, now) === 0) {
+      this.data.locks.delete(shared.lock);
+      const grant = this.queue.grantNext(shared, waiterLease, now);
+      return { released: true, grant };
+    }
+    return { released: true };
+  }
+
+  async leave(keys: ReadKeys, token: string, ttl: number, waiterLease: number): Promise<void> {
+    await settled();
+    const now = this.clock.now();
+    const shared = this.shared(keys);
+    this.queue.removeMember(shared, `${token}:${ttl}:r`);
+    if (this.get(keys.lock) === token) this.data.locks.delete(keys.lock);
+    this.data.readers.get(keys.read.readers)?.delete(token);
+    let owner = this.get(shared.lock);
+    if (owner === READ_HELD && readersAlive(this.data, shared.lock, now) === 0) {
+      this.data.locks.delete(shared.lock);
+      owner = undefined;
+    }
+    if (owner === undefined) this.queue.grantNext(shared, waiterLease, now);
+    else if (owner === READ_HELD) grantReaders(this.data, this.queue, this.publish, shared, waiterLease, now);
+  }
+
+  /** Let in already (by a grant): the lease restarts at ttl. */
+  private mine(keys: ReadKeys, token: string, ttl: number, now: number): AcquireReply | undefined {
+    const fencingToken = this.data.readers.get(keys.read.readers)?.get(token);
+    if (fencingToken === undefined || this.get(keys.lock) !== token) return undefined;
+    this.data.locks.set(keys.lock, { value: token, expiresAt: now + ttl });
+    return { acquired: true, fencingToken };
+  }
+
+  /** The lock's own names, as the queue steps take them. */
+  private shared(keys: ReadKeys): ScriptKeys {
+    return { lock: keys.read.shared, fence: keys.fence, queue: keys.queue, waiters: keys.waiters, released: keys.released };
+  }
+
+  private pttl(lock: string, now: number): number {
+    const entry = this.data.locks.get(lock);
+    if (entry === undefined || entry.expiresAt <= now) return -2;
+    return entry.expiresAt === Infinity ? -1 : Math.ceil(entry.expiresAt - now);
+  }
+
+  private get(key: string): string | undefined {
+    const entry = this.data.locks.get(key);
+    if (entry === undefined) return undefined;
+    if (entry.expiresAt <= this.clock.now()) {
+      this.data.locks.delete(key);
+      return undefined;
+    }
+    return entry.value;
+  }
+}
+
+function settled(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}

@@ -1,0 +1,126 @@
+import { QUEUE } from '../queue-lua.js';
+
+/**
+ * The read side of a read-write lock; the write side is the plain lock, whose scripts know
+ * readers (see `readers_alive` and `grant_readers` in the queue functions of
+ * `lock-scripts.ts`). KEYS of every script: lock, fence, queue, waiters, release channel, this
+ * reader's key (`<lock>:reader:<token>`), the readers hash (`<lock>:readers`). While readers
+ * hold the lock, its key holds '~r' without expiry; each reader's own key carries its lease
+ * (renewed like a lock), so readers that crashed are found out by the next script that counts
+ * them. Readers and writers wait in the one queue (readers' members end in ':r'): a reader
+ * arriving after a waiting writer queues behind it.
+ */
+
+/**
+ * ARGV: owner token, ttl, settings `<fence retention>:<waiter lease>:<sharded>:<enqueue>`.
+ * Returns `{1, fencing}` (acquired, or already let in: the lease restarts at ttl) or
+ * `{0, pttl}` (-1 while readers hold).
+ */
+export const READ_ACQUIRE = `
+local fence_retention, lease, sharded, enqueue = string.match(ARGV[3], '^(%d+):(%d+):(%d):(%d)$')
+lease = tonumber(lease)
+${QUEUE}
+local function mine()
+  local fencing = redis.call('HGET', KEYS[7], ARGV[1])
+  if fencing and redis.call('GET', KEYS[6]) == ARGV[1] then
+    redis.call('PEXPIRE', KEYS[6], ARGV[2])
+    return {1, tonumber(fencing)}
+  end
+end
+local owner = redis.call('GET', KEYS[1])
+if owner == '~r' then
+  local granted = mine()
+  if granted then return granted end
+  if readers_alive(KEYS[1]) == 0 then
+    redis.call('DEL', KEYS[1])
+    owner = false
+  end
+end
+local now = now_ms()
+local member = ARGV[1] .. ':' .. ARGV[2] .. ':r'
+local head = live_head(KEYS[3], KEYS[4], now)
+if head and head ~= member then
+  -- Others are owed the lock first: a free lock goes to the head, readers at the head join readers.
+  if not owner then
+    grant_next(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], lease, sharded)
+  elseif owner == '~r' then
+    grant_readers(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], lease, sharded)
+  end
+  local granted = mine()
+  if granted then return granted end
+  owner = redis.call('GET', KEYS[1])
+  head = live_head(KEYS[3], KEYS[4], now)
+end
+if (not owner or owner == '~r') and (not head or head == member) then
+  if head then
+    redis.call('LPOP', KEYS[3])
+    redis.call('ZREM', KEYS[4], member)
+  end
+  redis.call('SET', KEYS[1], '~r')
+  redis.call('SET', KEYS[6], ARGV[1], 'PX', ARGV[2])
+  local fencing = next_fence(KEYS[2])
+  redis.call('HSET', KEYS[7], ARGV[1], fencing)
+  -- Readers queued right behind this one come in with it.
+  grant_readers(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], lease, sharded)
+  return {1, fencing}
+end
+if enqueue == '1' then
+  if redis.call('ZADD', KEYS[4], now + lease, member) == 1 then
+    redis.call('RPUSH', KEYS[3], member)
+  end
+  redis.call('PEXPIRE', KEYS[3], lease)
+  redis.call('PEXPIRE', KEYS[4], lease)
+end
+return {0, redis.call('PTTL', KEYS[1])}
+`;
+
+/**
+ * ARGV: owner token, settings `<fence retention>:<waiter lease>:<sharded>`. Returns `{0}` when
+ * this reader no longer holds the lock, else `{1}`, or `{1, token, fencing}` of the waiter the
+ * lock went to when this was the last reader.
+ */
+export const READ_RELEASE = `
+if redis.call('GET', KEYS[6]) ~= ARGV[1] then
+  if string.find(redis.call('INFO', 'replication'), 'role:slave', 1, true) then
+    return redis.error_reply('READONLY this node is a replica: lock ownership cannot be checked here')
+  end
+  redis.call('HDEL', KEYS[7], ARGV[1])
+  return {0}
+end
+redis.call('DEL', KEYS[6])
+redis.call('HDEL', KEYS[7], ARGV[1])
+local fence_retention, lease, sharded = string.match(ARGV[2], '^(%d+):(%d+):(%d)$')
+${QUEUE}
+if redis.call('GET', KEYS[1]) == '~r' and readers_alive(KEYS[1]) == 0 then
+  redis.call('DEL', KEYS[1])
+  local granted = grant_next(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], tonumber(lease), sharded)
+  if granted then return {1, granted[1], granted[2]} end
+end
+return {1}
+`;
+
+/**
+ * A waiting reader gives up. ARGV: its token, its ttl, settings (see READ_RELEASE). What was
+ * handed to it meanwhile goes to the next waiters.
+ */
+export const READ_LEAVE = `
+local fence_retention, lease, sharded = string.match(ARGV[3], '^(%d+):(%d+):(%d)$')
+lease = tonumber(lease)
+${QUEUE}
+local member = ARGV[1] .. ':' .. ARGV[2] .. ':r'
+redis.call('LREM', KEYS[3], 1, member)
+redis.call('ZREM', KEYS[4], member)
+if redis.call('GET', KEYS[6]) == ARGV[1] then redis.call('DEL', KEYS[6]) end
+redis.call('HDEL', KEYS[7], ARGV[1])
+local owner = redis.call('GET', KEYS[1])
+if owner == '~r' and readers_alive(KEYS[1]) == 0 then
+  redis.call('DEL', KEYS[1])
+  owner = false
+end
+if not owner then
+  grant_next(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], lease, sharded)
+elseif owner == '~r' then
+  grant_readers(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], lease, sharded)
+end
+return 1
+`;

@@ -1,0 +1,48 @@
+import { createHash } from 'node:crypto';
+import type { LuaScript } from '../drivers/redis-driver.js';
+import type { AcquireReply, ReleaseReply } from '../lock-scripts.js';
+import type { RunScript } from '../semaphore/semaphore-scripts.js';
+import type { ReadKeys } from './read-keys.js';
+import { READ_ACQUIRE, READ_LEAVE, READ_RELEASE } from './read-lua.js';
+import type { ReadStore } from './read-store.js';
+
+type Script = LuaScript;
+
+const script = (lua: string): Script => ({ lua, sha: createHash('sha1').update(lua).digest('hex') });
+const ACQUIRE = script(READ_ACQUIRE);
+const RELEASE = script(READ_RELEASE);
+const LEAVE = script(READ_LEAVE);
+
+
+/**
+ * The read side of read-write locks over one client. `settings` gives the
+ * `<fence retention>:<waiter lease>:<sharded>` argument of the lock scripts, so both sides
+ * publish alike.
+ */
+export class ReadScripts implements ReadStore {
+  constructor(
+    private readonly runScript: RunScript,
+    private readonly settings: (waiterLease: number) => string | Promise<string>,
+  ) {}
+
+  async acquire(keys: ReadKeys, token: string, ttl: number, enqueue: boolean, waiterLease: number): Promise<AcquireReply> {
+    const settings = (await this.settings(waiterLease)) + (enqueue ? ':1' : ':0');
+    const [ok, value] = (await this.run(ACQUIRE, keys, token, ttl, settings)) as [number, number];
+    return ok === 1 ? { acquired: true, fencingToken: value } : { acquired: false, pttl: value };
+  }
+
+  async release(keys: ReadKeys, token: string, waiterLease: number): Promise<ReleaseReply> {
+    const [ok, next, fencingToken] = (await this.run(RELEASE, keys, token, await this.settings(waiterLease))) as [number, string?, number?];
+    if (ok !== 1) return { released: false };
+    return { released: true, grant: next === undefined ? undefined : { token: next, fencingToken: fencingToken! } };
+  }
+
+  async leave(keys: ReadKeys, token: string, ttl: number, waiterLease: number): Promise<void> {
+    await this.run(LEAVE, keys, token, ttl, await this.settings(waiterLease));
+  }
+
+  private run(code: Script, keys: ReadKeys, ...args: (string | number)[]): Promise<unknown> {
+    return this.runScript(code, [keys.read.shared, keys.fence, keys.queue, keys.waiters, keys.released, keys.lock, keys.read.readers], args);
+  }
+
+}

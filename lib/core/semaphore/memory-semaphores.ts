@@ -1,0 +1,185 @@
+import type { Grant } from '../lock-scripts.js';
+import type { Entry, MemoryData, Publish, StoreClock } from '../memory-store.js';
+import type { SemaphoreKeys } from './semaphore-keys.js';
+import type { SemaphoreAcquireReply, SemaphoreReleaseReply, SemaphoreStore } from './semaphore-store.js';
+
+/**
+ * The semaphore scripts (`semaphore-lua.ts`) in the memory of one process, step for step on
+ * the keys of a `MemoryData`: permits are entries of its `locks` (so the memory store's
+ * renewals renew them), holders and limits its semaphore maps, the queue a `waiting` entry.
+ */
+export class MemorySemaphores implements SemaphoreStore {
+  constructor(
+    private readonly data: MemoryData,
+    private readonly clock: StoreClock,
+    private readonly publish: Publish,
+    private readonly fenceRetention: number,
+  ) {}
+
+  async acquire(keys: SemaphoreKeys, token: string, ttl: number, enqueue: boolean, waiterLease: number): Promise<SemaphoreAcquireReply> {
+    await settled();
+    const now = this.clock.now();
+    const { limit, permits } = keys.semaphore;
+    const { free, soonest } = this.freePermits(keys, limit, now);
+    this.forgetLimitIfIdle(keys);
+    const known = this.data.semaphoreLimits.get(keys.semaphore.limitKey);
+    if (known !== undefined && known !== limit) return { acquired: false, pttl: -1, limitInUse: known };
+    const mine = this.data.semaphoreHolders.get(keys.semaphore.holders)?.get(token);
+    if (mine !== undefined) {
+      this.data.locks.set(keys.lock, { value: token, expiresAt: now + ttl });
+      return { acquired: true, fencingToken: Number(mine.split(':')[1]) };
+    }
+    const member = `${token}:${ttl}:${permits}`;
+    const head = this.liveHead(keys, now);
+    if ((head === undefined || head === member) && free >= permits) {
+      if (head !== undefined) this.remove(keys, head);
+      this.data.semaphoreLimits.set(keys.semaphore.limitKey, limit);
+      const fencingToken = this.take(keys, token, permits, ttl, now);
+      this.grantFitting(keys, free - permits, waiterLease, now);
+      return { acquired: true, fencingToken };
+    }
+    if (head !== undefined && head !== member) this.grantFitting(keys, free, waiterLease, now);
+    if (enqueue) {
+      const queue = this.get(this.data.waiting, keys.queue) ?? { order: [], aliveUntil: new Map<string, number>() };
+      if (!queue.aliveUntil.has(member)) queue.order.push(member);
+      queue.aliveUntil.set(member, now + waiterLease);
+      this.data.waiting.set(keys.queue, { value: queue, expiresAt: now + waiterLease });
+      this.data.semaphoreLimits.set(keys.semaphore.limitKey, limit);
+    }
+    return { acquired: false, pttl: soonest };
+  }
+
+  async release(keys: SemaphoreKeys, token: string, waiterLease: number): Promise<SemaphoreReleaseReply> {
+    await settled();
+    const now = this.clock.now();
+    if (this.get(this.data.locks, keys.lock) !== token) return { released: false, grants: [] };
+    this.data.locks.delete(keys.lock);
+    this.deleteHolder(keys, token);
+    const grants = this.grantFitting(keys, this.freePermits(keys, this.limitInUse(keys), now).free, waiterLease, now);
+    this.forgetLimitIfIdle(keys);
+    return { released: true, grant: grants[0], grants };
+  }
+
+  async leave(keys: SemaphoreKeys, token: string, ttl: number, waiterLease: number): Promise<void> {
+    await settled();
+    const now = this.clock.now();
+    this.remove(keys, `${token}:${ttl}:${keys.semaphore.permits}`);
+    if (this.get(this.data.locks, keys.lock) === token) this.data.locks.delete(keys.lock);
+    this.deleteHolder(keys, token);
+    this.grantFitting(keys, this.freePermits(keys, this.limitInUse(keys), now).free, waiterLease, now);
+    this.forgetLimitIfIdle(keys);
+  }
+
+  /** The Lua `limit_in_use`: the stored limit while the semaphore is in use, else the call's. */
+  private limitInUse(keys: SemaphoreKeys): number {
+    return this.data.semaphoreLimits.get(keys.semaphore.limitKey) ?? keys.semaphore.limit;
+  }
+
+  private permitKey(keys: SemaphoreKeys, token: string): string {
+    return `${keys.semaphore.holders.slice(0, -':holders'.length)}:permit:${token}`;
+  }
+
+  /** The Lua `free_permits`: drops holders whose permit expired. */
+  private freePermits(keys: SemaphoreKeys, limit: number, now: number): { free: number; soonest: number } {
+    let used = 0;
+    let soonest = -1;
+    for (const [token, value] of this.data.semaphoreHolders.get(keys.semaphore.holders) ?? []) {
+      const permit = this.data.locks.get(this.permitKey(keys, token));
+      if (permit === undefined || permit.expiresAt <= now) {
+        this.deleteHolder(keys, token);
+        continue;
+      }
+      used += Number(value.split(':')[0]);
+      const left = permit.expiresAt === Infinity ? -1 : Math.ceil(permit.expiresAt - now);
+      if (soonest < 0 || (left >= 0 && left < soonest)) soonest = left;
+    }
+    return { free: limit - used, soonest };
+  }
+
+  private take(keys: SemaphoreKeys, token: string, permits: number, lease: number, now: number): number {
+    this.data.locks.set(this.permitKey(keys, token), { value: token, expiresAt: now + lease });
+    const fencingToken = this.nextFence(keys.fence, now);
+    let holders = this.data.semaphoreHolders.get(keys.semaphore.holders);
+    if (holders === undefined) this.data.semaphoreHolders.set(keys.semaphore.holders, (holders = new Map()));
+    holders.set(token, `${permits}:${fencingToken}`);
+    return fencingToken;
+  }
+
+  /** The Lua `grant_fitting`: FIFO, as long as the head's request fits. */
+  private grantFitting(keys: SemaphoreKeys, free: number, grantMs: number, now: number): Grant[] {
+    const grants: Grant[] = [];
+    for (;;) {
+      const head = this.liveHead(keys, now);
+      if (head === undefined) break;
+      const match = /^(.+):(\d+):(\d+)$/.exec(head);
+      if (match !== null && Number(match[3]) > free) break;
+      this.remove(keys, head);
+      if (match === null) continue;
+      const [, token, ttl, permits] = match as unknown as [string, string, string, string];
+      free -= Number(permits);
+      const fencingToken = this.take(keys, token, Number(permits), Math.min(Number(ttl), grantMs), now);
+      const message = `${token}:${fencingToken}`;
+      // Messages reach subscribers after the script's reply, as they do over a second connection.
+      setImmediate(() => this.publish(keys.released, message));
+      grants.push({ token, fencingToken });
+    }
+    return grants;
+  }
+
+  private forgetLimitIfIdle(keys: SemaphoreKeys): void {
+    if (!this.data.semaphoreHolders.has(keys.semaphore.holders) && this.get(this.data.waiting, keys.queue) === undefined) {
+      this.data.semaphoreLimits.delete(keys.semaphore.limitKey);
+    }
+  }
+
+  private deleteHolder(keys: SemaphoreKeys, token: string): void {
+    const holders = this.data.semaphoreHolders.get(keys.semaphore.holders);
+    holders?.delete(token);
+    // Like Redis, a hash with no fields left no longer exists.
+    if (holders?.size === 0) this.data.semaphoreHolders.delete(keys.semaphore.holders);
+  }
+
+  private liveHead(keys: SemaphoreKeys, now: number): string | undefined {
+    const queue = this.get(this.data.waiting, keys.queue);
+    if (queue === undefined) return undefined;
+    for (;;) {
+      const head = queue.order[0];
+      if (head === undefined) return undefined;
+      const aliveUntil = queue.aliveUntil.get(head);
+      if (aliveUntil !== undefined && aliveUntil >= now) return head;
+      this.remove(keys, head);
+    }
+  }
+
+  private remove(keys: SemaphoreKeys, member: string): void {
+    const queue = this.get(this.data.waiting, keys.queue);
+    if (queue === undefined) return;
+    const index = queue.order.indexOf(member);
+    if (index >= 0) queue.order.splice(index, 1);
+    queue.aliveUntil.delete(member);
+    if (queue.order.length === 0) this.data.waiting.delete(keys.queue);
+  }
+
+  private nextFence(fence: string, now: number): number {
+    const next = (this.get(this.data.fences, fence) ?? 0) + 1;
+    const previous = this.data.fences.get(fence);
+    const expiresAt = this.fenceRetention > 0 ? now + this.fenceRetention : (previous?.expiresAt ?? Infinity);
+    this.data.fences.set(fence, { value: next, expiresAt });
+    return next;
+  }
+
+  private get<T>(map: Map<string, Entry<T>>, key: string): T | undefined {
+    const entry = map.get(key);
+    if (entry === undefined) return undefined;
+    if (entry.expiresAt <= this.clock.now()) {
+      map.delete(key);
+      return undefined;
+    }
+    return entry.value;
+  }
+}
+
+/** Replies come asynchronously, as from a server: never within the caller's own tick. */
+function settled(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
