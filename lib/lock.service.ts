@@ -1,16 +1,16 @@
 import { Inject, Injectable, Logger, Optional, type BeforeApplicationShutdown, type OnApplicationShutdown } from '@nestjs/common';
 import type { Observable } from 'rxjs';
-import { LockManager } from './core/lock-manager.js';
-import { resolveModuleOptions } from './core/lock-options.js';
-import { redisBackend } from './core/redis-backend.js';
+import { LockManager } from './core/engine/lock-manager.js';
+import { resolveModuleOptions } from './core/options/lock-options.js';
+import { redisBackend } from './core/stores/redis/redis-backend.js';
 import type { LockEvent } from './interfaces/lock-event.interface.js';
 import type { Lock, MultiKeyLock } from './interfaces/lock.interface.js';
 import type { LockInspection } from './interfaces/lock-inspection.interface.js';
 import type { LockOptions, RedisLockModuleOptions } from './interfaces/redis-lock-options.interface.js';
 import { LOCK_BACKEND_FACTORY, LOCK_RUNNER } from './redis-lock.constants.js';
-import type { LockBackendFactory } from './core/lock-backend.js';
+import type { LockBackendFactory } from './core/engine/lock-backend.js';
 import { REDIS_LOCK_MODULE_OPTIONS } from './redis-lock.module-definition.js';
-import type { LockRunner } from './core/locked-call.js';
+import type { LockRunner } from './core/engine/locked-call.js';
 
 /**
  * Distributed locks on Redis. Every lock is renewed by a watchdog while held, released only by

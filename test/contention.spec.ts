@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LockNotAcquiredError } from '../lib/index.js';
-import type { LockManager } from '../lib/core/lock-manager.js';
+import type { LockManager } from '../lib/core/engine/lock-manager.js';
 import { LOCK_RUNNER } from '../lib/redis-lock.constants.js';
 import { createLockApp, sleep, useLockApps, type LockApp } from './support/lock-app.js';
 import { isScriptCall, watchCommands } from './support/monitor.js';

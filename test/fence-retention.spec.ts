@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { Test } from '@nestjs/testing';
 import { InvalidLockOptionsError, RedisLockModule } from '../lib/index.js';
-import { LockScripts } from '../lib/core/lock-scripts.js';
+import { LockScripts } from '../lib/core/stores/redis/lock-scripts.js';
 import { CapturedLogs, sleep, useLockApps } from './support/lock-app.js';
 import { redisUrl, useRedis } from './support/redis.js';
 

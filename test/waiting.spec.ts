@@ -1,9 +1,9 @@
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LockNotAcquiredError, RedisLockError } from '../lib/index.js';
-import { ReleaseNotifier } from '../lib/core/release-notifier.js';
-import { waitForTurn } from '../lib/core/wait-for-turn.js';
-import { systemClock } from '../lib/core/clock.js';
+import { ReleaseNotifier } from '../lib/core/stores/redis/release-notifier.js';
+import { waitForTurn } from '../lib/core/engine/wait-for-turn.js';
+import { systemClock } from '../lib/core/time/clock.js';
 import { CapturedLogs, createLockApp, sleep, type LockApp } from './support/lock-app.js';
 import { redisUrl } from './support/redis.js';
 import { startRedisServer, type RedisServer } from './support/redis-server.js';

@@ -16,8 +16,8 @@ import {
 } from '@nestjs/common';
 import type { Socket } from 'node:net';
 import { EMPTY, filter, map, Subject, takeUntil, type Observable } from 'rxjs';
-import { forceRelease, listLocks, type LockPage } from '../core/lock-admin.js';
-import type { LockManager } from '../core/lock-manager.js';
+import { forceRelease, listLocks, type LockPage } from '../core/stores/redis/lock-admin.js';
+import type { LockManager } from '../core/engine/lock-manager.js';
 import { LockService } from '../lock.service.js';
 import { LOCK_RUNNER } from '../redis-lock.constants.js';
 import { BOARD_CSP, BOARD_CSS, BOARD_JS, boardPage } from './lock-board.assets.js';

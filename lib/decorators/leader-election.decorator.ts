@@ -1,6 +1,6 @@
-import { parseDuration } from '../core/duration.js';
-import { checkLockKey } from '../core/lock-key.js';
-import { MAX_TTL_MS, MIN_TTL_MS } from '../core/lock-options.js';
+import { parseDuration } from '../core/time/duration.js';
+import { checkLockKey } from '../core/keys/lock-key.js';
+import { MAX_TTL_MS, MIN_TTL_MS } from '../core/options/lock-options.js';
 import { InvalidLockOptionsError } from '../errors/invalid-lock-options.error.js';
 import { RedisLockError } from '../errors/redis-lock.error.js';
 import type { LeaderElectionOptions } from '../interfaces/scheduling.interface.js';

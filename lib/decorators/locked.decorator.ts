@@ -1,10 +1,10 @@
 import { Inject } from '@nestjs/common';
 import { PROPERTY_DEPS_METADATA } from '@nestjs/common/constants.js';
 import { Observable, throwError } from 'rxjs';
-import { checkBuiltKey, parseKeyTemplate, type KeyBuilder } from '../core/key-template.js';
-import { MAX_LOCK_NAME_LENGTH } from '../core/holder.js';
-import { checkLockedOptions } from '../core/locked-options.js';
-import { runLockedAsync, runLockedObservable, type LockRunner } from '../core/locked-call.js';
+import { checkBuiltKey, parseKeyTemplate, type KeyBuilder } from '../core/keys/key-template.js';
+import { MAX_LOCK_NAME_LENGTH } from '../core/engine/holder.js';
+import { checkLockedOptions } from '../core/options/locked-options.js';
+import { runLockedAsync, runLockedObservable, type LockRunner } from '../core/engine/locked-call.js';
 import { LockKeyError } from '../errors/lock-key.error.js';
 import { RedisLockError } from '../errors/redis-lock.error.js';
 import type { LockedOptions, LockKeyFunction } from '../interfaces/locked-options.interface.js';

@@ -1,4 +1,4 @@
-import { quoteKey } from '../core/quote-key.js';
+import { quoteKey } from '../core/keys/quote-key.js';
 import { RedisLockError } from './redis-lock.error.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { Duration } from '../core/duration.js';
+import type { Duration } from '../core/time/duration.js';
 /**
  * A held lock. Returned by `LockService.acquire()` / `tryAcquire()`, passed to the function of
  * `LockService.using()`, and available as `LockService.current()` inside that function or a

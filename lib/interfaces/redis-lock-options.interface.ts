@@ -1,10 +1,10 @@
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
-import type { NodeRedisClient } from '../core/drivers/node-redis-client.js';
-import type { Duration } from '../core/duration.js';
+import type { NodeRedisClient } from '../core/stores/redis/drivers/node-redis-client.js';
+import type { Duration } from '../core/time/duration.js';
 
-export type { NodeRedisClient } from '../core/drivers/node-redis-client.js';
+export type { NodeRedisClient } from '../core/stores/redis/drivers/node-redis-client.js';
 
-export type { Duration } from '../core/duration.js';
+export type { Duration } from '../core/time/duration.js';
 
 /**
  * How the module reaches Redis:

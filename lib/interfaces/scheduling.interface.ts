@@ -1,4 +1,4 @@
-import type { Duration } from '../core/duration.js';
+import type { Duration } from '../core/time/duration.js';
 import type { Lock } from './lock.interface.js';
 
 /** Options of `@WithoutOverlapping()` and `@OnOneInstance()`. */

@@ -1,6 +1,6 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { createNoopMeter, metrics, type Attributes, type Meter, type MeterProvider } from '@opentelemetry/api';
-import { LOCK_DIAGNOSTICS_CHANNELS } from '../core/lock-diagnostics.js';
+import { LOCK_DIAGNOSTICS_CHANNELS } from '../core/engine/lock-diagnostics.js';
 import type { LockEvent } from '../interfaces/lock-event.interface.js';
 
 /** Options of {@link enableLockMetrics} and `RedisLockMetricsModule.forRoot()`. */

@@ -1,10 +1,10 @@
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
-import type { LockLogger } from '../core/lock-logger.js';
-import type { LockRunner } from '../core/locked-call.js';
+import type { LockLogger } from '../core/engine/lock-logger.js';
+import type { LockRunner } from '../core/engine/locked-call.js';
 import type { Lock } from '../interfaces/lock.interface.js';
 import { LockService } from '../lock.service.js';
 import { LOCK_RUNNER } from '../redis-lock.constants.js';
-import { quoteKey } from '../core/quote-key.js';
+import { quoteKey } from '../core/keys/quote-key.js';
 import { jobKey, jobTtl, OWNER_SUFFIX, type JobSpec } from './job-spec.js';
 
 /**

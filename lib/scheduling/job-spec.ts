@@ -1,7 +1,7 @@
-import { quoteKey } from '../core/quote-key.js';
-import { parseDuration } from '../core/duration.js';
-import { checkLockKey } from '../core/lock-key.js';
-import { MAX_TTL_MS, MIN_TTL_MS } from '../core/lock-options.js';
+import { quoteKey } from '../core/keys/quote-key.js';
+import { parseDuration } from '../core/time/duration.js';
+import { checkLockKey } from '../core/keys/lock-key.js';
+import { MAX_TTL_MS, MIN_TTL_MS } from '../core/options/lock-options.js';
 import { InvalidLockOptionsError } from '../errors/invalid-lock-options.error.js';
 import { RedisLockError } from '../errors/redis-lock.error.js';
 import type { JobLockOptions } from '../interfaces/scheduling.interface.js';

@@ -1,10 +1,10 @@
-import type { ClockTimer } from '../core/clock.js';
-import type { LockRunner } from '../core/locked-call.js';
+import type { ClockTimer } from '../core/time/clock.js';
+import type { LockRunner } from '../core/engine/locked-call.js';
 import type { Lock } from '../interfaces/lock.interface.js';
 import type { OnLeadershipAcquired, OnLeadershipLost } from '../interfaces/scheduling.interface.js';
 import type { LockService } from '../lock.service.js';
 import { LOCK_RUNNER } from '../redis-lock.constants.js';
-import { quoteKey } from '../core/quote-key.js';
+import { quoteKey } from '../core/keys/quote-key.js';
 
 type Candidate = Partial<OnLeadershipAcquired & OnLeadershipLost>;
 

@@ -1,7 +1,7 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper.js';
-import { resolveModuleOptions } from '../core/lock-options.js';
+import { resolveModuleOptions } from '../core/options/lock-options.js';
 import type { LeaderElectionMetadata } from '../decorators/leader-election.decorator.js';
 import { DuplicateLockKeyError } from '../errors/duplicate-lock-key.error.js';
 import { RedisLockError } from '../errors/redis-lock.error.js';

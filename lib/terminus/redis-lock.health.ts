@@ -1,9 +1,9 @@
 import { Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
 import type { Subscription } from 'rxjs';
-import { driverFor } from '../core/drivers/driver-for.js';
-import type { LockManager } from '../core/lock-manager.js';
-import { settleWithin, TIMED_OUT } from '../core/settle-within.js';
+import { driverFor } from '../core/stores/redis/drivers/driver-for.js';
+import type { LockManager } from '../core/engine/lock-manager.js';
+import { settleWithin, TIMED_OUT } from '../core/time/settle-within.js';
 import { InvalidLockOptionsError } from '../errors/invalid-lock-options.error.js';
 import { LockService } from '../lock.service.js';
 import { LOCK_RUNNER } from '../redis-lock.constants.js';

@@ -1,8 +1,8 @@
-import { systemClock, type Clock } from '../core/clock.js';
-import type { LockBackend } from '../core/lock-backend.js';
-import type { ResolvedModuleOptions } from '../core/lock-options.js';
-import { MemoryNotifier } from '../core/memory-notifier.js';
-import { MemoryData, MemoryStore } from '../core/memory-store.js';
+import { systemClock, type Clock } from '../core/time/clock.js';
+import type { LockBackend } from '../core/engine/lock-backend.js';
+import type { ResolvedModuleOptions } from '../core/options/lock-options.js';
+import { MemoryNotifier } from '../core/stores/memory/memory-notifier.js';
+import { MemoryData, MemoryStore } from '../core/stores/memory/memory-store.js';
 import { ManualClock } from './manual-clock.js';
 
 /** Options of {@link InMemoryLocks}. */

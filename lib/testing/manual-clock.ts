@@ -1,5 +1,5 @@
-import type { Clock, ClockTimer } from '../core/clock.js';
-import { parseDuration, type Duration } from '../core/duration.js';
+import type { Clock, ClockTimer } from '../core/time/clock.js';
+import { parseDuration, type Duration } from '../core/time/duration.js';
 
 interface PendingTimer {
   at: number;

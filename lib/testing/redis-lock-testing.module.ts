@@ -1,6 +1,6 @@
 import { Logger, Module, type DynamicModule } from '@nestjs/common';
 import { APP_INTERCEPTOR, DiscoveryModule } from '@nestjs/core';
-import type { ResolvedModuleOptions } from '../core/lock-options.js';
+import type { ResolvedModuleOptions } from '../core/options/lock-options.js';
 import type { RedisLockModuleOptions } from '../interfaces/redis-lock-options.interface.js';
 import { LockConflictInterceptor } from '../lock-conflict.interceptor.js';
 import { LockService } from '../lock.service.js';

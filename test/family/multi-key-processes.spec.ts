@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedisCluster, type RedisCluster } from '../../scripts/redis-cluster.mjs';
-import { clusterSlot } from '../../lib/core/cluster-slot.js';
+import { clusterSlot } from '../../lib/core/keys/cluster-slot.js';
 import { ChaosWorker } from '../chaos/support/chaos-worker.js';
 import { report } from '../chaos/support/report.js';
 import { redisUrl, useRedis } from '../support/redis.js';

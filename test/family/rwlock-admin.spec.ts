@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { forceRelease } from '../../lib/core/lock-admin.js';
-import type { LockManager } from '../../lib/core/lock-manager.js';
+import { forceRelease } from '../../lib/core/stores/redis/lock-admin.js';
+import type { LockManager } from '../../lib/core/engine/lock-manager.js';
 import { LOCK_RUNNER } from '../../lib/redis-lock.constants.js';
 import { useLockApps } from '../support/lock-app.js';
 import { useRedis } from '../support/redis.js';

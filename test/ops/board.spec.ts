@@ -11,7 +11,7 @@ import { RedisLockBoardModule } from '../../lib/board/index.js';
 import type { LockBoardOptions } from '../../lib/board/index.js';
 import { CapturedLogs, nextEvent } from '../support/lock-app.js';
 import { LOCK_RUNNER } from '../../lib/redis-lock.constants.js';
-import type { LockManager } from '../../lib/core/lock-manager.js';
+import type { LockManager } from '../../lib/core/engine/lock-manager.js';
 import { redisUrl, useRedis } from '../support/redis.js';
 
 const holderScript = fileURLToPath(new URL('./fixtures/board-holder.mjs', import.meta.url));

@@ -1,8 +1,8 @@
 import { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedisCluster, type RedisCluster } from '../../scripts/redis-cluster.mjs';
-import { forceRelease, listLocks } from '../../lib/core/lock-admin.js';
-import type { LockManager } from '../../lib/core/lock-manager.js';
+import { forceRelease, listLocks } from '../../lib/core/stores/redis/lock-admin.js';
+import type { LockManager } from '../../lib/core/engine/lock-manager.js';
 import { LOCK_RUNNER } from '../../lib/redis-lock.constants.js';
 import { createLockApp } from '../support/lock-app.js';
 

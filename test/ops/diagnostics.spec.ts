@@ -2,7 +2,7 @@ import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LOCK_DIAGNOSTICS_CHANNELS, type LockEvent } from '../../lib/index.js';
 import { LOCK_RUNNER } from '../../lib/redis-lock.constants.js';
-import type { LockManager } from '../../lib/core/lock-manager.js';
+import type { LockManager } from '../../lib/core/engine/lock-manager.js';
 import { useLockApps } from '../support/lock-app.js';
 import { useRedis } from '../support/redis.js';
 

@@ -4,7 +4,7 @@ import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, Periodic
 import { afterEach, describe, expect, it } from 'vitest';
 import { Locked, LockService, RedisLockModule } from '../../lib/index.js';
 import { LOCK_RUNNER } from '../../lib/redis-lock.constants.js';
-import type { LockManager } from '../../lib/core/lock-manager.js';
+import type { LockManager } from '../../lib/core/engine/lock-manager.js';
 import { enableLockMetrics, RedisLockMetricsModule, type LockMetricsHandle } from '../../lib/otel/index.js';
 import { CapturedLogs, useLockApps } from '../support/lock-app.js';
 import { redisUrl, useRedis } from '../support/redis.js';

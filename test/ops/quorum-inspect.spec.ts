@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisLockError } from '../../lib/index.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
 import { useLockApps } from '../support/lock-app.js';
-import { listLocks } from '../../lib/core/lock-admin.js';
-import type { LockManager } from '../../lib/core/lock-manager.js';
+import { listLocks } from '../../lib/core/stores/redis/lock-admin.js';
+import type { LockManager } from '../../lib/core/engine/lock-manager.js';
 import { LOCK_RUNNER } from '../../lib/redis-lock.constants.js';
 
 describe('inspect() in quorum mode', () => {

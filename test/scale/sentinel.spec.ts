@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSentinelDeployment, type SentinelDeployment } from '../../scripts/redis-sentinel.mjs';
-import { LockScripts } from '../../lib/core/lock-scripts.js';
+import { LockScripts } from '../../lib/core/stores/redis/lock-scripts.js';
 import { createLockApp, sleep } from '../support/lock-app.js';
 
 describe('Redis Sentinel (master, replica, 3 sentinels)', () => {

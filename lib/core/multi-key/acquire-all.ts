@@ -1,8 +1,8 @@
 import type { Lock } from '../../interfaces/lock.interface.js';
 import type { LockOptions } from '../../interfaces/redis-lock-options.interface.js';
-import type { Clock } from '../clock.js';
-import type { LockLogger } from '../lock-logger.js';
-import { quoteKey } from '../quote-key.js';
+import type { Clock } from '../time/clock.js';
+import type { LockLogger } from '../engine/lock-logger.js';
+import { quoteKey } from '../keys/quote-key.js';
 import { MultiLock } from './multi-key-lock.js';
 
 /** The single-key engine a multi-key lock is built on. */

@@ -1,5 +1,5 @@
 import { LockKeyError } from '../../errors/lock-key.error.js';
-import { checkLockKey } from '../lock-key.js';
+import { checkLockKey } from '../keys/lock-key.js';
 
 /** The most keys one multi-key lock may take: each is a lock of its own, taken one after another. */
 export const MAX_KEYS = 1_000;

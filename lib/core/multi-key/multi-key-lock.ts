@@ -1,4 +1,4 @@
-import type { Duration } from '../duration.js';
+import type { Duration } from '../time/duration.js';
 import type { Lock, MultiKeyLock } from '../../interfaces/lock.interface.js';
 
 /**

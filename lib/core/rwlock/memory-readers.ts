@@ -1,5 +1,5 @@
-import type { AcquireReply, Grant, ReleaseReply, ScriptKeys } from '../lock-scripts.js';
-import type { MemoryData, Publish, StoreClock } from '../memory-store.js';
+import type { AcquireReply, Grant, ReleaseReply, ScriptKeys } from '../stores/lock-store.js';
+import type { MemoryData, Publish, StoreClock } from '../stores/memory/memory-data.js';
 import type { ReadKeys } from './read-keys.js';
 import type { ReadStore } from './read-store.js';
 

@@ -1,4 +1,4 @@
-import type { LockRedisKeys } from '../lock-key.js';
+import type { LockRedisKeys } from '../keys/lock-key.js';
 
 /** What a read acquisition adds to a lock's Redis names. */
 export interface ReadCall {

@@ -1,4 +1,4 @@
-import { QUEUE } from '../queue-lua.js';
+import { QUEUE } from '../stores/redis/queue-lua.js';
 
 /**
  * The read side of a read-write lock; the write side is the plain lock, whose scripts know

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { LuaScript } from '../drivers/redis-driver.js';
-import type { AcquireReply, ReleaseReply } from '../lock-scripts.js';
-import type { RunScript } from '../semaphore/semaphore-scripts.js';
+import type { LuaScript, RunScript } from '../stores/redis/drivers/redis-driver.js';
+import type { AcquireReply, ReleaseReply } from '../stores/lock-store.js';
 import type { ReadKeys } from './read-keys.js';
 import { READ_ACQUIRE, READ_LEAVE, READ_RELEASE } from './read-lua.js';
 import type { ReadStore } from './read-store.js';

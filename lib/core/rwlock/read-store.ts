@@ -1,4 +1,4 @@
-import type { AcquireReply, ReleaseReply } from '../lock-scripts.js';
+import type { AcquireReply, ReleaseReply } from '../stores/lock-replies.js';
 import type { ReadKeys } from './read-keys.js';
 
 /**

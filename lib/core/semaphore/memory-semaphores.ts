@@ -1,5 +1,5 @@
-import type { Grant } from '../lock-scripts.js';
-import type { Entry, MemoryData, Publish, StoreClock } from '../memory-store.js';
+import type { Grant } from '../stores/lock-store.js';
+import type { Entry, MemoryData, Publish, StoreClock } from '../stores/memory/memory-data.js';
 import type { SemaphoreKeys } from './semaphore-keys.js';
 import type { SemaphoreAcquireReply, SemaphoreReleaseReply, SemaphoreStore } from './semaphore-store.js';
 

@@ -1,4 +1,4 @@
-import type { LockRedisKeys } from '../lock-key.js';
+import type { LockRedisKeys } from '../keys/lock-key.js';
 
 /** What a semaphore call adds to a lock's Redis names: its own holder set, limit and admission rule. */
 export interface SemaphoreCall {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { LuaScript } from '../drivers/redis-driver.js';
+import type { LuaScript, RunScript } from '../stores/redis/drivers/redis-driver.js';
 import type { SemaphoreKeys } from './semaphore-keys.js';
 import { SEMAPHORE_ACQUIRE, SEMAPHORE_LEAVE, SEMAPHORE_RELEASE } from './semaphore-lua.js';
 import { toGrants, type SemaphoreAcquireReply, type SemaphoreReleaseReply, type SemaphoreStore } from './semaphore-store.js';
@@ -8,8 +8,6 @@ type Script = LuaScript;
 
 const script = (lua: string): Script => ({ lua, sha: createHash('sha1').update(lua).digest('hex') });
 
-/** Runs a script on the store's client (EVALSHA, EVAL on NOSCRIPT), through its driver. */
-export type RunScript = (script: LuaScript, keys: readonly string[], args: readonly (string | number)[]) => Promise<unknown>;
 const ACQUIRE = script(SEMAPHORE_ACQUIRE);
 const RELEASE = script(SEMAPHORE_RELEASE);
 const LEAVE = script(SEMAPHORE_LEAVE);

@@ -1,4 +1,4 @@
-import type { AcquireReply, Grant, ReleaseReply } from '../lock-scripts.js';
+import type { AcquireReply, Grant, ReleaseReply } from '../stores/lock-replies.js';
 import type { SemaphoreKeys } from './semaphore-keys.js';
 
 /** A semaphore acquire: the lock store's reply, or the limit the semaphore is in use with. */

@@ -1,0 +1,283 @@
+import { LockLostError, type LockLostReason } from '../../errors/lock-lost.error.js';
+import { RedisLockError } from '../../errors/redis-lock.error.js';
+import type { LockEvent } from '../../interfaces/lock-event.interface.js';
+import type { Lock } from '../../interfaces/lock.interface.js';
+import type { Clock } from '../time/clock.js';
+import type { DeadlineSweeper, Expiring } from './deadline-sweeper.js';
+import type { LockRedisKeys } from '../keys/lock-key.js';
+import { quoteKey } from '../keys/quote-key.js';
+import type { LockLogger } from './lock-logger.js';
+import { parseDuration, type Duration } from '../time/duration.js';
+import { driftMargin, type LockTiming, MAX_TIMER_MS, MAX_TTL_MS, MIN_TTL_MS } from '../options/lock-options.js';
+import type { ReleaseReply } from '../stores/lock-store.js';
+import type { LockStore, RenewalOutcome } from '../stores/lock-store.js';
+import type { Renewable, RenewalScheduler } from './renewal-scheduler.js';
+
+/** What a held lock needs from the manager that created it. */
+export interface LockOwner {
+  readonly store: LockStore;
+  /** What leases, deadlines and retries are measured with. */
+  readonly clock: Clock;
+  readonly logger: LockLogger;
+  readonly scheduler: RenewalScheduler;
+  readonly sweeper: DeadlineSweeper;
+  /** Whether anyone listens to events; spares building events nobody reads. */
+  readonly listening: boolean;
+  emit(event: LockEvent): void;
+  /** The lock is no longer held (released or lost): stop tracking it. */
+  forget(lock: HeldLock): void;
+  /** Runs the owner-checked release script, handing the lock to the next waiter. */
+  releaseInRedis(names: LockRedisKeys, token: string): Promise<ReleaseReply>;
+}
+
+type State = 'held' | 'released' | 'lost';
+
+/** First retry of a failed renewal of a handed-over lock; later ones back off to the max. */
+const RENEW_RETRY_MS = 25;
+const MAX_RENEW_RETRY_MS = 200;
+
+/**
+ * One acquisition of a lock in Redis. Created only after the acquire script succeeded, so the
+ * watchdog never runs for a lock that was not obtained.
+ */
+export class HeldLock implements Lock, Renewable, Expiring {
+  /** Made on first use: most locks are released without anyone reading their signal. */
+  private controller?: AbortController;
+  private state: State = 'held';
+  ttl: number;
+  deadline: number;
+  sweepIndex = -1;
+  private renewInterval: number;
+  private readonly autoRenew: boolean;
+  /** Renewals are numbered so that a slow reply never moves the deadline set by a later one. */
+  private renewalsSent = 0;
+  private renewalApplied = 0;
+  private releasing?: Promise<void>;
+  private readonly acquiredAt: number;
+  /** Whether the caller got this lock: a handed-over lock given back unconfirmed was never theirs. */
+  private handedOut = false;
+  /** The lock's name for events and metrics (see `LockOptions.name`). */
+  name?: string;
+
+  constructor(
+    private readonly owner: LockOwner,
+    readonly key: string,
+    private readonly names: LockRedisKeys,
+    readonly token: string,
+    readonly fencingToken: number,
+    timing: LockTiming,
+    /** A moment no later than the start of the lease in Redis: the lease is counted from there. */
+    leaseStart: number,
+    /** The lease Redis set (shorter than ttl when a release handed the lock over). */
+    lease: number,
+  ) {
+    this.ttl = timing.ttl;
+    this.renewInterval = timing.renewInterval;
+    this.autoRenew = timing.autoRenew;
+    this.acquiredAt = leaseStart;
+    this.deadline = leaseStart + lease - driftMargin(lease);
+    owner.sweeper.track(this);
+    if (this.autoRenew) owner.scheduler.add(this, this.renewInterval);
+  }
+
+  get lockKey(): string {
+    return this.names.lock;
+  }
+
+  get signal(): AbortSignal {
+    return (this.controller ??= new AbortController()).signal;
+  }
+
+  get held(): boolean {
+    return this.state === 'held' && this.releasing === undefined;
+  }
+
+  async extend(duration?: Duration): Promise<void> {
+    const ttl = duration === undefined ? undefined : parseDuration(duration, 'ttl', MIN_TTL_MS, MAX_TTL_MS);
+    this.assertHeld();
+    const lease = ttl ?? this.ttl;
+    const startedAt = this.owner.clock.now();
+    const sequence = this.beginRenewal(startedAt);
+    this.assertHeld();
+    const renewed = await this.owner.store.renew(this.names.lock, this.token, lease, this.fencingToken);
+    this.completeRenewal(sequence!, startedAt, lease, renewed);
+    this.assertHeld();
+    if (renewed === undefined) {
+      throw new RedisLockError(`Lock ${quoteKey(this.key)} could not be extended: not enough Redis nodes answered. It is still held until its lease deadline.`);
+    }
+    if (ttl !== undefined && ttl !== this.ttl) {
+      this.ttl = ttl;
+      this.reschedule(Math.min(Math.max(1, Math.floor(ttl / 3)), MAX_TIMER_MS));
+    }
+  }
+
+  release(): Promise<void> {
+    this.releasing ??= this.releaseInRedis().catch((error: unknown) => {
+      // Let a later release() try again: the lease still ends on its own, but sooner is better.
+      this.releasing = undefined;
+      throw error;
+    });
+    return this.releasing;
+  }
+
+  /** Application shutdown: tell the holder, then give the lock back. */
+  async shutdown(): Promise<void> {
+    // A release under way is a normal end: let it finish rather than abort the holder.
+    if (this.releasing !== undefined) return this.releasing.catch(() => undefined);
+    if (this.state !== 'held') return;
+    this.lose('shutdown');
+    await this.owner.releaseInRedis(this.names, this.token);
+  }
+
+  /**
+   * Renews to the full ttl in the background (a handed-over lock starts on a short lease),
+   * retrying until Redis confirms or the lease deadline passes: the watchdog's next tick may
+   * come long after that short lease ended.
+   */
+  renewSoon(): void {
+    void this.renewUntilConfirmed();
+  }
+
+  /** Renews to the full ttl now: whether Redis confirmed it (an error rejects). */
+  async renewNow(): Promise<boolean> {
+    const startedAt = this.owner.clock.now();
+    const sequence = this.beginRenewal(startedAt);
+    if (sequence === undefined) return false;
+    const ttl = this.ttl;
+    const renewed = await this.owner.store.renew(this.names.lock, this.token, ttl, this.fencingToken);
+    this.completeRenewal(sequence, startedAt, ttl, renewed);
+    return renewed === true && this.held;
+  }
+
+  /** The caller has the lock now: from here on its loss is reported. */
+  handOut(): this {
+    this.handedOut = true;
+    return this;
+  }
+
+  private async renewUntilConfirmed(): Promise<void> {
+    for (let delay = RENEW_RETRY_MS; this.held; delay = Math.min(delay * 2, MAX_RENEW_RETRY_MS)) {
+      try {
+        if (await this.renewNow()) return;
+      } catch {
+        // transient: try again while the lease lasts
+      }
+      const left = this.deadline - this.owner.clock.now();
+      // The deadline sweeper reports the loss when the lease runs out.
+      if (!this.held || left <= 0) return;
+      await new Promise((resolve) => this.owner.clock.setTimer(() => resolve(undefined), Math.min(delay, left), true));
+    }
+  }
+
+  beginRenewal(startedAt: number): number | undefined {
+    if (this.state !== 'held' || this.releasing !== undefined) return undefined;
+    if (startedAt >= this.deadline) {
+      // The event loop (or a hung renewal) let the lease run out locally: never keep it silently.
+      this.lose('expired');
+      return undefined;
+    }
+    return ++this.renewalsSent;
+  }
+
+  completeRenewal(sequence: number, startedAt: number, ttl: number, renewed: RenewalOutcome): void {
+    // A reply that lands while the lock is being released must not track it again.
+    if (this.state !== 'held' || this.releasing !== undefined || renewed === undefined) return;
+    if (!renewed) {
+      this.lose('refused');
+      return;
+    }
+    if (sequence > this.renewalApplied) {
+      this.renewalApplied = sequence;
+      this.deadline = startedAt + ttl - driftMargin(ttl);
+      this.owner.sweeper.track(this);
+    }
+    if (this.owner.listening) {
+      this.owner.emit({ type: 'renewed', key: this.key, name: this.name, fencingToken: this.fencingToken, latencyMs: this.owner.clock.now() - startedAt, at: Date.now() });
+    }
+  }
+
+  expire(): void {
+    this.lose('expired');
+  }
+
+  private async releaseInRedis(): Promise<void> {
+    const wasHeld = this.state === 'held';
+    this.stopRenewing();
+    let reply: ReleaseReply;
+    try {
+      reply = await this.owner.releaseInRedis(this.names, this.token);
+    } catch (error) {
+      // The holder is done with it either way: it is no longer renewed, and its lease expires
+      // in Redis on its own. A later release() may still try to delete it sooner.
+      if (wasHeld && this.state === 'held') {
+        this.state = 'released';
+        this.owner.forget(this);
+        if (this.owner.listening) {
+          this.owner.emit({ type: 'released', key: this.key, name: this.name, fencingToken: this.fencingToken, heldMs: this.owner.clock.now() - this.acquiredAt, unconfirmed: true, at: Date.now() });
+        }
+      }
+      throw error;
+    }
+    if (!wasHeld) return;
+    if (reply.released) {
+      this.state = 'released';
+      this.owner.forget(this);
+      if (this.owner.listening) {
+        this.owner.emit({ type: 'released', key: this.key, name: this.name, fencingToken: this.fencingToken, heldMs: this.owner.clock.now() - this.acquiredAt, at: Date.now() });
+      }
+    } else {
+      // Taken or expired between two renewals; the work is over, but say so.
+      this.lose('refused');
+    }
+  }
+
+  private lose(reason: LockLostReason): void {
+    if (this.state !== 'held') return;
+    this.state = 'lost';
+    this.stopRenewing();
+    const error = new LockLostError(this.key, this.fencingToken, reason);
+    // A lock the caller never got (a handed-over lock given back unconfirmed) is lost quietly.
+    if (this.handedOut) this.report(reason, error);
+    this.owner.forget(this);
+    (this.controller ??= new AbortController()).abort(error);
+    if (reason === 'expired' && this.releasing === undefined) {
+      // We told the holder it lost the lock; if Redis still has it for us, let others in now.
+      this.owner.releaseInRedis(this.names, this.token).catch(() => undefined);
+    }
+  }
+
+  private report(reason: LockLostReason, error: LockLostError): void {
+    if (reason === 'shutdown') {
+      this.owner.logger.warn(`Lock ${quoteKey(this.key)} was still held at shutdown; releasing it.`);
+    } else {
+      this.owner.logger.error(`lock lost during renewal: ${quoteKey(this.key)} (fencing token ${this.fencingToken}): ${error.message}`);
+    }
+    if (this.owner.listening) {
+      this.owner.emit({ type: 'lost', key: this.key, name: this.name, fencingToken: this.fencingToken, reason, heldMs: this.owner.clock.now() - this.acquiredAt, at: Date.now() });
+    }
+  }
+
+  private stopRenewing(): void {
+    this.owner.sweeper.untrack(this);
+    if (this.autoRenew) this.owner.scheduler.remove(this, this.renewInterval);
+  }
+
+  private reschedule(renewInterval: number): void {
+    if (!this.autoRenew || this.state !== 'held') return;
+    this.owner.scheduler.remove(this, this.renewInterval);
+    this.renewInterval = renewInterval;
+    this.owner.scheduler.add(this, renewInterval);
+  }
+
+  private assertHeld(): void {
+    if (this.state === 'lost') throw this.signal.reason;
+    if (this.state === 'released' || this.releasing !== undefined) {
+      throw new RedisLockError(`Lock ${quoteKey(this.key)} was released; acquire it again before extending it.`);
+    }
+  }
+
+  /** `await using lock = await locks.acquire(key)` releases the lock at the end of the scope. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.release();
+  }
+}

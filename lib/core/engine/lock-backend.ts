@@ -1,0 +1,34 @@
+import type { Clock } from '../time/clock.js';
+import type { ResolvedModuleOptions } from '../options/lock-options.js';
+import type { LockStore } from '../stores/lock-store.js';
+import type { ReleaseWatch } from '../stores/redis/release-notifier.js';
+import type { RedisClient } from '../stores/redis/drivers/redis-client.js';
+
+/** Makes the backend of one `LockService` from its resolved options. */
+export type LockBackendFactory = (options: ResolvedModuleOptions) => LockBackend;
+
+/** Wakes waiters when a release hands them the lock. */
+export interface ReleaseWatcher {
+  /** Registers waiter `token` on a lock's release channel. */
+  watch(channel: string, token: string): ReleaseWatch;
+  /** A release in this process handed the lock to `token`: wake it without waiting for the message. */
+  wake(channel: string, token: string, fencingToken: number): void;
+  close(): void;
+}
+
+/**
+ * Where the lock engine keeps its locks: a store, and (where waiters queue) what wakes them.
+ * One Redis, a Cluster or a quorum of Redis masters (see `redis-backend.ts`), or the memory of
+ * this process (`nestjs-redis-lock/testing`).
+ */
+export interface LockBackend {
+  readonly store: LockStore;
+  /** Absent where waiters poll (quorum mode). */
+  readonly notifier?: ReleaseWatcher;
+  /** The Redis clients behind the store, for health checks and the lock board; none in memory. */
+  readonly clients: readonly RedisClient[];
+  /** The clock the store counts leases on, which the engine's timers must follow; the system's by default. */
+  readonly clock?: Clock;
+  /** Closes what the backend opened: the subscriber, and connections it created (last). */
+  close(): void;
+}

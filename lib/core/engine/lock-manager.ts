@@ -1,0 +1,585 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { setMaxListeners } from 'node:events';
+import { Subject, type Observable } from 'rxjs';
+import { LockNotAcquiredError } from '../../errors/lock-not-acquired.error.js';
+import { RedisLockError } from '../../errors/redis-lock.error.js';
+import type { LockEvent, LockNotAcquiredOutcome } from '../../interfaces/lock-event.interface.js';
+import type { LockInspection } from '../../interfaces/lock-inspection.interface.js';
+import type { Lock } from '../../interfaces/lock.interface.js';
+import type { LockOptions } from '../../interfaces/redis-lock-options.interface.js';
+import { systemClock, type Clock } from '../time/clock.js';
+import { DeadlineSweeper } from './deadline-sweeper.js';
+import { diagnosticsListening, publishDiagnostics } from './lock-diagnostics.js';
+import { HeldLock, type LockOwner } from './held-lock.js';
+import { checkLockKey, lockRedisKeys, type LockRedisKeys } from '../keys/lock-key.js';
+import { quoteKey } from '../keys/quote-key.js';
+import { checkLockNaming, HolderRecorder, parseHolder } from './holder.js';
+import type { LockLogger } from './lock-logger.js';
+import { resolveLockOptions, type LockTiming, type ResolvedModuleOptions } from '../options/lock-options.js';
+import type { ReleaseReply } from '../stores/lock-store.js';
+import type { RedisClient } from '../stores/redis/drivers/redis-client.js';
+import type { LockStore } from '../stores/lock-store.js';
+import type { LockRunner } from './locked-call.js';
+import { ownerToken } from './owner-token.js';
+import { ReentrantLock } from './reentrant-lock.js';
+import type { ReleaseWatch } from '../stores/redis/release-notifier.js';
+import type { LockBackend, ReleaseWatcher } from './lock-backend.js';
+import { RenewalScheduler } from './renewal-scheduler.js';
+import { settleWithin, TIMED_OUT } from '../time/settle-within.js';
+import { waitForTurn } from './wait-for-turn.js';
+import { SemaphoreLimitError } from '../../errors/semaphore-limit.error.js';
+import { UnsupportedLockKindError } from '../../errors/unsupported-lock-kind.error.js';
+import { isSemaphore, semaphoreKeys } from '../semaphore/semaphore-keys.js';
+import { resolveSemaphoreOptions, type SemaphoreRequest } from '../semaphore/semaphore-options.js';
+import type { SemaphoreStore } from '../semaphore/semaphore-store.js';
+import type { MultiKeyLock } from '../../interfaces/lock.interface.js';
+import { acquireAll, tryAcquireAll } from '../multi-key/acquire-all.js';
+import { canonicalKeys } from '../multi-key/canonical-keys.js';
+import { MultiLock } from '../multi-key/multi-key-lock.js';
+import { LockUpgradeError } from '../../errors/lock-upgrade.error.js';
+import { isRead, readKeys } from '../rwlock/read-keys.js';
+import { isReadMode } from '../rwlock/lock-mode.js';
+import type { ReadStore } from '../rwlock/read-store.js';
+
+/**
+ * How long the last attempt of a wait may take even when the wait's time is up, so that a
+ * healthy Redis answering a little late still counts.
+ */
+const LAST_ATTEMPT_GRACE_MS = 1_000;
+
+/**
+ * A waiter retries at least this often, even without a release message: that refreshes its
+ * place in the queue and covers messages lost to a reconnection.
+ */
+export const WAITER_REFRESH_MS = 250;
+
+/**
+ * A waiter that stopped refreshing (crashed, frozen) loses its place in the queue after this,
+ * and a lock handed to a waiter starts on a lease this long (the waiter renews it to its ttl at
+ * once), so a waiter that dies first in line delays the lock by at most this.
+ */
+export const WAITER_LEASE_MS = 4 * WAITER_REFRESH_MS;
+
+const POLLING_WARNING_MS = 10_000;
+
+/** The reply of a call's latest acquire attempt. */
+interface SentAttempt {
+  reply?: Promise<unknown>;
+}
+
+const noop = (): void => undefined;
+/** Whether a call names several keys (a multi-key lock). */
+const isKeyList = (key: string | readonly string[]): key is readonly string[] => Array.isArray(key);
+
+/**
+ * The lock engine, free of Nest: acquisition, waiting, reentrancy, release and shutdown over
+ * one Redis client. `LockService` exposes it to Nest applications.
+ */
+export class LockManager implements LockOwner, LockRunner {
+  readonly store: LockStore;
+  readonly scheduler: RenewalScheduler;
+  readonly sweeper: DeadlineSweeper;
+  /** The backend's clock (the system's, or a test's manual one): every timer runs on it. */
+  readonly clock: Clock;
+  /** Release messages wake waiters (one node only; a quorum's waiters poll). */
+  private readonly notifier?: ReleaseWatcher;
+  private readonly events = new Subject<LockEvent>();
+  /** The locks the current async call chain holds, innermost last. */
+  private readonly chain = new AsyncLocalStorage<readonly HeldLock[]>();
+  private readonly heldLocks = new Set<HeldLock>();
+  private readonly pendingCleanups = new Set<Promise<unknown>>();
+  /** acquire() and tryAcquire() calls still running: shutdown waits for them to settle. */
+  private acquiring = 0;
+  private acquiringSettled?: () => void;
+  private readonly defaults: LockTiming;
+  private closed = false;
+  private stopping?: Promise<void>;
+  /** Ends every wait at shutdown. */
+  private readonly shutdown = new AbortController();
+  private readonly holder: HolderRecorder;
+
+  constructor(
+    private readonly options: ResolvedModuleOptions,
+    private readonly backend: LockBackend,
+    readonly logger: LockLogger,
+  ) {
+    this.store = backend.store;
+    this.notifier = backend.notifier;
+    this.clock = backend.clock ?? systemClock;
+    this.sweeper = new DeadlineSweeper(this.clock);
+    this.scheduler = new RenewalScheduler(this.store, logger, this.clock);
+    const { ttl, renewInterval, waitTimeout, autoRenew } = options;
+    this.defaults = { ttl, renewInterval, waitTimeout, autoRenew };
+    // Every waiter listens to it; any number may wait.
+    setMaxListeners(0, this.shutdown.signal);
+    this.holder = new HolderRecorder(options.instanceName);
+  }
+
+  /** The Redis clients this manager speaks to (several in quorum mode, none in memory). */
+  get clients(): readonly RedisClient[] {
+    return this.backend.clients;
+  }
+
+  get keyPrefix(): string {
+    return this.options.keyPrefix;
+  }
+
+  get events$(): Observable<LockEvent> {
+    return this.events.asObservable();
+  }
+
+  get listening(): boolean {
+    return this.events.observed || diagnosticsListening();
+  }
+
+  emit(event: LockEvent): void {
+    this.events.next(event);
+    publishDiagnostics(event);
+  }
+
+  forget(lock: HeldLock): void {
+    this.heldLocks.delete(lock);
+  }
+
+  async releaseInRedis(names: LockRedisKeys, token: string): Promise<ReleaseReply> {
+    if (isRead(names)) {
+      const reply = await this.readStore(names.read.key).release(names, token, WAITER_LEASE_MS);
+      if (reply.grant !== undefined) this.notifier?.wake(names.released, reply.grant.token, reply.grant.fencingToken);
+      return reply;
+    }
+    if (isSemaphore(names)) {
+      // A permit given back may admit several waiters: wake each one in this process.
+      const reply = await this.semaphores(names.semaphore.key).release(names, token, WAITER_LEASE_MS);
+      for (const grant of reply.grants) this.notifier?.wake(names.released, grant.token, grant.fencingToken);
+      return reply;
+    }
+    const reply = await this.store.release(names, token, WAITER_LEASE_MS);
+    // The waiter it went to may be in this process: wake it without waiting for the message.
+    if (reply.grant !== undefined) this.notifier?.wake(names.released, reply.grant.token, reply.grant.fencingToken);
+    return reply;
+  }
+
+  acquire(keys: readonly string[], options?: LockOptions): Promise<MultiKeyLock>;
+  acquire(key: string, options?: LockOptions): Promise<Lock>;
+  acquire(key: string | readonly string[], options?: LockOptions): Promise<Lock>;
+  async acquire(key: string | readonly string[], options?: LockOptions): Promise<Lock> {
+    if (isKeyList(key)) {
+      const keys = canonicalKeys(key, 'acquire');
+      this.assertOpen();
+      return acquireAll(this, keys, options, resolveLockOptions(options, this.defaults).waitTimeout);
+    }
+    const { timing, names, reentered, semaphore, read } = this.prepare(key, options);
+    if (reentered) return reentered;
+    this.acquiring++;
+    try {
+      return await this.acquireNew(key, names, timing, options, semaphore, read);
+    } finally {
+      this.settledAcquire();
+    }
+  }
+
+  private async acquireNew(key: string, base: LockRedisKeys, timing: LockTiming, options: LockOptions | undefined, semaphore?: SemaphoreRequest, read = false): Promise<HeldLock> {
+    const signal = options?.signal;
+    const calledAt = this.clock.now();
+    const waitUntil = calledAt + timing.waitTimeout;
+    const waits = timing.waitTimeout > 0;
+    // One token for the whole call: it is also the caller's place in the waiting queue.
+    let token = this.newToken(options);
+    let names = this.callNames(key, base, token, semaphore, read);
+    const name = options?.name;
+    // The reply of the latest attempt, settled or not: a leave must go out after it.
+    const sent: SentAttempt = {};
+    let waiting = false;
+    let watch: ReleaseWatch | undefined;
+    let lastError: unknown;
+    // Whether an attempt ended without its reply (timeout, abort, error): it may still have
+    // taken the lock in Redis, so the call must leave even if it never queued.
+    let uncertain = false;
+    let lastAttemptAt = calledAt;
+    try {
+      for (let attempt = 0; ; attempt++) {
+        let busyFor: number | undefined;
+        // Without waiting, the one attempt still gets the grace a late answer deserves, not more.
+        const bound = waits ? Math.max(waitUntil - this.clock.now(), Math.min(timing.waitTimeout, LAST_ATTEMPT_GRACE_MS)) : LAST_ATTEMPT_GRACE_MS;
+        const startedAt = this.clock.now();
+        try {
+          const outcome = await this.attempt(key, names, token, timing, waits, bound, signal, startedAt, sent);
+          if (outcome instanceof HeldLock) return this.acquired(outcome, calledAt, name, waiting);
+          busyFor = outcome.pttl;
+          lastError = undefined;
+          // Only an attempt Redis answered bounds when a later grant can have started.
+          lastAttemptAt = startedAt;
+        } catch (error) {
+          uncertain = true;
+          if ((signal?.aborted && error === signal.reason) || this.closed || error instanceof SemaphoreLimitError) throw error;
+          lastError = error;
+        }
+        const left = waitUntil - this.clock.now();
+        if (left <= 0) {
+          throw new LockNotAcquiredError(key, this.clock.now() - calledAt, lastError === undefined ? undefined : { cause: lastError });
+        }
+        // `afterWaiting` must pair with a `waiting` event someone saw (metrics count both).
+        if (!waiting && lastError === undefined && this.listening) {
+          waiting = true;
+          this.emit({ type: 'waiting', key, name, at: Date.now() });
+        }
+        if (watch === undefined && this.notifier !== undefined && lastError === undefined) {
+          // Subscribe before the next try, so that a release in between cannot be missed.
+          watch = this.notifier.watch(names.released, token);
+          // Never hang on a subscription (a full maxclients, an unreachable node): past one
+          // refresh the waiter polls, which keeps its place in the queue and still finds the lock.
+          const bound = Math.min(left, WAITER_REFRESH_MS);
+          if ((await settleWithin(watch.ready, bound, [signal, this.shutdown.signal], this.clock)) === TIMED_OUT) this.warnPolling(key, bound);
+          continue;
+        }
+        const refresh = Math.min(left, WAITER_REFRESH_MS, Math.floor(timing.ttl / 3));
+        const granted = await waitForTurn(watch, attempt, busyFor, refresh, signal, this.shutdown.signal, this.clock);
+        if (granted !== undefined) {
+          // The release that handed the lock over ran after our last attempt: count the
+          // (shortened) lease from that attempt, and renew to the full ttl straight away.
+          const lease = Math.min(timing.ttl, WAITER_LEASE_MS);
+          const lock = this.hold(key, names, token, granted, timing, lastAttemptAt, lease);
+          if (lock.deadline - this.clock.now() > lease / 2) {
+            // After the caller's code has started: the new holder runs first.
+            setImmediate(() => lock.renewSoon());
+            return this.acquired(lock, calledAt, name, waiting);
+          }
+          // This process was too slow to trust the short lease: renew before handing it out,
+          // within what is left of that lease.
+          lock.name = name;
+          try {
+            const renewed = await settleWithin(lock.renewNow(), Math.max(0, lock.deadline - this.clock.now()), [signal, this.shutdown.signal], this.clock);
+            if (renewed === true) return this.acquired(lock, calledAt, name, waiting);
+          } catch (error) {
+            if ((signal?.aborted && error === signal.reason) || this.closed) {
+              this.cleanUp(lock.release());
+              throw error;
+            }
+            lastError = error;
+          }
+          // Unconfirmed: give the lock back (owner-checked) rather than hold it blind, and go on
+          // under a new token: a release and a later attempt of one token could reach Redis in
+          // the wrong order (a NOSCRIPT retry resends a script behind later commands), and the
+          // release would then delete the lock the attempt had just taken.
+          this.cleanUp(lock.release());
+          watch?.close();
+          watch = undefined;
+          token = this.newToken(options);
+          names = this.callNames(key, base, token, semaphore, read);
+        }
+      }
+    } catch (error) {
+      // A waiter leaves the queue, passing on a lock handed to it meanwhile; the leave also gives
+      // back a lock an attempt took after we stopped waiting for its reply.
+      if (waits || uncertain) this.leave(names, token, timing, uncertain ? sent.reply : undefined);
+      if (this.listening) {
+        const outcome: LockNotAcquiredOutcome =
+          signal?.aborted && error === signal.reason ? 'aborted' : !(error instanceof LockNotAcquiredError) || lastError !== undefined ? 'error' : waits ? 'timeout' : 'busy';
+        this.emit({ type: 'not-acquired', key, name, waitedMs: this.clock.now() - calledAt, outcome, afterWaiting: waiting, at: Date.now() });
+      }
+      throw error;
+    } finally {
+      watch?.close();
+    }
+  }
+
+  tryAcquire(keys: readonly string[], options?: LockOptions): Promise<MultiKeyLock | null>;
+  tryAcquire(key: string, options?: LockOptions): Promise<Lock | null>;
+  tryAcquire(key: string | readonly string[], options?: LockOptions): Promise<Lock | null>;
+  async tryAcquire(key: string | readonly string[], options?: LockOptions): Promise<Lock | null> {
+    if (isKeyList(key)) {
+      const keys = canonicalKeys(key, 'tryAcquire');
+      this.assertOpen();
+      resolveLockOptions(options, this.defaults);
+      return tryAcquireAll(this, keys, options);
+    }
+    const { timing, names: base, reentered, semaphore, read } = this.prepare(key, options);
+    if (reentered) return reentered;
+    const calledAt = this.clock.now();
+    const token = this.newToken(options);
+    const sent: SentAttempt = {};
+    const names = this.callNames(key, base, token, semaphore, read);
+    const name = options?.name;
+    this.acquiring++;
+    let outcome: HeldLock | { pttl: number };
+    try {
+      // No waiting, but no hanging either: a late answer gets the grace, then the call fails.
+      outcome = await this.attempt(key, names, token, timing, false, LAST_ATTEMPT_GRACE_MS, options?.signal, calledAt, sent);
+    } catch (error) {
+      // The reply was lost, not necessarily the script's effect: give back what it may have taken.
+      this.leave(names, token, timing, sent.reply);
+      if (this.listening) this.emit({ type: 'not-acquired', key, name, waitedMs: this.clock.now() - calledAt, outcome: options?.signal?.aborted ? 'aborted' : 'error', afterWaiting: false, at: Date.now() });
+      throw error;
+    } finally {
+      this.settledAcquire();
+    }
+    if (outcome instanceof HeldLock) return this.acquired(outcome, calledAt, name, false);
+    if (this.listening) this.emit({ type: 'not-acquired', key, name, waitedMs: this.clock.now() - calledAt, outcome: 'busy', afterWaiting: false, at: Date.now() });
+    return null;
+  }
+
+  using<T>(keys: readonly string[], fn: (lock: MultiKeyLock) => T | Promise<T>, options?: LockOptions): Promise<T>;
+  using<T>(key: string, fn: (lock: Lock) => T | Promise<T>, options?: LockOptions): Promise<T>;
+  async using<T>(key: string | readonly string[], fn: (lock: never) => T | Promise<T>, options?: LockOptions): Promise<T> {
+    if (typeof fn !== 'function') {
+      throw new TypeError(`using(${typeof key === 'string' ? quoteKey(key) : Array.isArray(key) ? 'keys' : typeof key}, fn): fn must be a function, got ${fn === null ? 'null' : typeof fn}.`);
+    }
+    const lock = await this.acquire(key, options);
+    // A nested holder runs inside the outer one's lease; the outer one releases.
+    if (!(lock instanceof HeldLock) && !(lock instanceof MultiLock)) return await fn(lock as never);
+    try {
+      return await this.runInChain(lock, () => fn(lock as never));
+    } finally {
+      await lock.release().catch((error: unknown) => {
+        this.logger.warn(`Release of lock ${quoteKey(lock.key)} failed (${(error as Error).message}); its lease will expire on its own.`);
+      });
+    }
+  }
+
+  leaseOf(lock: Lock): number {
+    return lock instanceof HeldLock ? lock.ttl : this.defaults.ttl;
+  }
+
+  runInChain<T>(lock: Lock, fn: () => T): T {
+    if (lock instanceof MultiLock) {
+      // Each key of a multi-key lock re-enters on its own; current() names the whole lock.
+      const parts = lock.parts.filter((part): part is HeldLock => part instanceof HeldLock);
+      for (const part of parts) this.multiOf.set(part, lock);
+      return parts.length === 0 ? fn() : this.chain.run([...(this.chain.getStore() ?? []), ...parts], fn);
+    }
+    if (!(lock instanceof HeldLock)) return fn();
+    return this.chain.run([...(this.chain.getStore() ?? []), lock], fn);
+  }
+
+  /** The multi-key lock each part of the chain belongs to, for current(). */
+  private readonly multiOf = new WeakMap<HeldLock, MultiLock>();
+
+  async isLocked(key: string): Promise<boolean> {
+    this.assertOpen();
+    return this.store.exists(lockRedisKeys(this.options.keyPrefix, checkLockKey(key)).lock);
+  }
+
+  /** What Redis holds for `key`: holder, lease left, fencing token, waiters. */
+  async inspect(key: string): Promise<LockInspection> {
+    this.assertOpen();
+    const snapshot = await this.store.inspect(lockRedisKeys(this.options.keyPrefix, checkLockKey(key)));
+    const held = snapshot.owner !== null;
+    const holder = held ? parseHolder(snapshot.owner!) : undefined;
+    return {
+      key,
+      held,
+      ...(held ? { ttlMs: Math.max(0, snapshot.pttl) } : {}),
+      ...(snapshot.fencingToken === null ? {} : { fencingToken: snapshot.fencingToken }),
+      waiters: snapshot.waiters,
+      ...(holder ? { holder } : {}),
+    };
+  }
+
+  current(key?: string): Lock | undefined {
+    const stack = this.chain.getStore();
+    if (stack === undefined) return undefined;
+    if (key !== undefined) return stack.findLast((lock) => lock.key === key);
+    const innermost = stack[stack.length - 1];
+    return innermost === undefined ? undefined : (this.multiOf.get(innermost) ?? innermost);
+  }
+
+  /**
+   * First phase of shutdown, while the application's own Redis clients are still open: takes
+   * no new locks, ends every wait, tells holders through their signal, and gives back every
+   * lock this process holds or may still obtain from an acquire in flight, waiting at most
+   * `shutdownTimeout` for Redis.
+   */
+  stop(): Promise<void> {
+    this.stopping ??= this.giveBackAll();
+    return this.stopping;
+  }
+
+  /** Second phase: stops the timers and closes the connections it opened. */
+  async close(): Promise<void> {
+    await this.stop();
+    this.scheduler.close();
+    this.sweeper.close();
+    this.events.complete();
+    this.backend.close();
+  }
+
+  private async giveBackAll(): Promise<void> {
+    this.closed = true;
+    // Real time, whatever the clock: this bounds how long Redis may keep the application waiting.
+    const deadline = systemClock.now() + this.options.shutdownTimeout;
+    this.shutdown.abort(new RedisLockError('LockService shut down (the application is closing) while waiting for a lock.'));
+    for (const lock of this.heldLocks) this.cleanUp(lock.shutdown());
+    // An acquire in flight may still obtain its lock; hold() then hands it straight back, and
+    // a failed one leaves. Both register clean-ups, so wait until nothing is left to wait for.
+    while ((this.acquiring > 0 || this.pendingCleanups.size > 0) && systemClock.now() < deadline) {
+      const acquiresSettled = this.acquiring > 0 ? new Promise<void>((resolve) => (this.acquiringSettled = resolve)) : undefined;
+      await settleWithin(Promise.allSettled([...this.pendingCleanups, acquiresSettled]), deadline - systemClock.now());
+      // Let the callers that just settled register their clean-ups.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+
+  private settledAcquire(): void {
+    if (--this.acquiring === 0 && this.acquiringSettled !== undefined) {
+      const resolve = this.acquiringSettled;
+      this.acquiringSettled = undefined;
+      resolve();
+    }
+  }
+
+  private lastPollingWarning = -Infinity;
+
+  /** At most one warning per POLLING_WARNING_MS: every waiter of an outage would say the same. */
+  private warnPolling(key: string, waitedMs: number): void {
+    if (this.clock.now() - this.lastPollingWarning < POLLING_WARNING_MS) return;
+    this.lastPollingWarning = this.clock.now();
+    this.logger.warn(
+      `Release messages for lock ${quoteKey(key)} could not be subscribed within ${Math.round(waitedMs)} ms; waiters poll every ${WAITER_REFRESH_MS} ms meanwhile.`,
+    );
+  }
+
+  /**
+   * Leaves the queue and gives back what the call's attempts may hold: at once (behind the
+   * attempts on the same connection, which covers an attempt still on its way), and again once
+   * `after`, an attempt whose reply we stopped waiting for, has settled: a NOSCRIPT retry
+   * resends a script behind later commands, so that attempt could run after the first leave and
+   * take the lock for a caller that is gone, for a whole ttl.
+   */
+  private leave(names: LockRedisKeys, token: string, timing: LockTiming, after?: Promise<unknown>): void {
+    const store = isSemaphore(names) ? this.semaphores(names.semaphore.key) : isRead(names) ? this.readStore(names.read.key) : this.store;
+    const leave = (): Promise<void> => store.leave(names as never, token, timing.ttl, WAITER_LEASE_MS);
+    this.cleanUp(leave());
+    if (after !== undefined) this.cleanUp(after.then(noop, noop).then(leave));
+  }
+
+  private newToken(options: LockOptions | undefined): string {
+    return ownerToken() + this.holder.suffix(options?.label ?? options?.name);
+  }
+
+  /** The store's semaphore protocol; a clear error where there is none (quorum mode). */
+  private semaphores(key: string): SemaphoreStore {
+    if (this.store.semaphores === undefined) {
+      throw new UnsupportedLockKindError(
+        `Semaphores (option "limit", lock ${quoteKey(key)}) are not supported in quorum mode (several independent Redis masters) nor by any store without them: use one Redis, Sentinel or Cluster.`,
+      );
+    }
+    return this.store.semaphores;
+  }
+
+  /** The store's read side of read-write locks; a clear error where there is none (quorum mode). */
+  private readStore(key: string): ReadStore {
+    if (this.store.readers === undefined) {
+      throw new UnsupportedLockKindError(
+        `Read locks (option mode: 'read', lock ${quoteKey(key)}) are not supported in quorum mode (several independent Redis masters) nor by any store without them: use one Redis, Sentinel or Cluster.`,
+      );
+    }
+    return this.store.readers;
+  }
+
+  /** The Redis names of one call: a semaphore's and a reader's include the caller's own key, named by its token. */
+  private callNames(key: string, base: LockRedisKeys, token: string, semaphore: SemaphoreRequest | undefined, read: boolean): LockRedisKeys {
+    if (read) return readKeys(base, token, key);
+    return semaphore === undefined ? base : semaphoreKeys(base, token, key, semaphore.limit, semaphore.permits);
+  }
+
+  /** Locks held as readers, so that a chain asking to upgrade one is refused. */
+  private readonly readLocks = new WeakSet<HeldLock>();
+
+  private prepare(key: string, options: LockOptions | undefined): { timing: LockTiming; names: LockRedisKeys; reentered?: Lock; semaphore?: SemaphoreRequest; read: boolean } {
+    this.assertOpen();
+    checkLockKey(key);
+    const timing = resolveLockOptions(options, this.defaults);
+    const semaphore = resolveSemaphoreOptions(options);
+    if (semaphore !== undefined) this.semaphores(key);
+    const read = isReadMode(options);
+    if (read) this.readStore(key);
+    checkLockNaming(options);
+    options?.signal?.throwIfAborted();
+    const names = lockRedisKeys(this.options.keyPrefix, key);
+    return { timing, names, reentered: this.reenter(key, read), semaphore, read };
+  }
+
+  private reenter(key: string, read: boolean): Lock | undefined {
+    const outer = this.chain.getStore()?.findLast((lock) => lock.key === key);
+    if (outer === undefined) return undefined;
+    // Two readers upgrading at once would wait for each other forever.
+    if (!read && outer.held && this.readLocks.has(outer)) {
+      throw new LockUpgradeError(
+        key,
+        `Lock ${quoteKey(key)}: this call chain holds its read lock and asked for the write lock; upgrading would deadlock with another reader doing the same. Release the read lock first, or take the write lock from the start.`,
+      );
+    }
+    // A stalled event loop may not have let the deadline sweeper run yet.
+    if (outer.held && this.clock.now() >= outer.deadline) outer.expire();
+    // The outer holder lost the lock: the whole chain is working without it.
+    if (outer.signal.aborted) throw outer.signal.reason;
+    return outer.held ? new ReentrantLock(outer) : undefined;
+  }
+
+  private async attempt(
+    key: string,
+    names: LockRedisKeys,
+    token: string,
+    timing: LockTiming,
+    enqueue: boolean,
+    bound: number,
+    signal: AbortSignal | undefined,
+    startedAt: number,
+    sent: SentAttempt,
+  ): Promise<HeldLock | { pttl: number }> {
+    const reply = isSemaphore(names)
+      ? this.semaphores(key).acquire(names, token, timing.ttl, enqueue, WAITER_LEASE_MS)
+      : isRead(names)
+        ? this.readStore(key).acquire(names, token, timing.ttl, enqueue, WAITER_LEASE_MS)
+        : this.store.acquire(names, token, timing.ttl, enqueue, WAITER_LEASE_MS);
+    sent.reply = reply;
+    // Past the bound, the caller's abort or shutdown, the caller stops waiting for the reply;
+    // it leaves when it gives up, which gives back what this attempt may still take.
+    const settled = bound === Infinity && signal === undefined ? await reply : await settleWithin(reply, bound, [signal, this.shutdown.signal], this.clock);
+    if (settled === TIMED_OUT) {
+      throw new RedisLockError(`Redis did not answer the acquire of lock ${quoteKey(key)} within ${Math.round(bound)} ms.`);
+    }
+    if (!settled.acquired) {
+      const limitInUse = (settled as { limitInUse?: number }).limitInUse;
+      if (limitInUse !== undefined && isSemaphore(names)) {
+        const { limit } = names.semaphore;
+        throw new SemaphoreLimitError(
+          limitInUse,
+          limit,
+          `Semaphore ${quoteKey(key)} is in use with limit ${limitInUse}; this call gave limit ${limit}. Every caller of one key must give the same limit.`,
+        );
+      }
+      return { pttl: settled.pttl };
+    }
+    return this.hold(key, names, token, settled.fencingToken, timing, startedAt, timing.ttl);
+  }
+
+  private hold(key: string, names: LockRedisKeys, token: string, fencingToken: number, timing: LockTiming, leaseStart: number, lease: number): HeldLock {
+    if (this.closed) {
+      this.cleanUp(this.releaseInRedis(names, token));
+      throw new RedisLockError(`LockService shut down while lock ${quoteKey(key)} was being acquired.`);
+    }
+    const lock = new HeldLock(this, key, names, token, fencingToken, timing, leaseStart, lease);
+    this.heldLocks.add(lock);
+    if (isRead(names)) this.readLocks.add(lock);
+    return lock;
+  }
+
+  private acquired(lock: HeldLock, calledAt: number, name: string | undefined, afterWaiting: boolean): HeldLock {
+    lock.handOut();
+    lock.name = name;
+    if (this.listening) this.emit({ type: 'acquired', key: lock.key, name, fencingToken: lock.fencingToken, waitedMs: this.clock.now() - calledAt, afterWaiting, at: Date.now() });
+    return lock;
+  }
+
+  private cleanUp(work: Promise<unknown>): void {
+    const tracked: Promise<unknown> = work.catch(() => undefined).finally(() => this.pendingCleanups.delete(tracked));
+    this.pendingCleanups.add(tracked);
+  }
+
+  private assertOpen(): void {
+    if (this.closed) {
+      throw new RedisLockError('LockService is shut down (the application is closing); no new locks can be taken.');
+    }
+  }
+}

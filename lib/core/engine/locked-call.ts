@@ -1,0 +1,152 @@
+import type { Clock } from '../time/clock.js';
+import { Observable, from, isObservable, type Subscription } from 'rxjs';
+import { LockNotAcquiredError } from '../../errors/lock-not-acquired.error.js';
+import type { Lock } from '../../interfaces/lock.interface.js';
+import type { LockOptions } from '../../interfaces/redis-lock-options.interface.js';
+import { RedisLockError } from '../../errors/redis-lock.error.js';
+import { quoteKey } from '../keys/quote-key.js';
+import type { LockLogger } from './lock-logger.js';
+
+/** What a locked call does when the lock stays busy for the whole wait. */
+export type OnBusy = 'throw' | 'skip';
+
+/** The part of the lock engine a locked call needs. */
+export interface LockRunner {
+  readonly logger: LockLogger;
+  acquire(key: string | readonly string[], options?: LockOptions): Promise<Lock>;
+  /** Runs `fn` with `lock` as the chain's innermost lock. */
+  runInChain<T>(lock: Lock, fn: () => T): T;
+  /** The ttl `lock` is renewed to, in milliseconds. */
+  leaseOf(lock: Lock): number;
+  /** The clock the engine's timers run on. */
+  readonly clock: Clock;
+}
+
+export interface LockedCall {
+  /** `Class.method`, for messages. */
+  where: string;
+  /** One key, or the keys of a multi-key lock. */
+  key: string | readonly string[];
+  options: LockOptions | undefined;
+  onBusy: OnBusy;
+  invoke: () => unknown;
+}
+
+/**
+ * Runs a method under a lock. A Promise (or plain value) result holds the lock until it
+ * settles. A result that turns out to be an Observable holds it until the stream completes,
+ * errors or is unsubscribed.
+ */
+export async function runLockedAsync(runner: LockRunner, call: LockedCall): Promise<unknown> {
+  let lock: Lock;
+  try {
+    lock = await runner.acquire(call.key, call.options);
+  } catch (error) {
+    if (skips(call, error)) return undefined;
+    throw error;
+  }
+  let handedOver = false;
+  try {
+    const result = await runner.runInChain(lock, call.invoke);
+    if (isObservable(result)) {
+      handedOver = true;
+      return holdWhileSubscribed(runner, lock, result, call);
+    }
+    return result;
+  } finally {
+    if (!handedOver) await release(runner, lock);
+  }
+}
+
+/**
+ * For methods declared to return an Observable: nothing happens until subscription; then the
+ * lock is acquired, the method runs under it, and the lock is held until the stream
+ * completes, errors or is unsubscribed. Unsubscribing while waiting cancels the wait.
+ */
+export function runLockedObservable(runner: LockRunner, call: LockedCall): Observable<unknown> {
+  return new Observable((subscriber) => {
+    const cancel = new AbortController();
+    const signal = call.options?.signal ? AbortSignal.any([call.options.signal, cancel.signal]) : cancel.signal;
+    let lock: Lock | undefined;
+    let inner: Subscription | undefined;
+    runner.acquire(call.key, { ...call.options, signal }).then(
+      (acquired) => {
+        lock = acquired;
+        if (subscriber.closed) {
+          void release(runner, acquired);
+          return;
+        }
+        try {
+          inner = runner.runInChain(acquired, () => toObservable(call.invoke()).subscribe(subscriber));
+        } catch (error) {
+          subscriber.error(error);
+        }
+      },
+      (error: unknown) => {
+        if (subscriber.closed) return;
+        if (skips(call, error)) subscriber.complete();
+        else subscriber.error(error);
+      },
+    );
+    return () => {
+      inner?.unsubscribe();
+      if (lock) void release(runner, lock);
+      else cancel.abort(new Error('unsubscribed while waiting for the lock'));
+    };
+  });
+}
+
+/**
+ * An Observable result of a method not declared to return one: the lock was taken at call
+ * time, so it is held from now until the stream ends. A stream nobody subscribes to would hold
+ * it for ever (the watchdog renews it), so it is given back after the lock's ttl, and a later
+ * subscription fails.
+ */
+function holdWhileSubscribed(runner: LockRunner, lock: Lock, source: Observable<unknown>, call: LockedCall): Observable<unknown> {
+  let state: 'waiting' | 'subscribed' | 'expired' = 'waiting';
+  const ttl = runner.leaseOf(lock);
+  const timer = runner.clock.setTimer(() => {
+    if (state !== 'waiting') return;
+    state = 'expired';
+    runner.logger.warn(
+      `${call.where}: the Observable it returned was not subscribed within the lock's ttl (${ttl} ms); ` +
+        `lock ${quoteKey(lock.key)} released. Declare the method's return type as Observable to take the lock at subscription.`,
+    );
+    void release(runner, lock);
+  }, ttl, true);
+  return new Observable((subscriber) => {
+    if (state !== 'waiting') {
+      subscriber.error(
+        new RedisLockError(
+          `${call.where}: its Observable was subscribed ${state === 'expired' ? "after the lock's ttl, when its lock had been released" : 'a second time, after its lock was released'}; call the method again.`,
+        ),
+      );
+      return;
+    }
+    state = 'subscribed';
+    timer.cancel();
+    const inner = runner.runInChain(lock, () => source.subscribe(subscriber));
+    return () => {
+      inner.unsubscribe();
+      void release(runner, lock);
+    };
+  });
+}
+
+/** `onBusy: 'skip'` skips a lock another holder kept, never one Redis could not be asked for. */
+function skips(call: LockedCall, error: unknown): boolean {
+  return call.onBusy === 'skip' && error instanceof LockNotAcquiredError && error.cause === undefined;
+}
+
+function toObservable(value: unknown): Observable<unknown> {
+  if (isObservable(value)) return value;
+  return from(Promise.resolve(value));
+}
+
+async function release(runner: LockRunner, lock: Lock): Promise<void> {
+  try {
+    await lock.release();
+  } catch (error) {
+    runner.logger.warn(`Release of lock ${quoteKey(lock.key)} failed (${(error as Error).message}); its lease will expire on its own.`);
+  }
+}

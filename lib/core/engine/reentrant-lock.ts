@@ -1,0 +1,47 @@
+import type { Duration } from '../time/duration.js';
+import { quoteKey } from '../keys/quote-key.js';
+import { RedisLockError } from '../../errors/redis-lock.error.js';
+import type { Lock } from '../../interfaces/lock.interface.js';
+
+/**
+ * The handle a nested acquisition gets when its call chain already holds the key. It shares
+ * the outer lock's lease, token and signal; releasing it touches nothing in Redis, because the
+ * outermost holder still runs and releases the lock when it ends.
+ */
+export class ReentrantLock implements Lock {
+  private released = false;
+
+  constructor(private readonly outer: Lock) {}
+
+  get key(): string {
+    return this.outer.key;
+  }
+
+  get fencingToken(): number {
+    return this.outer.fencingToken;
+  }
+
+  get signal(): AbortSignal {
+    return this.outer.signal;
+  }
+
+  get held(): boolean {
+    return !this.released && this.outer.held;
+  }
+
+  extend(ttl?: Duration): Promise<void> {
+    if (this.released) {
+      return Promise.reject(new RedisLockError(`Lock ${quoteKey(this.key)} was released; acquire it again before extending it.`));
+    }
+    return this.outer.extend(ttl);
+  }
+
+  async release(): Promise<void> {
+    this.released = true;
+  }
+
+  /** Ends this nested handle at the end of its scope; the outer holder keeps the lock. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.release();
+  }
+}

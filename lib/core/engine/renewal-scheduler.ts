@@ -1,0 +1,141 @@
+import { Subscription, exhaustMap, timer } from 'rxjs';
+import { systemClock, type Clock } from '../time/clock.js';
+import { ClockScheduler } from '../time/clock-scheduler.js';
+import type { LockLogger } from './lock-logger.js';
+import type { LockStore, RenewalOutcome, RenewalPart } from '../stores/lock-store.js';
+import { settleWithin } from '../time/settle-within.js';
+
+/** A lock as the scheduler sees it. */
+export interface Renewable {
+  readonly key: string;
+  readonly lockKey: string;
+  readonly token: string;
+  readonly fencingToken: number;
+  readonly ttl: number;
+  /** Starts a renewal at `startedAt`: its sequence number, or undefined if the lease is gone. */
+  beginRenewal(startedAt: number): number | undefined;
+  /** Applies the outcome of renewal `sequence`, sent at `startedAt` with `ttl`. */
+  completeRenewal(sequence: number, startedAt: number, ttl: number, renewed: RenewalOutcome): void;
+}
+
+interface Group {
+  locks: Set<Renewable>;
+  subscription: Subscription;
+  /** Empty at the last tick: stopped at the next one if still empty. */
+  idle: boolean;
+}
+
+
+/**
+ * The watchdog. Locks with the same renewal interval share one RxJS interval, and each tick
+ * renews all of them with one round trip per Redis node (see `LockStore.renewBatch`), so
+ * holding 10,000 locks costs one timer and one round trip per interval rather than 10,000 of
+ * each. `exhaustMap` drops a tick while the previous batch is still in flight, so renewals
+ * never overlap. Each group starts at a random phase, so that processes (and groups) do not
+ * renew in lockstep. A group stops its interval two ticks after its last lock left, and all
+ * groups stop at shutdown.
+ */
+export class RenewalScheduler {
+  private readonly groups = new Map<number, Group>();
+  /** Ends the wait for a renewal still in flight at shutdown, so that no timer outlives close(). */
+  private readonly closing = new AbortController();
+
+  private readonly scheduler: ClockScheduler;
+
+  constructor(
+    private readonly store: LockStore,
+    private readonly logger: LockLogger,
+    private readonly clock: Clock = systemClock,
+  ) {
+    this.scheduler = new ClockScheduler(clock);
+  }
+
+  add(lock: Renewable, renewInterval: number): void {
+    let group = this.groups.get(renewInterval);
+    if (group === undefined) {
+      const locks = new Set<Renewable>();
+      const created: Group = { locks, idle: false, subscription: new Subscription() };
+      created.subscription = timer(renewInterval * (0.5 + Math.random() * 0.5), renewInterval, this.scheduler)
+        .pipe(exhaustMap(() => this.tick(renewInterval, created)))
+        .subscribe();
+      group = created;
+      this.groups.set(renewInterval, group);
+    }
+    group.locks.add(lock);
+  }
+
+  remove(lock: Renewable, renewInterval: number): void {
+    this.groups.get(renewInterval)?.locks.delete(lock);
+  }
+
+  close(): void {
+    this.closing.abort();
+    for (const group of this.groups.values()) group.subscription.unsubscribe();
+    this.groups.clear();
+  }
+
+  /**
+   * A group outlives its last lock by up to two ticks, so that taking and releasing locks in a
+   * loop does not start and stop an interval every time.
+   */
+  private async tick(renewInterval: number, group: Group): Promise<void> {
+    if (group.locks.size > 0) {
+      group.idle = false;
+      await this.renew([...group.locks], renewInterval);
+      return;
+    }
+    if (!group.idle) {
+      group.idle = true;
+      return;
+    }
+    group.subscription.unsubscribe();
+    if (this.groups.get(renewInterval) === group) this.groups.delete(renewInterval);
+  }
+
+  /**
+   * Each part of the batch (one per Redis node) applies its outcomes as soon as it has them:
+   * a failed or silent node costs its own locks a renewal, and nothing moves their deadlines,
+   * so each of them is declared lost when its own runs out; the others are renewed as usual.
+   */
+  private async renew(locks: Renewable[], renewInterval: number): Promise<void> {
+    const startedAt = this.clock.now();
+    const batch: BatchItem[] = [];
+    for (const lock of locks) {
+      const sequence = lock.beginRenewal(startedAt);
+      if (sequence !== undefined) batch.push({ lock, sequence, ttl: lock.ttl });
+    }
+    if (batch.length === 0) return;
+    let parts: RenewalPart[];
+    try {
+      parts = this.store.renewBatch(batch.map(({ lock, ttl }) => ({ lockKey: lock.lockKey, token: lock.token, ttl, fencingToken: lock.fencingToken })));
+    } catch (error) {
+      this.warn(batch.length, error);
+      return;
+    }
+    const applied = parts.map(({ indexes, outcomes }) =>
+      outcomes.then(
+        (replies) => {
+          for (let i = 0; i < indexes.length; i++) {
+            const { lock, sequence, ttl } = batch[indexes[i]!]!;
+            lock.completeRenewal(sequence, startedAt, ttl, replies[i]);
+          }
+        },
+        (error: unknown) => this.warn(indexes.length, error),
+      ),
+    );
+    // A part that hangs (a master that stopped answering) must not hold back the next tick
+    // of the others: the tick ends before the next one is due (`exhaustMap` would drop that
+    // one), and a late outcome still applies when it comes.
+    await settleWithin(Promise.all(applied), Math.floor(renewInterval * 0.75), [this.closing.signal], this.clock).catch(() => undefined);
+  }
+
+  private warn(count: number, error: unknown): void {
+    this.logger.warn(`Renewal of ${count} lock(s) failed (${(error as Error).message}); retrying until their lease deadlines.`);
+  }
+}
+
+interface BatchItem {
+  lock: Renewable;
+  sequence: number;
+  ttl: number;
+}

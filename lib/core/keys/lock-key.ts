@@ -1,0 +1,47 @@
+import { LockKeyError } from '../../errors/lock-key.error.js';
+
+export const MAX_KEY_LENGTH = 1024;
+
+/** The Redis names of one lock. */
+export interface LockRedisKeys {
+  /** Holds the owner token while the lock is held; expires with the lease. */
+  lock: string;
+  /** Counter behind the fencing tokens; never expires, so tokens keep increasing. */
+  fence: string;
+  /** Waiting order (a list of waiter tokens). */
+  queue: string;
+  /** Until when each waiter is alive (a sorted set, Redis server time). */
+  waiters: string;
+  /** Channel on which a release names the waiter whose turn it is. */
+  released: string;
+}
+
+/** Checks a user's key and returns it; `what` names it in the error (e.g. `key`). */
+export function checkLockKey(key: unknown, what = 'key'): string {
+  if (typeof key !== 'string') {
+    throw new LockKeyError(`The lock ${what} must be a string, got ${key === null ? 'null' : typeof key}.`);
+  }
+  if (key.length === 0) throw new LockKeyError(`The lock ${what} must not be empty.`);
+  if (key.length > MAX_KEY_LENGTH) {
+    throw new LockKeyError(
+      `The lock ${what} is ${key.length} characters long; at most ${MAX_KEY_LENGTH} are allowed. ` +
+        'Hash long identifiers before using them as lock keys.',
+    );
+  }
+  return key;
+}
+
+/**
+ * Lays out the Redis names of a lock as `<prefix>{<key>}` plus siblings, so that all of them
+ * hash to one Redis Cluster slot whatever the key contains.
+ *
+ * NOTE: Redis hashes the text between the first `{` and the first `}` after it, unless that
+ * text is empty. The prefix has no braces, so the tag starts right after our `{` and is empty
+ * only when the key itself starts with `}`. For such keys (and, to keep the mapping one-to-one,
+ * for keys starting with the escape character) a backslash is put in front.
+ */
+export function lockRedisKeys(prefix: string, key: string): LockRedisKeys {
+  const tagged = key.startsWith('}') || key.startsWith('\\') ? `\\${key}` : key;
+  const lock = `${prefix}{${tagged}}`;
+  return { lock, fence: `${lock}:fence`, queue: `${lock}:queue`, waiters: `${lock}:waiters`, released: `${lock}:released` };
+}

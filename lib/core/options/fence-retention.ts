@@ -1,0 +1,17 @@
+import { parseDuration } from '../time/duration.js';
+
+/** The shortest retention accepted: anything shorter is surely a unit mistake (seconds for ms). */
+export const MIN_FENCE_RETENTION_MS = 60_000;
+/** Ten years: PEXPIRE takes more, but a longer retention is the same as none. */
+export const MAX_FENCE_RETENTION_MS = 10 * 365 * 24 * 3_600_000;
+
+/**
+ * Checks the module's `fenceRetention` option: `undefined` (counters are kept forever) or an
+ * duration (milliseconds or a string such as `'30d'`), at least the module's `ttl` and a minute.
+ * Returns 0 for "kept forever".
+ */
+export function resolveFenceRetention(value: unknown, ttl: number): number {
+  if (value === undefined) return 0;
+  const min = Math.max(MIN_FENCE_RETENTION_MS, ttl);
+  return parseDuration(value, 'fenceRetention', min, MAX_FENCE_RETENTION_MS, ' (at least a minute and at least the ttl; leave it out to keep fencing counters forever)');
+}

@@ -1,0 +1,133 @@
+import { describe, expect, it } from 'vitest';
+import { InvalidLockOptionsError } from '../../errors/invalid-lock-options.error.js';
+import type { RedisLockModuleOptions } from '../../interfaces/redis-lock-options.interface.js';
+import { driftMargin, resolveLockOptions, resolveModuleOptions } from './lock-options.js';
+
+const redis = 'redis://127.0.0.1:6379';
+
+describe('resolveModuleOptions', () => {
+  it('fills in the documented defaults', () => {
+    expect(resolveModuleOptions({ redis })).toEqual({
+      redis,
+      keyPrefix: 'lock:',
+      ttl: 30_000,
+      renewInterval: 10_000,
+      waitTimeout: 10_000,
+      autoRenew: true,
+      shutdownTimeout: 3_000,
+      exposeKeyInHttpErrors: false,
+      fenceRetention: 0,
+    });
+  });
+
+  it('takes durations as numbers of milliseconds or strings with a unit', () => {
+    expect(resolveModuleOptions({ redis, ttl: '500ms', waitTimeout: '2s', shutdownTimeout: '1.5s' })).toMatchObject({
+      ttl: 500,
+      renewInterval: 166,
+      waitTimeout: 2_000,
+      shutdownTimeout: 1_500,
+    });
+    expect(resolveModuleOptions({ redis, ttl: '5m', renewInterval: '1m' })).toMatchObject({ ttl: 300_000, renewInterval: 60_000 });
+    expect(resolveModuleOptions({ redis, ttl: '1h' }).ttl).toBe(3_600_000);
+    expect(resolveLockOptions({ ttl: '2d' }, resolveModuleOptions({ redis }))).toMatchObject({ ttl: 172_800_000, renewInterval: 57_600_000 });
+  });
+
+  it('takes leases of 30 days and more, with the watchdog interval kept below the timer limit', () => {
+    expect(resolveModuleOptions({ redis, ttl: '30d' })).toMatchObject({ ttl: 2_592_000_000, renewInterval: 864_000_000 });
+    expect(resolveModuleOptions({ redis, ttl: '365d' })).toMatchObject({ ttl: 31_536_000_000, renewInterval: 2_147_483_647 });
+  });
+
+  it('derives renewInterval from a given ttl', () => {
+    expect(resolveModuleOptions({ redis, ttl: 900 }).renewInterval).toBe(300);
+  });
+
+  it('accepts an Infinity waitTimeout, a zero waitTimeout and an empty prefix', () => {
+    expect(resolveModuleOptions({ redis, waitTimeout: Infinity }).waitTimeout).toBe(Infinity);
+    expect(resolveModuleOptions({ redis, waitTimeout: 0 }).waitTimeout).toBe(0);
+    expect(resolveModuleOptions({ redis, keyPrefix: '' }).keyPrefix).toBe('');
+  });
+
+  it('accepts ioredis options and client-like objects for redis', () => {
+    expect(resolveModuleOptions({ redis: { host: 'x', port: 1 } }).redis).toEqual({ host: 'x', port: 1 });
+  });
+
+  const bad: [string, Partial<Record<keyof RedisLockModuleOptions, unknown>>, RegExp][] = [
+    ['redis', { redis: undefined }, /Option "redis" must be .*URL.*got undefined/],
+    ['redis', { redis: 42 }, /Option "redis" .*got 42/],
+    ['redis', { redis: 'localhost:6379' }, /Option "redis" .*got "localhost:6379"/],
+    ['redis', { redis: 'http://localhost' }, /Option "redis"/],
+    ['redis', { redis: [] }, /Option "redis" .*non-empty array of independent Redis masters, got an array/],
+    ['redis[1]', { redis: ['redis://a:1', 'nope', 'redis://c:3'] }, /Option "redis\[1\]" .*got "nope"/],
+    ['keyPrefix', { keyPrefix: 'a{b}' }, /Option "keyPrefix" .*without "\{" or "\}".*got "a\{b\}"/],
+    ['keyPrefix', { keyPrefix: 7 }, /Option "keyPrefix" .*got 7/],
+    ['keyPrefix', { keyPrefix: 'x'.repeat(300) }, /Option "keyPrefix" .*at most 256/],
+    ['ttl', { ttl: -1 }, /Option "ttl" must be a number of milliseconds or a duration string such as '500ms', '30s', '5m', '1h' or '2d', from 100 to 31536000000 ms, got -1/],
+    ['ttl', { ttl: 0 }, /Option "ttl" .*got 0/],
+    ['ttl', { ttl: 99 }, /Option "ttl" .*got 99/],
+    ['ttl', { ttl: 1000.5 }, /Option "ttl" .*got 1000.5/],
+    ['ttl', { ttl: Number.NaN }, /Option "ttl" .*got NaN/],
+    ['ttl', { ttl: Infinity }, /Option "ttl" .*got Infinity/],
+    ['ttl', { ttl: 365 * 86_400_000 + 1 }, /Option "ttl" .*got 31536000001/],
+    ['ttl', { ttl: '366d' }, /Option "ttl" .*got "366d"/],
+    ['ttl', { ttl: '30 s' }, /Option "ttl" .*got "30 s"/],
+    ['ttl', { ttl: '-5s' }, /Option "ttl" .*got "-5s"/],
+    ['ttl', { ttl: '50ms' }, /Option "ttl" .*from 100 to .*got "50ms"/],
+    ['shutdownTimeout', { shutdownTimeout: '1w' }, /Option "shutdownTimeout" .*got "1w"/],
+    ['waitTimeout', { waitTimeout: '30d' }, /Option "waitTimeout" .*from 0 to 2147483647 ms, or Infinity, got "30d"/],
+    ['renewInterval', { ttl: '90d', renewInterval: '25d' }, /Option "renewInterval" .*from 1 to 2147483647 ms .*got "25d"/],
+    ['ttl', { ttl: '30000' }, /Option "ttl" .*got "30000"/],
+    ['renewInterval', { ttl: 1000, renewInterval: 1000 }, /Option "renewInterval" .*from 1 to 987 ms \(below ttl 1000 minus the drift margin\), got 1000/],
+    ['renewInterval', { renewInterval: 0 }, /Option "renewInterval" .*got 0/],
+    ['renewInterval', { ttl: 1000, renewInterval: -5 }, /Option "renewInterval" .*got -5/],
+    ['waitTimeout', { waitTimeout: -1 }, /Option "waitTimeout" .*or Infinity, got -1/],
+    ['waitTimeout', { waitTimeout: Number.NaN }, /Option "waitTimeout" .*got NaN/],
+    ['waitTimeout', { waitTimeout: null }, /Option "waitTimeout" .*got null/],
+    ['autoRenew', { autoRenew: 'yes' }, /Option "autoRenew" must be a boolean, got "yes"/],
+    ['shutdownTimeout', { shutdownTimeout: -1 }, /Option "shutdownTimeout" .*got -1/],
+    ['exposeKeyInHttpErrors', { exposeKeyInHttpErrors: 'no' }, /Option "exposeKeyInHttpErrors" must be a boolean/],
+  ];
+
+  it.each(bad)('rejects a bad %s, naming it and the value', (option, patch, message) => {
+    const attempt = () => resolveModuleOptions({ redis, ...patch } as RedisLockModuleOptions);
+    expect(attempt).toThrow(InvalidLockOptionsError);
+    expect(attempt).toThrow(message);
+    try {
+      attempt();
+    } catch (error) {
+      expect((error as InvalidLockOptionsError).option).toBe(option);
+    }
+  });
+
+  it('rejects options that are not an object', () => {
+    expect(() => resolveModuleOptions(undefined as unknown as RedisLockModuleOptions)).toThrow(/Option "options"/);
+  });
+});
+
+describe('resolveLockOptions', () => {
+  const { ttl, renewInterval, waitTimeout, autoRenew } = resolveModuleOptions({ redis, ttl: 9_000, renewInterval: 2_000, waitTimeout: 500 });
+  const defaults = { ttl, renewInterval, waitTimeout, autoRenew };
+
+  it('returns the module timing when the call gives none', () => {
+    expect(resolveLockOptions(undefined, defaults)).toEqual({ ttl: 9_000, renewInterval: 2_000, waitTimeout: 500, autoRenew: true });
+  });
+
+  it('gives a call-level ttl its own renewInterval instead of the inherited one', () => {
+    expect(resolveLockOptions({ ttl: 1_200 }, defaults).renewInterval).toBe(400);
+    expect(resolveLockOptions({ waitTimeout: 0 }, defaults)).toMatchObject({ ttl: 9_000, renewInterval: 2_000, waitTimeout: 0 });
+  });
+
+  it('rejects bad call options, naming them', () => {
+    expect(() => resolveLockOptions({ ttl: 50 }, defaults)).toThrow(/Option "ttl"/);
+    expect(() => resolveLockOptions({ ttl: 1000, renewInterval: 995 }, defaults)).toThrow(/Option "renewInterval"/);
+    expect(() => resolveLockOptions({ signal: {} as AbortSignal }, defaults)).toThrow(/Option "signal" must be an AbortSignal/);
+    expect(() => resolveLockOptions('fast' as never, defaults)).toThrow(/Option "options"/);
+  });
+});
+
+describe('driftMargin', () => {
+  it('is 1% of the ttl plus 2 ms, rounded up', () => {
+    expect(driftMargin(30_000)).toBe(302);
+    expect(driftMargin(1_000)).toBe(12);
+    expect(driftMargin(150)).toBe(4);
+  });
+});

@@ -1,0 +1,153 @@
+import { InvalidLockOptionsError } from '../../errors/invalid-lock-options.error.js';
+import { checkInstanceName } from '../engine/holder.js';
+import { parseDuration } from '../time/duration.js';
+import { resolveFenceRetention } from './fence-retention.js';
+import type {
+  LockOptions,
+  LockTimingOptions,
+  RedisConnection,
+  RedisLockModuleOptions,
+} from '../../interfaces/redis-lock-options.interface.js';
+
+/** Node timers overflow above this many milliseconds (they would fire after 1 ms). */
+export const MAX_TIMER_MS = 2_147_483_647;
+export const MIN_TTL_MS = 100;
+/**
+ * The longest lease: a year. Leases past Node's timer limit (about 24.8 days) work because
+ * every timer that waits for one is chunked (see `setLongTimeout`, `DeadlineSweeper`).
+ */
+export const MAX_TTL_MS = 365 * 86_400_000;
+export const DEFAULT_TTL_MS = 30_000;
+export const DEFAULT_WAIT_TIMEOUT_MS = 10_000;
+export const DEFAULT_KEY_PREFIX = 'lock:';
+export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 3_000;
+const MAX_KEY_PREFIX_LENGTH = 256;
+
+/** Timing of one lock after defaults and validation. */
+export interface LockTiming {
+  ttl: number;
+  renewInterval: number;
+  waitTimeout: number;
+  autoRenew: boolean;
+}
+
+/** Module options after defaults and validation. */
+export interface ResolvedModuleOptions extends LockTiming {
+  redis: RedisConnection | RedisConnection[];
+  keyPrefix: string;
+  shutdownTimeout: number;
+  exposeKeyInHttpErrors: boolean;
+  instanceName?: string;
+  /** Milliseconds; 0 keeps fencing counters forever. */
+  fenceRetention: number;
+}
+
+/**
+ * The safety margin subtracted from a lease: Redis expiry and our timers run on different
+ * clocks, and a key may expire up to about a millisecond early. Redlock uses 1% of the ttl
+ * plus 2 ms for the same reason.
+ */
+export function driftMargin(ttl: number): number {
+  return Math.ceil(ttl * 0.01) + 2;
+}
+
+/** Validates module options and fills in defaults; throws `InvalidLockOptionsError`. */
+export function resolveModuleOptions(options: RedisLockModuleOptions, { needsRedis = true } = {}): ResolvedModuleOptions {
+  if (options === null || typeof options !== 'object') {
+    throw new InvalidLockOptionsError('options', options, needsRedis ? 'an object with at least a "redis" connection' : 'an object');
+  }
+  // Without Redis (the in-memory store of nestjs-redis-lock/testing) there is nothing to connect to.
+  const redis = !needsRedis ? (undefined as never) : Array.isArray(options.redis) ? checkQuorum(options.redis) : checkRedis(options.redis, 'redis');
+  const keyPrefix = given(options.keyPrefix, DEFAULT_KEY_PREFIX);
+  if (typeof keyPrefix !== 'string' || /[{}]/.test(keyPrefix) || keyPrefix.length > MAX_KEY_PREFIX_LENGTH) {
+    throw new InvalidLockOptionsError(
+      'keyPrefix',
+      keyPrefix,
+      `a string of at most ${MAX_KEY_PREFIX_LENGTH} characters without "{" or "}" (they are Redis Cluster hash tags)`,
+    );
+  }
+  const shutdownTimeout = parseDuration(given(options.shutdownTimeout, DEFAULT_SHUTDOWN_TIMEOUT_MS), 'shutdownTimeout', 0, MAX_TIMER_MS);
+  const exposeKeyInHttpErrors = given(options.exposeKeyInHttpErrors, false);
+  if (typeof exposeKeyInHttpErrors !== 'boolean') {
+    throw new InvalidLockOptionsError('exposeKeyInHttpErrors', exposeKeyInHttpErrors, 'a boolean');
+  }
+  const timing = resolveTiming(options, {
+    ttl: DEFAULT_TTL_MS,
+    renewInterval: Math.floor(DEFAULT_TTL_MS / 3),
+    waitTimeout: DEFAULT_WAIT_TIMEOUT_MS,
+    autoRenew: true,
+  });
+  const instanceName = checkInstanceName(options.instanceName);
+  const fenceRetention = resolveFenceRetention(options.fenceRetention, timing.ttl);
+  return { ...timing, redis, keyPrefix, shutdownTimeout, exposeKeyInHttpErrors, instanceName, fenceRetention };
+}
+
+/** Validates the options of one call against the module's resolved timing. */
+export function resolveLockOptions(options: LockOptions | undefined, defaults: LockTiming): LockTiming {
+  if (options === undefined) return defaults;
+  if (options === null || typeof options !== 'object') {
+    throw new InvalidLockOptionsError('options', options, 'an object or undefined');
+  }
+  if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) {
+    throw new InvalidLockOptionsError('signal', options.signal, 'an AbortSignal');
+  }
+  return resolveTiming(options, defaults);
+}
+
+/**
+ * A ttl given without a renewInterval brings its own default interval (ttl / 3): the
+ * inherited one may not even fit inside the new lease.
+ */
+function resolveTiming(options: LockTimingOptions, defaults: LockTiming): LockTiming {
+  const ttl = parseDuration(given(options.ttl, defaults.ttl), 'ttl', MIN_TTL_MS, MAX_TTL_MS);
+  // The watchdog's interval is a plain timer: it stays below Node's timer limit even for a
+  // lease of a year (a renewal every 24 days is more than enough).
+  const maxRenew = Math.min(ttl - driftMargin(ttl) - 1, MAX_TIMER_MS);
+  const renewInterval = parseDuration(
+    given(options.renewInterval, options.ttl === undefined ? defaults.renewInterval : Math.min(Math.floor(ttl / 3), MAX_TIMER_MS)),
+    'renewInterval',
+    1,
+    maxRenew,
+    ` (below ttl ${ttl} minus the drift margin)`,
+  );
+  const waitTimeout = given(options.waitTimeout, defaults.waitTimeout);
+  const wait = waitTimeout === Infinity ? Infinity : parseDuration(waitTimeout, 'waitTimeout', 0, MAX_TIMER_MS, ', or Infinity');
+  const autoRenew = given(options.autoRenew, defaults.autoRenew);
+  if (typeof autoRenew !== 'boolean') {
+    throw new InvalidLockOptionsError('autoRenew', autoRenew, 'a boolean');
+  }
+  return { ttl, renewInterval, waitTimeout: wait, autoRenew };
+}
+
+/** Only `undefined` means "not given": a `null` is a mistake worth reporting. */
+function given<T>(value: T | undefined, fallback: T): T {
+  return value === undefined ? fallback : value;
+}
+
+function checkQuorum(nodes: unknown[]): RedisConnection[] {
+  if (nodes.length === 0) {
+    throw new InvalidLockOptionsError('redis', nodes, 'a connection, or a non-empty array of independent Redis masters');
+  }
+  return nodes.map((node, i) => checkRedis(node, `redis[${i}]`));
+}
+
+function checkRedis(redis: unknown, option: string): RedisConnection {
+  const expected =
+    'a redis:// or rediss:// URL, ioredis options, an ioredis Redis or Cluster client, or a node-redis client, cluster or Sentinel client';
+  if (typeof redis === 'string') {
+    let protocol: string;
+    try {
+      protocol = new URL(redis).protocol;
+    } catch {
+      throw new InvalidLockOptionsError(option, redis, expected);
+    }
+    if (protocol !== 'redis:' && protocol !== 'rediss:') {
+      throw new InvalidLockOptionsError(option, redis, expected);
+    }
+    return redis;
+  }
+  if (redis !== null && typeof redis === 'object' && !Array.isArray(redis)) {
+    return redis as RedisConnection;
+  }
+  throw new InvalidLockOptionsError(option, redis, expected);
+}

@@ -1,0 +1,35 @@
+import { InvalidLockOptionsError } from '../../errors/invalid-lock-options.error.js';
+import type { LockedOptions } from '../../interfaces/locked-options.interface.js';
+import { toMilliseconds } from '../time/duration.js';
+import { DEFAULT_TTL_MS, DEFAULT_WAIT_TIMEOUT_MS, resolveLockOptions } from './lock-options.js';
+import type { OnBusy } from '../engine/locked-call.js';
+import { resolveSemaphoreOptions } from '../semaphore/semaphore-options.js';
+import { isReadMode } from '../rwlock/lock-mode.js';
+
+/**
+ * Checks `@Locked` options when the class is defined, so that a bad value fails at startup
+ * rather than on the first call. The values are checked again against the module's defaults
+ * at call time.
+ */
+export function checkLockedOptions(options: LockedOptions | undefined, where: string): OnBusy {
+  if (options === undefined) return 'throw';
+  try {
+    if (options === null || typeof options !== 'object') {
+      throw new InvalidLockOptionsError('options', options, 'an object or undefined');
+    }
+    const { onBusy = 'throw', ...timing } = options;
+    if (onBusy !== 'throw' && onBusy !== 'skip') {
+      throw new InvalidLockOptionsError('onBusy', onBusy, '"throw" or "skip"');
+    }
+    // The module defaults are not known yet; any valid stand-in checks the ranges.
+    const renewInterval = toMilliseconds(timing.renewInterval, 'renewInterval');
+    const ttl = Math.max(DEFAULT_TTL_MS, (typeof renewInterval === 'number' ? renewInterval : 0) * 2);
+    resolveSemaphoreOptions(timing);
+    isReadMode(timing);
+    resolveLockOptions(timing, { ttl, renewInterval: Math.floor(ttl / 3), waitTimeout: DEFAULT_WAIT_TIMEOUT_MS, autoRenew: true });
+    return onBusy;
+  } catch (error) {
+    if (error instanceof InvalidLockOptionsError) throw error.within(`@Locked on ${where}`);
+    throw error;
+  }
+}

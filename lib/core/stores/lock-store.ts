@@ -1,0 +1,66 @@
+import type { SemaphoreStore } from '../semaphore/semaphore-store.js';
+import type { ReadStore } from '../rwlock/read-store.js';
+import type { AcquireReply, ReleaseReply, ScriptKeys } from './lock-replies.js';
+
+export type { AcquireReply, Grant, ReleaseReply, ScriptKeys } from './lock-replies.js';
+
+
+/** One lock in a batch renewal. */
+export interface RenewalRequest {
+  lockKey: string;
+  token: string;
+  ttl: number;
+  /** The holder's fencing token: quorum mode raises a node's counter to it when it restores the lock there. */
+  fencingToken?: number;
+}
+
+/**
+ * What a renewal found: `true` renewed, `false` refused (the lock is not ours), `undefined`
+ * unknown (no answer, or no quorum either way): try again until the lease deadline.
+ */
+export type RenewalOutcome = boolean | undefined;
+
+/** What Redis holds for one lock right now. */
+export interface LockSnapshot {
+  /** The owner token (the lock key's value), `null` when nobody holds it. */
+  owner: string | null;
+  /** Milliseconds left on the lease (meaningful only with an owner). */
+  pttl: number;
+  /** The fencing counter, `null` when the lock was never acquired. */
+  fencingToken: number | null;
+  /** Callers in the waiting queue. */
+  waiters: number;
+}
+
+/**
+ * One part of a batch renewal, with its own round trip: the requests it covers (indexes into
+ * the batch) and, once known, their outcomes in the same order. Parts settle independently: a
+ * part that fails or hangs (its Cluster master is down) rejects or stays pending without
+ * holding back the outcomes of the others.
+ */
+export interface RenewalPart {
+  indexes: number[];
+  outcomes: Promise<RenewalOutcome[]>;
+}
+
+/**
+ * Where locks live: one Redis (or Cluster, or Sentinel-managed master), or a quorum of
+ * independent Redis masters. The lock engine speaks only to this.
+ */
+export interface LockStore {
+  /** Whether waiters queue in Redis and are woken by release messages (one node only). */
+  readonly queues: boolean;
+  /** Counting semaphores; absent where they are not supported (quorum mode). */
+  readonly semaphores?: SemaphoreStore;
+  /** The read side of read-write locks (plain locks are the write side); absent where not supported (quorum mode). */
+  readonly readers?: ReadStore;
+  acquire(keys: ScriptKeys, token: string, ttl: number, enqueue: boolean, waiterLease: number): Promise<AcquireReply>;
+  renew(lockKey: string, token: string, ttl: number, fencingToken?: number): Promise<RenewalOutcome>;
+  /** Renews many locks: one part per Redis node (and per bounded number of locks). */
+  renewBatch(requests: RenewalRequest[]): RenewalPart[];
+  release(keys: ScriptKeys, token: string, waiterLease: number): Promise<ReleaseReply>;
+  leave(keys: ScriptKeys, token: string, ttl: number, waiterLease: number): Promise<void>;
+  exists(lockKey: string): Promise<boolean>;
+  /** Reads a lock's state with read-only commands, in one round trip per node. */
+  inspect(keys: ScriptKeys): Promise<LockSnapshot>;
+}

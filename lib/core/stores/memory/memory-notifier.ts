@@ -1,0 +1,42 @@
+import type { ReleaseWatcher } from '../../engine/lock-backend.js';
+import { GrantInbox } from '../../engine/grant-inbox.js';
+import type { ReleaseWatch } from '../redis/release-notifier.js';
+
+/**
+ * Release messages of the in-memory store, for one application: what a subscriber connection
+ * is to Redis. Subscribing is immediate; a message names `<token>:<fencing token>`.
+ */
+export class MemoryNotifier implements ReleaseWatcher {
+  private readonly channels = new Map<string, Map<string, GrantInbox>>();
+
+  watch(channel: string, token: string): ReleaseWatch {
+    let waiters = this.channels.get(channel);
+    if (waiters === undefined) this.channels.set(channel, (waiters = new Map()));
+    const inbox = new GrantInbox();
+    const channelWaiters = waiters;
+    channelWaiters.set(token, inbox);
+    return {
+      ready: Promise.resolve(),
+      takeGrant: () => inbox.take(),
+      onGrant: (listener) => inbox.listen(listener),
+      close: () => {
+        channelWaiters.delete(token);
+        if (channelWaiters.size === 0 && this.channels.get(channel) === channelWaiters) this.channels.delete(channel);
+      },
+    };
+  }
+
+  wake(channel: string, token: string, fencingToken: number): void {
+    this.channels.get(channel)?.get(token)?.deliver(fencingToken);
+  }
+
+  /** A message the store published. */
+  receive(channel: string, message: string): void {
+    const separator = message.indexOf(':');
+    this.wake(channel, message.slice(0, separator), Number(message.slice(separator + 1)));
+  }
+
+  close(): void {
+    this.channels.clear();
+  }
+}

@@ -1,0 +1,227 @@
+import type { AcquireReply, LockSnapshot, LockStore, ReleaseReply, RenewalOutcome, RenewalPart, RenewalRequest, ScriptKeys } from '../lock-store.js';
+import { MemoryData, type Entry, type Publish, type Queue, type StoreClock } from './memory-data.js';
+import { MemorySemaphores } from '../../semaphore/memory-semaphores.js';
+export { MemoryData, type Publish, type StoreClock } from './memory-data.js';
+import { grantReaders, MemoryReaders, READ_HELD, readersAlive, type MemoryQueue } from '../../rwlock/memory-readers.js';
+
+/**
+ * The lock protocol in the memory of one process, step for step what the Lua scripts of
+ * `LockScripts` do to Redis keys: the same owner checks, FIFO queue with liveness leases,
+ * handoff with a short grant lease, fencing counters and expiries, on `clock` instead of the
+ * Redis server's clock. Locks exclude callers of this process only.
+ */
+export class MemoryStore implements LockStore, MemoryQueue {
+  readonly queues = true;
+  /** The counting semaphore's protocol on the same keys and clock. */
+  readonly semaphores: MemorySemaphores;
+  /** The read side of read-write locks, sharing this store's queues. */
+  readonly readers: MemoryReaders;
+  private readonly locks: Map<string, Entry<string>>;
+  private readonly fences: Map<string, Entry<number>>;
+  private readonly waiting: Map<string, Entry<Queue>>;
+
+  constructor(
+    /** The keys, shared by every application on this store (as a Redis server's are). */
+    private readonly data: MemoryData,
+    private readonly clock: StoreClock,
+    private readonly publish: Publish,
+    /** ms after its last token until an idle fencing counter expires; 0 keeps it forever. */
+    private readonly fenceRetention = 0,
+  ) {
+    ({ locks: this.locks, fences: this.fences, waiting: this.waiting } = data);
+    this.semaphores = new MemorySemaphores(data, clock, publish, fenceRetention);
+    this.readers = new MemoryReaders(data, clock, publish, this);
+  }
+
+  async acquire(keys: ScriptKeys, token: string, ttl: number, enqueue: boolean, waiterLease: number): Promise<AcquireReply> {
+    await settled();
+    const now = this.clock.now();
+    let owner = this.get(this.locks, keys.lock);
+    if (owner === token) {
+      this.locks.set(keys.lock, { value: token, expiresAt: now + ttl });
+      return { acquired: true, fencingToken: this.get(this.fences, keys.fence) ?? 0 };
+    }
+    const member = `${token}:${ttl}`;
+    // Held by readers that have all gone (crashed): free.
+    if (owner === READ_HELD && readersAlive(this.data, keys.lock, now) === 0) {
+      this.locks.delete(keys.lock);
+      owner = undefined;
+    }
+    if (owner === undefined) {
+      const head = this.liveHead(keys, now);
+      if (head === undefined || head === member) {
+        this.locks.set(keys.lock, { value: token, expiresAt: now + ttl });
+        if (head !== undefined) this.popHead(keys);
+        return { acquired: true, fencingToken: this.nextFence(keys.fence, now) };
+      }
+      this.grantNext(keys, waiterLease, now);
+    }
+    if (enqueue) {
+      let queue = this.get(this.waiting, keys.queue);
+      if (queue === undefined) {
+        queue = { order: [], aliveUntil: new Map() };
+      }
+      if (!queue.aliveUntil.has(member)) queue.order.push(member);
+      queue.aliveUntil.set(member, now + waiterLease);
+      this.waiting.set(keys.queue, { value: queue, expiresAt: now + waiterLease });
+    }
+    return { acquired: false, pttl: this.pttl(keys.lock, now) };
+  }
+
+  async renew(lockKey: string, token: string, ttl: number): Promise<RenewalOutcome> {
+    await settled();
+    return this.renewOne(lockKey, token, ttl, this.clock.now());
+  }
+
+  renewBatch(requests: RenewalRequest[]): RenewalPart[] {
+    const outcomes = settled().then(() => {
+      const now = this.clock.now();
+      return requests.map(({ lockKey, token, ttl }): RenewalOutcome => this.renewOne(lockKey, token, ttl, now));
+    });
+    return [{ indexes: requests.map((_, i) => i), outcomes }];
+  }
+
+  async release(keys: ScriptKeys, token: string, waiterLease: number): Promise<ReleaseReply> {
+    await settled();
+    const now = this.clock.now();
+    if (this.get(this.locks, keys.lock) !== token) return { released: false };
+    this.locks.delete(keys.lock);
+    const grant = this.grantNext(keys, waiterLease, now);
+    return { released: true, grant };
+  }
+
+  async leave(keys: ScriptKeys, token: string, ttl: number, waiterLease: number): Promise<void> {
+    await settled();
+    const now = this.clock.now();
+    const member = `${token}:${ttl}`;
+    const queue = this.get(this.waiting, keys.queue);
+    if (queue !== undefined) this.remove(keys, queue, member);
+    let owner = this.get(this.locks, keys.lock);
+    if (owner === token) this.locks.delete(keys.lock);
+    if (owner === READ_HELD && readersAlive(this.data, keys.lock, now) === 0) {
+      this.locks.delete(keys.lock);
+      owner = undefined;
+    }
+    if (owner === token || owner === undefined) this.grantNext(keys, waiterLease, now);
+    // A waiting writer that gives up may have been all that held back the readers behind it.
+    else if (owner === READ_HELD) grantReaders(this.data, this, this.publish, keys, waiterLease, now);
+  }
+
+  async exists(lockKey: string): Promise<boolean> {
+    await settled();
+    return this.get(this.locks, lockKey) !== undefined;
+  }
+
+  async inspect(keys: ScriptKeys): Promise<LockSnapshot> {
+    await settled();
+    const now = this.clock.now();
+    const owner = this.get(this.locks, keys.lock) ?? null;
+    const queue = this.get(this.waiting, keys.queue);
+    return { owner, pttl: this.pttl(keys.lock, now), fencingToken: this.get(this.fences, keys.fence) ?? null, waiters: queue?.aliveUntil.size ?? 0 };
+  }
+
+  /** Lock keys held now whose name starts with `prefix`, for the lock board. */
+  heldKeys(prefix: string): string[] {
+    return [...this.locks.keys()].filter((key) => key.startsWith(prefix) && this.get(this.locks, key) !== undefined);
+  }
+
+  /** Deletes a lock whoever holds it (the lock board's "release by force", a test's theft). */
+  delete(lockKey: string): void {
+    this.locks.delete(lockKey);
+  }
+
+  private renewOne(lockKey: string, token: string, ttl: number, now: number): boolean {
+    if (this.get(this.locks, lockKey) !== token) return false;
+    this.locks.set(lockKey, { value: token, expiresAt: now + ttl });
+    return true;
+  }
+
+  /** The first waiter still alive; dead ones ahead of it are dropped (the Lua `live_head`). */
+  /** @internal Queue step shared with the read side (`MemoryQueue`). */
+  liveHead(keys: ScriptKeys, now: number): string | undefined {
+    const queue = this.get(this.waiting, keys.queue);
+    if (queue === undefined) return undefined;
+    for (;;) {
+      const head = queue.order[0];
+      if (head === undefined) return undefined;
+      const aliveUntil = queue.aliveUntil.get(head);
+      if (aliveUntil !== undefined && aliveUntil >= now) return head;
+      this.remove(keys, queue, head);
+    }
+  }
+
+  /** Hands a free lock to the live head of the queue for a short lease (the Lua `grant_next`). */
+  /** @internal Queue step shared with the read side (`MemoryQueue`). */
+  grantNext(keys: ScriptKeys, grantMs: number, now: number): { token: string; fencingToken: number } | undefined {
+    for (;;) {
+      const head = this.liveHead(keys, now);
+      if (head === undefined) return undefined;
+      const match = /^([^:]+):([1-9]\d*)$/.exec(head);
+      if (match === null && /^[^:]+:[1-9]\d*:r$/.test(head)) return grantReaders(this.data, this, this.publish, keys, grantMs, now);
+      if (match === null) {
+        this.popHead(keys);
+        continue;
+      }
+      const [, token, ttl] = match as unknown as [string, string, string];
+      this.locks.set(keys.lock, { value: token, expiresAt: now + Math.min(Number(ttl), grantMs) });
+      const fencingToken = this.nextFence(keys.fence, now);
+      this.popHead(keys);
+      const message = `${token}:${fencingToken}`;
+      // Messages reach subscribers after the script's reply, as they do over a second connection.
+      setImmediate(() => this.publish(keys.released, message));
+      return { token, fencingToken };
+    }
+  }
+
+  /** @internal Queue step shared with the read side (`MemoryQueue`). */
+  removeMember(keys: ScriptKeys, member: string): void {
+    const queue = this.get(this.waiting, keys.queue);
+    if (queue !== undefined) this.remove(keys, queue, member);
+  }
+
+  /** @internal Queue step shared with the read side (`MemoryQueue`). */
+  popHead(keys: ScriptKeys): void {
+    const queue = this.get(this.waiting, keys.queue);
+    if (queue !== undefined && queue.order.length > 0) this.remove(keys, queue, queue.order[0]!);
+  }
+
+  /** Removes a member; like Redis, a queue with no members left no longer exists. */
+  private remove(keys: ScriptKeys, queue: Queue, member: string): void {
+    const index = queue.order.indexOf(member);
+    if (index >= 0) queue.order.splice(index, 1);
+    queue.aliveUntil.delete(member);
+    if (queue.order.length === 0) this.waiting.delete(keys.queue);
+  }
+
+  /** @internal Queue step shared with the read side (`MemoryQueue`). */
+  nextFence(fence: string, now: number): number {
+    const next = (this.get(this.fences, fence) ?? 0) + 1;
+    const previous = this.fences.get(fence);
+    const expiresAt = this.fenceRetention > 0 ? now + this.fenceRetention : (previous?.expiresAt ?? Infinity);
+    this.fences.set(fence, { value: next, expiresAt });
+    return next;
+  }
+
+  private pttl(lockKey: string, now: number): number {
+    const entry = this.locks.get(lockKey);
+    if (entry === undefined || entry.expiresAt < now) return -2;
+    return entry.expiresAt === Infinity ? -1 : Math.ceil(entry.expiresAt - now);
+  }
+
+  /** The value of a key that has not expired (Redis expires keys lazily the same way). */
+  private get<T>(map: Map<string, Entry<T>>, key: string): T | undefined {
+    const entry = map.get(key);
+    if (entry === undefined) return undefined;
+    // Like Redis, a key is gone once the clock is past its expiry, not at it.
+    if (entry.expiresAt < this.clock.now()) {
+      map.delete(key);
+      return undefined;
+    }
+    return entry.value;
+  }
+}
+
+/** Replies come asynchronously, as from a server: never within the caller's own tick. */
+function settled(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}

@@ -1,0 +1,179 @@
+import { RedisLockError } from '../../../errors/redis-lock.error.js';
+import { now } from '../../time/clock.js';
+import { driftMargin } from '../../options/lock-options.js';
+import { GONE, NOT_OURS, RENEWED, type LockScripts } from '../redis/lock-scripts.js';
+import type { AcquireReply, ReleaseReply, ScriptKeys } from '../lock-store.js';
+import type { LockSnapshot, LockStore, RenewalOutcome, RenewalPart, RenewalRequest } from '../lock-store.js';
+import { settleWithin, TIMED_OUT } from '../../time/settle-within.js';
+
+type Answer<T> = { ok: true; value: T } | { ok: false; error: unknown };
+
+/**
+ * Quorum mode (the Redlock algorithm) over N independent Redis masters. A lock is held when a
+ * majority of nodes granted it within its validity time (ttl minus the time the round took
+ * minus the drift margin); it is renewed on a majority and released on all. A node that does
+ * not answer within its share of the lease counts as failed.
+ *
+ * Fencing: each node keeps its own counter, and counters of different nodes are not
+ * comparable. The token handed out is the highest counter of the granting majority, and that
+ * value is written back to every node (a majority must confirm) before the lock is handed out;
+ * any later majority shares a node with this one, so the next token is higher, as long as that
+ * node kept its counter. A renewal that finds a node restarted empty puts the lock and the
+ * counter back there. A node that loses its counter between two acquisitions of a key, with
+ * no renewal in between to restore it, can still let a later majority hand out a lower token:
+ * counters need persistence (`appendfsync always`) where fencing must survive restarts.
+ */
+export class QuorumStore implements LockStore {
+  readonly queues = false;
+  private readonly majority: number;
+
+  constructor(private readonly nodes: LockScripts[]) {
+    this.majority = Math.floor(nodes.length / 2) + 1;
+  }
+
+  async acquire(keys: ScriptKeys, token: string, ttl: number, _enqueue: boolean, waiterLease: number): Promise<AcquireReply> {
+    const startedAt = now();
+    const answers = await this.ask(ttl, (node) => node.acquire(keys, token, ttl, false, waiterLease));
+    const granted = answers.flatMap((answer) => (answer.ok && answer.value.acquired ? [answer.value.fencingToken] : []));
+    const busy = answers.flatMap((answer) => (answer.ok && !answer.value.acquired ? [answer.value.pttl] : []));
+    if (granted.length >= this.majority && now() - startedAt < ttl - driftMargin(ttl)) {
+      const fencingToken = Math.max(...granted);
+      // Every node, not only the granting majority: a node that was busy (or slow) and kept its
+      // data must not hand out a lower token to a later majority after a granting node lost its
+      // counter. The majority that must confirm is any majority.
+      const floors = await this.ask(ttl, (node) => node.fenceFloor(keys.fence, fencingToken));
+      if (floors.filter((answer) => answer.ok).length >= this.majority && now() - startedAt < ttl - driftMargin(ttl)) {
+        return { acquired: true, fencingToken };
+      }
+    }
+    // No quorum (or it came too late): give back what was granted, on every node, without
+    // making the caller wait for nodes that do not answer.
+    this.release(keys, token, waiterLease).catch(() => undefined);
+    if (busy.length > this.nodes.length - this.majority || (busy.length > 0 && granted.length + busy.length === this.nodes.length)) {
+      return { acquired: false, pttl: Math.max(...busy) };
+    }
+    throw this.noQuorum('acquire', granted.length, answers);
+  }
+
+  async renew(lockKey: string, token: string, ttl: number, fencingToken?: number): Promise<RenewalOutcome> {
+    const answers = await this.ask(ttl, (node) => node.renewCode(lockKey, token, ttl));
+    const [outcome] = await this.settle([{ lockKey, token, ttl, fencingToken }], answers.map((answer) => (answer.ok ? [answer.value] : undefined)));
+    return outcome;
+  }
+
+  /** One part: every lock's outcome needs the answers of a majority of nodes. */
+  renewBatch(requests: RenewalRequest[]): RenewalPart[] {
+    return [{ indexes: requests.map((_, index) => index), outcomes: this.renewAll(requests) }];
+  }
+
+  private async renewAll(requests: RenewalRequest[]): Promise<RenewalOutcome[]> {
+    const ttl = shortestTtl(requests);
+    const answers = await this.ask(ttl, (node) => node.renewCodes(requests));
+    return this.settle(requests, answers.map((answer) => (answer.ok ? answer.value : undefined)));
+  }
+
+  /**
+   * Decides each renewal from the nodes' codes (a node that did not answer has none), then
+   * puts each lock renewed on a majority back on the nodes that had lost it (restarted empty),
+   * with SET NX: a rival that took the key there meanwhile keeps it. Without this, a holder
+   * renewing on a bare majority would lose exclusion when one more node restarts empty, since
+   * a rival would then find the key missing on a majority. The lock was held on a majority all
+   * along, so no rival can have held it meanwhile. (A release that overtakes the restore leaves
+   * the key on that one node until its ttl: a minority, which blocks nobody.)
+   */
+  private async settle(requests: RenewalRequest[], codes: (number[] | undefined)[]): Promise<RenewalOutcome[]> {
+    const outcomes = requests.map((_, i) => this.decide(codes.map((node) => node?.[i])));
+    const restores = new Map<number, RenewalRequest[]>();
+    codes.forEach((node, n) => {
+      const lost = requests.filter((_, i) => outcomes[i] === true && node?.[i] === GONE);
+      if (lost.length > 0) restores.set(n, lost);
+    });
+    if (restores.size > 0) {
+      await this.ask(shortestTtl(requests), (node, n) =>
+        Promise.all(
+          (restores.get(n) ?? []).map(async ({ lockKey, token, ttl, fencingToken }) => {
+            await node.restore(lockKey, token, ttl);
+            // The node lost the counter too: raise it to the holder's token, so that a later
+            // majority through this node cannot hand out a lower one.
+            if (fencingToken !== undefined) await node.fenceFloor(`${lockKey}:fence`, fencingToken);
+          }),
+        ),
+      );
+    }
+    return outcomes;
+  }
+
+  async release(keys: ScriptKeys, token: string, waiterLease: number): Promise<ReleaseReply> {
+    const answers = await this.ask(Infinity, (node) => node.release(keys, token, waiterLease));
+    const refused = answers.filter((answer) => answer.ok && !answer.value.released).length;
+    if (answers.every((answer) => !answer.ok)) throw this.noQuorum('release', 0, answers);
+    return { released: refused < this.majority };
+  }
+
+  async leave(): Promise<void> {
+    // Nobody queues in quorum mode.
+  }
+
+  async exists(lockKey: string): Promise<boolean> {
+    const answers = await this.ask(Infinity, (node) => node.exists(lockKey));
+    const held = answers.filter((answer) => answer.ok && answer.value).length;
+    if (answers.filter((answer) => answer.ok).length < this.majority) throw this.noQuorum('check', held, answers);
+    return held >= this.majority;
+  }
+
+  /**
+   * The majority's view: held when a majority of nodes hold the same owner token (the lease
+   * left is the shortest among them), the highest fencing counter of any node that answered.
+   */
+  async inspect(keys: ScriptKeys): Promise<LockSnapshot> {
+    const answers = await this.ask(Infinity, (node) => node.inspect(keys));
+    const snapshots = answers.flatMap((answer) => (answer.ok ? [answer.value] : []));
+    if (snapshots.length < this.majority) throw this.noQuorum('inspect', snapshots.length, answers);
+    const votes = new Map<string, number[]>();
+    for (const { owner, pttl } of snapshots) if (owner !== null) votes.set(owner, [...(votes.get(owner) ?? []), pttl]);
+    const [owner, pttls] = [...votes].find(([, ttls]) => ttls.length >= this.majority) ?? [null, [-2]];
+    const fences = snapshots.flatMap((snapshot) => (snapshot.fencingToken === null ? [] : [snapshot.fencingToken]));
+    return { owner, pttl: Math.min(...pttls), fencingToken: fences.length > 0 ? Math.max(...fences) : null, waiters: 0 };
+  }
+
+  /**
+   * Asks every node at once; a node gets a tenth of the lease (50 to 500 ms; 200 ms without
+   * a lease) to answer before it counts as failed. Its command still runs if it answers later.
+   */
+  private ask<T>(ttl: number, question: (node: LockScripts, index: number) => Promise<T>): Promise<Answer<T>[]> {
+    const timeout = ttl === Infinity ? 200 : Math.min(500, Math.max(50, Math.floor(ttl / 10)));
+    return Promise.all(
+      this.nodes.map(async (node, index): Promise<Answer<T>> => {
+        try {
+          const value = await settleWithin(question(node, index), timeout);
+          return value === TIMED_OUT ? { ok: false, error: new Error(`no answer within ${timeout} ms`) } : { ok: true, value };
+        } catch (error) {
+          return { ok: false, error };
+        }
+      }),
+    );
+  }
+
+  /** A majority either way decides; otherwise the outcome is unknown. */
+  private decide(votes: (number | undefined)[]): RenewalOutcome {
+    const yes = votes.filter((vote) => vote === RENEWED).length;
+    const no = votes.filter((vote) => vote === NOT_OURS || vote === GONE).length;
+    if (yes >= this.majority) return true;
+    if (no > this.nodes.length - this.majority) return false;
+    return undefined;
+  }
+
+  private noQuorum(what: string, agreed: number, answers: Answer<unknown>[]): RedisLockError {
+    const failures = answers.flatMap((answer, i) => (answer.ok ? [] : [`node ${i}: ${(answer.error as Error).message}`]));
+    return new RedisLockError(
+      `Quorum not reached to ${what} the lock: ${agreed} of ${this.nodes.length} Redis nodes agreed, ${this.majority} needed (${failures.join('; ')}).`,
+    );
+  }
+}
+
+/** The shortest ttl of a batch (a loop: spreading 100,000 arguments into Math.min overflows the stack). */
+function shortestTtl(requests: RenewalRequest[]): number {
+  let ttl = Infinity;
+  for (const request of requests) ttl = Math.min(ttl, request.ttl);
+  return ttl;
+}

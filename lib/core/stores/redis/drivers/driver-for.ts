@@ -1,0 +1,27 @@
+import type { RedisClient } from './redis-client.js';
+import { IoRedisDriver, isIoRedisClient } from './ioredis-driver.js';
+import { nodeRedisKind } from './node-redis-client.js';
+import { NodeRedisDriver } from './node-redis-driver.js';
+import type { RedisDriver } from './redis-driver.js';
+
+const drivers = new WeakMap<object, RedisDriver>();
+
+/**
+ * The driver of a client, by the client's shape: one per client, shared by the store, the
+ * release notifier, the lock board and the health indicator.
+ */
+export function driverFor(client: RedisClient): RedisDriver {
+  let driver = drivers.get(client);
+  if (driver === undefined) {
+    driver = createDriver(client);
+    drivers.set(client, driver);
+  }
+  return driver;
+}
+
+function createDriver(client: unknown): RedisDriver {
+  if (isIoRedisClient(client)) return new IoRedisDriver(client);
+  const kind = nodeRedisKind(client);
+  if (kind !== undefined) return new NodeRedisDriver(client as never, kind);
+  throw new TypeError('Not a Redis client: expected an ioredis Redis or Cluster, or a node-redis client, cluster or Sentinel client.');
+}

@@ -1,0 +1,61 @@
+import type { ScriptName } from '../lock-lua.js';
+
+/** A script's text and its SHA1, by which servers cache it. */
+export interface LuaScript {
+  lua: string;
+  sha: string;
+}
+
+/** Runs a script on a store's client (EVALSHA, EVAL on NOSCRIPT), through its driver. */
+export type RunScript = (script: LuaScript, keys: readonly string[], args: readonly (string | number)[]) => Promise<unknown>;
+
+/** A script call: the declared keys, then the arguments (a `null` key count: the count first). */
+export type ScriptCall = (...args: (string | number)[]) => Promise<unknown>;
+
+/** One Redis node of a deployment, for the calls that must reach each master. */
+export interface RedisNode {
+  info(section: string): Promise<string>;
+  /** One SCAN step: the next cursor (`'0'` when done) and the keys found. */
+  scan(cursor: string, pattern: string, count: number): Promise<[string, string[]]>;
+}
+
+/** The connection that carries release messages to the waiters of this process. */
+export interface ReleaseSubscriber {
+  /** SUBSCRIBE (SSUBSCRIBE when sharded) to a channel spelled as Redis sees it. */
+  subscribe(channel: string): Promise<void>;
+  unsubscribe(channel: string): Promise<void>;
+  /** Closes the connection, which the driver opened. */
+  close(): void;
+}
+
+/**
+ * What the lock engine needs of a Redis client, whatever library it comes from: ioredis (the
+ * default, and every connection the module opens itself) or node-redis (a client handed in).
+ * Keys are passed as the lock engine names them; the driver adds the client's own key prefix
+ * where its library would.
+ */
+export interface RedisDriver {
+  /** The key prefix the client adds to the keys of its commands (not to channels). */
+  readonly keyPrefix: string;
+  /** Redis Cluster: a script's keys must share one slot, and some calls go per node. */
+  readonly isCluster: boolean;
+  /** Callable scripts, each sent as EVALSHA with a fallback to EVAL when the server answers NOSCRIPT. */
+  scripts(): Record<ScriptName, ScriptCall>;
+  /**
+   * Runs any other script (the semaphore's, the read side's) the same way: EVALSHA, EVAL on
+   * NOSCRIPT. `keys` are named as the engine names them; the driver adds the client's prefix.
+   */
+  evalScript(script: LuaScript, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown>;
+  /** SET key value PX ttl NX: whether it was set. */
+  setIfAbsent(key: string, value: string, ttl: number): Promise<boolean>;
+  exists(key: string): Promise<boolean>;
+  /** GET lock, PTTL lock, GET fence, ZCARD waiters in one round trip (the keys share one slot). */
+  readLock(lock: string, fence: string, waiters: string): Promise<[string | null, number, string | null, number]>;
+  ping(): Promise<unknown>;
+  /** The masters (the one server outside a Cluster), once the client knows them. */
+  masters(): Promise<RedisNode[]>;
+  /** Cluster: an id of the master serving `slot` by the client's current map, if known. */
+  slotOwner(slot: number): string | undefined;
+  /** A new connection for release messages; `onMessage(channel, message)` gets each one. */
+  subscriber(sharded: boolean, onMessage: (channel: string, message: string) => void): ReleaseSubscriber;
+}

@@ -1,0 +1,46 @@
+import { warnIfEvicting } from './eviction-check.js';
+import type { LockBackend } from '../../engine/lock-backend.js';
+import type { LockLogger } from '../../engine/lock-logger.js';
+import type { ResolvedModuleOptions } from '../../options/lock-options.js';
+import { LockScripts } from './lock-scripts.js';
+import { QuorumStore } from '../quorum/quorum-store.js';
+import { openConnection, type OpenedConnection } from './redis-connection.js';
+import { ReleaseNotifier } from './release-notifier.js';
+
+/**
+ * The backend for the module's `redis` option: one connection (a server, a Sentinel-managed
+ * master or a Cluster), with release messages; or several independent masters in quorum mode,
+ * where waiters poll. Connections made from URLs or options are ours to close; clients handed in
+ * are not.
+ */
+export function redisBackend(options: ResolvedModuleOptions, logger: LockLogger): LockBackend {
+  const connections: OpenedConnection[] = [];
+  try {
+    if (!Array.isArray(options.redis)) connections.push(openConnection(options.redis, logger));
+    else options.redis.forEach((redis, i) => connections.push(openConnection(redis, logger, `redis[${i}]`)));
+  } catch (error) {
+    // A refused node (a node-redis client not connected) must not leave the others open.
+    for (const { close } of connections) close?.();
+    throw error;
+  }
+  const clients = connections.map(({ client }) => client);
+  warnIfEvicting(clients, logger);
+  const closeConnections = (): void => {
+    for (const { close } of connections) close?.();
+  };
+  if (connections.length > 1) {
+    const store = new QuorumStore(clients.map((client) => new LockScripts(client, options.fenceRetention)));
+    return { store, clients, close: closeConnections };
+  }
+  const store = new LockScripts(clients[0]!, options.fenceRetention);
+  const notifier = new ReleaseNotifier(clients[0]!, logger, () => store.shardedPubSub());
+  return {
+    store,
+    notifier,
+    clients,
+    close: () => {
+      notifier.close();
+      closeConnections();
+    },
+  };
+}

@@ -1,0 +1,44 @@
+import { Redis, type RedisOptions } from 'ioredis';
+import { InvalidLockOptionsError } from '../../../errors/invalid-lock-options.error.js';
+import type { RedisConnection } from '../../../interfaces/redis-lock-options.interface.js';
+import type { LockLogger } from '../../engine/lock-logger.js';
+import { isIoRedisClient } from './drivers/ioredis-driver.js';
+import { isNodeRedisClient } from './drivers/node-redis-client.js';
+import type { RedisClient } from './drivers/redis-client.js';
+
+/** A client and, when we opened it, how to close it. */
+export interface OpenedConnection {
+  client: RedisClient;
+  /** Present only for a connection of our own: a client handed in is never closed by us. */
+  close?: () => void;
+}
+
+/** A client handed in (ioredis or node-redis) is used as is; URLs and options get an ioredis connection of our own. */
+export function openConnection(redis: RedisConnection, logger: LockLogger, option = 'redis'): OpenedConnection {
+  if (isNodeRedisClient(redis) && !redis.isOpen) {
+    // Unlike ioredis, node-redis refuses every command of a client not connected yet.
+    throw new InvalidLockOptionsError(option, redis, 'a connected node-redis client (`await client.connect()` before the application starts)');
+  }
+  if (isClient(redis)) return { client: redis };
+  if (typeof (redis as { sendCommand?: unknown }).sendCommand === 'function') {
+    // Some other client: taken for ioredis options, it would connect to localhost instead.
+    throw new InvalidLockOptionsError(option, redis, 'a redis:// URL, ioredis options, an ioredis client or a node-redis (v5, v6) client; this object looks like a Redis client of another kind');
+  }
+  const client = typeof redis === 'string' ? new Redis(redis) : new Redis(redis as RedisOptions);
+  // Without a listener ioredis prints every reconnection failure; say it once per new message.
+  let lastMessage = '';
+  client.on('error', (error: Error) => {
+    if (error.message === lastMessage) return;
+    lastMessage = error.message;
+    logger.warn(`Redis connection error: ${error.message}`);
+  });
+  client.on('ready', () => {
+    lastMessage = '';
+  });
+  return { client, close: () => client.disconnect() };
+}
+
+/** An ioredis or node-redis client (by its shape: `redis` is never imported here). */
+export function isClient(redis: unknown): redis is RedisClient {
+  return isIoRedisClient(redis) || isNodeRedisClient(redis);
+}
