@@ -63,7 +63,7 @@ describe('loading and closing with node-redis (built package, separate process)'
     expect(run.lines).toContain('redis modules loaded: 0');
     const resolved = readFileSync(log, 'utf8').split('\n').filter(Boolean);
     // The hook saw the package itself being loaded, and no module of node-redis.
-    expect(resolved.some((url) => url.includes('/dist/core/lock-scripts.js'))).toBe(true);
+    expect(resolved.some((url) => url.includes('/dist/core/stores/redis/lock-scripts.js'))).toBe(true);
     expect(resolved.filter((url) => /\/node_modules\/(redis|redis5|@redis)\//.test(url))).toEqual([]);
   });
 
