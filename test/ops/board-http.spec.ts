@@ -6,6 +6,7 @@ import { Test } from '@nestjs/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LockService, RedisLockModule } from '../../lib/index.js';
 import { RedisLockBoardModule } from '../../lib/board/index.js';
+import { InMemoryLocks, RedisLockTestingModule } from '../../lib/testing/index.js';
 import { CapturedLogs } from '../support/lock-app.js';
 import { redisUrl, useRedis } from '../support/redis.js';
 
@@ -20,9 +21,10 @@ describe.each([
     app = undefined;
   });
 
-  async function start(): Promise<string> {
+  async function start(store: 'redis' | 'memory' = 'redis'): Promise<string> {
+    const locks = store === 'redis' ? RedisLockModule.forRoot({ redis: redisUrl(), isGlobal: true }) : RedisLockTestingModule.forRoot({ locks: new InMemoryLocks(), isGlobal: true });
     const moduleRef = await Test.createTestingModule({
-      imports: [RedisLockModule.forRoot({ redis: redisUrl(), isGlobal: true }), RedisLockBoardModule.register({ allowForceRelease: true, pageSize: 2 })],
+      imports: [locks, RedisLockBoardModule.register({ allowForceRelease: true, pageSize: 2 })],
     })
       .setLogger(new CapturedLogs())
       .compile();
@@ -32,8 +34,8 @@ describe.each([
     return `${(await app.getUrl()).replace('[::1]', '127.0.0.1')}/ops/locks`;
   }
 
-  it('serves the page under the global prefix, pages through locks, and force-releases only a confirmed JSON request', async () => {
-    const url = await start();
+  it.each(['redis', 'memory'] as const)('serves the page under the global prefix, pages through locks, and force-releases only a confirmed JSON request (%s)', async (store) => {
+    const url = await start(store);
     const page = await fetch(url);
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toMatch(/^text\/html/);

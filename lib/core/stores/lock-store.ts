@@ -62,5 +62,10 @@ export interface LockStore {
   leave(keys: ScriptKeys, token: string, ttl: number, waiterLease: number): Promise<void>;
   exists(lockKey: string): Promise<boolean>;
   /** Reads a lock's state with read-only commands, in one round trip per node. */
+  /**
+   * One page of the lock keys held under `prefix` (the lock board's listing), for a store with
+   * no Redis client to SCAN (the in-memory store). `cursor` `'0'` starts; a returned `'0'` ends.
+   */
+  scanLocks?(prefix: string, cursor: string, count: number): Promise<{ next: string; keys: string[] }>;
   inspect(keys: ScriptKeys): Promise<LockSnapshot>;
 }

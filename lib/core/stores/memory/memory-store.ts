@@ -121,8 +121,12 @@ export class MemoryStore implements LockStore, MemoryQueue {
   }
 
   /** Lock keys held now whose name starts with `prefix`, for the lock board. */
-  heldKeys(prefix: string): string[] {
-    return [...this.locks.keys()].filter((key) => key.startsWith(prefix) && this.get(this.locks, key) !== undefined);
+  async scanLocks(prefix: string, cursor: string, count: number): Promise<{ next: string; keys: string[] }> {
+    await settled();
+    const held = [...this.locks.keys()].filter((key) => key.startsWith(`${prefix}{`) && key.endsWith('}') && this.get(this.locks, key) !== undefined).sort();
+    const from = Number(cursor) || 0;
+    const keys = held.slice(from, from + count);
+    return { next: from + count >= held.length ? '0' : String(from + count), keys };
   }
 
   /** Deletes a lock whoever holds it (the lock board's "release by force", a test's theft). */

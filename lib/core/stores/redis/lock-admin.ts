@@ -24,7 +24,11 @@ export interface LockPage {
  */
 export async function listLocks(manager: LockManager, cursor: string, count: number): Promise<LockPage> {
   const { clients } = manager;
-  if (clients.length === 1) return inspectAll(manager, await scanPage(clients[0]!, cursor, lockPattern(clients[0]!, manager), count), clients[0]!);
+  if (clients.length === 0 && manager.store.scanLocks !== undefined) {
+    // The in-memory store: no Redis to SCAN, the store lists its own keys.
+    return inspectAll(manager, await manager.store.scanLocks(manager.keyPrefix, plainCursor(cursor), count), manager.keyPrefix);
+  }
+  if (clients.length === 1) return inspectAll(manager, await scanPage(clients[0]!, cursor, lockPattern(clients[0]!, manager), count), clientKeyPrefix(clients[0]!) + manager.keyPrefix);
   // Quorum: the first node that answers, `<node index>-<cursor>` (a cursor is only valid on its node).
   const match = /^(\d+)-(\d+)$/.exec(cursor);
   let node = match ? Number(match[1]) : 0;
@@ -34,7 +38,7 @@ export async function listLocks(manager: LockManager, cursor: string, count: num
     if (client === undefined) throw new RedisLockError(`No Redis node answered the scan of the locks (${clients.length} nodes).`);
     const page = await settleWithin(scanPage(client, nodeCursor, lockPattern(client, manager), count), QUORUM_SCAN_TIMEOUT_MS).catch((): typeof TIMED_OUT => TIMED_OUT);
     if (page === TIMED_OUT) continue;
-    return inspectAll(manager, { next: page.next === '0' ? '0' : `${node}-${page.next}`, keys: page.keys }, client);
+    return inspectAll(manager, { next: page.next === '0' ? '0' : `${node}-${page.next}`, keys: page.keys }, clientKeyPrefix(client) + manager.keyPrefix);
   }
 }
 
@@ -46,8 +50,8 @@ function lockPattern(client: RedisClient, manager: LockManager): string {
   return `${escapeGlob(clientKeyPrefix(client) + manager.keyPrefix)}{*}`;
 }
 
-async function inspectAll(manager: LockManager, { next, keys }: { next: string; keys: string[] }, client: RedisClient): Promise<LockPage> {
-  const fullPrefix = clientKeyPrefix(client) + manager.keyPrefix;
+/** `fullPrefix`: what stands before `{<key>}` in the store's key names (client prefix and module prefix). */
+async function inspectAll(manager: LockManager, { next, keys }: { next: string; keys: string[] }, fullPrefix: string): Promise<LockPage> {
   const userKeys = [...new Set(keys.map((key) => userKey(key, fullPrefix)))];
   const locks = await Promise.all(userKeys.map((key) => manager.inspect(key)));
   return { cursor: next, locks: locks.filter((lock) => lock.held) };
