@@ -13,7 +13,8 @@ export const LOCK_ACL = [
   'on', '>lock-secret', 'resetkeys', '~lock:*', 'resetchannels', '&lock:*', '-@all',
   '+evalsha', '+eval', '+exists', '+subscribe', '+unsubscribe', '+ping', '+info', '+select',
   '+get', '+set', '+del', '+pexpire', '+pttl', '+incr', '+time', '+publish',
-  '+lindex', '+lpop', '+rpush', '+lrem', '+zadd', '+zrem', '+zscore',
+  '+lindex', '+lpop', '+rpush', '+lrem', '+zadd', '+zrem', '+zscore', '+zrange',
+  '+hget', '+hset', '+hdel', '+hkeys', '+hgetall',
 ];
 
 describe('chaos: least privilege', () => {
@@ -74,5 +75,31 @@ describe('chaos: least privilege', () => {
     expect([...tokens].every((token) => /^[0-9a-f]{32}\.[A-Za-z0-9_-]+\.[0-9a-z]+$/.test(token))).toBe(true);
     expect(tokens.size).toBe(202);
     report('least-privilege', { processes: 2, acquisitions: 300, aclCommands: LOCK_ACL.filter((rule) => rule.startsWith('+')).length, outsidePrefix: 'NOPERM', distinctTokens: tokens.size, tokenBits: 128 });
+  });
+
+  it('runs semaphores, read locks and a queue repair as that user too', async () => {
+    const app = await createLockApp({ redis: url, ttl: 2_000 });
+    const spy = new Redis(redisUrl());
+    try {
+      const permits = await Promise.all([0, 1].map(() => app.locks.acquire('acl-sem', { limit: 2 })));
+      expect(await app.locks.tryAcquire('acl-sem', { limit: 2 })).toBeNull();
+      await Promise.all(permits.map((permit) => permit.release()));
+      const readers = await Promise.all([0, 1].map(() => app.locks.acquire('acl-rw', { mode: 'read' })));
+      const writer = app.locks.acquire('acl-rw', { waitTimeout: 5_000 });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      await Promise.all(readers.map((reader) => reader.release()));
+      await (await writer).release();
+      // A queue list lost on its own is rebuilt from its waiters (ZRANGE).
+      const held = await app.locks.acquire('acl-queue');
+      const waiting = app.locks.acquire('acl-queue', { waitTimeout: 5_000 });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      await spy.del('lock:{acl-queue}:queue');
+      await held.release();
+      await (await waiting).release();
+      expect(app.logs.lines.filter((line) => /NOPERM|no permissions/i.test(line.message))).toEqual([]);
+    } finally {
+      await app.close();
+      await spy.quit();
+    }
   });
 });
