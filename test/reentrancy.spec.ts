@@ -11,6 +11,8 @@ describe('reentrancy per async call chain', () => {
 
   it('lets a nested using() of the held key run at once, without a Redis round trip', async () => {
     app = await createLockApp({ waitTimeout: 500 });
+    // Scripts cached first: on a fresh server each would go out twice (EVALSHA, then EVAL).
+    await app.locks.using('warm-up', () => undefined);
     const commands = await watchCommands('lock:{k}');
     const result = await app.locks.using('k', async (outer) => {
       const inner = await app.locks.using('k', async (nested) => {
@@ -96,5 +98,34 @@ describe('re-entering after an event-loop stall', () => {
       .catch((e: unknown) => e);
     expect(inner).toBeInstanceOf(LockLostError);
     expect(inner).toMatchObject({ reason: 'expired' });
+  });
+});
+
+describe('re-entering across lock kinds', () => {
+  let app: LockApp;
+  let other: LockApp;
+  afterEach(async () => {
+    await app?.close();
+    await other?.close();
+  });
+
+  it('re-enters only the same kind: a mutex inside a semaphore chain is a lock of its own', async () => {
+    app = await createLockApp({ waitTimeout: 300 });
+    other = await createLockApp({ waitTimeout: 0 });
+    await app.locks.using(
+      'kinds',
+      async (permit) => {
+        const mutex = await app.locks.acquire('kinds');
+        expect(mutex).not.toBe(permit);
+        // Really held in Redis, so another instance is kept out of the mutex.
+        expect(await other.locks.tryAcquire('kinds')).toBeNull();
+        await mutex.release();
+        const nested = await app.locks.acquire('kinds', { limit: 3 });
+        expect(nested.fencingToken).toBe(permit.fencingToken);
+        await nested.release();
+        await expect(app.locks.acquire('kinds', { limit: 3, permits: 2 })).rejects.toThrow(/cannot share the outer permits/);
+      },
+      { limit: 3 },
+    );
   });
 });

@@ -484,6 +484,8 @@ export class LockManager implements LockOwner, LockRunner {
 
   /** Locks held as readers, so that a chain asking to upgrade one is refused. */
   private readonly readLocks = new WeakSet<HeldLock>();
+  /** Permits held by semaphore locks, for re-entry (see `reenter`). */
+  private readonly semaphoreLocks = new WeakMap<HeldLock, SemaphoreRequest>();
 
   private prepare(key: string, options: LockOptions | undefined): { timing: LockTiming; names: LockRedisKeys; reentered?: Lock; semaphore?: SemaphoreRequest; read: boolean } {
     this.assertOpen();
@@ -496,12 +498,21 @@ export class LockManager implements LockOwner, LockRunner {
     checkLockNaming(options);
     options?.signal?.throwIfAborted();
     const names = lockRedisKeys(this.options.keyPrefix, key);
-    return { timing, names, reentered: this.reenter(key, read), semaphore, read };
+    return { timing, names, reentered: this.reenter(key, read, semaphore), semaphore, read };
   }
 
-  private reenter(key: string, read: boolean): Lock | undefined {
-    const outer = this.chain.getStore()?.findLast((lock) => lock.key === key);
+  private reenter(key: string, read: boolean, semaphore: SemaphoreRequest | undefined): Lock | undefined {
+    // A semaphore's permits and the lock of the same name are separate locks: each re-enters
+    // only its own kind.
+    const outer = this.chain.getStore()?.findLast((lock) => lock.key === key && this.semaphoreLocks.has(lock) === (semaphore !== undefined));
     if (outer === undefined) return undefined;
+    const held = this.semaphoreLocks.get(outer);
+    if (semaphore !== undefined && held !== undefined && (semaphore.limit !== held.limit || semaphore.permits > held.permits)) {
+      throw new RedisLockError(
+        `Semaphore ${quoteKey(key)}: this call chain holds ${held.permits} permit(s) of limit ${held.limit}, and a nested acquisition asked for ` +
+          `${semaphore.permits} of limit ${semaphore.limit}; it cannot share the outer permits. Ask for at most the outer permits, with the same limit.`,
+      );
+    }
     // Two readers upgrading at once would wait for each other forever.
     if (!read && outer.held && this.readLocks.has(outer)) {
       throw new LockUpgradeError(
@@ -562,6 +573,7 @@ export class LockManager implements LockOwner, LockRunner {
     const lock = new HeldLock(this, key, names, token, fencingToken, timing, leaseStart, lease);
     this.heldLocks.add(lock);
     if (isRead(names)) this.readLocks.add(lock);
+    if (isSemaphore(names)) this.semaphoreLocks.set(lock, { limit: names.semaphore.limit, permits: names.semaphore.permits });
     return lock;
   }
 
