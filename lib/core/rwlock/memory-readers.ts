@@ -21,7 +21,7 @@ export function readersAlive(data: MemoryData, lock: string, now: number): numbe
   if (readers === undefined) return 0;
   for (const token of [...readers.keys()]) {
     const entry = data.locks.get(`${lock}:reader:${token}`);
-    if (entry === undefined || entry.expiresAt <= now) readers.delete(token);
+    if (entry === undefined || entry.expiresAt < now) readers.delete(token);
   }
   if (readers.size === 0) data.readers.delete(`${lock}:readers`);
   return readers.size;
@@ -99,7 +99,7 @@ export class MemoryReaders implements ReadStore {
     }
     if (enqueue) {
       const entry = this.data.waiting.get(keys.queue);
-      const queue = entry !== undefined && entry.expiresAt > now ? entry.value : { order: [], aliveUntil: new Map<string, number>() };
+      const queue = entry !== undefined && entry.expiresAt >= now ? entry.value : { order: [], aliveUntil: new Map<string, number>() };
       if (!queue.aliveUntil.has(member)) queue.order.push(member);
       queue.aliveUntil.set(member, now + waiterLease);
       this.data.waiting.set(keys.queue, { value: queue, expiresAt: now + waiterLease });
@@ -157,14 +157,14 @@ export class MemoryReaders implements ReadStore {
 
   private pttl(lock: string, now: number): number {
     const entry = this.data.locks.get(lock);
-    if (entry === undefined || entry.expiresAt <= now) return -2;
+    if (entry === undefined || entry.expiresAt < now) return -2;
     return entry.expiresAt === Infinity ? -1 : Math.ceil(entry.expiresAt - now);
   }
 
   private get(key: string): string | undefined {
     const entry = this.data.locks.get(key);
     if (entry === undefined) return undefined;
-    if (entry.expiresAt <= this.clock.now()) {
+    if (entry.expiresAt < this.clock.now()) {
       this.data.locks.delete(key);
       return undefined;
     }

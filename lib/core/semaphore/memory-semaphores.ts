@@ -85,7 +85,7 @@ export class MemorySemaphores implements SemaphoreStore {
     let soonest = -1;
     for (const [token, value] of this.data.semaphoreHolders.get(keys.semaphore.holders) ?? []) {
       const permit = this.data.locks.get(this.permitKey(keys, token));
-      if (permit === undefined || permit.expiresAt <= now) {
+      if (permit === undefined || permit.expiresAt < now) {
         this.deleteHolder(keys, token);
         continue;
       }
@@ -171,7 +171,7 @@ export class MemorySemaphores implements SemaphoreStore {
   private get<T>(map: Map<string, Entry<T>>, key: string): T | undefined {
     const entry = map.get(key);
     if (entry === undefined) return undefined;
-    if (entry.expiresAt <= this.clock.now()) {
+    if (entry.expiresAt < this.clock.now()) {
       map.delete(key);
       return undefined;
     }
