@@ -36,4 +36,30 @@ describe('a damaged waiting queue', () => {
     expect(await redis.exists('lock:{q}', 'lock:{q}:queue', 'lock:{q}:waiters')).toBe(0);
     expect(await holder.locks.tryAcquire('q')).not.toBeNull();
   });
+
+  it.each([
+    ['a mutex', {}],
+    ['a semaphore', { limit: 1 }],
+  ] as const)('keeps the waiters of a lost queue list ahead of later arrivals (%s)', async (_kind, options) => {
+    const holder = await app({ ttl: 30_000 });
+    const early = [await app(), await app()];
+    const late = await app();
+    const held = await holder.locks.acquire('o', options);
+    const order: string[] = [];
+    const wait = (who: string, locks: typeof holder.locks) =>
+      locks.acquire('o', { ...options, waitTimeout: 10_000 }).then(async (lock) => {
+        order.push(who);
+        await lock.release();
+      });
+    const waiting = [wait('early-1', early[0]!.locks), wait('early-2', early[1]!.locks)];
+    await sleep(150);
+    // The list is evicted on its own: the early waiters are left in the sorted set.
+    const queue = 'limit' in options ? 'lock:{o}:sq' : 'lock:{o}:queue';
+    await redis.del(queue);
+    const latecomer = wait('late', late.locks);
+    await sleep(100);
+    await held.release();
+    await Promise.all([...waiting, latecomer]);
+    expect(order.indexOf('late')).toBe(2);
+  });
 });

@@ -65,6 +65,7 @@ if (not owner or owner == '~r') and (not head or head == member) then
   return {1, fencing}
 end
 if enqueue == '1' then
+  restore_list(KEYS[3], KEYS[4])
   if redis.call('ZADD', KEYS[4], now + lease, member) == 1 then
     redis.call('RPUSH', KEYS[3], member)
   end

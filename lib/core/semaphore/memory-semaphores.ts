@@ -111,7 +111,7 @@ export class MemorySemaphores implements SemaphoreStore {
     for (;;) {
       const head = this.liveHead(keys, now);
       if (head === undefined) break;
-      const match = /^(.+):(\d+):(\d+)$/.exec(head);
+      const match = /^(.+):([1-9]\d*):([1-9]\d*)$/.exec(head);
       if (match !== null && Number(match[3]) > free) break;
       this.remove(keys, head);
       if (match === null) continue;

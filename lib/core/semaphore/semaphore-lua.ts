@@ -1,3 +1,4 @@
+import { RESTORE_LIST } from '../stores/redis/queue-lua.js';
 /**
  * The counting semaphore's scripts. KEYS of every one: own permit, fence, queue, waiters,
  * release channel, holders, limit (see `semaphore-keys.ts`). All seven share the `{key}`
@@ -10,7 +11,7 @@
  * and dropped when counted. Queue members are `<token>:<ttl>:<permits>`, with the mutex's
  * liveness leases on the server clock (`TIME`).
  */
-const LIB = `
+const LIB = `${RESTORE_LIST}
 local function next_fence(fence)
   local fencing = redis.call('INCR', fence)
   if fence_retention ~= '0' then redis.call('PEXPIRE', fence, fence_retention) end
@@ -45,7 +46,11 @@ end
 local function live_head(now)
   while true do
     local head = redis.call('LINDEX', KEYS[3], 0)
-    if not head then return nil end
+    if not head then
+      restore_list(KEYS[3], KEYS[4])
+      head = redis.call('LINDEX', KEYS[3], 0)
+      if not head then return nil end
+    end
     local alive_until = redis.call('ZSCORE', KEYS[4], head)
     if alive_until and tonumber(alive_until) >= now then return head end
     redis.call('LPOP', KEYS[3])
@@ -69,16 +74,21 @@ local function grant_fitting(free, grant_ms, sharded)
   while true do
     local head = live_head(now)
     if not head then break end
-    local token, ttl, permits = string.match(head, '^(.+):(%d+):(%d+)$')
+    -- A ttl or permits of 0 (nothing of ours writes one) would make SET fail halfway.
+    local token, ttl, permits = string.match(head, '^(.+):([1-9]%d*):([1-9]%d*)$')
     if token and tonumber(permits) > free then break end
-    redis.call('LPOP', KEYS[3])
-    redis.call('ZREM', KEYS[4], head)
     if token then
+      -- The permit first, then the queue: a call that failed halfway must not drop the waiter.
       free = free - tonumber(permits)
       local fencing = take(token, permits, math.min(tonumber(ttl), grant_ms))
+      redis.call('LPOP', KEYS[3])
+      redis.call('ZREM', KEYS[4], head)
       redis.call(sharded == '1' and 'SPUBLISH' or 'PUBLISH', KEYS[5], token .. ':' .. fencing)
       granted[#granted + 1] = token
       granted[#granted + 1] = fencing
+    else
+      redis.call('LPOP', KEYS[3])
+      redis.call('ZREM', KEYS[4], head)
     end
   end
   return granted
@@ -92,7 +102,7 @@ end
 
 -- The limit is kept while the semaphore has holders or waiters, and forgotten with them.
 local function forget_limit_if_idle()
-  if redis.call('EXISTS', KEYS[6]) == 0 and redis.call('EXISTS', KEYS[3]) == 0 then redis.call('DEL', KEYS[7]) end
+  if redis.call('EXISTS', KEYS[6], KEYS[3], KEYS[4]) == 0 then redis.call('DEL', KEYS[7]) end
 end
 `;
 
@@ -132,6 +142,7 @@ end
 if head and head ~= member then grant_fitting(free, lease, sharded) end
 if enqueue == '1' then
   local now = now_ms()
+  restore_list(KEYS[3], KEYS[4])
   if redis.call('ZADD', KEYS[4], now + lease, member) == 1 then
     redis.call('RPUSH', KEYS[3], member)
   end

@@ -55,6 +55,7 @@ if not owner then
   grant_next(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], lease, sharded)
 end
 if enqueue == '1' then
+  restore_list(KEYS[3], KEYS[4])
   if redis.call('ZADD', KEYS[4], now + lease, member) == 1 then
     redis.call('RPUSH', KEYS[3], member)
   end

@@ -2,6 +2,23 @@
 // read-write lock): one source, so that both sides hand the lock over alike.
 
 /**
+ * The queue's list lost on its own (evicted, or expired a moment before its set): puts the set's
+ * members back, the longest-refreshed first, so that no waiter is left unseen (in the set only,
+ * where newcomers would be let in ahead of it for as long as it waits). Needs nothing but the
+ * two queue keys; every lock kind's scripts call it before they read or join the queue.
+ */
+export const RESTORE_LIST = `
+local function restore_list(queue, waiters)
+  if redis.call('EXISTS', queue) == 1 then return end
+  local lost = redis.call('ZRANGE', waiters, 0, -1)
+  if #lost == 0 then return end
+  for _, member in ipairs(lost) do redis.call('RPUSH', queue, member) end
+  local left = redis.call('PTTL', waiters)
+  if left > 0 then redis.call('PEXPIRE', queue, left) end
+end
+`;
+
+/**
  * Every script that includes it first sets `fence_retention` (ms, '0' for none): with the
  * module's `fenceRetention`, each new fencing token also restarts the counter's expiry.
  * The scripts take that, the waiter lease and the sharded pub/sub flag as one "settings"
@@ -13,7 +30,7 @@
  * use the Redis server's clock (`TIME`), never a client's. Dead waiters are dropped when they
  * reach the head.
  */
-export const QUEUE = `
+export const QUEUE = `${RESTORE_LIST}
 local function next_fence(fence)
   local fencing = redis.call('INCR', fence)
   if fence_retention ~= '0' then redis.call('PEXPIRE', fence, fence_retention) end
@@ -29,14 +46,9 @@ local function live_head(queue, waiters, now)
   while true do
     local head = redis.call('LINDEX', queue, 0)
     if not head then
-      -- The list went without its set (evicted, or expired a moment before it): put the set's
-      -- members back, the longest-refreshed first, rather than leave them waiting unseen.
-      local lost = redis.call('ZRANGE', waiters, 0, -1)
-      if #lost == 0 then return nil end
-      for _, member in ipairs(lost) do redis.call('RPUSH', queue, member) end
-      local left = redis.call('PTTL', waiters)
-      if left > 0 then redis.call('PEXPIRE', queue, left) end
-      head = lost[1]
+      restore_list(queue, waiters)
+      head = redis.call('LINDEX', queue, 0)
+      if not head then return nil end
     end
     local alive_until = redis.call('ZSCORE', waiters, head)
     if alive_until and tonumber(alive_until) >= now then return head end
