@@ -62,4 +62,16 @@ describe('a damaged waiting queue', () => {
     await Promise.all([...waiting, latecomer]);
     expect(order.indexOf('late')).toBe(2);
   });
+
+  it('reads a key held by readers that all crashed as free, and one with a live reader as held', async () => {
+    const { locks } = await app();
+    // What readers that all died leave behind: the marker and their entries, no reader key.
+    await redis.set('lock:{r}', '~r');
+    await redis.hset('lock:{r}:readers', 'gone', '1');
+    expect(await locks.isLocked('r')).toBe(false);
+    expect(await locks.inspect('r')).toMatchObject({ held: false });
+    await redis.set('lock:{r}:reader:gone', 'gone', 'PX', 10_000);
+    expect(await locks.isLocked('r')).toBe(true);
+    expect(await locks.inspect('r')).toMatchObject({ held: true });
+  });
 });

@@ -1,10 +1,10 @@
 import type { AcquireReply, Grant, ReleaseReply, ScriptKeys } from '../stores/lock-store.js';
 import type { MemoryData, Publish, StoreClock } from '../stores/memory/memory-data.js';
-import type { ReadKeys } from './read-keys.js';
+import { READ_HELD, type ReadKeys } from './read-keys.js';
 import type { ReadStore } from './read-store.js';
 
 /** What a lock key holds while readers hold it (never an owner token), as in the Lua. */
-export const READ_HELD = '~r';
+export { READ_HELD } from './read-keys.js';
 
 /** The memory store's queue steps the read side shares (the Lua queue functions). */
 export interface MemoryQueue {

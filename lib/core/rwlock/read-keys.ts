@@ -15,6 +15,9 @@ export interface ReadKeys extends LockRedisKeys {
   read: ReadCall;
 }
 
+/** The lock key's value while readers hold it (never an owner token). */
+export const READ_HELD = '~r';
+
 /**
  * Lays out one read acquisition of the lock `base`: the reader's own key
  * `<lock>:reader:<token>` (its lease), the readers hash `<lock>:readers`; queue, waiters,

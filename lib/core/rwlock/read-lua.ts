@@ -125,3 +125,17 @@ elseif owner == '~r' then
 end
 return 1
 `;
+
+/**
+ * Whether a lock is held, for `isLocked()` and `inspect()`: a key held by readers (`~r`) counts
+ * only while one of its readers' keys is still there (they may all have crashed; the next script
+ * on the lock frees it). Reads only. KEYS: lock, readers hash.
+ */
+export const LOCK_HELD = `
+local owner = redis.call('GET', KEYS[1])
+if owner ~= '~r' then return owner and 1 or 0 end
+for _, token in ipairs(redis.call('HKEYS', KEYS[2])) do
+  if redis.call('EXISTS', KEYS[1] .. ':reader:' .. token) == 1 then return 1 end
+end
+return 0
+`;

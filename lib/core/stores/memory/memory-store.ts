@@ -109,13 +109,20 @@ export class MemoryStore implements LockStore, MemoryQueue {
 
   async exists(lockKey: string): Promise<boolean> {
     await settled();
-    return this.get(this.locks, lockKey) !== undefined;
+    return this.held(lockKey);
+  }
+
+  /** The Lua `LOCK_HELD`: a key held by readers counts while one of them is still there. */
+  private held(lockKey: string): boolean {
+    const owner = this.get(this.locks, lockKey);
+    if (owner !== READ_HELD) return owner !== undefined;
+    return readersAlive(this.data, lockKey, this.clock.now()) > 0;
   }
 
   async inspect(keys: ScriptKeys): Promise<LockSnapshot> {
     await settled();
     const now = this.clock.now();
-    const owner = this.get(this.locks, keys.lock) ?? null;
+    const owner = this.held(keys.lock) ? (this.get(this.locks, keys.lock) ?? null) : null;
     const queue = this.get(this.waiting, keys.queue);
     return { owner, pttl: this.pttl(keys.lock, now), fencingToken: this.get(this.fences, keys.fence) ?? null, waiters: queue?.aliveUntil.size ?? 0 };
   }

@@ -1,13 +1,18 @@
+import { createHash } from 'node:crypto';
 import { clusterSlot } from '../../keys/cluster-slot.js';
 import { driverFor } from './drivers/driver-for.js';
 import type { RedisClient } from './drivers/redis-client.js';
 import type { RedisDriver, RunScript, ScriptCall } from './drivers/redis-driver.js';
 import { ELSEWHERE, RENEWED, type ScriptName } from './lock-lua.js';
+import { LOCK_HELD } from '../../rwlock/read-lua.js';
 import { ReadScripts } from '../../rwlock/read-scripts.js';
+import { READ_HELD } from '../../rwlock/read-keys.js';
 import { SemaphoreScripts } from '../../semaphore/semaphore-scripts.js';
 import type { AcquireReply, LockSnapshot, LockStore, ReleaseReply, RenewalOutcome, RenewalPart, RenewalRequest, ScriptKeys } from '../lock-store.js';
 
 export { ELSEWHERE, GONE, NOT_OURS, RENEWED } from './lock-lua.js';
+
+const HELD_SCRIPT = { lua: LOCK_HELD, sha: createHash('sha1').update(LOCK_HELD).digest('hex') };
 
 /**
  * The lock protocol over one client, through its driver (see `drivers/`): scripts are sent as
@@ -218,7 +223,7 @@ export class LockScripts implements LockStore {
   }
 
   async exists(lock: string): Promise<boolean> {
-    return this.driver.exists(lock);
+    return (await this.runScript(HELD_SCRIPT, [lock, `${lock}:readers`], [])) === 1;
   }
 
   /**
@@ -227,7 +232,9 @@ export class LockScripts implements LockStore {
    */
   async inspect(keys: ScriptKeys): Promise<LockSnapshot> {
     const [owner, pttl, fence, waiters] = await this.driver.readLock(keys.lock, keys.fence, keys.waiters);
-    return { owner, pttl, fencingToken: fence === null ? null : Number(fence), waiters };
+    // Held by readers: only while one of them is still there.
+    const held = owner !== READ_HELD || (await this.exists(keys.lock));
+    return { owner: held ? owner : null, pttl, fencingToken: fence === null ? null : Number(fence), waiters };
   }
 }
 
