@@ -19,23 +19,36 @@ export interface LockBackend {
   readonly queues: boolean;
 }
 
-/** The behaviour every backend promises, through the public API only. */
-export function describeLockBehaviour(label: string, backend: LockBackend): void {
-  describe(`lock behaviour: ${label}`, () => {
-    const apps: LockApp[] = [];
-    let run = 0;
-    beforeAll(() => backend.start(), 60_000);
-    afterAll(() => backend.stop());
-    afterEach(async () => {
-      await Promise.all(apps.splice(0).map((app) => app.close()));
-    });
-    const open = async (options: Partial<RedisLockModuleOptions> = {}): Promise<LockApp> => {
+/**
+ * The per-suite harness every behaviour suite shares: starts the backend once, opens
+ * applications on it (closed after each test), and names keys no other test uses, so that a
+ * backend shared by the tests needs no flushing.
+ */
+export function useBackend(backend: LockBackend, keyPrefix: string): {
+  open(options?: Partial<RedisLockModuleOptions>): Promise<LockApp>;
+  key(name: string): string;
+} {
+  const apps: LockApp[] = [];
+  let run = 0;
+  beforeAll(() => backend.start(), 60_000);
+  afterAll(() => backend.stop());
+  afterEach(async () => {
+    await Promise.all(apps.splice(0).map((app) => app.close()));
+  });
+  return {
+    async open(options = {}) {
       const app = await backend.open(options);
       apps.push(app);
       return app;
-    };
-    // Every test uses keys of its own, so that a backend shared by the tests needs no flushing.
-    const key = (name: string): string => `behaviour:${process.pid}:${++run}:${name}`;
+    },
+    key: (name) => `${keyPrefix}:${process.pid}:${++run}:${name}`,
+  };
+}
+
+/** The behaviour every backend promises, through the public API only. */
+export function describeLockBehaviour(label: string, backend: LockBackend): void {
+  describe(`lock behaviour: ${label}`, () => {
+    const { open, key } = useBackend(backend, 'behaviour');
 
     it('acquires, reports and releases a lock', async () => {
       const { locks } = await open();

@@ -1,24 +1,12 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { LockKeyError, LockLostError, LockNotAcquiredError, type RedisLockModuleOptions } from '../../lib/index.js';
-import { sleep, type LockApp } from '../support/lock-app.js';
-import type { LockBackend } from './lock-behaviour.js';
+import { describe, expect, it } from 'vitest';
+import { LockKeyError, LockLostError, LockNotAcquiredError } from '../../lib/index.js';
+import { sleep } from '../support/lock-app.js';
+import { useBackend, type LockBackend } from './lock-behaviour.js';
 
 /** Locks over several keys (`acquire([...])`), through the public API, on every backend. */
 export function describeMultiKeyBehaviour(label: string, backend: LockBackend): void {
   describe(`multi-key behaviour: ${label}`, () => {
-    const apps: LockApp[] = [];
-    let run = 0;
-    beforeAll(() => backend.start(), 60_000);
-    afterAll(() => backend.stop());
-    afterEach(async () => {
-      await Promise.all(apps.splice(0).map((app) => app.close()));
-    });
-    const open = async (options: Partial<RedisLockModuleOptions> = {}): Promise<LockApp> => {
-      const app = await backend.open(options);
-      apps.push(app);
-      return app;
-    };
-    const key = (name: string): string => `multi:${process.pid}:${++run}:${name}`;
+    const { open, key } = useBackend(backend, 'multi');
 
     it('takes every key, in canonical order, with a fencing token per key, and gives them all back', async () => {
       const { locks } = await open();

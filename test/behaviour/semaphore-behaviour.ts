@@ -1,31 +1,12 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  InvalidLockOptionsError,
-  LockLostError,
-  SemaphoreLimitError,
-  UnsupportedLockKindError,
-  type Lock,
-  type RedisLockModuleOptions,
-} from '../../lib/index.js';
+import { describe, expect, it } from 'vitest';
+import { InvalidLockOptionsError, LockLostError, SemaphoreLimitError, UnsupportedLockKindError, type Lock } from '../../lib/index.js';
 import { nextEvent, sleep, type LockApp } from '../support/lock-app.js';
-import type { LockBackend } from './lock-behaviour.js';
+import { useBackend, type LockBackend } from './lock-behaviour.js';
 
 /** The counting semaphore (`limit`), through the public API, on every backend. */
 export function describeSemaphoreBehaviour(label: string, backend: LockBackend): void {
   describe(`semaphore behaviour: ${label}`, () => {
-    const apps: LockApp[] = [];
-    let run = 0;
-    beforeAll(() => backend.start(), 60_000);
-    afterAll(() => backend.stop());
-    afterEach(async () => {
-      await Promise.all(apps.splice(0).map((app) => app.close()));
-    });
-    const open = async (options: Partial<RedisLockModuleOptions> = {}): Promise<LockApp> => {
-      const app = await backend.open(options);
-      apps.push(app);
-      return app;
-    };
-    const key = (name: string): string => `semaphore:${process.pid}:${++run}:${name}`;
+    const { open, key } = useBackend(backend, 'semaphore');
 
     if (!backend.queues) {
       it('refuses a semaphore at call time with an error saying it is not supported', async () => {
