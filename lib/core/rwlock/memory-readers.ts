@@ -1,5 +1,5 @@
 import type { AcquireReply, Grant, ReleaseReply, ScriptKeys } from '../stores/lock-store.js';
-import type { MemoryData, Publish, StoreClock } from '../stores/memory/memory-data.js';
+import { keyPttl, liveValue, settled, type MemoryData, type Publish, type StoreClock } from '../stores/memory/memory-data.js';
 import { READ_HELD, type ReadKeys } from './read-keys.js';
 import type { ReadStore } from './read-store.js';
 
@@ -72,7 +72,7 @@ export class MemoryReaders implements ReadStore {
     await settled();
     const now = this.clock.now();
     const shared = this.shared(keys);
-    let owner = this.get(shared.lock);
+    let owner = liveValue(this.data.locks, shared.lock, this.clock.now());
     if (owner === READ_HELD) {
       const granted = this.mine(keys, token, ttl, now);
       if (granted) return granted;
@@ -88,7 +88,7 @@ export class MemoryReaders implements ReadStore {
       else if (owner === READ_HELD) grantReaders(this.data, this.queue, this.publish, shared, waiterLease, now);
       const granted = this.mine(keys, token, ttl, now);
       if (granted) return granted;
-      owner = this.get(shared.lock);
+      owner = liveValue(this.data.locks, shared.lock, this.clock.now());
       head = this.queue.liveHead(shared, now);
     }
     if ((owner === undefined || owner === READ_HELD) && (head === undefined || head === member)) {
@@ -104,21 +104,21 @@ export class MemoryReaders implements ReadStore {
       queue.aliveUntil.set(member, now + waiterLease);
       this.data.waiting.set(keys.queue, { value: queue, expiresAt: now + waiterLease });
     }
-    return { acquired: false, pttl: this.pttl(shared.lock, now) };
+    return { acquired: false, pttl: keyPttl(this.data.locks, shared.lock, now) };
   }
 
   async release(keys: ReadKeys, token: string, waiterLease: number): Promise<ReleaseReply> {
     await settled();
     const now = this.clock.now();
     const readers = this.data.readers.get(keys.read.readers);
-    if (this.get(keys.lock) !== token) {
+    if (liveValue(this.data.locks, keys.lock, this.clock.now()) !== token) {
       readers?.delete(token);
       return { released: false };
     }
     this.data.locks.delete(keys.lock);
     readers?.delete(token);
     const shared = this.shared(keys);
-    if (this.get(shared.lock) === READ_HELD && readersAlive(this.data, shared.lock, now) === 0) {
+    if (liveValue(this.data.locks, shared.lock, this.clock.now()) === READ_HELD && readersAlive(this.data, shared.lock, now) === 0) {
       this.data.locks.delete(shared.lock);
       const grant = this.queue.grantNext(shared, waiterLease, now);
       return { released: true, grant };
@@ -131,9 +131,9 @@ export class MemoryReaders implements ReadStore {
     const now = this.clock.now();
     const shared = this.shared(keys);
     this.queue.removeMember(shared, `${token}:${ttl}:r`);
-    if (this.get(keys.lock) === token) this.data.locks.delete(keys.lock);
+    if (liveValue(this.data.locks, keys.lock, this.clock.now()) === token) this.data.locks.delete(keys.lock);
     this.data.readers.get(keys.read.readers)?.delete(token);
-    let owner = this.get(shared.lock);
+    let owner = liveValue(this.data.locks, shared.lock, this.clock.now());
     if (owner === READ_HELD && readersAlive(this.data, shared.lock, now) === 0) {
       this.data.locks.delete(shared.lock);
       owner = undefined;
@@ -145,7 +145,7 @@ export class MemoryReaders implements ReadStore {
   /** Let in already (by a grant): the lease restarts at ttl. */
   private mine(keys: ReadKeys, token: string, ttl: number, now: number): AcquireReply | undefined {
     const fencingToken = this.data.readers.get(keys.read.readers)?.get(token);
-    if (fencingToken === undefined || this.get(keys.lock) !== token) return undefined;
+    if (fencingToken === undefined || liveValue(this.data.locks, keys.lock, this.clock.now()) !== token) return undefined;
     this.data.locks.set(keys.lock, { value: token, expiresAt: now + ttl });
     return { acquired: true, fencingToken };
   }
@@ -155,23 +155,5 @@ export class MemoryReaders implements ReadStore {
     return { lock: keys.read.shared, fence: keys.fence, queue: keys.queue, waiters: keys.waiters, released: keys.released };
   }
 
-  private pttl(lock: string, now: number): number {
-    const entry = this.data.locks.get(lock);
-    if (entry === undefined || entry.expiresAt < now) return -2;
-    return entry.expiresAt === Infinity ? -1 : Math.ceil(entry.expiresAt - now);
-  }
 
-  private get(key: string): string | undefined {
-    const entry = this.data.locks.get(key);
-    if (entry === undefined) return undefined;
-    if (entry.expiresAt < this.clock.now()) {
-      this.data.locks.delete(key);
-      return undefined;
-    }
-    return entry.value;
-  }
-}
-
-function settled(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
 }

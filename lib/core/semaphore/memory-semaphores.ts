@@ -1,5 +1,5 @@
 import type { Grant } from '../stores/lock-store.js';
-import type { Entry, MemoryData, Publish, StoreClock } from '../stores/memory/memory-data.js';
+import { liveValue, nextFence, settled, type MemoryData, type Publish, type StoreClock } from '../stores/memory/memory-data.js';
 import type { SemaphoreKeys } from './semaphore-keys.js';
 import type { SemaphoreAcquireReply, SemaphoreReleaseReply, SemaphoreStore } from './semaphore-store.js';
 
@@ -40,7 +40,7 @@ export class MemorySemaphores implements SemaphoreStore {
     }
     if (head !== undefined && head !== member) this.grantFitting(keys, free, waiterLease, now);
     if (enqueue) {
-      const queue = this.get(this.data.waiting, keys.queue) ?? { order: [], aliveUntil: new Map<string, number>() };
+      const queue = liveValue(this.data.waiting, keys.queue, this.clock.now()) ?? { order: [], aliveUntil: new Map<string, number>() };
       if (!queue.aliveUntil.has(member)) queue.order.push(member);
       queue.aliveUntil.set(member, now + waiterLease);
       this.data.waiting.set(keys.queue, { value: queue, expiresAt: now + waiterLease });
@@ -52,7 +52,7 @@ export class MemorySemaphores implements SemaphoreStore {
   async release(keys: SemaphoreKeys, token: string, waiterLease: number): Promise<SemaphoreReleaseReply> {
     await settled();
     const now = this.clock.now();
-    if (this.get(this.data.locks, keys.lock) !== token) return { released: false, grants: [] };
+    if (liveValue(this.data.locks, keys.lock, this.clock.now()) !== token) return { released: false, grants: [] };
     this.data.locks.delete(keys.lock);
     this.deleteHolder(keys, token);
     const grants = this.grantFitting(keys, this.freePermits(keys, this.limitInUse(keys), now).free, waiterLease, now);
@@ -64,7 +64,7 @@ export class MemorySemaphores implements SemaphoreStore {
     await settled();
     const now = this.clock.now();
     this.remove(keys, `${token}:${ttl}:${keys.semaphore.permits}`);
-    if (this.get(this.data.locks, keys.lock) === token) this.data.locks.delete(keys.lock);
+    if (liveValue(this.data.locks, keys.lock, this.clock.now()) === token) this.data.locks.delete(keys.lock);
     this.deleteHolder(keys, token);
     this.grantFitting(keys, this.freePermits(keys, this.limitInUse(keys), now).free, waiterLease, now);
     this.forgetLimitIfIdle(keys);
@@ -127,7 +127,7 @@ export class MemorySemaphores implements SemaphoreStore {
   }
 
   private forgetLimitIfIdle(keys: SemaphoreKeys): void {
-    if (!this.data.semaphoreHolders.has(keys.semaphore.holders) && this.get(this.data.waiting, keys.queue) === undefined) {
+    if (!this.data.semaphoreHolders.has(keys.semaphore.holders) && liveValue(this.data.waiting, keys.queue, this.clock.now()) === undefined) {
       this.data.semaphoreLimits.delete(keys.semaphore.limitKey);
     }
   }
@@ -140,7 +140,7 @@ export class MemorySemaphores implements SemaphoreStore {
   }
 
   private liveHead(keys: SemaphoreKeys, now: number): string | undefined {
-    const queue = this.get(this.data.waiting, keys.queue);
+    const queue = liveValue(this.data.waiting, keys.queue, this.clock.now());
     if (queue === undefined) return undefined;
     for (;;) {
       const head = queue.order[0];
@@ -152,7 +152,7 @@ export class MemorySemaphores implements SemaphoreStore {
   }
 
   private remove(keys: SemaphoreKeys, member: string): void {
-    const queue = this.get(this.data.waiting, keys.queue);
+    const queue = liveValue(this.data.waiting, keys.queue, this.clock.now());
     if (queue === undefined) return;
     const index = queue.order.indexOf(member);
     if (index >= 0) queue.order.splice(index, 1);
@@ -161,25 +161,7 @@ export class MemorySemaphores implements SemaphoreStore {
   }
 
   private nextFence(fence: string, now: number): number {
-    const next = (this.get(this.data.fences, fence) ?? 0) + 1;
-    const previous = this.data.fences.get(fence);
-    const expiresAt = this.fenceRetention > 0 ? now + this.fenceRetention : (previous?.expiresAt ?? Infinity);
-    this.data.fences.set(fence, { value: next, expiresAt });
-    return next;
+    return nextFence(this.data, fence, now, this.fenceRetention);
   }
 
-  private get<T>(map: Map<string, Entry<T>>, key: string): T | undefined {
-    const entry = map.get(key);
-    if (entry === undefined) return undefined;
-    if (entry.expiresAt < this.clock.now()) {
-      map.delete(key);
-      return undefined;
-    }
-    return entry.value;
-  }
-}
-
-/** Replies come asynchronously, as from a server: never within the caller's own tick. */
-function settled(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
 }

@@ -1,4 +1,4 @@
-import { RESTORE_LIST } from '../stores/redis/queue-lua.js';
+import { QUEUE_MEMBERS } from '../stores/redis/queue-lua.js';
 /**
  * The counting semaphore's scripts. KEYS of every one: own permit, fence, queue, waiters,
  * release channel, holders, limit (see `semaphore-keys.ts`). All seven share the `{key}`
@@ -11,7 +11,7 @@ import { RESTORE_LIST } from '../stores/redis/queue-lua.js';
  * and dropped when counted. Queue members are `<token>:<ttl>:<permits>`, with the mutex's
  * liveness leases on the server clock (`TIME`).
  */
-const LIB = `${RESTORE_LIST}
+const LIB = `${QUEUE_MEMBERS}
 local function next_fence(fence)
   local fencing = redis.call('INCR', fence)
   if fence_retention ~= '0' then redis.call('PEXPIRE', fence, fence_retention) end
@@ -141,13 +141,7 @@ if (not head or head == member) and free >= permits then
 end
 if head and head ~= member then grant_fitting(free, lease, sharded) end
 if enqueue == '1' then
-  local now = now_ms()
-  restore_list(KEYS[3], KEYS[4])
-  if redis.call('ZADD', KEYS[4], now + lease, member) == 1 then
-    redis.call('RPUSH', KEYS[3], member)
-  end
-  redis.call('PEXPIRE', KEYS[3], lease)
-  redis.call('PEXPIRE', KEYS[4], lease)
+  join_queue(KEYS[3], KEYS[4], member, now_ms(), lease)
   redis.call('SET', KEYS[7], ARGV[4])
 end
 return {0, soonest}

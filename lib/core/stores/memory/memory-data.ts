@@ -41,3 +41,40 @@ export interface Queue {
   /** Until when each member is known to be alive (the Redis sorted set). */
   aliveUntil: Map<string, number>;
 }
+
+/**
+ * The value of a key that has not expired, dropping it once expired, as Redis expires keys
+ * lazily: gone once the clock is past its expiry, not at it. Every part of the in-memory store
+ * reads keys through this, so that they agree on that millisecond.
+ */
+export function liveValue<T>(map: Map<string, Entry<T>>, key: string, now: number): T | undefined {
+  const entry = map.get(key);
+  if (entry === undefined) return undefined;
+  if (entry.expiresAt < now) {
+    map.delete(key);
+    return undefined;
+  }
+  return entry.value;
+}
+
+/** PTTL: -2 for a missing or expired key, -1 for one without expiry. */
+export function keyPttl(map: Map<string, Entry<unknown>>, key: string, now: number): number {
+  const entry = map.get(key);
+  if (entry === undefined || entry.expiresAt < now) return -2;
+  return entry.expiresAt === Infinity ? -1 : Math.ceil(entry.expiresAt - now);
+}
+
+/** INCR of a fencing counter; with a retention, each new token restarts its expiry. */
+export function nextFence(data: MemoryData, fence: string, now: number, fenceRetention: number): number {
+  const next = (liveValue(data.fences, fence, now) ?? 0) + 1;
+  const previous = data.fences.get(fence);
+  const expiresAt = fenceRetention > 0 ? now + fenceRetention : (previous?.expiresAt ?? Infinity);
+  data.fences.set(fence, { value: next, expiresAt });
+  return next;
+}
+
+/** Replies come asynchronously, as from a server: never within the caller's own tick. */
+export function settled(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+

@@ -1,5 +1,5 @@
 import type { AcquireReply, LockSnapshot, LockStore, ReleaseReply, RenewalOutcome, RenewalPart, RenewalRequest, ScriptKeys } from '../lock-store.js';
-import { MemoryData, type Entry, type Publish, type Queue, type StoreClock } from './memory-data.js';
+import { keyPttl, liveValue, MemoryData, nextFence, settled, type Entry, type Publish, type Queue, type StoreClock } from './memory-data.js';
 import { MemorySemaphores } from '../../semaphore/memory-semaphores.js';
 export { MemoryData, type Publish, type StoreClock } from './memory-data.js';
 import { grantReaders, MemoryReaders, READ_HELD, readersAlive, type MemoryQueue } from '../../rwlock/memory-readers.js';
@@ -36,10 +36,10 @@ export class MemoryStore implements LockStore, MemoryQueue {
   async acquire(keys: ScriptKeys, token: string, ttl: number, enqueue: boolean, waiterLease: number): Promise<AcquireReply> {
     await settled();
     const now = this.clock.now();
-    let owner = this.get(this.locks, keys.lock);
+    let owner = liveValue(this.locks, keys.lock, this.clock.now());
     if (owner === token) {
       this.locks.set(keys.lock, { value: token, expiresAt: now + ttl });
-      return { acquired: true, fencingToken: this.get(this.fences, keys.fence) ?? 0 };
+      return { acquired: true, fencingToken: liveValue(this.fences, keys.fence, this.clock.now()) ?? 0 };
     }
     const member = `${token}:${ttl}`;
     // Held by readers that have all gone (crashed): free.
@@ -57,7 +57,7 @@ export class MemoryStore implements LockStore, MemoryQueue {
       this.grantNext(keys, waiterLease, now);
     }
     if (enqueue) {
-      let queue = this.get(this.waiting, keys.queue);
+      let queue = liveValue(this.waiting, keys.queue, this.clock.now());
       if (queue === undefined) {
         queue = { order: [], aliveUntil: new Map() };
       }
@@ -65,7 +65,7 @@ export class MemoryStore implements LockStore, MemoryQueue {
       queue.aliveUntil.set(member, now + waiterLease);
       this.waiting.set(keys.queue, { value: queue, expiresAt: now + waiterLease });
     }
-    return { acquired: false, pttl: this.pttl(keys.lock, now) };
+    return { acquired: false, pttl: keyPttl(this.locks, keys.lock, now) };
   }
 
   async renew(lockKey: string, token: string, ttl: number): Promise<RenewalOutcome> {
@@ -84,7 +84,7 @@ export class MemoryStore implements LockStore, MemoryQueue {
   async release(keys: ScriptKeys, token: string, waiterLease: number): Promise<ReleaseReply> {
     await settled();
     const now = this.clock.now();
-    if (this.get(this.locks, keys.lock) !== token) return { released: false };
+    if (liveValue(this.locks, keys.lock, this.clock.now()) !== token) return { released: false };
     this.locks.delete(keys.lock);
     const grant = this.grantNext(keys, waiterLease, now);
     return { released: true, grant };
@@ -94,9 +94,9 @@ export class MemoryStore implements LockStore, MemoryQueue {
     await settled();
     const now = this.clock.now();
     const member = `${token}:${ttl}`;
-    const queue = this.get(this.waiting, keys.queue);
+    const queue = liveValue(this.waiting, keys.queue, this.clock.now());
     if (queue !== undefined) this.remove(keys, queue, member);
-    let owner = this.get(this.locks, keys.lock);
+    let owner = liveValue(this.locks, keys.lock, this.clock.now());
     if (owner === token) this.locks.delete(keys.lock);
     if (owner === READ_HELD && readersAlive(this.data, keys.lock, now) === 0) {
       this.locks.delete(keys.lock);
@@ -114,7 +114,7 @@ export class MemoryStore implements LockStore, MemoryQueue {
 
   /** The Lua `LOCK_HELD`: a key held by readers counts while one of them is still there. */
   private held(lockKey: string): boolean {
-    const owner = this.get(this.locks, lockKey);
+    const owner = liveValue(this.locks, lockKey, this.clock.now());
     if (owner !== READ_HELD) return owner !== undefined;
     return readersAlive(this.data, lockKey, this.clock.now()) > 0;
   }
@@ -122,15 +122,15 @@ export class MemoryStore implements LockStore, MemoryQueue {
   async inspect(keys: ScriptKeys): Promise<LockSnapshot> {
     await settled();
     const now = this.clock.now();
-    const owner = this.held(keys.lock) ? (this.get(this.locks, keys.lock) ?? null) : null;
-    const queue = this.get(this.waiting, keys.queue);
-    return { owner, pttl: this.pttl(keys.lock, now), fencingToken: this.get(this.fences, keys.fence) ?? null, waiters: queue?.aliveUntil.size ?? 0 };
+    const owner = this.held(keys.lock) ? (liveValue(this.locks, keys.lock, this.clock.now()) ?? null) : null;
+    const queue = liveValue(this.waiting, keys.queue, this.clock.now());
+    return { owner, pttl: keyPttl(this.locks, keys.lock, now), fencingToken: liveValue(this.fences, keys.fence, this.clock.now()) ?? null, waiters: queue?.aliveUntil.size ?? 0 };
   }
 
   /** Lock keys held now whose name starts with `prefix`, for the lock board. */
   async scanLocks(prefix: string, cursor: string, count: number): Promise<{ next: string; keys: string[] }> {
     await settled();
-    const held = [...this.locks.keys()].filter((key) => key.startsWith(`${prefix}{`) && key.endsWith('}') && this.get(this.locks, key) !== undefined).sort();
+    const held = [...this.locks.keys()].filter((key) => key.startsWith(`${prefix}{`) && key.endsWith('}') && liveValue(this.locks, key, this.clock.now()) !== undefined).sort();
     const from = Number(cursor) || 0;
     const keys = held.slice(from, from + count);
     return { next: from + count >= held.length ? '0' : String(from + count), keys };
@@ -142,7 +142,7 @@ export class MemoryStore implements LockStore, MemoryQueue {
   }
 
   private renewOne(lockKey: string, token: string, ttl: number, now: number): boolean {
-    if (this.get(this.locks, lockKey) !== token) return false;
+    if (liveValue(this.locks, lockKey, this.clock.now()) !== token) return false;
     this.locks.set(lockKey, { value: token, expiresAt: now + ttl });
     return true;
   }
@@ -150,7 +150,7 @@ export class MemoryStore implements LockStore, MemoryQueue {
   /** The first waiter still alive; dead ones ahead of it are dropped (the Lua `live_head`). */
   /** @internal Queue step shared with the read side (`MemoryQueue`). */
   liveHead(keys: ScriptKeys, now: number): string | undefined {
-    const queue = this.get(this.waiting, keys.queue);
+    const queue = liveValue(this.waiting, keys.queue, this.clock.now());
     if (queue === undefined) return undefined;
     for (;;) {
       const head = queue.order[0];
@@ -186,13 +186,13 @@ export class MemoryStore implements LockStore, MemoryQueue {
 
   /** @internal Queue step shared with the read side (`MemoryQueue`). */
   removeMember(keys: ScriptKeys, member: string): void {
-    const queue = this.get(this.waiting, keys.queue);
+    const queue = liveValue(this.waiting, keys.queue, this.clock.now());
     if (queue !== undefined) this.remove(keys, queue, member);
   }
 
   /** @internal Queue step shared with the read side (`MemoryQueue`). */
   popHead(keys: ScriptKeys): void {
-    const queue = this.get(this.waiting, keys.queue);
+    const queue = liveValue(this.waiting, keys.queue, this.clock.now());
     if (queue !== undefined && queue.order.length > 0) this.remove(keys, queue, queue.order[0]!);
   }
 
@@ -206,33 +206,6 @@ export class MemoryStore implements LockStore, MemoryQueue {
 
   /** @internal Queue step shared with the read side (`MemoryQueue`). */
   nextFence(fence: string, now: number): number {
-    const next = (this.get(this.fences, fence) ?? 0) + 1;
-    const previous = this.fences.get(fence);
-    const expiresAt = this.fenceRetention > 0 ? now + this.fenceRetention : (previous?.expiresAt ?? Infinity);
-    this.fences.set(fence, { value: next, expiresAt });
-    return next;
+    return nextFence(this.data, fence, now, this.fenceRetention);
   }
-
-  private pttl(lockKey: string, now: number): number {
-    const entry = this.locks.get(lockKey);
-    if (entry === undefined || entry.expiresAt < now) return -2;
-    return entry.expiresAt === Infinity ? -1 : Math.ceil(entry.expiresAt - now);
-  }
-
-  /** The value of a key that has not expired (Redis expires keys lazily the same way). */
-  private get<T>(map: Map<string, Entry<T>>, key: string): T | undefined {
-    const entry = map.get(key);
-    if (entry === undefined) return undefined;
-    // Like Redis, a key is gone once the clock is past its expiry, not at it.
-    if (entry.expiresAt < this.clock.now()) {
-      map.delete(key);
-      return undefined;
-    }
-    return entry.value;
-  }
-}
-
-/** Replies come asynchronously, as from a server: never within the caller's own tick. */
-function settled(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
 }

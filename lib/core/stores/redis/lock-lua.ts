@@ -54,14 +54,7 @@ if not owner then
   end
   grant_next(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], lease, sharded)
 end
-if enqueue == '1' then
-  restore_list(KEYS[3], KEYS[4])
-  if redis.call('ZADD', KEYS[4], now + lease, member) == 1 then
-    redis.call('RPUSH', KEYS[3], member)
-  end
-  redis.call('PEXPIRE', KEYS[3], lease)
-  redis.call('PEXPIRE', KEYS[4], lease)
-end
+if enqueue == '1' then join_queue(KEYS[3], KEYS[4], member, now, lease) end
 return {0, redis.call('PTTL', KEYS[1])}
 `;
 

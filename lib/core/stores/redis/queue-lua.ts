@@ -5,9 +5,10 @@
  * The queue's list lost on its own (evicted, or expired a moment before its set): puts the set's
  * members back, the longest-refreshed first, so that no waiter is left unseen (in the set only,
  * where newcomers would be let in ahead of it for as long as it waits). Needs nothing but the
- * two queue keys; every lock kind's scripts call it before they read or join the queue.
+ * two queue keys; every lock kind's scripts call it before they read or join the queue
+ * (`join_queue`, which every kind's acquire uses to queue or refresh a waiter).
  */
-export const RESTORE_LIST = `
+export const QUEUE_MEMBERS = `
 local function restore_list(queue, waiters)
   if redis.call('EXISTS', queue) == 1 then return end
   local lost = redis.call('ZRANGE', waiters, 0, -1)
@@ -15,6 +16,14 @@ local function restore_list(queue, waiters)
   for _, member in ipairs(lost) do redis.call('RPUSH', queue, member) end
   local left = redis.call('PTTL', waiters)
   if left > 0 then redis.call('PEXPIRE', queue, left) end
+end
+
+-- Joins the queue, or refreshes the caller's place in it: alive for another lease.
+local function join_queue(queue, waiters, member, now, lease)
+  restore_list(queue, waiters)
+  if redis.call('ZADD', waiters, now + lease, member) == 1 then redis.call('RPUSH', queue, member) end
+  redis.call('PEXPIRE', queue, lease)
+  redis.call('PEXPIRE', waiters, lease)
 end
 `;
 
@@ -30,7 +39,7 @@ end
  * use the Redis server's clock (`TIME`), never a client's. Dead waiters are dropped when they
  * reach the head.
  */
-export const QUEUE = `${RESTORE_LIST}
+export const QUEUE = `${QUEUE_MEMBERS}
 local function next_fence(fence)
   local fencing = redis.call('INCR', fence)
   if fence_retention ~= '0' then redis.call('PEXPIRE', fence, fence_retention) end
