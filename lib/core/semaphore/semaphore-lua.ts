@@ -12,16 +12,6 @@ import { QUEUE_MEMBERS } from '../stores/redis/queue-lua.js';
  * liveness leases on the server clock (`TIME`).
  */
 const LIB = `${QUEUE_MEMBERS}
-local function next_fence(fence)
-  local fencing = redis.call('INCR', fence)
-  if fence_retention ~= '0' then redis.call('PEXPIRE', fence, fence_retention) end
-  return fencing
-end
-
-local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
 
 local base = string.sub(KEYS[6], 1, #KEYS[6] - #':holders')
 local function permit_key(token) return base .. ':permit:' .. token end

@@ -2,13 +2,26 @@
 // read-write lock): one source, so that both sides hand the lock over alike.
 
 /**
- * The queue's list lost on its own (evicted, or expired a moment before its set): puts the set's
- * members back, the longest-refreshed first, so that no waiter is left unseen (in the set only,
- * where newcomers would be let in ahead of it for as long as it waits). Needs nothing but the
- * two queue keys; every lock kind's scripts call it before they read or join the queue
- * (`join_queue`, which every kind's acquire uses to queue or refresh a waiter).
+ * What every lock kind's scripts share (the semaphore's include it too): `next_fence` (INCR of a
+ * fencing counter, restarting its expiry under a fenceRetention), `now_ms` (the server's clock),
+ * `restore_list` and `join_queue`. `restore_list`: a queue list lost on its own (evicted, or
+ * expired a moment before its set) gets the set's members back, the longest-refreshed first, so
+ * that no waiter is left unseen in the set alone, where newcomers would be let in ahead of it;
+ * every script calls it before it reads or joins the queue. `join_queue` queues a waiter or
+ * refreshes its place, alive for another lease.
  */
 export const QUEUE_MEMBERS = `
+local function next_fence(fence)
+  local fencing = redis.call('INCR', fence)
+  if fence_retention ~= '0' then redis.call('PEXPIRE', fence, fence_retention) end
+  return fencing
+end
+
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
 local function restore_list(queue, waiters)
   if redis.call('EXISTS', queue) == 1 then return end
   local lost = redis.call('ZRANGE', waiters, 0, -1)
@@ -40,16 +53,6 @@ end
  * reach the head.
  */
 export const QUEUE = `${QUEUE_MEMBERS}
-local function next_fence(fence)
-  local fencing = redis.call('INCR', fence)
-  if fence_retention ~= '0' then redis.call('PEXPIRE', fence, fence_retention) end
-  return fencing
-end
-
-local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
 
 local function live_head(queue, waiters, now)
   while true do
