@@ -75,7 +75,8 @@ export function Locked<A extends any[] = any[]>(
     // Metrics group calls by the template (never the key), and inspect() names the method.
     const template = typeof key === 'string' ? key : Array.isArray(key) ? key.join(',') : where;
     const naming = { name: template.slice(0, MAX_LOCK_NAME_LENGTH), label: where };
-    const callOptions: LockOptions = { ...lockOptions, ...naming };
+    // Frozen: the engine checks and resolves a frozen options object once, not on every call.
+    const callOptions: LockOptions = Object.freeze({ ...lockOptions, ...naming });
     const returnType: unknown = Reflect.getMetadata('design:returntype', target, propertyKey);
     const returnsObservable =
       typeof returnType === 'function' && (returnType === Observable || returnType.prototype instanceof Observable);

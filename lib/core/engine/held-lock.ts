@@ -112,12 +112,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
   }
 
   release(): Promise<void> {
-    this.releasing ??= this.releaseInRedis().catch((error: unknown) => {
-      // Let a later release() try again: the lease still ends on its own, but sooner is better.
-      this.releasing = undefined;
-      throw error;
-    });
-    return this.releasing;
+    return (this.releasing ??= this.releaseInRedis());
   }
 
   /** Application shutdown: tell the holder, then give the lock back. */
@@ -200,24 +195,43 @@ export class HeldLock implements Lock, Renewable, Expiring {
     this.lose('expired');
   }
 
-  private async releaseInRedis(): Promise<void> {
+  /** Not async, one `then`: every lock is released this way. */
+  private releaseInRedis(): Promise<void> {
     const wasHeld = this.state === 'held';
     this.stopRenewing();
-    let reply: ReleaseReply;
+    let reply: Promise<ReleaseReply>;
     try {
-      reply = await this.owner.releaseInRedis(this.names, this.token);
+      reply = this.owner.releaseInRedis(this.names, this.token);
     } catch (error) {
-      // The holder is done with it either way: it is no longer renewed, and its lease expires
-      // in Redis on its own. A later release() may still try to delete it sooner.
-      if (wasHeld && this.state === 'held') {
-        this.state = 'released';
-        this.owner.forget(this);
-        if (this.owner.listening) {
-          this.owner.emit({ type: 'released', key: this.key, name: this.name, fencingToken: this.fencingToken, heldMs: this.owner.clock.now() - this.acquiredAt, unconfirmed: true, at: Date.now() });
-        }
-      }
-      throw error;
+      reply = Promise.reject(error);
     }
+    return reply.then(
+      (settled) => {
+        try {
+          this.releasedInRedis(wasHeld, settled);
+        } catch (error) {
+          this.releasing = undefined;
+          throw error;
+        }
+      },
+      (error: unknown) => {
+        // Let a later release() try again: the lease still ends on its own, but sooner is better.
+        this.releasing = undefined;
+        // The holder is done with it either way: it is no longer renewed, and its lease expires
+        // in Redis on its own.
+        if (wasHeld && this.state === 'held') {
+          this.state = 'released';
+          this.owner.forget(this);
+          if (this.owner.listening) {
+            this.owner.emit({ type: 'released', key: this.key, name: this.name, fencingToken: this.fencingToken, heldMs: this.owner.clock.now() - this.acquiredAt, unconfirmed: true, at: Date.now() });
+          }
+        }
+        throw error;
+      },
+    );
+  }
+
+  private releasedInRedis(wasHeld: boolean, reply: ReleaseReply): void {
     if (!wasHeld) return;
     if (reply.released) {
       this.state = 'released';

@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { setMaxListeners } from 'node:events';
+import { ReplyWaits } from './reply-waits.js';
 import { Subject, type Observable } from 'rxjs';
 import { LockNotAcquiredError } from '../../errors/lock-not-acquired.error.js';
 import { RedisLockError } from '../../errors/redis-lock.error.js';
@@ -16,7 +17,7 @@ import { quoteKey } from '../keys/quote-key.js';
 import { checkLockNaming, HolderRecorder, parseHolder } from './holder.js';
 import type { LockLogger } from './lock-logger.js';
 import { resolveLockOptions, type LockTiming, type ResolvedModuleOptions } from '../options/lock-options.js';
-import type { ReleaseReply } from '../stores/lock-store.js';
+import type { AcquireReply, ReleaseReply } from '../stores/lock-store.js';
 import type { RedisClient } from '../stores/redis/drivers/redis-client.js';
 import type { LockStore } from '../stores/lock-store.js';
 import type { LockRunner } from './locked-call.js';
@@ -29,7 +30,7 @@ import { settleWithin, TIMED_OUT } from '../time/settle-within.js';
 import { waitForTurn } from './wait-for-turn.js';
 import { SemaphoreLimitError } from '../../errors/semaphore-limit.error.js';
 import { UnsupportedLockKindError } from '../../errors/unsupported-lock-kind.error.js';
-import { isSemaphore, semaphoreKeys } from '../semaphore/semaphore-keys.js';
+import { isSemaphore, semaphoreKeys, type SemaphoreKeys } from '../semaphore/semaphore-keys.js';
 import { resolveSemaphoreOptions, type SemaphoreRequest } from '../semaphore/semaphore-options.js';
 import type { SemaphoreStore } from '../semaphore/semaphore-store.js';
 import type { MultiKeyLock } from '../../interfaces/lock.interface.js';
@@ -37,7 +38,7 @@ import { acquireAll, tryAcquireAll } from '../multi-key/acquire-all.js';
 import { canonicalKeys } from '../multi-key/canonical-keys.js';
 import { MultiLock } from '../multi-key/multi-key-lock.js';
 import { LockUpgradeError } from '../../errors/lock-upgrade.error.js';
-import { isRead, readKeys } from '../rwlock/read-keys.js';
+import { isRead, readKeys, type ReadKeys } from '../rwlock/read-keys.js';
 import { isReadMode } from '../rwlock/lock-mode.js';
 import type { ReadStore } from '../rwlock/read-store.js';
 
@@ -75,6 +76,13 @@ const isKeyList = (key: string | readonly string[]): key is readonly string[] =>
  * The lock engine, free of Nest: acquisition, waiting, reentrancy, release and shutdown over
  * one Redis client. `LockService` exposes it to Nest applications.
  */
+/** The parts of a call's options that do not change between calls. */
+interface ResolvedCallOptions {
+  timing: LockTiming;
+  semaphore: SemaphoreRequest | undefined;
+  read: boolean;
+}
+
 export class LockManager implements LockOwner, LockRunner {
   readonly store: LockStore;
   readonly scheduler: RenewalScheduler;
@@ -96,6 +104,8 @@ export class LockManager implements LockOwner, LockRunner {
   private stopping?: Promise<void>;
   /** Ends every wait at shutdown. */
   private readonly shutdown = new AbortController();
+  /** The replies acquire attempts wait for. */
+  private readonly replyWaits: ReplyWaits;
   private readonly holder: HolderRecorder;
 
   constructor(
@@ -107,6 +117,7 @@ export class LockManager implements LockOwner, LockRunner {
     this.notifier = backend.notifier;
     this.clock = backend.clock ?? systemClock;
     this.sweeper = new DeadlineSweeper(this.clock);
+    this.replyWaits = new ReplyWaits(this.sweeper, this.clock);
     this.scheduler = new RenewalScheduler(this.store, logger, this.clock);
     const { ttl, renewInterval, waitTimeout, autoRenew } = options;
     this.defaults = { ttl, renewInterval, waitTimeout, autoRenew };
@@ -141,41 +152,51 @@ export class LockManager implements LockOwner, LockRunner {
     this.heldLocks.delete(lock);
   }
 
-  async releaseInRedis(names: LockRedisKeys, token: string): Promise<ReleaseReply> {
-    if (isRead(names)) {
-      const reply = await this.readStore(names.read.key).release(names, token, WAITER_LEASE_MS);
+  releaseInRedis(names: LockRedisKeys, token: string): Promise<ReleaseReply> {
+    if (isRead(names)) return this.releaseRead(names, token);
+    if (isSemaphore(names)) return this.releaseSemaphore(names, token);
+    // Not async, one `then`: every lock is released this way.
+    return this.store.release(names, token, WAITER_LEASE_MS).then((reply) => {
+      // The waiter it went to may be in this process: wake it without waiting for the message.
       if (reply.grant !== undefined) this.notifier?.wake(names.released, reply.grant.token, reply.grant.fencingToken);
       return reply;
-    }
-    if (isSemaphore(names)) {
-      // A permit given back may admit several waiters: wake each one in this process.
-      const reply = await this.semaphores(names.semaphore.key).release(names, token, WAITER_LEASE_MS);
-      for (const grant of reply.grants) this.notifier?.wake(names.released, grant.token, grant.fencingToken);
-      return reply;
-    }
-    const reply = await this.store.release(names, token, WAITER_LEASE_MS);
-    // The waiter it went to may be in this process: wake it without waiting for the message.
+    });
+  }
+
+  private async releaseRead(names: ReadKeys, token: string): Promise<ReleaseReply> {
+    const reply = await this.readStore(names.read.key).release(names, token, WAITER_LEASE_MS);
     if (reply.grant !== undefined) this.notifier?.wake(names.released, reply.grant.token, reply.grant.fencingToken);
+    return reply;
+  }
+
+  private async releaseSemaphore(names: SemaphoreKeys, token: string): Promise<ReleaseReply> {
+    // A permit given back may admit several waiters: wake each one in this process.
+    const reply = await this.semaphores(names.semaphore.key).release(names, token, WAITER_LEASE_MS);
+    for (const grant of reply.grants) this.notifier?.wake(names.released, grant.token, grant.fencingToken);
     return reply;
   }
 
   acquire(keys: readonly string[], options?: LockOptions): Promise<MultiKeyLock>;
   acquire(key: string, options?: LockOptions): Promise<Lock>;
   acquire(key: string | readonly string[], options?: LockOptions): Promise<Lock>;
-  async acquire(key: string | readonly string[], options?: LockOptions): Promise<Lock> {
-    if (isKeyList(key)) {
-      const keys = canonicalKeys(key, 'acquire');
-      this.assertOpen();
-      return acquireAll(this, keys, options, resolveLockOptions(options, this.defaults).waitTimeout);
-    }
-    const { timing, names, reentered, semaphore, read } = this.prepare(key, options);
-    if (reentered) return reentered;
-    this.acquiring++;
+  // Not async: every lock comes this way, and an async layer costs two promises.
+  acquire(key: string | readonly string[], options?: LockOptions): Promise<Lock> {
+    if (isKeyList(key)) return this.acquireKeys(key, options);
+    let prepared: ReturnType<LockManager['prepare']>;
     try {
-      return await this.acquireNew(key, names, timing, options, semaphore, read);
-    } finally {
-      this.settledAcquire();
+      prepared = this.prepare(key, options);
+    } catch (error) {
+      return Promise.reject(error);
     }
+    const { timing, names, reentered, semaphore, read } = prepared;
+    if (reentered) return Promise.resolve(reentered);
+    return this.acquireNew(key, names, timing, options, semaphore, read);
+  }
+
+  private async acquireKeys(key: readonly string[], options: LockOptions | undefined): Promise<Lock> {
+    const keys = canonicalKeys(key, 'acquire');
+    this.assertOpen();
+    return acquireAll(this, keys, options, resolveLockOptions(options, this.defaults).waitTimeout);
   }
 
   private async acquireNew(key: string, base: LockRedisKeys, timing: LockTiming, options: LockOptions | undefined, semaphore?: SemaphoreRequest, read = false): Promise<HeldLock> {
@@ -196,6 +217,7 @@ export class LockManager implements LockOwner, LockRunner {
     // taken the lock in Redis, so the call must leave even if it never queued.
     let uncertain = false;
     let lastAttemptAt = calledAt;
+    this.acquiring++;
     try {
       for (let attempt = 0; ; attempt++) {
         let busyFor: number | undefined;
@@ -204,6 +226,7 @@ export class LockManager implements LockOwner, LockRunner {
         const startedAt = this.clock.now();
         try {
           const outcome = await this.attempt(key, names, token, timing, waits, bound, signal, startedAt, sent);
+          if (outcome === TIMED_OUT) throw this.noAnswer(key, bound);
           if (outcome instanceof HeldLock) return this.acquired(outcome, calledAt, name, waiting);
           busyFor = outcome.pttl;
           lastError = undefined;
@@ -280,6 +303,7 @@ export class LockManager implements LockOwner, LockRunner {
       throw error;
     } finally {
       watch?.close();
+      this.settledAcquire();
     }
   }
 
@@ -304,7 +328,9 @@ export class LockManager implements LockOwner, LockRunner {
     let outcome: HeldLock | { pttl: number };
     try {
       // No waiting, but no hanging either: a late answer gets the grace, then the call fails.
-      outcome = await this.attempt(key, names, token, timing, false, LAST_ATTEMPT_GRACE_MS, options?.signal, calledAt, sent);
+      const settled = await this.attempt(key, names, token, timing, false, LAST_ATTEMPT_GRACE_MS, options?.signal, calledAt, sent);
+      if (settled === TIMED_OUT) throw this.noAnswer(key, LAST_ATTEMPT_GRACE_MS);
+      outcome = settled;
     } catch (error) {
       // The reply was lost, not necessarily the script's effect: give back what it may have taken.
       this.leave(names, token, timing, sent.reply);
@@ -408,6 +434,7 @@ export class LockManager implements LockOwner, LockRunner {
     // Real time, whatever the clock: this bounds how long Redis may keep the application waiting.
     const deadline = systemClock.now() + this.options.shutdownTimeout;
     this.shutdown.abort(new RedisLockError('LockService shut down (the application is closing) while waiting for a lock.'));
+    this.replyWaits.end(this.shutdown.signal.reason);
     for (const lock of this.heldLocks) this.cleanUp(lock.shutdown());
     // An acquire in flight may still obtain its lock; hold() then hands it straight back, and
     // a failed one leaves. Both register clean-ups, so wait until nothing is left to wait for.
@@ -490,15 +517,28 @@ export class LockManager implements LockOwner, LockRunner {
   private prepare(key: string, options: LockOptions | undefined): { timing: LockTiming; names: LockRedisKeys; reentered?: Lock; semaphore?: SemaphoreRequest; read: boolean } {
     this.assertOpen();
     checkLockKey(key);
-    const timing = resolveLockOptions(options, this.defaults);
-    const semaphore = resolveSemaphoreOptions(options);
+    const { timing, semaphore, read } = this.resolve(options);
     if (semaphore !== undefined) this.semaphores(key);
-    const read = isReadMode(options);
     if (read) this.readStore(key);
-    checkLockNaming(options);
     options?.signal?.throwIfAborted();
     const names = lockRedisKeys(this.options.keyPrefix, key);
     return { timing, names, reentered: this.reenter(key, read, semaphore), semaphore, read };
+  }
+
+  /** What a frozen options object (each `@Locked` method has one) resolves to, checked once. */
+  private readonly resolvedOptions = new WeakMap<LockOptions, ResolvedCallOptions>();
+
+  private resolve(options: LockOptions | undefined): ResolvedCallOptions {
+    const frozen = options !== undefined && options !== null && typeof options === 'object' && Object.isFrozen(options);
+    const known = frozen ? this.resolvedOptions.get(options) : undefined;
+    if (known !== undefined) return known;
+    const timing = resolveLockOptions(options, this.defaults);
+    const semaphore = resolveSemaphoreOptions(options);
+    const read = isReadMode(options);
+    checkLockNaming(options);
+    const resolved = { timing, semaphore, read };
+    if (frozen) this.resolvedOptions.set(options, resolved);
+    return resolved;
   }
 
   private reenter(key: string, read: boolean, semaphore: SemaphoreRequest | undefined): Lock | undefined {
@@ -527,7 +567,12 @@ export class LockManager implements LockOwner, LockRunner {
     return outer.held ? new ReentrantLock(outer) : undefined;
   }
 
-  private async attempt(
+  /**
+   * One acquire script call. Resolves the lock, or the lease left (`pttl`) of the holder, or
+   * `TIMED_OUT` past `bound`; stops waiting on the caller's abort or shutdown. The caller leaves
+   * when it gives up, which gives back what this attempt may still take.
+   */
+  private attempt(
     key: string,
     names: LockRedisKeys,
     token: string,
@@ -537,32 +582,38 @@ export class LockManager implements LockOwner, LockRunner {
     signal: AbortSignal | undefined,
     startedAt: number,
     sent: SentAttempt,
-  ): Promise<HeldLock | { pttl: number }> {
-    const reply = isSemaphore(names)
-      ? this.semaphores(key).acquire(names, token, timing.ttl, enqueue, WAITER_LEASE_MS)
-      : isRead(names)
-        ? this.readStore(key).acquire(names, token, timing.ttl, enqueue, WAITER_LEASE_MS)
-        : this.store.acquire(names, token, timing.ttl, enqueue, WAITER_LEASE_MS);
+  ): Promise<HeldLock | { pttl: number } | typeof TIMED_OUT> {
+    let reply: Promise<AcquireReply>;
+    try {
+      reply = isSemaphore(names)
+        ? this.semaphores(key).acquire(names, token, timing.ttl, enqueue, WAITER_LEASE_MS)
+        : isRead(names)
+          ? this.readStore(key).acquire(names, token, timing.ttl, enqueue, WAITER_LEASE_MS)
+          : this.store.acquire(names, token, timing.ttl, enqueue, WAITER_LEASE_MS);
+    } catch (error) {
+      reply = Promise.reject(error);
+    }
     sent.reply = reply;
-    // Past the bound, the caller's abort or shutdown, the caller stops waiting for the reply;
-    // it leaves when it gives up, which gives back what this attempt may still take.
-    const settled = bound === Infinity && signal === undefined ? await reply : await settleWithin(reply, bound, [signal, this.shutdown.signal], this.clock);
-    if (settled === TIMED_OUT) {
-      throw new RedisLockError(`Redis did not answer the acquire of lock ${quoteKey(key)} within ${Math.round(bound)} ms.`);
-    }
-    if (!settled.acquired) {
-      const limitInUse = (settled as { limitInUse?: number }).limitInUse;
-      if (limitInUse !== undefined && isSemaphore(names)) {
-        const { limit } = names.semaphore;
-        throw new SemaphoreLimitError(
-          limitInUse,
-          limit,
-          `Semaphore ${quoteKey(key)} is in use with limit ${limitInUse}; this call gave limit ${limit}. Every caller of one key must give the same limit.`,
-        );
+    // A plain function over one wait, not an async one: every lock comes this way.
+    return this.replyWaits.wait(reply, bound, signal, (settled) => {
+      if (!settled.acquired) {
+        const limitInUse = (settled as { limitInUse?: number }).limitInUse;
+        if (limitInUse !== undefined && isSemaphore(names)) {
+          const { limit } = names.semaphore;
+          throw new SemaphoreLimitError(
+            limitInUse,
+            limit,
+            `Semaphore ${quoteKey(key)} is in use with limit ${limitInUse}; this call gave limit ${limit}. Every caller of one key must give the same limit.`,
+          );
+        }
+        return { pttl: settled.pttl };
       }
-      return { pttl: settled.pttl };
-    }
-    return this.hold(key, names, token, settled.fencingToken, timing, startedAt, timing.ttl);
+      return this.hold(key, names, token, settled.fencingToken, timing, startedAt, timing.ttl);
+    });
+  }
+
+  private noAnswer(key: string, bound: number): RedisLockError {
+    return new RedisLockError(`Redis did not answer the acquire of lock ${quoteKey(key)} within ${Math.round(bound)} ms.`);
   }
 
   private hold(key: string, names: LockRedisKeys, token: string, fencingToken: number, timing: LockTiming, leaseStart: number, lease: number): HeldLock {

@@ -37,25 +37,29 @@ export interface LockedCall {
  * settles. A result that turns out to be an Observable holds it until the stream completes,
  * errors or is unsubscribed.
  */
-export async function runLockedAsync(runner: LockRunner, call: LockedCall): Promise<unknown> {
-  let lock: Lock;
+export function runLockedAsync(runner: LockRunner, call: LockedCall): Promise<unknown> {
+  // Plain promise chains, not async functions: every @Locked call comes this way, and each
+  // async layer costs promises (more under the AsyncLocalStorage the chain runs in).
+  return runner.acquire(call.key, call.options).then(
+    (lock) => runHolding(runner, lock, call),
+    (error: unknown) => {
+      if (skips(call, error)) return undefined;
+      throw error;
+    },
+  );
+}
+
+function runHolding(runner: LockRunner, lock: Lock, call: LockedCall): Promise<unknown> {
+  let result: unknown;
   try {
-    lock = await runner.acquire(call.key, call.options);
+    result = runner.runInChain(lock, call.invoke);
   } catch (error) {
-    if (skips(call, error)) return undefined;
-    throw error;
+    return release(runner, lock).then(() => Promise.reject(error));
   }
-  let handedOver = false;
-  try {
-    const result = await runner.runInChain(lock, call.invoke);
-    if (isObservable(result)) {
-      handedOver = true;
-      return holdWhileSubscribed(runner, lock, result, call);
-    }
-    return result;
-  } finally {
-    if (!handedOver) await release(runner, lock);
-  }
+  return Promise.resolve(result).then(
+    (value) => (isObservable(value) ? holdWhileSubscribed(runner, lock, value, call) : release(runner, lock).then(() => value)),
+    (error: unknown) => release(runner, lock).then(() => Promise.reject(error)),
+  );
 }
 
 /**
@@ -143,10 +147,8 @@ function toObservable(value: unknown): Observable<unknown> {
   return from(Promise.resolve(value));
 }
 
-async function release(runner: LockRunner, lock: Lock): Promise<void> {
-  try {
-    await lock.release();
-  } catch (error) {
+function release(runner: LockRunner, lock: Lock): Promise<void> {
+  return lock.release().catch((error: unknown) => {
     runner.logger.warn(`Release of lock ${quoteKey(lock.key)} failed (${(error as Error).message}); its lease will expire on its own.`);
-  }
+  });
 }

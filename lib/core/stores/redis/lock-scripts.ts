@@ -62,10 +62,17 @@ export class LockScripts implements LockStore {
 
   private readonly runScript: RunScript = (script, keys, args) => this.driver.evalScript(script, keys, args);
 
-  async acquire(keys: ScriptKeys, token: string, ttl: number, enqueue: boolean, waiterLease: number): Promise<AcquireReply> {
-    const settings = this.settings(waiterLease, this.knownShardFlag ?? (await this.shardFlag())) + (enqueue ? ':1' : ':0');
-    const [ok, value] = (await this.calls.acquire(keys.lock, keys.fence, keys.queue, keys.waiters, keys.released, token, ttl, settings)) as [number, number];
-    return ok === 1 ? { acquired: true, fencingToken: value } : { acquired: false, pttl: value };
+  // acquire() and release() run for every lock: plain functions with one `then`, not async ones
+  // (each async layer costs two promises, three under an enabled AsyncLocalStorage).
+  acquire(keys: ScriptKeys, token: string, ttl: number, enqueue: boolean, waiterLease: number): Promise<AcquireReply> {
+    const sharded = this.knownShardFlag;
+    if (sharded === undefined) return Promise.resolve(this.shardFlag()).then((flag) => this.sendAcquire(keys, token, ttl, enqueue, waiterLease, flag));
+    return this.sendAcquire(keys, token, ttl, enqueue, waiterLease, sharded);
+  }
+
+  private sendAcquire(keys: ScriptKeys, token: string, ttl: number, enqueue: boolean, waiterLease: number, sharded: '0' | '1'): Promise<AcquireReply> {
+    const settings = this.settings(waiterLease, sharded) + (enqueue ? ':1' : ':0');
+    return this.calls.acquire(keys.lock, keys.fence, keys.queue, keys.waiters, keys.released, token, ttl, settings).then(toAcquireReply);
   }
 
   async renew(lock: string, token: string, ttl: number): Promise<RenewalOutcome> {
@@ -87,11 +94,14 @@ export class LockScripts implements LockStore {
     return (await this.calls.renewMany(locks.length, ...locks, ...args)) as number[];
   }
 
-  async release(keys: ScriptKeys, token: string, waiterLease: number): Promise<ReleaseReply> {
-    const settings = this.settings(waiterLease, this.knownShardFlag ?? (await this.shardFlag()));
-    const [ok, next, fencingToken] = (await this.calls.release(keys.lock, keys.fence, keys.queue, keys.waiters, keys.released, token, settings)) as [number, string?, number?];
-    if (ok !== 1) return { released: false };
-    return { released: true, grant: next === undefined ? undefined : { token: next, fencingToken: fencingToken! } };
+  release(keys: ScriptKeys, token: string, waiterLease: number): Promise<ReleaseReply> {
+    const sharded = this.knownShardFlag;
+    if (sharded === undefined) return Promise.resolve(this.shardFlag()).then((flag) => this.sendRelease(keys, token, waiterLease, flag));
+    return this.sendRelease(keys, token, waiterLease, sharded);
+  }
+
+  private sendRelease(keys: ScriptKeys, token: string, waiterLease: number, sharded: '0' | '1'): Promise<ReleaseReply> {
+    return this.calls.release(keys.lock, keys.fence, keys.queue, keys.waiters, keys.released, token, this.settings(waiterLease, sharded)).then(toReleaseReply);
   }
 
   async leave(keys: ScriptKeys, token: string, ttl: number, waiterLease: number): Promise<void> {
@@ -272,4 +282,15 @@ function bySlot(requests: RenewalRequest[], keyPrefix: string, slotOwner?: (slot
     group.push(index);
   });
   return groups;
+}
+
+function toAcquireReply(reply: unknown): AcquireReply {
+  const [ok, value] = reply as [number, number];
+  return ok === 1 ? { acquired: true, fencingToken: value } : { acquired: false, pttl: value };
+}
+
+function toReleaseReply(reply: unknown): ReleaseReply {
+  const [ok, next, fencingToken] = reply as [number, string?, number?];
+  if (ok !== 1) return { released: false };
+  return { released: true, grant: next === undefined ? undefined : { token: next, fencingToken: fencingToken! } };
 }

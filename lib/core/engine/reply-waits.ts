@@ -1,0 +1,100 @@
+import { TIMED_OUT } from '../time/settle-within.js';
+import type { DeadlineSweeper, Expiring } from './deadline-sweeper.js';
+import type { Clock } from '../time/clock.js';
+
+/**
+ * Waits for the replies of acquire attempts, each for at most its bound, and no longer than the
+ * caller's signal and the engine's shutdown allow (`settleWithin`, made for the path every lock
+ * takes). A wait costs no timer and no abort listener of its own: deadlines go on the engine's
+ * deadline sweeper (one timer for every lease and every wait), and shutdown ends the waits from
+ * one list. Only a caller's own signal gets a listener.
+ */
+export class ReplyWaits {
+  private readonly pending = new Set<ReplyWait>();
+  private ended?: unknown;
+
+  constructor(
+    private readonly sweeper: DeadlineSweeper,
+    private readonly clock: Clock,
+  ) {}
+
+  /**
+   * Resolves `map(value)` of `reply`'s value, `TIMED_OUT` past `bound` ms, or rejects with
+   * `reply`'s error, `map`'s, the signal's reason or the shutdown's. `reply` is not cancelled.
+   */
+  wait<T, R>(reply: Promise<T>, bound: number, signal: AbortSignal | undefined, map: (value: T) => R): Promise<R | typeof TIMED_OUT> {
+    if (this.ended !== undefined) return Promise.reject(this.ended);
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    return new Promise((resolve, reject) => {
+      const wait = new ReplyWait(this, this.clock.now() + bound, resolve, reject, signal);
+      reply.then(
+        (value) => {
+          if (!wait.finish()) return;
+          try {
+            resolve(map(value));
+          } catch (error) {
+            reject(error);
+          }
+        },
+        (error: unknown) => {
+          if (wait.finish()) reject(error);
+        },
+      );
+    });
+  }
+
+  /** Shutdown: every wait, present and future, rejects with `reason`. */
+  end(reason: unknown): void {
+    this.ended = reason;
+    for (const wait of [...this.pending]) wait.fail(reason);
+  }
+
+  /** @internal */
+  add(wait: ReplyWait): void {
+    this.pending.add(wait);
+    if (wait.deadline !== Infinity) this.sweeper.track(wait);
+  }
+
+  /** @internal */
+  remove(wait: ReplyWait): void {
+    this.pending.delete(wait);
+    this.sweeper.untrack(wait);
+  }
+}
+
+class ReplyWait implements Expiring {
+  sweepIndex = -1;
+  private done = false;
+  private readonly onAbort?: () => void;
+
+  constructor(
+    private readonly waits: ReplyWaits,
+    readonly deadline: number,
+    private readonly resolve: (value: typeof TIMED_OUT) => void,
+    private readonly reject: (error: unknown) => void,
+    private readonly signal: AbortSignal | undefined,
+  ) {
+    waits.add(this);
+    if (signal !== undefined) {
+      this.onAbort = () => this.fail(signal.reason);
+      signal.addEventListener('abort', this.onAbort, { once: true });
+    }
+  }
+
+  /** Ends the wait; false when it had already ended. */
+  finish(): boolean {
+    if (this.done) return false;
+    this.done = true;
+    this.waits.remove(this);
+    if (this.onAbort !== undefined) this.signal!.removeEventListener('abort', this.onAbort);
+    return true;
+  }
+
+  fail(reason: unknown): void {
+    if (this.finish()) this.reject(reason);
+  }
+
+  expire(): void {
+    if (this.finish()) this.resolve(TIMED_OUT);
+  }
+}
