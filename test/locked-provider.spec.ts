@@ -292,4 +292,38 @@ describe('@Locked at class definition', () => {
   it('reports bad options as InvalidLockOptionsError', () => {
     expect(() => { class Bad { @Locked('k', { renewInterval: 0 }) run() { return 1; } } void Bad; }).toThrow(InvalidLockOptionsError);
   });
+
+  it("checks options against each module's defaults: valid under one, refused under another on every call", async () => {
+    @Injectable()
+    class Slow {
+      // Valid on its own; needs a ttl longer than 25 s plus the drift margin.
+      @Locked('slow:<0>', { renewInterval: '25s' })
+      async run(id: string): Promise<string> {
+        return id;
+      }
+    }
+    const open = async (ttl: string) => {
+      const moduleRef = await Test.createTestingModule({
+        imports: [RedisLockModule.forRoot({ redis: redisUrl(), ttl })],
+        providers: [Slow],
+      })
+        .setLogger(new CapturedLogs())
+        .compile();
+      await moduleRef.init();
+      return moduleRef;
+    };
+    // The method's options object is resolved once per module, never across modules.
+    const long = await open('60s');
+    const short = await open('10s');
+    try {
+      for (let call = 0; call < 2; call++) {
+        await expect(long.get(Slow).run('a')).resolves.toBe('a');
+        await expect(short.get(Slow).run('a')).rejects.toThrow(InvalidLockOptionsError);
+        await expect(short.get(Slow).run('a')).rejects.toThrow(/renewInterval/);
+      }
+    } finally {
+      await long.close();
+      await short.close();
+    }
+  });
 });

@@ -31,8 +31,17 @@ export class HolderRecorder {
       encoded = Buffer.from(JSON.stringify(fields)).toString('base64url');
       this.encoded.set(label, encoded);
     }
-    return `.${encoded}.${Date.now().toString(36)}`;
+    const now = Date.now();
+    // Many locks are taken within one millisecond: encode it once.
+    if (now !== this.sinceAt) {
+      this.sinceAt = now;
+      this.since = now.toString(36);
+    }
+    return `.${encoded}.${this.since}`;
   }
+
+  private sinceAt = -1;
+  private since = '';
 }
 
 /** The holder recorded in an owner token, or `undefined` for a token without one. */

@@ -51,15 +51,26 @@ export function runLockedAsync(runner: LockRunner, call: LockedCall): Promise<un
 
 function runHolding(runner: LockRunner, lock: Lock, call: LockedCall): Promise<unknown> {
   let result: unknown;
+  const fail = (error: unknown) => (): never => {
+    throw error;
+  };
   try {
     result = runner.runInChain(lock, call.invoke);
   } catch (error) {
-    return release(runner, lock).then(() => Promise.reject(error));
+    return releaseThen(runner, lock, fail(error));
   }
   return Promise.resolve(result).then(
-    (value) => (isObservable(value) ? holdWhileSubscribed(runner, lock, value, call) : release(runner, lock).then(() => value)),
-    (error: unknown) => release(runner, lock).then(() => Promise.reject(error)),
+    (value) => (isObservable(value) ? holdWhileSubscribed(runner, lock, value, call) : releaseThen(runner, lock, () => value)),
+    (error: unknown) => releaseThen(runner, lock, fail(error)),
   );
+}
+
+/** Releases `lock` (a failure is logged: the lease ends on its own), then settles as `after`. */
+function releaseThen<T>(runner: LockRunner, lock: Lock, after: () => T): Promise<T> {
+  return lock.release().then(after, (error: unknown) => {
+    warnReleaseFailed(runner, lock, error);
+    return after();
+  });
 }
 
 /**
@@ -148,7 +159,9 @@ function toObservable(value: unknown): Observable<unknown> {
 }
 
 function release(runner: LockRunner, lock: Lock): Promise<void> {
-  return lock.release().catch((error: unknown) => {
-    runner.logger.warn(`Release of lock ${quoteKey(lock.key)} failed (${(error as Error).message}); its lease will expire on its own.`);
-  });
+  return lock.release().catch((error: unknown) => warnReleaseFailed(runner, lock, error));
+}
+
+function warnReleaseFailed(runner: LockRunner, lock: Lock, error: unknown): void {
+  runner.logger.warn(`Release of lock ${quoteKey(lock.key)} failed (${(error as Error).message}); its lease will expire on its own.`);
 }

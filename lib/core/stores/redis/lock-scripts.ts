@@ -71,7 +71,7 @@ export class LockScripts implements LockStore {
   }
 
   private sendAcquire(keys: ScriptKeys, token: string, ttl: number, enqueue: boolean, waiterLease: number, sharded: '0' | '1'): Promise<AcquireReply> {
-    const settings = this.settings(waiterLease, sharded) + (enqueue ? ':1' : ':0');
+    const settings = this.settings(waiterLease, sharded, enqueue ? ':1' : ':0');
     return this.calls.acquire(keys.lock, keys.fence, keys.queue, keys.waiters, keys.released, token, ttl, settings).then(toAcquireReply);
   }
 
@@ -191,9 +191,18 @@ export class LockScripts implements LockStore {
   }
 
   /** The scripts' settings argument: `<fence retention>:<waiter lease>:<sharded>` (see QUEUE). */
-  private settings(waiterLease: number, sharded: '0' | '1'): string {
-    return `${this.fenceRetention}:${waiterLease}:${sharded}`;
+  private settings(waiterLease: number, sharded: '0' | '1', suffix: (typeof SETTINGS_SUFFIXES)[number] = ''): string {
+    // The same few strings for every call: built once, not twice per lock.
+    let variants = this.settingsByLease.get(waiterLease);
+    if (variants === undefined) {
+      variants = [];
+      this.settingsByLease.set(waiterLease, variants);
+    }
+    const index = (sharded === '1' ? SETTINGS_SUFFIXES.length : 0) + SETTINGS_SUFFIXES.indexOf(suffix);
+    return (variants[index] ??= `${this.fenceRetention}:${waiterLease}:${sharded}${suffix}`);
   }
+
+  private readonly settingsByLease = new Map<number, string[]>();
 
   /** Known once the cluster's versions are: read directly then, so that a call costs no extra await. */
   private get knownShardFlag(): '0' | '1' | undefined {
@@ -283,6 +292,9 @@ function bySlot(requests: RenewalRequest[], keyPrefix: string, slotOwner?: (slot
   });
   return groups;
 }
+
+/** What may follow the settings: nothing, or acquire's "join the queue on failure" flag. */
+const SETTINGS_SUFFIXES = ['', ':0', ':1'] as const;
 
 function toAcquireReply(reply: unknown): AcquireReply {
   const [ok, value] = reply as [number, number];
