@@ -4,7 +4,7 @@ import { LockNotAcquiredError } from '../lib/index.js';
 import type { LockManager } from '../lib/core/engine/lock-manager.js';
 import { LOCK_RUNNER } from '../lib/redis-lock.constants.js';
 import { createLockApp, sleep, useLockApps, type LockApp } from './support/lock-app.js';
-import { isScriptCall, watchCommands } from './support/monitor.js';
+import { isScriptCall, lockScriptKind, watchCommands } from './support/monitor.js';
 import { useRedis } from './support/redis.js';
 
 /** Pub/sub channels are server-wide, so every test uses keys no other test file uses. */
@@ -125,9 +125,8 @@ describe('waiting for a busy lock', () => {
     await commands.stop();
     // The release hands the lock to the first waiter: no waiter retries (one may refresh its
     // place in the queue by chance), and only the first one renews its new lock.
-    // An acquire is the only 5-key script whose settings argument ends with the enqueue flag.
-    const acquires = commands.seen.filter((c) => isScriptCall(c) && c.args[2] === '5' && c.args.length === 11 && c.args[10]!.split(':').length === 4);
-    const renewals = commands.seen.filter((c) => isScriptCall(c) && c.args[2] === '1');
+    const acquires = commands.seen.filter((c) => lockScriptKind(c) === 'acquire');
+    const renewals = commands.seen.filter((c) => lockScriptKind(c) === 'renew');
     expect(acquires.length).toBeLessThanOrEqual(1);
     expect(renewals.length).toBe(1);
     await Promise.all(waiters);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { useLockApps } from './support/lock-app.js';
-import { isScriptCall, watchCommands } from './support/monitor.js';
+import { isScriptCall, lockScriptKind, watchCommands } from './support/monitor.js';
 import { useRedis } from './support/redis.js';
 
 const uniqueKey = () => `fast-${randomUUID().slice(0, 8)}`;
@@ -20,15 +20,16 @@ describe('uncontended acquire and release', () => {
     // Have the scripts cached on the server first (a NOSCRIPT reply makes one more call).
     await (await locks.acquire(uniqueKey())).release();
     const key = uniqueKey();
-    const queue = `lock:{${key}}:queue`;
-    const commands = await watchCommands(queue);
+    const onLock = await watchCommands(`lock:{${key}}`);
+    const onQueue = await watchCommands(`lock:{${key}}:queue`);
     const lock = await locks.acquire(key);
     await lock.release();
-    await commands.stop();
-    const inner = commands.seen.filter((command) => !isScriptCall(command)).map((command) => command.args[0]!.toUpperCase());
-    // Two script calls name the queue; inside them, only the two existence checks touch it.
-    expect(commands.seen.filter(isScriptCall)).toHaveLength(2);
-    expect(inner).toEqual(['EXISTS', 'EXISTS']);
+    await Promise.all([onLock.stop(), onQueue.stop()]);
+    // One script call each; outside a Cluster they name the lock alone (four arguments fewer).
+    expect(onLock.seen.filter(isScriptCall).map(lockScriptKind)).toEqual(['acquire', 'release']);
+    expect(onLock.seen.filter(isScriptCall).map((command) => command.args[2])).toEqual(['1', '1']);
+    // Inside them, only the two existence checks touch the queue.
+    expect(onQueue.seen.map((command) => command.args[0]!.toUpperCase())).toEqual(['EXISTS', 'EXISTS']);
     expect((await redis.keys(`lock:{${key}}*`)).sort()).toEqual([`lock:{${key}}:fence`]);
   });
 

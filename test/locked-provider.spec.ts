@@ -302,7 +302,7 @@ describe('@Locked at class definition', () => {
         return id;
       }
     }
-    const open = async (ttl: string) => {
+    const open = async (ttl: '60s' | '10s') => {
       const moduleRef = await Test.createTestingModule({
         imports: [RedisLockModule.forRoot({ redis: redisUrl(), ttl })],
         providers: [Slow],

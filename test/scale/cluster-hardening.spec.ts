@@ -8,6 +8,7 @@ import { LockScripts } from '../../lib/core/stores/redis/lock-scripts.js';
 import type { RenewalOutcome, RenewalRequest } from '../../lib/core/stores/lock-store.js';
 import { startRedisCluster, type RedisCluster } from '../../scripts/redis-cluster.mjs';
 import { createLockApp, sleep, type LockApp } from '../support/lock-app.js';
+import { isScriptCall, lockScriptKind, watchCommands } from '../support/monitor.js';
 
 /** `host:port` of the master that serves `redisKey`, from the client's slot map. */
 function masterOf(client: Cluster, redisKey: string): string {
@@ -123,6 +124,23 @@ describe('Redis Cluster: slots move and memory runs out while locks are held (it
   afterAll(async () => {
     client?.disconnect();
     await cluster?.stop();
+  });
+
+  it('declares all five keys of a lock in acquire and release (only declared keys follow a slot migration)', async () => {
+    app = await createLockApp({ redis: clusterClient(cluster), ttl, renewInterval });
+    // Scripts cached on every node first (a NOSCRIPT reply makes one more call).
+    await Promise.all(Array.from({ length: 12 }, async (_, i) => (await app!.locks.acquire(`declared:warm:${i}`)).release()));
+    const key = 'declared:keys';
+    const [host, port] = masterOf(client, `lock:{${key}}`).split(':');
+    const commands = await watchCommands(`lock:{${key}}`, `redis://${host}:${port}`);
+    await (await app.locks.acquire(key)).release();
+    await commands.stop();
+    const calls = commands.seen.filter(isScriptCall);
+    expect(calls.map(lockScriptKind)).toEqual(['acquire', 'release']);
+    for (const call of calls) {
+      expect(call.args[2]).toBe('5');
+      expect(call.args.slice(3, 8)).toEqual(['', ':fence', ':queue', ':waiters', ':released'].map((suffix) => `lock:{${key}}${suffix}`));
+    }
   });
 
   it('keeps every lock through `redis-cli --cluster reshard`', { timeout: 60_000 }, async () => {

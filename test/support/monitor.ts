@@ -60,3 +60,21 @@ function parseQuoted(text: string): string[] {
 }
 
 export const isScriptCall = (command: SeenCommand): boolean => /^eval(sha)?$/i.test(command.args[0] ?? '');
+
+/**
+ * Which lock script a script call is, from the shape of its arguments (either key layout: five
+ * declared keys on a Cluster, the lock alone elsewhere). After the keys, acquire sends token,
+ * ttl and settings `<retention>:<lease>:<sharded>:<enqueue>`; release token and settings
+ * `<retention>:<lease>:<sharded>`; leave token, ttl and those settings; renew (one lock) token and ttl.
+ */
+export function lockScriptKind(command: SeenCommand): 'acquire' | 'release' | 'leave' | 'renew' | undefined {
+  if (!isScriptCall(command)) return undefined;
+  const keys = Number(command.args[2]);
+  const rest = command.args.length - 3 - keys;
+  const settings = command.args[command.args.length - 1]!.split(':').length;
+  if (rest === 3 && settings === 4) return 'acquire';
+  if (rest === 2 && settings === 3) return 'release';
+  if (rest === 3 && settings === 3) return 'leave';
+  if (keys === 1 && rest === 2 && settings === 1) return 'renew';
+  return undefined;
+}

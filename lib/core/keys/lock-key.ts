@@ -16,6 +16,12 @@ export interface LockRedisKeys {
   released: string;
 }
 
+/**
+ * The names of a lock's other keys: its own name plus these. The scripts derive them the same
+ * way outside a Redis Cluster (see `stores/redis/lock-lua.ts`).
+ */
+export const LOCK_KEY_SUFFIXES = { fence: ':fence', queue: ':queue', waiters: ':waiters', released: ':released' } as const;
+
 /** Checks a user's key and returns it; `what` names it in the error (e.g. `key`). */
 export function checkLockKey(key: unknown, what = 'key'): string {
   if (typeof key !== 'string') {
@@ -43,5 +49,5 @@ export function checkLockKey(key: unknown, what = 'key'): string {
 export function lockRedisKeys(prefix: string, key: string): LockRedisKeys {
   const tagged = key.startsWith('}') || key.startsWith('\\') ? `\\${key}` : key;
   const lock = `${prefix}{${tagged}}`;
-  return { lock, fence: `${lock}:fence`, queue: `${lock}:queue`, waiters: `${lock}:waiters`, released: `${lock}:released` };
+  return { lock, fence: lock + LOCK_KEY_SUFFIXES.fence, queue: lock + LOCK_KEY_SUFFIXES.queue, waiters: lock + LOCK_KEY_SUFFIXES.waiters, released: lock + LOCK_KEY_SUFFIXES.released };
 }

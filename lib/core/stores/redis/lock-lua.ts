@@ -3,10 +3,29 @@
  * README's "Redis data" section documents what these scripts read and write. The queue
  * functions every lock kind shares are in `queue-lua.ts`.
  */
+import { LOCK_KEY_SUFFIXES } from '../../keys/lock-key.js';
 import { QUEUE } from './queue-lua.js';
 
 /**
- * Acquire in one round trip. KEYS: lock, fence, queue, waiters, channel.
+ * How the acquire and release scripts, which every lock runs, name a lock's five keys (lock,
+ * fence, queue, waiters, release channel). On a Redis Cluster every one is a declared key
+ * (KEYS[1..5]): only declared keys route the call and take part in slot migration (ASK,
+ * TRYAGAIN), and the channel is declared so that it is routed and ACL-checked with the lock.
+ * Anywhere else (one server, Sentinel, each node of a quorum) only the lock is declared and the
+ * other four are its name plus their suffixes, as `lockRedisKeys` names them: four arguments fewer
+ * on each of the two calls every lock makes, which is most of what the client spends per
+ * argument. ioredis' and node-redis' key prefixes go on the declared key, so on the others too.
+ */
+const KEYS_OF_LOCK = {
+  declared: `local lock, fence, queue, waiters, channel = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]`,
+  derived:
+    `local lock = KEYS[1]\n` +
+    `local fence, queue, waiters, channel = lock .. '${LOCK_KEY_SUFFIXES.fence}', lock .. '${LOCK_KEY_SUFFIXES.queue}', ` +
+    `lock .. '${LOCK_KEY_SUFFIXES.waiters}', lock .. '${LOCK_KEY_SUFFIXES.released}'`,
+} as const;
+
+/**
+ * Acquire in one round trip. Keys: lock, fence, queue, waiters, channel (see `KEYS_OF_LOCK`).
  * ARGV: owner token, ttl, settings (see QUEUE) followed by `:1` to join the queue on failure or
  * `:0` not to.
  * Succeeds (`{1, fencingToken}`) when the lock is free and nobody waits ahead of the caller, or
@@ -19,43 +38,43 @@ import { QUEUE } from './queue-lua.js';
  * server time is needed and the queue functions are not even defined.
  */
 const ACQUIRE = `
-if redis.call('EXISTS', KEYS[3], KEYS[4]) == 0 and redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  local fencing = redis.call('INCR', KEYS[2])
+if redis.call('EXISTS', queue, waiters) == 0 and redis.call('SET', lock, ARGV[1], 'NX', 'PX', ARGV[2]) then
+  local fencing = redis.call('INCR', fence)
   -- A retention never starts with '0' unless it is '0' (none).
-  if string.byte(ARGV[3], 1) ~= 48 then redis.call('PEXPIRE', KEYS[2], string.match(ARGV[3], '^%d+')) end
+  if string.byte(ARGV[3], 1) ~= 48 then redis.call('PEXPIRE', fence, string.match(ARGV[3], '^%d+')) end
   return {1, fencing}
 end
 local fence_retention, lease, sharded, enqueue = string.match(ARGV[3], '^(%d+):(%d+):(%d):(%d)$')
 lease = tonumber(lease)
 ${QUEUE}
-local owner = redis.call('GET', KEYS[1])
+local owner = redis.call('GET', lock)
 if owner == ARGV[1] then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  redis.call('PEXPIRE', lock, ARGV[2])
   -- 0 if a fenceRetention let the counter expire meanwhile: lower than any token, so a store
   -- that checks fencing refuses rather than trusts it.
-  return {1, tonumber(redis.call('GET', KEYS[2]) or '0')}
+  return {1, tonumber(redis.call('GET', fence) or '0')}
 end
 local now = now_ms()
 local member = ARGV[1] .. ':' .. ARGV[2]
 -- Held by readers that have all gone (crashed): free.
-if owner == '~r' and readers_alive(KEYS[1]) == 0 then
-  redis.call('DEL', KEYS[1])
+if owner == '~r' and readers_alive(lock) == 0 then
+  redis.call('DEL', lock)
   owner = false
 end
 if not owner then
-  local head = live_head(KEYS[3], KEYS[4], now)
+  local head = live_head(queue, waiters, now)
   if not head or head == member then
-    redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+    redis.call('SET', lock, ARGV[1], 'PX', ARGV[2])
     if head then
-      redis.call('LPOP', KEYS[3])
-      redis.call('ZREM', KEYS[4], member)
+      redis.call('LPOP', queue)
+      redis.call('ZREM', waiters, member)
     end
-    return {1, next_fence(KEYS[2])}
+    return {1, next_fence(fence)}
   end
-  grant_next(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], lease, sharded)
+  grant_next(lock, fence, queue, waiters, channel, lease, sharded)
 end
-if enqueue == '1' then join_queue(KEYS[3], KEYS[4], member, now, lease) end
-return {0, redis.call('PTTL', KEYS[1])}
+if enqueue == '1' then join_queue(queue, waiters, member, now, lease) end
+return {0, redis.call('PTTL', lock)}
 `;
 
 /**
@@ -129,23 +148,23 @@ return renew_all(#KEYS, function(i) return KEYS[i] end, 0, false)
 `;
 
 /**
- * KEYS: lock, fence, queue, waiters, release channel (declared as a key so that it is routed
- * and ACL-checked with the lock). ARGV: owner token, settings (see QUEUE).
+ * Keys: lock, fence, queue, waiters, release channel (see `KEYS_OF_LOCK`). ARGV: owner token,
+ * settings (see QUEUE).
  * Returns `{0}` when not the owner. Otherwise deletes the lock and, when someone waits, hands
  * it to the waiter whose turn it is: `{1, token, fencingToken}` of that waiter, else `{1}`.
  * With nobody waiting (neither queue key) that is GET + DEL + EXISTS, and the queue functions
  * are not defined at all.
  */
 const RELEASE = `
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+if redis.call('GET', lock) ~= ARGV[1] then
   ${ON_REPLICA}
   return on_replica() or {0}
 end
-redis.call('DEL', KEYS[1])
-if redis.call('EXISTS', KEYS[3], KEYS[4]) == 0 then return {1} end
+redis.call('DEL', lock)
+if redis.call('EXISTS', queue, waiters) == 0 then return {1} end
 local fence_retention, lease, sharded = string.match(ARGV[2], '^(%d+):(%d+):(%d)$')
 ${QUEUE}
-local granted = grant_next(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], tonumber(lease), sharded)
+local granted = grant_next(lock, fence, queue, waiters, channel, tonumber(lease), sharded)
 if granted then return {1, granted[1], granted[2]} end
 return {1}
 `;
@@ -212,11 +231,13 @@ return renew_all(n, function(i) return i == 1 and KEYS[1] or ARGV[i] end, n, tru
  * number of its declared keys (`null`: the call passes the count first).
  */
 export const COMMANDS = {
-  acquire: { name: 'nestjsRedisLockAcquire', numberOfKeys: 5, lua: ACQUIRE },
+  acquire: { name: 'nestjsRedisLockAcquire', numberOfKeys: 5, lua: KEYS_OF_LOCK.declared + ACQUIRE },
+  acquireOneKey: { name: 'nestjsRedisLockAcquireOneKey', numberOfKeys: 1, lua: KEYS_OF_LOCK.derived + ACQUIRE },
   renew: { name: 'nestjsRedisLockRenew', numberOfKeys: 1, lua: RENEW },
   renewMany: { name: 'nestjsRedisLockRenewMany', numberOfKeys: null, lua: RENEW_MANY },
   renewNode: { name: 'nestjsRedisLockRenewNode', numberOfKeys: 1, lua: RENEW_NODE },
-  release: { name: 'nestjsRedisLockRelease', numberOfKeys: 5, lua: RELEASE },
+  release: { name: 'nestjsRedisLockRelease', numberOfKeys: 5, lua: KEYS_OF_LOCK.declared + RELEASE },
+  releaseOneKey: { name: 'nestjsRedisLockReleaseOneKey', numberOfKeys: 1, lua: KEYS_OF_LOCK.derived + RELEASE },
   leave: { name: 'nestjsRedisLockLeave', numberOfKeys: 5, lua: LEAVE },
   fenceFloor: { name: 'nestjsRedisLockFenceFloor', numberOfKeys: 1, lua: FENCE_FLOOR },
 } as const;

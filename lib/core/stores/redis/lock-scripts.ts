@@ -72,7 +72,11 @@ export class LockScripts implements LockStore {
 
   private sendAcquire(keys: ScriptKeys, token: string, ttl: number, enqueue: boolean, waiterLease: number, sharded: '0' | '1'): Promise<AcquireReply> {
     const settings = this.settings(waiterLease, sharded, enqueue ? ':1' : ':0');
-    return this.calls.acquire(keys.lock, keys.fence, keys.queue, keys.waiters, keys.released, token, ttl, settings).then(toAcquireReply);
+    // Outside a Cluster the script derives the other four names from the lock's (see lock-lua.ts).
+    const reply = this.isCluster
+      ? this.calls.acquire(keys.lock, keys.fence, keys.queue, keys.waiters, keys.released, token, ttl, settings)
+      : this.calls.acquireOneKey(keys.lock, token, ttl, settings);
+    return reply.then(toAcquireReply);
   }
 
   async renew(lock: string, token: string, ttl: number): Promise<RenewalOutcome> {
@@ -101,7 +105,11 @@ export class LockScripts implements LockStore {
   }
 
   private sendRelease(keys: ScriptKeys, token: string, waiterLease: number, sharded: '0' | '1'): Promise<ReleaseReply> {
-    return this.calls.release(keys.lock, keys.fence, keys.queue, keys.waiters, keys.released, token, this.settings(waiterLease, sharded)).then(toReleaseReply);
+    const settings = this.settings(waiterLease, sharded);
+    const reply = this.isCluster
+      ? this.calls.release(keys.lock, keys.fence, keys.queue, keys.waiters, keys.released, token, settings)
+      : this.calls.releaseOneKey(keys.lock, token, settings);
+    return reply.then(toReleaseReply);
   }
 
   async leave(keys: ScriptKeys, token: string, ttl: number, waiterLease: number): Promise<void> {

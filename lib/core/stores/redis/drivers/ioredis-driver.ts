@@ -5,8 +5,8 @@ import type { LuaScript, RedisDriver, RedisNode, ReleaseSubscriber, ScriptCall }
 
 export type IoRedisClient = Redis | Cluster;
 
-/** The scripts every lock runs: acquire and release. */
-const HOT_SCRIPTS: ReadonlySet<ScriptName> = new Set(['acquire', 'release']);
+/** The scripts every lock runs: acquire and release (with five declared keys or one). */
+const HOT_SCRIPTS: ReadonlySet<ScriptName> = new Set(['acquire', 'release', 'acquireOneKey', 'releaseOneKey']);
 
 type Eval = (script: string, numberOfKeys: number, ...args: (string | number)[]) => Promise<unknown>;
 
