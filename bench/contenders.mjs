@@ -3,6 +3,7 @@
 //   withLock(key, body)       acquire, run (and await) body, release (contended runs); false if not acquired
 //   close()
 import 'reflect-metadata';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { Injectable, Module } from '@nestjs/common';
@@ -19,6 +20,13 @@ const RAW_RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.
 const TTL = 30_000;
 
 export const CONTENDER_NAMES = ['raw ioredis', 'LockService', '@Locked', 'redlock v5', 'redlock v4', 'redis-semaphore'];
+
+/**
+ * The raw floor with each pair run inside `AsyncLocalStorage.run()`, as in an application that
+ * uses one already (nestjs-cls, OpenTelemetry): on Node 20 that turns on promise hooks for the
+ * whole process, which `@Locked` (reentrancy, `current()`) does too. Uncontended runs only.
+ */
+export const ALS_FLOOR = 'raw ioredis in AsyncLocalStorage';
 
 /**
  * `target` is a URL for the single-node contenders; for "LockService cluster" the cluster's
@@ -45,8 +53,10 @@ export async function createContender(name, target, { contended = false } = {}) 
         },
       );
     }
+    case ALS_FLOOR:
     case 'raw ioredis': {
       const redis = new Redis(url);
+      const chain = name === ALS_FLOOR ? new AsyncLocalStorage() : undefined;
       redis.defineCommand('benchRelease', { numberOfKeys: 1, lua: RAW_RELEASE });
       const acquire = async (key) => {
         const token = randomBytes(16).toString('hex');
@@ -57,10 +67,12 @@ export async function createContender(name, target, { contended = false } = {}) 
         }
         return token;
       };
+      const cycle = async (key) => {
+        await redis.benchRelease(key, await acquire(key));
+      };
       return {
-        async lockCycle(key) {
-          await redis.benchRelease(key, await acquire(key));
-        },
+        // The same async function either way: the floor in AsyncLocalStorage differs by the hooks alone.
+        lockCycle: chain ? (key) => chain.run(key, cycle, key) : cycle,
         async withLock(key, body) {
           const token = await acquire(key);
           await body();

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { startRedisCluster } from '../scripts/redis-cluster.mjs';
 import { startRedisServer } from '../scripts/redis-server.mjs';
-import { CONTENDER_NAMES } from './contenders.mjs';
+import { ALS_FLOOR, CONTENDER_NAMES } from './contenders.mjs';
 import { redisMeter } from './redis-stats.mjs';
 import { fmt, median, percentile } from './stats.mjs';
 
@@ -153,7 +153,7 @@ function printTable(title, summary) {
 }
 
 async function uncontended() {
-  const runs = await measure(CONTENDER_NAMES, () => server.url, () => [admin], REPS);
+  const runs = await measure([...CONTENDER_NAMES, ALS_FLOOR], () => server.url, () => [admin], REPS);
   const summary = summarize(runs);
   results.uncontended = summary;
   results.method.uncontended =
@@ -326,6 +326,13 @@ function targets() {
   for (const name of ['LockService', '@Locked']) {
     for (const c of CONCURRENCIES) check(`Node CPU/pair <= 1.15x raw, ${name} ${c}w`, u[name][c].nodeCpuUsPerPairXRaw, (v) => v <= 1.15);
     for (const c of CONCURRENCIES) check(`throughput >= 0.9x raw, ${name} ${c}w`, u[name][c].pairsPerSecondXRaw, (v) => v >= 0.9);
+  }
+  // Context, not a target: what @Locked adds over the same floor once promise hooks are on.
+  for (const c of CONCURRENCIES) {
+    const locked = u['@Locked'][c].runs;
+    const floor = u[ALS_FLOOR][c].runs;
+    const value = median(locked.map((r, i) => r.nodeCpuUsPerPair / floor[i].nodeCpuUsPerPair));
+    checks.push({ target: `(context) Node CPU/pair of @Locked ${c}w vs ${ALS_FLOOR}`, measured: fmt(value), met: '-' });
   }
   results.targets = checks;
   console.log('\nTargets (issue 10), uncontended medians of this run');
