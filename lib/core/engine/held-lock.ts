@@ -26,8 +26,12 @@ export interface LockOwner {
   emit(event: LockEvent): void;
   /** The lock is no longer held (released or lost): stop tracking it. */
   forget(lock: HeldLock): void;
-  /** Runs the owner-checked release script, handing the lock to the next waiter. */
+  /** Runs the owner-checked release script, handing the lock to the next waiter, and wakes that waiter if it is in this process. */
   releaseInRedis(names: LockRedisKeys, token: string): Promise<ReleaseReply>;
+  /** The release script alone (`releaseInRedis` without the wake, for a caller that chains `wakeGranted` itself). */
+  sendRelease(names: LockRedisKeys, token: string): Promise<ReleaseReply>;
+  /** Wakes the waiters of this process a release handed the lock (or permits) to. */
+  wakeGranted(names: LockRedisKeys, reply: ReleaseReply): void;
 }
 
 type State = 'held' | 'released' | 'lost';
@@ -201,13 +205,15 @@ export class HeldLock implements Lock, Renewable, Expiring {
     this.stopRenewing();
     let reply: Promise<ReleaseReply>;
     try {
-      reply = this.owner.releaseInRedis(this.names, this.token);
+      // The wake goes in this one `then` rather than in a `then` of its own.
+      reply = this.owner.sendRelease(this.names, this.token);
     } catch (error) {
       reply = Promise.reject(error);
     }
     return reply.then(
       (settled) => {
         try {
+          this.owner.wakeGranted(this.names, settled);
           this.releasedInRedis(wasHeld, settled);
         } catch (error) {
           this.releasing = undefined;

@@ -30,15 +30,15 @@ import { settleWithin, TIMED_OUT } from '../time/settle-within.js';
 import { waitForTurn } from './wait-for-turn.js';
 import { SemaphoreLimitError } from '../../errors/semaphore-limit.error.js';
 import { UnsupportedLockKindError } from '../../errors/unsupported-lock-kind.error.js';
-import { isSemaphore, semaphoreKeys, type SemaphoreKeys } from '../semaphore/semaphore-keys.js';
+import { isSemaphore, semaphoreKeys } from '../semaphore/semaphore-keys.js';
 import { resolveSemaphoreOptions, type SemaphoreRequest } from '../semaphore/semaphore-options.js';
-import type { SemaphoreStore } from '../semaphore/semaphore-store.js';
+import type { SemaphoreReleaseReply, SemaphoreStore } from '../semaphore/semaphore-store.js';
 import type { MultiKeyLock } from '../../interfaces/lock.interface.js';
 import { acquireAll, tryAcquireAll } from '../multi-key/acquire-all.js';
 import { canonicalKeys } from '../multi-key/canonical-keys.js';
 import { MultiLock } from '../multi-key/multi-key-lock.js';
 import { LockUpgradeError } from '../../errors/lock-upgrade.error.js';
-import { isRead, readKeys, type ReadKeys } from '../rwlock/read-keys.js';
+import { isRead, readKeys } from '../rwlock/read-keys.js';
 import { isReadMode } from '../rwlock/lock-mode.js';
 import type { ReadStore } from '../rwlock/read-store.js';
 
@@ -153,27 +153,33 @@ export class LockManager implements LockOwner, LockRunner {
   }
 
   releaseInRedis(names: LockRedisKeys, token: string): Promise<ReleaseReply> {
-    if (isRead(names)) return this.releaseRead(names, token);
-    if (isSemaphore(names)) return this.releaseSemaphore(names, token);
-    // Not async, one `then`: every lock is released this way.
-    return this.store.release(names, token, WAITER_LEASE_MS).then((reply) => {
-      // The waiter it went to may be in this process: wake it without waiting for the message.
-      if (reply.grant !== undefined) this.notifier?.wake(names.released, reply.grant.token, reply.grant.fencingToken);
-      return reply;
+    let reply: Promise<ReleaseReply>;
+    try {
+      reply = this.sendRelease(names, token);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return reply.then((settled) => {
+      this.wakeGranted(names, settled);
+      return settled;
     });
   }
 
-  private async releaseRead(names: ReadKeys, token: string): Promise<ReleaseReply> {
-    const reply = await this.readStore(names.read.key).release(names, token, WAITER_LEASE_MS);
-    if (reply.grant !== undefined) this.notifier?.wake(names.released, reply.grant.token, reply.grant.fencingToken);
-    return reply;
+  sendRelease(names: LockRedisKeys, token: string): Promise<ReleaseReply> {
+    if (isRead(names)) return this.readStore(names.read.key).release(names, token, WAITER_LEASE_MS);
+    if (isSemaphore(names)) return this.semaphores(names.semaphore.key).release(names, token, WAITER_LEASE_MS);
+    return this.store.release(names, token, WAITER_LEASE_MS);
   }
 
-  private async releaseSemaphore(names: SemaphoreKeys, token: string): Promise<ReleaseReply> {
+  wakeGranted(names: LockRedisKeys, reply: ReleaseReply): void {
+    if (this.notifier === undefined) return;
     // A permit given back may admit several waiters: wake each one in this process.
-    const reply = await this.semaphores(names.semaphore.key).release(names, token, WAITER_LEASE_MS);
-    for (const grant of reply.grants) this.notifier?.wake(names.released, grant.token, grant.fencingToken);
-    return reply;
+    const grants = (reply as Partial<SemaphoreReleaseReply>).grants;
+    if (grants !== undefined) {
+      for (const grant of grants) this.notifier.wake(names.released, grant.token, grant.fencingToken);
+    } else if (reply.grant !== undefined) {
+      this.notifier.wake(names.released, reply.grant.token, reply.grant.fencingToken);
+    }
   }
 
   acquire(keys: readonly string[], options?: LockOptions): Promise<MultiKeyLock>;

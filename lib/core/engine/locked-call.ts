@@ -38,39 +38,49 @@ export interface LockedCall {
  * errors or is unsubscribed.
  */
 export function runLockedAsync(runner: LockRunner, call: LockedCall): Promise<unknown> {
-  // Plain promise chains, not async functions: every @Locked call comes this way, and each
-  // async layer costs promises (more under the AsyncLocalStorage the chain runs in).
-  return runner.acquire(call.key, call.options).then(
-    (lock) => runHolding(runner, lock, call),
-    (error: unknown) => {
-      if (skips(call, error)) return undefined;
-      throw error;
-    },
-  );
+  // One promise settled by callbacks, not async functions or handlers that return promises:
+  // every @Locked call comes this way, and each of those costs promises (more under the
+  // AsyncLocalStorage the chain runs in).
+  return new Promise((resolve, reject) => {
+    runner.acquire(call.key, call.options).then(
+      (lock) => runHolding(runner, lock, call, resolve, reject),
+      (error: unknown) => (skips(call, error) ? resolve(undefined) : reject(error)),
+    );
+  });
 }
 
-function runHolding(runner: LockRunner, lock: Lock, call: LockedCall): Promise<unknown> {
-  let result: unknown;
-  const fail = (error: unknown) => (): never => {
-    throw error;
+function runHolding(runner: LockRunner, lock: Lock, call: LockedCall, resolve: (value: unknown) => void, reject: (error: unknown) => void): void {
+  // Nothing here may throw: a throw inside a `then` callback would reject a promise nobody awaits.
+  const releaseThen = (settle: () => void): void => {
+    let released: Promise<void>;
+    try {
+      released = lock.release();
+    } catch (error) {
+      released = Promise.reject(error);
+    }
+    released.then(settle, (error: unknown) => {
+      warnReleaseFailed(runner, lock, error);
+      settle();
+    });
   };
+  let result: unknown;
   try {
     result = runner.runInChain(lock, call.invoke);
   } catch (error) {
-    return releaseThen(runner, lock, fail(error));
+    releaseThen(() => reject(error));
+    return;
   }
-  return Promise.resolve(result).then(
-    (value) => (isObservable(value) ? holdWhileSubscribed(runner, lock, value, call) : releaseThen(runner, lock, () => value)),
-    (error: unknown) => releaseThen(runner, lock, fail(error)),
+  Promise.resolve(result).then(
+    (value) => {
+      if (!isObservable(value)) return releaseThen(() => resolve(value));
+      try {
+        resolve(holdWhileSubscribed(runner, lock, value, call));
+      } catch (error) {
+        releaseThen(() => reject(error));
+      }
+    },
+    (error: unknown) => releaseThen(() => reject(error)),
   );
-}
-
-/** Releases `lock` (a failure is logged: the lease ends on its own), then settles as `after`. */
-function releaseThen<T>(runner: LockRunner, lock: Lock, after: () => T): Promise<T> {
-  return lock.release().then(after, (error: unknown) => {
-    warnReleaseFailed(runner, lock, error);
-    return after();
-  });
 }
 
 /**

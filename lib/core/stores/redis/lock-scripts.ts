@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { clusterSlot } from '../../keys/cluster-slot.js';
 import { driverFor } from './drivers/driver-for.js';
 import type { RedisClient } from './drivers/redis-client.js';
-import type { RedisDriver, RunScript, ScriptCall } from './drivers/redis-driver.js';
+import { isNoScript, type BareScriptCall, type RedisDriver, type RunScript, type ScriptCall } from './drivers/redis-driver.js';
 import { ELSEWHERE, RENEWED, type ScriptName } from './lock-lua.js';
 import { LOCK_HELD } from '../../rwlock/read-lua.js';
 import { ReadScripts } from '../../rwlock/read-scripts.js';
@@ -44,7 +44,13 @@ export class LockScripts implements LockStore {
     this.keyPrefix = this.driver.keyPrefix;
     this.isCluster = this.driver.isCluster;
     this.calls = this.driver.scripts();
+    this.acquireScript = this.driver.bareScript(this.isCluster ? 'acquire' : 'acquireOneKey');
+    this.releaseScript = this.driver.bareScript(this.isCluster ? 'release' : 'releaseOneKey');
   }
+
+  /** The two scripts every lock runs, with five declared keys on a Cluster and one elsewhere. */
+  private readonly acquireScript: BareScriptCall;
+  private readonly releaseScript: BareScriptCall;
 
   private semaphoreScripts?: SemaphoreScripts;
 
@@ -73,10 +79,8 @@ export class LockScripts implements LockStore {
   private sendAcquire(keys: ScriptKeys, token: string, ttl: number, enqueue: boolean, waiterLease: number, sharded: '0' | '1'): Promise<AcquireReply> {
     const settings = this.settings(waiterLease, sharded, enqueue ? ':1' : ':0');
     // Outside a Cluster the script derives the other four names from the lock's (see lock-lua.ts).
-    const reply = this.isCluster
-      ? this.calls.acquire(keys.lock, keys.fence, keys.queue, keys.waiters, keys.released, token, ttl, settings)
-      : this.calls.acquireOneKey(keys.lock, token, ttl, settings);
-    return reply.then(toAcquireReply);
+    const args = this.isCluster ? [keys.lock, keys.fence, keys.queue, keys.waiters, keys.released, token, ttl, settings] : [keys.lock, token, ttl, settings];
+    return sendBare(this.acquireScript, args, toAcquireReply);
   }
 
   async renew(lock: string, token: string, ttl: number): Promise<RenewalOutcome> {
@@ -106,10 +110,8 @@ export class LockScripts implements LockStore {
 
   private sendRelease(keys: ScriptKeys, token: string, waiterLease: number, sharded: '0' | '1'): Promise<ReleaseReply> {
     const settings = this.settings(waiterLease, sharded);
-    const reply = this.isCluster
-      ? this.calls.release(keys.lock, keys.fence, keys.queue, keys.waiters, keys.released, token, settings)
-      : this.calls.releaseOneKey(keys.lock, token, settings);
-    return reply.then(toReleaseReply);
+    const args = this.isCluster ? [keys.lock, keys.fence, keys.queue, keys.waiters, keys.released, token, settings] : [keys.lock, token, settings];
+    return sendBare(this.releaseScript, args, toReleaseReply);
   }
 
   async leave(keys: ScriptKeys, token: string, ttl: number, waiterLease: number): Promise<void> {
@@ -299,6 +301,14 @@ function bySlot(requests: RenewalRequest[], keyPrefix: string, slotOwner?: (slot
     group.push(index);
   });
   return groups;
+}
+
+/** One call of a bare script, parsed: EVALSHA, and EVAL again on NOSCRIPT, under one `then`. */
+function sendBare<T>(script: BareScriptCall, args: (string | number)[], parse: (reply: unknown) => T): Promise<T> {
+  return script.send(...args).then(parse, (error: unknown) => {
+    if (!isNoScript(error)) throw error;
+    return script.resend(...args).then(parse);
+  });
 }
 
 /** What may follow the settings: nothing, or acquire's "join the queue on failure" flag. */

@@ -1,12 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { COMMANDS, type ScriptName } from '../lock-lua.js';
-import type { LuaScript, RedisDriver, RedisNode, ReleaseSubscriber, ScriptCall } from './redis-driver.js';
+import type { BareScriptCall, LuaScript, RedisDriver, RedisNode, ReleaseSubscriber, ScriptCall } from './redis-driver.js';
 
 export type IoRedisClient = Redis | Cluster;
-
-/** The scripts every lock runs: acquire and release (with five declared keys or one). */
-const HOT_SCRIPTS: ReadonlySet<ScriptName> = new Set(['acquire', 'release', 'acquireOneKey', 'releaseOneKey']);
 
 type Eval = (script: string, numberOfKeys: number, ...args: (string | number)[]) => Promise<unknown>;
 
@@ -18,7 +15,7 @@ export function isIoRedisClient(client: unknown): client is IoRedisClient {
 /**
  * ioredis, the default. Scripts are registered with `defineCommand`, which sends EVALSHA and
  * falls back to EVAL on NOSCRIPT. The two scripts of every lock, acquire and release, go out as
- * plain EVALSHA calls instead (see `hotCall`).
+ * plain EVALSHA calls instead (see `bareScript`).
  */
 export class IoRedisDriver implements RedisDriver {
   readonly keyPrefix: string;
@@ -36,7 +33,7 @@ export class IoRedisDriver implements RedisDriver {
     const calls = {} as Record<ScriptName, ScriptCall>;
     for (const [script, { name, numberOfKeys, lua }] of Object.entries(COMMANDS) as [ScriptName, (typeof COMMANDS)[ScriptName]][]) {
       this.client.defineCommand(name, numberOfKeys === null ? { lua } : { numberOfKeys, lua });
-      calls[script] = HOT_SCRIPTS.has(script) && numberOfKeys !== null ? this.hotCall(lua, numberOfKeys) : commands[name]!.bind(this.client);
+      calls[script] = commands[name]!.bind(this.client);
     }
     return calls;
   }
@@ -47,17 +44,16 @@ export class IoRedisDriver implements RedisDriver {
    * arguments twice and adds a promise and a closure per call: about 0.3 us of CPU per call.
    * ioredis still routes the command by its first key on a Cluster and adds the `keyPrefix`.
    */
-  private hotCall(lua: string, numberOfKeys: number): ScriptCall {
+  bareScript(name: ScriptName): BareScriptCall {
+    const { numberOfKeys, lua } = COMMANDS[name];
+    if (numberOfKeys === null) throw new Error(`bareScript(${name}): the script takes its key count first`);
     const sha = createHash('sha1').update(lua).digest('hex');
     const evalsha = this.client.evalsha.bind(this.client) as unknown as Eval;
     const evalScript = this.client.eval.bind(this.client) as unknown as Eval;
-    // A plain function with one `catch`, not an async one: every lock runs this twice, and each
-    // async layer costs two promises (three under an enabled AsyncLocalStorage).
-    return (...args) =>
-      evalsha(sha, numberOfKeys, ...args).catch((error: unknown) => {
-        if (!(error instanceof Error) || !error.message.includes('NOSCRIPT')) throw error;
-        return evalScript(lua, numberOfKeys, ...args);
-      });
+    return {
+      send: (...args) => evalsha(sha, numberOfKeys, ...args),
+      resend: (...args) => evalScript(lua, numberOfKeys, ...args),
+    };
   }
 
   async evalScript(script: LuaScript, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { COMMANDS, type ScriptName } from '../lock-lua.js';
 import type { NodeRedisClient, NodeRedisKind } from './node-redis-client.js';
-import type { LuaScript, RedisDriver, RedisNode, ReleaseSubscriber, ScriptCall } from './redis-driver.js';
+import { isNoScript, type BareScriptCall, type LuaScript, type RedisDriver, type RedisNode, type ReleaseSubscriber, type ScriptCall } from './redis-driver.js';
 
 type Args = string[];
 type Send = (firstKey: string | undefined, args: Args) => Promise<unknown>;
@@ -68,24 +68,38 @@ export class NodeRedisDriver implements RedisDriver {
   scripts(): Record<ScriptName, ScriptCall> {
     if (this.calls !== undefined) return this.calls;
     const calls = {} as Record<ScriptName, ScriptCall>;
-    for (const [script, { numberOfKeys, lua }] of Object.entries(COMMANDS) as [ScriptName, (typeof COMMANDS)[ScriptName]][]) {
-      const sha = createHash('sha1').update(lua).digest('hex');
-      calls[script] = (...params) => {
-        const count = numberOfKeys ?? Number(params[0]);
-        const from = numberOfKeys === null ? 1 : 0;
-        const args: Args = ['EVALSHA', sha, String(count)];
-        for (let i = from; i < params.length; i++) args.push(i < from + count ? this.keyPrefix + params[i] : String(params[i]));
-        const firstKey = args[3];
-        return this.send(firstKey, args).catch((error: unknown) => {
-          if (!String((error as Error)?.message).startsWith('NOSCRIPT')) throw error;
-          const retry = args.slice();
-          retry[0] = 'EVAL';
-          retry[1] = lua;
-          return this.send(firstKey, retry);
+    for (const script of Object.keys(COMMANDS) as ScriptName[]) {
+      const { send, resend } = this.bareScript(script);
+      calls[script] = (...params) =>
+        send(...params).catch((error: unknown) => {
+          if (!isNoScript(error)) throw error;
+          return resend(...params);
         });
-      };
     }
     return (this.calls = calls);
+  }
+
+  bareScript(name: ScriptName): BareScriptCall {
+    const { numberOfKeys, lua } = COMMANDS[name];
+    const sha = createHash('sha1').update(lua).digest('hex');
+    // EVALSHA <sha> <count> <keys, prefixed> <arguments>; a `null` count comes first in params.
+    const command = (verb: string, body: string, params: (string | number)[]): Args => {
+      const count = numberOfKeys ?? Number(params[0]);
+      const from = numberOfKeys === null ? 1 : 0;
+      const args: Args = [verb, body, String(count)];
+      for (let i = from; i < params.length; i++) args.push(i < from + count ? this.keyPrefix + params[i] : String(params[i]));
+      return args;
+    };
+    return {
+      send: (...params) => {
+        const args = command('EVALSHA', sha, params);
+        return this.send(args[3], args);
+      },
+      resend: (...params) => {
+        const args = command('EVAL', lua, params);
+        return this.send(args[3], args);
+      },
+    };
   }
 
   evalScript(script: LuaScript, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {

@@ -12,6 +12,22 @@ export type RunScript = (script: LuaScript, keys: readonly string[], args: reado
 /** A script call: the declared keys, then the arguments (a `null` key count: the count first). */
 export type ScriptCall = (...args: (string | number)[]) => Promise<unknown>;
 
+/**
+ * A script call whose NOSCRIPT fallback the caller chains itself: `send` is the EVALSHA alone,
+ * `resend` the EVAL of the same script with the same arguments, for when `send` failed with
+ * NOSCRIPT (`isNoScript`). The scripts every lock runs go this way, so that one `then` of the
+ * caller takes both the reply and the fallback: a promise less per call.
+ */
+export interface BareScriptCall {
+  send(...args: (string | number)[]): Promise<unknown>;
+  resend(...args: (string | number)[]): Promise<unknown>;
+}
+
+/** The error a server gives for EVALSHA of a script it has not cached (yet, or any more). */
+export function isNoScript(error: unknown): boolean {
+  return String((error as { message?: unknown } | null | undefined)?.message).includes('NOSCRIPT');
+}
+
 /** One Redis node of a deployment, for the calls that must reach each master. */
 export interface RedisNode {
   info(section: string): Promise<string>;
@@ -41,6 +57,8 @@ export interface RedisDriver {
   readonly isCluster: boolean;
   /** Callable scripts, each sent as EVALSHA with a fallback to EVAL when the server answers NOSCRIPT. */
   scripts(): Record<ScriptName, ScriptCall>;
+  /** One of the same scripts, its NOSCRIPT fallback left to the caller (see `BareScriptCall`). */
+  bareScript(name: ScriptName): BareScriptCall;
   /**
    * Runs any other script (the semaphore's, the read side's) the same way: EVALSHA, EVAL on
    * NOSCRIPT. `keys` are named as the engine names them; the driver adds the client's prefix.
