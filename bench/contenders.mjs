@@ -4,7 +4,7 @@
 //   close()
 import 'reflect-metadata';
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { randomBytes } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -59,7 +59,9 @@ export async function createContender(name, target, { contended = false } = {}) 
       const chain = name === ALS_FLOOR ? new AsyncLocalStorage() : undefined;
       redis.defineCommand('benchRelease', { numberOfKeys: 1, lua: RAW_RELEASE });
       const acquire = async (key) => {
-        const token = randomBytes(16).toString('hex');
+        // randomUUID() draws from a cached pool of random bytes: the floor should not pay 1.2 us of
+        // Node CPU per pair for randomBytes(16) (measured on Node 20), which no lock needs to.
+        const token = randomUUID();
         // Contended: poll every millisecond, the best a client without notifications can do.
         while ((await redis.set(key, token, 'PX', TTL, 'NX')) !== 'OK') {
           if (!contended) throw new Error('busy');
