@@ -1,6 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { setMaxListeners } from 'node:events';
-import { ReplyWaits } from './reply-waits.js';
 import { Subject, type Observable } from 'rxjs';
 import { LockNotAcquiredError } from '../../errors/lock-not-acquired.error.js';
 import { RedisLockError } from '../../errors/redis-lock.error.js';
@@ -15,6 +14,7 @@ import { HeldLock, type LockOwner } from './held-lock.js';
 import { checkLockKey, lockRedisKeys, type LockRedisKeys } from '../keys/lock-key.js';
 import { quoteKey } from '../keys/quote-key.js';
 import { checkLockNaming, HolderRecorder, parseHolder } from './holder.js';
+import { ReplyWaits } from './reply-waits.js';
 import type { LockLogger } from './lock-logger.js';
 import { resolveLockOptions, type LockTiming, type ResolvedModuleOptions } from '../options/lock-options.js';
 import type { AcquireReply, ReleaseReply } from '../stores/lock-store.js';
@@ -72,10 +72,6 @@ const noop = (): void => undefined;
 /** Whether a call names several keys (a multi-key lock). */
 const isKeyList = (key: string | readonly string[]): key is readonly string[] => Array.isArray(key);
 
-/**
- * The lock engine, free of Nest: acquisition, waiting, reentrancy, release and shutdown over
- * one Redis client. `LockService` exposes it to Nest applications.
- */
 /** The parts of a call's options that do not change between calls. */
 interface ResolvedCallOptions {
   timing: LockTiming;
@@ -83,6 +79,10 @@ interface ResolvedCallOptions {
   read: boolean;
 }
 
+/**
+ * The lock engine, free of Nest: acquisition, waiting, reentrancy, release and shutdown over
+ * one Redis client. `LockService` exposes it to Nest applications.
+ */
 export class LockManager implements LockOwner, LockRunner {
   readonly store: LockStore;
   readonly scheduler: RenewalScheduler;
