@@ -72,8 +72,8 @@ function runHolding(runner: LockRunner, lock: Lock, call: LockedCall, resolve: (
   }
   Promise.resolve(result).then(
     (value) => {
-      if (!isObservable(value)) return releaseThen(() => resolve(value));
       try {
+        if (!isObservable(value)) return releaseThen(() => resolve(value));
         resolve(holdWhileSubscribed(runner, lock, value, call));
       } catch (error) {
         releaseThen(() => reject(error));
@@ -172,6 +172,12 @@ function release(runner: LockRunner, lock: Lock): Promise<void> {
   return lock.release().catch((error: unknown) => warnReleaseFailed(runner, lock, error));
 }
 
+/** Never throws (its callers settle the call after it): any rejection reason, any logger. */
 function warnReleaseFailed(runner: LockRunner, lock: Lock, error: unknown): void {
-  runner.logger.warn(`Release of lock ${quoteKey(lock.key)} failed (${(error as Error).message}); its lease will expire on its own.`);
+  const reason = error instanceof Error ? error.message : String(error);
+  try {
+    runner.logger.warn(`Release of lock ${quoteKey(lock.key)} failed (${reason}); its lease will expire on its own.`);
+  } catch {
+    // A logger that throws cannot be told either; the lease still ends on its own.
+  }
 }
