@@ -1,5 +1,9 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
 import { Injectable } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LockLostError, LockNotAcquiredError, LockService, Locked, RedisLockModule } from '../lib/index.js';
 import { CapturedLogs, createLockApp, nextEvent } from './support/lock-app.js';
@@ -78,6 +82,26 @@ describe('when Redis goes away', () => {
       await app.close();
     }
     expect(unhandled).toEqual([]);
+  });
+
+  it("ends an acquire in flight at its bound, not with the process, when the client is unref'd", async () => {
+    const admin = new Redis(server.url);
+    const pid = /process_id:(\d+)/.exec(await admin.info('server'))![1]!;
+    admin.disconnect();
+    // The worker freezes Redis, unrefs its node-redis client and asks for a lock: nothing but
+    // the acquire itself keeps its event loop alive.
+    const child = spawn(process.execPath, [fileURLToPath(new URL('./fixtures/unref-client-worker.mjs', import.meta.url))], {
+      env: { ...process.env, REDIS_URL: server.url, REDIS_PID: pid },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    try {
+      await once(child, 'exit');
+    } finally {
+      server.resume();
+    }
+    expect(output).toBe('rejected: LockNotAcquiredError\nexit\n');
   });
 });
 

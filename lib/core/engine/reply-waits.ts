@@ -1,6 +1,7 @@
 import { TIMED_OUT } from '../time/settle-within.js';
 import type { DeadlineSweeper, Expiring } from './deadline-sweeper.js';
 import type { Clock } from '../time/clock.js';
+import { MAX_TIMER_MS } from '../options/lock-options.js';
 
 /**
  * Waits for the replies of acquire attempts, each for at most its bound, and no longer than the
@@ -12,6 +13,13 @@ import type { Clock } from '../time/clock.js';
 export class ReplyWaits {
   private readonly pending = new Set<ReplyWait>();
   private ended?: unknown;
+  /**
+   * Holds the event loop while any wait is pending (the sweeper's timer does not: it is
+   * unref'd), so that an acquire in flight ends with its reply or its error even when nothing
+   * else keeps the process alive (an unref'd client), instead of the process exiting in the
+   * middle of it. One timer, ref'd and unref'd as waits come and go.
+   */
+  private keepAlive?: NodeJS.Timeout;
 
   constructor(
     private readonly sweeper: DeadlineSweeper,
@@ -47,18 +55,22 @@ export class ReplyWaits {
   end(reason: unknown): void {
     this.ended = reason;
     for (const wait of [...this.pending]) wait.fail(reason);
+    clearInterval(this.keepAlive);
+    this.keepAlive = undefined;
   }
 
   /** @internal */
   add(wait: ReplyWait): void {
     this.pending.add(wait);
     if (wait.deadline !== Infinity) this.sweeper.track(wait);
+    if (this.pending.size === 1) (this.keepAlive ??= setInterval(() => undefined, MAX_TIMER_MS)).ref();
   }
 
   /** @internal */
   remove(wait: ReplyWait): void {
     this.pending.delete(wait);
     this.sweeper.untrack(wait);
+    if (this.pending.size === 0) this.keepAlive?.unref();
   }
 }
 
