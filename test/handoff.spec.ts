@@ -1,7 +1,9 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LockEvent } from '../lib/index.js';
-import { sleep, useLockApps } from './support/lock-app.js';
+import { createLockApp, sleep, useLockApps } from './support/lock-app.js';
+import { lockScriptKind, watchCommands } from './support/monitor.js';
+import { startRedisServer } from './support/redis-server.js';
 import { redisUrl, useRedis } from './support/redis.js';
 
 describe('a lock handed over on release', () => {
@@ -41,5 +43,34 @@ describe('a lock handed over on release', () => {
     expect(await redis.pttl('lock:{k}')).toBeGreaterThan(25_000);
     expect(events.filter((event) => event.type === 'lost')).toEqual([]);
     await lock.release();
+  });
+});
+
+describe('a lock handed to a waiter of the same process', () => {
+  it('reaches it without the release message (the release wakes it locally)', async () => {
+    // A server of its own: the test drops every subscriber connection on it.
+    const server = await startRedisServer();
+    const admin = new Redis(server.url);
+    const app = await createLockApp({ redis: server.url, ttl: 30_000 });
+    try {
+      const held = await app.locks.acquire('local');
+      const waiting = app.locks.acquire('local', { waitTimeout: 10_000 });
+      await sleep(100); // queued and subscribed
+      const commands = await watchCommands('lock:{local}', server.url);
+      // The release message is published while the subscriber is gone (ioredis reconnects it
+      // 50 ms later at the earliest): only the local wake can hand the lock over at once.
+      await admin.client('KILL', 'TYPE', 'pubsub');
+      await held.release();
+      const next = await waiting;
+      await commands.stop();
+      // Woken at once: the waiter never asked again (left to its next poll or to the
+      // resubscription, it would run the acquire script).
+      expect(commands.seen.filter((command) => lockScriptKind(command) === 'acquire')).toEqual([]);
+      await next.release();
+    } finally {
+      await app.close();
+      admin.disconnect();
+      await server.stop();
+    }
   });
 });

@@ -1,5 +1,5 @@
 import type { Grant } from '../stores/lock-store.js';
-import { liveValue, nextFence, settled, type MemoryData, type Publish, type StoreClock } from '../stores/memory/memory-data.js';
+import { liveHead, liveValue, nextFence, removeWaiter, settled, type MemoryData, type Publish, type StoreClock } from '../stores/memory/memory-data.js';
 import type { SemaphoreKeys } from './semaphore-keys.js';
 import type { SemaphoreAcquireReply, SemaphoreReleaseReply, SemaphoreStore } from './semaphore-store.js';
 
@@ -140,24 +140,12 @@ export class MemorySemaphores implements SemaphoreStore {
   }
 
   private liveHead(keys: SemaphoreKeys, now: number): string | undefined {
-    const queue = liveValue(this.data.waiting, keys.queue, this.clock.now());
-    if (queue === undefined) return undefined;
-    for (;;) {
-      const head = queue.order[0];
-      if (head === undefined) return undefined;
-      const aliveUntil = queue.aliveUntil.get(head);
-      if (aliveUntil !== undefined && aliveUntil >= now) return head;
-      this.remove(keys, head);
-    }
+    return liveHead(this.data.waiting, keys.queue, now);
   }
 
   private remove(keys: SemaphoreKeys, member: string): void {
     const queue = liveValue(this.data.waiting, keys.queue, this.clock.now());
-    if (queue === undefined) return;
-    const index = queue.order.indexOf(member);
-    if (index >= 0) queue.order.splice(index, 1);
-    queue.aliveUntil.delete(member);
-    if (queue.order.length === 0) this.data.waiting.delete(keys.queue);
+    if (queue !== undefined) removeWaiter(this.data.waiting, keys.queue, queue, member);
   }
 
   private nextFence(fence: string, now: number): number {

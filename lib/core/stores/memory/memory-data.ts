@@ -64,6 +64,27 @@ export function keyPttl(map: Map<string, Entry<unknown>>, key: string, now: numb
   return entry.expiresAt === Infinity ? -1 : Math.ceil(entry.expiresAt - now);
 }
 
+/** Drops `member` from the queue at `queueKey` (list and set); an empty queue goes, as the Redis list does. */
+export function removeWaiter(waiting: Map<string, Entry<Queue>>, queueKey: string, queue: Queue, member: string): void {
+  const index = queue.order.indexOf(member);
+  if (index >= 0) queue.order.splice(index, 1);
+  queue.aliveUntil.delete(member);
+  if (queue.order.length === 0) waiting.delete(queueKey);
+}
+
+/** The first waiter of the queue at `queueKey` still alive at `now`; dead ones ahead of it are dropped (the Lua `live_head`). */
+export function liveHead(waiting: Map<string, Entry<Queue>>, queueKey: string, now: number): string | undefined {
+  const queue = liveValue(waiting, queueKey, now);
+  if (queue === undefined) return undefined;
+  for (;;) {
+    const head = queue.order[0];
+    if (head === undefined) return undefined;
+    const aliveUntil = queue.aliveUntil.get(head);
+    if (aliveUntil !== undefined && aliveUntil >= now) return head;
+    removeWaiter(waiting, queueKey, queue, head);
+  }
+}
+
 /** INCR of a fencing counter; with a retention, each new token restarts its expiry. */
 export function nextFence(data: MemoryData, fence: string, now: number, fenceRetention: number): number {
   const next = (liveValue(data.fences, fence, now) ?? 0) + 1;

@@ -1,5 +1,5 @@
 import type { AcquireReply, LockSnapshot, LockStore, ReleaseReply, RenewalOutcome, RenewalPart, RenewalRequest, ScriptKeys } from '../lock-store.js';
-import { keyPttl, liveValue, MemoryData, nextFence, settled, type Entry, type Publish, type Queue, type StoreClock } from './memory-data.js';
+import { keyPttl, liveHead, liveValue, MemoryData, nextFence, removeWaiter, settled, type Entry, type Publish, type Queue, type StoreClock } from './memory-data.js';
 import { MemorySemaphores } from '../../semaphore/memory-semaphores.js';
 export { MemoryData, type Publish, type StoreClock } from './memory-data.js';
 import { grantReaders, MemoryReaders, READ_HELD, readersAlive, type MemoryQueue } from '../../rwlock/memory-readers.js';
@@ -147,18 +147,9 @@ export class MemoryStore implements LockStore, MemoryQueue {
     return true;
   }
 
-  /** The first waiter still alive; dead ones ahead of it are dropped (the Lua `live_head`). */
-  /** @internal Queue step shared with the read side (`MemoryQueue`). */
+  /** @internal Queue step shared with the read side (`MemoryQueue`): see `liveHead` in memory-data.ts. */
   liveHead(keys: ScriptKeys, now: number): string | undefined {
-    const queue = liveValue(this.waiting, keys.queue, this.clock.now());
-    if (queue === undefined) return undefined;
-    for (;;) {
-      const head = queue.order[0];
-      if (head === undefined) return undefined;
-      const aliveUntil = queue.aliveUntil.get(head);
-      if (aliveUntil !== undefined && aliveUntil >= now) return head;
-      this.remove(keys, queue, head);
-    }
+    return liveHead(this.waiting, keys.queue, now);
   }
 
   /** Hands a free lock to the live head of the queue for a short lease (the Lua `grant_next`). */
@@ -198,10 +189,7 @@ export class MemoryStore implements LockStore, MemoryQueue {
 
   /** Removes a member; like Redis, a queue with no members left no longer exists. */
   private remove(keys: ScriptKeys, queue: Queue, member: string): void {
-    const index = queue.order.indexOf(member);
-    if (index >= 0) queue.order.splice(index, 1);
-    queue.aliveUntil.delete(member);
-    if (queue.order.length === 0) this.waiting.delete(keys.queue);
+    removeWaiter(this.waiting, keys.queue, queue, member);
   }
 
   /** @internal Queue step shared with the read side (`MemoryQueue`). */
