@@ -1,7 +1,7 @@
 import { Controller, Injectable, Module, Post } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { afterEach, describe, expect, it } from 'vitest';
-import { InvalidLockOptionsError, LockNotAcquiredError, LockService, Locked, WithoutOverlapping, type LockEvent } from '../lib/index.js';
+import { InvalidLockOptionsError, LockKeyError, LockNotAcquiredError, LockService, Locked, WithoutOverlapping, type LockEvent } from '../lib/index.js';
 import { InMemoryLocks, ManualClock, RedisLockTestingModule, type RedisLockTestingOptions } from '../lib/testing/index.js';
 import { CapturedLogs } from './support/lock-app.js';
 
@@ -123,6 +123,44 @@ describe('RedisLockTestingModule (nestjs-redis-lock/testing)', () => {
     store.delete('lock:{stolen}');
     await store.manualClock.advance('10s');
     expect(lock.signal.reason).toMatchObject({ reason: 'refused' });
+  });
+
+  it('InMemoryLocks.delete() takes the key the user locked and really steals it, for every kind; a key not held throws', async () => {
+    const store = new InMemoryLocks({ clock: 'manual' });
+    const { locks } = await open({ locks: store, ttl: '30s' });
+    const lock = await locks.acquire('order:7');
+    store.delete('order:7');
+    // Taken away: another caller gets it at once, and the holder learns at its next renewal.
+    const thief = await locks.tryAcquire('order:7');
+    expect(thief?.held).toBe(true);
+    await store.manualClock.advance('10s');
+    expect(lock.signal.reason).toMatchObject({ reason: 'refused' });
+    expect(lock.held).toBe(false);
+    await thief!.release();
+
+    const reader = await locks.acquire('doc:1', { mode: 'read' });
+    const permit = await locks.acquire('exports', { limit: 1 });
+    store.delete('doc:1');
+    store.delete('exports');
+    expect((await locks.tryAcquire('doc:1'))?.held).toBe(true); // a writer: no reader is left
+    expect((await locks.tryAcquire('exports', { limit: 1 }))?.held).toBe(true);
+    await store.manualClock.advance('10s');
+    expect(reader.signal.reason).toMatchObject({ reason: 'refused' });
+    expect(permit.signal.reason).toMatchObject({ reason: 'refused' });
+
+    // A module with its own key prefix: the user's key still names its lock.
+    const prefixed = await open({ locks: store, ttl: '30s', keyPrefix: 'app:' });
+    const own = await prefixed.locks.acquire('job');
+    store.delete('job');
+    expect((await prefixed.locks.tryAcquire('job'))?.held).toBe(true);
+    await store.manualClock.advance('10s');
+    expect(own.signal.aborted).toBe(true);
+
+    // Nothing held under that key: a test that thinks it stole a lock learns that it did not.
+    expect(() => store.delete('never-locked')).toThrow(LockKeyError);
+    expect(() => store.delete('never-locked')).toThrow(/InMemoryLocks\.delete\(key\): no lock is held on "never-locked"/);
+    expect(() => store.delete('order:7')).toThrow(/no lock is held/); // released above
+    expect(() => store.delete('' as string)).toThrow(/InMemoryLocks\.delete\(key\)/);
   });
 
   it('shares InMemoryLocks.shared between modules given no store', async () => {
