@@ -1,7 +1,7 @@
-import { Controller, Injectable, Module, Post } from '@nestjs/common';
+import { Controller, Injectable, Module, Post, UseInterceptors } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { afterEach, describe, expect, it } from 'vitest';
-import { InvalidLockOptionsError, LockKeyError, LockNotAcquiredError, LockService, Locked, WithoutOverlapping, type LockEvent } from '../lib/index.js';
+import { InvalidLockOptionsError, LockConflictInterceptor, LockKeyError, LockNotAcquiredError, LockService, Locked, WithoutOverlapping, type LockEvent } from '../lib/index.js';
 import { InMemoryLocks, ManualClock, RedisLockTestingModule, type RedisLockTestingOptions } from '../lib/testing/index.js';
 import { CapturedLogs } from './support/lock-app.js';
 
@@ -32,8 +32,29 @@ class ReportsController {
   }
 }
 
+@Controller('mapped')
+@UseInterceptors(LockConflictInterceptor)
+class MappedController {
+  @Post()
+  @Locked('report:http', { waitTimeout: 0 })
+  create(): string {
+    return 'created';
+  }
+}
+
 @Module({ providers: [ReportsService], controllers: [ReportsController] })
 class ReportsModule {}
+
+@Module({ controllers: [MappedController] })
+class MappedModule {}
+
+@Injectable()
+class TestConfig {
+  readonly ttl = '30s';
+}
+
+@Module({ providers: [TestConfig], exports: [TestConfig] })
+class TestConfigModule {}
 
 describe('RedisLockTestingModule (nestjs-redis-lock/testing)', () => {
   const opened: TestingModule[] = [];
@@ -79,6 +100,68 @@ describe('RedisLockTestingModule (nestjs-redis-lock/testing)', () => {
       const busy = await fetch(url, { method: 'POST' });
       expect(busy.status).toBe(409);
       await held.release();
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('forRootAsync() takes its options, store included, from a factory with injected dependencies', async () => {
+    const store = new InMemoryLocks({ clock: 'manual' });
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        RedisLockTestingModule.forRootAsync({
+          isGlobal: true,
+          imports: [TestConfigModule],
+          inject: [TestConfig],
+          useFactory: async (config: TestConfig) => ({ locks: store, ttl: config.ttl, autoRenew: false }),
+        }),
+        ReportsModule,
+      ],
+    })
+      .setLogger(new CapturedLogs())
+      .compile();
+    await moduleRef.init();
+    opened.push(moduleRef);
+    expect(moduleRef.get(InMemoryLocks)).toBe(store);
+    const locks = moduleRef.get(LockService);
+    const lock = await locks.acquire('async');
+    expect(await moduleRef.get(ReportsService).build('a')).toBe(1); // the global LockService reaches ReportsModule
+    // The factory's ttl and autoRenew, on the factory's store and clock.
+    await store.manualClock.advance('29s');
+    expect(lock.held).toBe(true);
+    await store.manualClock.advance('2s');
+    expect(lock.signal.reason).toMatchObject({ reason: 'expired' });
+
+    // A bad factory result fails at compile, naming the method and the option.
+    const refused = (options: object) =>
+      Test.createTestingModule({ imports: [RedisLockTestingModule.forRootAsync({ useFactory: () => options as never })] })
+        .setLogger(new CapturedLogs())
+        .compile()
+        .catch((e: unknown) => e);
+    expect(String(await refused({ locks: {} }))).toMatch(/RedisLockTestingModule\.forRootAsync\(\): Option "locks" must be an InMemoryLocks instance/);
+    expect(String(await refused({ redis: 'redis://localhost' }))).toMatch(/forRootAsync\(\): Option "redis" is not taken here/);
+    expect(await refused({ ttl: 0 })).toBeInstanceOf(InvalidLockOptionsError);
+  });
+
+  it.each(['forRoot', 'forRootAsync'] as const)('globalInterceptor: false installs no APP_INTERCEPTOR; @UseInterceptors(LockConflictInterceptor) maps per controller (%s)', async (method) => {
+    const store = new InMemoryLocks();
+    const testing =
+      method === 'forRoot'
+        ? RedisLockTestingModule.forRoot({ locks: store, isGlobal: true, globalInterceptor: false })
+        : RedisLockTestingModule.forRootAsync({ isGlobal: true, globalInterceptor: false, useFactory: () => ({ locks: store }) });
+    const moduleRef = await Test.createTestingModule({ imports: [testing, ReportsModule, MappedModule] })
+      .setLogger(new CapturedLogs())
+      .compile();
+    opened.push(moduleRef);
+    const app = moduleRef.createNestApplication({ logger: false });
+    await app.listen(0, '127.0.0.1');
+    try {
+      const base = await app.getUrl();
+      const held = await moduleRef.get(LockService).acquire('report:http');
+      expect((await fetch(`${base}/mapped`, { method: 'POST' })).status).toBe(409);
+      expect((await fetch(`${base}/reports`, { method: 'POST' })).status).toBe(500);
+      await held.release();
+      expect((await fetch(`${base}/reports`, { method: 'POST' })).status).toBe(201);
     } finally {
       await app.close();
     }
