@@ -27,12 +27,18 @@ export interface RedisLockNodeHealth {
 }
 
 const DEFAULT_TIMEOUT_MS = 1_000;
+/** After this long without a check, the indicator stops listening to lock events (at the next one). */
+export const QUIET_PERIOD_MS = 10 * 60_000;
 
 /**
  * A `@nestjs/terminus` (11 or 12) health indicator for the locks' Redis: `down` when Redis (in
  * quorum mode: a majority of the nodes) does not answer a PING within the bound. It also
  * reports the watchdog's renewal latency over the last minute and how many locks this process
  * lost in the last five minutes, which say more about the locks' health than a PING does.
+ *
+ * It listens to lock events only while someone asks: from the first check on (`statsSince`
+ * says when that was), until ten minutes pass without a check. Before the first check, and
+ * once checks stop, events are not even built for it.
  *
  * Add it to the providers of the module holding your health controller (which imports
  * `TerminusModule`, with `LockService` available there).
@@ -54,15 +60,15 @@ const DEFAULT_TIMEOUT_MS = 1_000;
  */
 @Injectable()
 export class RedisLockHealthIndicator implements OnModuleDestroy {
-  private readonly stats = new LockHealthStats();
-  private readonly subscription: Subscription;
+  private stats = new LockHealthStats();
+  private subscription?: Subscription;
+  private statsSince = 0;
+  private askedAt = 0;
 
   constructor(
     private readonly health: HealthIndicatorService,
     private readonly locks: LockService,
-  ) {
-    this.subscription = locks.events$.subscribe((event) => this.stats.record(event));
-  }
+  ) {}
 
   /**
    * Pings every Redis node the locks use, each within `timeout`, and reports `up` or `down`
@@ -74,6 +80,7 @@ export class RedisLockHealthIndicator implements OnModuleDestroy {
     if (typeof timeout !== 'number' || !Number.isInteger(timeout) || timeout < 1 || timeout > 60_000) {
       throw new InvalidLockOptionsError('timeout', timeout, 'an integer number of milliseconds from 1 to 60000').within('RedisLockHealthIndicator.isHealthy');
     }
+    this.watch();
     const session = this.health.check((key ?? 'redis-lock') as Key);
     const nodes = await Promise.all(this.manager.clients.map((client) => ping(() => driverFor(client).ping(), timeout)));
     const answering = nodes.filter((node) => node.status === 'up').length;
@@ -82,6 +89,7 @@ export class RedisLockHealthIndicator implements OnModuleDestroy {
       renewalLatency: this.stats.renewalLatency() ?? null,
       locksLostRecently: this.stats.lostRecently(),
       lostWindowMs: LOST_WINDOW_MS,
+      statsSince: new Date(this.statsSince).toISOString(),
     };
     let healthy = answering === nodes.length;
     if (nodes.length > 1) {
@@ -94,7 +102,27 @@ export class RedisLockHealthIndicator implements OnModuleDestroy {
   }
 
   onModuleDestroy(): void {
-    this.subscription.unsubscribe();
+    this.unwatch();
+  }
+
+  /**
+   * Listens to lock events from now on, if not already. The quiet period is checked when an
+   * event arrives, so no timer is needed: a process with no lock events has nothing to stop.
+   */
+  private watch(): void {
+    this.askedAt = Date.now();
+    if (this.subscription !== undefined) return;
+    this.stats = new LockHealthStats();
+    this.statsSince = this.askedAt;
+    this.subscription = this.locks.events$.subscribe((event) => {
+      if (event.at - this.askedAt > QUIET_PERIOD_MS) this.unwatch();
+      else this.stats.record(event);
+    });
+  }
+
+  private unwatch(): void {
+    this.subscription?.unsubscribe();
+    this.subscription = undefined;
   }
 
   private get manager(): LockManager {

@@ -2,8 +2,11 @@ import { Controller, Get, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { HealthCheck, HealthCheckService, TerminusModule } from '@nestjs/terminus';
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { LockService, RedisLockModule } from '../../lib/index.js';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { LockManager } from '../../lib/core/engine/lock-manager.js';
+import { LockService, RedisLockModule, type LockEvent } from '../../lib/index.js';
+import { LOCK_RUNNER } from '../../lib/redis-lock.constants.js';
+import { LockHealthStats } from '../../lib/terminus/lock-health-stats.js';
 import { RedisLockHealthIndicator } from '../../lib/terminus/index.js';
 import { CapturedLogs, sleep } from '../support/lock-app.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
@@ -104,6 +107,59 @@ describe('RedisLockHealthIndicator over HTTP with terminus', () => {
     servers[2]!.resume();
     await sleep(50);
     await expect.poll(async () => (await get(url)).status, { timeout: 5_000 }).toBe(200);
+  });
+
+  it('listens to lock events only while someone asks: not before the first check, not after a quiet period', async () => {
+    const url = await start(servers[0]!.url);
+    const locks = app!.get(LockService);
+    const manager = locks[LOCK_RUNNER] as LockManager;
+    // Nothing built an event yet: no renewal of any lock pays for the indicator.
+    expect(manager.listening).toBe(false);
+    await (await locks.acquire('quiet:1')).release();
+    expect(manager.listening).toBe(false);
+
+    const first = await get(url);
+    expect(first.body.info.locks).toMatchObject({ status: 'up', renewalLatency: null, locksLostRecently: 0 });
+    expect(Date.parse(first.body.info.locks.statsSince)).toBeGreaterThan(0);
+    expect(manager.listening).toBe(true);
+    const lock = await locks.acquire('quiet:2');
+    await expect.poll(async () => (await get(url)).body.info.locks.renewalLatency?.count ?? 0, { timeout: 5_000 }).toBeGreaterThan(0);
+    await lock.release();
+
+    // Nobody asked for longer than the quiet period: the next event ends the subscription.
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      vi.setSystemTime(Date.now() + 11 * 60_000);
+      await (await locks.acquire('quiet:3')).release();
+      expect(manager.listening).toBe(false);
+      // Asking again starts afresh.
+      expect((await get(url)).body.info.locks.renewalLatency).toBeNull();
+      expect(manager.listening).toBe(true);
+    } finally {
+      vi.useRealTimers();
+    }
+    await app!.close();
+    app = undefined;
+    expect(manager.listening).toBe(false);
+  });
+
+  it('counts per second, so that thousands of renewals a second still cover the whole minute', () => {
+    const stats = new LockHealthStats();
+    const now = 1_800_000_000_000;
+    const renewed = (at: number, latencyMs: number): LockEvent => ({ type: 'renewed', key: 'k', fencingToken: 1, latencyMs, at }) as LockEvent;
+    // A slow renewal 55 s ago, then 5,000 fast ones a second for the rest of the minute.
+    stats.record(renewed(now - 55_000, 480));
+    let count = 1;
+    for (let at = now - 54_000; at <= now; at += 0.2, count++) stats.record(renewed(Math.floor(at), 2));
+    expect(stats.renewalLatency(now)).toEqual({ lastMs: 2, maxMs: 480, count });
+    // Older than a minute: gone, whatever the rate.
+    expect(stats.renewalLatency(now + 6_000)?.maxMs).toBe(2);
+    expect(stats.renewalLatency(now + 62_000)).toBeUndefined();
+    // Losses: every one of the last five minutes counts, a shutdown's never does.
+    for (let i = 0; i < 3_000; i++) stats.record({ type: 'lost', key: 'k', fencingToken: i, reason: 'refused', heldMs: 1, at: now - 290_000 + i } as LockEvent);
+    stats.record({ type: 'lost', key: 'k', fencingToken: 0, reason: 'shutdown', heldMs: 1, at: now } as LockEvent);
+    expect(stats.lostRecently(now)).toBe(3_000);
+    expect(stats.lostRecently(now + 20_000)).toBe(0);
   });
 
   it('rejects a bad timeout with an error naming it', async () => {
