@@ -12,12 +12,12 @@ export function applyModuleExtras(moduleName: string) {
   return (definition: DynamicModule, extras: RedisLockModuleExtras): DynamicModule => {
     for (const option of ['isGlobal', 'globalInterceptor'] as const) {
       const value: unknown = extras[option];
-      if (typeof value !== 'boolean') {
+      if (value !== undefined && typeof value !== 'boolean') {
         const shown = value === null ? 'null' : typeof value === 'string' ? JSON.stringify(value.slice(0, 50)) : typeof value;
         throw new TypeError(`${moduleName}: Option "${option}" must be true or false, got ${shown}.`);
       }
     }
-    return { ...definition, global: extras.isGlobal };
+    return { ...definition, global: extras.isGlobal === true };
   };
 }
 

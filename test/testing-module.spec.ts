@@ -1,7 +1,7 @@
 import { Controller, Injectable, Module, Post, UseInterceptors } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { afterEach, describe, expect, it } from 'vitest';
-import { InvalidLockOptionsError, LockConflictInterceptor, LockKeyError, LockNotAcquiredError, LockService, Locked, WithoutOverlapping, type LockEvent } from '../lib/index.js';
+import { InvalidLockOptionsError, LockConflictInterceptor, LockKeyError, LockNotAcquiredError, LockService, RedisLockModule, Locked, WithoutOverlapping, type LockEvent } from '../lib/index.js';
 import { InMemoryLocks, ManualClock, RedisLockTestingModule, type RedisLockTestingOptions } from '../lib/testing/index.js';
 import { CapturedLogs } from './support/lock-app.js';
 
@@ -275,6 +275,8 @@ describe('RedisLockTestingModule (nestjs-redis-lock/testing)', () => {
     expect((error as InvalidLockOptionsError).option).toBe('ttl');
     expect(() => RedisLockTestingModule.forRoot({ redis: 'redis://localhost' } as never)).toThrow(/Option "redis" is not taken here/);
     expect(() => RedisLockTestingModule.forRoot({ locks: {} as never })).toThrow(/Option "locks" must be an InMemoryLocks instance/);
+    expect(() => RedisLockTestingModule.forRoot({ globalInterceptor: 'no' as never })).toThrow(/RedisLockTestingModule: Option "globalInterceptor" must be true or false, got "no"/);
+    expect(() => RedisLockModule.forRootAsync({ isGlobal: 1 as never, useFactory: () => ({ redis: 'redis://localhost' }) })).toThrow(/RedisLockModule: Option "isGlobal" must be true or false, got number/);
     expect(() => new InMemoryLocks().manualClock).toThrow(/runs on the system clock/);
     await expect(new ManualClock().advance('soon' as never)).rejects.toThrow(/advance\(duration\)/);
   });
