@@ -1,5 +1,6 @@
 export { RedisLockModule } from './redis-lock.module.js';
 export { LockService } from './lock.service.js';
+export { LockConflictInterceptor } from './lock-conflict.interceptor.js';
 export * from './errors/index.js';
 export * from './interfaces/index.js';
 export { Locked } from './decorators/locked.decorator.js';

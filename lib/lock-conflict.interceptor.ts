@@ -5,9 +5,11 @@ import {
   Injectable,
   ServiceUnavailableException,
   type CallHandler,
+  type DynamicModule,
   type ExecutionContext,
   type NestInterceptor,
 } from '@nestjs/common';
+import { APP_INTERCEPTOR } from '@nestjs/core';
 import { catchError, throwError, type Observable } from 'rxjs';
 import { LockNotAcquiredError } from './errors/lock-not-acquired.error.js';
 import type { RedisLockModuleOptions } from './interfaces/redis-lock-options.interface.js';
@@ -19,6 +21,16 @@ import { REDIS_LOCK_MODULE_OPTIONS } from './redis-lock.module-definition.js';
  * `RedisLockModule`, so it covers a `@Locked` handler and a handler that calls a `@Locked`
  * provider method alike. It only maps errors: the lock itself is taken by the method wrapper,
  * after pipes, so a method is never locked twice.
+ *
+ * With `globalInterceptor: false` the module installs no `APP_INTERCEPTOR`; apply it where you
+ * want the mapping, in a module that imports `RedisLockModule` (or with `isGlobal: true`).
+ *
+ * @example
+ * ```ts
+ * @Controller('orders')
+ * @UseInterceptors(LockConflictInterceptor)
+ * export class OrdersController {}
+ * ```
  */
 @Injectable()
 export class LockConflictInterceptor implements NestInterceptor {
@@ -42,4 +54,10 @@ export class LockConflictInterceptor implements NestInterceptor {
     }
     return new ConflictException(`${what} is locked by another operation. Try again later.`, { cause: error });
   }
+}
+
+/** The module's global `APP_INTERCEPTOR`, unless `globalInterceptor` is `false`. */
+export function withGlobalInterceptor(definition: DynamicModule, globalInterceptor: boolean | undefined): DynamicModule {
+  if (globalInterceptor === false) return definition;
+  return { ...definition, providers: [...(definition.providers ?? []), { provide: APP_INTERCEPTOR, useClass: LockConflictInterceptor }] };
 }

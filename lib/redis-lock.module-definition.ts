@@ -1,8 +1,32 @@
-import { ConfigurableModuleBuilder } from '@nestjs/common';
-import type { RedisLockModuleOptions } from './interfaces/redis-lock-options.interface.js';
+import { ConfigurableModuleBuilder, type DynamicModule } from '@nestjs/common';
+import type { RedisLockModuleExtras, RedisLockModuleOptions } from './interfaces/redis-lock-options.interface.js';
 
-export const { ConfigurableModuleClass, MODULE_OPTIONS_TOKEN: REDIS_LOCK_MODULE_OPTIONS } =
-  new ConfigurableModuleBuilder<RedisLockModuleOptions>({ moduleName: 'RedisLock' })
-    .setClassMethodName('forRoot')
-    .setExtras({ isGlobal: false }, (definition, extras) => ({ ...definition, global: extras.isGlobal }))
-    .build();
+export const DEFAULT_MODULE_EXTRAS: Required<RedisLockModuleExtras> = { isGlobal: false, globalInterceptor: true };
+
+/**
+ * Checks the extras of `forRoot()` / `forRootAsync()` of `moduleName` (they shape the module,
+ * so they are given beside `useFactory`, not returned by it) and makes the module global if
+ * asked. The global interceptor is added by the module class (see `lockConflictProviders`).
+ */
+export function applyModuleExtras(moduleName: string) {
+  return (definition: DynamicModule, extras: RedisLockModuleExtras): DynamicModule => {
+    for (const option of ['isGlobal', 'globalInterceptor'] as const) {
+      const value: unknown = extras[option];
+      if (value !== undefined && typeof value !== 'boolean') {
+        const shown = value === null ? 'null' : typeof value === 'string' ? JSON.stringify(value.slice(0, 50)) : typeof value;
+        throw new TypeError(`${moduleName}: Option "${option}" must be true or false, got ${shown}.`);
+      }
+    }
+    return { ...definition, global: extras.isGlobal === true };
+  };
+}
+
+export const {
+  ConfigurableModuleClass,
+  MODULE_OPTIONS_TOKEN: REDIS_LOCK_MODULE_OPTIONS,
+  OPTIONS_TYPE,
+  ASYNC_OPTIONS_TYPE,
+} = new ConfigurableModuleBuilder<RedisLockModuleOptions>({ moduleName: 'RedisLock' })
+  .setClassMethodName('forRoot')
+  .setExtras<RedisLockModuleExtras>(DEFAULT_MODULE_EXTRAS, applyModuleExtras('RedisLockModule'))
+  .build();

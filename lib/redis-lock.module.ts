@@ -1,8 +1,8 @@
-import { Module } from '@nestjs/common';
-import { APP_INTERCEPTOR, DiscoveryModule } from '@nestjs/core';
-import { LockConflictInterceptor } from './lock-conflict.interceptor.js';
+import { Module, type DynamicModule } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import { withGlobalInterceptor } from './lock-conflict.interceptor.js';
 import { LockService } from './lock.service.js';
-import { ConfigurableModuleClass } from './redis-lock.module-definition.js';
+import { ASYNC_OPTIONS_TYPE, ConfigurableModuleClass, OPTIONS_TYPE, REDIS_LOCK_MODULE_OPTIONS } from './redis-lock.module-definition.js';
 import { JobLockOrchestrator } from './scheduling/job-lock.orchestrator.js';
 import { LockSchedulingExplorer } from './scheduling/lock-scheduling.explorer.js';
 
@@ -10,7 +10,9 @@ import { LockSchedulingExplorer } from './scheduling/lock-scheduling.explorer.js
  * Provides {@link LockService}, a global interceptor that answers 409 Conflict when a route
  * meets a busy lock (see `@Locked`), and runs the scheduled-job decorators
  * (`@WithoutOverlapping`, `@OnOneInstance`) and `@LeaderElection` classes it finds. Import it once, with `forRoot()` or `forRootAsync()`;
- * `isGlobal: true` makes `LockService` injectable in every module.
+ * `isGlobal: true` makes `LockService` injectable in every module. `globalInterceptor: false`
+ * leaves the 409/503 mapping to the application: `@UseInterceptors(LockConflictInterceptor)`
+ * on the controllers that want it.
  *
  * @example
  * ```ts
@@ -29,8 +31,17 @@ import { LockSchedulingExplorer } from './scheduling/lock-scheduling.explorer.js
  */
 @Module({
   imports: [DiscoveryModule],
-  providers: [LockService, { provide: APP_INTERCEPTOR, useClass: LockConflictInterceptor }, JobLockOrchestrator, LockSchedulingExplorer],
-  // The orchestrator is injected into classes with @WithoutOverlapping / @OnOneInstance methods.
-  exports: [LockService, JobLockOrchestrator],
+  providers: [LockService, JobLockOrchestrator, LockSchedulingExplorer],
+  // The orchestrator is injected into classes with @WithoutOverlapping / @OnOneInstance methods;
+  // the options into a LockConflictInterceptor applied per controller.
+  exports: [LockService, JobLockOrchestrator, REDIS_LOCK_MODULE_OPTIONS],
 })
-export class RedisLockModule extends ConfigurableModuleClass {}
+export class RedisLockModule extends ConfigurableModuleClass {
+  static override forRoot(options: typeof OPTIONS_TYPE): DynamicModule {
+    return withGlobalInterceptor(super.forRoot(options), options.globalInterceptor);
+  }
+
+  static override forRootAsync(options: typeof ASYNC_OPTIONS_TYPE): DynamicModule {
+    return withGlobalInterceptor(super.forRootAsync(options), options.globalInterceptor);
+  }
+}

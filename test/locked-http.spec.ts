@@ -10,6 +10,7 @@ import {
   SetMetadata,
   Sse,
   UseGuards,
+  UseInterceptors,
   type CanActivate,
   type ExecutionContext,
   type INestApplication,
@@ -22,7 +23,7 @@ import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { ApiOperation, DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Observable, interval, map, take } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LockService, Locked, RedisLockModule } from '../lib/index.js';
+import { LockConflictInterceptor, LockNotAcquiredError, LockService, Locked, RedisLockModule } from '../lib/index.js';
 import { CapturedLogs, sleep } from './support/lock-app.js';
 import { redisUrl, useRedis } from './support/redis.js';
 
@@ -232,6 +233,66 @@ describe('exposeKeyInHttpErrors', () => {
       const responses = await Promise.all([1, 2].map(() => fetch(`${base}/items/fail-fast/7`, { method: 'POST' })));
       const conflict = responses.find((r) => r.status === 409)!;
       expect(((await conflict.json()) as { message: string }).message).toBe('Lock "item:7" is locked by another operation. Try again later.');
+    } finally {
+      await app.close();
+    }
+  });
+});
+
+/** The same busy lock behind a controller that applies the mapping itself and one that does not. */
+@Controller('mapped')
+@UseInterceptors(LockConflictInterceptor)
+class MappedController {
+  @Post(':id')
+  @Locked('mapped:<0>', { waitTimeout: 0 })
+  take(@Param('id') id: string) {
+    return { id };
+  }
+
+  @Post('unavailable/:id')
+  unavailable(@Param('id') id: string) {
+    throw new LockNotAcquiredError(id, 0, { cause: new Error('connect ECONNREFUSED') });
+  }
+}
+
+@Controller('unmapped')
+class UnmappedController {
+  @Post(':id')
+  @Locked('unmapped:<0>', { waitTimeout: 0 })
+  take(@Param('id') id: string) {
+    return { id };
+  }
+}
+
+@Module({ controllers: [MappedController, UnmappedController] })
+class OptOutFeatureModule {}
+
+describe.each([
+  ['forRoot', () => RedisLockModule.forRoot({ redis: redisUrl(), isGlobal: true, globalInterceptor: false, exposeKeyInHttpErrors: true })],
+  ['forRootAsync', () => RedisLockModule.forRootAsync({ isGlobal: true, globalInterceptor: false, useFactory: async () => ({ redis: redisUrl(), exposeKeyInHttpErrors: true }) })],
+])('globalInterceptor: false (%s)', (_method, lockModule) => {
+  useRedis();
+  it.each([
+    ['express', () => new ExpressAdapter()],
+    ['fastify', () => new FastifyAdapter()],
+  ])('installs no APP_INTERCEPTOR; @UseInterceptors(LockConflictInterceptor) maps 409 and 503 per controller (%s)', async (_platform, adapter) => {
+    @Module({ imports: [lockModule(), OptOutFeatureModule] })
+    class OptOutModule {}
+    const app = await NestFactory.create(OptOutModule, adapter(), { logger: new CapturedLogs(), forceCloseConnections: true, abortOnError: false });
+    await app.listen(0, '127.0.0.1');
+    const base = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+    try {
+      const locks = app.get(LockService);
+      const held = [await locks.acquire('mapped:1'), await locks.acquire('unmapped:1')];
+      const mapped = await fetch(`${base}/mapped/1`, { method: 'POST' });
+      expect(mapped.status).toBe(409);
+      // The interceptor applied per controller reads the module's options (here: name the key).
+      expect(((await mapped.json()) as { message: string }).message).toBe('Lock "mapped:1" is locked by another operation. Try again later.');
+      expect((await fetch(`${base}/mapped/unavailable/2`, { method: 'POST' })).status).toBe(503);
+      // No global interceptor: a controller without it gets Nest's answer to an unknown error.
+      expect((await fetch(`${base}/unmapped/1`, { method: 'POST' })).status).toBe(500);
+      for (const lock of held) await lock.release();
+      expect((await fetch(`${base}/unmapped/1`, { method: 'POST' })).status).toBe(201);
     } finally {
       await app.close();
     }

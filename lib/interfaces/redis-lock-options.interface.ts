@@ -111,6 +111,28 @@ export interface RedisLockModuleOptions extends LockTimingOptions {
   instanceName?: string;
 }
 
+/**
+ * Options that shape the module itself rather than its locks, given to `forRoot()` and beside
+ * `useFactory` in `forRootAsync()` (of `RedisLockModule` and of `RedisLockTestingModule`).
+ *
+ * @example
+ * ```ts
+ * RedisLockModule.forRootAsync({ isGlobal: true, globalInterceptor: false, useFactory: () => ({ redis: url }) });
+ * ```
+ */
+export interface RedisLockModuleExtras {
+  /** Register the module's providers (`LockService`) in every module. Default `false`. */
+  isGlobal?: boolean;
+  /**
+   * Install `LockConflictInterceptor` as a global `APP_INTERCEPTOR`, which maps a busy lock on
+   * any HTTP route to 409 (503 when Redis did not answer). With `false` the application
+   * decides: `@UseInterceptors(LockConflictInterceptor)` on the controllers that want the
+   * mapping (their module must see `RedisLockModule`: import it, or `isGlobal: true`).
+   * Default `true`.
+   */
+  globalInterceptor?: boolean;
+}
+
 /** Options of one `acquire()`, `tryAcquire()` or `using()` call. */
 /**
  * Makes the key a counting semaphore: at most `limit` permits held at once, waiters served in

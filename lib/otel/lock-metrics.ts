@@ -20,6 +20,16 @@ export const UNNAMED_LOCK = '(unnamed)';
 const METER_NAME = 'nestjs-redis-lock';
 
 /**
+ * The bucket boundaries, in seconds, that `lock.acquire.duration` and `lock.hold.duration`
+ * advise the SDK to use (0.5 ms to 10 min): a lock is often taken in a millisecond and held
+ * for minutes by a job. The SDK's default boundaries (0 to 10000) are meant for milliseconds;
+ * a View configured in the SDK still overrides this advice.
+ */
+export const LOCK_DURATION_BUCKETS: readonly number[] = Object.freeze([
+  0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600,
+]);
+
+/**
  * Records OpenTelemetry metrics for the locks of every `LockService` of the process, from the
  * `node:diagnostics_channel` events they publish:
  *
@@ -30,6 +40,8 @@ const METER_NAME = 'nestjs-redis-lock';
  * | `lock.active` | up-down counter | {lock} | `lock.name` |
  * | `lock.waiting` | up-down counter | {caller} | `lock.name` |
  * | `lock.lost` | counter | {lock} | `lock.name`, `lock.lost.reason` (`refused`, `expired`, `shutdown`) |
+ *
+ * Both histograms advise the buckets {@link LOCK_DURATION_BUCKETS} (seconds, 0.5 ms to 10 min).
  *
  * When no meter provider is registered (the API's no-op one), it subscribes to nothing, so
  * locks cost exactly what they cost without it.
@@ -43,8 +55,11 @@ const METER_NAME = 'nestjs-redis-lock';
 export function enableLockMetrics(options: LockMetricsOptions = {}): LockMetricsHandle {
   const meter = (options.meterProvider ?? metrics.getMeterProvider()).getMeter(METER_NAME);
   if (isNoop(meter)) return { disable: () => undefined };
-  const acquire = meter.createHistogram('lock.acquire.duration', { unit: 's', description: 'Time to acquire a lock, or to give up on it.' });
-  const hold = meter.createHistogram('lock.hold.duration', { unit: 's', description: 'Time from acquisition to release or loss.' });
+  // NOTE: `advice` needs @opentelemetry/api 1.7 (hence the peer range); an SDK that predates
+  // it ignores it and falls back to its own boundaries.
+  const advice = { explicitBucketBoundaries: [...LOCK_DURATION_BUCKETS] };
+  const acquire = meter.createHistogram('lock.acquire.duration', { unit: 's', description: 'Time to acquire a lock, or to give up on it.', advice });
+  const hold = meter.createHistogram('lock.hold.duration', { unit: 's', description: 'Time from acquisition to release or loss.', advice });
   const active = meter.createUpDownCounter('lock.active', { unit: '{lock}', description: 'Locks held by this process.' });
   const waiting = meter.createUpDownCounter('lock.waiting', { unit: '{caller}', description: 'Callers waiting for a busy lock.' });
   const lost = meter.createCounter('lock.lost', { unit: '{lock}', description: 'Locks lost while held.' });

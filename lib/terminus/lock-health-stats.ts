@@ -4,42 +4,84 @@ import type { LockEvent } from '../interfaces/lock-event.interface.js';
 export const LOST_WINDOW_MS = 5 * 60_000;
 /** How far back renewal latencies count. */
 export const RENEWAL_WINDOW_MS = 60_000;
-/** Bounds the memory of a process that loses or renews very many locks. */
-const MAX_SAMPLES = 1_000;
+
+const SECOND_MS = 1_000;
 
 /**
- * Renewal latencies and losses of the last minutes, from a `LockService`'s events. Samples are
- * kept in bounded rings: a storm of events costs memory once, not forever.
+ * One counter per second over a window, in a ring: memory is fixed by the window, not by the
+ * rate of events, and every second of the window is covered whatever the rate.
  */
-export class LockHealthStats {
-  private readonly renewals: { at: number; latencyMs: number }[] = [];
-  private readonly losses: number[] = [];
+class SecondBuckets {
+  private readonly seconds: Float64Array;
+  private readonly counts: Float64Array;
+  private readonly maxima: Float64Array;
 
-  record(event: LockEvent): void {
-    if (event.type === 'renewed') push(this.renewals, { at: event.at, latencyMs: event.latencyMs });
-    // A lock given back at shutdown was not lost to a failure.
-    else if (event.type === 'lost' && event.reason !== 'shutdown') push(this.losses, event.at);
+  constructor(private readonly windowMs: number) {
+    const size = Math.ceil(windowMs / SECOND_MS) + 1;
+    this.seconds = new Float64Array(size).fill(-1);
+    this.counts = new Float64Array(size);
+    this.maxima = new Float64Array(size);
   }
 
-  /** Renewal round trips of the last minute, in milliseconds (undefined without any). */
-  renewalLatency(now = Date.now()): { lastMs: number; maxMs: number; count: number } | undefined {
-    const recent = this.renewals.filter((sample) => sample.at >= now - RENEWAL_WINDOW_MS);
-    if (recent.length === 0) return undefined;
-    return {
-      lastMs: round(recent[recent.length - 1]!.latencyMs),
-      maxMs: round(Math.max(...recent.map((sample) => sample.latencyMs))),
-      count: recent.length,
-    };
+  add(at: number, value = 0): void {
+    const second = Math.floor(at / SECOND_MS);
+    const slot = second % this.seconds.length;
+    const current = this.seconds[slot]!;
+    if (second < current) return; // older than what the slot holds now: out of the window
+    if (second > current) {
+      this.seconds[slot] = second;
+      this.counts[slot] = 0;
+      this.maxima[slot] = value;
+    }
+    this.counts[slot]! += 1;
+    if (value > this.maxima[slot]!) this.maxima[slot] = value;
   }
 
-  lostRecently(now = Date.now()): number {
-    return this.losses.filter((at) => at >= now - LOST_WINDOW_MS).length;
+  /** The count and the largest value of the seconds in the window ending at `now`. */
+  sum(now: number): { count: number; max: number } {
+    const first = Math.floor((now - this.windowMs) / SECOND_MS);
+    const last = Math.floor(now / SECOND_MS);
+    let count = 0;
+    let max = 0;
+    for (let slot = 0; slot < this.seconds.length; slot++) {
+      const second = this.seconds[slot]!;
+      if (second < first || second > last) continue;
+      count += this.counts[slot]!;
+      if (this.maxima[slot]! > max) max = this.maxima[slot]!;
+    }
+    return { count, max };
   }
 }
 
-function push<T>(ring: T[], value: T): void {
-  if (ring.length >= MAX_SAMPLES) ring.shift();
-  ring.push(value);
+/**
+ * Renewal latencies and losses of the last minutes, from a `LockService`'s events, counted per
+ * second: a process renewing thousands of locks a second has its whole minute counted, in
+ * memory that does not grow with the rate.
+ */
+export class LockHealthStats {
+  private readonly renewals = new SecondBuckets(RENEWAL_WINDOW_MS);
+  private readonly losses = new SecondBuckets(LOST_WINDOW_MS);
+  private last?: { at: number; latencyMs: number };
+
+  record(event: LockEvent): void {
+    if (event.type === 'renewed') {
+      this.renewals.add(event.at, event.latencyMs);
+      if (this.last === undefined || event.at >= this.last.at) this.last = { at: event.at, latencyMs: event.latencyMs };
+    }
+    // A lock given back at shutdown was not lost to a failure.
+    else if (event.type === 'lost' && event.reason !== 'shutdown') this.losses.add(event.at);
+  }
+
+  /** Renewal round trips of the last minute (per whole second), in milliseconds (undefined without any). */
+  renewalLatency(now = Date.now()): { lastMs: number; maxMs: number; count: number } | undefined {
+    const { count, max } = this.renewals.sum(now);
+    if (count === 0 || this.last === undefined) return undefined;
+    return { lastMs: round(this.last.latencyMs), maxMs: round(max), count };
+  }
+
+  lostRecently(now = Date.now()): number {
+    return this.losses.sum(now).count;
+  }
 }
 
 function round(ms: number): number {

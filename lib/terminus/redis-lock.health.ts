@@ -2,6 +2,8 @@ import { Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
 import type { Subscription } from 'rxjs';
 import { driverFor } from '../core/stores/redis/drivers/driver-for.js';
+import type { RedisClient } from '../core/stores/redis/drivers/redis-client.js';
+import type { PingTarget } from '../core/stores/redis/drivers/redis-driver.js';
 import type { LockManager } from '../core/engine/lock-manager.js';
 import { settleWithin, TIMED_OUT } from '../core/time/settle-within.js';
 import { InvalidLockOptionsError } from '../errors/invalid-lock-options.error.js';
@@ -20,19 +22,30 @@ export interface RedisLockHealthOptions {
 /** One Redis node as the indicator saw it. */
 export interface RedisLockNodeHealth {
   status: 'up' | 'down';
+  /** `host:port` (or socket path) of the node, when the client knows it. */
+  address?: string;
   /** PING round trip, in milliseconds, when it answered. */
   latencyMs?: number;
   /** Why it counts as down. */
   error?: string;
+  /** In quorum mode, a node that is a Redis Cluster: each of its masters. */
+  masters?: RedisLockNodeHealth[];
 }
 
 const DEFAULT_TIMEOUT_MS = 1_000;
+/** After this long without a check, the indicator stops listening to lock events (at the next one). */
+export const QUIET_PERIOD_MS = 10 * 60_000;
 
 /**
- * A `@nestjs/terminus` (11 or 12) health indicator for the locks' Redis: `down` when Redis (in
- * quorum mode: a majority of the nodes) does not answer a PING within the bound. It also
+ * A `@nestjs/terminus` (11 or 12) health indicator for the locks' Redis: `down` when Redis (on
+ * a Cluster: any master of the client's slot map, each named by its address; in quorum mode: a
+ * majority of the nodes) does not answer a PING within the bound. It also
  * reports the watchdog's renewal latency over the last minute and how many locks this process
  * lost in the last five minutes, which say more about the locks' health than a PING does.
+ *
+ * It listens to lock events only while someone asks: from the first check on (`statsSince`
+ * says when that was), until ten minutes pass without a check. Before the first check, and
+ * once checks stop, events are not even built for it.
  *
  * Add it to the providers of the module holding your health controller (which imports
  * `TerminusModule`, with `LockService` available there).
@@ -54,37 +67,43 @@ const DEFAULT_TIMEOUT_MS = 1_000;
  */
 @Injectable()
 export class RedisLockHealthIndicator implements OnModuleDestroy {
-  private readonly stats = new LockHealthStats();
-  private readonly subscription: Subscription;
+  private stats = new LockHealthStats();
+  private subscription?: Subscription;
+  private statsSince = 0;
+  private askedAt = 0;
 
   constructor(
     private readonly health: HealthIndicatorService,
     private readonly locks: LockService,
-  ) {
-    this.subscription = locks.events$.subscribe((event) => this.stats.record(event));
-  }
+  ) {}
 
   /**
-   * Pings every Redis node the locks use, each within `timeout`, and reports `up` or `down`
-   * under `key` (default `redis-lock`), with each node's latency, the quorum's state in quorum
-   * mode, the renewal latency and the locks lost recently.
+   * Pings every Redis node the locks use (every master of a Cluster), each within `timeout`,
+   * and reports `up` or `down` under `key` (default `redis-lock`), with each node's address and
+   * latency, the quorum's state in quorum mode, the renewal latency and the locks lost recently
+   * (counted since `statsSince`, the first check).
    */
   async isHealthy<const Key extends string = 'redis-lock'>(key?: Key, options: RedisLockHealthOptions = {}): Promise<HealthIndicatorResult<Key>> {
     const timeout = options.timeout ?? DEFAULT_TIMEOUT_MS;
     if (typeof timeout !== 'number' || !Number.isInteger(timeout) || timeout < 1 || timeout > 60_000) {
       throw new InvalidLockOptionsError('timeout', timeout, 'an integer number of milliseconds from 1 to 60000').within('RedisLockHealthIndicator.isHealthy');
     }
+    this.watch();
     const session = this.health.check((key ?? 'redis-lock') as Key);
-    const nodes = await Promise.all(this.manager.clients.map((client) => ping(() => driverFor(client).ping(), timeout)));
+    const perClient = await Promise.all(this.manager.clients.map((client) => pingMasters(client, timeout)));
+    // One deployment (a server, a Sentinel master or a Cluster): each of its masters is a node,
+    // and all must answer. In quorum mode each deployment is one node of the quorum.
+    const nodes = perClient.length === 1 ? perClient[0]! : perClient.map(asQuorumNode);
     const answering = nodes.filter((node) => node.status === 'up').length;
     const data: Record<string, unknown> = {
       nodes,
       renewalLatency: this.stats.renewalLatency() ?? null,
       locksLostRecently: this.stats.lostRecently(),
       lostWindowMs: LOST_WINDOW_MS,
+      statsSince: new Date(this.statsSince).toISOString(),
     };
     let healthy = answering === nodes.length;
-    if (nodes.length > 1) {
+    if (perClient.length > 1) {
       const needed = Math.floor(nodes.length / 2) + 1;
       const state = answering === nodes.length ? 'ok' : answering >= needed ? 'degraded' : 'lost';
       data.quorum = { state, answering, needed, nodes: nodes.length };
@@ -94,7 +113,27 @@ export class RedisLockHealthIndicator implements OnModuleDestroy {
   }
 
   onModuleDestroy(): void {
-    this.subscription.unsubscribe();
+    this.unwatch();
+  }
+
+  /**
+   * Listens to lock events from now on, if not already. The quiet period is checked when an
+   * event arrives, so no timer is needed: a process with no lock events has nothing to stop.
+   */
+  private watch(): void {
+    this.askedAt = Date.now();
+    if (this.subscription !== undefined) return;
+    this.stats = new LockHealthStats();
+    this.statsSince = this.askedAt;
+    this.subscription = this.locks.events$.subscribe((event) => {
+      if (event.at - this.askedAt > QUIET_PERIOD_MS) this.unwatch();
+      else this.stats.record(event);
+    });
+  }
+
+  private unwatch(): void {
+    this.subscription?.unsubscribe();
+    this.subscription = undefined;
   }
 
   private get manager(): LockManager {
@@ -102,13 +141,37 @@ export class RedisLockHealthIndicator implements OnModuleDestroy {
   }
 }
 
-async function ping(send: () => Promise<unknown>, timeout: number): Promise<RedisLockNodeHealth> {
+/** PINGs every master of `client` (a Cluster has several), each within `timeout`. */
+async function pingMasters(client: RedisClient, timeout: number): Promise<RedisLockNodeHealth[]> {
+  let targets: PingTarget[] | typeof TIMED_OUT;
+  try {
+    // A Cluster client that has not connected yet learns its masters first, within the bound too.
+    targets = await settleWithin(driverFor(client).pingTargets(), timeout);
+  } catch (error) {
+    return [down(error)];
+  }
+  if (targets === TIMED_OUT) return [{ status: 'down', error: `no answer to PING within ${timeout} ms` }];
+  return Promise.all(targets.map((target) => ping(target, timeout)));
+}
+
+async function ping(target: PingTarget, timeout: number): Promise<RedisLockNodeHealth> {
+  const address = target.address === undefined ? {} : { address: target.address };
   const startedAt = performance.now();
   try {
-    const reply = await settleWithin(send(), timeout);
-    if (reply === TIMED_OUT) return { status: 'down', error: `no answer to PING within ${timeout} ms` };
-    return { status: 'up', latencyMs: Math.round((performance.now() - startedAt) * 10) / 10 };
+    const reply = await settleWithin(target.ping(), timeout);
+    if (reply === TIMED_OUT) return { status: 'down', ...address, error: `no answer to PING within ${timeout} ms` };
+    return { status: 'up', ...address, latencyMs: Math.round((performance.now() - startedAt) * 10) / 10 };
   } catch (error) {
-    return { status: 'down', error: String((error as Error)?.message ?? error).slice(0, 200) };
+    return { ...down(error), ...address };
   }
+}
+
+function down(error: unknown): RedisLockNodeHealth {
+  return { status: 'down', error: String((error as Error)?.message ?? error).slice(0, 200) };
+}
+
+/** A quorum node: the server itself, or a Cluster that is up only when all its masters are. */
+function asQuorumNode(masters: RedisLockNodeHealth[]): RedisLockNodeHealth {
+  if (masters.length === 1) return masters[0]!;
+  return { status: masters.every((master) => master.status === 'up') ? 'up' : 'down', masters };
 }

@@ -1,7 +1,10 @@
 import { systemClock, type Clock } from '../core/time/clock.js';
 import type { LockBackend } from '../core/engine/lock-backend.js';
-import type { ResolvedModuleOptions } from '../core/options/lock-options.js';
+import { lockRedisKeys } from '../core/keys/lock-key.js';
+import { quoteKey } from '../core/keys/quote-key.js';
+import { DEFAULT_KEY_PREFIX, type ResolvedModuleOptions } from '../core/options/lock-options.js';
 import { MemoryNotifier } from '../core/stores/memory/memory-notifier.js';
+import { LockKeyError } from '../errors/lock-key.error.js';
 import { MemoryData, MemoryStore } from '../core/stores/memory/memory-store.js';
 import { ManualClock } from './manual-clock.js';
 
@@ -39,6 +42,8 @@ export class InMemoryLocks {
   readonly clock: Clock;
   private readonly data = new MemoryData();
   private readonly notifiers = new Set<MemoryNotifier>();
+  /** The key prefixes of the modules that used this store, to find a user's key under each. */
+  private readonly prefixes = new Set<string>();
 
   constructor(options: InMemoryLocksOptions = {}) {
     this.clock = options.clock === 'manual' ? new ManualClock() : systemClock;
@@ -64,13 +69,58 @@ export class InMemoryLocks {
     this.data.clear();
   }
 
-  /** Deletes a lock whoever holds it, as an operator or an eviction would in Redis. */
-  delete(prefixedKey: string): void {
-    this.data.locks.delete(prefixedKey);
+  /**
+   * Takes the lock of `key` away from whoever holds it, as an operator's `DEL` or an eviction
+   * would in Redis: every holder of the key (a mutex or writer, readers, a semaphore's
+   * permits) learns it at its next renewal, and the next caller gets the key at once. Fencing
+   * counters and waiters stay. `key` is the key as it was locked (`'order:1'`), under the key
+   * prefix of every module that used this store; the internal form (`'lock:{order:1}'`) is
+   * taken too. Throws `LockKeyError` when nothing is held under the key, so that a test of a
+   * stolen lock cannot pass without stealing one.
+   *
+   * @example
+   * ```ts
+   * const lock = await locks.acquire('order:1');
+   * store.delete('order:1');
+   * await store.manualClock.advance('10s'); // the next renewal is refused
+   * expect(lock.signal.aborted).toBe(true);
+   * ```
+   */
+  delete(key: string): void {
+    if (typeof key !== 'string' || key.length === 0) {
+      throw new LockKeyError(`InMemoryLocks.delete(key): the key must be a non-empty string, got ${typeof key === 'string' ? 'an empty string' : key === null ? 'null' : typeof key}.`);
+    }
+    const prefixes = this.prefixes.size > 0 ? this.prefixes : [DEFAULT_KEY_PREFIX];
+    const names = new Set([...prefixes].map((prefix) => lockRedisKeys(prefix, key).lock));
+    names.add(key);
+    const now = this.clock.now();
+    let deleted = false;
+    for (const name of names) if (this.deleteHolders(name, now)) deleted = true;
+    if (!deleted) {
+      throw new LockKeyError(`InMemoryLocks.delete(key): no lock is held on ${quoteKey(key)}. Give the key as it was locked (e.g. 'order:1').`);
+    }
+  }
+
+  /** Deletes the lock named `name` and its readers' and permits' keys; whether any was live. */
+  private deleteHolders(name: string, now: number): boolean {
+    const live = (lockName: string): boolean => {
+      const entry = this.data.locks.get(lockName);
+      this.data.locks.delete(lockName);
+      return entry !== undefined && entry.expiresAt >= now;
+    };
+    let deleted = live(name);
+    const readers = `${name}:readers`;
+    for (const token of this.data.readers.get(readers)?.keys() ?? []) if (live(`${name}:reader:${token}`)) deleted = true;
+    this.data.readers.delete(readers);
+    const holders = `${name}:holders`;
+    for (const token of this.data.semaphoreHolders.get(holders)?.keys() ?? []) if (live(`${name}:permit:${token}`)) deleted = true;
+    this.data.semaphoreHolders.delete(holders);
+    return deleted;
   }
 
   /** @internal The backend of one application's `LockService`. */
   backend(options: ResolvedModuleOptions): LockBackend {
+    this.prefixes.add(options.keyPrefix);
     const notifier = new MemoryNotifier();
     this.notifiers.add(notifier);
     const publish = (channel: string, message: string): void => {

@@ -1,69 +1,101 @@
 import { Logger, Module, type DynamicModule } from '@nestjs/common';
-import { APP_INTERCEPTOR, DiscoveryModule } from '@nestjs/core';
+import { DiscoveryModule } from '@nestjs/core';
 import type { ResolvedModuleOptions } from '../core/options/lock-options.js';
-import type { RedisLockModuleOptions } from '../interfaces/redis-lock-options.interface.js';
-import { LockConflictInterceptor } from '../lock-conflict.interceptor.js';
+import type { RedisLockModuleExtras, RedisLockModuleOptions } from '../interfaces/redis-lock-options.interface.js';
+import { withGlobalInterceptor } from '../lock-conflict.interceptor.js';
 import { LockService } from '../lock.service.js';
 import { LOCK_BACKEND_FACTORY } from '../redis-lock.constants.js';
 import { REDIS_LOCK_MODULE_OPTIONS } from '../redis-lock.module-definition.js';
 import { JobLockOrchestrator } from '../scheduling/job-lock.orchestrator.js';
 import { LockSchedulingExplorer } from '../scheduling/lock-scheduling.explorer.js';
 import { InMemoryLocks } from './in-memory-locks.js';
+import {
+  ConfigurableTestingModuleClass,
+  REDIS_LOCK_TESTING_OPTIONS,
+  TESTING_ASYNC_OPTIONS_TYPE,
+  TESTING_OPTIONS_TYPE,
+  type RedisLockTestingModuleOptions,
+} from './redis-lock-testing.module-definition.js';
 
-/** Options of {@link RedisLockTestingModule}: the module's options, without Redis. */
-export interface RedisLockTestingOptions extends Omit<RedisLockModuleOptions, 'redis'> {
-  /**
-   * The store to keep locks in; modules given the same one exclude each other, as instances on
-   * one Redis do. Default: `InMemoryLocks.shared`, one store for the whole process.
-   */
-  locks?: InMemoryLocks;
-  /** Register `LockService` in every module. */
-  isGlobal?: boolean;
-}
+export type { RedisLockTestingModuleOptions } from './redis-lock-testing.module-definition.js';
+
+/** Options of {@link RedisLockTestingModule.forRoot}: the module's options without Redis, a store, and the module's extras. */
+export interface RedisLockTestingOptions extends RedisLockTestingModuleOptions, RedisLockModuleExtras {}
 
 /**
  * `RedisLockModule` without Redis: the same `LockService`, `@Locked`, job decorators, leader
  * elections, 409 mapping, events and errors, on an in-memory store with the semantics of the
  * Redis scripts. For unit tests of code that locks, and for a first run without Redis. It warns
  * when `NODE_ENV` is `production`: a lock in memory excludes callers of one process only.
+ * `forRootAsync()` takes the options from a factory, as `RedisLockModule.forRootAsync()` does.
  *
  * @example
  * ```ts
  * const moduleRef = await Test.createTestingModule({
  *   imports: [RedisLockTestingModule.forRoot({ isGlobal: true }), OrdersModule],
  * }).compile();
+ *
+ * RedisLockTestingModule.forRootAsync({
+ *   isGlobal: true,
+ *   imports: [ConfigModule],
+ *   inject: [ConfigService],
+ *   useFactory: (config: ConfigService) => ({ ttl: config.get('LOCK_TTL') }),
+ * });
  * ```
  */
-@Module({})
-export class RedisLockTestingModule {
-  static forRoot(options: RedisLockTestingOptions = {}): DynamicModule {
-    const { locks = InMemoryLocks.shared, isGlobal = false, ...moduleOptions } = options;
-    if (!(locks instanceof InMemoryLocks)) {
-      throw new TypeError(`RedisLockTestingModule.forRoot(): Option "locks" must be an InMemoryLocks instance, got ${locks === null ? 'null' : typeof locks}.`);
-    }
-    if ('redis' in moduleOptions) {
-      throw new TypeError('RedisLockTestingModule.forRoot(): Option "redis" is not taken here: locks are kept in memory. Use RedisLockModule.forRoot() for Redis.');
-    }
-    return {
-      module: RedisLockTestingModule,
-      global: isGlobal,
-      imports: [DiscoveryModule],
-      providers: [
-        { provide: REDIS_LOCK_MODULE_OPTIONS, useValue: moduleOptions },
-        { provide: LOCK_BACKEND_FACTORY, useValue: (resolved: ResolvedModuleOptions) => locks.backend(resolved) },
-        { provide: InMemoryLocks, useValue: locks },
-        LockService,
-        { provide: APP_INTERCEPTOR, useClass: LockConflictInterceptor },
-        JobLockOrchestrator,
-        LockSchedulingExplorer,
-        { provide: IN_PRODUCTION_WARNING, useFactory: warnInProduction },
-      ],
-      exports: [LockService, JobLockOrchestrator, InMemoryLocks],
-    };
+@Module({
+  imports: [DiscoveryModule],
+  providers: [
+    { provide: InMemoryLocks, useFactory: storeOf, inject: [REDIS_LOCK_TESTING_OPTIONS] },
+    { provide: REDIS_LOCK_MODULE_OPTIONS, useFactory: moduleOptionsOf, inject: [REDIS_LOCK_TESTING_OPTIONS] },
+    { provide: LOCK_BACKEND_FACTORY, useFactory: backendFactoryOf, inject: [InMemoryLocks] },
+    LockService,
+    JobLockOrchestrator,
+    LockSchedulingExplorer,
+    { provide: Symbol('nestjs-redis-lock:in-memory-warning'), useFactory: warnInProduction },
+  ],
+  exports: [LockService, JobLockOrchestrator, InMemoryLocks, REDIS_LOCK_MODULE_OPTIONS],
+})
+export class RedisLockTestingModule extends ConfigurableTestingModuleClass {
+  static override forRoot(options: typeof TESTING_OPTIONS_TYPE = {}): DynamicModule {
+    checkTestingOptions(options, 'forRoot');
+    return withGlobalInterceptor(super.forRoot(options), options.globalInterceptor);
+  }
+
+  static override forRootAsync(options: typeof TESTING_ASYNC_OPTIONS_TYPE): DynamicModule {
+    return withGlobalInterceptor(super.forRootAsync(options), options.globalInterceptor);
   }
 }
 
-const IN_PRODUCTION_WARNING = Symbol('nestjs-redis-lock:in-memory-warning');
+function checkTestingOptions(options: RedisLockTestingModuleOptions, method: 'forRoot' | 'forRootAsync'): void {
+  const where = `RedisLockTestingModule.${method}()`;
+  if (typeof options !== 'object' || options === null) {
+    throw new TypeError(`${where}: the options must be an object, got ${options === null ? 'null' : typeof options}.`);
+  }
+  const { locks } = options;
+  if (locks !== undefined && !(locks instanceof InMemoryLocks)) {
+    throw new TypeError(`${where}: Option "locks" must be an InMemoryLocks instance, got ${locks === null ? 'null' : typeof locks}.`);
+  }
+  if ('redis' in options) {
+    throw new TypeError(`${where}: Option "redis" is not taken here: locks are kept in memory. Use RedisLockModule.forRoot() for Redis.`);
+  }
+}
+
+/** The options `LockService` takes: the testing module's without the store and the extras. */
+function moduleOptionsOf(options: RedisLockTestingModuleOptions): RedisLockModuleOptions {
+  // forRoot() checked them already; a forRootAsync() factory's result is checked here.
+  checkTestingOptions(options, 'forRootAsync');
+  const { locks: _locks, isGlobal: _isGlobal, globalInterceptor: _globalInterceptor, ...moduleOptions } = options as RedisLockTestingOptions;
+  return moduleOptions as RedisLockModuleOptions;
+}
+
+function storeOf(options: RedisLockTestingModuleOptions): InMemoryLocks {
+  return options?.locks instanceof InMemoryLocks ? options.locks : InMemoryLocks.shared;
+}
+
+function backendFactoryOf(locks: InMemoryLocks) {
+  return (resolved: ResolvedModuleOptions) => locks.backend(resolved);
+}
 
 function warnInProduction(): boolean {
   if (process.env.NODE_ENV !== 'production') return false;

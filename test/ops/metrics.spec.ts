@@ -1,11 +1,12 @@
+import { channel } from 'node:diagnostics_channel';
 import { Injectable } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader, type DataPoint, type Histogram } from '@opentelemetry/sdk-metrics';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Locked, LockService, RedisLockModule } from '../../lib/index.js';
+import { LOCK_DIAGNOSTICS_CHANNELS, Locked, LockService, RedisLockModule, type LockEvent } from '../../lib/index.js';
 import { LOCK_RUNNER } from '../../lib/redis-lock.constants.js';
 import type { LockManager } from '../../lib/core/engine/lock-manager.js';
-import { enableLockMetrics, RedisLockMetricsModule, type LockMetricsHandle } from '../../lib/otel/index.js';
+import { enableLockMetrics, LOCK_DURATION_BUCKETS, RedisLockMetricsModule, type LockMetricsHandle } from '../../lib/otel/index.js';
 import { CapturedLogs, useLockApps } from '../support/lock-app.js';
 import { redisUrl, useRedis } from '../support/redis.js';
 
@@ -106,6 +107,34 @@ describe('OpenTelemetry metrics', () => {
     const { locks } = await app();
     await (await locks.acquire('after', { name: 'after' })).release();
     expect(await value('lock.acquire.duration', { 'lock.name': 'after' })).toBeUndefined();
+  });
+
+  it('buckets durations in seconds, from sub-millisecond to minutes, with the real SDK', async () => {
+    handle = enableLockMetrics({ meterProvider: setUp() });
+    // Known durations, published as the lock engine publishes them.
+    const at = Date.now();
+    const publish = (event: LockEvent) => channel(LOCK_DIAGNOSTICS_CHANNELS[event.type]).publish(event);
+    publish({ type: 'acquired', key: 'b', name: 'b', fencingToken: 1, waitedMs: 0.3, afterWaiting: false, at });
+    publish({ type: 'acquired', key: 'b', name: 'b', fencingToken: 2, waitedMs: 300, afterWaiting: false, at });
+    publish({ type: 'released', key: 'b', name: 'b', fencingToken: 1, heldMs: 7, at });
+    publish({ type: 'released', key: 'b', name: 'b', fencingToken: 2, heldMs: 90_000, at });
+    // And one real acquisition, which waits for nothing: well under a second.
+    const { locks } = await app();
+    await (await locks.acquire('real', { name: 'real' })).release();
+
+    /** The upper boundary of the bucket each recorded value fell in (Infinity: the overflow bucket). */
+    const landed = async (instrument: string, name: string) => {
+      const point = (await points<Histogram>(instrument)).find((each) => each.attributes['lock.name'] === name)!;
+      expect(point.value.buckets.boundaries).toEqual([...LOCK_DURATION_BUCKETS]);
+      return point.value.buckets.counts.flatMap((count, i) => Array<number>(count).fill(point.value.buckets.boundaries[i] ?? Infinity));
+    };
+    expect(LOCK_DURATION_BUCKETS[0]).toBeLessThan(0.001);
+    expect(LOCK_DURATION_BUCKETS.at(-1)).toBeGreaterThanOrEqual(300);
+    expect(await landed('lock.acquire.duration', 'b')).toEqual([0.0005, 0.5]);
+    expect(await landed('lock.hold.duration', 'b')).toEqual([0.01, 120]);
+    const [real] = await landed('lock.acquire.duration', 'real');
+    expect(real).toBeLessThanOrEqual(1);
+    expect((await landed('lock.hold.duration', 'real'))[0]).toBeLessThanOrEqual(1);
   });
 
   it('subscribes to nothing without a registered meter provider', async () => {

@@ -1,12 +1,17 @@
 import { Controller, Get, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { HealthCheck, HealthCheckService, TerminusModule } from '@nestjs/terminus';
-import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { LockService, RedisLockModule } from '../../lib/index.js';
+import { Cluster, Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { LockManager } from '../../lib/core/engine/lock-manager.js';
+import { LockService, RedisLockModule, type LockEvent } from '../../lib/index.js';
+import { LOCK_RUNNER } from '../../lib/redis-lock.constants.js';
+import { LockHealthStats } from '../../lib/terminus/lock-health-stats.js';
 import { RedisLockHealthIndicator } from '../../lib/terminus/index.js';
 import { CapturedLogs, sleep } from '../support/lock-app.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
+import { startRedisCluster, type RedisCluster } from '../../scripts/redis-cluster.mjs';
+import { nodeRedisCluster, type TestClient } from '../support/node-redis.js';
 
 @Controller('health')
 class HealthController {
@@ -106,8 +111,145 @@ describe('RedisLockHealthIndicator over HTTP with terminus', () => {
     await expect.poll(async () => (await get(url)).status, { timeout: 5_000 }).toBe(200);
   });
 
+  it('listens to lock events only while someone asks: not before the first check, not after a quiet period', async () => {
+    const url = await start(servers[0]!.url);
+    const locks = app!.get(LockService);
+    const manager = locks[LOCK_RUNNER] as LockManager;
+    // Nothing built an event yet: no renewal of any lock pays for the indicator.
+    expect(manager.listening).toBe(false);
+    await (await locks.acquire('quiet:1')).release();
+    expect(manager.listening).toBe(false);
+
+    const first = await get(url);
+    expect(first.body.info.locks).toMatchObject({ status: 'up', renewalLatency: null, locksLostRecently: 0 });
+    expect(Date.parse(first.body.info.locks.statsSince)).toBeGreaterThan(0);
+    expect(manager.listening).toBe(true);
+    const lock = await locks.acquire('quiet:2');
+    await expect.poll(async () => (await get(url)).body.info.locks.renewalLatency?.count ?? 0, { timeout: 5_000 }).toBeGreaterThan(0);
+    await lock.release();
+
+    // Nobody asked for longer than the quiet period: the next event ends the subscription.
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      vi.setSystemTime(Date.now() + 11 * 60_000);
+      await (await locks.acquire('quiet:3')).release();
+      expect(manager.listening).toBe(false);
+      // Asking again starts afresh.
+      expect((await get(url)).body.info.locks.renewalLatency).toBeNull();
+      expect(manager.listening).toBe(true);
+    } finally {
+      vi.useRealTimers();
+    }
+    await app!.close();
+    app = undefined;
+    expect(manager.listening).toBe(false);
+  });
+
+  it('counts per second, so that thousands of renewals a second still cover the whole minute', () => {
+    const stats = new LockHealthStats();
+    const now = 1_800_000_000_000;
+    const renewed = (at: number, latencyMs: number): LockEvent => ({ type: 'renewed', key: 'k', fencingToken: 1, latencyMs, at }) as LockEvent;
+    // A slow renewal 55 s ago, then 5,000 fast ones a second for the rest of the minute.
+    stats.record(renewed(now - 55_000, 480));
+    let count = 1;
+    for (let at = now - 54_000; at <= now; at += 0.2, count++) stats.record(renewed(Math.floor(at), 2));
+    expect(stats.renewalLatency(now)).toEqual({ lastMs: 2, maxMs: 480, count });
+    // Older than a minute: gone, whatever the rate.
+    expect(stats.renewalLatency(now + 6_000)?.maxMs).toBe(2);
+    expect(stats.renewalLatency(now + 62_000)).toBeUndefined();
+    // Losses: every one of the last five minutes counts, a shutdown's never does.
+    for (let i = 0; i < 3_000; i++) stats.record({ type: 'lost', key: 'k', fencingToken: i, reason: 'refused', heldMs: 1, at: now - 290_000 + i } as LockEvent);
+    stats.record({ type: 'lost', key: 'k', fencingToken: 0, reason: 'shutdown', heldMs: 1, at: now } as LockEvent);
+    expect(stats.lostRecently(now)).toBe(3_000);
+    expect(stats.lostRecently(now + 20_000)).toBe(0);
+  });
+
   it('rejects a bad timeout with an error naming it', async () => {
     await start(servers[0]!.url);
     await expect(app!.get(RedisLockHealthIndicator).isHealthy('x', { timeout: -1 })).rejects.toThrow(/isHealthy: Option "timeout"/);
+  });
+});
+
+interface OpenedCluster {
+  client: unknown;
+  close(): Promise<void>;
+}
+
+describe.each([
+  ['ioredis', async (nodes: RedisCluster['nodes']): Promise<OpenedCluster> => {
+    const client = new Cluster(nodes);
+    return { client, close: async (): Promise<void> => client.disconnect() };
+  }],
+  ['node-redis', async (nodes: RedisCluster['nodes']): Promise<OpenedCluster> => {
+    const client: TestClient = await nodeRedisCluster(nodes);
+    // `close()` would wait for the replies of the dead master: `destroy()` drops them.
+    return { client, close: async (): Promise<void> => (client as unknown as { destroy(): void }).destroy() };
+  }],
+])('RedisLockHealthIndicator on a Redis Cluster of 3 masters (%s)', (_library, connect) => {
+  let cluster: RedisCluster;
+  let opened: OpenedCluster | undefined;
+  let app: INestApplication | undefined;
+  beforeAll(async () => {
+    cluster = await startRedisCluster(3);
+  }, 60_000);
+  afterAll(async () => {
+    await app?.close();
+    await opened?.close();
+    await cluster?.stop();
+  });
+
+  it('PINGs every master and names each; one frozen or killed master reads down', async () => {
+    opened = await connect(cluster.nodes);
+    const client = opened.client as Cluster;
+    const moduleRef = await Test.createTestingModule({
+      imports: [TerminusModule.forRoot({ logger: false }), RedisLockModule.forRoot({ redis: client })],
+      providers: [RedisLockHealthIndicator],
+    })
+      .setLogger(new CapturedLogs())
+      .compile();
+    app = moduleRef.createNestApplication({ logger: false });
+    await app.init();
+    const indicator = app.get(RedisLockHealthIndicator);
+    const health = app.get(HealthCheckService);
+    const check = async () => {
+      try {
+        return { ok: true, result: (await health.check([() => indicator.isHealthy('locks', { timeout: 500 })])).info!.locks as any };
+      } catch (error) {
+        return { ok: false, result: (error as { response: { error: { locks: any } } }).response.error.locks };
+      }
+    };
+    const addresses = cluster.nodes.map((node) => `${node.host}:${node.port}`).sort();
+    const byAddress = (result: { nodes: { address: string; status: string }[] }) =>
+      Object.fromEntries(result.nodes.map((node) => [node.address, node.status]));
+
+    const up = await check();
+    expect(up.ok).toBe(true);
+    expect(up.result.nodes.map((node: { address: string }) => node.address)).toEqual(addresses);
+    expect(up.result.nodes.every((node: { status: string; latencyMs: number }) => node.status === 'up' && node.latencyMs >= 0)).toBe(true);
+
+    // Frozen: its connection stays open and answers nothing.
+    const frozen = `${cluster.nodes[1]!.host}:${cluster.nodes[1]!.port}`;
+    cluster.pause(1);
+    try {
+      const paused = await check();
+      expect(paused.ok).toBe(false);
+      expect(paused.result.status).toBe('down');
+      expect(byAddress(paused.result)).toEqual(Object.fromEntries(addresses.map((address) => [address, address === frozen ? 'down' : 'up'])));
+    } finally {
+      cluster.resume(1);
+    }
+    await expect.poll(async () => (await check()).ok, { timeout: 10_000, interval: 200 }).toBe(true);
+
+    // Killed: the client drops its connection; the master still serves its slots in the map, so it is still named.
+    const killed = `${cluster.nodes[2]!.host}:${cluster.nodes[2]!.port}`;
+    await cluster.kill(2);
+    // Past the cluster's node timeout (2 s) and ioredis' slot refresh (5 s): still named, still down.
+    const until = performance.now() + 7_000;
+    while (performance.now() < until) {
+      const gone = await check();
+      expect(gone.ok).toBe(false);
+      expect(byAddress(gone.result)).toEqual(Object.fromEntries(addresses.map((address) => [address, address === killed ? 'down' : 'up'])));
+      await sleep(500);
+    }
   });
 });

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { COMMANDS, type ScriptName } from '../lock-lua.js';
-import type { BareScriptCall, LuaScript, RedisDriver, RedisNode, ReleaseSubscriber, ScriptCall } from './redis-driver.js';
+import type { BareScriptCall, LuaScript, PingTarget, RedisDriver, RedisNode, ReleaseSubscriber, ScriptCall } from './redis-driver.js';
 
 export type IoRedisClient = Redis | Cluster;
 
@@ -121,6 +121,39 @@ export class IoRedisDriver implements RedisDriver {
       close: () => connection.disconnect(),
     };
   }
+
+  async pingTargets(): Promise<PingTarget[]> {
+    if (!this.isCluster) {
+      const client = this.client as Redis;
+      // A Sentinel client's options name the sentinels, not the master it reached.
+      const address = (client.options as { sentinels?: unknown }).sentinels ? undefined : addressOf(client);
+      return [{ address, ping: () => client.ping() }];
+    }
+    const cluster = this.client as Cluster;
+    if (cluster.nodes('master').length === 0) await cluster.ping();
+    // NOTE: ioredis drops a node from `nodes()` when its connection ends; the slot map still
+    // names it as long as the cluster does (no replica took its slots over).
+    const addresses = new Set<string>();
+    for (const owners of cluster.slots) if (owners?.[0] !== undefined) addresses.add(owners[0]);
+    for (const node of cluster.nodes('master')) {
+      const address = addressOf(node);
+      if (address !== undefined) addresses.add(address);
+    }
+    return [...addresses].sort().map((address) => ({
+      address,
+      ping: () => {
+        const node = cluster.nodes('master').find((each) => addressOf(each) === address);
+        return node === undefined ? Promise.reject(new Error('the client has no connection to this master')) : node.ping();
+      },
+    }));
+  }
+}
+
+/** A server's `host:port` (or socket path) from its ioredis options. */
+function addressOf(node: Redis): string | undefined {
+  const { host, port, path } = node.options as { host?: string; port?: number; path?: string };
+  if (path) return path;
+  return host === undefined || port === undefined ? undefined : `${host}:${port}`;
 }
 
 function ioredisNode(node: Redis): RedisNode {

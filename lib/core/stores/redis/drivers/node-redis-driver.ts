@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { COMMANDS, type ScriptName } from '../lock-lua.js';
 import type { NodeRedisClient, NodeRedisKind } from './node-redis-client.js';
-import { isNoScript, type BareScriptCall, type LuaScript, type RedisDriver, type RedisNode, type ReleaseSubscriber, type ScriptCall } from './redis-driver.js';
+import { isNoScript, type BareScriptCall, type LuaScript, type PingTarget, type RedisDriver, type RedisNode, type ReleaseSubscriber, type ScriptCall } from './redis-driver.js';
 
 type Args = string[];
 type Send = (firstKey: string | undefined, args: Args) => Promise<unknown>;
@@ -23,7 +23,7 @@ interface PubSubConnection {
 const DEFAULT_TYPES = Object.freeze({ typeMapping: Object.freeze({}) });
 
 interface ClusterShape {
-  readonly masters: { id: string }[];
+  readonly masters: { id: string; host?: string; port?: number }[];
   readonly slots: ({ master?: { id: string } } | undefined)[];
   nodeClient(node: { id: string }): Promise<{ sendCommand(args: Args): Promise<unknown> }>;
 }
@@ -196,6 +196,21 @@ export class NodeRedisDriver implements RedisDriver {
         destroy();
       },
     };
+  }
+
+  async pingTargets(): Promise<PingTarget[]> {
+    if (!this.isCluster) {
+      const socket = (this.client as { options?: { socket?: { host?: string; port?: number; path?: string } } }).options?.socket;
+      const address = this.kind === 'sentinel' ? undefined : socket?.path ?? (socket?.host === undefined && socket?.port === undefined ? undefined : `${socket?.host ?? 'localhost'}:${socket?.port ?? 6379}`);
+      return [{ address, ping: () => this.ping() }];
+    }
+    const cluster = this.client as unknown as ClusterShape;
+    if (cluster.masters.length === 0) await this.ping();
+    // The masters of node-redis' slot map: one that went down stays there until it is replaced.
+    return cluster.masters
+      .map((master) => ({ master, address: master.host === undefined ? master.id : `${master.host}:${master.port}` }))
+      .sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0))
+      .map(({ master, address }) => ({ address, ping: async () => (await cluster.nodeClient(master)).sendCommand(['PING']) }));
   }
 
   /**

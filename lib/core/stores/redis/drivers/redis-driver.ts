@@ -35,6 +35,12 @@ export interface RedisNode {
   scan(cursor: string, pattern: string, count: number): Promise<[string, string[]]>;
 }
 
+/** A master to PING for a health check, named by its address (`host:port`) when the client knows it. */
+export interface PingTarget {
+  readonly address?: string;
+  ping(): Promise<unknown>;
+}
+
 /** The connection that carries release messages to the waiters of this process. */
 export interface ReleaseSubscriber {
   /** SUBSCRIBE (SSUBSCRIBE when sharded) to a channel spelled as Redis sees it. */
@@ -76,4 +82,10 @@ export interface RedisDriver {
   slotOwner(slot: number): string | undefined;
   /** A new connection for release messages; `onMessage(channel, message)` gets each one. */
   subscriber(sharded: boolean, onMessage: (channel: string, message: string) => void): ReleaseSubscriber;
+  /**
+   * Every master to PING for a health check: on a Cluster, each master of the client's slot
+   * map, including one the client lost its connection to (its PING then fails), so that a
+   * master that is down is reported, not skipped.
+   */
+  pingTargets(): Promise<PingTarget[]>;
 }
