@@ -1,11 +1,12 @@
 import { hostname } from 'node:os';
-import { Injectable } from '@nestjs/common';
+import { Injectable, type DynamicModule } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { describe, expect, it } from 'vitest';
 import { InvalidLockOptionsError, Locked, LockKeyError, LockService, RedisLockModule } from '../../lib/index.js';
 import { CapturedLogs, useLockApps } from '../support/lock-app.js';
 import { InMemoryLocks, RedisLockTestingModule } from '../../lib/testing/index.js';
 import { parseHolder } from '../../lib/core/engine/holder.js';
+import { nodeRedisClient } from '../support/node-redis.js';
 import { redisUrl, useRedis } from '../support/redis.js';
 
 describe('LockService.inspect()', () => {
@@ -90,14 +91,23 @@ describe('LockService.inspect()', () => {
   });
 });
 
+type LockModule = { module: DynamicModule; close?: () => Promise<unknown> };
 describe.each([
-  ['Redis', () => RedisLockModule.forRoot({ redis: redisUrl(), instanceName: 'sem-app' })],
-  ['the in-memory store', () => RedisLockTestingModule.forRoot({ locks: new InMemoryLocks(), instanceName: 'sem-app' })],
+  ['Redis through ioredis', async (): Promise<LockModule> => ({ module: RedisLockModule.forRoot({ redis: redisUrl(), instanceName: 'sem-app' }) })],
+  [
+    'Redis through node-redis',
+    async (): Promise<LockModule> => {
+      const client = await nodeRedisClient(redisUrl());
+      return { module: RedisLockModule.forRoot({ redis: client as never, instanceName: 'sem-app' }), close: () => client.close() };
+    },
+  ],
+  ['the in-memory store', async (): Promise<LockModule> => ({ module: RedisLockTestingModule.forRoot({ locks: new InMemoryLocks(), instanceName: 'sem-app' }) })],
 ])('LockService.inspect() of a semaphore on %s', (_store, lockModule) => {
   useRedis();
 
   it('shows its holders, permits used, limit and waiters, and nothing once idle', async () => {
-    const moduleRef = await Test.createTestingModule({ imports: [lockModule()] }).setLogger(new CapturedLogs()).compile();
+    const { module, close } = await lockModule();
+    const moduleRef = await Test.createTestingModule({ imports: [module] }).setLogger(new CapturedLogs()).compile();
     await moduleRef.init();
     const locks = moduleRef.get(LockService);
     try {
@@ -135,6 +145,7 @@ describe.each([
       await permit.release();
     } finally {
       await moduleRef.close();
+      await close?.();
     }
   });
 });

@@ -1,6 +1,5 @@
-import { createHash } from 'node:crypto';
 import type { LockRedisKeys } from '../keys/lock-key.js';
-import type { LuaScript, RunScript } from '../stores/redis/drivers/redis-driver.js';
+import type { ReadCommand } from '../stores/redis/drivers/redis-driver.js';
 import { liveValue, settled, type MemoryData, type StoreClock } from '../stores/memory/memory-data.js';
 import type { SemaphoreInspection, SemaphorePermitHolder } from '../../interfaces/lock-inspection.interface.js';
 import { parseHolder } from '../engine/holder.js';
@@ -29,39 +28,34 @@ function names(base: LockRedisKeys): { holders: string; limit: string; waiters: 
   return { holders: `${root}:holders`, limit: `${root}:limit`, waiters: `${root}:sw`, queue: `${root}:sq`, permit: (token) => `${root}:permit:${token}` };
 }
 
+/** Runs read-only commands on keys of one slot in one round trip (`RedisDriver.read`). */
+export type ReadKeys = (commands: readonly ReadCommand[]) => Promise<unknown[]>;
+
 /**
- * Reads a semaphore without writing anything (the acquire and release scripts drop dead
- * holders; this only leaves them out). KEYS: holders hash, limit, waiters set; the permit keys
- * (`<holders without ':holders'>:permit:<token>`) share their slot. Returns
- * `{limit or '', waiters, {token, '<permits>:<fencing>', pttl, ...}}`.
+ * The semaphore of `base`'s key in Redis, with plain reads (so that an ACL allowing only reads
+ * is enough, as for the lock's own `inspect()`): HGETALL of the holders, GET of the limit and
+ * ZCARD of the waiters, then one PTTL per holder's permit, two round trips. Holders whose permit
+ * key is gone (crashed) are left out, as the scripts would drop them; nothing is written. Not
+ * atomic: a snapshot anyway.
  */
-const SEMAPHORE_INSPECT_LUA = `
-local base = string.sub(KEYS[1], 1, #KEYS[1] - #':holders')
-local live = {}
-local entries = redis.call('HGETALL', KEYS[1])
-for i = 1, #entries, 2 do
-  local left = redis.call('PTTL', base .. ':permit:' .. entries[i])
-  if left ~= -2 then
-    live[#live + 1] = entries[i]
-    live[#live + 1] = entries[i + 1]
-    live[#live + 1] = left
-  end
-end
-return {redis.call('GET', KEYS[2]) or '', redis.call('ZCARD', KEYS[3]), live}
-`;
-
-const SEMAPHORE_INSPECT: LuaScript = { lua: SEMAPHORE_INSPECT_LUA, sha: createHash('sha1').update(SEMAPHORE_INSPECT_LUA).digest('hex') };
-
-/** The semaphore of `base`'s key in Redis, in one read-only script call. */
-export async function inspectSemaphoreInRedis(runScript: RunScript, base: LockRedisKeys): Promise<SemaphoreSnapshot | null> {
+export async function inspectSemaphoreInRedis(read: ReadKeys, base: LockRedisKeys): Promise<SemaphoreSnapshot | null> {
   const keys = names(base);
-  const [limit, waiters, live] = (await runScript(SEMAPHORE_INSPECT, [keys.holders, keys.limit, keys.waiters], [])) as [string | Buffer, number, (string | number | Buffer)[]];
+  const [flat, limit, waiters] = (await read([
+    ['HGETALL', keys.holders],
+    ['GET', keys.limit],
+    ['ZCARD', keys.waiters],
+  ])) as [unknown[], unknown, unknown];
+  const entries: [string, string][] = [];
+  for (let i = 0; i + 1 < flat.length; i += 2) entries.push([String(flat[i]), String(flat[i + 1])]);
+  const pttls = entries.length === 0 ? [] : await read(entries.map(([token]) => ['PTTL', keys.permit(token)] as const));
   const holders: SemaphoreHolderSnapshot[] = [];
-  for (let i = 0; i + 2 < live.length; i += 3) {
-    const snapshot = holderSnapshot(String(live[i]), String(live[i + 1]), Number(live[i + 2]));
+  entries.forEach(([token, value], i) => {
+    const pttl = Number(pttls[i]);
+    if (pttl === -2) return;
+    const snapshot = holderSnapshot(token, value, pttl);
     if (snapshot) holders.push(snapshot);
-  }
-  return snapshotOf(String(limit), Number(waiters), holders);
+  });
+  return snapshotOf(limit === null || limit === undefined ? '' : String(limit), Number(waiters), holders);
 }
 
 /** The same read on the in-memory store's keys (see `MemorySemaphores`). */

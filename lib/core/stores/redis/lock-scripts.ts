@@ -268,9 +268,9 @@ export class LockScripts implements LockStore {
     return { owner: held ? owner : null, pttl, fencingToken: fence === null ? null : Number(fence), waiters };
   }
 
-  /** The semaphore of the same key, with one read-only script (see `semaphore/semaphore-inspect.ts`). */
+  /** The semaphore of the same key, with plain reads (see `semaphore/semaphore-inspect.ts`). */
   inspectSemaphore(keys: LockRedisKeys): Promise<SemaphoreSnapshot | null> {
-    return inspectSemaphoreInRedis(this.runScript, keys);
+    return inspectSemaphoreInRedis((commands) => this.driver.read(commands), keys);
   }
 }
 
