@@ -154,6 +154,8 @@ describe('live lock board in headless Chromium', () => {
     const locks = app!.get(LockService);
     const small = await locks.acquire('exports', { limit: 3, label: 'SmallExport.run' });
     const waiting = locks.acquire('exports', { limit: 3, permits: 2, waitTimeout: 30_000, label: 'Waiting.run' });
+    // Settled by the test; a failing test must not leave an unhandled rejection at shutdown.
+    waiting.catch(() => undefined);
     const { page, problems } = await openBoard(url);
     const exports = row(page, 'exports');
     await expect.poll(() => exports.locator('td.waiters').textContent(), { timeout: 10_000 }).toBe('1');

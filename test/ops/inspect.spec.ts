@@ -115,6 +115,8 @@ describe.each([
       const big = await locks.acquire('pool', { limit: 3, permits: 2, ttl: 5_000, label: 'BigExport.run' });
       const small = await locks.acquire('pool', { limit: 3, ttl: 5_000, label: 'SmallExport.run' });
       const waiting = locks.acquire('pool', { limit: 3, permits: 2, waitTimeout: 30_000, label: 'Waiting.run' });
+      // Settled by the test; a failing test must not leave an unhandled rejection at shutdown.
+      waiting.catch(() => undefined);
       await expect.poll(async () => (await locks.inspect('pool')).semaphore?.waiters).toBe(1);
       const seen = await locks.inspect('pool');
       // The mutex of the same name is not held: its fields stay those of the mutex.
