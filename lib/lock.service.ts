@@ -161,9 +161,11 @@ export class LockService implements BeforeApplicationShutdown, OnApplicationShut
 
   /**
    * Who holds `key` right now, and for how long, with how many waiting: read from Redis with
-   * plain read-only commands (GET, PTTL, ZCARD), so it works with a read-only ACL. The holder
-   * (host, pid, `instanceName`, `@Locked` method or `label`, since when) is recorded in the
-   * lock's owner token when it is acquired, at no extra cost. In quorum mode, the majority's view.
+   * plain read-only commands (GET, PTTL, ZCARD; HGETALL and PTTL for the semaphore of that
+   * name), so it works with a read-only ACL. The holder (host, pid, `instanceName`, `@Locked`
+   * method or `label`, since when) is recorded in the lock's owner token when it is acquired, at
+   * no extra cost. A semaphore in use (`limit`) is reported under `semaphore`: each holder with
+   * its permits, the permits used, the limit and the waiters. In quorum mode, the majority's view.
    *
    * @example
    * ```ts

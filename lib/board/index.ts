@@ -1,2 +1,2 @@
 export { RedisLockBoardModule } from './redis-lock-board.module.js';
-export type { LockBoardOptions } from './lock-board-options.interface.js';
+export type { LockBoardAsyncOptions, LockBoardOptions, LockBoardRouteOptions, LockBoardSettings } from './lock-board-options.interface.js';

@@ -1,7 +1,29 @@
-import type { CanActivate, DynamicModule, ForwardReference, Type } from '@nestjs/common';
+import type { CanActivate, ConfigurableModuleAsyncOptions, DynamicModule, ForwardReference, Type } from '@nestjs/common';
 
-/** Options of `RedisLockBoardModule.register()`. */
-export interface LockBoardOptions {
+/**
+ * What the board does: the options `registerAsync()`'s factory returns (and `register()` takes
+ * beside the route options).
+ */
+export interface LockBoardSettings {
+  /**
+   * Shows a "Release by force" button (with a confirmation) and accepts the release request,
+   * which must be a same-origin JSON request carrying the board's own header (see the README).
+   * Each forced release is emitted as a `force-released` event. Default `false`: read-only.
+   * Refused at startup on a board without `guards` unless `allowWithoutGuards` is set.
+   */
+  allowForceRelease?: boolean;
+  /**
+   * Says that the board may run without `guards` of its own: a global guard (`APP_GUARD`) or a
+   * private network already keeps strangers out. Allows `allowForceRelease` without guards and
+   * silences the startup warning of a board without guards. Default `false`.
+   */
+  allowWithoutGuards?: boolean;
+  /** Locks per page (1 to 200). Default 50. */
+  pageSize?: number;
+}
+
+/** What shapes the board's routes: given directly, to `register()` and to `registerAsync()` alike. */
+export interface LockBoardRouteOptions {
   /** Route of the page (under the app's global prefix). Default `locks`. */
   path?: string;
   /**
@@ -10,13 +32,17 @@ export interface LockBoardOptions {
    * module: list what they inject under `imports`.
    */
   guards?: (CanActivate | Type<CanActivate>)[];
+}
+
+/** Options of `RedisLockBoardModule.register()`. */
+export interface LockBoardOptions extends LockBoardSettings, LockBoardRouteOptions {
   /** Modules the guards need. */
   imports?: (Type<unknown> | DynamicModule | Promise<DynamicModule> | ForwardReference)[];
-  /**
-   * Shows a "Release by force" button (with a confirmation) and accepts the release request.
-   * Each forced release is emitted as a `force-released` event. Default `false`: read-only.
-   */
-  allowForceRelease?: boolean;
-  /** Locks scanned per page (1 to 200). Default 50. */
-  pageSize?: number;
 }
+
+/**
+ * Options of `RedisLockBoardModule.registerAsync()`: `path` and `guards` directly (they shape
+ * the routes, which exist before any provider), the settings from `useFactory` (with `inject`
+ * and `imports`), `useClass` or `useExisting` (a class with `create(): LockBoardSettings`).
+ */
+export interface LockBoardAsyncOptions extends ConfigurableModuleAsyncOptions<LockBoardSettings>, LockBoardRouteOptions {}

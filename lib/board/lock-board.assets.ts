@@ -13,7 +13,10 @@ export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (char) => ESCAPES[char]!);
 }
 
-/** The page, for a board served at `base` (the request's own path, escaped here). */
+/**
+ * The page, with its links relative to `base` (`.` or `./<the page's last path segment>`,
+ * escaped here): the page's own URL decides where they point, whatever path reached it.
+ */
 export function boardPage(base: string): string {
   const href = escapeHtml(base);
   return `<!doctype html>
@@ -37,6 +40,7 @@ export function boardPage(base: string): string {
       <tbody></tbody>
     </table>
     <p id="empty" hidden>No lock is held under this prefix.</p>
+    <p id="more" hidden>No lock in the part of Redis scanned for this page; more may exist further on: see the next page.</p>
     <nav><button id="first" type="button" hidden>First page</button> <button id="next" type="button" hidden>Next page</button></nav>
   </section>
   <section>
@@ -60,6 +64,8 @@ table { width: 100%; border-collapse: collapse; background: #fff; }
 th, td { text-align: left; padding: .4rem .6rem; border-bottom: 1px solid #e5e5e5; vertical-align: top; }
 td.key { font-family: ui-monospace, monospace; word-break: break-all; }
 td .sub { color: #6e6e73; font-size: 12px; }
+tr.semaphore td.key::after { content: ' (semaphore)'; color: #6e6e73; font-family: system-ui, sans-serif; }
+td .permit + .permit { margin-top: .3rem; }
 #status.error { color: #ffb4a8; }
 #feed { list-style: none; padding: 0; margin: 0; font-family: ui-monospace, monospace; font-size: 12px; max-height: 70vh; overflow: auto; }
 #feed li { padding: .2rem 0; border-bottom: 1px solid #eee; word-break: break-all; }
@@ -75,6 +81,10 @@ export const BOARD_JS = `'use strict';
   const status = document.getElementById('status');
   const feed = document.getElementById('feed');
   const empty = document.getElementById('empty');
+  const more = document.getElementById('more');
+  // Keys are up to 1,024 characters: the cell shows the start, the title the whole key.
+  const KEY_SHOWN = 200;
+  const HOLDERS_SHOWN = 20;
   const nextButton = document.getElementById('next');
   const firstButton = document.getElementById('first');
   let cursor = '0';
@@ -98,31 +108,75 @@ export const BOARD_JS = `'use strict';
     td.appendChild(span);
   }
 
+  function shorten(text, length) {
+    return text.length > length ? text.slice(0, length) + '…' : text;
+  }
+
+  function keyCell(row, key) {
+    const td = cell(row, shorten(key, KEY_SHOWN), 'key');
+    td.title = key;
+    return td;
+  }
+
+  function describeHolder(holder) {
+    return (holder.instance ? holder.instance + ' · ' : '') + holder.host + ' · pid ' + holder.pid;
+  }
+
+  function lockRow(lock) {
+    const row = document.createElement('tr');
+    keyCell(row, lock.key);
+    const holder = lock.holder;
+    const who = cell(row, holder ? (holder.label || '(no label)') : 'unknown');
+    if (holder) sub(who, describeHolder(holder));
+    cell(row, holder ? new Date(holder.since).toLocaleTimeString() : '');
+    cell(row, lock.ttlMs === undefined ? '' : (lock.ttlMs / 1000).toFixed(1) + ' s');
+    cell(row, String(lock.waiters), 'waiters');
+    cell(row, lock.fencingToken === undefined ? '' : String(lock.fencingToken));
+    const actions = cell(row, '');
+    if (allowForceRelease) {
+      const button = document.createElement('button');
+      button.type = 'button';
+      button.className = 'release';
+      button.textContent = 'Release by force';
+      button.addEventListener('click', () => forceRelease(lock.key));
+      actions.appendChild(button);
+    }
+    return row;
+  }
+
+  function semaphoreRow(key, semaphore) {
+    const row = document.createElement('tr');
+    row.className = 'semaphore';
+    const keyTd = keyCell(row, key);
+    sub(keyTd, 'semaphore: ' + semaphore.used + (semaphore.limit === undefined ? ' permits used' : ' of ' + semaphore.limit + ' permits'));
+    const who = cell(row, '');
+    for (const permit of semaphore.holders.slice(0, HOLDERS_SHOWN)) {
+      const line = document.createElement('div');
+      line.className = 'permit';
+      line.textContent = (permit.holder ? (permit.holder.label || '(no label)') : 'unknown') + ' · ' + permit.permits + (permit.permits === 1 ? ' permit' : ' permits');
+      if (permit.holder) sub(line, describeHolder(permit.holder));
+      who.appendChild(line);
+    }
+    if (semaphore.holders.length > HOLDERS_SHOWN) sub(who, 'and ' + (semaphore.holders.length - HOLDERS_SHOWN) + ' more');
+    const since = semaphore.holders.flatMap((permit) => (permit.holder ? [permit.holder.since] : []));
+    cell(row, since.length > 0 ? new Date(Math.min(...since)).toLocaleTimeString() : '');
+    const ttls = semaphore.holders.map((permit) => permit.ttlMs);
+    cell(row, ttls.length > 0 ? (Math.min(...ttls) / 1000).toFixed(1) + ' s' : '');
+    cell(row, String(semaphore.waiters), 'waiters');
+    cell(row, semaphore.holders.slice(0, HOLDERS_SHOWN).map((permit) => String(permit.fencingToken)).join(', '));
+    cell(row, '');
+    return row;
+  }
+
   function render(page) {
     rows.replaceChildren();
     for (const lock of page.locks) {
-      const row = document.createElement('tr');
-      row.dataset.key = lock.key;
-      cell(row, lock.key, 'key');
-      const holder = lock.holder;
-      const who = cell(row, holder ? (holder.label || '(no label)') : 'unknown');
-      if (holder) sub(who, (holder.instance ? holder.instance + ' · ' : '') + holder.host + ' · pid ' + holder.pid);
-      cell(row, holder ? new Date(holder.since).toLocaleTimeString() : '');
-      cell(row, lock.ttlMs === undefined ? '' : (lock.ttlMs / 1000).toFixed(1) + ' s');
-      cell(row, String(lock.waiters), 'waiters');
-      cell(row, lock.fencingToken === undefined ? '' : String(lock.fencingToken));
-      const actions = cell(row, '');
-      if (allowForceRelease) {
-        const button = document.createElement('button');
-        button.type = 'button';
-        button.className = 'release';
-        button.textContent = 'Release by force';
-        button.addEventListener('click', () => forceRelease(lock.key));
-        actions.appendChild(button);
-      }
-      rows.appendChild(row);
+      if (lock.held) rows.appendChild(lockRow(lock));
+      if (lock.semaphore) rows.appendChild(semaphoreRow(lock.key, lock.semaphore));
     }
-    empty.hidden = page.locks.length > 0;
+    // "Nothing is held" only once the scan has been through every key.
+    empty.hidden = page.locks.length > 0 || !page.complete;
+    more.hidden = page.locks.length > 0 || page.complete;
     nextButton.hidden = page.cursor === '0';
     firstButton.hidden = cursor === '0';
   }
@@ -148,10 +202,11 @@ export const BOARD_JS = `'use strict';
   }
 
   async function forceRelease(key) {
-    if (!window.confirm('Release the lock "' + key + '" by force? Its holder will lose it at its next renewal, and may still be working.')) return;
+    if (!window.confirm('Release the lock "' + shorten(key, KEY_SHOWN) + '" by force? Its holder will lose it at its next renewal, and may still be working.')) return;
     const response = await fetch(base + '/api/locks/release', {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      // JSON and the board's own header: what a page of another site cannot send (see lock-board.requests.ts).
+      headers: { 'content-type': 'application/json', 'x-lock-board': '1' },
       body: JSON.stringify({ key, confirm: key }),
     });
     status.textContent = response.ok ? 'released' : 'release refused: HTTP ' + response.status;

@@ -6,37 +6,49 @@ import {
   Get,
   Header,
   HttpCode,
+  HttpException,
+  Inject,
   Post,
   Query,
   Req,
   Sse,
   UseGuards,
+  type CanActivate,
   type MessageEvent,
   type Type,
 } from '@nestjs/common';
 import type { Socket } from 'node:net';
 import { EMPTY, filter, map, Subject, takeUntil, type Observable } from 'rxjs';
-import { forceRelease, listLocks, type LockPage } from '../core/stores/redis/lock-admin.js';
+import { cursorProblem, forceRelease, listLocks, type LockPage } from '../core/stores/redis/lock-admin.js';
 import type { LockManager } from '../core/engine/lock-manager.js';
 import { LockService } from '../lock.service.js';
 import { LOCK_RUNNER } from '../redis-lock.constants.js';
 import { BOARD_CSP, BOARD_CSS, BOARD_JS, boardPage } from './lock-board.assets.js';
+import { crossSiteRefusal, listQuery } from './lock-board.requests.js';
 
-/** The board's settings after defaults and validation. */
-export interface ResolvedBoardOptions {
-  path: string;
+/** The board's settings after defaults and validation, injected into its controller. */
+export interface ResolvedBoardSettings {
   allowForceRelease: boolean;
   pageSize: number;
 }
 
+/** Injection token of the board's `ResolvedBoardSettings` (one per `register()` call, in its module). */
+export const BOARD_SETTINGS = Symbol('BOARD_SETTINGS');
+
 /** Express or Fastify request: only what the board reads. */
-type RequestLike = { originalUrl?: string; url?: string; socket?: Socket; raw?: { socket?: Socket } };
+type RequestLike = {
+  originalUrl?: string;
+  url?: string;
+  headers?: Record<string, string | string[] | undefined>;
+  socket?: Socket;
+  raw?: { socket?: Socket };
+};
 
 /**
  * Builds the board's controller for one `register()` call: the route and the guards are
  * decorator arguments, so each board gets its own class.
  */
-export function lockBoardController(options: ResolvedBoardOptions, guards: unknown[]): Type<unknown> {
+export function lockBoardController(path: string, guards: (CanActivate | Type<CanActivate>)[]): Type<unknown> {
   class LockBoardController {
     /**
      * Ends the live feeds when the application starts closing: Nest closes the HTTP server
@@ -47,7 +59,10 @@ export function lockBoardController(options: ResolvedBoardOptions, guards: unkno
     /** Connections carrying a live feed: closed at shutdown, since keep-alive would hold the server. */
     private readonly feeds = new Set<Socket>();
 
-    constructor(private readonly locks: LockService) {}
+    constructor(
+      private readonly locks: LockService,
+      private readonly options: ResolvedBoardSettings,
+    ) {}
 
     async beforeApplicationShutdown(): Promise<void> {
       this.closed = true;
@@ -60,9 +75,7 @@ export function lockBoardController(options: ResolvedBoardOptions, guards: unkno
     }
 
     page(request: RequestLike): string {
-      // The page's own path, so that its links work under any global prefix or mount point.
-      const path = (request.originalUrl ?? request.url ?? `/${options.path}`).split('?')[0]!.replace(/\/+$/, '');
-      return boardPage(path);
+      return boardPage(relativeBase(request.originalUrl ?? request.url ?? '', path));
     }
 
     script(): string {
@@ -73,16 +86,21 @@ export function lockBoardController(options: ResolvedBoardOptions, guards: unkno
       return BOARD_CSS;
     }
 
-    async list(cursor: unknown): Promise<LockPage & { allowForceRelease: boolean }> {
-      const from = typeof cursor === 'string' && /^[\d-]{1,40}$/.test(cursor) ? cursor : '0';
-      const page = await listLocks(this.manager, from, options.pageSize);
-      return { ...page, allowForceRelease: options.allowForceRelease };
+    async list(query: unknown): Promise<LockPage & { allowForceRelease: boolean }> {
+      const parsed = listQuery(query);
+      if ('problem' in parsed) throw new BadRequestException(parsed.problem);
+      const problem = await cursorProblem(this.manager, parsed.cursor);
+      if (problem !== undefined) throw new BadRequestException(`Query parameter "cursor" ${problem}`);
+      const page = await listLocks(this.manager, parsed.cursor, this.options.pageSize);
+      return { ...page, allowForceRelease: this.options.allowForceRelease };
     }
 
-    async release(body: unknown): Promise<{ released: boolean }> {
-      if (!options.allowForceRelease) {
+    async release(body: unknown, request: RequestLike): Promise<{ released: boolean }> {
+      if (!this.options.allowForceRelease) {
         throw new ForbiddenException('Releasing locks by force is not enabled on this board (allowForceRelease).');
       }
+      const refused = crossSiteRefusal(request.headers ?? {});
+      if (refused !== undefined) throw new HttpException(refused.message, refused.status);
       const { key, confirm } = (body ?? {}) as { key?: unknown; confirm?: unknown };
       if (typeof key !== 'string' || key.length === 0 || key.length > 1024) {
         throw new BadRequestException('Body must be JSON: { "key": "<lock key>", "confirm": "<the same key>" }.');
@@ -122,13 +140,30 @@ export function lockBoardController(options: ResolvedBoardOptions, guards: unkno
   method('script', Get('board.js'), Header('Content-Type', 'text/javascript; charset=utf-8'), ...secured);
   method('style', Get('board.css'), Header('Content-Type', 'text/css; charset=utf-8'), ...secured);
   method('list', Get('api/locks'), ...secured);
-  Query('cursor')(LockBoardController.prototype, 'list', 0);
+  Query()(LockBoardController.prototype, 'list', 0);
   method('release', Post('api/locks/release'), HttpCode(200), ...secured);
   Body()(LockBoardController.prototype, 'release', 0);
+  Req()(LockBoardController.prototype, 'release', 1);
   method('events', Sse('api/events'));
   Req()(LockBoardController.prototype, 'events', 0);
-  Reflect.defineMetadata('design:paramtypes', [LockService], LockBoardController);
-  Controller(options.path)(LockBoardController);
-  if (guards.length > 0) UseGuards(...(guards as Type<unknown>[]))(LockBoardController);
+  Reflect.defineMetadata('design:paramtypes', [LockService, Object], LockBoardController);
+  Inject(BOARD_SETTINGS)(LockBoardController, undefined, 1);
+  Controller(path)(LockBoardController);
+  if (guards.length > 0) UseGuards(...guards)(LockBoardController);
   return LockBoardController;
+}
+
+/**
+ * Where the page's links point, relative to the page itself, never from the request's path
+ * (which a duplicate slash makes `//host/...`, a protocol-relative URL): `.` when the page was
+ * asked with a trailing slash, else `./<its last segment>`.
+ */
+function relativeBase(url: string, path: string): string {
+  const pathname = url.split(/[?#]/)[0]!;
+  if (pathname.endsWith('/')) return '.';
+  const segment = pathname.slice(pathname.lastIndexOf('/') + 1);
+  if (/^[A-Za-z0-9_~%-][A-Za-z0-9._~%-]*$/.test(segment)) return `./${segment}`;
+  // A segment that is odd (".." and the like): the configured path's, which was checked.
+  const configured = path.split('/').filter(Boolean).pop();
+  return configured === undefined ? '.' : `./${configured}`;
 }

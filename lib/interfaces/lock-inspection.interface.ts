@@ -22,7 +22,44 @@ export interface LockHolder {
   since: number;
 }
 
-/** What `LockService.inspect()` found about one lock: a snapshot, stale as soon as read. */
+/** One holder of a semaphore's permits, as `inspect()` found it. */
+export interface SemaphorePermitHolder {
+  /** How many of the semaphore's permits this acquisition holds. */
+  permits: number;
+  /** The fencing token of this acquisition. */
+  fencingToken: number;
+  /** Milliseconds until its permits expire unless renewed. */
+  ttlMs: number;
+  /** Who holds them; `undefined` when the holder does not record it. Escape its text before showing it. */
+  holder?: LockHolder;
+  /**
+   * The semaphore of that key (acquired with `limit`), while it has holders or waiters:
+   * its holders, permits used, limit and waiters. `undefined` otherwise, and in quorum mode
+   * (which has no semaphores).
+   */
+  semaphore?: SemaphoreInspection;
+}
+
+/**
+ * A semaphore (a key used with `limit`) as `inspect()` found it: present only while it has
+ * holders or waiters.
+ */
+export interface SemaphoreInspection {
+  /** The limit it is in use with (the one every caller must give); `undefined` if none is stored. */
+  limit?: number;
+  /** Permits held now, by all holders together. */
+  used: number;
+  /** Each live acquisition holding permits. */
+  holders: SemaphorePermitHolder[];
+  /** How many callers wait in the semaphore's queue. */
+  waiters: number;
+}
+
+/**
+ * What `LockService.inspect()` found about one lock: a snapshot, stale as soon as read.
+ * `held`, `ttlMs`, `holder` and `waiters` describe the lock of that key (a mutex, or the write
+ * side of a read-write lock); the semaphore of the same name, when in use, is under `semaphore`.
+ */
 export interface LockInspection {
   /** The key as given (without the prefix). */
   key: string;
@@ -42,4 +79,10 @@ export interface LockInspection {
    * that does not record it.
    */
   holder?: LockHolder;
+  /**
+   * The semaphore of that key (acquired with `limit`), while it has holders or waiters:
+   * its holders, permits used, limit and waiters. `undefined` otherwise, and in quorum mode
+   * (which has no semaphores).
+   */
+  semaphore?: SemaphoreInspection;
 }

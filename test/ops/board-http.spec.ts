@@ -1,76 +1,330 @@
 import { get } from 'node:http';
-import type { INestApplication } from '@nestjs/common';
+import { Injectable, Module, type CanActivate, type ExecutionContext, type INestApplication } from '@nestjs/common';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import { Test } from '@nestjs/testing';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LockService, RedisLockModule } from '../../lib/index.js';
-import { RedisLockBoardModule } from '../../lib/board/index.js';
+import { RedisLockBoardModule, type LockBoardOptions } from '../../lib/board/index.js';
 import { InMemoryLocks, RedisLockTestingModule } from '../../lib/testing/index.js';
 import { CapturedLogs } from '../support/lock-app.js';
 import { redisUrl, useRedis } from '../support/redis.js';
+import { startRedisServer, type RedisServer } from '../support/redis-server.js';
 
-describe.each([
-  ['Express', () => new ExpressAdapter()],
-  ['Fastify', () => new FastifyAdapter()],
-])('lock board over HTTP on %s', (_platform, adapter) => {
-  useRedis();
+/** The application's own guard: an admin session cookie, which a browser also sends cross-site. */
+@Injectable()
+class AdminGuard implements CanActivate {
+  canActivate(context: ExecutionContext): boolean {
+    const cookie = context.switchToHttp().getRequest<{ headers: Record<string, string | undefined> }>().headers.cookie ?? '';
+    return cookie.split(/;\s*/).includes('session=admin');
+  }
+}
+
+const ADMIN = { cookie: 'session=admin' };
+/** What the board's own script sends with a release. */
+const BOARD_HEADERS = { ...ADMIN, 'content-type': 'application/json', 'x-lock-board': '1' };
+
+/** A provider the async factory reads its settings from, as a ConfigService would. */
+const BOARD_SETTINGS = Symbol('BOARD_SETTINGS');
+@Module({ providers: [{ provide: BOARD_SETTINGS, useValue: { release: true, pageSize: 2 } }], exports: [BOARD_SETTINGS] })
+class SettingsModule {}
+
+type Page = { cursor: string; complete: boolean; locks: { key: string; held: boolean; holder?: { label: string }; semaphore?: unknown }[] };
+
+/** `tolerant`: a router that serves `//locks` and `/locks/` as `/locks` (Fastify's options; Express 5 serves `/locks/` anyway). */
+const adapters = [
+  ['Express', (_tolerant = false) => new ExpressAdapter()],
+  ['Fastify', (tolerant = false) => new FastifyAdapter(tolerant ? { routerOptions: { ignoreDuplicateSlashes: true, ignoreTrailingSlash: true } } : {})],
+] as const;
+
+describe.each(adapters)('lock board over HTTP on %s', (_platform, adapter) => {
+  const redis = useRedis();
   let app: INestApplication | undefined;
+  let logs: CapturedLogs;
   afterEach(async () => {
     await app?.close();
     app = undefined;
   });
 
-  async function start(store: 'redis' | 'memory' = 'redis'): Promise<string> {
+  async function start(store: 'redis' | 'memory' = 'redis', board: LockBoardOptions = { allowForceRelease: true, pageSize: 2, guards: [AdminGuard] }): Promise<string> {
     const locks = store === 'redis' ? RedisLockModule.forRoot({ redis: redisUrl(), isGlobal: true }) : RedisLockTestingModule.forRoot({ locks: new InMemoryLocks(), isGlobal: true });
-    const moduleRef = await Test.createTestingModule({
-      imports: [locks, RedisLockBoardModule.register({ allowForceRelease: true, pageSize: 2 })],
-    })
-      .setLogger(new CapturedLogs())
-      .compile();
-    app = moduleRef.createNestApplication(adapter(), { logger: false });
-    app.setGlobalPrefix('ops');
+    return listen(Test.createTestingModule({ imports: [locks, RedisLockBoardModule.register(board)] }));
+  }
+
+  async function listen(builder: ReturnType<typeof Test.createTestingModule>, prefix = 'ops', tolerant = false): Promise<string> {
+    logs = new CapturedLogs();
+    const moduleRef = await builder.setLogger(logs).compile();
+    app = moduleRef.createNestApplication(adapter(tolerant), { logger: logs });
+    if (prefix) app.setGlobalPrefix(prefix);
     await app.listen(0, '127.0.0.1');
-    return `${(await app.getUrl()).replace('[::1]', '127.0.0.1')}/ops/locks`;
+    return `${(await app.getUrl()).replace('[::1]', '127.0.0.1')}${prefix ? `/${prefix}` : ''}/locks`;
+  }
+
+  async function walk(url: string): Promise<Page[]> {
+    const pages: Page[] = [];
+    let cursor = '0';
+    do {
+      const response = await fetch(`${url}/api/locks?cursor=${encodeURIComponent(cursor)}`, { headers: ADMIN });
+      expect(response.status).toBe(200);
+      const page = (await response.json()) as Page;
+      pages.push(page);
+      cursor = page.cursor;
+    } while (cursor !== '0' && pages.length < 100);
+    return pages;
   }
 
   it.each(['redis', 'memory'] as const)('serves the page under the global prefix, pages through locks, and force-releases only a confirmed JSON request (%s)', async (store) => {
     const url = await start(store);
-    const page = await fetch(url);
+    const page = await fetch(url, { headers: ADMIN });
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toMatch(/^text\/html/);
     expect(page.headers.get('content-security-policy')).toContain("default-src 'none'");
     const html = await page.text();
-    // Links follow the path the page was asked for, escaped.
-    expect(html).toContain('src="/ops/locks/board.js"');
-    expect((await fetch(`${url}/board.js`)).headers.get('content-type')).toMatch(/^text\/javascript/);
-    expect((await fetch(`${url}/board.css`)).headers.get('content-type')).toMatch(/^text\/css/);
+    // Links are relative to the page.
+    expect(html).toContain('src="./locks/board.js"');
+    expect((await fetch(`${url}/board.js`, { headers: ADMIN })).headers.get('content-type')).toMatch(/^text\/javascript/);
+    expect((await fetch(`${url}/board.css`, { headers: ADMIN })).headers.get('content-type')).toMatch(/^text\/css/);
 
     const locks = app!.get(LockService);
     const held = await Promise.all(['a', 'b', 'c', '}odd', '\\back'].map((key) => locks.acquire(key, { label: `job ${key}` })));
     const seen = new Set<string>();
-    let cursor = '0';
-    for (let pages = 0; pages < 50; pages++) {
-      const body = (await (await fetch(`${url}/api/locks?cursor=${encodeURIComponent(cursor)}`)).json()) as { cursor: string; locks: { key: string; holder: { label: string } }[] };
+    for (const body of await walk(url)) {
       for (const lock of body.locks) {
         seen.add(lock.key);
-        expect(lock.holder.label).toBe(`job ${lock.key}`);
+        expect(lock.holder!.label).toBe(`job ${lock.key}`);
       }
-      cursor = body.cursor;
-      if (cursor === '0') break;
     }
     expect([...seen].sort()).toEqual(['\\back', 'a', 'b', 'c', '}odd']);
 
-    const released = await fetch(`${url}/api/locks/release`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ key: '}odd', confirm: '}odd' }) });
+    const release = (key: string) => fetch(`${url}/api/locks/release`, { method: 'POST', headers: BOARD_HEADERS, body: JSON.stringify({ key, confirm: key }) });
+    const released = await release('}odd');
     expect(await released.json()).toEqual({ released: true });
     await expect.poll(() => held[3]!.extend().then(() => 'held', () => 'lost')).toBe('lost');
-    const again = await fetch(`${url}/api/locks/release`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ key: '}odd', confirm: '}odd' }) });
-    expect(await again.json()).toEqual({ released: false });
-    const text = await fetch(`${url}/api/locks/release`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: JSON.stringify({ key: 'a', confirm: 'a' }) });
-    expect(text.status).toBeGreaterThanOrEqual(400);
+    expect(await (await release('}odd')).json()).toEqual({ released: false });
+    const unconfirmed = await fetch(`${url}/api/locks/release`, { method: 'POST', headers: BOARD_HEADERS, body: JSON.stringify({ key: 'a' }) });
+    expect(unconfirmed.status).toBe(400);
     expect(await locks.isLocked('a')).toBe(true);
 
     await Promise.all(held.map((lock) => lock.release().catch(() => undefined)));
+  });
+
+  describe('refuses a release that a cross-site page could send (CSRF)', () => {
+    const form = () => {
+      const data = new FormData();
+      data.set('key', 'payments');
+      data.set('confirm', 'payments');
+      return data;
+    };
+    const json = JSON.stringify({ key: 'payments', confirm: 'payments' });
+    const shapes: [string, () => RequestInit][] = [
+      ['a form-encoded body', () => ({ headers: { ...ADMIN, 'content-type': 'application/x-www-form-urlencoded' }, body: 'key=payments&confirm=payments' })],
+      ['a form-encoded body with the custom header', () => ({ headers: { ...ADMIN, 'content-type': 'application/x-www-form-urlencoded', 'x-lock-board': '1' }, body: 'key=payments&confirm=payments' })],
+      ['a multipart body', () => ({ headers: ADMIN, body: form() })],
+      ['a text/plain body', () => ({ headers: { ...ADMIN, 'content-type': 'text/plain' }, body: json })],
+      ['JSON without the custom header', () => ({ headers: { ...ADMIN, 'content-type': 'application/json' }, body: json })],
+      ['JSON with a cross-site Origin', () => ({ headers: { ...BOARD_HEADERS, origin: 'https://evil.example' }, body: json })],
+      ['JSON with Origin: null', () => ({ headers: { ...BOARD_HEADERS, origin: 'null' }, body: json })],
+      ['JSON with Sec-Fetch-Site: cross-site', () => ({ headers: { ...BOARD_HEADERS, 'sec-fetch-site': 'cross-site' }, body: json })],
+      ['JSON with Sec-Fetch-Site: same-site', () => ({ headers: { ...BOARD_HEADERS, 'sec-fetch-site': 'same-site' }, body: json })],
+    ];
+    it.each(shapes)('%s: answers 4xx and the lock stays held', async (_shape, init) => {
+      const url = await start();
+      const lock = await app!.get(LockService).acquire('payments', { label: 'PaymentsJob.run' });
+      const response = await fetch(`${url}/api/locks/release`, { method: 'POST', ...init() });
+      expect(response.status).toBeGreaterThanOrEqual(400);
+      expect(response.status).toBeLessThan(500);
+      expect(await redis.exists('lock:{payments}')).toBe(1);
+      await lock.extend();
+      await lock.release();
+    });
+
+    it('accepts the board\'s own request: JSON, the custom header, a same-origin Origin or none', async () => {
+      const url = await start();
+      const locks = app!.get(LockService);
+      await locks.acquire('payments');
+      const sameOrigin = await fetch(`${url}/api/locks/release`, {
+        method: 'POST',
+        headers: { ...BOARD_HEADERS, origin: new URL(url).origin, 'sec-fetch-site': 'same-origin' },
+        body: JSON.stringify({ key: 'payments', confirm: 'payments' }),
+      });
+      expect(await sameOrigin.json()).toEqual({ released: true });
+      expect(await redis.exists('lock:{payments}')).toBe(0);
+      // curl and other clients that send no Origin.
+      await locks.acquire('payments');
+      const noOrigin = await fetch(`${url}/api/locks/release`, { method: 'POST', headers: { ...BOARD_HEADERS, 'content-type': 'application/json; charset=utf-8' }, body: JSON.stringify({ key: 'payments', confirm: 'payments' }) });
+      expect(await noOrigin.json()).toEqual({ released: true });
+    });
+  });
+
+  describe('query parameters', () => {
+    it.each([
+      ['99999999999999999999999'],
+      ['18446744073709551616'],
+      ['abc'],
+      ['-1'],
+      ['1-2-3'],
+      [''],
+      ['0'.repeat(100)],
+    ])('answers 400 naming "cursor" for cursor=%j', async (cursor) => {
+      const url = await start();
+      const response = await fetch(`${url}/api/locks?cursor=${encodeURIComponent(cursor)}`, { headers: ADMIN });
+      expect(response.status).toBe(400);
+      expect(((await response.json()) as { message: string }).message).toMatch(/"cursor"/);
+    });
+
+    it('answers 400 for a repeated or unknown parameter, and accepts the largest SCAN cursor', async () => {
+      const url = await start();
+      const repeated = await fetch(`${url}/api/locks?cursor=0&cursor=1`, { headers: ADMIN });
+      expect(repeated.status).toBe(400);
+      expect(((await repeated.json()) as { message: string }).message).toMatch(/"cursor"/);
+      const unknown = await fetch(`${url}/api/locks?cursr=0`, { headers: ADMIN });
+      expect(unknown.status).toBe(400);
+      expect(((await unknown.json()) as { message: string }).message).toMatch(/"cursr"/);
+      expect((await fetch(`${url}/api/locks?cursor=18446744073709551615`, { headers: ADMIN })).status).toBe(200);
+      expect((await fetch(`${url}/api/locks`, { headers: ADMIN })).status).toBe(200);
+    });
+  });
+
+  it.each([
+    ['ops', '//ops/locks', './locks'],
+    ['ops', '/ops/locks/', '.'],
+    ['ops', '/ops//locks', './locks'],
+    ['', '//locks', './locks'],
+    ['', '/locks/', '.'],
+  ])('links its assets relative to the page (global prefix %j, asked at %s)', async (prefix, path, base) => {
+    const url = await listen(Test.createTestingModule({ imports: [RedisLockModule.forRoot({ redis: redisUrl(), isGlobal: true }), RedisLockBoardModule.register({ guards: [AdminGuard] })] }), prefix, true);
+    const origin = new URL(url).origin;
+    const response = await fetch(`${origin}${path}`, { headers: ADMIN });
+    // Express 5 routes no duplicate slash: nothing is served there.
+    if (_platform === 'Express' && path.includes('//')) return expect(response.status).toBe(404);
+    expect(response.status).toBe(200);
+    const html = await response.text();
+    expect(html).toContain(`data-base="${base}"`);
+    expect(html).not.toMatch(/(?:href|src|data-base)="\/\//);
+    for (const asset of [...html.matchAll(/(?:href|src)="(\.[^"]*)"/g)].map((match) => match[1]!)) {
+      const resolved = new URL(asset, `${origin}${path}`);
+      expect(resolved.origin).toBe(origin);
+      expect((await fetch(resolved, { headers: ADMIN })).status).toBe(200);
+    }
+  });
+
+  it('finds the locks among 20,000 unrelated keys: full pages, and complete only at the end', async () => {
+    const url = await start('redis', { pageSize: 50, guards: [AdminGuard] });
+    for (let from = 0; from < 20_000; from += 1_000) {
+      await redis.mset(...Array.from({ length: 1_000 }, (_, i) => [`cache:${from + i}`, 'x']).flat());
+    }
+    const locks = app!.get(LockService);
+    const held = await Promise.all(['invoice:1', 'invoice:2', 'invoice:3'].map((key) => locks.acquire(key)));
+    const [first] = await walk(url);
+    expect(first!.locks.map((lock) => lock.key).sort()).toEqual(['invoice:1', 'invoice:2', 'invoice:3']);
+    expect(first!.complete).toBe(true);
+    expect(first!.cursor).toBe('0');
+    await Promise.all(held.map((lock) => lock.release()));
+    const empty = await walk(url);
+    expect(empty.at(-1)).toMatchObject({ complete: true, locks: [] });
+    for (const page of empty.slice(0, -1)) expect(page.complete).toBe(false);
+  });
+
+  it('fills a page across scan steps and ends with the last lock', async () => {
+    const url = await start();
+    for (let from = 0; from < 5_000; from += 1_000) {
+      await redis.mset(...Array.from({ length: 1_000 }, (_, i) => [`cache:${from + i}`, 'x']).flat());
+    }
+    const locks = app!.get(LockService);
+    const held = await Promise.all(['x', 'y', 'z'].map((key) => locks.acquire(key)));
+    const pages = await walk(url);
+    expect(pages[0]!.locks.length).toBeGreaterThanOrEqual(2);
+    expect(pages.flatMap((page) => page.locks.map((lock) => lock.key)).sort()).toEqual(['x', 'y', 'z']);
+    expect(pages.at(-1)!.complete).toBe(true);
+    await Promise.all(held.map((lock) => lock.release()));
+  });
+
+  it.each(['redis', 'memory'] as const)('lists a semaphore with its holders, permits used, limit and waiters (%s)', async (store) => {
+    const url = await start(store, { pageSize: 50, guards: [AdminGuard] });
+    const locks = app!.get(LockService);
+    const one = await locks.acquire('exports', { limit: 3, permits: 2, label: 'BigExport.run' });
+    const two = await locks.acquire('exports', { limit: 3, label: 'SmallExport.run' });
+    const waiting = locks.acquire('exports', { limit: 3, permits: 2, waitTimeout: 30_000, label: 'Waiting.run' });
+    // Settled by the test; a failing test must not leave an unhandled rejection at shutdown.
+    waiting.catch(() => undefined);
+    await expect.poll(async () => (await locks.inspect('exports')).semaphore?.waiters).toBe(1);
+    const [page] = await walk(url);
+    const row = page!.locks.find((lock) => lock.key === 'exports');
+    expect(row).toMatchObject({
+      held: false,
+      semaphore: {
+        limit: 3,
+        used: 3,
+        waiters: 1,
+        holders: expect.arrayContaining([
+          expect.objectContaining({ permits: 2, fencingToken: one.fencingToken, holder: expect.objectContaining({ label: 'BigExport.run' }) }),
+          expect.objectContaining({ permits: 1, fencingToken: two.fencingToken, holder: expect.objectContaining({ label: 'SmallExport.run' }) }),
+        ]),
+      },
+    });
+    await one.release();
+    await two.release();
+    await (await waiting).release();
+  });
+
+  it('is built by registerAsync() from injected settings', async () => {
+    const url = await listen(
+      Test.createTestingModule({
+        imports: [
+          RedisLockModule.forRoot({ redis: redisUrl(), isGlobal: true }),
+          RedisLockBoardModule.registerAsync({
+            path: 'locks',
+            guards: [AdminGuard],
+            imports: [SettingsModule],
+            inject: [BOARD_SETTINGS],
+            useFactory: (settings: { release: boolean; pageSize: number }) => ({ allowForceRelease: settings.release, pageSize: settings.pageSize }),
+          }),
+        ],
+      }),
+    );
+    expect((await fetch(url)).status).toBe(403);
+    expect((await fetch(url, { headers: ADMIN })).status).toBe(200);
+    const locks = app!.get(LockService);
+    await Promise.all(Array.from({ length: 30 }, (_, i) => locks.acquire(`k${i}`)));
+    await locks.acquire('a');
+    // pageSize 2 from the factory: the first page stops early (a page may take the whole last
+    // SCAN step, so it can hold a few more than 2), where the default of 50 would list all 31.
+    const pages = await walk(url);
+    expect(pages[0]!.complete).toBe(false);
+    expect(pages[0]!.locks.length).toBeLessThan(31);
+    expect(new Set(pages.flatMap((page) => page.locks.map((lock) => lock.key))).size).toBe(31);
+    const released = await fetch(`${url}/api/locks/release`, { method: 'POST', headers: BOARD_HEADERS, body: JSON.stringify({ key: 'a', confirm: 'a' }) });
+    expect(await released.json()).toEqual({ released: true });
+  });
+
+  describe('without guards', () => {
+    it('refuses allowForceRelease at startup, naming the option, from register() and registerAsync()', async () => {
+      expect(() => RedisLockBoardModule.register({ allowForceRelease: true })).toThrow(/RedisLockBoardModule\.register: Option "allowForceRelease".*guards.*allowWithoutGuards/s);
+      const compiling = Test.createTestingModule({
+        imports: [RedisLockModule.forRoot({ redis: redisUrl(), isGlobal: true }), RedisLockBoardModule.registerAsync({ useFactory: () => ({ allowForceRelease: true }) })],
+      })
+        .setLogger(new CapturedLogs())
+        .compile();
+      await expect(compiling).rejects.toThrow(/RedisLockBoardModule\.registerAsync: Option "allowForceRelease".*allowWithoutGuards/s);
+    });
+
+    it('accepts allowForceRelease with the explicit opt-out, without a warning', async () => {
+      const url = await start('redis', { allowForceRelease: true, allowWithoutGuards: true });
+      await app!.get(LockService).acquire('k');
+      const released = await fetch(`${url}/api/locks/release`, { method: 'POST', headers: BOARD_HEADERS, body: JSON.stringify({ key: 'k', confirm: 'k' }) });
+      expect(await released.json()).toEqual({ released: true });
+      expect(logs.lines.filter((line) => line.level === 'warn')).toEqual([]);
+    });
+
+    it('warns through the Nest logger when a read-only board has no guards, and not when it has', async () => {
+      await start('redis', {});
+      expect(logs.has('warn', 'has no guards')).toBe(true);
+      expect(logs.lines.find((line) => line.message.includes('has no guards'))!.message).toContain('/locks');
+      await app!.close();
+      app = undefined;
+      await start('redis', { guards: [AdminGuard] });
+      expect(logs.lines.filter((line) => line.level === 'warn')).toEqual([]);
+    });
   });
 
   it('ends an open live feed at app.close()', async () => {
@@ -78,7 +332,7 @@ describe.each([
     const locks = app!.get(LockService);
     const received: string[] = [];
     const ended = new Promise<void>((resolve, reject) => {
-      get(`${url}/api/events`, (response) => {
+      get(`${url}/api/events`, { headers: ADMIN }, (response) => {
         response.setEncoding('utf8');
         response.on('data', (chunk: string) => received.push(chunk));
         response.on('close', () => resolve());
@@ -90,5 +344,38 @@ describe.each([
     await app!.close();
     app = undefined;
     await ended;
+  });
+});
+
+describe('lock board over HTTP in quorum mode', () => {
+  let servers: RedisServer[];
+  let app: INestApplication | undefined;
+  beforeAll(async () => {
+    servers = await Promise.all([0, 1, 2].map(() => startRedisServer()));
+  });
+  afterAll(() => Promise.all(servers.map((server) => server.stop())));
+  afterEach(async () => {
+    await app?.close();
+    app = undefined;
+  });
+
+  it('answers 400 for a node index out of range, and pages through a node', async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [RedisLockModule.forRoot({ redis: servers.map((server) => server.url), isGlobal: true }), RedisLockBoardModule.register({ guards: [AdminGuard] })],
+    })
+      .setLogger(new CapturedLogs())
+      .compile();
+    app = moduleRef.createNestApplication({ logger: false });
+    await app.listen(0, '127.0.0.1');
+    const url = `${(await app.getUrl()).replace('[::1]', '127.0.0.1')}/locks`;
+    const lock = await app.get(LockService).acquire('q:1', { ttl: 10_000 });
+    for (const cursor of ['3-0', '99-0', '99999999999-0']) {
+      const response = await fetch(`${url}/api/locks?cursor=${cursor}`, { headers: ADMIN });
+      expect(response.status).toBe(400);
+      expect(((await response.json()) as { message: string }).message).toMatch(/"cursor".*node/);
+    }
+    const page = (await (await fetch(`${url}/api/locks?cursor=2-0`, { headers: ADMIN })).json()) as Page;
+    expect(page.locks.map((held) => held.key)).toEqual(['q:1']);
+    await lock.release();
   });
 });

@@ -13,6 +13,8 @@ import { CapturedLogs, nextEvent } from '../support/lock-app.js';
 import { LOCK_RUNNER } from '../../lib/redis-lock.constants.js';
 import type { LockManager } from '../../lib/core/engine/lock-manager.js';
 import { redisUrl, useRedis } from '../support/redis.js';
+import { Redis } from 'ioredis';
+import { SCAN_WORK_PER_PAGE } from '../../lib/core/stores/redis/lock-admin.js';
 
 const holderScript = fileURLToPath(new URL('./fixtures/board-holder.mjs', import.meta.url));
 const docs = fileURLToPath(new URL('../../docs/', import.meta.url));
@@ -27,6 +29,8 @@ class AdminGuard implements CanActivate {
 
 const HOSTILE_KEY = `<img src=x onerror="window.__xss=1">"'&amp;`;
 const HOSTILE_LABEL = `<script>window.__xss=2</script>\nline two`;
+/** The longest key a lock takes (1,024 characters), markup included. */
+const LONG_KEY = `<img src=x onerror="window.__xss=3">${'k'.repeat(1024 - 36)}`;
 
 describe('live lock board in headless Chromium', () => {
   useRedis();
@@ -61,7 +65,7 @@ describe('live lock board in headless Chromium', () => {
   }
 
   /** Another process holding `locks`; resolves once it holds them all. */
-  async function holdElsewhere(locks: { key: string; label: string }[]): Promise<ChildProcessWithoutNullStreams> {
+  async function holdElsewhere(locks: { key: string; label: string; limit?: number; permits?: number }[]): Promise<ChildProcessWithoutNullStreams> {
     const child = spawn(process.execPath, [holderScript], { env: { ...process.env, REDIS_URL: redisUrl(), LOCKS: JSON.stringify(locks) } });
     children.push(child);
     await waitForLine(child, 'held');
@@ -124,6 +128,80 @@ describe('live lock board in headless Chromium', () => {
     await page.context().close();
   });
 
+  it('cuts a long key and label on the page, shown as text', async () => {
+    const url = await startBoard();
+    await holdElsewhere([{ key: LONG_KEY, label: `<i>${'l'.repeat(500)}</i>` }]);
+    const { page, problems } = await openBoard(url);
+    const long = page.locator('#locks tbody tr').filter({ has: page.locator('td.key', { hasText: LONG_KEY.slice(0, 100) }) });
+    await long.waitFor({ timeout: 10_000 });
+    // The whole key is in the cell's title; the cell shows its start.
+    const shownKey = (await long.locator('td.key').textContent())!;
+    expect(shownKey).toBe(`${LONG_KEY.slice(0, 200)}…`);
+    expect(await long.locator('td.key').getAttribute('title')).toBe(LONG_KEY);
+    // The label was cut to 64 characters when it was recorded.
+    const label = await long.locator('td').nth(1).evaluate((td) => td.firstChild!.textContent!);
+    expect(label.startsWith('<i>llll')).toBe(true);
+    expect(label.length).toBeLessThanOrEqual(64);
+    expect(await page.locator('#locks img, #locks i').count()).toBe(0);
+    expect(await page.evaluate(() => (globalThis as { __xss?: number }).__xss)).toBeUndefined();
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+
+  it('shows a semaphore: holders, permits used of its limit, and waiters', async () => {
+    const url = await startBoard();
+    const holder = await holdElsewhere([{ key: 'exports', label: 'BigExport.run', limit: 3, permits: 2 }]);
+    const locks = app!.get(LockService);
+    const small = await locks.acquire('exports', { limit: 3, label: 'SmallExport.run' });
+    const waiting = locks.acquire('exports', { limit: 3, permits: 2, waitTimeout: 30_000, label: 'Waiting.run' });
+    // Settled by the test; a failing test must not leave an unhandled rejection at shutdown.
+    waiting.catch(() => undefined);
+    const { page, problems } = await openBoard(url);
+    const exports = row(page, 'exports');
+    await expect.poll(() => exports.locator('td.waiters').textContent(), { timeout: 10_000 }).toBe('1');
+    const text = (await exports.textContent())!;
+    expect(text).toContain('semaphore: 3 of 3 permits');
+    expect(text).toContain('BigExport.run');
+    expect(text).toContain('2 permits');
+    expect(text).toContain('SmallExport.run');
+    expect(await exports.locator('button.release').count()).toBe(0);
+    // The other process lets its 2 permits go: the waiter gets them, and the row follows.
+    holder.stdin.write('release\n');
+    const granted = await waiting;
+    await expect.poll(() => exports.locator('td.waiters').textContent(), { timeout: 10_000 }).toBe('0');
+    expect(await exports.textContent()).toContain('Waiting.run');
+    await small.release();
+    await granted.release();
+    await expect.poll(() => exports.count(), { timeout: 10_000 }).toBe(0);
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+
+  it('says more locks may exist when a page found none before its scan budget ran out', async () => {
+    const url = await startBoard();
+    const redis = new Redis(redisUrl());
+    try {
+      for (let from = 0; from < 2 * SCAN_WORK_PER_PAGE; from += 2_000) {
+        await redis.mset(...Array.from({ length: 2_000 }, (_, i) => [`cache:${from + i}`, 'x']).flat());
+      }
+    } finally {
+      redis.disconnect();
+    }
+    const { page, problems } = await openBoard(url);
+    await page.locator('#more').waitFor({ state: 'visible', timeout: 10_000 });
+    expect(await page.locator('#empty').isHidden()).toBe(true);
+    expect(await page.locator('#more').textContent()).toContain('more may exist');
+    expect(await page.locator('#next').isVisible()).toBe(true);
+    // Following the pages ends at the empty state, once the scan is complete.
+    for (let pages = 0; pages < 20 && (await page.locator('#empty').isHidden()); pages++) {
+      await page.locator('#next').click();
+      await page.waitForTimeout(200);
+    }
+    await page.locator('#empty').waitFor({ state: 'visible', timeout: 10_000 });
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+
   it('releases by force only when enabled, after a confirmation, and records it as an event', async () => {
     const url = await startBoard({ allowForceRelease: true });
     await holdElsewhere([{ key: 'stuck', label: 'StuckJob.run' }]);
@@ -176,7 +254,7 @@ describe('live lock board in headless Chromium', () => {
     const writable = await startBoard({ allowForceRelease: true });
     const unconfirmed = await fetch(`${writable}/api/locks/release`, {
       method: 'POST',
-      headers: { 'x-admin': 'yes', 'content-type': 'application/json' },
+      headers: { 'x-admin': 'yes', 'content-type': 'application/json', 'x-lock-board': '1' },
       body: JSON.stringify({ key: 'k' }),
     });
     expect(unconfirmed.status).toBe(400);

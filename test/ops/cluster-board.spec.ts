@@ -1,7 +1,7 @@
 import { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedisCluster, type RedisCluster } from '../../scripts/redis-cluster.mjs';
-import { forceRelease, listLocks } from '../../lib/core/stores/redis/lock-admin.js';
+import { cursorProblem, forceRelease, listLocks } from '../../lib/core/stores/redis/lock-admin.js';
 import type { LockManager } from '../../lib/core/engine/lock-manager.js';
 import { LOCK_RUNNER } from '../../lib/redis-lock.constants.js';
 import { createLockApp } from '../support/lock-app.js';
@@ -19,6 +19,10 @@ describe('inspect() and the board listing on a Redis Cluster', () => {
     try {
       const keys = ['}lead', '\\', 'ünïcødé 🔒', 'a*b?[c]', ...Array.from({ length: 26 }, (_, i) => `spread:${i}`)];
       const held = await Promise.all(keys.map((key) => app.locks.acquire(key, { label: `job ${key}` })));
+      // A semaphore is listed with its holders, inspected with the client's keyPrefix.
+      const permits = await Promise.all(['a', 'b'].map((who) => app.locks.acquire('pool', { limit: 3, label: `permit ${who}` })));
+      // Unrelated keys on every master: pages scan past them.
+      for (let i = 0; i < 3_000; i += 500) await Promise.all(Array.from({ length: 500 }, (_, j) => client.set(`cache:${i + j}`, 'x')));
       // A sibling key outside the lock pattern, and a lock under another prefix, are not listed.
       await client.set('locks:{spread:0}:fence-extra', '1');
       const manager = app.locks[LOCK_RUNNER] as LockManager;
@@ -28,14 +32,25 @@ describe('inspect() and the board listing on a Redis Cluster', () => {
       do {
         const page = await listLocks(manager, cursor, 5);
         for (const lock of page.locks) {
+          if (lock.key === 'pool') {
+            expect(lock).toMatchObject({ held: false, semaphore: { limit: 3, used: 2, waiters: 0 } });
+            expect(lock.semaphore!.holders.map((holder) => holder.holder?.label).sort()).toEqual(['permit a', 'permit b']);
+            continue;
+          }
           expect(lock.holder?.label).toBe(`job ${lock.key}`);
           seen.push(lock.key);
         }
+        expect(page.complete).toBe(page.cursor === '0');
         cursor = page.cursor;
         pages++;
       } while (cursor !== '0' && pages < 200);
       expect([...new Set(seen)].sort()).toEqual([...keys].sort());
       expect(pages).toBeGreaterThan(2);
+      // Cursors name a master: one out of range, or without a master, is refused.
+      expect(await cursorProblem(manager, '1-0')).toBeUndefined();
+      expect(await cursorProblem(manager, '3-0')).toMatch(/node 3, but there are 3 nodes/);
+      expect(await cursorProblem(manager, '12')).toMatch(/"<node>-<digits>"/);
+      await Promise.all(permits.map((permit) => permit.release()));
 
       const seenOne = await app.locks.inspect('}lead');
       expect(seenOne).toMatchObject({ held: true, fencingToken: held[0]!.fencingToken, waiters: 0 });

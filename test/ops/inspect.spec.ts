@@ -1,9 +1,12 @@
 import { hostname } from 'node:os';
-import { Injectable } from '@nestjs/common';
+import { Injectable, type DynamicModule } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { describe, expect, it } from 'vitest';
 import { InvalidLockOptionsError, Locked, LockKeyError, LockService, RedisLockModule } from '../../lib/index.js';
 import { CapturedLogs, useLockApps } from '../support/lock-app.js';
+import { InMemoryLocks, RedisLockTestingModule } from '../../lib/testing/index.js';
+import { parseHolder } from '../../lib/core/engine/holder.js';
+import { nodeRedisClient } from '../support/node-redis.js';
 import { redisUrl, useRedis } from '../support/redis.js';
 
 describe('LockService.inspect()', () => {
@@ -85,5 +88,85 @@ describe('LockService.inspect()', () => {
       await moduleRef.close();
     }
     await expect(app({ instanceName: '' })).rejects.toThrow(/Option "instanceName"/);
+  });
+});
+
+type LockModule = { module: DynamicModule; close?: () => Promise<unknown> };
+describe.each([
+  ['Redis through ioredis', async (): Promise<LockModule> => ({ module: RedisLockModule.forRoot({ redis: redisUrl(), instanceName: 'sem-app' }) })],
+  [
+    'Redis through node-redis',
+    async (): Promise<LockModule> => {
+      const client = await nodeRedisClient(redisUrl());
+      return { module: RedisLockModule.forRoot({ redis: client as never, instanceName: 'sem-app' }), close: () => client.close() };
+    },
+  ],
+  ['the in-memory store', async (): Promise<LockModule> => ({ module: RedisLockTestingModule.forRoot({ locks: new InMemoryLocks(), instanceName: 'sem-app' }) })],
+])('LockService.inspect() of a semaphore on %s', (_store, lockModule) => {
+  useRedis();
+
+  it('shows its holders, permits used, limit and waiters, and nothing once idle', async () => {
+    const { module, close } = await lockModule();
+    const moduleRef = await Test.createTestingModule({ imports: [module] }).setLogger(new CapturedLogs()).compile();
+    await moduleRef.init();
+    const locks = moduleRef.get(LockService);
+    try {
+      expect(await locks.inspect('pool')).toEqual({ key: 'pool', held: false, waiters: 0 });
+      const big = await locks.acquire('pool', { limit: 3, permits: 2, ttl: 5_000, label: 'BigExport.run' });
+      const small = await locks.acquire('pool', { limit: 3, ttl: 5_000, label: 'SmallExport.run' });
+      const waiting = locks.acquire('pool', { limit: 3, permits: 2, waitTimeout: 30_000, label: 'Waiting.run' });
+      // Settled by the test; a failing test must not leave an unhandled rejection at shutdown.
+      waiting.catch(() => undefined);
+      await expect.poll(async () => (await locks.inspect('pool')).semaphore?.waiters).toBe(1);
+      const seen = await locks.inspect('pool');
+      // The mutex of the same name is not held: its fields stay those of the mutex.
+      expect(seen).toMatchObject({ key: 'pool', held: false, waiters: 0, semaphore: { limit: 3, used: 3, waiters: 1 } });
+      const holders = [...seen.semaphore!.holders].sort((a, b) => b.permits - a.permits);
+      expect(holders).toMatchObject([
+        { permits: 2, fencingToken: big.fencingToken, holder: { label: 'BigExport.run', instance: 'sem-app', pid: process.pid } },
+        { permits: 1, fencingToken: small.fencingToken, holder: { label: 'SmallExport.run', instance: 'sem-app', pid: process.pid } },
+      ]);
+      for (const holder of holders) {
+        expect(holder.ttlMs).toBeGreaterThan(0);
+        expect(holder.ttlMs).toBeLessThanOrEqual(5_000);
+      }
+      await big.release();
+      const granted = await waiting;
+      await expect.poll(async () => (await locks.inspect('pool')).semaphore).toMatchObject({ used: 3, waiters: 0, limit: 3 });
+      expect((await locks.inspect('pool')).semaphore!.holders.map((holder) => holder.holder?.label).sort()).toEqual(['SmallExport.run', 'Waiting.run']);
+      await small.release();
+      await granted.release();
+      const idle = await locks.inspect('pool');
+      expect(idle.semaphore).toBeUndefined();
+      expect(idle).toMatchObject({ held: false, fencingToken: granted.fencingToken });
+      // A mutex and a semaphore of one name are shown side by side.
+      const mutex = await locks.acquire('pool', { label: 'Mutex.run' });
+      const permit = await locks.acquire('pool', { limit: 2, label: 'Permit.run' });
+      expect(await locks.inspect('pool')).toMatchObject({ held: true, holder: { label: 'Mutex.run' }, semaphore: { used: 1, limit: 2, holders: [{ holder: { label: 'Permit.run' } }] } });
+      await mutex.release();
+      await permit.release();
+    } finally {
+      await moduleRef.close();
+      await close?.();
+    }
+  });
+});
+
+describe('LockService.inspect() of a semaphore whose holder crashed', () => {
+  const redis = useRedis();
+  const app = useLockApps();
+
+  it('leaves out a holder whose permit key is gone', async () => {
+    const { locks } = await app();
+    const alive = await locks.acquire('crashy', { limit: 2, label: 'Alive.run' });
+    const crashed = await locks.acquire('crashy', { limit: 2, label: 'Crashed.run' });
+    const tokens = await redis.hkeys('lock:{crashy}:holders');
+    const crashedToken = tokens.find((token) => parseHolder(token)?.label === 'Crashed.run')!;
+    await redis.del(`lock:{crashy}:permit:${crashedToken}`);
+    const seen = await locks.inspect('crashy');
+    expect(seen.semaphore!.holders.map((holder) => holder.holder?.label)).toEqual(['Alive.run']);
+    expect(seen.semaphore!.used).toBe(1);
+    await alive.release();
+    await crashed.release().catch(() => undefined);
   });
 });

@@ -5,6 +5,7 @@ import { LockNotAcquiredError } from '../../errors/lock-not-acquired.error.js';
 import { RedisLockError } from '../../errors/redis-lock.error.js';
 import type { LockEvent, LockNotAcquiredOutcome } from '../../interfaces/lock-event.interface.js';
 import type { LockInspection } from '../../interfaces/lock-inspection.interface.js';
+import { semaphoreInspection } from '../semaphore/semaphore-inspect.js';
 import type { Lock } from '../../interfaces/lock.interface.js';
 import type { LockOptions } from '../../interfaces/redis-lock-options.interface.js';
 import { systemClock, type Clock } from '../time/clock.js';
@@ -393,10 +394,14 @@ export class LockManager implements LockOwner, LockRunner {
     return this.store.exists(lockRedisKeys(this.options.keyPrefix, checkLockKey(key)).lock);
   }
 
-  /** What Redis holds for `key`: holder, lease left, fencing token, waiters. */
+  /**
+   * What Redis holds for `key`: holder, lease left, fencing token, waiters, and the semaphore
+   * of that name when it is in use (its read goes out beside the lock's, not after it).
+   */
   async inspect(key: string): Promise<LockInspection> {
     this.assertOpen();
-    const snapshot = await this.store.inspect(lockRedisKeys(this.options.keyPrefix, checkLockKey(key)));
+    const names = lockRedisKeys(this.options.keyPrefix, checkLockKey(key));
+    const [snapshot, semaphore] = await Promise.all([this.store.inspect(names), this.store.inspectSemaphore?.(names) ?? null]);
     const held = snapshot.owner !== null;
     const holder = held ? parseHolder(snapshot.owner!) : undefined;
     return {
@@ -406,6 +411,7 @@ export class LockManager implements LockOwner, LockRunner {
       ...(snapshot.fencingToken === null ? {} : { fencingToken: snapshot.fencingToken }),
       waiters: snapshot.waiters,
       ...(holder ? { holder } : {}),
+      ...(semaphore === null ? {} : { semaphore: semaphoreInspection(semaphore) }),
     };
   }
 
@@ -654,3 +660,4 @@ export class LockManager implements LockOwner, LockRunner {
     }
   }
 }
+

@@ -1,6 +1,8 @@
 import type { SemaphoreStore } from '../semaphore/semaphore-store.js';
 import type { ReadStore } from '../rwlock/read-store.js';
 import type { AcquireReply, ReleaseReply, ScriptKeys } from './lock-replies.js';
+import type { LockRedisKeys } from '../keys/lock-key.js';
+import type { SemaphoreSnapshot } from '../semaphore/semaphore-inspect.js';
 
 export type { AcquireReply, Grant, ReleaseReply, ScriptKeys } from './lock-replies.js';
 
@@ -61,11 +63,16 @@ export interface LockStore {
   release(keys: ScriptKeys, token: string, waiterLease: number): Promise<ReleaseReply>;
   leave(keys: ScriptKeys, token: string, ttl: number, waiterLease: number): Promise<void>;
   exists(lockKey: string): Promise<boolean>;
-  /** Reads a lock's state with read-only commands, in one round trip per node. */
   /**
    * One page of the lock keys held under `prefix` (the lock board's listing), for a store with
    * no Redis client to SCAN (the in-memory store). `cursor` `'0'` starts; a returned `'0'` ends.
    */
   scanLocks?(prefix: string, cursor: string, count: number): Promise<{ next: string; keys: string[] }>;
+  /** Reads a lock's state with read-only commands, in one round trip per node. */
   inspect(keys: ScriptKeys): Promise<LockSnapshot>;
+  /**
+   * Reads the semaphore of the same key (see `semaphore/`) without writing: `null` when it has
+   * neither holders nor waiters. Absent where semaphores are (quorum mode).
+   */
+  inspectSemaphore?(keys: LockRedisKeys): Promise<SemaphoreSnapshot | null>;
 }

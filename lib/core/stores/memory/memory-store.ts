@@ -1,6 +1,8 @@
 import type { AcquireReply, LockSnapshot, LockStore, ReleaseReply, RenewalOutcome, RenewalPart, RenewalRequest, ScriptKeys } from '../lock-store.js';
 import { keyPttl, liveHead, liveValue, MemoryData, nextFence, removeWaiter, settled, type Entry, type Publish, type Queue, type StoreClock } from './memory-data.js';
 import { MemorySemaphores } from '../../semaphore/memory-semaphores.js';
+import { inspectSemaphoreInMemory, type SemaphoreSnapshot } from '../../semaphore/semaphore-inspect.js';
+import type { LockRedisKeys } from '../../keys/lock-key.js';
 export { MemoryData, type Publish, type StoreClock } from './memory-data.js';
 import { grantReaders, MemoryReaders, READ_HELD, readersAlive, type MemoryQueue } from '../../rwlock/memory-readers.js';
 
@@ -127,10 +129,22 @@ export class MemoryStore implements LockStore, MemoryQueue {
     return { owner, pttl: keyPttl(this.locks, keys.lock, now), fencingToken: liveValue(this.fences, keys.fence, this.clock.now()) ?? null, waiters: queue?.aliveUntil.size ?? 0 };
   }
 
-  /** Lock keys held now whose name starts with `prefix`, for the lock board. */
+  /** The semaphore of the same key, read without writing (see `semaphore/semaphore-inspect.ts`). */
+  inspectSemaphore(keys: LockRedisKeys): Promise<SemaphoreSnapshot | null> {
+    return inspectSemaphoreInMemory(this.data, this.clock, keys);
+  }
+
+  /**
+   * For the lock board: the lock keys held now whose name starts with `prefix`, and the
+   * holders hashes (`<prefix>{<key>}:holders`) of semaphores in use, as a SCAN of Redis
+   * would find them, in name order.
+   */
   async scanLocks(prefix: string, cursor: string, count: number): Promise<{ next: string; keys: string[] }> {
     await settled();
-    const held = [...this.locks.keys()].filter((key) => key.startsWith(`${prefix}{`) && key.endsWith('}') && liveValue(this.locks, key, this.clock.now()) !== undefined).sort();
+    const now = this.clock.now();
+    const locks = [...this.locks.keys()].filter((key) => key.startsWith(`${prefix}{`) && key.endsWith('}') && liveValue(this.locks, key, now) !== undefined);
+    const semaphores = [...this.data.semaphoreHolders.keys()].filter((key) => key.startsWith(`${prefix}{`) && key.endsWith('}:holders'));
+    const held = [...locks, ...semaphores].sort();
     const from = Number(cursor) || 0;
     const keys = held.slice(from, from + count);
     return { next: from + count >= held.length ? '0' : String(from + count), keys };

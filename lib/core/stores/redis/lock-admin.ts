@@ -12,23 +12,49 @@ import { settleWithin, TIMED_OUT } from '../../time/settle-within.js';
 export interface LockPage {
   /** Pass it back for the next page; `'0'` when the scan is complete. */
   cursor: string;
+  /**
+   * Whether the scan went through every key: only then does an empty page mean that no lock
+   * is held. A page may come back with fewer locks than asked, even none, before the end.
+   */
+  complete: boolean;
+  /** Locks held, and semaphores in use (`semaphore` set), in key order. */
   locks: LockInspection[];
 }
 
 /**
- * Lists held locks under the module's prefix with SCAN (never KEYS: it would block Redis on a
- * large keyspace), a page at a time, and inspects each. SCAN may return a key twice or a page
- * with fewer entries than asked; it never misses a lock held for the whole scan. On a Redis
- * Cluster the cursor walks the masters one after the other; in quorum mode the keys of the
- * first node that answers are listed (each still inspected on the majority).
+ * Keys a page may look at in Redis (the sum of the SCAN COUNTs sent for it), so that a page
+ * on a large keyspace with few locks costs a bounded amount of work: about 40 SCAN calls.
  */
-export async function listLocks(manager: LockManager, cursor: string, count: number): Promise<LockPage> {
+export const SCAN_WORK_PER_PAGE = 40_000;
+/** COUNT of one SCAN call: starts at the page size, doubles up to this. */
+const MAX_SCAN_COUNT = 1_000;
+/** The largest cursor Redis hands out (an unsigned 64-bit integer). */
+const MAX_SCAN_CURSOR = 18_446_744_073_709_551_615n;
+
+/**
+ * Lists held locks and semaphores in use under the module's prefix with SCAN (never KEYS: it
+ * would block Redis on a large keyspace), and inspects each. One page scans on until it has
+ * `count` candidates, the scan is complete, or `SCAN_WORK_PER_PAGE` keys were looked at, so
+ * that keys of other kinds (a cache on the same Redis) do not make pages come back empty. SCAN
+ * may return a key twice; it never misses a lock held for the whole scan. On a Redis Cluster the
+ * cursor walks the masters one after the other; in quorum mode the keys of the first node that
+ * answers are listed (each still inspected on the majority). The cursor must be `'0'` or one this
+ * function returned (see `cursorProblem`).
+ */
+export async function listLocks(manager: LockManager, cursor: string, count: number, work = SCAN_WORK_PER_PAGE): Promise<LockPage> {
   const { clients } = manager;
   if (clients.length === 0 && manager.store.scanLocks !== undefined) {
     // The in-memory store: no Redis to SCAN, the store lists its own keys.
-    return inspectAll(manager, await manager.store.scanLocks(manager.keyPrefix, plainCursor(cursor), count), manager.keyPrefix);
+    const scanLocks = manager.store.scanLocks.bind(manager.store);
+    const found = await scanUntilFull((from, size) => scanLocks(manager.keyPrefix, from, size), plainCursor(cursor), count, work);
+    return inspectAll(manager, found!, manager.keyPrefix);
   }
-  if (clients.length === 1) return inspectAll(manager, await scanPage(clients[0]!, cursor, lockPattern(clients[0]!, manager), count), clientKeyPrefix(clients[0]!) + manager.keyPrefix);
+  if (clients.length === 1) {
+    const client = clients[0]!;
+    const pattern = lockPattern(client, manager);
+    const found = await scanUntilFull((from, size) => scanPage(client, from, pattern, size), cursor, count, work);
+    return inspectAll(manager, found!, clientKeyPrefix(client) + manager.keyPrefix);
+  }
   // Quorum: the first node that answers, `<node index>-<cursor>` (a cursor is only valid on its node).
   const match = /^(\d+)-(\d+)$/.exec(cursor);
   let node = match ? Number(match[1]) : 0;
@@ -36,25 +62,102 @@ export async function listLocks(manager: LockManager, cursor: string, count: num
   for (; ; node++, nodeCursor = '0') {
     const client = clients[node];
     if (client === undefined) throw new RedisLockError(`No Redis node answered the scan of the locks (${clients.length} nodes).`);
-    const page = await settleWithin(scanPage(client, nodeCursor, lockPattern(client, manager), count), QUORUM_SCAN_TIMEOUT_MS).catch((): typeof TIMED_OUT => TIMED_OUT);
-    if (page === TIMED_OUT) continue;
-    return inspectAll(manager, { next: page.next === '0' ? '0' : `${node}-${page.next}`, keys: page.keys }, clientKeyPrefix(client) + manager.keyPrefix);
+    const pattern = lockPattern(client, manager);
+    const found = await scanUntilFull(
+      async (from, size) => {
+        const page = await settleWithin(scanPage(client, from, pattern, size), QUORUM_SCAN_TIMEOUT_MS).catch((): typeof TIMED_OUT => TIMED_OUT);
+        return page === TIMED_OUT ? undefined : page;
+      },
+      nodeCursor,
+      count,
+      work,
+    );
+    if (found === undefined) continue;
+    return inspectAll(manager, { next: found.next === '0' ? '0' : `${node}-${found.next}`, keys: found.keys }, clientKeyPrefix(client) + manager.keyPrefix);
   }
+}
+
+/**
+ * Why `cursor` is not one `listLocks` hands out on this deployment, or `undefined` when it is:
+ * `'0'`, else an unsigned 64-bit SCAN cursor, prefixed with `<node index>-` on a Cluster (the
+ * master) and in quorum mode (the node), with the index in range.
+ */
+export async function cursorProblem(manager: LockManager, cursor: string): Promise<string | undefined> {
+  const shown = JSON.stringify(cursor.length > 40 ? `${cursor.slice(0, 40)}…` : cursor);
+  const match = /^(?:(\d{1,10})-)?(\d{1,20})$/.exec(cursor);
+  if (match === null || BigInt(match[2]!) > MAX_SCAN_CURSOR) {
+    return `must be "0" or a cursor this board handed out (digits, "<node>-<digits>" on a Cluster or in quorum mode), got ${shown}.`;
+  }
+  if (cursor === '0') return undefined;
+  const nodes = await nodeCount(manager);
+  if (match[1] === undefined) {
+    return nodes === undefined ? undefined : `must be "0" or "<node>-<digits>" on this deployment of ${nodes} Redis nodes, got ${shown}.`;
+  }
+  if (nodes === undefined) return `must be "0" or digits on this deployment (one Redis node), got ${shown}.`;
+  const node = Number(match[1]);
+  if (node >= nodes) return `names Redis node ${node}, but there are ${nodes} nodes (0 to ${nodes - 1}): start again from "0", got ${shown}.`;
+  return undefined;
+}
+
+/** Nodes a cursor names (Cluster masters, quorum nodes); `undefined` where a cursor names none. */
+async function nodeCount(manager: LockManager): Promise<number | undefined> {
+  const { clients } = manager;
+  if (clients.length > 1) return clients.length;
+  if (clients.length === 1 && driverFor(clients[0]!).isCluster) return (await driverFor(clients[0]!).masters()).length;
+  return undefined;
 }
 
 /** A quorum node that does not answer a scan within this is skipped for the next one. */
 const QUORUM_SCAN_TIMEOUT_MS = 1_000;
 
-/** Lock keys are `<prefix>{<key>}`; their siblings end in `:fence`, `:queue`..., not in `}`. */
+/**
+ * SCAN steps from `cursor` until `count` candidates are found, the scan is complete, or the work
+ * budget is spent. COUNT starts at the page size (a keyspace of locks fills the page in one
+ * step) and doubles (a keyspace of other keys is crossed in few steps). The last step may bring
+ * more than `count`: a SCAN cursor cannot stop within a step, so the page takes them all. A step
+ * that gets no answer (`undefined`: a quorum node) ends the page where it got to; `undefined`
+ * when the first one got none.
+ */
+async function scanUntilFull(
+  step: (cursor: string, count: number) => Promise<{ next: string; keys: string[] } | undefined>,
+  cursor: string,
+  count: number,
+  work: number,
+): Promise<{ next: string; keys: string[] } | undefined> {
+  const keys: string[] = [];
+  let next = cursor;
+  let size = Math.min(count, MAX_SCAN_COUNT);
+  let spent = 0;
+  do {
+    const page = await step(next, size);
+    if (page === undefined) return spent === 0 ? undefined : { next, keys };
+    for (const key of page.keys) if (isListed(key)) keys.push(key);
+    next = page.next;
+    spent += size;
+    size = Math.min(size * 2, MAX_SCAN_COUNT);
+  } while (next !== '0' && keys.length < count && spent < work);
+  return { next, keys };
+}
+
+/**
+ * Lock keys are `<prefix>{<key>}`, a semaphore's holders `<prefix>{<key>}:holders`; their other
+ * siblings end in `:fence`, `:queue`..., which the pattern mostly leaves out and `isListed` drops.
+ */
 function lockPattern(client: RedisClient, manager: LockManager): string {
-  return `${escapeGlob(clientKeyPrefix(client) + manager.keyPrefix)}{*}`;
+  return `${escapeGlob(clientKeyPrefix(client) + manager.keyPrefix)}{*[}s]`;
+}
+
+const SEMAPHORE_SUFFIX = '}:holders';
+
+function isListed(redisKey: string): boolean {
+  return redisKey.endsWith('}') || redisKey.endsWith(SEMAPHORE_SUFFIX);
 }
 
 /** `fullPrefix`: what stands before `{<key>}` in the store's key names (client prefix and module prefix). */
 async function inspectAll(manager: LockManager, { next, keys }: { next: string; keys: string[] }, fullPrefix: string): Promise<LockPage> {
-  const userKeys = [...new Set(keys.map((key) => userKey(key, fullPrefix)))];
+  const userKeys = [...new Set(keys.map((key) => userKey(key, fullPrefix)))].sort();
   const locks = await Promise.all(userKeys.map((key) => manager.inspect(key)));
-  return { cursor: next, locks: locks.filter((lock) => lock.held) };
+  return { cursor: next, complete: next === '0', locks: locks.filter((lock) => lock.held || lock.semaphore !== undefined) };
 }
 
 /**
@@ -105,9 +208,10 @@ function plainCursor(cursor: string): string {
   return /^\d+$/.test(cursor) ? cursor : '0';
 }
 
-/** The caller's key back from `<client prefix><prefix>{<key>}` (see `lockRedisKeys`). */
+/** The caller's key back from `<client prefix><prefix>{<key>}` or its `:holders` (see `lockRedisKeys`). */
 function userKey(redisKey: string, fullPrefix: string): string {
-  const tagged = redisKey.slice(fullPrefix.length + 1, -1);
+  const end = redisKey.endsWith('}') ? -1 : -SEMAPHORE_SUFFIX.length;
+  const tagged = redisKey.slice(fullPrefix.length + 1, end);
   return tagged.startsWith('\\') ? tagged.slice(1) : tagged;
 }
 

@@ -8,6 +8,8 @@ import { LOCK_HELD } from '../../rwlock/read-lua.js';
 import { ReadScripts } from '../../rwlock/read-scripts.js';
 import { READ_HELD } from '../../rwlock/read-keys.js';
 import { SemaphoreScripts } from '../../semaphore/semaphore-scripts.js';
+import { inspectSemaphoreInRedis, type SemaphoreSnapshot } from '../../semaphore/semaphore-inspect.js';
+import type { LockRedisKeys } from '../../keys/lock-key.js';
 import type { AcquireReply, LockSnapshot, LockStore, ReleaseReply, RenewalOutcome, RenewalPart, RenewalRequest, ScriptKeys } from '../lock-store.js';
 
 export { ELSEWHERE, GONE, NOT_OURS, RENEWED } from './lock-lua.js';
@@ -264,6 +266,11 @@ export class LockScripts implements LockStore {
     // Held by readers: only while one of them is still there.
     const held = owner !== READ_HELD || (await this.exists(keys.lock));
     return { owner: held ? owner : null, pttl, fencingToken: fence === null ? null : Number(fence), waiters };
+  }
+
+  /** The semaphore of the same key, with plain reads (see `semaphore/semaphore-inspect.ts`). */
+  inspectSemaphore(keys: LockRedisKeys): Promise<SemaphoreSnapshot | null> {
+    return inspectSemaphoreInRedis((commands) => this.driver.read(commands), keys);
   }
 }
 

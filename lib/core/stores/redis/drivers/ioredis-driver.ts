@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { COMMANDS, type ScriptName } from '../lock-lua.js';
-import type { BareScriptCall, LuaScript, PingTarget, RedisDriver, RedisNode, ReleaseSubscriber, ScriptCall } from './redis-driver.js';
+import { flatPairs, type BareScriptCall, type LuaScript, type PingTarget, type ReadCommand, type RedisDriver, type RedisNode, type ReleaseSubscriber, type ScriptCall } from './redis-driver.js';
 
 export type IoRedisClient = Redis | Cluster;
 
@@ -80,6 +80,15 @@ export class IoRedisDriver implements RedisDriver {
       if (error) throw error;
       return value;
     }) as [string | null, number, string | null, number];
+  }
+
+  async read(commands: readonly ReadCommand[]): Promise<unknown[]> {
+    // ioredis adds its keyPrefix to each key, and answers HGETALL with an object.
+    const replies = await this.client.pipeline(commands.map(([verb, key]) => [verb.toLowerCase(), key])).exec();
+    return (replies ?? []).map(([error, value], i) => {
+      if (error) throw error;
+      return commands[i]![0] === 'HGETALL' ? flatPairs(value) : value;
+    });
   }
 
   ping(): Promise<unknown> {

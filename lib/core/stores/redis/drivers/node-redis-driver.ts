@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { COMMANDS, type ScriptName } from '../lock-lua.js';
 import type { NodeRedisClient, NodeRedisKind } from './node-redis-client.js';
-import { isNoScript, type BareScriptCall, type LuaScript, type PingTarget, type RedisDriver, type RedisNode, type ReleaseSubscriber, type ScriptCall } from './redis-driver.js';
+import { flatPairs, isNoScript, type BareScriptCall, type LuaScript, type PingTarget, type ReadCommand, type RedisDriver, type RedisNode, type ReleaseSubscriber, type ScriptCall } from './redis-driver.js';
 
 type Args = string[];
 type Send = (firstKey: string | undefined, args: Args) => Promise<unknown>;
@@ -129,6 +129,17 @@ export class NodeRedisDriver implements RedisDriver {
     const [l, f, w] = [this.keyPrefix + lock, this.keyPrefix + fence, this.keyPrefix + waiters];
     const [owner, pttl, fencing, queued] = await Promise.all([this.send(l, ['GET', l]), this.send(l, ['PTTL', l]), this.send(l, ['GET', f]), this.send(l, ['ZCARD', w])]);
     return [owner === null ? null : String(owner), Number(pttl), fencing === null ? null : String(fencing), Number(queued)];
+  }
+
+  /** Sent in one tick, so in one write (see `readLock`). */
+  read(commands: readonly ReadCommand[]): Promise<unknown[]> {
+    return Promise.all(
+      commands.map(async ([verb, key]) => {
+        const full = this.keyPrefix + key;
+        const reply = await this.send(full, [verb, full]);
+        return verb === 'HGETALL' ? flatPairs(reply) : reply;
+      }),
+    );
   }
 
   ping(): Promise<unknown> {

@@ -28,6 +28,16 @@ export function isNoScript(error: unknown): boolean {
   return String((error as { message?: unknown } | null | undefined)?.message).includes('NOSCRIPT');
 }
 
+/** A read-only command on one key, as `RedisDriver.read` takes it. */
+export type ReadCommand = readonly ['GET' | 'PTTL' | 'ZCARD' | 'HGETALL', string];
+
+/** A HGETALL reply as the flat `[field, value, ...]` list, whatever form the client gave it in (list, object, Map). */
+export function flatPairs(reply: unknown): string[] {
+  if (Array.isArray(reply)) return reply.map(String);
+  const entries = reply instanceof Map ? [...reply.entries()] : Object.entries((reply ?? {}) as Record<string, unknown>);
+  return entries.flatMap(([field, value]) => [String(field), String(value)]);
+}
+
 /** One Redis node of a deployment, for the calls that must reach each master. */
 export interface RedisNode {
   info(section: string): Promise<string>;
@@ -75,6 +85,11 @@ export interface RedisDriver {
   exists(key: string): Promise<boolean>;
   /** GET lock, PTTL lock, GET fence, ZCARD waiters in one round trip (the keys share one slot). */
   readLock(lock: string, fence: string, waiters: string): Promise<[string | null, number, string | null, number]>;
+  /**
+   * Read-only commands on keys of one slot, in one round trip, for `inspect()`: each reply as
+   * Redis gives it, except HGETALL's, which is the flat `[field, value, ...]` list.
+   */
+  read(commands: readonly ReadCommand[]): Promise<unknown[]>;
   ping(): Promise<unknown>;
   /** The masters (the one server outside a Cluster), once the client knows them. */
   masters(): Promise<RedisNode[]>;

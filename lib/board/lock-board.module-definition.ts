@@ -1,0 +1,67 @@
+import { ConfigurableModuleBuilder, Logger, type DynamicModule, type Provider } from '@nestjs/common';
+import { InvalidLockOptionsError } from '../errors/invalid-lock-options.error.js';
+import type { LockBoardOptions, LockBoardSettings } from './lock-board-options.interface.js';
+import { BOARD_SETTINGS, lockBoardController, type ResolvedBoardSettings } from './lock-board.controller.js';
+
+type RouteExtras = Required<Pick<LockBoardOptions, 'path' | 'guards' | 'imports'>>;
+
+export const { ConfigurableModuleClass, MODULE_OPTIONS_TOKEN: LOCK_BOARD_OPTIONS } = new ConfigurableModuleBuilder<LockBoardSettings>({ moduleName: 'RedisLockBoard' })
+  .setClassMethodName('register')
+  .setExtras<RouteExtras>({ path: 'locks', guards: [], imports: [] }, (definition, extras) => boardDefinition(definition, extras))
+  .build();
+
+/**
+ * Adds the routes (a controller class of their own, since path and guards are decorator
+ * arguments) and the checked settings to what the builder made of `register()` or
+ * `registerAsync()`.
+ */
+function boardDefinition(definition: DynamicModule, { path, guards, imports }: RouteExtras): DynamicModule {
+  // The builder gives `imports` to the definition of registerAsync() only.
+  const async = definition.imports !== undefined;
+  const where = `RedisLockBoardModule.${async ? 'registerAsync' : 'register'}`;
+  if (typeof path !== 'string' || !/^[A-Za-z0-9/_.~-]*$/.test(path)) {
+    throw new InvalidLockOptionsError('path', path, 'a route path of letters, digits and / _ . ~ -').within(where);
+  }
+  if (!Array.isArray(guards)) throw new InvalidLockOptionsError('guards', guards, 'an array of guards').within(where);
+  if (!Array.isArray(imports)) throw new InvalidLockOptionsError('imports', imports, 'an array of modules').within(where);
+  const settings: Provider = {
+    provide: BOARD_SETTINGS,
+    useFactory: (options: LockBoardSettings) => {
+      const settings = checkSettings(options, guards.length > 0, where);
+      if (guards.length === 0 && !settings.allowWithoutGuards) {
+        new Logger('RedisLockBoard').warn(
+          `The lock board at /${path} has no guards: anyone who can reach the application sees the lock keys, labels, hosts and pids. ` +
+            'Pass "guards" (your admin guard), or set "allowWithoutGuards: true" if a global guard or a private network already protects it.',
+        );
+      }
+      return settings;
+    },
+    inject: [LOCK_BOARD_OPTIONS],
+  };
+  return {
+    ...definition,
+    imports: [...(definition.imports ?? []), ...(async ? [] : imports)],
+    providers: [...(definition.providers ?? []), settings],
+    controllers: [lockBoardController(path, guards)],
+  };
+}
+
+/** Validates the settings, throwing `InvalidLockOptionsError` (which stops the application's startup). */
+export function checkSettings(options: LockBoardSettings, guarded: boolean, where: string): ResolvedBoardSettings & { allowWithoutGuards: boolean } {
+  if (options === null || typeof options !== 'object') throw new InvalidLockOptionsError('options', options, 'an object').within(where);
+  const { allowForceRelease = false, allowWithoutGuards = false, pageSize = 50 } = options;
+  if (typeof allowForceRelease !== 'boolean') throw new InvalidLockOptionsError('allowForceRelease', allowForceRelease, 'a boolean').within(where);
+  if (typeof allowWithoutGuards !== 'boolean') throw new InvalidLockOptionsError('allowWithoutGuards', allowWithoutGuards, 'a boolean').within(where);
+  if (typeof pageSize !== 'number' || !Number.isInteger(pageSize) || pageSize < 1 || pageSize > 200) {
+    throw new InvalidLockOptionsError('pageSize', pageSize, 'an integer from 1 to 200').within(where);
+  }
+  if (allowForceRelease && !guarded && !allowWithoutGuards) {
+    throw new InvalidLockOptionsError(
+      'allowForceRelease',
+      allowForceRelease,
+      'false on a board without guards, where anyone who reaches the application could release locks: pass "guards" (your admin guard), ' +
+        'or set "allowWithoutGuards: true" if a global guard (APP_GUARD) or a private network already protects the board',
+    ).within(where);
+  }
+  return { allowForceRelease, allowWithoutGuards, pageSize };
+}

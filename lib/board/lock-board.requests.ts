@@ -1,0 +1,81 @@
+/**
+ * What the board accepts of a request, apart from Nest's own routing: the checks that keep a
+ * page of another site from releasing locks with the admin's cookies (CSRF), and the query of
+ * the lock list.
+ */
+
+/** The header the board's own script sends with a release: a cross-site page cannot, without a CORS preflight. */
+export const BOARD_HEADER = 'x-lock-board';
+
+type Headers = Record<string, string | string[] | undefined>;
+
+/** Why a release request could have come from another site, or `undefined` when it could not. */
+export interface RefusedRequest {
+  status: 403 | 415;
+  message: string;
+}
+
+/**
+ * A release must be JSON (a form, a multipart or a `text/plain` body is what an HTML form or a
+ * "simple" cross-site request sends without asking) and carry `X-Lock-Board` (a custom header
+ * makes the browser ask the server first, and the board answers no CORS preflight); when the
+ * browser says where it comes from (`Sec-Fetch-Site`, `Origin`), it must be this very origin.
+ * Clients that send neither (curl, scripts) are not browsers riding on a cookie.
+ */
+export function crossSiteRefusal(headers: Headers): RefusedRequest | undefined {
+  const type = single(headers['content-type'])?.split(';')[0]!.trim().toLowerCase();
+  if (type !== 'application/json') {
+    return { status: 415, message: `A release must be sent as JSON (Content-Type: application/json), got ${show(type ?? 'no content type')}.` };
+  }
+  if (single(headers[BOARD_HEADER]) === undefined) {
+    return { status: 403, message: `A release must carry the "X-Lock-Board" header that the board's own page sends.` };
+  }
+  const site = single(headers['sec-fetch-site']);
+  if (site !== undefined && site !== 'same-origin' && site !== 'none') {
+    return { status: 403, message: `Refused: a release from another site (Sec-Fetch-Site: ${show(site)}).` };
+  }
+  const origin = single(headers.origin);
+  if (origin !== undefined && !sameOrigin(origin, single(headers.host))) {
+    return {
+      status: 403,
+      message: `Refused: a release from another origin (Origin: ${show(origin)}, Host: ${show(single(headers.host) ?? 'none')}). Behind a proxy, pass the Host header on.`,
+    };
+  }
+  return undefined;
+}
+
+function sameOrigin(origin: string, host: string | undefined): boolean {
+  if (host === undefined) return false;
+  try {
+    const from = new URL(origin);
+    if (from.protocol !== 'http:' && from.protocol !== 'https:') return false;
+    // The Host header with the origin's scheme, so that a default port compares equal either way.
+    return from.host === new URL(`${from.protocol}//${host}`).host;
+  } catch {
+    return false; // "null" (a sandboxed frame, a redirect) and anything unparseable
+  }
+}
+
+/**
+ * Why the query of the lock list is not acceptable (naming the parameter), or the cursor.
+ * Only `cursor` is taken, once, at most 40 characters; its form is checked against the
+ * deployment by `cursorProblem`.
+ */
+export function listQuery(query: unknown): { cursor: string } | { problem: string } {
+  const params = (query ?? {}) as Record<string, unknown>;
+  for (const name of Object.keys(params)) {
+    if (name !== 'cursor') return { problem: `Unknown query parameter ${show(name)}: the lock list takes only "cursor".` };
+  }
+  const cursor = params.cursor ?? '0';
+  if (typeof cursor !== 'string') return { problem: `Query parameter "cursor" must be given once, as text.` };
+  return { cursor };
+}
+
+function single(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** A value from the request, quoted and cut short for an error message. */
+function show(value: string): string {
+  return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value);
+}
