@@ -5,6 +5,7 @@ import { LockService } from './lock.service.js';
 import { ConfigurableModuleClass } from './redis-lock.module-definition.js';
 import { JobLockOrchestrator } from './scheduling/job-lock.orchestrator.js';
 import { LockSchedulingExplorer } from './scheduling/lock-scheduling.explorer.js';
+import { LeadershipService } from './scheduling/leadership.service.js';
 
 /**
  * Provides {@link LockService}, a global interceptor that answers 409 Conflict when a route
@@ -29,8 +30,8 @@ import { LockSchedulingExplorer } from './scheduling/lock-scheduling.explorer.js
  */
 @Module({
   imports: [DiscoveryModule],
-  providers: [LockService, { provide: APP_INTERCEPTOR, useClass: LockConflictInterceptor }, JobLockOrchestrator, LockSchedulingExplorer],
+  providers: [LockService, { provide: APP_INTERCEPTOR, useClass: LockConflictInterceptor }, JobLockOrchestrator, LockSchedulingExplorer, LeadershipService],
   // The orchestrator is injected into classes with @WithoutOverlapping / @OnOneInstance methods.
-  exports: [LockService, JobLockOrchestrator],
+  exports: [LockService, JobLockOrchestrator, LeadershipService],
 })
 export class RedisLockModule extends ConfigurableModuleClass {}

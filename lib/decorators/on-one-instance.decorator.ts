@@ -1,4 +1,4 @@
-import type { JobLockOptions } from '../interfaces/scheduling.interface.js';
+import type { JobLockOptions, JobMethodDecorator } from '../interfaces/scheduling.interface.js';
 import { jobLockDecorator } from './job-lock.wrapper.js';
 
 /**
@@ -18,6 +18,6 @@ import { jobLockDecorator } from './job-lock.wrapper.js';
  * async exportInvoices() { ... }
  * ```
  */
-export function OnOneInstance(options?: JobLockOptions): MethodDecorator {
+export function OnOneInstance(options?: JobLockOptions): JobMethodDecorator {
   return jobLockDecorator('OnOneInstance', options);
 }

@@ -1,4 +1,4 @@
-import type { JobLockOptions } from '../interfaces/scheduling.interface.js';
+import type { JobLockOptions, JobMethodDecorator } from '../interfaces/scheduling.interface.js';
 import { jobLockDecorator } from './job-lock.wrapper.js';
 
 /**
@@ -20,6 +20,6 @@ import { jobLockDecorator } from './job-lock.wrapper.js';
  * }
  * ```
  */
-export function WithoutOverlapping(options?: JobLockOptions): MethodDecorator {
+export function WithoutOverlapping(options?: JobLockOptions): JobMethodDecorator {
   return jobLockDecorator('WithoutOverlapping', options);
 }

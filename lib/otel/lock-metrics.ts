@@ -30,6 +30,7 @@ const METER_NAME = 'nestjs-redis-lock';
  * | `lock.active` | up-down counter | {lock} | `lock.name` |
  * | `lock.waiting` | up-down counter | {caller} | `lock.name` |
  * | `lock.lost` | counter | {lock} | `lock.name`, `lock.lost.reason` (`refused`, `expired`, `shutdown`) |
+ * | `lock.skipped` | counter | {call} | `lock.name`, `lock.skip.reason` (`held-elsewhere`, `other-owner`, `shutting-down`, `lease-expired`) |
  *
  * When no meter provider is registered (the API's no-op one), it subscribes to nothing, so
  * locks cost exactly what they cost without it.
@@ -48,6 +49,7 @@ export function enableLockMetrics(options: LockMetricsOptions = {}): LockMetrics
   const active = meter.createUpDownCounter('lock.active', { unit: '{lock}', description: 'Locks held by this process.' });
   const waiting = meter.createUpDownCounter('lock.waiting', { unit: '{caller}', description: 'Callers waiting for a busy lock.' });
   const lost = meter.createCounter('lock.lost', { unit: '{lock}', description: 'Locks lost while held.' });
+  const skipped = meter.createCounter('lock.skipped', { unit: '{call}', description: 'Calls of job methods skipped without running.' });
 
   const record = (message: unknown): void => {
     const event = message as LockEvent;
@@ -74,6 +76,9 @@ export function enableLockMetrics(options: LockMetricsOptions = {}): LockMetrics
         active.add(-1, name);
         lost.add(1, { ...name, 'lock.lost.reason': event.reason });
         break;
+      case 'skipped':
+        skipped.add(1, { ...name, 'lock.skip.reason': event.reason });
+        break;
     }
   };
   const names = [
@@ -82,6 +87,7 @@ export function enableLockMetrics(options: LockMetricsOptions = {}): LockMetrics
     LOCK_DIAGNOSTICS_CHANNELS['not-acquired'],
     LOCK_DIAGNOSTICS_CHANNELS.released,
     LOCK_DIAGNOSTICS_CHANNELS.lost,
+    LOCK_DIAGNOSTICS_CHANNELS.skipped,
   ];
   for (const channelName of names) subscribe(channelName, record);
   let enabled = true;

@@ -8,6 +8,7 @@ import { LOCK_BACKEND_FACTORY } from '../redis-lock.constants.js';
 import { REDIS_LOCK_MODULE_OPTIONS } from '../redis-lock.module-definition.js';
 import { JobLockOrchestrator } from '../scheduling/job-lock.orchestrator.js';
 import { LockSchedulingExplorer } from '../scheduling/lock-scheduling.explorer.js';
+import { LeadershipService } from '../scheduling/leadership.service.js';
 import { InMemoryLocks } from './in-memory-locks.js';
 
 /** Options of {@link RedisLockTestingModule}: the module's options, without Redis. */
@@ -56,9 +57,10 @@ export class RedisLockTestingModule {
         { provide: APP_INTERCEPTOR, useClass: LockConflictInterceptor },
         JobLockOrchestrator,
         LockSchedulingExplorer,
+        LeadershipService,
         { provide: IN_PRODUCTION_WARNING, useFactory: warnInProduction },
       ],
-      exports: [LockService, JobLockOrchestrator, InMemoryLocks],
+      exports: [LockService, JobLockOrchestrator, LeadershipService, InMemoryLocks],
     };
   }
 }
