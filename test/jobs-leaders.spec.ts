@@ -117,14 +117,16 @@ describe('shutdown with running jobs and leaders (issue 18, item 5)', () => {
   it('gives a job that ignores its signal shutdownTimeout, then goes on closing and says so', async () => {
     @Injectable()
     class Stuck {
+      started = false;
       @WithoutOverlapping({ ttl: '60s' })
       async run(): Promise<void> {
+        this.started = true;
         await new Promise(() => undefined);
       }
     }
     const a = await start([Stuck], { shutdownTimeout: 300 });
     void a.get(Stuck).run();
-    await expect.poll(() => redis.exists('lock:{Stuck.run}')).toBe(1);
+    await expect.poll(() => a.get(Stuck).started).toBe(true);
     await closeNow(a);
     expect(a.logs.has('warn', 'Stuck.run was still running')).toBe(true);
     expect(await redis.exists('lock:{Stuck.run}')).toBe(0);
@@ -209,6 +211,20 @@ describe('a lease whose local deadline passed starts no user work (issue 18, ite
     });
   });
 
+  it('re-entry: a nested acquisition of a lock past its deadline fails, its callback does not run', async () => {
+    const app = await start([]);
+    const locks = app.get(LockService);
+    let inner = false;
+    const error = await locks
+      .using('r', async () => {
+        blockEventLoop(500);
+        await locks.using('r', () => (inner = true));
+      }, { ttl: 200 })
+      .catch((e: unknown) => e);
+    expect(inner).toBe(false);
+    expect(error).toBeInstanceOf(LockLostError);
+  });
+
   it('a job: the run does not start on a run lock past its deadline', async () => {
     @Injectable()
     class Job {
@@ -264,13 +280,13 @@ describe('jobs returning an Observable (issue 18, item 7)', () => {
     subject = new Subject<number>();
     calls = 0;
 
-    @WithoutOverlapping({ ttl: 300 })
+    @WithoutOverlapping({ ttl: '1s' })
     declared(): Observable<number> {
       this.calls++;
       return this.subject.asObservable();
     }
 
-    @WithoutOverlapping({ key: 'late', ttl: 300 })
+    @WithoutOverlapping({ key: 'late', ttl: '1s' })
     async late(): Promise<Observable<number>> {
       this.calls++;
       return this.subject.asObservable();
@@ -284,7 +300,7 @@ describe('jobs returning an Observable (issue 18, item 7)', () => {
     await expect.poll(() => redis.exists('lock:{Streams.declared}')).toBe(1);
     jobs.subject.next(1);
     // Past the ttl: renewed while the stream lives.
-    await sleep(500);
+    await sleep(1_300);
     expect(await lastValueFrom(jobs.declared().pipe(toArray()))).toEqual([]);
     expect(jobs.calls).toBe(1);
     jobs.subject.next(2);
@@ -299,7 +315,7 @@ describe('jobs returning an Observable (issue 18, item 7)', () => {
     const stream = await jobs.late();
     const values = lastValueFrom(stream!.pipe(toArray()));
     jobs.subject.next(1);
-    await sleep(500);
+    await sleep(1_300);
     expect(await redis.exists('lock:{late}')).toBe(1);
     expect(await jobs.late()).toBeUndefined();
     jobs.subject.complete();
