@@ -84,14 +84,13 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
           throw new RedisLockError(`${jobDecorators(spec)} on ${spec.where}: the provider class has no name, so the job has no default key. Give the job a key.`);
         }
         const owner = {};
-        for (const { key, role } of jobClaims(job)) {
-          const provider = providedTimes.get(type)! > 1 ? `, provider ${tokenName(wrapper.token)}` : '';
-          claim(key, `${job.where} (@${role}${provider})`, owner);
-          if (job.defaultKey && role === jobClaims(job)[0]!.role && MINIFIED_NAME.test((type as { name: string }).name)) {
-            logger.warn(
-              `${job.where} (@${role}) uses the default key ${quoteKey(job.key)}, made from a class name that looks minified: a build that renames the class moves the lock, and instances of two builds would run the job at once. Give the job a key.`,
-            );
-          }
+        const claims = jobClaims(job);
+        const provider = providedTimes.get(type)! > 1 ? `, provider ${tokenName(wrapper.token)}` : '';
+        for (const { key, role } of claims) claim(key, `${job.where} (@${role}${provider})`, owner);
+        if (job.defaultKey && MINIFIED_NAME.test((type as { name: string }).name)) {
+          logger.warn(
+            `${job.where} (@${claims[0]!.role}) uses the default key ${quoteKey(job.key)}, made from a class name that looks minified: a build that renames the class moves the lock, and instances of two builds would run the job at once. Give the job a key.`,
+          );
         }
       }
     }
