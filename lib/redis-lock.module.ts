@@ -5,6 +5,7 @@ import { LockService } from './lock.service.js';
 import { ASYNC_OPTIONS_TYPE, ConfigurableModuleClass, OPTIONS_TYPE, REDIS_LOCK_MODULE_OPTIONS } from './redis-lock.module-definition.js';
 import { JobLockOrchestrator } from './scheduling/job-lock.orchestrator.js';
 import { LockSchedulingExplorer } from './scheduling/lock-scheduling.explorer.js';
+import { LeadershipService } from './scheduling/leadership.service.js';
 
 /**
  * Provides {@link LockService}, a global interceptor that answers 409 Conflict when a route
@@ -31,10 +32,10 @@ import { LockSchedulingExplorer } from './scheduling/lock-scheduling.explorer.js
  */
 @Module({
   imports: [DiscoveryModule],
-  providers: [LockService, JobLockOrchestrator, LockSchedulingExplorer],
+  providers: [LockService, JobLockOrchestrator, LockSchedulingExplorer, LeadershipService],
   // The orchestrator is injected into classes with @WithoutOverlapping / @OnOneInstance methods;
   // the options into a LockConflictInterceptor applied per controller.
-  exports: [LockService, JobLockOrchestrator, REDIS_LOCK_MODULE_OPTIONS],
+  exports: [LockService, JobLockOrchestrator, LeadershipService, REDIS_LOCK_MODULE_OPTIONS],
 })
 export class RedisLockModule extends ConfigurableModuleClass {
   static override forRoot(options: typeof OPTIONS_TYPE): DynamicModule {

@@ -18,6 +18,8 @@ describe('runLockedAsync', () => {
       runInChain: (_lock, fn) => fn(),
       leaseOf: () => 1_000,
       clock: systemClock,
+      listening: false,
+      emit: () => undefined,
     };
     return { runner, released: () => released };
   }

@@ -17,6 +17,7 @@ describe('scheduled jobs and leaders across three processes on one Redis (real @
     it('skips later ticks on every instance while a long run goes on, and runs the first tick after it', () => scenarios.longRunSkipsLaterTicks(), 60_000);
     it('moves the job to another instance after the ttl when the owner is killed', () => scenarios.ownerKilledMovesTheJob(1_500), 60_000);
     it('hands the job over at the next tick when the owner shuts down cleanly, after its run', () => scenarios.cleanShutdownHandsOver(), 60_000);
+    it('never runs a tick on an owner lease that expired while the owner was blocked (another instance ran it)', () => scenarios.pausedOwnerRunsNoExpiredTick(1_500), 60_000);
   });
 
   describe('@LeaderElection', () => {

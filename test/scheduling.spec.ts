@@ -10,6 +10,7 @@ import {
   OnOneInstance,
   RedisLockModule,
   WithoutOverlapping,
+  type JobMethodDecorator,
   type Lock,
   type OnLeadershipAcquired,
   type OnLeadershipLost,
@@ -72,7 +73,7 @@ describe('@WithoutOverlapping and @OnOneInstance', () => {
 
     @OnOneInstance({ key: 'once', ttl: 1_000 })
     @Timeout('timeout', 3_600_000)
-    once(): number {
+    async once(): Promise<number> {
       this.runs.push('once');
       return 7;
     }
@@ -183,7 +184,7 @@ describe('@WithoutOverlapping and @OnOneInstance', () => {
   });
 
   it('reject bad options when the class is defined', () => {
-    const define = (decorate: () => MethodDecorator) => () => {
+    const define = (decorate: () => JobMethodDecorator) => () => {
       class X {
         m(): void {}
       }
@@ -258,7 +259,8 @@ describe('@LeaderElection in one process (two applications)', () => {
     const closedAt = performance.now();
     await leader.close();
     open.splice(open.indexOf(leader), 1);
-    expect(events[1]).toBe(`${leaderId} lost ${token}`);
+    // Told through the signal first (a shutdown reason), then onLeadershipLost, then handed back.
+    expect(events[1]).toBe(`${leaderId} lost ${token} (aborted)`);
     // Handed back in Redis before close() resolved (the follower may already hold it).
     expect(await redis.get('lock:{feed}')).not.toBe(leaderToken);
     await waitFor(() => events.length === 3);

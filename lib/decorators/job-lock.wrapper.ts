@@ -1,7 +1,8 @@
 import { Inject } from '@nestjs/common';
+import { Observable, throwError } from 'rxjs';
 import { PROPERTY_DEPS_METADATA } from '@nestjs/common/constants.js';
 import { RedisLockError } from '../errors/redis-lock.error.js';
-import type { JobLockOptions } from '../interfaces/scheduling.interface.js';
+import type { JobLockOptions, JobMethodDecorator } from '../interfaces/scheduling.interface.js';
 import { LOCKED_METADATA } from '../redis-lock.constants.js';
 import { addJobRole, checkJobOptions, jobDecorators, type JobRole, type JobSpec } from '../scheduling/job-spec.js';
 import { JobLockOrchestrator } from '../scheduling/job-lock.orchestrator.js';
@@ -17,8 +18,8 @@ type AnyMethod = (...args: any[]) => unknown;
  * and decorators applied later put theirs on the wrapper: the schedule explorer finds it in
  * either order.
  */
-export function jobLockDecorator(role: JobRole, options: JobLockOptions | undefined): MethodDecorator {
-  return (target, propertyKey, descriptor) => {
+export function jobLockDecorator(role: JobRole, options: JobLockOptions | undefined): JobMethodDecorator {
+  return (target: object, propertyKey: string | symbol, descriptor: TypedPropertyDescriptor<any>): void => {
     const isStatic = typeof target === 'function';
     const className = isStatic ? (target as { name: string }).name : target.constructor.name;
     const where = `${className}.${String(propertyKey)}`;
@@ -38,25 +39,30 @@ export function jobLockDecorator(role: JobRole, options: JobLockOptions | undefi
     if (Reflect.getOwnMetadata(LOCKED_METADATA, current) !== undefined) {
       throw new RedisLockError(`@${role}() on ${where}: the method already has @Locked; use one or the other.`);
     }
-    const spec: JobSpec = { where };
+    const spec: JobSpec = { where, method: String(propertyKey) };
     addJobRole(spec, role, checked);
     injectOrchestrator(target);
+    const returnType: unknown = Reflect.getMetadata('design:returntype', target, propertyKey);
+    // Declared to return an Observable: the locks are taken at subscription, as @Locked does.
+    const returnsObservable = typeof returnType === 'function' && (returnType === Observable || returnType.prototype instanceof Observable);
 
     const original = current;
-    const wrapper = function (this: Record<symbol, unknown> | undefined, ...args: unknown[]): Promise<unknown> {
+    const wrapper = function (this: Record<symbol, unknown> | undefined, ...args: unknown[]): Promise<unknown> | Observable<unknown> {
       const jobs = this?.[JOB_ORCHESTRATOR_PROPERTY];
       if (!(jobs instanceof JobLockOrchestrator)) {
         const decorators = jobDecorators(spec);
-        return Promise.reject(
-          new RedisLockError(
-            this === undefined || this === null
-              ? `${decorators} method ${where} was called without its instance; call it as a method or bind it.`
-              : `${decorators} method ${where} has no lock service: the instance must be created by Nest, in a module that ` +
-                'imports RedisLockModule (or after RedisLockModule.forRoot({ isGlobal: true })).',
-          ),
+        const error = new RedisLockError(
+          this === undefined || this === null
+            ? `${decorators} method ${where} was called without its instance; call it as a method or bind it.`
+            : `${decorators} method ${where} has no lock service: the instance must be created by Nest, in a module that ` +
+              'imports RedisLockModule (or after RedisLockModule.forRoot({ isGlobal: true })).',
         );
+        return returnsObservable ? throwError(() => error) : Promise.reject(error);
       }
-      return jobs.run(spec, () => original.apply(this, args));
+      // The provider's own class names the job: a subclass has a key of its own.
+      const job = jobs.bind(spec, (this as object).constructor);
+      const invoke = (): unknown => original.apply(this, args);
+      return returnsObservable ? jobs.runObservable(job, invoke) : jobs.run(job, invoke);
     };
     for (const metadataKey of Reflect.getOwnMetadataKeys(original)) {
       Reflect.defineMetadata(metadataKey, Reflect.getOwnMetadata(metadataKey, original), wrapper);

@@ -18,7 +18,9 @@ export interface LeaderElectionMetadata {
  * (a singleton provider) implements `OnLeadershipAcquired` and `OnLeadershipLost`, called when
  * this instance gains and loses the lease (lost, stepped down at shutdown, or because
  * `onLeadershipAcquired` threw). The lock they get has the lease's `signal` and
- * `fencingToken`.
+ * `fencingToken`. At shutdown the signal aborts first (a `shutdown` `LockLostError`), the
+ * hooks get up to `shutdownTimeout` to end, then the lease is released.
+ * `LeadershipService.isLeader(key)` asks whether this instance leads.
  *
  * @example
  * ```ts

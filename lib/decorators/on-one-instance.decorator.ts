@@ -1,12 +1,15 @@
-import type { JobLockOptions } from '../interfaces/scheduling.interface.js';
+import type { JobLockOptions, JobMethodDecorator } from '../interfaces/scheduling.interface.js';
 import { jobLockDecorator } from './job-lock.wrapper.js';
 
 /**
  * The method runs on one instance of the application: the first instance to call it takes a
  * lease named `<key>:owner` and keeps renewing it, between calls too, for as long as it is up.
- * Calls on other instances resolve `undefined` without running (with a debug line). When the
- * owner dies, its lease expires after `ttl` and the next caller anywhere takes over; when it
- * shuts down cleanly, it lets running calls finish and hands the lease back at once.
+ * Calls on other instances resolve `undefined` without running (with a debug line and a
+ * `skipped` event). When the owner dies, its lease expires after `ttl` and the next caller
+ * anywhere takes over; when it shuts down cleanly, it aborts the signal of running calls (a
+ * `shutdown` `LockLostError`), waits for them (at most `shutdownTimeout`) and hands the lease
+ * back at once. An owner whose lease's local deadline passed (a blocked event loop) starts no
+ * run on it.
  *
  * Add `@WithoutOverlapping()` too, and runs never overlap either (both use the same key).
  *
@@ -18,6 +21,6 @@ import { jobLockDecorator } from './job-lock.wrapper.js';
  * async exportInvoices() { ... }
  * ```
  */
-export function OnOneInstance(options?: JobLockOptions): MethodDecorator {
+export function OnOneInstance(options?: JobLockOptions): JobMethodDecorator {
   return jobLockDecorator('OnOneInstance', options);
 }

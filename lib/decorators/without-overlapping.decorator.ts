@@ -1,4 +1,4 @@
-import type { JobLockOptions } from '../interfaces/scheduling.interface.js';
+import type { JobLockOptions, JobMethodDecorator } from '../interfaces/scheduling.interface.js';
 import { jobLockDecorator } from './job-lock.wrapper.js';
 
 /**
@@ -8,7 +8,12 @@ import { jobLockDecorator } from './job-lock.wrapper.js';
  * returns the lock (its `signal`, its `fencingToken`).
  *
  * Works with `@Cron()`, `@Interval()` and `@Timeout()` of `@nestjs/schedule` in either order,
- * and when the method is called directly. The method returns a Promise.
+ * and when the method is called directly. The method returns a Promise, an Observable or
+ * nothing (other return types do not compile); a call returns a Promise, or for a method
+ * declared to return an Observable, an Observable that takes the lock when subscribed and holds
+ * it until the stream ends. A skipped call emits a `skipped` event (see `LockService.events$`).
+ * The default key is `ClassName.methodName` of the provider's class (after the module's
+ * `jobNamespace`).
  *
  * @example
  * ```ts
@@ -20,6 +25,6 @@ import { jobLockDecorator } from './job-lock.wrapper.js';
  * }
  * ```
  */
-export function WithoutOverlapping(options?: JobLockOptions): MethodDecorator {
+export function WithoutOverlapping(options?: JobLockOptions): JobMethodDecorator {
   return jobLockDecorator('WithoutOverlapping', options);
 }

@@ -2,9 +2,10 @@ import { quoteKey } from '../core/keys/quote-key.js';
 import { RedisLockError } from './redis-lock.error.js';
 
 /**
- * Two scheduled jobs or leader elections would use the same Redis lock: the same key, or one's
- * key equal to another's `<key>:owner` lease. Thrown when the application starts. Give one of
- * them another `key`.
+ * Two scheduled jobs or leader elections would use the same Redis lock: the same key (a key
+ * given on a method that two provided subclasses inherit included), one's key equal to
+ * another's `<key>:owner` lease, or one class with job methods provided twice (two instances
+ * under two tokens). Thrown when the application starts. Give one of them another `key`.
  *
  * @example
  * ```ts

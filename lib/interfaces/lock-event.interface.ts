@@ -90,6 +90,28 @@ export interface LockForceReleasedEvent extends LockEventBase {
   holder?: string;
 }
 
+/**
+ * Why a call of a job method (`@WithoutOverlapping()`, `@OnOneInstance()`) did not run:
+ * - `held-elsewhere`: its run lock is held: a run is still going, on this instance or another;
+ * - `other-owner`: another instance owns the job's `<key>:owner` lease;
+ * - `shutting-down`: the application is closing;
+ * - `lease-expired`: the locks were taken, but a stall (a blocked event loop) outlived a lease
+ *   before the run could start, so another instance may hold it now.
+ */
+export type LockSkipReason = 'held-elsewhere' | 'other-owner' | 'shutting-down' | 'lease-expired';
+
+/**
+ * A call of a job method was skipped: it resolved `undefined` (or its Observable completed
+ * empty) without running. `key` and `name` are those of the lock that decided it: the run lock
+ * (`Class.method`), or the `<key>:owner` lease for `other-owner`.
+ */
+export interface LockSkippedEvent extends LockEventBase {
+  type: 'skipped';
+  reason: LockSkipReason;
+  /** The job method, `ClassName.methodName`. */
+  where: string;
+}
+
 /** Everything `LockService.events$` emits, discriminated by `type`. */
 export type LockEvent =
   | LockWaitingEvent
@@ -98,4 +120,5 @@ export type LockEvent =
   | LockReleasedEvent
   | LockLostEvent
   | LockNotAcquiredEvent
-  | LockForceReleasedEvent;
+  | LockForceReleasedEvent
+  | LockSkippedEvent;

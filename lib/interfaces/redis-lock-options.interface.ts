@@ -1,6 +1,7 @@
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
 import type { NodeRedisClient } from '../core/stores/redis/drivers/node-redis-client.js';
 import type { Duration } from '../core/time/duration.js';
+import type { JobModuleOptions } from './scheduling.interface.js';
 
 export type { NodeRedisClient } from '../core/stores/redis/drivers/node-redis-client.js';
 
@@ -63,7 +64,7 @@ export interface LockTimingOptions {
  * RedisLockModule.forRoot({ redis: 'redis://localhost:6379', ttl: 10_000, isGlobal: true })
  * ```
  */
-export interface RedisLockModuleOptions extends LockTimingOptions {
+export interface RedisLockModuleOptions extends LockTimingOptions, JobModuleOptions {
   /**
    * Where Redis is. See {@link RedisConnection} for who owns the connection. An array of
    * independent masters (3 or 5, not replicas of each other) selects quorum mode: a lock is

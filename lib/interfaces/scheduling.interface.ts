@@ -1,11 +1,14 @@
 import type { Duration } from '../core/time/duration.js';
+import type { Observable } from 'rxjs';
 import type { Lock } from './lock.interface.js';
 
 /** Options of `@WithoutOverlapping()` and `@OnOneInstance()`. */
 export interface JobLockOptions {
   /**
-   * The lock key. Default `ClassName.methodName`. `@OnOneInstance()` holds its lease under
-   * `<key>:owner`; on one method, both decorators use the same key.
+   * The lock key. Default `ClassName.methodName`, with the class of the provider (a subclass
+   * that inherits the method has a key of its own), after the module's `jobNamespace` if one
+   * is set. `@OnOneInstance()` holds its lease under `<key>:owner`; on one method, both
+   * decorators use the same key.
    */
   key?: string;
   /**
@@ -13,6 +16,34 @@ export interface JobLockOptions {
    * Default: the other decorator's ttl on the same method, else the module's ttl.
    */
   ttl?: Duration;
+}
+
+/**
+ * A method `@WithoutOverlapping()` and `@OnOneInstance()` accept: one returning a Promise, an
+ * Observable, or nothing. A call of the decorated method returns a Promise (resolving
+ * `undefined` when skipped), or, for a method declared to return an Observable, an Observable
+ * that takes the locks when subscribed; so a method typed to return anything else (`number`)
+ * is refused at compile time rather than return a Promise its callers do not expect.
+ */
+export type JobMethod = (...args: any[]) => Promise<unknown> | Observable<unknown> | void;
+
+/** The type of `@WithoutOverlapping()` and `@OnOneInstance()`: a method decorator for {@link JobMethod}s only. */
+export type JobMethodDecorator = <T extends JobMethod>(target: object, propertyKey: string | symbol, descriptor: TypedPropertyDescriptor<T>) => void;
+
+/** The module options (of `RedisLockModule.forRoot()`) about scheduled jobs. */
+export interface JobModuleOptions {
+  /**
+   * Joined to the default keys of `@WithoutOverlapping()` and `@OnOneInstance()`:
+   * `<jobNamespace>:ClassName.methodName`, so that two applications sharing one Redis (and a
+   * class and method name) do not exclude each other. Keys given explicitly are used as they
+   * are. At most 64 characters, no braces.
+   *
+   * @example
+   * ```ts
+   * RedisLockModule.forRoot({ redis, jobNamespace: 'billing' }); // key "billing:InvoiceJobs.export"
+   * ```
+   */
+  jobNamespace?: string;
 }
 
 /** Options of `@LeaderElection()`. */

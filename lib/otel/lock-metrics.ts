@@ -40,6 +40,7 @@ export const LOCK_DURATION_BUCKETS: readonly number[] = Object.freeze([
  * | `lock.active` | up-down counter | {lock} | `lock.name` |
  * | `lock.waiting` | up-down counter | {caller} | `lock.name` |
  * | `lock.lost` | counter | {lock} | `lock.name`, `lock.lost.reason` (`refused`, `expired`, `shutdown`) |
+ * | `lock.skipped` | counter | {call} | `lock.name`, `lock.skip.reason` (`held-elsewhere`, `other-owner`, `shutting-down`, `lease-expired`) |
  *
  * Both histograms advise the buckets {@link LOCK_DURATION_BUCKETS} (seconds, 0.5 ms to 10 min).
  *
@@ -63,6 +64,7 @@ export function enableLockMetrics(options: LockMetricsOptions = {}): LockMetrics
   const active = meter.createUpDownCounter('lock.active', { unit: '{lock}', description: 'Locks held by this process.' });
   const waiting = meter.createUpDownCounter('lock.waiting', { unit: '{caller}', description: 'Callers waiting for a busy lock.' });
   const lost = meter.createCounter('lock.lost', { unit: '{lock}', description: 'Locks lost while held.' });
+  const skipped = meter.createCounter('lock.skipped', { unit: '{call}', description: 'Calls of job methods skipped without running.' });
 
   const record = (message: unknown): void => {
     const event = message as LockEvent;
@@ -89,6 +91,9 @@ export function enableLockMetrics(options: LockMetricsOptions = {}): LockMetrics
         active.add(-1, name);
         lost.add(1, { ...name, 'lock.lost.reason': event.reason });
         break;
+      case 'skipped':
+        skipped.add(1, { ...name, 'lock.skip.reason': event.reason });
+        break;
     }
   };
   const names = [
@@ -97,6 +102,7 @@ export function enableLockMetrics(options: LockMetricsOptions = {}): LockMetrics
     LOCK_DIAGNOSTICS_CHANNELS['not-acquired'],
     LOCK_DIAGNOSTICS_CHANNELS.released,
     LOCK_DIAGNOSTICS_CHANNELS.lost,
+    LOCK_DIAGNOSTICS_CHANNELS.skipped,
   ];
   for (const channelName of names) subscribe(channelName, record);
   let enabled = true;

@@ -1,28 +1,63 @@
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { Observable, isObservable, from, type Subscription } from 'rxjs';
+import { HeldLock } from '../core/engine/held-lock.js';
+import { leaseLive } from '../core/engine/lease-deadline.js';
 import type { LockLogger } from '../core/engine/lock-logger.js';
 import type { LockRunner } from '../core/engine/locked-call.js';
+import { quoteKey } from '../core/keys/quote-key.js';
+import { resolveModuleOptions } from '../core/options/lock-options.js';
+import { settleWithin, TIMED_OUT } from '../core/time/settle-within.js';
+import { RedisLockError } from '../errors/redis-lock.error.js';
+import type { LockSkipReason } from '../interfaces/lock-event.interface.js';
 import type { Lock } from '../interfaces/lock.interface.js';
+import type { LockOptions, RedisLockModuleOptions } from '../interfaces/redis-lock-options.interface.js';
 import { LockService } from '../lock.service.js';
 import { LOCK_RUNNER } from '../redis-lock.constants.js';
-import { quoteKey } from '../core/keys/quote-key.js';
-import { jobKey, jobTtl, OWNER_SUFFIX, type JobSpec } from './job-spec.js';
+import { REDIS_LOCK_MODULE_OPTIONS } from '../redis-lock.module-definition.js';
+import { bindJob, checkJobNamespace, jobTtl, type JobBinding, type JobRole, type JobSpec } from './job-spec.js';
+
+/** The locks one call took: the owner lease (`@OnOneInstance`) and the run lock (`@WithoutOverlapping`). */
+interface Taken {
+  owner?: Lock;
+  run: Lock | null;
+}
+
+/** A call running user code, for shutdown: its locks, and when it ends. */
+interface Running {
+  job: JobBinding;
+  taken: Taken;
+  ended: Promise<void>;
+}
 
 /**
  * Runs the calls of `@WithoutOverlapping()` / `@OnOneInstance()` methods, and keeps the
  * `@OnOneInstance()` leases this instance owns between calls. At shutdown (module destroy,
- * before `LockService` closes) it refuses new calls, lets the running ones finish, then hands
- * its leases back, so that another instance takes the job over at its next tick.
+ * before `LockService` closes) it refuses new calls, tells the running ones to stop (their
+ * locks' signals abort with a `shutdown` `LockLostError`), waits for them at most
+ * `shutdownTimeout`, then hands its leases back, so that another instance takes the job over
+ * at its next tick.
  */
 @Injectable()
 export class JobLockOrchestrator implements OnModuleDestroy {
-  /** The `<key>:owner` leases held, by job key. */
+  /** The `<key>:owner` leases held, by owner key. */
   private readonly owners = new Map<string, Lock>();
   /** Acquisitions of a lease in flight, so that concurrent calls share one. */
   private readonly claiming = new Map<string, Promise<Lock | null>>();
-  private readonly running = new Set<Promise<unknown>>();
+  private readonly running = new Set<Running>();
+  /** The binding of each job method in each provider class. */
+  private readonly bindings = new WeakMap<object, Map<JobSpec, JobBinding>>();
   private closing = false;
+  /** The module option `jobNamespace`, joined to default keys. */
+  readonly namespace: string | undefined;
+  private readonly shutdownTimeout: number;
 
-  constructor(@Inject(LockService) private readonly locks: LockService) {}
+  constructor(
+    @Inject(LockService) private readonly locks: LockService,
+    @Inject(REDIS_LOCK_MODULE_OPTIONS) options: RedisLockModuleOptions,
+  ) {
+    this.namespace = checkJobNamespace(options?.jobNamespace);
+    this.shutdownTimeout = resolveModuleOptions(options, { needsRedis: false }).shutdownTimeout;
+  }
 
   private get runner(): LockRunner {
     return this.locks[LOCK_RUNNER];
@@ -32,22 +67,85 @@ export class JobLockOrchestrator implements OnModuleDestroy {
     return this.runner.logger;
   }
 
+  /** The names `spec` has in the provider class `type` (a subclass has its own). */
+  bind(spec: JobSpec, type: unknown): JobBinding {
+    const owner = typeof type === 'function' ? type : Object;
+    let byClass = this.bindings.get(owner);
+    if (byClass === undefined) this.bindings.set(owner, (byClass = new Map()));
+    let job = byClass.get(spec);
+    if (job === undefined) {
+      const name = (owner as { name?: unknown }).name;
+      const className = typeof name === 'string' && name.length > 0 ? name : spec.where.slice(0, spec.where.lastIndexOf('.'));
+      byClass.set(spec, (job = bindJob(spec, className, this.namespace)));
+    }
+    return job;
+  }
+
   /** Runs one call of a job method under its locks, or skips it (resolving `undefined`). */
-  run(spec: JobSpec, invoke: () => unknown): Promise<unknown> {
+  run(job: JobBinding, invoke: () => unknown): Promise<unknown> {
     if (this.closing) {
-      this.skipped(spec, 'the application is shutting down');
+      this.skipped(job, 'shutting-down');
       return Promise.resolve(undefined);
     }
-    return this.runLocked(spec, invoke);
+    return this.take(job).then((taken) => (taken === undefined ? undefined : this.execute(job, taken, invoke)));
+  }
+
+  /**
+   * For methods declared to return an Observable: the locks are taken when it is subscribed
+   * and held until the stream completes, errors or is unsubscribed; a skipped call completes
+   * without a value.
+   */
+  runObservable(job: JobBinding, invoke: () => unknown): Observable<unknown> {
+    return new Observable((subscriber) => {
+      let inner: Subscription | undefined;
+      let end: (() => Promise<void>) | undefined;
+      if (this.closing) {
+        this.skipped(job, 'shutting-down');
+        subscriber.complete();
+        return;
+      }
+      this.take(job).then(
+        (taken) => {
+          if (taken === undefined) return subscriber.complete();
+          end = this.track(job, taken);
+          if (subscriber.closed) return void end();
+          try {
+            inner = this.inChain(taken, () => toObservable(invoke()).subscribe(subscriber));
+          } catch (error) {
+            subscriber.error(error);
+          }
+        },
+        (error: unknown) => subscriber.error(error),
+      );
+      return () => {
+        inner?.unsubscribe();
+        void end?.();
+      };
+    });
   }
 
   async onModuleDestroy(): Promise<void> {
     this.closing = true;
-    // Only calls that are running: one still waiting for Redis gives up on its own (below), so
-    // an unreachable Redis cannot hold the shutdown here.
-    await Promise.allSettled(this.running);
     const leases = [...this.owners.values()];
     this.owners.clear();
+    const runs = [...this.running];
+    // Tell running jobs first (the README's pattern loops until its signal aborts); their locks
+    // stay held and renewed until they end, so that no other instance starts meanwhile.
+    for (const { taken } of runs) {
+      for (const lock of [taken.owner, taken.run]) if (lock instanceof HeldLock) lock.interrupt();
+    }
+    if (runs.length > 0) {
+      const ended = await settleWithin(Promise.all(runs.map((run) => run.ended)), this.shutdownTimeout);
+      if (ended === TIMED_OUT) {
+        for (const run of runs) {
+          if (!this.running.has(run)) continue;
+          this.logger.warn(
+            `${run.job.where} was still running ${this.shutdownTimeout} ms (shutdownTimeout) after its signal aborted for shutdown; its locks are given back while it runs.`,
+          );
+        }
+      }
+    }
+    // Then hand the leases back: another instance takes the job over at its next call.
     await Promise.all(
       leases.map((lease) =>
         lease.release().then(
@@ -58,72 +156,154 @@ export class JobLockOrchestrator implements OnModuleDestroy {
     );
   }
 
-  private async runLocked(spec: JobSpec, invoke: () => unknown): Promise<unknown> {
-    const key = jobKey(spec);
+  /** Takes the call's locks, or skips it (undefined). */
+  private async take(job: JobBinding): Promise<Taken | undefined> {
     let owner: Lock | undefined;
-    if (spec.OnOneInstance) {
-      owner = await this.ownerLease(spec, key);
+    if (job.spec.OnOneInstance) {
+      owner = await this.ownerLease(job);
       if (owner === undefined) {
-        this.skipped(spec, `another instance owns the lease ${quoteKey(key + OWNER_SUFFIX)}`);
+        this.skipped(job, 'other-owner');
         return undefined;
       }
     }
     let run: Lock | null = null;
-    if (spec.WithoutOverlapping) {
-      const ttl = jobTtl(spec, 'WithoutOverlapping');
-      run = await this.locks.tryAcquire(key, ttl === undefined ? undefined : { ttl });
+    if (job.spec.WithoutOverlapping) {
+      run = await this.locks.tryAcquire(job.key, this.lockOptions(job, 'WithoutOverlapping', job.runName, job.where));
       if (run === null) {
-        this.skipped(spec, `its run lock ${quoteKey(key)} is held: a run is still going, on this instance or another`);
+        this.skipped(job, 'held-elsewhere');
         return undefined;
       }
     }
     if (this.closing) {
-      await run?.release().catch(() => undefined);
-      this.skipped(spec, 'the application is shutting down');
+      await this.release(run);
+      this.skipped(job, 'shutting-down');
       return undefined;
     }
-    const work = this.execute(owner, run, invoke);
-    const tracked: Promise<unknown> = work.catch(() => undefined).finally(() => this.running.delete(tracked));
-    this.running.add(tracked);
-    return work;
-  }
-
-  private async execute(owner: Lock | undefined, run: Lock | null, invoke: () => unknown): Promise<unknown> {
-    try {
-      return await this.inChain(owner, () => (run === null ? invoke() : this.runner.runInChain(run, invoke)));
-    } finally {
-      await run?.release().catch((error: unknown) => {
-        this.logger.warn(`Release of lock ${quoteKey(run.key)} failed (${(error as Error).message}); its lease will expire on its own.`);
-      });
+    // A stall since the locks were taken (a blocked event loop) may have outlived a lease, and
+    // another instance may hold it now: never start a run on it.
+    const ownerLive = owner === undefined || leaseLive(owner, this.runner.clock);
+    const runLive = run === null || leaseLive(run, this.runner.clock);
+    if (!ownerLive || !runLive) {
+      await this.release(run);
+      this.skipped(job, 'lease-expired');
+      return undefined;
     }
+    return { owner, run };
   }
 
-  private inChain(lock: Lock | undefined, invoke: () => unknown): unknown {
-    return lock === undefined ? invoke() : this.runner.runInChain(lock, invoke);
+  private async execute(job: JobBinding, taken: Taken, invoke: () => unknown): Promise<unknown> {
+    const end = this.track(job, taken);
+    let value: unknown;
+    try {
+      value = await this.inChain(taken, invoke);
+    } catch (error) {
+      await end();
+      throw error;
+    }
+    if (!isObservable(value)) {
+      await end();
+      return value;
+    }
+    return this.holdWhileSubscribed(job, taken, value, end);
+  }
+
+  /**
+   * An Observable result of a method not declared to return one: its locks were taken at call
+   * time, so they are held until the stream ends. A stream nobody subscribes to would hold them
+   * for ever, so they are given back after the run lock's ttl, and a later subscription fails.
+   */
+  private holdWhileSubscribed(job: JobBinding, taken: Taken, source: Observable<unknown>, end: () => Promise<void>): Observable<unknown> {
+    let state: 'waiting' | 'subscribed' | 'expired' = 'waiting';
+    const ttl = this.runner.leaseOf(taken.run ?? taken.owner!);
+    const timer = this.runner.clock.setTimer(() => {
+      if (state !== 'waiting') return;
+      state = 'expired';
+      this.logger.warn(
+        `${job.where}: the Observable it returned was not subscribed within its lock's ttl (${ttl} ms); its run ended. Declare the method's return type as Observable to take the lock at subscription.`,
+      );
+      void end();
+    }, ttl, true);
+    return new Observable((subscriber) => {
+      if (state !== 'waiting') {
+        subscriber.error(
+          new RedisLockError(
+            `${job.where}: its Observable was subscribed ${state === 'expired' ? "after its lock's ttl, when its run had ended" : 'a second time, after its run ended'}; call the method again.`,
+          ),
+        );
+        return;
+      }
+      state = 'subscribed';
+      timer.cancel();
+      let inner: Subscription | undefined;
+      if ((taken.owner !== undefined && !leaseLive(taken.owner, this.runner.clock)) || (taken.run !== null && !leaseLive(taken.run, this.runner.clock))) {
+        subscriber.error((taken.run ?? taken.owner)!.signal.reason);
+      } else {
+        inner = this.inChain(taken, () => source.subscribe(subscriber));
+      }
+      return () => {
+        inner?.unsubscribe();
+        void end();
+      };
+    });
+  }
+
+  /**
+   * Marks the call as running until the returned function is called: that releases the run
+   * lock (once, however often it is called) and resolves when it is given back.
+   */
+  private track(job: JobBinding, taken: Taken): () => Promise<void> {
+    let done!: () => void;
+    const running: Running = { job, taken, ended: new Promise<void>((resolve) => (done = resolve)) };
+    this.running.add(running);
+    let ending: Promise<void> | undefined;
+    return () =>
+      (ending ??= this.release(taken.run).finally(() => {
+        this.running.delete(running);
+        done();
+      }));
+  }
+
+  /** Runs `fn` with the call's locks on the chain: `current()` is the run lock, `current(ownerKey)` the lease. */
+  private inChain<T>(taken: Taken, fn: () => T): T {
+    const inRun = taken.run === null ? fn : () => this.runner.runInChain(taken.run!, fn);
+    return taken.owner === undefined ? inRun() : this.runner.runInChain(taken.owner, inRun);
+  }
+
+  private release(run: Lock | null): Promise<void> {
+    if (run === null) return Promise.resolve();
+    return run.release().catch((error: unknown) => {
+      this.logger.warn(`Release of lock ${quoteKey(run.key)} failed (${(error as Error).message}); its lease will expire on its own.`);
+    });
+  }
+
+  private lockOptions(job: JobBinding, role: JobRole, name: string, label: string): LockOptions {
+    const ttl = jobTtl(job.spec, role);
+    return ttl === undefined ? { name, label } : { ttl, name, label };
   }
 
   /** The lease this instance owns for the job, taking it if it is free; undefined if not. */
-  private async ownerLease(spec: JobSpec, key: string): Promise<Lock | undefined> {
-    const held = this.owners.get(key);
-    if (held?.held) return held;
-    let claim = this.claiming.get(key);
+  private async ownerLease(job: JobBinding): Promise<Lock | undefined> {
+    const held = this.owners.get(job.ownerKey);
+    // Past its local deadline (a stalled event loop), the lease may be another instance's now.
+    if (held !== undefined && leaseLive(held, this.runner.clock)) return held;
+    let claim = this.claiming.get(job.ownerKey);
     if (claim === undefined) {
-      claim = this.claim(spec, key).finally(() => this.claiming.delete(key));
-      this.claiming.set(key, claim);
+      claim = this.claim(job).finally(() => this.claiming.delete(job.ownerKey));
+      this.claiming.set(job.ownerKey, claim);
     }
     return (await claim) ?? undefined;
   }
 
-  private async claim(spec: JobSpec, key: string): Promise<Lock | null> {
-    const ttl = jobTtl(spec, 'OnOneInstance');
-    const lease = await this.locks.tryAcquire(key + OWNER_SUFFIX, ttl === undefined ? undefined : { ttl });
+  private async claim(job: JobBinding): Promise<Lock | null> {
+    const key = job.ownerKey;
+    const lease = await this.locks.tryAcquire(key, this.lockOptions(job, 'OnOneInstance', job.ownerName, `${job.where} (@OnOneInstance)`));
     if (lease === null) return null;
     if (this.closing) {
       await lease.release().catch(() => undefined);
       return null;
     }
     this.owners.set(key, lease);
-    this.logger.debug?.(`${spec.where} runs on this instance: it took the lease ${quoteKey(lease.key)} (fencing token ${lease.fencingToken}).`);
+    this.logger.debug?.(`${job.where} runs on this instance: it took the lease ${quoteKey(lease.key)} (fencing token ${lease.fencingToken}).`);
     lease.signal.addEventListener(
       'abort',
       () => {
@@ -134,7 +314,26 @@ export class JobLockOrchestrator implements OnModuleDestroy {
     return lease;
   }
 
-  private skipped(spec: JobSpec, why: string): void {
-    this.logger.debug?.(`Skipped ${spec.where}: ${why}.`);
+  private skipped(job: JobBinding, reason: LockSkipReason): void {
+    const [key, name] = reason === 'other-owner' ? [job.ownerKey, job.ownerName] : [job.key, job.runName];
+    this.logger.debug?.(`Skipped ${job.where}: ${describeSkip(reason, key)}.`);
+    if (this.runner.listening) this.runner.emit({ type: 'skipped', key, name, reason, where: job.where, at: Date.now() });
   }
+}
+
+function describeSkip(reason: LockSkipReason, key: string): string {
+  switch (reason) {
+    case 'held-elsewhere':
+      return `its run lock ${quoteKey(key)} is held: a run is still going, on this instance or another`;
+    case 'other-owner':
+      return `another instance owns the lease ${quoteKey(key)}`;
+    case 'shutting-down':
+      return 'the application is shutting down';
+    case 'lease-expired':
+      return `a lease of the job ran out (the event loop was blocked past its deadline) before the run could start`;
+  }
+}
+
+function toObservable(value: unknown): Observable<unknown> {
+  return isObservable(value) ? value : from(Promise.resolve(value));
 }

@@ -20,8 +20,10 @@ export interface JobRoleOptions {
  * spec (and one wrapper), whatever their order and whatever other decorators sit between them.
  */
 export interface JobSpec {
-  /** `ClassName.methodName`, for messages and as the default key. */
+  /** `ClassName.methodName` of the class that declared the method, for messages at decoration time. */
   readonly where: string;
+  /** The method's name. */
+  readonly method: string;
   WithoutOverlapping?: JobRoleOptions;
   OnOneInstance?: JobRoleOptions;
 }
@@ -61,9 +63,57 @@ export function addJobRole(spec: JobSpec, role: JobRole, options: JobRoleOptions
   spec[role] = options;
 }
 
-/** The key both decorators use: the one given to either, or `ClassName.methodName`. */
-export function jobKey(spec: JobSpec): string {
-  return spec.WithoutOverlapping?.key ?? spec.OnOneInstance?.key ?? spec.where;
+/**
+ * One job method of one provider class: the spec with the names it has in that class. A
+ * subclass that inherits a job method has a binding (and a default key) of its own.
+ */
+export interface JobBinding {
+  readonly spec: JobSpec;
+  /** `ClassName.methodName` with the provider's class: messages, lock names and labels. */
+  readonly where: string;
+  /** The run lock's key: the one given to either decorator, or `[<jobNamespace>:]ClassName.methodName`. */
+  readonly key: string;
+  /** Whether the key is the default one (derived from the class name). */
+  readonly defaultKey: boolean;
+  /** The `@OnOneInstance()` lease: `<key>:owner`. */
+  readonly ownerKey: string;
+  /** `name` of the run lock in events and metrics (at most 128 characters). */
+  readonly runName: string;
+  /** `name` of the owner lease. */
+  readonly ownerName: string;
+}
+
+/** The most characters of a lock name (see `LockOptions.name`). */
+const MAX_NAME = 128;
+
+/** The names of `spec` in the provider class named `className`, default keys joined to `namespace`. */
+export function bindJob(spec: JobSpec, className: string, namespace: string | undefined): JobBinding {
+  const where = `${className}.${spec.method}`;
+  const given = spec.WithoutOverlapping?.key ?? spec.OnOneInstance?.key;
+  const key = given ?? (namespace === undefined ? where : `${namespace}:${where}`);
+  return {
+    spec,
+    where,
+    key,
+    defaultKey: given === undefined,
+    ownerKey: key + OWNER_SUFFIX,
+    runName: boundName(where),
+    ownerName: boundName(where + OWNER_SUFFIX),
+  };
+}
+
+/** A lock name bounded to what `LockOptions.name` accepts. */
+export function boundName(name: string): string {
+  return name.length <= MAX_NAME ? name : name.slice(0, MAX_NAME - 1) + '…';
+}
+
+/** Checks the `jobNamespace` module option. */
+export function checkJobNamespace(namespace: unknown): string | undefined {
+  if (namespace === undefined) return undefined;
+  if (typeof namespace !== 'string' || !/^[^{}\u0000-\u001f\u007f]{1,64}$/u.test(namespace)) {
+    throw new InvalidLockOptionsError('jobNamespace', namespace, 'a string of 1 to 64 characters without braces or control characters');
+  }
+  return namespace;
 }
 
 /** The ttl of a role's lock: its own, the other decorator's, or the module's (undefined). */
@@ -72,11 +122,10 @@ export function jobTtl(spec: JobSpec, role: JobRole): number | undefined {
 }
 
 /** The Redis locks a job uses, each with who uses it, for the duplicate check at startup. */
-export function jobClaims(spec: JobSpec): { key: string; by: string }[] {
-  const key = jobKey(spec);
-  const claims: { key: string; by: string }[] = [];
-  if (spec.WithoutOverlapping) claims.push({ key, by: `${spec.where} (@WithoutOverlapping)` });
-  if (spec.OnOneInstance) claims.push({ key: key + OWNER_SUFFIX, by: `${spec.where} (@OnOneInstance)` });
+export function jobClaims(job: JobBinding): { key: string; role: JobRole }[] {
+  const claims: { key: string; role: JobRole }[] = [];
+  if (job.spec.WithoutOverlapping) claims.push({ key: job.key, role: 'WithoutOverlapping' });
+  if (job.spec.OnOneInstance) claims.push({ key: job.ownerKey, role: 'OnOneInstance' });
   return claims;
 }
 

@@ -1,10 +1,14 @@
+import { HeldLock } from '../core/engine/held-lock.js';
+import { leaseLive } from '../core/engine/lease-deadline.js';
 import type { ClockTimer } from '../core/time/clock.js';
 import type { LockRunner } from '../core/engine/locked-call.js';
+import { settleWithin, TIMED_OUT } from '../core/time/settle-within.js';
 import type { Lock } from '../interfaces/lock.interface.js';
 import type { OnLeadershipAcquired, OnLeadershipLost } from '../interfaces/scheduling.interface.js';
 import type { LockService } from '../lock.service.js';
 import { LOCK_RUNNER } from '../redis-lock.constants.js';
 import { quoteKey } from '../core/keys/quote-key.js';
+import { boundName } from './job-spec.js';
 
 type Candidate = Partial<OnLeadershipAcquired & OnLeadershipLost>;
 
@@ -18,6 +22,8 @@ export class LeaderElectionRunner {
   private timer?: ClockTimer;
   private hooks: Promise<void> = Promise.resolve();
   private stopped = false;
+  /** Terms whose `onLeadershipAcquired` started: only those hear `onLeadershipLost`. */
+  private readonly announced = new WeakSet<Lock>();
 
   constructor(
     private readonly locks: LockService,
@@ -32,24 +38,41 @@ export class LeaderElectionRunner {
     return this.locks[LOCK_RUNNER];
   }
 
-  /** Whether this instance leads now. */
-  get leading(): boolean {
-    return this.lock?.held ?? false;
+  /**
+   * The current term's lock, while this instance leads: held, and its local lease deadline not
+   * passed (a term whose deadline passed during a stall is reported lost here and now).
+   */
+  get term(): Lock | undefined {
+    const lock = this.lock;
+    return lock !== undefined && leaseLive(lock, this.runner.clock) ? lock : undefined;
   }
 
   start(): void {
     this.tryToLead();
   }
 
-  /** Stops trying; a leader steps down (`onLeadershipLost`, then the lease is released). */
-  async stop(): Promise<void> {
+  /**
+   * Stops trying. A leader steps down: its lock's signal aborts (a `shutdown` `LockLostError`),
+   * its hooks finish (at most `timeoutMs`), `onLeadershipLost` runs, then the lease is released.
+   */
+  async stop(timeoutMs: number): Promise<void> {
     this.stopped = true;
     this.timer?.cancel();
     // An attempt in flight is not awaited (Redis may be unreachable): if it wins, take()
     // sees that the election stopped and gives the lease straight back.
-    await this.hooks;
     const lock = this.lock;
-    if (lock !== undefined) await this.stepDown(lock, 'the application is shutting down');
+    if (lock !== undefined) {
+      this.lock = undefined;
+      this.runner.logger.debug?.(`${this.where} steps down from ${quoteKey(this.key)}: the application is shutting down.`);
+      // First tell the leader (an onLeadershipAcquired may be waiting for this very signal),
+      // while the lease stays held: no other instance leads before this one has stopped.
+      if (lock instanceof HeldLock) lock.interrupt();
+      this.hooks = this.hooks.then(() => this.callLost(lock));
+    }
+    if ((await settleWithin(this.hooks, timeoutMs)) === TIMED_OUT) {
+      this.runner.logger.warn(`The hooks of ${this.where} were still running ${timeoutMs} ms (shutdownTimeout) after its leadership's signal aborted for shutdown; the lease is given back while they run.`);
+    }
+    if (lock !== undefined) await this.releaseLease(lock);
   }
 
   private tryToLead(): void {
@@ -68,7 +91,11 @@ export class LeaderElectionRunner {
   private async take(): Promise<void> {
     let lock: Lock | null;
     try {
-      lock = await this.locks.tryAcquire(this.key, this.ttl === undefined ? undefined : { ttl: this.ttl });
+      lock = await this.locks.tryAcquire(this.key, {
+        ...(this.ttl === undefined ? {} : { ttl: this.ttl }),
+        name: boundName(this.key),
+        label: `${this.where} (@LeaderElection)`,
+      });
     } catch (error) {
       // At shutdown an attempt in flight is cut short: that is no news.
       if (this.stopped) return;
@@ -93,9 +120,17 @@ export class LeaderElectionRunner {
 
   private async acquired(lock: Lock): Promise<void> {
     if (this.lock !== lock) return;
+    // The hooks before it, or a stall, may have outlived the lease: another may lead now.
+    if (!leaseLive(lock, this.runner.clock)) return;
+    this.announced.add(lock);
     try {
       await this.runner.runInChain(lock, () => this.candidate.onLeadershipAcquired?.(lock));
     } catch (error) {
+      if (this.lock !== lock) {
+        // Stepped down or lost meanwhile: the hook's failure is its way of stopping.
+        this.runner.logger.debug?.(`onLeadershipAcquired of ${this.where} ended with ${(error as Error)?.message ?? String(error)} after the leadership ended.`);
+        return;
+      }
       this.runner.logger.error(`onLeadershipAcquired of ${this.where} threw (${(error as Error)?.message ?? String(error)}); stepping down.`);
       await this.stepDown(lock, 'onLeadershipAcquired threw');
       this.retryLater();
@@ -118,12 +153,18 @@ export class LeaderElectionRunner {
     this.runner.logger.debug?.(`${this.where} steps down from ${quoteKey(this.key)}: ${why}.`);
     // The hook runs first, so that the old leader has stopped acting before another can lead.
     await this.callLost(lock);
-    await lock.release().catch((error: unknown) => {
+    await this.releaseLease(lock);
+  }
+
+  private releaseLease(lock: Lock): Promise<void> {
+    return lock.release().catch((error: unknown) => {
       this.runner.logger.warn(`${this.where} could not release the leadership ${quoteKey(this.key)} (${(error as Error).message}); it expires on its own.`);
     });
   }
 
   private async callLost(lock: Lock): Promise<void> {
+    if (!this.announced.has(lock)) return;
+    this.announced.delete(lock);
     try {
       await this.candidate.onLeadershipLost?.(lock);
     } catch (error) {

@@ -8,30 +8,48 @@ import { RedisLockError } from '../errors/redis-lock.error.js';
 import type { RedisLockModuleOptions } from '../interfaces/redis-lock-options.interface.js';
 import { LockService } from '../lock.service.js';
 import { REDIS_LOCK_MODULE_OPTIONS } from '../redis-lock.module-definition.js';
-import { jobClaims, type JobSpec } from './job-spec.js';
+import { jobClaims, jobDecorators, type JobSpec } from './job-spec.js';
+import { JobLockOrchestrator } from './job-lock.orchestrator.js';
+import { LeadershipService } from './leadership.service.js';
+import { LOCK_RUNNER } from '../redis-lock.constants.js';
+import { quoteKey } from '../core/keys/quote-key.js';
 import { LeaderElectionRunner } from './leader-election.runner.js';
 import { JOB_LOCK_METADATA, LEADER_ELECTION_METADATA } from './scheduling.constants.js';
 
 interface Claim {
   by: string;
-  /** The job spec or election class that made it: one owner may claim a key twice. */
+  /** The (provider instance, job) or election that made it: one owner may claim two keys. */
   owner: object;
 }
+
+/** A class name a minifier may have made: the default key built from it may change between builds. */
+const MINIFIED_NAME = /^[A-Za-z_$][A-Za-z0-9_$]?$/;
 
 /**
  * Finds the job methods and `@LeaderElection` classes of the application when its modules
  * initialise, fails the startup if two of them would share a Redis lock, and runs the
  * elections from application bootstrap until the modules are destroyed.
+ *
+ * The rules for keys: a job's default key is `ClassName.methodName` with the provider's class
+ * (a subclass that inherits a job method gets a key of its own), after the module's
+ * `jobNamespace`. Startup fails with `DuplicateLockKeyError` when two jobs or elections would
+ * use one lock: the same key (a key given explicitly on a method two provided classes inherit
+ * included), a key equal to another's `<key>:owner` lease, or one class with job methods
+ * provided twice (two instances under two tokens; one instance under two tokens is fine). It
+ * warns about a default key built from a class name that looks minified.
  */
 @Injectable()
 export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootstrap, OnModuleDestroy {
   private readonly elections: LeaderElectionRunner[] = [];
+  private shutdownTimeout = 0;
 
   constructor(
     private readonly discovery: DiscoveryService,
     private readonly scanner: MetadataScanner,
     @Inject(LockService) private readonly locks: LockService,
     @Inject(REDIS_LOCK_MODULE_OPTIONS) private readonly options: RedisLockModuleOptions,
+    @Inject(JobLockOrchestrator) private readonly jobs: JobLockOrchestrator,
+    @Inject(LeadershipService) private readonly leadership: LeadershipService,
   ) {}
 
   onModuleInit(): void {
@@ -42,19 +60,42 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
       else if (earlier.owner !== owner) throw new DuplicateLockKeyError(key, earlier.by, by);
     };
     const wrappers = [...this.discovery.getControllers(), ...this.discovery.getProviders()];
+    // One instance under two tokens (useExisting) runs its jobs once; request-scoped and
+    // transient providers have no instance yet, and count once per provider.
     const seen = new Set<object>();
+    const found: { wrapper: InstanceWrapper; type: object; prototype: object }[] = [];
     for (const wrapper of wrappers) {
       const prototype = prototypeOf(wrapper);
-      if (prototype === undefined || seen.has(prototype)) continue;
-      seen.add(prototype);
+      const identity = (wrapper.instance as object | undefined) ?? wrapper;
+      if (prototype === undefined || seen.has(identity)) continue;
+      seen.add(identity);
+      found.push({ wrapper, type: prototype.constructor, prototype });
+    }
+    const providedTimes = new Map<object, number>();
+    for (const { type } of found) providedTimes.set(type, (providedTimes.get(type) ?? 0) + 1);
+    const logger = this.locks[LOCK_RUNNER].logger;
+    for (const { wrapper, type, prototype } of found) {
       for (const name of this.scanner.getAllMethodNames(prototype)) {
         const method: unknown = (prototype as Record<string, unknown>)[name];
         const spec = typeof method === 'function' ? (Reflect.getOwnMetadata(JOB_LOCK_METADATA, method) as JobSpec | undefined) : undefined;
-        if (spec !== undefined) for (const { key, by } of jobClaims(spec)) claim(key, by, spec);
+        if (spec === undefined) continue;
+        const job = this.jobs.bind(spec, type);
+        if (job.defaultKey && !(typeof (type as { name?: unknown }).name === 'string' && (type as { name: string }).name.length > 0)) {
+          throw new RedisLockError(`${jobDecorators(spec)} on ${spec.where}: the provider class has no name, so the job has no default key. Give the job a key.`);
+        }
+        const owner = {};
+        const claims = jobClaims(job);
+        const provider = providedTimes.get(type)! > 1 ? `, provider ${tokenName(wrapper.token)}` : '';
+        for (const { key, role } of claims) claim(key, `${job.where} (@${role}${provider})`, owner);
+        if (job.defaultKey && MINIFIED_NAME.test((type as { name: string }).name)) {
+          logger.warn(
+            `${job.where} (@${claims[0]!.role}) uses the default key ${quoteKey(job.key)}, made from a class name that looks minified: a build that renames the class moves the lock, and instances of two builds would run the job at once. Give the job a key.`,
+          );
+        }
       }
     }
     // The module's ttl, for elections that give none: they retry every ttl / 3.
-    const { ttl: moduleTtl } = resolveModuleOptions(this.options, { needsRedis: false });
+    const { ttl: moduleTtl, shutdownTimeout } = resolveModuleOptions(this.options, { needsRedis: false });
     const candidates = new Set<unknown>();
     for (const wrapper of this.discovery.getProviders()) {
       const type = (wrapper.instance as object | undefined)?.constructor ?? wrapper.metatype;
@@ -67,8 +108,11 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
       }
       claim(election.key, where, wrapper.instance as object);
       const ttl = election.ttl ?? moduleTtl;
-      this.elections.push(new LeaderElectionRunner(this.locks, wrapper.instance as object, election.key, type!.name, election.ttl, Math.max(1, Math.floor(ttl / 3))));
+      const runner = new LeaderElectionRunner(this.locks, wrapper.instance as object, election.key, type!.name, election.ttl, Math.max(1, Math.floor(ttl / 3)));
+      this.elections.push(runner);
+      this.leadership.register(runner);
     }
+    this.shutdownTimeout = shutdownTimeout;
   }
 
   onApplicationBootstrap(): void {
@@ -76,7 +120,7 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
   }
 
   async onModuleDestroy(): Promise<void> {
-    await Promise.all(this.elections.map((election) => election.stop()));
+    await Promise.all(this.elections.map((election) => election.stop(this.shutdownTimeout)));
   }
 }
 
@@ -86,4 +130,10 @@ function prototypeOf(wrapper: InstanceWrapper): object | undefined {
   // Request-scoped and transient providers have no instance yet: their class has the methods.
   const type = wrapper.metatype as { prototype?: unknown } | null | undefined;
   return typeof type === 'function' && typeof type.prototype === 'object' ? (type.prototype as object) : undefined;
+}
+
+function tokenName(token: unknown): string {
+  if (typeof token === 'function') return (token as { name?: string }).name || '(anonymous class)';
+  if (typeof token === 'string') return quoteKey(token);
+  return String(token);
 }

@@ -8,6 +8,7 @@ import { LOCK_BACKEND_FACTORY } from '../redis-lock.constants.js';
 import { REDIS_LOCK_MODULE_OPTIONS } from '../redis-lock.module-definition.js';
 import { JobLockOrchestrator } from '../scheduling/job-lock.orchestrator.js';
 import { LockSchedulingExplorer } from '../scheduling/lock-scheduling.explorer.js';
+import { LeadershipService } from '../scheduling/leadership.service.js';
 import { InMemoryLocks } from './in-memory-locks.js';
 import {
   ConfigurableTestingModuleClass,
@@ -52,9 +53,10 @@ export interface RedisLockTestingOptions extends RedisLockTestingModuleOptions, 
     LockService,
     JobLockOrchestrator,
     LockSchedulingExplorer,
+    LeadershipService,
     { provide: Symbol('nestjs-redis-lock:in-memory-warning'), useFactory: warnInProduction },
   ],
-  exports: [LockService, JobLockOrchestrator, InMemoryLocks, REDIS_LOCK_MODULE_OPTIONS],
+  exports: [LockService, JobLockOrchestrator, LeadershipService, InMemoryLocks, REDIS_LOCK_MODULE_OPTIONS],
 })
 export class RedisLockTestingModule extends ConfigurableTestingModuleClass {
   static override forRoot(options: typeof TESTING_OPTIONS_TYPE = {}): DynamicModule {

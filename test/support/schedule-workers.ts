@@ -7,7 +7,7 @@ const script = fileURLToPath(new URL('../fixtures/schedule-worker.mjs', import.m
 /** A line the worker printed. */
 export interface WorkerLine {
   pid: number;
-  event: 'ready' | 'start' | 'end' | 'released' | 'skipped' | 'acquired' | 'lost' | 'closed' | 'warn' | 'error';
+  event: 'ready' | 'start' | 'end' | 'released' | 'skipped' | 'acquired' | 'lost' | 'closed' | 'blocking' | 'warn' | 'error';
   tick?: number;
   fencingToken?: number;
   aborted?: boolean;

@@ -129,6 +129,17 @@ export class HeldLock implements Lock, Renewable, Expiring {
   }
 
   /**
+   * Application shutdown, first step: tells the holder to stop (its signal aborts with a
+   * `shutdown` `LockLostError`) while the lock stays held and renewed, so that the holder's
+   * code can wind down before the lock is given back (by `release()` or `shutdown()`).
+   */
+  interrupt(): void {
+    if (this.state !== 'held' || this.releasing !== undefined) return;
+    const controller = (this.controller ??= new AbortController());
+    if (!controller.signal.aborted) controller.abort(new LockLostError(this.key, this.fencingToken, 'shutdown'));
+  }
+
+  /**
    * Renews to the full ttl in the background (a handed-over lock starts on a short lease),
    * retrying until Redis confirms or the lease deadline passes: the watchdog's next tick may
    * come long after that short lease ended.

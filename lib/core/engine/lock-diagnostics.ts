@@ -14,6 +14,7 @@ export const LOCK_DIAGNOSTICS_CHANNELS: { readonly [T in LockEvent['type']]: `ne
   lost: 'nestjs-redis-lock:lost',
   'not-acquired': 'nestjs-redis-lock:not-acquired',
   'force-released': 'nestjs-redis-lock:force-released',
+  skipped: 'nestjs-redis-lock:skipped',
 };
 
 // Channels are looked up once: `channel()` goes through a global registry.

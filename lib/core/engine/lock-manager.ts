@@ -10,6 +10,7 @@ import type { Lock } from '../../interfaces/lock.interface.js';
 import type { LockOptions } from '../../interfaces/redis-lock-options.interface.js';
 import { systemClock, type Clock } from '../time/clock.js';
 import { DeadlineSweeper } from './deadline-sweeper.js';
+import { leaseLive } from './lease-deadline.js';
 import { diagnosticsListening, publishDiagnostics } from './lock-diagnostics.js';
 import { HeldLock, type LockOwner } from './held-lock.js';
 import { checkLockKey, lockRedisKeys, type LockRedisKeys } from '../keys/lock-key.js';
@@ -363,6 +364,8 @@ export class LockManager implements LockOwner, LockRunner {
     // A nested holder runs inside the outer one's lease; the outer one releases.
     if (!(lock instanceof HeldLock) && !(lock instanceof MultiLock)) return await fn(lock as never);
     try {
+      // A stall between the acquisition and here may have outlived the lease: fn must not start.
+      if (!leaseLive(lock, this.clock)) throw lock.signal.reason;
       return await this.runInChain(lock, () => fn(lock as never));
     } finally {
       await lock.release().catch((error: unknown) => {
@@ -418,9 +421,12 @@ export class LockManager implements LockOwner, LockRunner {
   current(key?: string): Lock | undefined {
     const stack = this.chain.getStore();
     if (stack === undefined) return undefined;
-    if (key !== undefined) return stack.findLast((lock) => lock.key === key);
-    const innermost = stack[stack.length - 1];
-    return innermost === undefined ? undefined : (this.multiOf.get(innermost) ?? innermost);
+    const innermost = key === undefined ? stack[stack.length - 1] : stack.findLast((lock) => lock.key === key);
+    if (innermost === undefined) return undefined;
+    const lock = key === undefined ? (this.multiOf.get(innermost) ?? innermost) : innermost;
+    // Never hand out a lease past its local deadline as held: report the loss first.
+    leaseLive(lock, this.clock);
+    return lock;
   }
 
   /**

@@ -6,6 +6,8 @@ import type { LockOptions } from '../../interfaces/redis-lock-options.interface.
 import { RedisLockError } from '../../errors/redis-lock.error.js';
 import { quoteKey } from '../keys/quote-key.js';
 import type { LockLogger } from './lock-logger.js';
+import type { LockEvent } from '../../interfaces/lock-event.interface.js';
+import { leaseLive } from './lease-deadline.js';
 
 /** What a locked call does when the lock stays busy for the whole wait. */
 export type OnBusy = 'throw' | 'skip';
@@ -20,6 +22,10 @@ export interface LockRunner {
   leaseOf(lock: Lock): number;
   /** The clock the engine's timers run on. */
   readonly clock: Clock;
+  /** Whether anyone listens to lock events (spares building events nobody reads). */
+  readonly listening: boolean;
+  /** Emits a lock event on `events$` and its diagnostics channel. */
+  emit(event: LockEvent): void;
 }
 
 export interface LockedCall {
@@ -65,6 +71,8 @@ function runHolding(runner: LockRunner, lock: Lock, call: LockedCall, resolve: (
   };
   let result: unknown;
   try {
+    // A stall since the acquisition may have outlived the lease: the method must not start.
+    if (!leaseLive(lock, runner.clock)) throw lock.signal.reason;
     result = runner.runInChain(lock, call.invoke);
   } catch (error) {
     releaseThen(() => reject(error));
@@ -102,6 +110,7 @@ export function runLockedObservable(runner: LockRunner, call: LockedCall): Obser
           return;
         }
         try {
+          if (!leaseLive(acquired, runner.clock)) throw acquired.signal.reason;
           inner = runner.runInChain(acquired, () => toObservable(call.invoke()).subscribe(subscriber));
         } catch (error) {
           subscriber.error(error);
@@ -150,6 +159,11 @@ function holdWhileSubscribed(runner: LockRunner, lock: Lock, source: Observable<
     }
     state = 'subscribed';
     timer.cancel();
+    if (!leaseLive(lock, runner.clock)) {
+      subscriber.error(lock.signal.reason);
+      void release(runner, lock);
+      return;
+    }
     const inner = runner.runInChain(lock, () => source.subscribe(subscriber));
     return () => {
       inner.unsubscribe();

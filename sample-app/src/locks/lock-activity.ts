@@ -5,7 +5,7 @@ import type { Subscription } from 'rxjs';
 /** Counts lock events by type and remembers the locks this instance holds now. */
 @Injectable()
 export class LockActivity implements OnModuleDestroy {
-  readonly counts: Record<LockEvent['type'], number> = { waiting: 0, acquired: 0, renewed: 0, released: 0, lost: 0, 'not-acquired': 0, 'force-released': 0 };
+  readonly counts: Record<LockEvent['type'], number> = { waiting: 0, acquired: 0, renewed: 0, released: 0, lost: 0, 'not-acquired': 0, 'force-released': 0, skipped: 0 };
   readonly held = new Map<string, { fencingToken: number; since: number }>();
   private readonly subscription: Subscription;
 

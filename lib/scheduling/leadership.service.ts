@@ -1,0 +1,72 @@
+import { Injectable } from '@nestjs/common';
+import { quoteKey } from '../core/keys/quote-key.js';
+import { RedisLockError } from '../errors/redis-lock.error.js';
+import type { Lock } from '../interfaces/lock.interface.js';
+import type { LeaderElectionRunner } from './leader-election.runner.js';
+
+/**
+ * Asks the `@LeaderElection`s of this application whether this instance leads. For work that
+ * must run only on the leader but is not started by the leadership hooks, such as a
+ * `@nestjs/schedule` cron: the cron fires on every instance, and returns at once on the others.
+ *
+ * @example
+ * ```ts
+ * @Injectable()
+ * @LeaderElection('reports')
+ * export class ReportsLeader {}
+ *
+ * @Injectable()
+ * export class Reports {
+ *   constructor(private readonly leadership: LeadershipService) {}
+ *
+ *   @Cron('0 0 * * * *')
+ *   async hourly() {
+ *     const term = this.leadership.leaderLock('reports');
+ *     if (!term) return; // another instance leads
+ *     await this.build({ signal: term.signal, fencingToken: term.fencingToken });
+ *   }
+ * }
+ * ```
+ */
+@Injectable()
+export class LeadershipService {
+  private readonly elections = new Map<string, LeaderElectionRunner>();
+
+  /** @internal Called by the explorer when the application starts. */
+  register(election: LeaderElectionRunner): void {
+    this.elections.set(election.key, election);
+  }
+
+  /**
+   * Whether this instance leads the election `key` now: it holds the lease, and the lease's
+   * local deadline has not passed (after a stall longer than the lease, the answer is `false`
+   * and the loss is reported at once, before any renewal says so).
+   *
+   * @throws RedisLockError when no `@LeaderElection(key)` runs in this application.
+   */
+  isLeader(key: string): boolean {
+    return this.election(key, 'isLeader').term !== undefined;
+  }
+
+  /**
+   * The lock of the current term when this instance leads `key` (its `signal` aborts when the
+   * term ends, its `fencingToken` increases with every term), else `undefined`.
+   *
+   * @throws RedisLockError when no `@LeaderElection(key)` runs in this application.
+   */
+  leaderLock(key: string): Lock | undefined {
+    return this.election(key, 'leaderLock').term;
+  }
+
+  private election(key: string, method: string): LeaderElectionRunner {
+    const election = typeof key === 'string' ? this.elections.get(key) : undefined;
+    if (election === undefined) {
+      const known = [...this.elections.keys()].map((each) => quoteKey(each)).join(', ');
+      throw new RedisLockError(
+        `${method}(${typeof key === 'string' ? quoteKey(key) : typeof key}): no @LeaderElection() with this key in this application` +
+          `${known ? ` (its elections: ${known})` : ''}. Give the key of a @LeaderElection() class provided in this application.`,
+      );
+    }
+    return election;
+  }
+}
