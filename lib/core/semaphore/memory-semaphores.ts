@@ -24,11 +24,8 @@ export class MemorySemaphores implements SemaphoreStore {
     this.forgetLimitIfIdle(keys);
     const known = this.data.semaphoreLimits.get(keys.semaphore.limitKey);
     if (known !== undefined && known !== limit) return { acquired: false, pttl: -1, limitInUse: known };
-    const mine = this.data.semaphoreHolders.get(keys.semaphore.holders)?.get(token);
-    if (mine !== undefined) {
-      this.data.locks.set(keys.lock, { value: token, expiresAt: now + ttl });
-      return { acquired: true, fencingToken: Number(mine.split(':')[1]) };
-    }
+    const granted = this.mine(keys, token, ttl, now);
+    if (granted) return granted;
     const member = `${token}:${ttl}:${permits}`;
     const head = this.liveHead(keys, now);
     if ((head === undefined || head === member) && free >= permits) {
@@ -38,7 +35,11 @@ export class MemorySemaphores implements SemaphoreStore {
       this.grantFitting(keys, free - permits, waiterLease, now);
       return { acquired: true, fencingToken };
     }
-    if (head !== undefined && head !== member) this.grantFitting(keys, free, waiterLease, now);
+    if (head !== undefined && head !== member) {
+      this.grantFitting(keys, free, waiterLease, now);
+      const grantedNow = this.mine(keys, token, ttl, now);
+      if (grantedNow) return grantedNow;
+    }
     if (enqueue) {
       const queue = liveValue(this.data.waiting, keys.queue, this.clock.now()) ?? { order: [], aliveUntil: new Map<string, number>() };
       if (!queue.aliveUntil.has(member)) queue.order.push(member);
@@ -68,6 +69,14 @@ export class MemorySemaphores implements SemaphoreStore {
     this.deleteHolder(keys, token);
     this.grantFitting(keys, this.freePermits(keys, this.limitInUse(keys), now).free, waiterLease, now);
     this.forgetLimitIfIdle(keys);
+  }
+
+  /** The Lua `mine`: granted already (by a release or by this call's grants), the lease restarts at ttl. */
+  private mine(keys: SemaphoreKeys, token: string, ttl: number, now: number): SemaphoreAcquireReply | undefined {
+    const held = this.data.semaphoreHolders.get(keys.semaphore.holders)?.get(token);
+    if (held === undefined) return undefined;
+    this.data.locks.set(keys.lock, { value: token, expiresAt: now + ttl });
+    return { acquired: true, fencingToken: Number(held.split(':')[1]) };
   }
 
   /** The Lua `limit_in_use`: the stored limit while the semaphore is in use, else the call's. */

@@ -111,11 +111,16 @@ local free, soonest = free_permits(limit)
 forget_limit_if_idle()
 local known = redis.call('GET', KEYS[7])
 if known and tonumber(known) ~= limit then return {2, tonumber(known)} end
-local mine = redis.call('HGET', KEYS[6], ARGV[1])
-if mine then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  return {1, tonumber(string.match(mine, ':(%d+)$'))}
+-- Granted already (by a release, or by this very call's grants below): the lease restarts at ttl.
+local function mine()
+  local held = redis.call('HGET', KEYS[6], ARGV[1])
+  if held then
+    redis.call('PEXPIRE', KEYS[1], ARGV[2])
+    return {1, tonumber(string.match(held, ':(%d+)$'))}
+  end
 end
+local granted = mine()
+if granted then return granted end
 local member = ARGV[1] .. ':' .. ARGV[2] .. ':' .. ARGV[5]
 local head = live_head(now_ms())
 if (not head or head == member) and free >= permits then
@@ -129,7 +134,13 @@ if (not head or head == member) and free >= permits then
   grant_fitting(free - permits, lease, sharded)
   return {1, fencing}
 end
-if head and head ~= member then grant_fitting(free, lease, sharded) end
+if head and head ~= member then
+  -- Others are owed free permits first; the grants may reach this caller too, and then it
+  -- holds: re-queued, it would be granted a second time (a permit counted once, held twice).
+  grant_fitting(free, lease, sharded)
+  granted = mine()
+  if granted then return granted end
+end
 if enqueue == '1' then
   join_queue(KEYS[3], KEYS[4], member, now_ms(), lease)
   redis.call('SET', KEYS[7], ARGV[4])
