@@ -32,7 +32,7 @@ import { SemaphoreLimitError } from '../../errors/semaphore-limit.error.js';
 import { UnsupportedLockKindError } from '../../errors/unsupported-lock-kind.error.js';
 import { isSemaphore, semaphoreKeys } from '../semaphore/semaphore-keys.js';
 import { resolveSemaphoreOptions, type SemaphoreRequest } from '../semaphore/semaphore-options.js';
-import type { SemaphoreReleaseReply, SemaphoreStore } from '../semaphore/semaphore-store.js';
+import type { SemaphoreStore } from '../semaphore/semaphore-store.js';
 import type { MultiKeyLock } from '../../interfaces/lock.interface.js';
 import { acquireAll, tryAcquireAll } from '../multi-key/acquire-all.js';
 import { canonicalKeys } from '../multi-key/canonical-keys.js';
@@ -173,8 +173,9 @@ export class LockManager implements LockOwner, LockRunner {
 
   wakeGranted(names: LockRedisKeys, reply: ReleaseReply): void {
     if (this.notifier === undefined) return;
-    // A permit given back may admit several waiters: wake each one in this process.
-    const grants = (reply as Partial<SemaphoreReleaseReply>).grants;
+    // A permit given back, or a lock handed to the readers at the head of its queue, may admit
+    // several waiters: wake each one in this process.
+    const grants = reply.grants;
     if (grants !== undefined) {
       for (const grant of grants) this.notifier.wake(names.released, grant.token, grant.fencingToken);
     } else if (reply.grant !== undefined) {

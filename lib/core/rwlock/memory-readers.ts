@@ -11,7 +11,7 @@ export interface MemoryQueue {
   liveHead(keys: ScriptKeys, now: number): string | undefined;
   popHead(keys: ScriptKeys): void;
   removeMember(keys: ScriptKeys, member: string): void;
-  grantNext(keys: ScriptKeys, grantMs: number, now: number): Grant | undefined;
+  grantNext(keys: ScriptKeys, grantMs: number, now: number): Grant[];
   nextFence(fence: string, now: number): number;
 }
 
@@ -27,9 +27,9 @@ export function readersAlive(data: MemoryData, lock: string, now: number): numbe
   return readers.size;
 }
 
-/** The Lua `grant_readers`: every reader at the head of the queue comes in. */
-export function grantReaders(data: MemoryData, queue: MemoryQueue, publish: Publish, keys: ScriptKeys, grantMs: number, now: number): Grant | undefined {
-  let first: Grant | undefined;
+/** The Lua `grant_readers`: every reader at the head of the queue comes in; returns them all. */
+export function grantReaders(data: MemoryData, queue: MemoryQueue, publish: Publish, keys: ScriptKeys, grantMs: number, now: number): Grant[] {
+  const grants: Grant[] = [];
   for (;;) {
     const head = queue.liveHead(keys, now);
     if (head === undefined) break;
@@ -41,9 +41,9 @@ export function grantReaders(data: MemoryData, queue: MemoryQueue, publish: Publ
     const message = `${token}:${fencingToken}`;
     // Messages reach subscribers after the script's reply, as they do over a second connection.
     setImmediate(() => publish(keys.released, message));
-    first ??= { token, fencingToken };
+    grants.push({ token, fencingToken });
   }
-  return first;
+  return grants;
 }
 
 function admit(data: MemoryData, queue: MemoryQueue, lock: string, fence: string, token: string, lease: number, now: number): number {
@@ -120,8 +120,8 @@ export class MemoryReaders implements ReadStore {
     const shared = this.shared(keys);
     if (liveValue(this.data.locks, shared.lock, this.clock.now()) === READ_HELD && readersAlive(this.data, shared.lock, now) === 0) {
       this.data.locks.delete(shared.lock);
-      const grant = this.queue.grantNext(shared, waiterLease, now);
-      return { released: true, grant };
+      const grants = this.queue.grantNext(shared, waiterLease, now);
+      return { released: true, grant: grants[0], grants };
     }
     return { released: true };
   }

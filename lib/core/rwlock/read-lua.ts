@@ -70,8 +70,8 @@ return {0, redis.call('PTTL', KEYS[1])}
 
 /**
  * ARGV: owner token, settings `<fence retention>:<waiter lease>:<sharded>`. Returns `{0}` when
- * this reader no longer holds the lock, else `{1}`, or `{1, token, fencing}` of the waiter the
- * lock went to when this was the last reader.
+ * this reader no longer holds the lock, else `{1}`, or `{1, token, fencing...}` of the waiter
+ * (or the readers) the lock went to when this was the last reader.
  */
 export const READ_RELEASE = `
 if redis.call('GET', KEYS[6]) ~= ARGV[1] then
@@ -88,7 +88,10 @@ ${QUEUE}
 if redis.call('GET', KEYS[1]) == '~r' and readers_alive(KEYS[1]) == 0 then
   redis.call('DEL', KEYS[1])
   local granted = grant_next(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], tonumber(lease), sharded)
-  if granted then return {1, granted[1], granted[2]} end
+  if granted then
+    table.insert(granted, 1, 1)
+    return granted
+  end
 end
 return {1}
 `;

@@ -151,7 +151,9 @@ return renew_all(#KEYS, function(i) return KEYS[i] end, 0, false)
  * Keys: lock, fence, queue, waiters, release channel (see `KEYS_OF_LOCK`). ARGV: owner token,
  * settings (see QUEUE).
  * Returns `{0}` when not the owner. Otherwise deletes the lock and, when someone waits, hands
- * it to the waiter whose turn it is: `{1, token, fencingToken}` of that waiter, else `{1}`.
+ * it to the waiter whose turn it is: `{1, token, fencingToken}` of that waiter (or
+ * `{1, token, fencingToken, token, fencingToken...}` of the readers at the head, all let in
+ * together), else `{1}`.
  * With nobody waiting (neither queue key) that is GET + DEL + EXISTS, and the queue functions
  * are not defined at all.
  */
@@ -165,8 +167,9 @@ if redis.call('EXISTS', queue, waiters) == 0 then return {1} end
 local fence_retention, lease, sharded = string.match(ARGV[2], '^(%d+):(%d+):(%d)$')
 ${QUEUE}
 local granted = grant_next(lock, fence, queue, waiters, channel, tonumber(lease), sharded)
-if granted then return {1, granted[1], granted[2]} end
-return {1}
+if not granted then return {1} end
+table.insert(granted, 1, 1)
+return granted
 `;
 
 /**

@@ -9,6 +9,7 @@ import { ReadScripts } from '../../rwlock/read-scripts.js';
 import { READ_HELD } from '../../rwlock/read-keys.js';
 import { SemaphoreScripts } from '../../semaphore/semaphore-scripts.js';
 import type { AcquireReply, LockSnapshot, LockStore, ReleaseReply, RenewalOutcome, RenewalPart, RenewalRequest, ScriptKeys } from '../lock-store.js';
+import { toReleaseReply } from '../lock-replies.js';
 
 export { ELSEWHERE, GONE, NOT_OURS, RENEWED } from './lock-lua.js';
 
@@ -317,10 +318,4 @@ const SETTINGS_SUFFIXES = ['', ':0', ':1'] as const;
 function toAcquireReply(reply: unknown): AcquireReply {
   const [ok, value] = reply as [number, number];
   return ok === 1 ? { acquired: true, fencingToken: value } : { acquired: false, pttl: value };
-}
-
-function toReleaseReply(reply: unknown): ReleaseReply {
-  const [ok, next, fencingToken] = reply as [number, string?, number?];
-  if (ok !== 1) return { released: false };
-  return { released: true, grant: next === undefined ? undefined : { token: next, fencingToken: fencingToken! } };
 }

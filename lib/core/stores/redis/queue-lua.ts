@@ -88,9 +88,10 @@ local function readers_alive(lock)
 end
 
 -- Lets in every reader at the head of the queue (up to the first writer), each for at most
--- grant_ms, with its own message. Returns the first one's {token, fencing}, or nil.
+-- grant_ms, with its own message. Returns {token, fencing, token, fencing...} of every one let
+-- in (so that a release can wake each waiter of its own process), or nil.
 local function grant_readers(lock, fence, queue, waiters, channel, grant_ms, sharded)
-  local first
+  local granted
   local now = now_ms()
   while true do
     local head = live_head(queue, waiters, now)
@@ -104,15 +105,18 @@ local function grant_readers(lock, fence, queue, waiters, channel, grant_ms, sha
     redis.call('LPOP', queue)
     redis.call('ZREM', waiters, head)
     redis.call(sharded == '1' and 'SPUBLISH' or 'PUBLISH', channel, token .. ':' .. fencing)
-    first = first or {token, fencing}
+    granted = granted or {}
+    granted[#granted + 1] = token
+    granted[#granted + 1] = fencing
   end
-  return first
+  return granted
 end
 
 -- Hands a free lock straight to the live head of the queue, for at most grant_ms: the waiter
 -- renews it to its own ttl as soon as it wakes, and a waiter that died meanwhile blocks the
 -- lock for grant_ms, not for a whole ttl. Publishes "<token>:<fencing token>", with SPUBLISH
 -- when sharded is '1' (Redis 7 Cluster: only the shard that owns the lock carries it).
+-- Returns {token, fencing}, or that of every reader let in (see grant_readers), or nil.
 local function grant_next(lock, fence, queue, waiters, channel, grant_ms, sharded)
   local head, token, ttl
   repeat
