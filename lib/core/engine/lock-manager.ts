@@ -16,7 +16,7 @@ import { quoteKey } from '../keys/quote-key.js';
 import { checkLockNaming, HolderRecorder, parseHolder } from './holder.js';
 import { ReplyWaits } from './reply-waits.js';
 import type { LockLogger } from './lock-logger.js';
-import { resolveLockOptions, type LockTiming, type ResolvedModuleOptions } from '../options/lock-options.js';
+import { resolveLockOptions, type CallDefaults, type LockTiming, type ResolvedModuleOptions } from '../options/lock-options.js';
 import type { AcquireReply, ReleaseReply } from '../stores/lock-store.js';
 import type { RedisClient } from '../stores/redis/drivers/redis-client.js';
 import type { LockStore } from '../stores/lock-store.js';
@@ -99,7 +99,7 @@ export class LockManager implements LockOwner, LockRunner {
   /** acquire() and tryAcquire() calls still running: shutdown waits for them to settle. */
   private acquiring = 0;
   private acquiringSettled?: () => void;
-  private readonly defaults: LockTiming;
+  private readonly defaults: CallDefaults;
   private closed = false;
   private stopping?: Promise<void>;
   /** Ends every wait at shutdown. */
@@ -119,8 +119,8 @@ export class LockManager implements LockOwner, LockRunner {
     this.sweeper = new DeadlineSweeper(this.clock);
     this.replyWaits = new ReplyWaits(this.sweeper, this.clock);
     this.scheduler = new RenewalScheduler(this.store, logger, this.clock);
-    const { ttl, renewInterval, waitTimeout, autoRenew } = options;
-    this.defaults = { ttl, renewInterval, waitTimeout, autoRenew };
+    const { ttl, renewInterval, waitTimeout, autoRenew, fenceRetention } = options;
+    this.defaults = { ttl, renewInterval, waitTimeout, autoRenew, fenceRetention };
     // Every waiter listens to it; any number may wait.
     setMaxListeners(0, this.shutdown.signal);
     this.holder = new HolderRecorder(options.instanceName);
