@@ -1,5 +1,5 @@
 import type { AcquireReply, Grant, LockSnapshot, LockStore, ReleaseReply, RenewalOutcome, RenewalPart, RenewalRequest, ScriptKeys } from '../lock-store.js';
-import { keyPttl, liveHead, liveValue, MemoryData, nextFence, removeWaiter, settled, type Entry, type Publish, type Queue, type StoreClock } from './memory-data.js';
+import { keyPttl, liveHead, liveValue, MemoryData, nextFence, removeWaiter, renewGuards, settled, type Entry, type Publish, type Queue, type StoreClock } from './memory-data.js';
 import { MemorySemaphores } from '../../semaphore/memory-semaphores.js';
 export { MemoryData, type Publish, type StoreClock } from './memory-data.js';
 import { grantReaders, MemoryReaders, READ_HELD, readersAlive, type MemoryQueue } from '../../rwlock/memory-readers.js';
@@ -143,6 +143,7 @@ export class MemoryStore implements LockStore, MemoryQueue {
 
   private renewOne(lockKey: string, token: string, ttl: number, now: number): boolean {
     if (liveValue(this.locks, lockKey, this.clock.now()) !== token) return false;
+    renewGuards(this.data, lockKey, token, now + ttl, now);
     this.locks.set(lockKey, { value: token, expiresAt: now + ttl });
     return true;
   }

@@ -101,10 +101,39 @@ export const NOT_OURS = 0;
 export const GONE = 2;
 export const ELSEWHERE = 3;
 
+/**
+ * A reader's lease (`<lock>:reader:<token>`) and a semaphore permit (`<lock>:permit:<token>`)
+ * are guarded by keys that must outlive them, and expire with the longest lease they guard: a
+ * read lock's '~r' value and readers hash, a semaphore's holders hash and limit (see `outlive`
+ * in `queue-lua.ts`; one without expiry keeps none). Renewing such a lease pushes them on too. A lock's own key ends in '}',
+ * so a mutex pays one byte comparison. `redis.pcall`: during a slot migration a guard may
+ * already be on the other node; the next renewal, a third of a lease later, tries again.
+ */
+const GUARDS = `
+local function outlive_guard(key, ms)
+  local left = redis.pcall('PTTL', key)
+  if type(left) == 'number' and left >= 0 and left < ms then redis.pcall('PEXPIRE', key, ms) end
+end
+local function renew_guards(key, token, ttl)
+  if string.byte(key, -1) == 125 then return end
+  local cut = #key - #token - 8
+  if cut < 1 or string.sub(key, cut + 9) ~= token then return end
+  local kind, base, ms = string.sub(key, cut + 1, cut + 8), string.sub(key, 1, cut), tonumber(ttl)
+  if kind == ':reader:' then
+    if redis.pcall('GET', base) == '~r' then outlive_guard(base, ms) end
+    outlive_guard(base .. ':readers', ms)
+  elseif kind == ':permit:' then
+    outlive_guard(base .. ':holders', ms)
+    outlive_guard(base .. ':limit', ms)
+  end
+end
+`;
+
 /** KEYS: lock. ARGV: owner token, ttl. Returns RENEWED, NOT_OURS or GONE. */
-const RENEW = `${ON_REPLICA}
+const RENEW = `${ON_REPLICA}${GUARDS}
 local owner = redis.call('GET', KEYS[1])
 if owner == ARGV[1] then
+  renew_guards(KEYS[1], ARGV[1], ARGV[2])
   return redis.call('PEXPIRE', KEYS[1], ARGV[2])
 end
 return on_replica() or (owner and 0 or 2)
@@ -115,9 +144,9 @@ return on_replica() or (owner and 0 or 2)
  * and ttl at ARGV[offset + 2i - 1] and ARGV[offset + 2i]. One code per lock (see RENEWED).
  * `guarded`: the keys are not all declared, so reading one this node does not serve raises an
  * error; it is caught and reported as ELSEWHERE for that lock alone, instead of failing the call.
- * Renewing adds no memory (PEXPIRE of a key that already has an expiry).
+ * Renewing adds no memory (PEXPIRE of keys that already have an expiry).
  */
-const RENEW_LOOP = `${ON_REPLICA}
+const RENEW_LOOP = `${ON_REPLICA}${GUARDS}
 local function renew_all(n, key, offset, guarded)
   local results = {}
   local refused = false
@@ -131,6 +160,7 @@ local function renew_all(n, key, offset, guarded)
     if type(owner) == 'table' and owner.err then
       results[i] = 3
     elseif owner == ARGV[offset + 2 * i - 1] then
+      renew_guards(key(i), owner, ARGV[offset + 2 * i])
       results[i] = redis.call('PEXPIRE', key(i), ARGV[offset + 2 * i])
     else
       results[i] = owner and 0 or 2
