@@ -7,8 +7,9 @@ import { QUEUE } from '../stores/redis/queue-lua.js';
  * reader's key (`<lock>:reader:<token>`), the readers hash (`<lock>:readers`). While readers
  * hold the lock, its key holds '~r'; each reader's own key carries its lease (renewed like a
  * lock), so readers that crashed are found out by the next script that counts them, and '~r'
- * and the readers hash expire with the longest reader lease (renewals push them on too). Readers and writers wait in the one queue (readers' members end in ':r'): a reader
- * arriving after a waiting writer queues behind it.
+ * and the readers hash expire with the longest reader lease (renewals push them on too).
+ * Readers and writers wait in the one queue (readers' members end in ':r'): a reader arriving
+ * after a waiting writer queues behind it.
  */
 
 /**
