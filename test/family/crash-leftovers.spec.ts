@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startRedisCluster, type RedisCluster } from '../../scripts/redis-cluster.mjs';
 import { lockRedisKeys } from '../../lib/core/keys/lock-key.js';
 import { readKeys } from '../../lib/core/rwlock/read-keys.js';
 import { semaphoreKeys } from '../../lib/core/semaphore/semaphore-keys.js';
@@ -44,6 +45,31 @@ function redisSubject(fenceRetention: number): Subject {
   };
 }
 
+let cluster: RedisCluster | undefined;
+afterAll(() => cluster?.stop());
+
+/** A 3-master Cluster, started once for the file: renewals of many locks go out as RENEW_NODE. */
+async function clusterSubject(fenceRetention: number): Promise<Subject> {
+  cluster ??= await startRedisCluster(3);
+  const client = new Cluster(cluster.nodes);
+  return {
+    store: new LockScripts(client, fenceRetention),
+    async keysOf(lock) {
+      const found: string[] = [];
+      for (const node of client.nodes('master')) {
+        let cursor = '0';
+        do {
+          const [next, keys] = await node.scan(cursor, 'MATCH', `${lock.replace(/[[\]*?\\]/g, '\\$&')}*`, 'COUNT', 1000);
+          found.push(...keys);
+          cursor = next;
+        } while (cursor !== '0');
+      }
+      return found.sort();
+    },
+    close: async () => client.disconnect(),
+  };
+}
+
 function memorySubject(fenceRetention: number): Subject {
   const data = new MemoryData();
   return {
@@ -77,13 +103,14 @@ function renewing(subject: Subject, lockKey: string, token: string): () => Promi
 
 describe.each([
   ['one Redis', redisSubject],
+  ['a 3-master Redis Cluster', clusterSubject],
   ['in memory', memorySubject],
 ] as const)('keys left by holders that crashed: %s', (_label, open) => {
   let subject: Subject;
   let run = 0;
-  beforeAll(() => {
-    subject = open(0);
-  });
+  beforeAll(async () => {
+    subject = await open(0);
+  }, 60_000);
   afterAll(() => subject.close());
   const name = (kind: string): string => `leftovers:${process.pid}:${++run}:${kind}`;
 
@@ -126,7 +153,7 @@ describe.each([
   });
 
   it('with a fenceRetention, nothing at all is left once it has passed', async () => {
-    const retained = open(EXPIRED);
+    const retained = await open(EXPIRED);
     try {
       const read = name('read');
       const readBase = lockRedisKeys('lock:', read);

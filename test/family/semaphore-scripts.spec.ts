@@ -1,5 +1,6 @@
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startRedisCluster, type RedisCluster } from '../../scripts/redis-cluster.mjs';
 import { lockRedisKeys } from '../../lib/core/keys/lock-key.js';
 import { semaphoreKeys, type SemaphoreKeys } from '../../lib/core/semaphore/semaphore-keys.js';
 import type { SemaphoreStore } from '../../lib/core/semaphore/semaphore-store.js';
@@ -24,22 +25,29 @@ const HOLDER_TTL = 300;
 
 describe.each([
   ['one Redis', 'redis'],
+  ['a 3-master Redis Cluster', 'cluster'],
   ['in memory', 'memory'],
 ] as const)('semaphore scripts: %s', (_label, kind) => {
-  let client: Redis | undefined;
+  let cluster: RedisCluster | undefined;
+  let client: Redis | Cluster | undefined;
   let store: Store;
   let run = 0;
 
-  beforeAll(() => {
+  beforeAll(async () => {
     if (kind === 'redis') {
       client = new Redis(redisUrl());
+      store = new LockScripts(client);
+    } else if (kind === 'cluster') {
+      cluster = await startRedisCluster(3);
+      client = new Cluster(cluster.nodes);
       store = new LockScripts(client);
     } else {
       store = new MemoryStore(new MemoryData(), systemClock, () => undefined);
     }
-  });
+  }, 60_000);
   afterAll(async () => {
-    await client?.quit();
+    client?.disconnect();
+    await cluster?.stop();
   });
 
   const semaphore = (): ((token: string) => SemaphoreKeys) => {
