@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { Test } from '@nestjs/testing';
-import { InvalidLockOptionsError, RedisLockModule } from '../lib/index.js';
+import { InvalidLockOptionsError, RedisLockModule, type LockOptions } from '../lib/index.js';
 import { LockScripts } from '../lib/core/stores/redis/lock-scripts.js';
 import { CapturedLogs, sleep, useLockApps } from './support/lock-app.js';
 import { redisUrl, useRedis } from './support/redis.js';
@@ -91,5 +91,32 @@ describe('fencing counters', () => {
     expect(error).toBeInstanceOf(InvalidLockOptionsError);
     expect((error as InvalidLockOptionsError).option).toBe('fenceRetention');
     expect((error as Error).message).toContain('Option "fenceRetention"');
+  });
+});
+
+describe('a call whose own ttl is longer than the fenceRetention', () => {
+  const app = useLockApps();
+
+  it('is refused at call time, naming both options, whichever way the lock is taken', async () => {
+    const { locks } = await app({ fenceRetention: '2m' });
+    const calls: [string, (options: LockOptions) => Promise<unknown>][] = [
+      ['acquire', (options) => locks.acquire('too-long', options)],
+      ['tryAcquire', (options) => locks.tryAcquire('too-long', options)],
+      ['using', (options) => locks.using('too-long', () => undefined, options)],
+      ['a semaphore', (options) => locks.acquire('too-long', { ...options, limit: 2 })],
+      ['a read lock', (options) => locks.acquire('too-long', { ...options, mode: 'read' })],
+      ['several keys', (options) => locks.acquire(['too-long', 'too-long-2'], options)],
+    ];
+    for (const [what, call] of calls) {
+      const error = await call({ ttl: '3m' }).catch((e: unknown) => e);
+      expect(error, what).toBeInstanceOf(InvalidLockOptionsError);
+      expect((error as InvalidLockOptionsError).option, what).toBe('ttl');
+      expect((error as Error).message, what).toContain('Option "ttl"');
+      expect((error as Error).message, what).toContain('fenceRetention (120000 ms)');
+    }
+    expect(await locks.isLocked('too-long')).toBe(false);
+    // Up to the retention is fine.
+    const lock = await locks.acquire('too-long', { ttl: '2m' });
+    await lock.release();
   });
 });

@@ -110,10 +110,10 @@ export class InMemoryLocks {
     };
     let deleted = live(name);
     const readers = `${name}:readers`;
-    for (const token of this.data.readers.get(readers)?.keys() ?? []) if (live(`${name}:reader:${token}`)) deleted = true;
+    for (const token of this.data.readers.get(readers)?.value.keys() ?? []) if (live(`${name}:reader:${token}`)) deleted = true;
     this.data.readers.delete(readers);
     const holders = `${name}:holders`;
-    for (const token of this.data.semaphoreHolders.get(holders)?.keys() ?? []) if (live(`${name}:permit:${token}`)) deleted = true;
+    for (const token of this.data.semaphoreHolders.get(holders)?.value.keys() ?? []) if (live(`${name}:permit:${token}`)) deleted = true;
     this.data.semaphoreHolders.delete(holders);
     return deleted;
   }

@@ -18,7 +18,7 @@ import { quoteKey } from '../keys/quote-key.js';
 import { checkLockNaming, HolderRecorder, parseHolder } from './holder.js';
 import { ReplyWaits } from './reply-waits.js';
 import type { LockLogger } from './lock-logger.js';
-import { resolveLockOptions, type LockTiming, type ResolvedModuleOptions } from '../options/lock-options.js';
+import { resolveLockOptions, type CallDefaults, type LockTiming, type ResolvedModuleOptions } from '../options/lock-options.js';
 import type { AcquireReply, ReleaseReply } from '../stores/lock-store.js';
 import type { RedisClient } from '../stores/redis/drivers/redis-client.js';
 import type { LockStore } from '../stores/lock-store.js';
@@ -34,7 +34,7 @@ import { SemaphoreLimitError } from '../../errors/semaphore-limit.error.js';
 import { UnsupportedLockKindError } from '../../errors/unsupported-lock-kind.error.js';
 import { isSemaphore, semaphoreKeys } from '../semaphore/semaphore-keys.js';
 import { resolveSemaphoreOptions, type SemaphoreRequest } from '../semaphore/semaphore-options.js';
-import type { SemaphoreReleaseReply, SemaphoreStore } from '../semaphore/semaphore-store.js';
+import type { SemaphoreStore } from '../semaphore/semaphore-store.js';
 import type { MultiKeyLock } from '../../interfaces/lock.interface.js';
 import { acquireAll, tryAcquireAll } from '../multi-key/acquire-all.js';
 import { canonicalKeys } from '../multi-key/canonical-keys.js';
@@ -101,7 +101,7 @@ export class LockManager implements LockOwner, LockRunner {
   /** acquire() and tryAcquire() calls still running: shutdown waits for them to settle. */
   private acquiring = 0;
   private acquiringSettled?: () => void;
-  private readonly defaults: LockTiming;
+  private readonly defaults: CallDefaults;
   private closed = false;
   private stopping?: Promise<void>;
   /** Ends every wait at shutdown. */
@@ -121,8 +121,8 @@ export class LockManager implements LockOwner, LockRunner {
     this.sweeper = new DeadlineSweeper(this.clock);
     this.replyWaits = new ReplyWaits(this.sweeper, this.clock);
     this.scheduler = new RenewalScheduler(this.store, logger, this.clock);
-    const { ttl, renewInterval, waitTimeout, autoRenew } = options;
-    this.defaults = { ttl, renewInterval, waitTimeout, autoRenew };
+    const { ttl, renewInterval, waitTimeout, autoRenew, fenceRetention } = options;
+    this.defaults = { ttl, renewInterval, waitTimeout, autoRenew, fenceRetention };
     // Every waiter listens to it; any number may wait.
     setMaxListeners(0, this.shutdown.signal);
     this.holder = new HolderRecorder(options.instanceName);
@@ -175,8 +175,9 @@ export class LockManager implements LockOwner, LockRunner {
 
   wakeGranted(names: LockRedisKeys, reply: ReleaseReply): void {
     if (this.notifier === undefined) return;
-    // A permit given back may admit several waiters: wake each one in this process.
-    const grants = (reply as Partial<SemaphoreReleaseReply>).grants;
+    // A permit given back, or a lock handed to the readers at the head of its queue, may admit
+    // several waiters: wake each one in this process.
+    const grants = reply.grants;
     if (grants !== undefined) {
       for (const grant of grants) this.notifier.wake(names.released, grant.token, grant.fencingToken);
     } else if (reply.grant !== undefined) {

@@ -1,3 +1,4 @@
+import { InvalidLockOptionsError } from '../../errors/invalid-lock-options.error.js';
 import { parseDuration } from '../time/duration.js';
 
 /** The shortest retention accepted: anything shorter is surely a unit mistake (seconds for ms). */
@@ -14,4 +15,20 @@ export function resolveFenceRetention(value: unknown, ttl: number): number {
   if (value === undefined) return 0;
   const min = Math.max(MIN_FENCE_RETENTION_MS, ttl);
   return parseDuration(value, 'fenceRetention', min, MAX_FENCE_RETENTION_MS, ' (at least a minute and at least the ttl; leave it out to keep fencing counters forever)');
+}
+
+/**
+ * Checks a call's own `ttl` (`given`, as the caller wrote it; `ttl` in ms) against the module's
+ * `fenceRetention` (ms, 0 for none): a lease longer than the retention could outlive its key's
+ * fencing counter, and the next holder's tokens would start again at 1 while it still acts.
+ * Throws `InvalidLockOptionsError` naming both options.
+ */
+export function checkTtlWithinRetention(ttl: number, given: unknown, fenceRetention: number): void {
+  if (fenceRetention > 0 && ttl > fenceRetention) {
+    throw new InvalidLockOptionsError(
+      'ttl',
+      given,
+      `at most the module's fenceRetention (${fenceRetention} ms): a fencing counter must outlive every lease of its key (raise fenceRetention, or leave it out to keep counters forever)`,
+    );
+  }
 }

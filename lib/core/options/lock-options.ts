@@ -1,7 +1,7 @@
 import { InvalidLockOptionsError } from '../../errors/invalid-lock-options.error.js';
 import { checkInstanceName } from '../engine/holder.js';
 import { parseDuration } from '../time/duration.js';
-import { resolveFenceRetention } from './fence-retention.js';
+import { checkTtlWithinRetention, resolveFenceRetention } from './fence-retention.js';
 import type {
   LockOptions,
   LockTimingOptions,
@@ -29,6 +29,12 @@ export interface LockTiming {
   renewInterval: number;
   waitTimeout: number;
   autoRenew: boolean;
+}
+
+/** What a call inherits from the module: its timing, and the bound its `fenceRetention` puts on a call's ttl. */
+export interface CallDefaults extends LockTiming {
+  /** The module's `fenceRetention` in ms (0 or absent: counters are kept forever). */
+  fenceRetention?: number;
 }
 
 /** Module options after defaults and validation. */
@@ -83,7 +89,7 @@ export function resolveModuleOptions(options: RedisLockModuleOptions, { needsRed
 }
 
 /** Validates the options of one call against the module's resolved timing. */
-export function resolveLockOptions(options: LockOptions | undefined, defaults: LockTiming): LockTiming {
+export function resolveLockOptions(options: LockOptions | undefined, defaults: CallDefaults): LockTiming {
   if (options === undefined) return defaults;
   if (options === null || typeof options !== 'object') {
     throw new InvalidLockOptionsError('options', options, 'an object or undefined');
@@ -91,7 +97,9 @@ export function resolveLockOptions(options: LockOptions | undefined, defaults: L
   if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) {
     throw new InvalidLockOptionsError('signal', options.signal, 'an AbortSignal');
   }
-  return resolveTiming(options, defaults);
+  const timing = resolveTiming(options, defaults);
+  if (options.ttl !== undefined) checkTtlWithinRetention(timing.ttl, options.ttl, defaults.fenceRetention ?? 0);
+  return timing;
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { AcquireReply, Grant, ReleaseReply, ScriptKeys } from '../stores/lock-store.js';
-import { keyPttl, liveValue, settled, type MemoryData, type Publish, type StoreClock } from '../stores/memory/memory-data.js';
+import { keyPttl, liveValue, outlive, settled, type MemoryData, type Publish, type StoreClock } from '../stores/memory/memory-data.js';
 import { READ_HELD, type ReadKeys } from './read-keys.js';
 import type { ReadStore } from './read-store.js';
 
@@ -11,13 +11,13 @@ export interface MemoryQueue {
   liveHead(keys: ScriptKeys, now: number): string | undefined;
   popHead(keys: ScriptKeys): void;
   removeMember(keys: ScriptKeys, member: string): void;
-  grantNext(keys: ScriptKeys, grantMs: number, now: number): Grant | undefined;
+  grantNext(keys: ScriptKeys, grantMs: number, now: number): Grant[];
   nextFence(fence: string, now: number): number;
 }
 
 /** The Lua `readers_alive`: readers whose key is still there; drops the others. */
 export function readersAlive(data: MemoryData, lock: string, now: number): number {
-  const readers = data.readers.get(`${lock}:readers`);
+  const readers = liveValue(data.readers, `${lock}:readers`, now);
   if (readers === undefined) return 0;
   for (const token of [...readers.keys()]) {
     const entry = data.locks.get(`${lock}:reader:${token}`);
@@ -27,9 +27,9 @@ export function readersAlive(data: MemoryData, lock: string, now: number): numbe
   return readers.size;
 }
 
-/** The Lua `grant_readers`: every reader at the head of the queue comes in. */
-export function grantReaders(data: MemoryData, queue: MemoryQueue, publish: Publish, keys: ScriptKeys, grantMs: number, now: number): Grant | undefined {
-  let first: Grant | undefined;
+/** The Lua `grant_readers`: every reader at the head of the queue comes in; returns them all. */
+export function grantReaders(data: MemoryData, queue: MemoryQueue, publish: Publish, keys: ScriptKeys, grantMs: number, now: number): Grant[] {
+  const grants: Grant[] = [];
   for (;;) {
     const head = queue.liveHead(keys, now);
     if (head === undefined) break;
@@ -41,18 +41,21 @@ export function grantReaders(data: MemoryData, queue: MemoryQueue, publish: Publ
     const message = `${token}:${fencingToken}`;
     // Messages reach subscribers after the script's reply, as they do over a second connection.
     setImmediate(() => publish(keys.released, message));
-    first ??= { token, fencingToken };
+    grants.push({ token, fencingToken });
   }
-  return first;
+  return grants;
 }
 
+/** The Lua `admit_reader`: the reader's key and entry, and the keys guarding it kept as long. */
 function admit(data: MemoryData, queue: MemoryQueue, lock: string, fence: string, token: string, lease: number, now: number): number {
-  data.locks.set(lock, { value: READ_HELD, expiresAt: Infinity });
+  if (liveValue(data.locks, lock, now) === READ_HELD) outlive(data.locks, lock, now + lease, now);
+  else data.locks.set(lock, { value: READ_HELD, expiresAt: now + lease });
   data.locks.set(`${lock}:reader:${token}`, { value: token, expiresAt: now + lease });
   const fencingToken = queue.nextFence(fence, now);
-  let readers = data.readers.get(`${lock}:readers`);
-  if (readers === undefined) data.readers.set(`${lock}:readers`, (readers = new Map()));
+  let readers = liveValue(data.readers, `${lock}:readers`, now);
+  if (readers === undefined) data.readers.set(`${lock}:readers`, { value: (readers = new Map()), expiresAt: now + lease });
   readers.set(token, fencingToken);
+  outlive(data.readers, `${lock}:readers`, now + lease, now);
   return fencingToken;
 }
 
@@ -110,18 +113,17 @@ export class MemoryReaders implements ReadStore {
   async release(keys: ReadKeys, token: string, waiterLease: number): Promise<ReleaseReply> {
     await settled();
     const now = this.clock.now();
-    const readers = this.data.readers.get(keys.read.readers);
     if (liveValue(this.data.locks, keys.lock, this.clock.now()) !== token) {
-      readers?.delete(token);
+      this.forget(keys, token, now);
       return { released: false };
     }
     this.data.locks.delete(keys.lock);
-    readers?.delete(token);
+    this.forget(keys, token, now);
     const shared = this.shared(keys);
     if (liveValue(this.data.locks, shared.lock, this.clock.now()) === READ_HELD && readersAlive(this.data, shared.lock, now) === 0) {
       this.data.locks.delete(shared.lock);
-      const grant = this.queue.grantNext(shared, waiterLease, now);
-      return { released: true, grant };
+      const grants = this.queue.grantNext(shared, waiterLease, now);
+      return { released: true, grant: grants[0], grants };
     }
     return { released: true };
   }
@@ -132,7 +134,7 @@ export class MemoryReaders implements ReadStore {
     const shared = this.shared(keys);
     this.queue.removeMember(shared, `${token}:${ttl}:r`);
     if (liveValue(this.data.locks, keys.lock, this.clock.now()) === token) this.data.locks.delete(keys.lock);
-    this.data.readers.get(keys.read.readers)?.delete(token);
+    this.forget(keys, token, now);
     let owner = liveValue(this.data.locks, shared.lock, this.clock.now());
     if (owner === READ_HELD && readersAlive(this.data, shared.lock, now) === 0) {
       this.data.locks.delete(shared.lock);
@@ -144,10 +146,19 @@ export class MemoryReaders implements ReadStore {
 
   /** Let in already (by a grant): the lease restarts at ttl. */
   private mine(keys: ReadKeys, token: string, ttl: number, now: number): AcquireReply | undefined {
-    const fencingToken = this.data.readers.get(keys.read.readers)?.get(token);
+    const fencingToken = liveValue(this.data.readers, keys.read.readers, now)?.get(token);
     if (fencingToken === undefined || liveValue(this.data.locks, keys.lock, this.clock.now()) !== token) return undefined;
     this.data.locks.set(keys.lock, { value: token, expiresAt: now + ttl });
+    outlive(this.data.locks, keys.read.shared, now + ttl, now);
+    outlive(this.data.readers, keys.read.readers, now + ttl, now);
     return { acquired: true, fencingToken };
+  }
+
+  /** HDEL of the reader's entry; like Redis, a hash with no fields left no longer exists. */
+  private forget(keys: ReadKeys, token: string, now: number): void {
+    const readers = liveValue(this.data.readers, keys.read.readers, now);
+    readers?.delete(token);
+    if (readers?.size === 0) this.data.readers.delete(keys.read.readers);
   }
 
   /** The lock's own names, as the queue steps take them. */

@@ -3,12 +3,13 @@ import { QUEUE } from '../stores/redis/queue-lua.js';
 /**
  * The read side of a read-write lock; the write side is the plain lock, whose scripts know
  * readers (see `readers_alive` and `grant_readers` in the queue functions of
- * `lock-scripts.ts`). KEYS of every script: lock, fence, queue, waiters, release channel, this
+ * `queue-lua.ts`). KEYS of every script: lock, fence, queue, waiters, release channel, this
  * reader's key (`<lock>:reader:<token>`), the readers hash (`<lock>:readers`). While readers
- * hold the lock, its key holds '~r' without expiry; each reader's own key carries its lease
- * (renewed like a lock), so readers that crashed are found out by the next script that counts
- * them. Readers and writers wait in the one queue (readers' members end in ':r'): a reader
- * arriving after a waiting writer queues behind it.
+ * hold the lock, its key holds '~r'; each reader's own key carries its lease (renewed like a
+ * lock), so readers that crashed are found out by the next script that counts them, and '~r'
+ * and the readers hash expire with the longest reader lease (renewals push them on too).
+ * Readers and writers wait in the one queue (readers' members end in ':r'): a reader arriving
+ * after a waiting writer queues behind it.
  */
 
 /**
@@ -24,6 +25,8 @@ local function mine()
   local fencing = redis.call('HGET', KEYS[7], ARGV[1])
   if fencing and redis.call('GET', KEYS[6]) == ARGV[1] then
     redis.call('PEXPIRE', KEYS[6], ARGV[2])
+    outlive(KEYS[1], ARGV[2])
+    outlive(KEYS[7], ARGV[2])
     return {1, tonumber(fencing)}
   end
 end
@@ -56,10 +59,7 @@ if (not owner or owner == '~r') and (not head or head == member) then
     redis.call('LPOP', KEYS[3])
     redis.call('ZREM', KEYS[4], member)
   end
-  redis.call('SET', KEYS[1], '~r')
-  redis.call('SET', KEYS[6], ARGV[1], 'PX', ARGV[2])
-  local fencing = next_fence(KEYS[2])
-  redis.call('HSET', KEYS[7], ARGV[1], fencing)
+  local fencing = admit_reader(KEYS[1], KEYS[2], ARGV[1], ARGV[2])
   -- Readers queued right behind this one come in with it.
   grant_readers(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], lease, sharded)
   return {1, fencing}
@@ -70,8 +70,8 @@ return {0, redis.call('PTTL', KEYS[1])}
 
 /**
  * ARGV: owner token, settings `<fence retention>:<waiter lease>:<sharded>`. Returns `{0}` when
- * this reader no longer holds the lock, else `{1}`, or `{1, token, fencing}` of the waiter the
- * lock went to when this was the last reader.
+ * this reader no longer holds the lock, else `{1}`, or `{1, token, fencing...}` of the waiter
+ * (or the readers) the lock went to when this was the last reader.
  */
 export const READ_RELEASE = `
 if redis.call('GET', KEYS[6]) ~= ARGV[1] then
@@ -88,7 +88,10 @@ ${QUEUE}
 if redis.call('GET', KEYS[1]) == '~r' and readers_alive(KEYS[1]) == 0 then
   redis.call('DEL', KEYS[1])
   local granted = grant_next(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], tonumber(lease), sharded)
-  if granted then return {1, granted[1], granted[2]} end
+  if granted then
+    table.insert(granted, 1, 1)
+    return granted
+  end
 end
 return {1}
 `;

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { LuaScript, RunScript } from '../stores/redis/drivers/redis-driver.js';
-import type { AcquireReply, ReleaseReply } from '../stores/lock-store.js';
+import { toReleaseReply, type AcquireReply, type ReleaseReply } from '../stores/lock-replies.js';
 import type { ReadKeys } from './read-keys.js';
 import { READ_ACQUIRE, READ_LEAVE, READ_RELEASE } from './read-lua.js';
 import type { ReadStore } from './read-store.js';
@@ -31,9 +31,7 @@ export class ReadScripts implements ReadStore {
   }
 
   async release(keys: ReadKeys, token: string, waiterLease: number): Promise<ReleaseReply> {
-    const [ok, next, fencingToken] = (await this.run(RELEASE, keys, token, await this.settings(waiterLease))) as [number, string?, number?];
-    if (ok !== 1) return { released: false };
-    return { released: true, grant: next === undefined ? undefined : { token: next, fencingToken: fencingToken! } };
+    return toReleaseReply(await this.run(RELEASE, keys, token, await this.settings(waiterLease)));
   }
 
   async leave(keys: ReadKeys, token: string, ttl: number, waiterLease: number): Promise<void> {

@@ -1,5 +1,5 @@
 import type { Grant } from '../stores/lock-store.js';
-import { liveHead, liveValue, nextFence, removeWaiter, settled, type MemoryData, type Publish, type StoreClock } from '../stores/memory/memory-data.js';
+import { liveHead, liveValue, nextFence, outlive, removeWaiter, settled, type MemoryData, type Publish, type StoreClock } from '../stores/memory/memory-data.js';
 import type { SemaphoreKeys } from './semaphore-keys.js';
 import type { SemaphoreAcquireReply, SemaphoreReleaseReply, SemaphoreStore } from './semaphore-store.js';
 
@@ -22,29 +22,30 @@ export class MemorySemaphores implements SemaphoreStore {
     const { limit, permits } = keys.semaphore;
     const { free, soonest } = this.freePermits(keys, limit, now);
     this.forgetLimitIfIdle(keys);
-    const known = this.data.semaphoreLimits.get(keys.semaphore.limitKey);
+    const known = liveValue(this.data.semaphoreLimits, keys.semaphore.limitKey, now);
     if (known !== undefined && known !== limit) return { acquired: false, pttl: -1, limitInUse: known };
-    const mine = this.data.semaphoreHolders.get(keys.semaphore.holders)?.get(token);
-    if (mine !== undefined) {
-      this.data.locks.set(keys.lock, { value: token, expiresAt: now + ttl });
-      return { acquired: true, fencingToken: Number(mine.split(':')[1]) };
-    }
+    const granted = this.mine(keys, token, ttl, now);
+    if (granted) return granted;
     const member = `${token}:${ttl}:${permits}`;
     const head = this.liveHead(keys, now);
     if ((head === undefined || head === member) && free >= permits) {
       if (head !== undefined) this.remove(keys, head);
-      this.data.semaphoreLimits.set(keys.semaphore.limitKey, limit);
+      this.keepLimit(keys, now + ttl, now);
       const fencingToken = this.take(keys, token, permits, ttl, now);
       this.grantFitting(keys, free - permits, waiterLease, now);
       return { acquired: true, fencingToken };
     }
-    if (head !== undefined && head !== member) this.grantFitting(keys, free, waiterLease, now);
+    if (head !== undefined && head !== member) {
+      this.grantFitting(keys, free, waiterLease, now);
+      const grantedNow = this.mine(keys, token, ttl, now);
+      if (grantedNow) return grantedNow;
+    }
     if (enqueue) {
       const queue = liveValue(this.data.waiting, keys.queue, this.clock.now()) ?? { order: [], aliveUntil: new Map<string, number>() };
       if (!queue.aliveUntil.has(member)) queue.order.push(member);
       queue.aliveUntil.set(member, now + waiterLease);
       this.data.waiting.set(keys.queue, { value: queue, expiresAt: now + waiterLease });
-      this.data.semaphoreLimits.set(keys.semaphore.limitKey, limit);
+      this.keepLimit(keys, now + waiterLease, now);
     }
     return { acquired: false, pttl: soonest };
   }
@@ -70,9 +71,25 @@ export class MemorySemaphores implements SemaphoreStore {
     this.forgetLimitIfIdle(keys);
   }
 
+  /** The Lua `mine`: granted already (by a release or by this call's grants), the lease restarts at ttl. */
+  private mine(keys: SemaphoreKeys, token: string, ttl: number, now: number): SemaphoreAcquireReply | undefined {
+    const held = liveValue(this.data.semaphoreHolders, keys.semaphore.holders, now)?.get(token);
+    if (held === undefined) return undefined;
+    this.data.locks.set(keys.lock, { value: token, expiresAt: now + ttl });
+    outlive(this.data.semaphoreHolders, keys.semaphore.holders, now + ttl, now);
+    outlive(this.data.semaphoreLimits, keys.semaphore.limitKey, now + ttl, now);
+    return { acquired: true, fencingToken: Number(held.split(':')[1]) };
+  }
+
   /** The Lua `limit_in_use`: the stored limit while the semaphore is in use, else the call's. */
   private limitInUse(keys: SemaphoreKeys): number {
-    return this.data.semaphoreLimits.get(keys.semaphore.limitKey) ?? keys.semaphore.limit;
+    return liveValue(this.data.semaphoreLimits, keys.semaphore.limitKey, this.clock.now()) ?? keys.semaphore.limit;
+  }
+
+  /** The Lua `keep_limit`: the call's limit stored (unless stored: then it is the same), kept until at least `until`. */
+  private keepLimit(keys: SemaphoreKeys, until: number, now: number): void {
+    if (liveValue(this.data.semaphoreLimits, keys.semaphore.limitKey, now) !== undefined) outlive(this.data.semaphoreLimits, keys.semaphore.limitKey, until, now);
+    else this.data.semaphoreLimits.set(keys.semaphore.limitKey, { value: keys.semaphore.limit, expiresAt: until });
   }
 
   private permitKey(keys: SemaphoreKeys, token: string): string {
@@ -83,7 +100,7 @@ export class MemorySemaphores implements SemaphoreStore {
   private freePermits(keys: SemaphoreKeys, limit: number, now: number): { free: number; soonest: number } {
     let used = 0;
     let soonest = -1;
-    for (const [token, value] of this.data.semaphoreHolders.get(keys.semaphore.holders) ?? []) {
+    for (const [token, value] of liveValue(this.data.semaphoreHolders, keys.semaphore.holders, now) ?? []) {
       const permit = this.data.locks.get(this.permitKey(keys, token));
       if (permit === undefined || permit.expiresAt < now) {
         this.deleteHolder(keys, token);
@@ -99,9 +116,11 @@ export class MemorySemaphores implements SemaphoreStore {
   private take(keys: SemaphoreKeys, token: string, permits: number, lease: number, now: number): number {
     this.data.locks.set(this.permitKey(keys, token), { value: token, expiresAt: now + lease });
     const fencingToken = this.nextFence(keys.fence, now);
-    let holders = this.data.semaphoreHolders.get(keys.semaphore.holders);
-    if (holders === undefined) this.data.semaphoreHolders.set(keys.semaphore.holders, (holders = new Map()));
+    let holders = liveValue(this.data.semaphoreHolders, keys.semaphore.holders, now);
+    if (holders === undefined) this.data.semaphoreHolders.set(keys.semaphore.holders, { value: (holders = new Map()), expiresAt: now + lease });
     holders.set(token, `${permits}:${fencingToken}`);
+    outlive(this.data.semaphoreHolders, keys.semaphore.holders, now + lease, now);
+    outlive(this.data.semaphoreLimits, keys.semaphore.limitKey, now + lease, now);
     return fencingToken;
   }
 
@@ -127,13 +146,14 @@ export class MemorySemaphores implements SemaphoreStore {
   }
 
   private forgetLimitIfIdle(keys: SemaphoreKeys): void {
-    if (!this.data.semaphoreHolders.has(keys.semaphore.holders) && liveValue(this.data.waiting, keys.queue, this.clock.now()) === undefined) {
+    const now = this.clock.now();
+    if (liveValue(this.data.semaphoreHolders, keys.semaphore.holders, now) === undefined && liveValue(this.data.waiting, keys.queue, now) === undefined) {
       this.data.semaphoreLimits.delete(keys.semaphore.limitKey);
     }
   }
 
   private deleteHolder(keys: SemaphoreKeys, token: string): void {
-    const holders = this.data.semaphoreHolders.get(keys.semaphore.holders);
+    const holders = liveValue(this.data.semaphoreHolders, keys.semaphore.holders, this.clock.now());
     holders?.delete(token);
     // Like Redis, a hash with no fields left no longer exists.
     if (holders?.size === 0) this.data.semaphoreHolders.delete(keys.semaphore.holders);

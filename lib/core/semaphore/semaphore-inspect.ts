@@ -64,7 +64,7 @@ export async function inspectSemaphoreInMemory(data: MemoryData, clock: StoreClo
   const keys = names(base);
   const now = clock.now();
   const holders: SemaphoreHolderSnapshot[] = [];
-  for (const [token, value] of data.semaphoreHolders.get(keys.holders) ?? []) {
+  for (const [token, value] of liveValue(data.semaphoreHolders, keys.holders, now) ?? []) {
     const permit = data.locks.get(keys.permit(token));
     if (permit === undefined || permit.expiresAt < now) continue;
     const snapshot = holderSnapshot(token, value, permit.expiresAt === Infinity ? -1 : Math.ceil(permit.expiresAt - now));
@@ -72,7 +72,7 @@ export async function inspectSemaphoreInMemory(data: MemoryData, clock: StoreClo
   }
   // The memory store keeps the queue's list and liveness set as one entry, under the list's name.
   const queue = liveValue(data.waiting, keys.queue, now);
-  const limit = data.semaphoreLimits.get(keys.limit);
+  const limit = liveValue(data.semaphoreLimits, keys.limit, now);
   return snapshotOf(limit === undefined ? '' : String(limit), queue?.aliveUntil.size ?? 0, holders);
 }
 

@@ -48,11 +48,23 @@ local function live_head(now)
   end
 end
 
+-- The holders hash and the limit guard every permit: they expire with the longest one (and the
+-- limit with the waiters' lease too), so that holders that all crashed leave nothing.
 local function take(token, permits, lease)
   redis.call('SET', permit_key(token), token, 'PX', lease)
   local fencing = next_fence(KEYS[2])
-  redis.call('HSET', KEYS[6], token, permits .. ':' .. fencing)
+  hset_guard(KEYS[6], token, permits .. ':' .. fencing, lease)
+  outlive(KEYS[7], lease)
   return fencing
+end
+
+-- Stores the call's limit (unless stored: then it is the same), kept for at least ms.
+local function keep_limit(ms)
+  if redis.call('EXISTS', KEYS[7]) == 1 then
+    outlive(KEYS[7], ms)
+  else
+    redis.call('SET', KEYS[7], ARGV[4], 'PX', ms)
+  end
 end
 
 -- Hands free permits to the waiters at the head of the queue, in order, as long as the next
@@ -111,11 +123,18 @@ local free, soonest = free_permits(limit)
 forget_limit_if_idle()
 local known = redis.call('GET', KEYS[7])
 if known and tonumber(known) ~= limit then return {2, tonumber(known)} end
-local mine = redis.call('HGET', KEYS[6], ARGV[1])
-if mine then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  return {1, tonumber(string.match(mine, ':(%d+)$'))}
+-- Granted already (by a release, or by this very call's grants below): the lease restarts at ttl.
+local function mine()
+  local held = redis.call('HGET', KEYS[6], ARGV[1])
+  if held then
+    redis.call('PEXPIRE', KEYS[1], ARGV[2])
+    outlive(KEYS[6], ARGV[2])
+    outlive(KEYS[7], ARGV[2])
+    return {1, tonumber(string.match(held, ':(%d+)$'))}
+  end
 end
+local granted = mine()
+if granted then return granted end
 local member = ARGV[1] .. ':' .. ARGV[2] .. ':' .. ARGV[5]
 local head = live_head(now_ms())
 if (not head or head == member) and free >= permits then
@@ -123,16 +142,22 @@ if (not head or head == member) and free >= permits then
     redis.call('LPOP', KEYS[3])
     redis.call('ZREM', KEYS[4], member)
   end
-  redis.call('SET', KEYS[7], ARGV[4])
+  keep_limit(ARGV[2])
   local fencing = take(ARGV[1], ARGV[5], ARGV[2])
   -- Those queued behind may fit in what is left.
   grant_fitting(free - permits, lease, sharded)
   return {1, fencing}
 end
-if head and head ~= member then grant_fitting(free, lease, sharded) end
+if head and head ~= member then
+  -- Others are owed free permits first; the grants may reach this caller too, and then it
+  -- holds: re-queued, it would be granted a second time (a permit counted once, held twice).
+  grant_fitting(free, lease, sharded)
+  granted = mine()
+  if granted then return granted end
+end
 if enqueue == '1' then
   join_queue(KEYS[3], KEYS[4], member, now_ms(), lease)
-  redis.call('SET', KEYS[7], ARGV[4])
+  keep_limit(lease)
 end
 return {0, soonest}
 `;

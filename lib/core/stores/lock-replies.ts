@@ -25,5 +25,23 @@ export interface Grant {
 /** Outcome of a release: whether we held it, and the waiter it was handed to. */
 export interface ReleaseReply {
   released: boolean;
+  /** The (first) waiter it was handed to. */
   grant?: Grant;
+  /** Every waiter it was handed to, `grant` first, when there may be several (readers, permits). */
+  grants?: Grant[];
+}
+
+/**
+ * A release script's reply `{1, token, fencing, token, fencing...}` (or `{0}`): the lock went to
+ * the waiters it names, several only when readers came in together.
+ */
+export function toReleaseReply(reply: unknown): ReleaseReply {
+  const flat = reply as [number, ...(string | number)[]];
+  if (flat[0] !== 1) return { released: false };
+  if (flat.length < 3) return { released: true };
+  const grant = { token: String(flat[1]), fencingToken: Number(flat[2]) };
+  if (flat.length < 5) return { released: true, grant };
+  const grants: Grant[] = [];
+  for (let i = 1; i + 1 < flat.length; i += 2) grants.push({ token: String(flat[i]), fencingToken: Number(flat[i + 1]) });
+  return { released: true, grant, grants };
 }

@@ -1,4 +1,5 @@
 // The keyspace of the in-memory store, shared by the mutex, the semaphore and the read side.
+import { READ_HELD } from '../../rwlock/read-keys.js';
 
 /** The time the in-memory store counts leases with: what `TIME` is to the Redis scripts. */
 export interface StoreClock {
@@ -19,11 +20,14 @@ export class MemoryData {
   readonly locks = new Map<string, Entry<string>>();
   readonly fences = new Map<string, Entry<number>>();
   readonly waiting = new Map<string, Entry<Queue>>();
-  /** Semaphores' holder hashes (token -> `<permits>:<fencing>`) and limits (see `semaphore/`). */
-  readonly semaphoreHolders = new Map<string, Map<string, string>>();
-  readonly semaphoreLimits = new Map<string, number>();
-  /** Read-write locks' reader hashes (`<lock>:readers`: token -> fencing token, see `rwlock/`). */
-  readonly readers = new Map<string, Map<string, number>>();
+  /**
+   * Semaphores' holder hashes (token -> `<permits>:<fencing>`) and limits (see `semaphore/`),
+   * expiring with the longest lease they guard (see `outlive`).
+   */
+  readonly semaphoreHolders = new Map<string, Entry<Map<string, string>>>();
+  readonly semaphoreLimits = new Map<string, Entry<number>>();
+  /** Read-write locks' reader hashes (`<lock>:readers`: token -> fencing token, see `rwlock/`), expiring likewise. */
+  readonly readers = new Map<string, Entry<Map<string, number>>>();
 
   clear(): void {
     this.locks.clear();
@@ -82,6 +86,30 @@ export function liveHead(waiting: Map<string, Entry<Queue>>, queueKey: string, n
     const aliveUntil = queue.aliveUntil.get(head);
     if (aliveUntil !== undefined && aliveUntil >= now) return head;
     removeWaiter(waiting, queueKey, queue, head);
+  }
+}
+
+/**
+ * The Lua `outlive`: an existing key lives at least until `until` (the keys that guard leases
+ * expire with the longest lease they guard).
+ */
+export function outlive(map: Map<string, Entry<unknown>>, key: string, until: number, now: number): void {
+  const entry = map.get(key);
+  if (entry !== undefined && entry.expiresAt >= now && entry.expiresAt < until) entry.expiresAt = until;
+}
+
+/** The Lua `renew_guards`: renewing a reader's or a semaphore holder's lease keeps the keys guarding it as long. */
+export function renewGuards(data: MemoryData, key: string, token: string, until: number, now: number): void {
+  if (key.endsWith('}') || !key.endsWith(token)) return;
+  const cut = key.length - token.length - ':reader:'.length;
+  const kind = key.slice(cut, cut + ':reader:'.length);
+  const base = key.slice(0, cut);
+  if (kind === ':reader:') {
+    if (liveValue(data.locks, base, now) === READ_HELD) outlive(data.locks, base, until, now);
+    outlive(data.readers, `${base}:readers`, until, now);
+  } else if (kind === ':permit:') {
+    outlive(data.semaphoreHolders, `${base}:holders`, until, now);
+    outlive(data.semaphoreLimits, `${base}:limit`, until, now);
   }
 }
 

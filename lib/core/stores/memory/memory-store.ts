@@ -1,5 +1,5 @@
-import type { AcquireReply, LockSnapshot, LockStore, ReleaseReply, RenewalOutcome, RenewalPart, RenewalRequest, ScriptKeys } from '../lock-store.js';
-import { keyPttl, liveHead, liveValue, MemoryData, nextFence, removeWaiter, settled, type Entry, type Publish, type Queue, type StoreClock } from './memory-data.js';
+import type { AcquireReply, Grant, LockSnapshot, LockStore, ReleaseReply, RenewalOutcome, RenewalPart, RenewalRequest, ScriptKeys } from '../lock-store.js';
+import { keyPttl, liveHead, liveValue, MemoryData, nextFence, removeWaiter, renewGuards, settled, type Entry, type Publish, type Queue, type StoreClock } from './memory-data.js';
 import { MemorySemaphores } from '../../semaphore/memory-semaphores.js';
 import { inspectSemaphoreInMemory, type SemaphoreSnapshot } from '../../semaphore/semaphore-inspect.js';
 import type { LockRedisKeys } from '../../keys/lock-key.js';
@@ -88,8 +88,8 @@ export class MemoryStore implements LockStore, MemoryQueue {
     const now = this.clock.now();
     if (liveValue(this.locks, keys.lock, this.clock.now()) !== token) return { released: false };
     this.locks.delete(keys.lock);
-    const grant = this.grantNext(keys, waiterLease, now);
-    return { released: true, grant };
+    const grants = this.grantNext(keys, waiterLease, now);
+    return { released: true, grant: grants[0], grants };
   }
 
   async leave(keys: ScriptKeys, token: string, ttl: number, waiterLease: number): Promise<void> {
@@ -157,6 +157,7 @@ export class MemoryStore implements LockStore, MemoryQueue {
 
   private renewOne(lockKey: string, token: string, ttl: number, now: number): boolean {
     if (liveValue(this.locks, lockKey, this.clock.now()) !== token) return false;
+    renewGuards(this.data, lockKey, token, now + ttl, now);
     this.locks.set(lockKey, { value: token, expiresAt: now + ttl });
     return true;
   }
@@ -166,12 +167,15 @@ export class MemoryStore implements LockStore, MemoryQueue {
     return liveHead(this.waiting, keys.queue, now);
   }
 
-  /** Hands a free lock to the live head of the queue for a short lease (the Lua `grant_next`). */
-  /** @internal Queue step shared with the read side (`MemoryQueue`). */
-  grantNext(keys: ScriptKeys, grantMs: number, now: number): { token: string; fencingToken: number } | undefined {
+  /**
+   * @internal Hands a free lock to the live head of the queue for a short lease (the Lua
+   * `grant_next`), or to every reader at the head; returns whom. Queue step shared with the read
+   * side (`MemoryQueue`).
+   */
+  grantNext(keys: ScriptKeys, grantMs: number, now: number): Grant[] {
     for (;;) {
       const head = this.liveHead(keys, now);
-      if (head === undefined) return undefined;
+      if (head === undefined) return [];
       const match = /^([^:]+):([1-9]\d*)$/.exec(head);
       if (match === null && /^[^:]+:[1-9]\d*:r$/.test(head)) return grantReaders(this.data, this, this.publish, keys, grantMs, now);
       if (match === null) {
@@ -185,7 +189,7 @@ export class MemoryStore implements LockStore, MemoryQueue {
       const message = `${token}:${fencingToken}`;
       // Messages reach subscribers after the script's reply, as they do over a second connection.
       setImmediate(() => this.publish(keys.released, message));
-      return { token, fencingToken };
+      return [{ token, fencingToken }];
     }
   }
 

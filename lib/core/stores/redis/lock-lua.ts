@@ -103,10 +103,40 @@ export const NOT_OURS = 0;
 export const GONE = 2;
 export const ELSEWHERE = 3;
 
+/**
+ * A reader's lease (`<lock>:reader:<token>`) and a semaphore permit (`<lock>:permit:<token>`)
+ * are guarded by keys that must outlive them, and expire with the longest lease they guard: a
+ * read lock's '~r' value and readers hash, a semaphore's holders hash and limit (see `outlive`
+ * in `queue-lua.ts`; one without expiry keeps none). Renewing such a lease pushes them on too.
+ * A lock's own key ends in '}', so a mutex pays one byte comparison. `redis.pcall`: during a
+ * slot migration a guard may already be on the other node; the next renewal, a third of a lease
+ * later, tries again.
+ */
+const GUARDS = `
+local function outlive_guard(key, ms)
+  local left = redis.pcall('PTTL', key)
+  if type(left) == 'number' and left >= 0 and left < ms then redis.pcall('PEXPIRE', key, ms) end
+end
+local function renew_guards(key, token, ttl)
+  if string.byte(key, -1) == 125 then return end
+  local cut = #key - #token - 8
+  if cut < 1 or string.sub(key, cut + 9) ~= token then return end
+  local kind, base, ms = string.sub(key, cut + 1, cut + 8), string.sub(key, 1, cut), tonumber(ttl)
+  if kind == ':reader:' then
+    if redis.pcall('GET', base) == '~r' then outlive_guard(base, ms) end
+    outlive_guard(base .. ':readers', ms)
+  elseif kind == ':permit:' then
+    outlive_guard(base .. ':holders', ms)
+    outlive_guard(base .. ':limit', ms)
+  end
+end
+`;
+
 /** KEYS: lock. ARGV: owner token, ttl. Returns RENEWED, NOT_OURS or GONE. */
-const RENEW = `${ON_REPLICA}
+const RENEW = `${ON_REPLICA}${GUARDS}
 local owner = redis.call('GET', KEYS[1])
 if owner == ARGV[1] then
+  renew_guards(KEYS[1], ARGV[1], ARGV[2])
   return redis.call('PEXPIRE', KEYS[1], ARGV[2])
 end
 return on_replica() or (owner and 0 or 2)
@@ -117,9 +147,9 @@ return on_replica() or (owner and 0 or 2)
  * and ttl at ARGV[offset + 2i - 1] and ARGV[offset + 2i]. One code per lock (see RENEWED).
  * `guarded`: the keys are not all declared, so reading one this node does not serve raises an
  * error; it is caught and reported as ELSEWHERE for that lock alone, instead of failing the call.
- * Renewing adds no memory (PEXPIRE of a key that already has an expiry).
+ * Renewing adds no memory (PEXPIRE of keys that already have an expiry).
  */
-const RENEW_LOOP = `${ON_REPLICA}
+const RENEW_LOOP = `${ON_REPLICA}${GUARDS}
 local function renew_all(n, key, offset, guarded)
   local results = {}
   local refused = false
@@ -133,6 +163,7 @@ local function renew_all(n, key, offset, guarded)
     if type(owner) == 'table' and owner.err then
       results[i] = 3
     elseif owner == ARGV[offset + 2 * i - 1] then
+      renew_guards(key(i), owner, ARGV[offset + 2 * i])
       results[i] = redis.call('PEXPIRE', key(i), ARGV[offset + 2 * i])
     else
       results[i] = owner and 0 or 2
@@ -153,7 +184,9 @@ return renew_all(#KEYS, function(i) return KEYS[i] end, 0, false)
  * Keys: lock, fence, queue, waiters, release channel (see `KEYS_OF_LOCK`). ARGV: owner token,
  * settings (see QUEUE).
  * Returns `{0}` when not the owner. Otherwise deletes the lock and, when someone waits, hands
- * it to the waiter whose turn it is: `{1, token, fencingToken}` of that waiter, else `{1}`.
+ * it to the waiter whose turn it is: `{1, token, fencingToken}` of that waiter (or
+ * `{1, token, fencingToken, token, fencingToken...}` of the readers at the head, all let in
+ * together), else `{1}`.
  * With nobody waiting (neither queue key) that is GET + DEL + EXISTS, and the queue functions
  * are not defined at all.
  */
@@ -167,8 +200,9 @@ if redis.call('EXISTS', queue, waiters) == 0 then return {1} end
 local fence_retention, lease, sharded = string.match(ARGV[2], '^(%d+):(%d+):(%d)$')
 ${QUEUE}
 local granted = grant_next(lock, fence, queue, waiters, channel, tonumber(lease), sharded)
-if granted then return {1, granted[1], granted[2]} end
-return {1}
+if not granted then return {1} end
+table.insert(granted, 1, 1)
+return granted
 `;
 
 /**

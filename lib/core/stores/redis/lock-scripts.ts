@@ -11,6 +11,7 @@ import { SemaphoreScripts } from '../../semaphore/semaphore-scripts.js';
 import { inspectSemaphoreInRedis, type SemaphoreSnapshot } from '../../semaphore/semaphore-inspect.js';
 import type { LockRedisKeys } from '../../keys/lock-key.js';
 import type { AcquireReply, LockSnapshot, LockStore, ReleaseReply, RenewalOutcome, RenewalPart, RenewalRequest, ScriptKeys } from '../lock-store.js';
+import { toReleaseReply } from '../lock-replies.js';
 
 export { ELSEWHERE, GONE, NOT_OURS, RENEWED } from './lock-lua.js';
 
@@ -325,10 +326,4 @@ function toAcquireReply(reply: unknown): AcquireReply {
   const [ok, value, fence] = reply as [number, number, number?];
   if (ok === 1) return { acquired: true, fencingToken: value };
   return fence === undefined ? { acquired: false, pttl: value } : { acquired: false, pttl: value, fence };
-}
-
-function toReleaseReply(reply: unknown): ReleaseReply {
-  const [ok, next, fencingToken] = reply as [number, string?, number?];
-  if (ok !== 1) return { released: false };
-  return { released: true, grant: next === undefined ? undefined : { token: next, fencingToken: fencingToken! } };
 }

@@ -4,17 +4,34 @@
 /**
  * What every lock kind's scripts share (the semaphore's include it too): `next_fence` (INCR of a
  * fencing counter, restarting its expiry under a fenceRetention), `now_ms` (the server's clock),
- * `restore_list` and `join_queue`. `restore_list`: a queue list lost on its own (evicted, or
- * expired a moment before its set) gets the set's members back, the longest-refreshed first, so
- * that no waiter is left unseen in the set alone, where newcomers would be let in ahead of it;
- * every script calls it before it reads or joins the queue. `join_queue` queues a waiter or
- * refreshes its place, alive for another lease.
+ * `restore_list`, `join_queue`, `outlive` and `hset_guard`. `restore_list`: a queue list lost on
+ * its own (evicted, or expired a moment before its set) gets the set's members back, the
+ * longest-refreshed first, so that no waiter is left unseen in the set alone, where newcomers
+ * would be let in ahead of it; every script calls it before it reads or joins the queue.
+ * `join_queue` queues a waiter or refreshes its place, alive for another lease. `outlive` and
+ * `hset_guard` keep the keys that guard leases as long as the leases.
  */
 export const QUEUE_MEMBERS = `
 local function next_fence(fence)
   local fencing = redis.call('INCR', fence)
   if fence_retention ~= '0' then redis.call('PEXPIRE', fence, fence_retention) end
   return fencing
+end
+
+-- Keeps an existing key for at least ms more: the keys that guard leases (a read lock's '~r'
+-- value and readers hash, a semaphore's holders hash and limit) expire with the longest lease
+-- they guard, so that holders that all crashed leave nothing behind. A key without expiry
+-- (written by a version before guards had one, whose holders do not push it on) keeps none.
+local function outlive(key, ms)
+  local left = redis.call('PTTL', key)
+  if left >= 0 and left < tonumber(ms) then redis.call('PEXPIRE', key, ms) end
+end
+
+-- HSET into a guarding hash: a new hash expires after ms, an existing one lives at least that long.
+local function hset_guard(hash, field, value, ms)
+  local new = redis.call('EXISTS', hash) == 0
+  redis.call('HSET', hash, field, value)
+  if new then redis.call('PEXPIRE', hash, ms) else outlive(hash, ms) end
 end
 
 local function now_ms()
@@ -70,8 +87,9 @@ local function live_head(queue, waiters, now)
 end
 
 -- Read-write locks (rwlock/): while readers hold a lock, its key holds '~r' (never an owner
--- token) without expiry, and each reader has <lock>:reader:<token> (its lease) and an entry in
--- the hash <lock>:readers (token -> fencing token). Queue members of readers end in ':r'.
+-- token), and each reader has <lock>:reader:<token> (its lease) and an entry in the hash
+-- <lock>:readers (token -> fencing token); '~r' and the hash expire with the longest reader
+-- lease (see outlive; renewals push them on). Queue members of readers end in ':r'.
 -- Counts the readers whose key is still there, dropping the others.
 local function readers_alive(lock)
   local readers = lock .. ':readers'
@@ -87,32 +105,47 @@ local function readers_alive(lock)
   return alive
 end
 
+-- Lets reader token in for lease ms (the lock is free or held by readers): its key, its entry,
+-- and the keys guarding it kept at least as long. Returns its fencing token.
+local function admit_reader(lock, fence, token, lease)
+  if redis.call('GET', lock) == '~r' then
+    outlive(lock, lease)
+  else
+    redis.call('SET', lock, '~r', 'PX', lease)
+  end
+  redis.call('SET', lock .. ':reader:' .. token, token, 'PX', lease)
+  local fencing = next_fence(fence)
+  hset_guard(lock .. ':readers', token, fencing, lease)
+  return fencing
+end
+
 -- Lets in every reader at the head of the queue (up to the first writer), each for at most
--- grant_ms, with its own message. Returns the first one's {token, fencing}, or nil.
+-- grant_ms, with its own message. Returns {token, fencing, token, fencing...} of every one let
+-- in (so that a release can wake each waiter of its own process), or nil.
 local function grant_readers(lock, fence, queue, waiters, channel, grant_ms, sharded)
-  local first
+  local granted
   local now = now_ms()
   while true do
     local head = live_head(queue, waiters, now)
     if not head then break end
     local token, ttl = string.match(head, '^([^:]+):([1-9]%d*):r$')
     if not token then break end
-    redis.call('SET', lock, '~r')
-    redis.call('SET', lock .. ':reader:' .. token, token, 'PX', math.min(tonumber(ttl), grant_ms))
-    local fencing = next_fence(fence)
-    redis.call('HSET', lock .. ':readers', token, fencing)
+    local fencing = admit_reader(lock, fence, token, math.min(tonumber(ttl), grant_ms))
     redis.call('LPOP', queue)
     redis.call('ZREM', waiters, head)
     redis.call(sharded == '1' and 'SPUBLISH' or 'PUBLISH', channel, token .. ':' .. fencing)
-    first = first or {token, fencing}
+    granted = granted or {}
+    granted[#granted + 1] = token
+    granted[#granted + 1] = fencing
   end
-  return first
+  return granted
 end
 
 -- Hands a free lock straight to the live head of the queue, for at most grant_ms: the waiter
 -- renews it to its own ttl as soon as it wakes, and a waiter that died meanwhile blocks the
 -- lock for grant_ms, not for a whole ttl. Publishes "<token>:<fencing token>", with SPUBLISH
 -- when sharded is '1' (Redis 7 Cluster: only the shard that owns the lock carries it).
+-- Returns {token, fencing}, or that of every reader let in (see grant_readers), or nil.
 local function grant_next(lock, fence, queue, waiters, channel, grant_ms, sharded)
   local head, token, ttl
   repeat
