@@ -193,6 +193,48 @@ describe('Redis Cluster: slots move and memory runs out while locks are held (it
     }
   });
 
+  it('keeps a lock that is first in its renewal batch while its slot is half-migrated, and the lock of the same slot not yet moved', { timeout: 30_000 }, async () => {
+    // The batch of the source's locks is routed by its first lock; that one has moved, so
+    // ioredis resends the whole batch to the importing node with ASKING, where another lock of
+    // the same slot, not migrated yet, is an undeclared key that reads as missing.
+    const first = 'ask-first';
+    const slot = clusterSlot(`lock:{${first}}`);
+    let n = 0;
+    while (clusterSlot(`lock:{ask-sibling:${n}}`) !== slot) n++;
+    const sibling = `ask-sibling:${n}`;
+    app = await createLockApp({ redis: clusterClient(cluster), ttl, renewInterval });
+    // Acquired in this order, so the first lock leads its master's batch.
+    const lead = await app.locks.acquire(first);
+    const locks = [lead, await app.locks.acquire(sibling), ...(await Promise.all(Array.from({ length: 30 }, (_, i) => app!.locks.acquire(`ask-rest:${i}`))))];
+    const view = clusterClient(cluster);
+    await view.ping();
+    const all = await masters(view);
+    const key = `lock:{${first}}`;
+    const sourceAddress = masterOf(view, key);
+    const source = all.find((node) => node.address === sourceAddress)!;
+    const target = all.find((node) => node.address !== sourceAddress)!;
+    const connect = (address: string) => new Redis(Number(address.split(':')[1]), address.split(':')[0]!);
+    const [src, dst] = [connect(source.address), connect(target.address)];
+    try {
+      await dst.cluster('SETSLOT', slot, 'IMPORTING', source.id);
+      await src.cluster('SETSLOT', slot, 'MIGRATING', target.id);
+      const [host, port] = target.address.split(':');
+      await src.migrate(host!, port!, key, 0, 5_000); // the first lock alone; its sibling stays on the source
+      await sleep(2 * ttl);
+      expect(locks.filter((held) => !held.held).map((held) => `${held.key}: ${held.signal.reason?.message}`)).toEqual([]);
+      expect(await src.pttl(`lock:{${sibling}}`)).toBeGreaterThan(ttl / 2);
+      await dst.call('ASKING');
+      expect(await dst.pttl(key)).toBeGreaterThan(ttl / 2);
+    } finally {
+      const [host, port] = target.address.split(':');
+      const left = (await src.cluster('GETKEYSINSLOT', slot, 100)) as string[];
+      if (left.length > 0) await src.migrate(host!, port!, '', 0, 5_000, 'KEYS', ...left);
+      for (const node of [dst, src]) await node.cluster('SETSLOT', slot, 'NODE', target.id);
+      src.disconnect();
+      dst.disconnect();
+    }
+  });
+
   it('keeps renewing under a full `maxmemory`', { timeout: 30_000 }, async () => {
     app = await createLockApp({ redis: clusterClient(cluster), ttl, renewInterval });
     const locks = await Promise.all(Array.from({ length: 60 }, (_, i) => app!.locks.acquire(`oom:${i}`)));
