@@ -56,14 +56,14 @@ export class LockScripts implements LockStore {
 
   /** The counting semaphore's scripts over the same client, with the same settings (see `semaphore/`). */
   get semaphores(): SemaphoreScripts {
-    return (this.semaphoreScripts ??= new SemaphoreScripts(this.runScript, async (lease) => this.settings(lease, this.knownShardFlag ?? (await this.shardFlag()))));
+    return (this.semaphoreScripts ??= new SemaphoreScripts(this.runScript, async (lease) => this.settings(lease, this.shardFlag)));
   }
 
   private readScripts?: ReadScripts;
 
   /** The read side of read-write locks over the same client (see `rwlock/`). */
   get readers(): ReadScripts {
-    return (this.readScripts ??= new ReadScripts(this.runScript, async (lease) => this.settings(lease, this.knownShardFlag ?? (await this.shardFlag()))));
+    return (this.readScripts ??= new ReadScripts(this.runScript, async (lease) => this.settings(lease, this.shardFlag)));
   }
 
   private readonly runScript: RunScript = (script, keys, args) => this.driver.evalScript(script, keys, args);
@@ -71,13 +71,9 @@ export class LockScripts implements LockStore {
   // acquire() and release() run for every lock: plain functions with one `then`, not async ones
   // (each async layer costs two promises, three under an enabled AsyncLocalStorage).
   acquire(keys: ScriptKeys, token: string, ttl: number, enqueue: boolean, waiterLease: number): Promise<AcquireReply> {
-    const sharded = this.knownShardFlag;
-    if (sharded === undefined) return Promise.resolve(this.shardFlag()).then((flag) => this.sendAcquire(keys, token, ttl, enqueue, waiterLease, flag));
-    return this.sendAcquire(keys, token, ttl, enqueue, waiterLease, sharded);
-  }
-
-  private sendAcquire(keys: ScriptKeys, token: string, ttl: number, enqueue: boolean, waiterLease: number, sharded: '0' | '1'): Promise<AcquireReply> {
-    const settings = this.settings(waiterLease, sharded, enqueue ? ':1' : ':0');
+    // Learnt before the first renewal, without holding this call up (see `perMasterRenewals`).
+    if (this.redis7 === undefined && this.isCluster && this.asking === undefined) this.clusterOnRedis7().catch(() => undefined);
+    const settings = this.settings(waiterLease, this.shardFlag, enqueue ? ':1' : ':0');
     // Outside a Cluster the script derives the other four names from the lock's (see lock-lua.ts).
     const args = this.isCluster ? [keys.lock, keys.fence, keys.queue, keys.waiters, keys.released, token, ttl, settings] : [keys.lock, token, ttl, settings];
     return sendBare(this.acquireScript, args, toAcquireReply);
@@ -103,19 +99,13 @@ export class LockScripts implements LockStore {
   }
 
   release(keys: ScriptKeys, token: string, waiterLease: number): Promise<ReleaseReply> {
-    const sharded = this.knownShardFlag;
-    if (sharded === undefined) return Promise.resolve(this.shardFlag()).then((flag) => this.sendRelease(keys, token, waiterLease, flag));
-    return this.sendRelease(keys, token, waiterLease, sharded);
-  }
-
-  private sendRelease(keys: ScriptKeys, token: string, waiterLease: number, sharded: '0' | '1'): Promise<ReleaseReply> {
-    const settings = this.settings(waiterLease, sharded);
+    const settings = this.settings(waiterLease, this.shardFlag);
     const args = this.isCluster ? [keys.lock, keys.fence, keys.queue, keys.waiters, keys.released, token, settings] : [keys.lock, token, settings];
     return sendBare(this.releaseScript, args, toReleaseReply);
   }
 
   async leave(keys: ScriptKeys, token: string, ttl: number, waiterLease: number): Promise<void> {
-    await this.calls.leave(keys.lock, keys.fence, keys.queue, keys.waiters, keys.released, token, ttl, this.settings(waiterLease, this.knownShardFlag ?? (await this.shardFlag())));
+    await this.calls.leave(keys.lock, keys.fence, keys.queue, keys.waiters, keys.released, token, ttl, this.settings(waiterLease, this.shardFlag));
   }
 
   /**
@@ -191,12 +181,13 @@ export class LockScripts implements LockStore {
   }
 
   /**
-   * Whether release messages go over sharded pub/sub (SPUBLISH / SSUBSCRIBE): on a Redis 7
-   * Cluster, where a plain PUBLISH would be broadcast to every node. The scripts and the
-   * release notifier both ask here, and the answer, once known, never changes, so the channel
-   * a script publishes on is the one waiters listen to.
+   * Whether renewals go out as one call per master (every master runs Redis 7: the script is
+   * flagged): learns it on a Cluster, once every master has answered. Until then, and for ever
+   * outside a Cluster, renewals are grouped per slot or by count, which is right on any version.
+   * Nothing else waits for this answer: release messages are sharded or not per server, decided
+   * inside the scripts (see `QUEUE_MEMBERS`), so a master that does not answer blocks no acquire.
    */
-  shardedPubSub(): Promise<boolean> {
+  perMasterRenewals(): Promise<boolean> {
     return this.isCluster ? this.clusterOnRedis7() : Promise.resolve(false);
   }
 
@@ -214,25 +205,23 @@ export class LockScripts implements LockStore {
 
   private readonly settingsByLease = new Map<number, string[]>();
 
-  /** Known once the cluster's versions are: read directly then, so that a call costs no extra await. */
-  private get knownShardFlag(): '0' | '1' | undefined {
-    if (!this.isCluster) return '0';
-    return this.redis7 === undefined ? undefined : this.redis7 ? '1' : '0';
+  /**
+   * The scripts' sharded flag: '1' on a Cluster, where each server publishes with SPUBLISH if it
+   * runs Redis 7 and with PUBLISH otherwise (see `QUEUE_MEMBERS`); the release notifier
+   * subscribes to match, per channel.
+   */
+  private get shardFlag(): '0' | '1' {
+    return this.isCluster ? '1' : '0';
   }
 
-  private shardFlag(): '0' | '1' | Promise<'0' | '1'> {
-    if (!this.isCluster) return '0';
-    if (this.redis7 !== undefined) return this.redis7 ? '1' : '0';
-    return this.clusterOnRedis7().then((redis7) => (redis7 ? '1' : '0'));
-  }
-
-  /** Known once every master answered; never guessed (a guess could split publishers from subscribers). */
+  /** Known once every master answered; until then renewals go per slot. */
   private redis7?: boolean;
   private asking?: Promise<boolean>;
 
   /**
-   * Whether every master runs Redis 7 or later (script flags, sharded pub/sub). A failed check
-   * is not remembered: the caller fails like on any Redis error, and the next call asks again.
+   * Whether every master runs Redis 7 or later (script flags). A failed check is not
+   * remembered: the next renewal asks again. A master that never answers leaves it pending,
+   * and renewals per slot, without holding up anything else.
    */
   private clusterOnRedis7(): Promise<boolean> {
     if (this.redis7 !== undefined) return Promise.resolve(this.redis7);

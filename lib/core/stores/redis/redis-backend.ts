@@ -33,7 +33,7 @@ export function redisBackend(options: ResolvedModuleOptions, logger: LockLogger)
     return { store, clients, close: closeConnections };
   }
   const store = new LockScripts(clients[0]!, options.fenceRetention);
-  const notifier = new ReleaseNotifier(clients[0]!, logger, () => store.shardedPubSub());
+  const notifier = new ReleaseNotifier(clients[0]!, logger, store.isCluster);
   return {
     store,
     notifier,
