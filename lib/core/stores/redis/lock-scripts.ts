@@ -8,6 +8,13 @@ import { LOCK_HELD } from '../../rwlock/read-lua.js';
 import { ReadScripts } from '../../rwlock/read-scripts.js';
 import { READ_HELD } from '../../rwlock/read-keys.js';
 import { SemaphoreScripts } from '../../semaphore/semaphore-scripts.js';
+import type { SemaphoreStore } from '../../semaphore/semaphore-store.js';
+import type { ReadStore } from '../../rwlock/read-store.js';
+import { InvalidLockOptionsError } from '../../../errors/invalid-lock-options.error.js';
+import type { ReplicaWait } from '../../options/wait-for-replicas.js';
+import { IoRedisDriver } from './drivers/ioredis-driver.js';
+import type { Redis } from 'ioredis';
+import { ReplicaWaiter } from './replica-wait.js';
 import type { AcquireReply, LockSnapshot, LockStore, ReleaseReply, RenewalOutcome, RenewalPart, RenewalRequest, ScriptKeys } from '../lock-store.js';
 
 export { ELSEWHERE, GONE, NOT_OURS, RENEWED } from './lock-lua.js';
@@ -34,10 +41,14 @@ export class LockScripts implements LockStore {
   /** The module's `fenceRetention` as the scripts take it: '0' keeps fencing counters forever. */
   private readonly fenceRetention: string;
 
-  /** `fenceRetention`: ms after its last token until an idle fencing counter expires; 0 never. */
+  /**
+   * `fenceRetention`: ms after its last token until an idle fencing counter expires; 0 never.
+   * `replicaWait`: the module's `waitForReplicas` (see `ReplicaWaiter`).
+   */
   constructor(
     readonly client: RedisClient,
     fenceRetention = 0,
+    replicaWait?: ReplicaWait,
   ) {
     this.fenceRetention = String(fenceRetention);
     this.driver = driverFor(client);
@@ -46,24 +57,69 @@ export class LockScripts implements LockStore {
     this.calls = this.driver.scripts();
     this.acquireScript = this.driver.bareScript(this.isCluster ? 'acquire' : 'acquireOneKey');
     this.releaseScript = this.driver.bareScript(this.isCluster ? 'release' : 'releaseOneKey');
+    if (replicaWait !== undefined) {
+      if (!(this.driver instanceof IoRedisDriver) || this.isCluster) {
+        throw new InvalidLockOptionsError(
+          'waitForReplicas',
+          replicaWait,
+          'left out with this connection: it needs one ioredis connection to a master (a URL, ioredis options with or without Sentinel, or an ioredis Redis client), not yet a Cluster or a node-redis client',
+        );
+      }
+      this.replicaWaiter = new ReplicaWaiter(this.driver.client as Redis, replicaWait);
+      this.replicatedAcquire = this.replicaWaiter.driver.bareScript('acquireOneKey');
+    }
   }
 
   /** The two scripts every lock runs, with five declared keys on a Cluster and one elsewhere. */
   private readonly acquireScript: BareScriptCall;
   private readonly releaseScript: BareScriptCall;
 
-  private semaphoreScripts?: SemaphoreScripts;
+  /** With `waitForReplicas`: acquisitions go out on their own connection and wait for replicas there. */
+  private readonly replicaWaiter?: ReplicaWaiter;
+  private readonly replicatedAcquire?: BareScriptCall;
 
-  /** The counting semaphore's scripts over the same client, with the same settings (see `semaphore/`). */
-  get semaphores(): SemaphoreScripts {
-    return (this.semaphoreScripts ??= new SemaphoreScripts(this.runScript, async (lease) => this.settings(lease, this.shardFlag)));
+  /** A grant is handed out only once an acquire call confirmed it, which waits for the replicas too. */
+  get confirmsGrants(): boolean {
+    return this.replicaWaiter !== undefined;
   }
 
-  private readScripts?: ReadScripts;
+  private semaphoreStore?: SemaphoreStore;
+
+  /** The counting semaphore's scripts over the same client, with the same settings (see `semaphore/`). */
+  get semaphores(): SemaphoreStore {
+    if (this.semaphoreStore !== undefined) return this.semaphoreStore;
+    const settings = async (lease: number) => this.settings(lease, this.shardFlag);
+    const scripts = new SemaphoreScripts(this.runScript, settings);
+    const waiter = this.replicaWaiter;
+    if (waiter === undefined) return (this.semaphoreStore = scripts);
+    const replicated = new SemaphoreScripts((script, keys, args) => waiter.driver.evalScript(script, keys, args), settings);
+    return (this.semaphoreStore = {
+      acquire: (keys, token, ttl, enqueue, lease) => waiter.acquire(keys.lock, () => replicated.acquire(keys, token, ttl, enqueue, lease), () => scripts.release(keys, token, lease)),
+      release: (keys, token, lease) => scripts.release(keys, token, lease),
+      leave: (keys, token, ttl, lease) => scripts.leave(keys, token, ttl, lease),
+    });
+  }
+
+  private readStore?: ReadStore;
 
   /** The read side of read-write locks over the same client (see `rwlock/`). */
-  get readers(): ReadScripts {
-    return (this.readScripts ??= new ReadScripts(this.runScript, async (lease) => this.settings(lease, this.shardFlag)));
+  get readers(): ReadStore {
+    if (this.readStore !== undefined) return this.readStore;
+    const settings = async (lease: number) => this.settings(lease, this.shardFlag);
+    const scripts = new ReadScripts(this.runScript, settings);
+    const waiter = this.replicaWaiter;
+    if (waiter === undefined) return (this.readStore = scripts);
+    const replicated = new ReadScripts((script, keys, args) => waiter.driver.evalScript(script, keys, args), settings);
+    return (this.readStore = {
+      acquire: (keys, token, ttl, enqueue, lease) => waiter.acquire(keys.lock, () => replicated.acquire(keys, token, ttl, enqueue, lease), () => scripts.release(keys, token, lease)),
+      release: (keys, token, lease) => scripts.release(keys, token, lease),
+      leave: (keys, token, ttl, lease) => scripts.leave(keys, token, ttl, lease),
+    });
+  }
+
+  /** Closes the connection `waitForReplicas` opened, if any (the client itself is the caller's). */
+  close(): void {
+    this.replicaWaiter?.close();
   }
 
   private readonly runScript: RunScript = (script, keys, args) => this.driver.evalScript(script, keys, args);
@@ -76,6 +132,10 @@ export class LockScripts implements LockStore {
     const settings = this.settings(waiterLease, this.shardFlag, enqueue ? ':1' : ':0');
     // Outside a Cluster the script derives the other four names from the lock's (see lock-lua.ts).
     const args = this.isCluster ? [keys.lock, keys.fence, keys.queue, keys.waiters, keys.released, token, ttl, settings] : [keys.lock, token, ttl, settings];
+    if (this.replicaWaiter !== undefined) {
+      const script = this.replicatedAcquire!;
+      return this.replicaWaiter.acquire(keys.lock, () => sendBare(script, args, toAcquireReply), () => this.release(keys, token, waiterLease));
+    }
     return sendBare(this.acquireScript, args, toAcquireReply);
   }
 
