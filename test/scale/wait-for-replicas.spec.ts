@@ -97,6 +97,20 @@ describe('waitForReplicas (master, replica, 3 sentinels; issue 23, item 5)', () 
     await next.release();
   });
 
+  it('waits for the replica before handing out a semaphore permit or a read lock', { timeout: 30_000 }, async () => {
+    const app = await open({ waitForReplicas: { replicas: 1, timeout: 5_000 } });
+    const { permit, reader } = await withFrozenReplica(async () => {
+      const permit = app.locks.acquire('replicated:semaphore', { limit: 2 });
+      const reader = app.locks.acquire('replicated:read', { mode: 'read' });
+      expect(await pendingAfter(Promise.race([permit, reader]), 300)).toBe(true);
+      return { permit, reader };
+    });
+    for (const lock of [await permit, await reader]) {
+      expect(await replica.get(`lock:{${lock.key}}:fence`)).toBe(String(lock.fencingToken));
+      await lock.release();
+    }
+  });
+
   it('fails with LockNotReplicatedError as the cause, and gives the lock back, when the replica does not confirm in time', { timeout: 30_000 }, async () => {
     const app = await open({ waitForReplicas: { replicas: 1, timeout: 200 } });
     const error = await withFrozenReplica(() => app.locks.acquire('stuck', { waitTimeout: 0 }).then(
