@@ -128,7 +128,7 @@ export class LockScripts implements LockStore {
   // (each async layer costs two promises, three under an enabled AsyncLocalStorage).
   acquire(keys: ScriptKeys, token: string, ttl: number, enqueue: boolean, waiterLease: number): Promise<AcquireReply> {
     // Learnt before the first renewal, without holding this call up (see `perMasterRenewals`).
-    if (this.redis7 === undefined && this.isCluster && this.asking === undefined) this.clusterOnRedis7().catch(() => undefined);
+    if (this.isCluster && this.redis7 === undefined) this.learnVersions();
     const settings = this.settings(waiterLease, this.shardFlag, enqueue ? ':1' : ':0');
     // Outside a Cluster the script derives the other four names from the lock's (see lock-lua.ts).
     const args = this.isCluster ? [keys.lock, keys.fence, keys.queue, keys.waiters, keys.released, token, ttl, settings] : [keys.lock, token, ttl, settings];
@@ -201,7 +201,7 @@ export class LockScripts implements LockStore {
     } else {
       // Until the servers' version is known, per slot: right on any version, only more calls.
       perNode = this.redis7 === true;
-      if (this.redis7 === undefined) this.clusterOnRedis7().catch(() => undefined);
+      if (this.redis7 === undefined) this.learnVersions();
       groups = bySlot(requests, this.keyPrefix, perNode ? (slot) => this.driver.slotOwner(slot) : undefined);
     }
     return groups.map((indexes) => {
@@ -283,6 +283,17 @@ export class LockScripts implements LockStore {
    * remembered: the next renewal asks again. A master that never answers leaves it pending,
    * and renewals per slot, without holding up anything else.
    */
+  /**
+   * Starts `clusterOnRedis7` in the background, unless it is under way or failed less than a
+   * second ago: while a master is down, acquisitions must not each send INFO to every master.
+   */
+  private learnVersions(): void {
+    if (this.asking !== undefined || performance.now() < this.askAgainAt) return;
+    this.clusterOnRedis7().catch(() => (this.askAgainAt = performance.now() + 1_000));
+  }
+
+  private askAgainAt = 0;
+
   private clusterOnRedis7(): Promise<boolean> {
     if (this.redis7 !== undefined) return Promise.resolve(this.redis7);
     this.asking ??= this.driver
