@@ -2,6 +2,9 @@
 // replica on this machine, with and without the option, in alternating rounds; medians and the
 // ratio. Its own process: `npm run build && node bench/replicas.mjs [rounds]`.
 import 'reflect-metadata';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -15,8 +18,10 @@ const shapes = [
   { concurrency: 50, pairs: 10_000 },
 ];
 
-const master = await startRedisServer();
-const replica = await startRedisServer(['--replicaof', '127.0.0.1', String(master.port)]);
+// A directory of their own: the master writes an RDB file for the replica's full sync.
+const dir = mkdtempSync(join(tmpdir(), 'bench-replicas-'));
+const master = await startRedisServer(['--dir', dir]);
+const replica = await startRedisServer(['--dir', dir, '--replicaof', '127.0.0.1', String(master.port)]);
 const admin = new Redis(master.port, '127.0.0.1');
 while (!/slave0:.*state=online/.test(await admin.info('replication'))) await new Promise((resolve) => setTimeout(resolve, 50));
 
@@ -71,4 +76,5 @@ for (const { app } of contenders) await app.close();
 admin.disconnect();
 await replica.stop();
 await master.stop();
+rmSync(dir, { recursive: true, force: true });
 process.exit(0);

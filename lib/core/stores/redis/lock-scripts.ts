@@ -279,11 +279,6 @@ export class LockScripts implements LockStore {
   private asking?: Promise<boolean>;
 
   /**
-   * Whether every master runs Redis 7 or later (script flags). A failed check is not
-   * remembered: the next renewal asks again. A master that never answers leaves it pending,
-   * and renewals per slot, without holding up anything else.
-   */
-  /**
    * Starts `clusterOnRedis7` in the background, unless it is under way or failed less than a
    * second ago: while a master is down, acquisitions must not each send INFO to every master.
    */
@@ -294,6 +289,11 @@ export class LockScripts implements LockStore {
 
   private askAgainAt = 0;
 
+  /**
+   * Whether every master runs Redis 7 or later (script flags). A failed check is not
+   * remembered: it is asked again later. A master that never answers leaves it pending, and
+   * renewals per slot, without holding up anything else.
+   */
   private clusterOnRedis7(): Promise<boolean> {
     if (this.redis7 !== undefined) return Promise.resolve(this.redis7);
     this.asking ??= this.driver
