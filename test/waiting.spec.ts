@@ -79,7 +79,7 @@ describe('grants to a waiter', () => {
   beforeAll(() => {
     client = new Redis(redisUrl());
     publisher = new Redis(redisUrl());
-    notifier = new ReleaseNotifier(client, new CapturedLogs(), async () => false);
+    notifier = new ReleaseNotifier(client, new CapturedLogs(), false);
   });
   afterAll(() => {
     notifier.close();

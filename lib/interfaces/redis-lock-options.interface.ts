@@ -100,6 +100,25 @@ export interface RedisLockModuleOptions extends LockTimingOptions, JobModuleOpti
    */
   fenceRetention?: Duration;
   /**
+   * Makes every acquisition wait until it has reached `replicas` replicas of the master (Redis
+   * `WAIT`), so that a failover to one of them keeps the lock and its fencing counter: without
+   * it, replication is asynchronous and a promoted replica may lack both, hand the lock to
+   * someone else and give out the same fencing token again, or a lower one. A lock handed over
+   * by a release is confirmed by one more acquire call, which waits the same way. When fewer
+   * replicas confirm within `timeout`, the lock is given back and the attempt fails with
+   * `LockNotReplicatedError`, retried like any Redis error until `waitTimeout` (the caller
+   * then gets `LockNotAcquiredError` with it as `cause`). Costs one round trip to the replica
+   * per acquisition (see "Benchmarks" in the README). For one server with replicas, Sentinel and
+   * Cluster; refused in quorum mode; with `nestjs-redis-lock/testing` it is checked and has
+   * nothing to wait for.
+   *
+   * @example
+   * ```ts
+   * RedisLockModule.forRoot({ redis: { sentinels, name: 'mymaster' }, waitForReplicas: { replicas: 1, timeout: '500ms' } });
+   * ```
+   */
+  waitForReplicas?: WaitForReplicasOptions;
+  /**
    * Whether the 409 response for a busy lock on an HTTP route names the lock key. Keys are often
    * built from ids the client should not learn, so the default is `false`.
    */
@@ -132,6 +151,17 @@ export interface RedisLockModuleExtras {
    * Default `true`.
    */
   globalInterceptor?: boolean;
+}
+
+/** See {@link RedisLockModuleOptions.waitForReplicas}. */
+export interface WaitForReplicasOptions {
+  /** How many replicas must have an acquisition before it is handed out: an integer from 1 to 100. */
+  replicas: number;
+  /**
+   * How long `WAIT` may block, in milliseconds or as a duration string: from 1 ms to half the
+   * module's `ttl` (the lease runs meanwhile). Default 1000, or half the ttl if that is less.
+   */
+  timeout?: Duration;
 }
 
 /** Options of one `acquire()`, `tryAcquire()` or `using()` call. */

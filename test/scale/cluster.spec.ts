@@ -44,10 +44,12 @@ describe('Redis Cluster (3 masters)', () => {
     try {
       const held = await app!.locks.acquire('cluster:handoff');
       const waiting = other.locks.acquire('cluster:handoff', { waitTimeout: 10_000 }).then((lock) => ({ lock, at: performance.now() }));
-      await sleep(100);
-      // Redis 7: the waiter listens on a shard channel, carried only by the lock's own shard.
-      const shardChannels = await Promise.all(client.nodes('master').map((node) => node.call('PUBSUB', 'SHARDCHANNELS') as Promise<string[]>));
-      expect(shardChannels.flat()).toEqual(['lock:{cluster:handoff}:released']);
+      // Redis 7: the waiter listens on a shard channel, carried only by the lock's own shard
+      // (subscribed once the waiter's sharded subscriber connection is up).
+      const shardChannels = async () => (await Promise.all(client.nodes('master').map((node) => node.call('PUBSUB', 'SHARDCHANNELS') as Promise<string[]>))).flat();
+      const subscribed = performance.now() + 5_000;
+      while ((await shardChannels()).length === 0 && performance.now() < subscribed) await sleep(10);
+      expect(await shardChannels()).toEqual(['lock:{cluster:handoff}:released']);
       const plainChannels = await Promise.all(client.nodes('master').map((node) => node.pubsub('CHANNELS') as Promise<string[]>));
       expect(plainChannels.flat()).toEqual([]);
       const releasedAt = performance.now();

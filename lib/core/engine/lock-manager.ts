@@ -268,7 +268,8 @@ export class LockManager implements LockOwner, LockRunner {
         }
         const refresh = Math.min(left, WAITER_REFRESH_MS, Math.floor(timing.ttl / 3));
         const granted = await waitForTurn(watch, attempt, busyFor, refresh, signal, this.shutdown.signal, this.clock);
-        if (granted !== undefined) {
+        // A store that confirms grants: the grant only wakes the waiter, whose next attempt takes it.
+        if (granted !== undefined && !this.store.confirmsGrants) {
           // The release that handed the lock over ran after our last attempt: count the
           // (shortened) lease from that attempt, and renew to the full ttl straight away.
           const lease = Math.min(timing.ttl, WAITER_LEASE_MS);

@@ -131,3 +131,34 @@ describe('driftMargin', () => {
     expect(driftMargin(150)).toBe(4);
   });
 });
+
+describe('waitForReplicas', () => {
+  it('is off by default, and takes replicas with a timeout that defaults to 1 s (half the ttl at most)', () => {
+    expect(resolveModuleOptions({ redis }).waitForReplicas).toBeUndefined();
+    expect(resolveModuleOptions({ redis, waitForReplicas: { replicas: 1 } }).waitForReplicas).toEqual({ replicas: 1, timeout: 1_000 });
+    expect(resolveModuleOptions({ redis, ttl: 1_000, waitForReplicas: { replicas: 2 } }).waitForReplicas).toEqual({ replicas: 2, timeout: 500 });
+    expect(resolveModuleOptions({ redis, waitForReplicas: { replicas: 1, timeout: '250ms' } }).waitForReplicas).toEqual({ replicas: 1, timeout: 250 });
+  });
+
+  it('rejects bad values, naming the option', () => {
+    const bad = (waitForReplicas: unknown) => () => resolveModuleOptions({ redis, waitForReplicas } as RedisLockModuleOptions);
+    expect(bad(null)).toThrow(/Option "waitForReplicas" must be an object such as \{ replicas: 1, timeout: 1000 \}, got null/);
+    expect(bad(1)).toThrow(/Option "waitForReplicas" must be an object/);
+    expect(bad({})).toThrow(/Option "waitForReplicas.replicas" must be an integer from 1 to 100, got undefined/);
+    for (const replicas of [0, -1, 1.5, 101, NaN, '1']) expect(bad({ replicas })).toThrow(/Option "waitForReplicas.replicas"/);
+    for (const timeout of [0, -5, 15_001]) expect(bad({ replicas: 1, timeout })).toThrow(/Option "waitForReplicas.timeout" must .*from 1 to 15000 ms \(at most half the ttl 30000\)/);
+    for (const timeout of ['soon', null]) expect(bad({ replicas: 1, timeout })).toThrow(/Option "waitForReplicas.timeout" must be a number of milliseconds or a duration string/);
+    expect(bad({ replicas: 1, timeout: 15_000 })).not.toThrow();
+  });
+
+  it('is refused in quorum mode, where the masters are independent and have no replicas to wait for', () => {
+    const nodes = ['redis://a:6379', 'redis://b:6379', 'redis://c:6379'];
+    expect(() => resolveModuleOptions({ redis: nodes, waitForReplicas: { replicas: 1 } })).toThrow(InvalidLockOptionsError);
+    expect(() => resolveModuleOptions({ redis: nodes, waitForReplicas: { replicas: 1 } })).toThrow(/Option "waitForReplicas" must be left out in quorum mode/);
+  });
+
+  it('is checked without Redis (the in-memory store of nestjs-redis-lock/testing), where it has nothing to wait for', () => {
+    expect(resolveModuleOptions({ waitForReplicas: { replicas: 1 } } as RedisLockModuleOptions, { needsRedis: false }).waitForReplicas).toEqual({ replicas: 1, timeout: 1_000 });
+    expect(() => resolveModuleOptions({ waitForReplicas: { replicas: 0 } } as RedisLockModuleOptions, { needsRedis: false })).toThrow(/waitForReplicas.replicas/);
+  });
+});

@@ -2,6 +2,7 @@ import { InvalidLockOptionsError } from '../../errors/invalid-lock-options.error
 import { checkInstanceName } from '../engine/holder.js';
 import { parseDuration } from '../time/duration.js';
 import { checkTtlWithinRetention, resolveFenceRetention } from './fence-retention.js';
+import { resolveWaitForReplicas, type ReplicaWait } from './wait-for-replicas.js';
 import type {
   LockOptions,
   LockTimingOptions,
@@ -46,6 +47,8 @@ export interface ResolvedModuleOptions extends LockTiming {
   instanceName?: string;
   /** Milliseconds; 0 keeps fencing counters forever. */
   fenceRetention: number;
+  /** Acquisitions wait for this many replicas (Redis `WAIT`); undefined: they do not. */
+  waitForReplicas?: ReplicaWait;
 }
 
 /**
@@ -85,7 +88,8 @@ export function resolveModuleOptions(options: RedisLockModuleOptions, { needsRed
   });
   const instanceName = checkInstanceName(options.instanceName);
   const fenceRetention = resolveFenceRetention(options.fenceRetention, timing.ttl);
-  return { ...timing, redis, keyPrefix, shutdownTimeout, exposeKeyInHttpErrors, instanceName, fenceRetention };
+  const waitForReplicas = resolveWaitForReplicas(options.waitForReplicas, timing.ttl, Array.isArray(redis));
+  return { ...timing, redis, keyPrefix, shutdownTimeout, exposeKeyInHttpErrors, instanceName, fenceRetention, waitForReplicas };
 }
 
 /** Validates the options of one call against the module's resolved timing. */

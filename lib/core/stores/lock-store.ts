@@ -52,6 +52,12 @@ export interface RenewalPart {
 export interface LockStore {
   /** Whether waiters queue in Redis and are woken by release messages (one node only). */
   readonly queues: boolean;
+  /**
+   * Whether a lock handed over by a release must be confirmed by an acquire call before it is
+   * handed out (`waitForReplicas`: that call waits for the replicas). Otherwise the grant's
+   * fencing token is taken as it comes.
+   */
+  readonly confirmsGrants?: boolean;
   /** Counting semaphores; absent where they are not supported (quorum mode). */
   readonly semaphores?: SemaphoreStore;
   /** The read side of read-write locks (plain locks are the write side); absent where not supported (quorum mode). */

@@ -96,7 +96,8 @@ end
 /**
  * What a renew script reports for each lock: renewed; held by another token; gone (no such key:
  * it expired, or a node restarted empty); or, for a key that is not a declared key of the call,
- * not served by this node (its slot is migrating or moved: the client's slot map is stale).
+ * not served or not found by this node (its slot is migrating or moved: ask again with the key
+ * declared).
  */
 export const RENEWED = 1;
 export const NOT_OURS = 0;
@@ -145,8 +146,14 @@ return on_replica() or (owner and 0 or 2)
 /**
  * The loop shared by the batch renew scripts: `n` locks, the i-th named by `key(i)`, its token
  * and ttl at ARGV[offset + 2i - 1] and ARGV[offset + 2i]. One code per lock (see RENEWED).
- * `guarded`: the keys are not all declared, so reading one this node does not serve raises an
- * error; it is caught and reported as ELSEWHERE for that lock alone, instead of failing the call.
+ * `guarded`: only the first key is declared, so reading another one that this node does not
+ * serve raises an error; it is caught and reported as ELSEWHERE for that lock alone, instead of
+ * failing the call. A missing undeclared key is ELSEWHERE too, never GONE: when the first lock's
+ * slot is migrating and that lock has already moved, the client resends the whole call to the
+ * importing node with ASKING, which then serves the slot, and reads the locks of that slot not
+ * moved yet as missing. Only a declared key's answer is Redis' word (it follows ASK, MOVED and
+ * TRYAGAIN), so the client asks again with the lock declared (one more call for a lock that is
+ * truly gone, which happens once per lost lock).
  * Renewing adds no memory (PEXPIRE of keys that already have an expiry).
  */
 const RENEW_LOOP = `${ON_REPLICA}${GUARDS}
@@ -160,7 +167,7 @@ local function renew_all(n, key, offset, guarded)
     else
       owner = redis.call('GET', key(i))
     end
-    if type(owner) == 'table' and owner.err then
+    if (type(owner) == 'table' and owner.err) or (guarded and i > 1 and not owner) then
       results[i] = 3
     elseif owner == ARGV[offset + 2 * i - 1] then
       renew_guards(key(i), owner, ARGV[offset + 2 * i])
@@ -252,8 +259,8 @@ return 1
  * declared keys of different slots even with `allow-cross-slot-keys`, so only the first lock
  * is declared (it routes the call) and the others come as arguments, which the flag lets the
  * script touch. KEYS: the first lock. ARGV: n, the other n-1 locks, then token and ttl of each.
- * A lock whose slot this node no longer serves (resharding, stale slot map) comes back as
- * ELSEWHERE and is renewed on its own by the client. `allow-oom`: a script with flags is
+ * A lock after the first that this node does not serve (resharding, stale slot map) or does not
+ * have comes back as ELSEWHERE and is renewed on its own by the client (see RENEW_LOOP). `allow-oom`: a script with flags is
  * otherwise refused whole under a full `maxmemory`, although a renewal adds no memory.
  */
 const RENEW_NODE = `#!lua flags=allow-cross-slot-keys,allow-oom

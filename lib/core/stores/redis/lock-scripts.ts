@@ -10,6 +10,13 @@ import { READ_HELD } from '../../rwlock/read-keys.js';
 import { SemaphoreScripts } from '../../semaphore/semaphore-scripts.js';
 import { inspectSemaphoreInRedis, type SemaphoreSnapshot } from '../../semaphore/semaphore-inspect.js';
 import type { LockRedisKeys } from '../../keys/lock-key.js';
+import type { SemaphoreStore } from '../../semaphore/semaphore-store.js';
+import type { ReadStore } from '../../rwlock/read-store.js';
+import { InvalidLockOptionsError } from '../../../errors/invalid-lock-options.error.js';
+import type { ReplicaWait } from '../../options/wait-for-replicas.js';
+import { IoRedisDriver } from './drivers/ioredis-driver.js';
+import type { Redis } from 'ioredis';
+import { ReplicaWaiter } from './replica-wait.js';
 import type { AcquireReply, LockSnapshot, LockStore, ReleaseReply, RenewalOutcome, RenewalPart, RenewalRequest, ScriptKeys } from '../lock-store.js';
 import { toReleaseReply } from '../lock-replies.js';
 
@@ -37,10 +44,14 @@ export class LockScripts implements LockStore {
   /** The module's `fenceRetention` as the scripts take it: '0' keeps fencing counters forever. */
   private readonly fenceRetention: string;
 
-  /** `fenceRetention`: ms after its last token until an idle fencing counter expires; 0 never. */
+  /**
+   * `fenceRetention`: ms after its last token until an idle fencing counter expires; 0 never.
+   * `replicaWait`: the module's `waitForReplicas` (see `ReplicaWaiter`).
+   */
   constructor(
     readonly client: RedisClient,
     fenceRetention = 0,
+    replicaWait?: ReplicaWait,
   ) {
     this.fenceRetention = String(fenceRetention);
     this.driver = driverFor(client);
@@ -49,24 +60,69 @@ export class LockScripts implements LockStore {
     this.calls = this.driver.scripts();
     this.acquireScript = this.driver.bareScript(this.isCluster ? 'acquire' : 'acquireOneKey');
     this.releaseScript = this.driver.bareScript(this.isCluster ? 'release' : 'releaseOneKey');
+    if (replicaWait !== undefined) {
+      if (!(this.driver instanceof IoRedisDriver) || this.isCluster) {
+        throw new InvalidLockOptionsError(
+          'waitForReplicas',
+          replicaWait,
+          'left out with this connection: it needs one ioredis connection to a master (a URL, ioredis options with or without Sentinel, or an ioredis Redis client), not yet a Cluster or a node-redis client',
+        );
+      }
+      this.replicaWaiter = new ReplicaWaiter(this.driver.client as Redis, replicaWait);
+      this.replicatedAcquire = this.replicaWaiter.driver.bareScript('acquireOneKey');
+    }
   }
 
   /** The two scripts every lock runs, with five declared keys on a Cluster and one elsewhere. */
   private readonly acquireScript: BareScriptCall;
   private readonly releaseScript: BareScriptCall;
 
-  private semaphoreScripts?: SemaphoreScripts;
+  /** With `waitForReplicas`: acquisitions go out on their own connection and wait for replicas there. */
+  private readonly replicaWaiter?: ReplicaWaiter;
+  private readonly replicatedAcquire?: BareScriptCall;
 
-  /** The counting semaphore's scripts over the same client, with the same settings (see `semaphore/`). */
-  get semaphores(): SemaphoreScripts {
-    return (this.semaphoreScripts ??= new SemaphoreScripts(this.runScript, async (lease) => this.settings(lease, this.knownShardFlag ?? (await this.shardFlag()))));
+  /** A grant is handed out only once an acquire call confirmed it, which waits for the replicas too. */
+  get confirmsGrants(): boolean {
+    return this.replicaWaiter !== undefined;
   }
 
-  private readScripts?: ReadScripts;
+  private semaphoreStore?: SemaphoreStore;
+
+  /** The counting semaphore's scripts over the same client, with the same settings (see `semaphore/`). */
+  get semaphores(): SemaphoreStore {
+    if (this.semaphoreStore !== undefined) return this.semaphoreStore;
+    const settings = async (lease: number) => this.settings(lease, this.shardFlag);
+    const scripts = new SemaphoreScripts(this.runScript, settings);
+    const waiter = this.replicaWaiter;
+    if (waiter === undefined) return (this.semaphoreStore = scripts);
+    const replicated = new SemaphoreScripts((script, keys, args) => waiter.driver.evalScript(script, keys, args), settings);
+    return (this.semaphoreStore = {
+      acquire: (keys, token, ttl, enqueue, lease) => waiter.acquire(keys.lock, () => replicated.acquire(keys, token, ttl, enqueue, lease), () => scripts.release(keys, token, lease)),
+      release: (keys, token, lease) => scripts.release(keys, token, lease),
+      leave: (keys, token, ttl, lease) => scripts.leave(keys, token, ttl, lease),
+    });
+  }
+
+  private readStore?: ReadStore;
 
   /** The read side of read-write locks over the same client (see `rwlock/`). */
-  get readers(): ReadScripts {
-    return (this.readScripts ??= new ReadScripts(this.runScript, async (lease) => this.settings(lease, this.knownShardFlag ?? (await this.shardFlag()))));
+  get readers(): ReadStore {
+    if (this.readStore !== undefined) return this.readStore;
+    const settings = async (lease: number) => this.settings(lease, this.shardFlag);
+    const scripts = new ReadScripts(this.runScript, settings);
+    const waiter = this.replicaWaiter;
+    if (waiter === undefined) return (this.readStore = scripts);
+    const replicated = new ReadScripts((script, keys, args) => waiter.driver.evalScript(script, keys, args), settings);
+    return (this.readStore = {
+      acquire: (keys, token, ttl, enqueue, lease) => waiter.acquire(keys.lock, () => replicated.acquire(keys, token, ttl, enqueue, lease), () => scripts.release(keys, token, lease)),
+      release: (keys, token, lease) => scripts.release(keys, token, lease),
+      leave: (keys, token, ttl, lease) => scripts.leave(keys, token, ttl, lease),
+    });
+  }
+
+  /** Closes the connection `waitForReplicas` opened, if any (the client itself is the caller's). */
+  close(): void {
+    this.replicaWaiter?.close();
   }
 
   private readonly runScript: RunScript = (script, keys, args) => this.driver.evalScript(script, keys, args);
@@ -74,15 +130,15 @@ export class LockScripts implements LockStore {
   // acquire() and release() run for every lock: plain functions with one `then`, not async ones
   // (each async layer costs two promises, three under an enabled AsyncLocalStorage).
   acquire(keys: ScriptKeys, token: string, ttl: number, enqueue: boolean, waiterLease: number): Promise<AcquireReply> {
-    const sharded = this.knownShardFlag;
-    if (sharded === undefined) return Promise.resolve(this.shardFlag()).then((flag) => this.sendAcquire(keys, token, ttl, enqueue, waiterLease, flag));
-    return this.sendAcquire(keys, token, ttl, enqueue, waiterLease, sharded);
-  }
-
-  private sendAcquire(keys: ScriptKeys, token: string, ttl: number, enqueue: boolean, waiterLease: number, sharded: '0' | '1'): Promise<AcquireReply> {
-    const settings = this.settings(waiterLease, sharded, enqueue ? ':1' : ':0');
+    // Learnt before the first renewal, without holding this call up (see `perMasterRenewals`).
+    if (this.isCluster && this.redis7 === undefined) this.learnVersions();
+    const settings = this.settings(waiterLease, this.shardFlag, enqueue ? ':1' : ':0');
     // Outside a Cluster the script derives the other four names from the lock's (see lock-lua.ts).
     const args = this.isCluster ? [keys.lock, keys.fence, keys.queue, keys.waiters, keys.released, token, ttl, settings] : [keys.lock, token, ttl, settings];
+    if (this.replicaWaiter !== undefined) {
+      const script = this.replicatedAcquire!;
+      return this.replicaWaiter.acquire(keys.lock, () => sendBare(script, args, toAcquireReply), () => this.release(keys, token, waiterLease));
+    }
     return sendBare(this.acquireScript, args, toAcquireReply);
   }
 
@@ -106,19 +162,13 @@ export class LockScripts implements LockStore {
   }
 
   release(keys: ScriptKeys, token: string, waiterLease: number): Promise<ReleaseReply> {
-    const sharded = this.knownShardFlag;
-    if (sharded === undefined) return Promise.resolve(this.shardFlag()).then((flag) => this.sendRelease(keys, token, waiterLease, flag));
-    return this.sendRelease(keys, token, waiterLease, sharded);
-  }
-
-  private sendRelease(keys: ScriptKeys, token: string, waiterLease: number, sharded: '0' | '1'): Promise<ReleaseReply> {
-    const settings = this.settings(waiterLease, sharded);
+    const settings = this.settings(waiterLease, this.shardFlag);
     const args = this.isCluster ? [keys.lock, keys.fence, keys.queue, keys.waiters, keys.released, token, settings] : [keys.lock, token, settings];
     return sendBare(this.releaseScript, args, toReleaseReply);
   }
 
   async leave(keys: ScriptKeys, token: string, ttl: number, waiterLease: number): Promise<void> {
-    await this.calls.leave(keys.lock, keys.fence, keys.queue, keys.waiters, keys.released, token, ttl, this.settings(waiterLease, this.knownShardFlag ?? (await this.shardFlag())));
+    await this.calls.leave(keys.lock, keys.fence, keys.queue, keys.waiters, keys.released, token, ttl, this.settings(waiterLease, this.shardFlag));
   }
 
   /**
@@ -154,7 +204,7 @@ export class LockScripts implements LockStore {
     } else {
       // Until the servers' version is known, per slot: right on any version, only more calls.
       perNode = this.redis7 === true;
-      if (this.redis7 === undefined) this.clusterOnRedis7().catch(() => undefined);
+      if (this.redis7 === undefined) this.learnVersions();
       groups = bySlot(requests, this.keyPrefix, perNode ? (slot) => this.driver.slotOwner(slot) : undefined);
     }
     return groups.map((indexes) => {
@@ -194,12 +244,13 @@ export class LockScripts implements LockStore {
   }
 
   /**
-   * Whether release messages go over sharded pub/sub (SPUBLISH / SSUBSCRIBE): on a Redis 7
-   * Cluster, where a plain PUBLISH would be broadcast to every node. The scripts and the
-   * release notifier both ask here, and the answer, once known, never changes, so the channel
-   * a script publishes on is the one waiters listen to.
+   * Whether renewals go out as one call per master (every master runs Redis 7: the script is
+   * flagged): learns it on a Cluster, once every master has answered. Until then, and for ever
+   * outside a Cluster, renewals are grouped per slot or by count, which is right on any version.
+   * Nothing else waits for this answer: release messages are sharded or not per server, decided
+   * inside the scripts (see `QUEUE_MEMBERS`), so a master that does not answer blocks no acquire.
    */
-  shardedPubSub(): Promise<boolean> {
+  perMasterRenewals(): Promise<boolean> {
     return this.isCluster ? this.clusterOnRedis7() : Promise.resolve(false);
   }
 
@@ -217,25 +268,34 @@ export class LockScripts implements LockStore {
 
   private readonly settingsByLease = new Map<number, string[]>();
 
-  /** Known once the cluster's versions are: read directly then, so that a call costs no extra await. */
-  private get knownShardFlag(): '0' | '1' | undefined {
-    if (!this.isCluster) return '0';
-    return this.redis7 === undefined ? undefined : this.redis7 ? '1' : '0';
+  /**
+   * The scripts' sharded flag: '1' on a Cluster, where each server publishes with SPUBLISH if it
+   * runs Redis 7 and with PUBLISH otherwise (see `QUEUE_MEMBERS`); the release notifier
+   * subscribes to match, per channel.
+   */
+  private get shardFlag(): '0' | '1' {
+    return this.isCluster ? '1' : '0';
   }
 
-  private shardFlag(): '0' | '1' | Promise<'0' | '1'> {
-    if (!this.isCluster) return '0';
-    if (this.redis7 !== undefined) return this.redis7 ? '1' : '0';
-    return this.clusterOnRedis7().then((redis7) => (redis7 ? '1' : '0'));
-  }
-
-  /** Known once every master answered; never guessed (a guess could split publishers from subscribers). */
+  /** Known once every master answered; until then renewals go per slot. */
   private redis7?: boolean;
   private asking?: Promise<boolean>;
 
   /**
-   * Whether every master runs Redis 7 or later (script flags, sharded pub/sub). A failed check
-   * is not remembered: the caller fails like on any Redis error, and the next call asks again.
+   * Starts `clusterOnRedis7` in the background, unless it is under way or failed less than a
+   * second ago: while a master is down, acquisitions must not each send INFO to every master.
+   */
+  private learnVersions(): void {
+    if (this.asking !== undefined || performance.now() < this.askAgainAt) return;
+    this.clusterOnRedis7().catch(() => (this.askAgainAt = performance.now() + 1_000));
+  }
+
+  private askAgainAt = 0;
+
+  /**
+   * Whether every master runs Redis 7 or later (script flags). A failed check is not
+   * remembered: it is asked again later. A master that never answers leaves it pending, and
+   * renewals per slot, without holding up anything else.
    */
   private clusterOnRedis7(): Promise<boolean> {
     if (this.redis7 !== undefined) return Promise.resolve(this.redis7);

@@ -12,6 +12,12 @@
  * `hset_guard` keep the keys that guard leases as long as the leases.
  */
 export const QUEUE_MEMBERS = `
+-- The settings' sharded flag is '1' on a Redis Cluster: publish with SPUBLISH where this server
+-- has it (Redis 7), with PUBLISH on an older one, which the cluster bus carries to every node
+-- (the waiters' SSUBSCRIBE is refused there, and they SUBSCRIBE instead). Decided here, by the
+-- server that runs the script, so that no call waits to hear every master's version.
+if sharded == '1' and (tonumber(redis.REDIS_VERSION_NUM) or 0) < 0x070000 then sharded = '0' end
+
 local function next_fence(fence)
   local fencing = redis.call('INCR', fence)
   if fence_retention ~= '0' then redis.call('PEXPIRE', fence, fence_retention) end
@@ -59,7 +65,8 @@ end
 
 /**
  * Every script that includes it first sets `fence_retention` (ms, '0' for none): with the
- * module's `fenceRetention`, each new fencing token also restarts the counter's expiry.
+ * module's `fenceRetention`, each new fencing token also restarts the counter's expiry; and
+ * `sharded` ('1' on a Cluster), which it lowers to '0' on a server older than Redis 7.
  * The scripts take that, the waiter lease and the sharded pub/sub flag as one "settings"
  * argument, `<fence retention>:<waiter lease>:<sharded>`: ioredis spends about 0.1 us of CPU
  * per argument of every call, more than the parsing costs Redis on the paths that need it.
@@ -144,7 +151,7 @@ end
 -- Hands a free lock straight to the live head of the queue, for at most grant_ms: the waiter
 -- renews it to its own ttl as soon as it wakes, and a waiter that died meanwhile blocks the
 -- lock for grant_ms, not for a whole ttl. Publishes "<token>:<fencing token>", with SPUBLISH
--- when sharded is '1' (Redis 7 Cluster: only the shard that owns the lock carries it).
+-- when sharded is '1' (a Redis 7 master of a Cluster: only the shard that owns the lock carries it).
 -- Returns {token, fencing}, or that of every reader let in (see grant_readers), or nil.
 local function grant_next(lock, fence, queue, waiters, channel, grant_ms, sharded)
   local head, token, ttl

@@ -32,14 +32,21 @@ export function redisBackend(options: ResolvedModuleOptions, logger: LockLogger)
     const store = new QuorumStore(clients.map((client) => new LockScripts(client, options.fenceRetention)));
     return { store, clients, close: closeConnections };
   }
-  const store = new LockScripts(clients[0]!, options.fenceRetention);
-  const notifier = new ReleaseNotifier(clients[0]!, logger, () => store.shardedPubSub());
+  let store: LockScripts;
+  try {
+    store = new LockScripts(clients[0]!, options.fenceRetention, options.waitForReplicas);
+  } catch (error) {
+    closeConnections();
+    throw error;
+  }
+  const notifier = new ReleaseNotifier(clients[0]!, logger, store.isCluster);
   return {
     store,
     notifier,
     clients,
     close: () => {
       notifier.close();
+      store.close();
       closeConnections();
     },
   };

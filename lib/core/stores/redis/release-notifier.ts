@@ -27,15 +27,20 @@ interface ChannelState {
   retry?: NodeJS.Timeout;
   /** Waiters on this channel by token: each release wakes exactly the one it hands the lock to. */
   waiters: Map<string, GrantInbox>;
+  /** How the channel was subscribed to (Cluster: sharded unless its server refused SSUBSCRIBE). */
+  sharded: boolean;
 }
 
 /**
  * One subscriber connection per process, shared by every waiter: a waiter subscribes to its
  * lock's release channel before retrying. A release hands the lock to the waiter whose turn it
  * is and publishes `<token>:<fencing token>`, so it wakes that one waiter, already holding the
- * lock, instead of all of them. On a Redis 7 Cluster this is sharded pub/sub (SPUBLISH /
- * SSUBSCRIBE, carried by the shard that owns the lock); on older clusters a plain PUBLISH,
- * which the cluster bus takes to every node.
+ * lock, instead of all of them. On a Cluster each master decides inside the script: SPUBLISH
+ * (sharded, carried by the shard that owns the lock) on Redis 7, a plain PUBLISH (which the
+ * cluster bus takes to every node) on an older server. The waiter matches it per channel:
+ * SSUBSCRIBE, which goes to the master that owns the channel's slot, and SUBSCRIBE when that
+ * master does not know the command. Nothing waits to hear every master's version, so a master
+ * that does not answer holds up only the waiters of its own locks.
  */
 export class ReleaseNotifier {
   private subscriber?: ReleaseSubscriber;
@@ -46,8 +51,8 @@ export class ReleaseNotifier {
   constructor(
     private readonly client: RedisClient,
     private readonly logger: LockLogger,
-    /** Resolves whether releases use sharded pub/sub (must match what the scripts publish with). */
-    private readonly sharded: () => Promise<boolean>,
+    /** A Redis Cluster: subscribe sharded where the server has it, as the scripts publish. */
+    private readonly cluster: boolean,
   ) {
     this.channelPrefix = driverFor(client).keyPrefix;
   }
@@ -56,7 +61,7 @@ export class ReleaseNotifier {
     const name = this.channelPrefix + channel;
     let state = this.channels.get(name);
     if (state === undefined) {
-      state = { ready: Promise.resolve(), waiters: new Map() };
+      state = { ready: Promise.resolve(), waiters: new Map(), sharded: this.cluster };
       this.channels.set(name, state);
       state.ready = this.subscribe(name, state, 0);
     }
@@ -76,7 +81,7 @@ export class ReleaseNotifier {
           // After the caller's code has started: a woken waiter runs before the bookkeeping.
           setImmediate(() => {
             if (this.channels.has(name) || this.subscriber === undefined) return;
-            this.subscriber.unsubscribe(name).catch(() => undefined);
+            this.subscriber.unsubscribe(name, channelState.sharded).catch(() => undefined);
           });
         }
       },
@@ -100,9 +105,19 @@ export class ReleaseNotifier {
    * up to 4 s) for as long as the channel has waiters, instead of being kept failed.
    */
   private subscribe(name: string, state: ChannelState, failures: number): Promise<void> {
-    return this.sharded()
-      .then(async (sharded) => {
-        await this.connection(sharded).subscribe(name);
+    return Promise.resolve()
+      .then(async () => {
+        const subscriber = this.connection();
+        if (!this.cluster) return subscriber.subscribe(name, false);
+        try {
+          await subscriber.subscribe(name, true);
+          state.sharded = true;
+        } catch (error) {
+          // A master older than Redis 7 publishes this channel's releases with PUBLISH.
+          if (!/unknown command/i.test(String((error as Error | undefined)?.message))) throw error;
+          await subscriber.subscribe(name, false);
+          state.sharded = false;
+        }
       })
       .catch((error: unknown) => {
         if (this.channels.get(name) !== state) throw error;
@@ -115,12 +130,9 @@ export class ReleaseNotifier {
       });
   }
 
-  /**
-   * The subscriber connection, opened by the client's driver on first use. Whether it is
-   * sharded is fixed then: the answer of `sharded()` never changes once known.
-   */
-  private connection(sharded: boolean): ReleaseSubscriber {
-    this.subscriber ??= driverFor(this.client).subscriber(sharded, (channel, message) => {
+  /** The subscriber connection, opened by the client's driver on first use. */
+  private connection(): ReleaseSubscriber {
+    this.subscriber ??= driverFor(this.client).subscriber((channel, message) => {
       const separator = message.indexOf(':');
       const waiter = this.channels.get(channel)?.waiters.get(message.slice(0, separator));
       waiter?.deliver(Number(message.slice(separator + 1)));

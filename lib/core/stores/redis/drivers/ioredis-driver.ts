@@ -112,19 +112,20 @@ export class IoRedisDriver implements RedisDriver {
    * Redis sees them (the scripts publish on a declared key, which ioredis prefixed), and ioredis
    * would prefix a SSUBSCRIBE channel a second time.
    */
-  subscriber(sharded: boolean, onMessage: (channel: string, message: string) => void): ReleaseSubscriber {
-    // ioredis routes SSUBSCRIBE to the node that owns the channel's slot only with `shardedSubscribers`.
+  subscriber(onMessage: (channel: string, message: string) => void): ReleaseSubscriber {
+    // ioredis routes SSUBSCRIBE to the node that owns the channel's slot only with
+    // `shardedSubscribers`; a plain SUBSCRIBE still goes to its one subscriber node.
     const connection = this.isCluster
-      ? (this.client as Cluster).duplicate(undefined, { keyPrefix: '', redisOptions: { ...(this.client as Cluster).options.redisOptions, keyPrefix: '' }, shardedSubscribers: sharded })
+      ? (this.client as Cluster).duplicate(undefined, { keyPrefix: '', redisOptions: { ...(this.client as Cluster).options.redisOptions, keyPrefix: '' }, shardedSubscribers: true })
       : (this.client as Redis).duplicate({ keyPrefix: '' });
     connection.on('message', onMessage);
     connection.on('smessage', onMessage);
     connection.on('error', () => undefined); // the command connection reports connection trouble
     return {
-      subscribe: async (channel) => {
+      subscribe: async (channel, sharded) => {
         await (sharded ? (connection as Cluster).ssubscribe(channel) : connection.subscribe(channel));
       },
-      unsubscribe: async (channel) => {
+      unsubscribe: async (channel, sharded) => {
         await (sharded ? (connection as Cluster).sunsubscribe(channel) : connection.unsubscribe(channel));
       },
       close: () => connection.disconnect(),

@@ -165,10 +165,11 @@ export class NodeRedisDriver implements RedisDriver {
    * nodes a subscription needs, not to every master), connected on first use and closed by
    * `close()`. node-redis routes SSUBSCRIBE to the shard that owns the channel.
    */
-  subscriber(sharded: boolean, onMessage: (channel: string, message: string) => void): ReleaseSubscriber {
+  subscriber(onMessage: (channel: string, message: string) => void): ReleaseSubscriber {
     const listener: Listener = (message, channel) => onMessage(channel, message);
-    const subscribe = (connection: PubSubConnection, channel: string) => (sharded ? connection.sSubscribe(channel, listener) : connection.subscribe(channel, listener));
-    const unsubscribe = (connection: PubSubConnection, channel: string) => (sharded ? connection.sUnsubscribe(channel, listener) : connection.unsubscribe(channel, listener));
+    const subscribe = (connection: PubSubConnection, channel: string, sharded: boolean) => (sharded ? connection.sSubscribe(channel, listener) : connection.subscribe(channel, listener));
+    const unsubscribe = (connection: PubSubConnection, channel: string, sharded: boolean) =>
+      sharded ? connection.sUnsubscribe(channel, listener) : connection.unsubscribe(channel, listener);
     if (typeof (this.client as { duplicate?: unknown }).duplicate !== 'function') return this.sharedSubscriber(subscribe, unsubscribe);
     const duplicate = (this.client as unknown as { duplicate(overrides?: object): unknown }).duplicate.bind(this.client);
     const connection = (this.kind === 'cluster' ? duplicate({ minimizeConnections: true }) : duplicate()) as PubSubConnection;
@@ -184,7 +185,7 @@ export class NodeRedisDriver implements RedisDriver {
       }
     };
     return {
-      subscribe: async (channel) => {
+      subscribe: async (channel, sharded) => {
         // A connection that failed is tried again by the notifier's next retry, not kept failed.
         connecting ??= connection.connect().then(
           () => {
@@ -196,11 +197,11 @@ export class NodeRedisDriver implements RedisDriver {
           },
         );
         await connecting;
-        await subscribe(connection, channel);
+        await subscribe(connection, channel, sharded);
       },
-      unsubscribe: async (channel) => {
+      unsubscribe: async (channel, sharded) => {
         if (closed || connecting === undefined) return;
-        await unsubscribe(connection, channel);
+        await unsubscribe(connection, channel, sharded);
       },
       close: () => {
         closed = true;
@@ -230,25 +231,26 @@ export class NodeRedisDriver implements RedisDriver {
    * on close take back every subscription made, leaving the client (the application's) open.
    */
   private sharedSubscriber(
-    subscribe: (connection: PubSubConnection, channel: string) => Promise<unknown>,
-    unsubscribe: (connection: PubSubConnection, channel: string) => Promise<unknown>,
+    subscribe: (connection: PubSubConnection, channel: string, sharded: boolean) => Promise<unknown>,
+    unsubscribe: (connection: PubSubConnection, channel: string, sharded: boolean) => Promise<unknown>,
   ): ReleaseSubscriber {
     const connection = this.client as unknown as PubSubConnection;
-    const channels = new Set<string>();
+    /** Each subscription made, and whether it is sharded. */
+    const channels = new Map<string, boolean>();
     let closed = false;
     return {
-      subscribe: async (channel) => {
+      subscribe: async (channel, sharded) => {
         if (closed) throw new Error('the release subscriber is closed');
-        channels.add(channel);
-        await subscribe(connection, channel);
+        channels.set(channel, sharded);
+        await subscribe(connection, channel, sharded);
       },
-      unsubscribe: async (channel) => {
+      unsubscribe: async (channel, sharded) => {
         if (!channels.delete(channel)) return;
-        await unsubscribe(connection, channel);
+        await unsubscribe(connection, channel, sharded);
       },
       close: () => {
         closed = true;
-        for (const channel of channels) unsubscribe(connection, channel).catch(() => undefined);
+        for (const [channel, sharded] of channels) unsubscribe(connection, channel, sharded).catch(() => undefined);
         channels.clear();
       },
     };

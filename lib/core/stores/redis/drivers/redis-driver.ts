@@ -53,9 +53,10 @@ export interface PingTarget {
 
 /** The connection that carries release messages to the waiters of this process. */
 export interface ReleaseSubscriber {
-  /** SUBSCRIBE (SSUBSCRIBE when sharded) to a channel spelled as Redis sees it. */
-  subscribe(channel: string): Promise<void>;
-  unsubscribe(channel: string): Promise<void>;
+  /** SUBSCRIBE (SSUBSCRIBE when sharded: Cluster only) to a channel spelled as Redis sees it. */
+  subscribe(channel: string, sharded: boolean): Promise<void>;
+  /** Undoes `subscribe(channel, sharded)`, with the same `sharded`. */
+  unsubscribe(channel: string, sharded: boolean): Promise<void>;
   /** Closes the connection, which the driver opened. */
   close(): void;
 }
@@ -95,8 +96,12 @@ export interface RedisDriver {
   masters(): Promise<RedisNode[]>;
   /** Cluster: an id of the master serving `slot` by the client's current map, if known. */
   slotOwner(slot: number): string | undefined;
-  /** A new connection for release messages; `onMessage(channel, message)` gets each one. */
-  subscriber(sharded: boolean, onMessage: (channel: string, message: string) => void): ReleaseSubscriber;
+  /**
+   * A new connection for release messages; `onMessage(channel, message)` gets each one. On a
+   * Cluster it takes both kinds of subscription: each server publishes sharded or not by its
+   * version.
+   */
+  subscriber(onMessage: (channel: string, message: string) => void): ReleaseSubscriber;
   /**
    * Every master to PING for a health check: on a Cluster, each master of the client's slot
    * map, including one the client lost its connection to (its PING then fails), so that a

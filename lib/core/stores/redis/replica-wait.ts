@@ -1,0 +1,60 @@
+import type { Redis } from 'ioredis';
+import { LockNotReplicatedError } from '../../../errors/lock-not-replicated.error.js';
+import type { ReplicaWait } from '../../options/wait-for-replicas.js';
+import type { AcquireReply } from '../lock-replies.js';
+import { IoRedisDriver } from './drivers/ioredis-driver.js';
+import type { RedisDriver } from './drivers/redis-driver.js';
+
+/**
+ * The module option `waitForReplicas`: acquire scripts go out on a connection of their own, and
+ * each one that acquired is followed there by `WAIT <replicas> <timeout>`. WAIT covers the
+ * writes of the connection it runs on, and blocks that connection until it answers: on the
+ * shared connection it would hold up every renewal and release of the process behind it (for a
+ * whole `timeout` while a replica is down), so only acquisitions queue behind one another here.
+ * A reconnection between the script and its WAIT (a failover) would run the WAIT on a
+ * connection that wrote nothing, which answers at once: it counts as not replicated.
+ */
+export class ReplicaWaiter {
+  private readonly connection: Redis;
+  /** The scripts' driver over the dedicated connection. */
+  readonly driver: RedisDriver;
+  /** Connections lost so far: a script and its WAIT must share one. */
+  private closes = 0;
+
+  constructor(
+    client: Redis,
+    private readonly wait: ReplicaWait,
+  ) {
+    // The same options (keyPrefix, Sentinel, TLS, database), so the scripts see the same keys.
+    this.connection = client.duplicate();
+    this.connection.on('error', () => undefined); // the command connection reports connection trouble
+    this.connection.on('close', () => this.closes++);
+    this.driver = new IoRedisDriver(this.connection);
+  }
+
+  /**
+   * Sends one acquire (`send`, on `driver`) and, when it acquired, waits for the replicas. A
+   * lock that did not reach them is given back (`giveBack`, owner-checked) before the call
+   * fails with `LockNotReplicatedError`.
+   */
+  async acquire<T extends AcquireReply>(lockKey: string, send: () => Promise<T>, giveBack: () => Promise<unknown>): Promise<T> {
+    const closes = this.closes;
+    const reply = await send();
+    if (!reply.acquired) return reply;
+    let reached: number;
+    try {
+      reached = Number(await this.connection.wait(this.wait.replicas, this.wait.timeout));
+    } catch (error) {
+      await giveBack().catch(() => undefined);
+      throw error;
+    }
+    if (this.closes !== closes) reached = 0;
+    if (reached >= this.wait.replicas) return reply;
+    await giveBack().catch(() => undefined);
+    throw new LockNotReplicatedError(lockKey, reached, this.wait.replicas, this.wait.timeout);
+  }
+
+  close(): void {
+    this.connection.disconnect();
+  }
+}
