@@ -107,7 +107,7 @@ export class MemoryReaders implements ReadStore {
       queue.aliveUntil.set(member, now + waiterLease);
       this.data.waiting.set(keys.queue, { value: queue, expiresAt: now + waiterLease });
     }
-    return { acquired: false, pttl: keyPttl(this.data.locks, shared.lock, now) };
+    return { acquired: false, pttl: keyPttl(this.data.locks, shared.lock, now), fence: liveValue(this.data.fences, keys.fence, now) ?? 0 };
   }
 
   async release(keys: ReadKeys, token: string, waiterLease: number): Promise<ReleaseReply> {

@@ -65,7 +65,8 @@ if (not owner or owner == '~r') and (not head or head == member) then
   return {1, fencing}
 end
 if enqueue == '1' then join_queue(KEYS[3], KEYS[4], member, now, lease) end
-return {0, redis.call('PTTL', KEYS[1])}
+-- The fencing counter too: a grant to this caller up to it expired before this call (see the lock's ACQUIRE).
+return {0, redis.call('PTTL', KEYS[1]), tonumber(redis.call('GET', KEYS[2]) or '0')}
 `;
 
 /**

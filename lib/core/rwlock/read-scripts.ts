@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { LuaScript, RunScript } from '../stores/redis/drivers/redis-driver.js';
-import { toReleaseReply, type AcquireReply, type ReleaseReply } from '../stores/lock-replies.js';
+import { toAcquireReply, toReleaseReply, type AcquireReply, type ReleaseReply } from '../stores/lock-replies.js';
 import type { ReadKeys } from './read-keys.js';
 import { READ_ACQUIRE, READ_LEAVE, READ_RELEASE } from './read-lua.js';
 import type { ReadStore } from './read-store.js';
@@ -26,8 +26,7 @@ export class ReadScripts implements ReadStore {
 
   async acquire(keys: ReadKeys, token: string, ttl: number, enqueue: boolean, waiterLease: number): Promise<AcquireReply> {
     const settings = (await this.settings(waiterLease)) + (enqueue ? ':1' : ':0');
-    const [ok, value] = (await this.run(ACQUIRE, keys, token, ttl, settings)) as [number, number];
-    return ok === 1 ? { acquired: true, fencingToken: value } : { acquired: false, pttl: value };
+    return toAcquireReply(await this.run(ACQUIRE, keys, token, ttl, settings));
   }
 
   async release(keys: ReadKeys, token: string, waiterLease: number): Promise<ReleaseReply> {

@@ -47,7 +47,7 @@ export class MemorySemaphores implements SemaphoreStore {
       this.data.waiting.set(keys.queue, { value: queue, expiresAt: now + waiterLease });
       this.keepLimit(keys, now + waiterLease, now);
     }
-    return { acquired: false, pttl: soonest };
+    return { acquired: false, pttl: soonest, fence: liveValue(this.data.fences, keys.fence, now) ?? 0 };
   }
 
   async release(keys: SemaphoreKeys, token: string, waiterLease: number): Promise<SemaphoreReleaseReply> {

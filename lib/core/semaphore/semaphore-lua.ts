@@ -159,7 +159,8 @@ if enqueue == '1' then
   join_queue(KEYS[3], KEYS[4], member, now_ms(), lease)
   keep_limit(lease)
 end
-return {0, soonest}
+-- The fencing counter too: a grant to this caller up to it expired before this call (see the lock's ACQUIRE).
+return {0, soonest, tonumber(redis.call('GET', KEYS[2]) or '0')}
 `;
 
 /**

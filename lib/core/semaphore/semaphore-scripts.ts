@@ -3,6 +3,7 @@ import type { LuaScript, RunScript } from '../stores/redis/drivers/redis-driver.
 import type { SemaphoreKeys } from './semaphore-keys.js';
 import { SEMAPHORE_ACQUIRE, SEMAPHORE_LEAVE, SEMAPHORE_RELEASE } from './semaphore-lua.js';
 import { toGrants, type SemaphoreAcquireReply, type SemaphoreReleaseReply, type SemaphoreStore } from './semaphore-store.js';
+import { toAcquireReply } from '../stores/lock-replies.js';
 
 type Script = LuaScript;
 
@@ -28,10 +29,10 @@ export class SemaphoreScripts implements SemaphoreStore {
   async acquire(keys: SemaphoreKeys, token: string, ttl: number, enqueue: boolean, waiterLease: number): Promise<SemaphoreAcquireReply> {
     const settings = (await this.settings(waiterLease)) + (enqueue ? ':1' : ':0');
     const { limit, permits } = keys.semaphore;
-    const [code, value] = (await this.run(ACQUIRE, keys, token, ttl, settings, limit, permits)) as [number, number];
-    if (code === 1) return { acquired: true, fencingToken: value };
+    const reply = await this.run(ACQUIRE, keys, token, ttl, settings, limit, permits);
+    const [code, value] = reply as [number, number];
     if (code === 2) return { acquired: false, pttl: -1, limitInUse: value };
-    return { acquired: false, pttl: value };
+    return toAcquireReply(reply);
   }
 
   async release(keys: SemaphoreKeys, token: string, waiterLease: number): Promise<SemaphoreReleaseReply> {

@@ -45,3 +45,10 @@ export function toReleaseReply(reply: unknown): ReleaseReply {
   for (let i = 1; i + 1 < flat.length; i += 2) grants.push({ token: String(flat[i]), fencingToken: Number(flat[i + 1]) });
   return { released: true, grant, grants };
 }
+
+/** An acquire script's reply, `{1, fencingToken}` or `{0, pttl, fence?}`, as every lock kind's scripts answer. */
+export function toAcquireReply(reply: unknown): AcquireReply {
+  const [ok, value, fence] = reply as [number, number, number?];
+  if (ok === 1) return { acquired: true, fencingToken: value };
+  return fence === undefined ? { acquired: false, pttl: value } : { acquired: false, pttl: value, fence };
+}

@@ -18,7 +18,7 @@ import { IoRedisDriver } from './drivers/ioredis-driver.js';
 import type { Redis } from 'ioredis';
 import { ReplicaWaiter } from './replica-wait.js';
 import type { AcquireReply, LockSnapshot, LockStore, ReleaseReply, RenewalOutcome, RenewalPart, RenewalRequest, ScriptKeys } from '../lock-store.js';
-import { toReleaseReply } from '../lock-replies.js';
+import { toAcquireReply, toReleaseReply } from '../lock-replies.js';
 
 export { ELSEWHERE, GONE, NOT_OURS, RENEWED } from './lock-lua.js';
 
@@ -382,8 +382,3 @@ function sendBare<T>(script: BareScriptCall, args: (string | number)[], parse: (
 /** What may follow the settings: nothing, or acquire's "join the queue on failure" flag. */
 const SETTINGS_SUFFIXES = ['', ':0', ':1'] as const;
 
-function toAcquireReply(reply: unknown): AcquireReply {
-  const [ok, value, fence] = reply as [number, number, number?];
-  if (ok === 1) return { acquired: true, fencingToken: value };
-  return fence === undefined ? { acquired: false, pttl: value } : { acquired: false, pttl: value, fence };
-}
