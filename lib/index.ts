@@ -7,3 +7,4 @@ export { LOCK_DIAGNOSTICS_CHANNELS } from './core/engine/lock-diagnostics.js';
 export { WithoutOverlapping } from './decorators/without-overlapping.decorator.js';
 export { OnOneInstance } from './decorators/on-one-instance.decorator.js';
 export { LeaderElection } from './decorators/leader-election.decorator.js';
+export { FencedRedis, type FencedValue } from './fencing/fenced-redis.js';

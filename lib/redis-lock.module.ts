@@ -1,5 +1,7 @@
 import { Module } from '@nestjs/common';
 import { APP_INTERCEPTOR, DiscoveryModule } from '@nestjs/core';
+import { FENCED_REDIS_PROVIDER } from './fencing/fenced-redis.provider.js';
+import { FencedRedis } from './fencing/fenced-redis.js';
 import { LockConflictInterceptor } from './lock-conflict.interceptor.js';
 import { LockService } from './lock.service.js';
 import { ConfigurableModuleClass } from './redis-lock.module-definition.js';
@@ -7,7 +9,7 @@ import { JobLockOrchestrator } from './scheduling/job-lock.orchestrator.js';
 import { LockSchedulingExplorer } from './scheduling/lock-scheduling.explorer.js';
 
 /**
- * Provides {@link LockService}, a global interceptor that answers 409 Conflict when a route
+ * Provides {@link LockService}, {@link FencedRedis} (fenced writes on the module's connection), a global interceptor that answers 409 Conflict when a route
  * meets a busy lock (see `@Locked`), and runs the scheduled-job decorators
  * (`@WithoutOverlapping`, `@OnOneInstance`) and `@LeaderElection` classes it finds. Import it once, with `forRoot()` or `forRootAsync()`;
  * `isGlobal: true` makes `LockService` injectable in every module.
@@ -29,8 +31,8 @@ import { LockSchedulingExplorer } from './scheduling/lock-scheduling.explorer.js
  */
 @Module({
   imports: [DiscoveryModule],
-  providers: [LockService, { provide: APP_INTERCEPTOR, useClass: LockConflictInterceptor }, JobLockOrchestrator, LockSchedulingExplorer],
+  providers: [LockService, { provide: APP_INTERCEPTOR, useClass: LockConflictInterceptor }, JobLockOrchestrator, LockSchedulingExplorer, FENCED_REDIS_PROVIDER],
   // The orchestrator is injected into classes with @WithoutOverlapping / @OnOneInstance methods.
-  exports: [LockService, JobLockOrchestrator],
+  exports: [LockService, JobLockOrchestrator, FencedRedis],
 })
 export class RedisLockModule extends ConfigurableModuleClass {}

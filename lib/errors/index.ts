@@ -7,3 +7,4 @@ export * from './duplicate-lock-key.error.js';
 export * from './semaphore-limit.error.js';
 export * from './unsupported-lock-kind.error.js';
 export * from './lock-upgrade.error.js';
+export * from './fenced-write-refused.error.js';

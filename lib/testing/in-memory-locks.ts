@@ -1,6 +1,7 @@
 import { systemClock, type Clock } from '../core/time/clock.js';
 import type { LockBackend } from '../core/engine/lock-backend.js';
 import type { ResolvedModuleOptions } from '../core/options/lock-options.js';
+import { FENCED_STORE, MemoryFencedStore } from '../fencing/memory-fenced-store.js';
 import { MemoryNotifier } from '../core/stores/memory/memory-notifier.js';
 import { MemoryData, MemoryStore } from '../core/stores/memory/memory-store.js';
 import { ManualClock } from './manual-clock.js';
@@ -39,6 +40,7 @@ export class InMemoryLocks {
   readonly clock: Clock;
   private readonly data = new MemoryData();
   private readonly notifiers = new Set<MemoryNotifier>();
+  private readonly fenced = new MemoryFencedStore();
 
   constructor(options: InMemoryLocksOptions = {}) {
     this.clock = options.clock === 'manual' ? new ManualClock() : systemClock;
@@ -59,9 +61,15 @@ export class InMemoryLocks {
     return this.clock;
   }
 
-  /** Forgets every lock, fencing counter and queue (between tests that share the store). */
+  /** Forgets every lock, fencing counter and queue, and the data of `FencedRedis` (between tests that share the store). */
   clear(): void {
     this.data.clear();
+    this.fenced.clear();
+  }
+
+  /** @internal Where `FencedRedis` keeps data written through this store. */
+  [FENCED_STORE](): MemoryFencedStore {
+    return this.fenced;
   }
 
   /** Deletes a lock whoever holds it, as an operator or an eviction would in Redis. */

@@ -3,6 +3,7 @@ import { APP_INTERCEPTOR, DiscoveryModule } from '@nestjs/core';
 import type { ResolvedModuleOptions } from '../core/options/lock-options.js';
 import type { RedisLockModuleOptions } from '../interfaces/redis-lock-options.interface.js';
 import { LockConflictInterceptor } from '../lock-conflict.interceptor.js';
+import { FencedRedis } from '../fencing/fenced-redis.js';
 import { LockService } from '../lock.service.js';
 import { LOCK_BACKEND_FACTORY } from '../redis-lock.constants.js';
 import { REDIS_LOCK_MODULE_OPTIONS } from '../redis-lock.module-definition.js';
@@ -22,7 +23,7 @@ export interface RedisLockTestingOptions extends Omit<RedisLockModuleOptions, 'r
 }
 
 /**
- * `RedisLockModule` without Redis: the same `LockService`, `@Locked`, job decorators, leader
+ * `RedisLockModule` without Redis: the same `LockService`, `FencedRedis` (its data in the store's memory), `@Locked`, job decorators, leader
  * elections, 409 mapping, events and errors, on an in-memory store with the semantics of the
  * Redis scripts. For unit tests of code that locks, and for a first run without Redis. It warns
  * when `NODE_ENV` is `production`: a lock in memory excludes callers of one process only.
@@ -53,12 +54,13 @@ export class RedisLockTestingModule {
         { provide: LOCK_BACKEND_FACTORY, useValue: (resolved: ResolvedModuleOptions) => locks.backend(resolved) },
         { provide: InMemoryLocks, useValue: locks },
         LockService,
+        { provide: FencedRedis, useFactory: () => new FencedRedis(locks) },
         { provide: APP_INTERCEPTOR, useClass: LockConflictInterceptor },
         JobLockOrchestrator,
         LockSchedulingExplorer,
         { provide: IN_PRODUCTION_WARNING, useFactory: warnInProduction },
       ],
-      exports: [LockService, JobLockOrchestrator, InMemoryLocks],
+      exports: [LockService, JobLockOrchestrator, InMemoryLocks, FencedRedis],
     };
   }
 }
