@@ -9,3 +9,4 @@ export { WithoutOverlapping } from './decorators/without-overlapping.decorator.j
 export { OnOneInstance } from './decorators/on-one-instance.decorator.js';
 export { LeaderElection } from './decorators/leader-election.decorator.js';
 export { LeadershipService } from './scheduling/leadership.service.js';
+export { FencedRedis, type FencedValue } from './fencing/fenced-redis.js';

@@ -1,6 +1,8 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { withGlobalInterceptor } from './lock-conflict.interceptor.js';
+import { FENCED_REDIS_PROVIDER } from './fencing/fenced-redis.provider.js';
+import { FencedRedis } from './fencing/fenced-redis.js';
 import { LockService } from './lock.service.js';
 import { ASYNC_OPTIONS_TYPE, ConfigurableModuleClass, OPTIONS_TYPE, REDIS_LOCK_MODULE_OPTIONS } from './redis-lock.module-definition.js';
 import { JobLockOrchestrator } from './scheduling/job-lock.orchestrator.js';
@@ -8,7 +10,7 @@ import { LockSchedulingExplorer } from './scheduling/lock-scheduling.explorer.js
 import { LeadershipService } from './scheduling/leadership.service.js';
 
 /**
- * Provides {@link LockService}, a global interceptor that answers 409 Conflict when a route
+ * Provides {@link LockService}, {@link FencedRedis} (fenced writes on the module's connection), a global interceptor that answers 409 Conflict when a route
  * meets a busy lock (see `@Locked`), and runs the scheduled-job decorators
  * (`@WithoutOverlapping`, `@OnOneInstance`) and `@LeaderElection` classes it finds. Import it once, with `forRoot()` or `forRootAsync()`;
  * `isGlobal: true` makes `LockService` injectable in every module. `globalInterceptor: false`
@@ -32,10 +34,10 @@ import { LeadershipService } from './scheduling/leadership.service.js';
  */
 @Module({
   imports: [DiscoveryModule],
-  providers: [LockService, JobLockOrchestrator, LockSchedulingExplorer, LeadershipService],
+  providers: [LockService, JobLockOrchestrator, LockSchedulingExplorer, LeadershipService, FENCED_REDIS_PROVIDER],
   // The orchestrator is injected into classes with @WithoutOverlapping / @OnOneInstance methods;
   // the options into a LockConflictInterceptor applied per controller.
-  exports: [LockService, JobLockOrchestrator, LeadershipService, REDIS_LOCK_MODULE_OPTIONS],
+  exports: [LockService, JobLockOrchestrator, LeadershipService, FencedRedis, REDIS_LOCK_MODULE_OPTIONS],
 })
 export class RedisLockModule extends ConfigurableModuleClass {
   static override forRoot(options: typeof OPTIONS_TYPE): DynamicModule {

@@ -2,8 +2,10 @@
 // redis-server), fires concurrent requests at the locked and unlocked routes of the first, lets
 // the three share a cron job and a leader-held feed, stops the instances holding them, prints
 // what happened (who ran what), and exits. With no redis-server installed and no REDIS_URL, it
-// runs one instance on the in-memory store instead, and says so. `--json` prints the figures as
-// JSON as well (the tests read them).
+// runs one instance on the in-memory store instead, and says so. Balances are in PostgreSQL:
+// DATABASE_URL's server, shared by the instances, or else PGlite inside each instance. A last
+// scenario stalls a holder past its lease while its write is on its way, with and without
+// fencing. `--json` prints the figures as JSON as well (the tests read them).
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
@@ -14,6 +16,8 @@ const CONCURRENT = 20;
 const AMOUNT = 10;
 const REPORT_MS = 3_500;
 const REPORT_TTL = 1_000;
+/** How long a stalled deposit sits between its read and its write: three times its 500 ms lease. */
+const STALL_MS = 1_500;
 const store = process.env.REDIS_URL || redisServerInstalled() ? 'redis' : 'memory';
 // Memory is one process's: instances could not share it, so there is one.
 const INSTANCES = store === 'redis' ? ['app-1', 'app-2', 'app-3'] : ['app-1'];
@@ -35,10 +39,34 @@ const redis = store === 'redis' && !process.env.REDIS_URL ? await startRedisServ
 const redisUrl = process.env.REDIS_URL ?? redis?.url;
 const apps = INSTANCES.map((instance) =>
   spawn(process.execPath, [mainFile], {
-    env: { ...process.env, REDIS_URL: redisUrl ?? '', LOCK_STORE: store, PORT: '0', REPORT_TTL: String(REPORT_TTL), INSTANCE: instance },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    env: {
+      ...process.env,
+      REDIS_URL: redisUrl ?? '',
+      LOCK_STORE: store,
+      PORT: '0',
+      REPORT_TTL: String(REPORT_TTL),
+      INSTANCE: instance,
+      // Without DATABASE_URL each instance would have a PGlite of its own; only the first serves balances.
+      OPEN_DATABASE: process.env.DATABASE_URL || instance === 'app-1' ? 'at-start' : 'lazy',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
   }),
 );
+// The stalled deposits lose their locks on purpose: their "lock lost" log lines are the
+// scenario, reported in the table; anything else an instance logs is passed on.
+let stalledLossLines = 0;
+for (const app of apps) {
+  let pending = '';
+  app.stderr.on('data', (chunk) => {
+    const lines = (pending + chunk).split('\n');
+    pending = lines.pop();
+    for (const line of lines) {
+      if (line.includes('-stalled-') && line.includes('was lost')) stalledLossLines++;
+      else process.stderr.write(line + '\n');
+    }
+  });
+  app.stderr.on('end', () => pending && process.stderr.write(pending));
+}
 
 try {
   const bases = await Promise.all(apps.map(appUrl));
@@ -71,6 +99,33 @@ try {
     rows.push({ scenario: scenario.name, requests: CONCURRENT, ok, conflicts, other, expected: ok * AMOUNT, actual: balance, exact: balance === ok * AMOUNT });
   }
 
+  // A holder stalls past its lease between its read and its write (as a paused process does)
+  // while another deposit takes the lock and writes: on another instance when the database is
+  // shared (DATABASE_URL), else on the first, whose PGlite holds the balances.
+  const rival = process.env.DATABASE_URL && bases.length > 1 ? 1 : 0;
+  for (const fenced of [true, false]) {
+    const account = `${run}-stalled-${fenced ? 'fenced' : 'unfenced'}`;
+    const stalled = post(`/accounts/${account}/deposit-stalled?fenced=${fenced}&stallMs=${STALL_MS}`, { amount: AMOUNT });
+    await sleep(200);
+    const other = fetch(`${bases[rival]}/accounts/${account}/deposit`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ amount: AMOUNT }) });
+    const responses = await Promise.all([stalled, other]);
+    const ok = responses.filter((r) => r.status === 201).length;
+    const conflicts = responses.filter((r) => r.status === 409).length;
+    const { balance } = await (await fetch(`${base}/accounts/${account}`)).json();
+    rows.push({
+      scenario: fenced ? 'paused holder, fenced write' : 'paused holder, unfenced',
+      requests: 2,
+      ok,
+      conflicts,
+      other: responses.length - ok - conflicts,
+      expected: ok * AMOUNT,
+      actual: balance,
+      exact: balance === ok * AMOUNT,
+      stalledStatus: responses[0].status,
+      rivalInstance: INSTANCES[rival],
+    });
+  }
+
   const reportRun = await (await report).json();
   const secondStatus = (await secondReport).status;
   const state = await (await fetch(`${base}/locks`)).json();
@@ -81,8 +136,16 @@ try {
   console.log('\nnestjs-redis-lock demo: %d concurrent deposits of %d per scenario\n', CONCURRENT, AMOUNT);
   console.table(
     Object.fromEntries(
-      rows.map((row) => [row.scenario, { requests: row.requests, 'ok (201)': row.ok, 'busy (409)': row.conflicts, other: row.other, 'expected balance': row.expected, 'actual balance': row.actual, exact: row.exact ? 'yes' : 'NO' }]),
+      rows.map((row) => [row.scenario, { requests: row.requests, 'ok (201)': row.ok, 'refused (409)': row.conflicts, other: row.other, 'expected balance': row.expected, 'actual balance': row.actual, exact: row.exact ? 'yes' : 'NO' }]),
     ),
+  );
+  const [fencedRow, unfencedRow] = rows.slice(-2);
+  console.log(
+    `Paused holder: a deposit took the lock (${STALL_MS / 3} ms lease, not renewed), read the balance and stalled ${STALL_MS} ms before writing, ` +
+      `while a deposit on ${fencedRow.rivalInstance} took the lock and wrote. With the fencing token in the row's WHERE, the late write was ` +
+      `${fencedRow.stalledStatus === 409 ? 'refused (409)' : `answered ${fencedRow.stalledStatus}`} and the balance is ${fencedRow.exact ? 'exact' : 'WRONG'}; ` +
+      `without it, it overwrote the other deposit (balance ${unfencedRow.actual} instead of ${unfencedRow.expected}: ${unfencedRow.exact ? 'no update lost this time' : 'a lost update'}). ` +
+      `Balances: ${process.env.DATABASE_URL ? 'PostgreSQL at DATABASE_URL' : 'PGlite (Postgres in WebAssembly) inside the instance'}.`,
   );
   console.log(
     `Report job: ran ${reportRun.ranMs} ms under a ${reportRun.ttl} ms lease; the watchdog renewed it ${reportRun.renewals} times; ` +
@@ -91,9 +154,9 @@ try {
   console.log(`Lock events in the app: ${JSON.stringify(state.counts)}\n`);
   if (jobs) printJobs(jobs);
   else console.log('Scheduled jobs and the leader-held feed across instances need Redis: run the demo with Redis to see them hand over.\n');
-  if (process.argv.includes('--json')) console.log(JSON.stringify({ store, rows, report: reportRun, secondReportStatus: secondStatus, counts: state.counts, jobs }));
+  if (process.argv.includes('--json')) console.log(JSON.stringify({ store, database: process.env.DATABASE_URL ? 'postgres' : 'pglite', stalledLossLines, rows, report: reportRun, secondReportStatus: secondStatus, counts: state.counts, jobs }));
 
-  const safeExact = rows[0].exact && rows[0].ok === CONCURRENT && rows[1].exact;
+  const safeExact = rows[0].exact && rows[0].ok === CONCURRENT && rows[1].exact && fencedRow.exact && fencedRow.stalledStatus === 409;
   if (!safeExact || reportRun.lockLost) {
     console.error('The locked routes did not keep the balance exact: something is wrong.');
     process.exitCode = 1;
@@ -181,21 +244,29 @@ function printJobs(jobs) {
   );
 }
 
-/** Waits for the sample app's "listening on" line. */
-async function appUrl(child) {
-  let output = '';
-  const timeout = setTimeout(() => child.kill('SIGKILL'), 30_000);
-  try {
-    for await (const chunk of child.stdout) {
+/**
+ * Waits for the sample app's "listening on" line. Its stdout stays read afterwards (a stream
+ * left unread, or destroyed as leaving a `for await` loop would, makes the app's next log line
+ * fail with EPIPE); what it prints later is passed on to the demo's stderr.
+ */
+function appUrl(child) {
+  return new Promise((resolve, reject) => {
+    let output = '';
+    let listening = false;
+    // Generous: PGlite takes a few seconds to start, more on a busy machine.
+    const timeout = setTimeout(() => child.kill('SIGKILL'), 120_000);
+    child.stdout.on('data', (chunk) => {
+      if (listening) return void process.stderr.write(chunk);
       output += chunk;
       const match = /listening on (\S+)/.exec(output);
-      if (match) {
-        child.stdout.resume();
-        return match[1];
-      }
-    }
-  } finally {
-    clearTimeout(timeout);
-  }
-  throw new Error(`The sample app exited before listening:\n${output}`);
+      if (!match) return;
+      listening = true;
+      clearTimeout(timeout);
+      resolve(match[1]);
+    });
+    child.once('exit', () => {
+      clearTimeout(timeout);
+      if (!listening) reject(new Error(`The sample app exited before listening:\n${output}`));
+    });
+  });
 }

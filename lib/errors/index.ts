@@ -8,3 +8,4 @@ export * from './semaphore-limit.error.js';
 export * from './unsupported-lock-kind.error.js';
 export * from './lock-upgrade.error.js';
 export * from './lock-not-replicated.error.js';
+export * from './fenced-write-refused.error.js';

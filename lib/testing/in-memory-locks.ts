@@ -3,6 +3,7 @@ import type { LockBackend } from '../core/engine/lock-backend.js';
 import { lockRedisKeys } from '../core/keys/lock-key.js';
 import { quoteKey } from '../core/keys/quote-key.js';
 import { DEFAULT_KEY_PREFIX, type ResolvedModuleOptions } from '../core/options/lock-options.js';
+import { FENCED_STORE, MemoryFencedStore } from '../fencing/memory-fenced-store.js';
 import { MemoryNotifier } from '../core/stores/memory/memory-notifier.js';
 import { LockKeyError } from '../errors/lock-key.error.js';
 import { MemoryData, MemoryStore } from '../core/stores/memory/memory-store.js';
@@ -44,6 +45,7 @@ export class InMemoryLocks {
   private readonly notifiers = new Set<MemoryNotifier>();
   /** The key prefixes of the modules that used this store, to find a user's key under each. */
   private readonly prefixes = new Set<string>();
+  private readonly fenced = new MemoryFencedStore();
 
   constructor(options: InMemoryLocksOptions = {}) {
     this.clock = options.clock === 'manual' ? new ManualClock() : systemClock;
@@ -64,9 +66,15 @@ export class InMemoryLocks {
     return this.clock;
   }
 
-  /** Forgets every lock, fencing counter and queue (between tests that share the store). */
+  /** Forgets every lock, fencing counter and queue, and the data of `FencedRedis` (between tests that share the store). */
   clear(): void {
     this.data.clear();
+    this.fenced.clear();
+  }
+
+  /** @internal Where `FencedRedis` keeps data written through this store. */
+  [FENCED_STORE](): MemoryFencedStore {
+    return this.fenced;
   }
 
   /**

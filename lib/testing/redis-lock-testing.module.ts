@@ -3,6 +3,7 @@ import { DiscoveryModule } from '@nestjs/core';
 import type { ResolvedModuleOptions } from '../core/options/lock-options.js';
 import type { RedisLockModuleExtras, RedisLockModuleOptions } from '../interfaces/redis-lock-options.interface.js';
 import { withGlobalInterceptor } from '../lock-conflict.interceptor.js';
+import { FencedRedis } from '../fencing/fenced-redis.js';
 import { LockService } from '../lock.service.js';
 import { LOCK_BACKEND_FACTORY } from '../redis-lock.constants.js';
 import { REDIS_LOCK_MODULE_OPTIONS } from '../redis-lock.module-definition.js';
@@ -24,7 +25,7 @@ export type { RedisLockTestingModuleOptions } from './redis-lock-testing.module-
 export interface RedisLockTestingOptions extends RedisLockTestingModuleOptions, RedisLockModuleExtras {}
 
 /**
- * `RedisLockModule` without Redis: the same `LockService`, `@Locked`, job decorators, leader
+ * `RedisLockModule` without Redis: the same `LockService`, `FencedRedis` (its data in the store's memory), `@Locked`, job decorators, leader
  * elections, 409 mapping, events and errors, on an in-memory store with the semantics of the
  * Redis scripts. For unit tests of code that locks, and for a first run without Redis. It warns
  * when `NODE_ENV` is `production`: a lock in memory excludes callers of one process only.
@@ -54,9 +55,10 @@ export interface RedisLockTestingOptions extends RedisLockTestingModuleOptions, 
     JobLockOrchestrator,
     LockSchedulingExplorer,
     LeadershipService,
+    { provide: FencedRedis, useFactory: (locks: InMemoryLocks) => new FencedRedis(locks), inject: [InMemoryLocks] },
     { provide: Symbol('nestjs-redis-lock:in-memory-warning'), useFactory: warnInProduction },
   ],
-  exports: [LockService, JobLockOrchestrator, LeadershipService, InMemoryLocks, REDIS_LOCK_MODULE_OPTIONS],
+  exports: [LockService, JobLockOrchestrator, LeadershipService, InMemoryLocks, FencedRedis, REDIS_LOCK_MODULE_OPTIONS],
 })
 export class RedisLockTestingModule extends ConfigurableTestingModuleClass {
   static override forRoot(options: typeof TESTING_OPTIONS_TYPE = {}): DynamicModule {

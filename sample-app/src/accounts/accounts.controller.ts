@@ -1,4 +1,5 @@
-import { Body, Controller, Get, Param, ParseIntPipe, Post } from '@nestjs/common';
+import { Body, ConflictException, Controller, DefaultValuePipe, Get, Param, ParseBoolPipe, ParseIntPipe, Post, Query } from '@nestjs/common';
+import { FencedWriteRefusedError } from 'nestjs-redis-lock';
 import { AccountsService } from './accounts.service.js';
 
 @Controller('accounts')
@@ -23,5 +24,21 @@ export class AccountsController {
   @Post(':id/deposit-unsafe')
   async depositUnsafe(@Param('id') id: string, @Body('amount', ParseIntPipe) amount: number) {
     return { id, balance: await this.accounts.depositUnsafe(id, amount) };
+  }
+
+  /** A deposit that stalls past its lease before writing: 409 when the database refuses its token. */
+  @Post(':id/deposit-stalled')
+  async depositStalled(
+    @Param('id') id: string,
+    @Body('amount', ParseIntPipe) amount: number,
+    @Query('stallMs', new DefaultValuePipe(1_500), ParseIntPipe) stallMs: number,
+    @Query('fenced', new DefaultValuePipe(true), ParseBoolPipe) fenced: boolean,
+  ) {
+    try {
+      return { id, balance: await this.accounts.depositStalled(id, amount, stallMs, fenced) };
+    } catch (error) {
+      if (error instanceof FencedWriteRefusedError) throw new ConflictException(error.message);
+      throw error;
+    }
   }
 }

@@ -6,6 +6,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The time between reading a balance and writing it back: where concurrent updates get lost. */
 const THINK_MS = 20;
+/** The lease of a stalled deposit: shorter than its stall, which it does not renew. */
+export const STALLED_TTL_MS = 500;
 
 @Injectable()
 export class AccountsService {
@@ -31,6 +33,25 @@ export class AccountsService {
     return this.readModifyWrite(accountId, amount);
   }
 
+  /**
+   * A deposit whose holder stalls for `stallMs` between its read and its write, longer than its
+   * lease and without renewing it: what a process paused by a long GC or SIGSTOP does. Its write
+   * is already past any check of `lock.signal` (a paused process checked before it froze), so
+   * only the database can refuse it: with `fenced`, it carries the lock's fencing token and is
+   * refused (`FencedWriteRefusedError`) once a newer holder wrote; without, it overwrites.
+   */
+  async depositStalled(accountId: string, amount: number, stallMs: number, fenced: boolean): Promise<number> {
+    const lock = await this.locks.acquire(`account:${accountId}`, { ttl: STALLED_TTL_MS, autoRenew: false, waitTimeout: 5_000, label: 'stalled deposit' });
+    try {
+      const balance = await this.store.read(accountId);
+      await sleep(stallMs);
+      await this.store.write(accountId, balance + amount, fenced ? lock.fencingToken : undefined);
+      return balance + amount;
+    } finally {
+      await lock.release();
+    }
+  }
+
   balance(accountId: string): Promise<number> {
     return this.store.read(accountId);
   }
@@ -38,9 +59,11 @@ export class AccountsService {
   private async readModifyWrite(accountId: string, amount: number): Promise<number> {
     const balance = await this.store.read(accountId);
     await sleep(THINK_MS);
-    // Under a lock, stop before writing if the lock was lost meanwhile.
-    this.locks.current()?.signal.throwIfAborted();
-    await this.store.write(accountId, balance + amount);
+    // Under a lock, stop before writing if the lock was lost meanwhile, and write with its
+    // fencing token, which the row checks: a write that left before a loss is refused there.
+    const lock = this.locks.current();
+    lock?.signal.throwIfAborted();
+    await this.store.write(accountId, balance + amount, lock?.fencingToken);
     return balance + amount;
   }
 }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 
-/** Where the app keeps locks and balances: Redis, or (LOCK_STORE=memory) this process's memory. */
+/** Where the app keeps locks: Redis, or (LOCK_STORE=memory) this process's memory. */
 export type Store = 'redis' | 'memory';
 
 export function configuredStore(): Store {
@@ -12,6 +12,10 @@ export function configuredStore(): Store {
 export class AppConfig {
   readonly store = configuredStore();
   readonly redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+  /** The PostgreSQL server of the balances; without one, PGlite in this process. */
+  readonly databaseUrl = process.env.DATABASE_URL || undefined;
+  /** `lazy`: open the database on the first balance request, not at startup (see Database). */
+  readonly openDatabase = process.env.OPEN_DATABASE === 'lazy' ? 'lazy' : 'at-start';
   readonly port = Number(process.env.PORT ?? 3000);
   /** Lease of the report job's lock, short so that the watchdog visibly renews it. */
   readonly reportTtl = Number(process.env.REPORT_TTL ?? 1_000);

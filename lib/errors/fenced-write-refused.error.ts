@@ -1,0 +1,34 @@
+import { quoteKey } from '../core/keys/quote-key.js';
+import { RedisLockError } from './redis-lock.error.js';
+
+/**
+ * A fenced write was refused: the resource has already accepted a write with a higher fencing
+ * token, so a newer holder of the lock has written it since this holder took the lock. This
+ * holder lost its lock (it was paused past its lease, or its renewals failed) and must not
+ * write; nothing was written.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   await fenced.set(`balance:${id}`, String(balance), lock.fencingToken);
+ * } catch (err) {
+ *   if (err instanceof FencedWriteRefusedError) return; // a newer holder owns the balance now
+ *   throw err;
+ * }
+ * ```
+ */
+export class FencedWriteRefusedError extends RedisLockError {
+  constructor(
+    /** The resource written to (a Redis key, or a row as the caller names it). */
+    readonly key: string,
+    /** The fencing token this write carried. */
+    readonly fencingToken: number,
+    /** The highest fencing token the resource has accepted, higher than `fencingToken`. */
+    readonly highestToken: number,
+  ) {
+    super(
+      `Fenced write to ${quoteKey(key)} refused: its fencing token ${fencingToken} is lower than ${highestToken}, ` +
+        'the highest this resource has accepted. A newer holder of the lock has written it: this holder lost its lock and must not write.',
+    );
+  }
+}

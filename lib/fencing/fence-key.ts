@@ -1,0 +1,30 @@
+import { quoteKey } from '../core/keys/quote-key.js';
+
+/**
+ * Where the fencing token of resource `key` is kept: a field named `key` in the hash
+ * `{<tag>}:fence`, where `<tag>` is the key's Redis Cluster hash tag (the text between its
+ * first `{` and the next `}`), or the whole key when it has none. Either way the hash is in
+ * the key's slot, so one script writes both on a Cluster (no CROSSSLOT), and the keys of one
+ * tag share one hash. The token outlives the data: a `DEL` of the data leaves it, so a late
+ * write after a delete is still refused.
+ *
+ * @throws TypeError for a key that cannot have its fence in its own slot: an empty key, or a
+ * key with a `}` but no hash tag (`{` ... `}` with text between).
+ */
+export function fenceHashOf(key: string, method: string): string {
+  if (typeof key !== 'string' || key.length === 0) {
+    throw new TypeError(`FencedRedis.${method}(): Argument "key" must be a non-empty string, got ${key === '' ? 'an empty string' : typeof key}.`);
+  }
+  const open = key.indexOf('{');
+  if (open !== -1) {
+    const close = key.indexOf('}', open + 1);
+    if (close > open + 1) return `{${key.slice(open + 1, close)}}:fence`;
+  }
+  if (key.includes('}')) {
+    throw new TypeError(
+      `FencedRedis.${method}(): Argument "key" ${quoteKey(key)} has a "}" but no hash tag, so its fencing token cannot be kept in its Redis Cluster slot; ` +
+        'give it a hash tag, e.g. "balance:{account-7}".',
+    );
+  }
+  return `{${key}}:fence`;
+}

@@ -1,0 +1,37 @@
+import { createHash } from 'node:crypto';
+import type { LuaScript } from '../core/stores/redis/drivers/redis-driver.js';
+
+const script = (lua: string): LuaScript => ({ lua, sha: createHash('sha1').update(lua).digest('hex') });
+
+/*
+ * Fenced writes. KEYS[1] is the resource, KEYS[2] the hash of fencing tokens of its hash tag
+ * (see fence-key.ts); ARGV[1] the resource's field in that hash (its key), ARGV[2] the writer's
+ * fencing token. A write whose token is lower than the one kept is refused and returns the kept
+ * one; otherwise the data and the token are written together and the reply is nil. Equal tokens
+ * pass: a reentrant holder writes with the token of its outermost acquisition, as many times as
+ * it likes. Tokens are integers below 2^53, exact in Lua's doubles.
+ */
+const CHECK = `
+local seen = redis.call('HGET', KEYS[2], ARGV[1])
+if seen and tonumber(seen) > tonumber(ARGV[2]) then return seen end
+`;
+
+/** SET KEYS[1] ARGV[3], fenced. */
+export const FENCED_SET = script(`${CHECK}
+redis.call('SET', KEYS[1], ARGV[3])
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+return false
+`);
+
+/** HSET KEYS[1] ARGV[3] ARGV[4] ..., fenced: the hash is one resource with one token. */
+export const FENCED_HSET = script(`${CHECK}
+redis.call('HSET', KEYS[1], unpack(ARGV, 3))
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+return false
+`);
+
+/** GET KEYS[1] (a script, so that both drivers route and prefix it as they do the writes). */
+export const FENCED_GET = script(`return redis.call('GET', KEYS[1])`);
+
+/** HGET KEYS[1] ARGV[1]. */
+export const FENCED_HGET = script(`return redis.call('HGET', KEYS[1], ARGV[1])`);

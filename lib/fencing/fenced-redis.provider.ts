@@ -1,0 +1,35 @@
+import type { Provider } from '@nestjs/common';
+import type { LockManager } from '../core/engine/lock-manager.js';
+import { RedisLockError } from '../errors/redis-lock.error.js';
+import { LockService } from '../lock.service.js';
+import { LOCK_RUNNER } from '../redis-lock.constants.js';
+import type { InMemoryLocks } from '../testing/in-memory-locks.js';
+import { FencedRedis } from './fenced-redis.js';
+import { RedisFencedStore, type FencedStore } from './fenced-store.js';
+import { FENCED_STORE } from './memory-fenced-store.js';
+
+/**
+ * `FencedRedis` on the module's own connection, found when first used: an application in
+ * quorum mode that never writes through it starts as before.
+ */
+export const FENCED_REDIS_PROVIDER: Provider = {
+  provide: FencedRedis,
+  inject: [LockService],
+  useFactory: (locks: LockService) => {
+    let store: FencedStore | undefined;
+    const source = {
+      [FENCED_STORE]: (): FencedStore => {
+        if (store !== undefined) return store;
+        const clients = (locks[LOCK_RUNNER] as LockManager).clients;
+        if (clients.length !== 1) {
+          throw new RedisLockError(
+            `The injected FencedRedis writes through the module's Redis connection, and this module has ${clients.length} (quorum mode): ` +
+              'data belongs on one Redis, not on independent lock masters. Make one for the Redis that holds the data: new FencedRedis(client).',
+          );
+        }
+        return (store = new RedisFencedStore(clients[0]!));
+      },
+    };
+    return new FencedRedis(source as unknown as InMemoryLocks);
+  },
+};

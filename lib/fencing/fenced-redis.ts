@@ -1,0 +1,155 @@
+import { quoteKey } from '../core/keys/quote-key.js';
+import { FencedWriteRefusedError } from '../errors/fenced-write-refused.error.js';
+import type { RedisClient } from '../core/stores/redis/drivers/redis-client.js';
+import type { InMemoryLocks } from '../testing/in-memory-locks.js';
+import { fenceHashOf } from './fence-key.js';
+import { RedisFencedStore, type FencedStore } from './fenced-store.js';
+import { FENCED_STORE } from './memory-fenced-store.js';
+
+/** A value written by `FencedRedis`: stored as Redis stores it, as a string. */
+export type FencedValue = string | number;
+
+/**
+ * Writes to Redis that only the current holder of a lock can make: each write carries the
+ * lock's fencing token, and one script refuses it when the resource has already accepted a
+ * higher token, or writes the data and keeps the token beside it (a field of the hash
+ * `{<tag>}:fence`, in the key's Cluster slot). A holder paused past its lease (GC, SIGSTOP, a
+ * migrated VM) that wakes up after another instance took the lock and wrote carries a lower
+ * token, so its late write is refused with `FencedWriteRefusedError` instead of overwriting the
+ * newer data. Equal tokens are accepted: a reentrant holder writes with the same token as often
+ * as it likes. One resource must be written under one lock key (tokens of different keys are
+ * not comparable), by mutexes or write locks (a semaphore's holders each have their own token).
+ *
+ * `RedisLockModule` provides one on its own connection (one server, Sentinel or Cluster, either
+ * driver); `RedisLockTestingModule` one in memory. For data on another Redis, or in quorum mode,
+ * make one with `new FencedRedis(client)`.
+ *
+ * @example
+ * ```ts
+ * await locks.using(`account:${id}`, async (lock) => {
+ *   const balance = Number(await fenced.get(`balance:{${id}}`));
+ *   await fenced.set(`balance:{${id}}`, balance + amount, lock.fencingToken);
+ * });
+ * ```
+ */
+export class FencedRedis {
+  private resolved?: FencedStore;
+
+  /**
+   * @param source an ioredis client (`Redis`, `Cluster`) or a node-redis client (connected),
+   * which stays the caller's to close; or an `InMemoryLocks` store, whose memory keeps the data.
+   */
+  constructor(private readonly source: RedisClient | InMemoryLocks) {
+    if (source === null || typeof source !== 'object') {
+      throw new TypeError(`new FencedRedis(): Argument "source" must be an ioredis or node-redis client, or an InMemoryLocks store, got ${source === null ? 'null' : typeof source}.`);
+    }
+  }
+
+  /**
+   * `SET key value`, if `fencingToken` is not lower than the highest token `key` has accepted;
+   * keeps `fencingToken` as that token.
+   *
+   * @throws FencedWriteRefusedError when `key` has accepted a higher token (nothing written).
+   * @example
+   * ```ts
+   * await fenced.set('report:{daily}', JSON.stringify(report), lock.fencingToken);
+   * ```
+   */
+  async set(key: string, value: FencedValue, fencingToken: number): Promise<void> {
+    const fence = fenceHashOf(key, 'set');
+    checkToken(fencingToken, 'set');
+    const refused = await this.store().set(key, fence, fencingToken, valueOf(value, 'set', '"value"'));
+    if (refused !== null) throw new FencedWriteRefusedError(key, fencingToken, Number(refused));
+  }
+
+  /**
+   * `HSET key field value [field value ...]`, if `fencingToken` is not lower than the highest
+   * token the hash `key` has accepted: the hash is one resource (as a row is), with one token.
+   *
+   * @throws FencedWriteRefusedError when `key` has accepted a higher token (nothing written).
+   * @example
+   * ```ts
+   * await fenced.hset(`account:{${id}}`, 'balance', 120, lock.fencingToken);
+   * await fenced.hset(`account:{${id}}`, { balance: 120, updatedBy: 'api-2' }, lock.fencingToken);
+   * ```
+   */
+  hset(key: string, field: string, value: FencedValue, fencingToken: number): Promise<void>;
+  hset(key: string, fields: Readonly<Record<string, FencedValue>>, fencingToken: number): Promise<void>;
+  async hset(key: string, fieldOrFields: string | Readonly<Record<string, FencedValue>>, valueOrToken: FencedValue, maybeToken?: number): Promise<void> {
+    const fence = fenceHashOf(key, 'hset');
+    const single = typeof fieldOrFields === 'string';
+    const fencingToken = (single ? maybeToken : valueOrToken) as number;
+    checkToken(fencingToken, 'hset');
+    const pairs: string[] = [];
+    if (single) pairs.push(fieldOrFields, valueOf(valueOrToken, 'hset', '"value"'));
+    else if (fieldOrFields !== null && typeof fieldOrFields === 'object') {
+      for (const [field, value] of Object.entries(fieldOrFields)) pairs.push(field, valueOf(value, 'hset', `fields[${quoteKey(field)}]`));
+    }
+    if (pairs.length === 0) {
+      throw new TypeError(`FencedRedis.hset(): Argument "fields" must be a field name or an object with at least one field, got ${fieldOrFields === null ? 'null' : typeof fieldOrFields === 'object' ? 'an empty object' : typeof fieldOrFields}.`);
+    }
+    const refused = await this.store().hset(key, fence, fencingToken, pairs);
+    if (refused !== null) throw new FencedWriteRefusedError(key, fencingToken, Number(refused));
+  }
+
+  /**
+   * `GET key`: a plain read, for data this class wrote (and in memory, the only way to read it).
+   *
+   * @example
+   * ```ts
+   * const report = await fenced.get('report:{daily}');
+   * ```
+   */
+  get(key: string): Promise<string | null> {
+    fenceHashOf(key, 'get');
+    return this.store().get(key);
+  }
+
+  /**
+   * `HGET key field`.
+   *
+   * @example
+   * ```ts
+   * const balance = Number(await fenced.hget(`account:{${id}}`, 'balance'));
+   * ```
+   */
+  hget(key: string, field: string): Promise<string | null> {
+    fenceHashOf(key, 'hget');
+    if (typeof field !== 'string') throw new TypeError(`FencedRedis.hget(): Argument "field" must be a string, got ${typeof field}.`);
+    return this.store().hget(key, field);
+  }
+
+  /**
+   * The highest fencing token `key` has accepted, or `null` before its first fenced write.
+   *
+   * @example
+   * ```ts
+   * await fenced.fence('report:{daily}'); // 42
+   * ```
+   */
+  async fence(key: string): Promise<number | null> {
+    const token = await this.store().hget(fenceHashOf(key, 'fence'), key);
+    return token === null ? null : Number(token);
+  }
+
+  private store(): FencedStore {
+    if (this.resolved !== undefined) return this.resolved;
+    // InMemoryLocks, or the module's connection (see fenced-redis.provider.ts), found when first used.
+    const source = this.source as unknown as Record<PropertyKey, unknown>;
+    if (typeof source[FENCED_STORE] === 'function') this.resolved = (source[FENCED_STORE] as () => FencedStore).call(source);
+    else this.resolved = new RedisFencedStore(this.source as RedisClient);
+    return this.resolved;
+  }
+}
+
+function checkToken(token: unknown, method: string): void {
+  if (typeof token !== 'number' || !Number.isSafeInteger(token) || token < 1) {
+    throw new TypeError(`FencedRedis.${method}(): Argument "fencingToken" must be a lock's fencing token (a positive integer, lock.fencingToken), got ${typeof token === 'number' ? token : typeof token}.`);
+  }
+}
+
+function valueOf(value: unknown, method: string, name: string): string {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  throw new TypeError(`FencedRedis.${method}(): Argument ${name} must be a string or a finite number, got ${typeof value === 'number' ? value : typeof value}.`);
+}

@@ -1,0 +1,62 @@
+import { clusterSlot } from '../core/keys/cluster-slot.js';
+import { driverFor } from '../core/stores/redis/drivers/driver-for.js';
+import type { RedisClient } from '../core/stores/redis/drivers/redis-client.js';
+import type { RedisDriver } from '../core/stores/redis/drivers/redis-driver.js';
+import { FENCED_GET, FENCED_HGET, FENCED_HSET, FENCED_SET } from './fenced-lua.js';
+
+/**
+ * Where fenced data lives: a Redis (one server, Sentinel, Cluster; either driver) or the memory
+ * of `InMemoryLocks`. `fence` is the hash of tokens of the key's tag (see `fenceHashOf`). A
+ * write returns `null` when done, or the higher token kept when refused (nothing written).
+ */
+export interface FencedStore {
+  set(key: string, fence: string, token: number, value: string): Promise<string | null>;
+  hset(key: string, fence: string, token: number, fields: readonly string[]): Promise<string | null>;
+  get(key: string): Promise<string | null>;
+  hget(key: string, field: string): Promise<string | null>;
+}
+
+/** Fenced data in a Redis, through the client's driver (EVALSHA, EVAL on NOSCRIPT). */
+export class RedisFencedStore implements FencedStore {
+  private readonly driver: RedisDriver;
+
+  constructor(client: RedisClient) {
+    this.driver = driverFor(client);
+  }
+
+  async set(key: string, fence: string, token: number, value: string): Promise<string | null> {
+    this.checkSlot(key, fence);
+    return text(await this.driver.evalScript(FENCED_SET, [key, fence], [key, token, value]));
+  }
+
+  async hset(key: string, fence: string, token: number, fields: readonly string[]): Promise<string | null> {
+    this.checkSlot(key, fence);
+    return text(await this.driver.evalScript(FENCED_HSET, [key, fence], [key, token, ...fields]));
+  }
+
+  async get(key: string): Promise<string | null> {
+    return text(await this.driver.evalScript(FENCED_GET, [key], []));
+  }
+
+  async hget(key: string, field: string): Promise<string | null> {
+    return text(await this.driver.evalScript(FENCED_HGET, [key], [field]));
+  }
+
+  /**
+   * A client `keyPrefix` is added to both names; on a Cluster it can move an untagged key to
+   * another slot than its fence, which Redis would refuse with CROSSSLOT: say why instead.
+   */
+  private checkSlot(key: string, fence: string): void {
+    if (!this.driver.isCluster) return;
+    const prefix = this.driver.keyPrefix;
+    if (clusterSlot(prefix + key) !== clusterSlot(prefix + fence)) {
+      throw new TypeError(
+        `FencedRedis: key ${JSON.stringify(key)} with the client's keyPrefix ${JSON.stringify(prefix)} hashes to another Cluster slot than its fencing token; give the key a hash tag, e.g. "balance:{account-7}".`,
+      );
+    }
+  }
+}
+
+function text(reply: unknown): string | null {
+  return reply === null || reply === undefined ? null : String(reply);
+}

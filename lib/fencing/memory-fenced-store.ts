@@ -1,0 +1,65 @@
+import type { FencedStore } from './fenced-store.js';
+
+/**
+ * Fenced data in memory, for `nestjs-redis-lock/testing`: the same rule as the Redis scripts
+ * (refuse a token lower than the one kept, keep the token with the data, equal tokens pass),
+ * one `InMemoryLocks` store holding the data of every module that shares it.
+ */
+export class MemoryFencedStore implements FencedStore {
+  private readonly strings = new Map<string, string>();
+  private readonly hashes = new Map<string, Map<string, string>>();
+  private readonly fences = new Map<string, Map<string, string>>();
+
+  set(key: string, fence: string, token: number, value: string): Promise<string | null> {
+    const refused = this.check(key, fence, token);
+    if (refused === null) {
+      this.hashes.delete(key); // SET replaces a key of any type
+      this.strings.set(key, value);
+      this.keep(key, fence, token);
+    }
+    return Promise.resolve(refused);
+  }
+
+  hset(key: string, fence: string, token: number, fields: readonly string[]): Promise<string | null> {
+    if (this.strings.has(key)) return Promise.reject(new Error('WRONGTYPE Operation against a key holding the wrong kind of value'));
+    const refused = this.check(key, fence, token);
+    if (refused === null) {
+      let hash = this.hashes.get(key);
+      if (hash === undefined) this.hashes.set(key, (hash = new Map()));
+      for (let i = 0; i < fields.length; i += 2) hash.set(fields[i]!, fields[i + 1]!);
+      this.keep(key, fence, token);
+    }
+    return Promise.resolve(refused);
+  }
+
+  get(key: string): Promise<string | null> {
+    if (this.hashes.has(key) || (this.fences.has(key) && !this.strings.has(key))) return Promise.reject(new Error('WRONGTYPE Operation against a key holding the wrong kind of value'));
+    return Promise.resolve(this.strings.get(key) ?? null);
+  }
+
+  hget(key: string, field: string): Promise<string | null> {
+    if (this.strings.has(key)) return Promise.reject(new Error('WRONGTYPE Operation against a key holding the wrong kind of value'));
+    return Promise.resolve((this.hashes.get(key) ?? this.fences.get(key))?.get(field) ?? null);
+  }
+
+  /** Forgets all data and tokens (`InMemoryLocks.clear()`). */
+  clear(): void {
+    this.strings.clear();
+    this.hashes.clear();
+    this.fences.clear();
+  }
+
+  private check(key: string, fence: string, token: number): string | null {
+    const seen = this.fences.get(fence)?.get(key);
+    return seen !== undefined && Number(seen) > token ? seen : null;
+  }
+
+  private keep(key: string, fence: string, token: number): void {
+    let hash = this.fences.get(fence);
+    if (hash === undefined) this.fences.set(fence, (hash = new Map()));
+    hash.set(key, String(token));
+  }
+}
+
+/** @internal How `FencedRedis` finds the fenced memory of an `InMemoryLocks` store. */
+export const FENCED_STORE: unique symbol = Symbol('nestjs-redis-lock:fenced-store');

@@ -1,0 +1,180 @@
+import { readFileSync } from 'node:fs';
+import { Test, type TestingModule } from '@nestjs/testing';
+import { TypeOrmModule } from '@nestjs/typeorm';
+// The recipes import the package by name (as a user's code does): the built one, as here.
+import { FencedRedis, FencedWriteRefusedError, LockService, RedisLockModule } from 'nestjs-redis-lock';
+import pg from 'pg';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { deposit, saveBalance } from './fencing/recipes/pg-accounts.js';
+import { Account, AccountsService, AddAccountFence1764547200000 } from './fencing/recipes/typeorm-accounts.js';
+import { WalletService } from './fencing/recipes/redis-wallet.js';
+import { startPostgresServer, type PostgresServer } from './support/postgres-server.js';
+import { redisUrl, useRedis } from './support/redis.js';
+
+const recipe = (file: string) => readFileSync(new URL(`./fencing/recipes/${file}`, import.meta.url), 'utf8');
+
+/** The text between `#region <name>` and `#endregion` (comment marker `//` or `--`), dedented. */
+function region(file: string, name: string): string {
+  const lines = recipe(file).split('\n');
+  const start = lines.findIndex((line) => new RegExp(`^\\s*(//|--) #region ${name}$`).test(line));
+  const end = lines.findIndex((line, i) => i > start && /^\s*(\/\/|--) #endregion$/.test(line));
+  if (start === -1 || end === -1) throw new Error(`no region ${name} in ${file}`);
+  const body = lines.slice(start + 1, end);
+  const indent = Math.min(...body.filter((line) => line.trim() !== '').map((line) => /^ */.exec(line)![0].length));
+  return body.map((line) => line.slice(indent)).join('\n');
+}
+
+async function lockModule(): Promise<TestingModule> {
+  const moduleRef = await Test.createTestingModule({ imports: [RedisLockModule.forRoot({ redis: redisUrl() })] }).compile();
+  await moduleRef.init();
+  return moduleRef;
+}
+
+async function refusal(write: Promise<unknown>): Promise<FencedWriteRefusedError> {
+  const error = await write.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(FencedWriteRefusedError);
+  return error as FencedWriteRefusedError;
+}
+
+describe('fenced writes to PostgreSQL: the README recipes, run on a real server', () => {
+  useRedis(); // flushed before each test: fencing counters start again at 1
+  let server: PostgresServer;
+  let pool: pg.Pool;
+  beforeAll(async () => {
+    server = await startPostgresServer();
+    pool = new pg.Pool({ connectionString: server.url });
+  }, 60_000);
+  afterAll(async () => {
+    await pool?.end();
+    await server?.stop();
+  });
+  beforeEach(async () => {
+    await pool.query('DROP TABLE IF EXISTS accounts');
+  });
+
+  it('every recipe region is in the README, line for line', () => {
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+    const regions = [
+      region('accounts.sql', 'schema'),
+      region('migration.sql', 'migration'),
+      region('pg-accounts.ts', 'pg'),
+      region('pg-accounts.ts', 'pg-usage'),
+      region('typeorm-accounts.ts', 'typeorm-entity'),
+      region('typeorm-accounts.ts', 'typeorm-migration'),
+      region('typeorm-accounts.ts', 'typeorm-service'),
+      region('redis-wallet.ts', 'redis'),
+    ];
+    for (const text of regions) expect(readme).toContain('\n' + text + '\n```');
+  });
+
+  it('pg: writes with a token not lower than the row\'s, again with the same token, and refuses a lower one naming both', async () => {
+    await pool.query(region('accounts.sql', 'schema'));
+    await pool.query("INSERT INTO accounts (id, balance) VALUES ('a', 100)");
+    await saveBalance(pool, 'a', 110, 2);
+    await saveBalance(pool, 'a', 120, 2); // a reentrant holder: the same token twice
+    await saveBalance(pool, 'a', 130, 10);
+    const refused = await refusal(saveBalance(pool, 'a', 90, 9)); // 9 < 10 as numbers, not as text
+    expect(refused).toMatchObject({ key: 'accounts/a', fencingToken: 9, highestToken: 10 });
+    const { rows } = await pool.query('SELECT balance, fence FROM accounts WHERE id = $1', ['a']);
+    expect(rows).toEqual([{ balance: '130', fence: '10' }]);
+    await expect(saveBalance(pool, 'missing', 1, 1)).rejects.toThrow('No account missing');
+  });
+
+  it('pg: tokens beyond 32 bits fit the bigint column', async () => {
+    await pool.query(region('accounts.sql', 'schema'));
+    await pool.query("INSERT INTO accounts (id, balance) VALUES ('big', 0)");
+    await saveBalance(pool, 'big', 1, Number.MAX_SAFE_INTEGER - 1);
+    await refusal(saveBalance(pool, 'big', 2, 2 ** 32));
+    await saveBalance(pool, 'big', 3, Number.MAX_SAFE_INTEGER);
+    expect((await pool.query('SELECT fence FROM accounts')).rows[0].fence).toBe(String(Number.MAX_SAFE_INTEGER));
+  });
+
+  it('the migration adds the column to a table with rows: they start at 0, so the first token writes', async () => {
+    await pool.query('CREATE TABLE accounts (id text PRIMARY KEY, balance bigint NOT NULL)');
+    await pool.query("INSERT INTO accounts VALUES ('old', 5)");
+    await pool.query(region('migration.sql', 'migration'));
+    await saveBalance(pool, 'old', 6, 1);
+    expect((await pool.query('SELECT balance, fence FROM accounts')).rows).toEqual([{ balance: '6', fence: '1' }]);
+  });
+
+  it('pg with real locks: a holder whose lease ran out while it was between read and write is refused; the next holder\'s deposit stays', async () => {
+    await pool.query(region('accounts.sql', 'schema'));
+    await pool.query("INSERT INTO accounts (id, balance) VALUES ('acct', 100)");
+    const [a, b] = await Promise.all([lockModule(), lockModule()]);
+    try {
+      const id = 'acct';
+      const key = `account:${id}`; // the lock the recipe's usage takes: one resource, one lock key
+      // A reads, then stops (as a paused process does): no renewal, the lease runs out.
+      const paused = await a.get(LockService).acquire(key, { ttl: 200, autoRenew: false });
+      const read = Number((await pool.query('SELECT balance FROM accounts WHERE id = $1', [id])).rows[0].balance);
+      const next = await b.get(LockService).acquire(key, { waitTimeout: 5_000 });
+      await saveBalance(pool, id, 100 + 50, next.fencingToken);
+      await next.release();
+      const refused = await refusal(saveBalance(pool, id, read + 10, paused.fencingToken));
+      expect(refused).toMatchObject({ fencingToken: paused.fencingToken, highestToken: next.fencingToken });
+      expect((await pool.query('SELECT balance FROM accounts')).rows[0].balance).toBe('150');
+      // The recipe's usage, end to end.
+      await deposit(b.get(LockService), pool, id, 25);
+      expect((await pool.query('SELECT balance FROM accounts')).rows[0].balance).toBe('175');
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  describe('TypeORM through @nestjs/typeorm', () => {
+    const app = async (): Promise<TestingModule> => {
+      const moduleRef = await Test.createTestingModule({
+        imports: [
+          RedisLockModule.forRoot({ redis: redisUrl(), isGlobal: true }),
+          TypeOrmModule.forRoot({ type: 'postgres', url: server.url, entities: [Account], migrations: [AddAccountFence1764547200000], migrationsRun: true }),
+          TypeOrmModule.forFeature([Account]),
+        ],
+        providers: [AccountsService],
+      }).compile();
+      await moduleRef.init();
+      return moduleRef;
+    };
+
+    it('the migration runs on start; deposits write with the lock\'s token; a holder whose lease ran out is refused', async () => {
+      await pool.query('DROP TABLE IF EXISTS migrations');
+      await pool.query('CREATE TABLE accounts (id text PRIMARY KEY, balance bigint NOT NULL)');
+      await pool.query("INSERT INTO accounts VALUES ('t', 100)");
+      const a = await app(); // runs the migration; the second instance finds it done
+      const b = await app();
+      try {
+        expect((await pool.query('SELECT fence FROM accounts')).rows).toEqual([{ fence: '0' }]);
+        await b.get(AccountsService).deposit('t', 20);
+        const afterDeposit = (await pool.query('SELECT balance, fence FROM accounts')).rows[0];
+        expect(afterDeposit.balance).toBe('120');
+        expect(Number(afterDeposit.fence)).toBeGreaterThan(0);
+
+        const paused = await a.get(LockService).acquire('account:t', { ttl: 200, autoRenew: false });
+        const next = await b.get(LockService).acquire('account:t', { waitTimeout: 5_000 });
+        await b.get(AccountsService).saveBalance('t', 170n, next.fencingToken);
+        await next.release();
+        const refused = await refusal(a.get(AccountsService).saveBalance('t', 130n, paused.fencingToken));
+        expect(refused).toMatchObject({ key: 'accounts/t', fencingToken: paused.fencingToken, highestToken: next.fencingToken });
+        await b.get(AccountsService).saveBalance('t', 180n, next.fencingToken); // the same token again
+        expect((await pool.query('SELECT balance, fence FROM accounts')).rows).toEqual([{ balance: '180', fence: String(next.fencingToken) }]);
+      } finally {
+        await Promise.all([a.close(), b.close()]);
+      }
+    });
+  });
+
+  it('the FencedRedis example: deposits through the module\'s FencedRedis add up, with the token kept beside the wallet', async () => {
+    const moduleRef = await Test.createTestingModule({ imports: [RedisLockModule.forRoot({ redis: redisUrl(), isGlobal: true })], providers: [WalletService] }).compile();
+    await moduleRef.init();
+    try {
+      await Promise.all(Array.from({ length: 5 }, () => moduleRef.get(WalletService).deposit('7', 10)));
+      const fenced = moduleRef.get(FencedRedis);
+      expect(await fenced.hget('wallet:{7}', 'balance')).toBe('50');
+      expect(await fenced.fence('wallet:{7}')).toBe(5);
+    } finally {
+      await moduleRef.close();
+    }
+  });
+});

@@ -1,0 +1,9 @@
+-- The schema the fencing recipes of the README write to. The regions are the README's text.
+
+-- #region schema
+CREATE TABLE accounts (
+  id      text   PRIMARY KEY,
+  balance bigint NOT NULL,
+  fence   bigint NOT NULL DEFAULT 0 -- the highest fencing token that wrote the row
+);
+-- #endregion

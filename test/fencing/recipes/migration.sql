@@ -1,0 +1,3 @@
+-- #region migration
+ALTER TABLE accounts ADD COLUMN fence bigint NOT NULL DEFAULT 0;
+-- #endregion

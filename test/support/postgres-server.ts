@@ -1,0 +1,1 @@
+export { assertPostgresInstalled, startPostgresServer, type PostgresServer } from '../../scripts/postgres-server.mjs';
