@@ -120,8 +120,9 @@ export function describeSemaphoreBehaviour(label: string, backend: LockBackend):
     it('renews each permit with the watchdog, so a holder keeps it past its ttl', async () => {
       const { locks } = await open();
       const k = key('renew');
-      const held = await locks.acquire(k, { limit: 1, ttl: 300 });
-      await sleep(1_000);
+      // A 1.2 s lease renewed every 400 ms survives a loaded machine's stalls; 300 ms did not.
+      const held = await locks.acquire(k, { limit: 1, ttl: 1_200 });
+      await sleep(1_500);
       expect(held.held).toBe(true);
       expect(await locks.tryAcquire(k, { limit: 1 })).toBeNull();
       await held.release();
