@@ -7,8 +7,11 @@ export interface AttemptCounter {
   /** Acquire attempts made since `countAttempts`. */
   readonly count: number;
   /**
-   * Settles when the next attempt has been answered. A waiter then sleeps a whole refresh
-   * interval (250 ms) before it polls again: a release sent right after is not raced by a poll.
+   * Settles when the application's release subscriptions are active and the next attempt after
+   * that has been answered. A waiter then sleeps a whole refresh interval (250 ms) before it
+   * polls again: a release sent right after reaches a live subscription and is not raced by a
+   * poll (on a loaded machine a subscription can take longer than a refresh to come up, and the
+   * waiter polls meanwhile, by design).
    */
   answered(): Promise<void>;
   stop(): void;
@@ -22,7 +25,7 @@ export interface AttemptCounter {
  * woke it whatever the machine's load, where a millisecond bound proves only a quiet machine.
  */
 export function countAttempts(locks: LockService): AttemptCounter {
-  const manager = locks[LOCK_RUNNER] as unknown as { attempt: Attempt };
+  const manager = locks[LOCK_RUNNER] as unknown as { attempt: Attempt; notifier?: { channels: Map<string, unknown> } };
   const original = manager.attempt;
   let count = 0;
   let onAnswer: (() => void)[] = [];
@@ -41,7 +44,12 @@ export function countAttempts(locks: LockService): AttemptCounter {
     get count() {
       return count;
     },
-    answered: () => new Promise<void>((resolve) => onAnswer.push(resolve)),
+    async answered() {
+      // A ReleaseNotifier's channels carry a `ready` promise; the in-memory one subscribes at once.
+      const channels = [...(manager.notifier?.channels.values() ?? [])] as { ready?: Promise<void> }[];
+      await Promise.all(channels.map((channel) => channel.ready?.catch(() => undefined)));
+      await new Promise<void>((resolve) => onAnswer.push(resolve));
+    },
     stop() {
       delete (manager as Partial<typeof manager>).attempt;
     },
