@@ -4,6 +4,7 @@ import { LockNotAcquiredError, RedisLockError } from '../lib/index.js';
 import { ReleaseNotifier } from '../lib/core/stores/redis/release-notifier.js';
 import { waitForTurn } from '../lib/core/engine/wait-for-turn.js';
 import { systemClock } from '../lib/core/time/clock.js';
+import { countAttempts } from './support/mechanism.js';
 import { CapturedLogs, createLockApp, sleep, type LockApp } from './support/lock-app.js';
 import { redisUrl } from './support/redis.js';
 import { startRedisServer, type RedisServer } from './support/redis-server.js';
@@ -38,7 +39,8 @@ describe('a wait whose release subscription cannot be made', () => {
     const started = performance.now();
     const error = await app.locks.acquire('k', { waitTimeout: 1_000 }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(LockNotAcquiredError);
-    expect(performance.now() - started).toBeLessThan(2_500);
+    // Not held up by the subscription that never comes (nor by the holder's 30 s lease).
+    expect(performance.now() - started).toBeLessThan(10_000);
     expect(app.logs.has('warn', 'could not be subscribed')).toBe(true);
   });
 
@@ -53,21 +55,31 @@ describe('a wait whose release subscription cannot be made', () => {
     const started = performance.now();
     await app.close();
     expect(await waiting).toBeInstanceOf(RedisLockError);
-    expect(performance.now() - started).toBeLessThan(2_000);
+    // Far less than the 30 s wait shutdown would otherwise sit out.
+    expect(performance.now() - started).toBeLessThan(10_000);
   });
 
-  it('gets the lock by polling once the holder releases it', async () => {
-    app = await createLockApp({ redis: server.url, ttl: 30_000 });
-    const held = await app.locks.acquire('k');
-    await fillMaxClients();
-    const waiting = app.locks.acquire('k', { waitTimeout: 10_000 });
-    await sleep(300);
-    const releasedAt = performance.now();
-    await held.release();
-    const lock = await waiting;
-    expect(lock.held).toBe(true);
-    expect(performance.now() - releasedAt).toBeLessThan(2_000);
-    await lock.release();
+  it('gets the lock by polling once the holder (another application) releases it', async () => {
+    const holder = await createLockApp({ redis: server.url, ttl: 30_000 });
+    try {
+      app = await createLockApp({ redis: server.url, ttl: 30_000 });
+      await app.locks.isLocked('k'); // connected before the server refuses new clients
+      const held = await holder.locks.acquire('k');
+      await fillMaxClients();
+      const attempts = countAttempts(app.locks);
+      const waiting = app.locks.acquire('k', { waitTimeout: 10_000 });
+      await sleep(300);
+      const polled = attempts.count;
+      await held.release();
+      const lock = await waiting;
+      expect(lock.held).toBe(true);
+      // No message can reach it: a poll after the release found the lock handed to it, within
+      // waitTimeout (the holder's lease is 30 s).
+      expect(attempts.count).toBeGreaterThan(polled);
+      await lock.release();
+    } finally {
+      await holder.close();
+    }
   });
 });
 
@@ -92,9 +104,8 @@ describe('grants to a waiter', () => {
     await watch.ready;
     expect(await waitForTurn(watch, 0, 10_000, 20, undefined, shutdown.signal, systemClock)).toBeUndefined();
     notifier.wake('swallow', 'tok', 7);
-    const started = performance.now();
+    // A swallowed grant would leave this wait to its 2 s timer, which resolves undefined.
     expect(await waitForTurn(watch, 1, 10_000, 2_000, undefined, shutdown.signal, systemClock)).toBe(7);
-    expect(performance.now() - started).toBeLessThan(500);
     watch.close();
   });
 

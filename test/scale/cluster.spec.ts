@@ -1,6 +1,7 @@
 import { Cluster } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startRedisCluster, type RedisCluster } from '../../scripts/redis-cluster.mjs';
+import { countAttempts } from '../support/mechanism.js';
 import { createLockApp, sleep, type LockApp } from '../support/lock-app.js';
 
 describe('Redis Cluster (3 masters)', () => {
@@ -43,7 +44,8 @@ describe('Redis Cluster (3 masters)', () => {
     const other = await createLockApp({ redis: new Cluster(cluster.nodes), ttl: 30_000 });
     try {
       const held = await app!.locks.acquire('cluster:handoff');
-      const waiting = other.locks.acquire('cluster:handoff', { waitTimeout: 10_000 }).then((lock) => ({ lock, at: performance.now() }));
+      const attempts = countAttempts(other.locks);
+      const waiting = other.locks.acquire('cluster:handoff', { waitTimeout: 10_000 });
       // Redis 7: the waiter listens on a shard channel, carried only by the lock's own shard
       // (subscribed once the waiter's sharded subscriber connection is up).
       const shardChannels = async () => (await Promise.all(client.nodes('master').map((node) => node.call('PUBSUB', 'SHARDCHANNELS') as Promise<string[]>))).flat();
@@ -52,10 +54,13 @@ describe('Redis Cluster (3 masters)', () => {
       expect(await shardChannels()).toEqual(['lock:{cluster:handoff}:released']);
       const plainChannels = await Promise.all(client.nodes('master').map((node) => node.pubsub('CHANNELS') as Promise<string[]>));
       expect(plainChannels.flat()).toEqual([]);
-      const releasedAt = performance.now();
+      // Release right after one of the waiter's polls is answered: its next one is 250 ms away.
+      await attempts.answered();
+      const polled = attempts.count;
       await held.release();
-      const { lock, at } = await waiting;
-      expect(at - releasedAt).toBeLessThan(150);
+      const lock = await waiting;
+      // Woken by the shard message: a poll would have made an attempt.
+      expect(attempts.count).toBe(polled);
       expect(lock.fencingToken).toBe(held.fencingToken + 1);
       await lock.release();
     } finally {
@@ -67,13 +72,16 @@ describe('Redis Cluster (3 masters)', () => {
     await open({ ttl: 1_200, renewInterval: 300 });
     const locks = await Promise.all(Array.from({ length: 200 }, (_, i) => app!.locks.acquire(`batch:${i}`)));
     const masters = client.nodes('master');
+    const resetAt = performance.now();
     await Promise.all(masters.map((node) => node.config('RESETSTAT')));
     await sleep(700);
-    // Redis 7: one script call per master per tick (at most 3 ticks in 700 ms), not one per slot.
+    // Redis 7: one script call per master per tick (a loaded machine may run fewer ticks than
+    // the time watched allows, never more), not one per slot.
     const calls = await Promise.all(masters.map(async (node) => Number(/cmdstat_evalsha:calls=(\d+)/.exec(await node.info('commandstats'))?.[1] ?? 0)));
+    const ticks = Math.ceil((performance.now() - resetAt) / 300) + 1;
     for (const count of calls) {
       expect(count).toBeGreaterThanOrEqual(1);
-      expect(count).toBeLessThanOrEqual(3);
+      expect(count).toBeLessThanOrEqual(ticks);
     }
     await client.del('lock:{batch:13}');
     await new Promise((resolve) => locks[13]!.signal.addEventListener('abort', resolve, { once: true }));

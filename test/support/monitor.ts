@@ -4,6 +4,8 @@ import { redisUrl } from './redis.js';
 export interface SeenCommand {
   args: string[];
   at: number;
+  /** When the server ran it, on the server's clock (ms since the epoch): exact under any load here. */
+  serverAt: number;
 }
 
 /**
@@ -31,10 +33,10 @@ export async function watchCommands(key: string, server = redisUrl()): Promise<{
         ready();
         continue;
       }
-      const match = /^\+[\d.]+ \[(\d+) [^\]]*\] (.*)$/.exec(line);
-      if (!match || Number(match[1]) !== db) continue;
-      const args = parseQuoted(match[2]!);
-      if (args.includes(key)) seen.push({ args, at: performance.now() });
+      const match = /^\+([\d.]+) \[(\d+) [^\]]*\] (.*)$/.exec(line);
+      if (!match || Number(match[2]) !== db) continue;
+      const args = parseQuoted(match[3]!);
+      if (args.includes(key)) seen.push({ args, at: performance.now(), serverAt: Number(match[1]) * 1000 });
     }
   });
   socket.write('MONITOR\r\n');
