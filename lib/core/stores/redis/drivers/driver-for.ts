@@ -20,8 +20,9 @@ export function driverFor(client: RedisClient): RedisDriver {
 }
 
 function createDriver(client: unknown): RedisDriver {
+  // ioredis of either major, and iovalkey (its fork): the same API, the same driver.
   if (isIoRedisClient(client)) return new IoRedisDriver(client);
   const kind = nodeRedisKind(client);
   if (kind !== undefined) return new NodeRedisDriver(client as never, kind);
-  throw new TypeError('Not a Redis client: expected an ioredis Redis or Cluster, or a node-redis client, cluster or Sentinel client.');
+  throw new TypeError('Not a Redis client: expected an ioredis or iovalkey Redis or Cluster, or a node-redis client, cluster or Sentinel client.');
 }

@@ -1,0 +1,179 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Cluster, Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startRedisCluster, type RedisCluster } from '../scripts/redis-cluster.mjs';
+import { clusterSlot } from '../lib/core/keys/cluster-slot.js';
+import { LockScripts } from '../lib/core/stores/redis/lock-scripts.js';
+import { LockLostError, LockNotAcquiredError } from '../lib/index.js';
+import { handedLockApp, openClient, type HandedClientName } from './support/handed-clients.js';
+import { nextEvent } from './support/lock-app.js';
+import { startRedisServer, type RedisServer } from './support/redis-server.js';
+
+// The clients teams moving to Valkey pick, handed in, against Redis 7: what the behaviour suites
+// (test/behaviour/ioredis-family*.spec.ts) do not show: the release message, the watchdog's
+// batches and an outage.
+const CLIENTS: HandedClientName[] = ['iovalkey'];
+
+/** Outcomes of a renewal batch, in the order of the requests. */
+async function renewAll(scripts: LockScripts, requests: { lockKey: string; token: string; ttl: number }[]): Promise<{ parts: number; outcomes: unknown[] }> {
+  const parts = scripts.renewBatch(requests);
+  const outcomes: unknown[] = new Array(requests.length);
+  for (const part of parts) (await part.outcomes).forEach((outcome, i) => (outcomes[part.indexes[i]!] = outcome));
+  return { parts: parts.length, outcomes };
+}
+
+describe.each(CLIENTS)('a %s client on one Redis', (name) => {
+  // A server of its own: the outage test kills it.
+  let server: RedisServer;
+  let admin: Redis;
+  const unhandled: unknown[] = [];
+  const onUnhandled = (reason: unknown) => unhandled.push(reason);
+  beforeAll(async () => {
+    server = await startRedisServer();
+    admin = new Redis(server.url);
+    admin.on('error', () => undefined); // the outage test kills the server
+    process.on('unhandledRejection', onUnhandled);
+  });
+  afterAll(async () => {
+    process.off('unhandledRejection', onUnhandled);
+    admin?.disconnect();
+    await server?.stop();
+  });
+
+  it('wakes a waiter in another instance with the release message, not by polling the lease', async () => {
+    const holder = await handedLockApp(await openClient(name, server.url), { ttl: 20_000 });
+    const waiter = await handedLockApp(await openClient(name, server.url));
+    try {
+      const held = await holder.locks.acquire('wake');
+      const waiting = waiter.locks.acquire('wake', { waitTimeout: 15_000 });
+      waiting.catch(() => undefined); // a failed check below ends the wait with the app
+      // The waiter's subscription exists on the server before the release.
+      await expect.poll(async () => ((await admin.pubsub('NUMSUB', 'lock:{wake}:released')) as [string, number])[1], { timeout: 5_000 }).toBe(1);
+      const releasedAt = performance.now();
+      await held.release();
+      const next = await waiting;
+      // A poll would come when the 20 s lease runs out; the message takes milliseconds.
+      expect(performance.now() - releasedAt).toBeLessThan(5_000);
+      expect(next.fencingToken).toBe(held.fencingToken + 1);
+      await next.release();
+    } finally {
+      await Promise.all([holder.close(), waiter.close()]);
+    }
+  });
+
+  it('renews a watchdog batch in one call, with an outcome for every lock', async () => {
+    const handed = await openClient(name, server.url);
+    try {
+      const scripts = new LockScripts(handed.client as never);
+      const requests = Array.from({ length: 30 }, (_, i) => ({ lockKey: `lock:{batch:${i}}`, token: `t${i}`, ttl: 60_000 }));
+      for (const { lockKey, token } of requests.slice(0, 25)) await admin.set(lockKey, token, 'PX', 10_000);
+      await admin.set('lock:{batch:25}', 'someone else', 'PX', 10_000);
+      const { parts, outcomes } = await renewAll(scripts, requests);
+      expect(parts).toBe(1);
+      expect(outcomes.slice(0, 25).every((outcome) => outcome === true)).toBe(true);
+      expect(outcomes.slice(25).every((outcome) => outcome === false)).toBe(true);
+      expect(await admin.pttl('lock:{batch:7}')).toBeGreaterThan(30_000);
+      expect(await admin.get('lock:{batch:25}')).toBe('someone else');
+    } finally {
+      handed.close();
+    }
+  });
+
+  it('aborts the signal at the lease deadline when Redis is killed, fails waits clearly, and works again once Redis is back', { timeout: 30_000 }, async () => {
+    const app = await handedLockApp(await openClient(name, server.url), { ttl: 1_000, renewInterval: 300 });
+    try {
+      const lock = await app.locks.acquire('k');
+      await nextEvent(app.locks.events$, 'renewed');
+      const aborted = new Promise<void>((resolve) => lock.signal.addEventListener('abort', () => resolve(), { once: true }));
+      await server.stop({ kill: true });
+      await aborted;
+      expect(lock.signal.reason).toBeInstanceOf(LockLostError);
+      expect(lock.signal.reason).toMatchObject({ reason: 'expired' });
+
+      const waiting = await app.locks.acquire('other', { waitTimeout: 300 }).catch((error: unknown) => error);
+      expect(waiting).toBeInstanceOf(LockNotAcquiredError);
+      expect((waiting as Error).message).toMatch(/Redis did not answer/);
+
+      // The server comes back empty: no lock, and no cached script (EVALSHA falls back to EVAL).
+      await server.start();
+      const again = await app.locks.acquire('k', { waitTimeout: 10_000 });
+      expect(again.held).toBe(true);
+      await again.release();
+      await lock.release().catch(() => undefined);
+      expect(unhandled).toEqual([]);
+    } finally {
+      await app.close();
+    }
+  });
+});
+
+describe.each(CLIENTS)('a %s client on a Redis 7 Cluster', (name) => {
+  let cluster: RedisCluster;
+  let admin: Cluster;
+  beforeAll(async () => {
+    cluster = await startRedisCluster(3);
+    admin = new Cluster(cluster.nodes);
+    await admin.ping();
+  }, 60_000);
+  afterAll(async () => {
+    admin?.disconnect();
+    await cluster?.stop();
+  });
+
+  /** The master that serves a key, as ioredis knows it. */
+  const masterOf = (key: string) => {
+    const address = admin.slots[clusterSlot(key)]![0]!;
+    return admin.nodes('master').find((node) => `${node.options.host}:${node.options.port}` === address)!;
+  };
+
+  it('wakes a waiter with a sharded release message, carried by the shard that owns the lock', async () => {
+    const holder = await handedLockApp(await openClient(name, cluster.nodes), { ttl: 20_000 });
+    const waiter = await handedLockApp(await openClient(name, cluster.nodes));
+    try {
+      const held = await holder.locks.acquire('sharded');
+      const waiting = waiter.locks.acquire('sharded', { waitTimeout: 15_000 });
+      waiting.catch(() => undefined); // a failed check below ends the wait with the app
+      const owner = masterOf('lock:{sharded}');
+      await expect.poll(async () => ((await owner.call('PUBSUB', 'SHARDNUMSUB', 'lock:{sharded}:released')) as [string, number])[1], { timeout: 5_000 }).toBe(1);
+      const releasedAt = performance.now();
+      await held.release();
+      const next = await waiting;
+      expect(performance.now() - releasedAt).toBeLessThan(5_000);
+      expect(next.fencingToken).toBe(held.fencingToken + 1);
+      await next.release();
+    } finally {
+      await Promise.all([holder.close(), waiter.close()]);
+    }
+  });
+
+  it('renews a watchdog batch in one call per master, with an outcome for every lock', async () => {
+    const handed = await openClient(name, cluster.nodes);
+    try {
+      const scripts = new LockScripts(handed.client as never);
+      expect(await scripts.perMasterRenewals()).toBe(true); // learns that every master runs Redis 7
+      const requests = Array.from({ length: 60 }, (_, i) => ({ lockKey: `lock:{batch:${i}}`, token: `t${i}`, ttl: 60_000 }));
+      for (const { lockKey, token } of requests.slice(0, 50)) await admin.set(lockKey, token, 'PX', 10_000);
+      await admin.set('lock:{batch:50}', 'someone else', 'PX', 10_000);
+      const { parts, outcomes } = await renewAll(scripts, requests);
+      expect(parts).toBe(3);
+      expect(outcomes.slice(0, 50).every((outcome) => outcome === true)).toBe(true);
+      expect(outcomes.slice(50).every((outcome) => outcome === false)).toBe(true);
+      expect(await admin.pttl('lock:{batch:7}')).toBeGreaterThan(30_000);
+      expect(await admin.get('lock:{batch:50}')).toBe('someone else');
+    } finally {
+      handed.close();
+    }
+  });
+});
+
+describe('the built package', () => {
+  it('imports neither iovalkey nor GLIDE anywhere: a client handed in is recognised by its shape', () => {
+    const dist = fileURLToPath(new URL('../dist/', import.meta.url));
+    const files = readdirSync(dist, { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('.js'));
+    expect(files.length).toBeGreaterThan(20);
+    const importing = files.filter((file) => /(?:from\s*|import\s*\(\s*|require\s*\(\s*)['"](?:iovalkey|@valkey\/[^'"]+)['"]/.test(readFileSync(join(dist, file), 'utf8')));
+    expect(importing).toEqual([]);
+  });
+});
