@@ -8,13 +8,14 @@ import { clusterSlot } from '../lib/core/keys/cluster-slot.js';
 import { LockScripts } from '../lib/core/stores/redis/lock-scripts.js';
 import { LockLostError, LockNotAcquiredError } from '../lib/index.js';
 import { handedLockApp, openClient, type HandedClientName } from './support/handed-clients.js';
-import { nextEvent } from './support/lock-app.js';
+import { createLockApp, nextEvent } from './support/lock-app.js';
+import { redisUrl } from './support/redis.js';
 import { startRedisServer, type RedisServer } from './support/redis-server.js';
 
 // The clients teams moving to Valkey pick, handed in, against Redis 7: what the behaviour suites
 // (test/behaviour/ioredis-family*.spec.ts) do not show: the release message, the watchdog's
 // batches and an outage.
-const CLIENTS: HandedClientName[] = ['iovalkey'];
+const CLIENTS: HandedClientName[] = ['iovalkey', 'GLIDE'];
 
 /** Outcomes of a renewal batch, in the order of the requests. */
 async function renewAll(scripts: LockScripts, requests: { lockKey: string; token: string; ttl: number }[]): Promise<{ parts: number; outcomes: unknown[] }> {
@@ -42,7 +43,9 @@ describe.each(CLIENTS)('a %s client on one Redis', (name) => {
     await server?.stop();
   });
 
-  it('wakes a waiter in another instance with the release message, not by polling the lease', async () => {
+  it('wakes a waiter in another instance with the release message, not by polling the lease, and leaves no connection open', async () => {
+    const connections = async () => String(await admin.client('LIST')).split('\n').filter(Boolean).length;
+    const before = await connections();
     const holder = await handedLockApp(await openClient(name, server.url), { ttl: 20_000 });
     const waiter = await handedLockApp(await openClient(name, server.url));
     try {
@@ -61,6 +64,8 @@ describe.each(CLIENTS)('a %s client on one Redis', (name) => {
     } finally {
       await Promise.all([holder.close(), waiter.close()]);
     }
+    // The clients handed in are closed by the test; the subscriber connections by the module.
+    await expect.poll(connections, { timeout: 5_000 }).toBe(before);
   });
 
   it('renews a watchdog batch in one call, with an outcome for every lock', async () => {
@@ -169,11 +174,26 @@ describe.each(CLIENTS)('a %s client on a Redis 7 Cluster', (name) => {
 });
 
 describe('the built package', () => {
-  it('imports neither iovalkey nor GLIDE anywhere: a client handed in is recognised by its shape', () => {
+  it('imports neither iovalkey nor GLIDE statically; only the GLIDE driver names GLIDE, which it loads when handed a GLIDE client', () => {
     const dist = fileURLToPath(new URL('../dist/', import.meta.url));
     const files = readdirSync(dist, { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('.js'));
     expect(files.length).toBeGreaterThan(20);
-    const importing = files.filter((file) => /(?:from\s*|import\s*\(\s*|require\s*\(\s*)['"](?:iovalkey|@valkey\/[^'"]+)['"]/.test(readFileSync(join(dist, file), 'utf8')));
+    const text = (file: string) => readFileSync(join(dist, file), 'utf8');
+    const importing = files.filter((file) => /(?:from\s*|import\s*\(\s*|require\s*\(\s*)['"](?:iovalkey|@valkey\/[^'"]+)['"]/.test(text(file)));
     expect(importing).toEqual([]);
+    expect(files.filter((file) => /iovalkey['"]|@valkey\//.test(text(file))).map((file) => file.replaceAll('\\', '/'))).toEqual(['core/stores/redis/drivers/glide-driver.js']);
+  });
+});
+
+describe('a GLIDE client handed in', () => {
+  it('is refused at startup, naming the option, when it does not show the configuration the release messages need', async () => {
+    const handed = await openClient('GLIDE', redisUrl());
+    try {
+      // As a GLIDE release that kept its configuration elsewhere would be.
+      Object.defineProperty(handed.client, 'config', { value: undefined });
+      await expect(createLockApp({ redis: handed.client })).rejects.toThrow(/Option "redis": this Valkey GLIDE client does not show the configuration/);
+    } finally {
+      handed.close();
+    }
   });
 });

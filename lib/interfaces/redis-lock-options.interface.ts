@@ -1,4 +1,5 @@
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
+import type { ValkeyGlideClient } from '../core/stores/redis/drivers/glide-client.js';
 import type { IoValkeyClient } from '../core/stores/redis/drivers/iovalkey-client.js';
 import type { NodeRedisClient } from '../core/stores/redis/drivers/node-redis-client.js';
 import type { Duration } from '../core/time/duration.js';
@@ -6,6 +7,7 @@ import type { JobModuleOptions } from './scheduling.interface.js';
 
 export type { NodeRedisClient } from '../core/stores/redis/drivers/node-redis-client.js';
 export type { IoValkeyClient } from '../core/stores/redis/drivers/iovalkey-client.js';
+export type { ValkeyGlideClient } from '../core/stores/redis/drivers/glide-client.js';
 
 export type { Duration } from '../core/time/duration.js';
 
@@ -20,7 +22,11 @@ export type { Duration } from '../core/time/duration.js';
  *   recognised by its shape; `redis` is never loaded by this library;
  * - an existing iovalkey `Redis` or `Cluster` client (Valkey's fork of ioredis): used as is,
  *   through the same driver as ioredis, and never closed by the module; iovalkey is never
- *   loaded by this library.
+ *   loaded by this library;
+ * - an existing Valkey GLIDE client (`@valkey/valkey-glide` 2.x: `GlideClient` or
+ *   `GlideClusterClient`, as `createClient()` resolves it): used as is and never closed by the
+ *   module, which opens one more GLIDE client with its configuration for release messages.
+ *   GLIDE is loaded by this library only when such a client is handed in.
  *
  * @example
  * ```ts
@@ -30,7 +36,7 @@ export type { Duration } from '../core/time/duration.js';
  * RedisLockModule.forRoot({ redis: client });
  * ```
  */
-export type RedisConnection = string | RedisOptions | Redis | Cluster | NodeRedisClient | IoValkeyClient;
+export type RedisConnection = string | RedisOptions | Redis | Cluster | NodeRedisClient | IoValkeyClient | ValkeyGlideClient;
 
 /**
  * Timing of one lock. Set module-wide in {@link RedisLockModuleOptions}, override per call.

@@ -1,3 +1,4 @@
+import { GlideClient, GlideClusterClient } from '@valkey/valkey-glide';
 import { Cluster as Cluster6, Redis as Redis6 } from 'ioredis6';
 import { Cluster as ValkeyCluster, Redis as Valkey } from 'iovalkey';
 import type { RedisLockModuleOptions } from '../../lib/index.js';
@@ -29,12 +30,36 @@ async function ioHanded(client: IoClient): Promise<HandedClient> {
   return { client: client as unknown as RedisLockModuleOptions['redis'], isOpen: () => client.status !== 'end', close: () => client.disconnect() };
 }
 
+/**
+ * A GLIDE client: `GlideClient` on the URL's host, port and database, `GlideClusterClient` on
+ * the seed nodes. A request timeout above GLIDE's 250 ms default, so that a loaded test machine
+ * does not fail commands a quiet one answers in time.
+ */
+async function glideHanded(target: Target): Promise<HandedClient> {
+  const options = { requestTimeout: 2_000 };
+  let client: GlideClient | GlideClusterClient;
+  if (typeof target === 'string') {
+    const url = new URL(target);
+    const databaseId = Number(url.pathname.slice(1) || '0');
+    client = await GlideClient.createClient({ addresses: [{ host: url.hostname, port: Number(url.port || 6379) }], databaseId, ...options });
+  } else {
+    client = await GlideClusterClient.createClient({ addresses: target, ...options });
+  }
+  return {
+    client,
+    isOpen: () => !(client as unknown as { isClosed: boolean }).isClosed,
+    close: () => client.close(),
+  };
+}
+
 /** The clients handed in by the tests of this file's users, each from the package the library accepts. */
 export const HANDED_CLIENTS = {
   /** iovalkey 0.4, Valkey's fork of ioredis. */
   iovalkey: (target: Target) => ioHanded(typeof target === 'string' ? new Valkey(target) : new ValkeyCluster(target)),
   /** ioredis 6 (the other tests use ioredis 5). */
   'ioredis 6': (target: Target) => ioHanded(typeof target === 'string' ? new Redis6(target) : new Cluster6(target)),
+  /** Valkey GLIDE 2.5. */
+  GLIDE: glideHanded,
 } satisfies Record<string, (target: Target) => Promise<HandedClient>>;
 
 export type HandedClientName = keyof typeof HANDED_CLIENTS;
