@@ -1,14 +1,20 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Test } from '@nestjs/testing';
+import { TerminusModule } from '@nestjs/terminus';
 import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedisCluster, type RedisCluster } from '../scripts/redis-cluster.mjs';
 import { clusterSlot } from '../lib/core/keys/cluster-slot.js';
+import type { LockManager } from '../lib/core/engine/lock-manager.js';
+import { listLocks } from '../lib/core/stores/redis/lock-admin.js';
 import { LockScripts } from '../lib/core/stores/redis/lock-scripts.js';
-import { LockLostError, LockNotAcquiredError } from '../lib/index.js';
-import { handedLockApp, openClient, type HandedClientName } from './support/handed-clients.js';
-import { createLockApp, nextEvent } from './support/lock-app.js';
+import { LockLostError, LockNotAcquiredError, LockService, RedisLockModule } from '../lib/index.js';
+import { LOCK_RUNNER } from '../lib/redis-lock.constants.js';
+import { RedisLockHealthIndicator } from '../lib/terminus/index.js';
+import { handedLockApp, openClient, type HandedClient, type HandedClientName } from './support/handed-clients.js';
+import { CapturedLogs, createLockApp, nextEvent } from './support/lock-app.js';
 import { redisUrl } from './support/redis.js';
 import { startRedisServer, type RedisServer } from './support/redis-server.js';
 
@@ -23,6 +29,48 @@ async function renewAll(scripts: LockScripts, requests: { lockKey: string; token
   const outcomes: unknown[] = new Array(requests.length);
   for (const part of parts) (await part.outcomes).forEach((outcome, i) => (outcomes[part.indexes[i]!] = outcome));
   return { parts: parts.length, outcomes };
+}
+
+/**
+ * Locks taken through `handed`, then seen by inspect(), paged through by the lock board's listing
+ * (one lock a page: the SCAN of every master) and checked by the terminus indicator (a PING to
+ * every master); resolves the indicator's nodes.
+ */
+async function operate(handed: HandedClient): Promise<{ address?: string; status: string }[]> {
+  const moduleRef = await Test.createTestingModule({
+    imports: [TerminusModule.forRoot({ logger: false }), RedisLockModule.forRoot({ redis: handed.client })],
+    providers: [RedisLockHealthIndicator],
+  })
+    .setLogger(new CapturedLogs())
+    .compile();
+  await moduleRef.init();
+  try {
+    const locks = moduleRef.get(LockService);
+    const keys = Array.from({ length: 6 }, (_, i) => `board:${i}`);
+    const held = await Promise.all(keys.map((key) => locks.acquire(key, { label: `job ${key}` })));
+    const waiting = locks.acquire('board:0', { waitTimeout: 10_000 });
+    waiting.catch(() => undefined); // a failed check below ends the wait with the module
+    await expect.poll(async () => (await locks.inspect('board:0')).waiters).toBe(1);
+    expect(await locks.inspect('board:0')).toMatchObject({ held: true, fencingToken: held[0]!.fencingToken, waiters: 1, holder: { label: 'job board:0' } });
+    const manager = locks[LOCK_RUNNER] as LockManager;
+    const seen: string[] = [];
+    let cursor = '0';
+    let pages = 0;
+    do {
+      const page = await listLocks(manager, cursor, 1);
+      seen.push(...page.locks.map((lock) => lock.key));
+      cursor = page.cursor;
+    } while (cursor !== '0' && ++pages < 200);
+    expect([...new Set(seen)].sort()).toEqual(keys);
+    const health = await moduleRef.get(RedisLockHealthIndicator).isHealthy('locks');
+    expect(health.locks.status).toBe('up');
+    await Promise.all(held.map((lock) => lock.release()));
+    await (await waiting).release();
+    return (health.locks as unknown as { nodes: { address?: string; status: string }[] }).nodes;
+  } finally {
+    await moduleRef.close();
+    expect(handed.isOpen()).toBe(true);
+  }
 }
 
 describe.each(CLIENTS)('a %s client on one Redis', (name) => {
@@ -81,6 +129,17 @@ describe.each(CLIENTS)('a %s client on one Redis', (name) => {
       expect(outcomes.slice(25).every((outcome) => outcome === false)).toBe(true);
       expect(await admin.pttl('lock:{batch:7}')).toBeGreaterThan(30_000);
       expect(await admin.get('lock:{batch:25}')).toBe('someone else');
+    } finally {
+      handed.close();
+      await admin.del(...Array.from({ length: 30 }, (_, i) => `lock:{batch:${i}}`));
+    }
+  });
+
+  it('answers inspect(), the lock board listing and the terminus indicator', async () => {
+    const handed = await openClient(name, server.url);
+    try {
+      const nodes = await operate(handed);
+      expect(nodes).toEqual([expect.objectContaining({ status: 'up' })]);
     } finally {
       handed.close();
     }
@@ -153,6 +212,17 @@ describe.each(CLIENTS)('a %s client on a Redis 7 Cluster', (name) => {
     }
   });
 
+  it('pages through the locks of every master, and the terminus indicator pings each master by its address', async () => {
+    const handed = await openClient(name, cluster.nodes);
+    try {
+      const nodes = await operate(handed);
+      expect(nodes.map((node) => node.address).sort()).toEqual(cluster.nodes.map(({ host, port }) => `${host}:${port}`).sort());
+      expect(nodes.every((node) => node.status === 'up')).toBe(true);
+    } finally {
+      handed.close();
+    }
+  });
+
   it('renews a watchdog batch in one call per master, with an outcome for every lock', async () => {
     const handed = await openClient(name, cluster.nodes);
     try {
@@ -169,6 +239,7 @@ describe.each(CLIENTS)('a %s client on a Redis 7 Cluster', (name) => {
       expect(await admin.get('lock:{batch:50}')).toBe('someone else');
     } finally {
       handed.close();
+      await Promise.all(Array.from({ length: 60 }, (_, i) => admin.del(`lock:{batch:${i}}`)));
     }
   });
 });

@@ -258,8 +258,7 @@ export class GlideDriver implements RedisDriver {
     const { masters } = await this.topology();
     return masters
       .filter((master) => this.slots?.includes(master.id))
-      .map((master) => ({ address: `${master.host}:${master.port}`, ping: () => this.send(['PING'], routeTo(master)) }))
-      .sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0));
+      .map((master) => ({ address: `${master.host}:${master.port}`, ping: () => this.send(['PING'], routeTo(master)) }));
   }
 }
 
@@ -300,6 +299,8 @@ export function parseClusterNodes(text: string): { masters: Master[]; slots: (st
       for (let slot = from; slot <= to; slot++) slots[slot] = id;
     }
   }
+  // In one order whichever node answered: the lock board's cursor names a master by its index.
+  masters.sort((a, b) => a.host.localeCompare(b.host) || a.port - b.port);
   return { masters, slots };
 }
 
