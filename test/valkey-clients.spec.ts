@@ -267,4 +267,13 @@ describe('a GLIDE client handed in', () => {
       handed.close();
     }
   });
+
+  it('is refused at startup with waitForReplicas, which it cannot serve', async () => {
+    const handed = await openClient('GLIDE', redisUrl());
+    try {
+      await expect(createLockApp({ redis: handed.client, waitForReplicas: { replicas: 1, timeout: 100 } })).rejects.toThrow(/waitForReplicas.*not yet a Cluster, a node-redis client or a Valkey GLIDE client/s);
+    } finally {
+      handed.close();
+    }
+  });
 });

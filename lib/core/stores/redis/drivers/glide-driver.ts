@@ -141,9 +141,10 @@ export class GlideDriver implements RedisDriver {
 
   /** A command routed by GLIDE (by its key on a Cluster), or to the node `route` names; replies as strings. */
   private send(args: string[], route?: Route): Promise<unknown> {
-    const options: { route?: Route; decoder?: number } = {};
+    const module = glide;
+    if (module === undefined) return loadGlide().then(() => this.send(args, route));
+    const options: { route?: Route; decoder: number } = { decoder: module.Decoder.String };
     if (route !== undefined) options.route = route;
-    if (glide !== undefined) options.decoder = glide.Decoder.String;
     return this.commands.customCommand(args, options);
   }
 
