@@ -212,6 +212,28 @@ describe.each(CLIENTS)('a %s client on a Redis 7 Cluster', (name) => {
     }
   });
 
+  it('subscribes again when its connection to the master that carries the channel is killed, and the release still wakes the waiter', async () => {
+    const holder = await handedLockApp(await openClient(name, cluster.nodes), { ttl: 20_000 });
+    const waiter = await handedLockApp(await openClient(name, cluster.nodes));
+    try {
+      const held = await holder.locks.acquire('resubscribed');
+      const waiting = waiter.locks.acquire('resubscribed', { waitTimeout: 15_000 });
+      waiting.catch(() => undefined); // a failed check below ends the wait with the app
+      const owner = masterOf('lock:{resubscribed}');
+      const subscribers = async () => ((await owner.call('PUBSUB', 'SHARDNUMSUB', 'lock:{resubscribed}:released')) as [string, number])[1];
+      await expect.poll(subscribers, { timeout: 5_000 }).toBe(1);
+      expect(Number(await owner.call('CLIENT', 'KILL', 'TYPE', 'pubsub'))).toBeGreaterThan(0);
+      await expect.poll(subscribers, { timeout: 10_000 }).toBe(1);
+      const releasedAt = performance.now();
+      await held.release();
+      const next = await waiting;
+      expect(performance.now() - releasedAt).toBeLessThan(5_000);
+      await next.release();
+    } finally {
+      await Promise.all([holder.close(), waiter.close()]);
+    }
+  });
+
   it('pages through the locks of every master, and the terminus indicator pings each master by its address', async () => {
     const handed = await openClient(name, cluster.nodes);
     try {
