@@ -173,7 +173,8 @@ describe.each(CLIENTS)('a %s client on one Redis', (name) => {
   });
 });
 
-describe.each(CLIENTS)('a %s client on a Redis 7 Cluster', (name) => {
+describe('a Redis 7 Cluster', () => {
+  // One Cluster for every client's tests: each leaves no lock behind.
   let cluster: RedisCluster;
   let admin: Cluster;
   beforeAll(async () => {
@@ -186,83 +187,85 @@ describe.each(CLIENTS)('a %s client on a Redis 7 Cluster', (name) => {
     await cluster?.stop();
   });
 
-  /** The master that serves a key, as ioredis knows it. */
-  const masterOf = (key: string) => {
-    const address = admin.slots[clusterSlot(key)]![0]!;
-    return admin.nodes('master').find((node) => `${node.options.host}:${node.options.port}` === address)!;
-  };
+  describe.each(CLIENTS)('through a %s client', (name) => {
+    /** The master that serves a key, as ioredis knows it. */
+    const masterOf = (key: string) => {
+      const address = admin.slots[clusterSlot(key)]![0]!;
+      return admin.nodes('master').find((node) => `${node.options.host}:${node.options.port}` === address)!;
+    };
 
-  it('wakes a waiter with a sharded release message, carried by the shard that owns the lock', async () => {
-    const holder = await handedLockApp(await openClient(name, cluster.nodes), { ttl: 20_000 });
-    const waiter = await handedLockApp(await openClient(name, cluster.nodes));
-    try {
-      const held = await holder.locks.acquire('sharded');
-      const waiting = waiter.locks.acquire('sharded', { waitTimeout: 15_000 });
-      waiting.catch(() => undefined); // a failed check below ends the wait with the app
-      const owner = masterOf('lock:{sharded}');
-      await expect.poll(async () => ((await owner.call('PUBSUB', 'SHARDNUMSUB', 'lock:{sharded}:released')) as [string, number])[1], { timeout: 5_000 }).toBe(1);
-      const releasedAt = performance.now();
-      await held.release();
-      const next = await waiting;
-      expect(performance.now() - releasedAt).toBeLessThan(5_000);
-      expect(next.fencingToken).toBe(held.fencingToken + 1);
-      await next.release();
-    } finally {
-      await Promise.all([holder.close(), waiter.close()]);
-    }
-  });
+    it('wakes a waiter with a sharded release message, carried by the shard that owns the lock', async () => {
+      const holder = await handedLockApp(await openClient(name, cluster.nodes), { ttl: 20_000 });
+      const waiter = await handedLockApp(await openClient(name, cluster.nodes));
+      try {
+        const held = await holder.locks.acquire('sharded');
+        const waiting = waiter.locks.acquire('sharded', { waitTimeout: 15_000 });
+        waiting.catch(() => undefined); // a failed check below ends the wait with the app
+        const owner = masterOf('lock:{sharded}');
+        await expect.poll(async () => ((await owner.call('PUBSUB', 'SHARDNUMSUB', 'lock:{sharded}:released')) as [string, number])[1], { timeout: 5_000 }).toBe(1);
+        const releasedAt = performance.now();
+        await held.release();
+        const next = await waiting;
+        expect(performance.now() - releasedAt).toBeLessThan(5_000);
+        expect(next.fencingToken).toBe(held.fencingToken + 1);
+        await next.release();
+      } finally {
+        await Promise.all([holder.close(), waiter.close()]);
+      }
+    });
 
-  it('subscribes again when its connection to the master that carries the channel is killed, and the release still wakes the waiter', async () => {
-    const holder = await handedLockApp(await openClient(name, cluster.nodes), { ttl: 20_000 });
-    const waiter = await handedLockApp(await openClient(name, cluster.nodes));
-    try {
-      const held = await holder.locks.acquire('resubscribed');
-      const waiting = waiter.locks.acquire('resubscribed', { waitTimeout: 15_000 });
-      waiting.catch(() => undefined); // a failed check below ends the wait with the app
-      const owner = masterOf('lock:{resubscribed}');
-      const subscribers = async () => ((await owner.call('PUBSUB', 'SHARDNUMSUB', 'lock:{resubscribed}:released')) as [string, number])[1];
-      await expect.poll(subscribers, { timeout: 5_000 }).toBe(1);
-      expect(Number(await owner.call('CLIENT', 'KILL', 'TYPE', 'pubsub'))).toBeGreaterThan(0);
-      await expect.poll(subscribers, { timeout: 10_000 }).toBe(1);
-      const releasedAt = performance.now();
-      await held.release();
-      const next = await waiting;
-      expect(performance.now() - releasedAt).toBeLessThan(5_000);
-      await next.release();
-    } finally {
-      await Promise.all([holder.close(), waiter.close()]);
-    }
-  });
+    it('subscribes again when its connection to the master that carries the channel is killed, and the release still wakes the waiter', async () => {
+      const holder = await handedLockApp(await openClient(name, cluster.nodes), { ttl: 20_000 });
+      const waiter = await handedLockApp(await openClient(name, cluster.nodes));
+      try {
+        const held = await holder.locks.acquire('resubscribed');
+        const waiting = waiter.locks.acquire('resubscribed', { waitTimeout: 15_000 });
+        waiting.catch(() => undefined); // a failed check below ends the wait with the app
+        const owner = masterOf('lock:{resubscribed}');
+        const subscribers = async () => ((await owner.call('PUBSUB', 'SHARDNUMSUB', 'lock:{resubscribed}:released')) as [string, number])[1];
+        await expect.poll(subscribers, { timeout: 5_000 }).toBe(1);
+        expect(Number(await owner.call('CLIENT', 'KILL', 'TYPE', 'pubsub'))).toBeGreaterThan(0);
+        await expect.poll(subscribers, { timeout: 10_000 }).toBe(1);
+        const releasedAt = performance.now();
+        await held.release();
+        const next = await waiting;
+        expect(performance.now() - releasedAt).toBeLessThan(5_000);
+        await next.release();
+      } finally {
+        await Promise.all([holder.close(), waiter.close()]);
+      }
+    });
 
-  it('pages through the locks of every master, and the terminus indicator pings each master by its address', async () => {
-    const handed = await openClient(name, cluster.nodes);
-    try {
-      const nodes = await operate(handed);
-      expect(nodes.map((node) => node.address).sort()).toEqual(cluster.nodes.map(({ host, port }) => `${host}:${port}`).sort());
-      expect(nodes.every((node) => node.status === 'up')).toBe(true);
-    } finally {
-      handed.close();
-    }
-  });
+    it('pages through the locks of every master, and the terminus indicator pings each master by its address', async () => {
+      const handed = await openClient(name, cluster.nodes);
+      try {
+        const nodes = await operate(handed);
+        expect(nodes.map((node) => node.address).sort()).toEqual(cluster.nodes.map(({ host, port }) => `${host}:${port}`).sort());
+        expect(nodes.every((node) => node.status === 'up')).toBe(true);
+      } finally {
+        handed.close();
+      }
+    });
 
-  it('renews a watchdog batch in one call per master, with an outcome for every lock', async () => {
-    const handed = await openClient(name, cluster.nodes);
-    try {
-      const scripts = new LockScripts(handed.client as never);
-      expect(await scripts.perMasterRenewals()).toBe(true); // learns that every master runs Redis 7
-      const requests = Array.from({ length: 60 }, (_, i) => ({ lockKey: `lock:{batch:${i}}`, token: `t${i}`, ttl: 60_000 }));
-      for (const { lockKey, token } of requests.slice(0, 50)) await admin.set(lockKey, token, 'PX', 10_000);
-      await admin.set('lock:{batch:50}', 'someone else', 'PX', 10_000);
-      const { parts, outcomes } = await renewAll(scripts, requests);
-      expect(parts).toBe(3);
-      expect(outcomes.slice(0, 50).every((outcome) => outcome === true)).toBe(true);
-      expect(outcomes.slice(50).every((outcome) => outcome === false)).toBe(true);
-      expect(await admin.pttl('lock:{batch:7}')).toBeGreaterThan(30_000);
-      expect(await admin.get('lock:{batch:50}')).toBe('someone else');
-    } finally {
-      handed.close();
-      await Promise.all(Array.from({ length: 60 }, (_, i) => admin.del(`lock:{batch:${i}}`)));
-    }
+    it('renews a watchdog batch in one call per master, with an outcome for every lock', async () => {
+      const handed = await openClient(name, cluster.nodes);
+      try {
+        const scripts = new LockScripts(handed.client as never);
+        expect(await scripts.perMasterRenewals()).toBe(true); // learns that every master runs Redis 7
+        const requests = Array.from({ length: 60 }, (_, i) => ({ lockKey: `lock:{batch:${i}}`, token: `t${i}`, ttl: 60_000 }));
+        for (const { lockKey, token } of requests.slice(0, 50)) await admin.set(lockKey, token, 'PX', 10_000);
+        await admin.set('lock:{batch:50}', 'someone else', 'PX', 10_000);
+        const { parts, outcomes } = await renewAll(scripts, requests);
+        expect(parts).toBe(3);
+        expect(outcomes.slice(0, 50).every((outcome) => outcome === true)).toBe(true);
+        expect(outcomes.slice(50).every((outcome) => outcome === false)).toBe(true);
+        expect(await admin.pttl('lock:{batch:7}')).toBeGreaterThan(30_000);
+        expect(await admin.get('lock:{batch:50}')).toBe('someone else');
+      } finally {
+        handed.close();
+        await Promise.all(Array.from({ length: 60 }, (_, i) => admin.del(`lock:{batch:${i}}`)));
+      }
+    });
   });
 });
 
