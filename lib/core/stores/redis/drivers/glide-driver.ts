@@ -193,15 +193,29 @@ export class GlideDriver implements RedisDriver {
     return this.slots?.[slot];
   }
 
-  /** The masters and the slot map, from CLUSTER NODES (one read at a time). */
+  /** The masters as CLUSTER NODES last gave them. */
+  private known?: Master[];
+
+  /**
+   * The masters and the slot map, from CLUSTER NODES (one read at a time), sent to any node: when
+   * that node does not answer, the last map read, so that the other masters are still reached
+   * (and a master that is down is still reported by the health check).
+   */
   private topology(): Promise<{ masters: Master[] }> {
     this.reading ??= this.send(['CLUSTER', 'NODES'])
-      .then((reply) => {
-        const { masters, slots } = parseClusterNodes(String(reply));
-        this.slots = slots;
-        this.slotsReadAt = Date.now();
-        return { masters };
-      })
+      .then(
+        (reply) => {
+          const { masters, slots } = parseClusterNodes(String(reply));
+          this.slots = slots;
+          this.slotsReadAt = Date.now();
+          this.known = masters;
+          return { masters };
+        },
+        (error: unknown) => {
+          if (this.known === undefined) throw error;
+          return { masters: this.known };
+        },
+      )
       .finally(() => {
         this.reading = undefined;
       });
