@@ -173,6 +173,40 @@ describe.each(CLIENTS)('a %s client on one Redis', (name) => {
   });
 });
 
+describe.each(CLIENTS)('a %s client on one Redis that freezes', (name) => {
+  let server: RedisServer;
+  beforeAll(async () => {
+    server = await startRedisServer();
+  });
+  afterAll(async () => {
+    server?.resume();
+    await server?.stop();
+  });
+
+  it('aborts the signal at the lease deadline while renewals hang, and shuts down without waiting for the frozen server', { timeout: 30_000 }, async () => {
+    const app = await handedLockApp(await openClient(name, server.url), { ttl: 1_000, renewInterval: 300, shutdownTimeout: 300 });
+    let closed = false;
+    try {
+      const lock = await app.locks.acquire('k');
+      const aborted = new Promise<void>((resolve) => lock.signal.addEventListener('abort', () => resolve(), { once: true }));
+      server.pause();
+      await aborted;
+      expect(lock.signal.reason).toBeInstanceOf(LockLostError);
+      expect(lock.signal.reason).toMatchObject({ reason: 'expired' });
+      server.resume();
+      const held = await app.locks.acquire('held', { waitTimeout: 10_000 });
+      server.pause();
+      // Shutdown must not hang on commands a frozen server never answers (the test's timeout would end it).
+      closed = true;
+      await app.close();
+      expect(held.signal.reason).toMatchObject({ reason: 'shutdown' });
+    } finally {
+      server.resume();
+      if (!closed) await app.close();
+    }
+  });
+});
+
 describe('a Redis 7 Cluster', () => {
   // One Cluster for every client's tests: each leaves no lock behind.
   let cluster: RedisCluster;
