@@ -14,8 +14,8 @@ export function isIoRedisClient(client: unknown): client is IoRedisClient {
 }
 
 /**
- * ioredis, the default, and iovalkey, its fork with the same API. Scripts are registered with `defineCommand`, which sends EVALSHA and
- * falls back to EVAL on NOSCRIPT. The two scripts of every lock, acquire and release, go out as
+ * ioredis, the default, and iovalkey, its fork with the same API. Scripts are registered with
+ * `defineCommand`, which sends EVALSHA and falls back to EVAL on NOSCRIPT. The two scripts of every lock, acquire and release, go out as
  * plain EVALSHA calls instead (see `bareScript`).
  */
 export class IoRedisDriver implements RedisDriver {
