@@ -1,9 +1,13 @@
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
+import type { ValkeyGlideClient } from '../core/stores/redis/drivers/glide-client.js';
+import type { IoValkeyClient } from '../core/stores/redis/drivers/iovalkey-client.js';
 import type { NodeRedisClient } from '../core/stores/redis/drivers/node-redis-client.js';
 import type { Duration } from '../core/time/duration.js';
 import type { JobModuleOptions } from './scheduling.interface.js';
 
 export type { NodeRedisClient } from '../core/stores/redis/drivers/node-redis-client.js';
+export type { IoValkeyClient } from '../core/stores/redis/drivers/iovalkey-client.js';
+export type { ValkeyGlideClient } from '../core/stores/redis/drivers/glide-client.js';
 
 export type { Duration } from '../core/time/duration.js';
 
@@ -15,7 +19,14 @@ export type { Duration } from '../core/time/duration.js';
  * - an existing ioredis `Redis` or `Cluster` client: used as is and never closed by the module;
  * - an existing, connected node-redis client (`redis` v5 or v6: `createClient()`,
  *   `createCluster()` or `createSentinel()`): used as is and never closed by the module. It is
- *   recognised by its shape; `redis` is never loaded by this library.
+ *   recognised by its shape; `redis` is never loaded by this library;
+ * - an existing iovalkey `Redis` or `Cluster` client (Valkey's fork of ioredis): used as is,
+ *   through the same driver as ioredis, and never closed by the module; iovalkey is never
+ *   loaded by this library;
+ * - an existing Valkey GLIDE client (`@valkey/valkey-glide` 2.x: `GlideClient` or
+ *   `GlideClusterClient`, as `createClient()` resolves it): used as is and never closed by the
+ *   module, which opens one more GLIDE client with its configuration for release messages.
+ *   GLIDE is loaded by this library only when such a client is handed in.
  *
  * @example
  * ```ts
@@ -25,7 +36,7 @@ export type { Duration } from '../core/time/duration.js';
  * RedisLockModule.forRoot({ redis: client });
  * ```
  */
-export type RedisConnection = string | RedisOptions | Redis | Cluster | NodeRedisClient;
+export type RedisConnection = string | RedisOptions | Redis | Cluster | NodeRedisClient | IoValkeyClient | ValkeyGlideClient;
 
 /**
  * Timing of one lock. Set module-wide in {@link RedisLockModuleOptions}, override per call.

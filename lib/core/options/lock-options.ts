@@ -145,7 +145,7 @@ function checkQuorum(nodes: unknown[]): RedisConnection[] {
 
 function checkRedis(redis: unknown, option: string): RedisConnection {
   const expected =
-    'a redis:// or rediss:// URL, ioredis options, an ioredis Redis or Cluster client, or a node-redis client, cluster or Sentinel client';
+    'a redis:// or rediss:// URL, ioredis options, an ioredis or iovalkey Redis or Cluster client, a node-redis client, cluster or Sentinel client, or a Valkey GLIDE client';
   if (typeof redis === 'string') {
     let protocol: string;
     try {

@@ -65,7 +65,7 @@ export class LockScripts implements LockStore {
         throw new InvalidLockOptionsError(
           'waitForReplicas',
           replicaWait,
-          'left out with this connection: it needs one ioredis connection to a master (a URL, ioredis options with or without Sentinel, or an ioredis Redis client), not yet a Cluster or a node-redis client',
+          'left out with this connection: it needs one ioredis connection to a master (a URL, ioredis options with or without Sentinel, or an ioredis or iovalkey Redis client), not yet a Cluster, a node-redis client or a Valkey GLIDE client',
         );
       }
       this.replicaWaiter = new ReplicaWaiter(this.driver.client as Redis, replicaWait);

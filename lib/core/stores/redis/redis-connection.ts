@@ -2,6 +2,7 @@ import { Redis, type RedisOptions } from 'ioredis';
 import { InvalidLockOptionsError } from '../../../errors/invalid-lock-options.error.js';
 import type { RedisConnection } from '../../../interfaces/redis-lock-options.interface.js';
 import type { LockLogger } from '../../engine/lock-logger.js';
+import { isGlideClient } from './drivers/glide-client.js';
 import { isIoRedisClient } from './drivers/ioredis-driver.js';
 import { isNodeRedisClient } from './drivers/node-redis-client.js';
 import type { RedisClient } from './drivers/redis-client.js';
@@ -13,7 +14,7 @@ export interface OpenedConnection {
   close?: () => void;
 }
 
-/** A client handed in (ioredis or node-redis) is used as is; URLs and options get an ioredis connection of our own. */
+/** A client handed in (ioredis, iovalkey, node-redis or GLIDE) is used as is; URLs and options get an ioredis connection of our own. */
 export function openConnection(redis: RedisConnection, logger: LockLogger, option = 'redis'): OpenedConnection {
   if (isNodeRedisClient(redis) && !redis.isOpen) {
     // Unlike ioredis, node-redis refuses every command of a client not connected yet.
@@ -22,7 +23,7 @@ export function openConnection(redis: RedisConnection, logger: LockLogger, optio
   if (isClient(redis)) return { client: redis };
   if (typeof (redis as { sendCommand?: unknown }).sendCommand === 'function') {
     // Some other client: taken for ioredis options, it would connect to localhost instead.
-    throw new InvalidLockOptionsError(option, redis, 'a redis:// URL, ioredis options, an ioredis client or a node-redis (v5, v6) client; this object looks like a Redis client of another kind');
+    throw new InvalidLockOptionsError(option, redis, 'a redis:// URL, ioredis options, an ioredis or iovalkey client, a node-redis (v5, v6) client or a Valkey GLIDE client; this object looks like a Redis client of another kind');
   }
   const client = typeof redis === 'string' ? new Redis(redis) : new Redis(redis as RedisOptions);
   // Without a listener ioredis prints every reconnection failure; say it once per new message.
@@ -38,7 +39,7 @@ export function openConnection(redis: RedisConnection, logger: LockLogger, optio
   return { client, close: () => client.disconnect() };
 }
 
-/** An ioredis or node-redis client (by its shape: `redis` is never imported here). */
+/** An ioredis, iovalkey, node-redis or GLIDE client (by its shape: `redis` is never imported here). */
 export function isClient(redis: unknown): redis is RedisClient {
-  return isIoRedisClient(redis) || isNodeRedisClient(redis);
+  return isIoRedisClient(redis) || isNodeRedisClient(redis) || isGlideClient(redis);
 }

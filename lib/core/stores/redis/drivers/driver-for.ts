@@ -1,4 +1,6 @@
 import type { RedisClient } from './redis-client.js';
+import { isGlideClient } from './glide-client.js';
+import { GlideDriver } from './glide-driver.js';
 import { IoRedisDriver, isIoRedisClient } from './ioredis-driver.js';
 import { nodeRedisKind } from './node-redis-client.js';
 import { NodeRedisDriver } from './node-redis-driver.js';
@@ -20,8 +22,10 @@ export function driverFor(client: RedisClient): RedisDriver {
 }
 
 function createDriver(client: unknown): RedisDriver {
+  // ioredis of either major, and iovalkey (its fork): the same API, the same driver.
   if (isIoRedisClient(client)) return new IoRedisDriver(client);
   const kind = nodeRedisKind(client);
   if (kind !== undefined) return new NodeRedisDriver(client as never, kind);
-  throw new TypeError('Not a Redis client: expected an ioredis Redis or Cluster, or a node-redis client, cluster or Sentinel client.');
+  if (isGlideClient(client)) return new GlideDriver(client);
+  throw new TypeError('Not a Redis client: expected an ioredis or iovalkey Redis or Cluster, a node-redis client, cluster or Sentinel client, or a Valkey GLIDE client or cluster client.');
 }

@@ -1,20 +1,21 @@
 import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { COMMANDS, type ScriptName } from '../lock-lua.js';
+import { routesShardedSubscriptions, ShardSubscriber } from './ioredis-shard-subscriber.js';
 import { flatPairs, type BareScriptCall, type LuaScript, type PingTarget, type ReadCommand, type RedisDriver, type RedisNode, type ReleaseSubscriber, type ScriptCall } from './redis-driver.js';
 
 export type IoRedisClient = Redis | Cluster;
 
 type Eval = (script: string, numberOfKeys: number, ...args: (string | number)[]) => Promise<unknown>;
 
-/** An ioredis client: it alone has `defineCommand`. */
+/** An ioredis client (5 or 6) or an iovalkey one (its fork): they alone have `defineCommand`. */
 export function isIoRedisClient(client: unknown): client is IoRedisClient {
   return typeof (client as { defineCommand?: unknown } | null)?.defineCommand === 'function';
 }
 
 /**
- * ioredis, the default. Scripts are registered with `defineCommand`, which sends EVALSHA and
- * falls back to EVAL on NOSCRIPT. The two scripts of every lock, acquire and release, go out as
+ * ioredis, the default, and iovalkey, its fork with the same API. Scripts are registered with
+ * `defineCommand`, which sends EVALSHA and falls back to EVAL on NOSCRIPT. The two scripts of every lock, acquire and release, go out as
  * plain EVALSHA calls instead (see `bareScript`).
  */
 export class IoRedisDriver implements RedisDriver {
@@ -113,6 +114,7 @@ export class IoRedisDriver implements RedisDriver {
    * would prefix a SSUBSCRIBE channel a second time.
    */
   subscriber(onMessage: (channel: string, message: string) => void): ReleaseSubscriber {
+    if (this.isCluster && !routesShardedSubscriptions(this.client as Cluster)) return new ShardSubscriber(this.client as Cluster, onMessage);
     // ioredis routes SSUBSCRIBE to the node that owns the channel's slot only with
     // `shardedSubscribers`; a plain SUBSCRIBE still goes to its one subscriber node.
     const connection = this.isCluster

@@ -1,0 +1,330 @@
+import { createHash } from 'node:crypto';
+import { COMMANDS, type ScriptName } from '../lock-lua.js';
+import { isGlideCluster, type ValkeyGlideClient } from './glide-client.js';
+import { flatPairs, type BareScriptCall, type LuaScript, type PingTarget, type ReadCommand, type RedisDriver, type RedisNode, type ReleaseSubscriber, type ScriptCall } from './redis-driver.js';
+
+/** Loaded only by a driver of a GLIDE client: this library never imports it otherwise. */
+const GLIDE_PACKAGE = '@valkey/valkey-glide';
+
+/** What the driver uses of the GLIDE package. */
+interface GlideModule {
+  Script: new (code: string) => GlideScript;
+  Decoder: { String: number };
+}
+
+type GlideScript = object;
+
+/** A node of a GLIDE Cluster, as `routeByAddress` names it. */
+interface Route {
+  type: 'routeByAddress';
+  host: string;
+  port: number;
+}
+
+interface GlideCommands {
+  invokeScript(script: GlideScript, options: { keys: string[]; args: string[]; decoder: number }): Promise<unknown>;
+  customCommand(args: string[], options?: { route?: Route; decoder?: number }): Promise<unknown>;
+  close(): void;
+}
+
+interface GlideSubscriber {
+  subscribe(channels: Set<string>, timeoutMs: number): Promise<void>;
+  unsubscribe(channels: Set<string>, timeoutMs: number): Promise<void>;
+  ssubscribe(channels: Set<string>, timeoutMs: number): Promise<void>;
+  sunsubscribe(channels: Set<string>, timeoutMs: number): Promise<void>;
+  close(): void;
+}
+
+/** The configuration a GLIDE client was created with (its `config`), as far as the driver reads it. */
+interface GlideConfig {
+  addresses: { host: string; port?: number }[];
+  [option: string]: unknown;
+}
+
+/** A master of the Cluster, from CLUSTER NODES. */
+interface Master {
+  id: string;
+  host: string;
+  port: number;
+  failed: boolean;
+}
+
+/** How long a (un)subscription waits for the server's confirmation. */
+const SUBSCRIBE_TIMEOUT = 5_000;
+/** How old the Cluster's slot map may be before `slotOwner` has it read again (in the background). */
+const SLOT_MAP_AGE = 10_000;
+/** GLIDE's `ProtocolVersion.RESP3`: subscriptions need it. */
+const RESP3 = 0;
+
+/**
+ * GLIDE's Script objects by SHA1, one per script text for the process: the core keeps a script's
+ * text by its hash and reloads it on a node that answers NOSCRIPT. The library's scripts are a
+ * fixed few, so they are kept, not released.
+ */
+const scripts = new Map<string, GlideScript>();
+
+let glide: GlideModule | undefined;
+let loading: Promise<GlideModule> | undefined;
+
+function loadGlide(): Promise<GlideModule> {
+  loading ??= (import(GLIDE_PACKAGE) as Promise<GlideModule>).then(
+    (module) => (glide = module),
+    (error: unknown) => {
+      loading = undefined;
+      throw new Error(`A Valkey GLIDE client was handed in, but ${GLIDE_PACKAGE} cannot be loaded from this library: ${(error as Error).message}`);
+    },
+  );
+  return loading;
+}
+
+/**
+ * Valkey GLIDE (`@valkey/valkey-glide` 2.x), for a client handed in: `GlideClient` (one server)
+ * or `GlideClusterClient`. Scripts go through GLIDE's `Script` and `invokeScript`, whose core
+ * sends EVALSHA and loads the script on a node that answers NOSCRIPT, routed by the first key
+ * on a Cluster; every other command through `customCommand`, routed by GLIDE by its key, or to
+ * one node by address for the calls that must reach each master. GLIDE has no key prefix.
+ * Release messages come on a GLIDE client of the driver's own, created with the handed-in
+ * client's configuration and a message callback, subscribing as waiters come and go (GLIDE 2
+ * keeps its subscriptions across reconnections).
+ */
+export class GlideDriver implements RedisDriver {
+  readonly keyPrefix = '';
+  readonly isCluster: boolean;
+  private readonly commands: GlideCommands;
+  private readonly config: GlideConfig;
+
+  constructor(readonly client: ValkeyGlideClient) {
+    this.isCluster = isGlideCluster(client);
+    this.commands = client as unknown as GlideCommands;
+    // NOTE: GLIDE keeps the configuration a client was created with in its `config` field; the
+    // subscriber connection is created with it. A client without one is refused here, at startup,
+    // rather than leaving waiters without release messages later.
+    const config = (client as unknown as { config?: GlideConfig }).config;
+    if (config === null || typeof config !== 'object' || !Array.isArray(config.addresses) || config.addresses.length === 0) {
+      throw new TypeError(
+        'Option "redis": this Valkey GLIDE client does not show the configuration it was created with (its `config`), which the lock module needs to open the connection for release messages. Use a client created by GlideClient.createClient() or GlideClusterClient.createClient() of @valkey/valkey-glide 2.x.',
+      );
+    }
+    this.config = config;
+    void loadGlide().catch(() => undefined); // the first script call reports a failure
+  }
+
+  private calls?: Record<ScriptName, ScriptCall>;
+
+  scripts(): Record<ScriptName, ScriptCall> {
+    if (this.calls !== undefined) return this.calls;
+    const calls = {} as Record<ScriptName, ScriptCall>;
+    for (const name of Object.keys(COMMANDS) as ScriptName[]) calls[name] = this.bareScript(name).send;
+    return (this.calls = calls);
+  }
+
+  /** GLIDE's core answers NOSCRIPT itself (it loads the script and sends it again): `resend` is never needed, and does the same. */
+  bareScript(name: ScriptName): BareScriptCall {
+    const { numberOfKeys, lua } = COMMANDS[name];
+    const script = { lua, sha: createHash('sha1').update(lua).digest('hex') };
+    const call = (...params: (string | number)[]): Promise<unknown> => {
+      const count = numberOfKeys ?? Number(params[0]);
+      const from = numberOfKeys === null ? 1 : 0;
+      const keys = params.slice(from, from + count).map(String);
+      return this.evalScript(script, keys, params.slice(from + count));
+    };
+    return { send: call, resend: call };
+  }
+
+  evalScript(script: LuaScript, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
+    const module = glide;
+    if (module === undefined) return loadGlide().then(() => this.evalScript(script, keys, args));
+    let glideScript = scripts.get(script.sha);
+    if (glideScript === undefined) scripts.set(script.sha, (glideScript = new module.Script(script.lua)));
+    return this.commands.invokeScript(glideScript, { keys: keys as string[], args: args.map(String), decoder: module.Decoder.String });
+  }
+
+  /** A command routed by GLIDE (by its key on a Cluster), or to the node `route` names; replies as strings. */
+  private send(args: string[], route?: Route): Promise<unknown> {
+    const module = glide;
+    if (module === undefined) return loadGlide().then(() => this.send(args, route));
+    const options: { route?: Route; decoder: number } = { decoder: module.Decoder.String };
+    if (route !== undefined) options.route = route;
+    return this.commands.customCommand(args, options);
+  }
+
+  async setIfAbsent(key: string, value: string, ttl: number): Promise<boolean> {
+    return (await this.send(['SET', key, value, 'PX', String(ttl), 'NX'])) === 'OK';
+  }
+
+  async exists(key: string): Promise<boolean> {
+    return Number(await this.send(['EXISTS', key])) === 1;
+  }
+
+  /** Commands sent in one tick leave together: GLIDE multiplexes them on one connection. */
+  async readLock(lock: string, fence: string, waiters: string): Promise<[string | null, number, string | null, number]> {
+    const [owner, pttl, fencing, queued] = await Promise.all([this.send(['GET', lock]), this.send(['PTTL', lock]), this.send(['GET', fence]), this.send(['ZCARD', waiters])]);
+    return [owner === null ? null : String(owner), Number(pttl), fencing === null ? null : String(fencing), Number(queued)];
+  }
+
+  read(commands: readonly ReadCommand[]): Promise<unknown[]> {
+    return Promise.all(
+      commands.map(async ([verb, key]) => {
+        const reply = await this.send([verb, key]);
+        return verb === 'HGETALL' ? glidePairs(reply) : reply;
+      }),
+    );
+  }
+
+  ping(): Promise<unknown> {
+    return this.send(['PING']);
+  }
+
+  async masters(): Promise<RedisNode[]> {
+    if (!this.isCluster) return [nodeOf((args) => this.send(args))];
+    const { masters } = await this.topology();
+    return masters.filter((master) => !master.failed).map((master) => nodeOf((args) => this.send(args, routeTo(master))));
+  }
+
+  /** The Cluster's slot map, by master id, as CLUSTER NODES last gave it. */
+  private slots?: (string | undefined)[];
+  private slotsReadAt = 0;
+  private reading?: Promise<{ masters: Master[] }>;
+
+  slotOwner(slot: number): string | undefined {
+    // GLIDE routes each call by its own map; this one only groups renewals per master, and a
+    // stale group costs a retry per lock that moved (see `renewElsewhere`), not a wrong answer.
+    if (Date.now() - this.slotsReadAt > SLOT_MAP_AGE) this.topology().catch(() => undefined);
+    return this.slots?.[slot];
+  }
+
+  /** The masters as CLUSTER NODES last gave them. */
+  private known?: Master[];
+
+  /**
+   * The masters and the slot map, from CLUSTER NODES (one read at a time), sent to any node: when
+   * that node does not answer, the last map read, so that the other masters are still reached
+   * (and a master that is down is still reported by the health check).
+   */
+  private topology(): Promise<{ masters: Master[] }> {
+    this.reading ??= this.send(['CLUSTER', 'NODES'])
+      .then(
+        (reply) => {
+          const { masters, slots } = parseClusterNodes(String(reply));
+          this.slots = slots;
+          this.slotsReadAt = Date.now();
+          this.known = masters;
+          return { masters };
+        },
+        (error: unknown) => {
+          if (this.known === undefined) throw error;
+          return { masters: this.known };
+        },
+      )
+      .finally(() => {
+        this.reading = undefined;
+      });
+    return this.reading;
+  }
+
+  subscriber(onMessage: (channel: string, message: string) => void): ReleaseSubscriber {
+    const factory = (this.client as unknown as { constructor: { createClient(config: object): Promise<GlideSubscriber> } }).constructor;
+    const config = {
+      ...this.config,
+      protocol: RESP3,
+      pubsubSubscriptions: {
+        channelsAndPatterns: {},
+        callback: (message: { channel: unknown; message: unknown }) => onMessage(String(message.channel), String(message.message)),
+      },
+    };
+    let connection: Promise<GlideSubscriber> | undefined;
+    let closed = false;
+    const open = (): Promise<GlideSubscriber> =>
+      (connection ??= factory.createClient(config).then(
+        (client) => {
+          if (closed) client.close();
+          return client;
+        },
+        (error: unknown) => {
+          // Tried again by the notifier's next retry, not kept failed.
+          connection = undefined;
+          throw error;
+        },
+      ));
+    return {
+      subscribe: async (channel, sharded) => {
+        if (closed) throw new Error('the release subscriber is closed');
+        const client = await open();
+        await (sharded ? client.ssubscribe(new Set([channel]), SUBSCRIBE_TIMEOUT) : client.subscribe(new Set([channel]), SUBSCRIBE_TIMEOUT));
+      },
+      unsubscribe: async (channel, sharded) => {
+        if (closed || connection === undefined) return;
+        const client = await connection;
+        await (sharded ? client.sunsubscribe(new Set([channel]), SUBSCRIBE_TIMEOUT) : client.unsubscribe(new Set([channel]), SUBSCRIBE_TIMEOUT));
+      },
+      close: () => {
+        closed = true;
+        connection?.then((client) => client.close(), () => undefined);
+      },
+    };
+  }
+
+  async pingTargets(): Promise<PingTarget[]> {
+    if (!this.isCluster) {
+      const { host, port } = this.config.addresses[0]!;
+      return [{ address: `${host}:${port ?? 6379}`, ping: () => this.ping() }];
+    }
+    // Every master that serves slots by the Cluster's map, one that is down included (its PING fails).
+    const { masters } = await this.topology();
+    return masters
+      .filter((master) => this.slots?.includes(master.id))
+      .map((master) => ({ address: `${master.host}:${master.port}`, ping: () => this.send(['PING'], routeTo(master)) }));
+  }
+}
+
+function routeTo(master: Master): Route {
+  return { type: 'routeByAddress', host: master.host, port: master.port };
+}
+
+/** A HGETALL reply: GLIDE gives a list of `{ key, value }` records. */
+function glidePairs(reply: unknown): string[] {
+  if (Array.isArray(reply) && reply.every((entry) => entry !== null && typeof entry === 'object' && 'key' in entry && 'value' in entry)) {
+    return (reply as { key: unknown; value: unknown }[]).flatMap(({ key, value }) => [String(key), String(value)]);
+  }
+  return flatPairs(reply);
+}
+
+/**
+ * The masters and the slot map from a CLUSTER NODES reply: one line per node,
+ * `<id> <ip:port@cport[,hostname]> <flags> <master> <ping> <pong> <epoch> <link> <slot ranges...>`.
+ */
+export function parseClusterNodes(text: string): { masters: Master[]; slots: (string | undefined)[] } {
+  const masters: Master[] = [];
+  const slots: (string | undefined)[] = new Array(16384);
+  for (const line of text.split('\n')) {
+    const fields = line.trim().split(' ');
+    if (fields.length < 8) continue;
+    const flags = fields[2]!.split(',');
+    if (!flags.includes('master') || flags.includes('noaddr')) continue;
+    const address = fields[1]!.split('@')[0]!;
+    const colon = address.lastIndexOf(':');
+    const host = address.slice(0, colon);
+    const port = Number(address.slice(colon + 1));
+    if (host === '' || !Number.isInteger(port) || port <= 0) continue;
+    const id = fields[0]!;
+    masters.push({ id, host, port, failed: flags.includes('fail') });
+    for (const range of fields.slice(8)) {
+      if (range.startsWith('[')) continue; // a slot being imported or migrated: still its owner's
+      const [from, to = from] = range.split('-').map(Number) as [number, number?];
+      for (let slot = from; slot <= to; slot++) slots[slot] = id;
+    }
+  }
+  // In one order whichever node answered: the lock board's cursor names a master by its index.
+  masters.sort((a, b) => a.host.localeCompare(b.host) || a.port - b.port);
+  return { masters, slots };
+}
+
+function nodeOf(send: (args: string[]) => Promise<unknown>): RedisNode {
+  return {
+    info: async (section) => String(await send(['INFO', section])),
+    scan: async (cursor, pattern, count) => {
+      const [next, keys] = (await send(['SCAN', cursor, 'MATCH', pattern, 'COUNT', String(count)])) as [unknown, unknown[]];
+      return [String(next), keys.map(String)];
+    },
+  };
+}
