@@ -1,0 +1,211 @@
+// The Jepsen-style checker of the real-Redis explorer: a pure function over a recorded history.
+// Every event carries `t`, a CLOCK_MONOTONIC time in ms that all processes on one machine share.
+//
+// Events (one object each; `p` is the worker process, `sid` one acquisition of one chain):
+//   { ev: 'invoke', p, sid, key, kind, limit?, t }   kind: 'mutex' | 'semaphore' | 'read' | 'write' | 'job'
+//   { ev: 'enter', p, sid, token, aborted, t }        the lock handed to user code (job: a tick's run)
+//   { ev: 'lost', p, sid, reason, t }                 the lock's signal aborted
+//   { ev: 'write', p, sid, token, accepted, t, done } one write to the fencing register
+//   { ev: 'exit', p, sid, t }                         user code ended
+//   { ev: 'ok', p, sid, t } | { ev: 'fail', p, sid, error, outcome, t }   the call settled
+//   { ev: 'run', p, sid, key, tick, token, t }        a job tick ran (also an 'enter' of kind 'job')
+//   { ev: 'stall', p, t, until }                      the worker's event loop did not run meanwhile
+//   { ev: 'fault', kind, p?, node?, t, until }        injected by the runner
+//   { ev: 'stuck', p, t }                             the worker did not finish when told to
+//   { ev: 'register', seq, key, token, sid, accepted } the fencing register's own log, in its order
+//   { ev: 'epoch', seq, t }                           the register was reset after a data loss
+//
+// Returns the violations found, each `{ invariant, message, at }`; an empty list means the
+// history is consistent with what the library promises.
+
+const DATA_LOSS = new Set(['restart-empty']);
+const SLACK = 15;
+
+/** Two holders that may not be inside at once: anything but two readers or two permits. */
+function conflicting(a, b) {
+  if (a.kind === 'semaphore' || b.kind === 'semaphore') return false;
+  return !(a.kind === 'read' && b.kind === 'read');
+}
+
+/**
+ * @param {{ events: object[], quietAt?: number, ttl?: number }} history
+ * @returns {{ invariant: string, message: string, at: number | undefined }[]}
+ */
+export function check(history) {
+  const events = [...history.events];
+  const violations = [];
+  const violate = (invariant, message, at) => violations.push({ invariant, message, at });
+
+  const sections = new Map();
+  const faults = [];
+  const stalls = new Map();
+  const kills = new Map();
+  const registerLog = [];
+  let endOfHistory = 0;
+  for (const event of events) {
+    if (typeof event.t === 'number') endOfHistory = Math.max(endOfHistory, event.until ?? event.t, event.done ?? event.t);
+    switch (event.ev) {
+      case 'invoke':
+        sections.set(event.sid, { sid: event.sid, p: event.p, key: event.key, kind: event.kind, limit: event.limit, invoke: event.t, writes: [] });
+        break;
+      case 'enter':
+      case 'lost':
+      case 'exit':
+      case 'ok':
+      case 'fail':
+      case 'write': {
+        const section = sections.get(event.sid);
+        if (!section) {
+          violate('history', `${event.ev} of ${event.sid} without its invoke`, event.t);
+          break;
+        }
+        if (event.ev === 'enter') Object.assign(section, { enter: event.t, token: event.token, abortedAtEnter: event.aborted === true, tick: event.tick });
+        else if (event.ev === 'lost') section.lost ??= event.t;
+        else if (event.ev === 'exit') section.exit = event.t;
+        else if (event.ev === 'ok') section.ok = event.t;
+        else if (event.ev === 'fail') Object.assign(section, { fail: event.t, error: event.error, outcome: event.outcome });
+        else section.writes.push(event);
+        break;
+      }
+      case 'fault':
+        faults.push(event);
+        if (event.kind === 'kill') kills.set(event.p, event.t);
+        break;
+      case 'stall':
+        if (!stalls.has(event.p)) stalls.set(event.p, []);
+        stalls.get(event.p).push(event);
+        break;
+      case 'stuck':
+        violate('liveness', `worker ${event.p} did not finish within its bound after it was told to stop`, event.t);
+        break;
+      case 'register':
+      case 'epoch':
+        registerLog.push(event);
+        break;
+    }
+  }
+
+  const overlaps = (from, to, a, b) => from <= b && a <= to;
+  const dataLoss = (from, to) => faults.some((f) => DATA_LOSS.has(f.kind) && overlaps(from, to, f.t, f.until ?? f.t));
+  // The worker could not run at `at` (SIGSTOP, or its event loop held up). A holder runs its
+  // deadline timer and learns of a loss before its lease runs out in Redis, unless it is frozen
+  // then: so a rival can only enter beside a holder that is frozen at the rival's entry (the
+  // holder's check runs as soon as it thaws) or whose own entry was itself held up. SLACK covers
+  // the few ms between the thaw and the record of the loss.
+  const frozenAt = (p, at) =>
+    faults.some((f) => f.kind === 'pause' && f.p === p && f.t - SLACK <= at && at <= f.until + SLACK) ||
+    (stalls.get(p) ?? []).some((s) => s.t - SLACK <= at && at <= s.until + SLACK);
+  const ended = (s) => s.exit ?? kills.get(s.p) ?? endOfHistory;
+  // Until when the holder may believe it holds: its code's end, or the moment it knew it lost.
+  const trustedEnd = (s) => Math.min(ended(s), s.lost ?? Infinity, s.abortedAtEnter ? s.enter : Infinity);
+  const name = (s) => `${s.sid} (${s.kind}, token ${s.token})`;
+
+  const entered = [...sections.values()].filter((s) => s.enter !== undefined).sort((a, b) => a.enter - b.enter);
+  const byKey = new Map();
+  for (const s of entered) {
+    if (!byKey.has(s.key)) byKey.set(s.key, []);
+    byKey.get(s.key).push(s);
+  }
+
+  for (const [key, list] of byKey) {
+    for (let i = 0; i < list.length; i++) {
+      const a = list[i];
+      for (let j = i + 1; j < list.length; j++) {
+        const b = list[j];
+        const window = [Math.min(a.invoke, b.invoke), b.enter];
+        // Fencing tokens: unique per acquisition, and higher for an acquisition that began after another was given back.
+        if (a.token === b.token && !dataLoss(...window)) {
+          violate('unique-token', `${name(a)} and ${name(b)} on "${key}" got the same fencing token`, b.enter);
+        }
+        if (a.ok !== undefined && a.ok < b.invoke && b.token <= a.token && !dataLoss(a.invoke, b.enter)) {
+          violate('token-order', `${name(b)} on "${key}" was asked for after ${name(a)} was released, but its token is not higher`, b.enter);
+        }
+        if (b.enter >= trustedEnd(a)) continue;
+        if (!conflicting(a, b) || dataLoss(...window)) continue;
+        if (frozenAt(a.p, b.enter) || frozenAt(b.p, b.enter)) continue;
+        violate(
+          a.kind === 'read' || b.kind === 'read' ? 'reader-writer' : 'exclusion',
+          `${name(b)} entered "${key}" at ${fmt(b.enter)} while ${name(a)} (since ${fmt(a.enter)}) still held it and had not been told of a loss`,
+          b.enter,
+        );
+      }
+    }
+
+    // Semaphores: never more holders inside than the limit (those that could not know of a loss aside).
+    const permits = list.filter((s) => s.kind === 'semaphore');
+    for (const b of permits) {
+      const inside = permits.filter((s) => s.enter <= b.enter && b.enter < trustedEnd(s));
+      if (inside.length <= b.limit) continue;
+      const from = Math.min(...inside.map((s) => s.invoke));
+      if (dataLoss(from, b.enter) || inside.some((s) => frozenAt(s.p, b.enter))) continue;
+      violate('semaphore-limit', `${inside.length} holders inside semaphore "${key}" (limit ${b.limit}) at ${fmt(b.enter)}: ${inside.map((s) => s.sid).join(', ')}`, b.enter);
+    }
+  }
+
+  // Each tick of an @OnOneInstance job runs at most once.
+  const ticks = new Map();
+  for (const s of entered) {
+    if (s.kind !== 'job') continue;
+    const id = `${s.key}#${s.tick}`;
+    if (!ticks.has(id)) ticks.set(id, []);
+    ticks.get(id).push(s);
+  }
+  for (const [id, runs] of ticks) {
+    if (runs.length < 2) continue;
+    const from = Math.min(...runs.map((s) => s.invoke));
+    if (dataLoss(from, runs[runs.length - 1].enter)) continue;
+    violate('job-once', `tick ${id} ran ${runs.length} times: ${runs.map((s) => `${s.sid} at ${fmt(s.enter)} (token ${s.token})`).join(', ')}`, runs[1].enter);
+  }
+
+  // The register, in its own order: accepted tokens never decrease; one token belongs to one
+  // acquisition; a holder's write is accepted unless a later holder already wrote (a stale
+  // write after a pause must be refused, the rightful holder's must not be). Per epoch: a data
+  // loss resets the register, and tokens restart with the store's counters.
+  const logs = new Map();
+  let lossSeen = false;
+  for (const entry of [...registerLog].sort((a, b) => a.seq - b.seq)) {
+    if (entry.ev === 'epoch') {
+      logs.clear();
+      lossSeen = true;
+      continue;
+    }
+    if (!logs.has(entry.key)) logs.set(entry.key, { highest: -Infinity, owners: new Map(), latest: undefined });
+    const log = logs.get(entry.key);
+    const owner = log.owners.get(entry.token);
+    if (owner !== undefined && owner !== entry.sid) {
+      violate('unique-token', `the register saw token ${entry.token} on "${entry.key}" from ${owner} and from ${entry.sid}`, undefined);
+    }
+    log.owners.set(entry.token, entry.sid);
+    const writer = sections.get(entry.sid);
+    const latest = log.latest === undefined ? undefined : sections.get(log.latest);
+    const stale = latest !== undefined && writer !== undefined && latest.sid !== writer.sid && latest.enter > writer.enter;
+    if (entry.accepted && stale) {
+      violate('fencing', `the register accepted a write of ${name(writer)} on "${entry.key}" after ${name(latest)}, which entered later, had written`, undefined);
+    } else if (!entry.accepted && !stale && !lossSeen && writer !== undefined) {
+      violate('fencing', `the register refused the write of ${name(writer)} on "${entry.key}" although no later holder had written (highest token ${log.highest})`, undefined);
+    }
+    if (!entry.accepted) continue;
+    if (entry.token < log.highest) {
+      violate('register-monotonic', `the register accepted token ${entry.token} on "${entry.key}" (from ${entry.sid}) after token ${log.highest}`, undefined);
+    }
+    log.highest = Math.max(log.highest, entry.token);
+    log.latest = entry.sid;
+  }
+
+  // Liveness: every call of a live worker settles; once faults stop, waiters get in.
+  const quietAt = history.quietAt ?? Infinity;
+  const ttl = history.ttl ?? 0;
+  for (const s of sections.values()) {
+    if (kills.has(s.p)) continue;
+    if (s.ok === undefined && s.fail === undefined) {
+      violate('liveness', `${s.sid} on "${s.key}" never settled (called at ${fmt(s.invoke)})`, s.invoke);
+    } else if (s.outcome === 'timeout' && s.invoke > quietAt + ttl) {
+      violate('liveness', `${s.sid} on "${s.key}" timed out waiting although every fault had ended at ${fmt(quietAt)}`, s.fail);
+    }
+  }
+  return violations;
+}
+
+function fmt(ms) {
+  return `${Math.round(ms)} ms`;
+}
