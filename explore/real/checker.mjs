@@ -15,7 +15,8 @@
 //   { ev: 'register', seq, key, token, sid, accepted } the fencing register's own log, in its order
 //   { ev: 'epoch', seq, t }                           the register was reset after a data loss
 //
-// Returns the violations found, each `{ invariant, message, at }`; an empty list means the
+// Returns the violations found, each `{ invariant, message, at }` (a job-once violation whose
+// later calls were made before the first run began also has `cause: 'held-up-claim'`); an empty list means the
 // history is consistent with what the library promises.
 
 const DATA_LOSS = new Set(['restart-empty']);
@@ -90,8 +91,8 @@ export function check(history) {
   // The worker could not run at `at` (SIGSTOP, or its event loop held up). A holder runs its
   // deadline timer and learns of a loss before its lease runs out in Redis, unless it is frozen
   // then: so a rival can only enter beside a holder that is frozen at the rival's entry (the
-  // holder's check runs as soon as it thaws) or whose own entry was itself held up. SLACK covers
-  // the few ms between the thaw and the record of the loss.
+  // holder's check runs as soon as it thaws). SLACK covers the few ms between the thaw and the
+  // record of the loss.
   const frozenAt = (p, at) =>
     faults.some((f) => f.kind === 'pause' && f.p === p && f.t - SLACK <= at && at <= f.until + SLACK) ||
     (stalls.get(p) ?? []).some((s) => s.t - SLACK <= at && at <= s.until + SLACK);
@@ -120,9 +121,12 @@ export function check(history) {
         if (a.ok !== undefined && a.ok < b.invoke && b.token <= a.token && !dataLoss(a.invoke, b.enter)) {
           violate('token-order', `${name(b)} on "${key}" was asked for after ${name(a)} was released, but its token is not higher`, b.enter);
         }
-        if (b.enter >= trustedEnd(a)) continue;
+        // Both believed they held it at b's entry (one that entered already told of a loss did not).
+        if (b.enter >= trustedEnd(a) || b.enter >= trustedEnd(b)) continue;
         if (!conflicting(a, b) || dataLoss(...window)) continue;
-        if (frozenAt(a.p, b.enter) || frozenAt(b.p, b.enter)) continue;
+        // Only the earlier holder is excused: code already running when a pause began. A holder
+        // that enters late (its reply handled after a pause) must find its signal aborted.
+        if (frozenAt(a.p, b.enter)) continue;
         violate(
           a.kind === 'read' || b.kind === 'read' ? 'reader-writer' : 'exclusion',
           `${name(b)} entered "${key}" at ${fmt(b.enter)} while ${name(a)} (since ${fmt(a.enter)}) still held it and had not been told of a loss`,
@@ -152,15 +156,23 @@ export function check(history) {
   }
   for (const [id, runs] of ticks) {
     if (runs.length < 2) continue;
+    runs.sort((a, b) => a.enter - b.enter);
     const from = Math.min(...runs.map((s) => s.invoke));
     if (dataLoss(from, runs[runs.length - 1].enter)) continue;
-    violate('job-once', `tick ${id} ran ${runs.length} times: ${runs.map((s) => `${s.sid} at ${fmt(s.enter)} (token ${s.token})`).join(', ')}`, runs[1].enter);
+    // A call made before the first run had even begun, that ran after it: its claim of the
+    // owner lease was held up (network, Redis) until the owner's lease ran out.
+    const heldUp = runs.slice(1).every((s) => s.invoke < runs[0].enter);
+    violations.push({
+      invariant: 'job-once',
+      message: `tick ${id} ran ${runs.length} times: ${runs.map((s) => `${s.sid} at ${fmt(s.enter)} (token ${s.token}, called at ${fmt(s.invoke)})`).join(', ')}`,
+      at: runs[1].enter,
+      ...(heldUp ? { cause: 'held-up-claim' } : {}),
+    });
   }
 
-  // The register, in its own order: accepted tokens never decrease; one token belongs to one
-  // acquisition; a holder's write is accepted unless a later holder already wrote (a stale
-  // write after a pause must be refused, the rightful holder's must not be). Per epoch: a data
-  // loss resets the register, and tokens restart with the store's counters.
+  // The register, in its own order: accepted tokens never decrease (a stale write after a pause
+  // is refused), the highest token's writes go through, one token belongs to one acquisition.
+  // Per epoch: a data loss resets the register, and tokens restart with the store's counters.
   const logs = new Map();
   let lossSeen = false;
   for (const entry of [...registerLog].sort((a, b) => a.seq - b.seq)) {
@@ -169,27 +181,24 @@ export function check(history) {
       lossSeen = true;
       continue;
     }
-    if (!logs.has(entry.key)) logs.set(entry.key, { highest: -Infinity, owners: new Map(), latest: undefined });
+    if (!logs.has(entry.key)) logs.set(entry.key, { highest: -Infinity, owners: new Map() });
     const log = logs.get(entry.key);
     const owner = log.owners.get(entry.token);
-    if (owner !== undefined && owner !== entry.sid) {
+    const pair = [sections.get(owner), sections.get(entry.sid)];
+    const acrossLoss = pair.every((s) => s?.enter !== undefined) && dataLoss(Math.min(...pair.map((s) => s.invoke)), Math.max(...pair.map((s) => s.enter)));
+    if (owner !== undefined && owner !== entry.sid && !acrossLoss) {
       violate('unique-token', `the register saw token ${entry.token} on "${entry.key}" from ${owner} and from ${entry.sid}`, undefined);
     }
     log.owners.set(entry.token, entry.sid);
-    const writer = sections.get(entry.sid);
-    const latest = log.latest === undefined ? undefined : sections.get(log.latest);
-    const stale = latest !== undefined && writer !== undefined && latest.sid !== writer.sid && latest.enter > writer.enter;
-    if (entry.accepted && stale) {
-      violate('fencing', `the register accepted a write of ${name(writer)} on "${entry.key}" after ${name(latest)}, which entered later, had written`, undefined);
-    } else if (!entry.accepted && !stale && !lossSeen && writer !== undefined) {
-      violate('fencing', `the register refused the write of ${name(writer)} on "${entry.key}" although no later holder had written (highest token ${log.highest})`, undefined);
+    // The rightful holder's write (a token at least the highest accepted) must go through.
+    if (!entry.accepted && entry.token >= log.highest && !lossSeen) {
+      violate('fencing', `the register refused token ${entry.token} on "${entry.key}" (from ${entry.sid}) although its highest was ${log.highest}`, undefined);
     }
     if (!entry.accepted) continue;
     if (entry.token < log.highest) {
       violate('register-monotonic', `the register accepted token ${entry.token} on "${entry.key}" (from ${entry.sid}) after token ${log.highest}`, undefined);
     }
     log.highest = Math.max(log.highest, entry.token);
-    log.latest = entry.sid;
   }
 
   // Liveness: every call of a live worker settles; once faults stop, waiters get in.
@@ -208,4 +217,19 @@ export function check(history) {
 
 function fmt(ms) {
   return `${Math.round(ms)} ms`;
+}
+
+/** The history as readable lines (time from the first event, process, event), for a replay. */
+export function trace(history) {
+  const events = history.events.filter((e) => typeof e.t === 'number').sort((a, b) => a.t - b.t);
+  const origin = events[0]?.t ?? 0;
+  return events.map((e) => {
+    const { ev, t, p, sid, until, done, ...rest } = e;
+    const fields = Object.entries(rest)
+      .filter(([, v]) => v !== undefined && v !== false)
+      .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
+      .join(' ');
+    const span = until !== undefined ? `..+${Math.round(until - origin)}` : done !== undefined ? `..+${Math.round(done - origin)}` : '';
+    return `+${Math.round(t - origin)}${span} ms ${p ?? 'runner'} ${ev}${sid ? ` ${sid}` : ''}${fields ? ` ${fields}` : ''}`;
+  });
 }

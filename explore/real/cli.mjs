@@ -1,8 +1,10 @@
-// npm run explore:real -- [--schedules N] [--seed X] [--target single|cluster] [--workload W] [--verbose]
+// npm run explore:real -- [--schedules N] [--seed X] [--target single|cluster] [--workload W] [--verbose] [--trace]
 // Runs N seeded fault schedules (seeds X, X+1, ...; X random unless given) against a real
 // redis-server and a 3-master Redis Cluster with real worker processes, checks every history,
-// and prints a summary. `--seed X` alone replays that one schedule. Exits 1 on any violation.
+// and prints a summary. `--seed X` alone replays that one schedule (`--trace` prints its whole
+// history). Exits 1 on any violation.
 import { parseArgs } from 'node:util';
+import { trace } from './checker.mjs';
 import { FAULT_KINDS, WORKLOADS, formatResult, makeSchedule, runSchedule, startEnvironment } from './runner.mjs';
 
 const { values } = parseArgs({
@@ -12,6 +14,7 @@ const { values } = parseArgs({
     target: { type: 'string' },
     workload: { type: 'string' },
     verbose: { type: 'boolean', default: false },
+    trace: { type: 'boolean', default: false },
   },
 });
 const fail = (message) => {
@@ -42,6 +45,7 @@ try {
     for (const [kind, n] of Object.entries(result.figures.faults)) faults[kind] += n;
     if (result.violations.length > 0) broken.push(result);
     if (values.verbose || result.violations.length > 0) process.stdout.write(`${formatResult(result)}\n`);
+    if (values.trace) process.stdout.write(`${trace(result.history).map((line) => `    ${line}`).join('\n')}\n`);
   }
 } finally {
   await environment.stop();

@@ -100,8 +100,7 @@ export async function startEnvironment({ cluster = true } = {}) {
     pools: {},
     async stop() {
       const workers = Object.values(environment.pools).flat();
-      for (const worker of workers) worker.send({ exit: true });
-      await Promise.all(workers.map((worker) => Promise.race([worker.exited, sleep(5_000).then(() => worker.kill())])));
+      await Promise.all(workers.map((worker) => worker.exit()));
       await environment.register.quit();
       for (const p of [proxy, ...(environment.cluster?.proxies ?? [])]) await p.close();
       await environment.cluster?.deployment.stop();
@@ -123,7 +122,7 @@ export async function startEnvironment({ cluster = true } = {}) {
 }
 
 /** A long-lived worker process (worker.mjs) that runs one schedule's workload at a time. */
-class Worker {
+export class Worker {
   constructor(id, registerUrl) {
     this.id = id;
     this.child = fork(workerScript, [], { env: { ...process.env, REGISTER_URL: registerUrl }, stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
@@ -166,6 +165,25 @@ class Worker {
 
   send(message) {
     if (!this.gone && this.child.connected) this.child.send(message, () => {});
+  }
+
+  /** Starts a workload (worker.mjs's config) and resolves once it runs; rejects if it does not. */
+  async start(config) {
+    if ((await this.loaded) === undefined) throw new Error(`worker ${this.id} did not load: ${this.stderr}`);
+    this.send({ start: { ID: this.id, ...config } });
+    if ((await this.next('ready', 30_000)) === undefined) throw new Error(`worker ${this.id} did not start its workload: ${this.stderr}`);
+  }
+
+  /** Ends the workload (its calls settle, its application closes); false if that took over `ms`. */
+  async finish(ms = 20_000) {
+    this.send({ finish: true });
+    return (await this.next('finished', ms)) !== undefined;
+  }
+
+  /** Ends the process once its workload is finished. */
+  async exit() {
+    this.send({ exit: true });
+    await Promise.race([this.exited, sleep(5_000).then(() => this.kill())]);
   }
 
   kill() {
@@ -314,31 +332,7 @@ export async function runSchedule(environment, schedule) {
       }),
     );
 
-    for (const worker of workers) {
-      let text = '';
-      try {
-        text = readFileSync(join(dir, `${worker.id}.jsonl`), 'utf8');
-      } catch {
-        // a worker killed before its first line
-      }
-      for (const line of text.split('\n')) {
-        if (line === '') continue;
-        try {
-          events.push(JSON.parse(line));
-        } catch {
-          // A SIGKILL can only cut the last line short; nothing after it was recorded.
-        }
-      }
-    }
-    const log = await environment.register.lrange('register:log', 0, -1);
-    log.forEach((entry, seq) => {
-      const [token, writer, accepted] = JSON.parse(entry);
-      if (token === 'epoch') events.push({ ev: 'epoch', seq });
-      else {
-        const [sid, lockKey] = writer.split('|');
-        if (lockKey === key) events.push({ ev: 'register', seq, key: lockKey, token: Number(token), sid, accepted: accepted === 1 });
-      }
-    });
+    events.push(...(await readHistory(workers.map((w) => join(dir, `${w.id}.jsonl`)), environment.register, key)));
     const history = { schedule, events, quietAt, ttl: schedule.ttl };
     const violations = check(history);
     Object.assign(figures, {
@@ -360,6 +354,40 @@ export async function runSchedule(environment, schedule) {
     else target.server.resume();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The events the workers recorded in `files`, and the register's log of writes under `key`
+ * (from the register's client `register`).
+ */
+export async function readHistory(files, register, key) {
+  const events = [];
+  for (const file of files) {
+    let text = '';
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch {
+      // a worker killed before its first line
+    }
+    for (const line of text.split('\n')) {
+      if (line === '') continue;
+      try {
+        events.push(JSON.parse(line));
+      } catch {
+        // A SIGKILL can only cut the last line short; nothing after it was recorded.
+      }
+    }
+  }
+  const log = await register.lrange('register:log', 0, -1);
+  log.forEach((entry, seq) => {
+    const [token, writer, accepted] = JSON.parse(entry);
+    if (token === 'epoch') events.push({ ev: 'epoch', seq });
+    else {
+      const [sid, lockKey] = writer.split('|');
+      if (lockKey === key) events.push({ ev: 'register', seq, key: lockKey, token: Number(token), sid, accepted: accepted === 1 });
+    }
+  });
+  return events;
 }
 
 /** A readable account of one run: the schedule, what happened, and each violation. */
