@@ -1,9 +1,12 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
 import type { Redis } from 'ioredis';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { LockLostError, type LockEvent } from '../lib/index.js';
 import { nextEvent, sleep, useLockApps } from './support/lock-app.js';
 import { isScriptCall, lockScriptKind, watchCommands } from './support/monitor.js';
-import { useRedis } from './support/redis.js';
+import { redisUrl, useRedis } from './support/redis.js';
 
 describe('watchdog', () => {
   const redis = useRedis();
@@ -119,5 +122,22 @@ describe('watchdog', () => {
     await lock.extend();
     expect(await redis.pttl('lock:{k}')).toBeGreaterThan(15_000);
     await lock.release();
+  });
+
+  it('lets the process exit once its last lock is released, whatever the renewal interval', async () => {
+    // The worker's only other handle is an unref'd client: a renewal group left armed for its
+    // two idle ticks (20 minutes each with ttl '1h') would keep it alive, and this test would
+    // end at its own timeout instead.
+    const child = spawn(process.execPath, [fileURLToPath(new URL('./fixtures/idle-watchdog-worker.mjs', import.meta.url))], {
+      env: { ...process.env, REDIS_URL: redisUrl() },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    onTestFinished(() => void child.kill('SIGKILL'));
+    const [code] = (await once(child, 'exit')) as [number | null];
+    expect(output).toBe('released\nexit\n');
+    expect(code).toBe(0);
+    expect(await redis.exists('lock:{idle-watchdog}')).toBe(0);
   });
 });

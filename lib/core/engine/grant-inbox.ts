@@ -22,6 +22,16 @@ export class GrantInbox {
     listener(fencingToken);
   }
 
+  /**
+   * An attempt found the lock busy while the key's fencing counter stood at `fence`: a grant up
+   * to that token was made before the attempt and had expired by then (a stalled process reads
+   * its message late). Drop it, and every later copy of it.
+   */
+  staleThrough(fence: number): void {
+    if (fence > this.newest) this.newest = fence;
+    if (this.granted !== undefined && this.granted <= fence) this.granted = undefined;
+  }
+
   /** The grant kept while nobody listened, consumed by this call. */
   take(): number | undefined {
     const fencingToken = this.granted;

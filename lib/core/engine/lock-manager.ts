@@ -235,6 +235,8 @@ export class LockManager implements LockOwner, LockRunner {
           if (outcome === TIMED_OUT) throw this.noAnswer(key, bound);
           if (outcome instanceof HeldLock) return this.acquired(outcome, calledAt, name, waiting);
           busyFor = outcome.pttl;
+          // A grant to this caller that the busy reply proves expired must never be handed out.
+          if (outcome.fence !== undefined) watch?.staleThrough(outcome.fence);
           lastError = undefined;
           // Only an attempt Redis answered bounds when a later grant can have started.
           lastAttemptAt = startedAt;
@@ -588,7 +590,7 @@ export class LockManager implements LockOwner, LockRunner {
     signal: AbortSignal | undefined,
     startedAt: number,
     sent: SentAttempt,
-  ): Promise<HeldLock | { pttl: number } | typeof TIMED_OUT> {
+  ): Promise<HeldLock | { pttl: number; fence?: number } | typeof TIMED_OUT> {
     let reply: Promise<AcquireReply>;
     try {
       reply = isSemaphore(names)
@@ -612,7 +614,7 @@ export class LockManager implements LockOwner, LockRunner {
             `Semaphore ${quoteKey(key)} is in use with limit ${limitInUse}; this call gave limit ${limit}. Every caller of one key must give the same limit.`,
           );
         }
-        return { pttl: settled.pttl };
+        return settled;
       }
       return this.hold(key, names, token, settled.fencingToken, timing, startedAt, timing.ttl);
     });

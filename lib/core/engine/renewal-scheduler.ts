@@ -20,6 +20,8 @@ export interface Renewable {
 
 interface Group {
   locks: Set<Renewable>;
+  /** The group's own timers: unref'd while it holds no lock, so that it never keeps a process alive. */
+  scheduler: ClockScheduler;
   subscription: Subscription;
   /** Empty at the last tick: stopped at the next one if still empty. */
   idle: boolean;
@@ -32,40 +34,39 @@ interface Group {
  * holding 10,000 locks costs one timer and one round trip per interval rather than 10,000 of
  * each. `exhaustMap` drops a tick while the previous batch is still in flight, so renewals
  * never overlap. Each group starts at a random phase, so that processes (and groups) do not
- * renew in lockstep. A group stops its interval two ticks after its last lock left, and all
- * groups stop at shutdown.
+ * renew in lockstep. A group stops its interval two ticks after its last lock left (its timer
+ * lets the process exit meanwhile), and all groups stop at shutdown.
  */
 export class RenewalScheduler {
   private readonly groups = new Map<number, Group>();
   /** Ends the wait for a renewal still in flight at shutdown, so that no timer outlives close(). */
   private readonly closing = new AbortController();
 
-  private readonly scheduler: ClockScheduler;
-
   constructor(
     private readonly store: LockStore,
     private readonly logger: LockLogger,
     private readonly clock: Clock = systemClock,
-  ) {
-    this.scheduler = new ClockScheduler(clock);
-  }
+  ) {}
 
   add(lock: Renewable, renewInterval: number): void {
     let group = this.groups.get(renewInterval);
     if (group === undefined) {
       const locks = new Set<Renewable>();
-      const created: Group = { locks, idle: false, subscription: new Subscription() };
-      created.subscription = timer(renewInterval * (0.5 + Math.random() * 0.5), renewInterval, this.scheduler)
+      const created: Group = { locks, idle: false, scheduler: new ClockScheduler(this.clock), subscription: new Subscription() };
+      created.subscription = timer(renewInterval * (0.5 + Math.random() * 0.5), renewInterval, created.scheduler)
         .pipe(exhaustMap(() => this.tick(renewInterval, created)))
         .subscribe();
       group = created;
       this.groups.set(renewInterval, group);
     }
+    if (group.locks.size === 0) group.scheduler.setUnref(false);
     group.locks.add(lock);
   }
 
   remove(lock: Renewable, renewInterval: number): void {
-    this.groups.get(renewInterval)?.locks.delete(lock);
+    const group = this.groups.get(renewInterval);
+    if (group === undefined || !group.locks.delete(lock)) return;
+    if (group.locks.size === 0) group.scheduler.setUnref(true);
   }
 
   close(): void {

@@ -9,8 +9,12 @@ export interface ScriptKeys {
   released: string;
 }
 
-/** Outcome of one acquire attempt. */
-export type AcquireReply = { acquired: true; fencingToken: number } | { acquired: false; pttl: number };
+/**
+ * Outcome of one acquire attempt. A busy reply may carry `fence`, the key's fencing counter when
+ * the attempt ran: every grant the caller could still be sent with a token up to it was made
+ * before that attempt and did not survive it (the attempt would have found the caller holding).
+ */
+export type AcquireReply = { acquired: true; fencingToken: number } | { acquired: false; pttl: number; fence?: number };
 
 /** A lock a release handed to a waiter. */
 export interface Grant {

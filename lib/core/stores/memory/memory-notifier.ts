@@ -18,6 +18,7 @@ export class MemoryNotifier implements ReleaseWatcher {
     return {
       ready: Promise.resolve(),
       takeGrant: () => inbox.take(),
+      staleThrough: (fence) => inbox.staleThrough(fence),
       onGrant: (listener) => inbox.listen(listener),
       close: () => {
         channelWaiters.delete(token);

@@ -65,7 +65,7 @@ export class MemoryStore implements LockStore, MemoryQueue {
       queue.aliveUntil.set(member, now + waiterLease);
       this.waiting.set(keys.queue, { value: queue, expiresAt: now + waiterLease });
     }
-    return { acquired: false, pttl: keyPttl(this.locks, keys.lock, now) };
+    return { acquired: false, pttl: keyPttl(this.locks, keys.lock, now), fence: liveValue(this.fences, keys.fence, now) ?? 0 };
   }
 
   async renew(lockKey: string, token: string, ttl: number): Promise<RenewalOutcome> {

@@ -30,8 +30,10 @@ const KEYS_OF_LOCK = {
  * `:0` not to.
  * Succeeds (`{1, fencingToken}`) when the lock is free and nobody waits ahead of the caller, or
  * when a release already handed it to the caller (the lease then restarts at full ttl).
- * Otherwise `{0, pttl}` (-1 for a key without expiry), after joining the queue or refreshing
- * the caller's place in it; a free lock promised to another waiter is handed to it then.
+ * Otherwise `{0, pttl, fence}` (pttl -1 for a key without expiry; fence the fencing counter,
+ * which shows the caller that any grant it may still hear of with a token up to it is stale),
+ * after joining the queue or refreshing the caller's place in it; a free lock promised to
+ * another waiter is handed to it then.
  *
  * The fast path comes first and costs Redis EXISTS + SET NX PX + INCR: with neither queue key
  * nobody waits (the list is deleted with its last member and both expire together), so no
@@ -74,7 +76,7 @@ if not owner then
   grant_next(lock, fence, queue, waiters, channel, lease, sharded)
 end
 if enqueue == '1' then join_queue(queue, waiters, member, now, lease) end
-return {0, redis.call('PTTL', lock)}
+return {0, redis.call('PTTL', lock), tonumber(redis.call('GET', fence) or '0')}
 `;
 
 /**

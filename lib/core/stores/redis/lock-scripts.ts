@@ -315,8 +315,9 @@ function sendBare<T>(script: BareScriptCall, args: (string | number)[], parse: (
 const SETTINGS_SUFFIXES = ['', ':0', ':1'] as const;
 
 function toAcquireReply(reply: unknown): AcquireReply {
-  const [ok, value] = reply as [number, number];
-  return ok === 1 ? { acquired: true, fencingToken: value } : { acquired: false, pttl: value };
+  const [ok, value, fence] = reply as [number, number, number?];
+  if (ok === 1) return { acquired: true, fencingToken: value };
+  return fence === undefined ? { acquired: false, pttl: value } : { acquired: false, pttl: value, fence };
 }
 
 function toReleaseReply(reply: unknown): ReleaseReply {

@@ -10,6 +10,8 @@ export interface ReleaseWatch {
   readonly ready: Promise<void>;
   /** The fencing token of a grant that arrived while nobody listened, consumed by this call. */
   takeGrant(): number | undefined;
+  /** An attempt answered busy with the fencing counter at `fence`: grants up to it are stale (see `GrantInbox.staleThrough`). */
+  staleThrough(fence: number): void;
   /**
    * Calls `listener` with the fencing token of the next grant; the returned function stops
    * listening, after which a grant is kept for `takeGrant()` instead.
@@ -64,6 +66,7 @@ export class ReleaseNotifier {
     return {
       ready: channelState.ready.catch(() => undefined),
       takeGrant: () => inbox.take(),
+      staleThrough: (fence) => inbox.staleThrough(fence),
       onGrant: (listener) => inbox.listen(listener),
       close: () => {
         channelState.waiters.delete(token);

@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { sleep, useLockApps } from './support/lock-app.js';
+import { lockScriptKind, watchCommands, type SeenCommand } from './support/monitor.js';
+import { useRedis } from './support/redis.js';
+
+/**
+ * A grant that Redis made and that expired before the waiter's next attempt ran (its message
+ * read late, after an event-loop stall) must not be handed out: that attempt's busy reply proves
+ * someone else holds the lock now. Redis is driven by hand here, so that the order of grant,
+ * expiry, busy reply and message is exact: the grant's lease "expires" (another holder takes
+ * the lock with the next token) before the waiter's refresh, and its message comes after.
+ */
+describe('a grant whose message comes after a busy reply', () => {
+  const redis = useRedis();
+  const app = useLockApps();
+
+  /** Resolves once `seen` has a call of `kind` by `token` past index `from`. */
+  async function nextCall(seen: SeenCommand[], from: number, kind: string, token: string): Promise<number> {
+    for (;;) {
+      const index = seen.findIndex((command, i) => i >= from && lockScriptKind(command) === kind && command.args.includes(token));
+      if (index !== -1) return index;
+      await sleep(10);
+    }
+  }
+
+  it('is not handed out when a busy reply showed the lock taken since', async () => {
+    const holder = await app({ ttl: 10_000 });
+    const waiter = await app({ ttl: 10_000 });
+    await holder.locks.acquire('k');
+    const commands = await watchCommands('lock:{k}');
+    const acquiring = waiter.locks.acquire('k', { waitTimeout: 10_000 });
+    let member: string | undefined;
+    while (member === undefined) {
+      member = (await redis.lrange('lock:{k}:queue', 0, 0))[0];
+      if (member === undefined) await sleep(10);
+    }
+    const token = member.slice(0, member.lastIndexOf(':'));
+
+    // A release handed the lock to the waiter (fencing token 2), its lease ran out unnoticed,
+    // and D took the lock (token 3).
+    expect(await redis.incr('lock:{k}:fence')).toBe(2);
+    await redis.set('lock:{k}', 'D', 'PX', 10_000);
+    expect(await redis.incr('lock:{k}:fence')).toBe(3);
+    // The waiter's next refresh runs now and answers busy; then the grant's message arrives.
+    const busy = await nextCall(commands.seen, commands.seen.length, 'acquire', token);
+    // The waiter sent its next attempt, so it has read the busy reply of that one.
+    const next = await nextCall(commands.seen, busy + 1, 'acquire', token);
+    await redis.publish('lock:{k}:released', `${token}:2`);
+    // Let the message be read, then free the lock: the waiter's next attempt takes it for real.
+    await nextCall(commands.seen, next + 1, 'acquire', token);
+    await redis.del('lock:{k}');
+    const lock = await acquiring;
+    await commands.stop();
+    expect(lock.fencingToken).toBe(4);
+    expect(await redis.get('lock:{k}')).toBe(token);
+    await lock.release();
+  });
+});
