@@ -88,14 +88,14 @@ export function check(history) {
 
   const overlaps = (from, to, a, b) => from <= b && a <= to;
   const dataLoss = (from, to) => faults.some((f) => DATA_LOSS.has(f.kind) && overlaps(from, to, f.t, f.until ?? f.t));
-  // The worker could not run at `at` (SIGSTOP, or its event loop held up). A holder runs its
-  // deadline timer and learns of a loss before its lease runs out in Redis, unless it is frozen
-  // then: so a rival can only enter beside a holder that is frozen at the rival's entry (the
-  // holder's check runs as soon as it thaws). SLACK covers the few ms between the thaw and the
-  // record of the loss.
-  const frozenAt = (p, at) =>
-    faults.some((f) => f.kind === 'pause' && f.p === p && f.t - SLACK <= at && at <= f.until + SLACK) ||
-    (stalls.get(p) ?? []).some((s) => s.t - SLACK <= at && at <= s.until + SLACK);
+  // Holder `s` was running its code when its process froze (SIGSTOP, or its event loop held
+  // up), and was still frozen at `at`. A holder runs its deadline timer and learns of a loss
+  // before its lease runs out in Redis, unless it is frozen then: so a rival can enter beside a
+  // holder only while that holder is frozen (it learns as soon as it thaws). This is the
+  // documented gap that only fencing closes; code that had not started when the freeze began
+  // gets no such excuse. SLACK covers the few ms between the thaw and the record of the loss.
+  const freezes = (p) => [...faults.filter((f) => f.kind === 'pause' && f.p === p), ...(stalls.get(p) ?? [])];
+  const frozenAt = (s, at) => freezes(s.p).some((f) => s.enter <= f.t + SLACK && f.t - SLACK <= at && at <= f.until + SLACK);
   const ended = (s) => s.exit ?? kills.get(s.p) ?? endOfHistory;
   // Until when the holder may believe it holds: its code's end, or the moment it knew it lost.
   const trustedEnd = (s) => Math.min(ended(s), s.lost ?? Infinity, s.abortedAtEnter ? s.enter : Infinity);
@@ -126,7 +126,7 @@ export function check(history) {
         if (!conflicting(a, b) || dataLoss(...window)) continue;
         // Only the earlier holder is excused: code already running when a pause began. A holder
         // that enters late (its reply handled after a pause) must find its signal aborted.
-        if (frozenAt(a.p, b.enter)) continue;
+        if (frozenAt(a, b.enter)) continue;
         violate(
           a.kind === 'read' || b.kind === 'read' ? 'reader-writer' : 'exclusion',
           `${name(b)} entered "${key}" at ${fmt(b.enter)} while ${name(a)} (since ${fmt(a.enter)}) still held it and had not been told of a loss`,
@@ -141,7 +141,7 @@ export function check(history) {
       const inside = permits.filter((s) => s.enter <= b.enter && b.enter < trustedEnd(s));
       if (inside.length <= b.limit) continue;
       const from = Math.min(...inside.map((s) => s.invoke));
-      if (dataLoss(from, b.enter) || inside.some((s) => frozenAt(s.p, b.enter))) continue;
+      if (dataLoss(from, b.enter) || inside.some((s) => s !== b && frozenAt(s, b.enter))) continue;
       violate('semaphore-limit', `${inside.length} holders inside semaphore "${key}" (limit ${b.limit}) at ${fmt(b.enter)}: ${inside.map((s) => s.sid).join(', ')}`, b.enter);
     }
   }

@@ -18,6 +18,9 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export const WORKLOADS = ['mutex', 'semaphore', 'rwlock', 'job'];
 export const FAULT_KINDS = ['pause', 'kill', 'cut', 'delay', 'drop-replies', 'drop-requests', 'reset', 'redis-pause', 'restart-empty'];
+/** How often each fault is drawn: a pause (a process frozen past its lease) is what most often breaks a lock. */
+const FAULT_WEIGHTS = { pause: 3, kill: 1, cut: 2, delay: 1, 'drop-replies': 1, 'drop-requests': 1, reset: 1, 'redis-pause': 1, 'restart-empty': 1 };
+const WEIGHTED_FAULTS = FAULT_KINDS.flatMap((kind) => Array(FAULT_WEIGHTS[kind]).fill(kind));
 
 /** A seeded generator (mulberry32): the same seed gives the same schedule. */
 export function generator(seed) {
@@ -59,7 +62,7 @@ export function makeSchedule(seed, { target, workload } = {}) {
   const count = rng.int(1, 3);
   let killed = false;
   for (let i = 0; i < count; i++) {
-    let kind = rng.pick(FAULT_KINDS);
+    let kind = rng.pick(WEIGHTED_FAULTS);
     if (kind === 'kill' && killed) kind = 'pause';
     killed ||= kind === 'kill';
     const at = rng.int(100, 900);

@@ -21,7 +21,8 @@ import { Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Cluster, Redis } from 'ioredis';
 import { closeSync, openSync, writeSync } from 'node:fs';
-import { LockService, Locked, OnOneInstance, RedisLockModule, WithoutOverlapping } from 'nestjs-redis-lock';
+// EXPLORE_PACKAGE: another build of the package (an entry file), e.g. one with a bug seeded on purpose.
+const { LockService, Locked, OnOneInstance, RedisLockModule, WithoutOverlapping } = await import(process.env.EXPLORE_PACKAGE ?? 'nestjs-redis-lock');
 
 const mono = () => Number(process.hrtime.bigint()) / 1e6;
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -74,6 +74,16 @@ describe('the real-Redis checker (a pure function over a history)', () => {
     expect(invariants(stalled)).toEqual([]);
   });
 
+  it('does not excuse a holder that entered after its own pause, beside one that entered before it (a stale grant)', () => {
+    // Both chains of w2 were frozen; the one whose lock had expired meanwhile entered on thawing.
+    const events = [
+      ...call('w2.1.1', { invoke: 0, enter: 1_377, token: 6, exit: 1_470, ok: 1_471 }),
+      ...call('w2.0.0', { invoke: 0, enter: 1_378, token: 5, lost: 1_379, exit: 1_407, ok: 1_407 }),
+      { ev: 'fault', kind: 'pause', p: 'w2', t: 439, until: 1_373 },
+    ];
+    expect(invariants(events)).toEqual(['exclusion']);
+  });
+
   it('does not excuse an overlap by a pause that had ended before the other entered', () => {
     const events = [
       ...call('w0.0.0', { invoke: 0, enter: 5, token: 1, exit: 1_500, ok: 1_501 }),
