@@ -88,6 +88,11 @@ export function check(history) {
 
   const overlaps = (from, to, a, b) => from <= b && a <= to;
   const dataLoss = (from, to) => faults.some((f) => DATA_LOSS.has(f.kind) && overlaps(from, to, f.t, f.until ?? f.t));
+  // A holder whose data was lost is told at its next renewal, at the latest by its lease
+  // deadline: a ttl after the loss. Until then, and only then, a rival beside it is excused.
+  const ttl = history.ttl ?? Infinity;
+  const lossExcuses = (from, at) =>
+    faults.some((f) => DATA_LOSS.has(f.kind) && overlaps(from, at, f.t, f.until ?? f.t) && at <= (f.until ?? f.t) + ttl + SLACK);
   // Holder `s` was running its code when its process froze (SIGSTOP, or its event loop held
   // up), and was still frozen at `at`. A holder runs its deadline timer and learns of a loss
   // before its lease runs out in Redis, unless it is frozen then: so a rival can enter beside a
@@ -123,7 +128,7 @@ export function check(history) {
         }
         // Both believed they held it at b's entry (one that entered already told of a loss did not).
         if (b.enter >= trustedEnd(a) || b.enter >= trustedEnd(b)) continue;
-        if (!conflicting(a, b) || dataLoss(...window)) continue;
+        if (!conflicting(a, b) || lossExcuses(...window)) continue;
         // Only the earlier holder is excused: code already running when a pause began. A holder
         // that enters late (its reply handled after a pause) must find its signal aborted.
         if (frozenAt(a, b.enter)) continue;
@@ -141,7 +146,7 @@ export function check(history) {
       const inside = permits.filter((s) => s.enter <= b.enter && b.enter < trustedEnd(s));
       if (inside.length <= b.limit) continue;
       const from = Math.min(...inside.map((s) => s.invoke));
-      if (dataLoss(from, b.enter) || inside.some((s) => s !== b && frozenAt(s, b.enter))) continue;
+      if (lossExcuses(from, b.enter) || inside.some((s) => s !== b && frozenAt(s, b.enter))) continue;
       violate('semaphore-limit', `${inside.length} holders inside semaphore "${key}" (limit ${b.limit}) at ${fmt(b.enter)}: ${inside.map((s) => s.sid).join(', ')}`, b.enter);
     }
   }
@@ -203,12 +208,11 @@ export function check(history) {
 
   // Liveness: every call of a live worker settles; once faults stop, waiters get in.
   const quietAt = history.quietAt ?? Infinity;
-  const ttl = history.ttl ?? 0;
   for (const s of sections.values()) {
     if (kills.has(s.p)) continue;
     if (s.ok === undefined && s.fail === undefined) {
       violate('liveness', `${s.sid} on "${s.key}" never settled (called at ${fmt(s.invoke)})`, s.invoke);
-    } else if (s.outcome === 'timeout' && s.invoke > quietAt + ttl) {
+    } else if (s.outcome === 'timeout' && s.invoke > quietAt + (history.ttl ?? 0)) {
       violate('liveness', `${s.sid} on "${s.key}" timed out waiting although every fault had ended at ${fmt(quietAt)}`, s.fail);
     }
   }

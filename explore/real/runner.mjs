@@ -21,6 +21,10 @@ export const FAULT_KINDS = ['pause', 'kill', 'cut', 'delay', 'drop-replies', 'dr
 /** How often each fault is drawn: a pause (a process frozen past its lease) is what most often breaks a lock. */
 const FAULT_WEIGHTS = { pause: 3, kill: 1, cut: 2, delay: 1, 'drop-replies': 1, 'drop-requests': 1, reset: 1, 'redis-pause': 1, 'restart-empty': 1 };
 const WEIGHTED_FAULTS = FAULT_KINDS.flatMap((kind) => Array(FAULT_WEIGHTS[kind]).fill(kind));
+/** Faults of the links between the workers and Redis: one worker's (a partition), or everyone's. */
+const NETWORK_FAULTS = new Set(['cut', 'delay', 'drop-replies', 'drop-requests', 'reset']);
+/** Worker processes per schedule; each has its own proxied link to each Redis node. */
+const WORKERS = 3;
 
 /** A seeded generator (mulberry32): the same seed gives the same schedule. */
 export function generator(seed) {
@@ -50,7 +54,7 @@ export function makeSchedule(seed, { target, workload } = {}) {
     seed,
     target: target ?? (rng.next() < 1 / 3 ? 'cluster' : 'single'),
     workload: workload ?? rng.pick(WORKLOADS),
-    workers: 3,
+    workers: WORKERS,
     chains: 2,
     ttl,
     limit: 2,
@@ -67,7 +71,7 @@ export function makeSchedule(seed, { target, workload } = {}) {
     killed ||= kind === 'kill';
     const at = rng.int(100, 900);
     const fault = { kind, at };
-    if (kind === 'pause' || kind === 'kill') fault.worker = rng.int(0, schedule.workers - 1);
+    if (kind === 'pause' || kind === 'kill' || (NETWORK_FAULTS.has(kind) && rng.next() < 0.75)) fault.worker = rng.int(0, schedule.workers - 1);
     if (kind === 'pause') fault.ms = rng.int(ttl / 2, ttl * 2);
     if (kind === 'cut' || kind === 'drop-replies' || kind === 'drop-requests') fault.ms = rng.int(100, ttl * 1.5);
     if (kind === 'delay') Object.assign(fault, { ms: rng.int(200, 800), delay: rng.int(5, ttl / 2) });
@@ -81,7 +85,7 @@ export function makeSchedule(seed, { target, workload } = {}) {
 
 /** Describes a fault in a few words, for summaries and traces. */
 export function describeFault(fault) {
-  const where = fault.worker !== undefined ? ` worker ${fault.worker}` : fault.node !== undefined ? ` node ${fault.node}` : '';
+  const where = `${fault.worker !== undefined ? ` worker ${fault.worker}` : ''}${fault.node !== undefined ? ` node ${fault.node}` : ''}`;
   const howLong = fault.ms !== undefined ? ` ${fault.ms} ms` : '';
   const delay = fault.delay !== undefined ? ` (+${fault.delay} ms each way)` : '';
   return `${fault.kind}${where}${howLong}${delay} at ${fault.at} ms`;
@@ -89,15 +93,16 @@ export function describeFault(fault) {
 
 /**
  * The Redis deployments the schedules run on, started once: a single server and (when asked)
- * a 3-master Cluster, each behind fault proxies, and the fencing register's own server.
+ * a 3-master Cluster, the fencing register's own server, and for each worker slot its own
+ * fault proxy to each Redis node (so that one worker can be cut off while the others go on).
  */
 export async function startEnvironment({ cluster = true } = {}) {
   const registerServer = await startRedisServer();
   const server = await startRedisServer();
-  const proxy = await FaultProxy.start(server.port);
+  const links = await Promise.all(Array.from({ length: WORKERS }, () => FaultProxy.start(server.port)));
   const environment = {
     register: new Redis(registerServer.url),
-    single: { server, proxies: [proxy], url: proxy.url },
+    single: { server, links: links.map((proxy) => [proxy]), config: links.map((proxy) => ({ REDIS_URL: proxy.url })) },
     cluster: undefined,
     registerUrl: registerServer.url,
     pools: {},
@@ -105,7 +110,7 @@ export async function startEnvironment({ cluster = true } = {}) {
       const workers = Object.values(environment.pools).flat();
       await Promise.all(workers.map((worker) => worker.exit()));
       await environment.register.quit();
-      for (const p of [proxy, ...(environment.cluster?.proxies ?? [])]) await p.close();
+      for (const p of [...environment.single.links, ...(environment.cluster?.links ?? [])].flat()) await p.close();
       await environment.cluster?.deployment.stop();
       await server.stop();
       await registerServer.stop();
@@ -113,12 +118,16 @@ export async function startEnvironment({ cluster = true } = {}) {
   };
   if (cluster) {
     const deployment = await startRedisCluster(3);
-    const proxies = await Promise.all(deployment.nodes.map((node) => FaultProxy.start(node.port)));
+    const clusterLinks = [];
+    for (let slot = 0; slot < WORKERS; slot++) clusterLinks.push(await Promise.all(deployment.nodes.map((node) => FaultProxy.start(node.port))));
     environment.cluster = {
       deployment,
-      proxies,
-      nodes: proxies.map((p) => ({ host: '127.0.0.1', port: p.port })),
-      natMap: Object.fromEntries(deployment.nodes.map((node, i) => [`${node.host}:${node.port}`, { host: '127.0.0.1', port: proxies[i].port }])),
+      links: clusterLinks,
+      // The Cluster announces its nodes' own addresses: each worker maps them to its proxies.
+      config: clusterLinks.map((proxies) => ({
+        CLUSTER_NODES: JSON.stringify(proxies.map((p) => ({ host: '127.0.0.1', port: p.port }))),
+        NAT_MAP: JSON.stringify(Object.fromEntries(deployment.nodes.map((node, i) => [`${node.host}:${node.port}`, { host: '127.0.0.1', port: proxies[i].port }]))),
+      })),
     };
   }
   return environment;
@@ -233,7 +242,7 @@ export async function runSchedule(environment, schedule) {
         TTL: schedule.ttl,
         SEED: schedule.seed * 31 + i,
         HISTORY: join(dir, `${worker.id}.jsonl`),
-        ...(schedule.target === 'cluster' ? { CLUSTER_NODES: JSON.stringify(target.nodes), NAT_MAP: JSON.stringify(target.natMap) } : { REDIS_URL: target.url }),
+        ...target.config[i],
       },
     }),
   );
@@ -265,7 +274,10 @@ export async function runSchedule(environment, schedule) {
 
     async function inject(fault) {
       const event = { ev: 'fault', kind: fault.kind, t: mono() };
-      const proxies = fault.node !== undefined ? [target.proxies[fault.node]] : target.proxies;
+      if (fault.worker !== undefined) event.p = workers[fault.worker].id;
+      if (fault.node !== undefined) event.node = fault.node;
+      const slots = fault.worker !== undefined ? [fault.worker] : workers.map((_, i) => i);
+      const proxies = slots.flatMap((slot) => (fault.node !== undefined ? [target.links[slot][fault.node]] : target.links[slot]));
       if (fault.kind === 'pause') {
         const worker = workers[fault.worker];
         event.p = worker.id;
@@ -352,7 +364,7 @@ export async function runSchedule(environment, schedule) {
     for (const timer of timers) clearTimeout(timer);
     clearInterval(ticker);
     for (const worker of workers) worker.child.kill('SIGCONT');
-    for (const p of target.proxies) p.heal();
+    for (const p of target.links.flat()) p.heal();
     if (schedule.target === 'cluster') for (let i = 0; i < 3; i++) target.deployment.resume(i);
     else target.server.resume();
     rmSync(dir, { recursive: true, force: true });

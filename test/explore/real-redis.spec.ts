@@ -106,7 +106,14 @@ describe('the real-Redis checker (a pure function over a history)', () => {
       ...call('w1.0.0', { invoke: 10, enter: 300, token: 1, exit: 360, ok: 361 }),
       { ev: 'fault', kind: 'restart-empty', t: 200, until: 280 },
     ];
-    expect(invariants(events)).toEqual([]);
+    expect(invariants(events, { ttl: 600 })).toEqual([]);
+    // But a holder still unaware a ttl after the loss (its renewals "succeed") is not excused.
+    const unaware = [
+      ...call('w0.0.0', { invoke: 0, enter: 5, token: 7, exit: 1_500, ok: 1_501 }),
+      ...call('w1.0.0', { invoke: 10, enter: 1_000, token: 1, exit: 1_060, ok: 1_061 }),
+      { ev: 'fault', kind: 'restart-empty', t: 200, until: 280 },
+    ];
+    expect(invariants(unaware, { ttl: 600 })).toEqual(['exclusion']);
   });
 
   it('finds more semaphore holders inside than the limit', () => {
