@@ -2,7 +2,7 @@
 // Every event carries `t`, a CLOCK_MONOTONIC time in ms that all processes on one machine share.
 //
 // Events (one object each; `p` is the worker process, `sid` one acquisition of one chain):
-//   { ev: 'invoke', p, sid, key, kind, limit?, t }   kind: 'mutex' | 'semaphore' | 'read' | 'write' | 'job'
+//   { ev: 'invoke', p, sid, key, kind, limit?, t }   kind: 'mutex' | 'semaphore' | 'read' | 'write' | 'job' | 'leader'
 //   { ev: 'enter', p, sid, token, aborted, t }        the lock handed to user code (job: a tick's run)
 //   { ev: 'lost', p, sid, reason, t }                 the lock's signal aborted
 //   { ev: 'write', p, sid, token, accepted, t, done } one write to the fencing register

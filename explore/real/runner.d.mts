@@ -1,6 +1,6 @@
 import type { History, Violation } from './checker.mjs';
 
-export type Workload = 'mutex' | 'semaphore' | 'rwlock' | 'job';
+export type Workload = 'mutex' | 'semaphore' | 'rwlock' | 'job' | 'leader';
 export type FaultKind = 'pause' | 'kill' | 'cut' | 'delay' | 'drop-replies' | 'drop-requests' | 'reset' | 'redis-pause' | 'restart-empty';
 
 export const WORKLOADS: Workload[];
@@ -14,8 +14,10 @@ export interface Fault {
   ms?: number;
   /** The added latency of a delay, each way. */
   delay?: number;
-  /** The worker a pause or kill hits. */
+  /** The worker a pause, a kill or a network fault hits (a network fault without one: every worker). */
   worker?: number;
+  /** Hit whichever worker holds a lock at that moment, if any (else `worker`). */
+  holder?: boolean;
   /** The Cluster master a network or Redis fault hits. */
   node?: number;
 }

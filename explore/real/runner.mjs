@@ -16,7 +16,7 @@ const workerScript = fileURLToPath(new URL('./worker.mjs', import.meta.url));
 const mono = () => Number(process.hrtime.bigint()) / 1e6;
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-export const WORKLOADS = ['mutex', 'semaphore', 'rwlock', 'job'];
+export const WORKLOADS = ['mutex', 'semaphore', 'rwlock', 'job', 'leader'];
 export const FAULT_KINDS = ['pause', 'kill', 'cut', 'delay', 'drop-replies', 'drop-requests', 'reset', 'redis-pause', 'restart-empty'];
 /** How often each fault is drawn: a pause (a process frozen past its lease) is what most often breaks a lock. */
 const FAULT_WEIGHTS = { pause: 3, kill: 1, cut: 2, delay: 1, 'drop-replies': 1, 'drop-requests': 1, reset: 1, 'redis-pause': 1, 'restart-empty': 1 };
@@ -71,9 +71,13 @@ export function makeSchedule(seed, { target, workload } = {}) {
     killed ||= kind === 'kill';
     const at = rng.int(100, 900);
     const fault = { kind, at };
-    if (kind === 'pause' || kind === 'kill' || (NETWORK_FAULTS.has(kind) && rng.next() < 0.75)) fault.worker = rng.int(0, schedule.workers - 1);
+    if (kind === 'pause' || kind === 'kill' || (NETWORK_FAULTS.has(kind) && rng.next() < 0.75)) {
+      fault.worker = rng.int(0, schedule.workers - 1);
+      // Half of them hit whichever worker holds a lock at that moment (else that one).
+      if (rng.next() < 0.5) fault.holder = true;
+    }
     if (kind === 'pause') fault.ms = rng.int(ttl / 2, ttl * 2);
-    if (kind === 'cut' || kind === 'drop-replies' || kind === 'drop-requests') fault.ms = rng.int(100, ttl * 1.5);
+    if (kind === 'cut' || kind === 'drop-replies' || kind === 'drop-requests') fault.ms = rng.int(ttl / 2, ttl * 2);
     if (kind === 'delay') Object.assign(fault, { ms: rng.int(200, 800), delay: rng.int(5, ttl / 2) });
     if (kind === 'redis-pause') fault.ms = rng.int(100, ttl);
     if (schedule.target === 'cluster' && kind !== 'pause' && kind !== 'kill') fault.node = rng.int(0, 2);
@@ -85,7 +89,7 @@ export function makeSchedule(seed, { target, workload } = {}) {
 
 /** Describes a fault in a few words, for summaries and traces. */
 export function describeFault(fault) {
-  const where = `${fault.worker !== undefined ? ` worker ${fault.worker}` : ''}${fault.node !== undefined ? ` node ${fault.node}` : ''}`;
+  const where = `${fault.worker !== undefined ? ` ${fault.holder ? 'holder, else worker' : 'worker'} ${fault.worker}` : ''}${fault.node !== undefined ? ` node ${fault.node}` : ''}`;
   const howLong = fault.ms !== undefined ? ` ${fault.ms} ms` : '';
   const delay = fault.delay !== undefined ? ` (+${fault.delay} ms each way)` : '';
   return `${fault.kind}${where}${howLong}${delay} at ${fault.at} ms`;
@@ -142,7 +146,13 @@ export class Worker {
     this.child.stderr.on('data', (chunk) => (this.stderr = (this.stderr + chunk).slice(-4_000)));
     this.messages = [];
     this.waiters = [];
+    /** How many of its chains are inside a lock now. */
+    this.holding = 0;
     this.child.on('message', (message) => {
+      if ('holding' in message) {
+        this.holding += message.holding;
+        return;
+      }
       this.messages.push(message);
       for (const waiter of [...this.waiters]) waiter();
     });
@@ -272,7 +282,12 @@ export async function runSchedule(environment, schedule) {
       }, 120);
     }
 
-    async function inject(fault) {
+    async function inject(planned) {
+      let fault = planned;
+      if (planned.holder) {
+        const holder = workers.findIndex((w) => w.holding > 0 && !killed.has(w));
+        if (holder >= 0) fault = { ...planned, worker: holder };
+      }
       const event = { ev: 'fault', kind: fault.kind, t: mono() };
       if (fault.worker !== undefined) event.p = workers[fault.worker].id;
       if (fault.node !== undefined) event.node = fault.node;
@@ -411,6 +426,7 @@ export function formatResult({ schedule, violations, figures }) {
     `seed ${schedule.seed}: ${schedule.workload} on ${schedule.target}, ${schedule.workers} workers, ttl ${schedule.ttl} ms; faults: ${schedule.faults.map(describeFault).join('; ') || 'none'}`,
     `  ${figures.sections} calls, ${figures.entered} entered, ${figures.failed} failed, ${figures.writes} register writes (${figures.refused} refused), ${figures.lost} losses, ${figures.stalls} stalls`,
   ];
-  for (const v of violations) lines.push(`  VIOLATION ${v.invariant}: ${v.message}`);
+  for (const v of violations.slice(0, 5)) lines.push(`  VIOLATION ${v.invariant}: ${v.message}`);
+  if (violations.length > 5) lines.push(`  ... and ${violations.length - 5} more (${[...new Set(violations.slice(5).map((v) => v.invariant))].join(', ')})`);
   return lines.join('\n');
 }

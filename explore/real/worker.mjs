@@ -6,11 +6,14 @@
 // write(2) each, so a SIGKILL loses nothing already recorded).
 //
 // WORKLOAD=mutex      CHAINS chains of using(KEY) (chain 0 through an @Locked method), each
-//                     section writing the fencing register WRITES times, checking its signal before each.
+//                     section writing the fencing register WRITES times (default: 1 to 4, or one
+//                     time in five 25 to 74, for one to three ttls), checking its signal before each.
 // WORKLOAD=semaphore  the same under using(KEY, fn, { limit: LIMIT }), without register writes.
 // WORKLOAD=rwlock     readers (60%) and writers of KEY; writers write the register.
 // WORKLOAD=job        an @OnOneInstance() + @WithoutOverlapping() job keyed KEY; the runner sends
 //                     { tick: n } to every worker at once and each calls the job; a run writes the register.
+// WORKLOAD=leader     a @LeaderElection(KEY) provider: while it leads it writes the register (a
+//                     term is one section, from onLeadershipAcquired to onLeadershipLost).
 // IPC in: { start: config } (answered { ready }), { tick }, { finish } (end the chains,
 // app.close(), record "done", answered { finished }). The config: ID, KEY, WORKLOAD, CHAINS,
 // LIMIT, TTL, WAIT (ms), WRITES, SEED, HISTORY; REDIS_URL, or CLUSTER_NODES and NAT_MAP (JSON)
@@ -22,7 +25,7 @@ import { NestFactory } from '@nestjs/core';
 import { Cluster, Redis } from 'ioredis';
 import { closeSync, openSync, writeSync } from 'node:fs';
 // EXPLORE_PACKAGE: another build of the package (an entry file), e.g. one with a bug seeded on purpose.
-const { LockService, Locked, OnOneInstance, RedisLockModule, WithoutOverlapping } = await import(process.env.EXPLORE_PACKAGE ?? 'nestjs-redis-lock');
+const { LeaderElection, LockService, Locked, OnOneInstance, RedisLockModule, WithoutOverlapping } = await import(process.env.EXPLORE_PACKAGE ?? 'nestjs-redis-lock');
 
 const mono = () => Number(process.hrtime.bigint()) / 1e6;
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -65,7 +68,7 @@ async function start(config) {
   const P = config.ID;
   const KEY = config.KEY;
   const ttl = Number(config.TTL);
-  const WRITES = Number(config.WRITES ?? 3);
+  const WRITES = config.WRITES === undefined ? undefined : Number(config.WRITES);
   const waitTimeout = Number(config.WAIT ?? 2_500);
   history = { fd: openSync(config.HISTORY, 'a'), id: P };
 
@@ -90,17 +93,22 @@ async function start(config) {
    * a while and writes with its fencing token. A pause during that work is the documented gap
    * only fencing closes: the write then leaves after the lock was lost, and the register must refuse it.
    */
-  async function critical(lock, sid, writes, extra = {}) {
+  async function critical(lock, sid, writes, extra = {}, until) {
     rec({ ev: 'enter', sid, token: lock.fencingToken, aborted: lock.signal.aborted, ...extra });
+    // The runner aims some faults at a worker that holds a lock right now.
+    process.send({ holding: 1 });
     const onAbort = () => rec({ ev: 'lost', sid, reason: lock.signal.reason?.reason });
     lock.signal.addEventListener('abort', onAbort, { once: true });
-    for (let i = 0; i < WRITES; i++) {
+    // One section in five holds for one to three ttls (its watchdog renews it), the others a few steps.
+    const steps = WRITES ?? (random() < 0.2 ? 25 + Math.floor(random() * 50) : 1 + Math.floor(random() * 4));
+    for (let i = 0; until ? !until() : i < steps; i++) {
       if (lock.signal.aborted) break;
       await sleep(Math.floor(random() * 40));
       if (writes) await fencedWrite(lock, sid);
     }
     lock.signal.removeEventListener('abort', onAbort);
     rec({ ev: 'exit', sid });
+    process.send({ holding: -1 });
   }
 
   // Classes per schedule: the job decorators take their key when the class is defined.
@@ -118,21 +126,45 @@ async function start(config) {
   Injectable()(Resource);
   Reflect.defineMetadata('design:paramtypes', [LockService], Resource);
   decorate(Resource, 'write', Locked('<0>', { waitTimeout }));
-  decorate(Resource, 'job', OnOneInstance({ key: KEY, ttl }), WithoutOverlapping());
+  if (config.WORKLOAD === 'job') decorate(Resource, 'job', OnOneInstance({ key: KEY, ttl }), WithoutOverlapping());
+
+  let sections = 0;
+  const sid = (chain) => `${P}.${chain}.${sections++}`;
+
+  // A leader writes with its token while it leads; its term is one section, from the
+  // acquired hook to the lost hook.
+  let term;
+  class Leader {
+    onLeadershipAcquired(lock) {
+      const id = sid('leader');
+      rec({ ev: 'invoke', sid: id, key: KEY, kind: 'leader' });
+      term = { id, over: false };
+      const current = term;
+      current.done = critical(lock, id, true, {}, () => current.over);
+    }
+    async onLeadershipLost() {
+      const current = term;
+      term = undefined;
+      if (current === undefined) return;
+      current.over = true;
+      await current.done;
+      rec({ ev: 'ok', sid: current.id });
+    }
+  }
+  Injectable()(Leader);
+  LeaderElection(KEY, { ttl })(Leader);
 
   const cluster = config.CLUSTER_NODES ? new Cluster(JSON.parse(config.CLUSTER_NODES), { natMap: JSON.parse(config.NAT_MAP) }) : undefined;
   class AppModule {}
   Module({
     imports: [RedisLockModule.forRoot({ redis: cluster ?? config.REDIS_URL, ttl, waitTimeout, shutdownTimeout: 1_000 })],
-    providers: [Resource],
+    providers: config.WORKLOAD === 'leader' ? [Resource, Leader] : [Resource],
   })(AppModule);
   const app = await NestFactory.createApplicationContext(AppModule, { logger: false });
   const locks = app.get(LockService);
   const resource = app.get(Resource);
 
   let finishing = false;
-  let sections = 0;
-  const sid = (chain) => `${P}.${chain}.${sections++}`;
 
   async function call(id, kind, body, extra = {}) {
     rec({ ev: 'invoke', sid: id, key: KEY, kind, ...extra });
@@ -163,7 +195,7 @@ async function start(config) {
   }
 
   const jobs = new Set();
-  const chains = config.WORKLOAD === 'job' ? Promise.resolve() : Promise.all(Array.from({ length: Number(config.CHAINS ?? 2) }, (_, c) => chain(c)));
+  const chains = config.WORKLOAD === 'job' || config.WORKLOAD === 'leader' ? Promise.resolve() : Promise.all(Array.from({ length: Number(config.CHAINS ?? 2) }, (_, c) => chain(c)));
   rec({ ev: 'ready' });
   return {
     tick(tick) {
