@@ -58,7 +58,7 @@ export function makeSchedule(seed, { target, workload } = {}) {
     chains: 2,
     ttl,
     limit: 2,
-    runMs: 1_800,
+    runMs: 1_500,
     faults: [],
   };
   if (target) rng.next();
@@ -69,7 +69,7 @@ export function makeSchedule(seed, { target, workload } = {}) {
     let kind = rng.pick(WEIGHTED_FAULTS);
     if (kind === 'kill' && killed) kind = 'pause';
     killed ||= kind === 'kill';
-    const at = rng.int(100, 900);
+    const at = rng.int(100, 800);
     const fault = { kind, at };
     if (kind === 'pause' || kind === 'kill' || (NETWORK_FAULTS.has(kind) && rng.next() < 0.75)) {
       fault.worker = rng.int(0, schedule.workers - 1);

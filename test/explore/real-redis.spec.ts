@@ -244,7 +244,7 @@ describe('regression: an @OnOneInstance tick whose claim was held up in the netw
     const owner = workers[1]!;
     const [lateLink, ownerLink] = proxies as [FaultProxy, FaultProxy];
     const files = workers.map((w) => join(dir, `${w.id}.jsonl`));
-    await Promise.all(workers.map((w, i) => w.start({ KEY: key, WORKLOAD: 'job', TTL: ttl, HISTORY: files[i]!, REDIS_URL: proxies[i]!.url })));
+    await Promise.all(workers.map((w, i) => w.start({ KEY: key, WORKLOAD: 'job', TTL: ttl, WRITES: 2, HISTORY: files[i]!, REDIS_URL: proxies[i]!.url })));
     const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
     owner.send({ tick: 1 }); // the owner takes the job's lease and runs tick 1
