@@ -3,12 +3,11 @@
 //
 // Events (one object each; `p` is the worker process, `sid` one acquisition of one chain):
 //   { ev: 'invoke', p, sid, key, kind, limit?, t }   kind: 'mutex' | 'semaphore' | 'read' | 'write' | 'job' | 'leader'
-//   { ev: 'enter', p, sid, token, aborted, t }        the lock handed to user code (job: a tick's run)
+//   { ev: 'enter', p, sid, token, aborted, tick?, t } the lock handed to user code (job: a tick's run)
 //   { ev: 'lost', p, sid, reason, t }                 the lock's signal aborted
 //   { ev: 'write', p, sid, token, accepted, t, done } one write to the fencing register
 //   { ev: 'exit', p, sid, t }                         user code ended
 //   { ev: 'ok', p, sid, t } | { ev: 'fail', p, sid, error, outcome, t }   the call settled
-//   { ev: 'run', p, sid, key, tick, token, t }        a job tick ran (also an 'enter' of kind 'job')
 //   { ev: 'stall', p, t, until }                      the worker's event loop did not run meanwhile
 //   { ev: 'fault', kind, p?, node?, t, until }        injected by the runner
 //   { ev: 'stuck', p, t }                             the worker did not finish when told to
@@ -16,8 +15,8 @@
 //   { ev: 'epoch', seq, t }                           the register was reset after a data loss
 //
 // Returns the violations found, each `{ invariant, message, at }` (a job-once violation whose
-// later calls were made before the first run began also has `cause: 'held-up-claim'`); an empty list means the
-// history is consistent with what the library promises.
+// later calls were made before the first run began also has `cause: 'held-up-claim'`); an
+// empty list means the history is consistent with what the library promises.
 
 const DATA_LOSS = new Set(['restart-empty']);
 const SLACK = 15;

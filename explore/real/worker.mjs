@@ -7,7 +7,7 @@
 //
 // WORKLOAD=mutex      CHAINS chains of using(KEY) (chain 0 through an @Locked method), each
 //                     section writing the fencing register WRITES times (default: 1 to 4, or one
-//                     time in five 25 to 74, for one to three ttls), checking its signal before each.
+//                     time in five 25 to 49, for one to two ttls), checking its signal before each.
 // WORKLOAD=semaphore  the same under using(KEY, fn, { limit: LIMIT }), without register writes.
 // WORKLOAD=rwlock     readers (60%) and writers of KEY; writers write the register.
 // WORKLOAD=job        an @OnOneInstance() + @WithoutOverlapping() job keyed KEY; the runner sends
@@ -69,7 +69,9 @@ async function start(config) {
   const KEY = config.KEY;
   const ttl = Number(config.TTL);
   const WRITES = config.WRITES === undefined ? undefined : Number(config.WRITES);
-  const waitTimeout = Number(config.WAIT ?? 2_500);
+  // Long enough for a queue of five, one of them a long section: a wait that times out once
+  // the faults are over is a liveness violation.
+  const waitTimeout = Number(config.WAIT ?? 8_000);
   history = { fd: openSync(config.HISTORY, 'a'), id: P };
 
   // A small seeded generator, so that a replayed schedule makes the same choices (timing aside).
@@ -99,8 +101,8 @@ async function start(config) {
     process.send({ holding: 1 });
     const onAbort = () => rec({ ev: 'lost', sid, reason: lock.signal.reason?.reason });
     lock.signal.addEventListener('abort', onAbort, { once: true });
-    // One section in five holds for one to three ttls (its watchdog renews it), the others a few steps.
-    const steps = WRITES ?? (random() < 0.2 ? 25 + Math.floor(random() * 50) : 1 + Math.floor(random() * 4));
+    // One section in five holds for one to two ttls (its watchdog renews it), the others a few steps.
+    const steps = WRITES ?? (random() < 0.2 ? 25 + Math.floor(random() * 25) : 1 + Math.floor(random() * 4));
     for (let i = 0; until ? !until() : i < steps; i++) {
       if (lock.signal.aborted) break;
       await sleep(Math.floor(random() * 40));
