@@ -26,8 +26,12 @@ export interface Violation {
     | 'liveness';
   message: string;
   at: number | undefined;
-  /** `held-up-claim`: a tick ran twice, the later run from a call made before the first run began. */
-  cause?: 'held-up-claim';
+  /**
+   * The shape of the violation: `held-up-claim`, a tick ran twice, the later run from a call
+   * made before the first run began; `stale-grant`, a holder entered on thawing from a freeze
+   * with a lower token than one already inside.
+   */
+  cause?: 'held-up-claim' | 'stale-grant';
 }
 
 /** The violations of the library's promises in `history` (none: an empty list). */

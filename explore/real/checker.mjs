@@ -14,9 +14,10 @@
 //   { ev: 'register', seq, key, token, sid, accepted } the fencing register's own log, in its order
 //   { ev: 'epoch', seq, t }                           the register was reset after a data loss
 //
-// Returns the violations found, each `{ invariant, message, at }` (a job-once violation whose
-// later calls were made before the first run began also has `cause: 'held-up-claim'`); an
-// empty list means the history is consistent with what the library promises.
+// Returns the violations found, each `{ invariant, message, at }`, some with the `cause` their
+// shape points to: `held-up-claim` (a job tick run again by a call made before its first run
+// began) or `stale-grant` (a holder that entered on thawing from a freeze, with a lower token
+// than one already inside). An empty list means the history keeps what the library promises.
 
 const DATA_LOSS = new Set(['restart-empty']);
 const SLACK = 15;
@@ -100,6 +101,10 @@ export function check(history) {
   // gets no such excuse. SLACK covers the few ms between the thaw and the record of the loss.
   const freezes = (p) => [...faults.filter((f) => f.kind === 'pause' && f.p === p), ...(stalls.get(p) ?? [])];
   const frozenAt = (s, at) => freezes(s.p).some((f) => s.enter <= f.t + SLACK && f.t - SLACK <= at && at <= f.until + SLACK);
+  // The shape of a stale grant: `b` entered on thawing, with a lower token than a holder
+  // already inside, so it was granted before them and its grant ran out while it was frozen.
+  const staleGrant = (b, others) =>
+    others.some((s) => s !== b && s.token > b.token) && freezes(b.p).some((f) => f.until - SLACK <= b.enter && b.enter <= f.until + 4 * SLACK);
   const ended = (s) => s.exit ?? kills.get(s.p) ?? endOfHistory;
   // Until when the holder may believe it holds: its code's end, or the moment it knew it lost.
   const trustedEnd = (s) => Math.min(ended(s), s.lost ?? Infinity, s.abortedAtEnter ? s.enter : Infinity);
@@ -131,11 +136,12 @@ export function check(history) {
         // Only the earlier holder is excused: code already running when a pause began. A holder
         // that enters late (its reply handled after a pause) must find its signal aborted.
         if (frozenAt(a, b.enter)) continue;
-        violate(
-          a.kind === 'read' || b.kind === 'read' ? 'reader-writer' : 'exclusion',
-          `${name(b)} entered "${key}" at ${fmt(b.enter)} while ${name(a)} (since ${fmt(a.enter)}) still held it and had not been told of a loss`,
-          b.enter,
-        );
+        violations.push({
+          invariant: a.kind === 'read' || b.kind === 'read' ? 'reader-writer' : 'exclusion',
+          message: `${name(b)} entered "${key}" at ${fmt(b.enter)} while ${name(a)} (since ${fmt(a.enter)}) still held it and had not been told of a loss`,
+          at: b.enter,
+          ...(staleGrant(b, [a]) ? { cause: 'stale-grant' } : {}),
+        });
       }
     }
 
@@ -146,7 +152,12 @@ export function check(history) {
       if (inside.length <= b.limit) continue;
       const from = Math.min(...inside.map((s) => s.invoke));
       if (lossExcuses(from, b.enter) || inside.some((s) => s !== b && frozenAt(s, b.enter))) continue;
-      violate('semaphore-limit', `${inside.length} holders inside semaphore "${key}" (limit ${b.limit}) at ${fmt(b.enter)}: ${inside.map((s) => s.sid).join(', ')}`, b.enter);
+      violations.push({
+        invariant: 'semaphore-limit',
+        message: `${inside.length} holders inside semaphore "${key}" (limit ${b.limit}) at ${fmt(b.enter)}: ${inside.map(name).join(', ')}`,
+        at: b.enter,
+        ...(staleGrant(b, inside) ? { cause: 'stale-grant' } : {}),
+      });
     }
   }
 
