@@ -4,6 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedisServer, type RedisServer } from '../../scripts/redis-server.mjs';
+import { ChaosWorker } from '../chaos/support/chaos-worker.js';
+import { createLockApp, type LockApp } from '../support/lock-app.js';
+import { redisUrl } from '../support/redis.js';
 import { check, type HistoryEvent } from '../../explore/real/checker.mjs';
 import { FaultProxy } from '../../explore/real/fault-proxy.mjs';
 import { formatResult, knownDefect, makeSchedule, readHistory, runSchedule, startEnvironment, Worker, type Environment, type RunResult } from '../../explore/real/runner.mjs';
@@ -267,5 +270,50 @@ describe('regression: an @OnOneInstance tick whose claim was held up in the netw
     const runs = events.filter((e) => e.ev === 'enter').sort((a, b) => a.t! - b.t!).map((e) => `${e.p}: tick ${e.tick}`);
     expect(runs.slice(0, 2)).toEqual(['w1: tick 1', 'w1: tick 2']);
     expect(check({ events })).toEqual([expect.objectContaining({ invariant: 'job-once', cause: 'held-up-claim' })]);
+  });
+});
+
+// Found by the explorer (seed 2013, on the engine before c8c5dae; fixed there for the mutex,
+// issue 23 item 2), kept as a deterministic schedule of the same fault: the waiter's process is
+// frozen, the holder releases (granting it the lock on a 1 s grant lease), the grant runs out,
+// another holder takes the lock, and the waiter thaws. It must not enter beside that holder.
+// The same schedule for a semaphore (`{ limit: 1 }`, its queue `:sw`) still lets the waiter in
+// beside the holder in two runs of three: a known defect, see the README.
+describe('regression: a waiter whose grant ran out while its process was paused (needs npm run build)', () => {
+  let holders: LockApp | undefined;
+  let waiter: ChaosWorker | undefined;
+  afterAll(async () => {
+    waiter?.child.kill('SIGCONT');
+    waiter?.child.kill('SIGKILL');
+    await holders?.close();
+  });
+
+  it('waits on thawing and gets the lock after the holder that took it, with a higher token', { timeout: 60_000 }, async () => {
+    holders = await createLockApp();
+    const key = `stale-grant-${Date.now()}`;
+    const first = await holders.locks.acquire(key);
+    waiter = ChaosWorker.start({ REDIS_URL: redisUrl(), MODE: 'wait', KEY: key, TTL: 600 }, 'stale-grant-waiter');
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    const redis = new Redis(redisUrl());
+    try {
+      for (let i = 0; (await redis.zcard(`lock:{${key}}:waiters`)) === 0; i++) {
+        if (i > 200) throw new Error('the waiter never queued');
+        await sleep(50);
+      }
+    } finally {
+      await redis.quit();
+    }
+    waiter.child.kill('SIGSTOP');
+    await first.release(); // grants the lock to the frozen waiter, on a 1 s grant lease
+    await sleep(1_500); // the grant lease and the waiter's place run out
+    const second = await holders.locks.acquire(key, { waitTimeout: 5_000 });
+    waiter.child.kill('SIGCONT');
+    await sleep(1_000);
+    const enteredBeforeRelease = waiter.lines.some((line) => typeof line === 'object' && line !== null && 'acquired' in line);
+    await second.release();
+    const got = await waiter.next<{ acquired: number }>('acquired', 20_000);
+    await waiter.exitsOnItsOwn(5_000);
+    expect(enteredBeforeRelease).toBe(false);
+    expect(got.acquired).toBeGreaterThan(second.fencingToken);
   });
 });
