@@ -28,7 +28,7 @@ export interface Violation {
   at: number | undefined;
   /**
    * The shape of the violation: `held-up-claim`, a tick ran twice, the later run from a call
-   * made before the first run began; `stale-grant`, a holder entered on thawing from a freeze
+   * made on time whose claim of the owner lease was held up; `stale-grant`, a holder entered on thawing from a freeze
    * with a lower token than one already inside.
    */
   cause?: 'held-up-claim' | 'stale-grant';

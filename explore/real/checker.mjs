@@ -3,7 +3,8 @@
 //
 // Events (one object each; `p` is the worker process, `sid` one acquisition of one chain):
 //   { ev: 'invoke', p, sid, key, kind, limit?, t }   kind: 'mutex' | 'semaphore' | 'read' | 'write' | 'job' | 'leader'
-//   { ev: 'enter', p, sid, token, aborted, tick?, t } the lock handed to user code (job: a tick's run)
+//   { ev: 'enter', p, sid, token, aborted, tick?, owner?, t }  the lock handed to user code (job:
+//                                                     a tick's run, under the owner lease `owner`)
 //   { ev: 'lost', p, sid, reason, t }                 the lock's signal aborted
 //   { ev: 'write', p, sid, token, accepted, t, done } one write to the fencing register
 //   { ev: 'exit', p, sid, t }                         user code ended
@@ -15,12 +16,14 @@
 //   { ev: 'epoch', seq, t }                           the register was reset after a data loss
 //
 // Returns the violations found, each `{ invariant, message, at }`, some with the `cause` their
-// shape points to: `held-up-claim` (a job tick run again by a call made before its first run
-// began) or `stale-grant` (a holder that entered on thawing from a freeze, with a lower token
+// shape points to: `held-up-claim` (a job tick run again by a call made on time, whose claim
+// was held up) or `stale-grant` (a holder that entered on thawing from a freeze, with a lower token
 // than one already inside). An empty list means the history keeps what the library promises.
 
 const DATA_LOSS = new Set(['restart-empty']);
 const SLACK = 15;
+/** A tick's call made this much (ms) after its first call reached a frozen process late. */
+const LATE_TICK = 100;
 
 /** Two holders that may not be inside at once: anything but two readers or two permits. */
 function conflicting(a, b) {
@@ -60,7 +63,7 @@ export function check(history) {
           violate('history', `${event.ev} of ${event.sid} without its invoke`, event.t);
           break;
         }
-        if (event.ev === 'enter') Object.assign(section, { enter: event.t, token: event.token, abortedAtEnter: event.aborted === true, tick: event.tick });
+        if (event.ev === 'enter') Object.assign(section, { enter: event.t, token: event.token, abortedAtEnter: event.aborted === true, tick: event.tick, owner: event.owner });
         else if (event.ev === 'lost') section.lost ??= event.t;
         else if (event.ev === 'exit') section.exit = event.t;
         else if (event.ev === 'ok') section.ok = event.t;
@@ -169,14 +172,20 @@ export function check(history) {
     if (!ticks.has(id)) ticks.set(id, []);
     ticks.get(id).push(s);
   }
-  for (const [id, runs] of ticks) {
+  for (const [id, all] of ticks) {
+    all.sort((a, b) => a.enter - b.enter);
+    // A call made well after the tick's first call reached its process late (it was frozen when
+    // the tick fired), as a late cron timer would: to the library it is a new call.
+    // It may run under a lease taken after the first run's (a new owner), never under the same
+    // or an older one.
+    const late = (s) => s.invoke > Math.min(...all.map((r) => r.invoke)) + LATE_TICK;
+    const runs = all.filter((s, i) => i === 0 || !(late(s) && s.owner !== undefined && all[0].owner !== undefined && s.owner > all[0].owner));
     if (runs.length < 2) continue;
-    runs.sort((a, b) => a.enter - b.enter);
     const from = Math.min(...runs.map((s) => s.invoke));
     if (dataLoss(from, runs[runs.length - 1].enter)) continue;
-    // A call made before the first run had even begun, that ran after it: its claim of the
-    // owner lease was held up (network, Redis) until the owner's lease ran out.
-    const heldUp = runs.slice(1).every((s) => s.invoke < runs[0].enter);
+    // Calls made on time that ran after the first run: their claim of the owner lease was held
+    // up (network, Redis) until the owner's lease ran out.
+    const heldUp = runs.slice(1).every((s) => !late(s));
     violations.push({
       invariant: 'job-once',
       message: `tick ${id} ran ${runs.length} times: ${runs.map((s) => `${s.sid} at ${fmt(s.enter)} (token ${s.token}, called at ${fmt(s.invoke)})`).join(', ')}`,

@@ -122,7 +122,9 @@ async function start(config) {
       await critical(this.locks.current(key), sid, true);
     }
     async job(tick, sid) {
-      await critical(this.locks.current(), sid, true, { tick });
+      // The owner lease this run went under (`@OnOneInstance` keeps it as `<key>:owner`).
+      const owner = this.locks.current(`${KEY}:owner`)?.fencingToken;
+      await critical(this.locks.current(), sid, true, { tick, owner });
     }
   }
   Injectable()(Resource);

@@ -148,6 +148,17 @@ describe('the real-Redis checker (a pure function over a history)', () => {
     expect(check({ events: heldUp })).toEqual([expect.objectContaining({ invariant: 'job-once', cause: 'held-up-claim' })]);
   });
 
+  it('lets a tick that reached a frozen instance late run under a newer owner lease, never under the same or an older one', () => {
+    const run = (sid: string, invoke: number, token: number, owner: number): HistoryEvent[] => {
+      const events = call(sid, { kind: 'job', tick: 4, invoke, enter: invoke + 1, token, exit: invoke + 20, ok: invoke + 21 });
+      events[1]!.owner = owner;
+      return events;
+    };
+    expect(invariants([...run('w1.job.3', 100, 4, 2), ...run('w0.job.3', 1_100, 6, 5)])).toEqual([]);
+    expect(invariants([...run('w1.job.3', 100, 4, 2), ...run('w0.job.3', 1_100, 6, 2)])).toEqual(['job-once']);
+    expect(invariants([...run('w1.job.3', 100, 4, 3), ...run('w0.job.3', 1_100, 6, 1)])).toEqual(['job-once']);
+  });
+
   it('finds two acquisitions with one fencing token, and a later acquisition with a lower one', () => {
     const same = [...call('w0.0.0', { invoke: 0, enter: 5, token: 3, exit: 10, ok: 11 }), ...call('w1.0.0', { invoke: 20, enter: 25, token: 3, exit: 30, ok: 31 })];
     expect(invariants(same)).toEqual(['unique-token', 'token-order']);
