@@ -1,0 +1,41 @@
+/** One recorded event of a history; see checker.mjs for every kind and its fields. */
+export interface HistoryEvent {
+  ev: string;
+  t?: number;
+  [field: string]: unknown;
+}
+
+export interface History {
+  events: HistoryEvent[];
+  /** When the last fault ended (CLOCK_MONOTONIC ms): waits that begin a ttl later must succeed. */
+  quietAt?: number;
+  ttl?: number;
+}
+
+export interface Violation {
+  invariant:
+    | 'history'
+    | 'exclusion'
+    | 'reader-writer'
+    | 'semaphore-limit'
+    | 'unique-token'
+    | 'token-order'
+    | 'job-once'
+    | 'fencing'
+    | 'register-monotonic'
+    | 'liveness';
+  message: string;
+  at: number | undefined;
+  /**
+   * The shape of the violation: `held-up-claim`, a tick ran twice, the later run from a call
+   * made on time whose claim of the owner lease was held up; `stale-grant`, a holder entered on thawing from a freeze
+   * with a lower token than one already inside.
+   */
+  cause?: 'held-up-claim' | 'stale-grant';
+}
+
+/** The violations of the library's promises in `history` (none: an empty list). */
+export function check(history: History): Violation[];
+
+/** The history as readable lines (`+ms process event fields`), ordered by time. */
+export function trace(history: History): string[];

@@ -1,0 +1,258 @@
+// The Jepsen-style checker of the real-Redis explorer: a pure function over a recorded history.
+// Every event carries `t`, a CLOCK_MONOTONIC time in ms that all processes on one machine share.
+//
+// Events (one object each; `p` is the worker process, `sid` one acquisition of one chain):
+//   { ev: 'invoke', p, sid, key, kind, limit?, t }   kind: 'mutex' | 'semaphore' | 'read' | 'write' | 'job' | 'leader'
+//   { ev: 'enter', p, sid, token, aborted, tick?, owner?, t }  the lock handed to user code (job:
+//                                                     a tick's run, under the owner lease `owner`)
+//   { ev: 'lost', p, sid, reason, t }                 the lock's signal aborted
+//   { ev: 'write', p, sid, token, accepted, t, done } one write to the fencing register
+//   { ev: 'exit', p, sid, t }                         user code ended
+//   { ev: 'ok', p, sid, t } | { ev: 'fail', p, sid, error, outcome, t }   the call settled
+//   { ev: 'stall', p, t, until }                      the worker's event loop did not run meanwhile
+//   { ev: 'fault', kind, p?, node?, t, until }        injected by the runner
+//   { ev: 'stuck', p, t }                             the worker did not finish when told to
+//   { ev: 'register', seq, key, token, sid, accepted } the fencing register's own log, in its order
+//   { ev: 'epoch', seq, t }                           the register was reset after a data loss
+//
+// Returns the violations found, each `{ invariant, message, at }`, some with the `cause` their
+// shape points to: `held-up-claim` (a job tick run again by a call made on time, whose claim
+// was held up) or `stale-grant` (a holder that entered on thawing from a freeze, with a lower token
+// than one already inside). An empty list means the history keeps what the library promises.
+
+const DATA_LOSS = new Set(['restart-empty']);
+const SLACK = 15;
+/** A tick's call made this much (ms) after its first call reached a frozen process late. */
+const LATE_TICK = 100;
+
+/** Two holders that may not be inside at once: anything but two readers or two permits. */
+function conflicting(a, b) {
+  if (a.kind === 'semaphore' || b.kind === 'semaphore') return false;
+  return !(a.kind === 'read' && b.kind === 'read');
+}
+
+/**
+ * @param {{ events: object[], quietAt?: number, ttl?: number }} history
+ * @returns {{ invariant: string, message: string, at: number | undefined }[]}
+ */
+export function check(history) {
+  const events = [...history.events];
+  const violations = [];
+  const violate = (invariant, message, at) => violations.push({ invariant, message, at });
+
+  const sections = new Map();
+  const faults = [];
+  const stalls = new Map();
+  const kills = new Map();
+  const registerLog = [];
+  let endOfHistory = 0;
+  for (const event of events) {
+    if (typeof event.t === 'number') endOfHistory = Math.max(endOfHistory, event.until ?? event.t, event.done ?? event.t);
+    switch (event.ev) {
+      case 'invoke':
+        sections.set(event.sid, { sid: event.sid, p: event.p, key: event.key, kind: event.kind, limit: event.limit, invoke: event.t, writes: [] });
+        break;
+      case 'enter':
+      case 'lost':
+      case 'exit':
+      case 'ok':
+      case 'fail':
+      case 'write': {
+        const section = sections.get(event.sid);
+        if (!section) {
+          violate('history', `${event.ev} of ${event.sid} without its invoke`, event.t);
+          break;
+        }
+        if (event.ev === 'enter') Object.assign(section, { enter: event.t, token: event.token, abortedAtEnter: event.aborted === true, tick: event.tick, owner: event.owner });
+        else if (event.ev === 'lost') section.lost ??= event.t;
+        else if (event.ev === 'exit') section.exit = event.t;
+        else if (event.ev === 'ok') section.ok = event.t;
+        else if (event.ev === 'fail') Object.assign(section, { fail: event.t, error: event.error, outcome: event.outcome });
+        else section.writes.push(event);
+        break;
+      }
+      case 'fault':
+        faults.push(event);
+        if (event.kind === 'kill') kills.set(event.p, event.t);
+        break;
+      case 'stall':
+        if (!stalls.has(event.p)) stalls.set(event.p, []);
+        stalls.get(event.p).push(event);
+        break;
+      case 'stuck':
+        violate('liveness', `worker ${event.p} did not finish within its bound after it was told to stop`, event.t);
+        break;
+      case 'register':
+      case 'epoch':
+        registerLog.push(event);
+        break;
+    }
+  }
+
+  const overlaps = (from, to, a, b) => from <= b && a <= to;
+  const dataLoss = (from, to) => faults.some((f) => DATA_LOSS.has(f.kind) && overlaps(from, to, f.t, f.until ?? f.t));
+  // A holder whose data was lost is told at its next renewal, at the latest by its lease
+  // deadline: a ttl after the loss. Until then, and only then, a rival beside it is excused.
+  const ttl = history.ttl ?? Infinity;
+  const lossExcuses = (from, at) =>
+    faults.some((f) => DATA_LOSS.has(f.kind) && overlaps(from, at, f.t, f.until ?? f.t) && at <= (f.until ?? f.t) + ttl + SLACK);
+  // Holder `s` was running its code when its process froze (SIGSTOP, or its event loop held
+  // up), and was still frozen at `at`. A holder runs its deadline timer and learns of a loss
+  // before its lease runs out in Redis, unless it is frozen then: so a rival can enter beside a
+  // holder only while that holder is frozen (it learns as soon as it thaws). This is the
+  // documented gap that only fencing closes; code that had not started when the freeze began
+  // gets no such excuse. SLACK covers the few ms between the thaw and the record of the loss.
+  const freezes = (p) => [...faults.filter((f) => f.kind === 'pause' && f.p === p), ...(stalls.get(p) ?? [])];
+  const frozenAt = (s, at) => freezes(s.p).some((f) => s.enter <= f.t + SLACK && f.t - SLACK <= at && at <= f.until + SLACK);
+  // The shape of a stale grant: `b` entered on thawing, with a lower token than a holder
+  // already inside, so it was granted before them and its grant ran out while it was frozen.
+  const staleGrant = (b, others) =>
+    others.some((s) => s !== b && s.token > b.token) && freezes(b.p).some((f) => f.until - SLACK <= b.enter && b.enter <= f.until + 4 * SLACK);
+  const ended = (s) => s.exit ?? kills.get(s.p) ?? endOfHistory;
+  // Until when the holder may believe it holds: its code's end, or the moment it knew it lost.
+  const trustedEnd = (s) => Math.min(ended(s), s.lost ?? Infinity, s.abortedAtEnter ? s.enter : Infinity);
+  const name = (s) => `${s.sid} (${s.kind}, token ${s.token})`;
+
+  const entered = [...sections.values()].filter((s) => s.enter !== undefined).sort((a, b) => a.enter - b.enter);
+  const byKey = new Map();
+  for (const s of entered) {
+    if (!byKey.has(s.key)) byKey.set(s.key, []);
+    byKey.get(s.key).push(s);
+  }
+
+  for (const [key, list] of byKey) {
+    for (let i = 0; i < list.length; i++) {
+      const a = list[i];
+      for (let j = i + 1; j < list.length; j++) {
+        const b = list[j];
+        const window = [Math.min(a.invoke, b.invoke), b.enter];
+        // Fencing tokens: unique per acquisition, and higher for an acquisition that began after another was given back.
+        if (a.token === b.token && !dataLoss(...window)) {
+          violate('unique-token', `${name(a)} and ${name(b)} on "${key}" got the same fencing token`, b.enter);
+        }
+        if (a.ok !== undefined && a.ok < b.invoke && b.token <= a.token && !dataLoss(a.invoke, b.enter)) {
+          violate('token-order', `${name(b)} on "${key}" was asked for after ${name(a)} was released, but its token is not higher`, b.enter);
+        }
+        // Both believed they held it at b's entry (one that entered already told of a loss did not).
+        if (b.enter >= trustedEnd(a) || b.enter >= trustedEnd(b)) continue;
+        if (!conflicting(a, b) || lossExcuses(...window)) continue;
+        // Only the earlier holder is excused: code already running when a pause began. A holder
+        // that enters late (its reply handled after a pause) must find its signal aborted.
+        if (frozenAt(a, b.enter)) continue;
+        violations.push({
+          invariant: a.kind === 'read' || b.kind === 'read' ? 'reader-writer' : 'exclusion',
+          message: `${name(b)} entered "${key}" at ${fmt(b.enter)} while ${name(a)} (since ${fmt(a.enter)}) still held it and had not been told of a loss`,
+          at: b.enter,
+          ...(staleGrant(b, [a]) ? { cause: 'stale-grant' } : {}),
+        });
+      }
+    }
+
+    // Semaphores: never more holders inside than the limit (those that could not know of a loss aside).
+    const permits = list.filter((s) => s.kind === 'semaphore');
+    for (const b of permits) {
+      const inside = permits.filter((s) => s.enter <= b.enter && b.enter < trustedEnd(s));
+      if (inside.length <= b.limit) continue;
+      const from = Math.min(...inside.map((s) => s.invoke));
+      if (lossExcuses(from, b.enter) || inside.some((s) => s !== b && frozenAt(s, b.enter))) continue;
+      violations.push({
+        invariant: 'semaphore-limit',
+        message: `${inside.length} holders inside semaphore "${key}" (limit ${b.limit}) at ${fmt(b.enter)}: ${inside.map(name).join(', ')}`,
+        at: b.enter,
+        ...(staleGrant(b, inside) ? { cause: 'stale-grant' } : {}),
+      });
+    }
+  }
+
+  // Each tick of an @OnOneInstance job runs at most once.
+  const ticks = new Map();
+  for (const s of entered) {
+    if (s.kind !== 'job') continue;
+    const id = `${s.key}#${s.tick}`;
+    if (!ticks.has(id)) ticks.set(id, []);
+    ticks.get(id).push(s);
+  }
+  for (const [id, all] of ticks) {
+    all.sort((a, b) => a.enter - b.enter);
+    // A call made well after the tick's first call reached its process late (it was frozen when
+    // the tick fired), as a late cron timer would: to the library it is a new call.
+    // It may run under a lease taken after the first run's (a new owner), never under the same
+    // or an older one.
+    const late = (s) => s.invoke > Math.min(...all.map((r) => r.invoke)) + LATE_TICK;
+    const runs = all.filter((s, i) => i === 0 || !(late(s) && s.owner !== undefined && all[0].owner !== undefined && s.owner > all[0].owner));
+    if (runs.length < 2) continue;
+    const from = Math.min(...runs.map((s) => s.invoke));
+    if (dataLoss(from, runs[runs.length - 1].enter)) continue;
+    // Calls made on time that ran after the first run: their claim of the owner lease was held
+    // up (network, Redis) until the owner's lease ran out.
+    const heldUp = runs.slice(1).every((s) => !late(s));
+    violations.push({
+      invariant: 'job-once',
+      message: `tick ${id} ran ${runs.length} times: ${runs.map((s) => `${s.sid} at ${fmt(s.enter)} (token ${s.token}, called at ${fmt(s.invoke)})`).join(', ')}`,
+      at: runs[1].enter,
+      ...(heldUp ? { cause: 'held-up-claim' } : {}),
+    });
+  }
+
+  // The register, in its own order: accepted tokens never decrease (a stale write after a pause
+  // is refused), the highest token's writes go through, one token belongs to one acquisition.
+  // Per epoch: a data loss resets the register, and tokens restart with the store's counters.
+  const logs = new Map();
+  let lossSeen = false;
+  for (const entry of [...registerLog].sort((a, b) => a.seq - b.seq)) {
+    if (entry.ev === 'epoch') {
+      logs.clear();
+      lossSeen = true;
+      continue;
+    }
+    if (!logs.has(entry.key)) logs.set(entry.key, { highest: -Infinity, owners: new Map() });
+    const log = logs.get(entry.key);
+    const owner = log.owners.get(entry.token);
+    const pair = [sections.get(owner), sections.get(entry.sid)];
+    const acrossLoss = pair.every((s) => s?.enter !== undefined) && dataLoss(Math.min(...pair.map((s) => s.invoke)), Math.max(...pair.map((s) => s.enter)));
+    if (owner !== undefined && owner !== entry.sid && !acrossLoss) {
+      violate('unique-token', `the register saw token ${entry.token} on "${entry.key}" from ${owner} and from ${entry.sid}`, undefined);
+    }
+    log.owners.set(entry.token, entry.sid);
+    // The rightful holder's write (a token at least the highest accepted) must go through.
+    if (!entry.accepted && entry.token >= log.highest && !lossSeen) {
+      violate('fencing', `the register refused token ${entry.token} on "${entry.key}" (from ${entry.sid}) although its highest was ${log.highest}`, undefined);
+    }
+    if (!entry.accepted) continue;
+    if (entry.token < log.highest) {
+      violate('register-monotonic', `the register accepted token ${entry.token} on "${entry.key}" (from ${entry.sid}) after token ${log.highest}`, undefined);
+    }
+    log.highest = Math.max(log.highest, entry.token);
+  }
+
+  // Liveness: every call of a live worker settles; once faults stop, waiters get in.
+  const quietAt = history.quietAt ?? Infinity;
+  for (const s of sections.values()) {
+    if (kills.has(s.p)) continue;
+    if (s.ok === undefined && s.fail === undefined) {
+      violate('liveness', `${s.sid} on "${s.key}" never settled (called at ${fmt(s.invoke)})`, s.invoke);
+    } else if (s.outcome === 'timeout' && s.invoke > quietAt + (history.ttl ?? 0)) {
+      violate('liveness', `${s.sid} on "${s.key}" timed out waiting although every fault had ended at ${fmt(quietAt)}`, s.fail);
+    }
+  }
+  return violations;
+}
+
+function fmt(ms) {
+  return `${Math.round(ms)} ms`;
+}
+
+/** The history as readable lines (time from the first event, process, event), for a replay. */
+export function trace(history) {
+  const events = history.events.filter((e) => typeof e.t === 'number').sort((a, b) => a.t - b.t);
+  const origin = events[0]?.t ?? 0;
+  return events.map((e) => {
+    const { ev, t, p, sid, until, done, ...rest } = e;
+    const fields = Object.entries(rest)
+      .filter(([, v]) => v !== undefined && v !== false)
+      .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
+      .join(' ');
+    const span = until !== undefined ? `..+${Math.round(until - origin)}` : done !== undefined ? `..+${Math.round(done - origin)}` : '';
+    return `+${Math.round(t - origin)}${span} ms ${p ?? 'runner'} ${ev}${sid ? ` ${sid}` : ''}${fields ? ` ${fields}` : ''}`;
+  });
+}

@@ -1,0 +1,83 @@
+import type { History, Violation } from './checker.mjs';
+
+export type Workload = 'mutex' | 'semaphore' | 'rwlock' | 'job' | 'leader';
+export type FaultKind = 'pause' | 'kill' | 'cut' | 'delay' | 'drop-replies' | 'drop-requests' | 'reset' | 'redis-pause' | 'restart-empty';
+
+export const WORKLOADS: Workload[];
+export const FAULT_KINDS: FaultKind[];
+
+export interface Fault {
+  kind: FaultKind;
+  /** ms after the workers started their workload. */
+  at: number;
+  /** How long it lasts (pause, cut, drops, delay, redis-pause). */
+  ms?: number;
+  /** The added latency of a delay, each way. */
+  delay?: number;
+  /** The worker a pause, a kill or a network fault hits (a network fault without one: every worker). */
+  worker?: number;
+  /** Hit whichever worker holds a lock at that moment, if any (else `worker`). */
+  holder?: boolean;
+  /** The Cluster master a network or Redis fault hits. */
+  node?: number;
+}
+
+export interface Schedule {
+  seed: number;
+  target: 'single' | 'cluster';
+  workload: Workload;
+  workers: number;
+  chains: number;
+  ttl: number;
+  limit: number;
+  runMs: number;
+  faults: Fault[];
+}
+
+export interface RunResult {
+  schedule: Schedule;
+  history: History & { schedule: Schedule };
+  violations: Violation[];
+  figures: {
+    faults: Partial<Record<FaultKind, number>>;
+    sections: number;
+    entered: number;
+    failed: number;
+    writes: number;
+    refused: number;
+    lost: number;
+    stalls: number;
+  };
+}
+
+export interface Environment {
+  stop(): Promise<void>;
+}
+
+export function generator(seed: number): { next(): number; int(lo: number, hi: number): number; pick<T>(list: T[]): T };
+export function makeSchedule(seed: number, options?: { target?: 'single' | 'cluster'; workload?: Workload }): Schedule;
+export function describeFault(fault: Fault): string;
+export function startEnvironment(options?: { cluster?: boolean }): Promise<Environment>;
+export function runSchedule(environment: Environment, schedule: Schedule): Promise<RunResult>;
+export function formatResult(result: RunResult): string;
+
+/** A long-lived worker process (worker.mjs) that runs one workload at a time. */
+export class Worker {
+  constructor(id: string, registerUrl: string);
+  readonly id: string;
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Starts a workload: worker.mjs's config (KEY, WORKLOAD, TTL, HISTORY, REDIS_URL, ...). */
+  start(config: Record<string, string | number>): Promise<void>;
+  /** Sends a message over IPC (`{ tick }` to a job workload). */
+  send(message: object): void;
+  /** Ends the workload; false if its calls and its application did not settle within `ms`. */
+  finish(ms?: number): Promise<boolean>;
+  exit(): Promise<void>;
+  kill(): Promise<unknown>;
+}
+
+/** The events recorded in the workers' history `files`, with the register's log for `key`. */
+export function readHistory(files: string[], register: import('ioredis').Redis, key: string): Promise<import('./checker.mjs').HistoryEvent[]>;
+
+/** A violation of a defect found and left to be fixed elsewhere (see the README). */
+export function knownDefect(violation: import('./checker.mjs').Violation): boolean;

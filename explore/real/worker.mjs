@@ -1,0 +1,243 @@
+// A worker process of the real-Redis explorer, started by runner.mjs with an IPC channel and
+// kept for many schedules (importing Nest costs most of a second; an application context per
+// schedule costs little). For each schedule it builds a Nest application context using the
+// built package by its name (run `npm run build` first), runs the workload, and appends every
+// operation to the schedule's HISTORY file as JSON lines with CLOCK_MONOTONIC times (one
+// write(2) each, so a SIGKILL loses nothing already recorded).
+//
+// WORKLOAD=mutex      CHAINS chains of using(KEY) (chain 0 through an @Locked method), each
+//                     section writing the fencing register WRITES times (default: 1 to 4, or one
+//                     time in five 25 to 49, for one to two ttls), checking its signal before each.
+// WORKLOAD=semaphore  the same under using(KEY, fn, { limit: LIMIT }), without register writes.
+// WORKLOAD=rwlock     readers (60%) and writers of KEY; writers write the register.
+// WORKLOAD=job        an @OnOneInstance() + @WithoutOverlapping() job keyed KEY; the runner sends
+//                     { tick: n } to every worker at once and each calls the job; a run writes the register.
+// WORKLOAD=leader     a @LeaderElection(KEY) provider: while it leads it writes the register (a
+//                     term is one section, from onLeadershipAcquired to onLeadershipLost).
+// IPC in: { start: config } (answered { ready }), { tick }, { finish } (end the chains,
+// app.close(), record "done", answered { finished }). The config: ID, KEY, WORKLOAD, CHAINS,
+// LIMIT, TTL, WAIT (ms), WRITES, SEED, HISTORY; REDIS_URL, or CLUSTER_NODES and NAT_MAP (JSON)
+// for a Redis Cluster behind the runner's proxies. REGISTER_URL (environment): the fencing
+// register's own Redis (no faults there).
+import 'reflect-metadata';
+import { Injectable, Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { Cluster, Redis } from 'ioredis';
+import { closeSync, openSync, writeSync } from 'node:fs';
+// EXPLORE_PACKAGE: another build of the package (an entry file), e.g. one with a bug seeded on purpose.
+const { LeaderElection, LockService, Locked, OnOneInstance, RedisLockModule, WithoutOverlapping } = await import(process.env.EXPLORE_PACKAGE ?? 'nestjs-redis-lock');
+
+const mono = () => Number(process.hrtime.bigint()) / 1e6;
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+let history;
+const rec = (event) => history !== undefined && writeSync(history.fd, JSON.stringify({ p: history.id, t: mono(), ...event }) + '\n');
+
+// The event loop's own gaps: a stall longer than the lease's drift margin may hide a loss.
+let tickAt = mono();
+const stallWatch = setInterval(() => {
+  const now = mono();
+  if (now - tickAt > 5 + 8) rec({ ev: 'stall', t: tickAt + 5, until: now });
+  tickAt = now;
+}, 5);
+
+// The fencing register: a resource that refuses a token lower than one it accepted. It logs
+// every write, in its own order, for the checker.
+const register = new Redis(process.env.REGISTER_URL);
+register.defineCommand('fencedWrite', {
+  numberOfKeys: 2,
+  lua: `local highest = tonumber(redis.call('GET', KEYS[1]) or '-1')
+local token = tonumber(ARGV[1])
+local accepted = 0
+if token >= highest then
+  redis.call('SET', KEYS[1], ARGV[1])
+  accepted = 1
+end
+redis.call('RPUSH', KEYS[2], cjson.encode({ARGV[1], ARGV[2], accepted}))
+return accepted`,
+});
+
+/** Applies method decorators listed top to bottom, as TypeScript would. */
+function decorate(type, name, ...decorators) {
+  let descriptor = Object.getOwnPropertyDescriptor(type.prototype, name);
+  for (const decorator of decorators.reverse()) descriptor = decorator(type.prototype, name, descriptor) ?? descriptor;
+  Object.defineProperty(type.prototype, name, descriptor);
+}
+
+/** One schedule's workload, in a fresh application context. */
+async function start(config) {
+  const P = config.ID;
+  const KEY = config.KEY;
+  const ttl = Number(config.TTL);
+  const WRITES = config.WRITES === undefined ? undefined : Number(config.WRITES);
+  // Long enough for a queue of five, one of them a long section: a wait that times out once
+  // the faults are over is a liveness violation.
+  const waitTimeout = Number(config.WAIT ?? 8_000);
+  history = { fd: openSync(config.HISTORY, 'a'), id: P };
+
+  // A small seeded generator, so that a replayed schedule makes the same choices (timing aside).
+  let seed = Number(config.SEED ?? 1) >>> 0;
+  const random = () => {
+    seed = (seed + 0x6d2b79f5) >>> 0;
+    let x = seed;
+    x = Math.imul(x ^ (x >>> 15), x | 1);
+    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
+  };
+
+  async function fencedWrite(lock, sid) {
+    const t = mono();
+    const accepted = (await register.fencedWrite(`register:${lock.key}`, 'register:log', lock.fencingToken, `${sid}|${lock.key}`)) === 1;
+    rec({ ev: 'write', sid, token: lock.fencingToken, accepted, t, done: mono() });
+  }
+
+  /**
+   * User code under a lock: checks its signal before each step, as the README asks, then works
+   * a while and writes with its fencing token. A pause during that work is the documented gap
+   * only fencing closes: the write then leaves after the lock was lost, and the register must refuse it.
+   */
+  async function critical(lock, sid, writes, extra = {}, until) {
+    rec({ ev: 'enter', sid, token: lock.fencingToken, aborted: lock.signal.aborted, ...extra });
+    // The runner aims some faults at a worker that holds a lock right now.
+    process.send({ holding: 1 });
+    const onAbort = () => rec({ ev: 'lost', sid, reason: lock.signal.reason?.reason });
+    lock.signal.addEventListener('abort', onAbort, { once: true });
+    // One section in five holds for one to two ttls (its watchdog renews it), the others a few steps.
+    const steps = WRITES ?? (random() < 0.2 ? 25 + Math.floor(random() * 25) : 1 + Math.floor(random() * 4));
+    for (let i = 0; until ? !until() : i < steps; i++) {
+      if (lock.signal.aborted) break;
+      await sleep(Math.floor(random() * 40));
+      if (writes) await fencedWrite(lock, sid);
+    }
+    lock.signal.removeEventListener('abort', onAbort);
+    rec({ ev: 'exit', sid });
+    process.send({ holding: -1 });
+  }
+
+  // Classes per schedule: the job decorators take their key when the class is defined.
+  class Resource {
+    constructor(locks) {
+      this.locks = locks;
+    }
+    async write(key, sid) {
+      await critical(this.locks.current(key), sid, true);
+    }
+    async job(tick, sid) {
+      // The owner lease this run went under (`@OnOneInstance` keeps it as `<key>:owner`).
+      const owner = this.locks.current(`${KEY}:owner`)?.fencingToken;
+      await critical(this.locks.current(), sid, true, { tick, owner });
+    }
+  }
+  Injectable()(Resource);
+  Reflect.defineMetadata('design:paramtypes', [LockService], Resource);
+  decorate(Resource, 'write', Locked('<0>', { waitTimeout }));
+  if (config.WORKLOAD === 'job') decorate(Resource, 'job', OnOneInstance({ key: KEY, ttl }), WithoutOverlapping());
+
+  let sections = 0;
+  const sid = (chain) => `${P}.${chain}.${sections++}`;
+
+  // A leader writes with its token while it leads; its term is one section, from the
+  // acquired hook to the lost hook.
+  let term;
+  class Leader {
+    onLeadershipAcquired(lock) {
+      const id = sid('leader');
+      rec({ ev: 'invoke', sid: id, key: KEY, kind: 'leader' });
+      term = { id, over: false };
+      const current = term;
+      current.done = critical(lock, id, true, {}, () => current.over);
+    }
+    async onLeadershipLost() {
+      const current = term;
+      term = undefined;
+      if (current === undefined) return;
+      current.over = true;
+      await current.done;
+      rec({ ev: 'ok', sid: current.id });
+    }
+  }
+  Injectable()(Leader);
+  LeaderElection(KEY, { ttl })(Leader);
+
+  const cluster = config.CLUSTER_NODES ? new Cluster(JSON.parse(config.CLUSTER_NODES), { natMap: JSON.parse(config.NAT_MAP) }) : undefined;
+  class AppModule {}
+  Module({
+    imports: [RedisLockModule.forRoot({ redis: cluster ?? config.REDIS_URL, ttl, waitTimeout, shutdownTimeout: 1_000 })],
+    providers: config.WORKLOAD === 'leader' ? [Resource, Leader] : [Resource],
+  })(AppModule);
+  const app = await NestFactory.createApplicationContext(AppModule, { logger: false });
+  const locks = app.get(LockService);
+  const resource = app.get(Resource);
+
+  let finishing = false;
+
+  async function call(id, kind, body, extra = {}) {
+    rec({ ev: 'invoke', sid: id, key: KEY, kind, ...extra });
+    try {
+      await body();
+      rec({ ev: 'ok', sid: id });
+    } catch (error) {
+      const outcome = error?.name === 'LockNotAcquiredError' ? (error.cause ? 'error' : 'timeout') : 'error';
+      rec({ ev: 'fail', sid: id, error: `${error?.name}: ${error?.message}`, outcome });
+    }
+  }
+
+  async function chain(c) {
+    while (!finishing) {
+      const id = sid(c);
+      if (config.WORKLOAD === 'mutex') {
+        if (c === 0) await call(id, 'mutex', () => resource.write(KEY, id));
+        else await call(id, 'mutex', () => locks.using(KEY, (lock) => critical(lock, id, true)));
+      } else if (config.WORKLOAD === 'semaphore') {
+        const limit = Number(config.LIMIT);
+        await call(id, 'semaphore', () => locks.using(KEY, (lock) => critical(lock, id, false), { limit }), { limit });
+      } else if (config.WORKLOAD === 'rwlock') {
+        const mode = random() < 0.6 ? 'read' : 'write';
+        await call(id, mode, () => locks.using(KEY, (lock) => critical(lock, id, mode === 'write'), { mode }));
+      }
+      await sleep(Math.floor(random() * 20));
+    }
+  }
+
+  const jobs = new Set();
+  const chains = config.WORKLOAD === 'job' || config.WORKLOAD === 'leader' ? Promise.resolve() : Promise.all(Array.from({ length: Number(config.CHAINS ?? 2) }, (_, c) => chain(c)));
+  rec({ ev: 'ready' });
+  return {
+    tick(tick) {
+      if (finishing) return;
+      const id = sid('job');
+      const run = call(id, 'job', () => resource.job(tick, id));
+      jobs.add(run);
+      void run.then(() => jobs.delete(run));
+    },
+    async finish() {
+      finishing = true;
+      await chains;
+      await Promise.all(jobs);
+      await app.close();
+      cluster?.disconnect();
+      rec({ ev: 'done' });
+      closeSync(history.fd);
+      history = undefined;
+    },
+  };
+}
+
+let current;
+process.on('message', (message) => {
+  if (message.start) {
+    void start(message.start).then((running) => {
+      current = running;
+      process.send({ ready: true });
+    });
+  } else if (message.tick !== undefined) {
+    current?.tick(message.tick);
+  } else if (message.finish) {
+    const running = current;
+    current = undefined;
+    void running?.finish().then(() => process.send({ finished: true }));
+  } else if (message.exit) {
+    clearInterval(stallWatch);
+    void register.quit().then(() => process.disconnect());
+  }
+});
+process.send({ loaded: true });

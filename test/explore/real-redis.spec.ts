@@ -1,0 +1,330 @@
+import { Redis } from 'ioredis';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startRedisServer, type RedisServer } from '../../scripts/redis-server.mjs';
+import { ChaosWorker } from '../chaos/support/chaos-worker.js';
+import { createLockApp, type LockApp } from '../support/lock-app.js';
+import { redisUrl } from '../support/redis.js';
+import { check, type HistoryEvent } from '../../explore/real/checker.mjs';
+import { FaultProxy } from '../../explore/real/fault-proxy.mjs';
+import { formatResult, knownDefect, makeSchedule, readHistory, runSchedule, startEnvironment, Worker, type Environment, type RunResult } from '../../explore/real/runner.mjs';
+
+interface Section {
+  p?: string;
+  kind?: string;
+  key?: string;
+  invoke: number;
+  enter?: number;
+  token?: number;
+  aborted?: boolean;
+  lost?: number;
+  exit?: number;
+  ok?: number;
+  fail?: { t: number; outcome: string };
+  limit?: number;
+  tick?: number;
+}
+
+/** The events one call of a worker records, as worker.mjs writes them. */
+function call(sid: string, s: Section): HistoryEvent[] {
+  const p = s.p ?? sid.split('.')[0]!;
+  const events: HistoryEvent[] = [{ ev: 'invoke', p, sid, key: s.key ?? 'k', kind: s.kind ?? 'mutex', limit: s.limit, t: s.invoke }];
+  if (s.enter !== undefined) events.push({ ev: 'enter', p, sid, token: s.token, aborted: s.aborted ?? false, tick: s.tick, t: s.enter });
+  if (s.lost !== undefined) events.push({ ev: 'lost', p, sid, reason: 'expired', t: s.lost });
+  if (s.exit !== undefined) events.push({ ev: 'exit', p, sid, t: s.exit });
+  if (s.ok !== undefined) events.push({ ev: 'ok', p, sid, t: s.ok });
+  if (s.fail !== undefined) events.push({ ev: 'fail', p, sid, error: 'LockNotAcquiredError', outcome: s.fail.outcome, t: s.fail.t });
+  return events;
+}
+
+const register = (seq: number, sid: string, token: number, accepted: boolean, key = 'k'): HistoryEvent => ({ ev: 'register', seq, key, token, sid, accepted });
+const invariants = (events: HistoryEvent[], extra: { quietAt?: number; ttl?: number } = {}): string[] => check({ events, ...extra }).map((v) => v.invariant);
+
+describe('the real-Redis checker (a pure function over a history)', () => {
+  it('passes a history where each holder leaves before the next enters, tokens growing', () => {
+    const events = [
+      ...call('w0.0.0', { invoke: 0, enter: 5, token: 1, exit: 50, ok: 52 }),
+      ...call('w1.0.0', { invoke: 10, enter: 53, token: 2, exit: 90, ok: 91 }),
+      register(0, 'w0.0.0', 1, true),
+      register(1, 'w1.0.0', 2, true),
+    ];
+    expect(check({ events })).toEqual([]);
+  });
+
+  it('finds two mutex holders inside at once when neither was paused nor told of a loss', () => {
+    const events = [...call('w0.0.0', { invoke: 0, enter: 5, token: 1, exit: 50, ok: 52 }), ...call('w1.0.0', { invoke: 10, enter: 30, token: 2, exit: 60, ok: 61 })];
+    const [violation] = check({ events });
+    expect(violation?.invariant).toBe('exclusion');
+    expect(violation?.message).toContain('w1.0.0');
+  });
+
+  it('allows the overlap when the earlier holder was told of its loss first, or was frozen (SIGSTOP or a stalled event loop) when the other entered', () => {
+    const told = [...call('w0.0.0', { invoke: 0, enter: 5, token: 1, lost: 25, exit: 50, ok: 52 }), ...call('w1.0.0', { invoke: 10, enter: 30, token: 2, exit: 60, ok: 61 })];
+    const paused = [
+      ...call('w0.0.0', { invoke: 0, enter: 5, token: 1, exit: 1_500, ok: 1_501 }),
+      ...call('w1.0.0', { invoke: 10, enter: 900, token: 2, exit: 960, ok: 961 }),
+      { ev: 'fault', kind: 'pause', p: 'w0', t: 100, until: 1_400 },
+    ];
+    const stalled = [
+      ...call('w0.0.0', { invoke: 0, enter: 5, token: 1, exit: 1_500, ok: 1_501 }),
+      ...call('w1.0.0', { invoke: 10, enter: 900, token: 2, exit: 960, ok: 961 }),
+      { ev: 'stall', p: 'w0', t: 200, until: 1_000 },
+    ];
+    expect(invariants(told)).toEqual([]);
+    expect(invariants(paused)).toEqual([]);
+    expect(invariants(stalled)).toEqual([]);
+  });
+
+  it('does not excuse a holder that entered after its own pause, beside one that entered before it (a stale grant)', () => {
+    // Both chains of w2 were frozen; the one whose lock had expired meanwhile entered on thawing.
+    const events = [
+      ...call('w2.1.1', { invoke: 0, enter: 1_377, token: 6, exit: 1_470, ok: 1_471 }),
+      ...call('w2.0.0', { invoke: 0, enter: 1_378, token: 5, lost: 1_379, exit: 1_407, ok: 1_407 }),
+      { ev: 'fault', kind: 'pause', p: 'w2', t: 439, until: 1_373 },
+    ];
+    expect(check({ events })).toEqual([expect.objectContaining({ invariant: 'exclusion', cause: 'stale-grant' })]);
+  });
+
+  it('does not excuse an overlap by a pause that had ended before the other entered', () => {
+    const events = [
+      ...call('w0.0.0', { invoke: 0, enter: 5, token: 1, exit: 1_500, ok: 1_501 }),
+      ...call('w1.0.0', { invoke: 10, enter: 900, token: 2, exit: 960, ok: 961 }),
+      { ev: 'fault', kind: 'pause', p: 'w0', t: 100, until: 500 },
+    ];
+    expect(invariants(events)).toEqual(['exclusion']);
+  });
+
+  it('finds a holder handed a lock whose signal was aborted only after it entered', () => {
+    const late = [...call('w0.0.0', { invoke: 0, enter: 5, token: 1, exit: 50, ok: 52 }), ...call('w1.0.0', { invoke: 1, enter: 20, token: 2, exit: 25, ok: 26 })];
+    const aborted = [...call('w0.0.0', { invoke: 0, enter: 5, token: 1, exit: 50, ok: 52 }), ...call('w1.0.0', { invoke: 1, enter: 20, token: 2, aborted: true, exit: 25, ok: 26 })];
+    expect(invariants(late)).toEqual(['exclusion']);
+    expect(invariants(aborted)).toEqual([]);
+  });
+
+  it('excuses an overlap across a data loss (Redis restarted empty), where the lock promises nothing', () => {
+    const events = [
+      ...call('w0.0.0', { invoke: 0, enter: 5, token: 7, exit: 500, ok: 501 }),
+      ...call('w1.0.0', { invoke: 10, enter: 300, token: 1, exit: 360, ok: 361 }),
+      { ev: 'fault', kind: 'restart-empty', t: 200, until: 280 },
+    ];
+    expect(invariants(events, { ttl: 600 })).toEqual([]);
+    // But a holder still unaware a ttl after the loss (its renewals "succeed") is not excused.
+    const unaware = [
+      ...call('w0.0.0', { invoke: 0, enter: 5, token: 7, exit: 1_500, ok: 1_501 }),
+      ...call('w1.0.0', { invoke: 10, enter: 1_000, token: 1, exit: 1_060, ok: 1_061 }),
+      { ev: 'fault', kind: 'restart-empty', t: 200, until: 280 },
+    ];
+    expect(invariants(unaware, { ttl: 600 })).toEqual(['exclusion']);
+  });
+
+  it('finds more semaphore holders inside than the limit', () => {
+    const s = (sid: string, enter: number, token: number): HistoryEvent[] => call(sid, { kind: 'semaphore', limit: 2, invoke: 0, enter, token, exit: 100, ok: 101 });
+    expect(invariants([...s('w0.0.0', 5, 1), ...s('w1.0.0', 6, 2)])).toEqual([]);
+    const over = check({ events: [...s('w0.0.0', 5, 1), ...s('w1.0.0', 6, 2), ...s('w2.0.0', 7, 3)] });
+    expect(over.map((v) => v.invariant)).toEqual(['semaphore-limit']);
+    expect(over[0]!.message).toContain('3 holders inside semaphore "k" (limit 2)');
+    expect(over[0]).not.toHaveProperty('cause');
+    // A waiter of a paused worker entering on thawing with an older grant (token 1) beside two newer holders.
+    const stale = [...s('w1.0.0', 5, 22), ...s('w2.0.0', 7, 23), ...call('w0.0.0', { kind: 'semaphore', limit: 2, invoke: 0, enter: 50, token: 1, exit: 100, ok: 101 })];
+    stale.push({ ev: 'fault', kind: 'pause', p: 'w0', t: -900, until: 45 });
+    expect(check({ events: stale })).toEqual([expect.objectContaining({ invariant: 'semaphore-limit', cause: 'stale-grant' })]);
+  });
+
+  it('lets readers share and finds a writer beside a reader', () => {
+    const read = (sid: string, enter: number, token: number): HistoryEvent[] => call(sid, { kind: 'read', invoke: 0, enter, token, exit: 100, ok: 101 });
+    expect(invariants([...read('w0.0.0', 5, 1), ...read('w1.0.0', 6, 2)])).toEqual([]);
+    const writer = call('w2.0.0', { kind: 'write', invoke: 0, enter: 50, token: 3, exit: 120, ok: 121 });
+    expect(invariants([...read('w0.0.0', 5, 1), ...writer])).toEqual(['reader-writer']);
+  });
+
+  it('finds a job tick run twice, even when the first runner was paused', () => {
+    const run = (sid: string, enter: number, token: number): HistoryEvent[] => call(sid, { kind: 'job', tick: 4, invoke: enter - 1, enter, token, exit: enter + 20, ok: enter + 21 });
+    const events = [...run('w0.job.3', 1_000, 5), ...run('w1.job.3', 100, 4), { ev: 'fault', kind: 'pause', p: 'w0', t: 50, until: 990 }];
+    expect(check({ events })).toEqual([expect.objectContaining({ invariant: 'job-once' })]);
+    expect(check({ events })[0]).not.toHaveProperty('cause');
+    const heldUp = [...call('w0.job.3', { kind: 'job', tick: 4, invoke: 90, enter: 1_000, token: 5, exit: 1_020, ok: 1_021 }), ...run('w1.job.3', 100, 4)];
+    expect(check({ events: heldUp })).toEqual([expect.objectContaining({ invariant: 'job-once', cause: 'held-up-claim' })]);
+  });
+
+  it('lets a tick that reached a frozen instance late run under a newer owner lease, never under the same or an older one', () => {
+    const run = (sid: string, invoke: number, token: number, owner: number): HistoryEvent[] => {
+      const events = call(sid, { kind: 'job', tick: 4, invoke, enter: invoke + 1, token, exit: invoke + 20, ok: invoke + 21 });
+      events[1]!.owner = owner;
+      return events;
+    };
+    expect(invariants([...run('w1.job.3', 100, 4, 2), ...run('w0.job.3', 1_100, 6, 5)])).toEqual([]);
+    expect(invariants([...run('w1.job.3', 100, 4, 2), ...run('w0.job.3', 1_100, 6, 2)])).toEqual(['job-once']);
+    expect(invariants([...run('w1.job.3', 100, 4, 3), ...run('w0.job.3', 1_100, 6, 1)])).toEqual(['job-once']);
+  });
+
+  it('finds two acquisitions with one fencing token, and a later acquisition with a lower one', () => {
+    const same = [...call('w0.0.0', { invoke: 0, enter: 5, token: 3, exit: 10, ok: 11 }), ...call('w1.0.0', { invoke: 20, enter: 25, token: 3, exit: 30, ok: 31 })];
+    expect(invariants(same)).toEqual(['unique-token', 'token-order']);
+    const lower = [...call('w0.0.0', { invoke: 0, enter: 5, token: 3, exit: 10, ok: 11 }), ...call('w1.0.0', { invoke: 20, enter: 25, token: 2, exit: 30, ok: 31 })];
+    expect(invariants(lower)).toEqual(['token-order']);
+  });
+
+  it("finds the register accepting a paused holder's late (lower) token, or refusing the rightful holder's", () => {
+    const sections = [
+      ...call('w0.0.0', { invoke: 0, enter: 5, token: 1, exit: 1_500, ok: 1_501 }),
+      ...call('w1.0.0', { invoke: 10, enter: 900, token: 2, exit: 960, ok: 961 }),
+      { ev: 'fault', kind: 'pause', p: 'w0', t: 100, until: 1_400 },
+    ];
+    const refusedLate = [...sections, register(0, 'w0.0.0', 1, true), register(1, 'w1.0.0', 2, true), register(2, 'w0.0.0', 1, false)];
+    expect(invariants(refusedLate)).toEqual([]);
+    const acceptedLate = [...sections, register(0, 'w0.0.0', 1, true), register(1, 'w1.0.0', 2, true), register(2, 'w0.0.0', 1, true)];
+    expect(invariants(acceptedLate)).toEqual(['register-monotonic']);
+    const refusedRightful = [...sections, register(0, 'w0.0.0', 1, true), register(1, 'w1.0.0', 2, false)];
+    expect(invariants(refusedRightful)).toEqual(['fencing']);
+  });
+
+  it('finds a call that never settled and a worker that did not finish, but not those of a killed worker', () => {
+    const unsettled = call('w0.0.0', { invoke: 0, enter: 5, token: 1 });
+    expect(invariants(unsettled)).toEqual(['liveness']);
+    expect(invariants([...unsettled, { ev: 'fault', kind: 'kill', p: 'w0', t: 20, until: 21 }])).toEqual([]);
+    expect(invariants([{ ev: 'stuck', p: 'w1', t: 5 }])).toEqual(['liveness']);
+  });
+
+  it('finds a wait that timed out after every fault had ended, and allows one during a fault', () => {
+    const timedOut = call('w0.0.0', { invoke: 2_000, fail: { t: 4_500, outcome: 'timeout' } });
+    expect(invariants(timedOut, { quietAt: 1_000, ttl: 600 })).toEqual(['liveness']);
+    expect(invariants(timedOut, { quietAt: 1_900, ttl: 600 })).toEqual([]);
+  });
+});
+
+// Seeds are random per run (a failure prints the replay command); EXPLORE_REAL_SEED fixes the first.
+const SCHEDULES = 30;
+const firstSeed = Number(process.env.EXPLORE_REAL_SEED ?? Math.floor(Math.random() * 1e6));
+
+describe(`real Redis and a 3-master Cluster: ${SCHEDULES} seeded fault schedules from seed ${firstSeed} (needs npm run build)`, () => {
+  let environment: Environment;
+  beforeAll(async () => {
+    environment = await startEnvironment();
+  }, 60_000);
+  afterAll(() => environment?.stop(), 30_000);
+
+  it('keeps every invariant under worker pauses and kills, network faults and Redis restarts', { timeout: 240_000 }, async () => {
+    const results: RunResult[] = [];
+    for (let i = 0; i < SCHEDULES; i++) results.push(await runSchedule(environment, makeSchedule(firstSeed + i)));
+    // KNOWN DEFECTS (see the README): a tick whose owner claim was held up runs twice (the
+    // regression below), and a semaphore's stale grant. Printed, not failed, until their fixes
+    // land; every other violation fails.
+    const known = results.flatMap((r) => r.violations.filter(knownDefect).map((v) => `seed ${r.schedule.seed}: ${v.cause}: ${v.message}`));
+    if (known.length > 0) process.stdout.write(`explore real: known defects:\n  ${known.join('\n  ')}\n`);
+    const broken = results.map((r) => ({ ...r, violations: r.violations.filter((v) => !knownDefect(v)) })).filter((r) => r.violations.length > 0);
+    const faults: Record<string, number> = {};
+    for (const r of results) for (const [kind, n] of Object.entries(r.figures.faults)) faults[kind] = (faults[kind] ?? 0) + n;
+    process.stdout.write(
+      `explore real: schedules=${SCHEDULES} seeds=${firstSeed}..${firstSeed + SCHEDULES - 1} cluster=${results.filter((r) => r.schedule.target === 'cluster').length} ` +
+        `calls=${results.reduce((n, r) => n + r.figures.sections, 0)} faults=${JSON.stringify(faults)} violations=${broken.length}\n`,
+    );
+    const report = broken.map((r) => `${formatResult(r)}\n  replay: npm run explore:real -- --seed ${r.schedule.seed}`).join('\n');
+    expect(report).toBe('');
+    // Both deployments and real work: every schedule ran calls, and some entered the lock.
+    expect(new Set(results.map((r) => r.schedule.target)).size).toBe(2);
+    expect(results.every((r) => r.figures.entered > 0)).toBe(true);
+  });
+});
+
+// Found by the explorer (seed 1019 on a Cluster: a cut of one master while a tick fired), kept
+// here as a deterministic schedule of the same faults on one server with a proxy per instance.
+describe('regression: an @OnOneInstance tick whose claim was held up in the network (needs npm run build)', () => {
+  let servers: RedisServer[] = [];
+  const proxies: FaultProxy[] = [];
+  const workers: Worker[] = [];
+  let register: Redis | undefined;
+  let dir = '';
+  afterAll(async () => {
+    for (const proxy of proxies) await proxy.close();
+    await Promise.all(workers.map((w) => w.exit()));
+    await register?.quit();
+    await Promise.all(servers.map((s) => s.stop()));
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  }, 30_000);
+
+  // KNOWN DEFECT, not fixed here (the job runner is being rewritten on another branch): the
+  // held-up call takes the expired owner lease and runs tick 2 again, about a second after the
+  // owner ran it. This test pins that exact outcome, so that it turns red when the fix lands:
+  // then assert `expect(check({ events })).toEqual([])` instead.
+  it('KNOWN DEFECT: a tick whose owner claim was held up past the owner lease runs a second time', { timeout: 60_000 }, async () => {
+    const ttl = 600;
+    servers = [await startRedisServer(), await startRedisServer()];
+    const [locks, registerServer] = servers as [RedisServer, RedisServer];
+    register = new Redis(registerServer.url);
+    dir = mkdtempSync(join(tmpdir(), 'explore-real-regression-'));
+    const key = `tick-regression-${Date.now()}`;
+    for (let i = 0; i < 2; i++) {
+      proxies.push(await FaultProxy.start(locks.port));
+      workers.push(new Worker(`w${i}`, registerServer.url));
+    }
+    const owner = workers[1]!;
+    const [lateLink, ownerLink] = proxies as [FaultProxy, FaultProxy];
+    const files = workers.map((w) => join(dir, `${w.id}.jsonl`));
+    await Promise.all(workers.map((w, i) => w.start({ KEY: key, WORKLOAD: 'job', TTL: ttl, WRITES: 2, HISTORY: files[i]!, REDIS_URL: proxies[i]!.url })));
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+    owner.send({ tick: 1 }); // the owner takes the job's lease and runs tick 1
+    await sleep(300);
+    lateLink.cut(); // the other instance's claim for tick 2 waits in the network...
+    for (const w of workers) w.send({ tick: 2 }); // ...while the owner runs tick 2
+    await sleep(250);
+    ownerLink.cut(); // the owner can no longer renew: its lease runs out within a ttl
+    await sleep(ttl + 100);
+    lateLink.heal(); // the held-up claim arrives after the lease expired, within the call's 1 s bound
+    await sleep(500);
+    ownerLink.heal();
+    expect(await Promise.all(workers.map((w) => w.finish()))).toEqual([true, true]);
+
+    const events = await readHistory(files, register, key);
+    const runs = events.filter((e) => e.ev === 'enter').sort((a, b) => a.t! - b.t!).map((e) => `${e.p}: tick ${e.tick}`);
+    expect(runs.slice(0, 2)).toEqual(['w1: tick 1', 'w1: tick 2']);
+    expect(check({ events })).toEqual([expect.objectContaining({ invariant: 'job-once', cause: 'held-up-claim' })]);
+  });
+});
+
+// Found by the explorer (seed 2013, on the engine before c8c5dae; fixed there for the mutex,
+// issue 23 item 2), kept as a deterministic schedule of the same fault: the waiter's process is
+// frozen, the holder releases (granting it the lock on a 1 s grant lease), the grant runs out,
+// another holder takes the lock, and the waiter thaws. It must not enter beside that holder.
+// The same schedule for a semaphore (`{ limit: 1 }`, its queue `:sw`) still lets the waiter in
+// beside the holder in two runs of three: a known defect, see the README.
+describe('regression: a waiter whose grant ran out while its process was paused (needs npm run build)', () => {
+  let holders: LockApp | undefined;
+  let waiter: ChaosWorker | undefined;
+  afterAll(async () => {
+    waiter?.child.kill('SIGCONT');
+    waiter?.child.kill('SIGKILL');
+    await holders?.close();
+  });
+
+  it('waits on thawing and gets the lock after the holder that took it, with a higher token', { timeout: 60_000 }, async () => {
+    holders = await createLockApp();
+    const key = `stale-grant-${Date.now()}`;
+    const first = await holders.locks.acquire(key);
+    waiter = ChaosWorker.start({ REDIS_URL: redisUrl(), MODE: 'wait', KEY: key, TTL: 600 }, 'stale-grant-waiter');
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    const redis = new Redis(redisUrl());
+    try {
+      for (let i = 0; (await redis.zcard(`lock:{${key}}:waiters`)) === 0; i++) {
+        if (i > 200) throw new Error('the waiter never queued');
+        await sleep(50);
+      }
+    } finally {
+      await redis.quit();
+    }
+    waiter.child.kill('SIGSTOP');
+    await first.release(); // grants the lock to the frozen waiter, on a 1 s grant lease
+    await sleep(1_500); // the grant lease and the waiter's place run out
+    const second = await holders.locks.acquire(key, { waitTimeout: 5_000 });
+    waiter.child.kill('SIGCONT');
+    await sleep(1_000);
+    const enteredBeforeRelease = waiter.lines.some((line) => typeof line === 'object' && line !== null && 'acquired' in line);
+    await second.release();
+    const got = await waiter.next<{ acquired: number }>('acquired', 20_000);
+    await waiter.exitsOnItsOwn(5_000);
+    expect(enteredBeforeRelease).toBe(false);
+    expect(got.acquired).toBeGreaterThan(second.fencingToken);
+  });
+});
