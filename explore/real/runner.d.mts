@@ -79,5 +79,3 @@ export class Worker {
 /** The events recorded in the workers' history `files`, with the register's log for `key`. */
 export function readHistory(files: string[], register: import('ioredis').Redis, key: string): Promise<import('./checker.mjs').HistoryEvent[]>;
 
-/** A violation of a defect found and left to be fixed elsewhere (see the README). */
-export function knownDefect(violation: import('./checker.mjs').Violation): boolean;

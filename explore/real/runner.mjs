@@ -420,14 +420,6 @@ export async function readHistory(files, register, key) {
   return events;
 }
 
-/**
- * Violations of defects found, reported and left to be fixed elsewhere: a job tick run again by
- * a held-up owner claim, and a semaphore's stale grant (the mutex's is fixed: it stays a failure).
- */
-export function knownDefect(violation) {
-  return violation.cause === 'held-up-claim' || (violation.cause === 'stale-grant' && violation.invariant === 'semaphore-limit');
-}
-
 /** A readable account of one run: the schedule, what happened, and each violation. */
 export function formatResult({ schedule, violations, figures }) {
   const lines = [
@@ -435,8 +427,7 @@ export function formatResult({ schedule, violations, figures }) {
     `  ${figures.sections} calls, ${figures.entered} entered, ${figures.failed} failed, ${figures.writes} register writes (${figures.refused} refused), ${figures.lost} losses, ${figures.stalls} stalls`,
   ];
   for (const v of violations.slice(0, 5)) {
-    const known = knownDefect(v) ? ` (known defect: ${v.cause}; see the README)` : '';
-    lines.push(`  VIOLATION ${v.invariant}${known}: ${v.message}`);
+    lines.push(`  VIOLATION ${v.invariant}: ${v.message}`);
   }
   if (violations.length > 5) lines.push(`  ... and ${violations.length - 5} more (${[...new Set(violations.slice(5).map((v) => v.invariant))].join(', ')})`);
   return lines.join('\n');

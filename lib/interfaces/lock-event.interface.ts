@@ -96,9 +96,13 @@ export interface LockForceReleasedEvent extends LockEventBase {
  * - `other-owner`: another instance owns the job's `<key>:owner` lease;
  * - `shutting-down`: the application is closing;
  * - `lease-expired`: the locks were taken, but a stall (a blocked event loop) outlived a lease
- *   before the run could start, so another instance may hold it now.
+ *   before the run could start, so another instance may hold it now;
+ * - `owner-uncertain` (`@OnOneInstance()`): this instance cannot be sure no other one ran this
+ *   tick: its claim of the owner lease came back late (held up in the network while the
+ *   previous owner ran the tick and then lost the lease), or the lease had too little left.
+ *   The lease is kept: the next tick runs here.
  */
-export type LockSkipReason = 'held-elsewhere' | 'other-owner' | 'shutting-down' | 'lease-expired';
+export type LockSkipReason = 'held-elsewhere' | 'other-owner' | 'shutting-down' | 'lease-expired' | 'owner-uncertain';
 
 /**
  * A call of a job method was skipped: it resolved `undefined` (or its Observable completed

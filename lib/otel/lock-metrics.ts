@@ -40,7 +40,7 @@ export const LOCK_DURATION_BUCKETS: readonly number[] = Object.freeze([
  * | `lock.active` | up-down counter | {lock} | `lock.name` |
  * | `lock.waiting` | up-down counter | {caller} | `lock.name` |
  * | `lock.lost` | counter | {lock} | `lock.name`, `lock.lost.reason` (`refused`, `expired`, `shutdown`) |
- * | `lock.skipped` | counter | {call} | `lock.name`, `lock.skip.reason` (`held-elsewhere`, `other-owner`, `shutting-down`, `lease-expired`) |
+ * | `lock.skipped` | counter | {call} | `lock.name`, `lock.skip.reason` (`held-elsewhere`, `other-owner`, `shutting-down`, `lease-expired`, `owner-uncertain`) |
  *
  * Both histograms advise the buckets {@link LOCK_DURATION_BUCKETS} (seconds, 0.5 ms to 10 min).
  *

@@ -16,6 +16,21 @@ import { LOCK_RUNNER } from '../redis-lock.constants.js';
 import { REDIS_LOCK_MODULE_OPTIONS } from '../redis-lock.module-definition.js';
 import { bindJob, checkJobNamespace, jobTtl, type JobBinding, type JobRole, type JobSpec } from './job-spec.js';
 
+/**
+ * A tick runs under the owner lease only with at least this share of its ttl left (a healthy
+ * watchdog keeps about two thirds), and a new claim counts for its tick only if it came back
+ * within `OWNER_CLAIM_SHARE` of the ttl: together they keep one tick from running on two
+ * instances when a claim is held up in the network (see `claim`).
+ */
+const OWNER_MARGIN_SHARE = 1 / 4;
+const OWNER_CLAIM_SHARE = 1 / 8;
+
+/** The owner lease of a call, and whether its claim came back too late to run this tick. */
+interface OwnerLease {
+  lock: Lock;
+  late: boolean;
+}
+
 /** The locks one call took: the owner lease (`@OnOneInstance`) and the run lock (`@WithoutOverlapping`). */
 interface Taken {
   owner?: Lock;
@@ -42,7 +57,7 @@ export class JobLockOrchestrator implements OnModuleDestroy {
   /** The `<key>:owner` leases held, by owner key. */
   private readonly owners = new Map<string, Lock>();
   /** Acquisitions of a lease in flight, so that concurrent calls share one. */
-  private readonly claiming = new Map<string, Promise<Lock | null>>();
+  private readonly claiming = new Map<string, Promise<OwnerLease | null>>();
   private readonly running = new Set<Running>();
   /** The binding of each job method in each provider class. */
   private readonly bindings = new WeakMap<object, Map<JobSpec, JobBinding>>();
@@ -160,11 +175,16 @@ export class JobLockOrchestrator implements OnModuleDestroy {
   private async take(job: JobBinding): Promise<Taken | undefined> {
     let owner: Lock | undefined;
     if (job.spec.OnOneInstance) {
-      owner = await this.ownerLease(job);
-      if (owner === undefined) {
+      const lease = await this.ownerLease(job);
+      if (lease === undefined) {
         this.skipped(job, 'other-owner');
         return undefined;
       }
+      if (lease.late || !this.ownerMargin(lease.lock)) {
+        this.skipped(job, 'owner-uncertain');
+        return undefined;
+      }
+      owner = lease.lock;
     }
     let run: Lock | null = null;
     if (job.spec.WithoutOverlapping) {
@@ -281,11 +301,22 @@ export class JobLockOrchestrator implements OnModuleDestroy {
     return ttl === undefined ? { name, label } : { ttl, name, label };
   }
 
+  /**
+   * Whether the owner lease has enough left for this instance to be sure no other one runs the
+   * tick: another instance's claim of it, made for the same tick, counts only if it came back
+   * within `OWNER_CLAIM_SHARE` of the ttl, so while this one keeps `OWNER_MARGIN_SHARE` of it the
+   * two cannot both run one tick (see `claim`).
+   */
+  private ownerMargin(lease: Lock): boolean {
+    if (!(lease instanceof HeldLock)) return true;
+    return lease.deadline - this.runner.clock.now() >= lease.ttl * OWNER_MARGIN_SHARE;
+  }
+
   /** The lease this instance owns for the job, taking it if it is free; undefined if not. */
-  private async ownerLease(job: JobBinding): Promise<Lock | undefined> {
+  private async ownerLease(job: JobBinding): Promise<OwnerLease | undefined> {
     const held = this.owners.get(job.ownerKey);
     // Past its local deadline (a stalled event loop), the lease may be another instance's now.
-    if (held !== undefined && leaseLive(held, this.runner.clock)) return held;
+    if (held !== undefined && leaseLive(held, this.runner.clock)) return { lock: held, late: false };
     let claim = this.claiming.get(job.ownerKey);
     if (claim === undefined) {
       claim = this.claim(job).finally(() => this.claiming.delete(job.ownerKey));
@@ -294,10 +325,21 @@ export class JobLockOrchestrator implements OnModuleDestroy {
     return (await claim) ?? undefined;
   }
 
-  private async claim(job: JobBinding): Promise<Lock | null> {
+  /**
+   * Claims the owner lease for the tick being called. A claim that came back late may have
+   * waited in the network while the previous owner ran this very tick and then lost its lease
+   * (cut off, paused): it takes the lease, but this tick is not run here (`late`); the next
+   * ones are. The previous owner ran the tick with at least `OWNER_MARGIN_SHARE` of its ttl
+   * left, so a claim that succeeded reached Redis that long after the tick at least; one back
+   * within `OWNER_CLAIM_SHARE` (less, for the ticks of two instances firing a little apart)
+   * cannot have.
+   */
+  private async claim(job: JobBinding): Promise<OwnerLease | null> {
     const key = job.ownerKey;
+    const sentAt = this.runner.clock.now();
     const lease = await this.locks.tryAcquire(key, this.lockOptions(job, 'OnOneInstance', job.ownerName, `${job.where} (@OnOneInstance)`));
     if (lease === null) return null;
+    const late = this.runner.clock.now() - sentAt > this.runner.leaseOf(lease) * OWNER_CLAIM_SHARE;
     if (this.closing) {
       await lease.release().catch(() => undefined);
       return null;
@@ -311,7 +353,7 @@ export class JobLockOrchestrator implements OnModuleDestroy {
       },
       { once: true },
     );
-    return lease;
+    return { lock: lease, late };
   }
 
   private skipped(job: JobBinding, reason: LockSkipReason): void {
@@ -331,6 +373,8 @@ function describeSkip(reason: LockSkipReason, key: string): string {
       return 'the application is shutting down';
     case 'lease-expired':
       return `a lease of the job ran out (the event loop was blocked past its deadline) before the run could start`;
+    case 'owner-uncertain':
+      return `this instance could not be sure that no other one ran this tick: its claim of the lease ${quoteKey(key)} came back late, or the lease had too little left (the watchdog is behind)`;
   }
 }
 

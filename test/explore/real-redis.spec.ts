@@ -9,7 +9,7 @@ import { createLockApp, type LockApp } from '../support/lock-app.js';
 import { redisUrl } from '../support/redis.js';
 import { check, type HistoryEvent } from '../../explore/real/checker.mjs';
 import { FaultProxy } from '../../explore/real/fault-proxy.mjs';
-import { formatResult, knownDefect, makeSchedule, readHistory, runSchedule, startEnvironment, Worker, type Environment, type RunResult } from '../../explore/real/runner.mjs';
+import { formatResult, makeSchedule, readHistory, runSchedule, startEnvironment, Worker, type Environment, type RunResult } from '../../explore/real/runner.mjs';
 
 interface Section {
   p?: string;
@@ -208,12 +208,7 @@ describe(`real Redis and a 3-master Cluster: ${SCHEDULES} seeded fault schedules
   it('keeps every invariant under worker pauses and kills, network faults and Redis restarts', { timeout: 240_000 }, async () => {
     const results: RunResult[] = [];
     for (let i = 0; i < SCHEDULES; i++) results.push(await runSchedule(environment, makeSchedule(firstSeed + i)));
-    // KNOWN DEFECTS (see the README): a tick whose owner claim was held up runs twice (the
-    // regression below), and a semaphore's stale grant. Printed, not failed, until their fixes
-    // land; every other violation fails.
-    const known = results.flatMap((r) => r.violations.filter(knownDefect).map((v) => `seed ${r.schedule.seed}: ${v.cause}: ${v.message}`));
-    if (known.length > 0) process.stdout.write(`explore real: known defects:\n  ${known.join('\n  ')}\n`);
-    const broken = results.map((r) => ({ ...r, violations: r.violations.filter((v) => !knownDefect(v)) })).filter((r) => r.violations.length > 0);
+    const broken = results.filter((r) => r.violations.length > 0);
     const faults: Record<string, number> = {};
     for (const r of results) for (const [kind, n] of Object.entries(r.figures.faults)) faults[kind] = (faults[kind] ?? 0) + n;
     process.stdout.write(
@@ -244,11 +239,10 @@ describe('regression: an @OnOneInstance tick whose claim was held up in the netw
     if (dir) rmSync(dir, { recursive: true, force: true });
   }, 30_000);
 
-  // KNOWN DEFECT, not fixed here (the job runner is being rewritten on another branch): the
-  // held-up call takes the expired owner lease and runs tick 2 again, about a second after the
-  // owner ran it. This test pins that exact outcome, so that it turns red when the fix lands:
-  // then assert `expect(check({ events })).toEqual([])` instead.
-  it('KNOWN DEFECT: a tick whose owner claim was held up past the owner lease runs a second time', { timeout: 60_000 }, async () => {
+  // Before the fix the held-up call took the expired owner lease and ran tick 2 again, about a
+  // second after the owner ran it. Now a claim that comes back late keeps the lease but skips
+  // its tick (`owner-uncertain`).
+  it('a tick whose owner claim was held up past the owner lease does not run a second time', { timeout: 60_000 }, async () => {
     const ttl = 600;
     servers = [await startRedisServer(), await startRedisServer()];
     const [locks, registerServer] = servers as [RedisServer, RedisServer];
@@ -280,7 +274,7 @@ describe('regression: an @OnOneInstance tick whose claim was held up in the netw
     const events = await readHistory(files, register, key);
     const runs = events.filter((e) => e.ev === 'enter').sort((a, b) => a.t! - b.t!).map((e) => `${e.p}: tick ${e.tick}`);
     expect(runs.slice(0, 2)).toEqual(['w1: tick 1', 'w1: tick 2']);
-    expect(check({ events })).toEqual([expect.objectContaining({ invariant: 'job-once', cause: 'held-up-claim' })]);
+    expect(check({ events })).toEqual([]);
   });
 });
 
@@ -288,8 +282,7 @@ describe('regression: an @OnOneInstance tick whose claim was held up in the netw
 // issue 23 item 2), kept as a deterministic schedule of the same fault: the waiter's process is
 // frozen, the holder releases (granting it the lock on a 1 s grant lease), the grant runs out,
 // another holder takes the lock, and the waiter thaws. It must not enter beside that holder.
-// The same schedule for a semaphore (`{ limit: 1 }`, its queue `:sw`) still lets the waiter in
-// beside the holder in two runs of three: a known defect, see the README.
+// The semaphore's and the reader's twins are driven by hand, step by step, in stale-grant.spec.ts.
 describe('regression: a waiter whose grant ran out while its process was paused (needs npm run build)', () => {
   let holders: LockApp | undefined;
   let waiter: ChaosWorker | undefined;
