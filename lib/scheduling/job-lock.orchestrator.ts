@@ -18,12 +18,14 @@ import { bindJob, checkJobNamespace, jobTtl, type JobBinding, type JobRole, type
 
 /**
  * A tick runs under the owner lease only with at least this share of its ttl left (a healthy
- * watchdog keeps about two thirds), and a new claim counts for its tick only if it came back
- * within `OWNER_CLAIM_SHARE` of the ttl: together they keep one tick from running on two
- * instances when a claim is held up in the network (see `claim`).
+ * watchdog, renewing every third of the ttl, keeps about two thirds), and a claim that takes
+ * the lease over from another instance counts for its tick only if it came back within
+ * `OWNER_CLAIM_SHARE` of the ttl: together they keep one tick from running on two instances
+ * when a claim is held up in the network, for ticks of two instances that fire up to a sixth
+ * of the ttl apart (see `claim`).
  */
-const OWNER_MARGIN_SHARE = 1 / 4;
-const OWNER_CLAIM_SHARE = 1 / 8;
+const OWNER_MARGIN_SHARE = 1 / 3;
+const OWNER_CLAIM_SHARE = 1 / 6;
 
 /** The owner lease of a call, and whether its claim came back too late to run this tick. */
 interface OwnerLease {
@@ -58,6 +60,8 @@ export class JobLockOrchestrator implements OnModuleDestroy {
   private readonly owners = new Map<string, Lock>();
   /** Acquisitions of a lease in flight, so that concurrent calls share one. */
   private readonly claiming = new Map<string, Promise<OwnerLease | null>>();
+  /** The fencing token of the last owner lease this instance took, by owner key. */
+  private readonly ownTokens = new Map<string, number>();
   private readonly running = new Set<Running>();
   /** The binding of each job method in each provider class. */
   private readonly bindings = new WeakMap<object, Map<JobSpec, JobBinding>>();
@@ -326,10 +330,10 @@ export class JobLockOrchestrator implements OnModuleDestroy {
   }
 
   /**
-   * Claims the owner lease for the tick being called. A claim that came back late may have
-   * waited in the network while the previous owner ran this very tick and then lost its lease
-   * (cut off, paused): it takes the lease, but this tick is not run here (`late`); the next
-   * ones are. The previous owner ran the tick with at least `OWNER_MARGIN_SHARE` of its ttl
+   * Claims the owner lease for the tick being called. A claim that came back late and took the
+   * lease over from another instance may have waited in the network while that owner ran this
+   * very tick and then lost its lease (cut off, paused): it keeps the lease, but this tick is
+   * not run here (`late`); the next ones are. The previous owner ran the tick with at least `OWNER_MARGIN_SHARE` of its ttl
    * left, so a claim that succeeded reached Redis that long after the tick at least; one back
    * within `OWNER_CLAIM_SHARE` (less, for the ticks of two instances firing a little apart)
    * cannot have.
@@ -339,7 +343,11 @@ export class JobLockOrchestrator implements OnModuleDestroy {
     const sentAt = this.runner.clock.now();
     const lease = await this.locks.tryAcquire(key, this.lockOptions(job, 'OnOneInstance', job.ownerName, `${job.where} (@OnOneInstance)`));
     if (lease === null) return null;
-    const late = this.runner.clock.now() - sentAt > this.runner.leaseOf(lease) * OWNER_CLAIM_SHARE;
+    // Fencing tokens of the lease count its holders: the one before ours was this instance, or
+    // nobody (the first), unless the token before ours is not the last one we held.
+    const takenOver = lease.fencingToken > 1 && this.ownTokens.get(key) !== lease.fencingToken - 1;
+    this.ownTokens.set(key, lease.fencingToken);
+    const late = takenOver && this.runner.clock.now() - sentAt > this.runner.leaseOf(lease) * OWNER_CLAIM_SHARE;
     if (this.closing) {
       await lease.release().catch(() => undefined);
       return null;
