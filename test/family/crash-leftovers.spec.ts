@@ -22,7 +22,7 @@ interface Subject {
   close(): Promise<void>;
 }
 
-const TTL = 300;
+const TTL = 900;
 const WAITER_LEASE = 500;
 /** Past every lease of these tests (and the waiters' lease), on any clock. */
 const EXPIRED = Math.max(TTL, WAITER_LEASE) + 150;
@@ -122,7 +122,7 @@ describe.each([
     expect(await store.readers.acquire(readKeys(base, 'r2', key), 'r2', TTL, true, WAITER_LEASE)).toMatchObject({ acquired: true });
     // r2 crashes; r1 keeps renewing well past the ttl both started with.
     const stop = renewing(subject, readKeys(base, 'r1', key).lock, 'r1');
-    await sleep(3 * TTL);
+    await sleep(2 * TTL);
     // The guards outlived r2's lease with r1's: a writer still finds the lock held by a reader.
     expect(await store.acquire(base, 'w', TTL, false, WAITER_LEASE)).toMatchObject({ acquired: false });
     expect(await store.exists(base.lock)).toBe(true);
@@ -142,7 +142,7 @@ describe.each([
     // A waiter that crashes too: it stops refreshing its place.
     expect(await semaphores.acquire(keys('w'), 'w', TTL, true, WAITER_LEASE)).toMatchObject({ acquired: false });
     const stop = renewing(subject, keys('h1').lock, 'h1');
-    await sleep(3 * TTL);
+    await sleep(2 * TTL);
     // h1's entry outlived the ttl it started with: one permit is still taken, so of two callers one gets in.
     expect(await semaphores.acquire(keys('a'), 'a', TTL, false, WAITER_LEASE)).toMatchObject({ acquired: true });
     expect(await semaphores.acquire(keys('b'), 'b', TTL, false, WAITER_LEASE)).toMatchObject({ acquired: false });
