@@ -52,12 +52,16 @@ export async function explore(options: ExploreOptions): Promise<ExploreReport> {
   let virtualMs = 0;
   let firstFailure: { schedules: number; ms: number } | undefined;
   let shrinking = false;
+  // A run fast-check abandoned at its time limit still finishes before the next one starts.
+  let current: Promise<unknown> = Promise.resolve();
   const deadline = options.seconds === undefined ? Infinity : started + options.seconds * 1000;
   const property = fc.asyncProperty(planArbitrary(), async (plan) => {
     // Once the budget is spent, the remaining runs pass untried (fast-check's own interruption
     // would also stop shrinking).
     if (!shrinking && Date.now() > deadline) return true;
-    const result = await runPlan(plan, !options.strict);
+    const running = runPlan(plan, !options.strict);
+    current = running;
+    const result = await running;
     if (!shrinking) {
       schedules++;
       for (const [name, count] of Object.entries(result.known)) known[name] = (known[name] ?? 0) + count;
@@ -81,6 +85,7 @@ export async function explore(options: ExploreOptions): Promise<ExploreReport> {
     // Bounds exploring and shrinking together; a shrink cut short keeps the smallest failure so far.
     interruptAfterTimeLimit: options.seconds === undefined ? undefined : (options.seconds + (options.shrinkSeconds ?? 60)) * 1000,
   });
+  await current.catch(() => undefined);
   const report: ExploreReport = { schedules, elapsedMs: Date.now() - started, virtualMs, faults, known };
   if (details.failed && details.counterexample !== null) {
     const plan = details.counterexample[0];

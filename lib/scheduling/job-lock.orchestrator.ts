@@ -105,7 +105,8 @@ export class JobLockOrchestrator implements OnModuleDestroy {
   /** The lease this instance owns for the job, taking it if it is free; undefined if not. */
   private async ownerLease(spec: JobSpec, key: string): Promise<Lock | undefined> {
     const held = this.owners.get(key);
-    if (held?.held) return held;
+    // A tick that fell due during a pause may run before the deadline sweeper: check the deadline.
+    if (held !== undefined && this.runner.stillHeld(held)) return held;
     let claim = this.claiming.get(key);
     if (claim === undefined) {
       claim = this.claim(spec, key).finally(() => this.claiming.delete(key));

@@ -20,4 +20,25 @@ describe('explorer regressions (deterministic simulation, fixed schedules)', () 
     const result = await runPlan(plan, false);
     expect(result.violation, result.trace.slice(-30).join('\n')).toBeUndefined();
   });
+
+  it('an @OnOneInstance tick that falls due during a pause does not start under the lease that ran out meanwhile', async () => {
+    // Found by `npm run explore -- --seconds 40 --seed 5`: i1 was paused across its tick 11 and
+    // its lease's deadline; on resume the tick's timer (due first) ran the job before the
+    // deadline sweeper declared the lease lost.
+    const plan: Plan = {
+      ...quiet,
+      seed: 0,
+      instances: 2,
+      ttl: 300,
+      jobs: true,
+      faults: [
+        { kind: 'reply-delayed', at: 0, instance: 0, duration: 151, amount: 302 },
+        { kind: 'pause', at: 2138, instance: 1, duration: 301, amount: 669 },
+        { kind: 'clock-jump', at: 82, instance: 0, duration: 1682, amount: 414 },
+        { kind: 'message-lost', at: 1664, instance: 1, duration: 143, amount: 13 },
+      ],
+    };
+    const result = await runPlan(plan, false);
+    expect(result.violation, result.trace.slice(-30).join('\n')).toBeUndefined();
+  });
 });

@@ -381,6 +381,12 @@ export class LockManager implements LockOwner, LockRunner {
     }
   }
 
+  stillHeld(lock: Lock): boolean {
+    // A stalled event loop may not have let the deadline sweeper run yet.
+    if (lock instanceof HeldLock && lock.held && this.clock.now() >= lock.deadline) lock.expire();
+    return lock.held;
+  }
+
   leaseOf(lock: Lock): number {
     return lock instanceof HeldLock ? lock.ttl : this.defaults.ttl;
   }
