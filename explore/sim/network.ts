@@ -87,7 +87,7 @@ export class Network {
       if (node.crashed) continue;
       const fate = this.faults.message(node);
       if (fate === 'lost') {
-        this.faults.trace(node, `release message ${message.slice(0, 12)}… lost`);
+        this.faults.trace(node, `release message ${message} lost`);
         continue;
       }
       const copies = fate === 'duplicated' ? 2 : 1;
@@ -146,6 +146,5 @@ function wrapMethods<T extends object>(target: T, prefix: string, call: <R>(op: 
 
 function summary(value: unknown): string {
   if (value === undefined) return 'ok';
-  const text = JSON.stringify(value);
-  return text.length > 160 ? `${text.slice(0, 160)}…` : text;
+  return JSON.stringify(value);
 }

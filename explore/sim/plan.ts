@@ -61,7 +61,7 @@ function faultArbitrary(instances: number): fc.Arbitrary<Fault> {
     at: fc.integer({ min: 0, max: FAULT_HORIZON_MS - 1 }),
     instance: fc.integer({ min: 0, max: instances - 1 }),
     duration: fc.integer({ min: 1, max: 2_500 }),
-    amount: fc.integer({ min: 0, max: 800 }),
+    amount: fc.integer({ min: 0, max: 2_500 }),
   });
 }
 
