@@ -52,6 +52,7 @@ export async function explore(options: ExploreOptions): Promise<ExploreReport> {
   let virtualMs = 0;
   let firstFailure: { schedules: number; ms: number } | undefined;
   let shrinking = false;
+  let shrinkDeadline = Infinity;
   // A run fast-check abandoned at its time limit still finishes before the next one starts.
   let current: Promise<unknown> = Promise.resolve();
   const deadline = options.seconds === undefined ? Infinity : started + options.seconds * 1000;
@@ -59,6 +60,9 @@ export async function explore(options: ExploreOptions): Promise<ExploreReport> {
     // Once the budget is spent, the remaining runs pass untried (fast-check's own interruption
     // would also stop shrinking).
     if (!shrinking && Date.now() > deadline) return true;
+    // Past the shrinking budget every candidate "passes" untried: shrinking ends at once, with
+    // the smallest failure found so far.
+    if (shrinking && Date.now() > shrinkDeadline) return true;
     const running = runPlan(plan, !options.strict);
     current = running;
     const result = await running;
@@ -70,7 +74,10 @@ export async function explore(options: ExploreOptions): Promise<ExploreReport> {
       options.onSchedule?.(schedules);
     }
     if (result.violation !== undefined) {
-      if (!shrinking) firstFailure = { schedules, ms: Date.now() - started };
+      if (!shrinking) {
+        firstFailure = { schedules, ms: Date.now() - started };
+        shrinkDeadline = Date.now() + (options.shrinkSeconds ?? 60) * 1000;
+      }
       shrinking = true;
       return false;
     }
@@ -82,8 +89,6 @@ export async function explore(options: ExploreOptions): Promise<ExploreReport> {
     numRuns: options.path !== undefined ? 1 : (options.seeds ?? (options.seconds !== undefined ? 1_000_000 : 100)),
     endOnFailure: false,
     markInterruptAsFailure: false,
-    // Bounds exploring and shrinking together; a shrink cut short keeps the smallest failure so far.
-    interruptAfterTimeLimit: options.seconds === undefined ? undefined : (options.seconds + (options.shrinkSeconds ?? 60)) * 1000,
   });
   await current.catch(() => undefined);
   const report: ExploreReport = { schedules, elapsedMs: Date.now() - started, virtualMs, faults, known };

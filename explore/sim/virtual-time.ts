@@ -1,4 +1,7 @@
+import { AsyncResource } from 'node:async_hooks';
 import type { Clock, ClockTimer } from '../../lib/core/time/clock.js';
+
+const MAX_STEPS_PER_INSTANT = 100_000;
 
 /** Something whose events a pause holds back and a crash drops: a simulated process. */
 export interface EventOwner {
@@ -30,6 +33,7 @@ export class VirtualScheduler {
   private readonly heap: SimEvent[] = [];
   /** Events run so far. */
   steps = 0;
+  private stepsThisInstant = 0;
 
   schedule(at: number, fn: () => void, owner?: EventOwner): SimEvent {
     const event: SimEvent = { at: Math.max(at, this.now), seq: ++this.seq, fn, owner, cancelled: false };
@@ -84,6 +88,8 @@ export class VirtualScheduler {
         event.owner.held.push(event);
         continue;
       }
+      if (event.at > this.now) this.stepsThisInstant = 0;
+      else if (++this.stepsThisInstant > MAX_STEPS_PER_INSTANT) throw new Error(`the simulation ran ${MAX_STEPS_PER_INSTANT} events at ${this.now} ms without time moving (a busy loop)`);
       this.now = Math.max(this.now, event.at);
       this.steps++;
       event.fn();
@@ -145,7 +151,9 @@ export class InstanceClock implements Clock {
   }
 
   setTimer(fn: () => void, ms: number): ClockTimer {
-    const event = this.scheduler.schedule(this.scheduler.now + Math.max(0, ms), fn, this.owner);
+    // As Node's timers do, the callback runs in the async context (AsyncLocalStorage) it was set in.
+    // Node fires a timer of less than 1 ms after 1 ms: a zero-delay loop still lets time pass.
+    const event = this.scheduler.schedule(this.scheduler.now + Math.max(1, ms), AsyncResource.bind(fn), this.owner);
     return { cancel: () => this.scheduler.cancel(event) };
   }
 }
@@ -155,7 +163,7 @@ export function worldClock(scheduler: VirtualScheduler): Clock {
   return {
     now: () => scheduler.now,
     setTimer(fn, ms) {
-      const event = scheduler.schedule(scheduler.now + Math.max(0, ms), fn);
+      const event = scheduler.schedule(scheduler.now + Math.max(1, ms), AsyncResource.bind(fn));
       return { cancel: () => scheduler.cancel(event) };
     },
   };
