@@ -57,7 +57,12 @@ export const CLOCK_OFFSET_RANGE = { min: -2, max: 60 } as const;
 
 function faultArbitrary(instances: number): fc.Arbitrary<Fault> {
   return fc.record({
-    kind: fc.constantFrom(...FAULT_KINDS),
+    // Pauses and delays find the most (a holder's view of time and the store's part ways): drawn more often.
+    kind: fc.oneof(
+      { arbitrary: fc.constantFrom(...FAULT_KINDS), weight: 10 },
+      { arbitrary: fc.constant<FaultKind>('pause'), weight: 3 },
+      { arbitrary: fc.constant<FaultKind>('reply-delayed'), weight: 2 },
+    ),
     at: fc.integer({ min: 0, max: FAULT_HORIZON_MS - 1 }),
     instance: fc.integer({ min: 0, max: instances - 1 }),
     duration: fc.integer({ min: 1, max: 2_500 }),

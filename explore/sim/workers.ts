@@ -37,9 +37,9 @@ export class SimJobs {
   }
 
   @OnOneInstance({ key: 'tick-job' })
-  async tick(k: number): Promise<void> {
+  async tick(k: number, late: boolean): Promise<void> {
     const lease = this.instance.service.current('tick-job:owner');
-    this.world.tickRan(this.instance, k, lease);
+    this.world.tickRan(this.instance, k, late, lease);
     if (lease !== undefined) await this.world.section(this.instance, 'job', 'tick-job:owner', lease, [20 + (k % 3) * 30], false);
   }
 

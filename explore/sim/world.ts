@@ -188,7 +188,7 @@ export class World implements FaultDecider {
   private readonly restarts: number[] = [];
   private readonly ticks = new Map<number, { instance: Instance; at: number; beforeRestart: boolean }>();
   private readonly leaders = new Set<Leadership>();
-  private readonly terms = new Map<number, Instance>();
+  private readonly terms = new Map<number, Leadership>();
   /** Leaders that were paused when another's term began: they must hear the loss once resumed. */
   private readonly mustHearLoss = new Set<Leadership>();
   private readonly tokenNames = new Map<string, string>();
@@ -526,11 +526,18 @@ export class World implements FaultDecider {
     }
     if (plan.jobs) {
       const jobs = new SimJobs(instance.jobs, this, instance);
-      for (let k = 1; k * TICK_MS < FAULT_HORIZON_MS; k++) {
+      // As @Interval() does (Node's setInterval): the next tick is due a period after this one
+      // fired, so a pause delays the ticks it spans and fires one of them late, not all.
+      const tick = (due: number): void => {
         instance.clock.setTimer(() => {
-          if (instance.alive) void jobs.tick(k).catch((error: unknown) => this.trace(instance, `tick ${k} failed: ${(error as Error).message}`));
-        }, k * TICK_MS);
-      }
+          if (!instance.alive || this.scheduler.now >= FAULT_HORIZON_MS) return;
+          const k = Math.round(due / TICK_MS);
+          const late = this.scheduler.now > due;
+          void jobs.tick(k, late).catch((error: unknown) => this.trace(instance, `tick ${k} failed: ${(error as Error).message}`));
+          tick(this.scheduler.now + TICK_MS);
+        }, due - this.scheduler.now);
+      };
+      tick(TICK_MS);
       for (let k = 1; k * NON_OVERLAP_MS < FAULT_HORIZON_MS; k++) {
         instance.clock.setTimer(() => {
           if (instance.alive) void jobs.exclusive(Math.floor(this.random() * NON_OVERLAP_MS * 2)).catch((error: unknown) => this.trace(instance, `exclusive job failed: ${(error as Error).message}`));
@@ -638,17 +645,24 @@ export class World implements FaultDecider {
   }
 
   private lostToRestart(section: Section): boolean {
+    return section.parts.some((part) => this.leaseLostToRestart(section.instance, part));
+  }
+
+  /** Whether `lock` was taken before the store's last restart (which then forgot it). */
+  private leaseLostToRestart(instance: Instance, lock: Lock): boolean {
     const last = this.restarts[this.restarts.length - 1];
-    if (last === undefined) return false;
-    return section.parts.some((part) => (part as unknown as { acquiredAt: number }).acquiredAt - section.instance.clock.offset <= last + CLOCK_OFFSET_RANGE.max);
+    if (last === undefined || !(lock instanceof HeldLock)) return false;
+    return (lock as unknown as { acquiredAt: number }).acquiredAt - instance.clock.offset <= last + CLOCK_OFFSET_RANGE.max;
   }
 
   // --- Jobs and leaders -----------------------------------------------------------------------
 
-  tickRan(instance: Instance, k: number, lease: Lock | undefined): void {
+  tickRan(instance: Instance, k: number, late: boolean, lease: Lock | undefined): void {
     const beforeRestart = lease instanceof HeldLock && this.restarts.some((at) => (lease as unknown as { acquiredAt: number }).acquiredAt - instance.clock.offset <= at + CLOCK_OFFSET_RANGE.max);
     const earlier = this.ticks.get(k);
-    this.trace(instance, `tick ${k} runs${lease instanceof HeldLock ? ` (lease ${lease.token} #${lease.fencingToken})` : ''}`);
+    this.trace(instance, `tick ${k} runs${late ? ' late (its instance was paused when it fell due)' : ''}${lease instanceof HeldLock ? ` (lease ${lease.token} #${lease.fencingToken})` : ''}`);
+    // A tick fired late by a pause is the documented exception: a paused instance acts when it wakes.
+    if (late) return;
     if (earlier !== undefined && !beforeRestart && !earlier.beforeRestart) {
       this.violate(instance, 'each scheduled tick of an @OnOneInstance job runs at most once', `tick ${k} ran on ${earlier.instance.name} at ${earlier.at} ms and again on ${instance.name}`);
     }
@@ -658,14 +672,16 @@ export class World implements FaultDecider {
   leaderStarted(instance: Instance, lock: Lock): void {
     this.trace(instance, `leads, term #${lock.fencingToken}`);
     const other = this.terms.get(lock.fencingToken);
-    if (other !== undefined && other !== instance) {
-      this.violate(instance, 'at most one leader per term', `term ${lock.fencingToken} led by ${other.name} and ${instance.name}`);
+    // Terms restart with the fencing counters when the store restarts empty.
+    if (other !== undefined && other.instance !== instance && !this.leaseLostToRestart(other.instance, other.lock)) {
+      this.violate(instance, 'at most one leader per term', `term ${lock.fencingToken} led by ${other.instance.name} and ${instance.name}`);
       return;
     }
-    this.terms.set(lock.fencingToken, instance);
+    const leadership: Leadership = { instance, term: lock.fencingToken, pauses: instance.pauses, lock };
+    this.terms.set(lock.fencingToken, leadership);
     for (const leader of this.leaders) {
       if (leader.instance === instance) continue;
-      const lost = this.restarts.some((at) => at >= 0) && (leader.lock as unknown as { acquiredAt: number }).acquiredAt - leader.instance.clock.offset <= this.restarts[this.restarts.length - 1]! + CLOCK_OFFSET_RANGE.max;
+      const lost = this.leaseLostToRestart(leader.instance, leader.lock);
       if (leader.instance.paused || leader.instance.pauses !== leader.pauses || lost) {
         this.mustHearLoss.add(leader);
         continue;
@@ -673,7 +689,7 @@ export class World implements FaultDecider {
       this.violate(instance, 'every leader hears onLeadershipLost before another term begins', `${leader.instance.name} still leads term ${leader.term} when ${instance.name} begins term ${lock.fencingToken}`);
       return;
     }
-    this.leaders.add({ instance, term: lock.fencingToken, pauses: instance.pauses, lock });
+    this.leaders.add(leadership);
   }
 
   leaderEnded(instance: Instance, lock: Lock): void {

@@ -47,8 +47,8 @@ describe('deterministic simulation of the engine (explore/)', () => {
     expect(report.schedules).toBe(40);
   }, 180_000);
 
-  it('bites: each seeded bug of a sample from every layer (store, engine, runners) is found', () => {
-    const only = ['release-without-owner-check', 'reentry-past-deadline', 'job-tick-without-deadline-check', 'leadership-loss-not-told'];
+  it('bites: each seeded bug of a sample from every layer (store, engine, semaphore, runners) is found', () => {
+    const only = ['release-without-owner-check', 'acquire-counted-from-reply', 'semaphore-off-by-one', 'leadership-loss-not-told'];
     const run = spawnSync(process.execPath, ['explore/bugs.mjs', '--only', only.join(','), '--seeds', '150', '--shrink-seconds', '1'], { encoding: 'utf8' });
     expect(run.stdout, run.stderr).toContain(`bugs found: ${only.length} of ${only.length}`);
     expect(run.status).toBe(0);
