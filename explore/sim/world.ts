@@ -526,18 +526,17 @@ export class World implements FaultDecider {
     }
     if (plan.jobs) {
       const jobs = new SimJobs(instance.jobs, this, instance);
-      // As @Interval() does (Node's setInterval): the next tick is due a period after this one
-      // fired, so a pause delays the ticks it spans and fires one of them late, not all.
-      const tick = (due: number): void => {
+      // As a @Cron() schedule fires: tick k falls due at k x 200 ms on every instance; a pause
+      // makes the instance fire the tick it missed once, late, then wait for the next slot.
+      const tick = (k: number): void => {
         instance.clock.setTimer(() => {
           if (!instance.alive || this.scheduler.now >= FAULT_HORIZON_MS) return;
-          const k = Math.round(due / TICK_MS);
-          const late = this.scheduler.now > due;
+          const late = this.scheduler.now > k * TICK_MS;
           void jobs.tick(k, late).catch((error: unknown) => this.trace(instance, `tick ${k} failed: ${(error as Error).message}`));
-          tick(this.scheduler.now + TICK_MS);
-        }, due - this.scheduler.now);
+          tick(Math.floor(this.scheduler.now / TICK_MS) + 1);
+        }, k * TICK_MS - this.scheduler.now);
       };
-      tick(TICK_MS);
+      tick(1);
       for (let k = 1; k * NON_OVERLAP_MS < FAULT_HORIZON_MS; k++) {
         instance.clock.setTimer(() => {
           if (instance.alive) void jobs.exclusive(Math.floor(this.random() * NON_OVERLAP_MS * 2)).catch((error: unknown) => this.trace(instance, `exclusive job failed: ${(error as Error).message}`));
