@@ -63,9 +63,11 @@ export async function explore(options: ExploreOptions): Promise<ExploreReport> {
     // Past the shrinking budget every candidate "passes" untried: shrinking ends at once, with
     // the smallest failure found so far.
     if (shrinking && Date.now() > shrinkDeadline) return true;
+    if (process.env.EXPLORE_DEBUG) process.stderr.write(`${describePlan(plan)}\n`);
     const running = runPlan(plan, !options.strict);
     current = running;
     const result = await running;
+    if (process.env.EXPLORE_DEBUG) process.stderr.write(`  -> ${result.violation?.invariant ?? 'ok'} (${result.steps} steps)\n`);
     if (!shrinking) {
       schedules++;
       for (const [name, count] of Object.entries(result.known)) known[name] = (known[name] ?? 0) + count;
@@ -86,9 +88,11 @@ export async function explore(options: ExploreOptions): Promise<ExploreReport> {
   const details = await fc.check(property, {
     seed,
     path: options.path,
-    numRuns: options.path !== undefined ? 1 : (options.seeds ?? (options.seconds !== undefined ? 1_000_000 : 100)),
+    // With a time budget: more runs than fit in it (past it they pass untried, at no cost).
+    numRuns: options.path !== undefined ? 1 : (options.seeds ?? (options.seconds !== undefined ? Math.ceil(options.seconds * 50) : 100)),
     endOnFailure: false,
     markInterruptAsFailure: false,
+    interruptAfterTimeLimit: options.seconds === undefined ? undefined : (options.seconds + (options.shrinkSeconds ?? 60) + 30) * 1000,
   });
   await current.catch(() => undefined);
   const report: ExploreReport = { schedules, elapsedMs: Date.now() - started, virtualMs, faults, known };

@@ -474,8 +474,11 @@ export class World implements FaultDecider {
       case 'shutdown': {
         if (instance.stopping) return;
         this.faultCounts.shutdown++;
-        this.trace(instance, 'clean shutdown begins');
-        void instance.shutdown();
+        // The application's own code calls app.close(): a paused instance does so once resumed.
+        this.scheduler.schedule(this.scheduler.now, () => {
+          this.trace(instance, 'clean shutdown begins');
+          void instance.shutdown();
+        }, instance);
         return;
       }
       case 'clock-jump': {
