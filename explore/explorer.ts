@@ -90,7 +90,8 @@ export async function explore(options: ExploreOptions): Promise<ExploreReport> {
     path: options.path,
     // With a time budget: more runs than fit in it (past it they pass untried, at no cost).
     numRuns: options.path !== undefined ? 1 : (options.seeds ?? (options.seconds !== undefined ? Math.ceil(options.seconds * 50) : 100)),
-    endOnFailure: false,
+    // A replay runs the one schedule as it was, without shrinking it further.
+    endOnFailure: options.path !== undefined,
     markInterruptAsFailure: false,
     interruptAfterTimeLimit: options.seconds === undefined ? undefined : (options.seconds + (options.shrinkSeconds ?? 60) + 30) * 1000,
   });

@@ -13,7 +13,10 @@ export function knownDefect(world: World, section: Section): string | undefined 
   // short lease from that later attempt and hands out a lock whose grant lease already ended.
   for (const part of section.parts) {
     const grantedAt = world.grantedAt.get(`${part.token}:${part.fencingToken}`);
-    if (grantedAt !== undefined && world.scheduler.now - grantedAt >= Math.min(world.plan.ttl, WAITER_LEASE_MS)) {
+    if (grantedAt === undefined) continue;
+    // Handed out after its grant lease ended, or after the store answered a later attempt with busy.
+    const busyAt = world.lastBusyAt.get(part.token) ?? -Infinity;
+    if (world.scheduler.now - grantedAt >= Math.min(world.plan.ttl, WAITER_LEASE_MS) || busyAt >= grantedAt) {
       return 'issue 23 item 2: stale grant handed out after a busy reply';
     }
   }

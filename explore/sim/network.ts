@@ -18,6 +18,8 @@ export interface FaultDecider {
   /** Network latency of one hop, ms (small and random). */
   latency(): number;
   trace(instance: SimNode | undefined, text: string): void;
+  /** The store answered an attempt of `token` with busy. */
+  busy(token: string): void;
 }
 
 /** A simulated process as the network sees it. */
@@ -70,6 +72,7 @@ export class Network {
         invoke().then(
           (value) => {
             this.faults.trace(node, `store ran ${op}${token === undefined ? '' : ` ${token}`}: ${summary(value)}`);
+            if (token !== undefined && op.endsWith('acquire') && (value as { acquired?: boolean }).acquired === false) this.faults.busy(token);
             if (fate.lost === 'after') {
               this.faults.trace(node, `${op} took effect; its reply is lost`);
               reply(() => reject(new ConnectionLostError(op)), fate.delay);

@@ -195,6 +195,12 @@ export class World implements FaultDecider {
   readonly known: Record<string, number> = {};
   /** When the store granted each `<token>:<fencing token>` to a waiter (what it published). */
   readonly grantedAt = new Map<string, number>();
+  /** When the store last answered an attempt of each token with busy. */
+  readonly lastBusyAt = new Map<string, number>();
+
+  busy(token: string): void {
+    this.lastBusyAt.set(token, this.scheduler.now);
+  }
 
   constructor(
     readonly plan: Plan,
