@@ -16,6 +16,7 @@ describe('runLockedAsync', () => {
       logger: { warn, error: () => undefined, log: () => undefined } as unknown as LockRunner['logger'],
       acquire: async () => lock,
       runInChain: (_lock, fn) => fn(),
+      stillHeld: (held) => held.held,
       leaseOf: () => 1_000,
       clock: systemClock,
       listening: false,

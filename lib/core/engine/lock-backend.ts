@@ -29,6 +29,12 @@ export interface LockBackend {
   readonly clients: readonly RedisClient[];
   /** The clock the store counts leases on, which the engine's timers must follow; the system's by default. */
   readonly clock?: Clock;
+  /**
+   * What `shutdownTimeout` is measured on: real time by default, even when `clock` is a test's
+   * manual clock (which need not move while the application closes). A simulation whose virtual
+   * time always moves gives its own clock, so that a shutdown replays exactly.
+   */
+  readonly shutdownClock?: Clock;
   /** Closes what the backend opened: the subscriber, and connections it created (last). */
   close(): void;
 }

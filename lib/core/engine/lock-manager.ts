@@ -71,6 +71,8 @@ interface SentAttempt {
 }
 
 const noop = (): void => undefined;
+/** An attempt whose reply came after the lease it would have started had run out locally. */
+const STALE_REPLY: unique symbol = Symbol('stale reply');
 /** Whether a call names several keys (a multi-key lock). */
 const isKeyList = (key: string | readonly string[]): key is readonly string[] => Array.isArray(key);
 
@@ -237,12 +239,22 @@ export class LockManager implements LockOwner, LockRunner {
           const outcome = await this.attempt(key, names, token, timing, waits, bound, signal, startedAt, sent);
           if (outcome === TIMED_OUT) throw this.noAnswer(key, bound);
           if (outcome instanceof HeldLock) return this.acquired(outcome, calledAt, name, waiting);
-          busyFor = outcome.pttl;
-          // A grant to this caller that the busy reply proves expired must never be handed out.
-          if (outcome.fence !== undefined) watch?.staleThrough(outcome.fence);
-          lastError = undefined;
-          // Only an attempt Redis answered bounds when a later grant can have started.
-          lastAttemptAt = startedAt;
+          if (outcome === STALE_REPLY) {
+            uncertain = true;
+            lastError = new RedisLockError(`Redis granted lock ${quoteKey(key)} but its reply came after the lease (${timing.ttl} ms) had run out here; it was given back.`);
+            // Given back under this token: go on under a new one, as after an unconfirmed grant.
+            watch?.close();
+            watch = undefined;
+            token = this.newToken(options);
+            names = this.callNames(key, base, token, semaphore, read);
+          } else {
+            busyFor = outcome.pttl;
+            // A grant to this caller that the busy reply proves expired must never be handed out.
+            if (outcome.fence !== undefined) watch?.staleThrough(outcome.fence);
+            lastError = undefined;
+            // Only an attempt Redis answered bounds when a later grant can have started.
+            lastAttemptAt = startedAt;
+          }
         } catch (error) {
           uncertain = true;
           if ((signal?.aborted && error === signal.reason) || this.closed || error instanceof SemaphoreLimitError) throw error;
@@ -342,7 +354,8 @@ export class LockManager implements LockOwner, LockRunner {
       // No waiting, but no hanging either: a late answer gets the grace, then the call fails.
       const settled = await this.attempt(key, names, token, timing, false, LAST_ATTEMPT_GRACE_MS, options?.signal, calledAt, sent);
       if (settled === TIMED_OUT) throw this.noAnswer(key, LAST_ATTEMPT_GRACE_MS);
-      outcome = settled;
+      // A reply that came after its lease ran out was given back: the lock is not ours.
+      outcome = settled === STALE_REPLY ? { pttl: 0 } : settled;
     } catch (error) {
       // The reply was lost, not necessarily the script's effect: give back what it may have taken.
       this.leave(names, token, timing, sent.reply);
@@ -374,6 +387,12 @@ export class LockManager implements LockOwner, LockRunner {
         this.logger.warn(`Release of lock ${quoteKey(lock.key)} failed (${(error as Error).message}); its lease will expire on its own.`);
       });
     }
+  }
+
+  stillHeld(lock: Lock): boolean {
+    // A stalled event loop may not have let the deadline sweeper run yet.
+    if (lock instanceof HeldLock && lock.held && this.clock.now() >= lock.deadline) lock.expire();
+    return lock.held;
   }
 
   leaseOf(lock: Lock): number {
@@ -454,15 +473,16 @@ export class LockManager implements LockOwner, LockRunner {
   private async giveBackAll(): Promise<void> {
     this.closed = true;
     // Real time, whatever the clock: this bounds how long Redis may keep the application waiting.
-    const deadline = systemClock.now() + this.options.shutdownTimeout;
+    const clock = this.backend.shutdownClock ?? systemClock;
+    const deadline = clock.now() + this.options.shutdownTimeout;
     this.shutdown.abort(new RedisLockError('LockService shut down (the application is closing) while waiting for a lock.'));
     this.replyWaits.end(this.shutdown.signal.reason);
     for (const lock of this.heldLocks) this.cleanUp(lock.shutdown());
     // An acquire in flight may still obtain its lock; hold() then hands it straight back, and
     // a failed one leaves. Both register clean-ups, so wait until nothing is left to wait for.
-    while ((this.acquiring > 0 || this.pendingCleanups.size > 0) && systemClock.now() < deadline) {
+    while ((this.acquiring > 0 || this.pendingCleanups.size > 0) && clock.now() < deadline) {
       const acquiresSettled = this.acquiring > 0 ? new Promise<void>((resolve) => (this.acquiringSettled = resolve)) : undefined;
-      await settleWithin(Promise.allSettled([...this.pendingCleanups, acquiresSettled]), deadline - systemClock.now());
+      await settleWithin(Promise.allSettled([...this.pendingCleanups, acquiresSettled]), deadline - clock.now(), [], clock);
       // Let the callers that just settled register their clean-ups.
       await new Promise((resolve) => setImmediate(resolve));
     }
@@ -604,7 +624,7 @@ export class LockManager implements LockOwner, LockRunner {
     signal: AbortSignal | undefined,
     startedAt: number,
     sent: SentAttempt,
-  ): Promise<HeldLock | { pttl: number; fence?: number } | typeof TIMED_OUT> {
+  ): Promise<HeldLock | { pttl: number; fence?: number } | typeof TIMED_OUT | typeof STALE_REPLY> {
     let reply: Promise<AcquireReply>;
     try {
       reply = isSemaphore(names)
@@ -630,7 +650,14 @@ export class LockManager implements LockOwner, LockRunner {
         }
         return settled;
       }
-      return this.hold(key, names, token, settled.fencingToken, timing, startedAt, timing.ttl);
+      const lock = this.hold(key, names, token, settled.fencingToken, timing, startedAt, timing.ttl);
+      // The reply came after the lease it started had run out here (a stalled process, a slow
+      // network): Redis may already have handed the lock on. Never hand it out; give it back.
+      if (this.clock.now() >= lock.deadline) {
+        lock.expire();
+        return STALE_REPLY;
+      }
+      return lock;
     });
   }
 

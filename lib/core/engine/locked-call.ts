@@ -18,6 +18,11 @@ export interface LockRunner {
   acquire(key: string | readonly string[], options?: LockOptions): Promise<Lock>;
   /** Runs `fn` with `lock` as the chain's innermost lock. */
   runInChain<T>(lock: Lock, fn: () => T): T;
+  /**
+   * Whether `lock` is still held; a lock whose lease deadline passed before the deadline
+   * sweeper could run (a stalled event loop) is declared lost first.
+   */
+  stillHeld(lock: Lock): boolean;
   /** The ttl `lock` is renewed to, in milliseconds. */
   leaseOf(lock: Lock): number;
   /** The clock the engine's timers run on. */

@@ -1,0 +1,96 @@
+#!/usr/bin/env node
+// `npm run explore:bugs -- [--seconds S | --seeds N] [--seed X] [--only a,b] [--shrink-seconds S] [--json]`: applies each seeded bug
+// of explore/bugs/*.patch to a copy of lib/ (the working tree is never touched), builds the
+// explorer of that copy, and explores until it finds a violation or the budget runs out. Ends with
+// `bugs found: F of T`; exits 1 unless every bug was found.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { buildExplorer } from './build.mjs';
+
+const root = dirname(dirname(fileURLToPath(import.meta.url)));
+
+function parse(argv) {
+  const args = {};
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (!arg.startsWith('--')) throw new TypeError(`explore:bugs: unexpected argument ${JSON.stringify(arg)}; use --seconds S, --seed X, --only a,b, --json.`);
+    const next = argv[i + 1];
+    if (next !== undefined && !next.startsWith('--')) args[arg.slice(2)] = argv[++i];
+    else args[arg.slice(2)] = true;
+  }
+  for (const name of Object.keys(args)) {
+    if (!['seconds', 'seeds', 'seed', 'only', 'json', 'shrink-seconds'].includes(name)) throw new TypeError(`explore:bugs: unknown option --${name}; use --seconds S, --seed X, --only a,b, --json.`);
+  }
+  return args;
+}
+
+/** The seeded bugs: one patch file each, its first line the bug's description. */
+export function catalogue() {
+  const dir = join(root, 'explore', 'bugs');
+  return readdirSync(dir)
+    .filter((file) => file.endsWith('.patch'))
+    .sort()
+    .map((file) => ({ name: basename(file, '.patch').replace(/^\d+-/, ''), file: join(dir, file), title: readFileSync(join(dir, file), 'utf8').split('\n')[0].replace(/^Seeded bug:\s*/, '') }));
+}
+
+/** Copies what the explorer builds from, applies `patch`, builds; returns the explorer's entry point. */
+function patchedExplorer(patch) {
+  const dir = mkdtempSync(join(tmpdir(), 'nestjs-redis-lock-bug-'));
+  cpSync(join(root, 'lib'), join(dir, 'lib'), { recursive: true });
+  cpSync(join(root, 'explore'), join(dir, 'explore'), { recursive: true, filter: (source) => !/[\\/]explore[\\/](real|bugs)([\\/]|$)/.test(source) });
+  cpSync(join(root, 'tsconfig.json'), join(dir, 'tsconfig.json'));
+  cpSync(join(root, 'package.json'), join(dir, 'package.json'));
+  execFileSync('git', ['apply', '--whitespace=nowarn', patch], { cwd: dir, stdio: ['ignore', 'inherit', 'inherit'] });
+  const cli = buildExplorer(dir, join(dir, 'out'), join(root, 'node_modules'));
+  return { dir, cli };
+}
+
+async function main() {
+  const args = parse(process.argv.slice(2));
+  const seconds = args.seconds === undefined ? 60 : Number(args.seconds);
+  const seed = args.seed === undefined ? 1 : Number(args.seed);
+  if (!(seconds > 0) || !Number.isInteger(seed)) throw new TypeError('explore:bugs: --seconds must be a positive number and --seed an integer.');
+  const shrinkSeconds = args['shrink-seconds'] === undefined ? 10 : Number(args['shrink-seconds']);
+  const only = typeof args.only === 'string' ? new Set(args.only.split(',')) : undefined;
+  const bugs = catalogue().filter((bug) => only === undefined || only.has(bug.name));
+  if (only !== undefined && bugs.length !== only.size) throw new TypeError(`explore:bugs: --only names no bug of ${catalogue().map((b) => b.name).join(', ')}.`);
+  const results = [];
+  for (const bug of bugs) {
+    const { dir, cli } = patchedExplorer(bug.file);
+    try {
+      const budget = args.seeds === undefined ? ['--seconds', String(seconds)] : ['--seeds', String(args.seeds)];
+      const run = spawnSync(process.execPath, [cli, ...budget, '--seed', String(seed), '--shrink-seconds', String(shrinkSeconds), '--json'], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+      const line = run.stdout.trim().split('\n').pop() ?? '';
+      let report;
+      try {
+        report = JSON.parse(line);
+      } catch {
+        throw new Error(`explore:bugs: the explorer of ${bug.name} printed no report (exit ${run.status}):\n${run.stderr}`);
+      }
+      const found = report.failure != null;
+      const result = { name: bug.name, title: bug.title, found, schedules: found ? report.failure.foundAfter : report.schedules, seconds: found ? report.failure.foundAfterMs / 1000 : report.elapsedMs / 1000, invariant: report.failure?.violation?.invariant, replay: found ? `seed ${report.failure.seed} path ${report.failure.path}` : undefined };
+      results.push(result);
+      if (!args.json) {
+        console.log(found
+          ? `FOUND   ${bug.name}: after ${result.schedules} schedule(s), ${result.seconds.toFixed(1)} s: ${result.invariant}`
+          : `MISSED  ${bug.name}: no violation in ${result.schedules} schedule(s), ${result.seconds.toFixed(1)} s`);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  const found = results.filter((result) => result.found).length;
+  if (args.json) console.log(JSON.stringify(results));
+  console.log(`bugs found: ${found} of ${results.length}`);
+  process.exit(found === results.length ? 0 : 1);
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  main().catch((error) => {
+    console.error(error?.stack ?? String(error));
+    process.exit(2);
+  });
+}

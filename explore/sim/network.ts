@@ -1,0 +1,153 @@
+import type { LockBackend } from '../../lib/core/engine/lock-backend.js';
+import type { LockStore, RenewalPart, RenewalRequest } from '../../lib/core/stores/lock-store.js';
+import { MemoryNotifier } from '../../lib/core/stores/memory/memory-notifier.js';
+import type { Clock } from '../../lib/core/time/clock.js';
+import type { EventOwner, VirtualScheduler } from './virtual-time.js';
+
+/** What the fault injector decides for one command or one message. */
+export interface CommandFate {
+  /** `before`: never reaches the store; `after`: took effect, the reply is lost. The caller gets a connection error. */
+  lost?: 'before' | 'after';
+  /** Extra delay of the reply, ms. */
+  delay: number;
+}
+
+export interface FaultDecider {
+  command(instance: SimNode, op: string): CommandFate;
+  message(instance: SimNode): 'ok' | 'lost' | 'duplicated';
+  /** Network latency of one hop, ms (small and random). */
+  latency(): number;
+  trace(instance: SimNode | undefined, text: string): void;
+  /** The store answered an attempt of `token` with busy. */
+  busy(token: string): void;
+}
+
+/** A simulated process as the network sees it. */
+export interface SimNode extends EventOwner {
+  notifier?: MemoryNotifier;
+}
+
+/** The error a command gets when its connection drops (the reply, or the command itself, is lost). */
+export class ConnectionLostError extends Error {
+  constructor(op: string) {
+    super(`connection lost (simulated) during ${op}`);
+  }
+}
+
+/**
+ * Between the instances and the one store: each instance's commands reach the store in the
+ * order they were sent and their replies come back in that order (one connection each), after a
+ * small latency, unless the fault injector delays or loses them. Release messages travel on a
+ * connection of their own, so they may overtake replies, and may be lost or duplicated.
+ */
+export class Network {
+  private readonly lastArrival = new Map<SimNode, number>();
+  private readonly lastReply = new Map<SimNode, number>();
+  private readonly lastMessage = new Map<SimNode, number>();
+  /** Instances subscribed to release messages. */
+  readonly subscribers = new Set<SimNode>();
+
+  constructor(
+    private readonly scheduler: VirtualScheduler,
+    private readonly faults: FaultDecider,
+  ) {}
+
+  /** Sends one command of `node`: `invoke` runs on the store when it arrives. */
+  call<T>(node: SimNode, op: string, invoke: () => Promise<T>, token?: string): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const fate = this.faults.command(node, op);
+      const arrival = Math.max(this.scheduler.now + this.faults.latency(), this.lastArrival.get(node) ?? 0);
+      this.lastArrival.set(node, arrival);
+      const reply = (settle: () => void, extra: number): void => {
+        const at = Math.max(this.scheduler.now + this.faults.latency() + extra, this.lastReply.get(node) ?? 0);
+        this.lastReply.set(node, at);
+        this.scheduler.schedule(at, settle, node);
+      };
+      this.scheduler.schedule(arrival, () => {
+        if (fate.lost === 'before') {
+          this.faults.trace(node, `${op} lost before reaching the store`);
+          reply(() => reject(new ConnectionLostError(op)), fate.delay);
+          return;
+        }
+        invoke().then(
+          (value) => {
+            this.faults.trace(node, `store ran ${op}${token === undefined ? '' : ` ${token}`}: ${summary(value)}`);
+            if (token !== undefined && op.endsWith('acquire') && (value as { acquired?: boolean }).acquired === false) this.faults.busy(token);
+            if (fate.lost === 'after') {
+              this.faults.trace(node, `${op} took effect; its reply is lost`);
+              reply(() => reject(new ConnectionLostError(op)), fate.delay);
+            } else reply(() => resolve(value), fate.delay);
+          },
+          (error: unknown) => reply(() => reject(error), fate.delay),
+        );
+      });
+    });
+  }
+
+  /** What the store PUBLISHes: to every subscribed instance, each on its own connection. */
+  publish(channel: string, message: string): void {
+    for (const node of this.subscribers) {
+      if (node.crashed) continue;
+      const fate = this.faults.message(node);
+      if (fate === 'lost') {
+        this.faults.trace(node, `release message ${message} lost`);
+        continue;
+      }
+      const copies = fate === 'duplicated' ? 2 : 1;
+      for (let copy = 0; copy < copies; copy++) {
+        const at = Math.max(this.scheduler.now + this.faults.latency(), this.lastMessage.get(node) ?? 0);
+        this.lastMessage.set(node, at);
+        this.scheduler.schedule(at, () => node.notifier?.receive(channel, message), node);
+      }
+    }
+  }
+
+  /** The backend one instance's `LockService` talks to: the shared store behind this network. */
+  backend(node: SimNode, store: LockStore, clock: Clock, shutdownClock: Clock): LockBackend {
+    const notifier = new MemoryNotifier();
+    node.notifier = notifier;
+    this.subscribers.add(node);
+    const call = <T>(op: string, invoke: () => Promise<T>, token?: string): Promise<T> => this.call(node, op, invoke, token);
+    const wrapped: LockStore = {
+      queues: store.queues,
+      semaphores: store.semaphores && wrapMethods(store.semaphores, 'semaphore.', call),
+      readers: store.readers && wrapMethods(store.readers, 'read.', call),
+      acquire: (...args) => call('acquire', () => store.acquire(...args), args[1] as string),
+      renew: (...args) => call('renew', () => store.renew(...args), args[1] as string),
+      renewBatch: (requests: RenewalRequest[]): RenewalPart[] => [
+        // The in-memory store answers a batch in one part.
+        { indexes: requests.map((_, i) => i), outcomes: call('renewBatch', () => store.renewBatch(requests)[0]!.outcomes) },
+      ],
+      release: (...args) => call('release', () => store.release(...args), args[1] as string),
+      leave: (...args) => call('leave', () => store.leave(...args), args[1] as string),
+      exists: (...args) => call('exists', () => store.exists(...args)),
+      inspect: (...args) => call('inspect', () => store.inspect(...args)),
+    };
+    return {
+      store: wrapped,
+      notifier,
+      clients: [],
+      clock,
+      shutdownClock,
+      close: () => {
+        notifier.close();
+        this.subscribers.delete(node);
+      },
+    };
+  }
+}
+
+/** The semaphore's and the read side's scripts (acquire, release, leave), each through the network. */
+function wrapMethods<T extends object>(target: T, prefix: string, call: <R>(op: string, invoke: () => Promise<R>, token?: string) => Promise<R>): T {
+  const wrapped: Record<string, unknown> = {};
+  for (const name of ['acquire', 'release', 'leave']) {
+    const value = (target as Record<string, unknown>)[name] as (...a: unknown[]) => Promise<unknown>;
+    wrapped[name] = (...args: unknown[]) => call(prefix + name, () => value.apply(target, args), args[1] as string);
+  }
+  return wrapped as T;
+}
+
+function summary(value: unknown): string {
+  if (value === undefined) return 'ok';
+  return JSON.stringify(value);
+}

@@ -1,0 +1,96 @@
+import fc from 'fast-check';
+
+/** Fault kinds the injector knows, as counted in the explorer's report. */
+export const FAULT_KINDS = [
+  'reply-delayed',
+  'reply-lost-after',
+  'reply-lost-before',
+  'message-lost',
+  'message-duplicated',
+  'pause',
+  'crash',
+  'shutdown',
+  'store-restart',
+  'clock-jump',
+] as const;
+export type FaultKind = (typeof FAULT_KINDS)[number];
+
+/** One fault of a schedule. Windowed kinds affect every command or message of `instance` in [at, at + duration). */
+export interface Fault {
+  kind: FaultKind;
+  /** Virtual ms from the start. */
+  at: number;
+  instance: number;
+  /** Window length (delays, losses, pauses), ms. */
+  duration: number;
+  /** reply-delayed: extra ms per reply; clock-jump: the new clock offset, ms. */
+  amount: number;
+}
+
+/** Everything one simulated run depends on: the same plan replays the same run. */
+export interface Plan {
+  /** Seeds latencies, jitter and every `Math.random` of the engine. */
+  seed: number;
+  instances: number;
+  /** Lease of every lock, ms. */
+  ttl: number;
+  /** Callers per instance of each workload. */
+  mutexCallers: number;
+  lockedCallers: number;
+  semaphoreCallers: number;
+  rwCallers: number;
+  transferCallers: number;
+  jobs: boolean;
+  leader: boolean;
+  faults: Fault[];
+}
+
+/** Faults happen (and callers start calls) in [0, FAULT_HORIZON_MS). */
+export const FAULT_HORIZON_MS = 3_000;
+export const TTLS = [300, 600, 1_500] as const;
+
+/**
+ * Offsets a clock may jump to, ms. Forward jumps are a clock running fast (leases end early
+ * locally: safe); backward ones stay under the drift margin (at least 3 ms for any ttl).
+ */
+export const CLOCK_OFFSET_RANGE = { min: -2, max: 60 } as const;
+
+function faultArbitrary(instances: number): fc.Arbitrary<Fault> {
+  return fc.record({
+    // Pauses and delays find the most (a holder's view of time and the store's part ways): drawn more often.
+    kind: fc.oneof(
+      { arbitrary: fc.constantFrom(...FAULT_KINDS), weight: 10 },
+      { arbitrary: fc.constant<FaultKind>('pause'), weight: 3 },
+      { arbitrary: fc.constant<FaultKind>('reply-delayed'), weight: 2 },
+    ),
+    at: fc.integer({ min: 0, max: FAULT_HORIZON_MS - 1 }),
+    instance: fc.integer({ min: 0, max: instances - 1 }),
+    duration: fc.integer({ min: 1, max: 2_500 }),
+    amount: fc.integer({ min: 0, max: 2_500 }),
+  });
+}
+
+/** The schedules fast-check generates and shrinks: fewer faults, callers and instances are simpler. */
+export function planArbitrary(): fc.Arbitrary<Plan> {
+  return fc.integer({ min: 2, max: 4 }).chain((instances) =>
+    fc.record({
+      seed: fc.integer({ min: 0, max: 0x7fffffff }),
+      instances: fc.constant(instances),
+      ttl: fc.constantFrom(...TTLS),
+      mutexCallers: fc.integer({ min: 0, max: 2 }),
+      lockedCallers: fc.integer({ min: 0, max: 1 }),
+      semaphoreCallers: fc.integer({ min: 0, max: 2 }),
+      rwCallers: fc.integer({ min: 0, max: 2 }),
+      transferCallers: fc.integer({ min: 0, max: 1 }),
+      jobs: fc.boolean(),
+      leader: fc.boolean(),
+      faults: fc.array(faultArbitrary(instances), { maxLength: 8 }),
+    }),
+  );
+}
+
+/** A plan as one line, for a trace header. */
+export function describePlan(plan: Plan): string {
+  const { faults, ...rest } = plan;
+  return `${JSON.stringify(rest)} faults=${faults.map((f) => `${f.kind}@${f.at}/i${f.instance}/${f.duration}ms/${f.amount}`).join(', ') || 'none'}`;
+}

@@ -1,0 +1,235 @@
+import { AsyncResource } from 'node:async_hooks';
+import type { Clock, ClockTimer } from '../../lib/core/time/clock.js';
+
+const MAX_STEPS_PER_INSTANT = 100_000;
+
+/** Something whose events a pause holds back and a crash drops: a simulated process. */
+export interface EventOwner {
+  readonly name: string;
+  paused: boolean;
+  crashed: boolean;
+  /** Events that fell due while paused, released in their order on resume. */
+  readonly held: SimEvent[];
+}
+
+export interface SimEvent {
+  at: number;
+  seq: number;
+  fn: () => void;
+  owner?: EventOwner;
+  cancelled: boolean;
+}
+
+/**
+ * One virtual clock and one event queue for a whole simulated system: every timer of every
+ * instance, every message between an instance and the store. Events run one at a time, earliest
+ * first (ties in the order they were scheduled); after each one the promise chains and
+ * `setImmediate` callbacks it started run to completion (see `drain`) before virtual time moves.
+ * Nothing else moves time, so a seed replays the same run.
+ */
+export class VirtualScheduler {
+  now = 0;
+  private seq = 0;
+  private readonly heap: SimEvent[] = [];
+  /** Events run so far. */
+  steps = 0;
+  private stepsThisInstant = 0;
+
+  schedule(at: number, fn: () => void, owner?: EventOwner): SimEvent {
+    const event: SimEvent = { at: Math.max(at, this.now), seq: ++this.seq, fn, owner, cancelled: false };
+    this.push(event);
+    return event;
+  }
+
+  cancel(event: SimEvent): void {
+    event.cancelled = true;
+  }
+
+  /** Live events (not cancelled, owner not crashed), optionally those of one owner. */
+  pending(owner?: EventOwner): number {
+    let count = 0;
+    for (const event of this.heap) {
+      if (event.cancelled || event.owner?.crashed) continue;
+      if (owner === undefined || event.owner === owner) count++;
+    }
+    if (owner !== undefined) count += owner.held.filter((event) => !event.cancelled).length;
+    return count;
+  }
+
+  pause(owner: EventOwner): void {
+    owner.paused = true;
+  }
+
+  /** Releases what fell due during the pause, now, in the order it fell due. */
+  resume(owner: EventOwner): void {
+    owner.paused = false;
+    const held = owner.held.splice(0).sort((a, b) => a.at - b.at || a.seq - b.seq);
+    for (const event of held) {
+      if (event.cancelled) continue;
+      event.at = this.now;
+      event.seq = ++this.seq;
+      this.push(event);
+    }
+  }
+
+  /**
+   * Runs events up to virtual time `until` (or until `stop()` says so), calling `afterEach`
+   * once the work of each event has settled.
+   */
+  async run(until: number, afterEach: () => void, stop?: () => boolean): Promise<void> {
+    await drain();
+    while (this.heap.length > 0) {
+      if (stop?.()) return;
+      const event = this.heap[0]!;
+      if (event.at > until) break;
+      this.pop();
+      if (event.cancelled || event.owner?.crashed) continue;
+      if (event.owner?.paused) {
+        event.owner.held.push(event);
+        continue;
+      }
+      if (event.at > this.now) this.stepsThisInstant = 0;
+      else if (++this.stepsThisInstant > MAX_STEPS_PER_INSTANT) throw new Error(`the simulation ran ${MAX_STEPS_PER_INSTANT} events at ${this.now} ms without time moving (a busy loop)`);
+      this.now = Math.max(this.now, event.at);
+      this.steps++;
+      event.fn();
+      await drain();
+      afterEach();
+    }
+    if (!stop?.()) this.now = Math.max(this.now, until);
+  }
+
+  private push(event: SimEvent): void {
+    const heap = this.heap;
+    heap.push(event);
+    let index = heap.length - 1;
+    while (index > 0) {
+      const parent = (index - 1) >> 1;
+      if (!before(event, heap[parent]!)) break;
+      heap[index] = heap[parent]!;
+      index = parent;
+    }
+    heap[index] = event;
+  }
+
+  private pop(): void {
+    const heap = this.heap;
+    const last = heap.pop()!;
+    if (heap.length === 0) return;
+    let index = 0;
+    for (;;) {
+      const left = 2 * index + 1;
+      if (left >= heap.length) break;
+      const right = left + 1;
+      const child = right < heap.length && before(heap[right]!, heap[left]!) ? right : left;
+      if (!before(heap[child]!, last)) break;
+      heap[index] = heap[child]!;
+      index = child;
+    }
+    heap[index] = last;
+  }
+}
+
+function before(a: SimEvent, b: SimEvent): boolean {
+  return a.at < b.at || (a.at === b.at && a.seq < b.seq);
+}
+
+/**
+ * An instance's clock: virtual time plus its own offset (a clock that jumped). Its timers are
+ * events of the instance, so a pause holds them back and a crash drops them.
+ */
+export class InstanceClock implements Clock {
+  offset = 0;
+
+  constructor(
+    private readonly scheduler: VirtualScheduler,
+    private readonly owner: EventOwner,
+  ) {}
+
+  now(): number {
+    return this.scheduler.now + this.offset;
+  }
+
+  setTimer(fn: () => void, ms: number): ClockTimer {
+    // As Node's timers do, the callback runs in the async context (AsyncLocalStorage) it was set in.
+    // Node fires a timer of less than 1 ms after 1 ms: a zero-delay loop still lets time pass.
+    const event = this.scheduler.schedule(this.scheduler.now + Math.max(1, ms), AsyncResource.bind(fn), this.owner);
+    return { cancel: () => this.scheduler.cancel(event) };
+  }
+}
+
+/** The clock of the store (what `TIME` is to Redis) and of shutdown bounds: virtual time itself. */
+export function worldClock(scheduler: VirtualScheduler): Clock {
+  return {
+    now: () => scheduler.now,
+    setTimer(fn, ms) {
+      const event = scheduler.schedule(scheduler.now + Math.max(1, ms), AsyncResource.bind(fn));
+      return { cancel: () => scheduler.cancel(event) };
+    },
+  };
+}
+
+// --- Quiescence -------------------------------------------------------------------------------
+// The engine and the in-memory store defer work with `setImmediate` (a reply "from the server",
+// a release message, a renewal after the caller's code started). Their order is deterministic;
+// only the moment everything has settled must be known, so that virtual time moves only then.
+// While a simulation runs, `setImmediate` is replaced by a wrapper that counts the callbacks
+// still to run (it changes nothing else), and `Math.random` by a seeded generator.
+
+const realSetImmediate = globalThis.setImmediate;
+const realClearImmediate = globalThis.clearImmediate;
+const realRandom = Math.random;
+const pendingImmediates = new Set<unknown>();
+
+function countingSetImmediate(this: unknown, fn: (...args: unknown[]) => void, ...args: unknown[]): NodeJS.Immediate {
+  const immediate: NodeJS.Immediate = realSetImmediate(() => {
+    pendingImmediates.delete(immediate);
+    fn(...args);
+  });
+  pendingImmediates.add(immediate);
+  return immediate;
+}
+
+function countingClearImmediate(immediate: NodeJS.Immediate | undefined): void {
+  if (immediate !== undefined) pendingImmediates.delete(immediate);
+  realClearImmediate(immediate);
+}
+
+let installed = false;
+
+/** Installs the counting `setImmediate` and a `Math.random` seeded with `seed`; returns the undo. */
+export function enterSimulation(seed: number): () => void {
+  if (installed) throw new Error('enterSimulation: one simulation at a time per process.');
+  installed = true;
+  pendingImmediates.clear();
+  const random = mulberry32(seed ^ 0x5eed);
+  globalThis.setImmediate = countingSetImmediate as unknown as typeof setImmediate;
+  globalThis.clearImmediate = countingClearImmediate as typeof clearImmediate;
+  Math.random = random;
+  return () => {
+    globalThis.setImmediate = realSetImmediate;
+    globalThis.clearImmediate = realClearImmediate;
+    Math.random = realRandom;
+    installed = false;
+  };
+}
+
+/** Lets every promise chain and counted `setImmediate` callback run. */
+export async function drain(): Promise<void> {
+  let turns = 0;
+  do {
+    await new Promise<void>((resolve) => realSetImmediate(resolve));
+  } while (pendingImmediates.size > 0 && ++turns < 100_000);
+}
+
+/** A small seeded PRNG (mulberry32): floats in [0, 1). */
+export function mulberry32(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

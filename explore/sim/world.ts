@@ -1,0 +1,765 @@
+import 'reflect-metadata';
+import { Logger } from '@nestjs/common';
+import { LockService } from '../../lib/lock.service.js';
+import { JobLockOrchestrator } from '../../lib/scheduling/job-lock.orchestrator.js';
+import { LeaderElectionRunner } from '../../lib/scheduling/leader-election.runner.js';
+import { MemoryData, MemoryStore } from '../../lib/core/stores/memory/memory-store.js';
+import { liveValue } from '../../lib/core/stores/memory/memory-data.js';
+import { WAITER_LEASE_MS, WAITER_REFRESH_MS } from '../../lib/core/engine/lock-manager.js';
+import { HeldLock } from '../../lib/core/engine/held-lock.js';
+import { MultiLock } from '../../lib/core/multi-key/multi-key-lock.js';
+import { lockRedisKeys } from '../../lib/core/keys/lock-key.js';
+import type { Lock } from '../../lib/interfaces/lock.interface.js';
+import type { LockOptions, RedisLockModuleOptions } from '../../lib/interfaces/redis-lock-options.interface.js';
+import { InstanceClock, VirtualScheduler, enterSimulation, mulberry32, worldClock } from './virtual-time.js';
+import { Network, type CommandFate, type FaultDecider, type SimNode } from './network.js';
+import { CLOCK_OFFSET_RANGE, FAULT_HORIZON_MS, FAULT_KINDS, describePlan, type Fault, type FaultKind, type Plan } from './plan.js';
+import { SimJobs, SimLocked } from './workers.js';
+import { knownDefect } from './known-defects.js';
+
+export const KEY_PREFIX = 'lock:';
+export const SEMAPHORE_LIMIT = 2;
+export const SHUTDOWN_TIMEOUT_MS = 1_000;
+/** How long a caller waits for a lock: longer than any bound below, so waits end by getting the lock. */
+export const CALLER_WAIT_MS = 60_000;
+const TICK_MS = 200;
+const NON_OVERLAP_MS = 150;
+const LEADER_RETRY_MS = 100;
+
+export interface Violation {
+  at: number;
+  instance?: string;
+  invariant: string;
+  detail: string;
+}
+
+export interface RunResult {
+  violation?: Violation;
+  /** Violations of open, documented defects (see `known-defects.ts`), by name: counted, not failed. */
+  known: Record<string, number>;
+  trace: string[];
+  steps: number;
+  virtualMs: number;
+  faults: Record<FaultKind, number>;
+}
+
+/** One simulated process: a real `LockService` (engine, watchdog, sweeper, notifier) and the runners on it. */
+export class Instance implements SimNode {
+  paused = false;
+  crashed = false;
+  readonly held = [];
+  notifier?: SimNode['notifier'];
+  /** Pauses begun so far: code that spans one is the documented exception to exclusion. */
+  pauses = 0;
+  resumedAt = -Infinity;
+  /** A clean shutdown began. */
+  stopping = false;
+  closed = false;
+  readonly clock: InstanceClock;
+  readonly service: LockService;
+  readonly jobs: JobLockOrchestrator;
+  readonly leader?: LeaderElectionRunner;
+  readonly calls = new Set<{ startedAt: number; what: string }>();
+  maxOffset = 0;
+  closing?: Promise<void>;
+
+  constructor(
+    readonly world: World,
+    readonly index: number,
+  ) {
+    this.clock = new InstanceClock(world.scheduler, this);
+    // Shutdown's bound counts real time: the instance's timers, without its clock's offset.
+    const shutdownClock = new InstanceClock(world.scheduler, this);
+    const backend = world.network.backend(this, world.store, this.clock, shutdownClock);
+    this.service = new LockService(
+      { ttl: world.plan.ttl, shutdownTimeout: SHUTDOWN_TIMEOUT_MS, instanceName: this.name } as RedisLockModuleOptions,
+      () => backend,
+    );
+    this.service.events$.subscribe((event) => {
+      if (event.type === 'lost' || event.type === 'acquired' || event.type === 'released') {
+        world.trace(this, `${event.type} ${event.key}${'fencingToken' in event ? ` #${event.fencingToken}` : ''}${event.type === 'lost' ? ` (${event.reason})` : ''}`);
+      }
+    });
+    this.jobs = new JobLockOrchestrator(this.service, { ttl: world.plan.ttl, shutdownTimeout: SHUTDOWN_TIMEOUT_MS } as RedisLockModuleOptions);
+    if (world.plan.leader) {
+      this.leader = new LeaderElectionRunner(
+        this.service,
+        {
+          onLeadershipAcquired: (lock) => world.leaderStarted(this, lock),
+          onLeadershipLost: (lock) => world.leaderEnded(this, lock),
+        },
+        'leader',
+        'Sim.leader',
+        undefined,
+        LEADER_RETRY_MS,
+      );
+    }
+  }
+
+  get name(): string {
+    return `i${this.index}`;
+  }
+
+  get alive(): boolean {
+    return !this.crashed && !this.stopping;
+  }
+
+  sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => this.clock.setTimer(resolve, ms));
+  }
+
+  /** `app.close()`: the runners first, then the lock service's two phases. */
+  shutdown(): Promise<void> {
+    this.stopping = true;
+    this.closing ??= (async () => {
+      await this.leader?.stop(SHUTDOWN_TIMEOUT_MS);
+      await this.jobs.onModuleDestroy();
+      const startedAt = this.world.scheduler.now;
+      const pauses = this.pauses;
+      await this.service.beforeApplicationShutdown();
+      await this.service.onApplicationShutdown();
+      this.closed = true;
+      const took = this.world.scheduler.now - startedAt;
+      this.world.trace(this, `closed in ${took} ms`);
+      // A pause stops the shutdown's own clock too: only an unpaused close is held to the bound.
+      if (took > SHUTDOWN_TIMEOUT_MS && pauses === this.pauses) this.world.violate(this, 'close() settles within shutdownTimeout', `stop()+close() took ${took} ms > ${SHUTDOWN_TIMEOUT_MS} ms`);
+    })();
+    return this.closing;
+  }
+}
+
+/** User code running under a lock, from its start to its end. */
+export interface Section {
+  id: number;
+  instance: Instance;
+  kind: 'mutex' | 'semaphore' | 'read' | 'write' | 'multi' | 'job';
+  key: string;
+  lock: Lock;
+  parts: HeldLock[];
+  pauses: number;
+  startedAt: number;
+  /** Hit a known defect: no longer checked. */
+  known?: boolean;
+}
+
+interface Leadership {
+  instance: Instance;
+  term: number;
+  pauses: number;
+  lock: Lock;
+}
+
+/** A resource that checks fencing tokens: it refuses a token lower than one it accepted. */
+class FencedRegister {
+  max = -1;
+  readonly owners = new Map<number, string>();
+}
+
+/** A fault window: every command (or message) of `instance` inside it is affected. */
+interface Window {
+  kind: FaultKind;
+  instance: number;
+  from: number;
+  to: number;
+  amount: number;
+}
+
+/**
+ * One simulated run of a plan: several instances, each a real `LockService` with the real
+ * `@Locked`, job and leader runners, on one in-memory store behind a faulty network, on one
+ * virtual clock; the invariants are checked after every event and at the end.
+ */
+export class World implements FaultDecider {
+  readonly scheduler = new VirtualScheduler();
+  readonly data = new MemoryData();
+  readonly network: Network;
+  readonly store: MemoryStore;
+  readonly instances: Instance[] = [];
+  readonly random: () => number;
+  readonly faultCounts = Object.fromEntries(FAULT_KINDS.map((kind) => [kind, 0])) as Record<FaultKind, number>;
+  private readonly lines: string[] = [];
+  violation?: Violation;
+  private readonly sections = new Set<Section>();
+  private sectionIds = 0;
+  private readonly registers = new Map<string, FencedRegister>();
+  private readonly windows: Window[] = [];
+  private readonly restarts: number[] = [];
+  private readonly ticks = new Map<number, { instance: Instance; at: number; beforeRestart: boolean }>();
+  private readonly leaders = new Set<Leadership>();
+  private readonly terms = new Map<number, Leadership>();
+  /** Leaders that were paused when another's term began: they must hear the loss once resumed. */
+  private readonly mustHearLoss = new Set<Leadership>();
+  private readonly tokenNames = new Map<string, string>();
+  readonly faultsEnd: number;
+  readonly known: Record<string, number> = {};
+  /** When the store granted each `<token>:<fencing token>` to a waiter (what it published). */
+  readonly grantedAt = new Map<string, number>();
+  /** When the store last answered an attempt of each token with busy. */
+  readonly lastBusyAt = new Map<string, number>();
+
+  busy(token: string): void {
+    this.lastBusyAt.set(token, this.scheduler.now);
+  }
+
+  constructor(
+    readonly plan: Plan,
+    /** Count violations of the open defects listed in `known-defects.ts` instead of failing on them. */
+    private readonly tolerateKnown = true,
+  ) {
+    this.random = mulberry32(plan.seed);
+    this.network = new Network(this.scheduler, this);
+    this.store = new MemoryStore(this.data, worldClock(this.scheduler), (channel, message) => {
+      this.grantedAt.set(message, this.scheduler.now);
+      this.network.publish(channel, message);
+    });
+    this.faultsEnd = Math.max(FAULT_HORIZON_MS, ...plan.faults.map((fault) => fault.at + (windowed(fault.kind) || fault.kind === 'pause' ? fault.duration : 0)));
+  }
+
+  // --- FaultDecider ---------------------------------------------------------------------------
+
+  latency(): number {
+    return Math.floor(this.random() * 3);
+  }
+
+  command(node: SimNode, op: string): CommandFate {
+    const index = (node as Instance).index;
+    const now = this.scheduler.now;
+    let delay = 0;
+    let lost: CommandFate['lost'];
+    for (const window of this.windows) {
+      if (window.instance !== index || now < window.from || now >= window.to) continue;
+      if (window.kind === 'reply-lost-before' && lost === undefined) lost = 'before';
+      else if (window.kind === 'reply-lost-after' && lost === undefined) lost = 'after';
+      else if (window.kind === 'reply-delayed') delay = Math.max(delay, window.amount);
+    }
+    if (lost !== undefined) this.faultCounts[lost === 'before' ? 'reply-lost-before' : 'reply-lost-after']++;
+    else if (delay > 0) {
+      this.faultCounts['reply-delayed']++;
+      this.trace(node, `${op} reply delayed ${delay} ms`);
+    }
+    return { lost, delay };
+  }
+
+  message(node: SimNode): 'ok' | 'lost' | 'duplicated' {
+    const index = (node as Instance).index;
+    const now = this.scheduler.now;
+    for (const window of this.windows) {
+      if (window.instance !== index || now < window.from || now >= window.to) continue;
+      if (window.kind === 'message-lost') {
+        this.faultCounts['message-lost']++;
+        return 'lost';
+      }
+      if (window.kind === 'message-duplicated') {
+        this.faultCounts['message-duplicated']++;
+        return 'duplicated';
+      }
+    }
+    return 'ok';
+  }
+
+  trace(node: SimNode | undefined, text: string): void {
+    if (this.lines.length >= 50_000) this.lines.splice(0, 10_000);
+    // Raw here (this runs on every command); tokens are named when the trace is read.
+    this.lines.push(`${(Math.round(this.scheduler.now * 10) / 10).toFixed(1).padStart(8)} ms  ${(node?.name ?? 'world').padEnd(5)} ${text}`);
+  }
+
+  /** Owner tokens are random: the trace names them by order of appearance. */
+  private named(text: string): string {
+    return text.replace(/[0-9a-f]{32}(?:\.[\w.-]+)?/g, (token) => this.tokenName(token));
+  }
+
+  tokenName(token: string): string {
+    let name = this.tokenNames.get(token);
+    if (name === undefined) this.tokenNames.set(token, (name = `tok${this.tokenNames.size + 1}`));
+    return name;
+  }
+
+  violate(instance: Instance | undefined, invariant: string, detail: string, section?: Section): void {
+    if (this.violation !== undefined) return;
+    const known = section === undefined ? undefined : knownDefect(this, section);
+    if (known !== undefined && this.tolerateKnown) {
+      this.known[known] = (this.known[known] ?? 0) + 1;
+      section!.known = true;
+      this.trace(instance, `known defect (${known}), not counted: ${invariant}: ${detail}`);
+      return;
+    }
+    this.violation = { at: this.scheduler.now, instance: instance?.name, invariant, detail };
+    this.trace(instance, `VIOLATION of "${invariant}": ${detail}`);
+  }
+
+  // --- The run --------------------------------------------------------------------------------
+
+  async run(): Promise<RunResult> {
+    const restore = enterSimulation(this.plan.seed);
+    // The engine's warnings would flood the output; the trace records what matters.
+    Logger.overrideLogger(false);
+    try {
+      await this.simulate();
+    } catch (error) {
+      this.violate(undefined, 'the simulation itself runs', (error as Error)?.stack ?? String(error));
+    } finally {
+      restore();
+    }
+    const trace = this.lines.map((line) => this.named(line));
+    const violation = this.violation && { ...this.violation, detail: this.named(this.violation.detail) };
+    return { violation, known: this.known, trace, steps: this.scheduler.steps, virtualMs: this.scheduler.now, faults: this.faultCounts };
+  }
+
+  private async simulate(): Promise<void> {
+    const plan = this.plan;
+    this.trace(undefined, `plan ${describePlan(plan)}`);
+    for (let i = 0; i < plan.instances; i++) this.instances.push(new Instance(this, i));
+    for (const instance of this.instances) this.startWorkloads(instance);
+    for (const fault of plan.faults) this.scheduler.schedule(fault.at, () => this.inject(fault));
+    const check = (): void => this.checkStep();
+    const stop = (): boolean => this.violation !== undefined;
+
+    // Faults and callers.
+    await this.scheduler.run(this.faultsEnd, check, stop);
+    if (this.violation) return;
+    this.trace(undefined, 'faults stop');
+
+    // Liveness: every call still waiting gets its lock within the bound, and an election has a leader.
+    const bound = this.livenessBound();
+    await this.scheduler.run(this.faultsEnd + bound, check, () => stop() || this.instances.every((i) => !i.alive || i.calls.size === 0));
+    if (this.violation) return;
+    for (const instance of this.instances) {
+      if (!instance.alive) continue;
+      for (const call of instance.calls) {
+        this.violate(instance, 'once faults stop, every waiter gets the lock within the bound', `${call.what} called at ${call.startedAt} ms still unsettled ${bound} ms after the faults stopped (at ${this.faultsEnd} ms)`);
+        return;
+      }
+    }
+    await this.scheduler.run(this.scheduler.now + this.plan.ttl + WAITER_LEASE_MS + 2 * LEADER_RETRY_MS, check, stop);
+    if (this.violation) return;
+    if (this.plan.leader && this.instances.some((i) => i.alive)) {
+      const leading = this.instances.filter((i) => i.alive && i.leader?.term !== undefined);
+      if (leading.length !== 1) {
+        this.violate(undefined, 'once faults stop, an election has one leader', `${leading.length} leaders among the live instances`);
+        return;
+      }
+    }
+
+    // Queue order: callers arriving one after another on a held lock get it in that order.
+    await this.fifoProbe(check, stop);
+    if (this.violation) return;
+
+    // Clean shutdown of everyone still up; then nothing may remain but fencing counters and no timer.
+    const closing = this.instances.filter((i) => !i.crashed).map((i) => i.shutdown());
+    let settled = false;
+    void Promise.all(closing).then(() => (settled = true));
+    await this.scheduler.run(this.scheduler.now + SHUTDOWN_TIMEOUT_MS * 10 + 10_000, check, () => stop() || settled);
+    if (this.violation) return;
+    if (!settled) {
+      this.violate(undefined, 'close() settles within shutdownTimeout', 'an instance never finished closing');
+      return;
+    }
+    await this.scheduler.run(this.scheduler.now + 2 * (this.plan.ttl + WAITER_LEASE_MS) + 10, check, stop);
+    if (this.violation) return;
+    this.checkQuiet();
+  }
+
+  /** Stated bound: a crashed holder's lease, a crashed waiter's grant, then every caller of a key once, with polling. */
+  livenessBound(): number {
+    const callers = this.plan.instances * Math.max(1, this.plan.mutexCallers + this.plan.lockedCallers + this.plan.semaphoreCallers + this.plan.rwCallers + 2 * this.plan.transferCallers);
+    return this.plan.ttl + 2 * WAITER_LEASE_MS + callers * (this.maxWork() + WAITER_REFRESH_MS + 20) + SHUTDOWN_TIMEOUT_MS;
+  }
+
+  maxWork(): number {
+    return 3 * Math.floor(this.plan.ttl * 0.8);
+  }
+
+  private async fifoProbe(check: () => void, stop: () => boolean): Promise<void> {
+    const live = this.instances.filter((i) => i.alive);
+    if (live.length === 0) return;
+    const order: number[] = [];
+    const count = Math.min(5, 2 * live.length);
+    let done = 0;
+    const start = this.scheduler.now;
+    for (let n = 0; n < count; n++) {
+      const instance = live[n % live.length]!;
+      this.scheduler.schedule(start + n * 20, () => {
+        instance.service
+          .using('fifo', async () => {
+            order.push(n);
+            this.trace(instance, `fifo caller ${n} holds`);
+            await instance.sleep(n === 0 ? 200 : 10);
+          }, { waitTimeout: CALLER_WAIT_MS })
+          .catch((error: unknown) => this.violate(instance, 'once faults stop, every waiter gets the lock within the bound', `fifo caller ${n}: ${(error as Error).message}`))
+          .finally(() => done++);
+      });
+    }
+    const bound = 200 + count * (10 + 50) + 100;
+    await this.scheduler.run(start + bound, check, () => stop() || done === count);
+    if (this.violation) return;
+    if (done !== count) this.violate(undefined, 'once faults stop, every waiter gets the lock within the bound', `fifo callers: ${done} of ${count} done within ${bound} ms`);
+    else if (order.some((n, i) => n !== i)) this.violate(undefined, 'waiters get the lock in queue order', `fifo callers got the lock in order ${order.join(',')}`);
+  }
+
+  /** After shutdown and the longest lease: the store holds fencing counters only, and no timer is left. */
+  private checkQuiet(): void {
+    const now = this.scheduler.now;
+    const leftover: string[] = [];
+    for (const key of this.data.locks.keys()) if (liveValue(this.data.locks, key, now) !== undefined) leftover.push(`lock ${key}`);
+    for (const key of this.data.waiting.keys()) if (liveValue(this.data.waiting, key, now) !== undefined) leftover.push(`queue ${key}`);
+    for (const [key, holders] of this.data.semaphoreHolders) {
+      for (const token of holders.value.keys()) if (liveValue(this.data.locks, `${key.slice(0, -':holders'.length)}:permit:${token}`, now) !== undefined) leftover.push(`permit ${key} ${token}`);
+    }
+    for (const [key, readers] of this.data.readers) {
+      for (const token of readers.value.keys()) if (liveValue(this.data.locks, `${key.slice(0, -':readers'.length)}:reader:${token}`, now) !== undefined) leftover.push(`reader ${key} ${token}`);
+    }
+    if (leftover.length > 0) {
+      this.violate(undefined, 'afterwards the store holds nothing but fencing counters', leftover.join('; '));
+      return;
+    }
+    for (const instance of this.instances) {
+      if (instance.crashed) continue;
+      const timers = this.scheduler.pending(instance);
+      if (timers > 0) {
+        this.violate(instance, 'afterwards the scheduler holds no timer', `${timers} timer(s) of a closed instance still pending`);
+        return;
+      }
+    }
+    const network = this.scheduler.pending() - this.instances.filter((i) => !i.crashed).reduce((sum, i) => sum + this.scheduler.pending(i), 0);
+    if (network > 0) this.violate(undefined, 'afterwards the scheduler holds no timer', `${network} event(s) still pending`);
+  }
+
+  // --- Faults ---------------------------------------------------------------------------------
+
+  private inject(fault: Fault): void {
+    const instance = this.instances[fault.instance];
+    if (fault.kind === 'store-restart') {
+      this.faultCounts['store-restart']++;
+      this.data.clear();
+      this.restarts.push(this.scheduler.now);
+      this.registers.clear();
+      this.terms.clear();
+      this.trace(undefined, 'store restarts empty');
+      return;
+    }
+    if (instance === undefined || instance.crashed) return;
+    if (windowed(fault.kind)) {
+      this.windows.push({ kind: fault.kind, instance: fault.instance, from: fault.at, to: fault.at + fault.duration, amount: fault.amount });
+      this.trace(instance, `${fault.kind} for ${fault.duration} ms${fault.kind === 'reply-delayed' ? ` (+${fault.amount} ms)` : ''}`);
+      return;
+    }
+    switch (fault.kind) {
+      case 'pause': {
+        if (instance.paused) return;
+        this.faultCounts.pause++;
+        instance.pauses++;
+        this.scheduler.pause(instance);
+        this.trace(instance, `paused for ${fault.duration} ms`);
+        this.scheduler.schedule(this.scheduler.now + fault.duration, () => {
+          if (instance.crashed) return;
+          this.scheduler.resume(instance);
+          instance.resumedAt = this.scheduler.now;
+          this.trace(instance, 'resumed');
+        });
+        return;
+      }
+      case 'crash': {
+        this.faultCounts.crash++;
+        instance.crashed = true;
+        this.network.subscribers.delete(instance);
+        for (const section of this.sections) if (section.instance === instance) this.sections.delete(section);
+        for (const leader of this.leaders) if (leader.instance === instance) this.leaders.delete(leader);
+        for (const leader of this.mustHearLoss) if (leader.instance === instance) this.mustHearLoss.delete(leader);
+        this.trace(instance, 'crashed (nothing released)');
+        return;
+      }
+      case 'shutdown': {
+        if (instance.stopping) return;
+        this.faultCounts.shutdown++;
+        // The application's own code calls app.close(): a paused instance does so once resumed.
+        this.scheduler.schedule(this.scheduler.now, () => {
+          this.trace(instance, 'clean shutdown begins');
+          void instance.shutdown();
+        }, instance);
+        return;
+      }
+      case 'clock-jump': {
+        const span = CLOCK_OFFSET_RANGE.max - CLOCK_OFFSET_RANGE.min;
+        let offset = CLOCK_OFFSET_RANGE.min + (fault.amount % (span + 1));
+        // Backward only within the drift margin of the furthest point the clock reached.
+        offset = Math.max(offset, instance.maxOffset + CLOCK_OFFSET_RANGE.min);
+        this.faultCounts['clock-jump']++;
+        this.trace(instance, `clock jumps ${offset - instance.clock.offset} ms (offset ${offset})`);
+        instance.clock.offset = offset;
+        instance.maxOffset = Math.max(instance.maxOffset, offset);
+        return;
+      }
+    }
+  }
+
+  // --- Workloads ------------------------------------------------------------------------------
+
+  private startWorkloads(instance: Instance): void {
+    const plan = this.plan;
+    const service = instance.service;
+    const steps = (): number[] => {
+      const count = 1 + Math.floor(this.random() * 4);
+      // Short steps as often as long ones: a step that ends before the watchdog's next tick is
+      // what a pause turns into code running past its lease's deadline.
+      return Array.from({ length: count }, () => 5 + Math.floor(this.random() * (this.random() < 0.5 ? 40 : plan.ttl * 0.8)));
+    };
+    const locked = new SimLocked(service, this, instance);
+    for (let c = 0; c < plan.mutexCallers; c++) {
+      this.loop(instance, 'using(m)', () => service.using('m', (lock) => this.section(instance, 'mutex', 'm', lock, steps(), this.random() < 0.4), { waitTimeout: CALLER_WAIT_MS }));
+    }
+    for (let c = 0; c < plan.lockedCallers; c++) {
+      this.loop(instance, '@Locked(m)', () => locked.write(steps(), this.random() < 0.4));
+    }
+    for (let c = 0; c < plan.semaphoreCallers; c++) {
+      this.loop(instance, 'using(sem)', () => service.using('sem', (lock) => this.section(instance, 'semaphore', 'sem', lock, steps(), false), { limit: SEMAPHORE_LIMIT, waitTimeout: CALLER_WAIT_MS }));
+    }
+    for (let c = 0; c < plan.rwCallers; c++) {
+      this.loop(instance, 'using(rw)', () => {
+        const mode = this.random() < 0.6 ? 'read' : 'write';
+        return service.using('rw', (lock) => this.section(instance, mode, 'rw', lock, steps(), false), { mode, waitTimeout: CALLER_WAIT_MS } as LockOptions);
+      });
+    }
+    for (let c = 0; c < plan.transferCallers; c++) {
+      this.loop(instance, 'transfer', () => {
+        const pairs = [['acct-a', 'acct-b'], ['acct-b', 'acct-c'], ['acct-c', 'acct-a']] as const;
+        const keys = pairs[Math.floor(this.random() * pairs.length)]!;
+        return service.using([...keys], (lock) => this.section(instance, 'multi', keys.join('+'), lock, steps(), false), { waitTimeout: CALLER_WAIT_MS });
+      });
+    }
+    if (plan.jobs) {
+      const jobs = new SimJobs(instance.jobs, this, instance);
+      // As a @Cron() schedule fires: tick k falls due at k x 200 ms on every instance; a pause
+      // makes the instance fire the tick it missed once, late, then wait for the next slot.
+      const tick = (k: number): void => {
+        instance.clock.setTimer(() => {
+          if (!instance.alive || this.scheduler.now >= FAULT_HORIZON_MS) return;
+          const late = this.scheduler.now > k * TICK_MS;
+          void jobs.tick(k, late).catch((error: unknown) => this.trace(instance, `tick ${k} failed: ${(error as Error).message}`));
+          tick(Math.floor(this.scheduler.now / TICK_MS) + 1);
+        }, k * TICK_MS - this.scheduler.now);
+      };
+      tick(1);
+      for (let k = 1; k * NON_OVERLAP_MS < FAULT_HORIZON_MS; k++) {
+        instance.clock.setTimer(() => {
+          if (instance.alive) void jobs.exclusive(Math.floor(this.random() * NON_OVERLAP_MS * 2)).catch((error: unknown) => this.trace(instance, `exclusive job failed: ${(error as Error).message}`));
+        }, k * NON_OVERLAP_MS);
+      }
+    }
+    instance.leader?.start();
+  }
+
+  /** A caller that keeps calling until the faults' horizon. */
+  private loop(instance: Instance, what: string, call: () => Promise<unknown>): void {
+    void (async () => {
+      while (instance.alive) {
+        await instance.sleep(Math.floor(this.random() * 200));
+        if (!instance.alive || this.scheduler.now >= FAULT_HORIZON_MS) return;
+        const record = { startedAt: this.scheduler.now, what };
+        instance.calls.add(record);
+        try {
+          await call();
+        } catch (error) {
+          this.trace(instance, `${what} failed: ${(error as Error).name}: ${(error as Error).message}`);
+        } finally {
+          instance.calls.delete(record);
+        }
+      }
+    })();
+  }
+
+  /** User code under a lock: writes to the fenced register, sleeps, checks in at checkpoints, may re-enter. */
+  async section(instance: Instance, kind: Section['kind'], key: string, lock: Lock, steps: number[], reenter: boolean): Promise<void> {
+    const section = this.begin(instance, kind, key, lock);
+    try {
+      for (const [i, step] of steps.entries()) {
+        await instance.sleep(step);
+        if (lock.signal.aborted) return;
+        this.checkpoint(section, 'continues past a checkpoint');
+        if (reenter && i < steps.length - 1 && (kind === 'mutex' || kind === 'job')) {
+          await instance.service
+            .using(key, async (inner) => {
+              this.checkpoint(section, 're-enters');
+              await instance.sleep(5);
+              if (!inner.signal.aborted) this.checkpoint(section, 'continues past a checkpoint (re-entered)');
+            }, { waitTimeout: CALLER_WAIT_MS })
+            .catch((error: unknown) => this.trace(instance, `re-entry refused: ${(error as Error).message}`));
+        }
+      }
+    } finally {
+      this.sections.delete(section);
+    }
+  }
+
+  begin(instance: Instance, kind: Section['kind'], key: string, lock: Lock): Section {
+    const parts = lock instanceof MultiLock ? (lock.parts as HeldLock[]) : lock instanceof HeldLock ? [lock] : [];
+    const section: Section = { id: ++this.sectionIds, instance, kind, key, lock, parts, pauses: instance.pauses, startedAt: this.scheduler.now };
+    this.trace(instance, `${kind} ${key} starts (${parts.map((p) => `${p.token} #${p.fencingToken}`).join(', ')})`);
+    this.sections.add(section);
+    this.checkpoint(section, 'starts');
+    return section;
+  }
+
+  /** The user code checks in: it must own its lock in the store, and its write must be accepted. */
+  checkpoint(section: Section, what: string): void {
+    if (section.lock.signal.aborted || section.instance.crashed || section.known) return;
+    const startOnly = what === 'starts' || what === 're-enters';
+    const exempt = this.exempt(section) && !(startOnly && !this.lostToRestart(section));
+    if (!exempt) {
+      for (const part of section.parts) {
+        const owner = liveValue(this.data.locks, part.lockKey, this.scheduler.now);
+        if (owner !== part.token) {
+          this.violate(section.instance, 'no user code starts, re-enters or continues under a lock the store gives someone else',
+            `${section.kind} ${section.key}: user code ${what} holding ${part.token} #${part.fencingToken} (signal not aborted) while the store's owner of ${part.lockKey} is ${owner ?? 'nobody'}`, section);
+          return;
+        }
+      }
+    }
+    // A resource that checks tokens knows when the store restarted empty (tokens restart then):
+    // it refuses the old era's writes outright, so they are not offered.
+    if (this.lostToRestart(section)) return;
+    if (section.kind === 'mutex' || section.kind === 'write' || section.kind === 'multi' || section.kind === 'job') {
+      for (const part of section.parts) this.write(section, part, exempt);
+    }
+  }
+
+  private write(section: Section, part: HeldLock, exempt: boolean): void {
+    let register = this.registers.get(part.key);
+    if (register === undefined) this.registers.set(part.key, (register = new FencedRegister()));
+    const owner = register.owners.get(part.fencingToken);
+    if (owner !== undefined && owner !== part.token) {
+      this.violate(section.instance, 'the register never accepts a lower fencing token', `fencing token ${part.fencingToken} of ${part.key} used by two acquisitions (${owner} and ${part.token})`);
+      return;
+    }
+    register.owners.set(part.fencingToken, part.token);
+    if (part.fencingToken < register.max) {
+      this.trace(section.instance, `register ${part.key} refuses token ${part.fencingToken} (accepted ${register.max})`);
+      if (!exempt) this.violate(section.instance, 'the register never accepts a lower fencing token', `register ${part.key} got token ${part.fencingToken} after ${register.max} from a holder never told of a loss`);
+      return;
+    }
+    register.max = part.fencingToken;
+  }
+
+  /** Code that spans a pause is the documented exception, as is a lock the store lost in a restart. */
+  private exempt(section: Section): boolean {
+    const instance = section.instance;
+    return instance.paused || instance.pauses !== section.pauses || this.lostToRestart(section);
+  }
+
+  private lostToRestart(section: Section): boolean {
+    return section.parts.some((part) => this.leaseLostToRestart(section.instance, part));
+  }
+
+  /** Whether `lock` was taken before the store's last restart (which then forgot it). */
+  private leaseLostToRestart(instance: Instance, lock: Lock): boolean {
+    const last = this.restarts[this.restarts.length - 1];
+    if (last === undefined || !(lock instanceof HeldLock)) return false;
+    return (lock as unknown as { acquiredAt: number }).acquiredAt - instance.clock.offset <= last + CLOCK_OFFSET_RANGE.max;
+  }
+
+  // --- Jobs and leaders -----------------------------------------------------------------------
+
+  tickRan(instance: Instance, k: number, late: boolean, lease: Lock | undefined): void {
+    const beforeRestart = lease instanceof HeldLock && this.restarts.some((at) => (lease as unknown as { acquiredAt: number }).acquiredAt - instance.clock.offset <= at + CLOCK_OFFSET_RANGE.max);
+    const earlier = this.ticks.get(k);
+    this.trace(instance, `tick ${k} runs${late ? ' late (its instance was paused when it fell due)' : ''}${lease instanceof HeldLock ? ` (lease ${lease.token} #${lease.fencingToken})` : ''}`);
+    // A tick fired late by a pause is the documented exception: a paused instance acts when it wakes.
+    if (late) return;
+    if (earlier !== undefined && !beforeRestart && !earlier.beforeRestart) {
+      this.violate(instance, 'each scheduled tick of an @OnOneInstance job runs at most once', `tick ${k} ran on ${earlier.instance.name} at ${earlier.at} ms and again on ${instance.name}`);
+    }
+    this.ticks.set(k, { instance, at: this.scheduler.now, beforeRestart });
+  }
+
+  leaderStarted(instance: Instance, lock: Lock): void {
+    this.trace(instance, `leads, term #${lock.fencingToken}`);
+    const other = this.terms.get(lock.fencingToken);
+    // Terms restart with the fencing counters when the store restarts empty.
+    if (other !== undefined && other.instance !== instance && !this.leaseLostToRestart(other.instance, other.lock)) {
+      this.violate(instance, 'at most one leader per term', `term ${lock.fencingToken} led by ${other.instance.name} and ${instance.name}`);
+      return;
+    }
+    const leadership: Leadership = { instance, term: lock.fencingToken, pauses: instance.pauses, lock };
+    this.terms.set(lock.fencingToken, leadership);
+    for (const leader of this.leaders) {
+      if (leader.instance === instance) continue;
+      const lost = this.leaseLostToRestart(leader.instance, leader.lock);
+      if (leader.instance.paused || leader.instance.pauses !== leader.pauses || lost) {
+        this.mustHearLoss.add(leader);
+        continue;
+      }
+      this.violate(instance, 'every leader hears onLeadershipLost before another term begins', `${leader.instance.name} still leads term ${leader.term} when ${instance.name} begins term ${lock.fencingToken}`);
+      return;
+    }
+    this.leaders.add(leadership);
+  }
+
+  leaderEnded(instance: Instance, lock: Lock): void {
+    this.trace(instance, `hears onLeadershipLost, term #${lock.fencingToken}`);
+    for (const leader of this.leaders) {
+      if (leader.instance === instance && leader.term === lock.fencingToken) {
+        this.leaders.delete(leader);
+        this.mustHearLoss.delete(leader);
+      }
+    }
+  }
+
+  // --- Every step -----------------------------------------------------------------------------
+
+  private checkStep(): void {
+    if (this.violation) return;
+    const now = this.scheduler.now;
+    for (const section of this.sections) {
+      if (section.lock.signal.aborted || section.instance.crashed || section.known || this.exempt(section)) continue;
+      for (const part of section.parts) {
+        const owner = liveValue(this.data.locks, part.lockKey, now);
+        if (owner !== part.token) {
+          this.violate(section.instance, 'the holder learns of a loss before anyone else can win',
+            `${section.kind} ${section.key}: ${part.token} #${part.fencingToken} still runs, signal not aborted, while the store's owner of ${part.lockKey} is ${owner ?? 'nobody'}`, section);
+          return;
+        }
+      }
+    }
+    // Semaphores: never more than `limit` permits, in the store or in user code.
+    const root = lockRedisKeys(KEY_PREFIX, 'sem').lock;
+    let permits = 0;
+    for (const token of liveValue(this.data.semaphoreHolders, `${root}:holders`, now)?.keys() ?? []) {
+      if (liveValue(this.data.locks, `${root}:permit:${token}`, now) !== undefined) permits++;
+    }
+    if (permits > SEMAPHORE_LIMIT) {
+      this.violate(undefined, 'semaphores never exceed limit', `the store has ${permits} live permits of sem, limit ${SEMAPHORE_LIMIT}`);
+      return;
+    }
+    const active = (kind: Section['kind'], key: string): Section[] =>
+      [...this.sections].filter((s) => s.kind === kind && s.key === key && !s.known && !s.lock.signal.aborted && !s.instance.crashed && !this.exempt(s));
+    const semaphoreUsers = active('semaphore', 'sem');
+    if (semaphoreUsers.length > SEMAPHORE_LIMIT) {
+      this.violate(semaphoreUsers[0]!.instance, 'semaphores never exceed limit', `${semaphoreUsers.length} callers run under sem (limit ${SEMAPHORE_LIMIT})`);
+      return;
+    }
+    const writers = active('write', 'rw');
+    const readers = active('read', 'rw');
+    if (writers.length > 1 || (writers.length > 0 && readers.length > 0)) {
+      this.violate(writers[0]!.instance, 'no writer beside a reader', `${writers.length} writer(s) and ${readers.length} reader(s) run under rw`);
+      return;
+    }
+    for (const leader of this.mustHearLoss) {
+      if (!leader.instance.paused && !leader.instance.crashed && now > leader.instance.resumedAt + 1 && this.leaders.has(leader) && now > leader.instance.resumedAt) {
+        if (leader.instance.pauses === leader.pauses && !this.restarts.length) continue;
+        // Resumed (or lost its lease to a restart): its watchdog or sweeper must have told it by its deadline.
+        const lock = leader.lock as HeldLock;
+        if (lock instanceof HeldLock && leader.instance.clock.now() <= lock.deadline + 1) continue;
+        this.violate(leader.instance, 'every leader hears onLeadershipLost before another term begins or when it resumes', `${leader.instance.name} resumed at ${leader.instance.resumedAt} ms still leading term ${leader.term}`);
+        return;
+      }
+    }
+  }
+}
+
+function windowed(kind: FaultKind): boolean {
+  return kind.startsWith('reply-') || kind.startsWith('message-');
+}
+
+/** Runs one plan. */
+export function runPlan(plan: Plan, tolerateKnown = true): Promise<RunResult> {
+  return new World(plan, tolerateKnown).run();
+}
