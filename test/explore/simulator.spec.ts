@@ -1,4 +1,6 @@
 import { spawnSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { explore, formatReport } from '../../explore/explorer.js';
 import type { Plan } from '../../explore/sim/plan.js';
@@ -65,4 +67,11 @@ describe('deterministic simulation of the engine (explore/)', () => {
     expect(run.stdout, run.stderr).toContain(`bugs found: ${only.length} of ${only.length}`);
     expect(run.status).toBe(0);
   }, 180_000);
+
+  it('keeps every catalogued bug applicable to today\'s lib (a patch that no longer applies is a bug the explorer stopped looking for)', () => {
+    const patches = readdirSync('explore/bugs').filter((file) => file.endsWith('.patch'));
+    expect(patches.length).toBeGreaterThanOrEqual(12);
+    const stale = patches.filter((file) => spawnSync('git', ['apply', '--check', join('explore/bugs', file)], { encoding: 'utf8' }).status !== 0);
+    expect(stale).toEqual([]);
+  });
 });
