@@ -49,14 +49,13 @@ describe('deterministic simulation of the engine (explore/)', () => {
     expect(report.schedules).toBe(80);
   }, 180_000);
 
-  it('bites: ten seeded bugs, from the store, the engine, the primitives and the runners, are each found', () => {
+  it('bites: nine seeded bugs, from the store, the engine, the primitives and the runners, are each found', () => {
     // Those found within a few schedules; `npm run explore:bugs` runs the whole catalogue.
     const only = [
       'release-without-owner-check',
       'renew-without-owner-check',
-      'job-tick-without-deadline-check',
-      'late-acquire-reply-handed-out',
       'acquire-counted-from-reply',
+      'stale-grant-after-busy',
       'semaphore-off-by-one',
       'reader-beside-writer',
       'grant-reuses-fencing-token',
