@@ -29,6 +29,12 @@ export class ChaosWorker {
       }
     });
     child.stderr!.on('data', (chunk: Buffer) => (this.stderr += chunk));
+    // A worker that has already ended (it may finish by itself once its lock is lost) takes no
+    // more input: a line sent then fails with EPIPE, which says nothing about the test. Its exit
+    // and output are what `exitsOnItsOwn()` and `next()` check.
+    child.stdin!.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EPIPE') throw error;
+    });
     this.exited = new Promise((resolve) =>
       child.on('exit', (code, signal) => {
         if (code !== 0 && signal === null) process.stderr.write(`chaos worker ${label} exited ${code}: ${this.stderr}\n`);
