@@ -24,6 +24,8 @@ const INSTANCES = store === 'redis' ? ['app-1', 'app-2', 'app-3'] : ['app-1'];
 const JOBS_MS = 2_000;
 /** Long enough for a handover: the leases of the job and the feed are 3 s, retried every 1 s. */
 const HANDOVER_MS = 3_500;
+/** The line an instance prints as it shuts down: what it ran and led, as `GET /jobs` answers. */
+const FINAL_STATE = 'sample-app final state ';
 const mainFile = fileURLToPath(new URL('../sample-app/dist/main.js', import.meta.url));
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -184,13 +186,12 @@ async function scheduledJobs(bases) {
   const stopped = [...new Set([jobOwner, feedLeader].filter((i) => i >= 0))];
   const final = [...before];
   for (const i of stopped) {
-    // Asked just before the stop: a run starting in between goes unseen (it is one at most).
-    final[i] = await state(i);
     apps[i].kill('SIGTERM');
     await once(apps[i], 'exit');
-    // A clean shutdown ends the feed term (onLeadershipLost) before the process exits.
-    const term = final[i].feed.terms.at(-1);
-    if (term && term.to === undefined) term.to = Date.now();
+    // What it ran and led up to its exit (its runs ended, its feed term closed by
+    // onLeadershipLost): the line it prints as it shuts down.
+    if (!apps[i].finalState) throw new Error(`${INSTANCES[i]} exited without printing its final state`);
+    final[i] = apps[i].finalState;
   }
   await sleep(HANDOVER_MS);
   for (let i = 0; i < bases.length; i++) if (!stopped.includes(i)) final[i] = await state(i);
@@ -220,6 +221,9 @@ async function scheduledJobs(bases) {
     duplicateTicks,
     overlaps,
     feedOverlaps,
+    // Every run and term, for a failed check to show what happened.
+    runs: runs.map(({ instance, tick, fencingToken, startedAt, endedAt }) => ({ instance, tick, fencingToken, startedAt, endedAt })),
+    terms,
     handover: {
       job: { from: before[jobOwner].instance, to: after.find((s) => latestRun(s) > Date.now() - HANDOVER_MS)?.instance ?? null },
       feed: { from: feedLeader >= 0 ? before[feedLeader].instance : null, to: after.find((s) => s.feed.leading)?.instance ?? null },
@@ -255,12 +259,22 @@ function appUrl(child) {
     let listening = false;
     // Generous: PGlite takes a few seconds to start, more on a busy machine.
     const timeout = setTimeout(() => child.kill('SIGKILL'), 120_000);
+    let pending = '';
     child.stdout.on('data', (chunk) => {
-      if (listening) return void process.stderr.write(chunk);
+      if (listening) {
+        const lines = (pending + chunk).split('\n');
+        pending = lines.pop();
+        for (const line of lines) {
+          if (line.startsWith(FINAL_STATE)) child.finalState = JSON.parse(line.slice(FINAL_STATE.length));
+          else process.stderr.write(line + '\n');
+        }
+        return;
+      }
       output += chunk;
       const match = /listening on (\S+)/.exec(output);
       if (!match) return;
       listening = true;
+      pending = output.slice(match.index + match[0].length).replace(/^[^\n]*\n?/, '');
       clearTimeout(timeout);
       resolve(match[1]);
     });
