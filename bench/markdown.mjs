@@ -27,19 +27,30 @@ function uncontended(summary, names) {
 }
 
 console.log(`Machine: ${r.machine.cpu}, ${r.machine.cores} cores, Node ${r.machine.node}, Redis ${r.machine.redis}, ${r.startedAt}\n`);
-console.log(uncontended(r.uncontended, Object.keys(r.uncontended)));
-console.log();
-console.log(uncontended(r.scale, Object.keys(r.scale)));
-console.log();
-console.log('| | handoff p50 | p99 | acquisitions/s (greedy) | worst worker, x fair | best worker, x fair | failed acquires |');
-console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
-for (const [name, e] of Object.entries(r.contended)) {
-  if (typeof e !== 'object') continue;
-  console.log(`| ${name} | ${fmt(e.handoffP50Ms)} ms | ${fmt(e.handoffP99Ms)} ms | ${n(e.acquisitionsPerSecond)} | ${x(e.minShareOfFair)} | ${x(e.maxShareOfFair)} | ${e.failedAcquires} |`);
+// One table per Node version when the run had --node; results of older runs have one.
+const byNode = r.uncontendedByNode && Object.keys(r.uncontendedByNode).length > 0 ? r.uncontendedByNode : { [r.machine.node]: r.uncontended };
+for (const [version, summary] of Object.entries(byNode)) {
+  console.log(`Node ${version}:\n`);
+  console.log(uncontended(summary, Object.keys(summary)));
+  console.log();
 }
-console.log();
-console.log('| held locks | renewals | round trips per interval | Node CPU per renewal | locks lost |');
-console.log('| ---: | ---: | ---: | ---: | ---: |');
-for (const e of r.watchdog) console.log(`| ${n(e.locks)} | ${n(e.renewals)} | ${fmt(e.roundTripsPerPeriod)} | ${fmt(e.nodeCpuPerRenewalUs)} µs | ${e.locksLost} |`);
-console.log();
+if (r.scale && Object.keys(r.scale).length > 0) {
+  console.log(uncontended(r.scale, Object.keys(r.scale)));
+  console.log();
+}
+const contended = Object.entries(r.contended ?? {}).filter(([, e]) => typeof e === 'object');
+if (contended.length > 0) {
+  console.log('| | handoff p50 | p99 | acquisitions/s (greedy) | worst worker, x fair | best worker, x fair | failed acquires |');
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
+  for (const [name, e] of contended) {
+    console.log(`| ${name} | ${fmt(e.handoffP50Ms)} ms | ${fmt(e.handoffP99Ms)} ms | ${n(e.acquisitionsPerSecond)} | ${x(e.minShareOfFair)} | ${x(e.maxShareOfFair)} | ${e.failedAcquires} |`);
+  }
+  console.log();
+}
+if (r.watchdog.length > 0) {
+  console.log('| held locks | renewals | round trips per interval | Node CPU per renewal | locks lost |');
+  console.log('| ---: | ---: | ---: | ---: | ---: |');
+  for (const e of r.watchdog) console.log(`| ${n(e.locks)} | ${n(e.renewals)} | ${fmt(e.roundTripsPerPeriod)} | ${fmt(e.nodeCpuPerRenewalUs)} µs | ${e.locksLost} |`);
+  console.log();
+}
 for (const t of r.targets) console.log(`- ${t.target}: ${t.measured} (${t.met})`);

@@ -1,9 +1,15 @@
-// npm run bench [-- --quick]: nestjs-redis-lock side by side with raw ioredis and its peers.
+// npm run bench [-- --quick] [--node 20,22,24] [--only uncontended,scale,contended,watchdog]
+// [--reps N] [--contenders a,b]: nestjs-redis-lock side by side with raw ioredis and its peers.
 // Every contender runs in a process of its own (the raw floor too), pinned to one core where
 // `taskset` exists, in an order rotated over the repetitions; figures are medians. The
 // headline is CPU per acquire+release pair, Node's (process.cpuUsage() in the contender's
 // process) and Redis' (INFO commandstats, CONFIG RESETSTAT before each run), which a shared
 // machine disturbs far less than throughput. Every figure goes to bench/results/latest.json.
+// --node runs the uncontended contenders under each of those Node majors (interleaved within
+// every repetition; a major the machine lacks comes from the npm registry's `node` package, see
+// scripts/node-versions.mjs); the other parts run on the machine's Node. --only picks parts,
+// The family part is bench/family.mjs (npm run bench:family alone), run last in its own process.
+// --reps sets the uncontended repetitions, --contenders picks its contenders (raw ioredis always runs).
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -12,12 +18,21 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { startRedisCluster } from '../scripts/redis-cluster.mjs';
 import { startRedisServer } from '../scripts/redis-server.mjs';
+import { nodeBinary, OWN_MAJOR, parseMajors } from '../scripts/node-versions.mjs';
 import { ALS_FLOOR, CONTENDER_NAMES } from './contenders.mjs';
 import { redisMeter } from './redis-stats.mjs';
 import { fmt, median, percentile } from './stats.mjs';
 
 const QUICK = process.argv.includes('--quick');
-const REPS = QUICK ? 1 : 7;
+const PARTS = ['uncontended', 'scale', 'contended', 'watchdog', 'family'];
+const ONLY = option('--only', PARTS.join(',')).split(',');
+for (const part of ONLY) if (!PARTS.includes(part)) throw new Error(`--only: expected some of ${PARTS.join(',')}, got ${JSON.stringify(part)}.`);
+const REPS = Number(option('--reps', QUICK ? '1' : '7'));
+if (!Number.isInteger(REPS) || REPS < 1) throw new Error(`--reps: expected a whole number of repetitions, got ${option('--reps')}.`);
+const UNCONTENDED = ['raw ioredis', ...option('--contenders', [...CONTENDER_NAMES, ALS_FLOOR].join(',')).split(',').filter((name) => name !== 'raw ioredis')];
+for (const name of UNCONTENDED) if (![...CONTENDER_NAMES, ALS_FLOOR].includes(name)) throw new Error(`--contenders: unknown contender ${JSON.stringify(name)}.`);
+// The Node versions of the uncontended part: the machine's own unless --node names others.
+const NODES = parseMajors(option('--node', String(OWN_MAJOR)), '--node').map(nodeBinary);
 const SCALE_REPS = QUICK ? 1 : 3;
 const PAIRS = QUICK ? 2_000 : 10_000;
 const CONCURRENCIES = [1, 50];
@@ -34,9 +49,18 @@ const here = (file) => fileURLToPath(new URL(file, import.meta.url));
 const TASKSET = spawnSync('taskset', ['-V']).status === 0 && os.cpus().length >= 2;
 const NODE_CORE = '1';
 const REDIS_CORE = '0';
-const nodeCommand = (args) => (TASKSET ? ['taskset', ['-c', NODE_CORE, process.execPath, ...args]] : [process.execPath, args]);
+const nodeCommand = (args, node = process.execPath) => (TASKSET ? ['taskset', ['-c', NODE_CORE, node, ...args]] : [node, args]);
 
-const results = { machine: {}, startedAt: new Date().toISOString(), quick: QUICK, method: {}, uncontended: {}, scale: {}, contended: {}, watchdog: [], targets: [] };
+/** The value of `--name value` or `--name=value` on the command line, else `fallback`. */
+function option(name, fallback) {
+  const args = process.argv.slice(2);
+  const at = args.indexOf(name);
+  if (at !== -1) return args[at + 1] ?? fallback;
+  const inline = args.find((arg) => arg.startsWith(`${name}=`));
+  return inline === undefined ? fallback : inline.slice(name.length + 1);
+}
+
+const results = { machine: {}, startedAt: new Date().toISOString(), quick: QUICK, method: {}, uncontended: {}, uncontendedByNode: {}, scale: {}, contended: {}, watchdog: [], targets: [] };
 const server = await startRedisServer();
 const admin = new Redis(server.url);
 await pinRedis(admin);
@@ -44,11 +68,13 @@ results.machine = await machine(admin);
 console.log(`Machine: ${results.machine.cpu} (${results.machine.cores} cores), ${results.machine.platform}; Node ${results.machine.node}; Redis ${results.machine.redis}; ` + (TASKSET ? `Node pinned to core ${NODE_CORE}, Redis to core ${REDIS_CORE}` : 'no taskset: nothing pinned'));
 
 try {
-  await uncontended();
-  await scale();
-  await contended();
-  await watchdog();
-  targets();
+  if (ONLY.includes('uncontended')) {
+    await uncontended();
+    targets();
+  }
+  if (ONLY.includes('scale')) await scale();
+  if (ONLY.includes('contended')) await contended();
+  if (ONLY.includes('watchdog')) await watchdog();
 } finally {
   await admin.quit();
   await server.stop();
@@ -58,9 +84,14 @@ mkdirSync(here('./results/'), { recursive: true });
 writeFileSync(here('./results/latest.json'), JSON.stringify(results, null, 2));
 console.log(`\nEvery figure: ${here('./results/latest.json')}`);
 
+if (ONLY.includes('family')) {
+  const family = spawnSync(process.execPath, [here('./family.mjs'), ...(QUICK ? ['--quick'] : [])], { stdio: 'inherit' });
+  if (family.status !== 0) process.exitCode = family.status ?? 1;
+}
+
 /** Starts one contender's process; `run()` measures one batch, with Redis figures from `admins`. */
-async function contenderProcess(name, target, admins) {
-  const [command, args] = nodeCommand([here('./uncontended-worker.mjs'), name, JSON.stringify(target)]);
+async function contenderProcess(name, target, admins, node = process.execPath) {
+  const [command, args] = nodeCommand([here('./uncontended-worker.mjs'), name, JSON.stringify(target)], node);
   const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'inherit'] });
   const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
   const first = (await lines.next()).value;
@@ -89,19 +120,24 @@ async function contenderProcess(name, target, admins) {
   };
 }
 
-/** Runs `names` against `target` for `reps` repetitions, rotating the order; raw runs by key. */
-async function measure(names, targetOf, adminsOf, reps) {
+/**
+ * Runs `names` against `target` for `reps` repetitions, rotating the order, under each Node of
+ * `nodes` in every repetition; the runs of each Node version (`runs[version][name][concurrency]`).
+ */
+async function measure(names, targetOf, adminsOf, reps, nodes = [{ binary: process.execPath, version: process.version }]) {
   const runs = {};
   for (let rep = 0; rep < reps; rep++) {
     const order = names.map((_, i) => names[(i + rep) % names.length]);
     for (const name of order) {
-      const contender = await contenderProcess(name, targetOf(name), adminsOf(name));
-      try {
-        // Alternate which shape goes first as well.
-        const shapes = rep % 2 === 0 ? CONCURRENCIES : [...CONCURRENCIES].reverse();
-        for (const concurrency of shapes) ((runs[name] ??= {})[concurrency] ??= []).push(await contender.run(concurrency));
-      } finally {
-        await contender.close();
+      for (const node of rep % 2 === 0 ? nodes : [...nodes].reverse()) {
+        const contender = await contenderProcess(name, targetOf(name), adminsOf(name), node.binary);
+        try {
+          // Alternate which shape goes first as well.
+          const shapes = rep % 2 === 0 ? CONCURRENCIES : [...CONCURRENCIES].reverse();
+          for (const concurrency of shapes) (((runs[node.version] ??= {})[name] ??= {})[concurrency] ??= []).push(await contender.run(concurrency));
+        } finally {
+          await contender.close();
+        }
       }
     }
   }
@@ -153,15 +189,18 @@ function printTable(title, summary) {
 }
 
 async function uncontended() {
-  const runs = await measure([...CONTENDER_NAMES, ALS_FLOOR], () => server.url, () => [admin], REPS);
-  const summary = summarize(runs);
-  results.uncontended = summary;
+  const runs = await measure(UNCONTENDED, () => server.url, () => [admin], REPS, NODES);
+  for (const { version } of NODES) results.uncontendedByNode[version] = summarize(runs[version]);
+  // The headline (and the targets) on the first Node version given.
+  results.uncontended = results.uncontendedByNode[NODES[0].version];
   results.method.uncontended =
     `${PAIRS} acquire+release pairs on distinct keys per run, with 1 and with 50 concurrent loops, ` +
     `each contender in a process of its own after 4,000 warm-up pairs; ${REPS} repetitions in rotated order; medians, ratios to raw as medians of per-repetition ratios. ` +
     'Redis us/pair: INFO commandstats usec summed over every command (commands a script runs count inside the script call and again on their own, for every contender alike), CONFIG RESETSTAT before each run. ' +
     'Redis process CPU: the server main thread (INFO cpu), which also covers reading requests and writing replies.';
-  printTable(`Uncontended acquire+release, one Redis (median of ${REPS}; raw ioredis = SET NX PX + an owner-checked EVALSHA release)`, summary);
+  for (const { version } of NODES) {
+    printTable(`Uncontended acquire+release, one Redis, Node ${version} (median of ${REPS}; raw ioredis = SET NX PX + an owner-checked EVALSHA release)`, results.uncontendedByNode[version]);
+  }
 }
 
 async function scale() {
@@ -173,7 +212,7 @@ async function scale() {
     const targets = { 'raw ioredis': server.url, 'LockService cluster': cluster.nodes, 'LockService quorum': quorum.map((node) => node.url) };
     const admins = { 'raw ioredis': [admin], 'LockService cluster': clusterAdmins, 'LockService quorum': quorumAdmins };
     const runs = await measure(Object.keys(targets), (name) => targets[name], (name) => admins[name], SCALE_REPS);
-    const summary = summarize(runs);
+    const summary = summarize(runs[process.version]);
     results.scale = summary;
     printTable(`Scale-out (median of ${SCALE_REPS}; cluster: 3 masters, quorum: 3 independent masters, Redis figures summed over the nodes; ratios to raw ioredis on one node)`, summary);
   } finally {
@@ -314,28 +353,37 @@ async function watchdog() {
   console.table(table);
 }
 
-/** The targets of issue 10, on the uncontended medians of this run. */
+/** The targets of issues 10 and 20, on the uncontended medians of this run, per Node version. */
 function targets() {
-  const u = results.uncontended;
   const checks = [];
-  const check = (what, value, ok) => checks.push({ target: what, measured: fmt(value), met: ok(value) ? 'met' : 'NOT met' });
-  for (const c of CONCURRENCIES) {
-    check(`Redis us/pair (commandstats) <= 1.5x raw, LockService ${c}w`, u.LockService[c].redisUsecPerPairXRaw, (v) => v <= 1.5);
-    check(`Redis process CPU/pair <= 1.5x raw, LockService ${c}w`, u.LockService[c].redisProcessCpuUsPerPairXRaw, (v) => v <= 1.5);
-  }
-  for (const name of ['LockService', '@Locked']) {
-    for (const c of CONCURRENCIES) check(`Node CPU/pair <= 1.15x raw, ${name} ${c}w`, u[name][c].nodeCpuUsPerPairXRaw, (v) => v <= 1.15);
-    for (const c of CONCURRENCIES) check(`throughput >= 0.9x raw, ${name} ${c}w`, u[name][c].pairsPerSecondXRaw, (v) => v >= 0.9);
-  }
-  // Context, not a target: what @Locked adds over the same floor once promise hooks are on.
-  for (const c of CONCURRENCIES) {
-    const locked = u['@Locked'][c].runs;
-    const floor = u[ALS_FLOOR][c].runs;
-    const value = median(locked.map((r, i) => r.nodeCpuUsPerPair / floor[i].nodeCpuUsPerPair));
-    checks.push({ target: `(context) Node CPU/pair of @Locked ${c}w vs ${ALS_FLOOR}`, measured: fmt(value), met: '-' });
+  for (const { version } of NODES) {
+    const u = results.uncontendedByNode[version];
+    // A contender left out (--contenders) has no figure to check.
+    const check = (what, value, ok) => value !== undefined && !Number.isNaN(value) && checks.push({ target: `${what} (Node ${version})`, measured: fmt(value), met: ok(value) ? 'met' : 'NOT met' });
+    for (const c of CONCURRENCIES) {
+      check(`Redis us/pair (commandstats) <= 1.5x raw, LockService ${c}w`, u.LockService?.[c].redisUsecPerPairXRaw, (v) => v <= 1.5);
+      check(`Redis process CPU/pair <= 1.5x raw, LockService ${c}w`, u.LockService?.[c].redisProcessCpuUsPerPairXRaw, (v) => v <= 1.5);
+    }
+    for (const name of ['LockService', '@Locked']) {
+      for (const c of CONCURRENCIES) check(`Node CPU/pair <= 1.15x raw, ${name} ${c}w`, u[name]?.[c].nodeCpuUsPerPairXRaw, (v) => v <= 1.15);
+      for (const c of CONCURRENCIES) check(`throughput >= 0.9x raw, ${name} ${c}w`, u[name]?.[c].pairsPerSecondXRaw, (v) => v >= 0.9);
+    }
+    // Against the peer, as a median of per-repetition ratios like every other ratio.
+    for (const c of u.LockService && u['redis-semaphore'] ? CONCURRENCIES : []) {
+      const ours = u.LockService[c].runs;
+      const peer = u['redis-semaphore'][c].runs;
+      check(`throughput >= 1.0x redis-semaphore, LockService ${c}w`, median(ours.map((r, i) => r.pairsPerSecond / peer[i].pairsPerSecond)), (v) => v >= 1);
+    }
+    // Context, not a target: what @Locked adds over the same floor once promise hooks are on.
+    for (const c of u['@Locked'] && u[ALS_FLOOR] ? CONCURRENCIES : []) {
+      const locked = u['@Locked'][c].runs;
+      const floor = u[ALS_FLOOR][c].runs;
+      const value = median(locked.map((r, i) => r.nodeCpuUsPerPair / floor[i].nodeCpuUsPerPair));
+      checks.push({ target: `(context) Node CPU/pair of @Locked ${c}w vs ${ALS_FLOOR} (Node ${version})`, measured: fmt(value), met: '-' });
+    }
   }
   results.targets = checks;
-  console.log('\nTargets (issue 10), uncontended medians of this run');
+  console.log('\nTargets (issues 10 and 20), uncontended medians of this run');
   console.table(Object.fromEntries(checks.map(({ target, ...rest }) => [target, rest])));
 }
 
