@@ -65,10 +65,17 @@ class ClockAction<T> extends Subscription implements SchedulerAction<T> {
     return this;
   }
 
-  /** Arms the pending timer again for the time it has left, with the scheduler's current unref. */
+  /**
+   * Gives the pending timer the scheduler's current unref: in place where the clock's timers
+   * allow it, else by arming it again for the time it has left. In place matters: the watchdog
+   * switches each time its group gains its first lock or loses its last one, which with one
+   * lock at a time is every lock, and every new Node timer of a fractional delay starts a
+   * timer list of its own that lives until the delay has passed.
+   */
   rearm(): void {
     if (this.timer === undefined) return;
-    this.arm(Math.max(0, this.dueAt - this.clock.now()));
+    if (this.timer.setUnref !== undefined) this.timer.setUnref(this.scheduler.unrefTimers);
+    else this.arm(Math.max(0, this.dueAt - this.clock.now()));
   }
 
   private arm(delay: number): void {

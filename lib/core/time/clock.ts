@@ -4,6 +4,11 @@ import { setLongTimeout } from './long-timeout.js';
 /** A timer set on a `Clock`. */
 export interface ClockTimer {
   cancel(): void;
+  /**
+   * Changes whether the timer lets the process exit, without arming it again. Optional: a
+   * clock without it has its timers armed again for the time they have left.
+   */
+  setUnref?(unref: boolean): void;
 }
 
 /**
@@ -33,6 +38,6 @@ export const systemClock: Clock = {
   now,
   setTimer(fn, ms, unref = false) {
     const timer = setLongTimeout(fn, ms, { unref });
-    return { cancel: () => timer.clear() };
+    return { cancel: () => timer.clear(), setUnref: (next) => timer.setUnref(next) };
   },
 };

@@ -32,3 +32,35 @@ describe('setLongTimeout', () => {
     expect(spy.mock.calls.every(([, ms]) => (ms as number) <= MAX_TIMER_MS)).toBe(true);
   });
 });
+
+describe('setLongTimeout().setUnref', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('switches whether the pending timer keeps the process alive without arming another one', () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const set = vi.spyOn(globalThis, 'setTimeout');
+    const fn = vi.fn();
+    const timer = setLongTimeout(fn, 1_000, { unref: true });
+    const pending = set.mock.results[0]!.value as NodeJS.Timeout;
+    expect(pending.hasRef()).toBe(false);
+    timer.setUnref(false);
+    expect(pending.hasRef()).toBe(true);
+    timer.setUnref(true);
+    expect(pending.hasRef()).toBe(false);
+    expect(set).toHaveBeenCalledTimes(1);
+    vi.advanceTimersByTime(1_000);
+    expect(fn).toHaveBeenCalledTimes(1);
+  });
+
+  it('applies to the chunks of a long wait armed later', () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const set = vi.spyOn(globalThis, 'setTimeout');
+    const timer = setLongTimeout(() => undefined, MAX_TIMER_MS + 10, { unref: true });
+    timer.setUnref(false);
+    vi.advanceTimersByTime(MAX_TIMER_MS);
+    expect(set).toHaveBeenCalledTimes(2);
+    expect((set.mock.results[1]!.value as NodeJS.Timeout).hasRef()).toBe(true);
+  });
+});

@@ -3,6 +3,8 @@ import { MAX_TIMER_MS } from '../options/lock-options.js';
 /** A timer that may wait longer than Node's setTimeout can. */
 export interface LongTimeout {
   clear(): void;
+  /** Changes whether the timer lets the process exit, in place: no timer is armed again. */
+  setUnref(unref: boolean): void;
 }
 
 /**
@@ -13,11 +15,19 @@ export interface LongTimeout {
  */
 export function setLongTimeout(fn: () => void, ms: number, options: { unref?: boolean } = {}): LongTimeout {
   let timer: NodeJS.Timeout | undefined;
+  let unref = options.unref === true;
   const arm = (left: number): void => {
     const chunk = Math.min(Math.max(0, left), MAX_TIMER_MS);
     timer = setTimeout(() => (left > chunk ? arm(left - chunk) : fn()), chunk);
-    if (options.unref) timer.unref();
+    if (unref) timer.unref();
   };
   arm(ms);
-  return { clear: () => clearTimeout(timer) };
+  return {
+    clear: () => clearTimeout(timer),
+    setUnref(next) {
+      unref = next;
+      if (next) timer?.unref();
+      else timer?.ref();
+    },
+  };
 }
