@@ -407,7 +407,8 @@ export class LockManager implements LockOwner, LockRunner {
       return parts.length === 0 ? fn() : this.chain.run([...(this.chain.getStore() ?? []), ...parts], fn);
     }
     if (!(lock instanceof HeldLock)) return fn();
-    return this.chain.run([...(this.chain.getStore() ?? []), lock], fn);
+    const outer = this.chain.getStore();
+    return this.chain.run(outer === undefined ? [lock] : [...outer, lock], fn);
   }
 
   /** The multi-key lock each part of the chain belongs to, for current(). */

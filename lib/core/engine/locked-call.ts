@@ -62,37 +62,49 @@ export function runLockedAsync(runner: LockRunner, call: LockedCall): Promise<un
 
 function runHolding(runner: LockRunner, lock: Lock, call: LockedCall, resolve: (value: unknown) => void, reject: (error: unknown) => void): void {
   // Nothing here may throw: a throw inside a `then` callback would reject a promise nobody awaits.
-  const releaseThen = (settle: () => void): void => {
-    let released: Promise<void>;
-    try {
-      released = lock.release();
-    } catch (error) {
-      released = Promise.reject(error);
-    }
-    released.then(settle, (error: unknown) => {
-      warnReleaseFailed(runner, lock, error);
-      settle();
-    });
-  };
   let result: unknown;
   try {
     // A stall since the acquisition may have outlived the lease: the method must not start.
     if (!leaseLive(lock, runner.clock)) throw lock.signal.reason;
     result = runner.runInChain(lock, call.invoke);
   } catch (error) {
-    releaseThen(() => reject(error));
+    releaseThen(runner, lock, reject, error);
     return;
   }
   Promise.resolve(result).then(
     (value) => {
       try {
-        if (!isObservable(value)) return releaseThen(() => resolve(value));
+        if (!isObservable(value)) {
+          releaseThen(runner, lock, resolve, value);
+          return;
+        }
         resolve(holdWhileSubscribed(runner, lock, value, call));
       } catch (error) {
-        releaseThen(() => reject(error));
+        releaseThen(runner, lock, reject, error);
       }
     },
-    (error: unknown) => releaseThen(() => reject(error)),
+    (error: unknown) => releaseThen(runner, lock, reject, error),
+  );
+}
+
+/**
+ * Releases `lock`, then settles the call with `outcome` however the release went (a failed
+ * release is logged: the lease ends on its own). A function of its own rather than a closure
+ * made on every call, since only one of its callers runs. Never throws.
+ */
+function releaseThen(runner: LockRunner, lock: Lock, settle: (outcome: unknown) => void, outcome: unknown): void {
+  let released: Promise<void>;
+  try {
+    released = lock.release();
+  } catch (error) {
+    released = Promise.reject(error);
+  }
+  released.then(
+    () => settle(outcome),
+    (error: unknown) => {
+      warnReleaseFailed(runner, lock, error);
+      settle(outcome);
+    },
   );
 }
 
