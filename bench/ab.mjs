@@ -1,0 +1,109 @@
+// A focused, finely interleaved A/B of the uncontended path, for measuring one change on a
+// shared machine (bench/NOTES.md). Every contender process (per Node version, and per build with
+// --base) starts once and stays up; each round runs a short batch in each of them in rotated
+// order, so a burst of load elsewhere lands on all of them alike. Figures: medians over the
+// rounds of the per-round ratios to raw ioredis (same round, Node version and concurrency).
+//   npm run build && node bench/ab.mjs [--node 20,24] [--contenders LockService,@Locked]
+//     [--rounds 15] [--pairs 3000] [--concurrency 1,50] [--base DIR]
+// --base DIR runs each contender (not the raw floor) a second time from another build, listed
+// as "base <name>": DIR holds that build's package.json, dist/ and bench/, for instance
+//   mkdir /tmp/base && git archive HEAD~1 | tar -x -C /tmp/base && ln -s "$PWD/node_modules" /tmp/base/ && (cd /tmp/base && npm run build)
+import { spawn, spawnSync } from 'node:child_process';
+import os from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
+import { nodeBinary, OWN_MAJOR, parseMajors } from '../scripts/node-versions.mjs';
+import { startRedisServer } from '../scripts/redis-server.mjs';
+import { fmt, median } from './stats.mjs';
+
+const args = process.argv.slice(2);
+const option = (name, fallback) => {
+  const at = args.indexOf(name);
+  return at === -1 ? fallback : args[at + 1];
+};
+const NODES = parseMajors(option('--node', String(OWN_MAJOR)), '--node').map(nodeBinary);
+const NAMES = ['raw ioredis', ...option('--contenders', 'LockService,@Locked').split(',').filter((name) => name !== 'raw ioredis')];
+const ROUNDS = Number(option('--rounds', '15'));
+const PAIRS = Number(option('--pairs', '3000'));
+const CONCURRENCIES = option('--concurrency', '1,50').split(',').map(Number);
+const BASE = option('--base');
+const WORKER = fileURLToPath(new URL('./uncontended-worker.mjs', import.meta.url));
+// Node on core 1, Redis on core 0, as in run.mjs.
+const TASKSET = spawnSync('taskset', ['-V']).status === 0 && os.cpus().length >= 2;
+
+const server = await startRedisServer();
+const admin = new Redis(server.url);
+if (TASKSET) {
+  const pid = /process_id:(\d+)/.exec(await admin.info('server'))?.[1];
+  if (pid) spawnSync('taskset', ['-a', '-p', '-c', '0', pid]);
+}
+
+const slots = [];
+for (const node of NODES) {
+  for (const name of NAMES) {
+    slots.push({ node, name, label: name, worker: WORKER });
+    if (BASE && name !== 'raw ioredis') slots.push({ node, name, label: `base ${name}`, worker: join(BASE, 'bench', 'uncontended-worker.mjs') });
+  }
+}
+console.log(`Node ${NODES.map((n) => n.version).join(', ')}; ${ROUNDS} rounds of ${PAIRS} pairs at ${CONCURRENCIES.join(' and ')} loops; load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+for (const slot of slots) slot.process = await start(slot);
+
+const runs = {};
+try {
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const concurrency of round % 2 === 0 ? CONCURRENCIES : [...CONCURRENCIES].reverse()) {
+      for (let i = 0; i < slots.length; i++) {
+        const slot = slots[(i + round) % slots.length];
+        const reply = await slot.process.run({ pairs: PAIRS, concurrency, tag: `r${round}c${concurrency}s${slots.indexOf(slot)}` });
+        ((runs[`${slot.node.version}|${concurrency}`] ??= {})[slot.label] ??= []).push({
+          pairsPerSecond: reply.pairs / reply.seconds,
+          nodeCpuUsPerPair: reply.nodeCpuUs / reply.pairs,
+        });
+      }
+    }
+  }
+} finally {
+  await Promise.all(slots.map((slot) => slot.process.close()));
+  await admin.quit();
+  await server.stop();
+}
+
+const table = {};
+for (const [key, byLabel] of Object.entries(runs)) {
+  const [version, concurrency] = key.split('|');
+  const raw = byLabel['raw ioredis'];
+  for (const [label, reps] of Object.entries(byLabel)) {
+    const ratio = (figure, floor) => median(reps.map((r, i) => r[figure] / floor[i][figure]));
+    const semaphore = byLabel['redis-semaphore'];
+    table[`${version} ${concurrency}w ${label}`] = {
+      'Node CPU us/pair': fmt(median(reps.map((r) => r.nodeCpuUsPerPair))),
+      'x raw': fmt(ratio('nodeCpuUsPerPair', raw)),
+      'pairs/s': fmt(median(reps.map((r) => r.pairsPerSecond))),
+      'x raw ': fmt(ratio('pairsPerSecond', raw)),
+      'x redis-semaphore': semaphore ? fmt(ratio('pairsPerSecond', semaphore)) : '',
+    };
+  }
+}
+console.table(table);
+console.log(`load average at the end ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+
+async function start(slot) {
+  const command = TASKSET ? ['taskset', ['-c', '1', slot.node.binary, slot.worker, slot.name, JSON.stringify(server.url)]] : [slot.node.binary, [slot.worker, slot.name, JSON.stringify(server.url)]];
+  const child = spawn(command[0], command[1], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  const first = (await lines.next()).value;
+  if (first !== 'ready') throw new Error(`the ${slot.label} process on ${slot.node.version} said ${first}`);
+  return {
+    async run(request) {
+      child.stdin.write(JSON.stringify(request) + '\n');
+      return JSON.parse((await lines.next()).value);
+    },
+    async close() {
+      const exited = new Promise((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', resolve)));
+      child.stdin.write('{"exit":true}\n');
+      await exited;
+    },
+  };
+}
