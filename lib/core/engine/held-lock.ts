@@ -57,6 +57,8 @@ export class HeldLock implements Lock, Renewable, Expiring {
   private renewalsSent = 0;
   private renewalApplied = 0;
   private releasing?: Promise<void>;
+  /** Whether `release()` was called while a release started by `releaseThen()` was in flight. */
+  private releaseShared = false;
   private readonly acquiredAt: number;
   /** Whether the caller got this lock: a handed-over lock given back unconfirmed was never theirs. */
   private handedOut = false;
@@ -116,7 +118,28 @@ export class HeldLock implements Lock, Renewable, Expiring {
   }
 
   release(): Promise<void> {
-    return (this.releasing ??= this.releaseInRedis());
+    if (this.releasing === undefined) return (this.releasing = this.releaseInRedis());
+    // Someone else asked for the release under way: a release started by releaseThen() must
+    // now reject on failure, for this caller.
+    this.releaseShared = true;
+    return this.releasing;
+  }
+
+  /**
+   * `release()` for a caller that only needs to know when it is over (every `@Locked` call):
+   * `onReleased` or `onFailed` runs from the release's own `then`, one promise and one microtask
+   * less than a `then` of the caller's. A failed release is the caller's to report; its promise
+   * rejects only if someone else asked for it meanwhile, so a failure nobody else awaits is no
+   * unhandled rejection. Neither callback may throw.
+   */
+  releaseThen(onReleased: () => void, onFailed: (error: unknown) => void): void {
+    if (this.releasing !== undefined) {
+      this.releaseShared = true;
+      this.releasing.then(onReleased, onFailed);
+      return;
+    }
+    this.releaseShared = false;
+    this.releasing = this.releaseInRedis(onReleased, onFailed);
   }
 
   /** Application shutdown: tell the holder, then give the lock back. */
@@ -210,8 +233,11 @@ export class HeldLock implements Lock, Renewable, Expiring {
     this.lose('expired');
   }
 
-  /** Not async, one `then`: every lock is released this way. */
-  private releaseInRedis(): Promise<void> {
+  /**
+   * Not async, one `then`: every lock is released this way. With callbacks (`releaseThen`), they
+   * are called from that `then`, and a failure rejects only for a caller of `release()`.
+   */
+  private releaseInRedis(onReleased?: () => void, onFailed?: (error: unknown) => void): Promise<void> {
     const wasHeld = this.state === 'held';
     this.stopRenewing();
     let reply: Promise<ReleaseReply>;
@@ -228,8 +254,10 @@ export class HeldLock implements Lock, Renewable, Expiring {
           this.releasedInRedis(wasHeld, settled);
         } catch (error) {
           this.releasing = undefined;
-          throw error;
+          this.failed(error, onFailed);
+          return;
         }
+        onReleased?.();
       },
       (error: unknown) => {
         // Let a later release() try again: the lease still ends on its own, but sooner is better.
@@ -243,9 +271,16 @@ export class HeldLock implements Lock, Renewable, Expiring {
             this.owner.emit({ type: 'released', key: this.key, name: this.name, fencingToken: this.fencingToken, heldMs: this.owner.clock.now() - this.acquiredAt, unconfirmed: true, at: Date.now() });
           }
         }
-        throw error;
+        this.failed(error, onFailed);
       },
     );
+  }
+
+  /** A failed release: to `onFailed` if given, rejected for `release()`'s callers (if any). */
+  private failed(error: unknown, onFailed: ((error: unknown) => void) | undefined): void {
+    if (onFailed === undefined) throw error;
+    onFailed(error);
+    if (this.releaseShared) throw error;
   }
 
   private releasedInRedis(wasHeld: boolean, reply: ReleaseReply): void {

@@ -7,6 +7,7 @@ import { RedisLockError } from '../../errors/redis-lock.error.js';
 import { quoteKey } from '../keys/quote-key.js';
 import type { LockLogger } from './lock-logger.js';
 import type { LockEvent } from '../../interfaces/lock-event.interface.js';
+import { HeldLock } from './held-lock.js';
 import { leaseLive } from './lease-deadline.js';
 
 /** What a locked call does when the lock stays busy for the whole wait. */
@@ -89,23 +90,21 @@ function runHolding(runner: LockRunner, lock: Lock, call: LockedCall, resolve: (
 
 /**
  * Releases `lock`, then settles the call with `outcome` however the release went (a failed
- * release is logged: the lease ends on its own). A function of its own rather than a closure
- * made on every call, since only one of its callers runs. Never throws.
+ * release is logged: the lease ends on its own). Never throws.
  */
 function releaseThen(runner: LockRunner, lock: Lock, settle: (outcome: unknown) => void, outcome: unknown): void {
-  let released: Promise<void>;
+  const released = (): void => settle(outcome);
+  const failed = (error: unknown): void => {
+    warnReleaseFailed(runner, lock, error);
+    settle(outcome);
+  };
   try {
-    released = lock.release();
+    // A held lock calls back from its own release `then`: one promise less per call.
+    if (lock instanceof HeldLock) lock.releaseThen(released, failed);
+    else lock.release().then(released, failed);
   } catch (error) {
-    released = Promise.reject(error);
+    failed(error);
   }
-  released.then(
-    () => settle(outcome),
-    (error: unknown) => {
-      warnReleaseFailed(runner, lock, error);
-      settle(outcome);
-    },
-  );
 }
 
 /**

@@ -1,0 +1,77 @@
+import { describe, expect, it } from 'vitest';
+import { lockRedisKeys } from '../keys/lock-key.js';
+import type { ReleaseReply } from '../stores/lock-store.js';
+import { systemClock } from '../time/clock.js';
+import { DeadlineSweeper } from './deadline-sweeper.js';
+import { HeldLock, type LockOwner } from './held-lock.js';
+
+/** A held lock over a stand-in owner whose release script answers `replies` in turn. */
+function heldLock(replies: (() => Promise<ReleaseReply>)[]) {
+  let sent = 0;
+  const sweeper = new DeadlineSweeper(systemClock);
+  const owner = {
+    clock: systemClock,
+    sweeper,
+    listening: false,
+    emit: () => undefined,
+    forget: () => undefined,
+    wakeGranted: () => undefined,
+    sendRelease: () => replies[sent++]!(),
+  } as unknown as LockOwner;
+  const timing = { ttl: 30_000, renewInterval: 10_000, waitTimeout: 0, autoRenew: false, fenceRetention: 0 };
+  const lock = new HeldLock(owner, 'k', lockRedisKeys('lock:', 'k'), 'token', 1, timing as never, systemClock.now(), 30_000);
+  return { lock, sent: () => sent, close: () => sweeper.close() };
+}
+
+async function unhandledDuring(work: () => Promise<void>): Promise<unknown[]> {
+  const unhandled: unknown[] = [];
+  const onUnhandled = (reason: unknown) => unhandled.push(reason);
+  process.on('unhandledRejection', onUnhandled);
+  try {
+    await work();
+    await new Promise((resolve) => setImmediate(resolve));
+  } finally {
+    process.off('unhandledRejection', onUnhandled);
+  }
+  return unhandled;
+}
+
+describe('HeldLock.releaseThen', () => {
+  const failed = new Error('connection reset');
+
+  it('calls back from the release itself, and a failure is nobody else’s unhandled rejection', async () => {
+    const { lock, sent, close } = heldLock([() => Promise.reject(failed), () => Promise.resolve({ released: true })]);
+    const outcomes: unknown[] = [];
+    const unhandled = await unhandledDuring(
+      () => new Promise<void>((done) => lock.releaseThen(() => (outcomes.push('released'), done()), (error) => (outcomes.push(error), done()))),
+    );
+    expect(outcomes).toEqual([failed]);
+    expect(unhandled).toEqual([]);
+    // As after a failed release(): a later release tries again.
+    await lock.release();
+    expect(sent()).toBe(2);
+    expect(lock.held).toBe(false);
+    close();
+  });
+
+  it('rejects release() for a caller who asked while that release was in flight', async () => {
+    const { lock, close } = heldLock([() => new Promise((_, reject) => setImmediate(() => reject(failed)))]);
+    const outcomes: unknown[] = [];
+    lock.releaseThen(
+      () => outcomes.push('released'),
+      (error) => outcomes.push(error),
+    );
+    await expect(lock.release()).rejects.toBe(failed);
+    expect(outcomes).toEqual([failed]);
+    close();
+  });
+
+  it('follows a release already under way', async () => {
+    const { lock, sent, close } = heldLock([() => Promise.resolve({ released: true })]);
+    const releasing = lock.release();
+    await new Promise<void>((done) => lock.releaseThen(done, () => done()));
+    await releasing;
+    expect(sent()).toBe(1);
+    close();
+  });
+});
