@@ -1,4 +1,4 @@
-// Prints the README's benchmark tables from a results file (default bench/results/latest.json):
+// Prints the benchmark tables of docs/benchmarks.md from a results file (default bench/results/latest.json):
 //   node bench/markdown.mjs [file]
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';

@@ -119,7 +119,7 @@ export interface RedisLockModuleOptions extends LockTimingOptions, JobModuleOpti
    * replicas confirm within `timeout`, the lock is given back and the attempt fails with
    * `LockNotReplicatedError`, retried like any Redis error until `waitTimeout` (the caller
    * then gets `LockNotAcquiredError` with it as `cause`). Costs one round trip to the replica
-   * per acquisition (see "Benchmarks" in the README). For one server with replicas, Sentinel and
+   * per acquisition (see docs/benchmarks.md). For one server with replicas, Sentinel and
    * Cluster; refused in quorum mode; with `nestjs-redis-lock/testing` it is checked and has
    * nothing to wait for.
    *

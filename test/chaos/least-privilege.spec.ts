@@ -6,7 +6,7 @@ import { report } from './support/report.js';
 import { createLockApp } from '../support/lock-app.js';
 
 /**
- * The ACL the README documents: only the commands the library sends (and its scripts call),
+ * The ACL docs/deployment.md documents: only the commands the library sends (and its scripts call),
  * only keys and channels under its prefix.
  */
 export const LOCK_ACL = [

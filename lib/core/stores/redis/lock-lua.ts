@@ -1,6 +1,6 @@
 /**
- * The Lua of the lock protocol, in one place for every Redis driver (ioredis, node-redis). The
- * README's "Redis data" section documents what these scripts read and write. The queue
+ * The Lua of the lock protocol, in one place for every Redis driver (ioredis, node-redis).
+ * docs/redis-data.md documents what these scripts read and write. The queue
  * functions every lock kind shares are in `queue-lua.ts`.
  */
 import { LOCK_KEY_SUFFIXES } from '../../keys/lock-key.js';
