@@ -6,10 +6,12 @@ import type { LockOptions } from '../../interfaces/redis-lock-options.interface.
 import type { LockRedisKeys } from '../keys/lock-key.js';
 import { quoteKey } from '../keys/quote-key.js';
 import type { LockTiming } from '../options/lock-options.js';
+import type { Enqueue } from '../stores/lock-store.js';
 import type { ReleaseWatch } from '../stores/redis/release-notifier.js';
 import type { Clock } from '../time/clock.js';
 import { settleWithin, TIMED_OUT } from '../time/settle-within.js';
 import type { FairnessRule } from './fairness.js';
+import { FREED } from './grant-inbox.js';
 import { HeldLock } from './held-lock.js';
 import type { ReleaseWatcher } from './lock-backend.js';
 import type { LockKind } from './lock-kind.js';
@@ -42,10 +44,10 @@ export interface AcquisitionHost {
   readonly shutdown: AbortSignal;
   emit(event: LockEvent): void;
   /**
-   * One acquire script call (see `LockManager.attempt`). `enqueue` asks the store to queue the
-   * caller when the lock is busy.
+   * One acquire script call (see `LockManager.attempt`). `enqueue` says what the store does
+   * with the caller when the lock is busy (see `Enqueue`).
    */
-  attempt(key: string, names: LockRedisKeys, token: string, timing: LockTiming, enqueue: boolean, bound: number, signal: AbortSignal | undefined, startedAt: number, sent: SentAttempt): Promise<AttemptOutcome>;
+  attempt(key: string, names: LockRedisKeys, token: string, timing: LockTiming, enqueue: Enqueue, bound: number, signal: AbortSignal | undefined, startedAt: number, sent: SentAttempt): Promise<AttemptOutcome>;
   /** Records a lock Redis gave `token`, on a lease of `lease` ms counted from `leaseStart`. */
   hold(key: string, names: LockRedisKeys, token: string, fencingToken: number, timing: LockTiming, leaseStart: number, lease: number): HeldLock;
   /** Hands a held lock to the caller (and tells the listeners). */
@@ -94,7 +96,9 @@ export class Acquisition {
   /** Attempts made so far, less one (the backoff of a waiter without release messages grows with it). */
   private round = -1;
   /** Races for a freed lock this waiter lost (see `FairnessRule`). */
-  private readonly lostRaces = 0;
+  private lostRaces = 0;
+  /** Whether the latest wait ended on a release that freed the lock (barging): the next attempt races for it. */
+  private racing = false;
 
   constructor(
     private readonly host: AcquisitionHost,
@@ -142,6 +146,8 @@ export class Acquisition {
     const bound = this.waits ? Math.max(this.waitUntil - host.clock.now(), Math.min(timing.waitTimeout, LAST_ATTEMPT_GRACE_MS)) : LAST_ATTEMPT_GRACE_MS;
     const startedAt = host.clock.now();
     const enqueue = this.waits && this.fairness.enqueue(this.lostRaces);
+    const racing = this.racing;
+    this.racing = false;
     try {
       const outcome = await host.attempt(this.key, this.names, this.token, timing, enqueue, bound, this.signal, startedAt, this.sent);
       if (outcome === TIMED_OUT) throw host.noAnswer(this.key, bound);
@@ -153,6 +159,7 @@ export class Acquisition {
         this.renewToken();
       } else {
         this.busyFor = outcome.pttl;
+        if (racing) this.lostRaces++;
         // A grant to this caller that the busy reply proves expired must never be handed out.
         if (outcome.fence !== undefined) this.watch?.staleThrough(outcome.fence);
         this.lastError = undefined;
@@ -202,6 +209,10 @@ export class Acquisition {
     const { host } = this;
     const refresh = Math.min(left, WAITER_REFRESH_MS, Math.floor(this.timing.ttl / 3));
     const granted = await waitForTurn(this.watch, this.round, this.busyFor, refresh, this.signal, host.shutdown, host.clock);
+    if (granted === FREED) {
+      this.racing = true;
+      return undefined;
+    }
     // A store that confirms grants: the grant only wakes the waiter, whose next attempt takes it.
     if (granted === undefined || host.confirmsGrants) return undefined;
     return this.takeGrant(granted);

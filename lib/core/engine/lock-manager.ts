@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { setMaxListeners } from 'node:events';
 import { Subject, type Observable } from 'rxjs';
 import { RedisLockError } from '../../errors/redis-lock.error.js';
+import { InvalidLockOptionsError } from '../../errors/invalid-lock-options.error.js';
 import type { LockEvent } from '../../interfaces/lock-event.interface.js';
 import type { LockInspection } from '../../interfaces/lock-inspection.interface.js';
 import { semaphoreInspection } from '../semaphore/semaphore-inspect.js';
@@ -20,7 +21,7 @@ import type { LockLogger } from './lock-logger.js';
 import { resolveLockOptions, type CallDefaults, type LockTiming, type ResolvedModuleOptions } from '../options/lock-options.js';
 import type { AcquireReply, ReleaseReply } from '../stores/lock-store.js';
 import type { RedisClient } from '../stores/redis/drivers/redis-client.js';
-import type { LockStore } from '../stores/lock-store.js';
+import type { Enqueue, LockStore } from '../stores/lock-store.js';
 import type { LockRunner } from './locked-call.js';
 import { ownerToken } from './owner-token.js';
 import { ReentrantLock } from './reentrant-lock.js';
@@ -28,7 +29,8 @@ import type { LockBackend, ReleaseWatcher } from './lock-backend.js';
 import { RenewalScheduler } from './renewal-scheduler.js';
 import { settleWithin, TIMED_OUT } from '../time/settle-within.js';
 import { Acquisition, STALE_REPLY, type AcquisitionHost, type AttemptOutcome, type SentAttempt } from './acquisition.js';
-import { FIFO } from './fairness.js';
+import { BARGING, type FairnessRule } from './fairness.js';
+import { resolveFairness } from '../options/fairness-option.js';
 import { lockKind } from './lock-kind.js';
 import { LAST_ATTEMPT_GRACE_MS, WAITER_LEASE_MS, WAITER_REFRESH_MS } from './waiter-timing.js';
 import { SemaphoreLimitError } from '../../errors/semaphore-limit.error.js';
@@ -58,6 +60,7 @@ interface ResolvedCallOptions {
   timing: LockTiming;
   semaphore: SemaphoreRequest | undefined;
   read: boolean;
+  fairness: FairnessRule;
 }
 
 /**
@@ -105,6 +108,9 @@ export class LockManager implements LockOwner, LockRunner {
     // Every waiter listens to it; any number may wait.
     setMaxListeners(0, this.shutdown.signal);
     this.holder = new HolderRecorder(options.instanceName);
+    if (options.fairness === 'barging' && !(this.store.barges === true && this.notifier !== undefined)) {
+      throw new InvalidLockOptionsError('fairness', 'barging', `'fifo' in quorum mode (several independent Redis masters): its waiters have no release messages to race on`);
+    }
   }
 
   /** The Redis clients this manager speaks to (several in quorum mode, none in memory). */
@@ -176,9 +182,9 @@ export class LockManager implements LockOwner, LockRunner {
     } catch (error) {
       return Promise.reject(error);
     }
-    const { timing, names, reentered, semaphore, read } = prepared;
+    const { timing, names, reentered, semaphore, read, fairness } = prepared;
     if (reentered) return Promise.resolve(reentered);
-    return this.acquireNew(key, names, timing, options, semaphore, read);
+    return this.acquireNew(key, names, timing, options, semaphore, read, fairness);
   }
 
   private async acquireKeys(key: readonly string[], options: LockOptions | undefined): Promise<Lock> {
@@ -187,8 +193,16 @@ export class LockManager implements LockOwner, LockRunner {
     return acquireAll(this, keys, options, resolveLockOptions(options, this.defaults).waitTimeout);
   }
 
-  private acquireNew(key: string, base: LockRedisKeys, timing: LockTiming, options: LockOptions | undefined, semaphore?: SemaphoreRequest, read = false): Promise<HeldLock> {
-    const acquisition = new Acquisition(this.acquisitionHost, key, timing, options, lockKind(key, base, semaphore, read), FIFO);
+  private acquireNew(
+    key: string,
+    base: LockRedisKeys,
+    timing: LockTiming,
+    options: LockOptions | undefined,
+    semaphore: SemaphoreRequest | undefined,
+    read: boolean,
+    fairness: FairnessRule,
+  ): Promise<HeldLock> {
+    const acquisition = new Acquisition(this.acquisitionHost, key, timing, options, lockKind(key, base, semaphore, read), fairness);
     this.acquiring++;
     return acquisition.run().finally(() => this.settledAcquire());
   }
@@ -429,6 +443,16 @@ export class LockManager implements LockOwner, LockRunner {
     return this.store.semaphores;
   }
 
+  /** Barging needs release messages that free a lock; a clear error where there are none (quorum mode). */
+  private assertBarges(key: string): void {
+    if (this.store.barges === true && this.notifier !== undefined) return;
+    throw new InvalidLockOptionsError(
+      'fairness',
+      'barging',
+      `'fifo' in quorum mode (several independent Redis masters; lock ${quoteKey(key)}): its waiters have no release messages to race on. Use one Redis, Sentinel or Cluster for barging`,
+    );
+  }
+
   /** The store's read side of read-write locks; a clear error where there is none (quorum mode). */
   private readStore(key: string): ReadStore {
     if (this.store.readers === undefined) {
@@ -444,15 +468,19 @@ export class LockManager implements LockOwner, LockRunner {
   /** Permits held by semaphore locks, for re-entry (see `reenter`). */
   private readonly semaphoreLocks = new WeakMap<HeldLock, SemaphoreRequest>();
 
-  private prepare(key: string, options: LockOptions | undefined): { timing: LockTiming; names: LockRedisKeys; reentered?: Lock; semaphore?: SemaphoreRequest; read: boolean } {
+  private prepare(
+    key: string,
+    options: LockOptions | undefined,
+  ): { timing: LockTiming; names: LockRedisKeys; reentered?: Lock; semaphore?: SemaphoreRequest; read: boolean; fairness: FairnessRule } {
     this.assertOpen();
     checkLockKey(key);
-    const { timing, semaphore, read } = this.resolve(options);
+    const { timing, semaphore, read, fairness } = this.resolve(options);
+    if (fairness === BARGING) this.assertBarges(key);
     if (semaphore !== undefined) this.semaphores(key);
     if (read) this.readStore(key);
     options?.signal?.throwIfAborted();
     const names = lockRedisKeys(this.options.keyPrefix, key);
-    return { timing, names, reentered: this.reenter(key, read, semaphore), semaphore, read };
+    return { timing, names, reentered: this.reenter(key, read, semaphore), semaphore, read, fairness };
   }
 
   /** What a frozen options object (each `@Locked` method has one) resolves to, checked once. */
@@ -466,7 +494,8 @@ export class LockManager implements LockOwner, LockRunner {
     const semaphore = resolveSemaphoreOptions(options);
     const read = isReadMode(options);
     checkLockNaming(options);
-    const resolved = { timing, semaphore, read };
+    const fairness = resolveFairness(options?.fairness, this.options.fairness, { semaphore: semaphore !== undefined, read });
+    const resolved = { timing, semaphore, read, fairness };
     if (frozen) this.resolvedOptions.set(options, resolved);
     return resolved;
   }
@@ -507,7 +536,7 @@ export class LockManager implements LockOwner, LockRunner {
     names: LockRedisKeys,
     token: string,
     timing: LockTiming,
-    enqueue: boolean,
+    enqueue: Enqueue,
     bound: number,
     signal: AbortSignal | undefined,
     startedAt: number,
@@ -516,9 +545,9 @@ export class LockManager implements LockOwner, LockRunner {
     let reply: Promise<AcquireReply>;
     try {
       reply = isSemaphore(names)
-        ? this.semaphores(key).acquire(names, token, timing.ttl, enqueue, WAITER_LEASE_MS)
+        ? this.semaphores(key).acquire(names, token, timing.ttl, enqueue === true, WAITER_LEASE_MS)
         : isRead(names)
-          ? this.readStore(key).acquire(names, token, timing.ttl, enqueue, WAITER_LEASE_MS)
+          ? this.readStore(key).acquire(names, token, timing.ttl, enqueue === true, WAITER_LEASE_MS)
           : this.store.acquire(names, token, timing.ttl, enqueue, WAITER_LEASE_MS);
     } catch (error) {
       reply = Promise.reject(error);
