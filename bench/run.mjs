@@ -1,4 +1,4 @@
-// npm run bench [-- --quick] [-- --only contended]: nestjs-redis-lock side by side with raw ioredis and its peers.
+// npm run bench [-- --quick] [-- --only contended] [-- --contenders a,b]: nestjs-redis-lock side by side with raw ioredis and its peers.
 // Every contender runs in a process of its own (the raw floor too), pinned to one core where
 // `taskset` exists, in an order rotated over the repetitions; figures are medians. The
 // headline is CPU per acquire+release pair, Node's (process.cpuUsage() in the contender's
@@ -19,6 +19,8 @@ import { fmt, median, percentile } from './stats.mjs';
 const QUICK = process.argv.includes('--quick');
 // `--only contended`: the contended runs alone (hot-key work needs no uncontended rerun).
 const ONLY = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
+// `--contenders a,b`: the contended runs of these contenders alone.
+const PICKED = process.argv.includes('--contenders') ? process.argv[process.argv.indexOf('--contenders') + 1].split(',') : undefined;
 const REPS = QUICK ? 1 : 7;
 const SCALE_REPS = QUICK ? 1 : 3;
 const PAIRS = QUICK ? 2_000 : 10_000;
@@ -192,7 +194,8 @@ async function scale() {
 async function contended() {
   const runs = {};
   for (let rep = 0; rep < CONTENDED_REPS; rep++) {
-    const order = CONTENDED_NAMES.map((_, i) => CONTENDED_NAMES[(i + rep) % CONTENDED_NAMES.length]);
+    const names = CONTENDED_NAMES.filter((name) => PICKED === undefined || PICKED.includes(name));
+    const order = names.map((_, i) => names[(i + rep) % names.length]);
     for (const name of order) {
       await admin.flushall();
       const polite = await acrossProcesses(name, 'polite');
@@ -219,7 +222,7 @@ async function contended() {
     }
   }
   const table = {};
-  for (const name of CONTENDED_NAMES) {
+  for (const name of Object.keys(runs)) {
     const reps = runs[name];
     const summary = {
       handoffP50Ms: median(reps.map((r) => r.handoffP50Ms)),
@@ -251,7 +254,7 @@ async function contended() {
   console.log(`\nContended: ${results.method.contended}`);
   console.table(table);
   const best = bestPeer(results.contended);
-  if (best) {
+  if (best && results.contended.LockService) {
     const ours = results.contended.LockService;
     console.log(`LockService vs best peer (${best.name}): handoff p50 ${fmt(best.handoffP50Ms / ours.handoffP50Ms)}x faster, p99 ${fmt(best.handoffP99Ms / ours.handoffP99Ms)}x faster`);
     results.contended.bestPeer = best.name;

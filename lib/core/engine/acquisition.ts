@@ -124,18 +124,24 @@ export class Acquisition {
       for (;;) {
         this.round++;
         const lock = await this.attempt();
-        if (lock !== undefined) return lock;
+        if (lock !== undefined) return this.took(lock);
         const left = this.timeLeft();
         this.announceWaiting();
         if (await this.subscribe(left)) continue;
         const granted = await this.waitForTurn(left);
-        if (granted !== undefined) return granted;
+        if (granted !== undefined) return this.took(granted);
       }
     } catch (error) {
       throw this.giveUp(error);
     } finally {
       this.watch?.close();
     }
+  }
+
+  /** The call got the lock: under barging, the next waiter of this process asks again (see `FairnessRule.passesOn`). */
+  private took(lock: HeldLock): HeldLock {
+    if (this.fairness.passesOn) this.watch?.passOn();
+    return lock;
   }
 
   /** One acquire script call: the lock, or undefined after a busy reply or an error worth retrying. */

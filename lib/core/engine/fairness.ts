@@ -14,10 +14,16 @@ export type Fairness = 'fifo' | 'barging';
 export interface FairnessRule {
   readonly name: Fairness;
   enqueue(lostRaces: number): Enqueue;
+  /**
+   * Whether a waiter that got the lock wakes the next waiter of its process (see
+   * `ReleaseWatch.passOn`): barging releases publish only to waiters that said they wait since
+   * the last message.
+   */
+  readonly passesOn: boolean;
 }
 
 /** Every waiter queues, and a release hands the lock to the head of the queue. */
-export const FIFO: FairnessRule = { name: 'fifo', enqueue: () => true };
+export const FIFO: FairnessRule = { name: 'fifo', enqueue: () => true, passesOn: false };
 
 /**
  * A barging waiter that lost this many races for a freed lock queues like a FIFO waiter: while
@@ -28,4 +34,8 @@ export const FIFO: FairnessRule = { name: 'fifo', enqueue: () => true };
 export const BARGING_RACES_BEFORE_QUEUE = 2;
 
 /** A waiter only says that it waits; a release frees the lock and wakes waiters to race for it. */
-export const BARGING: FairnessRule = { name: 'barging', enqueue: (lostRaces) => (lostRaces >= BARGING_RACES_BEFORE_QUEUE ? true : 'barging') };
+export const BARGING: FairnessRule = {
+  name: 'barging',
+  enqueue: (lostRaces) => (lostRaces >= BARGING_RACES_BEFORE_QUEUE ? true : 'barging'),
+  passesOn: true,
+};

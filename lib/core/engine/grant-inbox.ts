@@ -77,9 +77,9 @@ export class GrantInbox {
  * the one that watched longest and was not woken yet, so that each message sends one racer per
  * process (as Redisson's `RLock` does) rather than every waiter at once.
  */
-export function freeOne(waiters: ReadonlyMap<string, GrantInbox>): void {
+export function freeOne(waiters: ReadonlyMap<string, GrantInbox>, except?: GrantInbox): void {
   for (const inbox of waiters.values()) {
-    if (inbox.holdsFree) continue;
+    if (inbox.holdsFree || inbox === except) continue;
     inbox.free();
     return;
   }

@@ -21,6 +21,7 @@ export class MemoryNotifier implements ReleaseWatcher {
       takeGrant: () => inbox.take(),
       staleThrough: (fence) => inbox.staleThrough(fence),
       onGrant: (listener) => inbox.listen(listener),
+      passOn: () => freeOne(channelWaiters, inbox),
       close: () => {
         channelWaiters.delete(token);
         // A waiter that leaves with a free lock unclaimed passes the wake-up on.

@@ -201,9 +201,11 @@ export class MemoryStore implements LockStore, MemoryQueue {
     }
   }
 
-  /** The lock is free and barging waiters wait: tell them (the release script's `*`). */
+  /** The lock is free and barging waiters wait: tell them once, and forget that they wait (the Lua `publish_freed`). */
   private publishFreed(keys: ScriptKeys, now: number): void {
-    if (liveValue(this.data.wanted, wantedKey(keys.lock), now) === undefined) return;
+    const wanted = wantedKey(keys.lock);
+    if (liveValue(this.data.wanted, wanted, now) === undefined) return;
+    this.data.wanted.delete(wanted);
     setImmediate(() => this.publish(keys.released, FREED_MESSAGE));
   }
 

@@ -202,18 +202,21 @@ return renew_all(#KEYS, function(i) return KEYS[i] end, 0, false)
 `;
 
 /**
- * Publishes `*` on a lock's channel: the lock is free, and barging waiters race for it (each
- * process wakes one of its waiters; see `ReleaseNotifier`). Publishes as `grant_next` does
- * (SPUBLISH on a Redis 7 Cluster master), and defines `publish_freed` for scripts that have
- * the queue's code too.
+ * A lock was freed: when barging waiters said they wait (`wanted`), publishes `*` on its channel
+ * so that they race for it (each process wakes one of its waiters; see `ReleaseNotifier`), and
+ * deletes `wanted` (one `DEL` for the check and the reset). The waiters that lose the race set it
+ * again, so a holder that releases and takes the lock again at once publishes once per round
+ * trip of its waiters, not on every release (as a Java AQS lock signals its waiters once).
+ * Returns whether it published. Publishes as `grant_next` does (SPUBLISH on a Redis 7 Cluster
+ * master).
  */
 const PUBLISH_FREED = `
-local function publish_freed(channel, sharded)
+local function publish_freed(wanted, channel, sharded)
+  if redis.call('DEL', wanted) == 0 then return false end
   if sharded == '1' and (tonumber(redis.REDIS_VERSION_NUM) or 0) < 0x070000 then sharded = '0' end
   redis.call(sharded == '1' and 'SPUBLISH' or 'PUBLISH', channel, '${FREED_MESSAGE}')
+  return true
 end`;
-const FREED = `${PUBLISH_FREED}
-  publish_freed(channel, sharded)`;
 
 /**
  * Keys: lock, fence, queue, waiters, release channel (see `KEYS_OF_LOCK`). ARGV: owner token,
@@ -224,8 +227,8 @@ const FREED = `${PUBLISH_FREED}
  * together), else `{1}`.
  * With nobody waiting (no queue key, no `wanted`) that is GET + DEL + EXISTS, and the queue
  * functions are not defined at all. With only barging waiters (`wanted` alone) the lock stays
- * free and `*` is published: whoever asks first takes it. When the queue hands the lock to
- * nobody (all its waiters died) and barging waiters wait, `*` goes out too.
+ * free and `*` is published (see `PUBLISH_FREED`): whoever asks first takes it. When the queue
+ * hands the lock to nobody (all its waiters died) and barging waiters wait, `*` goes out too.
  */
 const RELEASE = `
 if redis.call('GET', lock) ~= ARGV[1] then
@@ -236,14 +239,12 @@ redis.call('DEL', lock)
 local waiting = redis.call('EXISTS', queue, waiters, wanted)
 if waiting == 0 then return {1} end
 local fence_retention, lease, sharded = string.match(ARGV[2], '^(%d+):(%d+):(%d)$')
-if waiting == 1 and redis.call('EXISTS', wanted) == 1 then
-  ${FREED}
-  return {1}
-end
+${PUBLISH_FREED}
+if waiting == 1 and publish_freed(wanted, channel, sharded) then return {1} end
 ${QUEUE}
 local granted = grant_next(lock, fence, queue, waiters, channel, tonumber(lease), sharded)
 if not granted then
-  if redis.call('EXISTS', wanted) == 1 then publish_freed(channel, sharded) end
+  publish_freed(wanted, channel, sharded)
   return {1}
 end
 table.insert(granted, 1, 1)
@@ -270,7 +271,7 @@ end
 if owner == ARGV[1] or not owner then
   local granted = grant_next(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], tonumber(lease), sharded)
   -- A lock an uncertain attempt took, given back: barging waiters race for it.
-  if not granted and owner == ARGV[1] and redis.call('EXISTS', KEYS[1] .. '${LOCK_KEY_SUFFIXES.wanted}') == 1 then publish_freed(KEYS[5], sharded) end
+  if not granted and owner == ARGV[1] then publish_freed(KEYS[1] .. '${LOCK_KEY_SUFFIXES.wanted}', KEYS[5], sharded) end
 elseif owner == '~r' then
   -- A waiting writer that gives up may have been all that held back the readers behind it.
   grant_readers(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], tonumber(lease), sharded)

@@ -18,6 +18,12 @@ export interface ReleaseWatch {
    * listening, after which a grant is kept for `takeGrant()` instead.
    */
   onGrant(listener: (fencingToken: number) => void): () => void;
+  /**
+   * Wakes the next waiter of this process on the channel as if the lock were freed: a barging
+   * waiter that got the lock lets the next one ask again, and so say that it waits (a release
+   * publishes only to waiters that said so since the last message).
+   */
+  passOn(): void;
   /** Stops watching; the channel is unsubscribed when its last waiter leaves. */
   close(): void;
 }
@@ -74,6 +80,7 @@ export class ReleaseNotifier {
       takeGrant: () => inbox.take(),
       staleThrough: (fence) => inbox.staleThrough(fence),
       onGrant: (listener) => inbox.listen(listener),
+      passOn: () => freeOne(channelState.waiters, inbox),
       close: () => {
         channelState.waiters.delete(token);
         // A waiter that leaves with a free lock unclaimed passes the wake-up on.
