@@ -21,6 +21,9 @@ const TTL = 30_000;
 
 export const CONTENDER_NAMES = ['raw ioredis', 'LockService', '@Locked', 'redlock v5', 'redlock v4', 'redis-semaphore'];
 
+/** The contended runs add LockService with `fairness: 'barging'` (non-fair) beside its FIFO default. */
+export const CONTENDED_NAMES = [...CONTENDER_NAMES, 'LockService barging'];
+
 /**
  * The raw floor with each pair run inside `AsyncLocalStorage.run()`, as in an application that
  * uses one already (nestjs-cls, OpenTelemetry): on Node 20 that turns on promise hooks for the
@@ -83,6 +86,13 @@ export async function createContender(name, target, { contended = false } = {}) 
         },
         close: () => redis.quit(),
       };
+    }
+    case 'LockService barging': {
+      class BargingModule {}
+      Module({ imports: [RedisLockModule.forRoot({ redis: url, waitTimeout: 10_000, fairness: 'barging' })] })(BargingModule);
+      const app = await NestFactory.createApplicationContext(BargingModule, { logger: ['error'] });
+      const locks = app.get(LockService);
+      return byAcquireRelease((key) => locks.acquire(key), (lock) => lock.release(), () => app.close());
     }
     case 'LockService':
     case '@Locked': {

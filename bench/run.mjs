@@ -1,4 +1,4 @@
-// npm run bench [-- --quick]: nestjs-redis-lock side by side with raw ioredis and its peers.
+// npm run bench [-- --quick] [-- --only contended] [-- --contenders a,b]: nestjs-redis-lock side by side with raw ioredis and its peers.
 // Every contender runs in a process of its own (the raw floor too), pinned to one core where
 // `taskset` exists, in an order rotated over the repetitions; figures are medians. The
 // headline is CPU per acquire+release pair, Node's (process.cpuUsage() in the contender's
@@ -12,11 +12,15 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { startRedisCluster } from '../scripts/redis-cluster.mjs';
 import { startRedisServer } from '../scripts/redis-server.mjs';
-import { ALS_FLOOR, CONTENDER_NAMES } from './contenders.mjs';
+import { ALS_FLOOR, CONTENDED_NAMES, CONTENDER_NAMES } from './contenders.mjs';
 import { redisMeter } from './redis-stats.mjs';
 import { fmt, median, percentile } from './stats.mjs';
 
 const QUICK = process.argv.includes('--quick');
+// `--only contended`: the contended runs alone (hot-key work needs no uncontended rerun).
+const ONLY = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
+// `--contenders a,b`: the contended runs of these contenders alone.
+const PICKED = process.argv.includes('--contenders') ? process.argv[process.argv.indexOf('--contenders') + 1].split(',') : undefined;
 const REPS = QUICK ? 1 : 7;
 const SCALE_REPS = QUICK ? 1 : 3;
 const PAIRS = QUICK ? 2_000 : 10_000;
@@ -44,11 +48,15 @@ results.machine = await machine(admin);
 console.log(`Machine: ${results.machine.cpu} (${results.machine.cores} cores), ${results.machine.platform}; Node ${results.machine.node}; Redis ${results.machine.redis}; ` + (TASKSET ? `Node pinned to core ${NODE_CORE}, Redis to core ${REDIS_CORE}` : 'no taskset: nothing pinned'));
 
 try {
-  await uncontended();
-  await scale();
+  if (ONLY === undefined) {
+    await uncontended();
+    await scale();
+  }
   await contended();
-  await watchdog();
-  targets();
+  if (ONLY === undefined) {
+    await watchdog();
+    targets();
+  }
 } finally {
   await admin.quit();
   await server.stop();
@@ -186,12 +194,16 @@ async function scale() {
 async function contended() {
   const runs = {};
   for (let rep = 0; rep < CONTENDED_REPS; rep++) {
-    const order = CONTENDER_NAMES.map((_, i) => CONTENDER_NAMES[(i + rep) % CONTENDER_NAMES.length]);
+    const names = CONTENDED_NAMES.filter((name) => PICKED === undefined || PICKED.includes(name));
+    const order = names.map((_, i) => names[(i + rep) % names.length]);
     for (const name of order) {
       await admin.flushall();
       const polite = await acrossProcesses(name, 'polite');
       await admin.flushall();
       const greedy = await acrossProcesses(name, 'greedy');
+      await admin.flushall();
+      // The hot key under load: greedy workers with about 1 ms of work inside the lock.
+      const working = await acrossProcesses(name, 'greedy-work');
       // Handoff from the polite run, throughput and shares from the greedy one.
       (runs[name] ??= []).push({
         handoffP50Ms: polite.handoffP50Ms,
@@ -199,15 +211,18 @@ async function contended() {
         acquisitionsPerSecond: greedy.acquisitionsPerSecond,
         minShareOfFair: greedy.minShareOfFair,
         maxShareOfFair: greedy.maxShareOfFair,
-        failures: polite.failures + greedy.failures,
-        overlaps: polite.overlaps + greedy.overlaps,
+        workAcquisitionsPerSecond: working.acquisitionsPerSecond,
+        workMinShareOfFair: working.minShareOfFair,
+        failures: polite.failures + greedy.failures + working.failures,
+        overlaps: polite.overlaps + greedy.overlaps + working.overlaps,
         polite,
         greedy,
+        working,
       });
     }
   }
   const table = {};
-  for (const name of CONTENDER_NAMES) {
+  for (const name of Object.keys(runs)) {
     const reps = runs[name];
     const summary = {
       handoffP50Ms: median(reps.map((r) => r.handoffP50Ms)),
@@ -215,6 +230,8 @@ async function contended() {
       acquisitionsPerSecond: median(reps.map((r) => r.acquisitionsPerSecond)),
       minShareOfFair: median(reps.map((r) => r.minShareOfFair)),
       maxShareOfFair: median(reps.map((r) => r.maxShareOfFair)),
+      workAcquisitionsPerSecond: median(reps.map((r) => r.workAcquisitionsPerSecond)),
+      workMinShareOfFair: median(reps.map((r) => r.workMinShareOfFair)),
       failedAcquires: median(reps.map((r) => r.failures)),
       overlaps: Math.max(...reps.map((r) => r.overlaps)),
       runs: reps,
@@ -226,16 +243,18 @@ async function contended() {
       'acquisitions/s': fmt(summary.acquisitionsPerSecond),
       'min share (x fair)': fmt(summary.minShareOfFair),
       'max share (x fair)': fmt(summary.maxShareOfFair),
+      '1 ms work: acq/s': fmt(summary.workAcquisitionsPerSecond),
+      '1 ms work: min share': fmt(summary.workMinShareOfFair),
       'failed acquires': fmt(summary.failedAcquires),
       overlaps: summary.overlaps,
     };
   }
   results.method.contended =
-    `One key, ${WORKERS} worker processes (not pinned) for ${CONTENDED_MS} ms, ${CONTENDED_REPS} repetitions, medians. Handoff (release to the next waiter running) from polite workers that hold 2 ms and step back until another took the lock; throughput and shares of the fair count from greedy workers that re-request at once.`;
+    `One key, ${WORKERS} worker processes (not pinned) for ${CONTENDED_MS} ms, ${CONTENDED_REPS} repetitions, medians. Handoff (release to the next waiter running) from polite workers that hold 2 ms and step back until another took the lock; throughput and shares of the fair count from greedy workers that re-request at once, with no work and with about 1 ms of work (a 1 ms timer) inside the lock. "LockService barging" is LockService with fairness: 'barging'.`;
   console.log(`\nContended: ${results.method.contended}`);
   console.table(table);
   const best = bestPeer(results.contended);
-  if (best) {
+  if (best && results.contended.LockService) {
     const ours = results.contended.LockService;
     console.log(`LockService vs best peer (${best.name}): handoff p50 ${fmt(best.handoffP50Ms / ours.handoffP50Ms)}x faster, p99 ${fmt(best.handoffP99Ms / ours.handoffP99Ms)}x faster`);
     results.contended.bestPeer = best.name;

@@ -75,7 +75,7 @@ export interface LockTimingOptions {
  * RedisLockModule.forRoot({ redis: 'redis://localhost:6379', ttl: 10_000, isGlobal: true })
  * ```
  */
-export interface RedisLockModuleOptions extends LockTimingOptions, JobModuleOptions {
+export interface RedisLockModuleOptions extends LockTimingOptions, FairnessOptions, JobModuleOptions {
   /**
    * Where Redis is. See {@link RedisConnection} for who owns the connection. An array of
    * independent masters (3 or 5, not replicas of each other) selects quorum mode: a lock is
@@ -220,7 +220,32 @@ export interface LockModeOptions {
   mode?: 'read' | 'write';
 }
 
-export interface LockOptions extends LockTimingOptions, SemaphoreOptions, LockModeOptions {
+/**
+ * Who gets a mutex its holder gives back. Set module-wide in {@link RedisLockModuleOptions},
+ * override per call (`acquire`, `tryAcquire`, `using`, `@Locked`).
+ *
+ * @example
+ * ```ts
+ * // A hot counter: many short critical sections on one key, throughput over arrival order.
+ * await locks.using(`stock:${sku}`, () => decrement(sku), { fairness: 'barging' });
+ * ```
+ */
+export interface FairnessOptions {
+  /**
+   * `'fifo'` (the default): waiters queue in Redis and a release hands the lock to the head of
+   * the queue, so nobody is overtaken (like Redisson's `RFairLock`). `'barging'` (non-fair, like
+   * Redisson's `RLock` or Go's `sync.Mutex`): a release frees the lock and publishes that it is
+   * free; whoever asks first takes it, a newcomer included, and the woken waiters race for it.
+   * A waiter that lost 2 such races joins the FIFO queue, which stops barging until it is
+   * served, so nobody starves. While FIFO waiters queue on a key, nobody barges past them.
+   * Mutexes only: a semaphore (`limit`) or a read lock (`mode: 'read'`) refuses `'barging'`
+   * given per call, and ignores a module-wide one; quorum mode refuses it.
+   * See the README, "FIFO or barging".
+   */
+  fairness?: 'fifo' | 'barging';
+}
+
+export interface LockOptions extends LockTimingOptions, SemaphoreOptions, LockModeOptions, FairnessOptions {
   /** Cancels waiting for the lock; the call then rejects with `signal.reason`. */
   signal?: AbortSignal;
   /**

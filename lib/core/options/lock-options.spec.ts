@@ -17,7 +17,14 @@ describe('resolveModuleOptions', () => {
       shutdownTimeout: 3_000,
       exposeKeyInHttpErrors: false,
       fenceRetention: 0,
+      fairness: 'fifo',
     });
+  });
+
+  it('takes fairness, and refuses anything but fifo or barging, naming the option', () => {
+    expect(resolveModuleOptions({ redis, fairness: 'barging' }).fairness).toBe('barging');
+    expect(() => resolveModuleOptions({ redis, fairness: 'fair' as never })).toThrow(expect.objectContaining({ option: 'fairness', value: 'fair' }));
+    expect(() => resolveModuleOptions({ redis, fairness: null as never })).toThrow(InvalidLockOptionsError);
   });
 
   it('takes durations as numbers of milliseconds or strings with a unit', () => {

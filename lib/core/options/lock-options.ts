@@ -3,6 +3,8 @@ import { checkInstanceName } from '../engine/holder.js';
 import { parseDuration } from '../time/duration.js';
 import { checkTtlWithinRetention, resolveFenceRetention } from './fence-retention.js';
 import { resolveWaitForReplicas, type ReplicaWait } from './wait-for-replicas.js';
+import { checkFairness } from './fairness-option.js';
+import type { Fairness } from '../engine/fairness.js';
 import type {
   LockOptions,
   LockTimingOptions,
@@ -49,6 +51,8 @@ export interface ResolvedModuleOptions extends LockTiming {
   fenceRetention: number;
   /** Acquisitions wait for this many replicas (Redis `WAIT`); undefined: they do not. */
   waitForReplicas?: ReplicaWait;
+  /** The mutexes' default `fairness`. */
+  fairness: Fairness;
 }
 
 /**
@@ -89,7 +93,8 @@ export function resolveModuleOptions(options: RedisLockModuleOptions, { needsRed
   const instanceName = checkInstanceName(options.instanceName);
   const fenceRetention = resolveFenceRetention(options.fenceRetention, timing.ttl);
   const waitForReplicas = resolveWaitForReplicas(options.waitForReplicas, timing.ttl, Array.isArray(redis));
-  return { ...timing, redis, keyPrefix, shutdownTimeout, exposeKeyInHttpErrors, instanceName, fenceRetention, waitForReplicas };
+  const fairness = checkFairness(options.fairness) ?? 'fifo';
+  return { ...timing, redis, keyPrefix, shutdownTimeout, exposeKeyInHttpErrors, instanceName, fenceRetention, waitForReplicas, fairness };
 }
 
 /** Validates the options of one call against the module's resolved timing. */

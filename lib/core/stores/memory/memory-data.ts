@@ -28,6 +28,8 @@ export class MemoryData {
   readonly semaphoreLimits = new Map<string, Entry<number>>();
   /** Read-write locks' reader hashes (`<lock>:readers`: token -> fencing token, see `rwlock/`), expiring likewise. */
   readonly readers = new Map<string, Entry<Map<string, number>>>();
+  /** Locks barging waiters wait for (`<lock>:wanted`, see `wantedKey`), each until a waiter lease after its latest ask. */
+  readonly wanted = new Map<string, Entry<true>>();
 
   clear(): void {
     this.locks.clear();
@@ -36,6 +38,7 @@ export class MemoryData {
     this.semaphoreHolders.clear();
     this.semaphoreLimits.clear();
     this.readers.clear();
+    this.wanted.clear();
   }
 }
 
