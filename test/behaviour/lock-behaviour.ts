@@ -125,8 +125,12 @@ export function describeLockBehaviour(label: string, backend: LockBackend): void
       const waiters = await Promise.all([open(), open(), open()]);
       const done: Promise<void>[] = [];
       for (const [i, waiter] of waiters.entries()) {
+        // Arrive in turn: the next one asks once this one's attempt has queued it (a fixed
+        // pause let a waiter slowed by a loaded machine queue behind the next one).
+        const queued = countAttempts(waiter.locks);
         done.push(waiter.locks.using(k, async () => void order.push(i), { waitTimeout: 10_000 }));
-        await sleep(60); // arrive in turn
+        await queued.answered();
+        queued.stop();
       }
       // Release right after the first waiter's poll is answered: its next one is 250 ms away.
       const attempts = countAttempts(waiters[0]!.locks);
