@@ -128,7 +128,11 @@ local function renew_guards(key, token, ttl)
     outlive_guard(base .. ':readers', ms)
   elseif kind == ':permit:' then
     outlive_guard(base .. ':holders', ms)
-    outlive_guard(base .. ':limit', ms)
+    outlive_guard(base .. ':due', ms)
+    -- A lease made shorter than it was (extend() with a shorter ttl) must be looked at again by
+    -- the next count, not only once its old deadline (the holder's score in the due set) passed.
+    local left = redis.pcall('PTTL', key)
+    if type(left) == 'number' and left > ms then redis.pcall('ZADD', base .. ':due', 'XX', 0, token) end
   end
 end
 `;
