@@ -36,8 +36,11 @@ const LIB = `${QUEUE_MEMBERS}
 
 local function permit_key(token) return base .. '${SEMAPHORE_SUFFIXES.permit}' .. token end
 
--- The permits held in all, as the holders hash counts them; kept up to date by every change below.
-local used = tonumber(redis.call('HGET', holders, ':used') or '0')
+-- The permits held in all, as the holders hash counts them (kept up to date by every change
+-- below), how many holders the fast path let in without a score (see score_unscored), and the
+-- limit stored (false when none).
+local counts = redis.call('HMGET', holders, ':used', ':unscored', ':limit')
+local used, unscored, stored_limit = tonumber(counts[1] or '0'), tonumber(counts[2] or '0'), counts[3]
 
 -- Keeps the holders hash and the due set for at least ms: they guard every permit and expire with
 -- the longest one (the hash, which keeps the limit, with the waiters' lease too), so that
@@ -109,6 +112,7 @@ local function take(token, permits, lease, now, lim)
   local fencing = next_fence(fence)
   used = used + tonumber(permits)
   redis.call('HSET', holders, token, permits .. ':' .. fencing, ':used', used, ':limit', lim)
+  stored_limit = tostring(lim)
   redis.call('ZADD', due, now + tonumber(lease), token)
   guard(lease)
   return fencing
@@ -116,20 +120,35 @@ end
 
 -- Keeps the call's limit (unless stored: then it is the same) for at least ms, for the waiters.
 local function keep_limit(lim, ms)
-  if not redis.call('HGET', holders, ':limit') then redis.call('HSET', holders, ':limit', lim, ':used', used) end
+  if not stored_limit then
+    redis.call('HSET', holders, ':limit', lim, ':used', used)
+    stored_limit = tostring(lim)
+  end
   guard(ms)
 end
 
--- A due set lost on its own (evicted: a key goes whole) would leave holders that no count ever
--- looks at again: every holder the hash names comes back as due now, and the next purge looks
--- at it.
-local function restore_due()
-  if used <= 0 or redis.call('EXISTS', due) == 1 then return end
+-- The fast path lets holders in without scoring them (no TIME, no due set: see ACQUIRE), and
+-- counts them in ':unscored'. Before a count they all enter the due set as due now, so that the
+-- purge looks at each once (one PTTL) and scores it; the holders scored already keep their score.
+-- A due set lost on its own (evicted: a key goes whole) is rebuilt the same way.
+local function score_unscored()
+  if used <= 0 or (unscored <= 0 and redis.call('EXISTS', due) == 1) then return end
+  local members = {}
   for _, token in ipairs(redis.call('HKEYS', holders)) do
-    if string.byte(token, 1) ~= 58 then redis.call('ZADD', due, 0, token) end
+    if string.byte(token, 1) ~= 58 then
+      members[#members + 1] = 0
+      members[#members + 1] = token
+    end
+    if #members >= 1000 then
+      redis.call('ZADD', due, 'NX', unpack(members))
+      members = {}
+    end
   end
+  if #members > 0 then redis.call('ZADD', due, 'NX', unpack(members)) end
+  unscored = 0
+  redis.call('HSET', holders, ':unscored', 0)
   local left = redis.call('PTTL', holders)
-  if left > 0 then redis.call('PEXPIRE', due, left) end
+  if left > 0 then guard_key(due, left) end
 end
 
 -- Hands free permits to the waiters at the head of the queue, in order, as long as the next
@@ -162,12 +181,15 @@ end
 -- The limit permits are counted against: the stored one while the semaphore is in use (a
 -- caller refused for giving another limit still leaves through these scripts), else the call's.
 local function limit_in_use(given)
-  return tonumber(redis.call('HGET', holders, ':limit') or given)
+  return tonumber(stored_limit or given)
 end
 
 -- The limit is kept while the semaphore has holders or waiters, and forgotten with them.
 local function forget_if_idle()
-  if used <= 0 and redis.call('EXISTS', queue, waiters) == 0 then redis.call('DEL', holders, due) end
+  if used <= 0 and redis.call('EXISTS', queue, waiters) == 0 then
+    redis.call('DEL', holders, due)
+    stored_limit = false
+  end
 end
 `;
 
@@ -180,44 +202,35 @@ end
  *
  * The fast path comes first: with neither queue key nobody waits, and when the holders hash
  * (one `HMGET`) shows room under the same limit and `SET NX` creates the caller's permit (a
- * caller granted already has one, and goes on below), the caller takes its permits without
- * anything else being read: `EXISTS`, `HMGET`, `SET NX PX`, `INCR`, `TIME`, `HSET`, `ZADD` and the
- * two guards' expiry. A count that includes crashed holders only ever refuses here (the slow
- * path then drops them), never admits one too many.
+ * caller granted already has one, and goes on below), the caller takes its permits with
+ * `EXISTS`, `HMGET`, `SET NX PX`, `INCR`, one `HSET` and the hash's expiry: no `TIME`, and no
+ * score in the due set (it is counted as unscored, and scored by the next count that needs it).
+ * A count that includes crashed holders only ever refuses here (the slow path then drops them),
+ * never admits one too many.
  */
 const ACQUIRE = `
 local fence_retention, lease, sharded, enqueue, limit, permits = string.match(ARGV[3], '^(%d+):(%d+):(%d):(%d):(%d+):(%d+)$')
 limit, permits = tonumber(limit), tonumber(permits)
 if redis.call('EXISTS', queue, waiters) == 0 then
-  local state = redis.call('HMGET', holders, ':limit', ':used')
+  local state = redis.call('HMGET', holders, ':limit', ':used', ':unscored')
   local held = tonumber(state[2] or '0')
   if (not state[1] or tonumber(state[1]) == limit) and held + permits <= limit
     and redis.call('SET', permit, ARGV[1], 'NX', 'PX', ARGV[2]) then
     local fencing = redis.call('INCR', fence)
     if fence_retention ~= '0' then redis.call('PEXPIRE', fence, fence_retention) end
-    local t = redis.call('TIME')
-    redis.call('HSET', holders, ARGV[1], permits .. ':' .. fencing, ':used', held + permits, ':limit', limit)
-    redis.call('ZADD', due, tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ARGV[2]), ARGV[1])
-    if state[1] then
-      for _, key in ipairs({holders, due}) do
-        local left = redis.call('PTTL', key)
-        if left == -1 or (left >= 0 and left < tonumber(ARGV[2])) then redis.call('PEXPIRE', key, ARGV[2]) end
-      end
-    else
-      redis.call('PEXPIRE', holders, ARGV[2])
-      redis.call('PEXPIRE', due, ARGV[2])
-    end
+    redis.call('HSET', holders, ARGV[1], permits .. ':' .. fencing, ':used', held + permits, ':limit', limit, ':unscored', tonumber(state[3] or '0') + 1)
+    local left = state[1] and redis.call('PTTL', holders) or -1
+    if left == -1 or (left >= 0 and left < tonumber(ARGV[2])) then redis.call('PEXPIRE', holders, ARGV[2]) end
     return {1, fencing}
   end
 end
 lease = tonumber(lease)
 ${LIB}
 local now = now_ms()
-restore_due()
+score_unscored()
 purge(now)
 forget_if_idle()
-local known = redis.call('HGET', holders, ':limit')
-if known and tonumber(known) ~= limit then return {2, tonumber(known)} end
+if stored_limit and tonumber(stored_limit) ~= limit then return {2, tonumber(stored_limit)} end
 -- Granted already (by a release, or by this very call's grants below): the lease restarts at ttl.
 local function mine()
   local held = redis.call('HGET', holders, ARGV[1])
@@ -291,6 +304,7 @@ local fence_retention, lease, sharded, limit = string.match(ARGV[2], '^(%d+):(%d
 ${LIB}
 drop_holder(ARGV[1])
 local now = now_ms()
+score_unscored()
 purge(now)
 local granted = grant_fitting(limit_in_use(limit), tonumber(lease), sharded, now)
 forget_if_idle()
@@ -311,6 +325,7 @@ redis.call('ZREM', waiters, member)
 if redis.call('GET', permit) == ARGV[1] then redis.call('DEL', permit) end
 drop_holder(ARGV[1])
 local now = now_ms()
+score_unscored()
 purge(now)
 grant_fitting(limit_in_use(limit), tonumber(lease), sharded, now)
 forget_if_idle()
