@@ -4,9 +4,13 @@ import type { SemaphoreKeys } from './semaphore-keys.js';
 import type { SemaphoreAcquireReply, SemaphoreReleaseReply, SemaphoreStore } from './semaphore-store.js';
 
 /**
- * The semaphore scripts (`semaphore-lua.ts`) in the memory of one process, step for step on
- * the keys of a `MemoryData`: permits are entries of its `locks` (so the memory store's
- * renewals renew them), holders and limits its semaphore maps, the queue a `waiting` entry.
+ * The semaphore scripts (`semaphore-lua.ts`) in the memory of one process, on the keys of a
+ * `MemoryData`: permits are entries of its `locks` (so the memory store's renewals renew them),
+ * holders and limits its semaphore maps, the queue a `waiting` entry. It counts live holders
+ * exactly on every call, where the scripts count from `:used` and look only at holders whose
+ * known deadline passed (their due set) and take a fast path when nobody waits: the answers are
+ * the same, since a count that still includes crashed holders only ever sends a caller on to
+ * the exact count, never admits one. The busy reply's `pttl` is exact here and a lower bound there.
  */
 export class MemorySemaphores implements SemaphoreStore {
   constructor(
