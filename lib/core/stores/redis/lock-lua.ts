@@ -107,7 +107,7 @@ export const ELSEWHERE = 3;
 /**
  * A reader's lease (`<lock>:reader:<token>`) and a semaphore permit (`<lock>:permit:<token>`)
  * are guarded by keys that must outlive them, and expire with the longest lease they guard: a
- * read lock's '~r' value and readers hash, a semaphore's holders hash and limit (see `outlive`
+ * read lock's '~r' value and readers hash, a semaphore's holders hash and due set (see `outlive`
  * in `queue-lua.ts`; one without expiry keeps none). Renewing such a lease pushes them on too.
  * A lock's own key ends in '}', so a mutex pays one byte comparison. `redis.pcall`: during a
  * slot migration a guard may already be on the other node; the next renewal, a third of a lease
