@@ -10,7 +10,7 @@ import { Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Cluster, Redis } from 'ioredis';
 import Redlock5 from 'redlock';
-import { Mutex } from 'redis-semaphore';
+import { Mutex, Semaphore } from 'redis-semaphore';
 import { LockService, Locked, RedisLockModule } from 'nestjs-redis-lock';
 
 const require = createRequire(import.meta.url);
@@ -23,6 +23,13 @@ export const CONTENDER_NAMES = ['raw ioredis', 'LockService', '@Locked', 'redloc
 
 /** The contended runs add LockService with `fairness: 'barging'` (non-fair) beside its FIFO default. */
 export const CONTENDED_NAMES = [...CONTENDER_NAMES, 'LockService barging'];
+
+/**
+ * A semaphore nobody waits for (limit 3, a key per pair): ours beside redis-semaphore's
+ * `Semaphore`, measured by `bench/family.mjs` (not part of the main table).
+ */
+export const SEMAPHORE_CONTENDERS = ['LockService semaphore', 'redis-semaphore Semaphore'];
+const SEMAPHORE_LIMIT = 3;
 
 /**
  * The raw floor with each pair run inside `AsyncLocalStorage.run()`, as in an application that
@@ -134,6 +141,25 @@ export async function createContender(name, target, { contended = false } = {}) 
       const redlock = new Redlock4([redis]);
       redlock.on('clientError', () => undefined);
       return byAcquireRelease((key) => redlock.lock(key, TTL), (lock) => lock.unlock(), () => redis.quit());
+    }
+    case SEMAPHORE_CONTENDERS[0]: {
+      class SemaphoreModule {}
+      Module({ imports: [RedisLockModule.forRoot({ redis: url, waitTimeout: 10_000 })] })(SemaphoreModule);
+      const app = await NestFactory.createApplicationContext(SemaphoreModule, { logger: ['error'] });
+      const locks = app.get(LockService);
+      return byAcquireRelease((key) => locks.acquire(key, { limit: SEMAPHORE_LIMIT }), (lock) => lock.release(), () => app.close());
+    }
+    case SEMAPHORE_CONTENDERS[1]: {
+      const redis = new Redis(url);
+      return byAcquireRelease(
+        async (key) => {
+          const semaphore = new Semaphore(redis, key, SEMAPHORE_LIMIT, { lockTimeout: TTL });
+          await semaphore.acquire();
+          return semaphore;
+        },
+        (semaphore) => semaphore.release(),
+        () => redis.quit(),
+      );
     }
     case 'redis-semaphore': {
       const redis = new Redis(url);

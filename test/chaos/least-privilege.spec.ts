@@ -14,7 +14,7 @@ export const LOCK_ACL = [
   '+evalsha', '+eval', '+exists', '+subscribe', '+unsubscribe', '+ping', '+info', '+select',
   '+get', '+set', '+del', '+pexpire', '+pttl', '+incr', '+time', '+publish',
   '+lindex', '+lpop', '+rpush', '+lrem', '+zadd', '+zrem', '+zscore', '+zrange',
-  '+hget', '+hset', '+hdel', '+hkeys', '+hgetall',
+  '+hget', '+hmget', '+hset', '+hdel', '+hkeys', '+hgetall', '+zrangebyscore',
 ];
 
 describe('chaos: least privilege', () => {

@@ -111,8 +111,9 @@ export function renewGuards(data: MemoryData, key: string, token: string, until:
     if (liveValue(data.locks, base, now) === READ_HELD) outlive(data.locks, base, until, now);
     outlive(data.readers, `${base}:readers`, until, now);
   } else if (kind === ':permit:') {
+    // The limit is kept under the holders' name, as Redis keeps it in their hash (see MemorySemaphores).
     outlive(data.semaphoreHolders, `${base}:holders`, until, now);
-    outlive(data.semaphoreLimits, `${base}:limit`, until, now);
+    outlive(data.semaphoreLimits, `${base}:holders`, until, now);
   }
 }
 

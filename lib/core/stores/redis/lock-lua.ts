@@ -121,7 +121,7 @@ export const ELSEWHERE = 3;
 /**
  * A reader's lease (`<lock>:reader:<token>`) and a semaphore permit (`<lock>:permit:<token>`)
  * are guarded by keys that must outlive them, and expire with the longest lease they guard: a
- * read lock's '~r' value and readers hash, a semaphore's holders hash and limit (see `outlive`
+ * read lock's '~r' value and readers hash, a semaphore's holders hash and due set (see `outlive`
  * in `queue-lua.ts`; one without expiry keeps none). Renewing such a lease pushes them on too.
  * A lock's own key ends in '}', so a mutex pays one byte comparison. `redis.pcall`: during a
  * slot migration a guard may already be on the other node; the next renewal, a third of a lease
@@ -142,7 +142,11 @@ local function renew_guards(key, token, ttl)
     outlive_guard(base .. ':readers', ms)
   elseif kind == ':permit:' then
     outlive_guard(base .. ':holders', ms)
-    outlive_guard(base .. ':limit', ms)
+    outlive_guard(base .. ':due', ms)
+    -- A lease made shorter than it was (extend() with a shorter ttl) must be looked at again by
+    -- the next count, not only once its old deadline (the holder's score in the due set) passed.
+    local left = redis.pcall('PTTL', key)
+    if type(left) == 'number' and left > ms then redis.pcall('ZADD', base .. ':due', 'XX', 0, token) end
   end
 end
 `;

@@ -92,11 +92,11 @@ export class LockScripts implements LockStore {
   /** The counting semaphore's scripts over the same client, with the same settings (see `semaphore/`). */
   get semaphores(): SemaphoreStore {
     if (this.semaphoreStore !== undefined) return this.semaphoreStore;
-    const settings = async (lease: number) => this.settings(lease, this.shardFlag);
-    const scripts = new SemaphoreScripts(this.runScript, settings);
+    const settings = (lease: number) => this.settings(lease, this.shardFlag);
+    const scripts = new SemaphoreScripts(this.runScript, settings, this.isCluster);
     const waiter = this.replicaWaiter;
     if (waiter === undefined) return (this.semaphoreStore = scripts);
-    const replicated = new SemaphoreScripts((script, keys, args) => waiter.driver.evalScript(script, keys, args), settings);
+    const replicated = new SemaphoreScripts((script, keys, args) => waiter.driver.evalScript(script, keys, args), settings, this.isCluster);
     return (this.semaphoreStore = {
       acquire: (keys, token, ttl, enqueue, lease) => waiter.acquire(keys.lock, () => replicated.acquire(keys, token, ttl, enqueue, lease), () => scripts.release(keys, token, lease)),
       release: (keys, token, lease) => scripts.release(keys, token, lease),
