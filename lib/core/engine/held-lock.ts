@@ -62,19 +62,23 @@ export class HeldLock implements Lock, Renewable, Expiring {
   private handedOut = false;
   /** The lock's name for events and metrics (see `LockOptions.name`). */
   name?: string;
+  readonly fencingToken: number;
 
   constructor(
     private readonly owner: LockOwner,
     readonly key: string,
     private readonly names: LockRedisKeys,
     readonly token: string,
-    readonly fencingToken: number,
+    fencingToken: number,
     timing: LockTiming,
     /** A moment no later than the start of the lease in Redis: the lease is counted from there. */
     leaseStart: number,
     /** The lease Redis set (shorter than ttl when a release handed the lock over). */
     lease: number,
   ) {
+    // A lock taken with `fencing: false` has no token at run time (its public type is
+    // `UnfencedLock`); inside the engine the field keeps `Lock`'s type.
+    this.fencingToken = timing.unfenced ? (undefined as unknown as number) : fencingToken;
     this.ttl = timing.ttl;
     this.renewInterval = timing.renewInterval;
     this.autoRenew = timing.autoRenew;

@@ -5,6 +5,8 @@
  */
 import { LOCK_KEY_SUFFIXES } from '../../keys/lock-key.js';
 import { QUEUE } from './queue-lua.js';
+import { ON_REPLICA } from './replica-lua.js';
+import { QUORUM_ACQUIRE, QUORUM_RELEASE } from '../quorum/quorum-lua.js';
 
 /**
  * How the acquire and release scripts, which every lock runs, name a lock's five keys (lock,
@@ -77,20 +79,6 @@ if not owner then
 end
 if enqueue == '1' then join_queue(queue, waiters, member, now, lease) end
 return {0, redis.call('PTTL', lock), tonumber(redis.call('GET', fence) or '0')}
-`;
-
-/**
- * A replica cannot say a lock is not ours: during a failover the old master, demoted and
- * resyncing, answers with an empty or stale dataset. So before reporting "not the owner",
- * scripts check that they run on a master, and otherwise fail like any transient error
- * (the client retries on the new master until the lease deadline).
- */
-const ON_REPLICA = `
-local function on_replica()
-  if string.find(redis.call('INFO', 'replication'), 'role:slave', 1, true) then
-    return redis.error_reply('READONLY this node is a replica: lock ownership cannot be checked here')
-  end
-end
 `;
 
 /**
@@ -283,6 +271,8 @@ export const COMMANDS = {
   releaseOneKey: { name: 'nestjsRedisLockReleaseOneKey', numberOfKeys: 1, lua: KEYS_OF_LOCK.derived + RELEASE },
   leave: { name: 'nestjsRedisLockLeave', numberOfKeys: 5, lua: LEAVE },
   fenceFloor: { name: 'nestjsRedisLockFenceFloor', numberOfKeys: 1, lua: FENCE_FLOOR },
+  quorumAcquire: { name: 'nestjsRedisLockQuorumAcquire', numberOfKeys: 1, lua: QUORUM_ACQUIRE },
+  quorumRelease: { name: 'nestjsRedisLockQuorumRelease', numberOfKeys: 1, lua: QUORUM_RELEASE },
 } as const;
 
 export type ScriptName = keyof typeof COMMANDS;
