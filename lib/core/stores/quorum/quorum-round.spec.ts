@@ -33,4 +33,19 @@ describe('QuorumRound', () => {
       { ok: true, value: 2 },
     ]);
   });
+
+  it('ends early once enough nodes gave an answer that counts; the others are not waited for', async () => {
+    const counts = (answer: { ok: boolean }) => answer.ok;
+    const round = new QuorumRound<number>(3, 10_000, new DeadlineSweeper(), 2, counts);
+    round.add(0, Promise.reject(new Error('down')));
+    round.add(1, Promise.resolve(1));
+    round.add(2, Promise.resolve(2));
+    const answers = await round.done;
+    expect(answers.map((answer) => answer?.ok)).toEqual([false, true, true]);
+    const early = new QuorumRound<number>(3, 10_000, new DeadlineSweeper(), 2, counts);
+    early.add(0, Promise.resolve(1));
+    early.add(1, Promise.resolve(2));
+    early.add(2, new Promise<number>(() => undefined));
+    expect(await early.done).toEqual([{ ok: true, value: 1 }, { ok: true, value: 2 }, undefined]);
+  });
 });

@@ -10,12 +10,17 @@ export type Answer<T> = { ok: true; value: T } | { ok: false; error: unknown };
  * as failed (its command still runs). Every lock asks two or three of these, so a round costs
  * one entry on the store's deadline sweeper (one timer for every round in flight) rather than
  * a timer, an async function and a race per node.
+ *
+ * A round may also end early, once `enough` nodes gave an answer that `counts` (a majority that
+ * released, say): the others' commands still run, their answers are not waited for, and they
+ * are `undefined` in the answers (not yet known, which is not a failure).
  */
 export class QuorumRound<T> implements Expiring {
   sweepIndex = -1;
   readonly deadline: number;
   private readonly answers: (Answer<T> | undefined)[];
   private pending: number;
+  private counted = 0;
   private settle!: (answers: Answer<T>[]) => void;
   readonly done: Promise<Answer<T>[]>;
 
@@ -23,6 +28,8 @@ export class QuorumRound<T> implements Expiring {
     size: number,
     private readonly timeout: number,
     private readonly sweeper: DeadlineSweeper,
+    private readonly enough = Infinity,
+    private readonly counts?: (answer: Answer<T>) => boolean,
   ) {
     this.deadline = now() + timeout;
     this.answers = new Array<Answer<T> | undefined>(size);
@@ -42,7 +49,8 @@ export class QuorumRound<T> implements Expiring {
   answer(index: number, answer: Answer<T>): void {
     if (this.pending === 0 || this.answers[index] !== undefined) return;
     this.answers[index] = answer;
-    if (--this.pending > 0) return;
+    if (--this.pending > 0 && !(this.counts?.(answer) === true && ++this.counted >= this.enough)) return;
+    this.pending = 0;
     this.sweeper.untrack(this);
     this.settle(this.answers as Answer<T>[]);
   }

@@ -37,14 +37,16 @@ export class QuorumStore implements LockStore {
    */
   acquire(keys: ScriptKeys, token: string, ttl: number, _enqueue: boolean, waiterLease: number, unfenced = false): Promise<AcquireReply> {
     const startedAt = now();
-    return this.ask(ttl, (node) => node.quorumAcquire(keys.lock, token, ttl, unfenced)).then((answers) => {
+    // Without fencing a granting majority decides; with it every node's counter is needed
+    // (all equal: nothing to write back), so the round waits for all of them.
+    return this.ask(ttl, (node) => node.quorumAcquire(keys.lock, token, ttl, unfenced), unfenced ? grantedHere : undefined).then((answers) => {
       let granted = 0;
       let busy = 0;
       let highest = 0;
       let lowest = Infinity;
       let longestBusy = -Infinity;
       for (const answer of answers) {
-        if (!answer.ok) continue;
+        if (answer === undefined || !answer.ok) continue;
         const reply = answer.value;
         if (reply.acquired) {
           granted++;
@@ -94,7 +96,7 @@ export class QuorumStore implements LockStore {
    * No quorum (or it came too late): gives back what was granted, on every node, without
    * making the caller wait for nodes that do not answer; busy if enough nodes said so.
    */
-  private giveBack(keys: ScriptKeys, token: string, waiterLease: number, granted: number, busy: number, longestBusy: number, answers: Answer<unknown>[]): AcquireReply {
+  private giveBack(keys: ScriptKeys, token: string, waiterLease: number, granted: number, busy: number, longestBusy: number, answers: (Answer<unknown> | undefined)[]): AcquireReply {
     this.release(keys, token, waiterLease).catch(() => undefined);
     if (busy > this.nodes.length - this.majority || (busy > 0 && granted + busy === this.nodes.length)) {
       return { acquired: false, pttl: longestBusy };
@@ -151,10 +153,12 @@ export class QuorumStore implements LockStore {
   }
 
   release(keys: ScriptKeys, token: string, _waiterLease?: number): Promise<ReleaseReply> {
-    return this.ask(Infinity, (node) => node.quorumRelease(keys.lock, token)).then((answers) => {
+    // A majority that released decides: the other nodes' DEL still runs, nobody waits for it.
+    return this.ask(Infinity, (node) => node.quorumRelease(keys.lock, token), releasedHere).then((answers) => {
       let refused = 0;
       let failed = 0;
       for (const answer of answers) {
+        if (answer === undefined) continue;
         if (!answer.ok) failed++;
         else if (!answer.value.released) refused++;
       }
@@ -195,10 +199,12 @@ export class QuorumStore implements LockStore {
   /**
    * Asks every node at once; a node gets a tenth of the lease (50 to 500 ms; 200 ms without
    * a lease) to answer before it counts as failed. Its command still runs if it answers later.
+   * With `majorityCounts`, the round ends as soon as a majority gave such an answer: the
+   * others' answers are then `undefined`, and nobody waits for a slow minority.
    */
-  private ask<T>(ttl: number, question: (node: LockScripts, index: number) => Promise<T>): Promise<Answer<T>[]> {
+  private ask<T>(ttl: number, question: (node: LockScripts, index: number) => Promise<T>, majorityCounts?: (answer: Answer<T>) => boolean): Promise<Answer<T>[]> {
     const timeout = ttl === Infinity ? 200 : Math.min(500, Math.max(50, Math.floor(ttl / 10)));
-    const round = new QuorumRound<T>(this.nodes.length, timeout, this.sweeper);
+    const round = new QuorumRound<T>(this.nodes.length, timeout, this.sweeper, this.majority, majorityCounts);
     for (let index = 0; index < this.nodes.length; index++) {
       let reply: Promise<T>;
       try {
@@ -221,8 +227,9 @@ export class QuorumStore implements LockStore {
     return undefined;
   }
 
-  private noQuorum(what: string, agreed: number, answers: Answer<unknown>[]): RedisLockError {
-    const failures = answers.flatMap((answer, i) => (answer.ok ? [] : [`node ${i}: ${(answer.error as Error).message}`]));
+  /** `answers` of a round that ended early hold `undefined` for the nodes not waited for. */
+  private noQuorum(what: string, agreed: number, answers: (Answer<unknown> | undefined)[]): RedisLockError {
+    const failures = answers.flatMap((answer, i) => (answer === undefined || answer.ok ? [] : [`node ${i}: ${(answer.error as Error).message}`]));
     return new RedisLockError(
       `Quorum not reached to ${what} the lock: ${agreed} of ${this.nodes.length} Redis nodes agreed, ${this.majority} needed (${failures.join('; ')}).`,
     );
@@ -234,4 +241,12 @@ function shortestTtl(requests: RenewalRequest[]): number {
   let ttl = Infinity;
   for (const request of requests) ttl = Math.min(ttl, request.ttl);
   return ttl;
+}
+
+function grantedHere(answer: Answer<AcquireReply>): boolean {
+  return answer.ok && answer.value.acquired;
+}
+
+function releasedHere(answer: Answer<ReleaseReply>): boolean {
+  return answer.ok && answer.value.released;
 }
