@@ -18,14 +18,14 @@ import { ON_REPLICA } from '../redis/replica-lua.js';
  * fresh lease, as on one server.
  */
 export const QUORUM_ACQUIRE = `
-local fence = KEYS[1] .. '${LOCK_KEY_SUFFIXES.fence}'
 if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   if redis.call('GET', KEYS[1]) ~= ARGV[1] then return {0, redis.call('PTTL', KEYS[1])} end
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   if ARGV[3] == '-' then return {1, 0} end
-  return {1, tonumber(redis.call('GET', fence) or '0')}
+  return {1, tonumber(redis.call('GET', KEYS[1] .. '${LOCK_KEY_SUFFIXES.fence}') or '0')}
 end
 if ARGV[3] == '-' then return {1, 0} end
+local fence = KEYS[1] .. '${LOCK_KEY_SUFFIXES.fence}'
 local fencing = redis.call('INCR', fence)
 if ARGV[3] ~= '0' then redis.call('PEXPIRE', fence, ARGV[3]) end
 return {1, fencing}
