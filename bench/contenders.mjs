@@ -38,13 +38,21 @@ const SEMAPHORE_LIMIT = 3;
  */
 export const ALS_FLOOR = 'raw ioredis in AsyncLocalStorage';
 
+/** The floor of the Cluster rows: raw ioredis on the same Cluster. */
+export const CLUSTER_FLOOR = 'raw ioredis cluster';
+/** The peer of the quorum rows, on the same three masters; the floor their ratios are taken to. */
+export const QUORUM_FLOOR = 'redlock v5 quorum';
+export const QUORUM_NAMES = [QUORUM_FLOOR, 'LockService quorum', 'LockService quorum, no fencing'];
+
 /**
  * `target` is a URL for the single-node contenders; for "LockService cluster" the cluster's
- * nodes (`[{ host, port }]`), for "LockService quorum" the URLs of the independent masters.
+ * nodes (`[{ host, port }]`), for the quorum contenders the URLs of the independent masters.
  * Plain data, so that a contender can be built in a process of its own.
  */
 export async function createContender(name, target, { contended = false } = {}) {
   const url = target;
+  const scaled = await scaleContender(name, target);
+  if (scaled !== undefined) return scaled;
   switch (name) {
     case 'LockService cluster':
     case 'LockService quorum': {
@@ -175,6 +183,49 @@ export async function createContender(name, target, { contended = false } = {}) 
     }
     default:
       throw new Error(`unknown contender ${name}`);
+  }
+}
+
+/**
+ * The contenders of the Cluster and quorum rows, each compared with its own floor on the same
+ * servers: raw ioredis on the same Cluster (`SET NX PX` and an owner-checked release through
+ * `defineCommand`), and redlock v5 on the same three masters. `undefined` for other names.
+ */
+async function scaleContender(name, target) {
+  switch (name) {
+    case CLUSTER_FLOOR: {
+      const cluster = new Cluster(target);
+      cluster.defineCommand('benchRelease', { numberOfKeys: 1, lua: RAW_RELEASE });
+      return byAcquireRelease(
+        async (key) => {
+          const token = randomUUID();
+          if ((await cluster.set(key, token, 'PX', TTL, 'NX')) !== 'OK') throw new Error('busy');
+          return { key, token };
+        },
+        ({ key, token }) => cluster.benchRelease(key, token),
+        () => cluster.quit(),
+      );
+    }
+    case QUORUM_FLOOR: {
+      const clients = target.map((url) => new Redis(url));
+      const redlock = new Redlock5(clients);
+      redlock.on('error', () => undefined);
+      return byAcquireRelease(
+        (key) => redlock.acquire([key], TTL),
+        (lock) => lock.release(),
+        () => Promise.all(clients.map((client) => client.quit())),
+      );
+    }
+    case 'LockService quorum, no fencing': {
+      class QuorumModule {}
+      Module({ imports: [RedisLockModule.forRoot({ redis: target, waitTimeout: 10_000 })] })(QuorumModule);
+      const app = await NestFactory.createApplicationContext(QuorumModule, { logger: ['error'] });
+      const locks = app.get(LockService);
+      const options = Object.freeze({ fencing: false });
+      return byAcquireRelease((key) => locks.acquire(key, options), (lock) => lock.release(), () => app.close());
+    }
+    default:
+      return undefined;
   }
 }
 

@@ -9,9 +9,9 @@ const r = JSON.parse(readFileSync(file, 'utf8'));
 const n = (value) => (value >= 1000 ? Math.round(value).toLocaleString('en-US') : fmt(value));
 const x = (value) => (value === undefined ? '' : value.toFixed(2));
 
-function uncontended(summary, names) {
+function uncontended(summary, names, floor = 'raw') {
   const lines = [
-    '| | Redis µs/pair (commandstats) | x raw | Redis process CPU µs/pair | x raw | Node CPU µs/pair | x raw | pairs/s | x raw |',
+    `| | Redis µs/pair (commandstats) | x ${floor} | Redis process CPU µs/pair | x ${floor} | Node CPU µs/pair | x ${floor} | pairs/s | x ${floor} |`,
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   ];
   for (const c of [1, 50]) {
@@ -29,8 +29,11 @@ function uncontended(summary, names) {
 console.log(`Machine: ${r.machine.cpu}, ${r.machine.cores} cores, Node ${r.machine.node}, Redis ${r.machine.redis}, ${r.startedAt}\n`);
 console.log(uncontended(r.uncontended, Object.keys(r.uncontended)));
 console.log();
-console.log(uncontended(r.scale, Object.keys(r.scale)));
-console.log();
+for (const section of [r.cluster, r.quorum]) {
+  if (!section?.summary) continue;
+  console.log(uncontended(section.summary, Object.keys(section.summary), section.floor));
+  console.log();
+}
 console.log('| | handoff p50 | p99 | acquisitions/s (greedy) | worst worker, x fair | best worker, x fair | failed acquires |');
 console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
 for (const [name, e] of Object.entries(r.contended)) {

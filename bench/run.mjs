@@ -1,4 +1,4 @@
-// npm run bench [-- --quick] [-- --only contended] [-- --contenders a,b]: nestjs-redis-lock side by side with raw ioredis and its peers.
+// npm run bench [-- --quick] [-- --only=uncontended,cluster,quorum,contended,watchdog] [-- --reps=N] [-- --contenders a,b]: nestjs-redis-lock side by side with raw ioredis and its peers.
 // Every contender runs in a process of its own (the raw floor too), pinned to one core where
 // `taskset` exists, in an order rotated over the repetitions; figures are medians. The
 // headline is CPU per acquire+release pair, Node's (process.cpuUsage() in the contender's
@@ -12,17 +12,21 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { startRedisCluster } from '../scripts/redis-cluster.mjs';
 import { startRedisServer } from '../scripts/redis-server.mjs';
-import { ALS_FLOOR, CONTENDED_NAMES, CONTENDER_NAMES } from './contenders.mjs';
+import { ALS_FLOOR, CLUSTER_FLOOR, CONTENDED_NAMES, CONTENDER_NAMES, QUORUM_FLOOR, QUORUM_NAMES } from './contenders.mjs';
 import { redisMeter } from './redis-stats.mjs';
 import { fmt, median, percentile } from './stats.mjs';
 
 const QUICK = process.argv.includes('--quick');
-// `--only contended`: the contended runs alone (hot-key work needs no uncontended rerun).
-const ONLY = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
+// `--only=quorum,cluster` runs those sections alone (uncontended, cluster, quorum, contended,
+// watchdog); `--reps=N` sets the repetitions of the uncontended, cluster and quorum sections.
+const ONLY = process.argv.find((arg) => arg.startsWith('--only='))?.slice('--only='.length).split(',');
+const runs = (section) => ONLY === undefined || ONLY.includes(section);
+const REPS_ARG = Number(process.argv.find((arg) => arg.startsWith('--reps='))?.slice('--reps='.length)) || undefined;
+const REPS = REPS_ARG ?? (QUICK ? 1 : 7);
+const SCALE_REPS = REPS_ARG ?? (QUICK ? 1 : 3);
+const QUORUM_REPS = REPS_ARG ?? (QUICK ? 1 : 5);
 // `--contenders a,b`: the contended runs of these contenders alone.
 const PICKED = process.argv.includes('--contenders') ? process.argv[process.argv.indexOf('--contenders') + 1].split(',') : undefined;
-const REPS = QUICK ? 1 : 7;
-const SCALE_REPS = QUICK ? 1 : 3;
 const PAIRS = QUICK ? 2_000 : 10_000;
 const CONCURRENCIES = [1, 50];
 const WORKERS = 4;
@@ -40,7 +44,7 @@ const NODE_CORE = '1';
 const REDIS_CORE = '0';
 const nodeCommand = (args) => (TASKSET ? ['taskset', ['-c', NODE_CORE, process.execPath, ...args]] : [process.execPath, args]);
 
-const results = { machine: {}, startedAt: new Date().toISOString(), quick: QUICK, method: {}, uncontended: {}, scale: {}, contended: {}, watchdog: [], targets: [] };
+const results = { machine: {}, startedAt: new Date().toISOString(), quick: QUICK, method: {}, uncontended: {}, cluster: {}, quorum: {}, contended: {}, watchdog: [], targets: [] };
 const server = await startRedisServer();
 const admin = new Redis(server.url);
 await pinRedis(admin);
@@ -48,15 +52,13 @@ results.machine = await machine(admin);
 console.log(`Machine: ${results.machine.cpu} (${results.machine.cores} cores), ${results.machine.platform}; Node ${results.machine.node}; Redis ${results.machine.redis}; ` + (TASKSET ? `Node pinned to core ${NODE_CORE}, Redis to core ${REDIS_CORE}` : 'no taskset: nothing pinned'));
 
 try {
-  if (ONLY === undefined) {
-    await uncontended();
-    await scale();
-  }
-  await contended();
-  if (ONLY === undefined) {
-    await watchdog();
-    targets();
-  }
+  if (runs('uncontended')) await uncontended();
+  if (runs('cluster')) await cluster();
+  if (runs('quorum')) await quorum();
+  if (runs('contended')) await contended();
+  if (runs('watchdog')) await watchdog();
+  if (runs('uncontended')) targets();
+  if (runs('quorum')) quorumTargets();
 } finally {
   await admin.quit();
   await server.stop();
@@ -86,6 +88,7 @@ async function contenderProcess(name, target, admins) {
         nodeCpuUsPerPair: reply.nodeCpuUs / reply.pairs,
         redisUsecPerPair: redis.commandUsec / reply.pairs,
         redisProcessCpuUsPerPair: redis.processCpuUs / reply.pairs,
+        failedPairs: reply.failures,
         commandsPerPair: Object.fromEntries(Object.entries(redis.commands).map(([command, { calls, usec }]) => [command, { calls: calls / reply.pairs, usec: usec / reply.pairs }])),
       };
     },
@@ -121,8 +124,8 @@ async function measure(names, targetOf, adminsOf, reps) {
  * run against the raw run of the same repetition, which ran minutes apart at most, so that a
  * burst of load elsewhere on the machine moves both sides of most ratios.
  */
-function summarize(runs) {
-  const raw = runs['raw ioredis'];
+function summarize(runs, floor = 'raw ioredis') {
+  const raw = runs[floor];
   const summary = {};
   for (const [name, byConcurrency] of Object.entries(runs)) {
     for (const [concurrency, reps] of Object.entries(byConcurrency)) {
@@ -172,23 +175,58 @@ async function uncontended() {
   printTable(`Uncontended acquire+release, one Redis (median of ${REPS}; raw ioredis = SET NX PX + an owner-checked EVALSHA release)`, summary);
 }
 
-async function scale() {
-  const cluster = await startRedisCluster(3);
-  const quorum = await Promise.all([0, 1, 2].map(() => startRedisServer()));
-  const clusterAdmins = cluster.nodes.map(({ host, port }) => new Redis(port, host));
-  const quorumAdmins = quorum.map((node) => new Redis(node.url));
+/**
+ * A 3-master Cluster, against raw ioredis on the same Cluster (SET NX PX and an owner-checked
+ * release through `defineCommand`, routed by the client like ours): what the library costs
+ * there, not what a Cluster costs against one node.
+ */
+async function cluster() {
+  const nodes = await startRedisCluster(3);
+  const admins = nodes.nodes.map(({ host, port }) => new Redis(port, host));
   try {
-    const targets = { 'raw ioredis': server.url, 'LockService cluster': cluster.nodes, 'LockService quorum': quorum.map((node) => node.url) };
-    const admins = { 'raw ioredis': [admin], 'LockService cluster': clusterAdmins, 'LockService quorum': quorumAdmins };
-    const runs = await measure(Object.keys(targets), (name) => targets[name], (name) => admins[name], SCALE_REPS);
-    const summary = summarize(runs);
-    results.scale = summary;
-    printTable(`Scale-out (median of ${SCALE_REPS}; cluster: 3 masters, quorum: 3 independent masters, Redis figures summed over the nodes; ratios to raw ioredis on one node)`, summary);
+    await Promise.all(admins.map(pinRedis));
+    const names = [CLUSTER_FLOOR, 'LockService cluster'];
+    const runs = await measure(names, () => nodes.nodes, () => admins, SCALE_REPS);
+    results.cluster = { floor: CLUSTER_FLOOR, summary: summarize(runs, CLUSTER_FLOOR) };
+    printTable(`Cluster, 3 masters (median of ${SCALE_REPS}; Redis figures summed over the nodes; "x raw": x ${CLUSTER_FLOOR} on the same Cluster)`, results.cluster.summary);
   } finally {
-    await Promise.all([...clusterAdmins, ...quorumAdmins].map((client) => client.quit()));
-    await cluster.stop();
-    await Promise.all(quorum.map((node) => node.stop()));
+    await Promise.all(admins.map((client) => client.quit()));
+    await nodes.stop();
   }
+}
+
+/**
+ * Quorum mode against redlock v5 on the same three independent masters, with and without
+ * fencing tokens (redlock has none): ratios to redlock v5.
+ */
+async function quorum() {
+  const masters = await Promise.all([0, 1, 2].map(() => startRedisServer()));
+  const admins = masters.map((node) => new Redis(node.url));
+  try {
+    await Promise.all(admins.map(pinRedis));
+    const urls = masters.map((node) => node.url);
+    const runs = await measure(QUORUM_NAMES, () => urls, () => admins, QUORUM_REPS);
+    results.quorum = { floor: QUORUM_FLOOR, summary: summarize(runs, QUORUM_FLOOR) };
+    printTable(`Quorum, 3 independent masters (median of ${QUORUM_REPS}; Redis figures summed over the nodes; "x raw": x ${QUORUM_FLOOR} on the same masters)`, results.quorum.summary);
+  } finally {
+    await Promise.all(admins.map((client) => client.quit()));
+    await Promise.all(masters.map((node) => node.stop()));
+  }
+}
+
+/** The targets of issue 24 (item 1) on the quorum medians of this run. */
+function quorumTargets() {
+  const q = results.quorum.summary;
+  const checks = [];
+  const check = (what, value, ok) => checks.push({ target: what, measured: fmt(value), met: ok(value) ? 'met' : 'NOT met' });
+  for (const c of CONCURRENCIES) {
+    check(`throughput >= 1.0x ${QUORUM_FLOOR}, LockService quorum no fencing ${c}w`, q['LockService quorum, no fencing'][c].pairsPerSecondXRaw, (v) => v >= 1);
+    check(`Node CPU/pair <= 1.0x ${QUORUM_FLOOR}, LockService quorum no fencing ${c}w`, q['LockService quorum, no fencing'][c].nodeCpuUsPerPairXRaw, (v) => v <= 1);
+    check(`throughput >= 0.8x ${QUORUM_FLOOR}, LockService quorum ${c}w`, q['LockService quorum'][c].pairsPerSecondXRaw, (v) => v >= 0.8);
+  }
+  results.targets.push(...checks);
+  console.log('\nTargets (issue 24), quorum medians of this run');
+  console.table(Object.fromEntries(checks.map(({ target, ...rest }) => [target, rest])));
 }
 
 async function contended() {

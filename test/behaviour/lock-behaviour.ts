@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { LockLostError, LockNotAcquiredError, type Lock, type RedisLockModuleOptions } from '../../lib/index.js';
+import { InvalidLockOptionsError, LockLostError, LockNotAcquiredError, NoFencingTokenError, type Lock, type RedisLockModuleOptions } from '../../lib/index.js';
 import { countAttempts, leaseDeadline } from '../support/mechanism.js';
 import { nextEvent, sleep, type LockApp } from '../support/lock-app.js';
 
@@ -254,6 +254,59 @@ export function describeLockBehaviour(label: string, backend: LockBackend): void
       await held.release();
       await (await waiting).release();
       expect(await waiter.locks.inspect(k)).toMatchObject({ held: false });
+    });
+
+    it('takes a lock without a fencing token (fencing: false): none on the lock, its events or through current()', async () => {
+      const { locks } = await open();
+      const rival = await open();
+      const k = key('unfenced');
+      const acquired = nextEvent(locks.events$, 'acquired');
+      const lock = await locks.acquire(k, { fencing: false });
+      expect(lock.held).toBe(true);
+      expect(lock.fencingToken).toBeUndefined();
+      expect((await acquired).fencingToken).toBeUndefined();
+      // Still a lock: a rival is kept out until it is released.
+      expect(await rival.locks.tryAcquire(k)).toBeNull();
+      await lock.release();
+      const tried = await locks.tryAcquire(k, { fencing: false });
+      expect(tried?.fencingToken).toBeUndefined();
+      await tried?.release();
+      await locks.using(
+        k,
+        async (held) => {
+          expect(held.fencingToken).toBeUndefined();
+          // current() is typed Lock, whose token is a number: reading it fails instead.
+          const current = locks.current()!;
+          expect(current.held).toBe(true);
+          expect(() => current.fencingToken).toThrow(NoFencingTokenError);
+          expect(() => current.fencingToken).toThrow(/was taken with fencing: false and has no fencing token/);
+          // A nested call that needs a token cannot share it; one that does not re-enters.
+          await expect(locks.acquire(k)).rejects.toThrow(InvalidLockOptionsError);
+          const nested = await locks.acquire(k, { fencing: false });
+          expect(nested.fencingToken).toBeUndefined();
+          await nested.release();
+        },
+        { fencing: false },
+      );
+      const many = await locks.acquire([key('unfenced-a'), key('unfenced-b')], { fencing: false });
+      expect(many.fencingTokens).toBeUndefined();
+      expect(many.fencingToken).toBeUndefined();
+      await many.release();
+    });
+
+    it('keeps fenced tokens increasing across unfenced holders of the same key', async () => {
+      const { locks } = await open();
+      const k = key('mixed');
+      const first = await locks.acquire(k);
+      await first.release();
+      await (await locks.acquire(k, { fencing: false })).release();
+      await locks.using(k, async (outer) => {
+        expect(outer.fencingToken).toBeGreaterThan(first.fencingToken);
+        // An unfenced nested call of a fenced lock gets no token either.
+        const nested = await locks.acquire(k, { fencing: false });
+        expect(nested.fencingToken).toBeUndefined();
+        await nested.release();
+      });
     });
 
     it('gives back every lock it holds when the application closes', async () => {

@@ -24,7 +24,7 @@ import type { RedisClient } from '../stores/redis/drivers/redis-client.js';
 import type { Enqueue, LockStore } from '../stores/lock-store.js';
 import type { LockRunner } from './locked-call.js';
 import { ownerToken } from './owner-token.js';
-import { ReentrantLock } from './reentrant-lock.js';
+import { matchFencing, ReentrantLock } from './reentrant-lock.js';
 import type { LockBackend, ReleaseWatcher } from './lock-backend.js';
 import { RenewalScheduler } from './renewal-scheduler.js';
 import { settleWithin, TIMED_OUT } from '../time/settle-within.js';
@@ -480,7 +480,7 @@ export class LockManager implements LockOwner, LockRunner {
     if (read) this.readStore(key);
     options?.signal?.throwIfAborted();
     const names = lockRedisKeys(this.options.keyPrefix, key);
-    return { timing, names, reentered: this.reenter(key, read, semaphore), semaphore, read, fairness };
+    return { timing, names, reentered: matchFencing(this.reenter(key, read, semaphore), timing), semaphore, read, fairness };
   }
 
   /** What a frozen options object (each `@Locked` method has one) resolves to, checked once. */
@@ -548,7 +548,7 @@ export class LockManager implements LockOwner, LockRunner {
         ? this.semaphores(key).acquire(names, token, timing.ttl, enqueue === true, WAITER_LEASE_MS)
         : isRead(names)
           ? this.readStore(key).acquire(names, token, timing.ttl, enqueue === true, WAITER_LEASE_MS)
-          : this.store.acquire(names, token, timing.ttl, enqueue, WAITER_LEASE_MS);
+          : this.store.acquire(names, token, timing.ttl, enqueue, WAITER_LEASE_MS, timing.unfenced);
     } catch (error) {
       reply = Promise.reject(error);
     }

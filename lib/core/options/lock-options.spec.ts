@@ -118,6 +118,16 @@ describe('resolveLockOptions', () => {
     expect(resolveLockOptions(undefined, defaults)).toEqual({ ttl: 9_000, renewInterval: 2_000, waitTimeout: 500, autoRenew: true });
   });
 
+  it('takes fencing: false as a lock without a fencing token, and refuses anything but a boolean', () => {
+    expect(resolveLockOptions({ fencing: false }, defaults)).toEqual({ ...defaults, unfenced: true });
+    expect(resolveLockOptions({ fencing: true }, defaults)).toEqual(defaults);
+    for (const bad of ['false', 0, null]) {
+      const attempt = () => resolveLockOptions({ fencing: bad as never }, defaults);
+      expect(attempt).toThrow(InvalidLockOptionsError);
+      expect(attempt).toThrow(/^Option "fencing" must be a boolean \(false: the lock comes without a fencing token\), got /);
+    }
+  });
+
   it('gives a call-level ttl its own renewInterval instead of the inherited one', () => {
     expect(resolveLockOptions({ ttl: 1_200 }, defaults).renewInterval).toBe(400);
     expect(resolveLockOptions({ waitTimeout: 0 }, defaults)).toMatchObject({ ttl: 9_000, renewInterval: 2_000, waitTimeout: 0 });

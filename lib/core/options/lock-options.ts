@@ -32,6 +32,8 @@ export interface LockTiming {
   renewInterval: number;
   waitTimeout: number;
   autoRenew: boolean;
+  /** `fencing: false`: the lock is handed out without its fencing token. */
+  unfenced?: true;
 }
 
 /** What a call inherits from the module: its timing, and the bound its `fenceRetention` puts on a call's ttl. */
@@ -108,7 +110,11 @@ export function resolveLockOptions(options: LockOptions | undefined, defaults: C
   }
   const timing = resolveTiming(options, defaults);
   if (options.ttl !== undefined) checkTtlWithinRetention(timing.ttl, options.ttl, defaults.fenceRetention ?? 0);
-  return timing;
+  const fencing = given(options.fencing, true);
+  if (typeof fencing !== 'boolean') {
+    throw new InvalidLockOptionsError('fencing', fencing, 'a boolean (false: the lock comes without a fencing token)');
+  }
+  return fencing ? timing : { ...timing, unfenced: true };
 }
 
 /**

@@ -75,7 +75,12 @@ export interface LockStore {
    * free lock to them); quorum mode does not (its waiters have no release messages).
    */
   readonly barges?: boolean;
-  acquire(keys: ScriptKeys, token: string, ttl: number, enqueue: Enqueue, waiterLease: number): Promise<AcquireReply>;
+  /**
+   * `unfenced`: the caller takes no fencing token (`fencing: false`). A store may then skip
+   * work that only keeps tokens increasing (quorum mode: bringing the nodes' counters into
+   * line); the reply's token is not handed out.
+   */
+  acquire(keys: ScriptKeys, token: string, ttl: number, enqueue: Enqueue, waiterLease: number, unfenced?: boolean): Promise<AcquireReply>;
   renew(lockKey: string, token: string, ttl: number, fencingToken?: number): Promise<RenewalOutcome>;
   /** Renews many locks: one part per Redis node (and per bounded number of locks). */
   renewBatch(requests: RenewalRequest[]): RenewalPart[];

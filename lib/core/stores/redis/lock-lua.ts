@@ -14,6 +14,8 @@ import { FREED_MESSAGE } from '../lock-replies.js';
  * then find the lock on their next refresh.
  */
 const WANTED = `local wanted = KEYS[1] .. '${LOCK_KEY_SUFFIXES.wanted}'`;
+import { ON_REPLICA } from './replica-lua.js';
+import { QUORUM_ACQUIRE, QUORUM_RELEASE } from '../quorum/quorum-lua.js';
 
 /**
  * How the acquire and release scripts, which every lock runs, name a lock's five keys (lock,
@@ -91,20 +93,6 @@ elseif enqueue == '2' then
   redis.call('SET', wanted, '1', 'PX', lease)
 end
 return {0, redis.call('PTTL', lock), tonumber(redis.call('GET', fence) or '0')}
-`;
-
-/**
- * A replica cannot say a lock is not ours: during a failover the old master, demoted and
- * resyncing, answers with an empty or stale dataset. So before reporting "not the owner",
- * scripts check that they run on a master, and otherwise fail like any transient error
- * (the client retries on the new master until the lease deadline).
- */
-const ON_REPLICA = `
-local function on_replica()
-  if string.find(redis.call('INFO', 'replication'), 'role:slave', 1, true) then
-    return redis.error_reply('READONLY this node is a replica: lock ownership cannot be checked here')
-  end
-end
 `;
 
 /**
@@ -329,6 +317,8 @@ export const COMMANDS = {
   releaseOneKey: { name: 'nestjsRedisLockReleaseOneKey', numberOfKeys: 1, lua: KEYS_OF_LOCK.derived + RELEASE },
   leave: { name: 'nestjsRedisLockLeave', numberOfKeys: 5, lua: LEAVE },
   fenceFloor: { name: 'nestjsRedisLockFenceFloor', numberOfKeys: 1, lua: FENCE_FLOOR },
+  quorumAcquire: { name: 'nestjsRedisLockQuorumAcquire', numberOfKeys: 1, lua: QUORUM_ACQUIRE },
+  quorumRelease: { name: 'nestjsRedisLockQuorumRelease', numberOfKeys: 1, lua: QUORUM_RELEASE },
 } as const;
 
 export type ScriptName = keyof typeof COMMANDS;

@@ -168,6 +168,23 @@ export class LockScripts implements LockStore {
     return sendBare(this.releaseScript, args, toReleaseReply);
   }
 
+  /** Quorum mode: the scripts of a quorum's master (see `quorum-lua.ts`), made when first used. */
+  private quorumScripts?: { acquire: BareScriptCall; release: BareScriptCall };
+
+  private get quorum(): { acquire: BareScriptCall; release: BareScriptCall } {
+    return (this.quorumScripts ??= { acquire: this.driver.bareScript('quorumAcquire'), release: this.driver.bareScript('quorumRelease') });
+  }
+
+  /** Quorum mode: this master's part of an acquisition; `unfenced` leaves the counter alone. */
+  quorumAcquire(lock: string, token: string, ttl: number, unfenced: boolean): Promise<AcquireReply> {
+    return sendBare(this.quorum.acquire, [lock, token, ttl, unfenced ? '-' : this.fenceRetention], toAcquireReply);
+  }
+
+  /** Quorum mode: this master's part of a release. */
+  quorumRelease(lock: string, token: string): Promise<ReleaseReply> {
+    return sendBare(this.quorum.release, [lock, token], toReleaseReply);
+  }
+
   async leave(keys: ScriptKeys, token: string, ttl: number, waiterLease: number): Promise<void> {
     await this.calls.leave(keys.lock, keys.fence, keys.queue, keys.waiters, keys.released, token, ttl, this.settings(waiterLease, this.shardFlag));
   }
