@@ -10,7 +10,7 @@ import { HeldLock } from '../../lib/core/engine/held-lock.js';
 import { MultiLock } from '../../lib/core/multi-key/multi-key-lock.js';
 import { lockRedisKeys } from '../../lib/core/keys/lock-key.js';
 import type { Lock } from '../../lib/interfaces/lock.interface.js';
-import type { FencedLockOptions, RedisLockModuleOptions } from '../../lib/interfaces/redis-lock-options.interface.js';
+import type { LockOptions, RedisLockModuleOptions } from '../../lib/interfaces/redis-lock-options.interface.js';
 import { InstanceClock, VirtualScheduler, enterSimulation, mulberry32, worldClock } from './virtual-time.js';
 import { Network, type CommandFate, type FaultDecider, type SimNode } from './network.js';
 import { CLOCK_OFFSET_RANGE, FAULT_HORIZON_MS, FAULT_KINDS, describePlan, type Fault, type FaultKind, type Plan } from './plan.js';
@@ -516,7 +516,7 @@ export class World implements FaultDecider {
     for (let c = 0; c < plan.rwCallers; c++) {
       this.loop(instance, 'using(rw)', () => {
         const mode = this.random() < 0.6 ? 'read' : 'write';
-        return service.using('rw', (lock) => this.section(instance, mode, 'rw', lock, steps(), false), { mode, waitTimeout: CALLER_WAIT_MS } as FencedLockOptions);
+        return service.using('rw', (lock) => this.section(instance, mode, 'rw', lock, steps(), false), { mode, waitTimeout: CALLER_WAIT_MS } as LockOptions);
       });
     }
     for (let c = 0; c < plan.transferCallers; c++) {

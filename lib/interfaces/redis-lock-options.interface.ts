@@ -272,7 +272,14 @@ export interface FencingOptions {
   fencing?: boolean;
 }
 
-export interface LockOptions extends LockTimingOptions, SemaphoreOptions, LockModeOptions, FairnessOptions, FencingOptions {
+/**
+ * Options of one `acquire()`, `tryAcquire()` or `using()` call whose lock has a fencing token
+ * (`fencing` left out, or `true`). With `fencing: false` the options are
+ * {@link UnfencedLockOptions} and the lock an `UnfencedLock`.
+ */
+export interface LockOptions extends LockTimingOptions, SemaphoreOptions, LockModeOptions, FairnessOptions {
+  /** Left out or `true`: the lock comes with a fencing token. See {@link FencingOptions.fencing}. */
+  fencing?: true;
   /** Cancels waiting for the lock; the call then rejects with `signal.reason`. */
   signal?: AbortSignal;
   /**
@@ -288,8 +295,13 @@ export interface LockOptions extends LockTimingOptions, SemaphoreOptions, LockMo
   label?: string;
 }
 
-/** Options of a call that takes its lock without a fencing token (see `FencingOptions.fencing`). */
-export type UnfencedLockOptions = LockOptions & { fencing: false };
+/** Options of a call that takes its lock without a fencing token (see {@link FencingOptions.fencing}). */
+export interface UnfencedLockOptions extends Omit<LockOptions, 'fencing'> {
+  fencing: false;
+}
 
-/** Options of a call whose lock has a fencing token: `fencing` left out or `true`. */
-export type FencedLockOptions = LockOptions & { fencing?: true };
+/**
+ * Options of a call where whether the lock has a fencing token is known only at run time: the
+ * call then gives `Lock | UnfencedLock`.
+ */
+export type AnyLockOptions = LockOptions | UnfencedLockOptions;

@@ -10,7 +10,7 @@ import { settleWithin, TIMED_OUT } from '../core/time/settle-within.js';
 import { RedisLockError } from '../errors/redis-lock.error.js';
 import type { LockSkipReason } from '../interfaces/lock-event.interface.js';
 import type { Lock } from '../interfaces/lock.interface.js';
-import type { FencedLockOptions, RedisLockModuleOptions } from '../interfaces/redis-lock-options.interface.js';
+import type { LockOptions, RedisLockModuleOptions } from '../interfaces/redis-lock-options.interface.js';
 import { LockService } from '../lock.service.js';
 import { LOCK_RUNNER } from '../redis-lock.constants.js';
 import { REDIS_LOCK_MODULE_OPTIONS } from '../redis-lock.module-definition.js';
@@ -300,7 +300,7 @@ export class JobLockOrchestrator implements OnModuleDestroy {
     });
   }
 
-  private lockOptions(job: JobBinding, role: JobRole, name: string, label: string): FencedLockOptions {
+  private lockOptions(job: JobBinding, role: JobRole, name: string, label: string): LockOptions {
     const ttl = jobTtl(job.spec, role);
     return ttl === undefined ? { name, label } : { ttl, name, label };
   }

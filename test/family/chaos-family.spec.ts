@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { FencedLockOptions } from '../../lib/index.js';
+import type { LockOptions } from '../../lib/index.js';
 import { ChaosWorker, monotonicMs } from '../chaos/support/chaos-worker.js';
 import { report } from '../chaos/support/report.js';
 import { TcpProxy } from '../chaos/support/tcp-proxy.js';
@@ -16,7 +16,7 @@ interface Kind {
   name: string;
   holder: (base: string) => Record<string, string>;
   rival: (base: string) => Record<string, string>;
-  rivalCall: (base: string) => [string | string[], FencedLockOptions | undefined];
+  rivalCall: (base: string) => [string | string[], LockOptions | undefined];
 }
 
 const KINDS: Kind[] = [

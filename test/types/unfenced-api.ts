@@ -1,10 +1,11 @@
 // Compiled (not run) by `npm run typecheck` against the built package with skipLibCheck off:
 // a lock taken with `fencing: false` has no fencing token, and the types say so.
-import { FencedRedis, LockService, type FencedLockOptions, type Lock, type LockOptions, type MultiKeyLock, type UnfencedLock, type UnfencedMultiKeyLock } from 'nestjs-redis-lock';
+import { FencedRedis, LockService, type AnyLockOptions, type Lock, type LockOptions, type MultiKeyLock, type UnfencedLock, type UnfencedMultiKeyLock } from 'nestjs-redis-lock';
 
 declare const locks: LockService;
 declare const fenced: FencedRedis;
-declare const someOptions: LockOptions;
+declare const someOptions: AnyLockOptions;
+declare const sharedOptions: LockOptions;
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 function assertType<T extends true>(): T | undefined {
@@ -44,9 +45,17 @@ export async function fencedLocks(): Promise<void> {
   await fenced.set('invoice:{1}', 'paid', lock.fencingToken);
   const explicit = await locks.acquire('invoice', { fencing: true });
   assertType<Equal<typeof explicit, Lock>>();
-  const options: FencedLockOptions = { ttl: 5_000 };
+  const options: LockOptions = { ttl: 5_000 };
   const many = await locks.acquire(['a', 'b'], options);
   assertType<Equal<typeof many, MultiKeyLock>>();
+
+  // Options kept in a variable of the public type: still a token (no `fencing: false` in it).
+  const shared = await locks.acquire('invoice', sharedOptions);
+  assertType<Equal<typeof shared, Lock>>();
+  await fenced.set('invoice:{1}', 'paid', shared.fencingToken);
+  // @ts-expect-error `fencing: false` makes UnfencedLockOptions, not LockOptions
+  const wrong: LockOptions = { fencing: false };
+  void wrong;
 
   // Known only at run time: maybe a token, maybe none.
   const either = await locks.acquire('invoice', someOptions);

@@ -2,7 +2,7 @@ import { LockNotAcquiredError } from '../../errors/lock-not-acquired.error.js';
 import { RedisLockError } from '../../errors/redis-lock.error.js';
 import { SemaphoreLimitError } from '../../errors/semaphore-limit.error.js';
 import type { LockEvent, LockNotAcquiredOutcome } from '../../interfaces/lock-event.interface.js';
-import type { LockOptions } from '../../interfaces/redis-lock-options.interface.js';
+import type { AnyLockOptions } from '../../interfaces/redis-lock-options.interface.js';
 import type { LockRedisKeys } from '../keys/lock-key.js';
 import { quoteKey } from '../keys/quote-key.js';
 import type { LockTiming } from '../options/lock-options.js';
@@ -54,7 +54,7 @@ export interface AcquisitionHost {
   acquired(lock: HeldLock, calledAt: number, name: string | undefined, afterWaiting: boolean): HeldLock;
   /** Leaves the queue and gives back what the call's attempts may hold (see `LockManager.leave`). */
   leave(names: LockRedisKeys, token: string, timing: LockTiming, after?: Promise<unknown>): void;
-  newToken(options: LockOptions | undefined): string;
+  newToken(options: AnyLockOptions | undefined): string;
   /** Work shutdown must wait for. */
   cleanUp(work: Promise<unknown>): void;
   warnPolling(key: string, waitedMs: number): void;
@@ -104,7 +104,7 @@ export class Acquisition {
     private readonly host: AcquisitionHost,
     private readonly key: string,
     private readonly timing: LockTiming,
-    private readonly options: LockOptions | undefined,
+    private readonly options: AnyLockOptions | undefined,
     private readonly kind: LockKind,
     private readonly fairness: FairnessRule,
   ) {

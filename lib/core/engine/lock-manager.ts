@@ -7,7 +7,7 @@ import type { LockEvent } from '../../interfaces/lock-event.interface.js';
 import type { LockInspection } from '../../interfaces/lock-inspection.interface.js';
 import { semaphoreInspection } from '../semaphore/semaphore-inspect.js';
 import type { Lock } from '../../interfaces/lock.interface.js';
-import type { LockOptions } from '../../interfaces/redis-lock-options.interface.js';
+import type { AnyLockOptions } from '../../interfaces/redis-lock-options.interface.js';
 import { systemClock, type Clock } from '../time/clock.js';
 import { DeadlineSweeper } from './deadline-sweeper.js';
 import { leaseLive } from './lease-deadline.js';
@@ -170,11 +170,11 @@ export class LockManager implements LockOwner, LockRunner {
     }
   }
 
-  acquire(keys: readonly string[], options?: LockOptions): Promise<MultiKeyLock>;
-  acquire(key: string, options?: LockOptions): Promise<Lock>;
-  acquire(key: string | readonly string[], options?: LockOptions): Promise<Lock>;
+  acquire(keys: readonly string[], options?: AnyLockOptions): Promise<MultiKeyLock>;
+  acquire(key: string, options?: AnyLockOptions): Promise<Lock>;
+  acquire(key: string | readonly string[], options?: AnyLockOptions): Promise<Lock>;
   // Not async: every lock comes this way, and an async layer costs two promises.
-  acquire(key: string | readonly string[], options?: LockOptions): Promise<Lock> {
+  acquire(key: string | readonly string[], options?: AnyLockOptions): Promise<Lock> {
     if (isKeyList(key)) return this.acquireKeys(key, options);
     let prepared: ReturnType<LockManager['prepare']>;
     try {
@@ -187,7 +187,7 @@ export class LockManager implements LockOwner, LockRunner {
     return this.acquireNew(key, names, timing, options, semaphore, read, fairness);
   }
 
-  private async acquireKeys(key: readonly string[], options: LockOptions | undefined): Promise<Lock> {
+  private async acquireKeys(key: readonly string[], options: AnyLockOptions | undefined): Promise<Lock> {
     const keys = canonicalKeys(key, 'acquire');
     this.assertOpen();
     return acquireAll(this, keys, options, resolveLockOptions(options, this.defaults).waitTimeout);
@@ -197,7 +197,7 @@ export class LockManager implements LockOwner, LockRunner {
     key: string,
     base: LockRedisKeys,
     timing: LockTiming,
-    options: LockOptions | undefined,
+    options: AnyLockOptions | undefined,
     semaphore: SemaphoreRequest | undefined,
     read: boolean,
     fairness: FairnessRule,
@@ -239,10 +239,10 @@ export class LockManager implements LockOwner, LockRunner {
     noAnswer: (key, bound) => manager.noAnswer(key, bound),
   }))(this);
 
-  tryAcquire(keys: readonly string[], options?: LockOptions): Promise<MultiKeyLock | null>;
-  tryAcquire(key: string, options?: LockOptions): Promise<Lock | null>;
-  tryAcquire(key: string | readonly string[], options?: LockOptions): Promise<Lock | null>;
-  async tryAcquire(key: string | readonly string[], options?: LockOptions): Promise<Lock | null> {
+  tryAcquire(keys: readonly string[], options?: AnyLockOptions): Promise<MultiKeyLock | null>;
+  tryAcquire(key: string, options?: AnyLockOptions): Promise<Lock | null>;
+  tryAcquire(key: string | readonly string[], options?: AnyLockOptions): Promise<Lock | null>;
+  async tryAcquire(key: string | readonly string[], options?: AnyLockOptions): Promise<Lock | null> {
     if (isKeyList(key)) {
       const keys = canonicalKeys(key, 'tryAcquire');
       this.assertOpen();
@@ -277,9 +277,9 @@ export class LockManager implements LockOwner, LockRunner {
     return null;
   }
 
-  using<T>(keys: readonly string[], fn: (lock: MultiKeyLock) => T | Promise<T>, options?: LockOptions): Promise<T>;
-  using<T>(key: string, fn: (lock: Lock) => T | Promise<T>, options?: LockOptions): Promise<T>;
-  async using<T>(key: string | readonly string[], fn: (lock: never) => T | Promise<T>, options?: LockOptions): Promise<T> {
+  using<T>(keys: readonly string[], fn: (lock: MultiKeyLock) => T | Promise<T>, options?: AnyLockOptions): Promise<T>;
+  using<T>(key: string, fn: (lock: Lock) => T | Promise<T>, options?: AnyLockOptions): Promise<T>;
+  async using<T>(key: string | readonly string[], fn: (lock: never) => T | Promise<T>, options?: AnyLockOptions): Promise<T> {
     if (typeof fn !== 'function') {
       throw new TypeError(`using(${typeof key === 'string' ? quoteKey(key) : Array.isArray(key) ? 'keys' : typeof key}, fn): fn must be a function, got ${fn === null ? 'null' : typeof fn}.`);
     }
@@ -429,7 +429,7 @@ export class LockManager implements LockOwner, LockRunner {
     if (after !== undefined) this.cleanUp(after.then(noop, noop).then(leave));
   }
 
-  private newToken(options: LockOptions | undefined): string {
+  private newToken(options: AnyLockOptions | undefined): string {
     return ownerToken() + this.holder.suffix(options?.label ?? options?.name);
   }
 
@@ -470,7 +470,7 @@ export class LockManager implements LockOwner, LockRunner {
 
   private prepare(
     key: string,
-    options: LockOptions | undefined,
+    options: AnyLockOptions | undefined,
   ): { timing: LockTiming; names: LockRedisKeys; reentered?: Lock; semaphore?: SemaphoreRequest; read: boolean; fairness: FairnessRule } {
     this.assertOpen();
     checkLockKey(key);
@@ -484,9 +484,9 @@ export class LockManager implements LockOwner, LockRunner {
   }
 
   /** What a frozen options object (each `@Locked` method has one) resolves to, checked once. */
-  private readonly resolvedOptions = new WeakMap<LockOptions, ResolvedCallOptions>();
+  private readonly resolvedOptions = new WeakMap<AnyLockOptions, ResolvedCallOptions>();
 
-  private resolve(options: LockOptions | undefined): ResolvedCallOptions {
+  private resolve(options: AnyLockOptions | undefined): ResolvedCallOptions {
     const frozen = options !== undefined && options !== null && typeof options === 'object' && Object.isFrozen(options);
     const known = frozen ? this.resolvedOptions.get(options) : undefined;
     if (known !== undefined) return known;

@@ -6,7 +6,7 @@ import { resolveWaitForReplicas, type ReplicaWait } from './wait-for-replicas.js
 import { checkFairness } from './fairness-option.js';
 import type { Fairness } from '../engine/fairness.js';
 import type {
-  LockOptions,
+  AnyLockOptions,
   LockTimingOptions,
   RedisConnection,
   RedisLockModuleOptions,
@@ -100,7 +100,7 @@ export function resolveModuleOptions(options: RedisLockModuleOptions, { needsRed
 }
 
 /** Validates the options of one call against the module's resolved timing. */
-export function resolveLockOptions(options: LockOptions | undefined, defaults: CallDefaults): LockTiming {
+export function resolveLockOptions(options: AnyLockOptions | undefined, defaults: CallDefaults): LockTiming {
   if (options === undefined) return defaults;
   if (options === null || typeof options !== 'object') {
     throw new InvalidLockOptionsError('options', options, 'an object or undefined');
