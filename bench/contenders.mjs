@@ -10,7 +10,7 @@ import { Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Cluster, Redis } from 'ioredis';
 import Redlock5 from 'redlock';
-import { Mutex } from 'redis-semaphore';
+import { Mutex, Semaphore } from 'redis-semaphore';
 import { LockService, Locked, RedisLockModule } from 'nestjs-redis-lock';
 
 const require = createRequire(import.meta.url);
@@ -21,6 +21,16 @@ const TTL = 30_000;
 
 export const CONTENDER_NAMES = ['raw ioredis', 'LockService', '@Locked', 'redlock v5', 'redlock v4', 'redis-semaphore'];
 
+/** The contended runs add LockService with `fairness: 'barging'` (non-fair) beside its FIFO default. */
+export const CONTENDED_NAMES = [...CONTENDER_NAMES, 'LockService barging'];
+
+/**
+ * A semaphore nobody waits for (limit 3, a key per pair): ours beside redis-semaphore's
+ * `Semaphore`, measured by `bench/family.mjs` (not part of the main table).
+ */
+export const SEMAPHORE_CONTENDERS = ['LockService semaphore', 'redis-semaphore Semaphore'];
+const SEMAPHORE_LIMIT = 3;
+
 /**
  * The raw floor with each pair run inside `AsyncLocalStorage.run()`, as in an application that
  * uses one already (nestjs-cls, OpenTelemetry): on Node 20 that turns on promise hooks for the
@@ -28,13 +38,21 @@ export const CONTENDER_NAMES = ['raw ioredis', 'LockService', '@Locked', 'redloc
  */
 export const ALS_FLOOR = 'raw ioredis in AsyncLocalStorage';
 
+/** The floor of the Cluster rows: raw ioredis on the same Cluster. */
+export const CLUSTER_FLOOR = 'raw ioredis cluster';
+/** The peer of the quorum rows, on the same three masters; the floor their ratios are taken to. */
+export const QUORUM_FLOOR = 'redlock v5 quorum';
+export const QUORUM_NAMES = [QUORUM_FLOOR, 'LockService quorum', 'LockService quorum, no fencing'];
+
 /**
  * `target` is a URL for the single-node contenders; for "LockService cluster" the cluster's
- * nodes (`[{ host, port }]`), for "LockService quorum" the URLs of the independent masters.
+ * nodes (`[{ host, port }]`), for the quorum contenders the URLs of the independent masters.
  * Plain data, so that a contender can be built in a process of its own.
  */
 export async function createContender(name, target, { contended = false } = {}) {
   const url = target;
+  const scaled = await scaleContender(name, target);
+  if (scaled !== undefined) return scaled;
   switch (name) {
     case 'LockService cluster':
     case 'LockService quorum': {
@@ -84,6 +102,13 @@ export async function createContender(name, target, { contended = false } = {}) 
         close: () => redis.quit(),
       };
     }
+    case 'LockService barging': {
+      class BargingModule {}
+      Module({ imports: [RedisLockModule.forRoot({ redis: url, waitTimeout: 10_000, fairness: 'barging' })] })(BargingModule);
+      const app = await NestFactory.createApplicationContext(BargingModule, { logger: ['error'] });
+      const locks = app.get(LockService);
+      return byAcquireRelease((key) => locks.acquire(key), (lock) => lock.release(), () => app.close());
+    }
     case 'LockService':
     case '@Locked': {
       // Decorators applied by hand: plain JavaScript has no decorator syntax on Node 20.
@@ -125,6 +150,25 @@ export async function createContender(name, target, { contended = false } = {}) 
       redlock.on('clientError', () => undefined);
       return byAcquireRelease((key) => redlock.lock(key, TTL), (lock) => lock.unlock(), () => redis.quit());
     }
+    case SEMAPHORE_CONTENDERS[0]: {
+      class SemaphoreModule {}
+      Module({ imports: [RedisLockModule.forRoot({ redis: url, waitTimeout: 10_000 })] })(SemaphoreModule);
+      const app = await NestFactory.createApplicationContext(SemaphoreModule, { logger: ['error'] });
+      const locks = app.get(LockService);
+      return byAcquireRelease((key) => locks.acquire(key, { limit: SEMAPHORE_LIMIT }), (lock) => lock.release(), () => app.close());
+    }
+    case SEMAPHORE_CONTENDERS[1]: {
+      const redis = new Redis(url);
+      return byAcquireRelease(
+        async (key) => {
+          const semaphore = new Semaphore(redis, key, SEMAPHORE_LIMIT, { lockTimeout: TTL });
+          await semaphore.acquire();
+          return semaphore;
+        },
+        (semaphore) => semaphore.release(),
+        () => redis.quit(),
+      );
+    }
     case 'redis-semaphore': {
       const redis = new Redis(url);
       return byAcquireRelease(
@@ -139,6 +183,49 @@ export async function createContender(name, target, { contended = false } = {}) 
     }
     default:
       throw new Error(`unknown contender ${name}`);
+  }
+}
+
+/**
+ * The contenders of the Cluster and quorum rows, each compared with its own floor on the same
+ * servers: raw ioredis on the same Cluster (`SET NX PX` and an owner-checked release through
+ * `defineCommand`), and redlock v5 on the same three masters. `undefined` for other names.
+ */
+async function scaleContender(name, target) {
+  switch (name) {
+    case CLUSTER_FLOOR: {
+      const cluster = new Cluster(target);
+      cluster.defineCommand('benchRelease', { numberOfKeys: 1, lua: RAW_RELEASE });
+      return byAcquireRelease(
+        async (key) => {
+          const token = randomUUID();
+          if ((await cluster.set(key, token, 'PX', TTL, 'NX')) !== 'OK') throw new Error('busy');
+          return { key, token };
+        },
+        ({ key, token }) => cluster.benchRelease(key, token),
+        () => cluster.quit(),
+      );
+    }
+    case QUORUM_FLOOR: {
+      const clients = target.map((url) => new Redis(url));
+      const redlock = new Redlock5(clients);
+      redlock.on('error', () => undefined);
+      return byAcquireRelease(
+        (key) => redlock.acquire([key], TTL),
+        (lock) => lock.release(),
+        () => Promise.all(clients.map((client) => client.quit())),
+      );
+    }
+    case 'LockService quorum, no fencing': {
+      class QuorumModule {}
+      Module({ imports: [RedisLockModule.forRoot({ redis: target, waitTimeout: 10_000 })] })(QuorumModule);
+      const app = await NestFactory.createApplicationContext(QuorumModule, { logger: ['error'] });
+      const locks = app.get(LockService);
+      const options = Object.freeze({ fencing: false });
+      return byAcquireRelease((key) => locks.acquire(key, options), (lock) => lock.release(), () => app.close());
+    }
+    default:
+      return undefined;
   }
 }
 

@@ -1,7 +1,7 @@
 // One worker process of the lock family benchmark (bench/family.mjs). It waits for
 // "go <epoch ms>", then runs CHAINS loops until the deadline, each taking the lock, holding it
 // 2 ms and releasing it, and reports every critical section.
-// Usage: family-worker.mjs <contender> <redis url> <duration ms> <chains>
+// Usage: family-worker.mjs <contender> <redis url> <duration ms> <chains> [limit, default 3]
 import 'reflect-metadata';
 import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -11,8 +11,8 @@ import { createInterface } from 'node:readline';
 import { Semaphore } from 'redis-semaphore';
 import { LockService, RedisLockModule } from 'nestjs-redis-lock';
 
-const [, , name, url, durationMs, chains] = process.argv;
-const LIMIT = 3;
+const [, , name, url, durationMs, chains, limit = '3'] = process.argv;
+const LIMIT = Number(limit);
 const KEY = 'bench-family';
 // Epoch-based high-resolution time, comparable between processes on one machine.
 const clock = () => performance.timeOrigin + performance.now();

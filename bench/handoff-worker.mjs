@@ -1,6 +1,7 @@
 // One worker process of the cross-process contended benchmark. It waits for "go <epoch ms>",
 // then takes the lock in a loop until the deadline and reports every critical section.
-// Usage: handoff-worker.mjs <contender> <redis url> <key> <duration ms> <worker id> <greedy|polite>
+// Usage: handoff-worker.mjs <contender> <redis url> <key> <duration ms> <worker id> <greedy|greedy-work|polite>
+// greedy-work: greedy, with about 1 ms of work (a 1 ms timer) inside the lock.
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { createContender } from './contenders.mjs';
@@ -30,6 +31,8 @@ for await (const line of lines) {
         turns.taken();
         // Hold briefly, so that the others have asked for the lock before it is released.
         await new Promise((resolve) => setTimeout(resolve, 2));
+      } else if (mode === 'greedy-work') {
+        await new Promise((resolve) => setTimeout(resolve, 1));
       }
       section.releasedAt = clock();
     });

@@ -1,4 +1,4 @@
-// Prints the README's benchmark tables from a results file (default bench/results/latest.json):
+// Prints the benchmark tables of docs/benchmarks.md from a results file (default bench/results/latest.json):
 //   node bench/markdown.mjs [file]
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -9,9 +9,9 @@ const r = JSON.parse(readFileSync(file, 'utf8'));
 const n = (value) => (value >= 1000 ? Math.round(value).toLocaleString('en-US') : fmt(value));
 const x = (value) => (value === undefined ? '' : value.toFixed(2));
 
-function uncontended(summary, names) {
+function uncontended(summary, names, floor = 'raw') {
   const lines = [
-    '| | Redis µs/pair (commandstats) | x raw | Redis process CPU µs/pair | x raw | Node CPU µs/pair | x raw | pairs/s | x raw |',
+    `| | Redis µs/pair (commandstats) | x ${floor} | Redis process CPU µs/pair | x ${floor} | Node CPU µs/pair | x ${floor} | pairs/s | x ${floor} |`,
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   ];
   for (const c of [1, 50]) {
@@ -34,8 +34,9 @@ for (const [version, summary] of Object.entries(byNode)) {
   console.log(uncontended(summary, Object.keys(summary)));
   console.log();
 }
-if (r.scale && Object.keys(r.scale).length > 0) {
-  console.log(uncontended(r.scale, Object.keys(r.scale)));
+for (const section of [r.cluster, r.quorum]) {
+  if (!section?.summary) continue;
+  console.log(uncontended(section.summary, Object.keys(section.summary), section.floor));
   console.log();
 }
 const contended = Object.entries(r.contended ?? {}).filter(([, e]) => typeof e === 'object');

@@ -1,4 +1,4 @@
-// npm run bench [-- --quick] [--node 20,22,24] [--only uncontended,scale,contended,watchdog]
+// npm run bench [-- --quick] [--node 20,22,24] [--only uncontended,cluster,quorum,contended,watchdog,family]
 // [--reps N] [--contenders a,b]: nestjs-redis-lock side by side with raw ioredis and its peers.
 // Every contender runs in a process of its own (the raw floor too), pinned to one core where
 // `taskset` exists, in an order rotated over the repetitions; figures are medians. The
@@ -7,9 +7,9 @@
 // machine disturbs far less than throughput. Every figure goes to bench/results/latest.json.
 // --node runs the uncontended contenders under each of those Node majors (interleaved within
 // every repetition; a major the machine lacks comes from the npm registry's `node` package, see
-// scripts/node-versions.mjs); the other parts run on the machine's Node. --only picks parts,
+// scripts/node-versions.mjs); the other parts run on the machine's Node. --only picks parts.
 // The family part is bench/family.mjs (npm run bench:family alone), run last in its own process.
-// --reps sets the uncontended repetitions, --contenders picks its contenders (raw ioredis always runs).
+// --reps sets the repetitions of the uncontended, cluster and quorum parts; --contenders picks the contenders of the uncontended and contended parts (raw ioredis always runs).
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -19,21 +19,26 @@ import { Redis } from 'ioredis';
 import { startRedisCluster } from '../scripts/redis-cluster.mjs';
 import { startRedisServer } from '../scripts/redis-server.mjs';
 import { nodeBinary, OWN_MAJOR, parseMajors } from '../scripts/node-versions.mjs';
-import { ALS_FLOOR, CONTENDER_NAMES } from './contenders.mjs';
+import { ALS_FLOOR, CLUSTER_FLOOR, CONTENDED_NAMES, CONTENDER_NAMES, QUORUM_FLOOR, QUORUM_NAMES } from './contenders.mjs';
 import { redisMeter } from './redis-stats.mjs';
 import { fmt, median, percentile } from './stats.mjs';
 
 const QUICK = process.argv.includes('--quick');
-const PARTS = ['uncontended', 'scale', 'contended', 'watchdog', 'family'];
+const PARTS = ['uncontended', 'cluster', 'quorum', 'contended', 'watchdog', 'family'];
 const ONLY = option('--only', PARTS.join(',')).split(',');
 for (const part of ONLY) if (!PARTS.includes(part)) throw new Error(`--only: expected some of ${PARTS.join(',')}, got ${JSON.stringify(part)}.`);
-const REPS = Number(option('--reps', QUICK ? '1' : '7'));
-if (!Number.isInteger(REPS) || REPS < 1) throw new Error(`--reps: expected a whole number of repetitions, got ${option('--reps')}.`);
-const UNCONTENDED = ['raw ioredis', ...option('--contenders', [...CONTENDER_NAMES, ALS_FLOOR].join(',')).split(',').filter((name) => name !== 'raw ioredis')];
-for (const name of UNCONTENDED) if (![...CONTENDER_NAMES, ALS_FLOOR].includes(name)) throw new Error(`--contenders: unknown contender ${JSON.stringify(name)}.`);
+const runs = (part) => ONLY.includes(part);
+const REPS_ARG = option('--reps');
+const REPS = Number(REPS_ARG ?? (QUICK ? '1' : '7'));
+if (!Number.isInteger(REPS) || REPS < 1) throw new Error(`--reps: expected a whole number of repetitions, got ${REPS_ARG}.`);
+const SCALE_REPS = REPS_ARG === undefined ? (QUICK ? 1 : 3) : REPS;
+const QUORUM_REPS = REPS_ARG === undefined ? (QUICK ? 1 : 5) : REPS;
+// --contenders a,b: those contenders alone, in the uncontended and the contended parts.
+const PICKED = option('--contenders')?.split(',');
+for (const name of PICKED ?? []) if (![...CONTENDER_NAMES, ALS_FLOOR, ...CONTENDED_NAMES].includes(name)) throw new Error(`--contenders: unknown contender ${JSON.stringify(name)}.`);
+const UNCONTENDED = ['raw ioredis', ...[...CONTENDER_NAMES, ALS_FLOOR].filter((name) => name !== 'raw ioredis' && (PICKED === undefined || PICKED.includes(name)))];
 // The Node versions of the uncontended part: the machine's own unless --node names others.
 const NODES = parseMajors(option('--node', String(OWN_MAJOR)), '--node').map(nodeBinary);
-const SCALE_REPS = QUICK ? 1 : 3;
 const PAIRS = QUICK ? 2_000 : 10_000;
 const CONCURRENCIES = [1, 50];
 const WORKERS = 4;
@@ -60,7 +65,7 @@ function option(name, fallback) {
   return inline === undefined ? fallback : inline.slice(name.length + 1);
 }
 
-const results = { machine: {}, startedAt: new Date().toISOString(), quick: QUICK, method: {}, uncontended: {}, uncontendedByNode: {}, scale: {}, contended: {}, watchdog: [], targets: [] };
+const results = { machine: {}, startedAt: new Date().toISOString(), quick: QUICK, method: {}, uncontended: {}, uncontendedByNode: {}, cluster: {}, quorum: {}, contended: {}, watchdog: [], targets: [] };
 const server = await startRedisServer();
 const admin = new Redis(server.url);
 await pinRedis(admin);
@@ -68,13 +73,17 @@ results.machine = await machine(admin);
 console.log(`Machine: ${results.machine.cpu} (${results.machine.cores} cores), ${results.machine.platform}; Node ${results.machine.node}; Redis ${results.machine.redis}; ` + (TASKSET ? `Node pinned to core ${NODE_CORE}, Redis to core ${REDIS_CORE}` : 'no taskset: nothing pinned'));
 
 try {
-  if (ONLY.includes('uncontended')) {
+  if (runs('uncontended')) {
     await uncontended();
     targets();
   }
-  if (ONLY.includes('scale')) await scale();
-  if (ONLY.includes('contended')) await contended();
-  if (ONLY.includes('watchdog')) await watchdog();
+  if (runs('cluster')) await cluster();
+  if (runs('quorum')) {
+    await quorum();
+    quorumTargets();
+  }
+  if (runs('contended')) await contended();
+  if (runs('watchdog')) await watchdog();
 } finally {
   await admin.quit();
   await server.stop();
@@ -84,7 +93,7 @@ mkdirSync(here('./results/'), { recursive: true });
 writeFileSync(here('./results/latest.json'), JSON.stringify(results, null, 2));
 console.log(`\nEvery figure: ${here('./results/latest.json')}`);
 
-if (ONLY.includes('family')) {
+if (runs('family')) {
   const family = spawnSync(process.execPath, [here('./family.mjs'), ...(QUICK ? ['--quick'] : [])], { stdio: 'inherit' });
   if (family.status !== 0) process.exitCode = family.status ?? 1;
 }
@@ -109,6 +118,7 @@ async function contenderProcess(name, target, admins, node = process.execPath) {
         nodeCpuUsPerPair: reply.nodeCpuUs / reply.pairs,
         redisUsecPerPair: redis.commandUsec / reply.pairs,
         redisProcessCpuUsPerPair: redis.processCpuUs / reply.pairs,
+        failedPairs: reply.failures,
         commandsPerPair: Object.fromEntries(Object.entries(redis.commands).map(([command, { calls, usec }]) => [command, { calls: calls / reply.pairs, usec: usec / reply.pairs }])),
       };
     },
@@ -149,8 +159,8 @@ async function measure(names, targetOf, adminsOf, reps, nodes = [{ binary: proce
  * run against the raw run of the same repetition, which ran minutes apart at most, so that a
  * burst of load elsewhere on the machine moves both sides of most ratios.
  */
-function summarize(runs) {
-  const raw = runs['raw ioredis'];
+function summarize(runs, floor = 'raw ioredis') {
+  const raw = runs[floor];
   const summary = {};
   for (const [name, byConcurrency] of Object.entries(runs)) {
     for (const [concurrency, reps] of Object.entries(byConcurrency)) {
@@ -203,34 +213,73 @@ async function uncontended() {
   }
 }
 
-async function scale() {
-  const cluster = await startRedisCluster(3);
-  const quorum = await Promise.all([0, 1, 2].map(() => startRedisServer()));
-  const clusterAdmins = cluster.nodes.map(({ host, port }) => new Redis(port, host));
-  const quorumAdmins = quorum.map((node) => new Redis(node.url));
+/**
+ * A 3-master Cluster, against raw ioredis on the same Cluster (SET NX PX and an owner-checked
+ * release through `defineCommand`, routed by the client like ours): what the library costs
+ * there, not what a Cluster costs against one node.
+ */
+async function cluster() {
+  const nodes = await startRedisCluster(3);
+  const admins = nodes.nodes.map(({ host, port }) => new Redis(port, host));
   try {
-    const targets = { 'raw ioredis': server.url, 'LockService cluster': cluster.nodes, 'LockService quorum': quorum.map((node) => node.url) };
-    const admins = { 'raw ioredis': [admin], 'LockService cluster': clusterAdmins, 'LockService quorum': quorumAdmins };
-    const runs = await measure(Object.keys(targets), (name) => targets[name], (name) => admins[name], SCALE_REPS);
-    const summary = summarize(runs[process.version]);
-    results.scale = summary;
-    printTable(`Scale-out (median of ${SCALE_REPS}; cluster: 3 masters, quorum: 3 independent masters, Redis figures summed over the nodes; ratios to raw ioredis on one node)`, summary);
+    await Promise.all(admins.map(pinRedis));
+    const names = [CLUSTER_FLOOR, 'LockService cluster'];
+    const runs = await measure(names, () => nodes.nodes, () => admins, SCALE_REPS);
+    results.cluster = { floor: CLUSTER_FLOOR, summary: summarize(runs[process.version], CLUSTER_FLOOR) };
+    printTable(`Cluster, 3 masters (median of ${SCALE_REPS}; Redis figures summed over the nodes; "x raw": x ${CLUSTER_FLOOR} on the same Cluster)`, results.cluster.summary);
   } finally {
-    await Promise.all([...clusterAdmins, ...quorumAdmins].map((client) => client.quit()));
-    await cluster.stop();
-    await Promise.all(quorum.map((node) => node.stop()));
+    await Promise.all(admins.map((client) => client.quit()));
+    await nodes.stop();
   }
+}
+
+/**
+ * Quorum mode against redlock v5 on the same three independent masters, with and without
+ * fencing tokens (redlock has none): ratios to redlock v5.
+ */
+async function quorum() {
+  const masters = await Promise.all([0, 1, 2].map(() => startRedisServer()));
+  const admins = masters.map((node) => new Redis(node.url));
+  try {
+    await Promise.all(admins.map(pinRedis));
+    const urls = masters.map((node) => node.url);
+    const runs = await measure(QUORUM_NAMES, () => urls, () => admins, QUORUM_REPS);
+    results.quorum = { floor: QUORUM_FLOOR, summary: summarize(runs[process.version], QUORUM_FLOOR) };
+    printTable(`Quorum, 3 independent masters (median of ${QUORUM_REPS}; Redis figures summed over the nodes; "x raw": x ${QUORUM_FLOOR} on the same masters)`, results.quorum.summary);
+  } finally {
+    await Promise.all(admins.map((client) => client.quit()));
+    await Promise.all(masters.map((node) => node.stop()));
+  }
+}
+
+/** The targets of issue 24 (item 1) on the quorum medians of this run. */
+function quorumTargets() {
+  const q = results.quorum.summary;
+  const checks = [];
+  const check = (what, value, ok) => checks.push({ target: what, measured: fmt(value), met: ok(value) ? 'met' : 'NOT met' });
+  for (const c of CONCURRENCIES) {
+    check(`throughput >= 1.0x ${QUORUM_FLOOR}, LockService quorum no fencing ${c}w`, q['LockService quorum, no fencing'][c].pairsPerSecondXRaw, (v) => v >= 1);
+    check(`Node CPU/pair <= 1.0x ${QUORUM_FLOOR}, LockService quorum no fencing ${c}w`, q['LockService quorum, no fencing'][c].nodeCpuUsPerPairXRaw, (v) => v <= 1);
+    check(`throughput >= 0.8x ${QUORUM_FLOOR}, LockService quorum ${c}w`, q['LockService quorum'][c].pairsPerSecondXRaw, (v) => v >= 0.8);
+  }
+  results.targets.push(...checks);
+  console.log('\nTargets (issue 24), quorum medians of this run');
+  console.table(Object.fromEntries(checks.map(({ target, ...rest }) => [target, rest])));
 }
 
 async function contended() {
   const runs = {};
   for (let rep = 0; rep < CONTENDED_REPS; rep++) {
-    const order = CONTENDER_NAMES.map((_, i) => CONTENDER_NAMES[(i + rep) % CONTENDER_NAMES.length]);
+    const names = CONTENDED_NAMES.filter((name) => PICKED === undefined || PICKED.includes(name));
+    const order = names.map((_, i) => names[(i + rep) % names.length]);
     for (const name of order) {
       await admin.flushall();
       const polite = await acrossProcesses(name, 'polite');
       await admin.flushall();
       const greedy = await acrossProcesses(name, 'greedy');
+      await admin.flushall();
+      // The hot key under load: greedy workers with about 1 ms of work inside the lock.
+      const working = await acrossProcesses(name, 'greedy-work');
       // Handoff from the polite run, throughput and shares from the greedy one.
       (runs[name] ??= []).push({
         handoffP50Ms: polite.handoffP50Ms,
@@ -238,15 +287,18 @@ async function contended() {
         acquisitionsPerSecond: greedy.acquisitionsPerSecond,
         minShareOfFair: greedy.minShareOfFair,
         maxShareOfFair: greedy.maxShareOfFair,
-        failures: polite.failures + greedy.failures,
-        overlaps: polite.overlaps + greedy.overlaps,
+        workAcquisitionsPerSecond: working.acquisitionsPerSecond,
+        workMinShareOfFair: working.minShareOfFair,
+        failures: polite.failures + greedy.failures + working.failures,
+        overlaps: polite.overlaps + greedy.overlaps + working.overlaps,
         polite,
         greedy,
+        working,
       });
     }
   }
   const table = {};
-  for (const name of CONTENDER_NAMES) {
+  for (const name of Object.keys(runs)) {
     const reps = runs[name];
     const summary = {
       handoffP50Ms: median(reps.map((r) => r.handoffP50Ms)),
@@ -254,6 +306,8 @@ async function contended() {
       acquisitionsPerSecond: median(reps.map((r) => r.acquisitionsPerSecond)),
       minShareOfFair: median(reps.map((r) => r.minShareOfFair)),
       maxShareOfFair: median(reps.map((r) => r.maxShareOfFair)),
+      workAcquisitionsPerSecond: median(reps.map((r) => r.workAcquisitionsPerSecond)),
+      workMinShareOfFair: median(reps.map((r) => r.workMinShareOfFair)),
       failedAcquires: median(reps.map((r) => r.failures)),
       overlaps: Math.max(...reps.map((r) => r.overlaps)),
       runs: reps,
@@ -265,16 +319,18 @@ async function contended() {
       'acquisitions/s': fmt(summary.acquisitionsPerSecond),
       'min share (x fair)': fmt(summary.minShareOfFair),
       'max share (x fair)': fmt(summary.maxShareOfFair),
+      '1 ms work: acq/s': fmt(summary.workAcquisitionsPerSecond),
+      '1 ms work: min share': fmt(summary.workMinShareOfFair),
       'failed acquires': fmt(summary.failedAcquires),
       overlaps: summary.overlaps,
     };
   }
   results.method.contended =
-    `One key, ${WORKERS} worker processes (not pinned) for ${CONTENDED_MS} ms, ${CONTENDED_REPS} repetitions, medians. Handoff (release to the next waiter running) from polite workers that hold 2 ms and step back until another took the lock; throughput and shares of the fair count from greedy workers that re-request at once.`;
+    `One key, ${WORKERS} worker processes (not pinned) for ${CONTENDED_MS} ms, ${CONTENDED_REPS} repetitions, medians. Handoff (release to the next waiter running) from polite workers that hold 2 ms and step back until another took the lock; throughput and shares of the fair count from greedy workers that re-request at once, with no work and with about 1 ms of work (a 1 ms timer) inside the lock. "LockService barging" is LockService with fairness: 'barging'.`;
   console.log(`\nContended: ${results.method.contended}`);
   console.table(table);
   const best = bestPeer(results.contended);
-  if (best) {
+  if (best && results.contended.LockService) {
     const ours = results.contended.LockService;
     console.log(`LockService vs best peer (${best.name}): handoff p50 ${fmt(best.handoffP50Ms / ours.handoffP50Ms)}x faster, p99 ${fmt(best.handoffP99Ms / ours.handoffP99Ms)}x faster`);
     results.contended.bestPeer = best.name;

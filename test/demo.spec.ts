@@ -61,7 +61,7 @@ describe('npm run demo (three instances of the sample app, driven over HTTP)', (
 
   it('keeps the locked balance exact, answers 409 when failing fast, renews the long job, and runs each cron tick and the feed on one instance', async () => {
     const { stdout, stderr, code } = await runDemo({ ...process.env, REDIS_URL: redisUrl() });
-    expect(stderr).toBe('');
+    expect(stderr, `the demo printed:\n${stdout}`).toBe('');
     expect(code).toBe(0);
     expect(stdout).toContain('locked, waits for its turn');
     const figures = JSON.parse(stdout.trim().split('\n').pop()!) as DemoFigures;
@@ -106,7 +106,7 @@ describe('npm run demo on a machine with Node only (no redis-server, no REDIS_UR
     const env: NodeJS.ProcessEnv = { ...process.env, PATH: bin };
     delete env.REDIS_URL;
     const { stdout, stderr, code } = await runDemo(env);
-    expect(stderr).toBe('');
+    expect(stderr, `the demo printed:\n${stdout}`).toBe('');
     expect(code).toBe(0);
     expect(stdout).toContain('running the sample app on the in-memory lock store');
     expect(stdout).toContain('apt-get install redis-server');
@@ -128,7 +128,7 @@ describe('npm run demo with DATABASE_URL (a real PostgreSQL server shared by the
     const postgres = await startPostgresServer();
     try {
       const { stdout, stderr, code } = await runDemo({ ...process.env, REDIS_URL: redisUrl(), DATABASE_URL: postgres.url });
-      expect(stderr).toBe('');
+      expect(stderr, `the demo printed:\n${stdout}`).toBe('');
       expect(code).toBe(0);
       expect(stdout).toContain('Balances: PostgreSQL at DATABASE_URL.');
       const figures = JSON.parse(stdout.trim().split('\n').pop()!) as DemoFigures;

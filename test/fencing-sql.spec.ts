@@ -39,7 +39,7 @@ async function refusal(write: Promise<unknown>): Promise<FencedWriteRefusedError
   return error as FencedWriteRefusedError;
 }
 
-describe('fenced writes to PostgreSQL: the README recipes, run on a real server', () => {
+describe('fenced writes to PostgreSQL: the recipes of docs/fencing.md, run on a real server', () => {
   useRedis(); // flushed before each test: fencing counters start again at 1
   let server: PostgresServer;
   let pool: pg.Pool;
@@ -55,8 +55,8 @@ describe('fenced writes to PostgreSQL: the README recipes, run on a real server'
     await pool.query('DROP TABLE IF EXISTS accounts');
   });
 
-  it('every recipe region is in the README, line for line', () => {
-    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+  it('every recipe region is in docs/fencing.md, line for line', () => {
+    const guide = readFileSync(new URL('../docs/fencing.md', import.meta.url), 'utf8');
     const regions = [
       region('accounts.sql', 'schema'),
       region('migration.sql', 'migration'),
@@ -67,7 +67,7 @@ describe('fenced writes to PostgreSQL: the README recipes, run on a real server'
       region('typeorm-accounts.ts', 'typeorm-service'),
       region('redis-wallet.ts', 'redis'),
     ];
-    for (const text of regions) expect(readme).toContain('\n' + text + '\n```');
+    for (const text of regions) expect(guide).toContain('\n' + text + '\n```');
   });
 
   it('pg: writes with a token not lower than the row\'s, again with the same token, and refuses a lower one naming both', async () => {

@@ -84,7 +84,7 @@ describe('shutdown with running jobs and leaders (issue 18, item 5)', () => {
     reason?: unknown;
     constructor(readonly locks: LockService) {}
 
-    // The README's pattern: work until told to stop.
+    // The pattern of docs/jobs-and-leaders.md: work until told to stop.
     @OnOneInstance({ ttl: '60s' })
     @WithoutOverlapping()
     async run(): Promise<string> {
@@ -139,7 +139,7 @@ describe('shutdown with running jobs and leaders (issue 18, item 5)', () => {
     class Hub implements OnLeadershipAcquired, OnLeadershipLost {
       async onLeadershipAcquired(lock: Lock): Promise<void> {
         hooks.push('acquired');
-        // The README's pattern: lead until told to stop.
+        // The pattern of docs/jobs-and-leaders.md: lead until told to stop.
         await new Promise((resolve) => lock.signal.addEventListener('abort', resolve, { once: true }));
         hooks.push(`stopped (${(lock.signal.reason as LockLostError).reason})`);
       }

@@ -281,6 +281,7 @@ describe('@Locked at class definition', () => {
     ['a bad ttl', () => { class Bad { @Locked('k', { ttl: -1 }) run() { return 1; } } void Bad; }, /@Locked on Bad\.run: Option "ttl"/],
     ['a bad onBusy', () => { class Bad { @Locked('k', { onBusy: 'wait' as never }) run() { return 1; } } void Bad; }, /@Locked on Bad\.run: Option "onBusy" must be "throw" or "skip", got "wait"/],
     ['a bad waitTimeout', () => { class Bad { @Locked('k', { waitTimeout: Number.NaN }) run() { return 1; } } void Bad; }, /Option "waitTimeout"/],
+    ['a bad fencing', () => { class Bad { @Locked('k', { fencing: 'off' as never }) run() { return 1; } } void Bad; }, /@Locked on Bad\.run: Option "fencing" must be a boolean/],
     ['two @Locked', () => { class Bad { @Locked('a') @Locked('b') run() { return 1; } } void Bad; }, /@Locked on Bad\.run: the method is already locked/],
     ['a static method', () => { class Bad { @Locked('a') static run() { return 1; } } void Bad; }, /@Locked on Bad\.run: static methods cannot be locked/],
     ['a template that is not a string', () => { class Bad { @Locked(42 as never) run() { return 1; } } void Bad; }, /@Locked on Bad\.run: the key template must be a non-empty string or a function/],

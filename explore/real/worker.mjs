@@ -91,7 +91,7 @@ async function start(config) {
   }
 
   /**
-   * User code under a lock: checks its signal before each step, as the README asks, then works
+   * User code under a lock: checks its signal before each step, as docs/fencing.md asks, then works
    * a while and writes with its fencing token. A pause during that work is the documented gap
    * only fencing closes: the write then leaves after the lock was lost, and the register must refuse it.
    */

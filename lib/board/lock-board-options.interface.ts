@@ -7,7 +7,7 @@ import type { CanActivate, ConfigurableModuleAsyncOptions, DynamicModule, Forwar
 export interface LockBoardSettings {
   /**
    * Shows a "Release by force" button (with a confirmation) and accepts the release request,
-   * which must be a same-origin JSON request carrying the board's own header (see the README).
+   * which must be a same-origin JSON request carrying the board's own header (see docs/observability.md).
    * Each forced release is emitted as a `force-released` event. Default `false`: read-only.
    * Refused at startup on a board without `guards` unless `allowWithoutGuards` is set.
    */

@@ -8,7 +8,7 @@ import { runLockedAsync, runLockedObservable, type LockRunner } from '../core/en
 import { LockKeyError } from '../errors/lock-key.error.js';
 import { RedisLockError } from '../errors/redis-lock.error.js';
 import type { LockedOptions, LockKeyFunction } from '../interfaces/locked-options.interface.js';
-import type { LockOptions } from '../interfaces/redis-lock-options.interface.js';
+import type { AnyLockOptions } from '../interfaces/redis-lock-options.interface.js';
 import { LockService } from '../lock.service.js';
 import { LOCK_RUNNER, LOCK_SERVICE_PROPERTY, LOCKED_METADATA } from '../redis-lock.constants.js';
 
@@ -76,7 +76,7 @@ export function Locked<A extends any[] = any[]>(
     const template = typeof key === 'string' ? key : Array.isArray(key) ? key.join(',') : where;
     const naming = { name: template.slice(0, MAX_LOCK_NAME_LENGTH), label: where };
     // Frozen: the engine checks and resolves a frozen options object once, not on every call.
-    const callOptions: LockOptions = Object.freeze({ ...lockOptions, ...naming });
+    const callOptions: AnyLockOptions = Object.freeze({ ...lockOptions, ...naming });
     const returnType: unknown = Reflect.getMetadata('design:returntype', target, propertyKey);
     const returnsObservable =
       typeof returnType === 'function' && (returnType === Observable || returnType.prototype instanceof Observable);

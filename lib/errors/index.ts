@@ -9,3 +9,4 @@ export * from './unsupported-lock-kind.error.js';
 export * from './lock-upgrade.error.js';
 export * from './lock-not-replicated.error.js';
 export * from './fenced-write-refused.error.js';
+export * from './no-fencing-token.error.js';

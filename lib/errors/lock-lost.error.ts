@@ -29,12 +29,12 @@ export class LockLostError extends RedisLockError {
   constructor(
     /** The lock key as the caller gave it (without the prefix). */
     readonly key: string,
-    /** The fencing token of the acquisition that was lost. */
-    readonly fencingToken: number,
+    /** The fencing token of the acquisition that was lost; `undefined` for a lock taken with `fencing: false`. */
+    readonly fencingToken: number | undefined,
     /** Why the lock was lost. */
     readonly reason: LockLostReason,
   ) {
-    super(`Lock ${quoteKey(key)} (fencing token ${fencingToken}) was lost: ${describe(reason)}.`);
+    super(`Lock ${quoteKey(key)}${fencingToken === undefined ? '' : ` (fencing token ${fencingToken})`} was lost: ${describe(reason)}.`);
   }
 }
 

@@ -4,6 +4,7 @@ import type { RedisClient } from '../core/stores/redis/drivers/redis-client.js';
 import type { InMemoryLocks } from '../testing/in-memory-locks.js';
 import { fenceHashOf } from './fence-key.js';
 import { RedisFencedStore, type FencedStore } from './fenced-store.js';
+import { NoFencingTokenError } from '../errors/no-fencing-token.error.js';
 import { FENCED_STORE } from './memory-fenced-store.js';
 
 /** A value written by `FencedRedis`: stored as Redis stores it, as a string. */
@@ -143,6 +144,12 @@ export class FencedRedis {
 }
 
 function checkToken(token: unknown, method: string): void {
+  if (token === undefined) {
+    throw new NoFencingTokenError(
+      undefined,
+      `FencedRedis.${method}(): Argument "fencingToken" must be a lock's fencing token (a positive integer, lock.fencingToken), got undefined: a lock taken with fencing: false has none; take the lock without that option to write through FencedRedis.`,
+    );
+  }
   if (typeof token !== 'number' || !Number.isSafeInteger(token) || token < 1) {
     throw new TypeError(`FencedRedis.${method}(): Argument "fencingToken" must be a lock's fencing token (a positive integer, lock.fencingToken), got ${typeof token === 'number' ? token : typeof token}.`);
   }

@@ -24,7 +24,8 @@ export interface LockWaitingEvent extends LockEventBase {
 /** The lock was acquired in Redis (reentrant acquisitions emit nothing). */
 export interface LockAcquiredEvent extends LockEventBase {
   type: 'acquired';
-  fencingToken: number;
+  /** Absent for a lock taken with `fencing: false`. */
+  fencingToken?: number;
   /** Time from the call to the acquisition, in milliseconds. */
   waitedMs: number;
   /** Whether a `waiting` event was emitted for this call before. */
@@ -34,7 +35,8 @@ export interface LockAcquiredEvent extends LockEventBase {
 /** The watchdog (or `extend()`) renewed the lease. */
 export interface LockRenewedEvent extends LockEventBase {
   type: 'renewed';
-  fencingToken: number;
+  /** Absent for a lock taken with `fencing: false`. */
+  fencingToken?: number;
   /** Round-trip time of the renewal, in milliseconds. */
   latencyMs: number;
 }
@@ -42,7 +44,8 @@ export interface LockRenewedEvent extends LockEventBase {
 /** The holder released the lock. */
 export interface LockReleasedEvent extends LockEventBase {
   type: 'released';
-  fencingToken: number;
+  /** Absent for a lock taken with `fencing: false`. */
+  fencingToken?: number;
   /** Time from acquisition to release, in milliseconds. */
   heldMs: number;
   /**
@@ -55,7 +58,8 @@ export interface LockReleasedEvent extends LockEventBase {
 /** The lock was lost while held; the lock's signal has been aborted. */
 export interface LockLostEvent extends LockEventBase {
   type: 'lost';
-  fencingToken: number;
+  /** Absent for a lock taken with `fencing: false`. */
+  fencingToken?: number;
   reason: LockLostReason;
   /** Time from acquisition to the loss, in milliseconds. */
   heldMs: number;

@@ -56,6 +56,31 @@ export interface Lock extends AsyncDisposable {
 }
 
 /**
+ * A held lock taken with `fencing: false`: a {@link Lock} without a fencing token. Its
+ * `fencingToken` is `undefined`, so that code written for a token (a `FencedRedis` write, a
+ * token column) does not compile against it, and `FencedRedis` refuses it at run time.
+ *
+ * @example
+ * ```ts
+ * const lock = await locks.acquire(`report:${day}`, { fencing: false });
+ * lock.fencingToken; // undefined, typed `undefined`
+ * await lock.release();
+ * ```
+ */
+export interface UnfencedLock extends Omit<Lock, 'fencingToken'> {
+  /** Always `undefined`: the lock was taken with `fencing: false`. */
+  readonly fencingToken: undefined;
+}
+
+/** Locks on several keys taken with `fencing: false`: a {@link MultiKeyLock} without fencing tokens. */
+export interface UnfencedMultiKeyLock extends Omit<MultiKeyLock, 'fencingToken' | 'fencingTokens'> {
+  /** Always `undefined`: the locks were taken with `fencing: false`. */
+  readonly fencingToken: undefined;
+  /** Always `undefined`: the locks were taken with `fencing: false`. */
+  readonly fencingTokens: undefined;
+}
+
+/**
  * Locks on several keys held as one, from `acquire([...keys])`, `using([...keys], fn)` or
  * `@Locked([...templates])`: all keys were acquired, or none is held. Keys are taken one at a
  * time in one canonical order (sorted), whatever order the caller names them in, so two

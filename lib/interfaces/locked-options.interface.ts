@@ -1,7 +1,7 @@
-import type { LockModeOptions, LockTimingOptions, SemaphoreOptions } from './redis-lock-options.interface.js';
+import type { FairnessOptions, FencingOptions, LockModeOptions, LockTimingOptions, SemaphoreOptions } from './redis-lock-options.interface.js';
 
 /** Options of `@Locked`; timing options override the module's for this method. */
-export interface LockedOptions extends LockTimingOptions, SemaphoreOptions, LockModeOptions {
+export interface LockedOptions extends LockTimingOptions, SemaphoreOptions, LockModeOptions, FairnessOptions, FencingOptions {
   /**
    * What happens when the lock stays busy for the whole `waitTimeout`:
    * - `'throw'` (default): the call fails with `LockNotAcquiredError` (HTTP 409 on a route);

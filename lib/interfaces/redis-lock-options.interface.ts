@@ -75,7 +75,7 @@ export interface LockTimingOptions {
  * RedisLockModule.forRoot({ redis: 'redis://localhost:6379', ttl: 10_000, isGlobal: true })
  * ```
  */
-export interface RedisLockModuleOptions extends LockTimingOptions, JobModuleOptions {
+export interface RedisLockModuleOptions extends LockTimingOptions, FairnessOptions, JobModuleOptions {
   /**
    * Where Redis is. See {@link RedisConnection} for who owns the connection. An array of
    * independent masters (3 or 5, not replicas of each other) selects quorum mode: a lock is
@@ -119,7 +119,7 @@ export interface RedisLockModuleOptions extends LockTimingOptions, JobModuleOpti
    * replicas confirm within `timeout`, the lock is given back and the attempt fails with
    * `LockNotReplicatedError`, retried like any Redis error until `waitTimeout` (the caller
    * then gets `LockNotAcquiredError` with it as `cause`). Costs one round trip to the replica
-   * per acquisition (see "Benchmarks" in the README). For one server with replicas, Sentinel and
+   * per acquisition (see docs/benchmarks.md). For one server with replicas, Sentinel and
    * Cluster; refused in quorum mode; with `nestjs-redis-lock/testing` it is checked and has
    * nothing to wait for.
    *
@@ -220,7 +220,66 @@ export interface LockModeOptions {
   mode?: 'read' | 'write';
 }
 
-export interface LockOptions extends LockTimingOptions, SemaphoreOptions, LockModeOptions {
+/**
+ * Who gets a mutex its holder gives back. Set module-wide in {@link RedisLockModuleOptions},
+ * override per call (`acquire`, `tryAcquire`, `using`, `@Locked`).
+ *
+ * @example
+ * ```ts
+ * // A hot counter: many short critical sections on one key, throughput over arrival order.
+ * await locks.using(`stock:${sku}`, () => decrement(sku), { fairness: 'barging' });
+ * ```
+ */
+export interface FairnessOptions {
+  /**
+   * `'fifo'` (the default): waiters queue in Redis and a release hands the lock to the head of
+   * the queue, so nobody is overtaken (like Redisson's `RFairLock`). `'barging'` (non-fair, like
+   * Redisson's `RLock` or Go's `sync.Mutex`): a release frees the lock and publishes that it is
+   * free; whoever asks first takes it, a newcomer included, and the woken waiters race for it.
+   * A waiter that lost 2 such races joins the FIFO queue, which stops barging until it is
+   * served, so nobody starves. While FIFO waiters queue on a key, nobody barges past them.
+   * Mutexes only: a semaphore (`limit`) or a read lock (`mode: 'read'`) refuses `'barging'`
+   * given per call, and ignores a module-wide one; quorum mode refuses it.
+   * See docs/locks.md, "FIFO or barging".
+   */
+  fairness?: 'fifo' | 'barging';
+}
+
+/**
+ * Whether the lock comes with a fencing token. Set per call (`acquire()`, `tryAcquire()`,
+ * `using()`) or per `@Locked` method.
+ *
+ * @example
+ * ```ts
+ * // Quorum mode: a job that only one instance may run at a time, and that writes nowhere a
+ * // token could be checked: one round to the masters instead of two when their counters differ.
+ * await locks.using('nightly-report', () => report.run(), { fencing: false });
+ * ```
+ */
+export interface FencingOptions {
+  /**
+   * `false`: the lock has no fencing token. Its `fencingToken` is `undefined` (typed so: the
+   * overloads of `acquire()`, `tryAcquire()` and `using()` return an `UnfencedLock`), and
+   * `FencedRedis` refuses it. In quorum mode the masters' counters are then not brought into
+   * line after an acquisition that found them unequal, which saves a round trip to every master
+   * (the common case, where every master granted with the same counter, costs one round either
+   * way); elsewhere the counter is kept as usual and only not handed out. Use it for a key whose
+   * holders never pass a token on; a key used both ways still hands increasing tokens to the
+   * fenced holders, but an unfenced holder's writes cannot be told from a stale one's. A nested
+   * call of the same chain that asks for a token cannot re-enter an unfenced lock
+   * (`InvalidLockOptionsError`). Default `true`.
+   */
+  fencing?: boolean;
+}
+
+/**
+ * Options of one `acquire()`, `tryAcquire()` or `using()` call whose lock has a fencing token
+ * (`fencing` left out, or `true`). With `fencing: false` the options are
+ * {@link UnfencedLockOptions} and the lock an `UnfencedLock`.
+ */
+export interface LockOptions extends LockTimingOptions, SemaphoreOptions, LockModeOptions, FairnessOptions {
+  /** Left out or `true`: the lock comes with a fencing token. See {@link FencingOptions.fencing}. */
+  fencing?: true;
   /** Cancels waiting for the lock; the call then rejects with `signal.reason`. */
   signal?: AbortSignal;
   /**
@@ -235,3 +294,14 @@ export interface LockOptions extends LockTimingOptions, SemaphoreOptions, LockMo
    */
   label?: string;
 }
+
+/** Options of a call that takes its lock without a fencing token (see {@link FencingOptions.fencing}). */
+export interface UnfencedLockOptions extends Omit<LockOptions, 'fencing'> {
+  fencing: false;
+}
+
+/**
+ * Options of a call where whether the lock has a fencing token is known only at run time: the
+ * call then gives `Lock | UnfencedLock`.
+ */
+export type AnyLockOptions = LockOptions | UnfencedLockOptions;

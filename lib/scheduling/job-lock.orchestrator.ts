@@ -148,7 +148,7 @@ export class JobLockOrchestrator implements OnModuleDestroy {
     const leases = [...this.owners.values()];
     this.owners.clear();
     const runs = [...this.running];
-    // Tell running jobs first (the README's pattern loops until its signal aborts); their locks
+    // Tell running jobs first (the pattern in docs/jobs-and-leaders.md loops until its signal aborts); their locks
     // stay held and renewed until they end, so that no other instance starts meanwhile.
     for (const { taken } of runs) {
       for (const lock of [taken.owner, taken.run]) if (lock instanceof HeldLock) lock.interrupt();

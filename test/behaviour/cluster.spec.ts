@@ -5,6 +5,7 @@ import { describeLockBehaviour, type LockBackend } from './lock-behaviour.js';
 import { describeSemaphoreBehaviour, shareBackend } from './semaphore-behaviour.js';
 import { describeMultiKeyBehaviour } from './multi-key-behaviour.js';
 import { describeReadWriteBehaviour } from './rwlock-behaviour.js';
+import { barging, describeBargingBehaviour } from './barging-behaviour.js';
 
 let cluster: RedisCluster;
 let admin: Cluster;
@@ -23,9 +24,11 @@ const backend: LockBackend = shareBackend({
   async steal(key) {
     await admin.del(`lock:{${key}}`);
   },
-}, 4);
+}, 6);
 
 describeLockBehaviour('Redis Cluster, 3 masters (ioredis)', backend);
 describeSemaphoreBehaviour('Redis Cluster, 3 masters (ioredis)', backend);
 describeMultiKeyBehaviour('Redis Cluster, 3 masters (ioredis)', backend);
 describeReadWriteBehaviour('Redis Cluster, 3 masters (ioredis)', backend);
+describeLockBehaviour('Redis Cluster, 3 masters (ioredis), barging', barging(backend));
+describeBargingBehaviour('Redis Cluster, 3 masters (ioredis)', backend);

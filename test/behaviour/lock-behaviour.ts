@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { LockLostError, LockNotAcquiredError, type Lock, type RedisLockModuleOptions } from '../../lib/index.js';
+import { InvalidLockOptionsError, LockLostError, LockNotAcquiredError, NoFencingTokenError, type Lock, type RedisLockModuleOptions } from '../../lib/index.js';
 import { countAttempts, leaseDeadline } from '../support/mechanism.js';
 import { nextEvent, sleep, type LockApp } from '../support/lock-app.js';
 
@@ -18,6 +18,8 @@ export interface LockBackend {
   steal(key: string): Promise<void>;
   /** Whether waiters queue in FIFO order and are woken by release messages (not in quorum mode). */
   readonly queues: boolean;
+  /** The applications' module-wide `fairness` (see `barging()` in barging-behaviour.ts); FIFO when left out. */
+  readonly fairness?: 'fifo' | 'barging';
 }
 
 /**
@@ -115,6 +117,7 @@ export function describeLockBehaviour(label: string, backend: LockBackend): void
 
     it('serves waiters in arrival order and wakes the next one on release', async () => {
       if (!backend.queues) return; // quorum mode: waiters poll, by design (see "Running at scale")
+      if (backend.fairness === 'barging') return; // no arrival order: see barging-behaviour.ts
       const holder = await open();
       const k = key('fifo');
       const held = await holder.locks.acquire(k);
@@ -122,8 +125,12 @@ export function describeLockBehaviour(label: string, backend: LockBackend): void
       const waiters = await Promise.all([open(), open(), open()]);
       const done: Promise<void>[] = [];
       for (const [i, waiter] of waiters.entries()) {
+        // Arrive in turn: the next one asks once this one's attempt has queued it (a fixed
+        // pause let a waiter slowed by a loaded machine queue behind the next one).
+        const queued = countAttempts(waiter.locks);
         done.push(waiter.locks.using(k, async () => void order.push(i), { waitTimeout: 10_000 }));
-        await sleep(60); // arrive in turn
+        await queued.answered();
+        queued.stop();
       }
       // Release right after the first waiter's poll is answered: its next one is 250 ms away.
       const attempts = countAttempts(waiters[0]!.locks);
@@ -242,10 +249,64 @@ export function describeLockBehaviour(label: string, backend: LockBackend): void
       const seen = await waiter.locks.inspect(k);
       expect(seen).toMatchObject({ key: k, held: true, fencingToken: held.fencingToken });
       expect(seen.holder).toMatchObject({ instance: 'behaviour-holder', label: 'nightly <report>', pid: process.pid });
-      if (backend.queues) expect(seen.waiters).toBe(1);
+      // Barging waiters do not queue: `waiters` counts the queue.
+      if (backend.queues) expect(seen.waiters).toBe(backend.fairness === 'barging' ? 0 : 1);
       await held.release();
       await (await waiting).release();
       expect(await waiter.locks.inspect(k)).toMatchObject({ held: false });
+    });
+
+    it('takes a lock without a fencing token (fencing: false): none on the lock, its events or through current()', async () => {
+      const { locks } = await open();
+      const rival = await open();
+      const k = key('unfenced');
+      const acquired = nextEvent(locks.events$, 'acquired');
+      const lock = await locks.acquire(k, { fencing: false });
+      expect(lock.held).toBe(true);
+      expect(lock.fencingToken).toBeUndefined();
+      expect((await acquired).fencingToken).toBeUndefined();
+      // Still a lock: a rival is kept out until it is released.
+      expect(await rival.locks.tryAcquire(k)).toBeNull();
+      await lock.release();
+      const tried = await locks.tryAcquire(k, { fencing: false });
+      expect(tried?.fencingToken).toBeUndefined();
+      await tried?.release();
+      await locks.using(
+        k,
+        async (held) => {
+          expect(held.fencingToken).toBeUndefined();
+          // current() is typed Lock, whose token is a number: reading it fails instead.
+          const current = locks.current()!;
+          expect(current.held).toBe(true);
+          expect(() => current.fencingToken).toThrow(NoFencingTokenError);
+          expect(() => current.fencingToken).toThrow(/was taken with fencing: false and has no fencing token/);
+          // A nested call that needs a token cannot share it; one that does not re-enters.
+          await expect(locks.acquire(k)).rejects.toThrow(InvalidLockOptionsError);
+          const nested = await locks.acquire(k, { fencing: false });
+          expect(nested.fencingToken).toBeUndefined();
+          await nested.release();
+        },
+        { fencing: false },
+      );
+      const many = await locks.acquire([key('unfenced-a'), key('unfenced-b')], { fencing: false });
+      expect(many.fencingTokens).toBeUndefined();
+      expect(many.fencingToken).toBeUndefined();
+      await many.release();
+    });
+
+    it('keeps fenced tokens increasing across unfenced holders of the same key', async () => {
+      const { locks } = await open();
+      const k = key('mixed');
+      const first = await locks.acquire(k);
+      await first.release();
+      await (await locks.acquire(k, { fencing: false })).release();
+      await locks.using(k, async (outer) => {
+        expect(outer.fencingToken).toBeGreaterThan(first.fencingToken);
+        // An unfenced nested call of a fenced lock gets no token either.
+        const nested = await locks.acquire(k, { fencing: false });
+        expect(nested.fencingToken).toBeUndefined();
+        await nested.release();
+      });
     });
 
     it('gives back every lock it holds when the application closes', async () => {

@@ -6,6 +6,7 @@ import { describeLockBehaviour, type LockBackend } from './lock-behaviour.js';
 import { describeSemaphoreBehaviour, shareBackend } from './semaphore-behaviour.js';
 import { describeMultiKeyBehaviour } from './multi-key-behaviour.js';
 import { describeReadWriteBehaviour } from './rwlock-behaviour.js';
+import { barging, describeBargingBehaviour } from './barging-behaviour.js';
 
 const locks = new InMemoryLocks();
 
@@ -26,9 +27,11 @@ const backend: LockBackend = shareBackend({
   async steal(key) {
     locks.delete(`lock:{${key}}`);
   },
-}, 4);
+}, 6);
 
 describeLockBehaviour('in memory (nestjs-redis-lock/testing)', backend);
 describeSemaphoreBehaviour('in memory (nestjs-redis-lock/testing)', backend);
 describeMultiKeyBehaviour('in memory (nestjs-redis-lock/testing)', backend);
 describeReadWriteBehaviour('in memory (nestjs-redis-lock/testing)', backend);
+describeLockBehaviour('in memory (nestjs-redis-lock/testing), barging', barging(backend));
+describeBargingBehaviour('in memory (nestjs-redis-lock/testing)', backend);

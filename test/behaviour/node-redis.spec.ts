@@ -4,6 +4,7 @@ import { redisUrl } from '../support/redis.js';
 import { describeLockBehaviour, type LockBackend } from './lock-behaviour.js';
 import { describeMultiKeyBehaviour } from './multi-key-behaviour.js';
 import { describeReadWriteBehaviour } from './rwlock-behaviour.js';
+import { barging, describeBargingBehaviour } from './barging-behaviour.js';
 import { describeSemaphoreBehaviour, shareBackend } from './semaphore-behaviour.js';
 
 for (const version of [6, 5] as NodeRedisVersion[]) {
@@ -20,9 +21,11 @@ for (const version of [6, 5] as NodeRedisVersion[]) {
     async steal(key) {
       await admin.del(`lock:{${key}}`);
     },
-  }, 4);
+  }, 6);
   describeLockBehaviour(`one Redis (node-redis ${version})`, backend);
   describeSemaphoreBehaviour(`one Redis (node-redis ${version})`, backend);
   describeMultiKeyBehaviour(`one Redis (node-redis ${version})`, backend);
   describeReadWriteBehaviour(`one Redis (node-redis ${version})`, backend);
+  describeLockBehaviour(`one Redis (node-redis ${version}), barging`, barging(backend));
+  describeBargingBehaviour(`one Redis (node-redis ${version})`, backend);
 }

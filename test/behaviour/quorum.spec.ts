@@ -5,6 +5,7 @@ import { describeLockBehaviour, type LockBackend } from './lock-behaviour.js';
 import { describeSemaphoreBehaviour, shareBackend } from './semaphore-behaviour.js';
 import { describeMultiKeyBehaviour } from './multi-key-behaviour.js';
 import { describeReadWriteBehaviour } from './rwlock-behaviour.js';
+import { describeBargingBehaviour } from './barging-behaviour.js';
 
 let servers: RedisServer[] = [];
 let admins: Redis[] = [];
@@ -23,9 +24,10 @@ const backend: LockBackend = shareBackend({
   async steal(key) {
     await Promise.all(admins.map((admin) => admin.del(`lock:{${key}}`)));
   },
-}, 4);
+}, 5);
 
 describeLockBehaviour('quorum of 3 independent masters (ioredis)', backend);
 describeSemaphoreBehaviour('quorum of 3 independent masters (ioredis)', backend);
 describeMultiKeyBehaviour('quorum of 3 independent masters (ioredis)', backend);
 describeReadWriteBehaviour('quorum of 3 independent masters (ioredis)', backend);
+describeBargingBehaviour('quorum of 3 independent masters (ioredis)', backend);

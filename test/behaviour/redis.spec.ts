@@ -5,6 +5,7 @@ import { describeLockBehaviour, type LockBackend } from './lock-behaviour.js';
 import { describeSemaphoreBehaviour, shareBackend } from './semaphore-behaviour.js';
 import { describeMultiKeyBehaviour } from './multi-key-behaviour.js';
 import { describeReadWriteBehaviour } from './rwlock-behaviour.js';
+import { barging, describeBargingBehaviour } from './barging-behaviour.js';
 
 let admin: Redis;
 
@@ -20,9 +21,11 @@ const backend: LockBackend = shareBackend({
   async steal(key) {
     await admin.del(`lock:{${key}}`);
   },
-}, 4);
+}, 6);
 
 describeLockBehaviour('one Redis (ioredis)', backend);
 describeSemaphoreBehaviour('one Redis (ioredis)', backend);
 describeMultiKeyBehaviour('one Redis (ioredis)', backend);
 describeReadWriteBehaviour('one Redis (ioredis)', backend);
+describeLockBehaviour('one Redis (ioredis), barging', barging(backend));
+describeBargingBehaviour('one Redis (ioredis)', backend);

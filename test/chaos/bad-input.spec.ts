@@ -102,7 +102,7 @@ describe('chaos: bad input catalogue', () => {
     }
     await moduleRef.close();
     // Only the fencing counters of the two locks that were really taken remain: they are kept
-    // forever unless the module sets fenceRetention (README, "Redis data").
+    // forever unless the module sets fenceRetention (docs/redis-data.md).
     const [, keys] = await redis.scan('0', 'MATCH', '*', 'COUNT', 1_000);
     expect(keys.sort()).toEqual(['lock:{bad-extend}:fence', 'lock:{released-then-extended}:fence']);
     report('bad-input', { cases: cases.length, clearErrors: caught, keysLeftBehind: keys.length, fencingCounters: keys.filter((key) => key.endsWith(':fence')).length });

@@ -27,7 +27,7 @@ describe('chaos: leaks', () => {
     expect(result.gaveUp).toBeGreaterThan(0);
     expect(growthKiB).toBeLessThan(1_024);
     const [, keys] = await redis.scan('0', 'MATCH', 'lock:{contended:*}', 'COUNT', 1_000);
-    // Fencing counters stay (see "Redis data"); locks, queues and waiter sets do not.
+    // Fencing counters stay (see docs/redis-data.md); locks, queues and waiter sets do not.
     expect(keys.filter((name) => !name.endsWith(':fence'))).toEqual([]);
   });
 });

@@ -6,7 +6,7 @@ import { report } from './support/report.js';
 import { createLockApp } from '../support/lock-app.js';
 
 /**
- * The ACL the README documents: only the commands the library sends (and its scripts call),
+ * The ACL docs/deployment.md documents: only the commands the library sends (and its scripts call),
  * only keys and channels under its prefix.
  */
 export const LOCK_ACL = [
@@ -14,7 +14,7 @@ export const LOCK_ACL = [
   '+evalsha', '+eval', '+exists', '+subscribe', '+unsubscribe', '+ping', '+info', '+select',
   '+get', '+set', '+del', '+pexpire', '+pttl', '+incr', '+time', '+publish',
   '+lindex', '+lpop', '+rpush', '+lrem', '+zadd', '+zrem', '+zscore', '+zrange',
-  '+hget', '+hset', '+hdel', '+hkeys', '+hgetall',
+  '+hget', '+hmget', '+hset', '+hdel', '+hkeys', '+hgetall', '+zrangebyscore',
 ];
 
 describe('chaos: least privilege', () => {

@@ -178,15 +178,8 @@ describe('keys guarding leases that an earlier version wrote without expiry', ()
     try {
       const key = `leftovers:${process.pid}:old`;
       const base = lockRedisKeys('lock:', key);
-      const sem = (token: string) => semaphoreKeys(base, token, key, 2, 1);
-      // What an earlier version left for a holder alive elsewhere: its permit and a hash without expiry.
-      await client.set(sem('old').lock, 'old', 'PX', 60_000);
-      await client.hset(sem('old').semaphore.holders, 'old', '1:1');
-      await client.set(sem('old').semaphore.limitKey, '2');
-      expect(await subject.store.semaphores.acquire(sem('new'), 'new', TTL, true, WAITER_LEASE)).toMatchObject({ acquired: true });
-      expect(await subject.store.renew(sem('new').lock, 'new', TTL)).toBe(true);
-      expect(await client.pttl(sem('old').semaphore.holders)).toBe(-1);
-      expect(await client.pttl(sem('old').semaphore.limitKey)).toBe(-1);
+      // (Semaphores changed their layout since: a holders hash of an earlier version is not read
+      // as one, see the CHANGELOG; mixing versions on one semaphore is not supported.)
       const reader = readKeys(base, 'old', key);
       await client.set(reader.read.shared, '~r');
       await client.set(reader.lock, 'old', 'PX', 60_000);
@@ -220,7 +213,7 @@ describe('keys left by holder processes that were killed (needs npm run build)',
     // Held past their first ttl by their watchdogs, then killed.
     await sleep(2 * ttl);
     expect((await redis.keys('lock:{killed-*')).sort()).toEqual(
-      expect.arrayContaining(['lock:{killed-read}', 'lock:{killed-read}:readers', 'lock:{killed-sem}:holders', 'lock:{killed-sem}:limit']),
+      expect.arrayContaining(['lock:{killed-read}', 'lock:{killed-read}:readers', 'lock:{killed-sem}:holders']),
     );
     for (const holder of holders) holder.child.kill('SIGKILL');
     await Promise.all(holders.map((h) => h.exited));

@@ -57,6 +57,18 @@ describe.each([
   };
   const acquire = (keys: (token: string) => SemaphoreKeys, token: string, ttl = TTL) => store.semaphores.acquire(keys(token), token, ttl, true, WAITER_LEASE);
 
+  it('keeps the limit while a renewed holder outlives its first lease', async () => {
+    const keys = semaphore();
+    expect(await acquire(keys, 'h1', HOLDER_TTL)).toMatchObject({ acquired: true });
+    // Renewed to a longer lease before the first one ran out, then past that first lease.
+    expect(await store.renew(keys('h1').lock, 'h1', 10 * HOLDER_TTL)).toBe(true);
+    await sleep(HOLDER_TTL + 100);
+    const key = keys('x').semaphore.key;
+    const other = semaphoreKeys(lockRedisKeys('lock:', key), 'x', key, LIMIT + 1, 1);
+    expect(await store.semaphores.acquire(other, 'x', TTL, false, WAITER_LEASE)).toMatchObject({ acquired: false, limitInUse: LIMIT });
+    await store.semaphores.release(keys('h1'), 'h1', WAITER_LEASE);
+  });
+
   it('answers "acquired" to a queued caller that its own refresh grants a permit to, and never lets a third holder in', async () => {
     const keys = semaphore();
     // Two holders that crash (never renew, never release): the semaphore is full until their permits expire.

@@ -108,7 +108,7 @@ describe('live lock board in headless Chromium', () => {
     expect(await page.locator('button.release').count()).toBe(0);
     // The live feed shows this process starting to wait.
     await expect.poll(() => page.locator('#feed li.waiting').first().textContent(), { timeout: 10_000 }).toContain('invoice:2026-11');
-    // For the README: two locks held by another process, one with a waiter, and the live feed.
+    // For docs/observability.md: two locks held by another process, one with a waiter, and the live feed.
     mkdirSync(docs, { recursive: true });
     await page.screenshot({ path: `${docs}lock-board.png` });
 

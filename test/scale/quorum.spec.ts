@@ -165,6 +165,59 @@ describe('quorum mode over 3 independent masters', () => {
     await next.release();
   });
 
+  /** Script calls per node since the last `CONFIG RESETSTAT`: one per acquire, one more for a fence floor. */
+  const scriptCalls = () =>
+    onEveryNode(async (node) => {
+      const stats = await node.info('commandstats');
+      const calls = (name: string) => Number(new RegExp(`cmdstat_${name}:calls=(\\d+)`).exec(stats)?.[1] ?? 0);
+      return calls('evalsha') + calls('eval');
+    });
+  const resetStats = () => onEveryNode((node) => node.config('RESETSTAT'));
+  /** Loads every script on every node (the fence floor too: node 2's counter is ahead on one key). */
+  async function warmScripts(holder: LockApp): Promise<void> {
+    await onEveryNode((node) => node.set('lock:{q:warm}:fence', node.options.port === Number(new URL(servers[2]!.url).port) ? 9 : 0));
+    await (await holder.locks.acquire('q:warm')).release();
+  }
+  async function counterAhead(key: string, value: number): Promise<void> {
+    const ahead = new Redis(servers[2]!.url);
+    await ahead.set(`lock:{${key}}:fence`, value);
+    ahead.disconnect();
+  }
+
+  it('writes the token back to the nodes only when their counters differ', async () => {
+    const holder = await app();
+    await warmScripts(holder);
+    // Node 2's counter is ahead: the nodes grant 1, 1 and 6, so the token is written back.
+    await counterAhead('q:sync', 5);
+    await resetStats();
+    const first = await holder.locks.acquire('q:sync');
+    expect(first.fencingToken).toBe(6);
+    expect(await scriptCalls()).toEqual([2, 2, 2]);
+    expect(await onEveryNode((node) => node.get('lock:{q:sync}:fence'))).toEqual(['6', '6', '6']);
+    await first.release();
+    // Now every node grants 7: each already holds the token, so nothing is written back.
+    await resetStats();
+    const second = await holder.locks.acquire('q:sync');
+    expect(second.fencingToken).toBe(7);
+    expect(await scriptCalls()).toEqual([1, 1, 1]);
+    await second.release();
+  });
+
+  it('leaves the counters alone for a lock taken with fencing: false; fenced holders still get higher tokens', async () => {
+    const holder = await app();
+    await warmScripts(holder);
+    await counterAhead('q:nofence', 5);
+    await resetStats();
+    const unfenced = await holder.locks.acquire('q:nofence', { fencing: false });
+    expect(unfenced.fencingToken).toBeUndefined();
+    expect(await scriptCalls()).toEqual([1, 1, 1]);
+    expect(await onEveryNode((node) => node.get('lock:{q:nofence}:fence'))).toEqual([null, null, '5']);
+    await unfenced.release();
+    const fenced = await holder.locks.acquire('q:nofence');
+    expect(fenced.fencingToken).toBe(6);
+    await fenced.release();
+  });
+
   it('reports a lock lost when a majority of nodes lost it, not when a minority did', async () => {
     const holder = await app({ ttl: 1_000, renewInterval: 150 });
     const lock = await holder.locks.acquire('q:lost');

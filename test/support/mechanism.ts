@@ -27,6 +27,8 @@ export interface AttemptCounter {
 export function countAttempts(locks: LockService): AttemptCounter {
   const manager = locks[LOCK_RUNNER] as unknown as { attempt: Attempt; notifier?: { channels: Map<string, unknown> } };
   const original = manager.attempt;
+  // Another helper's count (recordWakes) may already wrap it: stop() puts that one back.
+  const wrapped = Object.hasOwn(manager, 'attempt');
   let count = 0;
   let onAnswer: (() => void)[] = [];
   manager.attempt = function (this: unknown, ...args: unknown[]) {
@@ -51,7 +53,8 @@ export function countAttempts(locks: LockService): AttemptCounter {
       await new Promise<void>((resolve) => onAnswer.push(resolve));
     },
     stop() {
-      delete (manager as Partial<typeof manager>).attempt;
+      if (wrapped) manager.attempt = original;
+      else delete (manager as Partial<typeof manager>).attempt;
     },
   };
 }
@@ -63,3 +66,74 @@ export function countAttempts(locks: LockService): AttemptCounter {
  * lease ran out" compares against it instead of against wall-clock milliseconds.
  */
 export const leaseDeadline = (lock: Lock): number => (lock as unknown as { deadline: number }).deadline;
+
+/** One step of a waiter, as `recordWakes` logs it. */
+export type WakeStep = 'busy' | 'queued' | 'won' | 'freed' | 'granted';
+
+export interface WakeLog {
+  /**
+   * In order: each attempt's outcome (`busy`; `queued`, busy after asking to join the FIFO
+   * queue, as every FIFO waiter and a barging one that lost too many races do; or `won` when it
+   * took the lock) and each wake-up
+   * of a wait: `freed` (a release message said the lock is free: barging waiters race for it) or
+   * `granted` (a release handed the lock to this waiter, which holds it without an attempt).
+   */
+  readonly steps: readonly WakeStep[];
+  /** Races for a freed lock lost: a `freed` wake-up followed by a busy attempt. */
+  readonly lostRaces: number;
+  stop(): void;
+}
+
+/**
+ * Logs how one application's waiters were woken and what their attempts found, from now on: so
+ * a test can say which path gave a waiter the lock (a release message, a grant, a poll) and how
+ * many races it lost, whatever the machine's load.
+ */
+export function recordWakes(locks: LockService): WakeLog {
+  type Watch = { onGrant(listener: (fencingToken: number) => void): () => void; takeGrant(): number | undefined };
+  type Notifier = { watch(channel: string, token: string): Watch };
+  const manager = locks[LOCK_RUNNER] as unknown as { attempt: Attempt; notifier?: Notifier };
+  const steps: WakeStep[] = [];
+  const wake = (fencingToken: number): void => void steps.push(fencingToken === 0 ? 'freed' : 'granted');
+  const original = manager.attempt;
+  manager.attempt = function (this: unknown, ...args: unknown[]) {
+    const reply = original.apply(this, args);
+    // A lock, or a busy reply; no step for an attempt that ended otherwise (no answer, a late one).
+    const queued = args[4] === true;
+    reply.then((outcome) => outcome !== null && typeof outcome === 'object' && steps.push('pttl' in outcome ? (queued ? 'queued' : 'busy') : 'won'), () => undefined);
+    return reply;
+  };
+  const notifier = manager.notifier!;
+  const watch = notifier.watch;
+  notifier.watch = function (this: Notifier, channel: string, token: string) {
+    const watched = watch.call(this, channel, token);
+    return {
+      ...watched,
+      takeGrant: () => {
+        const taken = watched.takeGrant();
+        if (taken !== undefined) wake(taken);
+        return taken;
+      },
+      onGrant: (listener: (fencingToken: number) => void) =>
+        watched.onGrant((fencingToken) => {
+          wake(fencingToken);
+          listener(fencingToken);
+        }),
+    };
+  };
+  return {
+    steps,
+    get lostRaces() {
+      return lostRaces(steps);
+    },
+    stop() {
+      delete (manager as Partial<typeof manager>).attempt;
+      delete (notifier as Partial<Notifier>).watch;
+    },
+  };
+}
+
+/** Races for a freed lock lost in `steps` (see `WakeLog`). */
+export function lostRaces(steps: readonly WakeStep[]): number {
+  return steps.filter((step, i) => (step === 'busy' || step === 'queued') && steps[i - 1] === 'freed').length;
+}

@@ -10,11 +10,11 @@ export interface SeenCommand {
 
 /**
  * Every command the test server (or the server at `server`, on its URL's database) receives on
- * this worker's database that names `key`, from now until `stop()`. Speaks MONITOR over a plain socket: ioredis' monitor mode can trip over output
+ * this worker's database that names `key` (or any name `names` accepts), from now until `stop()`. Speaks MONITOR over a plain socket: ioredis' monitor mode can trip over output
  * that arrives before it has switched modes. MONITOR sees the whole server, so other workers'
  * commands are filtered out by database.
  */
-export async function watchCommands(key: string, server = redisUrl()): Promise<{ seen: SeenCommand[]; stop(): Promise<void> }> {
+export async function watchCommands(key: string, server = redisUrl(), names: (arg: string) => boolean = (arg) => arg === key): Promise<{ seen: SeenCommand[]; stop(): Promise<void> }> {
   const url = new URL(server);
   const db = Number(url.pathname.slice(1));
   const socket = connect(Number(url.port), url.hostname);
@@ -36,7 +36,7 @@ export async function watchCommands(key: string, server = redisUrl()): Promise<{
       const match = /^\+([\d.]+) \[(\d+) [^\]]*\] (.*)$/.exec(line);
       if (!match || Number(match[2]) !== db) continue;
       const args = parseQuoted(match[3]!);
-      if (args.includes(key)) seen.push({ args, at: performance.now(), serverAt: Number(match[1]) * 1000 });
+      if (args.some(names)) seen.push({ args, at: performance.now(), serverAt: Number(match[1]) * 1000 });
     }
   });
   socket.write('MONITOR\r\n');

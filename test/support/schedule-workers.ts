@@ -7,8 +7,12 @@ const script = fileURLToPath(new URL('../fixtures/schedule-worker.mjs', import.m
 /** A line the worker printed. */
 export interface WorkerLine {
   pid: number;
-  event: 'ready' | 'start' | 'end' | 'released' | 'skipped' | 'acquired' | 'lost' | 'closed' | 'blocking' | 'warn' | 'error';
+  event: 'ready' | 'start' | 'end' | 'released' | 'skipped' | 'acquired' | 'busy' | 'lost' | 'closed' | 'blocking' | 'warn' | 'error';
   tick?: number;
+  /** The lock of a `released` line other than the run lock's (which has `tick`), or of a `busy` one. */
+  key?: string;
+  /** Of a `lost` line: the `LockLostError` reason (`expired`, `refused`, `shutdown`). */
+  reason?: string;
   fencingToken?: number;
   aborted?: boolean;
   held?: boolean;

@@ -5,21 +5,32 @@
  * holder's reply in this process, then the message): fencing tokens of one key only grow, so a
  * token not above the newest seen is a copy, and is dropped.
  */
+/**
+ * What a wait resolves to when a release freed the lock for barging waiters (`fairness:
+ * 'barging'`) instead of handing it over: try again now. Never a fencing token (they start at 1).
+ */
+export const FREED = 0;
+
 export class GrantInbox {
   private granted?: number;
+  /** A release freed the lock while nobody listened: the next wait tries again at once. */
+  private freed = false;
   private listener?: (fencingToken: number) => void;
   private newest = -Infinity;
 
   deliver(fencingToken: number): void {
     if (!(fencingToken > this.newest)) return;
     this.newest = fencingToken;
+    if (!this.hand(fencingToken)) this.granted = fencingToken;
+  }
+
+  /** Gives `value` to the listener, if one listens (once): false when nobody did. */
+  private hand(value: number): boolean {
     const listener = this.listener;
-    if (listener === undefined) {
-      this.granted = fencingToken;
-      return;
-    }
+    if (listener === undefined) return false;
     this.listener = undefined;
-    listener(fencingToken);
+    listener(value);
+    return true;
   }
 
   /**
@@ -32,11 +43,24 @@ export class GrantInbox {
     if (this.granted !== undefined && this.granted <= fence) this.granted = undefined;
   }
 
-  /** The grant kept while nobody listened, consumed by this call. */
+  /** A release freed the lock: the waiter races for it (see `FREED`). */
+  free(): void {
+    if (!this.hand(FREED)) this.freed = true;
+  }
+
+  /** Whether a release freed the lock for this waiter and it has not tried since. */
+  get holdsFree(): boolean {
+    return this.freed;
+  }
+
+  /** The grant kept while nobody listened (else `FREED` if a release freed the lock), consumed by this call. */
   take(): number | undefined {
     const fencingToken = this.granted;
     this.granted = undefined;
-    return fencingToken;
+    if (fencingToken !== undefined) return fencingToken;
+    if (!this.freed) return undefined;
+    this.freed = false;
+    return FREED;
   }
 
   /** Calls `listener` with the next grant; the returned function stops listening. */
@@ -45,5 +69,18 @@ export class GrantInbox {
     return () => {
       if (this.listener === listener) this.listener = undefined;
     };
+  }
+}
+
+/**
+ * A release freed the lock (`FREED_MESSAGE`): wakes one waiter of this process on its channel,
+ * the one that watched longest and was not woken yet, so that each message sends one racer per
+ * process (as Redisson's `RLock` does) rather than every waiter at once.
+ */
+export function freeOne(waiters: ReadonlyMap<string, GrantInbox>, except?: GrantInbox): void {
+  for (const inbox of waiters.values()) {
+    if (inbox.holdsFree || inbox === except) continue;
+    inbox.free();
+    return;
   }
 }

@@ -64,19 +64,23 @@ export class HeldLock implements Lock, Renewable, Expiring {
   private handedOut = false;
   /** The lock's name for events and metrics (see `LockOptions.name`). */
   name?: string;
+  readonly fencingToken: number;
 
   constructor(
     private readonly owner: LockOwner,
     readonly key: string,
     private readonly names: LockRedisKeys,
     readonly token: string,
-    readonly fencingToken: number,
+    fencingToken: number,
     timing: LockTiming,
     /** A moment no later than the start of the lease in Redis: the lease is counted from there. */
     leaseStart: number,
     /** The lease Redis set (shorter than ttl when a release handed the lock over). */
     lease: number,
   ) {
+    // A lock taken with `fencing: false` has no token at run time (its public type is
+    // `UnfencedLock`); inside the engine the field keeps `Lock`'s type.
+    this.fencingToken = timing.unfenced ? (undefined as unknown as number) : fencingToken;
     this.ttl = timing.ttl;
     this.renewInterval = timing.renewInterval;
     this.autoRenew = timing.autoRenew;
@@ -316,7 +320,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
     if (reason === 'shutdown') {
       this.owner.logger.warn(`Lock ${quoteKey(this.key)} was still held at shutdown; releasing it.`);
     } else {
-      this.owner.logger.error(`lock lost during renewal: ${quoteKey(this.key)} (fencing token ${this.fencingToken}): ${error.message}`);
+      this.owner.logger.error(`lock lost during renewal: ${quoteKey(this.key)}${this.fencingToken === undefined ? '' : ` (fencing token ${this.fencingToken})`}: ${error.message}`);
     }
     if (this.owner.listening) {
       this.owner.emit({ type: 'lost', key: this.key, name: this.name, fencingToken: this.fencingToken, reason, heldMs: this.owner.clock.now() - this.acquiredAt, at: Date.now() });

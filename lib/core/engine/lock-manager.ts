@@ -1,13 +1,13 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { setMaxListeners } from 'node:events';
 import { Subject, type Observable } from 'rxjs';
-import { LockNotAcquiredError } from '../../errors/lock-not-acquired.error.js';
 import { RedisLockError } from '../../errors/redis-lock.error.js';
-import type { LockEvent, LockNotAcquiredOutcome } from '../../interfaces/lock-event.interface.js';
+import { InvalidLockOptionsError } from '../../errors/invalid-lock-options.error.js';
+import type { LockEvent } from '../../interfaces/lock-event.interface.js';
 import type { LockInspection } from '../../interfaces/lock-inspection.interface.js';
 import { semaphoreInspection } from '../semaphore/semaphore-inspect.js';
 import type { Lock } from '../../interfaces/lock.interface.js';
-import type { LockOptions } from '../../interfaces/redis-lock-options.interface.js';
+import type { AnyLockOptions } from '../../interfaces/redis-lock-options.interface.js';
 import { systemClock, type Clock } from '../time/clock.js';
 import { DeadlineSweeper } from './deadline-sweeper.js';
 import { leaseLive } from './lease-deadline.js';
@@ -21,18 +21,21 @@ import type { LockLogger } from './lock-logger.js';
 import { resolveLockOptions, type CallDefaults, type LockTiming, type ResolvedModuleOptions } from '../options/lock-options.js';
 import type { AcquireReply, ReleaseReply } from '../stores/lock-store.js';
 import type { RedisClient } from '../stores/redis/drivers/redis-client.js';
-import type { LockStore } from '../stores/lock-store.js';
+import type { Enqueue, LockStore } from '../stores/lock-store.js';
 import type { LockRunner } from './locked-call.js';
 import { ownerToken } from './owner-token.js';
-import { ReentrantLock } from './reentrant-lock.js';
-import type { ReleaseWatch } from '../stores/redis/release-notifier.js';
+import { matchFencing, ReentrantLock } from './reentrant-lock.js';
 import type { LockBackend, ReleaseWatcher } from './lock-backend.js';
 import { RenewalScheduler } from './renewal-scheduler.js';
 import { settleWithin, TIMED_OUT } from '../time/settle-within.js';
-import { waitForTurn } from './wait-for-turn.js';
+import { Acquisition, STALE_REPLY, type AcquisitionHost, type AttemptOutcome, type SentAttempt } from './acquisition.js';
+import { BARGING, type FairnessRule } from './fairness.js';
+import { resolveFairness } from '../options/fairness-option.js';
+import { lockKind } from './lock-kind.js';
+import { LAST_ATTEMPT_GRACE_MS, WAITER_LEASE_MS, WAITER_REFRESH_MS } from './waiter-timing.js';
 import { SemaphoreLimitError } from '../../errors/semaphore-limit.error.js';
 import { UnsupportedLockKindError } from '../../errors/unsupported-lock-kind.error.js';
-import { isSemaphore, semaphoreKeys } from '../semaphore/semaphore-keys.js';
+import { isSemaphore } from '../semaphore/semaphore-keys.js';
 import { resolveSemaphoreOptions, type SemaphoreRequest } from '../semaphore/semaphore-options.js';
 import type { SemaphoreStore } from '../semaphore/semaphore-store.js';
 import type { MultiKeyLock } from '../../interfaces/lock.interface.js';
@@ -40,39 +43,15 @@ import { acquireAll, tryAcquireAll } from '../multi-key/acquire-all.js';
 import { canonicalKeys } from '../multi-key/canonical-keys.js';
 import { MultiLock } from '../multi-key/multi-key-lock.js';
 import { LockUpgradeError } from '../../errors/lock-upgrade.error.js';
-import { isRead, readKeys } from '../rwlock/read-keys.js';
+import { isRead } from '../rwlock/read-keys.js';
 import { isReadMode } from '../rwlock/lock-mode.js';
 import type { ReadStore } from '../rwlock/read-store.js';
 
-/**
- * How long the last attempt of a wait may take even when the wait's time is up, so that a
- * healthy Redis answering a little late still counts.
- */
-const LAST_ATTEMPT_GRACE_MS = 1_000;
-
-/**
- * A waiter retries at least this often, even without a release message: that refreshes its
- * place in the queue and covers messages lost to a reconnection.
- */
-export const WAITER_REFRESH_MS = 250;
-
-/**
- * A waiter that stopped refreshing (crashed, frozen) loses its place in the queue after this,
- * and a lock handed to a waiter starts on a lease this long (the waiter renews it to its ttl at
- * once), so a waiter that dies first in line delays the lock by at most this.
- */
-export const WAITER_LEASE_MS = 4 * WAITER_REFRESH_MS;
+export { WAITER_LEASE_MS, WAITER_REFRESH_MS } from './waiter-timing.js';
 
 const POLLING_WARNING_MS = 10_000;
 
-/** The reply of a call's latest acquire attempt. */
-interface SentAttempt {
-  reply?: Promise<unknown>;
-}
-
 const noop = (): void => undefined;
-/** An attempt whose reply came after the lease it would have started had run out locally. */
-const STALE_REPLY: unique symbol = Symbol('stale reply');
 /** Whether a call names several keys (a multi-key lock). */
 const isKeyList = (key: string | readonly string[]): key is readonly string[] => Array.isArray(key);
 
@@ -81,6 +60,7 @@ interface ResolvedCallOptions {
   timing: LockTiming;
   semaphore: SemaphoreRequest | undefined;
   read: boolean;
+  fairness: FairnessRule;
 }
 
 /**
@@ -128,6 +108,9 @@ export class LockManager implements LockOwner, LockRunner {
     // Every waiter listens to it; any number may wait.
     setMaxListeners(0, this.shutdown.signal);
     this.holder = new HolderRecorder(options.instanceName);
+    if (options.fairness === 'barging' && !(this.store.barges === true && this.notifier !== undefined)) {
+      throw new InvalidLockOptionsError('fairness', 'barging', `'fifo' in quorum mode (several independent Redis masters): its waiters have no release messages to race on`);
+    }
   }
 
   /** The Redis clients this manager speaks to (several in quorum mode, none in memory). */
@@ -187,11 +170,11 @@ export class LockManager implements LockOwner, LockRunner {
     }
   }
 
-  acquire(keys: readonly string[], options?: LockOptions): Promise<MultiKeyLock>;
-  acquire(key: string, options?: LockOptions): Promise<Lock>;
-  acquire(key: string | readonly string[], options?: LockOptions): Promise<Lock>;
+  acquire(keys: readonly string[], options?: AnyLockOptions): Promise<MultiKeyLock>;
+  acquire(key: string, options?: AnyLockOptions): Promise<Lock>;
+  acquire(key: string | readonly string[], options?: AnyLockOptions): Promise<Lock>;
   // Not async: every lock comes this way, and an async layer costs two promises.
-  acquire(key: string | readonly string[], options?: LockOptions): Promise<Lock> {
+  acquire(key: string | readonly string[], options?: AnyLockOptions): Promise<Lock> {
     if (isKeyList(key)) return this.acquireKeys(key, options);
     let prepared: ReturnType<LockManager['prepare']>;
     try {
@@ -199,142 +182,67 @@ export class LockManager implements LockOwner, LockRunner {
     } catch (error) {
       return Promise.reject(error);
     }
-    const { timing, names, reentered, semaphore, read } = prepared;
+    const { timing, names, reentered, semaphore, read, fairness } = prepared;
     if (reentered) return Promise.resolve(reentered);
-    return this.acquireNew(key, names, timing, options, semaphore, read);
+    return this.acquireNew(key, names, timing, options, semaphore, read, fairness);
   }
 
-  private async acquireKeys(key: readonly string[], options: LockOptions | undefined): Promise<Lock> {
+  private async acquireKeys(key: readonly string[], options: AnyLockOptions | undefined): Promise<Lock> {
     const keys = canonicalKeys(key, 'acquire');
     this.assertOpen();
     return acquireAll(this, keys, options, resolveLockOptions(options, this.defaults).waitTimeout);
   }
 
-  private async acquireNew(key: string, base: LockRedisKeys, timing: LockTiming, options: LockOptions | undefined, semaphore?: SemaphoreRequest, read = false): Promise<HeldLock> {
-    const signal = options?.signal;
-    const calledAt = this.clock.now();
-    const waitUntil = calledAt + timing.waitTimeout;
-    const waits = timing.waitTimeout > 0;
-    // One token for the whole call: it is also the caller's place in the waiting queue.
-    let token = this.newToken(options);
-    let names = this.callNames(key, base, token, semaphore, read);
-    const name = options?.name;
-    // The reply of the latest attempt, settled or not: a leave must go out after it.
-    const sent: SentAttempt = {};
-    let waiting = false;
-    let watch: ReleaseWatch | undefined;
-    let lastError: unknown;
-    // Whether an attempt ended without its reply (timeout, abort, error): it may still have
-    // taken the lock in Redis, so the call must leave even if it never queued.
-    let uncertain = false;
-    let lastAttemptAt = calledAt;
+  private acquireNew(
+    key: string,
+    base: LockRedisKeys,
+    timing: LockTiming,
+    options: AnyLockOptions | undefined,
+    semaphore: SemaphoreRequest | undefined,
+    read: boolean,
+    fairness: FairnessRule,
+  ): Promise<HeldLock> {
+    const acquisition = new Acquisition(this.acquisitionHost, key, timing, options, lockKind(key, base, semaphore, read), fairness);
     this.acquiring++;
-    try {
-      for (let attempt = 0; ; attempt++) {
-        let busyFor: number | undefined;
-        // Without waiting, the one attempt still gets the grace a late answer deserves, not more.
-        const bound = waits ? Math.max(waitUntil - this.clock.now(), Math.min(timing.waitTimeout, LAST_ATTEMPT_GRACE_MS)) : LAST_ATTEMPT_GRACE_MS;
-        const startedAt = this.clock.now();
-        try {
-          const outcome = await this.attempt(key, names, token, timing, waits, bound, signal, startedAt, sent);
-          if (outcome === TIMED_OUT) throw this.noAnswer(key, bound);
-          if (outcome instanceof HeldLock) return this.acquired(outcome, calledAt, name, waiting);
-          if (outcome === STALE_REPLY) {
-            uncertain = true;
-            lastError = new RedisLockError(`Redis granted lock ${quoteKey(key)} but its reply came after the lease (${timing.ttl} ms) had run out here; it was given back.`);
-            // Given back under this token: go on under a new one, as after an unconfirmed grant.
-            watch?.close();
-            watch = undefined;
-            token = this.newToken(options);
-            names = this.callNames(key, base, token, semaphore, read);
-          } else {
-            busyFor = outcome.pttl;
-            // A grant to this caller that the busy reply proves expired must never be handed out.
-            if (outcome.fence !== undefined) watch?.staleThrough(outcome.fence);
-            lastError = undefined;
-            // Only an attempt Redis answered bounds when a later grant can have started.
-            lastAttemptAt = startedAt;
-          }
-        } catch (error) {
-          uncertain = true;
-          if ((signal?.aborted && error === signal.reason) || this.closed || error instanceof SemaphoreLimitError) throw error;
-          lastError = error;
-        }
-        const left = waitUntil - this.clock.now();
-        if (left <= 0) {
-          throw new LockNotAcquiredError(key, this.clock.now() - calledAt, lastError === undefined ? undefined : { cause: lastError });
-        }
-        // `afterWaiting` must pair with a `waiting` event someone saw (metrics count both).
-        if (!waiting && lastError === undefined && this.listening) {
-          waiting = true;
-          this.emit({ type: 'waiting', key, name, at: Date.now() });
-        }
-        if (watch === undefined && this.notifier !== undefined && lastError === undefined) {
-          // Subscribe before the next try, so that a release in between cannot be missed.
-          watch = this.notifier.watch(names.released, token);
-          // Never hang on a subscription (a full maxclients, an unreachable node): past one
-          // refresh the waiter polls, which keeps its place in the queue and still finds the lock.
-          const bound = Math.min(left, WAITER_REFRESH_MS);
-          if ((await settleWithin(watch.ready, bound, [signal, this.shutdown.signal], this.clock)) === TIMED_OUT) this.warnPolling(key, bound);
-          continue;
-        }
-        const refresh = Math.min(left, WAITER_REFRESH_MS, Math.floor(timing.ttl / 3));
-        const granted = await waitForTurn(watch, attempt, busyFor, refresh, signal, this.shutdown.signal, this.clock);
-        // A store that confirms grants: the grant only wakes the waiter, whose next attempt takes it.
-        if (granted !== undefined && !this.store.confirmsGrants) {
-          // The release that handed the lock over ran after our last attempt: count the
-          // (shortened) lease from that attempt, and renew to the full ttl straight away.
-          const lease = Math.min(timing.ttl, WAITER_LEASE_MS);
-          const lock = this.hold(key, names, token, granted, timing, lastAttemptAt, lease);
-          if (lock.deadline - this.clock.now() > lease / 2) {
-            // After the caller's code has started: the new holder runs first.
-            setImmediate(() => lock.renewSoon());
-            return this.acquired(lock, calledAt, name, waiting);
-          }
-          // This process was too slow to trust the short lease: renew before handing it out,
-          // within what is left of that lease.
-          lock.name = name;
-          try {
-            const renewed = await settleWithin(lock.renewNow(), Math.max(0, lock.deadline - this.clock.now()), [signal, this.shutdown.signal], this.clock);
-            if (renewed === true) return this.acquired(lock, calledAt, name, waiting);
-          } catch (error) {
-            if ((signal?.aborted && error === signal.reason) || this.closed) {
-              this.cleanUp(lock.release());
-              throw error;
-            }
-            lastError = error;
-          }
-          // Unconfirmed: give the lock back (owner-checked) rather than hold it blind, and go on
-          // under a new token: a release and a later attempt of one token could reach Redis in
-          // the wrong order (a NOSCRIPT retry resends a script behind later commands), and the
-          // release would then delete the lock the attempt had just taken.
-          this.cleanUp(lock.release());
-          watch?.close();
-          watch = undefined;
-          token = this.newToken(options);
-          names = this.callNames(key, base, token, semaphore, read);
-        }
-      }
-    } catch (error) {
-      // A waiter leaves the queue, passing on a lock handed to it meanwhile; the leave also gives
-      // back a lock an attempt took after we stopped waiting for its reply.
-      if (waits || uncertain) this.leave(names, token, timing, uncertain ? sent.reply : undefined);
-      if (this.listening) {
-        const outcome: LockNotAcquiredOutcome =
-          signal?.aborted && error === signal.reason ? 'aborted' : !(error instanceof LockNotAcquiredError) || lastError !== undefined ? 'error' : waits ? 'timeout' : 'busy';
-        this.emit({ type: 'not-acquired', key, name, waitedMs: this.clock.now() - calledAt, outcome, afterWaiting: waiting, at: Date.now() });
-      }
-      throw error;
-    } finally {
-      watch?.close();
-      this.settledAcquire();
-    }
+    return acquisition.run().finally(() => this.settledAcquire());
   }
 
-  tryAcquire(keys: readonly string[], options?: LockOptions): Promise<MultiKeyLock | null>;
-  tryAcquire(key: string, options?: LockOptions): Promise<Lock | null>;
-  tryAcquire(key: string | readonly string[], options?: LockOptions): Promise<Lock | null>;
-  async tryAcquire(key: string | readonly string[], options?: LockOptions): Promise<Lock | null> {
+  /** What an `Acquisition` may ask of this engine. */
+  private readonly acquisitionHost: AcquisitionHost = ((manager: LockManager): AcquisitionHost => ({
+    get clock() {
+      return manager.clock;
+    },
+    get watcher() {
+      return manager.notifier;
+    },
+    get confirmsGrants() {
+      return manager.store.confirmsGrants === true;
+    },
+    get listening() {
+      return manager.listening;
+    },
+    get closed() {
+      return manager.closed;
+    },
+    get shutdown() {
+      return manager.shutdown.signal;
+    },
+    emit: (event) => manager.emit(event),
+    // Through the manager's own method, which tests count (test/support/mechanism.ts).
+    attempt: (...args) => manager.attempt(...args),
+    hold: (...args) => manager.hold(...args),
+    acquired: (...args) => manager.acquired(...args),
+    leave: (...args) => manager.leave(...args),
+    newToken: (options) => manager.newToken(options),
+    cleanUp: (work) => manager.cleanUp(work),
+    warnPolling: (key, waitedMs) => manager.warnPolling(key, waitedMs),
+    noAnswer: (key, bound) => manager.noAnswer(key, bound),
+  }))(this);
+
+  tryAcquire(keys: readonly string[], options?: AnyLockOptions): Promise<MultiKeyLock | null>;
+  tryAcquire(key: string, options?: AnyLockOptions): Promise<Lock | null>;
+  tryAcquire(key: string | readonly string[], options?: AnyLockOptions): Promise<Lock | null>;
+  async tryAcquire(key: string | readonly string[], options?: AnyLockOptions): Promise<Lock | null> {
     if (isKeyList(key)) {
       const keys = canonicalKeys(key, 'tryAcquire');
       this.assertOpen();
@@ -346,7 +254,7 @@ export class LockManager implements LockOwner, LockRunner {
     const calledAt = this.clock.now();
     const token = this.newToken(options);
     const sent: SentAttempt = {};
-    const names = this.callNames(key, base, token, semaphore, read);
+    const names = lockKind(key, base, semaphore, read).names(token);
     const name = options?.name;
     this.acquiring++;
     let outcome: HeldLock | { pttl: number };
@@ -369,9 +277,9 @@ export class LockManager implements LockOwner, LockRunner {
     return null;
   }
 
-  using<T>(keys: readonly string[], fn: (lock: MultiKeyLock) => T | Promise<T>, options?: LockOptions): Promise<T>;
-  using<T>(key: string, fn: (lock: Lock) => T | Promise<T>, options?: LockOptions): Promise<T>;
-  async using<T>(key: string | readonly string[], fn: (lock: never) => T | Promise<T>, options?: LockOptions): Promise<T> {
+  using<T>(keys: readonly string[], fn: (lock: MultiKeyLock) => T | Promise<T>, options?: AnyLockOptions): Promise<T>;
+  using<T>(key: string, fn: (lock: Lock) => T | Promise<T>, options?: AnyLockOptions): Promise<T>;
+  async using<T>(key: string | readonly string[], fn: (lock: never) => T | Promise<T>, options?: AnyLockOptions): Promise<T> {
     if (typeof fn !== 'function') {
       throw new TypeError(`using(${typeof key === 'string' ? quoteKey(key) : Array.isArray(key) ? 'keys' : typeof key}, fn): fn must be a function, got ${fn === null ? 'null' : typeof fn}.`);
     }
@@ -522,7 +430,7 @@ export class LockManager implements LockOwner, LockRunner {
     if (after !== undefined) this.cleanUp(after.then(noop, noop).then(leave));
   }
 
-  private newToken(options: LockOptions | undefined): string {
+  private newToken(options: AnyLockOptions | undefined): string {
     return ownerToken() + this.holder.suffix(options?.label ?? options?.name);
   }
 
@@ -536,6 +444,16 @@ export class LockManager implements LockOwner, LockRunner {
     return this.store.semaphores;
   }
 
+  /** Barging needs release messages that free a lock; a clear error where there are none (quorum mode). */
+  private assertBarges(key: string): void {
+    if (this.store.barges === true && this.notifier !== undefined) return;
+    throw new InvalidLockOptionsError(
+      'fairness',
+      'barging',
+      `'fifo' in quorum mode (several independent Redis masters; lock ${quoteKey(key)}): its waiters have no release messages to race on. Use one Redis, Sentinel or Cluster for barging`,
+    );
+  }
+
   /** The store's read side of read-write locks; a clear error where there is none (quorum mode). */
   private readStore(key: string): ReadStore {
     if (this.store.readers === undefined) {
@@ -546,32 +464,30 @@ export class LockManager implements LockOwner, LockRunner {
     return this.store.readers;
   }
 
-  /** The Redis names of one call: a semaphore's and a reader's include the caller's own key, named by its token. */
-  private callNames(key: string, base: LockRedisKeys, token: string, semaphore: SemaphoreRequest | undefined, read: boolean): LockRedisKeys {
-    if (read) return readKeys(base, token, key);
-    return semaphore === undefined ? base : semaphoreKeys(base, token, key, semaphore.limit, semaphore.permits);
-  }
-
   /** Locks held as readers, so that a chain asking to upgrade one is refused. */
   private readonly readLocks = new WeakSet<HeldLock>();
   /** Permits held by semaphore locks, for re-entry (see `reenter`). */
   private readonly semaphoreLocks = new WeakMap<HeldLock, SemaphoreRequest>();
 
-  private prepare(key: string, options: LockOptions | undefined): { timing: LockTiming; names: LockRedisKeys; reentered?: Lock; semaphore?: SemaphoreRequest; read: boolean } {
+  private prepare(
+    key: string,
+    options: AnyLockOptions | undefined,
+  ): { timing: LockTiming; names: LockRedisKeys; reentered?: Lock; semaphore?: SemaphoreRequest; read: boolean; fairness: FairnessRule } {
     this.assertOpen();
     checkLockKey(key);
-    const { timing, semaphore, read } = this.resolve(options);
+    const { timing, semaphore, read, fairness } = this.resolve(options);
+    if (fairness === BARGING) this.assertBarges(key);
     if (semaphore !== undefined) this.semaphores(key);
     if (read) this.readStore(key);
     options?.signal?.throwIfAborted();
     const names = lockRedisKeys(this.options.keyPrefix, key);
-    return { timing, names, reentered: this.reenter(key, read, semaphore), semaphore, read };
+    return { timing, names, reentered: matchFencing(this.reenter(key, read, semaphore), timing), semaphore, read, fairness };
   }
 
   /** What a frozen options object (each `@Locked` method has one) resolves to, checked once. */
-  private readonly resolvedOptions = new WeakMap<LockOptions, ResolvedCallOptions>();
+  private readonly resolvedOptions = new WeakMap<AnyLockOptions, ResolvedCallOptions>();
 
-  private resolve(options: LockOptions | undefined): ResolvedCallOptions {
+  private resolve(options: AnyLockOptions | undefined): ResolvedCallOptions {
     const frozen = options !== undefined && options !== null && typeof options === 'object' && Object.isFrozen(options);
     const known = frozen ? this.resolvedOptions.get(options) : undefined;
     if (known !== undefined) return known;
@@ -579,7 +495,8 @@ export class LockManager implements LockOwner, LockRunner {
     const semaphore = resolveSemaphoreOptions(options);
     const read = isReadMode(options);
     checkLockNaming(options);
-    const resolved = { timing, semaphore, read };
+    const fairness = resolveFairness(options?.fairness, this.options.fairness, { semaphore: semaphore !== undefined, read });
+    const resolved = { timing, semaphore, read, fairness };
     if (frozen) this.resolvedOptions.set(options, resolved);
     return resolved;
   }
@@ -620,19 +537,19 @@ export class LockManager implements LockOwner, LockRunner {
     names: LockRedisKeys,
     token: string,
     timing: LockTiming,
-    enqueue: boolean,
+    enqueue: Enqueue,
     bound: number,
     signal: AbortSignal | undefined,
     startedAt: number,
     sent: SentAttempt,
-  ): Promise<HeldLock | { pttl: number; fence?: number } | typeof TIMED_OUT | typeof STALE_REPLY> {
+  ): Promise<AttemptOutcome> {
     let reply: Promise<AcquireReply>;
     try {
       reply = isSemaphore(names)
-        ? this.semaphores(key).acquire(names, token, timing.ttl, enqueue, WAITER_LEASE_MS)
+        ? this.semaphores(key).acquire(names, token, timing.ttl, enqueue === true, WAITER_LEASE_MS)
         : isRead(names)
-          ? this.readStore(key).acquire(names, token, timing.ttl, enqueue, WAITER_LEASE_MS)
-          : this.store.acquire(names, token, timing.ttl, enqueue, WAITER_LEASE_MS);
+          ? this.readStore(key).acquire(names, token, timing.ttl, enqueue === true, WAITER_LEASE_MS)
+          : this.store.acquire(names, token, timing.ttl, enqueue, WAITER_LEASE_MS, timing.unfenced);
     } catch (error) {
       reply = Promise.reject(error);
     }

@@ -2,7 +2,7 @@ import type { Clock } from '../time/clock.js';
 import { Observable, from, isObservable, type Subscription } from 'rxjs';
 import { LockNotAcquiredError } from '../../errors/lock-not-acquired.error.js';
 import type { Lock } from '../../interfaces/lock.interface.js';
-import type { LockOptions } from '../../interfaces/redis-lock-options.interface.js';
+import type { AnyLockOptions } from '../../interfaces/redis-lock-options.interface.js';
 import { RedisLockError } from '../../errors/redis-lock.error.js';
 import { quoteKey } from '../keys/quote-key.js';
 import type { LockLogger } from './lock-logger.js';
@@ -16,7 +16,7 @@ export type OnBusy = 'throw' | 'skip';
 /** The part of the lock engine a locked call needs. */
 export interface LockRunner {
   readonly logger: LockLogger;
-  acquire(key: string | readonly string[], options?: LockOptions): Promise<Lock>;
+  acquire(key: string | readonly string[], options?: AnyLockOptions): Promise<Lock>;
   /** Runs `fn` with `lock` as the chain's innermost lock. */
   runInChain<T>(lock: Lock, fn: () => T): T;
   /**
@@ -39,7 +39,7 @@ export interface LockedCall {
   where: string;
   /** One key, or the keys of a multi-key lock. */
   key: string | readonly string[];
-  options: LockOptions | undefined;
+  options: AnyLockOptions | undefined;
   onBusy: OnBusy;
   invoke: () => unknown;
 }

@@ -2,6 +2,8 @@ import type { Duration } from '../time/duration.js';
 import { quoteKey } from '../keys/quote-key.js';
 import { RedisLockError } from '../../errors/redis-lock.error.js';
 import type { Lock } from '../../interfaces/lock.interface.js';
+import { InvalidLockOptionsError } from '../../errors/invalid-lock-options.error.js';
+import type { LockTiming } from '../options/lock-options.js';
 
 /**
  * The handle a nested acquisition gets when its call chain already holds the key. It shares
@@ -10,6 +12,8 @@ import type { Lock } from '../../interfaces/lock.interface.js';
  */
 export class ReentrantLock implements Lock {
   private released = false;
+  /** A nested call with `fencing: false` gets no token, even from a fenced outer lock. */
+  unfenced = false;
 
   constructor(private readonly outer: Lock) {}
 
@@ -18,7 +22,7 @@ export class ReentrantLock implements Lock {
   }
 
   get fencingToken(): number {
-    return this.outer.fencingToken;
+    return this.unfenced ? (undefined as unknown as number) : this.outer.fencingToken;
   }
 
   get signal(): AbortSignal {
@@ -44,4 +48,22 @@ export class ReentrantLock implements Lock {
   [Symbol.asyncDispose](): Promise<void> {
     return this.release();
   }
+}
+
+/**
+ * A nested acquisition gets a token only if it asked for one and the outer lock has one: an
+ * unfenced call gets none, and a call that needs one cannot share an outer lock taken with
+ * `fencing: false` (its type promises a number).
+ */
+export function matchFencing(reentered: Lock | undefined, timing: LockTiming): Lock | undefined {
+  if (!(reentered instanceof ReentrantLock)) return reentered;
+  if (timing.unfenced) reentered.unfenced = true;
+  else if (reentered.fencingToken === undefined) {
+    throw new InvalidLockOptionsError(
+      'fencing',
+      undefined,
+      `false here: this call chain holds lock ${quoteKey(reentered.key)}, taken with fencing: false, and a nested acquisition that needs a fencing token cannot share it`,
+    );
+  }
+  return reentered;
 }

@@ -20,7 +20,14 @@ export interface LockRedisKeys {
  * The names of a lock's other keys: its own name plus these. The scripts derive them the same
  * way outside a Redis Cluster (see `stores/redis/lock-lua.ts`).
  */
-export const LOCK_KEY_SUFFIXES = { fence: ':fence', queue: ':queue', waiters: ':waiters', released: ':released' } as const;
+export const LOCK_KEY_SUFFIXES = { fence: ':fence', queue: ':queue', waiters: ':waiters', released: ':released', wanted: ':wanted' } as const;
+
+/**
+ * While barging waiters wait for a lock (`fairness: 'barging'`), this key says so, until a
+ * waiter lease after the latest one asked: a release then publishes that the lock is free.
+ * Every store derives it from the lock's name (it is never a declared key of a script call).
+ */
+export const wantedKey = (lock: string): string => lock + LOCK_KEY_SUFFIXES.wanted;
 
 /** Checks a user's key and returns it; `what` names it in the error (e.g. `key`). */
 export function checkLockKey(key: unknown, what = 'key'): string {

@@ -1,5 +1,5 @@
 import type { Lock } from '../../interfaces/lock.interface.js';
-import type { LockOptions } from '../../interfaces/redis-lock-options.interface.js';
+import type { AnyLockOptions } from '../../interfaces/redis-lock-options.interface.js';
 import type { Clock } from '../time/clock.js';
 import type { LockLogger } from '../engine/lock-logger.js';
 import { quoteKey } from '../keys/quote-key.js';
@@ -9,8 +9,8 @@ import { MultiLock } from './multi-key-lock.js';
 export interface SingleKeyLocks {
   readonly clock: Clock;
   readonly logger: LockLogger;
-  acquire(key: string, options?: LockOptions): Promise<Lock>;
-  tryAcquire(key: string, options?: LockOptions): Promise<Lock | null>;
+  acquire(key: string, options?: AnyLockOptions): Promise<Lock>;
+  tryAcquire(key: string, options?: AnyLockOptions): Promise<Lock | null>;
 }
 
 /**
@@ -18,7 +18,7 @@ export interface SingleKeyLocks {
  * from now. If one cannot be had (the wait ran out, an abort, an error), what was taken is
  * given back before the call fails: all or nothing.
  */
-export async function acquireAll(locks: SingleKeyLocks, keys: readonly string[], options: LockOptions | undefined, waitTimeout: number): Promise<MultiLock> {
+export async function acquireAll(locks: SingleKeyLocks, keys: readonly string[], options: AnyLockOptions | undefined, waitTimeout: number): Promise<MultiLock> {
   const deadline = locks.clock.now() + waitTimeout;
   const taken: Lock[] = [];
   try {
@@ -34,7 +34,7 @@ export async function acquireAll(locks: SingleKeyLocks, keys: readonly string[],
 }
 
 /** One attempt per key, in canonical order; `null` (after giving back what was taken) at the first busy key. */
-export async function tryAcquireAll(locks: SingleKeyLocks, keys: readonly string[], options: LockOptions | undefined): Promise<MultiLock | null> {
+export async function tryAcquireAll(locks: SingleKeyLocks, keys: readonly string[], options: AnyLockOptions | undefined): Promise<MultiLock | null> {
   const taken: Lock[] = [];
   try {
     for (const key of keys) {

@@ -16,7 +16,9 @@ export class MultiLock implements MultiKeyLock {
   ) {
     this.keys = Object.freeze(parts.map((part) => part.key));
     // Object.fromEntries defines own properties: a key such as "__proto__" is stored like any other.
-    this.fencingTokens = Object.freeze(Object.fromEntries(parts.map((part) => [part.key, part.fencingToken])));
+    // Taken with `fencing: false` (every part alike): no tokens, as `UnfencedMultiKeyLock` says.
+    this.fencingTokens =
+      parts[0]!.fencingToken === undefined ? (undefined as unknown as Record<string, number>) : Object.freeze(Object.fromEntries(parts.map((part) => [part.key, part.fencingToken])));
     this.signal = AbortSignal.any(parts.map((part) => part.signal));
   }
 

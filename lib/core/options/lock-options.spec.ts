@@ -17,7 +17,14 @@ describe('resolveModuleOptions', () => {
       shutdownTimeout: 3_000,
       exposeKeyInHttpErrors: false,
       fenceRetention: 0,
+      fairness: 'fifo',
     });
+  });
+
+  it('takes fairness, and refuses anything but fifo or barging, naming the option', () => {
+    expect(resolveModuleOptions({ redis, fairness: 'barging' }).fairness).toBe('barging');
+    expect(() => resolveModuleOptions({ redis, fairness: 'fair' as never })).toThrow(expect.objectContaining({ option: 'fairness', value: 'fair' }));
+    expect(() => resolveModuleOptions({ redis, fairness: null as never })).toThrow(InvalidLockOptionsError);
   });
 
   it('takes durations as numbers of milliseconds or strings with a unit', () => {
@@ -109,6 +116,16 @@ describe('resolveLockOptions', () => {
 
   it('returns the module timing when the call gives none', () => {
     expect(resolveLockOptions(undefined, defaults)).toEqual({ ttl: 9_000, renewInterval: 2_000, waitTimeout: 500, autoRenew: true });
+  });
+
+  it('takes fencing: false as a lock without a fencing token, and refuses anything but a boolean', () => {
+    expect(resolveLockOptions({ fencing: false }, defaults)).toEqual({ ...defaults, unfenced: true });
+    expect(resolveLockOptions({ fencing: true }, defaults)).toEqual(defaults);
+    for (const bad of ['false', 0, null]) {
+      const attempt = () => resolveLockOptions({ fencing: bad as never }, defaults);
+      expect(attempt).toThrow(InvalidLockOptionsError);
+      expect(attempt).toThrow(/^Option "fencing" must be a boolean \(false: the lock comes without a fencing token\), got /);
+    }
   });
 
   it('gives a call-level ttl its own renewInterval instead of the inherited one', () => {

@@ -3,8 +3,10 @@ import { checkInstanceName } from '../engine/holder.js';
 import { parseDuration } from '../time/duration.js';
 import { checkTtlWithinRetention, resolveFenceRetention } from './fence-retention.js';
 import { resolveWaitForReplicas, type ReplicaWait } from './wait-for-replicas.js';
+import { checkFairness } from './fairness-option.js';
+import type { Fairness } from '../engine/fairness.js';
 import type {
-  LockOptions,
+  AnyLockOptions,
   LockTimingOptions,
   RedisConnection,
   RedisLockModuleOptions,
@@ -30,6 +32,8 @@ export interface LockTiming {
   renewInterval: number;
   waitTimeout: number;
   autoRenew: boolean;
+  /** `fencing: false`: the lock is handed out without its fencing token. */
+  unfenced?: true;
 }
 
 /** What a call inherits from the module: its timing, and the bound its `fenceRetention` puts on a call's ttl. */
@@ -49,6 +53,8 @@ export interface ResolvedModuleOptions extends LockTiming {
   fenceRetention: number;
   /** Acquisitions wait for this many replicas (Redis `WAIT`); undefined: they do not. */
   waitForReplicas?: ReplicaWait;
+  /** The mutexes' default `fairness`. */
+  fairness: Fairness;
 }
 
 /**
@@ -89,11 +95,12 @@ export function resolveModuleOptions(options: RedisLockModuleOptions, { needsRed
   const instanceName = checkInstanceName(options.instanceName);
   const fenceRetention = resolveFenceRetention(options.fenceRetention, timing.ttl);
   const waitForReplicas = resolveWaitForReplicas(options.waitForReplicas, timing.ttl, Array.isArray(redis));
-  return { ...timing, redis, keyPrefix, shutdownTimeout, exposeKeyInHttpErrors, instanceName, fenceRetention, waitForReplicas };
+  const fairness = checkFairness(options.fairness) ?? 'fifo';
+  return { ...timing, redis, keyPrefix, shutdownTimeout, exposeKeyInHttpErrors, instanceName, fenceRetention, waitForReplicas, fairness };
 }
 
 /** Validates the options of one call against the module's resolved timing. */
-export function resolveLockOptions(options: LockOptions | undefined, defaults: CallDefaults): LockTiming {
+export function resolveLockOptions(options: AnyLockOptions | undefined, defaults: CallDefaults): LockTiming {
   if (options === undefined) return defaults;
   if (options === null || typeof options !== 'object') {
     throw new InvalidLockOptionsError('options', options, 'an object or undefined');
@@ -103,7 +110,11 @@ export function resolveLockOptions(options: LockOptions | undefined, defaults: C
   }
   const timing = resolveTiming(options, defaults);
   if (options.ttl !== undefined) checkTtlWithinRetention(timing.ttl, options.ttl, defaults.fenceRetention ?? 0);
-  return timing;
+  const fencing = given(options.fencing, true);
+  if (typeof fencing !== 'boolean') {
+    throw new InvalidLockOptionsError('fencing', fencing, 'a boolean (false: the lock comes without a fencing token)');
+  }
+  return fencing ? timing : { ...timing, unfenced: true };
 }
 
 /**

@@ -5,6 +5,7 @@ import { DEFAULT_TTL_MS, DEFAULT_WAIT_TIMEOUT_MS, resolveLockOptions } from './l
 import type { OnBusy } from '../engine/locked-call.js';
 import { resolveSemaphoreOptions } from '../semaphore/semaphore-options.js';
 import { isReadMode } from '../rwlock/lock-mode.js';
+import { resolveFairness } from './fairness-option.js';
 
 /**
  * Checks `@Locked` options when the class is defined, so that a bad value fails at startup
@@ -24,8 +25,8 @@ export function checkLockedOptions(options: LockedOptions | undefined, where: st
     // The module defaults are not known yet; any valid stand-in checks the ranges.
     const renewInterval = toMilliseconds(timing.renewInterval, 'renewInterval');
     const ttl = Math.max(DEFAULT_TTL_MS, (typeof renewInterval === 'number' ? renewInterval : 0) * 2);
-    resolveSemaphoreOptions(timing);
-    isReadMode(timing);
+    const semaphore = resolveSemaphoreOptions(timing) !== undefined;
+    resolveFairness(timing.fairness, 'fifo', { semaphore, read: isReadMode(timing) });
     resolveLockOptions(timing, { ttl, renewInterval: Math.floor(ttl / 3), waitTimeout: DEFAULT_WAIT_TIMEOUT_MS, autoRenew: true });
     return onBusy;
   } catch (error) {

@@ -4,9 +4,13 @@ import type { SemaphoreKeys } from './semaphore-keys.js';
 import type { SemaphoreAcquireReply, SemaphoreReleaseReply, SemaphoreStore } from './semaphore-store.js';
 
 /**
- * The semaphore scripts (`semaphore-lua.ts`) in the memory of one process, step for step on
- * the keys of a `MemoryData`: permits are entries of its `locks` (so the memory store's
- * renewals renew them), holders and limits its semaphore maps, the queue a `waiting` entry.
+ * The semaphore scripts (`semaphore-lua.ts`) in the memory of one process, on the keys of a
+ * `MemoryData`: permits are entries of its `locks` (so the memory store's renewals renew them),
+ * holders and limits its semaphore maps, the queue a `waiting` entry. It counts live holders
+ * exactly on every call, where the scripts count from `:used` and look only at holders whose
+ * known deadline passed (their due set) and take a fast path when nobody waits: the answers are
+ * the same, since a count that still includes crashed holders only ever sends a caller on to
+ * the exact count, never admits one. The busy reply's `pttl` is exact here and a lower bound there.
  */
 export class MemorySemaphores implements SemaphoreStore {
   constructor(
@@ -22,7 +26,7 @@ export class MemorySemaphores implements SemaphoreStore {
     const { limit, permits } = keys.semaphore;
     const { free, soonest } = this.freePermits(keys, limit, now);
     this.forgetLimitIfIdle(keys);
-    const known = liveValue(this.data.semaphoreLimits, keys.semaphore.limitKey, now);
+    const known = liveValue(this.data.semaphoreLimits, this.limitKey(keys), now);
     if (known !== undefined && known !== limit) return { acquired: false, pttl: -1, limitInUse: known };
     const granted = this.mine(keys, token, ttl, now);
     if (granted) return granted;
@@ -77,19 +81,24 @@ export class MemorySemaphores implements SemaphoreStore {
     if (held === undefined) return undefined;
     this.data.locks.set(keys.lock, { value: token, expiresAt: now + ttl });
     outlive(this.data.semaphoreHolders, keys.semaphore.holders, now + ttl, now);
-    outlive(this.data.semaphoreLimits, keys.semaphore.limitKey, now + ttl, now);
+    outlive(this.data.semaphoreLimits, this.limitKey(keys), now + ttl, now);
     return { acquired: true, fencingToken: Number(held.split(':')[1]) };
   }
 
   /** The Lua `limit_in_use`: the stored limit while the semaphore is in use, else the call's. */
   private limitInUse(keys: SemaphoreKeys): number {
-    return liveValue(this.data.semaphoreLimits, keys.semaphore.limitKey, this.clock.now()) ?? keys.semaphore.limit;
+    return liveValue(this.data.semaphoreLimits, this.limitKey(keys), this.clock.now()) ?? keys.semaphore.limit;
   }
 
   /** The Lua `keep_limit`: the call's limit stored (unless stored: then it is the same), kept until at least `until`. */
   private keepLimit(keys: SemaphoreKeys, until: number, now: number): void {
-    if (liveValue(this.data.semaphoreLimits, keys.semaphore.limitKey, now) !== undefined) outlive(this.data.semaphoreLimits, keys.semaphore.limitKey, until, now);
-    else this.data.semaphoreLimits.set(keys.semaphore.limitKey, { value: keys.semaphore.limit, expiresAt: until });
+    if (liveValue(this.data.semaphoreLimits, this.limitKey(keys), now) !== undefined) outlive(this.data.semaphoreLimits, this.limitKey(keys), until, now);
+    else this.data.semaphoreLimits.set(this.limitKey(keys), { value: keys.semaphore.limit, expiresAt: until });
+  }
+
+  /** Where this twin keeps the limit (Redis keeps it in the holders hash's `:limit` field). */
+  private limitKey(keys: SemaphoreKeys): string {
+    return keys.semaphore.holders;
   }
 
   private permitKey(keys: SemaphoreKeys, token: string): string {
@@ -120,7 +129,7 @@ export class MemorySemaphores implements SemaphoreStore {
     if (holders === undefined) this.data.semaphoreHolders.set(keys.semaphore.holders, { value: (holders = new Map()), expiresAt: now + lease });
     holders.set(token, `${permits}:${fencingToken}`);
     outlive(this.data.semaphoreHolders, keys.semaphore.holders, now + lease, now);
-    outlive(this.data.semaphoreLimits, keys.semaphore.limitKey, now + lease, now);
+    outlive(this.data.semaphoreLimits, this.limitKey(keys), now + lease, now);
     return fencingToken;
   }
 
@@ -148,7 +157,7 @@ export class MemorySemaphores implements SemaphoreStore {
   private forgetLimitIfIdle(keys: SemaphoreKeys): void {
     const now = this.clock.now();
     if (liveValue(this.data.semaphoreHolders, keys.semaphore.holders, now) === undefined && liveValue(this.data.waiting, keys.queue, now) === undefined) {
-      this.data.semaphoreLimits.delete(keys.semaphore.limitKey);
+      this.data.semaphoreLimits.delete(this.limitKey(keys));
     }
   }
 

@@ -3,6 +3,7 @@ import type { ReadCommand } from '../stores/redis/drivers/redis-driver.js';
 import { liveValue, settled, type MemoryData, type StoreClock } from '../stores/memory/memory-data.js';
 import type { SemaphoreInspection, SemaphorePermitHolder } from '../../interfaces/lock-inspection.interface.js';
 import { parseHolder } from '../engine/holder.js';
+import { SEMAPHORE_SUFFIXES } from './semaphore-keys.js';
 
 /** One live holder of a semaphore's permits. */
 export interface SemaphoreHolderSnapshot {
@@ -22,10 +23,10 @@ export interface SemaphoreSnapshot {
   waiters: number;
 }
 
-/** The semaphore's names next to a lock's (see `semaphoreKeys`): the holders hash, limit and waiters set. */
-function names(base: LockRedisKeys): { holders: string; limit: string; waiters: string; queue: string; permit: (token: string) => string } {
+/** The semaphore's names next to a lock's (see `semaphoreKeys`): the holders hash and waiters set. */
+function names(base: LockRedisKeys): { holders: string; waiters: string; queue: string; permit: (token: string) => string } {
   const root = base.lock;
-  return { holders: `${root}:holders`, limit: `${root}:limit`, waiters: `${root}:sw`, queue: `${root}:sq`, permit: (token) => `${root}:permit:${token}` };
+  return { holders: root + SEMAPHORE_SUFFIXES.holders, waiters: root + SEMAPHORE_SUFFIXES.waiters, queue: root + SEMAPHORE_SUFFIXES.queue, permit: (token) => root + SEMAPHORE_SUFFIXES.permit + token };
 }
 
 /** Runs read-only commands on keys of one slot in one round trip (`RedisDriver.read`). */
@@ -33,20 +34,25 @@ export type ReadKeys = (commands: readonly ReadCommand[]) => Promise<unknown[]>;
 
 /**
  * The semaphore of `base`'s key in Redis, with plain reads (so that an ACL allowing only reads
- * is enough, as for the lock's own `inspect()`): HGETALL of the holders, GET of the limit and
- * ZCARD of the waiters, then one PTTL per holder's permit, two round trips. Holders whose permit
- * key is gone (crashed) are left out, as the scripts would drop them; nothing is written. Not
- * atomic: a snapshot anyway.
+ * is enough, as for the lock's own `inspect()`): HGETALL of the holders hash (which keeps the
+ * limit in its `:limit` field) and ZCARD of the waiters, then one PTTL per holder's permit, two
+ * round trips. Holders whose permit key is gone (crashed) are left out, as the scripts would
+ * drop them; nothing is written. Not atomic: a snapshot anyway.
  */
 export async function inspectSemaphoreInRedis(read: ReadKeys, base: LockRedisKeys): Promise<SemaphoreSnapshot | null> {
   const keys = names(base);
-  const [flat, limit, waiters] = (await read([
+  const [flat, waiters] = (await read([
     ['HGETALL', keys.holders],
-    ['GET', keys.limit],
     ['ZCARD', keys.waiters],
-  ])) as [unknown[], unknown, unknown];
+  ])) as [unknown[], unknown];
   const entries: [string, string][] = [];
-  for (let i = 0; i + 1 < flat.length; i += 2) entries.push([String(flat[i]), String(flat[i + 1])]);
+  let limit = '';
+  for (let i = 0; i + 1 < flat.length; i += 2) {
+    const field = String(flat[i]);
+    // Fields starting with ':' are the semaphore's own (`:limit`, `:used`): no token has a ':'.
+    if (field === ':limit') limit = String(flat[i + 1]);
+    else if (!field.startsWith(':')) entries.push([field, String(flat[i + 1])]);
+  }
   const pttls = entries.length === 0 ? [] : await read(entries.map(([token]) => ['PTTL', keys.permit(token)] as const));
   const holders: SemaphoreHolderSnapshot[] = [];
   entries.forEach(([token, value], i) => {
@@ -55,7 +61,7 @@ export async function inspectSemaphoreInRedis(read: ReadKeys, base: LockRedisKey
     const snapshot = holderSnapshot(token, value, pttl);
     if (snapshot) holders.push(snapshot);
   });
-  return snapshotOf(limit === null || limit === undefined ? '' : String(limit), Number(waiters), holders);
+  return snapshotOf(limit, Number(waiters), holders);
 }
 
 /** The same read on the in-memory store's keys (see `MemorySemaphores`). */
@@ -72,7 +78,8 @@ export async function inspectSemaphoreInMemory(data: MemoryData, clock: StoreClo
   }
   // The memory store keeps the queue's list and liveness set as one entry, under the list's name.
   const queue = liveValue(data.waiting, keys.queue, now);
-  const limit = liveValue(data.semaphoreLimits, keys.limit, now);
+  // The memory twin keeps the limit in a map of its own, under the holders' name.
+  const limit = liveValue(data.semaphoreLimits, keys.holders, now);
   return snapshotOf(limit === undefined ? '' : String(limit), queue?.aliveUntil.size ?? 0, holders);
 }
 

@@ -4,13 +4,23 @@ import type { LockRedisKeys } from '../keys/lock-key.js';
 export interface SemaphoreCall {
   /** The key as the caller gave it, for error messages. */
   key: string;
-  /** Hash of live holders: owner token -> `<permits>:<fencing token>`. */
+  /**
+   * Hash of holders: owner token -> `<permits>:<fencing token>`, and in fields no token can name
+   * the limit every caller must agree on (`:limit`, kept while the semaphore has holders or
+   * waiters) and the permits held in all (`:used`).
+   */
   holders: string;
-  /** The limit every caller of this semaphore must agree on, kept while it has holders or waiters. */
-  limitKey: string;
+  /** Sorted set of holders, each scored with the server time until which its permit is known to live. */
+  due: string;
   limit: number;
   permits: number;
 }
+
+/**
+ * The semaphore's names beside its key's own (`<lock>` plus these); the scripts derive them the
+ * same way outside a Redis Cluster (see `semaphore-lua.ts`).
+ */
+export const SEMAPHORE_SUFFIXES = { permit: ':permit:', queue: ':sq', waiters: ':sw', released: ':sr', holders: ':holders', due: ':due' } as const;
 
 /** The Redis names of one acquisition of a semaphore. */
 export interface SemaphoreKeys extends LockRedisKeys {
@@ -26,13 +36,14 @@ export interface SemaphoreKeys extends LockRedisKeys {
  */
 export function semaphoreKeys(base: LockRedisKeys, token: string, key: string, limit: number, permits: number): SemaphoreKeys {
   const root = base.lock;
+  const s = SEMAPHORE_SUFFIXES;
   return {
-    lock: `${root}:permit:${token}`,
+    lock: root + s.permit + token,
     fence: base.fence,
-    queue: `${root}:sq`,
-    waiters: `${root}:sw`,
-    released: `${root}:sr`,
-    semaphore: { key, holders: `${root}:holders`, limitKey: `${root}:limit`, limit, permits },
+    queue: root + s.queue,
+    waiters: root + s.waiters,
+    released: root + s.released,
+    semaphore: { key, holders: root + s.holders, due: root + s.due, limit, permits },
   };
 }
 

@@ -1,96 +1,178 @@
+import { LOCK_KEY_SUFFIXES } from '../keys/lock-key.js';
 import { QUEUE_MEMBERS } from '../stores/redis/queue-lua.js';
+import { SEMAPHORE_SUFFIXES } from './semaphore-keys.js';
 /**
- * The counting semaphore's scripts. KEYS of every one: own permit, fence, queue, waiters,
- * release channel, holders, limit (see `semaphore-keys.ts`). All seven share the `{key}`
- * Cluster slot; the permits of other holders (`<holders without ':holders'>:permit:<token>`)
- * are in that slot too, so the scripts may read them although they are not declared.
+ * The counting semaphore's scripts. Their keys: own permit, fence, queue, waiters, release
+ * channel, holders, due (see `semaphore-keys.ts`), all in the `{key}` Cluster slot. On a Cluster
+ * all seven are declared (only declared keys route a call and follow a slot migration);
+ * anywhere else only the permit is, and the script derives the other six from it and the
+ * caller's token (see `SEMAPHORE_KEYS`). The permits of other holders
+ * (`<base>:permit:<token>`) are in that slot too, so the scripts may read them undeclared.
  *
  * A permit is a plain key holding its owner token with the holder's lease as expiry, so a
  * crashed holder's permit disappears on Redis's clock, and renewals are the mutex's. The
- * holders hash only remembers who may hold what: an entry whose permit key is gone is dead
- * and dropped when counted. Queue members are `<token>:<ttl>:<permits>`, with the mutex's
- * liveness leases on the server clock (`TIME`).
+ * holders hash says who holds how many permits with which fencing token, and keeps the limit
+ * (`:limit`) and the permits held in all (`:used`) in two fields no token can name (tokens
+ * have no `:`). The due set scores each holder with the server time until which its permit is
+ * known to live: only holders whose score has passed are looked at (one `PTTL` each: gone,
+ * their permits are freed; renewed meanwhile, their score moves on), so counting costs
+ * O(log holders) rather than a `PTTL` per holder. Queue members are `<token>:<ttl>:<permits>`,
+ * with the mutex's liveness leases on the server clock (`TIME`).
  */
+
+/** How a script names its keys: all declared (Cluster), or the permit alone and the rest derived. */
+const SEMAPHORE_KEYS = {
+  declared: `local permit, fence, queue, waiters, channel, holders, due = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+local base = string.sub(holders, 1, #holders - ${SEMAPHORE_SUFFIXES.holders.length})
+`,
+  derived: `local permit = KEYS[1]
+local base = string.sub(permit, 1, #permit - #ARGV[1] - ${SEMAPHORE_SUFFIXES.permit.length})
+local fence, queue, waiters, channel = base .. '${LOCK_KEY_SUFFIXES.fence}', base .. '${SEMAPHORE_SUFFIXES.queue}', base .. '${SEMAPHORE_SUFFIXES.waiters}', base .. '${SEMAPHORE_SUFFIXES.released}'
+local holders, due = base .. '${SEMAPHORE_SUFFIXES.holders}', base .. '${SEMAPHORE_SUFFIXES.due}'
+`,
+} as const;
+
 const LIB = `${QUEUE_MEMBERS}
 
-local base = string.sub(KEYS[6], 1, #KEYS[6] - #':holders')
-local function permit_key(token) return base .. ':permit:' .. token end
+local function permit_key(token) return base .. '${SEMAPHORE_SUFFIXES.permit}' .. token end
 
--- Permits not held by a live holder; drops holders whose permit expired. Also returns the
--- shortest lease left among holders (-1 when none), the waiters' hint of when to look again.
-local function free_permits(limit)
-  local used, soonest = 0, -1
-  local entries = redis.call('HGETALL', KEYS[6])
-  for i = 1, #entries, 2 do
-    local left = redis.call('PTTL', permit_key(entries[i]))
+-- The permits held in all, as the holders hash counts them (kept up to date by every change
+-- below), how many holders the fast path let in without a score (see score_unscored), and the
+-- limit stored (false when none).
+local counts = redis.call('HMGET', holders, ':used', ':unscored', ':limit')
+local used, unscored, stored_limit = tonumber(counts[1] or '0'), tonumber(counts[2] or '0'), counts[3]
+
+-- Keeps the holders hash and the due set for at least ms: they guard every permit and expire with
+-- the longest one (the hash, which keeps the limit, with the waiters' lease too), so that
+-- holders that all crashed leave nothing. Either may have just been created (no expiry yet).
+local function guard_key(key, ms)
+  local left = redis.call('PTTL', key)
+  if left == -1 or (left >= 0 and left < tonumber(ms)) then redis.call('PEXPIRE', key, ms) end
+end
+local function guard(ms)
+  guard_key(holders, ms)
+  guard_key(due, ms)
+end
+
+-- Looks at the holders whose known deadline has passed: a holder whose permit is gone (crashed,
+-- or its lease ran out) is dropped and its permits freed; one renewed meanwhile gets its new
+-- deadline. Nothing is read of the others.
+local function purge(now)
+  local overdue = redis.call('ZRANGEBYSCORE', due, '-inf', now)
+  if #overdue == 0 then return end
+  local freed = 0
+  for _, token in ipairs(overdue) do
+    local left = redis.call('PTTL', permit_key(token))
     if left == -2 then
-      redis.call('HDEL', KEYS[6], entries[i])
+      local held = redis.call('HGET', holders, token)
+      if held then
+        freed = freed + tonumber(string.match(held, '^(%d+)'))
+        redis.call('HDEL', holders, token)
+      end
+      redis.call('ZREM', due, token)
     else
-      used = used + tonumber(string.match(entries[i + 1], '^(%d+)'))
-      if soonest < 0 or (left >= 0 and left < soonest) then soonest = left end
+      -- A permit without expiry (nothing of ours writes one) is looked at again a minute later.
+      redis.call('ZADD', due, now + (left >= 0 and left or 60000), token)
     end
   end
-  return limit - used, soonest
+  if freed > 0 then
+    used = math.max(0, used - freed)
+    redis.call('HSET', holders, ':used', used)
+  end
+end
+
+-- Drops a holder (its permit key is the caller's business): its entry, its permits, its deadline.
+local function drop_holder(token)
+  local held = redis.call('HGET', holders, token)
+  if not held then return end
+  used = math.max(0, used - tonumber(string.match(held, '^(%d+)')))
+  redis.call('HDEL', holders, token)
+  redis.call('HSET', holders, ':used', used)
+  redis.call('ZREM', due, token)
 end
 
 local function live_head(now)
   while true do
-    local head = redis.call('LINDEX', KEYS[3], 0)
+    local head = redis.call('LINDEX', queue, 0)
     if not head then
-      restore_list(KEYS[3], KEYS[4])
-      head = redis.call('LINDEX', KEYS[3], 0)
+      restore_list(queue, waiters)
+      head = redis.call('LINDEX', queue, 0)
       if not head then return nil end
     end
-    local alive_until = redis.call('ZSCORE', KEYS[4], head)
+    local alive_until = redis.call('ZSCORE', waiters, head)
     if alive_until and tonumber(alive_until) >= now then return head end
-    redis.call('LPOP', KEYS[3])
-    redis.call('ZREM', KEYS[4], head)
+    redis.call('LPOP', queue)
+    redis.call('ZREM', waiters, head)
   end
 end
 
--- The holders hash and the limit guard every permit: they expire with the longest one (and the
--- limit with the waiters' lease too), so that holders that all crashed leave nothing.
-local function take(token, permits, lease)
+-- Gives token its permits for lease ms, under the limit lim. Returns its fencing token.
+local function take(token, permits, lease, now, lim)
   redis.call('SET', permit_key(token), token, 'PX', lease)
-  local fencing = next_fence(KEYS[2])
-  hset_guard(KEYS[6], token, permits .. ':' .. fencing, lease)
-  outlive(KEYS[7], lease)
+  local fencing = next_fence(fence)
+  used = used + tonumber(permits)
+  redis.call('HSET', holders, token, permits .. ':' .. fencing, ':used', used, ':limit', lim)
+  stored_limit = tostring(lim)
+  redis.call('ZADD', due, now + tonumber(lease), token)
+  guard(lease)
   return fencing
 end
 
--- Stores the call's limit (unless stored: then it is the same), kept for at least ms.
-local function keep_limit(ms)
-  if redis.call('EXISTS', KEYS[7]) == 1 then
-    outlive(KEYS[7], ms)
-  else
-    redis.call('SET', KEYS[7], ARGV[4], 'PX', ms)
+-- Keeps the call's limit (unless stored: then it is the same) for at least ms, for the waiters.
+local function keep_limit(lim, ms)
+  if not stored_limit then
+    redis.call('HSET', holders, ':limit', lim, ':used', used)
+    stored_limit = tostring(lim)
   end
+  guard(ms)
+end
+
+-- The fast path lets holders in without scoring them (no TIME, no due set: see ACQUIRE), and
+-- counts them in ':unscored'. Before a count they all enter the due set as due now, so that the
+-- purge looks at each once (one PTTL) and scores it; the holders scored already keep their score.
+-- A due set lost on its own (evicted: a key goes whole) is rebuilt the same way.
+local function score_unscored()
+  if used <= 0 or (unscored <= 0 and redis.call('EXISTS', due) == 1) then return end
+  local members = {}
+  for _, token in ipairs(redis.call('HKEYS', holders)) do
+    if string.byte(token, 1) ~= 58 then
+      members[#members + 1] = 0
+      members[#members + 1] = token
+    end
+    if #members >= 1000 then
+      redis.call('ZADD', due, 'NX', unpack(members))
+      members = {}
+    end
+  end
+  if #members > 0 then redis.call('ZADD', due, 'NX', unpack(members)) end
+  unscored = 0
+  redis.call('HSET', holders, ':unscored', 0)
+  local left = redis.call('PTTL', holders)
+  if left > 0 then guard_key(due, left) end
 end
 
 -- Hands free permits to the waiters at the head of the queue, in order, as long as the next
 -- one fits (FIFO: a large request is never overtaken). Each gets its permit for at most
 -- grant_ms (it renews to its ttl on waking) and a "<token>:<fencing token>" message.
-local function grant_fitting(free, grant_ms, sharded)
+local function grant_fitting(lim, grant_ms, sharded, now)
   local granted = {}
-  local now = now_ms()
   while true do
     local head = live_head(now)
     if not head then break end
     -- A ttl or permits of 0 (nothing of ours writes one) would make SET fail halfway.
     local token, ttl, permits = string.match(head, '^(.+):([1-9]%d*):([1-9]%d*)$')
-    if token and tonumber(permits) > free then break end
+    if token and tonumber(permits) > lim - used then break end
     if token then
       -- The permit first, then the queue: a call that failed halfway must not drop the waiter.
-      free = free - tonumber(permits)
-      local fencing = take(token, permits, math.min(tonumber(ttl), grant_ms))
-      redis.call('LPOP', KEYS[3])
-      redis.call('ZREM', KEYS[4], head)
-      redis.call(sharded == '1' and 'SPUBLISH' or 'PUBLISH', KEYS[5], token .. ':' .. fencing)
+      local fencing = take(token, permits, math.min(tonumber(ttl), grant_ms), now, lim)
+      redis.call('LPOP', queue)
+      redis.call('ZREM', waiters, head)
+      redis.call(sharded == '1' and 'SPUBLISH' or 'PUBLISH', channel, token .. ':' .. fencing)
       granted[#granted + 1] = token
       granted[#granted + 1] = fencing
     else
-      redis.call('LPOP', KEYS[3])
-      redis.call('ZREM', KEYS[4], head)
+      redis.call('LPOP', queue)
+      redis.call('ZREM', waiters, head)
     end
   end
   return granted
@@ -99,106 +181,158 @@ end
 -- The limit permits are counted against: the stored one while the semaphore is in use (a
 -- caller refused for giving another limit still leaves through these scripts), else the call's.
 local function limit_in_use(given)
-  return tonumber(redis.call('GET', KEYS[7]) or given)
+  return tonumber(stored_limit or given)
 end
 
 -- The limit is kept while the semaphore has holders or waiters, and forgotten with them.
-local function forget_limit_if_idle()
-  if redis.call('EXISTS', KEYS[6], KEYS[3], KEYS[4]) == 0 then redis.call('DEL', KEYS[7]) end
+local function forget_if_idle()
+  if used <= 0 and redis.call('EXISTS', queue, waiters) == 0 then
+    redis.call('DEL', holders, due)
+    stored_limit = false
+  end
 end
 `;
 
 /**
- * ARGV: owner token, ttl, settings `<fence retention>:<waiter lease>:<sharded>:<enqueue>`,
- * limit, permits. Returns `{1, fencing}` (acquired, or already granted: the lease restarts at
- * ttl), `{0, pttl}` (queued or refreshed when enqueue is 1; pttl is the shortest holder lease
- * left) or `{2, limit}` when the semaphore is in use with another limit.
+ * ARGV: owner token, ttl, `<fence retention>:<waiter lease>:<sharded>:<enqueue>:<limit>:<permits>`.
+ * Returns `{1, fencing}` (acquired, or already granted: the lease restarts at ttl),
+ * `{0, pttl, fence}` (queued or refreshed when enqueue is 1; pttl is a lower bound of the
+ * shortest holder lease left, -1 without holders; fence the fencing counter, see the lock's
+ * ACQUIRE) or `{2, limit}` when the semaphore is in use with another limit.
+ *
+ * The fast path comes first: with neither queue key nobody waits, and when the holders hash
+ * (one `HMGET`) shows room under the same limit and `SET NX` creates the caller's permit (a
+ * caller granted already has one, and goes on below), the caller takes its permits with
+ * `EXISTS`, `HMGET`, `SET NX PX`, `INCR`, one `HSET` and the hash's expiry: no `TIME`, and no
+ * score in the due set (it is counted as unscored, and scored by the next count that needs it).
+ * A count that includes crashed holders only ever refuses here (the slow path then drops them),
+ * never admits one too many.
  */
-export const SEMAPHORE_ACQUIRE = `
-local fence_retention, lease, sharded, enqueue = string.match(ARGV[3], '^(%d+):(%d+):(%d):(%d)$')
+const ACQUIRE = `
+local fence_retention, lease, sharded, enqueue, limit, permits = string.match(ARGV[3], '^(%d+):(%d+):(%d):(%d):(%d+):(%d+)$')
+limit, permits = tonumber(limit), tonumber(permits)
+if redis.call('EXISTS', queue, waiters) == 0 then
+  local state = redis.call('HMGET', holders, ':limit', ':used', ':unscored')
+  local held = tonumber(state[2] or '0')
+  if (not state[1] or tonumber(state[1]) == limit) and held + permits <= limit
+    and redis.call('SET', permit, ARGV[1], 'NX', 'PX', ARGV[2]) then
+    local fencing = redis.call('INCR', fence)
+    if fence_retention ~= '0' then redis.call('PEXPIRE', fence, fence_retention) end
+    redis.call('HSET', holders, ARGV[1], permits .. ':' .. fencing, ':used', held + permits, ':limit', limit, ':unscored', tonumber(state[3] or '0') + 1)
+    local left = state[1] and redis.call('PTTL', holders) or -1
+    if left == -1 or (left >= 0 and left < tonumber(ARGV[2])) then redis.call('PEXPIRE', holders, ARGV[2]) end
+    return {1, fencing}
+  end
+end
 lease = tonumber(lease)
-local limit, permits = tonumber(ARGV[4]), tonumber(ARGV[5])
 ${LIB}
-local free, soonest = free_permits(limit)
-forget_limit_if_idle()
-local known = redis.call('GET', KEYS[7])
-if known and tonumber(known) ~= limit then return {2, tonumber(known)} end
+local now = now_ms()
+score_unscored()
+purge(now)
+forget_if_idle()
+if stored_limit and tonumber(stored_limit) ~= limit then return {2, tonumber(stored_limit)} end
 -- Granted already (by a release, or by this very call's grants below): the lease restarts at ttl.
 local function mine()
-  local held = redis.call('HGET', KEYS[6], ARGV[1])
+  local held = redis.call('HGET', holders, ARGV[1])
   if held then
-    redis.call('PEXPIRE', KEYS[1], ARGV[2])
-    outlive(KEYS[6], ARGV[2])
-    outlive(KEYS[7], ARGV[2])
+    redis.call('PEXPIRE', permit, ARGV[2])
+    redis.call('ZADD', due, now + tonumber(ARGV[2]), ARGV[1])
+    guard(ARGV[2])
     return {1, tonumber(string.match(held, ':(%d+)$'))}
   end
 end
 local granted = mine()
 if granted then return granted end
-local member = ARGV[1] .. ':' .. ARGV[2] .. ':' .. ARGV[5]
-local head = live_head(now_ms())
-if (not head or head == member) and free >= permits then
+local member = ARGV[1] .. ':' .. ARGV[2] .. ':' .. permits
+local head = live_head(now)
+if (not head or head == member) and limit - used >= permits then
   if head then
-    redis.call('LPOP', KEYS[3])
-    redis.call('ZREM', KEYS[4], member)
+    redis.call('LPOP', queue)
+    redis.call('ZREM', waiters, member)
   end
-  keep_limit(ARGV[2])
-  local fencing = take(ARGV[1], ARGV[5], ARGV[2])
+  local fencing = take(ARGV[1], permits, ARGV[2], now, limit)
   -- Those queued behind may fit in what is left.
-  grant_fitting(free - permits, lease, sharded)
+  grant_fitting(limit, lease, sharded, now)
   return {1, fencing}
 end
 if head and head ~= member then
   -- Others are owed free permits first; the grants may reach this caller too, and then it
   -- holds: re-queued, it would be granted a second time (a permit counted once, held twice).
-  grant_fitting(free, lease, sharded)
+  grant_fitting(limit, lease, sharded, now)
   granted = mine()
   if granted then return granted end
 end
 if enqueue == '1' then
-  join_queue(KEYS[3], KEYS[4], member, now_ms(), lease)
-  keep_limit(lease)
+  join_queue(queue, waiters, member, now, lease)
+  keep_limit(limit, lease)
 end
+local first = redis.call('ZRANGE', due, 0, 0, 'WITHSCORES')
+local soonest = #first == 0 and -1 or math.max(0, tonumber(first[2]) - now)
 -- The fencing counter too: a grant to this caller up to it expired before this call (see the lock's ACQUIRE).
-return {0, soonest, tonumber(redis.call('GET', KEYS[2]) or '0')}
+return {0, soonest, tonumber(redis.call('GET', fence) or '0')}
 `;
 
 /**
- * ARGV: owner token, settings `<fence retention>:<waiter lease>:<sharded>`, limit (used only
- * when none is stored). Returns
- * `{0}` when the permit is not ours (anymore), else `{1, token, fencing, token, fencing...}`
- * for the waiters it went to.
+ * ARGV: owner token, `<fence retention>:<waiter lease>:<sharded>:<limit>` (the limit used only
+ * when none is stored). Returns `{0}` when the permit is not ours (anymore), else
+ * `{1, token, fencing, token, fencing...}` for the waiters it went to.
+ *
+ * With nobody waiting that is `GET`, `DEL`, `HMGET`, `EXISTS` and the holder's removal (`DEL` of
+ * the hash and the due set when it was the last one): no `TIME`, nothing counted.
  */
-export const SEMAPHORE_RELEASE = `
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+const RELEASE = `
+if redis.call('GET', permit) ~= ARGV[1] then
   if string.find(redis.call('INFO', 'replication'), 'role:slave', 1, true) then
     return redis.error_reply('READONLY this node is a replica: lock ownership cannot be checked here')
   end
   return {0}
 end
-local fence_retention, lease, sharded = string.match(ARGV[2], '^(%d+):(%d+):(%d)$')
+redis.call('DEL', permit)
+local state = redis.call('HMGET', holders, ARGV[1], ':used')
+local left = tonumber(state[2] or '0') - tonumber(string.match(state[1] or '0', '^(%d+)'))
+if redis.call('EXISTS', queue, waiters) == 0 then
+  if left <= 0 then
+    redis.call('DEL', holders, due)
+  elseif state[1] then
+    redis.call('HDEL', holders, ARGV[1])
+    redis.call('HSET', holders, ':used', left)
+    redis.call('ZREM', due, ARGV[1])
+  end
+  return {1}
+end
+local fence_retention, lease, sharded, limit = string.match(ARGV[2], '^(%d+):(%d+):(%d):(%d+)$')
 ${LIB}
-redis.call('DEL', KEYS[1])
-redis.call('HDEL', KEYS[6], ARGV[1])
-local granted = grant_fitting((free_permits(limit_in_use(ARGV[3]))), tonumber(lease), sharded)
-forget_limit_if_idle()
+drop_holder(ARGV[1])
+local now = now_ms()
+score_unscored()
+purge(now)
+local granted = grant_fitting(limit_in_use(limit), tonumber(lease), sharded, now)
+forget_if_idle()
 table.insert(granted, 1, 1)
 return granted
 `;
 
 /**
- * A waiter gives up. ARGV: its token, its ttl, settings (see SEMAPHORE_RELEASE), limit,
- * permits. A permit granted to it meanwhile goes back, and free permits to the next waiters.
+ * A waiter gives up. ARGV: its token, its ttl, `<fence retention>:<waiter lease>:<sharded>:<limit>:<permits>`.
+ * A permit granted to it meanwhile goes back, and free permits to the next waiters.
  */
-export const SEMAPHORE_LEAVE = `
-local fence_retention, lease, sharded = string.match(ARGV[3], '^(%d+):(%d+):(%d)$')
+const LEAVE = `
+local fence_retention, lease, sharded, limit, permits = string.match(ARGV[3], '^(%d+):(%d+):(%d):(%d+):(%d+)$')
 ${LIB}
-local member = ARGV[1] .. ':' .. ARGV[2] .. ':' .. ARGV[5]
-redis.call('LREM', KEYS[3], 1, member)
-redis.call('ZREM', KEYS[4], member)
-if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
-redis.call('HDEL', KEYS[6], ARGV[1])
-grant_fitting((free_permits(limit_in_use(ARGV[4]))), tonumber(lease), sharded)
-forget_limit_if_idle()
+local member = ARGV[1] .. ':' .. ARGV[2] .. ':' .. permits
+redis.call('LREM', queue, 1, member)
+redis.call('ZREM', waiters, member)
+if redis.call('GET', permit) == ARGV[1] then redis.call('DEL', permit) end
+drop_holder(ARGV[1])
+local now = now_ms()
+score_unscored()
+purge(now)
+grant_fitting(limit_in_use(limit), tonumber(lease), sharded, now)
+forget_if_idle()
 return 1
 `;
+
+/** Each script with its keys declared (Cluster) or derived from the permit's (anywhere else). */
+export const SEMAPHORE_ACQUIRE = { declared: SEMAPHORE_KEYS.declared + ACQUIRE, derived: SEMAPHORE_KEYS.derived + ACQUIRE } as const;
+export const SEMAPHORE_RELEASE = { declared: SEMAPHORE_KEYS.declared + RELEASE, derived: SEMAPHORE_KEYS.derived + RELEASE } as const;
+export const SEMAPHORE_LEAVE = { declared: SEMAPHORE_KEYS.declared + LEAVE, derived: SEMAPHORE_KEYS.derived + LEAVE } as const;

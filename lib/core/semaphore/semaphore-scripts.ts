@@ -5,52 +5,61 @@ import { SEMAPHORE_ACQUIRE, SEMAPHORE_LEAVE, SEMAPHORE_RELEASE } from './semapho
 import { toGrants, type SemaphoreAcquireReply, type SemaphoreReleaseReply, type SemaphoreStore } from './semaphore-store.js';
 import { toAcquireReply } from '../stores/lock-replies.js';
 
-type Script = LuaScript;
+const script = (lua: string): LuaScript => ({ lua, sha: createHash('sha1').update(lua).digest('hex') });
 
-const script = (lua: string): Script => ({ lua, sha: createHash('sha1').update(lua).digest('hex') });
-
-const ACQUIRE = script(SEMAPHORE_ACQUIRE);
-const RELEASE = script(SEMAPHORE_RELEASE);
-const LEAVE = script(SEMAPHORE_LEAVE);
-
+/** Each script twice: every key declared (Cluster), or the permit alone (see `semaphore-lua.ts`). */
+const SCRIPTS = {
+  declared: { acquire: script(SEMAPHORE_ACQUIRE.declared), release: script(SEMAPHORE_RELEASE.declared), leave: script(SEMAPHORE_LEAVE.declared) },
+  derived: { acquire: script(SEMAPHORE_ACQUIRE.derived), release: script(SEMAPHORE_RELEASE.derived), leave: script(SEMAPHORE_LEAVE.derived) },
+};
 
 /**
  * The semaphore scripts over one client (a server, a Sentinel master or a Cluster:
  * every key of a call is in the semaphore's `{key}` slot). `settings` gives the
  * `<fence retention>:<waiter lease>:<sharded>` argument the mutex scripts take, so that both
- * publish on the same kind of channel and keep fencing counters alike.
+ * publish on the same kind of channel and keep fencing counters alike; the call's own numbers
+ * (enqueue, limit, permits) follow it in the same argument: ioredis spends about 0.1 us of CPU
+ * per argument (bench/NOTES.md, change 5). `declareAll`: on a Cluster every key is declared,
+ * elsewhere the permit alone, which spares the client six arguments per call.
  */
 export class SemaphoreScripts implements SemaphoreStore {
+  private readonly scripts: (typeof SCRIPTS)['declared'];
+
   constructor(
     private readonly runScript: RunScript,
-    private readonly settings: (waiterLease: number) => string | Promise<string>,
-  ) {}
-
-  async acquire(keys: SemaphoreKeys, token: string, ttl: number, enqueue: boolean, waiterLease: number): Promise<SemaphoreAcquireReply> {
-    const settings = (await this.settings(waiterLease)) + (enqueue ? ':1' : ':0');
-    const { limit, permits } = keys.semaphore;
-    const reply = await this.run(ACQUIRE, keys, token, ttl, settings, limit, permits);
-    const [code, value] = reply as [number, number];
-    if (code === 2) return { acquired: false, pttl: -1, limitInUse: value };
-    return toAcquireReply(reply);
+    private readonly settings: (waiterLease: number) => string,
+    private readonly declareAll: boolean,
+  ) {
+    this.scripts = declareAll ? SCRIPTS.declared : SCRIPTS.derived;
   }
 
-  async release(keys: SemaphoreKeys, token: string, waiterLease: number): Promise<SemaphoreReleaseReply> {
-    const [ok, ...granted] = (await this.run(RELEASE, keys, token, await this.settings(waiterLease), keys.semaphore.limit)) as [number, ...(string | number)[]];
-    if (ok !== 1) return { released: false, grants: [] };
-    const grants = toGrants(granted);
-    return { released: true, grant: grants[0], grants };
+  acquire(keys: SemaphoreKeys, token: string, ttl: number, enqueue: boolean, waiterLease: number): Promise<SemaphoreAcquireReply> {
+    const { limit, permits } = keys.semaphore;
+    const call = `${this.settings(waiterLease)}:${enqueue ? 1 : 0}:${limit}:${permits}`;
+    return this.run(this.scripts.acquire, keys, [token, ttl, call]).then((reply) => {
+      const [code, value] = reply as [number, number];
+      if (code === 2) return { acquired: false, pttl: -1, limitInUse: value };
+      return toAcquireReply(reply);
+    });
+  }
+
+  release(keys: SemaphoreKeys, token: string, waiterLease: number): Promise<SemaphoreReleaseReply> {
+    return this.run(this.scripts.release, keys, [token, `${this.settings(waiterLease)}:${keys.semaphore.limit}`]).then((reply) => {
+      const [ok, ...granted] = reply as [number, ...(string | number)[]];
+      if (ok !== 1) return { released: false, grants: [] };
+      const grants = toGrants(granted);
+      return { released: true, grant: grants[0], grants };
+    });
   }
 
   async leave(keys: SemaphoreKeys, token: string, ttl: number, waiterLease: number): Promise<void> {
     const { limit, permits } = keys.semaphore;
-    await this.run(LEAVE, keys, token, ttl, await this.settings(waiterLease), limit, permits);
+    await this.run(this.scripts.leave, keys, [token, ttl, `${this.settings(waiterLease)}:${limit}:${permits}`]);
   }
 
-  /** Every key of the semaphore is declared, in its `{key}` slot. */
-  private run(code: Script, keys: SemaphoreKeys, ...args: (string | number)[]): Promise<unknown> {
+  private run(code: LuaScript, keys: SemaphoreKeys, args: (string | number)[]): Promise<unknown> {
+    if (!this.declareAll) return this.runScript(code, [keys.lock], args);
     const { lock, fence, queue, waiters, released, semaphore } = keys;
-    return this.runScript(code, [lock, fence, queue, waiters, released, semaphore.holders, semaphore.limitKey], args);
+    return this.runScript(code, [lock, fence, queue, waiters, released, semaphore.holders, semaphore.due], args);
   }
-
 }

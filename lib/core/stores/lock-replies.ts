@@ -16,6 +16,12 @@ export interface ScriptKeys {
  */
 export type AcquireReply = { acquired: true; fencingToken: number } | { acquired: false; pttl: number; fence?: number };
 
+/**
+ * What a release publishes on a lock's channel when it frees the lock for barging waiters
+ * (`fairness: 'barging'`) instead of handing it to one: never a `<token>:<fencing token>` grant.
+ */
+export const FREED_MESSAGE = '*';
+
 /** A lock a release handed to a waiter. */
 export interface Grant {
   token: string;

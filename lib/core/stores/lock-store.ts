@@ -7,6 +7,14 @@ import type { SemaphoreSnapshot } from '../semaphore/semaphore-inspect.js';
 export type { AcquireReply, Grant, ReleaseReply, ScriptKeys } from './lock-replies.js';
 
 
+/**
+ * What an acquire attempt asks the store to do with its caller when the lock is busy: `false`
+ * nothing (a try), `true` queue it (or refresh its place), `'barging'` only record, for a waiter
+ * lease, that a barging waiter waits (`fairness: 'barging'`), so that releases wake it with a
+ * "free" message instead of handing the lock over.
+ */
+export type Enqueue = boolean | 'barging';
+
 /** One lock in a batch renewal. */
 export interface RenewalRequest {
   lockKey: string;
@@ -62,7 +70,17 @@ export interface LockStore {
   readonly semaphores?: SemaphoreStore;
   /** The read side of read-write locks (plain locks are the write side); absent where not supported (quorum mode). */
   readonly readers?: ReadStore;
-  acquire(keys: ScriptKeys, token: string, ttl: number, enqueue: boolean, waiterLease: number): Promise<AcquireReply>;
+  /**
+   * Whether the store runs barging waits (`enqueue: 'barging'`, and releases that publish a
+   * free lock to them); quorum mode does not (its waiters have no release messages).
+   */
+  readonly barges?: boolean;
+  /**
+   * `unfenced`: the caller takes no fencing token (`fencing: false`). A store may then skip
+   * work that only keeps tokens increasing (quorum mode: bringing the nodes' counters into
+   * line); the reply's token is not handed out.
+   */
+  acquire(keys: ScriptKeys, token: string, ttl: number, enqueue: Enqueue, waiterLease: number, unfenced?: boolean): Promise<AcquireReply>;
   renew(lockKey: string, token: string, ttl: number, fencingToken?: number): Promise<RenewalOutcome>;
   /** Renews many locks: one part per Redis node (and per bounded number of locks). */
   renewBatch(requests: RenewalRequest[]): RenewalPart[];

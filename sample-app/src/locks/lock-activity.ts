@@ -6,7 +6,7 @@ import type { Subscription } from 'rxjs';
 @Injectable()
 export class LockActivity implements OnModuleDestroy {
   readonly counts: Record<LockEvent['type'], number> = { waiting: 0, acquired: 0, renewed: 0, released: 0, lost: 0, 'not-acquired': 0, 'force-released': 0, skipped: 0 };
-  readonly held = new Map<string, { fencingToken: number; since: number }>();
+  readonly held = new Map<string, { fencingToken: number | undefined; since: number }>();
   private readonly subscription: Subscription;
 
   constructor(locks: LockService) {

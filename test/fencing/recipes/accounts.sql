@@ -1,4 +1,4 @@
--- The schema the fencing recipes of the README write to. The regions are the README's text.
+-- The schema the fencing recipes of docs/fencing.md write to. The regions are its text.
 
 -- #region schema
 CREATE TABLE accounts (

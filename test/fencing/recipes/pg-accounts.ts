@@ -1,4 +1,4 @@
-// The README's recipe for fenced writes with `pg` (its regions are the README's text, checked
+// The recipe of docs/fencing.md for fenced writes with `pg` (its regions are that guide's text, checked
 // by test/fencing-sql.spec.ts, which runs them against a real PostgreSQL).
 
 // #region pg

@@ -1,4 +1,4 @@
-// The README's FencedRedis example (the region is the README's text, checked and run by
+// The FencedRedis example of docs/fencing.md (the region is that guide's text, checked and run by
 // test/fencing-sql.spec.ts).
 import { Injectable } from '@nestjs/common';
 import { FencedRedis, LockService } from 'nestjs-redis-lock';

@@ -1,5 +1,5 @@
-// The README's recipe for fenced writes with TypeORM through @nestjs/typeorm (its regions are
-// the README's text, checked by test/fencing-sql.spec.ts, which runs them on a real PostgreSQL).
+// The recipe of docs/fencing.md for fenced writes with TypeORM through @nestjs/typeorm (its
+// regions are that guide's text, checked by test/fencing-sql.spec.ts, which runs them on a real PostgreSQL).
 
 // #region typeorm-entity
 import { Column, Entity, PrimaryColumn } from 'typeorm';

@@ -28,6 +28,8 @@ export class MemoryData {
   readonly semaphoreLimits = new Map<string, Entry<number>>();
   /** Read-write locks' reader hashes (`<lock>:readers`: token -> fencing token, see `rwlock/`), expiring likewise. */
   readonly readers = new Map<string, Entry<Map<string, number>>>();
+  /** Locks barging waiters wait for (`<lock>:wanted`, see `wantedKey`), each until a waiter lease after its latest ask. */
+  readonly wanted = new Map<string, Entry<true>>();
 
   clear(): void {
     this.locks.clear();
@@ -36,6 +38,7 @@ export class MemoryData {
     this.semaphoreHolders.clear();
     this.semaphoreLimits.clear();
     this.readers.clear();
+    this.wanted.clear();
   }
 }
 
@@ -108,8 +111,9 @@ export function renewGuards(data: MemoryData, key: string, token: string, until:
     if (liveValue(data.locks, base, now) === READ_HELD) outlive(data.locks, base, until, now);
     outlive(data.readers, `${base}:readers`, until, now);
   } else if (kind === ':permit:') {
+    // The limit is kept under the holders' name, as Redis keeps it in their hash (see MemorySemaphores).
     outlive(data.semaphoreHolders, `${base}:holders`, until, now);
-    outlive(data.semaphoreLimits, `${base}:limit`, until, now);
+    outlive(data.semaphoreLimits, `${base}:holders`, until, now);
   }
 }
 

@@ -1,10 +1,11 @@
 import type { ReleaseWatcher } from '../../engine/lock-backend.js';
-import { GrantInbox } from '../../engine/grant-inbox.js';
+import { freeOne, GrantInbox } from '../../engine/grant-inbox.js';
+import { FREED_MESSAGE } from '../lock-replies.js';
 import type { ReleaseWatch } from '../redis/release-notifier.js';
 
 /**
  * Release messages of the in-memory store, for one application: what a subscriber connection
- * is to Redis. Subscribing is immediate; a message names `<token>:<fencing token>`.
+ * is to Redis. Subscribing is immediate; a message names `<token>:<fencing token>`, or is `*` (freed for barging waiters).
  */
 export class MemoryNotifier implements ReleaseWatcher {
   private readonly channels = new Map<string, Map<string, GrantInbox>>();
@@ -20,8 +21,11 @@ export class MemoryNotifier implements ReleaseWatcher {
       takeGrant: () => inbox.take(),
       staleThrough: (fence) => inbox.staleThrough(fence),
       onGrant: (listener) => inbox.listen(listener),
+      passOn: () => freeOne(channelWaiters, inbox),
       close: () => {
         channelWaiters.delete(token);
+        // A waiter that leaves with a free lock unclaimed passes the wake-up on.
+        if (inbox.holdsFree) freeOne(channelWaiters);
         if (channelWaiters.size === 0 && this.channels.get(channel) === channelWaiters) this.channels.delete(channel);
       },
     };
@@ -33,6 +37,11 @@ export class MemoryNotifier implements ReleaseWatcher {
 
   /** A message the store published. */
   receive(channel: string, message: string): void {
+    if (message === FREED_MESSAGE) {
+      const waiters = this.channels.get(channel);
+      if (waiters !== undefined) freeOne(waiters);
+      return;
+    }
     const separator = message.indexOf(':');
     this.wake(channel, message.slice(0, separator), Number(message.slice(separator + 1)));
   }

@@ -1,8 +1,9 @@
-import type { AcquireReply, Grant, LockSnapshot, LockStore, ReleaseReply, RenewalOutcome, RenewalPart, RenewalRequest, ScriptKeys } from '../lock-store.js';
+import type { AcquireReply, Enqueue, Grant, LockSnapshot, LockStore, ReleaseReply, RenewalOutcome, RenewalPart, RenewalRequest, ScriptKeys } from '../lock-store.js';
 import { keyPttl, liveHead, liveValue, MemoryData, nextFence, removeWaiter, renewGuards, settled, type Entry, type Publish, type Queue, type StoreClock } from './memory-data.js';
 import { MemorySemaphores } from '../../semaphore/memory-semaphores.js';
 import { inspectSemaphoreInMemory, type SemaphoreSnapshot } from '../../semaphore/semaphore-inspect.js';
-import type { LockRedisKeys } from '../../keys/lock-key.js';
+import { wantedKey, type LockRedisKeys } from '../../keys/lock-key.js';
+import { FREED_MESSAGE } from '../lock-replies.js';
 export { MemoryData, type Publish, type StoreClock } from './memory-data.js';
 import { grantReaders, MemoryReaders, READ_HELD, readersAlive, type MemoryQueue } from '../../rwlock/memory-readers.js';
 
@@ -14,6 +15,7 @@ import { grantReaders, MemoryReaders, READ_HELD, readersAlive, type MemoryQueue 
  */
 export class MemoryStore implements LockStore, MemoryQueue {
   readonly queues = true;
+  readonly barges = true;
   /** The counting semaphore's protocol on the same keys and clock. */
   readonly semaphores: MemorySemaphores;
   /** The read side of read-write locks, sharing this store's queues. */
@@ -35,7 +37,7 @@ export class MemoryStore implements LockStore, MemoryQueue {
     this.readers = new MemoryReaders(data, clock, publish, this);
   }
 
-  async acquire(keys: ScriptKeys, token: string, ttl: number, enqueue: boolean, waiterLease: number): Promise<AcquireReply> {
+  async acquire(keys: ScriptKeys, token: string, ttl: number, enqueue: Enqueue, waiterLease: number): Promise<AcquireReply> {
     await settled();
     const now = this.clock.now();
     let owner = liveValue(this.locks, keys.lock, this.clock.now());
@@ -58,7 +60,9 @@ export class MemoryStore implements LockStore, MemoryQueue {
       }
       this.grantNext(keys, waiterLease, now);
     }
-    if (enqueue) {
+    if (enqueue === 'barging') {
+      this.data.wanted.set(wantedKey(keys.lock), { value: true, expiresAt: now + waiterLease });
+    } else if (enqueue) {
       let queue = liveValue(this.waiting, keys.queue, this.clock.now());
       if (queue === undefined) {
         queue = { order: [], aliveUntil: new Map() };
@@ -89,6 +93,7 @@ export class MemoryStore implements LockStore, MemoryQueue {
     if (liveValue(this.locks, keys.lock, this.clock.now()) !== token) return { released: false };
     this.locks.delete(keys.lock);
     const grants = this.grantNext(keys, waiterLease, now);
+    if (grants.length === 0) this.publishFreed(keys, now);
     return { released: true, grant: grants[0], grants };
   }
 
@@ -104,7 +109,10 @@ export class MemoryStore implements LockStore, MemoryQueue {
       this.locks.delete(keys.lock);
       owner = undefined;
     }
-    if (owner === token || owner === undefined) this.grantNext(keys, waiterLease, now);
+    if (owner === token || owner === undefined) {
+      // A lock an uncertain attempt took, given back: barging waiters race for it.
+      if (this.grantNext(keys, waiterLease, now).length === 0 && owner === token) this.publishFreed(keys, now);
+    }
     // A waiting writer that gives up may have been all that held back the readers behind it.
     else if (owner === READ_HELD) grantReaders(this.data, this, this.publish, keys, waiterLease, now);
   }
@@ -191,6 +199,14 @@ export class MemoryStore implements LockStore, MemoryQueue {
       setImmediate(() => this.publish(keys.released, message));
       return [{ token, fencingToken }];
     }
+  }
+
+  /** The lock is free and barging waiters wait: tell them once, and forget that they wait (the Lua `publish_freed`). */
+  private publishFreed(keys: ScriptKeys, now: number): void {
+    const wanted = wantedKey(keys.lock);
+    if (liveValue(this.data.wanted, wanted, now) === undefined) return;
+    this.data.wanted.delete(wanted);
+    setImmediate(() => this.publish(keys.released, FREED_MESSAGE));
   }
 
   /** @internal Queue step shared with the read side (`MemoryQueue`). */

@@ -4,9 +4,8 @@ import { driftMargin } from '../../options/lock-options.js';
 import { GONE, NOT_OURS, RENEWED, type LockScripts } from '../redis/lock-scripts.js';
 import type { AcquireReply, ReleaseReply, ScriptKeys } from '../lock-store.js';
 import type { LockSnapshot, LockStore, RenewalOutcome, RenewalPart, RenewalRequest } from '../lock-store.js';
-import { settleWithin, TIMED_OUT } from '../../time/settle-within.js';
-
-type Answer<T> = { ok: true; value: T } | { ok: false; error: unknown };
+import { DeadlineSweeper } from '../../engine/deadline-sweeper.js';
+import { QuorumRound, type Answer } from './quorum-round.js';
 
 /**
  * Quorum mode (the Redlock algorithm) over N independent Redis masters. A lock is held when a
@@ -18,7 +17,8 @@ type Answer<T> = { ok: true; value: T } | { ok: false; error: unknown };
  * comparable. The token handed out is the highest counter of the granting majority, and that
  * value is written back to every node (a majority must confirm) before the lock is handed out;
  * any later majority shares a node with this one, so the next token is higher, as long as that
- * node kept its counter. A renewal that finds a node restarted empty puts the lock and the
+ * node kept its counter. When every node granted with the same counter, each already holds the
+ * token, and that round (which would change nothing) is left out. A renewal that finds a node restarted empty puts the lock and the
  * counter back there. A node that loses its counter between two acquisitions of a key, with
  * no renewal in between to restore it, can still let a later majority hand out a lower token:
  * counters need persistence (`appendfsync always`) where fencing must survive restarts.
@@ -31,28 +31,77 @@ export class QuorumStore implements LockStore {
     this.majority = Math.floor(nodes.length / 2) + 1;
   }
 
-  async acquire(keys: ScriptKeys, token: string, ttl: number, _enqueue: boolean, waiterLease: number): Promise<AcquireReply> {
+  /**
+   * `unfenced`: the caller takes no fencing token (`fencing: false`), so nothing is written back
+   * to the nodes' counters (see the class comment): one round to the nodes instead of two.
+   */
+  acquire(keys: ScriptKeys, token: string, ttl: number, _enqueue: boolean, waiterLease: number, unfenced = false): Promise<AcquireReply> {
     const startedAt = now();
-    const answers = await this.ask(ttl, (node) => node.acquire(keys, token, ttl, false, waiterLease));
-    const granted = answers.flatMap((answer) => (answer.ok && answer.value.acquired ? [answer.value.fencingToken] : []));
-    const busy = answers.flatMap((answer) => (answer.ok && !answer.value.acquired ? [answer.value.pttl] : []));
-    if (granted.length >= this.majority && now() - startedAt < ttl - driftMargin(ttl)) {
-      const fencingToken = Math.max(...granted);
-      // Every node, not only the granting majority: a node that was busy (or slow) and kept its
-      // data must not hand out a lower token to a later majority after a granting node lost its
-      // counter. The majority that must confirm is any majority.
-      const floors = await this.ask(ttl, (node) => node.fenceFloor(keys.fence, fencingToken));
-      if (floors.filter((answer) => answer.ok).length >= this.majority && now() - startedAt < ttl - driftMargin(ttl)) {
-        return { acquired: true, fencingToken };
+    // Without fencing a granting majority decides; with it every node's counter is needed
+    // (all equal: nothing to write back), so the round waits for all of them.
+    return this.ask(ttl, (node) => node.quorumAcquire(keys.lock, token, ttl, unfenced), unfenced ? grantedHere : undefined).then((answers) => {
+      let granted = 0;
+      let busy = 0;
+      let highest = 0;
+      let lowest = Infinity;
+      let longestBusy = -Infinity;
+      for (const answer of answers) {
+        if (answer === undefined || !answer.ok) continue;
+        const reply = answer.value;
+        if (reply.acquired) {
+          granted++;
+          if (reply.fencingToken > highest) highest = reply.fencingToken;
+          if (reply.fencingToken < lowest) lowest = reply.fencingToken;
+        } else {
+          busy++;
+          if (reply.pttl > longestBusy) longestBusy = reply.pttl;
+        }
       }
-    }
-    // No quorum (or it came too late): give back what was granted, on every node, without
-    // making the caller wait for nodes that do not answer.
+      if (granted >= this.majority && now() - startedAt < ttl - driftMargin(ttl)) {
+        const fencingToken = highest;
+        // Every node granted with this very counter: each one holds the token already.
+        if (unfenced || (granted === this.nodes.length && lowest === highest)) return { acquired: true, fencingToken };
+        return this.raiseFloors(keys, token, ttl, waiterLease, startedAt, fencingToken, granted, busy, longestBusy, answers);
+      }
+      return this.giveBack(keys, token, waiterLease, granted, busy, longestBusy, answers);
+    });
+  }
+
+  /**
+   * Writes the token back to every node, not only the granting majority: a node that was busy
+   * (or slow) and kept its data must not hand out a lower token to a later majority after a
+   * granting node lost its counter. The majority that must confirm is any majority.
+   */
+  private raiseFloors(
+    keys: ScriptKeys,
+    token: string,
+    ttl: number,
+    waiterLease: number,
+    startedAt: number,
+    fencingToken: number,
+    granted: number,
+    busy: number,
+    longestBusy: number,
+    answers: Answer<AcquireReply>[],
+  ): Promise<AcquireReply> {
+    return this.ask(ttl, (node) => node.fenceFloor(keys.fence, fencingToken)).then((floors) => {
+      let confirmed = 0;
+      for (const floor of floors) if (floor.ok) confirmed++;
+      if (confirmed >= this.majority && now() - startedAt < ttl - driftMargin(ttl)) return { acquired: true, fencingToken };
+      return this.giveBack(keys, token, waiterLease, granted, busy, longestBusy, answers);
+    });
+  }
+
+  /**
+   * No quorum (or it came too late): gives back what was granted, on every node, without
+   * making the caller wait for nodes that do not answer; busy if enough nodes said so.
+   */
+  private giveBack(keys: ScriptKeys, token: string, waiterLease: number, granted: number, busy: number, longestBusy: number, answers: (Answer<unknown> | undefined)[]): AcquireReply {
     this.release(keys, token, waiterLease).catch(() => undefined);
-    if (busy.length > this.nodes.length - this.majority || (busy.length > 0 && granted.length + busy.length === this.nodes.length)) {
-      return { acquired: false, pttl: Math.max(...busy) };
+    if (busy > this.nodes.length - this.majority || (busy > 0 && granted + busy === this.nodes.length)) {
+      return { acquired: false, pttl: longestBusy };
     }
-    throw this.noQuorum('acquire', granted.length, answers);
+    throw this.noQuorum('acquire', granted, answers);
   }
 
   async renew(lockKey: string, token: string, ttl: number, fencingToken?: number): Promise<RenewalOutcome> {
@@ -103,11 +152,19 @@ export class QuorumStore implements LockStore {
     return outcomes;
   }
 
-  async release(keys: ScriptKeys, token: string, waiterLease: number): Promise<ReleaseReply> {
-    const answers = await this.ask(Infinity, (node) => node.release(keys, token, waiterLease));
-    const refused = answers.filter((answer) => answer.ok && !answer.value.released).length;
-    if (answers.every((answer) => !answer.ok)) throw this.noQuorum('release', 0, answers);
-    return { released: refused < this.majority };
+  release(keys: ScriptKeys, token: string, _waiterLease?: number): Promise<ReleaseReply> {
+    // A majority that released decides: the other nodes' DEL still runs, nobody waits for it.
+    return this.ask(Infinity, (node) => node.quorumRelease(keys.lock, token), releasedHere).then((answers) => {
+      let refused = 0;
+      let failed = 0;
+      for (const answer of answers) {
+        if (answer === undefined) continue;
+        if (!answer.ok) failed++;
+        else if (!answer.value.released) refused++;
+      }
+      if (failed === answers.length) throw this.noQuorum('release', 0, answers);
+      return { released: refused < this.majority };
+    });
   }
 
   async leave(): Promise<void> {
@@ -136,22 +193,29 @@ export class QuorumStore implements LockStore {
     return { owner, pttl: Math.min(...pttls), fencingToken: fences.length > 0 ? Math.max(...fences) : null, waiters: 0 };
   }
 
+  /** One timer for every round in flight (see `QuorumRound`). */
+  private readonly sweeper = new DeadlineSweeper();
+
   /**
    * Asks every node at once; a node gets a tenth of the lease (50 to 500 ms; 200 ms without
    * a lease) to answer before it counts as failed. Its command still runs if it answers later.
+   * With `majorityCounts`, the round ends as soon as a majority gave such an answer: the
+   * others' answers are then `undefined`, and nobody waits for a slow minority.
    */
-  private ask<T>(ttl: number, question: (node: LockScripts, index: number) => Promise<T>): Promise<Answer<T>[]> {
+  private ask<T>(ttl: number, question: (node: LockScripts, index: number) => Promise<T>, majorityCounts?: (answer: Answer<T>) => boolean): Promise<Answer<T>[]> {
     const timeout = ttl === Infinity ? 200 : Math.min(500, Math.max(50, Math.floor(ttl / 10)));
-    return Promise.all(
-      this.nodes.map(async (node, index): Promise<Answer<T>> => {
-        try {
-          const value = await settleWithin(question(node, index), timeout);
-          return value === TIMED_OUT ? { ok: false, error: new Error(`no answer within ${timeout} ms`) } : { ok: true, value };
-        } catch (error) {
-          return { ok: false, error };
-        }
-      }),
-    );
+    const round = new QuorumRound<T>(this.nodes.length, timeout, this.sweeper, this.majority, majorityCounts);
+    for (let index = 0; index < this.nodes.length; index++) {
+      let reply: Promise<T>;
+      try {
+        reply = question(this.nodes[index]!, index);
+      } catch (error) {
+        round.answer(index, { ok: false, error });
+        continue;
+      }
+      round.add(index, reply);
+    }
+    return round.done;
   }
 
   /** A majority either way decides; otherwise the outcome is unknown. */
@@ -163,8 +227,9 @@ export class QuorumStore implements LockStore {
     return undefined;
   }
 
-  private noQuorum(what: string, agreed: number, answers: Answer<unknown>[]): RedisLockError {
-    const failures = answers.flatMap((answer, i) => (answer.ok ? [] : [`node ${i}: ${(answer.error as Error).message}`]));
+  /** `answers` of a round that ended early hold `undefined` for the nodes not waited for. */
+  private noQuorum(what: string, agreed: number, answers: (Answer<unknown> | undefined)[]): RedisLockError {
+    const failures = answers.flatMap((answer, i) => (answer === undefined || answer.ok ? [] : [`node ${i}: ${(answer.error as Error).message}`]));
     return new RedisLockError(
       `Quorum not reached to ${what} the lock: ${agreed} of ${this.nodes.length} Redis nodes agreed, ${this.majority} needed (${failures.join('; ')}).`,
     );
@@ -176,4 +241,12 @@ function shortestTtl(requests: RenewalRequest[]): number {
   let ttl = Infinity;
   for (const request of requests) ttl = Math.min(ttl, request.ttl);
   return ttl;
+}
+
+function grantedHere(answer: Answer<AcquireReply>): boolean {
+  return answer.ok && answer.value.acquired;
+}
+
+function releasedHere(answer: Answer<ReleaseReply>): boolean {
+  return answer.ok && answer.value.released;
 }

@@ -1,10 +1,21 @@
 /**
- * The Lua of the lock protocol, in one place for every Redis driver (ioredis, node-redis). The
- * README's "Redis data" section documents what these scripts read and write. The queue
+ * The Lua of the lock protocol, in one place for every Redis driver (ioredis, node-redis).
+ * docs/redis-data.md documents what these scripts read and write. The queue
  * functions every lock kind shares are in `queue-lua.ts`.
  */
 import { LOCK_KEY_SUFFIXES } from '../../keys/lock-key.js';
 import { QUEUE } from './queue-lua.js';
+import { FREED_MESSAGE } from '../lock-replies.js';
+
+/**
+ * The barging waiters' key (see `wantedKey`), derived from the lock's name in both layouts: it
+ * is read only by the calls that already run the queue's code, and a Cluster keeps it in the
+ * lock's slot (same hash tag); during a slot migration a release may miss it, and the waiters
+ * then find the lock on their next refresh.
+ */
+const WANTED = `local wanted = KEYS[1] .. '${LOCK_KEY_SUFFIXES.wanted}'`;
+import { ON_REPLICA } from './replica-lua.js';
+import { QUORUM_ACQUIRE, QUORUM_RELEASE } from '../quorum/quorum-lua.js';
 
 /**
  * How the acquire and release scripts, which every lock runs, name a lock's five keys (lock,
@@ -17,17 +28,18 @@ import { QUEUE } from './queue-lua.js';
  * argument. ioredis' and node-redis' key prefixes go on the declared key, so on the others too.
  */
 const KEYS_OF_LOCK = {
-  declared: `local lock, fence, queue, waiters, channel = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]`,
+  declared: `local lock, fence, queue, waiters, channel = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]\n${WANTED}`,
   derived:
     `local lock = KEYS[1]\n` +
     `local fence, queue, waiters, channel = lock .. '${LOCK_KEY_SUFFIXES.fence}', lock .. '${LOCK_KEY_SUFFIXES.queue}', ` +
-    `lock .. '${LOCK_KEY_SUFFIXES.waiters}', lock .. '${LOCK_KEY_SUFFIXES.released}'`,
+    `lock .. '${LOCK_KEY_SUFFIXES.waiters}', lock .. '${LOCK_KEY_SUFFIXES.released}'\n${WANTED}`,
 } as const;
 
 /**
  * Acquire in one round trip. Keys: lock, fence, queue, waiters, channel (see `KEYS_OF_LOCK`).
- * ARGV: owner token, ttl, settings (see QUEUE) followed by `:1` to join the queue on failure or
- * `:0` not to.
+ * ARGV: owner token, ttl, settings (see QUEUE) followed by `:1` to join the queue on failure,
+ * `:0` not to, or `:2` (a barging waiter, `fairness: 'barging'`) to say only that it waits:
+ * `wanted` is set for a waiter lease, so that releases publish `*` (the lock is free) for it.
  * Succeeds (`{1, fencingToken}`) when the lock is free and nobody waits ahead of the caller, or
  * when a release already handed it to the caller (the lease then restarts at full ttl).
  * Otherwise `{0, pttl, fence}` (pttl -1 for a key without expiry; fence the fencing counter,
@@ -75,22 +87,12 @@ if not owner then
   end
   grant_next(lock, fence, queue, waiters, channel, lease, sharded)
 end
-if enqueue == '1' then join_queue(queue, waiters, member, now, lease) end
-return {0, redis.call('PTTL', lock), tonumber(redis.call('GET', fence) or '0')}
-`;
-
-/**
- * A replica cannot say a lock is not ours: during a failover the old master, demoted and
- * resyncing, answers with an empty or stale dataset. So before reporting "not the owner",
- * scripts check that they run on a master, and otherwise fail like any transient error
- * (the client retries on the new master until the lease deadline).
- */
-const ON_REPLICA = `
-local function on_replica()
-  if string.find(redis.call('INFO', 'replication'), 'role:slave', 1, true) then
-    return redis.error_reply('READONLY this node is a replica: lock ownership cannot be checked here')
-  end
+if enqueue == '1' then
+  join_queue(queue, waiters, member, now, lease)
+elseif enqueue == '2' then
+  redis.call('SET', wanted, '1', 'PX', lease)
 end
+return {0, redis.call('PTTL', lock), tonumber(redis.call('GET', fence) or '0')}
 `;
 
 /**
@@ -107,7 +109,7 @@ export const ELSEWHERE = 3;
 /**
  * A reader's lease (`<lock>:reader:<token>`) and a semaphore permit (`<lock>:permit:<token>`)
  * are guarded by keys that must outlive them, and expire with the longest lease they guard: a
- * read lock's '~r' value and readers hash, a semaphore's holders hash and limit (see `outlive`
+ * read lock's '~r' value and readers hash, a semaphore's holders hash and due set (see `outlive`
  * in `queue-lua.ts`; one without expiry keeps none). Renewing such a lease pushes them on too.
  * A lock's own key ends in '}', so a mutex pays one byte comparison. `redis.pcall`: during a
  * slot migration a guard may already be on the other node; the next renewal, a third of a lease
@@ -128,7 +130,11 @@ local function renew_guards(key, token, ttl)
     outlive_guard(base .. ':readers', ms)
   elseif kind == ':permit:' then
     outlive_guard(base .. ':holders', ms)
-    outlive_guard(base .. ':limit', ms)
+    outlive_guard(base .. ':due', ms)
+    -- A lease made shorter than it was (extend() with a shorter ttl) must be looked at again by
+    -- the next count, not only once its old deadline (the holder's score in the due set) passed.
+    local left = redis.pcall('PTTL', key)
+    if type(left) == 'number' and left > ms then redis.pcall('ZADD', base .. ':due', 'XX', 0, token) end
   end
 end
 `;
@@ -188,14 +194,33 @@ return renew_all(#KEYS, function(i) return KEYS[i] end, 0, false)
 `;
 
 /**
+ * A lock was freed: when barging waiters said they wait (`wanted`), publishes `*` on its channel
+ * so that they race for it (each process wakes one of its waiters; see `ReleaseNotifier`), and
+ * deletes `wanted` (one `DEL` for the check and the reset). The waiters that lose the race set it
+ * again, so a holder that releases and takes the lock again at once publishes once per round
+ * trip of its waiters, not on every release (as a Java AQS lock signals its waiters once).
+ * Returns whether it published. Publishes as `grant_next` does (SPUBLISH on a Redis 7 Cluster
+ * master).
+ */
+const PUBLISH_FREED = `
+local function publish_freed(wanted, channel, sharded)
+  if redis.call('DEL', wanted) == 0 then return false end
+  if sharded == '1' and (tonumber(redis.REDIS_VERSION_NUM) or 0) < 0x070000 then sharded = '0' end
+  redis.call(sharded == '1' and 'SPUBLISH' or 'PUBLISH', channel, '${FREED_MESSAGE}')
+  return true
+end`;
+
+/**
  * Keys: lock, fence, queue, waiters, release channel (see `KEYS_OF_LOCK`). ARGV: owner token,
  * settings (see QUEUE).
  * Returns `{0}` when not the owner. Otherwise deletes the lock and, when someone waits, hands
  * it to the waiter whose turn it is: `{1, token, fencingToken}` of that waiter (or
  * `{1, token, fencingToken, token, fencingToken...}` of the readers at the head, all let in
  * together), else `{1}`.
- * With nobody waiting (neither queue key) that is GET + DEL + EXISTS, and the queue functions
- * are not defined at all.
+ * With nobody waiting (no queue key, no `wanted`) that is GET + DEL + EXISTS, and the queue
+ * functions are not defined at all. With only barging waiters (`wanted` alone) the lock stays
+ * free and `*` is published (see `PUBLISH_FREED`): whoever asks first takes it. When the queue
+ * hands the lock to nobody (all its waiters died) and barging waiters wait, `*` goes out too.
  */
 const RELEASE = `
 if redis.call('GET', lock) ~= ARGV[1] then
@@ -203,22 +228,29 @@ if redis.call('GET', lock) ~= ARGV[1] then
   return on_replica() or {0}
 end
 redis.call('DEL', lock)
-if redis.call('EXISTS', queue, waiters) == 0 then return {1} end
+local waiting = redis.call('EXISTS', queue, waiters, wanted)
+if waiting == 0 then return {1} end
 local fence_retention, lease, sharded = string.match(ARGV[2], '^(%d+):(%d+):(%d)$')
+${PUBLISH_FREED}
+if waiting == 1 and publish_freed(wanted, channel, sharded) then return {1} end
 ${QUEUE}
 local granted = grant_next(lock, fence, queue, waiters, channel, tonumber(lease), sharded)
-if not granted then return {1} end
+if not granted then
+  publish_freed(wanted, channel, sharded)
+  return {1}
+end
 table.insert(granted, 1, 1)
 return granted
 `;
 
 /**
  * A waiter gives up. KEYS: lock, fence, queue, waiters, channel. ARGV: its token, its ttl,
- * settings (see QUEUE). A lock handed to it meanwhile, or a free lock, goes to the next waiter.
+ * settings (see QUEUE). A lock handed to it meanwhile, or a free lock, goes to the next waiter;
+ * a lock its own attempt took with nobody queued frees barging waiters (`*`).
  */
 const LEAVE = `
 local fence_retention, lease, sharded = string.match(ARGV[3], '^(%d+):(%d+):(%d)$')
-${QUEUE}
+${QUEUE}${PUBLISH_FREED}
 local member = ARGV[1] .. ':' .. ARGV[2]
 redis.call('LREM', KEYS[3], 1, member)
 redis.call('ZREM', KEYS[4], member)
@@ -229,7 +261,9 @@ if owner == '~r' and readers_alive(KEYS[1]) == 0 then
   owner = false
 end
 if owner == ARGV[1] or not owner then
-  grant_next(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], tonumber(lease), sharded)
+  local granted = grant_next(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], tonumber(lease), sharded)
+  -- A lock an uncertain attempt took, given back: barging waiters race for it.
+  if not granted and owner == ARGV[1] then publish_freed(KEYS[1] .. '${LOCK_KEY_SUFFIXES.wanted}', KEYS[5], sharded) end
 elseif owner == '~r' then
   -- A waiting writer that gives up may have been all that held back the readers behind it.
   grant_readers(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], tonumber(lease), sharded)
@@ -283,6 +317,8 @@ export const COMMANDS = {
   releaseOneKey: { name: 'nestjsRedisLockReleaseOneKey', numberOfKeys: 1, lua: KEYS_OF_LOCK.derived + RELEASE },
   leave: { name: 'nestjsRedisLockLeave', numberOfKeys: 5, lua: LEAVE },
   fenceFloor: { name: 'nestjsRedisLockFenceFloor', numberOfKeys: 1, lua: FENCE_FLOOR },
+  quorumAcquire: { name: 'nestjsRedisLockQuorumAcquire', numberOfKeys: 1, lua: QUORUM_ACQUIRE },
+  quorumRelease: { name: 'nestjsRedisLockQuorumRelease', numberOfKeys: 1, lua: QUORUM_RELEASE },
 } as const;
 
 export type ScriptName = keyof typeof COMMANDS;

@@ -17,7 +17,7 @@ import type { ReplicaWait } from '../../options/wait-for-replicas.js';
 import { IoRedisDriver } from './drivers/ioredis-driver.js';
 import type { Redis } from 'ioredis';
 import { ReplicaWaiter } from './replica-wait.js';
-import type { AcquireReply, LockSnapshot, LockStore, ReleaseReply, RenewalOutcome, RenewalPart, RenewalRequest, ScriptKeys } from '../lock-store.js';
+import type { AcquireReply, Enqueue, LockSnapshot, LockStore, ReleaseReply, RenewalOutcome, RenewalPart, RenewalRequest, ScriptKeys } from '../lock-store.js';
 import { toAcquireReply, toReleaseReply } from '../lock-replies.js';
 
 export { ELSEWHERE, GONE, NOT_OURS, RENEWED } from './lock-lua.js';
@@ -31,6 +31,7 @@ const HELD_SCRIPT = { lua: LOCK_HELD, sha: createHash('sha1').update(LOCK_HELD).
  */
 export class LockScripts implements LockStore {
   readonly queues = true;
+  readonly barges = true;
   private readonly calls: Record<ScriptName, ScriptCall>;
   private readonly driver: RedisDriver;
   /**
@@ -91,11 +92,11 @@ export class LockScripts implements LockStore {
   /** The counting semaphore's scripts over the same client, with the same settings (see `semaphore/`). */
   get semaphores(): SemaphoreStore {
     if (this.semaphoreStore !== undefined) return this.semaphoreStore;
-    const settings = async (lease: number) => this.settings(lease, this.shardFlag);
-    const scripts = new SemaphoreScripts(this.runScript, settings);
+    const settings = (lease: number) => this.settings(lease, this.shardFlag);
+    const scripts = new SemaphoreScripts(this.runScript, settings, this.isCluster);
     const waiter = this.replicaWaiter;
     if (waiter === undefined) return (this.semaphoreStore = scripts);
-    const replicated = new SemaphoreScripts((script, keys, args) => waiter.driver.evalScript(script, keys, args), settings);
+    const replicated = new SemaphoreScripts((script, keys, args) => waiter.driver.evalScript(script, keys, args), settings, this.isCluster);
     return (this.semaphoreStore = {
       acquire: (keys, token, ttl, enqueue, lease) => waiter.acquire(keys.lock, () => replicated.acquire(keys, token, ttl, enqueue, lease), () => scripts.release(keys, token, lease)),
       release: (keys, token, lease) => scripts.release(keys, token, lease),
@@ -129,10 +130,10 @@ export class LockScripts implements LockStore {
 
   // acquire() and release() run for every lock: plain functions with one `then`, not async ones
   // (each async layer costs two promises, three under an enabled AsyncLocalStorage).
-  acquire(keys: ScriptKeys, token: string, ttl: number, enqueue: boolean, waiterLease: number): Promise<AcquireReply> {
+  acquire(keys: ScriptKeys, token: string, ttl: number, enqueue: Enqueue, waiterLease: number): Promise<AcquireReply> {
     // Learnt before the first renewal, without holding this call up (see `perMasterRenewals`).
     if (this.isCluster && this.redis7 === undefined) this.learnVersions();
-    const settings = this.settings(waiterLease, this.shardFlag, enqueue ? ':1' : ':0');
+    const settings = this.settings(waiterLease, this.shardFlag, enqueue === 'barging' ? ':2' : enqueue ? ':1' : ':0');
     // Outside a Cluster the script derives the other four names from the lock's (see lock-lua.ts).
     const args = this.isCluster ? [keys.lock, keys.fence, keys.queue, keys.waiters, keys.released, token, ttl, settings] : [keys.lock, token, ttl, settings];
     if (this.replicaWaiter !== undefined) {
@@ -165,6 +166,23 @@ export class LockScripts implements LockStore {
     const settings = this.settings(waiterLease, this.shardFlag);
     const args = this.isCluster ? [keys.lock, keys.fence, keys.queue, keys.waiters, keys.released, token, settings] : [keys.lock, token, settings];
     return sendBare(this.releaseScript, args, toReleaseReply);
+  }
+
+  /** Quorum mode: the scripts of a quorum's master (see `quorum-lua.ts`), made when first used. */
+  private quorumScripts?: { acquire: BareScriptCall; release: BareScriptCall };
+
+  private get quorum(): { acquire: BareScriptCall; release: BareScriptCall } {
+    return (this.quorumScripts ??= { acquire: this.driver.bareScript('quorumAcquire'), release: this.driver.bareScript('quorumRelease') });
+  }
+
+  /** Quorum mode: this master's part of an acquisition; `unfenced` leaves the counter alone. */
+  quorumAcquire(lock: string, token: string, ttl: number, unfenced: boolean): Promise<AcquireReply> {
+    return sendBare(this.quorum.acquire, [lock, token, ttl, unfenced ? '-' : this.fenceRetention], toAcquireReply);
+  }
+
+  /** Quorum mode: this master's part of a release. */
+  quorumRelease(lock: string, token: string): Promise<ReleaseReply> {
+    return sendBare(this.quorum.release, [lock, token], toReleaseReply);
   }
 
   async leave(keys: ScriptKeys, token: string, ttl: number, waiterLease: number): Promise<void> {
@@ -380,5 +398,5 @@ function sendBare<T>(script: BareScriptCall, args: (string | number)[], parse: (
 }
 
 /** What may follow the settings: nothing, or acquire's "join the queue on failure" flag. */
-const SETTINGS_SUFFIXES = ['', ':0', ':1'] as const;
+const SETTINGS_SUFFIXES = ['', ':0', ':1', ':2'] as const;
 

@@ -25,7 +25,7 @@ local function next_fence(fence)
 end
 
 -- Keeps an existing key for at least ms more: the keys that guard leases (a read lock's '~r'
--- value and readers hash, a semaphore's holders hash and limit) expire with the longest lease
+-- value and readers hash, a semaphore's holders hash and due set) expire with the longest lease
 -- they guard, so that holders that all crashed leave nothing behind. A key without expiry
 -- (written by a version before guards had one, whose holders do not push it on) keeps none.
 local function outlive(key, ms)

@@ -1,4 +1,5 @@
-import { GrantInbox } from '../../engine/grant-inbox.js';
+import { freeOne, GrantInbox } from '../../engine/grant-inbox.js';
+import { FREED_MESSAGE } from '../lock-replies.js';
 import { driverFor } from './drivers/driver-for.js';
 import type { ReleaseSubscriber } from './drivers/redis-driver.js';
 import type { LockLogger } from '../../engine/lock-logger.js';
@@ -17,6 +18,12 @@ export interface ReleaseWatch {
    * listening, after which a grant is kept for `takeGrant()` instead.
    */
   onGrant(listener: (fencingToken: number) => void): () => void;
+  /**
+   * Wakes the next waiter of this process on the channel as if the lock were freed: a barging
+   * waiter that got the lock lets the next one ask again, and so say that it waits (a release
+   * publishes only to waiters that said so since the last message).
+   */
+  passOn(): void;
   /** Stops watching; the channel is unsubscribed when its last waiter leaves. */
   close(): void;
 }
@@ -73,8 +80,11 @@ export class ReleaseNotifier {
       takeGrant: () => inbox.take(),
       staleThrough: (fence) => inbox.staleThrough(fence),
       onGrant: (listener) => inbox.listen(listener),
+      passOn: () => freeOne(channelState.waiters, inbox),
       close: () => {
         channelState.waiters.delete(token);
+        // A waiter that leaves with a free lock unclaimed passes the wake-up on.
+        if (inbox.holdsFree) freeOne(channelState.waiters);
         if (channelState.waiters.size === 0 && this.channels.get(name) === channelState) {
           this.channels.delete(name);
           clearTimeout(channelState.retry);
@@ -133,6 +143,11 @@ export class ReleaseNotifier {
   /** The subscriber connection, opened by the client's driver on first use. */
   private connection(): ReleaseSubscriber {
     this.subscriber ??= driverFor(this.client).subscriber((channel, message) => {
+      if (message === FREED_MESSAGE) {
+        const waiters = this.channels.get(channel)?.waiters;
+        if (waiters !== undefined) freeOne(waiters);
+        return;
+      }
       const separator = message.indexOf(':');
       const waiter = this.channels.get(channel)?.waiters.get(message.slice(0, separator));
       waiter?.deliver(Number(message.slice(separator + 1)));

@@ -1,0 +1,286 @@
+import { LockNotAcquiredError } from '../../errors/lock-not-acquired.error.js';
+import { RedisLockError } from '../../errors/redis-lock.error.js';
+import { SemaphoreLimitError } from '../../errors/semaphore-limit.error.js';
+import type { LockEvent, LockNotAcquiredOutcome } from '../../interfaces/lock-event.interface.js';
+import type { AnyLockOptions } from '../../interfaces/redis-lock-options.interface.js';
+import type { LockRedisKeys } from '../keys/lock-key.js';
+import { quoteKey } from '../keys/quote-key.js';
+import type { LockTiming } from '../options/lock-options.js';
+import type { Enqueue } from '../stores/lock-store.js';
+import type { ReleaseWatch } from '../stores/redis/release-notifier.js';
+import type { Clock } from '../time/clock.js';
+import { settleWithin, TIMED_OUT } from '../time/settle-within.js';
+import type { FairnessRule } from './fairness.js';
+import { FREED } from './grant-inbox.js';
+import { HeldLock } from './held-lock.js';
+import type { ReleaseWatcher } from './lock-backend.js';
+import type { LockKind } from './lock-kind.js';
+import { waitForTurn } from './wait-for-turn.js';
+import { LAST_ATTEMPT_GRACE_MS, WAITER_LEASE_MS, WAITER_REFRESH_MS } from './waiter-timing.js';
+
+/** The reply of a call's latest acquire attempt. */
+export interface SentAttempt {
+  reply?: Promise<unknown>;
+}
+
+/** An attempt whose reply came after the lease it would have started had run out locally. */
+export const STALE_REPLY: unique symbol = Symbol('stale reply');
+
+/** What one acquire script call came to (see `AcquisitionHost.attempt`). */
+export type AttemptOutcome = HeldLock | { pttl: number; fence?: number } | typeof TIMED_OUT | typeof STALE_REPLY;
+
+/** What an acquisition needs of the lock engine that runs it (`LockManager`). */
+export interface AcquisitionHost {
+  readonly clock: Clock;
+  /** Wakes waiters on release messages; absent where they poll (quorum mode). */
+  readonly watcher: ReleaseWatcher | undefined;
+  /** Whether a grant must be confirmed by an acquire call before it is handed out (see `LockStore.confirmsGrants`). */
+  readonly confirmsGrants: boolean;
+  /** Whether anyone listens to lock events (emitting costs otherwise). */
+  readonly listening: boolean;
+  /** Whether the engine is shutting down. */
+  readonly closed: boolean;
+  /** Aborted at shutdown: ends every wait with its reason. */
+  readonly shutdown: AbortSignal;
+  emit(event: LockEvent): void;
+  /**
+   * One acquire script call (see `LockManager.attempt`). `enqueue` says what the store does
+   * with the caller when the lock is busy (see `Enqueue`).
+   */
+  attempt(key: string, names: LockRedisKeys, token: string, timing: LockTiming, enqueue: Enqueue, bound: number, signal: AbortSignal | undefined, startedAt: number, sent: SentAttempt): Promise<AttemptOutcome>;
+  /** Records a lock Redis gave `token`, on a lease of `lease` ms counted from `leaseStart`. */
+  hold(key: string, names: LockRedisKeys, token: string, fencingToken: number, timing: LockTiming, leaseStart: number, lease: number): HeldLock;
+  /** Hands a held lock to the caller (and tells the listeners). */
+  acquired(lock: HeldLock, calledAt: number, name: string | undefined, afterWaiting: boolean): HeldLock;
+  /** Leaves the queue and gives back what the call's attempts may hold (see `LockManager.leave`). */
+  leave(names: LockRedisKeys, token: string, timing: LockTiming, after?: Promise<unknown>): void;
+  newToken(options: AnyLockOptions | undefined): string;
+  /** Work shutdown must wait for. */
+  cleanUp(work: Promise<unknown>): void;
+  warnPolling(key: string, waitedMs: number): void;
+  noAnswer(key: string, bound: number): RedisLockError;
+}
+
+/**
+ * One `acquire()` call that may wait: the protocol's steps as methods, in the order the README
+ * tells them ("Redis data"): attempt; when the lock is busy, subscribe to its release messages
+ * (then attempt again, so that a release in between is not missed); wait for a turn; take a grant
+ * a release handed over; give up (leave the queue) on timeout, abort, error or shutdown. What is
+ * taken (`LockKind`) and who goes first (`FairnessRule`) are handed in.
+ */
+export class Acquisition {
+  private readonly signal: AbortSignal | undefined;
+  private readonly name: string | undefined;
+  private readonly calledAt: number;
+  private readonly waitUntil: number;
+  /** Whether the call waits at all (a waitTimeout above 0). */
+  private readonly waits: boolean;
+  /** One token for the whole call (it is also the caller's place in the queue), until a grant is given back. */
+  private token: string;
+  private names: LockRedisKeys;
+  /** The reply of the latest attempt, settled or not: a leave must go out after it. */
+  private readonly sent: SentAttempt = {};
+  /** Whether a `waiting` event went out: `afterWaiting` must pair with one someone saw. */
+  private announced = false;
+  private watch: ReleaseWatch | undefined;
+  private lastError: unknown;
+  /**
+   * Whether an attempt ended without its reply (timeout, abort, error): it may still have taken
+   * the lock in Redis, so the call must leave even if it never queued.
+   */
+  private uncertain = false;
+  /** When the latest attempt Redis answered was sent: it bounds when a later grant can have started. */
+  private lastAttemptAt: number;
+  /** The holder's lease left, from the latest busy reply. */
+  private busyFor: number | undefined;
+  /** Attempts made so far, less one (the backoff of a waiter without release messages grows with it). */
+  private round = -1;
+  /** Races for a freed lock this waiter lost (see `FairnessRule`). */
+  private lostRaces = 0;
+  /** Whether the latest wait ended on a release that freed the lock (barging): the next attempt races for it. */
+  private racing = false;
+
+  constructor(
+    private readonly host: AcquisitionHost,
+    private readonly key: string,
+    private readonly timing: LockTiming,
+    private readonly options: AnyLockOptions | undefined,
+    private readonly kind: LockKind,
+    private readonly fairness: FairnessRule,
+  ) {
+    this.signal = options?.signal;
+    this.name = options?.name;
+    this.calledAt = host.clock.now();
+    this.lastAttemptAt = this.calledAt;
+    this.waitUntil = this.calledAt + timing.waitTimeout;
+    this.waits = timing.waitTimeout > 0;
+    this.token = host.newToken(options);
+    this.names = kind.names(this.token);
+  }
+
+  /** Runs the call to its end: the lock, or the error it gave up with. */
+  async run(): Promise<HeldLock> {
+    try {
+      for (;;) {
+        this.round++;
+        const lock = await this.attempt();
+        if (lock !== undefined) return this.took(lock);
+        const left = this.timeLeft();
+        this.announceWaiting();
+        if (await this.subscribe(left)) continue;
+        const granted = await this.waitForTurn(left);
+        if (granted !== undefined) return this.took(granted);
+      }
+    } catch (error) {
+      throw this.giveUp(error);
+    } finally {
+      this.watch?.close();
+    }
+  }
+
+  /** The call got the lock: under barging, the next waiter of this process asks again (see `FairnessRule.passesOn`). */
+  private took(lock: HeldLock): HeldLock {
+    if (this.fairness.passesOn) this.watch?.passOn();
+    return lock;
+  }
+
+  /** One acquire script call: the lock, or undefined after a busy reply or an error worth retrying. */
+  private async attempt(): Promise<HeldLock | undefined> {
+    const { host, timing } = this;
+    this.busyFor = undefined;
+    // Without waiting, the one attempt still gets the grace a late answer deserves, not more.
+    const bound = this.waits ? Math.max(this.waitUntil - host.clock.now(), Math.min(timing.waitTimeout, LAST_ATTEMPT_GRACE_MS)) : LAST_ATTEMPT_GRACE_MS;
+    const startedAt = host.clock.now();
+    const enqueue = this.waits && this.fairness.enqueue(this.lostRaces);
+    const racing = this.racing;
+    this.racing = false;
+    try {
+      const outcome = await host.attempt(this.key, this.names, this.token, timing, enqueue, bound, this.signal, startedAt, this.sent);
+      if (outcome === TIMED_OUT) throw host.noAnswer(this.key, bound);
+      if (outcome instanceof HeldLock) return host.acquired(outcome, this.calledAt, this.name, this.announced);
+      if (outcome === STALE_REPLY) {
+        this.uncertain = true;
+        this.lastError = new RedisLockError(`Redis granted lock ${quoteKey(this.key)} but its reply came after the lease (${timing.ttl} ms) had run out here; it was given back.`);
+        // Given back under this token: go on under a new one, as after an unconfirmed grant.
+        this.renewToken();
+      } else {
+        this.busyFor = outcome.pttl;
+        if (racing) this.lostRaces++;
+        // A grant to this caller that the busy reply proves expired must never be handed out.
+        if (outcome.fence !== undefined) this.watch?.staleThrough(outcome.fence);
+        this.lastError = undefined;
+        // Only an attempt Redis answered bounds when a later grant can have started.
+        this.lastAttemptAt = startedAt;
+      }
+    } catch (error) {
+      this.uncertain = true;
+      if ((this.signal?.aborted && error === this.signal.reason) || host.closed || error instanceof SemaphoreLimitError) throw error;
+      this.lastError = error;
+    }
+    return undefined;
+  }
+
+  /** The time left to wait; past it, the call fails. */
+  private timeLeft(): number {
+    const now = this.host.clock.now();
+    const left = this.waitUntil - now;
+    if (left <= 0) throw new LockNotAcquiredError(this.key, now - this.calledAt, this.lastError === undefined ? undefined : { cause: this.lastError });
+    return left;
+  }
+
+  private announceWaiting(): void {
+    if (this.announced || this.lastError !== undefined || !this.host.listening) return;
+    this.announced = true;
+    this.host.emit({ type: 'waiting', key: this.key, name: this.name, at: Date.now() });
+  }
+
+  /**
+   * Subscribes to the lock's release messages once the lock was found busy; true when it did,
+   * and the call must then attempt again before it waits, so that a release in between cannot
+   * be missed.
+   */
+  private async subscribe(left: number): Promise<boolean> {
+    const { host } = this;
+    if (this.watch !== undefined || host.watcher === undefined || this.lastError !== undefined) return false;
+    this.watch = host.watcher.watch(this.names.released, this.token);
+    // Never hang on a subscription (a full maxclients, an unreachable node): past one refresh
+    // the waiter polls, which keeps its place in the queue and still finds the lock.
+    const bound = Math.min(left, WAITER_REFRESH_MS);
+    if ((await settleWithin(this.watch.ready, bound, [this.signal, host.shutdown], host.clock)) === TIMED_OUT) host.warnPolling(this.key, bound);
+    return true;
+  }
+
+  /** Sleeps until a release message, the holder's lease or the next refresh; the lock when a release handed it over. */
+  private async waitForTurn(left: number): Promise<HeldLock | undefined> {
+    const { host } = this;
+    const refresh = Math.min(left, WAITER_REFRESH_MS, Math.floor(this.timing.ttl / 3));
+    const granted = await waitForTurn(this.watch, this.round, this.busyFor, refresh, this.signal, host.shutdown, host.clock);
+    if (granted === FREED) {
+      this.racing = true;
+      return undefined;
+    }
+    // A store that confirms grants: the grant only wakes the waiter, whose next attempt takes it.
+    if (granted === undefined || host.confirmsGrants) return undefined;
+    return this.takeGrant(granted);
+  }
+
+  /**
+   * Holds the lock a release handed to this waiter with `fencingToken`. The release ran after
+   * our last attempt: the (shortened) lease counts from that attempt, and is renewed to the
+   * full ttl straight away.
+   */
+  private async takeGrant(fencingToken: number): Promise<HeldLock | undefined> {
+    const { host, timing } = this;
+    const lease = Math.min(timing.ttl, WAITER_LEASE_MS);
+    const lock = host.hold(this.key, this.names, this.token, fencingToken, timing, this.lastAttemptAt, lease);
+    if (lock.deadline - host.clock.now() > lease / 2) {
+      // After the caller's code has started: the new holder runs first.
+      setImmediate(() => lock.renewSoon());
+      return host.acquired(lock, this.calledAt, this.name, this.announced);
+    }
+    // This process was too slow to trust the short lease: renew before handing it out, within
+    // what is left of that lease.
+    lock.name = this.name;
+    try {
+      const renewed = await settleWithin(lock.renewNow(), Math.max(0, lock.deadline - host.clock.now()), [this.signal, host.shutdown], host.clock);
+      if (renewed === true) return host.acquired(lock, this.calledAt, this.name, this.announced);
+    } catch (error) {
+      if ((this.signal?.aborted && error === this.signal.reason) || host.closed) {
+        host.cleanUp(lock.release());
+        throw error;
+      }
+      this.lastError = error;
+    }
+    // Unconfirmed: give the lock back (owner-checked) rather than hold it blind, and go on under
+    // a new token: a release and a later attempt of one token could reach Redis in the wrong
+    // order (a NOSCRIPT retry resends a script behind later commands), and the release would
+    // then delete the lock the attempt had just taken.
+    host.cleanUp(lock.release());
+    this.renewToken();
+    return undefined;
+  }
+
+  /** Goes on under a new token (and a new subscription), after giving back what the old one took. */
+  private renewToken(): void {
+    this.watch?.close();
+    this.watch = undefined;
+    this.token = this.host.newToken(this.options);
+    this.names = this.kind.names(this.token);
+  }
+
+  /**
+   * Ends the call with `error`: a waiter leaves the queue, passing on a lock handed to it
+   * meanwhile; the leave also gives back a lock an attempt took after we stopped waiting for
+   * its reply.
+   */
+  private giveUp(error: unknown): unknown {
+    const { host, signal } = this;
+    if (this.waits || this.uncertain) host.leave(this.names, this.token, this.timing, this.uncertain ? this.sent.reply : undefined);
+    if (host.listening) {
+      const outcome: LockNotAcquiredOutcome =
+        signal?.aborted && error === signal.reason ? 'aborted' : !(error instanceof LockNotAcquiredError) || this.lastError !== undefined ? 'error' : this.waits ? 'timeout' : 'busy';
+      host.emit({ type: 'not-acquired', key: this.key, name: this.name, waitedMs: host.clock.now() - this.calledAt, outcome, afterWaiting: this.announced, at: Date.now() });
+    }
+    return error;
+  }
+}

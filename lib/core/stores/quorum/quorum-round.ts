@@ -1,0 +1,76 @@
+import type { DeadlineSweeper, Expiring } from '../../engine/deadline-sweeper.js';
+import { now } from '../../time/clock.js';
+
+/** One node's answer in a round: its value, or why it has none (an error, or no answer in time). */
+export type Answer<T> = { ok: true; value: T } | { ok: false; error: unknown };
+
+/**
+ * One question asked of every node of a quorum at once, answered when every node has answered
+ * or the round's time is up, whichever comes first; a node that has not answered by then counts
+ * as failed (its command still runs). Every lock asks two or three of these, so a round costs
+ * one entry on the store's deadline sweeper (one timer for every round in flight) rather than
+ * a timer, an async function and a race per node.
+ *
+ * A round may also end early, once `enough` nodes gave an answer that `counts` (a majority that
+ * released, say): the others' commands still run, their answers are not waited for, and they
+ * are `undefined` in the answers (not yet known, which is not a failure).
+ */
+export class QuorumRound<T> implements Expiring {
+  sweepIndex = -1;
+  readonly deadline: number;
+  private readonly answers: (Answer<T> | undefined)[];
+  private pending: number;
+  private counted = 0;
+  private settle!: (answers: Answer<T>[]) => void;
+  readonly done: Promise<Answer<T>[]>;
+
+  constructor(
+    size: number,
+    private readonly timeout: number,
+    private readonly sweeper: DeadlineSweeper,
+    private readonly enough = Infinity,
+    private readonly counts?: (answer: Answer<T>) => boolean,
+  ) {
+    this.deadline = now() + timeout;
+    this.answers = new Array<Answer<T> | undefined>(size);
+    this.pending = size;
+    this.done = new Promise((resolve) => (this.settle = resolve));
+    sweeper.track(this);
+  }
+
+  /** Sends `reply` (one node's command) into the round as node `index`'s answer. */
+  add(index: number, reply: Promise<T>): void {
+    reply.then(
+      (value) => this.answer(index, { ok: true, value }),
+      (error: unknown) => this.answer(index, { ok: false, error }),
+    );
+  }
+
+  answer(index: number, answer: Answer<T>): void {
+    if (this.pending === 0 || this.answers[index] !== undefined) return;
+    this.answers[index] = answer;
+    if (--this.pending > 0 && !(this.counts?.(answer) === true && ++this.counted >= this.enough)) return;
+    this.pending = 0;
+    this.sweeper.untrack(this);
+    this.settle(this.answers as Answer<T>[]);
+  }
+
+  /**
+   * Time is up: the nodes that have not answered have failed. Decided after the event loop's
+   * next poll for I/O, not at once: timers run before the loop reads its sockets, so after a
+   * stall (a long GC pause, a busy CPU) the replies that came in during it would otherwise
+   * count as missing.
+   */
+  expire(): void {
+    if (this.pending === 0) return;
+    setImmediate(() => this.timeUp());
+  }
+
+  private timeUp(): void {
+    if (this.pending === 0) return;
+    this.pending = 0;
+    const late = new Error(`no answer within ${this.timeout} ms`);
+    for (let i = 0; i < this.answers.length; i++) this.answers[i] ??= { ok: false, error: late };
+    this.settle(this.answers as Answer<T>[]);
+  }
+}
