@@ -25,6 +25,12 @@ export interface Fault {
   duration: number;
   /** reply-delayed: extra ms per reply; clock-jump: the new clock offset, ms. */
   amount: number;
+  /**
+   * pause, crash, shutdown: hit the instance whose user code holds the most at that moment
+   * (a semaphore section counts its permits) instead of `instance`, as the real-Redis explorer
+   * aims half of its worker faults at a holder.
+   */
+  onHolder?: boolean;
 }
 
 /** Everything one simulated run depends on: the same plan replays the same run. */
@@ -38,6 +44,12 @@ export interface Plan {
   mutexCallers: number;
   lockedCallers: number;
   semaphoreCallers: number;
+  /**
+   * Semaphore callers with a lease of `LONG_TTL_MS` on the same semaphore: their watchdog renews
+   * more than a grant lease apart, so a permit cut back to the grant lease runs out between two
+   * renewals (the path of issue 23 item 1).
+   */
+  longSemaphoreCallers: number;
   rwCallers: number;
   transferCallers: number;
   jobs: boolean;
@@ -48,6 +60,8 @@ export interface Plan {
 /** Faults happen (and callers start calls) in [0, FAULT_HORIZON_MS). */
 export const FAULT_HORIZON_MS = 3_000;
 export const TTLS = [300, 600, 1_500] as const;
+/** Over three times the 1 s grant lease (`WAITER_LEASE_MS`): renewed every ttl / 3, so after more than a second. */
+export const LONG_TTL_MS = 4_000;
 
 /**
  * Offsets a clock may jump to, ms. Forward jumps are a clock running fast (leases end early
@@ -67,6 +81,7 @@ function faultArbitrary(instances: number): fc.Arbitrary<Fault> {
     instance: fc.integer({ min: 0, max: instances - 1 }),
     duration: fc.integer({ min: 1, max: 2_500 }),
     amount: fc.integer({ min: 0, max: 2_500 }),
+    onHolder: fc.boolean(),
   });
 }
 
@@ -80,6 +95,7 @@ export function planArbitrary(): fc.Arbitrary<Plan> {
       mutexCallers: fc.integer({ min: 0, max: 2 }),
       lockedCallers: fc.integer({ min: 0, max: 1 }),
       semaphoreCallers: fc.integer({ min: 0, max: 2 }),
+      longSemaphoreCallers: fc.integer({ min: 0, max: 2 }),
       rwCallers: fc.integer({ min: 0, max: 2 }),
       transferCallers: fc.integer({ min: 0, max: 1 }),
       jobs: fc.boolean(),
@@ -92,5 +108,5 @@ export function planArbitrary(): fc.Arbitrary<Plan> {
 /** A plan as one line, for a trace header. */
 export function describePlan(plan: Plan): string {
   const { faults, ...rest } = plan;
-  return `${JSON.stringify(rest)} faults=${faults.map((f) => `${f.kind}@${f.at}/i${f.instance}/${f.duration}ms/${f.amount}`).join(', ') || 'none'}`;
+  return `${JSON.stringify(rest)} faults=${faults.map((f) => `${f.kind}@${f.at}/${f.onHolder ? 'holder' : `i${f.instance}`}/${f.duration}ms/${f.amount}`).join(', ') || 'none'}`;
 }
