@@ -69,6 +69,9 @@ export const LONG_TTL_MS = 4_000;
  */
 export const CLOCK_OFFSET_RANGE = { min: -2, max: 60 } as const;
 
+/** Faults that may aim at the instance holding the most (see `Fault.onHolder`). */
+const TARGETABLE = new Set<FaultKind>(['pause', 'crash', 'shutdown']);
+
 function faultArbitrary(instances: number): fc.Arbitrary<Fault> {
   return fc.record({
     // Pauses and delays find the most (a holder's view of time and the store's part ways): drawn more often.
@@ -81,8 +84,10 @@ function faultArbitrary(instances: number): fc.Arbitrary<Fault> {
     instance: fc.integer({ min: 0, max: instances - 1 }),
     duration: fc.integer({ min: 1, max: 2_500 }),
     amount: fc.integer({ min: 0, max: 2_500 }),
-    onHolder: fc.boolean(),
-  });
+  })
+    // Drawn from `amount` (unused by these kinds), not as a field of its own: the schedules of a
+    // seed stay those of the explorer before it, so each catalogued bug is found where it was.
+    .map((fault) => (TARGETABLE.has(fault.kind) && fault.amount % 2 === 1 ? { ...fault, onHolder: true } : fault));
 }
 
 /** The schedules fast-check generates and shrinks: fewer faults, callers and instances are simpler. */
@@ -95,12 +100,13 @@ export function planArbitrary(): fc.Arbitrary<Plan> {
       mutexCallers: fc.integer({ min: 0, max: 2 }),
       lockedCallers: fc.integer({ min: 0, max: 1 }),
       semaphoreCallers: fc.integer({ min: 0, max: 2 }),
-      longSemaphoreCallers: fc.integer({ min: 0, max: 2 }),
       rwCallers: fc.integer({ min: 0, max: 2 }),
       transferCallers: fc.integer({ min: 0, max: 1 }),
       jobs: fc.boolean(),
       leader: fc.boolean(),
       faults: fc.array(faultArbitrary(instances), { maxLength: 8 }),
+      // Last: the fields before it are drawn as they were before it existed.
+      longSemaphoreCallers: fc.integer({ min: 0, max: 2 }),
     }),
   );
 }

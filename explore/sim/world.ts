@@ -369,7 +369,7 @@ export class World implements FaultDecider {
   }
 
   maxWork(): number {
-    return 3 * Math.floor(this.longestTtl() * 0.8);
+    return 3 * Math.floor(this.plan.ttl * 0.8);
   }
 
   /** The longest lease any caller of the plan takes. */
@@ -516,11 +516,11 @@ export class World implements FaultDecider {
   private startWorkloads(instance: Instance): void {
     const plan = this.plan;
     const service = instance.service;
-    const steps = (ttl = plan.ttl): number[] => {
+    const steps = (): number[] => {
       const count = 1 + Math.floor(this.random() * 4);
       // Short steps as often as long ones: a step that ends before the watchdog's next tick is
       // what a pause turns into code running past its lease's deadline.
-      return Array.from({ length: count }, () => 5 + Math.floor(this.random() * (this.random() < 0.5 ? 40 : ttl * 0.8)));
+      return Array.from({ length: count }, () => 5 + Math.floor(this.random() * (this.random() < 0.5 ? 40 : plan.ttl * 0.8)));
     };
     const locked = new SimLocked(service, this, instance);
     for (let c = 0; c < plan.mutexCallers; c++) {
@@ -540,7 +540,8 @@ export class World implements FaultDecider {
     }
     for (let c = 0; c < plan.longSemaphoreCallers; c++) {
       const options = { limit: SEMAPHORE_LIMIT, ttl: LONG_TTL_MS, waitTimeout: CALLER_WAIT_MS };
-      this.loop(instance, 'using(sem, long ttl)', () => service.using('sem', (lock) => this.section(instance, 'semaphore', 'sem', lock, steps(LONG_TTL_MS), false), options));
+      // Work as long as the others': a long lease, not long work (which would only slow the run).
+      this.loop(instance, 'using(sem, long ttl)', () => service.using('sem', (lock) => this.section(instance, 'semaphore', 'sem', lock, steps(), false), options));
     }
     for (let c = 0; c < plan.rwCallers; c++) {
       this.loop(instance, 'using(rw)', () => {
@@ -718,7 +719,8 @@ export class World implements FaultDecider {
     this.terms.set(lock.fencingToken, leadership);
     for (const leader of this.leaders) {
       if (leader.instance === instance) continue;
-      const lost = this.leaseLostToRestart(leader.instance, leader.lock);
+      // Either lease from before the store's last restart: the data loss voids the promise.
+      const lost = this.leaseLostToRestart(leader.instance, leader.lock) || this.leaseLostToRestart(instance, lock);
       if (leader.instance.paused || leader.instance.pauses !== leader.pauses || lost) {
         this.mustHearLoss.add(leader);
         continue;
