@@ -13,7 +13,7 @@ import type { Lock } from '../../lib/interfaces/lock.interface.js';
 import type { LockOptions, RedisLockModuleOptions } from '../../lib/interfaces/redis-lock-options.interface.js';
 import { InstanceClock, VirtualScheduler, enterSimulation, mulberry32, worldClock } from './virtual-time.js';
 import { Network, type CommandFate, type FaultDecider, type SimNode } from './network.js';
-import { CLOCK_OFFSET_RANGE, FAULT_HORIZON_MS, FAULT_KINDS, describePlan, type Fault, type FaultKind, type Plan } from './plan.js';
+import { CLOCK_OFFSET_RANGE, FAULT_HORIZON_MS, FAULT_KINDS, LONG_TTL_MS, describePlan, type Fault, type FaultKind, type Plan } from './plan.js';
 import { SimJobs, SimLocked } from './workers.js';
 import { knownDefect } from './known-defects.js';
 
@@ -136,6 +136,8 @@ export interface Section {
   key: string;
   lock: Lock;
   parts: HeldLock[];
+  /** Semaphore permits the section holds. */
+  permits: number;
   pauses: number;
   startedAt: number;
   /** Hit a known defect: no longer checked. */
@@ -330,7 +332,7 @@ export class World implements FaultDecider {
         return;
       }
     }
-    await this.scheduler.run(this.scheduler.now + this.plan.ttl + WAITER_LEASE_MS + 2 * LEADER_RETRY_MS, check, stop);
+    await this.scheduler.run(this.scheduler.now + this.longestTtl() + WAITER_LEASE_MS + 2 * LEADER_RETRY_MS, check, stop);
     if (this.violation) return;
     if (this.plan.leader && this.instances.some((i) => i.alive)) {
       const leading = this.instances.filter((i) => i.alive && i.leader?.term !== undefined);
@@ -354,19 +356,25 @@ export class World implements FaultDecider {
       this.violate(undefined, 'close() settles within shutdownTimeout', 'an instance never finished closing');
       return;
     }
-    await this.scheduler.run(this.scheduler.now + 2 * (this.plan.ttl + WAITER_LEASE_MS) + 10, check, stop);
+    await this.scheduler.run(this.scheduler.now + 2 * (this.longestTtl() + WAITER_LEASE_MS) + 10, check, stop);
     if (this.violation) return;
     this.checkQuiet();
   }
 
   /** Stated bound: a crashed holder's lease, a crashed waiter's grant, then every caller of a key once, with polling. */
   livenessBound(): number {
-    const callers = this.plan.instances * Math.max(1, this.plan.mutexCallers + this.plan.lockedCallers + this.plan.semaphoreCallers + this.plan.rwCallers + 2 * this.plan.transferCallers);
-    return this.plan.ttl + 2 * WAITER_LEASE_MS + callers * (this.maxWork() + WAITER_REFRESH_MS + 20) + SHUTDOWN_TIMEOUT_MS;
+    const plan = this.plan;
+    const callers = plan.instances * Math.max(1, plan.mutexCallers + plan.lockedCallers + plan.semaphoreCallers + plan.longSemaphoreCallers + plan.rwCallers + 2 * plan.transferCallers);
+    return this.longestTtl() + 2 * WAITER_LEASE_MS + callers * (this.maxWork() + WAITER_REFRESH_MS + 20) + SHUTDOWN_TIMEOUT_MS;
   }
 
   maxWork(): number {
     return 3 * Math.floor(this.plan.ttl * 0.8);
+  }
+
+  /** The longest lease any caller of the plan takes. */
+  longestTtl(): number {
+    return this.plan.longSemaphoreCallers > 0 ? Math.max(this.plan.ttl, LONG_TTL_MS) : this.plan.ttl;
   }
 
   private async fifoProbe(check: () => void, stop: () => boolean): Promise<void> {
@@ -426,8 +434,19 @@ export class World implements FaultDecider {
 
   // --- Faults ---------------------------------------------------------------------------------
 
+  /** The live, unpaused instance whose user code holds the most (a semaphore section counts its permits), if any holds. */
+  private holder(): Instance | undefined {
+    const held = new Map<Instance, number>();
+    for (const section of this.sections) {
+      if (section.instance.alive && !section.instance.paused) held.set(section.instance, (held.get(section.instance) ?? 0) + section.permits);
+    }
+    let best: Instance | undefined;
+    for (const [instance, count] of held) if (best === undefined || count > held.get(best)!) best = instance;
+    return best;
+  }
+
   private inject(fault: Fault): void {
-    const instance = this.instances[fault.instance];
+    const instance = fault.onHolder && (fault.kind === 'pause' || fault.kind === 'crash' || fault.kind === 'shutdown') ? this.holder() ?? this.instances[fault.instance] : this.instances[fault.instance];
     if (fault.kind === 'store-restart') {
       this.faultCounts['store-restart']++;
       this.data.clear();
@@ -511,7 +530,18 @@ export class World implements FaultDecider {
       this.loop(instance, '@Locked(m)', () => locked.write(steps(), this.random() < 0.4));
     }
     for (let c = 0; c < plan.semaphoreCallers; c++) {
-      this.loop(instance, 'using(sem)', () => service.using('sem', (lock) => this.section(instance, 'semaphore', 'sem', lock, steps(), false), { limit: SEMAPHORE_LIMIT, waitTimeout: CALLER_WAIT_MS }));
+      this.loop(instance, 'using(sem)', () => {
+        // One call in three takes every permit: when its holder stops renewing (paused,
+        // crashed) they all come free at once, and a waiter behind the head may then be
+        // granted by its own refresh.
+        const permits = this.random() < 1 / 3 ? SEMAPHORE_LIMIT : 1;
+        return service.using('sem', (lock) => this.section(instance, 'semaphore', 'sem', lock, steps(), false, permits), { limit: SEMAPHORE_LIMIT, permits, waitTimeout: CALLER_WAIT_MS });
+      });
+    }
+    for (let c = 0; c < plan.longSemaphoreCallers; c++) {
+      const options = { limit: SEMAPHORE_LIMIT, ttl: LONG_TTL_MS, waitTimeout: CALLER_WAIT_MS };
+      // Work as long as the others': a long lease, not long work (which would only slow the run).
+      this.loop(instance, 'using(sem, long ttl)', () => service.using('sem', (lock) => this.section(instance, 'semaphore', 'sem', lock, steps(), false), options));
     }
     for (let c = 0; c < plan.rwCallers; c++) {
       this.loop(instance, 'using(rw)', () => {
@@ -568,8 +598,8 @@ export class World implements FaultDecider {
   }
 
   /** User code under a lock: writes to the fenced register, sleeps, checks in at checkpoints, may re-enter. */
-  async section(instance: Instance, kind: Section['kind'], key: string, lock: Lock, steps: number[], reenter: boolean): Promise<void> {
-    const section = this.begin(instance, kind, key, lock);
+  async section(instance: Instance, kind: Section['kind'], key: string, lock: Lock, steps: number[], reenter: boolean, permits = 1): Promise<void> {
+    const section = this.begin(instance, kind, key, lock, permits);
     try {
       for (const [i, step] of steps.entries()) {
         await instance.sleep(step);
@@ -590,9 +620,9 @@ export class World implements FaultDecider {
     }
   }
 
-  begin(instance: Instance, kind: Section['kind'], key: string, lock: Lock): Section {
+  begin(instance: Instance, kind: Section['kind'], key: string, lock: Lock, permits = 1): Section {
     const parts = lock instanceof MultiLock ? (lock.parts as HeldLock[]) : lock instanceof HeldLock ? [lock] : [];
-    const section: Section = { id: ++this.sectionIds, instance, kind, key, lock, parts, pauses: instance.pauses, startedAt: this.scheduler.now };
+    const section: Section = { id: ++this.sectionIds, instance, kind, key, lock, parts, permits, pauses: instance.pauses, startedAt: this.scheduler.now };
     this.trace(instance, `${kind} ${key} starts (${parts.map((p) => `${p.token} #${p.fencingToken}`).join(', ')})`);
     this.sections.add(section);
     this.checkpoint(section, 'starts');
@@ -649,10 +679,17 @@ export class World implements FaultDecider {
     return section.parts.some((part) => this.leaseLostToRestart(section.instance, part));
   }
 
-  /** Whether `lock` was taken before the store's last restart (which then forgot it). */
+  /**
+   * Whether `lock` was taken before the store's last restart (which then forgot it), or handed
+   * over by a grant the store published before it: a waiter counts that lease from its last
+   * attempt, which may come after the restart, and the restarted fencing counter cannot tell the
+   * old era's grant from a new one (the data loss that voids the lock's promises).
+   */
   private leaseLostToRestart(instance: Instance, lock: Lock): boolean {
     const last = this.restarts[this.restarts.length - 1];
     if (last === undefined || !(lock instanceof HeldLock)) return false;
+    const grantedAt = this.grantedAt.get(`${lock.token}:${lock.fencingToken}`);
+    if (grantedAt !== undefined && grantedAt <= last) return true;
     return (lock as unknown as { acquiredAt: number }).acquiredAt - instance.clock.offset <= last + CLOCK_OFFSET_RANGE.max;
   }
 
@@ -682,7 +719,8 @@ export class World implements FaultDecider {
     this.terms.set(lock.fencingToken, leadership);
     for (const leader of this.leaders) {
       if (leader.instance === instance) continue;
-      const lost = this.leaseLostToRestart(leader.instance, leader.lock);
+      // Either lease from before the store's last restart: the data loss voids the promise.
+      const lost = this.leaseLostToRestart(leader.instance, leader.lock) || this.leaseLostToRestart(instance, lock);
       if (leader.instance.paused || leader.instance.pauses !== leader.pauses || lost) {
         this.mustHearLoss.add(leader);
         continue;
@@ -722,18 +760,30 @@ export class World implements FaultDecider {
     // Semaphores: never more than `limit` permits, in the store or in user code.
     const root = lockRedisKeys(KEY_PREFIX, 'sem').lock;
     let permits = 0;
-    for (const token of liveValue(this.data.semaphoreHolders, `${root}:holders`, now)?.keys() ?? []) {
-      if (liveValue(this.data.locks, `${root}:permit:${token}`, now) !== undefined) permits++;
+    for (const [token, held] of liveValue(this.data.semaphoreHolders, `${root}:holders`, now) ?? []) {
+      if (liveValue(this.data.locks, `${root}:permit:${token}`, now) !== undefined) permits += Number(held.split(':')[0]);
     }
     if (permits > SEMAPHORE_LIMIT) {
       this.violate(undefined, 'semaphores never exceed limit', `the store has ${permits} live permits of sem, limit ${SEMAPHORE_LIMIT}`);
       return;
     }
+    // A holder still queued is granted again by a later release, which cuts its permit to the
+    // grant lease while it works: the over-limit shows seconds later, if the holder is still at
+    // work then and its watchdog renews late. Checked where it begins.
+    const queue = liveValue(this.data.waiting, `${root}:sq`, now);
+    for (const [member, until] of queue?.aliveUntil ?? []) {
+      const token = member.split(':')[0]!;
+      if (until >= now && liveValue(this.data.locks, `${root}:permit:${token}`, now) === token) {
+        this.violate(undefined, 'semaphores never exceed limit', `${token} holds a permit of sem and is still queued for another (a permit counted once, held twice)`);
+        return;
+      }
+    }
     const active = (kind: Section['kind'], key: string): Section[] =>
       [...this.sections].filter((s) => s.kind === kind && s.key === key && !s.known && !s.lock.signal.aborted && !s.instance.crashed && !this.exempt(s));
     const semaphoreUsers = active('semaphore', 'sem');
-    if (semaphoreUsers.length > SEMAPHORE_LIMIT) {
-      this.violate(semaphoreUsers[0]!.instance, 'semaphores never exceed limit', `${semaphoreUsers.length} callers run under sem (limit ${SEMAPHORE_LIMIT})`);
+    const inUse = semaphoreUsers.reduce((sum, s) => sum + s.permits, 0);
+    if (inUse > SEMAPHORE_LIMIT) {
+      this.violate(semaphoreUsers[0]!.instance, 'semaphores never exceed limit', `${semaphoreUsers.length} callers run under sem holding ${inUse} permits (limit ${SEMAPHORE_LIMIT})`);
       return;
     }
     const writers = active('write', 'rw');

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Plan } from '../../explore/sim/plan.js';
 import { runPlan } from '../../explore/sim/world.js';
 
-const quiet = { mutexCallers: 0, lockedCallers: 0, semaphoreCallers: 0, rwCallers: 0, transferCallers: 0, jobs: false, leader: false };
+const quiet = { mutexCallers: 0, lockedCallers: 0, semaphoreCallers: 0, longSemaphoreCallers: 0, rwCallers: 0, transferCallers: 0, jobs: false, leader: false };
 
 /** Shrunk schedules of defects the explorer found in the code of the day, kept as they replay. */
 describe('explorer regressions (deterministic simulation, fixed schedules)', () => {
@@ -38,6 +38,59 @@ describe('explorer regressions (deterministic simulation, fixed schedules)', () 
         { kind: 'message-lost', at: 1664, instance: 1, duration: 143, amount: 13 },
       ],
     };
+    const result = await runPlan(plan, false);
+    expect(result.violation, result.trace.slice(-30).join('\n')).toBeUndefined();
+  });
+
+  // Issue 23 item 1: a semaphore waiter behind the head refreshed while permits were free, its
+  // grants reached itself, and it was queued again while holding (the next release would grant
+  // it a second time). Found by exploring the revert of the fix
+  // (`npm run explore:bugs -- --only semaphore-self-grant`); fields do not shrink away, as each
+  // shifts the seeded random stream the shape depends on.
+  it.each<[string, Plan]>([
+    [
+      'pauses of the instance holding both permits (seed 1, path 93:12:2)',
+      {
+        ...quiet,
+        seed: 2102427910,
+        instances: 3,
+        ttl: 300,
+        mutexCallers: 1,
+        semaphoreCallers: 1,
+        rwCallers: 1,
+        transferCallers: 1,
+        jobs: true,
+        faults: [
+          { kind: 'pause', at: 2842, instance: 1, duration: 2098, amount: 252 },
+          { kind: 'pause', at: 897, instance: 1, duration: 856, amount: 1219, onHolder: true },
+          { kind: 'reply-lost-after', at: 808, instance: 2, duration: 1407, amount: 1071 },
+          { kind: 'store-restart', at: 1632, instance: 0, duration: 823, amount: 190 },
+          { kind: 'message-duplicated', at: 2170, instance: 1, duration: 2250, amount: 2256 },
+          { kind: 'pause', at: 1471, instance: 1, duration: 655, amount: 1641, onHolder: true },
+          { kind: 'message-lost', at: 78, instance: 2, duration: 122, amount: 1842 },
+          { kind: 'pause', at: 1965, instance: 2, duration: 2500, amount: 1774 },
+        ],
+      },
+    ],
+    [
+      'replies of one instance delayed 2 s (seed 1, path 81:17, before long callers worked as briefly as the others)',
+      {
+        ...quiet,
+        seed: 524706533,
+        instances: 3,
+        ttl: 600,
+        mutexCallers: 1,
+        semaphoreCallers: 1,
+        longSemaphoreCallers: 1,
+        jobs: true,
+        leader: true,
+        faults: [
+          { kind: 'reply-delayed', at: 11, instance: 1, duration: 656, amount: 2012 },
+          { kind: 'pause', at: 2172, instance: 0, duration: 1095, amount: 1115, onHolder: true },
+        ],
+      },
+    ],
+  ])('a semaphore waiter granted by its own refresh is not queued again: %s', async (_name, plan) => {
     const result = await runPlan(plan, false);
     expect(result.violation, result.trace.slice(-30).join('\n')).toBeUndefined();
   });

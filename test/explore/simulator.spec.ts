@@ -14,6 +14,7 @@ const busy: Plan = {
   mutexCallers: 2,
   lockedCallers: 1,
   semaphoreCallers: 2,
+  longSemaphoreCallers: 1,
   rwCallers: 2,
   transferCallers: 1,
   jobs: true,
