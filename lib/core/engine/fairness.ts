@@ -2,7 +2,7 @@ import type { Enqueue } from '../stores/lock-store.js';
 
 /**
  * Who gets a lock its holder gives back: the waiter at the head of the queue (`fifo`), or
- * whoever asks first (`barging`; see the README, "FIFO or barging").
+ * whoever asks first (`barging`; see docs/locks.md, "FIFO or barging").
  */
 export type Fairness = 'fifo' | 'barging';
 
