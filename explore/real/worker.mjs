@@ -99,7 +99,17 @@ async function start(config) {
     rec({ ev: 'enter', sid, token: lock.fencingToken, aborted: lock.signal.aborted, ...extra });
     // The runner aims some faults at a worker that holds a lock right now.
     process.send({ holding: 1 });
-    const onAbort = () => rec({ ev: 'lost', sid, reason: lock.signal.reason?.reason });
+    const onAbort = () => {
+      const reason = lock.signal.reason?.reason;
+      rec({ ev: 'lost', sid, reason });
+      // A refusal is Redis' word that the lock is gone or another's: on a Cluster, ask where the
+      // key lives now (the client follows MOVED and ASK) whether it still holds this owner's
+      // token. Asked before the release that follows, which would delete it.
+      if (reason === 'refused' && cluster !== undefined && typeof lock.lockKey === 'string') {
+        const key = lock.lockKey;
+        void cluster.get(key).then((value) => rec({ ev: 'alive', sid, key, owned: value === lock.token }), () => undefined);
+      }
+    };
     lock.signal.addEventListener('abort', onAbort, { once: true });
     // One section in five holds for one to two ttls (its watchdog renews it), the others a few steps.
     const steps = WRITES ?? (random() < 0.2 ? 25 + Math.floor(random() * 25) : 1 + Math.floor(random() * 4));
