@@ -433,20 +433,22 @@ export async function migrateSlot(deployment, redisKey, { to, order, gap }) {
     await src.cluster('SETSLOT', slot, 'MIGRATING', ids[dest]);
     const { host, port } = deployment.nodes[dest];
     let moved = 0;
-    for (let round = 0; ; round++) {
-      const keys = (await src.cluster('GETKEYSINSLOT', slot, 100)).sort();
-      if (keys.length === 0) break;
-      if (round >= 40) {
-        // Keys keep coming (acquires on the source): move the rest at once.
-        await src.migrate(host, port, '', 0, 5_000, 'REPLACE', 'KEYS', ...keys);
-        moved += keys.length;
-        break;
+    try {
+      for (let round = 0; round < 40; round++) {
+        const keys = (await src.cluster('GETKEYSINSLOT', slot, 100)).sort();
+        if (keys.length === 0) break;
+        await src.migrate(host, port, rng.pick(keys), 0, 5_000, 'REPLACE');
+        moved++;
+        await sleep(rng.int(gap[0], gap[1]));
       }
-      await src.migrate(host, port, rng.pick(keys), 0, 5_000, 'REPLACE');
-      moved++;
-      await sleep(rng.int(gap[0], gap[1]));
+    } finally {
+      // Whatever is left (keys that kept coming, or a MIGRATE that failed) moves at once: the
+      // environment serves the next schedules, which need a Cluster with no slot half moved.
+      const left = await src.cluster('GETKEYSINSLOT', slot, 1_000);
+      if (left.length > 0) await src.migrate(host, port, '', 0, 5_000, 'REPLACE', 'KEYS', ...left);
+      moved += left.length;
+      for (const admin of [dst, src, ...admins.filter((a) => a !== src && a !== dst)]) await admin.cluster('SETSLOT', slot, 'NODE', ids[dest]);
     }
-    for (const admin of [dst, src, ...admins.filter((a) => a !== src && a !== dst)]) await admin.cluster('SETSLOT', slot, 'NODE', ids[dest]);
     return { from, to: dest, slot, moved };
   } finally {
     for (const admin of admins) admin.disconnect();
