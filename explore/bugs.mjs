@@ -3,6 +3,10 @@
 // of explore/bugs/*.patch to a copy of lib/ (the working tree is never touched), builds the
 // explorer of that copy, and explores until it finds a violation or the budget runs out. Ends with
 // `bugs found: F of T`; exits 1 unless every bug was found.
+// A patch whose header has a line `Explorer: real <options>` is a bug only real Redis shows (a
+// Cluster slot migration, say): its build runs the real-Redis explorer (explore/real/cli.mjs,
+// workers on that build through EXPLORE_PACKAGE) with those options, which bound its budget
+// (`--schedules N`), from the same `--seed`, until the first violation.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -27,13 +31,26 @@ function parse(argv) {
   return args;
 }
 
-/** The seeded bugs: one patch file each, its first line the bug's description. */
+/**
+ * The seeded bugs: one patch file each, its first line the bug's description; `real`: the
+ * options of the real-Redis explorer, for a bug the simulator cannot show (see above).
+ */
 export function catalogue() {
   const dir = join(root, 'explore', 'bugs');
   return readdirSync(dir)
     .filter((file) => file.endsWith('.patch'))
     .sort()
-    .map((file) => ({ name: basename(file, '.patch').replace(/^\d+-/, ''), file: join(dir, file), title: readFileSync(join(dir, file), 'utf8').split('\n')[0].replace(/^Seeded bug:\s*/, '') }));
+    .map((file) => {
+      const text = readFileSync(join(dir, file), 'utf8');
+      const header = text.slice(0, Math.max(0, text.indexOf('\ndiff --git'))).split('\n');
+      const real = header.map((line) => /^Explorer: real(?:\s+(.*))?$/.exec(line)).find(Boolean);
+      return {
+        name: basename(file, '.patch').replace(/^\d+-/, ''),
+        file: join(dir, file),
+        title: header[0].replace(/^Seeded bug:\s*/, ''),
+        real: real ? (real[1] ?? '').split(/\s+/).filter(Boolean) : undefined,
+      };
+    });
 }
 
 /** Copies what the explorer builds from, applies `patch`, builds; returns the explorer's entry point. */
@@ -45,7 +62,30 @@ function patchedExplorer(patch) {
   cpSync(join(root, 'package.json'), join(dir, 'package.json'));
   execFileSync('git', ['apply', '--whitespace=nowarn', patch], { cwd: dir, stdio: ['ignore', 'inherit', 'inherit'] });
   const cli = buildExplorer(dir, join(dir, 'out'), join(root, 'node_modules'));
-  return { dir, cli };
+  // The build of lib/ in it is the package's too (ES modules, as dist/ is): the real explorer's workers load it.
+  return { dir, cli, entry: join(dir, 'out', 'lib', 'index.js') };
+}
+
+/** Runs the real-Redis explorer on the patched build `entry`; returns the simulator's report shape. */
+function exploreReal(entry, options, seed) {
+  const run = spawnSync(process.execPath, [join(root, 'explore', 'real', 'cli.mjs'), ...options, '--seed', String(seed), '--stop-at-first', '--json'], {
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+    env: { ...process.env, EXPLORE_PACKAGE: entry },
+  });
+  const line = run.stdout.trim().split('\n').pop() ?? '';
+  let report;
+  try {
+    report = JSON.parse(line);
+  } catch {
+    throw new Error(`explore:bugs: the real-Redis explorer printed no report (exit ${run.status}):\n${run.stdout.slice(-2_000)}\n${run.stderr.slice(-2_000)}`);
+  }
+  const [first] = report.violations;
+  return {
+    schedules: report.schedules,
+    elapsedMs: report.seconds * 1000,
+    failure: first && { foundAfter: report.schedules, foundAfterMs: report.seconds * 1000, violation: { invariant: first.invariants.join(', ') }, replay: first.replay },
+  };
 }
 
 async function main() {
@@ -59,24 +99,28 @@ async function main() {
   if (only !== undefined && bugs.length !== only.size) throw new TypeError(`explore:bugs: --only names no bug of ${catalogue().map((b) => b.name).join(', ')}.`);
   const results = [];
   for (const bug of bugs) {
-    const { dir, cli } = patchedExplorer(bug.file);
+    const { dir, cli, entry } = patchedExplorer(bug.file);
     try {
-      const budget = args.seeds === undefined ? ['--seconds', String(seconds)] : ['--seeds', String(args.seeds)];
-      const run = spawnSync(process.execPath, [cli, ...budget, '--seed', String(seed), '--shrink-seconds', String(shrinkSeconds), '--json'], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
-      const line = run.stdout.trim().split('\n').pop() ?? '';
       let report;
-      try {
-        report = JSON.parse(line);
-      } catch {
-        throw new Error(`explore:bugs: the explorer of ${bug.name} printed no report (exit ${run.status}):\n${run.stderr}`);
+      if (bug.real) report = exploreReal(entry, bug.real, seed);
+      else {
+        const budget = args.seeds === undefined ? ['--seconds', String(seconds)] : ['--seeds', String(args.seeds)];
+        const run = spawnSync(process.execPath, [cli, ...budget, '--seed', String(seed), '--shrink-seconds', String(shrinkSeconds), '--json'], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+        const line = run.stdout.trim().split('\n').pop() ?? '';
+        try {
+          report = JSON.parse(line);
+        } catch {
+          throw new Error(`explore:bugs: the explorer of ${bug.name} printed no report (exit ${run.status}):\n${run.stderr}`);
+        }
       }
       const found = report.failure != null;
-      const result = { name: bug.name, title: bug.title, found, schedules: found ? report.failure.foundAfter : report.schedules, seconds: found ? report.failure.foundAfterMs / 1000 : report.elapsedMs / 1000, invariant: report.failure?.violation?.invariant, replay: found ? `seed ${report.failure.seed} path ${report.failure.path}` : undefined };
+      const replay = found ? (report.failure.replay ?? `seed ${report.failure.seed} path ${report.failure.path}`) : undefined;
+      const result = { name: bug.name, title: bug.title, found, real: bug.real !== undefined, schedules: found ? report.failure.foundAfter : report.schedules, seconds: found ? report.failure.foundAfterMs / 1000 : report.elapsedMs / 1000, invariant: report.failure?.violation?.invariant, replay };
       results.push(result);
       if (!args.json) {
         console.log(found
-          ? `FOUND   ${bug.name}: after ${result.schedules} schedule(s), ${result.seconds.toFixed(1)} s: ${result.invariant}`
-          : `MISSED  ${bug.name}: no violation in ${result.schedules} schedule(s), ${result.seconds.toFixed(1)} s`);
+          ? `FOUND   ${bug.name}: after ${result.schedules} ${result.real ? 'real-Redis ' : ''}schedule(s), ${result.seconds.toFixed(1)} s: ${result.invariant}${result.real ? ` (${result.replay} with EXPLORE_PACKAGE set)` : ''}`
+          : `MISSED  ${bug.name}: no violation in ${result.schedules} ${result.real ? 'real-Redis ' : ''}schedule(s), ${result.seconds.toFixed(1)} s`);
       }
     } finally {
       rmSync(dir, { recursive: true, force: true });

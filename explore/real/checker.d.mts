@@ -23,7 +23,8 @@ export interface Violation {
     | 'job-once'
     | 'fencing'
     | 'register-monotonic'
-    | 'liveness';
+    | 'liveness'
+    | 'false-loss';
   message: string;
   at: number | undefined;
   /**

@@ -6,6 +6,8 @@
 //   { ev: 'enter', p, sid, token, aborted, tick?, owner?, t }  the lock handed to user code (job:
 //                                                     a tick's run, under the owner lease `owner`)
 //   { ev: 'lost', p, sid, reason, t }                 the lock's signal aborted
+//   { ev: 'alive', p, sid, key, owned, t }            after a refusal (on a Cluster): whether the lock's
+//                                                     key, wherever it lives now, still held its token
 //   { ev: 'write', p, sid, token, accepted, t, done } one write to the fencing register
 //   { ev: 'exit', p, sid, t }                         user code ended
 //   { ev: 'ok', p, sid, t } | { ev: 'fail', p, sid, error, outcome, t }   the call settled
@@ -54,6 +56,7 @@ export function check(history) {
         break;
       case 'enter':
       case 'lost':
+      case 'alive':
       case 'exit':
       case 'ok':
       case 'fail':
@@ -64,7 +67,10 @@ export function check(history) {
           break;
         }
         if (event.ev === 'enter') Object.assign(section, { enter: event.t, token: event.token, abortedAtEnter: event.aborted === true, tick: event.tick, owner: event.owner });
-        else if (event.ev === 'lost') section.lost ??= event.t;
+        else if (event.ev === 'lost') {
+          section.lost ??= event.t;
+          section.lostReason ??= event.reason;
+        } else if (event.ev === 'alive') section.ownedAfterRefusal ||= event.owned === true;
         else if (event.ev === 'exit') section.exit = event.t;
         else if (event.ev === 'ok') section.ok = event.t;
         else if (event.ev === 'fail') Object.assign(section, { fail: event.t, error: event.error, outcome: event.outcome });
@@ -161,6 +167,14 @@ export function check(history) {
         at: b.enter,
         ...(staleGrant(b, inside) ? { cause: 'stale-grant' } : {}),
       });
+    }
+  }
+
+  // A refusal is Redis' word that the lock is gone or another's: never for a key that still
+  // holds the holder's token (a slot half moved between two masters must not read as gone).
+  for (const s of entered) {
+    if (s.lostReason === 'refused' && s.ownedAfterRefusal) {
+      violate('false-loss', `${name(s)} on "${s.key}" was told its renewal was refused at ${fmt(s.lost)}, but its key still held its token`, s.lost);
     }
   }
 

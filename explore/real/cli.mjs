@@ -1,8 +1,11 @@
-// npm run explore:real -- [--schedules N] [--seed X] [--target single|cluster] [--workload W] [--verbose] [--trace]
+// npm run explore:real -- [--schedules N] [--seed X] [--target single|cluster] [--workload W] [--migrate] [--verbose] [--trace]
 // Runs N seeded fault schedules (seeds X, X+1, ...; X random unless given) against a real
 // redis-server and a 3-master Redis Cluster with real worker processes, checks every history,
 // and prints a summary. `--seed X` alone replays that one schedule (`--trace` prints its whole
-// history). Exits 1 on any violation.
+// history). `--migrate`: Cluster schedules that move the slot of the key in use, a key at a time,
+// while the workers hold and renew it. Exits 1 on any violation; `--json` ends with one line of
+// JSON ({ schedules, violations: [{ seed, invariants }], seconds }) for explore:bugs;
+// `--stop-at-first` ends at the first schedule with a violation.
 import { parseArgs } from 'node:util';
 import { trace } from './checker.mjs';
 import { FAULT_KINDS, WORKLOADS, formatResult, makeSchedule, runSchedule, startEnvironment } from './runner.mjs';
@@ -13,6 +16,9 @@ const { values } = parseArgs({
     seed: { type: 'string' },
     target: { type: 'string' },
     workload: { type: 'string' },
+    migrate: { type: 'boolean', default: false },
+    json: { type: 'boolean', default: false },
+    'stop-at-first': { type: 'boolean', default: false },
     verbose: { type: 'boolean', default: false },
     trace: { type: 'boolean', default: false },
   },
@@ -25,10 +31,11 @@ const count = values.schedules === undefined ? (values.seed === undefined ? 30 :
 if (!Number.isInteger(count) || count < 1) fail(`--schedules must be a positive integer, got ${JSON.stringify(values.schedules)}`);
 const first = values.seed === undefined ? Math.floor(Math.random() * 1e6) : Number(values.seed);
 if (!Number.isInteger(first) || first < 0) fail(`--seed must be a non-negative integer, got ${JSON.stringify(values.seed)}`);
+if (values.migrate && values.target === 'single') fail('--migrate moves a Cluster slot: it needs --target cluster (or none)');
 if (values.target !== undefined && !['single', 'cluster'].includes(values.target)) fail(`--target must be single or cluster, got ${JSON.stringify(values.target)}`);
 if (values.workload !== undefined && !WORKLOADS.includes(values.workload)) fail(`--workload must be one of ${WORKLOADS.join(', ')}, got ${JSON.stringify(values.workload)}`);
 
-const schedules = Array.from({ length: count }, (_, i) => makeSchedule(first + i, { target: values.target, workload: values.workload }));
+const schedules = Array.from({ length: count }, (_, i) => makeSchedule(first + i, { target: values.target, workload: values.workload, migrate: values.migrate }));
 const environment = await startEnvironment({ cluster: schedules.some((s) => s.target === 'cluster') });
 const started = performance.now();
 const faults = Object.fromEntries(FAULT_KINDS.map((kind) => [kind, 0]));
@@ -36,6 +43,8 @@ const byTarget = { single: 0, cluster: 0 };
 const byWorkload = Object.fromEntries(WORKLOADS.map((w) => [w, 0]));
 const broken = [];
 let calls = 0;
+let ran = 0;
+const replay = (schedule) => `npm run explore:real -- --seed ${schedule.seed}${schedule.migrate ? ' --migrate' : ''}`;
 try {
   for (const schedule of schedules) {
     const result = await runSchedule(environment, schedule);
@@ -43,9 +52,11 @@ try {
     byWorkload[schedule.workload]++;
     calls += result.figures.sections;
     for (const [kind, n] of Object.entries(result.figures.faults)) faults[kind] += n;
+    ran++;
     if (result.violations.length > 0) broken.push(result);
     if (values.verbose || result.violations.length > 0) process.stdout.write(`${formatResult(result)}\n`);
     if (values.trace) process.stdout.write(`${trace(result.history).map((line) => `    ${line}`).join('\n')}\n`);
+    if (values['stop-at-first'] && broken.length > 0) break;
   }
 } finally {
   await environment.stop();
@@ -53,10 +64,14 @@ try {
 const seconds = (performance.now() - started) / 1000;
 process.stdout.write(
   [
-    `schedules: ${count} (seeds ${first}..${first + count - 1}; ${byTarget.single} single node, ${byTarget.cluster} Cluster) in ${seconds.toFixed(1)} s`,
+    `schedules: ${ran} (seeds ${first}..${first + ran - 1}; ${byTarget.single} single node, ${byTarget.cluster} Cluster) in ${seconds.toFixed(1)} s`,
     `workloads: ${Object.entries(byWorkload).map(([w, n]) => `${w} ${n}`).join(', ')}; ${calls} lock calls`,
     `faults: ${Object.entries(faults).filter(([, n]) => n > 0).map(([kind, n]) => `${kind} ${n}`).join(', ')}`,
-    `violations: ${broken.reduce((n, r) => n + r.violations.length, 0)} in ${broken.length} schedule(s)${broken.length ? `; replay: ${broken.map((r) => `npm run explore:real -- --seed ${r.schedule.seed}`).join(' | ')}` : ''}`,
+    `violations: ${broken.reduce((n, r) => n + r.violations.length, 0)} in ${broken.length} schedule(s)${broken.length ? `; replay: ${broken.map((r) => replay(r.schedule)).join(' | ')}` : ''}`,
   ].join('\n') + '\n',
 );
+if (values.json) {
+  const violations = broken.map((r) => ({ seed: r.schedule.seed, invariants: [...new Set(r.violations.map((v) => v.invariant))], replay: replay(r.schedule) }));
+  process.stdout.write(`${JSON.stringify({ schedules: ran, violations, seconds })}\n`);
+}
 process.exit(broken.length > 0 ? 1 : 0);

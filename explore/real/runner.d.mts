@@ -1,7 +1,7 @@
 import type { History, Violation } from './checker.mjs';
 
 export type Workload = 'mutex' | 'semaphore' | 'rwlock' | 'job' | 'leader';
-export type FaultKind = 'pause' | 'kill' | 'cut' | 'delay' | 'drop-replies' | 'drop-requests' | 'reset' | 'redis-pause' | 'restart-empty';
+export type FaultKind = 'pause' | 'kill' | 'cut' | 'delay' | 'drop-replies' | 'drop-requests' | 'reset' | 'redis-pause' | 'restart-empty' | 'migrate';
 
 export const WORKLOADS: Workload[];
 export const FAULT_KINDS: FaultKind[];
@@ -20,6 +20,12 @@ export interface Fault {
   holder?: boolean;
   /** The Cluster master a network or Redis fault hits. */
   node?: number;
+  /** migrate: the receiving master, 1 or 2 places after the slot's owner among the Cluster's nodes. */
+  to?: number;
+  /** migrate: the seed of the order in which the slot's keys move. */
+  order?: number;
+  /** migrate: the pause after each key moved, drawn from [lo, hi] ms. */
+  gap?: [number, number];
 }
 
 export interface Schedule {
@@ -32,6 +38,10 @@ export interface Schedule {
   limit: number;
   runMs: number;
   faults: Fault[];
+  /** A slot migration schedule (see `makeSchedule`'s `migrate`). */
+  migrate?: boolean;
+  /** Steps of every section (worker.mjs's WRITES), instead of the seed's draw. */
+  writes?: number;
 }
 
 export interface RunResult {
@@ -55,7 +65,7 @@ export interface Environment {
 }
 
 export function generator(seed: number): { next(): number; int(lo: number, hi: number): number; pick<T>(list: T[]): T };
-export function makeSchedule(seed: number, options?: { target?: 'single' | 'cluster'; workload?: Workload }): Schedule;
+export function makeSchedule(seed: number, options?: { target?: 'single' | 'cluster'; workload?: Workload; migrate?: boolean }): Schedule;
 export function describeFault(fault: Fault): string;
 export function startEnvironment(options?: { cluster?: boolean }): Promise<Environment>;
 export function runSchedule(environment: Environment, schedule: Schedule): Promise<RunResult>;

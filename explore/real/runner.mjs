@@ -17,9 +17,13 @@ const mono = () => Number(process.hrtime.bigint()) / 1e6;
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export const WORKLOADS = ['mutex', 'semaphore', 'rwlock', 'job', 'leader'];
-export const FAULT_KINDS = ['pause', 'kill', 'cut', 'delay', 'drop-replies', 'drop-requests', 'reset', 'redis-pause', 'restart-empty'];
-/** How often each fault is drawn: a pause (a process frozen past its lease) is what most often breaks a lock. */
-const FAULT_WEIGHTS = { pause: 3, kill: 1, cut: 2, delay: 1, 'drop-replies': 1, 'drop-requests': 1, reset: 1, 'redis-pause': 1, 'restart-empty': 1 };
+export const FAULT_KINDS = ['pause', 'kill', 'cut', 'delay', 'drop-replies', 'drop-requests', 'reset', 'redis-pause', 'restart-empty', 'migrate'];
+/**
+ * How often each fault is drawn: a pause (a process frozen past its lease) is what most often
+ * breaks a lock. A slot migration is never drawn: it runs in schedules of its own (`migrate`),
+ * so that the seeds of the other schedules keep their faults.
+ */
+const FAULT_WEIGHTS = { pause: 3, kill: 1, cut: 2, delay: 1, 'drop-replies': 1, 'drop-requests': 1, reset: 1, 'redis-pause': 1, 'restart-empty': 1, migrate: 0 };
 const WEIGHTED_FAULTS = FAULT_KINDS.flatMap((kind) => Array(FAULT_WEIGHTS[kind]).fill(kind));
 /** Faults of the links between the workers and Redis: one worker's (a partition), or everyone's. */
 const NETWORK_FAULTS = new Set(['cut', 'delay', 'drop-replies', 'drop-requests', 'reset']);
@@ -46,8 +50,10 @@ export function generator(seed) {
 /**
  * The schedule of one seed: target, workload, workers and the faults with their times (ms after
  * the workers start). `target` forces single or cluster; otherwise the seed picks (one in three on a Cluster).
+ * `migrate`: a Cluster schedule whose one fault moves the slot of the key in use (see `migrationSchedule`).
  */
-export function makeSchedule(seed, { target, workload } = {}) {
+export function makeSchedule(seed, { target, workload, migrate = false } = {}) {
+  if (migrate) return migrationSchedule(seed, workload);
   const rng = generator(seed);
   const ttl = 600;
   const schedule = {
@@ -87,8 +93,25 @@ export function makeSchedule(seed, { target, workload } = {}) {
   return schedule;
 }
 
+/**
+ * A slot migration under way while every worker holds several keys of that slot, renewed in one
+ * batch: with a semaphore whose limit is every chain of every worker, both chains of a worker hold a permit at once
+ * (`<lock>:permit:<token>`, one slot), and each section lasts about a ttl, so that renewals
+ * run while the slot is half moved. The seed picks when the migration starts, which master
+ * receives the slot, the order in which its keys move (one at a time) and the pauses between
+ * them: some pause must come after the first permit of a worker's batch moved and before
+ * another one did, which is when the renewal goes to the importing node for both.
+ */
+function migrationSchedule(seed, workload = 'semaphore') {
+  const rng = generator(seed);
+  const ttl = 600;
+  const fault = { kind: 'migrate', at: rng.int(100, 500), to: rng.int(1, 2), order: rng.int(1, 2 ** 31), gap: [rng.int(50, 150), rng.int(250, 450)] };
+  return { seed, target: 'cluster', workload, migrate: true, workers: WORKERS, chains: 2, ttl, limit: 6, writes: 30, runMs: 1_500, faults: [fault] };
+}
+
 /** Describes a fault in a few words, for summaries and traces. */
 export function describeFault(fault) {
+  if (fault.kind === 'migrate') return `migrate the slot to the ${fault.to === 1 ? 'next' : 'other'} master, a key at a time (pauses ${fault.gap[0]}-${fault.gap[1]} ms, order ${fault.order}) at ${fault.at} ms`;
   const where = `${fault.worker !== undefined ? ` ${fault.holder ? 'holder, else worker' : 'worker'} ${fault.worker}` : ''}${fault.node !== undefined ? ` node ${fault.node}` : ''}`;
   const howLong = fault.ms !== undefined ? ` ${fault.ms} ms` : '';
   const delay = fault.delay !== undefined ? ` (+${fault.delay} ms each way)` : '';
@@ -250,6 +273,7 @@ export async function runSchedule(environment, schedule) {
         CHAINS: schedule.chains,
         LIMIT: schedule.limit,
         TTL: schedule.ttl,
+        ...(schedule.writes === undefined ? {} : { WRITES: schedule.writes }),
         SEED: schedule.seed * 31 + i,
         HISTORY: join(dir, `${worker.id}.jsonl`),
         ...target.config[i],
@@ -322,6 +346,8 @@ export async function runSchedule(environment, schedule) {
         await sleep(fault.ms);
         if (schedule.target === 'cluster') target.deployment.resume(fault.node);
         else target.server.resume();
+      } else if (fault.kind === 'migrate') {
+        Object.assign(event, await migrateSlot(target.deployment, `lock:{${key}}`, fault));
       } else if (fault.kind === 'restart-empty') {
         if (schedule.target === 'cluster') {
           // A master that lost its data and its connections (a restart without persistence,
@@ -384,6 +410,56 @@ export async function runSchedule(environment, schedule) {
     else target.server.resume();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Moves the slot of `redisKey` to another master as `redis-cli --cluster reshard` does, but a
+ * key at a time with pauses between (the half-moved state a real resharding goes through, kept
+ * long enough for renewals to meet it): the target IMPORTING and the source MIGRATING the slot,
+ * each key MIGRATEd in the seed's order (keys created meanwhile too), then every master told the
+ * slot's new owner. Returns what the trace shows: the masters (indexes of `deployment.nodes`)
+ * and the keys moved.
+ */
+export async function migrateSlot(deployment, redisKey, { to, order, gap }) {
+  const admins = deployment.nodes.map((node) => new Redis(node.port, node.host, { maxRetriesPerRequest: 1 }));
+  try {
+    const slot = Number(await admins[0].cluster('KEYSLOT', redisKey));
+    const ids = await Promise.all(admins.map((admin) => admin.cluster('MYID')));
+    const from = ids.indexOf(await ownerOf(admins[0], slot));
+    const dest = (from + to) % admins.length;
+    const [src, dst] = [admins[from], admins[dest]];
+    const rng = generator(order);
+    await dst.cluster('SETSLOT', slot, 'IMPORTING', ids[from]);
+    await src.cluster('SETSLOT', slot, 'MIGRATING', ids[dest]);
+    const { host, port } = deployment.nodes[dest];
+    let moved = 0;
+    try {
+      for (let round = 0; round < 40; round++) {
+        const keys = (await src.cluster('GETKEYSINSLOT', slot, 100)).sort();
+        if (keys.length === 0) break;
+        await src.migrate(host, port, rng.pick(keys), 0, 5_000, 'REPLACE');
+        moved++;
+        await sleep(rng.int(gap[0], gap[1]));
+      }
+    } finally {
+      // Whatever is left (keys that kept coming, or a MIGRATE that failed) moves at once: the
+      // environment serves the next schedules, which need a Cluster with no slot half moved.
+      const left = await src.cluster('GETKEYSINSLOT', slot, 1_000);
+      if (left.length > 0) await src.migrate(host, port, '', 0, 5_000, 'REPLACE', 'KEYS', ...left);
+      moved += left.length;
+      for (const admin of [dst, src, ...admins.filter((a) => a !== src && a !== dst)]) await admin.cluster('SETSLOT', slot, 'NODE', ids[dest]);
+    }
+    return { from, to: dest, slot, moved };
+  } finally {
+    for (const admin of admins) admin.disconnect();
+  }
+}
+
+/** The id of the master that serves `slot`, as `admin` sees it (CLUSTER SLOTS). */
+async function ownerOf(admin, slot) {
+  const ranges = await admin.cluster('SLOTS');
+  const range = ranges.find(([lo, hi]) => lo <= slot && slot <= hi);
+  return range?.[2]?.[2];
 }
 
 /**

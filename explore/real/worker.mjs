@@ -8,12 +8,15 @@
 // WORKLOAD=mutex      CHAINS chains of using(KEY) (chain 0 through an @Locked method), each
 //                     section writing the fencing register WRITES times (default: 1 to 4, or one
 //                     time in five 25 to 49, for one to two ttls), checking its signal before each.
-// WORKLOAD=semaphore  the same under using(KEY, fn, { limit: LIMIT }), without register writes.
+// WORKLOAD=semaphore  the same under using(KEY, fn, { limit: LIMIT }), without register writes
+//                     (WRITES: steps of each section).
 // WORKLOAD=rwlock     readers (60%) and writers of KEY; writers write the register.
 // WORKLOAD=job        an @OnOneInstance() + @WithoutOverlapping() job keyed KEY; the runner sends
 //                     { tick: n } to every worker at once and each calls the job; a run writes the register.
 // WORKLOAD=leader     a @LeaderElection(KEY) provider: while it leads it writes the register (a
 //                     term is one section, from onLeadershipAcquired to onLeadershipLost).
+// After a refused renewal on a Cluster it records { ev: 'alive', owned }: whether the lock's key
+// still held its token (checker.mjs's false-loss).
 // IPC in: { start: config } (answered { ready }), { tick }, { finish } (end the chains,
 // app.close(), record "done", answered { finished }). The config: ID, KEY, WORKLOAD, CHAINS,
 // LIMIT, TTL, WAIT (ms), WRITES, SEED, HISTORY; REDIS_URL, or CLUSTER_NODES and NAT_MAP (JSON)
@@ -99,7 +102,18 @@ async function start(config) {
     rec({ ev: 'enter', sid, token: lock.fencingToken, aborted: lock.signal.aborted, ...extra });
     // The runner aims some faults at a worker that holds a lock right now.
     process.send({ holding: 1 });
-    const onAbort = () => rec({ ev: 'lost', sid, reason: lock.signal.reason?.reason });
+    const onAbort = () => {
+      const reason = lock.signal.reason?.reason;
+      rec({ ev: 'lost', sid, reason });
+      // A refusal is Redis' word that the lock is gone or another's: on a Cluster, ask where the
+      // key lives now (the client follows MOVED and ASK) whether it still holds this owner's
+      // token. Asked before the release that follows, which would delete it.
+      if (reason === 'refused' && cluster !== undefined && typeof lock.lockKey === 'string') {
+        const key = lock.lockKey;
+        const file = history; // an answer held up past this schedule's end belongs to no later history
+        void cluster.get(key).then((value) => history === file && rec({ ev: 'alive', sid, key, owned: value === lock.token }), () => undefined);
+      }
+    };
     lock.signal.addEventListener('abort', onAbort, { once: true });
     // One section in five holds for one to two ttls (its watchdog renews it), the others a few steps.
     const steps = WRITES ?? (random() < 0.2 ? 25 + Math.floor(random() * 25) : 1 + Math.floor(random() * 4));

@@ -187,6 +187,17 @@ describe('the real-Redis checker (a pure function over a history)', () => {
     expect(invariants([{ ev: 'stuck', p: 'w1', t: 5 }])).toEqual(['liveness']);
   });
 
+  it('finds a renewal refused while the lock\'s key still held its token (a false loss), and not an expiry or a true refusal', () => {
+    const refused = (owned: boolean, reason = 'refused'): HistoryEvent[] => [
+      ...call('w0.0.0', { kind: 'semaphore', limit: 6, invoke: 0, enter: 5, token: 1, exit: 50, ok: 52 }),
+      { ev: 'lost', p: 'w0', sid: 'w0.0.0', reason, t: 20 },
+      { ev: 'alive', p: 'w0', sid: 'w0.0.0', key: 'lock:{k}:permit:x', owned, t: 21 },
+    ];
+    expect(invariants(refused(true))).toEqual(['false-loss']);
+    expect(invariants(refused(false))).toEqual([]);
+    expect(invariants(refused(true, 'expired'))).toEqual([]);
+  });
+
   it('finds a wait that timed out after every fault had ended, and allows one during a fault', () => {
     const timedOut = call('w0.0.0', { invoke: 2_000, fail: { t: 4_500, outcome: 'timeout' } });
     expect(invariants(timedOut, { quietAt: 1_000, ttl: 600 })).toEqual(['liveness']);
@@ -220,6 +231,26 @@ describe(`real Redis and a 3-master Cluster: ${SCHEDULES} seeded fault schedules
     // Both deployments and real work: every schedule ran calls, and some entered the lock.
     expect(new Set(results.map((r) => r.schedule.target)).size).toBe(2);
     expect(results.every((r) => r.figures.entered > 0)).toBe(true);
+  });
+
+  // Seeds 1 to 3 of the migration schedules, kept as the regression of what the explorer found
+  // with the revert of issue 23 item 3 (explore/bugs/19-renew-migration-nil-as-gone.patch; with
+  // EXPLORE_PACKAGE on that build, two or three of them fail with false-loss in each run, and
+  // `npm run explore:bugs` finds it at seed 2 or earlier): a worker's batch renewal went to the
+  // importing master with its first permit, and its other permit, not moved yet, read as gone.
+  it('keeps every permit through a slot migration under way, renewed in one batch per worker (seeds 1 to 3)', { timeout: 60_000 }, async () => {
+    const results: RunResult[] = [];
+    for (const seed of [1, 2, 3]) results.push(await runSchedule(environment, makeSchedule(seed, { migrate: true })));
+    const report = results.filter((r) => r.violations.length > 0).map((r) => `${formatResult(r)}\n  replay: npm run explore:real -- --seed ${r.schedule.seed} --migrate`).join('\n');
+    expect(report).toBe('');
+    for (const { history } of results) {
+      // The slot moved key by key (permits, holders, fencing counter) while permits were held.
+      const migration = history.events.find((e) => e.ev === 'fault' && e.kind === 'migrate')!;
+      expect(migration.moved).toBeGreaterThanOrEqual(3);
+      const exitOf = (sid: unknown) => history.events.find((e) => e.ev === 'exit' && e.sid === sid)?.t ?? Infinity;
+      const heldDuring = history.events.filter((e) => e.ev === 'enter' && e.t! < (migration.until as number) && exitOf(e.sid) > migration.t!);
+      expect(heldDuring.length).toBeGreaterThanOrEqual(2);
+    }
   });
 });
 
