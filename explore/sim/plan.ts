@@ -105,8 +105,10 @@ export function planArbitrary(): fc.Arbitrary<Plan> {
       jobs: fc.boolean(),
       leader: fc.boolean(),
       faults: fc.array(faultArbitrary(instances), { maxLength: 8 }),
-      // Last: the fields before it are drawn as they were before it existed.
-      longSemaphoreCallers: fc.integer({ min: 0, max: 2 }),
+      // Last: the fields before it are drawn as they were before it existed. None in half of
+      // the plans: with long callers in every plan the other workloads' rarer shapes came up
+      // far less often (a renewal counted from its reply went unfound in 750 schedules).
+      longSemaphoreCallers: fc.constantFrom(0, 0, 1, 2),
     }),
   );
 }
