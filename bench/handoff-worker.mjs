@@ -2,7 +2,6 @@
 // then takes the lock in a loop until the deadline and reports every critical section.
 // Usage: handoff-worker.mjs <contender> <redis url> <key> <duration ms> <worker id> <greedy|greedy-work|polite>
 // greedy-work: greedy, with about 1 ms of work (a 1 ms timer) inside the lock.
-import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { createContender } from './contenders.mjs';
 import { remoteTurns } from './turns.mjs';
@@ -11,8 +10,10 @@ const [, , name, url, key, durationMs, workerId, mode] = process.argv;
 const worker = Number(workerId);
 const contender = await createContender(name, url, { contended: true });
 const turns = mode === 'polite' ? await remoteTurns(url, worker) : undefined;
-// Epoch-based high-resolution time, comparable between processes on one machine.
-const clock = () => performance.timeOrigin + performance.now();
+// The system's monotonic clock (CLOCK_MONOTONIC on Linux), the same for every process of the
+// machine: `performance.timeOrigin + performance.now()` is not (each process fixes its own
+// origin, and one worker's origin a millisecond off made its handoffs look like overlaps).
+const clock = () => Number(process.hrtime.bigint()) / 1e6;
 process.stdout.write('ready\n');
 
 const lines = createInterface({ input: process.stdin });
