@@ -19,7 +19,7 @@ describe('a semaphore nobody waits for', () => {
   const redis = useRedis();
   const app = useLockApps();
 
-  it('is taken and released with one script call each, the queue touched by EXISTS alone, no permit counted', async () => {
+  it('is taken and released with one script call each, the queue untouched, no permit counted', async () => {
     const { locks } = await app();
     // Have the scripts cached on the server first (a NOSCRIPT reply makes one more call).
     await (await locks.acquire(uniqueKey(), { limit: 3 })).release();
@@ -34,13 +34,15 @@ describe('a semaphore nobody waits for', () => {
     // One script call each, naming the permit alone (the other six names are derived in Lua).
     const calls = permits.seen.filter(isScriptCall);
     expect(calls.map((command) => command.args[2])).toEqual(['1', '1']);
-    expect(queue).toEqual(['EXISTS', 'EXISTS']);
+    // Nobody waits: the holders hash says so (no ':queued' mark), so the queue keys are not read.
+    expect(queue).toEqual([]);
     // The holders hash read once and written once by each; the due set only dropped (a holder let
     // in by the fast path is scored by the first count that needs it, see the next tests).
     expect(holders).toEqual(['HMGET', 'HSET', 'PEXPIRE', 'HMGET', 'DEL']);
     expect(due).toEqual(['DEL']);
-    // The permit: created with SET NX, checked and deleted; no holder's lease read (no PTTL).
-    expect(permits.seen.filter((command) => !isScriptCall(command)).map((command) => command.args[0]!.toUpperCase())).toEqual(['SET', 'GET', 'DEL']);
+    // The permit: created with SET NX and deleted (its name holds the owner's token: a DEL that
+    // deletes it proves the owner); no holder's lease read (no PTTL).
+    expect(permits.seen.filter((command) => !isScriptCall(command)).map((command) => command.args[0]!.toUpperCase())).toEqual(['SET', 'DEL']);
     expect((await redis.keys(`${root}*`)).sort()).toEqual([`${root}:fence`]);
   });
 
@@ -102,6 +104,78 @@ describe('a full semaphore', () => {
     expect(await scripts.semaphores.acquire(keys('later'), 'later', 60_000, false, WAITER_LEASE)).toMatchObject({ acquired: true });
     expect(await redis.hget(`lock:{${key}}:holders`, ':used')).toBe('2');
     for (const token of ['late', 'later']) await scripts.semaphores.release(keys(token), token, WAITER_LEASE);
+    expect((await redis.keys(`lock:{${key}}*`)).sort()).toEqual([`lock:{${key}}:fence`]);
+  });
+});
+
+describe('the fast paths and the waiters', () => {
+  const redis = useRedis();
+
+  const store = () => new LockScripts(redis);
+  const names = (key: string, limit: number, permits = 1) => (token: string) => semaphoreKeys(lockRedisKeys('lock:', key), token, key, limit, permits);
+  /** Commands that name the queue keys from now on: the fast paths name neither. */
+  const watchQueue = async (key: string) => {
+    const root = `lock:{${key}}`;
+    return watchCommands(`${root}:sq`, undefined, (arg) => arg === `${root}:sq` || arg === `${root}:sw`);
+  };
+
+  it('keeps a newcomer behind a waiter although its permit fits, and serves the waiter on release', async () => {
+    const scripts = store();
+    const key = uniqueKey();
+    const one = names(key, 2);
+    const two = names(key, 2, 2);
+    expect(await scripts.semaphores.acquire(one('holder'), 'holder', 60_000, true, WAITER_LEASE)).toMatchObject({ acquired: true });
+    expect(await scripts.semaphores.acquire(two('big'), 'big', 60_000, true, WAITER_LEASE)).toMatchObject({ acquired: false });
+    expect(await redis.hget(`lock:{${key}}:holders`, ':queued')).toBe('1');
+    // One permit is free, and the newcomer asks for one: FIFO keeps it behind the waiter for two.
+    expect(await scripts.semaphores.acquire(one('small'), 'small', 60_000, false, WAITER_LEASE)).toMatchObject({ acquired: false });
+    expect(await scripts.semaphores.release(one('holder'), 'holder', WAITER_LEASE)).toMatchObject({ released: true, grants: [{ token: 'big' }] });
+    // The last waiter was served: the mark went with it, and the next release takes the fast path.
+    expect(await redis.hget(`lock:{${key}}:holders`, ':queued')).toBeNull();
+    const queue = await watchQueue(key);
+    expect(await scripts.semaphores.release(two('big'), 'big', WAITER_LEASE)).toMatchObject({ released: true, grants: [] });
+    await queue.stop();
+    expect(queue.seen).toEqual([]);
+    expect((await redis.keys(`lock:{${key}}*`)).sort()).toEqual([`lock:{${key}}:fence`]);
+  });
+
+  it('drops the mark of a waiter that died with one full call, then takes the fast path again', async () => {
+    const scripts = store();
+    const key = uniqueKey();
+    const keys = names(key, 2);
+    const lease = 200;
+    for (const token of ['a', 'b']) expect(await scripts.semaphores.acquire(keys(token), token, 60_000, true, lease)).toMatchObject({ acquired: true });
+    // A waiter joins and never comes back: its place lapses with its lease, on the Redis clock.
+    expect(await scripts.semaphores.acquire(keys('dead'), 'dead', 60_000, true, lease)).toMatchObject({ acquired: false });
+    while ((await redis.exists(`lock:{${key}}:sq`, `lock:{${key}}:sw`)) > 0) await sleep(20);
+    expect(await redis.hget(`lock:{${key}}:holders`, ':queued')).toBe('1');
+    // The stale mark sends this release the full way, which finds nobody waiting and drops it.
+    expect(await scripts.semaphores.release(keys('a'), 'a', lease)).toMatchObject({ released: true, grants: [] });
+    expect(await redis.hget(`lock:{${key}}:holders`, ':queued')).toBeNull();
+    const queue = await watchQueue(key);
+    expect(await scripts.semaphores.acquire(keys('c'), 'c', 60_000, true, lease)).toMatchObject({ acquired: true });
+    await queue.stop();
+    expect(queue.seen).toEqual([]);
+    expect(await redis.hget(`lock:{${key}}:holders`, ':used')).toBe('2');
+    for (const token of ['b', 'c']) await scripts.semaphores.release(keys(token), token, lease);
+    expect((await redis.keys(`lock:{${key}}*`)).sort()).toEqual([`lock:{${key}}:fence`]);
+  });
+
+  it('does not take back a permit whose lease ran out and went to another holder', async () => {
+    const scripts = store();
+    const key = uniqueKey();
+    const keys = names(key, 1);
+    const late = await scripts.semaphores.acquire(keys('late'), 'late', 200, true, WAITER_LEASE);
+    expect(late).toMatchObject({ acquired: true });
+    while ((await redis.exists(keys('late').lock)) > 0) await sleep(20);
+    const next = await scripts.semaphores.acquire(keys('next'), 'next', 60_000, true, WAITER_LEASE);
+    expect(next).toMatchObject({ acquired: true });
+    // The late holder's release finds no permit of its own: "not yours", and the other keeps its.
+    expect(await scripts.semaphores.release(keys('late'), 'late', WAITER_LEASE)).toMatchObject({ released: false });
+    expect(await redis.get(keys('next').lock)).toBe('next');
+    expect(await redis.hget(`lock:{${key}}:holders`, ':used')).toBe('1');
+    expect(await scripts.semaphores.acquire(keys('third'), 'third', 60_000, false, WAITER_LEASE)).toMatchObject({ acquired: false });
+    expect(await scripts.semaphores.release(keys('next'), 'next', WAITER_LEASE)).toMatchObject({ released: true });
     expect((await redis.keys(`lock:{${key}}*`)).sort()).toEqual([`lock:{${key}}:fence`]);
   });
 });

@@ -37,10 +37,10 @@ const LIB = `${QUEUE_MEMBERS}
 local function permit_key(token) return base .. '${SEMAPHORE_SUFFIXES.permit}' .. token end
 
 -- The permits held in all, as the holders hash counts them (kept up to date by every change
--- below), how many holders the fast path let in without a score (see score_unscored), and the
--- limit stored (false when none).
-local counts = redis.call('HMGET', holders, ':used', ':unscored', ':limit')
-local used, unscored, stored_limit = tonumber(counts[1] or '0'), tonumber(counts[2] or '0'), counts[3]
+-- below), how many holders the fast path let in without a score (see score_unscored), the
+-- limit stored (false when none), and whether the queue may have waiters (see keep_limit).
+local counts = redis.call('HMGET', holders, ':used', ':unscored', ':limit', ':queued')
+local used, unscored, stored_limit, queued = tonumber(counts[1] or '0'), tonumber(counts[2] or '0'), counts[3], counts[4]
 
 -- Keeps the holders hash and the due set for at least ms: they guard every permit and expire with
 -- the longest one (the hash, which keeps the limit, with the waiters' lease too), so that
@@ -118,12 +118,19 @@ local function take(token, permits, lease, now, lim)
   return fencing
 end
 
--- Keeps the call's limit (unless stored: then it is the same) for at least ms, for the waiters.
+-- Keeps the call's limit (unless stored: then it is the same) for at least ms, for the waiters,
+-- and marks the queue as possibly holding some (':queued'), which sends the fast paths to the
+-- full ones. Every waiter joins or refreshes its place through here, and the hash then outlives
+-- its liveness lease, so that while anyone may be waiting the mark is there; a mark left after
+-- the waiters went (granted, gone, expired) costs one full call, which drops it (forget_if_idle).
 local function keep_limit(lim, ms)
   if not stored_limit then
-    redis.call('HSET', holders, ':limit', lim, ':used', used)
+    redis.call('HSET', holders, ':limit', lim, ':used', used, ':queued', 1)
     stored_limit = tostring(lim)
+  elseif not queued then
+    redis.call('HSET', holders, ':queued', 1)
   end
+  queued = '1'
   guard(ms)
 end
 
@@ -184,11 +191,17 @@ local function limit_in_use(given)
   return tonumber(stored_limit or given)
 end
 
--- The limit is kept while the semaphore has holders or waiters, and forgotten with them.
+-- The limit is kept while the semaphore has holders or waiters, and forgotten with them; the
+-- ':queued' mark goes with the last waiter.
 local function forget_if_idle()
-  if used <= 0 and redis.call('EXISTS', queue, waiters) == 0 then
-    redis.call('DEL', holders, due)
-    stored_limit = false
+  if (used <= 0 or queued) and redis.call('EXISTS', queue, waiters) == 0 then
+    if used <= 0 then
+      redis.call('DEL', holders, due)
+      stored_limit = false
+    else
+      redis.call('HDEL', holders, ':queued')
+    end
+    queued = false
   end
 end
 `;
@@ -200,29 +213,39 @@ end
  * shortest holder lease left, -1 without holders; fence the fencing counter, see the lock's
  * ACQUIRE) or `{2, limit}` when the semaphore is in use with another limit.
  *
- * The fast path comes first: with neither queue key nobody waits, and when the holders hash
- * (one `HMGET`) shows room under the same limit and `SET NX` creates the caller's permit (a
- * caller granted already has one, and goes on below), the caller takes its permits with
- * `EXISTS`, `HMGET`, `SET NX PX`, `INCR`, one `HSET` and the hash's expiry: no `TIME`, and no
- * score in the due set (it is counted as unscored, and scored by the next count that needs it).
- * A count that includes crashed holders only ever refuses here (the slow path then drops them),
- * never admits one too many.
+ * The fast path comes first: when the holders hash (one `HMGET`) shows nobody waiting (no
+ * `:queued` mark, see keep_limit) and room under the same limit, and `SET NX` creates the
+ * caller's permit (a caller granted already has one, and goes on below), the caller takes its
+ * permits with `HMGET`, `SET NX PX`, `INCR`, one `HSET` and the hash's expiry (`PEXPIRE` when
+ * the hash is new, else `PEXPIRE GT` on Redis 7): no `TIME`, no queue key read, and no score in
+ * the due set (it is counted as unscored, and scored by the next count that needs it). A count
+ * that includes crashed holders only ever refuses here (the slow path then drops them), never
+ * admits one too many.
  */
 const ACQUIRE = `
 local fence_retention, lease, sharded, enqueue, limit, permits = string.match(ARGV[3], '^(%d+):(%d+):(%d):(%d):(%d+):(%d+)$')
 limit, permits = tonumber(limit), tonumber(permits)
-if redis.call('EXISTS', queue, waiters) == 0 then
-  local state = redis.call('HMGET', holders, ':limit', ':used', ':unscored')
-  local held = tonumber(state[2] or '0')
-  if (not state[1] or tonumber(state[1]) == limit) and held + permits <= limit
-    and redis.call('SET', permit, ARGV[1], 'NX', 'PX', ARGV[2]) then
-    local fencing = redis.call('INCR', fence)
-    if fence_retention ~= '0' then redis.call('PEXPIRE', fence, fence_retention) end
-    redis.call('HSET', holders, ARGV[1], permits .. ':' .. fencing, ':used', held + permits, ':limit', limit, ':unscored', tonumber(state[3] or '0') + 1)
-    local left = state[1] and redis.call('PTTL', holders) or -1
-    if left == -1 or (left >= 0 and left < tonumber(ARGV[2])) then redis.call('PEXPIRE', holders, ARGV[2]) end
-    return {1, fencing}
+local state = redis.call('HMGET', holders, ':limit', ':used', ':unscored', ':queued')
+local held = tonumber(state[2] or '0')
+if not state[4] and (not state[1] or tonumber(state[1]) == limit) and held + permits <= limit
+  and redis.call('SET', permit, ARGV[1], 'NX', 'PX', ARGV[2]) then
+  local fencing = redis.call('INCR', fence)
+  if fence_retention ~= '0' then redis.call('PEXPIRE', fence, fence_retention) end
+  local entry, unscored = permits .. ':' .. fencing, tonumber(state[3] or '0') + 1
+  if not state[1] then
+    -- A hash without a limit is new (every write of a holder or waiter stores the limit).
+    redis.call('HSET', holders, ARGV[1], entry, ':used', held + permits, ':limit', limit, ':unscored', unscored)
+    redis.call('PEXPIRE', holders, ARGV[2])
+  else
+    redis.call('HSET', holders, ARGV[1], entry, ':used', held + permits, ':unscored', unscored)
+    if (tonumber(redis.REDIS_VERSION_NUM) or 0) >= 0x070000 then
+      redis.call('PEXPIRE', holders, ARGV[2], 'GT')
+    else
+      local left = redis.call('PTTL', holders)
+      if left == -1 or (left >= 0 and left < tonumber(ARGV[2])) then redis.call('PEXPIRE', holders, ARGV[2]) end
+    end
   end
+  return {1, fencing}
 end
 lease = tonumber(lease)
 ${LIB}
@@ -253,6 +276,8 @@ if (not head or head == member) and limit - used >= permits then
   local fencing = take(ARGV[1], permits, ARGV[2], now, limit)
   -- Those queued behind may fit in what is left.
   grant_fitting(limit, lease, sharded, now)
+  -- The caller may have been the last waiter: without the mark, the next calls take the fast path.
+  forget_if_idle()
   return {1, fencing}
 end
 if head and head ~= member then
@@ -277,20 +302,24 @@ return {0, soonest, tonumber(redis.call('GET', fence) or '0')}
  * when none is stored). Returns `{0}` when the permit is not ours (anymore), else
  * `{1, token, fencing, token, fencing...}` for the waiters it went to.
  *
- * With nobody waiting that is `GET`, `DEL`, `HMGET`, `EXISTS` and the holder's removal (`DEL` of
- * the hash and the due set when it was the last one): no `TIME`, nothing counted.
+ * The permit's name holds its owner's token and nothing else ever writes it, so its `DEL`
+ * answering 1 proves the caller held it. With nobody waiting (no `:queued` mark) that is `DEL`,
+ * `HMGET` and the holder's removal (`DEL` of the hash and the due set when it was the last one):
+ * no `TIME`, nothing counted.
  */
 const RELEASE = `
-if redis.call('GET', permit) ~= ARGV[1] then
+-- pcall: on a replica the write fails, and the answer is the same as a replica's for the mutex.
+local deleted = redis.pcall('DEL', permit)
+if deleted ~= 1 then
   if string.find(redis.call('INFO', 'replication'), 'role:slave', 1, true) then
     return redis.error_reply('READONLY this node is a replica: lock ownership cannot be checked here')
   end
+  if type(deleted) == 'table' then return deleted end
   return {0}
 end
-redis.call('DEL', permit)
-local state = redis.call('HMGET', holders, ARGV[1], ':used')
+local state = redis.call('HMGET', holders, ARGV[1], ':used', ':queued')
 local left = tonumber(state[2] or '0') - tonumber(string.match(state[1] or '0', '^(%d+)'))
-if redis.call('EXISTS', queue, waiters) == 0 then
+if not state[3] then
   if left <= 0 then
     redis.call('DEL', holders, due)
   elseif state[1] then
