@@ -36,10 +36,11 @@ describe('a semaphore nobody waits for', () => {
     expect(calls.map((command) => command.args[2])).toEqual(['1', '1']);
     // Nobody waits: the holders hash says so (no ':queued' mark), so the queue keys are not read.
     expect(queue).toEqual([]);
-    // The holders hash read once and written once by each; the due set only dropped (a holder let
-    // in by the fast path is scored by the first count that needs it, see the next tests).
+    // The holders hash read once and written once by each, deleted with the permit (one DEL); the
+    // due set never named: a holder let in by the fast path is scored by the first count that
+    // needs it (see the next tests), and without such a count there is no due set to delete.
     expect(holders).toEqual(['HMGET', 'HSET', 'PEXPIRE', 'HMGET', 'DEL']);
-    expect(due).toEqual(['DEL']);
+    expect(due).toEqual([]);
     // The permit: created with SET NX and deleted (its name holds the owner's token: a DEL that
     // deletes it proves the owner); no holder's lease read (no PTTL).
     expect(permits.seen.filter((command) => !isScriptCall(command)).map((command) => command.args[0]!.toUpperCase())).toEqual(['SET', 'DEL']);
@@ -118,6 +119,13 @@ describe('the fast paths and the waiters', () => {
     const root = `lock:{${key}}`;
     return watchCommands(`${root}:sq`, undefined, (arg) => arg === `${root}:sq` || arg === `${root}:sw`);
   };
+  /** A holder let in for 200 ms that never renews: returns its fencing token once Redis dropped its permit. */
+  const lapse = async (scripts: LockScripts, keys: ReturnType<typeof names>, token: string) => {
+    const reply = await scripts.semaphores.acquire(keys(token), token, 200, true, WAITER_LEASE);
+    expect(reply).toMatchObject({ acquired: true });
+    while ((await redis.exists(keys(token).lock)) > 0) await sleep(20);
+    return (reply as { fencingToken: number }).fencingToken;
+  };
 
   it('keeps a newcomer behind a waiter although its permit fits, and serves the waiter on release', async () => {
     const scripts = store();
@@ -165,9 +173,7 @@ describe('the fast paths and the waiters', () => {
     const scripts = store();
     const key = uniqueKey();
     const keys = names(key, 1);
-    const late = await scripts.semaphores.acquire(keys('late'), 'late', 200, true, WAITER_LEASE);
-    expect(late).toMatchObject({ acquired: true });
-    while ((await redis.exists(keys('late').lock)) > 0) await sleep(20);
+    await lapse(scripts, keys, 'late');
     const next = await scripts.semaphores.acquire(keys('next'), 'next', 60_000, true, WAITER_LEASE);
     expect(next).toMatchObject({ acquired: true });
     // The late holder's release finds no permit of its own: "not yours", and the other keeps its.
@@ -177,5 +183,18 @@ describe('the fast paths and the waiters', () => {
     expect(await scripts.semaphores.acquire(keys('third'), 'third', 60_000, false, WAITER_LEASE)).toMatchObject({ acquired: false });
     expect(await scripts.semaphores.release(keys('next'), 'next', WAITER_LEASE)).toMatchObject({ released: true });
     expect((await redis.keys(`lock:{${key}}*`)).sort()).toEqual([`lock:{${key}}:fence`]);
+  });
+
+  it('answers "not yours" to the last holder whose lease ran out, and leaves nothing behind', async () => {
+    const scripts = store();
+    const key = uniqueKey();
+    const keys = names(key, 2);
+    const lapsed = await lapse(scripts, keys, 'lapsed');
+    expect(await scripts.semaphores.release(keys('lapsed'), 'lapsed', WAITER_LEASE)).toMatchObject({ released: false });
+    expect((await redis.keys(`lock:{${key}}*`)).sort()).toEqual([`lock:{${key}}:fence`]);
+    const next = await scripts.semaphores.acquire(keys('next'), 'next', 60_000, true, WAITER_LEASE);
+    expect(next).toMatchObject({ acquired: true, fencingToken: lapsed + 1 });
+    expect(await redis.hget(`lock:{${key}}:holders`, ':used')).toBe('1');
+    expect(await scripts.semaphores.release(keys('next'), 'next', WAITER_LEASE)).toMatchObject({ released: true });
   });
 });

@@ -20,16 +20,27 @@ import { SEMAPHORE_SUFFIXES } from './semaphore-keys.js';
  * with the mutex's liveness leases on the server clock (`TIME`).
  */
 
-/** How a script names its keys: all declared (Cluster), or the permit alone and the rest derived. */
+/**
+ * How a script names its keys: all declared (Cluster), or the permit alone and the rest derived.
+ * `fast`: the names the fast paths use; `rest`: the queue's, named after them, so that a call
+ * the fast path answers builds no other name.
+ */
 const SEMAPHORE_KEYS = {
-  declared: `local permit, fence, queue, waiters, channel, holders, due = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+  declared: {
+    fast: `local permit, fence, holders, due = KEYS[1], KEYS[2], KEYS[6], KEYS[7]
+`,
+    rest: `local queue, waiters, channel = KEYS[3], KEYS[4], KEYS[5]
 local base = string.sub(holders, 1, #holders - ${SEMAPHORE_SUFFIXES.holders.length})
 `,
-  derived: `local permit = KEYS[1]
+  },
+  derived: {
+    fast: `local permit = KEYS[1]
 local base = string.sub(permit, 1, #permit - #ARGV[1] - ${SEMAPHORE_SUFFIXES.permit.length})
-local fence, queue, waiters, channel = base .. '${LOCK_KEY_SUFFIXES.fence}', base .. '${SEMAPHORE_SUFFIXES.queue}', base .. '${SEMAPHORE_SUFFIXES.waiters}', base .. '${SEMAPHORE_SUFFIXES.released}'
-local holders, due = base .. '${SEMAPHORE_SUFFIXES.holders}', base .. '${SEMAPHORE_SUFFIXES.due}'
+local fence, holders, due = base .. '${LOCK_KEY_SUFFIXES.fence}', base .. '${SEMAPHORE_SUFFIXES.holders}', base .. '${SEMAPHORE_SUFFIXES.due}'
 `,
+    rest: `local queue, waiters, channel = base .. '${SEMAPHORE_SUFFIXES.queue}', base .. '${SEMAPHORE_SUFFIXES.waiters}', base .. '${SEMAPHORE_SUFFIXES.released}'
+`,
+  },
 } as const;
 
 const LIB = `${QUEUE_MEMBERS}
@@ -38,9 +49,22 @@ local function permit_key(token) return base .. '${SEMAPHORE_SUFFIXES.permit}' .
 
 -- The permits held in all, as the holders hash counts them (kept up to date by every change
 -- below), how many holders the fast path let in without a score (see score_unscored), the
--- limit stored (false when none), and whether the queue may have waiters (see keep_limit).
-local counts = redis.call('HMGET', holders, ':used', ':unscored', ':limit', ':queued')
-local used, unscored, stored_limit, queued = tonumber(counts[1] or '0'), tonumber(counts[2] or '0'), counts[3], counts[4]
+-- limit stored (false when none), whether the queue may have waiters (see keep_limit), and
+-- whether the due set may exist (see add_due).
+local counts = redis.call('HMGET', holders, ':used', ':unscored', ':limit', ':queued', ':due')
+local used, unscored, stored_limit, queued, due_marked = tonumber(counts[1] or '0'), tonumber(counts[2] or '0'), counts[3], counts[4], counts[5]
+
+-- Scores holders in the due set, which may create it: the hash's ':due' mark says it may exist,
+-- so that the release of the last holder deletes the due set only when the mark is there. The
+-- due set never outlives the hash (each guard pushes both on, the hash first), and is only
+-- deleted with it, so a hash without the mark has no due set beside it.
+local function add_due(...)
+  redis.call('ZADD', due, ...)
+  if not due_marked then
+    redis.call('HSET', holders, ':due', 1)
+    due_marked = '1'
+  end
+end
 
 -- Keeps the holders hash and the due set for at least ms: they guard every permit and expire with
 -- the longest one (the hash, which keeps the limit, with the waiters' lease too), so that
@@ -113,7 +137,7 @@ local function take(token, permits, lease, now, lim)
   used = used + tonumber(permits)
   redis.call('HSET', holders, token, permits .. ':' .. fencing, ':used', used, ':limit', lim)
   stored_limit = tostring(lim)
-  redis.call('ZADD', due, now + tonumber(lease), token)
+  add_due(now + tonumber(lease), token)
   guard(lease)
   return fencing
 end
@@ -134,7 +158,7 @@ local function keep_limit(lim, ms)
   guard(ms)
 end
 
--- The fast path lets holders in without scoring them (no TIME, no due set: see ACQUIRE), and
+-- The fast path lets holders in without scoring them (no TIME, no due set: see ACQUIRE_FAST), and
 -- counts them in ':unscored'. Before a count they all enter the due set as due now, so that the
 -- purge looks at each once (one PTTL) and scores it; the holders scored already keep their score.
 -- A due set lost on its own (evicted: a key goes whole) is rebuilt the same way.
@@ -147,11 +171,11 @@ local function score_unscored()
       members[#members + 1] = token
     end
     if #members >= 1000 then
-      redis.call('ZADD', due, 'NX', unpack(members))
+      add_due('NX', unpack(members))
       members = {}
     end
   end
-  if #members > 0 then redis.call('ZADD', due, 'NX', unpack(members)) end
+  if #members > 0 then add_due('NX', unpack(members)) end
   unscored = 0
   redis.call('HSET', holders, ':unscored', 0)
   local left = redis.call('PTTL', holders)
@@ -222,7 +246,7 @@ end
  * that includes crashed holders only ever refuses here (the slow path then drops them), never
  * admits one too many.
  */
-const ACQUIRE = `
+const ACQUIRE_FAST = `
 local fence_retention, lease, sharded, enqueue, limit, permits = string.match(ARGV[3], '^(%d+):(%d+):(%d):(%d):(%d+):(%d+)$')
 limit, permits = tonumber(limit), tonumber(permits)
 local state = redis.call('HMGET', holders, ':limit', ':used', ':unscored', ':queued')
@@ -247,6 +271,9 @@ if not state[4] and (not state[1] or tonumber(state[1]) == limit) and held + per
   end
   return {1, fencing}
 end
+`;
+
+const ACQUIRE_FULL = `
 lease = tonumber(lease)
 ${LIB}
 local now = now_ms()
@@ -259,7 +286,7 @@ local function mine()
   local held = redis.call('HGET', holders, ARGV[1])
   if held then
     redis.call('PEXPIRE', permit, ARGV[2])
-    redis.call('ZADD', due, now + tonumber(ARGV[2]), ARGV[1])
+    add_due(now + tonumber(ARGV[2]), ARGV[1])
     guard(ARGV[2])
     return {1, tonumber(string.match(held, ':(%d+)$'))}
   end
@@ -302,14 +329,26 @@ return {0, soonest, tonumber(redis.call('GET', fence) or '0')}
  * when none is stored). Returns `{0}` when the permit is not ours (anymore), else
  * `{1, token, fencing, token, fencing...}` for the waiters it went to.
  *
- * The permit's name holds its owner's token and nothing else ever writes it, so its `DEL`
- * answering 1 proves the caller held it. With nobody waiting (no `:queued` mark) that is `DEL`,
- * `HMGET` and the holder's removal (`DEL` of the hash and the due set when it was the last one):
- * no `TIME`, nothing counted.
+ * The permit's name holds its owner's token and nothing else ever writes it, so a `DEL` that
+ * deletes it proves the caller held it. With nobody waiting (no `:queued` mark) that is `HMGET`
+ * and, for the last holder with no due set (no `:due` mark), one `DEL` of the permit and the
+ * hash; else `DEL` of the permit and the holder's removal (`DEL` of the hash and the due set
+ * when it was the last one, else `HDEL`, `HSET` and `ZREM`): no `TIME`, nothing counted.
  */
-const RELEASE = `
+const RELEASE_FAST = `
+local state = redis.call('HMGET', holders, ARGV[1], ':used', ':queued', ':due')
+local left = tonumber(state[2] or '0') - tonumber(string.match(state[1] or '0', '^(%d+)'))
 -- pcall: on a replica the write fails, and the answer is the same as a replica's for the mutex.
-local deleted = redis.pcall('DEL', permit)
+local deleted
+if not state[3] and not state[4] and left <= 0 then
+  -- The last holder, nobody waiting, no due set: the permit and the hash go in one DEL, whose
+  -- count says whether the permit was there (the hash was when it has ':used'). Were it not,
+  -- the hash held only this caller's lapsed entry, which the next count would drop as well.
+  deleted = redis.pcall('DEL', permit, holders)
+  if deleted == (state[2] and 2 or 1) then return {1} end
+else
+  deleted = redis.pcall('DEL', permit)
+end
 if deleted ~= 1 then
   if string.find(redis.call('INFO', 'replication'), 'role:slave', 1, true) then
     return redis.error_reply('READONLY this node is a replica: lock ownership cannot be checked here')
@@ -317,8 +356,6 @@ if deleted ~= 1 then
   if type(deleted) == 'table' then return deleted end
   return {0}
 end
-local state = redis.call('HMGET', holders, ARGV[1], ':used', ':queued')
-local left = tonumber(state[2] or '0') - tonumber(string.match(state[1] or '0', '^(%d+)'))
 if not state[3] then
   if left <= 0 then
     redis.call('DEL', holders, due)
@@ -329,6 +366,9 @@ if not state[3] then
   end
   return {1}
 end
+`;
+
+const RELEASE_FULL = `
 local fence_retention, lease, sharded, limit = string.match(ARGV[2], '^(%d+):(%d+):(%d):(%d+)$')
 ${LIB}
 drop_holder(ARGV[1])
@@ -361,7 +401,13 @@ forget_if_idle()
 return 1
 `;
 
+/** A script's fast part, the queue's names, then its full part. */
+const compose = (fast: string, full: string) => ({
+  declared: SEMAPHORE_KEYS.declared.fast + fast + SEMAPHORE_KEYS.declared.rest + full,
+  derived: SEMAPHORE_KEYS.derived.fast + fast + SEMAPHORE_KEYS.derived.rest + full,
+});
+
 /** Each script with its keys declared (Cluster) or derived from the permit's (anywhere else). */
-export const SEMAPHORE_ACQUIRE = { declared: SEMAPHORE_KEYS.declared + ACQUIRE, derived: SEMAPHORE_KEYS.derived + ACQUIRE } as const;
-export const SEMAPHORE_RELEASE = { declared: SEMAPHORE_KEYS.declared + RELEASE, derived: SEMAPHORE_KEYS.derived + RELEASE } as const;
-export const SEMAPHORE_LEAVE = { declared: SEMAPHORE_KEYS.declared + LEAVE, derived: SEMAPHORE_KEYS.derived + LEAVE } as const;
+export const SEMAPHORE_ACQUIRE = compose(ACQUIRE_FAST, ACQUIRE_FULL);
+export const SEMAPHORE_RELEASE = compose(RELEASE_FAST, RELEASE_FULL);
+export const SEMAPHORE_LEAVE = compose('', LEAVE);
