@@ -47,6 +47,20 @@ describe('a semaphore nobody waits for', () => {
     expect((await redis.keys(`${root}*`)).sort()).toEqual([`${root}:fence`]);
   });
 
+  it('lets a holder out beside others without naming the due set, which nobody wrote', async () => {
+    const { locks } = await app();
+    const key = uniqueKey();
+    const due = await watchCommands(`lock:{${key}}:due`);
+    const first = await locks.acquire(key, { limit: 3 });
+    const second = await locks.acquire(key, { limit: 3 });
+    await first.release();
+    expect(await redis.hget(`lock:{${key}}:holders`, ':used')).toBe('1');
+    await second.release();
+    await due.stop();
+    expect(due.seen).toEqual([]);
+    expect((await redis.keys(`lock:{${key}}*`)).sort()).toEqual([`lock:{${key}}:fence`]);
+  });
+
   it('is not taken twice by a caller a release granted a permit to already', async () => {
     const holder = await app({ ttl: 30_000 });
     const waiter = await app({ ttl: 30_000 });

@@ -221,7 +221,7 @@ local function forget_if_idle()
   if (used <= 0 or queued) and redis.call('EXISTS', queue, waiters) == 0 then
     if used <= 0 then
       redis.call('DEL', holders, due)
-      stored_limit = false
+      stored_limit, due_marked = false, false
     else
       redis.call('HDEL', holders, ':queued')
     end
@@ -333,7 +333,7 @@ return {0, soonest, tonumber(redis.call('GET', fence) or '0')}
  * deletes it proves the caller held it. With nobody waiting (no `:queued` mark) that is `HMGET`
  * and, for the last holder with no due set (no `:due` mark), one `DEL` of the permit and the
  * hash; else `DEL` of the permit and the holder's removal (`DEL` of the hash and the due set
- * when it was the last one, else `HDEL`, `HSET` and `ZREM`): no `TIME`, nothing counted.
+ * when it was the last one, else `HDEL`, `HSET`, and `ZREM` when marked): no `TIME`, nothing counted.
  */
 const RELEASE_FAST = `
 local state = redis.call('HMGET', holders, ARGV[1], ':used', ':queued', ':due')
@@ -362,7 +362,7 @@ if not state[3] then
   elseif state[1] then
     redis.call('HDEL', holders, ARGV[1])
     redis.call('HSET', holders, ':used', left)
-    redis.call('ZREM', due, ARGV[1])
+    if state[4] then redis.call('ZREM', due, ARGV[1]) end
   end
   return {1}
 end
