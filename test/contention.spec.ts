@@ -30,9 +30,10 @@ describe('waiting for a busy lock', () => {
     const held = await holderApp.locks.acquire(key);
     const attempts = countAttempts(waiterApp.locks);
     const waiting = waiterApp.locks.acquire(key, { waitTimeout: 10_000 });
-    await sleep(50);
     // Release right after one of the waiter's polls is answered: its next one is 250 ms away.
-    await attempts.answered();
+    // (Once subscribed: under load, the first answer can come before the waiter subscribed, and
+    // its second attempt then goes out after the release.)
+    await attempts.watching();
     const polled = attempts.count;
     await held.release();
     const lock = await waiting;
@@ -135,11 +136,12 @@ describe('waiting for a busy lock', () => {
     await sleep(20);
     await commands.stop();
     // The release hands the lock to the first waiter: no waiter retries (one may refresh its
-    // place in the queue by chance), and only the first one renews its new lock.
+    // place in the queue by chance), and only the first one may renew its new lock (its first
+    // renewal is due a third of the way into the grant lease).
     const acquires = commands.seen.filter((c) => lockScriptKind(c) === 'acquire');
     const renewals = commands.seen.filter((c) => lockScriptKind(c) === 'renew');
     expect(acquires.length).toBeLessThanOrEqual(1);
-    expect(renewals.length).toBe(1);
+    expect(renewals.length).toBeLessThanOrEqual(1);
     await Promise.all(waiters);
     expect(order).toEqual([0, 1, 2, 3, 4]);
   });

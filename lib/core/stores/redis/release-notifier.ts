@@ -36,6 +36,8 @@ interface ChannelState {
   waiters: Map<string, GrantInbox>;
   /** How the channel was subscribed to (Cluster: sharded unless its server refused SSUBSCRIBE). */
   sharded: boolean;
+  /** Whether Redis confirmed the subscription: a release published from then on reaches this process. */
+  live: boolean;
 }
 
 /**
@@ -68,7 +70,7 @@ export class ReleaseNotifier {
     const name = this.channelPrefix + channel;
     let state = this.channels.get(name);
     if (state === undefined) {
-      state = { ready: Promise.resolve(), waiters: new Map(), sharded: this.cluster };
+      state = { ready: Promise.resolve(), waiters: new Map(), sharded: this.cluster, live: false };
       this.channels.set(name, state);
       state.ready = this.subscribe(name, state, 0);
     }
@@ -98,6 +100,15 @@ export class ReleaseNotifier {
     };
   }
 
+  /**
+   * Whether a release published on `channel` from now on reaches this process: another waiter's
+   * subscription is confirmed and still open. A waiter that watches before its attempt then
+   * needs no second attempt after subscribing (see `Acquisition.watchAhead`).
+   */
+  subscribed(channel: string): boolean {
+    return this.channels.get(this.channelPrefix + channel)?.live === true;
+  }
+
   /** A release in this process handed the lock to `token`: wake it without waiting for the message. */
   wake(channel: string, token: string, fencingToken: number): void {
     this.channels.get(this.channelPrefix + channel)?.waiters.get(token)?.deliver(fencingToken);
@@ -118,16 +129,20 @@ export class ReleaseNotifier {
     return Promise.resolve()
       .then(async () => {
         const subscriber = this.connection();
-        if (!this.cluster) return subscriber.subscribe(name, false);
-        try {
-          await subscriber.subscribe(name, true);
-          state.sharded = true;
-        } catch (error) {
-          // A master older than Redis 7 publishes this channel's releases with PUBLISH.
-          if (!/unknown command/i.test(String((error as Error | undefined)?.message))) throw error;
+        if (!this.cluster) {
           await subscriber.subscribe(name, false);
-          state.sharded = false;
+        } else {
+          try {
+            await subscriber.subscribe(name, true);
+            state.sharded = true;
+          } catch (error) {
+            // A master older than Redis 7 publishes this channel's releases with PUBLISH.
+            if (!/unknown command/i.test(String((error as Error | undefined)?.message))) throw error;
+            await subscriber.subscribe(name, false);
+            state.sharded = false;
+          }
         }
+        state.live = true;
       })
       .catch((error: unknown) => {
         if (this.channels.get(name) !== state) throw error;
