@@ -64,7 +64,8 @@ export interface AcquisitionHost {
 /**
  * One `acquire()` call that may wait: the protocol's steps as methods, in the order docs/redis-data.md
  * tells them: attempt; when the lock is busy, subscribe to its release messages
- * (then attempt again, so that a release in between is not missed); wait for a turn; take a grant
+ * (then attempt again, so that a release in between is not missed; a process subscribed already
+ * watches before the attempt and needs no second one); wait for a turn; take a grant
  * a release handed over; give up (leave the queue) on timeout, abort, error or shutdown. What is
  * taken (`LockKind`) and who goes first (`FairnessRule`) are handed in.
  */
