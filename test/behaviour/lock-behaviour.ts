@@ -158,7 +158,7 @@ export function describeLockBehaviour(label: string, backend: LockBackend): void
       await first.watching();
       first.stop();
       const attempts = countAttempts(waiter.locks);
-      const renewals: number[] = [];
+      const renewals: (number | undefined)[] = [];
       waiter.locks.events$.subscribe((event) => event.type === 'renewed' && renewals.push(event.fencingToken));
       const second = waiter.locks.acquire(k, { waitTimeout: 10_000 });
       // Right after the second waiter's attempt is answered, the first leaves and the lock is
