@@ -41,7 +41,8 @@ describe('waiting for a busy lock', () => {
     expect(attempts.count).toBe(polled);
     expect(lock.fencingToken).toBe(held.fencingToken + 1);
     await lock.release();
-    expect(await subscribedChannels(key)).toEqual([]);
+    // The subscription lingers a moment for the next waiter of the process, then goes.
+    await expect.poll(() => subscribedChannels(key), { timeout: 5_000 }).toEqual([]);
   });
 
   it('does not miss a release that happens between a failed attempt and the subscription', async () => {
@@ -89,18 +90,17 @@ describe('waiting for a busy lock', () => {
     await lock.release();
   });
 
-  it('ends a wait at waitTimeout, leaving no subscription and no place in the queue', async () => {
+  it('ends a wait at waitTimeout, leaving no subscription (after it lingered) and no place in the queue', async () => {
     const waiterApp = await app();
     const key = uniqueKey();
     await redis.set(`lock:{${key}}`, 'holder', 'PX', 10_000);
     const error = await waiterApp.locks.acquire(key, { waitTimeout: 300 }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(LockNotAcquiredError);
-    await sleep(20);
-    expect(await subscribedChannels(key)).toEqual([]);
+    await expect.poll(() => subscribedChannels(key), { timeout: 5_000 }).toEqual([]);
     expect(await redis.exists(`lock:{${key}}:queue`, `lock:{${key}}:waiters`)).toBe(0);
   });
 
-  it("ends a wait on the caller's AbortSignal, leaving no subscription and no place in the queue", async () => {
+  it("ends a wait on the caller's AbortSignal, leaving no subscription (after it lingered) and no place in the queue", async () => {
     const waiterApp = await app();
     const key = uniqueKey();
     await redis.set(`lock:{${key}}`, 'holder', 'PX', 10_000);
@@ -112,9 +112,30 @@ describe('waiting for a busy lock', () => {
     expect(await redis.llen(`lock:{${key}}:queue`)).toBe(1);
     controller.abort(reason);
     await expect(waiting).rejects.toBe(reason);
-    await sleep(20);
-    expect(await subscribedChannels(key)).toEqual([]);
+    await expect.poll(() => subscribedChannels(key), { timeout: 5_000 }).toEqual([]);
     expect(await redis.exists(`lock:{${key}}:queue`, `lock:{${key}}:waiters`)).toBe(0);
+  });
+
+  it('keeps a subscription briefly for the next waiter of the process, which then asks once, and ends it at shutdown', async () => {
+    const holderApp = await app({ ttl: 30_000 });
+    const waiterApp = await app({ ttl: 30_000 });
+    const key = uniqueKey();
+    const attempts = countAttempts(waiterApp.locks);
+    for (let round = 0; round < 2; round++) {
+      const held = await holderApp.locks.acquire(key);
+      const waiting = waiterApp.locks.acquire(key, { waitTimeout: 10_000 });
+      // Round 0 subscribes; round 1 finds the subscription its predecessor left lingering.
+      if (round === 0) await attempts.watching();
+      else await attempts.answered();
+      await held.release();
+      const lock = await waiting;
+      // Round 0: the attempt, the one after subscribing (and perhaps a poll); round 1: one.
+      if (round === 1) expect(attempts.countFor(lock)).toBe(1);
+      await lock.release();
+    }
+    expect(await subscribedChannels(key)).toHaveLength(1);
+    await waiterApp.close();
+    await expect.poll(() => subscribedChannels(key), { timeout: 5_000 }).toEqual([]);
   });
 
   it('wakes only the waiter whose turn it is: no stampede on one release, and turns in arrival order', async () => {
