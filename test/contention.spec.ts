@@ -138,6 +138,22 @@ describe('waiting for a busy lock', () => {
     await expect.poll(() => subscribedChannels(key), { timeout: 5_000 }).toEqual([]);
   });
 
+  it('keeps at most 64 subscriptions lingering, then none', async () => {
+    const waiterApp = await app();
+    const prefix = uniqueKey();
+    const keys = Array.from({ length: 65 }, (_, i) => `${prefix}-${i}`);
+    for (const key of keys) await redis.set(`lock:{${key}}`, 'holder', 'PX', 30_000);
+    const giveUp = new AbortController();
+    const waits = keys.map((key) => waiterApp.locks.acquire(key, { waitTimeout: 20_000, signal: giveUp.signal }).catch(() => undefined));
+    await expect.poll(async () => (await subscribedChannels(prefix)).length, { timeout: 10_000 }).toBe(65);
+    // Every wait ends: each channel lingers, and the 65th sends the one that lingered longest.
+    giveUp.abort(new Error('gave up'));
+    await Promise.all(waits);
+    const channels = (managerOf(waiterApp) as unknown as { notifier: { channels: Map<string, unknown> } }).notifier.channels;
+    expect(channels.size).toBe(64);
+    await expect.poll(async () => (await subscribedChannels(prefix)).length, { timeout: 5_000 }).toBe(0);
+  });
+
   it('wakes only the waiter whose turn it is: no stampede on one release, and turns in arrival order', async () => {
     const holderApp = await app({ ttl: 30_000 });
     const waiterApp = await app({ ttl: 30_000 });
