@@ -36,7 +36,9 @@ if (name === 'redis-semaphore Semaphore') {
   withLock =
     name === 'LockService semaphore'
       ? (body) => locks.using(KEY, () => body('permit'), { limit: LIMIT })
-      : (body) => {
+      : name === 'LockService mutex'
+        ? (body) => locks.using(KEY, () => body('lock'))
+        : (body) => {
           // Read-write: 7 readers in 10 calls.
           const mode = Math.random() < 0.7 ? 'read' : 'write';
           return locks.using(KEY, () => body(mode), { mode });

@@ -1,7 +1,7 @@
 // npm run bench:family [-- --quick] [-- --only contended|limit100|nobody]: the lock family beside
 // redis-semaphore's Semaphore (which polls), in three sections.
 // - Contended: 4 processes x 3 chains on one key with limit 3 (and a read-write lock, 7 readers
-//   in 10), each call holding 2 ms.
+//   in 10, and a mutex), each call holding 2 ms.
 // - Limit 100: 4 processes x 30 chains on one key with limit 100, so that every acquisition
 //   finds 100 holders (and 20 waiters), each call holding 2 ms.
 // Figures per contender (medians over the repetitions): acquisitions per second, handoff (from
@@ -33,7 +33,7 @@ const PAIRS = QUICK ? 2_000 : 10_000;
 const WORKERS = 4;
 const PEER = 'redis-semaphore Semaphore';
 const CONTENDED = [
-  { name: 'contended', title: 'limit 3, 4 x 3 chains', limit: 3, chains: 3, contenders: ['LockService semaphore', PEER, 'LockService read-write'] },
+  { name: 'contended', title: 'limit 3, 4 x 3 chains', limit: 3, chains: 3, contenders: ['LockService semaphore', PEER, 'LockService read-write', 'LockService mutex'] },
   { name: 'limit100', title: 'limit 100, 4 x 30 chains (100 holders, 20 waiting)', limit: 100, chains: 30, contenders: ['LockService semaphore', PEER] },
 ];
 const here = (file) => fileURLToPath(new URL(file, import.meta.url));
@@ -86,6 +86,8 @@ function printContended(title, runs) {
       'Redis CPU us/acq': m('redisCpuUs'),
       'x peer': ratio('redisCpuUs'),
       'Redis cmd us/acq': m('redisCommandUs'),
+      'EVALSHA/acq': m('evalshaPerAcq'),
+      'cmds/acq': m('commandsPerAcq'),
     };
   }
   console.log(`\n${title}`);
@@ -106,7 +108,16 @@ async function contended(name, { limit, chains }) {
   const redis = await meter.end();
   await Promise.all(workers.map(({ child }) => new Promise((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', resolve)))));
   const sections = reports.flatMap((report, worker) => report.sections.map((section) => ({ ...section, worker })));
-  return { ...summarize(sections), redisCpuUs: redis.processCpuUs / sections.length, redisCommandUs: redis.commandUsec / sections.length };
+  // Script calls (redis-semaphore's are EVALSHA too), and every command the contender sent.
+  const calls = (command) => redis.commands[command]?.calls ?? 0;
+  const commands = Object.values(redis.commands).reduce((sum, { calls }) => sum + calls, 0);
+  return {
+    ...summarize(sections),
+    redisCpuUs: redis.processCpuUs / sections.length,
+    redisCommandUs: redis.commandUsec / sections.length,
+    evalshaPerAcq: (calls('evalsha') + calls('eval')) / sections.length,
+    commandsPerAcq: commands / sections.length,
+  };
 }
 
 function summarize(sections) {

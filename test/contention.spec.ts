@@ -30,9 +30,10 @@ describe('waiting for a busy lock', () => {
     const held = await holderApp.locks.acquire(key);
     const attempts = countAttempts(waiterApp.locks);
     const waiting = waiterApp.locks.acquire(key, { waitTimeout: 10_000 });
-    await sleep(50);
     // Release right after one of the waiter's polls is answered: its next one is 250 ms away.
-    await attempts.answered();
+    // (Once subscribed: under load, the first answer can come before the waiter subscribed, and
+    // its second attempt then goes out after the release.)
+    await attempts.watching();
     const polled = attempts.count;
     await held.release();
     const lock = await waiting;
@@ -40,7 +41,8 @@ describe('waiting for a busy lock', () => {
     expect(attempts.count).toBe(polled);
     expect(lock.fencingToken).toBe(held.fencingToken + 1);
     await lock.release();
-    expect(await subscribedChannels(key)).toEqual([]);
+    // The subscription lingers a moment for the next waiter of the process, then goes.
+    await expect.poll(() => subscribedChannels(key), { timeout: 5_000 }).toEqual([]);
   });
 
   it('does not miss a release that happens between a failed attempt and the subscription', async () => {
@@ -88,18 +90,17 @@ describe('waiting for a busy lock', () => {
     await lock.release();
   });
 
-  it('ends a wait at waitTimeout, leaving no subscription and no place in the queue', async () => {
+  it('ends a wait at waitTimeout, leaving no subscription (after it lingered) and no place in the queue', async () => {
     const waiterApp = await app();
     const key = uniqueKey();
     await redis.set(`lock:{${key}}`, 'holder', 'PX', 10_000);
     const error = await waiterApp.locks.acquire(key, { waitTimeout: 300 }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(LockNotAcquiredError);
-    await sleep(20);
-    expect(await subscribedChannels(key)).toEqual([]);
+    await expect.poll(() => subscribedChannels(key), { timeout: 5_000 }).toEqual([]);
     expect(await redis.exists(`lock:{${key}}:queue`, `lock:{${key}}:waiters`)).toBe(0);
   });
 
-  it("ends a wait on the caller's AbortSignal, leaving no subscription and no place in the queue", async () => {
+  it("ends a wait on the caller's AbortSignal, leaving no subscription (after it lingered) and no place in the queue", async () => {
     const waiterApp = await app();
     const key = uniqueKey();
     await redis.set(`lock:{${key}}`, 'holder', 'PX', 10_000);
@@ -111,9 +112,46 @@ describe('waiting for a busy lock', () => {
     expect(await redis.llen(`lock:{${key}}:queue`)).toBe(1);
     controller.abort(reason);
     await expect(waiting).rejects.toBe(reason);
-    await sleep(20);
-    expect(await subscribedChannels(key)).toEqual([]);
+    await expect.poll(() => subscribedChannels(key), { timeout: 5_000 }).toEqual([]);
     expect(await redis.exists(`lock:{${key}}:queue`, `lock:{${key}}:waiters`)).toBe(0);
+  });
+
+  it('keeps a subscription briefly for the next waiter of the process, which then asks once, and ends it at shutdown', async () => {
+    const holderApp = await app({ ttl: 30_000 });
+    const waiterApp = await app({ ttl: 30_000 });
+    const key = uniqueKey();
+    const attempts = countAttempts(waiterApp.locks);
+    for (let round = 0; round < 2; round++) {
+      const held = await holderApp.locks.acquire(key);
+      const waiting = waiterApp.locks.acquire(key, { waitTimeout: 10_000 });
+      // Round 0 subscribes; round 1 finds the subscription its predecessor left lingering.
+      if (round === 0) await attempts.watching();
+      else await attempts.answered();
+      await held.release();
+      const lock = await waiting;
+      // Round 0: the attempt, the one after subscribing (and perhaps a poll); round 1: one.
+      if (round === 1) expect(attempts.countFor(lock)).toBe(1);
+      await lock.release();
+    }
+    expect(await subscribedChannels(key)).toHaveLength(1);
+    await waiterApp.close();
+    await expect.poll(() => subscribedChannels(key), { timeout: 5_000 }).toEqual([]);
+  });
+
+  it('keeps at most 64 subscriptions lingering, then none', async () => {
+    const waiterApp = await app();
+    const prefix = uniqueKey();
+    const keys = Array.from({ length: 65 }, (_, i) => `${prefix}-${i}`);
+    for (const key of keys) await redis.set(`lock:{${key}}`, 'holder', 'PX', 30_000);
+    const giveUp = new AbortController();
+    const waits = keys.map((key) => waiterApp.locks.acquire(key, { waitTimeout: 20_000, signal: giveUp.signal }).catch(() => undefined));
+    await expect.poll(async () => (await subscribedChannels(prefix)).length, { timeout: 10_000 }).toBe(65);
+    // Every wait ends: each channel lingers, and the 65th sends the one that lingered longest.
+    giveUp.abort(new Error('gave up'));
+    await Promise.all(waits);
+    const channels = (managerOf(waiterApp) as unknown as { notifier: { channels: Map<string, unknown> } }).notifier.channels;
+    expect(channels.size).toBe(64);
+    await expect.poll(async () => (await subscribedChannels(prefix)).length, { timeout: 5_000 }).toBe(0);
   });
 
   it('wakes only the waiter whose turn it is: no stampede on one release, and turns in arrival order', async () => {
@@ -135,11 +173,12 @@ describe('waiting for a busy lock', () => {
     await sleep(20);
     await commands.stop();
     // The release hands the lock to the first waiter: no waiter retries (one may refresh its
-    // place in the queue by chance), and only the first one renews its new lock.
+    // place in the queue by chance), and only the first one may renew its new lock (its first
+    // renewal is due a third of the way into the grant lease).
     const acquires = commands.seen.filter((c) => lockScriptKind(c) === 'acquire');
     const renewals = commands.seen.filter((c) => lockScriptKind(c) === 'renew');
     expect(acquires.length).toBeLessThanOrEqual(1);
-    expect(renewals.length).toBe(1);
+    expect(renewals.length).toBeLessThanOrEqual(1);
     await Promise.all(waiters);
     expect(order).toEqual([0, 1, 2, 3, 4]);
   });

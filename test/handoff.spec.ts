@@ -1,8 +1,10 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LockEvent } from '../lib/index.js';
+import { randomUUID } from 'node:crypto';
+import type { Lock, LockEvent, LockOptions } from '../lib/index.js';
 import { createLockApp, sleep, useLockApps } from './support/lock-app.js';
-import { lockScriptKind, watchCommands } from './support/monitor.js';
+import { countAttempts } from './support/mechanism.js';
+import { lockScriptKind, watchCommands, type SeenCommand } from './support/monitor.js';
 import { startRedisServer } from './support/redis-server.js';
 import { redisUrl, useRedis } from './support/redis.js';
 
@@ -72,5 +74,47 @@ describe('a lock handed to a waiter of the same process', () => {
       admin.disconnect();
       await server.stop();
     }
+  });
+});
+
+describe('the script calls of a contended acquisition', () => {
+  const app = useLockApps();
+
+  /**
+   * The script calls in `seen` that name the owner token of `lock` (its attempts, renewals and
+   * release): EVALSHA, each call's first try (a NOSCRIPT reply makes the client send it again as EVAL).
+   */
+  const callsOf = (seen: SeenCommand[], lock: Lock) => {
+    const token = (lock as unknown as { token: string }).token;
+    return seen.filter((command) => /^evalsha$/i.test(command.args[0] ?? '') && command.args.some((arg) => arg.includes(token)));
+  };
+
+  it.each<[string, LockOptions]>([
+    ['a mutex', {}],
+    ['a read lock', { mode: 'read' }],
+    ['a semaphore', { limit: 1 }],
+  ])('are one attempt and the release for %s handed over for a short critical section, when its process watched the key already', async (_kind, options) => {
+    const holder = await app({ ttl: 30_000 });
+    const waiter = await app({ ttl: 30_000 });
+    const key = `calls-${randomUUID().slice(0, 8)}`;
+    const commands = await watchCommands(key, undefined, (arg) => arg.includes(key));
+    const held = await holder.locks.acquire(key, { ...options, mode: options.mode === 'read' ? 'write' : options.mode });
+    // A first waiter in the waiting process subscribes to the key's releases.
+    const first = countAttempts(waiter.locks);
+    const firstDone = waiter.locks.using(key, () => sleep(1), { ...options, waitTimeout: 10_000 });
+    await first.watching();
+    first.stop();
+    const attempts = countAttempts(waiter.locks);
+    const second = waiter.locks.acquire(key, { ...options, waitTimeout: 10_000 });
+    await attempts.answered();
+    await held.release();
+    const lock = await second;
+    await sleep(1); // a short critical section
+    await lock.release();
+    await firstDone;
+    await commands.stop();
+    // Before: an attempt, a second one after subscribing, a renewal right after the handover
+    // and the release.
+    expect(callsOf(commands.seen, lock)).toHaveLength(2);
   });
 });

@@ -145,6 +145,63 @@ export function describeLockBehaviour(label: string, backend: LockBackend): void
       expect(order).toEqual([0, 1, 2]);
     });
 
+    it('hands a lock to a waiter whose process watched the key already after one attempt, with no renewal for a short hold', async () => {
+      if (!backend.queues || backend.fairness === 'barging') return;
+      const holder = await open({ ttl: 30_000 });
+      const waiter = await open({ ttl: 30_000 });
+      const k = key('watched');
+      const held = await holder.locks.acquire(k);
+      // A first waiter makes the waiting process watch the key's releases.
+      const first = countAttempts(waiter.locks);
+      const giveUp = new AbortController();
+      const firstWaiting = waiter.locks.acquire(k, { waitTimeout: 10_000, signal: giveUp.signal }).catch((error: unknown) => error);
+      await first.watching();
+      first.stop();
+      const attempts = countAttempts(waiter.locks);
+      const renewals: (number | undefined)[] = [];
+      waiter.locks.events$.subscribe((event) => event.type === 'renewed' && renewals.push(event.fencingToken));
+      const second = waiter.locks.acquire(k, { waitTimeout: 10_000 });
+      // Right after the second waiter's attempt is answered, the first leaves and the lock is
+      // released: the release message, sent after that attempt, must reach the second one.
+      await attempts.answered();
+      giveUp.abort(new Error('left'));
+      await firstWaiting;
+      await held.release();
+      const lock = await second;
+      // One attempt: no second one after subscribing (the subscription was live before it was
+      // sent), and woken by the release, not by a poll.
+      expect(attempts.countFor(lock)).toBe(1);
+      expect(lock.fencingToken).toBeGreaterThan(held.fencingToken);
+      // A short critical section: released before its first renewal was due.
+      await sleep(20);
+      await lock.release();
+      expect(renewals).not.toContain(lock.fencingToken);
+    });
+
+    it('renews a handed-over lock held past a third of its grant lease to the full ttl, and keeps it', async () => {
+      if (!backend.queues || backend.fairness === 'barging') return; // barging: a freed lock is taken on the full ttl
+      const holder = await open({ ttl: 30_000 });
+      const waiter = await open({ ttl: 30_000 });
+      const other = await open();
+      const k = key('granted-renewed');
+      const held = await holder.locks.acquire(k);
+      const attempts = countAttempts(waiter.locks);
+      const waiting = waiter.locks.acquire(k, { waitTimeout: 10_000 });
+      await attempts.watching();
+      await held.release();
+      const lock = await waiting;
+      const grantDeadline = leaseDeadline(lock);
+      const renewed = nextEvent(waiter.locks.events$, 'renewed', 10_000);
+      expect((await renewed).fencingToken).toBe(lock.fencingToken);
+      // Renewed to the full ttl (30 s), far past the grant lease (1 s).
+      expect(leaseDeadline(lock) - grantDeadline).toBeGreaterThan(20_000);
+      while (performance.now() <= grantDeadline) await sleep(50);
+      expect(lock.held).toBe(true);
+      expect(lock.signal.aborted).toBe(false);
+      expect(await other.locks.tryAcquire(k)).toBeNull();
+      await lock.release();
+    });
+
     it('lets the next holder in once a crashed holder lease runs out, and tells the old holder', async () => {
       const a = await open({ ttl: 400, autoRenew: false });
       const b = await open();

@@ -6,6 +6,8 @@ type Attempt = (...args: unknown[]) => Promise<unknown>;
 export interface AttemptCounter {
   /** Acquire attempts made since `countAttempts`. */
   readonly count: number;
+  /** Acquire attempts made since `countAttempts` by the caller that ended up holding `lock` (counted by its owner token). */
+  countFor(lock: Lock): number;
   /**
    * Settles when the application's release subscriptions are active and the next attempt after
    * that has been answered. A waiter then sleeps a whole refresh interval (250 ms) before it
@@ -14,6 +16,12 @@ export interface AttemptCounter {
    * waiter polls meanwhile, by design).
    */
   answered(): Promise<void>;
+  /**
+   * Settles once the application watches a lock's release messages (a waiter subscribed) and an
+   * attempt answered after its subscription was active: the waiter sleeps until a release or
+   * its next refresh, and a release now is one its process hears.
+   */
+  watching(): Promise<void>;
   stop(): void;
 }
 
@@ -30,9 +38,12 @@ export function countAttempts(locks: LockService): AttemptCounter {
   // Another helper's count (recordWakes) may already wrap it: stop() puts that one back.
   const wrapped = Object.hasOwn(manager, 'attempt');
   let count = 0;
+  const tokens: unknown[] = [];
   let onAnswer: (() => void)[] = [];
   manager.attempt = function (this: unknown, ...args: unknown[]) {
     count++;
+    // attempt(key, names, token, ...)
+    tokens.push(args[2]);
     const reply = original.apply(this, args);
     const settled = (): void => {
       const waiting = onAnswer;
@@ -46,11 +57,22 @@ export function countAttempts(locks: LockService): AttemptCounter {
     get count() {
       return count;
     },
+    countFor(lock) {
+      const token = (lock as unknown as { token: string }).token;
+      return tokens.filter((sent) => sent === token).length;
+    },
     async answered() {
       // A ReleaseNotifier's channels carry a `ready` promise; the in-memory one subscribes at once.
       const channels = [...(manager.notifier?.channels.values() ?? [])] as { ready?: Promise<void> }[];
       await Promise.all(channels.map((channel) => channel.ready?.catch(() => undefined)));
       await new Promise<void>((resolve) => onAnswer.push(resolve));
+    },
+    async watching() {
+      for (;;) {
+        const watched = (manager.notifier?.channels.size ?? 0) > 0;
+        await this.answered();
+        if (watched) return;
+      }
     },
     stop() {
       if (wrapped) manager.attempt = original;

@@ -64,7 +64,8 @@ export interface AcquisitionHost {
 /**
  * One `acquire()` call that may wait: the protocol's steps as methods, in the order docs/redis-data.md
  * tells them: attempt; when the lock is busy, subscribe to its release messages
- * (then attempt again, so that a release in between is not missed); wait for a turn; take a grant
+ * (then attempt again, so that a release in between is not missed; a process subscribed already
+ * watches before the attempt and needs no second one); wait for a turn; take a grant
  * a release handed over; give up (leave the queue) on timeout, abort, error or shutdown. What is
  * taken (`LockKind`) and who goes first (`FairnessRule`) are handed in.
  */
@@ -123,6 +124,7 @@ export class Acquisition {
     try {
       for (;;) {
         this.round++;
+        this.watchAhead();
         const lock = await this.attempt();
         if (lock !== undefined) return this.took(lock);
         const left = this.timeLeft();
@@ -138,10 +140,24 @@ export class Acquisition {
     }
   }
 
-  /** The call got the lock: under barging, the next waiter of this process asks again (see `FairnessRule.passesOn`). */
+  /**
+   * The call got the lock: under barging, a waiter that was woken lets the next waiter of this
+   * process ask again (see `FairnessRule.passesOn`); a first attempt was woken by nobody.
+   */
   private took(lock: HeldLock): HeldLock {
-    if (this.fairness.passesOn) this.watch?.passOn();
+    if (this.fairness.passesOn && this.round > 0) this.watch?.passOn();
     return lock;
+  }
+
+  /**
+   * Watches the lock's release messages before the attempt when this process is subscribed to
+   * them already (another waiter on the key; always in memory): a release after the attempt then
+   * reaches this waiter, which needs no second attempt after subscribing (see `subscribe`).
+   */
+  private watchAhead(): void {
+    const { watcher } = this.host;
+    if (this.watch !== undefined || !this.waits || watcher === undefined || this.lastError !== undefined) return;
+    if (watcher.subscribed(this.names.released)) this.watch = watcher.watch(this.names.released, this.token);
   }
 
   /** One acquire script call: the lock, or undefined after a busy reply or an error worth retrying. */
@@ -197,7 +213,7 @@ export class Acquisition {
   /**
    * Subscribes to the lock's release messages once the lock was found busy; true when it did,
    * and the call must then attempt again before it waits, so that a release in between cannot
-   * be missed.
+   * be missed. A waiter that watched before its attempt (`watchAhead`) cannot miss one.
    */
   private async subscribe(left: number): Promise<boolean> {
     const { host } = this;
@@ -226,16 +242,17 @@ export class Acquisition {
 
   /**
    * Holds the lock a release handed to this waiter with `fencingToken`. The release ran after
-   * our last attempt: the (shortened) lease counts from that attempt, and is renewed to the
-   * full ttl straight away.
+   * our last attempt: the (shortened) grant lease counts from that attempt, and is renewed to
+   * the full ttl a third of the way into it, unless the holder gave the lock back by then (a
+   * short critical section costs no renewal).
    */
   private async takeGrant(fencingToken: number): Promise<HeldLock | undefined> {
     const { host, timing } = this;
     const lease = Math.min(timing.ttl, WAITER_LEASE_MS);
     const lock = host.hold(this.key, this.names, this.token, fencingToken, timing, this.lastAttemptAt, lease);
     if (lock.deadline - host.clock.now() > lease / 2) {
-      // After the caller's code has started: the new holder runs first.
-      setImmediate(() => lock.renewSoon());
+      // Never before the caller's code has started (the sweeper's timer fires later): the new holder runs first.
+      lock.renewBy(this.lastAttemptAt + lease / 3);
       return host.acquired(lock, this.calledAt, this.name, this.announced);
     }
     // This process was too slow to trust the short lease: renew before handing it out, within

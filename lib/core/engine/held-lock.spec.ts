@@ -4,6 +4,7 @@ import type { ReleaseReply } from '../stores/lock-store.js';
 import { systemClock } from '../time/clock.js';
 import { DeadlineSweeper } from './deadline-sweeper.js';
 import { HeldLock, type LockOwner } from './held-lock.js';
+import { ManualClock } from '../../testing/manual-clock.js';
 
 /** A held lock over a stand-in owner whose release script answers `replies` in turn. */
 function heldLock(replies: (() => Promise<ReleaseReply>)[]) {
@@ -72,6 +73,64 @@ describe('HeldLock.releaseThen', () => {
     await new Promise<void>((done) => lock.releaseThen(done, () => done()));
     await releasing;
     expect(sent()).toBe(1);
+    close();
+  });
+});
+
+describe('HeldLock.renewBy (the first renewal of a handed-over lock)', () => {
+  /** A lock handed over on a 1 s grant lease, over a stand-in owner that counts renewals. */
+  function granted() {
+    const clock = new ManualClock();
+    const sweeper = new DeadlineSweeper(clock);
+    const renewals: number[] = [];
+    const owner = {
+      clock,
+      sweeper,
+      listening: false,
+      emit: () => undefined,
+      forget: () => undefined,
+      wakeGranted: () => undefined,
+      sendRelease: () => Promise.resolve({ released: true }),
+      store: {
+        renew: (_lockKey: string, _token: string, ttl: number) => {
+          renewals.push(ttl);
+          return Promise.resolve(true);
+        },
+      },
+    } as unknown as LockOwner;
+    const timing = { ttl: 30_000, renewInterval: 10_000, waitTimeout: 0, autoRenew: false, fenceRetention: 0 };
+    const lock = new HeldLock(owner, 'k', lockRedisKeys('lock:', 'k'), 'token', 1, timing as never, clock.now(), 1_000);
+    lock.renewBy(clock.now() + 333);
+    return { lock, clock, renewals, close: () => sweeper.close() };
+  }
+
+  it('renews to the full ttl when it comes due, and the lock outlives its grant lease', async () => {
+    const { lock, clock, renewals, close } = granted();
+    await clock.advance(300);
+    expect(renewals).toEqual([]);
+    await clock.advance(40);
+    expect(renewals).toEqual([30_000]);
+    expect(lock.deadline).toBeGreaterThan(20_000);
+    await clock.advance(2_000);
+    expect(lock.held).toBe(true);
+    close();
+  });
+
+  it('sends none for a lock released before it came due', async () => {
+    const { lock, clock, renewals, close } = granted();
+    await clock.advance(100);
+    await lock.release();
+    await clock.advance(2_000);
+    expect(renewals).toEqual([]);
+    close();
+  });
+
+  it('is not needed after extend() renewed the lock', async () => {
+    const { lock, clock, renewals, close } = granted();
+    await lock.extend();
+    await clock.advance(2_000);
+    expect(renewals).toEqual([30_000]);
+    expect(lock.held).toBe(true);
     close();
   });
 });

@@ -62,6 +62,8 @@ export class HeldLock implements Lock, Renewable, Expiring {
   private readonly acquiredAt: number;
   /** Whether the caller got this lock: a handed-over lock given back unconfirmed was never theirs. */
   private handedOut = false;
+  /** The first renewal of a handed-over lock, due within its grant lease (see `renewBy`). */
+  private firstRenewal?: FirstRenewal;
   /** The lock's name for events and metrics (see `LockOptions.name`). */
   name?: string;
   readonly fencingToken: number;
@@ -175,6 +177,17 @@ export class HeldLock implements Lock, Renewable, Expiring {
     void this.renewUntilConfirmed();
   }
 
+  /**
+   * Renews to the full ttl (as `renewSoon`) at `at` unless the lock was released or renewed by
+   * then: a holder that gives a handed-over lock back within its grant lease costs no renewal.
+   * Carried by the deadline sweeper, whose one timer serves every lock.
+   */
+  renewBy(at: number): void {
+    if (this.state !== 'held') return;
+    this.firstRenewal = new FirstRenewal(this, at);
+    this.owner.sweeper.track(this.firstRenewal);
+  }
+
   /** Renews to the full ttl now: whether Redis confirmed it (an error rejects). */
   async renewNow(): Promise<boolean> {
     const startedAt = this.owner.clock.now();
@@ -231,6 +244,8 @@ export class HeldLock implements Lock, Renewable, Expiring {
     if (this.owner.listening) {
       this.owner.emit({ type: 'renewed', key: this.key, name: this.name, fencingToken: this.fencingToken, latencyMs: this.owner.clock.now() - startedAt, at: Date.now() });
     }
+    // Renewed (by the watchdog or `extend()`): a first renewal still due is not needed.
+    if (sequence === this.renewalApplied) this.cancelFirstRenewal();
   }
 
   expire(): void {
@@ -329,7 +344,20 @@ export class HeldLock implements Lock, Renewable, Expiring {
 
   private stopRenewing(): void {
     this.owner.sweeper.untrack(this);
+    this.cancelFirstRenewal();
     if (this.autoRenew) this.owner.scheduler.remove(this, this.renewInterval);
+  }
+
+  private cancelFirstRenewal(): void {
+    if (this.firstRenewal === undefined) return;
+    this.owner.sweeper.untrack(this.firstRenewal);
+    this.firstRenewal = undefined;
+  }
+
+  /** The first renewal came due: renew until Redis confirms (see `renewBy`). */
+  firstRenewalDue(): void {
+    this.firstRenewal = undefined;
+    this.renewSoon();
   }
 
   private reschedule(renewInterval: number): void {
@@ -349,5 +377,19 @@ export class HeldLock implements Lock, Renewable, Expiring {
   /** `await using lock = await locks.acquire(key)` releases the lock at the end of the scope. */
   [Symbol.asyncDispose](): Promise<void> {
     return this.release();
+  }
+}
+
+/** When a handed-over lock's first renewal is due, as the deadline sweeper tracks it. */
+class FirstRenewal implements Expiring {
+  sweepIndex = -1;
+
+  constructor(
+    private readonly lock: HeldLock,
+    readonly deadline: number,
+  ) {}
+
+  expire(): void {
+    this.lock.firstRenewalDue();
   }
 }

@@ -11,6 +11,8 @@ export type LockBackendFactory = (options: ResolvedModuleOptions) => LockBackend
 export interface ReleaseWatcher {
   /** Registers waiter `token` on a lock's release channel. */
   watch(channel: string, token: string): ReleaseWatch;
+  /** Whether a release published on `channel` from now on reaches a watch made now (the channel's subscription is live). */
+  subscribed(channel: string): boolean;
   /** A release in this process handed the lock to `token`: wake it without waiting for the message. */
   wake(channel: string, token: string, fencingToken: number): void;
   close(): void;

@@ -31,6 +31,11 @@ export class MemoryNotifier implements ReleaseWatcher {
     };
   }
 
+  /** Always: a message is delivered in this process, to whoever watches when it is published. */
+  subscribed(): boolean {
+    return true;
+  }
+
   wake(channel: string, token: string, fencingToken: number): void {
     this.channels.get(channel)?.get(token)?.deliver(fencingToken);
   }

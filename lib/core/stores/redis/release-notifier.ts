@@ -24,7 +24,7 @@ export interface ReleaseWatch {
    * publishes only to waiters that said so since the last message).
    */
   passOn(): void;
-  /** Stops watching; the channel is unsubscribed when its last waiter leaves. */
+  /** Stops watching; the channel is unsubscribed a moment after its last waiter left (see `LINGER_MS`). */
   close(): void;
 }
 
@@ -36,7 +36,19 @@ interface ChannelState {
   waiters: Map<string, GrantInbox>;
   /** How the channel was subscribed to (Cluster: sharded unless its server refused SSUBSCRIBE). */
   sharded: boolean;
+  /** Whether Redis confirmed the subscription: a release published from then on reaches this process. */
+  live: boolean;
+  /** Set while the channel lingers with no waiter (see `LINGER_MS`): it is unsubscribed when it fires. */
+  linger?: NodeJS.Timeout;
 }
+
+/**
+ * How long a channel stays subscribed after its last waiter left, so that the next waiter of
+ * this process on a busy key finds it live and needs no second attempt (see `subscribed`).
+ */
+const LINGER_MS = 1_000;
+/** At most this many channels linger at once: past it, the one that lingered longest goes. */
+const MAX_LINGERING = 64;
 
 /**
  * One subscriber connection per process, shared by every waiter: a waiter subscribes to its
@@ -52,6 +64,8 @@ interface ChannelState {
 export class ReleaseNotifier {
   private subscriber?: ReleaseSubscriber;
   private readonly channels = new Map<string, ChannelState>();
+  /** Channels with no waiter left, subscribed a little longer, oldest first. */
+  private readonly lingering = new Set<string>();
   /** Channel names as Redis sees them: scripts publish on a declared key, which the client prefixes. */
   private readonly channelPrefix: string;
 
@@ -68,9 +82,13 @@ export class ReleaseNotifier {
     const name = this.channelPrefix + channel;
     let state = this.channels.get(name);
     if (state === undefined) {
-      state = { ready: Promise.resolve(), waiters: new Map(), sharded: this.cluster };
+      state = { ready: Promise.resolve(), waiters: new Map(), sharded: this.cluster, live: false };
       this.channels.set(name, state);
       state.ready = this.subscribe(name, state, 0);
+    } else if (state.linger !== undefined) {
+      clearTimeout(state.linger);
+      state.linger = undefined;
+      this.lingering.delete(name);
     }
     const channelState = state;
     const inbox = new GrantInbox();
@@ -86,16 +104,20 @@ export class ReleaseNotifier {
         // A waiter that leaves with a free lock unclaimed passes the wake-up on.
         if (inbox.holdsFree) freeOne(channelState.waiters);
         if (channelState.waiters.size === 0 && this.channels.get(name) === channelState) {
-          this.channels.delete(name);
-          clearTimeout(channelState.retry);
-          // After the caller's code has started: a woken waiter runs before the bookkeeping.
-          setImmediate(() => {
-            if (this.channels.has(name) || this.subscriber === undefined) return;
-            this.subscriber.unsubscribe(name, channelState.sharded).catch(() => undefined);
-          });
+          if (channelState.live) this.linger(name, channelState);
+          else this.unsubscribe(name, channelState);
         }
       },
     };
+  }
+
+  /**
+   * Whether a release published on `channel` from now on reaches this process: another waiter's
+   * subscription is confirmed and still open. A waiter that watches before its attempt then
+   * needs no second attempt after subscribing (see `Acquisition.watchAhead`).
+   */
+  subscribed(channel: string): boolean {
+    return this.channels.get(this.channelPrefix + channel)?.live === true;
   }
 
   /** A release in this process handed the lock to `token`: wake it without waiting for the message. */
@@ -104,9 +126,40 @@ export class ReleaseNotifier {
   }
 
   close(): void {
-    for (const state of this.channels.values()) clearTimeout(state.retry);
+    for (const state of this.channels.values()) {
+      clearTimeout(state.retry);
+      clearTimeout(state.linger);
+    }
     this.channels.clear();
+    this.lingering.clear();
     this.subscriber?.close();
+  }
+
+  /** Keeps a live channel its last waiter left subscribed for `LINGER_MS` (at most `MAX_LINGERING` of them). */
+  private linger(name: string, state: ChannelState): void {
+    state.linger = setTimeout(() => this.unsubscribe(name, state), LINGER_MS);
+    // A lingering channel never keeps the process alive; close() ends it at shutdown.
+    state.linger.unref();
+    this.lingering.add(name);
+    if (this.lingering.size > MAX_LINGERING) {
+      const oldest = this.lingering.values().next().value!;
+      this.unsubscribe(oldest, this.channels.get(oldest)!);
+    }
+  }
+
+  /** Forgets channel `name` and unsubscribes from it, unless a waiter subscribes again meanwhile. */
+  private unsubscribe(name: string, state: ChannelState): void {
+    clearTimeout(state.retry);
+    clearTimeout(state.linger);
+    state.linger = undefined;
+    this.lingering.delete(name);
+    if (this.channels.get(name) !== state) return;
+    this.channels.delete(name);
+    // After the caller's code has started: a woken waiter runs before the bookkeeping.
+    setImmediate(() => {
+      if (this.channels.has(name) || this.subscriber === undefined) return;
+      this.subscriber.unsubscribe(name, state.sharded).catch(() => undefined);
+    });
   }
 
   /**
@@ -118,16 +171,20 @@ export class ReleaseNotifier {
     return Promise.resolve()
       .then(async () => {
         const subscriber = this.connection();
-        if (!this.cluster) return subscriber.subscribe(name, false);
-        try {
-          await subscriber.subscribe(name, true);
-          state.sharded = true;
-        } catch (error) {
-          // A master older than Redis 7 publishes this channel's releases with PUBLISH.
-          if (!/unknown command/i.test(String((error as Error | undefined)?.message))) throw error;
+        if (!this.cluster) {
           await subscriber.subscribe(name, false);
-          state.sharded = false;
+        } else {
+          try {
+            await subscriber.subscribe(name, true);
+            state.sharded = true;
+          } catch (error) {
+            // A master older than Redis 7 publishes this channel's releases with PUBLISH.
+            if (!/unknown command/i.test(String((error as Error | undefined)?.message))) throw error;
+            await subscriber.subscribe(name, false);
+            state.sharded = false;
+          }
         }
+        state.live = true;
       })
       .catch((error: unknown) => {
         if (this.channels.get(name) !== state) throw error;
