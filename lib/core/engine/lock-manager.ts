@@ -204,7 +204,7 @@ export class LockManager implements LockOwner, LockRunner {
   ): Promise<HeldLock> {
     const acquisition = new Acquisition(this.acquisitionHost, key, timing, options, lockKind(key, base, semaphore, read), fairness);
     this.acquiring++;
-    return acquisition.run().finally(() => this.settledAcquire());
+    return acquisition.run(this.endAcquire);
   }
 
   /** What an `Acquisition` may ask of this engine. */
@@ -396,6 +396,9 @@ export class LockManager implements LockOwner, LockRunner {
       await new Promise((resolve) => setImmediate(resolve));
     }
   }
+
+  /** `settledAcquire` for an `Acquisition` to call when it ends: one function, not a closure per call. */
+  private readonly endAcquire = (): void => this.settledAcquire();
 
   private settledAcquire(): void {
     if (--this.acquiring === 0 && this.acquiringSettled !== undefined) {
