@@ -135,27 +135,65 @@ export class Acquisition {
   run(onEnd: () => void): Promise<HeldLock> {
     this.onEnd = onEnd;
     return this.send().then(
+      (outcome) => this.firstAnswered(outcome),
+      (error: unknown) => this.firstFailed(error),
+    );
+  }
+
+  /**
+   * `run` for a caller that only needs callbacks (every `@Locked` call): a lock the first
+   * attempt took goes to `onLock` from that attempt's own `then`, one promise and one microtask
+   * less than a `then` of the caller's. Neither callback may throw.
+   */
+  runThen(onEnd: () => void, onLock: (lock: HeldLock) => void, onFailed: (error: unknown) => void): void {
+    this.onEnd = onEnd;
+    this.send().then(
       (outcome) => {
-        let lock: HeldLock | undefined;
+        let next: HeldLock | Promise<HeldLock>;
         try {
-          lock = this.answered(outcome);
+          next = this.firstAnswered(outcome);
         } catch (error) {
-          throw this.end(error);
+          onFailed(error);
+          return;
         }
-        if (lock === undefined) return this.waitOn();
-        this.took(lock);
-        this.onEnd();
-        return lock;
+        if (next instanceof HeldLock) onLock(next);
+        else next.then(onLock, onFailed);
       },
       (error: unknown) => {
+        let next: Promise<HeldLock>;
         try {
-          this.failed(error);
+          next = this.firstFailed(error);
         } catch (fatal) {
-          throw this.end(fatal);
+          onFailed(fatal);
+          return;
         }
-        return this.waitOn();
+        next.then(onLock, onFailed);
       },
     );
+  }
+
+  /** The first attempt's reply: the lock, or the rest of the call when the lock was busy. */
+  private firstAnswered(outcome: AttemptOutcome): HeldLock | Promise<HeldLock> {
+    let lock: HeldLock | undefined;
+    try {
+      lock = this.answered(outcome);
+    } catch (error) {
+      throw this.end(error);
+    }
+    if (lock === undefined) return this.waitOn();
+    this.took(lock);
+    this.onEnd();
+    return lock;
+  }
+
+  /** The first attempt got no reply: the rest of the call, unless the error ends it. */
+  private firstFailed(error: unknown): Promise<HeldLock> {
+    try {
+      this.failed(error);
+    } catch (fatal) {
+      throw this.end(fatal);
+    }
+    return this.waitOn();
   }
 
   /** After a first attempt that did not get the lock: wait, attempt again, until the lock or the end. */
