@@ -18,6 +18,8 @@ import type { LockKind } from './lock-kind.js';
 import { waitForTurn } from './wait-for-turn.js';
 import { LAST_ATTEMPT_GRACE_MS, WAITER_LEASE_MS, WAITER_REFRESH_MS } from './waiter-timing.js';
 
+const noop = (): void => undefined;
+
 /** The reply of a call's latest acquire attempt. */
 export interface SentAttempt {
   reply?: Promise<unknown>;
@@ -100,6 +102,12 @@ export class Acquisition {
   private lostRaces = 0;
   /** Whether the latest wait ended on a release that freed the lock (barging): the next attempt races for it. */
   private racing = false;
+  /** The latest attempt's: how long its reply is waited for, when it was sent, whether it raced for a freed lock. */
+  private bound = 0;
+  private startedAt = 0;
+  private racingNow = false;
+  /** Called once when the call ends (see `run`). */
+  private onEnd: () => void = noop;
 
   constructor(
     private readonly host: AcquisitionHost,
@@ -119,24 +127,103 @@ export class Acquisition {
     this.names = kind.names(this.token);
   }
 
-  /** Runs the call to its end: the lock, or the error it gave up with. */
-  async run(): Promise<HeldLock> {
+  /**
+   * Runs the call to its end: the lock, or the error it gave up with; `onEnd` runs once either
+   * is known. The first attempt is a plain `then`, not a step of an async loop: most calls find
+   * the lock free, and an async frame suspended at an `await` costs its promises (more under an
+   * AsyncLocalStorage) and keeps all its locals. Only a busy lock goes on to `waitOn`.
+   */
+  run(onEnd: () => void): Promise<HeldLock> {
+    this.onEnd = onEnd;
+    return this.send().then(
+      (outcome) => this.firstAnswered(outcome),
+      (error: unknown) => this.firstFailed(error),
+    );
+  }
+
+  /**
+   * `run` for a caller that only needs callbacks (every `@Locked` call): a lock the first
+   * attempt took goes to `onLock` from that attempt's own `then`, one promise and one microtask
+   * less than a `then` of the caller's. Neither callback may throw.
+   */
+  runThen(onEnd: () => void, onLock: (lock: HeldLock) => void, onFailed: (error: unknown) => void): void {
+    this.onEnd = onEnd;
+    this.send().then(
+      (outcome) => {
+        let next: HeldLock | Promise<HeldLock>;
+        try {
+          next = this.firstAnswered(outcome);
+        } catch (error) {
+          onFailed(error);
+          return;
+        }
+        if (next instanceof HeldLock) onLock(next);
+        else next.then(onLock, onFailed);
+      },
+      (error: unknown) => {
+        let next: Promise<HeldLock>;
+        try {
+          next = this.firstFailed(error);
+        } catch (fatal) {
+          onFailed(fatal);
+          return;
+        }
+        next.then(onLock, onFailed);
+      },
+    );
+  }
+
+  /** The first attempt's reply: the lock, or the rest of the call when the lock was busy. */
+  private firstAnswered(outcome: AttemptOutcome): HeldLock | Promise<HeldLock> {
+    let lock: HeldLock | undefined;
+    try {
+      lock = this.answered(outcome);
+    } catch (error) {
+      throw this.end(error);
+    }
+    if (lock === undefined) return this.waitOn();
+    this.took(lock);
+    this.onEnd();
+    return lock;
+  }
+
+  /** The first attempt got no reply: the rest of the call, unless the error ends it. */
+  private firstFailed(error: unknown): Promise<HeldLock> {
+    try {
+      this.failed(error);
+    } catch (fatal) {
+      throw this.end(fatal);
+    }
+    return this.waitOn();
+  }
+
+  /** After a first attempt that did not get the lock: wait, attempt again, until the lock or the end. */
+  private async waitOn(): Promise<HeldLock> {
     try {
       for (;;) {
-        this.round++;
-        this.watchAhead();
-        const lock = await this.attempt();
-        if (lock !== undefined) return this.took(lock);
         const left = this.timeLeft();
         this.announceWaiting();
-        if (await this.subscribe(left)) continue;
-        const granted = await this.waitForTurn(left);
-        if (granted !== undefined) return this.took(granted);
+        if (!(await this.subscribe(left))) {
+          const granted = await this.waitForTurn(left);
+          if (granted !== undefined) return this.took(granted);
+        }
+        const lock = await this.attempt();
+        if (lock !== undefined) return this.took(lock);
       }
     } catch (error) {
       throw this.giveUp(error);
     } finally {
       this.watch?.close();
+      this.onEnd();
+    }
+  }
+
+  /** Ends the call after its first attempt with `error`. */
+  private end(error: unknown): unknown {
+    try {
+      return this.giveUp(error);
+    } finally {
+      this.onEnd();
     }
   }
 
@@ -161,18 +248,39 @@ export class Acquisition {
   }
 
   /** One acquire script call: the lock, or undefined after a busy reply or an error worth retrying. */
-  private async attempt(): Promise<HeldLock | undefined> {
+  private attempt(): Promise<HeldLock | undefined> {
+    return this.send().then(
+      (outcome) => this.answered(outcome),
+      (error: unknown) => this.failed(error),
+    );
+  }
+
+  /** Sends one acquire script call; what it came to goes to `answered` or `failed`. */
+  private send(): Promise<AttemptOutcome> {
     const { host, timing } = this;
+    this.round++;
+    this.watchAhead();
     this.busyFor = undefined;
     // Without waiting, the one attempt still gets the grace a late answer deserves, not more.
     const bound = this.waits ? Math.max(this.waitUntil - host.clock.now(), Math.min(timing.waitTimeout, LAST_ATTEMPT_GRACE_MS)) : LAST_ATTEMPT_GRACE_MS;
     const startedAt = host.clock.now();
     const enqueue = this.waits && this.fairness.enqueue(this.lostRaces);
-    const racing = this.racing;
+    this.bound = bound;
+    this.startedAt = startedAt;
+    this.racingNow = this.racing;
     this.racing = false;
     try {
-      const outcome = await host.attempt(this.key, this.names, this.token, timing, enqueue, bound, this.signal, startedAt, this.sent);
-      if (outcome === TIMED_OUT) throw host.noAnswer(this.key, bound);
+      return host.attempt(this.key, this.names, this.token, timing, enqueue, bound, this.signal, startedAt, this.sent);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** What the latest attempt's reply means: the lock, or undefined (busy, or an error worth retrying). */
+  private answered(outcome: AttemptOutcome): HeldLock | undefined {
+    const { host, timing, startedAt } = this;
+    try {
+      if (outcome === TIMED_OUT) throw host.noAnswer(this.key, this.bound);
       if (outcome instanceof HeldLock) return host.acquired(outcome, this.calledAt, this.name, this.announced);
       if (outcome === STALE_REPLY) {
         this.uncertain = true;
@@ -181,7 +289,7 @@ export class Acquisition {
         this.renewToken();
       } else {
         this.busyFor = outcome.pttl;
-        if (racing) this.lostRaces++;
+        if (this.racingNow) this.lostRaces++;
         // A grant to this caller that the busy reply proves expired must never be handed out.
         if (outcome.fence !== undefined) this.watch?.staleThrough(outcome.fence);
         this.lastError = undefined;
@@ -189,10 +297,16 @@ export class Acquisition {
         this.lastAttemptAt = startedAt;
       }
     } catch (error) {
-      this.uncertain = true;
-      if ((this.signal?.aborted && error === this.signal.reason) || host.closed || error instanceof SemaphoreLimitError) throw error;
-      this.lastError = error;
+      return this.failed(error);
     }
+    return undefined;
+  }
+
+  /** The latest attempt ended without a reply: undefined to try again, or throws what ends the call. */
+  private failed(error: unknown): undefined {
+    this.uncertain = true;
+    if ((this.signal?.aborted && error === this.signal.reason) || this.host.closed || error instanceof SemaphoreLimitError) throw error;
+    this.lastError = error;
     return undefined;
   }
 

@@ -184,7 +184,33 @@ export class LockManager implements LockOwner, LockRunner {
     }
     const { timing, names, reentered, semaphore, read, fairness } = prepared;
     if (reentered) return Promise.resolve(reentered);
-    return this.acquireNew(key, names, timing, options, semaphore, read, fairness);
+    return this.startAcquisition(key, names, timing, options, semaphore, read, fairness).run(this.endAcquire);
+  }
+
+  /**
+   * `acquire` for a caller that only needs to be called back (every `@Locked` call): a new lock
+   * is handed over from the acquisition's own `then`, one promise and one microtask less than a
+   * `then` on `acquire()`. Neither callback may throw.
+   */
+  acquireThen(key: string | readonly string[], options: AnyLockOptions | undefined, onLock: (lock: Lock) => void, onFailed: (error: unknown) => void): void {
+    if (isKeyList(key)) {
+      this.acquireKeys(key, options).then(onLock, onFailed);
+      return;
+    }
+    let prepared: ReturnType<LockManager['prepare']>;
+    try {
+      prepared = this.prepare(key, options);
+    } catch (error) {
+      // Settled in a later microtask, as acquire() would.
+      Promise.reject(error).then(onLock, onFailed);
+      return;
+    }
+    if (prepared.reentered) {
+      Promise.resolve(prepared.reentered).then(onLock, onFailed);
+      return;
+    }
+    const { timing, names, semaphore, read, fairness } = prepared;
+    this.startAcquisition(key, names, timing, options, semaphore, read, fairness).runThen(this.endAcquire, onLock, onFailed);
   }
 
   private async acquireKeys(key: readonly string[], options: AnyLockOptions | undefined): Promise<Lock> {
@@ -193,7 +219,8 @@ export class LockManager implements LockOwner, LockRunner {
     return acquireAll(this, keys, options, resolveLockOptions(options, this.defaults).waitTimeout);
   }
 
-  private acquireNew(
+  /** A new acquisition of `key`, counted until it ends (shutdown waits for it). */
+  private startAcquisition(
     key: string,
     base: LockRedisKeys,
     timing: LockTiming,
@@ -201,10 +228,10 @@ export class LockManager implements LockOwner, LockRunner {
     semaphore: SemaphoreRequest | undefined,
     read: boolean,
     fairness: FairnessRule,
-  ): Promise<HeldLock> {
+  ): Acquisition {
     const acquisition = new Acquisition(this.acquisitionHost, key, timing, options, lockKind(key, base, semaphore, read), fairness);
     this.acquiring++;
-    return acquisition.run().finally(() => this.settledAcquire());
+    return acquisition;
   }
 
   /** What an `Acquisition` may ask of this engine. */
@@ -396,6 +423,9 @@ export class LockManager implements LockOwner, LockRunner {
       await new Promise((resolve) => setImmediate(resolve));
     }
   }
+
+  /** `settledAcquire` for an `Acquisition` to call when it ends: one function, not a closure per call. */
+  private readonly endAcquire = (): void => this.settledAcquire();
 
   private settledAcquire(): void {
     if (--this.acquiring === 0 && this.acquiringSettled !== undefined) {

@@ -117,7 +117,8 @@ export class ReleaseNotifier {
    * needs no second attempt after subscribing (see `Acquisition.watchAhead`).
    */
   subscribed(channel: string): boolean {
-    return this.channels.get(this.channelPrefix + channel)?.live === true;
+    // Most first attempts run while nothing is subscribed: no name to build then.
+    return this.channels.size > 0 && this.channels.get(this.channelPrefix + channel)?.live === true;
   }
 
   /** A release in this process handed the lock to `token`: wake it without waiting for the message. */
