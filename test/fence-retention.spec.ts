@@ -95,6 +95,7 @@ describe('fencing counters', () => {
 });
 
 describe('a call whose own ttl is longer than the fenceRetention', () => {
+  const redis = useRedis();
   const app = useLockApps();
 
   it('is refused at call time, naming both options, whichever way the lock is taken', async () => {
@@ -117,6 +118,21 @@ describe('a call whose own ttl is longer than the fenceRetention', () => {
     expect(await locks.isLocked('too-long')).toBe(false);
     // Up to the retention is fine.
     const lock = await locks.acquire('too-long', { ttl: '2m' });
+    await lock.release();
+  });
+
+  it('is refused by extend(), which would make the lease that long, and the lock keeps its lease', async () => {
+    const { locks } = await app({ fenceRetention: '2m' });
+    const lock = await locks.acquire('too-long', { ttl: '1m' });
+    const error = await lock.extend('3m').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InvalidLockOptionsError);
+    expect((error as InvalidLockOptionsError).option).toBe('ttl');
+    expect((error as Error).message).toContain('fenceRetention (120000 ms)');
+    expect(await redis.pttl('lock:{too-long}')).toBeLessThanOrEqual(60_000);
+    expect(lock.held).toBe(true);
+    // Up to the retention is fine.
+    await lock.extend('2m');
+    expect(await redis.pttl('lock:{too-long}')).toBeGreaterThan(60_000);
     await lock.release();
   });
 });

@@ -42,7 +42,9 @@ export interface Lock extends AsyncDisposable {
   /**
    * Renews the lease now. With `ttl` (milliseconds or a duration string such as `'5m'`), the
    * lease becomes that long from now on (the watchdog keeps renewing with it). Rejects with
-   * `LockLostError` if Redis no longer holds the lock for this owner.
+   * `LockLostError` if Redis no longer holds the lock for this owner, and with
+   * `InvalidLockOptionsError` (option `ttl`) for a `ttl` above the module's `fenceRetention`,
+   * since such a lease could outlive the key's fencing counter.
    */
   extend(ttl?: Duration): Promise<void>;
   /**

@@ -9,6 +9,7 @@ import { quoteKey } from '../keys/quote-key.js';
 import type { LockLogger } from './lock-logger.js';
 import { parseDuration, type Duration } from '../time/duration.js';
 import { driftMargin, type LockTiming, MAX_TIMER_MS, MAX_TTL_MS, MIN_TTL_MS } from '../options/lock-options.js';
+import { checkTtlWithinRetention } from '../options/fence-retention.js';
 import type { ReleaseReply } from '../stores/lock-store.js';
 import type { LockStore, RenewalOutcome } from '../stores/lock-store.js';
 import type { Renewable, RenewalScheduler } from './renewal-scheduler.js';
@@ -21,6 +22,8 @@ export interface LockOwner {
   readonly logger: LockLogger;
   readonly scheduler: RenewalScheduler;
   readonly sweeper: DeadlineSweeper;
+  /** The module's `fenceRetention` in ms (0: counters kept forever): `extend()` may not set a lease longer. */
+  readonly fenceRetention: number;
   /** Whether anyone listens to events; spares building events nobody reads. */
   readonly listening: boolean;
   emit(event: LockEvent): void;
@@ -106,6 +109,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
 
   async extend(duration?: Duration): Promise<void> {
     const ttl = duration === undefined ? undefined : parseDuration(duration, 'ttl', MIN_TTL_MS, MAX_TTL_MS);
+    if (ttl !== undefined) checkTtlWithinRetention(ttl, duration, this.owner.fenceRetention);
     this.assertHeld();
     const lease = ttl ?? this.ttl;
     const startedAt = this.owner.clock.now();

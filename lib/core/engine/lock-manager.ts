@@ -130,6 +130,10 @@ export class LockManager implements LockOwner, LockRunner {
     return this.events.observed || diagnosticsListening();
   }
 
+  get fenceRetention(): number {
+    return this.options.fenceRetention;
+  }
+
   emit(event: LockEvent): void {
     this.events.next(event);
     publishDiagnostics(event);
