@@ -43,6 +43,22 @@ async function lockModule(): Promise<TestingModule> {
   return moduleRef;
 }
 
+/** Resolves once a statement of the test's database waits for a row lock held by another transaction. */
+async function waitForLockWait(url: string): Promise<void> {
+  const probe = new pg.Client({ connectionString: url });
+  await probe.connect();
+  try {
+    for (let tries = 0; ; tries++) {
+      const { rows } = await probe.query("SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE wait_event_type = 'Lock'");
+      if (rows[0].waiting > 0) return;
+      if (tries > 1_000) throw new Error('no statement waited for a row lock');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  } finally {
+    await probe.end();
+  }
+}
+
 async function refusal(write: Promise<unknown>): Promise<FencedWriteRefusedError> {
   const error = await write.then(
     () => undefined,
@@ -95,6 +111,27 @@ describe('fenced writes to PostgreSQL: the recipes of docs/fencing.md, run on a 
     const { rows } = await pool.query('SELECT balance, fence FROM accounts WHERE id = $1', ['a']);
     expect(rows).toEqual([{ balance: '130', fence: '10' }]);
     await expect(saveBalance(pool, 'missing', 1, 1)).rejects.toThrow('No account missing');
+  });
+
+  it('pg: a write that waited for a newer holder\'s uncommitted write is refused naming the newer token, not the one it saw before waiting', async () => {
+    await pool.query(region('accounts.sql', 'schema'));
+    await pool.query("INSERT INTO accounts (id, balance, fence) VALUES ('race', 100, 40)");
+    const newer = await pool.connect();
+    try {
+      // The newer holder (token 42) has written the row in a transaction not yet committed; the
+      // late write (token 41) arrives and waits for the row's lock.
+      await newer.query('BEGIN');
+      await saveBalance(newer, 'race', 150, 42);
+      const late = saveBalance(pool, 'race', 110, 41);
+      late.catch(() => undefined);
+      await waitForLockWait(server.url);
+      await newer.query('COMMIT');
+      const refused = await refusal(late);
+      expect(refused).toMatchObject({ key: 'accounts/race', fencingToken: 41, highestToken: 42 });
+      expect((await pool.query('SELECT balance, fence FROM accounts')).rows).toEqual([{ balance: '150', fence: '42' }]);
+    } finally {
+      newer.release();
+    }
   });
 
   it('pg: tokens beyond 32 bits fit the bigint column', async () => {
