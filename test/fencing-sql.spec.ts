@@ -9,6 +9,7 @@ import { deposit, saveBalance } from './fencing/recipes/pg-accounts.js';
 import { Account, AccountsService, AddAccountFence1764547200000 } from './fencing/recipes/typeorm-accounts.js';
 import { WalletService } from './fencing/recipes/redis-wallet.js';
 import { codeBlocks } from './docs/markdown.js';
+import { waitForLockWait } from './support/postgres-lock-wait.js';
 import { startPostgresServer, type PostgresServer } from './support/postgres-server.js';
 import { redisUrl, useRedis } from './support/redis.js';
 
@@ -41,22 +42,6 @@ async function lockModule(): Promise<TestingModule> {
   const moduleRef = await Test.createTestingModule({ imports: [RedisLockModule.forRoot({ redis: redisUrl() })] }).compile();
   await moduleRef.init();
   return moduleRef;
-}
-
-/** Resolves once a statement of the test's database waits for a row lock held by another transaction. */
-async function waitForLockWait(url: string): Promise<void> {
-  const probe = new pg.Client({ connectionString: url });
-  await probe.connect();
-  try {
-    for (let tries = 0; ; tries++) {
-      const { rows } = await probe.query("SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE wait_event_type = 'Lock'");
-      if (rows[0].waiting > 0) return;
-      if (tries > 1_000) throw new Error('no statement waited for a row lock');
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-  } finally {
-    await probe.end();
-  }
 }
 
 async function refusal(write: Promise<unknown>): Promise<FencedWriteRefusedError> {

@@ -1,6 +1,7 @@
 import { FencedWriteRefusedError } from 'nestjs-redis-lock';
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { waitForLockWait } from './support/postgres-lock-wait.js';
 import { startPostgresServer, type PostgresServer } from './support/postgres-server.js';
 
 /** The sample app's balances as built by `npm run build:sample` (which `npm test` runs first), as the demo runs them. */
@@ -13,22 +14,6 @@ interface BalanceStore {
   write(accountId: string, balance: number, fencingToken?: number): Promise<void>;
 }
 const built = (file: string): Promise<Record<string, new (...args: unknown[]) => unknown>> => import(new URL(`../sample-app/dist/accounts/${file}`, import.meta.url).href);
-
-/** Resolves once a statement waits for a lock held by another transaction. */
-async function waitForLockWait(url: string): Promise<void> {
-  const probe = new pg.Client({ connectionString: url });
-  await probe.connect();
-  try {
-    for (let tries = 0; ; tries++) {
-      const { rows } = await probe.query("SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE wait_event_type = 'Lock'");
-      if (rows[0].waiting > 0) return;
-      if (tries > 1_000) throw new Error('no statement waited for a lock');
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-  } finally {
-    await probe.end();
-  }
-}
 
 async function refusal(write: Promise<unknown>): Promise<FencedWriteRefusedError> {
   const error = await write.then(
