@@ -7,6 +7,7 @@ import { startRedisCluster, type RedisCluster } from '../scripts/redis-cluster.m
 import { startSentinelDeployment, type SentinelDeployment } from '../scripts/redis-sentinel.mjs';
 import { FencedRedis, FencedWriteRefusedError, LockService, RedisLockError, RedisLockModule } from '../lib/index.js';
 import { InMemoryLocks, RedisLockTestingModule } from '../lib/testing/index.js';
+import { openClient, type HandedClientName } from './support/handed-clients.js';
 import { nodeRedisClient, nodeRedisCluster, type Factory, type TestClient } from './support/node-redis.js';
 import { startRedisServer, type RedisServer } from './support/redis-server.js';
 
@@ -146,6 +147,11 @@ const nodeRedisTarget = (client: TestClient): Opened => ({
   del: (key) => (client.sendCommand as unknown as (...args: unknown[]) => Promise<unknown>)(...sendArgs(client, key)),
   close: () => client.close(),
 });
+/** A client of another package the module accepts (iovalkey, ioredis 6, Valkey GLIDE), handed to FencedRedis. */
+const handedTarget = async (name: HandedClientName, target: string | { host: string; port: number }[]): Promise<Opened> => {
+  const handed = await openClient(name, target);
+  return { fenced: new FencedRedis(handed.client as never), close: async () => handed.close() };
+};
 /** DEL through node-redis' `sendCommand`, whose arguments differ for a cluster (routing key first). */
 const sendArgs = (client: TestClient, key: string): unknown[] => ('masters' in client ? [key, false, ['DEL', key]] : [['DEL', key]]);
 
@@ -197,6 +203,24 @@ describe('FencedRedis on one Redis server', () => {
     const open = async () => nodeRedisTarget(await nodeRedisClient(server.url, version));
     fencedBehaviour(open);
     redisOnlyBehaviour(open);
+  });
+
+  describe.each(['iovalkey', 'ioredis 6', 'GLIDE'] as const)('through %s', (name) => {
+    fencedBehaviour(() => handedTarget(name, server.url));
+
+    it('keeps the data and the token where a plain client reads them', async () => {
+      const { fenced, close } = await handedTarget(name, server.url);
+      const admin = new Redis(server.url);
+      try {
+        const key = fresh('handed');
+        await fenced.hset(key, 'balance', 5, 6);
+        expect(await admin.hget(key, 'balance')).toBe('5');
+        expect(await admin.hget(`{${key}}:fence`, key)).toBe('6');
+      } finally {
+        admin.disconnect();
+        await close();
+      }
+    });
   });
 
   it("RedisLockModule provides it on the module's connection: a holder whose lease ran out is refused once the next holder wrote", async () => {
@@ -279,6 +303,10 @@ describe('FencedRedis on a Redis Cluster (3 masters)', () => {
     const open = async () => nodeRedisTarget(await nodeRedisCluster(cluster.nodes, version));
     fencedBehaviour(open);
     redisOnlyBehaviour(open);
+  });
+
+  describe.each(['iovalkey', 'GLIDE'] as const)('through %s', (name) => {
+    fencedBehaviour(() => handedTarget(name, cluster.nodes));
   });
 });
 

@@ -8,6 +8,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { deposit, saveBalance } from './fencing/recipes/pg-accounts.js';
 import { Account, AccountsService, AddAccountFence1764547200000 } from './fencing/recipes/typeorm-accounts.js';
 import { WalletService } from './fencing/recipes/redis-wallet.js';
+import { codeBlocks } from './docs/markdown.js';
+import { waitForLockWait } from './support/postgres-lock-wait.js';
 import { startPostgresServer, type PostgresServer } from './support/postgres-server.js';
 import { redisUrl, useRedis } from './support/redis.js';
 
@@ -23,6 +25,18 @@ function region(file: string, name: string): string {
   const indent = Math.min(...body.filter((line) => line.trim() !== '').map((line) => /^ */.exec(line)![0].length));
   return body.map((line) => line.slice(indent)).join('\n');
 }
+
+/** The recipe regions that are docs/fencing.md's code, each run by a test below. */
+const RECIPE_REGIONS: readonly (readonly [file: string, name: string])[] = [
+  ['accounts.sql', 'schema'],
+  ['migration.sql', 'migration'],
+  ['pg-accounts.ts', 'pg'],
+  ['pg-accounts.ts', 'pg-usage'],
+  ['typeorm-accounts.ts', 'typeorm-entity'],
+  ['typeorm-accounts.ts', 'typeorm-migration'],
+  ['typeorm-accounts.ts', 'typeorm-service'],
+  ['redis-wallet.ts', 'redis'],
+];
 
 async function lockModule(): Promise<TestingModule> {
   const moduleRef = await Test.createTestingModule({ imports: [RedisLockModule.forRoot({ redis: redisUrl() })] }).compile();
@@ -60,17 +74,15 @@ describe('fenced writes to PostgreSQL: the recipes of docs/fencing.md, run on a 
 
   it('every recipe region is in docs/fencing.md, line for line', () => {
     const guide = readFileSync(new URL('../docs/fencing.md', import.meta.url), 'utf8');
-    const regions = [
-      region('accounts.sql', 'schema'),
-      region('migration.sql', 'migration'),
-      region('pg-accounts.ts', 'pg'),
-      region('pg-accounts.ts', 'pg-usage'),
-      region('typeorm-accounts.ts', 'typeorm-entity'),
-      region('typeorm-accounts.ts', 'typeorm-migration'),
-      region('typeorm-accounts.ts', 'typeorm-service'),
-      region('redis-wallet.ts', 'redis'),
-    ];
+    const regions = RECIPE_REGIONS.map(([file, name]) => region(file, name));
     for (const text of regions) expect(guide).toContain('\n' + text + '\n```');
+  });
+
+  it('and every ts or sql block of docs/fencing.md is one of those regions: none is only compiled, none untested', () => {
+    const regions = new Set(RECIPE_REGIONS.map(([file, name]) => region(file, name)));
+    const blocks = codeBlocks('docs/fencing.md').filter((block) => block.lang === 'ts' || block.lang === 'sql');
+    expect(blocks.length).toBe(regions.size);
+    for (const block of blocks) expect(regions, `docs/fencing.md line ${block.line} is no recipe region`).toContain(block.code);
   });
 
   it('pg: writes with a token not lower than the row\'s, again with the same token, and refuses a lower one naming both', async () => {
@@ -84,6 +96,27 @@ describe('fenced writes to PostgreSQL: the recipes of docs/fencing.md, run on a 
     const { rows } = await pool.query('SELECT balance, fence FROM accounts WHERE id = $1', ['a']);
     expect(rows).toEqual([{ balance: '130', fence: '10' }]);
     await expect(saveBalance(pool, 'missing', 1, 1)).rejects.toThrow('No account missing');
+  });
+
+  it('pg: a write that waited for a newer holder\'s uncommitted write is refused naming the newer token, not the one it saw before waiting', async () => {
+    await pool.query(region('accounts.sql', 'schema'));
+    await pool.query("INSERT INTO accounts (id, balance, fence) VALUES ('race', 100, 40)");
+    const newer = await pool.connect();
+    try {
+      // The newer holder (token 42) has written the row in a transaction not yet committed; the
+      // late write (token 41) arrives and waits for the row's lock.
+      await newer.query('BEGIN');
+      await saveBalance(newer, 'race', 150, 42);
+      const late = saveBalance(pool, 'race', 110, 41);
+      late.catch(() => undefined);
+      await waitForLockWait(server.url);
+      await newer.query('COMMIT');
+      const refused = await refusal(late);
+      expect(refused).toMatchObject({ key: 'accounts/race', fencingToken: 41, highestToken: 42 });
+      expect((await pool.query('SELECT balance, fence FROM accounts')).rows).toEqual([{ balance: '150', fence: '42' }]);
+    } finally {
+      newer.release();
+    }
   });
 
   it('pg: tokens beyond 32 bits fit the bigint column', async () => {

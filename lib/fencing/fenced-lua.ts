@@ -30,7 +30,7 @@ redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
 return false
 `);
 
-/** GET KEYS[1] (a script, so that both drivers route and prefix it as they do the writes). */
+/** GET KEYS[1] (a script, so that every driver routes and prefixes it as it does the writes). */
 export const FENCED_GET = script(`return redis.call('GET', KEYS[1])`);
 
 /** HGET KEYS[1] ARGV[1]. */

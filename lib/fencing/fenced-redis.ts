@@ -21,8 +21,8 @@ export type FencedValue = string | number;
  * as it likes. One resource must be written under one lock key (tokens of different keys are
  * not comparable), by mutexes or write locks (a semaphore's holders each have their own token).
  *
- * `RedisLockModule` provides one on its own connection (one server, Sentinel or Cluster, either
- * driver); `RedisLockTestingModule` one in memory. For data on another Redis, or in quorum mode,
+ * `RedisLockModule` provides one on its own connection (one server, Sentinel or Cluster, any
+ * client it accepts); `RedisLockTestingModule` one in memory. For data on another Redis, or in quorum mode,
  * make one with `new FencedRedis(client)`.
  *
  * @example
@@ -37,12 +37,13 @@ export class FencedRedis {
   private resolved?: FencedStore;
 
   /**
-   * @param source an ioredis client (`Redis`, `Cluster`) or a node-redis client (connected),
-   * which stays the caller's to close; or an `InMemoryLocks` store, whose memory keeps the data.
+   * @param source a client the module accepts (ioredis or iovalkey `Redis`/`Cluster`, a connected
+   * node-redis client, a Valkey GLIDE client), which stays the caller's to close; or an
+   * `InMemoryLocks` store, whose memory keeps the data.
    */
   constructor(private readonly source: RedisClient | InMemoryLocks) {
     if (source === null || typeof source !== 'object') {
-      throw new TypeError(`new FencedRedis(): Argument "source" must be an ioredis or node-redis client, or an InMemoryLocks store, got ${source === null ? 'null' : typeof source}.`);
+      throw new TypeError(`new FencedRedis(): Argument "source" must be an ioredis, iovalkey, node-redis or Valkey GLIDE client, or an InMemoryLocks store, got ${source === null ? 'null' : typeof source}.`);
     }
   }
 

@@ -5,9 +5,10 @@ import type { RedisDriver } from '../core/stores/redis/drivers/redis-driver.js';
 import { FENCED_GET, FENCED_HGET, FENCED_HSET, FENCED_SET } from './fenced-lua.js';
 
 /**
- * Where fenced data lives: a Redis (one server, Sentinel, Cluster; either driver) or the memory
- * of `InMemoryLocks`. `fence` is the hash of tokens of the key's tag (see `fenceHashOf`). A
- * write returns `null` when done, or the higher token kept when refused (nothing written).
+ * Where fenced data lives: a Redis (one server, Sentinel, Cluster; any client the module
+ * accepts) or the memory of `InMemoryLocks`. `fence` is the hash of tokens of the key's tag (see
+ * `fenceHashOf`). A write returns `null` when done, or the higher token kept when refused
+ * (nothing written).
  */
 export interface FencedStore {
   set(key: string, fence: string, token: number, value: string): Promise<string | null>;

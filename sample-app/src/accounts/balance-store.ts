@@ -29,15 +29,16 @@ export class BalanceStore {
       await this.db.query('INSERT INTO accounts (id, balance) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET balance = EXCLUDED.balance', [accountId, balance]);
       return;
     }
-    const rows = await this.db.query<{ written: string | number | null; highest: string | number | null }>(
-      `WITH written AS (
-         INSERT INTO accounts (id, balance, fence) VALUES ($1, $3, $2)
-         ON CONFLICT (id) DO UPDATE SET balance = EXCLUDED.balance, fence = EXCLUDED.fence WHERE accounts.fence <= EXCLUDED.fence
-         RETURNING fence
-       )
-       SELECT (SELECT fence FROM written) AS written, (SELECT fence FROM accounts WHERE id = $1) AS highest`,
+    const written = await this.db.query(
+      `INSERT INTO accounts (id, balance, fence) VALUES ($1, $3, $2)
+       ON CONFLICT (id) DO UPDATE SET balance = EXCLUDED.balance, fence = EXCLUDED.fence WHERE accounts.fence <= EXCLUDED.fence
+       RETURNING fence`,
       [accountId, fencingToken, balance],
     );
-    if (rows[0]!.written === null) throw new FencedWriteRefusedError(`accounts/${accountId}`, fencingToken, Number(rows[0]!.highest));
+    if (written.length === 1) return;
+    // Refused. The token that won is read by a statement of its own: the upsert may have waited
+    // for a newer holder's commit, which a read in its own statement (its snapshot) would not see.
+    const [row] = await this.db.query<{ fence: string | number }>('SELECT fence FROM accounts WHERE id = $1', [accountId]);
+    throw new FencedWriteRefusedError(`accounts/${accountId}`, fencingToken, Number(row!.fence));
   }
 }

@@ -7,20 +7,16 @@ import { FencedWriteRefusedError, type LockService } from 'nestjs-redis-lock';
 
 /**
  * Writes account `id`'s balance, unless a holder with a higher fencing token wrote the row:
- * one statement, so the check and the write cannot be split.
+ * one statement checks and writes, so the two cannot be split.
  */
 export async function saveBalance(db: Pool | PoolClient, id: string, balance: number, fencingToken: number): Promise<void> {
-  const { rows } = await db.query<{ written: string | null; highest: string | null }>(
-    `WITH written AS (
-       UPDATE accounts SET balance = $3, fence = $2 WHERE id = $1 AND fence <= $2 RETURNING fence
-     )
-     SELECT (SELECT fence FROM written) AS written, (SELECT fence FROM accounts WHERE id = $1) AS highest`,
-    [id, fencingToken, balance],
-  );
-  const { written, highest } = rows[0]!;
-  if (written !== null) return;
-  if (highest === null) throw new Error(`No account ${id}`);
-  throw new FencedWriteRefusedError(`accounts/${id}`, fencingToken, Number(highest));
+  const { rowCount } = await db.query('UPDATE accounts SET balance = $3, fence = $2 WHERE id = $1 AND fence <= $2', [id, fencingToken, balance]);
+  if (rowCount === 1) return;
+  // Refused. The token that won is read by a statement of its own: the UPDATE may have waited
+  // for a newer holder's commit, which a read in its own statement (its snapshot) would not see.
+  const { rows } = await db.query<{ fence: string }>('SELECT fence FROM accounts WHERE id = $1', [id]);
+  if (rows.length === 0) throw new Error(`No account ${id}`);
+  throw new FencedWriteRefusedError(`accounts/${id}`, fencingToken, Number(rows[0]!.fence));
 }
 // #endregion
 
