@@ -161,6 +161,25 @@ describe('shutdown with running jobs and leaders (issue 18, item 5)', () => {
     expect(token).not.toBeNull();
     expect(await redis.exists('lock:{hub}')).toBe(0);
   });
+
+  it('gives a leader whose hook ignores its signal shutdownTimeout, then hands the lease back and says so', async () => {
+    let started = false;
+    @LeaderElection('deaf-hub', { ttl: '60s' })
+    @Injectable()
+    class DeafHub implements OnLeadershipAcquired {
+      async onLeadershipAcquired(): Promise<void> {
+        started = true;
+        await new Promise(() => undefined);
+      }
+    }
+    const a = await start([DeafHub], { shutdownTimeout: 300 });
+    await expect.poll(() => started).toBe(true);
+    // Without the bound this never settled: the hook never returns.
+    await closeNow(a);
+    expect(a.logs.has('warn', 'The hooks of DeafHub were still running 300 ms')).toBe(true);
+    // Handed back at close, not after the 60 s lease.
+    expect(await redis.exists('lock:{deaf-hub}')).toBe(0);
+  });
 });
 
 describe('a lease whose local deadline passed starts no user work (issue 18, item 6)', () => {
