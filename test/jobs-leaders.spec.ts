@@ -325,7 +325,8 @@ describe('jobs returning an Observable (issue 18, item 7)', () => {
     jobs.subject.next(2);
     jobs.subject.complete();
     expect(await values).toEqual([1, 2]);
-    expect(await redis.exists('lock:{Streams.declared}')).toBe(0);
+    // Given back by the stream's teardown, which runs after the last value reached the subscriber.
+    await expect.poll(() => redis.exists('lock:{Streams.declared}')).toBe(0);
   });
 
   it('an Observable returned through a Promise holds the run lock until it completes', async () => {
@@ -339,7 +340,24 @@ describe('jobs returning an Observable (issue 18, item 7)', () => {
     expect(await jobs.late()).toBeUndefined();
     jobs.subject.complete();
     expect(await values).toEqual([1]);
-    expect(await redis.exists('lock:{late}')).toBe(0);
+    await expect.poll(() => redis.exists('lock:{late}')).toBe(0);
+  });
+
+  it('an error in the stream releases the run lock, and the next call runs', async () => {
+    const app = await start([Streams]);
+    const jobs = app.get(Streams);
+    const failed = lastValueFrom(jobs.declared()).catch((error: unknown) => error);
+    await expect.poll(() => redis.exists('lock:{Streams.declared}')).toBe(1);
+    jobs.subject.error(new Error('feed broke'));
+    expect(await failed).toMatchObject({ message: 'feed broke' });
+    await expect.poll(() => redis.exists('lock:{Streams.declared}')).toBe(0);
+    jobs.subject = new Subject<number>();
+    const next = lastValueFrom(jobs.declared().pipe(toArray()));
+    await expect.poll(() => redis.exists('lock:{Streams.declared}')).toBe(1);
+    jobs.subject.next(3);
+    jobs.subject.complete();
+    expect(await next).toEqual([3]);
+    expect(jobs.calls).toBe(2);
   });
 
   it('unsubscribing releases the run lock', async () => {
