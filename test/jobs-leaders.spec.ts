@@ -316,7 +316,9 @@ describe('jobs returning an Observable (issue 18, item 7)', () => {
     const app = await start([Streams]);
     const jobs = app.get(Streams);
     const values = lastValueFrom(jobs.declared().pipe(toArray()));
-    await expect.poll(() => redis.exists('lock:{Streams.declared}')).toBe(1);
+    // The method ran and its stream is subscribed (the key alone exists before the acquire's reply is handled).
+    await expect.poll(() => jobs.calls).toBe(1);
+    expect(await redis.exists('lock:{Streams.declared}')).toBe(1);
     jobs.subject.next(1);
     // Past the ttl: renewed while the stream lives.
     await sleep(1_300);
@@ -347,13 +349,17 @@ describe('jobs returning an Observable (issue 18, item 7)', () => {
     const app = await start([Streams]);
     const jobs = app.get(Streams);
     const failed = lastValueFrom(jobs.declared()).catch((error: unknown) => error);
-    await expect.poll(() => redis.exists('lock:{Streams.declared}')).toBe(1);
+    // The method ran and its stream is subscribed (the key alone exists before the acquire's reply is handled).
+    await expect.poll(() => jobs.calls).toBe(1);
+    expect(await redis.exists('lock:{Streams.declared}')).toBe(1);
     jobs.subject.error(new Error('feed broke'));
     expect(await failed).toMatchObject({ message: 'feed broke' });
     await expect.poll(() => redis.exists('lock:{Streams.declared}')).toBe(0);
     jobs.subject = new Subject<number>();
     const next = lastValueFrom(jobs.declared().pipe(toArray()));
-    await expect.poll(() => redis.exists('lock:{Streams.declared}')).toBe(1);
+    // The method ran and its stream is subscribed (the key alone exists before the acquire's reply is handled).
+    await expect.poll(() => jobs.calls).toBe(2);
+    expect(await redis.exists('lock:{Streams.declared}')).toBe(1);
     jobs.subject.next(3);
     jobs.subject.complete();
     expect(await next).toEqual([3]);
