@@ -428,7 +428,25 @@ describe('default keys (issue 18, item 8)', () => {
     }
     const error = await start([Twice, { provide: 'SECOND', useClass: Twice }]).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(DuplicateLockKeyError);
-    expect((error as Error).message).toContain('Twice.run (@OnOneInstance, provider Twice) and Twice.run (@OnOneInstance, provider "SECOND")');
+    expect((error as Error).message).toBe(
+      'Lock key "Twice.run:owner" is used by both Twice.run (@OnOneInstance, provider Twice) and Twice.run (@OnOneInstance, provider "SECOND"). ' +
+        'Provide the class once (a second token can name the same instance with useExisting).',
+    );
+  });
+
+  it('refuses an election class provided twice, and accepts it under a second token through useExisting', async () => {
+    @LeaderElection('twice-leader')
+    @Injectable()
+    class TwiceLeader {}
+    const error = await start([TwiceLeader, { provide: 'SECOND_LEADER', useClass: TwiceLeader }]).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DuplicateLockKeyError);
+    // Names both providers, and says what to do about one class provided twice (not "another key").
+    expect((error as Error).message).toBe(
+      'Lock key "twice-leader" is used by both TwiceLeader (@LeaderElection, provider TwiceLeader) and TwiceLeader (@LeaderElection, provider "SECOND_LEADER"). ' +
+        'Provide the class once (a second token can name the same instance with useExisting).',
+    );
+    const app = await start([TwiceLeader, { provide: 'ALIAS_LEADER', useExisting: TwiceLeader }]);
+    await expect.poll(() => app.get(LeadershipService).isLeader('twice-leader')).toBe(true);
   });
 
   it('accepts one instance under two tokens (useExisting)', async () => {
