@@ -161,6 +161,25 @@ describe('shutdown with running jobs and leaders (issue 18, item 5)', () => {
     expect(token).not.toBeNull();
     expect(await redis.exists('lock:{hub}')).toBe(0);
   });
+
+  it('gives a leader whose hook ignores its signal shutdownTimeout, then hands the lease back and says so', async () => {
+    let started = false;
+    @LeaderElection('deaf-hub', { ttl: '60s' })
+    @Injectable()
+    class DeafHub implements OnLeadershipAcquired {
+      async onLeadershipAcquired(): Promise<void> {
+        started = true;
+        await new Promise(() => undefined);
+      }
+    }
+    const a = await start([DeafHub], { shutdownTimeout: 300 });
+    await expect.poll(() => started).toBe(true);
+    // Without the bound this never settled: the hook never returns.
+    await closeNow(a);
+    expect(a.logs.has('warn', 'The hooks of DeafHub were still running 300 ms')).toBe(true);
+    // Handed back at close, not after the 60 s lease.
+    expect(await redis.exists('lock:{deaf-hub}')).toBe(0);
+  });
 });
 
 describe('a lease whose local deadline passed starts no user work (issue 18, item 6)', () => {
@@ -297,7 +316,9 @@ describe('jobs returning an Observable (issue 18, item 7)', () => {
     const app = await start([Streams]);
     const jobs = app.get(Streams);
     const values = lastValueFrom(jobs.declared().pipe(toArray()));
-    await expect.poll(() => redis.exists('lock:{Streams.declared}')).toBe(1);
+    // The method ran and its stream is subscribed (the key alone exists before the acquire's reply is handled).
+    await expect.poll(() => jobs.calls).toBe(1);
+    expect(await redis.exists('lock:{Streams.declared}')).toBe(1);
     jobs.subject.next(1);
     // Past the ttl: renewed while the stream lives.
     await sleep(1_300);
@@ -306,7 +327,8 @@ describe('jobs returning an Observable (issue 18, item 7)', () => {
     jobs.subject.next(2);
     jobs.subject.complete();
     expect(await values).toEqual([1, 2]);
-    expect(await redis.exists('lock:{Streams.declared}')).toBe(0);
+    // Given back by the stream's teardown, which runs after the last value reached the subscriber.
+    await expect.poll(() => redis.exists('lock:{Streams.declared}')).toBe(0);
   });
 
   it('an Observable returned through a Promise holds the run lock until it completes', async () => {
@@ -320,7 +342,28 @@ describe('jobs returning an Observable (issue 18, item 7)', () => {
     expect(await jobs.late()).toBeUndefined();
     jobs.subject.complete();
     expect(await values).toEqual([1]);
-    expect(await redis.exists('lock:{late}')).toBe(0);
+    await expect.poll(() => redis.exists('lock:{late}')).toBe(0);
+  });
+
+  it('an error in the stream releases the run lock, and the next call runs', async () => {
+    const app = await start([Streams]);
+    const jobs = app.get(Streams);
+    const failed = lastValueFrom(jobs.declared()).catch((error: unknown) => error);
+    // The method ran and its stream is subscribed (the key alone exists before the acquire's reply is handled).
+    await expect.poll(() => jobs.calls).toBe(1);
+    expect(await redis.exists('lock:{Streams.declared}')).toBe(1);
+    jobs.subject.error(new Error('feed broke'));
+    expect(await failed).toMatchObject({ message: 'feed broke' });
+    await expect.poll(() => redis.exists('lock:{Streams.declared}')).toBe(0);
+    jobs.subject = new Subject<number>();
+    const next = lastValueFrom(jobs.declared().pipe(toArray()));
+    // The method ran and its stream is subscribed (the key alone exists before the acquire's reply is handled).
+    await expect.poll(() => jobs.calls).toBe(2);
+    expect(await redis.exists('lock:{Streams.declared}')).toBe(1);
+    jobs.subject.next(3);
+    jobs.subject.complete();
+    expect(await next).toEqual([3]);
+    expect(jobs.calls).toBe(2);
   });
 
   it('unsubscribing releases the run lock', async () => {
@@ -385,7 +428,25 @@ describe('default keys (issue 18, item 8)', () => {
     }
     const error = await start([Twice, { provide: 'SECOND', useClass: Twice }]).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(DuplicateLockKeyError);
-    expect((error as Error).message).toContain('Twice.run (@OnOneInstance, provider Twice) and Twice.run (@OnOneInstance, provider "SECOND")');
+    expect((error as Error).message).toBe(
+      'Lock key "Twice.run:owner" is used by both Twice.run (@OnOneInstance, provider Twice) and Twice.run (@OnOneInstance, provider "SECOND"). ' +
+        'Provide the class once (a second token can name the same instance with useExisting).',
+    );
+  });
+
+  it('refuses an election class provided twice, and accepts it under a second token through useExisting', async () => {
+    @LeaderElection('twice-leader')
+    @Injectable()
+    class TwiceLeader {}
+    const error = await start([TwiceLeader, { provide: 'SECOND_LEADER', useClass: TwiceLeader }]).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DuplicateLockKeyError);
+    // Names both providers, and says what to do about one class provided twice (not "another key").
+    expect((error as Error).message).toBe(
+      'Lock key "twice-leader" is used by both TwiceLeader (@LeaderElection, provider TwiceLeader) and TwiceLeader (@LeaderElection, provider "SECOND_LEADER"). ' +
+        'Provide the class once (a second token can name the same instance with useExisting).',
+    );
+    const app = await start([TwiceLeader, { provide: 'ALIAS_LEADER', useExisting: TwiceLeader }]);
+    await expect.poll(() => app.get(LeadershipService).isLeader('twice-leader')).toBe(true);
   });
 
   it('accepts one instance under two tokens (useExisting)', async () => {

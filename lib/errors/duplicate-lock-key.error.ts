@@ -5,7 +5,8 @@ import { RedisLockError } from './redis-lock.error.js';
  * Two scheduled jobs or leader elections would use the same Redis lock: the same key (a key
  * given on a method that two provided subclasses inherit included), one's key equal to
  * another's `<key>:owner` lease, or one class with job methods provided twice (two instances
- * under two tokens). Thrown when the application starts. Give one of them another `key`.
+ * under two tokens). Thrown when the application starts. Give one of them another `key`, or
+ * provide the class once (a second token can name the same instance with `useExisting`).
  *
  * @example
  * ```ts
@@ -22,7 +23,9 @@ export class DuplicateLockKeyError extends RedisLockError {
     readonly first: string,
     /** Where it is used again. */
     readonly second: string,
+    /** What to do about it; one class provided twice needs another remedy than two classes. */
+    advice = 'Give one of them another key.',
   ) {
-    super(`Lock key ${quoteKey(key)} is used by both ${first} and ${second}. Give one of them another key.`);
+    super(`Lock key ${quoteKey(key)} is used by both ${first} and ${second}. ${advice}`);
   }
 }

@@ -20,7 +20,12 @@ interface Claim {
   by: string;
   /** The (provider instance, job) or election that made it: one owner may claim two keys. */
   owner: object;
+  /** The provider class: the same class twice is fixed by providing it once, not by a key. */
+  type: object;
 }
+
+/** The remedy when the two claims come from one class provided twice. */
+const PROVIDED_TWICE = 'Provide the class once (a second token can name the same instance with useExisting).';
 
 /** A class name a minifier may have made: the default key built from it may change between builds. */
 const MINIFIED_NAME = /^[A-Za-z_$][A-Za-z0-9_$]?$/;
@@ -54,10 +59,10 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
 
   onModuleInit(): void {
     const claims = new Map<string, Claim>();
-    const claim = (key: string, by: string, owner: object): void => {
+    const claim = (key: string, by: string, owner: object, type: object): void => {
       const earlier = claims.get(key);
-      if (earlier === undefined) claims.set(key, { by, owner });
-      else if (earlier.owner !== owner) throw new DuplicateLockKeyError(key, earlier.by, by);
+      if (earlier === undefined) claims.set(key, { by, owner, type });
+      else if (earlier.owner !== owner) throw new DuplicateLockKeyError(key, earlier.by, by, ...(earlier.type === type ? [PROVIDED_TWICE] : []));
     };
     const wrappers = [...this.discovery.getControllers(), ...this.discovery.getProviders()];
     // One instance under two tokens (useExisting) runs its jobs once; request-scoped and
@@ -86,7 +91,7 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
         const owner = {};
         const claims = jobClaims(job);
         const provider = providedTimes.get(type)! > 1 ? `, provider ${tokenName(wrapper.token)}` : '';
-        for (const { key, role } of claims) claim(key, `${job.where} (@${role}${provider})`, owner);
+        for (const { key, role } of claims) claim(key, `${job.where} (@${role}${provider})`, owner, type);
         if (job.defaultKey && MINIFIED_NAME.test((type as { name: string }).name)) {
           logger.warn(
             `${job.where} (@${claims[0]!.role}) uses the default key ${quoteKey(job.key)}, made from a class name that looks minified: a build that renames the class moves the lock, and instances of two builds would run the job at once. Give the job a key.`,
@@ -96,19 +101,25 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
     }
     // The module's ttl, for elections that give none: they retry every ttl / 3.
     const { ttl: moduleTtl, shutdownTimeout } = resolveModuleOptions(this.options, { needsRedis: false });
-    const candidates = new Set<unknown>();
+    const candidates = new Map<unknown, { wrapper: InstanceWrapper; type: Function; election: LeaderElectionMetadata }>();
     for (const wrapper of this.discovery.getProviders()) {
       const type = (wrapper.instance as object | undefined)?.constructor ?? wrapper.metatype;
       const election = typeof type === 'function' ? (Reflect.getOwnMetadata(LEADER_ELECTION_METADATA, type) as LeaderElectionMetadata | undefined) : undefined;
+      // One instance under two tokens (useExisting) is one candidate.
       if (election === undefined || (wrapper.instance && candidates.has(wrapper.instance))) continue;
-      candidates.add(wrapper.instance);
-      const where = `${type!.name} (@LeaderElection)`;
+      candidates.set(wrapper.instance ?? wrapper, { wrapper, type: type!, election });
+    }
+    const electedTimes = new Map<Function, number>();
+    for (const { type } of candidates.values()) electedTimes.set(type, (electedTimes.get(type) ?? 0) + 1);
+    for (const { wrapper, type, election } of candidates.values()) {
+      const provider = electedTimes.get(type)! > 1 ? `, provider ${tokenName(wrapper.token)}` : '';
+      const where = `${type.name} (@LeaderElection${provider})`;
       if (!wrapper.isDependencyTreeStatic() || wrapper.isTransient || !wrapper.instance) {
-        throw new RedisLockError(`@LeaderElection() on ${type!.name}: the class must be a singleton provider (not request-scoped or transient), so that one instance holds the leadership.`);
+        throw new RedisLockError(`@LeaderElection() on ${type.name}: the class must be a singleton provider (not request-scoped or transient), so that one instance holds the leadership.`);
       }
-      claim(election.key, where, wrapper.instance as object);
+      claim(election.key, where, wrapper.instance as object, type);
       const ttl = election.ttl ?? moduleTtl;
-      const runner = new LeaderElectionRunner(this.locks, wrapper.instance as object, election.key, type!.name, election.ttl, Math.max(1, Math.floor(ttl / 3)));
+      const runner = new LeaderElectionRunner(this.locks, wrapper.instance as object, election.key, type.name, election.ttl, Math.max(1, Math.floor(ttl / 3)));
       this.elections.push(runner);
       this.leadership.register(runner);
     }

@@ -37,9 +37,10 @@ describe('live lock board in headless Chromium', () => {
   let browser: Browser;
   let app: INestApplication | undefined;
   const children: ChildProcessWithoutNullStreams[] = [];
+  // Starting Chromium took longer than the 20 s hook timeout once on a loaded machine (load 13 on 2 cores).
   beforeAll(async () => {
-    browser = await chromium.launch({ executablePath: chromiumPath(), headless: true, args: ['--no-sandbox'] });
-  });
+    browser = await chromium.launch({ executablePath: chromiumPath(), headless: true, args: ['--no-sandbox'], timeout: 60_000 });
+  }, 60_000);
   afterAll(() => browser?.close());
   afterEach(async () => {
     for (const child of children.splice(0)) {
