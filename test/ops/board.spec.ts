@@ -1,5 +1,4 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Injectable, type CanActivate, type ExecutionContext, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
@@ -109,9 +108,10 @@ describe('live lock board in headless Chromium', () => {
     expect(await page.locator('button.release').count()).toBe(0);
     // The live feed shows this process starting to wait.
     await expect.poll(() => page.locator('#feed li.waiting').first().textContent(), { timeout: 10_000 }).toContain('invoice:2026-11');
-    // For docs/observability.md: two locks held by another process, one with a waiter, and the live feed.
-    mkdirSync(docs, { recursive: true });
-    await page.screenshot({ path: `${docs}lock-board.png` });
+    // For docs/observability.md: two locks held by another process, one with a waiter, and the live
+    // feed. Written only when asked (UPDATE_SCREENSHOTS=1), so that a test run leaves the tree clean.
+    const shot = await page.screenshot(process.env.UPDATE_SCREENSHOTS === '1' ? { path: `${docs}lock-board.png` } : {});
+    expect(shot.byteLength).toBeGreaterThan(0);
 
     holder.stdin.write('release\n');
     const lock = await waiting;
