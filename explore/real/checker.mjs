@@ -35,7 +35,7 @@ function conflicting(a, b) {
 }
 
 /**
- * @param {{ events: object[], quietAt?: number, ttl?: number }} history
+ * @param {{ events: object[], quietAt?: number, ttl?: number, placement?: { lock: number, owner: number } }} history
  * @returns {{ invariant: string, message: string, at: number | undefined }[]}
  */
 export function check(history) {
@@ -190,11 +190,14 @@ export function check(history) {
   // loss at most), while another instance finds the lease gone, takes it, and runs the same
   // ticks. The lock promises nothing across a loss of Redis' data, so such a tick is excused:
   // one run under a lease taken before the loss, entered after it began and within a ttl of it,
-  // and every other under a lease taken after it began.
+  // and every other under a lease taken after it began; on a Cluster, a loss of the master that
+  // holds the lease.
+  const ownerNode = history.placement?.owner;
   const ownerLeaseLost = (runs) =>
     faults.some(
       (f) =>
         DATA_LOSS.has(f.kind) &&
+        (f.node === undefined || ownerNode === undefined || f.node === ownerNode) &&
         runs.some((stale) => {
           const lease = leaseOf(stale);
           if (lease === undefined || lease.t > f.t || stale.enter < f.t || stale.enter > (f.until ?? f.t) + ttl + SLACK) return false;

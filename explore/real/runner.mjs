@@ -406,7 +406,7 @@ export async function runSchedule(environment, schedule) {
     );
 
     events.push(...(await readHistory(workers.map((w) => join(dir, `${w.id}.jsonl`)), environment.register, key)));
-    const history = { schedule, events, quietAt, ttl: schedule.ttl };
+    const history = { schedule, events, quietAt, ttl: schedule.ttl, placement: schedule.placement };
     const violations = check(history);
     Object.assign(figures, {
       sections: events.filter((e) => e.ev === 'invoke').length,

@@ -8,7 +8,7 @@ import { startRedisServer, type RedisServer } from '../../scripts/redis-server.m
 import { ChaosWorker } from '../chaos/support/chaos-worker.js';
 import { createLockApp, type LockApp } from '../support/lock-app.js';
 import { redisUrl } from '../support/redis.js';
-import { check, trace, type HistoryEvent } from '../../explore/real/checker.mjs';
+import { check, trace, type History, type HistoryEvent } from '../../explore/real/checker.mjs';
 import { FaultProxy } from '../../explore/real/fault-proxy.mjs';
 import { formatResult, makeSchedule, readHistory, runSchedule, startEnvironment, Worker, type Environment, type RunResult } from '../../explore/real/runner.mjs';
 
@@ -41,7 +41,7 @@ function call(sid: string, s: Section): HistoryEvent[] {
 }
 
 const register = (seq: number, sid: string, token: number, accepted: boolean, key = 'k'): HistoryEvent => ({ ev: 'register', seq, key, token, sid, accepted });
-const invariants = (events: HistoryEvent[], extra: { quietAt?: number; ttl?: number } = {}): string[] => check({ events, ...extra }).map((v) => v.invariant);
+const invariants = (events: HistoryEvent[], extra: Omit<History, 'events'> = {}): string[] => check({ events, ...extra }).map((v) => v.invariant);
 
 describe('the real-Redis checker (a pure function over a history)', () => {
   it('passes a history where each holder leaves before the next enters, tokens growing', () => {
@@ -175,6 +175,9 @@ describe('the real-Redis checker (a pure function over a history)', () => {
     const before = [lease('w1', 460, 1), ...run('w1.job.0', 1, 358, 461, 1, 1), ...run('w1.job.1', 2, 642, 651, 2, 1)];
     const failing = [...before, restart, ...run('w1.job.2', 3, 1_080, 1_081, 3, 1), lease('w0', 1_090, 1), ...run('w0.job.1', 3, 1_069, 1_098, 4, 1)];
     expect(invariants(failing, { ttl: 600 })).toEqual([]);
+    expect(invariants(failing, { ttl: 600, placement: { lock: 0, owner: 1 } })).toEqual([]);
+    // Not when the master that lost its data holds the run lock, not the owner lease.
+    expect(invariants(failing, { ttl: 600, placement: { lock: 1, owner: 0 } })).toEqual(['job-once']);
     // Not without the loss, nor when the workers did not say when they took their leases.
     expect(invariants(failing.filter((e) => e !== restart), { ttl: 600 })).toEqual(['job-once']);
     expect(invariants(failing.filter((e) => e.ev !== 'lease'), { ttl: 600 })).toEqual(['job-once']);
@@ -486,7 +489,7 @@ describe('a tick run twice because a Cluster master lost the owner lease (needs 
       // The run lock's counter lives on another master: 1 and 2 for ticks 1 and 2, then 3 and 4.
       const history = `the history:\n${trace({ events }).join('\n')}`;
       expect(runs, history).toEqual(['w1: token 3, owner lease 1', 'w0: token 4, owner lease 1']);
-      expect(check({ events, ttl }), history).toEqual([]);
+      expect(check({ events, ttl, placement: { lock: runNode, owner: 1 } }), history).toEqual([]);
     } finally {
       for (const admin of admins) admin.disconnect();
     }
