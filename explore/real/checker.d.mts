@@ -10,6 +10,8 @@ export interface History {
   /** When the last fault ended (CLOCK_MONOTONIC ms): waits that begin a ttl later must succeed. */
   quietAt?: number;
   ttl?: number;
+  /** On a Cluster: the master (a fault's `node`) holding the lock's key and a job's owner lease. */
+  placement?: { lock: number; owner: number };
 }
 
 export interface Violation {

@@ -5,6 +5,7 @@
 //   { ev: 'invoke', p, sid, key, kind, limit?, t }   kind: 'mutex' | 'semaphore' | 'read' | 'write' | 'job' | 'leader'
 //   { ev: 'enter', p, sid, token, aborted, tick?, owner?, t }  the lock handed to user code (job:
 //                                                     a tick's run, under the owner lease `owner`)
+//   { ev: 'lease', p, key, token, t }                 job: the worker took the owner lease (`key`)
 //   { ev: 'lost', p, sid, reason, t }                 the lock's signal aborted
 //   { ev: 'alive', p, sid, key, owned, t }            after a refusal (on a Cluster): whether the lock's
 //                                                     key, wherever it lives now, still held its token
@@ -34,7 +35,7 @@ function conflicting(a, b) {
 }
 
 /**
- * @param {{ events: object[], quietAt?: number, ttl?: number }} history
+ * @param {{ events: object[], quietAt?: number, ttl?: number, placement?: { lock: number, owner: number } }} history
  * @returns {{ invariant: string, message: string, at: number | undefined }[]}
  */
 export function check(history) {
@@ -47,6 +48,7 @@ export function check(history) {
   const stalls = new Map();
   const kills = new Map();
   const registerLog = [];
+  const leases = [];
   let endOfHistory = 0;
   for (const event of events) {
     if (typeof event.t === 'number') endOfHistory = Math.max(endOfHistory, event.until ?? event.t, event.done ?? event.t);
@@ -84,6 +86,9 @@ export function check(history) {
       case 'stall':
         if (!stalls.has(event.p)) stalls.set(event.p, []);
         stalls.get(event.p).push(event);
+        break;
+      case 'lease':
+        leases.push(event);
         break;
       case 'stuck':
         violate('liveness', `worker ${event.p} did not finish within its bound after it was told to stop`, event.t);
@@ -178,6 +183,28 @@ export function check(history) {
     }
   }
 
+  // The owner lease run `s` went under: the last one its process took with that token before it entered.
+  const leaseOf = (s) => leases.filter((l) => l.p === s.p && l.token === s.owner && l.t <= s.enter).at(-1);
+  // A data loss that wiped the owner lease (and its fencing counter): its owner goes on running
+  // ticks under it until its next renewal is refused, or its deadline passes (a ttl after the
+  // loss at most), while another instance finds the lease gone, takes it, and runs the same
+  // ticks. The lock promises nothing across a loss of Redis' data, so such a tick is excused:
+  // one run under a lease taken before the loss, entered after it began and within a ttl of it,
+  // and every other under a lease taken after it began; on a Cluster, a loss of the master that
+  // holds the lease.
+  const ownerNode = history.placement?.owner;
+  const ownerLeaseLost = (runs) =>
+    faults.some(
+      (f) =>
+        DATA_LOSS.has(f.kind) &&
+        (f.node === undefined || ownerNode === undefined || f.node === ownerNode) &&
+        runs.some((stale) => {
+          const lease = leaseOf(stale);
+          if (lease === undefined || lease.t > f.t || stale.enter < f.t || stale.enter > (f.until ?? f.t) + ttl + SLACK) return false;
+          return runs.every((s) => s === stale || (leaseOf(s)?.t ?? -Infinity) >= f.t);
+        }),
+    );
+
   // Each tick of an @OnOneInstance job runs at most once.
   const ticks = new Map();
   for (const s of entered) {
@@ -196,7 +223,7 @@ export function check(history) {
     const runs = all.filter((s, i) => i === 0 || !(late(s) && s.owner !== undefined && all[0].owner !== undefined && s.owner > all[0].owner));
     if (runs.length < 2) continue;
     const from = Math.min(...runs.map((s) => s.invoke));
-    if (dataLoss(from, runs[runs.length - 1].enter)) continue;
+    if (dataLoss(from, runs[runs.length - 1].enter) || ownerLeaseLost(runs)) continue;
     // Calls made on time that ran after the first run: their claim of the owner lease was held
     // up (network, Redis) until the owner's lease ran out.
     const heldUp = runs.slice(1).every((s) => !late(s));

@@ -1,8 +1,10 @@
-// npm run explore:real -- [--schedules N] [--seed X] [--target single|cluster] [--workload W] [--migrate] [--verbose] [--trace]
+// npm run explore:real -- [--schedules N] [--seed X] [--target single|cluster] [--workload W] [--placement L,O] [--migrate] [--verbose] [--trace]
 // Runs N seeded fault schedules (seeds X, X+1, ...; X random unless given) against a real
 // redis-server and a 3-master Redis Cluster with real worker processes, checks every history,
 // and prints a summary. `--seed X` alone replays that one schedule (`--trace` prints its whole
-// history). `--migrate`: Cluster schedules that move the slot of the key in use, a key at a time,
+// history). `--placement L,O` (Cluster): the master (0 to 2) that holds the lock's key and the one
+// that holds a job's owner lease, instead of the seed's draw (a run printed before the
+// placement was part of the schedule). `--migrate`: Cluster schedules that move the slot of the key in use, a key at a time,
 // while the workers hold and renew it. Exits 1 on any violation; `--json` ends with one line of
 // JSON ({ schedules, violations: [{ seed, invariants }], seconds }) for explore:bugs;
 // `--stop-at-first` ends at the first schedule with a violation.
@@ -16,6 +18,7 @@ const { values } = parseArgs({
     seed: { type: 'string' },
     target: { type: 'string' },
     workload: { type: 'string' },
+    placement: { type: 'string' },
     migrate: { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
     'stop-at-first': { type: 'boolean', default: false },
@@ -35,7 +38,15 @@ if (values.migrate && values.target === 'single') fail('--migrate moves a Cluste
 if (values.target !== undefined && !['single', 'cluster'].includes(values.target)) fail(`--target must be single or cluster, got ${JSON.stringify(values.target)}`);
 if (values.workload !== undefined && !WORKLOADS.includes(values.workload)) fail(`--workload must be one of ${WORKLOADS.join(', ')}, got ${JSON.stringify(values.workload)}`);
 
-const schedules = Array.from({ length: count }, (_, i) => makeSchedule(first + i, { target: values.target, workload: values.workload, migrate: values.migrate }));
+let placement;
+if (values.placement !== undefined) {
+  const nodes = values.placement.split(',').map(Number);
+  if (nodes.length !== 2 || !nodes.every((n) => Number.isInteger(n) && n >= 0 && n <= 2)) fail(`--placement must be two masters 0 to 2, lock then owner lease (e.g. 0,1), got ${JSON.stringify(values.placement)}`);
+  if (values.migrate || values.target === 'single') fail('--placement places keys on Cluster masters: not with --migrate or --target single');
+  placement = { lock: nodes[0], owner: nodes[1] };
+}
+const schedules = Array.from({ length: count }, (_, i) => makeSchedule(first + i, { target: values.target, workload: values.workload, migrate: values.migrate }))
+  .map((schedule) => (placement && schedule.target === 'cluster' ? { ...schedule, placement } : schedule));
 const environment = await startEnvironment({ cluster: schedules.some((s) => s.target === 'cluster') });
 const started = performance.now();
 const faults = Object.fromEntries(FAULT_KINDS.map((kind) => [kind, 0]));
@@ -44,7 +55,7 @@ const byWorkload = Object.fromEntries(WORKLOADS.map((w) => [w, 0]));
 const broken = [];
 let calls = 0;
 let ran = 0;
-const replay = (schedule) => `npm run explore:real -- --seed ${schedule.seed}${schedule.migrate ? ' --migrate' : ''}`;
+const replay = (schedule) => `npm run explore:real -- --seed ${schedule.seed}${schedule.migrate ? ' --migrate' : ''}${placement && schedule.placement ? ` --placement ${placement.lock},${placement.owner}` : ''}`;
 try {
   for (const schedule of schedules) {
     const result = await runSchedule(environment, schedule);

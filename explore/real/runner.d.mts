@@ -40,6 +40,8 @@ export interface Schedule {
   faults: Fault[];
   /** A slot migration schedule (see `makeSchedule`'s `migrate`). */
   migrate?: boolean;
+  /** On a Cluster: the master (index of its nodes) holding the lock's key, and a job's owner lease. */
+  placement?: { lock: number; owner: number };
   /** Steps of every section (worker.mjs's WRITES), instead of the seed's draw. */
   writes?: number;
 }
@@ -67,6 +69,7 @@ export interface Environment {
 export function generator(seed: number): { next(): number; int(lo: number, hi: number): number; pick<T>(list: T[]): T };
 export function makeSchedule(seed: number, options?: { target?: 'single' | 'cluster'; workload?: Workload; migrate?: boolean }): Schedule;
 export function describeFault(fault: Fault): string;
+export function describePlacement(schedule: Schedule): string;
 export function startEnvironment(options?: { cluster?: boolean }): Promise<Environment>;
 export function runSchedule(environment: Environment, schedule: Schedule): Promise<RunResult>;
 export function formatResult(result: RunResult): string;

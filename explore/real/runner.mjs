@@ -90,6 +90,14 @@ export function makeSchedule(seed, { target, workload, migrate = false } = {}) {
     schedule.faults.push(fault);
   }
   schedule.faults.sort((a, b) => a.at - b.at);
+  // On a Cluster, which master holds the lock's key and (jobs) the owner lease's: part of the
+  // schedule, so that a replay puts them where the first run did (a restart-empty of node 1 hits
+  // a job only through the keys node 1 holds). Drawn from a generator of its own, so that the
+  // seed's other choices stay what they were.
+  if (schedule.target === 'cluster') {
+    const place = generator(seed ^ 0x5eed);
+    schedule.placement = { lock: place.int(0, 2), owner: place.int(0, 2) };
+  }
   return schedule;
 }
 
@@ -116,6 +124,13 @@ export function describeFault(fault) {
   const howLong = fault.ms !== undefined ? ` ${fault.ms} ms` : '';
   const delay = fault.delay !== undefined ? ` (+${fault.delay} ms each way)` : '';
   return `${fault.kind}${where}${howLong}${delay} at ${fault.at} ms`;
+}
+
+/** Where a Cluster schedule's keys live, in a few words (nothing on one server). */
+export function describePlacement(schedule) {
+  if (!schedule.placement) return '';
+  const { lock, owner } = schedule.placement;
+  return ` (lock on node ${lock}${schedule.workload === 'job' ? `, owner lease on node ${owner}` : ''})`;
 }
 
 /**
@@ -256,9 +271,11 @@ async function workersFor(environment, schedule) {
  */
 export async function runSchedule(environment, schedule) {
   const dir = mkdtempSync(join(tmpdir(), 'explore-real-'));
-  const key = `s${schedule.seed}-${Math.random().toString(36).slice(2, 8)}:${schedule.workload}`;
   const target = schedule.target === 'cluster' ? environment.cluster : environment.single;
   if (!target) throw new Error(`schedule ${schedule.seed} needs a ${schedule.target} target, which this environment did not start`);
+  // A fresh key per run: the fencing counters of earlier runs stay behind.
+  const fresh = () => `s${schedule.seed}-${Math.random().toString(36).slice(2, 8)}:${schedule.workload}`;
+  const key = schedule.placement ? await placedKey(target.deployment, schedule, fresh) : fresh();
   const events = [];
   const record = (event) => events.push(event);
   await environment.register.del('register:log', `register:${key}`);
@@ -389,7 +406,7 @@ export async function runSchedule(environment, schedule) {
     );
 
     events.push(...(await readHistory(workers.map((w) => join(dir, `${w.id}.jsonl`)), environment.register, key)));
-    const history = { schedule, events, quietAt, ttl: schedule.ttl };
+    const history = { schedule, events, quietAt, ttl: schedule.ttl, placement: schedule.placement };
     const violations = check(history);
     Object.assign(figures, {
       sections: events.filter((e) => e.ev === 'invoke').length,
@@ -455,6 +472,29 @@ export async function migrateSlot(deployment, redisKey, { to, order, gap }) {
   }
 }
 
+/**
+ * A key from `fresh()` whose lock (and, for a job, owner lease: `<key>:owner`, another hash tag)
+ * lives on the master of `deployment.nodes` that `schedule.placement` names.
+ */
+async function placedKey(deployment, schedule, fresh) {
+  const admin = new Redis(deployment.nodes[0].port, deployment.nodes[0].host, { maxRetriesPerRequest: 1 });
+  try {
+    const ranges = await admin.cluster('SLOTS');
+    const nodeOf = async (redisKey) => {
+      const slot = Number(await admin.cluster('KEYSLOT', redisKey));
+      const port = ranges.find(([lo, hi]) => lo <= slot && slot <= hi)[2][1];
+      return deployment.nodes.findIndex((node) => node.port === port);
+    };
+    for (;;) {
+      const key = fresh();
+      if ((await nodeOf(`lock:{${key}}`)) !== schedule.placement.lock) continue;
+      if (schedule.workload !== 'job' || (await nodeOf(`lock:{${key}:owner}`)) === schedule.placement.owner) return key;
+    }
+  } finally {
+    admin.disconnect();
+  }
+}
+
 /** The id of the master that serves `slot`, as `admin` sees it (CLUSTER SLOTS). */
 async function ownerOf(admin, slot) {
   const ranges = await admin.cluster('SLOTS');
@@ -499,7 +539,7 @@ export async function readHistory(files, register, key) {
 /** A readable account of one run: the schedule, what happened, and each violation. */
 export function formatResult({ schedule, violations, figures }) {
   const lines = [
-    `seed ${schedule.seed}: ${schedule.workload} on ${schedule.target}, ${schedule.workers} workers, ttl ${schedule.ttl} ms; faults: ${schedule.faults.map(describeFault).join('; ') || 'none'}`,
+    `seed ${schedule.seed}: ${schedule.workload} on ${schedule.target}${describePlacement(schedule)}, ${schedule.workers} workers, ttl ${schedule.ttl} ms; faults: ${schedule.faults.map(describeFault).join('; ') || 'none'}`,
     `  ${figures.sections} calls, ${figures.entered} entered, ${figures.failed} failed, ${figures.writes} register writes (${figures.refused} refused), ${figures.lost} losses, ${figures.stalls} stalls`,
   ];
   for (const v of violations.slice(0, 5)) {

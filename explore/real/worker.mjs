@@ -12,7 +12,8 @@
 //                     (WRITES: steps of each section).
 // WORKLOAD=rwlock     readers (60%) and writers of KEY; writers write the register.
 // WORKLOAD=job        an @OnOneInstance() + @WithoutOverlapping() job keyed KEY; the runner sends
-//                     { tick: n } to every worker at once and each calls the job; a run writes the register.
+//                     { tick: n } to every worker at once and each calls the job; a run writes the
+//                     register. Each owner lease taken is recorded ({ ev: 'lease', token }).
 // WORKLOAD=leader     a @LeaderElection(KEY) provider: while it leads it writes the register (a
 //                     term is one section, from onLeadershipAcquired to onLeadershipLost).
 // After a refused renewal on a Cluster it records { ev: 'alive', owned }: whether the lock's key
@@ -181,6 +182,13 @@ async function start(config) {
   const app = await NestFactory.createApplicationContext(AppModule, { logger: false });
   const locks = app.get(LockService);
   const resource = app.get(Resource);
+  // When this worker took the job's owner lease, with which token: a run under a lease taken
+  // before a data loss is one Redis forgot (checker.mjs's job-once).
+  const leases =
+    config.WORKLOAD === 'job' &&
+    locks.events$.subscribe((event) => {
+      if (event.type === 'acquired' && event.key === `${KEY}:owner`) rec({ ev: 'lease', key: event.key, token: event.fencingToken });
+    });
 
   let finishing = false;
 
@@ -228,6 +236,7 @@ async function start(config) {
       await chains;
       await Promise.all(jobs);
       await app.close();
+      if (leases) leases.unsubscribe();
       cluster?.disconnect();
       rec({ ev: 'done' });
       closeSync(history.fd);
