@@ -9,6 +9,7 @@ import { WAITER_LEASE_MS, WAITER_REFRESH_MS } from '../../lib/core/engine/lock-m
 import { HeldLock } from '../../lib/core/engine/held-lock.js';
 import { MultiLock } from '../../lib/core/multi-key/multi-key-lock.js';
 import { lockRedisKeys } from '../../lib/core/keys/lock-key.js';
+import { parseHolder } from '../../lib/core/engine/holder.js';
 import type { Lock } from '../../lib/interfaces/lock.interface.js';
 import type { LockOptions, RedisLockModuleOptions } from '../../lib/interfaces/redis-lock-options.interface.js';
 import { InstanceClock, VirtualScheduler, enterSimulation, mulberry32, worldClock } from './virtual-time.js';
@@ -120,6 +121,7 @@ export class Instance implements SimNode {
       await this.service.onApplicationShutdown();
       this.closed = true;
       const took = this.world.scheduler.now - startedAt;
+      this.world.checkHandedBack(this, startedAt, pauses);
       this.world.trace(this, `closed in ${took} ms`);
       // A pause stops the shutdown's own clock too: only an unpaused close is held to the bound.
       if (took > SHUTDOWN_TIMEOUT_MS && pauses === this.pauses) this.world.violate(this, 'close() settles within shutdownTimeout', `stop()+close() took ${took} ms > ${SHUTDOWN_TIMEOUT_MS} ms`);
@@ -402,6 +404,34 @@ export class World implements FaultDecider {
     if (this.violation) return;
     if (done !== count) this.violate(undefined, 'once faults stop, every waiter gets the lock within the bound', `fifo callers: ${done} of ${count} done within ${bound} ms`);
     else if (order.some((n, i) => n !== i)) this.violate(undefined, 'waiters get the lock in queue order', `fifo callers got the lock in order ${order.join(',')}`);
+  }
+
+  /**
+   * Right after a clean `close()`: nothing of `instance` is left in the store (no lock, permit,
+   * reader or live place in a queue), as shutdown hands every lock back at once instead of
+   * letting it run out. Not judged when a fault of this instance (a reply lost or delayed, a
+   * pause) fell within the longest lease plus a grant lease before the close began, or during
+   * it: a command lost then may leave a lease that only its expiry ends.
+   */
+  checkHandedBack(instance: Instance, closeStartedAt: number, pausesAtStart: number): void {
+    if (this.violation !== undefined || instance.pauses !== pausesAtStart) return;
+    const now = this.scheduler.now;
+    const from = closeStartedAt - this.longestTtl() - WAITER_LEASE_MS;
+    if (this.windows.some((w) => w.instance === instance.index && w.from <= now && w.to >= from)) return;
+    if (instance.pauses > 0 && instance.resumedAt >= from) return;
+    const mine = (token: string | undefined): boolean => token !== undefined && parseHolder(token)?.instance === instance.name;
+    const leftover: string[] = [];
+    for (const key of this.data.locks.keys()) {
+      const owner = liveValue(this.data.locks, key, now);
+      if (owner === undefined) continue;
+      const suffix = /:(?:permit|reader):(.+)$/.exec(key)?.[1];
+      if (mine(owner) || mine(suffix)) leftover.push(`lock ${key} (${owner})`);
+    }
+    for (const [key, entry] of this.data.waiting) {
+      if (liveValue(this.data.waiting, key, now) === undefined) continue;
+      for (const [member, until] of entry.value.aliveUntil) if (until >= now && mine(member.split(':')[0])) leftover.push(`queue ${key} ${member}`);
+    }
+    if (leftover.length > 0) this.violate(instance, 'afterwards the store holds nothing but fencing counters', `right after ${instance.name} closed: ${leftover.join('; ')}`);
   }
 
   /** After shutdown and the longest lease: the store holds fencing counters only, and no timer is left. */
