@@ -88,6 +88,18 @@ function exploreReal(entry, options, seed) {
   };
 }
 
+/** Replays one schedule of the patched explorer `cli` by its seed and path: the invariant it breaks, if any. */
+function replayInvariant(cli, seed, path) {
+  const run = spawnSync(process.execPath, [cli, '--seed', String(seed), '--path', path, '--json'], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const line = run.stdout.trim().split('\n').pop() ?? '';
+  try {
+    const report = JSON.parse(line);
+    return report.schedules === 1 ? report.failure?.violation?.invariant : undefined;
+  } catch {
+    throw new Error(`explore:bugs: the replay of seed ${seed} path ${path} printed no report (exit ${run.status}):\n${run.stderr}`);
+  }
+}
+
 async function main() {
   const args = parse(process.argv.slice(2));
   const seconds = args.seconds === undefined ? 60 : Number(args.seconds);
@@ -113,14 +125,23 @@ async function main() {
           throw new Error(`explore:bugs: the explorer of ${bug.name} printed no report (exit ${run.status}):\n${run.stderr}`);
         }
       }
-      const found = report.failure != null;
+      let found = report.failure != null;
       const replay = found ? (report.failure.replay ?? `seed ${report.failure.seed} path ${report.failure.path}`) : undefined;
-      const result = { name: bug.name, title: bug.title, found, real: bug.real !== undefined, schedules: found ? report.failure.foundAfter : report.schedules, seconds: found ? report.failure.foundAfterMs / 1000 : report.elapsedMs / 1000, invariant: report.failure?.violation?.invariant, replay };
+      // The shrunk schedule is what a developer gets to debug with: replayed by its seed and
+      // path, it must break the same invariant, or the bug does not count as found.
+      let replayed;
+      if (found && !bug.real) {
+        replayed = replayInvariant(cli, report.failure.seed, report.failure.path);
+        found = replayed === report.failure.violation?.invariant;
+      }
+      const result = { name: bug.name, title: bug.title, found, real: bug.real !== undefined, schedules: report.failure ? report.failure.foundAfter : report.schedules, seconds: report.failure ? report.failure.foundAfterMs / 1000 : report.elapsedMs / 1000, invariant: report.failure?.violation?.invariant, replay, replayed };
       results.push(result);
       if (!args.json) {
         console.log(found
-          ? `FOUND   ${bug.name}: after ${result.schedules} ${result.real ? 'real-Redis ' : ''}schedule(s), ${result.seconds.toFixed(1)} s: ${result.invariant}${result.real ? ` (${result.replay} with EXPLORE_PACKAGE set)` : ''}`
-          : `MISSED  ${bug.name}: no violation in ${result.schedules} ${result.real ? 'real-Redis ' : ''}schedule(s), ${result.seconds.toFixed(1)} s`);
+          ? `FOUND   ${bug.name}: after ${result.schedules} ${result.real ? 'real-Redis ' : ''}schedule(s), ${result.seconds.toFixed(1)} s: ${result.invariant}${result.real ? ` (${result.replay} with EXPLORE_PACKAGE set)` : ', the shrunk replay breaks it again'}`
+          : report.failure
+            ? `MISSED  ${bug.name}: found (${result.invariant}), but its shrunk replay (${result.replay}) showed ${replayed ?? 'no violation'}`
+            : `MISSED  ${bug.name}: no violation in ${result.schedules} ${result.real ? 'real-Redis ' : ''}schedule(s), ${result.seconds.toFixed(1)} s`);
       }
     } finally {
       rmSync(dir, { recursive: true, force: true });
