@@ -106,8 +106,11 @@ describe('waiting for a busy lock', () => {
     await redis.set(`lock:{${key}}`, 'holder', 'PX', 10_000);
     const reason = new Error('gave up');
     const controller = new AbortController();
+    const attempts = countAttempts(waiterApp.locks);
     const waiting = waiterApp.locks.acquire(key, { waitTimeout: 10_000, signal: controller.signal });
-    await sleep(100);
+    // Subscribed and queued (not "within 100 ms", which a loaded machine may not be).
+    await attempts.watching();
+    attempts.stop();
     expect(await subscribedChannels(key)).toHaveLength(1);
     expect(await redis.llen(`lock:{${key}}:queue`)).toBe(1);
     controller.abort(reason);
@@ -180,11 +183,16 @@ describe('waiting for a busy lock', () => {
     await held.release();
     await Promise.all(waiters);
     wakes.stop();
-    // The release woke one waiter, handing it the lock, and nobody else: no "lock freed" message
-    // that would send the others to Redis (their polls, which keep their places, are not wake-ups).
-    expect(beforeFirstRun.filter((step) => step === 'granted' || step === 'freed')).toEqual(['granted']);
-    // Each later release (local handoff) did the same: one grant per turn, no "freed".
-    expect(wakes.steps.filter((step) => step === 'granted' || step === 'freed')).toEqual(['granted', 'granted', 'granted', 'granted', 'granted']);
+    // The release woke at most the one waiter it handed the lock to, and nobody else: no "lock
+    // freed" message that would send the others to Redis. (The first one's poll may find the
+    // lock handed to it before the message comes, on a loaded machine: then no wake-up at all.
+    // The others' polls, which keep their places, are not wake-ups.)
+    const woken = (steps: readonly WakeStep[]) => steps.filter((step) => step === 'granted' || step === 'freed');
+    expect(['granted']).toEqual(expect.arrayContaining(woken(beforeFirstRun)));
+    expect(woken(beforeFirstRun).length).toBeLessThanOrEqual(1);
+    // Each later release (local handoff) did the same: at most one grant per turn, no "freed".
+    expect(woken(wakes.steps)).not.toContain('freed');
+    expect(woken(wakes.steps).length).toBeLessThanOrEqual(5);
     expect(order).toEqual([0, 1, 2, 3, 4]);
   });
 
