@@ -15,6 +15,7 @@ import { LOCK_RUNNER } from '../lib/redis-lock.constants.js';
 import { RedisLockHealthIndicator } from '../lib/terminus/index.js';
 import { handedLockApp, openClient, type HandedClient, type HandedClientName } from './support/handed-clients.js';
 import { CapturedLogs, createLockApp, nextEvent } from './support/lock-app.js';
+import { countAttempts } from './support/mechanism.js';
 import { redisUrl } from './support/redis.js';
 import { startRedisServer, type RedisServer } from './support/redis-server.js';
 
@@ -117,15 +118,19 @@ describe.each(CLIENTS)('a %s client on one Redis', (name) => {
     const waiter = await handedLockApp(await openClient(name, server.url));
     try {
       const held = await holder.locks.acquire('wake');
+      const attempts = countAttempts(waiter.locks);
       const waiting = waiter.locks.acquire('wake', { waitTimeout: 15_000 });
       waiting.catch(() => undefined); // a failed check below ends the wait with the app
       // The waiter's subscription exists on the server before the release.
       await expect.poll(async () => ((await admin.pubsub('NUMSUB', 'lock:{wake}:released')) as [string, number])[1], { timeout: 5_000 }).toBe(1);
-      const releasedAt = performance.now();
+      // Release right after one of the waiter's polls is answered: its next one is 250 ms away.
+      await attempts.watching();
+      const polled = attempts.count;
       await held.release();
       const next = await waiting;
-      // A poll would come when the 20 s lease runs out; the message takes milliseconds.
-      expect(performance.now() - releasedAt).toBeLessThan(5_000);
+      // A poll (every 250 ms, not only when the lease runs out) would have made an attempt and
+      // found the lock handed to it: the message woke it if there was none.
+      expect(attempts.count).toBe(polled);
       expect(next.fencingToken).toBe(held.fencingToken + 1);
       await next.release();
     } finally {
@@ -245,14 +250,18 @@ describe('a Redis 7 Cluster', () => {
       const waiter = await handedLockApp(await openClient(name, cluster.nodes));
       try {
         const held = await holder.locks.acquire('sharded');
+        const attempts = countAttempts(waiter.locks);
         const waiting = waiter.locks.acquire('sharded', { waitTimeout: 15_000 });
         waiting.catch(() => undefined); // a failed check below ends the wait with the app
         const owner = masterOf('lock:{sharded}');
         await expect.poll(async () => ((await owner.call('PUBSUB', 'SHARDNUMSUB', 'lock:{sharded}:released')) as [string, number])[1], { timeout: 5_000 }).toBe(1);
-        const releasedAt = performance.now();
+        // Release right after one of the waiter's polls is answered: its next one is 250 ms away.
+        await attempts.watching();
+        const polled = attempts.count;
         await held.release();
         const next = await waiting;
-        expect(performance.now() - releasedAt).toBeLessThan(5_000);
+        // Woken by the shard's message: a poll would have made an attempt.
+        expect(attempts.count).toBe(polled);
         expect(next.fencingToken).toBe(held.fencingToken + 1);
         await next.release();
       } finally {
@@ -265,6 +274,7 @@ describe('a Redis 7 Cluster', () => {
       const waiter = await handedLockApp(await openClient(name, cluster.nodes));
       try {
         const held = await holder.locks.acquire('resubscribed');
+        const attempts = countAttempts(waiter.locks);
         const waiting = waiter.locks.acquire('resubscribed', { waitTimeout: 15_000 });
         waiting.catch(() => undefined); // a failed check below ends the wait with the app
         const owner = masterOf('lock:{resubscribed}');
@@ -272,10 +282,13 @@ describe('a Redis 7 Cluster', () => {
         await expect.poll(subscribers, { timeout: 5_000 }).toBe(1);
         expect(Number(await owner.call('CLIENT', 'KILL', 'TYPE', 'pubsub'))).toBeGreaterThan(0);
         await expect.poll(subscribers, { timeout: 10_000 }).toBe(1);
-        const releasedAt = performance.now();
+        // Release right after one of the waiter's polls is answered: its next one is 250 ms away.
+        await attempts.watching();
+        const polled = attempts.count;
         await held.release();
         const next = await waiting;
-        expect(performance.now() - releasedAt).toBeLessThan(5_000);
+        // Woken by a message on the new subscription: a poll would have made an attempt.
+        expect(attempts.count).toBe(polled);
         await next.release();
       } finally {
         await Promise.all([holder.close(), waiter.close()]);

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
 import { redisUrl } from './redis.js';
 
@@ -22,6 +23,7 @@ export async function watchCommands(key: string, server = redisUrl(), names: (ar
   let buffer = '';
   let ready!: () => void;
   const monitoring = new Promise<void>((resolve) => (ready = resolve));
+  let barrier: { marker: string; reached: () => void } | undefined;
   socket.setEncoding('latin1');
   socket.on('data', (chunk: string) => {
     buffer += chunk;
@@ -33,6 +35,7 @@ export async function watchCommands(key: string, server = redisUrl(), names: (ar
         ready();
         continue;
       }
+      if (barrier !== undefined && line.includes(barrier.marker)) barrier.reached();
       const match = /^\+([\d.]+) \[(\d+) [^\]]*\] (.*)$/.exec(line);
       if (!match || Number(match[2]) !== db) continue;
       const args = parseQuoted(match[3]!);
@@ -44,8 +47,26 @@ export async function watchCommands(key: string, server = redisUrl(), names: (ar
   return {
     seen,
     async stop() {
-      // Let commands already sent reach the monitor before it goes.
+      // Let commands already sent reach the server, then wait until a marker sent now shows up:
+      // MONITOR lists commands in the order the server ran them, so every command run before
+      // the marker has been seen, however late a loaded machine delivers the stream. (A server
+      // that is down or frozen shows no marker: then what came within 2 s.)
       await new Promise((resolve) => setTimeout(resolve, 30));
+      const marker = `monitor-barrier-${randomUUID()}`;
+      const sender = connect(Number(url.port), url.hostname);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, 2_000);
+        const done = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+        barrier = { marker, reached: done };
+        sender.on('error', done);
+        socket.on('close', done);
+        sender.write(`ECHO ${marker}\r\n`);
+        if (socket.destroyed) done();
+      });
+      sender.destroy();
       socket.destroy();
     },
   };

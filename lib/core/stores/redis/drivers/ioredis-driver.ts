@@ -117,9 +117,14 @@ export class IoRedisDriver implements RedisDriver {
     if (this.isCluster && !routesShardedSubscriptions(this.client as Cluster)) return new ShardSubscriber(this.client as Cluster, onMessage);
     // ioredis routes SSUBSCRIBE to the node that owns the channel's slot only with
     // `shardedSubscribers`; a plain SUBSCRIBE still goes to its one subscriber node.
+    // No ready check (INFO) on this connection: ioredis sends a SUBSCRIBE asked for while the
+    // connection's handshake is unanswered at once, which puts it in subscriber mode, where the
+    // INFO is refused; ioredis 5 then reconnects and does not subscribe those channels again,
+    // though their SUBSCRIBE resolved. A subscriber has no use for the check (whether the server
+    // is still loading its data): it runs no command on data.
     const connection = this.isCluster
-      ? (this.client as Cluster).duplicate(undefined, { keyPrefix: '', redisOptions: { ...(this.client as Cluster).options.redisOptions, keyPrefix: '' }, shardedSubscribers: true })
-      : (this.client as Redis).duplicate({ keyPrefix: '' });
+      ? (this.client as Cluster).duplicate(undefined, { keyPrefix: '', redisOptions: { ...(this.client as Cluster).options.redisOptions, keyPrefix: '', enableReadyCheck: false }, shardedSubscribers: true })
+      : (this.client as Redis).duplicate({ keyPrefix: '', enableReadyCheck: false });
     connection.on('message', onMessage);
     connection.on('smessage', onMessage);
     connection.on('error', () => undefined); // the command connection reports connection trouble
