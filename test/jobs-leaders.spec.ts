@@ -24,6 +24,7 @@ import {
   type RedisLockModuleOptions,
 } from '../lib/index.js';
 import { enableLockMetrics } from '../lib/otel/index.js';
+import { FaultProxy } from '../explore/real/fault-proxy.mjs';
 import { CapturedLogs, sleep } from './support/lock-app.js';
 import { redisUrl, useRedis } from './support/redis.js';
 
@@ -179,6 +180,63 @@ describe('shutdown with running jobs and leaders (issue 18, item 5)', () => {
     expect(a.logs.has('warn', 'The hooks of DeafHub were still running 300 ms')).toBe(true);
     // Handed back at close, not after the 60 s lease.
     expect(await redis.exists('lock:{deaf-hub}')).toBe(0);
+  });
+});
+
+// Found by the real-Redis explorer (a worker cut off from Redis as it closed): the hand-back of
+// a job's owner lease and of a leadership waited for Redis without a bound, so app.close() never
+// settled while Redis did not answer.
+describe('shutdown while Redis does not answer, with a job lease or a leadership held', () => {
+  const redis = useRedis();
+  let proxy: FaultProxy | undefined;
+  afterEach(async () => {
+    proxy?.heal();
+    await proxy?.close();
+    proxy = undefined;
+  });
+
+  /** Whether `closing` settled within a bound that only a hang exceeds (the shutdownTimeout is 300 ms). */
+  const settles = (closing: Promise<void>) => Promise.race([closing.then(() => true), sleep(10_000).then(() => false)]);
+
+  it('gives up on handing the owner lease back after shutdownTimeout, and says so', async () => {
+    @Injectable()
+    class Nightly {
+      runs = 0;
+      @OnOneInstance({ ttl: '60s' })
+      async run(): Promise<void> {
+        this.runs++;
+      }
+    }
+    proxy = await FaultProxy.start(Number(new URL(redisUrl()).port));
+    const url = new URL(redisUrl());
+    url.port = String(proxy.port);
+    const a = await start([Nightly], { redis: url.toString(), shutdownTimeout: 300 });
+    await a.get(Nightly).run();
+    expect(a.get(Nightly).runs).toBe(1);
+    // The instance keeps the job's lease between runs.
+    expect(await redis.exists('lock:{Nightly.run:owner}')).toBe(1);
+    proxy.cut();
+    expect(await settles(closeNow(a))).toBe(true);
+    expect(a.logs.has('warn', 'Could not hand the lease')).toBe(true);
+  });
+
+  it('gives up on handing a leadership back after shutdownTimeout, and says so', async () => {
+    let leading = false;
+    @LeaderElection('cut-off-hub', { ttl: '60s' })
+    @Injectable()
+    class CutOffHub implements OnLeadershipAcquired {
+      onLeadershipAcquired(): void {
+        leading = true;
+      }
+    }
+    proxy = await FaultProxy.start(Number(new URL(redisUrl()).port));
+    const url = new URL(redisUrl());
+    url.port = String(proxy.port);
+    const a = await start([CutOffHub], { redis: url.toString(), shutdownTimeout: 300 });
+    await expect.poll(() => leading).toBe(true);
+    proxy.cut();
+    expect(await settles(closeNow(a))).toBe(true);
+    expect(a.logs.has('warn', 'could not release the leadership')).toBe(true);
   });
 });
 

@@ -164,15 +164,23 @@ export class JobLockOrchestrator implements OnModuleDestroy {
         }
       }
     }
-    // Then hand the leases back: another instance takes the job over at its next call.
-    await Promise.all(
-      leases.map((lease) =>
-        lease.release().then(
-          () => this.logger.debug?.(`Handed the lease ${quoteKey(lease.key)} back (shutting down).`),
-          (error: unknown) => this.logger.warn(`Could not hand the lease ${quoteKey(lease.key)} back (${(error as Error).message}); it expires on its own.`),
-        ),
-      ),
+    // Then hand the leases back: another instance takes the job over at its next call. Redis
+    // may not answer (cut off, frozen): waiting longer than shutdownTimeout would keep the
+    // application from ever closing, and the lease expires on its own.
+    await Promise.all(leases.map((lease) => this.handBack(lease)));
+  }
+
+  private async handBack(lease: Lock): Promise<void> {
+    const released = lease.release().then(
+      () => undefined,
+      (error: unknown) => (error as Error).message,
     );
+    const failure = await settleWithin(released, this.shutdownTimeout);
+    if (failure === undefined) this.logger.debug?.(`Handed the lease ${quoteKey(lease.key)} back (shutting down).`);
+    else {
+      const why = failure === TIMED_OUT ? `Redis did not answer within ${this.shutdownTimeout} ms (shutdownTimeout)` : failure;
+      this.logger.warn(`Could not hand the lease ${quoteKey(lease.key)} back (${why}); it expires on its own.`);
+    }
   }
 
   /** Takes the call's locks, or skips it (undefined). */

@@ -72,7 +72,12 @@ export class LeaderElectionRunner {
     if ((await settleWithin(this.hooks, timeoutMs)) === TIMED_OUT) {
       this.runner.logger.warn(`The hooks of ${this.where} were still running ${timeoutMs} ms (shutdownTimeout) after its leadership's signal aborted for shutdown; the lease is given back while they run.`);
     }
-    if (lock !== undefined) await this.releaseLease(lock);
+    if (lock === undefined) return;
+    // Redis may not answer (cut off, frozen): the lease expires on its own, and waiting longer
+    // would keep the application from ever closing.
+    if ((await settleWithin(this.releaseLease(lock), timeoutMs)) === TIMED_OUT) {
+      this.runner.logger.warn(`${this.where} could not release the leadership ${quoteKey(this.key)} (Redis did not answer within ${timeoutMs} ms, shutdownTimeout); it expires on its own.`);
+    }
   }
 
   private tryToLead(): void {
