@@ -37,9 +37,10 @@ export interface Violation {
   /**
    * The shape of the violation: `held-up-claim`, a tick ran twice, the later run from a call
    * made on time whose claim of the owner lease was held up; `stale-grant`, a holder entered on thawing from a freeze
-   * with a lower token than one already inside.
+   * with a lower token than one already inside; `lease-release-unbounded`, a close held up past its
+   * shutdownTimeout while Redis was out of reach by a worker that ran a job or led (an open defect).
    */
-  cause?: 'held-up-claim' | 'stale-grant';
+  cause?: 'held-up-claim' | 'stale-grant' | 'lease-release-unbounded';
 }
 
 /** The violations of the library's promises in `history` (none: an empty list). */

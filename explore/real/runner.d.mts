@@ -46,6 +46,8 @@ export interface Schedule {
   placement?: { lock: number; owner: number };
   /** How the workers stop: their chains finish first (`drain`), or app.close() comes while they run (`abrupt`). */
   finish: Finish;
+  /** `abrupt` only: the worker whose links to Redis are cut as it closes (for 1.6 s). */
+  closeCut?: number;
   /** Steps of every section (worker.mjs's WRITES), instead of the seed's draw. */
   writes?: number;
 }

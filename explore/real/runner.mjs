@@ -23,6 +23,8 @@ const DRAWN_WORKLOADS = ['mutex', 'semaphore', 'rwlock', 'job', 'leader'];
 export const FINISHES = ['drain', 'abrupt'];
 /** The grant lease and a waiter's liveness lease (lib/core/engine/waiter-timing.ts): what a lost command may leave behind lives at most this, or a ttl. */
 const WAITER_LEASE_MS = 1_000;
+/** How long a worker's links stay cut from the moment it is told to close (`closeCut`): beyond its shutdownTimeout (1 s) and the checker's slack. */
+const CLOSE_CUT_MS = 1_600;
 export const FAULT_KINDS = ['pause', 'kill', 'cut', 'delay', 'drop-replies', 'drop-requests', 'reset', 'redis-pause', 'restart-empty', 'migrate'];
 /**
  * How often each fault is drawn: a pause (a process frozen past its lease) is what most often
@@ -105,10 +107,13 @@ export function makeSchedule(seed, { target, workload, migrate = false } = {}) {
     schedule.placement = { lock: place.int(0, 2), owner: place.int(0, 2) };
   }
   // Drawn apart too: one schedule in six of those drawn a mutex, semaphore or read-write lock
-  // runs multi-key transfers instead, and half of them end with app.close() in the middle of work.
+  // runs multi-key transfers instead; half of them end with app.close() in the middle of work, and
+  // a third of those cut one worker's links to Redis as it closes, until CLOSE_CUT_MS later (its
+  // close must end within shutdownTimeout all the same, leaving its leases to run out).
   const extra = generator(seed ^ 0x7a14);
   if (extra.next() < 1 / 6 && workload === undefined && ['mutex', 'semaphore', 'rwlock'].includes(schedule.workload)) schedule.workload = 'transfer';
   schedule.finish = extra.pick(FINISHES);
+  if (schedule.finish === 'abrupt' && extra.next() < 1 / 3) schedule.closeCut = extra.int(0, schedule.workers - 1);
   return schedule;
 }
 
@@ -404,6 +409,19 @@ export async function runSchedule(environment, schedule) {
     ticker = undefined;
     quietAt = Math.max(quietAt, mono());
     const live = workers.filter((w) => !killed.has(w));
+    let healed = Promise.resolve();
+    const cutOff = workers[schedule.closeCut];
+    if (cutOff !== undefined && !killed.has(cutOff)) {
+      // Redis unreachable for one worker as it closes: nothing arrives, nothing fails.
+      const event = { ev: 'fault', kind: 'cut', p: cutOff.id, t: mono(), close: true };
+      const proxies = target.links[schedule.closeCut];
+      for (const p of proxies) p.cut();
+      healed = sleep(CLOSE_CUT_MS).then(() => {
+        for (const p of proxies) p.heal();
+        event.until = mono();
+        record(event);
+      });
+    }
     for (const worker of live) worker.send({ finish: true, abrupt: schedule.finish === 'abrupt' });
     // Every live worker must settle its calls and close: its waits are bounded (8 s), and so
     // are its releases and its shutdown (1 s); a worker not done within 20 s is stuck.
@@ -416,6 +434,7 @@ export async function runSchedule(environment, schedule) {
       }),
     );
 
+    await healed;
     // What the run left in Redis, once every live worker closed (not after a stuck one).
     if (!events.some((e) => e.ev === 'stuck')) events.push(...(await storeSnapshot(schedule.target === 'cluster' ? target.deployment.nodes : [target.server], key)));
     events.push(...(await readHistory(workers.map((w) => join(dir, `${w.id}.jsonl`)), environment.register, key)));
@@ -597,11 +616,11 @@ export async function storeSnapshot(nodes, key) {
 /** A readable account of one run: the schedule, what happened, and each violation. */
 export function formatResult({ schedule, violations, figures }) {
   const lines = [
-    `seed ${schedule.seed}: ${schedule.workload} on ${schedule.target}${describePlacement(schedule)}, ${schedule.workers} workers, ttl ${schedule.ttl} ms, ${schedule.finish === 'abrupt' ? 'closed in the middle of work' : 'closed once idle'}; faults: ${schedule.faults.map(describeFault).join('; ') || 'none'}`,
+    `seed ${schedule.seed}: ${schedule.workload} on ${schedule.target}${describePlacement(schedule)}, ${schedule.workers} workers, ttl ${schedule.ttl} ms, ${schedule.finish === 'abrupt' ? `closed in the middle of work${schedule.closeCut !== undefined ? ` (w${schedule.closeCut}'s links cut as it closes)` : ''}` : 'closed once idle'}; faults: ${schedule.faults.map(describeFault).join('; ') || 'none'}`,
     `  ${figures.sections} calls, ${figures.entered} entered, ${figures.failed} failed, ${figures.writes} register writes (${figures.refused} refused), ${figures.lost} losses, ${figures.stalls} stalls`,
   ];
   for (const v of violations.slice(0, 5)) {
-    lines.push(`  VIOLATION ${v.invariant}: ${v.message}`);
+    lines.push(`  VIOLATION ${v.invariant}${v.cause ? ` (${v.cause})` : ''}: ${v.message}`);
   }
   if (violations.length > 5) lines.push(`  ... and ${violations.length - 5} more (${[...new Set(violations.slice(5).map((v) => v.invariant))].join(', ')})`);
   return lines.join('\n');
