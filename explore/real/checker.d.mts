@@ -12,6 +12,8 @@ export interface History {
   ttl?: number;
   /** On a Cluster: the master (a fault's `node`) holding the lock's key and a job's owner lease. */
   placement?: { lock: number; owner: number };
+  /** The grant lease and a waiter's liveness lease (ms, default 1 000): with the ttl, how long a lost command's leftovers may live. */
+  graceMs?: number;
 }
 
 export interface Violation {
@@ -26,19 +28,26 @@ export interface Violation {
     | 'fencing'
     | 'register-monotonic'
     | 'liveness'
-    | 'false-loss';
+    | 'false-loss'
+    | 'leader-told'
+    | 'close-bound'
+    | 'store-leftover';
   message: string;
   at: number | undefined;
   /**
    * The shape of the violation: `held-up-claim`, a tick ran twice, the later run from a call
    * made on time whose claim of the owner lease was held up; `stale-grant`, a holder entered on thawing from a freeze
-   * with a lower token than one already inside.
+   * with a lower token than one already inside; `lease-release-unbounded`, a close held up past its
+   * shutdownTimeout while Redis was out of reach by a worker that ran a job or led (an open defect).
    */
-  cause?: 'held-up-claim' | 'stale-grant';
+  cause?: 'held-up-claim' | 'stale-grant' | 'lease-release-unbounded';
 }
 
 /** The violations of the library's promises in `history` (none: an empty list). */
 export function check(history: History): Violation[];
+
+/** The worker (instance name) an owner token names, if any. */
+export function tokenOwner(token: string): string | undefined;
 
 /** The history as readable lines (`+ms process event fields`), ordered by time. */
 export function trace(history: History): string[];

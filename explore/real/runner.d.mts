@@ -1,10 +1,12 @@
 import type { History, Violation } from './checker.mjs';
 
-export type Workload = 'mutex' | 'semaphore' | 'rwlock' | 'job' | 'leader';
+export type Workload = 'mutex' | 'semaphore' | 'rwlock' | 'job' | 'leader' | 'transfer';
+export type Finish = 'drain' | 'abrupt';
 export type FaultKind = 'pause' | 'kill' | 'cut' | 'delay' | 'drop-replies' | 'drop-requests' | 'reset' | 'redis-pause' | 'restart-empty' | 'migrate';
 
 export const WORKLOADS: Workload[];
 export const FAULT_KINDS: FaultKind[];
+export const FINISHES: Finish[];
 
 export interface Fault {
   kind: FaultKind;
@@ -42,6 +44,10 @@ export interface Schedule {
   migrate?: boolean;
   /** On a Cluster: the master (index of its nodes) holding the lock's key, and a job's owner lease. */
   placement?: { lock: number; owner: number };
+  /** How the workers stop: their chains finish first (`drain`), or app.close() comes while they run (`abrupt`). */
+  finish: Finish;
+  /** `abrupt` only: the worker whose links to Redis are cut as it closes (for 1.6 s). */
+  closeCut?: number;
   /** Steps of every section (worker.mjs's WRITES), instead of the seed's draw. */
   writes?: number;
 }
@@ -88,6 +94,9 @@ export class Worker {
   exit(): Promise<void>;
   kill(): Promise<unknown>;
 }
+
+/** What the run of lock `key` left on `nodes` (every master of a Cluster), fencing counters aside: one `store` event per key. */
+export function storeSnapshot(nodes: { host?: string; port: number }[], key: string): Promise<import('./checker.mjs').HistoryEvent[]>;
 
 /** The events recorded in the workers' history `files`, with the register's log for `key`. */
 export function readHistory(files: string[], register: import('ioredis').Redis, key: string): Promise<import('./checker.mjs').HistoryEvent[]>;

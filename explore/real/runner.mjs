@@ -16,7 +16,15 @@ const workerScript = fileURLToPath(new URL('./worker.mjs', import.meta.url));
 const mono = () => Number(process.hrtime.bigint()) / 1e6;
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-export const WORKLOADS = ['mutex', 'semaphore', 'rwlock', 'job', 'leader'];
+export const WORKLOADS = ['mutex', 'semaphore', 'rwlock', 'job', 'leader', 'transfer'];
+/** The workloads the seed's main generator picks from (the list before `transfer`, which a generator of its own draws: the seeds keep their faults). */
+const DRAWN_WORKLOADS = ['mutex', 'semaphore', 'rwlock', 'job', 'leader'];
+/** How a schedule ends: `drain` (the chains finish their calls, then app.close()) or `abrupt` (app.close() while they run). */
+export const FINISHES = ['drain', 'abrupt'];
+/** The grant lease and a waiter's liveness lease (lib/core/engine/waiter-timing.ts): what a lost command may leave behind lives at most this, or a ttl. */
+const WAITER_LEASE_MS = 1_000;
+/** How long a worker's links stay cut from the moment it is told to close (`closeCut`): beyond its shutdownTimeout (1 s) and the checker's slack. */
+const CLOSE_CUT_MS = 1_600;
 export const FAULT_KINDS = ['pause', 'kill', 'cut', 'delay', 'drop-replies', 'drop-requests', 'reset', 'redis-pause', 'restart-empty', 'migrate'];
 /**
  * How often each fault is drawn: a pause (a process frozen past its lease) is what most often
@@ -59,7 +67,7 @@ export function makeSchedule(seed, { target, workload, migrate = false } = {}) {
   const schedule = {
     seed,
     target: target ?? (rng.next() < 1 / 3 ? 'cluster' : 'single'),
-    workload: workload ?? rng.pick(WORKLOADS),
+    workload: workload ?? rng.pick(DRAWN_WORKLOADS),
     workers: WORKERS,
     chains: 2,
     ttl,
@@ -98,6 +106,14 @@ export function makeSchedule(seed, { target, workload, migrate = false } = {}) {
     const place = generator(seed ^ 0x5eed);
     schedule.placement = { lock: place.int(0, 2), owner: place.int(0, 2) };
   }
+  // Drawn apart too: one schedule in six of those drawn a mutex, semaphore or read-write lock
+  // runs multi-key transfers instead; half of them end with app.close() in the middle of work, and
+  // a third of those cut one worker's links to Redis as it closes, until CLOSE_CUT_MS later (its
+  // close must end within shutdownTimeout all the same, leaving its leases to run out).
+  const extra = generator(seed ^ 0x7a14);
+  if (extra.next() < 1 / 6 && workload === undefined && ['mutex', 'semaphore', 'rwlock'].includes(schedule.workload)) schedule.workload = 'transfer';
+  schedule.finish = extra.pick(FINISHES);
+  if (schedule.finish === 'abrupt' && extra.next() < 1 / 3) schedule.closeCut = extra.int(0, schedule.workers - 1);
   return schedule;
 }
 
@@ -114,7 +130,7 @@ function migrationSchedule(seed, workload = 'semaphore') {
   const rng = generator(seed);
   const ttl = 600;
   const fault = { kind: 'migrate', at: rng.int(100, 500), to: rng.int(1, 2), order: rng.int(1, 2 ** 31), gap: [rng.int(50, 150), rng.int(250, 450)] };
-  return { seed, target: 'cluster', workload, migrate: true, workers: WORKERS, chains: 2, ttl, limit: 6, writes: 30, runMs: 1_500, faults: [fault] };
+  return { seed, target: 'cluster', workload, migrate: true, workers: WORKERS, chains: 2, ttl, limit: 6, writes: 30, runMs: 1_500, faults: [fault], finish: 'drain' };
 }
 
 /** Describes a fault in a few words, for summaries and traces. */
@@ -393,7 +409,20 @@ export async function runSchedule(environment, schedule) {
     ticker = undefined;
     quietAt = Math.max(quietAt, mono());
     const live = workers.filter((w) => !killed.has(w));
-    for (const worker of live) worker.send({ finish: true });
+    let healed = Promise.resolve();
+    const cutOff = workers[schedule.closeCut];
+    if (cutOff !== undefined && !killed.has(cutOff)) {
+      // Redis unreachable for one worker as it closes: nothing arrives, nothing fails.
+      const event = { ev: 'fault', kind: 'cut', p: cutOff.id, t: mono(), close: true };
+      const proxies = target.links[schedule.closeCut];
+      for (const p of proxies) p.cut();
+      healed = sleep(CLOSE_CUT_MS).then(() => {
+        for (const p of proxies) p.heal();
+        event.until = mono();
+        record(event);
+      });
+    }
+    for (const worker of live) worker.send({ finish: true, abrupt: schedule.finish === 'abrupt' });
     // Every live worker must settle its calls and close: its waits are bounded (8 s), and so
     // are its releases and its shutdown (1 s); a worker not done within 20 s is stuck.
     await Promise.all(
@@ -405,8 +434,11 @@ export async function runSchedule(environment, schedule) {
       }),
     );
 
+    await healed;
+    // What the run left in Redis, once every live worker closed (not after a stuck one).
+    if (!events.some((e) => e.ev === 'stuck')) events.push(...(await storeSnapshot(schedule.target === 'cluster' ? target.deployment.nodes : [target.server], key)));
     events.push(...(await readHistory(workers.map((w) => join(dir, `${w.id}.jsonl`)), environment.register, key)));
-    const history = { schedule, events, quietAt, ttl: schedule.ttl, placement: schedule.placement };
+    const history = { schedule, events, quietAt, ttl: schedule.ttl, placement: schedule.placement, graceMs: WAITER_LEASE_MS };
     const violations = check(history);
     Object.assign(figures, {
       sections: events.filter((e) => e.ev === 'invoke').length,
@@ -530,20 +562,65 @@ export async function readHistory(files, register, key) {
     if (token === 'epoch') events.push({ ev: 'epoch', seq });
     else {
       const [sid, lockKey] = writer.split('|');
-      if (lockKey === key) events.push({ ev: 'register', seq, key: lockKey, token: Number(token), sid, accepted: accepted === 1 });
+      // The schedule's key, or one of its accounts (`<key>:acct-a`, transfer).
+      if (lockKey === key || lockKey.startsWith(`${key}:acct-`)) events.push({ ev: 'register', seq, key: lockKey, token: Number(token), sid, accepted: accepted === 1 });
     }
   });
+  return events;
+}
+
+/**
+ * Every key of the run's lock `key` (its accounts and owner lease included) on each Redis node of
+ * `nodes` (every master of a Cluster), with its expiry and the owner tokens it still names: its
+ * value (a lock or permit), a token in its name (`:permit:<token>`, `:reader:<token>`), a field
+ * of a holders or readers hash, a member of a due set, and a place in a queue that is still
+ * live on the server's clock (a `:waiters`/`:sw` score ahead of TIME). Fencing counters are
+ * left out (the documented leftover). One `{ ev: 'store', ... }` event per key (checker.mjs).
+ */
+export async function storeSnapshot(nodes, key) {
+  const events = [];
+  for (const [node, { host = '127.0.0.1', port }] of nodes.entries()) {
+    const redis = new Redis(port, host, { maxRetriesPerRequest: 1 });
+    try {
+      const [seconds, micros] = await redis.time();
+      const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+      const t = mono();
+      let cursor = '0';
+      do {
+        // The run's key is `s<seed>-<random>:<workload>`: no glob character in it.
+        const [next, keys] = await redis.scan(cursor, 'MATCH', `*${key}*`, 'COUNT', 1000);
+        cursor = next;
+        for (const name of keys) {
+          if (name.endsWith(':fence')) continue;
+          const [type, pttl] = await Promise.all([redis.type(name), redis.pttl(name)]);
+          const tokens = [];
+          const named = /:(?:permit|reader):(.+)$/.exec(name)?.[1];
+          if (named !== undefined) tokens.push(named);
+          if (type === 'string') tokens.push(await redis.get(name));
+          else if (type === 'hash') tokens.push(...(await redis.hkeys(name)).filter((field) => !field.startsWith(':')));
+          else if (type === 'zset') {
+            const scored = await redis.zrange(name, 0, -1, 'WITHSCORES');
+            const queue = /:(?:waiters|sw)$/.test(name);
+            for (let i = 0; i < scored.length; i += 2) if (!queue || Number(scored[i + 1]) > now) tokens.push(scored[i].split(':')[0]);
+          }
+          events.push({ ev: 'store', t, node, key: name, type, pttl, tokens: tokens.filter((token) => token !== null && token !== '~r') });
+        }
+      } while (cursor !== '0');
+    } finally {
+      redis.disconnect();
+    }
+  }
   return events;
 }
 
 /** A readable account of one run: the schedule, what happened, and each violation. */
 export function formatResult({ schedule, violations, figures }) {
   const lines = [
-    `seed ${schedule.seed}: ${schedule.workload} on ${schedule.target}${describePlacement(schedule)}, ${schedule.workers} workers, ttl ${schedule.ttl} ms; faults: ${schedule.faults.map(describeFault).join('; ') || 'none'}`,
+    `seed ${schedule.seed}: ${schedule.workload} on ${schedule.target}${describePlacement(schedule)}, ${schedule.workers} workers, ttl ${schedule.ttl} ms, ${schedule.finish === 'abrupt' ? `closed in the middle of work${schedule.closeCut !== undefined ? ` (w${schedule.closeCut}'s links cut as it closes)` : ''}` : 'closed once idle'}; faults: ${schedule.faults.map(describeFault).join('; ') || 'none'}`,
     `  ${figures.sections} calls, ${figures.entered} entered, ${figures.failed} failed, ${figures.writes} register writes (${figures.refused} refused), ${figures.lost} losses, ${figures.stalls} stalls`,
   ];
   for (const v of violations.slice(0, 5)) {
-    lines.push(`  VIOLATION ${v.invariant}: ${v.message}`);
+    lines.push(`  VIOLATION ${v.invariant}${v.cause ? ` (${v.cause})` : ''}: ${v.message}`);
   }
   if (violations.length > 5) lines.push(`  ... and ${violations.length - 5} more (${[...new Set(violations.slice(5).map((v) => v.invariant))].join(', ')})`);
   return lines.join('\n');

@@ -15,11 +15,16 @@
 //                     { tick: n } to every worker at once and each calls the job; a run writes the
 //                     register. Each owner lease taken is recorded ({ ev: 'lease', token }).
 // WORKLOAD=leader     a @LeaderElection(KEY) provider: while it leads it writes the register (a
-//                     term is one section, from onLeadershipAcquired to onLeadershipLost).
+//                     term is one section, from onLeadershipAcquired to onLeadershipLost; the
+//                     lost hook itself is recorded: { ev: 'leadership-lost', sid }).
+// WORKLOAD=transfer   multi-key transfers: each call locks two of three accounts (KEY:acct-a, -b,
+//                     -c) as one using([a, b]) and writes the register of both with each one's token.
 // After a refused renewal on a Cluster it records { ev: 'alive', owned }: whether the lock's key
 // still held its token (checker.mjs's false-loss).
-// IPC in: { start: config } (answered { ready }), { tick }, { finish } (end the chains,
-// app.close(), record "done", answered { finished }). The config: ID, KEY, WORKLOAD, CHAINS,
+// IPC in: { start: config } (answered { ready }), { tick }, { finish, abrupt? } (end the chains,
+// app.close(), record "done", answered { finished }; `abrupt`: app.close() at once, while the
+// chains still run, as a SIGTERM in the middle of work; "closing" and "closed" record when
+// app.close() began and resolved). The config: ID, KEY, WORKLOAD, CHAINS,
 // LIMIT, TTL, WAIT (ms), WRITES, SEED, HISTORY; REDIS_URL, or CLUSTER_NODES and NAT_MAP (JSON)
 // for a Redis Cluster behind the runner's proxies. REGISTER_URL (environment): the fencing
 // register's own Redis (no faults there).
@@ -31,6 +36,8 @@ import { closeSync, openSync, writeSync } from 'node:fs';
 // EXPLORE_PACKAGE: another build of the package (an entry file), e.g. one with a bug seeded on purpose.
 const { LeaderElection, LockService, Locked, OnOneInstance, RedisLockModule, WithoutOverlapping } = await import(process.env.EXPLORE_PACKAGE ?? 'nestjs-redis-lock');
 
+/** The module's `shutdownTimeout` (ms): the checker holds app.close() to it. */
+const SHUTDOWN_TIMEOUT = 1_000;
 const mono = () => Number(process.hrtime.bigint()) / 1e6;
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 let history;
@@ -89,9 +96,13 @@ async function start(config) {
   };
 
   async function fencedWrite(lock, sid) {
-    const t = mono();
-    const accepted = (await register.fencedWrite(`register:${lock.key}`, 'register:log', lock.fencingToken, `${sid}|${lock.key}`)) === 1;
-    rec({ ev: 'write', sid, token: lock.fencingToken, accepted, t, done: mono() });
+    // A multi-key lock writes each key's register with that key's token.
+    const tokens = lock.keys === undefined ? { [lock.key]: lock.fencingToken } : lock.fencingTokens;
+    for (const [key, token] of Object.entries(tokens)) {
+      const t = mono();
+      const accepted = (await register.fencedWrite(`register:${key}`, 'register:log', token, `${sid}|${key}`)) === 1;
+      rec({ ev: 'write', sid, key, token, accepted, t, done: mono() });
+    }
   }
 
   /**
@@ -100,7 +111,8 @@ async function start(config) {
    * only fencing closes: the write then leaves after the lock was lost, and the register must refuse it.
    */
   async function critical(lock, sid, writes, extra = {}, until) {
-    rec({ ev: 'enter', sid, token: lock.fencingToken, aborted: lock.signal.aborted, ...extra });
+    const tokens = lock.keys === undefined ? {} : { tokens: lock.fencingTokens };
+    rec({ ev: 'enter', sid, token: lock.fencingToken, ...tokens, aborted: lock.signal.aborted, ...extra });
     // The runner aims some faults at a worker that holds a lock right now.
     process.send({ holding: 1 });
     const onAbort = () => {
@@ -164,6 +176,7 @@ async function start(config) {
     async onLeadershipLost() {
       const current = term;
       term = undefined;
+      rec({ ev: 'leadership-lost', sid: current?.id });
       if (current === undefined) return;
       current.over = true;
       await current.done;
@@ -176,7 +189,8 @@ async function start(config) {
   const cluster = config.CLUSTER_NODES ? new Cluster(JSON.parse(config.CLUSTER_NODES), { natMap: JSON.parse(config.NAT_MAP) }) : undefined;
   class AppModule {}
   Module({
-    imports: [RedisLockModule.forRoot({ redis: cluster ?? config.REDIS_URL, ttl, waitTimeout, shutdownTimeout: 1_000 })],
+    // instanceName: the owner tokens name the worker, so that what a close leaves in Redis names its owner.
+    imports: [RedisLockModule.forRoot({ redis: cluster ?? config.REDIS_URL, ttl, waitTimeout, shutdownTimeout: SHUTDOWN_TIMEOUT, instanceName: P })],
     providers: config.WORKLOAD === 'leader' ? [Resource, Leader] : [Resource],
   })(AppModule);
   const app = await NestFactory.createApplicationContext(AppModule, { logger: false });
@@ -215,6 +229,11 @@ async function start(config) {
       } else if (config.WORKLOAD === 'rwlock') {
         const mode = random() < 0.6 ? 'read' : 'write';
         await call(id, mode, () => locks.using(KEY, (lock) => critical(lock, id, mode === 'write'), { mode }));
+      } else if (config.WORKLOAD === 'transfer') {
+        const accounts = ['acct-a', 'acct-b', 'acct-c'].map((a) => `${KEY}:${a}`);
+        const from = Math.floor(random() * 3);
+        const keys = [accounts[from], accounts[(from + 1 + Math.floor(random() * 2)) % 3]];
+        await call(id, 'transfer', () => locks.using(keys, (lock) => critical(lock, id, true)), { keys });
       }
       await sleep(Math.floor(random() * 20));
     }
@@ -231,11 +250,17 @@ async function start(config) {
       jobs.add(run);
       void run.then(() => jobs.delete(run));
     },
-    async finish() {
+    async finish(abrupt) {
       finishing = true;
+      if (!abrupt) {
+        await chains;
+        await Promise.all(jobs);
+      }
+      rec({ ev: 'closing', shutdownTimeout: SHUTDOWN_TIMEOUT });
+      await app.close();
+      rec({ ev: 'closed' });
       await chains;
       await Promise.all(jobs);
-      await app.close();
       if (leases) leases.unsubscribe();
       cluster?.disconnect();
       rec({ ev: 'done' });
@@ -257,7 +282,7 @@ process.on('message', (message) => {
   } else if (message.finish) {
     const running = current;
     current = undefined;
-    void running?.finish().then(() => process.send({ finished: true }));
+    void running?.finish(message.abrupt === true).then(() => process.send({ finished: true }));
   } else if (message.exit) {
     clearInterval(stallWatch);
     void register.quit().then(() => process.disconnect());
