@@ -38,7 +38,7 @@ export interface Violation {
    * The shape of the violation: `held-up-claim`, a tick ran twice, the later run from a call
    * made on time whose claim of the owner lease was held up; `stale-grant`, a holder entered on thawing from a freeze
    * with a lower token than one already inside; `lease-release-unbounded`, a close held up past its
-   * shutdownTimeout while Redis was out of reach by a worker that ran a job or led (an open defect).
+   * shutdownTimeout (twice it: its two phases) while Redis was out of reach by a worker that ran a job or led (a defect since fixed).
    */
   cause?: 'held-up-claim' | 'stale-grant' | 'lease-release-unbounded';
 }

@@ -23,8 +23,8 @@ const DRAWN_WORKLOADS = ['mutex', 'semaphore', 'rwlock', 'job', 'leader'];
 export const FINISHES = ['drain', 'abrupt'];
 /** The grant lease and a waiter's liveness lease (lib/core/engine/waiter-timing.ts): what a lost command may leave behind lives at most this, or a ttl. */
 const WAITER_LEASE_MS = 1_000;
-/** How long a worker's links stay cut from the moment it is told to close (`closeCut`): beyond its shutdownTimeout (1 s) and the checker's slack. */
-const CLOSE_CUT_MS = 1_600;
+/** How long a worker's links stay cut from the moment it is told to close (`closeCut`): beyond twice its shutdownTimeout (1 s; a worker with a job or a leadership closes in two phases) and the checker's slack. */
+const CLOSE_CUT_MS = 2_600;
 export const FAULT_KINDS = ['pause', 'kill', 'cut', 'delay', 'drop-replies', 'drop-requests', 'reset', 'redis-pause', 'restart-empty', 'migrate'];
 /**
  * How often each fault is drawn: a pause (a process frozen past its lease) is what most often

@@ -144,6 +144,8 @@ export class JobLockOrchestrator implements OnModuleDestroy {
   }
 
   async onModuleDestroy(): Promise<void> {
+    // One shutdownTimeout for the running jobs and the leases' hand-back together.
+    const deadline = performance.now() + this.shutdownTimeout;
     this.closing = true;
     const leases = [...this.owners.values()];
     this.owners.clear();
@@ -154,7 +156,7 @@ export class JobLockOrchestrator implements OnModuleDestroy {
       for (const lock of [taken.owner, taken.run]) if (lock instanceof HeldLock) lock.interrupt();
     }
     if (runs.length > 0) {
-      const ended = await settleWithin(Promise.all(runs.map((run) => run.ended)), this.shutdownTimeout);
+      const ended = await settleWithin(Promise.all(runs.map((run) => run.ended)), Math.max(0, deadline - performance.now()));
       if (ended === TIMED_OUT) {
         for (const run of runs) {
           if (!this.running.has(run)) continue;
@@ -167,18 +169,18 @@ export class JobLockOrchestrator implements OnModuleDestroy {
     // Then hand the leases back: another instance takes the job over at its next call. Redis
     // may not answer (cut off, frozen): waiting longer than shutdownTimeout would keep the
     // application from ever closing, and the lease expires on its own.
-    await Promise.all(leases.map((lease) => this.handBack(lease)));
+    await Promise.all(leases.map((lease) => this.handBack(lease, deadline)));
   }
 
-  private async handBack(lease: Lock): Promise<void> {
+  private async handBack(lease: Lock, deadline: number): Promise<void> {
     const released = lease.release().then(
       () => undefined,
       (error: unknown) => (error as Error).message,
     );
-    const failure = await settleWithin(released, this.shutdownTimeout);
+    const failure = await settleWithin(released, Math.max(0, deadline - performance.now()));
     if (failure === undefined) this.logger.debug?.(`Handed the lease ${quoteKey(lease.key)} back (shutting down).`);
     else {
-      const why = failure === TIMED_OUT ? `Redis did not answer within ${this.shutdownTimeout} ms (shutdownTimeout)` : failure;
+      const why = failure === TIMED_OUT ? `no answer from Redis within shutdownTimeout, ${this.shutdownTimeout} ms` : failure;
       this.logger.warn(`Could not hand the lease ${quoteKey(lease.key)} back (${why}); it expires on its own.`);
     }
   }

@@ -56,6 +56,8 @@ export class LeaderElectionRunner {
    * its hooks finish (at most `timeoutMs`), `onLeadershipLost` runs, then the lease is released.
    */
   async stop(timeoutMs: number): Promise<void> {
+    // One timeoutMs for the hooks and the lease's release together.
+    const deadline = performance.now() + timeoutMs;
     this.stopped = true;
     this.timer?.cancel();
     // An attempt in flight is not awaited (Redis may be unreachable): if it wins, take()
@@ -69,14 +71,14 @@ export class LeaderElectionRunner {
       if (lock instanceof HeldLock) lock.interrupt();
       this.hooks = this.hooks.then(() => this.callLost(lock));
     }
-    if ((await settleWithin(this.hooks, timeoutMs)) === TIMED_OUT) {
+    if ((await settleWithin(this.hooks, Math.max(0, deadline - performance.now()))) === TIMED_OUT) {
       this.runner.logger.warn(`The hooks of ${this.where} were still running ${timeoutMs} ms (shutdownTimeout) after its leadership's signal aborted for shutdown; the lease is given back while they run.`);
     }
     if (lock === undefined) return;
     // Redis may not answer (cut off, frozen): the lease expires on its own, and waiting longer
     // would keep the application from ever closing.
-    if ((await settleWithin(this.releaseLease(lock), timeoutMs)) === TIMED_OUT) {
-      this.runner.logger.warn(`${this.where} could not release the leadership ${quoteKey(this.key)} (Redis did not answer within ${timeoutMs} ms, shutdownTimeout); it expires on its own.`);
+    if ((await settleWithin(this.releaseLease(lock), Math.max(0, deadline - performance.now()))) === TIMED_OUT) {
+      this.runner.logger.warn(`${this.where} could not release the leadership ${quoteKey(this.key)} (no answer from Redis within shutdownTimeout, ${timeoutMs} ms); it expires on its own.`);
     }
   }
 

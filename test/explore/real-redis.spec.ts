@@ -289,10 +289,13 @@ describe('the real-Redis checker (a pure function over a history)', () => {
     expect(invariants([...close(1_600), { ev: 'fault', kind: 'pause', p: 'w0', t: 2_300, until: 3_100 }])).toEqual([]);
     // Another worker's pause excuses nothing.
     expect(invariants([...close(1_600), { ev: 'fault', kind: 'pause', p: 'w1', t: 2_300, until: 3_100 }])).toEqual(['close-bound']);
-    // Its links cut through the close, a worker that led: the open defect's shape (the lease handed back without a bound).
+    // Its links cut through the close, a worker that led: the shape of a defect since fixed (the lease handed back without a bound).
     const cutThrough: HistoryEvent = { ev: 'fault', kind: 'cut', p: 'w0', close: true, t: 1_995, until: 3_600 };
     const led = call('w0.leader.0', { kind: 'leader', invoke: 100, enter: 101, token: 1, exit: 2_010, ok: 2_011 });
-    expect(check({ events: [...close(1_600), cutThrough, ...led, { ev: 'leadership-lost', p: 'w0', sid: 'w0.leader.0', t: 2_001 }] })).toEqual([
+    // A worker that led has two phases of shutdownTimeout (the election's, then the lock service's).
+    const leadership = [...led, { ev: 'leadership-lost', p: 'w0', sid: 'w0.leader.0', t: 2_001 }];
+    expect(check({ events: [...close(1_600), cutThrough, ...leadership] })).toEqual([]);
+    expect(check({ events: [...close(2_400), { ...cutThrough, until: 4_500 }, ...leadership] })).toEqual([
       expect.objectContaining({ invariant: 'close-bound', cause: 'lease-release-unbounded' }),
     ]);
     expect(check({ events: [...close(1_600), cutThrough] })).toEqual([expect.not.objectContaining({ cause: expect.anything() })]);
@@ -335,12 +338,7 @@ describe(`real Redis and a 3-master Cluster: ${SCHEDULES} seeded fault schedules
   it('keeps every invariant under worker pauses and kills, network faults and Redis restarts', { timeout: 240_000 }, async () => {
     const results: RunResult[] = [];
     for (let i = 0; i < SCHEDULES; i++) results.push(await runSchedule(environment, makeSchedule(firstSeed + i)));
-    // The open defect docs/explorer.md names (a job's owner lease or a leadership handed back at
-    // close without a bound, Redis out of reach): printed and counted, not failed, until it is fixed.
-    const known = (v: RunResult['violations'][number]): boolean => v.cause === 'lease-release-unbounded';
-    const broken = results.filter((r) => r.violations.some((v) => !known(v)));
-    const open = results.filter((r) => r.violations.some(known));
-    if (open.length > 0) process.stdout.write(`explore real: open defect lease-release-unbounded in ${open.length} schedule(s): ${open.map((r) => `npm run explore:real -- --seed ${r.schedule.seed}`).join(' | ')}\n`);
+    const broken = results.filter((r) => r.violations.length > 0);
     const faults: Record<string, number> = {};
     for (const r of results) for (const [kind, n] of Object.entries(r.figures.faults)) faults[kind] = (faults[kind] ?? 0) + n;
     process.stdout.write(
