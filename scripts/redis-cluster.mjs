@@ -8,15 +8,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { assertRedisInstalled } from './redis-server.mjs';
-import { isFree, killOnExit, waitForPing } from './ports.mjs';
+import { freeFixedPorts, killOnExit, waitForPing } from './ports.mjs';
 
 export async function startRedisCluster(masters = 3, { requireFullCoverage = true } = {}) {
   assertRedisInstalled();
   const dir = mkdtempSync(join(tmpdir(), 'redis-cluster-'));
-  const ports = [];
-  for (let port = 20000 + Math.floor(Math.random() * 20000); ports.length < masters; port++) {
-    if ((await isFree(port)) && (await isFree(port + 10000))) ports.push(port);
-  }
+  const ports = await freeFixedPorts(masters, 10_000);
   const children = ports.map((port) =>
     killOnExit(spawn(
       'redis-server',

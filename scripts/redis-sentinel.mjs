@@ -5,23 +5,15 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { isFree, killOnExit, waitForPing } from './ports.mjs';
+import { freeFixedPorts, killOnExit, waitForPing } from './ports.mjs';
 import { assertRedisInstalled } from './redis-server.mjs';
 
 const NAME = 'mymaster';
 
-async function freePorts(count) {
-  const ports = [];
-  for (let port = 20000 + Math.floor(Math.random() * 20000); ports.length < count; port++) {
-    if (await isFree(port)) ports.push(port);
-  }
-  return ports;
-}
-
 export async function startSentinelDeployment() {
   assertRedisInstalled();
   const dir = mkdtempSync(join(tmpdir(), 'redis-sentinel-'));
-  const [masterPort, replicaPort, ...sentinelPorts] = await freePorts(5);
+  const [masterPort, replicaPort, ...sentinelPorts] = await freeFixedPorts(5);
   const children = [];
   const server = (port, extra) =>
     children.push(killOnExit(spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning', '--dir', dir, ...extra], { stdio: 'ignore' })));
