@@ -532,7 +532,9 @@ describe('a tick run twice because a Cluster master lost the owner lease (needs 
   }, 30_000);
 
   it('runs on the owner that has not heard yet and on the instance that took the lease again, and the checker excuses it', { timeout: 90_000 }, async () => {
-    const ttl = 600;
+    // A ttl long enough that the owner's next renewal (a third of it after the last) comes well
+    // after tick 3 reached it, however loaded the machine.
+    const ttl = 3_000;
     const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
     const mono = () => Number(process.hrtime.bigint()) / 1e6;
     cluster = await startRedisCluster(3);
@@ -577,11 +579,25 @@ describe('a tick run twice because a Cluster master lost the owner lease (needs 
       );
       const w1 = workers[1]!;
       const events: HistoryEvent[] = [];
+      // Each step waits for what the workers recorded, not for times a loaded machine may overrun.
+      const recorded = async (file: string, what: (event: HistoryEvent) => boolean) => {
+        for (let i = 0; ; i++) {
+          const lines = existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : [];
+          if (lines.map((line) => JSON.parse(line) as HistoryEvent).some(what)) return;
+          if (i > 2_000) throw new Error(`${file} never recorded what the test waits for`);
+          await sleep(10);
+        }
+      };
+      /** The job call of `tick` settled on that worker (run or skipped). */
+      const settled = (tick: number) => {
+        let calls = 0;
+        return (e: HistoryEvent) => (e.ev === 'invoke' && e.kind === 'job' ? calls++ : 0, (e.ev === 'ok' || e.ev === 'fail') && calls >= tick);
+      };
 
       w1.send({ tick: 1 }); // w1 takes the owner lease (on node 1) and runs tick 1
-      await sleep(300);
+      await recorded(files[1]!, settled(1));
       for (const w of workers) w.send({ tick: 2 }); // w1 runs it, w0 finds the lease held
-      await sleep(300);
+      await Promise.all([recorded(files[0]!, settled(1)), recorded(files[1]!, settled(2))]);
       // Right after a renewal of the lease (node 1 runs nothing else of this key), so that w1's
       // next one, the first to find the lease gone, is a third of the ttl away.
       const watcher = new Redis(cluster.nodes[1]!.port, cluster.nodes[1]!.host);
@@ -589,18 +605,18 @@ describe('a tick run twice because a Cluster master lost the owner lease (needs 
       await new Promise<void>((resolve) => monitor.on('monitor', (_time: string, args: string[]) => args.some((arg) => arg.includes(`${key}:owner`)) && resolve()));
       monitor.disconnect();
       watcher.disconnect();
-      await sleep(20);
       // Node 1 restarts empty, keeping its slots (the runner's restart-empty on a Cluster).
       const t = mono();
       await admins[1]!.flushall();
       await admins[1]!.client('KILL', 'TYPE', 'normal');
       events.push({ ev: 'fault', kind: 'restart-empty', node: 1, t, until: mono() });
-      // w0's link to the run lock's master lags, so that w1's run has given the run lock back
-      // when w0 asks for it (in the failing run, w0 reconnected to node 1 first).
-      links(0)[runNode]!.delay(40);
+      // w0's link to the run lock's master is held up until w1's run has given the run lock back
+      // (in the failing run, w0 reconnected to node 1 first and its run lock request came later).
+      links(0)[runNode]!.cut();
       for (const w of workers) w.send({ tick: 3 });
-      await sleep(800);
+      await recorded(files[1]!, settled(3));
       links(0)[runNode]!.heal();
+      await recorded(files[0]!, settled(2));
       expect(await Promise.all(workers.map((w) => w.finish()))).toEqual([true, true]);
 
       events.push(...(await readHistory(files, register, key)));
