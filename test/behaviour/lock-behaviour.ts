@@ -75,8 +75,10 @@ export function describeLockBehaviour(label: string, backend: LockBackend): void
       const held = await a.locks.acquire(k);
       expect(await b.locks.tryAcquire(k)).toBeNull();
       await expect(b.locks.acquire(k, { waitTimeout: 0 })).rejects.toBeInstanceOf(LockNotAcquiredError);
-      const waiting = b.locks.acquire(k, { waitTimeout: 5_000 });
-      await sleep(100);
+      const attempts = countAttempts(b.locks);
+      const waiting = b.locks.acquire(k, { waitTimeout: 10_000 });
+      // Waiting (subscribed, an attempt answered since), however long that took.
+      await attempts.answered();
       await held.release();
       const next = await waiting;
       expect(next.fencingToken).toBeGreaterThan(held.fencingToken);
@@ -283,10 +285,13 @@ export function describeLockBehaviour(label: string, backend: LockBackend): void
       const k = key('abort');
       const held = await holder.locks.acquire(k);
       const controller = new AbortController();
+      const waiterAttempts = countAttempts(waiter.locks);
       const aborted = waiter.locks.acquire(k, { waitTimeout: 10_000, signal: controller.signal }).catch((e: unknown) => e);
-      await sleep(50);
+      await waiterAttempts.answered();
+      const thirdAttempts = countAttempts(third.locks);
       const thirdWaiting = third.locks.acquire(k, { waitTimeout: 10_000 });
-      await sleep(50);
+      // Both wait (in this order, where waiters queue) before the first leaves.
+      await thirdAttempts.answered();
       controller.abort(new Error('no longer needed'));
       expect(await aborted).toMatchObject({ message: 'no longer needed' });
       await held.release();
@@ -300,8 +305,10 @@ export function describeLockBehaviour(label: string, backend: LockBackend): void
       const other = await open();
       const k = key('extend');
       const lock: Lock = await locks.acquire(k);
-      await lock.extend(2_000);
-      await sleep(500);
+      const firstDeadline = leaseDeadline(lock);
+      // Far longer than any stall: still held once the first lease has run out, however late.
+      await lock.extend(60_000);
+      while (performance.now() <= firstDeadline + 300) await sleep(50);
       expect(lock.held).toBe(true);
       expect(await other.locks.tryAcquire(k)).toBeNull();
       await lock.release();
@@ -312,8 +319,10 @@ export function describeLockBehaviour(label: string, backend: LockBackend): void
       const waiter = await open();
       const k = key('inspect');
       const held = await holder.locks.acquire(k, { label: 'nightly <report>' });
-      const waiting = waiter.locks.acquire(k, { waitTimeout: 5_000 });
-      await sleep(100);
+      const attempts = countAttempts(waiter.locks);
+      const waiting = waiter.locks.acquire(k, { waitTimeout: 10_000 });
+      // Waiting (queued, where waiters queue), however long that took.
+      await attempts.answered();
       const seen = await waiter.locks.inspect(k);
       expect(seen).toMatchObject({ key: k, held: true, fencingToken: held.fencingToken });
       expect(seen.holder).toMatchObject({ instance: 'behaviour-holder', label: 'nightly <report>', pid: process.pid });
