@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidLockOptionsError, type Lock, type LockService } from '../../lib/index.js';
 import { BARGING_RACES_BEFORE_QUEUE } from '../../lib/core/engine/fairness.js';
-import { countAttempts, lostRaces, recordWakes, type WakeLog } from '../support/mechanism.js';
+import { countAttempts, holdPolls, lostRaces, recordWakes, type AttemptCounter, type WakeLog } from '../support/mechanism.js';
 import { sleep } from '../support/lock-app.js';
 import { useBackend, type LockBackend } from './lock-behaviour.js';
 
@@ -21,12 +21,11 @@ async function releaseAndTakeAgain(locks: LockService, held: Lock, key: string):
 }
 
 /**
- * Settles once `locks`' waiter is subscribed and its attempt after that was answered (its next
- * poll is then a whole refresh away); returns where `wakes` stood then.
+ * Settles once `locks`' waiter is subscribed and its attempt sent after that was answered (a
+ * release now reaches it); returns where `wakes` stood then.
  */
-async function subscribed(locks: LockService, wakes: WakeLog): Promise<number> {
-  const attempts = countAttempts(locks);
-  await attempts.answered();
+async function subscribed(attempts: AttemptCounter, wakes: WakeLog): Promise<number> {
+  await attempts.listening();
   attempts.stop();
   return wakes.steps.length;
 }
@@ -48,8 +47,11 @@ export function describeBargingBehaviour(label: string, backend: LockBackend): v
       await (await holder.locks.acquire(k)).release();
       const held = await holder.locks.acquire(k);
       const wakes = recordWakes(waiter.locks);
+      // The waiter never polls: its steps after a release are the release's doing alone.
+      holdPolls(waiter.locks);
+      const attempts = countAttempts(waiter.locks);
       const waiting = waiter.locks.acquire(k, { waitTimeout: 10_000 });
-      const from = await subscribed(waiter.locks, wakes);
+      const from = await subscribed(attempts, wakes);
       return { holder, k, held, wakes, waiting, from };
     }
 
@@ -96,8 +98,9 @@ export function describeBargingBehaviour(label: string, backend: LockBackend): v
       let held = await greedy.locks.acquire(k);
       const wakes = recordWakes(waiter.locks);
       let served: Lock | undefined;
+      const attempts = countAttempts(waiter.locks);
       const waiting = waiter.locks.acquire(k, { waitTimeout: 20_000 }).then((lock) => (served = lock));
-      await subscribed(waiter.locks, wakes);
+      await subscribed(attempts, wakes);
       let greedyNext: Promise<Lock> | undefined;
       // Each release is followed on its connection by the next acquire: the waiter loses every race.
       while (served === undefined) {
@@ -134,9 +137,11 @@ export function describeBargingBehaviour(label: string, backend: LockBackend): v
       const fair = await open({ fairness: 'fifo' });
       const k = key('mixed');
       const held = await a.locks.acquire(k);
-      const waiting = fair.locks.acquire(k, { waitTimeout: 10_000 });
+      // The FIFO waiter never polls: only the release can hand it the lock.
+      holdPolls(fair.locks);
       const attempts = countAttempts(fair.locks);
-      await attempts.answered();
+      const waiting = fair.locks.acquire(k, { waitTimeout: 10_000 });
+      await attempts.listening();
       const polled = attempts.count;
       const newcomer = releaseAndTakeAgain(a.locks, held, k);
       const lock = await waiting;

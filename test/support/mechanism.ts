@@ -1,4 +1,5 @@
 import type { Lock, LockService } from '../../lib/index.js';
+import type { Clock, ClockTimer } from '../../lib/core/time/clock.js';
 import { LOCK_RUNNER } from '../../lib/redis-lock.constants.js';
 
 type Attempt = (...args: unknown[]) => Promise<unknown>;
@@ -22,6 +23,12 @@ export interface AttemptCounter {
    * its next refresh, and a release now is one its process hears.
    */
   watching(): Promise<void>;
+  /**
+   * Settles once an attempt sent while the application's release subscription was live has
+   * been answered and no attempt is in flight: a waiter whose polls are held (`holdPolls`) then
+   * sleeps until a release, and hears it. Needs no further attempt, unlike `answered`.
+   */
+  listening(): Promise<void>;
   stop(): void;
 }
 
@@ -40,12 +47,20 @@ export function countAttempts(locks: LockService): AttemptCounter {
   let count = 0;
   const tokens: unknown[] = [];
   let onAnswer: (() => void)[] = [];
+  let inFlight = 0;
+  let answeredLive = false;
+  // A ReleaseNotifier's channel is live once subscribed; the in-memory one's at once.
+  const live = (): boolean => [...(manager.notifier?.channels.values() ?? [])].some((channel) => (channel as { live?: boolean }).live !== false);
   manager.attempt = function (this: unknown, ...args: unknown[]) {
     count++;
+    inFlight++;
+    const sentLive = live();
     // attempt(key, names, token, ...)
     tokens.push(args[2]);
     const reply = original.apply(this, args);
     const settled = (): void => {
+      inFlight--;
+      if (sentLive) answeredLive = true;
       const waiting = onAnswer;
       onAnswer = [];
       for (const resolve of waiting) resolve();
@@ -66,6 +81,9 @@ export function countAttempts(locks: LockService): AttemptCounter {
       const channels = [...(manager.notifier?.channels.values() ?? [])] as { ready?: Promise<void> }[];
       await Promise.all(channels.map((channel) => channel.ready?.catch(() => undefined)));
       await new Promise<void>((resolve) => onAnswer.push(resolve));
+    },
+    async listening() {
+      while (!answeredLive || inFlight > 0) await new Promise<void>((resolve) => onAnswer.push(resolve));
     },
     async watching() {
       for (;;) {
@@ -158,4 +176,42 @@ export function recordWakes(locks: LockService): WakeLog {
 /** Races for a freed lock lost in `steps` (see `WakeLog`). */
 export function lostRaces(steps: readonly WakeStep[]): number {
   return steps.filter((step, i) => (step === 'busy' || step === 'queued') && steps[i - 1] === 'freed').length;
+}
+
+export interface HeldPolls {
+  /** Arms the timers held so far (each for its whole delay, from now) and stops holding. */
+  resume(): void;
+}
+
+/**
+ * Stops one application's waiters from polling, from now until `resume()`: the timers its
+ * acquisitions set from now on (a waiter's next refresh, which also ends its wait, and the bound
+ * on a subscription) are held, not armed. A waiter that gets a lock meanwhile was woken by a
+ * release (its message, or the local handoff), however loaded the machine: where "its next poll
+ * is 250 ms away" holds only on a quiet one. A waiter whose wake-up is broken waits until the
+ * test times out. Hold before the waiter's first attempt: a timer armed before is not held.
+ */
+export function holdPolls(locks: LockService): HeldPolls {
+  const manager = locks[LOCK_RUNNER] as unknown as { clock: Clock };
+  const clock = manager.clock;
+  const held: { fn: () => void; ms: number; unref?: boolean; cancelled: boolean; timer?: ClockTimer }[] = [];
+  manager.clock = {
+    now: () => clock.now(),
+    setTimer(fn, ms, unref) {
+      const entry: (typeof held)[number] = { fn, ms, unref, cancelled: false };
+      held.push(entry);
+      return {
+        cancel() {
+          entry.cancelled = true;
+          entry.timer?.cancel();
+        },
+      };
+    },
+  };
+  return {
+    resume() {
+      manager.clock = clock;
+      for (const entry of held.splice(0)) if (!entry.cancelled) entry.timer = clock.setTimer(entry.fn, entry.ms, entry.unref);
+    },
+  };
 }

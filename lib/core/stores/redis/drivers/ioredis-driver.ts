@@ -128,9 +128,32 @@ export class IoRedisDriver implements RedisDriver {
     connection.on('message', onMessage);
     connection.on('smessage', onMessage);
     connection.on('error', () => undefined); // the command connection reports connection trouble
+    // A Cluster's plain SUBSCRIBEs go on a subscriber connection of its own, opened by the first,
+    // whose ready check ioredis always makes; ioredis 5 sends it once its CLIENT SETNAME and
+    // SETINFO are answered, after any SUBSCRIBE asked for meanwhile: refused in subscriber mode,
+    // the connection is dropped and the SUBSCRIBE that waited for the handshake rejected. So the
+    // others wait until the first is answered (it waits for the handshake, then goes out).
+    let opening: Promise<unknown> | undefined;
+    const subscribePlain = async (channel: string): Promise<void> => {
+      if (!this.isCluster) {
+        await connection.subscribe(channel);
+        return;
+      }
+      if (opening === undefined) {
+        const first = (opening = connection.subscribe(channel));
+        // A failed first leaves the next SUBSCRIBE to open the connection.
+        await first.catch((error: unknown) => {
+          if (opening === first) opening = undefined;
+          throw error;
+        });
+        return;
+      }
+      await opening.catch(() => undefined);
+      await connection.subscribe(channel);
+    };
     return {
       subscribe: async (channel, sharded) => {
-        await (sharded ? (connection as Cluster).ssubscribe(channel) : connection.subscribe(channel));
+        await (sharded ? (connection as Cluster).ssubscribe(channel) : subscribePlain(channel));
       },
       unsubscribe: async (channel, sharded) => {
         await (sharded ? (connection as Cluster).sunsubscribe(channel) : connection.unsubscribe(channel));
