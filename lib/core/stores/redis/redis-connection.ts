@@ -36,7 +36,25 @@ export function openConnection(redis: RedisConnection, logger: LockLogger, optio
   client.on('ready', () => {
     lastMessage = '';
   });
-  return { client, close: () => client.disconnect() };
+  return { client, close: () => disconnectSettlingAll(client) };
+}
+
+/** ioredis' queue of commands sent before a ready connection closed (not in its typings). */
+interface ResendQueue {
+  length: number;
+  shift(): { command: { reject(error: Error): void } } | undefined;
+}
+
+/**
+ * Disconnects, and rejects the commands ioredis holds to resend once a connection that closed
+ * is ready again: `disconnect()` before that rejects every other queue but leaves those pending
+ * for ever (a release sent as the connection dropped never settled, nor did the call awaiting it).
+ */
+function disconnectSettlingAll(client: Redis): void {
+  client.disconnect();
+  const stuck = (client as unknown as { prevCommandQueue?: ResendQueue | null }).prevCommandQueue;
+  if (stuck == null) return;
+  for (let item = stuck.shift(); item !== undefined; item = stuck.shift()) item.command.reject(new Error('Connection is closed.'));
 }
 
 /** An ioredis, iovalkey, node-redis or GLIDE client (by its shape: `redis` is never imported here). */
