@@ -40,6 +40,21 @@ function call(sid: string, s: Section): HistoryEvent[] {
   return events;
 }
 
+/**
+ * The first event of a worker's history file (JSON lines) that `what` accepts, once it is there:
+ * the regressions below wait for what the workers recorded, not for times a loaded machine may
+ * overrun (20 s at most, to end a hang).
+ */
+async function recorded(file: string, what: (event: HistoryEvent) => boolean): Promise<HistoryEvent> {
+  for (let i = 0; ; i++) {
+    const lines = existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : [];
+    const event = lines.map((line) => JSON.parse(line) as HistoryEvent).find(what);
+    if (event) return event;
+    if (i > 2_000) throw new Error(`${file} never recorded what the test waits for`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
 const register = (seq: number, sid: string, token: number, accepted: boolean, key = 'k'): HistoryEvent => ({ ev: 'register', seq, key, token, sid, accepted });
 const invariants = (events: HistoryEvent[], extra: Omit<History, 'events'> = {}): string[] => check({ events, ...extra }).map((v) => v.invariant);
 
@@ -410,15 +425,6 @@ describe('regression: an @OnOneInstance tick whose claim was held up in the netw
     const files = workers.map((w) => join(dir, `${w.id}.jsonl`));
     await Promise.all(workers.map((w, i) => w.start({ KEY: key, WORKLOAD: 'job', TTL: ttl, WRITES: 1, HISTORY: files[i]!, REDIS_URL: proxies[i]!.url })));
     const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-    const recorded = async (file: string, what: (event: HistoryEvent) => boolean) => {
-      for (let i = 0; ; i++) {
-        const lines = existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : [];
-        const event = lines.map((line) => JSON.parse(line) as HistoryEvent).find(what);
-        if (event) return event;
-        if (i > 1_000) throw new Error(`${file} never recorded what the test waits for`);
-        await sleep(10);
-      }
-    };
     const ran = (n: number) => {
       const sids = new Set<string>();
       return (e: HistoryEvent) => {
@@ -535,7 +541,6 @@ describe('a tick run twice because a Cluster master lost the owner lease (needs 
     // A ttl long enough that the owner's next renewal (a third of it after the last) comes well
     // after tick 3 reached it, however loaded the machine.
     const ttl = 3_000;
-    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
     const mono = () => Number(process.hrtime.bigint()) / 1e6;
     cluster = await startRedisCluster(3);
     registerServer = await startRedisServer();
@@ -580,14 +585,6 @@ describe('a tick run twice because a Cluster master lost the owner lease (needs 
       const w1 = workers[1]!;
       const events: HistoryEvent[] = [];
       // Each step waits for what the workers recorded, not for times a loaded machine may overrun.
-      const recorded = async (file: string, what: (event: HistoryEvent) => boolean) => {
-        for (let i = 0; ; i++) {
-          const lines = existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : [];
-          if (lines.map((line) => JSON.parse(line) as HistoryEvent).some(what)) return;
-          if (i > 2_000) throw new Error(`${file} never recorded what the test waits for`);
-          await sleep(10);
-        }
-      };
       /** The job call of `tick` settled on that worker (run or skipped). */
       const settled = (tick: number) => {
         let calls = 0;
