@@ -3,6 +3,7 @@ import { Cluster, Redis } from 'ioredis';
 import { createSentinel as createSentinel6 } from 'redis';
 import { createSentinel as createSentinel5 } from 'redis5';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { refusedWith } from './support/refused-with.js';
 import { startRedisCluster, type RedisCluster } from '../scripts/redis-cluster.mjs';
 import { startSentinelDeployment, type SentinelDeployment } from '../scripts/redis-sentinel.mjs';
 import { FencedRedis, FencedWriteRefusedError, LockService, RedisLockError, RedisLockModule } from '../lib/index.js';
@@ -23,14 +24,7 @@ let n = 0;
 /** A key of its own per test, so that backends shared by the tests of a describe never collide. */
 const fresh = (name: string) => `${name}:${++n}:${Math.random().toString(36).slice(2, 8)}`;
 
-async function refusal(write: Promise<unknown>): Promise<FencedWriteRefusedError> {
-  const error = await write.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(FencedWriteRefusedError);
-  return error as FencedWriteRefusedError;
-}
+const refusal = (write: Promise<unknown>) => refusedWith(write, FencedWriteRefusedError);
 
 function fencedBehaviour(open: () => Promise<Opened>): void {
   it('writes a string with the highest token, accepts the same token again, refuses a lower one and keeps the newer value', async () => {

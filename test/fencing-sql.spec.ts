@@ -5,6 +5,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { FencedRedis, FencedWriteRefusedError, LockService, RedisLockModule } from 'nestjs-redis-lock';
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { refusedWith } from './support/refused-with.js';
 import { deposit, saveBalance } from './fencing/recipes/pg-accounts.js';
 import { Account, AccountsService, AddAccountFence1764547200000 } from './fencing/recipes/typeorm-accounts.js';
 import { WalletService } from './fencing/recipes/redis-wallet.js';
@@ -44,14 +45,7 @@ async function lockModule(): Promise<TestingModule> {
   return moduleRef;
 }
 
-async function refusal(write: Promise<unknown>): Promise<FencedWriteRefusedError> {
-  const error = await write.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(FencedWriteRefusedError);
-  return error as FencedWriteRefusedError;
-}
+const refusal = (write: Promise<unknown>) => refusedWith(write, FencedWriteRefusedError);
 
 describe('fenced writes to PostgreSQL: the recipes of docs/fencing.md, run on a real server', () => {
   useRedis(); // flushed before each test: fencing counters start again at 1

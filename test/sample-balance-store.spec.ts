@@ -1,6 +1,7 @@
 import { FencedWriteRefusedError } from 'nestjs-redis-lock';
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { refusedWith } from './support/refused-with.js';
 import { waitForLockWait } from './support/postgres-lock-wait.js';
 import { startPostgresServer, type PostgresServer } from './support/postgres-server.js';
 
@@ -15,14 +16,7 @@ interface BalanceStore {
 }
 const built = (file: string): Promise<Record<string, new (...args: unknown[]) => unknown>> => import(new URL(`../sample-app/dist/accounts/${file}`, import.meta.url).href);
 
-async function refusal(write: Promise<unknown>): Promise<FencedWriteRefusedError> {
-  const error = await write.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(FencedWriteRefusedError);
-  return error as FencedWriteRefusedError;
-}
+const refusal = (write: Promise<unknown>) => refusedWith(write, FencedWriteRefusedError);
 
 describe("the sample app's balances on a real PostgreSQL server (DATABASE_URL)", () => {
   let server: PostgresServer;
