@@ -12,6 +12,7 @@ import { Cluster, Redis } from 'ioredis';
 import Redlock5 from 'redlock';
 import { Mutex, Semaphore } from 'redis-semaphore';
 import { LockService, Locked, RedisLockModule } from 'nestjs-redis-lock';
+import { HANDOFF_FLOORS, createHandoffFloor } from './handoff-floors.mjs';
 
 const require = createRequire(import.meta.url);
 const Redlock4 = require('redlock4');
@@ -21,8 +22,11 @@ const TTL = 30_000;
 
 export const CONTENDER_NAMES = ['raw ioredis', 'LockService', '@Locked', 'redlock v5', 'redlock v4', 'redis-semaphore'];
 
-/** The contended runs add LockService with `fairness: 'barging'` (non-fair) beside its FIFO default. */
-export const CONTENDED_NAMES = [...CONTENDER_NAMES, 'LockService barging'];
+/**
+ * The contended runs add LockService with `fairness: 'barging'` (non-fair) beside its FIFO
+ * default, and the two floors of a message-woken handoff (`handoff-floors.mjs`).
+ */
+export const CONTENDED_NAMES = [...CONTENDER_NAMES, 'LockService barging', ...HANDOFF_FLOORS];
 
 /**
  * A semaphore nobody waits for (limit 3, a key per pair): ours beside redis-semaphore's
@@ -53,6 +57,7 @@ export async function createContender(name, target, { contended = false } = {}) 
   const url = target;
   const scaled = await scaleContender(name, target);
   if (scaled !== undefined) return scaled;
+  if (HANDOFF_FLOORS.includes(name)) return createHandoffFloor(name, url);
   switch (name) {
     case 'LockService cluster':
     case 'LockService quorum': {
