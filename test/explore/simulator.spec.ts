@@ -17,6 +17,7 @@ const busy: Plan = {
   longSemaphoreCallers: 1,
   rwCallers: 2,
   transferCallers: 1,
+  greedyCallers: 1,
   jobs: true,
   leader: true,
   faults: [

@@ -168,9 +168,10 @@ export class LockParking {
         if (parked.contended && state.contendedParks++ === 0) state.contendedSince = this.host.clock.now();
       }
     }
+    // Greedy means asking again after this answer, not after an earlier one.
+    state.asked = false;
     if (state.recent) return;
     state.recent = true;
-    state.asked = false;
     setImmediate(() => this.turnOver(names.lock, state));
   }
 
