@@ -221,7 +221,8 @@ export function describeBargingBehaviour(label: string, backend: LockBackend): v
       });
 
       it('gives the lock back at shutdown when it is parked: nothing is left in the store', async () => {
-        const greedy = await open({ fairness: 'barging' });
+        // Closed by the test, not after it.
+        const greedy = await backend.open({ fairness: 'barging' });
         const other = await open({ fairness: 'barging' });
         const k = key('park-close');
         const releases = recordReleases(greedy.locks);
