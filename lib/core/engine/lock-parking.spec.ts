@@ -103,6 +103,18 @@ describe('LockParking', () => {
     expect((p.ask() as HeldLock).fencingToken).toBe(9);
   });
 
+  it('frees a lock parked for a key dropped from its table meanwhile (too many keys), and lets the callers waiting for it go on', async () => {
+    const p = parking();
+    greedy(p);
+    const ticket = p.park.releasing(names, token, timing.ttl)!;
+    const waiting = p.ask() as Promise<void>;
+    for (let i = 0; i < 1_000; i++) p.park.asking('other', { ...names, lock: `other-${i}` }, timing, undefined, () => token);
+    p.park.answered(names, ticket, { released: true, parked: { fencingToken: 9, contended: false } });
+    await waiting;
+    expect(p.freed).toEqual([ticket.park!.token]);
+    expect(p.ask()).toBeUndefined();
+  });
+
   it(`ends a streak after ${PARKS_PER_STREAK} parks that found barging waiters: the next release is a plain one, and callers step aside for ${PARK_STEP_ASIDE_MS} ms`, async () => {
     const p = parking();
     greedy(p);

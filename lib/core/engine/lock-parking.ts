@@ -47,6 +47,9 @@ interface Parked {
 export interface ReleaseTicket {
   readonly park: ParkRequest | undefined;
   readonly sentAt: number;
+  /** A park request's: settles when its answer came (callers that asked meanwhile wait for it). */
+  readonly answered?: Promise<void>;
+  readonly settle?: () => void;
 }
 
 /** What this process knows of one barging mutex key. */
@@ -59,7 +62,7 @@ interface KeyState {
   /** A caller asked for the key since `recent` was set. */
   asked: boolean;
   /** The park request on its way, if any; callers that ask meanwhile wait for its answer. */
-  inFlight: { ticket: ReleaseTicket; answered: Promise<void>; resolve: () => void } | undefined;
+  inFlight: ReleaseTicket | undefined;
   parked: Parked | undefined;
   /** Parked releases that found barging waiters (`contended`) in the current streak, and when the first came back. */
   contendedParks: number;
@@ -73,7 +76,7 @@ interface KeyState {
  *
  * A process whose callers take a key again the moment they release it (its *greedy mark*: a
  * barging acquire of the key in the turn of the event loop in which a release of it came back,
- * or while one was on its way) sends its next releases with a park request: the release script,
+ * or while a parking release of it was on its way) sends its next releases with a park request: the release script,
  * after its owner check and with nobody queued, hands the lock to a fresh owner token of this
  * process under the next fencing token, for the caller's ttl, and wakes nobody. The next barging
  * acquire of the key in this process, within that turn, takes it without a round trip; one
@@ -106,7 +109,7 @@ export class LockParking {
     if (state.recent) state.asked = true;
     if (state.recent || state.inFlight !== undefined) state.greedy = true;
     if (state.stepAside !== undefined) return state.stepAside;
-    if (state.inFlight?.ticket.park !== undefined) return state.inFlight.answered;
+    if (state.inFlight?.answered !== undefined) return state.inFlight.answered;
     const parked = state.parked;
     if (parked === undefined) return undefined;
     state.parked = undefined;
@@ -143,23 +146,25 @@ export class LockParking {
         this.stepAside(state);
       }
     }
-    const ticket: ReleaseTicket = { park, sentAt: now };
-    if (park !== undefined) {
-      let resolve!: () => void;
-      const answered = new Promise<void>((done) => (resolve = done));
-      state.inFlight = { ticket, answered, resolve };
-    }
+    if (park === undefined) return { park, sentAt: now };
+    let settle!: () => void;
+    const answered = new Promise<void>((done) => (settle = done));
+    const ticket: ReleaseTicket = { park, sentAt: now, answered, settle };
+    state.inFlight = ticket;
     return ticket;
   }
 
   /** The release of `ticket` came back with `reply` (undefined: it failed). */
   answered(names: LockRedisKeys, ticket: ReleaseTicket, reply: ReleaseReply | undefined): void {
-    const state = this.keys.get(names.lock) ?? this.track(names);
-    if (state.inFlight?.ticket === ticket) {
-      state.inFlight.resolve();
-      state.inFlight = undefined;
-    }
+    ticket.settle?.();
+    const state = this.keys.get(names.lock);
+    if (state?.inFlight === ticket) state.inFlight = undefined;
     const parked = reply?.parked;
+    if (state === undefined) {
+      // Dropped meanwhile (see MAX_KEYS): nobody can take a lock parked for it.
+      if (parked !== undefined && ticket.park !== undefined) this.host.unpark(names, ticket.park.token);
+      return;
+    }
     if (parked !== undefined && ticket.park !== undefined) {
       if (this.host.closed) {
         this.host.unpark(names, ticket.park.token);
