@@ -206,6 +206,25 @@ export function describeBargingBehaviour(label: string, backend: LockBackend): v
         attempts.stop();
       });
 
+      it('never hands a parked lock to a caller whose signal is aborted, and frees it for the others', async () => {
+        const { locks } = await open({ fairness: 'barging' });
+        const other = await open({ fairness: 'barging' });
+        const k = key('park-abort');
+        const releases = recordReleases(locks);
+        let held = await locks.acquire(k);
+        await held.release();
+        held = await locks.acquire(k);
+        await held.release();
+        expect(releases.releases.at(-1)!.parked).toBe(true);
+        const aborted = new AbortController();
+        aborted.abort(new Error('caller gave up'));
+        await expect(locks.acquire(k, { signal: aborted.signal })).rejects.toThrow('caller gave up');
+        const next = await other.locks.acquire(k, { waitTimeout: 10_000 });
+        expect(next.fencingToken).toBe(held.fencingToken + 2);
+        await next.release();
+        releases.stop();
+      });
+
       it('never parks a FIFO lock, even in a greedy loop', async () => {
         const { locks } = await open({ fairness: 'fifo' });
         const k = key('park-fifo');
