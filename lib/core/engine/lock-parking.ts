@@ -76,9 +76,10 @@ interface KeyState {
  *
  * A process whose callers take a key again the moment they release it (its *greedy mark*: a
  * barging acquire of the key in the turn of the event loop in which a release of it came back,
- * or while a parking release of it was on its way) sends its next releases with a park request: the release script,
- * after its owner check and with nobody queued, hands the lock to a fresh owner token of this
- * process under the next fencing token, for the caller's ttl, and wakes nobody. The next barging
+ * or while a parking release of it was on its way) sends its next releases with a park request:
+ * the release script, after its owner check and with nobody queued, hands the lock to a fresh
+ * owner token of this process under the next fencing token, for the caller's ttl, and wakes
+ * nobody. The next barging
  * acquire of the key in this process, within that turn, takes it without a round trip; one
  * nobody took by the next `setImmediate` is freed by a plain release under the park token. A
  * greedy loop so costs one script call per acquisition, and a polite releaser (no greedy mark)
