@@ -1,6 +1,7 @@
+import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FaultProxy } from '../explore/real/fault-proxy.mjs';
-import { createLockApp, sleep } from './support/lock-app.js';
+import { createLockApp, nextEvent, sleep } from './support/lock-app.js';
 import { redisUrl } from './support/redis.js';
 
 // Found by the real-Redis explorer (seed 790573: a semaphore worker whose release was on its way
@@ -35,5 +36,45 @@ describe('app.close() settles every call of a connection of its own', () => {
     await app.close();
     const outcome = await Promise.race([released, sleep(10_000).then(() => 'still pending 10 s after close')]);
     expect(outcome).toMatch(/^rejected: /);
+  });
+
+  // Found by a full run (test/family/rwlock-local-wake.spec.ts: the subscriber connections killed,
+  // then app.close()): ioredis subscribes a reconnected subscriber connection to its channels
+  // again with a promise nobody handles, and a disconnect() before Redis answered rejects it: an
+  // unhandled rejection, which ends a Node process by default.
+  it('closing while the release subscriber subscribes again after a reconnection leaves no unhandled rejection', async () => {
+    proxy = await FaultProxy.start(Number(new URL(redisUrl()).port));
+    const url = new URL(redisUrl());
+    url.port = String(proxy.port);
+    const unhandled: unknown[] = [];
+    const record = (reason: unknown) => void unhandled.push(reason);
+    process.on('unhandledRejection', record);
+    try {
+      const app = await createLockApp({ redis: url.toString(), ttl: 60_000, shutdownTimeout: 300 });
+      const holder = await app.locks.acquire('resubscribe');
+      // A waiter: the release subscriber is subscribed to the key's channel.
+      const waiting = nextEvent(app.locks.events$, 'waiting');
+      const waiter = app.locks.acquire('resubscribe', { waitTimeout: 30_000 }).catch((error: unknown) => error);
+      await waiting;
+      await sleep(100); // the SUBSCRIBE answered
+      // Every connection dropped, and everything the new ones send or receive is delayed: once
+      // Redis counts a subscriber again, ioredis' SUBSCRIBE has reached it and its answer is on
+      // its way back, and the application closes then.
+      proxy.delay(500);
+      proxy.reset();
+      const admin = new Redis(redisUrl());
+      try {
+        while (!String(await admin.call('CLIENT', 'LIST', 'TYPE', 'pubsub')).includes('sub=1')) await sleep(10);
+      } finally {
+        admin.disconnect();
+      }
+      await app.close();
+      await waiter;
+      void holder;
+      await sleep(200); // the connections' close events, and the rejections they bring
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', record);
+    }
   });
 });

@@ -158,7 +158,7 @@ export class IoRedisDriver implements RedisDriver {
       unsubscribe: async (channel, sharded) => {
         await (sharded ? (connection as Cluster).sunsubscribe(channel) : connection.unsubscribe(channel));
       },
-      close: () => connection.disconnect(),
+      close: () => disconnectQuietly(connection),
     };
   }
 
@@ -201,4 +201,26 @@ function ioredisNode(node: Redis): RedisNode {
     info: (section) => node.info(section),
     scan: (cursor, pattern, count) => node.scan(cursor, 'MATCH', pattern, 'COUNT', count),
   };
+}
+
+/** An ioredis queue of commands (a `Denque`; not in its typings). */
+interface CommandQueue {
+  toArray(): { command?: { promise?: Promise<unknown> } }[];
+}
+
+/**
+ * Disconnects a subscriber connection, its commands still queued marked as handled: a connection
+ * that came back subscribes to its channels again with promises ioredis itself never handles,
+ * and a disconnect before Redis answered rejects them, an unhandled rejection that ends a Node
+ * process by default. Our own SUBSCRIBEs are awaited, and still see the rejection.
+ */
+function disconnectQuietly(connection: Redis | Cluster): void {
+  const internals = connection as unknown as { commandQueue?: CommandQueue; offlineQueue?: CommandQueue; subscriber?: { subscriber?: Redis }; nodes?: () => Redis[] };
+  const redises: unknown[] = [connection, internals.subscriber?.subscriber];
+  if (typeof internals.nodes === 'function' && !('commandQueue' in internals)) redises.push(...internals.nodes());
+  for (const redis of redises) {
+    const { commandQueue, offlineQueue } = (redis ?? {}) as { commandQueue?: CommandQueue; offlineQueue?: CommandQueue };
+    for (const queue of [commandQueue, offlineQueue]) for (const item of queue?.toArray?.() ?? []) item.command?.promise?.catch(() => undefined);
+  }
+  connection.disconnect();
 }
