@@ -1,9 +1,10 @@
+import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { RedisLockError, type Lock, type LockService } from '../lib/index.js';
 import { LAST_ATTEMPT_GRACE_MS } from '../lib/core/engine/waiter-timing.js';
 import { blockRedis } from './support/block-redis.js';
 import { recordReleases } from './support/mechanism.js';
-import { useLockApps } from './support/lock-app.js';
+import { sleep, useLockApps } from './support/lock-app.js';
 import { redisUrl, useRedis } from './support/redis.js';
 
 /** Longer than any bound below (LAST_ATTEMPT_GRACE_MS and the waitTimeout given): a wait that honours its bound ends inside it. */
@@ -63,5 +64,31 @@ describe('a caller behind a parking release that Redis does not answer', () => {
       expect(at).toBeLessThan(freeAt);
     }
     await releasing;
+  });
+});
+
+describe('a parking release whose reply is lost', () => {
+  useRedis();
+  const app = useLockApps();
+
+  it('frees the lock it may have parked: nobody is left waiting for a ttl (the client timed out before the script ran)', async () => {
+    // The client gives up on a command after 100 ms; Redis still runs it once free.
+    const client = new Redis(redisUrl(), { commandTimeout: 100 });
+    try {
+      const { locks } = await app({ redis: client, fairness: 'barging', ttl: 30_000 });
+      const key = 'park-reply-lost';
+      const held = await greedyHolder(locks, key);
+      const releases = recordReleases(locks);
+      const { ended } = await blockRedis(redisUrl(), 300);
+      const releasing = held.release().catch((error: unknown) => error);
+      expect(releases.releases.at(-1)!.park).toBeDefined();
+      releases.stop();
+      await ended;
+      expect(await releasing).toBeInstanceOf(Error);
+      // Behind whatever the release's failure sent on this connection.
+      expect(await locks.isLocked(key)).toBe(false);
+    } finally {
+      client.disconnect();
+    }
   });
 });

@@ -161,6 +161,10 @@ export class LockParking {
     const state = this.keys.get(names.lock);
     if (state?.inFlight === ticket) state.inFlight = undefined;
     const parked = reply?.parked;
+    // No answer (a timeout, a reset), or a refusal (maybe a resend of a release that ran): the
+    // script may have parked the lock under a token nobody holds, for a whole ttl. Free it;
+    // owner-checked, so this frees nothing else.
+    if (ticket.park !== undefined && parked === undefined && reply?.released !== true) this.host.unpark(names, ticket.park.token);
     if (state === undefined) {
       // Dropped meanwhile (see MAX_KEYS): nobody can take a lock parked for it.
       if (parked !== undefined && ticket.park !== undefined) this.host.unpark(names, ticket.park.token);
