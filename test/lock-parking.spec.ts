@@ -8,7 +8,7 @@ import { sleep, useLockApps } from './support/lock-app.js';
 import { redisUrl, useRedis } from './support/redis.js';
 
 /** Longer than any bound below (LAST_ATTEMPT_GRACE_MS and the waitTimeout given): a wait that honours its bound ends inside it. */
-const BLOCK_MS = LAST_ATTEMPT_GRACE_MS * 3;
+const BLOCK_MS = LAST_ATTEMPT_GRACE_MS * 2;
 
 /**
  * A greedy caller of `key` (it asked again in the turn its release came back), holding the lock,
@@ -90,5 +90,57 @@ describe('a parking release whose reply is lost', () => {
     } finally {
       client.disconnect();
     }
+  });
+});
+
+describe('a lock taken from the park', () => {
+  const redis = useRedis();
+  const app = useLockApps();
+
+  /** Parks `key`'s lock in `locks` and hands it to a caller with `options` (its second greedy round). */
+  async function takenFromPark(locks: LockService, key: string, options: Parameters<LockService['acquire']>[1] = {}) {
+    const releases = recordReleases(locks);
+    const first = await greedyHolder(locks, key);
+    await first.release();
+    const lock = await locks.acquire(key, options);
+    expect(releases.releases.at(-1)!.parked).toBe(true);
+    expect(releases.releases.length).toBe(2);
+    releases.stop();
+    return { lock, parkToken: releases.releases.at(-1)!.park! };
+  }
+
+  it('is renewed by the watchdog under its park token past several ttls, and its fencing token is the one the park took', async () => {
+    const { locks } = await app({ fairness: 'barging', ttl: 300 });
+    const { lock, parkToken } = await takenFromPark(locks, 'park-renewed');
+    expect(await redis.get('lock:{park-renewed}')).toBe(parkToken);
+    expect(Number(await redis.get('lock:{park-renewed}:fence'))).toBe(lock.fencingToken);
+    await sleep(1_000);
+    expect(lock.held).toBe(true);
+    expect(lock.signal.aborted).toBe(false);
+    expect(await redis.get('lock:{park-renewed}')).toBe(parkToken);
+    await lock.extend();
+    await lock.release();
+  });
+
+  it('comes without a fencing token to a caller that asked for none (fencing: false)', async () => {
+    const { locks } = await app({ fairness: 'barging' });
+    const { lock } = await takenFromPark(locks, 'park-unfenced', { fencing: false });
+    expect(lock.fencingToken).toBeUndefined();
+    await lock.release();
+  });
+
+  it('is given back by app.close() when the parking release is still on its way', async () => {
+    const greedy = await app({ fairness: 'barging', ttl: 30_000 });
+    const releases = recordReleases(greedy.locks);
+    const held = await greedyHolder(greedy.locks, 'park-close-in-flight');
+    const releasing = held.release();
+    const parking = releases.releases.at(-1)!;
+    expect(parking.park).toBeDefined();
+    await greedy.close();
+    await releasing;
+    // It parked, and the close freed it under the park token.
+    expect(parking.parked).toBe(true);
+    expect(releases.releases.at(-1)!.token).toBe(parking.park);
+    expect(await redis.exists('lock:{park-close-in-flight}')).toBe(0);
   });
 });
