@@ -144,3 +144,38 @@ describe('a lock taken from the park', () => {
     expect(await redis.exists('lock:{park-close-in-flight}')).toBe(0);
   });
 });
+
+describe('a barging waiter of the greedy process itself', () => {
+  useRedis();
+  const app = useLockApps();
+
+  it("is served under its own process' greedy loop: the streak bound counts it among the barging waiters", async () => {
+    const { locks } = await app({ fairness: 'barging' });
+    const key = 'park-own-waiter';
+    const releases = recordReleases(locks);
+    let held = await greedyHolder(locks, key);
+    // Asked while the loop holds the lock and no park is on its way: it waits in Redis.
+    const waiting = locks.acquire(key, { waitTimeout: 20_000 });
+    const served = waiting.then(() => undefined);
+    let rounds = 0;
+    for (;;) {
+      await held.release();
+      const taking = locks.acquire(key, { waitTimeout: 20_000 });
+      // Wrapped: the loop's next lock may come only after the waiter's release.
+      const taken = await Promise.race([taking.then((lock) => ({ lock })), served]);
+      if (taken === undefined) {
+        const lock = await waiting;
+        expect(lock.held).toBe(true);
+        await lock.release();
+        await (await taking).release();
+        break;
+      }
+      held = taken.lock;
+      rounds++;
+    }
+    // The loop parked over it, then a plain release let it in.
+    expect(releases.releases.some((release) => release.parked === true && release.contended === true)).toBe(true);
+    expect(rounds).toBeGreaterThan(0);
+    releases.stop();
+  });
+});

@@ -7,8 +7,9 @@ import type { HeldLock } from './held-lock.js';
 import { ownerToken } from './owner-token.js';
 
 /**
- * While barging waiters of other processes wait, a process parks a key's lock at most this many
- * times in a row (a *streak*), then really releases it and steps aside (see `LockParking`).
+ * While barging waiters (of any process, this one's too) wait, a process parks a key's lock at
+ * most this many times in a row (a *streak*), then really releases it and steps aside (see
+ * `LockParking`).
  */
 export const PARKS_PER_STREAK = 64;
 /** ...and for at most this long, counted from the first parked release that found them waiting. */
