@@ -56,6 +56,7 @@ const noop = (): void => undefined;
 
 /** How long an acquire's first attempt waits for Redis to answer (see `Acquisition`): its waitTimeout, or the grace of a call that does not wait. */
 const acquireBound = (timing: LockTiming): number => (timing.waitTimeout > 0 ? timing.waitTimeout : LAST_ATTEMPT_GRACE_MS);
+
 /** Whether a call names several keys (a multi-key lock). */
 const isKeyList = (key: string | readonly string[]): key is readonly string[] => Array.isArray(key);
 
@@ -257,17 +258,18 @@ export class LockManager implements LockOwner, LockRunner {
     if (parked === undefined || parked instanceof HeldLock) return parked;
     const calledAt = this.clock.now();
     const signal = options?.signal;
-    return this.replyWaits.wait(parked, bound, signal, noop).then(
-      (settled) => {
+    return this.replyWaits
+      .wait(parked, bound, signal, noop)
+      .then((settled) => {
         if (settled === TIMED_OUT) throw this.noAnswer(key, bound);
-      },
-    ).catch((error: unknown) => {
-      if (this.listening) {
-        const outcome = signal?.aborted && error === signal.reason ? 'aborted' : 'error';
-        this.emit({ type: 'not-acquired', key, name: options?.name, waitedMs: this.clock.now() - calledAt, outcome, afterWaiting: false, at: Date.now() });
-      }
-      throw error;
-    });
+      })
+      .catch((error: unknown) => {
+        if (this.listening) {
+          const outcome = signal?.aborted && error === signal.reason ? 'aborted' : 'error';
+          this.emit({ type: 'not-acquired', key, name: options?.name, waitedMs: this.clock.now() - calledAt, outcome, afterWaiting: false, at: Date.now() });
+        }
+        throw error;
+      });
   }
 
   /** What the parking may ask of this engine. */
