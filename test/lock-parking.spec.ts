@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { RedisLockError, type Lock, type LockService } from '../lib/index.js';
+import { LOCK_RUNNER } from '../lib/redis-lock.constants.js';
 import { LAST_ATTEMPT_GRACE_MS } from '../lib/core/engine/waiter-timing.js';
 import { blockRedis } from './support/block-redis.js';
 import { recordReleases } from './support/mechanism.js';
@@ -177,5 +178,28 @@ describe('a barging waiter of the greedy process itself', () => {
     expect(releases.releases.some((release) => release.parked === true && release.contended === true)).toBe(true);
     expect(rounds).toBeGreaterThan(0);
     releases.stop();
+  });
+});
+
+describe('a parking release that throws before it is sent', () => {
+  useRedis();
+  const app = useLockApps();
+
+  it('leaves the key usable: the next acquire is not held up by a park that never went out', async () => {
+    const { locks } = await app({ fairness: 'barging', ttl: 300, autoRenew: false });
+    const key = 'park-sync-throw';
+    const held = await greedyHolder(locks, key);
+    // A driver that throws at once (a closed client, say) instead of rejecting.
+    type Store = { release(...args: unknown[]): unknown };
+    const store = (locks[LOCK_RUNNER] as unknown as { store: Store }).store;
+    store.release = () => {
+      throw new Error('driver threw');
+    };
+    await expect(held.release()).rejects.toThrow('driver threw');
+    delete (store as Partial<Store>).release;
+    // The lock runs out by its lease (300 ms); then the key is free again.
+    const next = await locks.acquire(key, { waitTimeout: 10_000 });
+    expect(next.held).toBe(true);
+    await next.release();
   });
 });

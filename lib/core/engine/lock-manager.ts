@@ -171,7 +171,14 @@ export class LockManager implements LockOwner, LockRunner {
     const ticket = ttl === undefined ? undefined : this.parking?.releasing(names, token, ttl);
     if (ticket === undefined) return this.store.release(names, token, WAITER_LEASE_MS);
     const parking = this.parking!;
-    return this.store.release(names, token, WAITER_LEASE_MS, ticket.park).then(
+    let sent: Promise<ReleaseReply>;
+    try {
+      sent = this.store.release(names, token, WAITER_LEASE_MS, ticket.park);
+    } catch (error) {
+      // Answered all the same: a ticket left on its way would hold up every later caller of the key.
+      sent = Promise.reject(error);
+    }
+    return sent.then(
       (reply) => {
         parking.answered(names, ticket, reply);
         return reply;
