@@ -54,4 +54,25 @@ describe.each(Object.keys(CLIENTS) as (keyof typeof CLIENTS)[])('the release sub
     await sleep(500);
     expect(await subscribed()).toEqual(channels);
   });
+
+  // Off a Cluster the channels are subscribed again by the driver itself after a reconnection
+  // (ioredis' own resubscription is a promise nobody handles, see close-settles-calls.spec.ts).
+  it('subscribes its channels again after its connection was dropped, and not those it left', async () => {
+    const client = CLIENTS[name](redisUrl());
+    client.on('error', () => undefined);
+    await client.ping();
+    const messages: string[] = [];
+    const entry: (typeof opened)[number] = { client, subscriber: driverFor(client as unknown as RedisClient).subscriber((channel, message) => messages.push(`${channel} ${message}`)) };
+    opened.push(entry);
+    const prefix = `again-${name.replace(' ', '')}`;
+    const channels = [`${prefix}-0:released`, `${prefix}-1:released`, `${prefix}-left:released`];
+    for (const channel of channels) await entry.subscriber!.subscribe(channel, false);
+    await entry.subscriber!.unsubscribe(channels[2]!, false);
+    const counts = async () => ((await admin.pubsub('NUMSUB', ...channels)) as (string | number)[]).filter((_, i) => i % 2 === 1).map(Number);
+    await expect.poll(counts, { timeout: 5_000 }).toEqual([1, 1, 0]);
+    expect(Number(await admin.call('CLIENT', 'KILL', 'TYPE', 'pubsub'))).toBeGreaterThan(0);
+    await expect.poll(counts, { timeout: 5_000 }).toEqual([1, 1, 0]);
+    await admin.publish(channels[1]!, 'after');
+    await expect.poll(() => messages, { timeout: 5_000 }).toEqual([`${channels[1]} after`]);
+  });
 });

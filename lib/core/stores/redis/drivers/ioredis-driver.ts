@@ -122,9 +122,23 @@ export class IoRedisDriver implements RedisDriver {
     // INFO is refused; ioredis 5 then reconnects and does not subscribe those channels again,
     // though their SUBSCRIBE resolved. A subscriber has no use for the check (whether the server
     // is still loading its data): it runs no command on data.
+    // Off a Cluster, the channels are subscribed again after a reconnection by us, not by ioredis:
+    // its own resubscription is a promise nobody handles, rejected (an unhandled rejection, which
+    // ends a Node process by default) when the connection closes before Redis answered it.
     const connection = this.isCluster
       ? (this.client as Cluster).duplicate(undefined, { keyPrefix: '', redisOptions: { ...(this.client as Cluster).options.redisOptions, keyPrefix: '', enableReadyCheck: false }, shardedSubscribers: true })
-      : (this.client as Redis).duplicate({ keyPrefix: '', enableReadyCheck: false });
+      : (this.client as Redis).duplicate({ keyPrefix: '', enableReadyCheck: false, autoResubscribe: false });
+    const channels = new Set<string>();
+    let closed = false;
+    let connected = false;
+    if (!this.isCluster) {
+      connection.on('ready', () => {
+        // ioredis may report ready once more after a close of ours (a handshake answered late).
+        if (closed) return;
+        if (connected && channels.size > 0) (connection as Redis).subscribe(...channels).catch(() => undefined);
+        connected = true;
+      });
+    }
     connection.on('message', onMessage);
     connection.on('smessage', onMessage);
     connection.on('error', () => undefined); // the command connection reports connection trouble
@@ -136,6 +150,7 @@ export class IoRedisDriver implements RedisDriver {
     let opening: Promise<unknown> | undefined;
     const subscribePlain = async (channel: string): Promise<void> => {
       if (!this.isCluster) {
+        channels.add(channel);
         await connection.subscribe(channel);
         return;
       }
@@ -156,9 +171,13 @@ export class IoRedisDriver implements RedisDriver {
         await (sharded ? (connection as Cluster).ssubscribe(channel) : subscribePlain(channel));
       },
       unsubscribe: async (channel, sharded) => {
+        channels.delete(channel);
         await (sharded ? (connection as Cluster).sunsubscribe(channel) : connection.unsubscribe(channel));
       },
-      close: () => disconnectQuietly(connection),
+      close: () => {
+        closed = true;
+        disconnectQuietly(connection);
+      },
     };
   }
 
