@@ -110,6 +110,7 @@ export class Network {
     const call = <T>(op: string, invoke: () => Promise<T>, token?: string): Promise<T> => this.call(node, op, invoke, token);
     const wrapped: LockStore = {
       queues: store.queues,
+      barges: store.barges,
       semaphores: store.semaphores && wrapMethods(store.semaphores, 'semaphore.', call),
       readers: store.readers && wrapMethods(store.readers, 'read.', call),
       acquire: (...args) => call('acquire', () => store.acquire(...args), args[1] as string),

@@ -52,6 +52,12 @@ export interface Plan {
   longSemaphoreCallers: number;
   rwCallers: number;
   transferCallers: number;
+  /**
+   * Barging callers of one key that take it again the moment they release it, a few rounds a
+   * call: their process parks the lock between rounds (see `LockParking`), and other
+   * instances' greedy callers wait as barging waiters, which bounds each streak.
+   */
+  greedyCallers: number;
   jobs: boolean;
   leader: boolean;
   faults: Fault[];
@@ -109,6 +115,8 @@ export function planArbitrary(): fc.Arbitrary<Plan> {
       // the plans: with long callers in every plan the other workloads' rarer shapes came up
       // far less often (a renewal counted from its reply went unfound in 750 schedules).
       longSemaphoreCallers: fc.constantFrom(0, 0, 1, 2),
+      // After it, for the same reason.
+      greedyCallers: fc.constantFrom(0, 0, 1, 2),
     }),
   );
 }

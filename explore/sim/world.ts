@@ -25,6 +25,8 @@ export const SHUTDOWN_TIMEOUT_MS = 1_000;
 export const CALLER_WAIT_MS = 60_000;
 const TICK_MS = 200;
 const NON_OVERLAP_MS = 150;
+/** Rounds one call of a greedy caller takes at most (see `Plan.greedyCallers`). */
+const GREEDY_ROUNDS_MAX = 8;
 const LEADER_RETRY_MS = 100;
 
 export interface Violation {
@@ -366,7 +368,7 @@ export class World implements FaultDecider {
   /** Stated bound: a crashed holder's lease, a crashed waiter's grant, then every caller of a key once, with polling. */
   livenessBound(): number {
     const plan = this.plan;
-    const callers = plan.instances * Math.max(1, plan.mutexCallers + plan.lockedCallers + plan.semaphoreCallers + plan.longSemaphoreCallers + plan.rwCallers + 2 * plan.transferCallers);
+    const callers = plan.instances * Math.max(1, plan.mutexCallers + plan.lockedCallers + plan.semaphoreCallers + plan.longSemaphoreCallers + plan.rwCallers + 2 * plan.transferCallers + GREEDY_ROUNDS_MAX * plan.greedyCallers);
     return this.longestTtl() + 2 * WAITER_LEASE_MS + callers * (this.maxWork() + WAITER_REFRESH_MS + 20) + SHUTDOWN_TIMEOUT_MS;
   }
 
@@ -584,6 +586,16 @@ export class World implements FaultDecider {
         const pairs = [['acct-a', 'acct-b'], ['acct-b', 'acct-c'], ['acct-c', 'acct-a']] as const;
         const keys = pairs[Math.floor(this.random() * pairs.length)]!;
         return service.using([...keys], (lock) => this.section(instance, 'multi', keys.join('+'), lock, steps(), false), { waitTimeout: CALLER_WAIT_MS });
+      });
+    }
+    for (let c = 0; c < plan.greedyCallers; c++) {
+      // Rounds back to back: each round's acquire is asked in the turn its release came back.
+      this.loop(instance, 'greedy(g)', async () => {
+        const rounds = 2 + Math.floor(this.random() * (GREEDY_ROUNDS_MAX - 1));
+        for (let round = 0; round < rounds; round++) {
+          const work = this.random() < 0.8 ? [1 + Math.floor(this.random() * 10)] : steps();
+          await service.using('g', (lock) => this.section(instance, 'mutex', 'g', lock, work, false), { fairness: 'barging', waitTimeout: CALLER_WAIT_MS });
+        }
       });
     }
     if (plan.jobs) {

@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidLockOptionsError, type Lock, type LockService } from '../../lib/index.js';
 import { BARGING_RACES_BEFORE_QUEUE } from '../../lib/core/engine/fairness.js';
-import { countAttempts, holdPolls, lostRaces, recordWakes, type AttemptCounter, type WakeLog } from '../support/mechanism.js';
+import { PARKS_PER_STREAK } from '../../lib/core/engine/lock-parking.js';
+import type { LockEvent } from '../../lib/interfaces/lock-event.interface.js';
+import { LOCK_RUNNER } from '../../lib/redis-lock.constants.js';
+import { countAttempts, holdPolls, lostRaces, recordReleases, recordWakes, type AttemptCounter, type WakeLog } from '../support/mechanism.js';
 import { sleep } from '../support/lock-app.js';
 import { useBackend, type LockBackend } from './lock-behaviour.js';
 
@@ -19,6 +22,29 @@ async function releaseAndTakeAgain(locks: LockService, held: Lock, key: string):
   const [, next] = await Promise.all([held.release(), locks.acquire(key, { fairness: 'barging', waitTimeout: 10_000 })]);
   return next;
 }
+
+/**
+ * Runs a greedy loop (`next` releases the lock it is given and takes the key again) from `held`
+ * until `waiting` is served; returns the loop's acquisition still under way then.
+ */
+async function loopUntilServed(held: Lock, waiting: Promise<Lock>, next: (held: Lock) => Promise<Lock>): Promise<{ taking: Promise<Lock> }> {
+  const served = waiting.then(() => undefined);
+  for (;;) {
+    const taking = next(held);
+    const taken = await Promise.race([taking, served]);
+    // Wrapped: an async function's returned promise would be awaited, and it waits for `waiting`'s lock.
+    if (taken === undefined) return { taking };
+    held = taken;
+  }
+}
+
+/** The next turn of the event loop: a caller that asks after it is no greedy loop (see `LockParking`). */
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/** The store behind an application, to call a release script directly. */
+type ParkingStore = { release(keys: unknown, token: string, lease: number, park?: { token: string; ttl: number }): Promise<{ released: boolean; parked?: { fencingToken: number; contended: boolean } }> };
+const storeOf = (locks: LockService): ParkingStore => (locks[LOCK_RUNNER] as unknown as { store: ParkingStore }).store;
+const namesOf = (lock: Lock): unknown => (lock as unknown as { names: unknown }).names;
 
 /**
  * Settles once `locks`' waiter is subscribed and its attempt sent after that was answered (a
@@ -45,6 +71,8 @@ export function describeBargingBehaviour(label: string, backend: LockBackend): v
       const k = key(name);
       // Both scripts loaded: a NOSCRIPT retry would send the release behind a later acquire.
       await (await holder.locks.acquire(k)).release();
+      // Not in the release's turn: a plain holder, whose releases free the lock (no parking).
+      await nextTurn();
       const held = await holder.locks.acquire(k);
       const wakes = recordWakes(waiter.locks);
       // The waiter never polls: its steps after a release are the release's doing alone.
@@ -95,23 +123,13 @@ export function describeBargingBehaviour(label: string, backend: LockBackend): v
       const k = key('greedy');
       // Both scripts loaded: a NOSCRIPT retry would send the release behind a later acquire.
       await (await greedy.locks.acquire(k)).release();
-      let held = await greedy.locks.acquire(k);
+      const held = await greedy.locks.acquire(k);
       const wakes = recordWakes(waiter.locks);
-      let served: Lock | undefined;
       const attempts = countAttempts(waiter.locks);
-      const waiting = waiter.locks.acquire(k, { waitTimeout: 20_000 }).then((lock) => (served = lock));
+      const waiting = waiter.locks.acquire(k, { waitTimeout: 20_000 });
       await subscribed(attempts, wakes);
-      let greedyNext: Promise<Lock> | undefined;
       // Each release is followed on its connection by the next acquire: the waiter loses every race.
-      while (served === undefined) {
-        const next = releaseAndTakeAgain(greedy.locks, held, k);
-        const taken = await Promise.race([next, waiting.then(() => undefined)]);
-        if (taken === undefined) {
-          greedyNext = next;
-          break;
-        }
-        held = taken;
-      }
+      const { taking: greedyNext } = await loopUntilServed(held, waiting, (last) => releaseAndTakeAgain(greedy.locks, last, k));
       const lock = await waiting;
       expect(lock.held).toBe(true);
       // It lost at most two races asking barging; its next attempt (a race too) asked to queue,
@@ -129,7 +147,175 @@ export function describeBargingBehaviour(label: string, backend: LockBackend): v
       }
       wakes.stop();
       await lock.release();
-      await (await greedyNext!).release();
+      await (await greedyNext).release();
+    });
+
+    describe('parking a hot lock in a greedy process', () => {
+      it('parks the lock of a caller that takes it again in the same turn: one release script call per acquisition, no acquire attempt, fencing tokens one apart', async () => {
+        const { locks } = await open({ fairness: 'barging' });
+        const other = await open({ fairness: 'barging' });
+        const k = key('park-loop');
+        const events: LockEvent[] = [];
+        const subscription = locks.events$.subscribe((event) => events.push(event));
+        let held = await locks.acquire(k);
+        const attempts = countAttempts(locks);
+        const releases = recordReleases(locks);
+        const tokens = [held.fencingToken];
+        for (let round = 0; round < 10; round++) {
+          await held.release();
+          held = await locks.acquire(k);
+          tokens.push(held.fencingToken);
+          // Held in Redis for this caller: nobody else gets it.
+          expect(held.held).toBe(true);
+          expect(await other.locks.tryAcquire(k)).toBeNull();
+        }
+        // The first release was a plain one (the loop was not known yet); every later one parked,
+        // and the acquisitions after them sent nothing.
+        expect(releases.releases.map((release) => release.parked)).toEqual([false, ...Array(9).fill(true)]);
+        expect(attempts.count).toBe(1);
+        expect(tokens.slice(1).map((token, i) => token - tokens[i]!)).toEqual(Array(10).fill(1));
+        // Every acquisition was told, the zero-round-trip ones too.
+        expect(events.filter((event) => event.type === 'acquired').length).toBe(11);
+        await held.release();
+        const last = releases.releases.at(-1)!;
+        expect(last.parked).toBe(true);
+        // Nobody of this process asked again: the parked lock is freed by an owner-checked release under the park token.
+        while (await other.locks.isLocked(k)) await sleep(1);
+        expect(releases.releases.length).toBe(12);
+        expect(releases.releases.at(-1)).toMatchObject({ token: last.park, park: undefined });
+        const next = await other.locks.acquire(k);
+        expect(next.fencingToken).toBe(held.fencingToken + 2);
+        await next.release();
+        subscription.unsubscribe();
+        attempts.stop();
+        releases.stop();
+      });
+
+      it('never parks for a polite releaser, who asks again in a later turn', async () => {
+        const { locks } = await open({ fairness: 'barging' });
+        const k = key('park-polite');
+        const releases = recordReleases(locks);
+        const attempts = countAttempts(locks);
+        for (let round = 0; round < 5; round++) {
+          await (await locks.acquire(k)).release();
+          await nextTurn();
+        }
+        expect(releases.releases.every((release) => release.park === undefined)).toBe(true);
+        expect(attempts.count).toBe(5);
+        releases.stop();
+        attempts.stop();
+      });
+
+      it('never hands a parked lock to a caller whose signal is aborted, and frees it for the others', async () => {
+        const { locks } = await open({ fairness: 'barging' });
+        const other = await open({ fairness: 'barging' });
+        const k = key('park-abort');
+        const releases = recordReleases(locks);
+        let held = await locks.acquire(k);
+        await held.release();
+        held = await locks.acquire(k);
+        await held.release();
+        expect(releases.releases.at(-1)!.parked).toBe(true);
+        const aborted = new AbortController();
+        aborted.abort(new Error('caller gave up'));
+        await expect(locks.acquire(k, { signal: aborted.signal })).rejects.toThrow('caller gave up');
+        const next = await other.locks.acquire(k, { waitTimeout: 10_000 });
+        expect(next.fencingToken).toBe(held.fencingToken + 2);
+        await next.release();
+        releases.stop();
+      });
+
+      it('never parks a FIFO lock, even in a greedy loop', async () => {
+        const { locks } = await open({ fairness: 'fifo' });
+        const k = key('park-fifo');
+        const releases = recordReleases(locks);
+        let held = await locks.acquire(k);
+        for (let round = 0; round < 5; round++) {
+          await held.release();
+          held = await locks.acquire(k);
+        }
+        await held.release();
+        expect(releases.releases.every((release) => release.park === undefined)).toBe(true);
+        releases.stop();
+      });
+
+      it('gives the lock back at shutdown when it is parked: nothing is left in the store', async () => {
+        // Closed by the test, not after it.
+        const greedy = await backend.open({ fairness: 'barging' });
+        const other = await open({ fairness: 'barging' });
+        const k = key('park-close');
+        const releases = recordReleases(greedy.locks);
+        let held = await greedy.locks.acquire(k);
+        await held.release();
+        held = await greedy.locks.acquire(k);
+        await held.release();
+        expect(releases.releases.at(-1)!.parked).toBe(true);
+        // Closed in the turn the parked release came back, before the lock could be freed on the next one.
+        await greedy.close();
+        expect(await other.locks.isLocked(k)).toBe(false);
+      });
+
+      it('parks only with nobody queued, under the next fencing token, and the parked lock runs out by its lease (its process died)', async () => {
+        const { locks } = await open({ fairness: 'barging' });
+        const fair = await open({ fairness: 'fifo' });
+        const k = key('park-store');
+        const store = storeOf(locks);
+        // A process that dies while its lock is parked never frees it: the lease does.
+        const held = await locks.acquire(k, { ttl: 300, autoRenew: false });
+        const parked = await store.release(namesOf(held), (held as unknown as { token: string }).token, 1_000, { token: 'parked-by-a-dead-process', ttl: 300 });
+        expect(parked).toMatchObject({ released: true, parked: { fencingToken: held.fencingToken + 1, contended: false } });
+        expect(await fair.locks.tryAcquire(k)).toBeNull();
+        const after = await fair.locks.acquire(k, { waitTimeout: 10_000 });
+        expect(after.fencingToken).toBe(held.fencingToken + 2);
+        // A stale park token frees nothing: the owner check refuses it.
+        expect(await store.release(namesOf(after), 'parked-by-a-dead-process', 1_000)).toEqual({ released: false });
+        expect(after.held).toBe(true);
+        // A queued (FIFO) waiter is never parked over: the release hands the lock to it.
+        const waiting = locks.acquire(k, { fairness: 'fifo', waitTimeout: 10_000 });
+        while ((await fair.locks.inspect(k)).waiters === 0) await sleep(1);
+        const handed = await store.release(namesOf(after), (after as unknown as { token: string }).token, 1_000, { token: 'never', ttl: 300 });
+        expect(handed.parked).toBeUndefined();
+        expect(handed.released).toBe(true);
+        const lock = await waiting;
+        expect(lock.fencingToken).toBe(after.fencingToken + 1);
+        await lock.release();
+      });
+
+      it('ends a streak while a barging waiter waits: at most PARKS_PER_STREAK parks in a row, then a release that wakes it', async () => {
+        const greedy = await open({ fairness: 'barging' });
+        const waiter = await open({ fairness: 'barging' });
+        const k = key('park-streak');
+        let held = await greedy.locks.acquire(k);
+        await held.release();
+        held = await greedy.locks.acquire(k);
+        const wakes = recordWakes(waiter.locks);
+        const attempts = countAttempts(waiter.locks);
+        const waiting = waiter.locks.acquire(k, { waitTimeout: 20_000 });
+        await subscribed(attempts, wakes);
+        const releases = recordReleases(greedy.locks);
+        // The usual loop: release, and ask again once the release is answered.
+        const { taking: greedyNext } = await loopUntilServed(held, waiting, async (last) => {
+          await last.release();
+          return greedy.locks.acquire(k, { waitTimeout: 20_000 });
+        });
+        const lock = await waiting;
+        expect(lock.held).toBe(true);
+        // The parks that found the waiter waiting came in runs of at most PARKS_PER_STREAK, each
+        // ended by a release that did not park (and woke it).
+        let run = 0;
+        let longest = 0;
+        for (const release of releases.releases) {
+          run = release.parked === true && release.contended === true ? run + 1 : 0;
+          longest = Math.max(longest, run);
+        }
+        expect(longest).toBeLessThanOrEqual(PARKS_PER_STREAK);
+        expect(releases.releases.some((release) => release.parked === false)).toBe(true);
+        expect(wakes.steps).toContain('freed');
+        releases.stop();
+        wakes.stop();
+        await lock.release();
+        await (await greedyNext).release();
+      });
     });
 
     it('never lets a barging newcomer overtake a FIFO waiter on the same key', async () => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Plan } from '../../explore/sim/plan.js';
 import { runPlan } from '../../explore/sim/world.js';
 
-const quiet = { mutexCallers: 0, lockedCallers: 0, semaphoreCallers: 0, longSemaphoreCallers: 0, rwCallers: 0, transferCallers: 0, jobs: false, leader: false };
+const quiet = { mutexCallers: 0, lockedCallers: 0, semaphoreCallers: 0, longSemaphoreCallers: 0, rwCallers: 0, transferCallers: 0, greedyCallers: 0, jobs: false, leader: false };
 
 /** Shrunk schedules of defects the explorer found in the code of the day, kept as they replay. */
 describe('explorer regressions (deterministic simulation, fixed schedules)', () => {

@@ -215,3 +215,50 @@ export function holdPolls(locks: LockService): HeldPolls {
     },
   };
 }
+
+/** One mutex release script call an application sent, as `recordReleases` logs it. */
+export interface ReleaseRecord {
+  /** The owner token it released. */
+  token: string;
+  /** The park token it asked to park the lock under (`LockParking`), if it asked. */
+  park: string | undefined;
+  /** Its reply, once answered: whether it parked, and whether barging waiters waited then. */
+  parked?: boolean;
+  contended?: boolean;
+}
+
+export interface ReleaseLog {
+  readonly releases: readonly ReleaseRecord[];
+  stop(): void;
+}
+
+/**
+ * Logs the mutex release script calls (or their in-memory equivalent) one application sends,
+ * from now on: whether each asked to park the lock and whether it did. A greedy loop on a
+ * parked lock makes one such call per acquisition and no acquire attempt, whatever the load.
+ */
+export function recordReleases(locks: LockService): ReleaseLog {
+  type Store = { release(keys: unknown, token: string, lease: number, park?: { token: string }): Promise<{ parked?: { contended: boolean } }> };
+  const store = (locks[LOCK_RUNNER] as unknown as { store: Store }).store;
+  const original = store.release;
+  const releases: ReleaseRecord[] = [];
+  store.release = function (this: unknown, ...args: Parameters<Store['release']>) {
+    const record: ReleaseRecord = { token: args[1], park: args[3]?.token };
+    releases.push(record);
+    const reply = original.apply(this, args);
+    reply.then(
+      (settled) => {
+        record.parked = settled.parked !== undefined;
+        record.contended = settled.parked?.contended ?? false;
+      },
+      () => undefined,
+    );
+    return reply;
+  };
+  return {
+    releases,
+    stop() {
+      delete (store as Partial<Store>).release;
+    },
+  };
+}

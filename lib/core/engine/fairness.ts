@@ -20,10 +20,12 @@ export interface FairnessRule {
    * the last message.
    */
   readonly passesOn: boolean;
+  /** Whether a process that takes a mutex of this rule again at once may park it (see `LockParking`). */
+  readonly parks: boolean;
 }
 
 /** Every waiter queues, and a release hands the lock to the head of the queue. */
-export const FIFO: FairnessRule = { name: 'fifo', enqueue: () => true, passesOn: false };
+export const FIFO: FairnessRule = { name: 'fifo', enqueue: () => true, passesOn: false, parks: false };
 
 /**
  * A barging waiter that lost this many races for a freed lock queues like a FIFO waiter: while
@@ -38,4 +40,5 @@ export const BARGING: FairnessRule = {
   name: 'barging',
   enqueue: (lostRaces) => (lostRaces >= BARGING_RACES_BEFORE_QUEUE ? true : 'barging'),
   passesOn: true,
+  parks: true,
 };

@@ -31,8 +31,11 @@ export interface LockOwner {
   forget(lock: HeldLock): void;
   /** Runs the owner-checked release script, handing the lock to the next waiter, and wakes that waiter if it is in this process. */
   releaseInRedis(names: LockRedisKeys, token: string): Promise<ReleaseReply>;
-  /** The release script alone (`releaseInRedis` without the wake, for a caller that chains `wakeGranted` itself). */
-  sendRelease(names: LockRedisKeys, token: string): Promise<ReleaseReply>;
+  /**
+   * The release script alone (`releaseInRedis` without the wake, for a caller that chains
+   * `wakeGranted` itself). `ttl`: the holder's, for a release that may park the lock (see `LockParking`).
+   */
+  sendRelease(names: LockRedisKeys, token: string, ttl?: number): Promise<ReleaseReply>;
   /** Wakes the waiters of this process a release handed the lock (or permits) to. */
   wakeGranted(names: LockRedisKeys, reply: ReleaseReply): void;
 }
@@ -266,7 +269,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
     let reply: Promise<ReleaseReply>;
     try {
       // The wake goes in this one `then` rather than in a `then` of its own.
-      reply = this.owner.sendRelease(this.names, this.token);
+      reply = this.owner.sendRelease(this.names, this.token, this.ttl);
     } catch (error) {
       reply = Promise.reject(error);
     }

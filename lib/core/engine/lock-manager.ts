@@ -30,6 +30,7 @@ import { RenewalScheduler } from './renewal-scheduler.js';
 import { settleWithin, TIMED_OUT } from '../time/settle-within.js';
 import { Acquisition, STALE_REPLY, type AcquisitionHost, type AttemptOutcome, type SentAttempt } from './acquisition.js';
 import { BARGING, type FairnessRule } from './fairness.js';
+import { LockParking, type ParkingHost } from './lock-parking.js';
 import { resolveFairness } from '../options/fairness-option.js';
 import { lockKind } from './lock-kind.js';
 import { LAST_ATTEMPT_GRACE_MS, WAITER_LEASE_MS, WAITER_REFRESH_MS } from './waiter-timing.js';
@@ -91,6 +92,8 @@ export class LockManager implements LockOwner, LockRunner {
   /** The replies acquire attempts wait for. */
   private readonly replyWaits: ReplyWaits;
   private readonly holder: HolderRecorder;
+  /** Hot barging mutexes kept in this process between a release and the next acquire (absent where grants need confirming). */
+  private readonly parking?: LockParking;
 
   constructor(
     private readonly options: ResolvedModuleOptions,
@@ -108,6 +111,8 @@ export class LockManager implements LockOwner, LockRunner {
     // Every waiter listens to it; any number may wait.
     setMaxListeners(0, this.shutdown.signal);
     this.holder = new HolderRecorder(options.instanceName);
+    // `waitForReplicas`: a lock must be confirmed by an acquire that waits for the replicas.
+    if (this.store.barges === true && this.store.confirmsGrants !== true) this.parking = new LockParking(this.parkingHost);
     if (options.fairness === 'barging' && !(this.store.barges === true && this.notifier !== undefined)) {
       throw new InvalidLockOptionsError('fairness', 'barging', `'fifo' in quorum mode (several independent Redis masters): its waiters have no release messages to race on`);
     }
@@ -156,10 +161,22 @@ export class LockManager implements LockOwner, LockRunner {
     });
   }
 
-  sendRelease(names: LockRedisKeys, token: string): Promise<ReleaseReply> {
+  sendRelease(names: LockRedisKeys, token: string, ttl?: number): Promise<ReleaseReply> {
     if (isRead(names)) return this.readStore(names.read.key).release(names, token, WAITER_LEASE_MS);
     if (isSemaphore(names)) return this.semaphores(names.semaphore.key).release(names, token, WAITER_LEASE_MS);
-    return this.store.release(names, token, WAITER_LEASE_MS);
+    const ticket = ttl === undefined ? undefined : this.parking?.releasing(names, token, ttl);
+    if (ticket === undefined) return this.store.release(names, token, WAITER_LEASE_MS);
+    const parking = this.parking!;
+    return this.store.release(names, token, WAITER_LEASE_MS, ticket.park).then(
+      (reply) => {
+        parking.answered(names, ticket, reply);
+        return reply;
+      },
+      (error: unknown) => {
+        parking.answered(names, ticket, undefined);
+        throw error;
+      },
+    );
   }
 
   wakeGranted(names: LockRedisKeys, reply: ReleaseReply): void {
@@ -188,6 +205,8 @@ export class LockManager implements LockOwner, LockRunner {
     }
     const { timing, names, reentered, semaphore, read, fairness } = prepared;
     if (reentered) return Promise.resolve(reentered);
+    const parked = this.parked(key, prepared, options);
+    if (parked !== undefined) return parked instanceof HeldLock ? Promise.resolve(parked) : parked.then(() => this.acquire(key, options));
     return this.startAcquisition(key, names, timing, options, semaphore, read, fairness).run(this.endAcquire);
   }
 
@@ -213,9 +232,37 @@ export class LockManager implements LockOwner, LockRunner {
       Promise.resolve(prepared.reentered).then(onLock, onFailed);
       return;
     }
+    const parked = this.parked(key, prepared, options);
+    if (parked !== undefined) {
+      if (parked instanceof HeldLock) Promise.resolve(parked).then(onLock, onFailed);
+      else parked.then(() => this.acquireThen(key, options, onLock, onFailed));
+      return;
+    }
     const { timing, names, semaphore, read, fairness } = prepared;
     this.startAcquisition(key, names, timing, options, semaphore, read, fairness).runThen(this.endAcquire, onLock, onFailed);
   }
+
+  /**
+   * A barging mutex this process parked for its next caller (see `LockParking`): the lock, a
+   * promise to wait for before asking again, or undefined to ask Redis.
+   */
+  private parked(key: string, prepared: ReturnType<LockManager['prepare']>, options: AnyLockOptions | undefined): HeldLock | Promise<void> | undefined {
+    if (this.parking === undefined || !prepared.fairness.parks || prepared.semaphore !== undefined || prepared.read) return undefined;
+    return this.parking.asking(key, prepared.names, prepared.timing, options, () => this.newToken(options));
+  }
+
+  /** What the parking may ask of this engine. */
+  private readonly parkingHost: ParkingHost = ((manager: LockManager): ParkingHost => ({
+    get clock() {
+      return manager.clock;
+    },
+    get closed() {
+      return manager.closed;
+    },
+    hold: (...args) => manager.hold(...args),
+    acquired: (...args) => manager.acquired(...args),
+    unpark: (names, token) => manager.cleanUp(manager.releaseInRedis(names, token)),
+  }))(this);
 
   private async acquireKeys(key: readonly string[], options: AnyLockOptions | undefined): Promise<Lock> {
     const keys = canonicalKeys(key, 'acquire');
@@ -280,8 +327,15 @@ export class LockManager implements LockOwner, LockRunner {
       resolveLockOptions(options, this.defaults);
       return tryAcquireAll(this, keys, options);
     }
-    const { timing, names: base, reentered, semaphore, read } = this.prepare(key, options);
+    const prepared = this.prepare(key, options);
+    const { timing, names: base, reentered, semaphore, read } = prepared;
     if (reentered) return reentered;
+    const parked = this.parked(key, prepared, options);
+    if (parked instanceof HeldLock) return parked;
+    if (parked !== undefined) {
+      await parked;
+      return this.tryAcquire(key, options);
+    }
     const calledAt = this.clock.now();
     const token = this.newToken(options);
     const sent: SentAttempt = {};
@@ -417,6 +471,7 @@ export class LockManager implements LockOwner, LockRunner {
     const deadline = clock.now() + this.options.shutdownTimeout;
     this.shutdown.abort(new RedisLockError('LockService shut down (the application is closing) while waiting for a lock.'));
     this.replyWaits.end(this.shutdown.signal.reason);
+    this.parking?.close();
     for (const lock of this.heldLocks) this.cleanUp(lock.shutdown());
     // An acquire in flight may still obtain its lock; hold() then hands it straight back, and
     // a failed one leaves. Both register clean-ups, so wait until nothing is left to wait for.

@@ -28,9 +28,20 @@ export interface Grant {
   fencingToken: number;
 }
 
+/**
+ * A lock a release parked (see `LockStore.release`): held now under the park token, with the
+ * fencing token its next holder takes; `contended` when barging waiters of any process wait.
+ */
+export interface ParkedReply {
+  fencingToken: number;
+  contended: boolean;
+}
+
 /** Outcome of a release: whether we held it, and the waiter it was handed to. */
 export interface ReleaseReply {
   released: boolean;
+  /** The release parked the lock instead of freeing it (it asked to, and nobody queued). */
+  parked?: ParkedReply;
   /** The (first) waiter it was handed to. */
   grant?: Grant;
   /** Every waiter it was handed to, `grant` first, when there may be several (readers, permits). */
@@ -38,11 +49,13 @@ export interface ReleaseReply {
 }
 
 /**
- * A release script's reply `{1, token, fencing, token, fencing...}` (or `{0}`): the lock went to
+ * A release script's reply `{1, token, fencing, token, fencing...}` (or `{0}`, or `{2, fencing,
+ * wanted}` for a parked lock): the lock went to
  * the waiters it names, several only when readers came in together.
  */
 export function toReleaseReply(reply: unknown): ReleaseReply {
   const flat = reply as [number, ...(string | number)[]];
+  if (flat[0] === 2) return { released: true, parked: { fencingToken: Number(flat[1]), contended: flat[2] === 1 } };
   if (flat[0] !== 1) return { released: false };
   if (flat.length < 3) return { released: true };
   const grant = { token: String(flat[1]), fencingToken: Number(flat[2]) };

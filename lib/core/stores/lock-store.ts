@@ -4,7 +4,17 @@ import type { AcquireReply, ReleaseReply, ScriptKeys } from './lock-replies.js';
 import type { LockRedisKeys } from '../keys/lock-key.js';
 import type { SemaphoreSnapshot } from '../semaphore/semaphore-inspect.js';
 
-export type { AcquireReply, Grant, ReleaseReply, ScriptKeys } from './lock-replies.js';
+export type { AcquireReply, Grant, ParkedReply, ReleaseReply, ScriptKeys } from './lock-replies.js';
+
+/**
+ * A release's request to park the lock instead of freeing it (`fairness: 'barging'` mutexes, see
+ * `engine/lock-parking.ts`): after the owner check, and only with nobody queued, the lock goes
+ * to `token` for `ttl` ms under the next fencing token, and no waiter is woken.
+ */
+export interface ParkRequest {
+  token: string;
+  ttl: number;
+}
 
 
 /**
@@ -84,7 +94,8 @@ export interface LockStore {
   renew(lockKey: string, token: string, ttl: number, fencingToken?: number): Promise<RenewalOutcome>;
   /** Renews many locks: one part per Redis node (and per bounded number of locks). */
   renewBatch(requests: RenewalRequest[]): RenewalPart[];
-  release(keys: ScriptKeys, token: string, waiterLease: number): Promise<ReleaseReply>;
+  /** `park`: park the lock instead of freeing it when nobody queued (see `ParkRequest`); a store without `barges` ignores it. */
+  release(keys: ScriptKeys, token: string, waiterLease: number, park?: ParkRequest): Promise<ReleaseReply>;
   leave(keys: ScriptKeys, token: string, ttl: number, waiterLease: number): Promise<void>;
   exists(lockKey: string): Promise<boolean>;
   /**

@@ -1,4 +1,4 @@
-import type { AcquireReply, Enqueue, Grant, LockSnapshot, LockStore, ReleaseReply, RenewalOutcome, RenewalPart, RenewalRequest, ScriptKeys } from '../lock-store.js';
+import type { AcquireReply, Enqueue, Grant, LockSnapshot, LockStore, ParkRequest, ReleaseReply, RenewalOutcome, RenewalPart, RenewalRequest, ScriptKeys } from '../lock-store.js';
 import { keyPttl, liveHead, liveValue, MemoryData, nextFence, removeWaiter, renewGuards, settled, type Entry, type Publish, type Queue, type StoreClock } from './memory-data.js';
 import { MemorySemaphores } from '../../semaphore/memory-semaphores.js';
 import { inspectSemaphoreInMemory, type SemaphoreSnapshot } from '../../semaphore/semaphore-inspect.js';
@@ -87,10 +87,15 @@ export class MemoryStore implements LockStore, MemoryQueue {
     return [{ indexes: requests.map((_, i) => i), outcomes }];
   }
 
-  async release(keys: ScriptKeys, token: string, waiterLease: number): Promise<ReleaseReply> {
+  async release(keys: ScriptKeys, token: string, waiterLease: number, park?: ParkRequest): Promise<ReleaseReply> {
     await settled();
     const now = this.clock.now();
     if (liveValue(this.locks, keys.lock, this.clock.now()) !== token) return { released: false };
+    if (park !== undefined && liveValue(this.waiting, keys.queue, now) === undefined) {
+      this.locks.set(keys.lock, { value: park.token, expiresAt: now + park.ttl });
+      const contended = liveValue(this.data.wanted, wantedKey(keys.lock), now) !== undefined;
+      return { released: true, parked: { fencingToken: this.nextFence(keys.fence, now), contended } };
+    }
     this.locks.delete(keys.lock);
     const grants = this.grantNext(keys, waiterLease, now);
     if (grants.length === 0) this.publishFreed(keys, now);

@@ -221,11 +221,25 @@ end`;
  * functions are not defined at all. With only barging waiters (`wanted` alone) the lock stays
  * free and `*` is published (see `PUBLISH_FREED`): whoever asks first takes it. When the queue
  * hands the lock to nobody (all its waiters died) and barging waiters wait, `*` goes out too.
+ *
+ * Parking (`fairness: 'barging'`, see `engine/lock-parking.ts`): with ARGV[3] (a fresh owner
+ * token) and ARGV[4] (its ttl), and nobody queued (barging waiters may wait), the lock is not
+ * freed but handed to that token under a new fencing token (INCR, as an acquire would), for that
+ * ttl, and nothing is published: `{2, fencingToken, wanted}`, `wanted` 1 when barging waiters
+ * said they wait. With queued waiters the release goes on as without ARGV[3]. The releaser's
+ * process hands that lock to its next caller without a round trip, or frees it with a plain
+ * release under the parked token.
  */
 const RELEASE = `
 if redis.call('GET', lock) ~= ARGV[1] then
   ${ON_REPLICA}
   return on_replica() or {0}
+end
+if ARGV[3] and redis.call('EXISTS', queue, waiters) == 0 then
+  redis.call('SET', lock, ARGV[3], 'PX', ARGV[4])
+  local fencing = redis.call('INCR', fence)
+  if string.byte(ARGV[2], 1) ~= 48 then redis.call('PEXPIRE', fence, string.match(ARGV[2], '^%d+')) end
+  return {2, fencing, redis.call('EXISTS', wanted)}
 end
 redis.call('DEL', lock)
 local waiting = redis.call('EXISTS', queue, waiters, wanted)

@@ -17,7 +17,7 @@ import type { ReplicaWait } from '../../options/wait-for-replicas.js';
 import { IoRedisDriver } from './drivers/ioredis-driver.js';
 import type { Redis } from 'ioredis';
 import { ReplicaWaiter } from './replica-wait.js';
-import type { AcquireReply, Enqueue, LockSnapshot, LockStore, ReleaseReply, RenewalOutcome, RenewalPart, RenewalRequest, ScriptKeys } from '../lock-store.js';
+import type { AcquireReply, Enqueue, LockSnapshot, LockStore, ParkRequest, ReleaseReply, RenewalOutcome, RenewalPart, RenewalRequest, ScriptKeys } from '../lock-store.js';
 import { toAcquireReply, toReleaseReply } from '../lock-replies.js';
 
 export { ELSEWHERE, GONE, NOT_OURS, RENEWED } from './lock-lua.js';
@@ -162,9 +162,10 @@ export class LockScripts implements LockStore {
     return (await this.calls.renewMany(locks.length, ...locks, ...args)) as number[];
   }
 
-  release(keys: ScriptKeys, token: string, waiterLease: number): Promise<ReleaseReply> {
+  release(keys: ScriptKeys, token: string, waiterLease: number, park?: ParkRequest): Promise<ReleaseReply> {
     const settings = this.settings(waiterLease, this.shardFlag);
-    const args = this.isCluster ? [keys.lock, keys.fence, keys.queue, keys.waiters, keys.released, token, settings] : [keys.lock, token, settings];
+    const args: (string | number)[] = this.isCluster ? [keys.lock, keys.fence, keys.queue, keys.waiters, keys.released, token, settings] : [keys.lock, token, settings];
+    if (park !== undefined) args.push(park.token, park.ttl);
     return sendBare(this.releaseScript, args, toReleaseReply);
   }
 
