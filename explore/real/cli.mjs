@@ -55,7 +55,7 @@ const byWorkload = Object.fromEntries(WORKLOADS.map((w) => [w, 0]));
 const broken = [];
 let calls = 0;
 let ran = 0;
-const replay = (schedule) => `npm run explore:real -- --seed ${schedule.seed}${schedule.migrate ? ' --migrate' : ''}${placement && schedule.placement ? ` --placement ${placement.lock},${placement.owner}` : ''}`;
+const replay = (schedule) => `npm run explore:real -- --seed ${schedule.seed}${schedule.migrate ? ' --migrate' : ''}${schedule.workload === 'greedy' ? ' --workload greedy' : ''}${placement && schedule.placement ? ` --placement ${placement.lock},${placement.owner}` : ''}`;
 try {
   for (const schedule of schedules) {
     const result = await runSchedule(environment, schedule);

@@ -1,6 +1,6 @@
 import type { History, Violation } from './checker.mjs';
 
-export type Workload = 'mutex' | 'semaphore' | 'rwlock' | 'job' | 'leader' | 'transfer';
+export type Workload = 'mutex' | 'semaphore' | 'rwlock' | 'job' | 'leader' | 'transfer' | 'greedy';
 export type Finish = 'drain' | 'abrupt';
 export type FaultKind = 'pause' | 'kill' | 'cut' | 'delay' | 'drop-replies' | 'drop-requests' | 'reset' | 'redis-pause' | 'restart-empty' | 'migrate';
 

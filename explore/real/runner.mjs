@@ -16,7 +16,7 @@ const workerScript = fileURLToPath(new URL('./worker.mjs', import.meta.url));
 const mono = () => Number(process.hrtime.bigint()) / 1e6;
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-export const WORKLOADS = ['mutex', 'semaphore', 'rwlock', 'job', 'leader', 'transfer'];
+export const WORKLOADS = ['mutex', 'semaphore', 'rwlock', 'job', 'leader', 'transfer', 'greedy'];
 /** The workloads the seed's main generator picks from (the list before `transfer`, which a generator of its own draws: the seeds keep their faults). */
 const DRAWN_WORKLOADS = ['mutex', 'semaphore', 'rwlock', 'job', 'leader'];
 /** How a schedule ends: `drain` (the chains finish their calls, then app.close()) or `abrupt` (app.close() while they run). */

@@ -17,6 +17,9 @@
 // WORKLOAD=leader     a @LeaderElection(KEY) provider: while it leads it writes the register (a
 //                     term is one section, from onLeadershipAcquired to onLeadershipLost; the
 //                     lost hook itself is recorded: { ev: 'leadership-lost', sid }).
+// WORKLOAD=greedy     the mutex of `using(KEY)` with fairness: 'barging', in bursts of 2 to 8 calls
+//                     a chain makes back to back (each asked in the turn the last release came
+//                     back, so that the worker parks the lock between them).
 // WORKLOAD=transfer   multi-key transfers: each call locks two of three accounts (KEY:acct-a, -b,
 //                     -c) as one using([a, b]) and writes the register of both with each one's token.
 // After a refused renewal on a Cluster it records { ev: 'alive', owned }: whether the lock's key
@@ -229,6 +232,15 @@ async function start(config) {
       } else if (config.WORKLOAD === 'rwlock') {
         const mode = random() < 0.6 ? 'read' : 'write';
         await call(id, mode, () => locks.using(KEY, (lock) => critical(lock, id, mode === 'write'), { mode }));
+      } else if (config.WORKLOAD === 'greedy') {
+        // A burst of calls, each made in the turn the last one's release came back: this
+        // process parks the lock between them (lib/core/engine/lock-parking.ts) while the other
+        // workers' callers wait as barging waiters.
+        const rounds = 2 + Math.floor(random() * 7);
+        for (let round = 0; round < rounds && !finishing; round++) {
+          const rid = round === 0 ? id : sid(c);
+          await call(rid, 'mutex', () => locks.using(KEY, (lock) => critical(lock, rid, true), { fairness: 'barging' }), { fairness: 'barging' });
+        }
       } else if (config.WORKLOAD === 'transfer') {
         const accounts = ['acct-a', 'acct-b', 'acct-c'].map((a) => `${KEY}:${a}`);
         const from = Math.floor(random() * 3);

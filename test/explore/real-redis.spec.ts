@@ -386,6 +386,19 @@ describe(`real Redis and a 3-master Cluster: ${SCHEDULES} seeded fault schedules
       expect(heldDuring.length).toBeGreaterThanOrEqual(2);
     }
   });
+
+  // Greedy barging callers (never drawn above: the seeds keep their workloads), so that parking
+  // (lib/core/engine/lock-parking.ts) runs under real faults: a holder paused, its release
+  // replies thrown away, a kill, a pause and lost requests on a Cluster closed in the middle of
+  // work. With explore/bugs/22-parked-lock-freed-while-held.patch built in, every one of seeds
+  // 1 to 8 broke exclusion.
+  it('keeps every invariant with greedy barging callers whose process parks the lock between calls (seeds 4, 5, 7)', { timeout: 60_000 }, async () => {
+    const results: RunResult[] = [];
+    for (const seed of [4, 5, 7]) results.push(await runSchedule(environment, makeSchedule(seed, { workload: 'greedy' })));
+    const report = results.filter((r) => r.violations.length > 0).map((r) => `${formatResult(r)}\n  replay: npm run explore:real -- --seed ${r.schedule.seed} --workload greedy`).join('\n');
+    expect(report).toBe('');
+    expect(results.every((r) => r.figures.entered > 0)).toBe(true);
+  });
 });
 
 // Found by the explorer (seed 1019 on a Cluster: a cut of one master while a tick fired), kept

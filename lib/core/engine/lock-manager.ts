@@ -53,6 +53,10 @@ export { WAITER_LEASE_MS, WAITER_REFRESH_MS } from './waiter-timing.js';
 const POLLING_WARNING_MS = 10_000;
 
 const noop = (): void => undefined;
+
+/** How long an acquire's first attempt waits for Redis to answer (see `Acquisition`): its waitTimeout, or the grace of a call that does not wait. */
+const acquireBound = (timing: LockTiming): number => (timing.waitTimeout > 0 ? timing.waitTimeout : LAST_ATTEMPT_GRACE_MS);
+
 /** Whether a call names several keys (a multi-key lock). */
 const isKeyList = (key: string | readonly string[]): key is readonly string[] => Array.isArray(key);
 
@@ -167,7 +171,14 @@ export class LockManager implements LockOwner, LockRunner {
     const ticket = ttl === undefined ? undefined : this.parking?.releasing(names, token, ttl);
     if (ticket === undefined) return this.store.release(names, token, WAITER_LEASE_MS);
     const parking = this.parking!;
-    return this.store.release(names, token, WAITER_LEASE_MS, ticket.park).then(
+    let sent: Promise<ReleaseReply>;
+    try {
+      sent = this.store.release(names, token, WAITER_LEASE_MS, ticket.park);
+    } catch (error) {
+      // Answered all the same: a ticket left on its way would hold up every later caller of the key.
+      sent = Promise.reject(error);
+    }
+    return sent.then(
       (reply) => {
         parking.answered(names, ticket, reply);
         return reply;
@@ -205,7 +216,7 @@ export class LockManager implements LockOwner, LockRunner {
     }
     const { timing, names, reentered, semaphore, read, fairness } = prepared;
     if (reentered) return Promise.resolve(reentered);
-    const parked = this.parked(key, prepared, options);
+    const parked = this.parked(key, prepared, options, acquireBound(timing));
     if (parked !== undefined) return parked instanceof HeldLock ? Promise.resolve(parked) : parked.then(() => this.acquire(key, options));
     return this.startAcquisition(key, names, timing, options, semaphore, read, fairness).run(this.endAcquire);
   }
@@ -232,10 +243,10 @@ export class LockManager implements LockOwner, LockRunner {
       Promise.resolve(prepared.reentered).then(onLock, onFailed);
       return;
     }
-    const parked = this.parked(key, prepared, options);
+    const parked = this.parked(key, prepared, options, acquireBound(prepared.timing));
     if (parked !== undefined) {
       if (parked instanceof HeldLock) Promise.resolve(parked).then(onLock, onFailed);
-      else parked.then(() => this.acquireThen(key, options, onLock, onFailed));
+      else parked.then(() => this.acquireThen(key, options, onLock, onFailed), onFailed);
       return;
     }
     const { timing, names, semaphore, read, fairness } = prepared;
@@ -244,11 +255,28 @@ export class LockManager implements LockOwner, LockRunner {
 
   /**
    * A barging mutex this process parked for its next caller (see `LockParking`): the lock, a
-   * promise to wait for before asking again, or undefined to ask Redis.
+   * promise to wait for before asking again, or undefined to ask Redis. The wait (for a parking
+   * release's answer, or a step aside) ends as an attempt's would: on the caller's signal, at
+   * shutdown, or past `bound` ms (Redis did not answer the release) with the same error.
    */
-  private parked(key: string, prepared: ReturnType<LockManager['prepare']>, options: AnyLockOptions | undefined): HeldLock | Promise<void> | undefined {
+  private parked(key: string, prepared: ReturnType<LockManager['prepare']>, options: AnyLockOptions | undefined, bound: number): HeldLock | Promise<void> | undefined {
     if (this.parking === undefined || !prepared.fairness.parks || prepared.semaphore !== undefined || prepared.read) return undefined;
-    return this.parking.asking(key, prepared.names, prepared.timing, options, () => this.newToken(options));
+    const parked = this.parking.asking(key, prepared.names, prepared.timing, options, () => this.newToken(options));
+    if (parked === undefined || parked instanceof HeldLock) return parked;
+    const calledAt = this.clock.now();
+    const signal = options?.signal;
+    return this.replyWaits
+      .wait(parked, bound, signal, noop)
+      .then((settled) => {
+        if (settled === TIMED_OUT) throw this.noAnswer(key, bound);
+      })
+      .catch((error: unknown) => {
+        if (this.listening) {
+          const outcome = signal?.aborted && error === signal.reason ? 'aborted' : 'error';
+          this.emit({ type: 'not-acquired', key, name: options?.name, waitedMs: this.clock.now() - calledAt, outcome, afterWaiting: false, at: Date.now() });
+        }
+        throw error;
+      });
   }
 
   /** What the parking may ask of this engine. */
@@ -330,7 +358,7 @@ export class LockManager implements LockOwner, LockRunner {
     const prepared = this.prepare(key, options);
     const { timing, names: base, reentered, semaphore, read } = prepared;
     if (reentered) return reentered;
-    const parked = this.parked(key, prepared, options);
+    const parked = this.parked(key, prepared, options, LAST_ATTEMPT_GRACE_MS);
     if (parked instanceof HeldLock) return parked;
     if (parked !== undefined) {
       await parked;

@@ -103,6 +103,20 @@ describe('LockParking', () => {
     expect((p.ask() as HeldLock).fencingToken).toBe(9);
   });
 
+  it('frees what a park request may have parked when its answer is lost or a refusal (a resend of a release that ran), never after a plain release', () => {
+    const p = parking();
+    greedy(p);
+    const lost = p.park.releasing(names, token, timing.ttl)!;
+    p.park.answered(names, lost, undefined);
+    const refused = p.park.releasing(names, token, timing.ttl)!;
+    p.park.answered(names, refused, { released: false });
+    const handedOver = p.park.releasing(names, token, timing.ttl)!;
+    p.park.answered(names, handedOver, { released: true, grant: { token: 'queued', fencingToken: 3 } });
+    expect([lost, refused, handedOver].every((ticket) => ticket.park !== undefined)).toBe(true);
+    expect(p.freed).toEqual([lost.park!.token, refused.park!.token]);
+    expect(p.ask()).toBeUndefined();
+  });
+
   it('frees a lock parked for a key dropped from its table meanwhile (too many keys), and lets the callers waiting for it go on', async () => {
     const p = parking();
     greedy(p);

@@ -7,8 +7,9 @@ import type { HeldLock } from './held-lock.js';
 import { ownerToken } from './owner-token.js';
 
 /**
- * While barging waiters of other processes wait, a process parks a key's lock at most this many
- * times in a row (a *streak*), then really releases it and steps aside (see `LockParking`).
+ * While barging waiters (of any process, this one's too) wait, a process parks a key's lock at
+ * most this many times in a row (a *streak*), then really releases it and steps aside (see
+ * `LockParking`).
  */
 export const PARKS_PER_STREAK = 64;
 /** ...and for at most this long, counted from the first parked release that found them waiting. */
@@ -161,6 +162,10 @@ export class LockParking {
     const state = this.keys.get(names.lock);
     if (state?.inFlight === ticket) state.inFlight = undefined;
     const parked = reply?.parked;
+    // No answer (a timeout, a reset), or a refusal (maybe a resend of a release that ran): the
+    // script may have parked the lock under a token nobody holds, for a whole ttl. Free it;
+    // owner-checked, so this frees nothing else.
+    if (ticket.park !== undefined && parked === undefined && reply?.released !== true) this.host.unpark(names, ticket.park.token);
     if (state === undefined) {
       // Dropped meanwhile (see MAX_KEYS): nobody can take a lock parked for it.
       if (parked !== undefined && ticket.park !== undefined) this.host.unpark(names, ticket.park.token);

@@ -1,0 +1,205 @@
+import { Redis } from 'ioredis';
+import { describe, expect, it } from 'vitest';
+import { RedisLockError, type Lock, type LockService } from '../lib/index.js';
+import { LOCK_RUNNER } from '../lib/redis-lock.constants.js';
+import { LAST_ATTEMPT_GRACE_MS } from '../lib/core/engine/waiter-timing.js';
+import { blockRedis } from './support/block-redis.js';
+import { recordReleases } from './support/mechanism.js';
+import { sleep, useLockApps } from './support/lock-app.js';
+import { redisUrl, useRedis } from './support/redis.js';
+
+/** Longer than any bound below (LAST_ATTEMPT_GRACE_MS and the waitTimeout given): a wait that honours its bound ends inside it. */
+const BLOCK_MS = LAST_ATTEMPT_GRACE_MS * 2;
+
+/**
+ * A greedy caller of `key` (it asked again in the turn its release came back), holding the lock,
+ * so that its next release is sent with a park request.
+ */
+async function greedyHolder(locks: LockService, key: string): Promise<Lock> {
+  const first = await locks.acquire(key);
+  await first.release();
+  return locks.acquire(key);
+}
+
+/** Settles with the wall-clock time it settled at (comparable with `blockRedis`'s end). */
+const settledAt = (call: Promise<unknown>): Promise<{ at: number; outcome: unknown }> =>
+  call.then(
+    (outcome) => ({ at: Date.now(), outcome }),
+    (error: unknown) => ({ at: Date.now(), outcome: error }),
+  );
+
+describe('a caller behind a parking release that Redis does not answer', () => {
+  useRedis();
+  const app = useLockApps();
+
+  async function parkOnTheWay(key: string) {
+    const { locks } = await app({ fairness: 'barging' });
+    const held = await greedyHolder(locks, key);
+    const releases = recordReleases(locks);
+    const { ended } = await blockRedis(redisUrl(), BLOCK_MS);
+    const releasing = held.release();
+    expect(releases.releases.at(-1)!.park).toBeDefined();
+    releases.stop();
+    return { locks, ended, releasing };
+  }
+
+  it('stops waiting on its AbortSignal, before Redis answers', async () => {
+    const { locks, ended, releasing } = await parkOnTheWay('park-abort-wait');
+    const controller = new AbortController();
+    const waiting = settledAt(locks.acquire('park-abort-wait', { signal: controller.signal, waitTimeout: BLOCK_MS * 4 }));
+    controller.abort(new Error('caller gave up'));
+    const { at, outcome } = await waiting;
+    expect(outcome).toEqual(new Error('caller gave up'));
+    expect(at).toBeLessThan((await ended)!);
+    await releasing;
+  });
+
+  it('gives up by its waitTimeout (and tryAcquire by its grace), as an attempt Redis does not answer does', async () => {
+    const { locks, ended, releasing } = await parkOnTheWay('park-bounded-wait');
+    const acquiring = settledAt(locks.acquire('park-bounded-wait', { waitTimeout: 100 }));
+    const trying = settledAt(locks.tryAcquire('park-bounded-wait'));
+    const freeAt = (await ended)!;
+    for (const { at, outcome } of [await acquiring, await trying]) {
+      // Not the lock itself in a failure message: it would be printed with its service.
+      expect(outcome instanceof RedisLockError ? outcome.message : 'a lock, after Redis answered').toContain('did not answer');
+      expect(at).toBeLessThan(freeAt);
+    }
+    await releasing;
+  });
+});
+
+describe('a parking release whose reply is lost', () => {
+  useRedis();
+  const app = useLockApps();
+
+  it('frees the lock it may have parked: nobody is left waiting for a ttl (the client timed out before the script ran)', async () => {
+    // The client gives up on a command after 100 ms; Redis still runs it once free.
+    const client = new Redis(redisUrl(), { commandTimeout: 100 });
+    try {
+      const { locks } = await app({ redis: client, fairness: 'barging', ttl: 30_000 });
+      const key = 'park-reply-lost';
+      const held = await greedyHolder(locks, key);
+      const releases = recordReleases(locks);
+      const { ended } = await blockRedis(redisUrl(), 300);
+      const releasing = held.release().catch((error: unknown) => error);
+      expect(releases.releases.at(-1)!.park).toBeDefined();
+      releases.stop();
+      await ended;
+      expect(await releasing).toBeInstanceOf(Error);
+      // Behind whatever the release's failure sent on this connection.
+      expect(await locks.isLocked(key)).toBe(false);
+    } finally {
+      client.disconnect();
+    }
+  });
+});
+
+describe('a lock taken from the park', () => {
+  const redis = useRedis();
+  const app = useLockApps();
+
+  /** Parks `key`'s lock in `locks` and hands it to a caller with `options` (its second greedy round). */
+  async function takenFromPark(locks: LockService, key: string, options: Parameters<LockService['acquire']>[1] = {}) {
+    const releases = recordReleases(locks);
+    const first = await greedyHolder(locks, key);
+    await first.release();
+    const lock = await locks.acquire(key, options);
+    expect(releases.releases.at(-1)!.parked).toBe(true);
+    expect(releases.releases.length).toBe(2);
+    releases.stop();
+    return { lock, parkToken: releases.releases.at(-1)!.park! };
+  }
+
+  it('is renewed by the watchdog under its park token past several ttls, and its fencing token is the one the park took', async () => {
+    const { locks } = await app({ fairness: 'barging', ttl: 300 });
+    const { lock, parkToken } = await takenFromPark(locks, 'park-renewed');
+    expect(await redis.get('lock:{park-renewed}')).toBe(parkToken);
+    expect(Number(await redis.get('lock:{park-renewed}:fence'))).toBe(lock.fencingToken);
+    await sleep(1_000);
+    expect(lock.held).toBe(true);
+    expect(lock.signal.aborted).toBe(false);
+    expect(await redis.get('lock:{park-renewed}')).toBe(parkToken);
+    await lock.extend();
+    await lock.release();
+  });
+
+  it('comes without a fencing token to a caller that asked for none (fencing: false)', async () => {
+    const { locks } = await app({ fairness: 'barging' });
+    const { lock } = await takenFromPark(locks, 'park-unfenced', { fencing: false });
+    expect(lock.fencingToken).toBeUndefined();
+    await lock.release();
+  });
+
+  it('is given back by app.close() when the parking release is still on its way', async () => {
+    const greedy = await app({ fairness: 'barging', ttl: 30_000 });
+    const releases = recordReleases(greedy.locks);
+    const held = await greedyHolder(greedy.locks, 'park-close-in-flight');
+    const releasing = held.release();
+    const parking = releases.releases.at(-1)!;
+    expect(parking.park).toBeDefined();
+    await greedy.close();
+    await releasing;
+    // It parked, and the close freed it under the park token.
+    expect(parking.parked).toBe(true);
+    expect(releases.releases.at(-1)!.token).toBe(parking.park);
+    expect(await redis.exists('lock:{park-close-in-flight}')).toBe(0);
+  });
+});
+
+describe('a barging waiter of the greedy process itself', () => {
+  useRedis();
+  const app = useLockApps();
+
+  it("is served under its own process' greedy loop: the streak bound counts it among the barging waiters", async () => {
+    const { locks } = await app({ fairness: 'barging' });
+    const key = 'park-own-waiter';
+    const releases = recordReleases(locks);
+    let held = await greedyHolder(locks, key);
+    // Asked while the loop holds the lock and no park is on its way: it waits in Redis.
+    const waiting = locks.acquire(key, { waitTimeout: 20_000 });
+    const served = waiting.then(() => undefined);
+    let rounds = 0;
+    for (;;) {
+      await held.release();
+      const taking = locks.acquire(key, { waitTimeout: 20_000 });
+      // Wrapped: the loop's next lock may come only after the waiter's release.
+      const taken = await Promise.race([taking.then((lock) => ({ lock })), served]);
+      if (taken === undefined) {
+        const lock = await waiting;
+        expect(lock.held).toBe(true);
+        await lock.release();
+        await (await taking).release();
+        break;
+      }
+      held = taken.lock;
+      rounds++;
+    }
+    // The loop parked over it, then a plain release let it in.
+    expect(releases.releases.some((release) => release.parked === true && release.contended === true)).toBe(true);
+    expect(rounds).toBeGreaterThan(0);
+    releases.stop();
+  });
+});
+
+describe('a parking release that throws before it is sent', () => {
+  useRedis();
+  const app = useLockApps();
+
+  it('leaves the key usable: the next acquire is not held up by a park that never went out', async () => {
+    const { locks } = await app({ fairness: 'barging', ttl: 300, autoRenew: false });
+    const key = 'park-sync-throw';
+    const held = await greedyHolder(locks, key);
+    // A driver that throws at once (a closed client, say) instead of rejecting.
+    type Store = { release(...args: unknown[]): unknown };
+    const store = (locks[LOCK_RUNNER] as unknown as { store: Store }).store;
+    store.release = () => {
+      throw new Error('driver threw');
+    };
+    await expect(held.release()).rejects.toThrow('driver threw');
+    delete (store as Partial<Store>).release;
+    // The lock runs out by its lease (300 ms); then the key is free again.
+    const next = await locks.acquire(key, { waitTimeout: 10_000 });
+    expect(next.held).toBe(true);
+    await next.release();
+  });
+});
