@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { RedisLockError, type Lock, type LockService } from '../lib/index.js';
+import { LockNotAcquiredError, RedisLockError, type Lock, type LockService } from '../lib/index.js';
 import { LOCK_RUNNER } from '../lib/redis-lock.constants.js';
 import { LAST_ATTEMPT_GRACE_MS } from '../lib/core/engine/waiter-timing.js';
 import { blockRedis } from './support/block-redis.js';
@@ -65,6 +65,38 @@ describe('a caller behind a parking release that Redis does not answer', () => {
       expect(at).toBeLessThan(freeAt);
     }
     await releasing;
+  });
+});
+
+describe('a caller that waited for a parking release, then for the lock', () => {
+  useRedis();
+  const app = useLockApps();
+
+  it('keeps to its waitTimeout in all: after the wait for the park it has what is left of it, not a new one', async () => {
+    const key = 'park-then-wait';
+    // A lease shorter than the block: the parking release reaches Redis after the lock ran out,
+    // and a caller of another process, sent meanwhile, takes it and keeps it.
+    const parking = await app({ fairness: 'barging', ttl: BLOCK_MS / 4 });
+    const other = await app({ ttl: 30_000 });
+    const held = await greedyHolder(parking.locks, key);
+    const releases = recordReleases(parking.locks);
+    const { ended } = await blockRedis(redisUrl(), BLOCK_MS);
+    const releasing = held.release().catch(() => undefined);
+    expect(releases.releases.at(-1)!.park).toBeDefined();
+    releases.stop();
+    const waitTimeout = BLOCK_MS * 1.5;
+    // Asked while the park is on its way: it waits for Redis's answer, then for the lock.
+    const waiting = settledAt(parking.locks.acquire(key, { waitTimeout }));
+    const next = other.locks.acquire(key, { waitTimeout: 30_000 });
+    const freeAt = (await ended)!;
+    const { outcome, at } = await waiting;
+    // Not the lock itself in a failure message: it would be printed with its service.
+    expect(outcome instanceof LockNotAcquiredError ? 'not acquired' : String(outcome)).toBe('not acquired');
+    // With a new waitTimeout counted from Redis's answer the call would end about waitTimeout
+    // after freeAt; with what is left of its own, about waitTimeout - BLOCK_MS after it.
+    expect(at - freeAt).toBeLessThan(waitTimeout - BLOCK_MS / 2);
+    await releasing;
+    await (await next).release();
   });
 });
 

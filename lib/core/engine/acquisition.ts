@@ -116,11 +116,13 @@ export class Acquisition {
     private readonly options: AnyLockOptions | undefined,
     private readonly kind: LockKind,
     private readonly fairness: FairnessRule,
+    /** When the call began, if before this acquisition (it waited for a parked lock's answer first): its waitTimeout counts from then. */
+    calledAt?: number,
   ) {
     this.signal = options?.signal;
     this.name = options?.name;
-    this.calledAt = host.clock.now();
-    this.lastAttemptAt = this.calledAt;
+    this.lastAttemptAt = host.clock.now();
+    this.calledAt = calledAt ?? this.lastAttemptAt;
     this.waitUntil = this.calledAt + timing.waitTimeout;
     this.waits = timing.waitTimeout > 0;
     this.token = host.newToken(options);

@@ -208,6 +208,11 @@ export class LockManager implements LockOwner, LockRunner {
   // Not async: every lock comes this way, and an async layer costs two promises.
   acquire(key: string | readonly string[], options?: AnyLockOptions): Promise<Lock> {
     if (isKeyList(key)) return this.acquireKeys(key, options);
+    return this.acquireOne(key, options);
+  }
+
+  /** `acquire` of one key; `calledAt`: when the call began, if it waited for a parked lock's answer first. */
+  private acquireOne(key: string, options: AnyLockOptions | undefined, calledAt?: number): Promise<Lock> {
     let prepared: ReturnType<LockManager['prepare']>;
     try {
       prepared = this.prepare(key, options);
@@ -216,9 +221,11 @@ export class LockManager implements LockOwner, LockRunner {
     }
     const { timing, names, reentered, semaphore, read, fairness } = prepared;
     if (reentered) return Promise.resolve(reentered);
-    const parked = this.parked(key, prepared, options, acquireBound(timing));
-    if (parked !== undefined) return parked instanceof HeldLock ? Promise.resolve(parked) : parked.then(() => this.acquire(key, options));
-    return this.startAcquisition(key, names, timing, options, semaphore, read, fairness).run(this.endAcquire);
+    const parked = this.parked(key, prepared, options, this.boundSince(timing, calledAt));
+    if (parked === undefined) return this.startAcquisition(key, names, timing, options, semaphore, read, fairness, calledAt).run(this.endAcquire);
+    if (parked instanceof HeldLock) return Promise.resolve(parked);
+    const since = calledAt ?? this.clock.now();
+    return parked.then(() => this.acquireOne(key, options, since));
   }
 
   /**
@@ -231,6 +238,11 @@ export class LockManager implements LockOwner, LockRunner {
       this.acquireKeys(key, options).then(onLock, onFailed);
       return;
     }
+    this.acquireOneThen(key, options, onLock, onFailed);
+  }
+
+  /** `acquireThen` of one key; `calledAt` as for `acquireOne`. */
+  private acquireOneThen(key: string, options: AnyLockOptions | undefined, onLock: (lock: Lock) => void, onFailed: (error: unknown) => void, calledAt?: number): void {
     let prepared: ReturnType<LockManager['prepare']>;
     try {
       prepared = this.prepare(key, options);
@@ -243,14 +255,24 @@ export class LockManager implements LockOwner, LockRunner {
       Promise.resolve(prepared.reentered).then(onLock, onFailed);
       return;
     }
-    const parked = this.parked(key, prepared, options, acquireBound(prepared.timing));
+    const parked = this.parked(key, prepared, options, this.boundSince(prepared.timing, calledAt));
     if (parked !== undefined) {
-      if (parked instanceof HeldLock) Promise.resolve(parked).then(onLock, onFailed);
-      else parked.then(() => this.acquireThen(key, options, onLock, onFailed), onFailed);
+      if (parked instanceof HeldLock) {
+        Promise.resolve(parked).then(onLock, onFailed);
+        return;
+      }
+      const since = calledAt ?? this.clock.now();
+      parked.then(() => this.acquireOneThen(key, options, onLock, onFailed, since), onFailed);
       return;
     }
     const { timing, names, semaphore, read, fairness } = prepared;
-    this.startAcquisition(key, names, timing, options, semaphore, read, fairness).runThen(this.endAcquire, onLock, onFailed);
+    this.startAcquisition(key, names, timing, options, semaphore, read, fairness, calledAt).runThen(this.endAcquire, onLock, onFailed);
+  }
+
+  /** How long a wait for a parked lock's answer may last: the call's waitTimeout, less what it already waited since `calledAt`. */
+  private boundSince(timing: LockTiming, calledAt: number | undefined): number {
+    const bound = acquireBound(timing);
+    return calledAt === undefined || timing.waitTimeout <= 0 ? bound : Math.max(0, calledAt + timing.waitTimeout - this.clock.now());
   }
 
   /**
@@ -307,8 +329,9 @@ export class LockManager implements LockOwner, LockRunner {
     semaphore: SemaphoreRequest | undefined,
     read: boolean,
     fairness: FairnessRule,
+    calledAt?: number,
   ): Acquisition {
-    const acquisition = new Acquisition(this.acquisitionHost, key, timing, options, lockKind(key, base, semaphore, read), fairness);
+    const acquisition = new Acquisition(this.acquisitionHost, key, timing, options, lockKind(key, base, semaphore, read), fairness, calledAt);
     this.acquiring++;
     return acquisition;
   }
