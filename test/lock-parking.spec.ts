@@ -1,11 +1,12 @@
 import { Redis } from 'ioredis';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LockNotAcquiredError, RedisLockError, type Lock, type LockService } from '../lib/index.js';
 import { LOCK_RUNNER } from '../lib/redis-lock.constants.js';
 import { LAST_ATTEMPT_GRACE_MS } from '../lib/core/engine/waiter-timing.js';
 import { blockRedis } from './support/block-redis.js';
 import { recordReleases } from './support/mechanism.js';
 import { sleep, useLockApps } from './support/lock-app.js';
+import { startRedisServer } from './support/redis-server.js';
 import { redisUrl, useRedis } from './support/redis.js';
 
 /** Longer than any bound below (LAST_ATTEMPT_GRACE_MS and the waitTimeout given): a wait that honours its bound ends inside it. */
@@ -28,15 +29,30 @@ const settledAt = (call: Promise<unknown>): Promise<{ at: number; outcome: unkno
     (error: unknown) => ({ at: Date.now(), outcome: error }),
   );
 
+/**
+ * A Redis server of the describe's own: these tests block Redis for seconds, which on the shared
+ * test server would stall the other test files' renewals and cost them their locks.
+ */
+function useOwnRedis(): () => string {
+  let server: Awaited<ReturnType<typeof startRedisServer>> | undefined;
+  beforeAll(async () => {
+    server = await startRedisServer();
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+  return () => server!.url;
+}
+
 describe('a caller behind a parking release that Redis does not answer', () => {
-  useRedis();
+  const url = useOwnRedis();
   const app = useLockApps();
 
   async function parkOnTheWay(key: string) {
-    const { locks } = await app({ fairness: 'barging' });
+    const { locks } = await app({ redis: url(), fairness: 'barging' });
     const held = await greedyHolder(locks, key);
     const releases = recordReleases(locks);
-    const { ended } = await blockRedis(redisUrl(), BLOCK_MS);
+    const { ended } = await blockRedis(url(), BLOCK_MS);
     const releasing = held.release();
     expect(releases.releases.at(-1)!.park).toBeDefined();
     releases.stop();
@@ -69,18 +85,18 @@ describe('a caller behind a parking release that Redis does not answer', () => {
 });
 
 describe('a caller that waited for a parking release, then for the lock', () => {
-  useRedis();
+  const url = useOwnRedis();
   const app = useLockApps();
 
   it('keeps to its waitTimeout in all: after the wait for the park it has what is left of it, not a new one', async () => {
     const key = 'park-then-wait';
     // A lease shorter than the block: the parking release reaches Redis after the lock ran out,
     // and a caller of another process, sent meanwhile, takes it and keeps it.
-    const parking = await app({ fairness: 'barging', ttl: BLOCK_MS / 4 });
-    const other = await app({ ttl: 30_000 });
+    const parking = await app({ redis: url(), fairness: 'barging', ttl: BLOCK_MS / 4 });
+    const other = await app({ redis: url(), ttl: 30_000 });
     const held = await greedyHolder(parking.locks, key);
     const releases = recordReleases(parking.locks);
-    const { ended } = await blockRedis(redisUrl(), BLOCK_MS);
+    const { ended } = await blockRedis(url(), BLOCK_MS);
     const releasing = held.release().catch(() => undefined);
     expect(releases.releases.at(-1)!.park).toBeDefined();
     releases.stop();
