@@ -41,4 +41,27 @@ describe('a held lock', () => {
     expect(await redis.pttl('lock:{k}')).toBeLessThanOrEqual(600);
     await lock.release();
   });
+
+  // The deadline sweeper's timer cannot run while the event loop is held up (a GC pause, a
+  // CPU-bound call, a SIGSTOP): code that reads its signal or `held` right after such a stall,
+  // in the same turn, must learn of the loss then, not after the next timer.
+  it('reports a lease that ran out during a stalled event loop when its signal or held is read, before any timer ran', async () => {
+    const { locks } = await app({ ttl: 300, autoRenew: false });
+    const events: string[] = [];
+    locks.events$.subscribe((event) => events.push(event.type));
+    const [bySignal, byHeld] = [await locks.acquire('stall-signal'), await locks.acquire('stall-held')];
+    const both = await locks.acquire(['stall-a', 'stall-b']);
+    const until = performance.now() + 400;
+    while (performance.now() < until) {
+      // held up past both leases, in one turn of the event loop
+    }
+    expect(bySignal.signal.aborted).toBe(true);
+    expect(bySignal.signal.reason).toMatchObject({ name: 'LockLostError', reason: 'expired' });
+    expect(byHeld.held).toBe(false);
+    expect(both.signal.aborted).toBe(true);
+    expect(events.filter((type) => type === 'lost')).toHaveLength(4);
+    // Given back at once: another caller finds both keys free.
+    await sleep(50);
+    expect(await redis.exists('lock:{stall-signal}', 'lock:{stall-held}', 'lock:{stall-a}', 'lock:{stall-b}')).toBe(0);
+  });
 });

@@ -596,7 +596,8 @@ export async function storeSnapshot(nodes, key) {
           const tokens = [];
           const named = /:(?:permit|reader):(.+)$/.exec(name)?.[1];
           if (named !== undefined) tokens.push(named);
-          if (type === 'string') tokens.push(await redis.get(name));
+          // A barging waiter's flag (`1`, see docs/redis-data.md) names nobody: it expires with its waiter lease.
+          if (type === 'string' && !name.endsWith(':wanted')) tokens.push(await redis.get(name));
           else if (type === 'hash') tokens.push(...(await redis.hkeys(name)).filter((field) => !field.startsWith(':')));
           else if (type === 'zset') {
             const scored = await redis.zrange(name, 0, -1, 'WITHSCORES');

@@ -34,10 +34,12 @@ export interface Lock extends AsyncDisposable {
   readonly fencingToken: number;
   /**
    * Aborted, with a `LockLostError` as its reason, the moment the lock is known or presumed
-   * lost. Never aborted by a normal `release()`.
+   * lost. Never aborted by a normal `release()`. Reading it checks the lease's local deadline
+   * first: after the event loop was held up past it (a GC pause, CPU-bound code, a frozen
+   * process), the signal read is already aborted, before any timer has run.
    */
   readonly signal: AbortSignal;
-  /** Whether the lock is still held: not released and not lost. */
+  /** Whether the lock is still held: not released and not lost (its local deadline checked when read, as `signal`'s). */
   readonly held: boolean;
   /**
    * Renews the lease now. With `ttl` (milliseconds or a duration string such as `'5m'`), the

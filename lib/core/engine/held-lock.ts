@@ -103,11 +103,22 @@ export class HeldLock implements Lock, Renewable, Expiring {
   }
 
   get signal(): AbortSignal {
+    this.expireIfPast();
     return (this.controller ??= new AbortController()).signal;
   }
 
   get held(): boolean {
+    this.expireIfPast();
     return this.state === 'held' && this.releasing === undefined;
+  }
+
+  /**
+   * The deadline sweeper's timer cannot run while the event loop is held up (a GC pause, a
+   * CPU-bound call, SIGSTOP): a holder that reads its signal or `held` right after such a stall
+   * learns of the loss then, before it acts under a lease another process may hold by now.
+   */
+  private expireIfPast(): void {
+    if (this.state === 'held' && this.releasing === undefined && this.owner.clock.now() >= this.deadline) this.lose('expired');
   }
 
   async extend(duration?: Duration): Promise<void> {

@@ -8,7 +8,7 @@ import type { Lock, MultiKeyLock } from '../../interfaces/lock.interface.js';
 export class MultiLock implements MultiKeyLock {
   readonly keys: readonly string[];
   readonly fencingTokens: Readonly<Record<string, number>>;
-  readonly signal: AbortSignal;
+  private readonly anyLost: AbortSignal;
 
   constructor(
     /** The parts, in canonical key order. */
@@ -19,7 +19,14 @@ export class MultiLock implements MultiKeyLock {
     // Taken with `fencing: false` (every part alike): no tokens, as `UnfencedMultiKeyLock` says.
     this.fencingTokens =
       parts[0]!.fencingToken === undefined ? (undefined as unknown as Record<string, number>) : Object.freeze(Object.fromEntries(parts.map((part) => [part.key, part.fencingToken])));
-    this.signal = AbortSignal.any(parts.map((part) => part.signal));
+    this.anyLost = AbortSignal.any(parts.map((part) => part.signal));
+  }
+
+  get signal(): AbortSignal {
+    // Reading a part's signal reports a lease that ran out while the event loop was held up
+    // (see `HeldLock.signal`); the combined signal aborts with it, at once.
+    for (const part of this.parts) void part.signal;
+    return this.anyLost;
   }
 
   /** The first key in canonical order. */
