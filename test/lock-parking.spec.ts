@@ -1,13 +1,12 @@
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { LockNotAcquiredError, RedisLockError, type Lock, type LockService } from '../lib/index.js';
 import { LOCK_RUNNER } from '../lib/redis-lock.constants.js';
 import { LAST_ATTEMPT_GRACE_MS } from '../lib/core/engine/waiter-timing.js';
 import { blockRedis } from './support/block-redis.js';
 import { recordReleases } from './support/mechanism.js';
 import { sleep, useLockApps } from './support/lock-app.js';
-import { startRedisServer } from './support/redis-server.js';
-import { redisUrl, useRedis } from './support/redis.js';
+import { redisUrl, useOwnRedis, useRedis } from './support/redis.js';
 
 /** Longer than any bound below (LAST_ATTEMPT_GRACE_MS and the waitTimeout given): a wait that honours its bound ends inside it. */
 const BLOCK_MS = LAST_ATTEMPT_GRACE_MS * 2;
@@ -33,19 +32,9 @@ const settledAt = (call: Promise<unknown>): Promise<{ at: number; outcome: unkno
  * A Redis server of the describe's own: these tests block Redis for seconds, which on the shared
  * test server would stall the other test files' renewals and cost them their locks.
  */
-function useOwnRedis(): () => string {
-  let server: Awaited<ReturnType<typeof startRedisServer>> | undefined;
-  beforeAll(async () => {
-    server = await startRedisServer();
-  });
-  afterAll(async () => {
-    await server?.stop();
-  });
-  return () => server!.url;
-}
 
 describe('a caller behind a parking release that Redis does not answer', () => {
-  const url = useOwnRedis();
+  const { url } = useOwnRedis();
   const app = useLockApps();
 
   async function parkOnTheWay(key: string) {
@@ -85,7 +74,7 @@ describe('a caller behind a parking release that Redis does not answer', () => {
 });
 
 describe('a caller that waited for a parking release, then for the lock', () => {
-  const url = useOwnRedis();
+  const { url } = useOwnRedis();
   const app = useLockApps();
 
   it('keeps to its waitTimeout in all: after the wait for the park it has what is left of it, not a new one', async () => {

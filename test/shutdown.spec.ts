@@ -5,9 +5,12 @@ import { describe, expect, it } from 'vitest';
 import { LockService, RedisLockError, RedisLockModule } from '../lib/index.js';
 import { blockRedis } from './support/block-redis.js';
 import { CapturedLogs, createLockApp, sleep } from './support/lock-app.js';
-import { redisUrl, useRedis } from './support/redis.js';
+import { useOwnRedis } from './support/redis.js';
 
 const REDIS = Symbol('REDIS');
+
+/** Every test here blocks Redis or closes with work in flight: a server of the file's own. */
+let redisUrl: () => string;
 
 /** The application's own Redis module: it closes its client when the application shuts down. */
 @Injectable()
@@ -25,10 +28,11 @@ class RedisCloser implements OnApplicationShutdown {
 class AppRedisModule {}
 
 describe('shutdown', () => {
-  const redis = useRedis();
+  const own = useOwnRedis();
+  redisUrl = own.url;
 
   it('gives back a lock whose acquire was in flight when close() began (connection we opened)', async () => {
-    const app = await createLockApp({ ttl: 30_000 });
+    const app = await createLockApp({ redis: redisUrl(), ttl: 30_000 });
     await app.locks.isLocked('warm-up'); // connected, scripts loaded
     const { ended } = await blockRedis(redisUrl(), 300);
     const acquiring = app.locks.acquire('k', { waitTimeout: 0 }).catch((e: unknown) => e);
@@ -36,7 +40,7 @@ describe('shutdown', () => {
     await app.close();
     await ended;
     expect(await acquiring).toBeInstanceOf(RedisLockError);
-    expect(await redis.exists('lock:{k}')).toBe(0);
+    expect(await own.redis().exists('lock:{k}')).toBe(0);
   });
 
   it('gives back a lock whose acquire was in flight when close() began (client handed in)', async () => {
@@ -73,8 +77,8 @@ describe('shutdown', () => {
       await ended;
       // The script ran once Redis was free again; the lock must not stay for its ttl.
       const until = performance.now() + 2_000;
-      while ((await redis.exists('lock:{k}')) === 1 && performance.now() < until) await sleep(20);
-      expect(await redis.exists('lock:{k}')).toBe(0);
+      while ((await own.redis().exists('lock:{k}')) === 1 && performance.now() < until) await sleep(20);
+      expect(await own.redis().exists('lock:{k}')).toBe(0);
     } finally {
       await app.close();
       client.disconnect();
@@ -95,14 +99,14 @@ describe('shutdown', () => {
     await moduleRef.init();
     const locks = moduleRef.get(LockService);
     const lock = await locks.acquire('k');
-    expect(await redis.exists('lock:{k}')).toBe(1);
+    expect(await own.redis().exists('lock:{k}')).toBe(1);
     await moduleRef.close();
     expect(lock.signal.aborted).toBe(true);
-    expect(await redis.exists('lock:{k}')).toBe(0);
+    expect(await own.redis().exists('lock:{k}')).toBe(0);
   });
 
   it('completes events$ at shutdown', async () => {
-    const app = await createLockApp();
+    const app = await createLockApp({ redis: redisUrl() });
     let completed = false;
     app.locks.events$.subscribe({ complete: () => (completed = true) });
     await app.close();
@@ -110,7 +114,7 @@ describe('shutdown', () => {
   });
 
   it('keeps to shutdownTimeout with an acquire stuck in a blocked Redis', async () => {
-    const app = await createLockApp({ shutdownTimeout: 200 });
+    const app = await createLockApp({ redis: redisUrl(), shutdownTimeout: 200 });
     await app.locks.isLocked('warm-up');
     const { ended } = await blockRedis(redisUrl(), 1_500);
     const acquiring = app.locks.acquire('k', { waitTimeout: 0 }).catch((e: unknown) => e);

@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
-import { afterAll, beforeEach, inject } from 'vitest';
+import { afterAll, beforeAll, beforeEach, inject } from 'vitest';
+import { startRedisServer, type RedisServer } from './redis-server.js';
 
 /**
  * URL of the test server, on a database of this worker's own (1-15), so that test files running
@@ -25,4 +26,27 @@ export function useRedis(): Redis {
     await redis.quit();
   });
   return redis;
+}
+
+/**
+ * A redis-server of the test file's own, for tests that block or freeze Redis: a block of the
+ * shared server would hold up, for as long, the renewals of test files running beside them in
+ * other workers (a 1.5 s block costs a 900 ms lock its lease). `redis()` is a plain client on it,
+ * flushed before every test of the file.
+ */
+export function useOwnRedis(): { url: () => string; redis: () => Redis } {
+  let server: RedisServer | undefined;
+  let client: Redis | undefined;
+  beforeAll(async () => {
+    server = await startRedisServer();
+    client = new Redis(server.url);
+  });
+  beforeEach(async () => {
+    await client!.flushdb();
+  });
+  afterAll(async () => {
+    await client?.quit();
+    await server?.stop();
+  });
+  return { url: () => server!.url, redis: () => client! };
 }
