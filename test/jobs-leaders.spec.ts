@@ -26,6 +26,7 @@ import {
 import { enableLockMetrics } from '../lib/otel/index.js';
 import { FaultProxy } from '../explore/real/fault-proxy.mjs';
 import { CapturedLogs, sleep } from './support/lock-app.js';
+import { blockEventLoop } from './support/mechanism.js';
 import { redisUrl, useRedis } from './support/redis.js';
 
 interface Started {
@@ -60,14 +61,6 @@ async function start(providers: Provider[], options: Partial<RedisLockModuleOpti
 function closeNow(app: Started): Promise<void> {
   open.splice(open.indexOf(app), 1);
   return app.close();
-}
-
-/** Blocks the event loop for `ms`, as a long GC pause or a CPU-bound call does. */
-function blockEventLoop(ms: number): void {
-  const until = performance.now() + ms;
-  while (performance.now() < until) {
-    // busy
-  }
 }
 
 const events = (app: Started): LockEvent[] => {

@@ -115,7 +115,9 @@ async function start(config) {
    */
   async function critical(lock, sid, writes, extra = {}, until) {
     const tokens = lock.keys === undefined ? {} : { tokens: lock.fencingTokens };
-    rec({ ev: 'enter', sid, token: lock.fencingToken, ...tokens, aborted: lock.signal.aborted, ...extra });
+    // `held` checks the lease's local deadline when read: a holder that thawed from a freeze
+    // between its grant and here finds it gone even before the deadline timer ran.
+    rec({ ev: 'enter', sid, token: lock.fencingToken, ...tokens, aborted: !lock.held, ...extra });
     // The runner aims some faults at a worker that holds a lock right now.
     process.send({ holding: 1 });
     const onAbort = () => {
@@ -134,7 +136,7 @@ async function start(config) {
     // One section in five holds for one to two ttls (its watchdog renews it), the others a few steps.
     const steps = WRITES ?? (random() < 0.2 ? 25 + Math.floor(random() * 25) : 1 + Math.floor(random() * 4));
     for (let i = 0; until ? !until() : i < steps; i++) {
-      if (lock.signal.aborted) break;
+      if (!lock.held) break;
       await sleep(Math.floor(random() * 40));
       if (writes) await fencedWrite(lock, sid);
     }

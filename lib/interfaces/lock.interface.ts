@@ -34,12 +34,16 @@ export interface Lock extends AsyncDisposable {
   readonly fencingToken: number;
   /**
    * Aborted, with a `LockLostError` as its reason, the moment the lock is known or presumed
-   * lost. Never aborted by a normal `release()`. Reading it checks the lease's local deadline
-   * first: after the event loop was held up past it (a GC pause, CPU-bound code, a frozen
-   * process), the signal read is already aborted, before any timer has run.
+   * lost. Never aborted by a normal `release()`. After the event loop was held up past the
+   * lease (a GC pause, CPU-bound code, a frozen process) it aborts when the deadline timer runs,
+   * or as soon as `held` is read.
    */
   readonly signal: AbortSignal;
-  /** Whether the lock is still held: not released and not lost (its local deadline checked when read, as `signal`'s). */
+  /**
+   * Whether the lock is still held: not released and not lost. Reading it checks the lease's
+   * local deadline, so right after a stall it is already `false` (and `signal` aborted), before
+   * any timer has run.
+   */
   readonly held: boolean;
   /**
    * Renews the lease now. With `ttl` (milliseconds or a duration string such as `'5m'`), the

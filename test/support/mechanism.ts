@@ -262,3 +262,11 @@ export function recordReleases(locks: LockService): ReleaseLog {
     },
   };
 }
+
+/** Blocks the event loop for `ms`, as a long GC pause or a CPU-bound call does: no timer runs meanwhile. */
+export function blockEventLoop(ms: number): void {
+  const until = performance.now() + ms;
+  while (performance.now() < until) {
+    // busy
+  }
+}

@@ -103,7 +103,8 @@ export class HeldLock implements Lock, Renewable, Expiring {
   }
 
   get signal(): AbortSignal {
-    this.expireIfPast();
+    // Not checked against the deadline here (as `held` is): code that adds an abort listener to
+    // the signal it reads must not get one already aborted, whose listeners never run.
     return (this.controller ??= new AbortController()).signal;
   }
 
@@ -114,7 +115,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
 
   /**
    * The deadline sweeper's timer cannot run while the event loop is held up (a GC pause, a
-   * CPU-bound call, SIGSTOP): a holder that reads its signal or `held` right after such a stall
+   * CPU-bound call, SIGSTOP): a holder that asks whether it still holds right after such a stall
    * learns of the loss then, before it acts under a lease another process may hold by now.
    */
   private expireIfPast(): void {

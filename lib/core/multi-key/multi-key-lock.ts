@@ -8,7 +8,7 @@ import type { Lock, MultiKeyLock } from '../../interfaces/lock.interface.js';
 export class MultiLock implements MultiKeyLock {
   readonly keys: readonly string[];
   readonly fencingTokens: Readonly<Record<string, number>>;
-  private readonly anyLost: AbortSignal;
+  readonly signal: AbortSignal;
 
   constructor(
     /** The parts, in canonical key order. */
@@ -19,14 +19,7 @@ export class MultiLock implements MultiKeyLock {
     // Taken with `fencing: false` (every part alike): no tokens, as `UnfencedMultiKeyLock` says.
     this.fencingTokens =
       parts[0]!.fencingToken === undefined ? (undefined as unknown as Record<string, number>) : Object.freeze(Object.fromEntries(parts.map((part) => [part.key, part.fencingToken])));
-    this.anyLost = AbortSignal.any(parts.map((part) => part.signal));
-  }
-
-  get signal(): AbortSignal {
-    // Reading a part's signal reports a lease that ran out while the event loop was held up
-    // (see `HeldLock.signal`); the combined signal aborts with it, at once.
-    for (const part of this.parts) void part.signal;
-    return this.anyLost;
+    this.signal = AbortSignal.any(parts.map((part) => part.signal));
   }
 
   /** The first key in canonical order. */
@@ -40,7 +33,10 @@ export class MultiLock implements MultiKeyLock {
   }
 
   get held(): boolean {
-    return this.parts.every((part) => part.held);
+    // Every part asked (no early return): each reports a lease that ran out during a stall.
+    let held = true;
+    for (const part of this.parts) held = part.held && held;
+    return held;
   }
 
   async extend(ttl?: Duration): Promise<void> {
