@@ -115,7 +115,11 @@ async function start(config) {
    */
   async function critical(lock, sid, writes, extra = {}, until) {
     const tokens = lock.keys === undefined ? {} : { tokens: lock.fencingTokens };
-    rec({ ev: 'enter', sid, token: lock.fencingToken, ...tokens, aborted: lock.signal.aborted, ...extra });
+    // The time first, the signal after: a freeze between the two then reads as code that entered
+    // before it and was told of the loss at once (once the signal reports a lease past its
+    // deadline), never as an entry after the thaw that was not told.
+    const t = mono();
+    rec({ ev: 'enter', sid, token: lock.fencingToken, ...tokens, t, aborted: lock.signal.aborted, ...extra });
     // The runner aims some faults at a worker that holds a lock right now.
     process.send({ holding: 1 });
     const onAbort = () => {
