@@ -141,6 +141,19 @@ describe('waiting for a busy lock', () => {
     await expect.poll(() => subscribedChannels(key), { timeout: 5_000 }).toEqual([]);
   });
 
+  it('leaves no subscription behind a lock taken at the first attempt while the channel lingered', async () => {
+    const lockApp = await app({ ttl: 30_000 });
+    const key = uniqueKey();
+    const held = await lockApp.locks.acquire(key);
+    const waiting = lockApp.locks.acquire(key, { waitTimeout: 10_000 });
+    await held.release();
+    await (await waiting).release();
+    // The channel lingers for the next waiter: this caller watches it ahead of its attempt,
+    // which finds the lock free. Its watch must end with the call, as a waiter's does.
+    for (let i = 0; i < 3; i++) await (await lockApp.locks.acquire(key)).release();
+    await expect.poll(() => subscribedChannels(key), { timeout: 5_000 }).toEqual([]);
+  });
+
   it('keeps at most 64 subscriptions lingering, then none', async () => {
     const waiterApp = await app();
     const prefix = uniqueKey();

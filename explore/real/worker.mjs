@@ -115,9 +115,12 @@ async function start(config) {
    */
   async function critical(lock, sid, writes, extra = {}, until) {
     const tokens = lock.keys === undefined ? {} : { tokens: lock.fencingTokens };
-    // `held` checks the lease's local deadline when read: a holder that thawed from a freeze
-    // between its grant and here finds it gone even before the deadline timer ran.
-    rec({ ev: 'enter', sid, token: lock.fencingToken, ...tokens, aborted: !lock.held, ...extra });
+    // The time first, then `held`, which checks the lease's local deadline when read: a freeze
+    // anywhere between using()'s own check and here reads as an entry told of its loss at once
+    // (an entry after the thaw finds the lease gone), never as an entry after the thaw that was
+    // not told, even before the deadline timer ran.
+    const t = mono();
+    rec({ ev: 'enter', sid, token: lock.fencingToken, ...tokens, t, aborted: !lock.held, ...extra });
     // The runner aims some faults at a worker that holds a lock right now.
     process.send({ holding: 1 });
     const onAbort = () => {

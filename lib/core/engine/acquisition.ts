@@ -185,7 +185,7 @@ export class Acquisition {
     }
     if (lock === undefined) return this.waitOn();
     this.took(lock);
-    this.onEnd();
+    this.ended();
     return lock;
   }
 
@@ -215,8 +215,7 @@ export class Acquisition {
     } catch (error) {
       throw this.giveUp(error);
     } finally {
-      this.watch?.close();
-      this.onEnd();
+      this.ended();
     }
   }
 
@@ -225,8 +224,18 @@ export class Acquisition {
     try {
       return this.giveUp(error);
     } finally {
-      this.onEnd();
+      this.ended();
     }
+  }
+
+  /**
+   * The call is over: stops watching (a first attempt watches ahead when this process is
+   * subscribed already; a watch left open would keep the channel subscribed for good and take
+   * a freed-lock wake meant for a waiter), then `onEnd`.
+   */
+  private ended(): void {
+    this.watch?.close();
+    this.onEnd();
   }
 
   /**
