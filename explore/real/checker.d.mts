@@ -31,7 +31,8 @@ export interface Violation {
     | 'false-loss'
     | 'leader-told'
     | 'close-bound'
-    | 'store-leftover';
+    | 'store-leftover'
+    | 'unhandled-rejection';
   message: string;
   at: number | undefined;
   /**

@@ -23,6 +23,8 @@
 //   { ev: 'stall', p, t, until }                      the worker's event loop did not run meanwhile
 //   { ev: 'fault', kind, p?, node?, t, until }        injected by the runner
 //   { ev: 'stuck', p, t }                             the worker did not finish when told to
+//   { ev: 'unhandled', p, error, t }                  a promise rejection nobody handled (Node's
+//                                                     default would have ended the process)
 //   { ev: 'register', seq, key, token, sid, accepted } the fencing register's own log, in its order
 //   { ev: 'epoch', seq, t }                           the register was reset after a data loss
 //
@@ -132,6 +134,9 @@ export function check(history) {
         break;
       case 'stuck':
         violate('liveness', `worker ${event.p} did not finish within its bound after it was told to stop`, event.t);
+        break;
+      case 'unhandled':
+        violate('unhandled-rejection', `worker ${event.p} left a promise rejection unhandled (${String(event.error).slice(0, 300)})`, event.t);
         break;
       case 'register':
       case 'epoch':

@@ -287,6 +287,12 @@ async function start(config) {
   };
 }
 
+// Node ends a process on an unhandled rejection by default: record it (the checker's
+// `unhandled-rejection`) and go on, so that the rest of the history still counts.
+process.on('unhandledRejection', (reason) => {
+  rec({ ev: 'unhandled', error: reason instanceof Error ? `${reason.name}: ${reason.message}` : String(reason) });
+});
+
 let current;
 process.on('message', (message) => {
   if (message.start) {

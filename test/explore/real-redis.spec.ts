@@ -69,6 +69,12 @@ describe('the real-Redis checker (a pure function over a history)', () => {
     expect(check({ events })).toEqual([]);
   });
 
+  it('reports a promise rejection a worker left unhandled, naming the worker and the error', () => {
+    const events = [...call('w0.0.0', { invoke: 0, enter: 5, token: 1, exit: 50, ok: 52 }), { ev: 'unhandled', p: 'w1', error: 'Error: Connection is closed.', t: 60 }];
+    expect(check({ events })).toEqual([expect.objectContaining({ invariant: 'unhandled-rejection', message: expect.stringContaining('w1') })]);
+    expect(check({ events })[0]!.message).toContain('Connection is closed.');
+  });
+
   it('finds two mutex holders inside at once when neither was paused nor told of a loss', () => {
     const events = [...call('w0.0.0', { invoke: 0, enter: 5, token: 1, exit: 50, ok: 52 }), ...call('w1.0.0', { invoke: 10, enter: 30, token: 2, exit: 60, ok: 61 })];
     const [violation] = check({ events });
