@@ -10,7 +10,7 @@ import { createLockApp, type LockApp } from '../support/lock-app.js';
 import { redisUrl } from '../support/redis.js';
 import { check, trace, type History, type HistoryEvent } from '../../explore/real/checker.mjs';
 import { FaultProxy } from '../../explore/real/fault-proxy.mjs';
-import { formatResult, makeSchedule, readHistory, runSchedule, startEnvironment, Worker, type Environment, type RunResult } from '../../explore/real/runner.mjs';
+import { formatResult, makeSchedule, readHistory, runSchedule, startEnvironment, storeSnapshot, Worker, type Environment, type RunResult } from '../../explore/real/runner.mjs';
 
 interface Section {
   p?: string;
@@ -57,6 +57,26 @@ async function recorded(file: string, what: (event: HistoryEvent) => boolean): P
 
 const register = (seq: number, sid: string, token: number, accepted: boolean, key = 'k'): HistoryEvent => ({ ev: 'register', seq, key, token, sid, accepted });
 const invariants = (events: HistoryEvent[], extra: Omit<History, 'events'> = {}): string[] => check({ events, ...extra }).map((v) => v.invariant);
+
+describe("the real-Redis runner's store scan", () => {
+  // Greedy seed 1168 once reported the barging waiters' flag as a lock its worker left behind.
+  it('reads no owner token from the barging waiters\' flag (:wanted), and still reads a lock\'s owner', async () => {
+    const url = new URL(redisUrl());
+    const redis = new Redis(Number(url.port), url.hostname); // db 0: where the scan looks
+    const key = `scan-${process.pid}-${Date.now()}:greedy`;
+    try {
+      await redis.set(`lock:{${key}}:wanted`, '1', 'PX', 5_000);
+      await redis.set(`lock:{${key}}`, 'owner-token', 'PX', 5_000);
+      const found = await storeSnapshot([{ port: Number(url.port), host: url.hostname }], key);
+      const tokensOf = (name: string) => found.find((e) => e.key === name)?.tokens;
+      expect(tokensOf(`lock:{${key}}:wanted`)).toEqual([]);
+      expect(tokensOf(`lock:{${key}}`)).toEqual(['owner-token']);
+    } finally {
+      await redis.del(`lock:{${key}}:wanted`, `lock:{${key}}`);
+      await redis.quit();
+    }
+  });
+});
 
 describe('the real-Redis checker (a pure function over a history)', () => {
   it('passes a history where each holder leaves before the next enters, tokens growing', () => {
