@@ -2,13 +2,19 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { lockRedisKeys } from '../lib/core/keys/lock-key.js';
 import { semaphoreKeys } from '../lib/core/semaphore/semaphore-keys.js';
+import { GONE, RENEWED } from '../lib/core/stores/redis/lock-lua.js';
 import { LockScripts } from '../lib/core/stores/redis/lock-scripts.js';
+import { driverFor } from '../lib/core/stores/redis/drivers/driver-for.js';
+import { SemaphoreScripts } from '../lib/core/semaphore/semaphore-scripts.js';
+import { Redis } from 'ioredis';
 import { sleep, useLockApps } from './support/lock-app.js';
 import { isScriptCall, watchCommands } from './support/monitor.js';
-import { useRedis } from './support/redis.js';
+import { redisUrl, useRedis } from './support/redis.js';
 
 const uniqueKey = () => `semfast-${randomUUID().slice(0, 8)}`;
 const WAITER_LEASE = 1_000;
+/** The names of each token's acquisition of `key`'s semaphore, as the stores are handed them. */
+const names = (key: string, limit: number, permits = 1) => (token: string) => semaphoreKeys(lockRedisKeys('lock:', key), token, key, limit, permits);
 
 /**
  * The semaphore scripts' costs, by the commands Redis runs (MONITOR shows those a script runs
@@ -32,18 +38,18 @@ describe('a semaphore nobody waits for', () => {
     await Promise.all([...watched, permits].map((watch) => watch.stop()));
     const [queue, holders, due] = watched.map((watch) => watch.seen.map((command) => command.args[0]!.toUpperCase()));
     // One script call each, naming the permit alone (the other six names are derived in Lua).
+    // The acquisition alone is a script call; the release is not (a plain HDEL).
     const calls = permits.seen.filter(isScriptCall);
-    expect(calls.map((command) => command.args[2])).toEqual(['1', '1']);
-    // Nobody waits: the holders hash says so (no ':queued' mark), so the queue keys are not read.
+    expect(calls.map((command) => command.args[2])).toEqual(['1']);
+    // Nobody waits: nothing under the holders name, so the queue keys are not read.
     expect(queue).toEqual([]);
-    // The holders hash read once and written once by each, deleted with the permit (one DEL); the
-    // due set never named: a holder let in by the fast path is scored by the first count that
-    // needs it (see the next tests), and without such a count there is no due set to delete.
-    expect(holders).toEqual(['HMGET', 'HSET', 'PEXPIRE', 'HMGET', 'DEL']);
+    // Taken alone: the holders name found empty (EXISTS), one field written with the lease as the
+    // hash's expiry, deleted by the release's HDEL (the hash, left empty, goes with it); the due
+    // set never named.
+    expect(holders).toEqual(['EXISTS', 'HSET', 'PEXPIRE', 'HDEL']);
     expect(due).toEqual([]);
-    // The permit: created with SET NX and deleted (its name holds the owner's token: a DEL that
-    // deletes it proves the owner); no holder's lease read (no PTTL).
-    expect(permits.seen.filter((command) => !isScriptCall(command)).map((command) => command.args[0]!.toUpperCase())).toEqual(['SET', 'DEL']);
+    // A holder alone has no permit key: its field, with the hash's expiry, is its permit.
+    expect(permits.seen.filter((command) => !isScriptCall(command))).toEqual([]);
     expect((await redis.keys(`${root}*`)).sort()).toEqual([`${root}:fence`]);
   });
 
@@ -81,7 +87,6 @@ describe('a full semaphore', () => {
   const redis = useRedis();
 
   const store = () => new LockScripts(redis);
-  const names = (key: string, limit: number) => (token: string) => semaphoreKeys(lockRedisKeys('lock:', key), token, key, limit, 1);
 
   it('reads the lease of each of 100 holders once, then none whose known deadline is ahead', async () => {
     const scripts = store();
@@ -127,17 +132,19 @@ describe('the fast paths and the waiters', () => {
   const redis = useRedis();
 
   const store = () => new LockScripts(redis);
-  const names = (key: string, limit: number, permits = 1) => (token: string) => semaphoreKeys(lockRedisKeys('lock:', key), token, key, limit, permits);
   /** Commands that name the queue keys from now on: the fast paths name neither. */
   const watchQueue = async (key: string) => {
     const root = `lock:{${key}}`;
     return watchCommands(`${root}:sq`, undefined, (arg) => arg === `${root}:sq` || arg === `${root}:sw`);
   };
-  /** A holder let in for 200 ms that never renews: returns its fencing token once Redis dropped its permit. */
+  /**
+   * A first holder let in for 200 ms that never renews: returns its fencing token once Redis
+   * dropped its permit (the hash of a holder alone, see LONE in semaphore-lua.ts).
+   */
   const lapse = async (scripts: LockScripts, keys: ReturnType<typeof names>, token: string) => {
     const reply = await scripts.semaphores.acquire(keys(token), token, 200, true, WAITER_LEASE);
     expect(reply).toMatchObject({ acquired: true });
-    while ((await redis.exists(keys(token).lock)) > 0) await sleep(20);
+    while ((await redis.exists(keys(token).lock, keys(token).semaphore.holders)) > 0) await sleep(20);
     return (reply as { fencingToken: number }).fencingToken;
   };
 
@@ -208,7 +215,217 @@ describe('the fast paths and the waiters', () => {
     expect((await redis.keys(`lock:{${key}}*`)).sort()).toEqual([`lock:{${key}}:fence`]);
     const next = await scripts.semaphores.acquire(keys('next'), 'next', 60_000, true, WAITER_LEASE);
     expect(next).toMatchObject({ acquired: true, fencingToken: lapsed + 1 });
-    expect(await redis.hget(`lock:{${key}}:holders`, ':used')).toBe('1');
+    expect(await redis.hgetall(`lock:{${key}}:holders`)).toEqual({ '!next': `1:2:${lapsed + 1}` });
     expect(await scripts.semaphores.release(keys('next'), 'next', WAITER_LEASE)).toMatchObject({ released: true });
+  });
+});
+
+describe('a semaphore taken alone', () => {
+  const redis = useRedis();
+
+  const store = () => new LockScripts(redis);
+  const holdersOf = (key: string) => `lock:{${key}}:holders`;
+
+  it('keeps its holder in one hash field, unfolded by the next caller, who is counted beside it', async () => {
+    const scripts = store();
+    const key = uniqueKey();
+    const keys = names(key, 2);
+    const alone = await scripts.semaphores.acquire(keys('a'), 'a', 60_000, true, WAITER_LEASE);
+    expect(alone).toMatchObject({ acquired: true });
+    const fencing = (alone as { fencingToken: number }).fencingToken;
+    expect(await redis.hgetall(holdersOf(key))).toEqual({ '!a': `1:2:${fencing}` });
+    expect(await redis.exists(keys('a').lock)).toBe(0);
+    expect(await scripts.inspectSemaphore(lockRedisKeys('lock:', key))).toMatchObject({ limit: 2, waiters: 0, holders: [{ token: 'a', permits: 1, fencingToken: fencing }] });
+    const second = await scripts.semaphores.acquire(keys('b'), 'b', 60_000, true, WAITER_LEASE);
+    expect(second).toMatchObject({ acquired: true, fencingToken: fencing + 1 });
+    const unfolded = await redis.hgetall(holdersOf(key));
+    expect(unfolded).toMatchObject({ a: `1:${fencing}`, ':used': '2', ':limit': '2' });
+    expect(unfolded['!a']).toBeUndefined();
+    expect(await redis.get(keys('a').lock)).toBe('a');
+    expect(await redis.pttl(holdersOf(key))).toBeGreaterThan(0);
+    // Full: a third caller is refused.
+    expect(await scripts.semaphores.acquire(keys('c'), 'c', 60_000, false, WAITER_LEASE)).toMatchObject({ acquired: false });
+    const inspected = await scripts.inspectSemaphore(lockRedisKeys('lock:', key));
+    expect(inspected?.holders.map((holder) => holder.token).sort()).toEqual(['a', 'b']);
+    // The first holder's HDEL finds no field of its own, and it leaves through the script.
+    expect(await scripts.semaphores.release(keys('a'), 'a', WAITER_LEASE)).toMatchObject({ released: true });
+    expect(await redis.hget(holdersOf(key), ':used')).toBe('1');
+    expect(await redis.exists(keys('a').lock)).toBe(0);
+    expect(await scripts.semaphores.release(keys('b'), 'b', WAITER_LEASE)).toMatchObject({ released: true });
+    expect((await redis.keys(`lock:{${key}}*`)).sort()).toEqual([`lock:{${key}}:fence`]);
+  });
+
+  it('refuses a second caller over the limit or with another limit, and hands the permit to a waiter on release', async () => {
+    const scripts = store();
+    const key = uniqueKey();
+    const keys = names(key, 1);
+    expect(await scripts.semaphores.acquire(keys('a'), 'a', 60_000, true, WAITER_LEASE)).toMatchObject({ acquired: true });
+    expect(await scripts.semaphores.acquire(names(key, 3)('x'), 'x', 60_000, false, WAITER_LEASE)).toMatchObject({ acquired: false, limitInUse: 1 });
+    expect(await scripts.semaphores.acquire(keys('b'), 'b', 60_000, true, WAITER_LEASE)).toMatchObject({ acquired: false });
+    const released = await scripts.semaphores.release(keys('a'), 'a', WAITER_LEASE);
+    expect(released).toMatchObject({ released: true });
+    expect(released.grants.map((grant) => grant.token)).toEqual(['b']);
+    expect(await redis.hget(holdersOf(key), 'b')).toMatch(/^1:\d+$/);
+    expect(await scripts.semaphores.release(keys('b'), 'b', WAITER_LEASE)).toMatchObject({ released: true });
+    expect((await redis.keys(`lock:{${key}}*`)).sort()).toEqual([`lock:{${key}}:fence`]);
+  });
+
+  it('has no permit key: its hash, whose expiry is its lease, is renewed in its place, one by one and in a batch', async () => {
+    const scripts = store();
+    const key = uniqueKey();
+    const keys = names(key, 2);
+    expect(await scripts.semaphores.acquire(keys('a'), 'a', 300, true, WAITER_LEASE)).toMatchObject({ acquired: true });
+    expect(await redis.exists(keys('a').lock)).toBe(0);
+    expect(await redis.pttl(holdersOf(key))).toBeLessThanOrEqual(300);
+    expect(await scripts.renew(keys('a').lock, 'a', 60_000)).toBe(true);
+    expect(await redis.pttl(holdersOf(key))).toBeGreaterThan(30_000);
+    // Beside a mutex and a missing lock, in one batch call, and made shorter (extend()).
+    const mutex = `lock:{${uniqueKey()}}`;
+    await redis.set(mutex, 'm', 'PX', 60_000);
+    const batch = [
+      { lockKey: mutex, token: 'm', ttl: 60_000 },
+      { lockKey: keys('a').lock, token: 'a', ttl: 20_000 },
+      { lockKey: names(uniqueKey(), 2)('z').lock, token: 'z', ttl: 20_000 },
+    ];
+    expect(await scripts.renewCodes(batch)).toEqual([RENEWED, RENEWED, GONE]);
+    expect(await redis.pttl(holdersOf(key))).toBeLessThanOrEqual(20_000);
+    expect(await redis.exists(keys('a').lock)).toBe(0);
+    // Another token of the same semaphore is not renewed by the holder's hash.
+    expect(await scripts.renewCode(keys('x').lock, 'x', 60_000)).toBe(GONE);
+    expect(await scripts.renewCodes([{ lockKey: keys('x').lock, token: 'x', ttl: 60_000 }])).toEqual([GONE]);
+    expect(await redis.pttl(holdersOf(key))).toBeLessThanOrEqual(20_000);
+    expect(await scripts.semaphores.release(keys('a'), 'a', WAITER_LEASE)).toMatchObject({ released: true });
+    expect((await redis.keys(`lock:{${key}}*`)).sort()).toEqual([`lock:{${key}}:fence`]);
+  });
+
+  it('refuses the renewal and the release of a holder alone whose lease ran out, and leaves the next holder alone', async () => {
+    const scripts = store();
+    const key = uniqueKey();
+    const keys = names(key, 1);
+    expect(await scripts.semaphores.acquire(keys('a'), 'a', 100, true, WAITER_LEASE)).toMatchObject({ acquired: true });
+    while ((await redis.exists(holdersOf(key))) > 0) await sleep(20);
+    expect(await scripts.renewCode(keys('a').lock, 'a', 60_000)).toBe(GONE);
+    const b = await scripts.semaphores.acquire(keys('b'), 'b', 60_000, false, WAITER_LEASE);
+    expect(b).toMatchObject({ acquired: true });
+    expect(await scripts.renewCode(keys('a').lock, 'a', 60_000)).toBe(GONE);
+    expect(await scripts.renewCodes([{ lockKey: keys('a').lock, token: 'a', ttl: 60_000 }])).toEqual([GONE]);
+    // a's HDEL finds nothing, and the script it falls back on must not take b's permit for a's.
+    expect(await scripts.semaphores.release(keys('a'), 'a', WAITER_LEASE)).toMatchObject({ released: false });
+    expect(await redis.hget(holdersOf(key), ':used')).toBe('1');
+    expect(await redis.hget(holdersOf(key), 'b')).toBe(`1:${(b as { fencingToken: number }).fencingToken}`);
+    expect(await scripts.semaphores.acquire(keys('c'), 'c', 60_000, true, WAITER_LEASE)).toMatchObject({ acquired: false });
+    expect(await scripts.renewCode(keys('a').lock, 'a', 60_000)).toBe(GONE);
+    expect(await scripts.renew(keys('b').lock, 'b', 60_000)).toBe(true);
+    expect(await scripts.semaphores.release(keys('b'), 'b', WAITER_LEASE)).toMatchObject({ released: true, grants: [{ token: 'c' }] });
+    expect(await scripts.semaphores.release(keys('c'), 'c', WAITER_LEASE)).toMatchObject({ released: true });
+    expect((await redis.keys(`lock:{${key}}*`)).sort()).toEqual([`lock:{${key}}:fence`]);
+  });
+
+  it('gets its permit key from the unfolding, with the lease it had left, and stays renewable and counted', async () => {
+    const scripts = store();
+    const key = uniqueKey();
+    const keys = names(key, 2);
+    expect(await scripts.semaphores.acquire(keys('a'), 'a', 60_000, true, WAITER_LEASE)).toMatchObject({ acquired: true });
+    await redis.pexpire(holdersOf(key), 40_000);
+    expect(await scripts.semaphores.acquire(keys('b'), 'b', 60_000, true, WAITER_LEASE)).toMatchObject({ acquired: true });
+    expect(await redis.get(keys('a').lock)).toBe('a');
+    const left = await redis.pttl(keys('a').lock);
+    expect(left).toBeGreaterThan(0);
+    expect(left).toBeLessThanOrEqual(40_000);
+    expect(await redis.hget(holdersOf(key), ':used')).toBe('2');
+    expect(await scripts.renew(keys('a').lock, 'a', 60_000)).toBe(true);
+    expect(await redis.pttl(keys('a').lock)).toBeGreaterThan(40_000);
+    expect(await scripts.semaphores.acquire(keys('c'), 'c', 60_000, false, WAITER_LEASE)).toMatchObject({ acquired: false });
+    for (const token of ['a', 'b']) expect(await scripts.semaphores.release(keys(token), token, WAITER_LEASE)).toMatchObject({ released: true });
+    expect((await redis.keys(`lock:{${key}}*`)).sort()).toEqual([`lock:{${key}}:fence`]);
+  });
+
+  it('frees the place of a holder alone that crashed, on its lease, a lease made shorter too', async () => {
+    const scripts = store();
+    const key = uniqueKey();
+    const keys = names(key, 1);
+    expect(await scripts.semaphores.acquire(keys('a'), 'a', 60_000, true, WAITER_LEASE)).toMatchObject({ acquired: true });
+    expect(await scripts.renew(keys('a').lock, 'a', 200)).toBe(true);
+    expect(await scripts.semaphores.acquire(keys('b'), 'b', 60_000, false, WAITER_LEASE)).toMatchObject({ acquired: false });
+    // Shortened, then crashed: Redis' clock drops the permit key the refused caller's unfolding
+    // wrote with the lease left, and the next caller gets the permit.
+    while ((await redis.exists(keys('a').lock)) > 0) await sleep(20);
+    expect(await scripts.semaphores.acquire(keys('b'), 'b', 60_000, false, WAITER_LEASE)).toMatchObject({ acquired: true });
+    expect(await scripts.semaphores.release(keys('a'), 'a', WAITER_LEASE)).toMatchObject({ released: false });
+    expect(await scripts.semaphores.release(keys('b'), 'b', WAITER_LEASE)).toMatchObject({ released: true });
+    // Crashed without a renewal, never unfolded: the hash goes on Redis' clock.
+    expect(await scripts.semaphores.acquire(keys('c'), 'c', 200, true, WAITER_LEASE)).toMatchObject({ acquired: true });
+    while ((await redis.exists(holdersOf(key))) > 0) await sleep(20);
+    const d = await scripts.semaphores.acquire(keys('d'), 'd', 60_000, false, WAITER_LEASE);
+    expect(d).toMatchObject({ acquired: true });
+    expect(await redis.hgetall(holdersOf(key))).toEqual({ '!d': `1:1:${(d as { fencingToken: number }).fencingToken}` });
+    expect(await scripts.semaphores.release(keys('d'), 'd', WAITER_LEASE)).toMatchObject({ released: true });
+    expect((await redis.keys(`lock:{${key}}*`)).sort()).toEqual([`lock:{${key}}:fence`]);
+  });
+
+  it('leaves through the script when its HDEL did not happen (a retry), and through the leave script', async () => {
+    const scripts = store();
+    const key = uniqueKey();
+    const keys = names(key, 2);
+    const a = keys('a');
+    expect(await scripts.semaphores.acquire(a, 'a', 60_000, true, WAITER_LEASE)).toMatchObject({ acquired: true });
+    expect(a.semaphore.lone).toBe(true);
+    // As after a failed HDEL: the script alone, which unfolds the caller's own field first.
+    a.semaphore.lone = false;
+    expect(await scripts.semaphores.release(a, 'a', WAITER_LEASE)).toMatchObject({ released: true });
+    expect((await redis.keys(`lock:{${key}}*`)).sort()).toEqual([`lock:{${key}}:fence`]);
+    expect(await scripts.semaphores.acquire(keys('b'), 'b', 60_000, true, WAITER_LEASE)).toMatchObject({ acquired: true });
+    await scripts.semaphores.leave(keys('b'), 'b', 60_000, WAITER_LEASE);
+    expect((await redis.keys(`lock:{${key}}*`)).sort()).toEqual([`lock:{${key}}:fence`]);
+  });
+
+  it('is inspected with the lease its hash has left', async () => {
+    const scripts = store();
+    const key = uniqueKey();
+    const keys = names(key, 3);
+    expect(await scripts.semaphores.acquire(keys('a'), 'a', 60_000, true, WAITER_LEASE)).toMatchObject({ acquired: true });
+    const snapshot = await scripts.inspectSemaphore(lockRedisKeys('lock:', key));
+    expect(snapshot).toMatchObject({ limit: 3, waiters: 0, holders: [{ token: 'a', permits: 1 }] });
+    expect(snapshot!.holders[0]!.pttl).toBeGreaterThan(30_000);
+    expect(await scripts.semaphores.release(keys('a'), 'a', WAITER_LEASE)).toMatchObject({ released: true });
+    expect(await scripts.inspectSemaphore(lockRedisKeys('lock:', key))).toBeNull();
+  });
+
+  it('is released by HDEL under the client\'s key prefix', async () => {
+    const prefixed = new Redis(redisUrl(), { keyPrefix: 'pfx:', lazyConnect: false });
+    try {
+      const scripts = new LockScripts(prefixed);
+      const key = uniqueKey();
+      const keys = names(key, 2);
+      expect(await scripts.semaphores.acquire(keys('a'), 'a', 60_000, true, WAITER_LEASE)).toMatchObject({ acquired: true });
+      expect(await redis.hgetall(`pfx:${holdersOf(key)}`)).toMatchObject({ '!a': expect.stringMatching(/^1:2:\d+$/) });
+      expect(await scripts.semaphores.release(keys('a'), 'a', WAITER_LEASE)).toMatchObject({ released: true });
+      expect((await redis.keys(`pfx:lock:{${key}}*`)).sort()).toEqual([`pfx:lock:{${key}}:fence`]);
+    } finally {
+      prefixed.disconnect();
+    }
+  });
+});
+
+describe('a semaphore taken alone on a Cluster (every key declared)', () => {
+  const redis = useRedis();
+
+  /** The Cluster's scripts, run on one server: every key of a call is in one slot anyway. */
+  const declared = () => {
+    const driver = driverFor(redis);
+    return new SemaphoreScripts((script, keys, args) => driver.evalScript(script, keys, args), () => '0:1000:0', true, (key, field) => driver.deleteField(key, field));
+  };
+
+  it('keeps the full layout and its permit key: a renewal, which declares the permit alone, is never sent away by a slot migration', async () => {
+    const semaphores = declared();
+    const key = uniqueKey();
+    const keys = names(key, 2);
+    const a = keys('a');
+    expect(await semaphores.acquire(a, 'a', 60_000, true, WAITER_LEASE)).toMatchObject({ acquired: true });
+    expect(a.semaphore.lone).toBe(false);
+    expect(await redis.get(a.lock)).toBe('a');
+    expect(await redis.hgetall(`lock:{${key}}:holders`)).toMatchObject({ a: expect.stringMatching(/^1:\d+$/), ':used': '1', ':limit': '2' });
+    expect(await semaphores.release(a, 'a', WAITER_LEASE)).toMatchObject({ released: true });
+    expect((await redis.keys(`lock:{${key}}*`)).sort()).toEqual([`lock:{${key}}:fence`]);
   });
 });

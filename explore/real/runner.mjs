@@ -598,7 +598,8 @@ export async function storeSnapshot(nodes, key) {
           if (named !== undefined) tokens.push(named);
           // A barging waiter's flag (`1`, see docs/redis-data.md) names nobody: it expires with its waiter lease.
           if (type === 'string' && !name.endsWith(':wanted')) tokens.push(await redis.get(name));
-          else if (type === 'hash') tokens.push(...(await redis.hkeys(name)).filter((field) => !field.startsWith(':')));
+          // A semaphore's holder alone is its `!<token>` field (see docs/redis-data.md).
+          else if (type === 'hash') tokens.push(...(await redis.hkeys(name)).filter((field) => !field.startsWith(':')).map((field) => field.replace(/^!/, '')));
           else if (type === 'zset') {
             const scored = await redis.zrange(name, 0, -1, 'WITHSCORES');
             const queue = /:(?:waiters|sw)$/.test(name);

@@ -35,8 +35,8 @@ export type ReadKeys = (commands: readonly ReadCommand[]) => Promise<unknown[]>;
 /**
  * The semaphore of `base`'s key in Redis, with plain reads (so that an ACL allowing only reads
  * is enough, as for the lock's own `inspect()`): HGETALL of the holders hash (which keeps the
- * limit in its `:limit` field) and ZCARD of the waiters, then one PTTL per holder's permit, two
- * round trips. Holders whose permit key is gone (crashed) are left out, as the scripts would
+ * limit in its `:limit` field) and ZCARD of the waiters, then one PTTL per holder's permit (of
+ * the hash for a holder alone, see LONE in `semaphore-lua.ts`), two round trips. Holders whose permit key is gone (crashed) are left out, as the scripts would
  * drop them; nothing is written. Not atomic: a snapshot anyway.
  */
 export async function inspectSemaphoreInRedis(read: ReadKeys, base: LockRedisKeys): Promise<SemaphoreSnapshot | null> {
@@ -47,13 +47,22 @@ export async function inspectSemaphoreInRedis(read: ReadKeys, base: LockRedisKey
   ])) as [unknown[], unknown];
   const entries: [string, string][] = [];
   let limit = '';
+  let lone = false;
   for (let i = 0; i + 1 < flat.length; i += 2) {
     const field = String(flat[i]);
-    // Fields starting with ':' are the semaphore's own (`:limit`, `:used`): no token has a ':'.
-    if (field === ':limit') limit = String(flat[i + 1]);
-    else if (!field.startsWith(':')) entries.push([field, String(flat[i + 1])]);
+    const value = String(flat[i + 1]);
+    // A holder alone: `!<token>` -> `<permits>:<limit>:<fencing>`, its lease the hash's (see LONE
+    // in semaphore-lua.ts). Fields starting with ':' are the semaphore's own (`:limit`, `:used`):
+    // no token has a ':'.
+    const alone = field.startsWith('!') ? /^(\d+):(\d+):(\d+)$/.exec(value) : null;
+    if (alone !== null) {
+      lone = true;
+      limit = alone[2]!;
+      entries.push([field.slice(1), `${alone[1]}:${alone[3]}`]);
+    } else if (field === ':limit') limit = value;
+    else if (!field.startsWith(':') && !field.startsWith('!')) entries.push([field, value]);
   }
-  const pttls = entries.length === 0 ? [] : await read(entries.map(([token]) => ['PTTL', keys.permit(token)] as const));
+  const pttls = entries.length === 0 ? [] : await read(entries.map(([token]) => ['PTTL', lone ? keys.holders : keys.permit(token)] as const));
   const holders: SemaphoreHolderSnapshot[] = [];
   entries.forEach(([token, value], i) => {
     const pttl = Number(pttls[i]);

@@ -7,13 +7,19 @@ export interface SemaphoreCall {
   /**
    * Hash of holders: owner token -> `<permits>:<fencing token>`, and in fields no token can name
    * the limit every caller must agree on (`:limit`, kept while the semaphore has holders or
-   * waiters) and the permits held in all (`:used`).
+   * waiters) and the permits held in all (`:used`); or, for a holder alone off a Cluster, its
+   * one field `!<token>` -> `<permits>:<limit>:<fencing token>` (see LONE in `semaphore-lua.ts`).
    */
   holders: string;
   /** Sorted set of holders, each scored with the server time until which its permit is known to live. */
   due: string;
   limit: number;
   permits: number;
+  /**
+   * Set by the Redis store when this acquisition took the semaphore alone (see LONE in
+   * `semaphore-lua.ts`), so that its release tries one plain `HDEL` first.
+   */
+  lone?: boolean;
 }
 
 /**

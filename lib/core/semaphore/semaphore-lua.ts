@@ -17,8 +17,12 @@ import { SEMAPHORE_SUFFIXES } from './semaphore-keys.js';
  * known to live: only holders whose score has passed are looked at (one `PTTL` each: gone,
  * their permits are freed; renewed meanwhile, their score moves on), so counting costs
  * O(log holders) rather than a `PTTL` per holder. Queue members are `<token>:<ttl>:<permits>`,
- * with the mutex's liveness leases on the server clock (`TIME`).
+ * with the mutex's liveness leases on the server clock (`TIME`). A holder alone, off a Cluster,
+ * is kept in a form of its own, released without a script (see LONE).
  */
+
+/** A Redis Cluster's scripts (every key declared) or any other's (see SEMAPHORE_KEYS). */
+type Layout = 'declared' | 'derived';
 
 /**
  * How a script names its keys: all declared (Cluster), or the permit alone and the rest derived.
@@ -43,6 +47,47 @@ local fence, holders, due = base .. '${LOCK_KEY_SUFFIXES.fence}', base .. '${SEM
   },
 } as const;
 
+/**
+ * A semaphore's first holder, while nobody else holds or waits, is kept alone (the derived
+ * layout only, see below): the holders hash has one field, `!<token>` = `<permits>:<limit>:<fencing
+ * token>`, and the hash's expiry is the holder's lease; there is no permit key and no meta field.
+ * The field is the holder's permit: renewing the permit key of a holder that has none renews the
+ * hash when it holds the token's field (see `renew_alone` in `lock-lua.ts`), and a crashed holder
+ * alone is freed on Redis' clock with the hash. Its release is one plain `HDEL` of its field (no
+ * script): 1 proves the holder still held it, and the hash, left empty, is gone with it; 0 sends
+ * the caller to the release script (another caller changed the layout, or the lease ran out).
+ *
+ * Every script that meets a hash without `:limit` (each write of the full layout stores it) turns
+ * a lone holder into the full layout first (`unfold_lone`): its entry, `:used`, `:limit`, counted
+ * as unscored, and its permit key with the lease it had left; its `!` field goes, so that its
+ * plain `HDEL` answers 0 from then on. So every count sees it, and nothing is let in beside it over
+ * the limit. Not on a Cluster (the declared layout, which never writes the lone form): a renewal
+ * there declares the permit key alone, and during a slot migration a call whose declared key is
+ * missing goes to the importing node, which would not have the hash yet.
+ */
+const LONE = (layout: Layout) =>
+  layout === 'declared'
+    ? `
+local function unfold_lone() return false end
+`
+    : `
+local function unfold_lone()
+  local fields = redis.call('HGETALL', holders)
+  if #fields ~= 2 or string.byte(fields[1], 1) ~= 33 then return false end
+  local token = string.sub(fields[1], 2)
+  local permits, lim, fencing = string.match(fields[2], '^(%d+):(%d+):(%d+)$')
+  if not permits then return false end
+  local left = redis.call('PTTL', holders)
+  -- The entry first, then the field's removal: the hash (and its expiry) never goes empty.
+  redis.call('HSET', holders, token, permits .. ':' .. fencing, ':used', permits, ':limit', lim, ':unscored', 1)
+  redis.call('HDEL', holders, fields[1])
+  local own = base .. '${SEMAPHORE_SUFFIXES.permit}' .. token
+  -- Our lone hashes always expire; one that does not (nothing of ours writes it) gives none.
+  if left > 0 then redis.call('SET', own, token, 'PX', left) else redis.call('SET', own, token) end
+  return true
+end
+`;
+
 const LIB = `${QUEUE_MEMBERS}
 
 local function permit_key(token) return base .. '${SEMAPHORE_SUFFIXES.permit}' .. token end
@@ -52,6 +97,7 @@ local function permit_key(token) return base .. '${SEMAPHORE_SUFFIXES.permit}' .
 -- limit stored (false when none), whether the queue may have waiters (see keep_limit), and
 -- whether the due set may exist (see add_due).
 local counts = redis.call('HMGET', holders, ':used', ':unscored', ':limit', ':queued', ':due')
+if not counts[3] and unfold_lone() then counts = redis.call('HMGET', holders, ':used', ':unscored', ':limit', ':queued', ':due') end
 local used, unscored, stored_limit, queued, due_marked = tonumber(counts[1] or '0'), tonumber(counts[2] or '0'), counts[3], counts[4], counts[5]
 
 -- Scores holders in the due set, which may create it: the hash's ':due' mark says it may exist,
@@ -246,10 +292,29 @@ end
  * that includes crashed holders only ever refuses here (the slow path then drops them), never
  * admits one too many.
  */
-const ACQUIRE_FAST = `
+const ACQUIRE_PARSE = `
 local fence_retention, lease, sharded, enqueue, limit, permits = string.match(ARGV[3], '^(%d+):(%d+):(%d):(%d):(%d+):(%d+)$')
 limit, permits = tonumber(limit), tonumber(permits)
+`;
+
+/**
+ * A holder alone (see LONE): nothing under the holders name (`EXISTS`), so nobody holds or waits
+ * (a waiter keeps the hash for its liveness lease): `INCR` of the fencing counter, `HSET` of the
+ * field, `PEXPIRE` of the hash with the lease. Answers `{1, fencing, 1}`.
+ */
+const ACQUIRE_LONE = `
+if permits <= limit and redis.call('EXISTS', holders) == 0 then
+  local fencing = redis.call('INCR', fence)
+  if fence_retention ~= '0' then redis.call('PEXPIRE', fence, fence_retention) end
+  redis.call('HSET', holders, '!' .. ARGV[1], permits .. ':' .. limit .. ':' .. fencing)
+  redis.call('PEXPIRE', holders, ARGV[2])
+  return {1, fencing, 1}
+end
+`;
+
+const ACQUIRE_FAST = `
 local state = redis.call('HMGET', holders, ':limit', ':used', ':unscored', ':queued')
+if not state[1] and unfold_lone() then state = redis.call('HMGET', holders, ':limit', ':used', ':unscored', ':queued') end
 local held = tonumber(state[2] or '0')
 if not state[4] and (not state[1] or tonumber(state[1]) == limit) and held + permits <= limit
   and redis.call('SET', permit, ARGV[1], 'NX', 'PX', ARGV[2]) then
@@ -337,6 +402,9 @@ return {0, soonest, tonumber(redis.call('GET', fence) or '0')}
  */
 const RELEASE_FAST = `
 local state = redis.call('HMGET', holders, ARGV[1], ':used', ':queued', ':due')
+-- A lone holder (the caller, whose plain HDEL did not reach Redis, or another once the caller's
+-- lease ran out) is unfolded first: DEL of the hash below would delete another's permit.
+if not state[2] and unfold_lone() then state = redis.call('HMGET', holders, ARGV[1], ':used', ':queued', ':due') end
 local left = tonumber(state[2] or '0') - tonumber(string.match(state[1] or '0', '^(%d+)'))
 -- pcall: on a replica the write fails, and the answer is the same as a replica's for the mutex.
 local deleted
@@ -401,13 +469,13 @@ forget_if_idle()
 return 1
 `;
 
-/** A script's fast part, the queue's names, then its full part. */
-const compose = (fast: string, full: string) => ({
-  declared: SEMAPHORE_KEYS.declared.fast + fast + SEMAPHORE_KEYS.declared.rest + full,
-  derived: SEMAPHORE_KEYS.derived.fast + fast + SEMAPHORE_KEYS.derived.rest + full,
-});
+/** A script's fast names, the lone holder's unfolding, its fast part, the queue's names, then its full part. */
+const compose = (fast: (layout: Layout) => string, full: string) => {
+  const build = (layout: Layout) => SEMAPHORE_KEYS[layout].fast + LONE(layout) + fast(layout) + SEMAPHORE_KEYS[layout].rest + full;
+  return { declared: build('declared'), derived: build('derived') };
+};
 
 /** Each script with its keys declared (Cluster) or derived from the permit's (anywhere else). */
-export const SEMAPHORE_ACQUIRE = compose(ACQUIRE_FAST, ACQUIRE_FULL);
-export const SEMAPHORE_RELEASE = compose(RELEASE_FAST, RELEASE_FULL);
-export const SEMAPHORE_LEAVE = compose('', LEAVE);
+export const SEMAPHORE_ACQUIRE = compose((layout) => ACQUIRE_PARSE + (layout === 'derived' ? ACQUIRE_LONE : '') + ACQUIRE_FAST, ACQUIRE_FULL);
+export const SEMAPHORE_RELEASE = compose(() => RELEASE_FAST, RELEASE_FULL);
+export const SEMAPHORE_LEAVE = compose(() => '', LEAVE);

@@ -29,6 +29,8 @@ export class SemaphoreScripts implements SemaphoreStore {
     private readonly runScript: RunScript,
     private readonly settings: (waiterLease: number) => string,
     private readonly declareAll: boolean,
+    /** HDEL on the same client (`RedisDriver.deleteField`), for the release of a holder alone. */
+    private readonly deleteField: (key: string, field: string) => Promise<number>,
   ) {
     this.scripts = declareAll ? SCRIPTS.declared : SCRIPTS.derived;
   }
@@ -37,13 +39,25 @@ export class SemaphoreScripts implements SemaphoreStore {
     const { limit, permits } = keys.semaphore;
     const call = `${this.settings(waiterLease)}:${enqueue ? 1 : 0}:${limit}:${permits}`;
     return this.run(this.scripts.acquire, keys, [token, ttl, call]).then((reply) => {
-      const [code, value] = reply as [number, number];
+      const [code, value, lone] = reply as [number, number, number?];
       if (code === 2) return { acquired: false, pttl: -1, limitInUse: value };
+      if (code === 1) keys.semaphore.lone = lone === 1;
       return toAcquireReply(reply);
     });
   }
 
+  /**
+   * A holder alone (see LONE in `semaphore-lua.ts`) deletes its field with a plain `HDEL`: 1 proves
+   * it still held it, and nobody else held or waited (any other caller would have unfolded it).
+   * Otherwise, and for every other holder, the release script.
+   */
   release(keys: SemaphoreKeys, token: string, waiterLease: number): Promise<SemaphoreReleaseReply> {
+    if (keys.semaphore.lone !== true) return this.releaseByScript(keys, token, waiterLease);
+    keys.semaphore.lone = false;
+    return this.deleteField(keys.semaphore.holders, `!${token}`).then((deleted) => (deleted === 1 ? { released: true, grants: [] } : this.releaseByScript(keys, token, waiterLease)));
+  }
+
+  private releaseByScript(keys: SemaphoreKeys, token: string, waiterLease: number): Promise<SemaphoreReleaseReply> {
     return this.run(this.scripts.release, keys, [token, `${this.settings(waiterLease)}:${keys.semaphore.limit}`]).then((reply) => {
       const [ok, ...granted] = reply as [number, ...(string | number)[]];
       if (ok !== 1) return { released: false, grants: [] };

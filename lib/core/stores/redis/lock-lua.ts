@@ -137,6 +137,19 @@ local function renew_guards(key, token, ttl)
     if type(left) == 'number' and left > ms then redis.pcall('ZADD', base .. ':due', 'XX', 0, token) end
   end
 end
+-- A semaphore's holder alone has no permit key: the field '!<token>' of the holders hash is its
+-- permit, and the hash's expiry its lease (see LONE in semaphore/semaphore-lua.ts). Asked to renew
+-- a permit key that is missing, this renews the hash when it has the token's field (the PEXPIRE
+-- reply), else answers nil. A mutex's key ends in '}': one byte comparison. pcall: the hash may be
+-- of another type (nothing of ours), or not served here during a slot migration.
+local function renew_alone(key, token, ttl)
+  if string.byte(key, -1) == 125 then return nil end
+  local cut = #key - #token - 8
+  if cut < 1 or string.sub(key, cut + 1) ~= ':permit:' .. token then return nil end
+  local holders = string.sub(key, 1, cut) .. ':holders'
+  if redis.pcall('HEXISTS', holders, '!' .. token) ~= 1 then return nil end
+  return redis.call('PEXPIRE', holders, ttl)
+end
 `;
 
 /** KEYS: lock. ARGV: owner token, ttl. Returns RENEWED, NOT_OURS or GONE. */
@@ -145,6 +158,10 @@ local owner = redis.call('GET', KEYS[1])
 if owner == ARGV[1] then
   renew_guards(KEYS[1], ARGV[1], ARGV[2])
   return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+if not owner then
+  local alone = renew_alone(KEYS[1], ARGV[1], ARGV[2])
+  if alone then return alone end
 end
 return on_replica() or (owner and 0 or 2)
 `;
@@ -173,7 +190,11 @@ local function renew_all(n, key, offset, guarded)
     else
       owner = redis.call('GET', key(i))
     end
-    if (type(owner) == 'table' and owner.err) or (guarded and i > 1 and not owner) then
+    local alone
+    if not owner then alone = renew_alone(key(i), ARGV[offset + 2 * i - 1], ARGV[offset + 2 * i]) end
+    if alone then
+      results[i] = alone
+    elseif (type(owner) == 'table' and owner.err) or (guarded and i > 1 and not owner) then
       results[i] = 3
     elseif owner == ARGV[offset + 2 * i - 1] then
       renew_guards(key(i), owner, ARGV[offset + 2 * i])

@@ -93,10 +93,11 @@ export class LockScripts implements LockStore {
   get semaphores(): SemaphoreStore {
     if (this.semaphoreStore !== undefined) return this.semaphoreStore;
     const settings = (lease: number) => this.settings(lease, this.shardFlag);
-    const scripts = new SemaphoreScripts(this.runScript, settings, this.isCluster);
+    const deleteField = (key: string, field: string) => this.driver.deleteField(key, field);
+    const scripts = new SemaphoreScripts(this.runScript, settings, this.isCluster, deleteField);
     const waiter = this.replicaWaiter;
     if (waiter === undefined) return (this.semaphoreStore = scripts);
-    const replicated = new SemaphoreScripts((script, keys, args) => waiter.driver.evalScript(script, keys, args), settings, this.isCluster);
+    const replicated = new SemaphoreScripts((script, keys, args) => waiter.driver.evalScript(script, keys, args), settings, this.isCluster, deleteField);
     return (this.semaphoreStore = {
       acquire: (keys, token, ttl, enqueue, lease) => waiter.acquire(keys.lock, () => replicated.acquire(keys, token, ttl, enqueue, lease), () => scripts.release(keys, token, lease)),
       release: (keys, token, lease) => scripts.release(keys, token, lease),

@@ -156,6 +156,10 @@ export class GlideDriver implements RedisDriver {
     return Number(await this.send(['EXISTS', key])) === 1;
   }
 
+  async deleteField(key: string, field: string): Promise<number> {
+    return Number(await this.send(['HDEL', key, field]));
+  }
+
   /** Commands sent in one tick leave together: GLIDE multiplexes them on one connection. */
   async readLock(lock: string, fence: string, waiters: string): Promise<[string | null, number, string | null, number]> {
     const [owner, pttl, fencing, queued] = await Promise.all([this.send(['GET', lock]), this.send(['PTTL', lock]), this.send(['GET', fence]), this.send(['ZCARD', waiters])]);

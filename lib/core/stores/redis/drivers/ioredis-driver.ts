@@ -75,6 +75,10 @@ export class IoRedisDriver implements RedisDriver {
     return (await this.client.exists(key)) === 1;
   }
 
+  deleteField(key: string, field: string): Promise<number> {
+    return this.client.hdel(key, field);
+  }
+
   async readLock(lock: string, fence: string, waiters: string): Promise<[string | null, number, string | null, number]> {
     const replies = await this.client.pipeline().get(lock).pttl(lock).get(fence).zcard(waiters).exec();
     return (replies ?? []).map(([error, value]) => {

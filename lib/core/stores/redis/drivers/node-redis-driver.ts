@@ -124,6 +124,11 @@ export class NodeRedisDriver implements RedisDriver {
     return Number(await this.send(full, ['EXISTS', full])) === 1;
   }
 
+  async deleteField(key: string, field: string): Promise<number> {
+    const full = this.keyPrefix + key;
+    return Number(await this.send(full, ['HDEL', full, field]));
+  }
+
   /** Commands sent in one tick leave in one write: node-redis pipelines them. */
   async readLock(lock: string, fence: string, waiters: string): Promise<[string | null, number, string | null, number]> {
     const [l, f, w] = [this.keyPrefix + lock, this.keyPrefix + fence, this.keyPrefix + waiters];

@@ -84,6 +84,8 @@ export interface RedisDriver {
   /** SET key value PX ttl NX: whether it was set. */
   setIfAbsent(key: string, value: string, ttl: number): Promise<boolean>;
   exists(key: string): Promise<boolean>;
+  /** HDEL key field: how many fields it deleted (0 or 1). A plain write: on a replica it fails with READONLY. */
+  deleteField(key: string, field: string): Promise<number>;
   /** GET lock, PTTL lock, GET fence, ZCARD waiters in one round trip (the keys share one slot). */
   readLock(lock: string, fence: string, waiters: string): Promise<[string | null, number, string | null, number]>;
   /**
