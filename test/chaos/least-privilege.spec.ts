@@ -84,6 +84,14 @@ describe('chaos: least privilege', () => {
       const permits = await Promise.all([0, 1].map(() => app.locks.acquire('acl-sem', { limit: 2 })));
       expect(await app.locks.tryAcquire('acl-sem', { limit: 2 })).toBeNull();
       await Promise.all(permits.map((permit) => permit.release()));
+      // A holder alone has no permit key: its renewal renews the holders hash (see docs/redis-data.md).
+      const alone = await app.locks.acquire('acl-alone', { limit: 2 });
+      expect(await spy.hlen('lock:{acl-alone}:holders')).toBe(1);
+      await alone.extend(60_000);
+      expect(alone.held).toBe(true);
+      expect(await spy.pttl('lock:{acl-alone}:holders')).toBeGreaterThan(30_000);
+      await alone.release();
+      expect(await spy.exists('lock:{acl-alone}:holders')).toBe(0);
       const readers = await Promise.all([0, 1].map(() => app.locks.acquire('acl-rw', { mode: 'read' })));
       const writer = app.locks.acquire('acl-rw', { waitTimeout: 5_000 });
       await new Promise((resolve) => setTimeout(resolve, 100));

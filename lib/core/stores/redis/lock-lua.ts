@@ -147,7 +147,9 @@ local function renew_alone(key, token, ttl)
   local cut = #key - #token - 8
   if cut < 1 or string.sub(key, cut + 1) ~= ':permit:' .. token then return nil end
   local holders = string.sub(key, 1, cut) .. ':holders'
-  if redis.pcall('HEXISTS', holders, '!' .. token) ~= 1 then return nil end
+  -- HGET, not HEXISTS: the least-privilege ACL (docs/deployment.md) allows it already.
+  local field = redis.pcall('HGET', holders, '!' .. token)
+  if type(field) ~= 'string' then return nil end
   return redis.call('PEXPIRE', holders, ttl)
 end
 `;
