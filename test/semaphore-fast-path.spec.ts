@@ -379,6 +379,28 @@ describe('a semaphore taken alone', () => {
     expect((await redis.keys(`lock:{${key}}*`)).sort()).toEqual([`lock:{${key}}:fence`]);
   });
 
+  it('never leaves a permit key or a due set without expiry when unfolded in the last millisecond of its lease', async () => {
+    // Redis keeps a key through its last millisecond, where PTTL answers 0: a holder alone with a
+    // 1 ms lease and a caller right behind it (written together) meet there now and then.
+    const scripts = store();
+    let unfolded = 0;
+    for (let i = 0; i < 1_000; i++) {
+      const key = uniqueKey();
+      const keys = names(key, 1);
+      const [a, b] = await Promise.all([
+        scripts.semaphores.acquire(keys('a'), 'a', 1, true, WAITER_LEASE),
+        scripts.semaphores.acquire(keys('b'), 'b', 60_000, false, WAITER_LEASE),
+      ]);
+      expect(a).toMatchObject({ acquired: true });
+      if (!b.acquired) unfolded++;
+      const [permit, due] = await Promise.all([redis.pttl(keys('a').lock), redis.pttl(`lock:{${key}}:due`)]);
+      expect(permit, `try ${i}: a's permit key`).not.toBe(-1);
+      expect(due, `try ${i}: the due set`).not.toBe(-1);
+    }
+    // The path was taken: b met a's hash and unfolded it (and was refused) in some tries.
+    expect(unfolded).toBeGreaterThan(0);
+  });
+
   it('is inspected with the lease its hash has left', async () => {
     const scripts = store();
     const key = uniqueKey();

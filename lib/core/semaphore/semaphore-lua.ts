@@ -82,8 +82,9 @@ local function unfold_lone()
   redis.call('HSET', holders, token, permits .. ':' .. fencing, ':used', permits, ':limit', lim, ':unscored', 1)
   redis.call('HDEL', holders, fields[1])
   local own = base .. '${SEMAPHORE_SUFFIXES.permit}' .. token
-  -- Our lone hashes always expire; one that does not (nothing of ours writes it) gives none.
-  if left > 0 then redis.call('SET', own, token, 'PX', left) else redis.call('SET', own, token) end
+  -- Our lone hashes always expire; one that does not (nothing of ours writes it) gives none. In
+  -- its last millisecond a key's PTTL is 0, and the permit then gets that millisecond.
+  if left >= 0 then redis.call('SET', own, token, 'PX', math.max(left, 1)) else redis.call('SET', own, token) end
   return true
 end
 `;
@@ -224,8 +225,9 @@ local function score_unscored()
   if #members > 0 then add_due('NX', unpack(members)) end
   unscored = 0
   redis.call('HSET', holders, ':unscored', 0)
+  -- PTTL is 0 in the hash's last millisecond: the due set gets that millisecond, not no expiry.
   local left = redis.call('PTTL', holders)
-  if left > 0 then guard_key(due, left) end
+  if left >= 0 then guard_key(due, math.max(left, 1)) end
 end
 
 -- Hands free permits to the waiters at the head of the queue, in order, as long as the next
