@@ -91,12 +91,14 @@ end
 
 /** The fields of the holders hash every full part starts from, in the order `LIB` reads them. */
 const COUNTS = `redis.call('HMGET', holders, ':used', ':unscored', ':limit', ':queued', ':due')`;
+/** The same, and the caller's entry last: what the fast parts read (see LIB). */
+const COUNTS_AND_ENTRY = `redis.call('HMGET', holders, ':used', ':unscored', ':limit', ':queued', ':due', ARGV[1])`;
 
 /**
  * What the full parts share. `counts`: `read` to read the holders hash's fields (unfolding a
- * holder alone first), or the name of the fast part's `HMGET` of the same fields, in the same
- * order, after its own unfolding: nothing written between changes them, so a call the fast part
- * passes on reads them once.
+ * holder alone first), or the name of the fast part's `HMGET` of the same fields and the
+ * caller's entry (COUNTS_AND_ENTRY), after its own unfolding: nothing written between changes
+ * them, so a call the fast part passes on reads them once.
  */
 const LIB = (counts: 'read' | 'state') => `${QUEUE_MEMBERS}
 
@@ -109,6 +111,9 @@ local function permit_key(token) return base .. '${SEMAPHORE_SUFFIXES.permit}' .
 ${counts === 'read' ? `local counts = ${COUNTS}
 if not counts[3] and unfold_lone() then counts = ${COUNTS} end` : `local counts = ${counts}`}
 local used, unscored, stored_limit, queued, due_marked = tonumber(counts[1] or '0'), tonumber(counts[2] or '0'), counts[3], counts[4], counts[5]
+-- The caller's entry as the fast part read it (false: none; nil: not read), kept true by the
+-- changes below that may drop it before the scripts use it (purge, forget_if_idle).
+local caller_entry = counts[6]
 -- Whether ':used' differs from used: a dropped holder's permits are written with the next write
 -- of ':used' (a grant's HSET writes it anyway), or by flush_used before the script answers.
 local used_dirty = false
@@ -157,6 +162,7 @@ local function purge(now)
       if held then
         freed = freed + tonumber(string.match(held, '^(%d+)'))
         redis.call('HDEL', holders, token)
+        if token == ARGV[1] then caller_entry = false end
       end
       redis.call('ZREM', due, token)
     else
@@ -297,7 +303,7 @@ local function forget_if_idle(idle)
   if idle then
     if used <= 0 then
       redis.call('DEL', holders, due)
-      stored_limit, due_marked, used_dirty = false, false, false
+      stored_limit, due_marked, used_dirty, caller_entry = false, false, false, false
     else
       redis.call('HDEL', holders, ':queued')
     end
@@ -343,8 +349,8 @@ end
 `;
 
 const ACQUIRE_FAST = `
-local state = ${COUNTS}
-if not state[3] and unfold_lone() then state = ${COUNTS} end
+local state = ${COUNTS_AND_ENTRY}
+if not state[3] and unfold_lone() then state = ${COUNTS_AND_ENTRY} end
 local held = tonumber(state[1] or '0')
 if not state[4] and (not state[3] or tonumber(state[3]) == limit) and held + permits <= limit
   and redis.call('SET', permit, ARGV[1], 'NX', 'PX', ARGV[2]) then
@@ -384,8 +390,9 @@ if stored_limit and tonumber(stored_limit) ~= limit then
   return {2, tonumber(stored_limit)}
 end
 -- Granted already (by a release, or by this very call's grants below): the lease restarts at ttl.
-local function mine()
-  local held = redis.call('HGET', holders, ARGV[1])
+-- held: the caller's entry (false: none) when known.
+local function mine(held)
+  if held == nil then held = redis.call('HGET', holders, ARGV[1]) end
   if held then
     redis.call('PEXPIRE', permit, ARGV[2])
     add_due(now + tonumber(ARGV[2]), ARGV[1])
@@ -393,7 +400,7 @@ local function mine()
     return {1, tonumber(string.match(held, ':(%d+)$'))}
   end
 end
-local granted = mine()
+local granted = mine(caller_entry)
 if granted then
   if idle_unknown then forget_if_idle() end
   return granted
@@ -446,10 +453,10 @@ return {0, soonest, tonumber(redis.call('GET', fence) or '0')}
  */
 const RELEASE_FAST = `
 -- The full part's fields too (see LIB), and the caller's entry last.
-local state = redis.call('HMGET', holders, ':used', ':unscored', ':limit', ':queued', ':due', ARGV[1])
+local state = ${COUNTS_AND_ENTRY}
 -- A lone holder (the caller, whose plain HDEL did not reach Redis, or another once the caller's
 -- lease ran out) is unfolded first: DEL of the hash below would delete another's permit.
-if not state[1] and unfold_lone() then state = redis.call('HMGET', holders, ':used', ':unscored', ':limit', ':queued', ':due', ARGV[1]) end
+if not state[1] and unfold_lone() then state = ${COUNTS_AND_ENTRY} end
 local left = tonumber(state[1] or '0') - tonumber(string.match(state[6] or '0', '^(%d+)'))
 -- pcall: on a replica the write fails, and the answer is the same as a replica's for the mutex.
 local deleted
@@ -484,7 +491,7 @@ end
 const RELEASE_FULL = `
 local fence_retention, lease, sharded, limit = string.match(ARGV[2], '^(%d+):(%d+):(%d):(%d+)$')
 ${LIB('state')}
-drop_holder(ARGV[1], state[6])
+drop_holder(ARGV[1], caller_entry)
 local now = now_ms()
 score_unscored()
 purge(now)
