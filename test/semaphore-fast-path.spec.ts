@@ -206,6 +206,40 @@ describe('the fast paths and the waiters', () => {
     expect((await redis.keys(`lock:{${key}}*`)).sort()).toEqual([`lock:{${key}}:fence`]);
   });
 
+  it('queues a caller behind a live head, and hands a released permit to that head, reading each key once', async () => {
+    const scripts = store();
+    const key = uniqueKey();
+    const root = `lock:{${key}}`;
+    const keys = names(key, 2);
+    for (const token of ['a', 'b']) expect(await scripts.semaphores.acquire(keys(token), token, 60_000, true, WAITER_LEASE)).toMatchObject({ acquired: true });
+    for (const token of ['w1', 'w2']) expect(await scripts.semaphores.acquire(keys(token), token, 60_000, true, WAITER_LEASE)).toMatchObject({ acquired: false });
+    // Every command a script runs on the semaphore's keys, and its TIME (MONITOR shows them).
+    const watch = await watchCommands(root, undefined, (arg) => arg.startsWith(root) || /^time$/i.test(arg));
+    expect(await scripts.semaphores.acquire(keys('w3'), 'w3', 60_000, true, WAITER_LEASE)).toMatchObject({ acquired: false });
+    const queued = await watch.stop().then(() => watch.seen.filter((command) => !isScriptCall(command)).map((command) => command.args[0]!.toUpperCase()));
+    // The fast part's HMGET (with the caller's entry: not granted already) serves the full part
+    // too; the head is read once (LINDEX, ZSCORE), and tells whether the queue is idle (no
+    // EXISTS), and that restore_list has nothing to do.
+    expect(queued).toEqual([
+      'EXISTS', 'HMGET', 'TIME', 'EXISTS', 'ZRANGEBYSCORE', 'LINDEX', 'ZSCORE',
+      'ZADD', 'RPUSH', 'PEXPIRE', 'PEXPIRE', 'PTTL', 'PTTL', 'ZRANGE', 'GET',
+    ]);
+    const release = await watchCommands(root, undefined, (arg) => arg.startsWith(root) || /^time$/i.test(arg));
+    expect(await scripts.semaphores.release(keys('b'), 'b', WAITER_LEASE)).toMatchObject({ released: true, grants: [{ token: 'w1' }] });
+    const released = await release.stop().then(() => release.seen.filter((command) => !isScriptCall(command)).map((command) => command.args[0]!.toUpperCase()));
+    // The holder's entry and the counts read once (HMGET), ':used' written once (the grant's
+    // HSET), and the queue's next live head, which does not fit, tells that it is not idle.
+    expect(released).toEqual([
+      'HMGET', 'DEL', 'HDEL', 'ZREM', 'TIME', 'EXISTS', 'ZRANGEBYSCORE', 'LINDEX', 'ZSCORE',
+      'SET', 'INCR', 'HSET', 'ZADD', 'PTTL', 'PTTL', 'LPOP', 'ZREM', 'PUBLISH', 'LINDEX', 'ZSCORE',
+    ]);
+    expect(await redis.hget(`${root}:holders`, ':used')).toBe('2');
+    expect(await redis.lrange(`${root}:sq`, 0, -1)).toEqual(['w2:60000:1', 'w3:60000:1']);
+    for (const token of ['w2', 'w3']) await scripts.semaphores.leave(keys(token), token, 60_000, WAITER_LEASE);
+    for (const token of ['a', 'w1']) expect(await scripts.semaphores.release(keys(token), token, WAITER_LEASE)).toMatchObject({ released: true });
+    expect((await redis.keys(`${root}*`)).sort()).toEqual([`${root}:fence`]);
+  });
+
   it('answers "not yours" to the last holder whose lease ran out, and leaves nothing behind', async () => {
     const scripts = store();
     const key = uniqueKey();

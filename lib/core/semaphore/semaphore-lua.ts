@@ -89,7 +89,18 @@ local function unfold_lone()
 end
 `;
 
-const LIB = `${QUEUE_MEMBERS}
+/** The fields of the holders hash every full part starts from, in the order `LIB` reads them. */
+const COUNTS = `redis.call('HMGET', holders, ':used', ':unscored', ':limit', ':queued', ':due')`;
+/** The same, and the caller's entry last: what the fast parts read (see LIB). */
+const COUNTS_AND_ENTRY = `redis.call('HMGET', holders, ':used', ':unscored', ':limit', ':queued', ':due', ARGV[1])`;
+
+/**
+ * What the full parts share. `counts`: `read` to read the holders hash's fields (unfolding a
+ * holder alone first), or the name of the fast part's `HMGET` of the same fields and the
+ * caller's entry (COUNTS_AND_ENTRY), after its own unfolding: nothing written between changes
+ * them, so a call the fast part passes on reads them once.
+ */
+const LIB = (counts: 'read' | 'state') => `${QUEUE_MEMBERS}
 
 local function permit_key(token) return base .. '${SEMAPHORE_SUFFIXES.permit}' .. token end
 
@@ -97,9 +108,21 @@ local function permit_key(token) return base .. '${SEMAPHORE_SUFFIXES.permit}' .
 -- below), how many holders the fast path let in without a score (see score_unscored), the
 -- limit stored (false when none), whether the queue may have waiters (see keep_limit), and
 -- whether the due set may exist (see add_due).
-local counts = redis.call('HMGET', holders, ':used', ':unscored', ':limit', ':queued', ':due')
-if not counts[3] and unfold_lone() then counts = redis.call('HMGET', holders, ':used', ':unscored', ':limit', ':queued', ':due') end
+${counts === 'read' ? `local counts = ${COUNTS}
+if not counts[3] and unfold_lone() then counts = ${COUNTS} end` : `local counts = ${counts}`}
 local used, unscored, stored_limit, queued, due_marked = tonumber(counts[1] or '0'), tonumber(counts[2] or '0'), counts[3], counts[4], counts[5]
+-- The caller's entry as the fast part read it (false: none; nil: not read), kept true by the
+-- changes below that may drop it before the scripts use it (purge, forget_if_idle).
+local caller_entry = counts[6]
+-- Whether ':used' differs from used: a dropped holder's permits are written with the next write
+-- of ':used' (a grant's HSET writes it anyway), or by flush_used before the script answers.
+local used_dirty = false
+local function flush_used()
+  if used_dirty then
+    redis.call('HSET', holders, ':used', used)
+    used_dirty = false
+  end
+end
 
 -- Scores holders in the due set, which may create it: the hash's ':due' mark says it may exist,
 -- so that the release of the last holder deletes the due set only when the mark is there. The
@@ -139,6 +162,7 @@ local function purge(now)
       if held then
         freed = freed + tonumber(string.match(held, '^(%d+)'))
         redis.call('HDEL', holders, token)
+        if token == ARGV[1] then caller_entry = false end
       end
       redis.call('ZREM', due, token)
     else
@@ -149,29 +173,32 @@ local function purge(now)
   if freed > 0 then
     used = math.max(0, used - freed)
     redis.call('HSET', holders, ':used', used)
+    used_dirty = false
   end
 end
 
--- Drops a holder (its permit key is the caller's business): its entry, its permits, its deadline.
-local function drop_holder(token)
-  local held = redis.call('HGET', holders, token)
+-- Drops a holder (its permit key is the caller's business): its entry, its permits (written to
+-- ':used' later, see used_dirty), its deadline. held: its entry (false: none) when read already.
+local function drop_holder(token, held)
+  if held == nil then held = redis.call('HGET', holders, token) end
   if not held then return end
   used = math.max(0, used - tonumber(string.match(held, '^(%d+)')))
   redis.call('HDEL', holders, token)
-  redis.call('HSET', holders, ':used', used)
+  used_dirty = true
   redis.call('ZREM', due, token)
 end
 
+-- The first live waiter, dropping the dead ones before it; and whether the queue or the waiters
+-- set existed at its first look (what forget_if_idle's EXISTS would answer there).
 local function live_head(now)
+  local seen
   while true do
     local head = redis.call('LINDEX', queue, 0)
-    if not head then
-      restore_list(queue, waiters)
-      head = redis.call('LINDEX', queue, 0)
-      if not head then return nil end
-    end
+    if not head and restore_list(queue, waiters) then head = redis.call('LINDEX', queue, 0) end
+    if seen == nil then seen = head ~= false end
+    if not head then return nil, seen end
     local alive_until = redis.call('ZSCORE', waiters, head)
-    if alive_until and tonumber(alive_until) >= now then return head end
+    if alive_until and tonumber(alive_until) >= now then return head, seen end
     redis.call('LPOP', queue)
     redis.call('ZREM', waiters, head)
   end
@@ -183,6 +210,7 @@ local function take(token, permits, lease, now, lim)
   local fencing = next_fence(fence)
   used = used + tonumber(permits)
   redis.call('HSET', holders, token, permits .. ':' .. fencing, ':used', used, ':limit', lim)
+  used_dirty = false
   stored_limit = tostring(lim)
   add_due(now + tonumber(lease), token)
   guard(lease)
@@ -197,6 +225,7 @@ end
 local function keep_limit(lim, ms)
   if not stored_limit then
     redis.call('HSET', holders, ':limit', lim, ':used', used, ':queued', 1)
+    used_dirty = false
     stored_limit = tostring(lim)
   elseif not queued then
     redis.call('HSET', holders, ':queued', 1)
@@ -232,15 +261,17 @@ end
 
 -- Hands free permits to the waiters at the head of the queue, in order, as long as the next
 -- one fits (FIFO: a large request is never overtaken). Each gets its permit for at most
--- grant_ms (it renews to its ttl on waking) and a "<token>:<fencing token>" message.
-local function grant_fitting(lim, grant_ms, sharded, now)
+-- grant_ms (it renews to its ttl on waking) and a "<token>:<fencing token>" message. head: the
+-- live head when the caller has just read it. Answers the grants, and whether the queue and the
+-- waiters set are gone (its last look found neither), which forget_if_idle then need not read.
+local function grant_fitting(lim, grant_ms, sharded, now, head)
   local granted = {}
   while true do
-    local head = live_head(now)
-    if not head then break end
+    head = head or live_head(now)
+    if not head then return granted, true end
     -- A ttl or permits of 0 (nothing of ours writes one) would make SET fail halfway.
     local token, ttl, permits = string.match(head, '^(.+):([1-9]%d*):([1-9]%d*)$')
-    if token and tonumber(permits) > lim - used then break end
+    if token and tonumber(permits) > lim - used then return granted, false end
     if token then
       -- The permit first, then the queue: a call that failed halfway must not drop the waiter.
       local fencing = take(token, permits, math.min(tonumber(ttl), grant_ms), now, lim)
@@ -253,8 +284,8 @@ local function grant_fitting(lim, grant_ms, sharded, now)
       redis.call('LPOP', queue)
       redis.call('ZREM', waiters, head)
     end
+    head = nil
   end
-  return granted
 end
 
 -- The limit permits are counted against: the stored one while the semaphore is in use (a
@@ -264,12 +295,15 @@ local function limit_in_use(given)
 end
 
 -- The limit is kept while the semaphore has holders or waiters, and forgotten with them; the
--- ':queued' mark goes with the last waiter.
-local function forget_if_idle()
-  if (used <= 0 or queued) and redis.call('EXISTS', queue, waiters) == 0 then
+-- ':queued' mark goes with the last waiter. idle: whether both queue keys are gone, when the
+-- script has just seen it (see live_head and grant_fitting).
+local function forget_if_idle(idle)
+  if not (used <= 0 or queued) then return end
+  if idle == nil then idle = redis.call('EXISTS', queue, waiters) == 0 end
+  if idle then
     if used <= 0 then
       redis.call('DEL', holders, due)
-      stored_limit, due_marked = false, false
+      stored_limit, due_marked, used_dirty, caller_entry = false, false, false, false
     else
       redis.call('HDEL', holders, ':queued')
     end
@@ -315,15 +349,15 @@ end
 `;
 
 const ACQUIRE_FAST = `
-local state = redis.call('HMGET', holders, ':limit', ':used', ':unscored', ':queued')
-if not state[1] and unfold_lone() then state = redis.call('HMGET', holders, ':limit', ':used', ':unscored', ':queued') end
-local held = tonumber(state[2] or '0')
-if not state[4] and (not state[1] or tonumber(state[1]) == limit) and held + permits <= limit
+local state = ${COUNTS_AND_ENTRY}
+if not state[3] and unfold_lone() then state = ${COUNTS_AND_ENTRY} end
+local held = tonumber(state[1] or '0')
+if not state[4] and (not state[3] or tonumber(state[3]) == limit) and held + permits <= limit
   and redis.call('SET', permit, ARGV[1], 'NX', 'PX', ARGV[2]) then
   local fencing = redis.call('INCR', fence)
   if fence_retention ~= '0' then redis.call('PEXPIRE', fence, fence_retention) end
-  local entry, unscored = permits .. ':' .. fencing, tonumber(state[3] or '0') + 1
-  if not state[1] then
+  local entry, unscored = permits .. ':' .. fencing, tonumber(state[2] or '0') + 1
+  if not state[3] then
     -- A hash without a limit is new (every write of a holder or waiter stores the limit).
     redis.call('HSET', holders, ARGV[1], entry, ':used', held + permits, ':limit', limit, ':unscored', unscored)
     redis.call('PEXPIRE', holders, ARGV[2])
@@ -342,15 +376,23 @@ end
 
 const ACQUIRE_FULL = `
 lease = tonumber(lease)
-${LIB}
+${LIB('state')}
 local now = now_ms()
 score_unscored()
 purge(now)
-forget_if_idle()
-if stored_limit and tonumber(stored_limit) ~= limit then return {2, tonumber(stored_limit)} end
+-- Without holders an idle queue makes the semaphore forget its limit, which decides below. With
+-- holders it only drops a stale ':queued' mark, read by nothing before the queue's first look
+-- (live_head), which tells the same as EXISTS: the answers given before it look themselves.
+local idle_unknown = used > 0 and queued
+if not idle_unknown then forget_if_idle() end
+if stored_limit and tonumber(stored_limit) ~= limit then
+  if idle_unknown then forget_if_idle() end
+  return {2, tonumber(stored_limit)}
+end
 -- Granted already (by a release, or by this very call's grants below): the lease restarts at ttl.
-local function mine()
-  local held = redis.call('HGET', holders, ARGV[1])
+-- held: the caller's entry (false: none) when known.
+local function mine(held)
+  if held == nil then held = redis.call('HGET', holders, ARGV[1]) end
   if held then
     redis.call('PEXPIRE', permit, ARGV[2])
     add_due(now + tonumber(ARGV[2]), ARGV[1])
@@ -358,10 +400,14 @@ local function mine()
     return {1, tonumber(string.match(held, ':(%d+)$'))}
   end
 end
-local granted = mine()
-if granted then return granted end
+local granted = mine(caller_entry)
+if granted then
+  if idle_unknown then forget_if_idle() end
+  return granted
+end
 local member = ARGV[1] .. ':' .. ARGV[2] .. ':' .. permits
-local head = live_head(now)
+local head, seen = live_head(now)
+if idle_unknown and not seen then forget_if_idle(true) end
 if (not head or head == member) and limit - used >= permits then
   if head then
     redis.call('LPOP', queue)
@@ -369,20 +415,23 @@ if (not head or head == member) and limit - used >= permits then
   end
   local fencing = take(ARGV[1], permits, ARGV[2], now, limit)
   -- Those queued behind may fit in what is left.
-  grant_fitting(limit, lease, sharded, now)
+  local _, idle = grant_fitting(limit, lease, sharded, now)
   -- The caller may have been the last waiter: without the mark, the next calls take the fast path.
-  forget_if_idle()
+  forget_if_idle(idle)
   return {1, fencing}
 end
 if head and head ~= member then
-  -- Others are owed free permits first; the grants may reach this caller too, and then it
-  -- holds: re-queued, it would be granted a second time (a permit counted once, held twice).
-  grant_fitting(limit, lease, sharded, now)
-  granted = mine()
-  if granted then return granted end
+  -- Others are owed free permits first (from the head just read); the grants may reach this
+  -- caller too, and then it holds: re-queued, it would be granted a second time (a permit
+  -- counted once, held twice).
+  local given = grant_fitting(limit, lease, sharded, now, head)
+  for i = 1, #given, 2 do
+    if given[i] == ARGV[1] then return mine() end
+  end
 end
 if enqueue == '1' then
-  join_queue(queue, waiters, member, now, lease)
+  -- The queue was just looked at (live_head, grant_fitting): nothing for restore_list to do.
+  join_queue(queue, waiters, member, now, lease, true)
   keep_limit(limit, lease)
 end
 local first = redis.call('ZRANGE', due, 0, 0, 'WITHSCORES')
@@ -403,19 +452,20 @@ return {0, soonest, tonumber(redis.call('GET', fence) or '0')}
  * when it was the last one, else `HDEL`, `HSET`, and `ZREM` when marked): no `TIME`, nothing counted.
  */
 const RELEASE_FAST = `
-local state = redis.call('HMGET', holders, ARGV[1], ':used', ':queued', ':due')
+-- The full part's fields too (see LIB), and the caller's entry last.
+local state = ${COUNTS_AND_ENTRY}
 -- A lone holder (the caller, whose plain HDEL did not reach Redis, or another once the caller's
 -- lease ran out) is unfolded first: DEL of the hash below would delete another's permit.
-if not state[2] and unfold_lone() then state = redis.call('HMGET', holders, ARGV[1], ':used', ':queued', ':due') end
-local left = tonumber(state[2] or '0') - tonumber(string.match(state[1] or '0', '^(%d+)'))
+if not state[1] and unfold_lone() then state = ${COUNTS_AND_ENTRY} end
+local left = tonumber(state[1] or '0') - tonumber(string.match(state[6] or '0', '^(%d+)'))
 -- pcall: on a replica the write fails, and the answer is the same as a replica's for the mutex.
 local deleted
-if not state[3] and not state[4] and left <= 0 then
+if not state[4] and not state[5] and left <= 0 then
   -- The last holder, nobody waiting, no due set: the permit and the hash go in one DEL, whose
   -- count says whether the permit was there (the hash was when it has ':used'). Were it not,
   -- the hash held only this caller's lapsed entry, which the next count would drop as well.
   deleted = redis.pcall('DEL', permit, holders)
-  if deleted == (state[2] and 2 or 1) then return {1} end
+  if deleted == (state[1] and 2 or 1) then return {1} end
 else
   deleted = redis.pcall('DEL', permit)
 end
@@ -426,13 +476,13 @@ if deleted ~= 1 then
   if type(deleted) == 'table' then return deleted end
   return {0}
 end
-if not state[3] then
+if not state[4] then
   if left <= 0 then
     redis.call('DEL', holders, due)
-  elseif state[1] then
+  elseif state[6] then
     redis.call('HDEL', holders, ARGV[1])
     redis.call('HSET', holders, ':used', left)
-    if state[4] then redis.call('ZREM', due, ARGV[1]) end
+    if state[5] then redis.call('ZREM', due, ARGV[1]) end
   end
   return {1}
 end
@@ -440,13 +490,14 @@ end
 
 const RELEASE_FULL = `
 local fence_retention, lease, sharded, limit = string.match(ARGV[2], '^(%d+):(%d+):(%d):(%d+)$')
-${LIB}
-drop_holder(ARGV[1])
+${LIB('state')}
+drop_holder(ARGV[1], caller_entry)
 local now = now_ms()
 score_unscored()
 purge(now)
-local granted = grant_fitting(limit_in_use(limit), tonumber(lease), sharded, now)
-forget_if_idle()
+local granted, idle = grant_fitting(limit_in_use(limit), tonumber(lease), sharded, now)
+forget_if_idle(idle)
+flush_used()
 table.insert(granted, 1, 1)
 return granted
 `;
@@ -457,7 +508,7 @@ return granted
  */
 const LEAVE = `
 local fence_retention, lease, sharded, limit, permits = string.match(ARGV[3], '^(%d+):(%d+):(%d):(%d+):(%d+)$')
-${LIB}
+${LIB('read')}
 local member = ARGV[1] .. ':' .. ARGV[2] .. ':' .. permits
 redis.call('LREM', queue, 1, member)
 redis.call('ZREM', waiters, member)
@@ -466,8 +517,9 @@ drop_holder(ARGV[1])
 local now = now_ms()
 score_unscored()
 purge(now)
-grant_fitting(limit_in_use(limit), tonumber(lease), sharded, now)
-forget_if_idle()
+local _, idle = grant_fitting(limit_in_use(limit), tonumber(lease), sharded, now)
+forget_if_idle(idle)
+flush_used()
 return 1
 `;
 

@@ -45,6 +45,8 @@ local function now_ms()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
+-- Answers true when it put members back (so a caller that found the list empty knows whether
+-- anyone is queued without another read).
 local function restore_list(queue, waiters)
   if redis.call('EXISTS', queue) == 1 then return end
   local lost = redis.call('ZRANGE', waiters, 0, -1)
@@ -52,11 +54,13 @@ local function restore_list(queue, waiters)
   for _, member in ipairs(lost) do redis.call('RPUSH', queue, member) end
   local left = redis.call('PTTL', waiters)
   if left > 0 then redis.call('PEXPIRE', queue, left) end
+  return true
 end
 
--- Joins the queue, or refreshes the caller's place in it: alive for another lease.
-local function join_queue(queue, waiters, member, now, lease)
-  restore_list(queue, waiters)
+-- Joins the queue, or refreshes the caller's place in it: alive for another lease. \`restored\`:
+-- the script knows restore_list would do nothing (the list exists, or both keys are gone).
+local function join_queue(queue, waiters, member, now, lease, restored)
+  if not restored then restore_list(queue, waiters) end
   if redis.call('ZADD', waiters, now + lease, member) == 1 then redis.call('RPUSH', queue, member) end
   redis.call('PEXPIRE', queue, lease)
   redis.call('PEXPIRE', waiters, lease)
