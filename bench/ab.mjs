@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { nodeBinary, OWN_MAJOR, parseMajors } from '../scripts/node-versions.mjs';
 import { startRedisServer } from '../scripts/redis-server.mjs';
+import { SEMAPHORE_CONTENDERS } from './contenders.mjs';
 import { fmt, median } from './stats.mjs';
 
 const args = process.argv.slice(2);
@@ -76,13 +77,15 @@ for (const [key, byLabel] of Object.entries(runs)) {
   const raw = byLabel['raw ioredis'];
   for (const [label, reps] of Object.entries(byLabel)) {
     const ratio = (figure, floor) => median(reps.map((r, i) => r[figure] / floor[i][figure]));
-    const semaphore = byLabel['redis-semaphore'];
+    // The peer of the same kind: redis-semaphore's Semaphore beside our semaphore, its Mutex beside the rest.
+    const semaphore = byLabel[SEMAPHORE_CONTENDERS.includes(label) ? SEMAPHORE_CONTENDERS[1] : 'redis-semaphore'];
     table[`${version} ${concurrency}w ${label}`] = {
       'Node CPU us/pair': fmt(median(reps.map((r) => r.nodeCpuUsPerPair))),
       'x raw': fmt(ratio('nodeCpuUsPerPair', raw)),
       'pairs/s': fmt(median(reps.map((r) => r.pairsPerSecond))),
       'x raw ': fmt(ratio('pairsPerSecond', raw)),
       'x redis-semaphore': semaphore ? fmt(ratio('pairsPerSecond', semaphore)) : '',
+      'CPU x redis-semaphore': semaphore ? fmt(ratio('nodeCpuUsPerPair', semaphore)) : '',
     };
   }
 }
