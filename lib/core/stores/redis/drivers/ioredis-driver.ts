@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { COMMANDS, type ScriptName } from '../lock-lua.js';
 import { routesShardedSubscriptions, ShardSubscriber } from './ioredis-shard-subscriber.js';
-import { flatPairs, type BareScriptCall, type LuaScript, type PingTarget, type ReadCommand, type RedisDriver, type RedisNode, type ReleaseSubscriber, type ScriptCall } from './redis-driver.js';
+import { TickWriteBatching, type BatchedConnection } from './tick-write-batching.js';
+import { flatPairs, isNoScript, type BareScriptCall, type LuaScript, type PingTarget, type ReadCommand, type RedisDriver, type RedisNode, type ReleaseSubscriber, type ScriptCall } from './redis-driver.js';
 
 export type IoRedisClient = Redis | Cluster;
 
@@ -27,14 +28,23 @@ export class IoRedisDriver implements RedisDriver {
     const options = (client as { options?: { keyPrefix?: string; redisOptions?: { keyPrefix?: string } } }).options;
     this.keyPrefix = options?.keyPrefix ?? options?.redisOptions?.keyPrefix ?? '';
     this.isCluster = (client as { isCluster?: boolean }).isCluster === true;
+    const own: readonly BatchedConnection[] = [client as unknown as BatchedConnection];
+    this.batching = new TickWriteBatching(this.isCluster ? () => (client as Cluster).nodes('master') as unknown as BatchedConnection[] : () => own);
   }
+
+  /** The commands sent in one tick go out in one write per connection (see `TickWriteBatching`). */
+  private readonly batching: TickWriteBatching;
 
   scripts(): Record<ScriptName, ScriptCall> {
     const commands = this.client as unknown as Record<string, ScriptCall>;
     const calls = {} as Record<ScriptName, ScriptCall>;
     for (const [script, { name, numberOfKeys, lua }] of Object.entries(COMMANDS) as [ScriptName, (typeof COMMANDS)[ScriptName]][]) {
       this.client.defineCommand(name, numberOfKeys === null ? { lua } : { numberOfKeys, lua });
-      calls[script] = commands[name]!.bind(this.client);
+      const call = commands[name]!.bind(this.client);
+      calls[script] = (...args) => {
+        this.batching.hold();
+        return call(...args);
+      };
     }
     return calls;
   }
@@ -52,30 +62,41 @@ export class IoRedisDriver implements RedisDriver {
     const evalsha = this.client.evalsha.bind(this.client) as unknown as Eval;
     const evalScript = this.client.eval.bind(this.client) as unknown as Eval;
     return {
-      send: (...args) => evalsha(sha, numberOfKeys, ...args),
-      resend: (...args) => evalScript(lua, numberOfKeys, ...args),
+      send: (...args) => {
+        this.batching.hold();
+        return evalsha(sha, numberOfKeys, ...args);
+      },
+      resend: (...args) => {
+        this.batching.hold();
+        return evalScript(lua, numberOfKeys, ...args);
+      },
     };
   }
 
-  async evalScript(script: LuaScript, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
-    // ioredis adds its keyPrefix to the declared keys (it reads the key count).
-    try {
-      return await (this.client.evalsha as unknown as Eval)(script.sha, keys.length, ...keys, ...args);
-    } catch (error) {
-      if (!(error instanceof Error) || !error.message.includes('NOSCRIPT')) throw error;
+  evalScript(script: LuaScript, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
+    // ioredis adds its keyPrefix to the declared keys (it reads the key count). A `catch`, not an
+    // async function: every semaphore and read-write lock call comes this way, and an async frame
+    // costs a promise and a microtask more.
+    this.batching.hold();
+    return (this.client.evalsha as unknown as Eval)(script.sha, keys.length, ...keys, ...args).catch((error: unknown) => {
+      if (!isNoScript(error)) throw error;
+      this.batching.hold();
       return (this.client.eval as unknown as Eval)(script.lua, keys.length, ...keys, ...args);
-    }
+    });
   }
 
   async setIfAbsent(key: string, value: string, ttl: number): Promise<boolean> {
+    this.batching.hold();
     return (await this.client.set(key, value, 'PX', ttl, 'NX')) === 'OK';
   }
 
   async exists(key: string): Promise<boolean> {
+    this.batching.hold();
     return (await this.client.exists(key)) === 1;
   }
 
   deleteField(key: string, field: string): Promise<number> {
+    this.batching.hold();
     return this.client.hdel(key, field);
   }
 

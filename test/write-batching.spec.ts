@@ -1,0 +1,129 @@
+import { Cluster, Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startRedisCluster, type RedisCluster } from '../scripts/redis-cluster.mjs';
+import type { Lock } from '../lib/index.js';
+import { COMMANDS_PER_WRITE } from '../lib/core/stores/redis/drivers/tick-write-batching.js';
+import { useLockApps } from './support/lock-app.js';
+import { useOwnRedis } from './support/redis.js';
+
+/**
+ * Redis' own count of the reads it made from its clients' sockets (INFO stats). A read takes
+ * whatever arrived, so it counts at most one per write the library made (fewer when writes meet
+ * in the socket): the count bounds the writes from above. The server is this file's own, and the
+ * INFO call itself is one read.
+ */
+async function readsDuring(admin: Redis, work: () => Promise<unknown>): Promise<number> {
+  const reads = async () => Number(/total_reads_processed:(\d+)/.exec(await admin.info('stats'))![1]);
+  const before = await reads();
+  await work();
+  return (await reads()) - before - 1;
+}
+
+describe('the commands sent in one tick (ioredis)', () => {
+  const own = useOwnRedis();
+  const app = useLockApps();
+  const CALLS = 40;
+  // The first goes out at once, the others COMMANDS_PER_WRITE to a write.
+  const WRITES = 1 + Math.ceil((CALLS - 1) / COMMANDS_PER_WRITE);
+
+  it('go out in a few writes, not one each: 40 acquisitions and 40 releases', async () => {
+    const { locks } = await app({ redis: own.url() });
+    // Scripts cached and the connection ready before counting.
+    await (await locks.acquire('warm-up')).release();
+    const keys = Array.from({ length: CALLS }, (_, i) => `batch:${i}`);
+    let held: Lock[] = [];
+    const acquireReads = await readsDuring(own.redis(), async () => {
+      held = await Promise.all(keys.map((key) => locks.acquire(key)));
+    });
+    expect(held.map((lock) => lock.key)).toEqual(keys);
+    expect(acquireReads).toBeGreaterThan(0);
+    expect(acquireReads).toBeLessThanOrEqual(WRITES);
+    const releaseReads = await readsDuring(own.redis(), () => Promise.all(held.map((lock) => lock.release())));
+    expect(releaseReads).toBeLessThanOrEqual(WRITES);
+    expect((await own.redis().keys('lock:*')).filter((key) => !key.endsWith(':fence'))).toEqual([]);
+  });
+
+  it('the same for a semaphore, whose holders alone are released by a plain HDEL', async () => {
+    const { locks } = await app({ redis: own.url() });
+    await (await locks.acquire('warm-up', { limit: 2 })).release();
+    const keys = Array.from({ length: CALLS }, (_, i) => `batch-sem:${i}`);
+    let held: Lock[] = [];
+    const acquireReads = await readsDuring(own.redis(), async () => {
+      held = await Promise.all(keys.map((key) => locks.acquire(key, { limit: 2 })));
+    });
+    expect(acquireReads).toBeLessThanOrEqual(WRITES);
+    const releaseReads = await readsDuring(own.redis(), () => Promise.all(held.map((lock) => lock.release())));
+    expect(releaseReads).toBeLessThanOrEqual(WRITES);
+    expect((await own.redis().keys('lock:*')).filter((key) => !key.endsWith(':fence'))).toEqual([]);
+  });
+
+  it('leave a lone call on its tick to go out at once, and keep the order of the application’s own commands on a shared client', async () => {
+    const client = new Redis(own.url());
+    try {
+      const { locks } = await app({ redis: client });
+      await (await locks.acquire('warm-up')).release();
+      // One call a tick: each its own write, none held back for a flush.
+      const lone = await readsDuring(own.redis(), async () => {
+        const lock = await locks.acquire('lone');
+        await lock.release();
+      });
+      expect(lone).toBe(2);
+      // The application's commands on the same tick, before, between and after the library's.
+      const replies = await Promise.all([
+        client.set('app:a', '1'),
+        locks.acquire('shared:1'),
+        client.incr('app:a'),
+        locks.acquire('shared:2'),
+        client.get('app:a'),
+      ]);
+      expect([replies[0], replies[2], replies[4]]).toEqual(['OK', 2, '2']);
+      await Promise.all([replies[1], replies[3]].map((lock) => (lock as Lock).release()));
+    } finally {
+      client.disconnect();
+    }
+  });
+});
+
+describe('the commands sent in one tick on a Cluster (ioredis)', () => {
+  let cluster: RedisCluster;
+  let admin: Cluster;
+  const app = useLockApps();
+  beforeAll(async () => {
+    cluster = await startRedisCluster(3);
+    admin = new Cluster(cluster.nodes);
+    await admin.ping();
+  }, 60_000);
+  afterAll(async () => {
+    admin?.disconnect();
+    await cluster?.stop();
+  });
+
+  it('go out in a few writes to each master, every lock taken and released', async () => {
+    const client = new Cluster(cluster.nodes);
+    try {
+      const { locks } = await app({ redis: client });
+      // A lock on each master first: scripts cached, every connection ready.
+      const warm = Array.from({ length: 12 }, (_, i) => `warm:${i}`);
+      await Promise.all((await Promise.all(warm.map((key) => locks.acquire(key)))).map((lock) => lock.release()));
+      const masters = admin.nodes('master');
+      expect(masters).toHaveLength(3);
+      const reads = async () => {
+        let sum = 0;
+        for (const node of masters) sum += Number(/total_reads_processed:(\d+)/.exec(await node.info('stats'))![1]);
+        return sum;
+      };
+      const keys = Array.from({ length: 40 }, (_, i) => `batch:${i}`);
+      const before = await reads();
+      const held = await Promise.all(keys.map((key) => locks.acquire(key)));
+      // Each master: at most one write for the tick's first command and one per
+      // COMMANDS_PER_WRITE after it; the INFO calls of the second count are one read each.
+      const used = (await reads()) - before - masters.length;
+      expect(used).toBeLessThanOrEqual(masters.length * (1 + Math.ceil(39 / COMMANDS_PER_WRITE)));
+      await Promise.all(held.map((lock) => lock.release()));
+      const left = await Promise.all(masters.map((node) => node.keys('lock:*')));
+      expect(left.flat().filter((key) => !key.endsWith(':fence'))).toEqual([]);
+    } finally {
+      client.disconnect();
+    }
+  });
+});
