@@ -124,12 +124,22 @@ local function flush_used()
   end
 end
 
+-- The due set's first member and its score ({} when the set is gone), read once and kept until a
+-- change below writes the set: it tells whether the set exists (score_unscored), whether any
+-- deadline has passed (purge), and the soonest one (an acquire's answer).
+local due_first
+local function first_due()
+  if not due_first then due_first = redis.call('ZRANGE', due, 0, 0, 'WITHSCORES') end
+  return due_first
+end
+
 -- Scores holders in the due set, which may create it: the hash's ':due' mark says it may exist,
 -- so that the release of the last holder deletes the due set only when the mark is there. The
 -- due set never outlives the hash (each guard pushes both on, the hash first), and is only
 -- deleted with it, so a hash without the mark has no due set beside it.
 local function add_due(...)
   redis.call('ZADD', due, ...)
+  due_first = nil
   if not due_marked then
     redis.call('HSET', holders, ':due', 1)
     due_marked = '1'
@@ -152,8 +162,10 @@ end
 -- or its lease ran out) is dropped and its permits freed; one renewed meanwhile gets its new
 -- deadline. Nothing is read of the others.
 local function purge(now)
+  local first = first_due()
+  if #first == 0 or tonumber(first[2]) > now then return end
   local overdue = redis.call('ZRANGEBYSCORE', due, '-inf', now)
-  if #overdue == 0 then return end
+  due_first = nil
   local freed = 0
   for _, token in ipairs(overdue) do
     local left = redis.call('PTTL', permit_key(token))
@@ -186,6 +198,7 @@ local function drop_holder(token, held)
   redis.call('HDEL', holders, token)
   used_dirty = true
   redis.call('ZREM', due, token)
+  due_first = nil
 end
 
 -- The first live waiter, dropping the dead ones before it; and whether the queue or the waiters
@@ -239,7 +252,7 @@ end
 -- purge looks at each once (one PTTL) and scores it; the holders scored already keep their score.
 -- A due set lost on its own (evicted: a key goes whole) is rebuilt the same way.
 local function score_unscored()
-  if used <= 0 or (unscored <= 0 and redis.call('EXISTS', due) == 1) then return end
+  if used <= 0 or (unscored <= 0 and #first_due() > 0) then return end
   local members = {}
   for _, token in ipairs(redis.call('HKEYS', holders)) do
     if string.byte(token, 1) ~= 58 then
@@ -267,6 +280,12 @@ end
 local function grant_fitting(lim, grant_ms, sharded, now, head)
   local granted = {}
   while true do
+    -- Nothing fits once every permit is held, and whether the head is alive no longer matters:
+    -- a queue with anyone in it is not idle (dead waiters at its head go at the next look).
+    if used >= lim then
+      if head or redis.call('LINDEX', queue, 0) then return granted, false end
+      return granted, nil
+    end
     head = head or live_head(now)
     if not head then return granted, true end
     -- A ttl or permits of 0 (nothing of ours writes one) would make SET fail halfway.
@@ -303,7 +322,7 @@ local function forget_if_idle(idle)
   if idle then
     if used <= 0 then
       redis.call('DEL', holders, due)
-      stored_limit, due_marked, used_dirty, caller_entry = false, false, false, false
+      stored_limit, due_marked, used_dirty, caller_entry, due_first = false, false, false, false, nil
     else
       redis.call('HDEL', holders, ':queued')
     end
@@ -407,8 +426,14 @@ if granted then
   return granted
 end
 local member = ARGV[1] .. ':' .. ARGV[2] .. ':' .. permits
-local head, seen = live_head(now)
-if idle_unknown and not seen then forget_if_idle(true) end
+-- A full semaphore admits nobody: the caller joins without a look at the queue (restore_list
+-- then checks the list, and dead waiters at the head are dropped by the next release).
+local head, seen, looked
+if used < limit then
+  head, seen = live_head(now)
+  looked = true
+  if idle_unknown and not seen then forget_if_idle(true) end
+end
 if (not head or head == member) and limit - used >= permits then
   if head then
     redis.call('LPOP', queue)
@@ -431,11 +456,11 @@ if head and head ~= member then
   end
 end
 if enqueue == '1' then
-  -- The queue was just looked at (live_head, grant_fitting): nothing for restore_list to do.
-  join_queue(queue, waiters, member, now, lease, true)
+  -- When the queue was just looked at (live_head, grant_fitting), restore_list has nothing to do.
+  join_queue(queue, waiters, member, now, lease, looked)
   keep_limit(limit, lease)
 end
-local first = redis.call('ZRANGE', due, 0, 0, 'WITHSCORES')
+local first = first_due()
 local soonest = #first == 0 and -1 or math.max(0, tonumber(first[2]) - now)
 -- The fencing counter too: a grant to this caller up to it expired before this call (see the lock's ACQUIRE).
 return {0, soonest, tonumber(redis.call('GET', fence) or '0')}
