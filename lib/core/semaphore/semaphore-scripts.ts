@@ -39,9 +39,14 @@ export class SemaphoreScripts implements SemaphoreStore {
     const { limit, permits } = keys.semaphore;
     const call = `${this.settings(waiterLease)}:${enqueue ? 1 : 0}:${limit}:${permits}`;
     return this.run(this.scripts.acquire, keys, [token, ttl, call]).then((reply) => {
-      const [code, value, lone] = reply as [number, number, number?];
+      // A holder alone is answered with its fencing token alone (see ACQUIRE_LONE).
+      if (typeof reply === 'number') {
+        keys.semaphore.lone = true;
+        return { acquired: true, fencingToken: reply };
+      }
+      const [code, value] = reply as [number, number];
       if (code === 2) return { acquired: false, pttl: -1, limitInUse: value };
-      if (code === 1) keys.semaphore.lone = lone === 1;
+      if (code === 1) keys.semaphore.lone = false;
       return toAcquireReply(reply);
     });
   }
