@@ -32,7 +32,7 @@ export class IoRedisDriver implements RedisDriver {
     this.batching = new TickWriteBatching(this.isCluster ? () => (client as Cluster).nodes('master') as unknown as BatchedConnection[] : () => own);
   }
 
-  /** The commands sent in one tick go out in one write per connection (see `TickWriteBatching`). */
+  /** The commands sent in one tick go out in a few writes per connection (see `TickWriteBatching`). */
   private readonly batching: TickWriteBatching;
 
   scripts(): Record<ScriptName, ScriptCall> {
@@ -78,7 +78,14 @@ export class IoRedisDriver implements RedisDriver {
     // async function: every semaphore and read-write lock call comes this way, and an async frame
     // costs a promise and a microtask more.
     this.batching.hold();
-    return (this.client.evalsha as unknown as Eval)(script.sha, keys.length, ...keys, ...args).catch((error: unknown) => {
+    let reply: Promise<unknown>;
+    try {
+      reply = (this.client.evalsha as unknown as Eval)(script.sha, keys.length, ...keys, ...args);
+    } catch (error) {
+      // As from the async function this was: a client that throws at once answers a rejection.
+      return Promise.reject(error);
+    }
+    return reply.catch((error: unknown) => {
       if (!isNoScript(error)) throw error;
       this.batching.hold();
       return (this.client.eval as unknown as Eval)(script.lua, keys.length, ...keys, ...args);
