@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { COMMANDS } from '../lib/core/stores/redis/lock-lua.js';
 import { useLockApps } from './support/lock-app.js';
 import { isScriptCall, lockScriptKind, watchCommands } from './support/monitor.js';
 import { useRedis } from './support/redis.js';
@@ -31,6 +32,21 @@ describe('uncontended acquire and release', () => {
     // Inside them, only the two existence checks touch the queue.
     expect(onQueue.seen.map((command) => command.args[0]!.toUpperCase())).toEqual(['EXISTS', 'EXISTS']);
     expect((await redis.keys(`lock:{${key}}*`)).sort()).toEqual([`lock:{${key}}:fence`]);
+  });
+
+  it('answer with one integer each, not an array (Redis writes it in one write, the client parses no array)', async () => {
+    const lock = `lock:{${uniqueKey()}}`;
+    const acquire = (owner: string) => redis.eval(COMMANDS.acquireOneKey.lua, 1, lock, owner, 30_000, '0:1000:0:0');
+    const release = (owner: string) => redis.eval(COMMANDS.releaseOneKey.lua, 1, lock, owner, '0:1000:0');
+    // The fencing token alone, on the fast path and when the owner asks again.
+    expect(await acquire('owner')).toBe(1);
+    expect(await acquire('owner')).toBe(1);
+    // A busy lock still answers `{0, pttl, fence}`.
+    expect(await acquire('rival')).toEqual([0, expect.any(Number), 1]);
+    expect(await release('rival')).toBe(0);
+    expect(await release('owner')).toBe(1);
+    expect(await acquire('next')).toBe(2);
+    await release('next');
   });
 
   it('work after Redis lost its script cache (a restart, a failover, SCRIPT FLUSH)', async () => {

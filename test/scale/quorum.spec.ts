@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LockNotAcquiredError } from '../../lib/index.js';
+import { QUORUM_ACQUIRE, QUORUM_RELEASE } from '../../lib/core/stores/quorum/quorum-lua.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
 import { createLockApp, sleep, type LockApp } from '../support/lock-app.js';
 
@@ -201,6 +202,25 @@ describe('quorum mode over 3 independent masters', () => {
     expect(second.fencingToken).toBe(7);
     expect(await scriptCalls()).toEqual([1, 1, 1]);
     await second.release();
+  });
+
+  it("answers a master's acquire and release with one integer each, not an array", async () => {
+    const replies = await onEveryNode(async (node) => {
+      const acquire = (owner: string, fencing: string) => node.eval(QUORUM_ACQUIRE, 1, 'lock:{q:int}', owner, 30_000, fencing);
+      const release = (owner: string) => node.eval(QUORUM_RELEASE, 1, 'lock:{q:int}', owner);
+      const taken = [await acquire('a', '0'), await acquire('a', '0'), await acquire('b', '0')];
+      const released = [await release('b'), await release('a')];
+      const unfenced = [await acquire('c', '-'), await acquire('c', '-')];
+      await release('c');
+      await node.del('lock:{q:int}:fence');
+      return { taken, released, unfenced };
+    });
+    for (const reply of replies) {
+      // The token alone (again to its owner), a busy lock's `{0, pttl}`.
+      expect(reply.taken).toEqual([1, 1, [0, expect.any(Number)]]);
+      expect(reply.released).toEqual([0, 1]);
+      expect(reply.unfenced).toEqual([0, 0]);
+    }
   });
 
   it('leaves the counters alone for a lock taken with fencing: false; fenced holders still get higher tokens', async () => {

@@ -49,11 +49,14 @@ export interface ReleaseReply {
 }
 
 /**
- * A release script's reply `{1, token, fencing, token, fencing...}` (or `{0}`, or `{2, fencing,
- * wanted}` for a parked lock): the lock went to
- * the waiters it names, several only when readers came in together.
+ * A release script's reply `{1, token, fencing, token, fencing...}` (or `{2, fencing, wanted}`
+ * for a parked lock): the lock went to the waiters it names, several only when readers came in
+ * together. A release that hands the lock to nobody answers the integer `1` (`0`: not the
+ * owner's), as an acquire that takes the lock answers its fencing token alone: an array reply
+ * costs Redis a deferred length and a `writev`, and the client an array, on every lock.
  */
 export function toReleaseReply(reply: unknown): ReleaseReply {
+  if (typeof reply === 'number') return { released: reply === 1 };
   const flat = reply as [number, ...(string | number)[]];
   if (flat[0] === 2) return { released: true, parked: { fencingToken: Number(flat[1]), contended: flat[2] === 1 } };
   if (flat[0] !== 1) return { released: false };
@@ -65,8 +68,13 @@ export function toReleaseReply(reply: unknown): ReleaseReply {
   return { released: true, grant, grants };
 }
 
-/** An acquire script's reply, `{1, fencingToken}` or `{0, pttl, fence?}`, as every lock kind's scripts answer. */
+/**
+ * An acquire script's reply, `{1, fencingToken}` or `{0, pttl, fence?}`, as every lock kind's
+ * scripts answer; the mutex's and a quorum master's scripts answer a taken lock with the integer
+ * fencing token alone (see `toReleaseReply`).
+ */
 export function toAcquireReply(reply: unknown): AcquireReply {
+  if (typeof reply === 'number') return { acquired: true, fencingToken: reply };
   const [ok, value, fence] = reply as [number, number, number?];
   if (ok === 1) return { acquired: true, fencingToken: value };
   return fence === undefined ? { acquired: false, pttl: value } : { acquired: false, pttl: value, fence };

@@ -13,7 +13,7 @@ import { ON_REPLICA } from '../redis/replica-lua.js';
  * KEYS: lock. ARGV: owner token, ttl, fencing: the fence retention in ms ('0' keeps the
  * counter forever), or '-' for a caller that takes no fencing token (the counter is left as it
  * is: fenced holders of the key still get increasing tokens).
- * `{1, fencingToken}` (0 without fencing) or `{0, pttl}`. A lock this owner token already holds
+ * The fencing token, an integer (0 without fencing), or `{0, pttl}`. A lock this owner token already holds
  * (an earlier attempt whose give-back has not reached this master) is granted again with a
  * fresh lease, as on one server.
  */
@@ -21,25 +21,25 @@ export const QUORUM_ACQUIRE = `
 if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   if redis.call('GET', KEYS[1]) ~= ARGV[1] then return {0, redis.call('PTTL', KEYS[1])} end
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  if ARGV[3] == '-' then return {1, 0} end
-  return {1, tonumber(redis.call('GET', KEYS[1] .. '${LOCK_KEY_SUFFIXES.fence}') or '0')}
+  if ARGV[3] == '-' then return 0 end
+  return tonumber(redis.call('GET', KEYS[1] .. '${LOCK_KEY_SUFFIXES.fence}') or '0')
 end
-if ARGV[3] == '-' then return {1, 0} end
+if ARGV[3] == '-' then return 0 end
 local fence = KEYS[1] .. '${LOCK_KEY_SUFFIXES.fence}'
 local fencing = redis.call('INCR', fence)
 if ARGV[3] ~= '0' then redis.call('PEXPIRE', fence, ARGV[3]) end
-return {1, fencing}
+return fencing
 `;
 
 /**
- * KEYS: lock. ARGV: owner token. `{1}` released, `{0}` not this owner's (checked on a master
+ * KEYS: lock. ARGV: owner token. `1` released, `0` not this owner's (checked on a master
  * only: a replica's answer would be stale, see ON_REPLICA).
  */
 export const QUORUM_RELEASE = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('DEL', KEYS[1])
-  return {1}
+  return 1
 end
 ${ON_REPLICA}
-return on_replica() or {0}
+return on_replica() or 0
 `;

@@ -40,7 +40,8 @@ const KEYS_OF_LOCK = {
  * ARGV: owner token, ttl, settings (see QUEUE) followed by `:1` to join the queue on failure,
  * `:0` not to, or `:2` (a barging waiter, `fairness: 'barging'`) to say only that it waits:
  * `wanted` is set for a waiter lease, so that releases publish `*` (the lock is free) for it.
- * Succeeds (`{1, fencingToken}`) when the lock is free and nobody waits ahead of the caller, or
+ * Succeeds (the fencing token, an integer: cheaper for Redis to write and the client to read
+ * than an array) when the lock is free and nobody waits ahead of the caller, or
  * when a release already handed it to the caller (the lease then restarts at full ttl).
  * Otherwise `{0, pttl, fence}` (pttl -1 for a key without expiry; fence the fencing counter,
  * which shows the caller that any grant it may still hear of with a token up to it is stale),
@@ -56,7 +57,7 @@ if redis.call('EXISTS', queue, waiters) == 0 and redis.call('SET', lock, ARGV[1]
   local fencing = redis.call('INCR', fence)
   -- A retention never starts with '0' unless it is '0' (none).
   if string.byte(ARGV[3], 1) ~= 48 then redis.call('PEXPIRE', fence, string.match(ARGV[3], '^%d+')) end
-  return {1, fencing}
+  return fencing
 end
 local fence_retention, lease, sharded, enqueue = string.match(ARGV[3], '^(%d+):(%d+):(%d):(%d)$')
 lease = tonumber(lease)
@@ -66,7 +67,7 @@ if owner == ARGV[1] then
   redis.call('PEXPIRE', lock, ARGV[2])
   -- 0 if a fenceRetention let the counter expire meanwhile: lower than any token, so a store
   -- that checks fencing refuses rather than trusts it.
-  return {1, tonumber(redis.call('GET', fence) or '0')}
+  return tonumber(redis.call('GET', fence) or '0')
 end
 local now = now_ms()
 local member = ARGV[1] .. ':' .. ARGV[2]
@@ -83,7 +84,7 @@ if not owner then
       redis.call('LPOP', queue)
       redis.call('ZREM', waiters, member)
     end
-    return {1, next_fence(fence)}
+    return next_fence(fence)
   end
   grant_next(lock, fence, queue, waiters, channel, lease, sharded)
 end
@@ -236,10 +237,10 @@ end`;
 /**
  * Keys: lock, fence, queue, waiters, release channel (see `KEYS_OF_LOCK`). ARGV: owner token,
  * settings (see QUEUE).
- * Returns `{0}` when not the owner. Otherwise deletes the lock and, when someone waits, hands
+ * Returns `0` when not the owner. Otherwise deletes the lock and, when someone waits, hands
  * it to the waiter whose turn it is: `{1, token, fencingToken}` of that waiter (or
  * `{1, token, fencingToken, token, fencingToken...}` of the readers at the head, all let in
- * together), else `{1}`.
+ * together), else `1` (integers, not arrays, on the paths every lock takes).
  * With nobody waiting (no queue key, no `wanted`) that is GET + DEL + EXISTS, and the queue
  * functions are not defined at all. With only barging waiters (`wanted` alone) the lock stays
  * free and `*` is published (see `PUBLISH_FREED`): whoever asks first takes it. When the queue
@@ -256,7 +257,7 @@ end`;
 const RELEASE = `
 if redis.call('GET', lock) ~= ARGV[1] then
   ${ON_REPLICA}
-  return on_replica() or {0}
+  return on_replica() or 0
 end
 if ARGV[3] and redis.call('EXISTS', queue, waiters) == 0 then
   redis.call('SET', lock, ARGV[3], 'PX', ARGV[4])
@@ -266,15 +267,15 @@ if ARGV[3] and redis.call('EXISTS', queue, waiters) == 0 then
 end
 redis.call('DEL', lock)
 local waiting = redis.call('EXISTS', queue, waiters, wanted)
-if waiting == 0 then return {1} end
+if waiting == 0 then return 1 end
 local fence_retention, lease, sharded = string.match(ARGV[2], '^(%d+):(%d+):(%d)$')
 ${PUBLISH_FREED}
-if waiting == 1 and publish_freed(wanted, channel, sharded) then return {1} end
+if waiting == 1 and publish_freed(wanted, channel, sharded) then return 1 end
 ${QUEUE}
 local granted = grant_next(lock, fence, queue, waiters, channel, tonumber(lease), sharded)
 if not granted then
   publish_freed(wanted, channel, sharded)
-  return {1}
+  return 1
 end
 table.insert(granted, 1, 1)
 return granted
