@@ -70,4 +70,26 @@ describe("the sample app's balances on a real PostgreSQL server (DATABASE_URL)",
       newer.release();
     }
   });
+
+  it('starts beside an instance whose schema creation is still in its transaction', async () => {
+    // Instances started together create the table at once; the one that waits for the other's
+    // uncommitted table sees it exist after all (PostgreSQL's "type already exists", 42710).
+    await admin.query('CREATE DATABASE schema_race');
+    const url = server.url.replace(/\/postgres$/, '/schema_race');
+    const first = new pg.Client({ connectionString: url });
+    await first.connect();
+    const second = new (await built('database.js')).Database!({ databaseUrl: url, openDatabase: 'at-start' }) as Database;
+    try {
+      await first.query('BEGIN');
+      await first.query('CREATE TABLE IF NOT EXISTS accounts (id text PRIMARY KEY)');
+      const starting = second.onModuleInit();
+      starting.catch(() => undefined);
+      await waitForLockWait(server.url);
+      await first.query('COMMIT');
+      await expect(starting).resolves.toBeUndefined();
+    } finally {
+      await second.onApplicationShutdown();
+      await first.end();
+    }
+  });
 });

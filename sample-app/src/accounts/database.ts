@@ -44,9 +44,12 @@ async function open(url: string | undefined): Promise<Sql> {
     const { default: pg } = await import('pg');
     const pool = new pg.Pool({ connectionString: url, max: 5 });
     pool.on('error', () => undefined); // a dropped idle connection: the next query reconnects
-    await pool.query(SCHEMA).catch((error: { code?: string }) => {
-      // Instances starting together race to create it: one wins, the others see it exist.
-      if (error.code !== '23505' && error.code !== '42P07') throw error;
+    await pool.query(SCHEMA).catch(async (error: unknown) => {
+      // Instances starting together race to create it. The losers fail in ways that depend on
+      // the moment they looked (23505 or 42710 on its row type, 42P07 on the table): what
+      // matters is that the table is there now.
+      const { rows } = await pool.query<{ present: boolean }>("SELECT to_regclass('accounts') IS NOT NULL AS present");
+      if (rows[0]?.present !== true) throw error;
     });
     return { query: (text, params) => pool.query(text, params), close: () => pool.end() };
   }
