@@ -42,6 +42,17 @@ const SEMAPHORE_LIMIT = 3;
  */
 export const ALS_FLOOR = 'raw ioredis in AsyncLocalStorage';
 
+/**
+ * What the protocol alone costs: the library's own acquire and release scripts (the ones
+ * `LockService` sends outside a Cluster: fencing counter, queue checks), called from raw ioredis
+ * with an owner token as long as the library's (random part and holder record), and nothing
+ * else of the library. Its distance to raw ioredis is Redis' share of a lock's cost, which no
+ * Node-side work can win back; `LockService`'s distance to it is the library's own.
+ */
+export const SCRIPTS_FLOOR = 'raw ioredis with the lock scripts';
+// The shape of a library owner token: 32 hex characters, the holder record, the time.
+const HOLDER_RECORD = `.${Buffer.from(JSON.stringify(['bench-host', 12345, null, null])).toString('base64url')}.${Date.now().toString(36)}`;
+
 /** The floor of the Cluster rows: raw ioredis on the same Cluster. */
 export const CLUSTER_FLOOR = 'raw ioredis cluster';
 /** The peer of the quorum rows, on the same three masters; the floor their ratios are taken to. */
@@ -103,6 +114,30 @@ export async function createContender(name, target, { contended = false } = {}) 
           await body();
           await redis.benchRelease(key, token);
           return true;
+        },
+        close: () => redis.quit(),
+      };
+    }
+    case SCRIPTS_FLOOR: {
+      // The build's own scripts (bench/ab.mjs --base runs another build's bench/ beside its dist/).
+      const { COMMANDS } = await import(new URL('../dist/core/stores/redis/lock-lua.js', import.meta.url).href);
+      const redis = new Redis(url);
+      redis.defineCommand('benchLockAcquire', { numberOfKeys: 1, lua: COMMANDS.acquireOneKey.lua });
+      redis.defineCommand('benchLockRelease', { numberOfKeys: 1, lua: COMMANDS.releaseOneKey.lua });
+      // Settings as the library sends them: no fence retention, 1 s waiter lease, not sharded, do not queue.
+      const acquire = async (lockKey) => {
+        const token = `${randomUUID().replaceAll('-', '')}${HOLDER_RECORD}`;
+        const reply = await redis.benchLockAcquire(lockKey, token, TTL, '0:1000:0:0');
+        if (typeof reply !== 'number') throw new Error('busy');
+        return token;
+      };
+      return {
+        async lockCycle(key) {
+          const lockKey = `lock:{${key}}`;
+          await redis.benchLockRelease(lockKey, await acquire(lockKey), '0:1000:0');
+        },
+        async withLock() {
+          throw new Error(`${SCRIPTS_FLOOR} is an uncontended floor only`);
         },
         close: () => redis.quit(),
       };

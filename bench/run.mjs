@@ -19,7 +19,7 @@ import { Redis } from 'ioredis';
 import { startRedisCluster } from '../scripts/redis-cluster.mjs';
 import { startRedisServer } from '../scripts/redis-server.mjs';
 import { nodeBinary, OWN_MAJOR, parseMajors } from '../scripts/node-versions.mjs';
-import { ALS_FLOOR, CLUSTER_FLOOR, CONTENDED_NAMES, CONTENDER_NAMES, QUORUM_FLOOR, QUORUM_NAMES } from './contenders.mjs';
+import { ALS_FLOOR, CLUSTER_FLOOR, CONTENDED_NAMES, CONTENDER_NAMES, QUORUM_FLOOR, QUORUM_NAMES, SCRIPTS_FLOOR } from './contenders.mjs';
 import { redisMeter } from './redis-stats.mjs';
 import { fmt, median, percentile } from './stats.mjs';
 
@@ -35,8 +35,8 @@ const SCALE_REPS = REPS_ARG === undefined ? (QUICK ? 1 : 3) : REPS;
 const QUORUM_REPS = REPS_ARG === undefined ? (QUICK ? 1 : 5) : REPS;
 // --contenders a,b: those contenders alone, in the uncontended and the contended parts.
 const PICKED = option('--contenders')?.split(',');
-for (const name of PICKED ?? []) if (![...CONTENDER_NAMES, ALS_FLOOR, ...CONTENDED_NAMES].includes(name)) throw new Error(`--contenders: unknown contender ${JSON.stringify(name)}.`);
-const UNCONTENDED = ['raw ioredis', ...[...CONTENDER_NAMES, ALS_FLOOR].filter((name) => name !== 'raw ioredis' && (PICKED === undefined || PICKED.includes(name)))];
+for (const name of PICKED ?? []) if (![...CONTENDER_NAMES, ALS_FLOOR, SCRIPTS_FLOOR, ...CONTENDED_NAMES].includes(name)) throw new Error(`--contenders: unknown contender ${JSON.stringify(name)}.`);
+const UNCONTENDED = ['raw ioredis', ...[...CONTENDER_NAMES, ALS_FLOOR, SCRIPTS_FLOOR].filter((name) => name !== 'raw ioredis' && (PICKED === undefined || PICKED.includes(name)))];
 // The Node versions of the uncontended part: the machine's own unless --node names others.
 const NODES = parseMajors(option('--node', String(OWN_MAJOR)), '--node').map(nodeBinary);
 const PAIRS = QUICK ? 2_000 : 10_000;
@@ -429,6 +429,20 @@ function targets() {
       const ours = u.LockService[c].runs;
       const peer = u['redis-semaphore'][c].runs;
       check(`throughput >= 1.0x redis-semaphore, LockService ${c}w`, median(ours.map((r, i) => r.pairsPerSecond / peer[i].pairsPerSecond)), (v) => v >= 1);
+    }
+    // Context, not a target: how close the protocol's Redis cost alone lets LockService come to
+    // raw ioredis and to redis-semaphore (whose Mutex takes a lock with a plain SET NX PX).
+    for (const c of u[SCRIPTS_FLOOR] ? CONCURRENCIES : []) {
+      const floor = u[SCRIPTS_FLOOR][c].runs;
+      checks.push({ target: `(context) throughput of ${SCRIPTS_FLOOR} ${c}w vs raw ioredis (Node ${version})`, measured: fmt(u[SCRIPTS_FLOOR][c].pairsPerSecondXRaw), met: '-' });
+      if (u['redis-semaphore']) {
+        const peer = u['redis-semaphore'][c].runs;
+        checks.push({ target: `(context) throughput of ${SCRIPTS_FLOOR} ${c}w vs redis-semaphore (Node ${version})`, measured: fmt(median(floor.map((r, i) => r.pairsPerSecond / peer[i].pairsPerSecond))), met: '-' });
+      }
+      if (u.LockService) {
+        const ours = u.LockService[c].runs;
+        checks.push({ target: `(context) throughput of LockService ${c}w vs ${SCRIPTS_FLOOR} (Node ${version})`, measured: fmt(median(ours.map((r, i) => r.pairsPerSecond / floor[i].pairsPerSecond))), met: '-' });
+      }
     }
     // Context, not a target: what @Locked adds over the same floor once promise hooks are on.
     for (const c of u['@Locked'] && u[ALS_FLOOR] ? CONCURRENCIES : []) {
