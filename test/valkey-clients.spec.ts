@@ -5,7 +5,6 @@ import { Test } from '@nestjs/testing';
 import { TerminusModule } from '@nestjs/terminus';
 import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRedisCluster, type RedisCluster } from '../scripts/redis-cluster.mjs';
 import { clusterSlot } from '../lib/core/keys/cluster-slot.js';
 import type { LockManager } from '../lib/core/engine/lock-manager.js';
 import { listLocks } from '../lib/core/stores/redis/lock-admin.js';
@@ -18,6 +17,7 @@ import { CapturedLogs, createLockApp, nextEvent } from './support/lock-app.js';
 import { countAttempts } from './support/mechanism.js';
 import { redisUrl } from './support/redis.js';
 import { startRedisServer, type RedisServer } from './support/redis-server.js';
+import { useRedisCluster } from './support/redis-cluster.js';
 
 // The clients teams moving to Valkey pick, handed in, against Redis 7: what the behaviour suites
 // (test/behaviour/ioredis-family*.spec.ts) do not show: the release message, the watchdog's
@@ -226,28 +226,18 @@ describe.each(CLIENTS)('a %s client on one Redis that freezes', (name) => {
 
 describe('a Redis 7 Cluster', () => {
   // One Cluster for every client's tests: each leaves no lock behind.
-  let cluster: RedisCluster;
-  let admin: Cluster;
-  beforeAll(async () => {
-    cluster = await startRedisCluster(3);
-    admin = new Cluster(cluster.nodes);
-    await admin.ping();
-  }, 60_000);
-  afterAll(async () => {
-    admin?.disconnect();
-    await cluster?.stop();
-  });
+  const redisCluster = useRedisCluster();
 
   describe.each(CLIENTS)('through a %s client', (name) => {
     /** The master that serves a key, as ioredis knows it. */
     const masterOf = (key: string) => {
-      const address = admin.slots[clusterSlot(key)]![0]!;
-      return admin.nodes('master').find((node) => `${node.options.host}:${node.options.port}` === address)!;
+      const address = redisCluster.admin.slots[clusterSlot(key)]![0]!;
+      return redisCluster.admin.nodes('master').find((node) => `${node.options.host}:${node.options.port}` === address)!;
     };
 
     it('wakes a waiter with a sharded release message, carried by the shard that owns the lock', async () => {
-      const holder = await handedLockApp(await openClient(name, cluster.nodes), { ttl: 20_000 });
-      const waiter = await handedLockApp(await openClient(name, cluster.nodes));
+      const holder = await handedLockApp(await openClient(name, redisCluster.cluster.nodes), { ttl: 20_000 });
+      const waiter = await handedLockApp(await openClient(name, redisCluster.cluster.nodes));
       try {
         const held = await holder.locks.acquire('sharded');
         const attempts = countAttempts(waiter.locks);
@@ -270,8 +260,8 @@ describe('a Redis 7 Cluster', () => {
     });
 
     it('subscribes again when its connection to the master that carries the channel is killed, and the release still wakes the waiter', async () => {
-      const holder = await handedLockApp(await openClient(name, cluster.nodes), { ttl: 20_000 });
-      const waiter = await handedLockApp(await openClient(name, cluster.nodes));
+      const holder = await handedLockApp(await openClient(name, redisCluster.cluster.nodes), { ttl: 20_000 });
+      const waiter = await handedLockApp(await openClient(name, redisCluster.cluster.nodes));
       try {
         const held = await holder.locks.acquire('resubscribed');
         const attempts = countAttempts(waiter.locks);
@@ -296,10 +286,10 @@ describe('a Redis 7 Cluster', () => {
     });
 
     it('pages through the locks of every master, and the terminus indicator pings each master by its address', async () => {
-      const handed = await openClient(name, cluster.nodes);
+      const handed = await openClient(name, redisCluster.cluster.nodes);
       try {
         const nodes = await operate(handed);
-        expect(nodes.map((node) => node.address).sort()).toEqual(cluster.nodes.map(({ host, port }) => `${host}:${port}`).sort());
+        expect(nodes.map((node) => node.address).sort()).toEqual(redisCluster.cluster.nodes.map(({ host, port }) => `${host}:${port}`).sort());
         expect(nodes.every((node) => node.status === 'up')).toBe(true);
       } finally {
         handed.close();
@@ -307,15 +297,15 @@ describe('a Redis 7 Cluster', () => {
     });
 
     it('renews a watchdog batch in one call per master, with an outcome for every lock', async () => {
-      const handed = await openClient(name, cluster.nodes);
+      const handed = await openClient(name, redisCluster.cluster.nodes);
       try {
         const scripts = new LockScripts(handed.client as never);
         expect(await scripts.perMasterRenewals()).toBe(true); // learns that every master runs Redis 7
         // One call per master.
-        expect(await renewHeldBatch(scripts, admin, 60)).toBe(3);
+        expect(await renewHeldBatch(scripts, redisCluster.admin, 60)).toBe(3);
       } finally {
         handed.close();
-        await Promise.all(Array.from({ length: 60 }, (_, i) => admin.del(`lock:{batch:${i}}`)));
+        await Promise.all(Array.from({ length: 60 }, (_, i) => redisCluster.admin.del(`lock:{batch:${i}}`)));
       }
     });
   });

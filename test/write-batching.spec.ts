@@ -1,10 +1,10 @@
 import { Cluster, Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRedisCluster, type RedisCluster } from '../scripts/redis-cluster.mjs';
+import { describe, expect, it } from 'vitest';
 import type { Lock } from '../lib/index.js';
 import { COMMANDS_PER_WRITE } from '../lib/core/stores/redis/drivers/tick-write-batching.js';
 import { useLockApps } from './support/lock-app.js';
 import { useOwnRedis } from './support/redis.js';
+import { useRedisCluster } from './support/redis-cluster.js';
 
 /**
  * Redis' own count of the reads it made from its clients' sockets (INFO stats). A read takes
@@ -85,27 +85,17 @@ describe('the commands sent in one tick (ioredis)', () => {
 });
 
 describe('the commands sent in one tick on a Cluster (ioredis)', () => {
-  let cluster: RedisCluster;
-  let admin: Cluster;
+  const redisCluster = useRedisCluster();
   const app = useLockApps();
-  beforeAll(async () => {
-    cluster = await startRedisCluster(3);
-    admin = new Cluster(cluster.nodes);
-    await admin.ping();
-  }, 60_000);
-  afterAll(async () => {
-    admin?.disconnect();
-    await cluster?.stop();
-  });
 
   it('go out in a few writes to each master, every lock taken and released', async () => {
-    const client = new Cluster(cluster.nodes);
+    const client = new Cluster(redisCluster.cluster.nodes);
     try {
       const { locks } = await app({ redis: client });
       // A lock on each master first: scripts cached, every connection ready.
       const warm = Array.from({ length: 12 }, (_, i) => `warm:${i}`);
       await Promise.all((await Promise.all(warm.map((key) => locks.acquire(key)))).map((lock) => lock.release()));
-      const masters = admin.nodes('master');
+      const masters = redisCluster.admin.nodes('master');
       expect(masters).toHaveLength(3);
       const reads = async () => {
         let sum = 0;

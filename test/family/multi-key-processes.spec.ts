@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { Cluster, Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRedisCluster, type RedisCluster } from '../../scripts/redis-cluster.mjs';
+import { describe, expect, it } from 'vitest';
+import { useRedisCluster } from '../support/redis-cluster.js';
 import { clusterSlot } from '../../lib/core/keys/cluster-slot.js';
 import { ChaosWorker } from '../chaos/support/chaos-worker.js';
 import { report } from '../chaos/support/report.js';
@@ -42,20 +42,11 @@ describe('multi-key locks across processes (needs npm run build)', () => {
 });
 
 describe('multi-key locks across processes on a 3-master Redis Cluster (needs npm run build)', () => {
-  let cluster: RedisCluster;
-  let data: Cluster;
-  beforeAll(async () => {
-    cluster = await startRedisCluster(3);
-    data = new Cluster(cluster.nodes);
-  }, 60_000);
-  afterAll(async () => {
-    data?.disconnect();
-    await cluster?.stop();
-  });
+  const redisCluster = useRedisCluster();
 
   it(`${PROCESSES} processes transferring between ${ACCOUNTS} accounts in different slots`, { timeout: 180_000 }, async () => {
     const slots = new Set(Array.from({ length: ACCOUNTS }, (_, i) => clusterSlot(`lock:{account:${i}}`)));
     expect(slots.size).toBeGreaterThan(1);
-    await transfers('multi-key transfers on Cluster', data, { CLUSTER_NODES: JSON.stringify(cluster.nodes) });
+    await transfers('multi-key transfers on Cluster', redisCluster.admin, { CLUSTER_NODES: JSON.stringify(redisCluster.cluster.nodes) });
   });
 });

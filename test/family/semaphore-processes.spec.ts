@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRedisCluster, type RedisCluster } from '../../scripts/redis-cluster.mjs';
+import { describe, expect, it } from 'vitest';
+import { useRedisCluster } from '../support/redis-cluster.js';
 import { ChaosWorker, monotonicMs } from '../chaos/support/chaos-worker.js';
 import { report } from '../chaos/support/report.js';
 import { redisUrl, useRedis } from '../support/redis.js';
@@ -46,14 +46,10 @@ describe('semaphore across processes (needs npm run build)', () => {
 });
 
 describe('semaphore across processes on a 3-master Redis Cluster (needs npm run build)', () => {
-  let cluster: RedisCluster;
-  beforeAll(async () => {
-    cluster = await startRedisCluster(3);
-  }, 60_000);
-  afterAll(() => cluster?.stop());
+  const redisCluster = useRedisCluster();
 
   it(`${PROCESSES} processes x ${CHAINS} holders, limit ${LIMIT}: never more than ${LIMIT} inside, served in order`, { timeout: 180_000 }, () =>
-    contend('semaphore on Cluster', { CLUSTER_NODES: JSON.stringify(cluster.nodes) }),
+    contend('semaphore on Cluster', { CLUSTER_NODES: JSON.stringify(redisCluster.cluster.nodes) }),
   );
 });
 

@@ -1,28 +1,19 @@
 import { Cluster } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startRedisCluster, type RedisCluster } from '../../scripts/redis-cluster.mjs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { useRedisCluster } from '../support/redis-cluster.js';
 import { countAttempts } from '../support/mechanism.js';
 import { createLockApp, sleep, type LockApp } from '../support/lock-app.js';
 
 describe('Redis Cluster (3 masters)', () => {
-  let cluster: RedisCluster;
-  let client: Cluster;
+  const redisCluster = useRedisCluster();
   let app: LockApp | undefined;
 
-  beforeAll(async () => {
-    cluster = await startRedisCluster(3);
-    client = new Cluster(cluster.nodes);
-  }, 60_000);
   afterEach(async () => {
     await app?.close();
     app = undefined;
   });
-  afterAll(async () => {
-    await client?.quit();
-    await cluster?.stop();
-  });
 
-  const open = (options: Parameters<typeof createLockApp>[0] = {}) => createLockApp({ redis: new Cluster(cluster.nodes), ...options }).then((created) => (app = created));
+  const open = (options: Parameters<typeof createLockApp>[0] = {}) => createLockApp({ redis: new Cluster(redisCluster.cluster.nodes), ...options }).then((created) => (app = created));
 
   it('locks keys of any shape without CROSSSLOT errors, spread over all masters', async () => {
     await open();
@@ -35,24 +26,24 @@ describe('Redis Cluster (3 masters)', () => {
       expect(await app!.locks.isLocked(key)).toBe(false);
     }
     // The keys landed on every master, so the hash tags were checked by three nodes.
-    const perNode = await Promise.all(client.nodes('master').map((node) => node.dbsize()));
+    const perNode = await Promise.all(redisCluster.admin.nodes('master').map((node) => node.dbsize()));
     expect(perNode.every((count) => count > 0)).toBe(true);
   });
 
   it('wakes a waiter on release through sharded pub/sub, and serves waiters in turn', async () => {
     await open({ ttl: 30_000 });
-    const other = await createLockApp({ redis: new Cluster(cluster.nodes), ttl: 30_000 });
+    const other = await createLockApp({ redis: new Cluster(redisCluster.cluster.nodes), ttl: 30_000 });
     try {
       const held = await app!.locks.acquire('cluster:handoff');
       const attempts = countAttempts(other.locks);
       const waiting = other.locks.acquire('cluster:handoff', { waitTimeout: 10_000 });
       // Redis 7: the waiter listens on a shard channel, carried only by the lock's own shard
       // (subscribed once the waiter's sharded subscriber connection is up).
-      const shardChannels = async () => (await Promise.all(client.nodes('master').map((node) => node.call('PUBSUB', 'SHARDCHANNELS') as Promise<string[]>))).flat();
+      const shardChannels = async () => (await Promise.all(redisCluster.admin.nodes('master').map((node) => node.call('PUBSUB', 'SHARDCHANNELS') as Promise<string[]>))).flat();
       const subscribed = performance.now() + 5_000;
       while ((await shardChannels()).length === 0 && performance.now() < subscribed) await sleep(10);
       expect(await shardChannels()).toEqual(['lock:{cluster:handoff}:released']);
-      const plainChannels = await Promise.all(client.nodes('master').map((node) => node.pubsub('CHANNELS') as Promise<string[]>));
+      const plainChannels = await Promise.all(redisCluster.admin.nodes('master').map((node) => node.pubsub('CHANNELS') as Promise<string[]>));
       expect(plainChannels.flat()).toEqual([]);
       // Release right after one of the waiter's polls is answered: its next one is 250 ms away.
       await attempts.answered();
@@ -71,7 +62,7 @@ describe('Redis Cluster (3 masters)', () => {
   it('renews many locks across slots with one call per master per tick, and reports exactly the one stolen', async () => {
     await open({ ttl: 1_200, renewInterval: 300 });
     const locks = await Promise.all(Array.from({ length: 200 }, (_, i) => app!.locks.acquire(`batch:${i}`)));
-    const masters = client.nodes('master');
+    const masters = redisCluster.admin.nodes('master');
     const resetAt = performance.now();
     await Promise.all(masters.map((node) => node.config('RESETSTAT')));
     await sleep(700);
@@ -83,7 +74,7 @@ describe('Redis Cluster (3 masters)', () => {
       expect(count).toBeGreaterThanOrEqual(1);
       expect(count).toBeLessThanOrEqual(ticks);
     }
-    await client.del('lock:{batch:13}');
+    await redisCluster.admin.del('lock:{batch:13}');
     await new Promise((resolve) => locks[13]!.signal.addEventListener('abort', resolve, { once: true }));
     await sleep(1_000);
     expect(locks[13]!.signal.reason).toMatchObject({ reason: 'refused' });

@@ -1,8 +1,7 @@
 import { Test } from '@nestjs/testing';
 import { TerminusModule } from '@nestjs/terminus';
-import { Cluster, Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRedisCluster, type RedisCluster } from '../../scripts/redis-cluster.mjs';
+import { Redis } from 'ioredis';
+import { describe, expect, it } from 'vitest';
 import { clusterSlot } from '../../lib/core/keys/cluster-slot.js';
 import { listLocks } from '../../lib/core/stores/redis/lock-admin.js';
 import type { LockManager } from '../../lib/core/engine/lock-manager.js';
@@ -13,29 +12,20 @@ import { RedisLockHealthIndicator } from '../../lib/terminus/index.js';
 import { CapturedLogs, sleep } from '../support/lock-app.js';
 import { countAttempts } from '../support/mechanism.js';
 import { nodeRedisCluster, nodeRedisLockApp, type NodeRedisVersion } from '../support/node-redis.js';
+import { useRedisCluster } from '../support/redis-cluster.js';
 
 describe.each([6, 5] as NodeRedisVersion[])('Redis 7 Cluster through a node-redis %i cluster client', (version) => {
-  let cluster: RedisCluster;
-  let admin: Cluster;
-  beforeAll(async () => {
-    cluster = await startRedisCluster(3);
-    admin = new Cluster(cluster.nodes);
-    await admin.ping();
-  }, 60_000);
-  afterAll(async () => {
-    admin?.disconnect();
-    await cluster?.stop();
-  });
+  const redisCluster = useRedisCluster();
 
   /** The master that serves a key, as ioredis knows it. */
   const masterOf = (key: string) => {
-    const address = admin.slots[clusterSlot(key)]![0]!;
-    return admin.nodes('master').find((node) => `${node.options.host}:${node.options.port}` === address)!;
+    const address = redisCluster.admin.slots[clusterSlot(key)]![0]!;
+    return redisCluster.admin.nodes('master').find((node) => `${node.options.host}:${node.options.port}` === address)!;
   };
 
   it('wakes a waiter with a sharded release message, carried by the shard that owns the lock', async () => {
-    const holder = await nodeRedisLockApp([await nodeRedisCluster(cluster.nodes, version)], { ttl: 20_000 });
-    const waiter = await nodeRedisLockApp([await nodeRedisCluster(cluster.nodes, version)]);
+    const holder = await nodeRedisLockApp([await nodeRedisCluster(redisCluster.cluster.nodes, version)], { ttl: 20_000 });
+    const waiter = await nodeRedisLockApp([await nodeRedisCluster(redisCluster.cluster.nodes, version)]);
     try {
       const held = await holder.locks.acquire('sharded');
       const attempts = countAttempts(waiter.locks);
@@ -43,7 +33,7 @@ describe.each([6, 5] as NodeRedisVersion[])('Redis 7 Cluster through a node-redi
       const owner = masterOf('lock:{sharded}');
       await expect.poll(async () => ((await owner.call('PUBSUB', 'SHARDNUMSUB', 'lock:{sharded}:released')) as [string, number])[1], { timeout: 5_000 }).toBe(1);
       // Not a plain subscription, which every node would have to carry.
-      for (const node of admin.nodes('master')) expect(((await node.call('PUBSUB', 'NUMSUB', 'lock:{sharded}:released')) as [string, number])[1]).toBe(0);
+      for (const node of redisCluster.admin.nodes('master')) expect(((await node.call('PUBSUB', 'NUMSUB', 'lock:{sharded}:released')) as [string, number])[1]).toBe(0);
       // Release right after one of the waiter's polls is answered: its next one is 250 ms away.
       await attempts.answered();
       const polled = attempts.count;
@@ -59,28 +49,28 @@ describe.each([6, 5] as NodeRedisVersion[])('Redis 7 Cluster through a node-redi
   });
 
   it('renews a batch in one call per master, with an outcome for every lock', async () => {
-    const client = await nodeRedisCluster(cluster.nodes, version);
+    const client = await nodeRedisCluster(redisCluster.cluster.nodes, version);
     try {
       const scripts = new LockScripts(client as never);
       expect(await scripts.perMasterRenewals()).toBe(true); // learns that every master runs Redis 7
       const requests = Array.from({ length: 60 }, (_, i) => ({ lockKey: `lock:{batch:${i}}`, token: `t${i}`, ttl: 60_000 }));
-      for (const { lockKey, token } of requests.slice(0, 50)) await admin.set(lockKey, token, 'PX', 10_000);
-      await admin.set('lock:{batch:50}', 'someone else', 'PX', 10_000);
+      for (const { lockKey, token } of requests.slice(0, 50)) await redisCluster.admin.set(lockKey, token, 'PX', 10_000);
+      await redisCluster.admin.set('lock:{batch:50}', 'someone else', 'PX', 10_000);
       const parts = scripts.renewBatch(requests);
       expect(parts).toHaveLength(3);
       const outcomes: unknown[] = new Array(requests.length);
       for (const part of parts) (await part.outcomes).forEach((outcome, i) => (outcomes[part.indexes[i]!] = outcome));
       expect(outcomes.slice(0, 50).every((outcome) => outcome === true)).toBe(true);
       expect(outcomes.slice(50).every((outcome) => outcome === false)).toBe(true);
-      expect(await admin.pttl('lock:{batch:7}')).toBeGreaterThan(30_000);
-      expect(await admin.get('lock:{batch:50}')).toBe('someone else');
+      expect(await redisCluster.admin.pttl('lock:{batch:7}')).toBeGreaterThan(30_000);
+      expect(await redisCluster.admin.get('lock:{batch:50}')).toBe('someone else');
     } finally {
       await client.close();
     }
   });
 
   it('pages through the locks of every master, and answers inspect() and the terminus indicator', async () => {
-    const client = await nodeRedisCluster(cluster.nodes, version);
+    const client = await nodeRedisCluster(redisCluster.cluster.nodes, version);
     const moduleRef = await Test.createTestingModule({
       imports: [TerminusModule.forRoot({ logger: false }), RedisLockModule.forRoot({ redis: client as never, keyPrefix: 'board:' })],
       providers: [RedisLockHealthIndicator],
@@ -118,13 +108,13 @@ describe.each([6, 5] as NodeRedisVersion[])('Redis 7 Cluster through a node-redi
 
   it('keeps a lock whose slot stays half-migrated (ASK) for longer than its ttl', { timeout: 30_000 }, async () => {
     const ttl = 2_000;
-    const app = await nodeRedisLockApp([await nodeRedisCluster(cluster.nodes, version)], { ttl, renewInterval: 400 });
+    const app = await nodeRedisLockApp([await nodeRedisCluster(redisCluster.cluster.nodes, version)], { ttl, renewInterval: 400 });
     const connect = (address: string) => new Redis(Number(address.split(':')[1]), address.split(':')[0]!);
     let restore = async (): Promise<void> => undefined;
     try {
       const locks = await Promise.all(Array.from({ length: 60 }, (_, i) => app.locks.acquire(`ask:${version}:${i}`)));
-      await admin.cluster('SLOTS'); // the map as it is now
-      const nodes = String(await admin.cluster('NODES'))
+      await redisCluster.admin.cluster('SLOTS'); // the map as it is now
+      const nodes = String(await redisCluster.admin.cluster('NODES'))
         .split('\n')
         .filter((line) => line.includes('master') && !line.includes('fail'))
         .map((line) => ({ id: line.split(' ')[0]!, address: line.split(' ')[1]!.split('@')[0]! }));
@@ -132,7 +122,7 @@ describe.each([6, 5] as NodeRedisVersion[])('Redis 7 Cluster through a node-redi
       const lock = locks[locks.length - 1]!;
       const key = `lock:{${lock.key}}`;
       const slot = clusterSlot(key);
-      const source = nodes.find((node) => node.address === admin.slots[slot]![0])!;
+      const source = nodes.find((node) => node.address === redisCluster.admin.slots[slot]![0])!;
       const target = nodes.find((node) => node.id !== source.id)!;
       const [src, dst] = [connect(source.address), connect(target.address)];
       const [host, port] = target.address.split(':') as [string, string];

@@ -1,32 +1,22 @@
-import { Cluster } from 'ioredis';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, it } from 'vitest';
-import { startRedisCluster, type RedisCluster } from '../../scripts/redis-cluster.mjs';
+import { afterEach, beforeEach, describe, it } from 'vitest';
+import { useRedisCluster } from '../support/redis-cluster.js';
 import { scheduleScenarios } from '../support/schedule-scenarios.js';
 import type { Worker } from '../support/schedule-workers.js';
 
 describe('scheduled jobs and leaders across three processes on a Redis Cluster (3 masters)', () => {
-  let cluster: RedisCluster;
-  let client: Cluster;
+  const redisCluster = useRedisCluster();
   let workers: Worker[] = [];
 
-  beforeAll(async () => {
-    cluster = await startRedisCluster(3);
-    client = new Cluster(cluster.nodes);
-  }, 60_000);
   beforeEach(async () => {
-    await Promise.all(client.nodes('master').map((node) => node.flushall()));
+    await Promise.all(redisCluster.admin.nodes('master').map((node) => node.flushall()));
   });
   afterEach(async () => {
     await Promise.all(workers.map((worker) => worker.stop()));
     workers = [];
   });
-  afterAll(async () => {
-    await client?.quit();
-    await cluster?.stop();
-  });
 
   const scenarios = scheduleScenarios(
-    () => ({ CLUSTER_NODES: JSON.stringify(cluster.nodes) }),
+    () => ({ CLUSTER_NODES: JSON.stringify(redisCluster.cluster.nodes) }),
     (started) => workers.push(...started),
   );
 
