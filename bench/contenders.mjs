@@ -53,6 +53,12 @@ export const SCRIPTS_FLOOR = 'raw ioredis with the lock scripts';
 // The shape of a library owner token: 32 hex characters, the holder record, the time.
 const HOLDER_RECORD = `.${Buffer.from(JSON.stringify(['bench-host', 12345, null, null])).toString('base64url')}.${Date.now().toString(36)}`;
 
+/**
+ * `LockService` on a node-redis client instead of ioredis (node-redis writes a tick's commands in
+ * one write of its own): for `bench/ab.mjs --contenders`, not part of the main table.
+ */
+export const NODE_REDIS_CONTENDER = 'LockService node-redis';
+
 /** The floor of the Cluster rows: raw ioredis on the same Cluster. */
 export const CLUSTER_FLOOR = 'raw ioredis cluster';
 /** The peer of the quorum rows, on the same three masters; the floor their ratios are taken to. */
@@ -141,6 +147,22 @@ export async function createContender(name, target, { contended = false } = {}) 
         },
         close: () => redis.quit(),
       };
+    }
+    case NODE_REDIS_CONTENDER: {
+      // The built package loads node-redis only when handed a node-redis client.
+      const { createClient } = await import('redis');
+      const client = createClient({ url });
+      client.on('error', () => undefined);
+      await client.connect();
+      class NodeRedisModule {}
+      Module({ imports: [RedisLockModule.forRoot({ redis: client, waitTimeout: 10_000 })] })(NodeRedisModule);
+      const app = await NestFactory.createApplicationContext(NodeRedisModule, { logger: ['error'] });
+      const locks = app.get(LockService);
+      // A client handed to the module is ours to close.
+      return byAcquireRelease((key) => locks.acquire(key), (lock) => lock.release(), async () => {
+        await app.close();
+        await client.close();
+      });
     }
     case 'LockService barging': {
       class BargingModule {}
