@@ -109,8 +109,8 @@ describe.each([6, 5] as NodeRedisVersion[])('node-redis %i client', (version) =>
 
   it("sends the library's commands without node-redis' per-command timeout; the application's own keep it", async () => {
     // A node-redis command timeout (node-redis 6: 5 s unless configured) bounds only the wait to
-    // be written, and costs each command an AbortSignal.timeout() and its listeners: about 40%
-    // of a lock pair's CPU. The library bounds its own waits (attempts, renewals within the
+    // be written, and costs each command an AbortSignal.timeout() and its listeners: more than
+    // half a lock pair's Node CPU. The library bounds its own waits (attempts, renewals within the
     // lease, shutdown), so its commands go without one, on every node-redis version alike.
     const client = NODE_REDIS[version].createClient({ url: server.url, commandOptions: { timeout: 5_000 } });
     client.on('error', () => undefined);

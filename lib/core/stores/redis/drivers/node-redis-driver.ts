@@ -23,10 +23,10 @@ interface PubSubConnection {
  * The options of every command the driver sends. `typeMapping` resets a client's
  * `withTypeMapping()` to node-redis' default reply types. `timeout: 0` drops the client's command
  * timeout (node-redis 6: 5 s unless configured), which bounds only a command's wait to be written
- * and costs every command an `AbortSignal.timeout()` and its listeners: about 40% of the CPU of a
- * lock taken and released. The library bounds its own waits (an attempt by the wait timeout, a
- * renewal by the lease, shutdown by its grace), as on ioredis and node-redis 5, which have none.
- * The application's own commands on the client keep theirs.
+ * and costs every command an `AbortSignal.timeout()` and its listeners: more than half the Node
+ * CPU of a lock taken and released. The library bounds its own waits (an attempt by the wait
+ * timeout, a renewal by the lease, shutdown by its grace), as on ioredis and node-redis 5, which
+ * have none. The application's own commands on the client keep theirs.
  */
 const COMMAND_OPTIONS = Object.freeze({ typeMapping: Object.freeze({}), timeout: 0 });
 
