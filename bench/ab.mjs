@@ -3,8 +3,12 @@
 // --base) starts once and stays up; each round runs a short batch in each of them in rotated
 // order, so a burst of load elsewhere lands on all of them alike. Figures: medians over the
 // rounds of the per-round ratios to raw ioredis (same round, Node version and concurrency).
-//   npm run build && node bench/ab.mjs [--node 20,24] [--contenders LockService,@Locked]
+//   npm run build && node bench/ab.mjs [--node 20,24] [--contenders LockService,@Locked] (names split at a comma
+//     not followed by a space)
 //     [--rounds 15] [--pairs 3000] [--concurrency 1,50] [--base DIR]
+// --quorum runs the quorum contenders on three independent masters, their ratios taken to redlock
+// v5 on the same masters instead of raw ioredis, for instance
+//   node bench/ab.mjs --quorum --contenders "LockService quorum, no fencing" --base /tmp/base
 // --base DIR runs each contender (not the raw floor) a second time from another build, listed
 // as "base <name>": DIR holds that build's package.json, dist/ and bench/, for instance
 //   mkdir /tmp/base && git archive HEAD~1 | tar -x -C /tmp/base && ln -s "$PWD/node_modules" /tmp/base/ && (cd /tmp/base && npm run build)
@@ -16,7 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { nodeBinary, OWN_MAJOR, parseMajors } from '../scripts/node-versions.mjs';
 import { startRedisServer } from '../scripts/redis-server.mjs';
-import { SEMAPHORE_CONTENDERS } from './contenders.mjs';
+import { QUORUM_FLOOR, SEMAPHORE_CONTENDERS } from './contenders.mjs';
 import { fmt, median } from './stats.mjs';
 
 const args = process.argv.slice(2);
@@ -25,7 +29,9 @@ const option = (name, fallback) => {
   return at === -1 ? fallback : args[at + 1];
 };
 const NODES = parseMajors(option('--node', String(OWN_MAJOR)), '--node').map(nodeBinary);
-const NAMES = ['raw ioredis', ...option('--contenders', 'LockService,@Locked').split(',').filter((name) => name !== 'raw ioredis')];
+const QUORUM = args.includes('--quorum');
+const FLOOR = QUORUM ? QUORUM_FLOOR : 'raw ioredis';
+const NAMES = [FLOOR, ...option('--contenders', QUORUM ? 'LockService quorum,LockService quorum, no fencing' : 'LockService,@Locked').split(/,(?! )/).filter((name) => name !== FLOOR)];
 const ROUNDS = Number(option('--rounds', '15'));
 const PAIRS = Number(option('--pairs', '3000'));
 const CONCURRENCIES = option('--concurrency', '1,50').split(',').map(Number);
@@ -34,18 +40,21 @@ const WORKER = fileURLToPath(new URL('./uncontended-worker.mjs', import.meta.url
 // Node on core 1, Redis on core 0, as in run.mjs.
 const TASKSET = spawnSync('taskset', ['-V']).status === 0 && os.cpus().length >= 2;
 
-const server = await startRedisServer();
-const admin = new Redis(server.url);
+const servers = await Promise.all((QUORUM ? [0, 1, 2] : [0]).map(() => startRedisServer()));
+const admins = servers.map((node) => new Redis(node.url));
+const target = QUORUM ? servers.map((node) => node.url) : servers[0].url;
 if (TASKSET) {
-  const pid = /process_id:(\d+)/.exec(await admin.info('server'))?.[1];
-  if (pid) spawnSync('taskset', ['-a', '-p', '-c', '0', pid]);
+  for (const admin of admins) {
+    const pid = /process_id:(\d+)/.exec(await admin.info('server'))?.[1];
+    if (pid) spawnSync('taskset', ['-a', '-p', '-c', '0', pid]);
+  }
 }
 
 const slots = [];
 for (const node of NODES) {
   for (const name of NAMES) {
     slots.push({ node, name, label: name, worker: WORKER });
-    if (BASE && name !== 'raw ioredis') slots.push({ node, name, label: `base ${name}`, worker: join(BASE, 'bench', 'uncontended-worker.mjs') });
+    if (BASE && name !== FLOOR) slots.push({ node, name, label: `base ${name}`, worker: join(BASE, 'bench', 'uncontended-worker.mjs') });
   }
 }
 console.log(`Node ${NODES.map((n) => n.version).join(', ')}; ${ROUNDS} rounds of ${PAIRS} pairs at ${CONCURRENCIES.join(' and ')} loops; load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
@@ -67,14 +76,14 @@ try {
   }
 } finally {
   await Promise.all(slots.map((slot) => slot.process.close()));
-  await admin.quit();
-  await server.stop();
+  await Promise.all(admins.map((admin) => admin.quit()));
+  await Promise.all(servers.map((node) => node.stop()));
 }
 
 const table = {};
 for (const [key, byLabel] of Object.entries(runs)) {
   const [version, concurrency] = key.split('|');
-  const raw = byLabel['raw ioredis'];
+  const raw = byLabel[FLOOR];
   for (const [label, reps] of Object.entries(byLabel)) {
     const ratio = (figure, floor) => median(reps.map((r, i) => r[figure] / floor[i][figure]));
     // The peer of the same kind: redis-semaphore's Semaphore beside our semaphore, its Mutex beside the rest.
@@ -93,7 +102,7 @@ console.table(table);
 console.log(`load average at the end ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
 
 async function start(slot) {
-  const command = TASKSET ? ['taskset', ['-c', '1', slot.node.binary, slot.worker, slot.name, JSON.stringify(server.url)]] : [slot.node.binary, [slot.worker, slot.name, JSON.stringify(server.url)]];
+  const command = TASKSET ? ['taskset', ['-c', '1', slot.node.binary, slot.worker, slot.name, JSON.stringify(target)]] : [slot.node.binary, [slot.worker, slot.name, JSON.stringify(target)]];
   const child = spawn(command[0], command[1], { stdio: ['pipe', 'pipe', 'inherit'] });
   const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
   const first = (await lines.next()).value;
