@@ -3,9 +3,9 @@
 // --base) starts once and stays up; each round runs a short batch in each of them in rotated
 // order, so a burst of load elsewhere lands on all of them alike. Figures: medians over the
 // rounds of the per-round ratios to raw ioredis (same round, Node version and concurrency).
-//   npm run build && node bench/ab.mjs [--node 20,24] [--contenders LockService,@Locked] (names split at a comma
-//     not followed by a space)
+//   npm run build && node bench/ab.mjs [--node 20,24] [--contenders LockService,@Locked]
 //     [--rounds 15] [--pairs 3000] [--concurrency 1,50] [--base DIR]
+// (--contenders splits at a comma not followed by a space: "LockService quorum, no fencing" is one)
 // --quorum runs the quorum contenders on three independent masters, their ratios taken to redlock
 // v5 on the same masters instead of raw ioredis, for instance
 //   node bench/ab.mjs --quorum --contenders "LockService quorum, no fencing" --base /tmp/base
