@@ -84,6 +84,89 @@ describe('the commands sent in one tick (ioredis)', () => {
   });
 });
 
+/**
+ * Jest's default fake timers (`jest.useFakeTimers()`: the NestJS starter's test runner) fake
+ * `process.nextTick` on the test sandbox's own `process`, which the code under test sees as the
+ * global one, while Node's streams and sockets keep the real one. Reproduced the same way: the
+ * global `process` swapped for a copy whose `nextTick` only queues, run by hand (`runAllTicks`,
+ * as `jest.runAllTicks()`), or dropped (`restore`, as `jest.useRealTimers()`).
+ */
+function fakeNextTick(): { runAllTicks(): void; restore(): void } {
+  const real = globalThis.process;
+  const queued: (() => void)[] = [];
+  const sandbox = Object.create(real, {
+    nextTick: { value: (fn: (...args: unknown[]) => void, ...args: unknown[]) => void queued.push(() => fn(...args)), writable: true, configurable: true },
+  }) as NodeJS.Process;
+  const descriptor = Object.getOwnPropertyDescriptor(globalThis, 'process')!;
+  Object.defineProperty(globalThis, 'process', { value: sandbox, configurable: true, writable: true, enumerable: descriptor.enumerable });
+  return {
+    runAllTicks: () => {
+      while (queued.length > 0) queued.shift()!();
+    },
+    restore: () => Object.defineProperty(globalThis, 'process', descriptor),
+  };
+}
+
+describe('the commands sent in one tick, under a faked process.nextTick (Jest fake timers)', () => {
+  const own = useOwnRedis();
+  const app = useLockApps();
+
+  it('plain ioredis sends two commands of one tick without any nextTick', async () => {
+    const client = new Redis(own.url());
+    await client.ping();
+    const fake = fakeNextTick();
+    try {
+      expect(await Promise.all([client.set('a', '1'), client.get('a')])).toEqual(['OK', '1']);
+      expect(client.stream.writableCorked).toBe(0);
+    } finally {
+      fake.runAllTicks();
+      fake.restore();
+      client.disconnect();
+    }
+  });
+
+  it('go out once the tick’s first command is answered: nothing is left held in the shared client', async () => {
+    const client = new Redis(own.url());
+    const { locks } = await app({ redis: client });
+    await (await locks.acquire('warm-up')).release();
+    const fake = fakeNextTick();
+    let second: Promise<Lock> | undefined;
+    let appGet: Promise<string | null> | undefined;
+    try {
+      const first = locks.acquire('k1');
+      second = locks.acquire('k2');
+      appGet = client.get('app:key');
+      await first; // its EVALSHA went out at once and Redis answered it: the tick is long over
+      // Without a nextTick ever running: the second acquisition and the application's GET answered.
+      expect((await second).key).toBe('k2');
+      expect(await appGet).toBeNull();
+      expect(client.stream.writableCorked).toBe(0);
+    } finally {
+      fake.runAllTicks();
+      fake.restore();
+      await Promise.allSettled([second, appGet]);
+      client.disconnect();
+    }
+  });
+
+  it('leave nothing held once the faked ticks are dropped (jest.useRealTimers() without running them)', async () => {
+    const client = new Redis(own.url());
+    const { locks } = await app({ redis: client });
+    await (await locks.acquire('warm-up')).release();
+    const fake = fakeNextTick();
+    const first = locks.acquire('k1');
+    const second = locks.acquire('k2');
+    second.catch(() => undefined);
+    await first;
+    fake.restore();
+    // Real ticks again: a lone acquisition and the application's PING go out at once and are answered.
+    const [later, pong] = await Promise.all([locks.acquire('k3'), client.ping()]);
+    expect([later.key, pong, (await second).key]).toEqual(['k3', 'PONG', 'k2']);
+    expect(client.stream.writableCorked).toBe(0);
+    client.disconnect();
+  });
+});
+
 describe('the commands sent in one tick on a Cluster (ioredis)', () => {
   const redisCluster = useRedisCluster();
   const app = useLockApps();

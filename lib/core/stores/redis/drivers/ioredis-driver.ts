@@ -43,7 +43,7 @@ export class IoRedisDriver implements RedisDriver {
       const call = commands[name]!.bind(this.client);
       calls[script] = (...args) => {
         this.batching.hold();
-        return call(...args);
+        return this.batching.sent(call(...args));
       };
     }
     return calls;
@@ -64,11 +64,11 @@ export class IoRedisDriver implements RedisDriver {
     return {
       send: (...args) => {
         this.batching.hold();
-        return evalsha(sha, numberOfKeys, ...args);
+        return this.batching.sent(evalsha(sha, numberOfKeys, ...args));
       },
       resend: (...args) => {
         this.batching.hold();
-        return evalScript(lua, numberOfKeys, ...args);
+        return this.batching.sent(evalScript(lua, numberOfKeys, ...args));
       },
     };
   }
@@ -80,7 +80,7 @@ export class IoRedisDriver implements RedisDriver {
     this.batching.hold();
     let reply: Promise<unknown>;
     try {
-      reply = (this.client.evalsha as unknown as Eval)(script.sha, keys.length, ...keys, ...args);
+      reply = this.batching.sent((this.client.evalsha as unknown as Eval)(script.sha, keys.length, ...keys, ...args));
     } catch (error) {
       // As from the async function this was: a client that throws at once answers a rejection.
       return Promise.reject(error);
@@ -88,23 +88,23 @@ export class IoRedisDriver implements RedisDriver {
     return reply.catch((error: unknown) => {
       if (!isNoScript(error)) throw error;
       this.batching.hold();
-      return (this.client.eval as unknown as Eval)(script.lua, keys.length, ...keys, ...args);
+      return this.batching.sent((this.client.eval as unknown as Eval)(script.lua, keys.length, ...keys, ...args));
     });
   }
 
   async setIfAbsent(key: string, value: string, ttl: number): Promise<boolean> {
     this.batching.hold();
-    return (await this.client.set(key, value, 'PX', ttl, 'NX')) === 'OK';
+    return (await this.batching.sent(this.client.set(key, value, 'PX', ttl, 'NX'))) === 'OK';
   }
 
   async exists(key: string): Promise<boolean> {
     this.batching.hold();
-    return (await this.client.exists(key)) === 1;
+    return (await this.batching.sent(this.client.exists(key))) === 1;
   }
 
   deleteField(key: string, field: string): Promise<number> {
     this.batching.hold();
-    return this.client.hdel(key, field);
+    return this.batching.sent(this.client.hdel(key, field));
   }
 
   async readLock(lock: string, fence: string, waiters: string): Promise<[string | null, number, string | null, number]> {

@@ -26,6 +26,13 @@ export const COMMANDS_PER_WRITE = 8;
  * of the application's own sent meanwhile on the same client goes out in the same write. A
  * connection not ready is left alone (ioredis queues commands offline then), and nothing
  * outlives the tick: no timer, no handle.
+ *
+ * The held commands also go out once the tick's first command is answered, should the
+ * `nextTick` never run: Jest's default fake timers fake `process.nextTick` for the code under
+ * test (not for Node's sockets), and drop the queued ticks when the real ones come back. Held
+ * until then, the library's commands and the application's own on the shared client would wait
+ * for a `jest.runAllTicks()`, or for good. A reply comes back on a later turn of the event loop,
+ * after every real tick, so that fallback never fires first on its own.
  */
 export class TickWriteBatching {
   /** Whether a command went out on this tick (the flush is scheduled). */
@@ -33,19 +40,26 @@ export class TickWriteBatching {
   /** The streams held since the tick's second command, and how many commands wait in them. */
   private corked: Duplex[] | undefined;
   private waiting = 0;
+  /** The reply to the tick's first command (see `sent`), and whether that command is on its way. */
+  private first: PromiseLike<unknown> | undefined;
+  private firstOnItsWay = false;
+  /** Counts the ticks flushed: a fallback flushes only the tick it was set for. */
+  private ticks = 0;
 
   constructor(private readonly connections: () => Iterable<BatchedConnection>) {}
 
-  /** Called right before a command goes to the client. */
+  /** Called right before a command goes to the client (then `sent` with its reply). */
   hold(): void {
     if (!this.open) {
       this.open = true;
+      this.firstOnItsWay = true;
       process.nextTick(this.flush);
       return;
     }
     if (this.corked === undefined) {
       this.corked = this.cork();
       this.waiting = 1;
+      this.flushOnFirstReply();
       return;
     }
     if (this.waiting++ < COMMANDS_PER_WRITE) return;
@@ -55,6 +69,26 @@ export class TickWriteBatching {
       stream.cork();
     }
     this.waiting = 1;
+  }
+
+  /** The reply of the command `hold()` was called for; returns it. */
+  sent<T>(reply: Promise<T>): Promise<T> {
+    if (this.firstOnItsWay) {
+      this.firstOnItsWay = false;
+      this.first = reply;
+    }
+    return reply;
+  }
+
+  /** Only a tick with held commands pays for it: one `then` on its first reply. */
+  private flushOnFirstReply(): void {
+    const first = this.first;
+    if (first === undefined) return;
+    const tick = this.ticks;
+    const flush = (): void => {
+      if (this.ticks === tick) this.flush();
+    };
+    first.then(flush, flush);
   }
 
   private cork(): Duplex[] {
@@ -70,8 +104,11 @@ export class TickWriteBatching {
 
   private readonly flush = (): void => {
     const corked = this.corked;
+    this.ticks++;
     this.open = false;
     this.corked = undefined;
+    this.first = undefined;
+    this.firstOnItsWay = false;
     // Each stream held once: one uncork each (a closed one ignores it).
     if (corked !== undefined) for (const stream of corked) stream.uncork();
   };
