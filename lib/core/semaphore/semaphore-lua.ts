@@ -340,7 +340,7 @@ end
  *
  * The fast path comes first: when the holders hash (one `HMGET`) shows nobody waiting (no
  * `:queued` mark, see keep_limit) and room under the same limit, and `SET NX` creates the
- * caller's permit (a caller granted already has one, and goes on below), the caller takes its
+ * caller's permit (a caller with an entry, granted already, goes on below), the caller takes its
  * permits with `HMGET`, `SET NX PX`, `INCR`, one `HSET` and the hash's expiry (`PEXPIRE` when
  * the hash is new, else `PEXPIRE GT` on Redis 7): no `TIME`, no queue key read, and no score in
  * the due set (it is counted as unscored, and scored by the next count that needs it). A count
@@ -374,7 +374,9 @@ const ACQUIRE_FAST = `
 local state = ${COUNTS_AND_ENTRY}
 if not state[3] and unfold_lone() then state = ${COUNTS_AND_ENTRY} end
 local held = tonumber(state[1] or '0')
-if not state[4] and (not state[3] or tonumber(state[3]) == limit) and held + permits <= limit
+-- A caller with an entry (granted by a release) goes on below, whether its permit is there or has
+-- lapsed: counted here again, its permits would be counted twice, and the first ones never freed.
+if not state[4] and not state[6] and (not state[3] or tonumber(state[3]) == limit) and held + permits <= limit
   and redis.call('SET', permit, ARGV[1], 'NX', 'PX', ARGV[2]) then
   local fencing = redis.call('INCR', fence)
   if fence_retention ~= '0' then redis.call('PEXPIRE', fence, fence_retention) end
@@ -412,15 +414,21 @@ if stored_limit and tonumber(stored_limit) ~= limit then
   return {2, tonumber(stored_limit)}
 end
 -- Granted already (by a release, or by this very call's grants below): the lease restarts at ttl.
+-- A grant whose permit is gone (its lease ran out before a count dropped it, or it was evicted)
+-- has lapsed: the entry goes, its permits are free, and the caller asks as anyone would.
 -- held: the caller's entry (false: none) when known.
 local function mine(held)
   if held == nil then held = redis.call('HGET', holders, ARGV[1]) end
-  if held then
-    redis.call('PEXPIRE', permit, ARGV[2])
-    add_due(now + tonumber(ARGV[2]), ARGV[1])
-    guard(ARGV[2])
-    return {1, tonumber(string.match(held, ':(%d+)$'))}
+  if not held then return end
+  if redis.call('PEXPIRE', permit, ARGV[2]) == 0 then
+    drop_holder(ARGV[1], held)
+    flush_used()
+    caller_entry = false
+    return
   end
+  add_due(now + tonumber(ARGV[2]), ARGV[1])
+  guard(ARGV[2])
+  return {1, tonumber(string.match(held, ':(%d+)$'))}
 end
 local granted = mine(caller_entry)
 if granted then
@@ -494,6 +502,8 @@ if not state[4] and not state[5] and left <= 0 then
   -- the hash held only this caller's lapsed entry, which the next count would drop as well.
   deleted = redis.pcall('DEL', permit, holders)
   if deleted == (state[1] and 2 or 1) then return {1} end
+  -- One short: the permit had lapsed, and the hash held only its entry. Not the caller's any more.
+  if type(deleted) == 'number' then deleted = 0 end
 else
   deleted = redis.pcall('DEL', permit)
 end
