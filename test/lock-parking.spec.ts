@@ -5,7 +5,7 @@ import { LOCK_RUNNER } from '../lib/redis-lock.constants.js';
 import { LAST_ATTEMPT_GRACE_MS } from '../lib/core/engine/waiter-timing.js';
 import { blockRedis } from './support/block-redis.js';
 import { recordReleases } from './support/mechanism.js';
-import { sleep, useLockApps } from './support/lock-app.js';
+import { nextEvent, sleep, useLockApps } from './support/lock-app.js';
 import { redisUrl, useOwnRedis, useRedis } from './support/redis.js';
 
 /** Longer than any bound below (LAST_ATTEMPT_GRACE_MS and the waitTimeout given): a wait that honours its bound ends inside it. */
@@ -238,5 +238,93 @@ describe('a parking release that throws before it is sent', () => {
     const next = await locks.acquire(key, { waitTimeout: 10_000 });
     expect(next.held).toBe(true);
     await next.release();
+  });
+});
+
+describe('a parking release when Redis memory is full (maxmemory reached, noeviction)', () => {
+  const own = useOwnRedis();
+  const app = useLockApps();
+
+  it('frees the lock as a plain release does, where the park is refused: not left held under the releaser for its ttl', async () => {
+    const admin = own.redis();
+    const { locks } = await app({ redis: own.url(), fairness: 'barging', ttl: 30_000 });
+    const key = 'park-oom';
+    const held = await greedyHolder(locks, key);
+    const releases = recordReleases(locks);
+    await admin.config('SET', 'maxmemory', '1');
+    let outcome: unknown;
+    try {
+      await expect(admin.set('oom:probe', 'x')).rejects.toThrow(/OOM/);
+      outcome = await held.release().then(
+        () => 'released',
+        (error: unknown) => error,
+      );
+    } finally {
+      await admin.config('SET', 'maxmemory', '0');
+    }
+    // It asked to park, and Redis answered a plain release.
+    expect(releases.releases[0]!.park).toBeDefined();
+    expect(releases.releases[0]!.parked).toBe(false);
+    releases.stop();
+    expect(outcome).toBe('released');
+    expect(await admin.exists(`lock:{${key}}`)).toBe(0);
+  });
+});
+
+describe('a caller that waited for its process’ parking release, then took the parked lock', () => {
+  const own = useOwnRedis();
+  const app = useLockApps();
+
+  it('reports the wait in its acquired event (waitedMs counted from its call)', async () => {
+    const BLOCKED_MS = 400;
+    const { locks } = await app({ redis: own.url(), fairness: 'barging', ttl: 30_000 });
+    const key = 'park-waited-ms';
+    const held = await greedyHolder(locks, key);
+    const releases = recordReleases(locks);
+    await blockRedis(own.url(), BLOCKED_MS);
+    const releasing = held.release();
+    expect(releases.releases.at(-1)!.park).toBeDefined();
+    const acquiredEvent = nextEvent(locks.events$, 'acquired', 10_000);
+    const calledAt = performance.now();
+    const lock = await locks.acquire(key, { waitTimeout: 10_000 });
+    const waited = performance.now() - calledAt;
+    await releasing;
+    // It took the parked lock: the park token is its token (no attempt of its own).
+    expect(releases.releases.at(-1)!.parked).toBe(true);
+    expect((lock as unknown as { token: string }).token).toBe(releases.releases.at(-1)!.park);
+    releases.stop();
+    const event = await acquiredEvent;
+    // What the event says is what the caller measured (it waited behind the blocked server).
+    expect(event.waitedMs).toBeGreaterThan(waited / 2);
+    await lock.release();
+  });
+});
+
+describe('a FIFO lock of a key that barging callers of the same process take greedily', () => {
+  useRedis();
+  const app = useLockApps();
+
+  it('is released without a park request: a FIFO lock is never parked', async () => {
+    const { locks } = await app({ fairness: 'barging', ttl: 30_000 });
+    const key = 'park-mixed-fifo';
+    const releases = recordReleases(locks);
+    const first = await greedyHolder(locks, key);
+    await first.release();
+    // The parked lock, taken in the turn its release came back.
+    const barging = await locks.acquire(key);
+    // A FIFO caller of the same process queues behind it...
+    const fifo = locks.acquire(key, { fairness: 'fifo', waitTimeout: 10_000 });
+    await expect.poll(async () => (await locks.inspect(key)).waiters).toBe(1);
+    await barging.release();
+    // ...and a barging caller asks in the turn that release came back (it waits behind the FIFO holder).
+    const next = locks.acquire(key, { waitTimeout: 10_000 });
+    const fifoLock = await fifo;
+    const before = releases.releases.length;
+    await fifoLock.release();
+    const fifoRelease = releases.releases[before]!;
+    expect(fifoRelease.token).toBe((fifoLock as unknown as { token: string }).token);
+    await (await next).release();
+    releases.stop();
+    expect(fifoRelease.park).toBeUndefined();
   });
 });

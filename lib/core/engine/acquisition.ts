@@ -243,6 +243,7 @@ export class Acquisition {
    * process ask again (see `FairnessRule.passesOn`); a first attempt was woken by nobody.
    */
   private took(lock: HeldLock): HeldLock {
+    lock.parks = this.fairness.parks;
     if (this.fairness.passesOn && this.round > 0) this.watch?.passOn();
     return lock;
   }

@@ -57,6 +57,8 @@ export class HeldLock implements Lock, Renewable, Expiring {
   ttl: number;
   deadline: number;
   sweepIndex = -1;
+  /** Taken with `fairness: 'barging'`: its release may park it (see `LockParking`). */
+  parks = false;
   private renewInterval: number;
   private readonly autoRenew: boolean;
   /** Renewals are numbered so that a slow reply never moves the deadline set by a later one. */
@@ -281,7 +283,8 @@ export class HeldLock implements Lock, Renewable, Expiring {
     let reply: Promise<ReleaseReply>;
     try {
       // The wake goes in this one `then` rather than in a `then` of its own.
-      reply = this.owner.sendRelease(this.names, this.token, this.ttl);
+      // A FIFO lock is never parked, even where barging callers of its key take it greedily.
+      reply = this.owner.sendRelease(this.names, this.token, this.parks ? this.ttl : undefined);
     } catch (error) {
       reply = Promise.reject(error);
     }

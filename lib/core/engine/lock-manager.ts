@@ -221,7 +221,7 @@ export class LockManager implements LockOwner, LockRunner {
     }
     const { timing, names, reentered, semaphore, read, fairness } = prepared;
     if (reentered) return Promise.resolve(reentered);
-    const parked = this.parked(key, prepared, options, this.boundSince(timing, calledAt));
+    const parked = this.parked(key, prepared, options, this.boundSince(timing, calledAt), calledAt);
     if (parked === undefined) return this.startAcquisition(key, names, timing, options, semaphore, read, fairness, calledAt).run(this.endAcquire);
     if (parked instanceof HeldLock) return Promise.resolve(parked);
     const since = calledAt ?? this.clock.now();
@@ -255,7 +255,7 @@ export class LockManager implements LockOwner, LockRunner {
       Promise.resolve(prepared.reentered).then(onLock, onFailed);
       return;
     }
-    const parked = this.parked(key, prepared, options, this.boundSince(prepared.timing, calledAt));
+    const parked = this.parked(key, prepared, options, this.boundSince(prepared.timing, calledAt), calledAt);
     if (parked !== undefined) {
       if (parked instanceof HeldLock) {
         Promise.resolve(parked).then(onLock, onFailed);
@@ -280,12 +280,13 @@ export class LockManager implements LockOwner, LockRunner {
    * promise to wait for before asking again, or undefined to ask Redis. The wait (for a parking
    * release's answer, or a step aside) ends as an attempt's would: on the caller's signal, at
    * shutdown, or past `bound` ms (Redis did not answer the release) with the same error.
+   * `since`: when the call began, if it waited for such an answer already (its events count from there).
    */
-  private parked(key: string, prepared: ReturnType<LockManager['prepare']>, options: AnyLockOptions | undefined, bound: number): HeldLock | Promise<void> | undefined {
+  private parked(key: string, prepared: ReturnType<LockManager['prepare']>, options: AnyLockOptions | undefined, bound: number, since?: number): HeldLock | Promise<void> | undefined {
     if (this.parking === undefined || !prepared.fairness.parks || prepared.semaphore !== undefined || prepared.read) return undefined;
-    const parked = this.parking.asking(key, prepared.names, prepared.timing, options, () => this.newToken(options));
+    const calledAt = since ?? this.clock.now();
+    const parked = this.parking.asking(key, prepared.names, prepared.timing, options, () => this.newToken(options), calledAt);
     if (parked === undefined || parked instanceof HeldLock) return parked;
-    const calledAt = this.clock.now();
     const signal = options?.signal;
     return this.replyWaits
       .wait(parked, bound, signal, noop)

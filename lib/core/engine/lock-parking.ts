@@ -100,9 +100,10 @@ export class LockParking {
   /**
    * A barging mutex acquire of `names.lock` is starting: the lock parked for it (handed out, no
    * round trip), or a promise to wait for before asking (a park on its way, or a step aside),
-   * or undefined to ask Redis as usual.
+   * or undefined to ask Redis as usual. `calledAt`: when the call began (it may have waited for
+   * a park's answer already), what its `acquired` event counts from.
    */
-  asking(key: string, names: LockRedisKeys, timing: LockTiming, options: AnyLockOptions | undefined, newToken: () => string): HeldLock | Promise<void> | undefined {
+  asking(key: string, names: LockRedisKeys, timing: LockTiming, options: AnyLockOptions | undefined, newToken: () => string, calledAt = this.host.clock.now()): HeldLock | Promise<void> | undefined {
     const state = this.keys.get(names.lock);
     if (state === undefined) {
       this.track(names);
@@ -121,10 +122,10 @@ export class LockParking {
       return undefined;
     }
     const { host } = this;
-    const calledAt = host.clock.now();
     const lock = host.hold(key, names, parked.token, parked.fencingToken, timing, parked.leaseStart, parked.ttl);
+    lock.parks = true;
     // Its lease ran out here (a stalled event loop): never hand it out.
-    if (calledAt >= lock.deadline) {
+    if (host.clock.now() >= lock.deadline) {
       lock.expire();
       return undefined;
     }

@@ -250,7 +250,8 @@ end`;
  * token) and ARGV[4] (its ttl), and nobody queued (barging waiters may wait), the lock is not
  * freed but handed to that token under a new fencing token (INCR, as an acquire would), for that
  * ttl, and nothing is published: `{2, fencingToken, wanted}`, `wanted` 1 when barging waiters
- * said they wait. With queued waiters the release goes on as without ARGV[3]. The releaser's
+ * said they wait. With queued waiters (or when Redis refuses the write: memory full) the
+ * release goes on as without ARGV[3]. The releaser's
  * process hands that lock to its next caller without a round trip, or frees it with a plain
  * release under the parked token.
  */
@@ -259,8 +260,9 @@ if redis.call('GET', lock) ~= ARGV[1] then
   ${ON_REPLICA}
   return on_replica() or 0
 end
-if ARGV[3] and redis.call('EXISTS', queue, waiters) == 0 then
-  redis.call('SET', lock, ARGV[3], 'PX', ARGV[4])
+-- pcall: under a full maxmemory Redis refuses a script's first write that may grow memory (the
+-- SET, where a plain release starts with DEL): the lock is then freed as without ARGV[3].
+if ARGV[3] and redis.call('EXISTS', queue, waiters) == 0 and not redis.pcall('SET', lock, ARGV[3], 'PX', ARGV[4]).err then
   local fencing = redis.call('INCR', fence)
   if string.byte(ARGV[2], 1) ~= 48 then redis.call('PEXPIRE', fence, string.match(ARGV[2], '^%d+')) end
   return {2, fencing, redis.call('EXISTS', wanted)}
