@@ -32,6 +32,7 @@ export interface Violation {
     | 'leader-told'
     | 'close-bound'
     | 'store-leftover'
+    | 'semaphore-count'
     | 'unhandled-rejection';
   message: string;
   at: number | undefined;

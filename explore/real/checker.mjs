@@ -10,9 +10,11 @@
 //   { ev: 'leadership-lost', p, sid, t }              onLeadershipLost was called, for the term `sid`
 //   { ev: 'closing', p, shutdownTimeout, t }          app.close() began (the module's shutdownTimeout)
 //   { ev: 'closed', p, t }                            app.close() resolved
-//   { ev: 'store', node, key, type, pttl, tokens, t } a key the run left in Redis once every live
-//                                                     worker closed (fencing counters aside), the
-//                                                     owner tokens it still names (runner.mjs)
+//   { ev: 'store', node, key, type, pttl, tokens, counts?, t } a key the run left in Redis once
+//                                                     every live worker closed (fencing counters
+//                                                     aside), the owner tokens it still names, and
+//                                                     for a semaphore's holders hash `{ used, held }`:
+//                                                     its `:used` and its entries' permits (runner.mjs)
 //   { ev: 'lease', p, key, token, t }                 job: the worker took the owner lease (`key`)
 //   { ev: 'lost', p, sid, reason, t }                 the lock's signal aborted
 //   { ev: 'alive', p, sid, key, owned, t }            after a refusal (on a Cluster): whether the lock's
@@ -416,6 +418,7 @@ function checkCloses({ closing, closed, freezes, faults, sections, violations })
 }
 
 /**
+ * A semaphore's count of permits held agrees with its holders' entries (see above).
  * Once every live worker closed, Redis holds nothing of theirs but fencing counters: no lock,
  * permit or reader key, no holder's entry in a semaphore's or readers' hash, no live place in a
  * queue naming a worker's token, and no key at all without an expiry (queue keys and empty guard
@@ -435,6 +438,11 @@ function checkStore(store, { closing, kills, faults, ttl, graceMs, violate }) {
     return fault && `${fault.kind} until ${fmt(fault.until ?? fault.t)}`;
   };
   for (const entry of store) {
+    // Every script changes a semaphore's count with its holders (atomically): permits counted
+    // that no entry holds are lost until the hash expires, which every acquisition pushes on.
+    if (entry.counts !== undefined && entry.counts.used !== entry.counts.held) {
+      violate('semaphore-count', `${entry.key} counts ${entry.counts.used} permit(s) held (':used') where its holders' entries hold ${entry.counts.held}`, entry.t);
+    }
     if (entry.pttl === -1) {
       violate('store-leftover', `${entry.key} (${entry.type}) was left without an expiry${entry.tokens.length ? `, naming ${entry.tokens.map((t) => tokenOwner(t) ?? t).join(', ')}` : ''}`, entry.t);
       continue;

@@ -574,8 +574,9 @@ export async function readHistory(files, register, key) {
  * `nodes` (every master of a Cluster), with its expiry and the owner tokens it still names: its
  * value (a lock or permit), a token in its name (`:permit:<token>`, `:reader:<token>`), a field
  * of a holders or readers hash, a member of a due set, and a place in a queue that is still
- * live on the server's clock (a `:waiters`/`:sw` score ahead of TIME). Fencing counters are
- * left out (the documented leftover). One `{ ev: 'store', ... }` event per key (checker.mjs).
+ * live on the server's clock (a `:waiters`/`:sw` score ahead of TIME); for a semaphore's holders
+ * hash also its count (`:used`) and the permits its entries hold. Fencing counters are left out
+ * (the documented leftover). One `{ ev: 'store', ... }` event per key (checker.mjs).
  */
 export async function storeSnapshot(nodes, key) {
   const events = [];
@@ -594,18 +595,28 @@ export async function storeSnapshot(nodes, key) {
           if (name.endsWith(':fence')) continue;
           const [type, pttl] = await Promise.all([redis.type(name), redis.pttl(name)]);
           const tokens = [];
+          let counts;
           const named = /:(?:permit|reader):(.+)$/.exec(name)?.[1];
           if (named !== undefined) tokens.push(named);
           // A barging waiter's flag (`1`, see docs/redis-data.md) names nobody: it expires with its waiter lease.
           if (type === 'string' && !name.endsWith(':wanted')) tokens.push(await redis.get(name));
           // A semaphore's holder alone is its `!<token>` field (see docs/redis-data.md).
-          else if (type === 'hash') tokens.push(...(await redis.hkeys(name)).filter((field) => !field.startsWith(':')).map((field) => field.replace(/^!/, '')));
+          else if (type === 'hash') {
+            const fields = await redis.hgetall(name);
+            tokens.push(...Object.keys(fields).filter((field) => !field.startsWith(':')).map((field) => field.replace(/^!/, '')));
+            // A semaphore's count (`:used`) beside what its holders' entries (`<permits>:<fencing token>`) hold.
+            if (fields[':used'] !== undefined) {
+              let held = 0;
+              for (const [field, value] of Object.entries(fields)) if (!field.startsWith(':') && !field.startsWith('!')) held += parseInt(value, 10);
+              counts = { used: Number(fields[':used']), held };
+            }
+          }
           else if (type === 'zset') {
             const scored = await redis.zrange(name, 0, -1, 'WITHSCORES');
             const queue = /:(?:waiters|sw)$/.test(name);
             for (let i = 0; i < scored.length; i += 2) if (!queue || Number(scored[i + 1]) > now) tokens.push(scored[i].split(':')[0]);
           }
-          events.push({ ev: 'store', t, node, key: name, type, pttl, tokens: tokens.filter((token) => token !== null && token !== '~r') });
+          events.push({ ev: 'store', t, node, key: name, type, pttl, tokens: tokens.filter((token) => token !== null && token !== '~r'), ...(counts && { counts }) });
         }
       } while (cursor !== '0');
     } finally {

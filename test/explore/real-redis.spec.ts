@@ -363,6 +363,17 @@ describe('the real-Redis checker (a pure function over a history)', () => {
     expect(invariants([...closes, permit, cut('w0', 3_000)], { ttl: 600 })).toEqual(['store-leftover']);
     expect(invariants([...closes, permit, cut('w1', 1_000)], { ttl: 600 })).toEqual(['store-leftover']);
   });
+
+  it("finds a semaphore whose count (':used') differs from what its holders' entries hold, whoever left it", () => {
+    const holders = (used: number, held: number): HistoryEvent => ({ ev: 'store', node: 0, key: 'lock:{k}:holders', type: 'hash', pttl: 900, tokens: [], counts: { used, held }, t: 5_000 });
+    const killed: HistoryEvent = { ev: 'fault', kind: 'kill', p: 'w1', t: 700, until: 701 };
+    expect(invariants([holders(0, 0)])).toEqual([]);
+    // A crashed holder's entry still counts its permits, and the count says so.
+    expect(invariants([killed, holders(2, 2)])).toEqual([]);
+    // Permits counted that no entry holds (lost until the hash expires): no fault excuses it.
+    expect(check({ events: [killed, holders(1, 0)] })).toEqual([expect.objectContaining({ invariant: 'semaphore-count', message: expect.stringContaining("counts 1 permit(s) held (':used') where its holders' entries hold 0") })]);
+    expect(invariants([holders(2, 3)])).toEqual(['semaphore-count']);
+  });
 });
 
 // Seeds are random per run (a failure prints the replay command); EXPLORE_REAL_SEED fixes the first.
