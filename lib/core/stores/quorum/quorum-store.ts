@@ -84,9 +84,11 @@ export class QuorumStore implements LockStore {
     longestBusy: number,
     answers: Answer<AcquireReply>[],
   ): Promise<AcquireReply> {
-    return this.ask(ttl, (node) => node.fenceFloor(keys.fence, fencingToken)).then((floors) => {
+    // A majority of confirmations decides: waiting here too for a node the grant round already
+    // waited for (frozen, say) would spend a second node timeout, past what a tryAcquire() waits.
+    return this.ask(ttl, (node) => node.fenceFloor(keys.fence, fencingToken), confirmedHere).then((floors) => {
       let confirmed = 0;
-      for (const floor of floors) if (floor.ok) confirmed++;
+      for (const floor of floors) if (floor?.ok === true) confirmed++;
       if (confirmed >= this.majority && now() - startedAt < ttl - driftMargin(ttl)) return { acquired: true, fencingToken };
       return this.giveBack(keys, token, waiterLease, granted, busy, longestBusy, answers);
     });
@@ -155,20 +157,29 @@ export class QuorumStore implements LockStore {
   release(keys: ScriptKeys, token: string, _waiterLease?: number): Promise<ReleaseReply> {
     // A majority that released decides: the other nodes' DEL still runs, nobody waits for it.
     return this.ask(Infinity, (node) => node.quorumRelease(keys.lock, token), releasedHere).then((answers) => {
+      let released = 0;
       let refused = 0;
-      let failed = 0;
       for (const answer of answers) {
-        if (answer === undefined) continue;
-        if (!answer.ok) failed++;
-        else if (!answer.value.released) refused++;
+        if (answer === undefined || !answer.ok) continue;
+        if (answer.value.released) released++;
+        else refused++;
       }
-      if (failed === answers.length) throw this.noQuorum('release', 0, answers);
-      return { released: refused < this.majority };
+      if (released >= this.majority) return { released: true };
+      // Not this owner's on so many nodes that no majority can have held it for this owner.
+      if (refused > this.nodes.length - this.majority) return { released: false };
+      // Neither: the release is unconfirmed (its lease ends on its own where it is left).
+      throw this.noQuorum('release', released, answers);
     });
   }
 
-  async leave(): Promise<void> {
-    // Nobody queues in quorum mode.
+  /**
+   * Nobody queues in quorum mode, but an acquisition the caller stopped waiting for (its signal,
+   * its waitTimeout, a node's slow answer) may still take the lock on some nodes, a majority
+   * even: it is given back on every node, owner-checked (the engine calls this at once, behind
+   * the attempt on each node's connection, and again once the attempt has settled).
+   */
+  async leave(keys: ScriptKeys, token: string): Promise<void> {
+    await this.ask(Infinity, (node) => node.quorumRelease(keys.lock, token));
   }
 
   async exists(lockKey: string): Promise<boolean> {
@@ -245,6 +256,10 @@ function shortestTtl(requests: RenewalRequest[]): number {
 
 function grantedHere(answer: Answer<AcquireReply>): boolean {
   return answer.ok && answer.value.acquired;
+}
+
+function confirmedHere(answer: Answer<unknown>): boolean {
+  return answer.ok;
 }
 
 function releasedHere(answer: Answer<ReleaseReply>): boolean {
