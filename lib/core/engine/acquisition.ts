@@ -419,6 +419,11 @@ export class Acquisition {
   private giveUp(error: unknown): unknown {
     const { host, signal } = this;
     if (this.waits || this.uncertain) host.leave(this.names, this.token, this.timing, this.uncertain ? this.sent.reply : undefined);
+    // A barging waiter of this process that gives up may have been the one a freed-lock message
+    // woke, or the one that said in Redis that the process waits (`wanted`): its siblings on the
+    // key would hear of no later release. One of them attempts now (after the leave, on the same
+    // connection), and says it waits again if it loses.
+    if (this.fairness.passesOn) this.watch?.passOn();
     if (host.listening) {
       const outcome: LockNotAcquiredOutcome =
         signal?.aborted && error === signal.reason ? 'aborted' : !(error instanceof LockNotAcquiredError) || this.lastError !== undefined ? 'error' : this.waits ? 'timeout' : 'busy';
