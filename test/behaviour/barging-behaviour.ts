@@ -103,6 +103,24 @@ export function describeBargingBehaviour(label: string, backend: LockBackend): v
       await lock.release();
     });
 
+    it('wakes a writer waiting behind readers by the message of the last reader’s release', async () => {
+      const readers = await open({ fairness: 'fifo' });
+      const writer = await open({ fairness: 'barging' });
+      const k = key('behind-readers');
+      const read = await readers.locks.acquire(k, { mode: 'read' });
+      const wakes = recordWakes(writer.locks);
+      holdPolls(writer.locks);
+      const attempts = countAttempts(writer.locks);
+      const waiting = writer.locks.acquire(k, { waitTimeout: 10_000 });
+      const from = await subscribed(attempts, wakes);
+      await read.release();
+      const lock = await waiting;
+      // The last reader's release said "free" (no queue to hand it to): no poll, no grant.
+      expect(wakes.steps.slice(from)).toEqual(['freed', 'won']);
+      wakes.stop();
+      await lock.release();
+    });
+
     it('lets a newcomer take a freed lock ahead of a waiter, which waits for the next release message', async () => {
       const { holder, k, held, wakes, waiting, from } = await waiterBehindHolder('barge');
       const barged = await releaseAndTakeAgain(holder.locks, held, k);

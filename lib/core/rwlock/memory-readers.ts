@@ -12,6 +12,8 @@ export interface MemoryQueue {
   popHead(keys: ScriptKeys): void;
   removeMember(keys: ScriptKeys, member: string): void;
   grantNext(keys: ScriptKeys, grantMs: number, now: number): Grant[];
+  /** The lock is free: barging waiters that said they wait are told (the Lua `publish_freed`). */
+  publishFreed(keys: ScriptKeys, now: number): void;
   nextFence(fence: string, now: number): number;
 }
 
@@ -123,6 +125,7 @@ export class MemoryReaders implements ReadStore {
     if (liveValue(this.data.locks, shared.lock, this.clock.now()) === READ_HELD && readersAlive(this.data, shared.lock, now) === 0) {
       this.data.locks.delete(shared.lock);
       const grants = this.queue.grantNext(shared, waiterLease, now);
+      if (grants.length === 0) this.queue.publishFreed(shared, now);
       return { released: true, grant: grants[0], grants };
     }
     return { released: true };

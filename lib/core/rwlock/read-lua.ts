@@ -1,3 +1,5 @@
+import { LOCK_KEY_SUFFIXES } from '../keys/lock-key.js';
+import { PUBLISH_FREED } from '../stores/redis/lock-lua.js';
 import { QUEUE } from '../stores/redis/queue-lua.js';
 
 /**
@@ -72,7 +74,8 @@ return {0, redis.call('PTTL', KEYS[1]), tonumber(redis.call('GET', KEYS[2]) or '
 /**
  * ARGV: owner token, settings `<fence retention>:<waiter lease>:<sharded>`. Returns `{0}` when
  * this reader no longer holds the lock, else `{1}`, or `{1, token, fencing...}` of the waiter
- * (or the readers) the lock went to when this was the last reader.
+ * (or the readers) the lock went to when this was the last reader. The last reader that hands
+ * the lock to nobody publishes `*` when barging writers wait (`<lock>:wanted`).
  */
 export const READ_RELEASE = `
 if redis.call('GET', KEYS[6]) ~= ARGV[1] then
@@ -93,6 +96,9 @@ if redis.call('GET', KEYS[1]) == '~r' and readers_alive(KEYS[1]) == 0 then
     table.insert(granted, 1, 1)
     return granted
   end
+  -- Free: barging writers that said they wait race for it, as after a writer's release.
+  ${PUBLISH_FREED}
+  publish_freed(KEYS[1] .. '${LOCK_KEY_SUFFIXES.wanted}', KEYS[5], sharded)
 end
 return {1}
 `;

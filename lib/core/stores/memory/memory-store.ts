@@ -207,7 +207,7 @@ export class MemoryStore implements LockStore, MemoryQueue {
   }
 
   /** The lock is free and barging waiters wait: tell them once, and forget that they wait (the Lua `publish_freed`). */
-  private publishFreed(keys: ScriptKeys, now: number): void {
+  publishFreed(keys: ScriptKeys, now: number): void {
     const wanted = wantedKey(keys.lock);
     if (liveValue(this.data.wanted, wanted, now) === undefined) return;
     this.data.wanted.delete(wanted);

@@ -226,7 +226,7 @@ return renew_all(#KEYS, function(i) return KEYS[i] end, 0, false)
  * Returns whether it published. Publishes as `grant_next` does (SPUBLISH on a Redis 7 Cluster
  * master).
  */
-const PUBLISH_FREED = `
+export const PUBLISH_FREED = `
 local function publish_freed(wanted, channel, sharded)
   if redis.call('DEL', wanted) == 0 then return false end
   if sharded == '1' and (tonumber(redis.REDIS_VERSION_NUM) or 0) < 0x070000 then sharded = '0' end
