@@ -132,16 +132,17 @@ export class HeldLock implements Lock, Renewable, Expiring {
     const startedAt = this.owner.clock.now();
     const sequence = this.beginRenewal(startedAt);
     this.assertHeld();
+    const previousTtl = this.ttl;
+    // The new ttl before the call: a renewal the watchdog sends while this one is on its way
+    // runs after it in Redis, and with the old ttl it would shorten the lease again.
+    this.ttl = lease;
     const renewed = await this.owner.store.renew(this.names.lock, this.token, lease, this.fencingToken);
     this.completeRenewal(sequence!, startedAt, lease, renewed);
     this.assertHeld();
     if (renewed === undefined) {
       throw new RedisLockError(`Lock ${quoteKey(this.key)} could not be extended: not enough Redis nodes answered. It is still held until its lease deadline.`);
     }
-    if (ttl !== undefined && ttl !== this.ttl) {
-      this.ttl = ttl;
-      this.reschedule(Math.min(Math.max(1, Math.floor(ttl / 3)), MAX_TIMER_MS));
-    }
+    if (ttl !== undefined && ttl !== previousTtl) this.reschedule(Math.min(Math.max(1, Math.floor(ttl / 3)), MAX_TIMER_MS));
   }
 
   release(): Promise<void> {
