@@ -7,6 +7,7 @@ import { driverFor } from '../lib/core/stores/redis/drivers/driver-for.js';
 import type { RedisClient } from '../lib/core/stores/redis/drivers/redis-client.js';
 import type { ReleaseSubscriber } from '../lib/core/stores/redis/drivers/redis-driver.js';
 import { sleep } from './support/lock-app.js';
+import { clusterSlot } from '../lib/core/keys/cluster-slot.js';
 
 type Nodes = { host: string; port: number }[];
 const CLIENTS = {
@@ -85,6 +86,39 @@ describe.each((Object.keys(CLIENTS) as Name[]).flatMap((name) => [true, false].m
       await expect.poll(subscribed, { timeout: 5_000 }).toEqual(channels);
       await sleep(500);
       expect(await subscribed()).toEqual(channels);
+    });
+
+    // A master that gives a slot away ends the sharded subscriptions of its channels (it sends
+    // SUNSUBSCRIBE). The subscriber must make them again on the new owner: the channel still
+    // counts as live for the waiters of its key, who would otherwise be woken by nothing but
+    // their polls for as long as the key stays in use. What tells the client that the slot moved
+    // is a MOVED reply to a command on it (a waiter's poll); no periodic refresh of the slot map.
+    it.runIf(sharded)('subscribes a channel again on the master its slot moved to', { timeout: 30_000 }, async () => {
+      const client = CLIENTS[name](cluster.nodes);
+      client.on('error', () => undefined);
+      await client.ping();
+      const heard: string[] = [];
+      const entry: (typeof opened)[number] = { client };
+      opened.push(entry);
+      entry.subscriber = driverFor(client as unknown as RedisClient).subscriber((channel, message) => heard.push(`${channel} ${message}`));
+      const channel = `lock:{moving-${name.replace(' ', '')}}:released`;
+      await entry.subscriber.subscribe(channel, true);
+      const slot = clusterSlot(channel);
+      const owner = () => admin.nodes('master').find((node) => `${node.options.host}:${node.options.port}` === admin.slots[slot]![0])!;
+      const source = owner();
+      await expect.poll(async () => Number(((await source.call('PUBSUB', 'SHARDNUMSUB', channel)) as unknown[])[1]), { timeout: 5_000 }).toBe(1);
+      const target = masters().find((node) => node !== source)!;
+      const ids = await Promise.all([source, target].map(async (node) => String(await node.cluster('MYID'))));
+      await target.cluster('SETSLOT', slot, 'IMPORTING', ids[0]!);
+      await source.cluster('SETSLOT', slot, 'MIGRATING', ids[1]!);
+      for (const node of [target, source]) await node.cluster('SETSLOT', slot, 'NODE', ids[1]!);
+      // The old owner ended the subscription.
+      await expect.poll(async () => Number(((await source.call('PUBSUB', 'SHARDNUMSUB', channel)) as unknown[])[1]), { timeout: 5_000 }).toBe(0);
+      // A command of the client's on that slot (a waiter's poll) is answered MOVED.
+      await (client as Cluster).get(`lock:{moving-${name.replace(' ', '')}}`);
+      await expect.poll(async () => Number(((await target.call('PUBSUB', 'SHARDNUMSUB', channel)) as unknown[])[1]), { timeout: 10_000 }).toBe(1);
+      await target.call('SPUBLISH', channel, 'after the move');
+      await expect.poll(() => heard, { timeout: 5_000 }).toContain(`${channel} after the move`);
     });
   },
 );

@@ -171,6 +171,12 @@ export class IoRedisDriver implements RedisDriver {
         connected = true;
       });
     }
+    // A master that gives a slot away ends the sharded subscriptions of its channels; ioredis
+    // makes them again on the new owner once this connection's slot map changes, which nothing
+    // would tell it (it sends no command on keys, and refreshes the map on no timer by default):
+    // the command client's refresh (on a MOVED reply, to a waiter's poll at the latest) does.
+    const followSlots = (): void => (connection as Cluster).refreshSlotsCache();
+    if (this.isCluster) (this.client as Cluster).on('refresh', followSlots);
     connection.on('message', onMessage);
     connection.on('smessage', onMessage);
     connection.on('error', () => undefined); // the command connection reports connection trouble
@@ -208,6 +214,7 @@ export class IoRedisDriver implements RedisDriver {
       },
       close: () => {
         closed = true;
+        if (this.isCluster) (this.client as Cluster).off('refresh', followSlots);
         disconnectQuietly(connection);
       },
     };

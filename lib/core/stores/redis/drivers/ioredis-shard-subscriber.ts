@@ -19,8 +19,11 @@ export function routesShardedSubscriptions(cluster: Cluster): boolean {
  * from the client's connection to it, without its key prefix), by the client's slot map when it
  * is made. A connection that ends (its master went down, or failed over) takes its channels
  * with it: each is made again, on the master the slot map then names, until it succeeds or is
- * no longer wanted. Plain subscriptions (servers before Redis 7) go on a `duplicate()` of the
- * client, like ioredis' own.
+ * no longer wanted. A master that gives a channel's slot away ends its subscription there
+ * (SUNSUBSCRIBE): when the client's slot map next changes (the MOVED reply to the next command on
+ * the slot, a waiter's poll at the latest) each channel whose slot has another owner now is made
+ * again there. Plain subscriptions (servers before Redis 7) go on a `duplicate()` of the client,
+ * like ioredis' own.
  */
 export class ShardSubscriber implements ReleaseSubscriber {
   /** A connection per master, by `host:port`, with the channels subscribed there. */
@@ -34,7 +37,20 @@ export class ShardSubscriber implements ReleaseSubscriber {
   constructor(
     private readonly cluster: Cluster,
     private readonly onMessage: (channel: string, message: string) => void,
-  ) {}
+  ) {
+    cluster.on('refresh', this.followSlots);
+  }
+
+  /** After a refresh of the slot map: each channel subscribed on a master that no longer owns its slot moves. */
+  private readonly followSlots = (): void => {
+    for (const [channel, address] of this.wanted) {
+      if (address === undefined || this.cluster.slots[clusterSlot(channel)]?.[0] === address) continue;
+      // The old master ended the subscription (or serves no message for it any more).
+      this.shards.get(address)?.channels.delete(channel);
+      this.wanted.set(channel, undefined);
+      this.subscribe(channel, true).catch(() => this.retry(channel, FIRST_RETRY));
+    }
+  };
 
   async subscribe(channel: string, sharded: boolean): Promise<void> {
     if (this.closed) throw new Error('the release subscriber is closed');
@@ -68,6 +84,7 @@ export class ShardSubscriber implements ReleaseSubscriber {
 
   close(): void {
     this.closed = true;
+    this.cluster.off('refresh', this.followSlots);
     for (const retry of this.retries.values()) clearTimeout(retry);
     this.retries.clear();
     this.wanted.clear();
