@@ -117,6 +117,8 @@ async function contended(name, { limit, chains }) {
     redisCommandUs: redis.commandUsec / sections.length,
     evalshaPerAcq: (calls('evalsha') + calls('eval')) / sections.length,
     commandsPerAcq: commands / sections.length,
+    // Per command (scripts' own commands included): calls and usec per acquisition.
+    perCommand: Object.fromEntries(Object.entries(redis.commands).map(([command, { calls: n, usec }]) => [command, { calls: n / sections.length, usec: usec / sections.length }])),
   };
 }
 
