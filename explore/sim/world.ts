@@ -24,6 +24,8 @@ export const SHUTDOWN_TIMEOUT_MS = 1_000;
 /** How long a caller waits for a lock: longer than any bound below, so waits end by getting the lock. */
 export const CALLER_WAIT_MS = 60_000;
 const TICK_MS = 200;
+/** A freed lock's next holder is in within a few network hops (each at most 2 ms), well under a poll. */
+const WAKE_MS = 30;
 const NON_OVERLAP_MS = 150;
 /** Rounds one call of a greedy caller takes at most (see `Plan.greedyCallers`). */
 const GREEDY_ROUNDS_MAX = 8;
@@ -350,6 +352,10 @@ export class World implements FaultDecider {
     await this.fifoProbe(check, stop);
     if (this.violation) return;
 
+    // Wake-ups: a lock freed while others wait goes on by the release message, not by a poll.
+    await this.wakeProbe(check, stop);
+    if (this.violation) return;
+
     // Clean shutdown of everyone still up; then nothing may remain but fencing counters and no timer.
     const closing = this.instances.filter((i) => !i.crashed).map((i) => i.shutdown());
     let settled = false;
@@ -406,6 +412,86 @@ export class World implements FaultDecider {
     if (this.violation) return;
     if (done !== count) this.violate(undefined, 'once faults stop, every waiter gets the lock within the bound', `fifo callers: ${done} of ${count} done within ${bound} ms`);
     else if (order.some((n, i) => n !== i)) this.violate(undefined, 'waiters get the lock in queue order', `fifo callers got the lock in order ${order.join(',')}`);
+  }
+
+  /**
+   * Once faults stop, a lock freed while callers of live instances wait for it is taken again
+   * within a few network hops (WAKE_MS), by the release message or a grant, never by a waiter's
+   * poll (WAITER_REFRESH_MS later): a lost wake-up only delays a waiter, so no other invariant
+   * sees it. Four keys, one after the other: barging waiters of two instances, one of which gives
+   * up before the release (the others of its instance must still be woken); FIFO waiters with
+   * one that gives up in the middle; readers in front of a barging writer; a semaphore whose
+   * holder frees every permit at once for two waiters.
+   */
+  private async wakeProbe(check: () => void, stop: () => boolean): Promise<void> {
+    const live = this.instances.filter((i) => i.alive && !i.stopping);
+    if (live.length < 2) return;
+    const [a, b] = live as [Instance, Instance];
+    const c = live[2] ?? a;
+    // A waiter `gives up` 40 ms in (while the lock is held), or `at the release`: 1 to 5 ms after
+    // the holder's work ends, while the release message and the attempts it starts are in flight.
+    type Caller = { instance: Instance; gives?: 'up' | 'at the release'; options?: Partial<LockOptions> };
+    const barging = { fairness: 'barging' } as const;
+    const scenarios: { key: string; first: Caller & { hold: number }; waiters: Caller[] }[] = [
+      { key: 'wake-barging', first: { instance: a, hold: 80, options: barging }, waiters: [{ instance: b, gives: 'at the release', options: barging }, { instance: b, options: barging }] },
+      { key: 'wake-barging-2', first: { instance: a, hold: 80, options: barging }, waiters: [{ instance: b, gives: 'up', options: barging }, { instance: b, options: barging }, { instance: c, options: barging }] },
+      { key: 'wake-fifo', first: { instance: a, hold: 80 }, waiters: [{ instance: b }, { instance: c, gives: 'up' }, { instance: b }] },
+      { key: 'wake-rw', first: { instance: a, hold: 80, options: { mode: 'read' } }, waiters: [{ instance: b, options: { fairness: 'barging' } }] },
+      { key: 'wake-sem', first: { instance: a, hold: 80, options: { limit: 2, permits: 2 } }, waiters: [{ instance: b, options: { limit: 2 } }, { instance: c, options: { limit: 2 } }] },
+    ];
+    for (const { key, first, waiters } of scenarios) {
+      const start = this.scheduler.now;
+      // From the end of the last holder's work (its release goes out then) to the next one's start.
+      let freedAt: number | undefined;
+      let holding = 0;
+      let settled = 0;
+      const late: string[] = [];
+      const atRelease: (() => void)[] = [];
+      const run = (caller: Caller, who: string, hold: number, signal?: AbortSignal): void => {
+        caller.instance.service
+          .using(key, async () => {
+            if (freedAt !== undefined && this.scheduler.now - freedAt > WAKE_MS) late.push(`${who} took ${key} ${this.scheduler.now - freedAt} ms after it was freed`);
+            freedAt = undefined;
+            holding++;
+            this.trace(caller.instance, `${who} holds ${key}`);
+            try {
+              await caller.instance.sleep(hold);
+            } finally {
+              if (--holding === 0) freedAt = this.scheduler.now;
+              for (const give of atRelease.splice(0)) give();
+            }
+          }, { waitTimeout: CALLER_WAIT_MS, signal, ...caller.options } as LockOptions)
+          .catch((error: unknown) => {
+            if (!signal?.aborted) this.violate(caller.instance, 'once faults stop, every waiter gets the lock within the bound', `${who} on ${key}: ${(error as Error).message}`);
+          })
+          .finally(() => {
+            // The last caller done: nobody is owed the lock any more.
+            if (++settled === waiters.length + 1) freedAt = undefined;
+          });
+      };
+      run(first, 'the first holder', first.hold);
+      waiters.forEach((waiter, n) => {
+        const giveUp = waiter.gives === undefined ? undefined : new AbortController();
+        this.scheduler.schedule(start + 10 + 5 * n, () => run(waiter, `waiter ${n}`, 5, giveUp?.signal));
+        const abort = (): void => giveUp?.abort(new Error('gave up'));
+        if (waiter.gives === 'up') this.scheduler.schedule(start + 40, abort);
+        if (waiter.gives === 'at the release') {
+          const after = 1 + Math.floor(this.random() * 5);
+          atRelease.push(() => this.scheduler.schedule(this.scheduler.now + after, abort));
+        }
+      });
+      const bound = first.hold + 100 + waiters.length * (5 + WAKE_MS) + 50;
+      await this.scheduler.run(start + bound, check, () => stop() || settled === waiters.length + 1);
+      if (this.violation) return;
+      if (settled !== waiters.length + 1) {
+        this.violate(undefined, 'once faults stop, every waiter gets the lock within the bound', `${key}: ${settled} of ${waiters.length + 1} callers done within ${bound} ms`);
+        return;
+      }
+      if (late.length > 0) {
+        this.violate(undefined, 'once faults stop, a freed lock goes to a waiter by message, not by a poll', late.join('; '));
+        return;
+      }
+    }
   }
 
   /**
