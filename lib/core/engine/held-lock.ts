@@ -132,9 +132,14 @@ export class HeldLock implements Lock, Renewable, Expiring {
     const startedAt = this.owner.clock.now();
     const sequence = this.beginRenewal(startedAt);
     this.assertHeld();
-    const previousTtl = this.ttl;
     // The new ttl before the call: a renewal the watchdog sends while this one is on its way
-    // runs after it in Redis, and with the old ttl it would shorten the lease again.
+    // runs after it in Redis, and with the old ttl it would shorten the lease again. The
+    // watchdog's interval follows at once, to the shorter of the two leases' thirds, so that
+    // whichever lease Redis holds now is renewed in time even if this call fails (a failed
+    // extension to a shorter ttl left the watchdog renewing to it at the old, longer interval,
+    // and the lock ran out while held); to the new one's once Redis confirmed it.
+    const interval = ttl === undefined || ttl === this.ttl ? undefined : renewIntervalOf(ttl);
+    if (interval !== undefined && interval < this.renewInterval) this.reschedule(interval);
     this.ttl = lease;
     const renewed = await this.owner.store.renew(this.names.lock, this.token, lease, this.fencingToken);
     this.completeRenewal(sequence!, startedAt, lease, renewed);
@@ -142,7 +147,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
     if (renewed === undefined) {
       throw new RedisLockError(`Lock ${quoteKey(this.key)} could not be extended: not enough Redis nodes answered. It is still held until its lease deadline.`);
     }
-    if (ttl !== undefined && ttl !== previousTtl) this.reschedule(Math.min(Math.max(1, Math.floor(ttl / 3)), MAX_TIMER_MS));
+    if (interval !== undefined && interval !== this.renewInterval && this.ttl === lease) this.reschedule(interval);
   }
 
   release(): Promise<void> {
@@ -415,4 +420,9 @@ class FirstRenewal implements Expiring {
   expire(): void {
     this.lock.firstRenewalDue();
   }
+}
+
+/** The watchdog's interval for a lease extended to `ttl`: a third of it. */
+function renewIntervalOf(ttl: number): number {
+  return Math.min(Math.max(1, Math.floor(ttl / 3)), MAX_TIMER_MS);
 }

@@ -1,0 +1,70 @@
+import { Redis } from 'ioredis';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { LockEvent } from '../lib/index.js';
+import { sleep, useLockApps } from './support/lock-app.js';
+import { useOwnRedis } from './support/redis.js';
+
+/**
+ * Found by review: extend(ttl) set the lock's ttl before its renewal was sent (so that a watchdog
+ * renewal in flight does not shorten the lease) but rescheduled the watchdog for ttl / 3 only
+ * after Redis confirmed it. An extend() that failed (a transient Redis
+ * error; in quorum mode "not enough Redis nodes answered, it is still held") kept the new,
+ * shorter ttl but the old, longer watchdog interval: every later renewal renewed to the short ttl
+ * while the next one came only an old interval later, so the lock lapsed while its holder ran.
+ */
+describe('extend() that fails, or is retried, with a shorter ttl', () => {
+  const own = useOwnRedis();
+  const app = useLockApps();
+  const user = `review-extend-${process.pid}`;
+  let admin: Redis;
+  beforeEach(async () => {
+    admin = new Redis(own.url());
+    await admin.call('ACL', 'SETUSER', user, 'on', '>pw', '~*', '&*', '+@all');
+  });
+  afterEach(async () => {
+    await admin.call('ACL', 'DELUSER', user);
+    await admin.quit();
+  });
+
+  it('does not leave the lock renewed to the short ttl at the old interval (it must not lapse while held)', async () => {
+    const url = new URL(own.url());
+    url.username = user;
+    url.password = 'pw';
+    const { locks } = await app({ redis: url.toString(), ttl: 6_000, renewInterval: 2_000 });
+    const events: LockEvent[] = [];
+    locks.events$.subscribe((event) => events.push(event));
+    const lock = await locks.acquire('extend-fails');
+    // The lock's scripts fail for a moment (an ACL change, as a transient error): extend() rejects.
+    await admin.call('ACL', 'SETUSER', user, '-evalsha', '-eval');
+    await expect(lock.extend(1_000)).rejects.toThrow(/NOPERM|permission/i);
+    await admin.call('ACL', 'SETUSER', user, '+evalsha', '+eval');
+    // Redis is healthy again. Whatever ttl the lock now has, its watchdog must keep it: over
+    // two of the old renew intervals it is still held, and nothing was reported lost.
+    await sleep(5_000);
+    expect(events.filter((event) => event.type === 'lost')).toEqual([]);
+    expect(lock.signal.aborted).toBe(false);
+    expect(lock.held).toBe(true);
+    expect(await own.redis().pttl('lock:{extend-fails}')).toBeGreaterThan(0);
+    await lock.release();
+  });
+
+  it('a retried extend() of the same shorter ttl that succeeds renews every ttl / 3 (the lock must not lapse)', async () => {
+    const url = new URL(own.url());
+    url.username = user;
+    url.password = 'pw';
+    const { locks } = await app({ redis: url.toString(), ttl: 6_000, renewInterval: 2_000 });
+    const events: LockEvent[] = [];
+    locks.events$.subscribe((event) => events.push(event));
+    const lock = await locks.acquire('extend-retried');
+    await admin.call('ACL', 'SETUSER', user, '-evalsha', '-eval');
+    await expect(lock.extend(1_000)).rejects.toThrow(/NOPERM|permission/i);
+    await admin.call('ACL', 'SETUSER', user, '+evalsha', '+eval');
+    // The caller retries, as one does after a transient error, and this time Redis confirms:
+    // the docs promise a lease of 1 s renewed every ttl / 3 from now on.
+    await lock.extend(1_000);
+    await sleep(5_000);
+    expect(events.filter((event) => event.type === 'lost')).toEqual([]);
+    expect(lock.held).toBe(true);
+    await lock.release();
+  });
+});
