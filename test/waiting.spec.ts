@@ -100,7 +100,7 @@ describe('grants to a waiter', () => {
   });
 
   it('are not swallowed by a wait that already ended on its timer', async () => {
-    const watch = notifier.watch('swallow', 'tok');
+    const watch = notifier.watch('swallow', 'tok', false);
     await watch.ready;
     expect(await waitForTurn(watch, 0, 10_000, 20, undefined, shutdown.signal, systemClock)).toBeUndefined();
     notifier.wake('swallow', 'tok', 7);
@@ -110,7 +110,7 @@ describe('grants to a waiter', () => {
   });
 
   it('are consumed once: the pub/sub copy of a grant already woken locally is ignored', async () => {
-    const watch = notifier.watch('phantom', 'tok');
+    const watch = notifier.watch('phantom', 'tok', false);
     await watch.ready;
     notifier.wake('phantom', 'tok', 5);
     expect(await waitForTurn(watch, 0, 10_000, 2_000, undefined, shutdown.signal, systemClock)).toBe(5);

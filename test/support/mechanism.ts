@@ -131,7 +131,7 @@ export interface WakeLog {
  */
 export function recordWakes(locks: LockService): WakeLog {
   type Watch = { onGrant(listener: (fencingToken: number) => void): () => void; takeGrant(): number | undefined };
-  type Notifier = { watch(channel: string, token: string): Watch };
+  type Notifier = { watch(channel: string, token: string, racesFreed: boolean): Watch };
   const manager = locks[LOCK_RUNNER] as unknown as { attempt: Attempt; notifier?: Notifier };
   const steps: WakeStep[] = [];
   const wake = (fencingToken: number): void => void steps.push(fencingToken === 0 ? 'freed' : 'granted');
@@ -145,8 +145,8 @@ export function recordWakes(locks: LockService): WakeLog {
   };
   const notifier = manager.notifier!;
   const watch = notifier.watch;
-  notifier.watch = function (this: Notifier, channel: string, token: string) {
-    const watched = watch.call(this, channel, token);
+  notifier.watch = function (this: Notifier, channel: string, token: string, racesFreed: boolean) {
+    const watched = watch.call(this, channel, token, racesFreed);
     return {
       ...watched,
       takeGrant: () => {

@@ -256,7 +256,7 @@ export class Acquisition {
   private watchAhead(): void {
     const { watcher } = this.host;
     if (this.watch !== undefined || !this.waits || watcher === undefined || this.lastError !== undefined) return;
-    if (watcher.subscribed(this.names.released)) this.watch = watcher.watch(this.names.released, this.token);
+    if (watcher.subscribed(this.names.released)) this.watch = watcher.watch(this.names.released, this.token, this.fairness.name === 'barging');
   }
 
   /** One acquire script call: the lock, or undefined after a busy reply or an error worth retrying. */
@@ -344,7 +344,7 @@ export class Acquisition {
   private async subscribe(left: number): Promise<boolean> {
     const { host } = this;
     if (this.watch !== undefined || host.watcher === undefined || this.lastError !== undefined) return false;
-    this.watch = host.watcher.watch(this.names.released, this.token);
+    this.watch = host.watcher.watch(this.names.released, this.token, this.fairness.name === 'barging');
     // Never hang on a subscription (a full maxclients, an unreachable node): past one refresh
     // the waiter polls, which keeps its place in the queue and still finds the lock.
     const bound = Math.min(left, WAITER_REFRESH_MS);

@@ -3,7 +3,7 @@ import { GrantInbox } from './grant-inbox.js';
 
 describe('GrantInbox', () => {
   it('drops a kept grant that a busy reply proves stale, and its later copies', () => {
-    const inbox = new GrantInbox();
+    const inbox = new GrantInbox(false);
     inbox.deliver(11);
     inbox.staleThrough(12);
     expect(inbox.take()).toBeUndefined();
@@ -17,7 +17,7 @@ describe('GrantInbox', () => {
   });
 
   it('keeps a grant made after the busy attempt ran', () => {
-    const inbox = new GrantInbox();
+    const inbox = new GrantInbox(false);
     inbox.deliver(13);
     inbox.staleThrough(12);
     expect(inbox.take()).toBe(13);

@@ -12,6 +12,9 @@
 export const FREED = 0;
 
 export class GrantInbox {
+  /** `racesFreed`: whether this waiter races for a lock a release freed (see `freeOne`). */
+  constructor(readonly racesFreed: boolean) {}
+
   private granted?: number;
   /** A release freed the lock while nobody listened: the next wait tries again at once. */
   private freed = false;
@@ -75,11 +78,12 @@ export class GrantInbox {
 /**
  * A release freed the lock (`FREED_MESSAGE`): wakes one waiter of this process on its channel,
  * the one that watched longest and was not woken yet, so that each message sends one racer per
- * process (as Redisson's `RLock` does) rather than every waiter at once.
+ * process (as Redisson's `RLock` does) rather than every waiter at once. Only a waiter that races
+ * for a freed lock (barging) is woken: the message is meant for those that said they wait.
  */
 export function freeOne(waiters: ReadonlyMap<string, GrantInbox>, except?: GrantInbox): void {
   for (const inbox of waiters.values()) {
-    if (inbox.holdsFree || inbox === except) continue;
+    if (!inbox.racesFreed || inbox.holdsFree || inbox === except) continue;
     inbox.free();
     return;
   }

@@ -9,8 +9,13 @@ export type LockBackendFactory = (options: ResolvedModuleOptions) => LockBackend
 
 /** Wakes waiters when a release hands them the lock. */
 export interface ReleaseWatcher {
-  /** Registers waiter `token` on a lock's release channel. */
-  watch(channel: string, token: string): ReleaseWatch;
+  /**
+   * Registers waiter `token` on a lock's release channel. `racesFreed`: it races for a lock a
+   * release freed (barging); only such waiters are woken by a freed-lock message, which wakes one
+   * waiter of the process (a FIFO or read-lock waiter woken by it would spend it on nothing, and
+   * leave the barging waiter it was meant for asleep).
+   */
+  watch(channel: string, token: string, racesFreed: boolean): ReleaseWatch;
   /** Whether a release published on `channel` from now on reaches a watch made now (the channel's subscription is live). */
   subscribed(channel: string): boolean;
   /** A release in this process handed the lock to `token`: wake it without waiting for the message. */

@@ -10,10 +10,10 @@ import type { ReleaseWatch } from '../redis/release-notifier.js';
 export class MemoryNotifier implements ReleaseWatcher {
   private readonly channels = new Map<string, Map<string, GrantInbox>>();
 
-  watch(channel: string, token: string): ReleaseWatch {
+  watch(channel: string, token: string, racesFreed: boolean): ReleaseWatch {
     let waiters = this.channels.get(channel);
     if (waiters === undefined) this.channels.set(channel, (waiters = new Map()));
-    const inbox = new GrantInbox();
+    const inbox = new GrantInbox(racesFreed);
     const channelWaiters = waiters;
     channelWaiters.set(token, inbox);
     return {

@@ -78,7 +78,7 @@ export class ReleaseNotifier {
     this.channelPrefix = driverFor(client).keyPrefix;
   }
 
-  watch(channel: string, token: string): ReleaseWatch {
+  watch(channel: string, token: string, racesFreed: boolean): ReleaseWatch {
     const name = this.channelPrefix + channel;
     let state = this.channels.get(name);
     if (state === undefined) {
@@ -91,7 +91,7 @@ export class ReleaseNotifier {
       this.lingering.delete(name);
     }
     const channelState = state;
-    const inbox = new GrantInbox();
+    const inbox = new GrantInbox(racesFreed);
     channelState.waiters.set(token, inbox);
     return {
       ready: channelState.ready.catch(() => undefined),
