@@ -25,7 +25,15 @@ export class IoRedisDriver implements RedisDriver {
 
   constructor(readonly client: IoRedisClient) {
     // ioredis adds its `keyPrefix` to every key of a command (it reads the key count of EVALSHA).
-    const options = (client as { options?: { keyPrefix?: string; redisOptions?: { keyPrefix?: string } } }).options;
+    const options = (client as { options?: { keyPrefix?: string; stringNumbers?: boolean; redisOptions?: { keyPrefix?: string; stringNumbers?: boolean } } }).options;
+    // Refused at startup: every integer reply would come back as a string, and the scripts answer
+    // integers (fencing tokens, reply codes), so every lock would be read as not taken while Redis
+    // holds it. A script's string reply cannot be told from an integer's once ioredis read it.
+    if (options?.stringNumbers === true || options?.redisOptions?.stringNumbers === true) {
+      throw new TypeError(
+        'Option "redis": this ioredis/iovalkey client was created with `stringNumbers: true`, which answers Redis integers as strings; the lock scripts answer integers (fencing tokens, reply codes). Pass a client without it, for instance `client.duplicate({ stringNumbers: false })` (a Cluster: `redisOptions: { stringNumbers: false }`).',
+      );
+    }
     this.keyPrefix = options?.keyPrefix ?? options?.redisOptions?.keyPrefix ?? '';
     this.isCluster = (client as { isCluster?: boolean }).isCluster === true;
     const own: readonly BatchedConnection[] = [client as unknown as BatchedConnection];
