@@ -189,6 +189,11 @@ export class NodeRedisDriver implements RedisDriver {
     connection.on('error', () => undefined); // the command connection reports connection trouble
     let connecting: Promise<unknown> | undefined;
     let closed = false;
+    // Channels asked for and not given up since: one given up while the connection was still
+    // being opened is not subscribed once it is (node-redis' UNSUBSCRIBE of a channel it has no
+    // listener on yet sends nothing, and the late SUBSCRIBE would stay for the app's life).
+    const wanted = new Set<string>();
+    const wantedKey = (channel: string, sharded: boolean): string => (sharded ? `s:${channel}` : `p:${channel}`);
     const destroy = (): void => {
       if (!connection.isOpen) return;
       try {
@@ -209,10 +214,14 @@ export class NodeRedisDriver implements RedisDriver {
             throw error;
           },
         );
+        const key = wantedKey(channel, sharded);
+        wanted.add(key);
         await connecting;
+        if (!wanted.has(key)) return;
         await subscribe(connection, channel, sharded);
       },
       unsubscribe: async (channel, sharded) => {
+        wanted.delete(wantedKey(channel, sharded));
         if (closed || connecting === undefined) return;
         await unsubscribe(connection, channel, sharded);
       },
