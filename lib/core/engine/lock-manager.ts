@@ -441,7 +441,10 @@ export class LockManager implements LockOwner, LockRunner {
   }
 
   leaseOf(lock: Lock): number {
-    return lock instanceof HeldLock ? lock.ttl : this.defaults.ttl;
+    if (lock instanceof HeldLock) return lock.ttl;
+    // A multi-key lock: its parts share the call's ttl, the shortest one when they differ.
+    if (lock instanceof MultiLock) return Math.min(...lock.parts.map((part) => this.leaseOf(part)));
+    return this.defaults.ttl;
   }
 
   runInChain<T>(lock: Lock, fn: () => T): T {
