@@ -1,18 +1,15 @@
 import { createHash } from 'node:crypto';
 import { COMMANDS, type ScriptName } from '../lock-lua.js';
 import { isGlideCluster, type ValkeyGlideClient } from './glide-client.js';
-import { flatPairs, type BareScriptCall, type LuaScript, type PingTarget, type ReadCommand, type RedisDriver, type RedisNode, type ReleaseSubscriber, type ScriptCall } from './redis-driver.js';
+import { flatPairs, isNoScript, type BareScriptCall, type LuaScript, type PingTarget, type ReadCommand, type RedisDriver, type RedisNode, type ReleaseSubscriber, type ScriptCall } from './redis-driver.js';
 
 /** Loaded only by a driver of a GLIDE client: this library never imports it otherwise. */
 const GLIDE_PACKAGE = '@valkey/valkey-glide';
 
 /** What the driver uses of the GLIDE package. */
 interface GlideModule {
-  Script: new (code: string) => GlideScript;
   Decoder: { String: number };
 }
-
-type GlideScript = object;
 
 /** A node of a GLIDE Cluster, as `routeByAddress` names it. */
 interface Route {
@@ -22,8 +19,7 @@ interface Route {
 }
 
 interface GlideCommands {
-  invokeScript(script: GlideScript, options: { keys: string[]; args: string[]; decoder: number }): Promise<unknown>;
-  customCommand(args: string[], options?: { route?: Route; decoder?: number }): Promise<unknown>;
+  customCommand(args: string[], options?: { route?: Route | 'allPrimaries'; decoder?: number }): Promise<unknown>;
   close(): void;
 }
 
@@ -56,13 +52,6 @@ const SLOT_MAP_AGE = 10_000;
 /** GLIDE's `ProtocolVersion.RESP3`: subscriptions need it. */
 const RESP3 = 0;
 
-/**
- * GLIDE's Script objects by SHA1, one per script text for the process: the core keeps a script's
- * text by its hash and reloads it on a node that answers NOSCRIPT. The library's scripts are a
- * fixed few, so they are kept, not released.
- */
-const scripts = new Map<string, GlideScript>();
-
 let glide: GlideModule | undefined;
 let loading: Promise<GlideModule> | undefined;
 
@@ -79,10 +68,11 @@ function loadGlide(): Promise<GlideModule> {
 
 /**
  * Valkey GLIDE (`@valkey/valkey-glide` 2.x), for a client handed in: `GlideClient` (one server)
- * or `GlideClusterClient`. Scripts go through GLIDE's `Script` and `invokeScript`, whose core
- * sends EVALSHA and loads the script on a node that answers NOSCRIPT, routed by the first key
- * on a Cluster; every other command through `customCommand`, routed by GLIDE by its key, or to
- * one node by address for the calls that must reach each master. GLIDE has no key prefix.
+ * or `GlideClusterClient`. Scripts go out as `EVALSHA` through `customCommand`, and as `EVAL` to
+ * a node that answers NOSCRIPT, both routed by GLIDE by their first key on a Cluster (GLIDE's own
+ * `invokeScript` loads a script with a `SCRIPT LOAD` sent to every master, so one frozen master
+ * held up every master's reload); every other command through `customCommand` too, routed by its
+ * key, or to one node by address for the calls that must reach each master. GLIDE has no key prefix.
  * Release messages come on a GLIDE client of the driver's own, created with the handed-in
  * client's configuration and a message callback, subscribing as waiters come and go (GLIDE 2
  * keeps its subscriptions across reconnections).
@@ -114,36 +104,57 @@ export class GlideDriver implements RedisDriver {
   scripts(): Record<ScriptName, ScriptCall> {
     if (this.calls !== undefined) return this.calls;
     const calls = {} as Record<ScriptName, ScriptCall>;
-    for (const name of Object.keys(COMMANDS) as ScriptName[]) calls[name] = this.bareScript(name).send;
+    for (const name of Object.keys(COMMANDS) as ScriptName[]) {
+      const { send, resend } = this.bareScript(name);
+      calls[name] = (...params) => send(...params).catch((error: unknown) => (isNoScript(error) ? resend(...params) : Promise.reject(error)));
+    }
     return (this.calls = calls);
   }
 
-  /** GLIDE's core answers NOSCRIPT itself (it loads the script and sends it again): `resend` is never needed, and does the same. */
+  /**
+   * `EVALSHA`, and `EVAL` (`resend`) for a node that answered NOSCRIPT (it caches the script from
+   * then on). A script's first call in the process goes as `EVAL`, and the script is loaded on
+   * every master in the background (`SCRIPT LOAD`, nobody waits for it): GLIDE's core logs each
+   * NOSCRIPT answer as a warning, which should then come only after a restart or a failover.
+   */
   bareScript(name: ScriptName): BareScriptCall {
     const { numberOfKeys, lua } = COMMANDS[name];
     const script = { lua, sha: createHash('sha1').update(lua).digest('hex') };
-    const call = (...params: (string | number)[]): Promise<unknown> => {
-      const count = numberOfKeys ?? Number(params[0]);
-      const from = numberOfKeys === null ? 1 : 0;
-      const keys = params.slice(from, from + count).map(String);
-      return this.evalScript(script, keys, params.slice(from + count));
+    // The key count first, as EVALSHA takes it (a script without a fixed count is given it first).
+    const call = (command: 'EVALSHA' | 'EVAL', params: (string | number)[]): Promise<unknown> => {
+      const body = command === 'EVAL' ? lua : this.loaded(script) ? script.sha : lua;
+      const sent = command === 'EVAL' || body === lua ? 'EVAL' : 'EVALSHA';
+      return this.send(numberOfKeys === null ? [sent, body, ...params.map(String)] : [sent, body, String(numberOfKeys), ...params.map(String)]);
     };
-    return { send: call, resend: call };
+    return { send: (...params) => call('EVALSHA', params), resend: (...params) => call('EVAL', params) };
   }
 
   evalScript(script: LuaScript, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
-    const module = glide;
-    if (module === undefined) return loadGlide().then(() => this.evalScript(script, keys, args));
-    let glideScript = scripts.get(script.sha);
-    if (glideScript === undefined) scripts.set(script.sha, (glideScript = new module.Script(script.lua)));
-    return this.commands.invokeScript(glideScript, { keys: keys as string[], args: args.map(String), decoder: module.Decoder.String });
+    const tail = [String(keys.length), ...keys, ...args.map(String)];
+    if (!this.loaded(script)) return this.send(['EVAL', script.lua, ...tail]);
+    return this.send(['EVALSHA', script.sha, ...tail]).catch((error: unknown) => {
+      if (!isNoScript(error)) throw error;
+      return this.send(['EVAL', script.lua, ...tail]);
+    });
   }
 
-  /** A command routed by GLIDE (by its key on a Cluster), or to the node `route` names; replies as strings. */
-  private send(args: string[], route?: Route): Promise<unknown> {
+  /** Scripts whose background load was started (see `bareScript`). */
+  private readonly loading = new Set<string>();
+
+  /** Whether `script` was called before; if not, starts loading it on every master. */
+  private loaded(script: LuaScript): boolean {
+    if (this.loading.has(script.sha)) return true;
+    this.loading.add(script.sha);
+    // A master that is down or frozen fails it (after GLIDE's request timeout): EVAL serves it then.
+    this.send(['SCRIPT', 'LOAD', script.lua], this.isCluster ? 'allPrimaries' : undefined).catch(() => undefined);
+    return false;
+  }
+
+  /** A command routed by GLIDE (by its key on a Cluster), or to the node(s) `route` names; replies as strings. */
+  private send(args: string[], route?: Route | 'allPrimaries'): Promise<unknown> {
     const module = glide;
     if (module === undefined) return loadGlide().then(() => this.send(args, route));
-    const options: { route?: Route; decoder: number } = { decoder: module.Decoder.String };
+    const options: { route?: Route | 'allPrimaries'; decoder: number } = { decoder: module.Decoder.String };
     if (route !== undefined) options.route = route;
     return this.commands.customCommand(args, options);
   }

@@ -25,7 +25,8 @@ export interface BareScriptCall {
 
 /** The error a server gives for EVALSHA of a script it has not cached (yet, or any more). */
 export function isNoScript(error: unknown): boolean {
-  return String((error as { message?: unknown } | null | undefined)?.message).includes('NOSCRIPT');
+  // GLIDE reports it as "... NoScriptError: No matching script. Please use EVAL."
+  return /NOSCRIPT|NoScriptError/.test(String((error as { message?: unknown } | null | undefined)?.message));
 }
 
 /** A read-only command on one key, as `RedisDriver.read` takes it. */
