@@ -2,6 +2,9 @@ import { LockKeyError } from '../../errors/lock-key.error.js';
 
 export const MAX_KEY_LENGTH = 1024;
 
+/** A high surrogate not followed by a low one, or a low one not after a high one. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
 /** The Redis names of one lock. */
 export interface LockRedisKeys {
   /** Holds the owner token while the lock is held; expires with the lease. */
@@ -35,6 +38,13 @@ export function checkLockKey(key: unknown, what = 'key'): string {
     throw new LockKeyError(`The lock ${what} must be a string, got ${key === null ? 'null' : typeof key}.`);
   }
   if (key.length === 0) throw new LockKeyError(`The lock ${what} must not be empty.`);
+  // Redis gets keys as UTF-8, where every lone surrogate becomes U+FFFD: keys that differ only
+  // there would be one lock in Redis and several here (a multi-key call would wait for itself).
+  if (LONE_SURROGATE.test(key)) {
+    throw new LockKeyError(
+      `The lock ${what} is not well-formed Unicode: it holds a lone surrogate (as slicing a string through an emoji leaves), which Redis would store as U+FFFD, the same lock as other keys. Use String.prototype.toWellFormed() or cut on code points.`,
+    );
+  }
   if (key.length > MAX_KEY_LENGTH) {
     throw new LockKeyError(
       `The lock ${what} is ${key.length} characters long; at most ${MAX_KEY_LENGTH} are allowed. ` +

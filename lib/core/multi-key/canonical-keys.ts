@@ -14,6 +14,8 @@ export function canonicalKeys(keys: unknown, method: string): string[] {
   if (!Array.isArray(keys)) throw new LockKeyError(`${method}(keys): keys must be an array of strings, got ${typeof keys}.`);
   if (keys.length === 0) throw new LockKeyError(`${method}(keys): keys must name at least one lock, got an empty array.`);
   if (keys.length > MAX_KEYS) throw new LockKeyError(`${method}(keys): at most ${MAX_KEYS} keys can be locked together, got ${keys.length}.`);
-  const checked = keys.map((key: unknown, i) => checkLockKey(key, `key keys[${i}]`));
+  // A loop, not map(): map() skips the holes of a sparse array, which would pass unchecked.
+  const checked: string[] = [];
+  for (let i = 0; i < keys.length; i++) checked.push(checkLockKey(keys[i], `key keys[${i}]`));
   return [...new Set(checked)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 }
