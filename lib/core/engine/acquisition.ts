@@ -98,14 +98,21 @@ export class Acquisition {
   private busyFor: number | undefined;
   /** Attempts made so far, less one (the backoff of a waiter without release messages grows with it). */
   private round = -1;
-  /** Races for a freed lock this waiter lost (see `FairnessRule`). */
+  /**
+   * Races for a freed lock this waiter lost, and polls that found it busy (see `FairnessRule`):
+   * a poll counts too, for a lock that is never freed while it waits (readers that overlap, one
+   * after another, let nobody publish that the read lock is free).
+   */
   private lostRaces = 0;
   /** Whether the latest wait ended on a release that freed the lock (barging): the next attempt races for it. */
   private racing = false;
+  /** Whether the latest wait ended on its refresh timer, with no message: the next attempt polls. */
+  private polled = false;
   /** The latest attempt's: how long its reply is waited for, when it was sent, whether it raced for a freed lock. */
   private bound = 0;
   private startedAt = 0;
   private racingNow = false;
+  private pollingNow = false;
   /** Called once when the call ends (see `run`). */
   private onEnd: () => void = noop;
 
@@ -281,6 +288,8 @@ export class Acquisition {
     this.startedAt = startedAt;
     this.racingNow = this.racing;
     this.racing = false;
+    this.pollingNow = this.polled;
+    this.polled = false;
     try {
       return host.attempt(this.key, this.names, this.token, timing, enqueue, bound, this.signal, startedAt, this.sent);
     } catch (error) {
@@ -301,7 +310,7 @@ export class Acquisition {
         this.renewToken();
       } else {
         this.busyFor = outcome.pttl;
-        if (this.racingNow) this.lostRaces++;
+        if (this.racingNow || this.pollingNow) this.lostRaces++;
         // A grant to this caller that the busy reply proves expired must never be handed out.
         if (outcome.fence !== undefined) this.watch?.staleThrough(outcome.fence);
         this.lastError = undefined;
@@ -361,6 +370,7 @@ export class Acquisition {
       this.racing = true;
       return undefined;
     }
+    if (granted === undefined) this.polled = true;
     // A store that confirms grants: the grant only wakes the waiter, whose next attempt takes it.
     if (granted === undefined || host.confirmsGrants) return undefined;
     return this.takeGrant(granted);
