@@ -6,6 +6,13 @@ import type { AcquireReply, ReleaseReply, ScriptKeys } from '../lock-store.js';
 import type { LockSnapshot, LockStore, RenewalOutcome, RenewalPart, RenewalRequest } from '../lock-store.js';
 import { DeadlineSweeper } from '../../engine/deadline-sweeper.js';
 import { QuorumRound, type Answer } from './quorum-round.js';
+import { LOCK_KEY_SUFFIXES } from '../../keys/lock-key.js';
+
+/** The Redis names of the lock whose own key is `lock`. */
+function lockRedisKeysOf(lock: string): ScriptKeys {
+  const s = LOCK_KEY_SUFFIXES;
+  return { lock, fence: lock + s.fence, queue: lock + s.queue, waiters: lock + s.waiters, released: lock + s.released };
+}
 
 /**
  * Quorum mode (the Redlock algorithm) over N independent Redis masters. A lock is held when a
@@ -140,18 +147,38 @@ export class QuorumStore implements LockStore {
       if (lost.length > 0) restores.set(n, lost);
     });
     if (restores.size > 0) {
+      const floors = await this.unfencedFloors(shortestTtl(requests), [...restores.values()]);
       await this.ask(shortestTtl(requests), (node, n) =>
         Promise.all(
           (restores.get(n) ?? []).map(async ({ lockKey, token, ttl, fencingToken }) => {
             await node.restore(lockKey, token, ttl);
-            // The node lost the counter too: raise it to the holder's token, so that a later
-            // majority through this node cannot hand out a lower one.
-            if (fencingToken !== undefined) await node.fenceFloor(`${lockKey}:fence`, fencingToken);
+            // The node lost the counter too: raise it to the holder's token (or, for a holder
+            // without one, the highest counter the nodes kept), so that a later majority through
+            // this node cannot hand out a lower one.
+            const floor = fencingToken ?? floors.get(lockKey) ?? 0;
+            if (floor > 0) await node.fenceFloor(`${lockKey}${LOCK_KEY_SUFFIXES.fence}`, floor);
           }),
         ),
       );
     }
     return outcomes;
+  }
+
+  /**
+   * For each lock restored for a holder without a fencing token (`fencing: false`): the highest
+   * fencing counter of the nodes that answer, which a restored node's counter is raised to.
+   */
+  private async unfencedFloors(ttl: number, restores: RenewalRequest[][]): Promise<Map<string, number>> {
+    const floors = new Map<string, number>();
+    const locks = [...new Set(restores.flat().flatMap((request) => (request.fencingToken === undefined ? [request.lockKey] : [])))];
+    if (locks.length === 0) return floors;
+    const answers = await this.ask(ttl, (node) => Promise.all(locks.map((lock) => node.inspect(lockRedisKeysOf(lock)))));
+    locks.forEach((lock, i) => {
+      let highest = 0;
+      for (const answer of answers) if (answer.ok) highest = Math.max(highest, answer.value[i]?.fencingToken ?? 0);
+      floors.set(lock, highest);
+    });
+    return floors;
   }
 
   release(keys: ScriptKeys, token: string, _waiterLease?: number): Promise<ReleaseReply> {
