@@ -3,6 +3,7 @@ import type { AnyLockOptions } from '../../interfaces/redis-lock-options.interfa
 import type { Clock } from '../time/clock.js';
 import type { LockLogger } from '../engine/lock-logger.js';
 import { quoteKey } from '../keys/quote-key.js';
+import { LockNotAcquiredError } from '../../errors/lock-not-acquired.error.js';
 import { MultiLock } from './multi-key-lock.js';
 
 /** The single-key engine a multi-key lock is built on. */
@@ -16,21 +17,31 @@ export interface SingleKeyLocks {
 /**
  * Takes `keys` (already in canonical order) one after another, all within one `waitTimeout`
  * from now. If one cannot be had (the wait ran out, an abort, an error), what was taken is
- * given back before the call fails: all or nothing.
+ * given back before the call fails: all or nothing. A key lost while the call waited for a later
+ * one (its renewal refused) is not handed out inside the lock: everything is given back and
+ * taken again in order (taking the lost key again while holding later ones could deadlock),
+ * within the same wait.
  */
 export async function acquireAll(locks: SingleKeyLocks, keys: readonly string[], options: AnyLockOptions | undefined, waitTimeout: number): Promise<MultiLock> {
-  const deadline = locks.clock.now() + waitTimeout;
-  const taken: Lock[] = [];
-  try {
-    for (const key of keys) {
-      // Each key gets what is left of the one wait, so the whole call never waits longer.
-      taken.push(await locks.acquire(key, { ...options, waitTimeout: Math.max(0, Math.floor(deadline - locks.clock.now())) }));
+  const startedAt = locks.clock.now();
+  const deadline = startedAt + waitTimeout;
+  for (;;) {
+    const taken: Lock[] = [];
+    try {
+      for (const key of keys) {
+        // Each key gets what is left of the one wait, so the whole call never waits longer.
+        taken.push(await locks.acquire(key, { ...options, waitTimeout: Math.max(0, Math.floor(deadline - locks.clock.now())) }));
+        if (taken.some((lock) => !lock.held)) break;
+      }
+    } catch (error) {
+      await giveBack(locks, taken);
+      throw error;
     }
-  } catch (error) {
+    const lost = taken.find((lock) => !lock.held);
+    if (lost === undefined) return new MultiLock(taken);
     await giveBack(locks, taken);
-    throw error;
+    if (locks.clock.now() >= deadline) throw new LockNotAcquiredError(lost.key, locks.clock.now() - startedAt, { cause: lost.signal.reason });
   }
-  return new MultiLock(taken);
 }
 
 /** One attempt per key, in canonical order; `null` (after giving back what was taken) at the first busy key. */
