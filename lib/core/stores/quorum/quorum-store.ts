@@ -68,8 +68,9 @@ export class QuorumStore implements LockStore {
         const fencingToken = highest;
         // Every node granted with this very counter: each one holds the token already.
         if (unfenced || (granted === this.nodes.length && lowest === highest)) return { acquired: true, fencingToken };
-        return this.raiseFloors(keys, token, ttl, waiterLease, startedAt, fencingToken, granted, busy, longestBusy, answers);
+        return this.raiseFloors(keys, token, ttl, waiterLease, startedAt, fencingToken);
       }
+      if (granted >= this.majority) throw this.tooLate(keys, token, waiterLease, startedAt, ttl);
       return this.giveBack(keys, token, waiterLease, granted, busy, longestBusy, answers);
     });
   }
@@ -79,26 +80,30 @@ export class QuorumStore implements LockStore {
    * (or slow) and kept its data must not hand out a lower token to a later majority after a
    * granting node lost its counter. The majority that must confirm is any majority.
    */
-  private raiseFloors(
-    keys: ScriptKeys,
-    token: string,
-    ttl: number,
-    waiterLease: number,
-    startedAt: number,
-    fencingToken: number,
-    granted: number,
-    busy: number,
-    longestBusy: number,
-    answers: Answer<AcquireReply>[],
-  ): Promise<AcquireReply> {
+  private raiseFloors(keys: ScriptKeys, token: string, ttl: number, waiterLease: number, startedAt: number, fencingToken: number): Promise<AcquireReply> {
     // A majority of confirmations decides: waiting here too for a node the grant round already
     // waited for (frozen, say) would spend a second node timeout, past what a tryAcquire() waits.
     return this.ask(ttl, (node) => node.fenceFloor(keys.fence, fencingToken), confirmedHere).then((floors) => {
       let confirmed = 0;
       for (const floor of floors) if (floor?.ok === true) confirmed++;
       if (confirmed >= this.majority && now() - startedAt < ttl - driftMargin(ttl)) return { acquired: true, fencingToken };
-      return this.giveBack(keys, token, waiterLease, granted, busy, longestBusy, answers);
+      if (confirmed >= this.majority) throw this.tooLate(keys, token, waiterLease, startedAt, ttl);
+      // Granted, but the token could not be written back where a later majority would see it:
+      // given back, and the failure is the write-back's (not the grant's, not a busy lock).
+      this.release(keys, token, waiterLease).catch(() => undefined);
+      throw this.noQuorum('write back the fencing token of', confirmed, floors);
     });
+  }
+
+  /**
+   * A majority granted, but the rounds took so long that the lease left (ttl less the time taken
+   * and the drift margin) is gone, as after an event-loop stall: given back, and said so.
+   */
+  private tooLate(keys: ScriptKeys, token: string, waiterLease: number, startedAt: number, ttl: number): RedisLockError {
+    this.release(keys, token, waiterLease).catch(() => undefined);
+    return new RedisLockError(
+      `Quorum reached to acquire the lock, but only ${now() - startedAt} ms after asking, past its validity (ttl ${ttl} ms less a drift margin of ${driftMargin(ttl)} ms): it was given back.`,
+    );
   }
 
   /**
