@@ -652,10 +652,12 @@ export class LockManager implements LockOwner, LockRunner {
     if (outer === undefined) return undefined;
     const held = this.semaphoreLocks.get(outer);
     if (semaphore !== undefined && held !== undefined && (semaphore.limit !== held.limit || semaphore.permits > held.permits)) {
-      throw new RedisLockError(
+      const message =
         `Semaphore ${quoteKey(key)}: this call chain holds ${held.permits} permit(s) of limit ${held.limit}, and a nested acquisition asked for ` +
-          `${semaphore.permits} of limit ${semaphore.limit}; it cannot share the outer permits. Ask for at most the outer permits, with the same limit.`,
-      );
+        `${semaphore.permits} of limit ${semaphore.limit}; it cannot share the outer permits. Ask for at most the outer permits, with the same limit.`;
+      // Another limit is the error every other caller gets for it, from any call chain.
+      if (semaphore.limit !== held.limit) throw new SemaphoreLimitError(held.limit, semaphore.limit, message);
+      throw new RedisLockError(message);
     }
     // Two readers upgrading at once would wait for each other forever.
     if (!read && outer.held && this.readLocks.has(outer)) {
