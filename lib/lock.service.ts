@@ -206,7 +206,9 @@ export class LockService implements BeforeApplicationShutdown, OnApplicationShut
 
   /**
    * The lock the current async call chain holds through `using()` or `@Locked`: for `key`, or
-   * the innermost one when no key is given. `undefined` outside such a chain.
+   * the innermost one when no key is given. `undefined` outside such a chain, and in code the
+   * chain started that runs after its `using()` or `@Locked` call released the lock (a timer,
+   * a promise nobody awaited).
    *
    * @example
    * ```ts

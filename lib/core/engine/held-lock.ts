@@ -110,6 +110,11 @@ export class HeldLock implements Lock, Renewable, Expiring {
     return (this.controller ??= new AbortController()).signal;
   }
 
+  /** Released, or being released: over for its holder (a lost lock is not: its holder must see the loss). */
+  get released(): boolean {
+    return this.state === 'released' || this.releasing !== undefined;
+  }
+
   get held(): boolean {
     this.expireIfPast();
     return this.state === 'held' && this.releasing === undefined;

@@ -491,7 +491,9 @@ export class LockManager implements LockOwner, LockRunner {
   current(key?: string): Lock | undefined {
     const stack = this.chain.getStore();
     if (stack === undefined) return undefined;
-    const innermost = key === undefined ? stack[stack.length - 1] : stack.findLast((lock) => lock.key === key);
+    // A lock its using() or @Locked call has released is over for code still running from it (a
+    // timer, a promise nobody awaited): current() says so, as it does outside any chain.
+    const innermost = stack.findLast((lock) => (key === undefined || lock.key === key) && !lock.released);
     if (innermost === undefined) return undefined;
     const lock = key === undefined ? (this.multiOf.get(innermost) ?? innermost) : innermost;
     // Never hand out a lease past its local deadline as held: report the loss first.
