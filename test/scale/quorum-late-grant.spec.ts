@@ -11,8 +11,8 @@ import { createLockApp, type LockApp } from '../support/lock-app.js';
  * acquisition the round did not wait for (a majority decided) after the release went out behind
  * it: its EVALSHA answers NOSCRIPT, the release runs (nothing to delete), and only then does the
  * acquisition come again as EVAL, whose SET lands and was never given back: the released lock
- * stayed on that node for its whole ttl (with one more node down, nobody could take it). A
- * release now goes to such a node only once the acquisition's own reply is in.
+ * stayed on that node for its whole ttl (with one more node down, nobody could take it). Such a
+ * resent grant is now given back once it lands, if the token holds the lock on no other node.
  */
 describe('quorum: a grant that lands on a slow node after the release', () => {
   let servers: RedisServer[];

@@ -46,10 +46,8 @@ export class QuorumStore implements LockStore {
     const startedAt = now();
     // Without fencing a granting majority decides; with it every node's counter is needed
     // (all equal: nothing to write back), so the round waits for all of them.
-    const replies: Promise<AcquireReply>[] = [];
-    const ask = (node: LockScripts, index: number): Promise<AcquireReply> => (replies[index] = node.quorumAcquire(keys.lock, token, ttl, unfenced));
-    return this.ask(ttl, ask, unfenced ? grantedHere : undefined).then((answers) => {
-      this.awaitLate(token, answers, replies);
+    const resent = (node: LockScripts) => (reply: Promise<AcquireReply>) => this.giveBackIfReleased(node, keys.lock, token, reply);
+    return this.ask(ttl, (node) => node.quorumAcquire(keys.lock, token, ttl, unfenced, resent(node)), unfenced ? grantedHere : undefined).then((answers) => {
       let granted = 0;
       let busy = 0;
       let highest = 0;
@@ -190,36 +188,28 @@ export class QuorumStore implements LockStore {
   }
 
   /**
-   * Acquisitions still unanswered on some node when their round ended (a majority decided, or the
-   * node's time ran out), by owner token: a release goes to such a node only once the node has
-   * answered the acquisition. The node may run it after a release sent behind it, when it had
-   * lost its scripts: EVALSHA answers NOSCRIPT, the release runs (nothing to delete), then the
-   * acquisition comes again as EVAL and its SET lands, for the whole ttl. Each entry goes with the
-   * release, or once every late reply is in; a node that never answers keeps it until the release.
+   * An acquisition sent again as EVAL after NOSCRIPT (a master that lost its scripts: a restart)
+   * runs after what was sent behind its first attempt on that connection: a release, say, which
+   * found nothing to delete there, and the SET would then stay for the whole ttl. So once such a
+   * grant lands, the other masters are asked whether the token still holds the lock on any of
+   * them; if not (released, given up), it is given back here too. Nothing of this runs on the
+   * path of a master that has its scripts.
    */
-  private readonly late = new Map<string, (Promise<unknown> | undefined)[]>();
-
-  private awaitLate(token: string, answers: (Answer<AcquireReply> | undefined)[], replies: Promise<AcquireReply>[]): void {
-    const late = replies.map((reply, index) => (answers[index] === undefined || !answers[index]!.ok ? reply : undefined));
-    const pending = late.filter((reply): reply is Promise<AcquireReply> => reply !== undefined);
-    if (pending.length === 0) return;
-    this.late.set(token, late);
-    void Promise.allSettled(pending).then(() => {
-      if (this.late.get(token) === late) this.late.delete(token);
-    });
+  private giveBackIfReleased(node: LockScripts, lock: string, token: string, reply: Promise<AcquireReply>): void {
+    reply
+      .then(async (answer) => {
+        if (!answer.acquired) return;
+        const keys = lockRedisKeysOf(lock);
+        const answers = await this.ask(Infinity, (other) => (other === node ? Promise.resolve(undefined) : other.inspect(keys)));
+        if (answers.some((each) => each.ok && each.value?.owner === token)) return;
+        await node.quorumRelease(lock, token);
+      })
+      .catch(() => undefined);
   }
 
   release(keys: ScriptKeys, token: string, _waiterLease?: number): Promise<ReleaseReply> {
-    const late = this.late.get(token);
-    this.late.delete(token);
-    const release = (node: LockScripts, index: number): Promise<ReleaseReply> => {
-      const acquired = late?.[index];
-      if (acquired === undefined) return node.quorumRelease(keys.lock, token);
-      const after = (): Promise<ReleaseReply> => node.quorumRelease(keys.lock, token);
-      return acquired.then(after, after);
-    };
     // A majority that released decides: the other nodes' DEL still runs, nobody waits for it.
-    return this.ask(Infinity, release, releasedHere).then((answers) => {
+    return this.ask(Infinity, (node) => node.quorumRelease(keys.lock, token), releasedHere).then((answers) => {
       let released = 0;
       let refused = 0;
       for (const answer of answers) {

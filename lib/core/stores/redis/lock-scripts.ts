@@ -177,9 +177,20 @@ export class LockScripts implements LockStore {
     return (this.quorumScripts ??= { acquire: this.driver.bareScript('quorumAcquire'), release: this.driver.bareScript('quorumRelease') });
   }
 
-  /** Quorum mode: this master's part of an acquisition; `unfenced` leaves the counter alone. */
-  quorumAcquire(lock: string, token: string, ttl: number, unfenced: boolean): Promise<AcquireReply> {
-    return sendBare(this.quorum.acquire, [lock, token, ttl, unfenced ? '-' : this.fenceRetention], toAcquireReply);
+  /**
+   * Quorum mode: this master's part of an acquisition; `unfenced` leaves the counter alone.
+   * `onResent` hears of one sent again as EVAL after NOSCRIPT (this master lost its scripts), with
+   * its reply: commands sent meanwhile on this connection (a release) ran before it.
+   */
+  quorumAcquire(lock: string, token: string, ttl: number, unfenced: boolean, onResent?: (reply: Promise<AcquireReply>) => void): Promise<AcquireReply> {
+    const script = this.quorum.acquire;
+    const args = [lock, token, ttl, unfenced ? '-' : this.fenceRetention];
+    return script.send(...args).then(toAcquireReply, (error: unknown) => {
+      if (!isNoScript(error)) throw error;
+      const reply = script.resend(...args).then(toAcquireReply);
+      onResent?.(reply);
+      return reply;
+    });
   }
 
   /** Quorum mode: this master's part of a release. */
