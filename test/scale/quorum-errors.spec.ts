@@ -1,7 +1,6 @@
-import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startRedisServer, type RedisServer } from '../support/redis-server.js';
-import { createLockApp, sleep, type LockApp } from '../support/lock-app.js';
+import { describe, expect, it } from 'vitest';
+import { useQuorumNodes } from '../support/quorum-nodes.js';
+import { sleep } from '../support/lock-app.js';
 
 /**
  * Found by review: an acquisition a majority granted but that failed afterwards said "3 of 3
@@ -10,30 +9,8 @@ import { createLockApp, sleep, type LockApp } from '../support/lock-app.js';
  * dropped, or the call read as a busy lock). Each now says what happened.
  */
 describe('what a quorum acquisition that did not take the lock says', () => {
-  let servers: RedisServer[];
-  const apps: LockApp[] = [];
-  beforeAll(async () => {
-    servers = await Promise.all([0, 1, 2].map(() => startRedisServer()));
-  });
-  afterEach(async () => {
-    for (const server of servers) server.resume();
-    await Promise.all(apps.splice(0).map((app) => app.close()));
-  });
-  afterAll(() => Promise.all(servers.map((server) => server.stop())));
+  const { servers, app, admin } = useQuorumNodes();
 
-  async function app(options: Parameters<typeof createLockApp>[0] = {}, urls = servers.map((s) => s.url)): Promise<LockApp> {
-    const created = await createLockApp({ redis: urls, ...options });
-    apps.push(created);
-    return created;
-  }
-  async function admin<T>(i: number, fn: (node: Redis) => Promise<T>): Promise<T> {
-    const node = new Redis(servers[i]!.url);
-    try {
-      return await fn(node);
-    } finally {
-      node.disconnect();
-    }
-  }
   const messageOf = (outcome: unknown): string => (outcome instanceof Error ? outcome.message : String(outcome));
 
   it('a grant that came back after its validity (event loop stalled) is not reported as "3 of 3 agreed, 2 needed"', async () => {

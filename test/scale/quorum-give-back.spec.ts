@@ -1,43 +1,9 @@
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startRedisServer, type RedisServer } from '../support/redis-server.js';
-import { createLockApp, sleep, type LockApp } from '../support/lock-app.js';
+import { describe, expect, it } from 'vitest';
+import { useQuorumNodes } from '../support/quorum-nodes.js';
 
 describe('quorum mode: what a call that gave up may have taken, and a release no majority confirmed', () => {
-  let servers: RedisServer[];
-  const apps: LockApp[] = [];
-  beforeAll(async () => {
-    servers = await Promise.all([0, 1, 2].map(() => startRedisServer()));
-  });
-  afterEach(async () => {
-    for (const server of servers) server.resume();
-    await Promise.all(apps.splice(0).map((app) => app.close()));
-  });
-  afterAll(() => Promise.all(servers.map((server) => server.stop())));
-
-  async function app(options: Parameters<typeof createLockApp>[0] = {}, redis: string | string[] = servers.map((s) => s.url)): Promise<LockApp> {
-    const created = await createLockApp({ redis, ...options });
-    apps.push(created);
-    return created;
-  }
-  async function get(i: number, key: string): Promise<string | null> {
-    const node = new Redis(servers[i]!.url);
-    try {
-      return await node.get(key);
-    } finally {
-      node.disconnect();
-    }
-  }
-  /** Polls until `cond` holds or `ms` pass; the last value. */
-  async function until<T>(read: () => Promise<T>, cond: (value: T) => boolean, ms: number): Promise<T> {
-    const deadline = performance.now() + ms;
-    let value = await read();
-    while (!cond(value) && performance.now() < deadline) {
-      await sleep(50);
-      value = await read();
-    }
-    return value;
-  }
+  const { servers, app, get, until } = useQuorumNodes();
 
   it('control (one Redis): an acquire aborted before its reply is given back', async () => {
     const single = await app({ ttl: 30_000 }, servers[0]!.url);

@@ -1,7 +1,5 @@
-import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startRedisServer, type RedisServer } from '../support/redis-server.js';
-import { createLockApp, sleep, type LockApp } from '../support/lock-app.js';
+import { describe, expect, it } from 'vitest';
+import { useQuorumNodes } from '../support/quorum-nodes.js';
 
 /**
  * Found by review: a renewal that puts a lock back on a node that restarted empty raised that
@@ -11,39 +9,7 @@ import { createLockApp, sleep, type LockApp } from '../support/lock-app.js';
  * counter is now the highest the nodes kept.
  */
 describe('quorum fencing tokens across restarts with a `fencing: false` holder', () => {
-  let servers: RedisServer[];
-  const apps: LockApp[] = [];
-  beforeAll(async () => {
-    servers = await Promise.all([0, 1, 2].map(() => startRedisServer()));
-  });
-  afterEach(async () => {
-    for (const server of servers) server.resume();
-    await Promise.all(apps.splice(0).map((app) => app.close()));
-  });
-  afterAll(() => Promise.all(servers.map((server) => server.stop())));
-
-  async function app(options: Parameters<typeof createLockApp>[0] = {}): Promise<LockApp> {
-    const created = await createLockApp({ redis: servers.map((s) => s.url), ...options });
-    apps.push(created);
-    return created;
-  }
-  async function get(i: number, key: string): Promise<string | null> {
-    const node = new Redis(servers[i]!.url);
-    try {
-      return await node.get(key);
-    } finally {
-      node.disconnect();
-    }
-  }
-  async function until<T>(read: () => Promise<T>, cond: (value: T) => boolean, ms: number): Promise<T> {
-    const deadline = performance.now() + ms;
-    let value = await read();
-    while (!cond(value) && performance.now() < deadline) {
-      await sleep(50);
-      value = await read();
-    }
-    return value;
-  }
+  const { servers, app, get, until } = useQuorumNodes();
 
   /**
    * Two nodes restart empty one after the other while a lock is held, each put back by a renewal
