@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { LockEvent } from '../lib/index.js';
+import type { Lock, LockEvent } from '../lib/index.js';
 import { sleep, useLockApps } from './support/lock-app.js';
 import { useOwnRedis } from './support/redis.js';
 
@@ -26,18 +26,24 @@ describe('extend() that fails, or is retried, with a shorter ttl', () => {
     await admin.quit();
   });
 
-  it('does not leave the lock renewed to the short ttl at the old interval (it must not lapse while held)', async () => {
+  /** A lock (ttl 6 s, renewed every 2 s) whose extend(1_000) failed: its scripts were refused for a moment. */
+  async function afterFailedExtend(key: string): Promise<{ lock: Lock; events: LockEvent[] }> {
     const url = new URL(own.url());
     url.username = user;
     url.password = 'pw';
     const { locks } = await app({ redis: url.toString(), ttl: 6_000, renewInterval: 2_000 });
     const events: LockEvent[] = [];
     locks.events$.subscribe((event) => events.push(event));
-    const lock = await locks.acquire('extend-fails');
+    const lock = await locks.acquire(key);
     // The lock's scripts fail for a moment (an ACL change, as a transient error): extend() rejects.
     await admin.call('ACL', 'SETUSER', user, '-evalsha', '-eval');
     await expect(lock.extend(1_000)).rejects.toThrow(/NOPERM|permission/i);
     await admin.call('ACL', 'SETUSER', user, '+evalsha', '+eval');
+    return { lock, events };
+  }
+
+  it('does not leave the lock renewed to the short ttl at the old interval (it must not lapse while held)', async () => {
+    const { lock, events } = await afterFailedExtend('extend-fails');
     // Redis is healthy again. Whatever ttl the lock now has, its watchdog must keep it: over
     // two of the old renew intervals it is still held, and nothing was reported lost.
     await sleep(5_000);
@@ -49,16 +55,7 @@ describe('extend() that fails, or is retried, with a shorter ttl', () => {
   });
 
   it('a retried extend() of the same shorter ttl that succeeds renews every ttl / 3 (the lock must not lapse)', async () => {
-    const url = new URL(own.url());
-    url.username = user;
-    url.password = 'pw';
-    const { locks } = await app({ redis: url.toString(), ttl: 6_000, renewInterval: 2_000 });
-    const events: LockEvent[] = [];
-    locks.events$.subscribe((event) => events.push(event));
-    const lock = await locks.acquire('extend-retried');
-    await admin.call('ACL', 'SETUSER', user, '-evalsha', '-eval');
-    await expect(lock.extend(1_000)).rejects.toThrow(/NOPERM|permission/i);
-    await admin.call('ACL', 'SETUSER', user, '+evalsha', '+eval');
+    const { lock, events } = await afterFailedExtend('extend-retried');
     // The caller retries, as one does after a transient error, and this time Redis confirms:
     // the docs promise a lease of 1 s renewed every ttl / 3 from now on.
     await lock.extend(1_000);
