@@ -107,29 +107,55 @@ describe.each([6, 5] as NodeRedisVersion[])('node-redis %i client', (version) =>
     }
   });
 
-  it("sends the library's commands without node-redis' per-command timeout; the application's own keep it", async () => {
-    // A node-redis command timeout (node-redis 6: 5 s unless configured) bounds only the wait to
-    // be written, and costs each command an AbortSignal.timeout() and its listeners: more than
-    // half a lock pair's Node CPU. The library bounds its own waits (attempts, renewals within the
-    // lease, shutdown), so its commands go without one, on every node-redis version alike.
-    const client = NODE_REDIS[version].createClient({ url: server.url, commandOptions: { timeout: 5_000 } });
-    client.on('error', () => undefined);
-    await client.connect();
-    const app = await nodeRedisLockApp([client]);
+  /** The `AbortSignal.timeout()` calls node-redis makes (one per command with a timeout) while `run` runs. */
+  const commandTimeouts = async (run: () => Promise<void>): Promise<number[]> => {
     const timeout = AbortSignal.timeout.bind(AbortSignal);
-    let signals = 0;
+    const seen: number[] = [];
     AbortSignal.timeout = (ms: number) => {
-      signals++;
+      seen.push(ms);
       return timeout(ms);
     };
     try {
-      for (let i = 0; i < 10; i++) await (await app.locks.acquire(`no-client-timeout:${i % 2}`)).release();
-      expect(signals).toBe(0);
-      // The application's own command on the same client keeps the timeout it configured.
-      await (client as unknown as { sendCommand(args: string[]): Promise<unknown> }).sendCommand(['PING']);
-      expect(signals).toBe(1);
+      await run();
     } finally {
       AbortSignal.timeout = timeout;
+    }
+    return seen;
+  };
+
+  it("sends the library's commands without node-redis' default per-command timeout", async () => {
+    // node-redis 6 gives every command a 5 s timeout unless configured. It bounds only the wait to
+    // be written, and costs each command an AbortSignal.timeout() and its listeners: more than
+    // half a lock pair's Node CPU. The library bounds its own waits (attempts, renewals within the
+    // lease, shutdown), so its commands go without that default, on every node-redis version alike.
+    const client = NODE_REDIS[version].createClient({ url: server.url });
+    client.on('error', () => undefined);
+    await client.connect();
+    const app = await nodeRedisLockApp([client]);
+    try {
+      const seen = await commandTimeouts(async () => {
+        for (let i = 0; i < 10; i++) await (await app.locks.acquire(`no-client-timeout:${i % 2}`)).release();
+      });
+      expect(seen).toEqual([]);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('keeps a command timeout the application configured on the client for its own commands and the library\'s', async () => {
+    const client = NODE_REDIS[version].createClient({ url: server.url, commandOptions: { timeout: 4_321 } });
+    client.on('error', () => undefined);
+    await client.connect();
+    const app = await nodeRedisLockApp([client]);
+    try {
+      const seen = await commandTimeouts(async () => {
+        for (let i = 0; i < 10; i++) await (await app.locks.acquire(`client-timeout:${i % 2}`)).release();
+        await (client as unknown as { sendCommand(args: string[]): Promise<unknown> }).sendCommand(['PING']);
+      });
+      // Every lock command and the application's PING, each with the configured timeout.
+      expect(seen.length).toBeGreaterThanOrEqual(21);
+      expect(new Set(seen)).toEqual(new Set([4_321]));
+    } finally {
       await app.close();
     }
   });

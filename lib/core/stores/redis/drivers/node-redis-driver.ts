@@ -19,16 +19,38 @@ interface PubSubConnection {
   sUnsubscribe(channel: string, listener: Listener): Promise<unknown>;
 }
 
+/** node-redis 6 gives every client this command timeout unless the application sets one. */
+const NODE_REDIS_DEFAULT_TIMEOUT = 5_000;
+
 /**
  * The options of every command the driver sends. `typeMapping` resets a client's
- * `withTypeMapping()` to node-redis' default reply types. `timeout: 0` drops the client's command
- * timeout (node-redis 6: 5 s unless configured), which bounds only a command's wait to be written
- * and costs every command an `AbortSignal.timeout()` and its listeners: more than half the Node
- * CPU of a lock taken and released. The library bounds its own waits (an attempt by the wait
+ * `withTypeMapping()` to node-redis' default reply types. `timeout` is 0 unless the application
+ * set one on the client: node-redis 6's default (5 s) bounds only a command's wait to be written
+ * and costs every command an `AbortSignal.timeout()` and its listeners, more than half the Node
+ * CPU of a lock taken and released, and the library bounds its own waits (an attempt by the wait
  * timeout, a renewal by the lease, shutdown by its grace), as on ioredis and node-redis 5, which
- * have none. The application's own commands on the client keep theirs.
+ * have none. A timeout the application configured (`commandOptions.timeout`, or
+ * `withCommandOptions()` on the client handed in) is its decision, and the library's commands
+ * keep it, as ioredis' `commandTimeout` applies to them.
  */
-const COMMAND_OPTIONS = Object.freeze({ typeMapping: Object.freeze({}), timeout: 0 });
+function commandOptions(client: NodeRedisClient): Readonly<{ typeMapping: object; timeout: number }> {
+  return Object.freeze({ typeMapping: Object.freeze({}), timeout: configuredTimeout(client) ?? 0 });
+}
+
+function configuredTimeout(client: NodeRedisClient): number | undefined {
+  type WithOptions = { commandOptions?: { timeout?: unknown } };
+  const shape = client as unknown as {
+    _commandOptions?: { timeout?: unknown };
+    commandOptions?: { timeout?: unknown };
+    options?: WithOptions;
+    _options?: WithOptions;
+  };
+  // The effective options (a proxy's own, or the client's), then what the application passed.
+  const effective = shape._commandOptions?.timeout ?? shape.commandOptions?.timeout;
+  if (typeof effective !== 'number' || !(effective > 0)) return undefined;
+  const given = (shape.options ?? shape._options)?.commandOptions?.timeout;
+  return effective === NODE_REDIS_DEFAULT_TIMEOUT && given !== NODE_REDIS_DEFAULT_TIMEOUT ? undefined : effective;
+}
 
 interface ClusterShape {
   readonly masters: { id: string; host?: string; port?: number }[];
@@ -56,6 +78,7 @@ export class NodeRedisDriver implements RedisDriver {
     const prefix = (client as { _keyPrefix?: unknown })._keyPrefix;
     this.keyPrefix = prefix === undefined || prefix === null ? '' : String(prefix);
     this.isCluster = kind === 'cluster';
+    const options = commandOptions(client);
     const raw = client as unknown as {
       sendCommand(...args: unknown[]): Promise<unknown>;
     };
@@ -64,10 +87,10 @@ export class NodeRedisDriver implements RedisDriver {
     // in with `withTypeMapping()`: owner tokens are compared as strings, `SET` answers 'OK'.
     this.send =
       kind === 'cluster'
-        ? (firstKey, args) => raw.sendCommand(firstKey, false, args, COMMAND_OPTIONS)
+        ? (firstKey, args) => raw.sendCommand(firstKey, false, args, options)
         : kind === 'sentinel'
-          ? (_firstKey, args) => raw.sendCommand(false, args, COMMAND_OPTIONS)
-          : (_firstKey, args) => raw.sendCommand(args, COMMAND_OPTIONS);
+          ? (_firstKey, args) => raw.sendCommand(false, args, options)
+          : (_firstKey, args) => raw.sendCommand(args, options);
   }
 
   private calls?: Record<ScriptName, ScriptCall>;
