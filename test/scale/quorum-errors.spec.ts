@@ -80,4 +80,19 @@ describe('what a quorum acquisition that did not take the lock says', () => {
     const cause = (outcome as { cause?: unknown }).cause;
     expect(cause === undefined ? 'no cause' : messageOf(cause)).toMatch(/write back the fencing token of the lock: 1 of 3 Redis nodes agreed, 2 needed \(node 1: .*; node 2: /);
   });
+
+  it('reports two entries that reach the same server (two votes of one master) at startup, naming both', async () => {
+    // The entries differ (another spelling of the host), so the options cannot tell; the
+    // servers' run ids do.
+    const same = servers[0]!.url.replace('127.0.0.1', 'localhost');
+    const { logs } = await app({}, [servers[0]!.url, servers[1]!.url, same]);
+    await expect.poll(() => logs.lines.find((line) => line.level === 'error')?.message, { timeout: 5_000 }).toMatch(/redis\[0\] and redis\[2\] are the same Redis server/);
+  });
+
+  it('says nothing of independent masters', async () => {
+    const { locks, logs } = await app();
+    await (await locks.acquire('rq:independent')).release();
+    await sleep(100);
+    expect(logs.lines.filter((line) => line.level === 'error')).toEqual([]);
+  });
 });

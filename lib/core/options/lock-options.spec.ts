@@ -179,3 +179,25 @@ describe('waitForReplicas', () => {
     expect(() => resolveModuleOptions({ waitForReplicas: { replicas: 0 } } as RedisLockModuleOptions, { needsRedis: false })).toThrow(/waitForReplicas.replicas/);
   });
 });
+
+describe('resolveModuleOptions, quorum masters', () => {
+  const nodes = ['redis://a:6379', 'redis://b:6379', 'redis://c:6379'];
+  const refused = (redis: unknown[]) => () => resolveModuleOptions({ redis } as RedisLockModuleOptions);
+
+  it('takes independent masters', () => {
+    expect(resolveModuleOptions({ redis: nodes }).redis).toEqual(nodes);
+    expect(() => resolveModuleOptions({ redis: [{ host: 'a' }, { host: 'a', port: 6380 }, 'redis://b'] })).not.toThrow();
+  });
+
+  it('refuses a master listed twice (two votes of one server), naming both entries and not the credentials', () => {
+    expect(refused([nodes[0], nodes[1], nodes[0]])).toThrow(InvalidLockOptionsError);
+    expect(refused([nodes[0], nodes[1], nodes[0]])).toThrow(/Option "redis\[2\]" must be a Redis master other than redis\[0\]/);
+    // The same server under another database, user or spelling of the default port.
+    expect(refused(['redis://:secret@a:6379/1', nodes[1], 'redis://a/2'])).toThrow(/"redis\[2\]" .* other than redis\[0\] .*got "a:6379"/);
+    expect(refused(['redis://:secret@a:6379/1', nodes[1], 'redis://a/2'])).not.toThrow(/secret/);
+    expect(refused([{ host: 'a', port: 6379 }, nodes[1], nodes[0]])).toThrow(/"redis\[2\]"/);
+    expect(refused([{ host: 'localhost' }, nodes[1], {}])).toThrow(/"redis\[2\]"/);
+    const client = { options: {} };
+    expect(refused([client, nodes[1], client])).toThrow(/"redis\[2\]" must be a Redis master other than redis\[0\]/);
+  });
+});

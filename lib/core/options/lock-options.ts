@@ -151,7 +151,33 @@ function checkQuorum(nodes: unknown[]): RedisConnection[] {
   if (nodes.length === 0) {
     throw new InvalidLockOptionsError('redis', nodes, 'a connection, or a non-empty array of independent Redis masters');
   }
-  return nodes.map((node, i) => checkRedis(node, `redis[${i}]`));
+  const checked = nodes.map((node, i) => checkRedis(node, `redis[${i}]`));
+  // Each master is one vote: the same server twice would let one failure (or one stale grant)
+  // count for two. Caught here when the entries say so (one client, one address); two clients
+  // of one server are caught at startup by the servers' run ids (see quorum-servers.ts).
+  const seen = new Map<unknown, number>();
+  checked.forEach((node, i) => {
+    const address = addressOf(node);
+    const first = seen.get(node) ?? (address === undefined ? undefined : seen.get(address));
+    if (first !== undefined) {
+      throw new InvalidLockOptionsError(`redis[${i}]`, address ?? 'the same client', `a Redis master other than redis[${first}] (quorum mode needs independent masters: each is one vote)`);
+    }
+    seen.set(node, i);
+    if (address !== undefined) seen.set(address, i);
+  });
+  return checked;
+}
+
+/** `host:port` of a URL or of plain connection options (no credentials, no database); a client has none. */
+function addressOf(node: RedisConnection): string | undefined {
+  if (typeof node === 'string') {
+    const url = new URL(node);
+    return `${url.hostname || 'localhost'}:${url.port || '6379'}`;
+  }
+  if (Object.getPrototypeOf(node) !== Object.prototype) return undefined;
+  const { host, port, path } = node as { host?: unknown; port?: unknown; path?: unknown };
+  if (typeof path === 'string') return path;
+  return `${typeof host === 'string' && host !== '' ? host : 'localhost'}:${port === undefined ? 6379 : String(port)}`;
 }
 
 function checkRedis(redis: unknown, option: string): RedisConnection {

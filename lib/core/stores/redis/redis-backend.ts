@@ -4,6 +4,7 @@ import type { LockLogger } from '../../engine/lock-logger.js';
 import type { ResolvedModuleOptions } from '../../options/lock-options.js';
 import { LockScripts } from './lock-scripts.js';
 import { QuorumStore } from '../quorum/quorum-store.js';
+import { reportSharedServers } from '../quorum/quorum-servers.js';
 import { openConnection, type OpenedConnection } from './redis-connection.js';
 import { ReleaseNotifier } from './release-notifier.js';
 
@@ -29,6 +30,7 @@ export function redisBackend(options: ResolvedModuleOptions, logger: LockLogger)
     for (const { close } of connections) close?.();
   };
   if (connections.length > 1) {
+    reportSharedServers(clients, logger);
     const store = new QuorumStore(clients.map((client) => new LockScripts(client, options.fenceRetention)));
     return { store, clients, close: closeConnections };
   }
