@@ -139,12 +139,17 @@ export class MemoryReaders implements ReadStore {
     if (liveValue(this.data.locks, keys.lock, this.clock.now()) === token) this.data.locks.delete(keys.lock);
     this.forget(keys, token, now);
     let owner = liveValue(this.data.locks, shared.lock, this.clock.now());
+    let freed = false;
     if (owner === READ_HELD && readersAlive(this.data, shared.lock, now) === 0) {
       this.data.locks.delete(shared.lock);
       owner = undefined;
+      freed = true;
     }
-    if (owner === undefined) this.queue.grantNext(shared, waiterLease, now);
-    else if (owner === READ_HELD) grantReaders(this.data, this.queue, this.publish, shared, waiterLease, now);
+    if (owner === undefined) {
+      // The last reader (let in by an attempt its caller gave up on) freed the lock: barging
+      // writers race for it, as after a reader's release.
+      if (this.queue.grantNext(shared, waiterLease, now).length === 0 && freed) this.queue.publishFreed(shared, now);
+    } else if (owner === READ_HELD) grantReaders(this.data, this.queue, this.publish, shared, waiterLease, now);
   }
 
   /** Let in already (by a grant): the lease restarts at ttl. */

@@ -117,12 +117,20 @@ redis.call('ZREM', KEYS[4], member)
 if redis.call('GET', KEYS[6]) == ARGV[1] then redis.call('DEL', KEYS[6]) end
 redis.call('HDEL', KEYS[7], ARGV[1])
 local owner = redis.call('GET', KEYS[1])
+local freed = false
 if owner == '~r' and readers_alive(KEYS[1]) == 0 then
   redis.call('DEL', KEYS[1])
   owner = false
+  freed = true
 end
 if not owner then
-  grant_next(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], lease, sharded)
+  local granted = grant_next(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], lease, sharded)
+  -- The last reader (let in by an attempt its caller gave up on) freed the lock: barging
+  -- writers race for it, as after a reader's release.
+  if freed and not granted then
+    ${PUBLISH_FREED}
+    publish_freed(KEYS[1] .. '${LOCK_KEY_SUFFIXES.wanted}', KEYS[5], sharded)
+  end
 elseif owner == '~r' then
   grant_readers(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], lease, sharded)
 end
