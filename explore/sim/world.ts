@@ -430,13 +430,24 @@ export class World implements FaultDecider {
     const c = live[2] ?? a;
     // A waiter `gives up` 40 ms in (while the lock is held), or `at the release`: 1 to 5 ms after
     // the holder's work ends, while the release message and the attempts it starts are in flight.
-    type Caller = { instance: Instance; gives?: 'up' | 'at the release'; options?: Partial<LockOptions> };
+    // A waiter that `arrives at the release` starts as the holder's work ends, and with `gives:
+    // 'in flight'` gives up 1 to 3 ms after it started: while its first attempt is on its way, so
+    // the attempt may take the lock for a call that is gone, and its leave gives that back.
+    type Caller = { instance: Instance; gives?: 'up' | 'at the release' | 'in flight'; arrives?: 'at the release'; options?: Partial<LockOptions> };
     const barging = { fairness: 'barging' } as const;
     const scenarios: { key: string; first: Caller & { hold: number }; waiters: Caller[] }[] = [
       { key: 'wake-barging', first: { instance: a, hold: 80, options: barging }, waiters: [{ instance: b, gives: 'at the release', options: barging }, { instance: b, options: barging }] },
       { key: 'wake-barging-2', first: { instance: a, hold: 80, options: barging }, waiters: [{ instance: b, gives: 'up', options: barging }, { instance: b, options: barging }, { instance: c, options: barging }] },
       { key: 'wake-fifo', first: { instance: a, hold: 80 }, waiters: [{ instance: b }, { instance: c, gives: 'up' }, { instance: b }] },
       { key: 'wake-rw', first: { instance: a, hold: 80, options: { mode: 'read' } }, waiters: [{ instance: b, options: { fairness: 'barging' } }] },
+      {
+        key: 'wake-rw-leave',
+        first: { instance: a, hold: 80, options: { mode: 'read' } },
+        waiters: [
+          { instance: b, options: { fairness: 'barging' } },
+          { instance: c === a ? b : c, arrives: 'at the release', gives: 'in flight', options: { mode: 'read' } },
+        ],
+      },
       { key: 'wake-sem', first: { instance: a, hold: 80, options: { limit: 2, permits: 2 } }, waiters: [{ instance: b, options: { limit: 2 } }, { instance: c, options: { limit: 2 } }] },
     ];
     for (const { key, first, waiters } of scenarios) {
@@ -472,8 +483,13 @@ export class World implements FaultDecider {
       run(first, 'the first holder', first.hold);
       waiters.forEach((waiter, n) => {
         const giveUp = waiter.gives === undefined ? undefined : new AbortController();
-        this.scheduler.schedule(start + 10 + 5 * n, () => run(waiter, `waiter ${n}`, 5, giveUp?.signal));
         const abort = (): void => giveUp?.abort(new Error('gave up'));
+        const begin = (): void => {
+          run(waiter, `waiter ${n}`, 5, giveUp?.signal);
+          if (waiter.gives === 'in flight') this.scheduler.schedule(this.scheduler.now + 1 + Math.floor(this.random() * 3), abort);
+        };
+        if (waiter.arrives === 'at the release') atRelease.push(begin);
+        else this.scheduler.schedule(start + 10 + 5 * n, begin);
         if (waiter.gives === 'up') this.scheduler.schedule(start + 40, abort);
         if (waiter.gives === 'at the release') {
           const after = 1 + Math.floor(this.random() * 5);

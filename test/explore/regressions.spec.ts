@@ -94,4 +94,13 @@ describe('explorer regressions (deterministic simulation, fixed schedules)', () 
     const result = await runPlan(plan, false);
     expect(result.violation, result.trace.slice(-30).join('\n')).toBeUndefined();
   });
+
+  it("a waiting reader's leave that frees the lock wakes a barging writer (no workload, no fault: the wake-up probe alone)", async () => {
+    // Found by review (a reader whose attempt let it in, its call given up with the attempt in
+    // flight, left without the "lock freed" message); the probe's `wake-rw-leave` key replays
+    // it, and the revert (`npm run explore:bugs -- --only reader-leave-wakes-nobody`) fails here.
+    const plan: Plan = { ...quiet, seed: 1, instances: 3, ttl: 600, faults: [] };
+    const result = await runPlan(plan, false);
+    expect(result.violation, result.trace.slice(-30).join('\n')).toBeUndefined();
+  });
 });
