@@ -81,8 +81,12 @@ export class LockManager implements LockOwner, LockRunner {
   /** Release messages wake waiters (one node only; a quorum's waiters poll). */
   private readonly notifier?: ReleaseWatcher;
   private readonly events = new Subject<LockEvent>();
-  /** The locks the current async call chain holds, innermost last. */
-  private readonly chain = new AsyncLocalStorage<readonly HeldLock[]>();
+  /**
+   * The locks the current async call chain holds, innermost last: each key's own, and a
+   * multi-key call's lock after the parts it took (it takes none when every key re-entered),
+   * which is what current() names inside that call.
+   */
+  private readonly chain = new AsyncLocalStorage<readonly (HeldLock | MultiLock)[]>();
   private readonly heldLocks = new Set<HeldLock>();
   private readonly pendingCleanups = new Set<Promise<unknown>>();
   /** acquire() and tryAcquire() calls still running: shutdown waits for them to settle. */
@@ -451,16 +455,12 @@ export class LockManager implements LockOwner, LockRunner {
     if (lock instanceof MultiLock) {
       // Each key of a multi-key lock re-enters on its own; current() names the whole lock.
       const parts = lock.parts.filter((part): part is HeldLock => part instanceof HeldLock);
-      for (const part of parts) this.multiOf.set(part, lock);
-      return parts.length === 0 ? fn() : this.chain.run([...(this.chain.getStore() ?? []), ...parts], fn);
+      return this.chain.run([...(this.chain.getStore() ?? []), ...parts, lock], fn);
     }
     if (!(lock instanceof HeldLock)) return fn();
     const outer = this.chain.getStore();
     return this.chain.run(outer === undefined ? [lock] : [...outer, lock], fn);
   }
-
-  /** The multi-key lock each part of the chain belongs to, for current(). */
-  private readonly multiOf = new WeakMap<HeldLock, MultiLock>();
 
   async isLocked(key: string): Promise<boolean> {
     this.assertOpen();
@@ -493,9 +493,9 @@ export class LockManager implements LockOwner, LockRunner {
     if (stack === undefined) return undefined;
     // A lock its using() or @Locked call has released is over for code still running from it (a
     // timer, a promise nobody awaited): current() says so, as it does outside any chain.
-    const innermost = stack.findLast((lock) => (key === undefined || lock.key === key) && !lock.released);
-    if (innermost === undefined) return undefined;
-    const lock = key === undefined ? (this.multiOf.get(innermost) ?? innermost) : innermost;
+    // current(key) names a key's own lock, never a multi-key one whose first key it is.
+    const lock = stack.findLast((held) => !held.released && (key === undefined || (held instanceof HeldLock && held.key === key)));
+    if (lock === undefined) return undefined;
     // Never hand out a lease past its local deadline as held: report the loss first.
     leaseLive(lock, this.clock);
     return lock;
@@ -650,7 +650,7 @@ export class LockManager implements LockOwner, LockRunner {
   private reenter(key: string, read: boolean, semaphore: SemaphoreRequest | undefined): Lock | undefined {
     // A semaphore's permits and the lock of the same name are separate locks: each re-enters
     // only its own kind.
-    const outer = this.chain.getStore()?.findLast((lock) => lock.key === key && this.semaphoreLocks.has(lock) === (semaphore !== undefined));
+    const outer = this.chain.getStore()?.findLast((lock): lock is HeldLock => lock instanceof HeldLock && lock.key === key && this.semaphoreLocks.has(lock) === (semaphore !== undefined));
     if (outer === undefined) return undefined;
     const held = this.semaphoreLocks.get(outer);
     if (semaphore !== undefined && held !== undefined && (semaphore.limit !== held.limit || semaphore.permits > held.permits)) {

@@ -43,8 +43,16 @@ export class MultiLock implements MultiKeyLock {
     await Promise.all(this.parts.map((part) => part.extend(ttl)));
   }
 
+  private releasing = false;
+
+  /** Released, or being released: over for its holder, as `HeldLock.released` says of one key. */
+  get released(): boolean {
+    return this.releasing;
+  }
+
   /** Releases every part (in reverse order), even if one release fails; then rethrows the first failure. */
   async release(): Promise<void> {
+    this.releasing = true;
     const outcomes = await Promise.allSettled([...this.parts].reverse().map((part) => part.release()));
     const failed = outcomes.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
     if (failed) throw failed.reason;
