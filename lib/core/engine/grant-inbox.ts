@@ -56,6 +56,11 @@ export class GrantInbox {
     return this.freed;
   }
 
+  /** The waiter passed its wake-up on (see `freeOne`): an unused one is not its own any more. */
+  dropFree(): void {
+    this.freed = false;
+  }
+
   /** The grant kept while nobody listened (else `FREED` if a release freed the lock), consumed by this call. */
   take(): number | undefined {
     const fencingToken = this.granted;

@@ -21,7 +21,11 @@ export class MemoryNotifier implements ReleaseWatcher {
       takeGrant: () => inbox.take(),
       staleThrough: (fence) => inbox.staleThrough(fence),
       onGrant: (listener) => inbox.listen(listener),
-      passOn: () => freeOne(channelWaiters, inbox),
+      passOn: () => {
+        // Passed on: a wake-up this waiter holds unused is not passed on again at close().
+        inbox.dropFree();
+        freeOne(channelWaiters, inbox);
+      },
       close: () => {
         channelWaiters.delete(token);
         // A waiter that leaves with a free lock unclaimed passes the wake-up on.

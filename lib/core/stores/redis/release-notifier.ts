@@ -98,7 +98,11 @@ export class ReleaseNotifier {
       takeGrant: () => inbox.take(),
       staleThrough: (fence) => inbox.staleThrough(fence),
       onGrant: (listener) => inbox.listen(listener),
-      passOn: () => freeOne(channelState.waiters, inbox),
+      passOn: () => {
+        // Passed on: a wake-up this waiter holds unused is not passed on again at close().
+        inbox.dropFree();
+        freeOne(channelState.waiters, inbox);
+      },
       close: () => {
         channelState.waiters.delete(token);
         // A waiter that leaves with a free lock unclaimed passes the wake-up on.
