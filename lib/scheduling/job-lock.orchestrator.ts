@@ -310,9 +310,14 @@ export class JobLockOrchestrator implements OnModuleDestroy {
     });
   }
 
+  /**
+   * Renewed whatever the module's `autoRenew` says of the application's own locks: a run lock
+   * that lapsed mid-run would let another instance run the job beside it, and an owner lease
+   * that lapsed between calls would hand the job to another instance.
+   */
   private lockOptions(job: JobBinding, role: JobRole, name: string, label: string): LockOptions {
     const ttl = jobTtl(job.spec, role);
-    return ttl === undefined ? { name, label } : { ttl, name, label };
+    return ttl === undefined ? { name, label, autoRenew: true } : { ttl, name, label, autoRenew: true };
   }
 
   /**

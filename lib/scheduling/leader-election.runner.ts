@@ -102,6 +102,9 @@ export class LeaderElectionRunner {
         ...(this.ttl === undefined ? {} : { ttl: this.ttl }),
         name: boundName(this.key),
         label: `${this.where} (@LeaderElection)`,
+        // A term lasts as long as the leader is up, whatever the module's autoRenew says of the
+        // application's own locks.
+        autoRenew: true,
       });
     } catch (error) {
       // At shutdown an attempt in flight is cut short: that is no news.
