@@ -7,9 +7,12 @@ import { RedisLockError } from './redis-lock.error.js';
  *   taken over behind the holder's back), so a renewal or extension was refused;
  * - `expired`: the local lease deadline passed without a successful renewal (Redis or the
  *   network unreachable, the event loop blocked, or auto-renewal switched off);
- * - `shutdown`: the application shut down while the lock was held.
+ * - `shutdown`: the application shut down while the lock was held;
+ * - `stepped-down`: a leader's term ended because the instance stepped down (its
+ *   `onLeadershipAcquired` threw): only a term's `signal` aborts with it, before the lease is
+ *   given back.
  */
-export type LockLostReason = 'refused' | 'expired' | 'shutdown';
+export type LockLostReason = 'refused' | 'expired' | 'shutdown' | 'stepped-down';
 
 /**
  * The holder no longer owns the lock. It is the `reason` of the lock's aborted
@@ -46,5 +49,7 @@ function describe(reason: LockLostReason): string {
       return 'the lease ran out before a renewal succeeded (Redis unreachable or the event loop blocked)';
     case 'shutdown':
       return 'the application shut down while the lock was held';
+    case 'stepped-down':
+      return 'the leader stepped down';
   }
 }

@@ -161,7 +161,9 @@ export class LeaderElectionRunner {
     if (this.lock !== lock) return;
     this.lock = undefined;
     this.runner.logger.debug?.(`${this.where} steps down from ${quoteKey(this.key)}: ${why}.`);
-    // The hook runs first, so that the old leader has stopped acting before another can lead.
+    // The term is over: work tied to its signal stops, as at shutdown. The hook runs next, so
+    // that the old leader has stopped acting before another can lead (the lease is still held).
+    if (lock instanceof HeldLock) lock.interrupt('stepped-down');
     await this.callLost(lock);
     await this.releaseLease(lock);
   }

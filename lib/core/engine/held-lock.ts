@@ -190,14 +190,15 @@ export class HeldLock implements Lock, Renewable, Expiring {
   }
 
   /**
-   * Application shutdown, first step: tells the holder to stop (its signal aborts with a
-   * `shutdown` `LockLostError`) while the lock stays held and renewed, so that the holder's
-   * code can wind down before the lock is given back (by `release()` or `shutdown()`).
+   * Tells the holder to stop (its signal aborts with a `LockLostError` for `reason`) while the
+   * lock stays held and renewed, so that the holder's code can wind down before the lock is
+   * given back (by `release()` or `shutdown()`): application shutdown's first step, and a
+   * leader stepping down.
    */
-  interrupt(): void {
+  interrupt(reason: 'shutdown' | 'stepped-down' = 'shutdown'): void {
     if (this.state !== 'held' || this.releasing !== undefined) return;
     const controller = (this.controller ??= new AbortController());
-    if (!controller.signal.aborted) controller.abort(new LockLostError(this.key, this.fencingToken, 'shutdown'));
+    if (!controller.signal.aborted) controller.abort(new LockLostError(this.key, this.fencingToken, reason));
   }
 
   /**
