@@ -155,9 +155,26 @@ function isListed(redisKey: string): boolean {
 
 /** `fullPrefix`: what stands before `{<key>}` in the store's key names (client prefix and module prefix). */
 async function inspectAll(manager: LockManager, { next, keys }: { next: string; keys: string[] }, fullPrefix: string): Promise<LockPage> {
-  const userKeys = [...new Set(keys.map((key) => userKey(key, fullPrefix)))].sort();
-  const locks = await Promise.all(userKeys.map((key) => manager.inspect(key)));
-  return { cursor: next, complete: next === '0', locks: locks.filter((lock) => lock.held || lock.semaphore !== undefined) };
+  // Whoever can write to Redis writes under the prefix too: a name this library never writes (a
+  // key it would refuse, a value of another type) is left out, not allowed to fail the page and
+  // hide every lock on it. An unreachable Redis still fails the page.
+  const userKeys = [...new Set(keys.map((key) => userKey(key, fullPrefix)))].filter(isLockKey).sort();
+  const locks = await Promise.all(userKeys.map((key) => manager.inspect(key).catch(skipWrongType)));
+  return { cursor: next, complete: next === '0', locks: locks.filter((lock): lock is LockInspection => lock !== undefined && (lock.held || lock.semaphore !== undefined)) };
+}
+
+function isLockKey(key: string): boolean {
+  try {
+    checkLockKey(key);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function skipWrongType(error: unknown): undefined {
+  if (/^WRONGTYPE/.test(String((error as Error)?.message))) return undefined;
+  throw error;
 }
 
 /**
