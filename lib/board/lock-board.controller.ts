@@ -21,6 +21,7 @@ import type { Socket } from 'node:net';
 import { EMPTY, filter, map, Subject, takeUntil, type Observable } from 'rxjs';
 import { cursorProblem, forceRelease, listLocks, type LockPage } from '../core/stores/redis/lock-admin.js';
 import type { LockManager } from '../core/engine/lock-manager.js';
+import { checkLockKey } from '../core/keys/lock-key.js';
 import { LockService } from '../lock.service.js';
 import { LOCK_RUNNER } from '../redis-lock.constants.js';
 import { BOARD_CSP, BOARD_CSS, BOARD_JS, boardPage } from './lock-board.assets.js';
@@ -106,6 +107,12 @@ export function lockBoardController(path: string, guards: (CanActivate | Type<Ca
         throw new BadRequestException('Body must be JSON: { "key": "<lock key>", "confirm": "<the same key>" }.');
       }
       if (confirm !== key) throw new BadRequestException('"confirm" must repeat the key: a release by force must be confirmed.');
+      // A key no lock can have (a lone surrogate, say) is a bad request, not a server error.
+      try {
+        checkLockKey(key);
+      } catch (error) {
+        throw new BadRequestException(`"key" is not a lock key: ${(error as Error).message}`);
+      }
       return { released: await forceRelease(this.manager, key) };
     }
 
