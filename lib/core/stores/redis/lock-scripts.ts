@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { clusterSlot } from '../../keys/cluster-slot.js';
 import { driverFor } from './drivers/driver-for.js';
 import type { RedisClient } from './drivers/redis-client.js';
-import { isNoScript, type BareScriptCall, type RedisDriver, type RunScript, type ScriptCall } from './drivers/redis-driver.js';
+import { flatPairs, isNoScript, type BareScriptCall, type ReadCommand, type RedisDriver, type RunScript, type ScriptCall } from './drivers/redis-driver.js';
 import { ELSEWHERE, RENEWED, type ScriptName } from './lock-lua.js';
 import { LOCK_HELD } from '../../rwlock/read-lua.js';
 import { ReadScripts } from '../../rwlock/read-scripts.js';
@@ -356,8 +356,18 @@ export class LockScripts implements LockStore {
   async inspect(keys: ScriptKeys): Promise<LockSnapshot> {
     const [owner, pttl, fence, waiters] = await this.driver.readLock(keys.lock, keys.fence, keys.waiters);
     // Held by readers: only while one of them is still there.
-    const held = owner !== READ_HELD || (await this.exists(keys.lock));
+    const held = owner !== READ_HELD || (await this.readerAlive(keys.lock));
     return { owner: held ? owner : null, pttl, fencingToken: fence === null ? null : Number(fence), waiters };
+  }
+
+  /** The read-only `LOCK_HELD` of a key held by readers, in plain reads (two round trips): whether a reader's key is still there. */
+  private async readerAlive(lock: string): Promise<boolean> {
+    const [entries] = await this.driver.read([['HGETALL', `${lock}:readers`]]);
+    const fields = flatPairs(entries);
+    const readers: ReadCommand[] = [];
+    for (let i = 0; i < fields.length; i += 2) readers.push(['PTTL', `${lock}:reader:${fields[i]}`]);
+    if (readers.length === 0) return false;
+    return (await this.driver.read(readers)).some((left) => Number(left) !== -2);
   }
 
   /** The semaphore of the same key, with plain reads (see `semaphore/semaphore-inspect.ts`). */
