@@ -1,5 +1,6 @@
 import { freeOne, GrantInbox } from '../../engine/grant-inbox.js';
 import { FREED_MESSAGE } from '../lock-replies.js';
+import { quoteKey } from '../../keys/quote-key.js';
 import { driverFor } from './drivers/driver-for.js';
 import type { ReleaseSubscriber } from './drivers/redis-driver.js';
 import type { LockLogger } from '../../engine/lock-logger.js';
@@ -193,7 +194,8 @@ export class ReleaseNotifier {
       })
       .catch((error: unknown) => {
         if (this.channels.get(name) !== state) throw error;
-        if (failures === 0) this.logger.warn(`Subscribing to ${name} failed (${(error as Error).message}); waiters poll until a retry succeeds.`);
+        // The channel holds the user's key: quoted and escaped, as every key in a log line.
+        if (failures === 0) this.logger.warn(`Subscribing to ${quoteKey(name)} failed (${(error as Error).message}); waiters poll until a retry succeeds.`);
         state.retry = setTimeout(() => {
           state.retry = undefined;
           if (this.channels.get(name) === state) this.subscribe(name, state, failures + 1).catch(() => undefined);
