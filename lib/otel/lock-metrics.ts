@@ -54,8 +54,31 @@ export const LOCK_DURATION_BUCKETS: readonly number[] = Object.freeze([
  * ```
  */
 export function enableLockMetrics(options: LockMetricsOptions = {}): LockMetricsHandle {
-  const meter = (options.meterProvider ?? metrics.getMeterProvider()).getMeter(METER_NAME);
-  if (isNoop(meter)) return { disable: () => undefined };
+  const provider = options.meterProvider ?? metrics.getMeterProvider();
+  // One recorder per provider, however many applications (and so modules) of the process enable
+  // it: every LockService publishes on the same process-wide channels, so a second recorder
+  // would count each event twice.
+  const shared = recorders.get(provider) ?? startRecorder(provider);
+  if (shared === undefined) return { disable: () => undefined };
+  recorders.set(provider, shared);
+  shared.users++;
+  let enabled = true;
+  return {
+    disable: () => {
+      if (!enabled) return;
+      enabled = false;
+      if (--shared.users > 0) return;
+      recorders.delete(provider);
+      shared.stop();
+    },
+  };
+}
+
+const recorders = new Map<MeterProvider, { users: number; stop(): void }>();
+
+function startRecorder(provider: MeterProvider): { users: number; stop(): void } | undefined {
+  const meter = provider.getMeter(METER_NAME);
+  if (isNoop(meter)) return undefined;
   // NOTE: `advice` needs @opentelemetry/api 1.7 (hence the peer range); an SDK that predates
   // it ignores it and falls back to its own boundaries.
   const advice = { explicitBucketBoundaries: [...LOCK_DURATION_BUCKETS] };
@@ -65,30 +88,39 @@ export function enableLockMetrics(options: LockMetricsOptions = {}): LockMetrics
   const waiting = meter.createUpDownCounter('lock.waiting', { unit: '{caller}', description: 'Callers waiting for a busy lock.' });
   const lost = meter.createCounter('lock.lost', { unit: '{lock}', description: 'Locks lost while held.' });
   const skipped = meter.createCounter('lock.skipped', { unit: '{call}', description: 'Calls of job methods skipped without running.' });
+  // The up-down counters count down only what this recorder counted up: a lock taken (or a wait
+  // begun) before it started ends without having been counted, and must not take a gauge below
+  // what it holds. A lock is told by its key and fencing token (unfenced: its key alone, where
+  // holders of one key are interchangeable for a count).
+  const held = new Counts();
+  const waiters = new Counts();
+  const heldId = (event: { key: string; fencingToken?: number }): string => (event.fencingToken === undefined ? event.key : `${event.key}\u0000${event.fencingToken}`);
 
   const record = (message: unknown): void => {
     const event = message as LockEvent;
     const name: Attributes = { 'lock.name': event.name ?? UNNAMED_LOCK };
     switch (event.type) {
       case 'waiting':
+        waiters.up(event.key);
         waiting.add(1, name);
         break;
       case 'acquired':
         acquire.record(event.waitedMs / 1000, { ...name, 'lock.result': 'acquired' });
+        held.up(heldId(event));
         active.add(1, name);
-        if (event.afterWaiting) waiting.add(-1, name);
+        if (event.afterWaiting && waiters.down(event.key)) waiting.add(-1, name);
         break;
       case 'not-acquired':
         acquire.record(event.waitedMs / 1000, { ...name, 'lock.result': event.outcome });
-        if (event.afterWaiting) waiting.add(-1, name);
+        if (event.afterWaiting && waiters.down(event.key)) waiting.add(-1, name);
         break;
       case 'released':
         hold.record(event.heldMs / 1000, name);
-        active.add(-1, name);
+        if (held.down(heldId(event))) active.add(-1, name);
         break;
       case 'lost':
         hold.record(event.heldMs / 1000, name);
-        active.add(-1, name);
+        if (held.down(heldId(event))) active.add(-1, name);
         lost.add(1, { ...name, 'lock.lost.reason': event.reason });
         break;
       case 'skipped':
@@ -105,14 +137,28 @@ export function enableLockMetrics(options: LockMetricsOptions = {}): LockMetrics
     LOCK_DIAGNOSTICS_CHANNELS.skipped,
   ];
   for (const channelName of names) subscribe(channelName, record);
-  let enabled = true;
   return {
-    disable: () => {
-      if (!enabled) return;
-      enabled = false;
+    users: 0,
+    stop: () => {
       for (const channelName of names) unsubscribe(channelName, record);
     },
   };
+}
+
+/** How many of each id were counted up and not yet down (an id leaves the map at zero). */
+class Counts {
+  private readonly counts = new Map<string, number>();
+  up(id: string): void {
+    this.counts.set(id, (this.counts.get(id) ?? 0) + 1);
+  }
+  /** Counts `id` down if it was counted up: false for one this recorder never saw begin. */
+  down(id: string): boolean {
+    const count = this.counts.get(id);
+    if (count === undefined) return false;
+    if (count === 1) this.counts.delete(id);
+    else this.counts.set(id, count - 1);
+    return true;
+  }
 }
 
 const NOOP_METER = createNoopMeter();
