@@ -4,6 +4,7 @@ import type { Clock } from '../time/clock.js';
 import type { LockLogger } from '../engine/lock-logger.js';
 import { quoteKey } from '../keys/quote-key.js';
 import { LockNotAcquiredError } from '../../errors/lock-not-acquired.error.js';
+import { LockLostError } from '../../errors/lock-lost.error.js';
 import { MultiLock } from './multi-key-lock.js';
 
 /** The single-key engine a multi-key lock is built on. */
@@ -40,8 +41,20 @@ export async function acquireAll(locks: SingleKeyLocks, keys: readonly string[],
     const lost = taken.find((lock) => !lock.held);
     if (lost === undefined) return new MultiLock(taken);
     await giveBack(locks, taken);
-    if (locks.clock.now() >= deadline) throw new LockNotAcquiredError(lost.key, locks.clock.now() - startedAt, { cause: lost.signal.reason });
+    if (locks.clock.now() >= deadline) throw notAcquired(lost, locks.clock.now() - startedAt);
   }
+}
+
+/**
+ * The wait ended with a part lost while the call waited for another. Refused (the key was taken
+ * by someone else: deleted, evicted, released by force) is a busy lock, as `LockNotAcquiredError`
+ * without a cause says (HTTP 409); a lease that ran out unrenewed, or shutdown, is Redis or the
+ * service not answering, its loss the cause (HTTP 503).
+ */
+function notAcquired(lost: Lock, waitedMs: number): LockNotAcquiredError {
+  const loss = lost.signal.reason;
+  if (loss instanceof LockLostError && loss.reason === 'refused') return new LockNotAcquiredError(lost.key, waitedMs);
+  return new LockNotAcquiredError(lost.key, waitedMs, { cause: loss });
 }
 
 /** One attempt per key, in canonical order; `null` (after giving back what was taken) at the first busy key. */
