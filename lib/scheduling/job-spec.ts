@@ -1,9 +1,10 @@
 import { quoteKey } from '../core/keys/quote-key.js';
 import { parseDuration } from '../core/time/duration.js';
-import { checkLockKey } from '../core/keys/lock-key.js';
+import { checkLockKey, LONE_SURROGATE } from '../core/keys/lock-key.js';
 import { MAX_TTL_MS, MIN_TTL_MS } from '../core/options/lock-options.js';
 import { InvalidLockOptionsError } from '../errors/invalid-lock-options.error.js';
 import { RedisLockError } from '../errors/redis-lock.error.js';
+import { LockKeyError } from '../errors/lock-key.error.js';
 import type { JobLockOptions } from '../interfaces/scheduling.interface.js';
 
 /** Which job decorator an option came from. */
@@ -40,10 +41,13 @@ export function checkJobOptions(options: JobLockOptions | undefined, role: JobRo
     }
     const checked: JobRoleOptions = {};
     if (options.key !== undefined) checked.key = checkLockKey(options.key, 'key');
+    // The lease is kept under `<key>:owner`, a key of its own that must pass the same rules.
+    if (checked.key !== undefined && role === 'OnOneInstance') checkLockKey(checked.key + OWNER_SUFFIX, 'key with its ":owner" suffix');
     if (options.ttl !== undefined) checked.ttl = parseDuration(options.ttl, 'ttl', MIN_TTL_MS, MAX_TTL_MS);
     return checked;
   } catch (error) {
     if (error instanceof InvalidLockOptionsError) throw error.within(`@${role}() on ${where}`);
+    if (error instanceof LockKeyError) throw new LockKeyError(`@${role}() on ${where}: ${error.message}`);
     if (error instanceof RedisLockError) throw new RedisLockError(`@${role}() on ${where}: ${error.message}`);
     throw error;
   }
@@ -110,8 +114,9 @@ export function boundName(name: string): string {
 /** Checks the `jobNamespace` module option. */
 export function checkJobNamespace(namespace: unknown): string | undefined {
   if (namespace === undefined) return undefined;
-  if (typeof namespace !== 'string' || !/^[^{}\u0000-\u001f\u007f]{1,64}$/u.test(namespace)) {
-    throw new InvalidLockOptionsError('jobNamespace', namespace, 'a string of 1 to 64 characters without braces or control characters');
+  // Well-formed too: it starts every default job key, which the key rules check.
+  if (typeof namespace !== 'string' || !/^[^{}\u0000-\u001f\u007f]{1,64}$/u.test(namespace) || LONE_SURROGATE.test(namespace)) {
+    throw new InvalidLockOptionsError('jobNamespace', namespace, 'a well-formed string of 1 to 64 characters without braces or control characters');
   }
   return namespace;
 }

@@ -13,6 +13,8 @@ import { JobLockOrchestrator } from './job-lock.orchestrator.js';
 import { LeadershipService } from './leadership.service.js';
 import { LOCK_RUNNER } from '../redis-lock.constants.js';
 import { quoteKey } from '../core/keys/quote-key.js';
+import { checkLockKey } from '../core/keys/lock-key.js';
+import { LockKeyError } from '../errors/lock-key.error.js';
 import { LeaderElectionRunner } from './leader-election.runner.js';
 import { JOB_LOCK_METADATA, LEADER_ELECTION_METADATA } from './scheduling.constants.js';
 
@@ -90,6 +92,15 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
         }
         const owner = {};
         const claims = jobClaims(job);
+        // The keys the job locks at each call (a default key, `<key>:owner`) pass the key rules
+        // here, or the job would fail at every call.
+        for (const { key, role } of claims) {
+          try {
+            checkLockKey(key);
+          } catch (error) {
+            throw new LockKeyError(`@${role}() on ${job.where}: the job would lock ${quoteKey(key)}, which no lock can have: ${(error as Error).message}`);
+          }
+        }
         const provider = providedTimes.get(type)! > 1 ? `, provider ${tokenName(wrapper.token)}` : '';
         for (const { key, role } of claims) claim(key, `${job.where} (@${role}${provider})`, owner, type);
         if (job.defaultKey && MINIFIED_NAME.test((type as { name: string }).name)) {

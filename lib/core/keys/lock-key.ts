@@ -3,7 +3,7 @@ import { LockKeyError } from '../../errors/lock-key.error.js';
 export const MAX_KEY_LENGTH = 1024;
 
 /** A high surrogate not followed by a low one, or a low one not after a high one. */
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+export const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /** The Redis names of one lock. */
 export interface LockRedisKeys {
