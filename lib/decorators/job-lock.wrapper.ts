@@ -31,7 +31,9 @@ export function jobLockDecorator(role: JobRole, options: JobLockOptions | undefi
       throw new RedisLockError(`@${role}() on ${where}: static methods are not supported; decorate an instance method of a provider.`);
     }
     const checked = checkJobOptions(options, role, where);
-    const existing = Reflect.getOwnMetadata(JOB_LOCK_METADATA, current) as JobSpec | undefined;
+    // The other job decorator's spec: on the function it made, or, when a decorator between the
+    // two replaced that function without its metadata (a logging wrapper), on the method's name.
+    const existing = (Reflect.getOwnMetadata(JOB_LOCK_METADATA, current) ?? Reflect.getOwnMetadata(JOB_LOCK_METADATA, target, propertyKey)) as JobSpec | undefined;
     if (existing !== undefined) {
       addJobRole(existing, role, checked);
       return;
@@ -68,6 +70,7 @@ export function jobLockDecorator(role: JobRole, options: JobLockOptions | undefi
       Reflect.defineMetadata(metadataKey, Reflect.getOwnMetadata(metadataKey, original), wrapper);
     }
     Reflect.defineMetadata(JOB_LOCK_METADATA, spec, wrapper);
+    Reflect.defineMetadata(JOB_LOCK_METADATA, spec, target, propertyKey);
     Object.defineProperty(wrapper, 'name', { value: original.name });
     Object.defineProperty(wrapper, 'length', { value: original.length });
     descriptor.value = wrapper as never;

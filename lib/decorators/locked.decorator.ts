@@ -11,6 +11,7 @@ import type { LockedOptions, LockKeyFunction } from '../interfaces/locked-option
 import type { AnyLockOptions } from '../interfaces/redis-lock-options.interface.js';
 import { LockService } from '../lock.service.js';
 import { LOCK_RUNNER, LOCK_SERVICE_PROPERTY, LOCKED_METADATA } from '../redis-lock.constants.js';
+import { JOB_LOCK_METADATA } from '../scheduling/scheduling.constants.js';
 
 type AnyMethod = (...args: any[]) => unknown;
 
@@ -68,6 +69,10 @@ export function Locked<A extends any[] = any[]>(
     }
     if (Reflect.getOwnMetadata(LOCKED_METADATA, original)) {
       throw new RedisLockError(`@Locked on ${where}: the method is already locked by another @Locked.`);
+    }
+    // As the job decorators refuse a method with @Locked, in either order.
+    if (Reflect.getOwnMetadata(JOB_LOCK_METADATA, original) !== undefined || Reflect.getOwnMetadata(JOB_LOCK_METADATA, target, propertyKey) !== undefined) {
+      throw new RedisLockError(`@Locked on ${where}: the method already has @WithoutOverlapping() or @OnOneInstance(); use one or the other.`);
     }
     const build = keysBuilder(key, where, target, propertyKey);
     const onBusy = checkLockedOptions(options, where);

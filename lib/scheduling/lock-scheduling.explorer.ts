@@ -84,7 +84,7 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
     for (const { wrapper, type, prototype } of found) {
       for (const name of this.scanner.getAllMethodNames(prototype)) {
         const method: unknown = (prototype as Record<string, unknown>)[name];
-        const spec = typeof method === 'function' ? (Reflect.getOwnMetadata(JOB_LOCK_METADATA, method) as JobSpec | undefined) : undefined;
+        const spec = typeof method === 'function' ? jobSpecOf(prototype, name, method) : undefined;
         if (spec === undefined) continue;
         const job = this.jobs.bind(spec, type);
         if (job.defaultKey && !(typeof (type as { name?: unknown }).name === 'string' && (type as { name: string }).name.length > 0)) {
@@ -158,4 +158,17 @@ function tokenName(token: unknown): string {
   if (typeof token === 'function') return (token as { name?: string }).name || '(anonymous class)';
   if (typeof token === 'string') return quoteKey(token);
   return String(token);
+}
+
+/**
+ * The job spec of a provider's method: on the function (the job decorators' wrapper), or on the
+ * method's name where it is defined, when a decorator applied after them replaced the function
+ * without its metadata. Not on a name an undecorated override redefines in a subclass.
+ */
+function jobSpecOf(prototype: object, name: string, method: Function): JobSpec | undefined {
+  const own = Reflect.getOwnMetadata(JOB_LOCK_METADATA, method) as JobSpec | undefined;
+  if (own !== undefined) return own;
+  let owner: object | null = prototype;
+  while (owner !== null && !Object.prototype.hasOwnProperty.call(owner, name)) owner = Object.getPrototypeOf(owner) as object | null;
+  return owner === null ? undefined : (Reflect.getOwnMetadata(JOB_LOCK_METADATA, owner, name) as JobSpec | undefined);
 }
