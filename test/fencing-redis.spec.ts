@@ -241,7 +241,9 @@ describe('FencedRedis on one Redis server', () => {
   });
 
   it('in quorum mode the injected one says to make one on the Redis of the data; the application starts all the same', async () => {
-    const moduleRef = await Test.createTestingModule({ imports: [RedisLockModule.forRoot({ redis: [server.url, server.url, server.url] })] }).compile();
+    // Three independent masters (quorum mode refuses one listed twice).
+    const others = await Promise.all([startRedisServer(), startRedisServer()]);
+    const moduleRef = await Test.createTestingModule({ imports: [RedisLockModule.forRoot({ redis: [server.url, ...others.map((other) => other.url)] })] }).compile();
     await moduleRef.init();
     try {
       await expect(moduleRef.get(FencedRedis).set('q', 'v', 1)).rejects.toThrow(
@@ -249,6 +251,7 @@ describe('FencedRedis on one Redis server', () => {
       );
     } finally {
       await moduleRef.close();
+      await Promise.all(others.map((other) => other.stop()));
     }
   });
 });

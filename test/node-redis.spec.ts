@@ -185,7 +185,7 @@ describe.each([6, 5] as NodeRedisVersion[])('node-redis %i client', (version) =>
     await expect(createLockApp({ redis: client as never })).rejects.toThrow(/Option "redis" must be a connected node-redis client/);
     const connected = async () => String(await admin.client('LIST')).split('\n').filter(Boolean).length;
     const before = await connected();
-    await expect(createLockApp({ redis: [server.url, client as never, server.url] })).rejects.toThrow(/Option "redis\[1\]" must be a connected node-redis client/);
+    await expect(createLockApp({ redis: [server.url, client as never, server.url.replace('127.0.0.1', 'localhost')] })).rejects.toThrow(/Option "redis\[1\]" must be a connected node-redis client/);
     // The connection opened for redis[0] before redis[1] was refused is closed, not leaked.
     await sleep(500);
     expect(await connected()).toBe(before);

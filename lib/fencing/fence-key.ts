@@ -1,3 +1,4 @@
+import { LONE_SURROGATE } from '../core/keys/lock-key.js';
 import { quoteKey } from '../core/keys/quote-key.js';
 
 /**
@@ -9,16 +10,32 @@ import { quoteKey } from '../core/keys/quote-key.js';
  * write after a delete is still refused.
  *
  * @throws TypeError for a key that cannot have its fence in its own slot: an empty key, or a
- * key with a `}` but no hash tag (`{` ... `}` with text between).
+ * key with a `}` but no hash tag (`{` ... `}` with text between); for a key that is not
+ * well-formed Unicode (Redis would store its lone surrogates as U+FFFD: two keys, one resource);
+ * and for a key that is a fence hash's own name (`{<tag>}:fence`), whose write would overwrite
+ * the tokens of its whole tag.
  */
 export function fenceHashOf(key: string, method: string): string {
   if (typeof key !== 'string' || key.length === 0) {
     throw new TypeError(`FencedRedis.${method}(): Argument "key" must be a non-empty string, got ${key === '' ? 'an empty string' : typeof key}.`);
   }
+  if (LONE_SURROGATE.test(key)) {
+    throw new TypeError(
+      `FencedRedis.${method}(): Argument "key" ${quoteKey(key)} is not well-formed Unicode: Redis would store its lone surrogate as U+FFFD, the same key as others. Use String.prototype.toWellFormed().`,
+    );
+  }
   const open = key.indexOf('{');
   if (open !== -1) {
     const close = key.indexOf('}', open + 1);
-    if (close > open + 1) return `{${key.slice(open + 1, close)}}:fence`;
+    if (close > open + 1) {
+      const fence = `{${key.slice(open + 1, close)}}:fence`;
+      if (fence === key) {
+        throw new TypeError(
+          `FencedRedis.${method}(): Argument "key" ${quoteKey(key)} is the name of the hash that keeps the fencing tokens of its hash tag; a resource cannot be stored there. Rename the key.`,
+        );
+      }
+      return fence;
+    }
   }
   if (key.includes('}')) {
     throw new TypeError(

@@ -23,9 +23,14 @@ redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
 return false
 `);
 
-/** HSET KEYS[1] ARGV[3] ARGV[4] ..., fenced: the hash is one resource with one token. */
+/**
+ * HSET KEYS[1] ARGV[3] ARGV[4] ..., fenced: the hash is one resource with one token. In HSETs of
+ * at most 1,000 fields: Lua's unpack() fails past a few thousand values (its C stack).
+ */
 export const FENCED_HSET = script(`${CHECK}
-redis.call('HSET', KEYS[1], unpack(ARGV, 3))
+for first = 3, #ARGV, 2000 do
+  redis.call('HSET', KEYS[1], unpack(ARGV, first, math.min(first + 1999, #ARGV)))
+end
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
 return false
 `);

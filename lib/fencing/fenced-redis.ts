@@ -80,16 +80,19 @@ export class FencedRedis {
   async hset(key: string, fieldOrFields: string | Readonly<Record<string, FencedValue>>, valueOrToken: FencedValue, maybeToken?: number): Promise<void> {
     const fence = fenceHashOf(key, 'hset');
     const single = typeof fieldOrFields === 'string';
+    // The form goes by the second argument: a field name, or an object of fields. Anything else
+    // is that argument's mistake, whatever follows it.
+    if (!single && (fieldOrFields === null || typeof fieldOrFields !== 'object' || Array.isArray(fieldOrFields))) {
+      throw new TypeError(
+        `FencedRedis.hset(): Argument "field" must be a field name (a string), or "fields" an object of fields, got ${fieldOrFields === null ? 'null' : Array.isArray(fieldOrFields) ? 'an array' : typeof fieldOrFields}.`,
+      );
+    }
     const fencingToken = (single ? maybeToken : valueOrToken) as number;
     checkToken(fencingToken, 'hset');
     const pairs: string[] = [];
     if (single) pairs.push(fieldOrFields, valueOf(valueOrToken, 'hset', '"value"'));
-    else if (fieldOrFields !== null && typeof fieldOrFields === 'object') {
-      for (const [field, value] of Object.entries(fieldOrFields)) pairs.push(field, valueOf(value, 'hset', `fields[${quoteKey(field)}]`));
-    }
-    if (pairs.length === 0) {
-      throw new TypeError(`FencedRedis.hset(): Argument "fields" must be a field name or an object with at least one field, got ${fieldOrFields === null ? 'null' : typeof fieldOrFields === 'object' ? 'an empty object' : typeof fieldOrFields}.`);
-    }
+    else for (const [field, value] of Object.entries(fieldOrFields)) pairs.push(field, valueOf(value, 'hset', `fields[${quoteKey(field)}]`));
+    if (pairs.length === 0) throw new TypeError('FencedRedis.hset(): Argument "fields" must be a field name or an object with at least one field, got an empty object.');
     const refused = await this.store().hset(key, fence, fencingToken, pairs);
     if (refused !== null) throw new FencedWriteRefusedError(key, fencingToken, Number(refused));
   }
@@ -102,7 +105,7 @@ export class FencedRedis {
    * const report = await fenced.get('report:{daily}');
    * ```
    */
-  get(key: string): Promise<string | null> {
+  async get(key: string): Promise<string | null> {
     fenceHashOf(key, 'get');
     return this.store().get(key);
   }
@@ -115,7 +118,7 @@ export class FencedRedis {
    * const balance = Number(await fenced.hget(`account:{${id}}`, 'balance'));
    * ```
    */
-  hget(key: string, field: string): Promise<string | null> {
+  async hget(key: string, field: string): Promise<string | null> {
     fenceHashOf(key, 'hget');
     if (typeof field !== 'string') throw new TypeError(`FencedRedis.hget(): Argument "field" must be a string, got ${typeof field}.`);
     return this.store().hget(key, field);

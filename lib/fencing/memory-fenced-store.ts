@@ -21,8 +21,9 @@ export class MemoryFencedStore implements FencedStore {
   }
 
   hset(key: string, fence: string, token: number, fields: readonly string[]): Promise<string | null> {
-    if (this.strings.has(key)) return Promise.reject(new Error('WRONGTYPE Operation against a key holding the wrong kind of value'));
+    // The token first, as the script checks it before its HSET meets a key of another type.
     const refused = this.check(key, fence, token);
+    if (refused === null && this.strings.has(key)) return Promise.reject(new Error('WRONGTYPE Operation against a key holding the wrong kind of value'));
     if (refused === null) {
       let hash = this.hashes.get(key);
       if (hash === undefined) this.hashes.set(key, (hash = new Map()));
