@@ -377,8 +377,8 @@ describe('Redis Cluster client with its own keyPrefix (item 10)', () => {
       const held = await app.locks.acquire('resubscribe');
       const waiting = other.locks.acquire('resubscribe', { waitTimeout: 15_000 }).then((lock) => ({ lock }));
       const failed = performance.now() + 5_000;
-      while (!other.logs.has('warn', 'Subscribing to lock:{resubscribe}:released failed') && performance.now() < failed) await sleep(20);
-      expect(other.logs.has('warn', 'Subscribing to lock:{resubscribe}:released failed')).toBe(true);
+      while (!other.logs.has('warn', 'Subscribing to "lock:{resubscribe}:released" failed') && performance.now() < failed) await sleep(20);
+      expect(other.logs.has('warn', 'Subscribing to "lock:{resubscribe}:released" failed')).toBe(true);
       expect(await shardChannels()).toEqual([]);
       await Promise.all(nodes.map((node) => node.acl('SETUSER', 'default', '+ssubscribe')));
       // The waiter is subscribed again without leaving its wait.
