@@ -329,7 +329,7 @@ describe('a GLIDE client handed in', () => {
     try {
       // As a GLIDE release that kept its configuration elsewhere would be.
       Object.defineProperty(handed.client, 'config', { value: undefined });
-      await expect(createLockApp({ redis: handed.client })).rejects.toThrow(/Option "redis": this Valkey GLIDE client does not show the configuration/);
+      await expect(createLockApp({ redis: handed.client })).rejects.toThrow(/Option "redis" must be a Valkey GLIDE client that shows the configuration it was created with/);
     } finally {
       handed.close();
     }

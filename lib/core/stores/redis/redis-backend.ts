@@ -7,6 +7,7 @@ import { QuorumStore } from '../quorum/quorum-store.js';
 import { reportSharedServers } from '../quorum/quorum-servers.js';
 import { openConnection, type OpenedConnection } from './redis-connection.js';
 import { ReleaseNotifier } from './release-notifier.js';
+import type { RedisClient } from './drivers/redis-client.js';
 
 /**
  * The backend for the module's `redis` option: one connection (a server, a Sentinel-managed
@@ -25,27 +26,32 @@ export function redisBackend(options: ResolvedModuleOptions, logger: LockLogger)
     throw error;
   }
   const clients = connections.map(({ client }) => client);
-  warnIfEvicting(clients, logger);
   const closeConnections = (): void => {
     for (const { close } of connections) close?.();
   };
-  if (connections.length > 1) {
-    reportSharedServers(clients, logger);
-    const store = new QuorumStore(clients.map((client) => new LockScripts(client, options.fenceRetention)));
-    return { store, clients, close: closeConnections };
-  }
-  let store: LockScripts;
+  // Whatever fails from here on fails startup: the connections opened for it must not outlive it.
   try {
-    store = new LockScripts(clients[0]!, options.fenceRetention, options.waitForReplicas);
+    warnIfEvicting(clients, logger);
+    if (connections.length > 1) {
+      reportSharedServers(clients, logger);
+      const store = new QuorumStore(clients.map((client) => new LockScripts(client, options.fenceRetention)));
+      return { store, clients, close: closeConnections };
+    }
+    return singleBackend(clients[0]!, options, logger, closeConnections);
   } catch (error) {
     closeConnections();
     throw error;
   }
-  const notifier = new ReleaseNotifier(clients[0]!, logger, store.isCluster);
+}
+
+/** One connection (a server, a Sentinel-managed master or a Cluster), with release messages. */
+function singleBackend(client: RedisClient, options: ResolvedModuleOptions, logger: LockLogger, closeConnections: () => void): LockBackend {
+  const store = new LockScripts(client, options.fenceRetention, options.waitForReplicas);
+  const notifier = new ReleaseNotifier(client, logger, store.isCluster);
   return {
     store,
     notifier,
-    clients,
+    clients: [client],
     close: () => {
       notifier.close();
       store.close();

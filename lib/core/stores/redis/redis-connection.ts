@@ -2,6 +2,7 @@ import { Redis, type RedisOptions } from 'ioredis';
 import { InvalidLockOptionsError } from '../../../errors/invalid-lock-options.error.js';
 import type { RedisConnection } from '../../../interfaces/redis-lock-options.interface.js';
 import type { LockLogger } from '../../engine/lock-logger.js';
+import { driverFor } from './drivers/driver-for.js';
 import { isGlideClient } from './drivers/glide-client.js';
 import { isIoRedisClient } from './drivers/ioredis-driver.js';
 import { isNodeRedisClient } from './drivers/node-redis-client.js';
@@ -20,23 +21,37 @@ export function openConnection(redis: RedisConnection, logger: LockLogger, optio
     // Unlike ioredis, node-redis refuses every command of a client not connected yet.
     throw new InvalidLockOptionsError(option, redis, 'a connected node-redis client (`await client.connect()` before the application starts)');
   }
-  if (isClient(redis)) return { client: redis };
+  if (isClient(redis)) {
+    // A client the library cannot work with (see the drivers) is refused here, naming its entry.
+    driverFor(redis, option);
+    return { client: redis };
+  }
   if (typeof (redis as { sendCommand?: unknown }).sendCommand === 'function') {
     // Some other client: taken for ioredis options, it would connect to localhost instead.
     throw new InvalidLockOptionsError(option, redis, 'a redis:// URL, ioredis options, an ioredis or iovalkey client, a node-redis (v5, v6) client or a Valkey GLIDE client; this object looks like a Redis client of another kind');
   }
   const client = typeof redis === 'string' ? new Redis(redis) : new Redis(redis as RedisOptions);
-  // Without a listener ioredis prints every reconnection failure; say it once per new message.
+  const close = (): void => disconnectSettlingAll(client);
+  try {
+    driverFor(client, option);
+  } catch (error) {
+    close();
+    throw error;
+  }
+  // Without a listener ioredis prints every reconnection failure; say it once per new message
+  // (its numbers aside: a Sentinel connector's says how long until its next retry, a new delay
+  // each time).
   let lastMessage = '';
   client.on('error', (error: Error) => {
-    if (error.message === lastMessage) return;
-    lastMessage = error.message;
+    const message = error.message.replace(/\d+/g, '#');
+    if (message === lastMessage) return;
+    lastMessage = message;
     logger.warn(`Redis connection error: ${error.message}`);
   });
   client.on('ready', () => {
     lastMessage = '';
   });
-  return { client, close: () => disconnectSettlingAll(client) };
+  return { client, close };
 }
 
 /** ioredis' queue of commands sent before a ready connection closed (not in its typings). */

@@ -1,3 +1,4 @@
+import { InvalidLockOptionsError } from '../../../../errors/invalid-lock-options.error.js';
 import { createHash } from 'node:crypto';
 import { COMMANDS, type ScriptName } from '../lock-lua.js';
 import { isGlideCluster, type ValkeyGlideClient } from './glide-client.js';
@@ -83,7 +84,10 @@ export class GlideDriver implements RedisDriver {
   private readonly commands: GlideCommands;
   private readonly config: GlideConfig;
 
-  constructor(readonly client: ValkeyGlideClient) {
+  constructor(
+    readonly client: ValkeyGlideClient,
+    option = 'redis',
+  ) {
     this.isCluster = isGlideCluster(client);
     this.commands = client as unknown as GlideCommands;
     // NOTE: GLIDE keeps the configuration a client was created with in its `config` field; the
@@ -91,8 +95,10 @@ export class GlideDriver implements RedisDriver {
     // rather than leaving waiters without release messages later.
     const config = (client as unknown as { config?: GlideConfig }).config;
     if (config === null || typeof config !== 'object' || !Array.isArray(config.addresses) || config.addresses.length === 0) {
-      throw new TypeError(
-        'Option "redis": this Valkey GLIDE client does not show the configuration it was created with (its `config`), which the lock module needs to open the connection for release messages. Use a client created by GlideClient.createClient() or GlideClusterClient.createClient() of @valkey/valkey-glide 2.x.',
+      throw new InvalidLockOptionsError(
+        option,
+        client,
+        'a Valkey GLIDE client that shows the configuration it was created with (its `config`), which the lock module needs to open the connection for release messages: one created by GlideClient.createClient() or GlideClusterClient.createClient() of @valkey/valkey-glide 2.x',
       );
     }
     this.config = config;

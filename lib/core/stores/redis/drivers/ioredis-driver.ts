@@ -1,3 +1,4 @@
+import { InvalidLockOptionsError } from '../../../../errors/invalid-lock-options.error.js';
 import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { COMMANDS, type ScriptName } from '../lock-lua.js';
@@ -23,15 +24,20 @@ export class IoRedisDriver implements RedisDriver {
   readonly keyPrefix: string;
   readonly isCluster: boolean;
 
-  constructor(readonly client: IoRedisClient) {
+  constructor(
+    readonly client: IoRedisClient,
+    option = 'redis',
+  ) {
     // ioredis adds its `keyPrefix` to every key of a command (it reads the key count of EVALSHA).
     const options = (client as { options?: { keyPrefix?: string; stringNumbers?: boolean; redisOptions?: { keyPrefix?: string; stringNumbers?: boolean } } }).options;
     // Refused at startup: every integer reply would come back as a string, and the scripts answer
     // integers (fencing tokens, reply codes), so every lock would be read as not taken while Redis
     // holds it. A script's string reply cannot be told from an integer's once ioredis read it.
     if (options?.stringNumbers === true || options?.redisOptions?.stringNumbers === true) {
-      throw new TypeError(
-        'Option "redis": this ioredis/iovalkey client was created with `stringNumbers: true`, which answers Redis integers as strings; the lock scripts answer integers (fencing tokens, reply codes). Pass a client without it, for instance `client.duplicate({ stringNumbers: false })` (a Cluster: `redisOptions: { stringNumbers: false }`).',
+      throw new InvalidLockOptionsError(
+        option,
+        client,
+        'a client created without `stringNumbers: true`, which answers Redis integers as strings where the lock scripts answer integers (fencing tokens, reply codes); for instance `client.duplicate({ stringNumbers: false })` (a Cluster: `redisOptions: { stringNumbers: false }`)',
       );
     }
     this.keyPrefix = options?.keyPrefix ?? options?.redisOptions?.keyPrefix ?? '';
