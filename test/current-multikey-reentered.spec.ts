@@ -47,10 +47,12 @@ describe('current() inside using(keys) whose keys the chain holds already', () =
       await locks.using('acct:g', async (g) => {
         expect(locks.current()).toBe(g);
       });
-      await locks.using('acct:e', async () => {
-        // Re-entered: the chain's innermost lock is still the multi-key one.
-        expect(locks.current()).toBe(both);
+      await locks.using('acct:e', async (e) => {
+        // Re-entered: current() is this call's own handle on its key, with that key's token.
+        expect(locks.current()).toBe(e);
+        expect(e.fencingToken).toBe(both.fencingTokens['acct:e']);
       });
+      expect(locks.current()).toBe(both);
     });
   });
 });

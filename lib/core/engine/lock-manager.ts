@@ -82,11 +82,12 @@ export class LockManager implements LockOwner, LockRunner {
   private readonly notifier?: ReleaseWatcher;
   private readonly events = new Subject<LockEvent>();
   /**
-   * The locks the current async call chain holds, innermost last: each key's own, and a
-   * multi-key call's lock after the parts it took (it takes none when every key re-entered),
-   * which is what current() names inside that call.
+   * The locks the current async call chain holds, innermost last: each key's own, a nested
+   * call's handle on a key the chain held already (so that current() inside it names that key,
+   * not whichever key was taken last), and a multi-key call's lock after the parts it took (it
+   * takes none when every key re-entered), which is what current() names inside that call.
    */
-  private readonly chain = new AsyncLocalStorage<readonly (HeldLock | MultiLock)[]>();
+  private readonly chain = new AsyncLocalStorage<readonly (HeldLock | MultiLock | ReentrantLock)[]>();
   private readonly heldLocks = new Set<HeldLock>();
   private readonly pendingCleanups = new Set<Promise<unknown>>();
   /** acquire() and tryAcquire() calls still running: shutdown waits for them to settle. */
@@ -425,7 +426,15 @@ export class LockManager implements LockOwner, LockRunner {
       throw new TypeError(`using(${typeof key === 'string' ? quoteKey(key) : Array.isArray(key) ? 'keys' : typeof key}, fn): fn must be a function, got ${fn === null ? 'null' : typeof fn}.`);
     }
     const lock = await this.acquire(key, options);
-    // A nested holder runs inside the outer one's lease; the outer one releases.
+    // A nested holder runs inside the outer one's lease: the outer one releases the lock in
+    // Redis, the nested handle ends with its call.
+    if (lock instanceof ReentrantLock) {
+      try {
+        return await this.runInChain(lock, () => fn(lock as never));
+      } finally {
+        await lock.release();
+      }
+    }
     if (!(lock instanceof HeldLock) && !(lock instanceof MultiLock)) return await fn(lock as never);
     try {
       // A stall between the acquisition and here may have outlived the lease: fn must not start.
@@ -457,7 +466,7 @@ export class LockManager implements LockOwner, LockRunner {
       const parts = lock.parts.filter((part): part is HeldLock => part instanceof HeldLock);
       return this.chain.run([...(this.chain.getStore() ?? []), ...parts, lock], fn);
     }
-    if (!(lock instanceof HeldLock)) return fn();
+    if (!(lock instanceof HeldLock) && !(lock instanceof ReentrantLock)) return fn();
     const outer = this.chain.getStore();
     return this.chain.run(outer === undefined ? [lock] : [...outer, lock], fn);
   }
@@ -494,7 +503,7 @@ export class LockManager implements LockOwner, LockRunner {
     // A lock its using() or @Locked call has released is over for code still running from it (a
     // timer, a promise nobody awaited): current() says so, as it does outside any chain.
     // current(key) names a key's own lock, never a multi-key one whose first key it is.
-    const lock = stack.findLast((held) => !held.released && (key === undefined || (held instanceof HeldLock && held.key === key)));
+    const lock = stack.findLast((held) => !held.released && (key === undefined || (!(held instanceof MultiLock) && held.key === key)));
     if (lock === undefined) return undefined;
     // Never hand out a lease past its local deadline as held: report the loss first.
     leaseLive(lock, this.clock);
@@ -650,7 +659,9 @@ export class LockManager implements LockOwner, LockRunner {
   private reenter(key: string, read: boolean, semaphore: SemaphoreRequest | undefined): Lock | undefined {
     // A semaphore's permits and the lock of the same name are separate locks: each re-enters
     // only its own kind.
-    const outer = this.chain.getStore()?.findLast((lock): lock is HeldLock => lock instanceof HeldLock && lock.key === key && this.semaphoreLocks.has(lock) === (semaphore !== undefined));
+    // A lock its call released (code that outlived it: a timer, a listener) is over for the chain:
+    // the key is taken afresh there, as after any release.
+    const outer = this.chain.getStore()?.findLast((lock): lock is HeldLock => lock instanceof HeldLock && !lock.released && lock.key === key && this.semaphoreLocks.has(lock) === (semaphore !== undefined));
     if (outer === undefined) return undefined;
     const held = this.semaphoreLocks.get(outer);
     if (semaphore !== undefined && held !== undefined && (semaphore.limit !== held.limit || semaphore.permits > held.permits)) {

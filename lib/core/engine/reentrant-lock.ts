@@ -11,7 +11,7 @@ import type { LockTiming } from '../options/lock-options.js';
  * outermost holder still runs and releases the lock when it ends.
  */
 export class ReentrantLock implements Lock {
-  private released = false;
+  private ended = false;
   /** A nested call with `fencing: false` gets no token, even from a fenced outer lock. */
   unfenced = false;
 
@@ -30,18 +30,23 @@ export class ReentrantLock implements Lock {
   }
 
   get held(): boolean {
-    return !this.released && this.outer.held;
+    return !this.ended && this.outer.held;
+  }
+
+  /** Released: over for its nested holder (the outer one may still hold the lock). */
+  get released(): boolean {
+    return this.ended;
   }
 
   extend(ttl?: Duration): Promise<void> {
-    if (this.released) {
+    if (this.ended) {
       return Promise.reject(new RedisLockError(`Lock ${quoteKey(this.key)} was released; acquire it again before extending it.`));
     }
     return this.outer.extend(ttl);
   }
 
   async release(): Promise<void> {
-    this.released = true;
+    this.ended = true;
   }
 
   /** Ends this nested handle at the end of its scope; the outer holder keeps the lock. */
