@@ -186,7 +186,15 @@ export class HeldLock implements Lock, Renewable, Expiring {
     if (this.releasing !== undefined) return this.releasing.catch(() => undefined);
     if (this.state !== 'held') return;
     this.lose('shutdown');
-    await this.owner.releaseInRedis(this.names, this.token);
+    // The holder's own release() afterwards (its code winding down on the shutdown signal, an
+    // `await using` scope ending) is this one: the connections may be closed by then, and the
+    // lock was given back already (or expires on its own if Redis did not answer).
+    const given = this.owner.releaseInRedis(this.names, this.token).then(
+      () => undefined,
+      () => undefined,
+    );
+    this.releasing = given;
+    await given;
   }
 
   /**
