@@ -1,4 +1,5 @@
 import { ConfigurableModuleBuilder, type DynamicModule } from '@nestjs/common';
+import { InvalidLockOptionsError } from './errors/invalid-lock-options.error.js';
 import type { RedisLockModuleExtras, RedisLockModuleOptions } from './interfaces/redis-lock-options.interface.js';
 
 export const DEFAULT_MODULE_EXTRAS: Required<RedisLockModuleExtras> = { isGlobal: false, globalInterceptor: true };
@@ -13,8 +14,7 @@ export function applyModuleExtras(moduleName: string) {
     for (const option of ['isGlobal', 'globalInterceptor'] as const) {
       const value: unknown = extras[option];
       if (value !== undefined && typeof value !== 'boolean') {
-        const shown = value === null ? 'null' : typeof value === 'string' ? JSON.stringify(value.slice(0, 50)) : typeof value;
-        throw new TypeError(`${moduleName}: Option "${option}" must be true or false, got ${shown}.`);
+        throw new InvalidLockOptionsError(option, value, 'true or false').within(moduleName);
       }
     }
     return { ...definition, global: extras.isGlobal === true };
@@ -30,3 +30,10 @@ export const {
   .setClassMethodName('forRoot')
   .setExtras<RedisLockModuleExtras>(DEFAULT_MODULE_EXTRAS, applyModuleExtras('RedisLockModule'))
   .build();
+
+/** Nest reads the extras off the options before any check of ours runs: a missing object is refused first. */
+export function checkOptionsObject(options: unknown, where: string): void {
+  if (options === null || typeof options !== 'object') {
+    throw new InvalidLockOptionsError('options', options, 'an object').within(where);
+  }
+}

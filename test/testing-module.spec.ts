@@ -139,7 +139,7 @@ describe('RedisLockTestingModule (nestjs-redis-lock/testing)', () => {
         .compile()
         .catch((e: unknown) => e);
     expect(String(await refused({ locks: {} }))).toMatch(/RedisLockTestingModule\.forRootAsync\(\): Option "locks" must be an InMemoryLocks instance/);
-    expect(String(await refused({ redis: 'redis://localhost' }))).toMatch(/forRootAsync\(\): Option "redis" is not taken here/);
+    expect(String(await refused({ redis: 'redis://localhost' }))).toMatch(/forRootAsync\(\): Option "redis" must be left out here: locks are kept in memory/);
     expect(await refused({ ttl: 0 })).toBeInstanceOf(InvalidLockOptionsError);
   });
 
@@ -273,10 +273,10 @@ describe('RedisLockTestingModule (nestjs-redis-lock/testing)', () => {
     const error = await open({ ttl: 0 }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(InvalidLockOptionsError);
     expect((error as InvalidLockOptionsError).option).toBe('ttl');
-    expect(() => RedisLockTestingModule.forRoot({ redis: 'redis://localhost' } as never)).toThrow(/Option "redis" is not taken here/);
+    expect(() => RedisLockTestingModule.forRoot({ redis: 'redis://localhost' } as never)).toThrow(/Option "redis" must be left out here: locks are kept in memory/);
     expect(() => RedisLockTestingModule.forRoot({ locks: {} as never })).toThrow(/Option "locks" must be an InMemoryLocks instance/);
     expect(() => RedisLockTestingModule.forRoot({ globalInterceptor: 'no' as never })).toThrow(/RedisLockTestingModule: Option "globalInterceptor" must be true or false, got "no"/);
-    expect(() => RedisLockModule.forRootAsync({ isGlobal: 1 as never, useFactory: () => ({ redis: 'redis://localhost' }) })).toThrow(/RedisLockModule: Option "isGlobal" must be true or false, got number/);
+    expect(() => RedisLockModule.forRootAsync({ isGlobal: 1 as never, useFactory: () => ({ redis: 'redis://localhost' }) })).toThrow(/RedisLockModule: Option "isGlobal" must be true or false, got 1/);
     expect(() => new InMemoryLocks().manualClock).toThrow(/runs on the system clock/);
     await expect(new ManualClock().advance('soon' as never)).rejects.toThrow(/advance\(duration\)/);
   });

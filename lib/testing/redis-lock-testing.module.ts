@@ -6,7 +6,8 @@ import { withGlobalInterceptor } from '../lock-conflict.interceptor.js';
 import { FencedRedis } from '../fencing/fenced-redis.js';
 import { LockService } from '../lock.service.js';
 import { LOCK_BACKEND_FACTORY } from '../redis-lock.constants.js';
-import { REDIS_LOCK_MODULE_OPTIONS } from '../redis-lock.module-definition.js';
+import { checkOptionsObject, REDIS_LOCK_MODULE_OPTIONS } from '../redis-lock.module-definition.js';
+import { InvalidLockOptionsError } from '../errors/invalid-lock-options.error.js';
 import { JobLockOrchestrator } from '../scheduling/job-lock.orchestrator.js';
 import { LockSchedulingExplorer } from '../scheduling/lock-scheduling.explorer.js';
 import { LeadershipService } from '../scheduling/leadership.service.js';
@@ -67,21 +68,20 @@ export class RedisLockTestingModule extends ConfigurableTestingModuleClass {
   }
 
   static override forRootAsync(options: typeof TESTING_ASYNC_OPTIONS_TYPE): DynamicModule {
+    checkOptionsObject(options, 'RedisLockTestingModule.forRootAsync()');
     return withGlobalInterceptor(super.forRootAsync(options), options.globalInterceptor);
   }
 }
 
 function checkTestingOptions(options: RedisLockTestingModuleOptions, method: 'forRoot' | 'forRootAsync'): void {
   const where = `RedisLockTestingModule.${method}()`;
-  if (typeof options !== 'object' || options === null) {
-    throw new TypeError(`${where}: the options must be an object, got ${options === null ? 'null' : typeof options}.`);
-  }
+  checkOptionsObject(options, where);
   const { locks } = options;
   if (locks !== undefined && !(locks instanceof InMemoryLocks)) {
-    throw new TypeError(`${where}: Option "locks" must be an InMemoryLocks instance, got ${locks === null ? 'null' : typeof locks}.`);
+    throw new InvalidLockOptionsError('locks', locks, 'an InMemoryLocks instance').within(where);
   }
   if ('redis' in options) {
-    throw new TypeError(`${where}: Option "redis" is not taken here: locks are kept in memory. Use RedisLockModule.forRoot() for Redis.`);
+    throw new InvalidLockOptionsError('redis', options.redis, 'left out here: locks are kept in memory (use RedisLockModule.forRoot() for Redis)').within(where);
   }
 }
 
