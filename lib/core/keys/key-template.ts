@@ -97,8 +97,10 @@ function fill(placeholder: Placeholder, args: readonly unknown[], where: string)
   for (const property of placeholder.path) {
     if (value === null || value === undefined) break;
     if (typeof value !== 'object' && typeof value !== 'function') {
-      value = undefined;
-      break;
+      // A primitive where the path goes on (the id passed where the entity was expected).
+      throw new LockKeyError(
+        `@Locked on ${where}: placeholder ${placeholder.text} reads property ${JSON.stringify(property)} of ${reached}, but ${reached} is a ${typeof value}, which has none.`,
+      );
     }
     value = (value as Record<string, unknown>)[property];
     reached += `.${property}`;
