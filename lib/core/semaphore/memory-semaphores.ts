@@ -43,6 +43,11 @@ export class MemorySemaphores implements SemaphoreStore {
       this.grantFitting(keys, free, waiterLease, now);
       const grantedNow = this.mine(keys, token, ttl, now);
       if (grantedNow) return grantedNow;
+      // Everyone ahead was served and nobody is left queued: the caller fits in what is left.
+      if (this.liveHead(keys, now) === undefined && this.freePermits(keys, limit, now).free >= permits) {
+        this.keepLimit(keys, now + ttl, now);
+        return { acquired: true, fencingToken: this.take(keys, token, permits, ttl, now) };
+      }
     }
     if (enqueue) {
       const queue = liveValue(this.data.waiting, keys.queue, this.clock.now()) ?? { order: [], aliveUntil: new Map<string, number>() };

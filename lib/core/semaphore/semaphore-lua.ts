@@ -460,9 +460,15 @@ if head and head ~= member then
   -- Others are owed free permits first (from the head just read); the grants may reach this
   -- caller too, and then it holds: re-queued, it would be granted a second time (a permit
   -- counted once, held twice).
-  local given = grant_fitting(limit, lease, sharded, now, head)
+  local given, idle = grant_fitting(limit, lease, sharded, now, head)
   for i = 1, #given, 2 do
     if given[i] == ARGV[1] then return mine() end
+  end
+  -- Everyone ahead was served and the queue is empty: the caller fits in what is left.
+  if idle and limit - used >= permits then
+    local fencing = take(ARGV[1], permits, ARGV[2], now, limit)
+    forget_if_idle(true)
+    return {1, fencing}
   end
 end
 if enqueue == '1' then
