@@ -44,16 +44,20 @@ describe('release() of a lock app.close() gave back', () => {
     const app = await createLockApp();
     let closedNow!: () => void;
     const closed = new Promise<void>((resolve) => (closedNow = resolve));
+    let acquiredNow!: () => void;
+    const acquired = new Promise<void>((resolve) => (acquiredNow = resolve));
     const job = (async () => {
       await using lock = await app.locks.acquire('report');
+      acquiredNow();
       // The work stops when its lock's signal aborts (here: at shutdown).
       await new Promise((resolve) => lock.signal.addEventListener('abort', resolve, { once: true }));
       // ...and finishes winding down after the application has closed.
       await closed;
       return 'wound down';
     })();
-    // The lock is taken once Redis holds it.
-    while ((await redis.exists('lock:{report}')) === 0) await new Promise((resolve) => setImmediate(resolve));
+    // The holder has its lock (not merely Redis: an acquire still on its way at close fails).
+    await acquired;
+    expect(await redis.exists('lock:{report}')).toBe(1);
     await app.close();
     closedNow();
     await expect(job).resolves.toBe('wound down');
