@@ -1,3 +1,4 @@
+import { LockKeyError } from '../errors/lock-key.error.js';
 import { parseDuration } from '../core/time/duration.js';
 import { checkLockKey } from '../core/keys/lock-key.js';
 import { MAX_TTL_MS, MIN_TTL_MS } from '../core/options/lock-options.js';
@@ -58,6 +59,7 @@ function checkKey(key: unknown, where: string): string {
   try {
     return checkLockKey(key, 'key');
   } catch (error) {
+    if (error instanceof LockKeyError) throw new LockKeyError(`${where}: ${error.message}`);
     throw new RedisLockError(`${where}: ${(error as Error).message}`);
   }
 }

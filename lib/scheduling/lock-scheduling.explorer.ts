@@ -2,13 +2,15 @@ import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy, 
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper.js';
 import { resolveModuleOptions } from '../core/options/lock-options.js';
+import { checkTtlWithinRetention } from '../core/options/fence-retention.js';
+import { InvalidLockOptionsError } from '../errors/invalid-lock-options.error.js';
 import type { LeaderElectionMetadata } from '../decorators/leader-election.decorator.js';
 import { DuplicateLockKeyError } from '../errors/duplicate-lock-key.error.js';
 import { RedisLockError } from '../errors/redis-lock.error.js';
 import type { RedisLockModuleOptions } from '../interfaces/redis-lock-options.interface.js';
 import { LockService } from '../lock.service.js';
 import { REDIS_LOCK_MODULE_OPTIONS } from '../redis-lock.module-definition.js';
-import { jobClaims, jobDecorators, type JobSpec } from './job-spec.js';
+import { jobClaims, jobDecorators, jobTtl, type JobSpec } from './job-spec.js';
 import { JobLockOrchestrator } from './job-lock.orchestrator.js';
 import { LeadershipService } from './leadership.service.js';
 import { LOCK_RUNNER } from '../redis-lock.constants.js';
@@ -81,6 +83,9 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
     const providedTimes = new Map<object, number>();
     for (const { type } of found) providedTimes.set(type, (providedTimes.get(type) ?? 0) + 1);
     const logger = this.locks[LOCK_RUNNER].logger;
+    // The module's ttl, for elections that give none (they retry every ttl / 3); its fenceRetention,
+    // which every job's and election's own ttl must stay within.
+    const { ttl: moduleTtl, shutdownTimeout, fenceRetention } = resolveModuleOptions(this.options, { needsRedis: false });
     for (const { wrapper, type, prototype } of found) {
       for (const name of this.scanner.getAllMethodNames(prototype)) {
         const method: unknown = (prototype as Record<string, unknown>)[name];
@@ -100,6 +105,14 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
           } catch (error) {
             throw new LockKeyError(`@${role}() on ${job.where}: the job would lock ${quoteKey(key)}, which no lock can have: ${(error as Error).message}`);
           }
+          const ttl = jobTtl(spec, role);
+          if (ttl !== undefined) {
+            try {
+              checkTtlWithinRetention(ttl, ttl, fenceRetention);
+            } catch (error) {
+              throw error instanceof InvalidLockOptionsError ? error.within(`@${role}() on ${job.where}`) : error;
+            }
+          }
         }
         const provider = providedTimes.get(type)! > 1 ? `, provider ${tokenName(wrapper.token)}` : '';
         for (const { key, role } of claims) claim(key, `${job.where} (@${role}${provider})`, owner, type);
@@ -110,8 +123,6 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
         }
       }
     }
-    // The module's ttl, for elections that give none: they retry every ttl / 3.
-    const { ttl: moduleTtl, shutdownTimeout } = resolveModuleOptions(this.options, { needsRedis: false });
     const candidates = new Map<unknown, { wrapper: InstanceWrapper; type: Function; election: LeaderElectionMetadata }>();
     for (const wrapper of this.discovery.getProviders()) {
       const type = (wrapper.instance as object | undefined)?.constructor ?? wrapper.metatype;
@@ -129,6 +140,14 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
         throw new RedisLockError(`@LeaderElection() on ${type.name}: the class must be a singleton provider (not request-scoped or transient), so that one instance holds the leadership.`);
       }
       claim(election.key, where, wrapper.instance as object, type);
+      // Refused here, not at every try for the leadership (which would retry it for ever).
+      if (election.ttl !== undefined) {
+        try {
+          checkTtlWithinRetention(election.ttl, election.ttl, fenceRetention);
+        } catch (error) {
+          throw error instanceof InvalidLockOptionsError ? error.within(`@LeaderElection() on ${type.name}`) : error;
+        }
+      }
       const ttl = election.ttl ?? moduleTtl;
       const runner = new LeaderElectionRunner(this.locks, wrapper.instance as object, election.key, type.name, election.ttl, Math.max(1, Math.floor(ttl / 3)));
       this.elections.push(runner);

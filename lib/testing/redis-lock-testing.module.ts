@@ -1,6 +1,6 @@
 import { Logger, Module, type DynamicModule } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import type { ResolvedModuleOptions } from '../core/options/lock-options.js';
+import { resolveModuleOptions, type ResolvedModuleOptions } from '../core/options/lock-options.js';
 import type { RedisLockModuleExtras, RedisLockModuleOptions } from '../interfaces/redis-lock-options.interface.js';
 import { withGlobalInterceptor } from '../lock-conflict.interceptor.js';
 import { FencedRedis } from '../fencing/fenced-redis.js';
@@ -64,6 +64,7 @@ export interface RedisLockTestingOptions extends RedisLockTestingModuleOptions, 
 export class RedisLockTestingModule extends ConfigurableTestingModuleClass {
   static override forRoot(options: typeof TESTING_OPTIONS_TYPE = {}): DynamicModule {
     checkTestingOptions(options, 'forRoot');
+    givenToForRoot.add(options);
     return withGlobalInterceptor(super.forRoot(options), options.globalInterceptor);
   }
 
@@ -85,11 +86,22 @@ function checkTestingOptions(options: RedisLockTestingModuleOptions, method: 'fo
   }
 }
 
-/** The options `LockService` takes: the testing module's without the store and the extras. */
+/** The options objects given to `forRoot()` (the rest came from a `forRootAsync()` factory), for messages. */
+const givenToForRoot = new WeakSet<object>();
+
+/**
+ * The options `LockService` takes: the testing module's without the store and the extras,
+ * checked here, when the module is compiled, so that a bad one names the method it came from.
+ */
 function moduleOptionsOf(options: RedisLockTestingModuleOptions): RedisLockModuleOptions {
-  // forRoot() checked them already; a forRootAsync() factory's result is checked here.
-  checkTestingOptions(options, 'forRootAsync');
+  const method = typeof options === 'object' && options !== null && givenToForRoot.has(options) ? 'forRoot' : 'forRootAsync';
+  checkTestingOptions(options, method);
   const { locks: _locks, isGlobal: _isGlobal, globalInterceptor: _globalInterceptor, ...moduleOptions } = options as RedisLockTestingOptions;
+  try {
+    resolveModuleOptions(moduleOptions as RedisLockModuleOptions, { needsRedis: false });
+  } catch (error) {
+    throw error instanceof InvalidLockOptionsError ? error.within(`RedisLockTestingModule.${method}()`) : error;
+  }
   return moduleOptions as RedisLockModuleOptions;
 }
 

@@ -64,6 +64,13 @@ export class HeldLock implements Lock, Renewable, Expiring {
   /** Renewals are numbered so that a slow reply never moves the deadline set by a later one. */
   private renewalsSent = 0;
   private renewalApplied = 0;
+  /**
+   * The latest renewal sent to a lease that ends sooner than the one held (`extend()` to a
+   * shorter ttl) and where that lease ends locally: a reply to a renewal sent before it must not
+   * move the deadline past it, since Redis may run the shortening one next.
+   */
+  private shortenedAt = 0;
+  private shortenedEnd = Infinity;
   private releasing?: Promise<void>;
   /** Whether `release()` was called while a release started by `releaseThen()` was in flight. */
   private releaseShared = false;
@@ -145,9 +152,21 @@ export class HeldLock implements Lock, Renewable, Expiring {
     // and the lock ran out while held); to the new one's once Redis confirmed it.
     const interval = ttl === undefined || ttl === this.ttl ? undefined : renewIntervalOf(ttl);
     if (interval !== undefined && interval < this.renewInterval) this.reschedule(interval);
+    // A shorter lease may hold in Redis from the moment this call runs there, whether or not its
+    // reply comes back: the deadline comes in now, and no reply pushes it back out past that
+    // lease but this call's own (or a later renewal's).
+    const end = startedAt + lease - driftMargin(lease);
+    if (end < this.deadline) {
+      this.deadline = end;
+      this.shortenedAt = sequence!;
+      this.shortenedEnd = end;
+      this.owner.sweeper.track(this);
+    }
     this.ttl = lease;
     const renewed = await this.owner.store.renew(this.names.lock, this.token, lease, this.fencingToken);
     this.completeRenewal(sequence!, startedAt, lease, renewed);
+    // A stall between the call and its reply may have outlived the new lease (see completeRenewal).
+    this.expireIfPast();
     this.assertHeld();
     if (renewed === undefined) {
       throw new RedisLockError(`Lock ${quoteKey(this.key)} could not be extended: not enough Redis nodes answered. It is still held until its lease deadline.`);
@@ -279,8 +298,14 @@ export class HeldLock implements Lock, Renewable, Expiring {
     }
     if (sequence > this.renewalApplied) {
       this.renewalApplied = sequence;
-      this.deadline = startedAt + ttl - driftMargin(ttl);
+      const end = startedAt + ttl - driftMargin(ttl);
+      this.deadline = sequence < this.shortenedAt ? Math.min(end, this.shortenedEnd) : end;
       this.owner.sweeper.track(this);
+    }
+    // Renewed, but the event loop stalled past the new lease before the reply was read: over.
+    if (this.owner.clock.now() >= this.deadline) {
+      this.lose('expired');
+      return;
     }
     if (this.owner.listening) {
       this.owner.emit({ type: 'renewed', key: this.key, name: this.name, fencingToken: this.fencingToken, latencyMs: this.owner.clock.now() - startedAt, at: Date.now() });
