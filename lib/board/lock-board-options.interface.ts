@@ -20,6 +20,16 @@ export interface LockBoardSettings {
   allowWithoutGuards?: boolean;
   /** Locks per page (1 to 200). Default 50. */
   pageSize?: number;
+  /**
+   * The host names the board is served under (the request's `Host` header, port ignored):
+   * `"admin.example.com"`, `".example.com"` for a domain and every name under it, `"localhost"`,
+   * `"[::1]"`. A request for any other host is refused with 403 on every route of the board,
+   * before `guards` run: the one check that stops a page of another site which reached the board
+   * by DNS rebinding (its requests carry its own host name, which matches its own `Origin`).
+   * Default: any host. Set it on a board that relies on a private network rather than on guards
+   * that authenticate the caller.
+   */
+  allowedHosts?: readonly string[];
 }
 
 /** What shapes the board's routes: given directly, to `register()` and to `registerAsync()` alike. */

@@ -8,12 +8,14 @@ import {
   HttpCode,
   HttpException,
   Inject,
+  Injectable,
   Post,
   Query,
   Req,
   Sse,
   UseGuards,
   type CanActivate,
+  type ExecutionContext,
   type MessageEvent,
   type Type,
 } from '@nestjs/common';
@@ -26,11 +28,14 @@ import { LockService } from '../lock.service.js';
 import { LOCK_RUNNER } from '../redis-lock.constants.js';
 import { BOARD_CSP, BOARD_CSS, BOARD_JS, boardPage } from './lock-board.assets.js';
 import { crossSiteRefusal, listQuery } from './lock-board.requests.js';
+import { hostAllowed } from './lock-board.hosts.js';
 
 /** The board's settings after defaults and validation, injected into its controller. */
 export interface ResolvedBoardSettings {
   allowForceRelease: boolean;
   pageSize: number;
+  /** Lowercased entries, or `undefined` for any host. */
+  allowedHosts: readonly string[] | undefined;
 }
 
 /** Injection token of the board's `ResolvedBoardSettings` (one per `register()` call, in its module). */
@@ -156,8 +161,24 @@ export function lockBoardController(path: string, guards: (CanActivate | Type<Ca
   Reflect.defineMetadata('design:paramtypes', [LockService, Object], LockBoardController);
   Inject(BOARD_SETTINGS)(LockBoardController, undefined, 1);
   Controller(path)(LockBoardController);
-  if (guards.length > 0) UseGuards(...guards)(LockBoardController);
+  // The host check first: a rebound page's request ends there, before any guard of the application.
+  UseGuards(BoardHostGuard, ...guards)(LockBoardController);
   return LockBoardController;
+}
+
+/** Refuses a request for a host not in `allowedHosts` (see `LockBoardSettings.allowedHosts`). */
+@Injectable()
+class BoardHostGuard implements CanActivate {
+  constructor(@Inject(BOARD_SETTINGS) private readonly settings: ResolvedBoardSettings) {}
+
+  canActivate(context: ExecutionContext): boolean {
+    const { allowedHosts } = this.settings;
+    if (allowedHosts === undefined) return true;
+    const host = context.switchToHttp().getRequest<RequestLike>().headers?.host;
+    if (hostAllowed(host, allowedHosts)) return true;
+    const shown = typeof host === 'string' ? JSON.stringify(host.length > 60 ? `${host.slice(0, 60)}…` : host) : 'none';
+    throw new ForbiddenException(`Refused: the lock board is not served under this host (Host: ${shown}); see its "allowedHosts" option.`);
+  }
 }
 
 /**

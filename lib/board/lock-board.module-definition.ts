@@ -2,6 +2,7 @@ import { ConfigurableModuleBuilder, Logger, type DynamicModule, type Provider } 
 import { InvalidLockOptionsError } from '../errors/invalid-lock-options.error.js';
 import type { LockBoardOptions, LockBoardSettings } from './lock-board-options.interface.js';
 import { BOARD_SETTINGS, lockBoardController, type ResolvedBoardSettings } from './lock-board.controller.js';
+import { allowedHostProblem } from './lock-board.hosts.js';
 
 type RouteExtras = Required<Pick<LockBoardOptions, 'path' | 'guards' | 'imports'>>;
 
@@ -34,6 +35,12 @@ function boardDefinition(definition: DynamicModule, { path, guards, imports }: R
             'Pass "guards" (your admin guard), or set "allowWithoutGuards: true" if a global guard or a private network already protects it.',
         );
       }
+      if (guards.length === 0 && settings.allowForceRelease && settings.allowedHosts === undefined) {
+        new Logger('RedisLockBoard').warn(
+          `The lock board at /${path} releases locks by force without guards of its own and answers any host: a private network does not stop a page ` +
+            'of another site that reaches it by DNS rebinding. Set "allowedHosts" to the host names it is served under, or give it a guard that authenticates the caller.',
+        );
+      }
       return settings;
     },
     inject: [LOCK_BOARD_OPTIONS],
@@ -49,11 +56,20 @@ function boardDefinition(definition: DynamicModule, { path, guards, imports }: R
 /** Validates the settings, throwing `InvalidLockOptionsError` (which stops the application's startup). */
 export function checkSettings(options: LockBoardSettings, guarded: boolean, where: string): ResolvedBoardSettings & { allowWithoutGuards: boolean } {
   if (options === null || typeof options !== 'object') throw new InvalidLockOptionsError('options', options, 'an object').within(where);
-  const { allowForceRelease = false, allowWithoutGuards = false, pageSize = 50 } = options;
+  const { allowForceRelease = false, allowWithoutGuards = false, pageSize = 50, allowedHosts } = options;
   if (typeof allowForceRelease !== 'boolean') throw new InvalidLockOptionsError('allowForceRelease', allowForceRelease, 'a boolean').within(where);
   if (typeof allowWithoutGuards !== 'boolean') throw new InvalidLockOptionsError('allowWithoutGuards', allowWithoutGuards, 'a boolean').within(where);
   if (typeof pageSize !== 'number' || !Number.isInteger(pageSize) || pageSize < 1 || pageSize > 200) {
     throw new InvalidLockOptionsError('pageSize', pageSize, 'an integer from 1 to 200').within(where);
+  }
+  if (allowedHosts !== undefined) {
+    if (!Array.isArray(allowedHosts) || allowedHosts.length === 0) {
+      throw new InvalidLockOptionsError('allowedHosts', allowedHosts, 'a non-empty array of host names (leave it out to answer any host)').within(where);
+    }
+    for (const [index, entry] of allowedHosts.entries()) {
+      const problem = allowedHostProblem(entry);
+      if (problem !== undefined) throw new InvalidLockOptionsError(`allowedHosts[${index}]`, entry, problem).within(where);
+    }
   }
   if (allowForceRelease && !guarded && !allowWithoutGuards) {
     throw new InvalidLockOptionsError(
@@ -63,5 +79,5 @@ export function checkSettings(options: LockBoardSettings, guarded: boolean, wher
         'or set "allowWithoutGuards: true" if a global guard (APP_GUARD) or a private network already protects the board',
     ).within(where);
   }
-  return { allowForceRelease, allowWithoutGuards, pageSize };
+  return { allowForceRelease, allowWithoutGuards, pageSize, allowedHosts: allowedHosts?.map((entry) => entry.toLowerCase()) };
 }

@@ -310,8 +310,8 @@ describe.each(adapters)('lock board over HTTP on %s', (_platform, adapter) => {
       await expect(compiling).rejects.toThrow(/RedisLockBoardModule\.registerAsync: Option "allowForceRelease".*allowWithoutGuards/s);
     });
 
-    it('accepts allowForceRelease with the explicit opt-out, without a warning', async () => {
-      const url = await start('redis', { allowForceRelease: true, allowWithoutGuards: true });
+    it('accepts allowForceRelease with the explicit opt-out, without a warning once its hosts are listed', async () => {
+      const url = await start('redis', { allowForceRelease: true, allowWithoutGuards: true, allowedHosts: ['127.0.0.1'] });
       await app!.get(LockService).acquire('k');
       const released = await fetch(`${url}/api/locks/release`, { method: 'POST', headers: BOARD_HEADERS, body: JSON.stringify({ key: 'k', confirm: 'k' }) });
       expect(await released.json()).toEqual({ released: true });
