@@ -11,9 +11,9 @@ import { ownerToken } from './owner-token.js';
  * most this many times in a row (a *streak*), then really releases it and steps aside (see
  * `LockParking`).
  */
-export const PARKS_PER_STREAK = 64;
+export const PARKS_PER_STREAK = 256;
 /** ...and for at most this long, counted from the first parked release that found them waiting. */
-export const PARK_STREAK_MS = 10;
+export const PARK_STREAK_MS = 40;
 /**
  * After a streak, this process' callers of the key hold back this long, so that a waiter the
  * release woke takes the lock (its attempt is one message and one command away).
