@@ -14,6 +14,7 @@ import { jobClaims, jobDecorators, jobTtl, type JobSpec } from './job-spec.js';
 import { JobLockOrchestrator } from './job-lock.orchestrator.js';
 import { LeadershipService } from './leadership.service.js';
 import { LOCK_RUNNER } from '../redis-lock.constants.js';
+import type { LockManager } from '../core/engine/lock-manager.js';
 import { quoteKey } from '../core/keys/quote-key.js';
 import { checkLockKey } from '../core/keys/lock-key.js';
 import { LockKeyError } from '../errors/lock-key.error.js';
@@ -47,6 +48,9 @@ const MINIFIED_NAME = /^[A-Za-z_$][A-Za-z0-9_$]?$/;
  * provided twice (two instances under two tokens; one instance under two tokens is fine). It
  * warns about a default key built from a class name that looks minified.
  */
+/** The explorer that runs an application's jobs and elections, by the application's `DiscoveryService` (one per application). */
+const RUNNING = new WeakMap<DiscoveryService, LockSchedulingExplorer>();
+
 @Injectable()
 export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootstrap, OnModuleDestroy {
   private readonly elections: LeaderElectionRunner[] = [];
@@ -62,6 +66,37 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
   ) {}
 
   onModuleInit(): void {
+    try {
+      this.findJobsAndElections();
+    } catch (error) {
+      // Nest runs no shutdown hook for an application whose startup failed, and hands it to
+      // nobody who could close it: the connections of this module (and of the module that runs
+      // the jobs, when this one is a second import) would keep the process alive.
+      for (const explorer of new Set([this, RUNNING.get(this.discovery)])) {
+        if (explorer !== undefined) (explorer.locks[LOCK_RUNNER] as LockManager).close().catch(() => undefined);
+      }
+      throw error;
+    }
+  }
+
+  /**
+   * An application runs its jobs and elections through one `RedisLockModule`: every module
+   * instance's explorer finds every provider of the application, so a second one would run each
+   * job's locks and each election again (an election competing with itself).
+   */
+  private claimApplication(): void {
+    const first = RUNNING.get(this.discovery);
+    if (first !== undefined && first !== this) {
+      throw new RedisLockError(
+        'RedisLockModule is imported more than once in this application (forRoot() or forRootAsync() in two modules), and both would run every ' +
+          '@OnOneInstance()/@WithoutOverlapping() job and @LeaderElection() of the application (an election competing with itself). ' +
+          'Import RedisLockModule once, with isGlobal: true, and let the feature modules use it.',
+      );
+    }
+    RUNNING.set(this.discovery, this);
+  }
+
+  private findJobsAndElections(): void {
     const claims = new Map<string, Claim>();
     const claim = (key: string, by: string, owner: object, type: object): void => {
       const earlier = claims.get(key);
@@ -91,6 +126,7 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
         const method: unknown = (prototype as Record<string, unknown>)[name];
         const spec = typeof method === 'function' ? jobSpecOf(prototype, name, method) : undefined;
         if (spec === undefined) continue;
+        this.claimApplication();
         const job = this.jobs.bind(spec, type);
         if (job.defaultKey && !(typeof (type as { name?: unknown }).name === 'string' && (type as { name: string }).name.length > 0)) {
           throw new RedisLockError(`${jobDecorators(spec)} on ${spec.where}: the provider class has no name, so the job has no default key. Give the job a key.`);
@@ -124,7 +160,7 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
       }
     }
     const candidates = new Map<unknown, { wrapper: InstanceWrapper; type: Function; election: LeaderElectionMetadata }>();
-    for (const wrapper of this.discovery.getProviders()) {
+    for (const wrapper of wrappers) {
       const type = (wrapper.instance as object | undefined)?.constructor ?? wrapper.metatype;
       const election = typeof type === 'function' ? (Reflect.getOwnMetadata(LEADER_ELECTION_METADATA, type) as LeaderElectionMetadata | undefined) : undefined;
       // One instance under two tokens (useExisting) is one candidate.
@@ -133,6 +169,7 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
     }
     const electedTimes = new Map<Function, number>();
     for (const { type } of candidates.values()) electedTimes.set(type, (electedTimes.get(type) ?? 0) + 1);
+    if (candidates.size > 0) this.claimApplication();
     for (const { wrapper, type, election } of candidates.values()) {
       const provider = electedTimes.get(type)! > 1 ? `, provider ${tokenName(wrapper.token)}` : '';
       const where = `${type.name} (@LeaderElection${provider})`;
