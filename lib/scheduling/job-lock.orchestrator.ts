@@ -247,27 +247,36 @@ export class JobLockOrchestrator implements OnModuleDestroy {
    * for ever, so they are given back after the run lock's ttl, and a later subscription fails.
    */
   private holdWhileSubscribed(job: JobBinding, taken: Taken, source: Observable<unknown>, end: () => Promise<void>): Observable<unknown> {
-    let state: 'waiting' | 'subscribed' | 'expired' = 'waiting';
-    const ttl = this.runner.leaseOf(taken.run ?? taken.owner!);
+    let state: 'waiting' | 'subscribed' | 'expired' | 'ended' = 'waiting';
+    const lock = (taken.run ?? taken.owner)!;
+    const ttl = this.runner.leaseOf(lock);
+    // The run's signal aborts when its lock is lost or at shutdown: no user code runs for a
+    // stream nobody subscribed, so the run ends then, and shutdown does not wait for it.
+    const ended = (): void => {
+      if (state !== 'waiting') return;
+      state = 'ended';
+      timer.cancel();
+      void end();
+    };
     const timer = this.runner.clock.setTimer(() => {
       if (state !== 'waiting') return;
       state = 'expired';
+      lock.signal.removeEventListener('abort', ended);
       this.logger.warn(
         `${job.where}: the Observable it returned was not subscribed within its lock's ttl (${ttl} ms); its run ended. Declare the method's return type as Observable to take the lock at subscription.`,
       );
       void end();
     }, ttl, true);
+    lock.signal.addEventListener('abort', ended, { once: true });
     return new Observable((subscriber) => {
       if (state !== 'waiting') {
-        subscriber.error(
-          new RedisLockError(
-            `${job.where}: its Observable was subscribed ${state === 'expired' ? "after its lock's ttl, when its run had ended" : 'a second time, after its run ended'}; call the method again.`,
-          ),
-        );
+        const when = state === 'expired' ? "after its lock's ttl, when its run had ended" : state === 'ended' ? 'after its run had ended (its lock lost, or the application shut down)' : 'a second time, after its run ended';
+        subscriber.error(new RedisLockError(`${job.where}: its Observable was subscribed ${when}; call the method again.`));
         return;
       }
       state = 'subscribed';
       timer.cancel();
+      lock.signal.removeEventListener('abort', ended);
       let inner: Subscription | undefined;
       if ((taken.owner !== undefined && !leaseLive(taken.owner, this.runner.clock)) || (taken.run !== null && !leaseLive(taken.run, this.runner.clock))) {
         subscriber.error((taken.run ?? taken.owner)!.signal.reason);

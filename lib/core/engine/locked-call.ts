@@ -158,28 +158,39 @@ export function runLockedObservable(runner: LockRunner, call: LockedCall): Obser
  * subscription fails.
  */
 function holdWhileSubscribed(runner: LockRunner, lock: Lock, source: Observable<unknown>, call: LockedCall): Observable<unknown> {
-  let state: 'waiting' | 'subscribed' | 'expired' = 'waiting';
+  let state: 'waiting' | 'subscribed' | 'expired' | 'ended' = 'waiting';
   const ttl = runner.leaseOf(lock);
+  // The lock's signal aborts when it is lost or the application shuts down: nothing will run
+  // under it, so the wait ends then too (its timer would outlive app.close()).
+  const ended = (): void => {
+    if (state !== 'waiting') return;
+    state = 'ended';
+    timer.cancel();
+    void release(runner, lock);
+  };
   const timer = runner.clock.setTimer(() => {
     if (state !== 'waiting') return;
     state = 'expired';
+    lock.signal.removeEventListener('abort', ended);
     runner.logger.warn(
       `${call.where}: the Observable it returned was not subscribed within the lock's ttl (${ttl} ms); ` +
         `lock ${quoteKey(lock.key)} released. Declare the method's return type as Observable to take the lock at subscription.`,
     );
     void release(runner, lock);
   }, ttl, true);
+  lock.signal.addEventListener('abort', ended, { once: true });
   return new Observable((subscriber) => {
     if (state !== 'waiting') {
       subscriber.error(
         new RedisLockError(
-          `${call.where}: its Observable was subscribed ${state === 'expired' ? "after the lock's ttl, when its lock had been released" : 'a second time, after its lock was released'}; call the method again.`,
+          `${call.where}: its Observable was subscribed ${WHEN_LATE[state]}; call the method again.`,
         ),
       );
       return;
     }
     state = 'subscribed';
     timer.cancel();
+    lock.signal.removeEventListener('abort', ended);
     if (!leaseLive(lock, runner.clock)) {
       subscriber.error(lock.signal.reason);
       void release(runner, lock);
@@ -192,6 +203,13 @@ function holdWhileSubscribed(runner: LockRunner, lock: Lock, source: Observable<
     };
   });
 }
+
+/** Why a subscription came too late, by the state it found. */
+const WHEN_LATE = {
+  expired: "after the lock's ttl, when its lock had been released",
+  ended: 'after its lock had ended (lost, or the application shut down)',
+  subscribed: 'a second time, after its lock was released',
+} as const;
 
 /** `onBusy: 'skip'` skips a lock another holder kept, never one Redis could not be asked for. */
 function skips(call: LockedCall, error: unknown): boolean {
