@@ -46,6 +46,8 @@ export class RedisLockBoardModule extends ConfigurableModuleClass {
 
   /** A board whose settings come from a factory, a class or an existing provider (see `LockBoardAsyncOptions`). */
   static registerAsync(options: LockBoardAsyncOptions): DynamicModule {
+    // Nest reads the route options off the object before any check of ours runs.
+    if (options === null || typeof options !== 'object') throw new InvalidLockOptionsError('options', options, 'an object').within('RedisLockBoardModule.registerAsync');
     return super.registerAsync(options);
   }
 }

@@ -1,3 +1,4 @@
+import { quoteText } from '../core/keys/quote-key.js';
 import { RedisLockError } from './redis-lock.error.js';
 
 /**
@@ -33,7 +34,7 @@ export class InvalidLockOptionsError extends RedisLockError {
 }
 
 function show(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value);
+  if (typeof value === 'string') return quoteText(value, 60);
   if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
   if (value === null || value === undefined) return String(value);
   if (typeof value === 'function') return `a function`;

@@ -1,3 +1,4 @@
+import { quoteKey } from '../core/keys/quote-key.js';
 import { clusterSlot } from '../core/keys/cluster-slot.js';
 import { driverFor } from '../core/stores/redis/drivers/driver-for.js';
 import type { RedisClient } from '../core/stores/redis/drivers/redis-client.js';
@@ -52,7 +53,7 @@ export class RedisFencedStore implements FencedStore {
     const prefix = this.driver.keyPrefix;
     if (clusterSlot(prefix + key) !== clusterSlot(prefix + fence)) {
       throw new TypeError(
-        `FencedRedis: key ${JSON.stringify(key)} with the client's keyPrefix ${JSON.stringify(prefix)} hashes to another Cluster slot than its fencing token; give the key a hash tag, e.g. "balance:{account-7}".`,
+        `FencedRedis: key ${quoteKey(key)} with the client's keyPrefix ${quoteKey(prefix)} hashes to another Cluster slot than its fencing token; give the key a hash tag, e.g. "balance:{account-7}".`,
       );
     }
   }

@@ -2,6 +2,7 @@ import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { createNoopMeter, metrics, type Attributes, type Meter, type MeterProvider } from '@opentelemetry/api';
 import { LOCK_DIAGNOSTICS_CHANNELS } from '../core/engine/lock-diagnostics.js';
 import type { LockEvent } from '../interfaces/lock-event.interface.js';
+import { InvalidLockOptionsError } from '../errors/invalid-lock-options.error.js';
 
 /** Options of {@link enableLockMetrics} and `RedisLockMetricsModule.forRoot()`. */
 export interface LockMetricsOptions {
@@ -54,6 +55,7 @@ export const LOCK_DURATION_BUCKETS: readonly number[] = Object.freeze([
  * ```
  */
 export function enableLockMetrics(options: LockMetricsOptions = {}): LockMetricsHandle {
+  checkMetricsOptions(options, 'enableLockMetrics()');
   const provider = options.meterProvider ?? metrics.getMeterProvider();
   // One recorder per provider, however many applications (and so modules) of the process enable
   // it: every LockService publishes on the same process-wide channels, so a second recorder
@@ -166,4 +168,13 @@ const NOOP_METER = createNoopMeter();
 /** The API hands out a no-op meter when no SDK registered a provider. */
 function isNoop(meter: Meter): boolean {
   return meter.constructor === NOOP_METER.constructor;
+}
+
+/** Refuses options that are not `LockMetricsOptions`, naming `where` (the function or module method). */
+export function checkMetricsOptions(options: unknown, where: string): void {
+  if (options === null || typeof options !== 'object') throw new InvalidLockOptionsError('options', options, 'an object').within(where);
+  const { meterProvider } = options as LockMetricsOptions;
+  if (meterProvider !== undefined && (meterProvider === null || typeof (meterProvider as { getMeter?: unknown }).getMeter !== 'function')) {
+    throw new InvalidLockOptionsError('meterProvider', meterProvider, "an OpenTelemetry MeterProvider (with getMeter()), or left out for the API's global one").within(where);
+  }
 }

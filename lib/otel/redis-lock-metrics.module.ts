@@ -1,5 +1,5 @@
 import { Inject, Module, type DynamicModule, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import { enableLockMetrics, type LockMetricsHandle, type LockMetricsOptions } from './lock-metrics.js';
+import { checkMetricsOptions, enableLockMetrics, type LockMetricsHandle, type LockMetricsOptions } from './lock-metrics.js';
 
 const LOCK_METRICS_OPTIONS = Symbol('nestjs-redis-lock:metrics-options');
 
@@ -23,6 +23,7 @@ export class RedisLockMetricsModule implements OnModuleInit, OnApplicationShutdo
   constructor(@Inject(LOCK_METRICS_OPTIONS) private readonly options: LockMetricsOptions) {}
 
   static forRoot(options: LockMetricsOptions = {}): DynamicModule {
+    checkMetricsOptions(options, 'RedisLockMetricsModule.forRoot()');
     return { module: RedisLockMetricsModule, providers: [{ provide: LOCK_METRICS_OPTIONS, useValue: options }] };
   }
 

@@ -1,4 +1,5 @@
 import { quoteKey } from '../core/keys/quote-key.js';
+import { cutWhole } from '../core/keys/cut-text.js';
 import { parseDuration } from '../core/time/duration.js';
 import { checkLockKey, LONE_SURROGATE } from '../core/keys/lock-key.js';
 import { MAX_TTL_MS, MIN_TTL_MS } from '../core/options/lock-options.js';
@@ -108,7 +109,7 @@ export function bindJob(spec: JobSpec, className: string, namespace: string | un
 
 /** A lock name bounded to what `LockOptions.name` accepts. */
 export function boundName(name: string): string {
-  return name.length <= MAX_NAME ? name : name.slice(0, MAX_NAME - 1) + '…';
+  return name.length <= MAX_NAME ? name : cutWhole(name, MAX_NAME - 1) + '…';
 }
 
 /** Checks the `jobNamespace` module option. */

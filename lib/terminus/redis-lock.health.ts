@@ -84,9 +84,15 @@ export class RedisLockHealthIndicator implements OnModuleDestroy {
    * (counted since `statsSince`, the first check).
    */
   async isHealthy<const Key extends string = 'redis-lock'>(key?: Key, options: RedisLockHealthOptions = {}): Promise<HealthIndicatorResult<Key>> {
+    const where = 'RedisLockHealthIndicator.isHealthy';
+    if (options === null || typeof options !== 'object') throw new InvalidLockOptionsError('options', options, 'an object').within(where);
     const timeout = options.timeout ?? DEFAULT_TIMEOUT_MS;
     if (typeof timeout !== 'number' || !Number.isInteger(timeout) || timeout < 1 || timeout > 60_000) {
-      throw new InvalidLockOptionsError('timeout', timeout, 'an integer number of milliseconds from 1 to 60000').within('RedisLockHealthIndicator.isHealthy');
+      throw new InvalidLockOptionsError('timeout', timeout, 'an integer number of milliseconds from 1 to 60000').within(where);
+    }
+    if (options.requireAllNodes !== undefined && typeof options.requireAllNodes !== 'boolean') {
+      // 'false' read from the environment would turn strict mode on.
+      throw new InvalidLockOptionsError('requireAllNodes', options.requireAllNodes, 'a boolean').within(where);
     }
     this.watch();
     const session = this.health.check((key ?? 'redis-lock') as Key);

@@ -13,6 +13,11 @@ const UNSAFE = /[\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060
  * control characters to forge log lines with) and cut to a bounded length.
  */
 export function quoteKey(key: string): string {
-  const shown = key.length > SHOWN_KEY_LENGTH ? `${key.slice(0, SHOWN_KEY_LENGTH)}…` : key;
+  return quoteText(key, SHOWN_KEY_LENGTH);
+}
+
+/** Any user text as shown in a message: quoted, escaped as `quoteKey` does, cut to `max` characters. */
+export function quoteText(text: string, max: number): string {
+  const shown = text.length > max ? `${text.slice(0, max)}…` : text;
   return JSON.stringify(shown).replace(UNSAFE, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }

@@ -1,0 +1,10 @@
+/**
+ * `text` cut to at most `max` UTF-16 code units, never between the two halves of a surrogate
+ * pair (an emoji): a name cut there would end in a lone surrogate, which a metric exporter
+ * replaces or refuses.
+ */
+export function cutWhole(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const last = text.charCodeAt(max - 1);
+  return text.slice(0, last >= 0xd800 && last <= 0xdbff ? max - 1 : max);
+}
