@@ -315,6 +315,10 @@ export class LockManager implements LockOwner, LockRunner {
     get closed() {
       return manager.closed;
     },
+    // Real time, as for shutdownTimeout: a test's manual clock need not move while a loop runs.
+    get asideClock() {
+      return manager.backend.shutdownClock ?? systemClock;
+    },
     hold: (...args) => manager.hold(...args),
     acquired: (...args) => manager.acquired(...args),
     unpark: (names, token) => manager.cleanUp(manager.releaseInRedis(names, token)),

@@ -19,6 +19,7 @@ function parking() {
   let closed = false;
   const host: ParkingHost = {
     clock,
+    asideClock: clock,
     get closed() {
       return closed;
     },

@@ -26,6 +26,12 @@ const MAX_KEYS = 1_000;
 /** What the parking needs of the lock engine (`LockManager`). */
 export interface ParkingHost {
   readonly clock: Clock;
+  /**
+   * What a step aside is timed on: real time even when `clock` is a test's manual clock (a
+   * process' own callers would otherwise wait for it until the test moves the clock), the
+   * simulation's own clock in the explorer (see `LockBackend.shutdownClock`).
+   */
+  readonly asideClock: Clock;
   readonly closed: boolean;
   /** Records a lock this process holds in Redis under `token` (see `AcquisitionHost.hold`). */
   hold(key: string, names: LockRedisKeys, token: string, fencingToken: number, timing: LockTiming, leaseStart: number, lease: number): HeldLock;
@@ -211,7 +217,7 @@ export class LockParking {
   /** The streak is over: this release wakes the waiters, and this process' callers let one of them in first. */
   private stepAside(state: KeyState): void {
     const stepAside: Promise<void> = new Promise((resolve) =>
-      this.host.clock.setTimer(() => {
+      this.host.asideClock.setTimer(() => {
         if (state.stepAside === stepAside) {
           state.stepAside = undefined;
           state.contendedParks = 0;
