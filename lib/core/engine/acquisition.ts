@@ -280,8 +280,9 @@ export class Acquisition {
     this.round++;
     this.watchAhead();
     this.busyFor = undefined;
-    // Without waiting, the one attempt still gets the grace a late answer deserves, not more.
-    const bound = this.waits ? Math.max(this.waitUntil - host.clock.now(), Math.min(timing.waitTimeout, LAST_ATTEMPT_GRACE_MS)) : LAST_ATTEMPT_GRACE_MS;
+    // Every attempt gets at least the grace a late answer deserves: a short waitTimeout must not
+    // fail a free lock that a call without waiting (the grace alone) would take.
+    const bound = this.waits ? Math.max(this.waitUntil - host.clock.now(), LAST_ATTEMPT_GRACE_MS) : LAST_ATTEMPT_GRACE_MS;
     const startedAt = host.clock.now();
     const enqueue = this.waits && this.fairness.enqueue(this.lostRaces);
     this.bound = bound;

@@ -54,8 +54,8 @@ const POLLING_WARNING_MS = 10_000;
 
 const noop = (): void => undefined;
 
-/** How long an acquire's first attempt waits for Redis to answer (see `Acquisition`): its waitTimeout, or the grace of a call that does not wait. */
-const acquireBound = (timing: LockTiming): number => (timing.waitTimeout > 0 ? timing.waitTimeout : LAST_ATTEMPT_GRACE_MS);
+/** How long an acquire's first attempt waits for Redis to answer (see `Acquisition`): its waitTimeout, and at least the grace of a call that does not wait. */
+const acquireBound = (timing: LockTiming): number => Math.max(timing.waitTimeout, LAST_ATTEMPT_GRACE_MS);
 
 /** Whether a call names several keys (a multi-key lock). */
 const isKeyList = (key: string | readonly string[]): key is readonly string[] => Array.isArray(key);
@@ -277,7 +277,7 @@ export class LockManager implements LockOwner, LockRunner {
   /** How long a wait for a parked lock's answer may last: the call's waitTimeout, less what it already waited since `calledAt`. */
   private boundSince(timing: LockTiming, calledAt: number | undefined): number {
     const bound = acquireBound(timing);
-    return calledAt === undefined || timing.waitTimeout <= 0 ? bound : Math.max(0, calledAt + timing.waitTimeout - this.clock.now());
+    return calledAt === undefined || timing.waitTimeout <= 0 ? bound : Math.max(LAST_ATTEMPT_GRACE_MS, calledAt + timing.waitTimeout - this.clock.now());
   }
 
   /**
