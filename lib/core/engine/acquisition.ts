@@ -131,7 +131,8 @@ export class Acquisition {
     this.lastAttemptAt = host.clock.now();
     this.calledAt = calledAt ?? this.lastAttemptAt;
     this.waitUntil = this.calledAt + timing.waitTimeout;
-    this.waits = timing.waitTimeout > 0;
+    // A call that began earlier (a multi-key lock's later key) may have no wait left: one try.
+    this.waits = this.waitUntil > this.lastAttemptAt;
     this.token = host.newToken(options);
     this.names = kind.names(this.token);
   }

@@ -216,6 +216,11 @@ export class LockManager implements LockOwner, LockRunner {
     return this.acquireOne(key, options);
   }
 
+  /** See `SingleKeyLocks.acquirePart`. */
+  acquirePart(key: string, options: AnyLockOptions | undefined, calledAt: number): Promise<Lock> {
+    return this.acquireOne(key, options, calledAt);
+  }
+
   /** `acquire` of one key; `calledAt`: when the call began, if it waited for a parked lock's answer first. */
   private acquireOne(key: string, options: AnyLockOptions | undefined, calledAt?: number): Promise<Lock> {
     let prepared: ReturnType<LockManager['prepare']>;
@@ -324,8 +329,9 @@ export class LockManager implements LockOwner, LockRunner {
     unpark: (names, token) => manager.cleanUp(manager.releaseInRedis(names, token)),
   }))(this);
 
-  private async acquireKeys(key: readonly string[], options: AnyLockOptions | undefined): Promise<Lock> {
-    const keys = canonicalKeys(key, 'acquire');
+  /** `method`: the public method called, which a bad key list's error names. */
+  private async acquireKeys(key: readonly string[], options: AnyLockOptions | undefined, method = 'acquire'): Promise<Lock> {
+    const keys = canonicalKeys(key, method);
     this.assertOpen();
     return acquireAll(this, keys, options, resolveLockOptions(options, this.defaults).waitTimeout);
   }
@@ -429,7 +435,7 @@ export class LockManager implements LockOwner, LockRunner {
     if (typeof fn !== 'function') {
       throw new TypeError(`using(${typeof key === 'string' ? quoteKey(key) : Array.isArray(key) ? 'keys' : typeof key}, fn): fn must be a function, got ${fn === null ? 'null' : typeof fn}.`);
     }
-    const lock = await this.acquire(key, options);
+    const lock = await (isKeyList(key) ? this.acquireKeys(key, options, 'using') : this.acquire(key, options));
     // A nested holder runs inside the outer one's lease: the outer one releases the lock in
     // Redis, the nested handle ends with its call.
     if (lock instanceof ReentrantLock) {

@@ -11,7 +11,11 @@ import { MultiLock } from './multi-key-lock.js';
 export interface SingleKeyLocks {
   readonly clock: Clock;
   readonly logger: LockLogger;
-  acquire(key: string, options?: AnyLockOptions): Promise<Lock>;
+  /**
+   * `acquire` of one key of a multi-key call that began at `calledAt`: its `waitTimeout` counts
+   * from then, and so do the `waitedMs` of its error and events.
+   */
+  acquirePart(key: string, options: AnyLockOptions | undefined, calledAt: number): Promise<Lock>;
   tryAcquire(key: string, options?: AnyLockOptions): Promise<Lock | null>;
 }
 
@@ -30,8 +34,9 @@ export async function acquireAll(locks: SingleKeyLocks, keys: readonly string[],
     const taken: Lock[] = [];
     try {
       for (const key of keys) {
-        // Each key gets what is left of the one wait, so the whole call never waits longer.
-        taken.push(await locks.acquire(key, { ...options, waitTimeout: Math.max(0, Math.floor(deadline - locks.clock.now())) }));
+        // Each key's wait counts from the call's start, so the whole call never waits longer, and
+        // a refusal says how long the call waited, not the last key alone.
+        taken.push(await locks.acquirePart(key, options, startedAt));
         if (taken.some((lock) => !lock.held)) break;
       }
     } catch (error) {
