@@ -8,12 +8,6 @@ import { DeadlineSweeper } from '../../engine/deadline-sweeper.js';
 import { QuorumRound, type Answer } from './quorum-round.js';
 import { LOCK_KEY_SUFFIXES } from '../../keys/lock-key.js';
 
-/** The Redis names of the lock whose own key is `lock`. */
-function lockRedisKeysOf(lock: string): ScriptKeys {
-  const s = LOCK_KEY_SUFFIXES;
-  return { lock, fence: lock + s.fence, queue: lock + s.queue, waiters: lock + s.waiters, released: lock + s.released };
-}
-
 /**
  * Quorum mode (the Redlock algorithm) over N independent Redis masters. A lock is held when a
  * majority of nodes granted it within its validity time (ttl minus the time the round took
@@ -178,7 +172,7 @@ export class QuorumStore implements LockStore {
     const floors = new Map<string, number>();
     const locks = [...new Set(restores.flat().flatMap((request) => (request.fencingToken === undefined ? [request.lockKey] : [])))];
     if (locks.length === 0) return floors;
-    const answers = await this.ask(ttl, (node) => Promise.all(locks.map((lock) => node.inspect(lockRedisKeysOf(lock)))));
+    const answers = await this.ask(ttl, (node) => Promise.all(locks.map((lock) => node.ownerAndCounter(lock))));
     locks.forEach((lock, i) => {
       let highest = 0;
       for (const answer of answers) if (answer.ok) highest = Math.max(highest, answer.value[i]?.fencingToken ?? 0);
@@ -199,8 +193,7 @@ export class QuorumStore implements LockStore {
     reply
       .then(async (answer) => {
         if (!answer.acquired) return;
-        const keys = lockRedisKeysOf(lock);
-        const answers = await this.ask(Infinity, (other) => (other === node ? Promise.resolve(undefined) : other.inspect(keys)));
+        const answers = await this.ask(Infinity, (other) => (other === node ? Promise.resolve(undefined) : other.ownerAndCounter(lock)));
         if (answers.some((each) => each.ok && each.value?.owner === token)) return;
         await node.quorumRelease(lock, token);
       })

@@ -9,7 +9,7 @@ import { ReadScripts } from '../../rwlock/read-scripts.js';
 import { READ_HELD } from '../../rwlock/read-keys.js';
 import { SemaphoreScripts } from '../../semaphore/semaphore-scripts.js';
 import { inspectSemaphoreInRedis, type SemaphoreSnapshot } from '../../semaphore/semaphore-inspect.js';
-import type { LockRedisKeys } from '../../keys/lock-key.js';
+import { LOCK_KEY_SUFFIXES, type LockRedisKeys } from '../../keys/lock-key.js';
 import type { SemaphoreStore } from '../../semaphore/semaphore-store.js';
 import type { ReadStore } from '../../rwlock/read-store.js';
 import { InvalidLockOptionsError } from '../../../errors/invalid-lock-options.error.js';
@@ -358,6 +358,19 @@ export class LockScripts implements LockStore {
     // Held by readers: only while one of them is still there.
     const held = owner !== READ_HELD || (await this.readerAlive(keys.lock));
     return { owner: held ? owner : null, pttl, fencingToken: fence === null ? null : Number(fence), waiters };
+  }
+
+  /**
+   * A quorum node's owner of `lock` and its fencing counter, in two plain `GET`s: what quorum mode
+   * reads of the other nodes (the least-privilege user it documents has no `ZCARD`, which
+   * `inspect` also sends).
+   */
+  async ownerAndCounter(lock: string): Promise<{ owner: string | null; fencingToken: number | null }> {
+    const [owner, fence] = await this.driver.read([
+      ['GET', lock],
+      ['GET', lock + LOCK_KEY_SUFFIXES.fence],
+    ]);
+    return { owner: (owner as string | null) ?? null, fencingToken: fence === null || fence === undefined ? null : Number(fence) };
   }
 
   /** The read-only `LOCK_HELD` of a key held by readers, in plain reads (two round trips): whether a reader's key is still there. */

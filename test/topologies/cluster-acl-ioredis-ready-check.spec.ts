@@ -1,0 +1,112 @@
+import { Cluster, Redis } from 'ioredis';
+import { GlideClusterClient } from '@valkey/valkey-glide';
+import { createCluster as createCluster6 } from 'redis';
+import { createCluster as createCluster5 } from 'redis5';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// ONLY below picks the clients of this file.
+import { useRedisCluster } from '../support/redis-cluster.js';
+import { createLockApp } from '../support/lock-app.js';
+import { countAttempts } from '../support/mechanism.js';
+
+/**
+ * Found by review: with the ACL docs/deployment.md documented for a Redis 7 Cluster, an ioredis `Cluster`
+ * (the default client, the one the docs' Cluster row shows) never becomes ready: its ready check
+ * sends CLUSTER INFO, which the ACL refuses, so every command, the module's startup included,
+ * waits for ever. The documented ACL now has `+cluster|info` (and `+cluster|nodes` for GLIDE).
+ *
+ * docs/deployment.md "Least-privilege Redis user": the commands listed, plus on a Redis 7
+ * Cluster `+spublish +ssubscribe +sunsubscribe +cluster|slots +cluster|info +cluster|nodes`, are all the library needs. Each
+ * client kind the docs accept on a Cluster takes, holds (renewed past its ttl), releases and hands
+ * over a lock as such a user, and the module logs no error or warning about a refused command.
+ */
+// As test/chaos/least-privilege.spec.ts (docs/deployment.md), copied: importing a spec runs its tests.
+const LOCK_ACL = [
+  'on', '>lock-secret', 'resetkeys', '~lock:*', 'resetchannels', '&lock:*', '-@all',
+  '+evalsha', '+eval', '+exists', '+subscribe', '+unsubscribe', '+ping', '+info', '+select',
+  '+get', '+set', '+del', '+pexpire', '+pttl', '+incr', '+time', '+publish',
+  '+lindex', '+lpop', '+rpush', '+lrem', '+zadd', '+zrem', '+zscore', '+zrange',
+  '+hget', '+hmget', '+hset', '+hdel', '+hkeys', '+hgetall', '+zrangebyscore',
+];
+const CLUSTER_ACL = [...LOCK_ACL, '+spublish', '+ssubscribe', '+sunsubscribe', '+cluster|slots', '+cluster|info', '+cluster|nodes', ...(process.env.EXTRA_ACL?.split(' ') ?? [])];
+const USER = 'locks-cluster';
+
+type Nodes = { host: string; port: number }[];
+type Opened = { client: unknown; close: () => unknown };
+const CLIENTS: Record<string, (nodes: Nodes) => Promise<Opened>> = {
+  'ioredis 5': async (nodes) => {
+    const client = new Cluster(nodes, { redisOptions: { username: USER, password: 'lock-secret' } });
+    client.on('error', () => undefined);
+    // ioredis' Cluster ready check sends CLUSTER INFO, which the documented ACL refuses: it never
+    // becomes ready, and every command (the module's too) waits for ever.
+    const ready = await Promise.race([client.ping().then(() => 'ready'), new Promise((resolve) => setTimeout(() => resolve('never ready'), 15_000))]);
+    if (ready !== 'ready') client.disconnect();
+    expect(ready).toBe('ready');
+    return { client, close: () => client.disconnect() };
+  },
+  GLIDE: async (nodes) => {
+    const client = await GlideClusterClient.createClient({ addresses: nodes, requestTimeout: 2_000, credentials: { username: USER, password: 'lock-secret' } });
+    return { client, close: () => client.close() };
+  },
+  'node-redis 6': async (nodes) => {
+    const client = createCluster6({ rootNodes: nodes.map(({ host, port }) => ({ url: `redis://${host}:${port}` })), defaults: { username: USER, password: 'lock-secret' } });
+    client.on('error', () => undefined);
+    await client.connect();
+    return { client, close: () => client.close() };
+  },
+  'node-redis 5': async (nodes) => {
+    const client = createCluster5({ rootNodes: nodes.map(({ host, port }) => ({ url: `redis://${host}:${port}` })), defaults: { username: USER, password: 'lock-secret' } });
+    client.on('error', () => undefined);
+    await client.connect();
+    return { client, close: () => client.close() };
+  },
+};
+const ONLY = ['ioredis 5'];
+
+describe('a least-privilege ACL user on a Redis Cluster', () => {
+  const redisCluster = useRedisCluster();
+  beforeAll(async () => {
+    for (const { host, port } of redisCluster.cluster.nodes) {
+      const node = new Redis(port, host);
+      await node.acl('SETUSER', USER, 'reset', ...CLUSTER_ACL);
+      node.disconnect();
+    }
+  });
+  afterAll(async () => {
+    for (const { host, port } of redisCluster.cluster.nodes) {
+      const node = new Redis(port, host);
+      await node.acl('DELUSER', USER).catch(() => undefined);
+      node.disconnect();
+    }
+  });
+
+  it.each(Object.keys(CLIENTS).filter((name) => ONLY === undefined || ONLY.includes(name)))('%s: locks, renews, hands over and releases with the documented commands', { timeout: 60_000 }, async (name) => {
+    const clients = [await CLIENTS[name]!(redisCluster.cluster.nodes), await CLIENTS[name]!(redisCluster.cluster.nodes)];
+    const holder = await createLockApp({ redis: clients[0]!.client as never, ttl: 1_500, renewInterval: 300 });
+    const waiter = await createLockApp({ redis: clients[1]!.client as never, ttl: 1_500, renewInterval: 300 });
+    const key = `acl:${name.replace(/\W/g, '')}`;
+    try {
+      const held = await holder.locks.acquire(key);
+      const attempts = countAttempts(waiter.locks);
+      const waiting = waiter.locks.acquire(key, { waitTimeout: 20_000 });
+      waiting.catch(() => undefined);
+      // Past the whole lease: renewals keep it.
+      await new Promise((resolve) => setTimeout(resolve, 2_500));
+      expect(held.held).toBe(true);
+      await attempts.watching();
+      await attempts.answered();
+      const before = attempts.count;
+      await held.release();
+      const next = await waiting;
+      expect(next.fencingToken).toBe(held.fencingToken + 1);
+      // Woken by the release message.
+      expect(attempts.count).toBe(before);
+      await next.release();
+      expect(await redisCluster.admin.exists(`lock:{${key}}`)).toBe(0);
+      const complaints = [...holder.logs.lines, ...waiter.logs.lines].filter((line) => line.level === 'error' || line.level === 'warn').map((line) => line.message);
+      expect(complaints).toEqual([]);
+    } finally {
+      await Promise.all([holder.close(), waiter.close()]);
+      for (const client of clients) await client.close();
+    }
+  });
+});
