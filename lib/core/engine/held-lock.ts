@@ -325,6 +325,8 @@ export class HeldLock implements Lock, Renewable, Expiring {
   private releaseInRedis(onReleased?: () => void, onFailed?: (error: unknown) => void): Promise<void> {
     const wasHeld = this.state === 'held';
     this.stopRenewing();
+    const store = this.owner.store;
+    const resets = store.connectionResets?.();
     let reply: Promise<ReleaseReply>;
     try {
       // The wake goes in this one `then` rather than in a `then` of its own.
@@ -333,8 +335,28 @@ export class HeldLock implements Lock, Renewable, Expiring {
     } catch (error) {
       reply = Promise.reject(error);
     }
+    const unconfirmed = (error: unknown): void => {
+      // Let a later release() try again: the lease still ends on its own, but sooner is better.
+      this.releasing = undefined;
+      // The holder is done with it either way: it is no longer renewed, and its lease expires
+      // in Redis on its own.
+      if (wasHeld && this.state === 'held') {
+        this.state = 'released';
+        this.owner.forget(this);
+        if (this.owner.listening) {
+          this.owner.emit({ type: 'released', key: this.key, name: this.name, fencingToken: this.fencingToken, heldMs: this.owner.clock.now() - this.acquiredAt, unconfirmed: true, at: Date.now() });
+        }
+      }
+      this.failed(error, onFailed);
+    };
     return reply.then(
       (settled) => {
+        // Refused after the connection was reset on its way: the client may have sent it again,
+        // and the first run released (or handed over) the lock. Not a loss; not confirmed either.
+        if (!settled.released && resets !== undefined && store.connectionResets!() !== resets) {
+          unconfirmed(new RedisLockError(`The release of lock ${quoteKey(this.key)} was not confirmed: the connection to Redis was reset while it was on its way and the client sent it again; if its first run did not release the lock, its lease ends on its own.`));
+          return;
+        }
         try {
           this.owner.wakeGranted(this.names, settled);
           this.releasedInRedis(wasHeld, settled);
@@ -345,20 +367,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
         }
         onReleased?.();
       },
-      (error: unknown) => {
-        // Let a later release() try again: the lease still ends on its own, but sooner is better.
-        this.releasing = undefined;
-        // The holder is done with it either way: it is no longer renewed, and its lease expires
-        // in Redis on its own.
-        if (wasHeld && this.state === 'held') {
-          this.state = 'released';
-          this.owner.forget(this);
-          if (this.owner.listening) {
-            this.owner.emit({ type: 'released', key: this.key, name: this.name, fencingToken: this.fencingToken, heldMs: this.owner.clock.now() - this.acquiredAt, unconfirmed: true, at: Date.now() });
-          }
-        }
-        this.failed(error, onFailed);
-      },
+      unconfirmed,
     );
   }
 

@@ -76,6 +76,12 @@ export interface LockStore {
    * fencing token is taken as it comes.
    */
   readonly confirmsGrants?: boolean;
+  /**
+   * How often the store's connection was reset so far, where its client sends unanswered commands
+   * again after a reset (ioredis): a release answered "not the owner" across a reset may be its
+   * own first run's effect, so it is not a loss. Absent where that cannot happen.
+   */
+  connectionResets?(): number;
   /** Counting semaphores; absent where they are not supported (quorum mode). */
   readonly semaphores?: SemaphoreStore;
   /** The read side of read-write locks (plain locks are the write side); absent where not supported (quorum mode). */

@@ -163,6 +163,10 @@ export class LockScripts implements LockStore {
     return (await this.calls.renewMany(locks.length, ...locks, ...args)) as number[];
   }
 
+  connectionResets(): number {
+    return this.driver.connectionResets?.() ?? 0;
+  }
+
   release(keys: ScriptKeys, token: string, waiterLease: number, park?: ParkRequest): Promise<ReleaseReply> {
     const settings = this.settings(waiterLease, this.shardFlag);
     const args: (string | number)[] = this.isCluster ? [keys.lock, keys.fence, keys.queue, keys.waiters, keys.released, token, settings] : [keys.lock, token, settings];

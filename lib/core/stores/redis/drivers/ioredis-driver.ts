@@ -29,7 +29,8 @@ export class IoRedisDriver implements RedisDriver {
     option = 'redis',
   ) {
     // ioredis adds its `keyPrefix` to every key of a command (it reads the key count of EVALSHA).
-    const options = (client as { options?: { keyPrefix?: string; stringNumbers?: boolean; redisOptions?: { keyPrefix?: string; stringNumbers?: boolean } } }).options;
+    type Options = { keyPrefix?: string; stringNumbers?: boolean; autoResendUnfulfilledCommands?: boolean };
+    const options = (client as { options?: Options & { redisOptions?: Options } }).options;
     // Refused at startup: every integer reply would come back as a string, and the scripts answer
     // integers (fencing tokens, reply codes), so every lock would be read as not taken while Redis
     // holds it. A script's string reply cannot be told from an integer's once ioredis read it.
@@ -40,6 +41,15 @@ export class IoRedisDriver implements RedisDriver {
         'a client created without `stringNumbers: true`, which answers Redis integers as strings where the lock scripts answer integers (fencing tokens, reply codes); for instance `client.duplicate({ stringNumbers: false })` (a Cluster: `redisOptions: { stringNumbers: false }`)',
       );
     }
+    // Refused too: such a client drops the commands a closed connection left unanswered without
+    // ever settling them (ioredis), so a release (which nothing else bounds) would hang for good.
+    if (options?.autoResendUnfulfilledCommands === false || options?.redisOptions?.autoResendUnfulfilledCommands === false) {
+      throw new InvalidLockOptionsError(
+        option,
+        client,
+        'a client created without `autoResendUnfulfilledCommands: false`: ioredis then drops the commands a closed connection left unanswered without ever settling them, so a release could wait for ever; for instance `client.duplicate({ autoResendUnfulfilledCommands: true })`',
+      );
+    }
     this.keyPrefix = options?.keyPrefix ?? options?.redisOptions?.keyPrefix ?? '';
     this.isCluster = (client as { isCluster?: boolean }).isCluster === true;
     const own: readonly BatchedConnection[] = [client as unknown as BatchedConnection];
@@ -48,6 +58,23 @@ export class IoRedisDriver implements RedisDriver {
 
   /** The commands sent in one tick go out in a few writes per connection (see `TickWriteBatching`). */
   private readonly batching: TickWriteBatching;
+
+  /** How often the connection closed since first asked (undefined: not counting yet). */
+  private closes?: number;
+
+  /**
+   * How often the client's connection closed: ioredis sends the commands a closed connection
+   * left unanswered again once it reconnects (`autoResendUnfulfilledCommands`), so a script
+   * whose reply was lost may run twice. Counted from the first call (one listener per driver
+   * that asks: the lock store's). A Cluster's node connections are not counted.
+   */
+  connectionResets(): number {
+    if (this.closes === undefined) {
+      this.closes = 0;
+      if (!this.isCluster) (this.client as Redis).on('close', () => void (this.closes! += 1));
+    }
+    return this.closes;
+  }
 
   scripts(): Record<ScriptName, ScriptCall> {
     const commands = this.client as unknown as Record<string, ScriptCall>;

@@ -94,6 +94,12 @@ export interface RedisDriver {
    * Redis gives it, except HGETALL's, which is the flat `[field, value, ...]` list.
    */
   read(commands: readonly ReadCommand[]): Promise<unknown[]>;
+  /**
+   * How often the connection was reset so far, for a client that sends unanswered commands again
+   * after a reset (ioredis): a release seen refused across a reset may have run before. Absent
+   * for clients that reject such commands instead.
+   */
+  connectionResets?(): number;
   ping(): Promise<unknown>;
   /** The masters (the one server outside a Cluster), once the client knows them. */
   masters(): Promise<RedisNode[]>;

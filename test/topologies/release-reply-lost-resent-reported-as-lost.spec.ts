@@ -1,0 +1,147 @@
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startRedisServer, type RedisServer } from '../support/redis-server.js';
+import { createLockApp } from '../support/lock-app.js';
+import { openClient } from '../support/handed-clients.js';
+import { nodeRedisClient } from '../support/node-redis.js';
+import { ReplyEater } from './support/reply-eater.js';
+
+type Opened = { redis: unknown; close: () => unknown };
+const CLIENTS: Record<string, (url: string) => Promise<Opened>> = {
+  'ioredis (own connection)': async (url) => ({ redis: url, close: () => undefined }),
+  iovalkey: async (url) => {
+    const { client, close } = await openClient('iovalkey', url);
+    return { redis: client, close };
+  },
+  GLIDE: async (url) => {
+    const { client, close } = await openClient('GLIDE', url);
+    return { redis: client, close };
+  },
+  'node-redis 6': async (url) => {
+    const client = await nodeRedisClient(url, 6);
+    return { redis: client, close: () => client.close() };
+  },
+  'node-redis 5': async (url) => {
+    const client = await nodeRedisClient(url, 5);
+    return { redis: client, close: () => client.close() };
+  },
+};
+const ONLY = process.env.CLIENTS?.split(',');
+
+/**
+ * The connection drops after Redis ran a command and before its reply arrived (a proxy eats the
+ * reply and cuts the connection). Whatever each driver then does (resend, reject), the outcome
+ * must be reported truthfully: an acquire either returns the lock Redis holds for it, or fails
+ * and leaves nothing; a release is never reported as a lost lock.
+ *
+ * DEFECT (ioredis, iovalkey): ioredis resends the commands a closed connection left unanswered
+ * (`autoResendUnfulfilledCommands`, on by default, on the module's own connection too), so a
+ * release whose reply was lost runs twice: the second run finds the lock gone (or handed to the
+ * next waiter) and answers "not the owner", and the holder of a lock it released is told it
+ * LOST it: a `lost` event (reason `refused`), an error log "lock lost during renewal", its signal
+ * aborted. node-redis and GLIDE reject the call instead (an unconfirmed release, as documented).
+ * The scripts are cached first (a warm-up lock): otherwise the eaten reply is EVALSHA's NOSCRIPT
+ * and the release has not run yet.
+ */
+describe.each(Object.keys(CLIENTS).filter((name) => ONLY === undefined || ONLY.includes(name)))('reply lost with its connection (%s)', (name) => {
+  let server: RedisServer;
+  let proxy: ReplyEater;
+  let admin: Redis;
+  beforeAll(async () => {
+    server = await startRedisServer();
+    proxy = await ReplyEater.start(Number(new URL(server.url).port));
+    admin = new Redis(server.url);
+  });
+  afterAll(async () => {
+    admin?.disconnect();
+    await proxy?.close();
+    await server?.stop();
+  });
+
+  it('mid-acquire: the lock returned is the one Redis holds, or nothing is left', { timeout: 30_000 }, async () => {
+    const opened = await CLIENTS[name]!(proxy.url);
+    const app = await createLockApp({ redis: opened.redis as never, ttl: 30_000 });
+    try {
+      await (await app.locks.acquire('warm-up')).release();
+      const events: string[] = [];
+      const sub = app.locks.events$.subscribe((event) => events.push(event.type));
+      proxy.armed = true;
+      const outcome = await app.locks.acquire('mid-acquire', { waitTimeout: 10_000 }).then(
+        (lock) => ({ lock }),
+        (error: Error) => ({ error }),
+      );
+      expect(proxy.eaten).toBe(1);
+      if ('lock' in outcome) {
+        const owner = await admin.get('lock:{mid-acquire}');
+        expect(owner?.startsWith((outcome.lock as unknown as { token: string }).token)).toBe(true);
+        expect(outcome.lock.fencingToken).toBe(Number(await admin.get('lock:{mid-acquire}:fence')));
+        await outcome.lock.release();
+        expect(await admin.exists('lock:{mid-acquire}')).toBe(0);
+      } else {
+        await expect.poll(() => admin.exists('lock:{mid-acquire}'), { timeout: 10_000 }).toBe(0);
+      }
+      sub.unsubscribe();
+      expect(events).not.toContain('lost');
+    } finally {
+      await app.close();
+      await opened.close();
+    }
+  });
+
+  it('mid-release, nobody waiting: never reported lost', { timeout: 30_000 }, async () => {
+    const opened = await CLIENTS[name]!(proxy.url);
+    const app = await createLockApp({ redis: opened.redis as never, ttl: 30_000 });
+    try {
+      await (await app.locks.acquire('warm-up')).release();
+      const events: string[] = [];
+      const sub = app.locks.events$.subscribe((event) => events.push(event.type));
+      const lock = await app.locks.acquire('mid-release-alone');
+      const eaten = proxy.eaten;
+      proxy.armed = true;
+      const outcome = await lock.release().then(
+        () => 'resolved',
+        (error: Error) => `rejected: ${error.message}`,
+      );
+      expect(proxy.eaten).toBe(eaten + 1);
+      // The release ran in Redis.
+      expect(await admin.exists('lock:{mid-release-alone}')).toBe(0);
+      sub.unsubscribe();
+      expect({ events, aborted: lock.signal.aborted, errors: app.logs.lines.filter((line) => line.level === 'error').map((line) => line.message) }).toEqual({
+        events: ['acquired', 'released'],
+        aborted: false,
+        errors: [],
+      });
+    } finally {
+      await app.close();
+      await opened.close();
+    }
+  });
+
+  it('mid-release, handed to a waiter: never reported lost', { timeout: 30_000 }, async () => {
+    const opened = await CLIENTS[name]!(proxy.url);
+    const app = await createLockApp({ redis: opened.redis as never, ttl: 30_000 });
+    const other = await createLockApp({ redis: server.url, ttl: 30_000 });
+    try {
+      await (await app.locks.acquire('warm-up')).release();
+      const events: string[] = [];
+      const sub = app.locks.events$.subscribe((event) => events.push(event.type));
+      const lock = await app.locks.acquire('mid-release');
+      const waiting = other.locks.acquire('mid-release', { waitTimeout: 20_000 });
+      await expect.poll(() => admin.llen('lock:{mid-release}:queue'), { timeout: 10_000 }).toBe(1);
+      proxy.armed = true;
+      const outcome = await lock.release().then(
+        () => 'resolved',
+        (error: Error) => `rejected: ${error.message}`,
+      );
+      const next = await waiting;
+      expect(next.fencingToken).toBe(lock.fencingToken + 1);
+      sub.unsubscribe();
+      expect(events).not.toContain('lost');
+      expect(lock.signal.aborted).toBe(false);
+      await next.release();
+    } finally {
+      await Promise.all([app.close(), other.close()]);
+      await opened.close();
+    }
+  });
+});
