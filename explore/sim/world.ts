@@ -208,6 +208,8 @@ export class World implements FaultDecider {
   readonly grantedAt = new Map<string, number>();
   /** The `extend()` calls sent for each lock of the extend workload: renewal sequence, lease end, deadline when sent. */
   readonly extendsSent = new WeakMap<HeldLock, { sequence: number; end: number; deadlineAtSend: number }[]>();
+  /** The wake probe's next acquire of this instance is lost before it reaches the store (see `wakeProbe`). */
+  private loseNextAcquire?: Instance;
   /** When the store last answered an attempt of each token with busy. */
   readonly lastBusyAt = new Map<string, number>();
 
@@ -236,6 +238,10 @@ export class World implements FaultDecider {
   }
 
   command(node: SimNode, op: string): CommandFate {
+    if (this.loseNextAcquire === node && op === 'acquire') {
+      this.loseNextAcquire = undefined;
+      return { lost: 'before', delay: 0 };
+    }
     const index = (node as Instance).index;
     const now = this.scheduler.now;
     let delay = 0;
@@ -440,7 +446,9 @@ export class World implements FaultDecider {
     // A waiter that `arrives at the release` starts as the holder's work ends, and with `gives:
     // 'in flight'` gives up 1 to 3 ms after it started: while its first attempt is on its way, so
     // the attempt may take the lock for a call that is gone, and its leave gives that back.
-    type Caller = { instance: Instance; gives?: 'up' | 'at the release' | 'in flight'; arrives?: 'at the release'; options?: Partial<LockOptions> };
+    // A waiter whose first attempt is `lost` (before it reaches the store: a connection reset)
+    // watches the key without a place in its queue, and may then take the lock by its poll.
+    type Caller = { instance: Instance; gives?: 'up' | 'at the release' | 'in flight'; arrives?: 'at the release'; lost?: 'first attempt'; options?: Partial<LockOptions> };
     const barging = { fairness: 'barging' } as const;
     const scenarios: { key: string; first: Caller & { hold: number }; waiters: Caller[] }[] = [
       { key: 'wake-barging', first: { instance: a, hold: 80, options: barging }, waiters: [{ instance: b, gives: 'at the release', options: barging }, { instance: b, options: barging }] },
@@ -456,6 +464,9 @@ export class World implements FaultDecider {
         ],
       },
       { key: 'wake-sem', first: { instance: a, hold: 80, options: { limit: 2, permits: 2 } }, waiters: [{ instance: b, options: { limit: 2 } }, { instance: c, options: { limit: 2 } }] },
+      // A FIFO waiter watching ahead of a barging one of its process, out of the queue (its first
+      // attempt lost): the freed-lock message is the barging waiter's, not the FIFO one's.
+      { key: 'wake-mixed', first: { instance: a, hold: 40, options: barging }, waiters: [{ instance: b, lost: 'first attempt' }, { instance: b, options: barging }] },
     ];
     for (const { key, first, waiters } of scenarios) {
       const start = this.scheduler.now;
@@ -466,9 +477,11 @@ export class World implements FaultDecider {
       const late: string[] = [];
       const atRelease: (() => void)[] = [];
       const run = (caller: Caller, who: string, hold: number, signal?: AbortSignal): void => {
+        if (caller.lost === 'first attempt') this.loseNextAcquire = caller.instance;
         caller.instance.service
           .using(key, async () => {
-            if (freedAt !== undefined && this.scheduler.now - freedAt > WAKE_MS) late.push(`${who} took ${key} ${this.scheduler.now - freedAt} ms after it was freed`);
+            // A waiter out of the queue may come by its poll.
+            if (freedAt !== undefined && this.scheduler.now - freedAt > WAKE_MS && caller.lost === undefined) late.push(`${who} took ${key} ${this.scheduler.now - freedAt} ms after it was freed`);
             freedAt = undefined;
             holding++;
             this.trace(caller.instance, `${who} holds ${key}`);
@@ -503,7 +516,8 @@ export class World implements FaultDecider {
           atRelease.push(() => this.scheduler.schedule(this.scheduler.now + after, abort));
         }
       });
-      const bound = first.hold + 100 + waiters.length * (5 + WAKE_MS) + 50;
+      // A waiter out of the queue comes by its poll.
+      const bound = first.hold + 100 + waiters.length * (5 + WAKE_MS) + 50 + (waiters.some((w) => w.lost !== undefined) ? WAITER_REFRESH_MS : 0);
       await this.scheduler.run(start + bound, check, () => stop() || settled === waiters.length + 1);
       if (this.violation) return;
       if (settled !== waiters.length + 1) {
@@ -586,6 +600,21 @@ export class World implements FaultDecider {
     return best;
   }
 
+  /** Holds back every timer and reply of `instance` for `duration` ms (a SIGSTOP, a GC pause, a CPU-bound step). */
+  private pause(instance: Instance, duration: number, what: string): void {
+    if (instance.paused) return;
+    this.faultCounts.pause++;
+    instance.pauses++;
+    this.scheduler.pause(instance);
+    this.trace(instance, `${what} for ${duration} ms`);
+    this.scheduler.schedule(this.scheduler.now + duration, () => {
+      if (instance.crashed) return;
+      this.scheduler.resume(instance);
+      instance.resumedAt = this.scheduler.now;
+      this.trace(instance, 'resumed');
+    });
+  }
+
   private inject(fault: Fault): void {
     const instance = fault.onHolder && (fault.kind === 'pause' || fault.kind === 'crash' || fault.kind === 'shutdown') ? this.holder() ?? this.instances[fault.instance] : this.instances[fault.instance];
     if (fault.kind === 'store-restart') {
@@ -605,17 +634,7 @@ export class World implements FaultDecider {
     }
     switch (fault.kind) {
       case 'pause': {
-        if (instance.paused) return;
-        this.faultCounts.pause++;
-        instance.pauses++;
-        this.scheduler.pause(instance);
-        this.trace(instance, `paused for ${fault.duration} ms`);
-        this.scheduler.schedule(this.scheduler.now + fault.duration, () => {
-          if (instance.crashed) return;
-          this.scheduler.resume(instance);
-          instance.resumedAt = this.scheduler.now;
-          this.trace(instance, 'resumed');
-        });
+        this.pause(instance, fault.duration, 'paused');
         return;
       }
       case 'crash': {
@@ -824,7 +843,14 @@ export class World implements FaultDecider {
     sends.push({ sequence: internals.renewalsSent + 1, end: instance.clock.now() + lease - driftMargin(lease), deadlineAtSend: lock.deadline });
     this.trace(instance, `ext extends ${lock.token} #${lock.fencingToken} from ${current} to ${ttl ?? current} ms`);
     try {
-      await lock.extend(ttl);
+      const extending = lock.extend(ttl);
+      // Sometimes the caller's own next step is CPU-bound (its event loop stalls) while the call
+      // is on its way, for longer than the lease it asked for: the reply is read after the stall.
+      if (lease <= this.plan.ttl && this.random() < 0.2) {
+        const stall = lease + 1 + Math.floor((this.random() * lease) / 2);
+        if (this.scheduler.now + stall < FAULT_HORIZON_MS) this.pause(instance, stall, 'stalls (its extend() on its way)');
+      }
+      await extending;
     } catch (error) {
       this.trace(instance, `ext extend to ${ttl ?? current} ms (sent at ${sentAt} ms) rejects: ${(error as Error).name}: ${(error as Error).message}`);
       if (error instanceof LockLostError && !lock.signal.aborted && !instance.crashed) {
