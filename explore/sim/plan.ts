@@ -58,6 +58,12 @@ export interface Plan {
    * instances' greedy callers wait as barging waiters, which bounds each streak.
    */
   greedyCallers: number;
+  /**
+   * Callers of one more key that call `lock.extend(ttl)` during their work: to shorter and longer
+   * leases than the one they hold, sometimes twice without waiting for the first, sometimes while
+   * the watchdog's renewal is on its way. Optional: fixed plans written before it have none.
+   */
+  extendCallers?: number;
   jobs: boolean;
   leader: boolean;
   faults: Fault[];
@@ -117,6 +123,8 @@ export function planArbitrary(): fc.Arbitrary<Plan> {
       longSemaphoreCallers: fc.constantFrom(0, 0, 1, 2),
       // After it, for the same reason.
       greedyCallers: fc.constantFrom(0, 0, 1, 2),
+      // After it, for the same reason.
+      extendCallers: fc.constantFrom(0, 0, 1, 2),
     }),
   );
 }

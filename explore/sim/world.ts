@@ -9,7 +9,9 @@ import { WAITER_LEASE_MS, WAITER_REFRESH_MS } from '../../lib/core/engine/lock-m
 import { HeldLock } from '../../lib/core/engine/held-lock.js';
 import { MultiLock } from '../../lib/core/multi-key/multi-key-lock.js';
 import { lockRedisKeys } from '../../lib/core/keys/lock-key.js';
+import { driftMargin } from '../../lib/core/options/lock-options.js';
 import { parseHolder } from '../../lib/core/engine/holder.js';
+import { LockLostError } from '../../lib/errors/lock-lost.error.js';
 import type { Lock } from '../../lib/interfaces/lock.interface.js';
 import type { LockOptions, RedisLockModuleOptions } from '../../lib/interfaces/redis-lock-options.interface.js';
 import { InstanceClock, VirtualScheduler, enterSimulation, mulberry32, worldClock } from './virtual-time.js';
@@ -30,6 +32,8 @@ const NON_OVERLAP_MS = 150;
 /** Rounds one call of a greedy caller takes at most (see `Plan.greedyCallers`). */
 const GREEDY_ROUNDS_MAX = 8;
 const LEADER_RETRY_MS = 100;
+/** The longest lease an `extend()` of the extend workload asks for, in plan ttls. */
+const EXTEND_LONGEST = 2;
 
 export interface Violation {
   at: number;
@@ -202,6 +206,10 @@ export class World implements FaultDecider {
   readonly known: Record<string, number> = {};
   /** When the store granted each `<token>:<fencing token>` to a waiter (what it published). */
   readonly grantedAt = new Map<string, number>();
+  /** The `extend()` calls sent for each lock of the extend workload: renewal sequence, lease end, deadline when sent. */
+  readonly extendsSent = new WeakMap<HeldLock, { sequence: number; end: number; deadlineAtSend: number }[]>();
+  /** The wake probe's next acquire of this instance is lost before it reaches the store (see `wakeProbe`). */
+  private loseNextAcquire?: Instance;
   /** When the store last answered an attempt of each token with busy. */
   readonly lastBusyAt = new Map<string, number>();
 
@@ -230,6 +238,10 @@ export class World implements FaultDecider {
   }
 
   command(node: SimNode, op: string): CommandFate {
+    if (this.loseNextAcquire === node && op === 'acquire') {
+      this.loseNextAcquire = undefined;
+      return { lost: 'before', delay: 0 };
+    }
     const index = (node as Instance).index;
     const now = this.scheduler.now;
     let delay = 0;
@@ -374,7 +386,7 @@ export class World implements FaultDecider {
   /** Stated bound: a crashed holder's lease, a crashed waiter's grant, then every caller of a key once, with polling. */
   livenessBound(): number {
     const plan = this.plan;
-    const callers = plan.instances * Math.max(1, plan.mutexCallers + plan.lockedCallers + plan.semaphoreCallers + plan.longSemaphoreCallers + plan.rwCallers + 2 * plan.transferCallers + GREEDY_ROUNDS_MAX * plan.greedyCallers);
+    const callers = plan.instances * Math.max(1, plan.mutexCallers + plan.lockedCallers + plan.semaphoreCallers + plan.longSemaphoreCallers + plan.rwCallers + 2 * plan.transferCallers + GREEDY_ROUNDS_MAX * plan.greedyCallers + (plan.extendCallers ?? 0));
     return this.longestTtl() + 2 * WAITER_LEASE_MS + callers * (this.maxWork() + WAITER_REFRESH_MS + 20) + SHUTDOWN_TIMEOUT_MS;
   }
 
@@ -384,7 +396,8 @@ export class World implements FaultDecider {
 
   /** The longest lease any caller of the plan takes. */
   longestTtl(): number {
-    return this.plan.longSemaphoreCallers > 0 ? Math.max(this.plan.ttl, LONG_TTL_MS) : this.plan.ttl;
+    const ttl = (this.plan.extendCallers ?? 0) > 0 ? EXTEND_LONGEST * this.plan.ttl : this.plan.ttl;
+    return this.plan.longSemaphoreCallers > 0 ? Math.max(ttl, LONG_TTL_MS) : ttl;
   }
 
   private async fifoProbe(check: () => void, stop: () => boolean): Promise<void> {
@@ -433,7 +446,9 @@ export class World implements FaultDecider {
     // A waiter that `arrives at the release` starts as the holder's work ends, and with `gives:
     // 'in flight'` gives up 1 to 3 ms after it started: while its first attempt is on its way, so
     // the attempt may take the lock for a call that is gone, and its leave gives that back.
-    type Caller = { instance: Instance; gives?: 'up' | 'at the release' | 'in flight'; arrives?: 'at the release'; options?: Partial<LockOptions> };
+    // A waiter whose first attempt is `lost` (before it reaches the store: a connection reset)
+    // watches the key without a place in its queue, and may then take the lock by its poll.
+    type Caller = { instance: Instance; gives?: 'up' | 'at the release' | 'in flight'; arrives?: 'at the release'; lost?: 'first attempt'; options?: Partial<LockOptions> };
     const barging = { fairness: 'barging' } as const;
     const scenarios: { key: string; first: Caller & { hold: number }; waiters: Caller[] }[] = [
       { key: 'wake-barging', first: { instance: a, hold: 80, options: barging }, waiters: [{ instance: b, gives: 'at the release', options: barging }, { instance: b, options: barging }] },
@@ -449,6 +464,9 @@ export class World implements FaultDecider {
         ],
       },
       { key: 'wake-sem', first: { instance: a, hold: 80, options: { limit: 2, permits: 2 } }, waiters: [{ instance: b, options: { limit: 2 } }, { instance: c, options: { limit: 2 } }] },
+      // A FIFO waiter watching ahead of a barging one of its process, out of the queue (its first
+      // attempt lost): the freed-lock message is the barging waiter's, not the FIFO one's.
+      { key: 'wake-mixed', first: { instance: a, hold: 40, options: barging }, waiters: [{ instance: b, lost: 'first attempt' }, { instance: b, options: barging }] },
     ];
     for (const { key, first, waiters } of scenarios) {
       const start = this.scheduler.now;
@@ -459,9 +477,11 @@ export class World implements FaultDecider {
       const late: string[] = [];
       const atRelease: (() => void)[] = [];
       const run = (caller: Caller, who: string, hold: number, signal?: AbortSignal): void => {
+        if (caller.lost === 'first attempt') this.loseNextAcquire = caller.instance;
         caller.instance.service
           .using(key, async () => {
-            if (freedAt !== undefined && this.scheduler.now - freedAt > WAKE_MS) late.push(`${who} took ${key} ${this.scheduler.now - freedAt} ms after it was freed`);
+            // A waiter out of the queue may come by its poll.
+            if (freedAt !== undefined && this.scheduler.now - freedAt > WAKE_MS && caller.lost === undefined) late.push(`${who} took ${key} ${this.scheduler.now - freedAt} ms after it was freed`);
             freedAt = undefined;
             holding++;
             this.trace(caller.instance, `${who} holds ${key}`);
@@ -496,7 +516,8 @@ export class World implements FaultDecider {
           atRelease.push(() => this.scheduler.schedule(this.scheduler.now + after, abort));
         }
       });
-      const bound = first.hold + 100 + waiters.length * (5 + WAKE_MS) + 50;
+      // A waiter out of the queue comes by its poll.
+      const bound = first.hold + 100 + waiters.length * (5 + WAKE_MS) + 50 + (waiters.some((w) => w.lost !== undefined) ? WAITER_REFRESH_MS : 0);
       await this.scheduler.run(start + bound, check, () => stop() || settled === waiters.length + 1);
       if (this.violation) return;
       if (settled !== waiters.length + 1) {
@@ -579,6 +600,21 @@ export class World implements FaultDecider {
     return best;
   }
 
+  /** Holds back every timer and reply of `instance` for `duration` ms (a SIGSTOP, a GC pause, a CPU-bound step). */
+  private pause(instance: Instance, duration: number, what: string): void {
+    if (instance.paused) return;
+    this.faultCounts.pause++;
+    instance.pauses++;
+    this.scheduler.pause(instance);
+    this.trace(instance, `${what} for ${duration} ms`);
+    this.scheduler.schedule(this.scheduler.now + duration, () => {
+      if (instance.crashed) return;
+      this.scheduler.resume(instance);
+      instance.resumedAt = this.scheduler.now;
+      this.trace(instance, 'resumed');
+    });
+  }
+
   private inject(fault: Fault): void {
     const instance = fault.onHolder && (fault.kind === 'pause' || fault.kind === 'crash' || fault.kind === 'shutdown') ? this.holder() ?? this.instances[fault.instance] : this.instances[fault.instance];
     if (fault.kind === 'store-restart') {
@@ -598,17 +634,7 @@ export class World implements FaultDecider {
     }
     switch (fault.kind) {
       case 'pause': {
-        if (instance.paused) return;
-        this.faultCounts.pause++;
-        instance.pauses++;
-        this.scheduler.pause(instance);
-        this.trace(instance, `paused for ${fault.duration} ms`);
-        this.scheduler.schedule(this.scheduler.now + fault.duration, () => {
-          if (instance.crashed) return;
-          this.scheduler.resume(instance);
-          instance.resumedAt = this.scheduler.now;
-          this.trace(instance, 'resumed');
-        });
+        this.pause(instance, fault.duration, 'paused');
         return;
       }
       case 'crash': {
@@ -700,6 +726,12 @@ export class World implements FaultDecider {
         }
       });
     }
+    for (let c = 0; c < (plan.extendCallers ?? 0); c++) {
+      this.loop(instance, 'using(ext)', () => {
+        const work = Array.from({ length: 1 + Math.floor(this.random() * 3) }, () => 5 + Math.floor(this.random() * (this.random() < 0.5 ? 40 : plan.ttl * 0.6)));
+        return service.using('ext', (lock) => this.extendSection(instance, lock, work), { waitTimeout: CALLER_WAIT_MS });
+      });
+    }
     if (plan.jobs) {
       const jobs = new SimJobs(instance.jobs, this, instance);
       // As a @Cron() schedule fires: tick k falls due at k x 200 ms on every instance; a pause
@@ -761,6 +793,118 @@ export class World implements FaultDecider {
       }
     } finally {
       this.sections.delete(section);
+    }
+  }
+
+  /**
+   * User code under lock `ext` that extends its lease as it works: after each step, to a shorter
+   * or longer ttl than the one it holds (or the same), awaited, or twice without waiting for the
+   * first, or once the watchdog's renewal is on its way, or without waiting at all. Every
+   * extension is checked against its contract (see `extended`).
+   */
+  private async extendSection(instance: Instance, lock: Lock, steps: number[]): Promise<void> {
+    const section = this.begin(instance, 'mutex', 'ext', lock);
+    const held = lock as HeldLock;
+    try {
+      for (const step of steps) {
+        await instance.sleep(step);
+        if (lock.signal.aborted) return;
+        this.checkpoint(section, 'continues past a checkpoint');
+        const shape = this.random();
+        if (shape < 0.3) await this.extendOnce(section, held);
+        else if (shape < 0.5) await Promise.all([this.extendOnce(section, held), this.extendOnce(section, held)]);
+        else if (shape < 0.7) {
+          // Until the watchdog's renewal is on its way (its reply not in yet), then extend.
+          const internals = held as unknown as { renewalsSent: number; renewalApplied: number };
+          for (let waited = 0; waited < held.ttl / 3 && internals.renewalsSent === internals.renewalApplied && !lock.signal.aborted; waited++) await instance.sleep(1);
+          if (lock.signal.aborted) return;
+          await this.extendOnce(section, held);
+        } else if (shape < 0.85) void this.extendOnce(section, held);
+        if (lock.signal.aborted) return;
+        this.checkpoint(section, 'continues past a checkpoint (after extend)');
+      }
+    } finally {
+      this.sections.delete(section);
+    }
+  }
+
+  /** One `extend()` of `lock`, to a ttl drawn around the one it holds; checks what it settles to. */
+  private async extendOnce(section: Section, lock: HeldLock): Promise<void> {
+    const instance = section.instance;
+    const current = lock.ttl;
+    const choices = [Math.max(100, Math.floor(current / 2)), Math.max(100, Math.floor(current / 3)), undefined, Math.min(EXTEND_LONGEST * this.plan.ttl, current * 2)];
+    const ttl = choices[Math.floor(this.random() * choices.length)];
+    const sentAt = this.scheduler.now;
+    // What the engine computes as it sends (see `HeldLock.extend`), for `known-defects.ts`.
+    const lease = ttl ?? current;
+    const internals = lock as unknown as { renewalsSent: number };
+    let sends = this.extendsSent.get(lock);
+    if (sends === undefined) this.extendsSent.set(lock, (sends = []));
+    sends.push({ sequence: internals.renewalsSent + 1, end: instance.clock.now() + lease - driftMargin(lease), deadlineAtSend: lock.deadline });
+    this.trace(instance, `ext extends ${lock.token} #${lock.fencingToken} from ${current} to ${ttl ?? current} ms`);
+    try {
+      const extending = lock.extend(ttl);
+      // Sometimes the caller's own next step is CPU-bound (its event loop stalls) while the call
+      // is on its way, for longer than the lease it asked for: the reply is read after the stall.
+      if (lease <= this.plan.ttl && this.random() < 0.2) {
+        const stall = lease + 1 + Math.floor((this.random() * lease) / 2);
+        if (this.scheduler.now + stall < FAULT_HORIZON_MS) this.pause(instance, stall, 'stalls (its extend() on its way)');
+      }
+      await extending;
+    } catch (error) {
+      this.trace(instance, `ext extend to ${ttl ?? current} ms (sent at ${sentAt} ms) rejects: ${(error as Error).name}: ${(error as Error).message}`);
+      if (error instanceof LockLostError && !lock.signal.aborted && !instance.crashed) {
+        this.violate(instance, 'extend() rejects with LockLostError only once the lock\'s signal is aborted', `ext: extend to ${ttl ?? current} ms rejected with ${error.message} while the signal is not aborted`, section);
+      }
+      return;
+    }
+    this.extended(section, lock, ttl ?? current, sentAt);
+  }
+
+  /**
+   * `extend()` resolved: the lock is held, under a lease that runs on from now (the contract:
+   * "renew now; the lease is ttl long from now on"). Its local deadline is still ahead, and the
+   * store's owner is this holder, with the lease running at least as long. Not judged for a lease
+   * the store lost in a restart (the data loss voids the promise).
+   */
+  private extended(section: Section, lock: HeldLock, ttl: number, sentAt: number): void {
+    const instance = section.instance;
+    const now = this.scheduler.now;
+    this.trace(instance, `ext extend to ${ttl} ms (sent at ${sentAt} ms) resolves; deadline ${lock.deadline - instance.clock.offset} ms`);
+    if (instance.crashed || section.known || this.lostToRestart(section)) return;
+    if (instance.clock.now() >= lock.deadline) {
+      this.violate(instance, 'extend() resolves only while its new lease runs', `ext: extend to ${ttl} ms sent at ${sentAt} ms resolved at ${now} ms, past the lock's deadline (${lock.deadline - instance.clock.offset} ms)`, section);
+      return;
+    }
+    const entry = this.data.locks.get(lock.lockKey);
+    if (entry === undefined || entry.value !== lock.token || entry.expiresAt < now) {
+      this.violate(instance, 'extend() resolves only while its new lease runs', `ext: extend to ${ttl} ms sent at ${sentAt} ms resolved at ${now} ms while the store's owner of ${lock.lockKey} is ${entry === undefined || entry.expiresAt < now ? 'nobody' : entry.value}`, section);
+    }
+  }
+
+  /**
+   * A held lock of the extend workload never claims more than the store gives it: its local
+   * deadline (on the world's clock, as far forward as its instance's clock ever ran) is no later
+   * than the store's lease of its token, or than now once the store gives the key to someone
+   * else (or nobody). Whatever replies are late or lost, and whether or not its instance is
+   * paused: the deadline is what `held` and the sweeper judge by, so a deadline past the store's
+   * lease reports the lock held (with its fencing token) after the store let it go.
+   */
+  private checkDeadlines(now: number): void {
+    for (const section of this.sections) {
+      if (section.key !== 'ext' || section.known || section.instance.crashed || this.lostToRestart(section)) continue;
+      for (const part of section.parts) {
+        if ((part as unknown as { state: string }).state !== 'held' || part.released) continue;
+        const deadline = part.deadline - section.instance.maxOffset;
+        const entry = this.data.locks.get(part.lockKey);
+        const ours = entry !== undefined && entry.value === part.token;
+        const limit = ours ? entry.expiresAt : now;
+        if (deadline > limit) {
+          this.violate(section.instance, 'a held lock\'s local deadline never outlasts its lease in the store',
+            `ext: ${part.token} #${part.fencingToken} held with deadline ${deadline} ms (ttl ${part.ttl}) while the store ${ours ? `holds it until ${entry.expiresAt} ms` : `gives ${part.lockKey} to ${entry === undefined || entry.expiresAt < now ? 'nobody' : entry.value}`}`, section);
+          return;
+        }
+      }
     }
   }
 
@@ -900,6 +1044,10 @@ export class World implements FaultDecider {
           return;
         }
       }
+    }
+    if ((this.plan.extendCallers ?? 0) > 0) {
+      this.checkDeadlines(now);
+      if (this.violation) return;
     }
     // Semaphores: never more than `limit` permits, in the store or in user code.
     const root = lockRedisKeys(KEY_PREFIX, 'sem').lock;
