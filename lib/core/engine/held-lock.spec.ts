@@ -11,6 +11,7 @@ function heldLock(replies: (() => Promise<ReleaseReply>)[]) {
   let sent = 0;
   const sweeper = new DeadlineSweeper(systemClock);
   const owner = {
+    store: {},
     clock: systemClock,
     sweeper,
     listening: false,
