@@ -9,7 +9,6 @@ import { WAITER_LEASE_MS, WAITER_REFRESH_MS } from '../../lib/core/engine/lock-m
 import { HeldLock } from '../../lib/core/engine/held-lock.js';
 import { MultiLock } from '../../lib/core/multi-key/multi-key-lock.js';
 import { lockRedisKeys } from '../../lib/core/keys/lock-key.js';
-import { driftMargin } from '../../lib/core/options/lock-options.js';
 import { parseHolder } from '../../lib/core/engine/holder.js';
 import { LockLostError } from '../../lib/errors/lock-lost.error.js';
 import type { Lock } from '../../lib/interfaces/lock.interface.js';
@@ -206,8 +205,6 @@ export class World implements FaultDecider {
   readonly known: Record<string, number> = {};
   /** When the store granted each `<token>:<fencing token>` to a waiter (what it published). */
   readonly grantedAt = new Map<string, number>();
-  /** The `extend()` calls sent for each lock of the extend workload: renewal sequence, lease end, deadline when sent. */
-  readonly extendsSent = new WeakMap<HeldLock, { sequence: number; end: number; deadlineAtSend: number }[]>();
   /** The wake probe's next acquire of this instance is lost before it reaches the store (see `wakeProbe`). */
   private loseNextAcquire?: Instance;
   /** When the store last answered an attempt of each token with busy. */
@@ -835,12 +832,7 @@ export class World implements FaultDecider {
     const choices = [Math.max(100, Math.floor(current / 2)), Math.max(100, Math.floor(current / 3)), undefined, Math.min(EXTEND_LONGEST * this.plan.ttl, current * 2)];
     const ttl = choices[Math.floor(this.random() * choices.length)];
     const sentAt = this.scheduler.now;
-    // What the engine computes as it sends (see `HeldLock.extend`), for `known-defects.ts`.
     const lease = ttl ?? current;
-    const internals = lock as unknown as { renewalsSent: number };
-    let sends = this.extendsSent.get(lock);
-    if (sends === undefined) this.extendsSent.set(lock, (sends = []));
-    sends.push({ sequence: internals.renewalsSent + 1, end: instance.clock.now() + lease - driftMargin(lease), deadlineAtSend: lock.deadline });
     this.trace(instance, `ext extends ${lock.token} #${lock.fencingToken} from ${current} to ${ttl ?? current} ms`);
     try {
       const extending = lock.extend(ttl);

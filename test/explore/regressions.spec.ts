@@ -104,16 +104,14 @@ describe('explorer regressions (deterministic simulation, fixed schedules)', () 
     expect(result.violation, result.trace.slice(-30).join('\n')).toBeUndefined();
   });
 
-  // Open defect, found by the extend workload on the code of the day (`npm run explore --
-  // --seed 1 --strict`; counted as known `extend-short-unrecorded` otherwise, see
-  // explore/sim/known-defects.ts). Two `extend()` calls of one holder without waiting for the
-  // first: to 600 ms, then to 300 ms. The second lease ends after the deadline the lock had
-  // when it was sent (its acquisition's, 19 ms earlier), so `extend()` does not record it as a
-  // shortening; the first call's reply then sets the deadline 600 ms on, past the 300 ms lease
-  // Redis ran second: the lock reads as held about 290 ms after the store's lease ends.
-  // `it.fails` until HeldLock.extend() records every lease it sends as the cap of earlier
-  // renewals' replies; then make it `it`.
-  it.fails('no reply to an earlier extend() or renewal moves the deadline past a later, shorter lease (open: extend-short-unrecorded)', async () => {
+  // Found by the extend workload (`npm run explore -- --seed 1 --strict`), fixed since: two
+  // `extend()` calls of one holder without waiting for the first, to 600 ms, then to 300 ms. The
+  // second lease ended after the deadline the lock had when it was sent (its acquisition's, 19 ms
+  // earlier), so `extend()` did not record it as a shortening; the first call's reply then set
+  // the deadline 600 ms on, past the 300 ms lease Redis ran second, and the lock read as held
+  // about 290 ms after the store's lease ended. Every extension not answered yet now caps the
+  // replies of the renewals sent before it.
+  it('no reply to an earlier extend() or renewal moves the deadline past a later, shorter lease (extend-short-unrecorded)', async () => {
     const plan: Plan = { ...quiet, seed: 175895208, instances: 2, ttl: 300, semaphoreCallers: 1, rwCallers: 1, extendCallers: 1, faults: [] };
     const result = await runPlan(plan, false);
     expect(result.violation, result.trace.slice(-30).join('\n')).toBeUndefined();

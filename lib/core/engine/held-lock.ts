@@ -65,9 +65,9 @@ export class HeldLock implements Lock, Renewable, Expiring {
   private renewalsSent = 0;
   private renewalApplied = 0;
   /**
-   * The latest renewal sent to a lease that ends sooner than the one held (`extend()` to a
-   * shorter ttl) and where that lease ends locally: a reply to a renewal sent before it must not
-   * move the deadline past it, since Redis may run the shortening one next.
+   * The latest `extend()` sent, and the soonest local end of the leases of the extensions not
+   * answered yet (up to it): a reply to a renewal sent before it must not move the deadline past
+   * that end, since Redis may run those extensions next.
    */
   private shortenedAt = 0;
   private shortenedEnd = Infinity;
@@ -156,10 +156,13 @@ export class HeldLock implements Lock, Renewable, Expiring {
     // reply comes back: the deadline comes in now, and no reply pushes it back out past that
     // lease but this call's own (or a later renewal's).
     const end = startedAt + lease - driftMargin(lease);
+    // Every extension still unanswered caps what a reply to a renewal sent before it may set: that
+    // renewal's lease may be longer than this one's, which Redis runs after it (a renewal in
+    // flight whose end is past the current deadline, or an earlier extension not answered yet).
+    this.shortenedEnd = this.shortenedAt > this.renewalApplied ? Math.min(this.shortenedEnd, end) : end;
+    this.shortenedAt = sequence!;
     if (end < this.deadline) {
       this.deadline = end;
-      this.shortenedAt = sequence!;
-      this.shortenedEnd = end;
       this.owner.sweeper.track(this);
     }
     this.ttl = lease;
