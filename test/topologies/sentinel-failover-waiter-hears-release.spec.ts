@@ -1,0 +1,96 @@
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSentinelDeployment, type SentinelDeployment } from '../../scripts/redis-sentinel.mjs';
+import { createSentinel as createSentinel6 } from 'redis';
+import { createSentinel as createSentinel5 } from 'redis5';
+import { createLockApp, sleep } from '../support/lock-app.js';
+import type { Factory } from '../support/node-redis.js';
+import { countAttempts } from '../support/mechanism.js';
+
+/**
+ * A waiter subscribed to a lock's release channel on the master, then a REAL Sentinel failover
+ * (ioredis Sentinel options, failoverDetector). The release, sent to the new master, must reach
+ * the waiter through its release subscription, which has to follow the new master: the release
+ * is sent right after one of the waiter's polls was answered, and the waiter must hold the lock
+ * without another attempt (a poll would have made one).
+ */
+type Opened = { redis: unknown; close: () => unknown };
+const CLIENTS: Record<string, (deployment: SentinelDeployment) => Promise<Opened>> = {
+  // failoverDetector: ioredis follows +switch-master at once (docs/deployment.md).
+  ioredis: async (deployment) => ({ redis: { sentinels: deployment.sentinels, name: deployment.name, failoverDetector: true }, close: () => undefined }),
+  'node-redis 6': async (deployment) => {
+    const client = (createSentinel6 as unknown as Factory)({ name: deployment.name, sentinelRootNodes: deployment.sentinels });
+    client.on('error', () => undefined);
+    await client.connect();
+    return { redis: client, close: () => client.close() };
+  },
+  'node-redis 5': async (deployment) => {
+    const client = (createSentinel5 as unknown as Factory)({ name: deployment.name, sentinelRootNodes: deployment.sentinels });
+    client.on('error', () => undefined);
+    await client.connect();
+    return { redis: client, close: () => client.close() };
+  },
+};
+const ONLY = process.env.CLIENTS?.split(',');
+
+describe.each(Object.keys(CLIENTS).filter((name) => ONLY === undefined || ONLY.includes(name)))('%s Sentinel: a waiter hears the release after a real failover', (name) => {
+  let deployment: SentinelDeployment;
+  beforeAll(async () => {
+    deployment = await startSentinelDeployment();
+  }, 60_000);
+  afterAll(() => deployment?.stop());
+
+  it('waiter subscribed before the failover gets the lock by the release message sent to the new master', { timeout: 90_000 }, async () => {
+    const clients = [await CLIENTS[name]!(deployment), await CLIENTS[name]!(deployment)];
+    const holder = await createLockApp({ redis: clients[0]!.redis as never, ttl: 5_000, renewInterval: 300 });
+    const waiter = await createLockApp({ redis: clients[1]!.redis as never, ttl: 5_000, renewInterval: 300 });
+    const key = `sentinel-failover-waiter:${name.replace(/\W/g, '')}`;
+    try {
+      const held = await holder.locks.acquire(key);
+      const attempts = countAttempts(waiter.locks);
+      const waiting = waiter.locks.acquire(key, { waitTimeout: 60_000 });
+      waiting.catch(() => undefined);
+      const oldPort = await deployment.masterPortNow();
+      const oldMaster = new Redis(oldPort, '127.0.0.1');
+      const replica = new Redis(oldPort === deployment.masterPort ? deployment.replicaPort : deployment.masterPort, '127.0.0.1');
+      // The waiter is subscribed on the master and queued, and the replica has the lock and the queue.
+      await expect.poll(async () => ((await oldMaster.pubsub('NUMSUB', `lock:{${key}}:released`)) as [string, number])[1], { timeout: 10_000 }).toBe(1);
+      await expect.poll(() => replica.exists(`lock:{${key}}`, `lock:{${key}}:queue`), { timeout: 10_000 }).toBe(2);
+      replica.disconnect();
+      oldMaster.disconnect();
+
+      const newPort = await deployment.failover();
+      expect(newPort).not.toBe(oldPort);
+      const promoted = new Redis(newPort, '127.0.0.1');
+      try {
+        // The waiter's subscription followed the new master.
+        await expect.poll(async () => ((await promoted.pubsub('NUMSUB', `lock:{${key}}:released`)) as [string, number])[1], { timeout: 20_000 }).toBe(1);
+        // The holder's renewals reach the new master (its connection followed too).
+        const pttlBefore = await promoted.pttl(`lock:{${key}}`);
+        await expect.poll(async () => (await promoted.pttl(`lock:{${key}}`)) > pttlBefore, { timeout: 10_000 }).toBe(true);
+        expect(held.held).toBe(true);
+
+        // Release right after one of the waiter's polls is answered: its next one is 250 ms away.
+        await attempts.answered();
+        const attemptsBefore = attempts.count;
+        await held.release();
+        // The release handed the lock to the waiter on the new master...
+        expect(await promoted.exists(`lock:{${key}}`)).toBe(1);
+        // ...and the waiter learns it by the message alone (polls held: no attempt).
+        const next = await Promise.race([waiting, sleep(20_000).then(() => 'not woken' as const)]);
+        expect(next).not.toBe('not woken');
+        expect(attempts.count).toBe(attemptsBefore);
+        if (typeof next !== 'string') {
+          expect(next.fencingToken).toBe(held.fencingToken + 1);
+          await next.release();
+        }
+        expect(await promoted.exists(`lock:{${key}}`)).toBe(0);
+      } finally {
+        promoted.disconnect();
+      }
+    } finally {
+      await Promise.all([holder.close(), waiter.close()]);
+      for (const client of clients) await client.close();
+    }
+  });
+});
