@@ -1,3 +1,4 @@
+import { LONE_SURROGATE } from '../keys/lock-key.js';
 import { hostname } from 'node:os';
 import { InvalidLockOptionsError } from '../../errors/invalid-lock-options.error.js';
 import type { LockHolder } from '../../interfaces/lock-inspection.interface.js';
@@ -72,8 +73,9 @@ export function parseHolder(token: string): LockHolder | undefined {
 export function checkLockNaming(options: { name?: unknown; label?: unknown } | undefined): void {
   if (options === undefined || options === null || typeof options !== 'object') return;
   const { name, label } = options;
-  if (name !== undefined && (typeof name !== 'string' || name.length === 0 || name.length > MAX_LOCK_NAME_LENGTH)) {
-    throw new InvalidLockOptionsError('name', name, `a string of 1 to ${MAX_LOCK_NAME_LENGTH} characters (a low-cardinality name such as "order:<id>", not the key)`);
+  // Well-formed too: it becomes a metric attribute, which an exporter must encode as UTF-8.
+  if (name !== undefined && (typeof name !== 'string' || name.length === 0 || name.length > MAX_LOCK_NAME_LENGTH || LONE_SURROGATE.test(name))) {
+    throw new InvalidLockOptionsError('name', name, `a well-formed string of 1 to ${MAX_LOCK_NAME_LENGTH} characters (a low-cardinality name such as "order:<id>", not the key)`);
   }
   if (label !== undefined && typeof label !== 'string') {
     throw new InvalidLockOptionsError('label', label, 'a string');
