@@ -25,7 +25,7 @@ describe('RedisLockBoardModule.registerAsync() without an options object', () =>
     expect(refusal(() => RedisLockModule.forRootAsync(null as never)).class).toBe(InvalidLockOptionsError.name);
 
     const board = refusal(() => RedisLockBoardModule.registerAsync(null as never));
-    // Current code: { class: 'TypeError', message: "Cannot read properties of null (reading 'useExisting')" }.
+    // Before the fix: { class: 'TypeError', message: "Cannot read properties of null (reading 'useExisting')" }.
     expect(board.class).toBe(InvalidLockOptionsError.name);
     expect(board.message).toContain('RedisLockBoardModule.registerAsync');
   });

@@ -24,7 +24,7 @@ describe("FencedRedis on a Cluster client with a keyPrefix, an untagged key in a
     const key = `${FORGED}${'x'.repeat(10_000)}`;
     const error = await new FencedRedis(client).set(key, 'v', 1).catch((e: unknown) => e);
     expect((error as Error).message).toMatch(/hashes to another Cluster slot than its fencing token/);
-    // Current code: the message is over 10,000 characters, with U+0085, U+2028 and U+202E raw.
+    // Before the fix: the message is over 10,000 characters, with U+0085, U+2028 and U+202E raw.
     expect({ length: (error as Error).message.length < 1_000, escaped: !UNESCAPED.test((error as Error).message) }).toEqual({ length: true, escaped: true });
   });
 });

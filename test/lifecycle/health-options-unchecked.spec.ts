@@ -48,7 +48,7 @@ describe('RedisLockHealthIndicator.isHealthy() with bad arguments', () => {
       requireAllNodes: await outcome(() => health.isHealthy('locks', { requireAllNodes: 'false' as never })),
       options: await outcome(() => health.isHealthy('locks', null as never)),
     };
-    // Current code: { requireAllNodes: 'accepted', options: "TypeError: Cannot read properties of null (reading 'timeout')" }.
+    // Before the fix: { requireAllNodes: 'accepted', options: "TypeError: Cannot read properties of null (reading 'timeout')" }.
     expect(outcomes).toEqual({ requireAllNodes: 'refused: requireAllNodes', options: 'refused: options' });
   });
 });

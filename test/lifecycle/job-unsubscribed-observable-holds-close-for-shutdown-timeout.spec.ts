@@ -44,7 +44,7 @@ describe('app.close() with a job whose Observable result nobody subscribed', () 
     await moduleRef.close();
     expect(await redis.exists('lock:{export-run}')).toBe(0);
     const warnings = logs.lines.filter((line) => line.level === 'warn').map((line) => line.message);
-    // Current code: ["Export.run was still running 2000 ms (shutdownTimeout) after its signal aborted for shutdown; its locks are given back while it runs."]
+    // Before the fix: ["Export.run was still running 2000 ms (shutdownTimeout) after its signal aborted for shutdown; its locks are given back while it runs."]
     expect(warnings.filter((message) => message.includes('was still running'))).toEqual([]);
     void stream;
   });

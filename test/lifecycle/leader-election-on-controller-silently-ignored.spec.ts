@@ -60,7 +60,7 @@ describe('@LeaderElection on a controller class', () => {
     } finally {
       await moduleRef.close();
     }
-    // Current code: { acquired: 0, knownToLeadershipService: false }.
+    // Before the fix: { acquired: 0, knownToLeadershipService: false }.
     expect(outcome).toEqual({ acquired: 1, knownToLeadershipService: true });
   });
 });

@@ -44,7 +44,7 @@ describe('an undeclared Observable of a @Locked method that nobody subscribed wh
     // Three times the lock's ttl after close: a timer stopped at close has nothing to say.
     await sleep(1_200);
     const afterClose = logs.lines.slice(linesAtClose).map((line) => `${line.level}: ${line.message}`);
-    // Current code: "warn: Feeds.open: the Observable it returned was not subscribed within the lock's ttl (400 ms); lock "feed:1" released. ..."
+    // Before the fix: "warn: Feeds.open: the Observable it returned was not subscribed within the lock's ttl (400 ms); lock "feed:1" released. ..."
     expect(afterClose).toEqual([]);
     void stream;
   });

@@ -25,7 +25,7 @@ describe('nestjs-redis-lock/otel with bad options', () => {
         return thrown;
       }
     })();
-    // Current code: TypeError "provider.getMeter is not a function".
+    // Before the fix: TypeError "provider.getMeter is not a function".
     expect(error).toBeInstanceOf(InvalidLockOptionsError);
     expect((error as InvalidLockOptionsError).option).toBe('meterProvider');
     expect((error as Error).message).toContain('enableLockMetrics');
@@ -49,7 +49,7 @@ describe('nestjs-redis-lock/otel with bad options', () => {
       class: (error as Error)?.constructor?.name,
       namesMethod: String((error as Error)?.message).includes('RedisLockMetricsModule.forRoot()'),
     }));
-    // Current code: [{ class: 'TypeError', namesMethod: false }, { class: 'TypeError', namesMethod: false }].
+    // Before the fix: [{ class: 'TypeError', namesMethod: false }, { class: 'TypeError', namesMethod: false }].
     expect(refusals).toEqual([
       { class: 'InvalidLockOptionsError', namesMethod: true },
       { class: 'InvalidLockOptionsError', namesMethod: true },

@@ -74,7 +74,7 @@ describe('RedisLockModule imported twice in one application, with a @LeaderElect
     } finally {
       await moduleRef.close();
     }
-    // Current code: one of the two is false ({ root: true, feature: false } or the reverse), by a race.
+    // Before the fix: one of the two is false ({ root: true, feature: false } or the reverse), by a race.
     expect(answers).toEqual({ root: true, feature: true });
   });
 });

@@ -24,7 +24,7 @@ describe('the message of an InvalidLockOptionsError for a string value', () => {
     const error = await locks.acquire('order:1', { name: `${FORGED}${'n'.repeat(200)}` }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(InvalidLockOptionsError);
     expect((error as InvalidLockOptionsError).option).toBe('name');
-    // Current code: the message carries U+0085, U+2028, U+009B and U+202E raw.
+    // Before the fix: the message carries U+0085, U+2028, U+009B and U+202E raw.
     expect((error as Error).message).not.toMatch(UNESCAPED);
   });
 });

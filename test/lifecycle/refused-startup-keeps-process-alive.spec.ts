@@ -34,7 +34,7 @@ describe('a startup the module refuses (DuplicateLockKeyError) with a connection
     const outcome = await Promise.race([exited.then((code) => ({ exited: true, code })), new Promise<{ exited: false }>((resolve) => setTimeout(() => resolve({ exited: false }), 15_000))]);
     if (!outcome.exited) child.kill('SIGKILL');
     expect(lines[0]?.refused, stderr).toMatch(/^DuplicateLockKeyError: /);
-    // Current code: still running 15 s later, with a TCPSocketWrap (the module's ioredis connection) open.
+    // Before the fix: still running 15 s later, with a TCPSocketWrap (the module's ioredis connection) open.
     expect({ exited: outcome.exited, resources: lines.find((line) => 'resources' in line)?.resources }).toMatchObject({ exited: true });
   });
 });

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { useQuorumNodes } from '../support/quorum-nodes.js';
 
 /**
- * DEFECT: docs/deployment.md "Least-privilege Redis user" lists the commands the library needs;
+ * Found by review (fixed): docs/deployment.md "Least-privilege Redis user" lists the commands the library needs;
  * `+zcard` is named only for `inspect()` and the lock board. But in quorum mode a renewal that
  * puts a `fencing: false` holder's lock back on a node that restarted empty reads the other
  * nodes' counters through `LockScripts.inspect` (GET, PTTL, GET, ZCARD in one pipeline), which
