@@ -13,6 +13,8 @@ import { countAttempts } from '../support/mechanism.js';
  * Cluster `+spublish +ssubscribe +sunsubscribe +cluster|slots +cluster|info +cluster|nodes`, are all the library needs. Each
  * client kind the docs accept on a Cluster takes, holds (renewed past its ttl), releases and hands
  * over a lock as such a user, and the module logs no error or warning about a refused command.
+ * Found by review: the list lacked `+cluster|info`, without which an ioredis `Cluster` (the
+ * default client) never became ready (its ready check), and `+cluster|nodes` (GLIDE's driver).
  */
 // As test/chaos/least-privilege.spec.ts (docs/deployment.md), copied: importing a spec runs its tests.
 const LOCK_ACL = [
@@ -55,7 +57,7 @@ const CLIENTS: Record<string, (nodes: Nodes) => Promise<Opened>> = {
     return { client, close: () => client.close() };
   },
 };
-const ONLY = process.env.CLIENTS?.split(',') ?? ['GLIDE', 'node-redis 6', 'node-redis 5'];
+const ONLY = process.env.CLIENTS?.split(',') ?? ['ioredis 5', 'GLIDE', 'node-redis 6', 'node-redis 5'];
 
 describe('a least-privilege ACL user on a Redis Cluster', () => {
   const redisCluster = useRedisCluster();
