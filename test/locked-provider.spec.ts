@@ -218,12 +218,13 @@ describe('@Locked on provider methods', () => {
     const source = new Subject<number>();
     const seen: number[] = [];
     const subscription = accounts.endless('e', source).subscribe((value) => seen.push(value));
-    await sleep(50);
+    // The lock is taken first, then the method's stream subscribes to the source.
+    await expect.poll(() => source.observed, { timeout: 5_000, interval: 10 }).toBe(true);
     source.next(1);
     expect(await redis.exists('lock:{stream:e}')).toBe(1);
     subscription.unsubscribe();
-    await sleep(30);
-    expect(await redis.exists('lock:{stream:e}')).toBe(0);
+    // The release is on its way once unsubscribed: polled, not read after a guess of its latency.
+    await expect.poll(() => redis.exists('lock:{stream:e}'), { timeout: 5_000, interval: 10 }).toBe(0);
     expect(seen).toEqual([1]);
   });
 

@@ -178,7 +178,8 @@ describe('live lock board in headless Chromium', () => {
     await page.context().close();
   });
 
-  it('says more locks may exist when a page found none before its scan budget ran out', async () => {
+  // 80,000 keys written, then a page per 40,000 scanned: more than the default 20 s on a loaded machine.
+  it('says more locks may exist when a page found none before its scan budget ran out', { timeout: 60_000 }, async () => {
     const url = await startBoard();
     const redis = new Redis(redisUrl());
     try {
