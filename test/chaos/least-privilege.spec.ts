@@ -4,18 +4,12 @@ import { redisUrl, useRedis } from '../support/redis.js';
 import { ChaosWorker } from './support/chaos-worker.js';
 import { report } from './support/report.js';
 import { createLockApp } from '../support/lock-app.js';
+import { LOCK_ACL } from '../support/least-privilege-acl.js';
 
 /**
  * The ACL docs/deployment.md documents: only the commands the library sends (and its scripts call),
  * only keys and channels under its prefix.
  */
-export const LOCK_ACL = [
-  'on', '>lock-secret', 'resetkeys', '~lock:*', 'resetchannels', '&lock:*', '-@all',
-  '+evalsha', '+eval', '+exists', '+subscribe', '+unsubscribe', '+ping', '+info', '+select',
-  '+get', '+set', '+del', '+pexpire', '+pttl', '+incr', '+time', '+publish',
-  '+lindex', '+lpop', '+rpush', '+lrem', '+zadd', '+zrem', '+zscore', '+zrange',
-  '+hget', '+hmget', '+hset', '+hdel', '+hkeys', '+hgetall', '+zrangebyscore',
-];
 
 describe('chaos: least privilege', () => {
   const redis = useRedis();

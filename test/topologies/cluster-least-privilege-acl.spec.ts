@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useRedisCluster } from '../support/redis-cluster.js';
 import { createLockApp } from '../support/lock-app.js';
 import { countAttempts } from '../support/mechanism.js';
+import { CLUSTER_ACL_RULES, LOCK_ACL } from '../support/least-privilege-acl.js';
 
 /**
  * docs/deployment.md "Least-privilege Redis user": the commands listed, plus on a Redis 7
@@ -16,15 +17,7 @@ import { countAttempts } from '../support/mechanism.js';
  * Found by review: the list lacked `+cluster|info`, without which an ioredis `Cluster` (the
  * default client) never became ready (its ready check), and `+cluster|nodes` (GLIDE's driver).
  */
-// As test/chaos/least-privilege.spec.ts (docs/deployment.md), copied: importing a spec runs its tests.
-const LOCK_ACL = [
-  'on', '>lock-secret', 'resetkeys', '~lock:*', 'resetchannels', '&lock:*', '-@all',
-  '+evalsha', '+eval', '+exists', '+subscribe', '+unsubscribe', '+ping', '+info', '+select',
-  '+get', '+set', '+del', '+pexpire', '+pttl', '+incr', '+time', '+publish',
-  '+lindex', '+lpop', '+rpush', '+lrem', '+zadd', '+zrem', '+zscore', '+zrange',
-  '+hget', '+hmget', '+hset', '+hdel', '+hkeys', '+hgetall', '+zrangebyscore',
-];
-const CLUSTER_ACL = [...LOCK_ACL, '+spublish', '+ssubscribe', '+sunsubscribe', '+cluster|slots', '+cluster|info', '+cluster|nodes', ...(process.env.EXTRA_ACL?.split(' ') ?? [])];
+const CLUSTER_ACL = [...LOCK_ACL, ...CLUSTER_ACL_RULES, ...(process.env.EXTRA_ACL?.split(' ') ?? [])];
 const USER = 'locks-cluster-reg';
 
 type Nodes = { host: string; port: number }[];

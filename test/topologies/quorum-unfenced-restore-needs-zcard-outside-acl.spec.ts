@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { useQuorumNodes } from '../support/quorum-nodes.js';
+import { LOCK_ACL } from '../support/least-privilege-acl.js';
 
 /**
  * Found by review (fixed): docs/deployment.md "Least-privilege Redis user" lists the commands the library needs;
@@ -12,21 +13,14 @@ import { useQuorumNodes } from '../support/quorum-nodes.js';
  * promise, broken for the documented user). The same read guards the NOSCRIPT-resent grant
  * (`giveBackIfReleased`), which then gives back a grant the holder still holds elsewhere.
  */
-const LOCK_ACL = [
-  'on', '>lock-secret', 'resetkeys', '~lock:*', 'resetchannels', '&lock:*', '-@all',
-  '+evalsha', '+eval', '+exists', '+subscribe', '+unsubscribe', '+ping', '+info', '+select',
-  '+get', '+set', '+del', '+pexpire', '+pttl', '+incr', '+time', '+publish',
-  '+lindex', '+lpop', '+rpush', '+lrem', '+zadd', '+zrem', '+zscore', '+zrange',
-  '+hget', '+hmget', '+hset', '+hdel', '+hkeys', '+hgetall', '+zrangebyscore',
-  ...(process.env.EXTRA_ACL?.split(' ') ?? []),
-];
+const ACL = [...LOCK_ACL, ...(process.env.EXTRA_ACL?.split(' ') ?? [])];
 const USER = 'quorum-locks';
 
 describe('quorum mode as the documented least-privilege user: a restored node gets its counter back', () => {
   const { servers, app, get, until } = useQuorumNodes();
   const addUser = async (i: number) => {
     const node = new Redis(servers[i]!.url);
-    await node.acl('SETUSER', USER, 'reset', ...LOCK_ACL);
+    await node.acl('SETUSER', USER, 'reset', ...ACL);
     node.disconnect();
   };
   const userUrl = (i: number) => {
