@@ -65,9 +65,16 @@ describe.each(Object.keys(CLIENTS).filter((name) => ONLY === undefined || ONLY.i
       try {
         // The waiter's subscription followed the new master.
         await expect.poll(async () => ((await promoted.pubsub('NUMSUB', `lock:{${key}}:released`)) as [string, number])[1], { timeout: 20_000 }).toBe(1);
-        // The holder's renewals reach the new master (its connection followed too).
-        const pttlBefore = await promoted.pttl(`lock:{${key}}`);
-        await expect.poll(async () => (await promoted.pttl(`lock:{${key}}`)) > pttlBefore, { timeout: 10_000 }).toBe(true);
+        // The holder's renewals reach the new master (its connection followed too): the PTTL rises
+        // between two reads. (Against one fixed first read, a read that came just after a renewal
+        // left a window of a millisecond or two in every 300 ms, and the poll missed it.)
+        let lastPttl = await promoted.pttl(`lock:{${key}}`);
+        await expect.poll(async () => {
+          const pttl = await promoted.pttl(`lock:{${key}}`);
+          const rose = pttl > lastPttl;
+          lastPttl = pttl;
+          return rose;
+        }, { timeout: 10_000 }).toBe(true);
         expect(held.held).toBe(true);
 
         // Release right after one of the waiter's polls is answered: its next one is 250 ms away.
