@@ -268,6 +268,9 @@ export class JobLockOrchestrator implements OnModuleDestroy {
       void end();
     }, ttl, true);
     lock.signal.addEventListener('abort', ended, { once: true });
+    // A method that returned its Observable after the signal aborted (it stopped on it) would
+    // never hear the event: the run ends now.
+    if (lock.signal.aborted) ended();
     return new Observable((subscriber) => {
       if (state !== 'waiting') {
         const when = state === 'expired' ? "after its lock's ttl, when its run had ended" : state === 'ended' ? 'after its run had ended (its lock lost, or the application shut down)' : 'a second time, after its run ended';

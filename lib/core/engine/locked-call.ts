@@ -179,6 +179,9 @@ function holdWhileSubscribed(runner: LockRunner, lock: Lock, source: Observable<
     void release(runner, lock);
   }, ttl, true);
   lock.signal.addEventListener('abort', ended, { once: true });
+  // A method that returned its Observable after the signal aborted (it stopped on it) would
+  // never hear the event: the run ends now.
+  if (lock.signal.aborted) ended();
   return new Observable((subscriber) => {
     if (state !== 'waiting') {
       subscriber.error(
