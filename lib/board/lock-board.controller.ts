@@ -174,7 +174,9 @@ class BoardHostGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean {
     const { allowedHosts } = this.settings;
     if (allowedHosts === undefined) return true;
-    const host = context.switchToHttp().getRequest<RequestLike>().headers?.host;
+    const headers = context.switchToHttp().getRequest<RequestLike>().headers;
+    // HTTP/2 names the host in `:authority`; browsers send no `Host` there.
+    const host = headers?.host ?? headers?.[':authority'];
     if (hostAllowed(host, allowedHosts)) return true;
     const shown = typeof host === 'string' ? JSON.stringify(host.length > 60 ? `${host.slice(0, 60)}…` : host) : 'none';
     throw new ForbiddenException(`Refused: the lock board is not served under this host (Host: ${shown}); see its "allowedHosts" option.`);

@@ -8,14 +8,16 @@
 const MAX_HOST_LENGTH = 253;
 
 /**
- * The host name of a `Host` header, lowercased, without its port (`[::1]` keeps its brackets), or
+ * The host name of a `Host` header, lowercased, without its port or a trailing dot (`[::1]` keeps
+ * its brackets), or
  * `undefined` for a header no browser sends (empty, a path, credentials, a second value).
  */
 export function hostNameOf(header: string | string[] | undefined): string | undefined {
   if (typeof header !== 'string' || header.length === 0 || header.length > MAX_HOST_LENGTH + 7) return undefined;
   if (/[\s/?#@\\]/.test(header)) return undefined;
   try {
-    return new URL(`http://${header}`).hostname || undefined;
+    // A fully qualified name's trailing dot (`board.internal.`) names the same host.
+    return new URL(`http://${header}`).hostname.replace(/\.$/, '') || undefined;
   } catch {
     return undefined;
   }
