@@ -4,6 +4,8 @@
  * never as HTML, and the Content-Security-Policy allows only this board's own script and style.
  */
 
+import { UNSAFE_TEXT } from '../core/keys/quote-key.js';
+
 export const BOARD_CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
@@ -84,6 +86,9 @@ export const BOARD_JS = `'use strict';
   const more = document.getElementById('more');
   // Keys are up to 1,024 characters: the cell shows the start, the title the whole key.
   const KEY_SHOWN = 200;
+  // What would make a key or a label read otherwise (a right-to-left override turns
+  // "payments:\\u202e24" into "payments:42"): shown escaped, as logs show it (quote-key.ts).
+  const UNSAFE = new RegExp(${JSON.stringify(UNSAFE_TEXT)}, 'gu');
   const HOLDERS_SHOWN = 20;
   const nextButton = document.getElementById('next');
   const firstButton = document.getElementById('first');
@@ -93,9 +98,17 @@ export const BOARD_JS = `'use strict';
   let loading = false;
   let reloadTimer;
 
+  function shown(text) {
+    return String(text).replace(UNSAFE, (char) => {
+      let escaped = '';
+      for (let i = 0; i < char.length; i++) escaped += '\\\\u' + char.charCodeAt(i).toString(16).padStart(4, '0');
+      return escaped;
+    });
+  }
+
   function cell(row, text, className) {
     const td = document.createElement('td');
-    td.textContent = text;
+    td.textContent = shown(text);
     if (className) td.className = className;
     row.appendChild(td);
     return td;
@@ -104,7 +117,7 @@ export const BOARD_JS = `'use strict';
   function sub(td, text) {
     const span = document.createElement('div');
     span.className = 'sub';
-    span.textContent = text;
+    span.textContent = shown(text);
     td.appendChild(span);
   }
 
@@ -114,7 +127,7 @@ export const BOARD_JS = `'use strict';
 
   function keyCell(row, key) {
     const td = cell(row, shorten(key, KEY_SHOWN), 'key');
-    td.title = key;
+    td.title = shown(key);
     return td;
   }
 
@@ -153,7 +166,7 @@ export const BOARD_JS = `'use strict';
     for (const permit of semaphore.holders.slice(0, HOLDERS_SHOWN)) {
       const line = document.createElement('div');
       line.className = 'permit';
-      line.textContent = (permit.holder ? (permit.holder.label || '(no label)') : 'unknown') + ' · ' + permit.permits + (permit.permits === 1 ? ' permit' : ' permits');
+      line.textContent = shown((permit.holder ? (permit.holder.label || '(no label)') : 'unknown') + ' · ' + permit.permits + (permit.permits === 1 ? ' permit' : ' permits'));
       if (permit.holder) sub(line, describeHolder(permit.holder));
       who.appendChild(line);
     }
@@ -202,7 +215,7 @@ export const BOARD_JS = `'use strict';
   }
 
   async function forceRelease(key) {
-    if (!window.confirm('Release the lock "' + shorten(key, KEY_SHOWN) + '" by force? Its holder will lose it at its next renewal, and may still be working.')) return;
+    if (!window.confirm('Release the lock "' + shown(shorten(key, KEY_SHOWN)) + '" by force? Its holder will lose it at its next renewal, and may still be working.')) return;
     const response = await fetch(base + '/api/locks/release', {
       method: 'POST',
       // JSON and the board's own header: what a page of another site cannot send (see lock-board.requests.ts).
@@ -230,7 +243,7 @@ export const BOARD_JS = `'use strict';
     const event = JSON.parse(message.data);
     const item = document.createElement('li');
     item.className = event.type;
-    item.textContent = describe(event);
+    item.textContent = shown(describe(event));
     feed.prepend(item);
     while (feed.children.length > 200) feed.lastChild.remove();
     // Many events in a burst cause one reload, not one each.

@@ -2,11 +2,23 @@
 const SHOWN_KEY_LENGTH = 200;
 
 /**
- * What JSON leaves raw and a terminal or log viewer still acts on: DEL and the C1 controls (NEL is
- * a newline, CSI starts an escape sequence), the line and paragraph separators, and the
- * invisible and bidirectional formatting characters that make a line read otherwise.
+ * What JSON leaves raw and a terminal, log viewer or browser still acts on: DEL and the C1
+ * controls (NEL is a newline, CSI starts an escape sequence), the line and paragraph separators,
+ * every invisible formatting character (Unicode's `Cf`: bidirectional overrides and isolates,
+ * zero-width characters, tag characters, number signs) and lone surrogates. The lock board's page
+ * escapes the same set (`lock-board.assets.ts`).
  */
-const UNSAFE = /[\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]/g;
+export const UNSAFE_TEXT = '[\\u007f-\\u009f\\u2028\\u2029\\u2065\\p{Cf}\\p{Cs}]';
+const UNSAFE = new RegExp(UNSAFE_TEXT, 'gu');
+
+/** `text` with every character of `UNSAFE_TEXT` written as `\uXXXX` (an astral one as its two halves). */
+export function escapeUnsafe(text: string): string {
+  return text.replace(UNSAFE, (char) => {
+    let escaped = '';
+    for (let i = 0; i < char.length; i++) escaped += `\\u${char.charCodeAt(i).toString(16).padStart(4, '0')}`;
+    return escaped;
+  });
+}
 
 /**
  * A user's key as shown in logs and error messages: quoted and escaped (no raw newlines or
@@ -19,5 +31,5 @@ export function quoteKey(key: string): string {
 /** Any user text as shown in a message: quoted, escaped as `quoteKey` does, cut to `max` characters. */
 export function quoteText(text: string, max: number): string {
   const shown = text.length > max ? `${text.slice(0, max)}…` : text;
-  return JSON.stringify(shown).replace(UNSAFE, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return escapeUnsafe(JSON.stringify(shown));
 }
