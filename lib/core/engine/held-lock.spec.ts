@@ -18,6 +18,7 @@ function heldLock(replies: (() => Promise<ReleaseReply>)[]) {
     emit: () => undefined,
     forget: () => undefined,
     wakeGranted: () => undefined,
+    cleanUp: (work: Promise<unknown>) => void work.catch(() => undefined),
     sendRelease: () => replies[sent++]!(),
   } as unknown as LockOwner;
   const timing = { ttl: 30_000, renewInterval: 10_000, waitTimeout: 0, autoRenew: false, fenceRetention: 0 };
@@ -91,6 +92,7 @@ describe('HeldLock.renewBy (the first renewal of a handed-over lock)', () => {
       emit: () => undefined,
       forget: () => undefined,
       wakeGranted: () => undefined,
+      cleanUp: (work: Promise<unknown>) => void work.catch(() => undefined),
       sendRelease: () => Promise.resolve({ released: true }),
       store: {
         renew: (_lockKey: string, _token: string, ttl: number) => {

@@ -38,6 +38,8 @@ export interface LockOwner {
   sendRelease(names: LockRedisKeys, token: string, ttl?: number): Promise<ReleaseReply>;
   /** Wakes the waiters of this process a release handed the lock (or permits) to. */
   wakeGranted(names: LockRedisKeys, reply: ReleaseReply): void;
+  /** Work that shutdown waits for (within its timeout) before the store's connections close. */
+  cleanUp(work: Promise<unknown>): void;
 }
 
 type State = 'held' | 'released' | 'lost';
@@ -406,7 +408,8 @@ export class HeldLock implements Lock, Renewable, Expiring {
     (this.controller ??= new AbortController()).abort(error);
     if (reason === 'expired' && this.releasing === undefined) {
       // We told the holder it lost the lock; if Redis still has it for us, let others in now.
-      this.owner.releaseInRedis(this.names, this.token).catch(() => undefined);
+      // Shutdown waits for it: closed under it, the connection would leave the key to its lease.
+      this.owner.cleanUp(this.owner.releaseInRedis(this.names, this.token));
     }
   }
 

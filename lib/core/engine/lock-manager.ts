@@ -771,7 +771,7 @@ export class LockManager implements LockOwner, LockRunner {
     return lock;
   }
 
-  private cleanUp(work: Promise<unknown>): void {
+  cleanUp(work: Promise<unknown>): void {
     const tracked: Promise<unknown> = work.catch(() => undefined).finally(() => this.pendingCleanups.delete(tracked));
     this.pendingCleanups.add(tracked);
   }
