@@ -59,21 +59,43 @@ export class IoRedisDriver implements RedisDriver {
   /** The commands sent in one tick go out in a few writes per connection (see `TickWriteBatching`). */
   private readonly batching: TickWriteBatching;
 
-  /** How often the connection closed since first asked (undefined: not counting yet). */
-  private closes?: number;
+  /** How often a connection that was up closed since first asked (undefined: not counting yet). */
+  private resets?: number;
 
   /**
-   * How often the client's connection closed: ioredis sends the commands a closed connection
-   * left unanswered again once it reconnects (`autoResendUnfulfilledCommands`), so a script
-   * whose reply was lost may run twice. Counted from the first call (one listener per driver
-   * that asks: the lock store's). A Cluster's node connections are not counted.
+   * How often a connection of the client closed after it was up (ready): ioredis sends the
+   * commands such a connection left unanswered again once it reconnects
+   * (`autoResendUnfulfilledCommands`), so a script whose reply was lost may run twice. Counted
+   * from the first call (listeners per driver that asks: the lock store's), on every node
+   * connection of a Cluster, which resends as well.
    */
   connectionResets(): number {
-    if (this.closes === undefined) {
-      this.closes = 0;
-      if (!this.isCluster) (this.client as Redis).on('close', () => void (this.closes! += 1));
+    if (this.resets === undefined) {
+      this.resets = 0;
+      if (this.isCluster) {
+        const cluster = this.client as Cluster;
+        for (const node of cluster.nodes()) this.countResets(node);
+        cluster.on('+node', (node: Redis) => this.countResets(node));
+      } else {
+        this.countResets(this.client as Redis);
+      }
     }
-    return this.closes;
+    return this.resets;
+  }
+
+  /**
+   * Only a close after `ready` counts: commands are written only to a ready connection. One sent
+   * while the connection was down waits in ioredis' offline queue and runs once, however many
+   * reconnections fail meanwhile, so a refusal of it is an answer, not a resend's.
+   */
+  private countResets(connection: Redis): void {
+    let up = connection.status === 'ready';
+    connection.on('ready', () => (up = true));
+    connection.on('close', () => {
+      if (!up) return;
+      up = false;
+      this.resets! += 1;
+    });
   }
 
   scripts(): Record<ScriptName, ScriptCall> {
