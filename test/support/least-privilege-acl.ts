@@ -12,4 +12,4 @@ export const LOCK_ACL = [
 ];
 
 /** What the same user needs in addition on a Redis 7 Cluster (docs/deployment.md). */
-export const CLUSTER_ACL_RULES = ['+spublish', '+ssubscribe', '+sunsubscribe', '+cluster|slots', '+cluster|info', '+cluster|nodes'];
+export const CLUSTER_ACL_RULES = ['+spublish', '+ssubscribe', '+sunsubscribe', '+cluster|slots', '+cluster|info', '+cluster|nodes', '+client|setname'];
