@@ -7,6 +7,12 @@
 // and at limit 100 (100 holders, 20 waiters), on a redis-server of its own: INFO commandstats
 // and the server process' CPU (/proc/<pid>/stat utime+stime, and INFO cpu), blocks of cycles
 // interleaved round by round, medians over the rounds. Not part of `npm run bench`.
+// Variants: "proto" (expiries pushed on by every call, as today), "lazy" (the expiry each key was
+// given recorded in the set, and pushed on only when short), "lazy, commands only" (lazy's
+// contended calls reduced to their commands: the layout's floor), the same with each grant
+// written to 1 subscriber instead of 4, and the floor of any two-call protocol that wakes by
+// PUBLISH (scripts that only answer / only publish). Each run writes bench/results/
+// semaphore-layout-proto.json; bench/semaphore-layout-proto-pool.mjs pools several.
 //   npm run build && node bench/semaphore-layout-proto.mjs [rounds, default 7] [acquisitions per block, default 2000]
 //
 // The prototype's layout for semaphore K with prefix P (lock name L = P{K}):
@@ -32,8 +38,10 @@ import { COMMANDS } from '../dist/core/stores/redis/lock-lua.js';
 
 const ROUNDS = Number(process.argv[2] ?? 7);
 const BLOCK = Number(process.argv[3] ?? 2000);
-const TTL = 30_000;
-const WAITER_LEASE = 5_000;
+// Long leases: the blocks of one variant are minutes apart, and a waiter or holder left that
+// long without its lease renewed would (rightly) be dropped.
+const TTL = 600_000;
+const WAITER_LEASE = 600_000;
 const SUBSCRIBERS = 4; // family.mjs: 4 processes, each subscribed to the key's channel
 // redis-semaphore polls: its acquire script calls per acquisition in family.mjs (bench/results/family.json
 // of the twelfth session's quiet-machine run: 1.81 at limit 3, 1.07 at limit 100).
@@ -311,6 +319,43 @@ redis.call('PEXPIRE', sh, ARGV[2], 'GT')`}
 return 1
 `;
 
+/**
+ * The lazy layout's two contended calls reduced to their commands, with as little Lua as can
+ * send them (no parsing beyond the head's token, no functions, no branches): what the layout
+ * costs Redis whatever its scripts' logic, so the lower bound of any script for it. Driven on a
+ * semaphore the lazy scripts set up, they keep its data as the real calls would (the release
+ * hands the head the permit its caller gives back; the acquire queues its caller).
+ */
+const LEAN_ACQUIRE = `
+local sh, token = KEYS[1], ARGV[1]
+local base = string.sub(sh, 1, #sh - 3)
+local m = redis.call('ZMSCORE', sh, ':limit', ':queued', ':fence', 'f:' .. token, token, ':used', ':exp', ':qexp')
+local t = redis.call('TIME')
+local now = t[1] * 1000 + math.floor(t[2] / 1000)
+local first = redis.call('ZRANGEBYSCORE', sh, '(0', '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+local member = token .. ':' .. ARGV[2] .. ':1'
+if redis.call('ZADD', base .. ':sw', now + ${WAITER_LEASE}, member) == 1 then redis.call('RPUSH', base .. ':sq', member) end
+return {0, first[2] - now, -m[3]}
+`;
+const LEAN_RELEASE = `
+local sh, token = KEYS[1], ARGV[1]
+local base = string.sub(sh, 1, #sh - 3)
+local queue, waiters = base .. ':sq', base .. ':sw'
+local m = redis.call('ZMSCORE', sh, ':limit', ':queued', token, ':used', ':exp')
+local t = redis.call('TIME')
+local now = t[1] * 1000 + math.floor(t[2] / 1000)
+redis.call('ZREM', sh, token, 'f:' .. token)
+local heads = redis.call('LRANGE', queue, 0, 1)
+redis.call('ZSCORE', waiters, heads[1])
+local tok, ttl = string.match(heads[1], '^([^:]+):(%d+)')
+local fencing = redis.call('INCR', base .. ':fence')
+redis.call('ZADD', sh, now + ttl, tok, -fencing, 'f:' .. tok, -fencing, ':fence', m[4], ':used')
+redis.call('LPOP', queue)
+redis.call('ZREM', waiters, heads[1])
+redis.call('PUBLISH', base .. ':sr', tok .. ':' .. fencing)
+return {1, tok, fencing}
+`;
+
 // ---------------------------------------------------------------------------------------------
 const server = await startRedisServer();
 const redis = new Redis(server.url);
@@ -333,6 +378,7 @@ for (const [name, lua] of Object.entries({
   // nothing, and a release that only publishes the grant.
   floorAcquire: 'return {0, 100, 5}', floorRelease: "redis.call('PUBLISH', KEYS[1], ARGV[1] .. ':7') return {1, ARGV[1], 7}",
   protoAcquire: PROTO_ACQUIRE(false), protoRelease: PROTO_RELEASE(false), protoRenew: PROTO_RENEW(false),
+  leanAcquire: LEAN_ACQUIRE, leanRelease: LEAN_RELEASE,
   lazyAcquire: PROTO_ACQUIRE(true), lazyRelease: PROTO_RELEASE(true), lazyRenew: PROTO_RENEW(true),
 })) sha[name] = await admin.script('LOAD', lua);
 const require = createRequire(import.meta.url);
@@ -433,7 +479,8 @@ async function functional(variant) {
 // (2) The contended cycle, per acquisition: the oldest holder releases (granting the head of the
 // queue), and the released caller asks again and is queued at the tail (the semaphore is full).
 async function setupOurs(kind, key, limit, waiting) {
-  const s = kind === 'today' ? today(key, limit) : proto(key, limit, 1, kind);
+  const s = kind === 'today' ? today(key, limit) : proto(key, limit, 1, kind === 'lean' ? 'lazy' : kind);
+
   const holders = [];
   const queue = [];
   let n = 0;
@@ -448,6 +495,10 @@ async function setupOurs(kind, key, limit, waiting) {
     const r = await s.acquire(t);
     if (r[0] !== 0) throw new Error(`${kind}: waiter ${t} not queued ${JSON.stringify(r)}`);
     queue.push(t);
+  }
+  if (kind === 'lean') {
+    s.acquire = (token, ttl = TTL) => redis.evalsha(sha.leanAcquire, 1, s.sh, token, ttl, settings(true, limit));
+    s.release = (token) => redis.evalsha(sha.leanRelease, 1, s.sh, token, `0:${WAITER_LEASE}:0:${limit}:1`);
   }
   return {
     channel: s.channel,
@@ -576,6 +627,7 @@ async function scenario(limit, waiting) {
     today: await setupOurs('today', `t${limit}`, limit, waiting),
     proto: await setupOurs('proto', `p${limit}`, limit, waiting),
     lazy: await setupOurs('lazy', `l${limit}`, limit, waiting),
+    lean: await setupOurs('lean', `n${limit}`, limit, waiting),
     // The same, each grant written to one subscribed process instead of four (a channel per process).
     today1: await setupOurs('today', `t1${limit}`, limit, waiting),
     lazy1: await setupOurs('lazy', `l1${limit}`, limit, waiting),
@@ -589,16 +641,17 @@ async function scenario(limit, waiting) {
   // 4 processes subscribed to each of our channels, as in family.mjs: each grant is written to all four.
   for (let i = 0; i < SUBSCRIBERS; i++) {
     const sub = new Redis(server.url);
-    await sub.subscribe(built.today.channel, built.proto.channel, built.lazy.channel, built.floor4.channel);
+    await sub.subscribe(built.today.channel, built.proto.channel, built.lazy.channel, built.lean.channel, built.floor4.channel);
     if (i === 0) await sub.subscribe(built.floor1.channel, built.today1.channel, built.lazy1.channel);
     subs.push(sub);
   }
   // Warm-up.
-  for (let i = 0; i < 300; i++) { await built.todayNobody.acquisition(); await built.protoNobody.acquisition(); await built.lazyNobody.acquisition(); await built.lazy.acquisition(); await built.lazy1.acquisition(); await built.today1.acquisition(); await built.today.acquisition(); await built.proto.acquisition(); await built.peer.acquisition(); await built.peer.failedPoll(); }
+  for (let i = 0; i < 300; i++) { await built.todayNobody.acquisition(); await built.protoNobody.acquisition(); await built.lazyNobody.acquisition(); await built.lazy.acquisition(); await built.lean.acquisition(); await built.lazy1.acquisition(); await built.today1.acquisition(); await built.today.acquisition(); await built.proto.acquisition(); await built.peer.acquisition(); await built.peer.failedPoll(); }
   const blocks = {
     today: () => loop(BLOCK, () => built.today.acquisition()),
     proto: () => loop(BLOCK, () => built.proto.acquisition()),
     lazy: () => loop(BLOCK, () => built.lazy.acquisition()),
+    'lazy, commands only': () => loop(BLOCK, () => built.lean.acquisition()),
     'today, PUBLISH to 1 subscriber': () => loop(BLOCK, () => built.today1.acquisition()),
     'lazy, PUBLISH to 1 subscriber': () => loop(BLOCK, () => built.lazy1.acquisition()),
     'peer acquisition (release + 1 successful attempt)': () => loop(BLOCK, () => built.peer.acquisition()),
@@ -646,7 +699,7 @@ function report(title, limit, results) {
   const ratio = (name, field, polls) => median(results[name].map((r, i) => r[field] / peerPer(field, polls)[i]));
   for (const polls of [F, 0]) {
     console.log(`  x redis-semaphore (${polls} failed polls per acquisition), medians of per-round ratios:`);
-    for (const name of ['today', 'proto', 'lazy', 'today, PUBLISH to 1 subscriber', 'lazy, PUBLISH to 1 subscriber']) console.log(`    ${name.padEnd(30)} process CPU ${ratio(name, 'procUs', polls).toFixed(2)}x  main thread ${ratio(name, 'mainUs', polls).toFixed(2)}x  commandstats ${ratio(name, 'commandUs', polls).toFixed(2)}x`);
+    for (const name of ['today', 'proto', 'lazy', 'lazy, commands only', 'today, PUBLISH to 1 subscriber', 'lazy, PUBLISH to 1 subscriber']) console.log(`    ${name.padEnd(30)} process CPU ${ratio(name, 'procUs', polls).toFixed(2)}x  main thread ${ratio(name, 'mainUs', polls).toFixed(2)}x  commandstats ${ratio(name, 'commandUs', polls).toFixed(2)}x`);
   }
   for (const name of ['floor, PUBLISH to 4 subscribers', 'floor, PUBLISH to 1 subscriber']) console.log(`  ${name} x redis-semaphore (${F} failed polls): process CPU ${ratio(name, 'procUs', F).toFixed(2)}x  main thread ${ratio(name, 'mainUs', F).toFixed(2)}x`);
   for (const kind of ['proto', 'lazy']) {
