@@ -44,15 +44,15 @@ for (const limit of ['limit3', 'limit100']) {
     if (own[name]) Object.assign(table[name], { 'main thread us': +median(own[name].mainUs).toFixed(1), 'commandstats us': +median(own[name].commandUs).toFixed(1) });
   }
   // Per run (median of its rounds), for the main rows; and the prototype against today round by round.
-  for (const name of ['today', 'proto', 'lazy', 'lazy, commands only', 'today, PUBLISH to 1 subscriber', 'lazy, PUBLISH to 1 subscriber', 'floor, PUBLISH to 4 subscribers']) {
+  for (const name of ['today', 'proto', 'lazy', 'lazy, commands only', 'lazy, hot paths first', 'today, PUBLISH to 1 subscriber', 'lazy, PUBLISH to 1 subscriber', 'floor, PUBLISH to 4 subscribers']) {
     const perRun = runs.map((run) => {
       const raw = run.raw[limit];
       if (!raw[name]) return '-';
       return median(raw[name].map((r, i) => r.mainUs / (raw[PEER][i].mainUs + F * raw[POLL][i].mainUs))).toFixed(2);
     });
-    table[name]['main thread x, per run'] = perRun.join(' ');
+    if (table[name]) table[name]['main thread x, per run'] = perRun.join(' ');
   }
-  for (const kind of ['proto', 'lazy', 'lazy, commands only']) {
+  for (const kind of ['proto', 'lazy', 'lazy, commands only', 'lazy, hot paths first']) {
     const xs = runs.flatMap((run) => (run.raw[limit][kind] ?? []).map((r, i) => r.mainUs / run.raw[limit].today[i].mainUs));
     const cs = runs.flatMap((run) => (run.raw[limit][kind] ?? []).map((r, i) => r.commandUs / run.raw[limit].today[i].commandUs));
     console.log(`  ${kind} / today, same round: main thread ${median(xs).toFixed(2)}x, commandstats ${median(cs).toFixed(2)}x (n = ${xs.length})`);

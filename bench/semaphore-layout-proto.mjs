@@ -66,10 +66,12 @@ end
 `;
 
 /** What acquire and release share: taking permits, granting the queue's head(s), dropping lapsed holders. */
-const PROTO_LIB = (lazy) => `
+const PROTO_VARS = `
 local used, stored, created, used_dirty = 0, false, false, false
 -- lazy: the set's expiry as last set by these scripts (-(ms)), or false (unknown: extend).
 local exp, slack = false, wl
+`;
+const PROTO_LIB = (lazy) => `
 -- Whether the set must be pushed on to live until until_ms; when lazy, records the new expiry
 -- (until_ms plus a slack of one waiter lease, so that the next calls need not push it) in args,
 -- the ZADD the caller sends anyway.
@@ -168,15 +170,80 @@ end
 `;
 
 /**
+ * "hot" (lazy, with the contended calls' own paths first, before any function is defined and with
+ * no call the general path would need): the queueing attempt while full, and the release whose
+ * one grant fills the semaphore again. Anything else goes on to the general path below.
+ */
+const HOT_ACQUIRE = `
+if enqueue == '1' and queued and stored == limit and used >= limit and not (first[2] and tonumber(first[2]) <= now)
+  and not (m[4] and m[5] and tonumber(m[5]) > now) then
+  local member = token .. ':' .. ARGV[2] .. ':' .. permits_arg
+  local pushed = 0
+  if redis.call('ZADD', waiters, now + wl, member) == 1 then
+    pushed = redis.call('RPUSH', queue, member)
+    if pushed == 1 and redis.call('ZCARD', waiters) > 1 then
+      local lost = redis.call('ZRANGE', waiters, 0, -1)
+      redis.call('DEL', queue)
+      redis.call('RPUSH', queue, unpack(lost))
+    end
+  end
+  local until_q = now + wl
+  local marks
+  if pushed == 1 or not qexp or qexp < until_q then
+    redis.call('PEXPIRE', queue, wl + wl)
+    redis.call('PEXPIRE', waiters, wl + wl)
+    marks = {-(until_q + wl), ':qexp'}
+  end
+  if not exp or exp < until_q then
+    marks = marks or {}
+    marks[#marks + 1] = -(until_q + wl); marks[#marks + 1] = ':exp'
+    redis.call('ZADD', sh, unpack(marks))
+    redis.call('PEXPIRE', sh, wl + wl, 'GT')
+  elseif marks then
+    redis.call('ZADD', sh, unpack(marks))
+  end
+  return {0, first[2] and math.max(0, tonumber(first[2]) - now) or -1, m[3] and -tonumber(m[3]) or tonumber(redis.call('GET', fence) or '0')}
+end
+`;
+const HOT_RELEASE = `
+if m[2] and stored and permits == 1 then
+  local left = (m[4] and -tonumber(m[4]) or 0) - 1
+  if left < stored and left + 1 >= stored then
+    local heads = redis.call('LRANGE', queue, 0, 1)
+    local head = heads[1]
+    local alive = head and redis.call('ZSCORE', waiters, head)
+    local tok, httl, p
+    if alive then tok, httl, p = string.match(head, '^(.+):([1-9]%d*):([1-9]%d*)$') end
+    if alive and tonumber(alive) >= now and p == '1' then
+      redis.call('ZREM', sh, token, 'f:' .. token)
+      local fencing = redis.call('INCR', fence)
+      if fence_retention ~= '0' then redis.call('PEXPIRE', fence, fence_retention) end
+      local until_ms = now + math.min(tonumber(httl), wl)
+      local args = {until_ms, tok, -fencing, 'f:' .. tok, -fencing, ':fence', -(left + 1), ':used'}
+      local extend = not exp or exp < until_ms
+      if extend then args[#args + 1] = -(until_ms + wl); args[#args + 1] = ':exp' end
+      redis.call('ZADD', sh, unpack(args))
+      if extend then redis.call('PEXPIRE', sh, until_ms + wl - now, 'GT') end
+      redis.call('LPOP', queue)
+      redis.call('ZREM', waiters, head)
+      redis.call(sharded == '1' and 'SPUBLISH' or 'PUBLISH', channel, tok .. ':' .. fencing)
+      if not heads[2] then redis.call('ZREM', sh, ':queued') end
+      return {1, tok, fencing}
+    end
+  end
+end
+`;
+
+/**
  * ARGV: token, ttl, `<fence retention>:<waiter lease>:<sharded>:<enqueue>:<limit>:<permits>` (today's).
  * Answers {1, fencing}, {0, soonest lease left (-1: none), fence} or {2, limit in use}.
  * Queued while full: ZMSCORE, TIME, ZRANGEBYSCORE (first holder), ZADD, RPUSH, PEXPIRE x3.
  */
-const PROTO_ACQUIRE = (lazy) => `${HEAD}
+const PROTO_ACQUIRE = (lazy, hot = false) => `${HEAD}
 local token, ttl = ARGV[1], tonumber(ARGV[2])
 local fence_retention, lease, sharded, enqueue, limit_arg, permits_arg = string.match(ARGV[3], '^(%d+):(%d+):(%d):(%d):(%d+):(%d+)$')
 local limit, permits, wl = tonumber(limit_arg), tonumber(permits_arg), tonumber(lease)
-${PROTO_LIB(lazy)}
+${PROTO_VARS}${hot ? '' : PROTO_LIB(lazy)}
 -- The set's fields and the caller's own: its fencing entry and its lease end (both: it holds).
 local m = redis.call('ZMSCORE', sh, ':limit', ':queued', ':fence', 'f:' .. token, token, ':used', ':exp', ':qexp')
 clock()
@@ -188,6 +255,7 @@ local qexp = m[8] and -tonumber(m[8])
 -- The first holder: its lease end is the answer's soonest deadline, and once it has passed the
 -- lapsed holders go (purge), the only time a call looks at them.
 local first = redis.call('ZRANGEBYSCORE', sh, '(0', '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+${hot ? HOT_ACQUIRE + PROTO_LIB(lazy) : ''}
 if first[2] and tonumber(first[2]) <= now then
   purge()
   first = redis.call('ZRANGEBYSCORE', sh, '(0', '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
@@ -265,17 +333,18 @@ return {0, soonest, m[3] and -tonumber(m[3]) or tonumber(redis.call('GET', fence
  * caller's: gone, or its lease passed) or {1, token, fencing...} for the waiters it went to.
  * Granting one: ZMSCORE, TIME, ZREM, LRANGE, ZSCORE, INCR, ZADD, PEXPIRE, LPOP, ZREM, PUBLISH.
  */
-const PROTO_RELEASE = (lazy) => `${HEAD}
+const PROTO_RELEASE = (lazy, hot = false) => `${HEAD}
 local token = ARGV[1]
 local fence_retention, lease, sharded, limit_arg, permits_arg = string.match(ARGV[2], '^(%d+):(%d+):(%d):(%d+):(%d+)$')
 local limit, permits, wl = tonumber(limit_arg), tonumber(permits_arg), tonumber(lease)
-${PROTO_LIB(lazy)}
+${PROTO_VARS}${hot ? '' : PROTO_LIB(lazy)}
 local m = redis.call('ZMSCORE', sh, ':limit', ':queued', token, ':used', ':exp')
 clock()
 -- Not the caller's: gone, or its lease passed (a later count drops it).
 if not m[3] or tonumber(m[3]) <= now then return {0} end
 stored = m[1] and -tonumber(m[1])
 exp = m[5] and -tonumber(m[5])
+${hot ? HOT_RELEASE + PROTO_LIB(lazy) : ''}
 local gone = {token, 'f:' .. token}
 for i = 2, permits do gone[#gone + 1] = token .. '#' .. i end
 redis.call('ZREM', sh, unpack(gone))
@@ -379,6 +448,7 @@ for (const [name, lua] of Object.entries({
   floorAcquire: 'return {0, 100, 5}', floorRelease: "redis.call('PUBLISH', KEYS[1], ARGV[1] .. ':7') return {1, ARGV[1], 7}",
   protoAcquire: PROTO_ACQUIRE(false), protoRelease: PROTO_RELEASE(false), protoRenew: PROTO_RENEW(false),
   leanAcquire: LEAN_ACQUIRE, leanRelease: LEAN_RELEASE,
+  hotAcquire: PROTO_ACQUIRE(true, true), hotRelease: PROTO_RELEASE(true, true), hotRenew: PROTO_RENEW(true),
   lazyAcquire: PROTO_ACQUIRE(true), lazyRelease: PROTO_RELEASE(true), lazyRenew: PROTO_RENEW(true),
 })) sha[name] = await admin.script('LOAD', lua);
 const require = createRequire(import.meta.url);
@@ -628,6 +698,7 @@ async function scenario(limit, waiting) {
     proto: await setupOurs('proto', `p${limit}`, limit, waiting),
     lazy: await setupOurs('lazy', `l${limit}`, limit, waiting),
     lean: await setupOurs('lean', `n${limit}`, limit, waiting),
+    hot: await setupOurs('hot', `h${limit}`, limit, waiting),
     // The same, each grant written to one subscribed process instead of four (a channel per process).
     today1: await setupOurs('today', `t1${limit}`, limit, waiting),
     lazy1: await setupOurs('lazy', `l1${limit}`, limit, waiting),
@@ -641,17 +712,18 @@ async function scenario(limit, waiting) {
   // 4 processes subscribed to each of our channels, as in family.mjs: each grant is written to all four.
   for (let i = 0; i < SUBSCRIBERS; i++) {
     const sub = new Redis(server.url);
-    await sub.subscribe(built.today.channel, built.proto.channel, built.lazy.channel, built.lean.channel, built.floor4.channel);
+    await sub.subscribe(built.today.channel, built.proto.channel, built.lazy.channel, built.lean.channel, built.hot.channel, built.floor4.channel);
     if (i === 0) await sub.subscribe(built.floor1.channel, built.today1.channel, built.lazy1.channel);
     subs.push(sub);
   }
   // Warm-up.
-  for (let i = 0; i < 300; i++) { await built.todayNobody.acquisition(); await built.protoNobody.acquisition(); await built.lazyNobody.acquisition(); await built.lazy.acquisition(); await built.lean.acquisition(); await built.lazy1.acquisition(); await built.today1.acquisition(); await built.today.acquisition(); await built.proto.acquisition(); await built.peer.acquisition(); await built.peer.failedPoll(); }
+  for (let i = 0; i < 300; i++) { await built.todayNobody.acquisition(); await built.protoNobody.acquisition(); await built.lazyNobody.acquisition(); await built.lazy.acquisition(); await built.lean.acquisition(); await built.hot.acquisition(); await built.lazy1.acquisition(); await built.today1.acquisition(); await built.today.acquisition(); await built.proto.acquisition(); await built.peer.acquisition(); await built.peer.failedPoll(); }
   const blocks = {
     today: () => loop(BLOCK, () => built.today.acquisition()),
     proto: () => loop(BLOCK, () => built.proto.acquisition()),
     lazy: () => loop(BLOCK, () => built.lazy.acquisition()),
     'lazy, commands only': () => loop(BLOCK, () => built.lean.acquisition()),
+    'lazy, hot paths first': () => loop(BLOCK, () => built.hot.acquisition()),
     'today, PUBLISH to 1 subscriber': () => loop(BLOCK, () => built.today1.acquisition()),
     'lazy, PUBLISH to 1 subscriber': () => loop(BLOCK, () => built.lazy1.acquisition()),
     'peer acquisition (release + 1 successful attempt)': () => loop(BLOCK, () => built.peer.acquisition()),
@@ -699,7 +771,7 @@ function report(title, limit, results) {
   const ratio = (name, field, polls) => median(results[name].map((r, i) => r[field] / peerPer(field, polls)[i]));
   for (const polls of [F, 0]) {
     console.log(`  x redis-semaphore (${polls} failed polls per acquisition), medians of per-round ratios:`);
-    for (const name of ['today', 'proto', 'lazy', 'lazy, commands only', 'today, PUBLISH to 1 subscriber', 'lazy, PUBLISH to 1 subscriber']) console.log(`    ${name.padEnd(30)} process CPU ${ratio(name, 'procUs', polls).toFixed(2)}x  main thread ${ratio(name, 'mainUs', polls).toFixed(2)}x  commandstats ${ratio(name, 'commandUs', polls).toFixed(2)}x`);
+    for (const name of ['today', 'proto', 'lazy', 'lazy, commands only', 'lazy, hot paths first', 'today, PUBLISH to 1 subscriber', 'lazy, PUBLISH to 1 subscriber']) console.log(`    ${name.padEnd(30)} process CPU ${ratio(name, 'procUs', polls).toFixed(2)}x  main thread ${ratio(name, 'mainUs', polls).toFixed(2)}x  commandstats ${ratio(name, 'commandUs', polls).toFixed(2)}x`);
   }
   for (const name of ['floor, PUBLISH to 4 subscribers', 'floor, PUBLISH to 1 subscriber']) console.log(`  ${name} x redis-semaphore (${F} failed polls): process CPU ${ratio(name, 'procUs', F).toFixed(2)}x  main thread ${ratio(name, 'mainUs', F).toFixed(2)}x`);
   for (const kind of ['proto', 'lazy']) {
@@ -721,6 +793,7 @@ function report(title, limit, results) {
 try {
   await functional('proto');
   await functional('lazy');
+  await functional('hot');
   if (!process.argv.includes('--check-only')) {
     console.log(`\n(2) load average ${(await import('node:os')).loadavg().map((x) => x.toFixed(2)).join(' ')}, redis-server pid ${pid}, ${(await admin.info('server')).match(/redis_version:(\S+)/)[1]}`);
     const out = {};
