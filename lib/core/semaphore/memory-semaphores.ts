@@ -31,7 +31,9 @@ export class MemorySemaphores implements SemaphoreStore {
     const granted = this.mine(keys, token, ttl, now);
     if (granted) return granted;
     const member = `${token}:${ttl}:${permits}`;
-    const head = this.liveHead(keys, now);
+    // As the script does: a full semaphore's queue head is not read (nothing could be handed
+    // out), so a waiter that lapsed there and refreshes keeps its place.
+    const head = free > 0 ? this.liveHead(keys, now) : undefined;
     if ((head === undefined || head === member) && free >= permits) {
       if (head !== undefined) this.remove(keys, head);
       this.keepLimit(keys, now + ttl, now);
