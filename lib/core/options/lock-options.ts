@@ -168,16 +168,26 @@ function checkQuorum(nodes: unknown[]): RedisConnection[] {
   return checked;
 }
 
-/** `host:port` of a URL or of plain connection options (no credentials, no database); a client has none. */
+/**
+ * `host:port` of a URL or of plain connection options (no credentials, no database), the host
+ * lowercased and an IPv6 address without brackets, so that one server spelled twice is one; a
+ * client has none, and neither have Sentinel options (a group name, which another Sentinel
+ * deployment may use for another master: the background `run_id` check tells them apart).
+ */
 function addressOf(node: RedisConnection): string | undefined {
   if (typeof node === 'string') {
     const url = new URL(node);
-    return `${url.hostname || 'localhost'}:${url.port || '6379'}`;
+    return hostPort(url.hostname, url.port || '6379');
   }
   if (Object.getPrototypeOf(node) !== Object.prototype) return undefined;
-  const { host, port, path } = node as { host?: unknown; port?: unknown; path?: unknown };
+  const { host, port, path, sentinels } = node as { host?: unknown; port?: unknown; path?: unknown; sentinels?: unknown };
+  if (sentinels !== undefined) return undefined;
   if (typeof path === 'string') return path;
-  return `${typeof host === 'string' && host !== '' ? host : 'localhost'}:${port === undefined ? 6379 : String(port)}`;
+  return hostPort(typeof host === 'string' ? host : '', port === undefined ? '6379' : String(port));
+}
+
+function hostPort(host: string, port: string): string {
+  return `${host.toLowerCase().replace(/^\[(.*)\]$/, '$1') || 'localhost'}:${port}`;
 }
 
 function checkRedis(redis: unknown, option: string): RedisConnection {

@@ -1,0 +1,53 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { once } from 'node:events';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../support/redis-server.js';
+import { killOnExit, waitForPing } from '../../scripts/ports.mjs';
+import { useQuorumNodes } from '../support/quorum-nodes.js';
+
+/**
+ * Quorum mode over three independent masters, each reached through Sentinel (ioredis options
+ * `{ sentinels, name }`: a master Sentinel can follow across a failover). The three entries name
+ * three different masters, yet the duplicate check reads each as "localhost:6379" (no host, no
+ * port in the options) and refuses redis[1] as the same master as redis[0].
+ */
+describe('quorum mode over three Sentinel-managed masters', () => {
+  const { servers, app, get } = useQuorumNodes();
+  let sentinel: ChildProcess;
+  let sentinelPort = 0;
+  let dir = '';
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'quorum-sentinel-'));
+    sentinelPort = await freePort();
+    const config = join(dir, 'sentinel.conf');
+    writeFileSync(
+      config,
+      [`port ${sentinelPort}`, 'bind 127.0.0.1', `dir ${dir}`, ...servers.flatMap((server, i) => [`sentinel monitor m${i} 127.0.0.1 ${server.port} 1`]), ''].join('\n'),
+    );
+    sentinel = killOnExit(spawn('redis-sentinel', [config], { stdio: 'ignore' }));
+    await waitForPing(sentinelPort);
+  }, 30_000);
+  afterAll(async () => {
+    if (sentinel.exitCode === null) {
+      const exited = once(sentinel, 'exit');
+      sentinel.kill('SIGTERM');
+      await exited;
+    }
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('starts, and holds a lock on every master', { timeout: 30_000 }, async () => {
+    const sentinels = [{ host: '127.0.0.1', port: sentinelPort }];
+    const nodes = [0, 1, 2].map((i) => ({ sentinels, name: `m${i}` }));
+    // Fails today: InvalidLockOptionsError 'Option "redis[1]" must be a Redis master other than redis[0] ..., got "localhost:6379"'.
+    const quorum = await app({}, nodes as never);
+    const lock = await quorum.locks.acquire('sentinel-quorum');
+    const owners = await Promise.all([0, 1, 2].map((i) => get(i, 'lock:{sentinel-quorum}')));
+    expect(owners[0]).toEqual(expect.any(String));
+    expect(owners).toEqual([owners[0], owners[0], owners[0]]);
+    await lock.release();
+  });
+});
