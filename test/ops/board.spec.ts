@@ -199,8 +199,7 @@ describe('live lock board in headless Chromium', () => {
     // button still (Playwright's "stable"), which a renderer starved of CPU (the whole suite on two
     // cores) did not give it within 30 s. The button is only clicked while it is shown.
     for (let pages = 0; pages < 20 && (await page.locator('#empty').isHidden()); pages++) {
-      await page.evaluate(() => {
-        const next = document.getElementById('next')!;
+      await page.locator('#next').evaluate((next: { hidden: boolean; click(): void }) => {
         if (!next.hidden) next.click();
       });
       await page.waitForTimeout(200);
