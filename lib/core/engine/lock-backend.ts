@@ -42,6 +42,8 @@ export interface LockBackend {
    * time always moves gives its own clock, so that a shutdown replays exactly.
    */
   readonly shutdownClock?: Clock;
+  /** Shutdown begins: the locks are about to be given back (see `LockScripts.shuttingDown`). */
+  shuttingDown?(): void;
   /** Closes what the backend opened: the subscriber, and connections it created (last). */
   close(): void;
 }

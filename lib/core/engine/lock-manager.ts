@@ -542,6 +542,7 @@ export class LockManager implements LockOwner, LockRunner {
 
   private async giveBackAll(): Promise<void> {
     this.closed = true;
+    this.backend.shuttingDown?.();
     // Real time, whatever the clock: this bounds how long Redis may keep the application waiting.
     const clock = this.backend.shutdownClock ?? systemClock;
     const deadline = clock.now() + this.options.shutdownTimeout;

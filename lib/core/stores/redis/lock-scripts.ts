@@ -127,7 +127,20 @@ export class LockScripts implements LockStore {
     this.replicaWaiter?.close();
   }
 
-  private readonly runScript: RunScript = (script, keys, args) => this.driver.evalScript(script, keys, args);
+  /** Whether releases go as EVAL at once (see `shuttingDown`). */
+  private whole = false;
+
+  /**
+   * Shutdown begins: releases and give-backs go as EVAL from now on. A server that has not
+   * cached a script (restarted, or this process never released there) answers EVALSHA with
+   * NOSCRIPT, and the EVAL that answer calls for would never be sent once the connection is
+   * closed: a node slow to answer then (frozen, busy) would keep the lock for its whole ttl.
+   */
+  shuttingDown(): void {
+    this.whole = true;
+  }
+
+  private readonly runScript: RunScript = (script, keys, args) => this.driver.evalScript(script, keys, args, this.whole);
 
   // acquire() and release() run for every lock: plain functions with one `then`, not async ones
   // (each async layer costs two promises, three under an enabled AsyncLocalStorage).
@@ -171,7 +184,7 @@ export class LockScripts implements LockStore {
     const settings = this.settings(waiterLease, this.shardFlag);
     const args: (string | number)[] = this.isCluster ? [keys.lock, keys.fence, keys.queue, keys.waiters, keys.released, token, settings] : [keys.lock, token, settings];
     if (park !== undefined) args.push(park.token, park.ttl);
-    return sendBare(this.releaseScript, args, toReleaseReply);
+    return sendBare(this.releaseScript, args, toReleaseReply, this.whole);
   }
 
   /** Quorum mode: the scripts of a quorum's master (see `quorum-lua.ts`), made when first used. */
@@ -199,7 +212,7 @@ export class LockScripts implements LockStore {
 
   /** Quorum mode: this master's part of a release. */
   quorumRelease(lock: string, token: string): Promise<ReleaseReply> {
-    return sendBare(this.quorum.release, [lock, token], toReleaseReply);
+    return sendBare(this.quorum.release, [lock, token], toReleaseReply, this.whole);
   }
 
   async leave(keys: ScriptKeys, token: string, ttl: number, waiterLease: number): Promise<void> {
@@ -430,7 +443,8 @@ function bySlot(requests: RenewalRequest[], keyPrefix: string, slotOwner?: (slot
 }
 
 /** One call of a bare script, parsed: EVALSHA, and EVAL again on NOSCRIPT, under one `then`. */
-function sendBare<T>(script: BareScriptCall, args: (string | number)[], parse: (reply: unknown) => T): Promise<T> {
+function sendBare<T>(script: BareScriptCall, args: (string | number)[], parse: (reply: unknown) => T, whole = false): Promise<T> {
+  if (whole) return script.resend(...args).then(parse);
   return script.send(...args).then(parse, (error: unknown) => {
     if (!isNoScript(error)) throw error;
     return script.resend(...args).then(parse);

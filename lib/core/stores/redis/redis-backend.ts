@@ -34,8 +34,9 @@ export function redisBackend(options: ResolvedModuleOptions, logger: LockLogger)
     warnIfEvicting(clients, logger);
     if (connections.length > 1) {
       reportSharedServers(clients, logger);
-      const store = new QuorumStore(clients.map((client) => new LockScripts(client, options.fenceRetention)));
-      return { store, clients, close: closeConnections };
+      const nodes = clients.map((client) => new LockScripts(client, options.fenceRetention));
+      const store = new QuorumStore(nodes);
+      return { store, clients, shuttingDown: () => nodes.forEach((node) => node.shuttingDown()), close: closeConnections };
     }
     return singleBackend(clients[0]!, options, logger, closeConnections);
   } catch (error) {
@@ -52,6 +53,7 @@ function singleBackend(client: RedisClient, options: ResolvedModuleOptions, logg
     store,
     notifier,
     clients: [client],
+    shuttingDown: () => store.shuttingDown(),
     close: () => {
       notifier.close();
       store.close();

@@ -136,13 +136,14 @@ export class IoRedisDriver implements RedisDriver {
     };
   }
 
-  evalScript(script: LuaScript, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
+  evalScript(script: LuaScript, keys: readonly string[], args: readonly (string | number)[], whole = false): Promise<unknown> {
     // ioredis adds its keyPrefix to the declared keys (it reads the key count). A `catch`, not an
     // async function: every semaphore and read-write lock call comes this way, and an async frame
     // costs a promise and a microtask more.
     this.batching.hold();
     let reply: Promise<unknown>;
     try {
+      if (whole) return this.batching.sent((this.client.eval as unknown as Eval)(script.lua, keys.length, ...keys, ...args));
       reply = this.batching.sent((this.client.evalsha as unknown as Eval)(script.sha, keys.length, ...keys, ...args));
     } catch (error) {
       // As from the async function this was: a client that throws at once answers a rejection.

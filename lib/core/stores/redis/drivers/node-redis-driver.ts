@@ -133,9 +133,11 @@ export class NodeRedisDriver implements RedisDriver {
     };
   }
 
-  evalScript(script: LuaScript, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
-    const command: Args = ['EVALSHA', script.sha, String(keys.length), ...keys.map((key) => this.keyPrefix + key), ...args.map(String)];
+  evalScript(script: LuaScript, keys: readonly string[], args: readonly (string | number)[], whole = false): Promise<unknown> {
+    const command: Args = whole ? ['EVAL', script.lua] : ['EVALSHA', script.sha];
+    command.push(String(keys.length), ...keys.map((key) => this.keyPrefix + key), ...args.map(String));
     const firstKey = command[3];
+    if (whole) return this.send(firstKey, command);
     return this.send(firstKey, command).catch((error: unknown) => {
       if (!String((error as Error)?.message).startsWith('NOSCRIPT')) throw error;
       const retry = command.slice();
