@@ -132,7 +132,7 @@ export function planArbitrary(): fc.Arbitrary<Plan> {
       // After it, for the same reason.
       extendCallers: fc.constantFrom(0, 0, 1, 2),
       // After it, for the same reason.
-      shortWaitCallers: fc.constantFrom(0, 1, 1, 2),
+      shortWaitCallers: fc.constantFrom(0, 0, 1, 2),
     }),
   );
 }
