@@ -33,7 +33,8 @@ export interface Violation {
     | 'close-bound'
     | 'store-leftover'
     | 'semaphore-count'
-    | 'unhandled-rejection';
+    | 'unhandled-rejection'
+    | 'told-after-release';
   message: string;
   at: number | undefined;
   /**

@@ -20,7 +20,9 @@
 //   { ev: 'alive', p, sid, key, owned, t }            after a refusal (on a Cluster): whether the lock's
 //                                                     key, wherever it lives now, still held its token
 //   { ev: 'write', p, sid, token, accepted, t, done } one write to the fencing register
-//   { ev: 'exit', p, sid, t }                         user code ended
+//   { ev: 'exit', p, sid, t }                         user code ended (the call then releases)
+//   { ev: 'told', p, sid, how, reason, t }            the section's lock reported lost (`how`: 'lost
+//                                                     event' or 'aborted', its signal), at any time
 //   { ev: 'ok', p, sid, t } | { ev: 'fail', p, sid, error, outcome, t }   the call settled
 //   { ev: 'stall', p, t, until }                      the worker's event loop did not run meanwhile
 //   { ev: 'fault', kind, p?, node?, t, until }        injected by the runner
@@ -101,6 +103,7 @@ export function check(history) {
         store.push(event);
         break;
       case 'enter':
+      case 'told':
       case 'lost':
       case 'alive':
       case 'exit':
@@ -117,6 +120,7 @@ export function check(history) {
           section.lost ??= event.t;
           section.lostReason ??= event.reason;
         } else if (event.ev === 'alive') section.ownedAfterRefusal ||= event.owned === true;
+        else if (event.ev === 'told') (section.told ??= []).push(event);
         else if (event.ev === 'exit') section.exit = event.t;
         else if (event.ev === 'ok') section.ok = event.t;
         else if (event.ev === 'fail') Object.assign(section, { fail: event.t, error: event.error, outcome: event.outcome });
@@ -328,10 +332,38 @@ export function check(history) {
     }
   }
 
+  checkToldAfterRelease(sections, { faults, freezes, dataLoss, closing, violate });
   checkLeaders(entered, { heard, closed, kills, freezes, frozenAt, lossExcuses, name, violate });
   checkCloses({ closing, closed, freezes, faults, sections, violations });
   checkStore(store, { closing, kills, faults, ttl, graceMs: history.graceMs ?? 1_000, violate });
   return violations;
+}
+
+/** Faults that may hold up a release, or lose it before it reaches Redis, until after its lease ran out there. */
+const HOLD_UP_FAULTS = new Set(['cut', 'delay', 'drop-requests', 'redis-pause', 'migrate']);
+
+/**
+ * `told-after-release`: once its code ended (`exit`; the call then sends its release), a holder
+ * is never told of a loss: no lost event, no aborted signal. A release Redis refuses because its
+ * first run already released the lock (or handed it over), run again by the client after a
+ * connection reset (ioredis resends what a closed connection left unanswered), is not a loss
+ * (docs/deployment.md). Excused: a loss Redis really dealt before the release reached it, which
+ * needs the holder frozen during its section (its lease may have run out unseen), a fault that
+ * held the release up or lost it before it reached Redis (a cut, a delay, requests thrown away,
+ * Redis paused, a slot migration), on its links or everyone's, between the exit and the loss,
+ * a data loss, or the holder's own close (`shutdown`).
+ */
+function checkToldAfterRelease(sections, { faults, freezes, dataLoss, closing, violate }) {
+  for (const s of sections.values()) {
+    if (s.exit === undefined || s.told === undefined) continue;
+    const told = s.told.find((event) => event.t > s.exit);
+    if (told === undefined) continue;
+    if (told.reason === 'shutdown' || (closing.get(s.p)?.t ?? Infinity) <= told.t) continue;
+    if (dataLoss(s.enter ?? s.invoke, told.t)) continue;
+    if (freezes(s.p).some((f) => f.t - SLACK <= told.t && (f.until ?? f.t) + SLACK >= (s.enter ?? s.invoke))) continue;
+    if (faults.some((f) => HOLD_UP_FAULTS.has(f.kind) && (f.p === undefined || f.p === s.p) && f.t - SLACK <= told.t && (f.until ?? f.t) + SLACK >= s.exit)) continue;
+    violate('told-after-release', `${s.sid} (${s.kind}, token ${s.token}) on "${s.key}" was told of a loss (${told.how}${told.reason ? `, ${told.reason}` : ''}) at ${fmt(told.t)}, ${fmt(told.t - s.exit)} after its code ended and its release was sent`, told.t);
+  }
 }
 
 /** The end of the freezes (pauses, stalls) of `p` that hold at `at`, one running into the next. */

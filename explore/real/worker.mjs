@@ -121,6 +121,8 @@ async function start(config) {
     // not told, even before the deadline timer ran.
     const t = mono();
     rec({ ev: 'enter', sid, token: lock.fencingToken, ...tokens, t, aborted: !lock.held, ...extra });
+    // Its lost events, by key and fencing token (see `lostEvents` below).
+    for (const [key, token] of Object.entries(lock.keys === undefined ? { [lock.key]: lock.fencingToken } : lock.fencingTokens)) holders.set(`${key}#${token}`, sid);
     // The runner aims some faults at a worker that holds a lock right now.
     process.send({ holding: 1 });
     const onAbort = () => {
@@ -145,6 +147,9 @@ async function start(config) {
     }
     lock.signal.removeEventListener('abort', onAbort);
     rec({ ev: 'exit', sid });
+    // Past here the call only releases: the holder must not be told of a loss any more (an
+    // aborted signal, a lost event), whatever happens to the release on its way.
+    lock.signal.addEventListener('abort', () => rec({ ev: 'told', sid, how: 'aborted', reason: lock.signal.reason?.reason }), { once: true });
     process.send({ holding: -1 });
   }
 
@@ -167,6 +172,8 @@ async function start(config) {
   decorate(Resource, 'write', Locked('<0>', { waitTimeout }));
   if (config.WORKLOAD === 'job') decorate(Resource, 'job', OnOneInstance({ key: KEY, ttl }), WithoutOverlapping());
 
+  /** `<key>#<fencing token>` of each lock entered, to its section: a `lost` event names its section's. */
+  const holders = new Map();
   let sections = 0;
   const sid = (chain) => `${P}.${chain}.${sections++}`;
 
@@ -211,6 +218,15 @@ async function start(config) {
     locks.events$.subscribe((event) => {
       if (event.type === 'acquired' && event.key === `${KEY}:owner`) rec({ ev: 'lease', key: event.key, token: event.fencingToken });
     });
+
+  // Every lost event, recorded with its section (the checker's told-after-release judges those
+  // after the section's exit; the others say what the aborted signal already said).
+  const lostEvents = locks.events$.subscribe((event) => {
+    if (event.type === 'lost') {
+      const sid = holders.get(`${event.key}#${event.fencingToken}`);
+      if (sid !== undefined) rec({ ev: 'told', sid, how: 'lost event', reason: event.reason });
+    }
+  });
 
   let finishing = false;
 
@@ -279,6 +295,7 @@ async function start(config) {
       await chains;
       await Promise.all(jobs);
       if (leases) leases.unsubscribe();
+      lostEvents.unsubscribe();
       cluster?.disconnect();
       rec({ ev: 'done' });
       closeSync(history.fd);

@@ -20,6 +20,17 @@ export interface FaultDecider {
   trace(instance: SimNode | undefined, text: string): void;
   /** The store answered an attempt of `token` with busy. */
   busy(token: string): void;
+  /** A record to fill for an acquire attempt of `node` on `lockKey`, when that key's attempts are watched (see `AttemptRecord`). */
+  watchAttempt?(node: SimNode, lockKey: string): AttemptRecord | undefined;
+}
+
+/** What became of one watched acquire attempt: what the store answered and when its reply reaches the instance. */
+export interface AttemptRecord {
+  sentAt: number;
+  /** `busy`: the store had the key held by someone else when it ran; `lost`: no reply (before or after taking effect). */
+  outcome?: 'busy' | 'acquired' | 'lost' | 'error';
+  /** When the reply (or the connection error) is scheduled to reach the instance. */
+  replyAt?: number;
 }
 
 /** A simulated process as the network sees it. */
@@ -53,7 +64,7 @@ export class Network {
   ) {}
 
   /** Sends one command of `node`: `invoke` runs on the store when it arrives. */
-  call<T>(node: SimNode, op: string, invoke: () => Promise<T>, token?: string): Promise<T> {
+  call<T>(node: SimNode, op: string, invoke: () => Promise<T>, token?: string, watched?: AttemptRecord): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const fate = this.faults.command(node, op);
       const arrival = Math.max(this.scheduler.now + this.faults.latency(), this.lastArrival.get(node) ?? 0);
@@ -61,24 +72,31 @@ export class Network {
       const reply = (settle: () => void, extra: number): void => {
         const at = Math.max(this.scheduler.now + this.faults.latency() + extra, this.lastReply.get(node) ?? 0);
         this.lastReply.set(node, at);
+        if (watched !== undefined) watched.replyAt = at;
         this.scheduler.schedule(at, settle, node);
       };
       this.scheduler.schedule(arrival, () => {
         if (fate.lost === 'before') {
           this.faults.trace(node, `${op} lost before reaching the store`);
+          if (watched !== undefined) watched.outcome = 'lost';
           reply(() => reject(new ConnectionLostError(op)), fate.delay);
           return;
         }
         invoke().then(
           (value) => {
             this.faults.trace(node, `store ran ${op}${token === undefined ? '' : ` ${token}`}: ${summary(value)}`);
-            if (token !== undefined && op.endsWith('acquire') && (value as { acquired?: boolean }).acquired === false) this.faults.busy(token);
+            const busy = token !== undefined && op.endsWith('acquire') && (value as { acquired?: boolean }).acquired === false;
+            if (busy) this.faults.busy(token);
+            if (watched !== undefined) watched.outcome = fate.lost === 'after' ? 'lost' : busy ? 'busy' : 'acquired';
             if (fate.lost === 'after') {
               this.faults.trace(node, `${op} took effect; its reply is lost`);
               reply(() => reject(new ConnectionLostError(op)), fate.delay);
             } else reply(() => resolve(value), fate.delay);
           },
-          (error: unknown) => reply(() => reject(error), fate.delay),
+          (error: unknown) => {
+            if (watched !== undefined) watched.outcome = 'error';
+            reply(() => reject(error), fate.delay);
+          },
         );
       });
     });
@@ -107,13 +125,17 @@ export class Network {
     const notifier = new MemoryNotifier();
     node.notifier = notifier;
     this.subscribers.add(node);
-    const call = <T>(op: string, invoke: () => Promise<T>, token?: string): Promise<T> => this.call(node, op, invoke, token);
+    const call = <T>(op: string, invoke: () => Promise<T>, token?: string, watched?: AttemptRecord): Promise<T> => this.call(node, op, invoke, token, watched);
     const wrapped: LockStore = {
       queues: store.queues,
       barges: store.barges,
       semaphores: store.semaphores && wrapMethods(store.semaphores, 'semaphore.', call),
       readers: store.readers && wrapMethods(store.readers, 'read.', call),
-      acquire: (...args) => call('acquire', () => store.acquire(...args), args[1] as string),
+      acquire: (...args) => {
+        const watched = this.faults.watchAttempt?.(node, args[0].lock);
+        if (watched !== undefined) watched.sentAt = this.scheduler.now;
+        return call('acquire', () => store.acquire(...args), args[1] as string, watched);
+      },
       renew: (...args) => call('renew', () => store.renew(...args), args[1] as string),
       renewBatch: (requests: RenewalRequest[]): RenewalPart[] => [
         // The in-memory store answers a batch in one part.

@@ -64,6 +64,12 @@ export interface Plan {
    * the watchdog's renewal is on its way. Optional: fixed plans written before it have none.
    */
   extendCallers?: number;
+  /**
+   * Callers (per instance) of one more key, `sw`, with short waitTimeouts: 0, under the 1 s grace an attempt's answer
+   * gets, or over it. Each call that fails with the wait-timeout error is checked against what its
+   * attempts met in the store. Optional: fixed plans written before it have none.
+   */
+  shortWaitCallers?: number;
   jobs: boolean;
   leader: boolean;
   faults: Fault[];
@@ -125,6 +131,8 @@ export function planArbitrary(): fc.Arbitrary<Plan> {
       greedyCallers: fc.constantFrom(0, 0, 1, 2),
       // After it, for the same reason.
       extendCallers: fc.constantFrom(0, 0, 1, 2),
+      // After it, for the same reason.
+      shortWaitCallers: fc.constantFrom(0, 0, 1, 2),
     }),
   );
 }

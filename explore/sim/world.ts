@@ -11,12 +11,15 @@ import { MultiLock } from '../../lib/core/multi-key/multi-key-lock.js';
 import { lockRedisKeys } from '../../lib/core/keys/lock-key.js';
 import { parseHolder } from '../../lib/core/engine/holder.js';
 import { LockLostError } from '../../lib/errors/lock-lost.error.js';
+import { LockNotAcquiredError } from '../../lib/errors/lock-not-acquired.error.js';
+import { LAST_ATTEMPT_GRACE_MS } from '../../lib/core/engine/waiter-timing.js';
 import type { Lock } from '../../lib/interfaces/lock.interface.js';
 import type { LockOptions, RedisLockModuleOptions } from '../../lib/interfaces/redis-lock-options.interface.js';
 import { InstanceClock, VirtualScheduler, enterSimulation, mulberry32, worldClock } from './virtual-time.js';
-import { Network, type CommandFate, type FaultDecider, type SimNode } from './network.js';
+import { Network, type AttemptRecord, type CommandFate, type FaultDecider, type SimNode } from './network.js';
 import { CLOCK_OFFSET_RANGE, FAULT_HORIZON_MS, FAULT_KINDS, LONG_TTL_MS, describePlan, type Fault, type FaultKind, type Plan } from './plan.js';
 import { SimJobs, SimLocked } from './workers.js';
+import { ManualClock } from '../../lib/testing/manual-clock.js';
 import { knownDefect } from './known-defects.js';
 
 export const KEY_PREFIX = 'lock:';
@@ -33,6 +36,22 @@ const GREEDY_ROUNDS_MAX = 8;
 const LEADER_RETRY_MS = 100;
 /** The longest lease an `extend()` of the extend workload asks for, in plan ttls. */
 const EXTEND_LONGEST = 2;
+/** The manual-clock probe's greedy rounds: more than a streak's parks (`PARKS_PER_STREAK`). */
+const MANUAL_PROBE_ROUNDS = 264;
+/** Real (world) time the manual-clock probe's calls get: far more than they need with a still clock. */
+const MANUAL_PROBE_MS = 3_000;
+/** The waitTimeouts of the short-wait workload (key `sw`): none, under the 1 s grace of an attempt's answer, over it. */
+const SHORT_WAITS = [0, 0, 50, 150, 300, 500, 800, 2_000] as const;
+/** The lease of the short-wait workload's calls: a reply up to the 1 s grace late still finds it running. */
+const SHORT_WAIT_TTL_MS = 1_500;
+/** Keys whose `acquired` events are checked against the time from their call (see `checkWaited`). */
+const WAITED_KEYS = new Set(['m', 'g', 'sw', 'acct-a', 'acct-b', 'acct-c']);
+
+/** When a call began, on the world's clock and on its instance's (see `World.checkWaited`). */
+interface CallStart {
+  at: number;
+  offset: number;
+}
 
 export interface Violation {
   at: number;
@@ -84,6 +103,7 @@ export class Instance implements SimNode {
       () => backend,
     );
     this.service.events$.subscribe((event) => {
+      if (event.type === 'acquired' && WAITED_KEYS.has(event.key)) world.acquiredEvents.set(`${this.index}|${event.key}#${event.fencingToken}`, { waitedMs: event.waitedMs, at: world.scheduler.now, offset: this.clock.offset });
       if (event.type === 'lost' || event.type === 'acquired' || event.type === 'released') {
         world.trace(this, `${event.type} ${event.key}${'fencingToken' in event ? ` #${event.fencingToken}` : ''}${event.type === 'lost' ? ` (${event.reason})` : ''}`);
       }
@@ -212,6 +232,25 @@ export class World implements FaultDecider {
 
   busy(token: string): void {
     this.lastBusyAt.set(token, this.scheduler.now);
+  }
+
+  /** The `acquired` events of `WAITED_KEYS`, by `<instance>|<key>#<fencing token>`: what they reported, when, on which clock offset. */
+  readonly acquiredEvents = new Map<string, { waitedMs: number; at: number; offset: number }>();
+  /**
+   * The attempt lists of the short-wait calls in progress, per instance: an attempt on `sw` goes
+   * to every call of its instance in progress (each call's own are among them; another call's
+   * only add excuses, never a violation).
+   */
+  private readonly shortWaitCalls = new Map<SimNode, Set<AttemptRecord[]>>();
+  private readonly shortWaitKey = lockRedisKeys(KEY_PREFIX, 'sw').lock;
+
+  watchAttempt(node: SimNode, lockKey: string): AttemptRecord | undefined {
+    if (lockKey !== this.shortWaitKey) return undefined;
+    const calls = this.shortWaitCalls.get(node);
+    if (calls === undefined || calls.size === 0) return undefined;
+    const record: AttemptRecord = { sentAt: this.scheduler.now };
+    for (const attempts of calls) attempts.push(record);
+    return record;
   }
 
   constructor(
@@ -365,6 +404,13 @@ export class World implements FaultDecider {
     await this.wakeProbe(check, stop);
     if (this.violation) return;
 
+    // A test's manual clock: a free key's calls never wait for the test to move it. In a quarter
+    // of the plans: a streak's 256 parks cost about a third of a schedule.
+    if (this.plan.greedyCallers === 2) {
+      await this.manualClockProbe(check, stop);
+      if (this.violation) return;
+    }
+
     // Clean shutdown of everyone still up; then nothing may remain but fencing counters and no timer.
     const closing = this.instances.filter((i) => !i.crashed).map((i) => i.shutdown());
     let settled = false;
@@ -383,7 +429,7 @@ export class World implements FaultDecider {
   /** Stated bound: a crashed holder's lease, a crashed waiter's grant, then every caller of a key once, with polling. */
   livenessBound(): number {
     const plan = this.plan;
-    const callers = plan.instances * Math.max(1, plan.mutexCallers + plan.lockedCallers + plan.semaphoreCallers + plan.longSemaphoreCallers + plan.rwCallers + 2 * plan.transferCallers + GREEDY_ROUNDS_MAX * plan.greedyCallers + (plan.extendCallers ?? 0));
+    const callers = plan.instances * Math.max(1, plan.mutexCallers + plan.lockedCallers + plan.semaphoreCallers + plan.longSemaphoreCallers + plan.rwCallers + 2 * plan.transferCallers + GREEDY_ROUNDS_MAX * plan.greedyCallers + (plan.extendCallers ?? 0) + (plan.shortWaitCallers ?? 0));
     return this.longestTtl() + 2 * WAITER_LEASE_MS + callers * (this.maxWork() + WAITER_REFRESH_MS + 20) + SHUTDOWN_TIMEOUT_MS;
   }
 
@@ -393,7 +439,8 @@ export class World implements FaultDecider {
 
   /** The longest lease any caller of the plan takes. */
   longestTtl(): number {
-    const ttl = (this.plan.extendCallers ?? 0) > 0 ? EXTEND_LONGEST * this.plan.ttl : this.plan.ttl;
+    let ttl = (this.plan.extendCallers ?? 0) > 0 ? EXTEND_LONGEST * this.plan.ttl : this.plan.ttl;
+    if ((this.plan.shortWaitCallers ?? 0) > 0) ttl = Math.max(ttl, SHORT_WAIT_TTL_MS);
     return this.plan.longSemaphoreCallers > 0 ? Math.max(ttl, LONG_TTL_MS) : ttl;
   }
 
@@ -526,6 +573,91 @@ export class World implements FaultDecider {
         return;
       }
     }
+  }
+
+  /**
+   * Two more processes as a test builds them with `nestjs-redis-lock/testing` on a manual clock
+   * (`new InMemoryLocks({ clock: 'manual' })`): their engines and their own in-memory store count
+   * leases, waits and retries on a `ManualClock` that nobody advances here, while the world's
+   * time (what real time is to a test) runs on; shutdown bounds run on the world's time, as the
+   * testing module's do on the system clock. A greedy barging loop of one of them re-takes a key
+   * the moment it releases it (so it parks the key) while the other's barging callers wait: the
+   * streak ends (after `PARKS_PER_STREAK` parks, the manual clock never reaching its 40 ms) and
+   * the loop's process steps aside. Once the contender is done, the loop's remaining rounds and a
+   * `tryAcquire()` of the free key must finish with the manual clock standing still (docs/testing.md:
+   * the step aside stays on real time): within `MANUAL_PROBE_MS` of the world's time.
+   */
+  private async manualClockProbe(check: () => void, stop: () => boolean): Promise<void> {
+    const clock = new ManualClock();
+    const data = new MemoryData();
+    const store = new MemoryStore(data, clock, (channel, message) => this.network.publish(channel, message));
+    const nodes = ['t0', 't1'].map((name) => ({ name, paused: false, crashed: false, held: [], index: -1 }) as SimNode & { index: number });
+    const services = nodes.map((node) => {
+      const backend = this.network.backend(node, store, clock, new InstanceClock(this.scheduler, node));
+      return new LockService({ ttl: this.plan.ttl, shutdownTimeout: SHUTDOWN_TIMEOUT_MS, instanceName: node.name } as RedisLockModuleOptions, () => backend);
+    });
+    const [greedy, contender] = services as [LockService, LockService];
+    const barging = { fairness: 'barging', waitTimeout: CALLER_WAIT_MS } as const;
+    const start = this.scheduler.now;
+    let rounds = 0;
+    let contended = 0;
+    let failed: string | undefined;
+    const fail = (who: string) => (error: unknown): void => void (failed ??= `${who}: ${(error as Error).message}`);
+    let loopDone = false;
+    void (async () => {
+      for (let i = 0; i < MANUAL_PROBE_ROUNDS; i++) {
+        const lock = await greedy.acquire('manual-hot', barging);
+        rounds++;
+        await lock.release();
+      }
+    })().catch(fail('the greedy loop')).finally(() => (loopDone = true));
+    let contenderDone = false;
+    let contenderAt = 0;
+    void (async () => {
+      for (let i = 0; i < 3; i++) {
+        const lock = await contender.acquire('manual-hot', barging);
+        contended++;
+        await lock.release();
+      }
+    })().catch(fail('the contender')).finally(() => {
+      contenderDone = true;
+      contenderAt = this.scheduler.now;
+    });
+    await this.scheduler.run(start + MANUAL_PROBE_MS, check, () => stop() || (loopDone && contenderDone) || failed !== undefined);
+    if (this.violation) return;
+    let tried = 'pending';
+    if (loopDone && contenderDone && failed === undefined) {
+      // As the test does (inspect() until the key reads free): a release parked by the last round
+      // holds the key until its process' next turn unparks it.
+      const key = lockRedisKeys(KEY_PREFIX, 'manual-hot').lock;
+      await this.scheduler.run(this.scheduler.now + MANUAL_PROBE_MS, check, () => stop() || liveValue(data.locks, key, clock.now()) === undefined);
+      if (this.violation) return;
+      const at = this.scheduler.now;
+      void greedy.tryAcquire('manual-hot').then(
+        async (lock) => {
+          tried = lock === null ? 'busy' : 'acquired';
+          await lock?.release();
+        },
+        (error: unknown) => void (tried = (error as Error).message),
+      );
+      await this.scheduler.run(at + MANUAL_PROBE_MS, check, () => stop() || tried !== 'pending');
+      if (this.violation) return;
+    }
+    const done = loopDone && contenderDone && tried === 'acquired';
+    this.trace(undefined, `manual clock probe: ${rounds} greedy rounds, ${contended} contended, tryAcquire ${tried}, manual clock at ${clock.now()} ms, ${clock.pendingTimers} timer(s) on it`);
+    if (failed !== undefined || !done) {
+      this.violate(undefined, 'on a manual clock, calls of a free key never wait for the clock to move',
+        failed ?? `after ${this.scheduler.now - start} ms of real time (the manual clock standing still): the greedy loop ${loopDone ? 'done' : `stuck after ${rounds} of ${MANUAL_PROBE_ROUNDS} rounds`}, the contender ${contenderDone ? `done at ${contenderAt - start} ms` : `at ${contended} of 3 rounds`}, tryAcquire() of the free key ${tried}`);
+      return;
+    }
+    const closing = Promise.all(services.map(async (service) => {
+      await service.beforeApplicationShutdown();
+      await service.onApplicationShutdown();
+    }));
+    let closed = false;
+    void closing.then(() => (closed = true));
+    await this.scheduler.run(this.scheduler.now + 2 * SHUTDOWN_TIMEOUT_MS + 100, check, () => stop() || closed);
+    if (!closed && !this.violation) this.violate(undefined, 'close() settles within shutdownTimeout', 'a process on the manual clock never finished closing');
   }
 
   /**
@@ -681,7 +813,13 @@ export class World implements FaultDecider {
     };
     const locked = new SimLocked(service, this, instance);
     for (let c = 0; c < plan.mutexCallers; c++) {
-      this.loop(instance, 'using(m)', () => service.using('m', (lock) => this.section(instance, 'mutex', 'm', lock, steps(), this.random() < 0.4), { waitTimeout: CALLER_WAIT_MS }));
+      this.loop(instance, 'using(m)', () => {
+        const call = this.callStart(instance);
+        return service.using('m', (lock) => {
+          this.checkWaited(instance, call, lock);
+          return this.section(instance, 'mutex', 'm', lock, steps(), this.random() < 0.4);
+        }, { waitTimeout: CALLER_WAIT_MS });
+      });
     }
     for (let c = 0; c < plan.lockedCallers; c++) {
       this.loop(instance, '@Locked(m)', () => locked.write(steps(), this.random() < 0.4));
@@ -710,7 +848,11 @@ export class World implements FaultDecider {
       this.loop(instance, 'transfer', () => {
         const pairs = [['acct-a', 'acct-b'], ['acct-b', 'acct-c'], ['acct-c', 'acct-a']] as const;
         const keys = pairs[Math.floor(this.random() * pairs.length)]!;
-        return service.using([...keys], (lock) => this.section(instance, 'multi', keys.join('+'), lock, steps(), false), { waitTimeout: CALLER_WAIT_MS });
+        const call = this.callStart(instance);
+        return service.using([...keys], (lock) => {
+          this.checkWaited(instance, call, lock);
+          return this.section(instance, 'multi', keys.join('+'), lock, steps(), false);
+        }, { waitTimeout: CALLER_WAIT_MS });
       });
     }
     for (let c = 0; c < plan.greedyCallers; c++) {
@@ -719,7 +861,11 @@ export class World implements FaultDecider {
         const rounds = 2 + Math.floor(this.random() * (GREEDY_ROUNDS_MAX - 1));
         for (let round = 0; round < rounds; round++) {
           const work = this.random() < 0.8 ? [1 + Math.floor(this.random() * 10)] : steps();
-          await service.using('g', (lock) => this.section(instance, 'mutex', 'g', lock, work, false), { fairness: 'barging', waitTimeout: CALLER_WAIT_MS });
+          const call = this.callStart(instance);
+          await service.using('g', (lock) => {
+            this.checkWaited(instance, call, lock);
+            return this.section(instance, 'mutex', 'g', lock, work, false);
+          }, { fairness: 'barging', waitTimeout: CALLER_WAIT_MS });
         }
       });
     }
@@ -728,6 +874,10 @@ export class World implements FaultDecider {
         const work = Array.from({ length: 1 + Math.floor(this.random() * 3) }, () => 5 + Math.floor(this.random() * (this.random() < 0.5 ? 40 : plan.ttl * 0.6)));
         return service.using('ext', (lock) => this.extendSection(instance, lock, work), { waitTimeout: CALLER_WAIT_MS });
       });
+    }
+    for (let c = 0; c < (plan.shortWaitCallers ?? 0); c++) {
+      // Short work: more calls, each a chance to meet a reply delayed past its waitTimeout.
+      this.loop(instance, 'using(sw)', () => this.shortWaitCall(instance, [5 + Math.floor(this.random() * 40)]));
     }
     if (plan.jobs) {
       const jobs = new SimJobs(instance.jobs, this, instance);
@@ -897,6 +1047,76 @@ export class World implements FaultDecider {
           return;
         }
       }
+    }
+  }
+
+  /** The start of a lock call of `instance`, for `checkWaited`. */
+  private callStart(instance: Instance): CallStart {
+    return { at: this.scheduler.now, offset: instance.clock.offset };
+  }
+
+  /**
+   * An acquisition reports in `waitedMs` (its `acquired` event; docs/locks.md: "time from the
+   * call to the acquisition") the time from the call to that acquisition, single-key and
+   * multi-key locks alike (each key of a multi-key call counts from the call). On the instance's
+   * clock: the world's time plus what its clock jumped meanwhile. Checked as the caller's code
+   * starts, for each key of its lock.
+   */
+  private checkWaited(instance: Instance, call: CallStart, lock: Lock): void {
+    if (this.violation !== undefined || instance.crashed) return;
+    const parts = lock instanceof MultiLock ? (lock.parts as HeldLock[]) : lock instanceof HeldLock ? [lock] : [];
+    for (const part of parts) {
+      const name = `${instance.index}|${part.key}#${part.fencingToken}`;
+      const event = this.acquiredEvents.get(name);
+      if (event === undefined) continue;
+      this.acquiredEvents.delete(name);
+      const expected = event.at - call.at + (event.offset - call.offset);
+      if (Math.abs(event.waitedMs - expected) > 0.5) {
+        this.violate(instance, 'an acquisition reports the time from its call as waitedMs',
+          `${part.key} #${part.fencingToken}${parts.length > 1 ? ` (a key of ${parts.map((p) => p.key).join('+')})` : ''}: acquired event at ${event.at} ms says waitedMs ${event.waitedMs}, called at ${call.at} ms (${expected} ms before on its clock)`);
+        return;
+      }
+    }
+  }
+
+  /**
+   * One call of the short-wait workload: `using('sw')` with a short waitTimeout (see
+   * `SHORT_WAITS`). A call that fails with the wait-timeout error (LockNotAcquiredError) must
+   * have met the lock held by someone else: docs/configuration.md, "an attempt's answer is always
+   * waited for at least that 1 s, so a short waitTimeout never fails a free lock that 0 would
+   * take". So one of its attempts was answered busy by the store, or did not come back as a lock
+   * for a reason that fails a call without waiting too: no reply (lost), a reply later than the
+   * 1 s grace, or one after the lease it started had run out (given back). Not judged across a
+   * pause of the instance, or once it is shutting down.
+   */
+  private async shortWaitCall(instance: Instance, steps: number[]): Promise<void> {
+    const waitTimeout = SHORT_WAITS[Math.floor(this.random() * SHORT_WAITS.length)]!;
+    const attempts: AttemptRecord[] = [];
+    let calls = this.shortWaitCalls.get(instance);
+    if (calls === undefined) this.shortWaitCalls.set(instance, (calls = new Set()));
+    calls.add(attempts);
+    const call = this.callStart(instance);
+    const pauses = instance.pauses;
+    try {
+      await instance.service.using('sw', (lock) => {
+        this.checkWaited(instance, call, lock);
+        return this.section(instance, 'mutex', 'sw', lock, steps, false);
+      }, { waitTimeout, ttl: SHORT_WAIT_TTL_MS });
+    } catch (error) {
+      if (!(error instanceof LockNotAcquiredError)) throw error;
+      this.trace(instance, `using(sw) with waitTimeout ${waitTimeout} ms (called at ${call.at} ms) fails: ${error.message}`);
+      if (instance.pauses !== pauses || instance.paused || !instance.alive || this.violation !== undefined) return;
+      const grace = LAST_ATTEMPT_GRACE_MS - 1;
+      // A reply after the lease ran out locally is given back (clock jumps and the drift margin: some slack).
+      const stale = SHORT_WAIT_TTL_MS - CLOCK_OFFSET_RANGE.max - 10;
+      const excused = attempts.some((a) => a.outcome === 'busy' || a.outcome === 'lost' || a.outcome === 'error' || a.replyAt === undefined || a.replyAt - a.sentAt >= Math.min(grace, stale));
+      if (!excused) {
+        const met = attempts.map((a) => `sent at ${a.sentAt} ms: ${a.outcome ?? 'unanswered'}${a.replyAt === undefined ? '' : `, reply at ${a.replyAt} ms`}`).join('; ');
+        this.violate(instance, 'a call fails with the wait-timeout error only after meeting the lock held by another',
+          `using(sw) with waitTimeout ${waitTimeout} ms called at ${call.at} ms failed at ${this.scheduler.now} ms (${error.message}) though the store never had sw held by another when its attempts ran (${met || 'no attempt'})`);
+      }
+    } finally {
+      calls.delete(attempts);
     }
   }
 

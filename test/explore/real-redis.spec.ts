@@ -270,6 +270,23 @@ describe('the real-Redis checker (a pure function over a history)', () => {
     expect(invariants(refused(true, 'expired'))).toEqual([]);
   });
 
+  it('finds a holder told of a loss after its code ended and its release was sent, unless the release was held up, the holder frozen, the data lost or the worker closing', () => {
+    const told = (how: string, reason: string, extra: HistoryEvent[] = []): HistoryEvent[] => [
+      ...call('w0.0.0', { invoke: 0, enter: 5, token: 1, exit: 50, ok: 52 }),
+      { ev: 'told', p: 'w0', sid: 'w0.0.0', how, reason, t: 300 },
+      ...extra,
+    ];
+    // The shape of a release resent after a connection reset (replies thrown away, then the reset).
+    expect(invariants(told('aborted', 'refused', [{ ev: 'fault', kind: 'drop-replies', p: 'w0', t: 40, until: 280 }]))).toEqual(['told-after-release']);
+    expect(invariants(told('lost event', 'refused'))).toEqual(['told-after-release']);
+    // Told inside its code: no concern of this invariant.
+    expect(invariants([...call('w0.0.0', { invoke: 0, enter: 5, token: 1, exit: 50, ok: 52 }), { ev: 'told', p: 'w0', sid: 'w0.0.0', how: 'aborted', reason: 'refused', t: 30 }])).toEqual([]);
+    expect(invariants(told('aborted', 'refused', [{ ev: 'fault', kind: 'cut', p: 'w0', t: 45, until: 900 }]))).toEqual([]);
+    expect(invariants(told('aborted', 'refused', [{ ev: 'fault', kind: 'pause', p: 'w0', t: 20, until: 40 }]))).toEqual([]);
+    expect(invariants(told('aborted', 'refused', [{ ev: 'fault', kind: 'restart-empty', t: 100, until: 150 }]))).toEqual([]);
+    expect(invariants(told('aborted', 'shutdown'))).toEqual([]);
+  });
+
   it('finds a wait that timed out after every fault had ended, and allows one during a fault', () => {
     const timedOut = call('w0.0.0', { invoke: 2_000, fail: { t: 4_500, outcome: 'timeout' } });
     expect(invariants(timedOut, { quietAt: 1_000, ttl: 600 })).toEqual(['liveness']);

@@ -19,6 +19,7 @@ const busy: Plan = {
   transferCallers: 1,
   greedyCallers: 1,
   extendCallers: 1,
+  shortWaitCallers: 1,
   jobs: true,
   leader: true,
   faults: [
