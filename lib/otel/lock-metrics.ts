@@ -130,6 +130,18 @@ function startRecorder(provider: MeterProvider): { users: number; stop(): void }
         break;
     }
   };
+  // A channel subscriber's exception is rethrown as an uncaught one: a meter that throws (a bug in
+  // an SDK, an exporter or a wrapper) must cost its metrics, never the application.
+  let warned = false;
+  const recordSafely = (message: unknown): void => {
+    try {
+      record(message);
+    } catch (error) {
+      if (warned) return;
+      warned = true;
+      process.emitWarning(`nestjs-redis-lock: recording a lock metric failed (${error instanceof Error ? error.message : String(error)}); the lock was not affected. Later failures are not reported.`);
+    }
+  };
   const names = [
     LOCK_DIAGNOSTICS_CHANNELS.waiting,
     LOCK_DIAGNOSTICS_CHANNELS.acquired,
@@ -138,11 +150,11 @@ function startRecorder(provider: MeterProvider): { users: number; stop(): void }
     LOCK_DIAGNOSTICS_CHANNELS.lost,
     LOCK_DIAGNOSTICS_CHANNELS.skipped,
   ];
-  for (const channelName of names) subscribe(channelName, record);
+  for (const channelName of names) subscribe(channelName, recordSafely);
   return {
     users: 0,
     stop: () => {
-      for (const channelName of names) unsubscribe(channelName, record);
+      for (const channelName of names) unsubscribe(channelName, recordSafely);
     },
   };
 }

@@ -103,13 +103,15 @@ export function bindJob(spec: JobSpec, className: string, namespace: string | un
     defaultKey: given === undefined,
     ownerKey: key + OWNER_SUFFIX,
     runName: boundName(where),
-    ownerName: boundName(where + OWNER_SUFFIX),
+    // Cut before the suffix, so that a long name's lease never reads as its run lock.
+    ownerName: boundName(where, OWNER_SUFFIX),
   };
 }
 
-/** A lock name bounded to what `LockOptions.name` accepts. */
-export function boundName(name: string): string {
-  return name.length <= MAX_NAME ? name : cutWhole(name, MAX_NAME - 1) + '…';
+/** A lock name bounded to what `LockOptions.name` accepts; `suffix` is kept whole after the cut. */
+export function boundName(name: string, suffix = ''): string {
+  if (name.length + suffix.length <= MAX_NAME) return name + suffix;
+  return cutWhole(name, MAX_NAME - 1 - suffix.length) + '…' + suffix;
 }
 
 /** Checks the `jobNamespace` module option. */
