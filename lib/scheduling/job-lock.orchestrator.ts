@@ -75,8 +75,13 @@ export class JobLockOrchestrator implements OnModuleDestroy {
     @Inject(REDIS_LOCK_MODULE_OPTIONS) options: RedisLockModuleOptions,
   ) {
     this.namespace = checkJobNamespace(options?.jobNamespace);
-    this.shutdownTimeout = resolveModuleOptions(options, { needsRedis: false }).shutdownTimeout;
+    const resolved = resolveModuleOptions(options, { needsRedis: false });
+    this.shutdownTimeout = resolved.shutdownTimeout;
+    this.moduleTtl = resolved.ttl;
   }
+
+  /** The module's `ttl`, which a job without a `ttl` of its own takes. */
+  private readonly moduleTtl: number;
 
   private get runner(): LockRunner {
     return this.locks[LOCK_RUNNER];
@@ -328,8 +333,11 @@ export class JobLockOrchestrator implements OnModuleDestroy {
    * that lapsed between calls would hand the job to another instance.
    */
   private lockOptions(job: JobBinding, role: JobRole, name: string, label: string): LockOptions {
-    const ttl = jobTtl(job.spec, role);
-    return ttl === undefined ? { name, label, autoRenew: true } : { ttl, name, label, autoRenew: true };
+    // Always a ttl, so always its own renewal interval (a third of it): the module's may be
+    // longer (anything under its ttl less the drift margin), and an owner lease renewed later
+    // than two thirds in falls below `OWNER_MARGIN_SHARE` on a healthy Redis, where its owner
+    // skips the ticks as uncertain and nobody runs them.
+    return { ttl: jobTtl(job.spec, role) ?? this.moduleTtl, name, label, autoRenew: true };
   }
 
   /**
