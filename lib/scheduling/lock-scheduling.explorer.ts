@@ -162,7 +162,8 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
     const candidates = new Map<unknown, { wrapper: InstanceWrapper; type: Function; election: LeaderElectionMetadata }>();
     for (const wrapper of wrappers) {
       const type = (wrapper.instance as object | undefined)?.constructor ?? wrapper.metatype;
-      const election = typeof type === 'function' ? (Reflect.getOwnMetadata(LEADER_ELECTION_METADATA, type) as LeaderElectionMetadata | undefined) : undefined;
+      // Inherited, as job methods are: a provided subclass of an elected (abstract) class runs its election.
+      const election = typeof type === 'function' ? (Reflect.getMetadata(LEADER_ELECTION_METADATA, type) as LeaderElectionMetadata | undefined) : undefined;
       // One instance under two tokens (useExisting) is one candidate.
       if (election === undefined || (wrapper.instance && candidates.has(wrapper.instance))) continue;
       candidates.set(wrapper.instance ?? wrapper, { wrapper, type: type!, election });
