@@ -182,7 +182,14 @@ export class JobLockOrchestrator implements OnModuleDestroy {
       () => undefined,
       (error: unknown) => (error as Error).message,
     );
-    const failure = await settleWithin(released, Math.max(0, deadline - performance.now()));
+    const left = deadline - performance.now();
+    if (left <= 0) {
+      // The runs used all of shutdownTimeout (said above): Redis was not waited for, and was not
+      // late. The release goes on, and LockService's own shutdown waits for it.
+      this.logger.debug?.(`Handing the lease ${quoteKey(lease.key)} back after shutdownTimeout was spent on running work.`);
+      return;
+    }
+    const failure = await settleWithin(released, left);
     if (failure === undefined) this.logger.debug?.(`Handed the lease ${quoteKey(lease.key)} back (shutting down).`);
     else {
       const why = failure === TIMED_OUT ? `no answer from Redis within shutdownTimeout, ${this.shutdownTimeout} ms` : failure;
