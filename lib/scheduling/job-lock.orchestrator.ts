@@ -214,7 +214,7 @@ export class JobLockOrchestrator implements OnModuleDestroy {
     }
     let run: Lock | null = null;
     if (job.spec.WithoutOverlapping) {
-      run = await this.locks.tryAcquire(job.key, this.lockOptions(job, 'WithoutOverlapping', job.runName, job.where));
+      run = await this.outsideChain(() => this.locks.tryAcquire(job.key, this.lockOptions(job, 'WithoutOverlapping', job.runName, job.where)));
       if (run === null) {
         this.skipped(job, 'held-elsewhere');
         return undefined;
@@ -321,6 +321,15 @@ export class JobLockOrchestrator implements OnModuleDestroy {
       }));
   }
 
+  /**
+   * A job's locks are taken outside the caller's call chain, never re-entered: a call made from
+   * within a run (a timer or a callback it started, a recursive call) carries the run's locks,
+   * and would otherwise run beside it, or, once the lease it carries was lost, fail for ever.
+   */
+  private outsideChain<T>(fn: () => T): T {
+    return this.runner.outsideChain?.(fn) ?? fn();
+  }
+
   /** Runs `fn` with the call's locks on the chain: `current()` is the run lock, `current(ownerKey)` the lease. */
   private inChain<T>(taken: Taken, fn: () => T): T {
     const inRun = taken.run === null ? fn : () => this.runner.runInChain(taken.run!, fn);
@@ -383,7 +392,7 @@ export class JobLockOrchestrator implements OnModuleDestroy {
   private async claim(job: JobBinding): Promise<OwnerLease | null> {
     const key = job.ownerKey;
     const sentAt = this.runner.clock.now();
-    const lease = await this.locks.tryAcquire(key, this.lockOptions(job, 'OnOneInstance', job.ownerName, `${job.where} (@OnOneInstance)`));
+    const lease = await this.outsideChain(() => this.locks.tryAcquire(key, this.lockOptions(job, 'OnOneInstance', job.ownerName, `${job.where} (@OnOneInstance)`)));
     if (lease === null) return null;
     // Fencing tokens of the lease count its holders: the one before ours was this instance, or
     // nobody (the first), unless the token before ours is not the last one we held.

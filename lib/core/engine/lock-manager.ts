@@ -470,6 +470,10 @@ export class LockManager implements LockOwner, LockRunner {
     return this.defaults.ttl;
   }
 
+  outsideChain<T>(fn: () => T): T {
+    return this.chain.exit(fn);
+  }
+
   runInChain<T>(lock: Lock, fn: () => T): T {
     if (lock instanceof MultiLock) {
       // Each key of a multi-key lock re-enters on its own; current() names the whole lock.

@@ -25,6 +25,11 @@ export interface LockRunner {
   /** Runs `fn` with `lock` as the chain's innermost lock. */
   runInChain<T>(lock: Lock, fn: () => T): T;
   /**
+   * Runs `fn` outside any call chain: what it acquires never re-enters a lock the caller's chain
+   * holds (or held, and lost). Absent: `fn` runs as it is.
+   */
+  outsideChain?<T>(fn: () => T): T;
+  /**
    * Whether `lock` is still held; a lock whose lease deadline passed before the deadline
    * sweeper could run (a stalled event loop) is declared lost first.
    */
