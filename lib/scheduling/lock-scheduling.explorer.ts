@@ -19,7 +19,7 @@ import { quoteKey } from '../core/keys/quote-key.js';
 import { checkLockKey } from '../core/keys/lock-key.js';
 import { LockKeyError } from '../errors/lock-key.error.js';
 import { LeaderElectionRunner } from './leader-election.runner.js';
-import { JOB_LOCK_METADATA, LEADER_ELECTION_METADATA } from './scheduling.constants.js';
+import { JOB_LOCK_METADATA, JOB_ORCHESTRATOR_PROPERTY, LEADER_ELECTION_METADATA } from './scheduling.constants.js';
 
 interface Claim {
   by: string;
@@ -127,6 +127,15 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
         const spec = typeof method === 'function' ? jobSpecOf(prototype, name, method) : undefined;
         if (spec === undefined) continue;
         this.claimApplication();
+        // Nest injects properties into class providers only: one made by `useFactory` or given
+        // by `useValue` gets its orchestrator here, or every call of its jobs would fail.
+        const instance = wrapper.instance as Record<symbol, unknown> | undefined;
+        if (instance !== null && typeof instance === 'object' && !(instance[JOB_ORCHESTRATOR_PROPERTY] instanceof JobLockOrchestrator)) {
+          if (!Object.isExtensible(instance)) {
+            throw new RedisLockError(`${jobDecorators(spec)} on ${spec.where}: the provider's instance is frozen (or sealed), so its jobs cannot be given their lock service; provide the class itself, or an instance that is not frozen.`);
+          }
+          instance[JOB_ORCHESTRATOR_PROPERTY] = this.jobs;
+        }
         const job = this.jobs.bind(spec, type);
         if (job.defaultKey && !(typeof (type as { name?: unknown }).name === 'string' && (type as { name: string }).name.length > 0)) {
           throw new RedisLockError(`${jobDecorators(spec)} on ${spec.where}: the provider class has no name, so the job has no default key. Give the job a key.`);
