@@ -155,6 +155,7 @@ export class JobLockOrchestrator implements OnModuleDestroy {
     const leases = [...this.owners.values()];
     this.owners.clear();
     const runs = [...this.running];
+    let overran = false;
     // Tell running jobs first (the pattern in docs/jobs-and-leaders.md loops until its signal aborts); their locks
     // stay held and renewed until they end, so that no other instance starts meanwhile.
     for (const { taken } of runs) {
@@ -163,6 +164,7 @@ export class JobLockOrchestrator implements OnModuleDestroy {
     if (runs.length > 0) {
       const ended = await settleWithin(Promise.all(runs.map((run) => run.ended)), Math.max(0, deadline - performance.now()));
       if (ended === TIMED_OUT) {
+        overran = true;
         for (const run of runs) {
           if (!this.running.has(run)) continue;
           this.logger.warn(
@@ -174,16 +176,17 @@ export class JobLockOrchestrator implements OnModuleDestroy {
     // Then hand the leases back: another instance takes the job over at its next call. Redis
     // may not answer (cut off, frozen): waiting longer than shutdownTimeout would keep the
     // application from ever closing, and the lease expires on its own.
-    await Promise.all(leases.map((lease) => this.handBack(lease, deadline)));
+    await Promise.all(leases.map((lease) => this.handBack(lease, overran ? 0 : deadline)));
   }
 
+  /** `deadline` 0: the running work used all of shutdownTimeout, and the release is not timed. */
   private async handBack(lease: Lock, deadline: number): Promise<void> {
     const released = lease.release().then(
       () => undefined,
       (error: unknown) => (error as Error).message,
     );
     const left = deadline - performance.now();
-    if (left <= 0) {
+    if (deadline === 0 || left <= 0) {
       // The runs used all of shutdownTimeout (said above): Redis was not waited for, and was not
       // late. The release goes on, and LockService's own shutdown waits for it.
       this.logger.debug?.(`Handing the lease ${quoteKey(lease.key)} back after shutdownTimeout was spent on running work.`);

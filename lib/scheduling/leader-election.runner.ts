@@ -71,14 +71,15 @@ export class LeaderElectionRunner {
       if (lock instanceof HeldLock) lock.interrupt();
       this.hooks = this.hooks.then(() => this.callLost(lock));
     }
-    if ((await settleWithin(this.hooks, Math.max(0, deadline - performance.now()))) === TIMED_OUT) {
+    const overran = (await settleWithin(this.hooks, Math.max(0, deadline - performance.now()))) === TIMED_OUT;
+    if (overran) {
       this.runner.logger.warn(`The hooks of ${this.where} were still running ${timeoutMs} ms (shutdownTimeout) after its leadership's signal aborted for shutdown; the lease is given back while they run.`);
     }
     if (lock === undefined) return;
     const released = this.releaseLease(lock);
     // The hooks used all of shutdownTimeout (said above): Redis was not waited for, nor late. The
     // release goes on, and LockService's own shutdown waits for it.
-    if (deadline - performance.now() <= 0) return;
+    if (overran || deadline - performance.now() <= 0) return;
     // Redis may not answer (cut off, frozen): the lease expires on its own, and waiting longer
     // would keep the application from ever closing.
     if ((await settleWithin(released, deadline - performance.now())) === TIMED_OUT) {
