@@ -122,7 +122,13 @@ async function start(config) {
     const t = mono();
     rec({ ev: 'enter', sid, token: lock.fencingToken, ...tokens, t, aborted: !lock.held, ...extra });
     // Its lost events, by key and fencing token (see `lostEvents` below).
-    for (const [key, token] of Object.entries(lock.keys === undefined ? { [lock.key]: lock.fencingToken } : lock.fencingTokens)) holders.set(`${key}#${token}`, sid);
+    // A fencing token names one holder of a key, except after Redis restarted empty (its
+    // counters start again): a key and token held by two sections names neither (null), and
+    // their lost events are not put on either (each one's aborted signal still tells its own).
+    for (const [key, token] of Object.entries(lock.keys === undefined ? { [lock.key]: lock.fencingToken } : lock.fencingTokens)) {
+      const name = `${key}#${token}`;
+      holders.set(name, holders.has(name) && holders.get(name) !== sid ? null : sid);
+    }
     // The runner aims some faults at a worker that holds a lock right now.
     process.send({ holding: 1 });
     const onAbort = () => {
@@ -224,7 +230,7 @@ async function start(config) {
   const lostEvents = locks.events$.subscribe((event) => {
     if (event.type === 'lost') {
       const sid = holders.get(`${event.key}#${event.fencingToken}`);
-      if (sid !== undefined) rec({ ev: 'told', sid, how: 'lost event', reason: event.reason });
+      if (sid !== undefined && sid !== null) rec({ ev: 'told', sid, how: 'lost event', reason: event.reason });
     }
   });
 
