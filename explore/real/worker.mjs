@@ -36,6 +36,7 @@ import { Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Cluster, Redis } from 'ioredis';
 import { closeSync, openSync, writeSync } from 'node:fs';
+import { LostHolders } from './lost-holders.mjs';
 // EXPLORE_PACKAGE: another build of the package (an entry file), e.g. one with a bug seeded on purpose.
 const { LeaderElection, LockService, Locked, OnOneInstance, RedisLockModule, WithoutOverlapping } = await import(process.env.EXPLORE_PACKAGE ?? 'nestjs-redis-lock');
 
@@ -122,13 +123,7 @@ async function start(config) {
     const t = mono();
     rec({ ev: 'enter', sid, token: lock.fencingToken, ...tokens, t, aborted: !lock.held, ...extra });
     // Its lost events, by key and fencing token (see `lostEvents` below).
-    // A fencing token names one holder of a key, except after Redis restarted empty (its
-    // counters start again): a key and token held by two sections names neither (null), and
-    // their lost events are not put on either (each one's aborted signal still tells its own).
-    for (const [key, token] of Object.entries(lock.keys === undefined ? { [lock.key]: lock.fencingToken } : lock.fencingTokens)) {
-      const name = `${key}#${token}`;
-      holders.set(name, holders.has(name) && holders.get(name) !== sid ? null : sid);
-    }
+    holders.entered(sid, lock.keys === undefined ? { [lock.key]: lock.fencingToken } : lock.fencingTokens);
     // The runner aims some faults at a worker that holds a lock right now.
     process.send({ holding: 1 });
     const onAbort = () => {
@@ -178,8 +173,8 @@ async function start(config) {
   decorate(Resource, 'write', Locked('<0>', { waitTimeout }));
   if (config.WORKLOAD === 'job') decorate(Resource, 'job', OnOneInstance({ key: KEY, ttl }), WithoutOverlapping());
 
-  /** `<key>#<fencing token>` of each lock entered, to its section: a `lost` event names its section's. */
-  const holders = new Map();
+  /** The section each lock entered belongs to: a `lost` event names its key and fencing token. */
+  const holders = new LostHolders();
   let sections = 0;
   const sid = (chain) => `${P}.${chain}.${sections++}`;
 
@@ -229,8 +224,8 @@ async function start(config) {
   // after the section's exit; the others say what the aborted signal already said).
   const lostEvents = locks.events$.subscribe((event) => {
     if (event.type === 'lost') {
-      const sid = holders.get(`${event.key}#${event.fencingToken}`);
-      if (sid !== undefined && sid !== null) rec({ ev: 'told', sid, how: 'lost event', reason: event.reason });
+      const sid = holders.sectionOf(event.key, event.fencingToken);
+      if (sid !== undefined) rec({ ev: 'told', sid, how: 'lost event', reason: event.reason });
     }
   });
 

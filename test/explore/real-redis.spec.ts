@@ -10,6 +10,7 @@ import { createLockApp, type LockApp } from '../support/lock-app.js';
 import { redisUrl } from '../support/redis.js';
 import { check, trace, type History, type HistoryEvent } from '../../explore/real/checker.mjs';
 import { FaultProxy } from '../../explore/real/fault-proxy.mjs';
+import { LostHolders } from '../../explore/real/lost-holders.mjs';
 import { formatResult, makeSchedule, readHistory, runSchedule, startEnvironment, storeSnapshot, Worker, type Environment, type RunResult } from '../../explore/real/runner.mjs';
 
 interface Section {
@@ -75,6 +76,32 @@ describe("the real-Redis runner's store scan", () => {
       await redis.del(`lock:{${key}}:wanted`, `lock:{${key}}`);
       await redis.quit();
     }
+  });
+});
+
+describe("a worker's attribution of lost events to its sections", () => {
+  it('puts an event on the section that entered its key with its fencing token, a multi-key lock on each key', () => {
+    const holders = new LostHolders();
+    holders.entered('w0.0.0', { k: 1 });
+    holders.entered('w0.1.1', { a: 7, b: 3 });
+    expect(holders.sectionOf('k', 1)).toBe('w0.0.0');
+    expect(holders.sectionOf('a', 7)).toBe('w0.1.1');
+    expect(holders.sectionOf('b', 3)).toBe('w0.1.1');
+    expect(holders.sectionOf('k', 2)).toBeUndefined();
+    expect(holders.sectionOf('b', 7)).toBeUndefined();
+  });
+
+  it('puts it on neither of two sections that held one key at one token (Redis restarted empty: counters start again)', () => {
+    const holders = new LostHolders();
+    holders.entered('w0.0.0', { k: 1 });
+    // The same section entering again (a reentrant using()) still names it.
+    holders.entered('w0.0.0', { k: 1 });
+    expect(holders.sectionOf('k', 1)).toBe('w0.0.0');
+    holders.entered('w0.0.5', { k: 1 });
+    expect(holders.sectionOf('k', 1)).toBeUndefined();
+    // And a third does not name it again.
+    holders.entered('w0.0.9', { k: 1 });
+    expect(holders.sectionOf('k', 1)).toBeUndefined();
   });
 });
 
