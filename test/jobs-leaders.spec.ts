@@ -1,10 +1,10 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
-import { Inject, Injectable, Module, type Provider } from '@nestjs/common';
-import { Cron, ScheduleModule, SchedulerRegistry } from '@nestjs/schedule';
+import { Inject, Injectable, Module } from '@nestjs/common';
+import { Cron, SchedulerRegistry } from '@nestjs/schedule';
 import { Test } from '@nestjs/testing';
 import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader, type DataPoint } from '@opentelemetry/sdk-metrics';
 import { Observable, Subject, filter, lastValueFrom, toArray } from 'rxjs';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import {
   DuplicateLockKeyError,
   LeaderElection,
@@ -21,47 +21,16 @@ import {
   type LockSkippedEvent,
   type OnLeadershipAcquired,
   type OnLeadershipLost,
-  type RedisLockModuleOptions,
 } from '../lib/index.js';
 import { enableLockMetrics } from '../lib/otel/index.js';
 import { FaultProxy } from '../explore/real/fault-proxy.mjs';
 import { CapturedLogs, sleep } from './support/lock-app.js';
 import { blockEventLoop } from './support/mechanism.js';
 import { redisUrl, useRedis } from './support/redis.js';
+import { closeNow, startJobApp, type JobApp } from './jobs/support.js';
 
-interface Started {
-  get<T>(type: new (...args: never[]) => T): T;
-  get<T>(token: string | symbol): T;
-  logs: CapturedLogs;
-  close(): Promise<void>;
-}
-
-const open: Started[] = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((app) => app.close()));
-});
-
-async function start(providers: Provider[], options: Partial<RedisLockModuleOptions> = {}): Promise<Started> {
-  const logs = new CapturedLogs();
-  @Module({ imports: [ScheduleModule.forRoot(), RedisLockModule.forRoot({ redis: redisUrl(), ttl: 1_000, ...options })], providers })
-  class AppModule {}
-  const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).setLogger(logs).compile();
-  await moduleRef.init();
-  let closing: Promise<void> | undefined;
-  const app: Started = {
-    get: (type: unknown) => moduleRef.get(type as string),
-    logs,
-    close: () => (closing ??= moduleRef.close()),
-  };
-  open.push(app);
-  return app;
-}
-
-/** Closes `app` in the test itself (and no more in afterEach). */
-function closeNow(app: Started): Promise<void> {
-  open.splice(open.indexOf(app), 1);
-  return app.close();
-}
+type Started = JobApp;
+const start = startJobApp;
 
 const events = (app: Started): LockEvent[] => {
   const seen: LockEvent[] = [];
@@ -335,7 +304,7 @@ describe('a lease whose local deadline passed starts no user work (issue 18, ite
       }
     });
     await moduleRef.init();
-    open.push({ get: (t: unknown) => moduleRef.get(t as string), logs, close: () => moduleRef.close() });
+    onTestFinished(() => moduleRef.close());
     // The next term is taken normally.
     await expect.poll(() => hooks.some((hook) => hook.startsWith('acquired 2'))).toBe(true);
     expect(hooks).toEqual(['acquired 2 live']);

@@ -7,7 +7,8 @@ import { CapturedLogs } from '../support/lock-app.js';
 import { redisUrl } from '../support/redis.js';
 
 export interface JobApp {
-  get<T>(token: unknown): T;
+  get<T>(type: new (...args: never[]) => T): T;
+  get<T>(token: string | symbol): T;
   logs: CapturedLogs;
   close(): Promise<void>;
 }
@@ -25,7 +26,13 @@ export async function startJobApp(providers: Provider[], options: Partial<RedisL
   const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).setLogger(logs).compile();
   await moduleRef.init();
   let closing: Promise<void> | undefined;
-  const app: JobApp = { get: <T,>(token: unknown) => moduleRef.get(token as string) as T, logs, close: () => (closing ??= moduleRef.close()) };
+  const app: JobApp = { get: (token: unknown) => moduleRef.get(token as string), logs, close: () => (closing ??= moduleRef.close()) };
   open.push(app);
   return app;
+}
+
+/** Closes `app` in the test itself (and no more after it). */
+export function closeNow(app: JobApp): Promise<void> {
+  open.splice(open.indexOf(app), 1);
+  return app.close();
 }
