@@ -63,6 +63,12 @@ export class JobLockOrchestrator implements OnModuleDestroy {
   /** The fencing token of the last owner lease this instance took, by owner key. */
   private readonly ownTokens = new Map<string, number>();
   private readonly running = new Set<Running>();
+  /**
+   * The run locks of this instance's runs, from their acquisition until the run ends: a run here
+   * needs no Redis to be known, and after Redis lost its data (a restart without persistence,
+   * `FLUSHALL`, a failover to a replica that missed it) its run lock is gone while it goes on.
+   */
+  private readonly localRuns = new Set<string>();
   /** The binding of each job method in each provider class. */
   private readonly bindings = new WeakMap<object, Map<JobSpec, JobBinding>>();
   private closing = false;
@@ -217,14 +223,24 @@ export class JobLockOrchestrator implements OnModuleDestroy {
     }
     let run: Lock | null = null;
     if (job.spec.WithoutOverlapping) {
+      if (this.localRuns.has(job.key)) {
+        this.skipped(job, 'held-elsewhere');
+        return undefined;
+      }
       run = await this.outsideChain(() => this.locks.tryAcquire(job.key, this.lockOptions(job, 'WithoutOverlapping', job.runName, job.where)));
+      // Another call here may have taken it meanwhile, Redis having lost the first one's.
+      if (run !== null && this.localRuns.has(job.key)) {
+        await this.release(run);
+        run = null;
+      }
       if (run === null) {
         this.skipped(job, 'held-elsewhere');
         return undefined;
       }
+      this.localRuns.add(job.key);
     }
     if (this.closing) {
-      await this.release(run);
+      await this.giveBack(job, run);
       this.skipped(job, 'shutting-down');
       return undefined;
     }
@@ -233,7 +249,7 @@ export class JobLockOrchestrator implements OnModuleDestroy {
     const ownerLive = owner === undefined || leaseLive(owner, this.runner.clock);
     const runLive = run === null || leaseLive(run, this.runner.clock);
     if (!ownerLive || !runLive) {
-      await this.release(run);
+      await this.giveBack(job, run);
       this.skipped(job, 'lease-expired');
       return undefined;
     }
@@ -318,10 +334,16 @@ export class JobLockOrchestrator implements OnModuleDestroy {
     this.running.add(running);
     let ending: Promise<void> | undefined;
     return () =>
-      (ending ??= this.release(taken.run).finally(() => {
+      (ending ??= this.giveBack(job, taken.run).finally(() => {
         this.running.delete(running);
         done();
       }));
+  }
+
+  /** The run has ended (or never started): its run lock is released. */
+  private giveBack(job: JobBinding, run: Lock | null): Promise<void> {
+    if (run !== null) this.localRuns.delete(job.key);
+    return this.release(run);
   }
 
   /**
