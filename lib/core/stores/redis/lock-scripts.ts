@@ -215,8 +215,13 @@ export class LockScripts implements LockStore {
     return sendBare(this.quorum.release, [lock, token], toReleaseReply, this.whole);
   }
 
+  private leaveScript?: BareScriptCall;
+
+  /** A waiter gives up; at shutdown sent whole, as a release is (see `shuttingDown`). */
   async leave(keys: ScriptKeys, token: string, ttl: number, waiterLease: number): Promise<void> {
-    await this.calls.leave(keys.lock, keys.fence, keys.queue, keys.waiters, keys.released, token, ttl, this.settings(waiterLease, this.shardFlag));
+    const script = (this.leaveScript ??= this.driver.bareScript('leave'));
+    const args = [keys.lock, keys.fence, keys.queue, keys.waiters, keys.released, token, ttl, this.settings(waiterLease, this.shardFlag)];
+    await sendBare(script, args, () => undefined, this.whole);
   }
 
   /**
