@@ -43,7 +43,14 @@ export class LockService implements BeforeApplicationShutdown, OnApplicationShut
     const resolved = resolveModuleOptions(options, { needsRedis: backendFactory === undefined });
     const logger = new Logger('RedisLock');
     const backend = backendFactory === undefined ? redisBackend(resolved, logger) : backendFactory(resolved);
-    this.manager = new LockManager(resolved, backend, logger);
+    try {
+      this.manager = new LockManager(resolved, backend, logger);
+    } catch (error) {
+      // Refused (an option the topology cannot serve): Nest runs no shutdown hook for a provider
+      // it could not create, so the connections just opened close here.
+      backend.close();
+      throw error;
+    }
   }
 
   /**

@@ -40,6 +40,10 @@ export interface LockOwner {
   wakeGranted(names: LockRedisKeys, reply: ReleaseReply): void;
   /** Work that shutdown waits for (within its timeout) before the store's connections close. */
   cleanUp(work: Promise<unknown>): void;
+  /** A release that failed without an answer: shutdown sends it again while `until` (its lease may still run). */
+  unconfirmedRelease?(names: LockRedisKeys, token: string, until: number): void;
+  /** Whether the application is shutting down (no connection may be left to send on). */
+  readonly shuttingDown?: boolean;
 }
 
 type State = 'held' | 'released' | 'lost';
@@ -330,6 +334,12 @@ export class HeldLock implements Lock, Renewable, Expiring {
   private releaseInRedis(onReleased?: () => void, onFailed?: (error: unknown) => void): Promise<void> {
     const wasHeld = this.state === 'held';
     this.stopRenewing();
+    // Lost (or released) before shutdown, whose give-back was tracked then: nothing to send, and
+    // the connections may be closed already.
+    if (!wasHeld && this.owner.shuttingDown === true) {
+      onReleased?.();
+      return Promise.resolve();
+    }
     const store = this.owner.store;
     const resets = store.connectionResets?.();
     let reply: Promise<ReleaseReply>;
@@ -348,6 +358,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
       if (wasHeld && this.state === 'held') {
         this.state = 'released';
         this.owner.forget(this);
+        this.owner.unconfirmedRelease?.(this.names, this.token, this.deadline + this.ttl);
         if (this.owner.listening) {
           this.owner.emit({ type: 'released', key: this.key, name: this.name, fencingToken: this.fencingToken, heldMs: this.owner.clock.now() - this.acquiredAt, unconfirmed: true, at: Date.now() });
         }

@@ -47,6 +47,7 @@ import { LockUpgradeError } from '../../errors/lock-upgrade.error.js';
 import { isRead } from '../rwlock/read-keys.js';
 import { isReadMode } from '../rwlock/lock-mode.js';
 import type { ReadStore } from '../rwlock/read-store.js';
+import { UnconfirmedReleases } from './unconfirmed-releases.js';
 
 export { WAITER_LEASE_MS, WAITER_REFRESH_MS } from './waiter-timing.js';
 
@@ -95,6 +96,7 @@ export class LockManager implements LockOwner, LockRunner {
   private acquiringSettled?: () => void;
   private readonly defaults: CallDefaults;
   private closed = false;
+  private readonly unconfirmed = new UnconfirmedReleases();
   private stopping?: Promise<void>;
   /** Ends every wait at shutdown. */
   private readonly shutdown = new AbortController();
@@ -155,6 +157,14 @@ export class LockManager implements LockOwner, LockRunner {
 
   forget(lock: HeldLock): void {
     this.heldLocks.delete(lock);
+  }
+
+  unconfirmedRelease(names: LockRedisKeys, token: string, until: number): void {
+    this.unconfirmed.add(names, token, until, this.clock.now());
+  }
+
+  get shuttingDown(): boolean {
+    return this.closed;
   }
 
   releaseInRedis(names: LockRedisKeys, token: string): Promise<ReleaseReply> {
@@ -554,6 +564,7 @@ export class LockManager implements LockOwner, LockRunner {
     this.replyWaits.end(this.shutdown.signal.reason);
     this.parking?.close();
     for (const lock of this.heldLocks) this.cleanUp(lock.shutdown());
+    for (const { names, token } of this.unconfirmed.take(this.clock.now())) this.cleanUp(this.releaseInRedis(names, token));
     // An acquire in flight may still obtain its lock; hold() then hands it straight back, and
     // a failed one leaves. Both register clean-ups, so wait until nothing is left to wait for.
     while ((this.acquiring > 0 || this.pendingCleanups.size > 0) && clock.now() < deadline) {
