@@ -87,8 +87,9 @@ export const BOARD_JS = `'use strict';
   // Keys are up to 1,024 characters: the cell shows the start, the title the whole key.
   const KEY_SHOWN = 200;
   // What would make a key or a label read otherwise (a right-to-left override turns
-  // "payments:\\u202e24" into "payments:42"): shown escaped, as logs show it (quote-key.ts).
-  const UNSAFE = new RegExp(${JSON.stringify(UNSAFE_TEXT)}, 'gu');
+  // "payments:\\u202e24" into "payments:42"): shown escaped, as logs show it (quote-key.ts), and
+  // the C0 controls, which logs escape as JSON (a newline in a cell reads as a space).
+  const UNSAFE = new RegExp('[\\u0000-\\u001f]|' + ${JSON.stringify(UNSAFE_TEXT)}, 'gu');
   const HOLDERS_SHOWN = 20;
   const nextButton = document.getElementById('next');
   const firstButton = document.getElementById('first');
@@ -222,8 +223,14 @@ export const BOARD_JS = `'use strict';
       headers: { 'content-type': 'application/json', 'x-lock-board': '1' },
       body: JSON.stringify({ key, confirm: key }),
     });
-    status.textContent = response.ok ? 'released' : 'release refused: HTTP ' + response.status;
+    // A release by force leaves a lock held by readers alone, and one taken again meanwhile:
+    // the answer says whether it released anything, which HTTP 200 alone does not.
+    const released = response.ok && (await response.json()).released === true;
+    const answer = released ? 'released' : response.ok ? 'not released: held by readers, or taken again meanwhile' : 'release refused: HTTP ' + response.status;
     await load();
+    // Said after the refresh, which would overwrite it with "updated ...".
+    status.textContent = answer;
+    status.className = released ? '' : 'error';
   }
 
   function describe(event) {

@@ -233,6 +233,22 @@ describe('live lock board in headless Chromium', () => {
     await page.context().close();
   });
 
+  it('says a release by force released nothing when the API answered so (a key held by readers)', async () => {
+    const url = await startBoard({ allowForceRelease: true });
+    const reader = await app!.get(LockService).acquire('exports', { mode: 'read', label: 'Exports.read' });
+    const { page, problems } = await openBoard(url);
+    const exports = row(page, 'exports');
+    await exports.waitFor({ timeout: 10_000 });
+    page.once('dialog', (dialog) => void dialog.accept());
+    await exports.locator('button.release').click();
+    await expect.poll(() => page.locator('#status').textContent(), { timeout: 10_000 }).toContain('not released');
+    expect(await page.locator('#status').textContent()).not.toBe('released');
+    expect(reader.held).toBe(true);
+    expect(await app!.get(LockService).isLocked('exports')).toBe(true);
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+
   it('lets the application close while a board page is open', async () => {
     const url = await startBoard();
     const { page, problems } = await openBoard(url);
