@@ -379,7 +379,7 @@ describe('lock board over HTTP in quorum mode', () => {
     // The acquire answered once a majority had the lock: node 2 may be the one whose SET is
     // still on its way (a loaded machine), so its page is read until it has it.
     await expect
-      .poll(async () => ((await (await fetch(`${url}/api/locks?cursor=2-0`, { headers: ADMIN })).json()) as Page).locks.map((held) => held.key))
+      .poll(async () => ((await (await fetch(`${url}/api/locks?cursor=2-0`, { headers: ADMIN })).json()) as Page).locks.map((held) => held.key), { timeout: 10_000 })
       .toEqual(['q:1']);
     await lock.release();
   });

@@ -150,17 +150,29 @@ export class MemoryStore implements LockStore, MemoryQueue {
   /**
    * For the lock board: the lock keys held now whose name starts with `prefix`, and the
    * holders hashes (`<prefix>{<key>}:holders`) of semaphores in use, as a SCAN of Redis
-   * would find them, in name order.
+   * would find them. As SCAN does, it walks the keys in an order of their own, their hash, not
+   * their place among the keys held now: the cursor is the hash to go on from, so a key held
+   * for the whole walk is listed although keys before it came and went. Keys of one hash go
+   * out on one page (which may so hold a few more than `count`, as SCAN's may).
    */
   async scanLocks(prefix: string, cursor: string, count: number): Promise<{ next: string; keys: string[] }> {
     await settled();
     const now = this.clock.now();
     const locks = [...this.locks.keys()].filter((key) => key.startsWith(`${prefix}{`) && key.endsWith('}') && liveValue(this.locks, key, now) !== undefined);
     const semaphores = [...this.data.semaphoreHolders.keys()].filter((key) => key.startsWith(`${prefix}{`) && key.endsWith('}:holders'));
-    const held = [...locks, ...semaphores].sort();
     const from = Number(cursor) || 0;
-    const keys = held.slice(from, from + count);
-    return { next: from + count >= held.length ? '0' : String(from + count), keys };
+    const order = [...locks, ...semaphores]
+      .map((key) => ({ key, hash: scanHash(key) }))
+      .filter(({ hash }) => hash >= from)
+      .sort((a, b) => a.hash - b.hash || (a.key < b.key ? -1 : 1));
+    const keys: string[] = [];
+    let last = -1;
+    let i = 0;
+    for (; i < order.length && (keys.length < count || order[i]!.hash === last); i++) {
+      keys.push(order[i]!.key);
+      last = order[i]!.hash;
+    }
+    return { next: i >= order.length ? '0' : String(last + 1), keys };
   }
 
   /** Deletes a lock whoever holds it (the lock board's "release by force", a test's theft). */
@@ -235,4 +247,11 @@ export class MemoryStore implements LockStore, MemoryQueue {
   nextFence(fence: string, now: number): number {
     return nextFence(this.data, fence, now, this.fenceRetention);
   }
+}
+
+/** FNV-1a over the key's UTF-16 units: the scan order of `scanLocks`, fixed per key name. */
+function scanHash(key: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) hash = Math.imul(hash ^ key.charCodeAt(i), 0x01000193) >>> 0;
+  return hash;
 }
