@@ -10,7 +10,7 @@ import type { LockInspection } from './interfaces/lock-inspection.interface.js';
 import type { AnyLockOptions, LockOptions, RedisLockModuleOptions, UnfencedLockOptions } from './interfaces/redis-lock-options.interface.js';
 import { LOCK_BACKEND_FACTORY, LOCK_RUNNER } from './redis-lock.constants.js';
 import type { LockBackendFactory } from './core/engine/lock-backend.js';
-import { REDIS_LOCK_MODULE_OPTIONS } from './redis-lock.module-definition.js';
+import { REDIS_LOCK_MODULE_METHOD, REDIS_LOCK_MODULE_OPTIONS } from './redis-lock.module-definition.js';
 import type { LockRunner } from './core/engine/locked-call.js';
 
 /**
@@ -39,8 +39,9 @@ export class LockService implements BeforeApplicationShutdown, OnApplicationShut
   constructor(
     @Inject(REDIS_LOCK_MODULE_OPTIONS) options: RedisLockModuleOptions,
     @Optional() @Inject(LOCK_BACKEND_FACTORY) backendFactory?: LockBackendFactory,
+    @Optional() @Inject(REDIS_LOCK_MODULE_METHOD) where?: string,
   ) {
-    const resolved = resolveModuleOptions(options, { needsRedis: backendFactory === undefined });
+    const resolved = resolveModuleOptions(options, { needsRedis: backendFactory === undefined, where });
     const logger = new Logger('RedisLock');
     const backend = backendFactory === undefined ? redisBackend(resolved, logger) : backendFactory(resolved);
     try {

@@ -31,6 +31,9 @@ export const {
   .setExtras<RedisLockModuleExtras>(DEFAULT_MODULE_EXTRAS, applyModuleExtras('RedisLockModule'))
   .build();
 
+/** Where the module's options were given (`RedisLockModule.forRoot()`), for the messages of their errors. */
+export const REDIS_LOCK_MODULE_METHOD = Symbol('nestjs-redis-lock:module-method');
+
 /** Nest reads the extras off the options before any check of ours runs: a missing object is refused first. */
 export function checkOptionsObject(options: unknown, where: string): void {
   if (options === null || typeof options !== 'object') {

@@ -24,6 +24,12 @@ function boardDefinition(definition: DynamicModule, { path, guards, imports }: R
     throw new InvalidLockOptionsError('path', path, 'a route path of letters, digits and / _ . ~ -').within(where);
   }
   if (!Array.isArray(guards)) throw new InvalidLockOptionsError('guards', guards, 'an array of guards').within(where);
+  // Nest would refuse one inside its own @UseGuards(), naming a class the application never wrote
+  // (an `undefined` is what a circular import makes of a guard class).
+  guards.forEach((guard: unknown, i) => {
+    const isGuard = typeof guard === 'function' || (typeof guard === 'object' && guard !== null && typeof (guard as { canActivate?: unknown }).canActivate === 'function');
+    if (!isGuard) throw new InvalidLockOptionsError(`guards[${i}]`, guard, 'a guard: a class, or an object with canActivate() (undefined here is often a circular import)').within(where);
+  });
   if (!Array.isArray(imports)) throw new InvalidLockOptionsError('imports', imports, 'an array of modules').within(where);
   const settings: Provider = {
     provide: BOARD_SETTINGS,

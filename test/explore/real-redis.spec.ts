@@ -188,6 +188,18 @@ describe('the real-Redis checker (a pure function over a history)', () => {
     expect(invariants(unaware, { ttl: 600 })).toEqual(['exclusion']);
   });
 
+  it('excuses no two runs of one job on one worker beside each other, even across a loss of Redis\' data', () => {
+    const runs = (second: string): HistoryEvent[] => [
+      ...call('w0.job.0', { kind: 'job', invoke: 0, enter: 5, token: 7, exit: 500, ok: 501 }),
+      ...call(second, { kind: 'job', invoke: 290, enter: 300, token: 1, exit: 360, ok: 361 }),
+      { ev: 'fault', kind: 'restart-empty', t: 200, until: 280 },
+    ];
+    // Two instances: the documented exception (docs/jobs-and-leaders.md).
+    expect(invariants(runs('w1.job.0'), { ttl: 600 })).toEqual([]);
+    // One instance: its orchestrator knows its own run.
+    expect(invariants(runs('w0.job.1'), { ttl: 600 })).toEqual(['exclusion']);
+  });
+
   it('finds more semaphore holders inside than the limit', () => {
     const s = (sid: string, enter: number, token: number): HistoryEvent[] => call(sid, { kind: 'semaphore', limit: 2, invoke: 0, enter, token, exit: 100, ok: 101 });
     expect(invariants([...s('w0.0.0', 5, 1), ...s('w1.0.0', 6, 2)])).toEqual([]);

@@ -66,11 +66,45 @@ export function driftMargin(ttl: number): number {
   return Math.ceil(ttl * 0.01) + 2;
 }
 
-/** Validates module options and fills in defaults; throws `InvalidLockOptionsError`. */
-export function resolveModuleOptions(options: RedisLockModuleOptions, { needsRedis = true } = {}): ResolvedModuleOptions {
+/**
+ * Validates module options and fills in defaults; throws `InvalidLockOptionsError`, saying
+ * `where` the options were given (`RedisLockModule.forRoot()`) when known.
+ */
+export function resolveModuleOptions(options: RedisLockModuleOptions, { needsRedis = true, where }: { needsRedis?: boolean; where?: string } = {}): ResolvedModuleOptions {
+  try {
+    return resolveModule(options, needsRedis);
+  } catch (error) {
+    throw where !== undefined && error instanceof InvalidLockOptionsError && error.where === undefined ? error.within(where) : error;
+  }
+}
+
+/** The module's options, beside the extras Nest takes off `forRoot()`'s (see `checkKnown`). */
+const MODULE_OPTIONS = new Set<string>([
+  'redis', 'keyPrefix', 'shutdownTimeout', 'fenceRetention', 'waitForReplicas', 'exposeKeyInHttpErrors', 'instanceName',
+  'ttl', 'renewInterval', 'waitTimeout', 'autoRenew', 'fairness', 'jobNamespace',
+] satisfies (keyof RedisLockModuleOptions)[]);
+const EXTRAS = new Set(['isGlobal', 'globalInterceptor']);
+
+/**
+ * A name that is no option (`prefix` for `keyPrefix`) would be dropped without a word, and the
+ * locks land elsewhere than meant. The extras shape the module: a `forRootAsync()` factory's
+ * result is read after the module was made, so they go beside `useFactory`.
+ */
+function checkKnown(options: object): void {
+  for (const name of Object.keys(options)) {
+    if (MODULE_OPTIONS.has(name)) continue;
+    if (EXTRAS.has(name)) {
+      throw new InvalidLockOptionsError(name, (options as Record<string, unknown>)[name], 'given beside useFactory in forRootAsync(), not returned by the factory (it shapes the module, which is made before the factory runs)');
+    }
+    throw new InvalidLockOptionsError(name, (options as Record<string, unknown>)[name], `left out: it is no option of the module (its options are ${[...MODULE_OPTIONS].join(', ')})`);
+  }
+}
+
+function resolveModule(options: RedisLockModuleOptions, needsRedis: boolean): ResolvedModuleOptions {
   if (options === null || typeof options !== 'object') {
     throw new InvalidLockOptionsError('options', options, needsRedis ? 'an object with at least a "redis" connection' : 'an object');
   }
+  checkKnown(options);
   // Without Redis (the in-memory store of nestjs-redis-lock/testing) there is nothing to connect to.
   const redis = !needsRedis ? (undefined as never) : Array.isArray(options.redis) ? checkQuorum(options.redis) : checkRedis(options.redis, 'redis');
   const keyPrefix = given(options.keyPrefix, DEFAULT_KEY_PREFIX);
@@ -151,6 +185,11 @@ function checkQuorum(nodes: unknown[]): RedisConnection[] {
   if (nodes.length === 0) {
     throw new InvalidLockOptionsError('redis', nodes, 'a connection, or a non-empty array of independent Redis masters');
   }
+  // A majority of two is both: one master down or frozen stops every lock, less available than
+  // one Redis (a list that lost its third entry to an unset variable, say).
+  if (nodes.length === 2) {
+    throw new InvalidLockOptionsError('redis', nodes, 'a connection, or an array of 3 or 5 independent Redis masters (with 2 the majority is both, and one master down stops every lock)');
+  }
   const checked = nodes.map((node, i) => checkRedis(node, `redis[${i}]`));
   // Each master is one vote: the same server twice would let one failure (or one stale grant)
   // count for two. Caught here when the entries say so (one client, one address); two clients
@@ -206,6 +245,11 @@ function checkRedis(redis: unknown, option: string): RedisConnection {
     return redis;
   }
   if (redis !== null && typeof redis === 'object' && !Array.isArray(redis)) {
+    // node-redis' spelling, and many configuration modules': ioredis has no such option, ignores
+    // it and connects to localhost:6379.
+    if (Object.getPrototypeOf(redis) === Object.prototype && 'url' in redis) {
+      throw new InvalidLockOptionsError(option, redis, 'the URL itself as a string, or ioredis options without "url" (ioredis ignores it and would connect to localhost:6379)');
+    }
     return redis as RedisConnection;
   }
   throw new InvalidLockOptionsError(option, redis, expected);
