@@ -201,7 +201,10 @@ export function check(history) {
         }
         // Both believed they held it at b's entry (one that entered already told of a loss did not).
         if (b.enter >= trustedEnd(a) || b.enter >= trustedEnd(b)) continue;
-        if (!conflicting(a, b) || lossExcuses(...window)) continue;
+        // A loss of Redis' data excuses two holders on two processes; two runs of one job on one
+        // worker never overlap, whatever Redis holds (the orchestrator knows its own runs).
+        const oneInstanceRuns = a.kind === 'job' && b.kind === 'job' && a.p === b.p;
+        if (!conflicting(a, b) || (!oneInstanceRuns && lossExcuses(...window))) continue;
         // Only the earlier holder is excused: code already running when a pause began. A holder
         // that enters late (its reply handled after a pause) must find its signal aborted.
         if (frozenAt(a, b.enter)) continue;
