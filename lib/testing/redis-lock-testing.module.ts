@@ -6,7 +6,7 @@ import { withGlobalInterceptor } from '../lock-conflict.interceptor.js';
 import { FencedRedis } from '../fencing/fenced-redis.js';
 import { LockService } from '../lock.service.js';
 import { LOCK_BACKEND_FACTORY } from '../redis-lock.constants.js';
-import { checkOptionsObject, REDIS_LOCK_MODULE_OPTIONS } from '../redis-lock.module-definition.js';
+import { checkOptionsObject, REDIS_LOCK_MODULE_METHOD, REDIS_LOCK_MODULE_OPTIONS } from '../redis-lock.module-definition.js';
 import { InvalidLockOptionsError } from '../errors/invalid-lock-options.error.js';
 import { JobLockOrchestrator } from '../scheduling/job-lock.orchestrator.js';
 import { LockSchedulingExplorer } from '../scheduling/lock-scheduling.explorer.js';
@@ -50,7 +50,7 @@ export interface RedisLockTestingOptions extends RedisLockTestingModuleOptions, 
   imports: [DiscoveryModule],
   providers: [
     { provide: InMemoryLocks, useFactory: storeOf, inject: [REDIS_LOCK_TESTING_OPTIONS] },
-    { provide: REDIS_LOCK_MODULE_OPTIONS, useFactory: moduleOptionsOf, inject: [REDIS_LOCK_TESTING_OPTIONS] },
+    { provide: REDIS_LOCK_MODULE_OPTIONS, useFactory: moduleOptionsOf, inject: [REDIS_LOCK_TESTING_OPTIONS, REDIS_LOCK_MODULE_METHOD] },
     { provide: LOCK_BACKEND_FACTORY, useFactory: backendFactoryOf, inject: [InMemoryLocks] },
     LockService,
     JobLockOrchestrator,
@@ -64,14 +64,18 @@ export interface RedisLockTestingOptions extends RedisLockTestingModuleOptions, 
 export class RedisLockTestingModule extends ConfigurableTestingModuleClass {
   static override forRoot(options: typeof TESTING_OPTIONS_TYPE = {}): DynamicModule {
     checkTestingOptions(options, 'forRoot');
-    givenToForRoot.add(options);
-    return withGlobalInterceptor(super.forRoot(options), options.globalInterceptor);
+    return withGlobalInterceptor(saying('forRoot', super.forRoot(options)), options.globalInterceptor);
   }
 
   static override forRootAsync(options: typeof TESTING_ASYNC_OPTIONS_TYPE): DynamicModule {
     checkOptionsObject(options, 'RedisLockTestingModule.forRootAsync()');
-    return withGlobalInterceptor(super.forRootAsync(options), options.globalInterceptor);
+    return withGlobalInterceptor(saying('forRootAsync', super.forRootAsync(options)), options.globalInterceptor);
   }
+}
+
+/** The module, telling the options' check which method they were given to (Nest hands on a copy of `forRoot()`'s). */
+function saying(method: 'forRoot' | 'forRootAsync', definition: DynamicModule): DynamicModule {
+  return { ...definition, providers: [...(definition.providers ?? []), { provide: REDIS_LOCK_MODULE_METHOD, useValue: `RedisLockTestingModule.${method}()` }] };
 }
 
 function checkTestingOptions(options: RedisLockTestingModuleOptions, method: 'forRoot' | 'forRootAsync'): void {
@@ -86,15 +90,12 @@ function checkTestingOptions(options: RedisLockTestingModuleOptions, method: 'fo
   }
 }
 
-/** The options objects given to `forRoot()` (the rest came from a `forRootAsync()` factory), for messages. */
-const givenToForRoot = new WeakSet<object>();
-
 /**
  * The options `LockService` takes: the testing module's without the store and the extras,
  * checked here, when the module is compiled, so that a bad one names the method it came from.
  */
-function moduleOptionsOf(options: RedisLockTestingModuleOptions): RedisLockModuleOptions {
-  const method = typeof options === 'object' && options !== null && givenToForRoot.has(options) ? 'forRoot' : 'forRootAsync';
+function moduleOptionsOf(options: RedisLockTestingModuleOptions, where: string): RedisLockModuleOptions {
+  const method = where.includes('forRootAsync') ? 'forRootAsync' : 'forRoot';
   checkTestingOptions(options, method);
   const { locks: _locks, isGlobal: _isGlobal, globalInterceptor: _globalInterceptor, ...moduleOptions } = options as RedisLockTestingOptions;
   try {

@@ -48,10 +48,10 @@ describe('resolveModuleOptions', () => {
     expect(resolveModuleOptions({ redis, ttl: 900 }).renewInterval).toBe(300);
   });
 
-  it('accepts an Infinity waitTimeout, a zero waitTimeout and an empty prefix', () => {
+  it('accepts an Infinity waitTimeout and a zero waitTimeout, and refuses an empty prefix', () => {
     expect(resolveModuleOptions({ redis, waitTimeout: Infinity }).waitTimeout).toBe(Infinity);
     expect(resolveModuleOptions({ redis, waitTimeout: 0 }).waitTimeout).toBe(0);
-    expect(resolveModuleOptions({ redis, keyPrefix: '' }).keyPrefix).toBe('');
+    expect(() => resolveModuleOptions({ redis, keyPrefix: '' })).toThrow(expect.objectContaining({ option: 'keyPrefix' }));
   });
 
   it('accepts ioredis options and client-like objects for redis', () => {
@@ -67,7 +67,7 @@ describe('resolveModuleOptions', () => {
     ['redis[1]', { redis: ['redis://a:1', 'nope', 'redis://c:3'] }, /Option "redis\[1\]" .*got "nope"/],
     ['keyPrefix', { keyPrefix: 'a{b}' }, /Option "keyPrefix" .*without "\{" or "\}".*got "a\{b\}"/],
     ['keyPrefix', { keyPrefix: 7 }, /Option "keyPrefix" .*got 7/],
-    ['keyPrefix', { keyPrefix: 'x'.repeat(300) }, /Option "keyPrefix" .*at most 256/],
+    ['keyPrefix', { keyPrefix: 'x'.repeat(300) }, /Option "keyPrefix" .*1 to 256 characters/],
     ['ttl', { ttl: -1 }, /Option "ttl" must be a number of milliseconds or a duration string such as '500ms', '30s', '5m', '1h' or '2d', from 100 to 31536000000 ms, got -1/],
     ['ttl', { ttl: 0 }, /Option "ttl" .*got 0/],
     ['ttl', { ttl: 99 }, /Option "ttl" .*got 99/],

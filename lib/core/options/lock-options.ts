@@ -108,11 +108,13 @@ function resolveModule(options: RedisLockModuleOptions, needsRedis: boolean): Re
   // Without Redis (the in-memory store of nestjs-redis-lock/testing) there is nothing to connect to.
   const redis = !needsRedis ? (undefined as never) : Array.isArray(options.redis) ? checkQuorum(options.redis) : checkRedis(options.redis, 'redis');
   const keyPrefix = given(options.keyPrefix, DEFAULT_KEY_PREFIX);
-  if (typeof keyPrefix !== 'string' || /[{}]/.test(keyPrefix) || keyPrefix.length > MAX_KEY_PREFIX_LENGTH) {
+  // Not empty: a lock key would then start with "{", as FencedRedis' token hashes do, and a
+  // lock's fencing counter `{K}:fence` would be the token hash of the data keys of tag K.
+  if (typeof keyPrefix !== 'string' || keyPrefix === '' || /[{}]/.test(keyPrefix) || keyPrefix.length > MAX_KEY_PREFIX_LENGTH) {
     throw new InvalidLockOptionsError(
       'keyPrefix',
       keyPrefix,
-      `a string of at most ${MAX_KEY_PREFIX_LENGTH} characters without "{" or "}" (they are Redis Cluster hash tags)`,
+      `a string of 1 to ${MAX_KEY_PREFIX_LENGTH} characters without "{" or "}" (they are Redis Cluster hash tags; an empty prefix would give a lock's fencing counter the name of a FencedRedis token hash, {<key>}:fence)`,
     );
   }
   const shutdownTimeout = parseDuration(given(options.shutdownTimeout, DEFAULT_SHUTDOWN_TIMEOUT_MS), 'shutdownTimeout', 0, MAX_TIMER_MS);
