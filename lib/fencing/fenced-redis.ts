@@ -1,4 +1,5 @@
 import { quoteKey } from '../core/keys/quote-key.js';
+import { LONE_SURROGATE } from '../core/keys/lock-key.js';
 import { FencedWriteRefusedError } from '../errors/fenced-write-refused.error.js';
 import type { RedisClient } from '../core/stores/redis/drivers/redis-client.js';
 import type { InMemoryLocks } from '../testing/in-memory-locks.js';
@@ -90,8 +91,8 @@ export class FencedRedis {
     const fencingToken = (single ? maybeToken : valueOrToken) as number;
     checkToken(fencingToken, 'hset');
     const pairs: string[] = [];
-    if (single) pairs.push(fieldOrFields, valueOf(valueOrToken, 'hset', '"value"'));
-    else for (const [field, value] of Object.entries(fieldOrFields)) pairs.push(field, valueOf(value, 'hset', `fields[${quoteKey(field)}]`));
+    if (single) pairs.push(wellFormed(fieldOrFields, 'hset', '"field"'), valueOf(valueOrToken, 'hset', '"value"'));
+    else for (const [field, value] of Object.entries(fieldOrFields)) pairs.push(wellFormed(field, 'hset', `"fields" (field ${quoteKey(field)})`), valueOf(value, 'hset', `fields[${quoteKey(field)}]`));
     if (pairs.length === 0) throw new TypeError('FencedRedis.hset(): Argument "fields" must be a field name or an object with at least one field, got an empty object.');
     const refused = await this.store().hset(key, fence, fencingToken, pairs);
     if (refused !== null) throw new FencedWriteRefusedError(key, fencingToken, Number(refused));
@@ -121,6 +122,7 @@ export class FencedRedis {
   async hget(key: string, field: string): Promise<string | null> {
     fenceHashOf(key, 'hget');
     if (typeof field !== 'string') throw new TypeError(`FencedRedis.hget(): Argument "field" must be a string, got ${typeof field}.`);
+    wellFormed(field, 'hget', '"field"');
     return this.store().hget(key, field);
   }
 
@@ -160,7 +162,19 @@ function checkToken(token: unknown, method: string): void {
 }
 
 function valueOf(value: unknown, method: string, name: string): string {
-  if (typeof value === 'string') return value;
+  if (typeof value === 'string') return wellFormed(value, method, name);
   if (typeof value === 'number' && Number.isFinite(value)) return String(value);
   throw new TypeError(`FencedRedis.${method}(): Argument ${name} must be a string or a finite number, got ${typeof value === 'number' ? value : typeof value}.`);
+}
+
+/**
+ * A field name or value as Redis stores it: a lone surrogate goes over the wire as U+FFFD, so two
+ * such field names would be one field in Redis and two in memory, and a value would read back
+ * otherwise. Refused, as such keys are (see `fenceHashOf`).
+ */
+function wellFormed(text: string, method: string, name: string): string {
+  if (!LONE_SURROGATE.test(text)) return text;
+  throw new TypeError(
+    `FencedRedis.${method}(): Argument ${name} is not well-formed Unicode (a lone surrogate, as an emoji cut in half leaves): Redis would store it as U+FFFD. Use String.prototype.toWellFormed().`,
+  );
 }
