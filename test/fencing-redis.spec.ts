@@ -287,7 +287,7 @@ describe('FencedRedis on a Redis Cluster (3 masters)', () => {
     it('refuses an untagged key that the client keyPrefix moves to another slot than its token, saying why', async () => {
       const client = new Cluster(cluster.nodes, { keyPrefix: 'app:' });
       try {
-        await expect(new FencedRedis(client).set('order:7', 'v', 1)).rejects.toThrow(/^FencedRedis: key "order:7" with the client's keyPrefix "app:" hashes to another Cluster slot than its fencing token; give the key a hash tag/);
+        await expect(new FencedRedis(client).set('order:7', 'v', 1)).rejects.toThrow(/^FencedRedis.set\(\): Argument "key" "order:7" with the client's keyPrefix "app:" hashes to another Cluster slot than its fencing token; give the key a hash tag/);
         await new FencedRedis(client).set('order:{7}', 'v', 1);
         expect(await client.get('order:{7}')).toBe('v');
       } finally {

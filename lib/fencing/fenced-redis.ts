@@ -1,4 +1,5 @@
 import { quoteKey } from '../core/keys/quote-key.js';
+import { InvalidLockOptionsError } from '../errors/invalid-lock-options.error.js';
 import { LONE_SURROGATE } from '../core/keys/lock-key.js';
 import { FencedWriteRefusedError } from '../errors/fenced-write-refused.error.js';
 import type { RedisClient } from '../core/stores/redis/drivers/redis-client.js';
@@ -45,6 +46,16 @@ export class FencedRedis {
   constructor(private readonly source: RedisClient | InMemoryLocks) {
     if (source === null || typeof source !== 'object') {
       throw new TypeError(`new FencedRedis(): Argument "source" must be an ioredis, iovalkey, node-redis or Valkey GLIDE client, or an InMemoryLocks store, got ${source === null ? 'null' : typeof source}.`);
+    }
+    // A client given here is checked here, not at the first write, and the refusal names this
+    // argument (the driver's own names the lock module's option).
+    if (typeof (source as unknown as Record<PropertyKey, unknown>)[FENCED_STORE] !== 'function') {
+      try {
+        this.resolved = new RedisFencedStore(source as RedisClient);
+      } catch (error) {
+        const reason = error instanceof InvalidLockOptionsError ? error.message.replace(/^Option "[^"]*" must be /, 'must be ') : 'must be an ioredis, iovalkey, node-redis or Valkey GLIDE client, or an InMemoryLocks store, got an object that is none of them.';
+        throw new TypeError(`new FencedRedis(): Argument "source" ${reason}`);
+      }
     }
   }
 
@@ -153,7 +164,7 @@ function checkToken(token: unknown, method: string): void {
   if (token === undefined) {
     throw new NoFencingTokenError(
       undefined,
-      `FencedRedis.${method}(): Argument "fencingToken" must be a lock's fencing token (a positive integer, lock.fencingToken), got undefined: a lock taken with fencing: false has none; take the lock without that option to write through FencedRedis.`,
+      `FencedRedis.${method}(): Argument "fencingToken" must be a lock's fencing token (a positive integer, lock.fencingToken), got undefined: a lock taken with fencing: false has none (take it without that option to write through FencedRedis), and lock.fencingTokens has none for a key the lock does not hold (write a key of the lock).`,
     );
   }
   if (typeof token !== 'number' || !Number.isSafeInteger(token) || token < 1) {

@@ -27,12 +27,12 @@ export class RedisFencedStore implements FencedStore {
   }
 
   async set(key: string, fence: string, token: number, value: string): Promise<string | null> {
-    this.checkSlot(key, fence);
+    this.checkSlot(key, fence, 'set');
     return text(await this.driver.evalScript(FENCED_SET, [key, fence], [key, token, value]));
   }
 
   async hset(key: string, fence: string, token: number, fields: readonly string[]): Promise<string | null> {
-    this.checkSlot(key, fence);
+    this.checkSlot(key, fence, 'hset');
     return text(await this.driver.evalScript(FENCED_HSET, [key, fence], [key, token, ...fields]));
   }
 
@@ -48,12 +48,12 @@ export class RedisFencedStore implements FencedStore {
    * A client `keyPrefix` is added to both names; on a Cluster it can move an untagged key to
    * another slot than its fence, which Redis would refuse with CROSSSLOT: say why instead.
    */
-  private checkSlot(key: string, fence: string): void {
+  private checkSlot(key: string, fence: string, method: string): void {
     if (!this.driver.isCluster) return;
     const prefix = this.driver.keyPrefix;
     if (clusterSlot(prefix + key) !== clusterSlot(prefix + fence)) {
       throw new TypeError(
-        `FencedRedis: key ${quoteKey(key)} with the client's keyPrefix ${quoteKey(prefix)} hashes to another Cluster slot than its fencing token; give the key a hash tag, e.g. "balance:{account-7}".`,
+        `FencedRedis.${method}(): Argument "key" ${quoteKey(key)} with the client's keyPrefix ${quoteKey(prefix)} hashes to another Cluster slot than its fencing token; give the key a hash tag, e.g. "balance:{account-7}".`,
       );
     }
   }
