@@ -36,17 +36,21 @@ export class LockLostError extends RedisLockError {
     readonly fencingToken: number | undefined,
     /** Why the lock was lost. */
     readonly reason: LockLostReason,
+    /** Whether a watchdog renewed the lock (`autoRenew`): an `expired` lease it never renewed ran out on its own. */
+    renewed = true,
   ) {
-    super(`Lock ${quoteKey(key)}${fencingToken === undefined ? '' : ` (fencing token ${fencingToken})`} was lost: ${describe(reason)}.`);
+    super(`Lock ${quoteKey(key)}${fencingToken === undefined ? '' : ` (fencing token ${fencingToken})`} was lost: ${describe(reason, renewed)}.`);
   }
 }
 
-function describe(reason: LockLostReason): string {
+function describe(reason: LockLostReason, renewed: boolean): string {
   switch (reason) {
     case 'refused':
       return 'Redis refused the renewal because the lock is no longer held by this owner';
     case 'expired':
-      return 'the lease ran out before a renewal succeeded (Redis unreachable or the event loop blocked)';
+      return renewed
+        ? 'the lease ran out before a renewal succeeded (Redis unreachable or the event loop blocked)'
+        : 'its ttl ran out while it was held (autoRenew: false: only extend() renews it)';
     case 'shutdown':
       return 'the application shut down while the lock was held';
     case 'stepped-down':

@@ -234,7 +234,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
   interrupt(reason: 'shutdown' | 'stepped-down' = 'shutdown'): void {
     if (this.state !== 'held' || this.releasing !== undefined) return;
     const controller = (this.controller ??= new AbortController());
-    if (!controller.signal.aborted) controller.abort(new LockLostError(this.key, this.fencingToken, reason));
+    if (!controller.signal.aborted) controller.abort(new LockLostError(this.key, this.fencingToken, reason, this.autoRenew));
   }
 
   /**
@@ -412,7 +412,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
     if (this.state !== 'held') return;
     this.state = 'lost';
     this.stopRenewing();
-    const error = new LockLostError(this.key, this.fencingToken, reason);
+    const error = new LockLostError(this.key, this.fencingToken, reason, this.autoRenew);
     // A lock the caller never got (a handed-over lock given back unconfirmed) is lost quietly.
     if (this.handedOut) this.report(reason, error);
     this.owner.forget(this);
@@ -428,7 +428,9 @@ export class HeldLock implements Lock, Renewable, Expiring {
     if (reason === 'shutdown') {
       this.owner.logger.warn(`Lock ${quoteKey(this.key)} was still held at shutdown; releasing it.`);
     } else {
-      this.owner.logger.error(`lock lost during renewal: ${quoteKey(this.key)}${this.fencingToken === undefined ? '' : ` (fencing token ${this.fencingToken})`}: ${error.message}`);
+      // Without a watchdog nothing was renewing it: its own ttl ran out.
+      const when = this.autoRenew ? 'lock lost during renewal' : 'lock lost';
+      this.owner.logger.error(`${when}: ${quoteKey(this.key)}${this.fencingToken === undefined ? '' : ` (fencing token ${this.fencingToken})`}: ${error.message}`);
     }
     if (this.owner.listening) {
       this.owner.emit({ type: 'lost', key: this.key, name: this.name, fencingToken: this.fencingToken, reason, heldMs: this.owner.clock.now() - this.acquiredAt, at: Date.now() });
