@@ -146,7 +146,9 @@ export class FencedRedis {
    * ```
    */
   async fence(key: string): Promise<number | null> {
-    const token = await this.store().hget(fenceHashOf(key, 'fence'), key);
+    // The key first: a bad one is named as such, whatever the store.
+    const fence = fenceHashOf(key, 'fence');
+    const token = await this.store().hget(fence, key);
     return token === null ? null : Number(token);
   }
 
