@@ -74,6 +74,8 @@ export class LeaderElectionRunner {
     const overran = (await settleWithin(this.hooks, Math.max(0, deadline - performance.now()))) === TIMED_OUT;
     if (overran) {
       this.runner.logger.warn(`The hooks of ${this.where} were still running ${timeoutMs} ms (shutdownTimeout) after its leadership's signal aborted for shutdown; the lease is given back while they run.`);
+      // Told now rather than never, behind a hook that may not return (once, see callLost).
+      if (lock !== undefined) void this.callLost(lock);
     }
     if (lock === undefined) return;
     const released = this.releaseLease(lock);
@@ -130,6 +132,9 @@ export class LeaderElectionRunner {
     this.lock = leader;
     this.runner.logger.debug?.(`${this.where} leads ${quoteKey(this.key)} (fencing token ${leader.fencingToken}).`);
     leader.signal.addEventListener('abort', () => this.lost(leader), { once: true });
+    // Released by hand (LeadershipService.leaderLock(key).release(), or the lock the hook got):
+    // the term ends as with a loss, and the election goes on.
+    if (leader instanceof HeldLock) leader.whenReleased(() => this.lost(leader));
     this.hooks = this.hooks.then(() => this.acquired(leader));
   }
 
@@ -152,11 +157,20 @@ export class LeaderElectionRunner {
     }
   }
 
-  /** The lease was lost (its signal aborted): tell the class, then try again later. */
+  /**
+   * The lease was lost (its signal aborted): tell the class, then try again later. The hooks
+   * before it (the term's `onLeadershipAcquired`, which the aborted signal tells to stop) get a
+   * ttl: one that never settles must not keep the class from hearing of the loss, nor this
+   * instance out of the election for good.
+   */
   private lost(lock: Lock): void {
     if (this.lock !== lock) return;
     this.lock = undefined;
-    this.hooks = this.hooks.then(async () => {
+    const ttl = this.runner.leaseOf(lock);
+    this.hooks = settleWithin(this.hooks, ttl, [], this.runner.clock).then(async (settled) => {
+      if (settled === TIMED_OUT) {
+        this.runner.logger.warn(`onLeadershipAcquired of ${this.where} had not returned ${ttl} ms (its ttl) after its leadership ${quoteKey(this.key)} was lost; onLeadershipLost runs now, and the election goes on.`);
+      }
       await this.callLost(lock);
       this.retryLater();
     });

@@ -237,6 +237,20 @@ export class HeldLock implements Lock, Renewable, Expiring {
     if (!controller.signal.aborted) controller.abort(new LockLostError(this.key, this.fencingToken, reason, this.autoRenew));
   }
 
+  /** Called once when a `release()` ends the lock (confirmed or not): a leader's term ends with it. */
+  private onReleased?: () => void;
+
+  /** @internal Hears the lock's end by `release()`, which aborts no signal (see `onReleased`). */
+  whenReleased(listener: () => void): void {
+    this.onReleased = listener;
+  }
+
+  private endedByRelease(): void {
+    const listener = this.onReleased;
+    this.onReleased = undefined;
+    listener?.();
+  }
+
   /**
    * Renews to the full ttl in the background (a handed-over lock starts on a short lease),
    * retrying until Redis confirms or the lease deadline passes: the watchdog's next tick may
@@ -359,6 +373,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
         this.state = 'released';
         this.owner.forget(this);
         this.owner.unconfirmedRelease?.(this.names, this.token, this.deadline + this.ttl);
+        this.endedByRelease();
         if (this.owner.listening) {
           this.owner.emit({ type: 'released', key: this.key, name: this.name, fencingToken: this.fencingToken, heldMs: this.owner.clock.now() - this.acquiredAt, unconfirmed: true, at: Date.now() });
         }
@@ -402,6 +417,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
       if (this.owner.listening) {
         this.owner.emit({ type: 'released', key: this.key, name: this.name, fencingToken: this.fencingToken, heldMs: this.owner.clock.now() - this.acquiredAt, at: Date.now() });
       }
+      this.endedByRelease();
     } else {
       // Taken or expired between two renewals; the work is over, but say so.
       this.lose('refused');
