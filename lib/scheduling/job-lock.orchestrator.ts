@@ -154,7 +154,17 @@ export class JobLockOrchestrator implements OnModuleDestroy {
     });
   }
 
-  async onModuleDestroy(): Promise<void> {
+  /**
+   * Shutdown, once: the explorer starts it beside the elections' (jobs and leaders are told to
+   * stop together, within one shutdownTimeout), and Nest calls it again for this provider.
+   */
+  onModuleDestroy(): Promise<void> {
+    return (this.stopping ??= this.stop());
+  }
+
+  private stopping?: Promise<void>;
+
+  private async stop(): Promise<void> {
     // One shutdownTimeout for the running jobs and the leases' hand-back together.
     const deadline = performance.now() + this.shutdownTimeout;
     this.closing = true;

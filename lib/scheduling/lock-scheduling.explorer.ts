@@ -207,8 +207,12 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
     for (const election of this.elections) election.start();
   }
 
+  /**
+   * Nest destroys this provider before the orchestrator it depends on: the jobs are told to stop
+   * now too, beside the leaders, rather than after the leaders' hooks had their shutdownTimeout.
+   */
   async onModuleDestroy(): Promise<void> {
-    await Promise.all(this.elections.map((election) => election.stop(this.shutdownTimeout)));
+    await Promise.all([...this.elections.map((election) => election.stop(this.shutdownTimeout)), this.jobs.onModuleDestroy()]);
   }
 }
 
