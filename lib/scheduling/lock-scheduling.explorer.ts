@@ -13,7 +13,7 @@ import { REDIS_LOCK_MODULE_OPTIONS } from '../redis-lock.module-definition.js';
 import { jobClaims, jobDecorators, jobTtl, type JobSpec } from './job-spec.js';
 import { JobLockOrchestrator } from './job-lock.orchestrator.js';
 import { LeadershipService } from './leadership.service.js';
-import { LOCK_RUNNER } from '../redis-lock.constants.js';
+import { LOCK_RUNNER, LOCK_SERVICE_PROPERTY, LOCKED_METADATA } from '../redis-lock.constants.js';
 import type { LockManager } from '../core/engine/lock-manager.js';
 import { quoteKey } from '../core/keys/quote-key.js';
 import { checkLockKey } from '../core/keys/lock-key.js';
@@ -124,6 +124,7 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
     for (const { wrapper, type, prototype } of found) {
       for (const name of this.scanner.getAllMethodNames(prototype)) {
         const method: unknown = (prototype as Record<string, unknown>)[name];
+        if (typeof method === 'function' && Reflect.getOwnMetadata(LOCKED_METADATA, method) !== undefined) this.giveLockService(wrapper, `@Locked on ${(type as { name?: string }).name || '(anonymous class)'}.${name}`);
         const spec = typeof method === 'function' ? jobSpecOf(prototype, name, method) : undefined;
         if (spec === undefined) continue;
         this.claimApplication();
@@ -201,6 +202,19 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
       this.leadership.register(runner);
     }
     this.shutdownTimeout = shutdownTimeout;
+  }
+
+  /**
+   * Nest injects properties into class providers only: a provider made by `useFactory` or given
+   * by `useValue` with `@Locked` methods gets its `LockService` here, or every call would fail.
+   */
+  private giveLockService(wrapper: InstanceWrapper, where: string): void {
+    const instance = wrapper.instance as Record<symbol, unknown> | undefined;
+    if (instance === null || typeof instance !== 'object' || instance[LOCK_SERVICE_PROPERTY] instanceof LockService) return;
+    if (!Object.isExtensible(instance)) {
+      throw new RedisLockError(`${where}: the provider's instance is frozen (or sealed), so it cannot be given its LockService; provide the class itself, or an instance that is not frozen.`);
+    }
+    instance[LOCK_SERVICE_PROPERTY] = this.locks;
   }
 
   onApplicationBootstrap(): void {
