@@ -4,7 +4,8 @@ import { LockNotAcquiredError } from '../../errors/lock-not-acquired.error.js';
 import type { Lock } from '../../interfaces/lock.interface.js';
 import type { AnyLockOptions } from '../../interfaces/redis-lock-options.interface.js';
 import { RedisLockError } from '../../errors/redis-lock.error.js';
-import { quoteKey } from '../keys/quote-key.js';
+import { quoteKey, quoteText } from '../keys/quote-key.js';
+import { LockKeyError } from '../../errors/lock-key.error.js';
 import type { LockLogger } from './lock-logger.js';
 import type { LockEvent } from '../../interfaces/lock-event.interface.js';
 import { HeldLock } from './held-lock.js';
@@ -65,7 +66,7 @@ export function runLockedAsync(runner: LockRunner, call: LockedCall): Promise<un
   // AsyncLocalStorage the chain runs in).
   return new Promise((resolve, reject) => {
     const onLock = (lock: Lock): void => runHolding(runner, lock, call, resolve, reject);
-    const onFailed = (error: unknown): void => (skips(call, error) ? resolve(undefined) : reject(error));
+    const onFailed = (error: unknown): void => (skips(call, error) ? resolve(undefined) : reject(namingCall(call, error)));
     if (runner.acquireThen !== undefined) runner.acquireThen(call.key, call.options, onLock, onFailed);
     else runner.acquire(call.key, call.options).then(onLock, onFailed);
   });
@@ -145,7 +146,7 @@ export function runLockedObservable(runner: LockRunner, call: LockedCall): Obser
       (error: unknown) => {
         if (subscriber.closed) return;
         if (skips(call, error)) subscriber.complete();
-        else subscriber.error(error);
+        else subscriber.error(namingCall(call, error));
       },
     );
     return () => {
@@ -218,6 +219,16 @@ const WHEN_LATE = {
   ended: 'after its lock had ended (lost, or the application shut down)',
   subscribed: 'a second time, after its lock was released',
 } as const;
+
+/**
+ * A key the arguments made too long, or not well-formed, is refused by the engine, whose message
+ * knows neither the method nor its template: said here, on the failure path only.
+ */
+function namingCall(call: LockedCall, error: unknown): unknown {
+  if (!(error instanceof LockKeyError) || error.message.startsWith('@Locked')) return error;
+  const template = call.options?.name;
+  return new LockKeyError(`@Locked on ${call.where}${template === undefined ? '' : ` (key template ${quoteText(template, 200)})`}: ${error.message}`);
+}
 
 /** `onBusy: 'skip'` skips a lock another holder kept, never one Redis could not be asked for. */
 function skips(call: LockedCall, error: unknown): boolean {
