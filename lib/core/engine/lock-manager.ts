@@ -159,6 +159,10 @@ export class LockManager implements LockOwner, LockRunner {
     this.heldLocks.delete(lock);
   }
 
+  get closing(): AbortSignal {
+    return this.shutdown.signal;
+  }
+
   unconfirmedRelease(names: LockRedisKeys, token: string, until: number): void {
     this.unconfirmed.add(names, token, until, this.clock.now());
   }

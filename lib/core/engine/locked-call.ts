@@ -43,6 +43,8 @@ export interface LockRunner {
   readonly listening: boolean;
   /** Emits a lock event on `events$` and its diagnostics channel. */
   emit(event: LockEvent): void;
+  /** Aborted when the application shuts down (a nested handle's signal is not: its outer lock's is). */
+  readonly closing?: AbortSignal;
 }
 
 export interface LockedCall {
@@ -172,12 +174,14 @@ function holdWhileSubscribed(runner: LockRunner, lock: Lock, source: Observable<
     if (state !== 'waiting') return;
     state = 'ended';
     timer.cancel();
+    runner.closing?.removeEventListener('abort', ended);
     void release(runner, lock);
   };
   const timer = runner.clock.setTimer(() => {
     if (state !== 'waiting') return;
     state = 'expired';
     lock.signal.removeEventListener('abort', ended);
+    runner.closing?.removeEventListener('abort', ended);
     runner.logger.warn(
       `${call.where}: the Observable it returned was not subscribed within the lock's ttl (${ttl} ms); ` +
         `lock ${quoteKey(lock.key)} released. Declare the method's return type as Observable to take the lock at subscription.`,
@@ -185,9 +189,12 @@ function holdWhileSubscribed(runner: LockRunner, lock: Lock, source: Observable<
     void release(runner, lock);
   }, ttl, true);
   lock.signal.addEventListener('abort', ended, { once: true });
+  // A re-entered lock's signal is its outer lock's, which a normal release does not abort: the
+  // wait ends at shutdown too, or its timer would outlive app.close().
+  runner.closing?.addEventListener('abort', ended, { once: true });
   // A method that returned its Observable after the signal aborted (it stopped on it) would
   // never hear the event: the run ends now.
-  if (lock.signal.aborted) ended();
+  if (lock.signal.aborted || runner.closing?.aborted === true) ended();
   return new Observable((subscriber) => {
     if (state !== 'waiting') {
       subscriber.error(
@@ -200,8 +207,10 @@ function holdWhileSubscribed(runner: LockRunner, lock: Lock, source: Observable<
     state = 'subscribed';
     timer.cancel();
     lock.signal.removeEventListener('abort', ended);
+    runner.closing?.removeEventListener('abort', ended);
     if (!leaseLive(lock, runner.clock)) {
-      subscriber.error(lock.signal.reason);
+      // A re-entered lock whose outer lock was released normally has no reason of its own.
+      subscriber.error(lock.signal.reason ?? new RedisLockError(`${call.where}: its Observable was subscribed ${WHEN_LATE.ended}; call the method again.`));
       void release(runner, lock);
       return;
     }
