@@ -14,7 +14,8 @@ import type { LockOptions, RedisLockModuleOptions } from '../interfaces/redis-lo
 import { LockService } from '../lock.service.js';
 import { LOCK_RUNNER } from '../redis-lock.constants.js';
 import { REDIS_LOCK_MODULE_OPTIONS } from '../redis-lock.module-definition.js';
-import { bindJob, checkJobNamespace, jobTtl, type JobBinding, type JobRole, type JobSpec } from './job-spec.js';
+import { bindJob, jobTtl, type JobBinding, type JobRole, type JobSpec } from './job-spec.js';
+import { checkJobNamespace } from '../core/options/job-namespace.js';
 
 /**
  * A tick runs under the owner lease only with at least this share of its ttl left (a healthy

@@ -1,7 +1,7 @@
 import { quoteKey } from '../core/keys/quote-key.js';
 import { cutWhole } from '../core/keys/cut-text.js';
 import { parseDuration } from '../core/time/duration.js';
-import { checkLockKey, LONE_SURROGATE } from '../core/keys/lock-key.js';
+import { checkLockKey } from '../core/keys/lock-key.js';
 import { MAX_TTL_MS, MIN_TTL_MS } from '../core/options/lock-options.js';
 import { InvalidLockOptionsError } from '../errors/invalid-lock-options.error.js';
 import { RedisLockError } from '../errors/redis-lock.error.js';
@@ -112,16 +112,6 @@ export function bindJob(spec: JobSpec, className: string, namespace: string | un
 export function boundName(name: string, suffix = ''): string {
   if (name.length + suffix.length <= MAX_NAME) return name + suffix;
   return cutWhole(name, MAX_NAME - 1 - suffix.length) + '…' + suffix;
-}
-
-/** Checks the `jobNamespace` module option. */
-export function checkJobNamespace(namespace: unknown): string | undefined {
-  if (namespace === undefined) return undefined;
-  // Well-formed too: it starts every default job key, which the key rules check.
-  if (typeof namespace !== 'string' || !/^[^{}\u0000-\u001f\u007f]{1,64}$/u.test(namespace) || LONE_SURROGATE.test(namespace)) {
-    throw new InvalidLockOptionsError('jobNamespace', namespace, 'a well-formed string of 1 to 64 characters without braces or control characters');
-  }
-  return namespace;
 }
 
 /** The ttl of a role's lock: its own, the other decorator's, or the module's (undefined). */

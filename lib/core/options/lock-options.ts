@@ -1,3 +1,4 @@
+import { checkJobNamespace } from './job-namespace.js';
 import { InvalidLockOptionsError } from '../../errors/invalid-lock-options.error.js';
 import { checkInstanceName } from '../engine/holder.js';
 import { parseDuration } from '../time/duration.js';
@@ -132,6 +133,9 @@ function resolveModule(options: RedisLockModuleOptions, needsRedis: boolean): Re
   const fenceRetention = resolveFenceRetention(options.fenceRetention, timing.ttl);
   const waitForReplicas = resolveWaitForReplicas(options.waitForReplicas, timing.ttl, Array.isArray(redis));
   const fairness = checkFairness(options.fairness) ?? 'fifo';
+  // Checked here, before LockService connects, though the jobs read it (a refusal there came
+  // after the connection was open, and left it open).
+  checkJobNamespace(options.jobNamespace);
   return { ...timing, redis, keyPrefix, shutdownTimeout, exposeKeyInHttpErrors, instanceName, fenceRetention, waitForReplicas, fairness };
 }
 
