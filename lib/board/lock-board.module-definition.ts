@@ -59,9 +59,21 @@ function boardDefinition(definition: DynamicModule, { path, guards, imports }: R
   };
 }
 
+const SETTINGS = new Set<string>(['allowForceRelease', 'allowWithoutGuards', 'pageSize', 'allowedHosts'] satisfies (keyof LockBoardSettings)[]);
+const ROUTE_EXTRAS = new Set(['path', 'guards', 'imports']);
+
 /** Validates the settings, throwing `InvalidLockOptionsError` (which stops the application's startup). */
 export function checkSettings(options: LockBoardSettings, guarded: boolean, where: string): ResolvedBoardSettings & { allowWithoutGuards: boolean } {
   if (options === null || typeof options !== 'object') throw new InvalidLockOptionsError('options', options, 'an object').within(where);
+  // Dropped without a word, a name would leave the board other than meant: `guards` returned by
+  // a factory served it unguarded (the routes are made before the factory runs).
+  for (const name of Object.keys(options)) {
+    // register() hands its route extras on with the settings (they were checked above).
+    if (SETTINGS.has(name) || (ROUTE_EXTRAS.has(name) && !where.endsWith('registerAsync'))) continue;
+    const value = (options as Record<string, unknown>)[name];
+    if (ROUTE_EXTRAS.has(name)) throw new InvalidLockOptionsError(name, value, 'given beside useFactory in registerAsync(), not returned by the factory (it shapes the routes, which are made before the factory runs)').within(where);
+    throw new InvalidLockOptionsError(name, value, `left out: it is no option of the board (its options are ${[...ROUTE_EXTRAS, ...SETTINGS].join(', ')})`).within(where);
+  }
   const { allowForceRelease = false, allowWithoutGuards = false, pageSize = 50, allowedHosts } = options;
   if (typeof allowForceRelease !== 'boolean') throw new InvalidLockOptionsError('allowForceRelease', allowForceRelease, 'a boolean').within(where);
   if (typeof allowWithoutGuards !== 'boolean') throw new InvalidLockOptionsError('allowWithoutGuards', allowWithoutGuards, 'a boolean').within(where);
