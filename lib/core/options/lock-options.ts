@@ -253,7 +253,10 @@ function checkRedis(redis: unknown, option: string): RedisConnection {
   if (redis !== null && typeof redis === 'object' && !Array.isArray(redis)) {
     // node-redis' spelling, and many configuration modules': ioredis has no such option, ignores
     // it and connects to localhost:6379.
-    if (Object.getPrototypeOf(redis) === Object.prototype && 'url' in redis) {
+    // Whatever its prototype (a config class instance, a null-prototype object): only a client
+    // may carry a `url` of its own.
+    const client = ['defineCommand', 'sendCommand', 'invokeScript'].some((method) => typeof (redis as Record<string, unknown>)[method] === 'function');
+    if (!client && 'url' in redis) {
       throw new InvalidLockOptionsError(option, redis, 'the URL itself as a string, or ioredis options without "url" (ioredis ignores it and would connect to localhost:6379)');
     }
     return redis as RedisConnection;
