@@ -88,6 +88,12 @@ function checkTestingOptions(options: RedisLockTestingModuleOptions, method: 'fo
   if ('redis' in options) {
     throw new InvalidLockOptionsError('redis', options.redis, 'left out here: locks are kept in memory (use RedisLockModule.forRoot() for Redis)').within(where);
   }
+  // A factory's result is read after the module was made: these shape it, as RedisLockModule's do.
+  if (method === 'forRootAsync') {
+    for (const extra of ['isGlobal', 'globalInterceptor'] as const) {
+      if (extra in options) throw new InvalidLockOptionsError(extra, (options as Record<string, unknown>)[extra], 'given beside useFactory in forRootAsync(), not returned by the factory (it shapes the module, which is made before the factory runs)').within(where);
+    }
+  }
 }
 
 /**
