@@ -46,7 +46,9 @@ export class LockLostError extends RedisLockError {
 function describe(reason: LockLostReason, renewed: boolean): string {
   switch (reason) {
     case 'refused':
-      return 'Redis refused the renewal because the lock is no longer held by this owner';
+      return renewed
+        ? 'Redis refused the renewal because the lock is no longer held by this owner'
+        : 'Redis no longer holds the lock for this owner (found by its release or extend(); it was taken with autoRenew: false)';
     case 'expired':
       return renewed
         ? 'the lease ran out before a renewal succeeded (Redis unreachable or the event loop blocked)'
