@@ -6,7 +6,7 @@ import { LOCK_RUNNER } from '../redis-lock.constants.js';
 import type { InMemoryLocks } from '../testing/in-memory-locks.js';
 import { FencedRedis } from './fenced-redis.js';
 import { RedisFencedStore, type FencedStore } from './fenced-store.js';
-import { FENCED_STORE } from './memory-fenced-store.js';
+import { FENCED_CLOSED, FENCED_STORE } from './memory-fenced-store.js';
 
 /**
  * `FencedRedis` on the module's own connection, found when first used: an application in
@@ -18,6 +18,7 @@ export const FENCED_REDIS_PROVIDER: Provider = {
   useFactory: (locks: LockService) => {
     let store: FencedStore | undefined;
     const source = {
+      [FENCED_CLOSED]: (): boolean => (locks[LOCK_RUNNER] as LockManager).connectionsClosed,
       [FENCED_STORE]: (): FencedStore => {
         if (store !== undefined) return store;
         const clients = (locks[LOCK_RUNNER] as LockManager).clients;

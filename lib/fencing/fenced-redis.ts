@@ -7,7 +7,8 @@ import type { InMemoryLocks } from '../testing/in-memory-locks.js';
 import { fenceHashOf } from './fence-key.js';
 import { RedisFencedStore, type FencedStore } from './fenced-store.js';
 import { NoFencingTokenError } from '../errors/no-fencing-token.error.js';
-import { FENCED_STORE } from './memory-fenced-store.js';
+import { FENCED_CLOSED, FENCED_STORE } from './memory-fenced-store.js';
+import { RedisLockError } from '../errors/redis-lock.error.js';
 
 /** A value written by `FencedRedis`: stored as Redis stores it, as a string. */
 export type FencedValue = string | number;
@@ -72,7 +73,7 @@ export class FencedRedis {
   async set(key: string, value: FencedValue, fencingToken: number): Promise<void> {
     const fence = fenceHashOf(key, 'set');
     checkToken(fencingToken, 'set');
-    const refused = await this.store().set(key, fence, fencingToken, valueOf(value, 'set', '"value"'));
+    const refused = await this.store('set').set(key, fence, fencingToken, valueOf(value, 'set', '"value"'));
     if (refused !== null) throw new FencedWriteRefusedError(key, fencingToken, Number(refused));
   }
 
@@ -105,7 +106,7 @@ export class FencedRedis {
     if (single) pairs.push(wellFormed(fieldOrFields, 'hset', '"field"'), valueOf(valueOrToken, 'hset', '"value"'));
     else for (const [field, value] of Object.entries(fieldOrFields)) pairs.push(wellFormed(field, 'hset', `"fields" (field ${quoteKey(field)})`), valueOf(value, 'hset', `fields[${quoteKey(field)}]`));
     if (pairs.length === 0) throw new TypeError('FencedRedis.hset(): Argument "fields" must be a field name or an object with at least one field, got an empty object.');
-    const refused = await this.store().hset(key, fence, fencingToken, pairs);
+    const refused = await this.store('hset').hset(key, fence, fencingToken, pairs);
     if (refused !== null) throw new FencedWriteRefusedError(key, fencingToken, Number(refused));
   }
 
@@ -119,7 +120,7 @@ export class FencedRedis {
    */
   async get(key: string): Promise<string | null> {
     fenceHashOf(key, 'get');
-    return this.store().get(key);
+    return this.store('get').get(key);
   }
 
   /**
@@ -134,7 +135,7 @@ export class FencedRedis {
     fenceHashOf(key, 'hget');
     if (typeof field !== 'string') throw new TypeError(`FencedRedis.hget(): Argument "field" must be a string, got ${typeof field}.`);
     wellFormed(field, 'hget', '"field"');
-    return this.store().hget(key, field);
+    return this.store('hget').hget(key, field);
   }
 
   /**
@@ -148,11 +149,17 @@ export class FencedRedis {
   async fence(key: string): Promise<number | null> {
     // The key first: a bad one is named as such, whatever the store.
     const fence = fenceHashOf(key, 'fence');
-    const token = await this.store().hget(fence, key);
+    const token = await this.store('fence').hget(fence, key);
     return token === null ? null : Number(token);
   }
 
-  private store(): FencedStore {
+  private store(method: string): FencedStore {
+    // The module's: its connection closes with the application, after which the client's own
+    // error would name neither this class nor why.
+    const closed = (this.source as unknown as Record<PropertyKey, unknown>)[FENCED_CLOSED];
+    if (typeof closed === 'function' && closed() === true) {
+      throw new RedisLockError(`FencedRedis.${method}(): the application has shut down, and with it the module's Redis connection this FencedRedis writes through.`);
+    }
     if (this.resolved !== undefined) return this.resolved;
     // InMemoryLocks, or the module's connection (see fenced-redis.provider.ts), found when first used.
     const source = this.source as unknown as Record<PropertyKey, unknown>;

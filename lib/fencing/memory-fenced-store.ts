@@ -64,3 +64,5 @@ export class MemoryFencedStore implements FencedStore {
 
 /** @internal How `FencedRedis` finds the fenced memory of an `InMemoryLocks` store. */
 export const FENCED_STORE: unique symbol = Symbol('nestjs-redis-lock:fenced-store');
+/** On a `FencedRedis` source: whether the connection it writes through closed with the application. */
+export const FENCED_CLOSED: unique symbol = Symbol('nestjs-redis-lock:fenced-closed');

@@ -556,6 +556,14 @@ export class LockManager implements LockOwner, LockRunner {
     this.sweeper.close();
     this.events.complete();
     this.backend.close();
+    this.closedConnections = true;
+  }
+
+  private closedConnections = false;
+
+  /** Whether `close()` closed the connections (the module's own; a client handed in is its owner's to close). */
+  get connectionsClosed(): boolean {
+    return this.closedConnections;
   }
 
   private async giveBackAll(): Promise<void> {
