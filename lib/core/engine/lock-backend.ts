@@ -44,6 +44,11 @@ export interface LockBackend {
   readonly shutdownClock?: Clock;
   /** Shutdown begins: the locks are about to be given back (see `LockScripts.shuttingDown`). */
   shuttingDown?(): void;
+  /**
+   * Once the locks were given back: what the store still owes Redis (quorum mode: releases a
+   * minority of masters missed), which shutdown waits for within `shutdownTimeout`.
+   */
+  owedAtShutdown?(): Promise<unknown>;
   /** Closes what the backend opened: the subscriber, and connections it created (last). */
   close(): void;
 }

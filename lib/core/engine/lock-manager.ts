@@ -585,6 +585,8 @@ export class LockManager implements LockOwner, LockRunner {
       // Let the callers that just settled register their clean-ups.
       await new Promise((resolve) => setImmediate(resolve));
     }
+    const owed = this.backend.owedAtShutdown?.();
+    if (owed !== undefined && clock.now() < deadline) await settleWithin(owed, deadline - clock.now(), [], clock);
   }
 
   /** `settledAcquire` for an `Acquisition` to call when it ends: one function, not a closure per call. */

@@ -9,11 +9,16 @@ import type { LockRedisKeys } from '../keys/lock-key.js';
  */
 export class UnconfirmedReleases {
   private readonly pending = new Map<string, { names: LockRedisKeys; token: string; until: number }>();
+  private sweepAt = 64;
 
   /** `until`: when the lease has surely ended in Redis (its local deadline plus a ttl). */
   add(names: LockRedisKeys, token: string, until: number, now: number): void {
-    // Spent entries go as new ones come: the map holds at most the locks of one lease's time.
-    for (const [key, entry] of this.pending) if (entry.until <= now) this.pending.delete(key);
+    // Spent entries go as new ones come, in a sweep each time the map doubled: a walk per entry
+    // would cost the square of the releases one outage leaves unconfirmed.
+    if (this.pending.size >= this.sweepAt) {
+      for (const [key, entry] of this.pending) if (entry.until <= now) this.pending.delete(key);
+      this.sweepAt = Math.max(64, 2 * this.pending.size);
+    }
     // A multi-key lock may use one token for all its keys.
     this.pending.set(`${names.lock}\n${token}`, { names, token, until });
   }

@@ -30,6 +30,8 @@ export class QuorumRound<T> implements Expiring {
     private readonly sweeper: DeadlineSweeper,
     private readonly enough = Infinity,
     private readonly counts?: (answer: Answer<T>) => boolean,
+    /** A node whose command failed after the round ended (a release a majority had confirmed). */
+    private readonly failedLate?: (index: number) => void,
   ) {
     this.deadline = now() + timeout;
     this.answers = new Array<Answer<T> | undefined>(size);
@@ -42,7 +44,7 @@ export class QuorumRound<T> implements Expiring {
   add(index: number, reply: Promise<T>): void {
     reply.then(
       (value) => this.answer(index, { ok: true, value }),
-      (error: unknown) => this.answer(index, { ok: false, error }),
+      (error: unknown) => (this.pending === 0 ? this.failedLate?.(index) : this.answer(index, { ok: false, error })),
     );
   }
 

@@ -24,6 +24,9 @@ import { LOCK_KEY_SUFFIXES } from '../../keys/lock-key.js';
  * no renewal in between to restore it, can still let a later majority hand out a lower token:
  * counters need persistence (`appendfsync always`) where fencing must survive restarts.
  */
+/** How many missed releases are kept for shutdown at most. */
+const MAX_MISSED = 10_000;
+
 export class QuorumStore implements LockStore {
   readonly queues = false;
   private readonly majority: number;
@@ -202,12 +205,15 @@ export class QuorumStore implements LockStore {
 
   release(keys: ScriptKeys, token: string, _waiterLease?: number): Promise<ReleaseReply> {
     // A majority that released decides: the other nodes' DEL still runs, nobody waits for it.
-    return this.ask(Infinity, (node) => node.quorumRelease(keys.lock, token), releasedHere).then((answers) => {
+    const lock = keys.lock;
+    return this.ask(Infinity, (node) => node.quorumRelease(lock, token), releasedHere, (index) => this.missed(index, lock, token)).then((answers) => {
       let released = 0;
       let refused = 0;
-      for (const answer of answers) {
-        if (answer === undefined || !answer.ok) continue;
-        if (answer.value.released) released++;
+      for (let index = 0; index < answers.length; index++) {
+        const answer = answers[index];
+        if (answer === undefined) continue;
+        if (!answer.ok) this.missed(index, lock, token);
+        else if (answer.value.released) released++;
         else refused++;
       }
       if (released >= this.majority) return { released: true };
@@ -216,6 +222,26 @@ export class QuorumStore implements LockStore {
       // Neither: the release is unconfirmed (its lease ends on its own where it is left).
       throw this.noQuorum('release', released, answers);
     });
+  }
+
+  /**
+   * Releases some nodes did not confirm (their connection failed, or they did not answer in
+   * time), by node: a majority's release frees the lock, but such a node keeps its copy for the
+   * ttl. `app.close()` sends them again (see `owedAtShutdown`), owner-checked. Bounded: the
+   * oldest go first past `MAX_MISSED` (their leases end on their own).
+   */
+  private readonly missedReleases = new Map<string, { index: number; lock: string; token: string }>();
+
+  private missed(index: number, lock: string, token: string): void {
+    if (this.missedReleases.size >= MAX_MISSED) this.missedReleases.delete(this.missedReleases.keys().next().value!);
+    this.missedReleases.set(`${index}\n${lock}\n${token}`, { index, lock, token });
+  }
+
+  /** Shutdown: the releases nodes missed, sent again (an owner-checked DEL: harmless where it is gone). */
+  owedAtShutdown(): Promise<unknown> {
+    const owed = [...this.missedReleases.values()];
+    this.missedReleases.clear();
+    return Promise.allSettled(owed.map(({ index, lock, token }) => this.nodes[index]!.quorumRelease(lock, token)));
   }
 
   /**
@@ -259,9 +285,14 @@ export class QuorumStore implements LockStore {
    * With `majorityCounts`, the round ends as soon as a majority gave such an answer: the
    * others' answers are then `undefined`, and nobody waits for a slow minority.
    */
-  private ask<T>(ttl: number, question: (node: LockScripts, index: number) => Promise<T>, majorityCounts?: (answer: Answer<T>) => boolean): Promise<Answer<T>[]> {
+  private ask<T>(
+    ttl: number,
+    question: (node: LockScripts, index: number) => Promise<T>,
+    majorityCounts?: (answer: Answer<T>) => boolean,
+    failedLate?: (index: number) => void,
+  ): Promise<Answer<T>[]> {
     const timeout = ttl === Infinity ? 200 : Math.min(500, Math.max(50, Math.floor(ttl / 10)));
-    const round = new QuorumRound<T>(this.nodes.length, timeout, this.sweeper, this.majority, majorityCounts);
+    const round = new QuorumRound<T>(this.nodes.length, timeout, this.sweeper, this.majority, majorityCounts, failedLate);
     for (let index = 0; index < this.nodes.length; index++) {
       let reply: Promise<T>;
       try {

@@ -36,7 +36,7 @@ export function redisBackend(options: ResolvedModuleOptions, logger: LockLogger)
       reportSharedServers(clients, logger);
       const nodes = clients.map((client) => new LockScripts(client, options.fenceRetention));
       const store = new QuorumStore(nodes);
-      return { store, clients, shuttingDown: () => nodes.forEach((node) => node.shuttingDown()), close: closeConnections };
+      return { store, clients, shuttingDown: () => nodes.forEach((node) => node.shuttingDown()), owedAtShutdown: () => store.owedAtShutdown(), close: closeConnections };
     }
     return singleBackend(clients[0]!, options, logger, closeConnections);
   } catch (error) {
