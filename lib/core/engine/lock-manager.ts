@@ -230,6 +230,11 @@ export class LockManager implements LockOwner, LockRunner {
     return this.acquireOne(key, options);
   }
 
+  /** See `SingleKeyLocks.checkPart`. */
+  checkPart(key: string, options: AnyLockOptions | undefined): void {
+    this.prepare(key, options);
+  }
+
   /** See `SingleKeyLocks.acquirePart`. */
   acquirePart(key: string, options: AnyLockOptions | undefined, calledAt: number): Promise<Lock> {
     return this.acquireOne(key, options, calledAt);

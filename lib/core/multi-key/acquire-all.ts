@@ -17,6 +17,21 @@ export interface SingleKeyLocks {
    */
   acquirePart(key: string, options: AnyLockOptions | undefined, calledAt: number): Promise<Lock>;
   tryAcquire(key: string, options?: AnyLockOptions): Promise<Lock | null>;
+  /**
+   * Throws what taking `key` would throw at once, without asking Redis (a read lock of the chain
+   * asked for as a writer, another semaphore limit, an outer lock lost, `fencing` mismatched).
+   */
+  checkPart?(key: string, options: AnyLockOptions | undefined): void;
+}
+
+/**
+ * Every key's own refusal, before any key is taken: a later key's (an upgrade from the read lock
+ * the chain holds, say) must not wait the whole waitTimeout on an earlier busy key, nor take it
+ * from its waiters only to give it back.
+ */
+function checkParts(locks: SingleKeyLocks, keys: readonly string[], options: AnyLockOptions | undefined): void {
+  if (locks.checkPart === undefined) return;
+  for (const key of keys) locks.checkPart(key, options);
 }
 
 /**
@@ -28,6 +43,7 @@ export interface SingleKeyLocks {
  * within the same wait.
  */
 export async function acquireAll(locks: SingleKeyLocks, keys: readonly string[], options: AnyLockOptions | undefined, waitTimeout: number): Promise<MultiLock> {
+  checkParts(locks, keys, options);
   const startedAt = locks.clock.now();
   const deadline = startedAt + waitTimeout;
   for (;;) {
@@ -64,6 +80,7 @@ function notAcquired(lost: Lock, waitedMs: number): LockNotAcquiredError {
 
 /** One attempt per key, in canonical order; `null` (after giving back what was taken) at the first busy key. */
 export async function tryAcquireAll(locks: SingleKeyLocks, keys: readonly string[], options: AnyLockOptions | undefined): Promise<MultiLock | null> {
+  checkParts(locks, keys, options);
   const taken: Lock[] = [];
   try {
     for (const key of keys) {
