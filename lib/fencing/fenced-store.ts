@@ -1,5 +1,6 @@
 import { quoteKey } from '../core/keys/quote-key.js';
 import { clusterSlot } from '../core/keys/cluster-slot.js';
+import { isLockPrefix } from '../core/keys/lock-prefixes.js';
 import { driverFor } from '../core/stores/redis/drivers/driver-for.js';
 import type { RedisClient } from '../core/stores/redis/drivers/redis-client.js';
 import type { RedisDriver } from '../core/stores/redis/drivers/redis-driver.js';
@@ -49,8 +50,14 @@ export class RedisFencedStore implements FencedStore {
    * another slot than its fence, which Redis would refuse with CROSSSLOT: say why instead.
    */
   private checkSlot(key: string, fence: string, method: string): void {
-    if (!this.driver.isCluster) return;
     const prefix = this.driver.keyPrefix;
+    if (prefix !== '' && isLockPrefix(prefix)) {
+      throw new TypeError(
+        `FencedRedis.${method}(): its client's keyPrefix ${quoteKey(prefix)} is where a lock module of this process keeps its keys: its token hash ${quoteKey(prefix + fence)} ` +
+          "would be the fencing counter of a lock. Give FencedRedis a client without that prefix, or the module's own (inject FencedRedis).",
+      );
+    }
+    if (!this.driver.isCluster) return;
     if (clusterSlot(prefix + key) !== clusterSlot(prefix + fence)) {
       throw new TypeError(
         `FencedRedis.${method}(): Argument "key" ${quoteKey(key)} with the client's keyPrefix ${quoteKey(prefix)} hashes to another Cluster slot than its fencing token; give the key a hash tag, e.g. "balance:{account-7}".`,

@@ -2,7 +2,8 @@ import { warnIfEvicting } from './eviction-check.js';
 import type { LockBackend } from '../../engine/lock-backend.js';
 import type { LockLogger } from '../../engine/lock-logger.js';
 import type { ResolvedModuleOptions } from '../../options/lock-options.js';
-import { LockScripts } from './lock-scripts.js';
+import { clientKeyPrefix, LockScripts } from './lock-scripts.js';
+import { claimLockPrefix } from '../../keys/lock-prefixes.js';
 import { QuorumStore } from '../quorum/quorum-store.js';
 import { reportSharedServers } from '../quorum/quorum-servers.js';
 import { openConnection, type OpenedConnection } from './redis-connection.js';
@@ -26,7 +27,10 @@ export function redisBackend(options: ResolvedModuleOptions, logger: LockLogger)
     throw error;
   }
   const clients = connections.map(({ client }) => client);
+  // FencedRedis refuses a client whose prefix is where these locks keep their keys (see lock-prefixes.ts).
+  const claims = clients.map((client) => claimLockPrefix(clientKeyPrefix(client) + options.keyPrefix));
   const closeConnections = (): void => {
+    for (const release of claims) release();
     for (const { close } of connections) close?.();
   };
   // Whatever fails from here on fails startup: the connections opened for it must not outlive it.
