@@ -1,5 +1,6 @@
 import { quoteKey } from './core/keys/quote-key.js';
 import {
+  BadRequestException,
   ConflictException,
   Inject,
   Injectable,
@@ -12,6 +13,7 @@ import {
 import { APP_INTERCEPTOR } from '@nestjs/core';
 import { catchError, throwError, type Observable } from 'rxjs';
 import { LockNotAcquiredError } from './errors/lock-not-acquired.error.js';
+import { LockKeyError } from './errors/lock-key.error.js';
 import type { RedisLockModuleOptions } from './interfaces/redis-lock-options.interface.js';
 import { REDIS_LOCK_MODULE_OPTIONS } from './redis-lock.module-definition.js';
 
@@ -43,8 +45,16 @@ export class LockConflictInterceptor implements NestInterceptor {
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     if (context.getType() !== 'http') return next.handle();
     return next.handle().pipe(
-      catchError((error: unknown) => throwError(() => (error instanceof LockNotAcquiredError ? this.toHttp(error) : error))),
+      catchError((error: unknown) => throwError(() => (error instanceof LockNotAcquiredError ? this.toHttp(error) : error instanceof LockKeyError ? this.badKey(error) : error))),
     );
+  }
+
+  /**
+   * A key the request's values made no lock can have (too long, not well-formed, a placeholder
+   * left empty): the client's to fix, 400, not a 500 with an error log per request it sends.
+   */
+  private badKey(error: LockKeyError): BadRequestException {
+    return new BadRequestException(this.exposeKey ? error.message : "The request's values do not make a valid lock key.", { cause: error });
   }
 
   private toHttp(error: LockNotAcquiredError): ConflictException | ServiceUnavailableException {

@@ -174,6 +174,22 @@ describe.each([
     expect(await redis.keys('lock:{number:abc}*')).toEqual([]);
   });
 
+  it('answers 400, not 500, when a route parameter makes a key no lock can have (too long, not well-formed)', async () => {
+    // A hostile client sends such ids at will: a 500 with an ERROR log and a stack trace each time.
+    const long = await post(`fail-fast/${'x'.repeat(2_000)}`);
+    // Fastify refuses a route parameter over 100 characters itself (414).
+    expect([400, 414]).toContain(long.status);
+    if (long.status === 400) {
+      const body = (await long.json()) as { message: string };
+      expect(body.message).toContain('lock key');
+      expect(body.message).not.toContain('x'.repeat(100));
+    }
+    const broken = await post('fail-fast/%ED%A0%80');
+    // A lone surrogate does not survive URL decoding as such: whatever the platform makes of it, never a 500.
+    expect(broken.status).not.toBe(500);
+    expect(await redis.keys('lock:{item:x*')).toEqual([]);
+  });
+
   it('keeps guards, @HttpCode, Swagger and custom metadata working beside @Locked', async () => {
     expect((await post('guarded/g')).status).toBe(403);
     expect(await redis.keys('lock:{guarded:*')).toEqual([]);
