@@ -60,6 +60,8 @@ export class LeaderElectionRunner {
     const deadline = performance.now() + timeoutMs;
     this.stopped = true;
     this.timer?.cancel();
+    // A term that ended before shutdown and is still waiting for its hooks: the class is told now.
+    this.lostWait?.abort();
     // An attempt in flight is not awaited (Redis may be unreachable): if it wins, take()
     // sees that the election stopped and gives the lease straight back.
     const lock = this.lock;
@@ -73,7 +75,10 @@ export class LeaderElectionRunner {
     }
     const overran = (await settleWithin(this.hooks, Math.max(0, deadline - performance.now()))) === TIMED_OUT;
     if (overran) {
-      this.runner.logger.warn(`The hooks of ${this.where} were still running ${timeoutMs} ms (shutdownTimeout) after its leadership's signal aborted for shutdown; the lease is given back while they run.`);
+      this.runner.logger.warn(
+        `The hooks of ${this.where} were still running ${timeoutMs} ms (shutdownTimeout) after its leadership's signal aborted for shutdown` +
+          (lock === undefined ? '.' : '; the lease is given back while they run.'),
+      );
       // Told now rather than never, behind a hook that may not return (once, see callLost).
       if (lock !== undefined) void this.callLost(lock);
     }
@@ -98,21 +103,27 @@ export class LeaderElectionRunner {
   private retryLater(): void {
     if (this.stopped || this.lock !== undefined) return;
     this.timer?.cancel();
-    // On the engine's clock, so that a test's manual clock moves elections too.
-    this.timer = this.runner.clock.setTimer(() => this.tryToLead(), this.retryMs);
+    // On the engine's clock, so that a test's manual clock moves elections too. Outside any call
+    // chain: a loss heard inside the term's own chain (its hook's extend() refused) would
+    // otherwise have every later try re-enter the lost lease.
+    const arm = (): ClockTimer => this.runner.clock.setTimer(() => this.tryToLead(), this.retryMs);
+    this.timer = this.runner.outsideChain?.(arm) ?? arm();
   }
 
   private async take(): Promise<void> {
     let lock: Lock | null;
     try {
-      lock = await this.locks.tryAcquire(this.key, {
-        ...(this.ttl === undefined ? {} : { ttl: this.ttl }),
-        name: boundName(this.key),
-        label: `${this.where} (@LeaderElection)`,
-        // A term lasts as long as the leader is up, whatever the module's autoRenew says of the
-        // application's own locks.
-        autoRenew: true,
-      });
+      // Never re-entering a lease some call chain holds (or held, and lost), as jobs' locks.
+      const attempt = (): Promise<Lock | null> =>
+        this.locks.tryAcquire(this.key, {
+          ...(this.ttl === undefined ? {} : { ttl: this.ttl }),
+          name: boundName(this.key),
+          label: `${this.where} (@LeaderElection)`,
+          // A term lasts as long as the leader is up, whatever the module's autoRenew says of the
+          // application's own locks.
+          autoRenew: true,
+        });
+      lock = await (this.runner.outsideChain?.(attempt) ?? attempt());
     } catch (error) {
       // At shutdown an attempt in flight is cut short: that is no news.
       if (this.stopped) return;
@@ -134,7 +145,8 @@ export class LeaderElectionRunner {
     leader.signal.addEventListener('abort', () => this.lost(leader), { once: true });
     // Released by hand (LeadershipService.leaderLock(key).release(), or the lock the hook got):
     // the term ends as with a loss, and the election goes on.
-    if (leader instanceof HeldLock) leader.whenReleased(() => this.lost(leader));
+    // Its signal aborts as at every other end of a term, which tells the hooks (and so `lost`).
+    if (leader instanceof HeldLock) leader.whenReleased(() => this.lock === leader && leader.endTerm());
     this.hooks = this.hooks.then(() => this.acquired(leader));
   }
 
@@ -167,14 +179,25 @@ export class LeaderElectionRunner {
     if (this.lock !== lock) return;
     this.lock = undefined;
     const ttl = this.runner.leaseOf(lock);
-    this.hooks = settleWithin(this.hooks, ttl, [], this.runner.clock).then(async (settled) => {
+    // Shutdown cuts these waits short (see stop()): the class is told then, within shutdownTimeout.
+    const wait = new AbortController();
+    this.lostWait = wait;
+    const bounded = (work: Promise<unknown>): Promise<unknown> => settleWithin(work, ttl, [wait.signal], this.runner.clock).catch(() => undefined);
+    this.hooks = bounded(this.hooks).then(async (settled) => {
       if (settled === TIMED_OUT) {
         this.runner.logger.warn(`onLeadershipAcquired of ${this.where} had not returned ${ttl} ms (its ttl) after its leadership ${quoteKey(this.key)} was lost; onLeadershipLost runs now, and the election goes on.`);
       }
-      await this.callLost(lock);
+      // onLeadershipLost gets a ttl too: one that never returns must not keep this instance out.
+      if ((await bounded(this.callLost(lock))) === TIMED_OUT) {
+        this.runner.logger.warn(`onLeadershipLost of ${this.where} had not returned ${ttl} ms (its ttl) after its leadership ${quoteKey(this.key)} was lost; the election goes on.`);
+      }
+      if (this.lostWait === wait) this.lostWait = undefined;
       this.retryLater();
     });
   }
+
+  /** The waits of a term's end in progress (see `lost`), which shutdown cuts short. */
+  private lostWait?: AbortController;
 
   private async stepDown(lock: Lock, why: string): Promise<void> {
     if (this.lock !== lock) return;
@@ -183,7 +206,9 @@ export class LeaderElectionRunner {
     // The term is over: work tied to its signal stops, as at shutdown. The hook runs next, so
     // that the old leader has stopped acting before another can lead (the lease is still held).
     if (lock instanceof HeldLock) lock.interrupt('stepped-down');
-    await this.callLost(lock);
+    // Bounded as after a loss: a hook that never returns must not keep the lease, nor the
+    // instance out of the election.
+    await settleWithin(this.callLost(lock), this.runner.leaseOf(lock), [], this.runner.clock);
     await this.releaseLease(lock);
   }
 

@@ -20,7 +20,16 @@ export class DeadlineSweeper {
   private timer?: ClockTimer;
   private armedAt = Infinity;
 
-  constructor(private readonly clock: Clock = systemClock) {}
+  /**
+   * `outside`: runs its function outside any call chain of the lock engine. The one timer is
+   * armed from whatever call tracked the earliest deadline; made there, it would carry that
+   * call's chain (its locks) into every later sweep, and a loss told from a sweep would hand
+   * that chain to the code it wakes (an election's retry re-entering a lost lease, say).
+   */
+  constructor(
+    private readonly clock: Clock = systemClock,
+    private readonly outside: <T>(fn: () => T) => T = (fn) => fn(),
+  ) {}
 
   /** Starts tracking `item`, or moves it after its deadline changed. */
   track(item: Expiring): void {
@@ -73,7 +82,7 @@ export class DeadlineSweeper {
     this.timer?.cancel();
     this.armedAt = first.deadline;
     // The clock's timers reach a deadline past Node's timer limit (a lease of weeks) in chunks.
-    this.timer = this.clock.setTimer(() => this.sweep(), Math.max(0, first.deadline - this.clock.now()), true);
+    this.timer = this.outside(() => this.clock.setTimer(() => this.sweep(), Math.max(0, first.deadline - this.clock.now()), true));
   }
 
   private disarm(): void {

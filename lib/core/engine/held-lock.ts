@@ -237,6 +237,15 @@ export class HeldLock implements Lock, Renewable, Expiring {
     if (!controller.signal.aborted) controller.abort(new LockLostError(this.key, this.fencingToken, reason, this.autoRenew));
   }
 
+  /**
+   * @internal A leader's term ended by a `release()` by hand: its signal aborts (`stepped-down`),
+   * as at every other end of a term, so that the hooks working until it aborts stop.
+   */
+  endTerm(): void {
+    const controller = (this.controller ??= new AbortController());
+    if (!controller.signal.aborted) controller.abort(new LockLostError(this.key, this.fencingToken, 'stepped-down', this.autoRenew));
+  }
+
   /** Called once when a `release()` ends the lock (confirmed or not): a leader's term ends with it. */
   private onReleased?: () => void;
 

@@ -114,7 +114,7 @@ export class LockManager implements LockOwner, LockRunner {
     this.store = backend.store;
     this.notifier = backend.notifier;
     this.clock = backend.clock ?? systemClock;
-    this.sweeper = new DeadlineSweeper(this.clock);
+    this.sweeper = new DeadlineSweeper(this.clock, (fn) => this.outsideChain(fn));
     this.replyWaits = new ReplyWaits(this.sweeper, this.clock);
     this.scheduler = new RenewalScheduler(this.store, logger, this.clock);
     const { ttl, renewInterval, waitTimeout, autoRenew, fenceRetention } = options;
