@@ -149,7 +149,8 @@ export class FencedRedis {
   async fence(key: string): Promise<number | null> {
     // The key first: a bad one is named as such, whatever the store.
     const fence = fenceHashOf(key, 'fence');
-    const token = await this.store('fence').hget(fence, key);
+    const store = this.store('fence');
+    const token = await (store instanceof RedisFencedStore ? store.fence(fence, key) : store.hget(fence, key));
     return token === null ? null : Number(token);
   }
 

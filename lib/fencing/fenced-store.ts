@@ -45,18 +45,29 @@ export class RedisFencedStore implements FencedStore {
     return text(await this.driver.evalScript(FENCED_HGET, [key], [field]));
   }
 
+  /** The token `key` has accepted, read from its token hash `fence`, under the writes' prefix check. */
+  async fence(fence: string, key: string): Promise<string | null> {
+    this.checkPrefix(fence, 'fence');
+    return this.hget(fence, key);
+  }
+
+  /** See lock-prefixes.ts: a client whose prefix is a running lock module's keeps its token hashes under those locks' counters. */
+  private checkPrefix(fence: string, method: string): void {
+    const prefix = this.driver.keyPrefix;
+    if (prefix === '' || !isLockPrefix(prefix)) return;
+    throw new TypeError(
+      `FencedRedis.${method}(): its client's keyPrefix ${quoteKey(prefix)} is where a lock module of this process keeps its keys: its token hash ${quoteKey(prefix + fence)} ` +
+        "would be the fencing counter of a lock. Give FencedRedis a client without that prefix, or the module's own (inject FencedRedis).",
+    );
+  }
+
   /**
    * A client `keyPrefix` is added to both names; on a Cluster it can move an untagged key to
    * another slot than its fence, which Redis would refuse with CROSSSLOT: say why instead.
    */
   private checkSlot(key: string, fence: string, method: string): void {
+    this.checkPrefix(fence, method);
     const prefix = this.driver.keyPrefix;
-    if (prefix !== '' && isLockPrefix(prefix)) {
-      throw new TypeError(
-        `FencedRedis.${method}(): its client's keyPrefix ${quoteKey(prefix)} is where a lock module of this process keeps its keys: its token hash ${quoteKey(prefix + fence)} ` +
-          "would be the fencing counter of a lock. Give FencedRedis a client without that prefix, or the module's own (inject FencedRedis).",
-      );
-    }
     if (!this.driver.isCluster) return;
     if (clusterSlot(prefix + key) !== clusterSlot(prefix + fence)) {
       throw new TypeError(
