@@ -159,7 +159,7 @@ export class FencedRedis {
     // error would name neither this class nor why.
     const closed = (this.source as unknown as Record<PropertyKey, unknown>)[FENCED_CLOSED];
     if (typeof closed === 'function' && closed() === true) {
-      throw new RedisLockError(`FencedRedis.${method}(): the application has shut down, and with it the module's Redis connection this FencedRedis writes through.`);
+      throw new RedisLockError(`FencedRedis.${method}(): the application has shut down, and with it the lock module this FencedRedis writes through (its connection closed, or a client handed in about to be).`);
     }
     if (this.resolved !== undefined) return this.resolved;
     // InMemoryLocks, or the module's connection (see fenced-redis.provider.ts), found when first used.

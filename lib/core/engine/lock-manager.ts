@@ -566,7 +566,7 @@ export class LockManager implements LockOwner, LockRunner {
 
   private closedConnections = false;
 
-  /** Whether `close()` closed the connections (the module's own; a client handed in is its owner's to close). */
+  /** Whether `close()` ran: the module's own connections are closed (a client handed in is its owner's, closed at their shutdown hook). */
   get connectionsClosed(): boolean {
     return this.closedConnections;
   }
