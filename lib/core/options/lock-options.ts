@@ -80,10 +80,13 @@ export function resolveModuleOptions(options: RedisLockModuleOptions, { needsRed
 }
 
 /** The module's options, beside the extras Nest takes off `forRoot()`'s (see `checkKnown`). */
-const MODULE_OPTIONS = new Set<string>([
+const MODULE_OPTION_NAMES = [
   'redis', 'keyPrefix', 'shutdownTimeout', 'fenceRetention', 'waitForReplicas', 'exposeKeyInHttpErrors', 'instanceName',
   'ttl', 'renewInterval', 'waitTimeout', 'autoRenew', 'fairness', 'jobNamespace',
-] satisfies (keyof RedisLockModuleOptions)[]);
+] as const satisfies readonly (keyof RedisLockModuleOptions)[];
+const MODULE_OPTIONS = new Set<string>(MODULE_OPTION_NAMES);
+// Every option of the interface is listed: one added there and not here would be refused as unknown.
+export const EVERY_MODULE_OPTION_LISTED: [Exclude<keyof RedisLockModuleOptions, (typeof MODULE_OPTION_NAMES)[number]>] extends [never] ? true : never = true;
 const EXTRAS = new Set(['isGlobal', 'globalInterceptor']);
 
 /**
