@@ -61,7 +61,7 @@ export class LeaderElectionRunner {
     this.stopped = true;
     this.timer?.cancel();
     // A term that ended before shutdown and is still waiting for its hooks: the class is told now.
-    this.lostWait?.abort();
+    for (const wait of this.cutAtStop) wait.abort();
     // An attempt in flight is not awaited (Redis may be unreachable): if it wins, take()
     // sees that the election stopped and gives the lease straight back.
     const lock = this.lock;
@@ -74,6 +74,9 @@ export class LeaderElectionRunner {
       this.hooks = this.hooks.then(() => this.callLost(lock));
     }
     const overran = (await settleWithin(this.hooks, Math.max(0, deadline - performance.now()))) === TIMED_OUT;
+    // What is still bounded by a ttl (an onLeadershipLost that did not return) has had its
+    // shutdownTimeout: its wait ends, and with it its timer.
+    for (const wait of this.cutAfterStop) wait.abort();
     if (overran) {
       this.runner.logger.warn(
         `The hooks of ${this.where} were still running ${timeoutMs} ms (shutdownTimeout) after its leadership's signal aborted for shutdown` +
@@ -179,25 +182,42 @@ export class LeaderElectionRunner {
     if (this.lock !== lock) return;
     this.lock = undefined;
     const ttl = this.runner.leaseOf(lock);
-    // Shutdown cuts these waits short (see stop()): the class is told then, within shutdownTimeout.
-    const wait = new AbortController();
-    this.lostWait = wait;
-    const bounded = (work: Promise<unknown>): Promise<unknown> => settleWithin(work, ttl, [wait.signal], this.runner.clock).catch(() => undefined);
-    this.hooks = bounded(this.hooks).then(async (settled) => {
+    // Shutdown cuts the wait for the earlier hooks short, so that the class is told at once, and
+    // gives onLeadershipLost its own shutdownTimeout (see stop()).
+    this.hooks = this.bounded(this.hooks, ttl, this.cutAtStop).then(async (settled) => {
       if (settled === TIMED_OUT) {
         this.runner.logger.warn(`onLeadershipAcquired of ${this.where} had not returned ${ttl} ms (its ttl) after its leadership ${quoteKey(this.key)} was lost; onLeadershipLost runs now, and the election goes on.`);
       }
       // onLeadershipLost gets a ttl too: one that never returns must not keep this instance out.
-      if ((await bounded(this.callLost(lock))) === TIMED_OUT) {
+      if ((await this.bounded(this.callLost(lock), ttl, this.cutAfterStop)) === TIMED_OUT) {
         this.runner.logger.warn(`onLeadershipLost of ${this.where} had not returned ${ttl} ms (its ttl) after its leadership ${quoteKey(this.key)} was lost; the election goes on.`);
       }
-      if (this.lostWait === wait) this.lostWait = undefined;
       this.retryLater();
     });
   }
 
-  /** The waits of a term's end in progress (see `lost`), which shutdown cuts short. */
-  private lostWait?: AbortController;
+  /**
+   * Waits on hooks bounded by a ttl (on the engine's clock), which shutdown ends: those in
+   * `cutAtStop` at once, those in `cutAfterStop` once its own shutdownTimeout is spent. Either
+   * way no timer of theirs outlives app.close().
+   */
+  private bounded(work: Promise<unknown>, ms: number, cut: Set<AbortController>): Promise<unknown> {
+    const controller = new AbortController();
+    cut.add(controller);
+    return settleWithin(work, ms, [controller.signal], this.runner.clock).then(
+      (settled) => {
+        cut.delete(controller);
+        return settled;
+      },
+      () => {
+        cut.delete(controller);
+        return undefined;
+      },
+    );
+  }
+
+  private readonly cutAtStop = new Set<AbortController>();
+  private readonly cutAfterStop = new Set<AbortController>();
 
   private async stepDown(lock: Lock, why: string): Promise<void> {
     if (this.lock !== lock) return;
@@ -208,7 +228,7 @@ export class LeaderElectionRunner {
     if (lock instanceof HeldLock) lock.interrupt('stepped-down');
     // Bounded as after a loss: a hook that never returns must not keep the lease, nor the
     // instance out of the election.
-    await settleWithin(this.callLost(lock), this.runner.leaseOf(lock), [], this.runner.clock);
+    await this.bounded(this.callLost(lock), this.runner.leaseOf(lock), this.cutAfterStop);
     await this.releaseLease(lock);
   }
 

@@ -116,7 +116,7 @@ export class LockManager implements LockOwner, LockRunner {
     this.clock = backend.clock ?? systemClock;
     this.sweeper = new DeadlineSweeper(this.clock, (fn) => this.outsideChain(fn));
     this.replyWaits = new ReplyWaits(this.sweeper, this.clock);
-    this.scheduler = new RenewalScheduler(this.store, logger, this.clock);
+    this.scheduler = new RenewalScheduler(this.store, logger, this.clock, (fn) => this.outsideChain(fn));
     const { ttl, renewInterval, waitTimeout, autoRenew, fenceRetention } = options;
     this.defaults = { ttl, renewInterval, waitTimeout, autoRenew, fenceRetention };
     // Every waiter listens to it; any number may wait.

@@ -42,10 +42,17 @@ export class RenewalScheduler {
   /** Ends the wait for a renewal still in flight at shutdown, so that no timer outlives close(). */
   private readonly closing = new AbortController();
 
+  /**
+   * `outside`: runs its function outside any call chain of the lock engine. A group's interval is
+   * made by whichever acquisition first used its renewal interval; made in that call's chain, it
+   * would tell every later loss of the group (a refused renewal) inside that chain: to signal
+   * listeners, a leader's hooks, `current()`.
+   */
   constructor(
     private readonly store: LockStore,
     private readonly logger: LockLogger,
     private readonly clock: Clock = systemClock,
+    private readonly outside: <T>(fn: () => T) => T = (fn) => fn(),
   ) {}
 
   add(lock: Renewable, renewInterval: number): void {
@@ -53,9 +60,11 @@ export class RenewalScheduler {
     if (group === undefined) {
       const locks = new Set<Renewable>();
       const created: Group = { locks, idle: false, scheduler: new ClockScheduler(this.clock), subscription: new Subscription() };
-      created.subscription = timer(renewInterval * (0.5 + Math.random() * 0.5), renewInterval, created.scheduler)
-        .pipe(exhaustMap(() => this.tick(renewInterval, created)))
-        .subscribe();
+      created.subscription = this.outside(() =>
+        timer(renewInterval * (0.5 + Math.random() * 0.5), renewInterval, created.scheduler)
+          .pipe(exhaustMap(() => this.tick(renewInterval, created)))
+          .subscribe(),
+      );
       group = created;
       this.groups.set(renewInterval, group);
     }
