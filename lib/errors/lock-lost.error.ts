@@ -8,9 +8,9 @@ import { RedisLockError } from './redis-lock.error.js';
  * - `expired`: the local lease deadline passed without a successful renewal (Redis or the
  *   network unreachable, the event loop blocked, or auto-renewal switched off);
  * - `shutdown`: the application shut down while the lock was held;
- * - `stepped-down`: a leader's term ended because the instance stepped down (its
- *   `onLeadershipAcquired` threw): only a term's `signal` aborts with it, before the lease is
- *   given back.
+ * - `stepped-down`: a leader's term ended because the instance stepped down: its
+ *   `onLeadershipAcquired` threw (the signal aborts before the lease is given back), or its term
+ *   lock was released by hand (after). Only a term's `signal` aborts with it.
  */
 export type LockLostReason = 'refused' | 'expired' | 'shutdown' | 'stepped-down';
 
