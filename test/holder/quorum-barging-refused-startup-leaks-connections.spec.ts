@@ -1,6 +1,5 @@
-import { spawn } from 'node:child_process';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { runRefusedStartup } from '../support/refused-startup.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
 
@@ -26,16 +25,9 @@ describe('quorum mode with fairness: barging, refused at startup (connections of
   });
 
   it('leaves nothing open: the process exits on its own', { timeout: 60_000 }, async () => {
-    const child = spawn(process.execPath, [fixture], { env: { ...process.env, REDIS_URLS: JSON.stringify(servers.map((server) => server.url)) }, stdio: ['ignore', 'pipe', 'pipe'] });
-    const lines: Record<string, unknown>[] = [];
-    createInterface({ input: child.stdout! }).on('line', (text) => lines.push(JSON.parse(text) as Record<string, unknown>));
-    let stderr = '';
-    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-    const outcome = await Promise.race([exited.then((code) => ({ exited: true, code })), new Promise<{ exited: false }>((resolve) => setTimeout(() => resolve({ exited: false }), 15_000))]);
-    if (!outcome.exited) child.kill('SIGKILL');
-    expect(lines[0]?.refused, stderr).toMatch(/^InvalidLockOptionsError: .*fairness/);
+    const outcome = await runRefusedStartup(fixture, { REDIS_URLS: JSON.stringify(servers.map((server) => server.url)) });
+    expect(outcome.refused, outcome.stderr).toMatch(/^InvalidLockOptionsError: .*fairness/);
     // Before: still running 15 s later, with three TCPSocketWrap (the module's ioredis connections) open.
-    expect({ exited: outcome.exited, resources: lines.find((line) => 'resources' in line)?.resources }).toMatchObject({ exited: true });
+    expect({ exited: outcome.exited, resources: outcome.resources }).toMatchObject({ exited: true });
   });
 });

@@ -1,6 +1,5 @@
-import { spawn } from 'node:child_process';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { runRefusedStartup } from '../support/refused-startup.js';
 import { describe, expect, it } from 'vitest';
 import { redisUrl, useRedis } from '../support/redis.js';
 
@@ -24,17 +23,9 @@ describe('a startup the module refuses (DuplicateLockKeyError) with a connection
   useRedis();
 
   it('leaves nothing open: the process exits on its own', { timeout: 60_000 }, async () => {
-    const child = spawn(process.execPath, [fixture], { env: { ...process.env, REDIS_URL: redisUrl() }, stdio: ['ignore', 'pipe', 'pipe'] });
-    const lines: Record<string, unknown>[] = [];
-    createInterface({ input: child.stdout! }).on('line', (text) => lines.push(JSON.parse(text) as Record<string, unknown>));
-    let stderr = '';
-    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-    // Generous: a process with nothing left to do exits at once after its last line.
-    const outcome = await Promise.race([exited.then((code) => ({ exited: true, code })), new Promise<{ exited: false }>((resolve) => setTimeout(() => resolve({ exited: false }), 15_000))]);
-    if (!outcome.exited) child.kill('SIGKILL');
-    expect(lines[0]?.refused, stderr).toMatch(/^DuplicateLockKeyError: /);
+    const outcome = await runRefusedStartup(fixture, { REDIS_URL: redisUrl() });
+    expect(outcome.refused, outcome.stderr).toMatch(/^DuplicateLockKeyError: /);
     // Before the fix: still running 15 s later, with a TCPSocketWrap (the module's ioredis connection) open.
-    expect({ exited: outcome.exited, resources: lines.find((line) => 'resources' in line)?.resources }).toMatchObject({ exited: true });
+    expect({ exited: outcome.exited, resources: outcome.resources }).toMatchObject({ exited: true });
   });
 });

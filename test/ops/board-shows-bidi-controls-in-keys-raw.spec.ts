@@ -45,7 +45,11 @@ describe('the lock board page and a key with a right-to-left override', () => {
     app = undefined;
   });
 
-  it('shows the key (and the force-release confirmation) with the formatting character escaped, as logs do', async () => {
+  /**
+   * Holds `keys` (label `Billing.run`), runs the board's page script on the board's real JSON,
+   * clicks "Release by force" on every row (dismissed), and returns what the page put on screen.
+   */
+  async function shownFor(keys: string[]): Promise<{ cells: string[]; titles: string[]; confirms: string[] }> {
     const logs = new CapturedLogs();
     const moduleRef = await Test.createTestingModule({
       imports: [RedisLockModule.forRoot({ redis: redisUrl(), isGlobal: true }), RedisLockBoardModule.register({ allowForceRelease: true, allowWithoutGuards: true })],
@@ -56,10 +60,9 @@ describe('the lock board page and a key with a right-to-left override', () => {
     await app.listen(0, '127.0.0.1');
     const url = `${(await app.getUrl()).replace('[::1]', '127.0.0.1')}/locks`;
     const locks = app.get(LockService);
-    await locks.acquire('payments:42', { label: 'Billing.run' });
-    await locks.acquire('payments:\u202e24', { label: 'Billing.run' });
+    for (const key of keys) await locks.acquire(key, { label: 'Billing.run' });
     const page = (await (await fetch(`${url}/api/locks`, { headers: { accept: 'application/json' } })).json()) as { locks: { key: string }[] };
-    expect(page.locks.map((lock: { key: string }) => lock.key).sort()).toEqual(['payments:42', 'payments:\u202e24']);
+    expect(page.locks.map((lock: { key: string }) => lock.key).sort()).toEqual([...keys].sort());
     const script = await (await fetch(`${url}/board.js`)).text();
 
     const byId: Record<string, El> = {};
@@ -81,15 +84,27 @@ describe('the lock board page and a key with a right-to-left override', () => {
       encodeURIComponent, setTimeout, clearTimeout, Date, JSON, String, Math, Promise, Error,
     };
     runInNewContext(script, context);
-    for (let i = 0; i < 50 && tbody.children.length < 2; i++) await new Promise((resolve) => setImmediate(resolve));
-    expect(tbody.children).toHaveLength(2);
+    for (let i = 0; i < 50 && tbody.children.length < keys.length; i++) await new Promise((resolve) => setImmediate(resolve));
+    expect(tbody.children).toHaveLength(keys.length);
     const keyCells = tbody.children.map((row) => row.children.find((td) => td.className === 'key')!);
     // Click "Release by force" on each row: the confirmation text names the key.
     for (const row of tbody.children) all(row).find((el) => el.className === 'release')!.listeners.click!();
-    const shown = [...keyCells.map((td) => td.textContent), ...keyCells.map((td) => td.title), ...confirms];
-    expect(shown.filter((text) => UNSAFE.test(text))).toEqual([]);
+    return { cells: keyCells.map((td) => td.textContent), titles: keyCells.map((td) => td.title), confirms };
+  }
+
+  it('shows the key (and the force-release confirmation) with the formatting character escaped, as logs do', async () => {
+    const { cells, titles, confirms } = await shownFor(['payments:42', 'payments:\u202e24']);
+    expect([...cells, ...titles, ...confirms].filter((text) => UNSAFE.test(text))).toEqual([]);
     // The two rows read apart: the override is written out, as a log line writes it.
-    expect(keyCells.map((td) => td.textContent).sort()).toEqual(['payments:42', 'payments:\\u202e24']);
+    expect(cells.sort()).toEqual(['payments:42', 'payments:\\u202e24']);
     expect(confirms.sort()).toEqual([expect.stringContaining('"payments:42"'), expect.stringContaining('"payments:\\u202e24"')]);
+  });
+
+  // Found by review: the page escaped UNSAFE_TEXT but left the C0 controls raw ("report\nnightly"
+  // read as "report nightly", and a key could lay out the confirmation), which log lines escape.
+  it('shows a key with a newline, a tab or a NUL written out, as log lines and error messages do', async () => {
+    const { cells, titles, confirms } = await shownFor(['report nightly', 'report\nnightly', 'report\tnightly', 'report\u0000 nightly']);
+    // Every text the page puts on screen for these keys: none may hold a raw C0 control character.
+    expect([...cells, ...titles, ...confirms].filter((text) => /[\u0000-\u001f]/.test(text)).map((text) => JSON.stringify(text))).toEqual([]);
   });
 });
