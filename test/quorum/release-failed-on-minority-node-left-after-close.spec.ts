@@ -37,7 +37,8 @@ describe('quorum: a release that failed on one of three masters, then app.close(
       await lock.release();
       expect(lock.held).toBe(false);
       // It is back and answers; the application shuts down.
-      await clients[2]!.connect();
+      // (ioredis may already be reconnecting by itself on a loaded machine.)
+      await clients[2]!.connect().catch(() => undefined);
       expect(await clients[2]!.ping()).toBe('PONG');
       await app.close();
       const left = await Promise.all(

@@ -86,11 +86,15 @@ export function scheduleScenarios(env: () => Record<string, string>, track: (wor
       const moved = await tickUntilRun(survivors, 3, 200, ttl + 10_000);
       // Moved by the lease running out in Redis, not before: until then every survivor skipped
       // every tick because the dead owner's lease stood (`other-owner`), or, on the tick its
-      // claim took the expired lease over, because that claim came back late (`owner-uncertain`).
+      // claim took the expired lease over, because that claim came back late (`owner-uncertain`),
+      // or because the dead owner's run lock still stood (`held-elsewhere`: killed after its run
+      // ended but before its release reached Redis, that lock may outlive the lease by a little).
       for (const worker of survivors) {
         const skips = worker.lines.filter((line) => line.event === 'skipped' && line.tick! >= 2 && line.tick! < moved.tick);
         expect(skips.length).toBeGreaterThan(0);
-        for (const skip of skips) expect(skip.message).toMatch(/another instance owns the lease "ExportJob\.export:owner"|its claim of the lease "ExportJob\.export:owner" came back late/);
+        for (const skip of skips) {
+          expect(skip.message).toMatch(/another instance owns the lease "ExportJob\.export:owner"|its claim of the lease "ExportJob\.export:owner" came back late|its run lock "ExportJob\.export" is held/);
+        }
       }
       // And it stays there (after that run ended: a tick during it would be skipped).
       await moved.worker.waitFor((line) => line.event === 'released' && line.tick === moved.tick);
