@@ -6,9 +6,15 @@ import type { ReadStore } from './read-store.js';
 /** What a lock key holds while readers hold it (never an owner token), as in the Lua. */
 export { READ_HELD } from './read-keys.js';
 
+/** Whether a queue member is a reader's (theirs end in ':r', as in the Lua). */
+export function isReaderMember(member: string): boolean {
+  return member.endsWith(':r');
+}
+
 /** The memory store's queue steps the read side shares (the Lua queue functions). */
 export interface MemoryQueue {
-  liveHead(keys: ScriptKeys, now: number): string | undefined;
+  /** `readersHold`: a writer that lapsed at the head keeps its place (the lock is not free for it). */
+  liveHead(keys: ScriptKeys, now: number, readersHold?: boolean): string | undefined;
   popHead(keys: ScriptKeys): void;
   removeMember(keys: ScriptKeys, member: string): void;
   grantNext(keys: ScriptKeys, grantMs: number, now: number): Grant[];
@@ -33,7 +39,7 @@ export function readersAlive(data: MemoryData, lock: string, now: number): numbe
 export function grantReaders(data: MemoryData, queue: MemoryQueue, publish: Publish, keys: ScriptKeys, grantMs: number, now: number): Grant[] {
   const grants: Grant[] = [];
   for (;;) {
-    const head = queue.liveHead(keys, now);
+    const head = queue.liveHead(keys, now, true);
     if (head === undefined) break;
     const match = /^([^:]+):(\d+):r$/.exec(head);
     if (match === null) break;
@@ -87,14 +93,17 @@ export class MemoryReaders implements ReadStore {
       }
     }
     const member = `${token}:${ttl}:r`;
-    let head = this.queue.liveHead(shared, now);
+    // As the script does: the head matters only to a lock that is free or held by readers.
+    const headIfOpen = (): string | undefined =>
+      owner === undefined || owner === READ_HELD ? this.queue.liveHead(shared, now, owner === READ_HELD) : undefined;
+    let head = headIfOpen();
     if (head !== undefined && head !== member) {
       if (owner === undefined) this.queue.grantNext(shared, waiterLease, now);
       else if (owner === READ_HELD) grantReaders(this.data, this.queue, this.publish, shared, waiterLease, now);
       const granted = this.mine(keys, token, ttl, now);
       if (granted) return granted;
       owner = liveValue(this.data.locks, shared.lock, this.clock.now());
-      head = this.queue.liveHead(shared, now);
+      head = headIfOpen();
     }
     if ((owner === undefined || owner === READ_HELD) && (head === undefined || head === member)) {
       if (head !== undefined) this.queue.popHead(shared);

@@ -43,7 +43,12 @@ if owner == '~r' then
 end
 local now = now_ms()
 local member = ARGV[1] .. ':' .. ARGV[2] .. ':r'
-local head = live_head(KEYS[3], KEYS[4], now)
+-- The head matters only to a lock that is free or held by readers; read while a writer holds,
+-- it would drop a lapsed waiter that keeps its place until the lock comes free.
+local function head_if_open()
+  if not owner or owner == '~r' then return live_head(KEYS[3], KEYS[4], now, owner == '~r') end
+end
+local head = head_if_open()
 if head and head ~= member then
   -- Others are owed the lock first: a free lock goes to the head, readers at the head join readers.
   if not owner then
@@ -54,7 +59,7 @@ if head and head ~= member then
   local granted = mine()
   if granted then return granted end
   owner = redis.call('GET', KEYS[1])
-  head = live_head(KEYS[3], KEYS[4], now)
+  head = head_if_open()
 end
 if (not owner or owner == '~r') and (not head or head == member) then
   if head then

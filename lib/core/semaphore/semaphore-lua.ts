@@ -202,8 +202,10 @@ local function drop_holder(token, held)
 end
 
 -- The first live waiter, dropping the dead ones before it; and whether the queue or the waiters
--- set existed at its first look (what forget_if_idle's EXISTS would answer there).
-local function live_head(now)
+-- set existed at its first look (what forget_if_idle's EXISTS would answer there). A lapsed
+-- waiter loses its place only when it would be served: one whose permits are not free under
+-- lim keeps it, as at a busy mutex, and is the head (nobody behind it may pass it anyway).
+local function live_head(now, lim)
   local seen
   while true do
     local head = redis.call('LINDEX', queue, 0)
@@ -212,6 +214,7 @@ local function live_head(now)
     if not head then return nil, seen end
     local alive_until = redis.call('ZSCORE', waiters, head)
     if alive_until and tonumber(alive_until) >= now then return head, seen end
+    if tonumber(string.match(head, ':([1-9]%d*)$') or '0') > lim - used then return head, seen end
     redis.call('LPOP', queue)
     redis.call('ZREM', waiters, head)
   end
@@ -286,7 +289,7 @@ local function grant_fitting(lim, grant_ms, sharded, now, head)
       if head or redis.call('LINDEX', queue, 0) then return granted, false end
       return granted, nil
     end
-    head = head or live_head(now)
+    head = head or live_head(now, lim)
     if not head then return granted, true end
     -- A ttl or permits of 0 (nothing of ours writes one) would make SET fail halfway.
     local token, ttl, permits = string.match(head, '^(.+):([1-9]%d*):([1-9]%d*)$')
@@ -440,7 +443,7 @@ local member = ARGV[1] .. ':' .. ARGV[2] .. ':' .. permits
 -- then checks the list, and dead waiters at the head are dropped by the next release).
 local head, seen, looked
 if used < limit then
-  head, seen = live_head(now)
+  head, seen = live_head(now, limit)
   looked = true
   if idle_unknown and not seen then forget_if_idle(true) end
 end

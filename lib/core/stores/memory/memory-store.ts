@@ -5,7 +5,7 @@ import { inspectSemaphoreInMemory, type SemaphoreSnapshot } from '../../semaphor
 import { wantedKey, type LockRedisKeys } from '../../keys/lock-key.js';
 import { FREED_MESSAGE } from '../lock-replies.js';
 export { MemoryData, type Publish, type StoreClock } from './memory-data.js';
-import { grantReaders, MemoryReaders, READ_HELD, readersAlive, type MemoryQueue } from '../../rwlock/memory-readers.js';
+import { grantReaders, isReaderMember, MemoryReaders, READ_HELD, readersAlive, type MemoryQueue } from '../../rwlock/memory-readers.js';
 
 /**
  * The lock protocol in the memory of one process, step for step what the Lua scripts of
@@ -187,9 +187,12 @@ export class MemoryStore implements LockStore, MemoryQueue {
     return true;
   }
 
-  /** @internal Queue step shared with the read side (`MemoryQueue`): see `liveHead` in memory-data.ts. */
-  liveHead(keys: ScriptKeys, now: number): string | undefined {
-    return liveHead(this.waiting, keys.queue, now);
+  /**
+   * @internal Queue step shared with the read side (`MemoryQueue`): see `liveHead` in
+   * memory-data.ts. While readers hold the lock, a writer that lapsed at the head keeps its place.
+   */
+  liveHead(keys: ScriptKeys, now: number, readersHold = false): string | undefined {
+    return liveHead(this.waiting, keys.queue, now, readersHold ? isReaderMember : undefined);
   }
 
   /**

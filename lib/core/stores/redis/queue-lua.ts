@@ -82,7 +82,9 @@ end
  */
 export const QUEUE = `${QUEUE_MEMBERS}
 
-local function live_head(queue, waiters, now)
+-- A lapsed waiter loses its place only when it would be served: while readers hold the lock
+-- (readers_hold), a writer that lapsed at the head keeps its place, as at a busy mutex.
+local function live_head(queue, waiters, now, readers_hold)
   while true do
     local head = redis.call('LINDEX', queue, 0)
     if not head then
@@ -92,6 +94,7 @@ local function live_head(queue, waiters, now)
     end
     local alive_until = redis.call('ZSCORE', waiters, head)
     if alive_until and tonumber(alive_until) >= now then return head end
+    if readers_hold and string.sub(head, -2) ~= ':r' then return head end
     redis.call('LPOP', queue)
     redis.call('ZREM', waiters, head)
   end
@@ -137,7 +140,7 @@ local function grant_readers(lock, fence, queue, waiters, channel, grant_ms, sha
   local granted
   local now = now_ms()
   while true do
-    local head = live_head(queue, waiters, now)
+    local head = live_head(queue, waiters, now, true)
     if not head then break end
     local token, ttl = string.match(head, '^([^:]+):([1-9]%d*):r$')
     if not token then break end

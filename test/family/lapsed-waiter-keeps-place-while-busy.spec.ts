@@ -1,0 +1,117 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { TcpProxy } from '../chaos/support/tcp-proxy.js';
+import { createLockApp, sleep, type LockApp } from '../support/lock-app.js';
+import { redisUrl, useRedis } from '../support/redis.js';
+
+/**
+ * Found by review: docs/locks.md ("Dead waiters") promises that a waiter that lapsed while the
+ * lock stayed busy for it, and refreshes again before it comes free, keeps its place. The
+ * read side's acquire read (and so dropped) a lapsed head on every attempt, and a semaphore
+ * with some free permits did the same for a request that needed more. Here the first waiter's
+ * connection goes through a proxy that is cut for a little over its 1 s liveness lease (a GC
+ * pause, a network blip) while someone merely asks; it refreshes before the holder lets go, and
+ * must go before the waiter that queued after it. (The same on the scripts and the in-memory
+ * store: lapsed-head-kept-while-busy-memory-matches-redis.spec.ts.)
+ */
+describe('a waiter that lapsed at the head of a busy lock and refreshes before it comes free', () => {
+  const redis = useRedis();
+  const apps: LockApp[] = [];
+  let proxy: TcpProxy | undefined;
+  afterEach(async () => {
+    proxy?.heal();
+    await Promise.all(apps.splice(0).map((app) => app.close()));
+    await proxy?.close();
+    proxy = undefined;
+  });
+  const open = async (url?: string): Promise<LockApp> => {
+    const app = await createLockApp({ ttl: 30_000, ...(url ? { redis: url } : {}) });
+    apps.push(app);
+    return app;
+  };
+  const throughProxy = async (): Promise<LockApp> => {
+    proxy = await TcpProxy.start(Number(new URL(redisUrl()).port));
+    const viaProxy = new URL(redisUrl());
+    viaProxy.port = String(proxy.port);
+    return open(viaProxy.toString());
+  };
+  const serverNow = async (): Promise<number> => {
+    const [seconds, micros] = await redis.time();
+    return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+  };
+  const waitForQueue = async (queueKey: string, length: number): Promise<string[]> => {
+    for (;;) {
+      const members = await redis.lrange(queueKey, 0, -1);
+      if (members.length >= length) return members;
+      await sleep(10);
+    }
+  };
+
+  /**
+   * Queues `first` (through the proxy) then `second` behind `held`; cuts the first one's
+   * connection until its liveness ran out on Redis' clock, runs `probe`, heals, waits for its
+   * refresh, lets `held` go. Answers the head after the refresh, the first's member and the order served.
+   */
+  const scenario = async (keys: { queue: string; waiters: string }, wait: (app: LockApp) => Promise<{ release(): Promise<unknown> }>, release: () => Promise<unknown>, probe: () => Promise<void>) => {
+    const stalled = await throughProxy();
+    const other = await open();
+    const order: string[] = [];
+    const first = wait(stalled).then(async (lock) => {
+      order.push('first');
+      await lock.release();
+    });
+    first.catch(() => undefined);
+    const [firstMember] = await waitForQueue(keys.queue, 1);
+    const second = wait(other).then(async (lock) => {
+      order.push('second');
+      await lock.release();
+    });
+    second.catch(() => undefined);
+    await waitForQueue(keys.queue, 2);
+
+    proxy!.cut();
+    while (Number(await redis.zscore(keys.waiters, firstMember!)) >= (await serverNow())) await sleep(50);
+    await probe();
+    proxy!.heal();
+    for (;;) {
+      const score = await redis.zscore(keys.waiters, firstMember!);
+      if (score !== null && Number(score) > (await serverNow())) break;
+      await sleep(20);
+    }
+    const headAfterRefresh = (await redis.lrange(keys.queue, 0, -1))[0];
+    await release();
+    await Promise.all([first, second]);
+    return { firstMember, seen: { headAfterRefresh, order } };
+  };
+
+  for (const probe of ['read', 'write'] as const) {
+    it(`keeps its place at a read-write lock held by a reader when a ${probe} tryAcquire asks meanwhile`, async () => {
+      const readers = await open();
+      const reader = await readers.locks.acquire('doc', { mode: 'read' });
+      const { firstMember, seen } = await scenario(
+        { queue: 'lock:{doc}:queue', waiters: 'lock:{doc}:waiters' },
+        (app) => app.locks.acquire('doc', { waitTimeout: 30_000 }),
+        () => reader.release(),
+        async () => {
+          expect(await readers.locks.tryAcquire('doc', probe === 'read' ? { mode: 'read' } : {})).toBeNull();
+          expect(await readers.locks.isLocked('doc')).toBe(true);
+        },
+      );
+      expect(seen).toEqual({ headAfterRefresh: firstMember, order: ['first', 'second'] });
+    }, 30_000);
+  }
+
+  it('keeps its place at a semaphore whose free permits are fewer than it asks when a smaller request asks meanwhile', async () => {
+    const holders = await open();
+    const semaphore = { limit: 3 } as const;
+    // 2 of 3 permits held: 1 free, not enough for a request of 2.
+    const held = await holders.locks.acquire('export', { ...semaphore, permits: 2 });
+    const { firstMember, seen } = await scenario(
+      { queue: 'lock:{export}:sq', waiters: 'lock:{export}:sw' },
+      (app) => app.locks.acquire('export', { ...semaphore, permits: 2, waitTimeout: 30_000 }),
+      () => held.release(),
+      // A request of 1 fits the free permit but may not overtake the queue: refused.
+      async () => expect(await holders.locks.tryAcquire('export', { ...semaphore, permits: 1 })).toBeNull(),
+    );
+    expect(seen).toEqual({ headAfterRefresh: firstMember, order: ['first', 'second'] });
+  }, 30_000);
+});
