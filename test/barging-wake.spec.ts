@@ -75,8 +75,11 @@ describe('a barging waiter that gives up', () => {
 
     // W1's racing attempt may have taken the lock in Redis; its leave gave it back. W2 was woken
     // by W1's giving up (polls held: nothing else could wake it), attempted and holds the lock.
+    // Without the pass-on W2 would sleep on: the release's '*' went to W1 alone, and W1's leave
+    // publishes '*' only for a process that said since that it waits, which W2 does only by
+    // attempting (a third 'freed' when that attempt came before the leave).
     await sleep(1_000);
-    expect(wakes.steps.slice(before.length).filter((step) => step === 'freed')).toHaveLength(2);
+    expect(wakes.steps.slice(before.length).filter((step) => step === 'freed').length).toBeGreaterThanOrEqual(2);
     expect(log.tokens.length).toBeGreaterThanOrEqual(2);
     expect(w2Lock?.held, `W2 still asleep with the lock free; steps after release: ${JSON.stringify(wakes.steps.slice(before.length))}, attempts after release: ${log.tokens.length}`).toBe(true);
     await w2Lock?.release();
