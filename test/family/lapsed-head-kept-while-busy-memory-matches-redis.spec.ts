@@ -25,8 +25,11 @@ describe('a waiter that lapsed at the head of a busy lock and refreshes before i
   interface Time {
     /** Between the two waiters' arrivals (600 ms in memory; nothing on Redis, whose lapse is written). */
     between(): Promise<void>;
-    /** The first waiter's liveness lease runs out, the second's does not. */
-    lapse(member: string): Promise<void>;
+    /**
+     * The first waiter's liveness lease runs out, the second's does not: `just` (100 ms ago, less
+     * than one more waiter lease: it may be back) or `long` ago (1.5 s: it is taken for dead).
+     */
+    lapse(member: string, ago?: 'just' | 'long'): Promise<void>;
   }
   /** Runs `scenario` on the Redis scripts and on the in-memory store (on a manual clock); answers both. */
   const onBoth = async <T>(scenario: (store: LockScripts | MemoryStore, time: Time, key: string) => Promise<T>): Promise<{ redis: T; memory: T }> => {
@@ -35,13 +38,26 @@ describe('a waiter that lapsed at the head of a busy lock and refreshes before i
       new LockScripts(redis),
       {
         between: async () => undefined,
-        lapse: async (member) => void (await redis.zadd(`lock:{${key}}:${member.split(':').length === 3 ? 'sw' : 'waiters'}`, 'XX', 0, member)),
+        lapse: async (member, ago = 'just') => {
+          const [seconds, micros] = await redis.time();
+          const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+          await redis.zadd(`lock:{${key}}:${member.split(':').length === 3 ? 'sw' : 'waiters'}`, 'XX', now - (ago === 'just' ? 100 : 1_500), member);
+        },
       },
       key,
     );
-    // In memory the first waiter queues at 0, the second at 600, the rest happens at 1100.
+    // In memory the first waiter queues at 0, the second at 600, the rest happens at 1100 (2500 for one long dead).
     const clock = new ManualClock();
-    const memory = await scenario(new MemoryStore(new MemoryData(), clock, () => undefined), { between: () => clock.advance(600), lapse: () => clock.advance(500) }, key);
+    const start = clock.now();
+    const memory = await scenario(
+      new MemoryStore(new MemoryData(), clock, () => undefined),
+      {
+        between: () => clock.advance(600),
+        // The first waiter queued at 0: alive until 1000.
+        lapse: (_member, ago = 'just') => clock.advance((ago === 'just' ? 1_100 : 2_500) - (clock.now() - start)),
+      },
+      key,
+    );
     return { redis: onRedis, memory };
   };
 
@@ -103,5 +119,28 @@ describe('a waiter that lapsed at the head of a busy lock and refreshes before i
       return released.grants.map((grant) => grant.token);
     });
     expect(answers).toEqual({ redis: ['w1'], memory: ['w1'] });
+  });
+
+  it('is taken for dead once it lapsed more than one more waiter lease ago: a reader then drops it from a read lock', async () => {
+    const answers = await onBoth(async (store, time, key) => {
+      const base = lockRedisKeys('lock:', key);
+      const reader = (token: string) => readKeys(base, token, key);
+      expect(await store.readers.acquire(reader('h'), 'h', LEASE, false, WAITER_LEASE)).toMatchObject({ acquired: true });
+      expect(await store.acquire(base, 'w1', LEASE, true, WAITER_LEASE)).toMatchObject({ acquired: false });
+      await time.lapse(`w1:${LEASE}`, 'long');
+      return (await store.readers.acquire(reader('probe'), 'probe', LEASE, false, WAITER_LEASE)).acquired;
+    });
+    expect(answers).toEqual({ redis: true, memory: true });
+  });
+
+  it('is taken for dead once it lapsed more than one more waiter lease ago: a smaller semaphore request then drops it', async () => {
+    const answers = await onBoth(async (store, time, key) => {
+      const names = (token: string, permits: number) => semaphoreKeys(lockRedisKeys('lock:', key), token, key, 3, permits);
+      expect(await store.semaphores.acquire(names('h', 2), 'h', LEASE, false, WAITER_LEASE)).toMatchObject({ acquired: true });
+      expect(await store.semaphores.acquire(names('w1', 2), 'w1', LEASE, true, WAITER_LEASE)).toMatchObject({ acquired: false });
+      await time.lapse(`w1:${LEASE}:2`, 'long');
+      return (await store.semaphores.acquire(names('probe', 1), 'probe', LEASE, false, WAITER_LEASE)).acquired;
+    });
+    expect(answers).toEqual({ redis: true, memory: true });
   });
 });

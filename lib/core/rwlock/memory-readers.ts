@@ -13,8 +13,8 @@ export function isReaderMember(member: string): boolean {
 
 /** The memory store's queue steps the read side shares (the Lua queue functions). */
 export interface MemoryQueue {
-  /** `readersHold`: a writer that lapsed at the head keeps its place (the lock is not free for it). */
-  liveHead(keys: ScriptKeys, now: number, readersHold?: boolean): string | undefined;
+  /** `grace` (readers hold the lock): a writer that lapsed at the head less than `grace` ago keeps its place. */
+  liveHead(keys: ScriptKeys, now: number, grace?: number): string | undefined;
   popHead(keys: ScriptKeys): void;
   removeMember(keys: ScriptKeys, member: string): void;
   grantNext(keys: ScriptKeys, grantMs: number, now: number): Grant[];
@@ -39,7 +39,7 @@ export function readersAlive(data: MemoryData, lock: string, now: number): numbe
 export function grantReaders(data: MemoryData, queue: MemoryQueue, publish: Publish, keys: ScriptKeys, grantMs: number, now: number): Grant[] {
   const grants: Grant[] = [];
   for (;;) {
-    const head = queue.liveHead(keys, now, true);
+    const head = queue.liveHead(keys, now, grantMs);
     if (head === undefined) break;
     const match = /^([^:]+):(\d+):r$/.exec(head);
     if (match === null) break;
@@ -95,7 +95,7 @@ export class MemoryReaders implements ReadStore {
     const member = `${token}:${ttl}:r`;
     // As the script does: the head matters only to a lock that is free or held by readers.
     const headIfOpen = (): string | undefined =>
-      owner === undefined || owner === READ_HELD ? this.queue.liveHead(shared, now, owner === READ_HELD) : undefined;
+      owner === undefined || owner === READ_HELD ? this.queue.liveHead(shared, now, owner === READ_HELD ? waiterLease : undefined) : undefined;
     let head = headIfOpen();
     if (head !== undefined && head !== member) {
       if (owner === undefined) this.queue.grantNext(shared, waiterLease, now);

@@ -46,7 +46,7 @@ local member = ARGV[1] .. ':' .. ARGV[2] .. ':r'
 -- The head matters only to a lock that is free or held by readers; read while a writer holds,
 -- it would drop a lapsed waiter that keeps its place until the lock comes free.
 local function head_if_open()
-  if not owner or owner == '~r' then return live_head(KEYS[3], KEYS[4], now, owner == '~r') end
+  if not owner or owner == '~r' then return live_head(KEYS[3], KEYS[4], now, owner == '~r' and lease or nil) end
 end
 local head = head_if_open()
 if head and head ~= member then

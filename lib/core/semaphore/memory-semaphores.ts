@@ -33,7 +33,7 @@ export class MemorySemaphores implements SemaphoreStore {
     const member = `${token}:${ttl}:${permits}`;
     // As the script does: a full semaphore's queue head is not read (nothing could be handed
     // out), so a waiter that lapsed there and refreshes keeps its place.
-    const head = free > 0 ? this.liveHead(keys, now, free) : undefined;
+    const head = free > 0 ? this.liveHead(keys, now, free, waiterLease) : undefined;
     if ((head === undefined || head === member) && free >= permits) {
       if (head !== undefined) this.remove(keys, head);
       this.keepLimit(keys, now + ttl, now);
@@ -47,7 +47,7 @@ export class MemorySemaphores implements SemaphoreStore {
       if (grantedNow) return grantedNow;
       // Everyone ahead was served and nobody is left queued: the caller fits in what is left.
       const left = this.freePermits(keys, limit, now).free;
-      if (this.liveHead(keys, now, left) === undefined && left >= permits) {
+      if (this.liveHead(keys, now, left, waiterLease) === undefined && left >= permits) {
         this.keepLimit(keys, now + ttl, now);
         return { acquired: true, fencingToken: this.take(keys, token, permits, ttl, now) };
       }
@@ -145,7 +145,7 @@ export class MemorySemaphores implements SemaphoreStore {
   private grantFitting(keys: SemaphoreKeys, free: number, grantMs: number, now: number): Grant[] {
     const grants: Grant[] = [];
     for (;;) {
-      const head = this.liveHead(keys, now, free);
+      const head = this.liveHead(keys, now, free, grantMs);
       if (head === undefined) break;
       const match = /^(.+):([1-9]\d*):([1-9]\d*)$/.exec(head);
       if (match !== null && Number(match[3]) > free) break;
@@ -176,9 +176,9 @@ export class MemorySemaphores implements SemaphoreStore {
     if (holders?.size === 0) this.data.semaphoreHolders.delete(keys.semaphore.holders);
   }
 
-  /** The Lua `live_head`: a lapsed waiter whose permits are not `free` keeps its place. */
-  private liveHead(keys: SemaphoreKeys, now: number, free: number): string | undefined {
-    return liveHead(this.data.waiting, keys.queue, now, (member) => Number(/:([1-9]\d*)$/.exec(member)?.[1] ?? 0) <= free);
+  /** The Lua `live_head`: a waiter that lapsed less than `grace` ago and whose permits are not `free` keeps its place. */
+  private liveHead(keys: SemaphoreKeys, now: number, free: number, grace: number): string | undefined {
+    return liveHead(this.data.waiting, keys.queue, now, (member, aliveUntil) => aliveUntil + grace >= now && Number(/:([1-9]\d*)$/.exec(member)?.[1] ?? 0) > free);
   }
 
   private remove(keys: SemaphoreKeys, member: string): void {

@@ -203,18 +203,22 @@ end
 
 -- The first live waiter, dropping the dead ones before it; and whether the queue or the waiters
 -- set existed at its first look (what forget_if_idle's EXISTS would answer there). A lapsed
--- waiter loses its place only when it would be served: one whose permits are not free under
--- lim keeps it, as at a busy mutex, and is the head (nobody behind it may pass it anyway).
-local function live_head(now, lim)
+-- waiter loses its place when it would be served: one whose permits are not free under lim,
+-- and that lapsed less than grace (the waiter lease) ago, keeps it, as at a busy mutex, and is
+-- the head (nobody behind it may pass it); one lapsed longer is taken for dead, so that it holds
+-- smaller requests up that long at most.
+local function live_head(now, lim, grace)
   local seen
   while true do
     local head = redis.call('LINDEX', queue, 0)
     if not head and restore_list(queue, waiters) then head = redis.call('LINDEX', queue, 0) end
     if seen == nil then seen = head ~= false end
     if not head then return nil, seen end
-    local alive_until = redis.call('ZSCORE', waiters, head)
-    if alive_until and tonumber(alive_until) >= now then return head, seen end
-    if tonumber(string.match(head, ':([1-9]%d*)$') or '0') > lim - used then return head, seen end
+    local alive_until = tonumber(redis.call('ZSCORE', waiters, head))
+    if alive_until and alive_until >= now then return head, seen end
+    if alive_until and alive_until + grace >= now and tonumber(string.match(head, ':([1-9]%d*)$') or '0') > lim - used then
+      return head, seen
+    end
     redis.call('LPOP', queue)
     redis.call('ZREM', waiters, head)
   end
@@ -289,7 +293,7 @@ local function grant_fitting(lim, grant_ms, sharded, now, head)
       if head or redis.call('LINDEX', queue, 0) then return granted, false end
       return granted, nil
     end
-    head = head or live_head(now, lim)
+    head = head or live_head(now, lim, grant_ms)
     if not head then return granted, true end
     -- A ttl or permits of 0 (nothing of ours writes one) would make SET fail halfway.
     local token, ttl, permits = string.match(head, '^(.+):([1-9]%d*):([1-9]%d*)$')
@@ -443,7 +447,7 @@ local member = ARGV[1] .. ':' .. ARGV[2] .. ':' .. permits
 -- then checks the list, and dead waiters at the head are dropped by the next release).
 local head, seen, looked
 if used < limit then
-  head, seen = live_head(now, limit)
+  head, seen = live_head(now, limit, lease)
   looked = true
   if idle_unknown and not seen then forget_if_idle(true) end
 end

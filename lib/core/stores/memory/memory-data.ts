@@ -81,10 +81,10 @@ export function removeWaiter(waiting: Map<string, Entry<Queue>>, queueKey: strin
 
 /**
  * The first waiter of the queue at `queueKey` still alive at `now`; dead ones ahead of it are
- * dropped (the Lua `live_head`), but only those `served` says would be served now: another
- * lapsed one keeps its place and is the head.
+ * dropped (the Lua `live_head`), but not one that `keeps` its place (lapsed at `aliveUntil`):
+ * that one is the head.
  */
-export function liveHead(waiting: Map<string, Entry<Queue>>, queueKey: string, now: number, served?: (member: string) => boolean): string | undefined {
+export function liveHead(waiting: Map<string, Entry<Queue>>, queueKey: string, now: number, keeps?: (member: string, aliveUntil: number) => boolean): string | undefined {
   const queue = liveValue(waiting, queueKey, now);
   if (queue === undefined) return undefined;
   for (;;) {
@@ -92,7 +92,7 @@ export function liveHead(waiting: Map<string, Entry<Queue>>, queueKey: string, n
     if (head === undefined) return undefined;
     const aliveUntil = queue.aliveUntil.get(head);
     if (aliveUntil !== undefined && aliveUntil >= now) return head;
-    if (served !== undefined && !served(head)) return head;
+    if (aliveUntil !== undefined && keeps?.(head, aliveUntil)) return head;
     removeWaiter(waiting, queueKey, queue, head);
   }
 }

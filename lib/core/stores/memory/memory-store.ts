@@ -189,10 +189,10 @@ export class MemoryStore implements LockStore, MemoryQueue {
 
   /**
    * @internal Queue step shared with the read side (`MemoryQueue`): see `liveHead` in
-   * memory-data.ts. While readers hold the lock, a writer that lapsed at the head keeps its place.
+   * memory-data.ts and the Lua `live_head`.
    */
-  liveHead(keys: ScriptKeys, now: number, readersHold = false): string | undefined {
-    return liveHead(this.waiting, keys.queue, now, readersHold ? isReaderMember : undefined);
+  liveHead(keys: ScriptKeys, now: number, grace?: number): string | undefined {
+    return liveHead(this.waiting, keys.queue, now, grace === undefined ? undefined : (member, aliveUntil) => !isReaderMember(member) && aliveUntil + grace >= now);
   }
 
   /**

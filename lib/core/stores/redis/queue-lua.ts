@@ -82,9 +82,10 @@ end
  */
 export const QUEUE = `${QUEUE_MEMBERS}
 
--- A lapsed waiter loses its place only when it would be served: while readers hold the lock
--- (readers_hold), a writer that lapsed at the head keeps its place, as at a busy mutex.
-local function live_head(queue, waiters, now, readers_hold)
+-- A lapsed waiter loses its place when it would be served. While readers hold the lock (grace:
+-- the waiter lease), a writer that lapsed at the head less than grace ago keeps it, as at a busy
+-- mutex; one lapsed longer is taken for dead, so that it holds readers up that long at most.
+local function live_head(queue, waiters, now, grace)
   while true do
     local head = redis.call('LINDEX', queue, 0)
     if not head then
@@ -92,9 +93,9 @@ local function live_head(queue, waiters, now, readers_hold)
       head = redis.call('LINDEX', queue, 0)
       if not head then return nil end
     end
-    local alive_until = redis.call('ZSCORE', waiters, head)
-    if alive_until and tonumber(alive_until) >= now then return head end
-    if readers_hold and string.sub(head, -2) ~= ':r' then return head end
+    local alive_until = tonumber(redis.call('ZSCORE', waiters, head))
+    if alive_until and alive_until >= now then return head end
+    if grace and alive_until and alive_until + grace >= now and string.sub(head, -2) ~= ':r' then return head end
     redis.call('LPOP', queue)
     redis.call('ZREM', waiters, head)
   end
@@ -140,7 +141,7 @@ local function grant_readers(lock, fence, queue, waiters, channel, grant_ms, sha
   local granted
   local now = now_ms()
   while true do
-    local head = live_head(queue, waiters, now, true)
+    local head = live_head(queue, waiters, now, grant_ms)
     if not head then break end
     local token, ttl = string.match(head, '^([^:]+):([1-9]%d*):r$')
     if not token then break end
