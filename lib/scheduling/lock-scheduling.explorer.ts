@@ -196,8 +196,11 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
           throw error instanceof InvalidLockOptionsError ? error.within(`@LeaderElection() on ${type.name}`) : error;
         }
       }
+      // Always a ttl, so always its own renewal interval (a third of it), as for jobs' locks: the
+      // module's renewInterval may be nearly its ttl, and a term renewed that late is lost to
+      // one slow renewal.
       const ttl = election.ttl ?? moduleTtl;
-      const runner = new LeaderElectionRunner(this.locks, wrapper.instance as object, election.key, type.name, election.ttl, Math.max(1, Math.floor(ttl / 3)));
+      const runner = new LeaderElectionRunner(this.locks, wrapper.instance as object, election.key, type.name, ttl, Math.max(1, Math.floor(ttl / 3)));
       this.elections.push(runner);
       this.leadership.register(runner);
     }
