@@ -1,9 +1,11 @@
 import { quoteKey } from '../core/keys/quote-key.js';
 import { RedisLockError } from './redis-lock.error.js';
+import { isShutdownReason } from './shutdown-reason.js';
 
 /**
  * The lock could not be acquired within `waitTimeout`: another holder kept it, or Redis could
- * not be reached (then `cause` holds the last Redis error).
+ * not be reached (then `cause` holds the last Redis error), or the application closed while
+ * the call waited (then `cause` says so).
  *
  * @example
  * ```ts
@@ -23,13 +25,13 @@ export class LockNotAcquiredError extends RedisLockError {
     readonly waitedMs: number,
     options?: ErrorOptions,
   ) {
-    const why =
-      options?.cause instanceof Error
-        ? `Redis did not answer (${options.cause.message})`
-        : 'another holder kept it';
+    const cause = options?.cause;
+    const why = cause instanceof Error ? `Redis did not answer (${cause.message})` : 'another holder kept it';
     super(
-      `Lock ${quoteKey(key)} was not acquired within ${Math.round(waitedMs)} ms: ${why}. ` +
-        'Raise waitTimeout to wait longer, or handle LockNotAcquiredError as "busy".',
+      isShutdownReason(cause)
+        ? `Lock ${quoteKey(key)} was not acquired: LockService shut down (the application is closing) after ${Math.round(waitedMs)} ms of waiting.`
+        : `Lock ${quoteKey(key)} was not acquired within ${Math.round(waitedMs)} ms: ${why}. ` +
+            'Raise waitTimeout to wait longer, or handle LockNotAcquiredError as "busy".',
       options,
     );
   }

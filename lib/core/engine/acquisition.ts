@@ -443,6 +443,11 @@ export class Acquisition {
         signal?.aborted && error === signal.reason ? 'aborted' : !(error instanceof LockNotAcquiredError) || this.lastError !== undefined ? 'error' : this.waits ? 'timeout' : 'busy';
       host.emit({ type: 'not-acquired', key: this.key, name: this.name, waitedMs: host.clock.now() - this.calledAt, outcome, afterWaiting: this.announced, at: Date.now() });
     }
+    // Shutdown ended the call (its wait, or an attempt in flight): not acquired, because the
+    // application is closing (HTTP 503 from the interceptor, not a 500 and an error log).
+    if (host.closed && !(error instanceof LockNotAcquiredError) && !(signal?.aborted && error === signal.reason)) {
+      return new LockNotAcquiredError(this.key, host.clock.now() - this.calledAt, { cause: error });
+    }
     return error;
   }
 }

@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { setMaxListeners } from 'node:events';
 import { Subject, type Observable } from 'rxjs';
 import { RedisLockError } from '../../errors/redis-lock.error.js';
+import { shutdownReason } from '../../errors/shutdown-reason.js';
 import { InvalidLockOptionsError } from '../../errors/invalid-lock-options.error.js';
 import type { LockEvent } from '../../interfaces/lock-event.interface.js';
 import type { LockInspection } from '../../interfaces/lock-inspection.interface.js';
@@ -577,7 +578,7 @@ export class LockManager implements LockOwner, LockRunner {
     // Real time, whatever the clock: this bounds how long Redis may keep the application waiting.
     const clock = this.backend.shutdownClock ?? systemClock;
     const deadline = clock.now() + this.options.shutdownTimeout;
-    this.shutdown.abort(new RedisLockError('LockService shut down (the application is closing) while waiting for a lock.'));
+    this.shutdown.abort(shutdownReason());
     this.replyWaits.end(this.shutdown.signal.reason);
     this.parking?.close();
     for (const lock of this.heldLocks) this.cleanUp(lock.shutdown());
