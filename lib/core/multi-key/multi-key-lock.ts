@@ -9,6 +9,8 @@ export class MultiLock implements MultiKeyLock {
   readonly keys: readonly string[];
   readonly fencingTokens: Readonly<Record<string, number>>;
   readonly signal: AbortSignal;
+  private readonly lost = new AbortController();
+  private readonly unwatch: (() => void)[] = [];
 
   constructor(
     /** The parts, in canonical key order. */
@@ -19,7 +21,28 @@ export class MultiLock implements MultiKeyLock {
     // Taken with `fencing: false` (every part alike): no tokens, as `UnfencedMultiKeyLock` says.
     this.fencingTokens =
       parts[0]!.fencingToken === undefined ? (undefined as unknown as Record<string, number>) : Object.freeze(Object.fromEntries(parts.map((part) => [part.key, part.fencingToken])));
-    this.signal = AbortSignal.any(parts.map((part) => part.signal));
+    // Not AbortSignal.any(): on Node 20 it leaves an entry in each part's signal for good, and a
+    // part that re-enters a lock of the chain has that outer lock's signal, which may live for days.
+    this.signal = this.lost.signal;
+    for (const part of parts) {
+      if (part.signal.aborted) {
+        this.abort(part.signal.reason);
+        break;
+      }
+      const onAbort = (): void => this.abort(part.signal.reason);
+      part.signal.addEventListener('abort', onAbort, { once: true });
+      this.unwatch.push(() => part.signal.removeEventListener('abort', onAbort));
+    }
+  }
+
+  /** A part was lost: the lock's signal aborts with its reason, and the other parts are no longer watched. */
+  private abort(reason: unknown): void {
+    this.stopWatching();
+    this.lost.abort(reason);
+  }
+
+  private stopWatching(): void {
+    for (const unwatch of this.unwatch.splice(0)) unwatch();
   }
 
   /** The first key in canonical order. */
@@ -53,6 +76,7 @@ export class MultiLock implements MultiKeyLock {
   /** Releases every part (in reverse order), even if one release fails; then rethrows the first failure. */
   async release(): Promise<void> {
     this.releasing = true;
+    this.stopWatching();
     const outcomes = await Promise.allSettled([...this.parts].reverse().map((part) => part.release()));
     const failed = outcomes.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
     if (failed) throw failed.reason;
