@@ -1,5 +1,6 @@
 import type { Duration } from '../time/duration.js';
 import type { Lock, MultiKeyLock } from '../../interfaces/lock.interface.js';
+import { followSignal } from '../engine/follow-signal.js';
 
 /**
  * Several locks held as one: all were acquired (in canonical key order) or none is held. Its
@@ -21,24 +22,10 @@ export class MultiLock implements MultiKeyLock {
     // Taken with `fencing: false` (every part alike): no tokens, as `UnfencedMultiKeyLock` says.
     this.fencingTokens =
       parts[0]!.fencingToken === undefined ? (undefined as unknown as Record<string, number>) : Object.freeze(Object.fromEntries(parts.map((part) => [part.key, part.fencingToken])));
-    // Not AbortSignal.any(): on Node 20 it leaves an entry in each part's signal for good, and a
-    // part that re-enters a lock of the chain has that outer lock's signal, which may live for days.
+    // A part that re-enters a lock of the chain has that outer lock's signal (see followSignal).
     this.signal = this.lost.signal;
-    for (const part of parts) {
-      if (part.signal.aborted) {
-        this.abort(part.signal.reason);
-        break;
-      }
-      const onAbort = (): void => this.abort(part.signal.reason);
-      part.signal.addEventListener('abort', onAbort, { once: true });
-      this.unwatch.push(() => part.signal.removeEventListener('abort', onAbort));
-    }
-  }
-
-  /** A part was lost: the lock's signal aborts with its reason, and the other parts are no longer watched. */
-  private abort(reason: unknown): void {
-    this.stopWatching();
-    this.lost.abort(reason);
+    for (const part of parts) this.unwatch.push(followSignal(part.signal, this.lost));
+    this.signal.addEventListener('abort', () => this.stopWatching(), { once: true });
   }
 
   private stopWatching(): void {
