@@ -5,6 +5,7 @@ import { quoteKey } from '../core/keys/quote-key.js';
 import { DEFAULT_KEY_PREFIX, type ResolvedModuleOptions } from '../core/options/lock-options.js';
 import { FENCED_STORE, MemoryFencedStore } from '../fencing/memory-fenced-store.js';
 import { MemoryNotifier } from '../core/stores/memory/memory-notifier.js';
+import { InvalidLockOptionsError } from '../errors/invalid-lock-options.error.js';
 import { LockKeyError } from '../errors/lock-key.error.js';
 import { MemoryData, MemoryStore } from '../core/stores/memory/memory-store.js';
 import { ManualClock } from './manual-clock.js';
@@ -48,7 +49,7 @@ export class InMemoryLocks {
   private readonly fenced = new MemoryFencedStore();
 
   constructor(options: InMemoryLocksOptions = {}) {
-    this.clock = options.clock === 'manual' ? new ManualClock() : systemClock;
+    this.clock = clockOf(options) === 'manual' ? new ManualClock() : systemClock;
   }
 
   /**
@@ -145,4 +146,19 @@ export class InMemoryLocks {
       },
     };
   }
+}
+
+/**
+ * The clock the options ask for. A misspelt one (`'Manual'`, `clok`) would give a store on real
+ * time, and a test's waits and leases would take real time without a word.
+ */
+function clockOf(options: InMemoryLocksOptions): 'system' | 'manual' {
+  const where = 'new InMemoryLocks()';
+  if (options === null || typeof options !== 'object') throw new InvalidLockOptionsError('options', options, "an object such as { clock: 'manual' }").within(where);
+  for (const name of Object.keys(options)) {
+    if (name !== 'clock') throw new InvalidLockOptionsError(name, (options as Record<string, unknown>)[name], 'left out: it is no option of InMemoryLocks (its one option is clock)').within(where);
+  }
+  const { clock = 'system' } = options;
+  if (clock !== 'system' && clock !== 'manual') throw new InvalidLockOptionsError('clock', clock, "'system' or 'manual'").within(where);
+  return clock;
 }

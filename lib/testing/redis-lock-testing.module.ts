@@ -1,6 +1,6 @@
 import { Logger, Module, type DynamicModule } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { resolveModuleOptions, type ResolvedModuleOptions } from '../core/options/lock-options.js';
+import { MODULE_OPTION_NAMES, resolveModuleOptions, type ResolvedModuleOptions } from '../core/options/lock-options.js';
 import type { RedisLockModuleExtras, RedisLockModuleOptions } from '../interfaces/redis-lock-options.interface.js';
 import { withGlobalInterceptor } from '../lock-conflict.interceptor.js';
 import { FencedRedis } from '../fencing/fenced-redis.js';
@@ -78,6 +78,10 @@ function saying(method: 'forRoot' | 'forRootAsync', definition: DynamicModule): 
   return { ...definition, providers: [...(definition.providers ?? []), { provide: REDIS_LOCK_MODULE_METHOD, useValue: `RedisLockTestingModule.${method}()` }] };
 }
 
+/** The testing module's own options: `RedisLockModule`'s without `redis`, and `locks`. */
+const TESTING_OPTION_NAMES: readonly string[] = ['locks', ...MODULE_OPTION_NAMES.filter((name) => name !== 'redis')];
+const TESTING_OPTIONS = new Set(TESTING_OPTION_NAMES);
+
 function checkTestingOptions(options: RedisLockTestingModuleOptions, method: 'forRoot' | 'forRootAsync'): void {
   const where = `RedisLockTestingModule.${method}()`;
   checkOptionsObject(options, where);
@@ -93,6 +97,12 @@ function checkTestingOptions(options: RedisLockTestingModuleOptions, method: 'fo
     for (const extra of ['isGlobal', 'globalInterceptor'] as const) {
       if (extra in options) throw new InvalidLockOptionsError(extra, (options as Record<string, unknown>)[extra], 'given beside useFactory in forRootAsync(), not returned by the factory (it shapes the module, which is made before the factory runs)').within(where);
     }
+  }
+  // Checked here, not by RedisLockModule's list, which offers redis and lacks locks.
+  for (const name of Object.keys(options)) {
+    if (TESTING_OPTIONS.has(name) || name === 'isGlobal' || name === 'globalInterceptor') continue;
+    const names = [...TESTING_OPTION_NAMES, 'isGlobal', 'globalInterceptor'].join(', ');
+    throw new InvalidLockOptionsError(name, (options as Record<string, unknown>)[name], `left out: it is no option of the testing module (its options are ${names})`).within(where);
   }
 }
 

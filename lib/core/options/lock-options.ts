@@ -80,7 +80,7 @@ export function resolveModuleOptions(options: RedisLockModuleOptions, { needsRed
 }
 
 /** The module's options, beside the extras Nest takes off `forRoot()`'s (see `checkKnown`). */
-const MODULE_OPTION_NAMES = [
+export const MODULE_OPTION_NAMES = [
   'redis', 'keyPrefix', 'shutdownTimeout', 'fenceRetention', 'waitForReplicas', 'exposeKeyInHttpErrors', 'instanceName',
   'ttl', 'renewInterval', 'waitTimeout', 'autoRenew', 'fairness', 'jobNamespace',
 ] as const satisfies readonly (keyof RedisLockModuleOptions)[];
