@@ -134,8 +134,11 @@ export class NodeRedisDriver implements RedisDriver {
   }
 
   evalScript(script: LuaScript, keys: readonly string[], args: readonly (string | number)[], whole = false): Promise<unknown> {
-    const command: Args = whole ? ['EVAL', script.lua] : ['EVALSHA', script.sha];
-    command.push(String(keys.length), ...keys.map((key) => this.keyPrefix + key), ...args.map(String));
+    // Built in a loop, not pushed with a spread: a FencedRedis hset() of many fields (over
+    // 100,000 arguments) would overflow the stack.
+    const command: Args = whole ? ['EVAL', script.lua, String(keys.length)] : ['EVALSHA', script.sha, String(keys.length)];
+    for (const key of keys) command.push(this.keyPrefix + key);
+    for (const arg of args) command.push(String(arg));
     const firstKey = command[3];
     if (whole) return this.send(firstKey, command);
     return this.send(firstKey, command).catch((error: unknown) => {
