@@ -203,6 +203,16 @@ export class QuorumStore implements LockStore {
       .catch(() => undefined);
   }
 
+  /**
+   * Resets of every node's connection (see `LockStore.connectionResets`): a release a node's client
+   * sent again after a reset is refused there by its own first run, which must not read as a loss.
+   */
+  connectionResets(): number {
+    let resets = 0;
+    for (const node of this.nodes) resets += node.connectionResets();
+    return resets;
+  }
+
   release(keys: ScriptKeys, token: string, _waiterLease?: number): Promise<ReleaseReply> {
     // A majority that released decides: the other nodes' DEL still runs, nobody waits for it.
     const lock = keys.lock;
