@@ -119,7 +119,7 @@ export class LockManager implements LockOwner, LockRunner {
     this.replyWaits = new ReplyWaits(this.sweeper, this.clock);
     this.scheduler = new RenewalScheduler(this.store, logger, this.clock, (fn) => this.outsideChain(fn));
     const { ttl, renewInterval, waitTimeout, autoRenew, fenceRetention } = options;
-    this.defaults = { ttl, renewInterval, waitTimeout, autoRenew, fenceRetention };
+    this.defaults = { ttl, renewInterval, waitTimeout, autoRenew, fenceRetention, replicaWait: options.waitForReplicas?.timeout };
     // Every waiter listens to it; any number may wait.
     setMaxListeners(0, this.shutdown.signal);
     this.holder = new HolderRecorder(options.instanceName);

@@ -41,6 +41,8 @@ export interface LockTiming {
 export interface CallDefaults extends LockTiming {
   /** The module's `fenceRetention` in ms (0 or absent: counters are kept forever). */
   fenceRetention?: number;
+  /** The module's `waitForReplicas.timeout` in ms, when it waits for replicas. */
+  replicaWait?: number;
 }
 
 /** Module options after defaults and validation. */
@@ -153,6 +155,11 @@ export function resolveLockOptions(options: AnyLockOptions | undefined, defaults
   }
   const timing = resolveTiming(options, defaults);
   if (options.ttl !== undefined) checkTtlWithinRetention(timing.ttl, options.ttl, defaults.fenceRetention ?? 0);
+  // The lease runs while the acquire waits for the replicas, as the module's ttl is checked: a
+  // reply that came after the lease would be given back, and the call told "busy".
+  if (options.ttl !== undefined && defaults.replicaWait !== undefined && timing.ttl < 2 * defaults.replicaWait) {
+    throw new InvalidLockOptionsError('ttl', options.ttl, `at least twice waitForReplicas.timeout (${defaults.replicaWait} ms): the lease runs while the acquire waits for the replicas`);
+  }
   const fencing = given(options.fencing, true);
   if (typeof fencing !== 'boolean') {
     throw new InvalidLockOptionsError('fencing', fencing, 'a boolean (false: the lock comes without a fencing token)');
