@@ -116,7 +116,7 @@ export class MemoryReaders implements ReadStore {
       const queue = entry !== undefined && entry.expiresAt >= now ? entry.value : { order: [], aliveUntil: new Map<string, number>() };
       if (!queue.aliveUntil.has(member)) queue.order.push(member);
       queue.aliveUntil.set(member, now + waiterLease);
-      this.data.waiting.set(keys.queue, { value: queue, expiresAt: now + waiterLease });
+      this.data.waiting.set(keys.queue, { value: queue, expiresAt: now + 2 * waiterLease });
     }
     return { acquired: false, pttl: keyPttl(this.data.locks, shared.lock, now), fence: liveValue(this.data.fences, keys.fence, now) ?? 0 };
   }

@@ -47,7 +47,8 @@ export class MemorySemaphores implements SemaphoreStore {
       if (grantedNow) return grantedNow;
       // Everyone ahead was served and nobody is left queued: the caller fits in what is left.
       const left = this.freePermits(keys, limit, now).free;
-      if (this.liveHead(keys, now, left, waiterLease) === undefined && left >= permits) {
+      // As the script does, the head is read only when something could be handed out.
+      if (left >= permits && this.liveHead(keys, now, left, waiterLease) === undefined) {
         this.keepLimit(keys, now + ttl, now);
         return { acquired: true, fencingToken: this.take(keys, token, permits, ttl, now) };
       }
@@ -56,8 +57,9 @@ export class MemorySemaphores implements SemaphoreStore {
       const queue = liveValue(this.data.waiting, keys.queue, this.clock.now()) ?? { order: [], aliveUntil: new Map<string, number>() };
       if (!queue.aliveUntil.has(member)) queue.order.push(member);
       queue.aliveUntil.set(member, now + waiterLease);
-      this.data.waiting.set(keys.queue, { value: queue, expiresAt: now + waiterLease });
-      this.keepLimit(keys, now + waiterLease, now);
+      // The queue outlives its last join by the grace a lapsed waiter keeps its place for (the Lua `join_queue`).
+      this.data.waiting.set(keys.queue, { value: queue, expiresAt: now + 2 * waiterLease });
+      this.keepLimit(keys, now + 2 * waiterLease, now);
     }
     return { acquired: false, pttl: soonest, fence: liveValue(this.data.fences, keys.fence, now) ?? 0 };
   }
@@ -145,6 +147,8 @@ export class MemorySemaphores implements SemaphoreStore {
   private grantFitting(keys: SemaphoreKeys, free: number, grantMs: number, now: number): Grant[] {
     const grants: Grant[] = [];
     for (;;) {
+      // Once every permit is held the script reads no head: a dead waiter there stays till a look that could serve it.
+      if (free <= 0) break;
       const head = this.liveHead(keys, now, free, grantMs);
       if (head === undefined) break;
       const match = /^(.+):([1-9]\d*):([1-9]\d*)$/.exec(head);

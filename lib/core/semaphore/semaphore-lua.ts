@@ -240,7 +240,7 @@ end
 -- Keeps the call's limit (unless stored: then it is the same) for at least ms, for the waiters,
 -- and marks the queue as possibly holding some (':queued'), which sends the fast paths to the
 -- full ones. Every waiter joins or refreshes its place through here, and the hash then outlives
--- its liveness lease, so that while anyone may be waiting the mark is there; a mark left after
+-- the queue keys (twice its liveness lease, see join_queue), so that while anyone may be waiting the mark is there; a mark left after
 -- the waiters went (granted, gone, expired) costs one full call, which drops it (forget_if_idle).
 local function keep_limit(lim, ms)
   if not stored_limit then
@@ -481,7 +481,7 @@ end
 if enqueue == '1' then
   -- When the queue was just looked at (live_head, grant_fitting), restore_list has nothing to do.
   join_queue(queue, waiters, member, now, lease, looked)
-  keep_limit(limit, lease)
+  keep_limit(limit, 2 * lease)
 end
 local first = first_due()
 local soonest = #first == 0 and -1 or math.max(0, tonumber(first[2]) - now)

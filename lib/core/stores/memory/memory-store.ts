@@ -69,7 +69,8 @@ export class MemoryStore implements LockStore, MemoryQueue {
       }
       if (!queue.aliveUntil.has(member)) queue.order.push(member);
       queue.aliveUntil.set(member, now + waiterLease);
-      this.waiting.set(keys.queue, { value: queue, expiresAt: now + waiterLease });
+      // The queue outlives its last join by the grace a lapsed waiter keeps its place for (the Lua `join_queue`).
+      this.waiting.set(keys.queue, { value: queue, expiresAt: now + 2 * waiterLease });
     }
     return { acquired: false, pttl: keyPttl(this.locks, keys.lock, now), fence: liveValue(this.fences, keys.fence, now) ?? 0 };
   }

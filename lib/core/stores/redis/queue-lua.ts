@@ -57,13 +57,15 @@ local function restore_list(queue, waiters)
   return true
 end
 
--- Joins the queue, or refreshes the caller's place in it: alive for another lease. \`restored\`:
--- the script knows restore_list would do nothing (the list exists, or both keys are gone).
+-- Joins the queue, or refreshes the caller's place in it: alive for another lease. The keys live
+-- one lease more, the grace a waiter that lapsed keeps its place for (see live_head): else a lone
+-- waiter's stall would delete the queue, and its place with it. \`restored\`: the script knows
+-- restore_list would do nothing (the list exists, or both keys are gone).
 local function join_queue(queue, waiters, member, now, lease, restored)
   if not restored then restore_list(queue, waiters) end
   if redis.call('ZADD', waiters, now + lease, member) == 1 then redis.call('RPUSH', queue, member) end
-  redis.call('PEXPIRE', queue, lease)
-  redis.call('PEXPIRE', waiters, lease)
+  redis.call('PEXPIRE', queue, 2 * lease)
+  redis.call('PEXPIRE', waiters, 2 * lease)
 end
 `;
 
