@@ -119,8 +119,9 @@ export interface RedisLockModuleOptions extends LockTimingOptions, FairnessOptio
    * replicas confirm within `timeout`, the lock is given back and the attempt fails with
    * `LockNotReplicatedError`, retried like any Redis error until `waitTimeout` (the caller
    * then gets `LockNotAcquiredError` with it as `cause`). Costs one round trip to the replica
-   * per acquisition (see docs/benchmarks.md). For one server with replicas, Sentinel and
-   * Cluster; refused in quorum mode; with `nestjs-redis-lock/testing` it is checked and has
+   * per acquisition (see docs/benchmarks.md). For one ioredis or iovalkey connection: a server with
+   * replicas, or Sentinel; refused on a Cluster (not yet supported there), in quorum mode, and
+   * on node-redis and GLIDE clients; with `nestjs-redis-lock/testing` it is checked and has
    * nothing to wait for.
    *
    * @example
