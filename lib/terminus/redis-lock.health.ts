@@ -81,7 +81,8 @@ export class RedisLockHealthIndicator implements OnModuleDestroy {
    * Pings every Redis node the locks use (every master of a Cluster), each within `timeout`,
    * and reports `up` or `down` under `key` (default `redis-lock`), with each node's address and
    * latency, the quorum's state in quorum mode, the renewal latency and the locks lost recently
-   * (counted since `statsSince`, the first check).
+   * (counted since `statsSince`, the first check). With `waitForReplicas`, also the replicas
+   * online (`INFO replication`): fewer than it asks for is `down`, since every acquisition fails.
    */
   async isHealthy<const Key extends string = 'redis-lock'>(key?: Key, options: RedisLockHealthOptions = {}): Promise<HealthIndicatorResult<Key>> {
     const where = 'RedisLockHealthIndicator.isHealthy';
@@ -114,6 +115,14 @@ export class RedisLockHealthIndicator implements OnModuleDestroy {
       const state = answering === nodes.length ? 'ok' : answering >= needed ? 'degraded' : 'lost';
       data.quorum = { state, answering, needed, nodes: nodes.length };
       healthy = options.requireAllNodes ? state === 'ok' : state !== 'lost';
+    }
+    // With waitForReplicas every acquisition fails while too few replicas are there to confirm
+    // it: the locks are down then, however well the master answers.
+    const wait = this.manager.replicaWait;
+    if (wait !== undefined && healthy && perClient.length === 1) {
+      const replicas = await replicasOnline(this.manager.clients[0]!, timeout);
+      data.replicas = { ...replicas, needed: wait.replicas };
+      healthy = replicas.online !== undefined && replicas.online >= wait.replicas;
     }
     return (healthy ? session.up(data) : session.down(data)) as HealthIndicatorResult<Key>;
   }
@@ -174,6 +183,20 @@ async function ping(target: PingTarget, timeout: number): Promise<RedisLockNodeH
 
 function down(error: unknown): RedisLockNodeHealth {
   return { status: 'down', error: String((error as Error)?.message ?? error).slice(0, 200) };
+}
+
+/**
+ * The replicas of the master `client` (an ioredis or iovalkey connection: the only kind
+ * `waitForReplicas` takes) that are online, from `INFO replication`, within `timeout`.
+ */
+async function replicasOnline(client: RedisClient, timeout: number): Promise<{ online?: number; error?: string }> {
+  try {
+    const info = await settleWithin((client as unknown as { info(section: string): Promise<string> }).info('replication'), timeout);
+    if (info === TIMED_OUT) return { error: `no answer to INFO replication within ${timeout} ms` };
+    return { online: info.split('\n').filter((line) => /^slave\d+:.*state=online/.test(line)).length };
+  } catch (error) {
+    return { error: down(error).error };
+  }
 }
 
 /** A quorum node: the server itself, or a Cluster that is up only when all its masters are. */

@@ -20,6 +20,7 @@ import { checkLockNaming, HolderRecorder, parseHolder } from './holder.js';
 import { ReplyWaits } from './reply-waits.js';
 import type { LockLogger } from './lock-logger.js';
 import { resolveLockOptions, type CallDefaults, type LockTiming, type ResolvedModuleOptions } from '../options/lock-options.js';
+import type { ReplicaWait } from '../options/wait-for-replicas.js';
 import type { AcquireReply, ReleaseReply } from '../stores/lock-store.js';
 import type { RedisClient } from '../stores/redis/drivers/redis-client.js';
 import type { Enqueue, LockStore } from '../stores/lock-store.js';
@@ -137,6 +138,11 @@ export class LockManager implements LockOwner, LockRunner {
 
   get keyPrefix(): string {
     return this.options.keyPrefix;
+  }
+
+  /** The module's `waitForReplicas`, when every acquisition waits for replicas (the health check reads it). */
+  get replicaWait(): ReplicaWait | undefined {
+    return this.options.waitForReplicas;
   }
 
   get events$(): Observable<LockEvent> {
