@@ -98,7 +98,7 @@ export class LockManager implements LockOwner, LockRunner {
   private acquiringSettled?: () => void;
   private readonly defaults: CallDefaults;
   private closed = false;
-  private readonly unconfirmed = new UnconfirmedReleases();
+  private readonly unconfirmed: UnconfirmedReleases;
   private stopping?: Promise<void>;
   /** Ends every wait at shutdown. */
   private readonly shutdown = new AbortController();
@@ -119,6 +119,7 @@ export class LockManager implements LockOwner, LockRunner {
     this.sweeper = new DeadlineSweeper(this.clock, (fn) => this.outsideChain(fn));
     this.replyWaits = new ReplyWaits(this.sweeper, this.clock);
     this.scheduler = new RenewalScheduler(this.store, logger, this.clock, (fn) => this.outsideChain(fn));
+    this.unconfirmed = new UnconfirmedReleases({ clock: this.clock, resend: (names, token) => this.releaseInRedis(names, token), outside: (fn) => this.outsideChain(fn) });
     const { ttl, renewInterval, waitTimeout, autoRenew, fenceRetention } = options;
     this.defaults = { ttl, renewInterval, waitTimeout, autoRenew, fenceRetention, replicaWait: options.waitForReplicas?.timeout };
     // Every waiter listens to it; any number may wait.
