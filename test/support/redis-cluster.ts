@@ -1,4 +1,4 @@
-import { Cluster } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll } from 'vitest';
 import { startRedisCluster, type RedisCluster } from '../../scripts/redis-cluster.mjs';
 
@@ -28,4 +28,16 @@ export function useRedisCluster(): { readonly cluster: RedisCluster; readonly ad
       return admin!;
     },
   };
+}
+
+/** A slot's master (`source`) and another master (`target`), each with its id and address, and a plain connection to each (the caller disconnects them). */
+export async function slotMasters(admin: Cluster, slot: number): Promise<{ source: { id: string; address: string }; target: { id: string; address: string }; src: Redis; dst: Redis }> {
+  const nodes = String(await admin.cluster('NODES'))
+    .split('\n')
+    .filter((line) => line.includes('master'))
+    .map((line) => ({ id: line.split(' ')[0]!, address: line.split(' ')[1]!.split('@')[0]! }));
+  const source = nodes.find((node) => node.address === admin.slots[slot]![0])!;
+  const target = nodes.find((node) => node !== source)!;
+  const connect = (address: string) => new Redis(Number(address.split(':')[1]), address.split(':')[0]!);
+  return { source, target, src: connect(source.address), dst: connect(target.address) };
 }

@@ -1,7 +1,7 @@
-import { Cluster, Redis } from 'ioredis';
+import { Cluster } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { clusterSlot } from '../../lib/core/keys/cluster-slot.js';
-import { useRedisCluster } from '../support/redis-cluster.js';
+import { slotMasters, useRedisCluster } from '../support/redis-cluster.js';
 import { createLockApp, sleep } from '../support/lock-app.js';
 import { openClient } from '../support/handed-clients.js';
 import { nodeRedisCluster } from '../support/node-redis.js';
@@ -45,14 +45,7 @@ describe('Redis Cluster: a release while the lock\'s slot is migrating', () => {
     const key = `migrating:release:${name.replace(/\W/g, '')}`;
     const redisKey = `lock:{${key}}`;
     const slot = clusterSlot(redisKey);
-    const nodes = String(await admin.cluster('NODES'))
-      .split('\n')
-      .filter((line) => line.includes('master'))
-      .map((line) => ({ id: line.split(' ')[0]!, address: line.split(' ')[1]!.split('@')[0]! }));
-    const source = nodes.find((node) => node.address === admin.slots[slot]![0])!;
-    const target = nodes.find((node) => node !== source)!;
-    const connect = (address: string) => new Redis(Number(address.split(':')[1]), address.split(':')[0]!);
-    const [src, dst] = [connect(source.address), connect(target.address)];
+    const { source, target, src, dst } = await slotMasters(admin, slot);
     let migrating = false;
     try {
       await (await app.locks.acquire('migrating:warm')).release(); // scripts cached

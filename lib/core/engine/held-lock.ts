@@ -178,7 +178,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
     this.expireIfPast();
     this.assertHeld();
     if (renewed === undefined) {
-      throw new RedisLockError(`Lock ${quoteKey(this.key)} could not be extended: not enough Redis nodes answered. It is still held until its lease deadline.`);
+      throw new RedisLockError(`Lock ${quoteKey(this.key)} could not be extended: Redis did not confirm it (not enough nodes answered, or its keys were not all found on one node, as while a Cluster slot migrates). It is still held until its lease deadline.`);
     }
     if (interval !== undefined && interval !== this.renewInterval && this.ttl === lease) this.reschedule(interval);
   }

@@ -107,19 +107,23 @@ export function outlive(map: Map<string, Entry<unknown>>, key: string, until: nu
 }
 
 /** The Lua `renew_guards`: renewing a reader's or a semaphore holder's lease keeps the keys guarding it as long. */
-export function renewGuards(data: MemoryData, key: string, token: string, until: number, now: number): void {
-  if (key.endsWith('}') || !key.endsWith(token)) return;
+export function renewGuards(data: MemoryData, key: string, token: string, until: number, now: number): boolean {
+  if (key.endsWith('}') || !key.endsWith(token)) return true;
   const cut = key.length - token.length - ':reader:'.length;
   const kind = key.slice(cut, cut + ':reader:'.length);
   const base = key.slice(0, cut);
+  // As the script: no lease renewed beyond the guard that keeps the others out (false: not renewed, not known lost).
   if (kind === ':reader:') {
-    if (liveValue(data.locks, base, now) === READ_HELD) outlive(data.locks, base, until, now);
+    if (liveValue(data.locks, base, now) !== READ_HELD || liveValue(data.readers, `${base}:readers`, now)?.has(token) !== true) return false;
+    outlive(data.locks, base, until, now);
     outlive(data.readers, `${base}:readers`, until, now);
   } else if (kind === ':permit:') {
+    if (liveValue(data.semaphoreHolders, `${base}:holders`, now)?.has(token) !== true) return false;
     // The limit is kept under the holders' name, as Redis keeps it in their hash (see MemorySemaphores).
     outlive(data.semaphoreHolders, `${base}:holders`, until, now);
     outlive(data.semaphoreLimits, `${base}:holders`, until, now);
   }
+  return true;
 }
 
 /** INCR of a fencing counter; with a retention, each new token restarts its expiry. */

@@ -181,9 +181,9 @@ export class MemoryStore implements LockStore, MemoryQueue {
     this.locks.delete(lockKey);
   }
 
-  private renewOne(lockKey: string, token: string, ttl: number, now: number): boolean {
+  private renewOne(lockKey: string, token: string, ttl: number, now: number): RenewalOutcome {
     if (liveValue(this.locks, lockKey, this.clock.now()) !== token) return false;
-    renewGuards(this.data, lockKey, token, now + ttl, now);
+    if (!renewGuards(this.data, lockKey, token, now + ttl, now)) return undefined;
     this.locks.set(lockKey, { value: token, expiresAt: now + ttl });
     return true;
   }

@@ -112,9 +112,13 @@ export const ELSEWHERE = 3;
  * are guarded by keys that must outlive them, and expire with the longest lease they guard: a
  * read lock's '~r' value and readers hash, a semaphore's holders hash and due set (see `outlive`
  * in `queue-lua.ts`; one without expiry keeps none). Renewing such a lease pushes them on too.
- * A lock's own key ends in '}', so a mutex pays one byte comparison. `redis.pcall`: during a
- * slot migration a guard may already be on the other node; the next renewal, a third of a lease
- * later, tries again.
+ * A lock's own key ends in '}', so a mutex pays one byte comparison. Answers false, renewing
+ * nothing, when the guard that keeps others out is not there (the `~r` value and the reader's
+ * entry, or the holder's entry in the semaphore's hash): during a slot migration the own key may
+ * have moved while the guards have not, and a lease renewed without them would outlive them,
+ * letting a writer or another holder in beside it. The caller answers ELSEWHERE (not renewed,
+ * not known lost): the next renewal tries again, and the lock is lost at its deadline if none
+ * finds its guards. `redis.pcall`: a guard not served here reads as missing.
  */
 const GUARDS = `
 local function outlive_guard(key, ms)
@@ -122,14 +126,16 @@ local function outlive_guard(key, ms)
   if type(left) == 'number' and left >= 0 and left < ms then redis.pcall('PEXPIRE', key, ms) end
 end
 local function renew_guards(key, token, ttl)
-  if string.byte(key, -1) == 125 then return end
+  if string.byte(key, -1) == 125 then return true end
   local cut = #key - #token - 8
-  if cut < 1 or string.sub(key, cut + 9) ~= token then return end
+  if cut < 1 or string.sub(key, cut + 9) ~= token then return true end
   local kind, base, ms = string.sub(key, cut + 1, cut + 8), string.sub(key, 1, cut), tonumber(ttl)
   if kind == ':reader:' then
-    if redis.pcall('GET', base) == '~r' then outlive_guard(base, ms) end
+    if redis.pcall('GET', base) ~= '~r' or type(redis.pcall('HGET', base .. ':readers', token)) ~= 'string' then return false end
+    outlive_guard(base, ms)
     outlive_guard(base .. ':readers', ms)
   elseif kind == ':permit:' then
+    if type(redis.pcall('HGET', base .. ':holders', token)) ~= 'string' then return false end
     outlive_guard(base .. ':holders', ms)
     outlive_guard(base .. ':due', ms)
     -- A lease made shorter than it was (extend() with a shorter ttl) must be looked at again by
@@ -137,6 +143,7 @@ local function renew_guards(key, token, ttl)
     local left = redis.pcall('PTTL', key)
     if type(left) == 'number' and left > ms then redis.pcall('ZADD', base .. ':due', 'XX', 0, token) end
   end
+  return true
 end
 -- A semaphore's holder alone has no permit key: the field '!<token>' of the holders hash is its
 -- permit, and the hash's expiry its lease (see LONE in semaphore/semaphore-lua.ts). Asked to renew
@@ -155,11 +162,11 @@ local function renew_alone(key, token, ttl)
 end
 `;
 
-/** KEYS: lock. ARGV: owner token, ttl. Returns RENEWED, NOT_OURS or GONE. */
+/** KEYS: lock. ARGV: owner token, ttl. Returns RENEWED, NOT_OURS, GONE, or ELSEWHERE (guards missing, see GUARDS). */
 const RENEW = `${ON_REPLICA}${GUARDS}
 local owner = redis.call('GET', KEYS[1])
 if owner == ARGV[1] then
-  renew_guards(KEYS[1], ARGV[1], ARGV[2])
+  if not renew_guards(KEYS[1], ARGV[1], ARGV[2]) then return 3 end
   return redis.call('PEXPIRE', KEYS[1], ARGV[2])
 end
 if not owner then
@@ -200,8 +207,11 @@ local function renew_all(n, key, offset, guarded)
     elseif (type(owner) == 'table' and owner.err) or (guarded and i > 1 and not owner) then
       results[i] = 3
     elseif owner == ARGV[offset + 2 * i - 1] then
-      renew_guards(key(i), owner, ARGV[offset + 2 * i])
-      results[i] = redis.call('PEXPIRE', key(i), ARGV[offset + 2 * i])
+      if renew_guards(key(i), owner, ARGV[offset + 2 * i]) then
+        results[i] = redis.call('PEXPIRE', key(i), ARGV[offset + 2 * i])
+      else
+        results[i] = 3
+      end
     else
       results[i] = owner and 0 or 2
       refused = true

@@ -158,10 +158,12 @@ export class LockScripts implements LockStore {
   }
 
   async renew(lock: string, token: string, ttl: number): Promise<RenewalOutcome> {
-    return (await this.renewCode(lock, token, ttl)) === RENEWED;
+    const code = await this.renewCode(lock, token, ttl);
+    // ELSEWHERE: a reader's or permit's guards were not found with it (see GUARDS in lock-lua.ts).
+    return code === RENEWED ? true : code === ELSEWHERE ? undefined : false;
   }
 
-  /** RENEWED, NOT_OURS or GONE (quorum mode tells a node that lost the lock from a rival's). */
+  /** RENEWED, NOT_OURS, GONE or ELSEWHERE (quorum mode tells a node that lost the lock from a rival's). */
   async renewCode(lock: string, token: string, ttl: number): Promise<number> {
     return (await this.calls.renew(lock, token, ttl)) as number;
   }
