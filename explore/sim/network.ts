@@ -63,6 +63,11 @@ export class Network {
     private readonly faults: FaultDecider,
   ) {}
 
+  /** When the last reply (or connection error) scheduled so far reaches its instance. */
+  lastReplyAt(): number {
+    return Math.max(0, ...this.lastReply.values());
+  }
+
   /** Sends one command of `node`: `invoke` runs on the store when it arrives. */
   call<T>(node: SimNode, op: string, invoke: () => Promise<T>, token?: string, watched?: AttemptRecord): Promise<T> {
     return new Promise<T>((resolve, reject) => {

@@ -72,8 +72,42 @@ export interface Plan {
   shortWaitCallers?: number;
   jobs: boolean;
   leader: boolean;
+  /**
+   * What the election's hooks do (with `leader`), as real ones do: see `LeaderHooks`. Optional:
+   * fixed plans written before it have hooks that return at once.
+   */
+  leaderHooks?: LeaderHooks;
   faults: Fault[];
 }
+
+/**
+ * The hooks of the simulated `@LeaderElection` class, the same on every instance of a plan
+ * (docs/jobs-and-leaders.md: hooks, "Shutdown").
+ */
+export interface LeaderHooks {
+  /**
+   * `onLeadershipAcquired(lock)`: `returns` at once (the class only counts terms); works `until
+   * aborted` (steps under the term, writing with its fencing token, until its signal aborts: the
+   * documented pattern); `hangs` (works as that, then ignores the abort and never returns);
+   * `extends` (works until aborted, reading `lock.held` and calling `lock.extend()` after each
+   * step, so that a loss may be seen inside the term's own call chain).
+   */
+  acquired: 'returns' | 'until-aborted' | 'hangs' | 'extends';
+  /** `onLeadershipLost`: `returns` at once, is `slow` (a quarter to three quarters of a ttl), or `hangs` (never returns). */
+  lost: 'returns' | 'slow' | 'hangs';
+  /** When (ms, before the faults' horizon) whoever leads then releases its term by hand (`leaderLock(key).release()`). */
+  releases: number[];
+  /**
+   * After the faults, the leader probe releases the term by hand; with a number, the releasing
+   * instance then closes that many ms later (while a hung hook may still hold its term's end).
+   */
+  closeAfterRelease?: number;
+  /** The election's own ttl (`@LeaderElection(key, { ttl })`), here longer than `shutdownTimeout`; else the plan's. */
+  ttl?: number;
+}
+
+export const LEADER_ACQUIRED_HOOKS = ['returns', 'until-aborted', 'hangs', 'extends'] as const;
+export const LEADER_LOST_HOOKS = ['returns', 'slow', 'hangs'] as const;
 
 /** Faults happen (and callers start calls) in [0, FAULT_HORIZON_MS). */
 export const FAULT_HORIZON_MS = 3_000;
@@ -133,6 +167,14 @@ export function planArbitrary(): fc.Arbitrary<Plan> {
       extendCallers: fc.constantFrom(0, 0, 1, 2),
       // After it, for the same reason.
       shortWaitCallers: fc.constantFrom(0, 0, 1, 2),
+      // After it, for the same reason (and it matters only with `leader`).
+      leaderHooks: fc.record({
+        acquired: fc.constantFrom<LeaderHooks['acquired']>('returns', ...LEADER_ACQUIRED_HOOKS),
+        lost: fc.constantFrom<LeaderHooks['lost']>('returns', ...LEADER_LOST_HOOKS),
+        releases: fc.array(fc.integer({ min: 0, max: FAULT_HORIZON_MS - 1 }), { maxLength: 2 }),
+        closeAfterRelease: fc.option(fc.integer({ min: 0, max: 400 }), { nil: undefined }),
+        ttl: fc.constantFrom<number | undefined>(undefined, 2_000),
+      }),
     }),
   );
 }

@@ -1,5 +1,6 @@
 import { AsyncResource } from 'node:async_hooks';
-import type { Clock, ClockTimer } from '../../lib/core/time/clock.js';
+import { performance } from 'node:perf_hooks';
+import { systemClock, type Clock, type ClockTimer } from '../../lib/core/time/clock.js';
 
 const MAX_STEPS_PER_INSTANT = 100_000;
 
@@ -34,6 +35,8 @@ export class VirtualScheduler {
   /** Events run so far. */
   steps = 0;
   private stepsThisInstant = 0;
+  /** The owner of the event running now (and of the promise chains it started), if any. */
+  current?: EventOwner;
 
   schedule(at: number, fn: () => void, owner?: EventOwner): SimEvent {
     const event: SimEvent = { at: Math.max(at, this.now), seq: ++this.seq, fn, owner, cancelled: false };
@@ -92,8 +95,13 @@ export class VirtualScheduler {
       else if (++this.stepsThisInstant > MAX_STEPS_PER_INSTANT) throw new Error(`the simulation ran ${MAX_STEPS_PER_INSTANT} events at ${this.now} ms without time moving (a busy loop)`);
       this.now = Math.max(this.now, event.at);
       this.steps++;
-      event.fn();
-      await drain();
+      this.current = event.owner;
+      try {
+        event.fn();
+        await drain();
+      } finally {
+        this.current = undefined;
+      }
       afterEach();
     }
     if (!stop?.()) this.now = Math.max(this.now, until);
@@ -166,6 +174,30 @@ export function worldClock(scheduler: VirtualScheduler): Clock {
       const event = scheduler.schedule(scheduler.now + Math.max(1, ms), AsyncResource.bind(fn));
       return { cancel: () => scheduler.cancel(event) };
     },
+  };
+}
+
+/**
+ * Real time, as the runners' shutdown bounds read it (`performance.now()`, and timers on the
+ * engine's `systemClock`: `LeaderElectionRunner.stop()` and the job runner's shutdown wait for
+ * hooks and runs on them): the world's time, while a simulation runs. A timer set there belongs
+ * to the instance whose event is running (a pause holds it back, as a SIGSTOP would), else to
+ * nobody. Before this, such a wait ran on the machine's real clock, which a simulation never
+ * moves: a hook that did not return kept a close waiting for a real second (or for ever).
+ * Returns the undo.
+ */
+export function virtualizeRealTime(scheduler: VirtualScheduler): () => void {
+  const saved = { now: systemClock.now, setTimer: systemClock.setTimer };
+  systemClock.now = () => scheduler.now;
+  systemClock.setTimer = (fn, ms) => {
+    const event = scheduler.schedule(scheduler.now + Math.max(1, ms), AsyncResource.bind(fn), scheduler.current);
+    return { cancel: () => scheduler.cancel(event), setUnref: () => undefined };
+  };
+  Object.defineProperty(performance, 'now', { value: () => scheduler.now, configurable: true, writable: true });
+  return () => {
+    systemClock.now = saved.now;
+    systemClock.setTimer = saved.setTimer;
+    delete (performance as unknown as { now?: unknown }).now;
   };
 }
 

@@ -15,12 +15,12 @@ import { LockNotAcquiredError } from '../../lib/errors/lock-not-acquired.error.j
 import { LAST_ATTEMPT_GRACE_MS } from '../../lib/core/engine/waiter-timing.js';
 import type { Lock } from '../../lib/interfaces/lock.interface.js';
 import type { LockOptions, RedisLockModuleOptions } from '../../lib/interfaces/redis-lock-options.interface.js';
-import { InstanceClock, VirtualScheduler, enterSimulation, mulberry32, worldClock } from './virtual-time.js';
+import { InstanceClock, VirtualScheduler, enterSimulation, mulberry32, virtualizeRealTime, worldClock } from './virtual-time.js';
 import { Network, type AttemptRecord, type CommandFate, type FaultDecider, type SimNode } from './network.js';
-import { CLOCK_OFFSET_RANGE, FAULT_HORIZON_MS, FAULT_KINDS, LONG_TTL_MS, describePlan, type Fault, type FaultKind, type Plan } from './plan.js';
+import { CLOCK_OFFSET_RANGE, FAULT_HORIZON_MS, FAULT_KINDS, LONG_TTL_MS, describePlan, type Fault, type FaultKind, type LeaderHooks, type Plan } from './plan.js';
 import { SimJobs, SimLocked } from './workers.js';
 import { ManualClock } from '../../lib/testing/manual-clock.js';
-import { knownDefect } from './known-defects.js';
+import { knownDefect, knownLeaderDefect } from './known-defects.js';
 
 export const KEY_PREFIX = 'lock:';
 export const SEMAPHORE_LIMIT = 2;
@@ -34,6 +34,12 @@ const NON_OVERLAP_MS = 150;
 /** Rounds one call of a greedy caller takes at most (see `Plan.greedyCallers`). */
 const GREEDY_ROUNDS_MAX = 8;
 const LEADER_RETRY_MS = 100;
+/** The hooks of plans written before `Plan.leaderHooks`: they return at once. */
+const INSTANT_HOOKS: LeaderHooks = { acquired: 'returns', lost: 'returns', releases: [] };
+/** A few network hops and the store's work: what an election's bounds allow beyond the documented waits. */
+const LEADER_SLACK_MS = 10;
+/** What a runner's bounded wait may overrun its bound by: a timer of less than 1 ms fires after 1 ms. */
+const BOUND_SLACK_MS = 2;
 /** The longest lease an `extend()` of the extend workload asks for, in plan ttls. */
 const EXTEND_LONGEST = 2;
 /** The manual-clock probe's greedy rounds: more than a streak's parks (`PARKS_PER_STREAK`). */
@@ -113,12 +119,12 @@ export class Instance implements SimNode {
       this.leader = new LeaderElectionRunner(
         this.service,
         {
-          onLeadershipAcquired: (lock) => world.leaderStarted(this, lock),
-          onLeadershipLost: (lock) => world.leaderEnded(this, lock),
+          onLeadershipAcquired: (lock) => world.onLeadershipAcquired(this, lock),
+          onLeadershipLost: (lock) => world.onLeadershipLost(this, lock),
         },
         'leader',
         'Sim.leader',
-        undefined,
+        world.plan.leaderHooks?.ttl,
         LEADER_RETRY_MS,
       );
     }
@@ -136,12 +142,26 @@ export class Instance implements SimNode {
     return new Promise((resolve) => this.clock.setTimer(resolve, ms));
   }
 
-  /** `app.close()`: the runners first, then the lock service's two phases. */
+  /**
+   * `app.close()`: the runners first, the election's and the jobs' together (as
+   * `LockSchedulingExplorer.onModuleDestroy` runs them), then the lock service's two phases.
+   */
   shutdown(): Promise<void> {
     this.stopping = true;
     this.closing ??= (async () => {
-      await this.leader?.stop(SHUTDOWN_TIMEOUT_MS);
-      await this.jobs.onModuleDestroy();
+      const closeStartedAt = this.world.scheduler.now;
+      const closePauses = this.pauses;
+      await Promise.all([this.leader?.stop(SHUTDOWN_TIMEOUT_MS), this.jobs.onModuleDestroy()]);
+      const runners = this.world.scheduler.now - closeStartedAt;
+      this.runnersStopped = true;
+      this.world.trace(this, `runners stopped in ${runners} ms`);
+      // docs/jobs-and-leaders.md, "Shutdown": the waits for the jobs and the hooks and the leases'
+      // hand-back share one shutdownTimeout; a term that ended before (its hooks still waited
+      // for) is told within it too.
+      if (closePauses === this.pauses) {
+        if (runners > SHUTDOWN_TIMEOUT_MS + BOUND_SLACK_MS) this.world.violate(this, 'the runners\' shutdown (jobs, leader hooks, their leases\' hand-back) settles within shutdownTimeout', `took ${runners} ms > ${SHUTDOWN_TIMEOUT_MS} ms`);
+        else this.world.checkToldAtClose(this);
+      }
       const startedAt = this.world.scheduler.now;
       const pauses = this.pauses;
       await this.service.beforeApplicationShutdown();
@@ -155,6 +175,9 @@ export class Instance implements SimNode {
     })();
     return this.closing;
   }
+
+  /** The runners' part of `close()` ended: no leader hook may be owed any more. */
+  runnersStopped = false;
 }
 
 /** User code running under a lock, from its start to its end. */
@@ -178,6 +201,13 @@ interface Leadership {
   term: number;
   pauses: number;
   lock: Lock;
+  /** When its signal aborted (the term ended), and the instance's pauses then. */
+  abortedAt?: number;
+  abortPauses?: number;
+  /** Its onLeadershipAcquired returned. */
+  acquiredReturned: boolean;
+  /** Released by hand, the release not settled yet: its signal aborts once it settles (see `handRelease`). */
+  releasing?: boolean;
 }
 
 /** A resource that checks fencing tokens: it refuses a token lower than one it accepted. */
@@ -223,6 +253,8 @@ export class World implements FaultDecider {
   private readonly tokenNames = new Map<string, string>();
   readonly faultsEnd: number;
   readonly known: Record<string, number> = {};
+  /** Instances where a known defect was met: their leftovers at the end are its own. */
+  private readonly knownAt = new Set<Instance>();
   /** When the store granted each `<token>:<fencing token>` to a waiter (what it published). */
   readonly grantedAt = new Map<string, number>();
   /** The wake probe's next acquire of this instance is lost before it reaches the store (see `wakeProbe`). */
@@ -243,8 +275,14 @@ export class World implements FaultDecider {
    */
   private readonly shortWaitCalls = new Map<SimNode, Set<AttemptRecord[]>>();
   private readonly shortWaitKey = lockRedisKeys(KEY_PREFIX, 'sw').lock;
+  private readonly leaderKey = lockRedisKeys(KEY_PREFIX, 'leader').lock;
+  /** When each instance last sent an attempt for the leadership. */
+  private readonly leaderAttemptAt = new Map<SimNode, number>();
+  /** The leader hooks' own draws: a stream apart, so that plans whose hooks return at once run as before them. */
+  private readonly hookRandom: () => number;
 
   watchAttempt(node: SimNode, lockKey: string): AttemptRecord | undefined {
+    if (lockKey === this.leaderKey) this.leaderAttemptAt.set(node, this.scheduler.now);
     if (lockKey !== this.shortWaitKey) return undefined;
     const calls = this.shortWaitCalls.get(node);
     if (calls === undefined || calls.size === 0) return undefined;
@@ -259,6 +297,7 @@ export class World implements FaultDecider {
     private readonly tolerateKnown = true,
   ) {
     this.random = mulberry32(plan.seed);
+    this.hookRandom = mulberry32(plan.seed ^ 0x1eade4);
     this.network = new Network(this.scheduler, this);
     this.store = new MemoryStore(this.data, worldClock(this.scheduler), (channel, message) => {
       this.grantedAt.set(message, this.scheduler.now);
@@ -330,12 +369,14 @@ export class World implements FaultDecider {
     return name;
   }
 
-  violate(instance: Instance | undefined, invariant: string, detail: string, section?: Section): void {
+  violate(instance: Instance | undefined, invariant: string, detail: string, section?: Section, knownName?: string): void {
     if (this.violation !== undefined) return;
-    const known = section === undefined ? undefined : knownDefect(this, section);
+    const known = knownName ?? (section === undefined ? undefined : knownDefect(this, section));
     if (known !== undefined && this.tolerateKnown) {
       this.known[known] = (this.known[known] ?? 0) + 1;
-      section!.known = true;
+      if (section !== undefined) section.known = true;
+      // What it leaves behind (a hook that runs on after the close) is its own, not a new defect.
+      if (instance !== undefined) this.knownAt.add(instance);
       this.trace(instance, `known defect (${known}), not counted: ${invariant}: ${detail}`);
       return;
     }
@@ -347,6 +388,7 @@ export class World implements FaultDecider {
 
   async run(): Promise<RunResult> {
     const restore = enterSimulation(this.plan.seed);
+    const restoreTime = virtualizeRealTime(this.scheduler);
     // The engine's warnings would flood the output; the trace records what matters.
     Logger.overrideLogger(false);
     try {
@@ -354,6 +396,7 @@ export class World implements FaultDecider {
     } catch (error) {
       this.violate(undefined, 'the simulation itself runs', (error as Error)?.stack ?? String(error));
     } finally {
+      restoreTime();
       restore();
     }
     const trace = this.lines.map((line) => this.named(line));
@@ -367,6 +410,7 @@ export class World implements FaultDecider {
     for (let i = 0; i < plan.instances; i++) this.instances.push(new Instance(this, i));
     for (const instance of this.instances) this.startWorkloads(instance);
     for (const fault of plan.faults) this.scheduler.schedule(fault.at, () => this.inject(fault));
+    if (plan.leader) for (const at of this.leaderHooks.releases) this.scheduler.schedule(at, () => void this.handRelease());
     const check = (): void => this.checkStep();
     const stop = (): boolean => this.violation !== undefined;
 
@@ -374,6 +418,8 @@ export class World implements FaultDecider {
     await this.scheduler.run(this.faultsEnd, check, stop);
     if (this.violation) return;
     this.trace(undefined, 'faults stop');
+    // Replies held back by the faults still come in until then.
+    const settledAt = Math.max(this.faultsEnd, this.network.lastReplyAt());
 
     // Liveness: every call still waiting gets its lock within the bound, and an election has a leader.
     const bound = this.livenessBound();
@@ -389,11 +435,8 @@ export class World implements FaultDecider {
     await this.scheduler.run(this.scheduler.now + this.longestTtl() + WAITER_LEASE_MS + 2 * LEADER_RETRY_MS, check, stop);
     if (this.violation) return;
     if (this.plan.leader && this.instances.some((i) => i.alive)) {
-      const leading = this.instances.filter((i) => i.alive && i.leader?.term !== undefined);
-      if (leading.length !== 1) {
-        this.violate(undefined, 'once faults stop, an election has one leader', `${leading.length} leaders among the live instances`);
-        return;
-      }
+      await this.leaderLiveness(settledAt, check, stop);
+      if (this.violation) return;
     }
 
     // Queue order: callers arriving one after another on a held lock get it in that order.
@@ -437,9 +480,19 @@ export class World implements FaultDecider {
     return 3 * Math.floor(this.plan.ttl * 0.8);
   }
 
+  /** The election's lease: its own ttl, else the module's. */
+  leaderTtl(): number {
+    return this.plan.leaderHooks?.ttl ?? this.plan.ttl;
+  }
+
+  get leaderHooks(): LeaderHooks {
+    return this.plan.leaderHooks ?? INSTANT_HOOKS;
+  }
+
   /** The longest lease any caller of the plan takes. */
   longestTtl(): number {
     let ttl = (this.plan.extendCallers ?? 0) > 0 ? EXTEND_LONGEST * this.plan.ttl : this.plan.ttl;
+    if (this.plan.leader) ttl = Math.max(ttl, this.leaderTtl());
     if ((this.plan.shortWaitCallers ?? 0) > 0) ttl = Math.max(ttl, SHORT_WAIT_TTL_MS);
     return this.plan.longSemaphoreCallers > 0 ? Math.max(ttl, LONG_TTL_MS) : ttl;
   }
@@ -705,7 +758,7 @@ export class World implements FaultDecider {
       return;
     }
     for (const instance of this.instances) {
-      if (instance.crashed) continue;
+      if (instance.crashed || this.knownAt.has(instance)) continue;
       const timers = this.scheduler.pending(instance);
       if (timers > 0) {
         this.violate(instance, 'afterwards the scheduler holds no timer', `${timers} timer(s) of a closed instance still pending`);
@@ -1131,7 +1184,7 @@ export class World implements FaultDecider {
 
   /** The user code checks in: it must own its lock in the store, and its write must be accepted. */
   checkpoint(section: Section, what: string): void {
-    if (section.lock.signal.aborted || section.instance.crashed || section.known) return;
+    if (section.lock.signal.aborted || section.instance.crashed || section.known || releasedByHand(section)) return;
     const startOnly = what === 'starts' || what === 're-enters';
     const exempt = this.exempt(section) && !(startOnly && !this.lostToRestart(section));
     if (!exempt) {
@@ -1207,15 +1260,76 @@ export class World implements FaultDecider {
     this.ticks.set(k, { instance, at: this.scheduler.now, beforeRestart });
   }
 
-  leaderStarted(instance: Instance, lock: Lock): void {
+  /**
+   * The class's `onLeadershipAcquired(lock)`, as the plan's hooks behave (`LeaderHooks.acquired`):
+   * returns at once, or works under the term (a section of key `leader`, writing with the term's
+   * fencing token) until its signal aborts, then returns, or never returns (`hangs`); `extends`
+   * reads `lock.held` and calls `lock.extend()` after each step, so that a loss may first be seen
+   * inside the term's own call chain.
+   */
+  onLeadershipAcquired(instance: Instance, lock: Lock): Promise<void> | void {
+    const leadership = this.leaderStarted(instance, lock);
+    const kind = this.leaderHooks.acquired;
+    if (leadership === undefined) return;
+    if (kind === 'returns') {
+      leadership.acquiredReturned = true;
+      return;
+    }
+    return this.leaderWork(instance, lock, leadership, kind);
+  }
+
+  private async leaderWork(instance: Instance, lock: Lock, leadership: Leadership, kind: LeaderHooks['acquired']): Promise<void> {
+    const section = this.begin(instance, 'mutex', 'leader', lock);
+    const held = lock as HeldLock;
+    const longest = Math.max(10, Math.floor(this.leaderTtl() / 2));
+    try {
+      while (!lock.signal.aborted) {
+        await instance.sleep(5 + Math.floor(this.hookRandom() * longest));
+        if (lock.signal.aborted) break;
+        if (kind === 'extends') {
+          // The careful check before acting on: after a stall past the lease it reports the loss
+          // here and now, inside this call chain.
+          if (!held.held) break;
+          this.checkpoint(section, 'continues past a checkpoint');
+          await held.extend().catch((error: unknown) => this.trace(instance, `leader's extend() of term #${lock.fencingToken} rejects: ${(error as Error).name}: ${(error as Error).message}`));
+          if (lock.signal.aborted) break;
+        }
+        this.checkpoint(section, 'continues past a checkpoint');
+      }
+    } finally {
+      this.sections.delete(section);
+    }
+    if (kind === 'hangs') {
+      this.trace(instance, `onLeadershipAcquired of term #${lock.fencingToken} ignores its aborted signal and never returns`);
+      await new Promise<never>(() => undefined);
+    }
+    leadership.acquiredReturned = true;
+  }
+
+  /** The class's `onLeadershipLost(lock)`: returns at once, is slow (a quarter to three quarters of a ttl), or never returns. */
+  onLeadershipLost(instance: Instance, lock: Lock): Promise<void> | void {
+    this.leaderEnded(instance, lock);
+    const kind = this.leaderHooks.lost;
+    if (kind === 'returns') return;
+    if (kind === 'slow') return instance.sleep(Math.floor(this.leaderTtl() * (0.25 + 0.5 * this.hookRandom())));
+    this.trace(instance, `onLeadershipLost of term #${lock.fencingToken} never returns`);
+    return new Promise<never>(() => undefined);
+  }
+
+  leaderStarted(instance: Instance, lock: Lock): Leadership | undefined {
     this.trace(instance, `leads, term #${lock.fencingToken}`);
     const other = this.terms.get(lock.fencingToken);
     // Terms restart with the fencing counters when the store restarts empty.
     if (other !== undefined && other.instance !== instance && !this.leaseLostToRestart(other.instance, other.lock)) {
       this.violate(instance, 'at most one leader per term', `term ${lock.fencingToken} led by ${other.instance.name} and ${instance.name}`);
-      return;
+      return undefined;
     }
-    const leadership: Leadership = { instance, term: lock.fencingToken, pauses: instance.pauses, lock };
+    const leadership: Leadership = { instance, term: lock.fencingToken, pauses: instance.pauses, lock, acquiredReturned: false };
+    lock.signal.addEventListener('abort', () => {
+      leadership.abortedAt = this.scheduler.now;
+      leadership.abortPauses = instance.pauses;
+      this.trace(instance, `term #${lock.fencingToken} ends: its signal aborts (${(lock.signal.reason as LockLostError)?.reason ?? lock.signal.reason})`);
+    }, { once: true });
     this.terms.set(lock.fencingToken, leadership);
     for (const leader of this.leaders) {
       if (leader.instance === instance) continue;
@@ -1225,10 +1339,21 @@ export class World implements FaultDecider {
         this.mustHearLoss.add(leader);
         continue;
       }
-      this.violate(instance, 'every leader hears onLeadershipLost before another term begins', `${leader.instance.name} still leads term ${leader.term} when ${instance.name} begins term ${lock.fencingToken}`);
-      return;
+      // Released by hand: its signal aborts once the release comes back (judged then, see handRelease).
+      if (leader.releasing) continue;
+      if (!leader.lock.signal.aborted) {
+        this.violate(instance, 'a leader\'s signal is aborted before another term begins', `${leader.instance.name} still leads term ${leader.term}, its signal not aborted, when ${instance.name} begins term ${lock.fencingToken}`);
+        return undefined;
+      }
+      // A hook still running when the term ended is waited for (at most a ttl: see checkStep);
+      // once it has returned, the class is told at once.
+      if (leader.acquiredReturned) {
+        this.violate(instance, 'every leader hears onLeadershipLost before another term begins', `${leader.instance.name} still leads term ${leader.term} (its onLeadershipAcquired had returned) when ${instance.name} begins term ${lock.fencingToken}`);
+        return undefined;
+      }
     }
     this.leaders.add(leadership);
+    return leadership;
   }
 
   leaderEnded(instance: Instance, lock: Lock): void {
@@ -1241,13 +1366,135 @@ export class World implements FaultDecider {
     }
   }
 
+  /**
+   * Whoever leads now releases its term by hand, as `LeadershipService.leaderLock(key).release()`
+   * does (docs/jobs-and-leaders.md: "the term's signal aborts, `stepped-down`, as at every other
+   * end of a term, and the instance goes on trying"). Once `release()` settles, the term's signal
+   * is aborted: `stepped-down`, unless the lock was lost first (the release refused).
+   */
+  private handRelease(): Promise<void> | undefined {
+    const instance = this.instances.find((i) => i.alive && !i.paused && i.leader?.term !== undefined);
+    const term = instance?.leader?.term;
+    if (instance === undefined || term === undefined) return undefined;
+    const leadership = [...this.leaders].find((l) => l.instance === instance && l.lock === term);
+    const abortedBefore = term.signal.aborted;
+    const stoppingBefore = instance.stopping;
+    if (leadership !== undefined) leadership.releasing = true;
+    this.trace(instance, `releases its term #${term.fencingToken} by hand`);
+    const settled = (how: string): void => {
+      if (leadership !== undefined) leadership.releasing = false;
+      this.trace(instance, `hand release of term #${term.fencingToken} ${how}`);
+      if (instance.crashed || abortedBefore) return;
+      const reason = term.signal.reason as LockLostError | undefined;
+      const lostFirst = (term as unknown as { state: string }).state === 'lost';
+      // Its close began meanwhile: the term ends for shutdown, if not by the release.
+      const closing = !stoppingBefore && instance.stopping;
+      if (!term.signal.aborted || (!lostFirst && reason?.reason !== 'stepped-down' && !(closing && reason?.reason === 'shutdown'))) {
+        const known = knownLeaderDefect({ closeBeganWhileReleasing: closing, signalAborted: term.signal.aborted });
+        this.violate(instance, 'a term released by hand ends: its signal aborts (stepped-down)', `term #${term.fencingToken}: release() ${how}${closing ? ' (its instance began closing meanwhile)' : ''}, its signal ${term.signal.aborted ? `aborted with ${reason?.reason ?? String(reason)}` : 'not aborted'}`, undefined, known);
+        // Counted as the known defect: the term it leaves running is no longer judged.
+        if (known !== undefined && this.violation === undefined && leadership !== undefined) {
+          this.leaders.delete(leadership);
+          this.mustHearLoss.delete(leadership);
+        }
+      }
+    };
+    return term.release().then(
+      () => settled('resolves'),
+      (error: unknown) => settled(`rejects (${(error as Error).message})`),
+    );
+  }
+
+  /**
+   * Once faults stop (and the replies they held back are in, `settledAt`), an election whose
+   * instances are alive has a leader again within a bound derived from the docs: a lease left
+   * running by a leader that crashed or was cut off runs out within a ttl; a term that ended waits
+   * at most a ttl for its onLeadershipAcquired and a ttl for its onLeadershipLost; then its
+   * instance tries again, every retry interval. By then every live instance that does not lead
+   * tries every retry interval. Then the leader releases its term by hand (see `leaderProbe`).
+   */
+  private async leaderLiveness(settledAt: number, check: () => void, stop: () => boolean): Promise<void> {
+    const bound = 3 * this.leaderTtl() + LEADER_RETRY_MS + LEADER_SLACK_MS;
+    await this.scheduler.run(Math.max(this.scheduler.now, settledAt + bound), check, stop);
+    if (this.violation) return;
+    const leading = this.instances.filter((i) => i.alive && i.leader?.term !== undefined);
+    if (leading.length !== 1) {
+      this.violate(undefined, 'once faults stop, an election has one leader', `${leading.length} leaders among the live instances ${this.scheduler.now - settledAt} ms after the faults' last reply (bound ${bound} ms)`);
+      return;
+    }
+    this.checkTrying();
+    if (this.violation) return;
+    await this.leaderProbe(check, stop);
+  }
+
+  /**
+   * The leader releases its term by hand; with `closeAfterRelease`, its instance then closes
+   * (while a hung hook may still hold up the end of the term it released). Within two ttls (the
+   * hooks' bounds) and a retry interval, someone leads again, and every live instance that does
+   * not lead tries every retry interval, the one that released included.
+   */
+  private async leaderProbe(check: () => void, stop: () => boolean): Promise<void> {
+    const releasedAt = this.scheduler.now;
+    const releaser = this.instances.find((i) => i.alive && i.leader?.term !== undefined);
+    const released = this.handRelease();
+    if (releaser === undefined || released === undefined) return;
+    const closeAfter = this.leaderHooks.closeAfterRelease;
+    if (closeAfter !== undefined) {
+      this.scheduler.schedule(releasedAt + closeAfter, () => {
+        this.trace(releaser, `closes ${closeAfter} ms after its hand release`);
+        void releaser.shutdown();
+      }, releaser);
+    }
+    const bound = 2 * this.leaderTtl() + LEADER_RETRY_MS + LEADER_SLACK_MS;
+    const closeBound = closeAfter === undefined ? 0 : closeAfter + 2 * SHUTDOWN_TIMEOUT_MS + LEADER_SLACK_MS;
+    await this.scheduler.run(releasedAt + Math.max(bound, closeBound), check, stop);
+    if (this.violation) return;
+    if (closeAfter !== undefined && !releaser.closed) {
+      this.violate(releaser, 'close() settles within shutdownTimeout', `${releaser.name}'s close, ${closeAfter} ms after its hand release, had not settled ${this.scheduler.now - releasedAt - closeAfter} ms later`);
+      return;
+    }
+    if (!this.instances.some((i) => i.alive)) return;
+    const leading = this.instances.filter((i) => i.alive && i.leader?.term !== undefined);
+    if (leading.length !== 1) {
+      this.violate(undefined, 'once faults stop, an election has one leader', `${leading.length} leaders among the live instances ${this.scheduler.now - releasedAt} ms after ${releaser.name} released its term by hand (bound ${bound} ms)`);
+      return;
+    }
+    this.checkTrying();
+  }
+
+  /** Every live instance that does not lead tried for the leadership within the last retry interval. */
+  private checkTrying(): void {
+    const now = this.scheduler.now;
+    for (const instance of this.instances) {
+      if (!instance.alive || instance.leader === undefined || instance.leader.term !== undefined) continue;
+      const last = this.leaderAttemptAt.get(instance);
+      if (last === undefined || now - last > LEADER_RETRY_MS + LEADER_SLACK_MS) {
+        this.violate(instance, 'an instance that does not lead tries for the leadership every retry interval', `${instance.name} last tried ${last === undefined ? 'never' : `at ${last} ms, ${now - last} ms ago`} (it retries every ${LEADER_RETRY_MS} ms while it does not lead)`);
+        return;
+      }
+    }
+  }
+
+  /**
+   * The runners' part of a close is over: every term of `instance` whose onLeadershipAcquired
+   * started has heard onLeadershipLost (docs/jobs-and-leaders.md, "Shutdown": a hook that does
+   * not return, or a term that ended just before, is told within shutdownTimeout).
+   */
+  checkToldAtClose(instance: Instance): void {
+    for (const leader of this.leaders) {
+      if (leader.instance !== instance) continue;
+      this.violate(instance, 'a leader hears onLeadershipLost by the end of its shutdown\'s shutdownTimeout', `${instance.name}'s term ${leader.term} (its signal ${leader.abortedAt === undefined ? 'not aborted' : `aborted at ${leader.abortedAt} ms`}) not told when its runners had stopped`);
+      return;
+    }
+  }
+
   // --- Every step -----------------------------------------------------------------------------
 
   private checkStep(): void {
     if (this.violation) return;
     const now = this.scheduler.now;
     for (const section of this.sections) {
-      if (section.lock.signal.aborted || section.instance.crashed || section.known || this.exempt(section)) continue;
+      if (section.lock.signal.aborted || section.instance.crashed || section.known || this.exempt(section) || releasedByHand(section)) continue;
       for (const part of section.parts) {
         const owner = liveValue(this.data.locks, part.lockKey, now);
         if (owner !== part.token) {
@@ -1296,17 +1543,37 @@ export class World implements FaultDecider {
       this.violate(writers[0]!.instance, 'no writer beside a reader', `${writers.length} writer(s) and ${readers.length} reader(s) run under rw`);
       return;
     }
+    // docs/jobs-and-leaders.md: "after a loss it waits for that hook at most a ttl", then
+    // onLeadershipLost runs. Not judged across a pause (its timers wait) nor at shutdown (its own bound).
+    for (const leader of this.leaders) {
+      const instance = leader.instance;
+      if (leader.abortedAt === undefined || instance.crashed || instance.stopping || instance.paused || instance.pauses !== leader.abortPauses) continue;
+      const ttl = (leader.lock as HeldLock).ttl;
+      if (now > leader.abortedAt + ttl + BOUND_SLACK_MS) {
+        this.violate(instance, 'after its term ends, a leader hears onLeadershipLost within a ttl', `${instance.name}'s term ${leader.term} ended at ${leader.abortedAt} ms (its signal aborted); onLeadershipLost not heard ${now - leader.abortedAt} ms later (ttl ${ttl} ms)`);
+        return;
+      }
+    }
     for (const leader of this.mustHearLoss) {
       if (!leader.instance.paused && !leader.instance.crashed && now > leader.instance.resumedAt + 1 && this.leaders.has(leader) && now > leader.instance.resumedAt) {
         if (leader.instance.pauses === leader.pauses && !this.restarts.length) continue;
         // Resumed (or lost its lease to a restart): its watchdog or sweeper must have told it by its deadline.
         const lock = leader.lock as HeldLock;
         if (lock instanceof HeldLock && leader.instance.clock.now() <= lock.deadline + 1) continue;
+        // Its term ended, a hook still running then: onLeadershipLost waits for it, at most a ttl (judged above).
+        if (leader.lock.signal.aborted && !leader.acquiredReturned) continue;
+        // Released by hand: judged once the release comes back (see handRelease).
+        if (leader.releasing) continue;
         this.violate(leader.instance, 'every leader hears onLeadershipLost before another term begins or when it resumes', `${leader.instance.name} resumed at ${leader.instance.resumedAt} ms still leading term ${leader.term}`);
         return;
       }
     }
   }
+}
+
+/** Its own code released its lock (a leader's term released by hand): over for it, its signal aborts once the release comes back. */
+function releasedByHand(section: Section): boolean {
+  return section.parts.some((part) => part.released);
 }
 
 function windowed(kind: FaultKind): boolean {
