@@ -20,7 +20,7 @@ import { Network, type AttemptRecord, type CommandFate, type FaultDecider, type 
 import { CLOCK_OFFSET_RANGE, FAULT_HORIZON_MS, FAULT_KINDS, LONG_TTL_MS, describePlan, type Fault, type FaultKind, type LeaderHooks, type Plan } from './plan.js';
 import { SimJobs, SimLocked } from './workers.js';
 import { ManualClock } from '../../lib/testing/manual-clock.js';
-import { knownDefect, knownLeaderDefect } from './known-defects.js';
+import { knownDefect } from './known-defects.js';
 
 export const KEY_PREFIX = 'lock:';
 export const SEMAPHORE_LIMIT = 2;
@@ -1390,13 +1390,7 @@ export class World implements FaultDecider {
       // Its close began meanwhile: the term ends for shutdown, if not by the release.
       const closing = !stoppingBefore && instance.stopping;
       if (!term.signal.aborted || (!lostFirst && reason?.reason !== 'stepped-down' && !(closing && reason?.reason === 'shutdown'))) {
-        const known = knownLeaderDefect({ closeBeganWhileReleasing: closing, signalAborted: term.signal.aborted });
-        this.violate(instance, 'a term released by hand ends: its signal aborts (stepped-down)', `term #${term.fencingToken}: release() ${how}${closing ? ' (its instance began closing meanwhile)' : ''}, its signal ${term.signal.aborted ? `aborted with ${reason?.reason ?? String(reason)}` : 'not aborted'}`, undefined, known);
-        // Counted as the known defect: the term it leaves running is no longer judged.
-        if (known !== undefined && this.violation === undefined && leadership !== undefined) {
-          this.leaders.delete(leadership);
-          this.mustHearLoss.delete(leadership);
-        }
+        this.violate(instance, 'a term released by hand ends: its signal aborts (stepped-down)', `term #${term.fencingToken}: release() ${how}${closing ? ' (its instance began closing meanwhile)' : ''}, its signal ${term.signal.aborted ? `aborted with ${reason?.reason ?? String(reason)}` : 'not aborted'}`);
       }
     };
     return term.release().then(

@@ -149,7 +149,9 @@ export class LeaderElectionRunner {
     // Released by hand (LeadershipService.leaderLock(key).release(), or the lock the hook got):
     // the term ends as with a loss, and the election goes on.
     // Its signal aborts as at every other end of a term, which tells the hooks (and so `lost`).
-    if (leader instanceof HeldLock) leader.whenReleased(() => this.lock === leader && leader.endTerm());
+    // Also once stop() took the term while the release was on its way: interrupt() leaves a lock
+    // being released alone, and the term's signal would never abort.
+    if (leader instanceof HeldLock) leader.whenReleased(() => (this.lock === leader || this.stopped) && leader.endTerm());
     this.hooks = this.hooks.then(() => this.acquired(leader));
   }
 

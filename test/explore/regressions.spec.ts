@@ -118,14 +118,13 @@ describe('explorer regressions (deterministic simulation, fixed schedules)', () 
   });
 
   // Found by the leader probe (`npm run explore -- --seed 881001 --strict`, shrunk to a plan
-  // without callers or faults), OPEN: explore/sim/known-defects.ts, `hand-release-as-close-begins`.
-  // The leader releases its term by hand and its instance closes 0 ms later, the release still on
-  // its way: stop() takes the term and interrupts it (nothing, for a lock being released), and the
-  // release, once back, finds the term taken and does not end it either: its signal never aborts.
-  // `it.fails` while the defect is open (its spec,
-  // test/leader/leader-lock-released-by-hand-as-close-begins-signal-never-aborts.spec.ts, fails);
-  // make it a plain `it` with the fix.
-  it.fails('a term released by hand just as its instance closes still ends: its signal aborts (hand-release-as-close-begins, open)', async () => {
+  // without callers or faults), fixed: `hand-release-as-close-begins`. The leader releases its
+  // term by hand and its instance closes 0 ms later, the release still on its way: stop() took
+  // the term and interrupted it (nothing, for a lock being released), and the release, once back,
+  // found the term taken and did not end it either: its signal never aborted. The release now
+  // ends the term once the election stopped too (its spec:
+  // test/leader/leader-lock-released-by-hand-as-close-begins-signal-never-aborts.spec.ts).
+  it('a term released by hand just as its instance closes still ends: its signal aborts (hand-release-as-close-begins)', async () => {
     const plan: Plan = { ...quiet, seed: 0, instances: 2, ttl: 300, leader: true, leaderHooks: { acquired: 'until-aborted', lost: 'returns', releases: [], closeAfterRelease: 0 }, faults: [] };
     const result = await runPlan(plan, false);
     expect(result.violation, result.trace.slice(-30).join('\n')).toBeUndefined();
