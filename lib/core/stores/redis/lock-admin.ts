@@ -37,9 +37,11 @@ const MAX_SCAN_CURSOR = 18_446_744_073_709_551_615n;
  * `count` candidates, the scan is complete, or `SCAN_WORK_PER_PAGE` keys were looked at, so
  * that keys of other kinds (a cache on the same Redis) do not make pages come back empty. SCAN
  * may return a key twice; it never misses a lock held for the whole scan. On a Redis Cluster the
- * cursor walks the masters one after the other; in quorum mode the keys of the first node that
- * answers are listed (each still inspected on the majority). The cursor must be `'0'` or one this
- * function returned (see `cursorProblem`).
+ * cursor walks the masters one after the other; in quorum mode it walks the nodes one after the
+ * other too (a lock a majority holds may be missing on any one of them: restarted empty), skips
+ * a node that does not answer, and lists a key found on a later node only if no earlier node
+ * that answers holds it (each key is inspected on the majority). The cursor must be `'0'` or one
+ * this function returned (see `cursorProblem`).
  */
 export async function listLocks(manager: LockManager, cursor: string, count: number, work = SCAN_WORK_PER_PAGE): Promise<LockPage> {
   const { clients } = manager;
@@ -55,7 +57,7 @@ export async function listLocks(manager: LockManager, cursor: string, count: num
     const found = await scanUntilFull((from, size) => scanPage(client, from, pattern, size), cursor, count, work);
     return inspectAll(manager, found!, clientKeyPrefix(client) + manager.keyPrefix);
   }
-  // Quorum: the first node that answers, `<node index>-<cursor>` (a cursor is only valid on its node).
+  // Quorum: every node in turn, `<node index>-<cursor>` (a cursor is only valid on its node).
   const match = /^(\d+)-(\d+)$/.exec(cursor);
   let node = match ? Number(match[1]) : 0;
   let nodeCursor = match ? match[2]! : '0';
@@ -73,8 +75,31 @@ export async function listLocks(manager: LockManager, cursor: string, count: num
       work,
     );
     if (found === undefined) continue;
-    return inspectAll(manager, { next: found.next === '0' ? '0' : `${node}-${found.next}`, keys: found.keys }, clientKeyPrefix(client) + manager.keyPrefix);
+    const next = found.next !== '0' ? `${node}-${found.next}` : node === clients.length - 1 ? '0' : `${node + 1}-0`;
+    const prefix = clientKeyPrefix(client) + manager.keyPrefix;
+    const keys = node === 0 ? found.keys : await notOnEarlierNodes(manager, clients.slice(0, node), found.keys, prefix);
+    return inspectAll(manager, { next, keys }, prefix);
   }
+}
+
+/**
+ * The keys of `found` (scanned on a later quorum node, named with its `prefix`) that none of the
+ * `earlier` nodes holds: a key one of them holds was listed in its turn (held for the whole walk,
+ * it was there). A node that does not answer within the scan timeout holds nothing here.
+ */
+async function notOnEarlierNodes(manager: LockManager, earlier: readonly RedisClient[], found: string[], prefix: string): Promise<string[]> {
+  const held = await Promise.all(
+    found.map(async (redisKey) => {
+      const key = userKey(redisKey, prefix);
+      if (!isLockKey(key)) return true;
+      const lock = lockRedisKeys(manager.keyPrefix, key).lock;
+      const answers = await Promise.all(
+        earlier.map((client) => settleWithin(driverFor(client).exists(lock), QUORUM_SCAN_TIMEOUT_MS).catch(() => false)),
+      );
+      return answers.some((answer) => answer === true);
+    }),
+  );
+  return found.filter((_, index) => !held[index]);
 }
 
 /**
