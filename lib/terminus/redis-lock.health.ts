@@ -7,14 +7,15 @@ import type { PingTarget } from '../core/stores/redis/drivers/redis-driver.js';
 import type { LockManager } from '../core/engine/lock-manager.js';
 import { settleWithin, TIMED_OUT } from '../core/time/settle-within.js';
 import { InvalidLockOptionsError } from '../errors/invalid-lock-options.error.js';
+import { parseDuration, type Duration } from '../core/time/duration.js';
 import { LockService } from '../lock.service.js';
 import { LOCK_RUNNER } from '../redis-lock.constants.js';
 import { LockHealthStats, LOST_WINDOW_MS } from './lock-health-stats.js';
 
 /** Options of {@link RedisLockHealthIndicator.isHealthy}. */
 export interface RedisLockHealthOptions {
-  /** How long each Redis node may take to answer a PING, in milliseconds. Default 1000. */
-  timeout?: number;
+  /** How long each Redis node may take to answer a PING: milliseconds or a duration such as `'2s'`, up to 60 s. Default 1000. */
+  timeout?: Duration;
   /** Quorum mode: report `down` as soon as one node fails, not only when the quorum is lost. Default false. */
   requireAllNodes?: boolean;
 }
@@ -87,9 +88,11 @@ export class RedisLockHealthIndicator implements OnModuleDestroy {
   async isHealthy<const Key extends string = 'redis-lock'>(key?: Key, options: RedisLockHealthOptions = {}): Promise<HealthIndicatorResult<Key>> {
     const where = 'RedisLockHealthIndicator.isHealthy';
     if (options === null || typeof options !== 'object') throw new InvalidLockOptionsError('options', options, 'an object').within(where);
-    const timeout = options.timeout ?? DEFAULT_TIMEOUT_MS;
-    if (typeof timeout !== 'number' || !Number.isInteger(timeout) || timeout < 1 || timeout > 60_000) {
-      throw new InvalidLockOptionsError('timeout', timeout, 'an integer number of milliseconds from 1 to 60000').within(where);
+    let timeout: number;
+    try {
+      timeout = parseDuration(options.timeout ?? DEFAULT_TIMEOUT_MS, 'timeout', 1, 60_000);
+    } catch (error) {
+      throw error instanceof InvalidLockOptionsError ? error.within(where) : error;
     }
     if (options.requireAllNodes !== undefined && typeof options.requireAllNodes !== 'boolean') {
       // 'false' read from the environment would turn strict mode on.

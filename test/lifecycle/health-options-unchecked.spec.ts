@@ -43,6 +43,9 @@ describe('RedisLockHealthIndicator.isHealthy() with bad arguments', () => {
     };
     // The one that is checked today:
     expect(await outcome(() => health.isHealthy('locks', { timeout: 0 }))).toBe('refused: timeout');
+    // A duration, as every duration option takes (docs/jobs-and-leaders.md); up to 60 s.
+    expect(await outcome(() => health.isHealthy('locks', { timeout: '2s' }))).toBe('accepted');
+    expect(await outcome(() => health.isHealthy('locks', { timeout: '2m' }))).toBe('refused: timeout');
 
     const outcomes = {
       requireAllNodes: await outcome(() => health.isHealthy('locks', { requireAllNodes: 'false' as never })),
