@@ -16,6 +16,7 @@ import { LockNotAcquiredError } from './errors/lock-not-acquired.error.js';
 import { LockKeyError } from './errors/lock-key.error.js';
 import type { RedisLockModuleOptions } from './interfaces/redis-lock-options.interface.js';
 import { REDIS_LOCK_MODULE_OPTIONS } from './redis-lock.module-definition.js';
+import { isShutdownReason } from './errors/shutdown-reason.js';
 
 /**
  * Turns a `LockNotAcquiredError` that reaches an HTTP route into 409 Conflict (or 503 when
@@ -45,7 +46,9 @@ export class LockConflictInterceptor implements NestInterceptor {
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     if (context.getType() !== 'http') return next.handle();
     return next.handle().pipe(
-      catchError((error: unknown) => throwError(() => (error instanceof LockNotAcquiredError ? this.toHttp(error) : error instanceof LockKeyError ? this.badKey(error) : error))),
+      catchError((error: unknown) =>
+        throwError(() => (error instanceof LockNotAcquiredError ? this.toHttp(error) : error instanceof LockKeyError ? this.badKey(error) : isShutdownReason(error) ? this.closing(error) : error)),
+      ),
     );
   }
 
@@ -55,6 +58,11 @@ export class LockConflictInterceptor implements NestInterceptor {
    */
   private badKey(error: LockKeyError): BadRequestException {
     return new BadRequestException(this.exposeKey ? error.message : "The request's values do not make a valid lock key.", { cause: error });
+  }
+
+  /** A route reached while the application closes (its server still answers): 503, as for a wait that shutdown ended. */
+  private closing(error: unknown): ServiceUnavailableException {
+    return new ServiceUnavailableException('The lock service is shutting down. Try again later.', { cause: error });
   }
 
   private toHttp(error: LockNotAcquiredError): ConflictException | ServiceUnavailableException {

@@ -8,7 +8,12 @@ const reasons = new WeakSet<Error>();
  * `cause` is this error, so that a route's request gets 503, not a 500 and an error log.
  */
 export function shutdownReason(): RedisLockError {
-  const reason = new RedisLockError('LockService shut down (the application is closing) while waiting for a lock.');
+  return shutDownRefusal('LockService shut down (the application is closing) while waiting for a lock.');
+}
+
+/** A call refused because `LockService` is shut down: the interceptor answers it 503 too. */
+export function shutDownRefusal(message: string): RedisLockError {
+  const reason = new RedisLockError(message);
   reasons.add(reason);
   return reason;
 }

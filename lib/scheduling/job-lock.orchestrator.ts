@@ -219,6 +219,17 @@ export class JobLockOrchestrator implements OnModuleDestroy {
 
   /** Takes the call's locks, or skips it (undefined). */
   private async take(job: JobBinding): Promise<Taken | undefined> {
+    try {
+      return await this.takeLocks(job);
+    } catch (error) {
+      // Shutdown ended an attempt in flight: the call is skipped, as one made a moment later is.
+      if (!this.closing) throw error;
+      this.skipped(job, 'shutting-down');
+      return undefined;
+    }
+  }
+
+  private async takeLocks(job: JobBinding): Promise<Taken | undefined> {
     let owner: Lock | undefined;
     if (job.spec.OnOneInstance) {
       const lease = await this.ownerLease(job);

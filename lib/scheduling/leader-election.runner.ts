@@ -70,7 +70,12 @@ export class LeaderElectionRunner {
       this.runner.logger.debug?.(`${this.where} steps down from ${quoteKey(this.key)}: the application is shutting down.`);
       // First tell the leader (an onLeadershipAcquired may be waiting for this very signal),
       // while the lease stays held: no other instance leads before this one has stopped.
-      if (lock instanceof HeldLock) lock.interrupt();
+      if (lock instanceof HeldLock) {
+        lock.interrupt();
+        // A term released by hand whose release is still on its way: interrupt() leaves a lock
+        // being released alone, and the release may not come back before the close ends.
+        if (!lock.signal.aborted) lock.endTerm();
+      }
       this.hooks = this.hooks.then(() => this.callLost(lock));
     }
     const overran = (await settleWithin(this.hooks, Math.max(0, deadline - performance.now()))) === TIMED_OUT;

@@ -17,6 +17,7 @@ import type { ReleaseWatcher } from './lock-backend.js';
 import type { LockKind } from './lock-kind.js';
 import { waitForTurn } from './wait-for-turn.js';
 import { LAST_ATTEMPT_GRACE_MS, WAITER_LEASE_MS, WAITER_REFRESH_MS } from './waiter-timing.js';
+import { endedByShutdown } from './ended-by-shutdown.js';
 
 const noop = (): void => undefined;
 
@@ -443,11 +444,6 @@ export class Acquisition {
         signal?.aborted && error === signal.reason ? 'aborted' : !(error instanceof LockNotAcquiredError) || this.lastError !== undefined ? 'error' : this.waits ? 'timeout' : 'busy';
       host.emit({ type: 'not-acquired', key: this.key, name: this.name, waitedMs: host.clock.now() - this.calledAt, outcome, afterWaiting: this.announced, at: Date.now() });
     }
-    // Shutdown ended the call (its wait, or an attempt in flight): not acquired, because the
-    // application is closing (HTTP 503 from the interceptor, not a 500 and an error log).
-    if (host.closed && !(error instanceof LockNotAcquiredError) && !(signal?.aborted && error === signal.reason)) {
-      return new LockNotAcquiredError(this.key, host.clock.now() - this.calledAt, { cause: error });
-    }
-    return error;
+    return endedByShutdown(host.closed, this.key, host.clock.now() - this.calledAt, error, signal);
   }
 }

@@ -2,7 +2,8 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { setMaxListeners } from 'node:events';
 import { Subject, type Observable } from 'rxjs';
 import { RedisLockError } from '../../errors/redis-lock.error.js';
-import { shutdownReason } from '../../errors/shutdown-reason.js';
+import { shutDownRefusal, shutdownReason } from '../../errors/shutdown-reason.js';
+import { endedByShutdown } from './ended-by-shutdown.js';
 import { InvalidLockOptionsError } from '../../errors/invalid-lock-options.error.js';
 import type { LockEvent } from '../../interfaces/lock-event.interface.js';
 import type { LockInspection } from '../../interfaces/lock-inspection.interface.js';
@@ -335,7 +336,7 @@ export class LockManager implements LockOwner, LockRunner {
           const outcome = signal?.aborted && error === signal.reason ? 'aborted' : 'error';
           this.emit({ type: 'not-acquired', key, name: options?.name, waitedMs: this.clock.now() - calledAt, outcome, afterWaiting: false, at: Date.now() });
         }
-        throw error;
+        throw endedByShutdown(this.closed, key, this.clock.now() - calledAt, error, signal);
       });
   }
 
@@ -447,7 +448,7 @@ export class LockManager implements LockOwner, LockRunner {
       // The reply was lost, not necessarily the script's effect: give back what it may have taken.
       this.leave(names, token, timing, sent.reply);
       if (this.listening) this.emit({ type: 'not-acquired', key, name, waitedMs: this.clock.now() - calledAt, outcome: options?.signal?.aborted ? 'aborted' : 'error', afterWaiting: false, at: Date.now() });
-      throw error;
+      throw endedByShutdown(this.closed, key, this.clock.now() - calledAt, error, options?.signal);
     } finally {
       this.settledAcquire();
     }
@@ -821,7 +822,7 @@ export class LockManager implements LockOwner, LockRunner {
 
   private assertOpen(): void {
     if (this.closed) {
-      throw new RedisLockError('LockService is shut down (the application is closing); no new locks can be taken.');
+      throw shutDownRefusal('LockService is shut down (the application is closing); no new locks can be taken.');
     }
   }
 }

@@ -18,6 +18,9 @@ interface Pending {
   names: LockRedisKeys;
   token: string;
   until: number;
+  /** When it is sent again, and how long it waits after a failed resend (its own backoff). */
+  dueAt: number;
+  delay: number;
   sending?: boolean;
 }
 
@@ -25,8 +28,9 @@ interface Pending {
  * Releases that failed without an answer (the connection was down, the client gave up, the
  * reply was lost, or a Cluster slot was migrating: TRYAGAIN): the holder is done with its lock,
  * but Redis may still hold it, and every waiter of the key would wait out the rest of its lease.
- * With a `resender` they are sent again while their lease may still run, after 250 ms, then
- * twice as late each time up to 4 s, on one unref'd timer; shutdown sends those left once more,
+ * With a `resender` each is sent again while its lease may still run, 250 ms after it failed,
+ * then twice as late each time up to 4 s (its own backoff: a new failure is not held up by an
+ * older one's), on one unref'd timer set for the soonest; shutdown sends those left once more,
  * so that `app.close()` leaves no such lock behind. A later answer either way needs no
  * bookkeeping: an owner-checked release of a lock already released, expired or another owner's
  * changes nothing.
@@ -35,7 +39,7 @@ export class UnconfirmedReleases {
   private readonly pending = new Map<string, Pending>();
   private sweepAt = 64;
   private timer?: ClockTimer;
-  private delay = FIRST_RELEASE_RETRY_MS;
+  private timerAt = Infinity;
   private stopped = false;
 
   constructor(private readonly resender?: ReleaseResender) {}
@@ -49,8 +53,8 @@ export class UnconfirmedReleases {
       this.sweepAt = Math.max(64, 2 * this.pending.size);
     }
     // A multi-key lock may use one token for all its keys.
-    this.pending.set(`${names.lock}\n${token}`, { names, token, until });
-    this.arm();
+    this.pending.set(`${names.lock}\n${token}`, { names, token, until, dueAt: now + FIRST_RELEASE_RETRY_MS, delay: FIRST_RELEASE_RETRY_MS });
+    this.arm(now + FIRST_RELEASE_RETRY_MS);
   }
 
   /** Those whose lease may still run at `now`, taken out; no retry runs after this (shutdown). */
@@ -63,43 +67,47 @@ export class UnconfirmedReleases {
     return due;
   }
 
-  private arm(): void {
+  /** Sets the timer for `at`, unless it is set for sooner already. */
+  private arm(at: number): void {
     const resender = this.resender;
-    if (resender === undefined || this.timer !== undefined || this.stopped) return;
-    this.timer = resender.outside(() => resender.clock.setTimer(() => this.retry(resender), this.delay, true));
+    if (resender === undefined || this.stopped || at >= this.timerAt) return;
+    this.timer?.cancel();
+    this.timerAt = at;
+    const delay = Math.max(0, at - resender.clock.now());
+    this.timer = resender.outside(() => resender.clock.setTimer(() => this.retry(resender), delay, true));
   }
 
   private retry(resender: ReleaseResender): void {
     this.timer = undefined;
-    if (this.pending.size === 0) {
-      this.delay = FIRST_RELEASE_RETRY_MS;
-      return;
-    }
+    this.timerAt = Infinity;
     const now = resender.clock.now();
+    let next = Infinity;
     for (const [key, entry] of this.pending) {
       if (entry.until <= now) this.pending.delete(key);
-      else if (!entry.sending) this.send(resender, key, entry);
+      else if (entry.sending) continue;
+      else if (entry.dueAt <= now) this.send(resender, key, entry);
+      else next = Math.min(next, entry.dueAt);
     }
-    this.delay = Math.min(2 * this.delay, MAX_RELEASE_RETRY_MS);
-    this.arm();
+    if (next < Infinity) this.arm(next);
   }
 
   private send(resender: ReleaseResender, key: string, entry: Pending): void {
     entry.sending = true;
+    const failed = (): void => {
+      entry.sending = false;
+      entry.delay = Math.min(2 * entry.delay, MAX_RELEASE_RETRY_MS);
+      entry.dueAt = resender.clock.now() + entry.delay;
+      if (this.pending.get(key) === entry) this.arm(entry.dueAt);
+    };
     let reply: Promise<unknown>;
     try {
       reply = resender.resend(entry.names, entry.token);
     } catch {
-      entry.sending = false;
+      failed();
       return;
     }
-    reply.then(
-      () => {
-        if (this.pending.get(key) === entry) this.pending.delete(key);
-      },
-      () => {
-        entry.sending = false;
-      },
-    );
+    reply.then(() => {
+      if (this.pending.get(key) === entry) this.pending.delete(key);
+    }, failed);
   }
 }
