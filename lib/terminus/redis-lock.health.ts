@@ -123,7 +123,7 @@ export class RedisLockHealthIndicator implements OnModuleDestroy {
     // it: the locks are down then, however well the master answers.
     const wait = this.manager.replicaWait;
     if (wait !== undefined && healthy && perClient.length === 1) {
-      const replicas = await replicasOnline(this.manager.clients[0]!, timeout);
+      const replicas = await replicasOnline(this.manager.clients[0]!, timeout, Math.max(MAX_REPLICA_LAG_S, Math.ceil(wait.timeout / 1000)));
       data.replicas = { ...replicas, needed: wait.replicas };
       healthy = replicas.online !== undefined && replicas.online >= wait.replicas;
     }
@@ -189,14 +189,27 @@ function down(error: unknown): RedisLockNodeHealth {
 }
 
 /**
- * The replicas of the master `client` (an ioredis or iovalkey connection: the only kind
- * `waitForReplicas` takes) that are online, from `INFO replication`, within `timeout`.
+ * A replica acknowledges every second: one whose last acknowledgement is older than this (or
+ * than the WAIT timeout) is frozen or cut off, however long the master still lists it `online`
+ * (until `repl-timeout`, 60 s by default), and `WAIT` would not count it.
  */
-async function replicasOnline(client: RedisClient, timeout: number): Promise<{ online?: number; error?: string }> {
+const MAX_REPLICA_LAG_S = 2;
+
+/**
+ * The replicas of the master `client` (an ioredis or iovalkey connection: the only kind
+ * `waitForReplicas` takes) that would confirm an acquisition: online, with a `lag` (seconds
+ * since their last acknowledgement) of at most `maxLag`, from `INFO replication`, within `timeout`.
+ */
+async function replicasOnline(client: RedisClient, timeout: number, maxLag: number): Promise<{ online?: number; error?: string }> {
   try {
     const info = await settleWithin((client as unknown as { info(section: string): Promise<string> }).info('replication'), timeout);
     if (info === TIMED_OUT) return { error: `no answer to INFO replication within ${timeout} ms` };
-    return { online: info.split('\n').filter((line) => /^slave\d+:.*state=online/.test(line)).length };
+    const confirming = info.split('\n').filter((line) => {
+      if (!/^slave\d+:.*state=online/.test(line)) return false;
+      const lag = /[:,]lag=(\d+)/.exec(line);
+      return lag !== null && Number(lag[1]) <= maxLag;
+    });
+    return { online: confirming.length };
   } catch (error) {
     return { error: down(error).error };
   }
