@@ -1,7 +1,8 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper.js';
-import { resolveModuleOptions } from '../core/options/lock-options.js';
+import { checkTtlOverReplicaWait, MAX_TTL_MS, MIN_TTL_MS, resolveModuleOptions } from '../core/options/lock-options.js';
+import { parseDuration } from '../core/time/duration.js';
 import { checkTtlWithinRetention } from '../core/options/fence-retention.js';
 import { InvalidLockOptionsError } from '../errors/invalid-lock-options.error.js';
 import type { LeaderElectionMetadata } from '../decorators/leader-election.decorator.js';
@@ -120,11 +121,26 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
     const logger = this.locks[LOCK_RUNNER].logger;
     // The module's ttl, for elections that give none (they retry every ttl / 3); its fenceRetention,
     // which every job's and election's own ttl must stay within.
-    const { ttl: moduleTtl, shutdownTimeout, fenceRetention } = resolveModuleOptions(this.options, { needsRedis: false });
+    const { ttl: moduleTtl, shutdownTimeout, fenceRetention, waitForReplicas } = resolveModuleOptions(this.options, { needsRedis: false });
+    // Refused here, not at every call (a job that never runs, an election retried for ever).
+    const checkOwnTtl = (ttl: number, given: unknown, where: string): void => {
+      try {
+        checkTtlWithinRetention(ttl, given, fenceRetention);
+        checkTtlOverReplicaWait(ttl, given, waitForReplicas?.timeout);
+      } catch (error) {
+        throw error instanceof InvalidLockOptionsError ? error.within(where) : error;
+      }
+    };
     for (const { wrapper, type, prototype } of found) {
       for (const name of this.scanner.getAllMethodNames(prototype)) {
         const method: unknown = (prototype as Record<string, unknown>)[name];
-        if (typeof method === 'function' && Reflect.getOwnMetadata(LOCKED_METADATA, method) !== undefined) this.giveLockService(wrapper, `@Locked on ${(type as { name?: string }).name || '(anonymous class)'}.${name}`);
+        const locked = typeof method === 'function' ? (Reflect.getOwnMetadata(LOCKED_METADATA, method) as { options?: { ttl?: unknown } } | undefined) : undefined;
+        if (locked !== undefined) {
+          const where = `@Locked on ${(type as { name?: string }).name || '(anonymous class)'}.${name}`;
+          // Its ttl passed the decorator's own checks; those against the module's options come here.
+          if (locked.options?.ttl !== undefined) checkOwnTtl(parseDuration(locked.options.ttl, 'ttl', MIN_TTL_MS, MAX_TTL_MS), locked.options.ttl, where);
+          this.giveLockService(wrapper, where);
+        }
         const spec = typeof method === 'function' ? jobSpecOf(prototype, name, method) : undefined;
         if (spec === undefined) continue;
         this.claimApplication();
@@ -152,13 +168,7 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
             throw new LockKeyError(`@${role}() on ${job.where}: the job would lock ${quoteKey(key)}, which no lock can have: ${(error as Error).message}`);
           }
           const ttl = jobTtl(spec, role);
-          if (ttl !== undefined) {
-            try {
-              checkTtlWithinRetention(ttl, ttl, fenceRetention);
-            } catch (error) {
-              throw error instanceof InvalidLockOptionsError ? error.within(`@${role}() on ${job.where}`) : error;
-            }
-          }
+          if (ttl !== undefined) checkOwnTtl(ttl, ttl, `@${role}() on ${job.where}`);
         }
         const provider = providedTimes.get(type)! > 1 ? `, provider ${tokenName(wrapper.token)}` : '';
         for (const { key, role } of claims) claim(key, `${job.where} (@${role}${provider})`, owner, type);
@@ -189,13 +199,7 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
       }
       claim(election.key, where, wrapper.instance as object, type);
       // Refused here, not at every try for the leadership (which would retry it for ever).
-      if (election.ttl !== undefined) {
-        try {
-          checkTtlWithinRetention(election.ttl, election.ttl, fenceRetention);
-        } catch (error) {
-          throw error instanceof InvalidLockOptionsError ? error.within(`@LeaderElection() on ${type.name}`) : error;
-        }
-      }
+      if (election.ttl !== undefined) checkOwnTtl(election.ttl, election.ttl, `@LeaderElection() on ${type.name}`);
       // Always a ttl, so always its own renewal interval (a third of it), as for jobs' locks: the
       // module's renewInterval may be nearly its ttl, and a term renewed that late is lost to
       // one slow renewal.

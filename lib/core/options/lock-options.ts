@@ -155,16 +155,23 @@ export function resolveLockOptions(options: AnyLockOptions | undefined, defaults
   }
   const timing = resolveTiming(options, defaults);
   if (options.ttl !== undefined) checkTtlWithinRetention(timing.ttl, options.ttl, defaults.fenceRetention ?? 0);
-  // The lease runs while the acquire waits for the replicas, as the module's ttl is checked: a
-  // reply that came after the lease would be given back, and the call told "busy".
-  if (options.ttl !== undefined && defaults.replicaWait !== undefined && timing.ttl < 2 * defaults.replicaWait) {
-    throw new InvalidLockOptionsError('ttl', options.ttl, `at least twice waitForReplicas.timeout (${defaults.replicaWait} ms): the lease runs while the acquire waits for the replicas`);
-  }
+  if (options.ttl !== undefined) checkTtlOverReplicaWait(timing.ttl, options.ttl, defaults.replicaWait);
   const fencing = given(options.fencing, true);
   if (typeof fencing !== 'boolean') {
     throw new InvalidLockOptionsError('fencing', fencing, 'a boolean (false: the lock comes without a fencing token)');
   }
   return fencing ? timing : { ...timing, unfenced: true };
+}
+
+/**
+ * With `waitForReplicas` (its timeout `replicaWait`), the lease runs while the acquire waits for
+ * the replicas, as the module's ttl is checked: a reply that came after the lease would be given
+ * back, and the call told "busy".
+ */
+export function checkTtlOverReplicaWait(ttl: number, given: unknown, replicaWait: number | undefined): void {
+  if (replicaWait !== undefined && ttl < 2 * replicaWait) {
+    throw new InvalidLockOptionsError('ttl', given, `at least twice waitForReplicas.timeout (${replicaWait} ms): the lease runs while the acquire waits for the replicas`);
+  }
 }
 
 /**
