@@ -1,14 +1,11 @@
 import { Test } from '@nestjs/testing';
 import { TerminusModule } from '@nestjs/terminus';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { LockNotAcquiredError, LockNotReplicatedError, LockService, RedisLockModule } from '../../lib/index.js';
 import { RedisLockHealthIndicator } from '../../lib/terminus/index.js';
 import { CapturedLogs } from '../support/lock-app.js';
-import { startRedisServer, type RedisServer } from '../support/redis-server.js';
+import { useReplicatedServer } from '../support/replicated-server.js';
 
 /**
  * `waitForReplicas: { replicas: 1 }` on a master whose only replica is gone: every acquisition
@@ -18,27 +15,11 @@ import { startRedisServer, type RedisServer } from '../support/redis-server.js';
  * of its slots cannot be locked". Here no key can be locked, and the check said `up`.
  */
 describe('the terminus indicator with waitForReplicas while the replica is gone', () => {
-  let master: RedisServer;
-  let replica: RedisServer;
-  beforeAll(async () => {
-    master = await startRedisServer();
-    replica = await startRedisServer(['--replicaof', '127.0.0.1', String(master.port), '--dir', mkdtempSync(join(tmpdir(), 'replica-'))]);
-    const probe = new Redis(master.url);
-    const until = Date.now() + 20_000;
-    while (!/slave0:.*state=online/.test(await probe.info('replication'))) {
-      if (Date.now() > until) throw new Error('the replica did not sync');
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    probe.disconnect();
-  }, 60_000);
-  afterAll(async () => {
-    await replica?.stop({ kill: true });
-    await master?.stop();
-  });
+  const servers = useReplicatedServer();
 
   it('reports down (or at least not plain up) while every acquisition fails for want of a replica', { timeout: 60_000 }, async () => {
     const moduleRef = await Test.createTestingModule({
-      imports: [TerminusModule.forRoot({ logger: false }), RedisLockModule.forRoot({ redis: master.url, waitForReplicas: { replicas: 1, timeout: 200 } })],
+      imports: [TerminusModule.forRoot({ logger: false }), RedisLockModule.forRoot({ redis: servers.master.url, waitForReplicas: { replicas: 1, timeout: 200 } })],
       providers: [RedisLockHealthIndicator],
     })
       .setLogger(new CapturedLogs())
@@ -51,8 +32,8 @@ describe('the terminus indicator with waitForReplicas while the replica is gone'
       await (await locks.acquire('health:control')).release();
       expect((await indicator.isHealthy('locks')).locks).toMatchObject({ status: 'up', replicas: { online: 1, needed: 1 } });
 
-      await replica.stop({ kill: true });
-      const probe = new Redis(master.url);
+      await servers.replica.stop({ kill: true });
+      const probe = new Redis(servers.master.url);
       await expect.poll(async () => /connected_slaves:0/.test(await probe.info('replication')), { timeout: 20_000 }).toBe(true);
       probe.disconnect();
 

@@ -12,45 +12,25 @@
 // minute per freeze.
 import { Test } from '@nestjs/testing';
 import { TerminusModule } from '@nestjs/terminus';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { LockNotAcquiredError, LockNotReplicatedError, LockService, RedisLockModule } from '../../lib/index.js';
 import { RedisLockHealthIndicator } from '../../lib/terminus/index.js';
 import { CapturedLogs } from '../support/lock-app.js';
-import { startRedisServer, type RedisServer } from '../support/redis-server.js';
+import { useReplicatedServer } from '../support/replicated-server.js';
 
 describe('the terminus indicator with waitForReplicas while the replica is frozen', () => {
-  let master: RedisServer;
-  let replica: RedisServer;
-  beforeAll(async () => {
-    master = await startRedisServer();
-    replica = await startRedisServer(['--replicaof', '127.0.0.1', String(master.port), '--dir', mkdtempSync(join(tmpdir(), 'replica-'))]);
-    const probe = new Redis(master.url);
-    const until = Date.now() + 20_000;
-    while (!/slave0:.*state=online/.test(await probe.info('replication'))) {
-      if (Date.now() > until) throw new Error('the replica did not sync');
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    probe.disconnect();
-  }, 60_000);
-  afterAll(async () => {
-    replica?.resume();
-    await replica?.stop({ kill: true });
-    await master?.stop();
-  });
+  const servers = useReplicatedServer();
 
   it('reports down while the frozen replica confirms nothing', { timeout: 60_000 }, async () => {
     const moduleRef = await Test.createTestingModule({
-      imports: [TerminusModule.forRoot({ logger: false }), RedisLockModule.forRoot({ redis: master.url, waitForReplicas: { replicas: 1, timeout: 200 } })],
+      imports: [TerminusModule.forRoot({ logger: false }), RedisLockModule.forRoot({ redis: servers.master.url, waitForReplicas: { replicas: 1, timeout: 200 } })],
       providers: [RedisLockHealthIndicator],
     })
       .setLogger(new CapturedLogs())
       .compile();
     await moduleRef.init();
-    const probe = new Redis(master.url);
+    const probe = new Redis(servers.master.url);
     try {
       const locks = moduleRef.get(LockService);
       const indicator = moduleRef.get(RedisLockHealthIndicator);
@@ -58,7 +38,7 @@ describe('the terminus indicator with waitForReplicas while the replica is froze
       await (await locks.acquire('frozen:control')).release();
       expect((await indicator.isHealthy('locks')).locks).toMatchObject({ status: 'up', replicas: { online: 1, needed: 1 } });
 
-      replica.pause();
+      servers.replica.pause();
       // The master has heard nothing from it for a few seconds (lag counts seconds since its last ack).
       await expect.poll(async () => Number(/slave0:.*lag=(\d+)/.exec(await probe.info('replication'))?.[1] ?? 0), { timeout: 20_000, interval: 250 }).toBeGreaterThanOrEqual(3);
       // Still listed as online: the master waits repl-timeout before dropping it.
@@ -77,7 +57,7 @@ describe('the terminus indicator with waitForReplicas while the replica is froze
       expect(health.locks).toMatchObject({ status: 'down' });
     } finally {
       probe.disconnect();
-      replica.resume();
+      servers.replica.resume();
       await moduleRef.close();
     }
   });
