@@ -21,8 +21,8 @@ import type { LockLostError } from '../../lib/index.js';
  * held in its own eyes and kept being renewed: two holders, and neither was told. A renewal that
  * does not find the guards with the own key now renews nothing: the holder is told at its deadline.
  */
-const ttl = 2_000;
-const renewInterval = 400;
+const ttl = 1_200;
+const renewInterval = 300;
 
 describe('Redis Cluster: a slot half-migrated for longer than the ttl, under a read lock or a semaphore permit', () => {
   const own = useRedisCluster();
