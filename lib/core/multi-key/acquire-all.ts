@@ -78,18 +78,23 @@ function notAcquired(lost: Lock, waitedMs: number): LockNotAcquiredError {
   return new LockNotAcquiredError(lost.key, waitedMs, { cause: loss });
 }
 
-/** One attempt per key, in canonical order; `null` (after giving back what was taken) at the first busy key. */
+/**
+ * One attempt per key, in canonical order; `null` (after giving back what was taken) at the first
+ * busy key, or once a part taken earlier is lost (its lease ran out during a stall while later
+ * keys were tried, or its renewal was refused), as one key's attempt answers a reply that came
+ * after its lease.
+ */
 export async function tryAcquireAll(locks: SingleKeyLocks, keys: readonly string[], options: AnyLockOptions | undefined): Promise<MultiLock | null> {
   checkParts(locks, keys, options);
   const taken: Lock[] = [];
   try {
     for (const key of keys) {
       const lock = await locks.tryAcquire(key, options);
-      if (lock === null) {
+      if (lock !== null) taken.push(lock);
+      if (lock === null || taken.some((part) => !part.held)) {
         await giveBack(locks, taken);
         return null;
       }
-      taken.push(lock);
     }
   } catch (error) {
     await giveBack(locks, taken);
