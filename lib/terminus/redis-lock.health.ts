@@ -14,7 +14,11 @@ import { LockHealthStats, LOST_WINDOW_MS } from './lock-health-stats.js';
 
 /** Options of {@link RedisLockHealthIndicator.isHealthy}. */
 export interface RedisLockHealthOptions {
-  /** How long each Redis node may take to answer a PING: milliseconds or a duration such as `'2s'`, up to 60 s. Default 1000. */
+  /**
+   * How long the check may take: every node's PING (all at once) and, with `waitForReplicas`,
+   * the master's `INFO replication` after it share this one budget. Milliseconds or a duration
+   * such as `'2s'`, up to 60 s. Default 1000.
+   */
   timeout?: Duration;
   /** Quorum mode: report `down` as soon as one node fails, not only when the quorum is lost. Default false. */
   requireAllNodes?: boolean;
@@ -79,11 +83,12 @@ export class RedisLockHealthIndicator implements OnModuleDestroy {
   ) {}
 
   /**
-   * Pings every Redis node the locks use (every master of a Cluster), each within `timeout`,
+   * Pings every Redis node the locks use (every master of a Cluster), all within `timeout`,
    * and reports `up` or `down` under `key` (default `redis-lock`), with each node's address and
    * latency, the quorum's state in quorum mode, the renewal latency and the locks lost recently
    * (counted since `statsSince`, the first check). With `waitForReplicas`, also the replicas
    * online (`INFO replication`): fewer than it asks for is `down`, since every acquisition fails.
+   * The whole check answers within `timeout`: a step that finds it spent reports `down`.
    */
   async isHealthy<const Key extends string = 'redis-lock'>(key?: Key, options: RedisLockHealthOptions = {}): Promise<HealthIndicatorResult<Key>> {
     const where = 'RedisLockHealthIndicator.isHealthy';
@@ -100,7 +105,8 @@ export class RedisLockHealthIndicator implements OnModuleDestroy {
     }
     this.watch();
     const session = this.health.check((key ?? 'redis-lock') as Key);
-    const perClient = await Promise.all(this.manager.clients.map((client) => pingMasters(client, timeout)));
+    const budget = new CheckBudget(timeout);
+    const perClient = await Promise.all(this.manager.clients.map((client) => pingMasters(client, budget)));
     // One deployment (a server, a Sentinel master or a Cluster): each of its masters is a node,
     // and all must answer. In quorum mode each deployment is one node of the quorum.
     const nodes = perClient.length === 1 ? perClient[0]! : perClient.map(asQuorumNode);
@@ -123,7 +129,7 @@ export class RedisLockHealthIndicator implements OnModuleDestroy {
     // it: the locks are down then, however well the master answers.
     const wait = this.manager.replicaWait;
     if (wait !== undefined && healthy && perClient.length === 1) {
-      const replicas = await replicasOnline(this.manager.clients[0]!, timeout, Math.max(MAX_REPLICA_LAG_S, Math.ceil(wait.timeout / 1000)));
+      const replicas = await replicasOnline(this.manager.clients[0]!, budget, Math.max(MAX_REPLICA_LAG_S, Math.ceil(wait.timeout / 1000)));
       data.replicas = { ...replicas, needed: wait.replicas };
       healthy = replicas.online !== undefined && replicas.online >= wait.replicas;
     }
@@ -159,25 +165,43 @@ export class RedisLockHealthIndicator implements OnModuleDestroy {
   }
 }
 
-/** PINGs every master of `client` (a Cluster has several), each within `timeout`. */
-async function pingMasters(client: RedisClient, timeout: number): Promise<RedisLockNodeHealth[]> {
+/**
+ * One check's time: its steps run one after another (a Cluster's masters, then their PINGs; the
+ * PING, then `INFO replication`), and each gets what the ones before it left, so that the check
+ * answers within the `timeout` an orchestrator's probe is set to.
+ */
+class CheckBudget {
+  private readonly deadline: number;
+
+  constructor(readonly timeout: number) {
+    this.deadline = performance.now() + timeout;
+  }
+
+  /** Milliseconds left, 0 once spent. */
+  left(): number {
+    return Math.max(0, this.deadline - performance.now());
+  }
+}
+
+/** PINGs every master of `client` (a Cluster has several), all within the check's `budget`. */
+async function pingMasters(client: RedisClient, budget: CheckBudget): Promise<RedisLockNodeHealth[]> {
   let targets: PingTarget[] | typeof TIMED_OUT;
   try {
     // A Cluster client that has not connected yet learns its masters first, within the bound too.
-    targets = await settleWithin(driverFor(client).pingTargets(), timeout);
+    targets = await settleWithin(driverFor(client).pingTargets(), budget.left());
   } catch (error) {
     return [down(error)];
   }
-  if (targets === TIMED_OUT) return [{ status: 'down', error: `no answer to PING within ${timeout} ms` }];
-  return Promise.all(targets.map((target) => ping(target, timeout)));
+  if (targets === TIMED_OUT) return [{ status: 'down', error: `no answer to PING within ${budget.timeout} ms` }];
+  return Promise.all(targets.map((target) => ping(target, budget)));
 }
 
-async function ping(target: PingTarget, timeout: number): Promise<RedisLockNodeHealth> {
+async function ping(target: PingTarget, budget: CheckBudget): Promise<RedisLockNodeHealth> {
   const address = target.address === undefined ? {} : { address: target.address };
   const startedAt = performance.now();
   try {
-    const reply = await settleWithin(target.ping(), timeout);
-    if (reply === TIMED_OUT) return { status: 'down', ...address, error: `no answer to PING within ${timeout} ms` };
+    const reply = await settleWithin(target.ping(), budget.left());
+    if (reply === TIMED_OUT) return { status: 'down', ...address, error: `no answer to PING within ${budget.timeout} ms` };
     return { status: 'up', ...address, latencyMs: Math.round((performance.now() - startedAt) * 10) / 10 };
   } catch (error) {
     return { ...down(error), ...address };
@@ -198,12 +222,13 @@ const MAX_REPLICA_LAG_S = 2;
 /**
  * The replicas of the master `client` (an ioredis or iovalkey connection: the only kind
  * `waitForReplicas` takes) that would confirm an acquisition: online, with a `lag` (seconds
- * since their last acknowledgement) of at most `maxLag`, from `INFO replication`, within `timeout`.
+ * since their last acknowledgement) of at most `maxLag`, from `INFO replication`, within what is
+ * left of the check's `budget`.
  */
-async function replicasOnline(client: RedisClient, timeout: number, maxLag: number): Promise<{ online?: number; error?: string }> {
+async function replicasOnline(client: RedisClient, budget: CheckBudget, maxLag: number): Promise<{ online?: number; error?: string }> {
   try {
-    const info = await settleWithin((client as unknown as { info(section: string): Promise<string> }).info('replication'), timeout);
-    if (info === TIMED_OUT) return { error: `no answer to INFO replication within ${timeout} ms` };
+    const info = await settleWithin((client as unknown as { info(section: string): Promise<string> }).info('replication'), budget.left());
+    if (info === TIMED_OUT) return { error: `no answer to INFO replication within the check's ${budget.timeout} ms` };
     const confirming = info.split('\n').filter((line) => {
       if (!/^slave\d+:.*state=online/.test(line)) return false;
       const lag = /[:,]lag=(\d+)/.exec(line);
