@@ -42,6 +42,6 @@ describe('a release that fails after an earlier one backed off', () => {
     await clock.advance(FIRST_RELEASE_RETRY_MS);
     // Docs: sent again after 250 ms, at 8250. Sent at 11750 instead.
     expect(sent.filter((entry) => entry.startsWith('b@'))).toEqual(['b@8250']);
-    releases.take(clock.now());
+    releases.stop();
   });
 });

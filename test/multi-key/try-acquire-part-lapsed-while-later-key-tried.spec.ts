@@ -1,7 +1,6 @@
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRedisServer, type RedisServer } from '../../scripts/redis-server.mjs';
+import { describe, expect, it } from 'vitest';
 import { createLockApp } from '../support/lock-app.js';
+import { useOwnRedis } from '../support/redis.js';
 
 /**
  * A review's suspicion, confirmed: `tryAcquire([...keys])` takes the keys one after another and
@@ -13,19 +12,11 @@ import { createLockApp } from '../support/lock-app.js';
  * (late-acquire-reply.spec.ts).
  */
 describe('tryAcquire() of several keys, with an earlier key lost while a later one is tried', () => {
-  let server: RedisServer;
-  let redis: Redis;
-  beforeAll(async () => {
-    server = await startRedisServer();
-    redis = new Redis(server.url);
-  });
-  afterAll(async () => {
-    await redis?.quit();
-    await server?.stop();
-  });
+  const own = useOwnRedis();
 
   it('answers null and leaves no key behind', async () => {
-    const app = await createLockApp({ redis: server.url, ttl: 300, renewInterval: 100 });
+    const redis = own.redis();
+    const app = await createLockApp({ redis: own.url(), ttl: 300, renewInterval: 100 });
     try {
       // Connected and its scripts loaded: only the later key's reply is late.
       await (await app.locks.acquire('warm-up')).release();

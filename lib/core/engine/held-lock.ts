@@ -217,9 +217,10 @@ export class HeldLock implements Lock, Renewable, Expiring {
     // The holder's own release() afterwards (its code winding down on the shutdown signal, an
     // `await using` scope ending) is this one: the connections may be closed by then, and the
     // lock was given back already (or expires on its own if Redis did not answer).
+    // One that fails (a failover answering READONLY) is sent again while shutdown lasts.
     const given = this.owner.releaseInRedis(this.names, this.token).then(
       () => undefined,
-      () => undefined,
+      () => this.owner.unconfirmedRelease?.(this.names, this.token, this.deadline + this.ttl),
     );
     this.releasing = given;
     await given;

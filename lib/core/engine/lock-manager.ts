@@ -566,6 +566,7 @@ export class LockManager implements LockOwner, LockRunner {
   /** Second phase: stops the timers and closes the connections it opened. */
   async close(): Promise<void> {
     await this.stop();
+    this.unconfirmed.stop();
     this.scheduler.close();
     this.sweeper.close();
     this.events.complete();
@@ -590,12 +591,13 @@ export class LockManager implements LockOwner, LockRunner {
     this.replyWaits.end(this.shutdown.signal.reason);
     this.parking?.close();
     for (const lock of this.heldLocks) this.cleanUp(lock.shutdown());
-    for (const { names, token } of this.unconfirmed.take(this.clock.now())) this.cleanUp(this.releaseInRedis(names, token));
+    this.unconfirmed.resendAll(this.clock.now());
     // An acquire in flight may still obtain its lock; hold() then hands it straight back, and
-    // a failed one leaves. Both register clean-ups, so wait until nothing is left to wait for.
-    while ((this.acquiring > 0 || this.pendingCleanups.size > 0) && clock.now() < deadline) {
+    // a failed one leaves. Both register clean-ups, so wait until nothing is left to wait for;
+    // a release that failed (its own or one before) is sent again meanwhile.
+    while ((this.acquiring > 0 || this.pendingCleanups.size > 0 || this.unconfirmed.left(this.clock.now())) && clock.now() < deadline) {
       const acquiresSettled = this.acquiring > 0 ? new Promise<void>((resolve) => (this.acquiringSettled = resolve)) : undefined;
-      await settleWithin(Promise.allSettled([...this.pendingCleanups, acquiresSettled]), deadline - clock.now(), [], clock);
+      await settleWithin(Promise.allSettled([...this.pendingCleanups, acquiresSettled, this.unconfirmed.settled()]), deadline - clock.now(), [], clock);
       // Let the callers that just settled register their clean-ups.
       await new Promise((resolve) => setImmediate(resolve));
     }

@@ -7,21 +7,63 @@ describe('UnconfirmedReleases', () => {
   const a = lockRedisKeys('lock:', 'a');
   const b = lockRedisKeys('lock:', 'b');
 
-  it('gives shutdown the releases whose lease may still run, once, one per key and token', () => {
-    const releases = new UnconfirmedReleases();
+  /** A store whose resends are recorded, answered by `answer` (a rejection is a failure). */
+  function resending(clock: ManualClock, answer: (token: string) => Promise<unknown> = () => Promise.resolve({ released: true })) {
+    const sent: string[] = [];
+    const releases = new UnconfirmedReleases({
+      clock,
+      outside: (fn) => fn(),
+      resend: (names, token) => {
+        sent.push(`${names.lock} ${token}`);
+        return answer(token);
+      },
+    });
+    return { releases, sent };
+  }
+
+  it('sends at shutdown, at once, the releases whose lease may still run, one per key and token', async () => {
+    const clock = new ManualClock();
+    const { releases, sent } = resending(clock);
     releases.add(a, 't1', 1_000, 0);
     releases.add(b, 't1', 1_000, 0);
     releases.add(a, 't2', 100, 0);
-    expect(releases.take(500).map(({ names, token }) => `${names.lock} ${token}`)).toEqual(['lock:{a} t1', 'lock:{b} t1']);
-    expect(releases.take(500)).toEqual([]);
+    await clock.advance(150);
+    expect(releases.left(clock.now())).toBe(true);
+    releases.resendAll(clock.now());
+    await releases.settled();
+    expect(sent).toEqual(['lock:{a} t1', 'lock:{b} t1']);
+    expect(releases.left(clock.now())).toBe(false);
+  });
+
+  it('goes on at shutdown with a release refused again, and with one that fails then, until answered or stopped', async () => {
+    const clock = new ManualClock();
+    let refusals = 1;
+    const { releases, sent } = resending(clock, (token) => (token === 'old' && refusals-- > 0 ? Promise.reject(new Error('READONLY')) : Promise.resolve({ released: true })));
+    releases.add(a, 'old', 60_000, 0);
+    releases.resendAll(clock.now());
+    // The shutdown's own release of b fails now: it joins.
+    releases.add(b, 'own', 60_000, clock.now());
+    let settled = false;
+    void releases.settled().then(() => (settled = true));
+    await clock.advance(2 * FIRST_RELEASE_RETRY_MS);
+    expect(sent).toEqual(['lock:{a} old', 'lock:{b} own', 'lock:{a} old']);
+    expect(settled).toBe(true);
+    // Stopped: a release failing after the end of shutdown is never sent.
+    releases.stop();
+    releases.add(a, 'late', 60_000, clock.now());
+    await clock.advance(60_000);
+    expect(sent).toHaveLength(3);
+    expect(releases.left(clock.now())).toBe(false);
   });
 
   it('drops the spent ones as new ones come, once there are enough to sweep', () => {
     const releases = new UnconfirmedReleases();
     for (let i = 0; i < 64; i++) releases.add(lockRedisKeys('lock:', `k${i}`), 't', 100, 0);
     releases.add(b, 't2', 1_000, 200);
-    // Taken at 0, when the spent ones' leases still ran: only the one added after the sweep is left.
-    expect(releases.take(0).map(({ token }) => token)).toEqual(['t2']);
+    // The spent ones are gone: what is left runs until 1000.
+    expect(releases.left(999)).toBe(true);
+    expect(releases.left(1_000)).toBe(false);
+    expect((releases as unknown as { pending: Map<string, unknown> }).pending.size).toBe(1);
   });
 
   it('sends each again while its lease may run, backing off, until one answer either way', async () => {
@@ -45,7 +87,7 @@ describe('UnconfirmedReleases', () => {
     await clock.advance(4 * FIRST_RELEASE_RETRY_MS);
     expect(sent).toEqual(['lock:{a} t1 @250', 'lock:{a} t1 @750', 'lock:{a} t1 @1750']);
     // Confirmed by the third: nothing left for shutdown, and no timer left armed.
-    expect(releases.take(clock.now())).toEqual([]);
+    expect(releases.left(clock.now())).toBe(false);
     await clock.advance(60_000);
     expect(sent).toHaveLength(3);
   });

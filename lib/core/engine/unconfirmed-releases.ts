@@ -30,10 +30,11 @@ interface Pending {
  * but Redis may still hold it, and every waiter of the key would wait out the rest of its lease.
  * With a `resender` each is sent again while its lease may still run, 250 ms after it failed,
  * then twice as late each time up to 4 s (its own backoff: a new failure is not held up by an
- * older one's), on one unref'd timer set for the soonest; shutdown sends those left once more,
- * so that `app.close()` leaves no such lock behind. A later answer either way needs no
- * bookkeeping: an owner-checked release of a lock already released, expired or another owner's
- * changes nothing.
+ * older one's), on one unref'd timer set for the soonest. Shutdown sends those left at once and
+ * goes on with them, and with the releases of the shutdown itself that fail (a failover under
+ * way answers READONLY), until `stop()`, so that `app.close()` leaves no such lock behind while
+ * its `shutdownTimeout` lasts. A later answer either way needs no bookkeeping: an owner-checked
+ * release of a lock already released, expired or another owner's changes nothing.
  */
 export class UnconfirmedReleases {
   private readonly pending = new Map<string, Pending>();
@@ -41,6 +42,7 @@ export class UnconfirmedReleases {
   private timer?: ClockTimer;
   private timerAt = Infinity;
   private stopped = false;
+  private whenIdle?: { promise: Promise<void>; resolve: () => void };
 
   constructor(private readonly resender?: ReleaseResender) {}
 
@@ -57,14 +59,44 @@ export class UnconfirmedReleases {
     this.arm(now + FIRST_RELEASE_RETRY_MS);
   }
 
-  /** Those whose lease may still run at `now`, taken out; no retry runs after this (shutdown). */
-  take(now: number): { names: LockRedisKeys; token: string }[] {
+  /** Shutdown: every release whose lease may still run is sent again now (then as before, each on its backoff). */
+  resendAll(now: number): void {
+    for (const entry of this.pending.values()) entry.dueAt = Math.min(entry.dueAt, now);
+    if (this.resender !== undefined && !this.stopped) this.retry(this.resender);
+  }
+
+  /** Whether a release is left to confirm whose lease may still run at `now`. */
+  left(now: number): boolean {
+    if (this.stopped) return false;
+    for (const entry of this.pending.values()) if (entry.until > now) return true;
+    return false;
+  }
+
+  /** Resolves once no release is left to confirm (answered, or its lease over), or at `stop()`. */
+  settled(): Promise<void> {
+    if (this.pending.size === 0 || this.stopped) return Promise.resolve();
+    if (this.whenIdle === undefined) {
+      let resolve!: () => void;
+      const promise = new Promise<void>((done) => (resolve = done));
+      this.whenIdle = { promise, resolve };
+    }
+    return this.whenIdle.promise;
+  }
+
+  /** No retry runs after this (the end of shutdown); what is left expires on its own. */
+  stop(): void {
     this.stopped = true;
     this.timer?.cancel();
     this.timer = undefined;
-    const due = [...this.pending.values()].filter((entry) => entry.until > now).map(({ names, token }) => ({ names, token }));
     this.pending.clear();
-    return due;
+    this.idle();
+  }
+
+  private idle(): void {
+    if (this.pending.size > 0 || this.whenIdle === undefined) return;
+    const { resolve } = this.whenIdle;
+    this.whenIdle = undefined;
+    resolve();
   }
 
   /** Sets the timer for `at`, unless it is set for sooner already. */
@@ -89,6 +121,7 @@ export class UnconfirmedReleases {
       else next = Math.min(next, entry.dueAt);
     }
     if (next < Infinity) this.arm(next);
+    this.idle();
   }
 
   private send(resender: ReleaseResender, key: string, entry: Pending): void {
@@ -108,6 +141,7 @@ export class UnconfirmedReleases {
     }
     reply.then(() => {
       if (this.pending.get(key) === entry) this.pending.delete(key);
+      this.idle();
     }, failed);
   }
 }
