@@ -123,7 +123,7 @@ describe('explorer regressions (deterministic simulation, fixed schedules)', () 
   // the term and interrupted it (nothing, for a lock being released), and the release, once back,
   // found the term taken and did not end it either: its signal never aborted. The release now
   // ends the term once the election stopped too (its spec:
-  // test/leader/leader-lock-released-by-hand-as-close-begins-signal-never-aborts.spec.ts).
+  // test/leader/leader-lock-released-by-hand-as-close-begins.spec.ts).
   it('a term released by hand just as its instance closes still ends: its signal aborts (hand-release-as-close-begins)', async () => {
     const plan: Plan = { ...quiet, seed: 0, instances: 2, ttl: 300, leader: true, leaderHooks: { acquired: 'until-aborted', lost: 'returns', releases: [], closeAfterRelease: 0 }, faults: [] };
     const result = await runPlan(plan, false);
