@@ -7,17 +7,16 @@ import { spawnSync } from 'node:child_process';
 import { delimiter, dirname } from 'node:path';
 import { nodeBinary, OWN_MAJOR, parseMajors } from './node-versions.mjs';
 
-// Every store's behaviour suite (in memory; one Redis, a Cluster and a quorum through ioredis
-// and node-redis); the other clients' suites (iovalkey, GLIDE, ioredis 6) run on the machine's
-// Node only, to keep npm test within its time.
+// Every store's behaviour suite (in memory; one Redis, a Cluster and a quorum through ioredis;
+// one Redis through node-redis). node-redis on a Cluster and in quorum mode (the same driver code
+// as on one server, 40 s of tests per Node version) and the other clients' suites (iovalkey,
+// GLIDE, ioredis 6) run on the machine's Node only, to keep npm test within its time.
 const FILES = [
   'test/behaviour/memory.spec.ts',
   'test/behaviour/redis.spec.ts',
   'test/behaviour/cluster.spec.ts',
   'test/behaviour/quorum.spec.ts',
   'test/behaviour/node-redis.spec.ts',
-  'test/behaviour/node-redis-cluster.spec.ts',
-  'test/behaviour/node-redis-quorum.spec.ts',
   'test/consumers',
   'test/chaos/exclusion.spec.ts',
   'test/schedule-processes.spec.ts',
