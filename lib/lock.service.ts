@@ -12,6 +12,7 @@ import { LOCK_BACKEND_FACTORY, LOCK_RUNNER } from './redis-lock.constants.js';
 import type { LockBackendFactory } from './core/engine/lock-backend.js';
 import { REDIS_LOCK_MODULE_METHOD, REDIS_LOCK_MODULE_OPTIONS } from './redis-lock.module-definition.js';
 import type { LockRunner } from './core/engine/locked-call.js';
+import { neverThrowingLogger } from './core/engine/never-throwing-logger.js';
 
 /**
  * Distributed locks on Redis. Every lock is renewed by a watchdog while held, released only by
@@ -42,7 +43,7 @@ export class LockService implements BeforeApplicationShutdown, OnApplicationShut
     @Optional() @Inject(REDIS_LOCK_MODULE_METHOD) where?: string,
   ) {
     const resolved = resolveModuleOptions(options, { needsRedis: backendFactory === undefined, where });
-    const logger = new Logger('RedisLock');
+    const logger = neverThrowingLogger(new Logger('RedisLock'));
     const backend = backendFactory === undefined ? redisBackend(resolved, logger) : backendFactory(resolved);
     try {
       this.manager = new LockManager(resolved, backend, logger);

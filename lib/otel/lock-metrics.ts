@@ -98,50 +98,53 @@ function startRecorder(provider: MeterProvider): { users: number; stop(): void }
   const waiters = new Counts();
   const heldId = (event: { key: string; fencingToken?: number }): string => (event.fencingToken === undefined ? event.key : `${event.key}\u0000${event.fencingToken}`);
 
-  const record = (message: unknown): void => {
-    const event = message as LockEvent;
-    const name: Attributes = { 'lock.name': event.name ?? UNNAMED_LOCK };
-    switch (event.type) {
-      case 'waiting':
-        waiters.up(event.key);
-        waiting.add(1, name);
-        break;
-      case 'acquired':
-        acquire.record(event.waitedMs / 1000, { ...name, 'lock.result': 'acquired' });
-        held.up(heldId(event));
-        active.add(1, name);
-        if (event.afterWaiting && waiters.down(event.key)) waiting.add(-1, name);
-        break;
-      case 'not-acquired':
-        acquire.record(event.waitedMs / 1000, { ...name, 'lock.result': event.outcome });
-        if (event.afterWaiting && waiters.down(event.key)) waiting.add(-1, name);
-        break;
-      case 'released':
-        hold.record(event.heldMs / 1000, name);
-        if (held.down(heldId(event))) active.add(-1, name);
-        break;
-      case 'lost':
-        hold.record(event.heldMs / 1000, name);
-        if (held.down(heldId(event))) active.add(-1, name);
-        lost.add(1, { ...name, 'lock.lost.reason': event.reason });
-        break;
-      case 'skipped':
-        skipped.add(1, { ...name, 'lock.skip.reason': event.reason });
-        break;
-    }
-  };
   // A channel subscriber's exception is rethrown as an uncaught one: a meter that throws (a bug in
-  // an SDK, an exporter or a wrapper) must cost its metrics, never the application.
+  // an SDK, an exporter or a wrapper) must cost its metrics, never the application; and each
+  // instrument on its own, so that a histogram that throws leaves the counts of `lock.active`
+  // and `lock.waiting` true.
   let warned = false;
-  const recordSafely = (message: unknown): void => {
+  const use = (instrument: () => void): void => {
     try {
-      record(message);
+      instrument();
     } catch (error) {
       if (warned) return;
       warned = true;
       process.emitWarning(`nestjs-redis-lock: recording a lock metric failed (${error instanceof Error ? error.message : String(error)}); the lock was not affected. Later failures are not reported.`);
     }
   };
+  const record = (message: unknown): void => {
+    const event = message as LockEvent;
+    const name: Attributes = { 'lock.name': event.name ?? UNNAMED_LOCK };
+    switch (event.type) {
+      case 'waiting':
+        waiters.up(event.key);
+        use(() => waiting.add(1, name));
+        break;
+      case 'acquired':
+        use(() => acquire.record(event.waitedMs / 1000, { ...name, 'lock.result': 'acquired' }));
+        held.up(heldId(event));
+        use(() => active.add(1, name));
+        if (event.afterWaiting && waiters.down(event.key)) use(() => waiting.add(-1, name));
+        break;
+      case 'not-acquired':
+        use(() => acquire.record(event.waitedMs / 1000, { ...name, 'lock.result': event.outcome }));
+        if (event.afterWaiting && waiters.down(event.key)) use(() => waiting.add(-1, name));
+        break;
+      case 'released':
+        use(() => hold.record(event.heldMs / 1000, name));
+        if (held.down(heldId(event))) use(() => active.add(-1, name));
+        break;
+      case 'lost':
+        use(() => hold.record(event.heldMs / 1000, name));
+        if (held.down(heldId(event))) use(() => active.add(-1, name));
+        use(() => lost.add(1, { ...name, 'lock.lost.reason': event.reason }));
+        break;
+      case 'skipped':
+        use(() => skipped.add(1, { ...name, 'lock.skip.reason': event.reason }));
+        break;
+    }
+  };
+  const recordSafely = (message: unknown): void => use(() => record(message));
   const names = [
     LOCK_DIAGNOSTICS_CHANNELS.waiting,
     LOCK_DIAGNOSTICS_CHANNELS.acquired,
@@ -185,6 +188,10 @@ function isNoop(meter: Meter): boolean {
 /** Refuses options that are not `LockMetricsOptions`, naming `where` (the function or module method). */
 export function checkMetricsOptions(options: unknown, where: string): void {
   if (options === null || typeof options !== 'object') throw new InvalidLockOptionsError('options', options, 'an object').within(where);
+  // A misspelt name (`meterprovider`) would record on the global provider, a no-op without an SDK.
+  for (const name of Object.keys(options)) {
+    if (name !== 'meterProvider') throw new InvalidLockOptionsError(name, (options as Record<string, unknown>)[name], 'left out: it is no option of the lock metrics (their one option is meterProvider)').within(where);
+  }
   const { meterProvider } = options as LockMetricsOptions;
   if (meterProvider !== undefined && (meterProvider === null || typeof (meterProvider as { getMeter?: unknown }).getMeter !== 'function')) {
     throw new InvalidLockOptionsError('meterProvider', meterProvider, "an OpenTelemetry MeterProvider (with getMeter()), or left out for the API's global one").within(where);

@@ -439,8 +439,6 @@ export class HeldLock implements Lock, Renewable, Expiring {
     this.state = 'lost';
     this.stopRenewing();
     const error = new LockLostError(this.key, this.fencingToken, reason, this.autoRenew);
-    // A lock the caller never got (a handed-over lock given back unconfirmed) is lost quietly.
-    if (this.handedOut) this.report(reason, error);
     this.owner.forget(this);
     (this.controller ??= new AbortController()).abort(error);
     if (reason === 'expired' && this.releasing === undefined) {
@@ -448,6 +446,9 @@ export class HeldLock implements Lock, Renewable, Expiring {
       // Shutdown waits for it: closed under it, the connection would leave the key to its lease.
       this.owner.cleanUp(this.owner.releaseInRedis(this.names, this.token));
     }
+    // Said once the signal has aborted (the `lost` event promises it). A lock the caller never
+    // got (a handed-over lock given back unconfirmed) is lost quietly.
+    if (this.handedOut) this.report(reason, error);
   }
 
   private report(reason: LockLostReason, error: LockLostError): void {
