@@ -47,6 +47,10 @@ export function LeaderElection(key: string, options?: LeaderElectionOptions): Cl
       if (options !== undefined && (options === null || typeof options !== 'object')) {
         throw new InvalidLockOptionsError('options', options, 'an object or undefined');
       }
+      // A misspelt name (`tll`) would run the election on the module's ttl without a word.
+      for (const name of Object.keys(options ?? {})) {
+        if (name !== 'ttl') throw new InvalidLockOptionsError(name, (options as Record<string, unknown>)[name], 'left out: it is no option of @LeaderElection() (its one option is ttl; the key is its first argument)');
+      }
       if (options?.ttl !== undefined) metadata.ttl = parseDuration(options.ttl, 'ttl', MIN_TTL_MS, MAX_TTL_MS);
     } catch (error) {
       throw error instanceof InvalidLockOptionsError ? error.within(where) : error;

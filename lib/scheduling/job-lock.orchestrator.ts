@@ -234,7 +234,8 @@ export class JobLockOrchestrator implements OnModuleDestroy {
     if (job.spec.OnOneInstance) {
       const lease = await this.ownerLease(job);
       if (lease === undefined) {
-        this.skipped(job, 'other-owner');
+        // A claim that came back once the close began gave the lease back: nobody owns it.
+        this.skipped(job, this.closing ? 'shutting-down' : 'other-owner');
         return undefined;
       }
       if (lease.late || !this.ownerMargin(lease.lock)) {
@@ -463,7 +464,9 @@ export class JobLockOrchestrator implements OnModuleDestroy {
   }
 
   private skipped(job: JobBinding, reason: LockSkipReason): void {
-    const [key, name] = reason === 'other-owner' ? [job.ownerKey, job.ownerName] : [job.key, job.runName];
+    // The owner lease's reasons name it, as does any reason of a job that has no run lock.
+    const aboutOwner = reason === 'other-owner' || reason === 'owner-uncertain' || !job.spec.WithoutOverlapping;
+    const [key, name] = aboutOwner ? [job.ownerKey, job.ownerName] : [job.key, job.runName];
     this.logger.debug?.(`Skipped ${job.where}: ${describeSkip(reason, key)}.`);
     if (this.runner.listening) this.runner.emit({ type: 'skipped', key, name, reason, where: job.where, at: Date.now() });
   }

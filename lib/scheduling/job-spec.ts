@@ -30,6 +30,8 @@ export interface JobSpec {
   OnOneInstance?: JobRoleOptions;
 }
 
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
 /** Suffix of the lease `@OnOneInstance()` keeps between calls. */
 export const OWNER_SUFFIX = ':owner';
 
@@ -39,6 +41,10 @@ export function checkJobOptions(options: JobLockOptions | undefined, role: JobRo
   try {
     if (options === null || typeof options !== 'object') {
       throw new InvalidLockOptionsError('options', options, 'an object or undefined');
+    }
+    // A misspelt name (`tll`) would run the job on the module's ttl, or another key, without a word.
+    for (const name of Object.keys(options)) {
+      if (name !== 'key' && name !== 'ttl') throw new InvalidLockOptionsError(name, (options as Record<string, unknown>)[name], `left out: it is no option of @${role}() (its options are key, ttl)`);
     }
     const checked: JobRoleOptions = {};
     if (options.key !== undefined) checked.key = checkLockKey(options.key, 'key');
@@ -108,8 +114,13 @@ export function bindJob(spec: JobSpec, className: string, namespace: string | un
   };
 }
 
-/** A lock name bounded to what `LockOptions.name` accepts; `suffix` is kept whole after the cut. */
-export function boundName(name: string, suffix = ''): string {
+/**
+ * A lock name bounded to what `LockOptions.name` accepts; `suffix` is kept whole after the cut. A
+ * lone surrogate (a method named by a computed key cut through an emoji) reads as U+FFFD: a
+ * name labels the lock, and the option refuses text that is not well-formed.
+ */
+export function boundName(given: string, suffix = ''): string {
+  const name = given.replace(LONE_SURROGATE, '\uFFFD');
   if (name.length + suffix.length <= MAX_NAME) return name + suffix;
   return cutWhole(name, MAX_NAME - 1 - suffix.length) + '…' + suffix;
 }
