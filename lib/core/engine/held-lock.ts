@@ -345,6 +345,26 @@ export class HeldLock implements Lock, Renewable, Expiring {
     }
     // Renewed (by the watchdog or `extend()`): a first renewal still due is not needed.
     if (sequence === this.renewalApplied) this.cancelFirstRenewal();
+    this.keepFence();
+  }
+
+  private fenceKeptAt?: number;
+
+  /**
+   * A lock held for a third of `fenceRetention` (a leader's term, an owner lease, a long job)
+   * pushes its fencing counter's expiry on: only a new token restarts it in the store, and a
+   * counter gone while its holder still holds would give the next holder token 1, below the
+   * paused holder's. Renewals come at least every third of the ttl, which is at most the
+   * retention: the counter is pushed on before it can expire.
+   */
+  private keepFence(): void {
+    const retention = this.owner.fenceRetention;
+    if (retention === 0 || this.fencingToken === undefined || this.owner.store.keepFence === undefined) return;
+    const now = this.owner.clock.now();
+    if (now - (this.fenceKeptAt ?? this.acquiredAt) < retention / 3) return;
+    this.fenceKeptAt = now;
+    // Not waited for: a failure leaves the counter to the next renewal's try.
+    this.owner.store.keepFence(this.names.fence).catch(() => (this.fenceKeptAt = undefined));
   }
 
   expire(): void {

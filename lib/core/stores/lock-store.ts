@@ -105,6 +105,12 @@ export interface LockStore {
   leave(keys: ScriptKeys, token: string, ttl: number, waiterLease: number): Promise<void>;
   exists(lockKey: string): Promise<boolean>;
   /**
+   * Pushes the fencing counter `fence`'s expiry to the module's `fenceRetention` from now, when
+   * it has one (a no-op without): a lock held longer than the retention must not outlive its
+   * counter, or the next holder's token would start again at 1.
+   */
+  keepFence?(fence: string): Promise<void>;
+  /**
    * One page of the lock keys held under `prefix` (the lock board's listing), for a store with
    * no Redis client to SCAN (the in-memory store). `cursor` `'0'` starts; a returned `'0'` ends.
    */

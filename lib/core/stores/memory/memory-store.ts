@@ -176,6 +176,13 @@ export class MemoryStore implements LockStore, MemoryQueue {
     return { next: i >= order.length ? '0' : String(last + 1), keys };
   }
 
+  async keepFence(fence: string): Promise<void> {
+    await settled();
+    const now = this.clock.now();
+    const entry = this.fences.get(fence);
+    if (this.fenceRetention > 0 && entry !== undefined && entry.expiresAt > now && entry.expiresAt !== Infinity) entry.expiresAt = now + this.fenceRetention;
+  }
+
   /** Deletes a lock whoever holds it (the lock board's "release by force", a test's theft). */
   delete(lockKey: string): void {
     this.locks.delete(lockKey);

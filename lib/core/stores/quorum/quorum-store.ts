@@ -116,6 +116,11 @@ export class QuorumStore implements LockStore {
     throw this.noQuorum('acquire', granted, answers);
   }
 
+  /** On every node that answers: each keeps its own counter (see the class comment). */
+  async keepFence(fence: string): Promise<void> {
+    await Promise.allSettled(this.nodes.map((node) => node.keepFence(fence)));
+  }
+
   async renew(lockKey: string, token: string, ttl: number, fencingToken?: number): Promise<RenewalOutcome> {
     const answers = await this.ask(ttl, (node) => node.renewCode(lockKey, token, ttl));
     const [outcome] = await this.settle([{ lockKey, token, ttl, fencingToken }], answers.map((answer) => (answer.ok ? [answer.value] : undefined)));

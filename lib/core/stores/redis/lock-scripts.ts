@@ -3,7 +3,7 @@ import { clusterSlot } from '../../keys/cluster-slot.js';
 import { driverFor } from './drivers/driver-for.js';
 import type { RedisClient } from './drivers/redis-client.js';
 import { flatPairs, isNoScript, type BareScriptCall, type ReadCommand, type RedisDriver, type RunScript, type ScriptCall } from './drivers/redis-driver.js';
-import { ELSEWHERE, RENEWED, type ScriptName } from './lock-lua.js';
+import { ELSEWHERE, KEEP_FENCE, RENEWED, type ScriptName } from './lock-lua.js';
 import { LOCK_HELD } from '../../rwlock/read-lua.js';
 import { ReadScripts } from '../../rwlock/read-scripts.js';
 import { READ_HELD } from '../../rwlock/read-keys.js';
@@ -23,6 +23,7 @@ import { toAcquireReply, toReleaseReply } from '../lock-replies.js';
 export { ELSEWHERE, GONE, NOT_OURS, RENEWED } from './lock-lua.js';
 
 const HELD_SCRIPT = { lua: LOCK_HELD, sha: createHash('sha1').update(LOCK_HELD).digest('hex') };
+const KEEP_FENCE_SCRIPT = { lua: KEEP_FENCE, sha: createHash('sha1').update(KEEP_FENCE).digest('hex') };
 
 /**
  * The lock protocol over one client, through its driver (see `drivers/`): scripts are sent as
@@ -367,6 +368,11 @@ export class LockScripts implements LockStore {
 
   async fenceFloor(fence: string, floor: number): Promise<void> {
     await this.calls.fenceFloor(fence, floor, this.fenceRetention);
+  }
+
+  async keepFence(fence: string): Promise<void> {
+    if (this.fenceRetention === '0') return;
+    await this.runScript(KEEP_FENCE_SCRIPT, [fence], [this.fenceRetention]);
   }
 
   async exists(lock: string): Promise<boolean> {
