@@ -57,7 +57,8 @@ export interface AcquisitionHost {
   acquired(lock: HeldLock, calledAt: number, name: string | undefined, afterWaiting: boolean): HeldLock;
   /** Leaves the queue and gives back what the call's attempts may hold (see `LockManager.leave`). */
   leave(names: LockRedisKeys, token: string, timing: LockTiming, after?: Promise<unknown>): void;
-  newToken(options: AnyLockOptions | undefined): string;
+  /** A fresh owner token; `calledAt` (the engine's clock): when the call began, if not now (its holder's `since`). */
+  newToken(options: AnyLockOptions | undefined, calledAt?: number): string;
   /** Work shutdown must wait for. */
   cleanUp(work: Promise<unknown>): void;
   warnPolling(key: string, waitedMs: number): void;
@@ -134,7 +135,8 @@ export class Acquisition {
     this.waitUntil = this.calledAt + timing.waitTimeout;
     // A call that began earlier (a multi-key lock's later key) may have no wait left: one try.
     this.waits = this.waitUntil > this.lastAttemptAt;
-    this.token = host.newToken(options);
+    // A multi-key lock's later key: its holder is there since the call began, as the first key's.
+    this.token = host.newToken(options, this.calledAt === this.lastAttemptAt ? undefined : this.calledAt);
     this.names = kind.names(this.token);
   }
 
@@ -422,7 +424,7 @@ export class Acquisition {
   private renewToken(): void {
     this.watch?.close();
     this.watch = undefined;
-    this.token = this.host.newToken(this.options);
+    this.token = this.host.newToken(this.options, this.calledAt);
     this.names = this.kind.names(this.token);
   }
 

@@ -23,8 +23,8 @@ export class HolderRecorder {
 
   constructor(private readonly instance: string | undefined) {}
 
-  /** The suffix to append to a fresh random token. */
-  suffix(label: string | undefined): string {
+  /** The suffix to append to a fresh random token; `since`: when the call began (ms since the epoch), now by default. */
+  suffix(label: string | undefined, since = Date.now()): string {
     let encoded = this.encoded.get(label);
     if (encoded === undefined) {
       if (this.encoded.size >= CACHE_SIZE) this.encoded.clear();
@@ -32,7 +32,7 @@ export class HolderRecorder {
       encoded = Buffer.from(JSON.stringify(fields)).toString('base64url');
       this.encoded.set(label, encoded);
     }
-    const now = Date.now();
+    const now = Math.round(since);
     // Many locks are taken within one millisecond: encode it once.
     if (now !== this.sinceAt) {
       this.sinceAt = now;

@@ -406,7 +406,7 @@ export class LockManager implements LockOwner, LockRunner {
     hold: (...args) => manager.hold(...args),
     acquired: (...args) => manager.acquired(...args),
     leave: (...args) => manager.leave(...args),
-    newToken: (options) => manager.newToken(options),
+    newToken: (options, calledAt) => manager.newToken(options, calledAt),
     cleanUp: (work) => manager.cleanUp(work),
     warnPolling: (key, waitedMs) => manager.warnPolling(key, waitedMs),
     noAnswer: (key, bound) => manager.noAnswer(key, bound),
@@ -641,8 +641,9 @@ export class LockManager implements LockOwner, LockRunner {
     if (after !== undefined) this.cleanUp(after.then(noop, noop).then(leave));
   }
 
-  private newToken(options: AnyLockOptions | undefined): string {
-    return ownerToken() + this.holder.suffix(options?.label ?? options?.name);
+  private newToken(options: AnyLockOptions | undefined, calledAt?: number): string {
+    const since = calledAt === undefined ? undefined : Date.now() - (this.clock.now() - calledAt);
+    return ownerToken() + this.holder.suffix(options?.label ?? options?.name, since);
   }
 
   /** The store's semaphore protocol; a clear error where there is none (quorum mode). */
