@@ -11,12 +11,13 @@ import {
   type NestInterceptor,
 } from '@nestjs/common';
 import { APP_INTERCEPTOR } from '@nestjs/core';
-import { catchError, throwError, type Observable } from 'rxjs';
+import { catchError, defaultIfEmpty, throwError, type Observable } from 'rxjs';
 import { LockNotAcquiredError } from './errors/lock-not-acquired.error.js';
 import { LockKeyError } from './errors/lock-key.error.js';
 import type { RedisLockModuleOptions } from './interfaces/redis-lock-options.interface.js';
 import { REDIS_LOCK_MODULE_OPTIONS } from './redis-lock.module-definition.js';
 import { isShutdownReason } from './errors/shutdown-reason.js';
+import { LOCKED_METADATA } from './redis-lock.constants.js';
 
 /**
  * Turns a `LockNotAcquiredError` that reaches an HTTP route into 409 Conflict (or 503 when
@@ -45,7 +46,11 @@ export class LockConflictInterceptor implements NestInterceptor {
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     if (context.getType() !== 'http') return next.handle();
-    return next.handle().pipe(
+    // A skipped `@Locked(..., { onBusy: 'skip' })` route that returns an Observable completes
+    // empty, which Nest answers with 500 and an error log (it sends the last value): it answers
+    // as the same route returning a Promise does, 200 with no body.
+    const handled = skipsWhenBusy(context) ? next.handle().pipe(defaultIfEmpty(undefined)) : next.handle();
+    return handled.pipe(
       catchError((error: unknown) =>
         throwError(() => (error instanceof LockNotAcquiredError ? this.toHttp(error) : error instanceof LockKeyError ? this.badKey(error) : isShutdownReason(error) ? this.closing(error) : error)),
       ),
@@ -78,4 +83,10 @@ export class LockConflictInterceptor implements NestInterceptor {
 export function withGlobalInterceptor(definition: DynamicModule, globalInterceptor: boolean | undefined): DynamicModule {
   if (globalInterceptor === false) return definition;
   return { ...definition, providers: [...(definition.providers ?? []), { provide: APP_INTERCEPTOR, useClass: LockConflictInterceptor }] };
+}
+
+/** Whether the route's handler is a `@Locked()` method that skips when the lock is busy. */
+function skipsWhenBusy(context: ExecutionContext): boolean {
+  const locked = Reflect.getOwnMetadata(LOCKED_METADATA, context.getHandler()) as { options?: { onBusy?: unknown } } | undefined;
+  return locked?.options?.onBusy === 'skip';
 }
