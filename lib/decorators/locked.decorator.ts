@@ -68,6 +68,9 @@ export function Locked<A extends any[] = any[]>(
     if (isStatic) {
       throw new RedisLockError(`@Locked on ${where}: static methods cannot be locked; lock an instance method of a provider.`);
     }
+    if (isGeneratorFunction(original)) {
+      throw new RedisLockError(`@Locked on ${where}: ${GENERATOR_REFUSAL}`);
+    }
     if (Reflect.getOwnMetadata(LOCKED_METADATA, original)) {
       throw new RedisLockError(`@Locked on ${where}: the method is already locked by another @Locked.`);
     }
@@ -147,4 +150,16 @@ function runnerOf(instance: Record<symbol, unknown> | undefined, where: string):
         'imports RedisLockModule (or after RedisLockModule.forRoot({ isGlobal: true })), and not called from its constructor ' +
         '(a request-scoped or transient provider made by useFactory gets none: provide the class itself).',
   );
+}
+
+/**
+ * A generator method's body runs as its caller iterates, after the call returned: the lock would
+ * be given back before any of it ran.
+ */
+const GENERATOR_REFUSAL =
+  'a generator method runs its body as it is iterated, after the call returned, where no lock is held; return an array, a Promise or an Observable (held until it completes), or lock inside the loop.';
+
+function isGeneratorFunction(method: AnyMethod): boolean {
+  const kind = Object.getPrototypeOf(method)?.constructor?.name;
+  return kind === 'GeneratorFunction' || kind === 'AsyncGeneratorFunction';
 }

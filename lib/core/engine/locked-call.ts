@@ -88,6 +88,12 @@ function runHolding(runner: LockRunner, lock: Lock, call: LockedCall, resolve: (
   Promise.resolve(result).then(
     (value) => {
       try {
+        if (isGenerator(value)) {
+          // A generator made by a method that is not one itself: its body has not run, and must not run unlocked.
+          void Promise.resolve((value as { return?: () => unknown }).return?.()).catch(() => undefined);
+          releaseThen(runner, lock, reject, new RedisLockError(`@Locked on ${call.where}: the method returned a generator, whose body runs as it is iterated, after the lock was given back; return an array, a Promise or an Observable (held until it completes).`));
+          return;
+        }
         if (!isObservable(value)) {
           releaseThen(runner, lock, resolve, value);
           return;
@@ -261,4 +267,11 @@ function warnReleaseFailed(runner: LockRunner, lock: Lock, error: unknown): void
   } catch {
     // A logger that throws cannot be told either; the lease still ends on its own.
   }
+}
+
+/** A generator object, sync or async (a lazy body); not other iterators (a Map's values: already there). */
+function isGenerator(value: unknown): boolean {
+  if (value === null || typeof value !== 'object') return false;
+  const tag = Object.prototype.toString.call(value);
+  return tag === '[object Generator]' || tag === '[object AsyncGenerator]';
 }
