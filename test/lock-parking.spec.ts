@@ -6,7 +6,7 @@ import { LAST_ATTEMPT_GRACE_MS } from '../lib/core/engine/waiter-timing.js';
 import { blockRedis } from './support/block-redis.js';
 import { recordReleases } from './support/mechanism.js';
 import { nextEvent, sleep, useLockApps } from './support/lock-app.js';
-import { redisUrl, useOwnRedis, useRedis } from './support/redis.js';
+import { useOwnRedis, useRedis } from './support/redis.js';
 
 /** Longer than any bound below (LAST_ATTEMPT_GRACE_MS and the waitTimeout given): a wait that honours its bound ends inside it. */
 const BLOCK_MS = LAST_ATTEMPT_GRACE_MS * 2;
@@ -106,7 +106,8 @@ describe('a caller that waited for a parking release, then for the lock', () => 
 });
 
 describe('a parking release whose reply is lost', () => {
-  useRedis();
+  // A server of its own: the test blocks it, which would hold up the renewals of files beside it.
+  const { url: redisUrl } = useOwnRedis();
   const app = useLockApps();
 
   it('frees the lock it may have parked: nobody is left waiting for a ttl (the client timed out before the script ran)', async () => {

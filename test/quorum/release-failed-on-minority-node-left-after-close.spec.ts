@@ -39,7 +39,7 @@ describe('quorum: a release that failed on one of three masters, then app.close(
       // It is back and answers; the application shuts down.
       // (ioredis may already be reconnecting by itself on a loaded machine.)
       await clients[2]!.connect().catch(() => undefined);
-      expect(await clients[2]!.ping()).toBe('PONG');
+      await expect.poll(() => clients[2]!.ping().catch((error: Error) => error.message), { timeout: 10_000 }).toBe('PONG');
       await app.close();
       const left = await Promise.all(
         servers.map(async (server) => {
