@@ -11,6 +11,7 @@ import {
   type NestInterceptor,
 } from '@nestjs/common';
 import { APP_INTERCEPTOR } from '@nestjs/core';
+import { SSE_METADATA } from '@nestjs/common/constants.js';
 import { catchError, defaultIfEmpty, throwError, type Observable } from 'rxjs';
 import { LockNotAcquiredError } from './errors/lock-not-acquired.error.js';
 import { LockKeyError } from './errors/lock-key.error.js';
@@ -85,8 +86,21 @@ export function withGlobalInterceptor(definition: DynamicModule, globalIntercept
   return { ...definition, providers: [...(definition.providers ?? []), { provide: APP_INTERCEPTOR, useClass: LockConflictInterceptor }] };
 }
 
-/** Whether the route's handler is a `@Locked()` method that skips when the lock is busy. */
+/** Per route handler: whether it is a `@Locked()` method that skips when busy (read once, not per request). */
+const skipping = new WeakMap<object, boolean>();
+
+/**
+ * Whether the route's handler is a `@Locked()` method that skips when the lock is busy and
+ * answers with one value: not a Server-Sent Events route, whose empty stream is already an
+ * answer, and where a default value would go out as an event of its own.
+ */
 function skipsWhenBusy(context: ExecutionContext): boolean {
-  const locked = Reflect.getOwnMetadata(LOCKED_METADATA, context.getHandler()) as { options?: { onBusy?: unknown } } | undefined;
-  return locked?.options?.onBusy === 'skip';
+  const handler = context.getHandler();
+  let skips = skipping.get(handler);
+  if (skips === undefined) {
+    const locked = Reflect.getOwnMetadata(LOCKED_METADATA, handler) as { options?: { onBusy?: unknown } } | undefined;
+    skips = locked?.options?.onBusy === 'skip' && Reflect.getMetadata(SSE_METADATA, handler) !== true;
+    skipping.set(handler, skips);
+  }
+  return skips;
 }

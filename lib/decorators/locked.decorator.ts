@@ -1,5 +1,5 @@
 import { Inject } from '@nestjs/common';
-import { cutWhole } from '../core/keys/cut-text.js';
+import { cutWhole, wellFormed } from '../core/keys/cut-text.js';
 import { PROPERTY_DEPS_METADATA } from '@nestjs/common/constants.js';
 import { Observable, throwError } from 'rxjs';
 import { checkBuiltKey, parseKeyTemplate, type KeyBuilder } from '../core/keys/key-template.js';
@@ -83,7 +83,8 @@ export function Locked<A extends any[] = any[]>(
     const { onBusy: _, ...lockOptions } = options ?? {};
     // Metrics group calls by the template (never the key), and inspect() names the method.
     const template = typeof key === 'string' ? key : Array.isArray(key) ? key.join(',') : where;
-    const naming = { name: cutWhole(template, MAX_LOCK_NAME_LENGTH), label: where };
+    // A method named by a computed key may hold a lone surrogate, which the name option refuses.
+    const naming = { name: cutWhole(wellFormed(template), MAX_LOCK_NAME_LENGTH), label: where };
     // Frozen: the engine checks and resolves a frozen options object once, not on every call.
     const callOptions: AnyLockOptions = Object.freeze({ ...lockOptions, ...naming });
     const returnType: unknown = Reflect.getMetadata('design:returntype', target, propertyKey);

@@ -235,7 +235,7 @@ export class JobLockOrchestrator implements OnModuleDestroy {
       const lease = await this.ownerLease(job);
       if (lease === undefined) {
         // A claim that came back once the close began gave the lease back: nobody owns it.
-        this.skipped(job, this.closing ? 'shutting-down' : 'other-owner');
+        this.skipped(job, this.closing ? 'shutting-down' : 'other-owner', true);
         return undefined;
       }
       if (lease.late || !this.ownerMargin(lease.lock)) {
@@ -463,9 +463,10 @@ export class JobLockOrchestrator implements OnModuleDestroy {
     return { lock: lease, late };
   }
 
-  private skipped(job: JobBinding, reason: LockSkipReason): void {
+  /** `ofLease`: the skip came from the owner lease's claim, whatever the reason. */
+  private skipped(job: JobBinding, reason: LockSkipReason, ofLease = false): void {
     // The owner lease's reasons name it, as does any reason of a job that has no run lock.
-    const aboutOwner = reason === 'other-owner' || reason === 'owner-uncertain' || !job.spec.WithoutOverlapping;
+    const aboutOwner = ofLease || reason === 'other-owner' || reason === 'owner-uncertain' || !job.spec.WithoutOverlapping;
     const [key, name] = aboutOwner ? [job.ownerKey, job.ownerName] : [job.key, job.runName];
     this.logger.debug?.(`Skipped ${job.where}: ${describeSkip(reason, key)}.`);
     if (this.runner.listening) this.runner.emit({ type: 'skipped', key, name, reason, where: job.where, at: Date.now() });

@@ -1,5 +1,5 @@
 import { quoteKey } from '../core/keys/quote-key.js';
-import { cutWhole } from '../core/keys/cut-text.js';
+import { cutWhole, wellFormed } from '../core/keys/cut-text.js';
 import { parseDuration } from '../core/time/duration.js';
 import { checkLockKey } from '../core/keys/lock-key.js';
 import { MAX_TTL_MS, MIN_TTL_MS } from '../core/options/lock-options.js';
@@ -29,8 +29,6 @@ export interface JobSpec {
   WithoutOverlapping?: JobRoleOptions;
   OnOneInstance?: JobRoleOptions;
 }
-
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
 /** Suffix of the lease `@OnOneInstance()` keeps between calls. */
 export const OWNER_SUFFIX = ':owner';
@@ -120,7 +118,7 @@ export function bindJob(spec: JobSpec, className: string, namespace: string | un
  * name labels the lock, and the option refuses text that is not well-formed.
  */
 export function boundName(given: string, suffix = ''): string {
-  const name = given.replace(LONE_SURROGATE, '\uFFFD');
+  const name = wellFormed(given);
   if (name.length + suffix.length <= MAX_NAME) return name + suffix;
   return cutWhole(name, MAX_NAME - 1 - suffix.length) + '…' + suffix;
 }

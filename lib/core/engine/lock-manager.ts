@@ -50,6 +50,7 @@ import { LockUpgradeError } from '../../errors/lock-upgrade.error.js';
 import { isRead } from '../rwlock/read-keys.js';
 import { isReadMode } from '../rwlock/lock-mode.js';
 import type { ReadStore } from '../rwlock/read-store.js';
+import { closeGenerator, isGenerator } from './generator-result.js';
 import { UnconfirmedReleases } from './unconfirmed-releases.js';
 
 export { WAITER_LEASE_MS, WAITER_REFRESH_MS } from './waiter-timing.js';
@@ -464,20 +465,21 @@ export class LockManager implements LockOwner, LockRunner {
       throw new TypeError(`using(${typeof key === 'string' ? quoteKey(key) : Array.isArray(key) ? 'keys' : typeof key}, fn): fn must be a function, got ${fn === null ? 'null' : typeof fn}.`);
     }
     const lock = await (isKeyList(key) ? this.acquireKeys(key, options, 'using') : this.acquire(key, options));
+    const where = `using(${typeof key === 'string' ? quoteKey(key) : 'keys'}, fn)`;
     // A nested holder runs inside the outer one's lease: the outer one releases the lock in
     // Redis, the nested handle ends with its call.
     if (lock instanceof ReentrantLock) {
       try {
-        return await this.runInChain(lock, () => fn(lock as never));
+        return refuseGenerator(await this.runInChain(lock, () => fn(lock as never)), where);
       } finally {
         await lock.release();
       }
     }
-    if (!(lock instanceof HeldLock) && !(lock instanceof MultiLock)) return await fn(lock as never);
+    if (!(lock instanceof HeldLock) && !(lock instanceof MultiLock)) return refuseGenerator(await fn(lock as never), where);
     try {
       // A stall between the acquisition and here may have outlived the lease: fn must not start.
       if (!leaseLive(lock, this.clock)) throw lock.signal.reason;
-      return await this.runInChain(lock, () => fn(lock as never));
+      return refuseGenerator(await this.runInChain(lock, () => fn(lock as never)), where);
     } finally {
       await lock.release().catch((error: unknown) => {
         this.logger.warn(`Release of lock ${quoteKey(lock.key)} failed (${(error as Error).message}); its lease will expire on its own.`);
@@ -830,3 +832,12 @@ export class LockManager implements LockOwner, LockRunner {
   }
 }
 
+/**
+ * `fn`'s result, unless it is a generator: its body would run as it is iterated, after `using()`
+ * gave the lock back. Refused (and closed, its body never run), naming the call.
+ */
+function refuseGenerator<T>(result: T, where: string): T {
+  if (!isGenerator(result)) return result;
+  closeGenerator(result);
+  throw new RedisLockError(`${where}: fn returned a generator, whose body runs as it is iterated, after the lock was given back; return an array, a Promise or a value, or iterate inside fn.`);
+}

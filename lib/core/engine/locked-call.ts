@@ -4,6 +4,7 @@ import { LockNotAcquiredError } from '../../errors/lock-not-acquired.error.js';
 import type { Lock } from '../../interfaces/lock.interface.js';
 import type { AnyLockOptions } from '../../interfaces/redis-lock-options.interface.js';
 import { RedisLockError } from '../../errors/redis-lock.error.js';
+import { closeGenerator, isGenerator } from './generator-result.js';
 import { quoteKey, quoteText } from '../keys/quote-key.js';
 import { LockKeyError } from '../../errors/lock-key.error.js';
 import type { LockLogger } from './lock-logger.js';
@@ -90,7 +91,7 @@ function runHolding(runner: LockRunner, lock: Lock, call: LockedCall, resolve: (
       try {
         if (isGenerator(value)) {
           // A generator made by a method that is not one itself: its body has not run, and must not run unlocked.
-          void Promise.resolve((value as { return?: () => unknown }).return?.()).catch(() => undefined);
+          closeGenerator(value);
           releaseThen(runner, lock, reject, new RedisLockError(`@Locked on ${call.where}: the method returned a generator, whose body runs as it is iterated, after the lock was given back; return an array, a Promise or an Observable (held until it completes).`));
           return;
         }
@@ -267,11 +268,4 @@ function warnReleaseFailed(runner: LockRunner, lock: Lock, error: unknown): void
   } catch {
     // A logger that throws cannot be told either; the lease still ends on its own.
   }
-}
-
-/** A generator object, sync or async (a lazy body); not other iterators (a Map's values: already there). */
-function isGenerator(value: unknown): boolean {
-  if (value === null || typeof value !== 'object') return false;
-  const tag = Object.prototype.toString.call(value);
-  return tag === '[object Generator]' || tag === '[object AsyncGenerator]';
 }

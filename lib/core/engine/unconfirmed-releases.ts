@@ -61,6 +61,10 @@ export class UnconfirmedReleases {
 
   /** Shutdown: every release whose lease may still run is sent again now (then as before, each on its backoff). */
   resendAll(now: number): void {
+    // retry() reads as the armed timer having fired: cancel it, or it would fire after stop().
+    this.timer?.cancel();
+    this.timer = undefined;
+    this.timerAt = Infinity;
     for (const entry of this.pending.values()) entry.dueAt = Math.min(entry.dueAt, now);
     if (this.resender !== undefined && !this.stopped) this.retry(this.resender);
   }

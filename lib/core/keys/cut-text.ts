@@ -8,3 +8,13 @@ export function cutWhole(text: string, max: number): string {
   const last = text.charCodeAt(max - 1);
   return text.slice(0, last >= 0xd800 && last <= 0xdbff ? max - 1 : max);
 }
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/**
+ * `text` with each lone surrogate (a computed method name cut through an emoji) as U+FFFD: for
+ * names the library builds from code, which label a lock and must be well-formed.
+ */
+export function wellFormed(text: string): string {
+  return text.replace(LONE_SURROGATE, '\uFFFD');
+}
