@@ -18,6 +18,7 @@ import type { LockKind } from './lock-kind.js';
 import { waitForTurn } from './wait-for-turn.js';
 import { LAST_ATTEMPT_GRACE_MS, WAITER_LEASE_MS, WAITER_REFRESH_MS } from './waiter-timing.js';
 import { endedByShutdown } from './ended-by-shutdown.js';
+import { callSince } from './call-since.js';
 
 const noop = (): void => undefined;
 
@@ -57,8 +58,8 @@ export interface AcquisitionHost {
   acquired(lock: HeldLock, calledAt: number, name: string | undefined, afterWaiting: boolean): HeldLock;
   /** Leaves the queue and gives back what the call's attempts may hold (see `LockManager.leave`). */
   leave(names: LockRedisKeys, token: string, timing: LockTiming, after?: Promise<unknown>): void;
-  /** A fresh owner token; `calledAt` (the engine's clock): when the call began, if not now (its holder's `since`). */
-  newToken(options: AnyLockOptions | undefined, calledAt?: number): string;
+  /** A fresh owner token; `since` (ms since the epoch): when the call began, its holder's `since` (now by default). */
+  newToken(options: AnyLockOptions | undefined, since?: number): string;
   /** Work shutdown must wait for. */
   cleanUp(work: Promise<unknown>): void;
   warnPolling(key: string, waitedMs: number): void;
@@ -77,6 +78,8 @@ export class Acquisition {
   private readonly signal: AbortSignal | undefined;
   private readonly name: string | undefined;
   private readonly calledAt: number;
+  /** When the call began, in ms since the epoch: every token of the call records it as its holder's `since`. */
+  private readonly since: number;
   private readonly waitUntil: number;
   /** Whether the call waits at all (a waitTimeout above 0). */
   private readonly waits: boolean;
@@ -135,8 +138,10 @@ export class Acquisition {
     this.waitUntil = this.calledAt + timing.waitTimeout;
     // A call that began earlier (a multi-key lock's later key) may have no wait left: one try.
     this.waits = this.waitUntil > this.lastAttemptAt;
-    // A multi-key lock's later key: its holder is there since the call began, as the first key's.
-    this.token = host.newToken(options, this.calledAt === this.lastAttemptAt ? undefined : this.calledAt);
+    // Every token of the call records when it began: a multi-key call's later key says so in its
+    // options; a call that waited for a parked answer first began that long ago.
+    this.since = callSince(options) ?? Date.now() - (this.lastAttemptAt - this.calledAt);
+    this.token = host.newToken(options, this.since);
     this.names = kind.names(this.token);
   }
 
@@ -424,7 +429,7 @@ export class Acquisition {
   private renewToken(): void {
     this.watch?.close();
     this.watch = undefined;
-    this.token = this.host.newToken(this.options, this.calledAt);
+    this.token = this.host.newToken(this.options, this.since);
     this.names = this.kind.names(this.token);
   }
 

@@ -50,6 +50,7 @@ import { LockUpgradeError } from '../../errors/lock-upgrade.error.js';
 import { isRead } from '../rwlock/read-keys.js';
 import { isReadMode } from '../rwlock/lock-mode.js';
 import type { ReadStore } from '../rwlock/read-store.js';
+import { callSince } from './call-since.js';
 import { closeGenerator, isGenerator } from './generator-result.js';
 import { UnconfirmedReleases } from './unconfirmed-releases.js';
 
@@ -407,7 +408,7 @@ export class LockManager implements LockOwner, LockRunner {
     hold: (...args) => manager.hold(...args),
     acquired: (...args) => manager.acquired(...args),
     leave: (...args) => manager.leave(...args),
-    newToken: (options, calledAt) => manager.newToken(options, calledAt),
+    newToken: (options, since) => manager.newToken(options, since),
     cleanUp: (work) => manager.cleanUp(work),
     warnPolling: (key, waitedMs) => manager.warnPolling(key, waitedMs),
     noAnswer: (key, bound) => manager.noAnswer(key, bound),
@@ -643,8 +644,7 @@ export class LockManager implements LockOwner, LockRunner {
     if (after !== undefined) this.cleanUp(after.then(noop, noop).then(leave));
   }
 
-  private newToken(options: AnyLockOptions | undefined, calledAt?: number): string {
-    const since = calledAt === undefined ? undefined : Date.now() - (this.clock.now() - calledAt);
+  private newToken(options: AnyLockOptions | undefined, since = callSince(options)): string {
     return ownerToken() + this.holder.suffix(options?.label ?? options?.name, since);
   }
 

@@ -6,6 +6,7 @@ import { quoteKey } from '../keys/quote-key.js';
 import { LockNotAcquiredError } from '../../errors/lock-not-acquired.error.js';
 import { LockLostError } from '../../errors/lock-lost.error.js';
 import { MultiLock } from './multi-key-lock.js';
+import { withCallSince } from '../engine/call-since.js';
 
 /** The single-key engine a multi-key lock is built on. */
 export interface SingleKeyLocks {
@@ -46,13 +47,14 @@ export async function acquireAll(locks: SingleKeyLocks, keys: readonly string[],
   checkParts(locks, keys, options);
   const startedAt = locks.clock.now();
   const deadline = startedAt + waitTimeout;
+  const parts = withCallSince(options, Date.now());
   for (;;) {
     const taken: Lock[] = [];
     try {
       for (const key of keys) {
         // Each key's wait counts from the call's start, so the whole call never waits longer, and
         // a refusal says how long the call waited, not the last key alone.
-        taken.push(await locks.acquirePart(key, options, startedAt));
+        taken.push(await locks.acquirePart(key, parts, startedAt));
         if (taken.some((lock) => !lock.held)) break;
       }
     } catch (error) {
@@ -86,10 +88,11 @@ function notAcquired(lost: Lock, waitedMs: number): LockNotAcquiredError {
  */
 export async function tryAcquireAll(locks: SingleKeyLocks, keys: readonly string[], options: AnyLockOptions | undefined): Promise<MultiLock | null> {
   checkParts(locks, keys, options);
+  const parts = withCallSince(options, Date.now());
   const taken: Lock[] = [];
   try {
     for (const key of keys) {
-      const lock = await locks.tryAcquire(key, options);
+      const lock = await locks.tryAcquire(key, parts);
       if (lock !== null) taken.push(lock);
       if (lock === null || taken.some((part) => !part.held)) {
         await giveBack(locks, taken);
