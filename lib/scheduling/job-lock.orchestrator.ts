@@ -213,7 +213,9 @@ export class JobLockOrchestrator implements OnModuleDestroy {
     if (failure === undefined) this.logger.debug?.(`Handed the lease ${quoteKey(lease.key)} back (shutting down).`);
     else {
       const why = failure === TIMED_OUT ? `no answer from Redis within shutdownTimeout, ${this.shutdownTimeout} ms` : failure;
-      this.logger.warn(`Could not hand the lease ${quoteKey(lease.key)} back (${why}); it expires on its own.`);
+      // A release Redis refused is sent again on its backoff (see UnconfirmedReleases).
+      const then = failure === TIMED_OUT ? 'it expires on its own' : 'it is sent again shortly, or expires on its own';
+      this.logger.warn(`Could not hand the lease ${quoteKey(lease.key)} back (${why}); ${then}.`);
     }
   }
 

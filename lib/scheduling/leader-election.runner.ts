@@ -241,7 +241,7 @@ export class LeaderElectionRunner {
 
   private releaseLease(lock: Lock): Promise<void> {
     return lock.release().catch((error: unknown) => {
-      this.runner.logger.warn(`${this.where} could not release the leadership ${quoteKey(this.key)} (${(error as Error).message}); it expires on its own.`);
+      this.runner.logger.warn(`${this.where} could not release the leadership ${quoteKey(this.key)} (${(error as Error).message}); it is sent again shortly, or expires on its own.`);
     });
   }
 

@@ -89,7 +89,8 @@ function runHolding(runner: LockRunner, lock: Lock, call: LockedCall, resolve: (
   Promise.resolve(result).then(
     (value) => {
       try {
-        if (isGenerator(value)) {
+        // `next` first: a plain result (a DTO) has none, and costs no tag lookup.
+        if (typeof (value as { next?: unknown } | null | undefined)?.next === 'function' && isGenerator(value)) {
           // A generator made by a method that is not one itself: its body has not run, and must not run unlocked.
           closeGenerator(value);
           releaseThen(runner, lock, reject, new RedisLockError(`@Locked on ${call.where}: the method returned a generator, whose body runs as it is iterated, after the lock was given back; return an array, a Promise or an Observable (held until it completes).`));
