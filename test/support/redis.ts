@@ -34,7 +34,7 @@ export function useRedis(): Redis {
  * other workers (a 1.5 s block costs a 900 ms lock its lease). `redis()` is a plain client on it,
  * flushed before every test of the file.
  */
-export function useOwnRedis(): { url: () => string; redis: () => Redis } {
+export function useOwnRedis(): { url: () => string; redis: () => Redis; server: () => RedisServer } {
   let server: RedisServer | undefined;
   let client: Redis | undefined;
   beforeAll(async () => {
@@ -48,5 +48,5 @@ export function useOwnRedis(): { url: () => string; redis: () => Redis } {
     await client?.quit();
     await server?.stop();
   });
-  return { url: () => server!.url, redis: () => client! };
+  return { url: () => server!.url, redis: () => client!, server: () => server! };
 }

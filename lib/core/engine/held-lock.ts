@@ -78,6 +78,13 @@ export class HeldLock implements Lock, Renewable, Expiring {
   private shortenedAt = 0;
   private shortenedEnd = Infinity;
   private releasing?: Promise<void>;
+  /**
+   * The release in flight's way to fail, for the deadline sweeper to take when the lease runs
+   * out unanswered: the client has no command timeout, and a frozen Redis (or a network cut that
+   * resets nothing) would otherwise leave `release()`, `using()` and every `@Locked` call waiting
+   * for as long as Redis is gone.
+   */
+  private releaseUnanswered?: (error: unknown) => void;
   /** Whether `release()` was called while a release started by `releaseThen()` was in flight. */
   private releaseShared = false;
   private readonly acquiredAt: number;
@@ -368,7 +375,13 @@ export class HeldLock implements Lock, Renewable, Expiring {
   }
 
   expire(): void {
-    this.lose('expired');
+    const unanswered = this.releaseUnanswered;
+    if (unanswered === undefined) {
+      this.lose('expired');
+      return;
+    }
+    // Its lease is over, in Redis as here: the release can do nothing more than the expiry did.
+    unanswered(new RedisLockError(`Redis did not answer the release of lock ${quoteKey(this.key)} by the end of its lease; the lease ends on its own in Redis.`));
   }
 
   /**
@@ -377,24 +390,37 @@ export class HeldLock implements Lock, Renewable, Expiring {
    */
   private releaseInRedis(onReleased?: () => void, onFailed?: (error: unknown) => void): Promise<void> {
     const wasHeld = this.state === 'held';
-    this.stopRenewing();
-    // Lost (or released) before shutdown, whose give-back was tracked then: nothing to send, and
-    // the connections may be closed already.
-    if (!wasHeld && this.owner.shuttingDown === true) {
-      onReleased?.();
-      return Promise.resolve();
+    // A held lock stays on the sweeper until the reply: its deadline bounds the wait (see `expire`).
+    this.stopRenewing(wasHeld);
+    if (!wasHeld) {
+      // Lost (or released) before shutdown, whose give-back was tracked then: nothing to send,
+      // and the connections may be closed already.
+      if (this.owner.shuttingDown === true) {
+        onReleased?.();
+        return Promise.resolve();
+      }
+      // A lost lock's deadline may have passed: its release waits one lease at most.
+      this.deadline = this.owner.clock.now() + this.ttl;
+      this.owner.sweeper.track(this);
     }
     const store = this.owner.store;
     const resets = store.connectionResets?.();
-    let reply: Promise<ReleaseReply>;
+    let sent: Promise<ReleaseReply>;
     try {
       // The wake goes in this one `then` rather than in a `then` of its own.
       // A FIFO lock is never parked, even where barging callers of its key take it greedily.
-      reply = this.owner.sendRelease(this.names, this.token, this.parks ? this.ttl : undefined);
+      sent = this.owner.sendRelease(this.names, this.token, this.parks ? this.ttl : undefined);
     } catch (error) {
-      reply = Promise.reject(error);
+      sent = Promise.reject(error);
     }
+    // The reply, or a failure for want of one by the end of the lease (see `expire`); a reply
+    // that comes later is too late to tell.
+    const reply = new Promise<ReleaseReply>((resolve, reject) => {
+      this.releaseUnanswered = reject;
+      sent.then(resolve, reject);
+    });
     const unconfirmed = (error: unknown): void => {
+      this.answered();
       // Let a later release() try again: the lease still ends on its own, but sooner is better.
       this.releasing = undefined;
       // The holder is done with it either way: it is no longer renewed, and its lease expires
@@ -418,6 +444,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
           unconfirmed(new RedisLockError(`The release of lock ${quoteKey(this.key)} was not confirmed: the connection to Redis was reset while it was on its way and the client sent it again; if its first run did not release the lock, its lease ends on its own.`));
           return;
         }
+        this.answered();
         try {
           this.owner.wakeGranted(this.names, settled);
           this.releasedInRedis(wasHeld, settled);
@@ -430,6 +457,12 @@ export class HeldLock implements Lock, Renewable, Expiring {
       },
       unconfirmed,
     );
+  }
+
+  /** The release in flight has its answer (or failed for want of one): no longer bounded. */
+  private answered(): void {
+    this.releaseUnanswered = undefined;
+    this.owner.sweeper.untrack(this);
   }
 
   /** A failed release: to `onFailed` if given, rejected for `release()`'s callers (if any). */
@@ -484,8 +517,9 @@ export class HeldLock implements Lock, Renewable, Expiring {
     }
   }
 
-  private stopRenewing(): void {
-    this.owner.sweeper.untrack(this);
+  /** `keepDeadline`: stays on the sweeper, whose `expire` then bounds a release's wait. */
+  private stopRenewing(keepDeadline = false): void {
+    if (!keepDeadline) this.owner.sweeper.untrack(this);
     this.cancelFirstRenewal();
     if (this.autoRenew) this.owner.scheduler.remove(this, this.renewInterval);
   }
