@@ -51,7 +51,7 @@ import { isRead } from '../rwlock/read-keys.js';
 import { isReadMode } from '../rwlock/lock-mode.js';
 import type { ReadStore } from '../rwlock/read-store.js';
 import { callSince } from './call-since.js';
-import { closeGenerator, isGenerator } from './generator-result.js';
+import { refuseGenerator } from './generator-result.js';
 import { UnconfirmedReleases } from './unconfirmed-releases.js';
 
 export { WAITER_LEASE_MS, WAITER_REFRESH_MS } from './waiter-timing.js';
@@ -832,12 +832,3 @@ export class LockManager implements LockOwner, LockRunner {
   }
 }
 
-/**
- * `fn`'s result, unless it is a generator: its body would run as it is iterated, after `using()`
- * gave the lock back. Refused (and closed, its body never run), naming the call.
- */
-function refuseGenerator<T>(result: T, where: string): T {
-  if (!isGenerator(result)) return result;
-  closeGenerator(result);
-  throw new RedisLockError(`${where}: fn returned a generator, whose body runs as it is iterated, after the lock was given back; return an array, a Promise or a value, or iterate inside fn.`);
-}
