@@ -386,11 +386,13 @@ export class HeldLock implements Lock, Renewable, Expiring {
 
   /**
    * Not async, one `then`: every lock is released this way. With callbacks (`releaseThen`), they
-   * are called from that `then`, and a failure rejects only for a caller of `release()`.
+   * are called from that `then`, and a failure rejects only for a caller of `release()`. Settled
+   * by Redis' reply, or failed for want of one by the end of the lease (see `expire`): a reply
+   * that comes later is too late to tell.
    */
   private releaseInRedis(onReleased?: () => void, onFailed?: (error: unknown) => void): Promise<void> {
     const wasHeld = this.state === 'held';
-    // A held lock stays on the sweeper until the reply: its deadline bounds the wait (see `expire`).
+    // A held lock stays on the sweeper until the reply: its deadline bounds the wait.
     this.stopRenewing(wasHeld);
     if (!wasHeld) {
       // Lost (or released) before shutdown, whose give-back was tracked then: nothing to send,
@@ -405,71 +407,69 @@ export class HeldLock implements Lock, Renewable, Expiring {
     }
     const store = this.owner.store;
     const resets = store.connectionResets?.();
-    let sent: Promise<ReleaseReply>;
+    let reply: Promise<ReleaseReply>;
     try {
       // The wake goes in this one `then` rather than in a `then` of its own.
       // A FIFO lock is never parked, even where barging callers of its key take it greedily.
-      sent = this.owner.sendRelease(this.names, this.token, this.parks ? this.ttl : undefined);
+      reply = this.owner.sendRelease(this.names, this.token, this.parks ? this.ttl : undefined);
     } catch (error) {
-      sent = Promise.reject(error);
+      reply = Promise.reject(error);
     }
-    // The reply, or a failure for want of one by the end of the lease (see `expire`); a reply
-    // that comes later is too late to tell.
-    const reply = new Promise<ReleaseReply>((resolve, reject) => {
-      this.releaseUnanswered = reject;
-      sent.then(resolve, reject);
-    });
-    const unconfirmed = (error: unknown): void => {
-      this.answered();
-      // Let a later release() try again: the lease still ends on its own, but sooner is better.
-      this.releasing = undefined;
-      // The holder is done with it either way: it is no longer renewed, and its lease expires
-      // in Redis on its own.
-      if (wasHeld && this.state === 'held') {
-        this.state = 'released';
-        this.owner.forget(this);
-        this.owner.unconfirmedRelease?.(this.names, this.token, this.deadline + this.ttl);
-        this.endedByRelease();
-        if (this.owner.listening) {
-          this.owner.emit({ type: 'released', key: this.key, name: this.name, fencingToken: this.fencingToken, heldMs: this.owner.clock.now() - this.acquiredAt, unconfirmed: true, at: Date.now() });
-        }
-      }
-      this.failed(error, onFailed);
-    };
-    return reply.then(
-      (settled) => {
-        // Refused after the connection was reset on its way: the client may have sent it again,
-        // and the first run released (or handed over) the lock. Not a loss; not confirmed either.
-        if (!settled.released && resets !== undefined && store.connectionResets!() !== resets) {
-          unconfirmed(new RedisLockError(`The release of lock ${quoteKey(this.key)} was not confirmed: the connection to Redis was reset while it was on its way and the client sent it again; if its first run did not release the lock, its lease ends on its own.`));
-          return;
-        }
+    return new Promise<void>((resolve, reject) => {
+      const failed = (error: unknown): void => {
+        this.releasing = undefined;
+        if (onFailed === undefined) return reject(error);
+        onFailed(error);
+        if (this.releaseShared) reject(error);
+        else resolve();
+      };
+      const unconfirmed = (error: unknown): void => {
         this.answered();
-        try {
-          this.owner.wakeGranted(this.names, settled);
-          this.releasedInRedis(wasHeld, settled);
-        } catch (error) {
-          this.releasing = undefined;
-          this.failed(error, onFailed);
-          return;
+        // The holder is done with it either way: it is no longer renewed, and its lease expires
+        // in Redis on its own. A later release() may try again: sooner is better.
+        if (wasHeld && this.state === 'held') {
+          this.state = 'released';
+          this.owner.forget(this);
+          this.owner.unconfirmedRelease?.(this.names, this.token, this.deadline + this.ttl);
+          this.endedByRelease();
+          if (this.owner.listening) {
+            this.owner.emit({ type: 'released', key: this.key, name: this.name, fencingToken: this.fencingToken, heldMs: this.owner.clock.now() - this.acquiredAt, unconfirmed: true, at: Date.now() });
+          }
         }
-        onReleased?.();
-      },
-      unconfirmed,
-    );
+        failed(error);
+      };
+      this.releaseUnanswered = unconfirmed;
+      reply.then(
+        (settled) => {
+          if (this.releaseUnanswered !== unconfirmed) return;
+          // Refused after the connection was reset on its way: the client may have sent it again,
+          // and the first run released (or handed over) the lock. Not a loss; not confirmed either.
+          if (!settled.released && resets !== undefined && store.connectionResets!() !== resets) {
+            unconfirmed(new RedisLockError(`The release of lock ${quoteKey(this.key)} was not confirmed: the connection to Redis was reset while it was on its way and the client sent it again; if its first run did not release the lock, its lease ends on its own.`));
+            return;
+          }
+          this.answered();
+          try {
+            this.owner.wakeGranted(this.names, settled);
+            this.releasedInRedis(wasHeld, settled);
+          } catch (error) {
+            failed(error);
+            return;
+          }
+          onReleased?.();
+          resolve();
+        },
+        (error: unknown) => {
+          if (this.releaseUnanswered === unconfirmed) unconfirmed(error);
+        },
+      );
+    });
   }
 
   /** The release in flight has its answer (or failed for want of one): no longer bounded. */
   private answered(): void {
     this.releaseUnanswered = undefined;
     this.owner.sweeper.untrack(this);
-  }
-
-  /** A failed release: to `onFailed` if given, rejected for `release()`'s callers (if any). */
-  private failed(error: unknown, onFailed: ((error: unknown) => void) | undefined): void {
-    if (onFailed === undefined) throw error;
-    onFailed(error);
-    if (this.releaseShared) throw error;
   }
 
   private releasedInRedis(wasHeld: boolean, reply: ReleaseReply): void {
