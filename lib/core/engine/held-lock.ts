@@ -347,7 +347,9 @@ export class HeldLock implements Lock, Renewable, Expiring {
       this.lose('expired');
       return;
     }
-    if (this.owner.listening) {
+    // A renewal before the lock was handed out (a grant taken late in its short lease) is part of
+    // its acquisition: listeners hear of the lock first, from its `acquired`.
+    if (this.owner.listening && this.handedOut) {
       this.owner.emit({ type: 'renewed', key: this.key, name: this.name, fencingToken: this.fencingToken, latencyMs: this.owner.clock.now() - startedAt, at: Date.now() });
     }
     // Renewed (by the watchdog or `extend()`): a first renewal still due is not needed.

@@ -10,6 +10,7 @@ export class TcpProxy {
   private readonly server: Server;
   private readonly pairs = new Set<{ client: Socket; upstream: Socket }>();
   private cutOff = false;
+  private holding = false;
   port = 0;
 
   private constructor(private readonly target: { host: string; port: number }) {
@@ -40,8 +41,22 @@ export class TcpProxy {
     this.cutOff = false;
     for (const { client, upstream } of this.pairs) {
       client.resume();
-      upstream.resume();
+      if (!this.holding) upstream.resume();
     }
+  }
+
+  /**
+   * Holds back what Redis answers (replies, pub/sub messages) while commands still reach it and
+   * run: a slow way back, where the client learns of what ran only at `flushReplies()`.
+   */
+  holdReplies(): void {
+    this.holding = true;
+    for (const { upstream } of this.pairs) upstream.pause();
+  }
+
+  flushReplies(): void {
+    this.holding = false;
+    for (const { upstream } of this.pairs) upstream.resume();
   }
 
   async close(): Promise<void> {
@@ -59,10 +74,8 @@ export class TcpProxy {
     this.pairs.add(pair);
     client.pipe(upstream);
     upstream.pipe(client);
-    if (this.cutOff) {
-      client.pause();
-      upstream.pause();
-    }
+    if (this.cutOff) client.pause();
+    if (this.cutOff || this.holding) upstream.pause();
     const drop = (): void => {
       this.pairs.delete(pair);
       client.destroy();
