@@ -640,8 +640,12 @@ export class LockManager implements LockOwner, LockRunner {
   private leave(names: LockRedisKeys, token: string, timing: LockTiming, after?: Promise<unknown>): void {
     const store = isSemaphore(names) ? this.semaphores(names.semaphore.key) : isRead(names) ? this.readStore(names.read.key) : this.store;
     const leave = (): Promise<void> => store.leave(names as never, token, timing.ttl, WAITER_LEASE_MS);
-    this.cleanUp(leave());
-    if (after !== undefined) this.cleanUp(after.then(noop, noop).then(leave));
+    // A leave Redis refused (a failover answering READONLY) is sent again as a release is: an
+    // attempt on its way may have taken the lock for a ttl, a queued place lasts a waiter lease.
+    const until = (after === undefined ? 2 * WAITER_LEASE_MS : timing.ttl) + WAITER_LEASE_MS;
+    const sent = (): Promise<void> => leave().catch(() => this.unconfirmed.add(names, token, this.clock.now() + until, this.clock.now(), leave));
+    this.cleanUp(sent());
+    if (after !== undefined) this.cleanUp(after.then(noop, noop).then(sent));
   }
 
   private newToken(options: AnyLockOptions | undefined, since = callSince(options)): string {

@@ -22,12 +22,16 @@ interface Pending {
   dueAt: number;
   delay: number;
   sending?: boolean;
+  /** How to send it again, if not as a release (a waiter's leave). */
+  send?: () => Promise<unknown>;
 }
 
 /**
  * Releases that failed without an answer (the connection was down, the client gave up, the
  * reply was lost, or a Cluster slot was migrating: TRYAGAIN): the holder is done with its lock,
  * but Redis may still hold it, and every waiter of the key would wait out the rest of its lease.
+ * So do the leaves of callers that gave up waiting (or were waiting when shutdown came): their
+ * place in the queue, or a lock an attempt of theirs took, would be handed to nobody.
  * With a `resender` each is sent again while its lease may still run, 250 ms after it failed,
  * then twice as late each time up to 4 s (its own backoff: a new failure is not held up by an
  * older one's), on one unref'd timer set for the soonest. Shutdown sends those left at once and
@@ -46,8 +50,11 @@ export class UnconfirmedReleases {
 
   constructor(private readonly resender?: ReleaseResender) {}
 
-  /** `until`: when the lease has surely ended in Redis (its local deadline plus a ttl). */
-  add(names: LockRedisKeys, token: string, until: number, now: number): void {
+  /**
+   * `until`: when the lease has surely ended in Redis (its local deadline plus a ttl). `send`:
+   * for what is given back otherwise than by the release (a waiter's leave), sent the same way.
+   */
+  add(names: LockRedisKeys, token: string, until: number, now: number, send?: () => Promise<unknown>): void {
     // Spent entries go as new ones come, in a sweep each time the map doubled: a walk per entry
     // would cost the square of the releases one outage leaves unconfirmed.
     if (this.pending.size >= this.sweepAt) {
@@ -55,7 +62,7 @@ export class UnconfirmedReleases {
       this.sweepAt = Math.max(64, 2 * this.pending.size);
     }
     // A multi-key lock may use one token for all its keys.
-    this.pending.set(`${names.lock}\n${token}`, { names, token, until, dueAt: now + FIRST_RELEASE_RETRY_MS, delay: FIRST_RELEASE_RETRY_MS });
+    this.pending.set(`${names.lock}\n${token}`, { names, token, until, dueAt: now + FIRST_RELEASE_RETRY_MS, delay: FIRST_RELEASE_RETRY_MS, send });
     this.arm(now + FIRST_RELEASE_RETRY_MS);
   }
 
@@ -138,7 +145,7 @@ export class UnconfirmedReleases {
     };
     let reply: Promise<unknown>;
     try {
-      reply = resender.resend(entry.names, entry.token);
+      reply = entry.send === undefined ? resender.resend(entry.names, entry.token) : entry.send();
     } catch {
       failed();
       return;
