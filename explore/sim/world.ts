@@ -146,7 +146,7 @@ export class Instance implements SimNode {
    * `app.close()`: the runners first, the election's and the jobs' together (as
    * `LockSchedulingExplorer.onModuleDestroy` runs them), then the lock service's two phases.
    */
-  shutdown(): Promise<void> {
+  shutdown(refusedFor?: number): Promise<void> {
     this.stopping = true;
     this.closing ??= (async () => {
       const closeStartedAt = this.world.scheduler.now;
@@ -164,11 +164,14 @@ export class Instance implements SimNode {
       }
       const startedAt = this.world.scheduler.now;
       const pauses = this.pauses;
+      // What its give-back knows it holds (user code's locks, their deadlines ahead), read as it begins.
+      const held = this.world.heldBy(this);
+      if (refusedFor !== undefined) this.world.refuseGiveBack(this, refusedFor);
       await this.service.beforeApplicationShutdown();
       await this.service.onApplicationShutdown();
       this.closed = true;
       const took = this.world.scheduler.now - startedAt;
-      this.world.checkHandedBack(this, startedAt, pauses);
+      this.world.checkHandedBack(this, startedAt, pauses, held);
       this.world.trace(this, `closed in ${took} ms`);
       // A pause stops the shutdown's own clock too: only an unpaused close is held to the bound.
       if (took > SHUTDOWN_TIMEOUT_MS && pauses === this.pauses) this.world.violate(this, 'close() settles within shutdownTimeout', `stop()+close() took ${took} ms > ${SHUTDOWN_TIMEOUT_MS} ms`);
@@ -714,31 +717,92 @@ export class World implements FaultDecider {
   }
 
   /**
-   * Right after a clean `close()`: nothing of `instance` is left in the store (no lock, permit,
-   * reader or live place in a queue), as shutdown hands every lock back at once instead of
-   * letting it run out. Not judged when a fault of this instance (a reply lost or delayed, a
-   * pause) fell within the longest lease plus a grant lease before the close began, or during
-   * it: a command lost then may leave a lease that only its expiry ends.
+   * A failover as the lock service's give-back begins: every command of `instance` is lost before
+   * it reaches the store for `ms` (a release refused with READONLY, a connection reset), then the
+   * store takes them again, well within shutdownTimeout when `ms` is short: the releases the close
+   * sends first fail and must be sent again (see `checkHandedBack`). Only before the faults stop
+   * (a window past `faultsEnd` would reach into the checks that run once they have).
    */
-  checkHandedBack(instance: Instance, closeStartedAt: number, pausesAtStart: number): void {
-    if (this.violation !== undefined || instance.pauses !== pausesAtStart) return;
+  refuseGiveBack(instance: Instance, ms: number): void {
     const now = this.scheduler.now;
-    const from = closeStartedAt - this.longestTtl() - WAITER_LEASE_MS;
-    if (this.windows.some((w) => w.instance === instance.index && w.from <= now && w.to >= from)) return;
-    if (instance.pauses > 0 && instance.resumedAt >= from) return;
+    if (now + ms > this.faultsEnd) return;
+    this.windows.push({ kind: 'reply-lost-before', instance: instance.index, from: now, to: now + ms, amount: 0 });
+    this.trace(instance, `reply-lost-before for ${ms} ms (the store refuses the give-back for a moment)`);
+  }
+
+  /** The locks user code of `instance` holds now (their deadlines ahead, no release on its way), by token. */
+  heldBy(instance: Instance): Map<string, string> {
+    const held = new Map<string, string>();
+    for (const section of this.sections) {
+      if (section.instance !== instance) continue;
+      for (const part of section.parts) if (part.held) held.set(part.token, `${section.kind} ${part.key} #${part.fencingToken}`);
+    }
+    return held;
+  }
+
+  /**
+   * Right after a clean `close()`, two rules. (1) Nothing of `instance` is left in the store (no
+   * lock, permit, reader or live place in a queue), as shutdown hands every lock back at once
+   * instead of letting it run out. Not judged when a fault of this instance (a reply lost or
+   * delayed, a pause) fell within the longest lease plus a grant lease before the close began, or
+   * during it: a command lost then may leave a lease that only its expiry ends. (2) Sharper, and
+   * judged whatever faults came before or during the close: a close that ended before its
+   * shutdownTimeout, on an instance neither paused nor crashed meanwhile, gave back every lock
+   * its user code held as the give-back began (`held`: deadline ahead, no release on its way),
+   * permits and read locks included; a release Redis did not take (a reply lost before it reached
+   * the store) is sent again until answered or until shutdownTimeout ends, so a close that ends
+   * sooner has had every one answered. Excused only when the store was out of reach (its commands
+   * lost before reaching it) from the close's end to its deadline: a resend could not have been
+   * answered either. What the instance did not know it held (an acquire that took effect unseen,
+   * a lease a lost renewal reply extended after the lock was lost here) is rule (1)'s alone.
+   */
+  checkHandedBack(instance: Instance, closeStartedAt: number, pausesAtStart: number, held: Map<string, string> = new Map()): void {
+    if (this.violation !== undefined || instance.pauses !== pausesAtStart || instance.crashed) return;
+    const now = this.scheduler.now;
+    const deadline = closeStartedAt + SHUTDOWN_TIMEOUT_MS;
     const mine = (token: string | undefined): boolean => token !== undefined && parseHolder(token)?.instance === instance.name;
+    const from = closeStartedAt - this.longestTtl() - WAITER_LEASE_MS;
+    const faulted = this.windows.some((w) => w.instance === instance.index && w.from <= now && w.to >= from) || (instance.pauses > 0 && instance.resumedAt >= from);
+    if (!faulted) {
+      const leftover: string[] = [];
+      for (const key of this.data.locks.keys()) {
+        const owner = liveValue(this.data.locks, key, now);
+        if (owner === undefined) continue;
+        const suffix = /:(?:permit|reader):(.+)$/.exec(key)?.[1];
+        if (mine(owner) || mine(suffix)) leftover.push(`lock ${key} (${owner})`);
+      }
+      for (const [key, entry] of this.data.waiting) {
+        if (liveValue(this.data.waiting, key, now) === undefined) continue;
+        for (const [member, until] of entry.value.aliveUntil) if (until >= now && mine(member.split(':')[0])) leftover.push(`queue ${key} ${member}`);
+      }
+      if (leftover.length > 0) this.violate(instance, 'afterwards the store holds nothing but fencing counters', `right after ${instance.name} closed: ${leftover.join('; ')}`);
+      return;
+    }
+    if (held.size === 0 || now >= deadline - BOUND_SLACK_MS || this.unreachable(instance, now, deadline)) return;
     const leftover: string[] = [];
     for (const key of this.data.locks.keys()) {
       const owner = liveValue(this.data.locks, key, now);
       if (owner === undefined) continue;
       const suffix = /:(?:permit|reader):(.+)$/.exec(key)?.[1];
-      if (mine(owner) || mine(suffix)) leftover.push(`lock ${key} (${owner})`);
+      const token = held.has(owner) ? owner : suffix !== undefined && held.has(suffix) ? suffix : undefined;
+      if (token !== undefined) leftover.push(`${held.get(token)} (${token}): ${key} live`);
     }
-    for (const [key, entry] of this.data.waiting) {
-      if (liveValue(this.data.waiting, key, now) === undefined) continue;
-      for (const [member, until] of entry.value.aliveUntil) if (until >= now && mine(member.split(':')[0])) leftover.push(`queue ${key} ${member}`);
+    if (leftover.length > 0) {
+      this.violate(instance, 'a close that ends before its shutdownTimeout gives back every lock held as it began',
+        `${instance.name}'s close ended after ${now - closeStartedAt} ms (${deadline - now} ms before its deadline) leaving ${leftover.join('; ')}`);
     }
-    if (leftover.length > 0) this.violate(instance, 'afterwards the store holds nothing but fencing counters', `right after ${instance.name} closed: ${leftover.join('; ')}`);
+  }
+
+  /** Whether every command of `instance` sent in [from, to) is lost before it reaches the store (windows of `reply-lost-before`). */
+  private unreachable(instance: Instance, from: number, to: number): boolean {
+    const windows = this.windows.filter((w) => w.instance === instance.index && w.kind === 'reply-lost-before').sort((a, b) => a.from - b.from);
+    let covered = from;
+    for (const w of windows) {
+      if (w.from > covered) break;
+      covered = Math.max(covered, w.to);
+      if (covered >= to) return true;
+    }
+    return covered >= to;
   }
 
   /** After shutdown and the longest lease: the store holds fencing counters only, and no timer is left. */
@@ -833,9 +897,12 @@ export class World implements FaultDecider {
         if (instance.stopping) return;
         this.faultCounts.shutdown++;
         // The application's own code calls app.close(): a paused instance does so once resumed.
+        // Half of them (`duration`, unused by this kind, even) meet Redis refusing the give-back
+        // for a moment (see `refuseGiveBack`): 1 to 900 ms.
+        const refusedFor = fault.duration % 2 === 0 ? 1 + ((fault.duration >> 1) % 900) : undefined;
         this.scheduler.schedule(this.scheduler.now, () => {
           this.trace(instance, 'clean shutdown begins');
-          void instance.shutdown();
+          void instance.shutdown(refusedFor);
         }, instance);
         return;
       }
