@@ -28,7 +28,7 @@ describe('a release that failed before reaching Redis, then app.close() with Red
         () => 'released',
         (error: unknown) => (error as Error).message,
       );
-      expect(failed).toBe('Connection is closed.');
+      expect(failed).toBe('The release of lock "k" was not answered (Connection is closed.); its lease ends on its own in Redis.');
       expect(lock.held).toBe(false);
       // The connection is back, Redis answers: the application shuts down.
       await client.connect();

@@ -48,7 +48,7 @@ describe('HeldLock.releaseThen', () => {
     const unhandled = await unhandledDuring(
       () => new Promise<void>((done) => lock.releaseThen(() => (outcomes.push('released'), done()), (error) => (outcomes.push(error), done()))),
     );
-    expect(outcomes).toEqual([failed]);
+    expect(outcomes.map((error) => (error as Error).cause)).toEqual([failed]);
     expect(unhandled).toEqual([]);
     // As after a failed release(): a later release tries again.
     await lock.release();
@@ -64,8 +64,9 @@ describe('HeldLock.releaseThen', () => {
       () => outcomes.push('released'),
       (error) => outcomes.push(error),
     );
-    await expect(lock.release()).rejects.toBe(failed);
-    expect(outcomes).toEqual([failed]);
+    // The client's error, named for the release it failed (a RedisLockError, as documented).
+    await expect(lock.release()).rejects.toMatchObject({ name: 'RedisLockError', cause: failed });
+    expect(outcomes.map((error) => (error as Error).cause)).toEqual([failed]);
     close();
   });
 

@@ -13,6 +13,7 @@ import { checkTtlWithinRetention } from '../options/fence-retention.js';
 import type { ReleaseReply } from '../stores/lock-store.js';
 import type { LockStore, RenewalOutcome } from '../stores/lock-store.js';
 import type { Renewable, RenewalScheduler } from './renewal-scheduler.js';
+import { LAST_ATTEMPT_GRACE_MS } from './waiter-timing.js';
 
 /** What a held lock needs from the manager that created it. */
 export interface LockOwner {
@@ -394,9 +395,17 @@ export class HeldLock implements Lock, Renewable, Expiring {
    */
   private releaseInRedis(onReleased?: () => void, onFailed?: (error: unknown) => void): Promise<void> {
     const wasHeld = this.state === 'held';
-    // A held lock stays on the sweeper until the reply: its deadline bounds the wait.
+    // A held lock stays on the sweeper until the reply: its deadline bounds the wait, but never
+    // to less than a last attempt's grace (a lock used to the end of its lease, or released
+    // after a stall, whose lease Redis may still hold, gets its answer).
     this.stopRenewing(wasHeld);
-    if (!wasHeld) {
+    if (wasHeld) {
+      const least = this.owner.clock.now() + LAST_ATTEMPT_GRACE_MS;
+      if (this.deadline < least) {
+        this.deadline = least;
+        this.owner.sweeper.track(this);
+      }
+    } else {
       // Lost (or released) before shutdown, whose give-back was tracked then: nothing to send,
       // and the connections may be closed already.
       if (this.owner.shuttingDown === true) {
@@ -418,8 +427,10 @@ export class HeldLock implements Lock, Renewable, Expiring {
       reply = Promise.reject(error);
     }
     return new Promise<void>((resolve, reject) => {
-      const failed = (error: unknown): void => {
+      const failed = (cause: unknown): void => {
         this.releasing = undefined;
+        // The client's own error (a connection closed under it) named for what it failed.
+        const error = cause instanceof RedisLockError ? cause : new RedisLockError(`The release of lock ${quoteKey(this.key)} was not answered (${cause instanceof Error ? cause.message : String(cause)}); its lease ends on its own in Redis.`, { cause });
         if (onFailed === undefined) return reject(error);
         onFailed(error);
         if (this.releaseShared) reject(error);
@@ -434,7 +445,8 @@ export class HeldLock implements Lock, Renewable, Expiring {
           this.owner.forget(this);
           this.owner.unconfirmedRelease?.(this.names, this.token, this.deadline + this.ttl);
           this.endedByRelease();
-          if (this.owner.listening) {
+          // Told only of a lock its caller got (a grant given back before its hand-out was not).
+          if (this.owner.listening && this.handedOut) {
             this.owner.emit({ type: 'released', key: this.key, name: this.name, fencingToken: this.fencingToken, heldMs: this.owner.clock.now() - this.acquiredAt, unconfirmed: true, at: Date.now() });
           }
         }
@@ -479,7 +491,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
     if (reply.released) {
       this.state = 'released';
       this.owner.forget(this);
-      if (this.owner.listening) {
+      if (this.owner.listening && this.handedOut) {
         this.owner.emit({ type: 'released', key: this.key, name: this.name, fencingToken: this.fencingToken, heldMs: this.owner.clock.now() - this.acquiredAt, at: Date.now() });
       }
       this.endedByRelease();

@@ -56,6 +56,25 @@ describe('UnconfirmedReleases', () => {
     expect(releases.left(clock.now())).toBe(false);
   });
 
+  it('keeps the later end when a leave joins the release of the same token, and sends the leave', async () => {
+    const clock = new ManualClock();
+    const { releases, sent } = resending(clock, () => Promise.reject(new Error('READONLY')));
+    const answered: number[] = [];
+    // A grant given back unconfirmed (its lease may run a ttl), then its acquisition's leave (3 s),
+    // refused for 5 s: past the leave's own end, the lock may still be there.
+    releases.add(a, 't', 30_000, 0);
+    releases.add(a, 't', 3_000, 0, () => {
+      if (clock.now() < 5_000) return Promise.reject(new Error('READONLY'));
+      answered.push(clock.now());
+      return Promise.resolve();
+    });
+    await clock.advance(10_000);
+    releases.resendAll(clock.now());
+    await releases.settled();
+    expect({ sent, answered: answered.length }).toEqual({ sent: [], answered: 1 });
+    expect(releases.left(clock.now())).toBe(false);
+  });
+
   it('drops the spent ones as new ones come, once there are enough to sweep', () => {
     const releases = new UnconfirmedReleases();
     for (let i = 0; i < 64; i++) releases.add(lockRedisKeys('lock:', `k${i}`), 't', 100, 0);

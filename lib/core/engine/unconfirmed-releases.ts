@@ -61,8 +61,11 @@ export class UnconfirmedReleases {
       for (const [key, entry] of this.pending) if (entry.until <= now) this.pending.delete(key);
       this.sweepAt = Math.max(64, 2 * this.pending.size);
     }
-    // A multi-key lock may use one token for all its keys.
-    this.pending.set(`${names.lock}\n${token}`, { names, token, until, dueAt: now + FIRST_RELEASE_RETRY_MS, delay: FIRST_RELEASE_RETRY_MS, send });
+    // A multi-key lock may use one token for all its keys. A grant given back unconfirmed and
+    // the leave of its acquisition share a token: the later end and the leave (which does more) win.
+    const key = `${names.lock}\n${token}`;
+    const before = this.pending.get(key);
+    this.pending.set(key, { names, token, until: Math.max(until, before?.until ?? until), dueAt: now + FIRST_RELEASE_RETRY_MS, delay: FIRST_RELEASE_RETRY_MS, send: send ?? before?.send });
     this.arm(now + FIRST_RELEASE_RETRY_MS);
   }
 

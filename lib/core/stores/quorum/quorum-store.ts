@@ -266,7 +266,12 @@ export class QuorumStore implements LockStore {
    * the attempt on each node's connection, and again once the attempt has settled).
    */
   async leave(keys: ScriptKeys, token: string): Promise<void> {
-    await this.ask(Infinity, (node) => node.quorumRelease(keys.lock, token));
+    const answers = await this.ask(Infinity, (node) => node.quorumRelease(keys.lock, token));
+    let answered = 0;
+    answers.forEach((answer, index) => (answer.ok ? answered++ : this.missed(index, keys.lock, token)));
+    // Not a majority: what the attempt took may hold the lock against everyone, so the engine
+    // sends it again; a minority that missed it is owed at shutdown, as a release's is.
+    if (answered < this.majority) throw this.noQuorum('give back', answered, answers);
   }
 
   async exists(lockKey: string): Promise<boolean> {

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { RedisLockError, type Lock } from '../lib/index.js';
-import { createLockApp, type LockApp } from './support/lock-app.js';
-import { useOwnRedis } from './support/redis.js';
+import { RedisLockError, type Lock } from '../../lib/index.js';
+import { createLockApp, type LockApp } from '../support/lock-app.js';
+import { useOwnRedis } from '../support/redis.js';
 
 // A release sent to a Redis that takes it but never answers (frozen by SIGSTOP here; a network cut
 // that drops packets without a reset, or a server stuck in a long command, look the same): the
@@ -67,6 +67,23 @@ describe('a release Redis does not answer', () => {
     await expect.poll(() => lock.signal.aborted, { timeout: 5_000 }).toBe(true);
     const release = watch(lock.release());
     await expect.poll(() => release.settled, { timeout: 5_000 }).toBeDefined();
+    expect(lock.held).toBe(false);
+  });
+
+  const kinds: [string, (app: LockApp) => Promise<Lock>][] = [
+    ['semaphore permits', (app) => app.locks.acquire('frozen:sem', { limit: 3 })],
+    ['a read lock', (app) => app.locks.acquire('frozen:read', { mode: 'read' })],
+    ['a multi-key lock', (app) => app.locks.acquire(['frozen:a', 'frozen:b'])],
+  ];
+
+  // Each released through its own store (permits, readers) or one release per part.
+  it.each(kinds)('%s: release() rejects with a RedisLockError by the end of the lease', async (_name, take) => {
+    app = await createLockApp({ redis: own.url(), ttl: 600 });
+    const lock = await take(app);
+    own.server().pause();
+    const release = watch(lock.release());
+    await expect.poll(() => release.settled, { timeout: 5_000 }).toBeDefined();
+    expect(release.settled!.error).toBeInstanceOf(RedisLockError);
     expect(lock.held).toBe(false);
   });
 });
