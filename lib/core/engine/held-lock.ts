@@ -427,17 +427,17 @@ export class HeldLock implements Lock, Renewable, Expiring {
       reply = Promise.reject(error);
     }
     return new Promise<void>((resolve, reject) => {
-      const failed = (cause: unknown): void => {
+      const failed = (error: unknown): void => {
         this.releasing = undefined;
-        // The client's own error (a connection closed under it) named for what it failed.
-        const error = cause instanceof RedisLockError ? cause : new RedisLockError(`The release of lock ${quoteKey(this.key)} was not answered (${cause instanceof Error ? cause.message : String(cause)}); its lease ends on its own in Redis.`, { cause });
         if (onFailed === undefined) return reject(error);
         onFailed(error);
         if (this.releaseShared) reject(error);
         else resolve();
       };
-      const unconfirmed = (error: unknown): void => {
+      const unconfirmed = (cause: unknown): void => {
         this.answered();
+        // The client's own error (a connection closed under it) named for what it failed.
+        const error = cause instanceof RedisLockError ? cause : new RedisLockError(`The release of lock ${quoteKey(this.key)} was not answered (${cause instanceof Error ? cause.message : String(cause)}); its lease ends on its own in Redis.`, { cause });
         // The holder is done with it either way: it is no longer renewed, and its lease expires
         // in Redis on its own. A later release() may try again: sooner is better.
         if (wasHeld && this.state === 'held') {
