@@ -202,7 +202,12 @@ export class QuorumStore implements LockStore {
       .then(async (answer) => {
         if (!answer.acquired) return;
         const answers = await this.ask(Infinity, (other) => (other === node ? Promise.resolve(undefined) : other.ownerAndCounter(lock)));
-        if (answers.some((each) => each.ok && each.value?.owner === token)) return;
+        // Given back only when the lock surely is not the token's: too few others could still hold
+        // it for a majority, even counting every node that did not answer (a slow reply on a
+        // loaded machine is not a release, and giving back a live holder's copy weakens it).
+        const others = this.nodes.length - 1;
+        const notHeld = answers.filter((each, i) => this.nodes[i] !== node && each.ok && each.value?.owner !== token).length;
+        if (others - notHeld >= this.majority - 1) return;
         await node.quorumRelease(lock, token);
       })
       .catch(() => undefined);
