@@ -1,4 +1,4 @@
-import Redis from 'ioredis';
+import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TcpProxy } from '../chaos/support/tcp-proxy.js';
 import { createLockApp, sleep, type LockApp } from '../support/lock-app.js';
