@@ -14,6 +14,7 @@ import type { ReleaseReply } from '../stores/lock-store.js';
 import type { LockStore, RenewalOutcome } from '../stores/lock-store.js';
 import type { Renewable, RenewalScheduler } from './renewal-scheduler.js';
 import { LAST_ATTEMPT_GRACE_MS } from './waiter-timing.js';
+import { ReleaseInFlight } from './release-in-flight.js';
 
 /** What a held lock needs from the manager that created it. */
 export interface LockOwner {
@@ -78,14 +79,13 @@ export class HeldLock implements Lock, Renewable, Expiring {
    */
   private shortenedAt = 0;
   private shortenedEnd = Infinity;
-  private releasing?: Promise<void>;
   /**
-   * The release in flight's way to fail, for the deadline sweeper to take when the lease runs
-   * out unanswered: the client has no command timeout, and a frozen Redis (or a network cut that
-   * resets nothing) would otherwise leave `release()`, `using()` and every `@Locked` call waiting
-   * for as long as Redis is gone.
+   * The release started (until it fails, when a later `release()` may try again). Until it is
+   * answered the deadline sweeper may fail it (see `expire`): the client has no command timeout,
+   * and a frozen Redis (or a network cut that resets nothing) would otherwise leave `release()`,
+   * `using()` and every `@Locked` call waiting for as long as Redis is gone.
    */
-  private releaseUnanswered?: (error: unknown) => void;
+  private releasing?: ReleaseInFlight;
   /** Whether `release()` was called while a release started by `releaseThen()` was in flight. */
   private releaseShared = false;
   private readonly acquiredAt: number;
@@ -192,34 +192,34 @@ export class HeldLock implements Lock, Renewable, Expiring {
   }
 
   release(): Promise<void> {
-    if (this.releasing === undefined) return (this.releasing = this.releaseInRedis());
+    if (this.releasing === undefined) return this.releaseInRedis().promise();
     // Someone else asked for the release under way: a release started by releaseThen() must
     // now reject on failure, for this caller.
     this.releaseShared = true;
-    return this.releasing;
+    return this.releasing.promise();
   }
 
   /**
    * `release()` for a caller that only needs to know when it is over (every `@Locked` call):
-   * `onReleased` or `onFailed` runs from the release's own `then`, one promise and one microtask
-   * less than a `then` of the caller's. A failed release is the caller's to report; its promise
-   * rejects only if someone else asked for it meanwhile, so a failure nobody else awaits is no
-   * unhandled rejection. Neither callback may throw.
+   * `onReleased` or `onFailed` runs from the release's own `then`, with no promise of its own
+   * (one is made only if someone else asks for the release meanwhile). A failed release is the
+   * caller's to report; it rejects only for someone else who asked for it meanwhile, so a
+   * failure nobody else awaits is no unhandled rejection. Neither callback may throw.
    */
   releaseThen(onReleased: () => void, onFailed: (error: unknown) => void): void {
     if (this.releasing !== undefined) {
       this.releaseShared = true;
-      this.releasing.then(onReleased, onFailed);
+      this.releasing.promise().then(onReleased, onFailed);
       return;
     }
     this.releaseShared = false;
-    this.releasing = this.releaseInRedis(onReleased, onFailed);
+    this.releaseInRedis(onReleased, onFailed);
   }
 
   /** Application shutdown: tell the holder, then give the lock back. */
   async shutdown(): Promise<void> {
     // A release under way is a normal end: let it finish rather than abort the holder.
-    if (this.releasing !== undefined) return this.releasing.catch(() => undefined);
+    if (this.releasing !== undefined) return this.releasing.promise().catch(() => undefined);
     if (this.state !== 'held') return;
     this.lose('shutdown');
     // The holder's own release() afterwards (its code winding down on the shutdown signal, an
@@ -230,7 +230,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
       () => undefined,
       () => this.owner.unconfirmedRelease?.(this.names, this.token, this.deadline + this.ttl),
     );
-    this.releasing = given;
+    this.releasing = ReleaseInFlight.settledBy(given);
     await given;
   }
 
@@ -378,13 +378,13 @@ export class HeldLock implements Lock, Renewable, Expiring {
   }
 
   expire(): void {
-    const unanswered = this.releaseUnanswered;
-    if (unanswered === undefined) {
+    const release = this.releasing;
+    if (release === undefined || release.answered) {
       this.lose('expired');
       return;
     }
     // Its lease is over, in Redis as here: the release can do nothing more than the expiry did.
-    unanswered(new RedisLockError(`Redis did not answer the release of lock ${quoteKey(this.key)} by the end of its lease; the lease ends on its own in Redis.`));
+    this.releaseUnconfirmed(release, new RedisLockError(`Redis did not answer the release of lock ${quoteKey(this.key)} by the end of its lease; the lease ends on its own in Redis.`));
   }
 
   /**
@@ -393,7 +393,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
    * by Redis' reply, or failed for want of one by the end of the lease (see `expire`): a reply
    * that comes later is too late to tell.
    */
-  private releaseInRedis(onReleased?: () => void, onFailed?: (error: unknown) => void): Promise<void> {
+  private releaseInRedis(onReleased?: () => void, onFailed?: (error: unknown) => void): ReleaseInFlight {
     const wasHeld = this.state === 'held';
     // A held lock stays on the sweeper until the reply: its deadline bounds the wait, but never
     // to less than a last attempt's grace (a lock used to the end of its lease, or released
@@ -409,15 +409,17 @@ export class HeldLock implements Lock, Renewable, Expiring {
       // Lost (or released) before shutdown, whose give-back was tracked then: nothing to send,
       // and the connections may be closed already.
       if (this.owner.shuttingDown === true) {
-        onReleased?.();
-        return Promise.resolve();
+        const over = (this.releasing = new ReleaseInFlight(false, undefined, onReleased, onFailed));
+        over.answered = true;
+        over.released();
+        return over;
       }
       // A lost lock's deadline may have passed: its release waits one lease at most.
       this.deadline = this.owner.clock.now() + this.ttl;
       this.owner.sweeper.track(this);
     }
     const store = this.owner.store;
-    const resets = store.connectionResets?.();
+    const release = (this.releasing = new ReleaseInFlight(wasHeld, store.connectionResets?.(), onReleased, onFailed));
     let reply: Promise<ReleaseReply>;
     try {
       // The wake goes in this one `then` rather than in a `then` of its own.
@@ -426,63 +428,63 @@ export class HeldLock implements Lock, Renewable, Expiring {
     } catch (error) {
       reply = Promise.reject(error);
     }
-    return new Promise<void>((resolve, reject) => {
-      const failed = (error: unknown): void => {
-        this.releasing = undefined;
-        if (onFailed === undefined) return reject(error);
-        onFailed(error);
-        if (this.releaseShared) reject(error);
-        else resolve();
-      };
-      const unconfirmed = (cause: unknown): void => {
-        this.answered();
-        // The client's own error (a connection closed under it) named for what it failed.
-        const error = cause instanceof RedisLockError ? cause : new RedisLockError(`The release of lock ${quoteKey(this.key)} was not answered (${cause instanceof Error ? cause.message : String(cause)}); its lease ends on its own in Redis.`, { cause });
-        // The holder is done with it either way: it is no longer renewed, and its lease expires
-        // in Redis on its own. A later release() may try again: sooner is better.
-        if (wasHeld && this.state === 'held') {
-          this.state = 'released';
-          this.owner.forget(this);
-          this.owner.unconfirmedRelease?.(this.names, this.token, this.deadline + this.ttl);
-          this.endedByRelease();
-          // Told only of a lock its caller got (a grant given back before its hand-out was not).
-          if (this.owner.listening && this.handedOut) {
-            this.owner.emit({ type: 'released', key: this.key, name: this.name, fencingToken: this.fencingToken, heldMs: this.owner.clock.now() - this.acquiredAt, unconfirmed: true, at: Date.now() });
-          }
-        }
-        failed(error);
-      };
-      this.releaseUnanswered = unconfirmed;
-      reply.then(
-        (settled) => {
-          if (this.releaseUnanswered !== unconfirmed) return;
-          // Refused after the connection was reset on its way: the client may have sent it again,
-          // and the first run released (or handed over) the lock. Not a loss; not confirmed either.
-          if (!settled.released && resets !== undefined && store.connectionResets!() !== resets) {
-            unconfirmed(new RedisLockError(`The release of lock ${quoteKey(this.key)} was not confirmed: the connection to Redis was reset while it was on its way and the client sent it again; if its first run did not release the lock, its lease ends on its own.`));
-            return;
-          }
-          this.answered();
-          try {
-            this.owner.wakeGranted(this.names, settled);
-            this.releasedInRedis(wasHeld, settled);
-          } catch (error) {
-            failed(error);
-            return;
-          }
-          onReleased?.();
-          resolve();
-        },
-        (error: unknown) => {
-          if (this.releaseUnanswered === unconfirmed) unconfirmed(error);
-        },
-      );
-    });
+    reply.then(
+      (settled) => this.releaseReplied(release, settled),
+      (error: unknown) => {
+        if (!release.answered) this.releaseUnconfirmed(release, error);
+      },
+    );
+    return release;
+  }
+
+  private releaseReplied(release: ReleaseInFlight, settled: ReleaseReply): void {
+    if (release.answered) return;
+    const store = this.owner.store;
+    // Refused after the connection was reset on its way: the client may have sent it again,
+    // and the first run released (or handed over) the lock. Not a loss; not confirmed either.
+    if (!settled.released && release.resets !== undefined && store.connectionResets!() !== release.resets) {
+      this.releaseUnconfirmed(release, new RedisLockError(`The release of lock ${quoteKey(this.key)} was not confirmed: the connection to Redis was reset while it was on its way and the client sent it again; if its first run did not release the lock, its lease ends on its own.`));
+      return;
+    }
+    this.answered(release);
+    try {
+      this.owner.wakeGranted(this.names, settled);
+      this.releasedInRedis(release.wasHeld, settled);
+    } catch (error) {
+      this.releaseFailed(release, error);
+      return;
+    }
+    release.released();
+  }
+
+  /** No answer (an error of the client's, or none by the end of the lease): the lease ends on its own. */
+  private releaseUnconfirmed(release: ReleaseInFlight, cause: unknown): void {
+    this.answered(release);
+    // The client's own error (a connection closed under it) named for what it failed.
+    const error = cause instanceof RedisLockError ? cause : new RedisLockError(`The release of lock ${quoteKey(this.key)} was not answered (${cause instanceof Error ? cause.message : String(cause)}); its lease ends on its own in Redis.`, { cause });
+    // The holder is done with it either way: it is no longer renewed, and its lease expires
+    // in Redis on its own. A later release() may try again: sooner is better.
+    if (release.wasHeld && this.state === 'held') {
+      this.state = 'released';
+      this.owner.forget(this);
+      this.owner.unconfirmedRelease?.(this.names, this.token, this.deadline + this.ttl);
+      this.endedByRelease();
+      // Told only of a lock its caller got (a grant given back before its hand-out was not).
+      if (this.owner.listening && this.handedOut) {
+        this.owner.emit({ type: 'released', key: this.key, name: this.name, fencingToken: this.fencingToken, heldMs: this.owner.clock.now() - this.acquiredAt, unconfirmed: true, at: Date.now() });
+      }
+    }
+    this.releaseFailed(release, error);
+  }
+
+  private releaseFailed(release: ReleaseInFlight, error: unknown): void {
+    if (this.releasing === release) this.releasing = undefined;
+    release.failed(error, this.releaseShared);
   }
 
   /** The release in flight has its answer (or failed for want of one): no longer bounded. */
-  private answered(): void {
-    this.releaseUnanswered = undefined;
+  private answered(release: ReleaseInFlight): void {
+    release.answered = true;
     this.owner.sweeper.untrack(this);
   }
 
