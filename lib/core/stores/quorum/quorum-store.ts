@@ -7,6 +7,7 @@ import type { LockSnapshot, LockStore, RenewalOutcome, RenewalPart, RenewalReque
 import { DeadlineSweeper } from '../../engine/deadline-sweeper.js';
 import { QuorumRound, type Answer } from './quorum-round.js';
 import { LOCK_KEY_SUFFIXES } from '../../keys/lock-key.js';
+import { LAST_ATTEMPT_GRACE_MS } from '../../engine/waiter-timing.js';
 
 /**
  * Quorum mode (the Redlock algorithm) over N independent Redis masters. A lock is held when a
@@ -26,6 +27,14 @@ import { LOCK_KEY_SUFFIXES } from '../../keys/lock-key.js';
  */
 /** How many missed releases are kept for shutdown at most. */
 const MAX_MISSED = 10_000;
+
+/**
+ * How long a release round waits for a majority's answer: as long as a holder's release is given
+ * at least (`LAST_ATTEMPT_GRACE_MS`). A node busy for a moment (a loaded host, the fork of a
+ * background save) is no reason to call a release unconfirmed while its lease runs on; a round
+ * that is decided (a majority released, or refused) ends at once.
+ */
+const RELEASE_ROUND_MS = LAST_ATTEMPT_GRACE_MS;
 
 export class QuorumStore implements LockStore {
   readonly queues = false;
@@ -226,7 +235,7 @@ export class QuorumStore implements LockStore {
   release(keys: ScriptKeys, token: string, _waiterLease?: number): Promise<ReleaseReply> {
     // A majority that released decides: the other nodes' DEL still runs, nobody waits for it.
     const lock = keys.lock;
-    return this.ask(Infinity, (node) => node.quorumRelease(lock, token), releasedHere, (index) => this.missed(index, lock, token)).then((answers) => {
+    return this.askWithin(RELEASE_ROUND_MS, (node) => node.quorumRelease(lock, token), releasedHere, (index) => this.missed(index, lock, token), refusedHere).then((answers) => {
       let released = 0;
       let refused = 0;
       for (let index = 0; index < answers.length; index++) {
@@ -314,10 +323,19 @@ export class QuorumStore implements LockStore {
     ttl: number,
     question: (node: LockScripts, index: number) => Promise<T>,
     majorityCounts?: (answer: Answer<T>) => boolean,
-    failedLate?: (index: number) => void,
   ): Promise<Answer<T>[]> {
-    const timeout = ttl === Infinity ? 200 : Math.min(500, Math.max(50, Math.floor(ttl / 10)));
-    const round = new QuorumRound<T>(this.nodes.length, timeout, this.sweeper, this.majority, majorityCounts, failedLate);
+    return this.askWithin(ttl === Infinity ? 200 : Math.min(500, Math.max(50, Math.floor(ttl / 10))), question, majorityCounts);
+  }
+
+  /** `ask` with a timeout of its own; `majorityAgainst` also ends the round (see `QuorumRound`). */
+  private askWithin<T>(
+    timeout: number,
+    question: (node: LockScripts, index: number) => Promise<T>,
+    majorityCounts?: (answer: Answer<T>) => boolean,
+    failedLate?: (index: number) => void,
+    majorityAgainst?: (answer: Answer<T>) => boolean,
+  ): Promise<Answer<T>[]> {
+    const round = new QuorumRound<T>(this.nodes.length, timeout, this.sweeper, this.majority, majorityCounts, failedLate, majorityAgainst);
     for (let index = 0; index < this.nodes.length; index++) {
       let reply: Promise<T>;
       try {
@@ -366,4 +384,8 @@ function confirmedHere(answer: Answer<unknown>): boolean {
 
 function releasedHere(answer: Answer<ReleaseReply>): boolean {
   return answer.ok && answer.value.released;
+}
+
+function refusedHere(answer: Answer<ReleaseReply>): boolean {
+  return answer.ok && !answer.value.released;
 }
