@@ -21,8 +21,10 @@ export class ReleaseInFlight {
     readonly wasHeld: boolean,
     /** The store's connection resets as it was sent (see `LockStore.connectionResets`). */
     readonly resets: number | undefined,
-    readonly onReleased?: () => void,
-    readonly onFailed?: (error: unknown) => void,
+    // Dropped once called: they hold the `@Locked` call's result, which a released lock (kept
+    // by whatever the call left behind: a timer, a cached promise) must not keep alive.
+    private onReleased?: () => void,
+    private onFailed?: (error: unknown) => void,
   ) {}
 
   /** A release that is over already, or whose outcome is `work`'s (shutdown's give-back). */
@@ -47,8 +49,10 @@ export class ReleaseInFlight {
   /** Released: the callback, then the promise (if anyone asked for it). */
   released(): void {
     this.outcome = null;
-    this.onReleased?.();
-    this.resolveShared?.();
+    const onReleased = this.onReleased;
+    this.onReleased = this.onFailed = undefined;
+    onReleased?.();
+    this.settleShared();
   }
 
   /**
@@ -56,13 +60,18 @@ export class ReleaseInFlight {
    * callers that awaited it besides (`shared`): shutdown, which only waits, sees it resolve.
    */
   failed(error: unknown, shared: boolean): void {
-    if (this.onFailed === undefined || shared) {
-      this.outcome = { error };
-    } else {
-      this.outcome = null;
-    }
-    this.onFailed?.(error);
-    if (this.outcome === null) this.resolveShared?.();
-    else this.rejectShared?.(error);
+    const onFailed = this.onFailed;
+    this.onReleased = this.onFailed = undefined;
+    this.outcome = onFailed === undefined || shared ? { error } : null;
+    onFailed?.(error);
+    this.settleShared();
+  }
+
+  private settleShared(): void {
+    const resolve = this.resolveShared;
+    const reject = this.rejectShared;
+    this.resolveShared = this.rejectShared = undefined;
+    if (this.outcome === null) resolve?.();
+    else if (this.outcome !== undefined) reject?.(this.outcome.error);
   }
 }
