@@ -225,13 +225,42 @@ export class HeldLock implements Lock, Renewable, Expiring {
     // The holder's own release() afterwards (its code winding down on the shutdown signal, an
     // `await using` scope ending) is this one: the connections may be closed by then, and the
     // lock was given back already (or expires on its own if Redis did not answer).
-    // One that fails (a failover answering READONLY) is sent again while shutdown lasts.
-    const given = this.owner.releaseInRedis(this.names, this.token).then(
-      () => undefined,
-      () => this.owner.unconfirmedRelease?.(this.names, this.token, this.deadline + this.ttl),
+    // One that fails (a failover answering READONLY) is sent again while shutdown lasts. One
+    // Redis does not answer at all ends with shutdown (see `endReleaseAtShutdown`): code that
+    // awaits it (an HTTP request the server waits for before it closes) must not hang the close.
+    const release = (this.releasing = new ReleaseInFlight(false, undefined));
+    release.atShutdown = true;
+    const given = release.promise();
+    this.owner.releaseInRedis(this.names, this.token).then(
+      () => this.givenBack(release),
+      () => {
+        if (!release.answered) this.owner.unconfirmedRelease?.(this.names, this.token, this.deadline + this.ttl);
+        this.givenBack(release);
+      },
     );
-    this.releasing = ReleaseInFlight.settledBy(given);
     await given;
+  }
+
+  private givenBack(release: ReleaseInFlight): void {
+    if (release.answered) return;
+    release.answered = true;
+    release.released();
+  }
+
+  /**
+   * @internal Shutdown is over (or out of time): a release still waiting for Redis ends now, as
+   * one unanswered by the end of its lease does: the holder's rejects with a `RedisLockError`
+   * (its lease ends on its own in Redis), shutdown's own give-back resolves. Past this point
+   * nothing bounds it (the deadline sweeper closes, and a client handed in stays open).
+   */
+  endReleaseAtShutdown(): void {
+    const release = this.releasing;
+    if (release === undefined || release.answered) return;
+    if (release.atShutdown) {
+      this.givenBack(release);
+      return;
+    }
+    this.releaseUnconfirmed(release, new RedisLockError(`Redis did not answer the release of lock ${quoteKey(this.key)} before the application's shutdown ended; its lease ends on its own in Redis.`));
   }
 
   /**

@@ -593,7 +593,8 @@ export class LockManager implements LockOwner, LockRunner {
     this.shutdown.abort(shutdownReason());
     this.replyWaits.end(this.shutdown.signal.reason);
     this.parking?.close();
-    for (const lock of this.heldLocks) this.cleanUp(lock.shutdown());
+    const heldAtShutdown = [...this.heldLocks];
+    for (const lock of heldAtShutdown) this.cleanUp(lock.shutdown());
     this.unconfirmed.resendAll(this.clock.now());
     // An acquire in flight may still obtain its lock; hold() then hands it straight back, and
     // a failed one leaves. Both register clean-ups, so wait until nothing is left to wait for;
@@ -606,6 +607,10 @@ export class LockManager implements LockOwner, LockRunner {
     }
     const owed = this.backend.owedAtShutdown?.();
     if (owed !== undefined && clock.now() < deadline) await settleWithin(owed, deadline - clock.now(), [], clock);
+    // Releases Redis has not answered end here, not when Redis comes back: nothing bounds them
+    // after this (the deadline sweeper closes; a client handed in stays open).
+    for (const lock of heldAtShutdown) lock.endReleaseAtShutdown();
+    for (const lock of this.heldLocks) lock.endReleaseAtShutdown();
   }
 
   /** `settledAcquire` for an `Acquisition` to call when it ends: one function, not a closure per call. */

@@ -10,6 +10,8 @@
 export class ReleaseInFlight {
   /** Its reply came, or it failed for want of one: a later reply is too late to tell. */
   answered = false;
+  /** Shutdown's give-back of a lock its holder still had: it resolves whatever Redis answers. */
+  atShutdown = false;
   private shared?: Promise<void>;
   private resolveShared?: () => void;
   private rejectShared?: (error: unknown) => void;
@@ -26,14 +28,6 @@ export class ReleaseInFlight {
     private onReleased?: () => void,
     private onFailed?: (error: unknown) => void,
   ) {}
-
-  /** A release that is over already, or whose outcome is `work`'s (shutdown's give-back). */
-  static settledBy(work: Promise<void>): ReleaseInFlight {
-    const release = new ReleaseInFlight(false, undefined);
-    release.answered = true;
-    release.shared = work;
-    return release;
-  }
 
   /** The promise its awaiting callers share, made on first request. */
   promise(): Promise<void> {
