@@ -78,7 +78,8 @@ describe('app.close() while a @Locked route runs and Redis is frozen', () => {
     await Promise.all(opened.splice(0).map((app) => app.close().catch(() => undefined)));
   });
 
-  it('ends within shutdownTimeout (and well within the lease), answering the request', { timeout: 30_000 }, async () => {
+  /** Serves SlowController and sends a request to `/rb/<route>`; resolves once its method runs. */
+  const serveAndRequest = async (route: string) => {
     const moduleRef = await Test.createTestingModule({
       imports: [RedisLockModule.forRoot({ redis: own.url(), shutdownTimeout: '1s' })],
       controllers: [SlowController],
@@ -86,13 +87,18 @@ describe('app.close() while a @Locked route runs and Redis is frozen', () => {
     const app = moduleRef.createNestApplication({ logger: new CapturedLogs() });
     opened.push(app);
     await app.listen(0, '127.0.0.1');
-    const url = `${(await app.getUrl()).replace('[::1]', '127.0.0.1')}/rb/slow`;
+    const url = `${(await app.getUrl()).replace('[::1]', '127.0.0.1')}/rb/${route}`;
     const inside = new Promise<void>((resolve) => (entered = resolve));
     const request = fetch(url).then(
       (res) => res.status,
       (error: Error) => error.message,
     );
     await inside;
+    return { app, request };
+  };
+
+  it('ends within shutdownTimeout (and well within the lease), answering the request', { timeout: 30_000 }, async () => {
+    const { app, request } = await serveAndRequest('slow');
     own.server().pause();
     const startedAt = performance.now();
     const closed: { after?: number } = {};
@@ -142,21 +148,8 @@ describe('app.close() while a @Locked route runs and Redis is frozen', () => {
   // waits for it within shutdownTimeout. The request waits for the release until the end of the
   // lease (8 s here, 30 s by default), and app.close() with it.
   it("ends within shutdownTimeout while a route's release is on its way", { timeout: 30_000 }, async () => {
-    const moduleRef = await Test.createTestingModule({
-      imports: [RedisLockModule.forRoot({ redis: own.url(), shutdownTimeout: '1s' })],
-      controllers: [SlowController],
-    }).compile();
-    const app = moduleRef.createNestApplication({ logger: new CapturedLogs() });
-    opened.push(app);
-    await app.listen(0, '127.0.0.1');
-    const url = `${(await app.getUrl()).replace('[::1]', '127.0.0.1')}/rb/gated`;
-    const inside = new Promise<void>((resolve) => (entered = resolve));
     gate = new Promise<void>((resolve) => (openGate = resolve));
-    const request = fetch(url).then(
-      (res) => res.status,
-      (error: Error) => error.message,
-    );
-    await inside;
+    const { app, request } = await serveAndRequest('gated');
     own.server().pause();
     openGate();
     await sleep(100);
