@@ -18,6 +18,7 @@ import type { LockOptions, RedisLockModuleOptions } from '../../lib/interfaces/r
 import { InstanceClock, VirtualScheduler, enterSimulation, mulberry32, virtualizeRealTime, worldClock } from './virtual-time.js';
 import { Network, type AttemptRecord, type CommandFate, type FaultDecider, type SimNode } from './network.js';
 import { CLOCK_OFFSET_RANGE, COUNTED_KINDS, FAULT_HORIZON_MS, LONG_TTL_MS, describePlan, frozenOf, type CountedKind, type Fault, type FaultKind, type Frozen, type LeaderHooks, type Plan } from './plan.js';
+import type { LockEvent } from '../../lib/interfaces/lock-event.interface.js';
 import { SimJobs, SimLocked } from './workers.js';
 import { ManualClock } from '../../lib/testing/manual-clock.js';
 import { knownDefect } from './known-defects.js';
@@ -121,6 +122,7 @@ export class Instance implements SimNode {
       () => backend,
     );
     this.service.events$.subscribe((event) => {
+      world.lockEvent(this, event);
       if (event.type === 'acquired' && WAITED_KEYS.has(event.key)) world.acquiredEvents.set(`${this.index}|${event.key}#${event.fencingToken}`, { waitedMs: event.waitedMs, at: world.scheduler.now, offset: this.clock.offset });
       if (event.type === 'lost' || event.type === 'acquired' || event.type === 'released') {
         world.trace(this, `${event.type} ${event.key}${'fencingToken' in event ? ` #${event.fencingToken}` : ''}${event.type === 'lost' ? ` (${event.reason})` : ''}`);
@@ -182,6 +184,7 @@ export class Instance implements SimNode {
       await this.service.beforeApplicationShutdown();
       await this.service.onApplicationShutdown();
       this.closed = true;
+      this.world.closedHolding(this);
       const took = this.world.scheduler.now - startedAt;
       this.world.checkHandedBack(this, startedAt, pauses, held);
       this.world.trace(this, `closed in ${took} ms`);
@@ -290,6 +293,13 @@ export class World implements FaultDecider {
   neverAnswered(node: SimNode): void {
     if (!this.neverAnsweredAt.has(node)) this.neverAnsweredAt.set(node, this.scheduler.now);
   }
+
+  /**
+   * Each instance's lock events, per holding (`<key>#<fencing token>`): how many holdings of it
+   * are open (`acquired` heard, neither `released` nor `lost` yet), when the last was acquired,
+   * and the last event heard (see `lockEvent`).
+   */
+  private readonly holdings = new Map<Instance, Map<string, { open: number; acquiredAt: number; last: string }>>();
 
   /** The `acquired` events of `WAITED_KEYS`, by `<instance>|<key>#<fencing token>`: what they reported, when, on which clock offset. */
   readonly acquiredEvents = new Map<string, { waitedMs: number; at: number; offset: number }>();
@@ -856,6 +866,8 @@ export class World implements FaultDecider {
       this.violate(undefined, 'afterwards the store holds nothing but fencing counters', leftover.join('; '));
       return;
     }
+    this.checkHoldingsEnded();
+    if (this.violation) return;
     for (const instance of this.instances) {
       if (instance.crashed || this.knownAt.has(instance)) continue;
       const timers = this.scheduler.pending(instance);
@@ -1620,7 +1632,72 @@ export class World implements FaultDecider {
     }
   }
 
-  // --- Calls ---------------------------------------------------------------------------------
+  // --- Lock events ----------------------------------------------------------------------------
+
+  /**
+   * Every lock event of `instance`, in order, checked per holding (its key and fencing token):
+   * `acquired` first, then any number of `renewed`, then exactly one of `released` (confirmed or
+   * `unconfirmed`) and `lost`, and nothing after. `lock.active` (docs/observability.md) counts a
+   * lock up on its `acquired` and down on its `released` or `lost`: a `renewed` before the
+   * `acquired`, or an end of a holding never acquired (a grant given back before its hand-out),
+   * or two ends, would break that count. Reentrant acquisitions emit nothing, and each reader, each
+   * semaphore holder, each key of a multi-key lock is a holding of its own. After the store
+   * restarted empty, fencing tokens start again: two holdings of one instance may then share a
+   * key and token, and are counted (the later `acquired` is not a second one of the first).
+   */
+  lockEvent(instance: Instance, event: LockEvent): void {
+    if (event.type !== 'acquired' && event.type !== 'renewed' && event.type !== 'released' && event.type !== 'lost') return;
+    if (this.violation !== undefined) return;
+    let mine = this.holdings.get(instance);
+    if (mine === undefined) this.holdings.set(instance, (mine = new Map()));
+    const id = `${event.key}#${event.fencingToken ?? '-'}`;
+    const holding = mine.get(id);
+    const now = this.scheduler.now;
+    const name = event.type === 'released' && event.unconfirmed ? 'released (unconfirmed)' : event.type === 'lost' ? `lost (${event.reason})` : event.type;
+    if (event.type === 'acquired') {
+      if (holding !== undefined && holding.open > 0 && !this.restarts.some((at) => at >= holding.acquiredAt)) {
+        this.violate(instance, 'each lock\'s events run acquired, renewed..., then one of released or lost', `${instance.name}: acquired ${id} again while its holding (acquired at ${holding.acquiredAt} ms, last event ${holding.last}) has not ended`);
+        return;
+      }
+      mine.set(id, { open: (holding?.open ?? 0) + 1, acquiredAt: now, last: name });
+      return;
+    }
+    if (holding === undefined || holding.open === 0) {
+      this.violate(instance, 'each lock\'s events run acquired, renewed..., then one of released or lost', `${instance.name}: ${name} ${id} ${holding === undefined ? 'never acquired' : `after its holding ended (${holding.last})`}`);
+      return;
+    }
+    holding.last = name;
+    if (event.type !== 'renewed') holding.open--;
+  }
+
+  /**
+   * The holdings whose end each instance had not told when its `events$` completed, at the end of
+   * its close: a lock whose release was still on its way then (its answer, or the deadline sweeper's
+   * bound, came after the stream ended; the docs promise nothing of the stream after shutdown).
+   */
+  private readonly endAfterClose = new Map<Instance, Set<string>>();
+
+  closedHolding(instance: Instance): void {
+    const held = (instance.service as unknown as { manager: { heldLocks: Set<HeldLock> } }).manager.heldLocks;
+    this.endAfterClose.set(instance, new Set([...held].map((lock) => `${lock.key}#${lock.fencingToken ?? '-'}`)));
+  }
+
+  /**
+   * At the end: every holding of an instance that did not crash has ended, `released` or `lost`
+   * (shutdown tells each lock it still holds of the loss, `shutdown`), but a lock whose release
+   * was still on its way as its `events$` completed (see `endAfterClose`).
+   */
+  private checkHoldingsEnded(): void {
+    for (const [instance, mine] of this.holdings) {
+      if (instance.crashed || this.knownAt.has(instance)) continue;
+      for (const [id, holding] of mine) {
+        if (holding.open > 0 && !this.endAfterClose.get(instance)?.has(id)) {
+          this.violate(instance, 'each lock\'s events run acquired, renewed..., then one of released or lost', `${instance.name}: ${id} (acquired at ${holding.acquiredAt} ms, last event ${holding.last}) never ended, its instance closed`);
+          return;
+        }
+      }
+    }
+  }
 
   /**
    * A `using()` or `@Locked` call whose user code has ended settles by the bound of its release
