@@ -86,7 +86,7 @@ export interface RunResult {
 export interface CallRecord {
   startedAt: number;
   what: string;
-  ended?: { at: number; limit: number; pauses: number; locks: string };
+  ended?: { at: number; limit: number; locks: string };
 }
 
 /** One simulated process: a real `LockService` (engine, watchdog, sweeper, notifier) and the runners on it. */
@@ -1140,7 +1140,7 @@ export class World implements FaultDecider {
     let limit = now + LAST_ATTEMPT_GRACE_MS;
     for (const part of section.parts) limit = Math.max(limit, part.deadline - instance.clock.offset, now + part.ttl);
     limit += RELEASE_SLACK_MS;
-    call.ended = { at: now, limit, pauses: instance.pauses, locks: section.parts.map((p) => `${p.key} #${p.fencingToken}`).join(', ') };
+    call.ended = { at: now, limit, locks: section.parts.map((p) => `${p.key} #${p.fencingToken}`).join(', ') };
     this.scheduler.schedule(limit + 1, () => undefined);
   }
 
@@ -1710,7 +1710,9 @@ export class World implements FaultDecider {
       for (const call of instance.calls) {
         const ended = call.ended;
         if (ended === undefined) continue;
-        const limit = instance.pauses === ended.pauses ? ended.limit : Math.max(ended.limit, instance.resumedAt + RELEASE_SLACK_MS);
+        // A pause that ended after the code did (one may have begun in the same turn: a stall of
+        // the extend workload) held the sweeper's timer back: the bound runs from its end then.
+        const limit = instance.resumedAt >= ended.at ? Math.max(ended.limit, instance.resumedAt + RELEASE_SLACK_MS) : ended.limit;
         if (now > limit) {
           this.violate(instance, 'a call whose user code ended settles by the end of its release\'s bound (the lease, or 1 s)',
             `${call.what} (called at ${call.startedAt} ms; ${ended.locks}): user code ended at ${ended.at} ms, the call still pending at ${now} ms (bound ${limit} ms)`);
