@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { FAULT_KINDS, describePlan, planArbitrary, type FaultKind, type Plan } from './sim/plan.js';
+import { COUNTED_KINDS, describePlan, planArbitrary, type CountedKind, type Plan } from './sim/plan.js';
 import { runPlan, type RunResult } from './sim/world.js';
 
 /** What one exploration ran and found. */
@@ -7,7 +7,7 @@ export interface ExploreReport {
   schedules: number;
   elapsedMs: number;
   virtualMs: number;
-  faults: Record<FaultKind, number>;
+  faults: Record<CountedKind, number>;
   /** Open defects met (see `sim/known-defects.ts`), by name. */
   known: Record<string, number>;
   /** The shrunk failing schedule, if any. */
@@ -46,7 +46,7 @@ export interface ExploreOptions {
 export async function explore(options: ExploreOptions): Promise<ExploreReport> {
   const seed = options.seed ?? (Date.now() ^ (process.pid << 8)) >>> 0;
   const started = Date.now();
-  const faults = Object.fromEntries(FAULT_KINDS.map((kind) => [kind, 0])) as Record<FaultKind, number>;
+  const faults = Object.fromEntries(COUNTED_KINDS.map((kind) => [kind, 0])) as Record<CountedKind, number>;
   const known: Record<string, number> = {};
   let schedules = 0;
   let virtualMs = 0;
@@ -75,7 +75,7 @@ export async function explore(options: ExploreOptions): Promise<ExploreReport> {
       schedules++;
       for (const [name, count] of Object.entries(result.known)) known[name] = (known[name] ?? 0) + count;
       virtualMs += result.virtualMs;
-      for (const kind of FAULT_KINDS) faults[kind] += result.faults[kind];
+      for (const kind of COUNTED_KINDS) faults[kind] += result.faults[kind];
       options.onSchedule?.(schedules);
     }
     if (result.violation !== undefined) {
@@ -125,7 +125,7 @@ export function formatReport(report: ExploreReport, traceLines = 120): string {
   const out: string[] = [];
   const perSecond = report.schedules / Math.max(report.elapsedMs / 1000, 0.001);
   out.push(`schedules: ${report.schedules} in ${(report.elapsedMs / 1000).toFixed(1)} s (${perSecond.toFixed(1)} schedules/s, ${(report.virtualMs / 1000).toFixed(0)} s of virtual time)`);
-  out.push(`faults injected: ${FAULT_KINDS.map((kind) => `${kind} ${report.faults[kind]}`).join(', ')}`);
+  out.push(`faults injected: ${COUNTED_KINDS.map((kind) => `${kind} ${report.faults[kind]}`).join(', ')}`);
   const known = Object.entries(report.known);
   if (known.length > 0) out.push(`known open defects met (not counted as violations): ${known.map(([name, count]) => `${name} x${count}`).join('; ')}`);
   const failure = report.failure;

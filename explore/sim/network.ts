@@ -10,6 +10,13 @@ export interface CommandFate {
   lost?: 'before' | 'after';
   /** Extra delay of the reply, ms. */
   delay: number;
+  /**
+   * A frozen connection (see `Frozen` in plan.ts): with `lost` `after` the command takes effect,
+   * with `before` it never reaches the store; its reply (or its connection error) comes `hold` ms
+   * late, holding back the instance's later replies as one connection does, or `never` (no error
+   * either: a cut that resets nothing), when the instance's later commands are answered as usual.
+   */
+  frozen?: { hold: number; never: boolean };
 }
 
 export interface FaultDecider {
@@ -18,6 +25,8 @@ export interface FaultDecider {
   /** Network latency of one hop, ms (small and random). */
   latency(): number;
   trace(instance: SimNode | undefined, text: string): void;
+  /** A command of `node` whose reply never comes (a frozen connection, see `CommandFate.frozen`). */
+  neverAnswered?(node: SimNode, op: string, token: string | undefined): void;
   /** The store answered an attempt of `token` with busy. */
   busy(token: string): void;
   /** A record to fill for an acquire attempt of `node` on `lockKey`, when that key's attempts are watched (see `AttemptRecord`). */
@@ -80,7 +89,23 @@ export class Network {
         if (watched !== undefined) watched.replyAt = at;
         this.scheduler.schedule(at, settle, node);
       };
+      const frozen = fate.frozen;
+      // No reply ever: nothing is scheduled, and the instance's later replies do not queue behind it.
+      const never = (): void => {
+        this.faults.trace(node, `${op}${token === undefined ? '' : ` ${token}`}: its reply never comes (connection frozen)`);
+        if (watched !== undefined) watched.outcome = 'lost';
+        this.faults.neverAnswered?.(node, op, token);
+      };
       this.scheduler.schedule(arrival, () => {
+        if (frozen !== undefined && fate.lost === 'before') {
+          this.faults.trace(node, `${op} never reaches the store (connection frozen)`);
+          if (frozen.never) never();
+          else {
+            if (watched !== undefined) watched.outcome = 'lost';
+            reply(() => reject(new ConnectionLostError(op)), frozen.hold);
+          }
+          return;
+        }
         if (fate.lost === 'before') {
           this.faults.trace(node, `${op} lost before reaching the store`);
           if (watched !== undefined) watched.outcome = 'lost';
@@ -93,14 +118,22 @@ export class Network {
             const busy = token !== undefined && op.endsWith('acquire') && (value as { acquired?: boolean }).acquired === false;
             if (busy) this.faults.busy(token);
             if (watched !== undefined) watched.outcome = fate.lost === 'after' ? 'lost' : busy ? 'busy' : 'acquired';
-            if (fate.lost === 'after') {
+            if (frozen !== undefined) {
+              if (frozen.never) never();
+              else {
+                this.faults.trace(node, `${op} reply held back ${frozen.hold} ms (connection frozen)`);
+                if (watched !== undefined) watched.outcome = busy ? 'busy' : 'acquired';
+                reply(() => resolve(value), frozen.hold);
+              }
+            } else if (fate.lost === 'after') {
               this.faults.trace(node, `${op} took effect; its reply is lost`);
               reply(() => reject(new ConnectionLostError(op)), fate.delay);
             } else reply(() => resolve(value), fate.delay);
           },
           (error: unknown) => {
             if (watched !== undefined) watched.outcome = 'error';
-            reply(() => reject(error), fate.delay);
+            if (frozen?.never === true) never();
+            else reply(() => reject(error), frozen?.hold ?? fate.delay);
           },
         );
       });

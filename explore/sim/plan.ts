@@ -15,6 +15,41 @@ export const FAULT_KINDS = [
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
+/**
+ * What the explorer counts: the kinds it draws, and `reply-frozen`, drawn as a `reply-lost-*`
+ * window (see `frozenOf`), so that adding it left every seed's schedules drawn as before.
+ */
+export const COUNTED_KINDS = [...FAULT_KINDS, 'reply-frozen'] as const;
+export type CountedKind = (typeof COUNTED_KINDS)[number];
+
+/**
+ * A `reply-lost-*` window that is a connection (or the whole store) frozen past a lease instead:
+ * its commands reach the store (`reply-lost-after`) or not (`reply-lost-before`), and their replies
+ * are held back `hold` ms, longer than the plan's leases and the 1 s grace a release's answer
+ * gets, then delivered late (a command that never reached the store: a connection error) or
+ * `never`, as a network cut that resets nothing leaves them (no error either).
+ */
+export interface Frozen {
+  hold: number;
+  never: boolean;
+  /** Every instance's commands (the store frozen), not only the window's instance's. */
+  everyone: boolean;
+}
+
+/**
+ * Whether a fault is a frozen window, drawn from `amount` (which the `reply-lost-*` kinds have no
+ * other use for, as a shutdown's refusal is drawn from its `duration`): one in three of them, never
+ * one of `amount` 0 (the fixed plans of the tests, and what shrinking tends to, stay what they were). The
+ * hold is 1.5 to 3 times the plan's ttl, or the 1 s grace if longer (a release waits at least that
+ * long for its answer, whatever its lease: a shorter hold would only be a delay).
+ */
+export function frozenOf(fault: Fault, ttl: number): Frozen | undefined {
+  if ((fault.kind !== 'reply-lost-before' && fault.kind !== 'reply-lost-after') || fault.amount % 3 !== 1) return undefined;
+  const base = Math.max(ttl, 1_000);
+  const hold = Math.round(base * (1.5 + ((fault.amount >> 2) % 101) / 100 * 1.5));
+  return { hold, never: ((fault.amount >> 1) & 1) === 1, everyone: ((fault.amount >> 9) & 3) === 0 };
+}
+
 /** One fault of a schedule. Windowed kinds affect every command or message of `instance` in [at, at + duration). */
 export interface Fault {
   kind: FaultKind;
@@ -182,5 +217,9 @@ export function planArbitrary(): fc.Arbitrary<Plan> {
 /** A plan as one line, for a trace header. */
 export function describePlan(plan: Plan): string {
   const { faults, ...rest } = plan;
-  return `${JSON.stringify(rest)} faults=${faults.map((f) => `${f.kind}@${f.at}/${f.onHolder ? 'holder' : `i${f.instance}`}/${f.duration}ms/${f.amount}`).join(', ') || 'none'}`;
+  const frozen = (f: Fault): string => {
+    const how = frozenOf(f, plan.ttl);
+    return how === undefined ? '' : ` (frozen: replies held ${how.hold} ms, ${how.never ? 'never delivered' : 'then delivered'}${how.everyone ? ', every instance' : ''})`;
+  };
+  return `${JSON.stringify(rest)} faults=${faults.map((f) => `${f.kind}@${f.at}/${f.onHolder ? 'holder' : `i${f.instance}`}/${f.duration}ms/${f.amount}${frozen(f)}`).join(', ') || 'none'}`;
 }

@@ -5,7 +5,7 @@ import type { LockService } from '../../lib/lock.service.js';
 import { LOCK_SERVICE_PROPERTY } from '../../lib/redis-lock.constants.js';
 import type { JobLockOrchestrator } from '../../lib/scheduling/job-lock.orchestrator.js';
 import { JOB_ORCHESTRATOR_PROPERTY } from '../../lib/scheduling/scheduling.constants.js';
-import type { Instance, World } from './world.js';
+import type { CallRecord, Instance, World } from './world.js';
 
 const CALLER_WAIT_MS = 60_000;
 
@@ -20,9 +20,9 @@ export class SimLocked {
   }
 
   @Locked('m', { waitTimeout: CALLER_WAIT_MS })
-  async write(steps: number[], reenter: boolean): Promise<void> {
+  async write(steps: number[], reenter: boolean, call?: CallRecord): Promise<void> {
     const lock = this.instance.service.current('m')!;
-    await this.world.section(this.instance, 'mutex', 'm', lock, steps, reenter);
+    await this.world.section(this.instance, 'mutex', 'm', lock, steps, reenter, 1, call);
   }
 }
 

@@ -17,7 +17,8 @@ import type { Lock } from '../../lib/interfaces/lock.interface.js';
 import type { LockOptions, RedisLockModuleOptions } from '../../lib/interfaces/redis-lock-options.interface.js';
 import { InstanceClock, VirtualScheduler, enterSimulation, mulberry32, virtualizeRealTime, worldClock } from './virtual-time.js';
 import { Network, type AttemptRecord, type CommandFate, type FaultDecider, type SimNode } from './network.js';
-import { CLOCK_OFFSET_RANGE, FAULT_HORIZON_MS, FAULT_KINDS, LONG_TTL_MS, describePlan, type Fault, type FaultKind, type LeaderHooks, type Plan } from './plan.js';
+import { CLOCK_OFFSET_RANGE, COUNTED_KINDS, FAULT_HORIZON_MS, LONG_TTL_MS, describePlan, frozenOf, type CountedKind, type Fault, type FaultKind, type Frozen, type LeaderHooks, type Plan } from './plan.js';
+import type { LockEvent } from '../../lib/interfaces/lock-event.interface.js';
 import { SimJobs, SimLocked } from './workers.js';
 import { ManualClock } from '../../lib/testing/manual-clock.js';
 import { knownDefect } from './known-defects.js';
@@ -50,6 +51,8 @@ const MANUAL_PROBE_MS = 3_000;
 const SHORT_WAITS = [0, 0, 50, 150, 300, 500, 800, 2_000] as const;
 /** The lease of the short-wait workload's calls: a reply up to the 1 s grace late still finds it running. */
 const SHORT_WAIT_TTL_MS = 1_500;
+/** What a call's end may overrun the release's bound by (timers of under 1 ms, a clock set back 2 ms, the chain's turns). */
+const RELEASE_SLACK_MS = 10;
 /** Keys whose `acquired` events are checked against the time from their call (see `checkWaited`). */
 const WAITED_KEYS = new Set(['m', 'g', 'sw', 'acct-a', 'acct-b', 'acct-c']);
 
@@ -73,7 +76,17 @@ export interface RunResult {
   trace: string[];
   steps: number;
   virtualMs: number;
-  faults: Record<FaultKind, number>;
+  faults: Record<CountedKind, number>;
+}
+
+/**
+ * One call of a workload loop (`using()`, `@Locked`), in progress. `ended`: its user code ended
+ * (the release goes out then) at `at`, and the call must settle by `limit` (see `userCodeEnded`).
+ */
+export interface CallRecord {
+  startedAt: number;
+  what: string;
+  ended?: { at: number; limit: number; locks: string };
 }
 
 /** One simulated process: a real `LockService` (engine, watchdog, sweeper, notifier) and the runners on it. */
@@ -92,7 +105,7 @@ export class Instance implements SimNode {
   readonly service: LockService;
   readonly jobs: JobLockOrchestrator;
   readonly leader?: LeaderElectionRunner;
-  readonly calls = new Set<{ startedAt: number; what: string }>();
+  readonly calls = new Set<CallRecord>();
   maxOffset = 0;
   closing?: Promise<void>;
 
@@ -109,6 +122,7 @@ export class Instance implements SimNode {
       () => backend,
     );
     this.service.events$.subscribe((event) => {
+      world.lockEvent(this, event);
       if (event.type === 'acquired' && WAITED_KEYS.has(event.key)) world.acquiredEvents.set(`${this.index}|${event.key}#${event.fencingToken}`, { waitedMs: event.waitedMs, at: world.scheduler.now, offset: this.clock.offset });
       if (event.type === 'lost' || event.type === 'acquired' || event.type === 'released') {
         world.trace(this, `${event.type} ${event.key}${'fencingToken' in event ? ` #${event.fencingToken}` : ''}${event.type === 'lost' ? ` (${event.reason})` : ''}`);
@@ -170,6 +184,7 @@ export class Instance implements SimNode {
       await this.service.beforeApplicationShutdown();
       await this.service.onApplicationShutdown();
       this.closed = true;
+      this.world.closedHolding(this);
       const took = this.world.scheduler.now - startedAt;
       this.world.checkHandedBack(this, startedAt, pauses, held);
       this.world.trace(this, `closed in ${took} ms`);
@@ -222,7 +237,10 @@ class FencedRegister {
 /** A fault window: every command (or message) of `instance` inside it is affected. */
 interface Window {
   kind: FaultKind;
+  /** -1: every instance (a frozen store). */
   instance: number;
+  /** A `reply-lost-*` window that freezes the connection instead (see `Frozen`). */
+  frozen?: Frozen;
   from: number;
   to: number;
   amount: number;
@@ -240,7 +258,7 @@ export class World implements FaultDecider {
   readonly store: MemoryStore;
   readonly instances: Instance[] = [];
   readonly random: () => number;
-  readonly faultCounts = Object.fromEntries(FAULT_KINDS.map((kind) => [kind, 0])) as Record<FaultKind, number>;
+  readonly faultCounts = Object.fromEntries(COUNTED_KINDS.map((kind) => [kind, 0])) as Record<CountedKind, number>;
   private readonly lines: string[] = [];
   violation?: Violation;
   private readonly sections = new Set<Section>();
@@ -268,6 +286,20 @@ export class World implements FaultDecider {
   busy(token: string): void {
     this.lastBusyAt.set(token, this.scheduler.now);
   }
+
+  /** When each instance first sent a command whose reply never came (a frozen connection). */
+  private readonly neverAnsweredAt = new Map<SimNode, number>();
+
+  neverAnswered(node: SimNode): void {
+    if (!this.neverAnsweredAt.has(node)) this.neverAnsweredAt.set(node, this.scheduler.now);
+  }
+
+  /**
+   * Each instance's lock events, per holding (`<key>#<fencing token>`): how many holdings of it
+   * are open (`acquired` heard, neither `released` nor `lost` yet), when the last was acquired,
+   * and the last event heard (see `lockEvent`).
+   */
+  private readonly holdings = new Map<Instance, Map<string, { open: number; acquiredAt: number; last: string }>>();
 
   /** The `acquired` events of `WAITED_KEYS`, by `<instance>|<key>#<fencing token>`: what they reported, when, on which clock offset. */
   readonly acquiredEvents = new Map<string, { waitedMs: number; at: number; offset: number }>();
@@ -306,7 +338,8 @@ export class World implements FaultDecider {
       this.grantedAt.set(message, this.scheduler.now);
       this.network.publish(channel, message);
     });
-    this.faultsEnd = Math.max(FAULT_HORIZON_MS, ...plan.faults.map((fault) => fault.at + (windowed(fault.kind) || fault.kind === 'pause' ? fault.duration : 0)));
+    // A frozen window's replies (those delivered at all) come in up to its hold after it.
+    this.faultsEnd = Math.max(FAULT_HORIZON_MS, ...plan.faults.map((fault) => fault.at + (windowed(fault.kind) || fault.kind === 'pause' ? fault.duration : 0) + (frozenOf(fault, plan.ttl)?.hold ?? 0)));
   }
 
   // --- FaultDecider ---------------------------------------------------------------------------
@@ -324,8 +357,15 @@ export class World implements FaultDecider {
     const now = this.scheduler.now;
     let delay = 0;
     let lost: CommandFate['lost'];
+    // A frozen connection decides alone (its commands' replies are held back or never come).
     for (const window of this.windows) {
-      if (window.instance !== index || now < window.from || now >= window.to) continue;
+      if (window.frozen === undefined || !hits(window, index) || now < window.from || now >= window.to) continue;
+      this.faultCounts['reply-frozen']++;
+      this.trace(node, `${op} sent on a frozen connection`);
+      return { lost: window.kind === 'reply-lost-before' ? 'before' : 'after', delay: 0, frozen: window.frozen };
+    }
+    for (const window of this.windows) {
+      if (window.frozen !== undefined || window.instance !== index || now < window.from || now >= window.to) continue;
       if (window.kind === 'reply-lost-before' && lost === undefined) lost = 'before';
       else if (window.kind === 'reply-lost-after' && lost === undefined) lost = 'after';
       else if (window.kind === 'reply-delayed') delay = Math.max(delay, window.amount);
@@ -431,6 +471,11 @@ export class World implements FaultDecider {
     for (const instance of this.instances) {
       if (!instance.alive) continue;
       for (const call of instance.calls) {
+        // A command whose reply never came holds up what waits for it within the bounds the
+        // engine promises, which are not this one: an acquire attempt's (its waitTimeout), a
+        // parking release's for its process' next callers of the key (theirs), an `extend()`'s
+        // (none). A release's is judged on its own (see `userCodeEnded`).
+        if (this.neverAnsweredAt.has(instance) && call.ended === undefined) continue;
         this.violate(instance, 'once faults stop, every waiter gets the lock within the bound', `${call.what} called at ${call.startedAt} ms still unsettled ${bound} ms after the faults stopped (at ${this.faultsEnd} ms)`);
         return;
       }
@@ -762,7 +807,7 @@ export class World implements FaultDecider {
     const deadline = closeStartedAt + SHUTDOWN_TIMEOUT_MS;
     const mine = (token: string | undefined): boolean => token !== undefined && parseHolder(token)?.instance === instance.name;
     const from = closeStartedAt - this.longestTtl() - WAITER_LEASE_MS;
-    const faulted = this.windows.some((w) => w.instance === instance.index && w.from <= now && w.to >= from) || (instance.pauses > 0 && instance.resumedAt >= from);
+    const faulted = this.windows.some((w) => hits(w, instance.index) && w.from <= now && w.to + (w.frozen?.hold ?? 0) >= from) || (instance.pauses > 0 && instance.resumedAt >= from);
     if (!faulted) {
       const leftover: string[] = [];
       for (const key of this.data.locks.keys()) {
@@ -795,7 +840,7 @@ export class World implements FaultDecider {
 
   /** Whether every command of `instance` sent in [from, to) is lost before it reaches the store (windows of `reply-lost-before`). */
   private unreachable(instance: Instance, from: number, to: number): boolean {
-    const windows = this.windows.filter((w) => w.instance === instance.index && w.kind === 'reply-lost-before').sort((a, b) => a.from - b.from);
+    const windows = this.windows.filter((w) => hits(w, instance.index) && w.kind === 'reply-lost-before').sort((a, b) => a.from - b.from);
     let covered = from;
     for (const w of windows) {
       if (w.from > covered) break;
@@ -821,6 +866,8 @@ export class World implements FaultDecider {
       this.violate(undefined, 'afterwards the store holds nothing but fencing counters', leftover.join('; '));
       return;
     }
+    this.checkHoldingsEnded();
+    if (this.violation) return;
     for (const instance of this.instances) {
       if (instance.crashed || this.knownAt.has(instance)) continue;
       const timers = this.scheduler.pending(instance);
@@ -874,7 +921,12 @@ export class World implements FaultDecider {
     }
     if (instance === undefined || instance.crashed) return;
     if (windowed(fault.kind)) {
-      this.windows.push({ kind: fault.kind, instance: fault.instance, from: fault.at, to: fault.at + fault.duration, amount: fault.amount });
+      const frozen = frozenOf(fault, this.plan.ttl);
+      this.windows.push({ kind: fault.kind, instance: frozen?.everyone ? -1 : fault.instance, from: fault.at, to: fault.at + fault.duration, amount: fault.amount, frozen });
+      if (frozen !== undefined) {
+        this.trace(frozen.everyone ? undefined : instance, `${frozen.everyone ? 'the store' : 'the connection'} freezes for ${fault.duration} ms: commands ${fault.kind === 'reply-lost-before' ? 'do not reach the store' : 'run'}, their replies ${frozen.never ? 'never come' : `come ${frozen.hold} ms late`}`);
+        return;
+      }
       this.trace(instance, `${fault.kind} for ${fault.duration} ms${fault.kind === 'reply-delayed' ? ` (+${fault.amount} ms)` : ''}`);
       return;
     }
@@ -933,71 +985,76 @@ export class World implements FaultDecider {
     };
     const locked = new SimLocked(service, this, instance);
     for (let c = 0; c < plan.mutexCallers; c++) {
-      this.loop(instance, 'using(m)', () => {
+      this.loop(instance, 'using(m)', (record) => {
         const call = this.callStart(instance);
         return service.using('m', (lock) => {
           this.checkWaited(instance, call, lock);
-          return this.section(instance, 'mutex', 'm', lock, steps(), this.random() < 0.4);
+          return this.section(instance, 'mutex', 'm', lock, steps(), this.random() < 0.4, 1, record);
         }, { waitTimeout: CALLER_WAIT_MS });
       });
     }
     for (let c = 0; c < plan.lockedCallers; c++) {
-      this.loop(instance, '@Locked(m)', () => locked.write(steps(), this.random() < 0.4));
+      this.loop(instance, '@Locked(m)', (record) => locked.write(steps(), this.random() < 0.4, record));
     }
     for (let c = 0; c < plan.semaphoreCallers; c++) {
-      this.loop(instance, 'using(sem)', () => {
+      this.loop(instance, 'using(sem)', (record) => {
         // One call in three takes every permit: when its holder stops renewing (paused,
         // crashed) they all come free at once, and a waiter behind the head may then be
         // granted by its own refresh.
         const permits = this.random() < 1 / 3 ? SEMAPHORE_LIMIT : 1;
-        return service.using('sem', (lock) => this.section(instance, 'semaphore', 'sem', lock, steps(), false, permits), { limit: SEMAPHORE_LIMIT, permits, waitTimeout: CALLER_WAIT_MS });
+        return service.using('sem', (lock) => this.section(instance, 'semaphore', 'sem', lock, steps(), false, permits, record), { limit: SEMAPHORE_LIMIT, permits, waitTimeout: CALLER_WAIT_MS });
       });
     }
     for (let c = 0; c < plan.longSemaphoreCallers; c++) {
       const options = { limit: SEMAPHORE_LIMIT, ttl: LONG_TTL_MS, waitTimeout: CALLER_WAIT_MS };
       // Work as long as the others': a long lease, not long work (which would only slow the run).
-      this.loop(instance, 'using(sem, long ttl)', () => service.using('sem', (lock) => this.section(instance, 'semaphore', 'sem', lock, steps(), false), options));
+      this.loop(instance, 'using(sem, long ttl)', (record) => service.using('sem', (lock) => this.section(instance, 'semaphore', 'sem', lock, steps(), false, 1, record), options));
     }
     for (let c = 0; c < plan.rwCallers; c++) {
-      this.loop(instance, 'using(rw)', () => {
+      this.loop(instance, 'using(rw)', (record) => {
         const mode = this.random() < 0.6 ? 'read' : 'write';
-        return service.using('rw', (lock) => this.section(instance, mode, 'rw', lock, steps(), false), { mode, waitTimeout: CALLER_WAIT_MS } as LockOptions);
+        return service.using('rw', (lock) => this.section(instance, mode, 'rw', lock, steps(), false, 1, record), { mode, waitTimeout: CALLER_WAIT_MS } as LockOptions);
       });
     }
     for (let c = 0; c < plan.transferCallers; c++) {
-      this.loop(instance, 'transfer', () => {
+      this.loop(instance, 'transfer', (record) => {
         const pairs = [['acct-a', 'acct-b'], ['acct-b', 'acct-c'], ['acct-c', 'acct-a']] as const;
         const keys = pairs[Math.floor(this.random() * pairs.length)]!;
         const call = this.callStart(instance);
         return service.using([...keys], (lock) => {
           this.checkWaited(instance, call, lock);
-          return this.section(instance, 'multi', keys.join('+'), lock, steps(), false);
+          return this.section(instance, 'multi', keys.join('+'), lock, steps(), false, 1, record);
         }, { waitTimeout: CALLER_WAIT_MS });
       });
     }
     for (let c = 0; c < plan.greedyCallers; c++) {
       // Rounds back to back: each round's acquire is asked in the turn its release came back.
-      this.loop(instance, 'greedy(g)', async () => {
+      this.loop(instance, 'greedy(g)', async (record) => {
         const rounds = 2 + Math.floor(this.random() * (GREEDY_ROUNDS_MAX - 1));
         for (let round = 0; round < rounds; round++) {
           const work = this.random() < 0.8 ? [1 + Math.floor(this.random() * 10)] : steps();
           const call = this.callStart(instance);
-          await service.using('g', (lock) => {
-            this.checkWaited(instance, call, lock);
-            return this.section(instance, 'mutex', 'g', lock, work, false);
-          }, { fairness: 'barging', waitTimeout: CALLER_WAIT_MS });
+          try {
+            await service.using('g', (lock) => {
+              this.checkWaited(instance, call, lock);
+              return this.section(instance, 'mutex', 'g', lock, work, false, 1, record);
+            }, { fairness: 'barging', waitTimeout: CALLER_WAIT_MS });
+          } finally {
+            // This round's using() settled: the next one's wait is not a release's.
+            record.ended = undefined;
+          }
         }
       });
     }
     for (let c = 0; c < (plan.extendCallers ?? 0); c++) {
-      this.loop(instance, 'using(ext)', () => {
+      this.loop(instance, 'using(ext)', (record) => {
         const work = Array.from({ length: 1 + Math.floor(this.random() * 3) }, () => 5 + Math.floor(this.random() * (this.random() < 0.5 ? 40 : plan.ttl * 0.6)));
-        return service.using('ext', (lock) => this.extendSection(instance, lock, work), { waitTimeout: CALLER_WAIT_MS });
+        return service.using('ext', (lock) => this.extendSection(instance, lock, work, record), { waitTimeout: CALLER_WAIT_MS });
       });
     }
     for (let c = 0; c < (plan.shortWaitCallers ?? 0); c++) {
       // Short work: more calls, each a chance to meet a reply delayed past its waitTimeout.
-      this.loop(instance, 'using(sw)', () => this.shortWaitCall(instance, [5 + Math.floor(this.random() * 40)]));
+      this.loop(instance, 'using(sw)', (record) => this.shortWaitCall(instance, [5 + Math.floor(this.random() * 40)], record));
     }
     if (plan.jobs) {
       const jobs = new SimJobs(instance.jobs, this, instance);
@@ -1022,15 +1079,15 @@ export class World implements FaultDecider {
   }
 
   /** A caller that keeps calling until the faults' horizon. */
-  private loop(instance: Instance, what: string, call: () => Promise<unknown>): void {
+  private loop(instance: Instance, what: string, call: (record: CallRecord) => Promise<unknown>): void {
     void (async () => {
       while (instance.alive) {
         await instance.sleep(Math.floor(this.random() * 200));
         if (!instance.alive || this.scheduler.now >= FAULT_HORIZON_MS) return;
-        const record = { startedAt: this.scheduler.now, what };
+        const record: CallRecord = { startedAt: this.scheduler.now, what };
         instance.calls.add(record);
         try {
-          await call();
+          await call(record);
         } catch (error) {
           this.trace(instance, `${what} failed: ${(error as Error).name}: ${(error as Error).message}`);
         } finally {
@@ -1041,7 +1098,8 @@ export class World implements FaultDecider {
   }
 
   /** User code under a lock: writes to the fenced register, sleeps, checks in at checkpoints, may re-enter. */
-  async section(instance: Instance, kind: Section['kind'], key: string, lock: Lock, steps: number[], reenter: boolean, permits = 1): Promise<void> {
+  async section(instance: Instance, kind: Section['kind'], key: string, lock: Lock, steps: number[], reenter: boolean, permits = 1, call?: CallRecord): Promise<void> {
+    if (call !== undefined) call.ended = undefined;
     const section = this.begin(instance, kind, key, lock, permits);
     try {
       for (const [i, step] of steps.entries()) {
@@ -1060,7 +1118,30 @@ export class World implements FaultDecider {
       }
     } finally {
       this.sections.delete(section);
+      if (call !== undefined) this.userCodeEnded(call, section);
     }
+  }
+
+  /**
+   * The user code of `call` ended (section `section`): its `using()` (or `@Locked`) sends the
+   * release now, and settles once the release does. docs/locks.md, `release()`: a release Redis
+   * did not answer "by the end of the lease" rejects (as from a frozen server or a network cut
+   * that resets nothing); the engine waits at least a last attempt's grace (1 s) for the answer
+   * of a held lock, and at most the lock's ttl for a lock lost before its release. So the call
+   * settles by the latest of its lease's local deadline (on the world's clock), 1 s from now, and
+   * a ttl from now (for each of its locks), whatever became of the release's reply. Judged in
+   * `checkStep` (a step is scheduled there), except while its instance is paused (then from its
+   * resumption: the sweeper's timer was held back), crashed or closing (a close ends pending
+   * commands as the client disconnects, which the simulation does not model).
+   */
+  private userCodeEnded(call: CallRecord, section: Section): void {
+    const instance = section.instance;
+    const now = this.scheduler.now;
+    let limit = now + LAST_ATTEMPT_GRACE_MS;
+    for (const part of section.parts) limit = Math.max(limit, part.deadline - instance.clock.offset, now + part.ttl);
+    limit += RELEASE_SLACK_MS;
+    call.ended = { at: now, limit, locks: section.parts.map((p) => `${p.key} #${p.fencingToken}`).join(', ') };
+    this.scheduler.schedule(limit + 1, () => undefined);
   }
 
   /**
@@ -1069,7 +1150,8 @@ export class World implements FaultDecider {
    * first, or once the watchdog's renewal is on its way, or without waiting at all. Every
    * extension is checked against its contract (see `extended`).
    */
-  private async extendSection(instance: Instance, lock: Lock, steps: number[]): Promise<void> {
+  private async extendSection(instance: Instance, lock: Lock, steps: number[], call?: CallRecord): Promise<void> {
+    if (call !== undefined) call.ended = undefined;
     const section = this.begin(instance, 'mutex', 'ext', lock);
     const held = lock as HeldLock;
     try {
@@ -1092,6 +1174,7 @@ export class World implements FaultDecider {
       }
     } finally {
       this.sections.delete(section);
+      if (call !== undefined) this.userCodeEnded(call, section);
     }
   }
 
@@ -1209,7 +1292,7 @@ export class World implements FaultDecider {
    * 1 s grace, or one after the lease it started had run out (given back). Not judged across a
    * pause of the instance, or once it is shutting down.
    */
-  private async shortWaitCall(instance: Instance, steps: number[]): Promise<void> {
+  private async shortWaitCall(instance: Instance, steps: number[], record?: CallRecord): Promise<void> {
     const waitTimeout = SHORT_WAITS[Math.floor(this.random() * SHORT_WAITS.length)]!;
     const attempts: AttemptRecord[] = [];
     let calls = this.shortWaitCalls.get(instance);
@@ -1220,7 +1303,7 @@ export class World implements FaultDecider {
     try {
       await instance.service.using('sw', (lock) => {
         this.checkWaited(instance, call, lock);
-        return this.section(instance, 'mutex', 'sw', lock, steps, false);
+        return this.section(instance, 'mutex', 'sw', lock, steps, false, 1, record);
       }, { waitTimeout, ttl: SHORT_WAIT_TTL_MS });
     } catch (error) {
       if (!(error instanceof LockNotAcquiredError)) throw error;
@@ -1549,11 +1632,103 @@ export class World implements FaultDecider {
     }
   }
 
+  // --- Lock events ----------------------------------------------------------------------------
+
+  /**
+   * Every lock event of `instance`, in order, checked per holding (its key and fencing token):
+   * `acquired` first, then any number of `renewed`, then exactly one of `released` (confirmed or
+   * `unconfirmed`) and `lost`, and nothing after. `lock.active` (docs/observability.md) counts a
+   * lock up on its `acquired` and down on its `released` or `lost`: a `renewed` before the
+   * `acquired`, or an end of a holding never acquired (a grant given back before its hand-out),
+   * or two ends, would break that count. Reentrant acquisitions emit nothing, and each reader, each
+   * semaphore holder, each key of a multi-key lock is a holding of its own. After the store
+   * restarted empty, fencing tokens start again: two holdings of one instance may then share a
+   * key and token, and are counted (the later `acquired` is not a second one of the first).
+   */
+  lockEvent(instance: Instance, event: LockEvent): void {
+    if (event.type !== 'acquired' && event.type !== 'renewed' && event.type !== 'released' && event.type !== 'lost') return;
+    if (this.violation !== undefined) return;
+    let mine = this.holdings.get(instance);
+    if (mine === undefined) this.holdings.set(instance, (mine = new Map()));
+    const id = `${event.key}#${event.fencingToken ?? '-'}`;
+    const holding = mine.get(id);
+    const now = this.scheduler.now;
+    const name = event.type === 'released' && event.unconfirmed ? 'released (unconfirmed)' : event.type === 'lost' ? `lost (${event.reason})` : event.type;
+    if (event.type === 'acquired') {
+      if (holding !== undefined && holding.open > 0 && !this.restarts.some((at) => at >= holding.acquiredAt)) {
+        this.violate(instance, 'each lock\'s events run acquired, renewed..., then one of released or lost', `${instance.name}: acquired ${id} again while its holding (acquired at ${holding.acquiredAt} ms, last event ${holding.last}) has not ended`);
+        return;
+      }
+      mine.set(id, { open: (holding?.open ?? 0) + 1, acquiredAt: now, last: name });
+      return;
+    }
+    if (holding === undefined || holding.open === 0) {
+      this.violate(instance, 'each lock\'s events run acquired, renewed..., then one of released or lost', `${instance.name}: ${name} ${id} ${holding === undefined ? 'never acquired' : `after its holding ended (${holding.last})`}`);
+      return;
+    }
+    holding.last = name;
+    if (event.type !== 'renewed') holding.open--;
+  }
+
+  /**
+   * The holdings whose end each instance had not told when its `events$` completed, at the end of
+   * its close: a lock whose release was still on its way then (its answer, or the deadline sweeper's
+   * bound, came after the stream ended; the docs promise nothing of the stream after shutdown).
+   */
+  private readonly endAfterClose = new Map<Instance, Set<string>>();
+
+  closedHolding(instance: Instance): void {
+    const held = (instance.service as unknown as { manager: { heldLocks: Set<HeldLock> } }).manager.heldLocks;
+    this.endAfterClose.set(instance, new Set([...held].map((lock) => `${lock.key}#${lock.fencingToken ?? '-'}`)));
+  }
+
+  /**
+   * At the end: every holding of an instance that did not crash has ended, `released` or `lost`
+   * (shutdown tells each lock it still holds of the loss, `shutdown`), but a lock whose release
+   * was still on its way as its `events$` completed (see `endAfterClose`).
+   */
+  private checkHoldingsEnded(): void {
+    for (const [instance, mine] of this.holdings) {
+      if (instance.crashed || this.knownAt.has(instance)) continue;
+      for (const [id, holding] of mine) {
+        if (holding.open > 0 && !this.endAfterClose.get(instance)?.has(id)) {
+          this.violate(instance, 'each lock\'s events run acquired, renewed..., then one of released or lost', `${instance.name}: ${id} (acquired at ${holding.acquiredAt} ms, last event ${holding.last}) never ended, its instance closed`);
+          return;
+        }
+      }
+    }
+  }
+
+  /**
+   * A `using()` or `@Locked` call whose user code has ended settles by the bound of its release
+   * (see `userCodeEnded`), whatever became of the release's reply: not judged while its instance
+   * is paused, crashed or closing; after a pause, from its resumption.
+   */
+  private checkCallsEnd(now: number): void {
+    for (const instance of this.instances) {
+      if (instance.crashed || instance.stopping || instance.paused) continue;
+      for (const call of instance.calls) {
+        const ended = call.ended;
+        if (ended === undefined) continue;
+        // A pause that ended after the code did (one may have begun in the same turn: a stall of
+        // the extend workload) held the sweeper's timer back: the bound runs from its end then.
+        const limit = instance.resumedAt >= ended.at ? Math.max(ended.limit, instance.resumedAt + RELEASE_SLACK_MS) : ended.limit;
+        if (now > limit) {
+          this.violate(instance, 'a call whose user code ended settles by the end of its release\'s bound (the lease, or 1 s)',
+            `${call.what} (called at ${call.startedAt} ms; ${ended.locks}): user code ended at ${ended.at} ms, the call still pending at ${now} ms (bound ${limit} ms)`);
+          return;
+        }
+      }
+    }
+  }
+
   // --- Every step -----------------------------------------------------------------------------
 
   private checkStep(): void {
     if (this.violation) return;
     const now = this.scheduler.now;
+    this.checkCallsEnd(now);
+    if (this.violation) return;
     for (const section of this.sections) {
       if (section.lock.signal.aborted || section.instance.crashed || section.known || this.exempt(section) || releasedByHand(section)) continue;
       for (const part of section.parts) {
@@ -1635,6 +1810,11 @@ export class World implements FaultDecider {
 /** Its own code released its lock (a leader's term released by hand): over for it, its signal aborts once the release comes back. */
 function releasedByHand(section: Section): boolean {
   return section.parts.some((part) => part.released);
+}
+
+/** Whether window `w` affects instance `index` (a frozen store affects every one). */
+function hits(w: Window, index: number): boolean {
+  return w.instance === index || w.instance === -1;
 }
 
 function windowed(kind: FaultKind): boolean {

@@ -26,6 +26,8 @@ const busy: Plan = {
     { kind: 'reply-delayed', at: 100, instance: 1, duration: 400, amount: 300 },
     { kind: 'reply-lost-after', at: 300, instance: 2, duration: 200, amount: 0 },
     { kind: 'reply-lost-before', at: 900, instance: 0, duration: 150, amount: 0 },
+    // Frozen (amount 517: see frozenOf): i1's replies come 1,920 ms late.
+    { kind: 'reply-lost-after', at: 1_000, instance: 1, duration: 150, amount: 517 },
     { kind: 'message-lost', at: 500, instance: 0, duration: 600, amount: 0 },
     { kind: 'message-duplicated', at: 700, instance: 1, duration: 600, amount: 0 },
     { kind: 'pause', at: 1_200, instance: 1, duration: 900, amount: 0 },
