@@ -180,7 +180,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
       this.owner.sweeper.track(this);
     }
     this.ttl = lease;
-    const renewed = await this.owner.store.renew(this.names.lock, this.token, lease, this.fencingToken);
+    const renewed = await this.unlessEnded(this.owner.store.renew(this.names.lock, this.token, lease, this.fencingToken));
     this.completeRenewal(sequence!, startedAt, lease, renewed);
     // A stall between the call and its reply may have outlived the new lease (see completeRenewal).
     this.expireIfPast();
@@ -189,6 +189,34 @@ export class HeldLock implements Lock, Renewable, Expiring {
       throw new RedisLockError(`Lock ${quoteKey(this.key)} could not be extended: Redis did not confirm it (not enough nodes answered, or its keys were not all found on one node, as while a Cluster slot migrates). It is still held until its lease deadline.`);
     }
     if (interval !== undefined && interval !== this.renewInterval && this.ttl === lease) this.reschedule(interval);
+  }
+
+  /** The `extend()` calls waiting for a reply, told when the lock ends first (see `unlessEnded`). */
+  private extensions?: Set<(error: Error) => void>;
+
+  /**
+   * `reply`, or the lock's end if it comes first (lost: its `LockLostError`; a release Redis did
+   * not answer by the end of the lease: its error): Redis may never answer an extension (a frozen
+   * server, a network cut that resets nothing; the client has no command timeout), and its
+   * caller must not wait past the lease it was for. The lock's signal will not do: shutdown
+   * aborts it while the lock is still held.
+   */
+  private unlessEnded<T>(reply: Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const lost = (error: Error): void => reject(error);
+      const listeners = (this.extensions ??= new Set());
+      listeners.add(lost);
+      reply.then(
+        (value) => {
+          listeners.delete(lost);
+          resolve(value);
+        },
+        (error: unknown) => {
+          listeners.delete(lost);
+          reject(error);
+        },
+      );
+    });
   }
 
   release(): Promise<void> {
@@ -503,7 +531,14 @@ export class HeldLock implements Lock, Renewable, Expiring {
         this.owner.emit({ type: 'released', key: this.key, name: this.name, fencingToken: this.fencingToken, heldMs: this.owner.clock.now() - this.acquiredAt, unconfirmed: true, at: Date.now() });
       }
     }
+    this.endExtensions(new RedisLockError(`Lock ${quoteKey(this.key)} was released while this extension waited for Redis, which answered neither; it is no longer held.`, { cause: error }));
     this.releaseFailed(release, error);
+  }
+
+  private endExtensions(error: Error): void {
+    if (this.extensions === undefined) return;
+    for (const ended of this.extensions) ended(error);
+    this.extensions.clear();
   }
 
   private releaseFailed(release: ReleaseInFlight, error: unknown): void {
@@ -539,6 +574,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
     const error = new LockLostError(this.key, this.fencingToken, reason, this.autoRenew);
     this.owner.forget(this);
     (this.controller ??= new AbortController()).abort(error);
+    this.endExtensions(error);
     if (reason === 'expired' && this.releasing === undefined) {
       // We told the holder it lost the lock; if Redis still has it for us, let others in now.
       // Shutdown waits for it: closed under it, the connection would leave the key to its lease.
