@@ -289,6 +289,8 @@ export class World implements FaultDecider {
 
   /** When each instance first sent a command whose reply never came (a frozen connection). */
   private readonly neverAnsweredAt = new Map<SimNode, number>();
+  /** The extend workload's `extend()` calls not settled yet, with the lock each one is for. */
+  private readonly pendingExtends = new Map<{ instance: Instance; sentAt: number }, HeldLock>();
 
   neverAnswered(node: SimNode): void {
     if (!this.neverAnsweredAt.has(node)) this.neverAnsweredAt.set(node, this.scheduler.now);
@@ -473,12 +475,19 @@ export class World implements FaultDecider {
       for (const call of instance.calls) {
         // A command whose reply never came holds up what waits for it within the bounds the
         // engine promises, which are not this one: an acquire attempt's (its waitTimeout), a
-        // parking release's for its process' next callers of the key (theirs), an `extend()`'s
-        // (none). A release's is judged on its own (see `userCodeEnded`).
+        // parking release's for its process' next callers of the key (theirs). A release's is
+        // judged on its own (see `userCodeEnded`), an `extend()`'s below.
         if (this.neverAnsweredAt.has(instance) && call.ended === undefined) continue;
         this.violate(instance, 'once faults stop, every waiter gets the lock within the bound', `${call.what} called at ${call.startedAt} ms still unsettled ${bound} ms after the faults stopped (at ${this.faultsEnd} ms)`);
         return;
       }
+    }
+    // An extension ends with its lock at the latest (lost at its lease's end, or released):
+    // Redis may never answer it.
+    for (const [{ instance, sentAt }, lock] of this.pendingExtends) {
+      if (!instance.alive || instance.paused || lock.held) continue;
+      this.violate(instance, 'an extend() settles once its lock has ended', `ext: extend of ${lock.token} #${lock.fencingToken} sent at ${sentAt} ms still unsettled at ${this.scheduler.now} ms, its lock no longer held`);
+      return;
     }
     await this.scheduler.run(this.scheduler.now + this.longestTtl() + WAITER_LEASE_MS + 2 * LEADER_RETRY_MS, check, stop);
     if (this.violation) return;
@@ -1187,7 +1196,9 @@ export class World implements FaultDecider {
     const sentAt = this.scheduler.now;
     const lease = ttl ?? current;
     this.trace(instance, `ext extends ${lock.token} #${lock.fencingToken} from ${current} to ${ttl ?? current} ms`);
+    const pending = { instance, sentAt };
     try {
+      this.pendingExtends.set(pending, lock);
       const extending = lock.extend(ttl);
       // Sometimes the caller's own next step is CPU-bound (its event loop stalls) while the call
       // is on its way, for longer than the lease it asked for: the reply is read after the stall.
@@ -1202,6 +1213,8 @@ export class World implements FaultDecider {
         this.violate(instance, 'extend() rejects with LockLostError only once the lock\'s signal is aborted', `ext: extend to ${ttl ?? current} ms rejected with ${error.message} while the signal is not aborted`, section);
       }
       return;
+    } finally {
+      this.pendingExtends.delete(pending);
     }
     this.extended(section, lock, ttl ?? current, sentAt);
   }
