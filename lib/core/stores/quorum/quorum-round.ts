@@ -13,9 +13,7 @@ export type Answer<T> = { ok: true; value: T } | { ok: false; error: unknown };
  *
  * A round may also end early, once `enough` nodes gave an answer that `counts` (a majority that
  * released, say): the others' commands still run, their answers are not waited for, and they
- * are `undefined` in the answers (not yet known, which is not a failure). So it does once
- * `enough` gave an answer that `countsAgainst` (a majority that refused a release): the outcome
- * is as decided either way.
+ * are `undefined` in the answers (not yet known, which is not a failure).
  */
 export class QuorumRound<T> implements Expiring {
   sweepIndex = -1;
@@ -23,7 +21,6 @@ export class QuorumRound<T> implements Expiring {
   private readonly answers: (Answer<T> | undefined)[];
   private pending: number;
   private counted = 0;
-  private countedAgainst = 0;
   private settle!: (answers: Answer<T>[]) => void;
   readonly done: Promise<Answer<T>[]>;
 
@@ -35,7 +32,6 @@ export class QuorumRound<T> implements Expiring {
     private readonly counts?: (answer: Answer<T>) => boolean,
     /** A node whose command failed after the round ended (a release a majority had confirmed). */
     private readonly failedLate?: (index: number) => void,
-    private readonly countsAgainst?: (answer: Answer<T>) => boolean,
   ) {
     this.deadline = now() + timeout;
     this.answers = new Array<Answer<T> | undefined>(size);
@@ -55,15 +51,10 @@ export class QuorumRound<T> implements Expiring {
   answer(index: number, answer: Answer<T>): void {
     if (this.pending === 0 || this.answers[index] !== undefined) return;
     this.answers[index] = answer;
-    if (--this.pending > 0 && !this.decides(answer)) return;
+    if (--this.pending > 0 && !(this.counts?.(answer) === true && ++this.counted >= this.enough)) return;
     this.pending = 0;
     this.sweeper.untrack(this);
     this.settle(this.answers as Answer<T>[]);
-  }
-
-  private decides(answer: Answer<T>): boolean {
-    if (this.counts?.(answer) === true) return ++this.counted >= this.enough;
-    return this.countsAgainst?.(answer) === true && ++this.countedAgainst >= this.enough;
   }
 
   /**

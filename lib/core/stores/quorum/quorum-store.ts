@@ -32,7 +32,8 @@ const MAX_MISSED = 10_000;
  * How long a release round waits for a majority's answer: as long as a holder's release is given
  * at least (`LAST_ATTEMPT_GRACE_MS`). A node busy for a moment (a loaded host, the fork of a
  * background save) is no reason to call a release unconfirmed while its lease runs on; a round
- * that is decided (a majority released, or refused) ends at once.
+ * ends at once when a majority released. (Not when a majority refused: a node that does not
+ * answer may hold a copy, and counts as missed, sent again at shutdown, only once its time is up.)
  */
 const RELEASE_ROUND_MS = LAST_ATTEMPT_GRACE_MS;
 
@@ -235,7 +236,7 @@ export class QuorumStore implements LockStore {
   release(keys: ScriptKeys, token: string, _waiterLease?: number): Promise<ReleaseReply> {
     // A majority that released decides: the other nodes' DEL still runs, nobody waits for it.
     const lock = keys.lock;
-    return this.askWithin(RELEASE_ROUND_MS, (node) => node.quorumRelease(lock, token), releasedHere, (index) => this.missed(index, lock, token), refusedHere).then((answers) => {
+    return this.askWithin(RELEASE_ROUND_MS, (node) => node.quorumRelease(lock, token), releasedHere, (index) => this.missed(index, lock, token)).then((answers) => {
       let released = 0;
       let refused = 0;
       for (let index = 0; index < answers.length; index++) {
@@ -327,15 +328,14 @@ export class QuorumStore implements LockStore {
     return this.askWithin(ttl === Infinity ? 200 : Math.min(500, Math.max(50, Math.floor(ttl / 10))), question, majorityCounts);
   }
 
-  /** `ask` with a timeout of its own; `majorityAgainst` also ends the round (see `QuorumRound`). */
+  /** `ask` with a timeout of its own. */
   private askWithin<T>(
     timeout: number,
     question: (node: LockScripts, index: number) => Promise<T>,
     majorityCounts?: (answer: Answer<T>) => boolean,
     failedLate?: (index: number) => void,
-    majorityAgainst?: (answer: Answer<T>) => boolean,
   ): Promise<Answer<T>[]> {
-    const round = new QuorumRound<T>(this.nodes.length, timeout, this.sweeper, this.majority, majorityCounts, failedLate, majorityAgainst);
+    const round = new QuorumRound<T>(this.nodes.length, timeout, this.sweeper, this.majority, majorityCounts, failedLate);
     for (let index = 0; index < this.nodes.length; index++) {
       let reply: Promise<T>;
       try {
@@ -384,8 +384,4 @@ function confirmedHere(answer: Answer<unknown>): boolean {
 
 function releasedHere(answer: Answer<ReleaseReply>): boolean {
   return answer.ok && answer.value.released;
-}
-
-function refusedHere(answer: Answer<ReleaseReply>): boolean {
-  return answer.ok && !answer.value.released;
 }
