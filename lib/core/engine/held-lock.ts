@@ -46,6 +46,11 @@ export interface LockOwner {
   unconfirmedRelease?(names: LockRedisKeys, token: string, until: number): void;
   /** Whether the application is shutting down (no connection may be left to send on). */
   readonly shuttingDown?: boolean;
+  /**
+   * A lock no longer held (lost) whose release is on its way (`true`), or answered (`false`):
+   * shutdown ends such releases too (see `HeldLock.endReleaseAtShutdown`).
+   */
+  releasingLost?(lock: HeldLock, inFlight: boolean): void;
 }
 
 type State = 'held' | 'released' | 'lost';
@@ -474,6 +479,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
       // A lost lock's deadline may have passed: its release waits one lease at most.
       this.deadline = this.owner.clock.now() + this.ttl;
       this.owner.sweeper.track(this);
+      this.owner.releasingLost?.(this, true);
     }
     const store = this.owner.store;
     const release = (this.releasing = new ReleaseInFlight(wasHeld, store.connectionResets?.(), onReleased, onFailed));
@@ -550,6 +556,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
   private answered(release: ReleaseInFlight): void {
     release.answered = true;
     this.owner.sweeper.untrack(this);
+    if (!release.wasHeld) this.owner.releasingLost?.(this, false);
   }
 
   private releasedInRedis(wasHeld: boolean, reply: ReleaseReply): void {

@@ -178,6 +178,14 @@ export class LockManager implements LockOwner, LockRunner {
     this.unconfirmed.add(names, token, until, this.clock.now());
   }
 
+  /** Lost locks whose holder's release is on its way: no longer in `heldLocks`, ended at shutdown all the same. */
+  private readonly lostReleasing = new Set<HeldLock>();
+
+  releasingLost(lock: HeldLock, inFlight: boolean): void {
+    if (inFlight) this.lostReleasing.add(lock);
+    else this.lostReleasing.delete(lock);
+  }
+
   get shuttingDown(): boolean {
     return this.closed;
   }
@@ -611,6 +619,7 @@ export class LockManager implements LockOwner, LockRunner {
     // after this (the deadline sweeper closes; a client handed in stays open).
     for (const lock of heldAtShutdown) lock.endReleaseAtShutdown();
     for (const lock of this.heldLocks) lock.endReleaseAtShutdown();
+    for (const lock of this.lostReleasing) lock.endReleaseAtShutdown();
   }
 
   /** `settledAcquire` for an `Acquisition` to call when it ends: one function, not a closure per call. */
