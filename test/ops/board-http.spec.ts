@@ -385,7 +385,7 @@ describe('lock board over HTTP in quorum mode', () => {
     // loaded machine), and node 0's landing after the DEL would give it the lock back. Every node
     // has it first.
     const nodes = servers.map((server) => new Redis(server.url));
-    for (const node of nodes) await expect.poll(() => node.exists('lock:{q:1}')).toBe(1);
+    for (const node of nodes) await expect.poll(() => node.exists('lock:{q:1}'), { timeout: 10_000 }).toBe(1);
     await nodes[0]!.del('lock:{q:1}');
     for (const node of nodes) node.disconnect();
     const page = async (cursor: string): Promise<string[]> => ((await (await fetch(`${url}/api/locks?cursor=${cursor}`, { headers: ADMIN })).json()) as Page).locks.map((held) => held.key);
