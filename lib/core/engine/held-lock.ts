@@ -286,6 +286,11 @@ export class HeldLock implements Lock, Renewable, Expiring {
    * (its lease ends on its own in Redis), shutdown's own give-back resolves. Past this point
    * nothing bounds it (the deadline sweeper closes, and a client handed in stays open).
    */
+  /** @internal The release on its way, settled whatever its outcome (shutdown waits for it). */
+  releaseSettled(): Promise<void> {
+    return this.releasing?.promise().catch(() => undefined) ?? Promise.resolve();
+  }
+
   endReleaseAtShutdown(): void {
     const release = this.releasing;
     if (release === undefined || release.answered) return;

@@ -603,6 +603,8 @@ export class LockManager implements LockOwner, LockRunner {
     this.parking?.close();
     const heldAtShutdown = [...this.heldLocks];
     for (const lock of heldAtShutdown) this.cleanUp(lock.shutdown());
+    // Lost locks' releases on their way get their answer within the same time.
+    for (const lock of this.lostReleasing) this.cleanUp(lock.releaseSettled());
     this.unconfirmed.resendAll(this.clock.now());
     // An acquire in flight may still obtain its lock; hold() then hands it straight back, and
     // a failed one leaves. Both register clean-ups, so wait until nothing is left to wait for;

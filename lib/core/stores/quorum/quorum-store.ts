@@ -29,13 +29,14 @@ import { LAST_ATTEMPT_GRACE_MS } from '../../engine/waiter-timing.js';
 const MAX_MISSED = 10_000;
 
 /**
- * How long a release round waits for a majority's answer: as long as a holder's release is given
- * at least (`LAST_ATTEMPT_GRACE_MS`). A node busy for a moment (a loaded host, the fork of a
+ * How long a release round waits for a majority's answer: three quarters of what a holder's
+ * release is given at least (`LAST_ATTEMPT_GRACE_MS`), so that the round's own answer (a refused
+ * majority, say) comes before the holder gives up on it in the lock's last second. A node busy for a moment (a loaded host, the fork of a
  * background save) is no reason to call a release unconfirmed while its lease runs on; a round
  * ends at once when a majority released. (Not when a majority refused: a node that does not
  * answer may hold a copy, and counts as missed, sent again at shutdown, only once its time is up.)
  */
-const RELEASE_ROUND_MS = LAST_ATTEMPT_GRACE_MS;
+const RELEASE_ROUND_MS = Math.floor((LAST_ATTEMPT_GRACE_MS * 3) / 4);
 
 export class QuorumStore implements LockStore {
   readonly queues = false;
