@@ -28,6 +28,9 @@ import { LAST_ATTEMPT_GRACE_MS } from '../../engine/waiter-timing.js';
 /** How many missed releases are kept for shutdown at most. */
 const MAX_MISSED = 10_000;
 
+/** How many released tokens are remembered for late grants at most (see `giveBackIfReleased`). */
+const MAX_RELEASED_TOKENS = 10_000;
+
 /**
  * How long a release round waits for a majority's answer: three quarters of what a holder's
  * release is given at least (`LAST_ATTEMPT_GRACE_MS`), so that the round's own answer (a refused
@@ -204,24 +207,30 @@ export class QuorumStore implements LockStore {
    * An acquisition sent again as EVAL after NOSCRIPT (a master that lost its scripts: a restart)
    * runs after what was sent behind its first attempt on that connection: a release, say, which
    * found nothing to delete there, and the SET would then stay for the whole ttl. So once such a
-   * grant lands, the other masters are asked whether the token still holds the lock on any of
-   * them; if not (released, given up), it is given back here too. Nothing of this runs on the
-   * path of a master that has its scripts.
+   * grant lands, it is given back here if this token's release (or leave) was sent already;
+   * otherwise the lock is its caller's, and the release to come deletes it. (Asking the other
+   * masters whether the token holds the lock there does not tell: on fresh masters their own
+   * resent acquisitions may not have run yet.) Nothing of this runs on the path of a master that
+   * has its scripts.
    */
   private giveBackIfReleased(node: LockScripts, lock: string, token: string, reply: Promise<AcquireReply>): void {
     reply
-      .then(async (answer) => {
-        if (!answer.acquired) return;
-        const answers = await this.ask(Infinity, (other) => (other === node ? Promise.resolve(undefined) : other.ownerAndCounter(lock)));
-        // Given back only when the lock surely is not the token's: too few others could still hold
-        // it for a majority, even counting every node that did not answer (a slow reply on a
-        // loaded machine is not a release, and giving back a live holder's copy weakens it).
-        const others = this.nodes.length - 1;
-        const notHeld = answers.filter((each, i) => this.nodes[i] !== node && each.ok && each.value?.owner !== token).length;
-        if (others - notHeld >= this.majority - 1) return;
-        await node.quorumRelease(lock, token);
+      .then((answer) => {
+        if (answer.acquired && this.releasedTokens.has(token)) return node.quorumRelease(lock, token);
       })
       .catch(() => undefined);
+  }
+
+  /**
+   * The tokens whose release (or leave) was sent, for a grant resent after NOSCRIPT that lands
+   * later (see `giveBackIfReleased`). Bounded: the oldest go first past `MAX_RELEASED_TOKENS`
+   * (such a grant then keeps its copy for its ttl, as before this was kept).
+   */
+  private readonly releasedTokens = new Set<string>();
+
+  private released(token: string): void {
+    if (this.releasedTokens.size >= MAX_RELEASED_TOKENS) this.releasedTokens.delete(this.releasedTokens.values().next().value!);
+    this.releasedTokens.add(token);
   }
 
   /**
@@ -237,6 +246,7 @@ export class QuorumStore implements LockStore {
   release(keys: ScriptKeys, token: string, _waiterLease?: number): Promise<ReleaseReply> {
     // A majority that released decides: the other nodes' DEL still runs, nobody waits for it.
     const lock = keys.lock;
+    this.released(token);
     return this.askWithin(RELEASE_ROUND_MS, (node) => node.quorumRelease(lock, token), releasedHere, (index) => this.missed(index, lock, token)).then((answers) => {
       let released = 0;
       let refused = 0;
@@ -282,6 +292,7 @@ export class QuorumStore implements LockStore {
    * the attempt on each node's connection, and again once the attempt has settled).
    */
   async leave(keys: ScriptKeys, token: string): Promise<void> {
+    this.released(token);
     const answers = await this.ask(Infinity, (node) => node.quorumRelease(keys.lock, token));
     let answered = 0;
     answers.forEach((answer, index) => (answer.ok ? answered++ : this.missed(index, keys.lock, token)));
