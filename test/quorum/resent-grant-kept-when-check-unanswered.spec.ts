@@ -1,8 +1,8 @@
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { blockRedis } from '../support/block-redis.js';
-import { startRedisServer, type RedisServer } from '../support/redis-server.js';
-import { createLockApp, sleep, type LockApp } from '../support/lock-app.js';
+import { sleep } from '../support/lock-app.js';
+import { useQuorumNodes } from '../support/quorum-nodes.js';
 
 /**
  * Found by CI (the board's quorum paging spec, on a loaded machine). A master that lost its
@@ -16,41 +16,30 @@ import { createLockApp, sleep, type LockApp } from '../support/lock-app.js';
  * check goes unanswered, and the copy must stay.
  */
 describe('quorum: a resent grant whose ownership check goes unanswered', () => {
-  let servers: RedisServer[];
-  const apps: LockApp[] = [];
-  let admins: Redis[];
-  beforeAll(async () => {
-    servers = await Promise.all([0, 1, 2].map(() => startRedisServer()));
-    admins = servers.map((server) => new Redis(server.url));
-  });
-  afterEach(async () => {
-    await Promise.all(apps.splice(0).map((app) => app.close()));
-  });
-  afterAll(async () => {
-    for (const admin of admins) admin.disconnect();
-    await Promise.all(servers.map((server) => server.stop()));
-  });
+  const quorum = useQuorumNodes();
+  const admins = (): Redis[] => quorum.servers.map((server) => new Redis(server.url));
 
   it('keeps the live holder’s copy on the master that granted late', async () => {
-    const app = await createLockApp({ redis: servers.map((server) => server.url), ttl: 30_000 });
-    apps.push(app);
+    const app = await quorum.app({ ttl: 30_000 });
+    const nodes = admins();
     // Every script cached on every node, then master 0 restarted (as far as scripts go).
     await (await app.locks.acquire('warm', { fencing: false })).release();
-    await admins[0]!.script('FLUSH');
+    await nodes[0]!.script('FLUSH');
 
-    const slow = await blockRedis(servers[0]!.url, 600);
+    const slow = await blockRedis(quorum.servers[0]!.url, 600);
     const lock = await app.locks.acquire('held', { fencing: false, autoRenew: false });
     // Decided by masters 1 and 2; master 0 has not even answered NOSCRIPT yet.
-    const token = await admins[1]!.get('lock:{held}');
+    const token = await nodes[1]!.get('lock:{held}');
     expect(token).not.toBeNull();
-    const busy = await Promise.all([1, 2].map((n) => blockRedis(servers[n]!.url, 1_500)));
+    const busy = await Promise.all([1, 2].map((n) => blockRedis(quorum.servers[n]!.url, 1_500)));
     await slow.ended;
     // Master 0 answers NOSCRIPT, takes the EVAL sent again, and the check asks masters 1 and 2,
     // which answer only once their block ends, after its 200 ms.
     await Promise.all(busy.map((block) => block.ended));
     await sleep(200);
     expect(lock.held).toBe(true);
-    expect(await Promise.all(admins.map((admin) => admin.get('lock:{held}')))).toEqual([token, token, token]);
+    expect(await Promise.all(nodes.map((admin) => admin.get('lock:{held}')))).toEqual([token, token, token]);
     await lock.release();
+    for (const node of nodes) node.disconnect();
   }, 20_000);
 });

@@ -1,8 +1,7 @@
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { blockRedis } from '../support/block-redis.js';
-import { startRedisServer, type RedisServer } from '../support/redis-server.js';
-import { createLockApp, type LockApp } from '../support/lock-app.js';
+import { useQuorumNodes } from '../support/quorum-nodes.js';
 
 /**
  * Found by CI (the board's quorum paging spec, twice, on fresh masters under load). A master that
@@ -16,32 +15,21 @@ import { createLockApp, type LockApp } from '../support/lock-app.js';
  * surely not held; otherwise the release to come deletes it.
  */
 describe('quorum: the first acquisition on three masters that have no scripts', () => {
-  let servers: RedisServer[];
-  const apps: LockApp[] = [];
-  let admins: Redis[];
-  beforeAll(async () => {
-    servers = await Promise.all([0, 1, 2].map(() => startRedisServer()));
-    admins = servers.map((server) => new Redis(server.url));
-  });
-  afterEach(async () => {
-    await Promise.all(apps.splice(0).map((app) => app.close()));
-  });
-  afterAll(async () => {
-    for (const admin of admins) admin.disconnect();
-    await Promise.all(servers.map((server) => server.stop()));
-  });
+  const quorum = useQuorumNodes();
+  const admins = (): Redis[] => quorum.servers.map((server) => new Redis(server.url));
 
   it('leaves the lock on every master', async () => {
-    const app = await createLockApp({ redis: servers.map((server) => server.url), ttl: 30_000 });
-    apps.push(app);
-    await Promise.all(admins.map((admin) => admin.script('FLUSH')));
-    const busy = await Promise.all([1, 2].map((n) => blockRedis(servers[n]!.url, 100)));
+    const app = await quorum.app({ ttl: 30_000 });
+    const nodes = admins();
+    await Promise.all(nodes.map((admin) => admin.script('FLUSH')));
+    const busy = await Promise.all([1, 2].map((n) => blockRedis(quorum.servers[n]!.url, 100)));
     const lock = await app.locks.acquire('fresh', { autoRenew: false });
     await Promise.all(busy.map((block) => block.ended));
     // Every master ran its acquisition and whatever came after it (a give-back included).
-    await Promise.all(admins.map((admin) => admin.ping()));
+    await Promise.all(nodes.map((admin) => admin.ping()));
     await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(await Promise.all(admins.map((admin) => admin.exists('lock:{fresh}')))).toEqual([1, 1, 1]);
+    expect(await Promise.all(nodes.map((admin) => admin.exists('lock:{fresh}')))).toEqual([1, 1, 1]);
     await lock.release();
+    for (const node of nodes) node.disconnect();
   }, 20_000);
 });
