@@ -55,6 +55,9 @@ export class QuorumStore implements LockStore {
    */
   acquire(keys: ScriptKeys, token: string, ttl: number, _enqueue: boolean, waiterLease: number, unfenced = false): Promise<AcquireReply> {
     const startedAt = now();
+    // The attempts of one acquisition share its token: one given back is not this one's release,
+    // and a late grant of the one before must not be given back from under it.
+    if (this.releasedTokens.size > 0) this.releasedTokens.delete(token);
     // Without fencing a granting majority decides; with it every node's counter is needed
     // (all equal: nothing to write back), so the round waits for all of them.
     const resent = (node: LockScripts) => (reply: Promise<AcquireReply>) => this.giveBackIfReleased(node, keys.lock, token, reply);
