@@ -41,12 +41,24 @@ describe('uncontended acquire and release', () => {
     // The fencing token alone, on the fast path and when the owner asks again.
     expect(await acquire('owner')).toBe(1);
     expect(await acquire('owner')).toBe(1);
-    // A busy lock still answers `{0, pttl, fence}`.
-    expect(await acquire('rival')).toEqual([0, expect.any(Number), 1]);
+    // A busy lock still answers `{0, pttl, fence, joined}` (a caller that does not queue joins nothing).
+    expect(await acquire('rival')).toEqual([0, expect.any(Number), 1, 0]);
     expect(await release('rival')).toBe(0);
     expect(await release('owner')).toBe(1);
     expect(await acquire('next')).toBe(2);
     await release('next');
+  });
+
+  it('say in a busy reply whether the call queued the caller anew: 1 when it joined, 0 when it refreshed its place', async () => {
+    const lock = `lock:{${uniqueKey()}}`;
+    const acquire = (owner: string, enqueue: string) => redis.eval(COMMANDS.acquireOneKey.lua, 1, lock, owner, 30_000, `0:1000:0:${enqueue}`);
+    expect(await acquire('owner', '0')).toBe(1);
+    expect(await acquire('waiter', '1')).toEqual([0, expect.any(Number), 1, 1]);
+    expect(await acquire('waiter', '1')).toEqual([0, expect.any(Number), 1, 0]);
+    // Its place lost (Redis lost the queue), the next call queues it anew, and says so.
+    await redis.del(`${lock}:queue`, `${lock}:waiters`);
+    expect(await acquire('waiter', '1')).toEqual([0, expect.any(Number), 1, 1]);
+    await redis.del(lock, `${lock}:fence`, `${lock}:queue`, `${lock}:waiters`);
   });
 
   it('work after Redis lost its script cache (a restart, a failover, SCRIPT FLUSH)', async () => {

@@ -276,8 +276,6 @@ export class World implements FaultDecider {
   readonly known: Record<string, number> = {};
   /** Instances where a known defect was met: their leftovers at the end are its own. */
   private readonly knownAt = new Set<Instance>();
-  /** When the store granted each `<token>:<fencing token>` to a waiter (what it published). */
-  readonly grantedAt = new Map<string, number>();
   /** The wake probe's next acquire of this instance is lost before it reaches the store (see `wakeProbe`). */
   private loseNextAcquire?: Instance;
   /** When the store last answered an attempt of each token with busy. */
@@ -336,10 +334,7 @@ export class World implements FaultDecider {
     this.random = mulberry32(plan.seed);
     this.hookRandom = mulberry32(plan.seed ^ 0x1eade4);
     this.network = new Network(this.scheduler, this);
-    this.store = new MemoryStore(this.data, worldClock(this.scheduler), (channel, message) => {
-      this.grantedAt.set(message, this.scheduler.now);
-      this.network.publish(channel, message);
-    });
+    this.store = new MemoryStore(this.data, worldClock(this.scheduler), (channel, message) => this.network.publish(channel, message));
     // A frozen window's replies (those delivered at all) come in up to its hold after it.
     this.faultsEnd = Math.max(FAULT_HORIZON_MS, ...plan.faults.map((fault) => fault.at + (windowed(fault.kind) || fault.kind === 'pause' ? fault.duration : 0) + (frozenOf(fault, plan.ttl)?.hold ?? 0)));
   }
@@ -1396,16 +1391,14 @@ export class World implements FaultDecider {
   }
 
   /**
-   * Whether `lock` was taken before the store's last restart (which then forgot it), or handed
-   * over by a grant the store published before it: a waiter counts that lease from its last
-   * attempt, which may come after the restart, and the restarted fencing counter cannot tell the
-   * old era's grant from a new one (the data loss that voids the lock's promises).
+   * Whether `lock`'s lease began before the store's last restart, which then forgot it. A grant
+   * the store published before the restart and a waiter took after it is not excused: the
+   * waiter counts that lease from its last attempt, and when that attempt found its place in the
+   * queue gone (the store restarted empty), the grant must be confirmed before it is handed out.
    */
   private leaseLostToRestart(instance: Instance, lock: Lock): boolean {
     const last = this.restarts[this.restarts.length - 1];
     if (last === undefined || !(lock instanceof HeldLock)) return false;
-    const grantedAt = this.grantedAt.get(`${lock.token}:${lock.fencingToken}`);
-    if (grantedAt !== undefined && grantedAt <= last) return true;
     return (lock as unknown as { acquiredAt: number }).acquiredAt - instance.clock.offset <= last + CLOCK_OFFSET_RANGE.max;
   }
 

@@ -129,4 +129,40 @@ describe('explorer regressions (deterministic simulation, fixed schedules)', () 
     const result = await runPlan(plan, false);
     expect(result.violation, result.trace.slice(-30).join('\n')).toBeUndefined();
   });
+
+  // Found by `npm run explore -- --seed 1077643955 --path 162:21` once the simulator stopped
+  // excusing it, fixed since: the store granted i2's waiting semaphore call a permit, then
+  // restarted empty; i2, its attempt in flight after the restart, kept the grant's message, and
+  // the attempt's busy reply showed a restarted fencing counter (3) below the grant's token (7),
+  // which it took for a grant made after that attempt. Its code started on a permit the store no
+  // longer had. A busy reply now says when it queued the caller anew (`joined`), and a waiter
+  // whose place was lost confirms every grant with an attempt before it is handed out.
+  it('a waiter whose place a store restart lost confirms a grant made before it instead of holding it (stale grant after data loss)', async () => {
+    const plan: Plan = {
+      seed: 749678652,
+      instances: 4,
+      ttl: 300,
+      mutexCallers: 0,
+      lockedCallers: 1,
+      semaphoreCallers: 2,
+      rwCallers: 2,
+      transferCallers: 1,
+      jobs: false,
+      leader: true,
+      longSemaphoreCallers: 2,
+      greedyCallers: 1,
+      extendCallers: 1,
+      shortWaitCallers: 1,
+      leaderHooks: { acquired: 'until-aborted', lost: 'hangs', releases: [849], closeAfterRelease: 5, ttl: 2000 },
+      faults: [
+        { kind: 'message-duplicated', at: 2964, instance: 1, duration: 1265, amount: 1564 },
+        { kind: 'store-restart', at: 1430, instance: 3, duration: 1457, amount: 1786 },
+        { kind: 'message-duplicated', at: 791, instance: 3, duration: 623, amount: 698 },
+        { kind: 'shutdown', at: 793, instance: 3, duration: 1880, amount: 2192 },
+        { kind: 'pause', at: 243, instance: 1, duration: 494, amount: 62 },
+      ],
+    };
+    const result = await runPlan(plan, false);
+    expect(result.violation, result.trace.slice(-30).join('\n')).toBeUndefined();
+  });
 });

@@ -31,7 +31,7 @@ export interface SentAttempt {
 export const STALE_REPLY: unique symbol = Symbol('stale reply');
 
 /** What one acquire script call came to (see `AcquisitionHost.attempt`). */
-export type AttemptOutcome = HeldLock | { pttl: number; fence?: number } | typeof TIMED_OUT | typeof STALE_REPLY;
+export type AttemptOutcome = HeldLock | { pttl: number; fence?: number; joined?: boolean } | typeof TIMED_OUT | typeof STALE_REPLY;
 
 /** What an acquisition needs of the lock engine that runs it (`LockManager`). */
 export interface AcquisitionHost {
@@ -101,6 +101,15 @@ export class Acquisition {
   private lastAttemptAt: number;
   /** The holder's lease left, from the latest busy reply. */
   private busyFor: number | undefined;
+  /** Whether a busy reply queued this token already. */
+  private queued = false;
+  /**
+   * Whether grants must be confirmed by an attempt before they are handed out: a busy reply
+   * queued this token again (`joined`), so its place was lost, and a grant it hears of may have
+   * been made before the loss. When Redis restarted empty, the fencing counter restarted too, and
+   * cannot show such a grant stale: its lease, counted from a later attempt, would be a lie.
+   */
+  private confirmGrants = false;
   /** Attempts made so far, less one (the backoff of a waiter without release messages grows with it). */
   private round = -1;
   /**
@@ -320,6 +329,10 @@ export class Acquisition {
         this.renewToken();
       } else {
         this.busyFor = outcome.pttl;
+        if (outcome.joined === true) {
+          if (this.queued) this.confirmGrants = true;
+          this.queued = true;
+        }
         if (this.racingNow || this.pollingNow) this.lostRaces++;
         // A grant to this caller that the busy reply proves expired must never be handed out.
         if (outcome.fence !== undefined) this.watch?.staleThrough(outcome.fence);
@@ -383,8 +396,9 @@ export class Acquisition {
       return undefined;
     }
     if (granted === undefined) this.polled = true;
-    // A store that confirms grants: the grant only wakes the waiter, whose next attempt takes it.
-    if (granted === undefined || host.confirmsGrants) return undefined;
+    // A store that confirms grants, or a waiter whose place was lost: the grant only wakes the
+    // waiter, whose next attempt takes it (if it still stands).
+    if (granted === undefined || host.confirmsGrants || this.confirmGrants) return undefined;
     return this.takeGrant(granted);
   }
 
@@ -431,6 +445,8 @@ export class Acquisition {
     this.watch = undefined;
     this.token = this.host.newToken(this.options, this.since);
     this.names = this.kind.names(this.token);
+    this.queued = false;
+    this.confirmGrants = false;
   }
 
   /**

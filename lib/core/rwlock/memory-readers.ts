@@ -1,5 +1,5 @@
 import type { AcquireReply, Grant, ReleaseReply, ScriptKeys } from '../stores/lock-store.js';
-import { keyPttl, liveValue, outlive, settled, type MemoryData, type Publish, type StoreClock } from '../stores/memory/memory-data.js';
+import { joinQueue, keyPttl, liveValue, outlive, settled, type MemoryData, type Publish, type StoreClock } from '../stores/memory/memory-data.js';
 import { READ_HELD, type ReadKeys } from './read-keys.js';
 import type { ReadStore } from './read-store.js';
 
@@ -111,14 +111,8 @@ export class MemoryReaders implements ReadStore {
       grantReaders(this.data, this.queue, this.publish, shared, waiterLease, now);
       return { acquired: true, fencingToken };
     }
-    if (enqueue) {
-      const entry = this.data.waiting.get(keys.queue);
-      const queue = entry !== undefined && entry.expiresAt >= now ? entry.value : { order: [], aliveUntil: new Map<string, number>() };
-      if (!queue.aliveUntil.has(member)) queue.order.push(member);
-      queue.aliveUntil.set(member, now + waiterLease);
-      this.data.waiting.set(keys.queue, { value: queue, expiresAt: now + 2 * waiterLease });
-    }
-    return { acquired: false, pttl: keyPttl(this.data.locks, shared.lock, now), fence: liveValue(this.data.fences, keys.fence, now) ?? 0 };
+    const joined = enqueue && joinQueue(this.data.waiting, keys.queue, member, now, waiterLease);
+    return { acquired: false, pttl: keyPttl(this.data.locks, shared.lock, now), fence: liveValue(this.data.fences, keys.fence, now) ?? 0, joined };
   }
 
   async release(keys: ReadKeys, token: string, waiterLease: number): Promise<ReleaseReply> {

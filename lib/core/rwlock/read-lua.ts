@@ -17,7 +17,7 @@ import { QUEUE } from '../stores/redis/queue-lua.js';
 /**
  * ARGV: owner token, ttl, settings `<fence retention>:<waiter lease>:<sharded>:<enqueue>`.
  * Returns `{1, fencing}` (acquired, or already let in: the lease restarts at ttl) or
- * `{0, pttl}` (-1 while readers hold).
+ * `{0, pttl, fence, joined}` (pttl -1 while readers hold; fence and joined as the lock's ACQUIRE answers them).
  */
 export const READ_ACQUIRE = `
 local fence_retention, lease, sharded, enqueue = string.match(ARGV[3], '^(%d+):(%d+):(%d):(%d)$')
@@ -71,9 +71,10 @@ if (not owner or owner == '~r') and (not head or head == member) then
   grant_readers(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], lease, sharded)
   return {1, fencing}
 end
-if enqueue == '1' then join_queue(KEYS[3], KEYS[4], member, now, lease) end
+local joined = 0
+if enqueue == '1' then joined = join_queue(KEYS[3], KEYS[4], member, now, lease) end
 -- The fencing counter too: a grant to this caller up to it expired before this call (see the lock's ACQUIRE).
-return {0, redis.call('PTTL', KEYS[1]), tonumber(redis.call('GET', KEYS[2]) or '0')}
+return {0, redis.call('PTTL', KEYS[1]), tonumber(redis.call('GET', KEYS[2]) or '0'), joined}
 `;
 
 /**

@@ -1,5 +1,5 @@
 import type { Grant } from '../stores/lock-store.js';
-import { liveHead, liveValue, nextFence, outlive, removeWaiter, settled, type MemoryData, type Publish, type StoreClock } from '../stores/memory/memory-data.js';
+import { joinQueue, liveHead, liveValue, nextFence, outlive, removeWaiter, settled, type MemoryData, type Publish, type StoreClock } from '../stores/memory/memory-data.js';
 import type { SemaphoreKeys } from './semaphore-keys.js';
 import type { SemaphoreAcquireReply, SemaphoreReleaseReply, SemaphoreStore } from './semaphore-store.js';
 
@@ -53,15 +53,12 @@ export class MemorySemaphores implements SemaphoreStore {
         return { acquired: true, fencingToken: this.take(keys, token, permits, ttl, now) };
       }
     }
+    let joined = false;
     if (enqueue) {
-      const queue = liveValue(this.data.waiting, keys.queue, this.clock.now()) ?? { order: [], aliveUntil: new Map<string, number>() };
-      if (!queue.aliveUntil.has(member)) queue.order.push(member);
-      queue.aliveUntil.set(member, now + waiterLease);
-      // The queue outlives its last join by the grace a lapsed waiter keeps its place for (the Lua `join_queue`).
-      this.data.waiting.set(keys.queue, { value: queue, expiresAt: now + 2 * waiterLease });
+      joined = joinQueue(this.data.waiting, keys.queue, member, now, waiterLease);
       this.keepLimit(keys, now + 2 * waiterLease, now);
     }
-    return { acquired: false, pttl: soonest, fence: liveValue(this.data.fences, keys.fence, now) ?? 0 };
+    return { acquired: false, pttl: soonest, fence: liveValue(this.data.fences, keys.fence, now) ?? 0, joined };
   }
 
   async release(keys: SemaphoreKeys, token: string, waiterLease: number): Promise<SemaphoreReleaseReply> {

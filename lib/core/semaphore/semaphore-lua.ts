@@ -478,15 +478,16 @@ if head and head ~= member then
     return {1, fencing}
   end
 end
+local joined = 0
 if enqueue == '1' then
   -- When the queue was just looked at (live_head, grant_fitting), restore_list has nothing to do.
-  join_queue(queue, waiters, member, now, lease, looked)
+  joined = join_queue(queue, waiters, member, now, lease, looked)
   keep_limit(limit, 2 * lease)
 end
 local first = first_due()
 local soonest = #first == 0 and -1 or math.max(0, tonumber(first[2]) - now)
 -- The fencing counter too: a grant to this caller up to it expired before this call (see the lock's ACQUIRE).
-return {0, soonest, tonumber(redis.call('GET', fence) or '0')}
+return {0, soonest, tonumber(redis.call('GET', fence) or '0'), joined}
 `;
 
 /**

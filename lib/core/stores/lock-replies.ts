@@ -13,8 +13,11 @@ export interface ScriptKeys {
  * Outcome of one acquire attempt. A busy reply may carry `fence`, the key's fencing counter when
  * the attempt ran: every grant the caller could still be sent with a token up to it was made
  * before that attempt and did not survive it (the attempt would have found the caller holding).
+ * `joined`: the attempt queued a caller that was not queued before. To one that had been queued,
+ * that says its place was lost (dropped as dead, or Redis restarted empty): a grant it hears of
+ * may then be from before the loss, which the fencing counter, restarted with it, cannot tell.
  */
-export type AcquireReply = { acquired: true; fencingToken: number } | { acquired: false; pttl: number; fence?: number };
+export type AcquireReply = { acquired: true; fencingToken: number } | { acquired: false; pttl: number; fence?: number; joined?: boolean };
 
 /**
  * What a release publishes on a lock's channel when it frees the lock for barging waiters
@@ -69,13 +72,13 @@ export function toReleaseReply(reply: unknown): ReleaseReply {
 }
 
 /**
- * An acquire script's reply, `{1, fencingToken}` or `{0, pttl, fence?}`, as every lock kind's
+ * An acquire script's reply, `{1, fencingToken}` or `{0, pttl, fence?, joined?}`, as every lock kind's
  * scripts answer; the mutex's and a quorum master's scripts answer a taken lock with the integer
  * fencing token alone (see `toReleaseReply`).
  */
 export function toAcquireReply(reply: unknown): AcquireReply {
   if (typeof reply === 'number') return { acquired: true, fencingToken: reply };
-  const [ok, value, fence] = reply as [number, number, number?];
+  const [ok, value, fence, joined] = reply as [number, number, number?, number?];
   if (ok === 1) return { acquired: true, fencingToken: value };
-  return fence === undefined ? { acquired: false, pttl: value } : { acquired: false, pttl: value, fence };
+  return fence === undefined ? { acquired: false, pttl: value } : { acquired: false, pttl: value, fence, joined: joined === 1 };
 }

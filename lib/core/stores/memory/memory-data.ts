@@ -80,6 +80,20 @@ export function removeWaiter(waiting: Map<string, Entry<Queue>>, queueKey: strin
 }
 
 /**
+ * The Lua `join_queue`: queues `member` or refreshes its place, alive for another `waiterLease`;
+ * the queue outlives its last join by the grace a lapsed waiter keeps its place for. True when
+ * `member` was not queued before (the busy reply's `joined`).
+ */
+export function joinQueue(waiting: Map<string, Entry<Queue>>, queueKey: string, member: string, now: number, waiterLease: number): boolean {
+  const queue = liveValue(waiting, queueKey, now) ?? { order: [], aliveUntil: new Map<string, number>() };
+  const joined = !queue.aliveUntil.has(member);
+  if (joined) queue.order.push(member);
+  queue.aliveUntil.set(member, now + waiterLease);
+  waiting.set(queueKey, { value: queue, expiresAt: now + 2 * waiterLease });
+  return joined;
+}
+
+/**
  * The first waiter of the queue at `queueKey` still alive at `now`; dead ones ahead of it are
  * dropped (the Lua `live_head`), but not one that `keeps` its place (lapsed at `aliveUntil`):
  * that one is the head.

@@ -1,5 +1,5 @@
 import type { AcquireReply, Enqueue, Grant, LockSnapshot, LockStore, ParkRequest, ReleaseReply, RenewalOutcome, RenewalPart, RenewalRequest, ScriptKeys } from '../lock-store.js';
-import { keyPttl, liveHead, liveValue, MemoryData, nextFence, removeWaiter, renewGuards, settled, type Entry, type Publish, type Queue, type StoreClock } from './memory-data.js';
+import { joinQueue, keyPttl, liveHead, liveValue, MemoryData, nextFence, removeWaiter, renewGuards, settled, type Entry, type Publish, type Queue, type StoreClock } from './memory-data.js';
 import { MemorySemaphores } from '../../semaphore/memory-semaphores.js';
 import { inspectSemaphoreInMemory, type SemaphoreSnapshot } from '../../semaphore/semaphore-inspect.js';
 import { wantedKey, type LockRedisKeys } from '../../keys/lock-key.js';
@@ -60,19 +60,13 @@ export class MemoryStore implements LockStore, MemoryQueue {
       }
       this.grantNext(keys, waiterLease, now);
     }
+    let joined = false;
     if (enqueue === 'barging') {
       this.data.wanted.set(wantedKey(keys.lock), { value: true, expiresAt: now + waiterLease });
     } else if (enqueue) {
-      let queue = liveValue(this.waiting, keys.queue, this.clock.now());
-      if (queue === undefined) {
-        queue = { order: [], aliveUntil: new Map() };
-      }
-      if (!queue.aliveUntil.has(member)) queue.order.push(member);
-      queue.aliveUntil.set(member, now + waiterLease);
-      // The queue outlives its last join by the grace a lapsed waiter keeps its place for (the Lua `join_queue`).
-      this.waiting.set(keys.queue, { value: queue, expiresAt: now + 2 * waiterLease });
+      joined = joinQueue(this.waiting, keys.queue, member, now, waiterLease);
     }
-    return { acquired: false, pttl: keyPttl(this.locks, keys.lock, now), fence: liveValue(this.fences, keys.fence, now) ?? 0 };
+    return { acquired: false, pttl: keyPttl(this.locks, keys.lock, now), fence: liveValue(this.fences, keys.fence, now) ?? 0, joined };
   }
 
   async renew(lockKey: string, token: string, ttl: number): Promise<RenewalOutcome> {

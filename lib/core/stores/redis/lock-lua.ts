@@ -43,10 +43,11 @@ const KEYS_OF_LOCK = {
  * Succeeds (the fencing token, an integer: cheaper for Redis to write and the client to read
  * than an array) when the lock is free and nobody waits ahead of the caller, or
  * when a release already handed it to the caller (the lease then restarts at full ttl).
- * Otherwise `{0, pttl, fence}` (pttl -1 for a key without expiry; fence the fencing counter,
- * which shows the caller that any grant it may still hear of with a token up to it is stale),
- * after joining the queue or refreshing the caller's place in it; a free lock promised to
- * another waiter is handed to it then.
+ * Otherwise `{0, pttl, fence, joined}` (pttl -1 for a key without expiry; fence the fencing
+ * counter, which shows the caller that any grant it may still hear of with a token up to it is
+ * stale; joined 1 when the caller was not in the queue before this call), after joining the
+ * queue or refreshing the caller's place in it; a free lock promised to another waiter is
+ * handed to it then.
  *
  * The fast path comes first and costs Redis EXISTS + SET NX PX + INCR: with neither queue key
  * nobody waits (the list is deleted with its last member and both expire together), so no
@@ -88,12 +89,13 @@ if not owner then
   end
   grant_next(lock, fence, queue, waiters, channel, lease, sharded)
 end
+local joined = 0
 if enqueue == '1' then
-  join_queue(queue, waiters, member, now, lease)
+  joined = join_queue(queue, waiters, member, now, lease)
 elseif enqueue == '2' then
   redis.call('SET', wanted, '1', 'PX', lease)
 end
-return {0, redis.call('PTTL', lock), tonumber(redis.call('GET', fence) or '0')}
+return {0, redis.call('PTTL', lock), tonumber(redis.call('GET', fence) or '0'), joined}
 `;
 
 /**

@@ -60,12 +60,15 @@ end
 -- Joins the queue, or refreshes the caller's place in it: alive for another lease. The keys live
 -- one lease more, the grace a waiter that lapsed keeps its place for (see live_head): else a lone
 -- waiter's stall would delete the queue, and its place with it. \`restored\`: the script knows
--- restore_list would do nothing (the list exists, or both keys are gone).
+-- restore_list would do nothing (the list exists, or both keys are gone). Answers 1 when the
+-- caller was not queued before, else 0: its busy reply says so (see \`joined\` in lock-replies.ts).
 local function join_queue(queue, waiters, member, now, lease, restored)
   if not restored then restore_list(queue, waiters) end
-  if redis.call('ZADD', waiters, now + lease, member) == 1 then redis.call('RPUSH', queue, member) end
+  local joined = redis.call('ZADD', waiters, now + lease, member)
+  if joined == 1 then redis.call('RPUSH', queue, member) end
   redis.call('PEXPIRE', queue, 2 * lease)
   redis.call('PEXPIRE', waiters, 2 * lease)
+  return joined
 end
 `;
 
