@@ -101,7 +101,7 @@ export class Acquisition {
   private lastAttemptAt: number;
   /** The holder's lease left, from the latest busy reply. */
   private busyFor: number | undefined;
-  /** Whether a busy reply queued this token already. */
+  /** Whether an attempt queued this token already (or may have: its reply never came). */
   private queued = false;
   /**
    * Whether grants must be confirmed by an attempt before they are handed out: a busy reply
@@ -127,6 +127,7 @@ export class Acquisition {
   private startedAt = 0;
   private racingNow = false;
   private pollingNow = false;
+  private queuingNow = false;
   /** Called once when the call ends (see `run`). */
   private onEnd: () => void = noop;
 
@@ -309,6 +310,7 @@ export class Acquisition {
     this.racing = false;
     this.pollingNow = this.polled;
     this.polled = false;
+    this.queuingNow = enqueue === true;
     try {
       return host.attempt(this.key, this.names, this.token, timing, enqueue, bound, this.signal, startedAt, this.sent);
     } catch (error) {
@@ -335,6 +337,8 @@ export class Acquisition {
         }
         if (this.racingNow || this.pollingNow) this.lostRaces++;
         // A grant to this caller that the busy reply proves expired must never be handed out.
+        // (A grant takes its waiter out of the queue, so this attempt also queued the caller
+        // anew, and `joined` has every later grant confirmed too: the counter is the second check.)
         if (outcome.fence !== undefined) this.watch?.staleThrough(outcome.fence);
         this.lastError = undefined;
         // Only an attempt Redis answered bounds when a later grant can have started.
@@ -349,6 +353,7 @@ export class Acquisition {
   /** The latest attempt ended without a reply: undefined to try again, or throws what ends the call. */
   private failed(error: unknown): undefined {
     this.uncertain = true;
+    if (this.queuingNow) this.queued = true;
     if ((this.signal?.aborted && error === this.signal.reason) || this.host.closed || error instanceof SemaphoreLimitError) throw error;
     this.lastError = error;
     return undefined;
