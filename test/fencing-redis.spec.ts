@@ -100,6 +100,38 @@ function fencedBehaviour(open: () => Promise<Opened>): void {
     }
   });
 
+  it('reads for update: a read with a token claims the key, so that an older holder\'s write landing after it is refused (no lost update)', async () => {
+    const { fenced, close } = await open();
+    try {
+      const key = fresh('counter');
+      await fenced.set(key, 10, 1);
+      // Holder 1 reads 10 and stalls; holder 2, the lock's next, reads 10 too; holder 1's write lands late.
+      expect(await fenced.get(key, 1)).toBe('10');
+      expect(await fenced.get(key, 2)).toBe('10');
+      expect(await refusal(fenced.set(key, 11, 1))).toMatchObject({ key, fencingToken: 1, highestToken: 2, operation: 'write' });
+      await fenced.set(key, 11, 2);
+      expect(await fenced.get(key)).toBe('11');
+      // An older holder's read for update is refused, and changes nothing.
+      const read = await refusal(fenced.get(key, 1));
+      expect(read).toMatchObject({ key, fencingToken: 1, highestToken: 2, operation: 'read' });
+      expect(read.message).toContain(`Fenced read of ${JSON.stringify(key)} refused: its fencing token 1 is lower than 2`);
+      expect(await fenced.fence(key)).toBe(2);
+      // A hash never written: the claim alone keeps the token.
+      const hash = fresh('account');
+      expect(await fenced.hget(hash, 'balance', 3)).toBeNull();
+      expect(await fenced.fence(hash)).toBe(3);
+      await refusal(fenced.hset(hash, 'balance', 5, 2));
+      expect(await refusal(fenced.hget(hash, 'balance', 2))).toMatchObject({ key: hash, highestToken: 3, operation: 'read' });
+      expect(await fenced.hget(hash, 'balance', 3)).toBeNull();
+      // A token given but undefined (a lock without fencing) fails as a write's does: never a read without its claim.
+      await expect(fenced.get(key, undefined as never)).rejects.toThrow(/^FencedRedis\.get\(\): Argument "fencingToken" must be a lock's fencing token/);
+      await expect(fenced.hget(hash, 'balance', 0)).rejects.toThrow(/^FencedRedis\.hget\(\): Argument "fencingToken" must be a lock's fencing token/);
+      expect(await fenced.fence(hash)).toBe(3);
+    } finally {
+      await close();
+    }
+  });
+
   it('refuses bad input with a TypeError naming the method and the argument, before anything is written', async () => {
     const { fenced, close } = await open();
     try {
@@ -378,6 +410,10 @@ describe('FencedRedis in memory (nestjs-redis-lock/testing)', () => {
     await fenced.hset('h', 'f', 'v', 1);
     await expect(fenced.hset('s', 'f', 'v', 2)).rejects.toThrow(/^WRONGTYPE/);
     await expect(fenced.get('h')).rejects.toThrow(/^WRONGTYPE/);
+    // A read for update of a key of another type claims nothing.
+    await expect(fenced.get('h', 5)).rejects.toThrow(/^WRONGTYPE/);
+    await expect(fenced.hget('s', 'f', 5)).rejects.toThrow(/^WRONGTYPE/);
+    expect([await fenced.fence('h'), await fenced.fence('s')]).toEqual([1, 1]);
     await fenced.set('h', 'now a string', 2); // SET replaces a key of any type
     expect(await fenced.get('h')).toBe('now a string');
   });
@@ -398,6 +434,9 @@ describe('FencedRedis on a real server answers WRONGTYPE as memory does', () => 
       await fenced.hset('h', 'f', 'v', 1);
       await expect(fenced.hset('s', 'f', 'v', 2)).rejects.toThrow(/WRONGTYPE/);
       await expect(fenced.get('h')).rejects.toThrow(/WRONGTYPE/);
+      await expect(fenced.get('h', 5)).rejects.toThrow(/WRONGTYPE/);
+      await expect(fenced.hget('s', 'f', 5)).rejects.toThrow(/WRONGTYPE/);
+      expect([await fenced.fence('h'), await fenced.fence('s')]).toEqual([1, 1]);
       await fenced.set('h', 'now a string', 2);
       expect(await fenced.get('h')).toBe('now a string');
       expect(await fenced.fence('s')).toBe(1);

@@ -40,3 +40,30 @@ export const FENCED_GET = script(`return redis.call('GET', KEYS[1])`);
 
 /** HGET KEYS[1] ARGV[1]. */
 export const FENCED_HGET = script(`return redis.call('HGET', KEYS[1], ARGV[1])`);
+
+/*
+ * Reads for update: a holder claims the resource with its token as it reads it, so that the
+ * write of an older holder that lands between this read and this holder's own write is refused
+ * (else it would be overwritten by a value computed without it: a lost update). Keys and the
+ * first two ARGV as for the writes; refused: \`{1, kept token}\`, nothing changed; else the token
+ * is kept and the reply is \`{0, value}\`. The read comes first: a key of another type fails the
+ * call before anything is written.
+ */
+const CLAIM = `
+local seen = redis.call('HGET', KEYS[2], ARGV[1])
+if seen and tonumber(seen) > tonumber(ARGV[2]) then return {1, seen} end
+`;
+
+/** GET KEYS[1], claimed. */
+export const CLAIMED_GET = script(`${CLAIM}
+local value = redis.call('GET', KEYS[1])
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+return {0, value}
+`);
+
+/** HGET KEYS[1] ARGV[3], claimed. */
+export const CLAIMED_HGET = script(`${CLAIM}
+local value = redis.call('HGET', KEYS[1], ARGV[3])
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+return {0, value}
+`);

@@ -5,7 +5,7 @@ import { FencedWriteRefusedError } from '../errors/fenced-write-refused.error.js
 import type { RedisClient } from '../core/stores/redis/drivers/redis-client.js';
 import type { InMemoryLocks } from '../testing/in-memory-locks.js';
 import { fenceHashOf } from './fence-key.js';
-import { RedisFencedStore, type FencedStore } from './fenced-store.js';
+import { RedisFencedStore, type ClaimedRead, type FencedStore } from './fenced-store.js';
 import { NoFencingTokenError } from '../errors/no-fencing-token.error.js';
 import { FENCED_CLOSED, FENCED_STORE } from './memory-fenced-store.js';
 import { RedisLockError } from '../errors/redis-lock.error.js';
@@ -111,31 +111,54 @@ export class FencedRedis {
   }
 
   /**
-   * `GET key`: a plain read, for data this class wrote (and in memory, the only way to read it).
+   * `GET key`: without `fencingToken`, a plain read, for data this class wrote (and in memory,
+   * the only way to read it). With `fencingToken`, a read for update (the read of a
+   * read-modify-write under a lock): it claims `key` as a write would, keeping `fencingToken` as
+   * its token, so that an older holder's write landing between this read and this holder's own
+   * write is refused instead of being overwritten by a value computed without it (a lost update).
    *
+   * @throws FencedWriteRefusedError (`operation` `'read'`) when `fencingToken` is given and `key`
+   * has accepted a higher token (nothing read, nothing changed).
    * @example
    * ```ts
    * const report = await fenced.get('report:{daily}');
+   * const count = Number(await fenced.get('visits:{daily}', lock.fencingToken));
+   * await fenced.set('visits:{daily}', count + 1, lock.fencingToken);
    * ```
    */
-  async get(key: string): Promise<string | null> {
-    fenceHashOf(key, 'get');
-    return this.store('get').get(key);
+  get(key: string): Promise<string | null>;
+  get(key: string, fencingToken: number): Promise<string | null>;
+  async get(key: string, ...claim: [fencingToken?: number]): Promise<string | null> {
+    const fence = fenceHashOf(key, 'get');
+    // The argument's presence, not its value: `lock.fencingToken` of a lock without fencing is
+    // undefined, and must fail as a write's does rather than read without a claim.
+    if (claim.length === 0) return this.store('get').get(key);
+    const [fencingToken] = claim;
+    checkToken(fencingToken, 'get');
+    return readOrRefuse(key, fencingToken, await this.store('get').claimedGet(key, fence, fencingToken));
   }
 
   /**
-   * `HGET key field`.
+   * `HGET key field`; with `fencingToken`, a read for update that claims the hash `key` (see `get`).
    *
+   * @throws FencedWriteRefusedError (`operation` `'read'`) when `fencingToken` is given and `key`
+   * has accepted a higher token (nothing read, nothing changed).
    * @example
    * ```ts
-   * const balance = Number(await fenced.hget(`account:{${id}}`, 'balance'));
+   * const balance = Number(await fenced.hget(`account:{${id}}`, 'balance', lock.fencingToken));
+   * await fenced.hset(`account:{${id}}`, 'balance', balance + amount, lock.fencingToken);
    * ```
    */
-  async hget(key: string, field: string): Promise<string | null> {
-    fenceHashOf(key, 'hget');
+  hget(key: string, field: string): Promise<string | null>;
+  hget(key: string, field: string, fencingToken: number): Promise<string | null>;
+  async hget(key: string, field: string, ...claim: [fencingToken?: number]): Promise<string | null> {
+    const fence = fenceHashOf(key, 'hget');
     if (typeof field !== 'string') throw new TypeError(`FencedRedis.hget(): Argument "field" must be a string, got ${typeof field}.`);
     wellFormed(field, 'hget', '"field"');
-    return this.store('hget').hget(key, field);
+    if (claim.length === 0) return this.store('hget').hget(key, field);
+    const [fencingToken] = claim;
+    checkToken(fencingToken, 'hget');
+    return readOrRefuse(key, fencingToken, await this.store('hget').claimedHget(key, fence, fencingToken, field));
   }
 
   /**
@@ -170,7 +193,7 @@ export class FencedRedis {
   }
 }
 
-function checkToken(token: unknown, method: string): void {
+function checkToken(token: unknown, method: string): asserts token is number {
   if (token === undefined) {
     throw new NoFencingTokenError(
       undefined,
@@ -180,6 +203,12 @@ function checkToken(token: unknown, method: string): void {
   if (typeof token !== 'number' || !Number.isSafeInteger(token) || token < 1) {
     throw new TypeError(`FencedRedis.${method}(): Argument "fencingToken" must be a lock's fencing token (a positive integer, lock.fencingToken), got ${typeof token === 'number' ? token : typeof token}.`);
   }
+}
+
+/** A claimed read's value, or the refusal of its claim. */
+function readOrRefuse(key: string, fencingToken: number, read: ClaimedRead): string | null {
+  if ('refused' in read) throw new FencedWriteRefusedError(key, fencingToken, Number(read.refused), 'read');
+  return read.value;
 }
 
 function valueOf(value: unknown, method: string, name: string): string {

@@ -4,20 +4,26 @@ import { isLockPrefix } from '../core/keys/lock-prefixes.js';
 import { driverFor } from '../core/stores/redis/drivers/driver-for.js';
 import type { RedisClient } from '../core/stores/redis/drivers/redis-client.js';
 import type { RedisDriver } from '../core/stores/redis/drivers/redis-driver.js';
-import { FENCED_GET, FENCED_HGET, FENCED_HSET, FENCED_SET } from './fenced-lua.js';
+import { CLAIMED_GET, CLAIMED_HGET, FENCED_GET, FENCED_HGET, FENCED_HSET, FENCED_SET } from './fenced-lua.js';
 
 /**
  * Where fenced data lives: a Redis (one server, Sentinel, Cluster; any client the module
  * accepts) or the memory of `InMemoryLocks`. `fence` is the hash of tokens of the key's tag (see
  * `fenceHashOf`). A write returns `null` when done, or the higher token kept when refused
- * (nothing written).
+ * (nothing written). A claimed read (a read for update) keeps `token` as the key's token and
+ * returns the value, or the higher token kept when refused (nothing changed).
  */
 export interface FencedStore {
   set(key: string, fence: string, token: number, value: string): Promise<string | null>;
   hset(key: string, fence: string, token: number, fields: readonly string[]): Promise<string | null>;
   get(key: string): Promise<string | null>;
   hget(key: string, field: string): Promise<string | null>;
+  claimedGet(key: string, fence: string, token: number): Promise<ClaimedRead>;
+  claimedHget(key: string, fence: string, token: number, field: string): Promise<ClaimedRead>;
 }
+
+/** What a claimed read came to: the value read, or the higher token that refused the claim. */
+export type ClaimedRead = { value: string | null } | { refused: string };
 
 /** Fenced data in a Redis, through the client's driver (EVALSHA, EVAL on NOSCRIPT). */
 export class RedisFencedStore implements FencedStore {
@@ -43,6 +49,16 @@ export class RedisFencedStore implements FencedStore {
 
   async hget(key: string, field: string): Promise<string | null> {
     return text(await this.driver.evalScript(FENCED_HGET, [key], [field]));
+  }
+
+  async claimedGet(key: string, fence: string, token: number): Promise<ClaimedRead> {
+    this.checkSlot(key, fence, 'get');
+    return claimed(await this.driver.evalScript(CLAIMED_GET, [key, fence], [key, token]));
+  }
+
+  async claimedHget(key: string, fence: string, token: number, field: string): Promise<ClaimedRead> {
+    this.checkSlot(key, fence, 'hget');
+    return claimed(await this.driver.evalScript(CLAIMED_HGET, [key, fence], [key, token, field]));
   }
 
   /** The token `key` has accepted, read from its token hash `fence`, under the writes' prefix check. */
@@ -79,4 +95,10 @@ export class RedisFencedStore implements FencedStore {
 
 function text(reply: unknown): string | null {
   return reply === null || reply === undefined ? null : String(reply);
+}
+
+/** A claimed read's reply, `{1, kept token}` or `{0, value}` (see `CLAIMED_GET`). */
+function claimed(reply: unknown): ClaimedRead {
+  const [code, value] = reply as [unknown, unknown];
+  return Number(code) === 1 ? { refused: String(value) } : { value: text(value) };
 }

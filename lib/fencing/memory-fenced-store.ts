@@ -1,4 +1,4 @@
-import type { FencedStore } from './fenced-store.js';
+import type { ClaimedRead, FencedStore } from './fenced-store.js';
 
 /**
  * Fenced data in memory, for `nestjs-redis-lock/testing`: the same rule as the Redis scripts
@@ -34,13 +34,38 @@ export class MemoryFencedStore implements FencedStore {
   }
 
   get(key: string): Promise<string | null> {
-    if (this.hashes.has(key) || (this.fences.has(key) && !this.strings.has(key))) return Promise.reject(new Error('WRONGTYPE Operation against a key holding the wrong kind of value'));
-    return Promise.resolve(this.strings.get(key) ?? null);
+    return settle(() => this.stringAt(key));
   }
 
   hget(key: string, field: string): Promise<string | null> {
-    if (this.strings.has(key)) return Promise.reject(new Error('WRONGTYPE Operation against a key holding the wrong kind of value'));
-    return Promise.resolve((this.hashes.get(key) ?? this.fences.get(key))?.get(field) ?? null);
+    return settle(() => this.fieldAt(key, field));
+  }
+
+  claimedGet(key: string, fence: string, token: number): Promise<ClaimedRead> {
+    return settle(() => this.claimed(key, fence, token, () => this.stringAt(key)));
+  }
+
+  claimedHget(key: string, fence: string, token: number, field: string): Promise<ClaimedRead> {
+    return settle(() => this.claimed(key, fence, token, () => this.fieldAt(key, field)));
+  }
+
+  private stringAt(key: string): string | null {
+    if (this.hashes.has(key) || (this.fences.has(key) && !this.strings.has(key))) throw new Error('WRONGTYPE Operation against a key holding the wrong kind of value');
+    return this.strings.get(key) ?? null;
+  }
+
+  private fieldAt(key: string, field: string): string | null {
+    if (this.strings.has(key)) throw new Error('WRONGTYPE Operation against a key holding the wrong kind of value');
+    return (this.hashes.get(key) ?? this.fences.get(key))?.get(field) ?? null;
+  }
+
+  /** In one step, as the scripts run: the check, the read (which fails on a key of another type), then the claim. */
+  private claimed(key: string, fence: string, token: number, read: () => string | null): ClaimedRead {
+    const refused = this.check(key, fence, token);
+    if (refused !== null) return { refused };
+    const value = read();
+    this.keep(key, fence, token);
+    return { value };
   }
 
   /** Forgets all data and tokens (`InMemoryLocks.clear()`). */
@@ -59,6 +84,15 @@ export class MemoryFencedStore implements FencedStore {
     let hash = this.fences.get(fence);
     if (hash === undefined) this.fences.set(fence, (hash = new Map()));
     hash.set(key, String(token));
+  }
+}
+
+/** A promise of what `step` returns or throws (a Redis error is a rejection, never a throw). */
+function settle<T>(step: () => T): Promise<T> {
+  try {
+    return Promise.resolve(step());
+  } catch (error) {
+    return Promise.reject(error);
   }
 }
 
