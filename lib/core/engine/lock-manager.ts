@@ -526,7 +526,7 @@ export class LockManager implements LockOwner, LockRunner {
 
   async isLocked(key: string): Promise<boolean> {
     this.assertOpen();
-    return this.store.exists(lockRedisKeys(this.options.keyPrefix, checkLockKey(key)).lock);
+    return this.untilShutdown(this.store.exists(lockRedisKeys(this.options.keyPrefix, checkLockKey(key)).lock), 'isLocked', key);
   }
 
   /**
@@ -536,7 +536,7 @@ export class LockManager implements LockOwner, LockRunner {
   async inspect(key: string): Promise<LockInspection> {
     this.assertOpen();
     const names = lockRedisKeys(this.options.keyPrefix, checkLockKey(key));
-    const [snapshot, semaphore] = await Promise.all([this.store.inspect(names), this.store.inspectSemaphore?.(names) ?? null]);
+    const [snapshot, semaphore] = await this.untilShutdown(Promise.all([this.store.inspect(names), this.store.inspectSemaphore?.(names) ?? null]), 'inspect', key);
     const held = snapshot.owner !== null;
     const holder = held ? parseHolder(snapshot.owner!) : undefined;
     return {
@@ -548,6 +548,17 @@ export class LockManager implements LockOwner, LockRunner {
       ...(holder ? { holder } : {}),
       ...(semaphore === null ? {} : { semaphore: semaphoreInspection(semaphore) }),
     };
+  }
+
+  /**
+   * A read a route may await (`isLocked`, `inspect`): it ends with shutdown's first phase, as a
+   * lock's wait does, so that a frozen Redis cannot hold `app.close()` up through that request.
+   */
+  private untilShutdown<T>(reply: Promise<T>, method: string, key: string): Promise<T> {
+    return (this.replyWaits.wait(reply, Infinity, undefined, (value) => value) as Promise<T>).catch((error: unknown) => {
+      if (error !== this.shutdown.signal.reason) throw error;
+      throw shutDownRefusal(`LockService shut down (the application is closing) while ${method}(${quoteKey(key)}) waited for Redis.`);
+    });
   }
 
   current(key?: string): Lock | undefined {
