@@ -26,11 +26,13 @@ interface Wrote {
 }
 
 /**
- * Three worker processes increment one counter under one lock. PAUSES times, a worker is frozen
- * (SIGSTOP) the moment it says its write is on its way, for three leases, while the others take
- * the lock and write; then thawed (SIGCONT), its write lands late. A pause counts when that write
- * landed after the thaw and another worker wrote during the pause. Lost updates: increments the
- * workers were told succeeded, minus the counter's final value.
+ * Three worker processes increment one counter under one lock (fenced: each increment's read
+ * claims the counter with the lock's token and its write carries it; a refused read or write
+ * counts as refused, not acknowledged). PAUSES times, a worker is frozen (SIGSTOP) the moment it
+ * says its write is on its way, for three leases, while the others take the lock and write; then
+ * thawed (SIGCONT), its write lands late. A pause counts when that write landed after the thaw
+ * and another worker wrote during the pause. Lost updates: increments the workers were told
+ * succeeded, minus the counter's final value.
  */
 async function pausedWriters(env: Record<string, string>, readCounter: () => Promise<number>) {
   const workers = Array.from({ length: WORKERS }, (_, i) => ChaosWorker.start({ ...env, TTL }, `fencing-${i}`, [], workerScript));
@@ -136,7 +138,7 @@ describe('chaos: holders frozen (SIGSTOP) while their write is on its way, acros
   describe.each(['postgres', 'redis'] as const)('the counter in %s', (name) => {
     const resource = resources[name];
 
-    it(`with fenced writes: ${PAUSES} late writes, each refused; 0 lost updates`, { timeout: 120_000 }, async () => {
+    it(`with fenced writes and claiming reads: ${PAUSES} late writes, each refused; 0 lost updates`, { timeout: 120_000 }, async () => {
       await resource.reset();
       const result = await pausedWriters({ REDIS_URL: redisUrl(), FENCED: '1', ...resource.env() }, resource.read);
       report(`fencing-${name}-fenced`, result);

@@ -6,7 +6,7 @@ import { FencedRedis, FencedWriteRefusedError, LockService, RedisLockModule } fr
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { refusedWith } from './support/refused-with.js';
-import { deposit, saveBalance } from './fencing/recipes/pg-accounts.js';
+import { deposit, loadBalance, saveBalance } from './fencing/recipes/pg-accounts.js';
 import { Account, AccountsService, AddAccountFence1764547200000 } from './fencing/recipes/typeorm-accounts.js';
 import { WalletService } from './fencing/recipes/redis-wallet.js';
 import { codeBlocks } from './docs/markdown.js';
@@ -92,6 +92,38 @@ describe('fenced writes to PostgreSQL: the recipes of docs/fencing.md, run on a 
     await expect(saveBalance(pool, 'missing', 1, 1)).rejects.toThrow('No account missing');
   });
 
+  it('pg: a read for update claims the row with its token (again with the same token) and refuses a lower one naming both, changing nothing', async () => {
+    await pool.query(region('accounts.sql', 'schema'));
+    await pool.query("INSERT INTO accounts (id, balance, fence) VALUES ('a', 100, 3)");
+    expect(await loadBalance(pool, 'a', 3)).toBe(100); // equal tokens pass
+    expect(await loadBalance(pool, 'a', 10)).toBe(100);
+    expect(await loadBalance(pool, 'a', 10)).toBe(100); // a reentrant holder: the same token twice
+    expect((await pool.query('SELECT balance, fence FROM accounts')).rows).toEqual([{ balance: '100', fence: '10' }]);
+    const refused = await refusal(loadBalance(pool, 'a', 9)); // 9 < 10 as numbers, not as text
+    expect(refused).toMatchObject({ key: 'accounts/a', fencingToken: 9, highestToken: 10, operation: 'read' });
+    // The claim at 10 refuses the write of token 9 too, though token 10 has written nothing.
+    expect(await refusal(saveBalance(pool, 'a', 90, 9))).toMatchObject({ fencingToken: 9, highestToken: 10, operation: 'write' });
+    expect((await pool.query('SELECT balance, fence FROM accounts')).rows).toEqual([{ balance: '100', fence: '10' }]);
+    await expect(loadBalance(pool, 'missing', 1)).rejects.toThrow('No account missing');
+  });
+
+  it('pg: a claiming read that waited for a newer holder\'s uncommitted claim is refused naming the newer token', async () => {
+    await pool.query(region('accounts.sql', 'schema'));
+    await pool.query("INSERT INTO accounts (id, balance, fence) VALUES ('race', 100, 40)");
+    const newer = await pool.connect();
+    try {
+      await newer.query('BEGIN');
+      await loadBalance(newer, 'race', 42);
+      const late = loadBalance(pool, 'race', 41);
+      late.catch(() => undefined);
+      await waitForLockWait(server.url);
+      await newer.query('COMMIT');
+      expect(await refusal(late)).toMatchObject({ key: 'accounts/race', fencingToken: 41, highestToken: 42, operation: 'read' });
+    } finally {
+      newer.release();
+    }
+  });
+
   it('pg: a write that waited for a newer holder\'s uncommitted write is refused naming the newer token, not the one it saw before waiting', async () => {
     await pool.query(region('accounts.sql', 'schema'));
     await pool.query("INSERT INTO accounts (id, balance, fence) VALUES ('race', 100, 40)");
@@ -137,11 +169,11 @@ describe('fenced writes to PostgreSQL: the recipes of docs/fencing.md, run on a 
     try {
       const id = 'acct';
       const key = `account:${id}`; // the lock the recipe's usage takes: one resource, one lock key
-      // A reads, then stops (as a paused process does): no renewal, the lease runs out.
+      // A reads (claiming the row), then stops (as a paused process does): no renewal, the lease runs out.
       const paused = await a.get(LockService).acquire(key, { ttl: 200, autoRenew: false });
-      const read = Number((await pool.query('SELECT balance FROM accounts WHERE id = $1', [id])).rows[0].balance);
+      const read = await loadBalance(pool, id, paused.fencingToken);
       const next = await b.get(LockService).acquire(key, { waitTimeout: 5_000 });
-      await saveBalance(pool, id, 100 + 50, next.fencingToken);
+      await saveBalance(pool, id, (await loadBalance(pool, id, next.fencingToken)) + 50, next.fencingToken);
       await next.release();
       const refused = await refusal(saveBalance(pool, id, read + 10, paused.fencingToken));
       expect(refused).toMatchObject({ fencingToken: paused.fencingToken, highestToken: next.fencingToken });
@@ -183,10 +215,13 @@ describe('fenced writes to PostgreSQL: the recipes of docs/fencing.md, run on a 
 
         const paused = await a.get(LockService).acquire('account:t', { ttl: 200, autoRenew: false });
         const next = await b.get(LockService).acquire('account:t', { waitTimeout: 5_000 });
+        expect(await b.get(AccountsService).loadBalance('t', next.fencingToken)).toBe(120n); // the claim
+        const refusedRead = await refusal(a.get(AccountsService).loadBalance('t', paused.fencingToken));
+        expect(refusedRead).toMatchObject({ key: 'accounts/t', fencingToken: paused.fencingToken, highestToken: next.fencingToken, operation: 'read' });
         await b.get(AccountsService).saveBalance('t', 170n, next.fencingToken);
         await next.release();
         const refused = await refusal(a.get(AccountsService).saveBalance('t', 130n, paused.fencingToken));
-        expect(refused).toMatchObject({ key: 'accounts/t', fencingToken: paused.fencingToken, highestToken: next.fencingToken });
+        expect(refused).toMatchObject({ key: 'accounts/t', fencingToken: paused.fencingToken, highestToken: next.fencingToken, operation: 'write' });
         await b.get(AccountsService).saveBalance('t', 180n, next.fencingToken); // the same token again
         expect((await pool.query('SELECT balance, fence FROM accounts')).rows).toEqual([{ balance: '180', fence: String(next.fencingToken) }]);
       } finally {

@@ -7,7 +7,7 @@ import { redisUrl, useRedis } from '../support/redis.js';
 /**
  * Review (sample app / fencing): a lock taken with `autoRenew: false` whose lease simply runs out
  * (what the sample app's `deposit-stalled` route does on purpose: `ttl: 500, autoRenew: false`,
- * sample-app/src/accounts/accounts.service.ts:44) is logged at ERROR level as
+ * sample-app/src/accounts/accounts.service.ts:45) is logged at ERROR level as
  * 'lock lost during renewal: ... the lease ran out before a renewal succeeded (Redis unreachable
  * or the event loop blocked)', and its signal's LockLostError says the same, although no renewal
  * was ever due, Redis answered every call and the event loop was free.

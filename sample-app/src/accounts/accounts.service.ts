@@ -37,13 +37,14 @@ export class AccountsService {
    * A deposit whose holder stalls for `stallMs` between its read and its write, longer than its
    * lease and without renewing it: what a process paused by a long GC or SIGSTOP does. Its write
    * is already past any check of `lock.signal` (a paused process checked before it froze), so
-   * only the database can refuse it: with `fenced`, it carries the lock's fencing token and is
-   * refused (`FencedWriteRefusedError`) once a newer holder wrote; without, it overwrites.
+   * only the database can refuse it: with `fenced`, its read and its write carry the lock's
+   * fencing token, and the write is refused (`FencedWriteRefusedError`) once a newer holder read
+   * or wrote; without, it overwrites.
    */
   async depositStalled(accountId: string, amount: number, stallMs: number, fenced: boolean): Promise<number> {
     const lock = await this.locks.acquire(`account:${accountId}`, { ttl: STALLED_TTL_MS, autoRenew: false, waitTimeout: 5_000, label: 'stalled deposit' });
     try {
-      const balance = await this.store.read(accountId);
+      const balance = await this.store.read(accountId, fenced ? lock.fencingToken : undefined);
       await sleep(stallMs);
       await this.store.write(accountId, balance + amount, fenced ? lock.fencingToken : undefined);
       return balance + amount;
@@ -57,11 +58,12 @@ export class AccountsService {
   }
 
   private async readModifyWrite(accountId: string, amount: number): Promise<number> {
-    const balance = await this.store.read(accountId);
-    await sleep(THINK_MS);
-    // Under a lock, stop before writing if the lock was lost meanwhile, and write with its
-    // fencing token, which the row checks: a write that left before a loss is refused there.
+    // Under a lock, read and write with its fencing token, which the row checks: the read claims
+    // the row, so that a write that left before a loss is refused there, not lost when the next
+    // holder writes what it read; and stop before writing if the lock was lost meanwhile.
     const lock = this.locks.current();
+    const balance = await this.store.read(accountId, lock?.fencingToken);
+    await sleep(THINK_MS);
     lock?.signal.throwIfAborted();
     await this.store.write(accountId, balance + amount, lock?.fencingToken);
     return balance + amount;

@@ -6,25 +6,40 @@ import type { Pool, PoolClient } from 'pg';
 import { FencedWriteRefusedError, type LockService } from 'nestjs-redis-lock';
 
 /**
- * Writes account `id`'s balance, unless a holder with a higher fencing token wrote the row:
- * one statement checks and writes, so the two cannot be split.
+ * Reads account `id`'s balance for update: claims the row with `fencingToken` as it reads it, so
+ * that an older holder's write landing before this holder's own is refused, not overwritten by a
+ * balance computed without it. One statement checks, claims and reads.
+ */
+export async function loadBalance(db: Pool | PoolClient, id: string, fencingToken: number): Promise<number> {
+  const { rows } = await db.query<{ balance: string }>('UPDATE accounts SET fence = $2 WHERE id = $1 AND fence <= $2 RETURNING balance', [id, fencingToken]);
+  if (rows.length === 1) return Number(rows[0]!.balance);
+  return refuse(db, id, fencingToken, 'read');
+}
+
+/**
+ * Writes account `id`'s balance, unless a holder with a higher fencing token claimed or wrote the
+ * row: one statement checks and writes, so the two cannot be split.
  */
 export async function saveBalance(db: Pool | PoolClient, id: string, balance: number, fencingToken: number): Promise<void> {
   const { rowCount } = await db.query('UPDATE accounts SET balance = $3, fence = $2 WHERE id = $1 AND fence <= $2', [id, fencingToken, balance]);
   if (rowCount === 1) return;
-  // Refused. The token that won is read by a statement of its own: the UPDATE may have waited
-  // for a newer holder's commit, which a read in its own statement (its snapshot) would not see.
+  return refuse(db, id, fencingToken, 'write');
+}
+
+async function refuse(db: Pool | PoolClient, id: string, fencingToken: number, operation: 'read' | 'write'): Promise<never> {
+  // The token that won is read by a statement of its own: the UPDATE may have waited for a newer
+  // holder's commit, which a read in its own statement (its snapshot) would not see.
   const { rows } = await db.query<{ fence: string }>('SELECT fence FROM accounts WHERE id = $1', [id]);
   if (rows.length === 0) throw new Error(`No account ${id}`);
-  throw new FencedWriteRefusedError(`accounts/${id}`, fencingToken, Number(rows[0]!.fence));
+  throw new FencedWriteRefusedError(`accounts/${id}`, fencingToken, Number(rows[0]!.fence), operation);
 }
 // #endregion
 
 export function deposit(locks: LockService, pool: Pool, id: string, amount: number): Promise<void> {
   // #region pg-usage
   return locks.using(`account:${id}`, async (lock) => {
-    const { rows } = await pool.query<{ balance: string }>('SELECT balance FROM accounts WHERE id = $1', [id]);
-    await saveBalance(pool, id, Number(rows[0]!.balance) + amount, lock.fencingToken);
+    const balance = await loadBalance(pool, id, lock.fencingToken); // not a plain SELECT: the read claims the row
+    await saveBalance(pool, id, balance + amount, lock.fencingToken);
   });
   // #endregion
 }

@@ -10,7 +10,7 @@ export class WalletService {
 
   deposit(id: string, amount: number) {
     return this.locks.using(`wallet:${id}`, async (lock) => {
-      const balance = Number((await this.fenced.hget(`wallet:{${id}}`, 'balance')) ?? 0);
+      const balance = Number((await this.fenced.hget(`wallet:{${id}}`, 'balance', lock.fencingToken)) ?? 0); // claims the wallet
       await this.fenced.hset(`wallet:{${id}}`, { balance: balance + amount, by: 'api-2' }, lock.fencingToken);
     });
   }

@@ -41,9 +41,21 @@ export class AccountsService {
 
   deposit(id: string, amount: number): Promise<void> {
     return this.locks.using(`account:${id}`, async (lock) => {
-      const { balance } = await this.accounts.findOneByOrFail({ id });
-      await this.saveBalance(id, BigInt(balance) + BigInt(amount), lock.fencingToken);
+      const balance = await this.loadBalance(id, lock.fencingToken); // not a plain find: the read claims the row
+      await this.saveBalance(id, balance + BigInt(amount), lock.fencingToken);
     });
+  }
+
+  /**
+   * UPDATE accounts SET fence = token WHERE id = ... AND fence <= token, then the read: once the
+   * claim is in, no older holder's write lands, so the balance read is the one this holder replaces.
+   */
+  async loadBalance(id: string, fencingToken: number): Promise<bigint> {
+    const token = String(fencingToken);
+    const { affected } = await this.accounts.update({ id, fence: LessThanOrEqual(token) }, { fence: token });
+    const { balance, fence } = await this.accounts.findOneByOrFail({ id });
+    if (affected === 1) return BigInt(balance);
+    throw new FencedWriteRefusedError(`accounts/${id}`, fencingToken, Number(fence), 'read');
   }
 
   /** UPDATE accounts SET balance = ..., fence = token WHERE id = ... AND fence <= token */
