@@ -455,9 +455,12 @@ describe(`real Redis and a 3-master Cluster: ${SCHEDULES} seeded fault schedules
     );
     const report = broken.map((r) => `${formatResult(r)}\n  replay: npm run explore:real -- --seed ${r.schedule.seed}`).join('\n');
     expect(report).toBe('');
-    // Both deployments and real work: every schedule ran calls, and some entered the lock.
+    // Both deployments and real work: every schedule ran calls, and most entered the lock (one
+    // whose faults cover its whole run may enter nothing: seed 250637, a job on a Cluster whose
+    // two masters dropped replies for all of its 1.7 s of ticks, each failing with its error).
     expect(new Set(results.map((r) => r.schedule.target)).size).toBe(2);
-    expect(results.every((r) => r.figures.entered > 0)).toBe(true);
+    expect(results.every((r) => r.figures.sections > 0)).toBe(true);
+    expect(results.filter((r) => r.figures.entered > 0).length).toBeGreaterThan(results.length / 2);
   });
 
   // Seeds 1 to 3 of the migration schedules, kept as the regression of what the explorer found
