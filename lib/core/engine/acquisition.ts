@@ -44,6 +44,8 @@ export interface AcquisitionHost {
   readonly listening: boolean;
   /** Whether the engine is shutting down. */
   readonly closed: boolean;
+  /** How often the store's connection was reset so far (see `LockStore.connectionResets`); undefined where nothing is sent again. */
+  connectionResets(): number | undefined;
   /** Aborted at shutdown: ends every wait with its reason. */
   readonly shutdown: AbortSignal;
   emit(event: LockEvent): void;
@@ -128,6 +130,8 @@ export class Acquisition {
   private racingNow = false;
   private pollingNow = false;
   private queuingNow = false;
+  /** Connection resets when the latest attempt was sent: a reply across a reset may be a resend's. */
+  private resetsAtSend: number | undefined;
   /** Called once when the call ends (see `run`). */
   private onEnd: () => void = noop;
 
@@ -282,7 +286,14 @@ export class Acquisition {
   private watchAhead(): void {
     const { watcher } = this.host;
     if (this.watch !== undefined || !this.waits || watcher === undefined || this.lastError !== undefined) return;
-    if (watcher.subscribed(this.names.released)) this.watch = watcher.watch(this.names.released, this.token, this.fairness.name === 'barging');
+    if (watcher.subscribed(this.names.released)) this.openWatch(watcher);
+  }
+
+  /** Watches this token's grants (and, barging, the lock's freed messages). */
+  private openWatch(watcher: ReleaseWatcher): ReleaseWatch {
+    const watch = (this.watch = watcher.watch(this.names.released, this.token, this.fairness.name === 'barging'));
+    if (this.confirmGrants) watch.wakeOnEveryGrant();
+    return watch;
   }
 
   /** One acquire script call: the lock, or undefined after a busy reply or an error worth retrying. */
@@ -311,6 +322,7 @@ export class Acquisition {
     this.pollingNow = this.polled;
     this.polled = false;
     this.queuingNow = enqueue === true;
+    this.resetsAtSend = host.connectionResets();
     try {
       return host.attempt(this.key, this.names, this.token, timing, enqueue, bound, this.signal, startedAt, this.sent);
     } catch (error) {
@@ -331,10 +343,11 @@ export class Acquisition {
         this.renewToken();
       } else {
         this.busyFor = outcome.pttl;
-        if (outcome.joined === true) {
-          if (this.queued) this.confirmGrants = true;
-          this.queued = true;
-        }
+        // A reply across a connection reset may be the answer to a resend of the attempt (ioredis
+        // sends unanswered commands again), whose first run said what the resend does not: that
+        // it queued the caller anew.
+        const resent = this.resetsAtSend !== undefined && this.host.connectionResets() !== this.resetsAtSend;
+        if (outcome.joined === true || (resent && this.queuingNow)) this.queuedAgain();
         if (this.racingNow || this.pollingNow) this.lostRaces++;
         // A grant to this caller that the busy reply proves expired must never be handed out.
         // (A grant takes its waiter out of the queue, so this attempt also queued the caller
@@ -353,7 +366,8 @@ export class Acquisition {
   /** The latest attempt ended without a reply: undefined to try again, or throws what ends the call. */
   private failed(error: unknown): undefined {
     this.uncertain = true;
-    if (this.queuingNow) this.queued = true;
+    // It may have run, and queued the caller anew: its reply, which would have said so, is lost.
+    if (this.queuingNow) this.queuedAgain();
     if ((this.signal?.aborted && error === this.signal.reason) || this.host.closed || error instanceof SemaphoreLimitError) throw error;
     this.lastError = error;
     return undefined;
@@ -381,13 +395,13 @@ export class Acquisition {
   private async subscribe(left: number): Promise<boolean> {
     const { host } = this;
     if (this.watch !== undefined || host.watcher === undefined || this.lastError !== undefined) return false;
-    this.watch = host.watcher.watch(this.names.released, this.token, this.fairness.name === 'barging');
+    const watch = this.openWatch(host.watcher);
     // Never hang on a subscription (a full maxclients, an unreachable node): past one refresh
     // the waiter polls, which keeps its place in the queue and still finds the lock.
     const bound = Math.min(left, WAITER_REFRESH_MS);
     // A wait cut short by the caller's own waitTimeout says nothing of the subscription: the
     // warning is for one that took a whole refresh (docs/locks.md: 250 ms).
-    if ((await settleWithin(this.watch.ready, bound, [this.signal, host.shutdown], host.clock)) === TIMED_OUT && bound === WAITER_REFRESH_MS) host.warnPolling(this.key, bound);
+    if ((await settleWithin(watch.ready, bound, [this.signal, host.shutdown], host.clock)) === TIMED_OUT && bound === WAITER_REFRESH_MS) host.warnPolling(this.key, bound);
     return true;
   }
 
@@ -442,6 +456,19 @@ export class Acquisition {
     host.cleanUp(lock.release());
     this.renewToken();
     return undefined;
+  }
+
+  /**
+   * An attempt queued the caller (its reply said so), or may have (no reply, or one across a
+   * connection reset): if an earlier one had queued it already, its place was lost, and grants
+   * are confirmed from now on (see `confirmGrants`).
+   */
+  private queuedAgain(): void {
+    if (this.queued && !this.confirmGrants) {
+      this.confirmGrants = true;
+      this.watch?.wakeOnEveryGrant();
+    }
+    this.queued = true;
   }
 
   /** Goes on under a new token (and a new subscription), after giving back what the old one took. */

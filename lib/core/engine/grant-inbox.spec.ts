@@ -22,4 +22,17 @@ describe('GrantInbox', () => {
     inbox.staleThrough(12);
     expect(inbox.take()).toBe(13);
   });
+
+  it('once grants only wake the waiter, drops none as a copy: a restarted counter sends lower tokens', () => {
+    const inbox = new GrantInbox(false);
+    inbox.deliver(5);
+    inbox.wakeOnEveryGrant();
+    expect(inbox.take()).toBe(5);
+    const heard: number[] = [];
+    inbox.listen((token) => heard.push(token));
+    inbox.deliver(2);
+    inbox.listen((token) => heard.push(token));
+    inbox.deliver(2);
+    expect(heard).toEqual([2, 2]);
+  });
 });

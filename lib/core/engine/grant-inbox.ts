@@ -20,11 +20,23 @@ export class GrantInbox {
   private freed = false;
   private listener?: (fencingToken: number) => void;
   private newest = -Infinity;
+  /** Whether every grant is only a wake-up (see `wakeOnEveryGrant`): none is dropped as a copy. */
+  private wakesOnly = false;
 
   deliver(fencingToken: number): void {
-    if (!(fencingToken > this.newest)) return;
-    this.newest = fencingToken;
+    if (!(fencingToken > this.newest) && !this.wakesOnly) return;
+    if (fencingToken > this.newest) this.newest = fencingToken;
     if (!this.hand(fencingToken)) this.granted = fencingToken;
+  }
+
+  /**
+   * The waiter confirms every grant with an attempt from now on (its place in the queue was
+   * lost): a grant is only a wake-up, and none is dropped as a copy of an older one, since the
+   * fencing counter may have restarted (Redis lost its data), and a real grant of the new
+   * counter may carry a token below one heard before the loss.
+   */
+  wakeOnEveryGrant(): void {
+    this.wakesOnly = true;
   }
 
   /** Gives `value` to the listener, if one listens (once): false when nobody did. */

@@ -410,6 +410,7 @@ export class LockManager implements LockOwner, LockRunner {
     get shutdown() {
       return manager.shutdown.signal;
     },
+    connectionResets: () => manager.store.connectionResets?.(),
     emit: (event) => manager.emit(event),
     // Through the manager's own method, which tests count (test/support/mechanism.ts).
     attempt: (...args) => manager.attempt(...args),

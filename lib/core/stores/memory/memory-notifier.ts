@@ -20,6 +20,7 @@ export class MemoryNotifier implements ReleaseWatcher {
       ready: Promise.resolve(),
       takeGrant: () => inbox.take(),
       staleThrough: (fence) => inbox.staleThrough(fence),
+      wakeOnEveryGrant: () => inbox.wakeOnEveryGrant(),
       onGrant: (listener) => inbox.listen(listener),
       passOn: () => {
         // Passed on: a wake-up this waiter holds unused is not passed on again at close().

@@ -14,6 +14,8 @@ export interface ReleaseWatch {
   takeGrant(): number | undefined;
   /** An attempt answered busy with the fencing counter at `fence`: grants up to it are stale (see `GrantInbox.staleThrough`). */
   staleThrough(fence: number): void;
+  /** Every grant only wakes the waiter from now on (see `GrantInbox.wakeOnEveryGrant`). */
+  wakeOnEveryGrant(): void;
   /**
    * Calls `listener` with the fencing token of the next grant; the returned function stops
    * listening, after which a grant is kept for `takeGrant()` instead.
@@ -98,6 +100,7 @@ export class ReleaseNotifier {
       ready: channelState.ready.catch(() => undefined),
       takeGrant: () => inbox.take(),
       staleThrough: (fence) => inbox.staleThrough(fence),
+      wakeOnEveryGrant: () => inbox.wakeOnEveryGrant(),
       onGrant: (listener) => inbox.listen(listener),
       passOn: () => {
         // Passed on: a wake-up this waiter holds unused is not passed on again at close().
