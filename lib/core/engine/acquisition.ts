@@ -347,7 +347,10 @@ export class Acquisition {
         // sends unanswered commands again), whose first run said what the resend does not: that
         // it queued the caller anew.
         const resent = this.resetsAtSend !== undefined && this.host.connectionResets() !== this.resetsAtSend;
-        if (outcome.joined === true || (resent && this.queuingNow)) this.queuedAgain();
+        // Each is a queuing of its own: a first attempt resent after its first run had queued
+        // the caller (and a grant took it out) may be queued anew by the resend.
+        if (resent && this.queuingNow) this.queuedAgain();
+        if (outcome.joined === true) this.queuedAgain();
         if (this.racingNow || this.pollingNow) this.lostRaces++;
         // A grant to this caller that the busy reply proves expired must never be handed out.
         // (A grant takes its waiter out of the queue, so this attempt also queued the caller
