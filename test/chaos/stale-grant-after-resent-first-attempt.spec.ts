@@ -22,78 +22,12 @@
  * dependence (takeGrant's 1 s lease counted from the attempt's send, acquisition.ts line 435)
  * could only make this spec pass falsely on a very slow machine, never fail falsely.
  */
-import { once } from 'node:events';
-import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LOCK_RUNNER } from '../../lib/redis-lock.constants.js';
 import type { Lock } from '../../lib/index.js';
 import { createLockApp, sleep, type LockApp } from '../support/lock-app.js';
 import { useOwnRedis } from '../support/redis.js';
-
-interface Pair {
-  client: Socket;
-  upstream: Socket;
-  sent: string;
-  /** Replies held back (undefined: flowing). */
-  held?: Buffer[];
-}
-
-/** A TCP proxy that can hold one connection's replies and close it: a reply lost after its command ran. */
-class Proxy {
-  readonly pairs = new Set<Pair>();
-  private constructor(
-    private readonly server: Server,
-    readonly port: number,
-  ) {}
-
-  static async start(target: number): Promise<Proxy> {
-    let proxy: Proxy | undefined;
-    const server = createServer((client) => proxy!.accept(client, target));
-    server.listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    proxy = new Proxy(server, (server.address() as { port: number }).port);
-    return proxy;
-  }
-
-  get url(): string {
-    return `redis://127.0.0.1:${this.port}`;
-  }
-
-  /** The connections that sent commands on `key` and never a SUBSCRIBE command: the command connection. */
-  commandPairs(key: string): Pair[] {
-    return [...this.pairs].filter((pair) => pair.sent.includes(key) && !/\*\d+\r\n\$9\r\nsubscribe\r\n/i.test(pair.sent));
-  }
-
-  async close(): Promise<void> {
-    for (const pair of this.pairs) this.drop(pair);
-    this.server.close();
-    await once(this.server, 'close');
-  }
-
-  drop(pair: Pair): void {
-    this.pairs.delete(pair);
-    pair.client.destroy();
-    pair.upstream.destroy();
-  }
-
-  private accept(client: Socket, target: number): void {
-    const upstream = createConnection({ host: '127.0.0.1', port: target });
-    const pair: Pair = { client, upstream, sent: '' };
-    this.pairs.add(pair);
-    client.on('data', (data: Buffer) => {
-      if (pair.sent.length < 100_000) pair.sent += data.toString('latin1');
-      upstream.write(data);
-    });
-    upstream.on('data', (data: Buffer) => {
-      if (pair.held !== undefined) pair.held.push(data);
-      else client.write(data);
-    });
-    const drop = (): void => this.drop(pair);
-    client.on('close', drop).on('error', drop);
-    upstream.on('close', drop).on('error', drop);
-  }
-}
-
+import { ReplyHoldingProxy } from './support/reply-holding-proxy.js';
 
 interface Rec {
   token: unknown;
@@ -107,7 +41,7 @@ const TTL = 10_000;
 
 describe('first attempt of a waiter, answered across an ioredis reset (resend), Redis lost its data meanwhile', () => {
   const own = useOwnRedis();
-  let proxy: Proxy | undefined;
+  let proxy: ReplyHoldingProxy | undefined;
   let app: LockApp | undefined;
   afterEach(async () => {
     await own.redis().del(LOCK);
@@ -118,7 +52,7 @@ describe('first attempt of a waiter, answered across an ioredis reset (resend), 
 
   it('confirms the grant from before the loss instead of holding it beside X', { timeout: 60_000 }, async () => {
     const redis = own.redis();
-    proxy = await Proxy.start(own.server().port);
+    proxy = await ReplyHoldingProxy.start(own.server().port);
     await redis.set(LOCK, 'H');
     app = await createLockApp({ redis: proxy.url });
     const manager = app.locks[LOCK_RUNNER] as unknown as {
