@@ -20,9 +20,10 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { LOCK_RUNNER } from '../../lib/redis-lock.constants.js';
-import { createLockApp, sleep, type LockApp } from '../support/lock-app.js';
+import { createLockApp, type LockApp } from '../support/lock-app.js';
 import { holdPolls, type HeldPolls } from '../support/mechanism.js';
 import { useOwnRedis } from '../support/redis.js';
+import { queuedWaiterToken } from './support/queued-waiter.js';
 
 type Attempt = (...args: unknown[]) => Promise<unknown>;
 interface AttemptRecord {
@@ -71,12 +72,7 @@ describe('a grant of the restarted counter after a refused stale grant', () => {
 
     const acquiring = waiter.locks.acquire('k', { ttl: 10_000, waitTimeout: 60_000 });
     acquiring.catch(() => undefined);
-    let member: string | undefined;
-    while (member === undefined) {
-      member = (await redis.lrange(`${LOCK}:queue`, 0, 0))[0];
-      if (member === undefined) await sleep(10);
-    }
-    const token = member.slice(0, member.lastIndexOf(':'));
+    const token = await queuedWaiterToken(redis, LOCK);
     const channel = () => manager.notifier.channels.get(`${LOCK}:released`);
     await expect.poll(() => channel()?.live === true && records.length >= 2 && settled(), { timeout: 10_000, interval: 5 }).toBe(true);
 

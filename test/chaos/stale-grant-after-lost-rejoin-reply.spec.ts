@@ -40,6 +40,7 @@ import { createLockApp, sleep, type LockApp } from '../support/lock-app.js';
 import { nodeRedisLockApp, nodeRedisClient } from '../support/node-redis.js';
 import { useOwnRedis } from '../support/redis.js';
 import { ReplyHoldingProxy } from './support/reply-holding-proxy.js';
+import { queuedWaiterToken } from './support/queued-waiter.js';
 
 type Attempt = (...args: unknown[]) => Promise<unknown>;
 interface AttemptRecord {
@@ -105,12 +106,7 @@ describe('a waiter whose re-joining attempt lost its reply (Redis lost its data 
 
     const acquiring = app.locks.acquire(KEY, { ttl: TTL, waitTimeout: 60_000 });
     acquiring.catch(() => undefined);
-    let member: string | undefined;
-    while (member === undefined) {
-      member = (await redis.lrange(`${LOCK}:queue`, 0, 0))[0];
-      if (member === undefined) await sleep(10);
-    }
-    const token = member.slice(0, member.lastIndexOf(':'));
+    const token = await queuedWaiterToken(redis, LOCK);
     const channel = () => manager.notifier.channels.get(`${LOCK}:released`);
     // Queued (joined), subscribed, and an attempt answered since: the waiter sleeps to its next refresh.
     await expect.poll(() => channel()?.live === true && records.length >= 2 && records.every((r) => r.settled), { timeout: 10_000, interval: 5 }).toBe(true);
@@ -128,7 +124,7 @@ describe('a waiter whose re-joining attempt lost its reply (Redis lost its data 
     command!.held = [];
     gate = undefined;
     openGate();
-    await expect.poll(() => redis.zscore(`${LOCK}:waiters`, member!), { timeout: 10_000, interval: 5 }).not.toBeNull();
+    await expect.poll(() => redis.zscore(`${LOCK}:waiters`, `${token}:${TTL}`), { timeout: 10_000, interval: 5 }).not.toBeNull();
     // The next attempt's reply comes late: the stale grant's message comes in while it is in flight.
     holdNextReply = true;
     proxy.drop(command!);
