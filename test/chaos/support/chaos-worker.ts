@@ -15,7 +15,7 @@ export class ChaosWorker {
 
   constructor(
     readonly child: ChildProcess,
-    label: string,
+    readonly label: string,
   ) {
     createInterface({ input: child.stdout! }).on('line', (text) => {
       const line: unknown = JSON.parse(text);
@@ -82,10 +82,10 @@ export class ChaosWorker {
     const timer = setTimeout(() => this.child.kill('SIGKILL'), 60_000);
     const { code, at } = await this.exited;
     clearTimeout(timer);
-    if (code !== 0) throw new Error(`worker exited with ${code}: ${this.stderr}`);
-    if (this.closedAt === undefined) throw new Error('worker never printed "closed"');
+    if (code !== 0) throw new Error(`worker ${this.label} exited with ${code}: ${this.stderr}`);
+    if (this.closedAt === undefined) throw new Error(`worker ${this.label} never printed "closed"`);
     const after = at - this.closedAt;
-    if (after > ms) throw new Error(`worker took ${Math.round(after)} ms to exit after app.close()`);
+    if (after > ms) throw new Error(`worker ${this.label} took ${Math.round(after)} ms to exit after app.close()`);
     return after;
   }
 }

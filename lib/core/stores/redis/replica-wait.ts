@@ -3,6 +3,7 @@ import { LockNotReplicatedError } from '../../../errors/lock-not-replicated.erro
 import type { ReplicaWait } from '../../options/wait-for-replicas.js';
 import type { AcquireReply } from '../lock-replies.js';
 import { IoRedisDriver } from './drivers/ioredis-driver.js';
+import { forgetClosedSockets } from './drivers/ioredis-closed-socket.js';
 import type { RedisDriver } from './drivers/redis-driver.js';
 
 /**
@@ -55,6 +56,8 @@ export class ReplicaWaiter {
   }
 
   close(): void {
+    // Left waiting to reconnect, it would keep a 2 s timer (see `forgetClosedSockets`).
+    forgetClosedSockets(this.connection);
     this.connection.disconnect();
   }
 }

@@ -1,6 +1,7 @@
 import type { Cluster, Redis } from 'ioredis';
 import { clusterSlot } from '../../../keys/cluster-slot.js';
 import type { ReleaseSubscriber } from './redis-driver.js';
+import { forgetClosedSockets } from './ioredis-closed-socket.js';
 
 /** How long a sharded subscription lost with its connection waits before it is made again (doubling, at most 4 s). */
 const FIRST_RETRY = 250;
@@ -88,9 +89,16 @@ export class ShardSubscriber implements ReleaseSubscriber {
     for (const retry of this.retries.values()) clearTimeout(retry);
     this.retries.clear();
     this.wanted.clear();
-    for (const { connection } of this.shards.values()) connection.disconnect();
+    // Left waiting to reconnect, a connection would keep a 2 s timer (see `forgetClosedSockets`).
+    for (const { connection } of this.shards.values()) {
+      forgetClosedSockets(connection);
+      connection.disconnect();
+    }
     this.shards.clear();
-    this.plain?.disconnect();
+    if (this.plain !== undefined) {
+      forgetClosedSockets(this.plain);
+      this.plain.disconnect();
+    }
   }
 
   private plainConnection(): Cluster {
