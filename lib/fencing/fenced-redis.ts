@@ -31,7 +31,9 @@ export type FencedValue = string | number;
  * @example
  * ```ts
  * await locks.using(`account:${id}`, async (lock) => {
- *   const balance = Number(await fenced.get(`balance:{${id}}`));
+ *   // A read for update: it claims the key with the token, so that an older holder's late write
+ *   // cannot land between this read and the write below.
+ *   const balance = Number(await fenced.get(`balance:{${id}}`, lock.fencingToken));
  *   await fenced.set(`balance:{${id}}`, balance + amount, lock.fencingToken);
  * });
  * ```
@@ -162,7 +164,8 @@ export class FencedRedis {
   }
 
   /**
-   * The highest fencing token `key` has accepted, or `null` before its first fenced write.
+   * The highest fencing token `key` has accepted, or `null` before its first fenced write or
+   * read for update.
    *
    * @example
    * ```ts
@@ -197,7 +200,7 @@ function checkToken(token: unknown, method: string): asserts token is number {
   if (token === undefined) {
     throw new NoFencingTokenError(
       undefined,
-      `FencedRedis.${method}(): Argument "fencingToken" must be a lock's fencing token (a positive integer, lock.fencingToken), got undefined: a lock taken with fencing: false has none (take it without that option to write through FencedRedis), and lock.fencingTokens has none for a key the lock does not hold (write a key of the lock).`,
+      `FencedRedis.${method}(): Argument "fencingToken" must be a lock's fencing token (a positive integer, lock.fencingToken), got undefined: a lock taken with fencing: false has none (take it without that option to ${method === 'get' || method === 'hget' ? 'read for update' : 'write'} through FencedRedis), and lock.fencingTokens has none for a key the lock does not hold (use a key of the lock).`,
     );
   }
   if (typeof token !== 'number' || !Number.isSafeInteger(token) || token < 1) {
