@@ -58,10 +58,17 @@ function singleBackend(client: RedisClient, options: ResolvedModuleOptions, logg
     notifier,
     clients: [client],
     shuttingDown: () => store.shuttingDown(),
+    // Each one closes even if one before it throws: a connection left open keeps the process alive.
     close: () => {
-      notifier.close();
-      store.close();
-      closeConnections();
+      try {
+        notifier.close();
+      } finally {
+        try {
+          store.close();
+        } finally {
+          closeConnections();
+        }
+      }
     },
   };
 }

@@ -6,7 +6,7 @@ import { driverFor } from './drivers/driver-for.js';
 import { isGlideClient } from './drivers/glide-client.js';
 import { isIoRedisClient } from './drivers/ioredis-driver.js';
 import { isNodeRedisClient } from './drivers/node-redis-client.js';
-import { forgetClosedSockets } from './drivers/ioredis-closed-socket.js';
+import { readyForPromptClose } from './drivers/ioredis-prompt-close.js';
 import type { RedisClient } from './drivers/redis-client.js';
 
 /** A client and, when we opened it, how to close it. */
@@ -65,10 +65,10 @@ interface ResendQueue {
  * Disconnects, and rejects the commands ioredis holds to resend once a connection that closed
  * is ready again: `disconnect()` before that rejects every other queue but leaves those pending
  * for ever (a release sent as the connection dropped never settled, nor did the call awaiting it).
- * A connection waiting to reconnect leaves no timer behind (see `forgetClosedSockets`).
+ * A Redis down or frozen does not keep the process alive after it (see `readyForPromptClose`).
  */
 function disconnectSettlingAll(client: Redis): void {
-  forgetClosedSockets(client);
+  readyForPromptClose(client);
   client.disconnect();
   const stuck = (client as unknown as { prevCommandQueue?: ResendQueue | null }).prevCommandQueue;
   if (stuck == null) return;

@@ -3,7 +3,7 @@ import { LockNotReplicatedError } from '../../../errors/lock-not-replicated.erro
 import type { ReplicaWait } from '../../options/wait-for-replicas.js';
 import type { AcquireReply } from '../lock-replies.js';
 import { IoRedisDriver } from './drivers/ioredis-driver.js';
-import { forgetClosedSockets } from './drivers/ioredis-closed-socket.js';
+import { readyForPromptClose } from './drivers/ioredis-prompt-close.js';
 import type { RedisDriver } from './drivers/redis-driver.js';
 
 /**
@@ -56,8 +56,8 @@ export class ReplicaWaiter {
   }
 
   close(): void {
-    // Left waiting to reconnect, it would keep a 2 s timer (see `forgetClosedSockets`).
-    forgetClosedSockets(this.connection);
+    // Without it, a Redis down or frozen kept the process alive 2 s (see `readyForPromptClose`).
+    readyForPromptClose(this.connection);
     this.connection.disconnect();
   }
 }

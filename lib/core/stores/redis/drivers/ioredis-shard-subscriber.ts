@@ -1,7 +1,7 @@
 import type { Cluster, Redis } from 'ioredis';
 import { clusterSlot } from '../../../keys/cluster-slot.js';
 import type { ReleaseSubscriber } from './redis-driver.js';
-import { forgetClosedSockets } from './ioredis-closed-socket.js';
+import { readyForPromptClose } from './ioredis-prompt-close.js';
 
 /** How long a sharded subscription lost with its connection waits before it is made again (doubling, at most 4 s). */
 const FIRST_RETRY = 250;
@@ -89,14 +89,14 @@ export class ShardSubscriber implements ReleaseSubscriber {
     for (const retry of this.retries.values()) clearTimeout(retry);
     this.retries.clear();
     this.wanted.clear();
-    // Left waiting to reconnect, a connection would keep a 2 s timer (see `forgetClosedSockets`).
+    // Without it, a Redis down or frozen kept the process alive 2 s (see `readyForPromptClose`).
     for (const { connection } of this.shards.values()) {
-      forgetClosedSockets(connection);
+      readyForPromptClose(connection);
       connection.disconnect();
     }
     this.shards.clear();
     if (this.plain !== undefined) {
-      forgetClosedSockets(this.plain);
+      readyForPromptClose(this.plain);
       this.plain.disconnect();
     }
   }
