@@ -5,34 +5,45 @@
  * exit after app.close()), then by review for a frozen Redis:
  * - killed: a connection waiting to reconnect holds a socket that closed already, whose close
  *   never comes again (redis/ioredis#1247);
- * - frozen (SIGSTOP; a partition is alike): the socket is open, and Redis never closes its side.
+ * - frozen (SIGSTOP; a partition is alike): the socket is open, and Redis never closes its side;
+ * - Sentinel options with the master and every sentinel down: ioredis asks each sentinel on a
+ *   short-lived client of its own, which it disconnects after the sentinel refused it.
  * The library's own connections (its client made from options, its subscriber connection) must
  * let the process exit at once. The fixture's client waits 10 minutes (`disconnectTimeout`), so
- * a connection that waited for ioredis' timer would hold the process that long.
+ * a connection that waited for ioredis' timer would hold the process that long; half a second
+ * after the close, only the standard streams may keep its event loop alive.
  */
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { startSentinelDeployment } from '../../scripts/redis-sentinel.mjs';
 import { spawnFixture } from '../support/fixture-process.js';
 import { startRedisServer } from '../support/redis-server.js';
 
 describe('app.close() with Redis down or frozen', () => {
-  for (const fault of ['killed', 'frozen'] as const) {
+  for (const fault of ['killed', 'frozen', 'killed with its sentinels'] as const) {
     it(`lets the process exit on its own, Redis ${fault}`, { timeout: 60_000 }, async () => {
-      const server = await startRedisServer();
-      onTestFinished(async () => {
-        server.resume();
-        await server.stop({ kill: true }).catch(() => undefined);
-      });
-      const child = spawnFixture(new URL('./fixtures/close-with-redis-down.mjs', import.meta.url), { REDIS_URL: server.url });
-      await expect.poll(() => child.output(), { timeout: 10_000 }).toContain('ready');
-      if (fault === 'killed') await server.stop({ kill: true });
-      else server.pause();
+      let env: Record<string, string>;
+      let stop: () => Promise<unknown>;
+      if (fault === 'killed with its sentinels') {
+        const deployment = await startSentinelDeployment();
+        onTestFinished(() => deployment.stop());
+        env = { SENTINELS: JSON.stringify(deployment.sentinels), NAME: deployment.name };
+        stop = () => deployment.stop();
+      } else {
+        const server = await startRedisServer();
+        onTestFinished(async () => {
+          server.resume();
+          await server.stop({ kill: true }).catch(() => undefined);
+        });
+        env = { REDIS_URL: server.url };
+        stop = async () => (fault === 'killed' ? server.stop({ kill: true }) : server.pause());
+      }
+      const child = spawnFixture(new URL('./fixtures/close-with-redis-down.mjs', import.meta.url), env);
+      await expect.poll(() => child.output(), { timeout: 15_000 }).toContain('ready');
+      await stop();
       child.endWith('go');
       await expect.poll(() => child.output(), { timeout: 10_000 }).toMatch(/closed (\[.*\])/);
-      if (fault === 'killed') {
-        // No socket left to wait for, so no timer: only the standard streams keep the loop alive.
-        const left = JSON.parse(/closed (\[.*\])/.exec(child.output())![1]!) as string[];
-        expect(left.filter((resource) => resource !== 'PipeWrap' && resource !== 'TTYWrap')).toEqual([]);
-      }
+      const left = JSON.parse(/closed (\[.*\])/.exec(child.output())![1]!) as string[];
+      expect(left.filter((resource) => resource !== 'PipeWrap' && resource !== 'TTYWrap')).toEqual([]);
       await expect.poll(() => child.exit, { timeout: 30_000 }).toEqual({ code: 0 });
     });
   }

@@ -6,7 +6,7 @@ import { driverFor } from './drivers/driver-for.js';
 import { isGlideClient } from './drivers/glide-client.js';
 import { isIoRedisClient } from './drivers/ioredis-driver.js';
 import { isNodeRedisClient } from './drivers/node-redis-client.js';
-import { readyForPromptClose } from './drivers/ioredis-prompt-close.js';
+import { promptSentinelClients, readyForPromptClose } from './drivers/ioredis-prompt-close.js';
 import type { RedisClient } from './drivers/redis-client.js';
 
 /** A client and, when we opened it, how to close it. */
@@ -32,6 +32,7 @@ export function openConnection(redis: RedisConnection, logger: LockLogger, optio
     throw new InvalidLockOptionsError(option, redis, 'a redis:// URL, ioredis options, an ioredis or iovalkey client, a node-redis (v5, v6) client or a Valkey GLIDE client; this object looks like a Redis client of another kind');
   }
   const client = typeof redis === 'string' ? new Redis(redis) : new Redis(redis as RedisOptions);
+  promptSentinelClients(client);
   const close = (): void => disconnectSettlingAll(client);
   try {
     driverFor(client, option);

@@ -3,7 +3,7 @@ import { LockNotReplicatedError } from '../../../errors/lock-not-replicated.erro
 import type { ReplicaWait } from '../../options/wait-for-replicas.js';
 import type { AcquireReply } from '../lock-replies.js';
 import { IoRedisDriver } from './drivers/ioredis-driver.js';
-import { readyForPromptClose } from './drivers/ioredis-prompt-close.js';
+import { promptSentinelClients, readyForPromptClose } from './drivers/ioredis-prompt-close.js';
 import type { RedisDriver } from './drivers/redis-driver.js';
 
 /**
@@ -28,6 +28,7 @@ export class ReplicaWaiter {
   ) {
     // The same options (keyPrefix, Sentinel, TLS, database), so the scripts see the same keys.
     this.connection = client.duplicate();
+    promptSentinelClients(this.connection);
     this.connection.on('error', () => undefined); // the command connection reports connection trouble
     this.connection.on('close', () => this.closes++);
     this.driver = new IoRedisDriver(this.connection);

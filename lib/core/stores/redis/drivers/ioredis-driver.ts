@@ -4,7 +4,7 @@ import type { Cluster, Redis } from 'ioredis';
 import { COMMANDS, type ScriptName } from '../lock-lua.js';
 import { routesShardedSubscriptions, ShardSubscriber } from './ioredis-shard-subscriber.js';
 import { TickWriteBatching, type BatchedConnection } from './tick-write-batching.js';
-import { readyForPromptClose } from './ioredis-prompt-close.js';
+import { promptSentinelClients, readyForPromptClose } from './ioredis-prompt-close.js';
 import { flatPairs, isNoScript, type BareScriptCall, type LuaScript, type PingTarget, type ReadCommand, type RedisDriver, type RedisNode, type ReleaseSubscriber, type ScriptCall } from './redis-driver.js';
 
 export type IoRedisClient = Redis | Cluster;
@@ -228,6 +228,7 @@ export class IoRedisDriver implements RedisDriver {
     const connection = this.isCluster
       ? (this.client as Cluster).duplicate(undefined, { keyPrefix: '', redisOptions: { ...(this.client as Cluster).options.redisOptions, keyPrefix: '', enableReadyCheck: false }, shardedSubscribers: true })
       : (this.client as Redis).duplicate({ keyPrefix: '', enableReadyCheck: false, autoResubscribe: false });
+    promptSentinelClients(connection);
     const channels = new Set<string>();
     let closed = false;
     let connected = false;

@@ -38,3 +38,27 @@ function readyRedis(redis: object): void {
   if (connector.stream?.destroyed === true) connector.stream = undefined;
   if (typeof connector.disconnectTimeout !== 'number' || connector.disconnectTimeout > CLOSE_WAIT_MS) connector.disconnectTimeout = CLOSE_WAIT_MS;
 }
+
+/** ioredis' Sentinel connector: it asks each sentinel on a client of its own (not in its typings). */
+interface SentinelConnector {
+  connectToSentinel?: (...args: unknown[]) => object;
+}
+
+/**
+ * Gives the sentinel clients of a Sentinel connection of ours the same short wait at close.
+ * ioredis' SentinelConnector asks each sentinel on a short-lived client of its own, which it
+ * disconnects in a `finally`: one whose sentinel refused it (every sentinel down while our
+ * connection retries) ends a socket that closed already, with the same 2 s timer that kept the
+ * process alive after `app.close()`. Those clients are never ours to reach otherwise. Call it
+ * on a connection of ours only: a client handed in stays as its owner made it.
+ */
+export function promptSentinelClients(connection: object): void {
+  const connector = (connection as { connector?: SentinelConnector | null }).connector;
+  const connect = connector?.connectToSentinel;
+  if (connector == null || typeof connect !== 'function') return;
+  connector.connectToSentinel = function (this: unknown, ...args: unknown[]): object {
+    const sentinel = connect.apply(this, args);
+    readyForPromptClose(sentinel);
+    return sentinel;
+  };
+}
