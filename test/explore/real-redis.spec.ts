@@ -433,7 +433,7 @@ describe('the real-Redis checker (a pure function over a history)', () => {
 });
 
 // Seeds are random per run (a failure prints the replay command); EXPLORE_REAL_SEED fixes the first.
-const SCHEDULES = 20;
+const SCHEDULES = 16;
 const firstSeed = Number(process.env.EXPLORE_REAL_SEED ?? Math.floor(Math.random() * 1e6));
 
 describe(`real Redis and a 3-master Cluster: ${SCHEDULES} seeded fault schedules from seed ${firstSeed} (needs npm run build)`, () => {
