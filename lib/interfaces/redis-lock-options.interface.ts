@@ -98,10 +98,10 @@ export interface RedisLockModuleOptions extends LockTimingOptions, FairnessOptio
    * many milliseconds. By default counters are kept forever: one small Redis key per distinct
    * lock key ever taken, which grows without bound when keys name entities (`order:<id>`).
    *
-   * The cost: after such an idle period the key's fencing tokens start again at 1. A store that
-   * checks fencing tokens must then not compare a token with one from before the idle period,
-   * so pick a retention longer than any write can stay in flight, and longer than any hold of a
-   * lock (the counter's expiry is restarted when a token is handed out, not by renewals).
+   * After such an idle period the key's next counter starts at the server's clock in
+   * milliseconds, as every new counter does: above the old one's tokens as long as it averaged
+   * fewer than 1,000 a second. Pick a retention longer than any write can stay in flight all the
+   * same.
    * An integer of at least 60000 and at least `ttl`; undefined by default (kept forever).
    *
    * @example

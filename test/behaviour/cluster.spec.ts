@@ -24,6 +24,9 @@ const backend: LockBackend = shareBackend({
   async steal(key) {
     await admin.del(`lock:{${key}}`);
   },
+  async forgetFence(key) {
+    await admin.del(`lock:{${key}}:fence`);
+  },
 }, 6);
 
 describeLockBehaviour('Redis Cluster, 3 masters (ioredis)', backend);

@@ -23,6 +23,9 @@ const backend: LockBackend = shareBackend({
   async steal(key) {
     await admin.del(`lock:{${key}}`);
   },
+  async forgetFence(key) {
+    await admin.del(`lock:{${key}}:fence`);
+  },
 }, 4);
 
 describeLockBehaviour('Redis Cluster, 3 masters (GLIDE)', backend);

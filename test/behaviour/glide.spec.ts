@@ -20,6 +20,9 @@ const backend: LockBackend = shareBackend({
   async steal(key) {
     await admin.del(`lock:{${key}}`);
   },
+  async forgetFence(key) {
+    await admin.del(`lock:{${key}}:fence`);
+  },
 }, 4);
 
 describeLockBehaviour('one Redis (GLIDE)', backend);

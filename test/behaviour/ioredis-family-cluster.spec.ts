@@ -25,6 +25,9 @@ const shared: LockBackend = shareBackend({
   async steal(key) {
     await admin.del(`lock:{${key}}`);
   },
+  async forgetFence(key) {
+    await admin.del(`lock:{${key}}:fence`);
+  },
 }, 4 * NAMES.length);
 
 for (const name of NAMES) {

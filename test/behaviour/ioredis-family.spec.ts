@@ -21,6 +21,9 @@ for (const name of ['iovalkey', 'ioredis 6'] as HandedClientName[]) {
     async steal(key) {
       await admin.del(`lock:{${key}}`);
     },
+    async forgetFence(key) {
+      await admin.del(`lock:{${key}}:fence`);
+    },
   }, 4);
   describeLockBehaviour(`one Redis (${name})`, backend);
   describeSemaphoreBehaviour(`one Redis (${name})`, backend);

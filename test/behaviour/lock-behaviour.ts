@@ -17,6 +17,11 @@ export interface LockBackend {
   open(options?: Partial<RedisLockModuleOptions>): Promise<LockApp>;
   /** Deletes a lock behind its holder's back, as an operator or an eviction would. */
   steal(key: string): Promise<void>;
+  /**
+   * Deletes a key's fencing counter, as a restart without persistence, an eviction or an expired
+   * `fenceRetention` would (in quorum mode on one master: a majority's counters are the tokens).
+   */
+  forgetFence(key: string): Promise<void>;
   /** Whether waiters queue in FIFO order and are woken by release messages (not in quorum mode). */
   readonly queues: boolean;
   /** The applications' module-wide `fairness` (see `barging()` in barging-behaviour.ts); FIFO when left out. */
@@ -66,6 +71,24 @@ export function describeLockBehaviour(label: string, backend: LockBackend): void
       expect(lock.held).toBe(false);
       expect(lock.signal.aborted).toBe(false);
       expect(await locks.isLocked(k)).toBe(false);
+    });
+
+    it('hands out a higher fencing token than before its counter was lost (a restart without persistence, an eviction)', async () => {
+      const { locks } = await open();
+      const k = key('counter-lost');
+      let last = 0;
+      for (let i = 0; i < 3; i++) {
+        const lock = await locks.acquire(k);
+        last = lock.fencingToken;
+        await lock.release();
+      }
+      // A new counter starts at the clock in milliseconds: higher than a counter that took fewer
+      // tokens than milliseconds went by since it began (three tokens, ten milliseconds here).
+      await sleep(10);
+      await backend.forgetFence(k);
+      const lock = await locks.acquire(k);
+      expect(lock.fencingToken).toBeGreaterThan(last);
+      await lock.release();
     });
 
     it('excludes another instance, which gets the lock once it is released, with a higher fencing token', async () => {

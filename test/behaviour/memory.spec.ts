@@ -1,6 +1,7 @@
 import { Test } from '@nestjs/testing';
 import { LockService } from '../../lib/index.js';
 import { InMemoryLocks, RedisLockTestingModule } from '../../lib/testing/index.js';
+import type { MemoryData } from '../../lib/core/stores/memory/memory-data.js';
 import { CapturedLogs } from '../support/lock-app.js';
 import { describeLockBehaviour, type LockBackend } from './lock-behaviour.js';
 import { describeSemaphoreBehaviour, shareBackend } from './semaphore-behaviour.js';
@@ -26,6 +27,10 @@ const backend: LockBackend = shareBackend({
   },
   async steal(key) {
     locks.delete(`lock:{${key}}`);
+  },
+  // What an expired fenceRetention does; the store has no call for it (nor needs one).
+  async forgetFence(key) {
+    (locks as unknown as { data: MemoryData }).data.fences.delete(`lock:{${key}}:fence`);
   },
 }, 6);
 

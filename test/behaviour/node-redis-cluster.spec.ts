@@ -23,6 +23,9 @@ for (const version of [6, 5] as NodeRedisVersion[]) {
     async steal(key) {
       await admin.del(`lock:{${key}}`);
     },
+    async forgetFence(key) {
+      await admin.del(`lock:{${key}}:fence`);
+    },
   }, 4);
   describeLockBehaviour(`Redis Cluster, 3 masters (node-redis ${version})`, backend);
   describeSemaphoreBehaviour(`Redis Cluster, 3 masters (node-redis ${version})`, backend);

@@ -21,6 +21,9 @@ for (const version of [6, 5] as NodeRedisVersion[]) {
     async steal(key) {
       await admin.del(`lock:{${key}}`);
     },
+    async forgetFence(key) {
+      await admin.del(`lock:{${key}}:fence`);
+    },
   }, 6);
   describeLockBehaviour(`one Redis (node-redis ${version})`, backend);
   describeSemaphoreBehaviour(`one Redis (node-redis ${version})`, backend);

@@ -21,6 +21,9 @@ const backend: LockBackend = shareBackend({
   async steal(key) {
     await admin.del(`lock:{${key}}`);
   },
+  async forgetFence(key) {
+    await admin.del(`lock:{${key}}:fence`);
+  },
 }, 6);
 
 describeLockBehaviour('one Redis (ioredis)', backend);

@@ -31,6 +31,18 @@ export function describeReadWriteBehaviour(label: string, backend: LockBackend):
       return { lock };
     };
 
+    it('hands a reader a higher fencing token than before its counter was lost', async () => {
+      const { locks } = await open();
+      const k = key('counter-lost');
+      const writer = await locks.acquire(k, { mode: 'write' });
+      await writer.release();
+      await sleep(10);
+      await backend.forgetFence(k);
+      const reader = await locks.acquire(k, { mode: 'read' });
+      expect(reader.fencingToken).toBeGreaterThan(writer.fencingToken);
+      await reader.release();
+    });
+
     it('lets readers share the lock and keeps writers out while they hold it', async () => {
       const a = await open();
       const b = await open();

@@ -29,6 +29,24 @@ export function describeSemaphoreBehaviour(label: string, backend: LockBackend):
       return { lock, app };
     };
 
+    it('hands out a higher fencing token than before its counter was lost, alone and beside another holder', async () => {
+      const { locks } = await open();
+      const k = key('counter-lost');
+      const first = await locks.acquire(k, { limit: 3 });
+      await sleep(10);
+      await backend.forgetFence(k);
+      // Beside a holder: the path that counts the holders.
+      const second = await locks.acquire(k, { limit: 3 });
+      expect(second.fencingToken).toBeGreaterThan(first.fencingToken);
+      await Promise.all([first.release(), second.release()]);
+      await sleep(10);
+      await backend.forgetFence(k);
+      // Alone: the path for a semaphore nobody holds.
+      const third = await locks.acquire(k, { limit: 3 });
+      expect(third.fencingToken).toBeGreaterThan(second.fencingToken);
+      await third.release();
+    });
+
     it('lets at most `limit` holders in, and the next one in when a permit is given back', async () => {
       const a = await open();
       const b = await open();
@@ -175,6 +193,7 @@ export function shareBackend(backend: LockBackend, suites: number): LockBackend 
     ...backend,
     open: (options) => backend.open(options),
     steal: (key) => backend.steal(key),
+    forgetFence: (key) => backend.forgetFence(key),
     start: () => (started ??= backend.start()),
     stop: async () => {
       if (++stopped === suites) await backend.stop();

@@ -76,18 +76,21 @@ describe('a grant of the restarted counter after a refused stale grant', () => {
     const channel = () => manager.notifier.channels.get(`${LOCK}:released`);
     await expect.poll(() => channel()?.live === true && records.length >= 2 && settled(), { timeout: 10_000, interval: 5 }).toBe(true);
 
-    // Redis loses its data; another process takes the lock on the restarted counter (token 1).
+    // Redis restarts from an older snapshot, its counter back at 1 (a counter lost outright starts
+    // again at the server's clock, above the stale grant's token: a rolled-back one does not);
+    // another process takes the lock on it (token 2).
     gate = new Promise<void>((resolve) => (openGate = resolve));
     const lossIndex = records.length;
     await expect.poll(() => records.length, { timeout: 10_000, interval: 5 }).toBe(lossIndex + 1);
     await redis.flushall();
+    await redis.set(`${LOCK}:fence`, '1');
     const x = await holder.locks.acquire('k', { ttl: 10_000 });
-    expect(x.fencingToken).toBe(1);
+    expect(x.fencingToken).toBe(2);
     gate = undefined;
     openGate();
     // The waiter's next attempt queues it anew: from now on it confirms grants (8cb3b55).
     await expect.poll(() => records[lossIndex]!.settled, { timeout: 10_000, interval: 5 }).toBe(true);
-    expect(records[lossIndex]!.outcome).toMatchObject({ fence: 1, joined: true });
+    expect(records[lossIndex]!.outcome).toMatchObject({ fence: 2, joined: true });
 
     // The message of a grant made before the loss (token 5) comes in: it only wakes the waiter,
     // whose attempt finds X holding (as the commit intends). The inbox now says 5 is the newest.
@@ -102,15 +105,15 @@ describe('a grant of the restarted counter after a refused stale grant', () => {
     if (settled()) await expect.poll(() => records.length > atHold && settled(), { timeout: 10_000, interval: 5 }).toBe(true);
     else await expect.poll(() => settled(), { timeout: 10_000, interval: 5 }).toBe(true);
 
-    // X releases: Redis hands the lock to the waiter (token 2 of the restarted counter) and publishes it.
+    // X releases: Redis hands the lock to the waiter (token 3 of the rolled-back counter) and publishes it.
     const beforeRelease = records.length;
     await x.release();
     expect(await redis.get(LOCK)).toBe(token);
-    expect(await redis.get(`${LOCK}:fence`)).toBe('2');
+    expect(await redis.get(`${LOCK}:fence`)).toBe('3');
     // The message must wake the waiter, whose attempt confirms the grant (no poll can: they are held).
     await expect.poll(() => records.length, { timeout: 5_000, interval: 10 }).toBeGreaterThan(beforeRelease);
     const lock = await acquiring;
-    expect(lock.fencingToken).toBe(2);
+    expect(lock.fencingToken).toBe(3);
     await lock.release();
   });
 });

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { describe, expect, it } from 'vitest';
+import { ordinals } from '../support/tokens.js';
 import { LeaderElection, LeadershipService, type Lock, type OnLeadershipAcquired, type OnLeadershipLost } from '../../lib/index.js';
 import { useRedis } from '../support/redis.js';
 import { closeNow, startJobApp } from '../jobs/support.js';
@@ -37,13 +38,13 @@ describe('a leadership lock released by hand while the leader works until its si
     }
     const app = await startJobApp([Leader]);
     const leadership = app.get(LeadershipService);
-    await expect.poll(() => terms, { timeout: 5_000 }).toEqual([1]);
+    await expect.poll(() => ordinals(terms), { timeout: 5_000 }).toEqual([1]);
     const first = leadership.leaderLock('released-while-working')!;
     await first.release();
     expect(await redis.exists('lock:{released-while-working}')).toBe(0);
 
     // The election goes on (48f35c0): a second term.
-    await expect.poll(() => terms, { timeout: 10_000 }).toEqual([1, 2]);
+    await expect.poll(() => ordinals(terms), { timeout: 10_000 }).toEqual([1, 2]);
     // Fails: the first term's signal never aborted; its work ran beside the second term's.
     expect({ firstAborted: first.signal.aborted, mostAtOnce, lostWhileRunning }).toEqual({ firstAborted: true, mostAtOnce: 1, lostWhileRunning: 0 });
     expect(app.logs.has('warn', 'had not returned')).toBe(false);

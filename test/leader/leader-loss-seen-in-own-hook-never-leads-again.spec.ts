@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { describe, expect, it } from 'vitest';
+import { ordinals } from '../support/tokens.js';
 import { LeaderElection, LeadershipService, LockService, type Lock, type OnLeadershipAcquired, type OnLeadershipLost } from '../../lib/index.js';
 import { useOwnRedis, useRedis } from '../support/redis.js';
 import { blockRedis } from '../support/block-redis.js';
@@ -35,7 +36,7 @@ describe('a leader that learns of its loss inside its own onLeadershipAcquired',
     }
     const app = await startJobApp([Leader]);
     const leadership = app.get(LeadershipService);
-    await expect.poll(() => terms, { timeout: 5_000 }).toEqual([1]);
+    await expect.poll(() => ordinals(terms), { timeout: 5_000 }).toEqual([1]);
     await redis.del('lock:{seen-in-hook}');
     stolen();
     await expect.poll(() => extendErrors.length, { timeout: 5_000 }).toBe(1);
@@ -43,7 +44,7 @@ describe('a leader that learns of its loss inside its own onLeadershipAcquired',
 
     // Nobody else runs: the election retries every ttl / 3 while it does not lead.
     // Fails: every attempt throws the lost term's LockLostError ("could not try for the leadership").
-    await expect.poll(() => terms, { timeout: 10_000 }).toEqual([1, 2]);
+    await expect.poll(() => ordinals(terms), { timeout: 10_000 }).toEqual([1, 2]);
     expect(leadership.isLeader('seen-in-hook')).toBe(true);
     expect((await app.get(LockService).inspect('seen-in-hook')).holder?.label).toBe('Leader (@LeaderElection)');
     expect(app.logs.lines.filter((line) => line.message.includes('could not try for the leadership')).map((line) => line.message).slice(0, 1)).toEqual([]);
@@ -74,7 +75,7 @@ describe('a leader that learns of its loss inside its own onLeadershipAcquired',
     await expect.poll(() => heldAfterStall, { timeout: 5_000 }).toEqual([false]);
     await expect.poll(() => lost, { timeout: 5_000 }).toBe(1);
     // Fails: terms stays [1]; the log fills with "could not try for the leadership".
-    await expect.poll(() => terms, { timeout: 10_000 }).toEqual([1, 2]);
+    await expect.poll(() => ordinals(terms), { timeout: 10_000 }).toEqual([1, 2]);
     expect(app.logs.lines.filter((line) => line.message.includes('could not try for the leadership')).map((line) => line.message).slice(0, 1)).toEqual([]);
   }, 30_000);
 });
@@ -101,7 +102,7 @@ describe('a leader whose hook took another lock, after a Redis outage longer tha
     }
     const app = await startJobApp([Leader], { redis: own.url() });
     locks = app.get(LockService);
-    await expect.poll(() => terms, { timeout: 5_000 }).toEqual([1]);
+    await expect.poll(() => ordinals(terms), { timeout: 5_000 }).toEqual([1]);
     const first = app.get(LeadershipService).leaderLock('side-lock-outage')!;
     const { ended } = await blockRedis(own.url(), 2_500);
     await ended;

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { describe, expect, it } from 'vitest';
+import { ordinals } from '../support/tokens.js';
 import { LeaderElection, LeadershipService, LockService, type Lock, type OnLeadershipAcquired, type OnLeadershipLost } from '../../lib/index.js';
 import { useRedis } from '../support/redis.js';
 import { startJobApp } from '../jobs/support.js';
@@ -36,7 +37,7 @@ describe('a leadership lock released by hand', () => {
     // Nobody else runs: the election retries every ttl / 3 while it does not lead.
     // Fails: the key stays free and terms stays [1].
     await expect.poll(() => redis.exists('lock:{handed-back}'), { timeout: 8_000 }).toBe(1);
-    await expect.poll(() => terms, { timeout: 5_000 }).toEqual([1, 2]);
+    await expect.poll(() => ordinals(terms), { timeout: 5_000 }).toEqual([1, 2]);
     expect(lost).toBe(1);
     expect((await app.get(LockService).inspect('handed-back')).holder?.label).toBe('Leader (@LeaderElection)');
   }, 30_000);

@@ -147,7 +147,7 @@ describe('Redis Cluster: a master frozen from the start (issue 23, item 4)', () 
       app = await createLockApp({ redis: clusterClient(cluster, options), ttl, shutdownTimeout: 1_000 });
       other = await createLockApp({ redis: clusterClient(cluster, options), ttl, shutdownTimeout: 1_000 });
       const held = await app.locks.acquire(key, { waitTimeout: 5_000 });
-      expect(held.fencingToken).toBe(1);
+      expect(held.fencingToken).toBeGreaterThan(0);
       const waiting = other.locks.acquire(key, { waitTimeout: 20_000 });
       // The waiter subscribed sharded, on the master that owns the lock (which publishes with SPUBLISH).
       const subscribed = performance.now() + 10_000;
@@ -155,7 +155,7 @@ describe('Redis Cluster: a master frozen from the start (issue 23, item 4)', () 
       expect(await owner.call('PUBSUB', 'SHARDNUMSUB', `lock:{${key}}:released`)).toEqual([`lock:{${key}}:released`, 1]);
       await held.release();
       const next = await waiting;
-      expect(next.fencingToken).toBe(2);
+      expect(next.fencingToken).toBe(held.fencingToken + 1);
       await next.release();
       for (const logs of [app.logs, other.logs]) expect(logs.lines.filter((line) => /did not answer/.test(line.message))).toEqual([]);
     } finally {

@@ -36,7 +36,7 @@ describe('waitForReplicas across a Sentinel failover', () => {
         const after = await app.locks.acquire('wfr:after', { waitTimeout: 20_000 });
         expect(await promoted.exists('lock:{wfr:after}')).toBe(1);
         expect(await demoted.exists('lock:{wfr:after}')).toBe(1);
-        expect(after.fencingToken).toBe(1);
+        expect(await demoted.get('lock:{wfr:after}:fence')).toBe(String(after.fencingToken));
         await after.release();
         expect(before.held).toBe(true);
         await before.release();

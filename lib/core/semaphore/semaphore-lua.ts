@@ -1,4 +1,5 @@
 import { LOCK_KEY_SUFFIXES } from '../keys/lock-key.js';
+import { NEXT_FENCING } from '../stores/redis/fence-lua.js';
 import { QUEUE_MEMBERS } from '../stores/redis/queue-lua.js';
 import { SEMAPHORE_SUFFIXES } from './semaphore-keys.js';
 /**
@@ -349,7 +350,8 @@ end
  * `:queued` mark, see keep_limit) and room under the same limit, and `SET NX` creates the
  * caller's permit (a caller with an entry, granted already, goes on below), the caller takes its
  * permits with `HMGET`, `SET NX PX`, `INCR`, one `HSET` and the hash's expiry (`PEXPIRE` when
- * the hash is new, else `PEXPIRE GT` on Redis 7): no `TIME`, no queue key read, and no score in
+ * the hash is new, else `PEXPIRE GT` on Redis 7): no `TIME` (but for a new fencing counter, see
+ * NEXT_FENCING), no queue key read, and no score in
  * the due set (it is counted as unscored, and scored by the next count that needs it). A count
  * that includes crashed holders only ever refuses here (the slow path then drops them), never
  * admits one too many.
@@ -368,7 +370,7 @@ local limit, permits = tonumber(limit_arg), tonumber(permits_arg)
  */
 const ACQUIRE_LONE = `
 if permits <= limit and redis.call('EXISTS', holders) == 0 then
-  local fencing = redis.call('INCR', fence)
+  ${NEXT_FENCING}
   if fence_retention ~= '0' then redis.call('PEXPIRE', fence, fence_retention) end
   -- The arguments as sent: a Lua number spelled out costs Redis a printf of a double.
   redis.call('HSET', holders, '!' .. ARGV[1], permits_arg .. ':' .. limit_arg .. ':' .. fencing)
@@ -385,7 +387,7 @@ local held = tonumber(state[1] or '0')
 -- lapsed: counted here again, its permits would be counted twice, and the first ones never freed.
 if not state[4] and not state[6] and (not state[3] or tonumber(state[3]) == limit) and held + permits <= limit
   and redis.call('SET', permit, ARGV[1], 'NX', 'PX', ARGV[2]) then
-  local fencing = redis.call('INCR', fence)
+  ${NEXT_FENCING}
   if fence_retention ~= '0' then redis.call('PEXPIRE', fence, fence_retention) end
   local entry, unscored = permits_arg .. ':' .. fencing, tonumber(state[2] or '0') + 1
   if not state[3] then

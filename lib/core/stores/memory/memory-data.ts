@@ -140,9 +140,14 @@ export function renewGuards(data: MemoryData, key: string, token: string, until:
   return true;
 }
 
-/** INCR of a fencing counter; with a retention, each new token restarts its expiry. */
+/**
+ * INCR of a fencing counter; with a retention, each new token restarts its expiry. A new counter
+ * (or one whose retention ran out) starts at the clock in milliseconds, as the Redis scripts'
+ * do (see `NEXT_FENCING`).
+ */
 export function nextFence(data: MemoryData, fence: string, now: number, fenceRetention: number): number {
-  const next = (liveValue(data.fences, fence, now) ?? 0) + 1;
+  const current = liveValue(data.fences, fence, now);
+  const next = current === undefined ? Math.max(1, Math.floor(now)) : current + 1;
   const previous = data.fences.get(fence);
   const expiresAt = fenceRetention > 0 ? now + fenceRetention : (previous?.expiresAt ?? Infinity);
   data.fences.set(fence, { value: next, expiresAt });

@@ -4,6 +4,7 @@
  * functions every lock kind shares are in `queue-lua.ts`.
  */
 import { LOCK_KEY_SUFFIXES } from '../../keys/lock-key.js';
+import { NEXT_FENCING } from './fence-lua.js';
 import { QUEUE } from './queue-lua.js';
 import { FREED_MESSAGE } from '../lock-replies.js';
 
@@ -51,11 +52,12 @@ const KEYS_OF_LOCK = {
  *
  * The fast path comes first and costs Redis EXISTS + SET NX PX + INCR: with neither queue key
  * nobody waits (the list is deleted with its last member and both expire together), so no
- * server time is needed and the queue functions are not even defined.
+ * server time is needed (but for a new fencing counter, see NEXT_FENCING) and the queue functions
+ * are not even defined.
  */
 const ACQUIRE = `
 if redis.call('EXISTS', queue, waiters) == 0 and redis.call('SET', lock, ARGV[1], 'NX', 'PX', ARGV[2]) then
-  local fencing = redis.call('INCR', fence)
+  ${NEXT_FENCING}
   -- A retention never starts with '0' unless it is '0' (none).
   if string.byte(ARGV[3], 1) ~= 48 then redis.call('PEXPIRE', fence, string.match(ARGV[3], '^%d+')) end
   return fencing
@@ -275,7 +277,7 @@ end
 -- pcall: under a full maxmemory Redis refuses a script's first write that may grow memory (the
 -- SET, where a plain release starts with DEL): the lock is then freed as without ARGV[3].
 if ARGV[3] and redis.call('EXISTS', queue, waiters) == 0 and not redis.pcall('SET', lock, ARGV[3], 'PX', ARGV[4]).err then
-  local fencing = redis.call('INCR', fence)
+  ${NEXT_FENCING}
   if string.byte(ARGV[2], 1) ~= 48 then redis.call('PEXPIRE', fence, string.match(ARGV[2], '^%d+')) end
   return {2, fencing, redis.call('EXISTS', wanted)}
 end

@@ -1,3 +1,5 @@
+import { NEXT_FENCING } from './fence-lua.js';
+
 // The queue functions every lock script shares (the mutex's and the read side's of a
 // read-write lock): one source, so that both sides hand the lock over alike.
 
@@ -19,7 +21,7 @@ export const QUEUE_MEMBERS = `
 if sharded == '1' and (tonumber(redis.REDIS_VERSION_NUM) or 0) < 0x070000 then sharded = '0' end
 
 local function next_fence(fence)
-  local fencing = redis.call('INCR', fence)
+  ${NEXT_FENCING}
   if fence_retention ~= '0' then redis.call('PEXPIRE', fence, fence_retention) end
   return fencing
 end
