@@ -34,7 +34,8 @@ export interface Violation {
     | 'store-leftover'
     | 'semaphore-count'
     | 'unhandled-rejection'
-    | 'told-after-release';
+    | 'told-after-release'
+    | 'left-alive-after-close';
   message: string;
   at: number | undefined;
   /**

@@ -10,6 +10,11 @@
 //   { ev: 'leadership-lost', p, sid, t }              onLeadershipLost was called, for the term `sid`
 //   { ev: 'closing', p, shutdownTimeout, t }          app.close() began (the module's shutdownTimeout)
 //   { ev: 'closed', p, t }                            app.close() resolved
+//   { ev: 'alive-after-close', p, left, since, bound, t } what still kept the worker's process alive
+//                                                     (process.getActiveResourcesInfo() types) beyond
+//                                                     what it held before the application existed, once
+//                                                     nothing was (or `bound` ms after `since`, the
+//                                                     close's end, passed)
 //   { ev: 'store', node, key, type, pttl, tokens, counts?, t } a key the run left in Redis once
 //                                                     every live worker closed (fencing counters
 //                                                     aside), the owner tokens it still names, and
@@ -98,6 +103,11 @@ export function check(history) {
         break;
       case 'closed':
         closed.set(event.p, event.t);
+        break;
+      case 'alive-after-close':
+        if (event.left.length > 0) {
+          violate('left-alive-after-close', `app.close() of ${event.p} left ${describeLeft(event.left)} keeping its process alive ${fmt(event.t - event.since)} after it resolved (its own connections close within ${fmt(event.bound)})`, event.t);
+        }
         break;
       case 'store':
         store.push(event);
@@ -487,6 +497,13 @@ function checkStore(store, { closing, kills, faults, ttl, graceMs, violate }) {
     if (judged.length === 0) continue;
     violate('store-leftover', `${entry.key} (${entry.type}, ${entry.pttl} ms left) still held ${judged.join(', ')}'s token after ${judged.length > 1 ? 'they' : 'it'} closed`, entry.t);
   }
+}
+
+/** `['Timeout', 'TCPSocketWrap', 'Timeout']` as `2 Timeout, 1 TCPSocketWrap`. */
+function describeLeft(types) {
+  const counts = new Map();
+  for (const type of types) counts.set(type, (counts.get(type) ?? 0) + 1);
+  return [...counts].map(([type, n]) => `${n} ${type}`).join(', ');
 }
 
 function fmt(ms) {

@@ -27,7 +27,8 @@
 // IPC in: { start: config } (answered { ready }), { tick }, { finish, abrupt? } (end the chains,
 // app.close(), record "done", answered { finished }; `abrupt`: app.close() at once, while the
 // chains still run, as a SIGTERM in the middle of work; "closing" and "closed" record when
-// app.close() began and resolved). The config: ID, KEY, WORKLOAD, CHAINS,
+// app.close() began and resolved; "alive-after-close" what the application left keeping the
+// process alive, see `leftAlive`). The config: ID, KEY, WORKLOAD, CHAINS,
 // LIMIT, TTL, WAIT (ms), WRITES, SEED, HISTORY; REDIS_URL, or CLUSTER_NODES and NAT_MAP (JSON)
 // for a Redis Cluster behind the runner's proxies. REGISTER_URL (environment): the fencing
 // register's own Redis (no faults there).
@@ -42,6 +43,14 @@ const { LeaderElection, LockService, Locked, OnOneInstance, RedisLockModule, Wit
 
 /** The module's `shutdownTimeout` (ms): the checker holds app.close() to it. */
 const SHUTDOWN_TIMEOUT = 1_000;
+/**
+ * How long after app.close() resolved the library's own connections may still hold the process:
+ * each waits at most 100 ms for Redis to close its side (CLOSE_WAIT_MS in
+ * lib/core/stores/redis/drivers/ioredis-prompt-close.ts; configuration.md: they close at once
+ * whatever Redis' state), and this worker's own Cluster client is closed as promptly (see
+ * `userPromptly`). Past it, what is still there was left by the application.
+ */
+const LEFT_ALIVE_BOUND = 250;
 const mono = () => Number(process.hrtime.bigint()) / 1e6;
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 let history;
@@ -78,8 +87,119 @@ function decorate(type, name, ...decorators) {
   Object.defineProperty(type.prototype, name, descriptor);
 }
 
+/**
+ * What keeps this process alive, by type: process.getActiveResourcesInfo() lists the ref'd
+ * handles (sockets, servers), the ref'd timers (one `Timeout` each) and the requests under way;
+ * an unref'd timer or socket does not keep a process alive and is not listed.
+ */
+const aliveNow = () => process.getActiveResourcesInfo();
+
+/** What `now` lists beyond `baseline`, by type (a multiset difference). */
+function beyond(now, baseline) {
+  const left = [...baseline];
+  return now.filter((type) => {
+    const i = left.indexOf(type);
+    if (i < 0) return true;
+    left.splice(i, 1);
+    return false;
+  });
+}
+
+/** Resolves after two turns of the event loop: a handle closed in this turn is gone from the lists after its close callback, which runs after this turn's immediates. */
+const turns = () => new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
+
+/**
+ * What the closed application left keeping the process alive, beyond `baseline` (taken before
+ * it was created): nothing, as soon as it is so (a socket to a Redis that answers closes within
+ * a few ms), or what is still there once LEFT_ALIVE_BOUND has passed `since` the close. Polled on
+ * unref'd timers, which are not listed. A timer of the library due before the bound was armed
+ * before this one and fires first in the same turn, whatever the machine's load; the turns
+ * after it let a socket it destroyed close.
+ */
+async function leftAlive(baseline, since) {
+  for (;;) {
+    const past = mono() >= since + LEFT_ALIVE_BOUND;
+    await turns();
+    const left = beyond(aliveNow(), baseline);
+    if (left.length === 0 || past) return left;
+    await new Promise((resolve) => setTimeout(resolve, Math.min(5, Math.max(1, since + LEFT_ALIVE_BOUND - mono()))).unref());
+  }
+}
+
+/** How long this worker's own Cluster client waits at close for Redis to close a socket (see `userPromptly`). */
+const USER_CLOSE_WAIT = 50;
+
+/**
+ * Makes a connection of this worker's own Cluster client (the user's, handed to the module) close
+ * as promptly as the library's own: ioredis' disconnect() waits up to `disconnectTimeout` (2 s,
+ * a ref'd timer) for a socket whose Redis does not answer (links cut as the worker closes), and so
+ * do the short-lived connections the Cluster opens from a node's options to refresh its slot
+ * map. Set on each node as the Cluster adds it: in the client's `redisOptions` it would be copied
+ * to the library's own subscriber Cluster (a duplicate of it) and hide how the library closes that.
+ */
+function userPromptly(node) {
+  node.options.disconnectTimeout = USER_CLOSE_WAIT;
+  if (node.connector != null) node.connector.disconnectTimeout = USER_CLOSE_WAIT;
+}
+
+/**
+ * Counts the slot-map refreshes of this worker's own Cluster client under way: each asks a node
+ * on a connection of its own, given up after `slotsRefreshTimeout` (1 s, a ref'd timer), which
+ * its disconnect() does not cancel. Resolves `quiet()` once none is.
+ */
+function trackUserRefreshes(cluster) {
+  let pending = 0;
+  const waiters = [];
+  const refresh = cluster.getInfoFromNode;
+  cluster.getInfoFromNode = function (redis, callback) {
+    pending++;
+    return refresh.call(this, redis, (...args) => {
+      pending--;
+      if (pending === 0) for (const resolve of waiters.splice(0)) resolve();
+      callback(...args);
+    });
+  };
+  return { quiet: () => (pending === 0 ? Promise.resolve(false) : new Promise((resolve) => waiters.push(() => resolve(true)))) };
+}
+
+/**
+ * Closes this worker's own Cluster client and resolves once it has left nothing behind but
+ * connections closing within USER_CLOSE_WAIT: with `true` if it waited for a refresh under way.
+ */
+async function closeOwnCluster(cluster, refreshes) {
+  for (const node of cluster.nodes()) {
+    // A connection waiting to reconnect holds a socket closed already, whose close never comes (redis/ioredis#1247).
+    if (node.connector?.stream?.destroyed === true) node.connector.stream = undefined;
+  }
+  cluster.disconnect();
+  return refreshes.quiet();
+}
+
+/**
+ * EXPLORE_ALIVE_STACKS=1: where each ref'd timer still pending was set, recorded with what a
+ * close left (`stacks`, shown by --trace), to tell whose connection it is. Off by default: an
+ * async hook on every timer costs.
+ */
+const timerStacks = process.env.EXPLORE_ALIVE_STACKS === '1' ? new Map() : undefined;
+if (timerStacks !== undefined) {
+  const { createHook } = await import('node:async_hooks');
+  createHook({
+    init(id, type, _trigger, resource) {
+      if (type === 'Timeout') timerStacks.set(id, { resource, stack: new Error().stack.split('\n').slice(6, 14).map((line) => line.trim()).join(' < ') });
+    },
+    destroy(id) {
+      timerStacks.delete(id);
+    },
+  }).enable();
+}
+const pendingTimerStacks = () => [...(timerStacks?.values() ?? [])].filter(({ resource }) => resource.hasRef() && !resource._destroyed).map(({ resource, stack }) => `${resource._idleTimeout} ms: ${stack}`);
+
 /** One schedule's workload, in a fresh application context. */
 async function start(config) {
+  // What keeps the process alive before this schedule's application and clients exist: this
+  // worker's register client, stall watch and IPC channel (and whatever an earlier schedule
+  // left, judged there).
+  const baseline = aliveNow();
   const P = config.ID;
   const KEY = config.KEY;
   const ttl = Number(config.TTL);
@@ -203,6 +323,8 @@ async function start(config) {
   LeaderElection(KEY, { ttl })(Leader);
 
   const cluster = config.CLUSTER_NODES ? new Cluster(JSON.parse(config.CLUSTER_NODES), { natMap: JSON.parse(config.NAT_MAP) }) : undefined;
+  cluster?.on('+node', userPromptly);
+  const userRefreshes = cluster && trackUserRefreshes(cluster);
   class AppModule {}
   Module({
     // instanceName: the owner tokens name the worker, so that what a close leaves in Redis names its owner.
@@ -292,12 +414,19 @@ async function start(config) {
       }
       rec({ ev: 'closing', shutdownTimeout: SHUTDOWN_TIMEOUT });
       await app.close();
-      rec({ ev: 'closed' });
+      const closedAt = mono();
+      rec({ ev: 'closed', t: closedAt });
       await chains;
       await Promise.all(jobs);
       if (leases) leases.unsubscribe();
       lostEvents.unsubscribe();
-      cluster?.disconnect();
+      // This worker's own client is the user's to close; a refresh of its slot map still under way
+      // (rare: Redis out of reach as the close began) moves the moment the bound counts from.
+      const waited = cluster !== undefined && (await closeOwnCluster(cluster, userRefreshes));
+      const since = waited ? mono() : closedAt;
+      // A few ms when nothing stays (the sockets' closes): the bound is waited out only for what does.
+      const left = await leftAlive(baseline, since);
+      rec({ ev: 'alive-after-close', left, since, bound: LEFT_ALIVE_BOUND, ...(left.length > 0 && timerStacks !== undefined && { stacks: pendingTimerStacks() }) });
       rec({ ev: 'done' });
       closeSync(history.fd);
       history = undefined;

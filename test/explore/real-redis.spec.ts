@@ -420,6 +420,20 @@ describe('the real-Redis checker (a pure function over a history)', () => {
     expect(invariants([...closes, permit, cut('w1', 1_000)], { ttl: 600 })).toEqual(['store-leftover']);
   });
 
+  it('finds what a closed application left keeping its worker alive, naming it, and nothing when it left nothing', () => {
+    const alive = (p: string, left: string[]): HistoryEvent[] => [
+      { ev: 'closing', p, shutdownTimeout: 1_000, t: 1_000 },
+      { ev: 'closed', p, t: 1_100 },
+      { ev: 'alive-after-close', p, left, since: 1_100, bound: 250, t: left.length > 0 ? 1_351 : 1_104 },
+    ];
+    expect(invariants(alive('w0', []))).toEqual([]);
+    // The shape of a connection waiting ioredis' 2 s disconnectTimeout for a Redis out of reach.
+    const [violation, ...more] = check({ events: [...alive('w0', []), ...alive('w1', ['TCPSocketWrap', 'Timeout', 'TCPSocketWrap', 'Timeout'])] });
+    expect(more).toEqual([]);
+    expect(violation).toMatchObject({ invariant: 'left-alive-after-close', at: 1_351 });
+    expect(violation!.message).toContain('app.close() of w1 left 2 TCPSocketWrap, 2 Timeout keeping its process alive 251 ms after it resolved');
+  });
+
   it("finds a semaphore whose count (':used') differs from what its holders' entries hold, whoever left it", () => {
     const holders = (used: number, held: number): HistoryEvent => ({ ev: 'store', node: 0, key: 'lock:{k}:holders', type: 'hash', pttl: 900, tokens: [], counts: { used, held }, t: 5_000 });
     const killed: HistoryEvent = { ev: 'fault', kind: 'kill', p: 'w1', t: 700, until: 701 };
