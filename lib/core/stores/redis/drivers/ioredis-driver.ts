@@ -4,7 +4,7 @@ import type { Cluster, Redis } from 'ioredis';
 import { COMMANDS, type ScriptName } from '../lock-lua.js';
 import { routesShardedSubscriptions, ShardSubscriber } from './ioredis-shard-subscriber.js';
 import { TickWriteBatching, type BatchedConnection } from './tick-write-batching.js';
-import { promptSentinelClients, readyForPromptClose } from './ioredis-prompt-close.js';
+import { CLOSE_WAIT_MS, promptSentinelClients, promptShardedSubscribers, readyForPromptClose } from './ioredis-prompt-close.js';
 import { flatPairs, isNoScript, type BareScriptCall, type LuaScript, type PingTarget, type ReadCommand, type RedisDriver, type RedisNode, type ReleaseSubscriber, type ScriptCall } from './redis-driver.js';
 
 export type IoRedisClient = Redis | Cluster;
@@ -226,9 +226,16 @@ export class IoRedisDriver implements RedisDriver {
     // its own resubscription is a promise nobody handles, rejected (an unhandled rejection, which
     // ends a Node process by default) when the connection closes before Redis answered it.
     const connection = this.isCluster
-      ? (this.client as Cluster).duplicate(undefined, { keyPrefix: '', redisOptions: { ...(this.client as Cluster).options.redisOptions, keyPrefix: '', enableReadyCheck: false }, shardedSubscribers: true })
+      ? (this.client as Cluster).duplicate(undefined, {
+          keyPrefix: '',
+          // The node connections, and those ioredis opens from a node's options to refresh the
+          // slot map, are ours here: they wait at most CLOSE_WAIT_MS at close (see there).
+          redisOptions: { ...(this.client as Cluster).options.redisOptions, keyPrefix: '', enableReadyCheck: false, disconnectTimeout: CLOSE_WAIT_MS },
+          shardedSubscribers: true,
+        })
       : (this.client as Redis).duplicate({ keyPrefix: '', enableReadyCheck: false, autoResubscribe: false });
     promptSentinelClients(connection);
+    promptShardedSubscribers(connection);
     const channels = new Set<string>();
     let closed = false;
     let connected = false;

@@ -24,6 +24,36 @@ export function readyForPromptClose(connection: object): void {
   if (subscriber != null) readyRedis(subscriber);
   // A Cluster (a Redis has no `nodes()`): each node is a Redis of its own.
   if (typeof internals.nodes === 'function') for (const node of internals.nodes()) readyRedis(node);
+  for (const sharded of shardedSubscribers(connection)) readyRedis(sharded);
+}
+
+/** ioredis' (5.9) group of sharded subscribers of a Cluster made with `shardedSubscribers` (not in its typings). */
+interface ShardedSubscriberGroup {
+  subscriberGroupEmitter?: { on?: (event: string, listener: () => void) => unknown } | null;
+  shardedSubscribers?: { shardedSubscribers?: Map<string, { getInstance?: () => object | null }> } | null;
+}
+
+/** The connections of a Cluster's sharded subscribers, one per master it subscribes on. */
+function shardedSubscribers(connection: object): object[] {
+  const group = (connection as ShardedSubscriberGroup).shardedSubscribers?.shardedSubscribers;
+  if (!(group instanceof Map)) return [];
+  return [...group.values()].flatMap((subscriber) => subscriber.getInstance?.() ?? []);
+}
+
+/**
+ * Gives the sharded subscribers of a Cluster of ours (made with `shardedSubscribers`) the same
+ * short wait at close, as ioredis makes each one. ioredis (5.9) subscribes on a connection of
+ * its own per master (`ShardedSubscriber`), made from the master's address alone, with the 2 s
+ * `disconnectTimeout`: it stops one at the Cluster's close, and during the run when a slot
+ * refresh finds it dropped (its socket closed already, the redis/ioredis#1247 shape), each time
+ * with a timer that kept the process alive up to 2 s after `app.close()`.
+ */
+export function promptShardedSubscribers(connection: object): void {
+  const emitter = (connection as ShardedSubscriberGroup).subscriberGroupEmitter;
+  if (typeof emitter?.on !== 'function') return;
+  emitter.on('+subscriber', () => {
+    for (const sharded of shardedSubscribers(connection)) readyRedis(sharded);
+  });
 }
 
 /** ioredis' connector, the socket it ends on `disconnect()` and how long it waits (not in its typings). */
