@@ -17,7 +17,7 @@ import type { Lock } from '../../lib/interfaces/lock.interface.js';
 import type { LockOptions, RedisLockModuleOptions } from '../../lib/interfaces/redis-lock-options.interface.js';
 import { InstanceClock, VirtualScheduler, enterSimulation, mulberry32, virtualizeRealTime, worldClock } from './virtual-time.js';
 import { Network, type AttemptRecord, type CommandFate, type FaultDecider, type SimNode } from './network.js';
-import { CLOCK_OFFSET_RANGE, COUNTED_KINDS, FAULT_HORIZON_MS, LONG_TTL_MS, describePlan, frozenOf, type CountedKind, type Fault, type FaultKind, type Frozen, type LeaderHooks, type Plan } from './plan.js';
+import { CLOCK_OFFSET_RANGE, COUNTED_KINDS, FAULT_HORIZON_MS, LONG_TTL_MS, describePlan, frozenOf, rolledBackOf, type CountedKind, type Fault, type FaultKind, type Frozen, type LeaderHooks, type Plan } from './plan.js';
 import type { LockEvent } from '../../lib/interfaces/lock-event.interface.js';
 import { SimJobs, SimLocked } from './workers.js';
 import { ManualClock } from '../../lib/testing/manual-clock.js';
@@ -916,11 +916,14 @@ export class World implements FaultDecider {
     const instance = fault.onHolder && (fault.kind === 'pause' || fault.kind === 'crash' || fault.kind === 'shutdown') ? this.holder() ?? this.instances[fault.instance] : this.instances[fault.instance];
     if (fault.kind === 'store-restart') {
       this.faultCounts['store-restart']++;
+      const lost = rolledBackOf(fault);
+      const saved = lost === undefined ? [] : [...this.data.fences];
       this.data.clear();
+      for (const [name, counter] of saved) this.data.fences.set(name, { value: Math.max(1, counter.value - lost!), expiresAt: counter.expiresAt });
       this.restarts.push(this.scheduler.now);
       this.registers.clear();
       this.terms.clear();
-      this.trace(undefined, 'store restarts empty');
+      this.trace(undefined, lost === undefined ? 'store restarts empty' : `store restarts from an older snapshot: leases and queues gone, fencing counters ${lost} token(s) back`);
       return;
     }
     if (instance === undefined || instance.crashed) return;
