@@ -37,17 +37,11 @@ export interface Frozen {
 }
 
 /**
- * Whether a fault is a frozen window, drawn from `amount` (which the `reply-lost-*` kinds have no
- * other use for, as a shutdown's refusal is drawn from its `duration`): one in three of them, never
- * one of `amount` 0 (the fixed plans of the tests, and what shrinking tends to, stay what they were). The
- * hold is 1.5 to 3 times the plan's ttl, or the 1 s grace if longer (a release waits at least that
- * long for its answer, whatever its lease: a shorter hold would only be a delay).
- */
-/**
  * How many tokens each fencing counter loses when a store restart is one from an older snapshot,
  * drawn from `amount` (which a restart has no other use for): half of the restarts (never one of
  * `amount` 0, so the fixed plans of the tests still restart empty), 1 to 64 tokens (a counter
- * with fewer comes back at 1, as a snapshot taken after its first lock). Such a restart
+ * with fewer comes back at 1: harsher than a real snapshot, which would hold its first token,
+ * taken at the clock, or nothing). Such a restart
  * brings back counters below tokens handed out before it (the last writes were not saved), where
  * one restarted empty starts its counters again at the clock, above them; its leases and queues
  * have run out meanwhile (the restart took longer than they last). Undefined: restarts empty.
@@ -57,6 +51,13 @@ export function rolledBackOf(fault: Fault): number | undefined {
   return 1 + ((fault.amount >> 1) % 64);
 }
 
+/**
+ * Whether a fault is a frozen window, drawn from `amount` (which the `reply-lost-*` kinds have no
+ * other use for, as a shutdown's refusal is drawn from its `duration`): one in three of them, never
+ * one of `amount` 0 (the fixed plans of the tests, and what shrinking tends to, stay what they were). The
+ * hold is 1.5 to 3 times the plan's ttl, or the 1 s grace if longer (a release waits at least that
+ * long for its answer, whatever its lease: a shorter hold would only be a delay).
+ */
 export function frozenOf(fault: Fault, ttl: number): Frozen | undefined {
   if ((fault.kind !== 'reply-lost-before' && fault.kind !== 'reply-lost-after') || fault.amount % 3 !== 1) return undefined;
   const base = Math.max(ttl, 1_000);

@@ -29,9 +29,10 @@ export interface Lock extends AsyncDisposable {
   /**
    * A number that strictly increases with every acquisition of this key, across releases and
    * lease expiries. Pass it to the protected resource so that it can refuse writes from a
-   * holder that lost the lock while paused. A key's first token is the server's clock in
-   * milliseconds (so that a counter Redis lost starts again above the old one's tokens), not 1;
-   * a safe integer, which a SQL `bigint` holds.
+   * holder that lost the lock while paused. On Redis a key's first token is the server's clock
+   * in milliseconds (so that a counter Redis lost starts again above the old one's tokens), not
+   * 1; the in-memory store's is its clock's time likewise (1 on a `ManualClock` at 0); quorum
+   * mode's counters start at 1. A safe integer, which a SQL `bigint` holds.
    */
   readonly fencingToken: number;
   /**

@@ -7,7 +7,7 @@
  */
 /**
  * What a wait resolves to when a release freed the lock for barging waiters (`fairness:
- * 'barging'`) instead of handing it over: try again now. Never a fencing token (they start at 1).
+ * 'barging'`) instead of handing it over: try again now. Never a fencing token (they are 1 or more).
  */
 export const FREED = 0;
 

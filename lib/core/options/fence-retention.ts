@@ -20,7 +20,8 @@ export function resolveFenceRetention(value: unknown, ttl: number): number {
 /**
  * Checks a call's own `ttl` (`given`, as the caller wrote it; `ttl` in ms) against the module's
  * `fenceRetention` (ms, 0 for none): a lease longer than the retention could outlive its key's
- * fencing counter, and the next holder's tokens would start again at 1 while it still acts.
+ * fencing counter, and the next holder's tokens would come from a new counter while it still acts
+ * (started at the clock, below its token if the old one outran the clock).
  * Throws `InvalidLockOptionsError` naming both options.
  */
 export function checkTtlWithinRetention(ttl: number, given: unknown, fenceRetention: number): void {

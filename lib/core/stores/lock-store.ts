@@ -107,7 +107,7 @@ export interface LockStore {
   /**
    * Pushes the fencing counter `fence`'s expiry to the module's `fenceRetention` from now, when
    * it has one (a no-op without): a lock held longer than the retention must not outlive its
-   * counter, or the next holder's token would start again at 1.
+   * counter, or the next holder's token would come from a new counter (see `NEXT_FENCING`).
    */
   keepFence?(fence: string): Promise<void>;
   /**

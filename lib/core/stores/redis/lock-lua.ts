@@ -381,7 +381,9 @@ export type ScriptName = keyof typeof COMMANDS;
  * KEYS: a fencing counter. ARGV: the fence retention in ms. Pushes the counter's expiry to the
  * retention from now, where it has one (PEXPIRE XX is Redis 7; PTTL keeps Redis 6 served): a lock
  * held longer than the retention (a leader's term, an owner lease) must not outlive its counter,
- * or the next holder's token starts again at 1. A counter without expiry is left alone.
+ * or the next holder's token comes from a new counter (started at the clock: above the old one's
+ * tokens only while it averaged under 1,000 a second, see NEXT_FENCING). A counter without expiry
+ * is left alone.
  */
 export const KEEP_FENCE = `
 if redis.call('PTTL', KEYS[1]) > 0 then return redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
