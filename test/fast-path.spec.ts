@@ -38,26 +38,28 @@ describe('uncontended acquire and release', () => {
     const lock = `lock:{${uniqueKey()}}`;
     const acquire = (owner: string) => redis.eval(COMMANDS.acquireOneKey.lua, 1, lock, owner, 30_000, '0:1000:0:0');
     const release = (owner: string) => redis.eval(COMMANDS.releaseOneKey.lua, 1, lock, owner, '0:1000:0');
+    await redis.set(`${lock}:fence`, '10'); // a key locked ten times before: tokens 11 and 12 below
     // The fencing token alone, on the fast path and when the owner asks again.
-    expect(await acquire('owner')).toBe(1);
-    expect(await acquire('owner')).toBe(1);
+    expect(await acquire('owner')).toBe(11);
+    expect(await acquire('owner')).toBe(11);
     // A busy lock still answers `{0, pttl, fence, joined}` (a caller that does not queue joins nothing).
-    expect(await acquire('rival')).toEqual([0, expect.any(Number), 1, 0]);
+    expect(await acquire('rival')).toEqual([0, expect.any(Number), 11, 0]);
     expect(await release('rival')).toBe(0);
     expect(await release('owner')).toBe(1);
-    expect(await acquire('next')).toBe(2);
+    expect(await acquire('next')).toBe(12);
     await release('next');
   });
 
   it('say in a busy reply whether the call queued the caller anew: 1 when it joined, 0 when it refreshed its place', async () => {
     const lock = `lock:{${uniqueKey()}}`;
     const acquire = (owner: string, enqueue: string) => redis.eval(COMMANDS.acquireOneKey.lua, 1, lock, owner, 30_000, `0:1000:0:${enqueue}`);
-    expect(await acquire('owner', '0')).toBe(1);
-    expect(await acquire('waiter', '1')).toEqual([0, expect.any(Number), 1, 1]);
-    expect(await acquire('waiter', '1')).toEqual([0, expect.any(Number), 1, 0]);
+    await redis.set(`${lock}:fence`, '10');
+    expect(await acquire('owner', '0')).toBe(11);
+    expect(await acquire('waiter', '1')).toEqual([0, expect.any(Number), 11, 1]);
+    expect(await acquire('waiter', '1')).toEqual([0, expect.any(Number), 11, 0]);
     // Its place lost (Redis lost the queue), the next call queues it anew, and says so.
     await redis.del(`${lock}:queue`, `${lock}:waiters`);
-    expect(await acquire('waiter', '1')).toEqual([0, expect.any(Number), 1, 1]);
+    expect(await acquire('waiter', '1')).toEqual([0, expect.any(Number), 11, 1]);
     await redis.del(lock, `${lock}:fence`, `${lock}:queue`, `${lock}:waiters`);
   });
 
@@ -88,10 +90,11 @@ describe('uncontended acquire and release', () => {
     const serverNow = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
     await redis.rpush(`lock:{${key}}:queue`, 'first-waiter:30000');
     await redis.zadd(`lock:{${key}}:waiters`, serverNow + 60_000, 'first-waiter:30000');
+    await redis.set(`lock:{${key}}:fence`, '10');
     expect(await locks.tryAcquire(key)).toBeNull();
-    // The newcomer's attempt handed the lock to the waiter whose turn it was.
+    // The newcomer's attempt handed the lock to the waiter whose turn it was, under the next token.
     expect(await redis.get(`lock:{${key}}`)).toBe('first-waiter');
-    expect(await redis.get(`lock:{${key}}:fence`)).toBe('1');
+    expect(await redis.get(`lock:{${key}}:fence`)).toBe('11');
   });
 
   it('still hand the lock to a waiter when one is queued at release', async () => {

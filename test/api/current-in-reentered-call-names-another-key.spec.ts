@@ -16,6 +16,7 @@
  * code that passes `current().fencingToken` to the order store writes with the account's token
  * (refused, or worse accepted against another counter), and listens to the wrong key's signal.
  */
+import { Redis } from 'ioredis';
 import { Injectable, Module } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -82,8 +83,12 @@ describe('current() inside a call that re-entered a key the chain holds', () => 
     await moduleRef.init();
     const locks = moduleRef.get(LockService);
     for (let i = 0; i < 3; i++) await (await locks.acquire('account:7')).release();
-    const orderToken = 1; // first acquisition of order:1 on a flushed database
     const seen = await moduleRef.get(Shipping).pay('1', '7');
-    expect(seen).toEqual({ key: 'order:1', fencingToken: orderToken });
+    // order:1's own token (its counter's only one), not account:7's.
+    const redis = new Redis(redisUrl());
+    const [orderToken, accountToken] = await redis.mget('lock:{order:1}:fence', 'lock:{account:7}:fence');
+    redis.disconnect();
+    expect(seen).toEqual({ key: 'order:1', fencingToken: Number(orderToken) });
+    expect(seen.fencingToken).not.toBe(Number(accountToken));
   });
 });

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { describe, expect, it } from 'vitest';
+import { ordinals } from '../support/tokens.js';
 import { LeaderElection, LeadershipService, type Lock, type OnLeadershipAcquired, type OnLeadershipLost } from '../../lib/index.js';
 import { useRedis } from '../support/redis.js';
 import { startJobApp } from '../jobs/support.js';
@@ -28,7 +29,7 @@ describe('a leader whose onLeadershipLost never returns', () => {
     }
     const app = await startJobApp([Leader]);
     const leadership = app.get(LeadershipService);
-    await expect.poll(() => terms, { timeout: 5_000 }).toEqual([1]);
+    await expect.poll(() => ordinals(terms), { timeout: 5_000 }).toEqual([1]);
     const first = leadership.leaderLock('hung-lost-hook')!;
     await redis.del('lock:{hung-lost-hook}');
     await expect.poll(() => first.signal.aborted, { timeout: 5_000 }).toBe(true);

@@ -24,7 +24,7 @@ describe('a leader whose onLeadershipAcquired never returns, then loses its leas
     const app = await startJobApp([HungLeader]);
     const leadership = app.get(LeadershipService);
     await expect.poll(() => leadership.isLeader('hung-hook'), { timeout: 5_000 }).toBe(true);
-    expect(terms).toEqual([1]);
+    expect(terms).toHaveLength(1);
     const first = leadership.leaderLock('hung-hook')!;
 
     // The lease goes (as after a failover or an operator's DEL): the next renewal is refused.
@@ -33,7 +33,7 @@ describe('a leader whose onLeadershipAcquired never returns, then loses its leas
     expect(leadership.isLeader('hung-hook')).toBe(false);
 
     // Nobody else leads: the documented election "tries to take the lease every retryMs while it
-    // does not lead", so this instance must take it again (a second term, token 2).
+    // does not lead", so this instance must take it again (a second term, the next token).
     await expect.poll(() => redis.exists('lock:{hung-hook}'), { timeout: 8_000 }).toBe(1);
     await expect.poll(() => leadership.isLeader('hung-hook'), { timeout: 8_000 }).toBe(true);
     expect((await app.get(LockService).inspect('hung-hook')).holder?.label).toBe('HungLeader (@LeaderElection)');
