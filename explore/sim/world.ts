@@ -266,6 +266,8 @@ export class World implements FaultDecider {
   private readonly registers = new Map<string, FencedRegister>();
   private readonly windows: Window[] = [];
   private readonly restarts: number[] = [];
+  /** The restarts after which fencing tokens may repeat (see inject): a subset of `restarts`. */
+  private readonly rollbacks: number[] = [];
   private readonly ticks = new Map<number, { instance: Instance; at: number; beforeRestart: boolean }>();
   private readonly leaders = new Set<Leadership>();
   private readonly terms = new Map<number, Leadership>();
@@ -491,7 +493,14 @@ export class World implements FaultDecider {
       if (this.violation) return;
     }
 
-    // Queue order: callers arriving one after another on a held lock get it in that order.
+    // Queue order: callers arriving one after another on a held lock get it in that order, once
+    // every reply the faults held back has come in. A delayed window's replies may come up to
+    // 2.5 s after it ends, and one connection's replies queue behind them: a caller on that
+    // connection whose reply is late gives its turn up, as it must (the first shrunk schedule of
+    // seeded bug 50 was that, not the bug).
+    const drained = this.network.lastReplyAt();
+    if (drained > this.scheduler.now) await this.scheduler.run(drained, check, stop);
+    if (this.violation) return;
     await this.fifoProbe(check, stop);
     if (this.violation) return;
 
@@ -917,12 +926,20 @@ export class World implements FaultDecider {
     if (fault.kind === 'store-restart') {
       this.faultCounts['store-restart']++;
       const lost = rolledBackOf(fault);
-      const saved = lost === undefined ? [] : [...this.data.fences];
+      const saved = [...this.data.fences];
+      // A counter lost outright starts again at the store's clock in milliseconds: tokens keep
+      // rising unless the lost counter had run ahead of the clock (it averaged 1,000 tokens a
+      // second or more, the documented bound). A snapshot's counters go back: tokens repeat.
+      const seed = Math.max(1, Math.floor(this.scheduler.now));
+      const tokensGoBack = lost !== undefined || saved.some(([, counter]) => counter.value >= seed);
       this.data.clear();
-      for (const [name, counter] of saved) this.data.fences.set(name, { value: Math.max(1, counter.value - lost!), expiresAt: counter.expiresAt });
+      if (lost !== undefined) for (const [name, counter] of saved) this.data.fences.set(name, { value: Math.max(1, counter.value - lost), expiresAt: counter.expiresAt });
       this.restarts.push(this.scheduler.now);
-      this.registers.clear();
-      this.terms.clear();
+      if (tokensGoBack) {
+        this.rollbacks.push(this.scheduler.now);
+        this.registers.clear();
+        this.terms.clear();
+      }
       this.trace(undefined, lost === undefined ? 'store restarts empty' : `store restarts from an older snapshot: leases and queues gone, fencing counters ${lost} token(s) back`);
       return;
     }
@@ -1358,9 +1375,11 @@ export class World implements FaultDecider {
         }
       }
     }
-    // A resource that checks tokens knows when the store restarted empty (tokens restart then):
-    // it refuses the old era's writes outright, so they are not offered.
-    if (this.lostToRestart(section)) return;
+    // A holder from before a restart that took the counters back does not write: its token may be
+    // handed out again, and a resource told of the rollback refuses the old era's writes. After a
+    // restart that lost the counters outright, old holders write too (the register refuses them
+    // once a new holder wrote: that is the fencing), and registers keep their highest token.
+    if (section.parts.some((part) => this.leaseLostTo(this.rollbacks, section.instance, part))) return;
     if (section.kind === 'mutex' || section.kind === 'write' || section.kind === 'multi' || section.kind === 'job') {
       for (const part of section.parts) this.write(section, part, exempt);
     }
@@ -1400,7 +1419,11 @@ export class World implements FaultDecider {
    * queue gone (the store restarted empty), the grant must be confirmed before it is handed out.
    */
   private leaseLostToRestart(instance: Instance, lock: Lock): boolean {
-    const last = this.restarts[this.restarts.length - 1];
+    return this.leaseLostTo(this.restarts, instance, lock);
+  }
+
+  private leaseLostTo(restarts: readonly number[], instance: Instance, lock: Lock): boolean {
+    const last = restarts[restarts.length - 1];
     if (last === undefined || !(lock instanceof HeldLock)) return false;
     return (lock as unknown as { acquiredAt: number }).acquiredAt - instance.clock.offset <= last + CLOCK_OFFSET_RANGE.max;
   }
@@ -1478,8 +1501,8 @@ export class World implements FaultDecider {
   leaderStarted(instance: Instance, lock: Lock): Leadership | undefined {
     this.trace(instance, `leads, term #${lock.fencingToken}`);
     const other = this.terms.get(lock.fencingToken);
-    // Terms restart with the fencing counters when the store restarts empty.
-    if (other !== undefined && other.instance !== instance && !this.leaseLostToRestart(other.instance, other.lock)) {
+    // Terms repeat only after a restart that took the fencing counters back (`terms` is cleared then).
+    if (other !== undefined && other.instance !== instance) {
       this.violate(instance, 'at most one leader per term', `term ${lock.fencingToken} led by ${other.instance.name} and ${instance.name}`);
       return undefined;
     }
@@ -1650,9 +1673,10 @@ export class World implements FaultDecider {
    * lock up on its `acquired` and down on its `released` or `lost`: a `renewed` before the
    * `acquired`, or an end of a holding never acquired (a grant given back before its hand-out),
    * or two ends, would break that count. Reentrant acquisitions emit nothing, and each reader, each
-   * semaphore holder, each key of a multi-key lock is a holding of its own. After the store
-   * restarted empty, fencing tokens start again: two holdings of one instance may then share a
-   * key and token, and are counted (the later `acquired` is not a second one of the first).
+   * semaphore holder, each key of a multi-key lock is a holding of its own. After a restart that
+   * took the fencing counters back (`rollbacks`), tokens repeat: two holdings of one instance may
+   * then share a key and token, and are counted (the later `acquired` is not a second one of the
+   * first). A restart that lost them outright does not excuse this: they start again at the clock.
    */
   lockEvent(instance: Instance, event: LockEvent): void {
     if (event.type !== 'acquired' && event.type !== 'renewed' && event.type !== 'released' && event.type !== 'lost') return;
@@ -1664,7 +1688,7 @@ export class World implements FaultDecider {
     const now = this.scheduler.now;
     const name = event.type === 'released' && event.unconfirmed ? 'released (unconfirmed)' : event.type === 'lost' ? `lost (${event.reason})` : event.type;
     if (event.type === 'acquired') {
-      if (holding !== undefined && holding.open > 0 && !this.restarts.some((at) => at >= holding.acquiredAt)) {
+      if (holding !== undefined && holding.open > 0 && !this.rollbacks.some((at) => at >= holding.acquiredAt)) {
         this.violate(instance, 'each lock\'s events run acquired, renewed..., then one of released or lost', `${instance.name}: acquired ${id} again while its holding (acquired at ${holding.acquiredAt} ms, last event ${holding.last}) has not ended`);
         return;
       }
