@@ -1490,6 +1490,14 @@ export class World implements FaultDecider {
 
   /** The class's `onLeadershipLost(lock)`: returns at once, is slow (a quarter to three quarters of a ttl), or never returns. */
   onLeadershipLost(instance: Instance, lock: Lock): Promise<void> | void {
+    // docs/jobs-and-leaders.md: at every end of a term (a loss, a step-down, a release by hand,
+    // shutdown) the term's signal aborts first, then `onLeadershipLost` runs; the class may read
+    // the signal's reason, and work it started under the term stops on it. A term released by hand
+    // whose release was still on its way when the close began was told with its signal not
+    // aborted (d625910's fix, reverted by seeded bug 51).
+    if (!lock.signal.aborted) {
+      this.violate(instance, 'onLeadershipLost runs only once its term\'s signal aborted', `${instance.name} hears onLeadershipLost of term #${lock.fencingToken}, its signal not aborted${instance.stopping ? ' (its instance is closing)' : ''}`);
+    }
     this.leaderEnded(instance, lock);
     const kind = this.leaderHooks.lost;
     if (kind === 'returns') return;

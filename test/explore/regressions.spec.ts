@@ -122,12 +122,25 @@ describe('explorer regressions (deterministic simulation, fixed schedules)', () 
   // term by hand and its instance closes 0 ms later, the release still on its way: stop() took
   // the term and interrupted it (nothing, for a lock being released), and the release, once back,
   // found the term taken and did not end it either: its signal never aborted. The release now
-  // ends the term once the election stopped too (its spec:
+  // ends the term once the election stopped too (985fc2d), and stop() ends a term whose release is
+  // still on its way (d625910); either alone passes here, so seeded bug 41 reverts both (its spec:
   // test/leader/leader-lock-released-by-hand-as-close-begins.spec.ts).
   it('a term released by hand just as its instance closes still ends: its signal aborts (hand-release-as-close-begins)', async () => {
     const plan: Plan = { ...quiet, seed: 0, instances: 2, ttl: 300, leader: true, leaderHooks: { acquired: 'until-aborted', lost: 'returns', releases: [], closeAfterRelease: 0 }, faults: [] };
     const result = await runPlan(plan, false);
     expect(result.violation, result.trace.slice(-30).join('\n')).toBeUndefined();
+  });
+
+  // The same moment with hooks that return at once: stop() tells the class (onLeadershipLost)
+  // before the release comes back, so the term must end at stop() itself, not only when the
+  // release returns (d625910's endTerm() in stop(); its revert, seeded bug 51,
+  // `hand-release-unanswered-at-close`, fails here). This stop() fix alone also hid seeded bug 41
+  // (the revert of 985fc2d), which therefore reverts both.
+  it('a term released by hand just as its instance closes is ended by the close before onLeadershipLost runs (hand-release-unanswered-at-close)', async () => {
+    const plan: Plan = { ...quiet, seed: 0, instances: 2, ttl: 300, leader: true, leaderHooks: { acquired: 'returns', lost: 'returns', releases: [], closeAfterRelease: 0 }, faults: [] };
+    const result = await runPlan(plan, false);
+    expect(result.violation, result.trace.slice(-30).join('\n')).toBeUndefined();
+    expect(result.trace.some((line) => line.includes('closes 0 ms after its hand release'))).toBe(true);
   });
 
   // Found by `npm run explore -- --seed 1077643955 --path 162:21` once the simulator stopped
