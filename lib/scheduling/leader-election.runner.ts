@@ -232,7 +232,12 @@ export class LeaderElectionRunner {
     this.runner.logger.debug?.(`${this.where} steps down from ${quoteKey(this.key)}: ${why}.`);
     // The term is over: work tied to its signal stops, as at shutdown. The hook runs next, so
     // that the old leader has stopped acting before another can lead (the lease is still held).
-    if (lock instanceof HeldLock) lock.interrupt('stepped-down');
+    if (lock instanceof HeldLock) {
+      lock.interrupt('stepped-down');
+      // A term its hook released by hand before it threw: interrupt() leaves a lock being
+      // released alone, and the release, once back, finds the term taken (as in stop()).
+      if (!lock.signal.aborted) lock.endTerm();
+    }
     // Bounded as after a loss: a hook that never returns must not keep the lease, nor the
     // instance out of the election.
     await this.bounded(this.callLost(lock), this.runner.leaseOf(lock), this.cutAfterStop);
