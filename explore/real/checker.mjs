@@ -30,12 +30,15 @@
 //                                                     event' or 'aborted', its signal), at any time
 //   { ev: 'ok', p, sid, t } | { ev: 'fail', p, sid, error, outcome, t }   the call settled
 //   { ev: 'stall', p, t, until }                      the worker's event loop did not run meanwhile
-//   { ev: 'fault', kind, p?, node?, t, until }        injected by the runner
+//   { ev: 'fault', kind, p?, node?, wall?, t, until } injected by the runner (`wall`, restart-empty:
+//                                                     the wall clock in ms, Date.now(), as it began)
 //   { ev: 'stuck', p, t }                             the worker did not finish when told to
 //   { ev: 'unhandled', p, error, t }                  a promise rejection nobody handled (Node's
 //                                                     default would have ended the process)
 //   { ev: 'register', seq, key, token, sid, accepted } the fencing register's own log, in its order
-//   { ev: 'epoch', seq, t }                           the register was reset after a data loss
+//   { ev: 'restart', seq, wall }                      the store restarted empty here, in the register's
+//                                                     order (`wall` as in its fault); the register keeps
+//                                                     its tokens
 //
 // Returns the violations found, each `{ invariant, message, at }`, some with the `cause` their
 // shape points to: `held-up-claim` (a job tick run again by a call made on time, whose claim
@@ -155,7 +158,7 @@ export function check(history) {
         violate('unhandled-rejection', `worker ${event.p} left a promise rejection unhandled (${String(event.error).slice(0, 300)})`, event.t);
         break;
       case 'register':
-      case 'epoch':
+      case 'restart':
         registerLog.push(event);
         break;
     }
@@ -163,6 +166,21 @@ export function check(history) {
 
   const overlaps = (from, to, a, b) => from <= b && a <= to;
   const dataLoss = (from, to) => faults.some((f) => DATA_LOSS.has(f.kind) && overlaps(from, to, f.t, f.until ?? f.t));
+  // A data loss voids leases, not the order of fencing tokens: a counter the restart lost starts
+  // again at the server's clock in ms (NEXT_FENCING, lib/core/stores/redis/fence-lua.ts), and the
+  // restart (no persistence: nothing comes back) began at `wall` ms on the same clock, so every
+  // later token is at least `wall`. Only a lost counter that had run ahead of the clock, having
+  // handed out more tokens than milliseconds passed since it was seeded (the documented bound),
+  // lets them go back. A run's key is fresh, its counter seeded at its first grant, a few
+  // hundred tokens at most over a run of seconds: it stays far below the clock, but a counter
+  // the history shows at or past `wall` (the highest token entered before the restart) is
+  // judged as the rollback it would be. Counters a grant took without a holder entering are not
+  // seen: one that ran ahead by those alone would read as tokens going back, a violation
+  // reported rather than one hidden.
+  const allTokens = (s) => (s.tokens === undefined ? [s.token] : Object.values(s.tokens)).filter((token) => typeof token === 'number');
+  const ranAhead = (f) => f.wall !== undefined && [...sections.values()].some((s) => s.enter !== undefined && s.enter <= f.t && allTokens(s).some((token) => token >= f.wall));
+  const rollbacks = faults.filter((f) => DATA_LOSS.has(f.kind) && ranAhead(f));
+  const tokensGoBack = (from, to) => rollbacks.some((f) => overlaps(from, to, f.t, f.until ?? f.t));
   // A holder whose data was lost is told at its next renewal, at the latest by its lease
   // deadline: a ttl after the loss. Until then, and only then, a rival beside it is excused.
   const ttl = history.ttl ?? Infinity;
@@ -203,10 +221,10 @@ export function check(history) {
         const b = list[j];
         const window = [Math.min(a.invoke, b.invoke), b.enter];
         // Fencing tokens: unique per acquisition, and higher for an acquisition that began after another was given back.
-        if (a.token === b.token && !dataLoss(...window)) {
+        if (a.token === b.token && !tokensGoBack(...window)) {
           violate('unique-token', `${name(a)} and ${name(b)} on "${key}" got the same fencing token`, b.enter);
         }
-        if (a.ok !== undefined && a.ok < b.invoke && b.token <= a.token && !dataLoss(a.invoke, b.enter)) {
+        if (a.ok !== undefined && a.ok < b.invoke && b.token <= a.token && !tokensGoBack(a.invoke, b.enter)) {
           violate('token-order', `${name(b)} on "${key}" was asked for after ${name(a)} was released, but its token is not higher`, b.enter);
         }
         // Both believed they held it at b's entry (one that entered already told of a loss did not).
@@ -305,20 +323,27 @@ export function check(history) {
 
   // The register, in its own order: accepted tokens never decrease (a stale write after a pause
   // is refused), the highest token's writes go through, one token belongs to one acquisition.
-  // Per epoch: a data loss resets the register, and tokens restart with the store's counters.
+  // A restart that lost the counters changes none of it: the register keeps its highest token,
+  // and a holder from before the restart that writes after a new one did is refused (that is
+  // what fencing is for). Only after a restart the tokens went back across (`rollbacks`; the
+  // highest token the register saw at or past the clock) does the register start a new era.
   const logs = new Map();
   let lossSeen = false;
+  let seen = -Infinity;
   for (const entry of [...registerLog].sort((a, b) => a.seq - b.seq)) {
-    if (entry.ev === 'epoch') {
-      logs.clear();
-      lossSeen = true;
+    if (entry.ev === 'restart') {
+      if (entry.wall !== undefined && seen >= entry.wall) {
+        logs.clear();
+        lossSeen = true;
+      }
       continue;
     }
+    seen = Math.max(seen, entry.token);
     if (!logs.has(entry.key)) logs.set(entry.key, { highest: -Infinity, owners: new Map() });
     const log = logs.get(entry.key);
     const owner = log.owners.get(entry.token);
     const pair = [sections.get(owner), sections.get(entry.sid)];
-    const acrossLoss = pair.every((s) => s?.enter !== undefined) && dataLoss(Math.min(...pair.map((s) => s.invoke)), Math.max(...pair.map((s) => s.enter)));
+    const acrossLoss = pair.every((s) => s?.enter !== undefined) && tokensGoBack(Math.min(...pair.map((s) => s.invoke)), Math.max(...pair.map((s) => s.enter)));
     if (owner !== undefined && owner !== entry.sid && !acrossLoss) {
       violate('unique-token', `the register saw token ${entry.token} on "${entry.key}" from ${owner} and from ${entry.sid}`, undefined);
     }

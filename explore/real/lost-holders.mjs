@@ -1,8 +1,10 @@
 // Which section of a worker a `lost` lock event belongs to. The event names the key and the
-// fencing token, not the section; a fencing token names one holder of a key, except after Redis
-// restarted empty (its counters start again): a key and token entered by two sections names
-// neither, and their lost events are put on neither (each one's aborted signal still tells its
-// own). The checker's told-after-release judges the events put on a section.
+// fencing token, not the section; a fencing token names one holder of a key. A counter Redis
+// lost starts again at its clock, above the lost one's tokens, so that holds across a restart
+// without persistence too; were it broken (a counter back at 1, or one past the clock), a key and
+// token entered by two sections names neither, and their lost events are put on neither (each
+// one's aborted signal still tells its own; the checker reports the token given twice). The
+// checker's told-after-release judges the events put on a section.
 
 /** `<key>#<fencing token>` of each lock entered, to its section (`null`: two sections). */
 export class LostHolders {

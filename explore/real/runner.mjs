@@ -348,6 +348,8 @@ export async function runSchedule(environment, schedule) {
       const event = { ev: 'fault', kind: fault.kind, t: mono() };
       if (fault.worker !== undefined) event.p = workers[fault.worker].id;
       if (fault.node !== undefined) event.node = fault.node;
+      // Every token a lost counter hands out after the restart is at least this (checker.mjs).
+      if (fault.kind === 'restart-empty') event.wall = Date.now();
       const slots = fault.worker !== undefined ? [fault.worker] : workers.map((_, i) => i);
       const proxies = slots.flatMap((slot) => (fault.node !== undefined ? [target.links[slot][fault.node]] : target.links[slot]));
       if (fault.kind === 'pause') {
@@ -395,8 +397,9 @@ export async function runSchedule(environment, schedule) {
           await target.server.stop({ kill: true });
           await target.server.start();
         }
-        // The register is told too: tokens are only comparable within one life of the store.
-        await environment.register.multi().del(`register:${key}`).rpush('register:log', JSON.stringify(['epoch'])).exec();
+        // The register is not reset: a lost counter starts again at the clock, above the tokens
+        // it kept. Its log notes where the restart came, for the checker's judgement of it.
+        await environment.register.rpush('register:log', JSON.stringify(['restart', event.wall]));
       }
       event.until = mono();
       quietAt = Math.max(quietAt, event.until);
@@ -559,7 +562,7 @@ export async function readHistory(files, register, key) {
   const log = await register.lrange('register:log', 0, -1);
   log.forEach((entry, seq) => {
     const [token, writer, accepted] = JSON.parse(entry);
-    if (token === 'epoch') events.push({ ev: 'epoch', seq });
+    if (token === 'restart') events.push({ ev: 'restart', seq, wall: writer });
     else {
       const [sid, lockKey] = writer.split('|');
       // The schedule's key, or one of its accounts (`<key>:acct-a`, transfer).

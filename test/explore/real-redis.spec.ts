@@ -91,7 +91,7 @@ describe("a worker's attribution of lost events to its sections", () => {
     expect(holders.sectionOf('b', 7)).toBeUndefined();
   });
 
-  it('puts it on neither of two sections that held one key at one token (Redis restarted empty: counters start again)', () => {
+  it('puts it on neither of two sections that held one key at one token (a counter that went back)', () => {
     const holders = new LostHolders();
     holders.entered('w0.0.0', { k: 1 });
     // The same section entering again (a reentrant using()) still names it.
@@ -289,6 +289,38 @@ describe('the real-Redis checker (a pure function over a history)', () => {
     expect(invariants(acceptedLate)).toEqual(['register-monotonic']);
     const refusedRightful = [...sections, register(0, 'w0.0.0', 1, true), register(1, 'w1.0.0', 2, false)];
     expect(invariants(refusedRightful)).toEqual(['fencing']);
+  });
+
+  // A restart without persistence loses the counters outright; they start again at the server's
+  // clock in ms (e249151), so tokens keep rising across it. Seeded bug 51,
+  // redis-fence-restarts-at-one, is the revert: tokens start again at 1.
+  it('finds tokens that go back across a restart that lost the counters, unless one had run ahead of the clock', () => {
+    const wall = 1_800_000_000_500;
+    const before = wall - 400;
+    // `ahead`: the restart began at a wall clock the lost counter had already passed.
+    const restart = (at: number, seq: number, ahead = false): HistoryEvent[] => [
+      { ev: 'fault', kind: 'restart-empty', t: at, until: at + 40, wall: ahead ? before - 100 : wall },
+      { ev: 'restart', seq, wall: ahead ? before - 100 : wall },
+    ];
+    // One holder after the other, the register written by each, Redis restarting empty between them.
+    const across = (after: number, ahead = false): HistoryEvent[] => [
+      ...call('w0.0.0', { invoke: 0, enter: 5, token: before, exit: 50, ok: 51 }),
+      register(0, 'w0.0.0', before, true),
+      ...restart(100, 1, ahead),
+      ...call('w1.0.0', { invoke: 60, enter: 200, token: after, exit: 250, ok: 251 }),
+      register(2, 'w1.0.0', after, after >= before),
+    ];
+    // Tokens from the clock: clean, and a pre-restart holder's late write after them is refused.
+    expect(invariants(across(wall + 3))).toEqual([]);
+    const late = [...across(wall + 3), ...call('w2.0.0', { invoke: 0, enter: 6, token: before - 1, aborted: true, exit: 300, ok: 301 }), register(3, 'w2.0.0', before - 1, false)];
+    expect(invariants(late)).toEqual([]);
+    // The counter started again at 1: below the register's highest (refused, it keeps it), and not higher than the release before.
+    expect(invariants(across(1))).toEqual(['token-order']);
+    // The same token again, to an acquisition after the restart.
+    expect(invariants(across(before))).toEqual(['unique-token', 'token-order', 'unique-token']);
+    // A counter that had run past the clock (more tokens than milliseconds since its seed) goes back: excused.
+    expect(invariants(across(1, true))).toEqual([]);
+    expect(invariants(across(before, true))).toEqual([]);
   });
 
   it('finds a call that never settled and a worker that did not finish, but not those of a killed worker', () => {
