@@ -19,7 +19,7 @@ import type { Section, World } from './world.js';
  * So is the first one the leader workload found, `hand-release-as-close-begins`: a term released by
  * hand whose instance's close began before the release came back never had its signal aborted
  * (`explore/bugs/41-hand-release-as-close-begins.patch` reverts both of its fixes, 985fc2d's and
- * d625910's: either alone ends such a term; `51-hand-release-unanswered-at-close.patch` reverts
+ * d625910's: either alone ends such a term; `52-hand-release-unanswered-at-close.patch` reverts
  * the second alone). None is open.
  */
 export function knownDefect(_world: World, _section: Section): string | undefined {
