@@ -6,7 +6,7 @@ import { driverFor } from './drivers/driver-for.js';
 import { isGlideClient } from './drivers/glide-client.js';
 import { isIoRedisClient } from './drivers/ioredis-driver.js';
 import { isNodeRedisClient } from './drivers/node-redis-client.js';
-import { promptSentinelClients, readyForPromptClose } from './drivers/ioredis-prompt-close.js';
+import { disconnectPromptly, promptSentinelClients } from './drivers/ioredis-prompt-close.js';
 import type { RedisClient } from './drivers/redis-client.js';
 
 /** A client and, when we opened it, how to close it. */
@@ -66,11 +66,10 @@ interface ResendQueue {
  * Disconnects, and rejects the commands ioredis holds to resend once a connection that closed
  * is ready again: `disconnect()` before that rejects every other queue but leaves those pending
  * for ever (a release sent as the connection dropped never settled, nor did the call awaiting it).
- * A Redis down or frozen does not keep the process alive after it (see `readyForPromptClose`).
+ * A Redis down or frozen does not keep the process alive after it (see `disconnectPromptly`).
  */
 function disconnectSettlingAll(client: Redis): void {
-  readyForPromptClose(client);
-  client.disconnect();
+  disconnectPromptly(client);
   const stuck = (client as unknown as { prevCommandQueue?: ResendQueue | null }).prevCommandQueue;
   if (stuck == null) return;
   for (let item = stuck.shift(); item !== undefined; item = stuck.shift()) item.command.reject(new Error('Connection is closed.'));

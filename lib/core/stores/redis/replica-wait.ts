@@ -3,7 +3,7 @@ import { LockNotReplicatedError } from '../../../errors/lock-not-replicated.erro
 import type { ReplicaWait } from '../../options/wait-for-replicas.js';
 import type { AcquireReply } from '../lock-replies.js';
 import { IoRedisDriver } from './drivers/ioredis-driver.js';
-import { promptSentinelClients, readyForPromptClose } from './drivers/ioredis-prompt-close.js';
+import { disconnectPromptly, promptSentinelClients } from './drivers/ioredis-prompt-close.js';
 import type { RedisDriver } from './drivers/redis-driver.js';
 
 /**
@@ -57,8 +57,7 @@ export class ReplicaWaiter {
   }
 
   close(): void {
-    // Without it, a Redis down or frozen kept the process alive 2 s (see `readyForPromptClose`).
-    readyForPromptClose(this.connection);
-    this.connection.disconnect();
+    // Without it, a Redis down or frozen kept the process alive 2 s (see `disconnectPromptly`).
+    disconnectPromptly(this.connection);
   }
 }

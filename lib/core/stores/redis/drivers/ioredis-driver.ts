@@ -4,7 +4,7 @@ import type { Cluster, Redis } from 'ioredis';
 import { COMMANDS, type ScriptName } from '../lock-lua.js';
 import { routesShardedSubscriptions, ShardSubscriber } from './ioredis-shard-subscriber.js';
 import { TickWriteBatching, type BatchedConnection } from './tick-write-batching.js';
-import { CLOSE_WAIT_MS, promptSentinelClients, promptShardedSubscribers, readyForPromptClose } from './ioredis-prompt-close.js';
+import { CLOSE_WAIT_MS, disconnectPromptly, promptSentinelClients, promptShardedSubscribers } from './ioredis-prompt-close.js';
 import { flatPairs, isNoScript, type BareScriptCall, type LuaScript, type PingTarget, type ReadCommand, type RedisDriver, type RedisNode, type ReleaseSubscriber, type ScriptCall } from './redis-driver.js';
 
 export type IoRedisClient = Redis | Cluster;
@@ -347,7 +347,7 @@ interface CommandQueue {
  * that came back subscribes to its channels again with promises ioredis itself never handles,
  * and a disconnect before Redis answered rejects them, an unhandled rejection that ends a Node
  * process by default. Our own SUBSCRIBEs are awaited, and still see the rejection. A Redis down
- * or frozen does not keep the process alive after it (see `readyForPromptClose`).
+ * or frozen does not keep the process alive after it (see `disconnectPromptly`).
  */
 function disconnectQuietly(connection: Redis | Cluster): void {
   const internals = connection as unknown as { commandQueue?: CommandQueue; offlineQueue?: CommandQueue; subscriber?: { subscriber?: Redis }; nodes?: () => Redis[] };
@@ -357,6 +357,5 @@ function disconnectQuietly(connection: Redis | Cluster): void {
     const { commandQueue, offlineQueue } = (redis ?? {}) as { commandQueue?: CommandQueue; offlineQueue?: CommandQueue };
     for (const queue of [commandQueue, offlineQueue]) for (const item of queue?.toArray?.() ?? []) item.command?.promise?.catch(() => undefined);
   }
-  readyForPromptClose(connection);
-  connection.disconnect();
+  disconnectPromptly(connection);
 }

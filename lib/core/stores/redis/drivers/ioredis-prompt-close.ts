@@ -86,9 +86,38 @@ export function promptSentinelClients(connection: object): void {
   const connector = (connection as { connector?: SentinelConnector | null }).connector;
   const connect = connector?.connectToSentinel;
   if (connector == null || typeof connect !== 'function') return;
+  const open = new Set<SentinelClient>();
+  openSentinelClients.set(connection, open);
   connector.connectToSentinel = function (this: unknown, ...args: unknown[]): object {
-    const sentinel = connect.apply(this, args);
+    const sentinel = connect.apply(this, args) as SentinelClient;
     readyForPromptClose(sentinel);
+    open.add(sentinel);
+    sentinel.once?.('end', () => open.delete(sentinel));
     return sentinel;
   };
+}
+
+interface SentinelClient {
+  disconnect(): void;
+  once?: (event: string, listener: () => void) => unknown;
+}
+
+/** The sentinel clients of each Sentinel connection of ours that have not ended yet. */
+const openSentinelClients = new WeakMap<object, Set<SentinelClient>>();
+
+/**
+ * Disconnects a connection of ours promptly (see `readyForPromptClose`), then the sentinel
+ * clients it still asks: ioredis' SentinelConnector waits for a sentinel's answer without a
+ * timeout and disconnects its client only once the answer came, and `disconnect()` stops
+ * neither. With the master down and the sentinel asked frozen, those sockets kept the process
+ * alive for as long as the sentinel stayed frozen. Ended after the connection, so that its
+ * connector, no longer connecting, does not go on to ask the next sentinel.
+ */
+export function disconnectPromptly(connection: { disconnect(): void }): void {
+  readyForPromptClose(connection);
+  connection.disconnect();
+  const open = openSentinelClients.get(connection);
+  if (open === undefined) return;
+  for (const sentinel of open) sentinel.disconnect();
+  open.clear();
 }
