@@ -154,7 +154,23 @@ export interface LeaderHooks {
   closeAfterRelease?: number;
   /** The election's own ttl (`@LeaderElection(key, { ttl })`), here longer than `shutdownTimeout`; else the plan's. */
   ttl?: number;
+  /**
+   * `onLeadershipAcquired` throws, in every term that begins before the faults' horizon (later
+   * ones behave as `acquired` says, so that someone leads for good once the faults stop):
+   * `at-once` (synchronously, before any work), `rejects` (a rejected promise, before any work),
+   * `after-step` (after one step of work under the term, an awaited sleep: whether or not the term
+   * ended meanwhile), `after-hand-release` (calls `lock.release()` on its own term without awaiting
+   * it, then throws before Redis answers). docs/jobs-and-leaders.md: the instance steps down (the
+   * signal aborts, `stepped-down`, then onLeadershipLost runs, then the lease is given back) and
+   * tries again later. Optional, drawn last: absent (fixed plans, most drawn ones), it never throws.
+   */
+  throws?: LeaderThrows;
+  /** `onLeadershipLost` throws once it has done what `lost` says (never, for one that `hangs`). Optional, drawn last. */
+  lostThrows?: boolean;
 }
+
+export const LEADER_THROWS = ['at-once', 'rejects', 'after-step', 'after-hand-release'] as const;
+export type LeaderThrows = (typeof LEADER_THROWS)[number];
 
 export const LEADER_ACQUIRED_HOOKS = ['returns', 'until-aborted', 'hangs', 'extends'] as const;
 export const LEADER_LOST_HOOKS = ['returns', 'slow', 'hangs'] as const;
@@ -224,6 +240,12 @@ export function planArbitrary(): fc.Arbitrary<Plan> {
         releases: fc.array(fc.integer({ min: 0, max: FAULT_HORIZON_MS - 1 }), { maxLength: 2 }),
         closeAfterRelease: fc.option(fc.integer({ min: 0, max: 400 }), { nil: undefined }),
         ttl: fc.constantFrom<number | undefined>(undefined, 2_000),
+        // Last (as each field of the plan above, after the ones before it): every field before
+        // them is drawn as before they existed, and a plan that draws neither (undefined, the
+        // first of each: what shrinking tends to) is the plan of before, shrinks as it did (no
+        // shrink of its own to insert) and prints as it did (JSON leaves undefined out).
+        throws: fc.constantFrom<LeaderThrows | undefined>(undefined, undefined, undefined, undefined, ...LEADER_THROWS),
+        lostThrows: fc.constantFrom<true | undefined>(undefined, undefined, true),
       }),
     }),
   );

@@ -17,7 +17,7 @@ import type { Lock } from '../../lib/interfaces/lock.interface.js';
 import type { LockOptions, RedisLockModuleOptions } from '../../lib/interfaces/redis-lock-options.interface.js';
 import { InstanceClock, VirtualScheduler, enterSimulation, mulberry32, virtualizeRealTime, worldClock } from './virtual-time.js';
 import { Network, type AttemptRecord, type CommandFate, type FaultDecider, type SimNode } from './network.js';
-import { CLOCK_OFFSET_RANGE, COUNTED_KINDS, FAULT_HORIZON_MS, LONG_TTL_MS, describePlan, frozenOf, rolledBackOf, type CountedKind, type Fault, type FaultKind, type Frozen, type LeaderHooks, type Plan } from './plan.js';
+import { CLOCK_OFFSET_RANGE, COUNTED_KINDS, FAULT_HORIZON_MS, LONG_TTL_MS, describePlan, frozenOf, rolledBackOf, type CountedKind, type Fault, type FaultKind, type Frozen, type LeaderHooks, type LeaderThrows, type Plan } from './plan.js';
 import type { LockEvent } from '../../lib/interfaces/lock-event.interface.js';
 import { SimJobs, SimLocked } from './workers.js';
 import { ManualClock } from '../../lib/testing/manual-clock.js';
@@ -226,6 +226,8 @@ interface Leadership {
   acquiredReturned: boolean;
   /** Released by hand, the release not settled yet: its signal aborts once it settles (see `handRelease`). */
   releasing?: boolean;
+  /** Its onLeadershipAcquired threw (see `LeaderHooks.throws`): when, and whether its term had ended before (then no step-down is owed). */
+  threw?: { at: number; endedBefore: boolean; stoppingBefore: boolean; pauses: number };
 }
 
 /** A resource that checks fencing tokens: it refuses a token lower than one it accepted. */
@@ -1453,6 +1455,9 @@ export class World implements FaultDecider {
     const leadership = this.leaderStarted(instance, lock);
     const kind = this.leaderHooks.acquired;
     if (leadership === undefined) return;
+    const throws = this.leaderHooks.throws;
+    // Only in terms that begin before the faults' horizon: after it, someone must lead for good.
+    if (throws !== undefined && this.scheduler.now < FAULT_HORIZON_MS) return this.leaderThrows(instance, lock, leadership, throws);
     if (kind === 'returns') {
       leadership.acquiredReturned = true;
       return;
@@ -1488,7 +1493,74 @@ export class World implements FaultDecider {
     leadership.acquiredReturned = true;
   }
 
-  /** The class's `onLeadershipLost(lock)`: returns at once, is slow (a quarter to three quarters of a ttl), or never returns. */
+  /**
+   * An `onLeadershipAcquired` that throws (`LeaderHooks.throws`): at once, as a rejected promise,
+   * after a step of work under the term, or after releasing its own term by hand (not awaited:
+   * the release is still on its way when it throws). Its term steps down (see `threwAndSteppedDown`).
+   */
+  private leaderThrows(instance: Instance, lock: Lock, leadership: Leadership, how: LeaderThrows): Promise<void> | void {
+    const fail = (): Error => {
+      leadership.acquiredReturned = true;
+      leadership.threw = { at: this.scheduler.now, endedBefore: lock.signal.aborted, stoppingBefore: instance.stopping, pauses: instance.pauses };
+      this.trace(instance, `onLeadershipAcquired of term #${lock.fencingToken} throws (${how})${lock.signal.aborted ? ', its term already ended' : ''}`);
+      // Just after the runner heard the failure (microtasks, no virtual time): the term has stepped down.
+      this.scheduler.schedule(this.scheduler.now, () => this.threwAndSteppedDown(instance, lock, leadership));
+      // Once onLeadershipLost has had its bound (a ttl): the lease is being given back.
+      this.scheduler.schedule(this.scheduler.now + (lock as HeldLock).ttl + BOUND_SLACK_MS, () => this.threwAndGaveBack(instance, lock, leadership));
+      return new Error(`onLeadershipAcquired of term #${lock.fencingToken} fails (${how})`);
+    };
+    if (how === 'at-once') throw fail();
+    if (how === 'rejects') return Promise.reject(fail());
+    if (how === 'after-hand-release') {
+      this.trace(instance, `onLeadershipAcquired of term #${lock.fencingToken} releases its term by hand (not awaited)`);
+      lock.release().then(
+        () => this.trace(instance, `the hook's hand release of term #${lock.fencingToken} resolves`),
+        (error: unknown) => this.trace(instance, `the hook's hand release of term #${lock.fencingToken} rejects (${(error as Error).message})`),
+      );
+      throw fail();
+    }
+    return (async () => {
+      const section = this.begin(instance, 'mutex', 'leader', lock);
+      try {
+        await instance.sleep(5 + Math.floor(this.hookRandom() * Math.max(10, Math.floor(this.leaderTtl() / 2))));
+        if (!lock.signal.aborted) this.checkpoint(section, 'continues past a checkpoint');
+      } finally {
+        this.sections.delete(section);
+      }
+      throw fail();
+    })();
+  }
+
+  /**
+   * docs/jobs-and-leaders.md: an onLeadershipAcquired that throws makes its instance step down:
+   * the term's signal aborts (`stepped-down`) before onLeadershipLost runs. Judged right after the
+   * throw (the runner hears it within microtasks), unless the term had ended before the hook threw
+   * (then its end is judged as any other), or the instance was paused, crashed or closing meanwhile.
+   */
+  private threwAndSteppedDown(instance: Instance, lock: Lock, leadership: Leadership): void {
+    const threw = leadership.threw!;
+    if (threw.endedBefore || threw.stoppingBefore || instance.crashed || instance.pauses !== threw.pauses) return;
+    const reason = lock.signal.reason as LockLostError | undefined;
+    if (!lock.signal.aborted || (reason?.reason !== 'stepped-down' && !(instance.stopping && reason?.reason === 'shutdown'))) {
+      this.violate(instance, 'a leader whose onLeadershipAcquired threw steps down: its signal aborts (stepped-down)', `term #${lock.fencingToken}: its onLeadershipAcquired threw at ${threw.at} ms; its signal ${lock.signal.aborted ? `aborted with ${reason?.reason ?? String(reason)}` : 'not aborted'} at ${this.scheduler.now} ms`);
+    }
+  }
+
+  /**
+   * After a step-down the lease is given back once onLeadershipLost returned, or had its ttl (see
+   * `LeaderElectionRunner.stepDown`): by then `release()` was called on the term (it may still be
+   * on its way). Not judged across a pause (its timers wait), a crash or a close (its own bounds).
+   */
+  private threwAndGaveBack(instance: Instance, lock: Lock, leadership: Leadership): void {
+    const threw = leadership.threw!;
+    if (threw.endedBefore || threw.stoppingBefore || instance.crashed || instance.stopping || instance.paused || instance.pauses !== threw.pauses) return;
+    const held = lock as unknown as { state: string; released: boolean };
+    if (held.state === 'held' && !held.released) {
+      this.violate(instance, 'a leader whose onLeadershipAcquired threw gives its lease back once onLeadershipLost returned', `term #${lock.fencingToken}: its onLeadershipAcquired threw at ${threw.at} ms; ${this.scheduler.now - threw.at} ms later (ttl ${(lock as HeldLock).ttl} ms) its lock is still held, no release begun`);
+    }
+  }
+
+  /** The class's `onLeadershipLost(lock)`: returns at once, is slow (a quarter to three quarters of a ttl), or never returns; with `lostThrows`, throws once done. */
   onLeadershipLost(instance: Instance, lock: Lock): Promise<void> | void {
     // docs/jobs-and-leaders.md: at every end of a term (a loss, a step-down, a release by hand,
     // shutdown) the term's signal aborts first, then `onLeadershipLost` runs; the class may read
@@ -1500,8 +1572,19 @@ export class World implements FaultDecider {
     }
     this.leaderEnded(instance, lock);
     const kind = this.leaderHooks.lost;
-    if (kind === 'returns') return;
-    if (kind === 'slow') return instance.sleep(Math.floor(this.leaderTtl() * (0.25 + 0.5 * this.hookRandom())));
+    const throws = this.leaderHooks.lostThrows === true;
+    const fail = (): Error => {
+      this.trace(instance, `onLeadershipLost of term #${lock.fencingToken} throws`);
+      return new Error(`onLeadershipLost of term #${lock.fencingToken} fails`);
+    };
+    if (kind === 'returns') {
+      if (throws) throw fail();
+      return;
+    }
+    if (kind === 'slow') {
+      const slow = instance.sleep(Math.floor(this.leaderTtl() * (0.25 + 0.5 * this.hookRandom())));
+      return throws ? slow.then(() => { throw fail(); }) : slow;
+    }
     this.trace(instance, `onLeadershipLost of term #${lock.fencingToken} never returns`);
     return new Promise<never>(() => undefined);
   }

@@ -213,4 +213,20 @@ describe('explorer regressions (deterministic simulation, fixed schedules)', () 
     const result = await runPlan(plan, false);
     expect(result.violation, result.trace.slice(-30).join('\n')).toBeUndefined();
   });
+
+  // Seeded bug 53, step-down-keeps-released-term (the revert of 74c7179), found by
+  // `npm run explore:bugs -- --only step-down-keeps-released-term` in 2 schedules once the
+  // simulator's onLeadershipAcquired could throw (`LeaderHooks.throws`), shrunk to this (replay
+  // with the patch applied: `npm run explore -- --seed 1 --path 1:2:0:0:0:1:1:1:2`): i0's first
+  // term's hook calls lock.release() without awaiting it, then throws before the store answers.
+  // stepDown()'s interrupt('stepped-down') leaves a lock being released alone, so the term must be
+  // ended there (endTerm()): else onLeadershipLost runs with its signal not aborted, and the release,
+  // once back, finds the term taken and ends nothing (its spec:
+  // test/leader/leader-hand-release-then-hook-throws-ends-term.spec.ts).
+  it('a leader whose onLeadershipAcquired released its term by hand and then threw steps down: its signal aborts before onLeadershipLost runs (step-down-keeps-released-term)', async () => {
+    const plan: Plan = { ...quiet, seed: 0, instances: 4, ttl: 300, extendCallers: 0, shortWaitCallers: 0, leader: true, leaderHooks: { acquired: 'returns', lost: 'returns', releases: [], throws: 'after-hand-release' }, faults: [] };
+    const result = await runPlan(plan, false);
+    expect(result.violation, result.trace.slice(-30).join('\n')).toBeUndefined();
+    expect(result.trace.some((line) => line.includes('onLeadershipAcquired of term #1 throws (after-hand-release)'))).toBe(true);
+  });
 });
