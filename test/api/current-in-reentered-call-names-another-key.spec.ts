@@ -16,7 +16,6 @@
  * code that passes `current().fencingToken` to the order store writes with the account's token
  * (refused, or worse accepted against another counter), and listens to the wrong key's signal.
  */
-import { Redis } from 'ioredis';
 import { Injectable, Module } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -59,7 +58,9 @@ describe('current() inside a call that re-entered a key the chain holds', () => 
   it('using(): is the lock of the re-entered key, not of the key taken in between', async () => {
     app = await createLockApp();
     const locks = app.locks;
-    // Give the two keys different fencing tokens, so that mixing them up shows.
+    // Give the two keys different fencing tokens, so that mixing them up shows: a new key's
+    // counter starts at the server's clock in ms, so two keys seeded a few ms apart may meet.
+    await redis.set('lock:{account:7}:fence', '10');
     for (let i = 0; i < 3; i++) await (await locks.acquire('account:7')).release();
     const seen = await locks.using('order:1', async (order) =>
       locks.using('account:7', async () =>
@@ -82,12 +83,12 @@ describe('current() inside a call that re-entered a key the chain holds', () => 
     moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
     await moduleRef.init();
     const locks = moduleRef.get(LockService);
+    // As above: account:7's tokens far from order:1's, which starts at the server's clock.
+    await redis.set('lock:{account:7}:fence', '10');
     for (let i = 0; i < 3; i++) await (await locks.acquire('account:7')).release();
     const seen = await moduleRef.get(Shipping).pay('1', '7');
     // order:1's own token (its counter's only one), not account:7's.
-    const redis = new Redis(redisUrl());
     const [orderToken, accountToken] = await redis.mget('lock:{order:1}:fence', 'lock:{account:7}:fence');
-    redis.disconnect();
     expect(seen).toEqual({ key: 'order:1', fencingToken: Number(orderToken) });
     expect(seen.fencingToken).not.toBe(Number(accountToken));
   });
