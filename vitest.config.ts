@@ -8,7 +8,9 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 20_000,
     pool: 'forks',
-    // Two cores: more workers only add contention to the timing-sensitive lock tests.
-    maxWorkers: 2,
+    // Two cores, and most test files wait on servers and child processes (failovers, pauses,
+    // worker processes) rather than compute: a third worker overlaps those waits. The tests
+    // assert mechanisms, not durations, so the extra contention costs no correctness.
+    maxWorkers: 3,
   },
 });
