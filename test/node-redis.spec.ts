@@ -68,6 +68,43 @@ describe.each([6, 5] as NodeRedisVersion[])('node-redis %i client', (version) =>
     }
   });
 
+  it("reconnects a dropped subscriber with the client's reconnect strategy and subscribes again: the release message wakes the waiter", async () => {
+    // The application's strategy, seen by the library: only the subscriber is dropped below.
+    const asked: number[] = [];
+    const client = NODE_REDIS[version].createClient({
+      url: server.url,
+      socket: {
+        reconnectStrategy: (retries: number) => {
+          asked.push(retries);
+          return 20;
+        },
+      },
+    });
+    client.on('error', () => undefined);
+    await client.connect();
+    const holder = await open({ ttl: 20_000 });
+    const waiter = await nodeRedisLockApp([client]);
+    try {
+      const held = await holder.locks.acquire('dropped');
+      const attempts = countAttempts(waiter.locks);
+      const waiting = waiter.locks.acquire('dropped', { waitTimeout: 15_000 });
+      const subscribers = async () => ((await admin.pubsub('NUMSUB', 'lock:{dropped}:released')) as [string, number])[1];
+      await expect.poll(subscribers, { timeout: 5_000 }).toBe(1);
+      expect(Number(await admin.client('KILL', 'TYPE', 'pubsub'))).toBe(1);
+      await expect.poll(subscribers, { timeout: 5_000 }).toBe(1);
+      expect(asked[0]).toBe(0);
+      // Release right after one of the waiter's polls is answered: its next one is 250 ms away.
+      await attempts.answered();
+      const polled = attempts.count;
+      await held.release();
+      const next = await waiting;
+      expect(attempts.count).toBe(polled);
+      await next.release();
+    } finally {
+      await Promise.all([holder.close(), waiter.close()]);
+    }
+  });
+
   it('never closes the client it was handed: it keeps working after app.close()', async () => {
     const client = await nodeRedisClient(server.url, version);
     const app = await createLockApp({ redis: client as never });

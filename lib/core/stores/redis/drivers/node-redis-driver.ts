@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { COMMANDS, type ScriptName } from '../lock-lua.js';
 import type { NodeRedisClient, NodeRedisKind } from './node-redis-client.js';
+import { reconnectDelay } from './node-redis-reconnect.js';
 import { flatPairs, isNoScript, type BareScriptCall, type LuaScript, type PingTarget, type ReadCommand, type RedisDriver, type RedisNode, type ReleaseSubscriber, type ScriptCall } from './redis-driver.js';
 
 type Args = string[];
@@ -205,6 +206,9 @@ export class NodeRedisDriver implements RedisDriver {
    * A `duplicate()` of the client (a Cluster's with `minimizeConnections`: it connects to the
    * nodes a subscription needs, not to every master), connected on first use and closed by
    * `close()`. node-redis routes SSUBSCRIBE to the shard that owns the channel.
+   * A plain client's duplicate is reconnected by the driver, not by node-redis (see
+   * `reconnectDelay`): its attempts wait on a timer `close()` clears. node-redis keeps the
+   * connection's subscriptions meanwhile and makes them again once it is back.
    */
   subscriber(onMessage: (channel: string, message: string) => void): ReleaseSubscriber {
     const listener: Listener = (message, channel) => onMessage(channel, message);
@@ -213,10 +217,17 @@ export class NodeRedisDriver implements RedisDriver {
       sharded ? connection.sUnsubscribe(channel, listener) : connection.unsubscribe(channel, listener);
     if (typeof (this.client as { duplicate?: unknown }).duplicate !== 'function') return this.sharedSubscriber(subscribe, unsubscribe);
     const duplicate = (this.client as unknown as { duplicate(overrides?: object): unknown }).duplicate.bind(this.client);
-    const connection = (this.kind === 'cluster' ? duplicate({ minimizeConnections: true }) : duplicate()) as PubSubConnection;
-    connection.on('error', () => undefined); // the command connection reports connection trouble
+    const ownReconnect = this.kind === 'client';
+    const socket = (this.client as { options?: { socket?: { reconnectStrategy?: unknown } } }).options?.socket;
+    const strategy = socket?.reconnectStrategy;
+    const connection = (
+      this.kind === 'cluster' ? duplicate({ minimizeConnections: true }) : ownReconnect ? duplicate({ socket: { ...socket, reconnectStrategy: false } }) : duplicate()
+    ) as PubSubConnection;
     let connecting: Promise<unknown> | undefined;
     let closed = false;
+    /** Connected, as far as the driver knows: set by a connect that succeeded, cleared when node-redis gives the connection up. */
+    let up = false;
+    let retryTimer: NodeJS.Timeout | undefined;
     // Channels asked for and not given up since: one given up while the connection was still
     // being opened is not subscribed once it is (node-redis' UNSUBSCRIBE of a channel it has no
     // listener on yet sends nothing, and the late SUBSCRIBE would stay for the app's life).
@@ -230,18 +241,53 @@ export class NodeRedisDriver implements RedisDriver {
         // already closing
       }
     };
+    /** Connects, after `delay` ms when given; on its own reconnect, tries again as node-redis would have. */
+    const open = (retries: number, delay?: number): Promise<void> =>
+      new Promise<void>((resolve, reject) => {
+        const attempt = (): void => {
+          retryTimer = undefined;
+          if (closed) return reject(new Error('the release subscriber is closed'));
+          connection.connect().then(
+            () => {
+              up = true;
+              if (closed) destroy();
+              resolve();
+            },
+            (error: unknown) => {
+              const next = closed || !ownReconnect ? false : reconnectDelay(strategy, retries++, error);
+              if (next === false) reject(error);
+              else retryTimer = setTimeout(attempt, next);
+            },
+          );
+        };
+        if (delay === undefined) attempt();
+        else retryTimer = setTimeout(attempt, delay);
+      });
+    // A connection that failed is tried again by the notifier's next retry, not kept failed.
+    const track = (opening: Promise<void>): Promise<void> => {
+      const tracked = opening.catch((error: unknown) => {
+        if (connecting === tracked) connecting = undefined;
+        throw error;
+      });
+      connecting = tracked;
+      return tracked;
+    };
+    connection.on('error', (error) => {
+      // The command connection reports connection trouble. node-redis gave the duplicate up (its
+      // strategy is `false`); it keeps the subscriptions, and makes them again once reconnected.
+      if (!ownReconnect || closed || !up || connection.isOpen) return;
+      up = false;
+      const delay = reconnectDelay(strategy, 0, error);
+      if (delay === false) {
+        // The application's strategy gives up: the next subscribe opens the connection again.
+        connecting = undefined;
+        return;
+      }
+      track(open(1, delay)).catch(() => undefined);
+    });
     return {
       subscribe: async (channel, sharded) => {
-        // A connection that failed is tried again by the notifier's next retry, not kept failed.
-        connecting ??= connection.connect().then(
-          () => {
-            if (closed) destroy();
-          },
-          (error: unknown) => {
-            connecting = undefined;
-            throw error;
-          },
-        );
+        connecting ??= track(open(0));
         const key = wantedKey(channel, sharded);
         wanted.add(key);
         await connecting;
@@ -255,6 +301,7 @@ export class NodeRedisDriver implements RedisDriver {
       },
       close: () => {
         closed = true;
+        clearTimeout(retryTimer);
         destroy();
       },
     };
