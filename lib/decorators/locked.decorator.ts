@@ -148,8 +148,8 @@ function runnerOf(instance: Record<symbol, unknown> | undefined, where: string):
     instance === undefined || instance === null
       ? `@Locked method ${where} was called without its instance; call it as a method or bind it.`
       : `@Locked method ${where} has no LockService: the instance must be created by Nest, in a module that ` +
-        'imports RedisLockModule (or after RedisLockModule.forRoot({ isGlobal: true })), and not called from its constructor ' +
-        '(a request-scoped or transient provider made by useFactory gets none: provide the class itself).',
+        'imports RedisLockModule (or after RedisLockModule.forRoot({ isGlobal: true })), not frozen (or sealed) if a factory made it, ' +
+        'and not called from its constructor.',
   );
 }
 

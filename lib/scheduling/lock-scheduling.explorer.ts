@@ -20,6 +20,7 @@ import { quoteKey } from '../core/keys/quote-key.js';
 import { checkLockKey } from '../core/keys/lock-key.js';
 import { LockKeyError } from '../errors/lock-key.error.js';
 import { LeaderElectionRunner } from './leader-election.runner.js';
+import { equipScopedFactory } from './scoped-factory-instances.js';
 import { JOB_LOCK_METADATA, JOB_ORCHESTRATOR_PROPERTY, LEADER_ELECTION_METADATA } from './scheduling.constants.js';
 
 interface Claim {
@@ -110,6 +111,7 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
     const seen = new Set<object>();
     const found: { wrapper: InstanceWrapper; type: object; prototype: object }[] = [];
     for (const wrapper of wrappers) {
+      equipScopedFactory(wrapper, (instance) => this.equipMade(instance));
       const prototype = prototypeOf(wrapper);
       const identity = (wrapper.instance as object | undefined) ?? wrapper;
       if (prototype === undefined || seen.has(identity)) continue;
@@ -222,6 +224,30 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
       throw new RedisLockError(`${where}: the provider's instance is frozen (or sealed), so it cannot be given its LockService; provide the class itself, or an instance that is not frozen.`);
     }
     instance[LOCK_SERVICE_PROPERTY] = this.locks;
+  }
+
+  /** Whether a prototype (of an instance a scoped factory made) has `@Locked` methods. */
+  private readonly lockedPrototypes = new WeakMap<object, boolean>();
+
+  /**
+   * An instance a request-scoped or transient factory made (see `equipScopedFactory`) gets its
+   * `LockService` when its class has `@Locked` methods; anything else it returns is left alone.
+   * A frozen one cannot take it: its calls then fail, saying so.
+   */
+  private equipMade(instance: unknown): void {
+    if (instance === null || typeof instance !== 'object' || !Object.isExtensible(instance)) return;
+    const prototype = Object.getPrototypeOf(instance) as object | null;
+    if (prototype === null) return;
+    let locked = this.lockedPrototypes.get(prototype);
+    if (locked === undefined) {
+      locked = this.scanner.getAllMethodNames(prototype).some((name) => {
+        const method: unknown = (prototype as Record<string, unknown>)[name];
+        return typeof method === 'function' && Reflect.getOwnMetadata(LOCKED_METADATA, method) !== undefined;
+      });
+      this.lockedPrototypes.set(prototype, locked);
+    }
+    const target = instance as Record<symbol, unknown>;
+    if (locked && !(target[LOCK_SERVICE_PROPERTY] instanceof LockService)) target[LOCK_SERVICE_PROPERTY] = this.locks;
   }
 
   onApplicationBootstrap(): void {

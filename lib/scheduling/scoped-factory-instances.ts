@@ -1,0 +1,34 @@
+import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper.js';
+
+/**
+ * Nest injects properties into class providers only. A singleton made by `useFactory` gets what
+ * its `@Locked` and job methods need when the modules initialise, but a request-scoped or
+ * transient one has its instances made later (per request, per consumer): `equip` is given each
+ * instance as its factory returns it, before Nest hands it out, and the transient instances
+ * already made for singletons now.
+ *
+ * Nest calls the factory through `wrapper.metatype` for every instance it makes, so that is
+ * where the factory is wrapped; what it returns is passed on unchanged.
+ */
+export function equipScopedFactory(wrapper: InstanceWrapper, equip: (instance: unknown) => void): void {
+  if (!wrapper.isFactory || (wrapper.isDependencyTreeStatic() && !wrapper.isTransient)) return;
+  const factory = wrapper.metatype as (...args: unknown[]) => unknown;
+  if (EQUIPPED.has(factory)) return;
+  const equipped = function (this: unknown, ...args: unknown[]): unknown {
+    const made = factory.apply(this, args);
+    if (made instanceof Promise) {
+      return made.then((instance: unknown) => {
+        equip(instance);
+        return instance;
+      });
+    }
+    equip(made);
+    return made;
+  };
+  EQUIPPED.add(equipped);
+  wrapper.metatype = equipped;
+  for (const made of wrapper.getStaticTransientInstances()) equip(made?.instance);
+}
+
+/** Factories already wrapped: a provider two module instances share is wrapped once. */
+const EQUIPPED = new WeakSet<Function>();
