@@ -12,8 +12,8 @@
  * EVALSHA was neither `missed()` nor owed at shutdown, `app.close()` resolved at once, and on
  * resume master 3 answered NOSCRIPT to a closed client and kept the copy for its 30 s lease. A
  * round now ends early only on a released majority; on a refused one, master 3 times out, is
- * missed, and shutdown sends it again as EVAL. (A round ended early on a released majority still
- * leaves a straggler's EVALSHA unowed at shutdown; that case is older and open.)
+ * missed, and shutdown sends it again as EVAL. (A round ended early on a released majority owes its
+ * stragglers too: test/quorum/released-majority-round-owes-frozen-straggler.spec.ts.)
  */
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -48,4 +48,21 @@ describe('QuorumRound', () => {
     early.add(2, new Promise<number>(() => undefined));
     expect(await early.done).toEqual([{ ok: true, value: 1 }, { ok: true, value: 2 }, undefined]);
   });
+
+  it('tells of a node that answers after the round ended, as failed or answered', async () => {
+    const late: string[] = [];
+    const counts = (answer: { ok: boolean }) => answer.ok;
+    let fail!: (error: Error) => void;
+    let succeed!: (value: number) => void;
+    const round = new QuorumRound<number>(4, 10_000, new DeadlineSweeper(), 2, counts, (index) => late.push(`failed ${index}`), (index) => late.push(`answered ${index}`));
+    round.add(0, Promise.resolve(1));
+    round.add(1, Promise.resolve(2));
+    round.add(2, new Promise<number>((_, reject) => (fail = reject)));
+    round.add(3, new Promise<number>((resolve) => (succeed = resolve)));
+    expect(await round.done).toEqual([{ ok: true, value: 1 }, { ok: true, value: 2 }, undefined, undefined]);
+    fail(new Error('down'));
+    succeed(4);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(late).toEqual(['failed 2', 'answered 3']);
+  });
 });

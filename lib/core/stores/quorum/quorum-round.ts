@@ -32,6 +32,8 @@ export class QuorumRound<T> implements Expiring {
     private readonly counts?: (answer: Answer<T>) => boolean,
     /** A node whose command failed after the round ended (a release a majority had confirmed). */
     private readonly failedLate?: (index: number) => void,
+    /** A node whose command succeeded after the round ended (it ended early, or timed out). */
+    private readonly answeredLate?: (index: number) => void,
   ) {
     this.deadline = now() + timeout;
     this.answers = new Array<Answer<T> | undefined>(size);
@@ -43,7 +45,7 @@ export class QuorumRound<T> implements Expiring {
   /** Sends `reply` (one node's command) into the round as node `index`'s answer. */
   add(index: number, reply: Promise<T>): void {
     reply.then(
-      (value) => this.answer(index, { ok: true, value }),
+      (value) => (this.pending === 0 ? this.answeredLate?.(index) : this.answer(index, { ok: true, value })),
       (error: unknown) => (this.pending === 0 ? this.failedLate?.(index) : this.answer(index, { ok: false, error })),
     );
   }

@@ -250,13 +250,21 @@ export class QuorumStore implements LockStore {
     // A majority that released decides: the other nodes' DEL still runs, nobody waits for it.
     const lock = keys.lock;
     this.released(token);
-    return this.askWithin(RELEASE_ROUND_MS, (node) => node.quorumRelease(lock, token), releasedHere, (index) => this.missed(index, lock, token)).then((answers) => {
+    return this.askWithin(
+      RELEASE_ROUND_MS,
+      (node) => node.quorumRelease(lock, token),
+      releasedHere,
+      (index) => this.missed(index, lock, token),
+      (index) => this.missedReleases.delete(missedKey(index, lock, token)),
+    ).then((answers) => {
       let released = 0;
       let refused = 0;
       for (let index = 0; index < answers.length; index++) {
         const answer = answers[index];
-        if (answer === undefined) continue;
-        if (!answer.ok) this.missed(index, lock, token);
+        // Failed, or not waited for (a majority released first): owed until it answers, so that
+        // shutdown sends it again should the node not answer before then (frozen, and NOSCRIPT
+        // once it resumes, to a client closed meanwhile).
+        if (answer === undefined || !answer.ok) this.missed(index, lock, token);
         else if (answer.value.released) released++;
         else refused++;
       }
@@ -278,7 +286,7 @@ export class QuorumStore implements LockStore {
 
   private missed(index: number, lock: string, token: string): void {
     if (this.missedReleases.size >= MAX_MISSED) this.missedReleases.delete(this.missedReleases.keys().next().value!);
-    this.missedReleases.set(`${index}\n${lock}\n${token}`, { index, lock, token });
+    this.missedReleases.set(missedKey(index, lock, token), { index, lock, token });
   }
 
   /** Shutdown: the releases nodes missed, sent again (an owner-checked DEL: harmless where it is gone). */
@@ -349,8 +357,9 @@ export class QuorumStore implements LockStore {
     question: (node: LockScripts, index: number) => Promise<T>,
     majorityCounts?: (answer: Answer<T>) => boolean,
     failedLate?: (index: number) => void,
+    answeredLate?: (index: number) => void,
   ): Promise<Answer<T>[]> {
-    const round = new QuorumRound<T>(this.nodes.length, timeout, this.sweeper, this.majority, majorityCounts, failedLate);
+    const round = new QuorumRound<T>(this.nodes.length, timeout, this.sweeper, this.majority, majorityCounts, failedLate, answeredLate);
     for (let index = 0; index < this.nodes.length; index++) {
       let reply: Promise<T>;
       try {
@@ -399,4 +408,9 @@ function confirmedHere(answer: Answer<unknown>): boolean {
 
 function releasedHere(answer: Answer<ReleaseReply>): boolean {
   return answer.ok && answer.value.released;
+}
+
+/** A node's missed release, by node, lock and owner token. */
+function missedKey(index: number, lock: string, token: string): string {
+  return `${index}\n${lock}\n${token}`;
 }
