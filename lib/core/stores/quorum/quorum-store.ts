@@ -28,6 +28,13 @@ import { LAST_ATTEMPT_GRACE_MS } from '../../engine/waiter-timing.js';
 /** How many missed releases are kept for shutdown at most. */
 const MAX_MISSED = 10_000;
 
+/** A release one node owes: sent again at shutdown. */
+interface MissedRelease {
+  index: number;
+  lock: string;
+  token: string;
+}
+
 /** How many released tokens are remembered for late grants at most (see `giveBackIfReleased`). */
 const MAX_RELEASED_TOKENS = 10_000;
 
@@ -250,21 +257,31 @@ export class QuorumStore implements LockStore {
     // A majority that released decides: the other nodes' DEL still runs, nobody waits for it.
     const lock = keys.lock;
     this.released(token);
+    // The nodes the round did not wait for, by index, owed until they answer.
+    const unanswered: (MissedRelease | undefined)[] = [];
     return this.askWithin(
       RELEASE_ROUND_MS,
       (node) => node.quorumRelease(lock, token),
       releasedHere,
       (index) => this.missed(index, lock, token),
-      (index) => this.missedReleases.delete(missedKey(index, lock, token)),
+      (index) => {
+        const owed = unanswered[index];
+        if (owed !== undefined) this.unanswered.delete(owed);
+      },
     ).then((answers) => {
       let released = 0;
       let refused = 0;
       for (let index = 0; index < answers.length; index++) {
         const answer = answers[index];
-        // Failed, or not waited for (a majority released first): owed until it answers, so that
-        // shutdown sends it again should the node not answer before then (frozen, and NOSCRIPT
-        // once it resumes, to a client closed meanwhile).
-        if (answer === undefined || !answer.ok) this.missed(index, lock, token);
+        if (answer === undefined) {
+          // Not waited for (a majority released first): should the node not answer before
+          // shutdown (frozen, and NOSCRIPT once it resumes, to a client closed meanwhile), shutdown
+          // sends it again.
+          const owed = { index, lock, token };
+          unanswered[index] = owed;
+          if (this.unanswered.size >= MAX_MISSED) this.unanswered.delete(this.unanswered.values().next().value!);
+          this.unanswered.add(owed);
+        } else if (!answer.ok) this.missed(index, lock, token);
         else if (answer.value.released) released++;
         else refused++;
       }
@@ -282,17 +299,20 @@ export class QuorumStore implements LockStore {
    * ttl. `app.close()` sends them again (see `owedAtShutdown`), owner-checked. Bounded: the
    * oldest go first past `MAX_MISSED` (their leases end on their own).
    */
-  private readonly missedReleases = new Map<string, { index: number; lock: string; token: string }>();
+  private readonly missedReleases = new Map<string, MissedRelease>();
+  /** Releases of rounds that ended on a released majority, to the nodes that have not answered yet (bounded as `missedReleases`). */
+  private readonly unanswered = new Set<MissedRelease>();
 
   private missed(index: number, lock: string, token: string): void {
     if (this.missedReleases.size >= MAX_MISSED) this.missedReleases.delete(this.missedReleases.keys().next().value!);
-    this.missedReleases.set(missedKey(index, lock, token), { index, lock, token });
+    this.missedReleases.set(`${index}\n${lock}\n${token}`, { index, lock, token });
   }
 
-  /** Shutdown: the releases nodes missed, sent again (an owner-checked DEL: harmless where it is gone). */
+  /** Shutdown: the releases nodes missed or have not answered, sent again (an owner-checked DEL: harmless where it is gone). */
   owedAtShutdown(): Promise<unknown> {
-    const owed = [...this.missedReleases.values()];
+    const owed = [...this.missedReleases.values(), ...this.unanswered];
     this.missedReleases.clear();
+    this.unanswered.clear();
     return Promise.allSettled(owed.map(({ index, lock, token }) => this.nodes[index]!.quorumRelease(lock, token)));
   }
 
@@ -408,9 +428,4 @@ function confirmedHere(answer: Answer<unknown>): boolean {
 
 function releasedHere(answer: Answer<ReleaseReply>): boolean {
   return answer.ok && answer.value.released;
-}
-
-/** A node's missed release, by node, lock and owner token. */
-function missedKey(index: number, lock: string, token: string): string {
-  return `${index}\n${lock}\n${token}`;
 }
