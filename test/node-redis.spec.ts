@@ -105,6 +105,44 @@ describe.each([6, 5] as NodeRedisVersion[])('node-redis %i client', (version) =>
     }
   });
 
+  it('closes with a waiter whose subscription waits for the subscriber to reconnect, without waiting for that attempt', async () => {
+    const asked: number[] = [];
+    const client = NODE_REDIS[version].createClient({
+      url: server.url,
+      socket: {
+        reconnectStrategy: (retries: number) => {
+          asked.push(retries);
+          return 60_000;
+        },
+      },
+    });
+    client.on('error', () => undefined);
+    await client.connect();
+    const holder = await open({ ttl: 20_000 });
+    const app = await nodeRedisLockApp([client]);
+    try {
+      await holder.locks.acquire('refused-a');
+      await holder.locks.acquire('refused-b');
+      const first = app.locks.acquire('refused-a', { waitTimeout: 60_000 }).catch((error: unknown) => error);
+      await expect.poll(async () => ((await admin.pubsub('NUMSUB', 'lock:{refused-a}:released')) as [string, number])[1], { timeout: 5_000 }).toBe(1);
+      // Redis drops the subscriber and refuses it: its next attempt is a minute away.
+      await admin.config('SET', 'maxclients', '1');
+      expect(Number(await admin.client('KILL', 'TYPE', 'pubsub'))).toBe(1);
+      await expect.poll(() => asked.length).toBe(1);
+      // This waiter's subscription waits for that attempt.
+      const second = app.locks.acquire('refused-b', { waitTimeout: 60_000 }).catch((error: unknown) => error);
+      await sleep(100);
+      await app.close();
+      expect(await first).toBeInstanceOf(Error);
+      expect(await second).toBeInstanceOf(Error);
+      // No second attempt: the close did not wait for it.
+      expect(asked).toEqual([0]);
+    } finally {
+      await admin.config('SET', 'maxclients', '10000');
+      await holder.close();
+    }
+  });
+
   it('never closes the client it was handed: it keeps working after app.close()', async () => {
     const client = await nodeRedisClient(server.url, version);
     const app = await createLockApp({ redis: client as never });

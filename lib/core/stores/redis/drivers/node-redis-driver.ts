@@ -227,7 +227,8 @@ export class NodeRedisDriver implements RedisDriver {
     let closed = false;
     /** Connected, as far as the driver knows: set by a connect that succeeded, cleared when node-redis gives the connection up. */
     let up = false;
-    let retryTimer: NodeJS.Timeout | undefined;
+    /** The next connection attempt, waiting for its timer: `close()` runs it at once, and it gives up. */
+    let retry: { timer: NodeJS.Timeout; attempt: () => void } | undefined;
     // Channels asked for and not given up since: one given up while the connection was still
     // being opened is not subscribed once it is (node-redis' UNSUBSCRIBE of a channel it has no
     // listener on yet sends nothing, and the late SUBSCRIBE would stay for the app's life).
@@ -245,7 +246,7 @@ export class NodeRedisDriver implements RedisDriver {
     const open = (retries: number, delay?: number): Promise<void> =>
       new Promise<void>((resolve, reject) => {
         const attempt = (): void => {
-          retryTimer = undefined;
+          retry = undefined;
           if (closed) return reject(new Error('the release subscriber is closed'));
           connection.connect().then(
             () => {
@@ -256,12 +257,12 @@ export class NodeRedisDriver implements RedisDriver {
             (error: unknown) => {
               const next = closed || !ownReconnect ? false : reconnectDelay(strategy, retries++, error);
               if (next === false) reject(error);
-              else retryTimer = setTimeout(attempt, next);
+              else retry = { timer: setTimeout(attempt, next), attempt };
             },
           );
         };
         if (delay === undefined) attempt();
-        else retryTimer = setTimeout(attempt, delay);
+        else retry = { timer: setTimeout(attempt, delay), attempt };
       });
     // A connection that failed is tried again by the notifier's next retry, not kept failed.
     const track = (opening: Promise<void>): Promise<void> => {
@@ -301,7 +302,8 @@ export class NodeRedisDriver implements RedisDriver {
       },
       close: () => {
         closed = true;
-        clearTimeout(retryTimer);
+        clearTimeout(retry?.timer);
+        retry?.attempt();
         destroy();
       },
     };
