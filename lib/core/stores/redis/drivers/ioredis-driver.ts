@@ -4,7 +4,7 @@ import type { Cluster, Redis } from 'ioredis';
 import { COMMANDS, type ScriptName } from '../lock-lua.js';
 import { routesShardedSubscriptions, ShardSubscriber } from './ioredis-shard-subscriber.js';
 import { TickWriteBatching, type BatchedConnection } from './tick-write-batching.js';
-import { CLOSE_WAIT_MS, disconnectPromptly, promptSentinelClients, promptShardedSubscribers } from './ioredis-prompt-close.js';
+import { CLOSE_WAIT_MS, disconnectPromptly, promptSentinelClients, promptShardedSubscribers, promptSlotRefreshes } from './ioredis-prompt-close.js';
 import { flatPairs, isNoScript, type BareScriptCall, type LuaScript, type PingTarget, type ReadCommand, type RedisDriver, type RedisNode, type ReleaseSubscriber, type ScriptCall } from './redis-driver.js';
 
 export type IoRedisClient = Redis | Cluster;
@@ -236,6 +236,7 @@ export class IoRedisDriver implements RedisDriver {
       : (this.client as Redis).duplicate({ keyPrefix: '', enableReadyCheck: false, autoResubscribe: false });
     promptSentinelClients(connection);
     promptShardedSubscribers(connection);
+    promptSlotRefreshes(connection);
     const channels = new Set<string>();
     let closed = false;
     let connected = false;

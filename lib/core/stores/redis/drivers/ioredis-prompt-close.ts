@@ -86,38 +86,79 @@ export function promptSentinelClients(connection: object): void {
   const connector = (connection as { connector?: SentinelConnector | null }).connector;
   const connect = connector?.connectToSentinel;
   if (connector == null || typeof connect !== 'function') return;
-  const open = new Set<SentinelClient>();
-  openSentinelClients.set(connection, open);
   connector.connectToSentinel = function (this: unknown, ...args: unknown[]): object {
-    const sentinel = connect.apply(this, args) as SentinelClient;
-    readyForPromptClose(sentinel);
-    open.add(sentinel);
-    sentinel.once?.('end', () => open.delete(sentinel));
-    return sentinel;
+    return track(connection, connect.apply(this, args) as HelperClient);
   };
 }
 
-interface SentinelClient {
+/** ioredis' Cluster: it refreshes its slot map by asking a node (not in its typings). */
+interface SlotRefreshing {
+  getInfoFromNode?: (node: { duplicate?: (...args: unknown[]) => unknown } | null | undefined, callback: (...args: unknown[]) => void) => unknown;
+}
+
+/**
+ * Gives the connections a Cluster of ours opens to refresh its slot map the same short wait at
+ * close, and has `disconnectPromptly` end them. ioredis (5.9) refreshes the map (every
+ * `slotsRefreshInterval`, 5 s, and after a node error) by asking a node on a `duplicate()` of
+ * that node's connection, which it disconnects once the node answered or `slotsRefreshTimeout`
+ * (1 s, a ref'd timer) passed; the Cluster's `disconnect()` stops neither, and a refresh under
+ * way as the application closed, its node frozen or cut off, kept the process alive up to that
+ * second. The duplicate is made inside the refresh, so it is caught there, as it is made.
+ */
+export function promptSlotRefreshes(connection: object): void {
+  const cluster = connection as SlotRefreshing;
+  const refresh = cluster.getInfoFromNode;
+  if (typeof refresh !== 'function') return;
+  cluster.getInfoFromNode = function (this: unknown, node, callback) {
+    const duplicate = node?.duplicate;
+    if (node == null || typeof duplicate !== 'function') return refresh.call(this, node, callback);
+    const own = Object.hasOwn(node, 'duplicate');
+    node.duplicate = function (this: unknown, ...args: unknown[]): unknown {
+      const made = duplicate.apply(this, args) as HelperClient;
+      return track(connection, made);
+    };
+    try {
+      return refresh.call(this, node, callback);
+    } finally {
+      if (own) node.duplicate = duplicate;
+      else delete node.duplicate;
+    }
+  };
+}
+
+/** A client ioredis opens on its own for a connection of ours: a sentinel's, a slot refresh's. */
+interface HelperClient {
   disconnect(): void;
   once?: (event: string, listener: () => void) => unknown;
 }
 
-/** The sentinel clients of each Sentinel connection of ours that have not ended yet. */
-const openSentinelClients = new WeakMap<object, Set<SentinelClient>>();
+/** The helper clients of each connection of ours that have not ended yet. */
+const openHelpers = new WeakMap<object, Set<HelperClient>>();
+
+function track(connection: object, helper: HelperClient): HelperClient {
+  readyForPromptClose(helper);
+  let open = openHelpers.get(connection);
+  if (open === undefined) openHelpers.set(connection, (open = new Set()));
+  const helpers = open;
+  helpers.add(helper);
+  helper.once?.('end', () => helpers.delete(helper));
+  return helper;
+}
 
 /**
- * Disconnects a connection of ours promptly (see `readyForPromptClose`), then the sentinel
- * clients it still asks: ioredis' SentinelConnector waits for a sentinel's answer without a
- * timeout and disconnects its client only once the answer came, and `disconnect()` stops
- * neither. With the master down and the sentinel asked frozen, those sockets kept the process
- * alive for as long as the sentinel stayed frozen. Ended after the connection, so that its
- * connector, no longer connecting, does not go on to ask the next sentinel.
+ * Disconnects a connection of ours promptly (see `readyForPromptClose`), then the helper
+ * clients ioredis still has open for it (see `promptSentinelClients`, `promptSlotRefreshes`):
+ * ioredis' SentinelConnector waits for a sentinel's answer without a timeout and disconnects its
+ * client only once the answer came, and `disconnect()` stops neither. With the master down and
+ * the sentinel asked frozen, those sockets kept the process alive for as long as the sentinel
+ * stayed frozen. Ended after the connection, so that its connector, no longer connecting, does
+ * not go on to ask the next sentinel (nor a Cluster's refresh the next node).
  */
 export function disconnectPromptly(connection: { disconnect(): void }): void {
   readyForPromptClose(connection);
   connection.disconnect();
-  const open = openSentinelClients.get(connection);
+  const open = openHelpers.get(connection);
   if (open === undefined) return;
-  for (const sentinel of open) sentinel.disconnect();
+  for (const helper of open) helper.disconnect();
   open.clear();
 }

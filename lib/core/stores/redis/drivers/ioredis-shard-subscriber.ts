@@ -1,7 +1,7 @@
 import type { Cluster, Redis } from 'ioredis';
 import { clusterSlot } from '../../../keys/cluster-slot.js';
 import type { ReleaseSubscriber } from './redis-driver.js';
-import { readyForPromptClose } from './ioredis-prompt-close.js';
+import { disconnectPromptly, promptSlotRefreshes, readyForPromptClose } from './ioredis-prompt-close.js';
 
 /** How long a sharded subscription lost with its connection waits before it is made again (doubling, at most 4 s). */
 const FIRST_RETRY = 250;
@@ -95,15 +95,13 @@ export class ShardSubscriber implements ReleaseSubscriber {
       connection.disconnect();
     }
     this.shards.clear();
-    if (this.plain !== undefined) {
-      readyForPromptClose(this.plain);
-      this.plain.disconnect();
-    }
+    if (this.plain !== undefined) disconnectPromptly(this.plain);
   }
 
   private plainConnection(): Cluster {
     if (this.plain !== undefined) return this.plain;
     const plain = this.cluster.duplicate(undefined, { keyPrefix: '', redisOptions: { ...this.cluster.options.redisOptions, keyPrefix: '' } });
+    promptSlotRefreshes(plain);
     plain.on('message', this.onMessage);
     plain.on('error', () => undefined); // the command connection reports connection trouble
     return (this.plain = plain);

@@ -1,0 +1,31 @@
+/**
+ * Found by the real-Redis explorer (seed 7 on a Cluster, under load: `left-alive-after-close`,
+ * a socket and a 1 s timer 250 ms after `app.close()`). ioredis refreshes a Cluster's slot map
+ * (every 5 s, and after a node error) by asking a node on a connection it opens for that alone,
+ * which it disconnects once the node answers or `slotsRefreshTimeout` (1 s, a ref'd timer) has
+ * passed; the Cluster's `disconnect()` stops neither. A refresh of the library's own Cluster (the
+ * release subscriber, a duplicate of the one handed in) under way as the application closed, its
+ * node frozen or cut off, kept the process alive up to a second after the close. Here every
+ * master is frozen and the refresh is started by hand, then the application closes.
+ */
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { spawnFixture } from '../support/fixture-process.js';
+import { startRedisCluster } from '../../scripts/redis-cluster.mjs';
+
+describe('app.close() while a slot refresh of the library\'s own Cluster is under way', () => {
+  it('leaves nothing keeping the process alive', { timeout: 90_000 }, async () => {
+    const cluster = await startRedisCluster(3, { requireFullCoverage: false });
+    onTestFinished(async () => {
+      for (const index of [0, 1, 2]) cluster.resume(index);
+      await cluster.stop();
+    });
+    const child = spawnFixture(new URL('./fixtures/close-with-cluster-slot-refresh-under-way.mjs', import.meta.url), { CLUSTER_NODES: JSON.stringify(cluster.nodes) });
+    await expect.poll(() => child.output(), { timeout: 20_000 }).toMatch(/ready [1-9]/);
+    for (const index of [0, 1, 2]) cluster.pause(index);
+    child.endWith('go');
+    await expect.poll(() => child.output(), { timeout: 10_000 }).toMatch(/closed (\[.*\])/);
+    const left = JSON.parse(/closed (\[.*\])/.exec(child.output())![1]!) as string[];
+    expect(left.filter((resource) => resource !== 'PipeWrap' && resource !== 'TTYWrap')).toEqual([]);
+    await expect.poll(() => child.exit, { timeout: 30_000 }).toEqual({ code: 0 });
+  });
+});
