@@ -1,11 +1,13 @@
-// npm run explore:real -- [--schedules N] [--seed X] [--target single|cluster] [--workload W] [--placement L,O] [--migrate] [--verbose] [--trace]
+// npm run explore:real -- [--schedules N] [--seed X] [--target single|cluster] [--workload W] [--driver ioredis|node-redis] [--placement L,O] [--migrate] [--verbose] [--trace]
 // Runs N seeded fault schedules (seeds X, X+1, ...; X random unless given) against a real
 // redis-server and a 3-master Redis Cluster with real worker processes, checks every history,
 // and prints a summary. `--seed X` alone replays that one schedule (`--trace` prints its whole
 // history). `--placement L,O` (Cluster): the master (0 to 2) that holds the lock's key and the one
 // that holds a job's owner lease, instead of the seed's draw (a run printed before the
 // placement was part of the schedule). `--migrate`: Cluster schedules that move the slot of the key in use, a key at a time,
-// while the workers hold and renew it. Exits 1 on any violation; `--json` ends with one line of
+// while the workers hold and renew it. `--driver node-redis` (one server only): each worker hands
+// the module a node-redis client of its own instead of a URL (the library then subscribes on a
+// duplicate of it), and destroys it after app.close(). Exits 1 on any violation; `--json` ends with one line of
 // JSON ({ schedules, violations: [{ seed, invariants }], seconds }) for explore:bugs;
 // `--stop-at-first` ends at the first schedule with a violation.
 import { parseArgs } from 'node:util';
@@ -18,6 +20,7 @@ const { values } = parseArgs({
     seed: { type: 'string' },
     target: { type: 'string' },
     workload: { type: 'string' },
+    driver: { type: 'string' },
     placement: { type: 'string' },
     migrate: { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
@@ -36,6 +39,8 @@ const first = values.seed === undefined ? Math.floor(Math.random() * 1e6) : Numb
 if (!Number.isInteger(first) || first < 0) fail(`--seed must be a non-negative integer, got ${JSON.stringify(values.seed)}`);
 if (values.migrate && values.target === 'single') fail('--migrate moves a Cluster slot: it needs --target cluster (or none)');
 if (values.target !== undefined && !['single', 'cluster'].includes(values.target)) fail(`--target must be single or cluster, got ${JSON.stringify(values.target)}`);
+if (values.driver !== undefined && !['ioredis', 'node-redis'].includes(values.driver)) fail(`--driver must be ioredis or node-redis, got ${JSON.stringify(values.driver)}`);
+if (values.driver === 'node-redis' && values.target !== 'single') fail('--driver node-redis runs on one server: it needs --target single');
 if (values.workload !== undefined && !WORKLOADS.includes(values.workload)) fail(`--workload must be one of ${WORKLOADS.join(', ')}, got ${JSON.stringify(values.workload)}`);
 
 let placement;
@@ -45,7 +50,7 @@ if (values.placement !== undefined) {
   if (values.migrate || values.target === 'single') fail('--placement places keys on Cluster masters: not with --migrate or --target single');
   placement = { lock: nodes[0], owner: nodes[1] };
 }
-const schedules = Array.from({ length: count }, (_, i) => makeSchedule(first + i, { target: values.target, workload: values.workload, migrate: values.migrate }))
+const schedules = Array.from({ length: count }, (_, i) => makeSchedule(first + i, { target: values.target, workload: values.workload, migrate: values.migrate, driver: values.driver }))
   .map((schedule) => (placement && schedule.target === 'cluster' ? { ...schedule, placement } : schedule));
 const environment = await startEnvironment({ cluster: schedules.some((s) => s.target === 'cluster') });
 const started = performance.now();
@@ -57,7 +62,7 @@ let calls = 0;
 let ran = 0;
 // A schedule drawn with --target or --workload given is another schedule of the same seed: its replay names them.
 const replay = (schedule) =>
-  `npm run explore:real -- --seed ${schedule.seed}${schedule.migrate ? ' --migrate' : ''}${values.target !== undefined && !schedule.migrate ? ` --target ${values.target}` : ''}${values.workload !== undefined || schedule.workload === 'greedy' ? ` --workload ${schedule.workload}` : ''}${placement && schedule.placement ? ` --placement ${placement.lock},${placement.owner}` : ''}`;
+  `npm run explore:real -- --seed ${schedule.seed}${schedule.migrate ? ' --migrate' : ''}${values.target !== undefined && !schedule.migrate ? ` --target ${values.target}` : ''}${values.workload !== undefined || schedule.workload === 'greedy' ? ` --workload ${schedule.workload}` : ''}${schedule.driver === 'node-redis' ? ' --driver node-redis' : ''}${placement && schedule.placement ? ` --placement ${placement.lock},${placement.owner}` : ''}`;
 try {
   for (const schedule of schedules) {
     const result = await runSchedule(environment, schedule);

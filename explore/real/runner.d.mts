@@ -50,6 +50,8 @@ export interface Schedule {
   closeCut?: number;
   /** Steps of every section (worker.mjs's WRITES), instead of the seed's draw. */
   writes?: number;
+  /** `node-redis`: each worker hands the module a node-redis client of its own (one server only; never drawn). */
+  driver?: 'node-redis';
 }
 
 export interface RunResult {
@@ -73,7 +75,7 @@ export interface Environment {
 }
 
 export function generator(seed: number): { next(): number; int(lo: number, hi: number): number; pick<T>(list: T[]): T };
-export function makeSchedule(seed: number, options?: { target?: 'single' | 'cluster'; workload?: Workload; migrate?: boolean }): Schedule;
+export function makeSchedule(seed: number, options?: { target?: 'single' | 'cluster'; workload?: Workload; migrate?: boolean; driver?: 'ioredis' | 'node-redis' }): Schedule;
 export function describeFault(fault: Fault): string;
 export function describePlacement(schedule: Schedule): string;
 export function startEnvironment(options?: { cluster?: boolean }): Promise<Environment>;

@@ -60,8 +60,10 @@ export function generator(seed) {
  * the workers start). `target` forces single or cluster; otherwise the seed picks (one in three on a Cluster).
  * `migrate`: a Cluster schedule whose one fault moves the slot of the key in use (see `migrationSchedule`).
  */
-export function makeSchedule(seed, { target, workload, migrate = false } = {}) {
+export function makeSchedule(seed, { target, workload, migrate = false, driver } = {}) {
   if (migrate) return migrationSchedule(seed, workload);
+  // The client the workers hand the module: drawn by nobody (a seed keeps its schedule), asked for.
+  if (driver === 'node-redis') return { ...makeSchedule(seed, { target, workload }), driver };
   const rng = generator(seed);
   const ttl = 600;
   const schedule = {
@@ -310,6 +312,7 @@ export async function runSchedule(environment, schedule) {
         SEED: schedule.seed * 31 + i,
         HISTORY: join(dir, `${worker.id}.jsonl`),
         ...target.config[i],
+        ...(schedule.driver === undefined ? {} : { DRIVER: schedule.driver }),
       },
     }),
   );
@@ -632,7 +635,7 @@ export async function storeSnapshot(nodes, key) {
 /** A readable account of one run: the schedule, what happened, and each violation. */
 export function formatResult({ schedule, violations, figures }) {
   const lines = [
-    `seed ${schedule.seed}: ${schedule.workload} on ${schedule.target}${describePlacement(schedule)}, ${schedule.workers} workers, ttl ${schedule.ttl} ms, ${schedule.finish === 'abrupt' ? `closed in the middle of work${schedule.closeCut !== undefined ? ` (w${schedule.closeCut}'s links cut as it closes)` : ''}` : 'closed once idle'}; faults: ${schedule.faults.map(describeFault).join('; ') || 'none'}`,
+    `seed ${schedule.seed}: ${schedule.workload} on ${schedule.target}${schedule.driver === 'node-redis' ? ' (node-redis clients)' : ''}${describePlacement(schedule)}, ${schedule.workers} workers, ttl ${schedule.ttl} ms, ${schedule.finish === 'abrupt' ? `closed in the middle of work${schedule.closeCut !== undefined ? ` (w${schedule.closeCut}'s links cut as it closes)` : ''}` : 'closed once idle'}; faults: ${schedule.faults.map(describeFault).join('; ') || 'none'}`,
     `  ${figures.sections} calls, ${figures.entered} entered, ${figures.failed} failed, ${figures.writes} register writes (${figures.refused} refused), ${figures.lost} losses, ${figures.stalls} stalls`,
   ];
   for (const v of violations.slice(0, 5)) {

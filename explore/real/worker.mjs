@@ -30,7 +30,8 @@
 // app.close() began and resolved; "alive-after-close" what the application left keeping the
 // process alive, see `leftAlive`). The config: ID, KEY, WORKLOAD, CHAINS,
 // LIMIT, TTL, WAIT (ms), WRITES, SEED, HISTORY; REDIS_URL, or CLUSTER_NODES and NAT_MAP (JSON)
-// for a Redis Cluster behind the runner's proxies. REGISTER_URL (environment): the fencing
+// for a Redis Cluster behind the runner's proxies; DRIVER=node-redis: a node-redis client of
+// this worker's own on REDIS_URL, handed to the module, destroyed after app.close(). REGISTER_URL (environment): the fencing
 // register's own Redis (no faults there).
 import 'reflect-metadata';
 import { Injectable, Module } from '@nestjs/common';
@@ -325,10 +326,14 @@ async function start(config) {
   const cluster = config.CLUSTER_NODES ? new Cluster(JSON.parse(config.CLUSTER_NODES), { natMap: JSON.parse(config.NAT_MAP) }) : undefined;
   cluster?.on('+node', userPromptly);
   const userRefreshes = cluster && trackUserRefreshes(cluster);
+  // node-redis' default reconnect strategy; the application closes its own client with destroy().
+  const nodeRedis = config.DRIVER === 'node-redis' ? (await import('redis')).createClient({ url: config.REDIS_URL }) : undefined;
+  nodeRedis?.on('error', () => undefined);
+  await nodeRedis?.connect();
   class AppModule {}
   Module({
     // instanceName: the owner tokens name the worker, so that what a close leaves in Redis names its owner.
-    imports: [RedisLockModule.forRoot({ redis: cluster ?? config.REDIS_URL, ttl, waitTimeout, shutdownTimeout: SHUTDOWN_TIMEOUT, instanceName: P })],
+    imports: [RedisLockModule.forRoot({ redis: cluster ?? nodeRedis ?? config.REDIS_URL, ttl, waitTimeout, shutdownTimeout: SHUTDOWN_TIMEOUT, instanceName: P })],
     providers: config.WORKLOAD === 'leader' ? [Resource, Leader] : [Resource],
   })(AppModule);
   const app = await NestFactory.createApplicationContext(AppModule, { logger: false });
@@ -397,7 +402,8 @@ async function start(config) {
 
   const jobs = new Set();
   const chains = config.WORKLOAD === 'job' || config.WORKLOAD === 'leader' ? Promise.resolve() : Promise.all(Array.from({ length: Number(config.CHAINS ?? 2) }, (_, c) => chain(c)));
-  rec({ ev: 'ready' });
+  // Which client the module was given: a Cluster or node-redis client of this worker's, or a URL.
+  rec({ ev: 'ready', client: nodeRedis !== undefined ? 'node-redis' : cluster !== undefined ? 'ioredis Cluster' : 'url' });
   return {
     tick(tick) {
       if (finishing) return;
@@ -423,6 +429,7 @@ async function start(config) {
       // This worker's own client is the user's to close; a refresh of its slot map still under way
       // (rare: Redis out of reach as the close began) moves the moment the bound counts from.
       const waited = cluster !== undefined && (await closeOwnCluster(cluster, userRefreshes));
+      nodeRedis?.destroy();
       const since = waited ? mono() : closedAt;
       // A few ms when nothing stays (the sockets' closes): the bound is waited out only for what does.
       const left = await leftAlive(baseline, since);

@@ -542,6 +542,20 @@ describe(`real Redis and a 3-master Cluster: ${SCHEDULES} seeded fault schedules
     expect(report).toBe('');
     expect(results.every((r) => r.figures.entered > 0)).toBe(true);
   });
+
+  // A node-redis client handed in (never drawn above: the seeds keep their clients), so that the
+  // node-redis driver and the library's subscriber on a duplicate of it run under the same faults.
+  it('keeps every invariant with a node-redis client handed to the module (seeds 850000 to 850003)', { timeout: 60_000 }, async () => {
+    const results: RunResult[] = [];
+    for (let seed = 850_000; seed < 850_004; seed++) results.push(await runSchedule(environment, makeSchedule(seed, { target: 'single', driver: 'node-redis' })));
+    const report = results.filter((r) => r.violations.length > 0).map((r) => `${formatResult(r)}\n  replay: npm run explore:real -- --seed ${r.schedule.seed} --target single --driver node-redis`).join('\n');
+    expect(report).toBe('');
+    expect(results.every((r) => r.figures.sections > 0)).toBe(true);
+    // Every worker of every schedule ran on a node-redis client of its own.
+    const clients = results.flatMap((r) => r.history.events.filter((e) => e.ev === 'ready').map((e) => e.client));
+    expect(clients.length).toBe(results.length * 3);
+    expect(new Set(clients)).toEqual(new Set(['node-redis']));
+  });
 });
 
 // Found by the explorer (seed 1019 on a Cluster: a cut of one master while a tick fired), kept
