@@ -1592,8 +1592,10 @@ export class World implements FaultDecider {
   leaderStarted(instance: Instance, lock: Lock): Leadership | undefined {
     this.trace(instance, `leads, term #${lock.fencingToken}`);
     const other = this.terms.get(lock.fencingToken);
-    // Terms repeat only after a restart that took the fencing counters back (`terms` is cleared then).
-    if (other !== undefined && other.instance !== instance) {
+    // Terms repeat only after a restart that took the fencing counters back (`terms` is cleared
+    // then): a lease acquired before it, whose term began only after it (its reply came back
+    // across the restart), repeats a term as well.
+    if (other !== undefined && other.instance !== instance && !this.leaseLostTo(this.rollbacks, other.instance, other.lock) && !this.leaseLostTo(this.rollbacks, instance, lock)) {
       this.violate(instance, 'at most one leader per term', `term ${lock.fencingToken} led by ${other.instance.name} and ${instance.name}`);
       return undefined;
     }
