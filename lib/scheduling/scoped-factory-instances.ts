@@ -25,6 +25,9 @@ export function equipScopedFactory(wrapper: InstanceWrapper, equip: (instance: u
     equip(made);
     return made;
   };
+  // What Nest's graph and error messages show of the provider stays the factory's.
+  Object.defineProperty(equipped, 'name', { value: factory.name, configurable: true });
+  Object.defineProperty(equipped, 'length', { value: factory.length, configurable: true });
   EQUIPPED.add(equipped);
   wrapper.metatype = equipped;
   for (const made of wrapper.getStaticTransientInstances()) equip(made?.instance);
