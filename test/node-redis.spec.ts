@@ -28,6 +28,22 @@ describe.each([6, 5] as NodeRedisVersion[])('node-redis %i client', (version) =>
     await server?.stop();
   });
   const open = async (options = {}) => nodeRedisLockApp([await nodeRedisClient(server.url, version)], options);
+  /** A connected client whose reconnect strategy waits `delay` ms, and the retry counts it was asked with. */
+  const clientRetryingEvery = async (delay: number): Promise<{ client: TestClient; asked: number[] }> => {
+    const asked: number[] = [];
+    const client = NODE_REDIS[version].createClient({
+      url: server.url,
+      socket: {
+        reconnectStrategy: (retries: number) => {
+          asked.push(retries);
+          return delay;
+        },
+      },
+    });
+    client.on('error', () => undefined);
+    await client.connect();
+    return { client, asked };
+  };
 
   it('sends scripts by SHA: after SCRIPT FLUSH the first call of each falls back to EVAL, later calls are EVALSHA', async () => {
     const app = await open();
@@ -70,18 +86,7 @@ describe.each([6, 5] as NodeRedisVersion[])('node-redis %i client', (version) =>
 
   it("reconnects a dropped subscriber with the client's reconnect strategy and subscribes again: the release message wakes the waiter", async () => {
     // The application's strategy, seen by the library: only the subscriber is dropped below.
-    const asked: number[] = [];
-    const client = NODE_REDIS[version].createClient({
-      url: server.url,
-      socket: {
-        reconnectStrategy: (retries: number) => {
-          asked.push(retries);
-          return 20;
-        },
-      },
-    });
-    client.on('error', () => undefined);
-    await client.connect();
+    const { client, asked } = await clientRetryingEvery(20);
     const holder = await open({ ttl: 20_000 });
     const waiter = await nodeRedisLockApp([client]);
     try {
@@ -106,18 +111,7 @@ describe.each([6, 5] as NodeRedisVersion[])('node-redis %i client', (version) =>
   });
 
   it('closes with a waiter whose subscription waits for the subscriber to reconnect, without waiting for that attempt', async () => {
-    const asked: number[] = [];
-    const client = NODE_REDIS[version].createClient({
-      url: server.url,
-      socket: {
-        reconnectStrategy: (retries: number) => {
-          asked.push(retries);
-          return 60_000;
-        },
-      },
-    });
-    client.on('error', () => undefined);
-    await client.connect();
+    const { client, asked } = await clientRetryingEvery(60_000);
     const holder = await open({ ttl: 20_000 });
     const app = await nodeRedisLockApp([client]);
     try {
