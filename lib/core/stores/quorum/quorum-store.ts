@@ -259,15 +259,20 @@ export class QuorumStore implements LockStore {
     this.released(token);
     // The nodes the round did not wait for, by index, owed until they answer.
     const unanswered: (MissedRelease | undefined)[] = [];
+    const forgetOwed = (index: number): void => {
+      const owed = unanswered[index];
+      if (owed !== undefined) this.unanswered.delete(owed);
+    };
     return this.askWithin(
       RELEASE_ROUND_MS,
       (node) => node.quorumRelease(lock, token),
       releasedHere,
-      (index) => this.missed(index, lock, token),
       (index) => {
-        const owed = unanswered[index];
-        if (owed !== undefined) this.unanswered.delete(owed);
+        // Failed after the round: owed as a missed release, once.
+        forgetOwed(index);
+        this.missed(index, lock, token);
       },
+      forgetOwed,
     ).then((answers) => {
       let released = 0;
       let refused = 0;
