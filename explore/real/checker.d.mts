@@ -14,6 +14,8 @@ export interface History {
   placement?: { lock: number; owner: number };
   /** The grant lease and a waiter's liveness lease (ms, default 1 000): with the ttl, how long a lost command's leftovers may live. */
   graceMs?: number;
+  /** The schedule run: its `target` (a quorum's single restarts lose no lock) and the rest. */
+  schedule?: { target?: string; [field: string]: unknown };
 }
 
 export interface Violation {

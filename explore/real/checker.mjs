@@ -73,7 +73,7 @@ function conflicting(a, b) {
 }
 
 /**
- * @param {{ events: object[], quietAt?: number, ttl?: number, placement?: { lock: number, owner: number } }} history
+ * @param {{ events: object[], quietAt?: number, ttl?: number, placement?: { lock: number, owner: number }, schedule?: { target?: string } }} history
  * @returns {{ invariant: string, message: string, at: number | undefined }[]}
  */
 export function check(history) {
@@ -165,7 +165,25 @@ export function check(history) {
   }
 
   const overlaps = (from, to, a, b) => from <= b && a <= to;
-  const dataLoss = (from, to) => faults.some((f) => DATA_LOSS.has(f.kind) && overlaps(from, to, f.t, f.until ?? f.t));
+  // The restarts that lost data a lock relies on. On one server or a Cluster master, each. A
+  // quorum's lock is on a majority of its masters, and a renewal puts it back on one that
+  // restarted empty (a third of the ttl later), so one master's restart loses nothing while the
+  // holder's copies on the other two are live. They may not be: a master the holder could not
+  // reach (a link fault, that master paused or restarted too) keeps the copy only to the end of
+  // the lease it last renewed there, and the holder's renewals, accepted by the other two, go
+  // on; the restart of one of those two then leaves one copy, and a rival takes the other two
+  // (seed 28 of `--target quorum`: the holder's requests to one master thrown away, another
+  // master restarted empty). That is Redlock's restart without persistence (docs/deployment.md,
+  // "A quorum node that restarts empty"), so a quorum's restart is judged a loss when another
+  // master was out of some worker's reach within a ttl of it (before: its copy lapsing; after:
+  // the put-back not yet done).
+  const ttlOf = history.ttl ?? Infinity;
+  const restarts = faults.filter((f) => DATA_LOSS.has(f.kind));
+  const otherMasterOut = (f) =>
+    faults.some((g) => g !== f && COMMAND_FAULTS.has(g.kind) && g.node !== f.node && overlaps(f.t - ttlOf - SLACK, (f.until ?? f.t) + ttlOf + SLACK, g.t, g.until ?? g.t));
+  const lossFaults = new Set(history.schedule?.target === 'quorum' ? restarts.filter(otherMasterOut) : restarts);
+  const isLoss = (f) => lossFaults.has(f);
+  const dataLoss = (from, to) => faults.some((f) => isLoss(f) && overlaps(from, to, f.t, f.until ?? f.t));
   // A data loss voids leases, not the order of fencing tokens: a counter the restart lost starts
   // again at the server's clock in ms (NEXT_FENCING, lib/core/stores/redis/fence-lua.ts), and the
   // restart (no persistence: nothing comes back) began at `wall` ms on the same clock, so every
@@ -179,13 +197,15 @@ export function check(history) {
   // reported rather than one hidden.
   const allTokens = (s) => (s.tokens === undefined ? [s.token] : Object.values(s.tokens)).filter((token) => typeof token === 'number');
   const ranAhead = (f) => f.wall !== undefined && [...sections.values()].some((s) => s.enter !== undefined && s.enter <= f.t && allTokens(s).some((token) => token >= f.wall));
-  const rollbacks = faults.filter((f) => DATA_LOSS.has(f.kind) && ranAhead(f));
+  // A quorum master's counter starts again at 1, not at the clock (docs/redis-data.md): where a
+  // restart is a loss (above), the next majority's tokens may go back.
+  const rollbacks = faults.filter((f) => isLoss(f) && (history.schedule?.target === 'quorum' || ranAhead(f)));
   const tokensGoBack = (from, to) => rollbacks.some((f) => overlaps(from, to, f.t, f.until ?? f.t));
   // A holder whose data was lost is told at its next renewal, at the latest by its lease
   // deadline: a ttl after the loss. Until then, and only then, a rival beside it is excused.
   const ttl = history.ttl ?? Infinity;
   const lossExcuses = (from, at) =>
-    faults.some((f) => DATA_LOSS.has(f.kind) && overlaps(from, at, f.t, f.until ?? f.t) && at <= (f.until ?? f.t) + ttl + SLACK);
+    faults.some((f) => isLoss(f) && overlaps(from, at, f.t, f.until ?? f.t) && at <= (f.until ?? f.t) + ttl + SLACK);
   // Holder `s` was running its code when its process froze (SIGSTOP, or its event loop held
   // up), and was still frozen at `at`. A holder runs its deadline timer and learns of a loss
   // before its lease runs out in Redis, unless it is frozen then: so a rival can enter beside a
@@ -282,7 +302,7 @@ export function check(history) {
   const ownerLeaseLost = (runs) =>
     faults.some(
       (f) =>
-        DATA_LOSS.has(f.kind) &&
+        isLoss(f) &&
         (f.node === undefined || ownerNode === undefined || f.node === ownerNode) &&
         runs.some((stale) => {
           const lease = leaseOf(stale);
@@ -332,7 +352,9 @@ export function check(history) {
   let seen = -Infinity;
   for (const entry of [...registerLog].sort((a, b) => a.seq - b.seq)) {
     if (entry.ev === 'restart') {
-      if (entry.wall !== undefined && seen >= entry.wall) {
+      // A quorum's counters go back with a restart judged a loss, whatever the clock says.
+      const quorumLoss = history.schedule?.target === 'quorum' && rollbacks.some((f) => f.wall === entry.wall);
+      if (entry.wall !== undefined && (seen >= entry.wall || quorumLoss)) {
         logs.clear();
         lossSeen = true;
       }

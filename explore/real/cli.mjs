@@ -1,4 +1,4 @@
-// npm run explore:real -- [--schedules N] [--seed X] [--target single|cluster] [--workload W] [--driver ioredis|node-redis] [--placement L,O] [--migrate] [--verbose] [--trace]
+// npm run explore:real -- [--schedules N] [--seed X] [--target single|cluster|quorum] [--workload W] [--driver ioredis|node-redis] [--placement L,O] [--migrate] [--verbose] [--trace]
 // Runs N seeded fault schedules (seeds X, X+1, ...; X random unless given) against a real
 // redis-server and a 3-master Redis Cluster with real worker processes, checks every history,
 // and prints a summary. `--seed X` alone replays that one schedule (`--trace` prints its whole
@@ -7,7 +7,9 @@
 // placement was part of the schedule). `--migrate`: Cluster schedules that move the slot of the key in use, a key at a time,
 // while the workers hold and renew it. `--driver node-redis` (one server only): each worker hands
 // the module a node-redis client of its own instead of a URL (the library then subscribes on a
-// duplicate of it), and destroys it after app.close(). Exits 1 on any violation; `--json` ends with one line of
+// duplicate of it), and destroys it after app.close(). `--target quorum` (never drawn): three
+// independent masters in quorum mode, a mutex, job, leader or transfer workload, each fault on
+// one master (or, for half of the link faults, on every master of the worker's). Exits 1 on any violation; `--json` ends with one line of
 // JSON ({ schedules, violations: [{ seed, invariants }], seconds }) for explore:bugs;
 // `--stop-at-first` ends at the first schedule with a violation.
 import { parseArgs } from 'node:util';
@@ -38,7 +40,8 @@ if (!Number.isInteger(count) || count < 1) fail(`--schedules must be a positive 
 const first = values.seed === undefined ? Math.floor(Math.random() * 1e6) : Number(values.seed);
 if (!Number.isInteger(first) || first < 0) fail(`--seed must be a non-negative integer, got ${JSON.stringify(values.seed)}`);
 if (values.migrate && values.target === 'single') fail('--migrate moves a Cluster slot: it needs --target cluster (or none)');
-if (values.target !== undefined && !['single', 'cluster'].includes(values.target)) fail(`--target must be single or cluster, got ${JSON.stringify(values.target)}`);
+if (values.target !== undefined && !['single', 'cluster', 'quorum'].includes(values.target)) fail(`--target must be single, cluster or quorum, got ${JSON.stringify(values.target)}`);
+if (values.target === 'quorum' && values.workload !== undefined && !['mutex', 'job', 'leader', 'transfer'].includes(values.workload)) fail(`--target quorum runs mutex, job, leader or transfer (quorum mode has no semaphores, read-write locks or barging), got ${JSON.stringify(values.workload)}`);
 if (values.driver !== undefined && !['ioredis', 'node-redis'].includes(values.driver)) fail(`--driver must be ioredis or node-redis, got ${JSON.stringify(values.driver)}`);
 if (values.driver === 'node-redis' && values.target !== 'single') fail('--driver node-redis runs on one server: it needs --target single');
 if (values.workload !== undefined && !WORKLOADS.includes(values.workload)) fail(`--workload must be one of ${WORKLOADS.join(', ')}, got ${JSON.stringify(values.workload)}`);
@@ -52,10 +55,10 @@ if (values.placement !== undefined) {
 }
 const schedules = Array.from({ length: count }, (_, i) => makeSchedule(first + i, { target: values.target, workload: values.workload, migrate: values.migrate, driver: values.driver }))
   .map((schedule) => (placement && schedule.target === 'cluster' ? { ...schedule, placement } : schedule));
-const environment = await startEnvironment({ cluster: schedules.some((s) => s.target === 'cluster') });
+const environment = await startEnvironment({ cluster: schedules.some((s) => s.target === 'cluster'), quorum: schedules.some((s) => s.target === 'quorum') });
 const started = performance.now();
 const faults = Object.fromEntries(FAULT_KINDS.map((kind) => [kind, 0]));
-const byTarget = { single: 0, cluster: 0 };
+const byTarget = { single: 0, cluster: 0, quorum: 0 };
 const byWorkload = Object.fromEntries(WORKLOADS.map((w) => [w, 0]));
 const broken = [];
 let calls = 0;
@@ -82,7 +85,7 @@ try {
 const seconds = (performance.now() - started) / 1000;
 process.stdout.write(
   [
-    `schedules: ${ran} (seeds ${first}..${first + ran - 1}; ${byTarget.single} single node, ${byTarget.cluster} Cluster) in ${seconds.toFixed(1)} s`,
+    `schedules: ${ran} (seeds ${first}..${first + ran - 1}; ${byTarget.single} single node, ${byTarget.cluster} Cluster${byTarget.quorum > 0 ? `, ${byTarget.quorum} quorum` : ''}) in ${seconds.toFixed(1)} s`,
     `workloads: ${Object.entries(byWorkload).map(([w, n]) => `${w} ${n}`).join(', ')}; ${calls} lock calls`,
     `faults: ${Object.entries(faults).filter(([, n]) => n > 0).map(([kind, n]) => `${kind} ${n}`).join(', ')}`,
     `violations: ${broken.reduce((n, r) => n + r.violations.length, 0)} in ${broken.length} schedule(s)${broken.length ? `; replay: ${broken.map((r) => replay(r.schedule)).join(' | ')}` : ''}`,

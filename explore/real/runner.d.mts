@@ -32,7 +32,8 @@ export interface Fault {
 
 export interface Schedule {
   seed: number;
-  target: 'single' | 'cluster';
+  /** `quorum`: three independent masters in quorum mode (never drawn; mutex, job, leader or transfer). */
+  target: 'single' | 'cluster' | 'quorum';
   workload: Workload;
   workers: number;
   chains: number;
@@ -75,10 +76,10 @@ export interface Environment {
 }
 
 export function generator(seed: number): { next(): number; int(lo: number, hi: number): number; pick<T>(list: T[]): T };
-export function makeSchedule(seed: number, options?: { target?: 'single' | 'cluster'; workload?: Workload; migrate?: boolean; driver?: 'ioredis' | 'node-redis' }): Schedule;
+export function makeSchedule(seed: number, options?: { target?: 'single' | 'cluster' | 'quorum'; workload?: Workload; migrate?: boolean; driver?: 'ioredis' | 'node-redis' }): Schedule;
 export function describeFault(fault: Fault): string;
 export function describePlacement(schedule: Schedule): string;
-export function startEnvironment(options?: { cluster?: boolean }): Promise<Environment>;
+export function startEnvironment(options?: { cluster?: boolean; quorum?: boolean }): Promise<Environment>;
 export function runSchedule(environment: Environment, schedule: Schedule): Promise<RunResult>;
 export function formatResult(result: RunResult): string;
 

@@ -19,6 +19,11 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 export const WORKLOADS = ['mutex', 'semaphore', 'rwlock', 'job', 'leader', 'transfer', 'greedy'];
 /** The workloads the seed's main generator picks from (the list before `transfer`, which a generator of its own draws: the seeds keep their faults). */
 const DRAWN_WORKLOADS = ['mutex', 'semaphore', 'rwlock', 'job', 'leader'];
+/**
+ * What a quorum runs instead (semaphores, read-write locks and barging are refused in quorum
+ * mode): the same draw, mapped, so that a quorum schedule keeps the seed's faults.
+ */
+const QUORUM_WORKLOADS = { mutex: 'mutex', semaphore: 'mutex', rwlock: 'mutex', job: 'job', leader: 'leader' };
 /** How a schedule ends: `drain` (the chains finish their calls, then app.close()) or `abrupt` (app.close() while they run). */
 export const FINISHES = ['drain', 'abrupt'];
 /** The grant lease and a waiter's liveness lease (lib/core/engine/waiter-timing.ts): what a lost command may leave behind lives at most this, or a ttl. */
@@ -57,7 +62,9 @@ export function generator(seed) {
 
 /**
  * The schedule of one seed: target, workload, workers and the faults with their times (ms after
- * the workers start). `target` forces single or cluster; otherwise the seed picks (one in three on a Cluster).
+ * the workers start). `target` forces single, cluster or quorum; otherwise the seed picks single
+ * or cluster (one in three on a Cluster). A quorum (three independent masters, the module given
+ * all three) is never drawn: its schedules are asked for, and run a mutex, a job or a leader.
  * `migrate`: a Cluster schedule whose one fault moves the slot of the key in use (see `migrationSchedule`).
  */
 export function makeSchedule(seed, { target, workload, migrate = false, driver } = {}) {
@@ -79,6 +86,10 @@ export function makeSchedule(seed, { target, workload, migrate = false, driver }
   };
   if (target) rng.next();
   if (workload) rng.next();
+  if (schedule.target === 'quorum' && workload === undefined) schedule.workload = QUORUM_WORKLOADS[schedule.workload];
+  // Which master a fault hits: always one on a Cluster; on a quorum one, or (half of the link
+  // faults) every master of the worker's, a partition that leaves no majority.
+  const onNodes = schedule.target === 'cluster' || schedule.target === 'quorum';
   const count = rng.int(1, 3);
   let killed = false;
   for (let i = 0; i < count; i++) {
@@ -96,7 +107,10 @@ export function makeSchedule(seed, { target, workload, migrate = false, driver }
     if (kind === 'cut' || kind === 'drop-replies' || kind === 'drop-requests') fault.ms = rng.int(ttl / 2, ttl * 2);
     if (kind === 'delay') Object.assign(fault, { ms: rng.int(200, 800), delay: rng.int(5, ttl / 2) });
     if (kind === 'redis-pause') fault.ms = rng.int(100, ttl);
-    if (schedule.target === 'cluster' && kind !== 'pause' && kind !== 'kill') fault.node = rng.int(0, 2);
+    if (onNodes && kind !== 'pause' && kind !== 'kill') {
+      fault.node = rng.int(0, 2);
+      if (schedule.target === 'quorum' && NETWORK_FAULTS.has(kind) && rng.next() < 0.5) delete fault.node;
+    }
     schedule.faults.push(fault);
   }
   schedule.faults.sort((a, b) => a.at - b.at);
@@ -156,7 +170,7 @@ export function describePlacement(schedule) {
  * a 3-master Cluster, the fencing register's own server, and for each worker slot its own
  * fault proxy to each Redis node (so that one worker can be cut off while the others go on).
  */
-export async function startEnvironment({ cluster = true } = {}) {
+export async function startEnvironment({ cluster = true, quorum = false } = {}) {
   const registerServer = await startRedisServer();
   const server = await startRedisServer();
   const links = await Promise.all(Array.from({ length: WORKERS }, () => FaultProxy.start(server.port)));
@@ -164,14 +178,16 @@ export async function startEnvironment({ cluster = true } = {}) {
     register: new Redis(registerServer.url),
     single: { server, links: links.map((proxy) => [proxy]), config: links.map((proxy) => ({ REDIS_URL: proxy.url })) },
     cluster: undefined,
+    quorum: undefined,
     registerUrl: registerServer.url,
     pools: {},
     async stop() {
       const workers = Object.values(environment.pools).flat();
       await Promise.all(workers.map((worker) => worker.exit()));
       await environment.register.quit();
-      for (const p of [...environment.single.links, ...(environment.cluster?.links ?? [])].flat()) await p.close();
+      for (const p of [...environment.single.links, ...(environment.cluster?.links ?? []), ...(environment.quorum?.links ?? [])].flat()) await p.close();
       await environment.cluster?.deployment.stop();
+      for (const master of environment.quorum?.servers ?? []) await master.stop();
       await server.stop();
       await registerServer.stop();
     },
@@ -189,6 +205,14 @@ export async function startEnvironment({ cluster = true } = {}) {
         NAT_MAP: JSON.stringify(Object.fromEntries(deployment.nodes.map((node, i) => [`${node.host}:${node.port}`, { host: '127.0.0.1', port: proxies[i].port }]))),
       })),
     };
+  }
+  if (quorum) {
+    // Three independent masters; each worker reaches each through a proxy of its own.
+    const servers = [];
+    for (let i = 0; i < 3; i++) servers.push(await startRedisServer());
+    const quorumLinks = [];
+    for (let slot = 0; slot < WORKERS; slot++) quorumLinks.push(await Promise.all(servers.map((master) => FaultProxy.start(master.port))));
+    environment.quorum = { servers, links: quorumLinks, config: quorumLinks.map((proxies) => ({ QUORUM_URLS: JSON.stringify(proxies.map((p) => p.url)) })) };
   }
   return environment;
 }
@@ -289,7 +313,7 @@ async function workersFor(environment, schedule) {
  */
 export async function runSchedule(environment, schedule) {
   const dir = mkdtempSync(join(tmpdir(), 'explore-real-'));
-  const target = schedule.target === 'cluster' ? environment.cluster : environment.single;
+  const target = environment[schedule.target];
   if (!target) throw new Error(`schedule ${schedule.seed} needs a ${schedule.target} target, which this environment did not start`);
   // A fresh key per run: the fencing counters of earlier runs stay behind.
   const fresh = () => `s${schedule.seed}-${Math.random().toString(36).slice(2, 8)}:${schedule.workload}`;
@@ -380,9 +404,11 @@ export async function runSchedule(environment, schedule) {
         for (const p of proxies) p.reset();
       } else if (fault.kind === 'redis-pause') {
         if (schedule.target === 'cluster') target.deployment.pause(fault.node);
+        else if (schedule.target === 'quorum') target.servers[fault.node].pause();
         else target.server.pause();
         await sleep(fault.ms);
         if (schedule.target === 'cluster') target.deployment.resume(fault.node);
+        else if (schedule.target === 'quorum') target.servers[fault.node].resume();
         else target.server.resume();
       } else if (fault.kind === 'migrate') {
         Object.assign(event, await migrateSlot(target.deployment, `lock:{${key}}`, fault));
@@ -397,8 +423,10 @@ export async function runSchedule(environment, schedule) {
           await admin.client('KILL', 'TYPE', 'pubsub');
           await admin.quit();
         } else {
-          await target.server.stop({ kill: true });
-          await target.server.start();
+          // One server, or one master of a quorum: killed, and started again without persistence.
+          const server = schedule.target === 'quorum' ? target.servers[fault.node] : target.server;
+          await server.stop({ kill: true });
+          await server.start();
         }
         // The register is not reset: a lost counter starts again at the clock, above the tokens
         // it kept. Its log notes where the restart came, for the checker's judgement of it.
@@ -442,7 +470,8 @@ export async function runSchedule(environment, schedule) {
 
     await healed;
     // What the run left in Redis, once every live worker closed (not after a stuck one).
-    if (!events.some((e) => e.ev === 'stuck')) events.push(...(await storeSnapshot(schedule.target === 'cluster' ? target.deployment.nodes : [target.server], key)));
+    const nodes = schedule.target === 'cluster' ? target.deployment.nodes : schedule.target === 'quorum' ? target.servers : [target.server];
+    if (!events.some((e) => e.ev === 'stuck')) events.push(...(await storeSnapshot(nodes, key)));
     events.push(...(await readHistory(workers.map((w) => join(dir, `${w.id}.jsonl`)), environment.register, key)));
     const history = { schedule, events, quietAt, ttl: schedule.ttl, placement: schedule.placement, graceMs: WAITER_LEASE_MS };
     const violations = check(history);
@@ -462,6 +491,7 @@ export async function runSchedule(environment, schedule) {
     for (const worker of workers) worker.child.kill('SIGCONT');
     for (const p of target.links.flat()) p.heal();
     if (schedule.target === 'cluster') for (let i = 0; i < 3; i++) target.deployment.resume(i);
+    else if (schedule.target === 'quorum') for (const master of target.servers) master.resume();
     else target.server.resume();
     rmSync(dir, { recursive: true, force: true });
   }

@@ -30,7 +30,7 @@
 // app.close() began and resolved; "alive-after-close" what the application left keeping the
 // process alive, see `leftAlive`). The config: ID, KEY, WORKLOAD, CHAINS,
 // LIMIT, TTL, WAIT (ms), WRITES, SEED, HISTORY; REDIS_URL, or CLUSTER_NODES and NAT_MAP (JSON)
-// for a Redis Cluster behind the runner's proxies; DRIVER=node-redis: a node-redis client of
+// for a Redis Cluster behind the runner's proxies, or QUORUM_URLS (JSON: three masters' URLs) for quorum mode; DRIVER=node-redis: a node-redis client of
 // this worker's own on REDIS_URL, handed to the module, destroyed after app.close(). REGISTER_URL (environment): the fencing
 // register's own Redis (no faults there).
 import 'reflect-metadata';
@@ -330,10 +330,12 @@ async function start(config) {
   const nodeRedis = config.DRIVER === 'node-redis' ? (await import('redis')).createClient({ url: config.REDIS_URL }) : undefined;
   nodeRedis?.on('error', () => undefined);
   await nodeRedis?.connect();
+  // Quorum mode: the module is given the three masters' URLs (through this worker's proxies).
+  const quorum = config.QUORUM_URLS ? JSON.parse(config.QUORUM_URLS) : undefined;
   class AppModule {}
   Module({
     // instanceName: the owner tokens name the worker, so that what a close leaves in Redis names its owner.
-    imports: [RedisLockModule.forRoot({ redis: cluster ?? nodeRedis ?? config.REDIS_URL, ttl, waitTimeout, shutdownTimeout: SHUTDOWN_TIMEOUT, instanceName: P })],
+    imports: [RedisLockModule.forRoot({ redis: cluster ?? nodeRedis ?? quorum ?? config.REDIS_URL, ttl, waitTimeout, shutdownTimeout: SHUTDOWN_TIMEOUT, instanceName: P })],
     providers: config.WORKLOAD === 'leader' ? [Resource, Leader] : [Resource],
   })(AppModule);
   const app = await NestFactory.createApplicationContext(AppModule, { logger: false });
@@ -403,7 +405,7 @@ async function start(config) {
   const jobs = new Set();
   const chains = config.WORKLOAD === 'job' || config.WORKLOAD === 'leader' ? Promise.resolve() : Promise.all(Array.from({ length: Number(config.CHAINS ?? 2) }, (_, c) => chain(c)));
   // Which client the module was given: a Cluster or node-redis client of this worker's, or a URL.
-  rec({ ev: 'ready', client: nodeRedis !== undefined ? 'node-redis' : cluster !== undefined ? 'ioredis Cluster' : 'url' });
+  rec({ ev: 'ready', client: nodeRedis !== undefined ? 'node-redis' : cluster !== undefined ? 'ioredis Cluster' : quorum !== undefined ? 'quorum' : 'url' });
   return {
     tick(tick) {
       if (finishing) return;
