@@ -197,9 +197,9 @@ export function check(history) {
   // reported rather than one hidden.
   const allTokens = (s) => (s.tokens === undefined ? [s.token] : Object.values(s.tokens)).filter((token) => typeof token === 'number');
   const ranAhead = (f) => f.wall !== undefined && [...sections.values()].some((s) => s.enter !== undefined && s.enter <= f.t && allTokens(s).some((token) => token >= f.wall));
-  // A quorum master's counter starts again at 1, not at the clock (docs/redis-data.md): where a
-  // restart is a loss (above), the next majority's tokens may go back.
-  const rollbacks = faults.filter((f) => isLoss(f) && (history.schedule?.target === 'quorum' || ranAhead(f)));
+  // A quorum master's lost counter starts again at the acquiring worker's clock (docs/redis-data.md),
+  // the runner's clock too: the same bound.
+  const rollbacks = faults.filter((f) => isLoss(f) && ranAhead(f));
   const tokensGoBack = (from, to) => rollbacks.some((f) => overlaps(from, to, f.t, f.until ?? f.t));
   // A holder whose data was lost is told at its next renewal, at the latest by its lease
   // deadline: a ttl after the loss. Until then, and only then, a rival beside it is excused.
@@ -352,9 +352,7 @@ export function check(history) {
   let seen = -Infinity;
   for (const entry of [...registerLog].sort((a, b) => a.seq - b.seq)) {
     if (entry.ev === 'restart') {
-      // A quorum's counters go back with a restart judged a loss, whatever the clock says.
-      const quorumLoss = history.schedule?.target === 'quorum' && rollbacks.some((f) => f.wall === entry.wall);
-      if (entry.wall !== undefined && (seen >= entry.wall || quorumLoss)) {
+      if (entry.wall !== undefined && seen >= entry.wall) {
         logs.clear();
         lossSeen = true;
       }

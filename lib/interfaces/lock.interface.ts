@@ -32,7 +32,7 @@ export interface Lock extends AsyncDisposable {
    * holder that lost the lock while paused. On Redis a key's first token is the server's clock
    * in milliseconds (so that a counter Redis lost starts again above the old one's tokens), not
    * 1; the in-memory store's is its clock's time likewise (1 on a `ManualClock` at 0); quorum
-   * mode's counters start at 1. A safe integer, which a SQL `bigint` holds.
+   * mode's counters start at the acquiring instance's clock. A safe integer, which a SQL `bigint` holds.
    */
   readonly fencingToken: number;
   /**

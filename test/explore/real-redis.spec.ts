@@ -581,8 +581,9 @@ describe(`real Redis and a 3-master Cluster: ${SCHEDULES} seeded fault schedules
 
 // Three independent masters in quorum mode (never drawn above: the seeds keep their targets).
 // Seed 28 is the schedule that showed a single master's restart losing a lock whose holder could
-// not reach another master (see the checker's quorum loss, and docs/deployment.md); the others
-// are plain draws.
+// not reach another master (see the checker's quorum loss, and docs/deployment.md), and fencing
+// tokens repeating after it until a lost counter started at the clock (with that fix reverted
+// it broke unique-token in 1 of 4 runs); the others are plain draws.
 describe('real Redis in quorum mode: seeded fault schedules (needs npm run build)', () => {
   let environment: Environment;
   beforeAll(async () => {

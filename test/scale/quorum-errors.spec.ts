@@ -42,8 +42,10 @@ describe('what a quorum acquisition that did not take the lock says', () => {
     }
     const urls = servers.map((s, i) => (i === 0 ? s.url : s.url.replace('redis://', `redis://${user}:pw@`)));
     const { locks } = await app({}, urls);
-    // Node 0's counter is ahead: it grants 6, nodes 1 and 2 grant 1, so the token must be written back.
+    // Node 0's counter is ahead: it grants 6, nodes 1 and 2 grant 2 (counters they have: a new
+    // one's seed would need the SET), so the token must be written back.
     await admin(0, (node) => node.set('lock:{rq:floor}:fence', 5));
+    for (const i of [1, 2]) await admin(i, (node) => node.set('lock:{rq:floor}:fence', 1));
     const outcome = await locks.tryAcquire('rq:floor').then(
       (lock) => (lock === null ? 'null' : 'acquired'),
       (error: unknown) => error,
@@ -66,6 +68,7 @@ describe('what a quorum acquisition that did not take the lock says', () => {
     const urls = servers.map((s, i) => (i === 0 ? s.url : s.url.replace('redis://', `redis://${user}:pw@`)));
     const { locks } = await app({}, urls);
     await admin(0, (node) => node.set('lock:{rq:floor2}:fence', 5));
+    for (const i of [1, 2]) await admin(i, (node) => node.set('lock:{rq:floor2}:fence', 1));
     // Node 2 (a minority) still has a key of someone else's (a leftover, say).
     await admin(2, (node) => node.set('lock:{rq:floor2}', 'someone-else', 'PX', 30_000));
     const { LockNotAcquiredError } = await import('../../lib/index.js');

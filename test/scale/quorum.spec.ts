@@ -188,25 +188,27 @@ describe('quorum mode over 3 independent masters', () => {
   it('writes the token back to the nodes only when their counters differ', async () => {
     const holder = await app();
     await warmScripts(holder);
-    // Node 2's counter is ahead: the nodes grant 1, 1 and 6, so the token is written back.
-    await counterAhead('q:sync', 5);
+    // Node 2's counter is ahead of the clock the others start theirs at: the nodes grant the
+    // clock, the clock and ahead + 1, so the token is written back.
+    const ahead = Date.now() + 1_000_000;
+    await counterAhead('q:sync', ahead);
     await resetStats();
     const first = await holder.locks.acquire('q:sync');
-    expect(first.fencingToken).toBe(6);
+    expect(first.fencingToken).toBe(ahead + 1);
     expect(await scriptCalls()).toEqual([2, 2, 2]);
-    expect(await onEveryNode((node) => node.get('lock:{q:sync}:fence'))).toEqual(['6', '6', '6']);
+    expect(await onEveryNode((node) => node.get('lock:{q:sync}:fence'))).toEqual(Array(3).fill(String(ahead + 1)));
     await first.release();
-    // Now every node grants 7: each already holds the token, so nothing is written back.
+    // Now every node grants ahead + 2: each already holds the token, so nothing is written back.
     await resetStats();
     const second = await holder.locks.acquire('q:sync');
-    expect(second.fencingToken).toBe(7);
+    expect(second.fencingToken).toBe(ahead + 2);
     expect(await scriptCalls()).toEqual([1, 1, 1]);
     await second.release();
   });
 
   it("answers a master's acquire and release with one integer each, not an array", async () => {
     const replies = await onEveryNode(async (node) => {
-      const acquire = (owner: string, fencing: string) => node.eval(QUORUM_ACQUIRE, 1, 'lock:{q:int}', owner, 30_000, fencing);
+      const acquire = (owner: string, fencing: string) => node.eval(QUORUM_ACQUIRE, 1, 'lock:{q:int}', owner, 30_000, fencing, 1_000);
       const release = (owner: string) => node.eval(QUORUM_RELEASE, 1, 'lock:{q:int}', owner);
       const taken = [await acquire('a', '0'), await acquire('a', '0'), await acquire('b', '0')];
       const released = [await release('b'), await release('a')];
@@ -216,8 +218,8 @@ describe('quorum mode over 3 independent masters', () => {
       return { taken, released, unfenced };
     });
     for (const reply of replies) {
-      // The token alone (again to its owner), a busy lock's `{0, pttl}`.
-      expect(reply.taken).toEqual([1, 1, [0, expect.any(Number)]]);
+      // The token alone (a new counter starts at the seed; again to its owner), a busy lock's `{0, pttl}`.
+      expect(reply.taken).toEqual([1_000, 1_000, [0, expect.any(Number)]]);
       expect(reply.released).toEqual([0, 1]);
       expect(reply.unfenced).toEqual([0, 0]);
     }
@@ -226,15 +228,16 @@ describe('quorum mode over 3 independent masters', () => {
   it('leaves the counters alone for a lock taken with fencing: false; fenced holders still get higher tokens', async () => {
     const holder = await app();
     await warmScripts(holder);
-    await counterAhead('q:nofence', 5);
+    const ahead = Date.now() + 1_000_000;
+    await counterAhead('q:nofence', ahead);
     await resetStats();
     const unfenced = await holder.locks.acquire('q:nofence', { fencing: false });
     expect(unfenced.fencingToken).toBeUndefined();
     expect(await scriptCalls()).toEqual([1, 1, 1]);
-    expect(await onEveryNode((node) => node.get('lock:{q:nofence}:fence'))).toEqual([null, null, '5']);
+    expect(await onEveryNode((node) => node.get('lock:{q:nofence}:fence'))).toEqual([null, null, String(ahead)]);
     await unfenced.release();
     const fenced = await holder.locks.acquire('q:nofence');
-    expect(fenced.fencingToken).toBe(6);
+    expect(fenced.fencingToken).toBe(ahead + 1);
     await fenced.release();
   });
 

@@ -432,7 +432,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
    * pushes its fencing counter's expiry on: only a new token restarts it in the store, and a
    * counter gone while its holder still holds would give the next holder a token of a new
    * counter, started at the clock: below the paused holder's if the old one had outrun the clock
-   * (over 1,000 tokens a second), and always so in quorum mode, whose counters start at 1. Renewals come at least every third of the ttl, which is at most the
+   * (over 1,000 tokens a second). Renewals come at least every third of the ttl, which is at most the
    * retention: the counter is pushed on before it can expire.
    */
   private keepFence(): void {

@@ -68,7 +68,9 @@ export class QuorumStore implements LockStore {
     // Without fencing a granting majority decides; with it every node's counter is needed
     // (all equal: nothing to write back), so the round waits for all of them.
     const resent = (node: LockScripts) => (reply: Promise<AcquireReply>) => this.giveBackIfReleased(node, keys.lock, token, reply);
-    return this.ask(ttl, (node) => node.quorumAcquire(keys.lock, token, ttl, unfenced, resent(node)), unfenced ? grantedHere : undefined).then((answers) => {
+    // One seed for every master: a new key's counters start equal, and nothing is written back.
+    const seed = Date.now();
+    return this.ask(ttl, (node) => node.quorumAcquire(keys.lock, token, ttl, unfenced, seed, resent(node)), unfenced ? grantedHere : undefined).then((answers) => {
       let granted = 0;
       let busy = 0;
       let highest = 0;

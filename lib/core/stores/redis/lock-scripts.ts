@@ -198,13 +198,14 @@ export class LockScripts implements LockStore {
   }
 
   /**
-   * Quorum mode: this master's part of an acquisition; `unfenced` leaves the counter alone.
+   * Quorum mode: this master's part of an acquisition; `unfenced` leaves the counter alone,
+   * `seed` (ms) starts a counter this master does not have.
    * `onResent` hears of one sent again as EVAL after NOSCRIPT (this master lost its scripts), with
    * its reply: commands sent meanwhile on this connection (a release) ran before it.
    */
-  quorumAcquire(lock: string, token: string, ttl: number, unfenced: boolean, onResent?: (reply: Promise<AcquireReply>) => void): Promise<AcquireReply> {
+  quorumAcquire(lock: string, token: string, ttl: number, unfenced: boolean, seed: number, onResent?: (reply: Promise<AcquireReply>) => void): Promise<AcquireReply> {
     const script = this.quorum.acquire;
-    const args = [lock, token, ttl, unfenced ? '-' : this.fenceRetention];
+    const args = [lock, token, ttl, unfenced ? '-' : this.fenceRetention, seed];
     return script.send(...args).then(toAcquireReply, (error: unknown) => {
       if (!isNoScript(error)) throw error;
       const reply = script.resend(...args).then(toAcquireReply);
