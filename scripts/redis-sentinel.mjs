@@ -63,7 +63,10 @@ export async function startSentinelDeployment() {
     },
     async stop() {
       sentinel.disconnect();
-      await Promise.all(children.map((child) => new Promise((resolve) => (child.exitCode !== null ? resolve() : (child.once('exit', resolve), child.kill('SIGTERM'))))));
+      // A child killed by a signal has no exit code (its signalCode says so), and one frozen
+      // (SIGSTOP) ends on SIGTERM only once it runs again: as the Cluster's stop() does.
+      const gone = (child) => child.exitCode !== null || child.signalCode !== null;
+      await Promise.all(children.map((child) => new Promise((resolve) => (gone(child) ? resolve() : (child.once('exit', resolve), child.kill('SIGCONT'), child.kill('SIGTERM'))))));
       rmSync(dir, { recursive: true, force: true });
     },
   };
