@@ -198,7 +198,9 @@ export function check(history) {
   const allTokens = (s) => (s.tokens === undefined ? [s.token] : Object.values(s.tokens)).filter((token) => typeof token === 'number');
   const ranAhead = (f) => f.wall !== undefined && [...sections.values()].some((s) => s.enter !== undefined && s.enter <= f.t && allTokens(s).some((token) => token >= f.wall));
   // A quorum master's lost counter starts again at the acquiring worker's clock (docs/redis-data.md),
-  // the runner's clock too: the same bound.
+  // the machine's, which the runner's `wall` reads too: the same bound, give or take a seed read
+  // before the restart by an acquisition that reached the master after it (still far above a
+  // run's few hundred tokens).
   const rollbacks = faults.filter((f) => isLoss(f) && ranAhead(f));
   const tokensGoBack = (from, to) => rollbacks.some((f) => overlaps(from, to, f.t, f.until ?? f.t));
   // A holder whose data was lost is told at its next renewal, at the latest by its lease

@@ -445,9 +445,10 @@ export class JobLockOrchestrator implements OnModuleDestroy {
     const lease = await this.outsideChain(() => this.locks.tryAcquire(key, this.lockOptions(job, 'OnOneInstance', job.ownerName, `${job.where} (@OnOneInstance)`)));
     if (lease === null) return null;
     // Fencing tokens of the lease count its holders: the one before ours was this instance, or
-    // nobody (token 1: the first, in quorum mode), unless the token before ours is not the last
-    // one we held. A counter on one Redis starts at the clock, so there the first claim of a
-    // lease nobody held looks like a take-over: a late one skips its tick (a decision, see
+    // nobody (token 1: the first, on a store whose counters start at 1), unless the token before
+    // ours is not the last one we held. A counter on Redis starts at a clock (the server's, or in
+    // quorum mode the acquiring instance's), so there the first claim of a lease nobody held looks
+    // like a take-over: a late one skips its tick (a decision, see
     // test/jobs/first-owner-claim-late-skips-once.spec.ts).
     const takenOver = lease.fencingToken > 1 && this.ownTokens.get(key) !== lease.fencingToken - 1;
     this.ownTokens.set(key, lease.fencingToken);

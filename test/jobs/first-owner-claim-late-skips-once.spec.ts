@@ -1,8 +1,8 @@
 /**
  * A job's owner lease counts its holders by its fencing tokens: a claim whose token comes right
- * after this instance's own last one (or a key's first token in quorum mode, where counters
- * start at 1) cannot have taken the lease over from another instance. A key's counter on one
- * Redis starts at the server's clock, so the first claim of a lease nobody held before looks
+ * after this instance's own last one (or a key's first token where counters start at 1) cannot
+ * have taken the lease over from another instance. A key's counter on one Redis starts at the
+ * server's clock (in quorum mode at the acquiring instance's), so the first claim of a lease nobody held before looks
  * like a take-over: found by review of e249151, which made counters start there, and kept as a
  * decision. Such a claim that comes back late (past a sixth of the ttl) skips its tick as
  * `owner-uncertain`, as a take-over would; it keeps the lease, and the next tick runs here.

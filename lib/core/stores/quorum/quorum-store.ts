@@ -22,8 +22,10 @@ import { LAST_ATTEMPT_GRACE_MS } from '../../engine/waiter-timing.js';
  * node kept its counter. When every node granted with the same counter, each already holds the
  * token, and that round (which would change nothing) is left out. A renewal that finds a node restarted empty puts the lock and the
  * counter back there. A node that loses its counter between two acquisitions of a key, with
- * no renewal in between to restore it, can still let a later majority hand out a lower token:
- * counters need persistence (`appendfsync always`) where fencing must survive restarts.
+ * no renewal in between to restore it, starts it again at the acquiring instance's clock (the
+ * seed of `QUORUM_ACQUIRE`), above the tokens before within the bound docs/redis-data.md gives;
+ * a counter rolled back instead (an older snapshot) can still let a later majority hand out a
+ * lower token: counters need persistence (`appendfsync always`) where fencing must survive that.
  */
 /** How many missed releases are kept for shutdown at most. */
 const MAX_MISSED = 10_000;
@@ -69,7 +71,9 @@ export class QuorumStore implements LockStore {
     // (all equal: nothing to write back), so the round waits for all of them.
     const resent = (node: LockScripts) => (reply: Promise<AcquireReply>) => this.giveBackIfReleased(node, keys.lock, token, reply);
     // One seed for every master: a new key's counters start equal, and nothing is written back.
-    const seed = Date.now();
+    // At least 1: the script knows a new counter by its INCR answering 1, and 0 means no token
+    // (a clock at 0 or before, as a test's fake timers may set it, would go back from there).
+    const seed = Math.max(1, Date.now());
     return this.ask(ttl, (node) => node.quorumAcquire(keys.lock, token, ttl, unfenced, seed, resent(node)), unfenced ? grantedHere : undefined).then((answers) => {
       let granted = 0;
       let busy = 0;
