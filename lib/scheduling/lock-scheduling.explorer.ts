@@ -219,7 +219,7 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
    */
   private giveLockService(wrapper: InstanceWrapper, where: string): void {
     const instance = wrapper.instance as Record<symbol, unknown> | undefined;
-    if (instance === null || typeof instance !== 'object' || instance[LOCK_SERVICE_PROPERTY] instanceof LockService) return;
+    if (instance === null || typeof instance !== 'object' || hasOpenService(instance)) return;
     if (!Object.isExtensible(instance)) {
       throw new RedisLockError(`${where}: the provider's instance is frozen (or sealed), so it cannot be given its LockService; provide the class itself, or an instance that is not frozen.`);
     }
@@ -247,7 +247,7 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
       this.lockedPrototypes.set(prototype, locked);
     }
     const target = instance as Record<symbol, unknown>;
-    if (locked && !(target[LOCK_SERVICE_PROPERTY] instanceof LockService)) target[LOCK_SERVICE_PROPERTY] = this.locks;
+    if (locked && !hasOpenService(target)) target[LOCK_SERVICE_PROPERTY] = this.locks;
   }
 
   onApplicationBootstrap(): void {
@@ -288,4 +288,16 @@ function jobSpecOf(prototype: object, name: string, method: Function): JobSpec |
   let owner: object | null = prototype;
   while (owner !== null && !Object.prototype.hasOwnProperty.call(owner, name)) owner = Object.getPrototypeOf(owner) as object | null;
   return owner === null ? undefined : (Reflect.getOwnMetadata(JOB_LOCK_METADATA, owner, name) as JobSpec | undefined);
+}
+
+/**
+ * Whether `instance` has a `LockService` that is not shut down. One it has is kept (Nest's
+ * property injection into a class provider, or a provider two module instances share); one of
+ * an application closed since is replaced: the same object given to a later application of the
+ * process (a module-level object, as a test suite building an application per test hands out)
+ * would otherwise refuse every call.
+ */
+function hasOpenService(instance: Record<symbol, unknown>): boolean {
+  const service = instance[LOCK_SERVICE_PROPERTY];
+  return service instanceof LockService && service[LOCK_RUNNER].closing?.aborted !== true;
 }
