@@ -263,11 +263,14 @@ export class QuorumStore implements LockStore {
     // A majority that released decides: the other nodes' DEL still runs, nobody waits for it.
     const lock = keys.lock;
     this.released(token);
-    // The nodes the round did not wait for, by index, owed until they answer.
-    const unanswered: (MissedRelease | undefined)[] = [];
+    // The nodes the round did not wait for, by index, owed until they answer. A straggler's
+    // answer may be handled before the continuation below records it (replies settled in one
+    // turn): `true` then says it answered, and it is not recorded.
+    const unanswered: (MissedRelease | true | undefined)[] = [];
     const forgetOwed = (index: number): void => {
       const owed = unanswered[index];
-      if (owed !== undefined) this.unanswered.delete(owed);
+      if (owed === undefined) unanswered[index] = true;
+      else if (owed !== true) this.unanswered.delete(owed);
     };
     return this.askWithin(
       RELEASE_ROUND_MS,
@@ -287,7 +290,8 @@ export class QuorumStore implements LockStore {
         if (answer === undefined) {
           // Not waited for (a majority released first): should the node not answer before
           // shutdown (frozen, and NOSCRIPT once it resumes, to a client closed meanwhile), shutdown
-          // sends it again.
+          // sends it again. One that answered already (late failures are owed as missed) is not.
+          if (unanswered[index] === true) continue;
           const owed = { index, lock, token };
           unanswered[index] = owed;
           if (this.unanswered.size >= MAX_MISSED) this.unanswered.delete(this.unanswered.values().next().value!);

@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+import type { LockScripts } from '../redis/lock-scripts.js';
+import type { ScriptKeys } from '../lock-store.js';
+import { QuorumStore } from './quorum-store.js';
+
+/**
+ * Found by review: a release round ends once a majority released, and the masters it did not
+ * wait for are owed the release until they answer. A straggler whose answer was handled before
+ * the round's own continuation recorded it (replies settled together: an in-process client, or
+ * replies read in one turn) was recorded after its answer and owed for good: every such release
+ * was sent again at shutdown, up to the bound of 10,000.
+ */
+describe('QuorumStore.release: a straggler answering in the turn the round ended', () => {
+  const releases = (calls: number[]) =>
+    [0, 1, 2].map((node) => ({ quorumRelease: () => (calls.push(node), Promise.resolve({ released: true })) }) as unknown as LockScripts);
+
+  it('is not owed at shutdown once it answered', async () => {
+    const calls: number[] = [];
+    const store = new QuorumStore(releases(calls));
+    for (let n = 0; n < 5; n++) expect(await store.release({ lock: `k${n}` } as ScriptKeys, `t${n}`)).toEqual({ released: true });
+    await new Promise((resolve) => setImmediate(resolve));
+    calls.length = 0;
+    await store.owedAtShutdown();
+    // Before: 5, one resend to node 2 per release.
+    expect(calls).toEqual([]);
+  });
+
+  it('is owed once, not twice, when it fails in that turn', async () => {
+    const calls: number[] = [];
+    const nodes = [0, 1, 2].map(
+      (node) => ({ quorumRelease: () => (calls.push(node), node === 2 ? Promise.reject(new Error('reset')) : Promise.resolve({ released: true })) }) as unknown as LockScripts,
+    );
+    const store = new QuorumStore(nodes);
+    expect(await store.release({ lock: 'k' } as ScriptKeys, 't')).toEqual({ released: true });
+    await new Promise((resolve) => setImmediate(resolve));
+    calls.length = 0;
+    await store.owedAtShutdown();
+    expect(calls).toEqual([2]);
+  });
+});
