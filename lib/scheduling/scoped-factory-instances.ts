@@ -16,8 +16,9 @@ export function equipScopedFactory(wrapper: InstanceWrapper, equip: (instance: u
   if (EQUIPPED.has(factory)) return;
   const equipped = function (this: unknown, ...args: unknown[]): unknown {
     const made = factory.apply(this, args);
-    if (made instanceof Promise) {
-      return made.then((instance: unknown) => {
+    // Nest awaits any thenable a factory returns, not only a native Promise.
+    if (isThenable(made)) {
+      return Promise.resolve(made).then((instance: unknown) => {
         equip(instance);
         return instance;
       });
@@ -35,3 +36,7 @@ export function equipScopedFactory(wrapper: InstanceWrapper, equip: (instance: u
 
 /** Factories already wrapped: a provider two module instances share is wrapped once. */
 const EQUIPPED = new WeakSet<Function>();
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function';
+}

@@ -58,6 +58,21 @@ describe('a @Locked method on a request-scoped or transient provider made by use
     expect(await redis.exists('lock:{scoped-account:a1}')).toBe(0);
   });
 
+  // Found by review: Nest awaits whatever thenable a factory returns; one that is not a native
+  // Promise (another library's, another realm's) was equipped itself, and its instance was not.
+  it('request-scoped, a factory returning a thenable that is not a native Promise', async () => {
+    const ref = await start([
+      {
+        provide: ACCOUNTS,
+        scope: Scope.REQUEST,
+        inject: [BANK],
+        useFactory: (bank: string) => ({ then: (resolve: (made: Accounts) => void) => resolve(new Accounts(`${bank}-thenable`)) }),
+      },
+    ]);
+    const accounts = await ref.resolve<Accounts>(ACCOUNTS, ContextIdFactory.create());
+    expect(await accounts.deposit('th1')).toBe('ran at b-thenable');
+  });
+
   it('transient, in a singleton that injects it and resolved on its own', async () => {
     @Injectable()
     class Teller {
