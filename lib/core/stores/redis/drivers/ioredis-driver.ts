@@ -232,6 +232,10 @@ export class IoRedisDriver implements RedisDriver {
           // slot map, are ours here: they wait at most CLOSE_WAIT_MS at close (see there).
           redisOptions: { ...(this.client as Cluster).options.redisOptions, keyPrefix: '', enableReadyCheck: false, disconnectTimeout: CLOSE_WAIT_MS },
           shardedSubscribers: true,
+          // It follows the command client's refreshes (`followSlots`), on no timer of its own: one
+          // inherited from the client handed in is armed again by the round under way at the
+          // close, once it fails, and by each later round, and would keep the process alive.
+          slotsRefreshInterval: 0,
         })
       : (this.client as Redis).duplicate({ keyPrefix: '', enableReadyCheck: false, autoResubscribe: false });
     promptSentinelClients(connection);

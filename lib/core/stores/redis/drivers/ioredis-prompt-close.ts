@@ -98,8 +98,8 @@ interface SlotRefreshing {
 
 /**
  * Gives the connections a Cluster of ours opens to refresh its slot map the same short wait at
- * close, and has `disconnectPromptly` end them. ioredis (5.9) refreshes the map (every
- * `slotsRefreshInterval`, 5 s, and after a node error) by asking a node on a `duplicate()` of
+ * close, and has `disconnectPromptly` end them. ioredis (5.9) refreshes the map (after a node
+ * error, when asked, and every `slotsRefreshInterval` if set: off by default, and off on ours) by asking a node on a `duplicate()` of
  * that node's connection, which it disconnects once the node answered or `slotsRefreshTimeout`
  * (1 s, a ref'd timer) passed; the Cluster's `disconnect()` stops neither, and a refresh under
  * way as the application closed, its node frozen or cut off, kept the process alive up to that

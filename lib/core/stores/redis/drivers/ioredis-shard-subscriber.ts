@@ -100,7 +100,8 @@ export class ShardSubscriber implements ReleaseSubscriber {
 
   private plainConnection(): Cluster {
     if (this.plain !== undefined) return this.plain;
-    const plain = this.cluster.duplicate(undefined, { keyPrefix: '', redisOptions: { ...this.cluster.options.redisOptions, keyPrefix: '' } });
+    // No slot-refresh timer of its own, as the subscriber Cluster's (see `IoredisDriver.subscriber`).
+    const plain = this.cluster.duplicate(undefined, { keyPrefix: '', redisOptions: { ...this.cluster.options.redisOptions, keyPrefix: '' }, slotsRefreshInterval: 0 });
     promptSlotRefreshes(plain);
     plain.on('message', this.onMessage);
     plain.on('error', () => undefined); // the command connection reports connection trouble
