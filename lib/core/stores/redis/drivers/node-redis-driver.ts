@@ -229,6 +229,14 @@ export class NodeRedisDriver implements RedisDriver {
     let up = false;
     /** The next connection attempt, waiting for its timer: `close()` runs it at once, and it gives up. */
     let retry: { timer: NodeJS.Timeout; attempt: () => void } | undefined;
+    /**
+     * A connect of ours under way. node-redis' `destroy()` before its socket exists (the name
+     * lookup, say) ends nothing: the connect goes on, subscribes, and leaves the connection open
+     * with no way to end it (node-redis 5 refuses a second `destroy()`). So `close()` leaves
+     * such a connection to the connect's end, which destroys it: within `connectTimeout` (one
+     * attempt: node-redis does not retry it on its own).
+     */
+    let connectingNow = false;
     // Channels asked for and not given up since: one given up while the connection was still
     // being opened is not subscribed once it is (node-redis' UNSUBSCRIBE of a channel it has no
     // listener on yet sends nothing, and the late SUBSCRIBE would stay for the app's life).
@@ -248,13 +256,17 @@ export class NodeRedisDriver implements RedisDriver {
         const attempt = (): void => {
           retry = undefined;
           if (closed) return reject(new Error('the release subscriber is closed'));
+          connectingNow = true;
           connection.connect().then(
             () => {
+              connectingNow = false;
               up = true;
-              if (closed) destroy();
-              resolve();
+              if (!closed) return resolve();
+              destroy();
+              reject(new Error('the release subscriber is closed'));
             },
             (error: unknown) => {
+              connectingNow = false;
               const next = closed || !ownReconnect ? false : reconnectDelay(strategy, retries++, error);
               if (next === false) reject(error);
               else retry = { timer: setTimeout(attempt, next), attempt };
@@ -304,7 +316,8 @@ export class NodeRedisDriver implements RedisDriver {
         closed = true;
         clearTimeout(retry?.timer);
         retry?.attempt();
-        destroy();
+        // A Cluster's or Sentinel's duplicate retries its connect on its own: destroyed now, it stops.
+        if (!(ownReconnect && connectingNow)) destroy();
       },
     };
   }
