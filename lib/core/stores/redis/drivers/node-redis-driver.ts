@@ -242,6 +242,17 @@ export class NodeRedisDriver implements RedisDriver {
     // listener on yet sends nothing, and the late SUBSCRIBE would stay for the app's life).
     const wanted = new Set<string>();
     const wantedKey = (channel: string, sharded: boolean): string => (sharded ? `s:${channel}` : `p:${channel}`);
+    // Channels given up while the connection was down: node-redis rejects such an UNSUBSCRIBE
+    // (with the next failed reconnect) but keeps the channel's listener, and subscribes it again
+    // once the connection is back, where nobody would give it up any more. Given up again then.
+    const givenUpWhileDown = new Map<string, { channel: string; sharded: boolean }>();
+    const giveUpAgain = (): void => {
+      for (const [key, { channel, sharded }] of givenUpWhileDown) {
+        givenUpWhileDown.delete(key);
+        if (wanted.has(key)) continue;
+        unsubscribe(connection, channel, sharded).catch(() => givenUpWhileDown.set(key, { channel, sharded }));
+      }
+    };
     const destroy = (): void => {
       if (!connection.isOpen) return;
       try {
@@ -261,7 +272,10 @@ export class NodeRedisDriver implements RedisDriver {
             () => {
               connectingNow = false;
               up = true;
-              if (!closed) return resolve();
+              if (!closed) {
+                giveUpAgain();
+                return resolve();
+              }
               destroy();
               reject(new Error('the release subscriber is closed'));
             },
@@ -308,9 +322,19 @@ export class NodeRedisDriver implements RedisDriver {
         await subscribe(connection, channel, sharded);
       },
       unsubscribe: async (channel, sharded) => {
-        wanted.delete(wantedKey(channel, sharded));
-        if (closed || connecting === undefined) return;
-        await unsubscribe(connection, channel, sharded);
+        const key = wantedKey(channel, sharded);
+        wanted.delete(key);
+        if (closed) return;
+        // Not connected (given up by the application's strategy, say): node-redis may still hold
+        // the channel's listener from before, and subscribe it again with the next connection.
+        if (connecting === undefined || (ownReconnect && !up)) givenUpWhileDown.set(key, { channel, sharded });
+        if (connecting === undefined) return;
+        try {
+          await unsubscribe(connection, channel, sharded);
+        } catch (error) {
+          if (ownReconnect) givenUpWhileDown.set(key, { channel, sharded });
+          throw error;
+        }
       },
       close: () => {
         closed = true;
