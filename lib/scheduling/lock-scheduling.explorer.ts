@@ -21,6 +21,7 @@ import { checkLockKey } from '../core/keys/lock-key.js';
 import { LockKeyError } from '../errors/lock-key.error.js';
 import { LeaderElectionRunner } from './leader-election.runner.js';
 import { equipScopedFactory } from './scoped-factory-instances.js';
+import { lockServiceSeenBy } from './lock-service-seen.js';
 import { JOB_LOCK_METADATA, JOB_ORCHESTRATOR_PROPERTY, LEADER_ELECTION_METADATA } from './scheduling.constants.js';
 
 interface Claim {
@@ -111,7 +112,8 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
     const seen = new Set<object>();
     const found: { wrapper: InstanceWrapper; type: object; prototype: object }[] = [];
     for (const wrapper of wrappers) {
-      equipScopedFactory(wrapper, (instance) => this.equipMade(instance));
+      // Each module's explorer equips the providers that see its LockService, as Nest would inject it.
+      if (this.seenBy(wrapper)) equipScopedFactory(wrapper, (instance) => this.equipMade(instance));
       const prototype = prototypeOf(wrapper);
       const identity = (wrapper.instance as object | undefined) ?? wrapper;
       if (prototype === undefined || seen.has(identity)) continue;
@@ -219,11 +221,22 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
    */
   private giveLockService(wrapper: InstanceWrapper, where: string): void {
     const instance = wrapper.instance as Record<symbol, unknown> | undefined;
-    if (instance === null || typeof instance !== 'object' || hasOpenService(instance)) return;
+    if (instance === null || typeof instance !== 'object' || hasOpenService(instance) || !this.seenBy(wrapper)) return;
     if (!Object.isExtensible(instance)) {
       throw new RedisLockError(`${where}: the provider's instance is frozen (or sealed), so it cannot be given its LockService; provide the class itself, or an instance that is not frozen.`);
     }
     instance[LOCK_SERVICE_PROPERTY] = this.locks;
+  }
+
+  /**
+   * Whether a provider of `wrapper`'s module is injected with this module's `LockService` (or
+   * none can be found: then the first explorer to come equips it, as before). With two
+   * `RedisLockModule` instances, a feature module's own serves its providers, as Nest injects
+   * it into its class providers.
+   */
+  private seenBy(wrapper: InstanceWrapper): boolean {
+    const seen = lockServiceSeenBy(wrapper.host);
+    return seen === undefined || seen === this.locks;
   }
 
   /** Whether a prototype (of an instance a scoped factory made) has `@Locked` methods. */
