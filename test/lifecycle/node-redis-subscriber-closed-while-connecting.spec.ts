@@ -65,4 +65,34 @@ describe('the node-redis release subscriber, closed while its connection is bein
       await client.close();
     }
   });
+
+  // Found by review of the fix above: left to the connect's end, a connection whose socket was
+  // made but whose handshake Redis did not answer (frozen, a partition after the TCP handshake)
+  // stayed open for as long as Redis did not answer, which nothing bounds. Once it has a socket,
+  // a close ends it at once.
+  it.each([
+    [6, createClient6 as unknown as Factory],
+    [5, createClient5 as unknown as Factory],
+  ] as const)('ends at once a connection whose handshake Redis does not answer (node-redis %i)', { timeout: 30_000 }, async (_version, create) => {
+    const client = create({ socket: { host: '127.0.0.1', port: server.port, connectTimeout: 1_000 } });
+    client.on('error', () => undefined);
+    await client.connect();
+    const subscriber = new NodeRedisDriver(client as unknown as NodeRedisClient, 'client').subscriber(() => undefined);
+    let settled = 'pending';
+    server.pause();
+    try {
+      void subscriber.subscribe('closed-in-handshake', false).then(
+        () => (settled = 'subscribed'),
+        () => (settled = 'rejected'),
+      );
+      // The socket is made (the kernel accepts for a frozen Redis); the handshake waits.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      subscriber.close();
+      // Redis stays frozen: before, the subscribe waited for it (and the socket with it).
+      await expect.poll(() => settled, { timeout: 5_000 }).toBe('rejected');
+    } finally {
+      server.resume();
+      await client.close();
+    }
+  });
 });

@@ -14,6 +14,7 @@ interface PubSubConnection {
   connect(): Promise<unknown>;
   destroy(): unknown;
   on(event: 'error', listener: (error: unknown) => void): unknown;
+  on(event: 'connect', listener: () => void): unknown;
   subscribe(channel: string, listener: Listener): Promise<unknown>;
   unsubscribe(channel: string, listener: Listener): Promise<unknown>;
   sSubscribe(channel: string, listener: Listener): Promise<unknown>;
@@ -230,11 +231,11 @@ export class NodeRedisDriver implements RedisDriver {
     /** The next connection attempt, waiting for its timer: `close()` runs it at once, and it gives up. */
     let retry: { timer: NodeJS.Timeout; attempt: () => void } | undefined;
     /**
-     * A connect of ours under way. node-redis' `destroy()` before its socket exists (the name
-     * lookup, say) ends nothing: the connect goes on, subscribes, and leaves the connection open
-     * with no way to end it (node-redis 5 refuses a second `destroy()`). So `close()` leaves
-     * such a connection to the connect's end, which destroys it: within `connectTimeout` (one
-     * attempt: node-redis does not retry it on its own).
+     * A connect of ours under way that has no socket yet (the name lookup). node-redis' `destroy()`
+     * then ends nothing: the connect goes on, subscribes, and leaves the connection open with no
+     * way to end it (node-redis 5 refuses a second `destroy()`). So `close()` leaves such a
+     * connection to its `connect` event (its socket made, within `connectTimeout`), which
+     * destroys it; once there is a socket, `destroy()` ends it and its handshake at once.
      */
     let connectingNow = false;
     // Channels asked for and not given up since: one given up while the connection was still
@@ -299,6 +300,12 @@ export class NodeRedisDriver implements RedisDriver {
       connecting = tracked;
       return tracked;
     };
+    connection.on('connect', () => {
+      connectingNow = false;
+      // Once node-redis has begun its handshake on the socket: destroyed before, node-redis 5
+      // never settles the connect.
+      if (closed && ownReconnect) setImmediate(destroy);
+    });
     connection.on('error', (error) => {
       // The command connection reports connection trouble. node-redis gave the duplicate up (its
       // strategy is `false`); it keeps the subscriptions, and makes them again once reconnected.
@@ -327,7 +334,7 @@ export class NodeRedisDriver implements RedisDriver {
         if (closed) return;
         // Not connected (given up by the application's strategy, say): node-redis may still hold
         // the channel's listener from before, and subscribe it again with the next connection.
-        if (connecting === undefined || (ownReconnect && !up)) givenUpWhileDown.set(key, { channel, sharded });
+        if (ownReconnect && (connecting === undefined || !up)) givenUpWhileDown.set(key, { channel, sharded });
         if (connecting === undefined) return;
         try {
           await unsubscribe(connection, channel, sharded);
