@@ -37,4 +37,35 @@ describe('QuorumStore.release: a straggler answering in the turn the round ended
     await store.owedAtShutdown();
     expect(calls).toEqual([2]);
   });
+
+  // Found by review: a release round that timed out (no majority in time) owed its silent masters
+  // as missed; one that answered "released" afterwards stayed owed, and was sent the release again
+  // at shutdown.
+  it('is not owed at shutdown once it answered after a round that timed out', { timeout: 10_000 }, async () => {
+    const calls: number[] = [];
+    const late: (() => void)[] = [];
+    const asked = new Set<number>();
+    // Masters 1 and 2 answer their first release only when told, after the round's time is up.
+    const nodes = [0, 1, 2].map(
+      (node) =>
+        ({
+          quorumRelease: () => {
+            const first = !asked.has(node);
+            asked.add(node);
+            calls.push(node);
+            if (node === 0 || !first) return Promise.resolve({ released: true });
+            return new Promise((resolve) => late.push(() => resolve({ released: true })));
+          },
+        }) as unknown as LockScripts,
+    );
+    const store = new QuorumStore(nodes);
+    // One master answers in time: no majority, the release is unconfirmed.
+    await expect(store.release({ lock: 'k' } as ScriptKeys, 't')).rejects.toThrow(/release/);
+    for (const answer of late) answer();
+    await new Promise((resolve) => setImmediate(resolve));
+    calls.length = 0;
+    await store.owedAtShutdown();
+    // Before: [1, 2].
+    expect(calls).toEqual([]);
+  });
 });

@@ -37,6 +37,9 @@ interface MissedRelease {
   token: string;
 }
 
+/** A missed release's entry: one per node, lock and owner token. */
+const missedKey = (index: number, lock: string, token: string): string => `${index}\n${lock}\n${token}`;
+
 /** How many released tokens are remembered for late grants at most (see `giveBackIfReleased`). */
 const MAX_RELEASED_TOKENS = 10_000;
 
@@ -271,6 +274,8 @@ export class QuorumStore implements LockStore {
       const owed = unanswered[index];
       if (owed === undefined) unanswered[index] = true;
       else if (owed !== true) this.unanswered.delete(owed);
+      // A round that timed out counted it as missed: it answered since (a late failure owes it again).
+      if (this.missedReleases.size > 0) this.missedReleases.delete(missedKey(index, lock, token));
     };
     return this.askWithin(
       RELEASE_ROUND_MS,
@@ -296,8 +301,10 @@ export class QuorumStore implements LockStore {
           unanswered[index] = owed;
           if (this.unanswered.size >= MAX_MISSED) this.unanswered.delete(this.unanswered.values().next().value!);
           this.unanswered.add(owed);
-        } else if (!answer.ok) this.missed(index, lock, token);
-        else if (answer.value.released) released++;
+        } else if (!answer.ok) {
+          // Timed out, unless it answered (or failed, owed then) in the turn the round ended.
+          if (unanswered[index] !== true) this.missed(index, lock, token);
+        } else if (answer.value.released) released++;
         else refused++;
       }
       if (released >= this.majority) return { released: true };
@@ -320,7 +327,7 @@ export class QuorumStore implements LockStore {
 
   private missed(index: number, lock: string, token: string): void {
     if (this.missedReleases.size >= MAX_MISSED) this.missedReleases.delete(this.missedReleases.keys().next().value!);
-    this.missedReleases.set(`${index}\n${lock}\n${token}`, { index, lock, token });
+    this.missedReleases.set(missedKey(index, lock, token), { index, lock, token });
   }
 
   /** Shutdown: the releases nodes missed or have not answered, sent again (an owner-checked DEL: harmless where it is gone). */
