@@ -4,7 +4,7 @@
 // order, so a burst of load elsewhere lands on all of them alike. Figures: medians over the
 // rounds of the per-round ratios to raw ioredis (same round, Node version and concurrency).
 //   npm run build && node bench/ab.mjs [--node 20,24] [--contenders LockService,@Locked]
-//     [--rounds 15] [--pairs 3000] [--concurrency 1,50] [--base DIR]
+//     [--rounds 15] [--pairs 3000] [--concurrency 1,50] [--base DIR] [--reuse-keys]
 // (--contenders splits at a comma not followed by a space: "LockService quorum, no fencing" is one)
 // --quorum runs the quorum contenders on three independent masters, their ratios taken to redlock
 // v5 on the same masters instead of raw ioredis, for instance
@@ -36,6 +36,10 @@ const ROUNDS = Number(option('--rounds', '15'));
 const PAIRS = Number(option('--pairs', '3000'));
 const CONCURRENCIES = option('--concurrency', '1,50').split(',').map(Number);
 const BASE = option('--base');
+// --reuse-keys: every round locks the same keys, so from the second round on each key's fencing
+// counter exists, as for most applications' keys; without it each round's keys are new, and every
+// pair starts a counter.
+const REUSE_KEYS = args.includes('--reuse-keys');
 const WORKER = fileURLToPath(new URL('./uncontended-worker.mjs', import.meta.url));
 // Node on core 1, Redis on core 0, as in run.mjs.
 const TASKSET = spawnSync('taskset', ['-V']).status === 0 && os.cpus().length >= 2;
@@ -66,7 +70,7 @@ try {
     for (const concurrency of round % 2 === 0 ? CONCURRENCIES : [...CONCURRENCIES].reverse()) {
       for (let i = 0; i < slots.length; i++) {
         const slot = slots[(i + round) % slots.length];
-        const reply = await slot.process.run({ pairs: PAIRS, concurrency, tag: `r${round}c${concurrency}s${slots.indexOf(slot)}` });
+        const reply = await slot.process.run({ pairs: PAIRS, concurrency, tag: `${REUSE_KEYS ? 'same' : `r${round}`}c${concurrency}s${slots.indexOf(slot)}` });
         ((runs[`${slot.node.version}|${concurrency}`] ??= {})[slot.label] ??= []).push({
           pairsPerSecond: reply.pairs / reply.seconds,
           nodeCpuUsPerPair: reply.nodeCpuUs / reply.pairs,
