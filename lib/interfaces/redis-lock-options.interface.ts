@@ -262,9 +262,10 @@ export interface FencingOptions {
    * `false`: the lock has no fencing token. Its `fencingToken` is `undefined` (typed so: the
    * overloads of `acquire()`, `tryAcquire()` and `using()` return an `UnfencedLock`), and
    * `FencedRedis` refuses it. In quorum mode the masters' counters are then not brought into
-   * line after an acquisition that found them unequal, which saves a round trip to every master
-   * (the common case, where every master granted with the same counter, costs one round either
-   * way); elsewhere the counter is kept as usual and only not handed out. Use it for a key whose
+   * line after an acquisition that found no majority of them equal, which saves a round trip to
+   * every master (the common case, where a majority granted with the same counter, costs one
+   * round either way), and the acquisition ends at any granting majority; elsewhere the counter
+   * is kept as usual and only not handed out. Use it for a key whose
    * holders never pass a token on; a key used both ways still hands increasing tokens to the
    * fenced holders, but an unfenced holder's writes cannot be told from a stale one's. A nested
    * call of the same chain that asks for a token cannot re-enter an unfenced lock

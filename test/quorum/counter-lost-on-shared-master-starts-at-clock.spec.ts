@@ -6,8 +6,9 @@ import { startRedisServer, type RedisServer } from '../support/redis-server.js';
 /**
  * Found by the real-Redis explorer's quorum target (seed 28: one worker's requests to one master
  * thrown away while another master restarted empty), where two holders got the same fencing
- * token. A quorum's token is the highest counter of the granting majority, written back to every
- * master that answers; a master that missed an acquisition lags behind. When the master the next
+ * token. A quorum's token is held by a majority of the masters' counters (a majority granted
+ * with it, or it was written back to a majority); a master that missed an acquisition lags
+ * behind. When the master the next
  * majority shares with the last one lost its counter (a restart without persistence), and that
  * counter started again at 1, the next token repeated the last one, or fell below it, and a
  * fenced resource let the stale holder's writes through beside the new holder's. Started at the

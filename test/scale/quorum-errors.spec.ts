@@ -42,10 +42,10 @@ describe('what a quorum acquisition that did not take the lock says', () => {
     }
     const urls = servers.map((s, i) => (i === 0 ? s.url : s.url.replace('redis://', `redis://${user}:pw@`)));
     const { locks } = await app({}, urls);
-    // Node 0's counter is ahead: it grants 6, nodes 1 and 2 grant 2 (counters they have: a new
-    // one's seed would need the SET), so the token must be written back.
+    // The counters differ on every node: they grant 6, 2 and 3 (counters they have: a new one's
+    // seed would need the SET), no majority holds a token, so it must be written back.
     await admin(0, (node) => node.set('lock:{rq:floor}:fence', 5));
-    for (const i of [1, 2]) await admin(i, (node) => node.set('lock:{rq:floor}:fence', 1));
+    for (const i of [1, 2]) await admin(i, (node) => node.set('lock:{rq:floor}:fence', i));
     const outcome = await locks.tryAcquire('rq:floor').then(
       (lock) => (lock === null ? 'null' : 'acquired'),
       (error: unknown) => error,

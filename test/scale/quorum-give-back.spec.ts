@@ -35,9 +35,15 @@ describe('quorum mode: what a call that gave up may have taken, and a release no
 
   it('an acquire given up while one master (a minority) hangs does not leave the lock held by nobody', { timeout: 30_000 }, async () => {
     const holder = await app({ ttl: 20_000 });
+    // The counters of nodes 0 and 1 differ, so their grants hold no common token.
+    for (const i of [0, 1]) {
+      const admin = new Redis(servers[i]!.url);
+      await admin.set('lock:{rq:late}:fence', 5 + i);
+      admin.disconnect();
+    }
     servers[2]!.pause();
-    // Nodes 0 and 1 grant at once; the round waits up to 500 ms (a tenth of the ttl, capped) for
-    // node 2, then writes the fence floor back (another 500 ms for node 2): the caller gives up
+    // Nodes 0 and 1 grant at once, with different counters; the round waits up to 500 ms (a tenth
+    // of the ttl, capped) for node 2, then writes the fence floor back: the caller gives up
     // before (its signal; a waitTimeout still gives Redis's answer a second of grace).
     const error = await holder.locks.acquire('rq:late', { signal: AbortSignal.timeout(200) }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(Error);

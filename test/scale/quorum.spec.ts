@@ -68,7 +68,9 @@ describe('quorum mode over 3 independent masters', () => {
   const cases = masks.flatMap((down) => (['failed', 'slow'] as Fault[]).map((fault) => [down, fault] as const));
 
   it.each(cases)('with nodes %j %s: a minority is survived, a majority fails clearly', { timeout: 30_000 }, async (down, fault) => {
-    const holder = await app({ ttl: 600, renewInterval: 150 });
+    // A ttl of 1.5 s gives each node 150 ms to answer: a loaded machine missed 60 ms (ttl 600)
+    // on the first acquisition, which also loads the scripts.
+    const holder = await app({ ttl: 1_500, renewInterval: 150 });
     const key = `q:${fault}:${down.join('') || 'none'}`;
     for (const i of down) {
       if (fault === 'failed') await servers[i]!.stop({ kill: true });
@@ -78,9 +80,9 @@ describe('quorum mode over 3 independent masters', () => {
       const attempt = holder.locks.acquire(key, { waitTimeout: 800 });
       if (down.length <= 1) {
         const lock = await attempt;
-        const rival = await app({ ttl: 600 });
+        const rival = await app({ ttl: 1_500 });
         expect(await rival.locks.tryAcquire(key)).toBeNull();
-        await sleep(900); // longer than the ttl: renewed on the majority
+        await sleep(1_800); // longer than the ttl: renewed on the majority
         expect(lock.held).toBe(true);
         await lock.release();
         expect(lock.signal.reason?.message).toBeUndefined();
@@ -98,11 +100,13 @@ describe('quorum mode over 3 independent masters', () => {
   });
 
   it('keeps fencing tokens increasing when the granting majority changes', { timeout: 30_000 }, async () => {
-    const holder = await app({ ttl: 600 });
+    // Each node gets 200 ms to answer (a tenth of the ttl): 60 ms (ttl 600) was missed on a
+    // loaded machine, where the first acquisition after a restart loads the scripts again.
+    const holder = await app({ ttl: 2_000 });
     const tokens: number[] = [];
     for (const down of [2, 0, 1, 2]) {
       await servers[down]!.stop({ kill: true }); // comes back empty: its counter starts again at the clock
-      const lock = await holder.locks.acquire('q:fence', { waitTimeout: 2_000 });
+      const lock = await holder.locks.acquire('q:fence', { waitTimeout: 5_000 });
       tokens.push(lock.fencingToken);
       await lock.release();
       await servers[down]!.start();
@@ -183,31 +187,104 @@ describe('quorum mode over 3 independent masters', () => {
     await onEveryNode((node) => node.set('lock:{q:warm}:fence', node.options.port === Number(new URL(servers[2]!.url).port) ? 9 : 0));
     await (await holder.locks.acquire('q:warm')).release();
   }
-  async function counterAhead(key: string, value: number): Promise<void> {
-    const ahead = new Redis(servers[2]!.url);
-    await ahead.set(`lock:{${key}}:fence`, value);
-    ahead.disconnect();
+  /** Sets the key's fencing counter on the nodes given: `counters[i]` on node i (none for undefined). */
+  async function setCounters(key: string, counters: (number | undefined)[]): Promise<void> {
+    await Promise.all(counters.map(async (value, i) => {
+      if (value === undefined) return;
+      const node = new Redis(servers[i]!.url);
+      await node.set(`lock:{${key}}:fence`, value);
+      node.disconnect();
+    }));
+  }
+  const counters = (key: string) => onEveryNode((node) => node.get(`lock:{${key}}:fence`));
+  /** The key's fencing counter on node i alone (the others may be frozen). */
+  async function counterOn(i: number, key: string): Promise<string | null> {
+    const node = new Redis(servers[i]!.url);
+    try {
+      return await node.get(`lock:{${key}}:fence`);
+    } finally {
+      node.disconnect();
+    }
   }
 
-  it('writes the token back to the nodes only when their counters differ', async () => {
+  it('writes the token back to the nodes when no majority granted with one counter', async () => {
     const holder = await app();
     await warmScripts(holder);
-    // Node 2's counter is ahead of the clock the others start theirs at: the nodes grant the
-    // clock, the clock and ahead + 1, so the token is written back.
-    const ahead = Date.now() + 1_000_000;
-    await counterAhead('q:sync', ahead);
+    // Every node's counter differs: they grant base + 1, + 6 and + 11, no majority holds a
+    // token, so the highest is written back.
+    const base = Date.now() + 1_000_000;
+    await setCounters('q:sync', [base, base + 5, base + 10]);
     await resetStats();
     const first = await holder.locks.acquire('q:sync');
-    expect(first.fencingToken).toBe(ahead + 1);
-    expect(await scriptCalls()).toEqual([2, 2, 2]);
-    expect(await onEveryNode((node) => node.get('lock:{q:sync}:fence'))).toEqual(Array(3).fill(String(ahead + 1)));
+    expect(first.fencingToken).toBe(base + 11);
+    await expect.poll(scriptCalls).toEqual([2, 2, 2]);
+    expect(await counters('q:sync')).toEqual(Array(3).fill(String(base + 11)));
     await first.release();
-    // Now every node grants ahead + 2: each already holds the token, so nothing is written back.
+    // Now every node grants base + 12: a majority holds the token, so nothing is written back.
     await resetStats();
     const second = await holder.locks.acquire('q:sync');
-    expect(second.fencingToken).toBe(ahead + 2);
-    expect(await scriptCalls()).toEqual([1, 1, 1]);
+    expect(second.fencingToken).toBe(base + 12);
+    await expect.poll(scriptCalls).toEqual([1, 1, 1]);
     await second.release();
+  });
+
+  it('hands out the counter a majority granted with at once: a frozen third master is not waited for, nothing is written back', async () => {
+    const holder = await app();
+    await warmScripts(holder);
+    await holder.locks.acquire('q:two').then((lock) => lock.release());
+    await resetStats();
+    servers[2]!.pause();
+    // Nodes 0 and 1 grant with the same counter. Waiting for node 2 would end the grant round
+    // only at its timeout, with 2 grants of 3, and write the token back to the two.
+    const lock = await holder.locks.acquire('q:two');
+    const [calls0, calls1] = await Promise.all([0, 1].map(async (i) => {
+      const node = new Redis(servers[i]!.url);
+      const stats = await node.info('commandstats');
+      node.disconnect();
+      return Number(/cmdstat_evalsha:calls=(\d+)/.exec(stats)?.[1] ?? 0);
+    }));
+    expect([calls0, calls1]).toEqual([1, 1]);
+    servers[2]!.resume();
+    // Node 2 ran the grant when it came back, with the same counter: it holds the token too.
+    await expect.poll(() => counters('q:two')).toEqual(Array(3).fill(String(lock.fencingToken)));
+    await lock.release();
+    await expect.poll(() => onEveryNode((node) => node.get('lock:{q:two}'))).toEqual([null, null, null]);
+  });
+
+  it('writes back a higher counter it saw on a minority, rather than hand out the lower one a majority agreed on', async () => {
+    const holder = await app();
+    await warmScripts(holder);
+    // Node 0 counted attempts the others missed: it grants base + 11, nodes 1 and 2 base + 1.
+    const base = Date.now() + 1_000_000;
+    await setCounters('q:higher', [base + 10, base, base]);
+    await resetStats();
+    // Node 2 answers only once nodes 0 and 1 have, so the round has seen the higher counter when
+    // nodes 1 and 2 make a majority on the lower one. (Should node 2 miss its 500 ms, no majority
+    // agrees at all, and the highest is written back just the same.)
+    servers[2]!.pause();
+    const acquiring = holder.locks.acquire('q:higher');
+    await expect.poll(() => Promise.all([0, 1].map((i) => counterOn(i, 'q:higher')))).toEqual([String(base + 11), String(base + 1)]);
+    servers[2]!.resume();
+    const lock = await acquiring;
+    expect(lock.fencingToken).toBe(base + 11);
+    await expect.poll(() => counters('q:higher')).toEqual(Array(3).fill(String(base + 11)));
+    await lock.release();
+  });
+
+  it('raises a node that granted with a counter behind the majority\'s, after handing out the token', async () => {
+    const holder = await app();
+    await warmScripts(holder);
+    // Node 2 missed acquisitions (it was busy with a leftover, say): its counter is behind.
+    const base = Date.now() + 1_000_000;
+    await setCounters('q:behind', [base, base, base - 50]);
+    await resetStats();
+    const lock = await holder.locks.acquire('q:behind');
+    expect(lock.fencingToken).toBe(base + 1);
+    // One script call on each node of the majority (its grant), two on node 2 (its grant, and
+    // the raise that follows the hand-out).
+    await expect.poll(scriptCalls).toEqual([1, 1, 2]);
+    expect(await counters('q:behind')).toEqual(Array(3).fill(String(base + 1)));
+    await lock.release();
   });
 
   it("answers a master's acquire and release with one integer each, not an array", async () => {
@@ -232,13 +309,14 @@ describe('quorum mode over 3 independent masters', () => {
   it('leaves the counters alone for a lock taken with fencing: false; fenced holders still get higher tokens', async () => {
     const holder = await app();
     await warmScripts(holder);
+    // Nodes 1 and 2 (a majority) hold the tokens of earlier fenced holders.
     const ahead = Date.now() + 1_000_000;
-    await counterAhead('q:nofence', ahead);
+    await setCounters('q:nofence', [undefined, ahead, ahead]);
     await resetStats();
     const unfenced = await holder.locks.acquire('q:nofence', { fencing: false });
     expect(unfenced.fencingToken).toBeUndefined();
-    expect(await scriptCalls()).toEqual([1, 1, 1]);
-    expect(await onEveryNode((node) => node.get('lock:{q:nofence}:fence'))).toEqual([null, null, String(ahead)]);
+    await expect.poll(scriptCalls).toEqual([1, 1, 1]);
+    expect(await counters('q:nofence')).toEqual([null, String(ahead), String(ahead)]);
     await unfenced.release();
     const fenced = await holder.locks.acquire('q:nofence');
     expect(fenced.fencingToken).toBe(ahead + 1);

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { LockScripts } from '../redis/lock-scripts.js';
 import type { ScriptKeys } from '../lock-store.js';
 import { QuorumStore } from './quorum-store.js';
@@ -67,5 +67,36 @@ describe('QuorumStore.release: a straggler answering in the turn the round ended
     await store.owedAtShutdown();
     // Before: [1, 2].
     expect(calls).toEqual([]);
+  });
+});
+
+/**
+ * Found by review of the early end of a fenced acquisition's round: the round counted only the
+ * grants with the first grant's counter, so a master behind the others that answered first kept
+ * the round waiting for the last master (a frozen one: its whole timeout) although a majority
+ * agreed on another counter.
+ */
+describe('QuorumStore.acquire (fenced): the grant round ends at a majority that agrees on one counter', () => {
+  it('whatever the order of the answers: a master behind answering first does not keep it waiting for a silent one', { timeout: 5_000 }, async () => {
+    vi.useFakeTimers();
+    try {
+      const floors: [number, number][] = [];
+      // Five masters: master 0 is behind (it answers first), masters 1 to 3 agree, master 4 never answers.
+      const nodes = [0, 1, 2, 3, 4].map(
+        (node) =>
+          ({
+            quorumAcquire: () => (node === 4 ? new Promise(() => undefined) : Promise.resolve({ acquired: true, fencingToken: node === 0 ? 7 : 11 })),
+            fenceFloor: (_fence: string, floor: number) => (floors.push([node, floor]), Promise.resolve()),
+          }) as unknown as LockScripts,
+      );
+      const store = new QuorumStore(nodes);
+      // Time does not pass (fake timers): the round's timeout cannot be what ends it.
+      const reply = await store.acquire({ lock: 'k', fence: 'k:fence' } as ScriptKeys, 't', 30_000, false, 0);
+      expect(reply).toEqual({ acquired: true, fencingToken: 11 });
+      // Master 0 is raised to the token at once; master 4 will be once it answers.
+      expect(floors).toEqual([[0, 11]]);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

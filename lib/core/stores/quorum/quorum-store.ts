@@ -16,11 +16,14 @@ import { LAST_ATTEMPT_GRACE_MS } from '../../engine/waiter-timing.js';
  * not answer within its share of the lease counts as failed.
  *
  * Fencing: each node keeps its own counter, and counters of different nodes are not
- * comparable. The token handed out is the highest counter of the granting majority, and that
- * value is written back to every node (a majority must confirm) before the lock is handed out;
- * any later majority shares a node with this one, so the next token is higher, as long as that
- * node kept its counter. When every node granted with the same counter, each already holds the
- * token, and that round (which would change nothing) is left out. A renewal that finds a node restarted empty puts the lock and the
+ * comparable. The token handed out is held by a majority of counters before the lock is handed
+ * out; any later majority shares a node with this one, so the next token is higher, as long as
+ * that node kept its counter. When a majority granted with one and the same counter, the highest
+ * any node answered with, that majority holds it already: the round ends there (a slow or frozen
+ * node is not waited for), and the other nodes are raised to it once they answered, without
+ * waiting (best effort: a raise that fails is not made again). Otherwise the highest counter of the
+ * granting nodes is written back to every node, and a majority must confirm it before the lock is
+ * handed out. A renewal that finds a node restarted empty puts the lock and the
  * counter back there. A node that loses its counter between two acquisitions of a key, with
  * no renewal in between to restore it, starts it again at the acquiring instance's clock (the
  * seed of `QUORUM_ACQUIRE`), above the tokens before within the bound docs/redis-data.md gives;
@@ -70,18 +73,20 @@ export class QuorumStore implements LockStore {
     // The attempts of one acquisition share its token: one given back is not this one's release,
     // and a late grant of the one before must not be given back from under it.
     if (this.releasedTokens.size > 0) this.releasedTokens.delete(token);
-    // Without fencing a granting majority decides; with it every node's counter is needed
-    // (all equal: nothing to write back), so the round waits for all of them.
+    // Without fencing a granting majority decides; with it, a majority that granted with one and
+    // the same counter (which then holds the token already, see the class comment).
     const resent = (node: LockScripts) => (reply: Promise<AcquireReply>) => this.giveBackIfReleased(node, keys.lock, token, reply);
     // One seed for every master: a new key's counters start equal, and nothing is written back.
     // At least 1: the script knows a new counter by its INCR answering 1, and 0 means no token
     // (a clock at 0 or before, as a test's fake timers may set it, would go back from there).
     const seed = Math.max(1, Date.now());
-    return this.ask(ttl, (node) => node.quorumAcquire(keys.lock, token, ttl, unfenced, seed, resent(node)), unfenced ? grantedHere : undefined).then((answers) => {
+    const replies: Promise<AcquireReply>[] = [];
+    const question = (node: LockScripts, index: number) => (replies[index] = node.quorumAcquire(keys.lock, token, ttl, unfenced, seed, resent(node)));
+    const round = unfenced ? this.ask(ttl, question, grantedHere) : this.ask(ttl, question, oneCounterReaches(this.majority), 1);
+    return round.then((answers) => {
       let granted = 0;
       let busy = 0;
       let highest = 0;
-      let lowest = Infinity;
       let longestBusy = -Infinity;
       for (const answer of answers) {
         if (answer === undefined || !answer.ok) continue;
@@ -89,21 +94,42 @@ export class QuorumStore implements LockStore {
         if (reply.acquired) {
           granted++;
           if (reply.fencingToken > highest) highest = reply.fencingToken;
-          if (reply.fencingToken < lowest) lowest = reply.fencingToken;
         } else {
           busy++;
           if (reply.pttl > longestBusy) longestBusy = reply.pttl;
         }
       }
       if (granted >= this.majority && now() - startedAt < ttl - driftMargin(ttl)) {
-        const fencingToken = highest;
-        // Every node granted with this very counter: each one holds the token already.
-        if (unfenced || (granted === this.nodes.length && lowest === highest)) return { acquired: true, fencingToken };
-        return this.raiseFloors(keys, token, ttl, waiterLease, startedAt, fencingToken);
+        if (unfenced) return { acquired: true, fencingToken: highest };
+        const agreed = counterOfMajority(answers, this.majority);
+        if (agreed === undefined) return this.raiseFloors(keys, token, ttl, waiterLease, startedAt, highest);
+        this.catchUp(keys.fence, agreed, answers, replies);
+        return { acquired: true, fencingToken: agreed };
       }
       if (granted >= this.majority) throw this.tooLate(keys, token, waiterLease, startedAt, ttl);
       return this.giveBack(keys, token, waiterLease, granted, busy, longestBusy, answers);
     });
+  }
+
+  /**
+   * A majority granted with the counter `fencingToken`, the token handed out: the nodes whose
+   * counter may be below it (busy, failed, behind, or not waited for: raised once their grant
+   * has answered) are raised to it, and nobody waits for that. The token's order does not need
+   * it (that majority holds the token). Without it, a node left behind and a node of that
+   * majority restarted empty could form the next majority, whose token only the seed's bound
+   * would keep above this one.
+   */
+  private catchUp(fence: string, fencingToken: number, answers: (Answer<AcquireReply> | undefined)[], replies: Promise<AcquireReply>[]): void {
+    const raise = (index: number) => void this.nodes[index]!.fenceFloor(fence, fencingToken).catch(() => undefined);
+    for (let index = 0; index < this.nodes.length; index++) {
+      const answer = answers[index];
+      if (answer === undefined) {
+        replies[index]?.then(
+          (reply) => (!reply.acquired || reply.fencingToken < fencingToken) && raise(index),
+          () => raise(index),
+        );
+      } else if (!answer.ok || !answer.value.acquired || answer.value.fencingToken < fencingToken) raise(index);
+    }
   }
 
   /**
@@ -382,15 +408,16 @@ export class QuorumStore implements LockStore {
   /**
    * Asks every node at once; a node gets a tenth of the lease (50 to 500 ms; 200 ms without
    * a lease) to answer before it counts as failed. Its command still runs if it answers later.
-   * With `majorityCounts`, the round ends as soon as a majority gave such an answer: the
-   * others' answers are then `undefined`, and nobody waits for a slow minority.
+   * With `majorityCounts`, the round ends as soon as `enough` answers (a majority, unless told)
+   * counted: the others' answers are then `undefined`, and nobody waits for a slow minority.
    */
   private ask<T>(
     ttl: number,
     question: (node: LockScripts, index: number) => Promise<T>,
     majorityCounts?: (answer: Answer<T>) => boolean,
+    enough = this.majority,
   ): Promise<Answer<T>[]> {
-    return this.askWithin(ttl === Infinity ? 200 : Math.min(500, Math.max(50, Math.floor(ttl / 10))), question, majorityCounts);
+    return this.askWithin(ttl === Infinity ? 200 : Math.min(500, Math.max(50, Math.floor(ttl / 10))), question, majorityCounts, undefined, undefined, enough);
   }
 
   /** `ask` with a timeout of its own. */
@@ -400,8 +427,9 @@ export class QuorumStore implements LockStore {
     majorityCounts?: (answer: Answer<T>) => boolean,
     failedLate?: (index: number) => void,
     answeredLate?: (index: number) => void,
+    enough = this.majority,
   ): Promise<Answer<T>[]> {
-    const round = new QuorumRound<T>(this.nodes.length, timeout, this.sweeper, this.majority, majorityCounts, failedLate, answeredLate);
+    const round = new QuorumRound<T>(this.nodes.length, timeout, this.sweeper, enough, majorityCounts, failedLate, answeredLate);
     for (let index = 0; index < this.nodes.length; index++) {
       let reply: Promise<T>;
       try {
@@ -438,6 +466,40 @@ function shortestTtl(requests: RenewalRequest[]): number {
   let ttl = Infinity;
   for (const request of requests) ttl = Math.min(ttl, request.ttl);
   return ttl;
+}
+
+/**
+ * For a fenced acquisition's round, ended by the first answer that counts: the grant that brings
+ * the grants with one counter to a majority, since that majority holds the token already.
+ * Whichever order the answers come in, a node behind the others does not keep the round waiting
+ * for the last node.
+ */
+function oneCounterReaches(majority: number): (answer: Answer<AcquireReply>) => boolean {
+  const grants = new Map<number, number>();
+  return (answer) => {
+    if (!answer.ok || !answer.value.acquired) return false;
+    const counter = answer.value.fencingToken;
+    const count = (grants.get(counter) ?? 0) + 1;
+    grants.set(counter, count);
+    return count === majority;
+  };
+}
+
+/**
+ * The highest counter the nodes granted with, if a majority granted with it: that majority
+ * holds the token already. A higher one seen on fewer nodes (one that counted attempts the
+ * others missed) is written back instead.
+ */
+function counterOfMajority(answers: (Answer<AcquireReply> | undefined)[], majority: number): number | undefined {
+  let highest = 0;
+  let agreeing = 0;
+  for (const answer of answers) {
+    if (answer?.ok !== true || !answer.value.acquired) continue;
+    const counter = answer.value.fencingToken;
+    if (counter > highest) [highest, agreeing] = [counter, 1];
+    else if (counter === highest) agreeing++;
+  }
+  return agreeing >= majority ? highest : undefined;
 }
 
 function grantedHere(answer: Answer<AcquireReply>): boolean {
