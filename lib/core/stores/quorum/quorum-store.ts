@@ -56,6 +56,9 @@ const MAX_RELEASED_TOKENS = 10_000;
  */
 const RELEASE_ROUND_MS = Math.floor((LAST_ATTEMPT_GRACE_MS * 3) / 4);
 
+/** How long a round with no lease to share out (a give-back, a check, an inspection) waits for a node. */
+const UNLEASED_ROUND_MS = 200;
+
 export class QuorumStore implements LockStore {
   readonly queues = false;
   private readonly majority: number;
@@ -168,7 +171,8 @@ export class QuorumStore implements LockStore {
    * making the caller wait for nodes that do not answer; busy if enough nodes said so.
    */
   private giveBack(keys: ScriptKeys, token: string, waiterLease: number, granted: number, busy: number, longestBusy: number, answers: (Answer<unknown> | undefined)[]): AcquireReply {
-    this.release(keys, token, waiterLease).catch(() => undefined);
+    // Every master answered, none granted: nothing to give back (a waiter's polls of a held lock).
+    if (granted > 0 || busy < this.nodes.length) this.release(keys, token, waiterLease).catch(() => undefined);
     if (busy > this.nodes.length - this.majority || (busy > 0 && granted + busy === this.nodes.length)) {
       return { acquired: false, pttl: longestBusy };
     }
@@ -203,11 +207,12 @@ export class QuorumStore implements LockStore {
    * with SET NX: a rival that took the key there meanwhile keeps it. Without this, a holder
    * renewing on a bare majority would lose exclusion when one more node restarts empty, since
    * a rival would then find the key missing on a majority. The lock was held on a majority all
-   * along, so no rival can have held it meanwhile. (A release that overtakes the restore leaves
-   * the key on that one node until its ttl: a minority, which blocks nobody.)
+   * along, so no rival can have held it meanwhile. A lock released while the renewal's round ran
+   * is not put back.
    */
   private async settle(requests: RenewalRequest[], codes: (number[] | undefined)[]): Promise<RenewalOutcome[]> {
     const outcomes = requests.map((_, i) => this.decide(codes.map((node) => node?.[i])));
+    this.giveBackRefused(requests, codes, outcomes);
     const restores = new Map<number, RenewalRequest[]>();
     codes.forEach((node, n) => {
       const lost = requests.filter((_, i) => outcomes[i] === true && node?.[i] === GONE);
@@ -218,6 +223,10 @@ export class QuorumStore implements LockStore {
       await this.ask(shortestTtl(requests), (node, n) =>
         Promise.all(
           (restores.get(n) ?? []).map(async ({ lockKey, token, ttl, fencingToken }) => {
+            // Released while the renewal's round ran: the release found nothing on this node, and
+            // would find the restored copy gone from its reach (a release sent later runs after
+            // the restore on this connection, and deletes it).
+            if (this.releasedTokens.has(token)) return;
             await node.restore(lockKey, token, ttl);
             // The node lost the counter too: raise it to the holder's token (or, for a holder
             // without one, the highest counter the nodes kept), so that a later majority through
@@ -229,6 +238,24 @@ export class QuorumStore implements LockStore {
       );
     }
     return outcomes;
+  }
+
+  /**
+   * A renewal refused (no majority can still be this holder's) has just pushed the lease on the
+   * masters that renewed it, and a refused lock sends no release (on one Redis it means someone
+   * else's key): its copies are given back there, owner-checked, so that they do not keep those
+   * masters out of the quorum for a ttl (with an even number of masters, out of reach of
+   * everyone). Owed at shutdown where that fails.
+   */
+  private giveBackRefused(requests: RenewalRequest[], codes: (number[] | undefined)[], outcomes: RenewalOutcome[]): void {
+    for (let i = 0; i < requests.length; i++) {
+      if (outcomes[i] !== false) continue;
+      const { lockKey, token } = requests[i]!;
+      this.released(token);
+      codes.forEach((node, n) => {
+        if (node?.[i] === RENEWED) this.nodes[n]!.quorumRelease(lockKey, token).catch(() => this.missed(n, lockKey, token));
+      });
+    }
   }
 
   /**
@@ -372,7 +399,9 @@ export class QuorumStore implements LockStore {
    */
   async leave(keys: ScriptKeys, token: string): Promise<void> {
     this.released(token);
-    const answers = await this.ask(Infinity, (node) => node.quorumRelease(keys.lock, token));
+    // A node that answers after the round ran the release: no longer owed (a late failure stays so).
+    const answeredLate = (index: number) => this.missedReleases.delete(missedKey(index, keys.lock, token));
+    const answers = await this.askWithin(UNLEASED_ROUND_MS, (node) => node.quorumRelease(keys.lock, token), undefined, undefined, answeredLate);
     let answered = 0;
     answers.forEach((answer, index) => (answer.ok ? answered++ : this.missed(index, keys.lock, token)));
     // Not a majority: what the attempt took may hold the lock against everyone, so the engine
@@ -417,7 +446,7 @@ export class QuorumStore implements LockStore {
     majorityCounts?: (answer: Answer<T>) => boolean,
     enough = this.majority,
   ): Promise<Answer<T>[]> {
-    return this.askWithin(ttl === Infinity ? 200 : Math.min(500, Math.max(50, Math.floor(ttl / 10))), question, majorityCounts, undefined, undefined, enough);
+    return this.askWithin(ttl === Infinity ? UNLEASED_ROUND_MS : Math.min(500, Math.max(50, Math.floor(ttl / 10))), question, majorityCounts, undefined, undefined, enough);
   }
 
   /** `ask` with a timeout of its own. */
