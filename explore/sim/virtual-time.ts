@@ -170,6 +170,9 @@ export class InstanceClock implements Clock {
 export function worldClock(scheduler: VirtualScheduler): Clock {
   return {
     now: () => scheduler.now,
+    // A new fencing counter starts at virtual time too (not the machine's wall clock): a seed's
+    // schedule, its tokens included, replays the same on every run.
+    epochNow: () => scheduler.now,
     setTimer(fn, ms) {
       const event = scheduler.schedule(scheduler.now + Math.max(1, ms), AsyncResource.bind(fn));
       return { cancel: () => scheduler.cancel(event) };

@@ -91,6 +91,21 @@ export function describeLockBehaviour(label: string, backend: LockBackend): void
       await lock.release();
     });
 
+    // Found by review for the in-memory store, whose new counters started at the milliseconds
+    // since the process started: a fenced resource outlives the process (a database row keeps the
+    // highest token it saw), and the next process' tokens came out below the last one's.
+    it("starts a key's fencing counter at the wall clock in milliseconds, so that a process started again hands out higher tokens", async () => {
+      const { locks } = await open();
+      const k = key('counter-starts-at-wall-clock');
+      // A new counter, should another suite on this store have used the key's name.
+      await backend.forgetFence(k);
+      const before = Date.now();
+      const lock = await locks.acquire(k);
+      await lock.release();
+      // A second of slack for a Redis clock behind this process' (the same machine here).
+      expect(lock.fencingToken).toBeGreaterThanOrEqual(before - 1_000);
+    });
+
     it('excludes another instance, which gets the lock once it is released, with a higher fencing token', async () => {
       const a = await open();
       const b = await open();

@@ -188,7 +188,7 @@ export class MemorySemaphores implements SemaphoreStore {
   }
 
   private nextFence(fence: string, now: number): number {
-    return nextFence(this.data, fence, now, this.fenceRetention);
+    return nextFence(this.data, fence, now, this.fenceRetention, this.clock.epochNow?.() ?? Date.now());
   }
 
 }

@@ -19,6 +19,8 @@ export interface ClockTimer {
 export interface Clock {
   /** Monotonic milliseconds. */
   now(): number;
+  /** Wall-clock milliseconds, for what outlives the process (a new fencing counter's start). */
+  epochNow?(): number;
   /**
    * Calls `fn` after `ms` milliseconds, however long (Node's own timers overflow past 2^31 - 1
    * ms). An `unref` timer alone does not keep the process alive.
@@ -36,6 +38,7 @@ export function now(): number {
 
 export const systemClock: Clock = {
   now,
+  epochNow: () => Date.now(),
   setTimer(fn, ms, unref = false) {
     const timer = setLongTimeout(fn, ms, { unref });
     return { cancel: () => timer.clear(), setUnref: (next) => timer.setUnref(next) };

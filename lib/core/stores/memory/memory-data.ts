@@ -4,6 +4,8 @@ import { READ_HELD } from '../../rwlock/read-keys.js';
 /** The time the in-memory store counts leases with: what `TIME` is to the Redis scripts. */
 export interface StoreClock {
   now(): number;
+  /** Wall-clock milliseconds, where a value must outlive the process (see `nextFence`); `Date.now()` without it. */
+  epochNow?(): number;
 }
 
 /** Receives what the Redis scripts would PUBLISH: `<token>:<fencing token>` on a lock's channel. */
@@ -142,12 +144,14 @@ export function renewGuards(data: MemoryData, key: string, token: string, until:
 
 /**
  * INCR of a fencing counter; with a retention, each new token restarts its expiry. A new counter
- * (or one whose retention ran out) starts at the clock in milliseconds, as the Redis scripts'
- * do (see `NEXT_FENCING`).
+ * (or one whose retention ran out) starts at the wall clock in milliseconds (`epochNow`), as the
+ * Redis scripts' start at `TIME` (see `NEXT_FENCING`): a fenced resource outlives the process and
+ * keeps the highest token it saw, so the tokens of a process started again must go on above
+ * the last one's, which `now` (milliseconds since the process started) would not.
  */
-export function nextFence(data: MemoryData, fence: string, now: number, fenceRetention: number): number {
+export function nextFence(data: MemoryData, fence: string, now: number, fenceRetention: number, epochNow: number): number {
   const current = liveValue(data.fences, fence, now);
-  const next = current === undefined ? Math.max(1, Math.floor(now)) : current + 1;
+  const next = current === undefined ? Math.max(1, Math.floor(epochNow)) : current + 1;
   const previous = data.fences.get(fence);
   const expiresAt = fenceRetention > 0 ? now + fenceRetention : (previous?.expiresAt ?? Infinity);
   data.fences.set(fence, { value: next, expiresAt });

@@ -250,7 +250,7 @@ export class MemoryStore implements LockStore, MemoryQueue {
 
   /** @internal Queue step shared with the read side (`MemoryQueue`). */
   nextFence(fence: string, now: number): number {
-    return nextFence(this.data, fence, now, this.fenceRetention);
+    return nextFence(this.data, fence, now, this.fenceRetention, this.clock.epochNow?.() ?? Date.now());
   }
 }
 
