@@ -935,6 +935,8 @@ export class World implements FaultDecider {
       const seed = Math.max(1, Math.floor(this.scheduler.now));
       const tokensGoBack = lost !== undefined || saved.some(([, counter]) => counter.value >= seed);
       this.data.clear();
+      // Redis keeps no high-water mark of its tokens: a restart forgets it with the counters.
+      this.data.highestFence = 0;
       if (lost !== undefined) for (const [name, counter] of saved) this.data.fences.set(name, { value: Math.max(1, counter.value - lost), expiresAt: counter.expiresAt });
       this.restarts.push(this.scheduler.now);
       if (tokensGoBack) {

@@ -27,19 +27,12 @@ const MAX_ADVANCE_MS = 10 * 365 * 86_400_000;
  */
 export class ManualClock implements Clock {
   private time = 0;
-  /** The wall clock when this clock was made: `epochNow()` moves from there with `advance()`. */
-  private readonly epoch = Date.now();
   private order = 0;
   private readonly timers = new Set<PendingTimer>();
   private advancing: Promise<void> = Promise.resolve();
 
   now(): number {
     return this.time;
-  }
-
-  /** @internal Wall-clock milliseconds: the time this clock was made, plus what `advance()` passed. */
-  epochNow(): number {
-    return this.epoch + this.time;
   }
 
   /** @internal Called by the lock engine. */

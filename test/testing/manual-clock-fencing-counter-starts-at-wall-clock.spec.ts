@@ -3,8 +3,8 @@
  * the manual clock is 0 when the test begins, and tokens began at 1 again after `locks.clear()`.
  * A fenced resource that outlives the store (a test database kept between runs, the sample app
  * started again with LOCK_STORE=memory) keeps the highest token it saw and refused every write
- * after that. A new counter starts at the wall clock, the manual clock's being the time it was
- * made plus what `advance()` passed.
+ * after that. A new counter starts at the wall clock (which a manual clock does not move), and
+ * above every token the store handed out.
  */
 import { Test, type TestingModule } from '@nestjs/testing';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -38,11 +38,22 @@ describe('the in-memory store on a manual clock: a new fencing counter', () => {
     const second = await locks.acquire('manual:fence');
     await second.release();
     expect(second.fencingToken).toBe(first.fencingToken + 1);
-    // A store emptied (as between two runs of a test against one database), a minute later.
+    // A store emptied (as between two tests against one database), the clock standing still.
     store.clear();
-    await store.manualClock.advance('1m');
     const next = await locks.acquire('manual:fence');
     await next.release();
     expect(next.fencingToken).toBeGreaterThan(second.fencingToken);
+  });
+
+  // Found by review of the first version of this fix, which moved the counters' start with
+  // advance(): a test that advanced a day handed a day-ahead token to a resource that the next
+  // run (on any store, or on Redis' TIME) then could not write to for a day.
+  it('does not run ahead of the wall clock when the manual clock is advanced', async () => {
+    const store = new InMemoryLocks({ clock: 'manual' });
+    const locks = await open(store);
+    await store.manualClock.advance('1d');
+    const lock = await locks.acquire('manual:advanced');
+    await lock.release();
+    expect(lock.fencingToken).toBeLessThan(Date.now() + 60_000);
   });
 });

@@ -32,6 +32,11 @@ export class MemoryData {
   readonly readers = new Map<string, Entry<Map<string, number>>>();
   /** Locks barging waiters wait for (`<lock>:wanted`, see `wantedKey`), each until a waiter lease after its latest ask. */
   readonly wanted = new Map<string, Entry<true>>();
+  /**
+   * The highest fencing token this store handed out, kept through `clear()`: a new counter starts
+   * above it (see `nextFence`), so that tokens never go back within one store.
+   */
+  highestFence = 0;
 
   clear(): void {
     this.locks.clear();
@@ -147,11 +152,16 @@ export function renewGuards(data: MemoryData, key: string, token: string, until:
  * (or one whose retention ran out) starts at the wall clock in milliseconds (`epochNow`), as the
  * Redis scripts' start at `TIME` (see `NEXT_FENCING`): a fenced resource outlives the process and
  * keeps the highest token it saw, so the tokens of a process started again must go on above
- * the last one's, which `now` (milliseconds since the process started) would not.
+ * the last one's, which `now` (milliseconds since the process started, 0 when a manual clock
+ * starts) would not. And above every token this store handed out (`highestFence`): a counter
+ * dropped by `clear()` or its retention, with the wall clock standing still or behind, does not go
+ * back. A manual clock does not move the wall clock: advanced a day, it would hand tokens a day
+ * ahead to a resource the next run must write to.
  */
 export function nextFence(data: MemoryData, fence: string, now: number, fenceRetention: number, epochNow: number): number {
   const current = liveValue(data.fences, fence, now);
-  const next = current === undefined ? Math.max(1, Math.floor(epochNow)) : current + 1;
+  const next = current === undefined ? Math.max(1, Math.floor(epochNow), data.highestFence + 1) : current + 1;
+  if (next > data.highestFence) data.highestFence = next;
   const previous = data.fences.get(fence);
   const expiresAt = fenceRetention > 0 ? now + fenceRetention : (previous?.expiresAt ?? Infinity);
   data.fences.set(fence, { value: next, expiresAt });

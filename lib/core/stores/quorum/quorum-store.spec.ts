@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import type { LockScripts } from '../redis/lock-scripts.js';
+import { GONE, RENEWED, type LockScripts } from '../redis/lock-scripts.js';
 import type { ScriptKeys } from '../lock-store.js';
 import { QuorumStore } from './quorum-store.js';
 
@@ -183,5 +183,29 @@ describe('QuorumStore.leave: a master answering after the round', () => {
     calls.length = 0;
     await store.owedAtShutdown();
     expect(calls).toEqual([2]);
+  });
+});
+
+/**
+ * Found by review of the give-back of a refused renewal: only the masters that answered RENEWED
+ * in time were given back. One that renewed after the round's timeout kept a copy pushed to a
+ * full ttl (with four masters, two such copies kept every rival out), and was not owed either.
+ */
+describe('QuorumStore.renew: refused while some masters renewed late', () => {
+  it('gives back on the masters that did not answer in time too', { timeout: 10_000 }, async () => {
+    const releases: number[] = [];
+    const nodes = [0, 1, 2, 3].map(
+      (node) =>
+        ({
+          // Masters 0 and 1 lost the key; 2 and 3 renew it, after their 500 ms.
+          renewCode: () => (node < 2 ? Promise.resolve(GONE) : new Promise((resolve) => setTimeout(() => resolve(RENEWED), 700))),
+          quorumRelease: () => (releases.push(node), Promise.resolve({ released: true })),
+        }) as unknown as LockScripts,
+    );
+    const store = new QuorumStore(nodes);
+    expect(await store.renew('lock:{k}', 't', 30_000)).toBe(false);
+    await new Promise((resolve) => setTimeout(resolve, 900));
+    // Before: [] (masters 2 and 3 kept what they renewed for 30 s).
+    expect(releases.sort()).toEqual([2, 3]);
   });
 });

@@ -243,9 +243,11 @@ export class QuorumStore implements LockStore {
   /**
    * A renewal refused (no majority can still be this holder's) has just pushed the lease on the
    * masters that renewed it, and a refused lock sends no release (on one Redis it means someone
-   * else's key): its copies are given back there, owner-checked, so that they do not keep those
+   * else's key): its copies are given back, owner-checked, so that they do not keep those
    * masters out of the quorum for a ttl (with an even number of masters, out of reach of
-   * everyone). Owed at shutdown where that fails.
+   * everyone). To every master but those that said the lock is not there or not this holder's:
+   * one that did not answer in time may have renewed it all the same (its give-back runs after
+   * the renewal on that connection). Owed at shutdown where that fails.
    */
   private giveBackRefused(requests: RenewalRequest[], codes: (number[] | undefined)[], outcomes: RenewalOutcome[]): void {
     for (let i = 0; i < requests.length; i++) {
@@ -253,7 +255,8 @@ export class QuorumStore implements LockStore {
       const { lockKey, token } = requests[i]!;
       this.released(token);
       codes.forEach((node, n) => {
-        if (node?.[i] === RENEWED) this.nodes[n]!.quorumRelease(lockKey, token).catch(() => this.missed(n, lockKey, token));
+        const code = node?.[i];
+        if (code !== GONE && code !== NOT_OURS) this.nodes[n]!.quorumRelease(lockKey, token).catch(() => this.missed(n, lockKey, token));
       });
     }
   }
