@@ -15,7 +15,9 @@ import { ON_REPLICA } from '../redis/replica-lua.js';
  * is: fenced holders of the key still get increasing tokens); the seed of a new counter, in ms.
  * The fencing token, an integer (0 without fencing), or `{0, pttl}`. A lock this owner token already holds
  * (an earlier attempt whose give-back has not reached this master) is granted again with a
- * fresh lease, as on one server.
+ * fresh lease, and with the next counter, as a first grant: the counter it would answer
+ * otherwise may be a token a holder had since (written back here while the copy sat), and a
+ * majority agreeing on it would hand that token out again.
  *
  * A counter `INCR` creates (the key's first lock, or a counter this master lost) starts at the
  * seed, not at 1: the acquiring instance's clock, one value per acquisition, sent to every master
@@ -28,8 +30,6 @@ export const QUORUM_ACQUIRE = `
 if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   if redis.call('GET', KEYS[1]) ~= ARGV[1] then return {0, redis.call('PTTL', KEYS[1])} end
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  if ARGV[3] == '-' then return 0 end
-  return tonumber(redis.call('GET', KEYS[1] .. '${LOCK_KEY_SUFFIXES.fence}') or '0')
 end
 if ARGV[3] == '-' then return 0 end
 local fence = KEYS[1] .. '${LOCK_KEY_SUFFIXES.fence}'
