@@ -224,8 +224,8 @@ export class QuorumStore implements LockStore {
         Promise.all(
           (restores.get(n) ?? []).map(async ({ lockKey, token, ttl, fencingToken }) => {
             // Released while the renewal's round ran: the release found nothing on this node, and
-            // would find the restored copy gone from its reach (a release sent later runs after
-            // the restore on this connection, and deletes it).
+            // a restore now would put the lock back for a ttl. (A release sent after this check
+            // runs after the restore on this connection, and deletes it.)
             if (this.releasedTokens.has(token)) return;
             await node.restore(lockKey, token, ttl);
             // The node lost the counter too: raise it to the holder's token (or, for a holder
