@@ -36,4 +36,21 @@ describe('inspect() in quorum mode', () => {
     await lock.release();
     expect(await locks.inspect('q:1')).toMatchObject({ held: false });
   });
+
+  // Found by review: the error counted the nodes that held the lock as the nodes that "agreed",
+  // so a check one node answered (lock free) said "0 of 3 Redis nodes agreed".
+  it('isLocked() without a majority says how many nodes answered', async () => {
+    const { locks } = await app({ redis: servers.map((server) => server.url), instanceName: 'q' });
+    expect(await locks.isLocked('q:free')).toBe(false);
+    servers[0]!.pause();
+    servers[1]!.pause();
+    try {
+      await expect(locks.isLocked('q:free')).rejects.toThrow(RedisLockError);
+      await expect(locks.isLocked('q:free')).rejects.toThrow(/Quorum not reached to check the lock: 1 of 3 Redis nodes answered, 2 needed/);
+      await expect(locks.inspect('q:free')).rejects.toThrow(/Quorum not reached to inspect the lock: 1 of 3 Redis nodes answered, 2 needed/);
+    } finally {
+      servers[0]!.resume();
+      servers[1]!.resume();
+    }
+  });
 });

@@ -415,7 +415,8 @@ export class QuorumStore implements LockStore {
   async exists(lockKey: string): Promise<boolean> {
     const answers = await this.ask(Infinity, (node) => node.exists(lockKey));
     const held = answers.filter((answer) => answer.ok && answer.value).length;
-    if (answers.filter((answer) => answer.ok).length < this.majority) throw this.noQuorum('check', held, answers);
+    const answered = answers.filter((answer) => answer.ok).length;
+    if (answered < this.majority) throw this.noQuorum('check', answered, answers, 'answered');
     return held >= this.majority;
   }
 
@@ -426,7 +427,7 @@ export class QuorumStore implements LockStore {
   async inspect(keys: ScriptKeys): Promise<LockSnapshot> {
     const answers = await this.ask(Infinity, (node) => node.inspect(keys));
     const snapshots = answers.flatMap((answer) => (answer.ok ? [answer.value] : []));
-    if (snapshots.length < this.majority) throw this.noQuorum('inspect', snapshots.length, answers);
+    if (snapshots.length < this.majority) throw this.noQuorum('inspect', snapshots.length, answers, 'answered');
     const votes = new Map<string, number[]>();
     for (const { owner, pttl } of snapshots) if (owner !== null) votes.set(owner, [...(votes.get(owner) ?? []), pttl]);
     const [owner, pttls] = [...votes].find(([, ttls]) => ttls.length >= this.majority) ?? [null, [-2]];
@@ -484,11 +485,14 @@ export class QuorumStore implements LockStore {
     return undefined;
   }
 
-  /** `answers` of a round that ended early hold `undefined` for the nodes not waited for. */
-  private noQuorum(what: string, agreed: number, answers: (Answer<unknown> | undefined)[]): RedisLockError {
+  /**
+   * `answers` of a round that ended early hold `undefined` for the nodes not waited for; `how`:
+   * what the `count` nodes did (a read needs answers, not agreement).
+   */
+  private noQuorum(what: string, count: number, answers: (Answer<unknown> | undefined)[], how = 'agreed'): RedisLockError {
     const failures = answers.flatMap((answer, i) => (answer === undefined || answer.ok ? [] : [`node ${i}: ${(answer.error as Error).message}`]));
     return new RedisLockError(
-      `Quorum not reached to ${what} the lock: ${agreed} of ${this.nodes.length} Redis nodes agreed, ${this.majority} needed (${failures.join('; ')}).`,
+      `Quorum not reached to ${what} the lock: ${count} of ${this.nodes.length} Redis nodes ${how}, ${this.majority} needed (${failures.join('; ')}).`,
     );
   }
 }
