@@ -364,7 +364,8 @@ export class LockManager implements LockOwner, LockRunner {
     },
     hold: (...args) => manager.hold(...args),
     acquired: (...args) => manager.acquired(...args),
-    unpark: (names, token) => manager.cleanUp(manager.releaseInRedis(names, token)),
+    // A failed one is sent again as a holder's release is: nobody else can free the lock before its lease ends.
+    unpark: (names, token, until) => manager.cleanUp(manager.releaseInRedis(names, token).catch(() => manager.unconfirmedRelease(names, token, until))),
   }))(this);
 
   /** `method`: the public method called, which a bad key list's error names. */

@@ -37,8 +37,12 @@ export interface ParkingHost {
   hold(key: string, names: LockRedisKeys, token: string, fencingToken: number, timing: LockTiming, leaseStart: number, lease: number): HeldLock;
   /** Hands a held lock to the caller and tells the listeners (`acquired`). */
   acquired(lock: HeldLock, calledAt: number, name: string | undefined, afterWaiting: boolean): HeldLock;
-  /** Frees a parked lock: an owner-checked release under the park token, which wakes or hands over as any release. */
-  unpark(names: LockRedisKeys, token: string): void;
+  /**
+   * Frees a parked lock: an owner-checked release under the park token, which wakes or hands
+   * over as any release. `until`: when its lease has surely ended in Redis (a release that fails
+   * is sent again until then, as a holder's is).
+   */
+  unpark(names: LockRedisKeys, token: string, until: number): void;
 }
 
 /** A lock a release parked: held in Redis under `token`, for the next caller of this process. */
@@ -57,6 +61,8 @@ export interface ReleaseTicket {
   /** A park request's: settles when its answer came (callers that asked meanwhile wait for it). */
   readonly answered?: Promise<void>;
   readonly settle?: () => void;
+  /** A release that ends a streak: starts the step aside once it is answered (see `stepAside`). */
+  readonly stepAside?: () => void;
 }
 
 /** What this process knows of one barging mutex key. */
@@ -124,7 +130,7 @@ export class LockParking {
     state.parked = undefined;
     // Another ttl, or another holder label in the token: free it, and ask as usual behind that.
     if (parked.ttl !== timing.ttl || holderPart(parked.token) !== holderPart(newToken())) {
-      this.host.unpark(names, parked.token);
+      this.host.unpark(names, parked.token, leaseEnded(parked));
       return undefined;
     }
     const { host } = this;
@@ -148,14 +154,15 @@ export class LockParking {
     if (state === undefined) return undefined;
     const now = this.host.clock.now();
     let park: ParkRequest | undefined;
+    let stepAside: (() => void) | undefined;
     if (state.greedy && state.inFlight === undefined && state.stepAside === undefined && !this.host.closed) {
       if (state.contendedParks === 0 || (state.contendedParks < PARKS_PER_STREAK && now - state.contendedSince < PARK_STREAK_MS)) {
         park = { token: parkToken(token), ttl };
       } else {
-        this.stepAside(state);
+        stepAside = this.stepAside(state);
       }
     }
-    if (park === undefined) return { park, sentAt: now };
+    if (park === undefined) return { park, sentAt: now, stepAside };
     let settle!: () => void;
     const answered = new Promise<void>((done) => (settle = done));
     const ticket: ReleaseTicket = { park, sentAt: now, answered, settle };
@@ -166,21 +173,23 @@ export class LockParking {
   /** The release of `ticket` came back with `reply` (undefined: it failed). */
   answered(names: LockRedisKeys, ticket: ReleaseTicket, reply: ReleaseReply | undefined): void {
     ticket.settle?.();
+    ticket.stepAside?.();
     const state = this.keys.get(names.lock);
     if (state?.inFlight === ticket) state.inFlight = undefined;
     const parked = reply?.parked;
     // No answer (a timeout, a reset), or a refusal (maybe a resend of a release that ran): the
     // script may have parked the lock under a token nobody holds, for a whole ttl. Free it;
     // owner-checked, so this frees nothing else.
-    if (ticket.park !== undefined && parked === undefined && reply?.released !== true) this.host.unpark(names, ticket.park.token);
+    const until = ticket.park === undefined ? 0 : leaseEnded({ leaseStart: ticket.sentAt, ttl: ticket.park.ttl });
+    if (ticket.park !== undefined && parked === undefined && reply?.released !== true) this.host.unpark(names, ticket.park.token, until);
     if (state === undefined) {
       // Dropped meanwhile (see MAX_KEYS): nobody can take a lock parked for it.
-      if (parked !== undefined && ticket.park !== undefined) this.host.unpark(names, ticket.park.token);
+      if (parked !== undefined && ticket.park !== undefined) this.host.unpark(names, ticket.park.token, until);
       return;
     }
     if (parked !== undefined && ticket.park !== undefined) {
       if (this.host.closed) {
-        this.host.unpark(names, ticket.park.token);
+        this.host.unpark(names, ticket.park.token, until);
       } else {
         state.parked = { token: ticket.park.token, fencingToken: parked.fencingToken, leaseStart: ticket.sentAt, ttl: ticket.park.ttl };
         if (parked.contended && state.contendedParks++ === 0) state.contendedSince = this.host.clock.now();
@@ -211,21 +220,30 @@ export class LockParking {
     const parked = state.parked;
     if (parked === undefined) return;
     state.parked = undefined;
-    this.host.unpark(state.names, parked.token);
+    this.host.unpark(state.names, parked.token, leaseEnded(parked));
   }
 
-  /** The streak is over: this release wakes the waiters, and this process' callers let one of them in first. */
-  private stepAside(state: KeyState): void {
-    const stepAside: Promise<void> = new Promise((resolve) =>
-      this.host.asideClock.setTimer(() => {
-        if (state.stepAside === stepAside) {
-          state.stepAside = undefined;
-          state.contendedParks = 0;
-        }
-        resolve();
-      }, PARK_STEP_ASIDE_MS),
-    );
+  /**
+   * The streak is over: this release wakes the waiters, and this process' callers let one of
+   * them in first. They wait from now; the `PARK_STEP_ASIDE_MS` count from the release's answer
+   * (the function returned starts them): a woken waiter cannot have asked before the lock was
+   * freed, and a Redis a few ms away answers after a step aside counted from the send had ended.
+   */
+  private stepAside(state: KeyState): () => void {
+    let start!: () => void;
+    const stepAside: Promise<void> = new Promise((resolve) => {
+      start = () => {
+        this.host.asideClock.setTimer(() => {
+          if (state.stepAside === stepAside) {
+            state.stepAside = undefined;
+            state.contendedParks = 0;
+          }
+          resolve();
+        }, PARK_STEP_ASIDE_MS);
+      };
+    });
     state.stepAside = stepAside;
+    return start;
   }
 
   private track(names: LockRedisKeys): KeyState {
@@ -238,6 +256,15 @@ export class LockParking {
     this.keys.set(names.lock, state);
     return state;
   }
+}
+
+/**
+ * When a parked lease has surely ended in Redis: it started once the parking release ran, after
+ * `leaseStart`, and that release may have run late when its answer never came; a holder's
+ * unconfirmed release is bounded the same way (its deadline plus a ttl).
+ */
+function leaseEnded(parked: Pick<Parked, 'leaseStart' | 'ttl'>): number {
+  return parked.leaseStart + 2 * parked.ttl;
 }
 
 /** The holder an owner token records (`<random>.<holder>.<since>`, see `HolderRecorder`). */

@@ -16,6 +16,8 @@ export interface ProxiedConnection {
  */
 export class ReplyHoldingProxy {
   readonly pairs = new Set<ProxiedConnection>();
+  /** While set, new connections are closed at once (Redis unreachable). */
+  refusing = false;
   private constructor(
     private readonly server: Server,
     readonly port: number,
@@ -52,6 +54,10 @@ export class ReplyHoldingProxy {
   }
 
   private accept(client: Socket, target: number): void {
+    if (this.refusing) {
+      client.destroy();
+      return;
+    }
     const upstream = createConnection({ host: '127.0.0.1', port: target });
     const pair: ProxiedConnection = { client, upstream, sent: '' };
     this.pairs.add(pair);
