@@ -160,8 +160,7 @@ export class LockScripts implements LockStore {
 
   async renew(lock: string, token: string, ttl: number): Promise<RenewalOutcome> {
     const code = await this.renewCode(lock, token, ttl);
-    // ELSEWHERE: a reader's or permit's guards were not found with it (see GUARDS in lock-lua.ts).
-    return code === RENEWED ? true : code === ELSEWHERE ? undefined : false;
+    return this.renewalOutcome(code);
   }
 
   /** RENEWED, NOT_OURS, GONE or ELSEWHERE (quorum mode tells a node that lost the lock from a rival's). */
@@ -237,8 +236,18 @@ export class LockScripts implements LockStore {
   renewBatch(requests: RenewalRequest[]): RenewalPart[] {
     return this.codeParts(requests).map(({ indexes, codes }) => ({
       indexes,
-      outcomes: codes.then((replies) => replies.map((code) => (code === RENEWED ? true : code === ELSEWHERE ? undefined : false))),
+      outcomes: codes.then((replies) => replies.map((code) => this.renewalOutcome(code))),
     }));
+  }
+
+  /**
+   * ELSEWHERE: a reader's or permit's guards were not found with it (see GUARDS in lock-lua.ts).
+   * On a Cluster they may be on their way with a migrating slot: not known lost, the next
+   * renewal asks again. On one server they are gone (evicted, deleted), others may be let in
+   * beside the holder, and no renewal can renew it any more: lost now, not at its deadline.
+   */
+  private renewalOutcome(code: number): RenewalOutcome {
+    return code === RENEWED ? true : code === ELSEWHERE && this.isCluster ? undefined : false;
   }
 
   /** Renews `requests` and resolves each one's code (RENEWED, NOT_OURS, GONE, ELSEWHERE); rejects if a call failed. */
