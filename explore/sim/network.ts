@@ -45,7 +45,12 @@ export interface AttemptRecord {
 /** A simulated process as the network sees it. */
 export interface SimNode extends EventOwner {
   notifier?: MemoryNotifier;
+  /** Owner tokens it sent a release or a leave for: it gave their locks up (see `World.checkHandedBack`). */
+  readonly gaveBack?: Set<string>;
 }
+
+/** The ops that give a token's lock up (a holder's release, a parked lock's, a waiter's leave). */
+const GIVE_BACKS = new Set(['release', 'leave', 'semaphore.release', 'semaphore.leave', 'read.release', 'read.leave']);
 
 /** The error a command gets when its connection drops (the reply, or the command itself, is lost). */
 export class ConnectionLostError extends Error {
@@ -79,6 +84,7 @@ export class Network {
 
   /** Sends one command of `node`: `invoke` runs on the store when it arrives. */
   call<T>(node: SimNode, op: string, invoke: () => Promise<T>, token?: string, watched?: AttemptRecord): Promise<T> {
+    if (token !== undefined && GIVE_BACKS.has(op)) node.gaveBack?.add(token);
     return new Promise<T>((resolve, reject) => {
       const fate = this.faults.command(node, op);
       const arrival = Math.max(this.scheduler.now + this.faults.latency(), this.lastArrival.get(node) ?? 0);

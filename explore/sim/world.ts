@@ -95,6 +95,7 @@ export class Instance implements SimNode {
   crashed = false;
   readonly held = [];
   notifier?: SimNode['notifier'];
+  readonly gaveBack = new Set<string>();
   /** Pauses begun so far: code that spans one is the documented exception to exclusion. */
   pauses = 0;
   resumedAt = -Infinity;
@@ -809,7 +810,8 @@ export class World implements FaultDecider {
    * judged whatever faults came before or during the close: a close that ended before its
    * shutdownTimeout, on an instance neither paused nor crashed meanwhile, gave back every lock
    * its user code held as the give-back began (`held`: deadline ahead, no release on its way),
-   * permits and read locks included; a release Redis did not take (a reply lost before it reached
+   * permits and read locks included, nor any lock whose owner token it ever sent a release or a
+   * leave for (`Instance.gaveBack`: a lock it gave up, a parked one freed included); a release Redis did not take (a reply lost before it reached
    * the store) is sent again until answered or until shutdownTimeout ends, so a close that ends
    * sooner has had every one answered. Excused only when the store was out of reach (its commands
    * lost before reaching it) from the close's end to its deadline: a resend could not have been
@@ -838,14 +840,16 @@ export class World implements FaultDecider {
       if (leftover.length > 0) this.violate(instance, 'afterwards the store holds nothing but fencing counters', `right after ${instance.name} closed: ${leftover.join('; ')}`);
       return;
     }
-    if (held.size === 0 || now >= deadline - BOUND_SLACK_MS || this.unreachable(instance, now, deadline)) return;
+    if ((held.size === 0 && instance.gaveBack.size === 0) || now >= deadline - BOUND_SLACK_MS || this.unreachable(instance, now, deadline)) return;
     const leftover: string[] = [];
+    const gaveBack = (token: string | undefined): boolean => token !== undefined && instance.gaveBack.has(token);
     for (const key of this.data.locks.keys()) {
       const owner = liveValue(this.data.locks, key, now);
       if (owner === undefined) continue;
       const suffix = /:(?:permit|reader):(.+)$/.exec(key)?.[1];
       const token = held.has(owner) ? owner : suffix !== undefined && held.has(suffix) ? suffix : undefined;
       if (token !== undefined) leftover.push(`${held.get(token)} (${token}): ${key} live`);
+      else if (gaveBack(owner) || gaveBack(suffix)) leftover.push(`a lock it sent a release or leave for (${owner}): ${key} live`);
     }
     if (leftover.length > 0) {
       this.violate(instance, 'a close that ends before its shutdownTimeout gives back every lock held as it began',
