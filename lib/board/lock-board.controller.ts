@@ -27,7 +27,7 @@ import { checkLockKey } from '../core/keys/lock-key.js';
 import { LockService } from '../lock.service.js';
 import { LOCK_RUNNER } from '../redis-lock.constants.js';
 import { BOARD_CSP, BOARD_CSS, BOARD_JS, boardPage } from './lock-board.assets.js';
-import { crossSiteRefusal, listQuery } from './lock-board.requests.js';
+import { crossSiteRead, crossSiteRefusal, listQuery } from './lock-board.requests.js';
 import { hostAllowed } from './lock-board.hosts.js';
 
 /** The board's settings after defaults and validation, injected into its controller. */
@@ -43,6 +43,7 @@ export const BOARD_SETTINGS = Symbol('BOARD_SETTINGS');
 
 /** Express or Fastify request: only what the board reads. */
 type RequestLike = {
+  method?: string;
   originalUrl?: string;
   url?: string;
   headers?: Record<string, string | string[] | undefined>;
@@ -161,8 +162,8 @@ export function lockBoardController(path: string, guards: (CanActivate | Type<Ca
   Reflect.defineMetadata('design:paramtypes', [LockService, Object], LockBoardController);
   Inject(BOARD_SETTINGS)(LockBoardController, undefined, 1);
   Controller(path)(LockBoardController);
-  // The host check first: a rebound page's request ends there, before any guard of the application.
-  UseGuards(BoardHostGuard, ...guards)(LockBoardController);
+  // The host and site checks first: a rebound or cross-site page's request ends there, before any guard of the application.
+  UseGuards(BoardHostGuard, BoardSiteGuard, ...guards)(LockBoardController);
   return LockBoardController;
 }
 
@@ -180,6 +181,17 @@ class BoardHostGuard implements CanActivate {
     if (hostAllowed(host, allowedHosts)) return true;
     const shown = typeof host === 'string' ? JSON.stringify(host.length > 60 ? `${host.slice(0, 60)}…` : host) : 'none';
     throw new ForbiddenException(`Refused: the lock board is not served under this host (Host: ${shown}); see its "allowedHosts" option.`);
+  }
+}
+
+/** Refuses a read a page of another site makes (see `crossSiteRead`). */
+@Injectable()
+class BoardSiteGuard implements CanActivate {
+  canActivate(context: ExecutionContext): boolean {
+    const request = context.switchToHttp().getRequest<RequestLike>();
+    const refused = crossSiteRead(request.method, request.headers ?? {});
+    if (refused !== undefined) throw new HttpException(refused.message, refused.status);
+    return true;
   }
 }
 

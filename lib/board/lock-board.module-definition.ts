@@ -41,9 +41,11 @@ function boardDefinition(definition: DynamicModule, { path, guards, imports }: R
             'Pass "guards" (your admin guard), or set "allowWithoutGuards: true" if a global guard or a private network already protects it.',
         );
       }
-      if (guards.length === 0 && settings.allowForceRelease && settings.allowedHosts === undefined) {
+      // A rebound page reads what the board shows as well as it releases: both need the warning.
+      if (guards.length === 0 && settings.allowWithoutGuards && settings.allowedHosts === undefined) {
+        const does = settings.allowForceRelease ? 'releases locks by force' : 'shows the lock keys, labels, hosts and pids';
         new Logger('RedisLockBoard').warn(
-          `The lock board at /${path} releases locks by force without guards of its own and answers any host: a private network does not stop a page ` +
+          `The lock board at /${path} ${does} without guards of its own and answers any host: a private network does not stop a page ` +
             'of another site that reaches it by DNS rebinding. Set "allowedHosts" to the host names it is served under, or give it a guard that authenticates the caller.',
         );
       }

@@ -18,7 +18,8 @@ export interface RefusedRequest {
 /**
  * A release must be JSON (a form, a multipart or a `text/plain` body is what an HTML form or a
  * "simple" cross-site request sends without asking) and carry `X-Lock-Board` (a custom header
- * makes the browser ask the server first, and the board answers no CORS preflight); when the
+ * makes the browser ask the server first, and the board approves no CORS preflight unless the
+ * application's own CORS does, which the checks after it stand in for); when the
  * browser says where it comes from (`Sec-Fetch-Site`, `Origin`), it must be this very origin.
  * Clients that send neither (curl, scripts) are not browsers riding on a cookie.
  */
@@ -30,15 +31,35 @@ export function crossSiteRefusal(headers: Headers): RefusedRequest | undefined {
   if (single(headers[BOARD_HEADER]) === undefined) {
     return { status: 403, message: `A release must carry the "X-Lock-Board" header that the board's own page sends.` };
   }
+  return foreignSite(headers, 'a release');
+}
+
+/**
+ * Why a read of the board (the lock list, the live feed, the page's script and style) could be
+ * another site's, or `undefined`: the same browser checks as for a release. The application's
+ * own CORS (`app.enableCors()`) covers the board's routes too, and would let any site read what
+ * the board shows, with the admin's cookie if it allows credentials. A navigation (a link to the
+ * board followed from elsewhere) is let through: its page is shown to the user, not to the site.
+ */
+export function crossSiteRead(method: string | undefined, headers: Headers): RefusedRequest | undefined {
+  if (method !== 'GET' && method !== 'HEAD') return undefined; // a release has checks of its own
+  if (single(headers['sec-fetch-mode']) === 'navigate') return undefined;
+  return foreignSite(headers, 'a read of the lock board');
+}
+
+/** When the browser says where a request comes from (`Sec-Fetch-Site`, `Origin`), it must be this very origin. */
+function foreignSite(headers: Headers, what: string): RefusedRequest | undefined {
   const site = single(headers['sec-fetch-site']);
   if (site !== undefined && site !== 'same-origin' && site !== 'none') {
-    return { status: 403, message: `Refused: a release from another site (Sec-Fetch-Site: ${show(site)}).` };
+    return { status: 403, message: `Refused: ${what} from another site (Sec-Fetch-Site: ${show(site)}).` };
   }
   const origin = single(headers.origin);
-  if (origin !== undefined && !sameOrigin(origin, single(headers.host))) {
+  // HTTP/2 names the host in `:authority`; browsers send no `Host` there.
+  const host = single(headers.host) ?? single(headers[':authority']);
+  if (origin !== undefined && !sameOrigin(origin, host)) {
     return {
       status: 403,
-      message: `Refused: a release from another origin (Origin: ${show(origin)}, Host: ${show(single(headers.host) ?? 'none')}). Behind a proxy, pass the Host header on.`,
+      message: `Refused: ${what} from another origin (Origin: ${show(origin)}, Host: ${show(host ?? 'none')}). Behind a proxy, pass the Host header on.`,
     };
   }
   return undefined;

@@ -3,6 +3,7 @@ import type { LockManager } from '../../engine/lock-manager.js';
 import { driverFor } from './drivers/driver-for.js';
 import { clientKeyPrefix } from './lock-scripts.js';
 import type { RedisClient } from './drivers/redis-client.js';
+import type { RedisNode } from './drivers/redis-driver.js';
 import { lockRedisKeys, checkLockKey } from '../../keys/lock-key.js';
 import { parseHolder } from '../../engine/holder.js';
 import { RedisLockError } from '../../../errors/redis-lock.error.js';
@@ -61,9 +62,18 @@ export async function listLocks(manager: LockManager, cursor: string, count: num
   const match = /^(\d+)-(\d+)$/.exec(cursor);
   let node = match ? Number(match[1]) : 0;
   let nodeCursor = match ? match[2]! : '0';
+  const first = node;
   for (; ; node++, nodeCursor = '0') {
     const client = clients[node];
-    if (client === undefined) throw new RedisLockError(`No Redis node answered the scan of the locks (${clients.length} nodes).`);
+    if (client === undefined) {
+      // Earlier pages walked the nodes before `first`; with the rest not answering, the walk is
+      // complete all the same when enough of those answer that every majority meets them (each
+      // lock a majority holds was listed by one of them), as with a node skipped mid-walk.
+      const answering = await Promise.all(clients.slice(0, first).map((earlier) => settleWithin(driverFor(earlier).ping(), QUORUM_SCAN_TIMEOUT_MS).then((reply) => reply !== TIMED_OUT, () => false)));
+      const majority = Math.floor(clients.length / 2) + 1;
+      if (answering.filter(Boolean).length >= clients.length - majority + 1) return { cursor: '0', complete: true, locks: [] };
+      throw new RedisLockError(`Too few Redis nodes answered the scan of the locks to see every lock a majority holds (${clients.length} nodes, ${clients.length - majority + 1} needed).`);
+    }
     const pattern = lockPattern(client, manager);
     const found = await scanUntilFull(
       async (from, size) => {
@@ -234,7 +244,7 @@ async function scanPage(client: RedisClient, cursor: string, pattern: string, co
     return { next, keys };
   }
   // `<master index>-<cursor>`: one node after the other.
-  const masters = await driver.masters();
+  const masters = await inAgreedOrder(await driver.masters());
   const match = /^(\d+)-(\d+)$/.exec(cursor);
   let node = match ? Number(match[1]) : 0;
   let nodeCursor = match ? match[2]! : '0';
@@ -244,6 +254,17 @@ async function scanPage(client: RedisClient, cursor: string, pattern: string, co
   node++;
   nodeCursor = '0';
   return { next: node < masters.length ? `${node}-${nodeCursor}` : '0', keys };
+}
+
+/**
+ * The masters in an order every instance of the application agrees on, by their run ids: a
+ * client lists them in the order it learnt them (its seed list), so a cursor handed out by one
+ * instance and passed to another behind a load balancer would name another master, skipping a
+ * whole master's locks. A master whose INFO fails sorts first (under an empty id).
+ */
+async function inAgreedOrder(masters: RedisNode[]): Promise<RedisNode[]> {
+  const ids = await Promise.all(masters.map((master) => master.info('server').then((text) => /run_id:(\w+)/.exec(text)?.[1] ?? '', () => '')));
+  return masters.map((master, i) => ({ master, id: ids[i]! })).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).map(({ master }) => master);
 }
 
 function plainCursor(cursor: string): string {
