@@ -42,7 +42,7 @@ describe('lock board in quorum mode with the last node down', () => {
 
   it('walks to a complete last page, as with any other node down', { timeout: 30_000 }, async () => {
     const url = await start();
-    const lock = await app.get(LockService).acquire('q:1', { ttl: 30_000 });
+    const lock = await app!.get(LockService).acquire('q:1', { ttl: 30_000 });
     // A minority down: locks keep working.
     servers[2]!.pause();
     expect(lock.held).toBe(true);
