@@ -2,6 +2,7 @@ import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { Observable, isObservable, from, type Subscription } from 'rxjs';
 import { HeldLock } from '../core/engine/held-lock.js';
 import { leaseLive } from '../core/engine/lease-deadline.js';
+import { ReentrantLock } from '../core/engine/reentrant-lock.js';
 import type { LockLogger } from '../core/engine/lock-logger.js';
 import type { LockRunner } from '../core/engine/locked-call.js';
 import { quoteKey } from '../core/keys/quote-key.js';
@@ -38,6 +39,11 @@ interface OwnerLease {
 interface Taken {
   owner?: Lock;
   run: Lock | null;
+  /**
+   * The owner lease as this run's chain sees it: the lease is kept between runs, so code a run
+   * left behind (a timer, a callback) must find it over once the run ended, as a released lock.
+   */
+  ownerInRun?: ReentrantLock;
 }
 
 /** A call running user code, for shutdown: its locks, and when it ends. */
@@ -138,6 +144,11 @@ export class JobLockOrchestrator implements OnModuleDestroy {
       this.take(job).then(
         (taken) => {
           if (taken === undefined) return subscriber.complete();
+          if (this.closing) {
+            void this.giveBack(job, taken.run);
+            this.skipped(job, 'shutting-down');
+            return subscriber.complete();
+          }
           end = this.track(job, taken);
           if (subscriber.closed) return void end();
           try {
@@ -164,6 +175,11 @@ export class JobLockOrchestrator implements OnModuleDestroy {
   }
 
   private stopping?: Promise<void>;
+
+  /** @internal Whether its application has begun to shut down (an object given to a later application gets that one's). */
+  get shutDown(): boolean {
+    return this.stopping !== undefined;
+  }
 
   private async stop(): Promise<void> {
     // One shutdownTimeout for the running jobs and the leases' hand-back together.
@@ -282,6 +298,11 @@ export class JobLockOrchestrator implements OnModuleDestroy {
   }
 
   private async execute(job: JobBinding, taken: Taken, invoke: () => unknown): Promise<unknown> {
+    if (this.closing) {
+      await this.giveBack(job, taken.run);
+      this.skipped(job, 'shutting-down');
+      return undefined;
+    }
     const end = this.track(job, taken);
     let value: unknown;
     try {
@@ -360,6 +381,7 @@ export class JobLockOrchestrator implements OnModuleDestroy {
     let ending: Promise<void> | undefined;
     return () =>
       (ending ??= this.giveBack(job, taken.run).finally(() => {
+        void taken.ownerInRun?.release();
         this.running.delete(running);
         done();
       }));
@@ -383,7 +405,9 @@ export class JobLockOrchestrator implements OnModuleDestroy {
   /** Runs `fn` with the call's locks on the chain: `current()` is the run lock, `current(ownerKey)` the lease. */
   private inChain<T>(taken: Taken, fn: () => T): T {
     const inRun = taken.run === null ? fn : () => this.runner.runInChain(taken.run!, fn);
-    return taken.owner === undefined ? inRun() : this.runner.runInChain(taken.owner, inRun);
+    if (taken.owner === undefined) return inRun();
+    taken.ownerInRun ??= new ReentrantLock(taken.owner);
+    return this.runner.runInChain(taken.ownerInRun, inRun);
   }
 
   private release(run: Lock | null): Promise<void> {

@@ -151,7 +151,8 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
         // Nest injects properties into class providers only: one made by `useFactory` or given
         // by `useValue` gets its orchestrator here, or every call of its jobs would fail.
         const instance = wrapper.instance as Record<symbol, unknown> | undefined;
-        if (instance !== null && typeof instance === 'object' && !(instance[JOB_ORCHESTRATOR_PROPERTY] instanceof JobLockOrchestrator)) {
+        const given = instance?.[JOB_ORCHESTRATOR_PROPERTY];
+        if (instance !== null && typeof instance === 'object' && !(given instanceof JobLockOrchestrator && !given.shutDown)) {
           if (!Object.isExtensible(instance)) {
             throw new RedisLockError(`${jobDecorators(spec)} on ${spec.where}: the provider's instance is frozen (or sealed), so its jobs cannot be given their lock service; provide the class itself, or an instance that is not frozen.`);
           }
@@ -261,6 +262,11 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
     }
     const target = instance as Record<symbol, unknown>;
     if (locked && !hasOpenService(target)) target[LOCK_SERVICE_PROPERTY] = this.locks;
+    const jobs = this.scanner.getAllMethodNames(prototype).some((name) => {
+      const method: unknown = (prototype as Record<string, unknown>)[name];
+      return typeof method === 'function' && jobSpecOf(prototype, name, method) !== undefined;
+    });
+    if (jobs && !(target[JOB_ORCHESTRATOR_PROPERTY] instanceof JobLockOrchestrator)) target[JOB_ORCHESTRATOR_PROPERTY] = this.jobs;
   }
 
   onApplicationBootstrap(): void {
