@@ -22,6 +22,10 @@ export function openConnection(redis: RedisConnection, logger: LockLogger, optio
     // Unlike ioredis, node-redis refuses every command of a client not connected yet.
     throw new InvalidLockOptionsError(option, redis, 'a connected node-redis client (`await client.connect()` before the application starts)');
   }
+  if (isGlideClient(redis) && (redis as { isClosed?: unknown }).isClosed === true) {
+    // A closed GLIDE client is never opened again: every lock call would fail with its ClosingError.
+    throw new InvalidLockOptionsError(option, redis, 'an open Valkey GLIDE client (this one was closed, and cannot be opened again)');
+  }
   if (isClient(redis)) {
     // A client the library cannot work with (see the drivers) is refused here, naming its entry.
     driverFor(redis, option);

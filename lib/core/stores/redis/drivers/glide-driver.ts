@@ -248,6 +248,9 @@ export class GlideDriver implements RedisDriver {
     const config = {
       ...this.config,
       protocol: RESP3,
+      // Connected as its subscriptions need: an eager Cluster client fails to be made at all
+      // while one master is frozen, and no channel of any master would be subscribed meanwhile.
+      lazyConnect: true,
       pubsubSubscriptions: {
         channelsAndPatterns: {},
         callback: (message: { channel: unknown; message: unknown }) => onMessage(String(message.channel), String(message.message)),
