@@ -1,12 +1,12 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clusterSlot } from '../lib/core/keys/cluster-slot.js';
 import { startRedisCluster } from '../scripts/redis-cluster.mjs';
+import { lockNameOnMaster } from './support/redis-cluster.js';
 import { handedLockApp, openClient } from './support/handed-clients.js';
 import { countAttempts } from './support/mechanism.js';
 
 /**
- * Review (GLIDE Cluster): release-notifier.ts promises "a master that does not answer holds up
+ * Found by review (GLIDE Cluster): release-notifier.ts promises "a master that does not answer holds up
  * only the waiters of its own locks". With one master frozen (cluster-require-full-coverage no),
  * a waiter on a healthy master's lock must still be subscribed there and woken by the release
  * message.
@@ -21,17 +21,7 @@ describe('GLIDE Cluster: a frozen master and the subscriptions on the others', (
     await cluster.stop();
   });
 
-  async function keyOn(index: number, tag: string): Promise<string> {
-    const node = new Redis(cluster.nodes[0]!.port, cluster.nodes[0]!.host);
-    const slots = (await node.cluster('SLOTS')) as unknown as [number, number, [string, number]][];
-    node.disconnect();
-    const port = cluster.nodes[index]!.port;
-    for (let i = 0; ; i++) {
-      const name = `${tag}-${i}`;
-      const slot = clusterSlot(`lock:{${name}}`);
-      if (slots.find(([from, to]) => slot >= from && slot <= to)![2][1] === port) return name;
-    }
-  }
+  const keyOn = (index: number, tag: string): Promise<string> => lockNameOnMaster(cluster, index, tag);
 
   it('a waiter on a healthy master is subscribed and woken by the release message', { timeout: 60_000 }, async () => {
     const holder = await handedLockApp(await openClient('GLIDE', cluster.nodes), { ttl: 30_000 });

@@ -1,7 +1,7 @@
 import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clusterSlot } from '../lib/core/keys/cluster-slot.js';
 import { startRedisCluster } from '../scripts/redis-cluster.mjs';
+import { lockNameOnMaster } from './support/redis-cluster.js';
 import { handedLockApp, openClient } from './support/handed-clients.js';
 import { createLockApp, type LockApp } from './support/lock-app.js';
 
@@ -25,18 +25,7 @@ describe('GLIDE Cluster: NOSCRIPT on a healthy master while another master is do
     await cluster.stop();
   });
 
-  /** A lock name whose keys live on the master at `index` of `cluster.nodes`. */
-  async function keyOn(index: number, tag: string): Promise<string> {
-    const node = new Redis(cluster.nodes[0]!.port, cluster.nodes[0]!.host);
-    const slots = (await node.cluster('SLOTS')) as unknown as [number, number, [string, number]][];
-    node.disconnect();
-    const port = cluster.nodes[index]!.port;
-    for (let i = 0; ; i++) {
-      const name = `${tag}-${i}`;
-      const slot = clusterSlot(`lock:{${name}}`);
-      if (slots.find(([from, to]) => slot >= from && slot <= to)![2][1] === port) return name;
-    }
-  }
+  const keyOn = (index: number, tag: string): Promise<string> => lockNameOnMaster(cluster, index, tag);
 
   async function apps(): Promise<{ glide: LockApp; io: LockApp; close(): Promise<void> }> {
     const glide = await handedLockApp(await openClient('GLIDE', cluster.nodes), { ttl: 10_000 });

@@ -1,6 +1,7 @@
 import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll } from 'vitest';
 import { startRedisCluster, type RedisCluster } from '../../scripts/redis-cluster.mjs';
+import { clusterSlot } from '../../lib/core/keys/cluster-slot.js';
 
 /**
  * A 3-master Redis Cluster of the test file's own, started before its tests (slots assigned,
@@ -40,4 +41,17 @@ export async function slotMasters(admin: Cluster, slot: number): Promise<{ sourc
   const target = nodes.find((node) => node !== source)!;
   const connect = (address: string) => new Redis(Number(address.split(':')[1]), address.split(':')[0]!);
   return { source, target, src: connect(source.address), dst: connect(target.address) };
+}
+
+/** A lock name (`<tag>-<n>`) whose keys live on the master at `index` of `cluster.nodes`. */
+export async function lockNameOnMaster(cluster: RedisCluster, index: number, tag: string): Promise<string> {
+  const node = new Redis(cluster.nodes[0]!.port, cluster.nodes[0]!.host);
+  const slots = (await node.cluster('SLOTS')) as unknown as [number, number, [string, number]][];
+  node.disconnect();
+  const port = cluster.nodes[index]!.port;
+  for (let i = 0; ; i++) {
+    const name = `${tag}-${i}`;
+    const slot = clusterSlot(`lock:{${name}}`);
+    if (slots.find(([from, to]) => slot >= from && slot <= to)![2][1] === port) return name;
+  }
 }
