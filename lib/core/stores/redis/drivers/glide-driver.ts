@@ -67,6 +67,14 @@ function loadGlide(): Promise<GlideModule> {
   return loading;
 }
 
+/** How long a request GLIDE refused for its in-flight limit is sent again (see `GlideDriver.sendWithin`). */
+const INFLIGHT_RETRY_MS = 2_000;
+const INFLIGHT_BACKOFF_MAX_MS = 20;
+
+function isInflightRefusal(error: unknown): boolean {
+  return error instanceof Error && /maximum inflight requests/i.test(error.message);
+}
+
 /**
  * Valkey GLIDE (`@valkey/valkey-glide` 2.x), for a client handed in: `GlideClient` (one server)
  * or `GlideClusterClient`. Scripts go out as `EVALSHA` through `customCommand`, and as `EVAL` to
@@ -162,7 +170,21 @@ export class GlideDriver implements RedisDriver {
     if (module === undefined) return loadGlide().then(() => this.send(args, route));
     const options: { route?: Route | 'allPrimaries'; decoder: number } = { decoder: module.Decoder.String };
     if (route !== undefined) options.route = route;
-    return this.commands.customCommand(args, options);
+    return this.sendWithin(args, options, 0);
+  }
+
+  /**
+   * GLIDE refuses a request while `inflightRequestsLimit` (1,000 by default) others are in flight
+   * on the client, before sending it: not a Redis failure, and a burst of lock calls (or the
+   * application's own commands on the same client) meets it. Such a request is sent again as
+   * replies free places, on a short backoff, for up to `INFLIGHT_RETRY_MS`.
+   */
+  private sendWithin(args: string[], options: object, waited: number): Promise<unknown> {
+    return this.commands.customCommand(args, options).catch((error: unknown) => {
+      if (!isInflightRefusal(error) || waited >= INFLIGHT_RETRY_MS) throw error;
+      const delay = Math.min(INFLIGHT_BACKOFF_MAX_MS, 1 + waited / 4);
+      return new Promise<unknown>((resolve) => setTimeout(resolve, delay).unref()).then(() => this.sendWithin(args, options, waited + delay));
+    });
   }
 
   async setIfAbsent(key: string, value: string, ttl: number): Promise<boolean> {
