@@ -1,8 +1,7 @@
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { handedLockApp, openClient } from './support/handed-clients.js';
 import { createLockApp } from './support/lock-app.js';
-import { startRedisServer, type RedisServer } from './support/redis-server.js';
+import { useOwnRedis } from './support/redis.js';
 
 /**
  * Found by review (GLIDE): GLIDE's core refuses a request once `inflightRequestsLimit` (1000 by default)
@@ -18,19 +17,10 @@ const outcomesOf = (outcomes: string[]) => {
 };
 
 describe.each(['ioredis (own connection)', 'GLIDE'])('a burst of lock calls through %s', (name) => {
-  let server: RedisServer;
-  let admin: Redis;
-  beforeAll(async () => {
-    server = await startRedisServer();
-    admin = new Redis(server.url);
-  });
-  afterAll(async () => {
-    admin?.disconnect();
-    await server?.stop();
-  });
+  const own = useOwnRedis();
 
   it(`${N} tryAcquire() of free locks at once all take their lock`, { timeout: 60_000 }, async () => {
-    const app = name === 'GLIDE' ? await handedLockApp(await openClient('GLIDE', server.url), { ttl: 30_000 }) : await createLockApp({ redis: server.url, ttl: 30_000 });
+    const app = name === 'GLIDE' ? await handedLockApp(await openClient('GLIDE', own.url()), { ttl: 30_000 }) : await createLockApp({ redis: own.url(), ttl: 30_000 });
     try {
       const outcomes = await Promise.all(
         Array.from({ length: N }, (_, i) =>
@@ -46,12 +36,12 @@ describe.each(['ioredis (own connection)', 'GLIDE'])('a burst of lock calls thro
       expect(outcomesOf(outcomes)).toEqual({ held: N });
     } finally {
       await app.close();
-      await admin.flushall();
+      await own.redis().flushall();
     }
   });
 
   it(`${N} held locks released at once are all released`, { timeout: 60_000 }, async () => {
-    const app = name === 'GLIDE' ? await handedLockApp(await openClient('GLIDE', server.url), { ttl: 30_000 }) : await createLockApp({ redis: server.url, ttl: 30_000 });
+    const app = name === 'GLIDE' ? await handedLockApp(await openClient('GLIDE', own.url()), { ttl: 30_000 }) : await createLockApp({ redis: own.url(), ttl: 30_000 });
     try {
       const locks = [];
       for (let i = 0; i < N; i += 100) locks.push(...(await Promise.all(Array.from({ length: 100 }, (_, j) => app.locks.acquire(`rel:${i + j}`)))));
@@ -64,11 +54,11 @@ describe.each(['ioredis (own connection)', 'GLIDE'])('a burst of lock calls thro
         ),
       );
       // Whatever the outcomes said, the locks must not stay held in Redis for their ttl (30 s).
-      await expect.poll(async () => (await admin.keys('lock:{rel:*}')).length, { timeout: 5_000 }).toBe(0).catch(() => undefined);
-      expect({ outcomes: outcomesOf(outcomes), stillHeld: (await admin.keys('lock:{rel:*}')).length }).toEqual({ outcomes: { released: N }, stillHeld: 0 });
+      await expect.poll(async () => (await own.redis().keys('lock:{rel:*}')).length, { timeout: 5_000 }).toBe(0).catch(() => undefined);
+      expect({ outcomes: outcomesOf(outcomes), stillHeld: (await own.redis().keys('lock:{rel:*}')).length }).toEqual({ outcomes: { released: N }, stillHeld: 0 });
     } finally {
       await app.close();
-      await admin.flushall();
+      await own.redis().flushall();
     }
   });
 });
