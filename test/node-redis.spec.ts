@@ -1,19 +1,18 @@
-import { Test } from '@nestjs/testing';
-import { TerminusModule } from '@nestjs/terminus';
 import { Redis } from 'ioredis';
 import { RESP_TYPES } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listLocks } from '../lib/core/stores/redis/lock-admin.js';
 import type { LockManager } from '../lib/core/engine/lock-manager.js';
 import { LockScripts } from '../lib/core/stores/redis/lock-scripts.js';
-import { LockService, RedisLockModule } from '../lib/index.js';
+import { LockService } from '../lib/index.js';
 import { LOCK_RUNNER } from '../lib/redis-lock.constants.js';
 import { RedisLockHealthIndicator } from '../lib/terminus/index.js';
-import { CapturedLogs, createLockApp, sleep } from './support/lock-app.js';
+import { createLockApp, sleep } from './support/lock-app.js';
 import { countAttempts } from './support/mechanism.js';
 import { isScriptCall, watchCommands } from './support/monitor.js';
 import { nodeRedisClient, nodeRedisLockApp, NODE_REDIS, type NodeRedisVersion, type TestClient } from './support/node-redis.js';
 import { startRedisServer, type RedisServer } from './support/redis-server.js';
+import { terminusLockModule } from './support/terminus-app.js';
 
 describe.each([6, 5] as NodeRedisVersion[])('node-redis %i client', (version) => {
   // A server of its own: SCRIPT FLUSH here cannot race with scripts other test files load.
@@ -268,13 +267,7 @@ describe.each([6, 5] as NodeRedisVersion[])('node-redis %i client', (version) =>
 
   it('answers inspect(), the board listing and the terminus indicator', async () => {
     const client = await nodeRedisClient(server.url, version);
-    const moduleRef = await Test.createTestingModule({
-      imports: [TerminusModule.forRoot({ logger: false }), RedisLockModule.forRoot({ redis: client as never })],
-      providers: [RedisLockHealthIndicator],
-    })
-      .setLogger(new CapturedLogs())
-      .compile();
-    await moduleRef.init();
+    const moduleRef = await terminusLockModule(client);
     try {
       const locks = moduleRef.get(LockService);
       const held = await Promise.all(['board:a', 'board:b', 'board:c'].map((key) => locks.acquire(key, { label: `job ${key}` })));

@@ -1,18 +1,17 @@
-import { Test } from '@nestjs/testing';
-import { TerminusModule } from '@nestjs/terminus';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { clusterSlot } from '../../lib/core/keys/cluster-slot.js';
 import { listLocks } from '../../lib/core/stores/redis/lock-admin.js';
 import type { LockManager } from '../../lib/core/engine/lock-manager.js';
 import { LockScripts } from '../../lib/core/stores/redis/lock-scripts.js';
-import { LockService, RedisLockModule } from '../../lib/index.js';
+import { LockService } from '../../lib/index.js';
 import { LOCK_RUNNER } from '../../lib/redis-lock.constants.js';
 import { RedisLockHealthIndicator } from '../../lib/terminus/index.js';
-import { CapturedLogs, sleep } from '../support/lock-app.js';
+import { sleep } from '../support/lock-app.js';
 import { countAttempts } from '../support/mechanism.js';
 import { nodeRedisCluster, nodeRedisLockApp, type NodeRedisVersion } from '../support/node-redis.js';
 import { useRedisCluster } from '../support/redis-cluster.js';
+import { terminusLockModule } from '../support/terminus-app.js';
 
 describe.each([6, 5] as NodeRedisVersion[])('Redis 7 Cluster through a node-redis %i cluster client', (version) => {
   const redisCluster = useRedisCluster();
@@ -71,13 +70,7 @@ describe.each([6, 5] as NodeRedisVersion[])('Redis 7 Cluster through a node-redi
 
   it('pages through the locks of every master, and answers inspect() and the terminus indicator', async () => {
     const client = await nodeRedisCluster(redisCluster.cluster.nodes, version);
-    const moduleRef = await Test.createTestingModule({
-      imports: [TerminusModule.forRoot({ logger: false }), RedisLockModule.forRoot({ redis: client as never, keyPrefix: 'board:' })],
-      providers: [RedisLockHealthIndicator],
-    })
-      .setLogger(new CapturedLogs())
-      .compile();
-    await moduleRef.init();
+    const moduleRef = await terminusLockModule(client, { keyPrefix: 'board:' });
     try {
       const locks = moduleRef.get(LockService);
       const keys = Array.from({ length: 20 }, (_, i) => `spread:${i}`);

@@ -245,10 +245,15 @@ export class GlideDriver implements RedisDriver {
    * (and a master that is down is still reported by the health check).
    */
   private topology(): Promise<{ masters: Master[] }> {
-    this.reading ??= this.send(['CLUSTER', 'NODES'])
+    // CLUSTER SLOTS names each master by the endpoint clients connect to (a hostname, with
+    // `cluster-preferred-endpoint-type hostname`), which GLIDE routes by; CLUSTER NODES gives the
+    // flags, and its address is the IP whatever the cluster prefers.
+    if (this.reading !== undefined) return this.reading;
+    const endpoints = this.send(['CLUSTER', 'SLOTS']).then(slotEndpoints, () => new Map<string, { host: string; port: number }>());
+    this.reading = Promise.all([this.send(['CLUSTER', 'NODES']), endpoints])
       .then(
-        (reply) => {
-          const { masters, slots } = parseClusterNodes(String(reply));
+        ([reply, byId]) => {
+          const { masters, slots } = parseClusterNodes(String(reply), byId);
           this.slots = slots;
           this.slotsReadAt = Date.now();
           this.known = masters;
@@ -339,7 +344,7 @@ function glidePairs(reply: unknown): string[] {
  * The masters and the slot map from a CLUSTER NODES reply: one line per node,
  * `<id> <ip:port@cport[,hostname]> <flags> <master> <ping> <pong> <epoch> <link> <slot ranges...>`.
  */
-export function parseClusterNodes(text: string): { masters: Master[]; slots: (string | undefined)[] } {
+export function parseClusterNodes(text: string, endpoints: ReadonlyMap<string, { host: string; port: number }> = new Map()): { masters: Master[]; slots: (string | undefined)[] } {
   const masters: Master[] = [];
   const slots: (string | undefined)[] = new Array(16384);
   for (const line of text.split('\n')) {
@@ -353,7 +358,7 @@ export function parseClusterNodes(text: string): { masters: Master[]; slots: (st
     const port = Number(address.slice(colon + 1));
     if (host === '' || !Number.isInteger(port) || port <= 0) continue;
     const id = fields[0]!;
-    masters.push({ id, host, port, failed: flags.includes('fail') });
+    masters.push({ id, ...(endpoints.get(id) ?? { host, port }), failed: flags.includes('fail') });
     for (const range of fields.slice(8)) {
       if (range.startsWith('[')) continue; // a slot being imported or migrated: still its owner's
       const [from, to = from] = range.split('-').map(Number) as [number, number?];
@@ -363,6 +368,23 @@ export function parseClusterNodes(text: string): { masters: Master[]; slots: (st
   // In one order whichever node answered: the lock board's cursor names a master by its index.
   masters.sort((a, b) => a.host.localeCompare(b.host) || a.port - b.port);
   return { masters, slots };
+}
+
+/**
+ * Each master's endpoint by node id, from a CLUSTER SLOTS reply: `[from, to, [host, port, id,
+ * ...], replicas...]` per range. A host of `?` or empty (an endpoint the node does not know)
+ * is left out, and CLUSTER NODES' address serves.
+ */
+export function slotEndpoints(reply: unknown): Map<string, { host: string; port: number }> {
+  const endpoints = new Map<string, { host: string; port: number }>();
+  if (!Array.isArray(reply)) return endpoints;
+  for (const range of reply) {
+    const master = Array.isArray(range) ? range[2] : undefined;
+    if (!Array.isArray(master) || master.length < 3) continue;
+    const [host, port, id] = [String(master[0]), Number(master[1]), String(master[2])];
+    if (host !== '' && host !== '?' && Number.isInteger(port) && port > 0) endpoints.set(id, { host, port });
+  }
+  return endpoints;
 }
 
 function nodeOf(send: (args: string[]) => Promise<unknown>): RedisNode {
