@@ -1,6 +1,7 @@
 import { Locked } from '../../lib/decorators/locked.decorator.js';
 import { OnOneInstance } from '../../lib/decorators/on-one-instance.decorator.js';
 import { WithoutOverlapping } from '../../lib/decorators/without-overlapping.decorator.js';
+import { ReentrantLock } from '../../lib/core/engine/reentrant-lock.js';
 import type { LockService } from '../../lib/lock.service.js';
 import { LOCK_SERVICE_PROPERTY } from '../../lib/redis-lock.constants.js';
 import type { JobLockOrchestrator } from '../../lib/scheduling/job-lock.orchestrator.js';
@@ -38,7 +39,9 @@ export class SimJobs {
 
   @OnOneInstance({ key: 'tick-job' })
   async tick(k: number, late: boolean): Promise<void> {
-    const lease = this.instance.service.current('tick-job:owner');
+    // The run's view of the owner lease (it ends with the run); the checks need the lease itself.
+    const view = this.instance.service.current('tick-job:owner');
+    const lease = view instanceof ReentrantLock ? view.outer : view;
     this.world.tickRan(this.instance, k, late, lease);
     if (lease !== undefined) await this.world.section(this.instance, 'job', 'tick-job:owner', lease, [20 + (k % 3) * 30], false);
   }

@@ -2,6 +2,7 @@ import type { Lock } from '../../interfaces/lock.interface.js';
 import { MultiLock } from '../multi-key/multi-key-lock.js';
 import type { Clock } from '../time/clock.js';
 import { HeldLock } from './held-lock.js';
+import { ReentrantLock } from './reentrant-lock.js';
 
 /**
  * Whether `lock` may still be acted on: held, and its local lease deadline not passed. A lock
@@ -20,6 +21,7 @@ export function leaseLive(lock: Lock, clock: Clock): boolean {
     return live;
   }
   if (lock instanceof HeldLock && lock.held && clock.now() >= lock.deadline) lock.expire();
-  // A nested (reentrant) handle's outer lock was checked when it re-entered.
+  // A handle on a lock held further out (a re-entry, a job run's view of its owner lease): that lock's deadline.
+  if (lock instanceof ReentrantLock) return !lock.released && leaseLive(lock.outer, clock);
   return lock.held !== false;
 }

@@ -15,7 +15,8 @@ export class ReentrantLock implements Lock {
   /** A nested call with `fencing: false` gets no token, even from a fenced outer lock. */
   unfenced = false;
 
-  constructor(private readonly outer: Lock) {}
+  /** @param outer the lock it shares (the outermost holder's, or a job's owner lease). */
+  constructor(readonly outer: Lock) {}
 
   get key(): string {
     return this.outer.key;
