@@ -151,8 +151,7 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
         // Nest injects properties into class providers only: one made by `useFactory` or given
         // by `useValue` gets its orchestrator here, or every call of its jobs would fail.
         const instance = wrapper.instance as Record<symbol, unknown> | undefined;
-        const given = instance?.[JOB_ORCHESTRATOR_PROPERTY];
-        if (instance !== null && typeof instance === 'object' && !(given instanceof JobLockOrchestrator && !given.shutDown)) {
+        if (instance !== null && typeof instance === 'object' && !hasOpenOrchestrator(instance)) {
           if (!Object.isExtensible(instance)) {
             throw new RedisLockError(`${jobDecorators(spec)} on ${spec.where}: the provider's instance is frozen (or sealed), so its jobs cannot be given their lock service; provide the class itself, or an instance that is not frozen.`);
           }
@@ -266,7 +265,7 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
       const method: unknown = (prototype as Record<string, unknown>)[name];
       return typeof method === 'function' && jobSpecOf(prototype, name, method) !== undefined;
     });
-    if (jobs && !(target[JOB_ORCHESTRATOR_PROPERTY] instanceof JobLockOrchestrator)) target[JOB_ORCHESTRATOR_PROPERTY] = this.jobs;
+    if (jobs && !hasOpenOrchestrator(target)) target[JOB_ORCHESTRATOR_PROPERTY] = this.jobs;
   }
 
   onApplicationBootstrap(): void {
@@ -319,4 +318,10 @@ function jobSpecOf(prototype: object, name: string, method: Function): JobSpec |
 function hasOpenService(instance: Record<symbol, unknown>): boolean {
   const service = instance[LOCK_SERVICE_PROPERTY];
   return service instanceof LockService && service[LOCK_RUNNER].closing?.aborted !== true;
+}
+
+/** Whether `target` has the orchestrator of an application that is not shutting down (one given to a later application gets that one's). */
+function hasOpenOrchestrator(target: Record<symbol, unknown>): boolean {
+  const given = target[JOB_ORCHESTRATOR_PROPERTY];
+  return given instanceof JobLockOrchestrator && !given.shutDown;
 }
