@@ -260,10 +260,17 @@ async function scanPage(client: RedisClient, cursor: string, pattern: string, co
  * The masters in an order every instance of the application agrees on, by their run ids: a
  * client lists them in the order it learnt them (its seed list), so a cursor handed out by one
  * instance and passed to another behind a load balancer would name another master, skipping a
- * whole master's locks. A master whose INFO fails sorts first (under an empty id).
+ * whole master's locks. A master whose INFO fails fails the page: placed anywhere, it would shift
+ * the others under a cursor handed out before.
  */
 async function inAgreedOrder(masters: RedisNode[]): Promise<RedisNode[]> {
-  const ids = await Promise.all(masters.map((master) => master.info('server').then((text) => /run_id:(\w+)/.exec(text)?.[1] ?? '', () => '')));
+  const ids = await Promise.all(
+    masters.map(async (master) => {
+      const id = /run_id:(\w+)/.exec(await master.info('server'))?.[1];
+      if (id === undefined) throw new RedisLockError('A Redis Cluster master answered INFO without its run_id: the board cannot number the masters.');
+      return id;
+    }),
+  );
   return masters.map((master, i) => ({ master, id: ids[i]! })).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).map(({ master }) => master);
 }
 
