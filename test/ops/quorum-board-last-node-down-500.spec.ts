@@ -80,4 +80,23 @@ describe('lock board in quorum mode with the last node down', () => {
       servers[2]!.resume();
     }
   });
+
+  it('carries a node skipped mid-walk in the cursor, which the list route takes back', { timeout: 30_000 }, async () => {
+    const url = await start();
+    const lock = await app!.get(LockService).acquire('q:2', { ttl: 30_000 });
+    servers[0]!.pause();
+    let first: { cursor: string; locks: { key: string }[] };
+    try {
+      first = (await (await fetch(`${url}/api/locks?cursor=0`)).json()) as typeof first;
+    } finally {
+      servers[0]!.resume();
+    }
+    // Node 0 skipped (bit 0), node 1 walked: node 2 next.
+    expect(first.cursor).toBe('2-0s1');
+    const second = await fetch(`${url}/api/locks?cursor=${first.cursor}`);
+    expect(second.status).toBe(200);
+    const body = (await second.json()) as { cursor: string; complete: boolean; locks: { key: string }[] };
+    expect({ cursor: body.cursor, complete: body.complete, keys: [...first.locks, ...body.locks].map((held) => held.key) }).toEqual({ cursor: '0', complete: true, keys: ['q:2'] });
+    await lock.release();
+  });
 });

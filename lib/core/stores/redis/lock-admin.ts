@@ -58,21 +58,23 @@ export async function listLocks(manager: LockManager, cursor: string, count: num
     const found = await scanUntilFull((from, size) => scanPage(client, from, pattern, size), cursor, count, work);
     return inspectAll(manager, found!, clientKeyPrefix(client) + manager.keyPrefix);
   }
-  // Quorum: every node in turn, `<node index>-<cursor>` (a cursor is only valid on its node).
-  const match = /^(\d+)-(\d+)$/.exec(cursor);
+  // Quorum: every node in turn, `<node index>-<cursor>` (a cursor is only valid on its node),
+  // then `s<mask>` once a node was skipped (bit i: node i did not answer its turn).
+  const match = /^(\d+)-(\d+)(?:s(\d+))?$/.exec(cursor);
   let node = match ? Number(match[1]) : 0;
   let nodeCursor = match ? match[2]! : '0';
-  const first = node;
+  let skipped = match?.[3] === undefined ? 0 : Number(match[3]);
+  const cursorOf = (at: number, from: string): string => `${at}-${from}${skipped === 0 ? '' : `s${skipped}`}`;
+  // A lock a majority holds is on one of any `needed` nodes: the walk is complete once that
+  // many were scanned to their end; with fewer, a lock may be on none of them.
+  const needed = clients.length - (Math.floor(clients.length / 2) + 1) + 1;
+  const tooFew = (): RedisLockError =>
+    new RedisLockError(`Too few Redis nodes answered the scan of the locks to see every lock a majority holds (${clients.length} nodes, ${needed} needed, ${clients.length - bitCount(skipped)} answered).`);
   for (; ; node++, nodeCursor = '0') {
     const client = clients[node];
     if (client === undefined) {
-      // Earlier pages walked the nodes before `first`; with the rest not answering, the walk is
-      // complete all the same when enough of those answer that every majority meets them (each
-      // lock a majority holds was listed by one of them), as with a node skipped mid-walk.
-      const answering = await Promise.all(clients.slice(0, first).map((earlier) => settleWithin(driverFor(earlier).ping(), QUORUM_SCAN_TIMEOUT_MS).then((reply) => reply !== TIMED_OUT, () => false)));
-      const majority = Math.floor(clients.length / 2) + 1;
-      if (answering.filter(Boolean).length >= clients.length - majority + 1) return { cursor: '0', complete: true, locks: [] };
-      throw new RedisLockError(`Too few Redis nodes answered the scan of the locks to see every lock a majority holds (${clients.length} nodes, ${clients.length - majority + 1} needed).`);
+      if (clients.length - bitCount(skipped) >= needed) return { cursor: '0', complete: true, locks: [] };
+      throw tooFew();
     }
     const pattern = lockPattern(client, manager);
     const found = await scanUntilFull(
@@ -84,12 +86,27 @@ export async function listLocks(manager: LockManager, cursor: string, count: num
       count,
       work,
     );
-    if (found === undefined) continue;
-    const next = found.next !== '0' ? `${node}-${found.next}` : node === clients.length - 1 ? '0' : `${node + 1}-0`;
+    if (found === undefined) {
+      skipped |= 1 << node;
+      continue;
+    }
+    let next: string;
+    if (found.next !== '0') next = cursorOf(node, found.next);
+    else if (node < clients.length - 1) next = cursorOf(node + 1, '0');
+    else if (clients.length - bitCount(skipped) >= needed) next = '0';
+    else throw tooFew();
     const prefix = clientKeyPrefix(client) + manager.keyPrefix;
-    const keys = node === 0 ? found.keys : await notOnEarlierNodes(manager, clients.slice(0, node), found.keys, prefix);
+    // Only the nodes scanned in their turn listed what they hold.
+    const scanned = clients.slice(0, node).filter((_, i) => (skipped & (1 << i)) === 0);
+    const keys = scanned.length === 0 ? found.keys : await notOnEarlierNodes(manager, scanned, found.keys, prefix);
     return inspectAll(manager, { next, keys }, prefix);
   }
+}
+
+function bitCount(mask: number): number {
+  let count = 0;
+  for (let rest = mask; rest > 0; rest >>>= 1) count += rest & 1;
+  return count;
 }
 
 /**
@@ -119,7 +136,7 @@ async function notOnEarlierNodes(manager: LockManager, earlier: readonly RedisCl
  */
 export async function cursorProblem(manager: LockManager, cursor: string): Promise<string | undefined> {
   const shown = JSON.stringify(cursor.length > 40 ? `${cursor.slice(0, 40)}…` : cursor);
-  const match = /^(?:(\d{1,10})-)?(\d{1,20})$/.exec(cursor);
+  const match = /^(?:(\d{1,10})-)?(\d{1,20})(?:s(\d{1,10}))?$/.exec(cursor);
   if (match === null || BigInt(match[2]!) > MAX_SCAN_CURSOR) {
     return `must be "0" or a cursor this board handed out (digits, "<node>-<digits>" on a Cluster or in quorum mode), got ${shown}.`;
   }
@@ -131,6 +148,8 @@ export async function cursorProblem(manager: LockManager, cursor: string): Promi
   if (nodes === undefined) return `must be "0" or digits on this deployment (one Redis node), got ${shown}.`;
   const node = Number(match[1]);
   if (node >= nodes) return `names Redis node ${node}, but there are ${nodes} nodes (0 to ${nodes - 1}): start again from "0", got ${shown}.`;
+  // The nodes a quorum walk skipped (see listLocks): quorum mode only, one bit per node.
+  if (match[3] !== undefined && (manager.clients.length < 2 || Number(match[3]) >= 2 ** nodes)) return `is not a cursor this board handed out on this deployment, got ${shown}.`;
   return undefined;
 }
 
