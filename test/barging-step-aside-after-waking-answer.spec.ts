@@ -18,7 +18,7 @@ import { ManualClock } from '../lib/testing/manual-clock.js';
 import type { LockRedisKeys } from '../lib/core/keys/lock-key.js';
 import { driftMargin, type LockTiming } from '../lib/core/options/lock-options.js';
 import type { HeldLock } from '../lib/core/engine/held-lock.js';
-import { LockParking, PARK_STEP_ASIDE_MS, PARK_STREAK_MS, type ParkingHost } from '../lib/core/engine/lock-parking.js';
+import { LockParking, PARK_STEP_ASIDE_MS, PARK_STREAK_MS, STEP_ASIDE_ANSWER_BOUND_MS, type ParkingHost } from '../lib/core/engine/lock-parking.js';
 
 const names = { lock: 'L', fence: 'L:fence', queue: 'L:queue', waiters: 'L:waiters', released: 'L:released' } satisfies LockRedisKeys;
 const timing = { ttl: 1_000 } as LockTiming;
@@ -40,7 +40,34 @@ function parking() {
   return { clock, park, ask };
 }
 
+/** A greedy key whose streak ran out by its time bound: the next release is the plain, waking one. */
+async function streakOver(p: ReturnType<typeof parking>): Promise<void> {
+  expect(p.ask()).toBeUndefined();
+  let ticket = p.park.releasing(names, token, timing.ttl)!;
+  p.park.answered(names, ticket, { released: true });
+  expect(p.ask()).toBeUndefined();
+  ticket = p.park.releasing(names, token, timing.ttl)!;
+  p.park.answered(names, ticket, { released: true, parked: { fencingToken: 10, contended: true } });
+  expect(p.ask()).toHaveProperty('fencingToken', 10);
+  await p.clock.advance(PARK_STREAK_MS);
+}
+
 describe('the step aside at the end of a streak', () => {
+  // Found by review of the fix below: a waking release never answered held the callers back for ever.
+  it('ends at a bound from the send when the waking release is never answered', async () => {
+    const p = parking();
+    await streakOver(p);
+    const waking = p.park.releasing(names, token, timing.ttl)!;
+    expect(waking.park).toBeUndefined();
+    const held = p.ask();
+    expect(held).toBeInstanceOf(Promise);
+    let over = false;
+    void (held as Promise<void>).then(() => (over = true));
+    await p.clock.advance(STEP_ASIDE_ANSWER_BOUND_MS + PARK_STEP_ASIDE_MS);
+    expect(over).toBe(true);
+    expect(p.ask()).toBeUndefined();
+  });
+
   it('holds the greedy callers back after the waking release is answered, not only for 2 ms after it was sent', async () => {
     const p = parking();
     // A greedy key: asked, released, asked again in that turn.

@@ -19,6 +19,8 @@ export const PARK_STREAK_MS = 40;
  * release woke takes the lock (its attempt is one message and one command away).
  */
 export const PARK_STEP_ASIDE_MS = 2;
+/** A step aside starts at the latest this long after the waking release was sent, answered or not. */
+export const STEP_ASIDE_ANSWER_BOUND_MS = 250;
 
 /** Keys tracked at most; the oldest is dropped (with its parked lock freed) past it. */
 const MAX_KEYS = 1_000;
@@ -231,8 +233,11 @@ export class LockParking {
    */
   private stepAside(state: KeyState): () => void {
     let start!: () => void;
+    let started = false;
     const stepAside: Promise<void> = new Promise((resolve) => {
       start = () => {
+        if (started) return;
+        started = true;
         this.host.asideClock.setTimer(() => {
           if (state.stepAside === stepAside) {
             state.stepAside = undefined;
@@ -243,6 +248,9 @@ export class LockParking {
       };
     });
     state.stepAside = stepAside;
+    // A release whose answer never comes (a connection frozen without a timeout) must not hold
+    // this process' callers of the key back for ever: counted from its send, after a bound.
+    this.host.asideClock.setTimer(start, STEP_ASIDE_ANSWER_BOUND_MS);
     return start;
   }
 
