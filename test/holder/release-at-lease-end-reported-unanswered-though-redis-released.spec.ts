@@ -24,27 +24,38 @@ describe('a release sent right at the end of the local lease, Redis answering at
   const redis = useRedis();
   const apps = useLockApps();
 
-  it('is not reported as unanswered when Redis released the lock', { timeout: 20_000 }, async () => {
+  it('is not reported as unanswered when Redis released the lock', { timeout: 40_000 }, async () => {
     const app = await apps({ ttl: '5s', autoRenew: false });
     const events: LockEvent[] = [];
     app.locks.events$.subscribe((event) => events.push(event));
-    const lock = await app.locks.acquire('stall:release');
-    const deadline = (lock as unknown as { deadline: number }).deadline;
-    // Idle until just before the local deadline (the drift margin of a 5 s lease is 52 ms, so
-    // Redis still holds the lease when it passes here).
-    await new Promise((resolve) => setTimeout(resolve, Math.max(0, deadline - performance.now() - 150)));
-    // From the check phase: the next turn of the loop starts with its timers.
-    await new Promise((resolve) => setImmediate(resolve));
-    spinUntil(() => performance.now() >= deadline + 2);
-    const ttlLeftInRedis = redis.pttl('lock:{stall:release}');
-    const outcome = lock.release().then(
-      () => 'resolved',
-      (error: Error) => `rejected: ${error.message}`,
-    );
-    // The mechanism: Redis still held the lease when the release was sent, and took it.
-    expect(await ttlLeftInRedis).toBeGreaterThan(0);
-    await expect.poll(() => redis.exists('lock:{stall:release}')).toBe(0);
-    expect(await outcome).not.toMatch(/did not answer/);
-    expect(events.filter((event) => event.type === 'released')).not.toContainEqual(expect.objectContaining({ unconfirmed: true }));
+    // The scenario needs Redis to still hold the lease 2 ms past the local deadline (52 ms before
+    // its own expiry): on a machine loaded enough to stall Redis longer than that, it did not
+    // happen, and is tried again on a key of its own (at most three times).
+    for (let attempt = 1; ; attempt++) {
+      const key = `stall:release:${attempt}`;
+      const lock = await app.locks.acquire(key);
+      const deadline = (lock as unknown as { deadline: number }).deadline;
+      // Idle until just before the local deadline.
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, deadline - performance.now() - 150)));
+      // From the check phase: the next turn of the loop starts with its timers.
+      await new Promise((resolve) => setImmediate(resolve));
+      spinUntil(() => performance.now() >= deadline + 2);
+      const ttlLeftInRedis = redis.pttl(`lock:{${key}}`);
+      const outcome = lock.release().then(
+        () => 'resolved',
+        (error: Error) => `rejected: ${error.message}`,
+      );
+      // The mechanism: Redis still held the lease when the release was sent, and took it.
+      if ((await ttlLeftInRedis) <= 0 && attempt < 3) {
+        await outcome;
+        events.length = 0;
+        continue;
+      }
+      expect(await ttlLeftInRedis).toBeGreaterThan(0);
+      await expect.poll(() => redis.exists(`lock:{${key}}`)).toBe(0);
+      expect(await outcome).not.toMatch(/did not answer/);
+      expect(events.filter((event) => event.type === 'released')).not.toContainEqual(expect.objectContaining({ unconfirmed: true }));
+      return;
+    }
   });
 });
