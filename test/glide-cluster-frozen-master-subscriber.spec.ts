@@ -1,8 +1,8 @@
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRedisCluster } from '../scripts/redis-cluster.mjs';
-import { lockNameOnMaster } from './support/redis-cluster.js';
+import { describe, expect, it } from 'vitest';
+import { usePartialCluster } from './support/redis-cluster.js';
 import { handedLockApp, openClient } from './support/handed-clients.js';
+import type { LockApp } from './support/lock-app.js';
 import { countAttempts } from './support/mechanism.js';
 
 /**
@@ -12,46 +12,45 @@ import { countAttempts } from './support/mechanism.js';
  * message.
  */
 describe('GLIDE Cluster: a frozen master and the subscriptions on the others', () => {
-  let cluster: Awaited<ReturnType<typeof startRedisCluster>>;
-  beforeAll(async () => {
-    cluster = await startRedisCluster(3, { requireFullCoverage: false });
-  }, 60_000);
-  afterAll(async () => {
-    cluster.resume(2);
-    await cluster.stop();
-  });
+  const partial = usePartialCluster();
+  const { keyOn } = partial;
 
-  const keyOn = (index: number, tag: string): Promise<string> => lockNameOnMaster(cluster, index, tag);
+  /**
+   * `holder` holds `key` (on the master `healthy` is connected to), `waiter` waits for it: the
+   * waiter is subscribed there, and the release wakes it by its message, with no poll between.
+   */
+  async function wokenByMessage(holder: LockApp, waiter: LockApp, healthy: Redis, key: string): Promise<void> {
+    const held = await holder.locks.acquire(key);
+    const attempts = countAttempts(waiter.locks);
+    const waiting = waiter.locks.acquire(key, { waitTimeout: 30_000 });
+    waiting.catch(() => undefined);
+    await expect.poll(async () => ((await healthy.call('PUBSUB', 'SHARDNUMSUB', `lock:{${key}}:released`)) as [string, number])[1], { timeout: 15_000 }).toBe(1);
+    await attempts.watching();
+    const polled = attempts.count;
+    await held.release();
+    const next = await waiting;
+    expect(attempts.count).toBe(polled);
+    await next.release();
+  }
 
   it('a waiter on a healthy master is subscribed and woken by the release message', { timeout: 60_000 }, async () => {
-    const holder = await handedLockApp(await openClient('GLIDE', cluster.nodes), { ttl: 30_000 });
-    const waiter = await handedLockApp(await openClient('GLIDE', cluster.nodes));
-    const healthy = new Redis(cluster.nodes[0]!.port, cluster.nodes[0]!.host);
-    const frozen = new Redis(cluster.nodes[2]!.port, cluster.nodes[2]!.host);
+    const holder = await handedLockApp(await openClient('GLIDE', partial.cluster.nodes), { ttl: 30_000 });
+    const waiter = await handedLockApp(await openClient('GLIDE', partial.cluster.nodes));
+    const healthy = new Redis(partial.cluster.nodes[0]!.port, partial.cluster.nodes[0]!.host);
+    const frozen = new Redis(partial.cluster.nodes[2]!.port, partial.cluster.nodes[2]!.host);
     try {
       // A waiter on master 2's lock, subscribed there; then master 2 freezes.
       const onFrozen = await keyOn(2, 'frozen');
       const heldThere = await holder.locks.acquire(onFrozen);
       const waitingThere = waiter.locks.acquire(onFrozen, { waitTimeout: 30_000 }).catch((error: unknown) => error);
       await expect.poll(async () => ((await frozen.call('PUBSUB', 'SHARDNUMSUB', `lock:{${onFrozen}}:released`)) as [string, number])[1], { timeout: 5_000 }).toBe(1);
-      cluster.pause(2);
+      partial.cluster.pause(2);
       // A waiter on master 0's lock.
-      const onHealthy = await keyOn(0, 'healthy');
-      const held = await holder.locks.acquire(onHealthy);
-      const attempts = countAttempts(waiter.locks);
-      const waiting = waiter.locks.acquire(onHealthy, { waitTimeout: 30_000 });
-      waiting.catch(() => undefined);
-      await expect.poll(async () => ((await healthy.call('PUBSUB', 'SHARDNUMSUB', `lock:{${onHealthy}}:released`)) as [string, number])[1], { timeout: 10_000 }).toBe(1);
-      await attempts.watching();
-      const polled = attempts.count;
-      await held.release();
-      const next = await waiting;
-      expect(attempts.count).toBe(polled);
-      await next.release();
+      await wokenByMessage(holder, waiter, healthy, await keyOn(0, 'healthy'));
       void heldThere;
       void waitingThere;
     } finally {
-      cluster.resume(2);
+      partial.cluster.resume(2);
       healthy.disconnect();
       frozen.disconnect();
       await Promise.all([holder.close(), waiter.close()]);
@@ -59,26 +58,16 @@ describe('GLIDE Cluster: a frozen master and the subscriptions on the others', (
   });
   for (const how of ['frozen', 'killed'] as const) {
     it(`master 2 ${how} before the process's first waiter: a waiter on a healthy master is subscribed and woken by the release message`, { timeout: 60_000 }, async () => {
-      const holder = await handedLockApp(await openClient('GLIDE', cluster.nodes), { ttl: 30_000 });
-      const waiter = await handedLockApp(await openClient('GLIDE', cluster.nodes));
-      const healthy = new Redis(cluster.nodes[0]!.port, cluster.nodes[0]!.host);
+      const holder = await handedLockApp(await openClient('GLIDE', partial.cluster.nodes), { ttl: 30_000 });
+      const waiter = await handedLockApp(await openClient('GLIDE', partial.cluster.nodes));
+      const healthy = new Redis(partial.cluster.nodes[0]!.port, partial.cluster.nodes[0]!.host);
       try {
         const onHealthy = await keyOn(0, `first-${how}`);
-        if (how === 'frozen') cluster.pause(2);
-        else await cluster.kill(2);
-        const held = await holder.locks.acquire(onHealthy);
-        const attempts = countAttempts(waiter.locks);
-        const waiting = waiter.locks.acquire(onHealthy, { waitTimeout: 30_000 });
-        waiting.catch(() => undefined);
-        await expect.poll(async () => ((await healthy.call('PUBSUB', 'SHARDNUMSUB', `lock:{${onHealthy}}:released`)) as [string, number])[1], { timeout: 15_000 }).toBe(1);
-        await attempts.watching();
-        const polled = attempts.count;
-        await held.release();
-        const next = await waiting;
-        expect(attempts.count).toBe(polled);
-        await next.release();
+        if (how === 'frozen') partial.cluster.pause(2);
+        else await partial.cluster.kill(2);
+        await wokenByMessage(holder, waiter, healthy, onHealthy);
       } finally {
-        cluster.resume(2);
+        partial.cluster.resume(2);
         healthy.disconnect();
         await Promise.all([holder.close(), waiter.close()]);
       }

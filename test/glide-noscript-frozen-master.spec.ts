@@ -1,7 +1,6 @@
 import { Cluster, Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRedisCluster } from '../scripts/redis-cluster.mjs';
-import { lockNameOnMaster } from './support/redis-cluster.js';
+import { describe, expect, it } from 'vitest';
+import { usePartialCluster } from './support/redis-cluster.js';
 import { handedLockApp, openClient } from './support/handed-clients.js';
 import { createLockApp, type LockApp } from './support/lock-app.js';
 
@@ -16,20 +15,12 @@ import { createLockApp, type LockApp } from './support/lock-app.js';
  * ioredis and node-redis drivers do.
  */
 describe('GLIDE Cluster: NOSCRIPT on a healthy master while another master is down', () => {
-  let cluster: Awaited<ReturnType<typeof startRedisCluster>>;
-  beforeAll(async () => {
-    cluster = await startRedisCluster(3, { requireFullCoverage: false });
-  }, 60_000);
-  afterAll(async () => {
-    cluster.resume(2);
-    await cluster.stop();
-  });
-
-  const keyOn = (index: number, tag: string): Promise<string> => lockNameOnMaster(cluster, index, tag);
+  const partial = usePartialCluster();
+  const { keyOn } = partial;
 
   async function apps(): Promise<{ glide: LockApp; io: LockApp; close(): Promise<void> }> {
-    const glide = await handedLockApp(await openClient('GLIDE', cluster.nodes), { ttl: 10_000 });
-    const ioClient = new Cluster(cluster.nodes);
+    const glide = await handedLockApp(await openClient('GLIDE', partial.cluster.nodes), { ttl: 10_000 });
+    const ioClient = new Cluster(partial.cluster.nodes);
     ioClient.on('error', () => undefined);
     const io = await createLockApp({ redis: ioClient, ttl: 10_000 });
     // Scripts loaded on every master, through both clients.
@@ -51,12 +42,12 @@ describe('GLIDE Cluster: NOSCRIPT on a healthy master while another master is do
 
   it('frozen master: a release on a healthy master that lost its scripts still releases, as with ioredis', { timeout: 60_000 }, async () => {
     const { glide, io, close } = await apps();
-    const first = new Redis(cluster.nodes[0]!.port, cluster.nodes[0]!.host);
+    const first = new Redis(partial.cluster.nodes[0]!.port, partial.cluster.nodes[0]!.host);
     try {
       const viaIoredis = await io.locks.acquire(await keyOn(0, 'io'));
       const viaGlide = await glide.locks.acquire(await keyOn(0, 'glide'));
       // Master 2 freezes (a stalled host); master 0 loses its script cache (a restart, a failover).
-      cluster.pause(2);
+      partial.cluster.pause(2);
       await first.script('FLUSH');
       await viaIoredis.release();
       expect(await first.exists(`lock:{${viaIoredis.key}}`)).toBe(0);
@@ -69,7 +60,7 @@ describe('GLIDE Cluster: NOSCRIPT on a healthy master while another master is do
       expect(released).toBe('released');
       expect(await first.exists(`lock:{${viaGlide.key}}`)).toBe(0);
     } finally {
-      cluster.resume(2);
+      partial.cluster.resume(2);
       first.disconnect();
       await close();
     }
@@ -77,9 +68,9 @@ describe('GLIDE Cluster: NOSCRIPT on a healthy master while another master is do
 
   it('frozen master: one attempt (tryAcquire) on a healthy master that lost its scripts takes the lock, as with ioredis', { timeout: 60_000 }, async () => {
     const { glide, io, close } = await apps();
-    const first = new Redis(cluster.nodes[0]!.port, cluster.nodes[0]!.host);
+    const first = new Redis(partial.cluster.nodes[0]!.port, partial.cluster.nodes[0]!.host);
     try {
-      cluster.pause(2);
+      partial.cluster.pause(2);
       await first.script('FLUSH');
       const viaIoredis = await io.locks.tryAcquire(await keyOn(0, 'io-try'));
       expect(viaIoredis?.held).toBe(true);
@@ -90,7 +81,7 @@ describe('GLIDE Cluster: NOSCRIPT on a healthy master while another master is do
       expect(viaGlide instanceof Error ? `${viaGlide.name}: ${viaGlide.message}` : (viaGlide as { held: boolean } | null)?.held).toBe(true);
       await (viaGlide as { release(): Promise<void> }).release();
     } finally {
-      cluster.resume(2);
+      partial.cluster.resume(2);
       first.disconnect();
       await close();
     }

@@ -55,3 +55,25 @@ export async function lockNameOnMaster(cluster: RedisCluster, index: number, tag
     if (slots.find(([from, to]) => slot >= from && slot <= to)![2][1] === port) return name;
   }
 }
+
+/**
+ * A 3-master Cluster of the test file's own that keeps serving with a master down
+ * (`cluster-require-full-coverage no`), for tests that freeze or kill master 2: it is resumed
+ * before the cluster stops. `keyOn(index, tag)` names a lock on a given master.
+ */
+export function usePartialCluster(): { readonly cluster: RedisCluster; keyOn(index: number, tag: string): Promise<string> } {
+  let cluster: RedisCluster | undefined;
+  beforeAll(async () => {
+    cluster = await startRedisCluster(3, { requireFullCoverage: false });
+  }, 60_000);
+  afterAll(async () => {
+    cluster?.resume(2);
+    await cluster?.stop();
+  });
+  return {
+    get cluster() {
+      return cluster!;
+    },
+    keyOn: (index, tag) => lockNameOnMaster(cluster!, index, tag),
+  };
+}
