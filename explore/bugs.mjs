@@ -42,7 +42,8 @@ export function catalogue() {
     .sort()
     .map((file) => {
       const text = readFileSync(join(dir, file), 'utf8');
-      const header = text.slice(0, Math.max(0, text.indexOf('\ndiff --git'))).split('\n');
+      // The header ends where the diff begins: `diff --git` (git's), or the first `--- ` (diff -u's).
+      const header = text.slice(0, Math.max(0, text.search(/^(?:diff --git|--- )/m))).split('\n');
       const real = header.map((line) => /^Explorer: real(?:\s+(.*))?$/.exec(line)).find(Boolean);
       return {
         name: basename(file, '.patch').replace(/^\d+-/, ''),
