@@ -1,10 +1,12 @@
 import { spawnSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { explore, formatReport } from '../../explore/explorer.js';
 import type { Plan } from '../../explore/sim/plan.js';
 import { runPlan } from '../../explore/sim/world.js';
+// @ts-expect-error: an ES module of plain JavaScript, without declarations.
+import { catalogue } from '../../explore/bugs.mjs';
 
 /** A busy schedule: every workload, and one fault of each kind. */
 const busy: Plan = {
@@ -84,5 +86,16 @@ describe('deterministic simulation of the engine (explore/)', () => {
     expect(patches.length).toBeGreaterThanOrEqual(12);
     const stale = patches.filter((file) => spawnSync('git', ['apply', '--check', join('explore/bugs', file)], { encoding: 'utf8' }).status !== 0);
     expect(stale).toEqual([]);
+  });
+
+  // A patch cut with `diff -u` has no `diff --git` line: its header was read as empty, and a
+  // real-Redis bug lost its `Explorer: real` options and ran in the simulator, unfindable there.
+  it('reads every catalogued bug\'s title, and the real-Redis options of those that need them', () => {
+    const bugs = (catalogue as () => { name: string; file: string; title: string; real?: string[] }[])();
+    expect(bugs.filter((bug) => bug.title.trim() === '').map((bug) => bug.name)).toEqual([]);
+    const real = bugs.filter((bug) => readFileSync(bug.file, 'utf8').split('\n').some((line) => line.startsWith('Explorer: real')));
+    expect(real.length).toBeGreaterThan(0);
+    expect(real.filter((bug) => bug.real === undefined).map((bug) => bug.name)).toEqual([]);
+    expect(bugs.find((bug) => bug.name === 'job-run-beside-own-run-after-data-loss')?.real).toEqual(['--target', 'single', '--workload', 'job', '--schedules', '100']);
   });
 });

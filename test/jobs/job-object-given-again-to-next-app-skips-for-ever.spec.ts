@@ -1,3 +1,4 @@
+import { Inject, Injectable, Scope } from '@nestjs/common';
 import { describe, expect, it } from 'vitest';
 import { LockService, WithoutOverlapping, type LockSkippedEvent } from '../../lib/index.js';
 import { useRedis } from '../support/redis.js';
@@ -23,17 +24,25 @@ describe('an object with job methods given to one application, then to the next'
     }
   }
 
+  @Injectable()
+  class Holder {
+    constructor(@Inject('EXPORTER') readonly exporter: Exporter) {}
+  }
+
   it.each([
-    ['useValue', (shared: Exporter) => ({ provide: 'EXPORTER', useValue: shared })],
-    ['a singleton useFactory', (shared: Exporter) => ({ provide: 'EXPORTER', useFactory: () => shared })],
-  ] as const)('runs its calls in each application (%s)', async (_how, provider) => {
+    ['useValue', (shared: Exporter) => [{ provide: 'EXPORTER', useValue: shared }]],
+    ['a singleton useFactory', (shared: Exporter) => [{ provide: 'EXPORTER', useFactory: () => shared }]],
+    // Found by review of d47deee: its check covered singleton providers only; a request-scoped or
+    // transient factory's object (`equipMade`) kept the closed orchestrator.
+    ['a transient useFactory injected into a singleton', (shared: Exporter) => [{ provide: 'EXPORTER', scope: Scope.TRANSIENT, useFactory: () => shared }]],
+  ] as const)('runs its calls in each application (%s)', async (_how, providers) => {
     const shared = new Exporter();
     const results: unknown[] = [];
     for (let round = 0; round < 2; round++) {
-      const app = await startJobApp([provider(shared)]);
+      const app = await startJobApp([...providers(shared), Holder]);
       const skips: LockSkippedEvent[] = [];
       app.get<LockService>(LockService).events$.subscribe((event) => event.type === 'skipped' && skips.push(event));
-      results.push({ value: await app.get<Exporter>('EXPORTER').run(), skips: skips.map((skip) => skip.reason) });
+      results.push({ value: await app.get<Holder>(Holder).exporter.run(), skips: skips.map((skip) => skip.reason) });
       await closeNow(app);
     }
     // Fails: the second application's call resolves undefined, unrun, and its events$ saw no skip.

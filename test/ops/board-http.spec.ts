@@ -166,6 +166,9 @@ describe.each(adapters)('lock board over HTTP on %s', (_platform, adapter) => {
       ['abc'],
       ['-1'],
       ['1-2-3'],
+      // The skipped-nodes suffix of a quorum walk's cursor, on one server.
+      ['12s1'],
+      ['0-12s1'],
       [''],
       ['0'.repeat(100)],
     ])('answers 400 naming "cursor" for cursor=%j', async (cursor) => {

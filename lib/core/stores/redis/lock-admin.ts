@@ -141,6 +141,8 @@ export async function cursorProblem(manager: LockManager, cursor: string): Promi
     return `must be "0" or a cursor this board handed out (digits, "<node>-<digits>" on a Cluster or in quorum mode), got ${shown}.`;
   }
   if (cursor === '0') return undefined;
+  // The nodes a quorum walk skipped (see listLocks): quorum mode only, after a node index.
+  if (match[3] !== undefined && (match[1] === undefined || manager.clients.length < 2)) return `is not a cursor this board hands out on this deployment, got ${shown}.`;
   const nodes = await nodeCount(manager);
   if (match[1] === undefined) {
     return nodes === undefined ? undefined : `must be "0" or "<node>-<digits>" on this deployment of ${nodes} Redis nodes, got ${shown}.`;
@@ -148,8 +150,7 @@ export async function cursorProblem(manager: LockManager, cursor: string): Promi
   if (nodes === undefined) return `must be "0" or digits on this deployment (one Redis node), got ${shown}.`;
   const node = Number(match[1]);
   if (node >= nodes) return `names Redis node ${node}, but there are ${nodes} nodes (0 to ${nodes - 1}): start again from "0", got ${shown}.`;
-  // The nodes a quorum walk skipped (see listLocks): quorum mode only, one bit per node.
-  if (match[3] !== undefined && (manager.clients.length < 2 || Number(match[3]) >= 2 ** nodes)) return `is not a cursor this board handed out on this deployment, got ${shown}.`;
+  if (match[3] !== undefined && Number(match[3]) >= 2 ** nodes) return `names skipped nodes beyond the ${nodes} of this deployment, got ${shown}.`;
   return undefined;
 }
 
