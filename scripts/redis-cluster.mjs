@@ -14,27 +14,31 @@ export async function startRedisCluster(masters = 3, { requireFullCoverage = tru
   assertRedisInstalled();
   const dir = mkdtempSync(join(tmpdir(), 'redis-cluster-'));
   const ports = await freeFixedPorts(masters, 10_000);
-  const children = ports.map((port) =>
+  const serve = (port) =>
     killOnExit(spawn(
       'redis-server',
       ['--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes', '--cluster-config-file', join(dir, `nodes-${port}.conf`),
-        '--cluster-node-timeout', '2000', '--cluster-require-full-coverage', requireFullCoverage ? 'yes' : 'no', '--save', '', '--appendonly', 'no', '--loglevel', 'warning', '--dir', dir],
+        '--cluster-node-timeout', '2000', '--cluster-require-full-coverage', requireFullCoverage ? 'yes' : 'no', '--save', '', '--appendonly', 'no', '--loglevel', 'warning', '--dir', dir,
+        '--dbfilename', `dump-${port}.rdb`],
       { stdio: ['ignore', 'ignore', 'pipe'] },
-    )),
-  );
+    ));
+  const children = ports.map(serve);
   await Promise.all(ports.map((port) => waitForPing(port)));
   const created = spawnSync('redis-cli', ['--cluster', 'create', ...ports.map((port) => `127.0.0.1:${port}`), '--cluster-replicas', '0', '--cluster-yes'], { encoding: 'utf8' });
   if (created.status !== 0) throw new Error(`redis-cli --cluster create failed: ${created.stdout}${created.stderr}`);
   // Wait until every node agrees the cluster is up.
-  const deadline = Date.now() + 20_000;
-  for (const port of ports) {
-    const node = new Redis(port, '127.0.0.1');
-    while (!String(await node.cluster('INFO')).includes('cluster_state:ok')) {
-      if (Date.now() > deadline) throw new Error('the cluster did not come up within 20 s');
-      await new Promise((resolve) => setTimeout(resolve, 100));
+  const clusterUp = async (nodePorts) => {
+    const deadline = Date.now() + 20_000;
+    for (const port of nodePorts) {
+      const node = new Redis(port, '127.0.0.1');
+      while (!String(await node.cluster('INFO')).includes('cluster_state:ok')) {
+        if (Date.now() > deadline) throw new Error('the cluster did not come up within 20 s');
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      await node.quit();
     }
-    await node.quit();
-  }
+  };
+  await clusterUp(ports);
   return {
     nodes: ports.map((port) => ({ host: '127.0.0.1', port })),
     /** SIGKILLs the master at `index` (of `nodes`) and waits until it is gone. */
@@ -44,6 +48,22 @@ export async function startRedisCluster(masters = 3, { requireFullCoverage = tru
       const exited = new Promise((resolve) => child.once('exit', resolve));
       child.kill('SIGKILL');
       await exited;
+    },
+    /**
+     * Restarts the master at `index` with its data (`SHUTDOWN SAVE`, then the same server again on
+     * the same port, node id and slots): a new run id, as after a deploy or a crash with persistence.
+     */
+    async restart(index) {
+      const port = ports[index];
+      const exited = new Promise((resolve) => children[index].once('exit', resolve));
+      const node = new Redis(port, '127.0.0.1', { maxRetriesPerRequest: 0, retryStrategy: () => null });
+      node.on('error', () => undefined);
+      await node.call('SHUTDOWN', 'SAVE').catch(() => undefined);
+      node.disconnect();
+      await exited;
+      children[index] = serve(port);
+      await waitForPing(port);
+      await clusterUp(ports);
     },
     /** Freezes (SIGSTOP) or thaws (SIGCONT) the master at `index`: it holds connections open and answers nothing. */
     pause: (index) => children[index].kill('SIGSTOP'),

@@ -46,10 +46,14 @@ describe('inspect() and the board listing on a Redis Cluster', () => {
       } while (cursor !== '0' && pages < 200);
       expect([...new Set(seen)].sort()).toEqual([...keys].sort());
       expect(pages).toBeGreaterThan(2);
-      // Cursors name a master: one out of range, or without a master, is refused.
-      expect(await cursorProblem(manager, '1-0')).toBeUndefined();
-      expect(await cursorProblem(manager, '3-0')).toMatch(/node 3, but there are 3 nodes/);
-      expect(await cursorProblem(manager, '12')).toMatch(/"<node>-<digits>"/);
+      // Cursors name a master by the lowest slot it serves: a slot no master serves first, or
+      // no master at all, is refused.
+      expect(await cursorProblem(manager, '0-0')).toBeUndefined();
+      expect(await cursorProblem(manager, '5461-0')).toBeUndefined();
+      expect(await cursorProblem(manager, '5461-12r0123abcd')).toBeUndefined();
+      expect(await cursorProblem(manager, '1-0')).toMatch(/slot 1 first, but no master does now/);
+      expect(await cursorProblem(manager, '12')).toMatch(/"<slot>-<digits>"/);
+      expect(await cursorProblem(manager, '5461-0r0123abcd')).toMatch(/not a cursor this board hands out/);
       await Promise.all(permits.map((permit) => permit.release()));
 
       const seenOne = await app.locks.inspect('}lead');

@@ -60,7 +60,7 @@ export async function listLocks(manager: LockManager, cursor: string, count: num
   }
   // Quorum: every node in turn, `<node index>-<cursor>` (a cursor is only valid on its node),
   // then `s<mask>` once a node was skipped (bit i: node i did not answer its turn).
-  const match = /^(\d+)-(\d+)(?:s(\d+))?$/.exec(cursor);
+  const match = /^(\d+)-(\d+(?:r[0-9a-f]+)?)(?:s(\d+))?$/.exec(cursor);
   let node = match ? Number(match[1]) : 0;
   let nodeCursor = match ? match[2]! : '0';
   let skipped = match?.[3] === undefined ? 0 : Number(match[3]);
@@ -131,34 +131,36 @@ async function notOnEarlierNodes(manager: LockManager, earlier: readonly RedisCl
 
 /**
  * Why `cursor` is not one `listLocks` hands out on this deployment, or `undefined` when it is:
- * `'0'`, else an unsigned 64-bit SCAN cursor, prefixed with `<node index>-` on a Cluster (the
- * master) and in quorum mode (the node), with the index in range.
+ * `'0'`, else an unsigned 64-bit SCAN cursor, with `r<server>` after it (see `scanServer`),
+ * prefixed with `<slot>-` on a Cluster (a slot some master serves first) and `<node index>-` in
+ * quorum mode (in range, with `s<mask>` at the end once a node was skipped).
  */
 export async function cursorProblem(manager: LockManager, cursor: string): Promise<string | undefined> {
   const shown = JSON.stringify(cursor.length > 40 ? `${cursor.slice(0, 40)}…` : cursor);
-  const match = /^(?:(\d{1,10})-)?(\d{1,20})(?:s(\d{1,10}))?$/.exec(cursor);
+  const match = /^(?:(\d{1,10})-)?(\d{1,20})(?:r([0-9a-f]{8}))?(?:s(\d{1,10}))?$/.exec(cursor);
   if (match === null || BigInt(match[2]!) > MAX_SCAN_CURSOR) {
     return `must be "0" or a cursor this board handed out (digits, "<node>-<digits>" on a Cluster or in quorum mode), got ${shown}.`;
   }
   if (cursor === '0') return undefined;
-  // The nodes a quorum walk skipped (see listLocks): quorum mode only, after a node index.
-  if (match[3] !== undefined && (match[1] === undefined || manager.clients.length < 2)) return `is not a cursor this board hands out on this deployment, got ${shown}.`;
-  const nodes = await nodeCount(manager);
-  if (match[1] === undefined) {
-    return nodes === undefined ? undefined : `must be "0" or "<node>-<digits>" on this deployment of ${nodes} Redis nodes, got ${shown}.`;
-  }
-  if (nodes === undefined) return `must be "0" or digits on this deployment (one Redis node), got ${shown}.`;
-  const node = Number(match[1]);
-  if (node >= nodes) return `names Redis node ${node}, but there are ${nodes} nodes (0 to ${nodes - 1}): start again from "0", got ${shown}.`;
-  if (match[3] !== undefined && Number(match[3]) >= 2 ** nodes) return `names skipped nodes beyond the ${nodes} of this deployment, got ${shown}.`;
-  return undefined;
-}
-
-/** Nodes a cursor names (Cluster masters, quorum nodes); `undefined` where a cursor names none. */
-async function nodeCount(manager: LockManager): Promise<number | undefined> {
   const { clients } = manager;
-  if (clients.length > 1) return clients.length;
-  if (clients.length === 1 && driverFor(clients[0]!).isCluster) return (await driverFor(clients[0]!).masters()).length;
+  // A server's tag: on Redis only, after a cursor within a node (the in-memory store has none).
+  if (match[3] !== undefined && (clients.length === 0 || match[2] === '0')) return `is not a cursor this board hands out on this deployment, got ${shown}.`;
+  // The nodes a quorum walk skipped (see listLocks): quorum mode only, after a node index.
+  if (match[4] !== undefined && (match[1] === undefined || clients.length < 2)) return `is not a cursor this board hands out on this deployment, got ${shown}.`;
+  const cluster = clients.length === 1 && driverFor(clients[0]!).isCluster;
+  if (match[1] === undefined) {
+    if (clients.length > 1) return `must be "0" or "<node>-<digits>" on this deployment of ${clients.length} Redis nodes, got ${shown}.`;
+    return cluster ? `must be "0" or "<slot>-<digits>" on a Redis Cluster, got ${shown}.` : undefined;
+  }
+  if (clients.length < 2 && !cluster) return `must be "0" or digits on this deployment (one Redis node), got ${shown}.`;
+  const node = Number(match[1]);
+  if (cluster) {
+    const masters = await bySlot(await driverFor(clients[0]!).masters());
+    if (!masters.some((master) => master.slot === node)) return `names the master that serves slot ${node} first, but no master does now (the Cluster changed): start again from "0", got ${shown}.`;
+    return undefined;
+  }
+  if (node >= clients.length) return `names Redis node ${node}, but there are ${clients.length} nodes (0 to ${clients.length - 1}): start again from "0", got ${shown}.`;
+  if (match[4] !== undefined && Number(match[4]) >= 2 ** clients.length) return `names skipped nodes beyond the ${clients.length} of this deployment, got ${shown}.`;
   return undefined;
 }
 
@@ -257,41 +259,77 @@ export async function forceRelease(manager: LockManager, key: string): Promise<b
   return released;
 }
 
+/**
+ * One SCAN step of a walk over one client. A node cursor is `<SCAN cursor>r<server>` (`'0'` at a
+ * node's start), where `<server>` begins the run id of the server that handed out the SCAN cursor:
+ * a restart or failover changes it, and a SCAN cursor means nothing on another server's table
+ * (hashed with another seed), so a node whose server changed is scanned again from its start.
+ * On a Cluster the walk goes through the masters in the order of the lowest slot each serves,
+ * `<slot>-<node cursor>`: a master restarted, failed over or added elsewhere in the walk keeps
+ * the others' names, where a place in the client's list (its seed order) or in an order of run
+ * ids would not.
+ */
 async function scanPage(client: RedisClient, cursor: string, pattern: string, count: number): Promise<{ next: string; keys: string[] }> {
   const driver = driverFor(client);
-  if (!driver.isCluster) {
-    const [next, keys] = await (await driver.masters())[0]!.scan(plainCursor(cursor), pattern, count);
-    return { next, keys };
-  }
-  // `<master index>-<cursor>`: one node after the other.
-  const masters = await inAgreedOrder(await driver.masters());
-  const match = /^(\d+)-(\d+)$/.exec(cursor);
-  let node = match ? Number(match[1]) : 0;
-  let nodeCursor = match ? match[2]! : '0';
-  if (node >= masters.length) return { next: '0', keys: [] };
-  const [next, keys] = await masters[node]!.scan(nodeCursor, pattern, count);
-  if (next !== '0') return { next: `${node}-${next}`, keys };
-  node++;
-  nodeCursor = '0';
-  return { next: node < masters.length ? `${node}-${nodeCursor}` : '0', keys };
+  if (!driver.isCluster) return scanServer((await driver.masters())[0]!, cursor, pattern, count);
+  const masters = await bySlot(await driver.masters());
+  const match = /^(\d+)-(.+)$/.exec(cursor);
+  const at = match === null ? 0 : masters.findIndex((master) => master.slot === Number(match[1]));
+  if (at < 0) throw new RedisLockError(`The Redis Cluster changed during the walk of the locks: no master serves slot ${match![1]} first now. Start again from "0".`);
+  const { slot, node } = masters[at]!;
+  const found = await scanServer(node, match === null ? '0' : match[2]!, pattern, count);
+  if (found.next !== '0') return { next: `${slot}-${found.next}`, keys: found.keys };
+  const following = masters[at + 1];
+  return { next: following === undefined ? '0' : `${following.slot}-0`, keys: found.keys };
 }
 
+async function scanServer(node: RedisNode, nodeCursor: string, pattern: string, count: number): Promise<{ next: string; keys: string[] }> {
+  const match = /^(\d+)(?:r([0-9a-f]+))?$/.exec(nodeCursor);
+  const server = async (): Promise<string> => {
+    const id = /run_id:([0-9a-f]+)/.exec(await node.info('server'))?.[1];
+    if (id === undefined) throw new RedisLockError('A Redis server answered INFO without its run_id: the board cannot tell whether it restarted during the walk.');
+    return id.slice(0, SERVER_TAG_LENGTH);
+  };
+  let from = match?.[1] ?? '0';
+  if (from !== '0' && match?.[2] !== (await server())) from = '0';
+  const [next, keys] = await node.scan(from, pattern, count);
+  return { next: next === '0' ? '0' : `${next}r${await server()}`, keys };
+}
+
+/** Characters of a run id a cursor carries: enough that a restart is told apart, short enough for the 40 of a cursor. */
+const SERVER_TAG_LENGTH = 8;
+
 /**
- * The masters in an order every instance of the application agrees on, by their run ids: a
- * client lists them in the order it learnt them (its seed list), so a cursor handed out by one
- * instance and passed to another behind a load balancer would name another master, skipping a
- * whole master's locks. A master whose INFO fails fails the page: placed anywhere, it would shift
- * the others under a cursor handed out before.
+ * The masters that serve slots, each with the lowest one, in slot order: what every instance of
+ * the application sees alike, and what a restart or a failover to a replica keeps. The masters
+ * must serve every slot between them: one the client does not know (dropped from its pool while
+ * it reconnected, not learnt yet) or one that is down would have its locks left out of a walk
+ * that says it is complete, so the page fails instead, as it does when a master's
+ * `CLUSTER NODES` fails.
  */
-async function inAgreedOrder(masters: RedisNode[]): Promise<RedisNode[]> {
-  const ids = await Promise.all(
-    masters.map(async (master) => {
-      const id = /run_id:(\w+)/.exec(await master.info('server'))?.[1];
-      if (id === undefined) throw new RedisLockError('A Redis Cluster master answered INFO without its run_id: the board cannot number the masters.');
-      return id;
-    }),
-  );
-  return masters.map((master, i) => ({ master, id: ids[i]! })).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).map(({ master }) => master);
+async function bySlot(masters: RedisNode[]): Promise<{ slot: number; node: RedisNode }[]> {
+  const served = await Promise.all(masters.map(async (node) => slotRanges(await node.clusterNodes())));
+  const covered = served.flat().reduce((sum, [from, to]) => sum + to - from + 1, 0);
+  if (covered < CLUSTER_SLOTS) {
+    throw new RedisLockError(`The masters this client knows serve ${covered} of the Redis Cluster's ${CLUSTER_SLOTS} slots (one is down or not known yet): the locks cannot all be listed. Try again.`);
+  }
+  return masters
+    .map((node, i) => ({ slot: Math.min(...served[i]!.map(([from]) => from)), node }))
+    .filter((master) => Number.isFinite(master.slot))
+    .sort((a, b) => a.slot - b.slot);
+}
+
+const CLUSTER_SLOTS = 16_384;
+
+/** The slot ranges on the `myself` line of `CLUSTER NODES` (`a-b` or a single slot; `[...]` are migrations, not served). */
+function slotRanges(nodes: string): [number, number][] {
+  const line = nodes.split('\n').find((entry) => entry.split(' ')[2]?.split(',').includes('myself'));
+  return (line?.trim().split(' ').slice(8) ?? [])
+    .filter((range) => /^\d+(?:-\d+)?$/.test(range))
+    .map((range) => {
+      const [from, to = from] = range.split('-').map(Number);
+      return [from!, to!];
+    });
 }
 
 function plainCursor(cursor: string): string {

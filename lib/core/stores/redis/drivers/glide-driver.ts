@@ -390,6 +390,7 @@ export function slotEndpoints(reply: unknown): Map<string, { host: string; port:
 function nodeOf(send: (args: string[]) => Promise<unknown>): RedisNode {
   return {
     info: async (section) => String(await send(['INFO', section])),
+    clusterNodes: async () => String(await send(['CLUSTER', 'NODES'])),
     scan: async (cursor, pattern, count) => {
       const [next, keys] = (await send(['SCAN', cursor, 'MATCH', pattern, 'COUNT', String(count)])) as [unknown, unknown[]];
       return [String(next), keys.map(String)];

@@ -338,6 +338,7 @@ function addressOf(node: Redis): string | undefined {
 function ioredisNode(node: Redis): RedisNode {
   return {
     info: (section) => node.info(section),
+    clusterNodes: async () => String(await node.call('CLUSTER', 'NODES')),
     scan: (cursor, pattern, count) => node.scan(cursor, 'MATCH', pattern, 'COUNT', count),
   };
 }

@@ -403,6 +403,7 @@ export class NodeRedisDriver implements RedisDriver {
 function nodeOf(send: (args: Args) => Promise<unknown>): RedisNode {
   return {
     info: async (section) => String(await send(['INFO', section])),
+    clusterNodes: async () => String(await send(['CLUSTER', 'NODES'])),
     scan: async (cursor, pattern, count) => {
       const [next, keys] = (await send(['SCAN', cursor, 'MATCH', pattern, 'COUNT', String(count)])) as [unknown, unknown[]];
       return [String(next), keys.map(String)];

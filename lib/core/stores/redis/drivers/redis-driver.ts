@@ -42,6 +42,8 @@ export function flatPairs(reply: unknown): string[] {
 /** One Redis node of a deployment, for the calls that must reach each master. */
 export interface RedisNode {
   info(section: string): Promise<string>;
+  /** `CLUSTER NODES` as this node answers it (its own line flagged `myself`); Cluster only. */
+  clusterNodes(): Promise<string>;
   /** One SCAN step: the next cursor (`'0'` when done) and the keys found. */
   scan(cursor: string, pattern: string, count: number): Promise<[string, string[]]>;
 }
