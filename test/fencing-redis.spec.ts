@@ -141,7 +141,7 @@ function fencedBehaviour(open: () => Promise<Opened>): void {
       }
       await expect(fenced.set('', 'v', 1)).rejects.toThrow('FencedRedis.set(): Argument "key" must be a non-empty string, got an empty string.');
       await expect(fenced.set('a}b', 'v', 1)).rejects.toThrow(/^FencedRedis\.set\(\): Argument "key" "a}b" has a "}" but no hash tag/);
-      await expect(fenced.set(key, { v: 1 } as never, 1)).rejects.toThrow('FencedRedis.set(): Argument "value" must be a string or a finite number, got object.');
+      await expect(fenced.set(key, { v: 1 } as never, 1)).rejects.toThrow('FencedRedis.set(): Argument "value" must be a string or a finite number, got an object.');
       await expect(fenced.hset(key, {}, 1)).rejects.toThrow('FencedRedis.hset(): Argument "fields" must be a field name or an object with at least one field, got an empty object.');
       await expect(fenced.hset(key, { 'x\n': Number.POSITIVE_INFINITY }, 1)).rejects.toThrow('FencedRedis.hset(): Argument fields["x\\n"] must be a string or a finite number, got Infinity.');
       await expect(fenced.hset(key, 'f', 'v', 0)).rejects.toThrow(/^FencedRedis\.hset\(\): Argument "fencingToken"/);

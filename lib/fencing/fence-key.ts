@@ -1,3 +1,4 @@
+import { argumentKind } from './argument-kind.js';
 import { LONE_SURROGATE } from '../core/keys/lock-key.js';
 import { quoteKey } from '../core/keys/quote-key.js';
 
@@ -17,7 +18,7 @@ import { quoteKey } from '../core/keys/quote-key.js';
  */
 export function fenceHashOf(key: string, method: string): string {
   if (typeof key !== 'string' || key.length === 0) {
-    throw new TypeError(`FencedRedis.${method}(): Argument "key" must be a non-empty string, got ${key === '' ? 'an empty string' : typeof key}.`);
+    throw new TypeError(`FencedRedis.${method}(): Argument "key" must be a non-empty string, got ${key === '' ? 'an empty string' : argumentKind(key)}.`);
   }
   if (LONE_SURROGATE.test(key)) {
     throw new TypeError(

@@ -1,3 +1,4 @@
+import { argumentKind, isPlainObject } from './argument-kind.js';
 import { quoteKey } from '../core/keys/quote-key.js';
 import { InvalidLockOptionsError } from '../errors/invalid-lock-options.error.js';
 import { LONE_SURROGATE } from '../core/keys/lock-key.js';
@@ -22,7 +23,9 @@ export type FencedValue = string | number;
  * token, so its late write is refused with `FencedWriteRefusedError` instead of overwriting the
  * newer data. Equal tokens are accepted: a reentrant holder writes with the same token as often
  * as it likes. One resource must be written under one lock key (tokens of different keys are
- * not comparable), by mutexes or write locks (a semaphore's holders each have their own token).
+ * not comparable), by mutexes or write locks (a semaphore's holders each have their own token),
+ * and named alike by every writer: a key's token is kept under the key as the client names it,
+ * so writers through clients with different `keyPrefix`es keep two tokens for one Redis key.
  *
  * `RedisLockModule` provides one on its own connection (one server, Sentinel or Cluster, any
  * client it accepts); `RedisLockTestingModule` one in memory. For data on another Redis, or in quorum mode,
@@ -97,10 +100,8 @@ export class FencedRedis {
     const single = typeof fieldOrFields === 'string';
     // The form goes by the second argument: a field name, or an object of fields. Anything else
     // is that argument's mistake, whatever follows it.
-    if (!single && (fieldOrFields === null || typeof fieldOrFields !== 'object' || Array.isArray(fieldOrFields))) {
-      throw new TypeError(
-        `FencedRedis.hset(): Argument "field" must be a field name (a string), or "fields" an object of fields, got ${fieldOrFields === null ? 'null' : Array.isArray(fieldOrFields) ? 'an array' : typeof fieldOrFields}.`,
-      );
+    if (!single && !isPlainObject(fieldOrFields)) {
+      throw new TypeError(`FencedRedis.hset(): Argument "field" must be a field name (a string), or "fields" an object of fields, got ${argumentKind(fieldOrFields)}.`);
     }
     const fencingToken = (single ? maybeToken : valueOrToken) as number;
     checkToken(fencingToken, 'hset');
@@ -155,7 +156,7 @@ export class FencedRedis {
   hget(key: string, field: string, fencingToken: number): Promise<string | null>;
   async hget(key: string, field: string, ...claim: [fencingToken?: number]): Promise<string | null> {
     const fence = fenceHashOf(key, 'hget');
-    if (typeof field !== 'string') throw new TypeError(`FencedRedis.hget(): Argument "field" must be a string, got ${typeof field}.`);
+    if (typeof field !== 'string') throw new TypeError(`FencedRedis.hget(): Argument "field" must be a string, got ${argumentKind(field)}.`);
     wellFormed(field, 'hget', '"field"');
     if (claim.length === 0) return this.store('hget').hget(key, field);
     const [fencingToken] = claim;
@@ -204,7 +205,7 @@ function checkToken(token: unknown, method: string): asserts token is number {
     );
   }
   if (typeof token !== 'number' || !Number.isSafeInteger(token) || token < 1) {
-    throw new TypeError(`FencedRedis.${method}(): Argument "fencingToken" must be a lock's fencing token (a positive integer, lock.fencingToken), got ${typeof token === 'number' ? token : typeof token}.`);
+    throw new TypeError(`FencedRedis.${method}(): Argument "fencingToken" must be a lock's fencing token (a positive integer, lock.fencingToken), got ${argumentKind(token)}.`);
   }
 }
 
@@ -217,7 +218,7 @@ function readOrRefuse(key: string, fencingToken: number, read: ClaimedRead): str
 function valueOf(value: unknown, method: string, name: string): string {
   if (typeof value === 'string') return wellFormed(value, method, name);
   if (typeof value === 'number' && Number.isFinite(value)) return String(value);
-  throw new TypeError(`FencedRedis.${method}(): Argument ${name} must be a string or a finite number, got ${typeof value === 'number' ? value : typeof value}.`);
+  throw new TypeError(`FencedRedis.${method}(): Argument ${name} must be a string or a finite number, got ${argumentKind(value)}.`);
 }
 
 /**
