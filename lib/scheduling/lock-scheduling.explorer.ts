@@ -53,6 +53,8 @@ const MINIFIED_NAME = /^[A-Za-z_$][A-Za-z0-9_$]?$/;
  */
 /** The explorer that runs an application's jobs and elections, by the application's `DiscoveryService` (one per application). */
 const RUNNING = new WeakMap<DiscoveryService, LockSchedulingExplorer>();
+/** Every explorer of an application (one per RedisLockModule instance), closed together when one refuses the startup. */
+const ALL = new WeakMap<DiscoveryService, Set<LockSchedulingExplorer>>();
 
 @Injectable()
 export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootstrap, OnModuleDestroy {
@@ -66,7 +68,11 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
     @Inject(REDIS_LOCK_MODULE_OPTIONS) private readonly options: RedisLockModuleOptions,
     @Inject(JobLockOrchestrator) private readonly jobs: JobLockOrchestrator,
     @Inject(LeadershipService) private readonly leadership: LeadershipService,
-  ) {}
+  ) {
+    const all = ALL.get(discovery) ?? new Set<LockSchedulingExplorer>();
+    all.add(this);
+    ALL.set(discovery, all);
+  }
 
   onModuleInit(): void {
     try {
@@ -75,7 +81,7 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
       // Nest runs no shutdown hook for an application whose startup failed, and hands it to
       // nobody who could close it: the connections of this module (and of the module that runs
       // the jobs, when this one is a second import) would keep the process alive.
-      for (const explorer of new Set([this, RUNNING.get(this.discovery)])) {
+      for (const explorer of new Set([this, RUNNING.get(this.discovery), ...(ALL.get(this.discovery) ?? [])])) {
         if (explorer !== undefined) (explorer.locks[LOCK_RUNNER] as LockManager).close().catch(() => undefined);
       }
       throw error;
@@ -141,8 +147,9 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
         const locked = typeof method === 'function' ? (Reflect.getOwnMetadata(LOCKED_METADATA, method) as { options?: { ttl?: unknown } } | undefined) : undefined;
         if (locked !== undefined) {
           const where = `@Locked on ${(type as { name?: string }).name || '(anonymous class)'}.${name}`;
-          // Its ttl passed the decorator's own checks; those against the module's options come here.
-          if (locked.options?.ttl !== undefined) checkOwnTtl(parseDuration(locked.options.ttl, 'ttl', MIN_TTL_MS, MAX_TTL_MS), locked.options.ttl, where);
+          // Its ttl passed the decorator's own checks; those against the options of the module
+          // whose LockService it uses come here (with two modules, not the other one's).
+          if (locked.options?.ttl !== undefined && this.seenBy(wrapper)) checkOwnTtl(parseDuration(locked.options.ttl, 'ttl', MIN_TTL_MS, MAX_TTL_MS), locked.options.ttl, where);
           this.giveLockService(wrapper, where);
         }
         const spec = typeof method === 'function' ? jobSpecOf(prototype, name, method) : undefined;

@@ -257,13 +257,15 @@ function checkRedis(redis: unknown, option: string): RedisConnection {
     'a redis:// or rediss:// URL, ioredis options, an ioredis or iovalkey Redis or Cluster client, a node-redis client, cluster or Sentinel client, or a Valkey GLIDE client';
   if (typeof redis === 'string') {
     let protocol: string;
+    // Shown without its credentials: the startup error goes to the logs.
+    const shown = redis.replace(/^([a-z][a-z0-9+.-]*:\/\/)?.*@/is, '$1***@');
     try {
       protocol = new URL(redis).protocol;
     } catch {
-      throw new InvalidLockOptionsError(option, redis, expected);
+      throw new InvalidLockOptionsError(option, shown, expected);
     }
     if (protocol !== 'redis:' && protocol !== 'rediss:') {
-      throw new InvalidLockOptionsError(option, redis, expected);
+      throw new InvalidLockOptionsError(option, shown, expected);
     }
     return redis;
   }
