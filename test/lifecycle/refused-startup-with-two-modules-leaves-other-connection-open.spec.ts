@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { runRefusedStartup } from '../support/refused-startup.js';
 import { redisUrl, useRedis } from '../support/redis.js';
 
-const fixture = fileURLToPath(new URL('../fixtures/refused-startup-two-modules.mjs', import.meta.url));
+const fixture = fileURLToPath(new URL('./fixtures/refused-startup-two-modules.mjs', import.meta.url));
 
 /**
  * Review (decorators, s28). The bar of test/lifecycle/refused-startup-keeps-process-alive.spec.ts:
