@@ -1,10 +1,23 @@
 import { RedisLockError } from '../../errors/redis-lock.error.js';
 
-/** A generator object, sync or async (a lazy body); not other iterators (a Map's values: already there). */
+/**
+ * A generator object, sync or async (a lazy body); not other iterators (a Map's values: already
+ * there). Also what a compiler builds for a generator method when it targets an older
+ * JavaScript (TypeScript's `__generator` / `__asyncGenerator` for ES5 / ES2017, Babel's and SWC's
+ * wrappers): a plain object that is its own iterator with `next`, `throw` and `return`, which a
+ * stream, an array's or a Map's iterator, or a Subject is not.
+ */
 export function isGenerator(value: unknown): boolean {
   if (value === null || typeof value !== 'object') return false;
   const tag = Object.prototype.toString.call(value);
-  return tag === '[object Generator]' || tag === '[object AsyncGenerator]';
+  if (tag === '[object Generator]' || tag === '[object AsyncGenerator]') return true;
+  const shape = value as Record<PropertyKey, unknown>;
+  return (
+    typeof shape.next === 'function' &&
+    typeof shape.throw === 'function' &&
+    typeof shape.return === 'function' &&
+    (typeof shape[Symbol.asyncIterator] === 'function' || typeof shape[Symbol.iterator] === 'function')
+  );
 }
 
 /** Closes a generator nobody will iterate; its body never ran, so this runs no code of it. */
