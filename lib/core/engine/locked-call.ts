@@ -7,6 +7,8 @@ import { RedisLockError } from '../../errors/redis-lock.error.js';
 import { closeGenerator, isGenerator } from './generator-result.js';
 import { quoteKey, quoteText } from '../keys/quote-key.js';
 import { LockKeyError } from '../../errors/lock-key.error.js';
+import { InvalidLockOptionsError } from '../../errors/invalid-lock-options.error.js';
+import { UnsupportedLockKindError } from '../../errors/unsupported-lock-kind.error.js';
 import type { LockLogger } from './lock-logger.js';
 import type { LockEvent } from '../../interfaces/lock-event.interface.js';
 import { HeldLock } from './held-lock.js';
@@ -242,6 +244,10 @@ const WHEN_LATE = {
  * knows neither the method nor its template: said here, on the failure path only.
  */
 function namingCall(call: LockedCall, error: unknown): unknown {
+  // Every option of a @Locked call is the decorator's own: the method is what to fix, whatever
+  // the module it meets (a renewInterval above the module's ttl, a semaphore in quorum mode).
+  if (error instanceof InvalidLockOptionsError && error.where === undefined) return error.within(`@Locked on ${call.where}`);
+  if (error instanceof UnsupportedLockKindError && !error.message.startsWith('@Locked')) return new UnsupportedLockKindError(`@Locked on ${call.where}: ${error.message}`);
   if (!(error instanceof LockKeyError) || error.message.startsWith('@Locked')) return error;
   const template = call.options?.name;
   return new LockKeyError(`@Locked on ${call.where}${template === undefined ? '' : ` (key template ${quoteText(template, 200)})`}: ${error.message}`);
