@@ -40,3 +40,20 @@ export function checkOptionsObject(options: unknown, where: string): void {
     throw new InvalidLockOptionsError('options', options, 'an object').within(where);
   }
 }
+
+/**
+ * `forRootAsync()`'s options: an object with a `useFactory` function (or `useClass` /
+ * `useExisting`). Without one, Nest fails later with "can't resolve dependencies of
+ * REDIS_LOCK_MODULE_OPTIONS", naming neither the method nor the option; `forRoot()`'s options
+ * given here (`{ redis }`) are the usual cause.
+ */
+export function checkAsyncOptions(options: unknown, where: string): void {
+  checkOptionsObject(options, where);
+  const { useFactory, useClass, useExisting } = options as { useFactory?: unknown; useClass?: unknown; useExisting?: unknown };
+  if (typeof useFactory === 'function' || typeof useClass === 'function' || (useFactory === undefined && useClass === undefined && useExisting !== undefined)) return;
+  throw new InvalidLockOptionsError(
+    'useFactory',
+    useFactory,
+    'a function returning the module options (or "useClass" / "useExisting"); the options themselves, such as "redis", go in what it returns, or to forRoot()',
+  ).within(where);
+}

@@ -6,7 +6,7 @@ import { withGlobalInterceptor } from '../lock-conflict.interceptor.js';
 import { FencedRedis } from '../fencing/fenced-redis.js';
 import { LockService } from '../lock.service.js';
 import { LOCK_BACKEND_FACTORY } from '../redis-lock.constants.js';
-import { checkOptionsObject, REDIS_LOCK_MODULE_METHOD, REDIS_LOCK_MODULE_OPTIONS } from '../redis-lock.module-definition.js';
+import { checkAsyncOptions, checkOptionsObject, REDIS_LOCK_MODULE_METHOD, REDIS_LOCK_MODULE_OPTIONS } from '../redis-lock.module-definition.js';
 import { InvalidLockOptionsError } from '../errors/invalid-lock-options.error.js';
 import { JobLockOrchestrator } from '../scheduling/job-lock.orchestrator.js';
 import { LockSchedulingExplorer } from '../scheduling/lock-scheduling.explorer.js';
@@ -68,7 +68,7 @@ export class RedisLockTestingModule extends ConfigurableTestingModuleClass {
   }
 
   static override forRootAsync(options: typeof TESTING_ASYNC_OPTIONS_TYPE): DynamicModule {
-    checkOptionsObject(options, 'RedisLockTestingModule.forRootAsync()');
+    checkAsyncOptions(options, 'RedisLockTestingModule.forRootAsync()');
     return withGlobalInterceptor(saying('forRootAsync', super.forRootAsync(options)), options.globalInterceptor);
   }
 }

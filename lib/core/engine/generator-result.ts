@@ -12,12 +12,17 @@ export function isGenerator(value: unknown): boolean {
   const tag = Object.prototype.toString.call(value);
   if (tag === '[object Generator]' || tag === '[object AsyncGenerator]') return true;
   const shape = value as Record<PropertyKey, unknown>;
-  return (
-    typeof shape.next === 'function' &&
-    typeof shape.throw === 'function' &&
-    typeof shape.return === 'function' &&
-    (typeof shape[Symbol.asyncIterator] === 'function' || typeof shape[Symbol.iterator] === 'function')
-  );
+  try {
+    return (
+      typeof shape.next === 'function' &&
+      typeof shape.throw === 'function' &&
+      typeof shape.return === 'function' &&
+      (typeof shape[Symbol.asyncIterator] === 'function' || typeof shape[Symbol.iterator] === 'function')
+    );
+  } catch {
+    // A Proxy that throws on a name it does not know (an assertion library's result): no generator.
+    return false;
+  }
 }
 
 /** Closes a generator nobody will iterate; its body never ran, so this runs no code of it. */

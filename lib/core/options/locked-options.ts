@@ -8,6 +8,16 @@ import { isReadMode } from '../rwlock/lock-mode.js';
 import { resolveFairness } from './fairness-option.js';
 
 /**
+ * The names `@Locked` takes. A misspelt one (`waitTimout`) passes TypeScript when the options are
+ * a shared constant, and would be dropped without a word: the call would wait the module's
+ * `waitTimeout` where the caller meant not to wait.
+ */
+const LOCKED_OPTION_NAMES = ['ttl', 'renewInterval', 'waitTimeout', 'autoRenew', 'limit', 'permits', 'mode', 'fairness', 'fencing', 'onBusy'] as const satisfies readonly (keyof LockedOptions)[];
+const LOCKED_OPTIONS = new Set<string>(LOCKED_OPTION_NAMES);
+// Every option of the interface is listed: one added there and not here would be refused as unknown.
+export const EVERY_LOCKED_OPTION_LISTED: [Exclude<keyof LockedOptions, (typeof LOCKED_OPTION_NAMES)[number]>] extends [never] ? true : never = true;
+
+/**
  * Checks `@Locked` options when the class is defined, so that a bad value fails at startup
  * rather than on the first call. The values are checked again against the module's defaults
  * at call time.
@@ -17,6 +27,11 @@ export function checkLockedOptions(options: LockedOptions | undefined, where: st
   try {
     if (options === null || typeof options !== 'object') {
       throw new InvalidLockOptionsError('options', options, 'an object or undefined');
+    }
+    for (const name of Object.keys(options)) {
+      if (!LOCKED_OPTIONS.has(name)) {
+        throw new InvalidLockOptionsError(name, (options as Record<string, unknown>)[name], `left out: it is no option of @Locked (its options are ${LOCKED_OPTION_NAMES.join(', ')})`);
+      }
     }
     const { onBusy = 'throw', ...timing } = options;
     if (onBusy !== 'throw' && onBusy !== 'skip') {
