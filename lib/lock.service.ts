@@ -117,7 +117,8 @@ export class LockService implements BeforeApplicationShutdown, OnApplicationShut
 
   /**
    * One attempt, no waiting: the lock, or `null` when another holder has it. Redis errors
-   * reject as they are.
+   * reject as they are, as does a grant whose reply came after its lease had run out here (it
+   * was given back: the key was free, not held by another).
    *
    * @example
    * ```ts

@@ -41,10 +41,9 @@ describe('an acquire whose reply comes after its lease ran out locally', () => {
     return pending;
   }
 
-  it('tryAcquire() answers null and gives the lock back in Redis', async () => {
+  it('tryAcquire() rejects (the key was free: not null, which says another holder has it) and gives the lock back in Redis', async () => {
     await redis.set('lock:{late}:fence', 10); // a key locked ten times before
-    const lock = await withLateReply(() => app!.locks.tryAcquire('late'));
-    expect(lock).toBeNull();
+    await expect(withLateReply(() => app!.locks.tryAcquire('late'))).rejects.toThrow(/reply came after the lease \(300 ms\) had run out here; it was given back/);
     // Given back (owner-checked), not left to run out: the key goes, and the next caller gets token 12.
     await expect.poll(() => redis.exists('lock:{late}')).toBe(0);
     const next = await app!.locks.tryAcquire('late');

@@ -46,6 +46,8 @@ export interface LockOwner {
   unconfirmedRelease?(names: LockRedisKeys, token: string, until: number): void;
   /** Whether the application is shutting down (no connection may be left to send on). */
   readonly shuttingDown?: boolean;
+  /** Runs `fn` outside any call chain of the engine (see `LockManager.outsideChain`). */
+  outsideChain?<T>(fn: () => T): T;
   /**
    * A lock no longer held (lost) whose release is on its way (`true`), or answered (`false`):
    * shutdown ends such releases too (see `HeldLock.endReleaseAtShutdown`).
@@ -482,8 +484,9 @@ export class HeldLock implements Lock, Renewable, Expiring {
         over.released();
         return over;
       }
-      // A lost lock's deadline may have passed: its release waits one lease at most.
-      this.deadline = this.owner.clock.now() + this.ttl;
+      // A lost lock's lease is over here: its release waits a last attempt's grace at most (a
+      // renewal Redis ran but did not answer may have kept it there: one unanswered is sent again).
+      this.deadline = this.owner.clock.now() + Math.min(this.ttl, LAST_ATTEMPT_GRACE_MS);
       this.owner.sweeper.track(this);
       this.owner.releasingLost?.(this, true);
     }
@@ -533,6 +536,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
     const error = cause instanceof RedisLockError ? cause : new RedisLockError(`The release of lock ${quoteKey(this.key)} was not answered (${cause instanceof Error ? cause.message : String(cause)}); its lease ends on its own in Redis.`, { cause });
     // The holder is done with it either way: it is no longer renewed, and its lease expires
     // in Redis on its own. A later release() may try again: sooner is better.
+    if (!release.wasHeld && this.owner.shuttingDown !== true) this.owner.unconfirmedRelease?.(this.names, this.token, this.owner.clock.now() + this.ttl);
     if (release.wasHeld && this.state === 'held') {
       this.state = 'released';
       this.owner.forget(this);
@@ -586,7 +590,11 @@ export class HeldLock implements Lock, Renewable, Expiring {
     this.stopRenewing();
     const error = new LockLostError(this.key, this.fencingToken, reason, this.autoRenew);
     this.owner.forget(this);
-    (this.controller ??= new AbortController()).abort(error);
+    // Told outside any call chain, as the deadline sweeper tells it: a loss noticed by another
+    // chain (a `held` read after a stall) must not hand that chain to the code the signal wakes.
+    const controller = (this.controller ??= new AbortController());
+    if (this.owner.outsideChain === undefined) controller.abort(error);
+    else this.owner.outsideChain(() => controller.abort(error));
     this.endExtensions(error);
     if (reason === 'expired' && this.releasing === undefined) {
       // We told the holder it lost the lock; if Redis still has it for us, let others in now.

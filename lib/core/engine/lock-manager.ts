@@ -421,7 +421,7 @@ export class LockManager implements LockOwner, LockRunner {
     newToken: (options, since) => manager.newToken(options, since),
     cleanUp: (work) => manager.cleanUp(work),
     warnPolling: (key, waitedMs) => manager.warnPolling(key, waitedMs),
-    noAnswer: (key, bound) => manager.noAnswer(key, bound),
+    noAnswer: (key, bound) => manager.noAnswer(key, manager.attemptBound(bound)),
   }))(this);
 
   tryAcquire(keys: readonly string[], options?: AnyLockOptions): Promise<MultiKeyLock | null>;
@@ -453,9 +453,13 @@ export class LockManager implements LockOwner, LockRunner {
     try {
       // No waiting, but no hanging either: a late answer gets the grace, then the call fails.
       const settled = await this.attempt(key, names, token, timing, false, LAST_ATTEMPT_GRACE_MS, options?.signal, calledAt, sent);
-      if (settled === TIMED_OUT) throw this.noAnswer(key, LAST_ATTEMPT_GRACE_MS);
-      // A reply that came after its lease ran out was given back: the lock is not ours.
-      outcome = settled === STALE_REPLY ? { pttl: 0 } : settled;
+      if (settled === TIMED_OUT) throw this.noAnswer(key, this.attemptBound(LAST_ATTEMPT_GRACE_MS));
+      // A reply that came after its lease ran out was given back: the lock is not ours, and
+      // nobody else's either (it was free): not "busy", which a job would take for a run elsewhere.
+      if (settled === STALE_REPLY) {
+        throw new RedisLockError(`Redis granted lock ${quoteKey(key)} but its reply came after the lease (${timing.ttl} ms) had run out here; it was given back.`);
+      }
+      outcome = settled;
     } catch (error) {
       // The reply was lost, not necessarily the script's effect: give back what it may have taken.
       this.leave(names, token, timing, sent.reply);
@@ -806,7 +810,7 @@ export class LockManager implements LockOwner, LockRunner {
     }
     sent.reply = reply;
     // A plain function over one wait, not an async one: every lock comes this way.
-    return this.replyWaits.wait(reply, bound, signal, (settled) => {
+    return this.replyWaits.wait(reply, this.attemptBound(bound), signal, (settled) => {
       if (!settled.acquired) {
         const limitInUse = (settled as { limitInUse?: number }).limitInUse;
         if (limitInUse !== undefined && isSemaphore(names)) {
@@ -826,12 +830,23 @@ export class LockManager implements LockOwner, LockRunner {
         lock.expire();
         return STALE_REPLY;
       }
+      // Late in its lease (a slow reply): the watchdog's next tick may come after the deadline.
+      // Renew now, as a grant taken late is (see Acquisition.takeGrant).
+      if (timing.autoRenew && lock.deadline - this.clock.now() < timing.renewInterval) lock.renewSoon();
       return lock;
     });
   }
 
   private noAnswer(key: string, bound: number): RedisLockError {
     return new RedisLockError(`Redis did not answer the acquire of lock ${quoteKey(key)} within ${Math.round(bound)} ms.`);
+  }
+
+  /**
+   * How long an attempt given `bound` waits for its reply: with waitForReplicas an acquire that
+   * took the lock is answered after its WAIT, which is Redis' answer too, not a silence.
+   */
+  private attemptBound(bound: number): number {
+    return bound + (this.options.waitForReplicas?.timeout ?? 0);
   }
 
   private hold(key: string, names: LockRedisKeys, token: string, fencingToken: number, timing: LockTiming, leaseStart: number, lease: number): HeldLock {
