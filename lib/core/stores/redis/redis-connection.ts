@@ -5,7 +5,7 @@ import type { LockLogger } from '../../engine/lock-logger.js';
 import { driverFor } from './drivers/driver-for.js';
 import { isGlideClient } from './drivers/glide-client.js';
 import { isIoRedisClient } from './drivers/ioredis-driver.js';
-import { isNodeRedisClient } from './drivers/node-redis-client.js';
+import { isNodeRedisClient, nodeRedisKind } from './drivers/node-redis-client.js';
 import { disconnectPromptly, promptSentinelClients } from './drivers/ioredis-prompt-close.js';
 import type { RedisClient } from './drivers/redis-client.js';
 
@@ -21,6 +21,11 @@ export function openConnection(redis: RedisConnection, logger: LockLogger, optio
   if (isNodeRedisClient(redis) && !redis.isOpen) {
     // Unlike ioredis, node-redis refuses every command of a client not connected yet.
     throw new InvalidLockOptionsError(option, redis, 'a connected node-redis client (`await client.connect()` before the application starts)');
+  }
+  if (nodeRedisKind(redis) === 'client' && typeof (redis as { duplicate?: unknown }).duplicate !== 'function') {
+    // A pool (createClientPool()) has node-redis' command shape but no connection of its own to
+    // subscribe on: every waiter's subscription would fail, and no release message would come.
+    throw new InvalidLockOptionsError(option, redis, 'a node-redis client, cluster or Sentinel client; a client pool (createClientPool()) cannot carry release messages: hand in a createClient()');
   }
   if (isGlideClient(redis) && (redis as { isClosed?: unknown }).isClosed === true) {
     // A closed GLIDE client is never opened again: every lock call would fail with its ClosingError.

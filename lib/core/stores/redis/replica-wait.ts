@@ -27,7 +27,9 @@ export class ReplicaWaiter {
     private readonly wait: ReplicaWait,
   ) {
     // The same options (keyPrefix, Sentinel, TLS, database), so the scripts see the same keys.
-    this.connection = client.duplicate();
+    // A fresh connection, still connecting when the first acquire comes: an application's
+    // fail-fast `enableOfflineQueue: false` would refuse it.
+    this.connection = client.duplicate({ enableOfflineQueue: true });
     promptSentinelClients(this.connection);
     this.connection.on('error', () => undefined); // the command connection reports connection trouble
     this.connection.on('close', () => this.closes++);

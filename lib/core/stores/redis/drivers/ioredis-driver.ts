@@ -51,8 +51,29 @@ export class IoRedisDriver implements RedisDriver {
         'a client created without `autoResendUnfulfilledCommands: false`: ioredis then drops the commands a closed connection left unanswered without ever settling them, so a release could wait for ever; for instance `client.duplicate({ autoResendUnfulfilledCommands: true })`',
       );
     }
-    this.keyPrefix = options?.keyPrefix ?? options?.redisOptions?.keyPrefix ?? '';
     this.isCluster = (client as { isCluster?: boolean }).isCluster === true;
+    // Refused too: auto-pipelining groups a tick's commands by their first argument's slot, which
+    // for EVALSHA / EVAL is the script's hash, not a key: the script calls of locks on different
+    // masters made in one tick go into one pipeline, which the Cluster client then fails whole
+    // (releases unanswered, multi-key locks across masters refused).
+    const pipelining = client as { options?: { enableAutoPipelining?: boolean; autoPipeliningIgnoredCommands?: readonly string[] } };
+    if (this.isCluster && pipelining.options?.enableAutoPipelining === true && !['evalsha', 'eval'].every((name) => pipelining.options?.autoPipeliningIgnoredCommands?.includes(name))) {
+      throw new InvalidLockOptionsError(
+        option,
+        client,
+        "a Cluster client whose auto-pipelining leaves the lock scripts out (`autoPipeliningIgnoredCommands: ['evalsha', 'eval']` beside `enableAutoPipelining: true`): it groups script calls by the script's hash, not by their key's slot, and fails the calls of locks on different masters made in one tick together",
+      );
+    }
+    // A client closed with quit() or disconnect() is never connected again, and one in subscriber
+    // mode refuses every other command: every lock call would fail, as Redis not answering.
+    const state = client as { status?: string; condition?: { subscriber?: unknown } };
+    if (state.status === 'end') {
+      throw new InvalidLockOptionsError(option, client, 'an open client (this one was closed with quit() or disconnect(), which ioredis never undoes)');
+    }
+    if (state.condition?.subscriber) {
+      throw new InvalidLockOptionsError(option, client, 'a client not in subscriber mode, which refuses every command but (UN)SUBSCRIBE and PING (subscribe on a `duplicate()` of it)');
+    }
+    this.keyPrefix = options?.keyPrefix ?? options?.redisOptions?.keyPrefix ?? '';
     const own: readonly BatchedConnection[] = [client as unknown as BatchedConnection];
     this.batching = new TickWriteBatching(this.isCluster ? () => (client as Cluster).nodes('master') as unknown as BatchedConnection[] : () => own);
   }
@@ -230,14 +251,17 @@ export class IoRedisDriver implements RedisDriver {
           keyPrefix: '',
           // The node connections, and those ioredis opens from a node's options to refresh the
           // slot map, are ours here: they wait at most CLOSE_WAIT_MS at close (see there).
-          redisOptions: { ...(this.client as Cluster).options.redisOptions, keyPrefix: '', enableReadyCheck: false, disconnectTimeout: CLOSE_WAIT_MS },
+          redisOptions: { ...(this.client as Cluster).options.redisOptions, keyPrefix: '', enableReadyCheck: false, disconnectTimeout: CLOSE_WAIT_MS, enableOfflineQueue: true },
+          // A fresh connection: its first (S)SUBSCRIBE is sent while it connects (an application's
+          // fail-fast `enableOfflineQueue: false` would refuse it).
+          enableOfflineQueue: true,
           shardedSubscribers: true,
           // It follows the command client's refreshes (`followSlots`), on no timer of its own: one
           // inherited from the client handed in is armed again by the round under way at the
           // close, once it fails, and by each later round, and would keep the process alive.
           slotsRefreshInterval: 0,
         })
-      : (this.client as Redis).duplicate({ keyPrefix: '', enableReadyCheck: false, autoResubscribe: false });
+      : (this.client as Redis).duplicate({ keyPrefix: '', enableReadyCheck: false, autoResubscribe: false, enableOfflineQueue: true });
     promptSentinelClients(connection);
     promptShardedSubscribers(connection);
     promptSlotRefreshes(connection);
