@@ -10,6 +10,8 @@ export interface CommandFate {
   lost?: 'before' | 'after';
   /** Extra delay of the reply, ms. */
   delay: number;
+  /** Extra delay of the command on its way to the store, ms (later commands of the instance queue behind it). */
+  delayBefore?: number;
   /**
    * A frozen connection (see `Frozen` in plan.ts): with `lost` `after` the command takes effect,
    * with `before` it never reaches the store; its reply (or its connection error) comes `hold` ms
@@ -87,8 +89,10 @@ export class Network {
     if (token !== undefined && GIVE_BACKS.has(op)) node.gaveBack?.add(token);
     return new Promise<T>((resolve, reject) => {
       const fate = this.faults.command(node, op);
-      const arrival = Math.max(this.scheduler.now + this.faults.latency(), this.lastArrival.get(node) ?? 0);
+      const arrival = Math.max(this.scheduler.now + this.faults.latency() + (fate.delayBefore ?? 0), this.lastArrival.get(node) ?? 0);
       this.lastArrival.set(node, arrival);
+      // Its reply comes after it arrives: counted from now, so that the checks that wait for every held-back reply wait for it too.
+      if (fate.delayBefore !== undefined) this.lastReply.set(node, Math.max(arrival, this.lastReply.get(node) ?? 0));
       const reply = (settle: () => void, extra: number): void => {
         const at = Math.max(this.scheduler.now + this.faults.latency() + extra, this.lastReply.get(node) ?? 0);
         this.lastReply.set(node, at);

@@ -4,7 +4,7 @@ import { LockService } from '../../lib/lock.service.js';
 import { JobLockOrchestrator } from '../../lib/scheduling/job-lock.orchestrator.js';
 import { LeaderElectionRunner } from '../../lib/scheduling/leader-election.runner.js';
 import { MemoryData, MemoryStore } from '../../lib/core/stores/memory/memory-store.js';
-import { liveValue } from '../../lib/core/stores/memory/memory-data.js';
+import { keyPttl, liveValue } from '../../lib/core/stores/memory/memory-data.js';
 import { WAITER_LEASE_MS, WAITER_REFRESH_MS } from '../../lib/core/engine/lock-manager.js';
 import { HeldLock } from '../../lib/core/engine/held-lock.js';
 import { MultiLock } from '../../lib/core/multi-key/multi-key-lock.js';
@@ -31,6 +31,8 @@ export const CALLER_WAIT_MS = 60_000;
 const TICK_MS = 200;
 /** A freed lock's next holder is in within a few network hops (each at most 2 ms), well under a poll. */
 const WAKE_MS = 30;
+/** The tick the job-claim probe fires (beyond any of the schedule's). */
+const JOB_PROBE_TICK = 1_000_000;
 const NON_OVERLAP_MS = 150;
 /** Rounds one call of a greedy caller takes at most (see `Plan.greedyCallers`). */
 const GREEDY_ROUNDS_MAX = 8;
@@ -107,6 +109,8 @@ export class Instance implements SimNode {
   readonly jobs: JobLockOrchestrator;
   readonly leader?: LeaderElectionRunner;
   readonly calls = new Set<CallRecord>();
+  /** Its job methods, as its cron calls them (plans with jobs). */
+  simJobs?: SimJobs;
   maxOffset = 0;
   closing?: Promise<void>;
 
@@ -283,6 +287,8 @@ export class World implements FaultDecider {
   private readonly knownAt = new Set<Instance>();
   /** The wake probe's next acquire of this instance is lost before it reaches the store (see `wakeProbe`). */
   private loseNextAcquire?: Instance;
+  /** The job-claim probe's next acquire of this instance reaches the store at `until` (held up in the network). */
+  private delayNextAcquire?: { instance: Instance; until: number };
   /** When the store last answered an attempt of each token with busy. */
   readonly lastBusyAt = new Map<string, number>();
 
@@ -354,6 +360,12 @@ export class World implements FaultDecider {
     if (this.loseNextAcquire === node && op === 'acquire') {
       this.loseNextAcquire = undefined;
       return { lost: 'before', delay: 0 };
+    }
+    if (this.delayNextAcquire?.instance === node && op === 'acquire') {
+      const delayBefore = Math.max(0, this.delayNextAcquire.until - this.scheduler.now);
+      this.delayNextAcquire = undefined;
+      this.trace(node, `${op} held up ${delayBefore} ms on its way to the store`);
+      return { delay: 0, delayBefore };
     }
     const index = (node as Instance).index;
     const now = this.scheduler.now;
@@ -518,6 +530,11 @@ export class World implements FaultDecider {
       if (this.violation) return;
     }
 
+    if (this.plan.jobs) {
+      await this.jobClaimProbe(check, stop);
+      if (this.violation) return;
+    }
+
     // Clean shutdown of everyone still up; then nothing may remain but fencing counters and no timer.
     const closing = this.instances.filter((i) => !i.crashed).map((i) => i.shutdown());
     let settled = false;
@@ -609,9 +626,12 @@ export class World implements FaultDecider {
     // the attempt may take the lock for a call that is gone, and its leave gives that back.
     // A waiter whose first attempt is `lost` (before it reaches the store: a connection reset)
     // watches the key without a place in its queue, and may then take the lock by its poll.
-    type Caller = { instance: Instance; gives?: 'up' | 'at the release' | 'in flight'; arrives?: 'at the release'; lost?: 'first attempt'; options?: Partial<LockOptions> };
+    type Caller = { instance: Instance; gives?: 'up' | 'at the release' | 'in flight'; arrives?: 'at the release'; lost?: 'first attempt'; options?: Partial<LockOptions>; hold?: number };
     const barging = { fairness: 'barging' } as const;
-    const scenarios: { key: string; first: Caller & { hold: number }; waiters: Caller[] }[] = [
+    // `together`: the waiters can all hold the lock at once (readers, or semaphore callers whose
+    // permits all fit): each must come in within WAKE_MS of the first holder's release, not only
+    // the first of them (a grant that serves one and leaves the others to their poll).
+    const scenarios: { key: string; first: Caller & { hold: number }; waiters: Caller[]; together?: boolean }[] = [
       { key: 'wake-barging', first: { instance: a, hold: 80, options: barging }, waiters: [{ instance: b, gives: 'at the release', options: barging }, { instance: b, options: barging }] },
       { key: 'wake-barging-2', first: { instance: a, hold: 80, options: barging }, waiters: [{ instance: b, gives: 'up', options: barging }, { instance: b, options: barging }, { instance: c, options: barging }] },
       { key: 'wake-fifo', first: { instance: a, hold: 80 }, waiters: [{ instance: b }, { instance: c, gives: 'up' }, { instance: b }] },
@@ -628,9 +648,15 @@ export class World implements FaultDecider {
       // A FIFO waiter watching ahead of a barging one of its process, out of the queue (its first
       // attempt lost): the freed-lock message is the barging waiter's, not the FIFO one's.
       { key: 'wake-mixed', first: { instance: a, hold: 40, options: barging }, waiters: [{ instance: b, lost: 'first attempt' }, { instance: b, options: barging }] },
+      // A writer's release lets in every reader queued behind it, and a holder of both permits
+      // frees them for two one-permit waiters at once: each waiter holds long enough that one left
+      // to its poll would come in late.
+      { key: 'wake-rw-readers', first: { instance: a, hold: 80 }, waiters: [{ instance: b, hold: 80, options: { mode: 'read' } }, { instance: c === a ? b : c, hold: 80, options: { mode: 'read' } }], together: true },
+      { key: 'wake-sem-share', first: { instance: a, hold: 80, options: { limit: 2, permits: 2 } }, waiters: [{ instance: b, hold: 80, options: { limit: 2 } }, { instance: c === a ? b : c, hold: 80, options: { limit: 2 } }], together: true },
     ];
-    for (const { key, first, waiters } of scenarios) {
+    for (const { key, first, waiters, together } of scenarios) {
       const start = this.scheduler.now;
+      let firstReleasedAt: number | undefined;
       // From the end of the last holder's work (its release goes out then) to the next one's start.
       let freedAt: number | undefined;
       let holding = 0;
@@ -643,12 +669,14 @@ export class World implements FaultDecider {
           .using(key, async () => {
             // A waiter out of the queue may come by its poll.
             if (freedAt !== undefined && this.scheduler.now - freedAt > WAKE_MS && caller.lost === undefined) late.push(`${who} took ${key} ${this.scheduler.now - freedAt} ms after it was freed`);
+            else if (together && firstReleasedAt !== undefined && this.scheduler.now - firstReleasedAt > WAKE_MS) late.push(`${who} took ${key} ${this.scheduler.now - firstReleasedAt} ms after the first holder released it, though it could share it`);
             freedAt = undefined;
             holding++;
             this.trace(caller.instance, `${who} holds ${key}`);
             try {
               await caller.instance.sleep(hold);
             } finally {
+              if (caller === first) firstReleasedAt = this.scheduler.now;
               if (--holding === 0) freedAt = this.scheduler.now;
               for (const give of atRelease.splice(0)) give();
             }
@@ -666,7 +694,7 @@ export class World implements FaultDecider {
         const giveUp = waiter.gives === undefined ? undefined : new AbortController();
         const abort = (): void => giveUp?.abort(new Error('gave up'));
         const begin = (): void => {
-          run(waiter, `waiter ${n}`, 5, giveUp?.signal);
+          run(waiter, `waiter ${n}`, waiter.hold ?? 5, giveUp?.signal);
           if (waiter.gives === 'in flight') this.scheduler.schedule(this.scheduler.now + 1 + Math.floor(this.random() * 3), abort);
         };
         if (waiter.arrives === 'at the release') atRelease.push(begin);
@@ -678,7 +706,7 @@ export class World implements FaultDecider {
         }
       });
       // A waiter out of the queue comes by its poll.
-      const bound = first.hold + 100 + waiters.length * (5 + WAKE_MS) + 50 + (waiters.some((w) => w.lost !== undefined) ? WAITER_REFRESH_MS : 0);
+      const bound = first.hold + 100 + waiters.reduce((sum, w) => sum + (w.hold ?? 5) + WAKE_MS, 0) + 50 + (waiters.some((w) => w.lost !== undefined) ? WAITER_REFRESH_MS : 0);
       await this.scheduler.run(start + bound, check, () => stop() || settled === waiters.length + 1);
       if (this.violation) return;
       if (settled !== waiters.length + 1) {
@@ -690,6 +718,56 @@ export class World implements FaultDecider {
         return;
       }
     }
+  }
+
+  /**
+   * The job runner's owner margin: owner A runs a tick only with a third of its lease left, since
+   * another instance's claim of that tick counts only if it came back within a sixth of the ttl
+   * (`OWNER_MARGIN_SHARE`, `OWNER_CLAIM_SHARE`). A is cut off (its commands lost before the store)
+   * and fires tick k with a sixth of the ttl and half of `s` left; B's cron fires the same tick `s`
+   * later and its claim is held up on its way to the store until just after A's lease ran out
+   * there, then answered at once (back within a sixth of the ttl). Exactly one of them may run tick
+   * k: on the current code A skips it (too little left) and B runs it.
+   */
+  private async jobClaimProbe(check: () => void, stop: () => boolean): Promise<void> {
+    const live = this.instances.filter((i) => i.alive && !i.stopping && !i.paused && i.simJobs !== undefined);
+    if (live.length < 2) return;
+    const ttl = this.plan.ttl;
+    const ownerLease = (i: Instance): HeldLock | undefined =>
+      [...(i.service as unknown as { manager: { heldLocks: Set<HeldLock> } }).manager.heldLocks].find((l) => l.key === 'tick-job:owner' && l.held);
+    let a = live.find((i) => ownerLease(i) !== undefined);
+    if (a === undefined) {
+      a = live[0]!;
+      void a.simJobs!.tick(JOB_PROBE_TICK - 1, false).catch(() => undefined);
+      await this.scheduler.run(this.scheduler.now + ttl, check, () => stop() || ownerLease(a!) !== undefined);
+      if (this.violation) return;
+    }
+    const lease = ownerLease(a);
+    const b = live.find((i) => i !== a);
+    if (lease === undefined || b === undefined) return;
+    const s = Math.floor(ttl / 8);
+    const cutAt = this.scheduler.now;
+    const cut: Window = { kind: 'reply-lost-before', instance: a.index, from: cutAt, to: cutAt + 2 * ttl, amount: 0 };
+    this.windows.push(cut);
+    this.trace(a, `job-claim probe: ${a.name} cut off from the store`);
+    // Renewals in flight may still move the deadline: let them land.
+    await this.scheduler.run(this.scheduler.now + 10, check, stop);
+    if (this.violation || !lease.held) return;
+    const fireA = this.scheduler.now + (lease.deadline - a.clock.now()) - Math.floor(ttl / 6) - Math.floor(s / 2);
+    if (fireA < this.scheduler.now) return;
+    await this.scheduler.run(fireA, check, stop);
+    if (this.violation) return;
+    this.trace(a, `job-claim probe: ${a.name} fires tick ${JOB_PROBE_TICK} with ${lease.deadline - a.clock.now()} ms of its lease left`);
+    void a.simJobs!.tick(JOB_PROBE_TICK, false).catch(() => undefined);
+    await this.scheduler.run(fireA + s, check, stop);
+    if (this.violation) return;
+    const entry = this.data.locks.get(lease.lockKey);
+    if (entry === undefined || entry.value !== lease.token) return;
+    this.delayNextAcquire = { instance: b, until: entry.expiresAt + 1 };
+    this.trace(b, `job-claim probe: ${b.name} fires tick ${JOB_PROBE_TICK}, its claim held up until ${entry.expiresAt + 1} ms`);
+    void b.simJobs!.tick(JOB_PROBE_TICK, false).catch(() => undefined);
+    this.delayNextAcquire = undefined;
+    await this.scheduler.run(cut.to + ttl, check, stop);
   }
 
   /**
@@ -1089,7 +1167,7 @@ export class World implements FaultDecider {
       this.loop(instance, 'using(sw)', (record) => this.shortWaitCall(instance, [5 + Math.floor(this.random() * 40)], record));
     }
     if (plan.jobs) {
-      const jobs = new SimJobs(instance.jobs, this, instance);
+      const jobs = (instance.simJobs = new SimJobs(instance.jobs, this, instance));
       // As a @Cron() schedule fires: tick k falls due at k x 200 ms on every instance; a pause
       // makes the instance fire the tick it missed once, late, then wait for the next slot.
       const tick = (k: number): void => {
@@ -1787,6 +1865,11 @@ export class World implements FaultDecider {
     const now = this.scheduler.now;
     const name = event.type === 'released' && event.unconfirmed ? 'released (unconfirmed)' : event.type === 'lost' ? `lost (${event.reason})` : event.type;
     if (event.type === 'acquired') {
+      const lock = [...(instance.service as unknown as { manager: { heldLocks: Set<HeldLock> } }).manager.heldLocks].find((l) => l.key === event.key && l.fencingToken === event.fencingToken);
+      if (lock !== undefined) this.storeTokens.set(`${instance.index}|${id}`, { token: lock.token, lockKey: lock.lockKey });
+    }
+    if (event.type === 'lost' && event.reason === 'expired') this.checkGivenBackAfterExpiry(instance, id);
+    if (event.type === 'acquired') {
       if (holding !== undefined && holding.open > 0 && !this.rollbacks.some((at) => at >= holding.acquiredAt)) {
         this.violate(instance, 'each lock\'s events run acquired, renewed..., then one of released or lost', `${instance.name}: acquired ${id} again while its holding (acquired at ${holding.acquiredAt} ms, last event ${holding.last}) has not ended`);
         return;
@@ -1800,6 +1883,34 @@ export class World implements FaultDecider {
     }
     holding.last = name;
     if (event.type !== 'renewed') holding.open--;
+  }
+
+  /** The store's name of each holding (key#fencing token, by instance): its lock key and owner token. */
+  private readonly storeTokens = new Map<string, { token: string; lockKey: string }>();
+
+  /**
+   * A lock its holder was told it lost to its deadline (`lost`, `expired`) is given back at once
+   * (HeldLock.lose: "if Redis still has it for us, let others in now"): WAKE_MS later the store no
+   * longer holds it under the holder's token, unless a fault of that instance that keeps its
+   * commands from the store (a `reply-lost-before` window, frozen or not; a pause) or its close
+   * or crash came in between, or the store restarted. Without it, a lease a lost renewal reply extended stays taken by nobody for up to
+   * a ttl, which no other invariant sees (seeded bug expired-lock-left-in-store).
+   */
+  private checkGivenBackAfterExpiry(instance: Instance, id: string): void {
+    const names = this.storeTokens.get(`${instance.index}|${id}`);
+    if (names === undefined) return;
+    const lostAt = this.scheduler.now;
+    const pauses = instance.pauses;
+    const restarts = this.restarts.length;
+    this.scheduler.schedule(lostAt + WAKE_MS, () => {
+      if (this.violation !== undefined || instance.crashed || instance.stopping || instance.paused || instance.pauses !== pauses || this.restarts.length !== restarts) return;
+      const now = this.scheduler.now;
+      // Only a window whose commands never reach the store stops the give-back (a reply lost or
+      // delayed, or a frozen connection's held back, leaves the release to take effect).
+      if (this.windows.some((w) => hits(w, instance.index) && w.kind === 'reply-lost-before' && w.from <= now && w.to >= lostAt)) return;
+      if (liveValue(this.data.locks, names.lockKey, now) !== names.token) return;
+      this.violate(instance, 'a lock told lost to its deadline is given back at once', `${instance.name}: ${id} lost (expired) at ${lostAt} ms; ${now - lostAt} ms later the store still holds ${names.lockKey} under ${names.token} (pttl ${keyPttl(this.data.locks, names.lockKey, now)} ms)`);
+    });
   }
 
   /**

@@ -44,7 +44,8 @@ export const QUIET_PERIOD_MS = 10 * 60_000;
 /**
  * A `@nestjs/terminus` (11 or 12) health indicator for the locks' Redis: `down` when Redis (on
  * a Cluster: any master of the client's slot map, each named by its address; in quorum mode: a
- * majority of the nodes) does not answer a PING within the bound. It also
+ * majority of the nodes) does not answer a PING within the bound, or refuses writes (a PING that
+ * is a script declared as writing: a replica's READONLY, an OOM). It also
  * reports the watchdog's renewal latency over the last minute and how many locks this process
  * lost in the last five minutes, which say more about the locks' health than a PING does.
  *

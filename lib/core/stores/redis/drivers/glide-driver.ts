@@ -2,7 +2,7 @@ import { InvalidLockOptionsError } from '../../../../errors/invalid-lock-options
 import { createHash } from 'node:crypto';
 import { COMMANDS, type ScriptName } from '../lock-lua.js';
 import { isGlideCluster, type ValkeyGlideClient } from './glide-client.js';
-import { flatPairs, isNoScript, type BareScriptCall, type LuaScript, type PingTarget, type ReadCommand, type RedisDriver, type RedisNode, type ReleaseSubscriber, type ScriptCall } from './redis-driver.js';
+import { flatPairs, isNoScript, writablePing, type BareScriptCall, type LuaScript, type PingTarget, type ReadCommand, type RedisDriver, type RedisNode, type ReleaseSubscriber, type ScriptCall } from './redis-driver.js';
 
 /** Loaded only by a driver of a GLIDE client: this library never imports it otherwise. */
 const GLIDE_PACKAGE = '@valkey/valkey-glide';
@@ -317,14 +317,18 @@ export class GlideDriver implements RedisDriver {
 
   async pingTargets(): Promise<PingTarget[]> {
     if (!this.isCluster) {
+      // Given several addresses (a primary and its replicas, in any order), GLIDE sends to the
+      // primary it found, which the first address need not be: naming it would send an operator
+      // to the wrong server.
       const { host, port } = this.config.addresses[0]!;
-      return [{ address: `${host}:${port ?? 6379}`, ping: () => this.ping() }];
+      const address = this.config.addresses.length === 1 ? `${host}:${port ?? 6379}` : undefined;
+      return [{ address, ping: () => writablePing((args) => this.send(args)) }];
     }
     // Every master that serves slots by the Cluster's map, one that is down included (its PING fails).
     const { masters } = await this.topology();
     return masters
       .filter((master) => this.slots?.includes(master.id))
-      .map((master) => ({ address: `${master.host}:${master.port}`, ping: () => this.send(['PING'], routeTo(master)) }));
+      .map((master) => ({ address: `${master.host}:${master.port}`, ping: () => writablePing((args) => this.send(args, routeTo(master))) }));
   }
 }
 

@@ -5,7 +5,7 @@ import { COMMANDS, type ScriptName } from '../lock-lua.js';
 import { routesShardedSubscriptions, ShardSubscriber } from './ioredis-shard-subscriber.js';
 import { TickWriteBatching, type BatchedConnection } from './tick-write-batching.js';
 import { CLOSE_WAIT_MS, disconnectPromptly, promptSentinelClients, promptShardedSubscribers, promptSlotRefreshes } from './ioredis-prompt-close.js';
-import { flatPairs, isNoScript, type BareScriptCall, type LuaScript, type PingTarget, type ReadCommand, type RedisDriver, type RedisNode, type ReleaseSubscriber, type ScriptCall } from './redis-driver.js';
+import { flatPairs, isNoScript, writablePing, type BareScriptCall, type LuaScript, type PingTarget, type ReadCommand, type RedisDriver, type RedisNode, type ReleaseSubscriber, type ScriptCall } from './redis-driver.js';
 
 export type IoRedisClient = Redis | Cluster;
 
@@ -330,7 +330,7 @@ export class IoRedisDriver implements RedisDriver {
       const client = this.client as Redis;
       // A Sentinel client's options name the sentinels, not the master it reached.
       const address = (client.options as { sentinels?: unknown }).sentinels ? undefined : addressOf(client);
-      return [{ address, ping: () => client.ping() }];
+      return [{ address, ping: () => writablePing((args) => client.call(args[0]!, ...args.slice(1))) }];
     }
     const cluster = this.client as Cluster;
     if (cluster.nodes('master').length === 0) await cluster.ping();
@@ -346,7 +346,7 @@ export class IoRedisDriver implements RedisDriver {
       address,
       ping: () => {
         const node = cluster.nodes('master').find((each) => addressOf(each) === address);
-        return node === undefined ? Promise.reject(new Error('the client has no connection to this master')) : node.ping();
+        return node === undefined ? Promise.reject(new Error('the client has no connection to this master')) : writablePing((args) => node.call(args[0]!, ...args.slice(1)));
       },
     }));
   }

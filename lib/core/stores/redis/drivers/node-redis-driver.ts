@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { COMMANDS, type ScriptName } from '../lock-lua.js';
 import type { NodeRedisClient, NodeRedisKind } from './node-redis-client.js';
 import { reconnectDelay } from './node-redis-reconnect.js';
-import { flatPairs, isNoScript, type BareScriptCall, type LuaScript, type PingTarget, type ReadCommand, type RedisDriver, type RedisNode, type ReleaseSubscriber, type ScriptCall } from './redis-driver.js';
+import { flatPairs, isNoScript, writablePing, type BareScriptCall, type LuaScript, type PingTarget, type ReadCommand, type RedisDriver, type RedisNode, type ReleaseSubscriber, type ScriptCall } from './redis-driver.js';
 
 type Args = string[];
 type Send = (firstKey: string | undefined, args: Args) => Promise<unknown>;
@@ -357,7 +357,7 @@ export class NodeRedisDriver implements RedisDriver {
     if (!this.isCluster) {
       const socket = (this.client as { options?: { socket?: { host?: string; port?: number; path?: string } } }).options?.socket;
       const address = this.kind === 'sentinel' ? undefined : socket?.path ?? (socket?.host === undefined && socket?.port === undefined ? undefined : `${socket?.host ?? 'localhost'}:${socket?.port ?? 6379}`);
-      return [{ address, ping: () => this.ping() }];
+      return [{ address, ping: () => writablePing((args) => this.send(undefined, args)) }];
     }
     const cluster = this.client as unknown as ClusterShape;
     if (cluster.masters.length === 0) await this.ping();
@@ -365,7 +365,7 @@ export class NodeRedisDriver implements RedisDriver {
     return cluster.masters
       .map((master) => ({ master, address: master.host === undefined ? master.id : `${master.host}:${master.port}` }))
       .sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0))
-      .map(({ master, address }) => ({ address, ping: async () => (await cluster.nodeClient(master)).sendCommand(['PING']) }));
+      .map(({ master, address }) => ({ address, ping: () => writablePing(async (args) => (await cluster.nodeClient(master)).sendCommand(args)) }));
   }
 
   /**

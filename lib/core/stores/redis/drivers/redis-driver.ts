@@ -51,7 +51,30 @@ export interface RedisNode {
 /** A master to PING for a health check, named by its address (`host:port`) when the client knows it. */
 export interface PingTarget {
   readonly address?: string;
+  /** A PING that fails where a lock's script would be refused (see `writablePing`). */
   ping(): Promise<unknown>;
+}
+
+/**
+ * A script that does nothing, declared (by its shebang, with no `no-writes` or `allow-oom` flag)
+ * as one that may write: Redis 7 refuses it exactly where it refuses a lock's script, on a
+ * replica (READONLY: a failover that demoted the server a connection still points at), over
+ * `maxmemory` with `noeviction` (OOM), or with too few replicas for `min-replicas-to-write`, where
+ * a PING still answers PONG.
+ */
+const WRITE_PROBE = '#!lua\nreturn 1';
+
+/**
+ * The health check's PING: the write probe above, and a plain PING on a server before Redis 7,
+ * which does not know the shebang (its compile error is no refusal of writes).
+ */
+export async function writablePing(send: (args: string[]) => Promise<unknown>): Promise<unknown> {
+  try {
+    return await send(['EVAL', WRITE_PROBE, '0']);
+  } catch (error) {
+    if (!/compiling script|unexpected symbol/i.test(String((error as Error)?.message))) throw error;
+    return send(['PING']);
+  }
 }
 
 /** The connection that carries release messages to the waiters of this process. */
