@@ -1,5 +1,5 @@
 import { LockKeyError } from '../../errors/lock-key.error.js';
-import { checkLockKey } from './lock-key.js';
+import { checkLockKey, LONE_SURROGATE, MAX_KEY_LENGTH } from './lock-key.js';
 
 type Part = string | Placeholder;
 
@@ -62,6 +62,7 @@ export function parseKeyTemplate(template: string, where: string, arity?: number
     const fixed = checkTemplateKey(template, where);
     return () => fixed;
   }
+  checkLiteralText(parts, where);
   return (args) => {
     let key = '';
     for (const part of parts) key += typeof part === 'string' ? part : fill(part, args, where);
@@ -76,6 +77,27 @@ export function checkBuiltKey(key: unknown, where: string): string {
   } catch (error) {
     throw new LockKeyError(`@Locked on ${where}: the key function returned a bad key. ${(error as Error).message}`);
   }
+}
+
+/**
+ * What a template's fixed text alone decides: too long with one character per placeholder, or a
+ * surrogate no neighbouring value can pair (a high one not right before a placeholder, a low one
+ * not right after one). Every call would fail, blaming the request's values.
+ */
+function checkLiteralText(parts: readonly Part[], where: string): void {
+  const shortest = parts.reduce((length, part) => length + (typeof part === 'string' ? part.length : 1), 0);
+  if (shortest > MAX_KEY_LENGTH) {
+    throw new LockKeyError(`@Locked on ${where}: the key template's fixed text makes every key at least ${shortest} characters long; at most ${MAX_KEY_LENGTH} are allowed.`);
+  }
+  parts.forEach((part, i) => {
+    if (typeof part !== 'string') return;
+    const before = i > 0 && typeof parts[i - 1] !== 'string';
+    const after = i < parts.length - 1 && typeof parts[i + 1] !== 'string';
+    const inner = part.slice(before && /^[\uDC00-\uDFFF]/.test(part) ? 1 : 0, after && /[\uD800-\uDBFF]$/.test(part) ? -1 : undefined);
+    if (LONE_SURROGATE.test(inner)) {
+      throw new LockKeyError(`@Locked on ${where}: the key template's fixed text holds a lone surrogate (half of a character such as an emoji), which no key may hold.`);
+    }
+  });
 }
 
 function checkTemplateKey(key: string, where: string): string {
