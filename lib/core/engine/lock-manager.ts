@@ -168,7 +168,16 @@ export class LockManager implements LockOwner, LockRunner {
 
   forget(lock: HeldLock): void {
     this.heldLocks.delete(lock);
+    if (this.inCall.delete(lock) && this.inCall.size === 0) this.callsEnded?.();
   }
+
+  /**
+   * Held locks whose `using()` or `@Locked` call is running. At shutdown they stay held (their
+   * signal aborts) until the call gives them back, as a running job's do: given back under a
+   * call that goes on, another instance would take the key while this one still works under it.
+   */
+  private readonly inCall = new Set<HeldLock>();
+  private callsEnded?: () => void;
 
   get closing(): AbortSignal {
     return this.shutdown.signal;
@@ -523,8 +532,10 @@ export class LockManager implements LockOwner, LockRunner {
     if (lock instanceof MultiLock) {
       // Each key of a multi-key lock re-enters on its own; current() names the whole lock.
       const parts = lock.parts.filter((part): part is HeldLock => part instanceof HeldLock);
+      for (const part of parts) if (part.held) this.inCall.add(part);
       return this.chain.run([...(this.chain.getStore() ?? []), ...parts, lock], fn);
     }
+    if (lock instanceof HeldLock && lock.held) this.inCall.add(lock);
     if (!(lock instanceof HeldLock) && !(lock instanceof ReentrantLock)) return fn();
     const outer = this.chain.getStore();
     return this.chain.run(outer === undefined ? [lock] : [...outer, lock], fn);
@@ -619,6 +630,15 @@ export class LockManager implements LockOwner, LockRunner {
     this.replyWaits.end(this.shutdown.signal.reason);
     this.parking?.close();
     const heldAtShutdown = [...this.heldLocks];
+    // Calls running under their locks are told to stop and keep them until they end, for two
+    // thirds of shutdownTimeout at most: the rest is the give-back's.
+    const busy = heldAtShutdown.filter((lock) => this.inCall.has(lock));
+    if (busy.length > 0) {
+      for (const lock of busy) lock.interrupt();
+      const ended = new Promise<void>((resolve) => (this.callsEnded = resolve));
+      if (this.inCall.size > 0) await settleWithin(ended, deadline - clock.now() - this.options.shutdownTimeout / 3, [], clock);
+      this.callsEnded = undefined;
+    }
     for (const lock of heldAtShutdown) this.cleanUp(lock.shutdown());
     // Lost locks' releases on their way get their answer within the same time.
     for (const lock of this.lostReleasing) this.cleanUp(lock.releaseSettled());
