@@ -9,6 +9,7 @@
  * listeners in its own chain: code they start that takes 'a' re-enters the request's lock
  * instead of waiting for it, and runs beside the request under one lease.
  */
+import { filter } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLockApp, sleep, type LockApp } from '../support/lock-app.js';
 
@@ -19,7 +20,9 @@ describe("a loss noticed by reading another chain's lock", () => {
     app = undefined;
   });
 
-  it('does not hand the reader\'s chain to the lost lock\'s listeners', { timeout: 20_000 }, async () => {
+  // The signal's listeners, and (found by review of the first fix, which moved the signal only)
+  // an events$ subscriber to `lost`, the documented way to react to a loss.
+  it.each(['signal listener', 'events$ subscriber'] as const)("does not hand the reader's chain to the lost lock's %s", { timeout: 20_000 }, async (teller) => {
     app = await createLockApp({ ttl: 5_000 });
     const { locks } = app;
     // A background task's lock, taken outside any chain, with a clean-up under 'a' on its loss.
@@ -27,13 +30,17 @@ describe("a loss noticed by reading another chain's lock", () => {
     let requestInside = false;
     const cleanup: { ran: boolean; overlapped: boolean; reentered: boolean } = { ran: false, overlapped: false, reentered: false };
     let cleanupDone!: Promise<unknown>;
-    background.signal.addEventListener('abort', () => {
+    const cleanUp = (): void => {
       cleanupDone = locks.using('shared:a', async (lock) => {
         cleanup.ran = true;
         cleanup.overlapped = requestInside;
         cleanup.reentered = lock.constructor.name === 'ReentrantLock';
       });
-    }, { once: true });
+    };
+    const subscription =
+      teller === 'signal listener'
+        ? (background.signal.addEventListener('abort', cleanUp, { once: true }), undefined)
+        : locks.events$.pipe(filter((event) => event.type === 'lost' && event.key === 'bg:task')).subscribe(cleanUp);
     // A request holding 'a' stalls past the background lock's lease, then checks that lock.
     await locks.using('shared:a', async () => {
       requestInside = true;
@@ -44,6 +51,7 @@ describe("a loss noticed by reading another chain's lock", () => {
       requestInside = false;
     });
     await cleanupDone;
+    subscription?.unsubscribe();
     expect(cleanup).toEqual({ ran: true, overlapped: false, reentered: false });
   });
 

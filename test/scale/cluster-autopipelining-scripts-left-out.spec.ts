@@ -82,4 +82,21 @@ describe('ioredis Cluster with enableAutoPipelining', () => {
     expect(held.map((lock) => lock.held)).toEqual([true, true]);
     await Promise.all(held.map((lock) => lock.release().catch(() => undefined)));
   });
+  // Found by review of the fix: the watchdog's renewals per slot (`renewMany`, what a Cluster uses
+  // until every master is known to run Redis 7: for ever on Redis 6 masters, or with INFO refused)
+  // are an ioredis `defineCommand` script, auto-pipelined under its own name and grouped by its
+  // first argument, the key count: the renewals of locks on two masters shared one pipeline,
+  // which the Cluster failed whole, and both locks were lost while Redis held them. This server is
+  // Redis 7: the version the store learnt is set back to "not Redis 7" to take that path.
+  it('keeps two locks on two masters past their ttl when renewals go per slot (renewMany)', { timeout: 20_000 }, async () => {
+    const locks = (await open()).locks;
+    const names = [await lockNameOnMaster(own.cluster, 0, 'autopipe-renew-many'), await lockNameOnMaster(own.cluster, 1, 'autopipe-renew-many')];
+    const held = await Promise.all(names.map((name) => locks.acquire(name)));
+    const store = (locks as unknown as { manager: { store: { redis7?: boolean; perMasterRenewals(): Promise<boolean> } } }).manager.store;
+    await store.perMasterRenewals();
+    store.redis7 = false;
+    await sleep(3_000);
+    expect(held.map((lock) => lock.held)).toEqual([true, true]);
+    await Promise.all(held.map((lock) => lock.release().catch(() => undefined)));
+  });
 });

@@ -4,8 +4,10 @@ import { RedisLockError } from '../../errors/redis-lock.error.js';
  * A generator object, sync or async (a lazy body); not other iterators (a Map's values: already
  * there). Also what a compiler builds for a generator method when it targets an older
  * JavaScript (TypeScript's `__generator` / `__asyncGenerator` for ES5 / ES2017, Babel's and SWC's
- * wrappers): a plain object that is its own iterator with `next`, `throw` and `return`, which a
- * stream, an array's or a Map's iterator, or a Subject is not.
+ * wrappers): a plain object with `next`, `throw` and `return` and an iterator method of its own,
+ * which a stream, an array's or a Map's iterator or a Subject is not. A live iterator of that
+ * shape (`events.on()`'s) is refused too: a body run unlocked cannot be told from it, and is the
+ * worse mistake.
  */
 export function isGenerator(value: unknown): boolean {
   if (value === null || typeof value !== 'object') return false;
@@ -17,7 +19,9 @@ export function isGenerator(value: unknown): boolean {
       typeof shape.next === 'function' &&
       typeof shape.throw === 'function' &&
       typeof shape.return === 'function' &&
-      (typeof shape[Symbol.asyncIterator] === 'function' || typeof shape[Symbol.iterator] === 'function')
+      // Their own property: the compilers' helpers set it on the object they build, where a live
+      // iterator (events.on(), a GraphQL subscription's) inherits it from its prototype.
+      (Object.hasOwn(value, Symbol.asyncIterator) || Object.hasOwn(value, Symbol.iterator))
     );
   } catch {
     // A Proxy that throws on a name it does not know (an assertion library's result): no generator.
@@ -37,5 +41,5 @@ export function closeGenerator(value: unknown): void {
 export function refuseGenerator<T>(result: T, where: string): T {
   if (!isGenerator(result)) return result;
   closeGenerator(result);
-  throw new RedisLockError(`${where}: fn returned a generator, whose body runs as it is iterated, after the lock was given back; return an array, a Promise or a value, or iterate inside fn.`);
+  throw new RedisLockError(`${where}: fn returned a generator (or an iterator of a generator's shape, as a compiled generator function's), whose items come as it is iterated, after the lock was given back; return an array, a Promise or a value, or iterate inside fn.`);
 }

@@ -593,17 +593,20 @@ export class HeldLock implements Lock, Renewable, Expiring {
     // Told outside any call chain, as the deadline sweeper tells it: a loss noticed by another
     // chain (a `held` read after a stall) must not hand that chain to the code the signal wakes.
     const controller = (this.controller ??= new AbortController());
-    if (this.owner.outsideChain === undefined) controller.abort(error);
-    else this.owner.outsideChain(() => controller.abort(error));
-    this.endExtensions(error);
-    if (reason === 'expired' && this.releasing === undefined) {
-      // We told the holder it lost the lock; if Redis still has it for us, let others in now.
-      // Shutdown waits for it: closed under it, the connection would leave the key to its lease.
-      this.owner.cleanUp(this.owner.releaseInRedis(this.names, this.token));
-    }
-    // Said once the signal has aborted (the `lost` event promises it). A lock the caller never
-    // got (a handed-over lock given back unconfirmed) is lost quietly.
-    if (this.handedOut) this.report(reason, error);
+    const tell = (): void => {
+      controller.abort(error);
+      this.endExtensions(error);
+      if (reason === 'expired' && this.releasing === undefined) {
+        // We told the holder it lost the lock; if Redis still has it for us, let others in now.
+        // Shutdown waits for it: closed under it, the connection would leave the key to its lease.
+        this.owner.cleanUp(this.owner.releaseInRedis(this.names, this.token));
+      }
+      // Said once the signal has aborted (the `lost` event promises it). A lock the caller never
+      // got (a handed-over lock given back unconfirmed) is lost quietly.
+      if (this.handedOut) this.report(reason, error);
+    };
+    if (this.owner.outsideChain === undefined) tell();
+    else this.owner.outsideChain(tell);
   }
 
   private report(reason: LockLostReason, error: LockLostError): void {

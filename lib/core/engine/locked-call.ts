@@ -95,7 +95,7 @@ function runHolding(runner: LockRunner, lock: Lock, call: LockedCall, resolve: (
         if (typeof (value as { next?: unknown } | null | undefined)?.next === 'function' && isGenerator(value)) {
           // A generator made by a method that is not one itself: its body has not run, and must not run unlocked.
           closeGenerator(value);
-          releaseThen(runner, lock, reject, new RedisLockError(`@Locked on ${call.where}: the method returned a generator, whose body runs as it is iterated, after the lock was given back; return an array, a Promise or an Observable (held until it completes).`));
+          releaseThen(runner, lock, reject, new RedisLockError(`@Locked on ${call.where}: the method returned a generator (or an iterator of a generator's shape, as a compiled generator method's), whose items come as it is iterated, after the lock was given back; return an array, a Promise or an Observable (held until it completes).`));
           return;
         }
         if (!isObservable(value)) {

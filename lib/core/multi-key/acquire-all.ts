@@ -5,6 +5,7 @@ import type { LockLogger } from '../engine/lock-logger.js';
 import { quoteKey } from '../keys/quote-key.js';
 import { LockNotAcquiredError } from '../../errors/lock-not-acquired.error.js';
 import { LockLostError } from '../../errors/lock-lost.error.js';
+import { RedisLockError } from '../../errors/redis-lock.error.js';
 import { MultiLock } from './multi-key-lock.js';
 import { withCallSince } from '../engine/call-since.js';
 
@@ -82,9 +83,9 @@ function notAcquired(lost: Lock, waitedMs: number): LockNotAcquiredError {
 
 /**
  * One attempt per key, in canonical order; `null` (after giving back what was taken) at the first
- * busy key, or once a part taken earlier is lost (its lease ran out during a stall while later
- * keys were tried, or its renewal was refused), as one key's attempt answers a reply that came
- * after its lease.
+ * busy key, or once a part taken earlier is lost to another holder (its renewal refused). A part
+ * whose lease ran out here during a stall while later keys were tried is no other holder's: that
+ * rejects, as one key's attempt does whose reply came after its lease.
  */
 export async function tryAcquireAll(locks: SingleKeyLocks, keys: readonly string[], options: AnyLockOptions | undefined): Promise<MultiLock | null> {
   checkParts(locks, keys, options);
@@ -94,8 +95,13 @@ export async function tryAcquireAll(locks: SingleKeyLocks, keys: readonly string
     for (const key of keys) {
       const lock = await locks.tryAcquire(key, parts);
       if (lock !== null) taken.push(lock);
-      if (lock === null || taken.some((part) => !part.held)) {
+      const lost = taken.find((part) => !part.held);
+      if (lock === null || lost !== undefined) {
         await giveBack(locks, taken);
+        const reason = lost?.signal.reason;
+        if (reason instanceof LockLostError && reason.reason !== 'refused') {
+          throw new RedisLockError(`Lock ${quoteKey(lost!.key)}, taken first, ran out of its lease (${reason.reason}) before the other keys were taken; every key was given back.`, { cause: reason });
+        }
         return null;
       }
     }

@@ -57,7 +57,8 @@ export class IoRedisDriver implements RedisDriver {
     // masters made in one tick go into one pipeline, which the Cluster client then fails whole
     // (releases unanswered, multi-key locks across masters refused).
     const pipelining = client as { options?: { enableAutoPipelining?: boolean; autoPipeliningIgnoredCommands?: readonly string[] } };
-    if (this.isCluster && pipelining.options?.enableAutoPipelining === true && !['evalsha', 'eval'].every((name) => pipelining.options?.autoPipeliningIgnoredCommands?.includes(name))) {
+    this.autoPipelinedCluster = this.isCluster && pipelining.options?.enableAutoPipelining === true;
+    if (this.autoPipelinedCluster && !['evalsha', 'eval'].every((name) => pipelining.options?.autoPipeliningIgnoredCommands?.includes(name))) {
       throw new InvalidLockOptionsError(
         option,
         client,
@@ -80,6 +81,9 @@ export class IoRedisDriver implements RedisDriver {
 
   /** The commands sent in one tick go out in a few writes per connection (see `TickWriteBatching`). */
   private readonly batching: TickWriteBatching;
+
+  /** A Cluster client with auto-pipelining (its EVALSHA and EVAL left out of it, or refused above). */
+  private readonly autoPipelinedCluster: boolean;
 
   /** How often a connection that was up closed since first asked (undefined: not counting yet). */
   private resets?: number;
@@ -124,6 +128,14 @@ export class IoRedisDriver implements RedisDriver {
     const commands = this.client as unknown as Record<string, ScriptCall>;
     const calls = {} as Record<ScriptName, ScriptCall>;
     for (const [script, { name, numberOfKeys, lua }] of Object.entries(COMMANDS) as [ScriptName, (typeof COMMANDS)[ScriptName]][]) {
+      if (numberOfKeys === null && this.autoPipelinedCluster) {
+        // Its key count comes first, and auto-pipelining groups a defined command by its first
+        // argument: renewals of locks on different masters would share a pipeline the Cluster
+        // fails whole. As a plain EVALSHA it is routed by its first key, outside auto-pipelining.
+        const source: LuaScript = { lua, sha: createHash('sha1').update(lua).digest('hex') };
+        calls[script] = (count, ...rest) => this.evalScript(source, rest.slice(0, Number(count)) as string[], rest.slice(Number(count)) as (string | number)[]);
+        continue;
+      }
       this.client.defineCommand(name, numberOfKeys === null ? { lua } : { numberOfKeys, lua });
       const call = commands[name]!.bind(this.client);
       calls[script] = (...args) => {
