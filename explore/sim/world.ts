@@ -289,6 +289,8 @@ export class World implements FaultDecider {
   private loseNextAcquire?: Instance;
   /** The job-claim probe's next acquire of this instance reaches the store at `until` (held up in the network). */
   private delayNextAcquire?: { instance: Instance; until: number };
+  /** The acquire the job-claim probe held up, kept: the instance's later commands queued behind it. */
+  private heldUp?: { instance: Instance; until: number };
   /** When the store last answered an attempt of each token with busy. */
   readonly lastBusyAt = new Map<string, number>();
 
@@ -764,6 +766,7 @@ export class World implements FaultDecider {
     const entry = this.data.locks.get(lease.lockKey);
     if (entry === undefined || entry.value !== lease.token) return;
     this.delayNextAcquire = { instance: b, until: entry.expiresAt + 1 };
+    this.heldUp = this.delayNextAcquire;
     this.trace(b, `job-claim probe: ${b.name} fires tick ${JOB_PROBE_TICK}, its claim held up until ${entry.expiresAt + 1} ms`);
     void b.simJobs!.tick(JOB_PROBE_TICK, false).catch(() => undefined);
     this.delayNextAcquire = undefined;
@@ -1907,7 +1910,12 @@ export class World implements FaultDecider {
       const now = this.scheduler.now;
       // Only a window whose commands never reach the store stops the give-back (a reply lost or
       // delayed, or a frozen connection's held back, leaves the release to take effect).
-      if (this.windows.some((w) => hits(w, instance.index) && w.kind === 'reply-lost-before' && w.from <= now && w.to >= lostAt)) return;
+      // Nor a release of the lock sent in such a window before the loss (a lock lost while its
+      // release is on its way sends no give-back of its own: the release is sent again later),
+      // hence any such window within the last lease; nor the job-claim probe's acquire held up on
+      // its way, which the instance's later commands queue behind.
+      if (this.windows.some((w) => hits(w, instance.index) && w.kind === 'reply-lost-before' && w.from <= now && w.to >= lostAt - this.plan.ttl)) return;
+      if (this.heldUp?.instance === instance && lostAt <= this.heldUp.until + WAKE_MS) return;
       if (liveValue(this.data.locks, names.lockKey, now) !== names.token) return;
       this.violate(instance, 'a lock told lost to its deadline is given back at once', `${instance.name}: ${id} lost (expired) at ${lostAt} ms; ${now - lostAt} ms later the store still holds ${names.lockKey} under ${names.token} (pttl ${keyPttl(this.data.locks, names.lockKey, now)} ms)`);
     });

@@ -12,8 +12,9 @@ import { CapturedLogs } from '../support/lock-app.js';
  * credentials elsewhere for this reason (`addressOf`: "host:port ... no credentials").
  */
 describe('a redis URL refused at startup', () => {
-  for (const url of ['valkey://default:s3cretPassw0rd@cache:6379', 'redis://:ab/cd+s3cretPassw0rd==@cache:6379']) {
-    it(`is not echoed with its password (${url.split(':')[0]})`, async () => {
+  // The last one (found by review of the fix): ioredis takes a password in the query too.
+  for (const url of ['valkey://default:s3cretPassw0rd@cache:6379', 'redis://:ab/cd+s3cretPassw0rd==@cache:6379', 'reids://cache:6379/?password=s3cretPassw0rd']) {
+    it(`is not echoed with its password (${url.split('/')[0]}${url.includes('?') ? ' query' : ''})`, async () => {
       const error = await Test.createTestingModule({ imports: [RedisLockModule.forRoot({ redis: url })] })
         .setLogger(new CapturedLogs())
         .compile()

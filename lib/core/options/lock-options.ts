@@ -258,7 +258,7 @@ function checkRedis(redis: unknown, option: string): RedisConnection {
   if (typeof redis === 'string') {
     let protocol: string;
     // Shown without its credentials: the startup error goes to the logs.
-    const shown = redis.replace(/^([a-z][a-z0-9+.-]*:\/\/)?.*@/is, '$1***@');
+    const shown = redis.replace(/^([a-z][a-z0-9+.-]*:\/\/)?.*@/is, '$1***@').replace(/([?&](?:password|pass|pwd)=)[^&#]*/gi, '$1***');
     try {
       protocol = new URL(redis).protocol;
     } catch {

@@ -290,10 +290,11 @@ async function scanServer(node: RedisNode, nodeCursor: string, pattern: string, 
     if (id === undefined) throw new RedisLockError('A Redis server answered INFO without its run_id: the board cannot tell whether it restarted during the walk.');
     return id.slice(0, SERVER_TAG_LENGTH);
   };
-  let from = match?.[1] ?? '0';
-  if (from !== '0' && match?.[2] !== (await server())) from = '0';
+  // Read before the SCAN: a server replaced after it would tag the old table's cursor as its own.
+  const tag = await server();
+  const from = match?.[2] === tag ? match[1]! : '0';
   const [next, keys] = await node.scan(from, pattern, count);
-  return { next: next === '0' ? '0' : `${next}r${await server()}`, keys };
+  return { next: next === '0' ? '0' : `${next}r${tag}`, keys };
 }
 
 /** Characters of a run id a cursor carries: enough that a restart is told apart, short enough for the 40 of a cursor. */

@@ -101,7 +101,13 @@ export class ShardSubscriber implements ReleaseSubscriber {
   private plainConnection(): Cluster {
     if (this.plain !== undefined) return this.plain;
     // No slot-refresh timer of its own, as the subscriber Cluster's (see `IoredisDriver.subscriber`).
-    const plain = this.cluster.duplicate(undefined, { keyPrefix: '', redisOptions: { ...this.cluster.options.redisOptions, keyPrefix: '' }, slotsRefreshInterval: 0 });
+    // Queueing while it connects, whatever the client's enableOfflineQueue: its first SUBSCRIBE goes out then.
+    const plain = this.cluster.duplicate(undefined, {
+      keyPrefix: '',
+      redisOptions: { ...this.cluster.options.redisOptions, keyPrefix: '', enableOfflineQueue: true },
+      enableOfflineQueue: true,
+      slotsRefreshInterval: 0,
+    });
     promptSlotRefreshes(plain);
     plain.on('message', this.onMessage);
     plain.on('error', () => undefined); // the command connection reports connection trouble
