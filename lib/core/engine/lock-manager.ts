@@ -632,9 +632,14 @@ export class LockManager implements LockOwner, LockRunner {
     const heldAtShutdown = [...this.heldLocks];
     // Calls running under their locks are told to stop and keep them until they end, for two
     // thirds of shutdownTimeout at most: the rest is the give-back's.
+    // A lock told to stop before (a job's run lock, in onModuleDestroy) had its shutdownTimeout
+    // there already: a run still going past it is not waited for twice.
+    for (const lock of heldAtShutdown) if (this.inCall.has(lock) && lock.signal.aborted) this.inCall.delete(lock);
     const busy = heldAtShutdown.filter((lock) => this.inCall.has(lock));
+    // Every holder is told at once (docs/configuration.md): a lock taken with acquire() too, whose
+    // give-back comes after the calls' wait (it may be one a running call took inside it).
+    for (const lock of heldAtShutdown) lock.interrupt();
     if (busy.length > 0) {
-      for (const lock of busy) lock.interrupt();
       const ended = new Promise<void>((resolve) => (this.callsEnded = resolve));
       if (this.inCall.size > 0) await settleWithin(ended, deadline - clock.now() - this.options.shutdownTimeout / 3, [], clock);
       this.callsEnded = undefined;
