@@ -103,6 +103,8 @@ export class Instance implements SimNode {
   resumedAt = -Infinity;
   /** A clean shutdown began. */
   stopping = false;
+  /** When the lock service's phase of its close began (see `shutdown`). */
+  serviceStoppingAt?: number;
   closed = false;
   readonly clock: InstanceClock;
   readonly service: LockService;
@@ -186,6 +188,7 @@ export class Instance implements SimNode {
       // What its give-back knows it holds (user code's locks, their deadlines ahead), read as it begins.
       const held = this.world.heldBy(this);
       if (refusedFor !== undefined) this.world.refuseGiveBack(this, refusedFor);
+      this.serviceStoppingAt = this.world.scheduler.now;
       await this.service.beforeApplicationShutdown();
       await this.service.onApplicationShutdown();
       this.closed = true;
@@ -536,6 +539,19 @@ export class World implements FaultDecider {
       await this.jobClaimProbe(check, stop);
       if (this.violation) return;
     }
+
+    // The close keeps the lock of a call still working (docs/configuration.md, "Shutdown"): each
+    // live instance starts a using() on a key of its own that works 300 ms in 20 ms steps, past
+    // its close's start, without looking at its signal; its checkpoints then judge that the store
+    // still gives it the lock (within the close's bound). Draws nothing from the random stream.
+    for (const instance of this.instances.filter((i) => i.alive && !i.paused)) {
+      const key = `close-keep-${instance.index}`;
+      void instance.service
+        .using(key, (lock) => this.section(instance, 'mutex', key, lock, Array.from({ length: 15 }, () => 20), false), { waitTimeout: CALLER_WAIT_MS })
+        .catch((error: unknown) => this.trace(instance, `${key} failed: ${(error as Error).message}`));
+    }
+    await this.scheduler.run(this.scheduler.now + 50, check, stop);
+    if (this.violation) return;
 
     // Clean shutdown of everyone still up; then nothing may remain but fencing counters and no timer.
     const closing = this.instances.filter((i) => !i.crashed).map((i) => i.shutdown());
@@ -1217,7 +1233,10 @@ export class World implements FaultDecider {
     try {
       for (const [i, step] of steps.entries()) {
         await instance.sleep(step);
-        if (lock.signal.aborted) return;
+        // Told to stop by the close, its lock still held: it works on to its end, as a request
+        // that does not look at its signal does; the lock is kept until it ends (checked at its
+        // checkpoints) or the close's bound gives it back.
+        if (lock.signal.aborted && !windingDown(section)) return;
         this.checkpoint(section, 'continues past a checkpoint');
         if (reenter && i < steps.length - 1 && (kind === 'mutex' || kind === 'job')) {
           await instance.service
@@ -1451,7 +1470,13 @@ export class World implements FaultDecider {
 
   /** The user code checks in: it must own its lock in the store, and its write must be accepted. */
   checkpoint(section: Section, what: string): void {
-    if (section.lock.signal.aborted || section.instance.crashed || section.known || releasedByHand(section)) return;
+    // A winding-down section's parts read `released` once the close gives them back: that is what
+    // its checkpoints judge, not a release of its own.
+    // One whose lease ran out meanwhile (its renewals lost to a fault) was lost, not given back.
+    const winding = section.lock.signal.aborted && windingDown(section) && section.parts.every((part) => part.deadline > section.instance.clock.now());
+    if ((section.lock.signal.aborted && !winding) || section.instance.crashed || section.known || (releasedByHand(section) && !winding)) return;
+    // Past the close's bound its locks are given back under it: no longer held to own them.
+    if (section.lock.signal.aborted && this.scheduler.now - section.instance.serviceStoppingAt! > (SHUTDOWN_TIMEOUT_MS * 2) / 3 - BOUND_SLACK_MS) return;
     const startOnly = what === 'starts' || what === 're-enters';
     const exempt = this.exempt(section) && !(startOnly && !this.lostToRestart(section));
     if (!exempt) {
@@ -2075,4 +2100,16 @@ function windowed(kind: FaultKind): boolean {
 /** Runs one plan. */
 export function runPlan(plan: Plan, tolerateKnown = true): Promise<RunResult> {
   return new World(plan, tolerateKnown).run();
+}
+
+/**
+ * A section its instance's close told to stop (its signal aborted with reason `shutdown` by the
+ * lock service's phase of the close) that works on, as a request that does not look at its signal
+ * does. `using()` and `@Locked` calls keep their locks until they end, for two thirds of
+ * shutdownTimeout at most (docs/configuration.md, "Shutdown"). A job's run is the job runner's
+ * to wind down, in its own phase.
+ */
+function windingDown(section: Section): boolean {
+  const reason = section.lock.signal.reason;
+  return section.instance.serviceStoppingAt !== undefined && section.kind !== 'job' && reason instanceof LockLostError && reason.reason === 'shutdown';
 }
