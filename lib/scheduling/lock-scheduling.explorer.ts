@@ -1,5 +1,6 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
+import type { AnyLockOptions } from '../interfaces/redis-lock-options.interface.js';
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper.js';
 import { checkTtlOverReplicaWait, MAX_TTL_MS, MIN_TTL_MS, resolveModuleOptions } from '../core/options/lock-options.js';
 import { parseDuration } from '../core/time/duration.js';
@@ -144,12 +145,17 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
     for (const { wrapper, type, prototype } of found) {
       for (const name of this.scanner.getAllMethodNames(prototype)) {
         const method: unknown = (prototype as Record<string, unknown>)[name];
-        const locked = typeof method === 'function' ? (Reflect.getOwnMetadata(LOCKED_METADATA, method) as { options?: { ttl?: unknown } } | undefined) : undefined;
+        const locked = typeof method === 'function' ? (Reflect.getOwnMetadata(LOCKED_METADATA, method) as { key?: unknown; options?: AnyLockOptions & { ttl?: unknown } } | undefined) : undefined;
         if (locked !== undefined) {
           const where = `@Locked on ${(type as { name?: string }).name || '(anonymous class)'}.${name}`;
           // Its ttl passed the decorator's own checks; those against the options of the module
-          // whose LockService it uses come here (with two modules, not the other one's).
-          if (locked.options?.ttl !== undefined && this.seenBy(wrapper)) checkOwnTtl(parseDuration(locked.options.ttl, 'ttl', MIN_TTL_MS, MAX_TTL_MS), locked.options.ttl, where);
+          // whose LockService it uses come here (with two modules, not the other one's), and so
+          // does the kind of lock (a semaphore, a read lock, barging), which quorum mode cannot
+          // serve: every call of the method would fail.
+          if (this.seenBy(wrapper)) {
+            if (locked.options?.ttl !== undefined) checkOwnTtl(parseDuration(locked.options.ttl, 'ttl', MIN_TTL_MS, MAX_TTL_MS), locked.options.ttl, where);
+            (this.locks[LOCK_RUNNER] as LockManager).assertServes(locked.options, typeof locked.key === 'string' ? locked.key : '(its key function)', where);
+          }
           this.giveLockService(wrapper, where);
         }
         const spec = typeof method === 'function' ? jobSpecOf(prototype, name, method) : undefined;

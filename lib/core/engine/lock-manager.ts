@@ -720,6 +720,24 @@ export class LockManager implements LockOwner, LockRunner {
     return this.store.semaphores;
   }
 
+  /**
+   * Throws the error a call of `key` (a template) with `options` would meet because of the store
+   * (a semaphore, a read lock or barging in quorum mode), saying `where` they were given: a startup check of a
+   * decorator's options, so that a method every call of which would fail is refused at once.
+   */
+  assertServes(options: AnyLockOptions | undefined, key: string, where: string): void {
+    try {
+      const { semaphore, read, fairness } = this.resolve(options);
+      if (semaphore !== undefined) this.semaphores(key);
+      if (read) this.readStore(key);
+      if (fairness === BARGING) this.assertBarges(key);
+    } catch (error) {
+      if (error instanceof InvalidLockOptionsError) throw error.within(where);
+      if (error instanceof UnsupportedLockKindError) throw new UnsupportedLockKindError(`${where}: ${error.message}`);
+      throw error;
+    }
+  }
+
   /** Barging needs release messages that free a lock; a clear error where there are none (quorum mode). */
   private assertBarges(key: string): void {
     if (this.store.barges === true && this.notifier !== undefined) return;
