@@ -32,12 +32,6 @@ export interface SemaphorePermitHolder {
   ttlMs: number;
   /** Who holds them; `undefined` when the holder does not record it. Escape its text before showing it. */
   holder?: LockHolder;
-  /**
-   * The semaphore of that key (acquired with `limit`), while it has holders or waiters:
-   * its holders, permits used, limit and waiters. `undefined` otherwise, and in quorum mode
-   * (which has no semaphores).
-   */
-  semaphore?: SemaphoreInspection;
 }
 
 /**
