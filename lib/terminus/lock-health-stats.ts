@@ -63,23 +63,28 @@ export class LockHealthStats {
   private readonly losses = new SecondBuckets(LOST_WINDOW_MS);
   private last?: { at: number; latencyMs: number };
 
-  record(event: LockEvent): void {
+  /**
+   * Counts `event` at `at`, by default the monotonic clock as it arrives: not the event's own
+   * `at` (the wall clock), which a step of the system clock (a VM resumed, an NTP correction)
+   * would move out of the window, dropping a loss from the count.
+   */
+  record(event: LockEvent, at = performance.now()): void {
     if (event.type === 'renewed') {
-      this.renewals.add(event.at, event.latencyMs);
-      if (this.last === undefined || event.at >= this.last.at) this.last = { at: event.at, latencyMs: event.latencyMs };
+      this.renewals.add(at, event.latencyMs);
+      if (this.last === undefined || at >= this.last.at) this.last = { at, latencyMs: event.latencyMs };
     }
     // A lock given back at shutdown was not lost to a failure.
-    else if (event.type === 'lost' && event.reason !== 'shutdown') this.losses.add(event.at);
+    else if (event.type === 'lost' && event.reason !== 'shutdown') this.losses.add(at);
   }
 
   /** Renewal round trips of the last minute (per whole second), in milliseconds (undefined without any). */
-  renewalLatency(now = Date.now()): { lastMs: number; maxMs: number; count: number } | undefined {
+  renewalLatency(now = performance.now()): { lastMs: number; maxMs: number; count: number } | undefined {
     const { count, max } = this.renewals.sum(now);
     if (count === 0 || this.last === undefined) return undefined;
     return { lastMs: round(this.last.latencyMs), maxMs: round(max), count };
   }
 
-  lostRecently(now = Date.now()): number {
+  lostRecently(now = performance.now()): number {
     return this.losses.sum(now).count;
   }
 }

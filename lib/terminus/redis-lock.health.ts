@@ -146,12 +146,13 @@ export class RedisLockHealthIndicator implements OnModuleDestroy {
    * event arrives, so no timer is needed: a process with no lock events has nothing to stop.
    */
   private watch(): void {
-    this.askedAt = Date.now();
+    // The monotonic clock: a step of the wall clock must not end the watch or drop a loss.
+    this.askedAt = performance.now();
     if (this.subscription !== undefined) return;
     this.stats = new LockHealthStats();
-    this.statsSince = this.askedAt;
+    this.statsSince = Date.now();
     this.subscription = this.locks.events$.subscribe((event) => {
-      if (event.at - this.askedAt > QUIET_PERIOD_MS) this.unwatch();
+      if (performance.now() - this.askedAt > QUIET_PERIOD_MS) this.unwatch();
       else this.stats.record(event);
     });
   }

@@ -128,17 +128,18 @@ describe('RedisLockHealthIndicator over HTTP with terminus', () => {
     await expect.poll(async () => (await get(url)).body.info.locks.renewalLatency?.count ?? 0, { timeout: 5_000 }).toBeGreaterThan(0);
     await lock.release();
 
-    // Nobody asked for longer than the quiet period: the next event ends the subscription.
-    vi.useFakeTimers({ toFake: ['Date'] });
+    // Nobody asked for longer than the quiet period (on the monotonic clock, which the wall
+    // clock's steps do not move): the next event ends the subscription.
+    const now = performance.now.bind(performance);
+    const later = vi.spyOn(performance, 'now').mockImplementation(() => now() + 11 * 60_000);
     try {
-      vi.setSystemTime(Date.now() + 11 * 60_000);
       await (await locks.acquire('quiet:3')).release();
       expect(manager.listening).toBe(false);
       // Asking again starts afresh.
       expect((await get(url)).body.info.locks.renewalLatency).toBeNull();
       expect(manager.listening).toBe(true);
     } finally {
-      vi.useRealTimers();
+      later.mockRestore();
     }
     await app!.close();
     app = undefined;
@@ -150,18 +151,29 @@ describe('RedisLockHealthIndicator over HTTP with terminus', () => {
     const now = 1_800_000_000_000;
     const renewed = (at: number, latencyMs: number): LockEvent => ({ type: 'renewed', key: 'k', fencingToken: 1, latencyMs, at }) as LockEvent;
     // A slow renewal 55 s ago, then 5,000 fast ones a second for the rest of the minute.
-    stats.record(renewed(now - 55_000, 480));
+    stats.record(renewed(now - 55_000, 480), now - 55_000);
     let count = 1;
-    for (let at = now - 54_000; at <= now; at += 0.2, count++) stats.record(renewed(Math.floor(at), 2));
+    for (let at = now - 54_000; at <= now; at += 0.2, count++) stats.record(renewed(Math.floor(at), 2), Math.floor(at));
     expect(stats.renewalLatency(now)).toEqual({ lastMs: 2, maxMs: 480, count });
     // Older than a minute: gone, whatever the rate.
     expect(stats.renewalLatency(now + 6_000)?.maxMs).toBe(2);
     expect(stats.renewalLatency(now + 62_000)).toBeUndefined();
     // Losses: every one of the last five minutes counts, a shutdown's never does.
-    for (let i = 0; i < 3_000; i++) stats.record({ type: 'lost', key: 'k', fencingToken: i, reason: 'refused', heldMs: 1, at: now - 290_000 + i } as LockEvent);
-    stats.record({ type: 'lost', key: 'k', fencingToken: 0, reason: 'shutdown', heldMs: 1, at: now } as LockEvent);
+    for (let i = 0; i < 3_000; i++) stats.record({ type: 'lost', key: 'k', fencingToken: i, reason: 'refused', heldMs: 1, at: now - 290_000 + i } as LockEvent, now - 290_000 + i);
+    stats.record({ type: 'lost', key: 'k', fencingToken: 0, reason: 'shutdown', heldMs: 1, at: now } as LockEvent, now);
     expect(stats.lostRecently(now)).toBe(3_000);
     expect(stats.lostRecently(now + 20_000)).toBe(0);
+  });
+
+  // Found by review: the stats counted by the event's own `at`, the wall clock, against
+  // `Date.now()`; a step of the system clock (a VM resumed, an NTP correction) moved a loss out of
+  // the window, and the health check said no lock was lost. They count by the monotonic clock as
+  // events arrive now.
+  it('counts a loss whatever the wall clock says of it (a step of the system clock)', () => {
+    const stats = new LockHealthStats();
+    stats.record({ type: 'lost', key: 'k', fencingToken: 1, reason: 'expired', heldMs: 1, at: Date.now() + 20 * 60_000 } as LockEvent);
+    stats.record({ type: 'renewed', key: 'k', fencingToken: 1, latencyMs: 7, at: Date.now() - 20 * 60_000 } as LockEvent);
+    expect({ lost: stats.lostRecently(), renewal: stats.renewalLatency()?.lastMs }).toEqual({ lost: 1, renewal: 7 });
   });
 
   it('rejects a bad timeout with an error naming it', async () => {
