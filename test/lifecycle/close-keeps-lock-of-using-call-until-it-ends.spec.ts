@@ -21,21 +21,24 @@ describe('app.close() while a using() call is in its critical section', () => {
     const b = await createLockApp({ redis: own.url() });
     let aInside = false;
     let signalReason: unknown;
-    let endWork!: () => void;
+    let endWork: (() => void) | undefined;
+    let told!: Promise<unknown>;
     const work = a.locks.using('deploy:k', async (lock) => {
+      told = new Promise((resolve) => lock.signal.addEventListener('abort', resolve, { once: true }));
       aInside = true;
       // A request that does not stop on its signal: it ends when the test says.
       await new Promise<void>((resolve) => (endWork = resolve));
       signalReason = lock.signal.reason;
       aInside = false;
     });
-    await sleep(50);
+    await expect.poll(() => endWork !== undefined).toBe(true);
     const closing = a.close();
+    // The close has begun and told the call to stop: a still holds the key while its call works.
+    await told;
     const taken = b.locks.acquire('deploy:k', { waitTimeout: 10_000 }).then((lock) => ({ lock, aInside }));
-    // The close has begun and b waits: a still holds the key while its call works.
-    await sleep(300);
+    await sleep(100);
     expect(await own.redis().exists('lock:{deploy:k}')).toBe(1);
-    endWork();
+    endWork!();
     const { lock, aInside: overlapped } = await taken;
     expect({ overlapped, shutdown: signalReason instanceof LockLostError && signalReason.reason === 'shutdown' }).toEqual({ overlapped: false, shutdown: true });
     await lock.release();
@@ -46,9 +49,13 @@ describe('app.close() while a using() call is in its critical section', () => {
 
   it('gives the lock back once two thirds of shutdownTimeout passed, for a call that never ends', { timeout: 20_000 }, async () => {
     const a = await createLockApp({ redis: own.url(), shutdownTimeout: 900 });
-    const work = a.locks.using('deploy:stuck', () => new Promise<void>(() => undefined));
+    let inside = false;
+    const work = a.locks.using('deploy:stuck', () => {
+      inside = true;
+      return new Promise<void>(() => undefined);
+    });
     void work.catch(() => undefined);
-    await sleep(50);
+    await expect.poll(() => inside).toBe(true);
     await a.close();
     expect(await own.redis().exists('lock:{deploy:stuck}')).toBe(0);
   });
