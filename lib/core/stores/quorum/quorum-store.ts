@@ -431,8 +431,18 @@ export class QuorumStore implements LockStore {
     const votes = new Map<string, number[]>();
     for (const { owner, pttl } of snapshots) if (owner !== null) votes.set(owner, [...(votes.get(owner) ?? []), pttl]);
     const [owner, pttls] = [...votes].find(([, ttls]) => ttls.length >= this.majority) ?? [null, [-2]];
-    const fences = snapshots.flatMap((snapshot) => (snapshot.fencingToken === null ? [] : [snapshot.fencingToken]));
-    return { owner, pttl: Math.min(...pttls), fencingToken: fences.length > 0 ? Math.max(...fences) : null, waiters: 0 };
+    return { owner, pttl: Math.min(...pttls), fencingToken: this.tokenOfMajority(snapshots), waiters: 0 };
+  }
+
+  /**
+   * The latest token handed out: the highest counter a majority of the masters reached. A
+   * minority may be above it (a rival's attempt granted only there started or raised its counter,
+   * and never got a token out), and one left behind below it. Where fewer than a majority still
+   * have a counter (lost in restarts), the highest of those.
+   */
+  private tokenOfMajority(snapshots: LockSnapshot[]): number | null {
+    const counters = snapshots.flatMap((snapshot) => (snapshot.fencingToken === null ? [] : [snapshot.fencingToken])).sort((a, b) => b - a);
+    return counters[Math.min(this.majority, counters.length) - 1] ?? null;
   }
 
   /** One timer for every round in flight (see `QuorumRound`). */
