@@ -25,6 +25,9 @@
 //   { ev: 'alive', p, sid, key, owned, t }            after a refusal (on a Cluster): whether the lock's
 //                                                     key, wherever it lives now, still held its token
 //   { ev: 'write', p, sid, token, accepted, t, done } one write to the fencing register
+//   { ev: 'inspect', p, sid, held, seenHeld, seenToken, t, done } inspect() of the section's key
+//                                                     (`held`: the section held it, by its own
+//                                                     deadline, before and after)
 //   { ev: 'exit', p, sid, t }                         user code ended (the call then releases)
 //   { ev: 'told', p, sid, how, reason, t }            the section's lock reported lost (`how`: 'lost
 //                                                     event' or 'aborted', its signal), at any time
@@ -119,6 +122,7 @@ export function check(history) {
       case 'told':
       case 'lost':
       case 'alive':
+      case 'inspect':
       case 'exit':
       case 'ok':
       case 'fail':
@@ -134,6 +138,7 @@ export function check(history) {
           section.lostReason ??= event.reason;
         } else if (event.ev === 'alive') section.ownedAfterRefusal ||= event.owned === true;
         else if (event.ev === 'told') (section.told ??= []).push(event);
+        else if (event.ev === 'inspect') (section.inspects ??= []).push(event);
         else if (event.ev === 'exit') section.exit = event.t;
         else if (event.ev === 'ok') section.ok = event.t;
         else if (event.ev === 'fail') Object.assign(section, { fail: event.t, error: event.error, outcome: event.outcome });
@@ -393,6 +398,7 @@ export function check(history) {
   }
 
   checkToldAfterRelease(sections, { faults, freezes, dataLoss, closing, violate });
+  checkInspections(sections, { dataLoss, violate });
   checkLeaders(entered, { heard, closed, kills, freezes, frozenAt, lossExcuses, name, violate });
   checkCloses({ closing, closed, freezes, faults, sections, violations });
   checkStore(store, { closing, kills, faults, ttl, graceMs: history.graceMs ?? 1_000, violate });
@@ -423,6 +429,23 @@ function checkToldAfterRelease(sections, { faults, freezes, dataLoss, closing, v
     if (freezes(s.p).some((f) => f.t - SLACK <= told.t && (f.until ?? f.t) + SLACK >= (s.enter ?? s.invoke))) continue;
     if (faults.some((f) => HOLD_UP_FAULTS.has(f.kind) && (f.p === undefined || f.p === s.p) && f.t - SLACK <= told.t && (f.until ?? f.t) + SLACK >= s.exit)) continue;
     violate('told-after-release', `${s.sid} (${s.kind}, token ${s.token}) on "${s.key}" was told of a loss (${told.how}${told.reason ? `, ${told.reason}` : ''}) at ${fmt(told.t)}, ${fmt(told.t - s.exit)} after its code ended and its release was sent`, told.t);
+  }
+}
+
+/**
+ * `inspect-token`: inspect() of a lock its holder held throughout the question reports the
+ * holder's fencing token when it reports the lock held (its doc: "the holder's, when held").
+ * Nobody else's acquisition counts while the lock is held, so the key's counter is that token;
+ * in quorum mode, the token a majority of the masters reached (a minority may be above it).
+ * Excused: a data loss during the section (the lock then promises nothing).
+ */
+function checkInspections(sections, { dataLoss, violate }) {
+  for (const s of sections.values()) {
+    for (const seen of s.inspects ?? []) {
+      if (!seen.held || seen.seenHeld !== true || seen.seenToken === s.token || s.token === undefined) continue;
+      if (dataLoss(s.enter ?? s.invoke, seen.done)) continue;
+      violate('inspect-token', `inspect() of "${s.key}" at ${fmt(seen.t)} said it was held with fencing token ${seen.seenToken}, while ${s.sid} held it with token ${s.token}`, seen.t);
+    }
   }
 }
 

@@ -219,6 +219,14 @@ async function start(config) {
     x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
     return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
   };
+  // Which sections ask inspect(): a stream of its own, so that the workload's choices stay those
+  // of the seed before the probe existed.
+  let probeSeed = (Number(config.SEED ?? 1) ^ 0x9e3779b9) >>> 0;
+  const probeRandom = () => {
+    probeSeed = (Math.imul(probeSeed, 1664525) + 1013904223) >>> 0;
+    return probeSeed / 4294967296;
+  };
+  const INSPECTED = new Set(['mutex', 'greedy']);
 
   async function fencedWrite(lock, sid) {
     // A multi-key lock writes each key's register with that key's token.
@@ -228,6 +236,23 @@ async function start(config) {
       const accepted = (await register.fencedWrite(`register:${key}`, 'register:log', token, `${sid}|${key}`)) === 1;
       rec({ ev: 'write', sid, key, token, accepted, t, done: mono() });
     }
+  }
+
+  /**
+   * What inspect() says of a lock this section holds: `held` when the lease was this holder's
+   * before the question and still after the answer, by its own (conservative) deadline. The
+   * checker holds a held lock's answer to the holder's fencing token (`inspect-token`).
+   */
+  async function inspectHeld(lock, sid) {
+    const t = mono();
+    const before = lock.held;
+    let seen;
+    try {
+      seen = await locks.inspect(lock.key);
+    } catch {
+      return; // No answer under a fault: nothing to judge.
+    }
+    rec({ ev: 'inspect', sid, t, done: mono(), held: before && lock.held, seenHeld: seen.held, seenToken: seen.fencingToken ?? null });
   }
 
   /**
@@ -262,6 +287,7 @@ async function start(config) {
     lock.signal.addEventListener('abort', onAbort, { once: true });
     // One section in five holds for one to two ttls (its watchdog renews it), the others a few steps.
     const steps = WRITES ?? (random() < 0.2 ? 25 + Math.floor(random() * 25) : 1 + Math.floor(random() * 4));
+    if (INSPECTED.has(config.WORKLOAD) && lock.keys === undefined && probeRandom() < 0.3) await inspectHeld(lock, sid);
     for (let i = 0; until ? !until() : i < steps; i++) {
       if (!lock.held) break;
       await sleep(Math.floor(random() * 40));
