@@ -152,7 +152,8 @@ export const BOARD_JS = `'use strict';
       button.type = 'button';
       button.className = 'release';
       button.textContent = 'Release by force';
-      button.addEventListener('click', () => forceRelease(lock.key));
+      // The acquisition shown: one that took the key after it is left alone.
+      button.addEventListener('click', () => forceRelease(lock.key, lock.holderId || ''));
       actions.appendChild(button);
     }
     return row;
@@ -215,13 +216,13 @@ export const BOARD_JS = `'use strict';
     }
   }
 
-  async function forceRelease(key) {
+  async function forceRelease(key, holder) {
     if (!window.confirm('Release the lock "' + shown(shorten(key, KEY_SHOWN)) + '" by force? Its holder will lose it at its next renewal, and may still be working.')) return;
     const response = await fetch(base + '/api/locks/release', {
       method: 'POST',
       // JSON and the board's own header: what a page of another site cannot send (see lock-board.requests.ts).
       headers: { 'content-type': 'application/json', 'x-lock-board': '1' },
-      body: JSON.stringify({ key, confirm: key }),
+      body: JSON.stringify({ key, confirm: key, holder }),
     });
     // A release by force leaves a lock held by readers alone, and one taken again meanwhile:
     // the answer says whether it released anything, which HTTP 200 alone does not.

@@ -12,6 +12,7 @@ import {
   Post,
   Query,
   Req,
+  ServiceUnavailableException,
   Sse,
   UseGuards,
   type CanActivate,
@@ -24,6 +25,7 @@ import { EMPTY, filter, map, Subject, takeUntil, type Observable } from 'rxjs';
 import { cursorProblem, forceRelease, listLocks, type LockPage } from '../core/stores/redis/lock-admin.js';
 import type { LockManager } from '../core/engine/lock-manager.js';
 import { checkLockKey } from '../core/keys/lock-key.js';
+import { isShutdownReason } from '../errors/shutdown-reason.js';
 import { LockService } from '../lock.service.js';
 import { LOCK_RUNNER } from '../redis-lock.constants.js';
 import { BOARD_CSP, BOARD_CSS, BOARD_JS, boardPage } from './lock-board.assets.js';
@@ -96,9 +98,11 @@ export function lockBoardController(path: string, guards: (CanActivate | Type<Ca
     async list(query: unknown): Promise<LockPage & { allowForceRelease: boolean }> {
       const parsed = listQuery(query);
       if ('problem' in parsed) throw new BadRequestException(parsed.problem);
-      const problem = await cursorProblem(this.manager, parsed.cursor);
-      if (problem !== undefined) throw new BadRequestException(`Query parameter "cursor" ${problem}`);
-      const page = await listLocks(this.manager, parsed.cursor, this.options.pageSize);
+      const page = await this.untilShutdown('the lock board\'s list', async () => {
+        const problem = await cursorProblem(this.manager, parsed.cursor);
+        if (problem !== undefined) throw new BadRequestException(`Query parameter "cursor" ${problem}`);
+        return listLocks(this.manager, parsed.cursor, this.options.pageSize);
+      });
       return { ...page, allowForceRelease: this.options.allowForceRelease };
     }
 
@@ -108,9 +112,9 @@ export function lockBoardController(path: string, guards: (CanActivate | Type<Ca
       }
       const refused = crossSiteRefusal(request.headers ?? {});
       if (refused !== undefined) throw new HttpException(refused.message, refused.status);
-      const { key, confirm } = (body ?? {}) as { key?: unknown; confirm?: unknown };
-      if (typeof key !== 'string' || key.length === 0 || key.length > 1024) {
-        throw new BadRequestException('Body must be JSON: { "key": "<lock key>", "confirm": "<the same key>" }.');
+      const { key, confirm, holder } = (body ?? {}) as { key?: unknown; confirm?: unknown; holder?: unknown };
+      if (typeof key !== 'string' || key.length === 0 || key.length > 1024 || typeof holder !== 'string' || holder.length > 64) {
+        throw new BadRequestException('Body must be JSON: { "key": "<lock key>", "confirm": "<the same key>", "holder": "<its holderId in the list>" }.');
       }
       if (confirm !== key) throw new BadRequestException('"confirm" must repeat the key: a release by force must be confirmed.');
       // A key no lock can have (a lone surrogate, say) is a bad request, not a server error.
@@ -119,7 +123,22 @@ export function lockBoardController(path: string, guards: (CanActivate | Type<Ca
       } catch (error) {
         throw new BadRequestException(`"key" is not a lock key: ${(error as Error).message}`);
       }
-      return { released: await forceRelease(this.manager, key) };
+      return { released: await this.untilShutdown('the lock board\'s release', () => forceRelease(this.manager, key, holder)) };
+    }
+
+    /**
+     * The board's own reads of Redis (SCAN, INFO, the owner before a release) end with the lock
+     * service's first shutdown phase, as `inspect()` does: Nest closes the HTTP server before the
+     * Redis connection, and a request waiting on a frozen Redis would hold `app.close()`. Such a
+     * request gets 503.
+     */
+    private async untilShutdown<T>(what: string, work: () => Promise<T>): Promise<T> {
+      try {
+        return await this.manager.untilShutdown(work(), what);
+      } catch (error) {
+        if (isShutdownReason(error)) throw new ServiceUnavailableException((error as Error).message);
+        throw error;
+      }
     }
 
     events(request: RequestLike): Observable<MessageEvent> {

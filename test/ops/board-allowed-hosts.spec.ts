@@ -96,7 +96,9 @@ describe.each(adapters)('lock board allowedHosts on %s', (_platform, adapter) =>
     expect((await send(`${url}/api/events`, own, { stream: true })).contentType).toMatch(/^text\/event-stream/);
     const listed = await send(`${url}/api/locks`, own);
     expect(JSON.parse(listed.body).locks.map((entry: { key: string }) => entry.key)).toEqual(['payments']);
-    const released = await send(`${url}/api/locks/release`, own, { ...release, headers: { ...RELEASE_HEADERS, origin: `http://${own}` } });
+    const { holderId } = JSON.parse(listed.body).locks[0] as { holderId: string };
+    const body = JSON.stringify({ key: 'payments', confirm: 'payments', holder: holderId });
+    const released = await send(`${url}/api/locks/release`, own, { ...release, body, headers: { ...RELEASE_HEADERS, origin: `http://${own}` } });
     expect(JSON.parse(released.body)).toEqual({ released: true });
     await expect(lock.extend()).rejects.toThrow();
     expect(logs.lines.filter((line) => line.level === 'warn')).toEqual([]);

@@ -30,7 +30,7 @@ const BOARD_SETTINGS = Symbol('BOARD_SETTINGS');
 @Module({ providers: [{ provide: BOARD_SETTINGS, useValue: { release: true, pageSize: 2 } }], exports: [BOARD_SETTINGS] })
 class SettingsModule {}
 
-type Page = { cursor: string; complete: boolean; locks: { key: string; held: boolean; holder?: { label: string }; semaphore?: unknown }[] };
+type Page = { cursor: string; complete: boolean; locks: { key: string; held: boolean; holder?: { label: string }; holderId?: string; semaphore?: unknown }[] };
 
 /** `tolerant`: a router that serves `//locks` and `/locks/` as `/locks` (Fastify's options; Express 5 serves `/locks/` anyway). */
 const adapters = [
@@ -74,6 +74,13 @@ describe.each(adapters)('lock board over HTTP on %s', (_platform, adapter) => {
     return pages;
   }
 
+  /** The body of a release by force of the acquisition the list shows for `key`, as the page sends it. */
+  async function releaseOf(url: string, key: string): Promise<string> {
+    const holder = (await walk(url)).flatMap((page) => page.locks).find((lock) => lock.key === key)?.holderId;
+    expect(holder).toMatch(/^[\w-]{22}$/);
+    return JSON.stringify({ key, confirm: key, holder });
+  }
+
   it.each(['redis', 'memory'] as const)('serves the page under the global prefix, pages through locks, and force-releases only a confirmed JSON request (%s)', async (store) => {
     const url = await start(store);
     const page = await fetch(url, { headers: ADMIN });
@@ -97,13 +104,23 @@ describe.each(adapters)('lock board over HTTP on %s', (_platform, adapter) => {
     }
     expect([...seen].sort()).toEqual(['\\back', 'a', 'b', 'c', '}odd']);
 
-    const release = (key: string) => fetch(`${url}/api/locks/release`, { method: 'POST', headers: BOARD_HEADERS, body: JSON.stringify({ key, confirm: key }) });
-    const released = await release('}odd');
+    const release = (body: string) => fetch(`${url}/api/locks/release`, { method: 'POST', headers: BOARD_HEADERS, body });
+    const odd = await releaseOf(url, '}odd');
+    const released = await release(odd);
     expect(await released.json()).toEqual({ released: true });
     await expect.poll(() => held[3]!.extend().then(() => 'held', () => 'lost')).toBe('lost');
-    expect(await (await release('}odd')).json()).toEqual({ released: false });
+    expect(await (await release(odd)).json()).toEqual({ released: false });
+    // Taken again: a release naming the acquisition seen before leaves the new one alone.
+    const again = await locks.acquire('}odd');
+    expect(await (await release(odd)).json()).toEqual({ released: false });
+    expect(again.held).toBe(true);
+    await again.release();
     const unconfirmed = await fetch(`${url}/api/locks/release`, { method: 'POST', headers: BOARD_HEADERS, body: JSON.stringify({ key: 'a' }) });
     expect(unconfirmed.status).toBe(400);
+    // Without the acquisition it names: refused, naming the field.
+    const unnamed = await fetch(`${url}/api/locks/release`, { method: 'POST', headers: BOARD_HEADERS, body: JSON.stringify({ key: 'a', confirm: 'a' }) });
+    expect(unnamed.status).toBe(400);
+    expect(await unnamed.text()).toContain('holder');
     expect(await locks.isLocked('a')).toBe(true);
 
     await Promise.all(held.map((lock) => lock.release().catch(() => undefined)));
@@ -148,13 +165,13 @@ describe.each(adapters)('lock board over HTTP on %s', (_platform, adapter) => {
       const sameOrigin = await fetch(`${url}/api/locks/release`, {
         method: 'POST',
         headers: { ...BOARD_HEADERS, origin: new URL(url).origin, 'sec-fetch-site': 'same-origin' },
-        body: JSON.stringify({ key: 'payments', confirm: 'payments' }),
+        body: await releaseOf(url, 'payments'),
       });
       expect(await sameOrigin.json()).toEqual({ released: true });
       expect(await redis.exists('lock:{payments}')).toBe(0);
       // curl and other clients that send no Origin.
       await locks.acquire('payments');
-      const noOrigin = await fetch(`${url}/api/locks/release`, { method: 'POST', headers: { ...BOARD_HEADERS, 'content-type': 'application/json; charset=utf-8' }, body: JSON.stringify({ key: 'payments', confirm: 'payments' }) });
+      const noOrigin = await fetch(`${url}/api/locks/release`, { method: 'POST', headers: { ...BOARD_HEADERS, 'content-type': 'application/json; charset=utf-8' }, body: await releaseOf(url, 'payments') });
       expect(await noOrigin.json()).toEqual({ released: true });
     });
   });
@@ -299,7 +316,7 @@ describe.each(adapters)('lock board over HTTP on %s', (_platform, adapter) => {
     expect(pages[0]!.complete).toBe(false);
     expect(pages[0]!.locks.length).toBeLessThan(31);
     expect(new Set(pages.flatMap((page) => page.locks.map((lock) => lock.key))).size).toBe(31);
-    const released = await fetch(`${url}/api/locks/release`, { method: 'POST', headers: BOARD_HEADERS, body: JSON.stringify({ key: 'a', confirm: 'a' }) });
+    const released = await fetch(`${url}/api/locks/release`, { method: 'POST', headers: BOARD_HEADERS, body: await releaseOf(url, 'a') });
     expect(await released.json()).toEqual({ released: true });
   });
 
@@ -317,7 +334,7 @@ describe.each(adapters)('lock board over HTTP on %s', (_platform, adapter) => {
     it('accepts allowForceRelease with the explicit opt-out, without a warning once its hosts are listed', async () => {
       const url = await start('redis', { allowForceRelease: true, allowWithoutGuards: true, allowedHosts: ['127.0.0.1'] });
       await app!.get(LockService).acquire('k');
-      const released = await fetch(`${url}/api/locks/release`, { method: 'POST', headers: BOARD_HEADERS, body: JSON.stringify({ key: 'k', confirm: 'k' }) });
+      const released = await fetch(`${url}/api/locks/release`, { method: 'POST', headers: BOARD_HEADERS, body: await releaseOf(url, 'k') });
       expect(await released.json()).toEqual({ released: true });
       expect(logs.lines.filter((line) => line.level === 'warn')).toEqual([]);
     });

@@ -40,8 +40,9 @@ describe('board release API with a key that is not a lock key', () => {
     await app.listen(0, '127.0.0.1');
     const url = `${(await app.getUrl()).replace('[::1]', '127.0.0.1')}/locks`;
     // Raw JSON text: a lone surrogate escape, valid JSON, not a well-formed key.
-    const body = '{"key":"order:\\ud800","confirm":"order:\\ud800"}';
+    const body = '{"key":"order:\\ud800","confirm":"order:\\ud800","holder":"x"}';
     const response = await fetch(`${url}/api/locks/release`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-lock-board': '1' }, body });
     expect(response.status).toBe(400);
+    expect(await response.text()).toContain('is not a lock key');
   });
 });

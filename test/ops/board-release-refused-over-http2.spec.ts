@@ -13,6 +13,7 @@ import { Test } from '@nestjs/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LockService, RedisLockModule } from '../../lib/index.js';
 import { RedisLockBoardModule } from '../../lib/board/index.js';
+import { holderId } from '../../lib/core/stores/redis/lock-admin.js';
 import { CapturedLogs } from '../support/lock-app.js';
 import { redisUrl, useRedis } from '../support/redis.js';
 
@@ -69,7 +70,7 @@ describe('lock board release over HTTP/2 (Fastify)', () => {
         'content-type': 'application/json',
         'x-lock-board': '1',
       },
-      JSON.stringify({ key: 'stuck', confirm: 'stuck' }),
+      JSON.stringify({ key: 'stuck', confirm: 'stuck', holder: holderId((await redis.get('lock:{stuck}'))!) }),
     );
     expect(answer).toEqual({ status: 200, body: JSON.stringify({ released: true }) });
     expect(await redis.exists('lock:{stuck}')).toBe(0);

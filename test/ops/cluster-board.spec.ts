@@ -1,7 +1,7 @@
 import { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedisCluster, type RedisCluster } from '../../scripts/redis-cluster.mjs';
-import { cursorProblem, forceRelease, listLocks } from '../../lib/core/stores/redis/lock-admin.js';
+import { cursorProblem, forceRelease, holderId, listLocks } from '../../lib/core/stores/redis/lock-admin.js';
 import type { LockManager } from '../../lib/core/engine/lock-manager.js';
 import { LOCK_RUNNER } from '../../lib/redis-lock.constants.js';
 import { createLockApp } from '../support/lock-app.js';
@@ -58,7 +58,8 @@ describe('inspect() and the board listing on a Redis Cluster', () => {
 
       const seenOne = await app.locks.inspect('}lead');
       expect(seenOne).toMatchObject({ held: true, fencingToken: held[0]!.fencingToken, waiters: 0 });
-      expect(await forceRelease(manager, '}lead')).toBe(true);
+      const { owner } = await manager.inspectWithOwner('}lead');
+      expect(await forceRelease(manager, '}lead', holderId(owner!))).toBe(true);
       expect(await app.locks.isLocked('}lead')).toBe(false);
       await Promise.all(held.map((lock) => lock.release().catch(() => undefined)));
     } finally {

@@ -551,12 +551,17 @@ export class LockManager implements LockOwner, LockRunner {
    * of that name when it is in use (its read goes out beside the lock's, not after it).
    */
   async inspect(key: string): Promise<LockInspection> {
+    return (await this.inspectWithOwner(key)).inspection;
+  }
+
+  /** `inspect`, with the owner token it read (`null`: free): the lock board names a holder by it. */
+  async inspectWithOwner(key: string): Promise<{ inspection: LockInspection; owner: string | null }> {
     this.assertOpen();
     const names = lockRedisKeys(this.options.keyPrefix, checkLockKey(key));
     const [snapshot, semaphore] = await this.untilShutdown(Promise.all([this.store.inspect(names), this.store.inspectSemaphore?.(names) ?? null]), 'inspect', key);
     const held = snapshot.owner !== null;
     const holder = held ? parseHolder(snapshot.owner!) : undefined;
-    return {
+    const inspection = {
       key,
       held,
       ...(held ? { ttlMs: Math.max(0, snapshot.pttl) } : {}),
@@ -565,16 +570,18 @@ export class LockManager implements LockOwner, LockRunner {
       ...(holder ? { holder } : {}),
       ...(semaphore === null ? {} : { semaphore: semaphoreInspection(semaphore) }),
     };
+    return { inspection, owner: snapshot.owner };
   }
 
   /**
-   * A read a route may await (`isLocked`, `inspect`): it ends with shutdown's first phase, as a
-   * lock's wait does, so that a frozen Redis cannot hold `app.close()` up through that request.
+   * A read a route may await (`isLocked`, `inspect`, the lock board's list and release): it ends
+   * with shutdown's first phase, as a lock's wait does, so that a frozen Redis cannot hold
+   * `app.close()` up through that request. `method` (and `key`) name it in the refusal.
    */
-  private untilShutdown<T>(reply: Promise<T>, method: string, key: string): Promise<T> {
+  untilShutdown<T>(reply: Promise<T>, method: string, key?: string): Promise<T> {
     return (this.replyWaits.wait(reply, Infinity, undefined, (value) => value) as Promise<T>).catch((error: unknown) => {
       if (error !== this.shutdown.signal.reason) throw error;
-      throw shutDownRefusal(`LockService shut down (the application is closing) while ${method}(${quoteKey(key)}) waited for Redis.`);
+      throw shutDownRefusal(`LockService shut down (the application is closing) while ${method}${key === undefined ? '' : `(${quoteKey(key)})`} waited for Redis.`);
     });
   }
 

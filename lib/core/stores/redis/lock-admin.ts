@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { LockInspection } from '../../../interfaces/lock-inspection.interface.js';
 import type { LockManager } from '../../engine/lock-manager.js';
 import { driverFor } from './drivers/driver-for.js';
@@ -7,7 +8,14 @@ import type { RedisNode } from './drivers/redis-driver.js';
 import { lockRedisKeys, checkLockKey } from '../../keys/lock-key.js';
 import { parseHolder } from '../../engine/holder.js';
 import { RedisLockError } from '../../../errors/redis-lock.error.js';
+import { READ_HELD } from '../../rwlock/read-keys.js';
 import { settleWithin, TIMED_OUT } from '../../time/settle-within.js';
+
+/**
+ * A lock as the board lists it: what `inspect()` says, and for a lock one holder holds an opaque
+ * name of that acquisition (a digest of its owner token), which a release by force must repeat.
+ */
+export type ListedLock = LockInspection & { holderId?: string };
 
 /** One page of locks found under the prefix. */
 export interface LockPage {
@@ -19,7 +27,7 @@ export interface LockPage {
    */
   complete: boolean;
   /** Locks held, and semaphores in use (`semaphore` set), in key order. */
-  locks: LockInspection[];
+  locks: ListedLock[];
 }
 
 /**
@@ -216,8 +224,20 @@ async function inspectAll(manager: LockManager, { next, keys }: { next: string; 
   // key it would refuse, a value of another type) is left out, not allowed to fail the page and
   // hide every lock on it. An unreachable Redis still fails the page.
   const userKeys = [...new Set(keys.map((key) => userKey(key, fullPrefix)))].filter(isLockKey).sort();
-  const locks = await Promise.all(userKeys.map((key) => manager.inspect(key).catch(skipWrongType)));
-  return { cursor: next, complete: next === '0', locks: locks.filter((lock): lock is LockInspection => lock !== undefined && (lock.held || lock.semaphore !== undefined)) };
+  const locks = await Promise.all(userKeys.map((key) => manager.inspectWithOwner(key).then(listed, skipWrongType)));
+  return { cursor: next, complete: next === '0', locks: locks.filter((lock): lock is ListedLock => lock !== undefined && (lock.held || lock.semaphore !== undefined)) };
+}
+
+function listed({ inspection, owner }: { inspection: LockInspection; owner: string | null }): ListedLock {
+  return owner === null || owner === READ_HELD ? inspection : { ...inspection, holderId: holderId(owner) };
+}
+
+/**
+ * An acquisition's name on the board: a digest of its owner token, which is unique to it (a
+ * random part) and lets nobody release the lock through the release script, as the token would.
+ */
+export function holderId(owner: string): string {
+  return createHash('sha256').update(owner).digest('base64url').slice(0, 22);
 }
 
 function isLockKey(key: string): boolean {
@@ -235,16 +255,17 @@ function skipWrongType(error: unknown): undefined {
 }
 
 /**
- * Deletes a lock whoever holds it, through the owner-checked release script with the owner
- * token read just before (so a lock taken again meanwhile by someone else is left alone), and
- * hands it to the next waiter as a normal release does. Returns whether it was released.
+ * Deletes the lock of the acquisition the board listed as `holder` (its `holderId`), through the
+ * owner-checked release script with the owner token read just before, and hands it to the next
+ * waiter as a normal release does. A lock another acquisition holds by then (the operator
+ * confirmed the release of one that has ended) is left alone. Returns whether it was released.
  */
-export async function forceRelease(manager: LockManager, key: string): Promise<boolean> {
+export async function forceRelease(manager: LockManager, key: string, holder: string): Promise<boolean> {
   const names = lockRedisKeys(manager.keyPrefix, checkLockKey(key));
   const snapshot = await manager.store.inspect(names);
   // Held by readers ('~r', see rwlock/): each reader renews its own key and would never learn
   // of a forced release, so a writer could run beside them. Readers are left alone.
-  if (snapshot.owner === null || snapshot.owner === '~r') return false;
+  if (snapshot.owner === null || snapshot.owner === READ_HELD || holderId(snapshot.owner) !== holder) return false;
   const { released } = await manager.releaseInRedis(names, snapshot.owner);
   if (released && manager.listening) {
     const holder = parseHolder(snapshot.owner);

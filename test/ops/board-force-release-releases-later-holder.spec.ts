@@ -1,0 +1,83 @@
+/**
+ * Found by review (twenty-ninth session): "Release by force" releases whoever holds the key when the request
+ * arrives, not the holder the operator saw and confirmed. The request carries only the key
+ * (`{ key, confirm: key }`); the server reads the owner token just before its owner-checked
+ * release, so "a lock re-acquired in between is left alone" (docs/observability.md) only covers
+ * the microseconds between that read and the script. The confirmation dialog stays open for as
+ * long as the operator reads it (and the page's refresh is paused meanwhile): a job that ends
+ * and another that takes the same key in that time loses its lock, though the operator confirmed
+ * the release of the first holder's. Nothing lets the operator's choice name the acquisition
+ * (its fencing token, which the page shows in the same row).
+ */
+import { Injectable, type CanActivate, type ExecutionContext, type INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { chromium, type Browser } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { chromiumPath } from '../../scripts/chromium.mjs';
+import { LockService, RedisLockModule, type Lock } from '../../lib/index.js';
+import { RedisLockBoardModule } from '../../lib/board/index.js';
+import { CapturedLogs } from '../support/lock-app.js';
+import { redisUrl, useRedis } from '../support/redis.js';
+
+@Injectable()
+class AdminGuard implements CanActivate {
+  canActivate(context: ExecutionContext): boolean {
+    return context.switchToHttp().getRequest<{ headers: Record<string, string> }>().headers['x-admin'] === 'yes';
+  }
+}
+
+describe('release by force from the board page', () => {
+  const redis = useRedis();
+  let browser: Browser;
+  let app: INestApplication | undefined;
+  beforeAll(async () => {
+    browser = await chromium.launch({ executablePath: chromiumPath(), headless: true, args: ['--no-sandbox'], timeout: 60_000 });
+  }, 60_000);
+  afterAll(() => browser?.close());
+  afterEach(async () => {
+    await app?.close();
+    app = undefined;
+  });
+
+  it('does not release the lock of a holder that took the key after the one the operator confirmed', { timeout: 30_000 }, async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        RedisLockModule.forRoot({ redis: redisUrl(), isGlobal: true }),
+        RedisLockBoardModule.register({ path: 'admin/locks', guards: [AdminGuard], allowForceRelease: true }),
+      ],
+    })
+      .setLogger(new CapturedLogs())
+      .compile();
+    app = moduleRef.createNestApplication({ logger: false });
+    await app.listen(0, '127.0.0.1');
+    const url = `${(await app.getUrl()).replace('[::1]', '127.0.0.1')}/admin/locks`;
+    const locks = app.get(LockService);
+    const stuck = await locks.acquire('report:nightly', { label: 'StuckReport.run' });
+
+    const context = await browser.newContext({ extraHTTPHeaders: { 'x-admin': 'yes' } });
+    const page = await context.newPage();
+    await page.goto(url);
+    const row = page.locator('#locks tbody tr').filter({ hasText: 'StuckReport.run' });
+    await row.waitFor({ timeout: 10_000 });
+
+    // While the operator reads the confirmation, the stuck run ends and the next run takes the key.
+    let next: Lock | undefined;
+    page.once('dialog', (dialog) => {
+      void (async () => {
+        await stuck.release();
+        next = await locks.acquire('report:nightly', { label: 'NextReport.run' });
+        await dialog.accept();
+      })();
+    });
+    await row.locator('button.release').click();
+    await expect.poll(() => page.locator('#status').textContent(), { timeout: 10_000 }).toMatch(/released|refused/);
+
+    // The operator confirmed the release of StuckReport.run's lock (fencing token 1), which was
+    // already gone: NextReport.run's (fencing token 2) must stay.
+    expect(next!.fencingToken).toBe(stuck.fencingToken + 1);
+    const owner = await redis.get('lock:{report:nightly}');
+    expect({ nextStillHolds: owner !== null && (await locks.inspect('report:nightly')).fencingToken === next!.fencingToken }).toEqual({ nextStillHolds: true });
+    await context.close();
+    await next!.release().catch(() => undefined);
+  });
+});
