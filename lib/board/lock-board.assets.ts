@@ -89,7 +89,7 @@ export const BOARD_JS = `'use strict';
   // What would make a key or a label read otherwise (a right-to-left override turns
   // "payments:\\u202e24" into "payments:42"): shown escaped, as logs show it (quote-key.ts), and
   // the C0 controls, which logs escape as JSON (a newline in a cell reads as a space).
-  const UNSAFE = new RegExp('[\\u0000-\\u001f]|' + ${JSON.stringify(UNSAFE_TEXT)}, 'gu');
+  const UNSAFE = new RegExp('[\\u0000-\\u001f]|\\\\\\\\|' + ${JSON.stringify(UNSAFE_TEXT)}, 'gu');
   const HOLDERS_SHOWN = 20;
   const nextButton = document.getElementById('next');
   const firstButton = document.getElementById('first');
@@ -101,6 +101,8 @@ export const BOARD_JS = `'use strict';
 
   function shown(text) {
     return String(text).replace(UNSAFE, (char) => {
+      // A backslash too, as logs write it: a key spelling \\u202e must not read as one holding U+202E.
+      if (char === '\\\\') return '\\\\\\\\';
       let escaped = '';
       for (let i = 0; i < char.length; i++) escaped += '\\\\u' + char.charCodeAt(i).toString(16).padStart(4, '0');
       return escaped;
