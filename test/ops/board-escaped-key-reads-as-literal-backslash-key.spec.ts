@@ -25,8 +25,6 @@ import { redisUrl, useRedis } from '../support/redis.js';
  * "payments:42": two rows read the same, and the confirmation names a lock other than it releases.
  * The page's script runs here in a VM against the board's real JSON, with a minimal DOM stand-in.
  */
-const UNSAFE = /[\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/;
-
 type El = { tag: string; textContent: string; className: string; title: string; children: El[]; listeners: Record<string, () => void>; hidden: boolean; dataset: Record<string, string>; type: string };
 function element(tag: string): El & Record<string, unknown> {
   const el = {

@@ -48,9 +48,9 @@ const MAX_SCAN_CURSOR = 18_446_744_073_709_551_615n;
  * may return a key twice; it never misses a lock held for the whole scan. On a Redis Cluster the
  * cursor walks the masters one after the other; in quorum mode it walks the nodes one after the
  * other too (a lock a majority holds may be missing on any one of them: restarted empty), skips
- * a node that does not answer, and lists a key found on a later node only if no earlier node
- * that answers holds it (each key is inspected on the majority). The cursor must be `'0'` or one
- * this function returned (see `cursorProblem`).
+ * a node that does not answer, and lists a lock on the pages of each node that holds it (each
+ * key is inspected on the majority). The cursor must be `'0'` or one this function returned
+ * (see `cursorProblem`).
  */
 export async function listLocks(manager: LockManager, cursor: string, count: number, work = SCAN_WORK_PER_PAGE): Promise<LockPage> {
   const { clients } = manager;
@@ -103,11 +103,10 @@ export async function listLocks(manager: LockManager, cursor: string, count: num
     else if (node < clients.length - 1) next = cursorOf(node + 1, '0');
     else if (clients.length - bitCount(skipped) >= needed) next = '0';
     else throw tooFew();
-    const prefix = clientKeyPrefix(client) + manager.keyPrefix;
-    // Only the nodes scanned in their turn listed what they hold.
-    const scanned = clients.slice(0, node).filter((_, i) => (skipped & (1 << i)) === 0);
-    const keys = scanned.length === 0 ? found.keys : await notOnEarlierNodes(manager, scanned, found.keys, prefix);
-    return inspectAll(manager, { next, keys }, prefix);
+    // Each node's pages list what that node holds, a majority's lock on each node holding it:
+    // whether an earlier node listed it in its turn cannot be told afterwards (one that lost
+    // the lock, restarted empty, has it again once its holder renews).
+    return inspectAll(manager, { next, keys: found.keys }, clientKeyPrefix(client) + manager.keyPrefix);
   }
 }
 
@@ -115,26 +114,6 @@ function bitCount(mask: number): number {
   let count = 0;
   for (let rest = mask; rest > 0; rest >>>= 1) count += rest & 1;
   return count;
-}
-
-/**
- * The keys of `found` (scanned on a later quorum node, named with its `prefix`) that none of the
- * `earlier` nodes holds: a key one of them holds was listed in its turn (held for the whole walk,
- * it was there). A node that does not answer within the scan timeout holds nothing here.
- */
-async function notOnEarlierNodes(manager: LockManager, earlier: readonly RedisClient[], found: string[], prefix: string): Promise<string[]> {
-  const held = await Promise.all(
-    found.map(async (redisKey) => {
-      const key = userKey(redisKey, prefix);
-      if (!isLockKey(key)) return true;
-      const lock = lockRedisKeys(manager.keyPrefix, key).lock;
-      const answers = await Promise.all(
-        earlier.map((client) => settleWithin(driverFor(client).exists(lock), QUORUM_SCAN_TIMEOUT_MS).catch(() => false)),
-      );
-      return answers.some((answer) => answer === true);
-    }),
-  );
-  return found.filter((_, index) => !held[index]);
 }
 
 /**
