@@ -29,8 +29,10 @@ describe('inspect() and the board listing on a Redis Cluster', () => {
       const seen: string[] = [];
       let cursor = '0';
       let pages = 0;
+      const cursors: string[] = [];
       do {
         const page = await listLocks(manager, cursor, 5);
+        cursors.push(page.cursor);
         for (const lock of page.locks) {
           if (lock.key === 'pool') {
             expect(lock).toMatchObject({ held: false, semaphore: { limit: 3, used: 2, waiters: 0 } });
@@ -46,13 +48,17 @@ describe('inspect() and the board listing on a Redis Cluster', () => {
       } while (cursor !== '0' && pages < 200);
       expect([...new Set(seen)].sort()).toEqual([...keys].sort());
       expect(pages).toBeGreaterThan(2);
-      // Cursors name a master by the lowest slot it serves: a slot no master serves first, or
-      // no master at all, is refused.
-      expect(await cursorProblem(manager, '0-0')).toBeUndefined();
-      expect(await cursorProblem(manager, '5461-0')).toBeUndefined();
-      expect(await cursorProblem(manager, '5461-12r0123abcd')).toBeUndefined();
-      expect(await cursorProblem(manager, '1-0')).toMatch(/slot 1 first, but no master does now/);
+      // Cursors name a master by the lowest slot it serves, and carry a digest of the slots the
+      // masters scanned so far serve: every one the walk handed out is taken; a slot no master
+      // serves first, no master at all, or another digest, is refused.
+      for (const handedOut of cursors) expect(await cursorProblem(manager, handedOut)).toBeUndefined();
+      const within = cursors.find((handedOut) => /^5461-[1-9]\d*r[0-9a-f]{8}m[0-9a-f]{8}$/.test(handedOut));
+      expect(within).toBeDefined();
+      expect(await cursorProblem(manager, within!.replace(/m[0-9a-f]{8}$/, 'm00000000'))).toMatch(/moved slots onto the masters the walk has scanned/);
+      expect(await cursorProblem(manager, within!.replace(/m[0-9a-f]{8}$/, ''))).toMatch(/not a cursor this board hands out/);
+      expect(await cursorProblem(manager, '1-0m00000000')).toMatch(/slot 1 first, but no master does now/);
       expect(await cursorProblem(manager, '12')).toMatch(/"<slot>-<digits>"/);
+      expect(await cursorProblem(manager, '12m00000000')).toMatch(/not a cursor this board hands out/);
       expect(await cursorProblem(manager, '5461-0r0123abcd')).toMatch(/not a cursor this board hands out/);
       await Promise.all(permits.map((permit) => permit.release()));
 

@@ -119,12 +119,13 @@ function bitCount(mask: number): number {
 /**
  * Why `cursor` is not one `listLocks` hands out on this deployment, or `undefined` when it is:
  * `'0'`, else an unsigned 64-bit SCAN cursor, with `r<server>` after it (see `scanServer`),
- * prefixed with `<slot>-` on a Cluster (a slot some master serves first) and `<node index>-` in
+ * prefixed with `<slot>-` on a Cluster (a slot some master serves first; `m<digest>` at the end,
+ * see `slotsWalked`) and `<node index>-` in
  * quorum mode (in range, with `s<mask>` at the end once a node was skipped).
  */
 export async function cursorProblem(manager: LockManager, cursor: string): Promise<string | undefined> {
   const shown = JSON.stringify(cursor.length > 40 ? `${cursor.slice(0, 40)}…` : cursor);
-  const match = /^(?:(\d{1,10})-)?(\d{1,20})(?:r([0-9a-f]{8}))?(?:s(\d{1,10}))?$/.exec(cursor);
+  const match = /^(?:(\d{1,10})-)?(\d{1,20})(?:r([0-9a-f]{8}))?(?:s(\d{1,10})|m([0-9a-f]{8}))?$/.exec(cursor);
   if (match === null || BigInt(match[2]!) > MAX_SCAN_CURSOR) {
     return `must be "0" or a cursor this board handed out (digits, "<node>-<digits>" on a Cluster or in quorum mode), got ${shown}.`;
   }
@@ -135,6 +136,8 @@ export async function cursorProblem(manager: LockManager, cursor: string): Promi
   // The nodes a quorum walk skipped (see listLocks): quorum mode only, after a node index.
   if (match[4] !== undefined && (match[1] === undefined || clients.length < 2)) return `is not a cursor this board hands out on this deployment, got ${shown}.`;
   const cluster = clients.length === 1 && driverFor(clients[0]!).isCluster;
+  // The slots a Cluster walk has scanned (see slotsWalked): on a Cluster only, after a slot.
+  if (match[5] !== undefined ? !cluster || match[1] === undefined : cluster && match[1] !== undefined) return `is not a cursor this board hands out on this deployment, got ${shown}.`;
   if (match[1] === undefined) {
     if (clients.length > 1) return `must be "0" or "<node>-<digits>" on this deployment of ${clients.length} Redis nodes, got ${shown}.`;
     return cluster ? `must be "0" or "<slot>-<digits>" on a Redis Cluster, got ${shown}.` : undefined;
@@ -143,7 +146,9 @@ export async function cursorProblem(manager: LockManager, cursor: string): Promi
   const node = Number(match[1]);
   if (cluster) {
     const masters = await bySlot(await driverFor(clients[0]!).masters());
-    if (!masters.some((master) => master.slot === node)) return `names the master that serves slot ${node} first, but no master does now (the Cluster changed): start again from "0", got ${shown}.`;
+    const at = masters.findIndex((master) => master.slot === node);
+    if (at < 0) return `names the master that serves slot ${node} first, but no master does now (the Cluster changed): start again from "0", got ${shown}.`;
+    if (match[5] !== slotsWalked(masters, at, match[2]!)) return `is from before the Cluster moved slots onto the masters the walk has scanned (a lock moved there would be missed): start again from "0", got ${shown}.`;
     return undefined;
   }
   if (node >= clients.length) return `names Redis node ${node}, but there are ${clients.length} nodes (0 to ${clients.length - 1}): start again from "0", got ${shown}.`;
@@ -273,15 +278,30 @@ async function scanPage(client: RedisClient, cursor: string, pattern: string, co
   const driver = driverFor(client);
   if (!driver.isCluster) return scanServer((await driver.masters())[0]!, cursor, pattern, count);
   const masters = await bySlot(await driver.masters());
-  const match = /^(\d+)-(.+)$/.exec(cursor);
+  const match = /^(\d+)-(\d+(?:r[0-9a-f]+)?)(?:m([0-9a-f]+))?$/.exec(cursor);
   const at = match === null ? 0 : masters.findIndex((master) => master.slot === Number(match[1]));
   if (at < 0) throw new RedisLockError(`The Redis Cluster changed during the walk of the locks: no master serves slot ${match![1]} first now. Start again from "0".`);
+  if (match !== null && match[3] !== slotsWalked(masters, at, match[2]!)) throw new RedisLockError(CLUSTER_SLOTS_MOVED);
   const { slot, node } = masters[at]!;
   const found = await scanServer(node, match === null ? '0' : match[2]!, pattern, count);
-  if (found.next !== '0') return { next: `${slot}-${found.next}`, keys: found.keys };
+  if (found.next !== '0') return { next: `${slot}-${found.next}m${slotsWalked(masters, at, found.next)}`, keys: found.keys };
   const following = masters[at + 1];
-  return { next: following === undefined ? '0' : `${following.slot}-0`, keys: found.keys };
+  return { next: following === undefined ? '0' : `${following.slot}-0m${slotsWalked(masters, at + 1, '0')}`, keys: found.keys };
 }
+
+/**
+ * A digest of the slots the masters a Cluster walk has scanned serve (those before master `at`,
+ * and `at` itself once its scan began, `nodeCursor` not `'0'`), which its cursor carries: a lock
+ * whose slot moved onto one of them from a master not scanned yet (a reshard, one slot at a
+ * time) would be on neither master's turn. Moves between masters still to come are no matter.
+ */
+function slotsWalked(masters: readonly { ranges: readonly [number, number][] }[], at: number, nodeCursor: string): string {
+  const walked = masters.slice(0, nodeCursor === '0' ? at : at + 1).map((master) => master.ranges.map(([from, to]) => `${from}-${to}`).join(','));
+  return createHash('sha256').update(walked.join(';')).digest('hex').slice(0, SLOTS_DIGEST_LENGTH);
+}
+
+const SLOTS_DIGEST_LENGTH = 8;
+const CLUSTER_SLOTS_MOVED = 'The Redis Cluster moved slots onto the masters the walk has scanned (a lock moved there would be missed): start again from "0".';
 
 async function scanServer(node: RedisNode, nodeCursor: string, pattern: string, count: number): Promise<{ next: string; keys: string[] }> {
   const match = /^(\d+)(?:r([0-9a-f]+))?$/.exec(nodeCursor);
@@ -308,14 +328,14 @@ const SERVER_TAG_LENGTH = 8;
  * that says it is complete, so the page fails instead, as it does when a master's
  * `CLUSTER NODES` fails.
  */
-async function bySlot(masters: RedisNode[]): Promise<{ slot: number; node: RedisNode }[]> {
+async function bySlot(masters: RedisNode[]): Promise<{ slot: number; node: RedisNode; ranges: [number, number][] }[]> {
   const served = await Promise.all(masters.map(async (node) => slotRanges(await node.clusterNodes())));
   const covered = served.flat().reduce((sum, [from, to]) => sum + to - from + 1, 0);
   if (covered < CLUSTER_SLOTS) {
     throw new RedisLockError(`The masters this client knows serve ${covered} of the Redis Cluster's ${CLUSTER_SLOTS} slots (one is down or not known yet): the locks cannot all be listed. Try again.`);
   }
   return masters
-    .map((node, i) => ({ slot: Math.min(...served[i]!.map(([from]) => from)), node }))
+    .map((node, i) => ({ slot: Math.min(...served[i]!.map(([from]) => from)), node, ranges: served[i]!.sort((a, b) => a[0] - b[0]) }))
     .filter((master) => Number.isFinite(master.slot))
     .sort((a, b) => a.slot - b.slot);
 }
