@@ -31,6 +31,7 @@ import { LOCK_RUNNER } from '../redis-lock.constants.js';
 import { BOARD_CSP, BOARD_CSS, BOARD_JS, boardPage } from './lock-board.assets.js';
 import { crossSiteRead, crossSiteRefusal, listQuery } from './lock-board.requests.js';
 import { hostAllowed } from './lock-board.hosts.js';
+import { setImmediate } from '../core/time/real-timers.js';
 
 /** The board's settings after defaults and validation, injected into its controller. */
 export interface ResolvedBoardSettings {

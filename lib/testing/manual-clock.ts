@@ -1,5 +1,6 @@
 import type { Clock, ClockTimer } from '../core/time/clock.js';
 import { parseDuration, type Duration } from '../core/time/duration.js';
+import { setImmediate } from '../core/time/real-timers.js';
 
 interface PendingTimer {
   at: number;

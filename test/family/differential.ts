@@ -13,11 +13,11 @@ export function random(seed: number): () => number {
 }
 
 /**
- * Runs `runSequence` for seeds 1 to `SEEDS` (150 unless the environment says) until one throws:
- * the failure of that seed with the log its sequence wrote, or none.
+ * Runs `runSequence` for seeds 1 to `SEEDS` (`seeds` unless the environment says) until one
+ * throws: the failure of that seed with the log its sequence wrote, or none.
  */
-export async function firstFailingSeed(runSequence: (seed: number, log: string[]) => Promise<void>): Promise<string[]> {
-  const seeds = Number(process.env.SEEDS ?? 150);
+export async function firstFailingSeed(runSequence: (seed: number, log: string[]) => Promise<void>, seeds = 150): Promise<string[]> {
+  seeds = Number(process.env.SEEDS ?? seeds);
   const failures: string[] = [];
   for (let seed = 1; seed <= seeds && failures.length === 0; seed++) {
     const log: string[] = [];

@@ -53,6 +53,7 @@ import type { ReadStore } from '../rwlock/read-store.js';
 import { callSince } from './call-since.js';
 import { refuseGenerator } from './generator-result.js';
 import { UnconfirmedReleases } from './unconfirmed-releases.js';
+import { setImmediate } from '../time/real-timers.js';
 
 export { WAITER_LEASE_MS, WAITER_REFRESH_MS } from './waiter-timing.js';
 

@@ -5,6 +5,7 @@ import type { ParkRequest, ReleaseReply } from '../stores/lock-store.js';
 import type { Clock } from '../time/clock.js';
 import type { HeldLock } from './held-lock.js';
 import { ownerToken } from './owner-token.js';
+import { setImmediate } from '../time/real-timers.js';
 
 /**
  * While barging waiters (of any process, this one's too) wait, a process parks a key's lock at

@@ -2,6 +2,7 @@ import type { AcquireReply, Grant, ReleaseReply, ScriptKeys } from '../stores/lo
 import { joinQueue, keyPttl, liveValue, outlive, settled, type MemoryData, type Publish, type StoreClock } from '../stores/memory/memory-data.js';
 import { READ_HELD, type ReadKeys } from './read-keys.js';
 import type { ReadStore } from './read-store.js';
+import { setImmediate } from '../time/real-timers.js';
 
 /** What a lock key holds while readers hold it (never an owner token), as in the Lua. */
 export { READ_HELD } from './read-keys.js';

@@ -2,6 +2,7 @@ import type { Grant } from '../stores/lock-store.js';
 import { joinQueue, liveHead, liveValue, nextFence, outlive, removeWaiter, settled, type MemoryData, type Publish, type StoreClock } from '../stores/memory/memory-data.js';
 import type { SemaphoreKeys } from './semaphore-keys.js';
 import type { SemaphoreAcquireReply, SemaphoreReleaseReply, SemaphoreStore } from './semaphore-store.js';
+import { setImmediate } from '../time/real-timers.js';
 
 /**
  * The semaphore scripts (`semaphore-lua.ts`) in the memory of one process, on the keys of a

@@ -1,5 +1,6 @@
 // The keyspace of the in-memory store, shared by the mutex, the semaphore and the read side.
 import { READ_HELD } from '../../rwlock/read-keys.js';
+import { setImmediate } from '../../time/real-timers.js';
 
 /** The time the in-memory store counts leases with: what `TIME` is to the Redis scripts. */
 export interface StoreClock {

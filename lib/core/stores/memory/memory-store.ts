@@ -4,6 +4,7 @@ import { MemorySemaphores } from '../../semaphore/memory-semaphores.js';
 import { inspectSemaphoreInMemory, type SemaphoreSnapshot } from '../../semaphore/semaphore-inspect.js';
 import { wantedKey, type LockRedisKeys } from '../../keys/lock-key.js';
 import { FREED_MESSAGE } from '../lock-replies.js';
+import { setImmediate } from '../../time/real-timers.js';
 export { MemoryData, type Publish, type StoreClock } from './memory-data.js';
 import { grantReaders, isReaderMember, MemoryReaders, READ_HELD, readersAlive, type MemoryQueue } from '../../rwlock/memory-readers.js';
 

@@ -1,5 +1,6 @@
 import type { DeadlineSweeper, Expiring } from '../../engine/deadline-sweeper.js';
 import { now } from '../../time/clock.js';
+import { setImmediate } from '../../time/real-timers.js';
 
 /** One node's answer in a round: its value, or why it has none (an error, or no answer in time). */
 export type Answer<T> = { ok: true; value: T } | { ok: false; error: unknown };

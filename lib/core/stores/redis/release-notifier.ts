@@ -5,6 +5,7 @@ import { driverFor } from './drivers/driver-for.js';
 import type { ReleaseSubscriber } from './drivers/redis-driver.js';
 import type { LockLogger } from '../../engine/lock-logger.js';
 import type { RedisClient } from './drivers/redis-client.js';
+import { setImmediate } from '../../time/real-timers.js';
 
 /** A waiter's registration with the notifier. */
 export interface ReleaseWatch {

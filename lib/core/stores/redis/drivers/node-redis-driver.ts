@@ -3,6 +3,7 @@ import { COMMANDS, type ScriptName } from '../lock-lua.js';
 import type { NodeRedisClient, NodeRedisKind } from './node-redis-client.js';
 import { reconnectDelay } from './node-redis-reconnect.js';
 import { flatPairs, isNoScript, writablePing, type BareScriptCall, type LuaScript, type PingTarget, type ReadCommand, type RedisDriver, type RedisNode, type ReleaseSubscriber, type ScriptCall } from './redis-driver.js';
+import { setImmediate } from '../../../time/real-timers.js';
 
 type Args = string[];
 type Send = (firstKey: string | undefined, args: Args) => Promise<unknown>;
