@@ -10,28 +10,26 @@ import type { RedisClient } from '../redis/drivers/redis-client.js';
  * answer (a node down at startup) is left out, and the check never delays or fails startup.
  */
 export function reportSharedServers(clients: readonly RedisClient[], logger: LockLogger): void {
-  void Promise.all(
-    clients.map((client) =>
-      driverFor(client)
-        .masters()
-        .then((masters) => Promise.all(masters.map((master) => master.info('server'))))
-        .then((infos) => infos.map((info) => /^run_id:(\w+)/m.exec(info)?.[1]).filter((id): id is string => id !== undefined))
-        .catch(() => [] as string[]),
-    ),
-  ).then((runIds) => {
-    const entryOf = new Map<string, number>();
-    runIds.forEach((ids, i) => {
-      for (const id of new Set(ids)) {
-        const first = entryOf.get(id);
-        if (first === undefined) {
-          entryOf.set(id, i);
-          continue;
+  // Each entry is compared as it answers: one that never does (a master frozen at startup) must
+  // not hold up the others' check.
+  const entryOf = new Map<string, number>();
+  clients.forEach((client, i) => {
+    driverFor(client)
+      .masters()
+      .then((masters) => Promise.all(masters.map((master) => master.info('server'))))
+      .then((infos) => {
+        for (const id of new Set(infos.map((info) => /^run_id:(\w+)/m.exec(info)?.[1]).filter((found): found is string => found !== undefined))) {
+          const other = entryOf.get(id);
+          if (other === undefined) {
+            entryOf.set(id, i);
+            continue;
+          }
+          logger.error(
+            `Quorum mode: redis[${Math.min(other, i)}] and redis[${Math.max(other, i)}] are the same Redis server (run_id ${id}), which counts as two of ${clients.length} votes: ` +
+              'one failure of it loses both, and a lock it grants stands for a majority it is not. List each independent master once.',
+          );
         }
-        logger.error(
-          `Quorum mode: redis[${first}] and redis[${i}] are the same Redis server (run_id ${id}), which counts as two of ${clients.length} votes: ` +
-            'one failure of it loses both, and a lock it grants stands for a majority it is not. List each independent master once.',
-        );
-      }
-    });
+      })
+      .catch(() => undefined);
   });
 }

@@ -179,9 +179,14 @@ export class QuorumStore implements LockStore {
     throw this.noQuorum('acquire', granted, answers);
   }
 
-  /** On every node that answers: each keeps its own counter (see the class comment). */
+  /**
+   * On every node: each keeps its own counter (see the class comment). Rejects unless a majority
+   * pushed it on in time, so that the holder tries again at its next renewal (HeldLock.keepFence).
+   */
   async keepFence(fence: string): Promise<void> {
-    await Promise.allSettled(this.nodes.map((node) => node.keepFence(fence)));
+    const answers = await this.ask(Infinity, (node) => node.keepFence(fence), (answer) => answer.ok);
+    const kept = answers.filter((answer) => answer?.ok === true).length;
+    if (kept < this.majority) throw this.noQuorum('keep the fencing counter of', kept, answers, 'answered');
   }
 
   async renew(lockKey: string, token: string, ttl: number, fencingToken?: number): Promise<RenewalOutcome> {
@@ -412,37 +417,57 @@ export class QuorumStore implements LockStore {
     if (answered < this.majority) throw this.noQuorum('give back', answered, answers);
   }
 
+  /**
+   * Held when a majority of the masters hold the key, or when the masters that answered cannot
+   * rule that out (those that did not answer would make a majority with those holding it): under
+   * a minority failure a held lock is not reported free.
+   */
   async exists(lockKey: string): Promise<boolean> {
     const answers = await this.ask(Infinity, (node) => node.exists(lockKey));
     const held = answers.filter((answer) => answer.ok && answer.value).length;
     const answered = answers.filter((answer) => answer.ok).length;
     if (answered < this.majority) throw this.noQuorum('check', answered, answers, 'answered');
-    return held >= this.majority;
+    return held >= this.majority || (held > 0 && held + this.nodes.length - answered >= this.majority);
   }
 
   /**
-   * The majority's view: held when a majority of nodes hold the same owner token (the lease
-   * left is the shortest among them), the highest fencing counter of any node that answered.
+   * The majority's view: held by the owner a majority of the masters hold (the lease left is the
+   * shortest among them), or, under a minority failure, by the one the masters that answered
+   * cannot rule out (the most copies, enough with the silent masters to make a majority); and
+   * the fencing token of the holder, or of the latest acquisition (see `tokenOf`).
    */
   async inspect(keys: ScriptKeys): Promise<LockSnapshot> {
     const answers = await this.ask(Infinity, (node) => node.inspect(keys));
     const snapshots = answers.flatMap((answer) => (answer.ok ? [answer.value] : []));
     if (snapshots.length < this.majority) throw this.noQuorum('inspect', snapshots.length, answers, 'answered');
+    const silent = this.nodes.length - snapshots.length;
     const votes = new Map<string, number[]>();
     for (const { owner, pttl } of snapshots) if (owner !== null) votes.set(owner, [...(votes.get(owner) ?? []), pttl]);
-    const [owner, pttls] = [...votes].find(([, ttls]) => ttls.length >= this.majority) ?? [null, [-2]];
-    return { owner, pttl: Math.min(...pttls), fencingToken: this.tokenOfMajority(snapshots), waiters: 0 };
+    const [owner, pttls] = [...votes].filter(([, ttls]) => ttls.length + silent >= this.majority).sort(([, a], [, b]) => b.length - a.length)[0] ?? [null, [-2]];
+    return { owner, pttl: Math.min(...pttls), fencingToken: this.tokenOf(snapshots, owner), waiters: 0 };
   }
 
   /**
-   * The latest token handed out: the highest counter a majority of the masters reached. A
-   * minority may be above it (a rival's attempt granted only there started or raised its counter,
-   * and never got a token out), and one left behind below it. Where fewer than a majority still
-   * have a counter (lost in restarts), the highest of those.
+   * The fencing token of the holder `owner` (or of the latest acquisition, with none), from the
+   * counters of the masters that answered. A token handed out is held by a majority of the
+   * counters, and at most `n - majority` counters are above it (a rival's attempt granted where
+   * the holder's grant had not landed starts or raises the counter there; such attempts never
+   * reach a majority while the lock is held). Sorted highest first, the `n - majority + 1`-th
+   * counter is at most the token, the `majority - silent`-th at least: the same counter when
+   * every master answered (n odd). Under a minority failure they may differ: then the holder's
+   * own counters in between tell (the lowest: a master whose copy landed after a rival's attempt
+   * counted above it), else the upper bound, never below a token handed out. A counter lost in
+   * a restart is left out.
    */
-  private tokenOfMajority(snapshots: LockSnapshot[]): number | null {
+  private tokenOf(snapshots: LockSnapshot[], owner: string | null): number | null {
     const counters = snapshots.flatMap((snapshot) => (snapshot.fencingToken === null ? [] : [snapshot.fencingToken])).sort((a, b) => b - a);
-    return counters[Math.min(this.majority, counters.length) - 1] ?? null;
+    if (counters.length === 0) return null;
+    const silent = this.nodes.length - snapshots.length;
+    const low = counters[Math.min(this.nodes.length - this.majority, counters.length - 1)]!;
+    const high = counters[Math.max(0, Math.min(this.majority - silent, counters.length) - 1)]!;
+    if (low === high) return low;
+    const holders = snapshots.flatMap(({ owner: of, fencingToken }) => (of === owner && owner !== null && fencingToken !== null && fencingToken >= low && fencingToken <= high ? [fencingToken] : []));
+    return holders.length > 0 ? Math.min(...holders) : high;
   }
 
   /** One timer for every round in flight (see `QuorumRound`). */
