@@ -1,6 +1,7 @@
 import type { DeadlineSweeper, Expiring } from '../../engine/deadline-sweeper.js';
 import { now } from '../../time/clock.js';
 import { setImmediate } from '../../time/real-timers.js';
+import type { QuorumSilence } from './quorum-silence.js';
 
 /** One node's answer in a round: its value, or why it has none (an error, or no answer in time). */
 export type Answer<T> = { ok: true; value: T } | { ok: false; error: unknown };
@@ -43,11 +44,18 @@ export class QuorumRound<T> implements Expiring {
     sweeper.track(this);
   }
 
-  /** Sends `reply` (one node's command) into the round as node `index`'s answer. */
-  add(index: number, reply: Promise<T>): void {
+  /** Sends `reply` (one node's command) into the round as node `index`'s answer; `silence` counts it. */
+  add(index: number, reply: Promise<T>, silence?: QuorumSilence): void {
+    silence?.sent(index);
     reply.then(
-      (value) => (this.pending === 0 ? this.answeredLate?.(index) : this.answer(index, { ok: true, value })),
-      (error: unknown) => (this.pending === 0 ? this.failedLate?.(index) : this.answer(index, { ok: false, error })),
+      (value) => {
+        silence?.settled(index);
+        return this.pending === 0 ? this.answeredLate?.(index) : this.answer(index, { ok: true, value });
+      },
+      (error: unknown) => {
+        silence?.settled(index);
+        return this.pending === 0 ? this.failedLate?.(index) : this.answer(index, { ok: false, error });
+      },
     );
   }
 

@@ -6,6 +6,7 @@ import type { AcquireReply, ReleaseReply, ScriptKeys } from '../lock-store.js';
 import type { LockSnapshot, LockStore, RenewalOutcome, RenewalPart, RenewalRequest } from '../lock-store.js';
 import { DeadlineSweeper } from '../../engine/deadline-sweeper.js';
 import { QuorumRound, type Answer } from './quorum-round.js';
+import { QuorumSilence } from './quorum-silence.js';
 import { LOCK_KEY_SUFFIXES } from '../../keys/lock-key.js';
 import { LAST_ATTEMPT_GRACE_MS } from '../../engine/waiter-timing.js';
 
@@ -65,6 +66,7 @@ export class QuorumStore implements LockStore {
 
   constructor(private readonly nodes: LockScripts[]) {
     this.majority = Math.floor(nodes.length / 2) + 1;
+    this.silence = new QuorumSilence(nodes.length);
   }
 
   /**
@@ -123,7 +125,9 @@ export class QuorumStore implements LockStore {
    * would keep above this one.
    */
   private catchUp(fence: string, fencingToken: number, answers: (Answer<AcquireReply> | undefined)[], replies: Promise<AcquireReply>[]): void {
-    const raise = (index: number) => void this.nodes[index]!.fenceFloor(fence, fencingToken).catch(() => undefined);
+    const raise = (index: number) => {
+      if (this.silence.refusal(index) === undefined) this.silence.track(index, this.nodes[index]!.fenceFloor(fence, fencingToken)).catch(() => undefined);
+    };
     for (let index = 0; index < this.nodes.length; index++) {
       const answer = answers[index];
       if (answer === undefined) {
@@ -261,7 +265,7 @@ export class QuorumStore implements LockStore {
       this.released(token);
       codes.forEach((node, n) => {
         const code = node?.[i];
-        if (code !== GONE && code !== NOT_OURS) this.nodes[n]!.quorumRelease(lockKey, token).catch(() => this.missed(n, lockKey, token));
+        if (code !== GONE && code !== NOT_OURS) this.silence.track(n, this.nodes[n]!.quorumRelease(lockKey, token)).catch(() => this.missed(n, lockKey, token));
       });
     }
   }
@@ -470,6 +474,9 @@ export class QuorumStore implements LockStore {
     return holders.length > 0 ? Math.min(...holders) : high;
   }
 
+  /** The masters that stopped answering, asked nothing until they answer again. */
+  private readonly silence: QuorumSilence;
+
   /** One timer for every round in flight (see `QuorumRound`). */
   private readonly sweeper = new DeadlineSweeper();
 
@@ -499,6 +506,11 @@ export class QuorumStore implements LockStore {
   ): Promise<Answer<T>[]> {
     const round = new QuorumRound<T>(this.nodes.length, timeout, this.sweeper, enough, majorityCounts, failedLate, answeredLate);
     for (let index = 0; index < this.nodes.length; index++) {
+      const silent = this.silence.refusal(index);
+      if (silent !== undefined) {
+        round.answer(index, { ok: false, error: silent });
+        continue;
+      }
       let reply: Promise<T>;
       try {
         reply = question(this.nodes[index]!, index);
@@ -506,7 +518,7 @@ export class QuorumStore implements LockStore {
         round.answer(index, { ok: false, error });
         continue;
       }
-      round.add(index, reply);
+      round.add(index, reply, this.silence);
     }
     return round.done;
   }
