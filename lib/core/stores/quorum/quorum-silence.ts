@@ -26,8 +26,9 @@ export class QuorumSilence {
 
   /** Why master `index` is not asked now, or `undefined` when it is. */
   refusal(index: number): RedisLockError | undefined {
+    if (this.unanswered[index] === 0) return undefined;
     const waited = now() - this.answeredAt[index]!;
-    if (this.unanswered[index] === 0 || waited < SILENT_AFTER_MS) return undefined;
+    if (waited < SILENT_AFTER_MS) return undefined;
     return new RedisLockError(`not asked: it has answered none of its ${this.unanswered[index]} commands out for ${Math.round(waited)} ms`);
   }
 
