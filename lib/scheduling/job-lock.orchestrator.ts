@@ -193,6 +193,8 @@ export class JobLockOrchestrator implements OnModuleDestroy {
     // stay held and renewed until they end, so that no other instance starts meanwhile.
     for (const { taken } of runs) {
       for (const lock of [taken.owner, taken.run]) if (lock instanceof HeldLock) lock.interrupt();
+      // And the using() and @Locked calls it waits for, which stop on their own locks' signals.
+      this.runner.interruptCallsWithin?.([taken.ownerInRun, taken.run].filter((lock): lock is Lock => lock != null));
     }
     if (runs.length > 0) {
       const ended = await settleWithin(Promise.all(runs.map((run) => run.ended)), Math.max(0, deadline - performance.now()));

@@ -76,6 +76,8 @@ export class LeaderElectionRunner {
         // being released alone, and the release may not come back before the close ends.
         if (!lock.signal.aborted) lock.endTerm();
       }
+      // And the using() and @Locked calls its hooks wait for, which stop on their own locks' signals.
+      this.runner.interruptCallsWithin?.([lock]);
       this.hooks = this.hooks.then(() => this.callLost(lock));
     }
     const overran = (await settleWithin(this.hooks, Math.max(0, deadline - performance.now()))) === TIMED_OUT;

@@ -173,11 +173,21 @@ export class LockManager implements LockOwner, LockRunner {
   }
 
   /**
-   * Held locks whose `using()` or `@Locked` call is running. At shutdown they stay held (their
-   * signal aborts) until the call gives them back, as a running job's do: given back under a
-   * call that goes on, another instance would take the key while this one still works under it.
+   * Held locks whose `using()` or `@Locked` call is running, each with the chain of locks its call
+   * runs within. At shutdown they stay held (their signal aborts) until the call gives them back,
+   * as a running job's do: given back under a call that goes on, another instance would take the
+   * key while this one still works under it.
    */
-  private readonly inCall = new Set<HeldLock>();
+  private readonly inCall = new Map<HeldLock, readonly Lock[]>();
+
+  /**
+   * Tells the `using()` and `@Locked` calls running within a lock of `outer` (a job run's locks,
+   * a leader's term), whose shutdown phase comes before this module's: such a call stops on its
+   * own lock's signal, and the run waiting for it could not end within its phase otherwise.
+   */
+  interruptCallsWithin(outer: readonly Lock[]): void {
+    for (const [lock, within] of this.inCall) if (within.some((held) => outer.includes(held))) lock.interrupt();
+  }
   private callsEnded?: () => void;
 
   get closing(): AbortSignal {
@@ -530,16 +540,16 @@ export class LockManager implements LockOwner, LockRunner {
   }
 
   runInChain<T>(lock: Lock, fn: () => T): T {
+    const outer = this.chain.getStore() ?? NO_LOCKS;
     if (lock instanceof MultiLock) {
       // Each key of a multi-key lock re-enters on its own; current() names the whole lock.
       const parts = lock.parts.filter((part): part is HeldLock => part instanceof HeldLock);
-      for (const part of parts) if (part.held) this.inCall.add(part);
-      return this.chain.run([...(this.chain.getStore() ?? []), ...parts, lock], fn);
+      for (const part of parts) if (part.held) this.inCall.set(part, outer);
+      return this.chain.run([...outer, ...parts, lock], fn);
     }
-    if (lock instanceof HeldLock && lock.held) this.inCall.add(lock);
+    if (lock instanceof HeldLock && lock.held) this.inCall.set(lock, outer);
     if (!(lock instanceof HeldLock) && !(lock instanceof ReentrantLock)) return fn();
-    const outer = this.chain.getStore();
-    return this.chain.run(outer === undefined ? [lock] : [...outer, lock], fn);
+    return this.chain.run(outer.length === 0 ? [lock] : [...outer, lock], fn);
   }
 
   async isLocked(key: string): Promise<boolean> {
@@ -931,3 +941,6 @@ export class LockManager implements LockOwner, LockRunner {
   }
 }
 
+
+/** The chain outside any lock. */
+const NO_LOCKS: readonly (HeldLock | MultiLock | ReentrantLock)[] = [];

@@ -48,6 +48,8 @@ export interface LockRunner {
   emit(event: LockEvent): void;
   /** Aborted when the application shuts down (a nested handle's signal is not: its outer lock's is). */
   readonly closing?: AbortSignal;
+  /** Shutdown of a job or a leader: tells the `using()` and `@Locked` calls running within `outer`'s locks. */
+  interruptCallsWithin?(outer: readonly Lock[]): void;
 }
 
 export interface LockedCall {
