@@ -1,5 +1,7 @@
 import { AsyncResource } from 'node:async_hooks';
 import { performance } from 'node:perf_hooks';
+import { syncBuiltinESMExports } from 'node:module';
+import timers from 'node:timers';
 import { systemClock, type Clock, type ClockTimer } from '../../lib/core/time/clock.js';
 
 const MAX_STEPS_PER_INSTANT = 100_000;
@@ -232,18 +234,30 @@ function countingClearImmediate(immediate: NodeJS.Immediate | undefined): void {
 
 let installed = false;
 
+/**
+ * Puts `set` and `clear` in place of `setImmediate` and `clearImmediate`, on the global and in
+ * `node:timers`, where the library takes its own (lib/core/time/real-timers.ts: fake timers
+ * replace only the global): `syncBuiltinESMExports` carries the module object's new functions to
+ * its named exports, which the library's imports are bound to.
+ */
+function replaceImmediates(set: typeof setImmediate, clear: typeof clearImmediate): void {
+  globalThis.setImmediate = set;
+  globalThis.clearImmediate = clear;
+  timers.setImmediate = set;
+  timers.clearImmediate = clear;
+  syncBuiltinESMExports();
+}
+
 /** Installs the counting `setImmediate` and a `Math.random` seeded with `seed`; returns the undo. */
 export function enterSimulation(seed: number): () => void {
   if (installed) throw new Error('enterSimulation: one simulation at a time per process.');
   installed = true;
   pendingImmediates.clear();
   const random = mulberry32(seed ^ 0x5eed);
-  globalThis.setImmediate = countingSetImmediate as unknown as typeof setImmediate;
-  globalThis.clearImmediate = countingClearImmediate as typeof clearImmediate;
+  replaceImmediates(countingSetImmediate as unknown as typeof setImmediate, countingClearImmediate as typeof clearImmediate);
   Math.random = random;
   return () => {
-    globalThis.setImmediate = realSetImmediate;
-    globalThis.clearImmediate = realClearImmediate;
+    replaceImmediates(realSetImmediate, realClearImmediate);
     Math.random = realRandom;
     installed = false;
   };
