@@ -186,8 +186,16 @@ export class LockManager implements LockOwner, LockRunner {
    * own lock's signal, and the run waiting for it could not end within its phase otherwise.
    */
   interruptCallsWithin(outer: readonly Lock[]): void {
-    for (const [lock, within] of this.inCall) if (within.some((held) => outer.includes(held))) lock.interrupt();
+    for (const [lock, within] of this.inCall) {
+      if (!within.some((held) => outer.includes(held))) continue;
+      lock.interrupt();
+      // Told early, not waited for there (a call nobody awaits, started from a hook, goes on
+      // after it): this module's phase still keeps its lock until it ends.
+      this.toldEarly.add(lock);
+    }
   }
+
+  private readonly toldEarly = new WeakSet<HeldLock>();
   private callsEnded?: () => void;
 
   get closing(): AbortSignal {
@@ -652,7 +660,7 @@ export class LockManager implements LockOwner, LockRunner {
     // thirds of shutdownTimeout at most: the rest is the give-back's.
     // A lock told to stop before (a job's run lock, in onModuleDestroy) had its shutdownTimeout
     // there already: a run still going past it is not waited for twice.
-    for (const lock of heldAtShutdown) if (this.inCall.has(lock) && lock.signal.aborted) this.inCall.delete(lock);
+    for (const lock of heldAtShutdown) if (this.inCall.has(lock) && lock.signal.aborted && !this.toldEarly.has(lock)) this.inCall.delete(lock);
     const busy = heldAtShutdown.filter((lock) => this.inCall.has(lock));
     // Every holder is told at once (docs/configuration.md): a lock taken with acquire() too, whose
     // give-back comes after the calls' wait (it may be one a running call took inside it).

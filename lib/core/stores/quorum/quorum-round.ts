@@ -44,16 +44,20 @@ export class QuorumRound<T> implements Expiring {
     sweeper.track(this);
   }
 
+  /** What counts the nodes' commands, and hears which left the round unanswered. */
+  private silence?: QuorumSilence;
+
   /** Sends `reply` (one node's command) into the round as node `index`'s answer; `silence` counts it. */
   add(index: number, reply: Promise<T>, silence?: QuorumSilence): void {
+    this.silence = silence;
     silence?.sent(index);
     reply.then(
       (value) => {
-        silence?.settled(index);
+        silence?.settled(index, true);
         return this.pending === 0 ? this.answeredLate?.(index) : this.answer(index, { ok: true, value });
       },
       (error: unknown) => {
-        silence?.settled(index);
+        silence?.settled(index, false);
         return this.pending === 0 ? this.failedLate?.(index) : this.answer(index, { ok: false, error });
       },
     );
@@ -83,7 +87,11 @@ export class QuorumRound<T> implements Expiring {
     if (this.pending === 0) return;
     this.pending = 0;
     const late = new Error(`no answer within ${this.timeout} ms`);
-    for (let i = 0; i < this.answers.length; i++) this.answers[i] ??= { ok: false, error: late };
+    for (let i = 0; i < this.answers.length; i++) {
+      if (this.answers[i] !== undefined) continue;
+      this.answers[i] = { ok: false, error: late };
+      this.silence?.leftUnanswered(i);
+    }
     this.settle(this.answers as Answer<T>[]);
   }
 }

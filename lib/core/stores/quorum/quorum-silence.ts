@@ -5,28 +5,37 @@ import { now } from '../../time/clock.js';
 export const SILENT_AFTER_MS = 1_000;
 
 /**
- * Which masters of a quorum have stopped answering: one with commands out and no answer to any
- * of them for `SILENT_AFTER_MS` (frozen with its connection open, a paused VM, a long script; or
- * down, its commands in the client's offline queue). Quorum mode keeps working without it, and
- * every attempt, give-back and renewal of the application sent it meanwhile would wait in the
- * client's memory, a backlog growing for the whole silence and run stale once it answers. A
- * silent master is not asked: its part counts as failed, as it would once the round's time is
- * up (a release skipped so is owed, as a timed-out one is). The commands already out settle
- * once it answers or its connection fails, and it is asked again from then on. One counter and
- * one time per master: a busy master that answers keeps answering, and is never silent.
+ * Which masters of a quorum have stopped answering: one with commands out, that left a round
+ * unanswered, and that has answered nothing for `SILENT_AFTER_MS` (frozen with its connection
+ * open, a paused VM, a long script; or down, its commands in the client's offline queue). Quorum
+ * mode keeps working without it, and every attempt, give-back and renewal of the application
+ * sent it meanwhile would wait in the client's memory, a backlog growing for the whole silence
+ * and run stale once it answers. A silent master is not asked: its part counts as failed, as it
+ * would once the round's time is up (a release skipped so is owed, and sent once it answers
+ * again: see `onAnswerAgain`). The commands already out settle once it answers or its connection
+ * fails, and it is asked again from then on. A busy master that answers keeps answering, and is
+ * never silent; nor is one whose answers wait unread behind this process's own stalled event
+ * loop: only a round's end, decided after the loop has read its sockets (QuorumRound.timeUp),
+ * counts a master as having left a question unanswered.
  */
 export class QuorumSilence {
   private readonly unanswered: number[];
   private readonly answeredAt: number[];
+  private readonly lapsed: boolean[];
 
-  constructor(size: number) {
+  /** `onAnswerAgain(index)`: master `index` answered after it had left a round unanswered. */
+  constructor(
+    size: number,
+    private readonly onAnswerAgain: (index: number) => void = () => undefined,
+  ) {
     this.unanswered = new Array<number>(size).fill(0);
     this.answeredAt = new Array<number>(size).fill(0);
+    this.lapsed = new Array<boolean>(size).fill(false);
   }
 
   /** Why master `index` is not asked now, or `undefined` when it is. */
   refusal(index: number): RedisLockError | undefined {
-    if (this.unanswered[index] === 0) return undefined;
+    if (!this.lapsed[index] || this.unanswered[index] === 0) return undefined;
     const waited = now() - this.answeredAt[index]!;
     if (waited < SILENT_AFTER_MS) return undefined;
     return new RedisLockError(`not asked: it has answered none of its ${this.unanswered[index]} commands out for ${Math.round(waited)} ms`);
@@ -38,17 +47,28 @@ export class QuorumSilence {
     if (this.unanswered[index]!++ === 0) this.answeredAt[index] = now();
   }
 
-  /** Master `index` answered a command (or its connection failed it). */
-  settled(index: number): void {
+  /** Master `index` answered a command (`answered`), or its connection failed it. */
+  settled(index: number, answered: boolean): void {
     this.unanswered[index]!--;
     this.answeredAt[index] = now();
+    // A failure (a reset connection) is no answer: what it was owed waits for one.
+    if (!answered || !this.lapsed[index]) return;
+    this.lapsed[index] = false;
+    this.onAnswerAgain(index);
+  }
+
+  /** A round ended without master `index`'s answer to the command it was sent. */
+  leftUnanswered(index: number): void {
+    if (this.unanswered[index]! > 0) this.lapsed[index] = true;
   }
 
   /** `reply`, a command sent to master `index` outside a round, counted. */
   track<T>(index: number, reply: Promise<T>): Promise<T> {
     this.sent(index);
-    const settled = () => this.settled(index);
-    reply.then(settled, settled);
+    reply.then(
+      () => this.settled(index, true),
+      () => this.settled(index, false),
+    );
     return reply;
   }
 }

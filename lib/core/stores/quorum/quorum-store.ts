@@ -66,7 +66,8 @@ export class QuorumStore implements LockStore {
 
   constructor(private readonly nodes: LockScripts[]) {
     this.majority = Math.floor(nodes.length / 2) + 1;
-    this.silence = new QuorumSilence(nodes.length);
+    this.silence = new QuorumSilence(nodes.length, (index) => this.answersAgain(index));
+    this.owedFloors = nodes.map(() => new Map());
   }
 
   /**
@@ -127,6 +128,7 @@ export class QuorumStore implements LockStore {
   private catchUp(fence: string, fencingToken: number, answers: (Answer<AcquireReply> | undefined)[], replies: Promise<AcquireReply>[]): void {
     const raise = (index: number) => {
       if (this.silence.refusal(index) === undefined) this.silence.track(index, this.nodes[index]!.fenceFloor(fence, fencingToken)).catch(() => undefined);
+      else this.owe(index, fence, fencingToken);
     };
     for (let index = 0; index < this.nodes.length; index++) {
       const answer = answers[index];
@@ -149,7 +151,11 @@ export class QuorumStore implements LockStore {
     // waited for (frozen, say) would spend a second node timeout, past what a tryAcquire() waits.
     return this.ask(ttl, (node) => node.fenceFloor(keys.fence, fencingToken), confirmedHere).then((floors) => {
       let confirmed = 0;
-      for (const floor of floors) if (floor?.ok === true) confirmed++;
+      for (let index = 0; index < floors.length; index++) {
+        if (floors[index]?.ok === true) confirmed++;
+        // A master that did not answer, silent or late: raised once it answers again.
+        else if (floors[index] !== undefined) this.owe(index, keys.fence, fencingToken);
+      }
       if (confirmed >= this.majority && now() - startedAt < ttl - driftMargin(ttl)) return { acquired: true, fencingToken };
       if (confirmed >= this.majority) throw this.tooLate(keys, token, waiterLease, startedAt, ttl);
       // Granted, but the token could not be written back where a later majority would see it:
@@ -476,6 +482,14 @@ export class QuorumStore implements LockStore {
 
   /** The masters that stopped answering, asked nothing until they answer again. */
   private readonly silence: QuorumSilence;
+  /** By master: the fencing floors a silent master was not raised to, by counter key (bounded as `missedReleases`). */
+  private readonly owedFloors: Map<string, number>[];
+
+  private owe(index: number, fence: string, floor: number): void {
+    const floors = this.owedFloors[index]!;
+    if (floors.size >= MAX_MISSED && !floors.has(fence)) floors.delete(floors.keys().next().value!);
+    floors.set(fence, Math.max(floor, floors.get(fence) ?? 0));
+  }
 
   /** One timer for every round in flight (see `QuorumRound`). */
   private readonly sweeper = new DeadlineSweeper();
@@ -505,10 +519,10 @@ export class QuorumStore implements LockStore {
     enough = this.majority,
   ): Promise<Answer<T>[]> {
     const round = new QuorumRound<T>(this.nodes.length, timeout, this.sweeper, enough, majorityCounts, failedLate, answeredLate);
+    const silent = this.silentNodes();
     for (let index = 0; index < this.nodes.length; index++) {
-      const silent = this.silence.refusal(index);
-      if (silent !== undefined) {
-        round.answer(index, { ok: false, error: silent });
+      if (silent?.[index] !== undefined) {
+        round.answer(index, { ok: false, error: silent[index] });
         continue;
       }
       let reply: Promise<T>;
@@ -521,6 +535,39 @@ export class QuorumStore implements LockStore {
       round.add(index, reply, this.silence);
     }
     return round.done;
+  }
+
+  /**
+   * The silent masters' refusals by index (see `QuorumSilence`), or `undefined` when every one is
+   * asked: all of them too when too few would be left to make a majority, whose round's own
+   * time then decides.
+   */
+  private silentNodes(): (RedisLockError | undefined)[] | undefined {
+    let silent: (RedisLockError | undefined)[] | undefined;
+    for (let index = 0; index < this.nodes.length; index++) {
+      const refusal = this.silence.refusal(index);
+      if (refusal !== undefined) (silent ??= [])[index] = refusal;
+    }
+    if (silent === undefined || this.nodes.length - silent.filter(Boolean).length < this.majority) return undefined;
+    return silent;
+  }
+
+  /**
+   * Master `index` answers again after it left a round unanswered: what it was not sent meanwhile
+   * (silent) or did not answer in time is sent now, rather than left to the leases (the copy of a
+   * released lock would keep the key from a majority at the next failure) or to `app.close()`:
+   * its missed releases, owner-checked, and the fencing floors it was owed.
+   */
+  private answersAgain(index: number): void {
+    const node = this.nodes[index]!;
+    for (const [key, owed] of this.missedReleases) {
+      if (owed.index !== index) continue;
+      this.missedReleases.delete(key);
+      this.silence.track(index, node.quorumRelease(owed.lock, owed.token)).catch(() => this.missed(index, owed.lock, owed.token));
+    }
+    const floors = this.owedFloors[index]!;
+    this.owedFloors[index] = new Map();
+    for (const [fence, floor] of floors) this.silence.track(index, node.fenceFloor(fence, floor)).catch(() => undefined);
   }
 
   /** A majority either way decides; otherwise the outcome is unknown. */
