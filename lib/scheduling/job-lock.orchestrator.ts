@@ -50,6 +50,12 @@ interface Taken {
 interface Running {
   job: JobBinding;
   taken: Taken;
+  /**
+   * Whether its code has returned (or its stream ended): a run whose run lock Redis has not
+   * yet answered the release of is no run that ignores its signal.
+   */
+  codeEnded: boolean;
+  /** Once its run lock is given back. */
   ended: Promise<void>;
 }
 
@@ -199,9 +205,15 @@ export class JobLockOrchestrator implements OnModuleDestroy {
     if (runs.length > 0) {
       const ended = await settleWithin(Promise.all(runs.map((run) => run.ended)), Math.max(0, deadline - performance.now()));
       if (ended === TIMED_OUT) {
-        overran = true;
         for (const run of runs) {
           if (!this.running.has(run)) continue;
+          if (run.codeEnded) {
+            // Redis is what is late (cut off, frozen): the release's own failure is warned about
+            // when LockService's shutdown ends it.
+            this.logger.debug?.(`${run.job.where} ended on its signal; Redis has not answered the release of its run lock ${quoteKey(run.job.key)} within shutdownTimeout.`);
+            continue;
+          }
+          overran = true;
           this.logger.warn(
             `${run.job.where} was still running ${this.shutdownTimeout} ms (shutdownTimeout) after its signal aborted for shutdown; its locks are given back while it runs.`,
           );
@@ -378,15 +390,17 @@ export class JobLockOrchestrator implements OnModuleDestroy {
    */
   private track(job: JobBinding, taken: Taken): () => Promise<void> {
     let done!: () => void;
-    const running: Running = { job, taken, ended: new Promise<void>((resolve) => (done = resolve)) };
+    const running: Running = { job, taken, codeEnded: false, ended: new Promise<void>((resolve) => (done = resolve)) };
     this.running.add(running);
     let ending: Promise<void> | undefined;
-    return () =>
-      (ending ??= this.giveBack(job, taken.run).finally(() => {
+    return () => {
+      running.codeEnded = true;
+      return (ending ??= this.giveBack(job, taken.run).finally(() => {
         void taken.ownerInRun?.release();
         this.running.delete(running);
         done();
       }));
+    };
   }
 
   /** The run has ended (or never started): its run lock is released. */
