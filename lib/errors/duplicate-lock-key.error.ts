@@ -4,7 +4,8 @@ import { RedisLockError } from './redis-lock.error.js';
 /**
  * Two scheduled jobs or leader elections would use the same Redis lock: the same key (a key
  * given on a method that two provided subclasses inherit included), one's key equal to
- * another's `<key>:owner` lease, or one class with job methods provided twice (two instances
+ * another's `<key>:owner` lease (two classes of one name in two modules included, each then
+ * named with its module), or one class with job methods provided twice (two instances
  * under two tokens). Thrown when the application starts. Give one of them another `key`, or
  * provide the class once (a second token can name the same instance with `useExisting`).
  *

@@ -31,6 +31,8 @@ interface Claim {
   owner: object;
   /** The provider class: the same class twice is fixed by providing it once, not by a key. */
   type: object;
+  /** The module that provides it, to tell apart two classes of one name. */
+  module: string | undefined;
 }
 
 /** The remedy when the two claims come from one class provided twice. */
@@ -108,10 +110,18 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
 
   private findJobsAndElections(): void {
     const claims = new Map<string, Claim>();
-    const claim = (key: string, by: string, owner: object, type: object): void => {
+    const claim = (key: string, by: string, owner: object, type: object, wrapper: InstanceWrapper): void => {
+      const module = (wrapper.host as { name?: string } | undefined)?.name;
       const earlier = claims.get(key);
-      if (earlier === undefined) claims.set(key, { by, owner, type });
-      else if (earlier.owner !== owner) throw new DuplicateLockKeyError(key, earlier.by, by, ...(earlier.type === type ? [PROVIDED_TWICE] : []));
+      if (earlier === undefined) claims.set(key, { by, owner, type, module });
+      else if (earlier.owner !== owner) {
+        if (earlier.type === type) throw new DuplicateLockKeyError(key, earlier.by, by, PROVIDED_TWICE);
+        // Two classes of one name (in two modules) would otherwise read as one method clashing with itself.
+        if (earlier.by !== by) throw new DuplicateLockKeyError(key, earlier.by, by);
+        const inModule = (where: string, name: string | undefined): string => (name === undefined ? where : `${where.slice(0, -1)}, in ${name})`);
+        const name = (type as { name?: string }).name;
+        throw new DuplicateLockKeyError(key, inModule(earlier.by, earlier.module), inModule(by, module), `Two different classes are named ${name}: give one of them another key.`);
+      }
     };
     const wrappers = [...this.discovery.getControllers(), ...this.discovery.getProviders()];
     // One instance under two tokens (useExisting) runs its jobs once; request-scoped and
@@ -188,7 +198,7 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
           if (ttl !== undefined) checkOwnTtl(ttl, ttl, `@${role}() on ${job.where}`);
         }
         const provider = providedTimes.get(type)! > 1 ? `, provider ${tokenName(wrapper.token)}` : '';
-        for (const { key, role } of claims) claim(key, `${job.where} (@${role}${provider})`, owner, type);
+        for (const { key, role } of claims) claim(key, `${job.where} (@${role}${provider})`, owner, type, wrapper);
         if (job.defaultKey && MINIFIED_NAME.test((type as { name: string }).name)) {
           logger.warn(
             `${job.where} (@${claims[0]!.role}) uses the default key ${quoteKey(job.key)}, made from a class name that looks minified: a build that renames the class moves the lock, and instances of two builds would run the job at once. Give the job a key.`,
@@ -214,7 +224,7 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
       if (!wrapper.isDependencyTreeStatic() || wrapper.isTransient || !wrapper.instance) {
         throw new RedisLockError(`@LeaderElection() on ${type.name}: the class must be a singleton provider (not request-scoped or transient), so that one instance holds the leadership.`);
       }
-      claim(election.key, where, wrapper.instance as object, type);
+      claim(election.key, where, wrapper.instance as object, type, wrapper);
       // Refused here, not at every try for the leadership (which would retry it for ever).
       if (election.ttl !== undefined) checkOwnTtl(election.ttl, election.ttl, `@LeaderElection() on ${type.name}`);
       // Always a ttl, so always its own renewal interval (a third of it), as for jobs' locks: the
