@@ -1,6 +1,7 @@
 import { LockKeyError } from '../errors/lock-key.error.js';
 import { parseDuration } from '../core/time/duration.js';
 import { checkLockKey } from '../core/keys/lock-key.js';
+import { quoteKey } from '../core/keys/quote-key.js';
 import { MAX_TTL_MS, MIN_TTL_MS } from '../core/options/lock-options.js';
 import { InvalidLockOptionsError } from '../errors/invalid-lock-options.error.js';
 import { RedisLockError } from '../errors/redis-lock.error.js';
@@ -54,6 +55,11 @@ export function LeaderElection(key: string, options?: LeaderElectionOptions): Cl
       if (options?.ttl !== undefined) metadata.ttl = parseDuration(options.ttl, 'ttl', MIN_TTL_MS, MAX_TTL_MS);
     } catch (error) {
       throw error instanceof InvalidLockOptionsError ? error.within(where) : error;
+    }
+    // The second would replace the first, whose election would never run; a subclass's own is its own.
+    const earlier = Reflect.getOwnMetadata(LEADER_ELECTION_METADATA, target) as LeaderElectionMetadata | undefined;
+    if (earlier !== undefined) {
+      throw new RedisLockError(`${where}: the class already has @LeaderElection(${quoteKey(earlier.key)}); a class runs one election (give the other its own provider class).`);
     }
     Reflect.defineMetadata(LEADER_ELECTION_METADATA, metadata, target);
   };
