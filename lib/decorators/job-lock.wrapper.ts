@@ -41,10 +41,10 @@ export function jobLockDecorator(role: JobRole, options: JobLockOptions | undefi
     if (Reflect.getOwnMetadata(LOCKED_METADATA, current) !== undefined) {
       throw new RedisLockError(`@${role}() on ${where}: the method already has @Locked; use one or the other.`);
     }
-    const spec: JobSpec = { where, method: String(propertyKey) };
+    const returnType: unknown = Reflect.getMetadata('design:returntype', target, propertyKey);
+    const spec: JobSpec = { where, method: String(propertyKey), ...(returnType === undefined ? { undeclaredReturn: true } : {}) };
     addJobRole(spec, role, checked);
     injectOrchestrator(target);
-    const returnType: unknown = Reflect.getMetadata('design:returntype', target, propertyKey);
     // Declared to return an Observable: the locks are taken at subscription, as @Locked does.
     const returnsObservable = typeof returnType === 'function' && (returnType === Observable || returnType.prototype instanceof Observable);
 

@@ -27,7 +27,8 @@ type AnyMethod = (...args: any[]) => unknown;
  * - A method returning a Promise (or a value) holds the lock until it settles, and returns a
  *   Promise even if it was synchronous. A method declared to return an `Observable` takes the
  *   lock when the Observable is subscribed and holds it until it completes, errors or is
- *   unsubscribed (an SSE client disconnecting, for instance).
+ *   unsubscribed (an SSE client disconnecting, for instance); one whose Observable return type
+ *   is only inferred returns a Promise of it, with a warning at its first such call.
  * - On a controller handler `<n>` is the handler's n-th parameter after pipes. A busy lock
  *   answers 409 Conflict over HTTP; elsewhere the call fails with `LockNotAcquiredError`.
  * - Inside the method, `LockService.current()` returns the lock; nested `@Locked` methods on
@@ -101,7 +102,7 @@ export function Locked<A extends any[] = any[]>(
       } catch (error) {
         return returnsObservable ? throwError(() => error) : Promise.reject(error);
       }
-      const call = { where, key: lockKey, options: callOptions, onBusy, invoke: () => original.apply(this, args) };
+      const call = { where, key: lockKey, options: callOptions, onBusy, invoke: () => original.apply(this, args), undeclaredReturn: returnType === undefined };
       return returnsObservable ? runLockedObservable(runner, call) : runLockedAsync(runner, call);
     };
 

@@ -4,7 +4,7 @@ import { HeldLock } from '../core/engine/held-lock.js';
 import { leaseLive } from '../core/engine/lease-deadline.js';
 import { ReentrantLock } from '../core/engine/reentrant-lock.js';
 import type { LockLogger } from '../core/engine/lock-logger.js';
-import type { LockRunner } from '../core/engine/locked-call.js';
+import { undeclaredObservableWarning, type LockRunner } from '../core/engine/locked-call.js';
 import { quoteKey } from '../core/keys/quote-key.js';
 import { resolveModuleOptions } from '../core/options/lock-options.js';
 import { settleWithin, TIMED_OUT } from '../core/time/settle-within.js';
@@ -15,7 +15,7 @@ import type { LockOptions, RedisLockModuleOptions } from '../interfaces/redis-lo
 import { LockService } from '../lock.service.js';
 import { LOCK_RUNNER } from '../redis-lock.constants.js';
 import { REDIS_LOCK_MODULE_OPTIONS } from '../redis-lock.module-definition.js';
-import { bindJob, jobTtl, type JobBinding, type JobRole, type JobSpec } from './job-spec.js';
+import { bindJob, jobDecorators, jobTtl, type JobBinding, type JobRole, type JobSpec } from './job-spec.js';
 import { checkJobNamespace } from '../core/options/job-namespace.js';
 
 /**
@@ -320,7 +320,9 @@ export class JobLockOrchestrator implements OnModuleDestroy {
     const end = this.track(job, taken);
     let value: unknown;
     try {
-      value = await this.inChain(taken, invoke);
+      const result = this.inChain(taken, invoke);
+      if (job.spec.undeclaredReturn && isObservable(result)) this.warnUndeclaredObservable(job);
+      value = await result;
     } catch (error) {
       await end();
       throw error;
@@ -331,6 +333,18 @@ export class JobLockOrchestrator implements OnModuleDestroy {
     }
     return this.holdWhileSubscribed(job, taken, value, end);
   }
+
+  /**
+   * Once per method: its type, inferred, says Observable to its callers, who get a Promise of it
+   * (`.pipe is not a function`); only a declared return type lets the call return an Observable.
+   */
+  private warnUndeclaredObservable(job: JobBinding): void {
+    if (this.undeclaredWarned.has(job.spec)) return;
+    this.undeclaredWarned.add(job.spec);
+    this.logger.warn(undeclaredObservableWarning(`${jobDecorators(job.spec)} method ${job.where}`));
+  }
+
+  private readonly undeclaredWarned = new WeakSet<JobSpec>();
 
   /**
    * An Observable result of a method not declared to return one: its locks were taken at call

@@ -60,6 +60,34 @@ export interface LockedCall {
   options: AnyLockOptions | undefined;
   onBusy: OnBusy;
   invoke: () => unknown;
+  /**
+   * No `design:returntype` (an inferred return type, or a build that emits no decorator
+   * metadata): an Observable the method returns reaches its callers in a Promise.
+   */
+  undeclaredReturn?: boolean;
+}
+
+/** The methods warned of returning an Observable their callers get in a Promise, per engine. */
+const undeclaredWarned = new WeakMap<LockRunner, Set<string>>();
+
+/**
+ * The warning for a method whose Observable result, its return type undeclared, reaches its
+ * callers in a Promise while its (inferred) type says Observable.
+ */
+export function undeclaredObservableWarning(method: string): string {
+  return (
+    `${method} returned an Observable, but its return type is not declared (inferred, or the build emits no decorator metadata): ` +
+    'its callers get a Promise of the Observable where its type says Observable. Declare the return type `Observable<...>` ' +
+    '(the lock is then taken at subscription), or make the method async.'
+  );
+}
+
+function warnUndeclaredObservable(runner: LockRunner, call: LockedCall): void {
+  let warned = undeclaredWarned.get(runner);
+  if (warned === undefined) undeclaredWarned.set(runner, (warned = new Set()));
+  if (warned.has(call.where)) return;
+  warned.add(call.where);
+  runner.logger.warn(undeclaredObservableWarning(`@Locked on ${call.where}`));
 }
 
 /**
@@ -86,6 +114,7 @@ function runHolding(runner: LockRunner, lock: Lock, call: LockedCall, resolve: (
     // A stall since the acquisition may have outlived the lease: the method must not start.
     if (!leaseLive(lock, runner.clock)) throw lock.signal.reason;
     result = runner.runInChain(lock, call.invoke);
+    if (call.undeclaredReturn && isObservable(result)) warnUndeclaredObservable(runner, call);
   } catch (error) {
     releaseThen(runner, lock, reject, error);
     return;
