@@ -93,15 +93,26 @@ export class LeaderElectionRunner {
       if (lock !== undefined) void this.callLost(lock);
     }
     if (lock === undefined) return;
-    const released = this.releaseLease(lock);
+    // Its failure is said once, here, as the jobs' hand-back does: one that comes after the wait
+    // (LockService's shutdown ending it) would only repeat it, and nothing sends it again then.
+    const released = lock.release().then(
+      () => undefined,
+      (error: unknown) => (error as Error).message,
+    );
     // The hooks used all of shutdownTimeout (said above): Redis was not waited for, nor late. The
     // release goes on, and LockService's own shutdown waits for it.
-    if (overran || deadline - performance.now() <= 0) return;
+    if (overran || deadline - performance.now() <= 0) {
+      this.runner.logger.debug?.(`${this.where} releases the leadership ${quoteKey(this.key)} after shutdownTimeout was spent on its hooks.`);
+      return;
+    }
     // Redis may not answer (cut off, frozen): the lease expires on its own, and waiting longer
     // would keep the application from ever closing.
-    if ((await settleWithin(released, deadline - performance.now())) === TIMED_OUT) {
-      this.runner.logger.warn(`${this.where} could not release the leadership ${quoteKey(this.key)} (no answer from Redis within shutdownTimeout, ${timeoutMs} ms); it expires on its own.`);
-    }
+    const failure = await settleWithin(released, deadline - performance.now());
+    if (failure === undefined) return;
+    const why = failure === TIMED_OUT ? `no answer from Redis within shutdownTimeout, ${timeoutMs} ms` : failure;
+    // A release Redis refused is sent again at LockService's shutdown (see UnconfirmedReleases), not after it.
+    const then = failure === TIMED_OUT ? 'it expires on its own' : 'it is sent again while the shutdown lasts, or expires on its own';
+    this.runner.logger.warn(`${this.where} could not release the leadership ${quoteKey(this.key)} (${why}); ${then}.`);
   }
 
   private tryToLead(): void {
@@ -248,7 +259,9 @@ export class LeaderElectionRunner {
 
   private releaseLease(lock: Lock): Promise<void> {
     return lock.release().catch((error: unknown) => {
-      this.runner.logger.warn(`${this.where} could not release the leadership ${quoteKey(this.key)} (${(error as Error).message}); it is sent again shortly, or expires on its own.`);
+      // Once the application shuts down, nothing sends it again after LockService's shutdown.
+      const then = this.stopped ? 'it expires on its own' : 'it is sent again shortly, or expires on its own';
+      this.runner.logger.warn(`${this.where} could not release the leadership ${quoteKey(this.key)} (${(error as Error).message}); ${then}.`);
     });
   }
 
