@@ -186,7 +186,7 @@ export class LeaderElectionRunner {
         this.runner.logger.debug?.(`onLeadershipAcquired of ${this.where} ended with ${(error as Error)?.message ?? String(error)} after the leadership ended.`);
         return;
       }
-      this.runner.logger.error(`onLeadershipAcquired of ${this.where} threw (${(error as Error)?.message ?? String(error)}); stepping down.`);
+      this.runner.logger.error(`onLeadershipAcquired of ${this.where} threw (${(error as Error)?.message ?? String(error)}); stepping down.`, stackOf(error));
       await this.stepDown(lock, 'onLeadershipAcquired threw');
       this.retryLater();
     }
@@ -271,7 +271,13 @@ export class LeaderElectionRunner {
     try {
       await this.candidate.onLeadershipLost?.(lock);
     } catch (error) {
-      this.runner.logger.error(`onLeadershipLost of ${this.where} threw (${(error as Error)?.message ?? String(error)}).`);
+      this.runner.logger.error(`onLeadershipLost of ${this.where} threw (${(error as Error)?.message ?? String(error)}).`, stackOf(error));
     }
   }
+}
+
+/** Where a hook threw: the same line is logged at every try for the leadership, and says nothing of where. */
+function stackOf(error: unknown): string | undefined {
+  const stack = (error as Error | null | undefined)?.stack;
+  return typeof stack === 'string' ? stack : undefined;
 }

@@ -7,16 +7,17 @@ import type { LockLogger } from './lock-logger.js';
  */
 export function neverThrowingLogger(logger: LockLogger): LockLogger {
   const guard =
-    (log: (message: string) => void) =>
-    (message: string): void => {
+    (log: (message: string, stack?: string) => void) =>
+    (message: string, stack?: string): void => {
       try {
-        log(message);
+        log(message, stack);
       } catch {
         // A logger that throws cannot be told either.
       }
     };
   return {
-    error: guard((message) => logger.error(message)),
+    // No second argument without a stack: a logger would print it as one.
+    error: guard((message, stack) => (stack === undefined ? logger.error(message) : logger.error(message, stack))),
     warn: guard((message) => logger.warn(message)),
     debug: logger.debug === undefined ? undefined : guard((message) => logger.debug!(message)),
   };
