@@ -46,21 +46,39 @@ export class QuorumRound<T> implements Expiring {
 
   /** What counts the nodes' commands, and hears which left the round unanswered. */
   private silence?: QuorumSilence;
+  /** By node: whether its command has settled (`undefined`: none was sent to it). */
+  private readonly heard: (boolean | undefined)[] = [];
+  /** Commands sent and not settled yet. */
+  private unsettled = 0;
+  /**
+   * Settled on a majority before every node answered: the round stays on the sweeper until its
+   * deadline (or the last answer), so that a node that never answers is still heard of as having
+   * left it unanswered (QuorumSilence): rounds that end on a majority are most rounds.
+   */
+  private endedEarly = false;
 
   /** Sends `reply` (one node's command) into the round as node `index`'s answer; `silence` counts it. */
   add(index: number, reply: Promise<T>, silence?: QuorumSilence): void {
     this.silence = silence;
     silence?.sent(index);
+    this.heard[index] = false;
+    this.unsettled++;
     reply.then(
       (value) => {
-        silence?.settled(index, true);
+        this.heardFrom(index, true);
         return this.pending === 0 ? this.answeredLate?.(index) : this.answer(index, { ok: true, value });
       },
       (error: unknown) => {
-        silence?.settled(index, false);
+        this.heardFrom(index, false);
         return this.pending === 0 ? this.failedLate?.(index) : this.answer(index, { ok: false, error });
       },
     );
+  }
+
+  private heardFrom(index: number, answered: boolean): void {
+    this.silence?.settled(index, answered);
+    this.heard[index] = true;
+    if (--this.unsettled === 0 && this.endedEarly) this.sweeper.untrack(this);
   }
 
   answer(index: number, answer: Answer<T>): void {
@@ -68,7 +86,8 @@ export class QuorumRound<T> implements Expiring {
     this.answers[index] = answer;
     if (--this.pending > 0 && !(this.counts?.(answer) === true && ++this.counted >= this.enough)) return;
     this.pending = 0;
-    this.sweeper.untrack(this);
+    if (this.silence !== undefined && this.unsettled > 0) this.endedEarly = true;
+    else this.sweeper.untrack(this);
     this.settle(this.answers as Answer<T>[]);
   }
 
@@ -79,8 +98,13 @@ export class QuorumRound<T> implements Expiring {
    * count as missing.
    */
   expire(): void {
-    if (this.pending === 0) return;
-    setImmediate(() => this.timeUp());
+    if (this.endedEarly) setImmediate(() => this.unheard());
+    else if (this.pending > 0) setImmediate(() => this.timeUp());
+  }
+
+  /** The deadline of a round that ended on a majority: the nodes still silent left it unanswered. */
+  private unheard(): void {
+    for (let i = 0; i < this.heard.length; i++) if (this.heard[i] === false) this.silence?.leftUnanswered(i);
   }
 
   private timeUp(): void {

@@ -561,7 +561,9 @@ export class QuorumStore implements LockStore {
   private answersAgain(index: number): void {
     const node = this.nodes[index]!;
     for (const [key, owed] of this.missedReleases) {
-      if (owed.index !== index) continue;
+      // Only a token whose acquisition ended: one trying again may be granted here by an attempt
+      // already on its way, which the release would take from under it (it stays owed to close).
+      if (owed.index !== index || !this.releasedTokens.has(owed.token)) continue;
       this.missedReleases.delete(key);
       this.silence.track(index, node.quorumRelease(owed.lock, owed.token)).catch(() => this.missed(index, owed.lock, owed.token));
     }
