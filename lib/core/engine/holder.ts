@@ -46,6 +46,12 @@ export class HolderRecorder {
 }
 
 /** The holder recorded in an owner token, or `undefined` for a token without one. */
+/** When the call that made owner token `token` started (`Date.now()`), read without parsing the rest; `undefined` if it does not say. */
+export function tokenSince(token: string): number | undefined {
+  const since = parseInt(token.slice(token.lastIndexOf('.') + 1), 36);
+  return Number.isFinite(since) ? since : undefined;
+}
+
 export function parseHolder(token: string): LockHolder | undefined {
   const parts = token.split('.');
   if (parts.length !== 3) return undefined;

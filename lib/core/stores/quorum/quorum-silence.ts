@@ -18,10 +18,15 @@ export const SILENT_AFTER_MS = 1_000;
  * loop: only a round's end, decided after the loop has read its sockets (QuorumRound.timeUp),
  * counts a master as having left a question unanswered.
  */
+/** What a silent master answers for the command it was not sent. */
+export class SilentMaster extends RedisLockError {}
+
 export class QuorumSilence {
   private readonly unanswered: number[];
   private readonly answeredAt: number[];
   private readonly lapsed: boolean[];
+  /** By master: since when (`Date.now()`) every command for it was skipped; `undefined` once one is sent. */
+  private readonly skippedSince: (number | undefined)[];
 
   /** `onAnswerAgain(index)`: master `index` answered after it had left a round unanswered. */
   constructor(
@@ -31,6 +36,7 @@ export class QuorumSilence {
     this.unanswered = new Array<number>(size).fill(0);
     this.answeredAt = new Array<number>(size).fill(0);
     this.lapsed = new Array<boolean>(size).fill(false);
+    this.skippedSince = new Array<number | undefined>(size).fill(undefined);
   }
 
   /** Why master `index` is not asked now, or `undefined` when it is. */
@@ -38,11 +44,26 @@ export class QuorumSilence {
     if (!this.lapsed[index] || this.unanswered[index] === 0) return undefined;
     const waited = now() - this.answeredAt[index]!;
     if (waited < SILENT_AFTER_MS) return undefined;
-    return new RedisLockError(`not asked: it has answered none of its ${this.unanswered[index]} commands out for ${Math.round(waited)} ms`);
+    return new SilentMaster(`not asked: it has answered none of its ${this.unanswered[index]} commands out for ${Math.round(waited)} ms`);
+  }
+
+  /** A round did not send master `index` its command (silent). */
+  skipped(index: number): void {
+    this.skippedSince[index] ??= Date.now();
+  }
+
+  /**
+   * Whether master `index` has been sent nothing since `since` (`Date.now()` of a call's start):
+   * then none of that call's attempts reached it, and it owes that call's release nothing.
+   */
+  skippedThroughout(index: number, since: number): boolean {
+    const from = this.skippedSince[index];
+    return from !== undefined && from <= since;
   }
 
   /** A command went out to master `index`. */
   sent(index: number): void {
+    this.skippedSince[index] = undefined;
     // The silence counts from the first command left unanswered.
     if (this.unanswered[index]!++ === 0) this.answeredAt[index] = now();
   }

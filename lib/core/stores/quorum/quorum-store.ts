@@ -6,9 +6,10 @@ import type { AcquireReply, ReleaseReply, ScriptKeys } from '../lock-store.js';
 import type { LockSnapshot, LockStore, RenewalOutcome, RenewalPart, RenewalRequest } from '../lock-store.js';
 import { DeadlineSweeper } from '../../engine/deadline-sweeper.js';
 import { QuorumRound, type Answer } from './quorum-round.js';
-import { QuorumSilence } from './quorum-silence.js';
+import { QuorumSilence, SilentMaster } from './quorum-silence.js';
 import { LOCK_KEY_SUFFIXES } from '../../keys/lock-key.js';
 import { LAST_ATTEMPT_GRACE_MS } from '../../engine/waiter-timing.js';
+import { tokenSince } from '../../engine/holder.js';
 
 /**
  * Quorum mode (the Redlock algorithm) over N independent Redis masters. A lock is held when a
@@ -79,6 +80,9 @@ export class QuorumStore implements LockStore {
     // The attempts of one acquisition share its token: one given back is not this one's release,
     // and a late grant of the one before must not be given back from under it.
     if (this.releasedTokens.size > 0) this.releasedTokens.delete(token);
+    // Its earlier attempts' give-backs owed to a master are this attempt's now: a copy one left
+    // there is granted again to it, and its own release or leave ends it.
+    if (this.missedReleases.size > 0) for (let index = 0; index < this.nodes.length; index++) this.missedReleases.delete(missedKey(index, keys.lock, token));
     // Without fencing a granting majority decides; with it, a majority that granted with one and
     // the same counter (which then holds the token already, see the class comment).
     const resent = (node: LockScripts) => (reply: Promise<AcquireReply>) => this.giveBackIfReleased(node, keys.lock, token, reply);
@@ -374,7 +378,7 @@ export class QuorumStore implements LockStore {
           this.unanswered.add(owed);
         } else if (!answer.ok) {
           // Timed out, unless it answered (or failed, owed then) in the turn the round ended.
-          if (unanswered[index] !== true) this.missed(index, lock, token);
+          if (unanswered[index] !== true) this.owed(index, lock, token, answer.error);
         } else if (answer.value.released) released++;
         else refused++;
       }
@@ -395,6 +399,20 @@ export class QuorumStore implements LockStore {
   private readonly missedReleases = new Map<string, MissedRelease>();
   /** Releases of rounds that ended on a released majority, to the nodes that have not answered yet (bounded as `missedReleases`). */
   private readonly unanswered = new Set<MissedRelease>();
+
+  /**
+   * A release (or leave) master `index` did not confirm, owed to it: unless it was skipped as
+   * silent and has been sent nothing since the acquisition began, so that no attempt reached it.
+   * (Under load, a silence owes thousands of releases otherwise, and the bound would drop the
+   * few that matter: acquisitions from before it.)
+   */
+  private owed(index: number, lock: string, token: string, error: unknown): void {
+    if (error instanceof SilentMaster) {
+      const since = tokenSince(token);
+      if (since !== undefined && this.silence.skippedThroughout(index, since)) return;
+    }
+    this.missed(index, lock, token);
+  }
 
   private missed(index: number, lock: string, token: string): void {
     if (this.missedReleases.size >= MAX_MISSED) this.missedReleases.delete(this.missedReleases.keys().next().value!);
@@ -421,7 +439,7 @@ export class QuorumStore implements LockStore {
     const answeredLate = (index: number) => this.missedReleases.delete(missedKey(index, keys.lock, token));
     const answers = await this.askWithin(UNLEASED_ROUND_MS, (node) => node.quorumRelease(keys.lock, token), undefined, undefined, answeredLate);
     let answered = 0;
-    answers.forEach((answer, index) => (answer.ok ? answered++ : this.missed(index, keys.lock, token)));
+    answers.forEach((answer, index) => (answer.ok ? answered++ : this.owed(index, keys.lock, token, answer.error)));
     // Not a majority: what the attempt took may hold the lock against everyone, so the engine
     // sends it again; a minority that missed it is owed at shutdown, as a release's is.
     if (answered < this.majority) throw this.noQuorum('give back', answered, answers);
@@ -522,6 +540,7 @@ export class QuorumStore implements LockStore {
     const silent = this.silentNodes();
     for (let index = 0; index < this.nodes.length; index++) {
       if (silent?.[index] !== undefined) {
+        this.silence.skipped(index);
         round.answer(index, { ok: false, error: silent[index] });
         continue;
       }
@@ -560,10 +579,10 @@ export class QuorumStore implements LockStore {
    */
   private answersAgain(index: number): void {
     const node = this.nodes[index]!;
+    // Never one of a token trying again (acquire() forgets those): an attempt already on its way
+    // may be granted here, and the release would take it from under its holder.
     for (const [key, owed] of this.missedReleases) {
-      // Only a token whose acquisition ended: one trying again may be granted here by an attempt
-      // already on its way, which the release would take from under it (it stays owed to close).
-      if (owed.index !== index || !this.releasedTokens.has(owed.token)) continue;
+      if (owed.index !== index) continue;
       this.missedReleases.delete(key);
       this.silence.track(index, node.quorumRelease(owed.lock, owed.token)).catch(() => this.missed(index, owed.lock, owed.token));
     }
