@@ -107,4 +107,16 @@ describe('the lock board page and a key with a right-to-left override', () => {
     // Every text the page puts on screen for these keys: none may hold a raw C0 control character.
     expect([...cells, ...titles, ...confirms].filter((text) => /[\u0000-\u001f]/.test(text)).map((text) => JSON.stringify(text))).toEqual([]);
   });
+
+  // Found by review (twenty-ninth session): the escape wrote an unsafe character as `\uXXXX` and
+  // left a backslash as it was, so the key holding the six characters `\u202e` read exactly as the
+  // key holding a real right-to-left override, in its cell, its title and the confirmation. A
+  // backslash is written doubled now, as log lines write it (quoteKey JSON-encodes).
+  it('shows a key with a real override and a key with the text "\\u202e" apart', async () => {
+    const { cells, titles, confirms } = await shownFor(['payments:\u202e24', 'payments:\\u202e24']);
+    expect(new Set(cells).size).toBe(2);
+    expect(new Set(titles).size).toBe(2);
+    expect(new Set(confirms).size).toBe(2);
+    expect(cells.sort()).toEqual(['payments:\\\\u202e24', 'payments:\\u202e24']);
+  });
 });
