@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createLockApp } from '../support/lock-app.js';
-import { startRedisServer, type RedisServer } from '../support/redis-server.js';
+import { useQuorumServers } from '../support/quorum-nodes.js';
 
 /**
  * Found by review of the day's fixes (twenty-ninth session): QuorumSilence calls a master silent when it has commands out and
@@ -13,13 +13,7 @@ import { startRedisServer, type RedisServer } from '../support/redis-server.js';
  * reason; the silence verdict does not.
  */
 describe('quorum: a stall of the application event loop', () => {
-  const servers: RedisServer[] = [];
-  beforeAll(async () => {
-    for (let i = 0; i < 3; i++) servers.push(await startRedisServer());
-  });
-  afterAll(async () => {
-    await Promise.all(servers.map((server) => server.stop()));
-  });
+  const servers = useQuorumServers();
 
   it('does not make healthy masters silent: a lock asked for right after it is granted', { timeout: 30_000 }, async () => {
     const app = await createLockApp({ redis: servers.map((server) => server.url), ttl: 5_000 });

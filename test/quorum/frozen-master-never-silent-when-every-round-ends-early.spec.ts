@@ -1,7 +1,6 @@
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createLockApp, sleep } from '../support/lock-app.js';
-import { startRedisServer, type RedisServer } from '../support/redis-server.js';
+import { clientsOf, useQuorumServers } from '../support/quorum-nodes.js';
 
 /**
  * Found by the second review of the day's fixes (twenty-ninth session): since 57aa512 a master is
@@ -15,21 +14,10 @@ import { startRedisServer, type RedisServer } from '../support/redis-server.js';
  * (see frozen-minority-master-backlog-grows-unbounded.spec.ts, whose busy lock makes rounds time out).
  */
 describe('quorum: a master frozen while every round ends on an agreeing majority', () => {
-  const servers: RedisServer[] = [];
-  beforeAll(async () => {
-    for (let i = 0; i < 3; i++) servers.push(await startRedisServer());
-  });
-  afterAll(async () => {
-    for (const server of servers) server.resume();
-    await Promise.all(servers.map((server) => server.stop()));
-  });
+  const servers = useQuorumServers();
 
   it('is not sent an ever-growing backlog of acquisitions and releases', { timeout: 60_000 }, async () => {
-    const clients = servers.map((server) => {
-      const client = new Redis(server.url);
-      client.on('error', () => undefined);
-      return client;
-    });
+    const clients = clientsOf(servers);
     const queued = (): number => (clients[2] as unknown as { commandQueue: { length: number } }).commandQueue.length;
     const app = await createLockApp({ redis: clients as never, ttl: 3_000 });
     servers[2]!.pause();

@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createLockApp, sleep } from '../support/lock-app.js';
-import { startRedisServer, type RedisServer } from '../support/redis-server.js';
+import { clientsOf, useQuorumServers } from '../support/quorum-nodes.js';
 
 /**
  * Found by review (twenty-ninth session): quorum mode keeps serving locks while a minority master is frozen (SIGSTOP, a stuck server:
@@ -15,21 +15,10 @@ import { startRedisServer, type RedisServer } from '../support/redis-server.js';
  * A master silent for a second (quorum-silence.ts) is asked nothing now until it answers.
  */
 describe('quorum: a master frozen while the application keeps working', () => {
-  const servers: RedisServer[] = [];
-  beforeAll(async () => {
-    for (let i = 0; i < 3; i++) servers.push(await startRedisServer());
-  });
-  afterAll(async () => {
-    for (const server of servers) server.resume();
-    await Promise.all(servers.map((server) => server.stop()));
-  });
+  const servers = useQuorumServers();
 
   it('is not sent an ever-growing backlog of commands, and is asked again once it answers', { timeout: 60_000 }, async () => {
-    const clients = servers.map((server) => {
-      const client = new Redis(server.url);
-      client.on('error', () => undefined);
-      return client;
-    });
+    const clients = clientsOf(servers);
     const queued = (): number => (clients[2] as unknown as { commandQueue: { length: number } }).commandQueue.length;
     const app = await createLockApp({ redis: clients as never, ttl: 3_000 });
     const holder = await createLockApp({ redis: servers.map((server) => server.url), ttl: 3_000 });

@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createLockApp, sleep } from '../support/lock-app.js';
-import { startRedisServer, type RedisServer } from '../support/redis-server.js';
+import { clientsOf, useQuorumServers } from '../support/quorum-nodes.js';
 
 /**
  * Found by CI (the behaviour suite's quorum run): `inspect()` reported as the holder's fencing
@@ -12,20 +12,9 @@ import { startRedisServer, type RedisServer } from '../support/redis-server.js';
  * the highest value a majority of the masters have reached.
  */
 describe('quorum: inspect() where one master counted a rival attempt the others never saw', () => {
-  const servers: RedisServer[] = [];
-  beforeAll(async () => {
-    for (let i = 0; i < 3; i++) servers.push(await startRedisServer());
-  });
-  afterAll(async () => {
-    await Promise.all(servers.map((server) => server.stop()));
-  });
+  const servers = useQuorumServers();
 
-  const connect = () =>
-    servers.map((server) => {
-      const client = new Redis(server.url);
-      client.on('error', () => undefined);
-      return client;
-    });
+  const connect = () => clientsOf(servers);
 
   it("reports the holder's token, not the minority's higher counter", { timeout: 30_000 }, async () => {
     const holderClients = connect();

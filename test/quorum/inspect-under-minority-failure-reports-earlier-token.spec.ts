@@ -1,10 +1,10 @@
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { createLockApp, type LockApp } from '../support/lock-app.js';
-import { startRedisServer, type RedisServer } from '../support/redis-server.js';
 import { listLocks } from '../../lib/core/stores/redis/lock-admin.js';
 import type { LockManager } from '../../lib/core/engine/lock-manager.js';
 import { LOCK_RUNNER } from '../../lib/redis-lock.constants.js';
+import { clientsOf, useQuorumServers } from '../support/quorum-nodes.js';
 
 /**
  * Found by review (twenty-ninth session): `inspect()` reads the token "a majority reached" as the majority-th highest counter of the
@@ -15,25 +15,14 @@ import { LOCK_RUNNER } from '../../lib/redis-lock.constants.js';
  * and 1) and its lease runs: `inspect()` also calls it not held, and `isLocked()` false.
  */
 describe('quorum: inspect() while one master of the holder majority is frozen', () => {
-  const servers: RedisServer[] = [];
+  const servers = useQuorumServers();
   const apps: LockApp[] = [];
-  beforeAll(async () => {
-    for (let i = 0; i < 3; i++) servers.push(await startRedisServer());
-  });
   afterEach(async () => {
     for (const server of servers) server.resume();
     await Promise.all(apps.splice(0).map((app) => app.close()));
   });
-  afterAll(async () => {
-    await Promise.all(servers.map((server) => server.stop()));
-  });
 
-  const connect = () =>
-    servers.map((server) => {
-      const client = new Redis(server.url);
-      client.on('error', () => undefined);
-      return client;
-    });
+  const connect = () => clientsOf(servers);
 
   async function setUp(key: string) {
     const holderClients = connect();

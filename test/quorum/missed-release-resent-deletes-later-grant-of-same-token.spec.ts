@@ -1,8 +1,8 @@
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createLockApp, sleep } from '../support/lock-app.js';
 import { watchCommands } from '../support/monitor.js';
-import { startRedisServer, type RedisServer } from '../support/redis-server.js';
+import { useQuorumServers } from '../support/quorum-nodes.js';
 
 /**
  * Found by the second review of the day's fixes (twenty-ninth session): since 57aa512 a master that
@@ -19,14 +19,7 @@ import { startRedisServer, type RedisServer } from '../support/redis-server.js';
  * the attempt is granted on all three, then the resent releases delete its copies on 0 and 2.
  */
 describe('quorum: a missed release resent when a master answers again', () => {
-  const servers: RedisServer[] = [];
-  beforeAll(async () => {
-    for (let i = 0; i < 3; i++) servers.push(await startRedisServer());
-  });
-  afterAll(async () => {
-    for (const server of servers) server.resume();
-    await Promise.all(servers.map((server) => server.stop()));
-  });
+  const servers = useQuorumServers();
 
   it('does not delete the copy a later attempt of the same acquisition took', { timeout: 60_000 }, async () => {
     const app = await createLockApp({ redis: servers.map((s) => s.url), ttl: 5_000 });

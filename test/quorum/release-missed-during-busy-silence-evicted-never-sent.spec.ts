@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createLockApp, sleep } from '../support/lock-app.js';
-import { startRedisServer, type RedisServer } from '../support/redis-server.js';
+import { useQuorumServers } from '../support/quorum-nodes.js';
 
 /**
  * Found by review of the quorum silence mechanism (twenty-ninth session). A release skipped on a
@@ -16,14 +16,7 @@ import { startRedisServer, type RedisServer } from '../support/redis-server.js';
  * Before 6ecbe28 the release waited in the client's queue and ran as soon as the master answered.
  */
 describe('quorum: a release missed on a silent master, under load', () => {
-  const servers: RedisServer[] = [];
-  beforeAll(async () => {
-    for (let i = 0; i < 3; i++) servers.push(await startRedisServer());
-  });
-  afterAll(async () => {
-    for (const server of servers) server.resume();
-    await Promise.all(servers.map((server) => server.stop()));
-  });
+  const servers = useQuorumServers();
 
   it('is still sent once the master answers again after 10,000 other releases', { timeout: 120_000 }, async () => {
     const app = await createLockApp({ redis: servers.map((s) => s.url), ttl: 60_000 });

@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createLockApp, sleep } from '../support/lock-app.js';
-import { startRedisServer, type RedisServer } from '../support/redis-server.js';
+import { useQuorumServers } from '../support/quorum-nodes.js';
 
 /**
  * Found by review of the day's fixes (twenty-ninth session): since 6ecbe28 a release is not sent to a master that has been
@@ -14,14 +14,7 @@ import { startRedisServer, type RedisServer } from '../support/redis-server.js';
  * the two remaining masters are one free copy and one stale one.
  */
 describe('quorum: a release skipped while a master was silent', () => {
-  const servers: RedisServer[] = [];
-  beforeAll(async () => {
-    for (let i = 0; i < 3; i++) servers.push(await startRedisServer());
-  });
-  afterAll(async () => {
-    for (const server of servers) server.resume();
-    await Promise.all(servers.map((server) => server.stop()));
-  });
+  const servers = useQuorumServers();
 
   it('is sent once the master answers again, not left to the ttl', { timeout: 60_000 }, async () => {
     const app = await createLockApp({ redis: servers.map((s) => s.url), ttl: 60_000 });

@@ -47,3 +47,28 @@ export function useQuorumNodes() {
   }
   return { servers, app, admin, get, until };
 }
+
+/**
+ * Three independent masters for a quorum spec that builds its own applications and clients:
+ * started once per file, resumed (a spec may leave one paused) and stopped after it.
+ */
+export function useQuorumServers(): readonly RedisServer[] {
+  const servers: RedisServer[] = [];
+  beforeAll(async () => {
+    servers.push(...(await Promise.all([0, 1, 2].map(() => startRedisServer()))));
+  });
+  afterAll(async () => {
+    for (const server of servers) server.resume();
+    await Promise.all(servers.map((server) => server.stop()));
+  });
+  return servers;
+}
+
+/** A client of each of `servers`, its errors (a master paused or cut off) not reported. */
+export function clientsOf(servers: readonly RedisServer[]): Redis[] {
+  return servers.map((server) => {
+    const client = new Redis(server.url);
+    client.on('error', () => undefined);
+    return client;
+  });
+}
