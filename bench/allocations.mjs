@@ -5,6 +5,7 @@
 // warm-up, each contender in a process of its own (an AsyncLocalStorage one contender enables
 // must not weigh on the next).
 //   npm run build && node bench/allocations.mjs [--concurrency 50] [--where] [contender ...]
+// (a contender named '... quorum...' gets three independent masters)
 // With `--where`, lists the functions that allocate the most per pair.
 import { spawnSync } from 'node:child_process';
 import { Session } from 'node:inspector/promises';
@@ -27,9 +28,10 @@ if (!child) {
   }
 } else {
   const name = names[0];
-  const server = await startRedisServer();
+  // The quorum contenders run on three independent masters, as in bench/ab.mjs --quorum.
+  const servers = await Promise.all((name.includes('quorum') ? [0, 1, 2] : [0]).map(() => startRedisServer()));
   try {
-    const contender = await createContender(name, server.url);
+    const contender = await createContender(name, servers.length > 1 ? servers.map((node) => node.url) : servers[0].url);
     const run = (tag, pairs) =>
       Promise.all(
         Array.from({ length: CONCURRENCY }, async (_, w) => {
@@ -61,6 +63,6 @@ if (!child) {
     }
     await contender.close();
   } finally {
-    await server.stop();
+    await Promise.all(servers.map((node) => node.stop()));
   }
 }

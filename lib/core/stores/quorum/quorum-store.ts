@@ -10,6 +10,7 @@ import { QuorumSilence, SilentMaster } from './quorum-silence.js';
 import { LOCK_KEY_SUFFIXES } from '../../keys/lock-key.js';
 import { LAST_ATTEMPT_GRACE_MS } from '../../engine/waiter-timing.js';
 import { tokenSince } from '../../engine/holder.js';
+import { RecentMap, RecentSet } from './recent-entries.js';
 
 /**
  * Quorum mode (the Redlock algorithm) over N independent Redis masters. A lock is held when a
@@ -32,7 +33,7 @@ import { tokenSince } from '../../engine/holder.js';
  * a counter rolled back instead (an older snapshot) can still let a later majority hand out a
  * lower token: counters need persistence (`appendfsync always`) where fencing must survive that.
  */
-/** How many missed releases are kept for shutdown at most. */
+/** How many missed releases are kept for shutdown: the newest this many at least, twice as many at most (see `RecentMap`). */
 const MAX_MISSED = 10_000;
 
 /** A release one node owes: sent again at shutdown. */
@@ -45,7 +46,7 @@ interface MissedRelease {
 /** A missed release's entry: one per node, lock and owner token. */
 const missedKey = (index: number, lock: string, token: string): string => `${index}\n${lock}\n${token}`;
 
-/** How many released tokens are remembered for late grants at most (see `giveBackIfReleased`). */
+/** How many released tokens are remembered for late grants, as `MAX_MISSED` (see `giveBackIfReleased`). */
 const MAX_RELEASED_TOKENS = 10_000;
 
 /**
@@ -68,7 +69,7 @@ export class QuorumStore implements LockStore {
   constructor(private readonly nodes: LockScripts[]) {
     this.majority = Math.floor(nodes.length / 2) + 1;
     this.silence = new QuorumSilence(nodes.length, (index) => this.answersAgain(index));
-    this.owedFloors = nodes.map(() => new Map());
+    this.owedFloors = nodes.map(() => new RecentMap(MAX_MISSED));
   }
 
   /**
@@ -317,13 +318,12 @@ export class QuorumStore implements LockStore {
 
   /**
    * The tokens whose release (or leave) was sent, for a grant resent after NOSCRIPT that lands
-   * later (see `giveBackIfReleased`). Bounded: the oldest go first past `MAX_RELEASED_TOKENS`
-   * (such a grant then keeps its copy for its ttl, as before this was kept).
+   * later (see `giveBackIfReleased`). Bounded: the newest `MAX_RELEASED_TOKENS` at least, twice as
+   * many at most (an older one's grant then keeps its copy for its ttl, as before this was kept).
    */
-  private readonly releasedTokens = new Set<string>();
+  private readonly releasedTokens = new RecentSet<string>(MAX_RELEASED_TOKENS);
 
   private released(token: string): void {
-    if (this.releasedTokens.size >= MAX_RELEASED_TOKENS) this.releasedTokens.delete(this.releasedTokens.values().next().value!);
     this.releasedTokens.add(token);
   }
 
@@ -374,7 +374,6 @@ export class QuorumStore implements LockStore {
           if (unanswered[index] === true) continue;
           const owed = { index, lock, token };
           unanswered[index] = owed;
-          if (this.unanswered.size >= MAX_MISSED) this.unanswered.delete(this.unanswered.values().next().value!);
           this.unanswered.add(owed);
         } else if (!answer.ok) {
           // Timed out, unless it answered (or failed, owed then) in the turn the round ended.
@@ -393,12 +392,12 @@ export class QuorumStore implements LockStore {
   /**
    * Releases some nodes did not confirm (their connection failed, or they did not answer in
    * time), by node: a majority's release frees the lock, but such a node keeps its copy for the
-   * ttl. `app.close()` sends them again (see `owedAtShutdown`), owner-checked. Bounded: the
-   * oldest go first past `MAX_MISSED` (their leases end on their own).
+   * ttl. `app.close()` sends them again (see `owedAtShutdown`), owner-checked. Bounded by
+   * `MAX_MISSED`: older ones are dropped (their leases end on their own).
    */
-  private readonly missedReleases = new Map<string, MissedRelease>();
+  private readonly missedReleases = new RecentMap<string, MissedRelease>(MAX_MISSED);
   /** Releases of rounds that ended on a released majority, to the nodes that have not answered yet (bounded as `missedReleases`). */
-  private readonly unanswered = new Set<MissedRelease>();
+  private readonly unanswered = new RecentSet<MissedRelease>(MAX_MISSED);
 
   /**
    * A release (or leave) master `index` did not confirm, owed to it: unless it was skipped as
@@ -415,7 +414,6 @@ export class QuorumStore implements LockStore {
   }
 
   private missed(index: number, lock: string, token: string): void {
-    if (this.missedReleases.size >= MAX_MISSED) this.missedReleases.delete(this.missedReleases.keys().next().value!);
     this.missedReleases.set(missedKey(index, lock, token), { index, lock, token });
   }
 
@@ -501,11 +499,10 @@ export class QuorumStore implements LockStore {
   /** The masters that stopped answering, asked nothing until they answer again. */
   private readonly silence: QuorumSilence;
   /** By master: the fencing floors a silent master was not raised to, by counter key (bounded as `missedReleases`). */
-  private readonly owedFloors: Map<string, number>[];
+  private readonly owedFloors: RecentMap<string, number>[];
 
   private owe(index: number, fence: string, floor: number): void {
     const floors = this.owedFloors[index]!;
-    if (floors.size >= MAX_MISSED && !floors.has(fence)) floors.delete(floors.keys().next().value!);
     floors.set(fence, Math.max(floor, floors.get(fence) ?? 0));
   }
 
@@ -587,7 +584,7 @@ export class QuorumStore implements LockStore {
       this.silence.track(index, node.quorumRelease(owed.lock, owed.token)).catch(() => this.missed(index, owed.lock, owed.token));
     }
     const floors = this.owedFloors[index]!;
-    this.owedFloors[index] = new Map();
+    this.owedFloors[index] = new RecentMap(MAX_MISSED);
     for (const [fence, floor] of floors) this.silence.track(index, node.fenceFloor(fence, floor)).catch(() => undefined);
   }
 
