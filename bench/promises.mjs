@@ -30,10 +30,11 @@ createHook({
 }).enable();
 if (where) Error.stackTraceLimit = 12;
 
-const server = await startRedisServer();
+// The quorum contenders run on three independent masters, as in bench/ab.mjs --quorum.
+const servers = await Promise.all((contenders.some((name) => name.includes('quorum')) ? [0, 1, 2] : [0]).map(() => startRedisServer()));
 try {
   for (const name of contenders) {
-    const contender = await createContender(name, server.url);
+    const contender = await createContender(name, name.includes('quorum') ? servers.map((node) => node.url) : servers[0].url);
     const run = (tag) =>
       Promise.all(
         Array.from({ length: CONCURRENCY }, async (_, w) => {
@@ -55,5 +56,5 @@ try {
     await contender.close();
   }
 } finally {
-  await server.stop();
+  await Promise.all(servers.map((node) => node.stop()));
 }
