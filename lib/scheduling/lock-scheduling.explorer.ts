@@ -164,7 +164,9 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
           // serve: every call of the method would fail.
           if (this.seenBy(wrapper)) {
             if (locked.options?.ttl !== undefined) checkOwnTtl(parseDuration(locked.options.ttl, 'ttl', MIN_TTL_MS, MAX_TTL_MS), locked.options.ttl, where);
-            (this.locks[LOCK_RUNNER] as LockManager).assertServes(locked.options, typeof locked.key === 'string' ? locked.key : '(its key function)', where);
+            // `onBusy` is the decorator's own, no option of the lock call.
+            const { onBusy: _, ...callOptions } = (locked.options ?? {}) as AnyLockOptions & { onBusy?: unknown };
+            (this.locks[LOCK_RUNNER] as LockManager).assertServes(callOptions, typeof locked.key === 'string' ? locked.key : '(its key function)', where);
           }
           this.giveLockService(wrapper, where);
         }

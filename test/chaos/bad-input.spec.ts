@@ -39,6 +39,7 @@ const cases: Case[] = [
   ['autoRenew of the wrong type', (l) => l.using('k', () => 1, { autoRenew: 'yes' as never }), InvalidLockOptionsError, /Option "autoRenew" must be a boolean, got "yes"/],
   ['a signal that is not an AbortSignal', (l) => l.acquire('k', { signal: {} as never }), InvalidLockOptionsError, /Option "signal" must be an AbortSignal/],
   ['options that are not an object', (l) => l.acquire('k', 'fast' as never), InvalidLockOptionsError, /Option "options"/],
+  ['a misspelt option name', (l) => l.using('k', () => 1, { waitTimout: 0 } as never), InvalidLockOptionsError, /Option "waitTimout" .*no option of a lock call/],
   ['an empty key', (l) => l.acquire(''), LockKeyError, /must not be empty/],
   ['a very long key', (l) => l.acquire('k'.repeat(5_000)), LockKeyError, /5000 characters long; at most 1024/],
   ['a number as key', (l) => l.acquire(42 as never), LockKeyError, /must be a string, got number/],

@@ -8,6 +8,7 @@ import { checkFairness } from './fairness-option.js';
 import type { Fairness } from '../engine/fairness.js';
 import type {
   AnyLockOptions,
+  LockOptions,
   LockTimingOptions,
   RedisConnection,
   RedisLockModuleOptions,
@@ -144,11 +145,28 @@ function resolveModule(options: RedisLockModuleOptions, needsRedis: boolean): Re
   return { ...timing, redis, keyPrefix, shutdownTimeout, exposeKeyInHttpErrors, instanceName, fenceRetention, waitForReplicas, fairness };
 }
 
+/**
+ * The names one `acquire()`, `tryAcquire()` or `using()` call takes. A misspelt one (`permit` for
+ * `permits`) passes TypeScript when the options are a shared constant or built in JavaScript, and
+ * would be dropped without a word: a "two-permit" call would take one permit, and more holders
+ * would run at once than the caller meant.
+ */
+const CALL_OPTION_NAMES = ['ttl', 'renewInterval', 'waitTimeout', 'autoRenew', 'limit', 'permits', 'mode', 'fairness', 'fencing', 'signal', 'name', 'label'] as const satisfies readonly (keyof LockOptions)[];
+const CALL_OPTIONS = new Set<string>(CALL_OPTION_NAMES);
+// Every option of the interface is listed: one added there and not here would be refused as unknown.
+export const EVERY_CALL_OPTION_LISTED: [Exclude<keyof LockOptions, (typeof CALL_OPTION_NAMES)[number]>] extends [never] ? true : never = true;
+
 /** Validates the options of one call against the module's resolved timing. */
 export function resolveLockOptions(options: AnyLockOptions | undefined, defaults: CallDefaults): LockTiming {
   if (options === undefined) return defaults;
   if (options === null || typeof options !== 'object') {
     throw new InvalidLockOptionsError('options', options, 'an object or undefined');
+  }
+  // for...in: no array per call, and the engine's own marks are symbols, which it skips.
+  for (const name in options) {
+    if (!CALL_OPTIONS.has(name)) {
+      throw new InvalidLockOptionsError(name, (options as Record<string, unknown>)[name], `left out: it is no option of a lock call (its options are ${CALL_OPTION_NAMES.join(', ')})`);
+    }
   }
   if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) {
     throw new InvalidLockOptionsError('signal', options.signal, 'an AbortSignal');
