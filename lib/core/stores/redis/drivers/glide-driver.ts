@@ -1,5 +1,6 @@
 import { InvalidLockOptionsError } from '../../../../errors/invalid-lock-options.error.js';
 import { createHash } from 'node:crypto';
+import { setTimeout } from '../../../time/real-timers.js';
 import { COMMANDS, type ScriptName } from '../lock-lua.js';
 import { isGlideCluster, type ValkeyGlideClient } from './glide-client.js';
 import { flatPairs, isNoScript, writablePing, type BareScriptCall, type LuaScript, type PingTarget, type ReadCommand, type RedisDriver, type RedisNode, type ReleaseSubscriber, type ScriptCall } from './redis-driver.js';
@@ -177,7 +178,8 @@ export class GlideDriver implements RedisDriver {
    * GLIDE refuses a request while `inflightRequestsLimit` (1,000 by default) others are in flight
    * on the client, before sending it: not a Redis failure, and a burst of lock calls (or the
    * application's own commands on the same client) meets it. Such a request is sent again as
-   * replies free places, on a short backoff, for up to `INFLIGHT_RETRY_MS`.
+   * replies free places, on a short backoff, for up to `INFLIGHT_RETRY_MS`: on the real timers
+   * (real-timers.ts), or a test's fake timers would leave such a call unanswered.
    */
   private sendWithin(args: string[], options: object, waited: number): Promise<unknown> {
     return this.commands.customCommand(args, options).catch((error: unknown) => {
