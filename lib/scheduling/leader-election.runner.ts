@@ -24,6 +24,8 @@ export class LeaderElectionRunner {
   private stopped = false;
   /** Terms whose `onLeadershipAcquired` started: only those hear `onLeadershipLost`. */
   private readonly announced = new WeakSet<Lock>();
+  /** Work `runAsLeader()` runs (settled either way): a term ends only after its work has. */
+  private readonly works = new Map<Lock, Set<Promise<void>>>();
 
   constructor(
     private readonly locks: LockService,
@@ -49,6 +51,40 @@ export class LeaderElectionRunner {
 
   start(): void {
     this.tryToLead();
+  }
+
+  /**
+   * Runs `work` in the current term (as its hooks run: `current()` is the term, and `using()` and
+   * `@Locked` calls inside are told when the term ends), and keeps the lease until it ends at a
+   * step-down or shutdown. `undefined`, without running it, when this instance does not lead.
+   */
+  runAsLeader<T>(work: (term: Lock) => T | PromiseLike<T>): Promise<Awaited<T> | undefined> {
+    const term = this.stopped ? undefined : this.term;
+    if (term === undefined) return Promise.resolve(undefined);
+    let running: Promise<Awaited<T>>;
+    try {
+      running = Promise.resolve(this.runner.runInChain(term, () => work(term)));
+    } catch (error) {
+      running = Promise.reject(error as Error);
+    }
+    const works = this.works.get(term) ?? new Set<Promise<void>>();
+    this.works.set(term, works);
+    const settled = running.then(
+      () => undefined,
+      () => undefined,
+    );
+    works.add(settled);
+    void settled.then(() => {
+      works.delete(settled);
+      if (works.size === 0 && this.works.get(term) === works) this.works.delete(term);
+    });
+    return running;
+  }
+
+  /** When the work `runAsLeader()` runs in `term` has ended (now, when there is none). */
+  private worksOf(term: Lock): Promise<void> {
+    const works = this.works.get(term);
+    return works === undefined ? Promise.resolve() : Promise.all(works).then(() => undefined);
   }
 
   /**
@@ -78,7 +114,9 @@ export class LeaderElectionRunner {
       }
       // And the using() and @Locked calls its hooks wait for, which stop on their own locks' signals.
       this.runner.interruptCallsWithin?.([lock]);
-      this.hooks = this.hooks.then(() => this.callLost(lock));
+      // Work runAsLeader() runs in the term ends too before onLeadershipLost and the release.
+      const works = this.worksOf(lock);
+      this.hooks = this.hooks.then(() => works).then(() => this.callLost(lock));
     }
     const overran = (await settleWithin(this.hooks, Math.max(0, deadline - performance.now()))) === TIMED_OUT;
     // What is still bounded by a ttl (an onLeadershipLost that did not return) has had its
@@ -86,7 +124,7 @@ export class LeaderElectionRunner {
     for (const wait of this.cutAfterStop) wait.abort();
     if (overran) {
       this.runner.logger.warn(
-        `The hooks of ${this.where} were still running ${timeoutMs} ms (shutdownTimeout) after its leadership's signal aborted for shutdown` +
+        `The hooks of ${this.where}${lock !== undefined && this.works.has(lock) ? ' (or work runAsLeader() runs)' : ''} were still running ${timeoutMs} ms (shutdownTimeout) after its leadership's signal aborted for shutdown` +
           (lock === undefined ? '.' : '; the lease is given back while they run.'),
       );
       // Told now rather than never, behind a hook that may not return (once, see callLost).
@@ -258,7 +296,9 @@ export class LeaderElectionRunner {
   }
 
   private releaseLease(lock: Lock): Promise<void> {
-    return lock.release().catch((error: unknown) => {
+    // After the work runAsLeader() runs in the term, bounded as the hook is.
+    const worksEnded = this.bounded(this.worksOf(lock), this.runner.leaseOf(lock), this.cutAfterStop);
+    return worksEnded.then(() => lock.release()).catch((error: unknown) => {
       // Once the application shuts down, nothing sends it again after LockService's shutdown.
       const then = this.stopped ? 'it expires on its own' : 'it is sent again shortly, or expires on its own';
       this.runner.logger.warn(`${this.where} could not release the leadership ${quoteKey(this.key)} (${(error as Error).message}); ${then}.`);

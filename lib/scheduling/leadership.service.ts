@@ -21,9 +21,8 @@ import type { LeaderElectionRunner } from './leader-election.runner.js';
  *
  *   @Cron('0 0 * * * *')
  *   async hourly() {
- *     const term = this.leadership.leaderLock('reports');
- *     if (!term) return; // another instance leads
- *     await this.build({ signal: term.signal, fencingToken: term.fencingToken });
+ *     // Runs only on the leader; at app.close() the lease is given back after build() ends.
+ *     await this.leadership.runAsLeader('reports', (term) => this.build({ signal: term.signal, fencingToken: term.fencingToken }));
  *   }
  * }
  * ```
@@ -56,6 +55,24 @@ export class LeadershipService {
    */
   leaderLock(key: string): Lock | undefined {
     return this.election(key, 'leaderLock').term;
+  }
+
+  /**
+   * Runs `work` with the current term's lock when this instance leads `key`, and resolves to what
+   * it returns; resolves `undefined` without running it when this instance does not lead (or the
+   * application is shutting down). The work belongs to the term, as the election's hooks do: when
+   * the term ends its `signal` aborts (and `using()` and `@Locked` calls inside it are told), and
+   * at `app.close()` (or a step-down) the lease is given back only after the work has ended,
+   * within `shutdownTimeout`. Work started from `leaderLock(key)` is not waited for.
+   *
+   * @throws RedisLockError when no `@LeaderElection(key)` runs in this application.
+   */
+  runAsLeader<T>(key: string, work: (term: Lock) => T | PromiseLike<T>): Promise<Awaited<T> | undefined> {
+    const election = this.election(key, 'runAsLeader');
+    if (typeof work !== 'function') {
+      throw new RedisLockError(`runAsLeader(${quoteKey(key)}, ${work === null ? 'null' : typeof work}): give the work as a function of the term's lock.`);
+    }
+    return election.runAsLeader(work);
   }
 
   private election(key: string, method: string): LeaderElectionRunner {
