@@ -58,8 +58,11 @@ export async function startRedisServer(extraArgs = []) {
       const current = child;
       if (!current || current.exitCode !== null || current.signalCode !== null) return;
       const exited = once(current, 'exit');
+      // A kill ends a frozen (SIGSTOP) server as it is: SIGCONT first would let it answer a
+      // little of what waits for it before it dies.
+      if (kill) current.kill('SIGKILL');
       current.kill('SIGCONT');
-      current.kill(kill ? 'SIGKILL' : 'SIGTERM');
+      if (!kill) current.kill('SIGTERM');
       await exited;
     },
     start: launch,

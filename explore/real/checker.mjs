@@ -34,7 +34,8 @@
 //   { ev: 'ok', p, sid, t } | { ev: 'fail', p, sid, error, outcome, t }   the call settled
 //   { ev: 'stall', p, t, until }                      the worker's event loop did not run meanwhile
 //   { ev: 'fault', kind, p?, node?, wall?, t, until } injected by the runner (`wall`, restart-empty:
-//                                                     the wall clock in ms, Date.now(), as it began)
+//                                                     the wall clock in ms, Date.now(), as it began;
+//                                                     silent-restart: as the frozen master was killed)
 //   { ev: 'stuck', p, t }                             the worker did not finish when told to
 //   { ev: 'unhandled', p, error, t }                  a promise rejection nobody handled (Node's
 //                                                     default would have ended the process)
@@ -48,14 +49,14 @@
 // was held up), `stale-grant` (a holder that entered on thawing from a freeze, with a lower token
 // than one already inside) or `lease-release-unbounded` (see checkCloses). An empty list means the history keeps what the library promises.
 
-const DATA_LOSS = new Set(['restart-empty']);
+const DATA_LOSS = new Set(['restart-empty', 'silent-restart']);
 const SLACK = 15;
 /** What app.close() may take beyond its shutdownTimeout: the round trips and connection closes after its bounded waits, on a loaded machine. */
 const CLOSE_SLACK = 250;
 /** How soon after it thaws a leader whose lease ran out while it was frozen hears onLeadershipLost (its deadline timer fires at once). */
 const RESUME_BOUND = 100;
 /** Faults that may lose, hold up or replay a worker's commands (`p`: one worker's links; none: everyone's), or Redis' own. */
-const COMMAND_FAULTS = new Set(['cut', 'delay', 'drop-replies', 'drop-requests', 'reset', 'redis-pause', 'restart-empty', 'migrate']);
+const COMMAND_FAULTS = new Set(['cut', 'delay', 'drop-replies', 'drop-requests', 'reset', 'redis-pause', 'restart-empty', 'migrate', 'long-pause', 'silent-restart']);
 
 /** The worker (instance name) an owner token names: `<hex>.<base64url JSON [host, pid, instance, label]>.<since>`. */
 export function tokenOwner(token) {
@@ -406,7 +407,7 @@ export function check(history) {
 }
 
 /** Faults that may hold up a release, or lose it before it reaches Redis, until after its lease ran out there. */
-const HOLD_UP_FAULTS = new Set(['cut', 'delay', 'drop-requests', 'redis-pause', 'migrate']);
+const HOLD_UP_FAULTS = new Set(['cut', 'delay', 'drop-requests', 'redis-pause', 'migrate', 'long-pause', 'silent-restart']);
 
 /**
  * `told-after-release`: once its code ended (`exit`; the call then sends its release), a holder

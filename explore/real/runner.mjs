@@ -30,13 +30,22 @@ export const FINISHES = ['drain', 'abrupt'];
 const WAITER_LEASE_MS = 1_000;
 /** How long a worker's links stay cut from the moment it is told to close (`closeCut`): beyond twice its shutdownTimeout (1 s; a worker with a job or a leadership closes in two phases) and the checker's slack. */
 const CLOSE_CUT_MS = 2_600;
-export const FAULT_KINDS = ['pause', 'kill', 'cut', 'delay', 'drop-replies', 'drop-requests', 'reset', 'redis-pause', 'restart-empty', 'migrate'];
+export const FAULT_KINDS = ['pause', 'kill', 'cut', 'delay', 'drop-replies', 'drop-requests', 'reset', 'redis-pause', 'restart-empty', 'migrate', 'long-pause', 'silent-restart'];
 /**
  * How often each fault is drawn: a pause (a process frozen past its lease) is what most often
  * breaks a lock. A slot migration is never drawn: it runs in schedules of its own (`migrate`),
  * so that the seeds of the other schedules keep their faults.
  */
-const FAULT_WEIGHTS = { pause: 3, kill: 1, cut: 2, delay: 1, 'drop-replies': 1, 'drop-requests': 1, reset: 1, 'redis-pause': 1, 'restart-empty': 1, migrate: 0 };
+const FAULT_WEIGHTS = { pause: 3, kill: 1, cut: 2, delay: 1, 'drop-replies': 1, 'drop-requests': 1, reset: 1, 'redis-pause': 1, 'restart-empty': 1, migrate: 0, 'long-pause': 0, 'silent-restart': 0 };
+/**
+ * Quorum silence (`silence`, `--silence`; never drawn, so that the seeds keep their schedules): a
+ * master frozen past the 1 s after which quorum mode asks it nothing (SILENT_AFTER_MS,
+ * lib/core/stores/quorum/quorum-silence.ts), then resumed (`long-pause`), or killed while frozen
+ * and started again empty (`silent-restart`: its scripts gone, so what is sent it on its return
+ * meets NOSCRIPT and goes again as EVAL behind what followed). `redis-pause` lasts at most a ttl
+ * (600 ms), below that threshold.
+ */
+export const SILENCE_FAULTS = ['long-pause', 'silent-restart'];
 const WEIGHTED_FAULTS = FAULT_KINDS.flatMap((kind) => Array(FAULT_WEIGHTS[kind]).fill(kind));
 /** Faults of the links between the workers and Redis: one worker's (a partition), or everyone's. */
 const NETWORK_FAULTS = new Set(['cut', 'delay', 'drop-replies', 'drop-requests', 'reset']);
@@ -67,8 +76,9 @@ export function generator(seed) {
  * all three) is never drawn: its schedules are asked for, and run a mutex, a job or a leader.
  * `migrate`: a Cluster schedule whose one fault moves the slot of the key in use (see `migrationSchedule`).
  */
-export function makeSchedule(seed, { target, workload, migrate = false, driver } = {}) {
+export function makeSchedule(seed, { target, workload, migrate = false, driver, silence = false } = {}) {
   if (migrate) return migrationSchedule(seed, workload);
+  if (silence) return silenceSchedule(seed, { target, workload });
   // The client the workers hand the module: drawn by nobody (a seed keeps its schedule), asked for.
   if (driver === 'node-redis') return { ...makeSchedule(seed, { target, workload }), driver };
   const rng = generator(seed);
@@ -134,6 +144,34 @@ export function makeSchedule(seed, { target, workload, migrate = false, driver }
 }
 
 /**
+ * The quorum schedule of `seed` (the same draw: workload, faults, finish) with one or two masters
+ * silenced on top, drawn from a generator of their own (`seed ^ 0x51e4`): one master frozen for
+ * 1.2 to 3 s and resumed (`long-pause`), or frozen 1.2 to 2.5 s, killed as it is, down 0 to 600 ms
+ * and started again empty (`silent-restart`); in one schedule in three a second one on another
+ * master, starting within 400 ms of the first (two masters silent at once: too few are left for
+ * a majority, so every master is asked again, and both answer again to attempts already on their
+ * way). Half of these schedules run a ttl of 2 s instead of 600 ms, so that the copies a silent
+ * master kept of locks taken before it froze outlive its silence, and the releases it missed
+ * matter when they are sent on its return. The run goes on `settleMs` after the last fault ended,
+ * so that the workers meet the masters' return before they close.
+ */
+function silenceSchedule(seed, { target = 'quorum', workload } = {}) {
+  if (target !== 'quorum') throw new Error('silence schedules silence quorum masters: they need the quorum target');
+  const schedule = makeSchedule(seed, { target, workload });
+  const rng = generator(seed ^ 0x51e4);
+  const silenced = (node, at) => {
+    const kind = rng.pick(SILENCE_FAULTS);
+    return kind === 'long-pause' ? { kind, at, node, ms: rng.int(1_200, 3_000) } : { kind, at, node, ms: rng.int(1_200, 2_500), down: rng.int(0, 600) };
+  };
+  const first = silenced(rng.int(0, 2), rng.int(100, 700));
+  const faults = [first];
+  if (rng.next() < 1 / 3) faults.push(silenced((first.node + rng.int(1, 2)) % 3, first.at + rng.int(0, 400)));
+  if (rng.next() < 1 / 2) schedule.ttl = 2_000;
+  schedule.faults = [...schedule.faults, ...faults].sort((a, b) => a.at - b.at);
+  return { ...schedule, silence: true, settleMs: 800 };
+}
+
+/**
  * A slot migration under way while every worker holds several keys of that slot, renewed in one
  * batch: with a semaphore whose limit is every chain of every worker, both chains of a worker hold a permit at once
  * (`<lock>:permit:<token>`, one slot), and each section lasts about a ttl, so that renewals
@@ -153,7 +191,7 @@ function migrationSchedule(seed, workload = 'semaphore') {
 export function describeFault(fault) {
   if (fault.kind === 'migrate') return `migrate the slot to the ${fault.to === 1 ? 'next' : 'other'} master, a key at a time (pauses ${fault.gap[0]}-${fault.gap[1]} ms, order ${fault.order}) at ${fault.at} ms`;
   const where = `${fault.worker !== undefined ? ` ${fault.holder ? 'holder, else worker' : 'worker'} ${fault.worker}` : ''}${fault.node !== undefined ? ` node ${fault.node}` : ''}`;
-  const howLong = fault.ms !== undefined ? ` ${fault.ms} ms` : '';
+  const howLong = fault.ms !== undefined ? ` ${fault.ms} ms${fault.down !== undefined ? `, down ${fault.down} ms` : ''}` : '';
   const delay = fault.delay !== undefined ? ` (+${fault.delay} ms each way)` : '';
   return `${fault.kind}${where}${howLong}${delay} at ${fault.at} ms`;
 }
@@ -410,6 +448,21 @@ export async function runSchedule(environment, schedule) {
         if (schedule.target === 'cluster') target.deployment.resume(fault.node);
         else if (schedule.target === 'quorum') target.servers[fault.node].resume();
         else target.server.resume();
+      } else if (fault.kind === 'long-pause') {
+        target.servers[fault.node].pause();
+        await sleep(fault.ms);
+        target.servers[fault.node].resume();
+      } else if (fault.kind === 'silent-restart') {
+        // Frozen past the silence threshold, then killed as it is (SIGKILL, no SIGCONT first:
+        // it answers nothing more) and, after a while down, started again empty.
+        const master = target.servers[fault.node];
+        master.pause();
+        await sleep(fault.ms);
+        event.wall = Date.now();
+        await master.stop({ kill: true });
+        await sleep(fault.down);
+        await master.start();
+        await environment.register.rpush('register:log', JSON.stringify(['restart', event.wall]));
       } else if (fault.kind === 'migrate') {
         Object.assign(event, await migrateSlot(target.deployment, `lock:{${key}}`, fault));
       } else if (fault.kind === 'restart-empty') {
@@ -439,6 +492,8 @@ export async function runSchedule(environment, schedule) {
 
     await sleep(schedule.runMs);
     await Promise.all(pending);
+    // Silence schedules: the workers go on a while after the masters' return.
+    if (schedule.settleMs !== undefined) await sleep(schedule.settleMs);
     clearInterval(ticker);
     ticker = undefined;
     quietAt = Math.max(quietAt, mono());
@@ -483,6 +538,10 @@ export async function runSchedule(environment, schedule) {
       refused: events.filter((e) => e.ev === 'register' && !e.accepted).length,
       lost: events.filter((e) => e.ev === 'lost').length,
       stalls: events.filter((e) => e.ev === 'stall').length,
+      // Quorum silence, as the workers' stores saw it (worker.mjs, `watchSilence`).
+      silenced: events.filter((e) => e.ev === 'silence' && e.what === 'silenced').length,
+      comebacks: events.filter((e) => e.ev === 'silence' && e.what === 'comeback' && e.silent).length,
+      resent: events.filter((e) => e.ev === 'silence' && e.what === 'comeback').reduce((n, e) => n + e.releases, 0),
     });
     return { schedule, history, violations, figures };
   } finally {
@@ -666,7 +725,7 @@ export async function storeSnapshot(nodes, key) {
 export function formatResult({ schedule, violations, figures }) {
   const lines = [
     `seed ${schedule.seed}: ${schedule.workload} on ${schedule.target}${schedule.driver === 'node-redis' ? ' (node-redis clients)' : ''}${describePlacement(schedule)}, ${schedule.workers} workers, ttl ${schedule.ttl} ms, ${schedule.finish === 'abrupt' ? `closed in the middle of work${schedule.closeCut !== undefined ? ` (w${schedule.closeCut}'s links cut as it closes)` : ''}` : 'closed once idle'}; faults: ${schedule.faults.map(describeFault).join('; ') || 'none'}`,
-    `  ${figures.sections} calls, ${figures.entered} entered, ${figures.failed} failed, ${figures.writes} register writes (${figures.refused} refused), ${figures.lost} losses, ${figures.stalls} stalls`,
+    `  ${figures.sections} calls, ${figures.entered} entered, ${figures.failed} failed, ${figures.writes} register writes (${figures.refused} refused), ${figures.lost} losses, ${figures.stalls} stalls${figures.silenced > 0 || figures.comebacks > 0 ? `; quorum silence: ${figures.silenced} master(s) silenced, ${figures.comebacks} answered again, ${figures.resent} missed release(s) resent` : ''}`,
   ];
   for (const v of violations.slice(0, 5)) {
     lines.push(`  VIOLATION ${v.invariant}${v.cause ? ` (${v.cause})` : ''}: ${v.message}`);

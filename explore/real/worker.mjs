@@ -39,6 +39,7 @@ import { NestFactory } from '@nestjs/core';
 import { Cluster, Redis } from 'ioredis';
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { LostHolders } from './lost-holders.mjs';
+import { pathToFileURL } from 'node:url';
 // EXPLORE_PACKAGE: another build of the package (an entry file), e.g. one with a bug seeded on purpose.
 const { LeaderElection, LockService, Locked, OnOneInstance, RedisLockModule, WithoutOverlapping } = await import(process.env.EXPLORE_PACKAGE ?? 'nestjs-redis-lock');
 
@@ -56,6 +57,44 @@ const mono = () => Number(process.hrtime.bigint()) / 1e6;
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 let history;
 const rec = (event) => history !== undefined && writeSync(history.fd, JSON.stringify({ p: history.id, t: mono(), ...event }) + '\n');
+
+/**
+ * Quorum silence as this worker's store sees it, recorded for the runner's figures (a schedule
+ * says whether a master went silent, and what its return sent): the package's own quorum modules,
+ * next to its entry (dist/ or a seeded bug's build), wrapped here, in the explorer alone; the
+ * package has no public hook for it. `{ ev: 'silence', what: 'silenced', node }`: a round skipped
+ * master `node` (asked nothing: silent), the first since it was last sent a command;
+ * `{ ev: 'silence', what: 'comeback', node, silent, releases, floors }`: it answered again after a
+ * lapse (`silent`: it had been skipped since its last command), and was sent the `releases` and
+ * `floors` it was owed. Nothing is recorded if the modules are not where they were (another layout).
+ */
+async function watchSilence() {
+  const entry = process.env.EXPLORE_PACKAGE !== undefined ? pathToFileURL(process.env.EXPLORE_PACKAGE).href : import.meta.resolve('nestjs-redis-lock');
+  let silenceModule;
+  let storeModule;
+  try {
+    silenceModule = await import(new URL('./core/stores/quorum/quorum-silence.js', entry).href);
+    storeModule = await import(new URL('./core/stores/quorum/quorum-store.js', entry).href);
+  } catch {
+    return;
+  }
+  const silence = silenceModule.QuorumSilence?.prototype;
+  const store = storeModule.QuorumStore?.prototype;
+  if (typeof silence?.skipped !== 'function' || typeof store?.answersAgain !== 'function') return;
+  const skipped = silence.skipped;
+  silence.skipped = function (index) {
+    if (this.skippedSince?.[index] === undefined) rec({ ev: 'silence', what: 'silenced', node: index });
+    return skipped.call(this, index);
+  };
+  const answersAgain = store.answersAgain;
+  store.answersAgain = function (index) {
+    let releases = 0;
+    for (const owed of this.missedReleases?.values() ?? []) if (owed.index === index) releases++;
+    rec({ ev: 'silence', what: 'comeback', node: index, silent: this.silence?.skippedSince?.[index] !== undefined, releases, floors: this.owedFloors?.[index]?.size ?? 0 });
+    return answersAgain.call(this, index);
+  };
+}
+await watchSilence();
 
 // The event loop's own gaps: a stall longer than the lease's drift margin may hide a loss.
 let tickAt = mono();
