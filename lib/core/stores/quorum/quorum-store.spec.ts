@@ -209,3 +209,52 @@ describe('QuorumStore.renew: refused while some masters renewed late', () => {
     expect(releases.sort()).toEqual([2, 3]);
   });
 });
+
+/**
+ * Found by the real-Redis explorer's silence schedules (thirtieth session, seed 1046: two holders).
+ * A waiter's give-back after a failed attempt is a release round nobody waits for; it records what
+ * a master that did not answer is owed only when it ends, up to RELEASE_ROUND_MS later. The same
+ * token's next attempt had begun by then (and forgotten the token's owed releases), and took the
+ * lock; when that master answered again, the give-back was resent there behind the attempt, and
+ * would delete the holder's copy.
+ */
+describe('QuorumStore: a give-back owed after its token attempted again', () => {
+  it('is not resent when the master answers again while the token holds the lock', { timeout: 10_000 }, async () => {
+    let granting = false;
+    const frozen: (() => void)[] = [];
+    const releasesToFrozen: string[] = [];
+    // Master 1 answers nothing until told; masters 0 and 2 find the lock busy, then grant it.
+    const nodes = [0, 1, 2].map(
+      (node) =>
+        ({
+          quorumAcquire: () => {
+            const reply = granting ? { acquired: true, fencingToken: 7 } : { acquired: false, pttl: 10_000 };
+            return node === 1 ? new Promise((resolve) => frozen.push(() => resolve({ acquired: false, pttl: 10_000 }))) : Promise.resolve(reply);
+          },
+          quorumRelease: (_lock: string, token: string) => {
+            if (node !== 1) return Promise.resolve({ released: false });
+            releasesToFrozen.push(token);
+            return new Promise((resolve) => frozen.push(() => resolve({ released: false })));
+          },
+        }) as unknown as LockScripts,
+    );
+    const store = new QuorumStore(nodes);
+    const keys = { lock: 'k', fence: 'k:fence' } as ScriptKeys;
+    // Busy: given back on every master (master 1 may hold a copy), a round nobody waits for.
+    expect(await store.acquire(keys, 't', 5_000, false, 1_000, true)).toEqual({ acquired: false, pttl: 10_000 });
+    // The next attempt, under the same token, takes the lock on masters 0 and 2.
+    granting = true;
+    expect(await store.acquire(keys, 't', 5_000, false, 1_000, true)).toMatchObject({ acquired: true });
+    // The give-back's round ends on master 1's time, after that attempt began.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    releasesToFrozen.length = 0;
+    // Master 1 answers again while the token holds the lock.
+    for (const answer of frozen.splice(0)) answer();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Before: ['t'], a release behind the attempt that master 1 may have granted the holder.
+    expect(releasesToFrozen).toEqual([]);
+    // The holder's own release reaches it, as every release does.
+    await store.release(keys, 't');
+    expect(releasesToFrozen).toEqual(['t']);
+  });
+});

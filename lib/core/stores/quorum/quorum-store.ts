@@ -576,12 +576,17 @@ export class QuorumStore implements LockStore {
    */
   private answersAgain(index: number): void {
     const node = this.nodes[index]!;
-    // Never one of a token trying again (acquire() forgets those): an attempt already on its way
-    // may be granted here, and the release would take it from under its holder.
     for (const [key, owed] of this.missedReleases) {
-      if (owed.index !== index) continue;
+      // Only a token whose release (or leave) came last. One trying again, or holding, may have an
+      // attempt on its way here, or granted here, which the release would take from under it: it
+      // stays owed (its own release ends it, or app.close()). acquire() forgets a token's entries
+      // when it tries again, but a give-back nobody waits for records its own when its round
+      // ends, up to RELEASE_ROUND_MS later: after the next attempt began.
+      if (owed.index !== index || !this.releasedTokens.has(owed.token)) continue;
       this.missedReleases.delete(key);
-      this.silence.track(index, node.quorumRelease(owed.lock, owed.token)).catch(() => this.missed(index, owed.lock, owed.token));
+      // Whole (EVAL): after a restart, EVALSHA's NOSCRIPT retry would run behind what this process
+      // sends the master meanwhile, the token's next attempt among it.
+      this.silence.track(index, node.quorumRelease(owed.lock, owed.token, true)).catch(() => this.missed(index, owed.lock, owed.token));
     }
     const floors = this.owedFloors[index]!;
     this.owedFloors[index] = new RecentMap(MAX_MISSED);

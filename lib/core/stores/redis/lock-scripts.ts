@@ -213,9 +213,9 @@ export class LockScripts implements LockStore {
     });
   }
 
-  /** Quorum mode: this master's part of a release. */
-  quorumRelease(lock: string, token: string): Promise<ReleaseReply> {
-    return sendBare(this.quorum.release, [lock, token], toReleaseReply, this.whole);
+  /** Quorum mode: this master's part of a release; `whole`: sent as EVAL (see `RedisDriver.evalScript`). */
+  quorumRelease(lock: string, token: string, whole = false): Promise<ReleaseReply> {
+    return sendBare(this.quorum.release, [lock, token], toReleaseReply, this.whole || whole);
   }
 
   private leaveScript?: BareScriptCall;
