@@ -2,7 +2,7 @@ import type { History, Violation } from './checker.mjs';
 
 export type Workload = 'mutex' | 'semaphore' | 'rwlock' | 'job' | 'leader' | 'transfer' | 'greedy';
 export type Finish = 'drain' | 'abrupt';
-export type FaultKind = 'pause' | 'kill' | 'cut' | 'delay' | 'drop-replies' | 'drop-requests' | 'reset' | 'redis-pause' | 'restart-empty' | 'migrate';
+export type FaultKind = 'pause' | 'kill' | 'cut' | 'delay' | 'drop-replies' | 'drop-requests' | 'reset' | 'redis-pause' | 'restart-empty' | 'migrate' | 'long-pause' | 'silent-restart';
 
 export const WORKLOADS: Workload[];
 export const FAULT_KINDS: FaultKind[];
@@ -53,6 +53,10 @@ export interface Schedule {
   writes?: number;
   /** `node-redis`: each worker hands the module a node-redis client of its own (one server only; never drawn). */
   driver?: 'node-redis';
+  /** A quorum silence schedule (see `makeSchedule`'s `silence`). */
+  silence?: boolean;
+  /** How long the run goes on after its last fault (silence schedules). */
+  settleMs?: number;
 }
 
 export interface RunResult {
@@ -68,6 +72,10 @@ export interface RunResult {
     refused: number;
     lost: number;
     stalls: number;
+    /** Quorum silence as the workers' stores saw it: masters silenced, their returns, releases resent. */
+    silenced: number;
+    comebacks: number;
+    resent: number;
   };
 }
 
@@ -76,7 +84,7 @@ export interface Environment {
 }
 
 export function generator(seed: number): { next(): number; int(lo: number, hi: number): number; pick<T>(list: T[]): T };
-export function makeSchedule(seed: number, options?: { target?: 'single' | 'cluster' | 'quorum'; workload?: Workload; migrate?: boolean; driver?: 'ioredis' | 'node-redis' }): Schedule;
+export function makeSchedule(seed: number, options?: { target?: 'single' | 'cluster' | 'quorum'; workload?: Workload; migrate?: boolean; driver?: 'ioredis' | 'node-redis'; silence?: boolean }): Schedule;
 export function describeFault(fault: Fault): string;
 export function describePlacement(schedule: Schedule): string;
 export function startEnvironment(options?: { cluster?: boolean; quorum?: boolean }): Promise<Environment>;
