@@ -289,9 +289,15 @@ export class LeaderElectionRunner {
       // released alone, and the release, once back, finds the term taken (as in stop()).
       if (!lock.signal.aborted) lock.endTerm();
     }
-    // Bounded as after a loss: a hook that never returns must not keep the lease, nor the
-    // instance out of the election.
-    await this.bounded(this.callLost(lock), this.runner.leaseOf(lock), this.cutAfterStop);
+    // And the using() and @Locked calls running inside its hooks and runAsLeader() work, as at stop().
+    this.runner.interruptCallsWithin?.([lock]);
+    // Bounded as after a loss: a hook or a work that never returns must not keep the lease, nor
+    // the instance out of the election. onLeadershipLost comes after the term's work, as at stop().
+    await this.bounded(
+      this.worksOf(lock).then(() => this.callLost(lock)),
+      this.runner.leaseOf(lock),
+      this.cutAfterStop,
+    );
     await this.releaseLease(lock);
   }
 
