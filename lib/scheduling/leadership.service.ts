@@ -65,14 +65,19 @@ export class LeadershipService {
    * at `app.close()` (or a step-down) the lease is given back only after the work has ended,
    * within `shutdownTimeout`. Work started from `leaderLock(key)` is not waited for.
    *
-   * @throws RedisLockError when no `@LeaderElection(key)` runs in this application.
+   * Rejects with a `RedisLockError` when no `@LeaderElection(key)` runs in this application, or
+   * `work` is no function (a promise, as everything the method says goes through it).
    */
   runAsLeader<T>(key: string, work: (term: Lock) => T | PromiseLike<T>): Promise<Awaited<T> | undefined> {
-    const election = this.election(key, 'runAsLeader');
-    if (typeof work !== 'function') {
-      throw new RedisLockError(`runAsLeader(${quoteKey(key)}, ${work === null ? 'null' : typeof work}): give the work as a function of the term's lock.`);
+    try {
+      const election = this.election(key, 'runAsLeader');
+      if (typeof work !== 'function') {
+        throw new RedisLockError(`runAsLeader(${quoteKey(key)}, ${work === null ? 'null' : typeof work}): give the work as a function of the term's lock.`);
+      }
+      return election.runAsLeader(work);
+    } catch (error) {
+      return Promise.reject(error as Error);
     }
-    return election.runAsLeader(work);
   }
 
   private election(key: string, method: string): LeaderElectionRunner {

@@ -82,8 +82,8 @@ describe('work a cron runs as the leader, still winding down at app.close()', ()
     let ran = false;
     expect(await leadership.runAsLeader('cron-work-in-term', () => (ran = true))).toBeUndefined();
     expect(ran).toBe(false);
-    expect(() => leadership.runAsLeader('no-such-election', () => 1)).toThrow(RedisLockError);
-    expect(() => leadership.runAsLeader('cron-work-in-term', undefined as never)).toThrow(/give the work as a function/);
+    await expect(leadership.runAsLeader('no-such-election', () => 1)).rejects.toThrow(RedisLockError);
+    await expect(leadership.runAsLeader('cron-work-in-term', undefined as never)).rejects.toThrow(/give the work as a function/);
     await redis.del('lock:{cron-work-in-term}');
   }, 60_000);
 
