@@ -1,5 +1,12 @@
-/** Property under which Nest injects `LockService` into classes with `@Locked` methods. */
-export const LOCK_SERVICE_PROPERTY: unique symbol = Symbol('nestjs-redis-lock:LockService');
+/**
+ * Property under which Nest injects `LockService` into classes with `@Locked` methods. Its
+ * description is the one text of Nest's error (`Please make sure that the "..." property is
+ * available`) that the library controls, for such a class in a module that does not see
+ * RedisLockModule: it says what to do.
+ */
+export const LOCK_SERVICE_PROPERTY: unique symbol = Symbol(
+  'nestjs-redis-lock:LockService, for @Locked: import RedisLockModule into this module, or give RedisLockModule.forRoot() isGlobal: true',
+);
 
 /** `LockService`'s internal engine, reached by `@Locked` wrappers. */
 export const LOCK_RUNNER: unique symbol = Symbol('nestjs-redis-lock:runner');

@@ -7,6 +7,7 @@ import { LOCKED_METADATA } from '../redis-lock.constants.js';
 import { addJobRole, checkJobOptions, jobDecorators, type JobRole, type JobSpec } from '../scheduling/job-spec.js';
 import { JobLockOrchestrator } from '../scheduling/job-lock.orchestrator.js';
 import { JOB_LOCK_METADATA, JOB_ORCHESTRATOR_PROPERTY } from '../scheduling/scheduling.constants.js';
+import { hideOnInstances } from './hidden-property.js';
 
 type AnyMethod = (...args: any[]) => unknown;
 
@@ -81,4 +82,5 @@ function injectOrchestrator(prototype: object): void {
   const properties: { key: string | symbol }[] = Reflect.getMetadata(PROPERTY_DEPS_METADATA, prototype.constructor) ?? [];
   if (properties.some((property) => property.key === JOB_ORCHESTRATOR_PROPERTY)) return;
   Inject(JobLockOrchestrator)(prototype, JOB_ORCHESTRATOR_PROPERTY);
+  hideOnInstances(prototype, JOB_ORCHESTRATOR_PROPERTY);
 }

@@ -13,6 +13,7 @@ import type { AnyLockOptions } from '../interfaces/redis-lock-options.interface.
 import { LockService } from '../lock.service.js';
 import { LOCK_RUNNER, LOCK_SERVICE_PROPERTY, LOCKED_METADATA } from '../redis-lock.constants.js';
 import { JOB_LOCK_METADATA } from '../scheduling/scheduling.constants.js';
+import { hideOnInstances } from './hidden-property.js';
 
 type AnyMethod = (...args: any[]) => unknown;
 
@@ -140,6 +141,7 @@ function injectLockService(prototype: object): void {
   const properties: { key: string | symbol }[] = Reflect.getMetadata(PROPERTY_DEPS_METADATA, prototype.constructor) ?? [];
   if (properties.some((property) => property.key === LOCK_SERVICE_PROPERTY)) return;
   Inject(LockService)(prototype, LOCK_SERVICE_PROPERTY);
+  hideOnInstances(prototype, LOCK_SERVICE_PROPERTY);
 }
 
 function runnerOf(instance: Record<symbol, unknown> | undefined, where: string): LockRunner {
