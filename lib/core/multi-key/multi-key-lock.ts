@@ -1,6 +1,7 @@
 import type { Duration } from '../time/duration.js';
 import type { Lock, MultiKeyLock } from '../../interfaces/lock.interface.js';
 import { followSignal } from '../engine/follow-signal.js';
+import { LockLostError } from '../../errors/lock-lost.error.js';
 
 /**
  * Several locks held as one: all were acquired (in canonical key order) or none is held. Its
@@ -25,7 +26,21 @@ export class MultiLock implements MultiKeyLock {
     // A part that re-enters a lock of the chain has that outer lock's signal (see followSignal).
     this.signal = this.lost.signal;
     for (const part of parts) this.unwatch.push(followSignal(part.signal, this.lost));
-    this.signal.addEventListener('abort', () => this.stopWatching(), { once: true });
+    this.signal.addEventListener('abort', () => this.partLost(), { once: true });
+  }
+
+  /**
+   * A part is gone from Redis (`refused`, `expired`): the lock is lost, so the other parts are given
+   * back at once, owner-checked, as `release()` would. Their watchdogs would otherwise keep keys
+   * nobody holds by the API's account locked against everyone for as long as the holder's code
+   * runs, or for ever after an `acquire()` caller dropped a lock it was told is lost. Not at a
+   * shutdown or a leader's step-down, whose signals tell the code to stop while its locks stay held.
+   */
+  private partLost(): void {
+    this.stopWatching();
+    const reason: unknown = this.signal.reason;
+    if (!(reason instanceof LockLostError) || (reason.reason !== 'refused' && reason.reason !== 'expired')) return;
+    for (const part of this.parts) if (part.held) part.release().catch(() => undefined);
   }
 
   private stopWatching(): void {
