@@ -88,10 +88,19 @@ async function watchSilence() {
   };
   const answersAgain = store.answersAgain;
   store.answersAgain = function (index) {
-    let releases = 0;
-    for (const owed of this.missedReleases?.values() ?? []) if (owed.index === index) releases++;
-    rec({ ev: 'silence', what: 'comeback', node: index, silent: this.silence?.skippedSince?.[index] !== undefined, releases, floors: this.owedFloors?.[index]?.size ?? 0 });
-    return answersAgain.call(this, index);
+    // The releases it resends: those owed to the master that its return took out (a token still
+    // trying or holding stays owed, see QuorumStore.answersAgain).
+    const owedTo = () => {
+      let owed = 0;
+      for (const entry of this.missedReleases?.values() ?? []) if (entry.index === index) owed++;
+      return owed;
+    };
+    const silent = this.silence?.skippedSince?.[index] !== undefined;
+    const floors = this.owedFloors?.[index]?.size ?? 0;
+    const before = owedTo();
+    const result = answersAgain.call(this, index);
+    rec({ ev: 'silence', what: 'comeback', node: index, silent, releases: before - owedTo(), floors });
+    return result;
   };
 }
 await watchSilence();
