@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { describe, expect, it } from 'vitest';
 import { LeaderElection, LeadershipService, LockService, RedisLockError, type Lock } from '../../lib/index.js';
+import { leaderThatStepsDown } from './step-down-leader.js';
 import { useRedis } from '../support/redis.js';
 import { closeNow, startJobApp } from '../jobs/support.js';
 
@@ -89,19 +90,10 @@ describe('work a cron runs as the leader, still winding down at app.close()', ()
 
   it('at a step-down (onLeadershipAcquired threw), gives the lease back after the work ends', async () => {
     const order: string[] = [];
-    let fail!: () => void;
-    const failing = new Promise<void>((resolve) => (fail = resolve));
     let openGate!: () => void;
     const gate = new Promise<void>((resolve) => (openGate = resolve));
-    @Injectable()
-    @LeaderElection('cron-work-step-down', { ttl: '4s' })
-    class ReportsLeader {
-      async onLeadershipAcquired(): Promise<void> {
-        await failing;
-        throw new Error('feed down');
-      }
-    }
-    const app = await startJobApp([ReportsLeader]);
+    const { Leader, fail } = leaderThatStepsDown('cron-work-step-down');
+    const app = await startJobApp([Leader]);
     const leadership = app.get(LeadershipService);
     await expect.poll(() => leadership.isLeader('cron-work-step-down'), { timeout: 5_000 }).toBe(true);
     const work = leadership.runAsLeader('cron-work-step-down', async (term) => {

@@ -1,6 +1,6 @@
-import { Injectable } from '@nestjs/common';
 import { describe, expect, it } from 'vitest';
-import { LeaderElection, LeadershipService, LockService } from '../../lib/index.js';
+import { LeadershipService, LockService } from '../../lib/index.js';
+import { leaderThatStepsDown } from './step-down-leader.js';
 import { useRedis } from '../support/redis.js';
 import { closeNow, startJobApp } from '../jobs/support.js';
 
@@ -17,17 +17,8 @@ describe('runAsLeader() work at a step-down', () => {
   useRedis();
 
   it('tells the using() calls running inside the work, as at app.close()', async () => {
-    let fail!: () => void;
-    const failing = new Promise<void>((resolve) => (fail = resolve));
-    @Injectable()
-    @LeaderElection('work-inner-step-down', { ttl: '4s' })
-    class ReportsLeader {
-      async onLeadershipAcquired(): Promise<void> {
-        await failing;
-        throw new Error('feed down');
-      }
-    }
-    const app = await startJobApp([ReportsLeader]);
+    const { Leader, fail } = leaderThatStepsDown('work-inner-step-down');
+    const app = await startJobApp([Leader]);
     try {
       const leadership = app.get(LeadershipService);
       const locks = app.get(LockService);

@@ -1,6 +1,6 @@
-import { Injectable } from '@nestjs/common';
 import { describe, expect, it } from 'vitest';
-import { LeaderElection, LeadershipService } from '../../lib/index.js';
+import { LeadershipService } from '../../lib/index.js';
+import { leaderThatStepsDown } from './step-down-leader.js';
 import { useRedis } from '../support/redis.js';
 import { closeNow, startJobApp } from '../jobs/support.js';
 
@@ -15,22 +15,10 @@ describe('runAsLeader() work at a step-down', () => {
 
   it('ends before onLeadershipLost runs, as at app.close()', async () => {
     const order: string[] = [];
-    let fail!: () => void;
-    const failing = new Promise<void>((resolve) => (fail = resolve));
     let openGate!: () => void;
     const gate = new Promise<void>((resolve) => (openGate = resolve));
-    @Injectable()
-    @LeaderElection('work-lost-step-down', { ttl: '4s' })
-    class ReportsLeader {
-      async onLeadershipAcquired(): Promise<void> {
-        await failing;
-        throw new Error('feed down');
-      }
-      onLeadershipLost(): void {
-        order.push('lost');
-      }
-    }
-    const app = await startJobApp([ReportsLeader]);
+    const { Leader, fail } = leaderThatStepsDown('work-lost-step-down', () => order.push('lost'));
+    const app = await startJobApp([Leader]);
     try {
       const leadership = app.get(LeadershipService);
       await expect.poll(() => leadership.isLeader('work-lost-step-down'), { timeout: 5_000 }).toBe(true);

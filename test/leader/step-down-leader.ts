@@ -1,0 +1,23 @@
+import { Injectable } from '@nestjs/common';
+import { LeaderElection } from '../../lib/index.js';
+
+/**
+ * A leader of `key` (ttl 4 s) whose `onLeadershipAcquired` throws once `fail()` is called, so that
+ * it steps down while it leads; `onLost` hears its `onLeadershipLost`.
+ */
+export function leaderThatStepsDown(key: string, onLost?: () => void): { Leader: new () => object; fail: () => void } {
+  let fail!: () => void;
+  const failing = new Promise<void>((resolve) => (fail = resolve));
+  @Injectable()
+  @LeaderElection(key, { ttl: '4s' })
+  class StepDownLeader {
+    async onLeadershipAcquired(): Promise<void> {
+      await failing;
+      throw new Error('feed down');
+    }
+    onLeadershipLost(): void {
+      onLost?.();
+    }
+  }
+  return { Leader: StepDownLeader, fail };
+}
