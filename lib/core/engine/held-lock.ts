@@ -1,5 +1,6 @@
 import { LockLostError, type LockLostReason } from '../../errors/lock-lost.error.js';
 import { RedisLockError } from '../../errors/redis-lock.error.js';
+import { InvalidLockOptionsError } from '../../errors/invalid-lock-options.error.js';
 import type { LockEvent } from '../../interfaces/lock-event.interface.js';
 import type { Lock } from '../../interfaces/lock.interface.js';
 import type { Clock } from '../time/clock.js';
@@ -158,8 +159,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
   }
 
   async extend(duration?: Duration): Promise<void> {
-    const ttl = duration === undefined ? undefined : parseDuration(duration, 'ttl', MIN_TTL_MS, MAX_TTL_MS);
-    if (ttl !== undefined) checkTtlWithinRetention(ttl, duration, this.owner.fenceRetention);
+    const ttl = duration === undefined ? undefined : this.checkedTtl(duration);
     this.assertHeld();
     const lease = ttl ?? this.ttl;
     const startedAt = this.owner.clock.now();
@@ -196,6 +196,17 @@ export class HeldLock implements Lock, Renewable, Expiring {
       throw new RedisLockError(`Lock ${quoteKey(this.key)} could not be extended: Redis did not confirm it (not enough nodes answered, or its keys were not all found on one node, as while a Cluster slot migrates). It is still held until its lease deadline.`);
     }
     if (interval !== undefined && interval !== this.renewInterval && this.ttl === lease) this.reschedule(interval);
+  }
+
+  /** `extend()`'s new lease; a bad one is refused naming the call and the lock. */
+  private checkedTtl(duration: Duration): number {
+    try {
+      const ttl = parseDuration(duration, 'ttl', MIN_TTL_MS, MAX_TTL_MS);
+      checkTtlWithinRetention(ttl, duration, this.owner.fenceRetention);
+      return ttl;
+    } catch (error) {
+      throw error instanceof InvalidLockOptionsError && error.where === undefined ? error.within(`extend(ttl) of lock ${quoteKey(this.key)}`) : error;
+    }
   }
 
   /** The `extend()` calls waiting for a reply, told when the lock ends first (see `unlessEnded`). */

@@ -16,6 +16,7 @@ import { leaseLive } from './lease-deadline.js';
 import { diagnosticsListening, publishDiagnostics } from './lock-diagnostics.js';
 import { HeldLock, type LockOwner } from './held-lock.js';
 import { checkLockKey, lockRedisKeys, type LockRedisKeys } from '../keys/lock-key.js';
+import { checkKeyOf, namingCall, type LockCall } from './call-errors.js';
 import { quoteKey } from '../keys/quote-key.js';
 import { checkLockNaming, HolderRecorder, parseHolder } from './holder.js';
 import { ReplyWaits } from './reply-waits.js';
@@ -274,7 +275,7 @@ export class LockManager implements LockOwner, LockRunner {
   // Not async: every lock comes this way, and an async layer costs two promises.
   acquire(key: string | readonly string[], options?: AnyLockOptions): Promise<Lock> {
     if (isKeyList(key)) return this.acquireKeys(key, options);
-    return this.acquireOne(key, options);
+    return this.acquireOne(key, options, undefined, 'acquire');
   }
 
   /** See `SingleKeyLocks.checkPart`. */
@@ -287,11 +288,15 @@ export class LockManager implements LockOwner, LockRunner {
     return this.acquireOne(key, options, calledAt);
   }
 
-  /** `acquire` of one key; `calledAt`: when the call began, if it waited for a parked lock's answer first. */
-  private acquireOne(key: string, options: AnyLockOptions | undefined, calledAt?: number): Promise<Lock> {
+  /**
+   * `acquire` of one key; `calledAt`: when the call began, if it waited for a parked lock's answer
+   * first; `call`: the public call its bad key or options are refused as (none for a part of a
+   * multi-key call, checked with its key list).
+   */
+  private acquireOne(key: string, options: AnyLockOptions | undefined, calledAt?: number, call?: LockCall): Promise<Lock> {
     let prepared: ReturnType<LockManager['prepare']>;
     try {
-      prepared = this.prepare(key, options);
+      prepared = this.prepare(key, options, call);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -301,7 +306,7 @@ export class LockManager implements LockOwner, LockRunner {
     if (parked === undefined) return this.startAcquisition(key, names, timing, options, semaphore, read, fairness, calledAt).run(this.endAcquire);
     if (parked instanceof HeldLock) return Promise.resolve(parked);
     const since = calledAt ?? this.clock.now();
-    return parked.then(() => this.acquireOne(key, options, since));
+    return parked.then(() => this.acquireOne(key, options, since, call));
   }
 
   /**
@@ -397,10 +402,21 @@ export class LockManager implements LockOwner, LockRunner {
   }))(this);
 
   /** `method`: the public method called, which a bad key list's error names. */
-  private async acquireKeys(key: readonly string[], options: AnyLockOptions | undefined, method = 'acquire'): Promise<Lock> {
+  private async acquireKeys(key: readonly string[], options: AnyLockOptions | undefined, method: LockCall = 'acquire'): Promise<Lock> {
     const keys = canonicalKeys(key, method);
     this.assertOpen();
-    return acquireAll(this, keys, options, resolveLockOptions(options, this.defaults).waitTimeout);
+    return acquireAll(this, keys, options, this.checkListCall(keys, options, method).waitTimeout);
+  }
+
+  /** A multi-key call's options, refused as that call's (`acquire(keys)`) before any part is asked for. */
+  private checkListCall(keys: readonly string[], options: AnyLockOptions | undefined, call: LockCall): LockTiming {
+    try {
+      const { timing, fairness } = this.resolve(options);
+      if (fairness === BARGING) this.assertBarges(keys[0]!);
+      return timing;
+    } catch (error) {
+      throw namingCall(error, call, keys);
+    }
   }
 
   /** A new acquisition of `key`, counted until it ends (shutdown waits for it). */
@@ -459,10 +475,10 @@ export class LockManager implements LockOwner, LockRunner {
     if (isKeyList(key)) {
       const keys = canonicalKeys(key, 'tryAcquire');
       this.assertOpen();
-      resolveLockOptions(options, this.defaults);
+      this.checkListCall(keys, options, 'tryAcquire');
       return tryAcquireAll(this, keys, options);
     }
-    const prepared = this.prepare(key, options);
+    const prepared = this.prepare(key, options, 'tryAcquire');
     const { timing, names: base, reentered, semaphore, read } = prepared;
     if (reentered) return reentered;
     const parked = this.parked(key, prepared, options, LAST_ATTEMPT_GRACE_MS);
@@ -507,7 +523,7 @@ export class LockManager implements LockOwner, LockRunner {
     if (typeof fn !== 'function') {
       throw new TypeError(`using(${typeof key === 'string' ? quoteKey(key) : Array.isArray(key) ? 'keys' : typeof key}, fn): fn must be a function, got ${fn === null ? 'null' : typeof fn}.`);
     }
-    const lock = await (isKeyList(key) ? this.acquireKeys(key, options, 'using') : this.acquire(key, options));
+    const lock = await (isKeyList(key) ? this.acquireKeys(key, options, 'using') : this.acquireOne(key, options, undefined, 'using'));
     const where = `using(${typeof key === 'string' ? quoteKey(key) : 'keys'}, fn)`;
     // A nested holder runs inside the outer one's lease: the outer one releases the lock in
     // Redis, the nested handle ends with its call.
@@ -562,7 +578,7 @@ export class LockManager implements LockOwner, LockRunner {
 
   async isLocked(key: string): Promise<boolean> {
     this.assertOpen();
-    return this.untilShutdown(this.store.exists(lockRedisKeys(this.options.keyPrefix, checkLockKey(key)).lock), 'isLocked', key);
+    return this.untilShutdown(this.store.exists(lockRedisKeys(this.options.keyPrefix, checkKeyOf('isLocked', key)).lock), 'isLocked', key);
   }
 
   /**
@@ -576,7 +592,7 @@ export class LockManager implements LockOwner, LockRunner {
   /** `inspect`, with the owner token it read (`null`: free): the lock board names a holder by it. */
   async inspectWithOwner(key: string): Promise<{ inspection: LockInspection; owner: string | null }> {
     this.assertOpen();
-    const names = lockRedisKeys(this.options.keyPrefix, checkLockKey(key));
+    const names = lockRedisKeys(this.options.keyPrefix, checkKeyOf('inspect', key));
     const [snapshot, semaphore] = await this.untilShutdown(Promise.all([this.store.inspect(names), this.store.inspectSemaphore?.(names) ?? null]), 'inspect', key);
     const held = snapshot.owner !== null;
     const holder = held ? parseHolder(snapshot.owner!) : undefined;
@@ -789,14 +805,22 @@ export class LockManager implements LockOwner, LockRunner {
   /** Permits held by semaphore locks, for re-entry (see `reenter`). */
   private readonly semaphoreLocks = new WeakMap<HeldLock, SemaphoreRequest>();
 
+  /** `call`: the public call a bad key or option is refused as (see `namingCall`). */
   private prepare(
     key: string,
     options: AnyLockOptions | undefined,
+    call?: LockCall,
   ): { timing: LockTiming; names: LockRedisKeys; reentered?: Lock; semaphore?: SemaphoreRequest; read: boolean; fairness: FairnessRule } {
     this.assertOpen();
-    checkLockKey(key);
-    const { timing, semaphore, read, fairness } = this.resolve(options);
-    if (fairness === BARGING) this.assertBarges(key);
+    let resolved: ResolvedCallOptions;
+    try {
+      checkLockKey(key);
+      resolved = this.resolve(options);
+      if (resolved.fairness === BARGING) this.assertBarges(key);
+    } catch (error) {
+      throw call === undefined ? error : namingCall(error, call, key);
+    }
+    const { timing, semaphore, read, fairness } = resolved;
     if (semaphore !== undefined) this.semaphores(key);
     if (read) this.readStore(key);
     options?.signal?.throwIfAborted();
