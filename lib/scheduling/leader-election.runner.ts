@@ -88,6 +88,16 @@ export class LeaderElectionRunner {
   }
 
   /**
+   * When the work `runAsLeader()` runs on this instance has ended, of every term: an earlier
+   * term's too, lost while its work winds down, behind which this instance leads again. A lease
+   * given back before that work ends would let another instance lead beside it.
+   */
+  private allWorks(): Promise<void> {
+    const works = [...this.works.values()].flatMap((term) => [...term]);
+    return works.length === 0 ? Promise.resolve() : Promise.all(works).then(() => undefined);
+  }
+
+  /**
    * Stops trying. A leader steps down: its lock's signal aborts (a `shutdown` `LockLostError`),
    * its hooks finish (at most `timeoutMs`), `onLeadershipLost` runs, then the lease is released.
    */
@@ -118,13 +128,16 @@ export class LeaderElectionRunner {
       const works = this.worksOf(lock);
       this.hooks = this.hooks.then(() => works).then(() => this.callLost(lock));
     }
-    const overran = (await settleWithin(this.hooks, Math.max(0, deadline - performance.now()))) === TIMED_OUT;
+    // And the work of earlier terms, lost and still winding down: this term's lease goes after
+    // all of it (and the close too, as for a job's run).
+    const ended = Promise.all([this.hooks, this.allWorks()]);
+    const overran = (await settleWithin(ended, Math.max(0, deadline - performance.now()))) === TIMED_OUT;
     // What is still bounded by a ttl (an onLeadershipLost that did not return) has had its
     // shutdownTimeout: its wait ends, and with it its timer.
     for (const wait of this.cutAfterStop) wait.abort();
     if (overran) {
       this.runner.logger.warn(
-        `The hooks of ${this.where}${lock !== undefined && this.works.has(lock) ? ' (or work runAsLeader() runs)' : ''} were still running ${timeoutMs} ms (shutdownTimeout) after its leadership's signal aborted for shutdown` +
+        `The hooks of ${this.where}${this.works.size > 0 ? ' (or work runAsLeader() runs)' : ''} were still running ${timeoutMs} ms (shutdownTimeout) after its leadership's signal aborted for shutdown` +
           (lock === undefined ? '.' : '; the lease is given back while they run.'),
       );
       // Told now rather than never, behind a hook that may not return (once, see callLost).
@@ -302,8 +315,9 @@ export class LeaderElectionRunner {
   }
 
   private releaseLease(lock: Lock): Promise<void> {
-    // After the work runAsLeader() runs in the term, bounded as the hook is.
-    const worksEnded = this.bounded(this.worksOf(lock), this.runner.leaseOf(lock), this.cutAfterStop);
+    // After the work runAsLeader() runs, in this term or an earlier one still winding down,
+    // bounded as the hook is.
+    const worksEnded = this.bounded(this.allWorks(), this.runner.leaseOf(lock), this.cutAfterStop);
     return worksEnded.then(() => lock.release()).catch((error: unknown) => {
       // Once the application shuts down, nothing sends it again after LockService's shutdown.
       const then = this.stopped ? 'it expires on its own' : 'it is sent again shortly, or expires on its own';
