@@ -504,9 +504,15 @@ export class JobLockOrchestrator implements OnModuleDestroy {
     // quorum mode the acquiring instance's), so there the first claim of a lease nobody held looks
     // like a take-over: a late one skips its tick (a decision, see
     // test/jobs/first-owner-claim-late-skips-once.spec.ts).
+    // In quorum mode a re-claim by the last holder can look like one too: the split votes of
+    // others' attempts since it lost the lease raise the masters' counters, nobody having held it.
     const takenOver = lease.fencingToken > 1 && this.ownTokens.get(key) !== lease.fencingToken - 1;
     this.ownTokens.set(key, lease.fencingToken);
-    const late = takenOver && this.runner.clock.now() - sentAt > this.runner.leaseOf(lease) * OWNER_CLAIM_SHARE;
+    // Late is counted to when the grant's reply was read, which Redis' grant came before: a pause
+    // of this instance after that (GC, the events$ subscribers the grant runs) delayed no claim,
+    // and skipped a tick nobody else could have run.
+    const answeredAt = lease instanceof HeldLock ? lease.answeredAt : this.runner.clock.now();
+    const late = takenOver && answeredAt - sentAt > this.runner.leaseOf(lease) * OWNER_CLAIM_SHARE;
     if (this.closing) {
       await lease.release().catch(() => undefined);
       return null;

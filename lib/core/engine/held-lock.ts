@@ -97,6 +97,12 @@ export class HeldLock implements Lock, Renewable, Expiring {
   /** Whether `release()` was called while a release started by `releaseThen()` was in flight. */
   private releaseShared = false;
   private readonly acquiredAt: number;
+  /**
+   * When this instance read the reply that granted the lock: no earlier than Redis' grant, and
+   * no later than a pause of the process after it (GC, a CPU-bound `events$` subscriber) makes
+   * the code that asked see it (see `JobLockOrchestrator.claim`).
+   */
+  readonly answeredAt: number;
   /** Whether the caller got this lock: a handed-over lock given back unconfirmed was never theirs. */
   private handedOut = false;
   /** The first renewal of a handed-over lock, due within its grant lease (see `renewBy`). */
@@ -124,6 +130,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
     this.renewInterval = timing.renewInterval;
     this.autoRenew = timing.autoRenew;
     this.acquiredAt = leaseStart;
+    this.answeredAt = owner.clock.now();
     this.deadline = leaseStart + lease - driftMargin(lease);
     owner.sweeper.track(this);
     if (this.autoRenew) owner.scheduler.add(this, this.renewInterval);
