@@ -68,9 +68,24 @@ function loadGlide(): Promise<GlideModule> {
   return loading;
 }
 
-/** How long a request GLIDE refused for its in-flight limit is sent again (see `GlideDriver.sendWithin`). */
+/** How long a command waits for a place among the client's in-flight requests (see `GlideDriver.sendWithin`). */
 const INFLIGHT_RETRY_MS = 2_000;
 const INFLIGHT_BACKOFF_MAX_MS = 20;
+/** GLIDE's `DEFAULT_INFLIGHT_REQUESTS_LIMIT`, for a client that does not show its own. */
+const DEFAULT_INFLIGHT_LIMIT = 1_000;
+
+/** A command waiting for a place among the client's in-flight requests, in the order it was sent. */
+interface Waiting {
+  readonly seq: number;
+  readonly args: string[];
+  readonly options: object;
+  /** When it began to wait (its first refusal, or its send behind others waiting). */
+  readonly since: number;
+  readonly resolve: (reply: unknown) => void;
+  readonly reject: (error: unknown) => void;
+  /** GLIDE's last refusal of it, which it fails with once it has waited INFLIGHT_RETRY_MS. */
+  readonly refusal?: unknown;
+}
 
 function isInflightRefusal(error: unknown): boolean {
   return error instanceof Error && /maximum inflight requests/i.test(error.message);
@@ -92,6 +107,20 @@ export class GlideDriver implements RedisDriver {
   readonly isCluster: boolean;
   private readonly commands: GlideCommands;
   private readonly config: GlideConfig;
+  /** GLIDE's `inflightRequestsLimit` on the client: never more of the driver's own commands in flight. */
+  private readonly inflightLimit: number;
+  /** The driver's commands GLIDE has and that have not settled. */
+  private inflight = 0;
+  /** Commands sent so far: their numbers keep the order of those that wait. */
+  private sent = 0;
+  /** Commands waiting for a place, in the order they were sent; undefined while none waits. */
+  private waiting?: Waiting[];
+  /** A refusal's backoff under way: nothing more goes to GLIDE until it ends. */
+  private backingOff = false;
+  /** How long the backoffs since the last command GLIDE took have lasted. */
+  private backedOff = 0;
+  /** The timer that fails commands waiting longer than INFLIGHT_RETRY_MS is armed. */
+  private expiring = false;
 
   constructor(
     readonly client: ValkeyGlideClient,
@@ -111,6 +140,8 @@ export class GlideDriver implements RedisDriver {
       );
     }
     this.config = config;
+    const limit = (client as unknown as { inflightRequestsLimit?: unknown }).inflightRequestsLimit ?? config.inflightRequestsLimit;
+    this.inflightLimit = typeof limit === 'number' && Number.isFinite(limit) && limit >= 1 ? Math.floor(limit) : DEFAULT_INFLIGHT_LIMIT;
     void loadGlide().catch(() => undefined); // the first script call reports a failure
   }
 
@@ -171,22 +202,113 @@ export class GlideDriver implements RedisDriver {
     if (module === undefined) return loadGlide().then(() => this.send(args, route));
     const options: { route?: Route | 'allPrimaries'; decoder: number } = { decoder: module.Decoder.String };
     if (route !== undefined) options.route = route;
-    return this.sendWithin(args, options, 0);
+    return this.sendWithin(args, options);
   }
 
   /**
    * GLIDE refuses a request while `inflightRequestsLimit` (1,000 by default) others are in flight
    * on the client, before sending it: not a Redis failure, and a burst of lock calls (or the
-   * application's own commands on the same client) meets it. Such a request is sent again as
-   * replies free places, on a short backoff, for up to `INFLIGHT_RETRY_MS`: on the real timers
-   * (real-timers.ts), or a test's fake timers would leave such a call unanswered.
+   * application's own commands on the same client) meets it. The driver's commands reach Redis in
+   * the order they were sent (in quorum mode a master's give-back must not run after the same
+   * token's next attempt there): while the driver's own commands fill the limit, or one GLIDE
+   * refused waits out its backoff, the commands sent after it wait behind it, for up to
+   * `INFLIGHT_RETRY_MS`, and go out in order as places free. Below the limit a command goes
+   * straight to GLIDE. The backoff is on the real timers (real-timers.ts), or a test's fake timers
+   * would leave such a call unanswered.
    */
-  private sendWithin(args: string[], options: object, waited: number): Promise<unknown> {
-    return this.commands.customCommand(args, options).catch((error: unknown) => {
-      if (!isInflightRefusal(error) || waited >= INFLIGHT_RETRY_MS) throw error;
-      const delay = Math.min(INFLIGHT_BACKOFF_MAX_MS, 1 + waited / 4);
-      return new Promise<unknown>((resolve) => setTimeout(resolve, delay).unref()).then(() => this.sendWithin(args, options, waited + delay));
+  private sendWithin(args: string[], options: object): Promise<unknown> {
+    const seq = this.sent++;
+    if (this.waiting === undefined && this.inflight < this.inflightLimit) return this.hand(seq, args, options, undefined);
+    return new Promise<unknown>((resolve, reject) => this.wait({ seq, args, options, since: performance.now(), resolve, reject }));
+  }
+
+  /** Gives GLIDE a command; one it refuses for its in-flight limit waits in its order. */
+  private hand(seq: number, args: string[], options: object, since: number | undefined): Promise<unknown> {
+    this.inflight++;
+    let reply: Promise<unknown>;
+    try {
+      reply = this.commands.customCommand(args, options);
+    } catch (error) {
+      // Thrown rather than rejected (a closed client, say): its caller hears it, not drain()'s.
+      reply = Promise.reject(error);
+    }
+    return reply.then(this.settled, (error: unknown) => {
+      this.inflight--;
+      if (!isInflightRefusal(error)) {
+        this.backedOff = 0;
+        if (this.waiting !== undefined) this.drain();
+        throw error;
+      }
+      // The application's own commands on the client hold GLIDE's places: this one waits ahead
+      // of every command sent after it that has not gone yet, and nothing goes for a backoff.
+      const waited = since ?? performance.now();
+      if (performance.now() - waited >= INFLIGHT_RETRY_MS) {
+        if (this.waiting !== undefined) this.drain();
+        throw error;
+      }
+      return new Promise<unknown>((resolve, reject) => {
+        this.wait({ seq, args, options, since: waited, resolve, reject, refusal: error });
+        this.backOff();
+      });
     });
+  }
+
+  /** A command GLIDE took has settled: a place is free (one function for every command). */
+  private readonly settled = (reply: unknown): unknown => {
+    this.inflight--;
+    this.backedOff = 0;
+    if (this.waiting !== undefined) this.drain();
+    return reply;
+  };
+
+  private wait(entry: Waiting): void {
+    const waiting = (this.waiting ??= []);
+    let at = waiting.length;
+    while (at > 0 && waiting[at - 1]!.seq > entry.seq) at--;
+    waiting.splice(at, 0, entry);
+    if (!this.expiring) this.expireLater();
+  }
+
+  /** Hands GLIDE the commands waiting, in order, while the driver has places (and no backoff runs). */
+  private drain(): void {
+    const waiting = this.waiting;
+    if (waiting === undefined || this.backingOff) return;
+    let taken = 0;
+    while (taken < waiting.length && this.inflight < this.inflightLimit) {
+      const entry = waiting[taken++]!;
+      this.hand(entry.seq, entry.args, entry.options, entry.since).then(entry.resolve, entry.reject);
+    }
+    waiting.splice(0, taken);
+    if (waiting.length === 0) this.waiting = undefined;
+  }
+
+  private backOff(): void {
+    if (this.backingOff) return;
+    this.backingOff = true;
+    const delay = Math.min(INFLIGHT_BACKOFF_MAX_MS, 1 + this.backedOff / 4);
+    this.backedOff += delay;
+    setTimeout(() => {
+      this.backingOff = false;
+      this.drain();
+    }, delay).unref();
+  }
+
+  /** Fails, once they have waited `INFLIGHT_RETRY_MS`, the commands still waiting for a place (never sent). */
+  private expireLater(): void {
+    this.expiring = true;
+    setTimeout(() => {
+      this.expiring = false;
+      const waiting = this.waiting;
+      if (waiting === undefined) return;
+      const now = performance.now();
+      const expired = waiting.filter((entry) => now - entry.since >= INFLIGHT_RETRY_MS);
+      if (expired.length > 0) {
+        this.waiting = waiting.filter((entry) => now - entry.since < INFLIGHT_RETRY_MS);
+        if (this.waiting.length === 0) this.waiting = undefined;
+        for (const entry of expired) entry.reject(entry.refusal ?? new Error(`The GLIDE client had its inflightRequestsLimit (${this.inflightLimit}) of commands in flight for ${INFLIGHT_RETRY_MS} ms: the command was not sent.`));
+      }
+      if (this.waiting !== undefined) this.expireLater();
+    }, INFLIGHT_RETRY_MS / 4).unref();
   }
 
   async setIfAbsent(key: string, value: string, ttl: number): Promise<boolean> {
