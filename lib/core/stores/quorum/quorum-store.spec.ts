@@ -258,3 +258,33 @@ describe('QuorumStore: a give-back owed after its token attempted again', () => 
     expect(releasesToFrozen).toEqual(['t']);
   });
 });
+
+/**
+ * Found by review (thirty-first session): a waiter's give-back went as EVALSHA. On a master that
+ * restarted empty (its scripts lost, the acquire script loaded again by an earlier EVAL) it met
+ * NOSCRIPT, and its EVAL retry went out behind the same token's next attempt, sent meanwhile on that
+ * connection: the retry ran after that attempt's grant and deleted the holder's copy there, the
+ * hazard f5fe742 closed for a returning master's resend.
+ */
+describe('QuorumStore: a give-back after a failed attempt', () => {
+  it('goes whole (EVAL), so that a NOSCRIPT retry cannot run behind the token\'s next attempt', async () => {
+    const sent: { node: number; whole: boolean }[] = [];
+    // Master 0 grants, 1 and 2 find the lock busy: no majority, what master 0 granted is given back.
+    const nodes = [0, 1, 2].map(
+      (node) =>
+        ({
+          quorumAcquire: () => Promise.resolve(node === 0 ? { acquired: true, fencingToken: 3 } : { acquired: false, pttl: 1_000 }),
+          quorumRelease: (_lock: string, _token: string, whole = false) => (sent.push({ node, whole }), Promise.resolve({ released: node === 0 })),
+        }) as unknown as LockScripts,
+    );
+    const store = new QuorumStore(nodes);
+    const keys = { lock: 'k', fence: 'k:fence' } as ScriptKeys;
+    expect(await store.acquire(keys, 't', 5_000, false, 1_000, true)).toEqual({ acquired: false, pttl: 1_000 });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(sent).toEqual([0, 1, 2].map((node) => ({ node, whole: true })));
+    // A holder's release ends its token: it goes as EVALSHA, as before.
+    sent.length = 0;
+    await store.release(keys, 'held');
+    expect(sent.every(({ whole }) => !whole)).toBe(true);
+  });
+});

@@ -76,7 +76,7 @@ export class QuorumStore implements LockStore {
    * `unfenced`: the caller takes no fencing token (`fencing: false`), so nothing is written back
    * to the nodes' counters (see the class comment): one round to the nodes instead of two.
    */
-  acquire(keys: ScriptKeys, token: string, ttl: number, _enqueue: boolean, waiterLease: number, unfenced = false): Promise<AcquireReply> {
+  acquire(keys: ScriptKeys, token: string, ttl: number, _enqueue: boolean, _waiterLease: number, unfenced = false): Promise<AcquireReply> {
     const startedAt = now();
     // The attempts of one acquisition share its token: one given back is not this one's release,
     // and a late grant of the one before must not be given back from under it.
@@ -113,12 +113,12 @@ export class QuorumStore implements LockStore {
       if (granted >= this.majority && now() - startedAt < ttl - driftMargin(ttl)) {
         if (unfenced) return { acquired: true, fencingToken: highest };
         const agreed = counterOfMajority(answers, this.majority);
-        if (agreed === undefined) return this.raiseFloors(keys, token, ttl, waiterLease, startedAt, highest);
+        if (agreed === undefined) return this.raiseFloors(keys, token, ttl, startedAt, highest);
         this.catchUp(keys.fence, agreed, answers, replies);
         return { acquired: true, fencingToken: agreed };
       }
-      if (granted >= this.majority) throw this.tooLate(keys, token, waiterLease, startedAt, ttl);
-      return this.giveBack(keys, token, waiterLease, granted, busy, longestBusy, answers);
+      if (granted >= this.majority) throw this.tooLate(keys, token, startedAt, ttl);
+      return this.giveBack(keys, token, granted, busy, longestBusy, answers);
     });
   }
 
@@ -151,7 +151,7 @@ export class QuorumStore implements LockStore {
    * (or slow) and kept its data must not hand out a lower token to a later majority after a
    * granting node lost its counter. The majority that must confirm is any majority.
    */
-  private raiseFloors(keys: ScriptKeys, token: string, ttl: number, waiterLease: number, startedAt: number, fencingToken: number): Promise<AcquireReply> {
+  private raiseFloors(keys: ScriptKeys, token: string, ttl: number, startedAt: number, fencingToken: number): Promise<AcquireReply> {
     // A majority of confirmations decides: waiting here too for a node the grant round already
     // waited for (frozen, say) would spend a second node timeout, past what a tryAcquire() waits.
     return this.ask(ttl, (node) => node.fenceFloor(keys.fence, fencingToken), confirmedHere).then((floors) => {
@@ -162,10 +162,11 @@ export class QuorumStore implements LockStore {
         else if (floors[index] !== undefined) this.owe(index, keys.fence, fencingToken);
       }
       if (confirmed >= this.majority && now() - startedAt < ttl - driftMargin(ttl)) return { acquired: true, fencingToken };
-      if (confirmed >= this.majority) throw this.tooLate(keys, token, waiterLease, startedAt, ttl);
+      if (confirmed >= this.majority) throw this.tooLate(keys, token, startedAt, ttl);
       // Granted, but the token could not be written back where a later majority would see it:
-      // given back, and the failure is the write-back's (not the grant's, not a busy lock).
-      this.release(keys, token, waiterLease).catch(() => undefined);
+      // given back (whole, as giveBack's: the token may attempt again), and the failure is the
+      // write-back's (not the grant's, not a busy lock).
+      this.releaseRound(keys.lock, token, true).catch(() => undefined);
       throw this.noQuorum('write back the fencing token of', confirmed, floors);
     });
   }
@@ -174,8 +175,9 @@ export class QuorumStore implements LockStore {
    * A majority granted, but the rounds took so long that the lease left (ttl less the time taken
    * and the drift margin) is gone, as after an event-loop stall: given back, and said so.
    */
-  private tooLate(keys: ScriptKeys, token: string, waiterLease: number, startedAt: number, ttl: number): RedisLockError {
-    this.release(keys, token, waiterLease).catch(() => undefined);
+  private tooLate(keys: ScriptKeys, token: string, startedAt: number, ttl: number): RedisLockError {
+    // Whole, as giveBack's: the token may attempt again.
+    this.releaseRound(keys.lock, token, true).catch(() => undefined);
     return new RedisLockError(
       `Quorum reached to acquire the lock, but only ${now() - startedAt} ms after asking, past its validity (ttl ${ttl} ms less a drift margin of ${driftMargin(ttl)} ms): it was given back.`,
     );
@@ -185,9 +187,11 @@ export class QuorumStore implements LockStore {
    * No quorum (or it came too late): gives back what was granted, on every node, without
    * making the caller wait for nodes that do not answer; busy if enough nodes said so.
    */
-  private giveBack(keys: ScriptKeys, token: string, waiterLease: number, granted: number, busy: number, longestBusy: number, answers: (Answer<unknown> | undefined)[]): AcquireReply {
+  private giveBack(keys: ScriptKeys, token: string, granted: number, busy: number, longestBusy: number, answers: (Answer<unknown> | undefined)[]): AcquireReply {
     // Every master answered, none granted: nothing to give back (a waiter's polls of a held lock).
-    if (granted > 0 || busy < this.nodes.length) this.release(keys, token, waiterLease).catch(() => undefined);
+    // Whole (EVAL): the token attempts again, and after a restart EVALSHA's NOSCRIPT retry would
+    // run behind that attempt on the master's connection, deleting what it granted.
+    if (granted > 0 || busy < this.nodes.length) this.releaseRound(keys.lock, token, true).catch(() => undefined);
     if (busy > this.nodes.length - this.majority || (busy > 0 && granted + busy === this.nodes.length)) {
       return { acquired: false, pttl: longestBusy };
     }
@@ -338,8 +342,12 @@ export class QuorumStore implements LockStore {
   }
 
   release(keys: ScriptKeys, token: string, _waiterLease?: number): Promise<ReleaseReply> {
+    return this.releaseRound(keys.lock, token, false);
+  }
+
+  /** `release`; `whole`: sent as EVAL (a give-back whose token attempts again, see `giveBack`). */
+  private releaseRound(lock: string, token: string, whole: boolean): Promise<ReleaseReply> {
     // A majority that released decides: the other nodes' DEL still runs, nobody waits for it.
-    const lock = keys.lock;
     this.released(token);
     // The nodes the round did not wait for, by index, owed until they answer. A straggler's
     // answer may be handled before the continuation below records it (replies settled in one
@@ -354,7 +362,7 @@ export class QuorumStore implements LockStore {
     };
     return this.askWithin(
       RELEASE_ROUND_MS,
-      (node) => node.quorumRelease(lock, token),
+      (node) => node.quorumRelease(lock, token, whole),
       releasedHere,
       (index) => {
         // Failed after the round: owed as a missed release, once.
