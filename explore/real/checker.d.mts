@@ -37,16 +37,19 @@ export interface Violation {
     | 'semaphore-count'
     | 'unhandled-rejection'
     | 'told-after-release'
-    | 'left-alive-after-close';
+    | 'left-alive-after-close'
+    | 'copy-deleted-while-held';
   message: string;
   at: number | undefined;
   /**
    * The shape of the violation: `held-up-claim`, a tick ran twice, the later run from a call
    * made on time whose claim of the owner lease was held up; `stale-grant`, a holder entered on thawing from a freeze
    * with a lower token than one already inside; `lease-release-unbounded`, a close held up past its
-   * shutdownTimeout (twice it: its two phases) while Redis was out of reach by a worker that ran a job or led (a defect since fixed).
+   * shutdownTimeout (twice it: its two phases) while Redis was out of reach by a worker that ran a job or led (a defect since fixed);
+   * `quorum-copy-deleted`, quorum mode: a master granted the later holder within the lease of the earlier one's copy there
+   * (not restarted in between), after a release of the earlier holder's own token had deleted that copy.
    */
-  cause?: 'held-up-claim' | 'stale-grant' | 'lease-release-unbounded';
+  cause?: 'held-up-claim' | 'stale-grant' | 'lease-release-unbounded' | 'quorum-copy-deleted';
 }
 
 /** The violations of the library's promises in `history` (none: an empty list). */

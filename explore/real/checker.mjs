@@ -43,6 +43,15 @@
 //   { ev: 'restart', seq, wall }                      the store restarted empty here, in the register's
 //                                                     order (`wall` as in its fault); the register keeps
 //                                                     its tokens
+//   { ev: 'copy', p, what, node?, lock, token, ttl?, fencingToken?, sent, t }  quorum mode, as the
+//                                                     worker's store saw it (worker.mjs, `watchCopies`):
+//                                                     master `node` confirmed a copy of the Redis key
+//                                                     `lock` under the owner token `token` (`what`:
+//                                                     'grant', 'renew' or 'restore'; its command sent at
+//                                                     `sent`, its lease `ttl` from then at least), or a
+//                                                     release of the token deleted it there ('deleted');
+//                                                     'acquired': the store's acquisition begun at `sent`
+//                                                     was handed out with `fencingToken`
 //
 // Returns the violations found, each `{ invariant, message, at }`, some with the `cause` their
 // shape points to: `held-up-claim` (a job tick run again by a call made on time, whose claim
@@ -67,6 +76,8 @@ export function tokenOwner(token) {
     return undefined;
   }
 }
+/** A quorum copy's owner: worker, Redis key and owner token. */
+const copyId = (p, lock, token) => `${p}\n${lock}\n${token}`;
 /** A tick's call made this much (ms) after its first call reached a frozen process late. */
 const LATE_TICK = 100;
 
@@ -95,6 +106,8 @@ export function check(history) {
   const closing = new Map();
   const closed = new Map();
   const store = [];
+  const quorumAcquired = [];
+  const copies = new Map();
   let endOfHistory = 0;
   for (const event of events) {
     if (typeof event.t === 'number' && event.ev !== 'store') endOfHistory = Math.max(endOfHistory, event.until ?? event.t, event.done ?? event.t);
@@ -167,6 +180,14 @@ export function check(history) {
       case 'restart':
         registerLog.push(event);
         break;
+      case 'copy':
+        if (event.what === 'acquired') quorumAcquired.push(event);
+        else {
+          const id = copyId(event.p, event.lock, event.token);
+          if (!copies.has(id)) copies.set(id, []);
+          copies.get(id).push(event);
+        }
+        break;
     }
   }
 
@@ -231,6 +252,38 @@ export function check(history) {
   const trustedEnd = (s) => Math.min(ended(s), s.lost ?? Infinity, s.abortedAtEnter ? s.enter : Infinity);
   const name = (s) => `${s.sid} (${s.kind}, token ${s.token})`;
 
+  // Quorum mode: a restart excuses two holders only when it took a copy the earlier holder's
+  // majority stood on. `a` believes it holds at `b`'s entry, so its last majority of
+  // confirmations (a grant, renewal or put-back each, on its masters) leaves leases running past
+  // then: the masters that granted `b` (a majority, which shares one with `a`'s) cannot have held
+  // `a`'s copy when they did, unless a restart took it, or something deleted it. So a master that
+  // granted `b` while a copy of `a` it had confirmed (after `a`'s acquisition began, before `b`'s
+  // command there was sent) was still within its lease, and that was not restarted in between,
+  // is no data loss: the pair is judged as if there had been none. Where a copy's confirmation
+  // and a rival's grant crossed, or the workers recorded no copies (another build's layout), the
+  // restart excuses as before (its own timing rules above).
+  const quorumTarget = history.schedule?.target === 'quorum';
+  const acquiredOf = (s) =>
+    quorumAcquired.filter((q) => q.p === s.p && q.fencingToken === s.token && String(q.lock).endsWith(`{${s.key}}`) && q.t <= s.enter + SLACK).at(-1);
+  /** The first copy of `a` a master confirmed and then granted `b` within its lease, with no restart of that master between; `undefined` if none. */
+  const copyTakenUnexcused = (a, b) => {
+    if (!quorumTarget) return undefined;
+    const qa = acquiredOf(a);
+    const qb = acquiredOf(b);
+    if (qa === undefined || qb === undefined) return undefined;
+    const ofA = (copies.get(copyId(qa.p, qa.lock, qa.token)) ?? []).filter((c) => c.what !== 'deleted' && c.sent >= qa.sent);
+    const grantsB = (copies.get(copyId(qb.p, qb.lock, qb.token)) ?? []).filter((c) => c.what === 'grant' && c.sent >= qb.sent && c.t <= b.enter);
+    for (const grant of grantsB) {
+      for (const copy of ofA) {
+        if (copy.node !== grant.node || copy.t > grant.sent || grant.t + 2 >= copy.sent + copy.ttl) continue;
+        if (faults.some((f) => DATA_LOSS.has(f.kind) && f.node === grant.node && f.t <= grant.t && (f.until ?? f.t) >= copy.sent)) continue;
+        const deleted = (copies.get(copyId(qa.p, qa.lock, qa.token)) ?? []).find((c) => c.what === 'deleted' && c.node === grant.node && c.sent >= copy.sent && c.t <= grant.t + SLACK);
+        return { copy, grant, deleted };
+      }
+    }
+    return undefined;
+  };
+
   // A multi-key section holds each of its keys as a lock of its own: one holder per key, with that key's token.
   const entered = [...sections.values()]
     .filter((s) => s.enter !== undefined)
@@ -260,15 +313,18 @@ export function check(history) {
         // A loss of Redis' data excuses two holders on two processes; two runs of one job on one
         // worker never overlap, whatever Redis holds (the orchestrator knows its own runs).
         const oneInstanceRuns = a.kind === 'job' && b.kind === 'job' && a.p === b.p;
-        if (!conflicting(a, b) || (!oneInstanceRuns && lossExcuses(...window))) continue;
+        if (!conflicting(a, b)) continue;
+        const unexcused = copyTakenUnexcused(a, b);
+        if (!oneInstanceRuns && lossExcuses(...window) && unexcused === undefined) continue;
         // Only the earlier holder is excused: code already running when a pause began. A holder
         // that enters late (its reply handled after a pause) must find its signal aborted.
         if (frozenAt(a, b.enter)) continue;
+        const copy = unexcused && ` (master ${unexcused.grant.node} granted it at ${fmt(unexcused.grant.t)}, within the lease of ${a.sid}'s copy it had confirmed at ${fmt(unexcused.copy.t)}, ${unexcused.copy.what}, and was not restarted in between${unexcused.deleted ? `; a release of ${a.sid}'s token sent at ${fmt(unexcused.deleted.sent)} deleted that copy` : ''})`;
         violations.push({
           invariant: a.kind === 'read' || b.kind === 'read' ? 'reader-writer' : 'exclusion',
-          message: `${name(b)} entered "${key}" at ${fmt(b.enter)} while ${name(a)} (since ${fmt(a.enter)}) still held it and had not been told of a loss`,
+          message: `${name(b)} entered "${key}" at ${fmt(b.enter)} while ${name(a)} (since ${fmt(a.enter)}) still held it and had not been told of a loss${copy ?? ''}`,
           at: b.enter,
-          ...(staleGrant(b, [a]) ? { cause: 'stale-grant' } : {}),
+          ...(staleGrant(b, [a]) ? { cause: 'stale-grant' } : unexcused?.deleted ? { cause: 'quorum-copy-deleted' } : {}),
         });
       }
     }
@@ -286,6 +342,27 @@ export function check(history) {
         at: b.enter,
         ...(staleGrant(b, inside) ? { cause: 'stale-grant' } : {}),
       });
+    }
+  }
+
+  // Quorum mode: a holder's copies stand on a majority of masters, and one master's restart
+  // empty loses nothing while it holds the others (a renewal puts the lock back there); so its
+  // own store never takes one of them from under it. A release (or give-back, or a resend of
+  // one) of the holder's own owner token that deleted a copy of it, sent after the acquisition
+  // handed out began and before the holder's code ended or it was told of a loss (the loss's own
+  // give-back goes out in the same turn as the abort: SLACK), is the defect f5fe742 fixed: a
+  // give-back owed to a silent master resent on its return over the token's later grant. It
+  // breaks exclusion only with one more fault (a restart, a copy lapsing), hence this invariant
+  // of its own.
+  if (quorumTarget) {
+    for (const s of entered) {
+      if (s.abortedAtEnter) continue;
+      const q = acquiredOf(s);
+      if (q === undefined) continue;
+      const end = trustedEnd(s);
+      const deleted = (copies.get(copyId(q.p, q.lock, q.token)) ?? []).find((c) => c.what === 'deleted' && c.sent >= q.sent && c.sent + SLACK < end);
+      if (deleted === undefined) continue;
+      violate('copy-deleted-while-held', `a release of ${name(s)}'s own owner token on "${s.key}", sent at ${fmt(deleted.sent)} (${deleted.sent < s.enter ? `${fmt(s.enter - deleted.sent)} before it entered, its acquisition under way` : `${fmt(deleted.sent - s.enter)} after it entered`}; before its code ended or it was told of a loss), deleted its copy on master ${deleted.node}`, deleted.t);
     }
   }
 

@@ -105,6 +105,74 @@ async function watchSilence() {
 }
 await watchSilence();
 
+/**
+ * Quorum copies as this worker's store saw them, for the checker's judgement of a restart
+ * (checker.mjs, `quorumLossTook`): which master confirmed which copy of a lock, when, and which
+ * acquisition was handed out. A restart empty excuses two holders only when it took a copy the
+ * earlier holder's majority stood on; these records tell whose copies were where. The package's
+ * own modules (as `watchSilence`), wrapped here in the explorer alone:
+ * `{ ev: 'copy', what: 'grant' | 'renew' | 'restore', node, lock, token, ttl, sent }`: master
+ * `node` confirmed a copy of `lock` under the owner token `token` (an attempt granted, a renewal
+ * renewed, a lock put back on a master that lost it), sent at `sent`, its lease `ttl` ms from
+ * then at least; `{ ev: 'copy', what: 'deleted', node, lock, token, sent }`: a release (or a
+ * give-back, or a resend of one) of that token deleted its copy there; `{ ev: 'copy', what:
+ * 'acquired', lock, token, fencingToken, sent }`: the acquisition begun at `sent` (one call of
+ * the store's acquire(), every master asked then) was handed out with `fencingToken`.
+ */
+async function watchCopies() {
+  const entry = process.env.EXPLORE_PACKAGE !== undefined ? pathToFileURL(process.env.EXPLORE_PACKAGE).href : import.meta.resolve('nestjs-redis-lock');
+  let storeModule;
+  let scriptsModule;
+  try {
+    storeModule = await import(new URL('./core/stores/quorum/quorum-store.js', entry).href);
+    scriptsModule = await import(new URL('./core/stores/redis/lock-scripts.js', entry).href);
+  } catch {
+    return;
+  }
+  const store = storeModule.QuorumStore?.prototype;
+  const scripts = scriptsModule.LockScripts?.prototype;
+  const RENEWED = scriptsModule.RENEWED;
+  const names = ['acquire', 'renew', 'renewBatch', 'release', 'leave'];
+  const calls = ['quorumAcquire', 'quorumRelease', 'renewCode', 'renewCodes', 'restore'];
+  if (store === undefined || scripts === undefined || RENEWED === undefined || names.some((n) => typeof store[n] !== 'function') || calls.some((n) => typeof scripts[n] !== 'function')) return;
+  /** A quorum's masters (their LockScripts) by index; a server outside a quorum is in none. */
+  const nodeOf = new WeakMap();
+  const mapNodes = (quorum) => {
+    if (Array.isArray(quorum.nodes) && !nodeOf.has(quorum.nodes[0])) quorum.nodes.forEach((node, index) => nodeOf.set(node, index));
+  };
+  for (const name of names) {
+    const original = store[name];
+    store[name] = function (...args) {
+      mapNodes(this);
+      if (name !== 'acquire') return original.apply(this, args);
+      const [keys, token] = args;
+      const sent = mono();
+      const reply = original.apply(this, args);
+      reply.then((answer) => answer.acquired && rec({ ev: 'copy', what: 'acquired', lock: keys.lock, token, fencingToken: answer.fencingToken, sent }), () => undefined);
+      return reply;
+    };
+  }
+  const copy = (node, what, lock, token, sent, ttl) => rec({ ev: 'copy', what, node, lock, token, sent, ...(ttl === undefined ? {} : { ttl: Number(ttl) }) });
+  const wrap = (name, confirmed) => {
+    const original = scripts[name];
+    scripts[name] = function (...args) {
+      const node = nodeOf.get(this);
+      // Before the command goes out: its copy's lease runs from a moment after this.
+      const sent = mono();
+      const reply = original.apply(this, args);
+      if (node === undefined) return reply;
+      Promise.resolve(reply).then((answer) => confirmed(node, answer, sent, args), () => undefined);
+      return reply;
+    };
+  };
+  wrap('quorumAcquire', (node, answer, sent, [lock, token, ttl]) => answer?.acquired && copy(node, 'grant', lock, token, sent, ttl));
+  wrap('quorumRelease', (node, answer, sent, [lock, token]) => answer?.released && copy(node, 'deleted', lock, token, sent));
+  wrap('renewCode', (node, code, sent, [lock, token, ttl]) => code === RENEWED && copy(node, 'renew', lock, token, sent, ttl));
+  wrap('renewCodes', (node, codes, sent, [requests]) => requests.forEach(({ lockKey, token, ttl }, i) => codes?.[i] === RENEWED && copy(node, 'renew', lockKey, token, sent, ttl)));
+  wrap('restore', (node, set, sent, [lock, token, ttl]) => set === true && copy(node, 'restore', lock, token, sent, ttl));
+}
+await watchCopies();
+
 // The event loop's own gaps: a stall longer than the lease's drift margin may hide a loss.
 let tickAt = mono();
 const stallWatch = setInterval(() => {

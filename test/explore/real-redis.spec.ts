@@ -222,6 +222,68 @@ describe('the real-Redis checker (a pure function over a history)', () => {
     expect(invariants([...overlap, restart], { ttl: 600 })).toEqual([]);
   });
 
+  // The workers record the copies their quorum stores confirmed (worker.mjs, `watchCopies`): a
+  // restart excuses two holders only when it took a copy the earlier holder's majority stood on.
+  // Silence seed 1046 (before f5fe742): a give-back resent to master 1 on its return deleted the
+  // holder's copy there, and master 0's restart then let a rival take masters 0 and 1; that
+  // restart was excused as the loss, since the checker could not tell whose copies it took.
+  it('excuses two quorum holders by a restart only when it took the copy of the earlier holder that the rival\'s master had', () => {
+    const lock = 'lock:{k}';
+    const copy = (p: string, what: string, node: number | undefined, token: string, sent: number, t: number, extra: object = {}): HistoryEvent => ({ ev: 'copy', p, what, node, lock, token, sent, t, ttl: 2_000, ...extra });
+    const holder = [
+      ...call('w1.0.2', { invoke: 0, enter: 30, token: 3, exit: 1_500, ok: 1_501 }),
+      copy('w1', 'acquired', undefined, 'a', 10, 25, { fencingToken: 3 }),
+      copy('w1', 'grant', 0, 'a', 10, 20),
+      copy('w1', 'grant', 2, 'a', 10, 22),
+      copy('w1', 'grant', 1, 'a', 10, 24),
+    ];
+    const rival = [
+      ...call('w0.0.0', { invoke: 10, enter: 900, token: 10, exit: 960, ok: 961 }),
+      copy('w0', 'acquired', undefined, 'b', 880, 895, { fencingToken: 10 }),
+      copy('w0', 'grant', 0, 'b', 880, 890),
+      copy('w0', 'grant', 1, 'b', 880, 892),
+    ];
+    const restart: HistoryEvent = { ev: 'fault', kind: 'restart-empty', node: 0, t: 714, until: 760, wall: 1 };
+    const cutOff: HistoryEvent = { ev: 'fault', kind: 'drop-requests', p: 'w1', node: 1, t: 292, until: 1_461 };
+    const quorum = { ttl: 2_000, schedule: { target: 'quorum' } };
+    // Master 1 granted the rival within the lease of the holder's copy there, and was not restarted.
+    const found = check({ events: [...holder, ...rival, restart, cutOff], ...quorum });
+    expect(found.map((v) => v.invariant)).toEqual(['exclusion']);
+    expect(found[0]!.message).toContain('master 1 granted it');
+    // A release of the holder's own token deleted that copy: the shape is named, and the deletion
+    // breaks an invariant of its own (it needs no rival).
+    const deleted = copy('w1', 'deleted', 1, 'a', 500, 510);
+    const named = check({ events: [...holder, ...rival, restart, cutOff, deleted], ...quorum });
+    expect(named.map((v) => [v.invariant, v.cause])).toEqual([
+      ['exclusion', 'quorum-copy-deleted'],
+      ['copy-deleted-while-held', undefined],
+    ]);
+    expect(invariants([...holder, deleted], quorum)).toEqual(['copy-deleted-while-held']);
+    // Not a release sent before the acquisition handed out began (an earlier attempt's give-back),
+    // nor the holder's own release after its code ended, nor the give-back of a loss it was told of.
+    expect(invariants([...holder, { ...deleted, sent: 5, t: 9 }], quorum)).toEqual([]);
+    expect(invariants([...holder, { ...deleted, sent: 1_502, t: 1_503 }], quorum)).toEqual([]);
+    expect(invariants([...holder, { ev: 'lost', p: 'w1', sid: 'w1.0.2', reason: 'expired', t: 505 }, deleted], quorum)).toEqual([]);
+    // On one server or a Cluster nothing is judged so.
+    expect(invariants([...holder, deleted], { ttl: 2_000 })).toEqual([]);
+    // Without the copy on master 1 (its grant unconfirmed), master 0's restart took the one the
+    // rival needed: the loss, as before.
+    expect(invariants([...holder.filter((e) => !(e.ev === 'copy' && e.node === 1)), ...rival, restart, cutOff], quorum)).toEqual([]);
+    // Nor does a copy whose lease had ended before the rival's grant count (a ttl of 600 ms).
+    const short = [...holder, ...rival].map((e) => (e.ev === 'copy' ? { ...e, ttl: 600 } : e));
+    expect(invariants([...short, restart, cutOff], { ...quorum, ttl: 600 })).toEqual([]);
+    // Nor one confirmed after the rival's command there was sent (they crossed).
+    const crossed = holder.map((e) => (e.ev === 'copy' && e.node === 1 ? { ...e, sent: 885, t: 893 } : e));
+    expect(invariants([...crossed, ...rival, restart, cutOff], quorum)).toEqual([]);
+    // Nor one of an attempt before the acquisition handed out (its give-back deleted it).
+    const earlier = holder.map((e) => (e.ev === 'copy' && e.node === 1 ? { ...e, sent: 5, t: 8 } : e));
+    expect(invariants([...earlier, ...rival, restart, cutOff], quorum)).toEqual([]);
+    // A restart of master 1 too (between the copy and the grant) took it.
+    expect(invariants([...holder, ...rival, restart, cutOff, { ...restart, node: 1, t: 600, until: 650 }], quorum)).toEqual([]);
+    // Without the copy records (another build's layout), the restart excuses as it did.
+    expect(invariants([...holder, ...rival, restart, cutOff].filter((e) => e.ev !== 'copy'), quorum)).toEqual([]);
+  });
+
   it('excuses no two runs of one job on one worker beside each other, even across a loss of Redis\' data', () => {
     const runs = (second: string): HistoryEvent[] => [
       ...call('w0.job.0', { kind: 'job', invoke: 0, enter: 5, token: 7, exit: 500, ok: 501 }),
