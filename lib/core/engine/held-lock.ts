@@ -198,7 +198,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
     this.completeRenewal(sequence!, startedAt, lease, renewed);
     // A stall between the call and its reply may have outlived the new lease (see completeRenewal).
     this.expireIfPast();
-    this.assertHeld();
+    this.assertHeld(true);
     if (renewed === undefined) {
       throw new RedisLockError(`Lock ${quoteKey(this.key)} could not be extended: Redis did not confirm it (not enough nodes answered, or its keys were not all found on one node, as while a Cluster slot migrates). It is still held until its lease deadline.`);
     }
@@ -666,10 +666,15 @@ export class HeldLock implements Lock, Renewable, Expiring {
     this.owner.scheduler.add(this, renewInterval);
   }
 
-  private assertHeld(): void {
+  /** `answered`: checked once an `extend()` had Redis' answer, so a release came while it waited. */
+  private assertHeld(answered = false): void {
     if (this.state === 'lost') throw this.signal.reason;
     if (this.state === 'released' || this.releasing !== undefined) {
-      throw new RedisLockError(`Lock ${quoteKey(this.key)} was released; acquire it again before extending it.`);
+      throw new RedisLockError(
+        answered
+          ? `Lock ${quoteKey(this.key)} was released while extend() waited for its answer: the extension no longer applies.`
+          : `Lock ${quoteKey(this.key)} was released; acquire it again before extending it.`,
+      );
     }
   }
 
