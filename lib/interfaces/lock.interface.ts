@@ -31,8 +31,9 @@ export interface Lock extends AsyncDisposable {
    * lease expiries. Pass it to the protected resource so that it can refuse writes from a
    * holder that lost the lock while paused. On Redis a key's first token is the server's clock
    * in milliseconds (so that a counter Redis lost starts again above the old one's tokens), not
-   * 1; the in-memory store's is its clock's time likewise (1 on a `ManualClock` at 0); quorum
-   * mode's counters start at the acquiring instance's clock. A safe integer, which a SQL `bigint` holds.
+   * 1; the in-memory store's is the wall clock's (`Date.now()`) likewise, also on a `ManualClock`,
+   * which does not move the wall clock; quorum mode's counters start at the acquiring instance's
+   * clock. A safe integer, which a SQL `bigint` holds.
    */
   readonly fencingToken: number;
   /**
