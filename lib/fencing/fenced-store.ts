@@ -1,6 +1,6 @@
 import { quoteKey } from '../core/keys/quote-key.js';
 import { clusterSlot } from '../core/keys/cluster-slot.js';
-import { isLockPrefix } from '../core/keys/lock-prefixes.js';
+import { isLockPrefix, lockPrefixOf } from '../core/keys/lock-prefixes.js';
 import { driverFor } from '../core/stores/redis/drivers/driver-for.js';
 import type { RedisClient } from '../core/stores/redis/drivers/redis-client.js';
 import type { RedisDriver } from '../core/stores/redis/drivers/redis-driver.js';
@@ -84,6 +84,15 @@ export class RedisFencedStore implements FencedStore {
   private checkSlot(key: string, fence: string, method: string): void {
     this.checkPrefix(fence, method);
     const prefix = this.driver.keyPrefix;
+    // A data key that is a lock's own name (or a sibling's): a write there would replace the
+    // lock (or its fencing counter, its queue) of a lock module of this process.
+    const lockPrefix = lockPrefixOf(prefix + key);
+    if (lockPrefix !== undefined) {
+      throw new TypeError(
+        `FencedRedis.${method}(): Argument "key" ${quoteKey(key)}${prefix === '' ? '' : ` with the client's keyPrefix ${quoteKey(prefix)}`} is under ${quoteKey(lockPrefix + '{')}, ` +
+          'where a lock module of this process keeps its locks: a write there would replace a lock. Name the data outside the lock prefix.',
+      );
+    }
     if (!this.driver.isCluster) return;
     if (clusterSlot(prefix + key) !== clusterSlot(prefix + fence)) {
       throw new TypeError(

@@ -23,3 +23,12 @@ export function claimLockPrefix(prefix: string): () => void {
 export function isLockPrefix(prefix: string): boolean {
   return inUse.has(prefix);
 }
+
+/**
+ * The running lock module prefix under which `name` (a full Redis key name, client prefix
+ * included) would be one of its locks' keys (`<prefix>{<key>}...`), or undefined.
+ */
+export function lockPrefixOf(name: string): string | undefined {
+  for (const prefix of inUse.keys()) if (name.startsWith(prefix + '{')) return prefix;
+  return undefined;
+}
