@@ -13,3 +13,5 @@ export function postgresBinDir(): string | undefined;
 export function postgresInstalled(): boolean;
 export function assertPostgresInstalled(): void;
 export function startPostgresServer(): Promise<PostgresServer>;
+/** A streaming replica of `primary` that applies its changes `applyDelayMs` late (default 0). */
+export function startPostgresReplica(primary: PostgresServer, options?: { applyDelayMs?: number }): Promise<PostgresServer>;

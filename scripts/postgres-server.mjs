@@ -2,7 +2,7 @@
 // on a free loopback port, with its data in a temporary directory: for the tests, as
 // redis-server.mjs does for Redis. Plain JavaScript so that scripts can use it without a build.
 import { spawn, spawnSync } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { appendFileSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { once } from 'node:events';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
@@ -101,6 +101,56 @@ export async function startPostgresServer() {
         const exited = once(child, 'exit');
         child.kill('SIGCONT');
         child.kill('SIGINT'); // fast shutdown: ends sessions, no checkpoint wait for clients
+        await exited;
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * Starts a streaming replica of `primary` (`pg_basebackup -R`) on a free port, which applies the
+ * primary's changes `applyDelayMs` late (`recovery_min_apply_delay`): a replica whose lag a test
+ * can count on, as a read replica under load has.
+ */
+export async function startPostgresReplica(primary, { applyDelayMs = 0 } = {}) {
+  const bin = postgresBinDir();
+  const tool = (name) => (bin === '' ? name : join(bin, name));
+  const user = runAs();
+  const dir = mkdtempSync(join(tmpdir(), 'nestjs-redis-lock-pg-replica-'));
+  if (user.uid !== undefined) chownSync(dir, user.uid, user.gid);
+  const data = join(dir, 'data');
+  const backup = spawnSync(tool('pg_basebackup'), ['-h', '127.0.0.1', '-p', String(primary.port), '-U', 'postgres', '-D', data, '-R', '-X', 'stream'], {
+    encoding: 'utf8',
+    cwd: dir,
+    ...user,
+  });
+  if (backup.status !== 0) {
+    rmSync(dir, { recursive: true, force: true });
+    throw new Error(`pg_basebackup failed: ${backup.stderr || backup.error}`);
+  }
+  appendFileSync(join(data, 'postgresql.auto.conf'), `\nrecovery_min_apply_delay = '${Math.max(0, Math.floor(applyDelayMs))}ms'\n`);
+  const port = await freePort();
+  const child = killOnExit(spawn(tool('postgres'), ['-D', data, '-p', String(port), '-h', '127.0.0.1', '-k', dir, '-F', '-c', 'max_connections=200'], { stdio: ['ignore', 'ignore', 'pipe'], cwd: dir, ...user }));
+  let log = '';
+  child.stderr.on('data', (chunk) => {
+    if (log.length < 10_000) log += chunk;
+  });
+  try {
+    await waitForReady(port, child, () => log);
+  } catch (error) {
+    child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+  return {
+    port,
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    pid: child.pid,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        const exited = once(child, 'exit');
+        child.kill('SIGINT');
         await exited;
       }
       rmSync(dir, { recursive: true, force: true });

@@ -1,1 +1,1 @@
-export { assertPostgresInstalled, startPostgresServer, type PostgresServer } from '../../scripts/postgres-server.mjs';
+export { assertPostgresInstalled, startPostgresReplica, startPostgresServer, type PostgresServer } from '../../scripts/postgres-server.mjs';

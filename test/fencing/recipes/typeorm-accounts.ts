@@ -30,7 +30,7 @@ export class AddAccountFence1764547200000 implements MigrationInterface {
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { FencedWriteRefusedError, LockService } from 'nestjs-redis-lock';
-import { LessThanOrEqual, Repository } from 'typeorm';
+import { Repository } from 'typeorm';
 
 @Injectable()
 export class AccountsService {
@@ -47,24 +47,42 @@ export class AccountsService {
   }
 
   /**
-   * UPDATE accounts SET fence = token WHERE id = ... AND fence <= token, then the read: once the
-   * claim is in, no older holder's write lands, so the balance read is the one this holder replaces.
+   * UPDATE accounts SET fence = token WHERE id = ... AND fence <= token RETURNING balance: the claim
+   * and the read are one statement, so they run on the primary (a find would go to a read
+   * replica under TypeORM's `replication`, and could read a balance older than the last write).
    */
   async loadBalance(id: string, fencingToken: number): Promise<bigint> {
     const token = String(fencingToken);
-    const { affected } = await this.accounts.update({ id, fence: LessThanOrEqual(token) }, { fence: token });
-    const { balance, fence } = await this.accounts.findOneByOrFail({ id });
-    if (affected === 1) return BigInt(balance);
-    throw new FencedWriteRefusedError(`accounts/${id}`, fencingToken, Number(fence), 'read');
+    const { raw } = await this.accounts
+      .createQueryBuilder()
+      .update()
+      .set({ fence: token })
+      .where('id = :id AND fence <= :token', { id, token })
+      .returning(['balance'])
+      .execute();
+    const [row] = raw as { balance: string }[];
+    if (row !== undefined) return BigInt(row.balance);
+    throw await this.refusal(id, fencingToken, 'read');
   }
 
   /** UPDATE accounts SET balance = ..., fence = token WHERE id = ... AND fence <= token */
   async saveBalance(id: string, balance: bigint, fencingToken: number): Promise<void> {
     const token = String(fencingToken);
-    const { affected } = await this.accounts.update({ id, fence: LessThanOrEqual(token) }, { balance: String(balance), fence: token });
-    if (affected === 1) return;
-    const { fence } = await this.accounts.findOneByOrFail({ id });
-    throw new FencedWriteRefusedError(`accounts/${id}`, fencingToken, Number(fence));
+    const { raw } = await this.accounts
+      .createQueryBuilder()
+      .update()
+      .set({ balance: String(balance), fence: token })
+      .where('id = :id AND fence <= :token', { id, token })
+      .returning(['fence'])
+      .execute();
+    if ((raw as unknown[]).length === 1) return;
+    throw await this.refusal(id, fencingToken, 'write');
+  }
+
+  /** The fence that refused the token, read on the primary (`query()`), not a lagging replica. */
+  private async refusal(id: string, fencingToken: number, operation: 'read' | 'write'): Promise<FencedWriteRefusedError> {
+    const [row] = (await this.accounts.query('SELECT fence FROM accounts WHERE id = $1', [id])) as { fence: string }[];
+    return new FencedWriteRefusedError(`accounts/${id}`, fencingToken, Number(row?.fence), operation);
   }
 }
 // #endregion
