@@ -4,7 +4,7 @@ import { nodeRedisCluster } from '../support/node-redis.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLockApp } from '../support/lock-app.js';
 import { countAttempts, recordWakes } from '../support/mechanism.js';
-import { startReplicatedCluster, type ReplicatedCluster } from './support/replicated-cluster.js';
+import { startReplicatedCluster, type ReplicatedCluster } from '../support/replicated-cluster.js';
 
 // CRC16 slot of a hash tag (as Redis computes it).
 function slotOf(tag: string): number {
