@@ -42,6 +42,13 @@ export interface LockBackend {
    * time always moves gives its own clock, so that a shutdown replays exactly.
    */
   readonly shutdownClock?: Clock;
+  /**
+   * A command of the store went unanswered past the bound the engine waits for it (a renewal
+   * past its tick, an acquire attempt past its bound): a Cluster client may be sending to a
+   * frozen master its replica replaced, and is asked to read its slot map again (see
+   * `SlotRefresh`). Absent where there is nothing to ask.
+   */
+  unanswered?(): void;
   /** Shutdown begins: the locks are about to be given back (see `LockScripts.shuttingDown`). */
   shuttingDown?(): void;
   /**

@@ -123,7 +123,7 @@ export class LockManager implements LockOwner, LockRunner {
     this.clock = backend.clock ?? systemClock;
     this.sweeper = new DeadlineSweeper(this.clock, (fn) => this.outsideChain(fn));
     this.replyWaits = new ReplyWaits(this.sweeper, this.clock);
-    this.scheduler = new RenewalScheduler(this.store, logger, this.clock, (fn) => this.outsideChain(fn));
+    this.scheduler = new RenewalScheduler(this.store, logger, this.clock, (fn) => this.outsideChain(fn), () => backend.unanswered?.());
     this.unconfirmed = new UnconfirmedReleases({ clock: this.clock, resend: (names, token) => this.releaseInRedis(names, token), outside: (fn) => this.outsideChain(fn) });
     const { ttl, renewInterval, waitTimeout, autoRenew, fenceRetention } = options;
     this.defaults = { ttl, renewInterval, waitTimeout, autoRenew, fenceRetention, replicaWait: options.waitForReplicas?.timeout };
@@ -931,6 +931,7 @@ export class LockManager implements LockOwner, LockRunner {
   }
 
   private noAnswer(key: string, bound: number): RedisLockError {
+    this.backend.unanswered?.();
     return new RedisLockError(`Redis did not answer the acquire of lock ${quoteKey(key)} within ${Math.round(bound)} ms.`);
   }
 

@@ -3,7 +3,7 @@ import { systemClock, type Clock } from '../time/clock.js';
 import { ClockScheduler } from '../time/clock-scheduler.js';
 import type { LockLogger } from './lock-logger.js';
 import type { LockStore, RenewalOutcome, RenewalPart } from '../stores/lock-store.js';
-import { settleWithin } from '../time/settle-within.js';
+import { settleWithin, TIMED_OUT } from '../time/settle-within.js';
 
 /** A lock as the scheduler sees it. */
 export interface Renewable {
@@ -53,6 +53,8 @@ export class RenewalScheduler {
     private readonly logger: LockLogger,
     private readonly clock: Clock = systemClock,
     private readonly outside: <T>(fn: () => T) => T = (fn) => fn(),
+    /** Told when a tick's renewals are not all answered by the end of the tick (see `LockBackend.unanswered`). */
+    private readonly unanswered: () => void = () => undefined,
   ) {}
 
   add(lock: Renewable, renewInterval: number): void {
@@ -135,8 +137,10 @@ export class RenewalScheduler {
     );
     // A part that hangs (a master that stopped answering) must not hold back the next tick
     // of the others: the tick ends before the next one is due (`exhaustMap` would drop that
-    // one), and a late outcome still applies when it comes.
-    await settleWithin(Promise.all(applied), Math.floor(renewInterval * 0.75), [this.closing.signal], this.clock).catch(() => undefined);
+    // one), and a late outcome still applies when it comes. The store hears of it: a Cluster
+    // client may be sending to a frozen master its replica replaced.
+    const settled = await settleWithin(Promise.all(applied), Math.floor(renewInterval * 0.75), [this.closing.signal], this.clock).catch(() => undefined);
+    if (settled === TIMED_OUT) this.unanswered();
   }
 
   private warn(count: number, error: unknown): void {

@@ -8,6 +8,8 @@ import { QuorumStore } from '../quorum/quorum-store.js';
 import { reportSharedServers } from '../quorum/quorum-servers.js';
 import { openConnection, type OpenedConnection } from './redis-connection.js';
 import { ReleaseNotifier } from './release-notifier.js';
+import { SlotRefresh } from './slot-refresh.js';
+import { driverFor } from './drivers/driver-for.js';
 import type { RedisClient } from './drivers/redis-client.js';
 
 /**
@@ -53,13 +55,17 @@ export function redisBackend(options: ResolvedModuleOptions, logger: LockLogger)
 function singleBackend(client: RedisClient, options: ResolvedModuleOptions, logger: LockLogger, closeConnections: () => void): LockBackend {
   const store = new LockScripts(client, options.fenceRetention, options.waitForReplicas);
   const notifier = new ReleaseNotifier(client, logger, store.isCluster);
+  const driver = driverFor(client);
+  const slots = store.isCluster && driver.refreshSlots !== undefined ? new SlotRefresh(() => driver.refreshSlots!(), logger) : undefined;
   return {
     store,
     notifier,
     clients: [client],
+    unanswered: slots === undefined ? undefined : () => slots.request(),
     shuttingDown: () => store.shuttingDown(),
     // Each one closes even if one before it throws: a connection left open keeps the process alive.
     close: () => {
+      slots?.close();
       try {
         notifier.close();
       } finally {

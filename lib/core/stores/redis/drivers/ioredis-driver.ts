@@ -242,6 +242,16 @@ export class IoRedisDriver implements RedisDriver {
   }
 
   /**
+   * ioredis reads the map from its nodes in turn, each within its `slotsRefreshTimeout` (a frozen
+   * node's question times out, the next node is asked), and runs one refresh at a time: a call
+   * during one waits for it. Commands sent from then on go to the master the new map names.
+   */
+  refreshSlots(): Promise<void> {
+    if (!this.isCluster) return Promise.resolve();
+    return new Promise((resolve, reject) => (this.client as Cluster).refreshSlotsCache((error) => (error ? reject(error) : resolve())));
+  }
+
+  /**
    * A `duplicate()` of the client without its `keyPrefix`: channel names are already spelled as
    * Redis sees them (the scripts publish on a declared key, which ioredis prefixed), and ioredis
    * would prefix a SSUBSCRIBE channel a second time.

@@ -133,6 +133,11 @@ export interface RedisDriver {
   /** Cluster: an id of the master serving `slot` by the client's current map, if known. */
   slotOwner(slot: number): string | undefined;
   /**
+   * Cluster: asks the client to read its slot map again now (see `SlotRefresh`); settles once it
+   * did or failed. Absent where the client has no public call for it (node-redis, GLIDE).
+   */
+  refreshSlots?(): Promise<void>;
+  /**
    * A new connection for release messages; `onMessage(channel, message)` gets each one. On a
    * Cluster it takes both kinds of subscription: each server publishes sharded or not by its
    * version.
