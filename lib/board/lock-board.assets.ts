@@ -138,6 +138,11 @@ export const BOARD_JS = `'use strict';
     return (holder.instance ? holder.instance + ' · ' : '') + holder.host + ' · pid ' + holder.pid;
   }
 
+  // -1 (or none left but keys without expiry): Redis' PTTL of a key that never frees on its own.
+  function lease(ms) {
+    return ms === -1 || ms === Infinity ? 'no expiry' : (ms / 1000).toFixed(1) + ' s';
+  }
+
   function lockRow(lock) {
     const row = document.createElement('tr');
     keyCell(row, lock.key);
@@ -145,7 +150,7 @@ export const BOARD_JS = `'use strict';
     const who = cell(row, holder ? (holder.label || '(no label)') : 'unknown');
     if (holder) sub(who, describeHolder(holder));
     cell(row, holder ? new Date(holder.since).toLocaleTimeString() : '');
-    cell(row, lock.ttlMs === undefined ? '' : (lock.ttlMs / 1000).toFixed(1) + ' s');
+    cell(row, lock.ttlMs === undefined ? '' : lease(lock.ttlMs));
     cell(row, String(lock.waiters), 'waiters');
     cell(row, lock.fencingToken === undefined ? '' : String(lock.fencingToken));
     const actions = cell(row, '');
@@ -177,8 +182,9 @@ export const BOARD_JS = `'use strict';
     if (semaphore.holders.length > HOLDERS_SHOWN) sub(who, 'and ' + (semaphore.holders.length - HOLDERS_SHOWN) + ' more');
     const since = semaphore.holders.flatMap((permit) => (permit.holder ? [permit.holder.since] : []));
     cell(row, since.length > 0 ? new Date(Math.min(...since)).toLocaleTimeString() : '');
-    const ttls = semaphore.holders.map((permit) => permit.ttlMs);
-    cell(row, ttls.length > 0 ? (Math.min(...ttls) / 1000).toFixed(1) + ' s' : '');
+    // A permit without expiry (-1) counts as the longest: the soonest to end is shown.
+    const ttls = semaphore.holders.map((permit) => (permit.ttlMs === -1 ? Infinity : permit.ttlMs));
+    cell(row, ttls.length > 0 ? lease(Math.min(...ttls)) : '');
     cell(row, String(semaphore.waiters), 'waiters');
     cell(row, semaphore.holders.slice(0, HOLDERS_SHOWN).map((permit) => String(permit.fencingToken)).join(', '));
     cell(row, '');

@@ -28,7 +28,7 @@ export interface SemaphorePermitHolder {
   permits: number;
   /** The fencing token of this acquisition. */
   fencingToken: number;
-  /** Milliseconds until its permits expire unless renewed. */
+  /** Milliseconds until its permits expire unless renewed; -1 when its key has no expiry (it never frees on its own). */
   ttlMs: number;
   /** Who holds them; `undefined` when the holder does not record it. Escape its text before showing it. */
   holder?: LockHolder;
@@ -59,7 +59,12 @@ export interface LockInspection {
   key: string;
   /** Whether someone holds the lock. */
   held: boolean;
-  /** Milliseconds until the lease expires unless renewed; `undefined` when not held. */
+  /**
+   * Milliseconds until the lease expires unless renewed; `undefined` when not held; -1, as Redis'
+   * `PTTL` says it, when the lock's key has no expiry (written by something other than this
+   * library, or `PERSIST`ed): it never frees on its own, and only `release()` by its holder or a
+   * forced release ends it.
+   */
   ttlMs?: number;
   /**
    * The fencing token of the lock's latest acquisition (the holder's, when held); `undefined`

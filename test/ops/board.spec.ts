@@ -149,6 +149,22 @@ describe('live lock board in headless Chromium', () => {
     await page.context().close();
   });
 
+  // Found by review (rv31, observability): a key without expiry was shown as "0.0 s" left, as if
+  // about to free itself, on every refresh; it never will.
+  it('shows a lock whose key has no expiry as such, not as expiring', async () => {
+    const url = await startBoard();
+    const lock = await app!.get(LockService).acquire('stuck:no-expiry', { autoRenew: false });
+    const admin = new Redis(redisUrl());
+    await admin.persist('lock:{stuck:no-expiry}');
+    admin.disconnect();
+    const { page, problems } = await openBoard(url);
+    const stuck = row(page, 'stuck:no-expiry');
+    await expect.poll(() => stuck.textContent(), { timeout: 10_000 }).toContain('no expiry');
+    expect(await stuck.textContent()).not.toContain('0.0 s');
+    expect(problems).toEqual([]);
+    await lock.release();
+  });
+
   it('shows a semaphore: holders, permits used of its limit, and waiters', async () => {
     const url = await startBoard();
     const holder = await holdElsewhere([{ key: 'exports', label: 'BigExport.run', limit: 3, permits: 2 }]);

@@ -17,6 +17,7 @@ import { diagnosticsListening, publishDiagnostics } from './lock-diagnostics.js'
 import { HeldLock, type LockOwner } from './held-lock.js';
 import { checkLockKey, lockRedisKeys, type LockRedisKeys } from '../keys/lock-key.js';
 import { checkKeyOf, namingCall, type LockCall } from './call-errors.js';
+import { leaseLeft } from './lease-left.js';
 import { quoteKey } from '../keys/quote-key.js';
 import { checkLockNaming, HolderRecorder, parseHolder } from './holder.js';
 import { ReplyWaits } from './reply-waits.js';
@@ -164,7 +165,13 @@ export class LockManager implements LockOwner, LockRunner {
   }
 
   emit(event: LockEvent): void {
-    this.events.next(event);
+    try {
+      this.events.next(event);
+    } catch (error) {
+      // Only under RxJS' `config.useDeprecatedSynchronousErrorHandling` does a subscriber's error
+      // come out of `next()`: a listener's bug must not decide whether a lock is had.
+      this.logger.error(`An events$ subscriber threw on a '${event.type}' event: ${error instanceof Error ? error.message : String(error)}`, error instanceof Error ? error.stack : undefined);
+    }
     publishDiagnostics(event);
   }
 
@@ -599,7 +606,7 @@ export class LockManager implements LockOwner, LockRunner {
     const inspection = {
       key,
       held,
-      ...(held ? { ttlMs: Math.max(0, snapshot.pttl) } : {}),
+      ...(held ? { ttlMs: leaseLeft(snapshot.pttl) } : {}),
       ...(snapshot.fencingToken === null ? {} : { fencingToken: snapshot.fencingToken }),
       waiters: snapshot.waiters,
       ...(holder ? { holder } : {}),

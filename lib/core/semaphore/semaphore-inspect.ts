@@ -4,6 +4,7 @@ import { liveValue, settled, type MemoryData, type StoreClock } from '../stores/
 import type { SemaphoreInspection, SemaphorePermitHolder } from '../../interfaces/lock-inspection.interface.js';
 import { parseHolder } from '../engine/holder.js';
 import { SEMAPHORE_SUFFIXES } from './semaphore-keys.js';
+import { leaseLeft } from '../engine/lease-left.js';
 
 /** One live holder of a semaphore's permits. */
 export interface SemaphoreHolderSnapshot {
@@ -109,7 +110,7 @@ export function semaphoreInspection({ limit, holders, waiters }: SemaphoreSnapsh
   const permitHolders = holders.map(({ token, permits, fencingToken, pttl }): SemaphorePermitHolder => {
     used += permits;
     const holder = parseHolder(token);
-    return { permits, fencingToken, ttlMs: Math.max(0, pttl), ...(holder ? { holder } : {}) };
+    return { permits, fencingToken, ttlMs: leaseLeft(pttl), ...(holder ? { holder } : {}) };
   });
   return { ...(limit === null ? {} : { limit }), used, holders: permitHolders, waiters };
 }

@@ -11,6 +11,7 @@ import { LOCK_KEY_SUFFIXES } from '../../keys/lock-key.js';
 import { LAST_ATTEMPT_GRACE_MS } from '../../engine/waiter-timing.js';
 import { tokenSince } from '../../engine/holder.js';
 import { RecentMap, RecentSet } from './recent-entries.js';
+import { shortestPttl } from '../../engine/lease-left.js';
 
 /**
  * Quorum mode (the Redlock algorithm) over N independent Redis masters. A lock is held when a
@@ -478,7 +479,7 @@ export class QuorumStore implements LockStore {
     const votes = new Map<string, number[]>();
     for (const { owner, pttl } of snapshots) if (owner !== null) votes.set(owner, [...(votes.get(owner) ?? []), pttl]);
     const [owner, pttls] = [...votes].filter(([, ttls]) => ttls.length + silent >= this.majority).sort(([, a], [, b]) => b.length - a.length)[0] ?? [null, [-2]];
-    return { owner, pttl: Math.min(...pttls), fencingToken: this.tokenOf(snapshots, owner), waiters: 0 };
+    return { owner, pttl: shortestPttl(pttls), fencingToken: this.tokenOf(snapshots, owner), waiters: 0 };
   }
 
   /**

@@ -1,6 +1,7 @@
 import { InvalidLockOptionsError } from '../../../../errors/invalid-lock-options.error.js';
 import { createHash } from 'node:crypto';
 import { setTimeout } from '../../../time/real-timers.js';
+import { settleWithin, TIMED_OUT } from '../../../time/settle-within.js';
 import { COMMANDS, type ScriptName } from '../lock-lua.js';
 import { isGlideCluster, type ValkeyGlideClient } from './glide-client.js';
 import { flatPairs, isNoScript, writablePing, type BareScriptCall, type LuaScript, type PingTarget, type ReadCommand, type RedisDriver, type RedisNode, type ReleaseSubscriber, type ScriptCall } from './redis-driver.js';
@@ -71,6 +72,8 @@ function loadGlide(): Promise<GlideModule> {
 /** How long a command waits for a place among the client's in-flight requests (see `GlideDriver.sendWithin`). */
 const INFLIGHT_RETRY_MS = 2_000;
 const INFLIGHT_BACKOFF_MAX_MS = 20;
+/** How long a health check waits for a fresh slot map before it PINGs by the last one (see `pingTargets`). */
+const TOPOLOGY_WAIT_MS = 200;
 /** GLIDE's `DEFAULT_INFLIGHT_REQUESTS_LIMIT`, for a client that does not show its own. */
 const DEFAULT_INFLIGHT_LIMIT = 1_000;
 
@@ -449,7 +452,17 @@ export class GlideDriver implements RedisDriver {
       return [{ address, ping: () => writablePing((args) => this.send(args)) }];
     }
     // Every master that serves slots by the Cluster's map, one that is down included (its PING fails).
-    const { masters } = await this.topology();
+    // The map is read from any node, which may be the frozen one: GLIDE gives up on it only after
+    // its requestTimeout, which may outlast the check. With a map known, the check waits a
+    // moment for a fresh one and then PINGs by the last (the read goes on for the next check).
+    const reading = this.topology();
+    const known = this.known;
+    let masters: Master[];
+    if (known === undefined) ({ masters } = await reading);
+    else {
+      const read = await settleWithin(reading, TOPOLOGY_WAIT_MS);
+      masters = read === TIMED_OUT ? known : read.masters;
+    }
     return masters
       .filter((master) => this.slots?.includes(master.id))
       .map((master) => ({ address: `${master.host}:${master.port}`, ping: () => writablePing((args) => this.send(args, routeTo(master))) }));
