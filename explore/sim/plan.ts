@@ -167,6 +167,18 @@ export interface LeaderHooks {
   throws?: LeaderThrows;
   /** `onLeadershipLost` throws once it has done what `lost` says (never, for one that `hangs`). Optional, drawn last. */
   lostThrows?: boolean;
+  /**
+   * Work run through `runAsLeader()` (`LeadershipService.runAsLeader(key, work)`, which calls the
+   * election's runner), as a cron that fires on every instance runs it (docs/jobs-and-leaders.md):
+   * every 100 to 300 ms until the faults' horizon, each instance asks; on the leader the work
+   * runs a step or two under the term (writing with its fencing token), then a `using()` call of
+   * a lock of its own (key `lw`) whose code stops on that lock's signal only, and, once the term's
+   * signal aborted, half the time winds down a while (up to a ttl) before it returns. Optional,
+   * drawn after every other field: absent (fixed plans, half of the drawn ones), no work runs;
+   * nor does it in a plan whose onLeadershipAcquired does not throw (`throws`): its step-downs are
+   * what the work is judged at, and the other leader plans run as before.
+   */
+  work?: boolean;
 }
 
 export const LEADER_THROWS = ['at-once', 'rejects', 'after-step', 'after-hand-release'] as const;
@@ -246,6 +258,8 @@ export function planArbitrary(): fc.Arbitrary<Plan> {
         // shrink of its own to insert) and prints as it did (JSON leaves undefined out).
         throws: fc.constantFrom<LeaderThrows | undefined>(undefined, undefined, undefined, undefined, ...LEADER_THROWS),
         lostThrows: fc.constantFrom<true | undefined>(undefined, undefined, true),
+        // After them, for the same reason.
+        work: fc.constantFrom<true | undefined>(undefined, true),
       }),
     }),
   );

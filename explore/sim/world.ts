@@ -172,7 +172,13 @@ export class Instance implements SimNode {
     this.closing ??= (async () => {
       const closeStartedAt = this.world.scheduler.now;
       const closePauses = this.pauses;
-      await Promise.all([this.leader?.stop(SHUTDOWN_TIMEOUT_MS), this.jobs.onModuleDestroy()]);
+      this.runnersStoppingAt = closeStartedAt;
+      this.runnersStoppingPauses = closePauses;
+      // The term stop() ends (the runner's own field: `term` also checks the lease's deadline).
+      const term = (this.leader as unknown as { lock?: Lock } | undefined)?.lock;
+      const stopping = Promise.all([this.leader?.stop(SHUTDOWN_TIMEOUT_MS), this.jobs.onModuleDestroy()]);
+      if (term !== undefined) this.world.scheduler.schedule(closeStartedAt, () => this.world.checkInnerCallsTold(this, term, 'app.close()'));
+      await stopping;
       const runners = this.world.scheduler.now - closeStartedAt;
       this.runnersStopped = true;
       this.world.trace(this, `runners stopped in ${runners} ms`);
@@ -204,6 +210,9 @@ export class Instance implements SimNode {
 
   /** The runners' part of `close()` ended: no leader hook may be owed any more. */
   runnersStopped = false;
+  /** When the runners' part of `close()` began, and the instance's pauses then (see `World.checkWorksEndedAtRelease`). */
+  runnersStoppingAt?: number;
+  runnersStoppingPauses = 0;
 }
 
 /** User code running under a lock, from its start to its end. */
@@ -236,6 +245,15 @@ interface Leadership {
   releasing?: boolean;
   /** Its onLeadershipAcquired threw (see `LeaderHooks.throws`): when, and whether its term had ended before (then no step-down is owed). */
   threw?: { at: number; endedBefore: boolean; stoppingBefore: boolean; pauses: number };
+}
+
+/** A work `runAsLeader()` runs (see `LeaderHooks.work`), from its start to its end. */
+interface LeaderWork {
+  instance: Instance;
+  term: Lock;
+  startedAt: number;
+  /** The lock of its inner `using()` call, while that call's code runs. */
+  inner?: Lock;
 }
 
 /** A resource that checks fencing tokens: it refuses a token lower than one it accepted. */
@@ -1150,10 +1168,14 @@ export class World implements FaultDecider {
         const pairs = [['acct-a', 'acct-b'], ['acct-b', 'acct-c'], ['acct-c', 'acct-a']] as const;
         const keys = pairs[Math.floor(this.random() * pairs.length)]!;
         const call = this.callStart(instance);
-        return service.using([...keys], (lock) => {
-          this.checkWaited(instance, call, lock);
-          return this.section(instance, 'multi', keys.join('+'), lock, steps(), false, 1, record);
-        }, { waitTimeout: CALLER_WAIT_MS });
+        let forget = (): void => undefined;
+        return service
+          .using([...keys], (lock) => {
+            this.checkWaited(instance, call, lock);
+            forget = this.multiKeyEntered(instance, lock);
+            return this.section(instance, 'multi', keys.join('+'), lock, steps(), false, 1, record);
+          }, { waitTimeout: CALLER_WAIT_MS })
+          .finally(() => forget());
       });
     }
     for (let c = 0; c < plan.greedyCallers; c++) {
@@ -1204,6 +1226,9 @@ export class World implements FaultDecider {
         }, k * NON_OVERLAP_MS);
       }
     }
+    // Only beside a throwing onLeadershipAcquired (its step-downs are what the work is judged at):
+    // the other leader plans run as before, and so find the catalogue's election bugs where they did.
+    if (plan.leader && this.leaderHooks.work === true && this.leaderHooks.throws !== undefined) this.leaderCron(instance);
     instance.leader?.start();
   }
 
@@ -1614,21 +1639,30 @@ export class World implements FaultDecider {
     const fail = (): Error => {
       leadership.acquiredReturned = true;
       leadership.threw = { at: this.scheduler.now, endedBefore: lock.signal.aborted, stoppingBefore: instance.stopping, pauses: instance.pauses };
+      this.stepDowns.set(instance, this.scheduler.now);
       this.trace(instance, `onLeadershipAcquired of term #${lock.fencingToken} throws (${how})${lock.signal.aborted ? ', its term already ended' : ''}`);
       // Just after the runner heard the failure (microtasks, no virtual time): the term has stepped down.
       this.scheduler.schedule(this.scheduler.now, () => this.threwAndSteppedDown(instance, lock, leadership));
-      // Once onLeadershipLost has had its bound (a ttl): the lease is being given back.
-      this.scheduler.schedule(this.scheduler.now + (lock as HeldLock).ttl + BOUND_SLACK_MS, () => this.threwAndGaveBack(instance, lock, leadership));
+      // Once onLeadershipLost has had its bound (a ttl): the lease is being given back. With
+      // runAsLeader() work running, the give-back waits for it a ttl more (the runner's
+      // releaseLease: the work of every term, bounded by a ttl of its own).
+      const bounds = [...this.leaderWorks].some((work) => work.instance === instance) ? 2 : 1;
+      this.scheduler.schedule(this.scheduler.now + bounds * (lock as HeldLock).ttl + BOUND_SLACK_MS, () => this.threwAndGaveBack(instance, lock, leadership));
       return new Error(`onLeadershipAcquired of term #${lock.fencingToken} fails (${how})`);
     };
     if (how === 'at-once') throw fail();
     if (how === 'rejects') return Promise.reject(fail());
     if (how === 'after-hand-release') {
       this.trace(instance, `onLeadershipAcquired of term #${lock.fencingToken} releases its term by hand (not awaited)`);
-      lock.release().then(
-        () => this.trace(instance, `the hook's hand release of term #${lock.fencingToken} resolves`),
-        (error: unknown) => this.trace(instance, `the hook's hand release of term #${lock.fencingToken} rejects (${(error as Error).message})`),
-      );
+      this.worldReleasing++;
+      try {
+        lock.release().then(
+          () => this.trace(instance, `the hook's hand release of term #${lock.fencingToken} resolves`),
+          (error: unknown) => this.trace(instance, `the hook's hand release of term #${lock.fencingToken} rejects (${(error as Error).message})`),
+        );
+      } finally {
+        this.worldReleasing--;
+      }
       throw fail();
     }
     return (async () => {
@@ -1655,13 +1689,16 @@ export class World implements FaultDecider {
     const reason = lock.signal.reason as LockLostError | undefined;
     if (!lock.signal.aborted || (reason?.reason !== 'stepped-down' && !(instance.stopping && reason?.reason === 'shutdown'))) {
       this.violate(instance, 'a leader whose onLeadershipAcquired threw steps down: its signal aborts (stepped-down)', `term #${lock.fencingToken}: its onLeadershipAcquired threw at ${threw.at} ms; its signal ${lock.signal.aborted ? `aborted with ${reason?.reason ?? String(reason)}` : 'not aborted'} at ${this.scheduler.now} ms`);
+      return;
     }
+    this.checkInnerCallsTold(instance, lock, 'a step-down');
   }
 
   /**
    * After a step-down the lease is given back once onLeadershipLost returned, or had its ttl (see
-   * `LeaderElectionRunner.stepDown`): by then `release()` was called on the term (it may still be
-   * on its way). Not judged across a pause (its timers wait), a crash or a close (its own bounds).
+   * `LeaderElectionRunner.stepDown`), and the runAsLeader() work of the instance ended, or had a
+   * ttl more: by then `release()` was called on the term (it may still be on its way). Not judged
+   * across a pause (its timers wait), a crash or a close (its own bounds).
    */
   private threwAndGaveBack(instance: Instance, lock: Lock, leadership: Leadership): void {
     const threw = leadership.threw!;
@@ -1682,6 +1719,7 @@ export class World implements FaultDecider {
     if (!lock.signal.aborted) {
       this.violate(instance, 'onLeadershipLost runs only once its term\'s signal aborted', `${instance.name} hears onLeadershipLost of term #${lock.fencingToken}, its signal not aborted${instance.stopping ? ' (its instance is closing)' : ''}`);
     }
+    this.checkLostAfterWork(instance, lock);
     this.leaderEnded(instance, lock);
     const kind = this.leaderHooks.lost;
     const throws = this.leaderHooks.lostThrows === true;
@@ -1703,6 +1741,7 @@ export class World implements FaultDecider {
 
   leaderStarted(instance: Instance, lock: Lock): Leadership | undefined {
     this.trace(instance, `leads, term #${lock.fencingToken}`);
+    this.watchTermRelease(instance, lock);
     const other = this.terms.get(lock.fencingToken);
     // Terms repeat only after a restart that took the fencing counters back (`terms` is cleared
     // then): a lease acquired before it, whose term began only after it (its reply came back
@@ -1733,8 +1772,9 @@ export class World implements FaultDecider {
         return undefined;
       }
       // A hook still running when the term ended is waited for (at most a ttl: see checkStep);
-      // once it has returned, the class is told at once.
-      if (leader.acquiredReturned) {
+      // once it has returned, the class is told at once. So is a step-down's runAsLeader() work,
+      // which onLeadershipLost follows (see checkLostAfterWork).
+      if (leader.acquiredReturned && !this.workRunning(leader.lock)) {
         this.violate(instance, 'every leader hears onLeadershipLost before another term begins', `${leader.instance.name} still leads term ${leader.term} (its onLeadershipAcquired had returned) when ${instance.name} begins term ${lock.fencingToken}`);
         return undefined;
       }
@@ -1768,6 +1808,7 @@ export class World implements FaultDecider {
     const stoppingBefore = instance.stopping;
     if (leadership !== undefined) leadership.releasing = true;
     this.trace(instance, `releases its term #${term.fencingToken} by hand`);
+    this.worldReleasing++;
     const settled = (how: string): void => {
       if (leadership !== undefined) leadership.releasing = false;
       this.trace(instance, `hand release of term #${term.fencingToken} ${how}`);
@@ -1780,10 +1821,14 @@ export class World implements FaultDecider {
         this.violate(instance, 'a term released by hand ends: its signal aborts (stepped-down)', `term #${term.fencingToken}: release() ${how}${closing ? ' (its instance began closing meanwhile)' : ''}, its signal ${term.signal.aborted ? `aborted with ${reason?.reason ?? String(reason)}` : 'not aborted'}`);
       }
     };
-    return term.release().then(
-      () => settled('resolves'),
-      (error: unknown) => settled(`rejects (${(error as Error).message})`),
-    );
+    try {
+      return term.release().then(
+        () => settled('resolves'),
+        (error: unknown) => settled(`rejects (${(error as Error).message})`),
+      );
+    } finally {
+      this.worldReleasing--;
+    }
   }
 
   /**
@@ -1856,6 +1901,173 @@ export class World implements FaultDecider {
     }
   }
 
+  // --- Work run through runAsLeader() (LeaderHooks.work) ---------------------------------------
+
+  /** The works `runAsLeader()` runs, from their start to their end (settled either way). */
+  private readonly leaderWorks = new Set<LeaderWork>();
+  /** When each instance's onLeadershipAcquired last threw: its step-down's bounds count from then. */
+  private readonly stepDowns = new Map<Instance, number>();
+  /** Above 0 while the world releases a term by hand (`handRelease`, the hook's own release): no runner's give-back. */
+  private worldReleasing = 0;
+  private readonly watchedTerms = new WeakSet<Lock>();
+  /** When a term's last runAsLeader() work ended. */
+  private readonly workEndedAt = new WeakMap<Lock, number>();
+
+  /** Whether a runAsLeader() work of `term` still runs. */
+  private workRunning(term: Lock): boolean {
+    for (const work of this.leaderWorks) if (work.term === term) return true;
+    return false;
+  }
+
+  /**
+   * As a cron that fires on every instance (docs/jobs-and-leaders.md, `runAsLeader`): every 100
+   * to 300 ms until the faults' horizon, each live instance runs a work through the election's
+   * `runAsLeader()` (what `LeadershipService.runAsLeader(key, work)` calls); on the others it
+   * resolves `undefined` without running it. Draws from the hooks' random stream only.
+   */
+  private leaderCron(instance: Instance): void {
+    const next = (): void => {
+      instance.clock.setTimer(() => {
+        if (!instance.alive || this.scheduler.now >= FAULT_HORIZON_MS) return;
+        void this.runAsLeader(instance);
+        next();
+      }, 100 + Math.floor(this.hookRandom() * 200));
+    };
+    next();
+  }
+
+  /**
+   * One work through `runAsLeader()`: a step or two under the term (a section of key `leader`
+   * writing with its fencing token, stopping once its signal aborted), then a `using()` call of a
+   * lock of its own (`lw`, a batch that stops on that lock's signal only: the term's end must tell
+   * it), and, once the term has ended, half the time a wind-down of up to a ttl before it returns
+   * (docs/jobs-and-leaders.md: a lost term's work "may still be winding down when this instance
+   * leads again").
+   */
+  private async runAsLeader(instance: Instance): Promise<void> {
+    const leader = instance.leader!;
+    const ttl = this.leaderTtl();
+    const outer = Array.from({ length: 1 + Math.floor(this.hookRandom() * 2) }, () => 5 + Math.floor(this.hookRandom() * Math.max(10, ttl / 4)));
+    const inner = Array.from({ length: 1 + Math.floor(this.hookRandom() * 3) }, () => 5 + Math.floor(this.hookRandom() * Math.max(10, ttl / 4)));
+    const windDown = this.hookRandom() < 0.5 ? 0 : 5 + Math.floor(this.hookRandom() * ttl);
+    await leader
+      .runAsLeader(async (term) => {
+        const work: LeaderWork = { instance, term, startedAt: this.scheduler.now };
+        this.leaderWorks.add(work);
+        this.watchTermRelease(instance, term);
+        this.trace(instance, `runAsLeader() work starts in term #${term.fencingToken}`);
+        try {
+          const section = this.begin(instance, 'mutex', 'leader', term);
+          try {
+            for (const step of outer) {
+              await instance.sleep(step);
+              if (term.signal.aborted) break;
+              this.checkpoint(section, 'continues past a checkpoint (runAsLeader work)');
+            }
+          } finally {
+            this.sections.delete(section);
+          }
+          if (!term.signal.aborted) {
+            await instance.service
+              .using('lw', async (lock) => {
+                work.inner = lock;
+                const batch = this.begin(instance, 'mutex', 'lw', lock);
+                try {
+                  for (const step of inner) {
+                    await instance.sleep(step);
+                    if (lock.signal.aborted) break;
+                    this.checkpoint(batch, 'continues past a checkpoint (runAsLeader work\'s inner call)');
+                  }
+                } finally {
+                  this.sections.delete(batch);
+                  work.inner = undefined;
+                }
+              }, { waitTimeout: 300 })
+              .catch((error: unknown) => this.trace(instance, `runAsLeader() work's inner call failed: ${(error as Error).name}: ${(error as Error).message}`));
+          }
+          if (term.signal.aborted && windDown > 0) {
+            this.trace(instance, `runAsLeader() work of term #${term.fencingToken} winds down ${windDown} ms`);
+            await instance.sleep(windDown);
+          }
+        } finally {
+          this.leaderWorks.delete(work);
+          this.workEndedAt.set(term, this.scheduler.now);
+          this.trace(instance, `runAsLeader() work of term #${term.fencingToken} ends`);
+        }
+      })
+      .catch((error: unknown) => this.trace(instance, `runAsLeader() failed: ${(error as Error).message}`));
+  }
+
+  /**
+   * docs/jobs-and-leaders.md: the term's end "tells the using() and @Locked calls inside" its
+   * runAsLeader() work, at a step-down and at `app.close()` as their signals abort (the runner's
+   * `interruptCallsWithin`). Judged at the turn of the step-down (right after the hook threw, as
+   * `threwAndSteppedDown`) or of the close's start: every inner call of the term's work whose lock
+   * is still held has its signal aborted.
+   */
+  checkInnerCallsTold(instance: Instance, term: Lock, at: string): void {
+    if (this.violation !== undefined || instance.crashed || instance.paused) return;
+    for (const work of this.leaderWorks) {
+      if (work.instance !== instance || work.term !== term || work.inner === undefined) continue;
+      const inner = work.inner as unknown as { state: string; released: boolean; signal: AbortSignal; fencingToken: number };
+      if (inner.state !== 'held' || inner.released || inner.signal.aborted) continue;
+      this.violate(instance, 'a using() call inside runAsLeader() work is told when its term ends', `${instance.name}: at ${at} of term #${term.fencingToken} (${this.scheduler.now} ms), the inner call of its runAsLeader() work (started at ${work.startedAt} ms) holds lw #${inner.fencingToken}, its signal not aborted`);
+      return;
+    }
+  }
+
+  /**
+   * onLeadershipLost comes after the term's runAsLeader() work has ended at a step-down (its
+   * onLeadershipAcquired threw) and at `app.close()` (within its shutdownTimeout), as the CHANGELOG
+   * and docs/jobs-and-leaders.md ("Shutdown") say. A term lost otherwise (its lease gone, released
+   * by hand) is not judged: the runner tells the class without waiting for the work.
+   */
+  private checkLostAfterWork(instance: Instance, lock: Lock): void {
+    const running = [...this.leaderWorks].filter((work) => work.instance === instance && work.term === lock);
+    if (running.length === 0 || this.violation !== undefined) return;
+    const leadership = [...this.leaders].find((l) => l.instance === instance && l.lock === lock);
+    const threw = leadership?.threw;
+    const steppedDown = threw !== undefined && !threw.endedBefore && !threw.stoppingBefore;
+    const reason = (lock.signal.reason as LockLostError | undefined)?.reason;
+    const closing = instance.runnersStoppingAt !== undefined && reason === 'shutdown' && instance.pauses === instance.runnersStoppingPauses && this.scheduler.now - instance.runnersStoppingAt < SHUTDOWN_TIMEOUT_MS - BOUND_SLACK_MS;
+    if (!steppedDown && !closing) return;
+    this.violate(instance, 'onLeadershipLost runs after the term\'s runAsLeader() work ended', `${instance.name} hears onLeadershipLost of term #${lock.fencingToken} (${steppedDown ? `stepped down at ${threw.at} ms` : `closing since ${instance.runnersStoppingAt} ms`}) while its runAsLeader() work started at ${running[0]!.startedAt} ms still runs`);
+  }
+
+  /** The runner's own `release()` of a term (not the world's by hand) is judged by `checkWorksEndedAtRelease`. */
+  private watchTermRelease(instance: Instance, lock: Lock): void {
+    if (this.watchedTerms.has(lock) || !(lock instanceof HeldLock)) return;
+    this.watchedTerms.add(lock);
+    const release = lock.release.bind(lock);
+    lock.release = () => {
+      if (this.worldReleasing === 0) this.checkWorksEndedAtRelease(instance, lock);
+      return release();
+    };
+  }
+
+  /**
+   * docs/jobs-and-leaders.md: at `app.close()` or a step-down the lease is given back only after
+   * the runAsLeader() work has ended, an earlier term's still winding down included (within
+   * shutdownTimeout at a close; a ttl for the work after the step-down's wait for onLeadershipLost,
+   * itself a ttl at most); else another instance could lead beside it. So no work of the
+   * instance still runs when the runner gives a term back, unless that bound has passed.
+   * Together with the exclusion checks of the work's own steps (its term's signal aborts before
+   * another term begins), this is what the library promises of two instances' work at once:
+   * beyond it, only a term lost to its lease (where the work was told, and its fencing token tells
+   * its writes apart) lets another lead while it winds down.
+   */
+  private checkWorksEndedAtRelease(instance: Instance, lock: HeldLock): void {
+    const running = [...this.leaderWorks].filter((work) => work.instance === instance);
+    if (running.length === 0 || this.violation !== undefined) return;
+    const now = this.scheduler.now;
+    const stepDown = this.stepDowns.get(instance);
+    if (stepDown !== undefined && now - stepDown >= lock.ttl - BOUND_SLACK_MS) return;
+    const stoppingAt = instance.runnersStoppingAt;
+    if (stoppingAt !== undefined && (now - stoppingAt >= SHUTDOWN_TIMEOUT_MS - BOUND_SLACK_MS || instance.pauses !== instance.runnersStoppingPauses)) return;
+    const work = running[0]!;
+    this.violate(instance, 'a leader\'s lease is given back only after its runAsLeader() work ended', `${instance.name} gives term #${lock.fencingToken} back at ${now} ms (${stoppingAt !== undefined ? `closing since ${stoppingAt} ms` : stepDown !== undefined ? `stepped down at ${stepDown} ms` : 'neither closing nor stepping down'}) while runAsLeader() work of term #${work.term.fencingToken}, started at ${work.startedAt} ms, still runs`);
+  }
+
   /**
    * The runners' part of a close is over: every term of `instance` whose onLeadershipAcquired
    * started has heard onLeadershipLost (docs/jobs-and-leaders.md, "Shutdown": a hook that does
@@ -1897,6 +2109,7 @@ export class World implements FaultDecider {
       if (lock !== undefined) this.storeTokens.set(`${instance.index}|${id}`, { token: lock.token, lockKey: lock.lockKey });
     }
     if (event.type === 'lost' && event.reason === 'expired') this.checkGivenBackAfterExpiry(instance, id);
+    if (event.type === 'lost' && (event.reason === 'expired' || event.reason === 'refused')) this.checkSiblingsGivenBack(instance, id);
     if (event.type === 'acquired') {
       if (holding !== undefined && holding.open > 0 && !this.rollbacks.some((at) => at >= holding.acquiredAt)) {
         this.violate(instance, 'each lock\'s events run acquired, renewed..., then one of released or lost', `${instance.name}: acquired ${id} again while its holding (acquired at ${holding.acquiredAt} ms, last event ${holding.last}) has not ended`);
@@ -1943,6 +2156,55 @@ export class World implements FaultDecider {
       if (this.heldUp?.instance === instance && lostAt <= this.heldUp.until + WAKE_MS) return;
       if (liveValue(this.data.locks, names.lockKey, now) !== names.token) return;
       this.violate(instance, 'a lock told lost to its deadline is given back at once', `${instance.name}: ${id} lost (expired) at ${lostAt} ms; ${now - lostAt} ms later the store still holds ${names.lockKey} under ${names.token} (pttl ${keyPttl(this.data.locks, names.lockKey, now)} ms)`);
+    });
+  }
+
+  /** The multi-key lock each part belongs to (by instance, key#fencing token), from the transfer's entry until its call settles. */
+  private readonly multiKeyParts = new Map<string, MultiLock>();
+
+  /** A transfer entered under `lock`: its parts are mapped to it (see `checkSiblingsGivenBack`); returns what forgets them. */
+  private multiKeyEntered(instance: Instance, lock: Lock): () => void {
+    if (!(lock instanceof MultiLock)) return () => undefined;
+    const ids = lock.parts.map((part) => `${instance.index}|${part.key}#${part.fencingToken ?? '-'}`);
+    for (const id of ids) this.multiKeyParts.set(id, lock);
+    return () => {
+      for (const id of ids) if (this.multiKeyParts.get(id) === lock) this.multiKeyParts.delete(id);
+    };
+  }
+
+  /**
+   * A multi-key lock one of whose parts is lost because it is gone from Redis (`expired`,
+   * `refused`) is lost as a whole, and gives its other parts back at once (docs/lock-family.md;
+   * `MultiLock.partLost`): WAKE_MS later the store no longer holds any part that was still held
+   * (its lease ahead, no release begun) when the part was lost, under its token. With the
+   * exemptions of `checkGivenBackAfterExpiry` (a fault that keeps the instance's commands from the
+   * store, a pause, its close or crash, a store restart), and not when the lock's signal aborted
+   * first for another reason (a shutdown's: the close tells the code to stop while its locks stay
+   * held). Without it, the other keys stay locked against everyone, renewed, until the holder's
+   * code reaches its next checkpoint and its release (the revert of d5411c0), which no other
+   * invariant sees.
+   */
+  private checkSiblingsGivenBack(instance: Instance, id: string): void {
+    const multi = this.multiKeyParts.get(`${instance.index}|${id}`);
+    if (multi === undefined) return;
+    const lostAt = this.scheduler.now;
+    const localNow = instance.clock.now();
+    const siblings = (multi.parts as HeldLock[]).filter((part) => `${part.key}#${part.fencingToken ?? '-'}` !== id && (part as unknown as { state: string }).state === 'held' && !part.released && part.deadline > localNow);
+    if (siblings.length === 0) return;
+    const pauses = instance.pauses;
+    const restarts = this.restarts.length;
+    this.scheduler.schedule(lostAt + WAKE_MS, () => {
+      if (this.violation !== undefined || instance.crashed || instance.stopping || instance.paused || instance.pauses !== pauses || this.restarts.length !== restarts) return;
+      const reason = multi.signal.reason as LockLostError | undefined;
+      if (!(reason instanceof LockLostError) || (reason.reason !== 'expired' && reason.reason !== 'refused')) return;
+      const now = this.scheduler.now;
+      if (this.windows.some((w) => hits(w, instance.index) && w.kind === 'reply-lost-before' && w.from <= now && w.to >= lostAt - this.plan.ttl)) return;
+      if (this.heldUp?.instance === instance && lostAt <= this.heldUp.until + WAKE_MS) return;
+      for (const part of siblings) {
+        if (liveValue(this.data.locks, part.lockKey, now) !== part.token) continue;
+        this.violate(instance, 'a multi-key lock told a part lost gives its other parts back at once', `${instance.name}: ${id} of ${multi.keys.join('+')} lost (${reason.reason}) at ${lostAt} ms; ${now - lostAt} ms later the store still holds ${part.lockKey} under ${part.token} (pttl ${keyPttl(this.data.locks, part.lockKey, now)} ms)`);
+        return;
+      }
     });
   }
 
@@ -2061,8 +2323,12 @@ export class World implements FaultDecider {
       const instance = leader.instance;
       if (leader.abortedAt === undefined || instance.crashed || instance.stopping || instance.paused || instance.pauses !== leader.abortPauses) continue;
       const ttl = (leader.lock as HeldLock).ttl;
-      if (now > leader.abortedAt + ttl + BOUND_SLACK_MS) {
-        this.violate(instance, 'after its term ends, a leader hears onLeadershipLost within a ttl', `${instance.name}'s term ${leader.term} ended at ${leader.abortedAt} ms (its signal aborted); onLeadershipLost not heard ${now - leader.abortedAt} ms later (ttl ${ttl} ms)`);
+      // A step-down waits for the term's runAsLeader() work before onLeadershipLost (see
+      // checkLostAfterWork): judged from that work's end.
+      if (this.workRunning(leader.lock)) continue;
+      const from = Math.max(leader.abortedAt, this.workEndedAt.get(leader.lock) ?? -Infinity);
+      if (now > from + ttl + BOUND_SLACK_MS) {
+        this.violate(instance, 'after its term ends, a leader hears onLeadershipLost within a ttl', `${instance.name}'s term ${leader.term} ended at ${leader.abortedAt} ms (its signal aborted${from > leader.abortedAt ? `, its runAsLeader() work at ${from} ms` : ''}); onLeadershipLost not heard ${now - leader.abortedAt} ms later (ttl ${ttl} ms)`);
         return;
       }
     }
@@ -2074,6 +2340,8 @@ export class World implements FaultDecider {
         if (lock instanceof HeldLock && leader.instance.clock.now() <= lock.deadline + 1) continue;
         // Its term ended, a hook still running then: onLeadershipLost waits for it, at most a ttl (judged above).
         if (leader.lock.signal.aborted && !leader.acquiredReturned) continue;
+        // Its term ended, its runAsLeader() work still running: a step-down waits for it (judged above).
+        if (leader.lock.signal.aborted && this.workRunning(leader.lock)) continue;
         // Released by hand: judged once the release comes back (see handRelease).
         if (leader.releasing) continue;
         this.violate(leader.instance, 'every leader hears onLeadershipLost before another term begins or when it resumes', `${leader.instance.name} resumed at ${leader.instance.resumedAt} ms still leading term ${leader.term}`);
