@@ -2,6 +2,8 @@ import type { Duration } from '../time/duration.js';
 import type { Lock, MultiKeyLock } from '../../interfaces/lock.interface.js';
 import { followSignal } from '../engine/follow-signal.js';
 import { LockLostError } from '../../errors/lock-lost.error.js';
+import { InvalidLockOptionsError } from '../../errors/invalid-lock-options.error.js';
+import { quoteKey } from '../keys/quote-key.js';
 
 /**
  * Several locks held as one: all were acquired (in canonical key order) or none is held. Its
@@ -65,7 +67,12 @@ export class MultiLock implements MultiKeyLock {
   }
 
   async extend(ttl?: Duration): Promise<void> {
-    await Promise.all(this.parts.map((part) => part.extend(ttl)));
+    try {
+      await Promise.all(this.parts.map((part) => part.extend(ttl)));
+    } catch (error) {
+      // Each part refuses a bad ttl before it sends anything: named as the call made, on this lock.
+      throw error instanceof InvalidLockOptionsError ? error.within(`extend(ttl) of the lock of keys ${shownKeys(this.parts)}`) : error;
+    }
   }
 
   private releasing = false;
@@ -87,4 +94,10 @@ export class MultiLock implements MultiKeyLock {
   [Symbol.asyncDispose](): Promise<void> {
     return this.release();
   }
+}
+
+/** A multi-key lock's keys as a message shows them: quoted, the first three, then how many more. */
+function shownKeys(parts: readonly Lock[]): string {
+  const shown = parts.slice(0, 3).map((part) => quoteKey(part.key)).join(', ');
+  return parts.length > 3 ? `${shown} and ${parts.length - 3} more` : shown;
 }

@@ -1,6 +1,8 @@
 import { InvalidLockOptionsError } from '../../../../errors/invalid-lock-options.error.js';
 import { createHash } from 'node:crypto';
 import { setTimeout } from '../../../time/real-timers.js';
+// The library's monotonic clock (node:perf_hooks), not the global `performance`, which a test's fake timers replace.
+import { now as monotonicNow } from '../../../time/clock.js';
 import { settleWithin, TIMED_OUT } from '../../../time/settle-within.js';
 import { COMMANDS, type ScriptName } from '../lock-lua.js';
 import { isGlideCluster, type ValkeyGlideClient } from './glide-client.js';
@@ -222,7 +224,7 @@ export class GlideDriver implements RedisDriver {
   private sendWithin(args: string[], options: object): Promise<unknown> {
     const seq = this.sent++;
     if (this.waiting === undefined && this.inflight < this.inflightLimit) return this.hand(seq, args, options, undefined);
-    return new Promise<unknown>((resolve, reject) => this.wait({ seq, args, options, since: performance.now(), resolve, reject }));
+    return new Promise<unknown>((resolve, reject) => this.wait({ seq, args, options, since: monotonicNow(), resolve, reject }));
   }
 
   /** Gives GLIDE a command; one it refuses for its in-flight limit waits in its order. */
@@ -244,8 +246,8 @@ export class GlideDriver implements RedisDriver {
       }
       // The application's own commands on the client hold GLIDE's places: this one waits ahead
       // of every command sent after it that has not gone yet, and nothing goes for a backoff.
-      const waited = since ?? performance.now();
-      if (performance.now() - waited >= INFLIGHT_RETRY_MS) {
+      const waited = since ?? monotonicNow();
+      if (monotonicNow() - waited >= INFLIGHT_RETRY_MS) {
         if (this.waiting !== undefined) this.drain();
         throw error;
       }
@@ -303,7 +305,7 @@ export class GlideDriver implements RedisDriver {
       this.expiring = false;
       const waiting = this.waiting;
       if (waiting === undefined) return;
-      const now = performance.now();
+      const now = monotonicNow();
       const expired = waiting.filter((entry) => now - entry.since >= INFLIGHT_RETRY_MS);
       if (expired.length > 0) {
         this.waiting = waiting.filter((entry) => now - entry.since < INFLIGHT_RETRY_MS);
