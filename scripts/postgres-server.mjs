@@ -71,41 +71,7 @@ export async function startPostgresServer() {
     rmSync(dir, { recursive: true, force: true });
     throw new Error(`initdb failed (as ${user.uid === undefined ? userInfo().username : `uid ${user.uid}`}): ${init.stderr || init.error}`);
   }
-  let child;
-  let port = 0;
-  for (let tries = 0; ; tries++) {
-    port = await freePort();
-    const args = ['-D', data, '-p', String(port), '-h', '127.0.0.1', '-k', dir, '-F', '-c', 'full_page_writes=off', '-c', 'synchronous_commit=off', '-c', 'max_connections=200'];
-    child = killOnExit(spawn(tool('postgres'), args, { stdio: ['ignore', 'ignore', 'pipe'], cwd: dir, ...user }));
-    let log = '';
-    child.stderr.on('data', (chunk) => {
-      if (log.length < 10_000) log += chunk;
-    });
-    try {
-      await waitForReady(port, child, () => log);
-      break;
-    } catch (error) {
-      child.kill('SIGKILL');
-      if (tries >= 4) {
-        rmSync(dir, { recursive: true, force: true });
-        throw error;
-      }
-    }
-  }
-  return {
-    port,
-    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
-    pid: child.pid,
-    async stop() {
-      if (child.exitCode === null && child.signalCode === null) {
-        const exited = once(child, 'exit');
-        child.kill('SIGCONT');
-        child.kill('SIGINT'); // fast shutdown: ends sessions, no checkpoint wait for clients
-        await exited;
-      }
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
+  return runPostgres({ tool, data, dir, user, settings: ['full_page_writes=off', 'synchronous_commit=off'] });
 }
 
 /**
@@ -130,32 +96,46 @@ export async function startPostgresReplica(primary, { applyDelayMs = 0 } = {}) {
     throw new Error(`pg_basebackup failed: ${backup.stderr || backup.error}`);
   }
   appendFileSync(join(data, 'postgresql.auto.conf'), `\nrecovery_min_apply_delay = '${Math.max(0, Math.floor(applyDelayMs))}ms'\n`);
-  const port = await freePort();
-  const child = killOnExit(spawn(tool('postgres'), ['-D', data, '-p', String(port), '-h', '127.0.0.1', '-k', dir, '-F', '-c', 'max_connections=200'], { stdio: ['ignore', 'ignore', 'pipe'], cwd: dir, ...user }));
-  let log = '';
-  child.stderr.on('data', (chunk) => {
-    if (log.length < 10_000) log += chunk;
-  });
-  try {
-    await waitForReady(port, child, () => log);
-  } catch (error) {
-    child.kill('SIGKILL');
-    rmSync(dir, { recursive: true, force: true });
-    throw error;
-  }
-  return {
-    port,
-    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
-    pid: child.pid,
-    async stop() {
-      if (child.exitCode === null && child.signalCode === null) {
-        const exited = once(child, 'exit');
-        child.kill('SIGINT');
-        await exited;
-      }
+  return runPostgres({ tool, data, dir, user, settings: [] });
+}
+
+/**
+ * Runs postgres on the data directory `data` (`settings`: `-c` options) on a free port, trying
+ * another port when one is taken meanwhile, and resolves once it accepts connections: a server
+ * whose `stop()` ends it (fast shutdown) and deletes `dir`.
+ */
+async function runPostgres({ tool, data, dir, user, settings }) {
+  for (let tries = 0; ; tries++) {
+    const port = await freePort();
+    const args = ['-D', data, '-p', String(port), '-h', '127.0.0.1', '-k', dir, '-F', ...settings.flatMap((setting) => ['-c', setting]), '-c', 'max_connections=200'];
+    const child = killOnExit(spawn(tool('postgres'), args, { stdio: ['ignore', 'ignore', 'pipe'], cwd: dir, ...user }));
+    let log = '';
+    child.stderr.on('data', (chunk) => {
+      if (log.length < 10_000) log += chunk;
+    });
+    try {
+      await waitForReady(port, child, () => log);
+    } catch (error) {
+      child.kill('SIGKILL');
+      if (tries < 4) continue;
       rmSync(dir, { recursive: true, force: true });
-    },
-  };
+      throw error;
+    }
+    return {
+      port,
+      url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+      pid: child.pid,
+      async stop() {
+        if (child.exitCode === null && child.signalCode === null) {
+          const exited = once(child, 'exit');
+          child.kill('SIGCONT');
+          child.kill('SIGINT'); // fast shutdown: ends sessions, no checkpoint wait for clients
+          await exited;
+        }
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  }
 }
 
 async function waitForReady(port, child, log) {
