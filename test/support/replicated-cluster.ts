@@ -1,10 +1,39 @@
+import { openClient } from './handed-clients.js';
+import { nodeRedisCluster } from './node-redis.js';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { freeFixedPorts, killOnExit, waitForPing } from '../../scripts/ports.mjs';
 import { assertRedisInstalled } from '../../scripts/redis-server.mjs';
+
+type Nodes = { host: string; port: number }[];
+type Opened = { client: unknown; close: () => unknown };
+
+/**
+ * Each client the library takes, opened on a Cluster's nodes, by name (the specs of real
+ * failovers pick theirs with `CLIENTS=`): ioredis 5 (the default), ioredis 6, iovalkey, GLIDE,
+ * node-redis 5 and 6.
+ */
+export const CLUSTER_CLIENTS: Record<string, (nodes: Nodes) => Promise<Opened>> = {
+  'ioredis 5': async (nodes) => {
+    const client = new Cluster(nodes);
+    client.on('error', () => undefined);
+    return { client, close: () => client.disconnect() };
+  },
+  iovalkey: (nodes) => openClient('iovalkey', nodes),
+  'ioredis 6': (nodes) => openClient('ioredis 6', nodes),
+  GLIDE: (nodes) => openClient('GLIDE', nodes),
+  'node-redis 6': async (nodes) => {
+    const client = await nodeRedisCluster(nodes, 6);
+    return { client, close: () => client.close() };
+  },
+  'node-redis 5': async (nodes) => {
+    const client = await nodeRedisCluster(nodes, 5);
+    return { client, close: () => client.close() };
+  },
+};
 
 /**
  * A Redis Cluster of 3 masters, each with one replica, on free loopback ports (each with its bus

@@ -1,41 +1,11 @@
-import { Cluster, Redis } from 'ioredis';
-import { openClient } from '../support/handed-clients.js';
-import { nodeRedisCluster } from '../support/node-redis.js';
+import { Redis } from 'ioredis';
+import { clusterSlot } from '../../lib/core/keys/cluster-slot.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLockApp } from '../support/lock-app.js';
 import { countAttempts, recordWakes } from '../support/mechanism.js';
-import { startReplicatedCluster, type ReplicatedCluster } from '../support/replicated-cluster.js';
+import { CLUSTER_CLIENTS, startReplicatedCluster, type ReplicatedCluster } from '../support/replicated-cluster.js';
 
-// CRC16 slot of a hash tag (as Redis computes it).
-function slotOf(tag: string): number {
-  let crc = 0;
-  for (const byte of Buffer.from(tag)) {
-    crc ^= byte << 8;
-    for (let i = 0; i < 8; i++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
-  }
-  return crc % 16384;
-}
-
-type Nodes = { host: string; port: number }[];
-type Opened = { client: unknown; close: () => unknown };
-const CLIENTS: Record<string, (nodes: Nodes) => Promise<Opened>> = {
-  'ioredis 5': async (nodes) => {
-    const client = new Cluster(nodes);
-    client.on('error', () => undefined);
-    return { client, close: () => client.disconnect() };
-  },
-  iovalkey: (nodes) => openClient('iovalkey', nodes),
-  'ioredis 6': (nodes) => openClient('ioredis 6', nodes),
-  GLIDE: (nodes) => openClient('GLIDE', nodes),
-  'node-redis 6': async (nodes) => {
-    const client = await nodeRedisCluster(nodes, 6);
-    return { client, close: () => client.close() };
-  },
-  'node-redis 5': async (nodes) => {
-    const client = await nodeRedisCluster(nodes, 5);
-    return { client, close: () => client.close() };
-  },
-};
+const CLIENTS = CLUSTER_CLIENTS;
 // Each client costs a Cluster with replicas and a failover (about 10 s): the suite runs the
 // default client and node-redis 6; CLIENTS='ioredis 5,ioredis 6,iovalkey,GLIDE,node-redis 6' runs
 // all five (all passed when the test was written).
@@ -59,7 +29,7 @@ describe.each(Object.keys(CLIENTS).filter((name) => ONLY === undefined || ONLY.i
     const clients = [await CLIENTS[name]!(cluster.nodes), await CLIENTS[name]!(cluster.nodes)];
     const holder = await createLockApp({ redis: clients[0]!.client as never, ttl: 4_000, renewInterval: 300 });
     const waiter = await createLockApp({ redis: clients[1]!.client as never, ttl: 4_000, renewInterval: 300 });
-    const { master, replica } = await cluster.shardOf(slotOf(key));
+    const { master, replica } = await cluster.shardOf(clusterSlot(`{${key}}`));
     const oldMaster = new Redis(master, '127.0.0.1');
     const promoted = new Redis(replica, '127.0.0.1');
     try {

@@ -1,29 +1,19 @@
-import { Cluster, Redis } from 'ioredis';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clusterSlot } from '../../lib/core/keys/cluster-slot.js';
 import type { LockEvent, RedisLockModuleOptions } from '../../lib/index.js';
-import { openClient } from '../support/handed-clients.js';
 import { createLockApp } from '../support/lock-app.js';
 import { leaseDeadline } from '../support/mechanism.js';
-import { startReplicatedCluster, type ReplicatedCluster } from '../support/replicated-cluster.js';
+import { CLUSTER_CLIENTS, startReplicatedCluster, type ReplicatedCluster } from '../support/replicated-cluster.js';
 
-type Nodes = { host: string; port: number }[];
-type Opened = { client: unknown; close: () => unknown };
-const CLIENTS: Record<string, (nodes: Nodes) => Promise<Opened>> = {
-  'ioredis 5': async (nodes) => {
-    const client = new Cluster(nodes);
-    client.on('error', () => undefined);
-    return { client, close: () => client.disconnect() };
-  },
-  iovalkey: (nodes) => openClient('iovalkey', nodes),
-  'ioredis 6': (nodes) => openClient('ioredis 6', nodes),
-};
+const CLIENTS = CLUSTER_CLIENTS;
 // Each client freezes the master of a shard of its own (about 3 s until its replica is promoted),
 // on one Cluster of three shards: the suite runs ioredis 5 and iovalkey (its fork, a package of
 // its own); CLIENTS='ioredis 5,iovalkey,ioredis 6' runs all three (all passed when written). GLIDE
 // and node-redis 6 have no public call to refresh their slot map: not run (see docs/deployment.md).
 const ONLY = process.env.CLIENTS?.split(',') ?? ['ioredis 5', 'iovalkey'];
-const RUN = Object.keys(CLIENTS).filter((name) => ONLY.includes(name));
+// The clients the library can ask to refresh their slot map.
+const RUN = ['ioredis 5', 'iovalkey', 'ioredis 6'].filter((name) => ONLY.includes(name));
 
 /** A shard of the Cluster as started, and two lock names whose keys it serves. */
 interface Shard {
