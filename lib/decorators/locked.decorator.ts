@@ -83,8 +83,11 @@ export function Locked<A extends any[] = any[]>(
     const build = keysBuilder(key, where, target, propertyKey);
     const onBusy = checkLockedOptions(options, where);
     const { onBusy: _, ...lockOptions } = options ?? {};
-    // Metrics group calls by the template (never the key), and inspect() names the method.
-    const template = typeof key === 'string' ? key : Array.isArray(key) ? key.join(',') : where;
+    // Metrics group calls by the template (never the key), and inspect() names the method. A key
+    // function has no template: the method names it, also as one element of an array (which the
+    // types refuse but JavaScript can pass), never its source text.
+    const template =
+      typeof key === 'string' ? key : Array.isArray(key) && key.every((part) => typeof part === 'string') ? key.join(',') : where;
     // A method named by a computed key may hold a lone surrogate, which the name option refuses.
     const naming = { name: cutWhole(wellFormed(template), MAX_LOCK_NAME_LENGTH), label: where };
     // Frozen: the engine checks and resolves a frozen options object once, not on every call.
