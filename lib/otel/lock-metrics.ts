@@ -46,7 +46,8 @@ export const LOCK_DURATION_BUCKETS: readonly number[] = Object.freeze([
  * Both histograms advise the buckets {@link LOCK_DURATION_BUCKETS} (seconds, 0.5 ms to 10 min).
  *
  * When no meter provider is registered (the API's no-op one), it subscribes to nothing, so
- * locks cost exactly what they cost without it.
+ * locks cost exactly what they cost without it, and warns once: the API's global meter provider
+ * is read when metrics are enabled, so a provider the SDK registers later records nothing.
  *
  * @example
  * ```ts
@@ -61,7 +62,10 @@ export function enableLockMetrics(options: LockMetricsOptions = {}): LockMetrics
   // it: every LockService publishes on the same process-wide channels, so a second recorder
   // would count each event twice.
   const shared = recorders.get(provider) ?? startRecorder(provider);
-  if (shared === undefined) return { disable: () => undefined };
+  if (shared === undefined) {
+    if (options.meterProvider === undefined) warnNoGlobalProvider();
+    return { disable: () => undefined };
+  }
   recorders.set(provider, shared);
   shared.users++;
   let enabled = true;
@@ -77,6 +81,23 @@ export function enableLockMetrics(options: LockMetricsOptions = {}): LockMetrics
 }
 
 const recorders = new Map<MeterProvider, { users: number; stop(): void }>();
+
+let warnedNoGlobalProvider = false;
+
+/**
+ * The API's global meter provider is no proxy (unlike its tracer provider): enabled before the SDK
+ * registers its provider, nothing is recorded, even once it has. Said once a process, never for a
+ * `meterProvider` given on purpose.
+ */
+function warnNoGlobalProvider(): void {
+  if (warnedNoGlobalProvider) return;
+  warnedNoGlobalProvider = true;
+  process.emitWarning(
+    'nestjs-redis-lock: lock metrics are not recorded: no OpenTelemetry meter provider was registered globally when they were enabled, ' +
+      'and one registered later is not picked up. Start the OpenTelemetry SDK before the application (before enableLockMetrics()), ' +
+      'or pass { meterProvider }.',
+  );
+}
 
 function startRecorder(provider: MeterProvider): { users: number; stop(): void } | undefined {
   const meter = provider.getMeter(METER_NAME);

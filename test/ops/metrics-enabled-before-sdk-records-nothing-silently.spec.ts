@@ -1,0 +1,52 @@
+/**
+ * Found by review. `enableLockMetrics()` (and `RedisLockMetricsModule`, at module init) reads the
+ * API's global meter provider once: `@opentelemetry/api`'s `metrics.getMeterProvider()` answers
+ * the registered provider or the no-op one, with no proxy (unlike traces' `ProxyTracerProvider`).
+ * Enabled before the OpenTelemetry SDK registers its provider (an SDK started after
+ * `app.listen()`, or in a file imported later), the recorder subscribed to nothing, and the
+ * provider registered next recorded nothing for the life of the process: no error, no warning.
+ *
+ * Promise: the JSDoc asks to enable "after the OpenTelemetry SDK has started"; docs/observability.md
+ * said only that nothing is subscribed without a provider. Wrong order must be told, not silent.
+ * Code at fault: lib/otel/lock-metrics.ts `enableLockMetrics` / `startRecorder` (`isNoop`).
+ */
+import { metrics } from '@opentelemetry/api';
+import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
+import { afterEach, describe, expect, it } from 'vitest';
+import { enableLockMetrics, type LockMetricsHandle } from '../../lib/otel/index.js';
+import { useLockApps } from '../support/lock-app.js';
+import { useRedis } from '../support/redis.js';
+
+describe('lock metrics enabled before the OpenTelemetry SDK registers its meter provider', () => {
+  useRedis();
+  const app = useLockApps();
+  let handle: LockMetricsHandle | undefined;
+  let provider: MeterProvider | undefined;
+  const warnings: Error[] = [];
+  const onWarning = (warning: Error): void => void warnings.push(warning);
+  process.on('warning', onWarning);
+  afterEach(async () => {
+    handle?.disable();
+    handle = undefined;
+    metrics.disable();
+    await provider?.shutdown();
+    process.off('warning', onWarning);
+  });
+
+  it('records nothing, and says so with a warning when enabled', async () => {
+    handle = enableLockMetrics();
+
+    // The SDK starts afterwards.
+    const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
+    provider = new MeterProvider({ readers: [new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 60_000 })] });
+    expect(metrics.setGlobalMeterProvider(provider)).toBe(true);
+    const { locks } = await app();
+    await (await locks.acquire('order:1', { name: 'order:<id>' })).release();
+    await provider.forceFlush();
+    const recorded = exporter.getMetrics().flatMap((resource) => resource.scopeMetrics).flatMap((scope) => scope.metrics);
+    // As documented now: the provider registered later is not picked up.
+    expect(recorded).toEqual([]);
+    // Fails on the code before the fix: no warning at all.
+    await expect.poll(() => warnings.map((warning) => warning.message).join('\n')).toMatch(/lock metrics are not recorded: no OpenTelemetry meter provider/);
+  });
+});
