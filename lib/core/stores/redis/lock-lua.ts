@@ -68,9 +68,12 @@ ${QUEUE}
 local owner = redis.call('GET', lock)
 if owner == ARGV[1] then
   redis.call('PEXPIRE', lock, ARGV[2])
-  -- 0 if a fenceRetention let the counter expire meanwhile: lower than any token, so a store
-  -- that checks fencing refuses rather than trusts it.
-  return tonumber(redis.call('GET', fence) or '0')
+  -- The counter as the grant left it. One lost since (evicted, or expired under a fenceRetention)
+  -- starts again at the clock as any lost counter does (next_fence): above every token the lost
+  -- one handed out, where 0 would be below them all and refused by every fenced resource.
+  local kept = redis.call('GET', fence)
+  if kept then return tonumber(kept) end
+  return next_fence(fence)
 end
 local now = now_ms()
 local member = ARGV[1] .. ':' .. ARGV[2]
