@@ -104,6 +104,8 @@ export class LeaderElectionRunner {
   async stop(timeoutMs: number): Promise<void> {
     // One timeoutMs for the hooks and the lease's release together.
     const deadline = performance.now() + timeoutMs;
+    // What waits on cutAtStop is cut below; a wait begun on it from now on ends at once.
+    this.cut.add(this.cutAtStop);
     this.stopped = true;
     this.timer?.cancel();
     // A term that ended before shutdown and is still waiting for its hooks: the class is told now.
@@ -133,7 +135,9 @@ export class LeaderElectionRunner {
     const ended = Promise.all([this.hooks, this.allWorks()]);
     const overran = (await settleWithin(ended, Math.max(0, deadline - performance.now()))) === TIMED_OUT;
     // What is still bounded by a ttl (an onLeadershipLost that did not return) has had its
-    // shutdownTimeout: its wait ends, and with it its timer.
+    // shutdownTimeout: its wait ends, and with it its timer (and so does any such wait begun from
+    // now on: a step-down cut here goes on to wait for the work before its release).
+    this.cut.add(this.cutAfterStop);
     for (const wait of this.cutAfterStop) wait.abort();
     if (overran) {
       this.runner.logger.warn(
@@ -270,9 +274,10 @@ export class LeaderElectionRunner {
   /**
    * Waits on hooks bounded by a ttl (on the engine's clock), which shutdown ends: those in
    * `cutAtStop` at once, those in `cutAfterStop` once its own shutdownTimeout is spent. Either
-   * way no timer of theirs outlives app.close().
+   * way no timer of theirs outlives app.close(): a wait begun once its set was cut ends at once.
    */
   private bounded(work: Promise<unknown>, ms: number, cut: Set<AbortController>): Promise<unknown> {
+    if (this.cut.has(cut)) return Promise.resolve(undefined);
     const controller = new AbortController();
     cut.add(controller);
     return settleWithin(work, ms, [controller.signal], this.runner.clock).then(
@@ -289,6 +294,8 @@ export class LeaderElectionRunner {
 
   private readonly cutAtStop = new Set<AbortController>();
   private readonly cutAfterStop = new Set<AbortController>();
+  /** The sets stop() has cut. */
+  private readonly cut = new WeakSet<Set<AbortController>>();
 
   private async stepDown(lock: Lock, why: string): Promise<void> {
     if (this.lock !== lock) return;
