@@ -44,7 +44,8 @@ export class MemoryStore implements LockStore, MemoryQueue {
     let owner = liveValue(this.locks, keys.lock, this.clock.now());
     if (owner === token) {
       this.locks.set(keys.lock, { value: token, expiresAt: now + ttl });
-      return { acquired: true, fencingToken: liveValue(this.fences, keys.fence, this.clock.now()) ?? 0 };
+      // A counter lost meanwhile (its fenceRetention ran out) starts again, as Redis' ACQUIRE does.
+      return { acquired: true, fencingToken: liveValue(this.fences, keys.fence, now) ?? this.nextFence(keys.fence, now) };
     }
     const member = `${token}:${ttl}`;
     // Held by readers that have all gone (crashed): free.
