@@ -31,6 +31,12 @@ export function resolveWaitForReplicas(value: unknown, ttl: number, quorum: bool
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw new InvalidLockOptionsError('waitForReplicas', value, 'an object such as { replicas: 1, timeout: 1000 }');
   }
+  // A misspelt name (`timout`) would leave the default timeout in its place without a word.
+  for (const name of Object.keys(value)) {
+    if (name !== 'replicas' && name !== 'timeout') {
+      throw new InvalidLockOptionsError(`waitForReplicas.${name}`, (value as Record<string, unknown>)[name], 'left out: it is no option of waitForReplicas (its options are replicas, timeout)');
+    }
+  }
   const { replicas, timeout } = value as WaitForReplicasOptions;
   if (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 1 || replicas > MAX_REPLICAS) {
     throw new InvalidLockOptionsError('waitForReplicas.replicas', replicas, `an integer from 1 to ${MAX_REPLICAS}`);
