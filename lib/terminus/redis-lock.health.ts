@@ -93,7 +93,15 @@ export class RedisLockHealthIndicator implements OnModuleDestroy {
    */
   async isHealthy<const Key extends string = 'redis-lock'>(key?: Key, options: RedisLockHealthOptions = {}): Promise<HealthIndicatorResult<Key>> {
     const where = 'RedisLockHealthIndicator.isHealthy';
+    // Options given in the key's place would be taken for the key, and checked on the defaults.
+    if (key !== undefined && typeof key !== 'string') throw new InvalidLockOptionsError('key', key, 'a string (the name of the result), or undefined').within(where);
     if (options === null || typeof options !== 'object') throw new InvalidLockOptionsError('options', options, 'an object').within(where);
+    // A misspelt name (`requireAll`) would check in the lenient mode, or on the default timeout, without a word.
+    for (const name of Object.keys(options)) {
+      if (name !== 'timeout' && name !== 'requireAllNodes') {
+        throw new InvalidLockOptionsError(name, (options as Record<string, unknown>)[name], 'left out: it is no option of isHealthy() (its options are timeout, requireAllNodes)').within(where);
+      }
+    }
     let timeout: number;
     try {
       timeout = parseDuration(options.timeout ?? DEFAULT_TIMEOUT_MS, 'timeout', 1, 60_000);
