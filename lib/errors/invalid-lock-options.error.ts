@@ -14,17 +14,24 @@ import { RedisLockError } from './redis-lock.error.js';
  * ```
  */
 export class InvalidLockOptionsError extends RedisLockError {
+  /**
+   * The value that was rejected. Not enumerable: loggers print an error's own enumerable
+   * properties (Nest's, when it logs a failed startup; JSON loggers), and a `redis` value may
+   * carry a password (a URL, options, a client). The message shows the value safely.
+   */
+  declare readonly value: unknown;
+
   constructor(
     /** The option's name, e.g. `ttl` or `redis`. */
     readonly option: string,
-    /** The value that was rejected. */
-    readonly value: unknown,
+    value: unknown,
     /** What the option accepts. */
     private readonly expected: string,
     /** Where the option was given, e.g. `@Locked on OrdersService.pay`. */
     readonly where?: string,
   ) {
     super(`${where ? `${where}: ` : ''}Option "${option}" must be ${expected}, got ${show(value)}.`);
+    Object.defineProperty(this, 'value', { value, enumerable: false });
   }
 
   /** The same error, saying where the option was given. */
