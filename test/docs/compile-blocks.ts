@@ -94,18 +94,28 @@ function declaredNames(code: string): Set<string> {
 }
 
 /**
+ * The names of `AUTO_IMPORTS` that `code` uses without importing or declaring them, by package.
+ * A block with no import at all continues the one before it (or shows a method); a block that
+ * imports must import all it uses, or a reader who copies it meets "Cannot find name".
+ */
+export function addedImports(code: string): Record<string, string[]> {
+  const declared = declaredNames(code);
+  const added: Record<string, string[]> = {};
+  for (const [from, names] of Object.entries(AUTO_IMPORTS)) {
+    const needed = names.filter((name) => !declared.has(name) && new RegExp(`(?<![\\w$.'"])${name}\\b`).test(code));
+    if (needed.length > 0) added[from] = needed;
+  }
+  return added;
+}
+
+/**
  * One module per block: the imports it lacks, its code, and for each class it declares an
  * interface of the same name that allows any other member. The examples call collaborators of
  * the reader's own (`this.repo`, `this.warehouse`) that they do not declare; the package's API
  * (`this.locks`, the decorators, the lock) is still checked in full.
  */
 export function moduleText(code: string): string {
-  const declared = declaredNames(code);
-  const imports: string[] = [];
-  for (const [from, names] of Object.entries(AUTO_IMPORTS)) {
-    const needed = names.filter((name) => !declared.has(name) && new RegExp(`(?<![\\w$.'"])${name}\\b`).test(code));
-    if (needed.length > 0) imports.push(`import { ${needed.join(', ')} } from '${from}';`);
-  }
+  const imports = Object.entries(addedImports(code)).map(([from, names]) => `import { ${names.join(', ')} } from '${from}';`);
   const members = [...code.matchAll(/^(export\s+)?(?:abstract\s+)?class\s+([A-Za-z_$][\w$]*)/gm)].map(
     (m) => `${m[1] ?? ''}interface ${m[2]} { [member: string]: any }`,
   );

@@ -4,7 +4,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { compileBlocks } from './compile-blocks.js';
+import { addedImports, compileBlocks } from './compile-blocks.js';
 import { anchors, codeBlocks, docFiles, read, relativeLinks, root, slug } from './markdown.js';
 
 const TS = new Set(['ts', 'typescript']);
@@ -37,6 +37,20 @@ describe('the README and docs/', () => {
     expect(located).toEqual([]);
     expect(status).toBe(0);
   }, 120_000);
+
+  // Found by review: docs/testing.md's example imported the testing module's names only, and
+  // used `Test` and `LockService` unimported (the compile above adds them), so the block a reader
+  // copies, imports and all, failed with "Cannot find name 'LockService'".
+  it('import, in a block that has imports, every name it uses (a test framework\'s globals aside)', () => {
+    const incomplete: string[] = [];
+    for (const block of docFiles().flatMap(codeBlocks)) {
+      if (!TS.has(block.lang) || block.fragment || !/^import\s/m.test(block.code)) continue;
+      const code = block.code.replace(/\/\/.*$/gm, ''); // a name in a comment is no use of it
+      const { vitest: _globals, ...missing } = addedImports(code);
+      for (const [from, names] of Object.entries(missing)) incomplete.push(`${block.file} (block at line ${block.line}): ${names.join(', ')} from '${from}'`);
+    }
+    expect(incomplete).toEqual([]);
+  });
 
   it('link only to files and headings that exist', () => {
     const broken: string[] = [];
