@@ -21,12 +21,23 @@ export function applyModuleExtras(moduleName: string) {
   };
 }
 
+/**
+ * The token of a lock module's options. Its text is the one part of Nest's error that the library
+ * controls when the module class is imported without `forRoot()` (`imports: [RedisLockModule]`):
+ * "... the exported <token> is available" (or, for the testing module, "can't resolve
+ * dependencies of the InMemoryLocks (?) ... the argument "<token>""). It says what to do; the
+ * builder's default, `REDIS_LOCK_MODULE_OPTIONS`, named neither `forRoot()` nor the mistake.
+ */
+export function optionsToken(moduleName: string): string {
+  return `nestjs-redis-lock:options of ${moduleName}: import ${moduleName}.forRoot() or ${moduleName}.forRootAsync(), not the class ${moduleName} alone`;
+}
+
 export const {
   ConfigurableModuleClass,
   MODULE_OPTIONS_TOKEN: REDIS_LOCK_MODULE_OPTIONS,
   OPTIONS_TYPE,
   ASYNC_OPTIONS_TYPE,
-} = new ConfigurableModuleBuilder<RedisLockModuleOptions>({ moduleName: 'RedisLock' })
+} = new ConfigurableModuleBuilder<RedisLockModuleOptions>({ moduleName: 'RedisLock', optionsInjectionToken: optionsToken('RedisLockModule') })
   .setClassMethodName('forRoot')
   .setExtras<RedisLockModuleExtras>(DEFAULT_MODULE_EXTRAS, applyModuleExtras('RedisLockModule'))
   .build();
