@@ -8,6 +8,16 @@ export const LOCK_SERVICE_PROPERTY: unique symbol = Symbol(
   'nestjs-redis-lock:LockService, for @Locked: import RedisLockModule into this module, or give RedisLockModule.forRoot() isGlobal: true',
 );
 
+/**
+ * What to say when the `LockService` Nest injected is not one (a test's fake, given by `useValue`
+ * or `overrideProvider(LockService)`): `@Locked` methods, jobs and elections run through the
+ * engine of the real one, which a fake has not.
+ */
+export const NOT_A_LOCK_SERVICE =
+  'is not a LockService of nestjs-redis-lock (a fake given with useValue or overrideProvider(LockService)?): @Locked methods, jobs and elections ' +
+  'run through the real one. To test without Redis, import RedisLockTestingModule.forRoot() from nestjs-redis-lock/testing (the same LockService, ' +
+  'on an in-memory store) instead of faking LockService.';
+
 /** `LockService`'s internal engine, reached by `@Locked` wrappers. */
 export const LOCK_RUNNER: unique symbol = Symbol('nestjs-redis-lock:runner');
 

@@ -11,7 +11,7 @@ import { RedisLockError } from '../errors/redis-lock.error.js';
 import type { LockedOptions, LockKeyFunction } from '../interfaces/locked-options.interface.js';
 import type { AnyLockOptions } from '../interfaces/redis-lock-options.interface.js';
 import { LockService } from '../lock.service.js';
-import { LOCK_RUNNER, LOCK_SERVICE_PROPERTY, LOCKED_METADATA } from '../redis-lock.constants.js';
+import { LOCK_RUNNER, LOCK_SERVICE_PROPERTY, LOCKED_METADATA, NOT_A_LOCK_SERVICE } from '../redis-lock.constants.js';
 import { JOB_LOCK_METADATA } from '../scheduling/scheduling.constants.js';
 import { hideOnInstances } from './hidden-property.js';
 
@@ -153,7 +153,9 @@ function runnerOf(instance: Record<symbol, unknown> | undefined, where: string):
   throw new RedisLockError(
     instance === undefined || instance === null
       ? `@Locked method ${where} was called without its instance; call it as a method or bind it.`
-      : `@Locked method ${where} has no LockService: the instance must be created by Nest, in a module that ` +
+      : service !== undefined && service !== null
+        ? `@Locked method ${where}: the LockService it was given ${NOT_A_LOCK_SERVICE}`
+        : `@Locked method ${where} has no LockService: the instance must be created by Nest, in a module that ` +
         'imports RedisLockModule (or after RedisLockModule.forRoot({ isGlobal: true })), not frozen (or sealed) if a factory made it, ' +
         'and not called from its constructor.',
   );

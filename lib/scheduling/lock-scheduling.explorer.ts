@@ -15,7 +15,7 @@ import { REDIS_LOCK_MODULE_OPTIONS } from '../redis-lock.module-definition.js';
 import { jobClaims, jobDecorators, jobTtl, type JobSpec } from './job-spec.js';
 import { JobLockOrchestrator } from './job-lock.orchestrator.js';
 import { LeadershipService } from './leadership.service.js';
-import { LOCK_RUNNER, LOCK_SERVICE_PROPERTY, LOCKED_METADATA } from '../redis-lock.constants.js';
+import { LOCK_RUNNER, LOCK_SERVICE_PROPERTY, LOCKED_METADATA, NOT_A_LOCK_SERVICE } from '../redis-lock.constants.js';
 import type { LockManager } from '../core/engine/lock-manager.js';
 import { quoteKey } from '../core/keys/quote-key.js';
 import { checkLockKey } from '../core/keys/lock-key.js';
@@ -79,13 +79,17 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
 
   onModuleInit(): void {
     try {
+      // A test's fake (`overrideProvider(LockService).useValue(...)`) has no engine to run jobs,
+      // elections and @Locked methods on: said here, not as a TypeError from reading it.
+      if (!(this.locks instanceof LockService)) throw new RedisLockError(`RedisLockModule: the LockService of this application ${NOT_A_LOCK_SERVICE}`);
       this.findJobsAndElections();
     } catch (error) {
       // Nest runs no shutdown hook for an application whose startup failed, and hands it to
       // nobody who could close it: the connections of this module (and of the module that runs
       // the jobs, when this one is a second import) would keep the process alive.
       for (const explorer of new Set([this, RUNNING.get(this.discovery), ...(ALL.get(this.discovery) ?? [])])) {
-        if (explorer !== undefined) (explorer.locks[LOCK_RUNNER] as LockManager).close().catch(() => undefined);
+        // A fake has none to close (and must not hide the error with a TypeError of its own).
+        if (explorer !== undefined && explorer.locks instanceof LockService) (explorer.locks[LOCK_RUNNER] as LockManager).close().catch(() => undefined);
       }
       throw error;
     }
