@@ -26,7 +26,9 @@ import { neverThrowingLogger } from './core/engine/never-throwing-logger.js';
  *
  *   pay(orderId: string) {
  *     return this.locks.using(`order:${orderId}`, async (lock) => {
- *       const order = await this.repo.load(orderId);
+ *       // The read claims the row with the token too, so no older holder's late write lands
+ *       // between it and the write (docs/fencing.md).
+ *       const order = await this.repo.load(orderId, { fencingToken: lock.fencingToken });
  *       await this.repo.save({ ...order, paid: true }, { fencingToken: lock.fencingToken });
  *     });
  *   }
