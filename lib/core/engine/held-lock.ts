@@ -16,6 +16,7 @@ import type { LockStore, RenewalOutcome } from '../stores/lock-store.js';
 import type { Renewable, RenewalScheduler } from './renewal-scheduler.js';
 import { LAST_ATTEMPT_GRACE_MS } from './waiter-timing.js';
 import { ReleaseInFlight } from './release-in-flight.js';
+import { storeFailure } from './store-failure.js';
 
 /** What a held lock needs from the manager that created it. */
 export interface LockOwner {
@@ -194,7 +195,9 @@ export class HeldLock implements Lock, Renewable, Expiring {
       this.owner.sweeper.track(this);
     }
     this.ttl = lease;
-    const renewed = await this.unlessEnded(this.owner.store.renew(this.names.lock, this.token, lease, this.fencingToken));
+    const renewed = await this.unlessEnded(this.owner.store.renew(this.names.lock, this.token, lease, this.fencingToken)).catch((error: unknown) => {
+      throw storeFailure(error, `Lock ${quoteKey(this.key)} could not be extended`, '; it is still held until its lease deadline');
+    });
     this.completeRenewal(sequence!, startedAt, lease, renewed);
     // A stall between the call and its reply may have outlived the new lease (see completeRenewal).
     this.expireIfPast();

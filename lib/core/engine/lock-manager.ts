@@ -3,6 +3,7 @@ import { setMaxListeners } from 'node:events';
 import { Subject, type Observable } from 'rxjs';
 import { RedisLockError } from '../../errors/redis-lock.error.js';
 import { shutDownRefusal, shutdownReason } from '../../errors/shutdown-reason.js';
+import { storeFailure } from './store-failure.js';
 import { endedByShutdown } from './ended-by-shutdown.js';
 import { InvalidLockOptionsError } from '../../errors/invalid-lock-options.error.js';
 import type { LockEvent } from '../../interfaces/lock-event.interface.js';
@@ -515,7 +516,9 @@ export class LockManager implements LockOwner, LockRunner {
       // The reply was lost, not necessarily the script's effect: give back what it may have taken.
       this.leave(names, token, timing, sent.reply);
       if (this.listening) this.emit({ type: 'not-acquired', key, name, waitedMs: this.clock.now() - calledAt, outcome: options?.signal?.aborted ? 'aborted' : 'error', afterWaiting: false, at: Date.now() });
-      throw endedByShutdown(this.closed, key, this.clock.now() - calledAt, error, options?.signal);
+      const ended = endedByShutdown(this.closed, key, this.clock.now() - calledAt, error, options?.signal);
+      // The caller's own abort reason stays its own; a client's error is named as the call.
+      throw ended !== error || (options?.signal?.aborted === true && error === options.signal.reason) ? ended : storeFailure(error, `tryAcquire(${quoteKey(key)})`);
     } finally {
       this.settledAcquire();
     }
@@ -585,7 +588,10 @@ export class LockManager implements LockOwner, LockRunner {
 
   async isLocked(key: string): Promise<boolean> {
     this.assertOpen();
-    return this.untilShutdown(this.store.exists(lockRedisKeys(this.options.keyPrefix, checkKeyOf('isLocked', key)).lock), 'isLocked', key);
+    const exists = this.store.exists(lockRedisKeys(this.options.keyPrefix, checkKeyOf('isLocked', key)).lock).catch((error: unknown) => {
+      throw storeFailure(error, `isLocked(${quoteKey(key)})`);
+    });
+    return this.untilShutdown(exists, 'isLocked', key);
   }
 
   /**
@@ -600,7 +606,10 @@ export class LockManager implements LockOwner, LockRunner {
   async inspectWithOwner(key: string): Promise<{ inspection: LockInspection; owner: string | null }> {
     this.assertOpen();
     const names = lockRedisKeys(this.options.keyPrefix, checkKeyOf('inspect', key));
-    const [snapshot, semaphore] = await this.untilShutdown(Promise.all([this.store.inspect(names), this.store.inspectSemaphore?.(names) ?? null]), 'inspect', key);
+    const read = Promise.all([this.store.inspect(names), this.store.inspectSemaphore?.(names) ?? null]).catch((error: unknown) => {
+      throw storeFailure(error, `inspect(${quoteKey(key)})`);
+    });
+    const [snapshot, semaphore] = await this.untilShutdown(read, 'inspect', key);
     const held = snapshot.owner !== null;
     const holder = held ? parseHolder(snapshot.owner!) : undefined;
     const inspection = {

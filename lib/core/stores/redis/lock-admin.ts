@@ -234,7 +234,8 @@ function isLockKey(key: string): boolean {
 }
 
 function skipWrongType(error: unknown): undefined {
-  if (/^WRONGTYPE/.test(String((error as Error)?.message))) return undefined;
+  // inspect() names the call in its error and keeps the client's reply as the cause.
+  if (/^WRONGTYPE/.test(String(((error as Error)?.cause as Error | undefined)?.message))) return undefined;
   throw error;
 }
 
