@@ -866,8 +866,17 @@ export class LockManager implements LockOwner, LockRunner {
     // only its own kind.
     // A lock its call released (code that outlived it: a timer, a listener) is over for the chain:
     // the key is taken afresh there, as after any release.
-    const outer = this.chain.getStore()?.findLast((lock): lock is HeldLock => lock instanceof HeldLock && !lock.released && lock.key === key && this.semaphoreLocks.has(lock) === (semaphore !== undefined));
-    if (outer === undefined) return undefined;
+    const stack = this.chain.getStore();
+    if (stack === undefined) return undefined;
+    const sameKind = (lock: HeldLock): boolean => lock.key === key && this.semaphoreLocks.has(lock) === (semaphore !== undefined);
+    const outer = stack.findLast((lock): lock is HeldLock => lock instanceof HeldLock && !lock.released && sameKind(lock));
+    if (outer === undefined) {
+      // A key the chain's multi-key lock gave back when another of its keys was lost: the chain
+      // works without that lock, as below, and must not take the key afresh.
+      const lost = stack.findLast((lock): lock is MultiLock => lock instanceof MultiLock && !lock.released && lock.lostWhole && lock.parts.some((part) => part instanceof HeldLock && sameKind(part)));
+      if (lost !== undefined) throw lost.signal.reason;
+      return undefined;
+    }
     const held = this.semaphoreLocks.get(outer);
     if (semaphore !== undefined && held !== undefined && (semaphore.limit !== held.limit || semaphore.permits > held.permits)) {
       const message =

@@ -49,6 +49,17 @@ export class MultiLock implements MultiKeyLock {
     for (const unwatch of this.unwatch.splice(0)) unwatch();
   }
 
+  /**
+   * Lost as a whole: a key is gone from Redis (`refused`, `expired`), and `partLost` gave the
+   * others back. A nested call of one of those finds no lock of the chain to re-enter, yet the
+   * chain's code works without the lock: it must fail with the loss, as one of the lost key does
+   * (see `LockManager.reenter`), not take the key afresh.
+   */
+  get lostWhole(): boolean {
+    const reason: unknown = this.signal.reason;
+    return reason instanceof LockLostError && (reason.reason === 'refused' || reason.reason === 'expired');
+  }
+
   /** The first key in canonical order. */
   get key(): string {
     return this.parts[0]!.key;
