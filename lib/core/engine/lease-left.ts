@@ -13,3 +13,16 @@ export function shortestPttl(pttls: readonly number[]): number {
   for (const pttl of pttls) if (pttl !== -1 && pttl < shortest) shortest = pttl;
   return shortest === Infinity ? (pttls.length > 0 ? -1 : -2) : shortest;
 }
+
+/**
+ * How long a read lock has left: the longest lease of its readers' PTTLs (-2: that reader's key
+ * is gone), a key without expiry (-1) counting as the longest; undefined when every key is gone.
+ */
+export function longestLease(pttls: readonly number[]): number | undefined {
+  let longest: number | undefined;
+  for (const pttl of pttls) {
+    if (pttl === -1) return -1;
+    if (pttl >= 0 && (longest === undefined || pttl > longest)) longest = pttl;
+  }
+  return longest;
+}

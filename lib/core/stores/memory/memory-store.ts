@@ -5,6 +5,7 @@ import { inspectSemaphoreInMemory, type SemaphoreSnapshot } from '../../semaphor
 import { wantedKey, type LockRedisKeys } from '../../keys/lock-key.js';
 import { FREED_MESSAGE } from '../lock-replies.js';
 import { setImmediate } from '../../time/real-timers.js';
+import { longestLease } from '../../engine/lease-left.js';
 export { MemoryData, type Publish, type StoreClock } from './memory-data.js';
 import { grantReaders, isReaderMember, MemoryReaders, READ_HELD, readersAlive, type MemoryQueue } from '../../rwlock/memory-readers.js';
 
@@ -136,7 +137,11 @@ export class MemoryStore implements LockStore, MemoryQueue {
     const now = this.clock.now();
     const owner = this.held(keys.lock) ? (liveValue(this.locks, keys.lock, this.clock.now()) ?? null) : null;
     const queue = liveValue(this.waiting, keys.queue, this.clock.now());
-    return { owner, pttl: keyPttl(this.locks, keys.lock, now), fencingToken: liveValue(this.fences, keys.fence, this.clock.now()) ?? null, waiters: queue?.aliveUntil.size ?? 0 };
+    // Held by readers: the longest lease left of theirs, as the Redis store reads it ('~r' keeps
+    // the longest lease it ever guarded, a reader's gone since too).
+    const readers = owner === READ_HELD ? [...(liveValue(this.data.readers, `${keys.lock}:readers`, now)?.keys() ?? [])] : [];
+    const pttl = (owner === READ_HELD ? longestLease(readers.map((token) => keyPttl(this.locks, `${keys.lock}:reader:${token}`, now))) : undefined) ?? keyPttl(this.locks, keys.lock, now);
+    return { owner, pttl, fencingToken: liveValue(this.fences, keys.fence, this.clock.now()) ?? null, waiters: queue?.aliveUntil.size ?? 0 };
   }
 
   /** The semaphore of the same key, read without writing (see `semaphore/semaphore-inspect.ts`). */

@@ -7,6 +7,7 @@ import { ELSEWHERE, KEEP_FENCE, RENEWED, type ScriptName } from './lock-lua.js';
 import { LOCK_HELD } from '../../rwlock/read-lua.js';
 import { ReadScripts } from '../../rwlock/read-scripts.js';
 import { READ_HELD } from '../../rwlock/read-keys.js';
+import { longestLease } from '../../engine/lease-left.js';
 import { SemaphoreScripts } from '../../semaphore/semaphore-scripts.js';
 import { inspectSemaphoreInRedis, type SemaphoreSnapshot } from '../../semaphore/semaphore-inspect.js';
 import { LOCK_KEY_SUFFIXES, type LockRedisKeys } from '../../keys/lock-key.js';
@@ -395,9 +396,12 @@ export class LockScripts implements LockStore {
    */
   async inspect(keys: ScriptKeys): Promise<LockSnapshot> {
     const [owner, pttl, fence, waiters] = await this.driver.readLock(keys.lock, keys.fence, keys.waiters);
-    // Held by readers: only while one of them is still there.
-    const held = owner !== READ_HELD || (await this.readerAlive(keys.lock));
-    return { owner: held ? owner : null, pttl, fencingToken: fence === null ? null : Number(fence), waiters };
+    const fencingToken = fence === null ? null : Number(fence);
+    if (owner !== READ_HELD) return { owner, pttl, fencingToken, waiters };
+    // Held by readers: only while one of them is still there, for as long as the longest lease
+    // left (the '~r' value keeps the longest lease it ever guarded, a reader's gone since too).
+    const left = await this.readersLeft(keys.lock);
+    return { owner: left === undefined ? null : owner, pttl: left ?? pttl, fencingToken, waiters };
   }
 
   /**
@@ -413,14 +417,18 @@ export class LockScripts implements LockStore {
     return { owner: (owner as string | null) ?? null, fencingToken: fence === null || fence === undefined ? null : Number(fence) };
   }
 
-  /** The read-only `LOCK_HELD` of a key held by readers, in plain reads (two round trips): whether a reader's key is still there. */
-  private async readerAlive(lock: string): Promise<boolean> {
+  /**
+   * The read-only `LOCK_HELD` of a key held by readers, in plain reads (two round trips): the
+   * longest lease left of the readers whose key is still there (-1 if one has no expiry), or
+   * undefined when none is.
+   */
+  private async readersLeft(lock: string): Promise<number | undefined> {
     const [entries] = await this.driver.read([['HGETALL', `${lock}:readers`]]);
     const fields = flatPairs(entries);
     const readers: ReadCommand[] = [];
     for (let i = 0; i < fields.length; i += 2) readers.push(['PTTL', `${lock}:reader:${fields[i]}`]);
-    if (readers.length === 0) return false;
-    return (await this.driver.read(readers)).some((left) => Number(left) !== -2);
+    if (readers.length === 0) return undefined;
+    return longestLease((await this.driver.read(readers)).map(Number));
   }
 
   /** The semaphore of the same key, with plain reads (see `semaphore/semaphore-inspect.ts`). */
