@@ -78,9 +78,13 @@ export class MultiLock implements MultiKeyLock {
   }
 
   async extend(ttl?: Duration): Promise<void> {
+    // Lost as a whole, its other keys given back (see partLost): the loss, as one key's extend()
+    // rejects with it, not the refusal of a key given back ("released"), which the caller never released.
+    if (this.lostWhole) throw this.signal.reason;
     try {
       await Promise.all(this.parts.map((part) => part.extend(ttl)));
     } catch (error) {
+      if (this.lostWhole) throw this.signal.reason;
       // Each part refuses a bad ttl before it sends anything: named as the call made, on this lock.
       throw error instanceof InvalidLockOptionsError ? error.within(`extend(ttl) of the lock of keys ${shownKeys(this.parts)}`) : error;
     }
