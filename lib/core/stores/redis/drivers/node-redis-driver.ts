@@ -338,7 +338,8 @@ export class NodeRedisDriver implements RedisDriver {
         if (ownReconnect && (connecting === undefined || !up)) givenUpWhileDown.set(key, { channel, sharded });
         if (connecting === undefined) return;
         try {
-          await unsubscribe(connection, channel, sharded);
+          // A Sentinel client's: again if a failover rejected it (see `unsubscribeThroughFailover`).
+          await (this.kind === 'sentinel' ? unsubscribeThroughFailover(() => unsubscribe(connection, channel, sharded), () => closed || wanted.has(key)) : unsubscribe(connection, channel, sharded));
         } catch (error) {
           if (ownReconnect) givenUpWhileDown.set(key, { channel, sharded });
           throw error;
@@ -390,7 +391,8 @@ export class NodeRedisDriver implements RedisDriver {
       },
       unsubscribe: async (channel, sharded) => {
         if (!channels.delete(channel)) return;
-        await unsubscribe(connection, channel, sharded);
+        // Even after close(): the client stays open, and would keep our listener.
+        await unsubscribeThroughFailover(() => unsubscribe(connection, channel, sharded), () => channels.has(channel));
       },
       close: () => {
         closed = true;
@@ -398,6 +400,31 @@ export class NodeRedisDriver implements RedisDriver {
         channels.clear();
       },
     };
+  }
+}
+
+/** How many times a channel is given up on a Sentinel client before its UNSUBSCRIBE is left failed. */
+const SENTINEL_UNSUBSCRIBE_TRIES = 3;
+
+/**
+ * Gives a channel up on a node-redis Sentinel client (`attempt`), again if it failed, unless
+ * `stop()` says the channel is wanted again (or the connection closed). node-redis (5.12, 6.3)
+ * moves its pub/sub connection to a promoted master by destroying the old one, which rejects an
+ * UNSUBSCRIBE still waiting there for the master that died ("Disconnects client"), and keeps the
+ * channel's listener, which it subscribes on the new master: nobody would give the channel up
+ * any more, and it stayed subscribed for the application's life (on the application's own
+ * client for node-redis 5, whose release messages share it, even after `app.close()`). Tried
+ * again at once: node-redis has begun the new master's connection by then, and the UNSUBSCRIBE
+ * waits for it, after the channel's SUBSCRIBE there.
+ */
+async function unsubscribeThroughFailover(attempt: () => Promise<unknown>, stop: () => boolean): Promise<void> {
+  for (let tries = 1; ; tries++) {
+    try {
+      await attempt();
+      return;
+    } catch (error) {
+      if (tries >= SENTINEL_UNSUBSCRIBE_TRIES || stop()) throw error;
+    }
   }
 }
 
