@@ -4,8 +4,8 @@
  * configured address (`glide-driver.ts` `pingTargets`: `this.config.addresses[0]`), which may be
  * a replica. A frozen primary is then reported `down` under the replica's address, and a frozen
  * replica listed first is reported `up` under its own address: the operator the probe pages
- * looks at the wrong server. ioredis' Sentinel client gets no address for the same reason
- * ("A Sentinel client's options name the sentinels, not the master it reached").
+ * looks at the wrong server. (An ioredis or node-redis Sentinel client is named by the master
+ * it is connected to: `health-sentinel-frozen-master-not-named.spec.ts`.)
  */
 import { GlideClient } from '@valkey/valkey-glide';
 import { Redis } from 'ioredis';

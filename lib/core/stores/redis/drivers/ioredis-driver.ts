@@ -350,8 +350,9 @@ export class IoRedisDriver implements RedisDriver {
   async pingTargets(): Promise<PingTarget[]> {
     if (!this.isCluster) {
       const client = this.client as Redis;
-      // A Sentinel client's options name the sentinels, not the master it reached.
-      const address = (client.options as { sentinels?: unknown }).sentinels ? undefined : addressOf(client);
+      // A Sentinel client's options name the sentinels, not the master it reached: its socket's
+      // peer is that master (still the frozen one, until a failover moves the client).
+      const address = (client.options as { sentinels?: unknown }).sentinels ? peerOf(client) : addressOf(client);
       return [{ address, ping: () => writablePing((args) => client.call(args[0]!, ...args.slice(1))) }];
     }
     const cluster = this.client as Cluster;
@@ -379,6 +380,13 @@ function addressOf(node: Redis): string | undefined {
   const { host, port, path } = node.options as { host?: string; port?: number; path?: string };
   if (path) return path;
   return host === undefined || port === undefined ? undefined : `${host}:${port}`;
+}
+
+/** The `host:port` an ioredis connection's socket is connected to, if it is. */
+function peerOf(client: Redis): string | undefined {
+  const { remoteAddress: host, remotePort: port } = (client as { stream?: { remoteAddress?: string; remotePort?: number } }).stream ?? {};
+  if (host === undefined || port === undefined) return undefined;
+  return `${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 
 function ioredisNode(node: Redis): RedisNode {

@@ -358,7 +358,14 @@ export class NodeRedisDriver implements RedisDriver {
   async pingTargets(): Promise<PingTarget[]> {
     if (!this.isCluster) {
       const socket = (this.client as { options?: { socket?: { host?: string; port?: number; path?: string } } }).options?.socket;
-      const address = this.kind === 'sentinel' ? undefined : socket?.path ?? (socket?.host === undefined && socket?.port === undefined ? undefined : `${socket?.host ?? 'localhost'}:${socket?.port ?? 6379}`);
+      // A Sentinel client's: the master it is connected to (still the frozen one, until a failover moves it).
+      const master = this.kind === 'sentinel' ? (this.client as { getMasterNode?: () => { host?: string; port?: number } | undefined }).getMasterNode?.() : undefined;
+      const address =
+        this.kind === 'sentinel'
+          ? master?.host === undefined
+            ? undefined
+            : `${master.host}:${master.port ?? 6379}`
+          : socket?.path ?? (socket?.host === undefined && socket?.port === undefined ? undefined : `${socket?.host ?? 'localhost'}:${socket?.port ?? 6379}`);
       return [{ address, ping: () => writablePing((args) => this.send(undefined, args)) }];
     }
     const cluster = this.client as unknown as ClusterShape;
