@@ -222,8 +222,14 @@ export class NodeRedisDriver implements RedisDriver {
     const ownReconnect = this.kind === 'client';
     const socket = (this.client as { options?: { socket?: { reconnectStrategy?: unknown } } }).options?.socket;
     const strategy = socket?.reconnectStrategy;
+    // A Sentinel client's duplicate copies its pools (`masterPoolSize`, `replicaPoolSize`), which
+    // would all sit idle: it subscribes, on a pub/sub connection of its own.
     const connection = (
-      this.kind === 'cluster' ? duplicate({ minimizeConnections: true }) : ownReconnect ? duplicate({ socket: { ...socket, reconnectStrategy: false } }) : duplicate()
+      this.kind === 'cluster'
+        ? duplicate({ minimizeConnections: true })
+        : ownReconnect
+          ? duplicate({ socket: { ...socket, reconnectStrategy: false } })
+          : duplicate({ masterPoolSize: 1, replicaPoolSize: 0 })
     ) as PubSubConnection;
     let connecting: Promise<unknown> | undefined;
     let closed = false;
