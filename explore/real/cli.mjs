@@ -1,4 +1,4 @@
-// npm run explore:real -- [--schedules N] [--seed X] [--target single|cluster|quorum] [--workload W] [--driver ioredis|node-redis] [--placement L,O] [--migrate] [--silence] [--verbose] [--trace]
+// npm run explore:real -- [--schedules N] [--seed X] [--target single|cluster|quorum] [--workload W] [--driver ioredis|node-redis] [--placement L,O] [--migrate] [--silence] [--latency] [--verbose] [--trace]
 // Runs N seeded fault schedules (seeds X, X+1, ...; X random unless given) against a real
 // redis-server and a 3-master Redis Cluster with real worker processes, checks every history,
 // and prints a summary. `--seed X` alone replays that one schedule (`--trace` prints its whole
@@ -12,7 +12,9 @@
 // one master (or, for half of the link faults, on every master of the worker's). `--silence`
 // (with --target quorum): the same schedules with one or two masters frozen past quorum mode's
 // silence threshold on top (resumed, or killed and restarted empty), from a generator of their
-// own (see `silenceSchedule` in runner.mjs); the summary says how often a master went silent. Exits 1 on any violation; `--json` ends with one line of
+// own (see `silenceSchedule` in runner.mjs); the summary says how often a master went silent.
+// `--latency` (with --target quorum): the same schedules on masters 10 to 30 ms away each way, one
+// of them restarting empty on top (see `latencySchedule` in runner.mjs). Exits 1 on any violation; `--json` ends with one line of
 // JSON ({ schedules, violations: [{ seed, invariants }], seconds }) for explore:bugs;
 // `--stop-at-first` ends at the first schedule with a violation.
 import { parseArgs } from 'node:util';
@@ -29,6 +31,7 @@ const { values } = parseArgs({
     placement: { type: 'string' },
     migrate: { type: 'boolean', default: false },
     silence: { type: 'boolean', default: false },
+    latency: { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
     'stop-at-first': { type: 'boolean', default: false },
     verbose: { type: 'boolean', default: false },
@@ -44,6 +47,8 @@ if (!Number.isInteger(count) || count < 1) fail(`--schedules must be a positive 
 const first = values.seed === undefined ? Math.floor(Math.random() * 1e6) : Number(values.seed);
 if (!Number.isInteger(first) || first < 0) fail(`--seed must be a non-negative integer, got ${JSON.stringify(values.seed)}`);
 if (values.silence && values.target !== 'quorum') fail('--silence freezes quorum masters past the silence threshold: it needs --target quorum');
+if (values.latency && values.target !== 'quorum') fail('--latency puts quorum masters far away: it needs --target quorum');
+if (values.latency && values.silence) fail('--latency and --silence are schedules of their own: give one');
 if (values.migrate && values.target === 'single') fail('--migrate moves a Cluster slot: it needs --target cluster (or none)');
 if (values.target !== undefined && !['single', 'cluster', 'quorum'].includes(values.target)) fail(`--target must be single, cluster or quorum, got ${JSON.stringify(values.target)}`);
 if (values.target === 'quorum' && values.workload !== undefined && !['mutex', 'job', 'leader', 'transfer'].includes(values.workload)) fail(`--target quorum runs mutex, job, leader or transfer (quorum mode has no semaphores, read-write locks or barging), got ${JSON.stringify(values.workload)}`);
@@ -58,7 +63,7 @@ if (values.placement !== undefined) {
   if (values.migrate || values.target === 'single') fail('--placement places keys on Cluster masters: not with --migrate or --target single');
   placement = { lock: nodes[0], owner: nodes[1] };
 }
-const schedules = Array.from({ length: count }, (_, i) => makeSchedule(first + i, { target: values.target, workload: values.workload, migrate: values.migrate, driver: values.driver, silence: values.silence }))
+const schedules = Array.from({ length: count }, (_, i) => makeSchedule(first + i, { target: values.target, workload: values.workload, migrate: values.migrate, driver: values.driver, silence: values.silence, latency: values.latency }))
   .map((schedule) => (placement && schedule.target === 'cluster' ? { ...schedule, placement } : schedule));
 const environment = await startEnvironment({ cluster: schedules.some((s) => s.target === 'cluster'), quorum: schedules.some((s) => s.target === 'quorum') });
 const started = performance.now();
@@ -71,7 +76,7 @@ let ran = 0;
 const silence = { schedules: 0, silenced: 0, comebacks: 0, resent: 0 };
 // A schedule drawn with --target or --workload given is another schedule of the same seed: its replay names them.
 const replay = (schedule) =>
-  `npm run explore:real -- --seed ${schedule.seed}${schedule.migrate ? ' --migrate' : ''}${schedule.silence ? ' --silence' : ''}${values.target !== undefined && !schedule.migrate ? ` --target ${values.target}` : ''}${values.workload !== undefined || schedule.workload === 'greedy' ? ` --workload ${schedule.workload}` : ''}${schedule.driver === 'node-redis' ? ' --driver node-redis' : ''}${placement && schedule.placement ? ` --placement ${placement.lock},${placement.owner}` : ''}`;
+  `npm run explore:real -- --seed ${schedule.seed}${schedule.migrate ? ' --migrate' : ''}${schedule.silence ? ' --silence' : ''}${schedule.latency !== undefined ? ' --latency' : ''}${values.target !== undefined && !schedule.migrate ? ` --target ${values.target}` : ''}${values.workload !== undefined || schedule.workload === 'greedy' ? ` --workload ${schedule.workload}` : ''}${schedule.driver === 'node-redis' ? ' --driver node-redis' : ''}${placement && schedule.placement ? ` --placement ${placement.lock},${placement.owner}` : ''}`;
 try {
   for (const schedule of schedules) {
     const result = await runSchedule(environment, schedule);

@@ -17,6 +17,8 @@ export class FaultProxy {
     this.pairs = new Set();
     this.cutOff = false;
     this.delayMs = 0;
+    /** The link's own latency (`latency()`): what `heal()` goes back to. */
+    this.latencyMs = 0;
     /** @type {'none' | 'requests' | 'replies'} */
     this.dropping = 'none';
     this.port = 0;
@@ -47,7 +49,7 @@ export class FaultProxy {
   /** Lets traffic flow again (what queued during a cut included) and ends delays and losses. */
   heal() {
     this.cutOff = false;
-    this.delayMs = 0;
+    this.delayMs = this.latencyMs;
     const dropped = this.dropping !== 'none';
     this.dropping = 'none';
     // A connection that lost bytes is out of step with the protocol: it can only be reset.
@@ -60,6 +62,12 @@ export class FaultProxy {
 
   /** Delivers every chunk, in both directions and in order, `ms` late. */
   delay(ms) {
+    this.delayMs = ms;
+  }
+
+  /** A link as long as `ms` each way, for good (a master in another zone): `delay()` that `heal()` keeps. */
+  latency(ms) {
+    this.latencyMs = ms;
     this.delayMs = ms;
   }
 

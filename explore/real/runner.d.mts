@@ -55,6 +55,8 @@ export interface Schedule {
   driver?: 'node-redis';
   /** A quorum silence schedule (see `makeSchedule`'s `silence`). */
   silence?: boolean;
+  /** A latency schedule's link length to every master, ms each way (see `makeSchedule`'s `latency`). */
+  latency?: number;
   /** How long the run goes on after its last fault (silence schedules). */
   settleMs?: number;
 }
@@ -84,7 +86,7 @@ export interface Environment {
 }
 
 export function generator(seed: number): { next(): number; int(lo: number, hi: number): number; pick<T>(list: T[]): T };
-export function makeSchedule(seed: number, options?: { target?: 'single' | 'cluster' | 'quorum'; workload?: Workload; migrate?: boolean; driver?: 'ioredis' | 'node-redis'; silence?: boolean }): Schedule;
+export function makeSchedule(seed: number, options?: { target?: 'single' | 'cluster' | 'quorum'; workload?: Workload; migrate?: boolean; driver?: 'ioredis' | 'node-redis'; silence?: boolean; latency?: boolean }): Schedule;
 export function describeFault(fault: Fault): string;
 export function describePlacement(schedule: Schedule): string;
 export function startEnvironment(options?: { cluster?: boolean; quorum?: boolean }): Promise<Environment>;

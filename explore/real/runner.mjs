@@ -76,9 +76,10 @@ export function generator(seed) {
  * all three) is never drawn: its schedules are asked for, and run a mutex, a job or a leader.
  * `migrate`: a Cluster schedule whose one fault moves the slot of the key in use (see `migrationSchedule`).
  */
-export function makeSchedule(seed, { target, workload, migrate = false, driver, silence = false } = {}) {
+export function makeSchedule(seed, { target, workload, migrate = false, driver, silence = false, latency = false } = {}) {
   if (migrate) return migrationSchedule(seed, workload);
   if (silence) return silenceSchedule(seed, { target, workload });
+  if (latency) return latencySchedule(seed, { target, workload });
   // The client the workers hand the module: drawn by nobody (a seed keeps its schedule), asked for.
   if (driver === 'node-redis') return { ...makeSchedule(seed, { target, workload }), driver };
   const rng = generator(seed);
@@ -169,6 +170,26 @@ function silenceSchedule(seed, { target = 'quorum', workload } = {}) {
   if (rng.next() < 1 / 2) schedule.ttl = 2_000;
   schedule.faults = [...schedule.faults, ...faults].sort((a, b) => a.at - b.at);
   return { ...schedule, silence: true, settleMs: 800 };
+}
+
+/**
+ * The quorum schedule of `seed` (the same draw: workload, faults, finish) on masters far away, as
+ * in three zones: every worker's link to every master is 10 to 30 ms long each way for the whole
+ * run (a fault's delay replaces it while it lasts), and one master restarts empty at 150 to 900
+ * ms, on top of the seed's faults; drawn from a generator of their own (`seed ^ 0x1a7e`). On a
+ * link that long, a command answered NOSCRIPT by the restarted master is sent again as EVAL only
+ * a round trip later, after what the process sent it meanwhile: a waiter's next attempt, 2.5 ms
+ * or more after a give-back (the shape 9b54bbb fixed: a give-back's EVAL retry ran after the
+ * same token's next attempt and deleted its grant there). On localhost that round trip is a
+ * fraction of a millisecond, and the restart's first give-back loads the script for everyone.
+ */
+function latencySchedule(seed, { target = 'quorum', workload } = {}) {
+  if (target !== 'quorum') throw new Error('latency schedules put the quorum masters far away: they need the quorum target');
+  const schedule = makeSchedule(seed, { target, workload });
+  const rng = generator(seed ^ 0x1a7e);
+  const latency = rng.int(10, 30);
+  const restart = { kind: 'restart-empty', at: rng.int(150, 900), node: rng.int(0, 2) };
+  return { ...schedule, latency, faults: [...schedule.faults, restart].sort((a, b) => a.at - b.at) };
 }
 
 /**
@@ -359,6 +380,8 @@ export async function runSchedule(environment, schedule) {
   const events = [];
   const record = (event) => events.push(event);
   await environment.register.del('register:log', `register:${key}`);
+  // Latency schedules: every link to the masters is long from the start (see `latencySchedule`).
+  if (schedule.latency !== undefined) for (const p of target.links.flat()) p.latency(schedule.latency);
 
   const workers = await workersFor(environment, schedule);
   workers.forEach((worker, i) =>
@@ -548,7 +571,10 @@ export async function runSchedule(environment, schedule) {
     for (const timer of timers) clearTimeout(timer);
     clearInterval(ticker);
     for (const worker of workers) worker.child.kill('SIGCONT');
-    for (const p of target.links.flat()) p.heal();
+    for (const p of target.links.flat()) {
+      p.latency(0);
+      p.heal();
+    }
     if (schedule.target === 'cluster') for (let i = 0; i < 3; i++) target.deployment.resume(i);
     else if (schedule.target === 'quorum') for (const master of target.servers) master.resume();
     else target.server.resume();

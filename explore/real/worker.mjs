@@ -165,8 +165,55 @@ async function watchCopies() {
       return reply;
     };
   };
+  // A release sent as EVALSHA that met NOSCRIPT (a master that restarted empty) is sent again as
+  // EVAL once that answer is in: the command that deletes is that one, which runs after what this
+  // process sent the master meanwhile (the same token's next attempt, say: 9b54bbb). Its copy is
+  // recorded as sent then. The master's release script (LockScripts' `quorum` getter, made once)
+  // has its `resend` watched; a release whole from the start (EVAL) resends at once.
+  const resentAt = new Map();
+  const releasing = new Set();
+  const quorumGetter = Object.getOwnPropertyDescriptor(scripts, 'quorum')?.get;
+  if (quorumGetter !== undefined) {
+    const watched = new WeakSet();
+    Object.defineProperty(scripts, 'quorum', {
+      configurable: true,
+      get() {
+        const quorum = quorumGetter.call(this);
+        const release = quorum?.release;
+        if (release !== undefined && !watched.has(release)) {
+          watched.add(release);
+          const resend = release.resend.bind(release);
+          release.resend = (...args) => {
+            const id = `${nodeOf.get(this)}|${args[0]}|${args[1]}`;
+            if (releasing.has(id)) resentAt.set(id, mono());
+            return resend(...args);
+          };
+        }
+        return quorum;
+      },
+    });
+  }
   wrap('quorumAcquire', (node, answer, sent, [lock, token, ttl]) => answer?.acquired && copy(node, 'grant', lock, token, sent, ttl));
-  wrap('quorumRelease', (node, answer, sent, [lock, token]) => answer?.released && copy(node, 'deleted', lock, token, sent));
+  const release = scripts.quorumRelease;
+  scripts.quorumRelease = function (lock, token, ...rest) {
+    const node = nodeOf.get(this);
+    const id = `${node}|${lock}|${token}`;
+    const sent = mono();
+    releasing.add(id);
+    resentAt.delete(id);
+    const reply = release.call(this, lock, token, ...rest);
+    const done = () => {
+      const resent = resentAt.get(id);
+      releasing.delete(id);
+      resentAt.delete(id);
+      return resent !== undefined && resent >= sent ? resent : sent;
+    };
+    Promise.resolve(reply).then((answer) => {
+      const at = done();
+      if (node !== undefined && answer?.released) copy(node, 'deleted', lock, token, at);
+    }, done);
+    return reply;
+  };
   wrap('renewCode', (node, code, sent, [lock, token, ttl]) => code === RENEWED && copy(node, 'renew', lock, token, sent, ttl));
   wrap('renewCodes', (node, codes, sent, [requests]) => requests.forEach(({ lockKey, token, ttl }, i) => codes?.[i] === RENEWED && copy(node, 'renew', lockKey, token, sent, ttl)));
   wrap('restore', (node, set, sent, [lock, token, ttl]) => set === true && copy(node, 'restore', lock, token, sent, ttl));
