@@ -1,4 +1,5 @@
 import { Redis } from 'ioredis';
+import { Redis as Valkey } from 'iovalkey';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSentinelDeployment, type SentinelDeployment } from '../../scripts/redis-sentinel.mjs';
 import { createSentinel as createSentinel6 } from 'redis';
@@ -18,6 +19,12 @@ type Opened = { redis: unknown; close: () => unknown };
 const CLIENTS: Record<string, (deployment: SentinelDeployment) => Promise<Opened>> = {
   // failoverDetector: ioredis follows +switch-master at once (docs/deployment.md).
   ioredis: async (deployment) => ({ redis: { sentinels: deployment.sentinels, name: deployment.name, failoverDetector: true }, close: () => undefined }),
+  // An iovalkey client handed to the module (it has no Sentinel options of its own there).
+  iovalkey: async (deployment) => {
+    const client = new Valkey({ sentinels: deployment.sentinels, name: deployment.name, failoverDetector: true });
+    client.on('error', () => undefined);
+    return { redis: client, close: () => client.disconnect() };
+  },
   'node-redis 6': async (deployment) => {
     const client = (createSentinel6 as unknown as Factory)({ name: deployment.name, sentinelRootNodes: deployment.sentinels });
     client.on('error', () => undefined);
