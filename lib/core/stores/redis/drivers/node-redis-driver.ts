@@ -409,7 +409,8 @@ export class NodeRedisDriver implements RedisDriver {
       },
       close: () => {
         closed = true;
-        for (const [channel, sharded] of channels) unsubscribe(connection, channel, sharded).catch(() => undefined);
+        // Again if a failover rejected it, as unsubscribe() does: nothing wants a channel after close().
+        for (const [channel, sharded] of channels) unsubscribeThroughFailover(() => unsubscribe(connection, channel, sharded), () => false).catch(() => undefined);
         channels.clear();
       },
     };
