@@ -298,10 +298,11 @@ export class LockManager implements LockOwner, LockRunner {
 
   /**
    * `acquire` of one key; `calledAt`: when the call began, if it waited for a parked lock's answer
-   * first; `call`: the public call its bad key or options are refused as (none for a part of a
-   * multi-key call, checked with its key list).
+   * first (`again`: it did, and waits for its process' parking no more); `call`: the public call
+   * its bad key or options are refused as (none for a part of a multi-key call, checked with its
+   * key list).
    */
-  private acquireOne(key: string, options: AnyLockOptions | undefined, calledAt?: number, call?: LockCall): Promise<Lock> {
+  private acquireOne(key: string, options: AnyLockOptions | undefined, calledAt?: number, call?: LockCall, again = false): Promise<Lock> {
     let prepared: ReturnType<LockManager['prepare']>;
     try {
       prepared = this.prepare(key, options, call);
@@ -310,11 +311,11 @@ export class LockManager implements LockOwner, LockRunner {
     }
     const { timing, names, reentered, semaphore, read, fairness } = prepared;
     if (reentered) return Promise.resolve(reentered);
-    const parked = this.parked(key, prepared, options, this.boundSince(timing, calledAt), calledAt);
+    const parked = this.parked(key, prepared, options, this.boundSince(timing, calledAt), calledAt, again);
     if (parked === undefined) return this.startAcquisition(key, names, timing, options, semaphore, read, fairness, calledAt).run(this.endAcquire);
     if (parked instanceof HeldLock) return Promise.resolve(parked);
     const since = calledAt ?? this.clock.now();
-    return parked.then(() => this.acquireOne(key, options, since, call));
+    return parked.then(() => this.acquireOne(key, options, since, call, true));
   }
 
   /**
@@ -330,8 +331,8 @@ export class LockManager implements LockOwner, LockRunner {
     this.acquireOneThen(key, options, onLock, onFailed);
   }
 
-  /** `acquireThen` of one key; `calledAt` as for `acquireOne`. */
-  private acquireOneThen(key: string, options: AnyLockOptions | undefined, onLock: (lock: Lock) => void, onFailed: (error: unknown) => void, calledAt?: number): void {
+  /** `acquireThen` of one key; `calledAt` and `again` as for `acquireOne`. */
+  private acquireOneThen(key: string, options: AnyLockOptions | undefined, onLock: (lock: Lock) => void, onFailed: (error: unknown) => void, calledAt?: number, again = false): void {
     let prepared: ReturnType<LockManager['prepare']>;
     try {
       prepared = this.prepare(key, options);
@@ -344,14 +345,14 @@ export class LockManager implements LockOwner, LockRunner {
       Promise.resolve(prepared.reentered).then(onLock, onFailed);
       return;
     }
-    const parked = this.parked(key, prepared, options, this.boundSince(prepared.timing, calledAt), calledAt);
+    const parked = this.parked(key, prepared, options, this.boundSince(prepared.timing, calledAt), calledAt, again);
     if (parked !== undefined) {
       if (parked instanceof HeldLock) {
         Promise.resolve(parked).then(onLock, onFailed);
         return;
       }
       const since = calledAt ?? this.clock.now();
-      parked.then(() => this.acquireOneThen(key, options, onLock, onFailed, since), onFailed);
+      parked.then(() => this.acquireOneThen(key, options, onLock, onFailed, since, true), onFailed);
       return;
     }
     const { timing, names, semaphore, read, fairness } = prepared;
@@ -369,13 +370,19 @@ export class LockManager implements LockOwner, LockRunner {
    * promise to wait for before asking again, or undefined to ask Redis. The wait (for a parking
    * release's answer, or a step aside) ends as an attempt's would: on the caller's signal, at
    * shutdown, or past `bound` ms (Redis did not answer the release) with the same error.
-   * `since`: when the call began, if it waited for such an answer already (its events count from there).
+   * `since`: when the call began, if it waited for such an answer already (its events count from
+   * there); `again`: it did, and waits no more: a lock parked meanwhile, else undefined.
    */
-  private parked(key: string, prepared: ReturnType<LockManager['prepare']>, options: AnyLockOptions | undefined, bound: number, since?: number): HeldLock | Promise<void> | undefined {
+  private parked(key: string, prepared: ReturnType<LockManager['prepare']>, options: AnyLockOptions | undefined, bound: number, since?: number, again = false): HeldLock | Promise<void> | undefined {
     if (this.parking === undefined || !prepared.fairness.parks || prepared.semaphore !== undefined || prepared.read) return undefined;
     const calledAt = since ?? this.clock.now();
     const parked = this.parking.asking(key, prepared.names, prepared.timing, options, () => this.newToken(options), calledAt);
     if (parked === undefined || parked instanceof HeldLock) return parked;
+    // Waited once already: ask Redis. A greedy loop whose critical section does no I/O takes the
+    // parked lock a few microtasks before this caller and has sent its next park request by the
+    // time it asks again; waiting for each of those, it would never reach Redis (whose barging
+    // waiters end a streak), and no bound of its own would end the waits.
+    if (again) return undefined;
     const signal = options?.signal;
     return this.replyWaits
       .wait(parked, bound, signal, noop)
@@ -486,14 +493,19 @@ export class LockManager implements LockOwner, LockRunner {
       this.checkListCall(keys, options, 'tryAcquire');
       return tryAcquireAll(this, keys, options);
     }
+    return this.tryAcquireOne(key, options);
+  }
+
+  /** `tryAcquire` of one key; `again`: it waited for its process' parking once, and waits no more (see `parked`). */
+  private async tryAcquireOne(key: string, options: AnyLockOptions | undefined, again = false): Promise<Lock | null> {
     const prepared = this.prepare(key, options, 'tryAcquire');
     const { timing, names: base, reentered, semaphore, read } = prepared;
     if (reentered) return reentered;
-    const parked = this.parked(key, prepared, options, LAST_ATTEMPT_GRACE_MS);
+    const parked = this.parked(key, prepared, options, LAST_ATTEMPT_GRACE_MS, undefined, again);
     if (parked instanceof HeldLock) return parked;
     if (parked !== undefined) {
       await parked;
-      return this.tryAcquire(key, options);
+      return this.tryAcquireOne(key, options, true);
     }
     const calledAt = this.clock.now();
     const token = this.newToken(options);
