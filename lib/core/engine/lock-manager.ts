@@ -374,7 +374,11 @@ export class LockManager implements LockOwner, LockRunner {
    * there); `again`: it did, and waits no more: a lock parked meanwhile, else undefined.
    */
   private parked(key: string, prepared: ReturnType<LockManager['prepare']>, options: AnyLockOptions | undefined, bound: number, since?: number, again = false): HeldLock | Promise<void> | undefined {
-    if (this.parking === undefined || !prepared.fairness.parks || prepared.semaphore !== undefined || prepared.read) return undefined;
+    if (this.parking === undefined || prepared.semaphore !== undefined) return undefined;
+    if (!prepared.fairness.parks || prepared.read) {
+      this.parking.otherKindAsking(prepared.names);
+      return undefined;
+    }
     const calledAt = since ?? this.clock.now();
     const parked = this.parking.asking(key, prepared.names, prepared.timing, options, () => this.newToken(options), calledAt);
     if (parked === undefined || parked instanceof HeldLock) return parked;

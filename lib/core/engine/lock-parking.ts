@@ -205,6 +205,17 @@ export class LockParking {
     setImmediate(() => this.turnOver(names.lock, state));
   }
 
+  /**
+   * A caller of the key that never takes a parked lock (a FIFO mutex, a reader) is about to ask
+   * Redis: the lock parked for it is freed first (this process' own, nobody holds it), and the
+   * caller's attempt, sent behind that release, finds it free or queues as usual. Else it would
+   * find the lock held under the park token until the turn ends (a `tryAcquire()` answered null).
+   */
+  otherKindAsking(names: LockRedisKeys): void {
+    const state = this.keys.get(names.lock);
+    if (state !== undefined) this.free(state);
+  }
+
   /** Shutdown: frees every parked lock, and parks nothing more (`closed`). */
   close(): void {
     for (const state of this.keys.values()) this.free(state);
