@@ -20,7 +20,22 @@ interface PubSubConnection {
   unsubscribe(channel: string, listener: Listener): Promise<unknown>;
   sSubscribe(channel: string, listener: Listener): Promise<unknown>;
   sUnsubscribe(channel: string, listener: Listener): Promise<unknown>;
+  /** A Cluster client's (an `EventEmitter`): see `RESUBSCRIBE_LISTENERS_EVENT`. */
+  prependListener?(event: string, listener: (moved: MovedListeners) => void): unknown;
 }
+
+/** The listeners of one kind of subscription node-redis moves, by channel. */
+type MovedListeners = Partial<Record<'CHANNELS' | 'SHARDED', Map<string, { buffers: Set<unknown>; strings: Set<unknown> }>>>;
+
+/**
+ * node-redis' Cluster client (5 and 6) emits this with the listeners of a node it stopped using
+ * (a master that died, once the topology refresh shows its replica promoted; a node whose
+ * resubscription answered MOVED), after taking them off that node's pub/sub client and before
+ * destroying it; its own handler, registered at construction, subscribes each listener again
+ * through the client (SSUBSCRIBE to the slot's new owner). Internal: `RESUBSCRIBE_LISTENERS_EVENT`
+ * of `@redis/client`'s cluster-slots.
+ */
+const RESUBSCRIBE_LISTENERS_EVENT = '__resubscribeListeners';
 
 /** node-redis 6 gives every client this command timeout unless the application sets one. */
 const NODE_REDIS_DEFAULT_TIMEOUT = 5_000;
@@ -261,6 +276,37 @@ export class NodeRedisDriver implements RedisDriver {
         unsubscribe(connection, channel, sharded).catch(() => givenUpWhileDown.set(key, { channel, sharded }));
       }
     };
+    /** Channels a Cluster's duplicate is subscribing again after node-redis moved them (see below). */
+    const resubscribing = new Map<string, Promise<unknown>>();
+    // A Cluster's duplicate: node-redis moves the listeners of a master it stopped using to the
+    // slot's new owner, ours included, and destroys the old pub/sub client, which rejects a
+    // SUNSUBSCRIBE still waiting there for the dead master ("Disconnects client"): the channel
+    // given up during the outage was subscribed on the promoted replica for the application's
+    // life. An UNSUBSCRIBE tried again then finds no pub/sub client on the new owner yet and does
+    // nothing, before node-redis' SSUBSCRIBE lands. So the driver takes its listener off what
+    // node-redis moves (before node-redis' own handler reads it) and subscribes again only the
+    // channels still wanted, itself, so that one given up meanwhile is given up after that
+    // SSUBSCRIBE, not before.
+    if (this.kind === 'cluster' && typeof connection.prependListener === 'function') {
+      connection.prependListener(RESUBSCRIBE_LISTENERS_EVENT, (moved) => {
+        for (const [type, sharded] of [['SHARDED', true], ['CHANNELS', false]] as const) {
+          const byChannel = moved?.[type];
+          if (!(byChannel instanceof Map)) continue;
+          for (const [channel, sets] of byChannel) {
+            if (!sets?.strings?.delete(listener)) continue;
+            if (sets.strings.size === 0 && sets.buffers.size === 0) byChannel.delete(channel);
+            const key = wantedKey(channel, sharded);
+            if (closed || !wanted.has(key)) continue;
+            const again: Promise<unknown> = subscribe(connection, channel, sharded)
+              .catch(() => undefined)
+              .finally(() => {
+                if (resubscribing.get(key) === again) resubscribing.delete(key);
+              });
+            resubscribing.set(key, again);
+          }
+        }
+      });
+    }
     const destroy = (): void => {
       if (!connection.isOpen) return;
       try {
@@ -343,6 +389,12 @@ export class NodeRedisDriver implements RedisDriver {
         // the channel's listener from before, and subscribe it again with the next connection.
         if (ownReconnect && (connecting === undefined || !up)) givenUpWhileDown.set(key, { channel, sharded });
         if (connecting === undefined) return;
+        // Being subscribed again on a Cluster node that took the channel over: given up after.
+        const moving = resubscribing.get(key);
+        if (moving !== undefined) {
+          await moving;
+          if (closed || wanted.has(key)) return;
+        }
         try {
           // A Sentinel client's: again if a failover rejected it (see `unsubscribeThroughFailover`).
           await (this.kind === 'sentinel' ? unsubscribeThroughFailover(() => unsubscribe(connection, channel, sharded), () => closed || wanted.has(key)) : unsubscribe(connection, channel, sharded));
