@@ -4,6 +4,7 @@ import { handedLockApp, openClient } from '../support/handed-clients.js';
 import { describeLockBehaviour, type LockBackend } from './lock-behaviour.js';
 import { describeMultiKeyBehaviour } from './multi-key-behaviour.js';
 import { describeReadWriteBehaviour } from './rwlock-behaviour.js';
+import { describeBargingBehaviour } from './barging-behaviour.js';
 import { describeSemaphoreBehaviour, shareBackend } from './semaphore-behaviour.js';
 
 // A Valkey GLIDE GlideClusterClient handed in, through the GLIDE driver.
@@ -26,9 +27,10 @@ const backend: LockBackend = shareBackend({
   async forgetFence(key) {
     await admin.del(`lock:{${key}}:fence`);
   },
-}, 4);
+}, 5);
 
 describeLockBehaviour('Redis Cluster, 3 masters (GLIDE)', backend);
 describeSemaphoreBehaviour('Redis Cluster, 3 masters (GLIDE)', backend);
 describeMultiKeyBehaviour('Redis Cluster, 3 masters (GLIDE)', backend);
 describeReadWriteBehaviour('Redis Cluster, 3 masters (GLIDE)', backend);
+describeBargingBehaviour('Redis Cluster, 3 masters (GLIDE)', backend);

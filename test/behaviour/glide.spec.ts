@@ -4,6 +4,7 @@ import { redisUrl } from '../support/redis.js';
 import { describeLockBehaviour, type LockBackend } from './lock-behaviour.js';
 import { describeMultiKeyBehaviour } from './multi-key-behaviour.js';
 import { describeReadWriteBehaviour } from './rwlock-behaviour.js';
+import { describeBargingBehaviour } from './barging-behaviour.js';
 import { describeSemaphoreBehaviour, shareBackend } from './semaphore-behaviour.js';
 
 // A Valkey GLIDE GlideClient handed in, through the GLIDE driver.
@@ -23,9 +24,10 @@ const backend: LockBackend = shareBackend({
   async forgetFence(key) {
     await admin.del(`lock:{${key}}:fence`);
   },
-}, 4);
+}, 5);
 
 describeLockBehaviour('one Redis (GLIDE)', backend);
 describeSemaphoreBehaviour('one Redis (GLIDE)', backend);
 describeMultiKeyBehaviour('one Redis (GLIDE)', backend);
 describeReadWriteBehaviour('one Redis (GLIDE)', backend);
+describeBargingBehaviour('one Redis (GLIDE)', backend);

@@ -4,6 +4,7 @@ import { redisUrl } from '../support/redis.js';
 import { describeLockBehaviour, type LockBackend } from './lock-behaviour.js';
 import { describeMultiKeyBehaviour } from './multi-key-behaviour.js';
 import { describeReadWriteBehaviour } from './rwlock-behaviour.js';
+import { describeBargingBehaviour } from './barging-behaviour.js';
 import { describeSemaphoreBehaviour, shareBackend } from './semaphore-behaviour.js';
 
 // Clients of ioredis' API handed in: iovalkey (Valkey's fork) and ioredis 6 (ioredis 5 in redis.spec.ts).
@@ -24,9 +25,10 @@ for (const name of ['iovalkey', 'ioredis 6'] as HandedClientName[]) {
     async forgetFence(key) {
       await admin.del(`lock:{${key}}:fence`);
     },
-  }, 4);
+  }, 5);
   describeLockBehaviour(`one Redis (${name})`, backend);
   describeSemaphoreBehaviour(`one Redis (${name})`, backend);
   describeMultiKeyBehaviour(`one Redis (${name})`, backend);
   describeReadWriteBehaviour(`one Redis (${name})`, backend);
+  describeBargingBehaviour(`one Redis (${name})`, backend);
 }

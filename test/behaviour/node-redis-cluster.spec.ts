@@ -4,6 +4,7 @@ import { nodeRedisCluster, nodeRedisLockApp, type NodeRedisVersion } from '../su
 import { describeLockBehaviour, type LockBackend } from './lock-behaviour.js';
 import { describeMultiKeyBehaviour } from './multi-key-behaviour.js';
 import { describeReadWriteBehaviour } from './rwlock-behaviour.js';
+import { describeBargingBehaviour } from './barging-behaviour.js';
 import { describeSemaphoreBehaviour, shareBackend } from './semaphore-behaviour.js';
 
 for (const version of [6, 5] as NodeRedisVersion[]) {
@@ -26,9 +27,10 @@ for (const version of [6, 5] as NodeRedisVersion[]) {
     async forgetFence(key) {
       await admin.del(`lock:{${key}}:fence`);
     },
-  }, 4);
+  }, 5);
   describeLockBehaviour(`Redis Cluster, 3 masters (node-redis ${version})`, backend);
   describeSemaphoreBehaviour(`Redis Cluster, 3 masters (node-redis ${version})`, backend);
   describeMultiKeyBehaviour(`Redis Cluster, 3 masters (node-redis ${version})`, backend);
   describeReadWriteBehaviour(`Redis Cluster, 3 masters (node-redis ${version})`, backend);
+  describeBargingBehaviour(`Redis Cluster, 3 masters (node-redis ${version})`, backend);
 }
