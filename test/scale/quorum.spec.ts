@@ -80,7 +80,9 @@ describe('quorum mode over 3 independent masters', () => {
       const attempt = holder.locks.acquire(key, { waitTimeout: 800 });
       if (down.length <= 1) {
         const lock = await attempt;
-        const rival = await app({ ttl: 1_500 });
+        // 500 ms per node for the rival's one attempt: a CI run with other work on the machine
+        // had none of the three answer it within 150 ms (a ttl of 1.5 s).
+        const rival = await app({ ttl: 5_000 });
         expect(await rival.locks.tryAcquire(key)).toBeNull();
         await sleep(1_800); // longer than the ttl: renewed on the majority
         expect(lock.held).toBe(true);
