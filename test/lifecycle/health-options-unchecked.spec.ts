@@ -6,6 +6,34 @@ import { RedisLockHealthIndicator } from '../../lib/terminus/index.js';
 import { CapturedLogs } from '../support/lock-app.js';
 import { redisUrl } from '../support/redis.js';
 
+/** The indicator of a started application (closed after each test). */
+async function openHealth(): Promise<RedisLockHealthIndicator> {
+  moduleRef = await Test.createTestingModule({
+    imports: [RedisLockModule.forRoot({ redis: redisUrl(), isGlobal: true }), TerminusModule],
+    providers: [RedisLockHealthIndicator],
+  })
+    .setLogger(new CapturedLogs())
+    .compile();
+  await moduleRef.init();
+  return moduleRef.get(RedisLockHealthIndicator);
+}
+
+/** `accepted: <the result's keys>`, `refused: <option>` when refused naming isHealthy, or the error. */
+async function outcome(call: () => Promise<unknown>): Promise<string> {
+  try {
+    return `accepted: ${Object.keys((await call()) as object).join(', ')}`;
+  } catch (error) {
+    const named = error instanceof InvalidLockOptionsError && error.message.includes('RedisLockHealthIndicator.isHealthy');
+    return named ? `refused: ${error.option}` : `${(error as Error).constructor.name}: ${(error as Error).message}`;
+  }
+}
+
+let moduleRef: TestingModule | undefined;
+afterEach(async () => {
+  await moduleRef?.close();
+  moduleRef = undefined;
+});
+
 /**
  * Found by review. `RedisLockHealthIndicator.isHealthy(key?, { timeout?, requireAllNodes? })`
  * checks `timeout` and refuses a bad one with an `InvalidLockOptionsError` naming
@@ -17,34 +45,12 @@ import { redisUrl } from '../support/redis.js';
  * bare `TypeError: Cannot read properties of null (reading 'timeout')`.
  */
 describe('RedisLockHealthIndicator.isHealthy() with bad arguments', () => {
-  let moduleRef: TestingModule | undefined;
-  afterEach(async () => {
-    await moduleRef?.close();
-    moduleRef = undefined;
-  });
-
   it('refuses each with an InvalidLockOptionsError naming isHealthy and the option, as it does for timeout', async () => {
-    moduleRef = await Test.createTestingModule({
-      imports: [RedisLockModule.forRoot({ redis: redisUrl(), isGlobal: true }), TerminusModule],
-      providers: [RedisLockHealthIndicator],
-    })
-      .setLogger(new CapturedLogs())
-      .compile();
-    await moduleRef.init();
-    const health = moduleRef.get(RedisLockHealthIndicator);
-    const outcome = async (call: () => Promise<unknown>): Promise<string> => {
-      try {
-        await call();
-        return 'accepted';
-      } catch (error) {
-        const named = error instanceof InvalidLockOptionsError && error.message.includes('RedisLockHealthIndicator.isHealthy');
-        return named ? `refused: ${error.option}` : `${(error as Error).constructor.name}: ${(error as Error).message}`;
-      }
-    };
+    const health = await openHealth();
     // The one that is checked today:
     expect(await outcome(() => health.isHealthy('locks', { timeout: 0 }))).toBe('refused: timeout');
     // A duration, as every duration option takes (docs/jobs-and-leaders.md); up to 60 s.
-    expect(await outcome(() => health.isHealthy('locks', { timeout: '2s' }))).toBe('accepted');
+    expect(await outcome(() => health.isHealthy('locks', { timeout: '2s' }))).toBe('accepted: locks');
     expect(await outcome(() => health.isHealthy('locks', { timeout: '2m' }))).toBe('refused: timeout');
 
     const outcomes = {
@@ -53,5 +59,29 @@ describe('RedisLockHealthIndicator.isHealthy() with bad arguments', () => {
     };
     // Before the fix: { requireAllNodes: 'accepted', options: "TypeError: Cannot read properties of null (reading 'timeout')" }.
     expect(outcomes).toEqual({ requireAllNodes: 'refused: requireAllNodes', options: 'refused: options' });
+  });
+});
+
+/**
+ * Found by review of the configuration a newcomer writes. `isHealthy(key?, { timeout?,
+ * requireAllNodes? })` checked the values of its two options (test/lifecycle/health-options-unchecked.spec.ts)
+ * but read nothing else (lib/terminus/redis-lock.health.ts): `{ requireAll: true }` (the strict
+ * mode misspelt) checked in the lenient mode, and `{ timeoutMs: 300 }` on the default 1000 ms,
+ * without a word, unlike every other options object of the package ("A name that is no option
+ * ... is refused", docs/configuration.md). And the options given in the key's place,
+ * `isHealthy({ timeout: 300 })` (a JavaScript caller, or `as any`), were taken for the key: the
+ * result came back under "[object Object]", on the default timeout.
+ */
+describe('RedisLockHealthIndicator.isHealthy() with a name that is no option of it', () => {
+  it('refuses it (and options given as the key) with an InvalidLockOptionsError naming isHealthy', async () => {
+    const health = await openHealth();
+    expect(await outcome(() => health.isHealthy('locks', { timeout: 300, requireAllNodes: true }))).toBe('accepted: locks');
+    const outcomes = {
+      requireAll: await outcome(() => health.isHealthy('locks', { requireAll: true } as never)),
+      timeoutMs: await outcome(() => health.isHealthy('locks', { timeoutMs: 300 } as never)),
+      optionsAsKey: await outcome(() => health.isHealthy({ timeout: 300 } as never)),
+    };
+    // Before the fix: { requireAll: 'accepted: locks', timeoutMs: 'accepted: locks', optionsAsKey: 'accepted: [object Object]' }.
+    expect(outcomes).toEqual({ requireAll: 'refused: requireAll', timeoutMs: 'refused: timeoutMs', optionsAsKey: 'refused: key' });
   });
 });

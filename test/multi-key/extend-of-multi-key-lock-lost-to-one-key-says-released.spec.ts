@@ -7,47 +7,9 @@
  * caller never made, of a key that was not the one lost, and not a `LockLostError`, so that code
  * (and the HTTP interceptor: 503 for a loss) that handles a loss by its class missed it.
  */
-import { Test } from '@nestjs/testing';
-import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
-import { LockLostError, LockService } from '../../lib/index.js';
-import { InMemoryLocks, RedisLockTestingModule } from '../../lib/testing/index.js';
-import { CapturedLogs, createLockApp } from '../support/lock-app.js';
-import { redisUrl } from '../support/redis.js';
-
-interface Store {
-  label: string;
-  open(): Promise<{ locks: LockService; close(): Promise<void> }>;
-  /** Takes key's lock away, as a failover that lost its write or an operator's DEL would. */
-  steal(key: string): Promise<void>;
-  done(): Promise<void>;
-}
-
-function redisStore(): Store {
-  const redis = new Redis(redisUrl());
-  return {
-    label: 'redis',
-    open: () => createLockApp({ ttl: 900 }),
-    steal: async (key) => void (await redis.del(`lock:{${key}}`)),
-    done: async () => redis.disconnect(),
-  };
-}
-
-function memoryStore(): Store {
-  const store = new InMemoryLocks();
-  return {
-    label: 'memory',
-    open: async () => {
-      const moduleRef = await Test.createTestingModule({ imports: [RedisLockTestingModule.forRoot({ locks: store, ttl: 900 })] })
-        .setLogger(new CapturedLogs())
-        .compile();
-      await moduleRef.init();
-      return { locks: moduleRef.get(LockService), close: () => moduleRef.close() };
-    },
-    steal: async (key) => store.delete(key),
-    done: async () => store.clear(),
-  };
-}
+import { LockLostError } from '../../lib/index.js';
+import { memoryStore, redisStore } from './stealable-stores.js';
 
 describe('extend() of a multi-key lock lost to one of its keys', () => {
   const cleanups: (() => Promise<void>)[] = [];
