@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { describe, expect, it } from 'vitest';
 import { LeaderElection, LeadershipService, type OnLeadershipAcquired, type OnLeadershipLost } from '../../lib/index.js';
+import { settledTimeouts } from '../support/mechanism.js';
 import { useRedis } from '../support/redis.js';
 import { closeNow, startJobApp } from '../jobs/support.js';
 
@@ -10,18 +11,6 @@ import { closeNow, startJobApp } from '../jobs/support.js';
 // shutdownTimeout but the ttl timer stays armed: the process is kept alive for up to a ttl after
 // app.close() (the very thing the same commit fixed for lost(): "its wait keeping the process
 // alive"), and when it fires the runner releases a lease after shutdown.
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-const timeouts = (): number => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
-
-/** Live Node timers once the ones of the runtime that come and go have settled (a few looks). */
-async function settledTimeouts(): Promise<number> {
-  let least = Infinity;
-  for (let i = 0; i < 10; i++) {
-    await sleep(100);
-    least = Math.min(least, timeouts());
-  }
-  return least;
-}
 
 describe('a leader stepping down (onLeadershipAcquired threw) whose onLeadershipLost hangs, then app.close()', () => {
   useRedis();

@@ -1,8 +1,9 @@
-import { Injectable } from '@nestjs/common';
 import { describe, expect, it } from 'vitest';
-import { LeaderElection, LeadershipService, type Lock } from '../../lib/index.js';
+import { LeadershipService, type Lock } from '../../lib/index.js';
+import { settledTimeouts } from '../support/mechanism.js';
 import { useRedis } from '../support/redis.js';
 import { closeNow, startJobApp } from '../jobs/support.js';
+import { leaderThatStepsDown } from './step-down-leader.js';
 
 // Found by review. A step-down (onLeadershipAcquired threw) waits for the term's runAsLeader()
 // work, bounded by the term's ttl (`bounded(..., cutAfterStop)`), then `releaseLease()` waits for
@@ -12,34 +13,13 @@ import { closeNow, startJobApp } from '../jobs/support.js';
 // abort signal, app.close() returned with a ttl-long ref'd timer (the process does not exit on its
 // own for up to a ttl); when it fired, the step-down called the lease's release() after
 // LockService had shut down (a no-op by then: the shutdown had given the lease back).
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-const timeouts = (): number => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
-
-/** Live Node timers once the ones of the runtime that come and go have settled (a few looks). */
-async function settledTimeouts(): Promise<number> {
-  let least = Infinity;
-  for (let i = 0; i < 10; i++) {
-    await sleep(100);
-    least = Math.min(least, timeouts());
-  }
-  return least;
-}
 
 describe('a leader stepping down while its runAsLeader() work is stuck past its signal, then app.close()', () => {
   const redis = useRedis();
 
   it('leaves no timer behind, and no lease in Redis', async () => {
     const key = 'step-down-stuck-work-close';
-    let fail!: () => void;
-    const failing = new Promise<void>((resolve) => (fail = resolve));
-    @Injectable()
-    @LeaderElection(key, { ttl: '60s' })
-    class FailingLeader {
-      async onLeadershipAcquired(): Promise<void> {
-        await failing;
-        throw new Error('feed down');
-      }
-    }
+    const { Leader: FailingLeader, fail } = leaderThatStepsDown(key, undefined, '60s');
     const before = await settledTimeouts();
     const app = await startJobApp([FailingLeader], { shutdownTimeout: 300 });
     const leadership = app.get(LeadershipService);
