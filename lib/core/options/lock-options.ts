@@ -1,6 +1,7 @@
 import { checkJobNamespace } from './job-namespace.js';
 import { InvalidLockOptionsError } from '../../errors/invalid-lock-options.error.js';
 import { checkInstanceName } from '../engine/holder.js';
+import { LONE_SURROGATE } from '../keys/lock-key.js';
 import { parseDuration } from '../time/duration.js';
 import { checkTtlWithinRetention, resolveFenceRetention } from './fence-retention.js';
 import { resolveWaitForReplicas, type ReplicaWait } from './wait-for-replicas.js';
@@ -117,11 +118,13 @@ function resolveModule(options: RedisLockModuleOptions, needsRedis: boolean): Re
   const keyPrefix = given(options.keyPrefix, DEFAULT_KEY_PREFIX);
   // Not empty: a lock key would then start with "{", as FencedRedis' token hashes do, and a
   // lock's fencing counter `{K}:fence` would be the token hash of the data keys of tag K.
-  if (typeof keyPrefix !== 'string' || keyPrefix === '' || /[{}]/.test(keyPrefix) || keyPrefix.length > MAX_KEY_PREFIX_LENGTH) {
+  // Well-formed: Redis gets keys as UTF-8, where a lone surrogate becomes U+FFFD, so two prefixes
+  // differing only there would share every lock (as keys holding one would, see lock-key.ts).
+  if (typeof keyPrefix !== 'string' || keyPrefix === '' || /[{}]/.test(keyPrefix) || keyPrefix.length > MAX_KEY_PREFIX_LENGTH || LONE_SURROGATE.test(keyPrefix)) {
     throw new InvalidLockOptionsError(
       'keyPrefix',
       keyPrefix,
-      `a string of 1 to ${MAX_KEY_PREFIX_LENGTH} characters without "{" or "}" (they are Redis Cluster hash tags; an empty prefix would give a lock's fencing counter the name of a FencedRedis token hash, {<key>}:fence)`,
+      `a well-formed string (no lone surrogate) of 1 to ${MAX_KEY_PREFIX_LENGTH} characters without "{" or "}" (they are Redis Cluster hash tags; an empty prefix would give a lock's fencing counter the name of a FencedRedis token hash, {<key>}:fence)`,
     );
   }
   const shutdownTimeout = parseDuration(given(options.shutdownTimeout, DEFAULT_SHUTDOWN_TIMEOUT_MS), 'shutdownTimeout', 0, MAX_TIMER_MS);
