@@ -14,8 +14,9 @@ export interface LockBoardSettings {
   allowForceRelease?: boolean;
   /**
    * Says that the board may run without `guards` of its own: a global guard (`APP_GUARD`) or a
-   * private network already keeps strangers out. Allows `allowForceRelease` without guards and
-   * silences the startup warning of a board without guards. Default `false`.
+   * private network already keeps strangers out. Without it, a board without guards is refused
+   * at startup (it would show every lock to whoever reaches the application), and so is
+   * `allowForceRelease` without guards. Default `false`.
    */
   allowWithoutGuards?: boolean;
   /** Locks per page (1 to 200). Default 50. */
@@ -38,8 +39,9 @@ export interface LockBoardRouteOptions {
   path?: string;
   /**
    * Guards protecting every route of the board, as with `@UseGuards()`: the board shows who
-   * holds what, so protect it like any admin page. Class guards are created in the board's
-   * module: list what they inject under `imports`.
+   * holds what, so protect it like any admin page. Required (at least one) unless
+   * `allowWithoutGuards` is set. Class guards are created in the board's module: list what they
+   * inject under `imports`.
    */
   guards?: (CanActivate | Type<CanActivate>)[];
 }

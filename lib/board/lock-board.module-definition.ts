@@ -34,13 +34,7 @@ function boardDefinition(definition: DynamicModule, { path, guards, imports }: R
   const settings: Provider = {
     provide: BOARD_SETTINGS,
     useFactory: (options: LockBoardSettings) => {
-      const settings = checkSettings(options, guards.length > 0, where);
-      if (guards.length === 0 && !settings.allowWithoutGuards) {
-        new Logger('RedisLockBoard').warn(
-          `The lock board at /${path} has no guards: anyone who can reach the application sees the lock keys, labels, hosts and pids. ` +
-            'Pass "guards" (your admin guard), or set "allowWithoutGuards: true" if a global guard or a private network already protects it.',
-        );
-      }
+      const settings = checkSettings(options, guards, where);
       // A rebound page reads what the board shows as well as it releases: both need the warning.
       if (guards.length === 0 && settings.allowWithoutGuards && settings.allowedHosts === undefined) {
         const does = settings.allowForceRelease ? 'releases locks by force' : 'shows the lock keys, labels, hosts and pids';
@@ -65,7 +59,8 @@ const SETTINGS = new Set<string>(['allowForceRelease', 'allowWithoutGuards', 'pa
 const ROUTE_EXTRAS = new Set(['path', 'guards', 'imports']);
 
 /** Validates the settings, throwing `InvalidLockOptionsError` (which stops the application's startup). */
-export function checkSettings(options: LockBoardSettings, guarded: boolean, where: string): ResolvedBoardSettings & { allowWithoutGuards: boolean } {
+export function checkSettings(options: LockBoardSettings, guards: unknown, where: string): ResolvedBoardSettings & { allowWithoutGuards: boolean } {
+  const guarded = Array.isArray(guards) && guards.length > 0;
   if (options === null || typeof options !== 'object') throw new InvalidLockOptionsError('options', options, 'an object').within(where);
   // Dropped without a word, a name would leave the board other than meant: `guards` returned by
   // a factory served it unguarded (the routes are made before the factory runs).
@@ -97,6 +92,16 @@ export function checkSettings(options: LockBoardSettings, guarded: boolean, wher
       allowForceRelease,
       'false on a board without guards, where anyone who reaches the application could release locks: pass "guards" (your admin guard), ' +
         'or set "allowWithoutGuards: true" if a global guard (APP_GUARD) or a private network already protects the board',
+    ).within(where);
+  }
+  // Forgotten, or left empty by a configuration, guards would serve every lock's key, label, host
+  // and pid (and the live feed) to whoever reaches the application: that must be said on purpose.
+  if (!guarded && !allowWithoutGuards) {
+    throw new InvalidLockOptionsError(
+      'guards',
+      guards,
+      'at least one guard (your admin guard) on a board: it shows every lock\'s key, label, host and pid to whoever reaches it. ' +
+        'If a global guard (APP_GUARD) or a private network already protects the board, say so with "allowWithoutGuards: true" (and set "allowedHosts")',
     ).within(where);
   }
   return { allowForceRelease, allowWithoutGuards, pageSize, allowedHosts: allowedHosts?.map((entry) => entry.toLowerCase()) };

@@ -6,8 +6,8 @@ import { checkSettings, ConfigurableModuleClass } from './lock-board.module-defi
 /**
  * A live lock board, opt-in: one page listing the locks held under the prefix (holder, since
  * when, ttl left, waiters, fencing token) and the semaphores in use (holders, permits used of
- * the limit, waiters), with a live feed of this process's lock events. Read-only unless
- * `allowForceRelease` is set, which needs `guards` (or the explicit `allowWithoutGuards`).
+ * the limit, waiters), with a live feed of this process's lock events. It needs `guards` (or
+ * the explicit `allowWithoutGuards`), and is read-only unless `allowForceRelease` is set.
  * `LockService` must be injectable where the board is imported
  * (`RedisLockModule.forRoot({ isGlobal: true })`).
  *
@@ -38,10 +38,11 @@ export class RedisLockBoardModule extends ConfigurableModuleClass {
   static register(options: LockBoardOptions = {}): DynamicModule {
     const where = 'RedisLockBoardModule.register';
     if (options === null || typeof options !== 'object') throw new InvalidLockOptionsError('options', options, 'an object').within(where);
-    const { guards = [] } = options;
-    // The same check runs again when the module starts; here it throws at the call.
-    checkSettings(options, Array.isArray(guards) && guards.length > 0, where);
-    return super.register(options);
+    // The route options are checked first (path, guards, imports), then the settings: the same
+    // check runs again when the module starts; here it throws at the call.
+    const definition = super.register(options);
+    checkSettings(options, options.guards, where);
+    return definition;
   }
 
   /** A board whose settings come from a factory, a class or an existing provider (see `LockBoardAsyncOptions`). */
