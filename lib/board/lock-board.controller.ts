@@ -20,11 +20,13 @@ import {
   type MessageEvent,
   type Type,
 } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
 import type { Socket } from 'node:net';
 import { EMPTY, filter, map, Subject, takeUntil, type Observable } from 'rxjs';
 import { cursorProblem, forceRelease, listLocks, type LockPage } from '../core/stores/redis/lock-admin.js';
 import type { LockManager } from '../core/engine/lock-manager.js';
 import { checkLockKey } from '../core/keys/lock-key.js';
+import { InvalidLockOptionsError } from '../errors/invalid-lock-options.error.js';
 import { isShutdownReason } from '../errors/shutdown-reason.js';
 import { LockService } from '../lock.service.js';
 import { LOCK_RUNNER } from '../redis-lock.constants.js';
@@ -56,9 +58,9 @@ type RequestLike = {
 
 /**
  * Builds the board's controller for one `register()` call: the route and the guards are
- * decorator arguments, so each board gets its own class.
+ * decorator arguments, so each board gets its own class. `where` names the call in errors.
  */
-export function lockBoardController(path: string, guards: (CanActivate | Type<CanActivate>)[]): Type<unknown> {
+export function lockBoardController(path: string, guards: (CanActivate | Type<CanActivate>)[], where: string): Type<unknown> {
   class LockBoardController {
     /**
      * Ends the live feeds when the application starts closing: Nest closes the HTTP server
@@ -72,7 +74,11 @@ export function lockBoardController(path: string, guards: (CanActivate | Type<Ca
     constructor(
       private readonly locks: LockService,
       private readonly options: ResolvedBoardSettings,
-    ) {}
+      modules: ModuleRef,
+    ) {
+      // Made before the routes are: a class guard is checked here, once Nest has made it.
+      checkGuardInstances(guards, modules, where);
+    }
 
     async beforeApplicationShutdown(): Promise<void> {
       this.closed = true;
@@ -179,12 +185,39 @@ export function lockBoardController(path: string, guards: (CanActivate | Type<Ca
   Req()(LockBoardController.prototype, 'release', 1);
   method('events', Sse('api/events'));
   Req()(LockBoardController.prototype, 'events', 0);
-  Reflect.defineMetadata('design:paramtypes', [LockService, Object], LockBoardController);
+  Reflect.defineMetadata('design:paramtypes', [LockService, Object, ModuleRef], LockBoardController);
   Inject(BOARD_SETTINGS)(LockBoardController, undefined, 1);
   Controller(path)(LockBoardController);
   // The host and site checks first: a rebound or cross-site page's request ends there, before any guard of the application.
   UseGuards(BoardHostGuard, BoardSiteGuard, ...guards)(LockBoardController);
   return LockBoardController;
+}
+
+/**
+ * Refuses a class in `guards` whose instance (as Nest made it, in the board's module) has no
+ * `canActivate()`: a Passport strategy put there by mistake, a misspelt method, `AuthGuard` from
+ * `@nestjs/passport` given uncalled (`new AuthGuard()` makes a guard class, not a guard). Early
+ * Nest 11 releases (11.0.0) drop such a guard without a word, which served the board to anyone;
+ * later ones refuse it with an error that names neither the board nor the option. A request- or
+ * transient-scoped guard has no instance yet, and is left to Nest.
+ */
+function checkGuardInstances(guards: readonly unknown[], modules: ModuleRef, where: string): void {
+  guards.forEach((guard, i) => {
+    if (typeof guard !== 'function') return; // an object: checked for canActivate() with the options
+    let instance: unknown;
+    try {
+      instance = modules.get(guard as Type<unknown>, { strict: true });
+    } catch {
+      return; // scoped, or not made in this module: Nest's own rules apply
+    }
+    // The instance's own: Nest 11 never runs a class's static canActivate() either.
+    if (typeof (instance as { canActivate?: unknown } | null | undefined)?.canActivate === 'function') return;
+    throw new InvalidLockOptionsError(
+      `guards[${i}]`,
+      guard,
+      'a guard: a class whose instances have canActivate() (is it a strategy, a misspelt method, or a guard factory such as AuthGuard given uncalled, where AuthGuard("jwt") is meant?)',
+    ).within(where);
+  });
 }
 
 /** Refuses a request for a host not in `allowedHosts` (see `LockBoardSettings.allowedHosts`). */

@@ -51,7 +51,7 @@ function boardDefinition(definition: DynamicModule, { path, guards, imports }: R
     ...definition,
     imports: [...(definition.imports ?? []), ...(async ? [] : imports)],
     providers: [...(definition.providers ?? []), settings],
-    controllers: [lockBoardController(path, guards)],
+    controllers: [lockBoardController(path, guards, where)],
   };
 }
 
