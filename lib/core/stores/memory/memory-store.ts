@@ -45,8 +45,9 @@ export class MemoryStore implements LockStore, MemoryQueue {
     let owner = liveValue(this.locks, keys.lock, this.clock.now());
     if (owner === token) {
       this.locks.set(keys.lock, { value: token, expiresAt: now + ttl });
-      // A counter lost meanwhile (its fenceRetention ran out) starts again, as Redis' ACQUIRE does.
-      return { acquired: true, fencingToken: liveValue(this.fences, keys.fence, now) ?? this.nextFence(keys.fence, now) };
+      // The next token, as Redis' ACQUIRE answers: the counter as it stands may be the token a
+      // same-named semaphore's holder took since the grant. A counter lost meanwhile starts again.
+      return { acquired: true, fencingToken: this.nextFence(keys.fence, now) };
     }
     const member = `${token}:${ttl}`;
     // Held by readers that have all gone (crashed): free.

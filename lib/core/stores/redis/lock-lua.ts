@@ -43,7 +43,8 @@ const KEYS_OF_LOCK = {
  * `wanted` is set for a waiter lease, so that releases publish `*` (the lock is free) for it.
  * Succeeds (the fencing token, an integer: cheaper for Redis to write and the client to read
  * than an array) when the lock is free and nobody waits ahead of the caller, or
- * when a release already handed it to the caller (the lease then restarts at full ttl).
+ * when a release already handed it to the caller (the lease then restarts at full ttl, under
+ * the next token: the caller has not used the grant's).
  * Otherwise `{0, pttl, fence, joined}` (pttl -1 for a key without expiry; fence the fencing
  * counter, which shows the caller that any grant it may still hear of with a token up to it is
  * stale; joined 1 when the caller was not in the queue before this call), after joining the
@@ -68,11 +69,10 @@ ${QUEUE}
 local owner = redis.call('GET', lock)
 if owner == ARGV[1] then
   redis.call('PEXPIRE', lock, ARGV[2])
-  -- The counter as the grant left it. One lost since (evicted, or expired under a fenceRetention)
-  -- starts again at the clock as any lost counter does (next_fence): above every token the lost
-  -- one handed out, where 0 would be below them all and refused by every fenced resource.
-  local kept = redis.call('GET', fence)
-  if kept then return tonumber(kept) end
+  -- The next token, as a first grant's (the quorum masters' ACQUIRE does the same): the counter as
+  -- it stands may be a token another holder got since the grant (a semaphore of the same name
+  -- shares it), which would then be handed out twice. A counter lost since (evicted, or expired
+  -- under a fenceRetention) starts again at the clock, as any lost counter does.
   return next_fence(fence)
 end
 local now = now_ms()
