@@ -30,7 +30,7 @@ export class AddAccountFence1764547200000 implements MigrationInterface {
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { FencedWriteRefusedError, LockService } from 'nestjs-redis-lock';
-import { Repository } from 'typeorm';
+import { EntityNotFoundError, Repository } from 'typeorm';
 
 @Injectable()
 export class AccountsService {
@@ -79,10 +79,14 @@ export class AccountsService {
     throw await this.refusal(id, fencingToken, 'write');
   }
 
-  /** The fence that refused the token, read on the primary (`query()`), not a lagging replica. */
-  private async refusal(id: string, fencingToken: number, operation: 'read' | 'write'): Promise<FencedWriteRefusedError> {
+  /**
+   * The fence that refused the token, read on the primary (`query()`), not a lagging replica; or,
+   * with no row to refuse it, that there is no such account (no newer holder owns one).
+   */
+  private async refusal(id: string, fencingToken: number, operation: 'read' | 'write'): Promise<Error> {
     const [row] = (await this.accounts.query('SELECT fence FROM accounts WHERE id = $1', [id])) as { fence: string }[];
-    return new FencedWriteRefusedError(`accounts/${id}`, fencingToken, Number(row?.fence), operation);
+    if (row === undefined) return new EntityNotFoundError(Account, { id });
+    return new FencedWriteRefusedError(`accounts/${id}`, fencingToken, Number(row.fence), operation);
   }
 }
 // #endregion
