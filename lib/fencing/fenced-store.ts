@@ -4,6 +4,7 @@ import { isLockPrefix, lockPrefixOf } from '../core/keys/lock-prefixes.js';
 import { driverFor } from '../core/stores/redis/drivers/driver-for.js';
 import type { RedisClient } from '../core/stores/redis/drivers/redis-client.js';
 import type { RedisDriver } from '../core/stores/redis/drivers/redis-driver.js';
+import { lockKeyRefusal } from './fence-key.js';
 import { CLAIMED_GET, CLAIMED_HGET, FENCED_GET, FENCED_HGET, FENCED_HSET, FENCED_SET } from './fenced-lua.js';
 
 /**
@@ -87,12 +88,7 @@ export class RedisFencedStore implements FencedStore {
     // A data key that is a lock's own name (or a sibling's): a write there would replace the
     // lock (or its fencing counter, its queue) of a lock module of this process.
     const lockPrefix = lockPrefixOf(prefix + key);
-    if (lockPrefix !== undefined) {
-      throw new TypeError(
-        `FencedRedis.${method}(): Argument "key" ${quoteKey(key)}${prefix === '' ? '' : ` with the client's keyPrefix ${quoteKey(prefix)}`} is under ${quoteKey(lockPrefix + '{')}, ` +
-          'where a lock module of this process keeps its locks: a write there would replace a lock. Name the data outside the lock prefix.',
-      );
-    }
+    if (lockPrefix !== undefined) throw lockKeyRefusal(method, key, prefix, lockPrefix);
     if (!this.driver.isCluster) return;
     if (clusterSlot(prefix + key) !== clusterSlot(prefix + fence)) {
       throw new TypeError(

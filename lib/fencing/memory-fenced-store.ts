@@ -1,3 +1,4 @@
+import { lockKeyRefusal } from './fence-key.js';
 import type { ClaimedRead, FencedStore } from './fenced-store.js';
 
 /**
@@ -10,7 +11,15 @@ export class MemoryFencedStore implements FencedStore {
   private readonly hashes = new Map<string, Map<string, string>>();
   private readonly fences = new Map<string, Map<string, string>>();
 
+  /**
+   * @param lockPrefixOf the key prefix of a running module on this store under which `key` would
+   * be one of its locks' names (`<prefix>{...`), or undefined: such a key is refused, as on Redis.
+   */
+  constructor(private readonly lockPrefixOf: (key: string) => string | undefined = () => undefined) {}
+
   set(key: string, fence: string, token: number, value: string): Promise<string | null> {
+    const lockKey = this.lockKey(key, 'set');
+    if (lockKey !== undefined) return Promise.reject(lockKey);
     const refused = this.check(key, fence, token);
     if (refused === null) {
       this.hashes.delete(key); // SET replaces a key of any type
@@ -21,6 +30,8 @@ export class MemoryFencedStore implements FencedStore {
   }
 
   hset(key: string, fence: string, token: number, fields: readonly string[]): Promise<string | null> {
+    const lockKey = this.lockKey(key, 'hset');
+    if (lockKey !== undefined) return Promise.reject(lockKey);
     // The token first, as the script checks it before its HSET meets a key of another type.
     const refused = this.check(key, fence, token);
     if (refused === null && this.strings.has(key)) return Promise.reject(new Error('WRONGTYPE Operation against a key holding the wrong kind of value'));
@@ -42,11 +53,21 @@ export class MemoryFencedStore implements FencedStore {
   }
 
   claimedGet(key: string, fence: string, token: number): Promise<ClaimedRead> {
+    const lockKey = this.lockKey(key, 'get');
+    if (lockKey !== undefined) return Promise.reject(lockKey);
     return settle(() => this.claimed(key, fence, token, () => this.stringAt(key)));
   }
 
   claimedHget(key: string, fence: string, token: number, field: string): Promise<ClaimedRead> {
+    const lockKey = this.lockKey(key, 'hget');
+    if (lockKey !== undefined) return Promise.reject(lockKey);
     return settle(() => this.claimed(key, fence, token, () => this.fieldAt(key, field)));
+  }
+
+  /** The refusal of a key that is a lock's own name on this store (see `lockKeyRefusal`), or undefined. */
+  private lockKey(key: string, method: string): TypeError | undefined {
+    const lockPrefix = this.lockPrefixOf(key);
+    return lockPrefix === undefined ? undefined : lockKeyRefusal(method, key, '', lockPrefix);
   }
 
   private stringAt(key: string): string | null {

@@ -46,7 +46,13 @@ export class InMemoryLocks {
   private readonly notifiers = new Set<MemoryNotifier>();
   /** The key prefixes of the modules that used this store, to find a user's key under each. */
   private readonly prefixes = new Set<string>();
-  private readonly fenced = new MemoryFencedStore();
+  /** The key prefixes of the modules running on this store now, with how many run under each. */
+  private readonly running = new Map<string, number>();
+  /** FencedRedis data; a key that is a lock's own name under a running module's prefix is refused, as on Redis. */
+  private readonly fenced = new MemoryFencedStore((key) => {
+    for (const prefix of this.running.keys()) if (key.startsWith(prefix + '{')) return prefix;
+    return undefined;
+  });
 
   constructor(options: InMemoryLocksOptions = {}) {
     this.clock = clockOf(options) === 'manual' ? new ManualClock() : systemClock;
@@ -130,6 +136,9 @@ export class InMemoryLocks {
   /** @internal The backend of one application's `LockService`. */
   backend(options: ResolvedModuleOptions): LockBackend {
     this.prefixes.add(options.keyPrefix);
+    const prefix = options.keyPrefix;
+    this.running.set(prefix, (this.running.get(prefix) ?? 0) + 1);
+    let running = true;
     const notifier = new MemoryNotifier();
     this.notifiers.add(notifier);
     const publish = (channel: string, message: string): void => {
@@ -143,6 +152,11 @@ export class InMemoryLocks {
       close: () => {
         notifier.close();
         this.notifiers.delete(notifier);
+        if (!running) return;
+        running = false;
+        const left = (this.running.get(prefix) ?? 1) - 1;
+        if (left > 0) this.running.set(prefix, left);
+        else this.running.delete(prefix);
       },
     };
   }
