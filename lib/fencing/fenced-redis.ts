@@ -70,6 +70,8 @@ export class FencedRedis {
    * keeps `fencingToken` as that token.
    *
    * @throws FencedWriteRefusedError when `key` has accepted a higher token (nothing written).
+   * @throws RedisLockError when the refusal came from a second run of the write that the client
+   * (ioredis) sent again after its connection was reset: the first run may have written.
    * @example
    * ```ts
    * await fenced.set('report:{daily}', JSON.stringify(report), lock.fencingToken);
@@ -87,6 +89,8 @@ export class FencedRedis {
    * token the hash `key` has accepted: the hash is one resource (as a row is), with one token.
    *
    * @throws FencedWriteRefusedError when `key` has accepted a higher token (nothing written).
+   * @throws RedisLockError when the refusal came from a second run of the write that the client
+   * (ioredis) sent again after its connection was reset: the first run may have written.
    * @example
    * ```ts
    * await fenced.hset(`account:{${id}}`, 'balance', 120, lock.fencingToken);

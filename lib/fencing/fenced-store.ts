@@ -4,6 +4,7 @@ import { isLockPrefix, lockPrefixOf } from '../core/keys/lock-prefixes.js';
 import { driverFor } from '../core/stores/redis/drivers/driver-for.js';
 import type { RedisClient } from '../core/stores/redis/drivers/redis-client.js';
 import type { RedisDriver } from '../core/stores/redis/drivers/redis-driver.js';
+import { RedisLockError } from '../errors/redis-lock.error.js';
 import { lockKeyRefusal } from './fence-key.js';
 import { CLAIMED_GET, CLAIMED_HGET, FENCED_GET, FENCED_HGET, FENCED_HSET, FENCED_SET } from './fenced-lua.js';
 
@@ -36,12 +37,28 @@ export class RedisFencedStore implements FencedStore {
 
   async set(key: string, fence: string, token: number, value: string): Promise<string | null> {
     this.checkSlot(key, fence, 'set');
-    return text(await this.driver.evalScript(FENCED_SET, [key, fence], [key, token, value]));
+    return this.write('set', key, token, () => this.driver.evalScript(FENCED_SET, [key, fence], [key, token, value]));
   }
 
   async hset(key: string, fence: string, token: number, fields: readonly string[]): Promise<string | null> {
     this.checkSlot(key, fence, 'hset');
-    return text(await this.driver.evalScript(FENCED_HSET, [key, fence], [key, token, ...fields]));
+    return this.write('hset', key, token, () => this.driver.evalScript(FENCED_HSET, [key, fence], [key, token, ...fields]));
+  }
+
+  /**
+   * A fenced write's reply. A client that sends again what a closed connection left unanswered
+   * (ioredis) may have run the write once already, before that connection closed: a refusal
+   * heard across such a reset may be the second run's, after a newer holder claimed the key
+   * over the first run's data. That is no refusal ("nothing written") but an unknown outcome.
+   */
+  private async write(method: string, key: string, token: number, send: () => Promise<unknown>): Promise<string | null> {
+    const resets = this.driver.connectionResets?.();
+    const refused = text(await send());
+    if (refused === null || resets === undefined || this.driver.connectionResets!() === resets) return refused;
+    throw new RedisLockError(
+      `FencedRedis.${method}(): the write to ${quoteKey(key)} may have been applied: its connection was reset before the reply came and the client sent it again, ` +
+        `and that second run was refused (the key has accepted fencing token ${refused}, higher than this write's ${token}). A newer holder has the key; whether this write landed before it is unknown.`,
+    );
   }
 
   async get(key: string): Promise<string | null> {

@@ -11,6 +11,8 @@ export class ReplyEater {
   private readonly pairs = new Set<{ client: Socket; upstream: Socket }>();
   armed = false;
   eaten = 0;
+  /** While set, a new connection waits for it before it reaches Redis (a reconnection held back). */
+  gate?: Promise<void>;
   readonly eatenText: string[] = [];
   connections = 0;
   port = 0;
@@ -42,6 +44,20 @@ export class ReplyEater {
 
   private accept(client: Socket): void {
     this.connections++;
+    if (this.gate !== undefined) {
+      // What the client sends meanwhile waits in its socket.
+      client.pause();
+      void this.gate.then(() => {
+        if (client.destroyed) return;
+        this.wire(client);
+        client.resume();
+      });
+      return;
+    }
+    this.wire(client);
+  }
+
+  private wire(client: Socket): void {
     const upstream = createConnection({ host: '127.0.0.1', port: this.targetPort });
     const pair = { client, upstream };
     this.pairs.add(pair);
