@@ -12,6 +12,7 @@ import { SemaphoreScripts } from '../../semaphore/semaphore-scripts.js';
 import { inspectSemaphoreInRedis, type SemaphoreSnapshot } from '../../semaphore/semaphore-inspect.js';
 import { LOCK_KEY_SUFFIXES, type LockRedisKeys } from '../../keys/lock-key.js';
 import type { SemaphoreStore } from '../../semaphore/semaphore-store.js';
+import { SEMAPHORE_SUFFIXES } from '../../semaphore/semaphore-keys.js';
 import type { ReadStore } from '../../rwlock/read-store.js';
 import { InvalidLockOptionsError } from '../../../errors/invalid-lock-options.error.js';
 import type { ReplicaWait } from '../../options/wait-for-replicas.js';
@@ -101,7 +102,10 @@ export class LockScripts implements LockStore {
     if (waiter === undefined) return (this.semaphoreStore = scripts);
     const replicated = new SemaphoreScripts((script, keys, args) => waiter.driver.evalScript(script, keys, args), settings, this.isCluster, deleteField);
     return (this.semaphoreStore = {
-      acquire: (keys, token, ttl, enqueue, lease) => waiter.acquire(keys.lock, () => replicated.acquire(keys, token, ttl, enqueue, lease), () => scripts.release(keys, token, lease)),
+      // LockNotReplicatedError names the semaphore's lock key, not the holder's own permit key
+      // (which carries its owner token: the key of no lock a caller knows).
+      acquire: (keys, token, ttl, enqueue, lease) =>
+        waiter.acquire(keys.semaphore.holders.slice(0, -SEMAPHORE_SUFFIXES.holders.length), () => replicated.acquire(keys, token, ttl, enqueue, lease), () => scripts.release(keys, token, lease)),
       release: (keys, token, lease) => scripts.release(keys, token, lease),
       leave: (keys, token, ttl, lease) => scripts.leave(keys, token, ttl, lease),
     });
@@ -118,7 +122,8 @@ export class LockScripts implements LockStore {
     if (waiter === undefined) return (this.readStore = scripts);
     const replicated = new ReadScripts((script, keys, args) => waiter.driver.evalScript(script, keys, args), settings);
     return (this.readStore = {
-      acquire: (keys, token, ttl, enqueue, lease) => waiter.acquire(keys.lock, () => replicated.acquire(keys, token, ttl, enqueue, lease), () => scripts.release(keys, token, lease)),
+      // The read lock's key, as for the semaphore's above, not the reader's own key.
+      acquire: (keys, token, ttl, enqueue, lease) => waiter.acquire(keys.read.shared, () => replicated.acquire(keys, token, ttl, enqueue, lease), () => scripts.release(keys, token, lease)),
       release: (keys, token, lease) => scripts.release(keys, token, lease),
       leave: (keys, token, ttl, lease) => scripts.leave(keys, token, ttl, lease),
     });
