@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, Optional, type BeforeApplicationShutdown, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional, type BeforeApplicationShutdown, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import type { Observable } from 'rxjs';
 import { LockManager } from './core/engine/lock-manager.js';
 import { resolveModuleOptions } from './core/options/lock-options.js';
@@ -9,7 +9,7 @@ import { withoutToken } from './core/engine/unfenced-view.js';
 import type { LockInspection } from './interfaces/lock-inspection.interface.js';
 import type { AnyLockOptions, LockOptions, RedisLockModuleOptions, UnfencedLockOptions } from './interfaces/redis-lock-options.interface.js';
 import { LOCK_BACKEND_FACTORY, LOCK_RUNNER } from './redis-lock.constants.js';
-import type { LockBackendFactory } from './core/engine/lock-backend.js';
+import type { LockBackend, LockBackendFactory } from './core/engine/lock-backend.js';
 import { REDIS_LOCK_MODULE_METHOD, REDIS_LOCK_MODULE_OPTIONS } from './redis-lock.module-definition.js';
 import type { LockRunner } from './core/engine/locked-call.js';
 import { neverThrowingLogger } from './core/engine/never-throwing-logger.js';
@@ -36,8 +36,9 @@ import { neverThrowingLogger } from './core/engine/never-throwing-logger.js';
  * ```
  */
 @Injectable()
-export class LockService implements BeforeApplicationShutdown, OnApplicationShutdown {
+export class LockService implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly manager: LockManager;
+  private readonly backend: LockBackend;
 
   constructor(
     @Inject(REDIS_LOCK_MODULE_OPTIONS) options: RedisLockModuleOptions,
@@ -47,6 +48,7 @@ export class LockService implements BeforeApplicationShutdown, OnApplicationShut
     const resolved = resolveModuleOptions(options, { needsRedis: backendFactory === undefined, where });
     const logger = neverThrowingLogger(new Logger('RedisLock'));
     const backend = backendFactory === undefined ? redisBackend(resolved, logger) : backendFactory(resolved);
+    this.backend = backend;
     try {
       this.manager = new LockManager(resolved, backend, logger);
     } catch (error) {
@@ -240,6 +242,15 @@ export class LockService implements BeforeApplicationShutdown, OnApplicationShut
   /** @internal The engine `@Locked` methods run through. */
   get [LOCK_RUNNER](): LockRunner {
     return this.manager;
+  }
+
+  /**
+   * @internal Called by Nest once every module initialised: the connections the module opens
+   * connect now (or at a first lock call before). Nest runs no shutdown hook for a startup that
+   * fails, so one that fails earlier (a provider's constructor or `onModuleInit`) leaves none open.
+   */
+  onApplicationBootstrap(): void {
+    this.backend.start?.();
   }
 
   /**

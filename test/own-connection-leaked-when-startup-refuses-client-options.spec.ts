@@ -34,8 +34,10 @@ describe('a connection of the module own, when the module then refuses to start'
   });
 
   it('is closed when ioredis options with stringNumbers: true are refused', async () => {
-    // Observe (not replace) the connections ioredis opens: the module keeps none of them.
-    const connect = vi.spyOn(Redis.prototype, 'connect');
+    // Observe (not replace) the clients ioredis makes (each parses its options in its
+    // constructor; the module's own is made unconnected, so no `connect()` marks it): the
+    // module keeps none of them.
+    const connect = vi.spyOn(Redis.prototype as unknown as { parseOptions(...args: unknown[]): void }, 'parseOptions');
     const { hostname, port, pathname } = new URL(redisUrl());
     const connectionName = `refused-${process.pid}-${Date.now()}`;
     const options = { host: hostname, port: Number(port), db: Number(pathname.slice(1)), connectionName, stringNumbers: true };

@@ -49,6 +49,13 @@ export interface LockBackend {
    * `SlotRefresh`). Absent where there is nothing to ask.
    */
   unanswered?(): void;
+  /**
+   * The application starts (Nest's `onApplicationBootstrap`): the connections the backend made
+   * unconnected connect, and its startup checks run. Until then it has no socket of its own
+   * open, unless a command was sent (which connects), so a startup that fails earlier (Nest
+   * runs no shutdown hook then) leaves none behind. Absent where there is nothing to connect.
+   */
+  start?(): void;
   /** Shutdown begins: the locks are about to be given back (see `LockScripts.shuttingDown`). */
   shuttingDown?(): void;
   /**

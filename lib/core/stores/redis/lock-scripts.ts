@@ -129,6 +129,11 @@ export class LockScripts implements LockStore {
     });
   }
 
+  /** The application starts: the connection `waitForReplicas` opened, if any, connects (see `ReplicaWaiter`). */
+  start(): void {
+    this.replicaWaiter?.connect();
+  }
+
   /** Closes the connection `waitForReplicas` opened, if any (the client itself is the caller's). */
   close(): void {
     this.replicaWaiter?.close();

@@ -35,16 +35,21 @@ export function redisBackend(options: ResolvedModuleOptions, logger: LockLogger)
     for (const release of claims) release();
     for (const { close } of connections) close?.();
   };
+  // The application starts: our connections connect (made unconnected, see `openConnection`), and
+  // the startup checks ask Redis (they would connect them too).
+  const startConnections = (): void => {
+    for (const { connect } of connections) connect?.();
+    warnIfEvicting(clients, logger);
+    if (connections.length > 1) reportSharedServers(clients, logger);
+  };
   // Whatever fails from here on fails startup: the connections opened for it must not outlive it.
   try {
-    warnIfEvicting(clients, logger);
     if (connections.length > 1) {
-      reportSharedServers(clients, logger);
       const nodes = clients.map((client) => new LockScripts(client, options.fenceRetention));
       const store = new QuorumStore(nodes);
-      return { store, clients, shuttingDown: () => nodes.forEach((node) => node.shuttingDown()), owedAtShutdown: () => store.owedAtShutdown(), close: closeConnections };
+      return { store, clients, start: startConnections, shuttingDown: () => nodes.forEach((node) => node.shuttingDown()), owedAtShutdown: () => store.owedAtShutdown(), close: closeConnections };
     }
-    return singleBackend(clients[0]!, options, logger, closeConnections);
+    return singleBackend(clients[0]!, options, logger, startConnections, closeConnections);
   } catch (error) {
     closeConnections();
     throw error;
@@ -52,7 +57,7 @@ export function redisBackend(options: ResolvedModuleOptions, logger: LockLogger)
 }
 
 /** One connection (a server, a Sentinel-managed master or a Cluster), with release messages. */
-function singleBackend(client: RedisClient, options: ResolvedModuleOptions, logger: LockLogger, closeConnections: () => void): LockBackend {
+function singleBackend(client: RedisClient, options: ResolvedModuleOptions, logger: LockLogger, startConnections: () => void, closeConnections: () => void): LockBackend {
   const store = new LockScripts(client, options.fenceRetention, options.waitForReplicas);
   const notifier = new ReleaseNotifier(client, logger, store.isCluster);
   const driver = driverFor(client);
@@ -62,6 +67,10 @@ function singleBackend(client: RedisClient, options: ResolvedModuleOptions, logg
     notifier,
     clients: [client],
     unanswered: slots === undefined ? undefined : () => slots.request(),
+    start: () => {
+      startConnections();
+      store.start();
+    },
     shuttingDown: () => store.shuttingDown(),
     // Each one closes even if one before it throws: a connection left open keeps the process alive.
     close: () => {

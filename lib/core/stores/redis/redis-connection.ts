@@ -14,6 +14,8 @@ export interface OpenedConnection {
   client: RedisClient;
   /** Present only for a connection of our own: a client handed in is never closed by us. */
   close?: () => void;
+  /** Present only for a connection of our own, made unconnected: connects it, unless it did already (a first command does) or was closed. */
+  connect?: () => void;
 }
 
 /** A client handed in (ioredis, iovalkey, node-redis or GLIDE) is used as is; URLs and options get an ioredis connection of our own. */
@@ -40,7 +42,13 @@ export function openConnection(redis: RedisConnection, logger: LockLogger, optio
     // Some other client: taken for ioredis options, it would connect to localhost instead.
     throw new InvalidLockOptionsError(option, redis, 'a redis:// URL, ioredis options, an ioredis or iovalkey client, a node-redis (v5, v6) client or a Valkey GLIDE client; this object looks like a Redis client of another kind');
   }
-  const client = typeof redis === 'string' ? new Redis(redis) : new Redis(redis as RedisOptions);
+  // Made unconnected (`lazyConnect`): it connects when the application starts (`connect`, from
+  // `LockService.onApplicationBootstrap`), or at a first command before. Nest runs no shutdown
+  // hook for a startup that fails, and a provider of the application that throws in its
+  // constructor or its `onModuleInit` would otherwise leave this connection open for good, the
+  // process alive. ioredis gets the options given as the prototype of its own (it reads
+  // inherited properties too), so it sees them as it would have.
+  const client = typeof redis === 'string' ? new Redis(redis, { lazyConnect: true }) : new Redis(Object.assign(Object.create(redis as object) as RedisOptions, { lazyConnect: true }));
   promptSentinelClients(client);
   const close = (): void => disconnectSettlingAll(client);
   try {
@@ -62,7 +70,22 @@ export function openConnection(redis: RedisConnection, logger: LockLogger, optio
   client.on('ready', () => {
     lastMessage = '';
   });
-  return { client, close };
+  // Under `enableOfflineQueue: false` ioredis refuses a command sent before the connection is
+  // ready, which a connection made unconnected is until the application starts: a lock call of an
+  // `onModuleInit` would always be refused, and the first calls after the start often. Until it is
+  // first ready (new, not down) it queues them; the application's choice holds from then on.
+  const options = client.options as { enableOfflineQueue?: boolean };
+  if (options.enableOfflineQueue === false) {
+    options.enableOfflineQueue = true;
+    client.once('ready', () => {
+      options.enableOfflineQueue = false;
+    });
+  }
+  const connect = (): void => {
+    // A failure is an `error` event, said above; ioredis then retries as after any drop.
+    if (client.status === 'wait') client.connect().catch(() => undefined);
+  };
+  return { client, close, connect };
 }
 
 /** ioredis' queue of commands sent before a ready connection closed (not in its typings). */

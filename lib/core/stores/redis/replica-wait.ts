@@ -28,8 +28,10 @@ export class ReplicaWaiter {
   ) {
     // The same options (keyPrefix, Sentinel, TLS, database), so the scripts see the same keys.
     // A fresh connection, still connecting when the first acquire comes: an application's
-    // fail-fast `enableOfflineQueue: false` would refuse it.
-    this.connection = client.duplicate({ enableOfflineQueue: true });
+    // fail-fast `enableOfflineQueue: false` would refuse it. Made unconnected, as the module's
+    // own connection is (see `openConnection`): it connects when the application starts
+    // (`connect`), or at a first acquire before, and a startup that fails first leaves no socket.
+    this.connection = client.duplicate({ enableOfflineQueue: true, lazyConnect: true });
     promptSentinelClients(this.connection);
     this.connection.on('error', () => undefined); // the command connection reports connection trouble
     this.connection.on('close', () => this.closes++);
@@ -56,6 +58,12 @@ export class ReplicaWaiter {
     if (reached >= this.wait.replicas) return reply;
     await giveBack().catch(() => undefined);
     throw new LockNotReplicatedError(lockKey, reached, this.wait.replicas, this.wait.timeout);
+  }
+
+  /** Connects, unless a first acquire did already or it was closed. */
+  connect(): void {
+    // A failure is the command connection's to report (see the `error` listener above).
+    if (this.connection.status === 'wait') this.connection.connect().catch(() => undefined);
   }
 
   close(): void {
