@@ -135,8 +135,20 @@ interface HelperClient {
 /** The helper clients of each connection of ours that have not ended yet. */
 const openHelpers = new WeakMap<object, Set<HelperClient>>();
 
+/** The connections of ours `disconnectPromptly` closed. */
+const closedConnections = new WeakSet<object>();
+
 function track(connection: object, helper: HelperClient): HelperClient {
   readyForPromptClose(helper);
+  if (closedConnections.has(connection)) {
+    // Made after the close, by an event that came after it: the master's socket connecting as
+    // the connection closed has ioredis' `failoverDetector` (Sentinel options) subscribe to
+    // `+switch-master` on the sentinels, on clients of its own, which would stay subscribed
+    // (and reconnecting) for good; a Sentinel retry timer due after it asks a sentinel again.
+    // Ended as made: what it was made for fails, as on any closed connection.
+    helper.disconnect();
+    return helper;
+  }
   let open = openHelpers.get(connection);
   if (open === undefined) openHelpers.set(connection, (open = new Set()));
   const helpers = open;
@@ -156,6 +168,7 @@ function track(connection: object, helper: HelperClient): HelperClient {
  */
 export function disconnectPromptly(connection: { disconnect(): void }): void {
   readyForPromptClose(connection);
+  closedConnections.add(connection);
   connection.disconnect();
   const open = openHelpers.get(connection);
   if (open === undefined) return;
