@@ -6,7 +6,7 @@ import { driverFor } from './drivers/driver-for.js';
 import { isGlideClient } from './drivers/glide-client.js';
 import { isIoRedisClient } from './drivers/ioredis-driver.js';
 import { isNodeRedisClient, nodeRedisKind } from './drivers/node-redis-client.js';
-import { disconnectPromptly, promptSentinelClients } from './drivers/ioredis-prompt-close.js';
+import { CLOSE_WAIT_MS, disconnectPromptly, promptSentinelClients } from './drivers/ioredis-prompt-close.js';
 import type { RedisClient } from './drivers/redis-client.js';
 
 /** A client and, when we opened it, how to close it. */
@@ -48,7 +48,14 @@ export function openConnection(redis: RedisConnection, logger: LockLogger, optio
   // constructor or its `onModuleInit` would otherwise leave this connection open for good, the
   // process alive. ioredis gets the options given as the prototype of its own (it reads
   // inherited properties too), so it sees them as it would have.
-  const client = typeof redis === 'string' ? new Redis(redis, { lazyConnect: true }) : new Redis(Object.assign(Object.create(redis as object) as RedisOptions, { lazyConnect: true }));
+  // `disconnectTimeout`: how long ioredis waits for Redis to close a socket it ended, at close and
+  // when it leaves a master during the run (a failover its `failoverDetector` heard of, a
+  // `reconnectOnError`). A frozen master never closes its side: the connection stayed on it
+  // ioredis' 2 s (or the application's own timeout) after the failover, every lock call, renewal
+  // and waiter with it. Nothing is written on a socket ioredis ended (see `CLOSE_WAIT_MS`). The
+  // subscriber and `waitForReplicas` connections, duplicates of this one, have it too.
+  const own = { lazyConnect: true, disconnectTimeout: CLOSE_WAIT_MS };
+  const client = typeof redis === 'string' ? new Redis(redis, own) : new Redis(Object.assign(Object.create(redis as object) as RedisOptions, own));
   promptSentinelClients(client);
   const close = (): void => disconnectSettlingAll(client);
   try {

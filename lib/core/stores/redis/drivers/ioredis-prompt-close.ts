@@ -1,6 +1,7 @@
 /**
  * How long a connection of ours waits at close for Redis to close its side, instead of ioredis'
- * `disconnectTimeout` (2 s by default). A Redis that answers closes within a millisecond; one
+ * `disconnectTimeout` (2 s by default); the module's own connections wait no longer when ioredis
+ * leaves a master during the run either (see `openConnection`). A Redis that answers closes within a millisecond; one
  * that does not (frozen, partitioned) never does, and ioredis' timer kept the process alive
  * for those 2 s after `app.close()`. Nothing is written on our connections after close.
  */
