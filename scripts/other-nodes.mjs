@@ -3,7 +3,7 @@
 // the machine's own. The binaries
 // come from the npm registry's `node` package (scripts/node-versions.mjs).
 //   NODE_VERSIONS=22,24 (default) picks the majors; NODE_VERSIONS= (empty) skips this step.
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { delimiter, dirname } from 'node:path';
 import { nodeBinary, OWN_MAJOR, parseMajors } from './node-versions.mjs';
 
@@ -24,7 +24,10 @@ try {
   process.exit(1);
 }
 
-let failed = false;
+// The versions run side by side (each suite waits on its servers more than it computes: about
+// 30 s each on its own, and the two together take little longer than one), their output held and
+// printed whole, one version after the other, so that a failure reads as it would alone.
+const runs = [];
 for (const major of majors) {
   let binary, version;
   try {
@@ -33,15 +36,31 @@ for (const major of majors) {
     console.error(`${error.message} Set NODE_VERSIONS= to skip the other Node versions.`);
     process.exit(1);
   }
+  runs.push(runOn(binary, version));
+}
+const results = await Promise.all(runs);
+let failed = false;
+for (const { version, output, status } of results) {
   console.log(`\nNode ${version}: ${FILES.join(', ')}`);
-  const run = spawnSync(binary, ['node_modules/vitest/vitest.mjs', 'run', ...FILES], {
-    stdio: 'inherit',
-    // Whatever the tests start with `node` (workers, consumer apps) runs on this version too.
-    env: { ...process.env, PATH: `${dirname(binary)}${delimiter}${process.env.PATH}` },
-  });
-  if (run.status !== 0) {
+  process.stdout.write(output);
+  if (status !== 0) {
     console.error(`The suites above failed on Node ${version}.`);
     failed = true;
   }
 }
 process.exit(failed ? 1 : 0);
+
+function runOn(binary, version) {
+  return new Promise((resolve) => {
+    const chunks = [];
+    const child = spawn(binary, ['node_modules/vitest/vitest.mjs', 'run', ...FILES], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      // Whatever the tests start with `node` (workers, consumer apps) runs on this version too.
+      env: { ...process.env, PATH: `${dirname(binary)}${delimiter}${process.env.PATH}` },
+    });
+    child.stdout.on('data', (chunk) => chunks.push(chunk));
+    child.stderr.on('data', (chunk) => chunks.push(chunk));
+    child.on('error', (error) => chunks.push(Buffer.from(`${error.stack ?? error}\n`)));
+    child.on('close', (code) => resolve({ version, output: Buffer.concat(chunks).toString(), status: code }));
+  });
+}

@@ -51,10 +51,12 @@ describe('deterministic simulation of the engine (explore/)', () => {
     expect(first.violation, first.trace.slice(-40).join('\n')).toBeUndefined();
   }, 60_000);
 
+  // 24 schedules (40 until the thirty-third session, cut for CI's 20 minutes): a fixed set, the
+  // same every run; `npm run explore` draws new ones.
   it('finds no violation in a fixed budget of generated schedules', async () => {
-    const report = await explore({ seeds: 40, seed: 20261201, shrinkSeconds: 20 });
+    const report = await explore({ seeds: 24, seed: 20261201, shrinkSeconds: 20 });
     expect(report.failure, formatReport(report)).toBeUndefined();
-    expect(report.schedules).toBe(40);
+    expect(report.schedules).toBe(24);
   }, 180_000);
 
   it('bites: sixteen seeded bugs, from the store, the engine (its wake-ups and extend() too), the primitives and the runners, are each found', () => {
