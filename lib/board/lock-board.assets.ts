@@ -97,6 +97,10 @@ export const BOARD_JS = `'use strict';
   let nextCursor = '0';
   let allowForceRelease = false;
   let loading = false;
+  // How a release by force went stays in the status line this long: the refreshes that follow it
+  // (the one its own event starts, the one every second) would otherwise write over it at once.
+  const ANSWER_SHOWN_MS = 5000;
+  let answerUntil = 0;
   let reloadTimer;
 
   function shown(text) {
@@ -214,8 +218,10 @@ export const BOARD_JS = `'use strict';
       allowForceRelease = page.allowForceRelease === true;
       nextCursor = page.cursor;
       render(page);
-      status.textContent = 'updated ' + new Date().toLocaleTimeString();
-      status.className = '';
+      if (Date.now() >= answerUntil) {
+        status.textContent = 'updated ' + new Date().toLocaleTimeString();
+        status.className = '';
+      }
     } catch (error) {
       status.textContent = 'cannot load the locks: ' + error.message;
       status.className = 'error';
@@ -237,9 +243,10 @@ export const BOARD_JS = `'use strict';
     const released = response.ok && (await response.json()).released === true;
     const answer = released ? 'released' : response.ok ? 'not released: held by readers, or taken again meanwhile' : 'release refused: HTTP ' + response.status;
     await load();
-    // Said after the refresh, which would overwrite it with "updated ...".
+    // Said after the refresh, and kept through the next ones (see ANSWER_SHOWN_MS).
     status.textContent = answer;
     status.className = released ? '' : 'error';
+    answerUntil = Date.now() + ANSWER_SHOWN_MS;
   }
 
   function describe(event) {
