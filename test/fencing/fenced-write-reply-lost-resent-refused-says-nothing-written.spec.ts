@@ -1,8 +1,7 @@
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FencedRedis, FencedWriteRefusedError, RedisLockError } from '../../lib/index.js';
-import { startRedisServer, type RedisServer } from '../support/redis-server.js';
-import { ReplyEater } from '../topologies/support/reply-eater.js';
+import { useReplyEater } from '../topologies/support/reply-eater.js';
 
 /**
  * Found by review (thirty-third session, fencing): ioredis sends again the commands a closed
@@ -17,41 +16,29 @@ import { ReplyEater } from '../topologies/support/reply-eater.js';
  * `FencedWriteRefusedError`.
  */
 describe('a fenced write whose reply is lost with its connection (ioredis resends it)', () => {
-  let server: RedisServer;
-  let proxy: ReplyEater;
-  let admin: Redis;
-  beforeAll(async () => {
-    server = await startRedisServer();
-    proxy = await ReplyEater.start(Number(new URL(server.url).port));
-    admin = new Redis(server.url);
-  });
-  afterAll(async () => {
-    admin?.disconnect();
-    await proxy?.close();
-    await server?.stop();
-  });
+  const eater = useReplyEater();
 
   it.each(['set', 'hset'] as const)('%s: a resend refused after a newer holder claimed is not reported as nothing written', { timeout: 30_000 }, async (method) => {
-    await admin.flushdb();
-    const client = new Redis(proxy.url);
+    await eater.admin.flushdb();
+    const client = new Redis(eater.proxy.url);
     const stale = new FencedRedis(client);
-    const newer = new FencedRedis(admin);
+    const newer = new FencedRedis(eater.admin);
     try {
       const key = `deposit:{${method}}`;
       const write = method === 'set' ? (token: number) => stale.set(key, '110', token) : (token: number) => stale.hset(key, 'balance', 110, token);
       await write(41); // the scripts are cached: the reply eaten is the write's, not a NOSCRIPT
       let open!: () => void;
-      proxy.gate = new Promise((resolve) => (open = resolve));
-      proxy.armed = true;
+      eater.proxy.gate = new Promise((resolve) => (open = resolve));
+      eater.proxy.armed = true;
       const outcome = write(41).then(
         () => 'written',
         (error: unknown) => error,
       );
-      while (proxy.eaten === 0) await new Promise((resolve) => setImmediate(resolve));
+      while (eater.proxy.eaten === 0) await new Promise((resolve) => setImmediate(resolve));
       // The write ran in Redis; its writer has not heard so. A newer holder claims the key meanwhile.
       const read = method === 'set' ? await newer.get(key, 42) : await newer.hget(key, 'balance', 42);
       expect(read).toBe('110');
-      proxy.gate = undefined;
+      eater.proxy.gate = undefined;
       open();
       const result = await outcome;
       expect(result).not.toBeInstanceOf(FencedWriteRefusedError);
@@ -59,7 +46,7 @@ describe('a fenced write whose reply is lost with its connection (ioredis resend
       expect((result as Error).message).toContain(`FencedRedis.${method}()`);
       expect(await newer.fence(key)).toBe(42);
     } finally {
-      proxy.gate = undefined;
+      eater.proxy.gate = undefined;
       client.disconnect();
     }
   });

@@ -1,10 +1,8 @@
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRedisServer, type RedisServer } from '../support/redis-server.js';
+import { describe, expect, it } from 'vitest';
 import { createLockApp } from '../support/lock-app.js';
 import { openClient } from '../support/handed-clients.js';
 import { nodeRedisClient } from '../support/node-redis.js';
-import { ReplyEater } from './support/reply-eater.js';
+import { useReplyEater } from './support/reply-eater.js';
 
 type Opened = { redis: unknown; close: () => unknown };
 const CLIENTS: Record<string, (url: string) => Promise<Opened>> = {
@@ -44,41 +42,29 @@ const ONLY = process.env.CLIENTS?.split(',');
  * and the release has not run yet.
  */
 describe.each(Object.keys(CLIENTS).filter((name) => ONLY === undefined || ONLY.includes(name)))('reply lost with its connection (%s)', (name) => {
-  let server: RedisServer;
-  let proxy: ReplyEater;
-  let admin: Redis;
-  beforeAll(async () => {
-    server = await startRedisServer();
-    proxy = await ReplyEater.start(Number(new URL(server.url).port));
-    admin = new Redis(server.url);
-  });
-  afterAll(async () => {
-    admin?.disconnect();
-    await proxy?.close();
-    await server?.stop();
-  });
+  const eater = useReplyEater();
 
   it('mid-acquire: the lock returned is the one Redis holds, or nothing is left', { timeout: 30_000 }, async () => {
-    const opened = await CLIENTS[name]!(proxy.url);
+    const opened = await CLIENTS[name]!(eater.proxy.url);
     const app = await createLockApp({ redis: opened.redis as never, ttl: 30_000 });
     try {
       await (await app.locks.acquire('warm-up')).release();
       const events: string[] = [];
       const sub = app.locks.events$.subscribe((event) => events.push(event.type));
-      proxy.armed = true;
+      eater.proxy.armed = true;
       const outcome = await app.locks.acquire('mid-acquire', { waitTimeout: 10_000 }).then(
         (lock) => ({ lock }),
         (error: Error) => ({ error }),
       );
-      expect(proxy.eaten).toBe(1);
+      expect(eater.proxy.eaten).toBe(1);
       if ('lock' in outcome) {
-        const owner = await admin.get('lock:{mid-acquire}');
+        const owner = await eater.admin.get('lock:{mid-acquire}');
         expect(owner?.startsWith((outcome.lock as unknown as { token: string }).token)).toBe(true);
-        expect(outcome.lock.fencingToken).toBe(Number(await admin.get('lock:{mid-acquire}:fence')));
+        expect(outcome.lock.fencingToken).toBe(Number(await eater.admin.get('lock:{mid-acquire}:fence')));
         await outcome.lock.release();
-        expect(await admin.exists('lock:{mid-acquire}')).toBe(0);
+        expect(await eater.admin.exists('lock:{mid-acquire}')).toBe(0);
       } else {
-        await expect.poll(() => admin.exists('lock:{mid-acquire}'), { timeout: 10_000 }).toBe(0);
+        await expect.poll(() => eater.admin.exists('lock:{mid-acquire}'), { timeout: 10_000 }).toBe(0);
       }
       sub.unsubscribe();
       expect(events).not.toContain('lost');
@@ -89,24 +75,24 @@ describe.each(Object.keys(CLIENTS).filter((name) => ONLY === undefined || ONLY.i
   });
 
   it('mid-release, nobody waiting: never reported lost', { timeout: 30_000 }, async () => {
-    const opened = await CLIENTS[name]!(proxy.url);
+    const opened = await CLIENTS[name]!(eater.proxy.url);
     const app = await createLockApp({ redis: opened.redis as never, ttl: 30_000 });
     try {
       await (await app.locks.acquire('warm-up')).release();
       const events: string[] = [];
       const sub = app.locks.events$.subscribe((event) => events.push(event.type));
       const lock = await app.locks.acquire('mid-release-alone');
-      const eaten = proxy.eaten;
-      proxy.armed = true;
+      const eaten = eater.proxy.eaten;
+      eater.proxy.armed = true;
       const outcome = await lock.release().then(
         () => 'resolved',
         (error: Error) => `rejected: ${error.message}`,
       );
-      expect(proxy.eaten).toBe(eaten + 1);
+      expect(eater.proxy.eaten).toBe(eaten + 1);
       // Confirmed, or rejected as unconfirmed (the driver's connection error, or a reset seen).
       expect(outcome).toMatch(/^(resolved|rejected: )/);
       // The release ran in Redis.
-      expect(await admin.exists('lock:{mid-release-alone}')).toBe(0);
+      expect(await eater.admin.exists('lock:{mid-release-alone}')).toBe(0);
       sub.unsubscribe();
       expect({ events, aborted: lock.signal.aborted, errors: app.logs.lines.filter((line) => line.level === 'error').map((line) => line.message) }).toEqual({
         events: ['acquired', 'released'],
@@ -120,17 +106,17 @@ describe.each(Object.keys(CLIENTS).filter((name) => ONLY === undefined || ONLY.i
   });
 
   it('mid-release, handed to a waiter: never reported lost', { timeout: 30_000 }, async () => {
-    const opened = await CLIENTS[name]!(proxy.url);
+    const opened = await CLIENTS[name]!(eater.proxy.url);
     const app = await createLockApp({ redis: opened.redis as never, ttl: 30_000 });
-    const other = await createLockApp({ redis: server.url, ttl: 30_000 });
+    const other = await createLockApp({ redis: eater.server.url, ttl: 30_000 });
     try {
       await (await app.locks.acquire('warm-up')).release();
       const events: string[] = [];
       const sub = app.locks.events$.subscribe((event) => events.push(event.type));
       const lock = await app.locks.acquire('mid-release');
       const waiting = other.locks.acquire('mid-release', { waitTimeout: 20_000 });
-      await expect.poll(() => admin.llen('lock:{mid-release}:queue'), { timeout: 10_000 }).toBe(1);
-      proxy.armed = true;
+      await expect.poll(() => eater.admin.llen('lock:{mid-release}:queue'), { timeout: 10_000 }).toBe(1);
+      eater.proxy.armed = true;
       const outcome = await lock.release().then(
         () => 'resolved',
         (error: Error) => `rejected: ${error.message}`,

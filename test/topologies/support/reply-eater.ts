@@ -1,3 +1,6 @@
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll } from 'vitest';
+import { startRedisServer, type RedisServer } from '../../support/redis-server.js';
 import { once } from 'node:events';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 
@@ -81,4 +84,24 @@ export class ReplyEater {
     client.on('close', drop).on('error', drop);
     upstream.on('close', drop).on('error', drop);
   }
+}
+
+/**
+ * A redis-server behind a `ReplyEater`, started before the tests of the calling `describe` and
+ * stopped after them, with an `admin` client straight to the server (not through the eater).
+ * Read its parts inside the tests.
+ */
+export function useReplyEater(): { readonly server: RedisServer; readonly proxy: ReplyEater; readonly admin: Redis } {
+  const parts = {} as { server: RedisServer; proxy: ReplyEater; admin: Redis };
+  beforeAll(async () => {
+    parts.server = await startRedisServer();
+    parts.proxy = await ReplyEater.start(Number(new URL(parts.server.url).port));
+    parts.admin = new Redis(parts.server.url);
+  });
+  afterAll(async () => {
+    parts.admin?.disconnect();
+    await parts.proxy?.close();
+    await parts.server?.stop();
+  });
+  return parts;
 }
