@@ -21,6 +21,8 @@
 //                                                     for a semaphore's holders hash `{ used, held }`:
 //                                                     its `:used` and its entries' permits (runner.mjs)
 //   { ev: 'lease', p, key, token, t }                 job: the worker took the owner lease (`key`)
+//   { ev: 'skip', p, key, reason, t }                 job: a call skipped its tick (`key`: the lock that
+//                                                     decided it; shown in a trace, judged by nothing)
 //   { ev: 'lost', p, sid, reason, t }                 the lock's signal aborted
 //   { ev: 'alive', p, sid, key, owned, t }            after a refusal (on a Cluster): whether the lock's
 //                                                     key, wherever it lives now, still held its token

@@ -536,6 +536,8 @@ async function start(config) {
     config.WORKLOAD === 'job' &&
     locks.events$.subscribe((event) => {
       if (event.type === 'acquired' && event.key === `${KEY}:owner`) rec({ ev: 'lease', key: event.key, token: event.fencingToken });
+      // Why a tick did not run here: a trace that shows a tick skipped says which lock decided it.
+      if (event.type === 'skipped') rec({ ev: 'skip', key: event.key, reason: event.reason });
     });
 
   // Every lost event, recorded with its section (the checker's told-after-release judges those
