@@ -992,14 +992,22 @@ describe('a tick run twice because a Cluster master lost the owner lease (needs 
       for (const w of workers) w.send({ tick: 3 });
       await recorded(files[1]!, settled(3));
       links(0)[runNode]!.heal();
-      // w0's claim can find node 1's connection still closed by the restart and use up ioredis'
-      // redirections before it is back (a loaded machine, 1 run in 12 here): that tick failed
-      // before it took a lock, so w0 is sent it again, as the scheduler's next tick would be.
-      let settledTick3 = await recorded(files[0]!, settled(2));
-      for (let calls = 3; settledTick3.ev === 'fail' && String(settledTick3.error).includes(`tryAcquire("${key}:owner"): Redis could not be asked`); calls++) {
-        expect(calls, 'w0 reaches node 1 within four calls of tick 3').toBeLessThanOrEqual(5);
+      // On a loaded machine w0's tick 3 can end before its run lock for want of the lease: its
+      // claim found node 1's connection still closed by the restart and used up ioredis'
+      // redirections, or came back later than a sixth of the ttl, which a take-over must not (the
+      // lease is kept, the tick skipped as uncertain). Either way it took no run lock, so w0 is
+      // sent tick 3 again, as the scheduler's next tick would be (1 run in 12 here under load).
+      const historyOf = (file: string) => readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as HistoryEvent);
+      for (let calls = 2; ; calls++) {
+        const end = await recorded(files[0]!, settled(calls));
+        const history = historyOf(files[0]!);
+        const invoked = history.filter((e) => e.ev === 'invoke' && e.kind === 'job')[calls - 1]!;
+        const call = history.slice(history.findIndex((e) => e.sid === invoked.sid), history.findIndex((e) => e.sid === end.sid && e.ev === end.ev));
+        const unreachable = end.ev === 'fail' && String(end.error).includes(`tryAcquire("${key}:owner"): Redis could not be asked`);
+        const late = call.some((e) => e.ev === 'skip' && e.reason === 'owner-uncertain');
+        if (!unreachable && !late) break;
+        expect(calls, 'w0 takes the lease within four calls of tick 3').toBeLessThan(5);
         workers[0]!.send({ tick: 3 });
-        settledTick3 = await recorded(files[0]!, settled(calls));
       }
       expect(await Promise.all(workers.map((w) => w.finish()))).toEqual([true, true]);
 
