@@ -1,5 +1,6 @@
 import type { Provider } from '@nestjs/common';
 import type { LockManager } from '../core/engine/lock-manager.js';
+import { LockScripts } from '../core/stores/redis/lock-scripts.js';
 import { RedisLockError } from '../errors/redis-lock.error.js';
 import { LockService } from '../lock.service.js';
 import { LOCK_RUNNER } from '../redis-lock.constants.js';
@@ -10,7 +11,8 @@ import { FENCED_CLOSED, FENCED_STORE } from './memory-fenced-store.js';
 
 /**
  * `FencedRedis` on the module's own connection, found when first used: an application in
- * quorum mode that never writes through it starts as before.
+ * quorum mode that never writes through it starts as before. With `waitForReplicas`, its writes
+ * and reads for update wait for the replicas on the acquisitions' connection, as they do.
  */
 export const FENCED_REDIS_PROVIDER: Provider = {
   provide: FencedRedis,
@@ -21,14 +23,15 @@ export const FENCED_REDIS_PROVIDER: Provider = {
       [FENCED_CLOSED]: (): boolean => (locks[LOCK_RUNNER] as LockManager).connectionsClosed,
       [FENCED_STORE]: (): FencedStore => {
         if (store !== undefined) return store;
-        const clients = (locks[LOCK_RUNNER] as LockManager).clients;
+        const manager = locks[LOCK_RUNNER] as LockManager;
+        const clients = manager.clients;
         if (clients.length !== 1) {
           throw new RedisLockError(
             `The injected FencedRedis writes through the module's Redis connection, and this module has ${clients.length} (quorum mode): ` +
               'data belongs on one Redis, not on independent lock masters. Make one for the Redis that holds the data: new FencedRedis(client).',
           );
         }
-        return (store = new RedisFencedStore(clients[0]!));
+        return (store = new RedisFencedStore(clients[0]!, manager.store instanceof LockScripts ? manager.store.replicaWaiter : undefined));
       },
     };
     return new FencedRedis(source as unknown as InMemoryLocks);

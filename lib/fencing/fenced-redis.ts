@@ -28,7 +28,9 @@ export type FencedValue = string | number;
  * so writers through clients with different `keyPrefix`es keep two tokens for one Redis key.
  *
  * `RedisLockModule` provides one on its own connection (one server, Sentinel or Cluster, any
- * client it accepts); `RedisLockTestingModule` one in memory. For data on another Redis, or in quorum mode,
+ * client it accepts), whose writes and reads for update wait for the replicas with the module's
+ * `waitForReplicas` (a failover to a replica that lacks a claim would accept an older holder's
+ * write); `RedisLockTestingModule` one in memory. For data on another Redis, or in quorum mode,
  * make one with `new FencedRedis(client)`.
  *
  * @example
@@ -72,6 +74,8 @@ export class FencedRedis {
    * @throws FencedWriteRefusedError when `key` has accepted a higher token (nothing written).
    * @throws RedisLockError when the refusal came from a second run of the write that the client
    * (ioredis) sent again after its connection was reset: the first run may have written.
+   * @throws RedisLockError with the module's `waitForReplicas`, when fewer replicas confirmed the
+   * write in time: it is on the master only, and a failover could lose it.
    * @example
    * ```ts
    * await fenced.set('report:{daily}', JSON.stringify(report), lock.fencingToken);
@@ -91,6 +95,8 @@ export class FencedRedis {
    * @throws FencedWriteRefusedError when `key` has accepted a higher token (nothing written).
    * @throws RedisLockError when the refusal came from a second run of the write that the client
    * (ioredis) sent again after its connection was reset: the first run may have written.
+   * @throws RedisLockError with the module's `waitForReplicas`, when fewer replicas confirmed the
+   * write in time: it is on the master only, and a failover could lose it.
    * @example
    * ```ts
    * await fenced.hset(`account:{${id}}`, 'balance', 120, lock.fencingToken);
@@ -126,6 +132,8 @@ export class FencedRedis {
    *
    * @throws FencedWriteRefusedError (`operation` `'read'`) when `fencingToken` is given and `key`
    * has accepted a higher token (nothing read, nothing changed).
+   * @throws RedisLockError with the module's `waitForReplicas`, when fewer replicas confirmed the
+   * claim in time (it is on the master only; nothing read).
    * @example
    * ```ts
    * const report = await fenced.get('report:{daily}');
@@ -150,6 +158,8 @@ export class FencedRedis {
    *
    * @throws FencedWriteRefusedError (`operation` `'read'`) when `fencingToken` is given and `key`
    * has accepted a higher token (nothing read, nothing changed).
+   * @throws RedisLockError with the module's `waitForReplicas`, when fewer replicas confirmed the
+   * claim in time (it is on the master only; nothing read).
    * @example
    * ```ts
    * const balance = Number(await fenced.hget(`account:{${id}}`, 'balance', lock.fencingToken));

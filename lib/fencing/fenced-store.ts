@@ -4,6 +4,7 @@ import { isLockPrefix, lockPrefixOf } from '../core/keys/lock-prefixes.js';
 import { driverFor } from '../core/stores/redis/drivers/driver-for.js';
 import type { RedisClient } from '../core/stores/redis/drivers/redis-client.js';
 import type { RedisDriver } from '../core/stores/redis/drivers/redis-driver.js';
+import type { ReplicaWaiter } from '../core/stores/redis/replica-wait.js';
 import { RedisLockError } from '../errors/redis-lock.error.js';
 import { lockKeyRefusal } from './fence-key.js';
 import { CLAIMED_GET, CLAIMED_HGET, FENCED_GET, FENCED_HGET, FENCED_HSET, FENCED_SET } from './fenced-lua.js';
@@ -27,22 +28,33 @@ export interface FencedStore {
 /** What a claimed read came to: the value read, or the higher token that refused the claim. */
 export type ClaimedRead = { value: string | null } | { refused: string };
 
-/** Fenced data in a Redis, through the client's driver (EVALSHA, EVAL on NOSCRIPT). */
+/**
+ * Fenced data in a Redis, through the client's driver (EVALSHA, EVAL on NOSCRIPT). With `replicas`
+ * (the lock module's `waitForReplicas`), writes and reads for update go out on its connection and
+ * are confirmed by the replicas before they resolve, as the module's acquisitions are: a claim or
+ * a write the master acknowledged but a promoted replica lacks lets an older holder's write in.
+ */
 export class RedisFencedStore implements FencedStore {
   private readonly driver: RedisDriver;
+  /** The driver of writes and claims: the replicas' connection, or the client's. */
+  private readonly writer: RedisDriver;
 
-  constructor(client: RedisClient) {
+  constructor(
+    client: RedisClient,
+    private readonly replicas?: ReplicaWaiter,
+  ) {
     this.driver = driverFor(client);
+    this.writer = replicas?.driver ?? this.driver;
   }
 
   async set(key: string, fence: string, token: number, value: string): Promise<string | null> {
     this.checkSlot(key, fence, 'set');
-    return this.write('set', key, token, () => this.driver.evalScript(FENCED_SET, [key, fence], [key, token, value]));
+    return this.write('set', key, token, () => this.writer.evalScript(FENCED_SET, [key, fence], [key, token, value]));
   }
 
   async hset(key: string, fence: string, token: number, fields: readonly string[]): Promise<string | null> {
     this.checkSlot(key, fence, 'hset');
-    return this.write('hset', key, token, () => this.driver.evalScript(FENCED_HSET, [key, fence], [key, token, ...fields]));
+    return this.write('hset', key, token, () => this.writer.evalScript(FENCED_HSET, [key, fence], [key, token, ...fields]));
   }
 
   /**
@@ -52,9 +64,9 @@ export class RedisFencedStore implements FencedStore {
    * over the first run's data. That is no refusal ("nothing written") but an unknown outcome.
    */
   private async write(method: string, key: string, token: number, send: () => Promise<unknown>): Promise<string | null> {
-    const resets = this.driver.connectionResets?.();
-    const refused = text(await send());
-    if (refused === null || resets === undefined || this.driver.connectionResets!() === resets) return refused;
+    const resets = this.writer.connectionResets?.();
+    const refused = await this.replicated(method, key, token, async () => text(await send()), (reply) => reply === null);
+    if (refused === null || resets === undefined || this.writer.connectionResets!() === resets) return refused;
     throw new RedisLockError(
       `FencedRedis.${method}(): the write to ${quoteKey(key)} may have been applied: its connection was reset before the reply came and the client sent it again, ` +
         `and that second run was refused (the key has accepted fencing token ${refused}, higher than this write's ${token}). A newer holder has the key; whether this write landed before it is unknown.`,
@@ -71,12 +83,31 @@ export class RedisFencedStore implements FencedStore {
 
   async claimedGet(key: string, fence: string, token: number): Promise<ClaimedRead> {
     this.checkSlot(key, fence, 'get');
-    return claimed(await this.driver.evalScript(CLAIMED_GET, [key, fence], [key, token]));
+    return this.replicated('get', key, token, async () => claimed(await this.writer.evalScript(CLAIMED_GET, [key, fence], [key, token])), isClaim);
   }
 
   async claimedHget(key: string, fence: string, token: number, field: string): Promise<ClaimedRead> {
     this.checkSlot(key, fence, 'hget');
-    return claimed(await this.driver.evalScript(CLAIMED_HGET, [key, fence], [key, token, field]));
+    return this.replicated('hget', key, token, async () => claimed(await this.writer.evalScript(CLAIMED_HGET, [key, fence], [key, token, field])), isClaim);
+  }
+
+  /**
+   * A write's or a claim's reply, once the replicas confirmed it (with `replicas`; a refusal
+   * changed nothing to confirm). One they did not confirm is on the master only: a failover now
+   * would lose it, and the promoted replica would accept an older holder's write. Not reported
+   * as done, then: a read for update hands out no value to write back, and a write says so.
+   */
+  private async replicated<T>(method: string, key: string, token: number, send: () => Promise<T>, changed: (reply: T) => boolean): Promise<T> {
+    if (this.replicas === undefined) return send();
+    const { reply, reached } = await this.replicas.replicate(send, changed);
+    const { replicas, timeout } = this.replicas.required;
+    if (reached === undefined || reached >= replicas) return reply;
+    const claim = method === 'get' || method === 'hget';
+    throw new RedisLockError(
+      `FencedRedis.${method}(): ${claim ? `the read for update of ${quoteKey(key)} claimed it` : `the write to ${quoteKey(key)} was applied`} with fencing token ${token} on the master, ` +
+        `but ${reached} of ${replicas} replica${replicas === 1 ? '' : 's'} confirmed it within ${timeout} ms (waitForReplicas): a failover now could lose it, and an older holder's write would then be accepted. ` +
+        `${claim ? 'Nothing was read for you to write back; read again' : 'Write again'} once the replicas are back (INFO replication on the master), or raise waitForReplicas.timeout.`,
+    );
   }
 
   /** The token `key` has accepted, read from its token hash `fence`, under the writes' prefix check. */
@@ -118,6 +149,8 @@ export class RedisFencedStore implements FencedStore {
 function text(reply: unknown): string | null {
   return reply === null || reply === undefined ? null : String(reply);
 }
+
+const isClaim = (read: ClaimedRead): boolean => !('refused' in read);
 
 /** A claimed read's reply, `{1, kept token}` or `{0, value}` (see `CLAIMED_GET`). */
 function claimed(reply: unknown): ClaimedRead {

@@ -119,8 +119,10 @@ export interface RedisLockModuleOptions extends LockTimingOptions, FairnessOptio
    * by a release is confirmed by one more acquire call, which waits the same way. When fewer
    * replicas confirm within `timeout`, the lock is given back and the attempt fails with
    * `LockNotReplicatedError`, retried like any Redis error until `waitTimeout` (the caller
-   * then gets `LockNotAcquiredError` with it as `cause`). Costs one round trip to the replica
-   * per acquisition (see docs/benchmarks.md). For one ioredis or iovalkey connection: a server with
+   * then gets `LockNotAcquiredError` with it as `cause`). The module's `FencedRedis` waits the
+   * same way after each fenced write and read for update (a claim a promoted replica lacks lets
+   * an older holder's write in), and rejects with `RedisLockError` what too few replicas confirm.
+   * Costs one round trip to the replica per acquisition (see docs/benchmarks.md). For one ioredis or iovalkey connection: a server with
    * replicas, or Sentinel; refused on a Cluster (not yet supported there), in quorum mode, and
    * on node-redis and GLIDE clients; with `nestjs-redis-lock/testing` it is checked and has
    * nothing to wait for.

@@ -81,8 +81,11 @@ export class LockScripts implements LockStore {
   private readonly acquireScript: BareScriptCall;
   private readonly releaseScript: BareScriptCall;
 
-  /** With `waitForReplicas`: acquisitions go out on their own connection and wait for replicas there. */
-  private readonly replicaWaiter?: ReplicaWaiter;
+  /**
+   * With `waitForReplicas`: acquisitions go out on their own connection and wait for replicas
+   * there, as do the fenced writes and claims of the module's `FencedRedis`.
+   */
+  readonly replicaWaiter?: ReplicaWaiter;
   private readonly replicatedAcquire?: BareScriptCall;
 
   /** A grant is handed out only once an acquire call confirmed it, which waits for the replicas too. */

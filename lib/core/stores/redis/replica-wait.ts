@@ -8,12 +8,13 @@ import type { RedisDriver } from './drivers/redis-driver.js';
 
 /**
  * The module option `waitForReplicas`: acquire scripts go out on a connection of their own, and
- * each one that acquired is followed there by `WAIT <replicas> <timeout>`. WAIT covers the
- * writes of the connection it runs on, and blocks that connection until it answers: on the
- * shared connection it would hold up every renewal and release of the process behind it (for a
- * whole `timeout` while a replica is down), so only acquisitions queue behind one another here.
- * A reconnection between the script and its WAIT (a failover) would run the WAIT on a
- * connection that wrote nothing, which answers at once: it counts as not replicated.
+ * each one that acquired is followed there by `WAIT <replicas> <timeout>`; so are the fenced
+ * writes and reads for update of the module's `FencedRedis` (see `RedisFencedStore`). WAIT
+ * covers the writes of the connection it runs on, and blocks that connection until it answers:
+ * on the shared connection it would hold up every renewal and release of the process behind it
+ * (for a whole `timeout` while a replica is down), so only acquisitions and fenced writes queue
+ * behind one another here. A reconnection between the script and its WAIT (a failover) would run
+ * the WAIT on a connection that wrote nothing, which answers at once: it counts as not replicated.
  */
 export class ReplicaWaiter {
   private readonly connection: Redis;
@@ -58,6 +59,25 @@ export class ReplicaWaiter {
     if (reached >= this.wait.replicas) return reply;
     await giveBack().catch(() => undefined);
     throw new LockNotReplicatedError(lockKey, reached, this.wait.replicas, this.wait.timeout);
+  }
+
+  /** How many replicas must confirm, and how long WAIT may block (the module's `waitForReplicas`). */
+  get required(): ReplicaWait {
+    return this.wait;
+  }
+
+  /**
+   * Sends a fenced write or read for update (`send`, on `driver`) and, when it changed the data
+   * or its token (`changed`), waits for the replicas as an acquisition does: `reached` is how many
+   * confirmed it (none across a reconnection), absent when the script changed nothing (a
+   * refusal). Nothing can be given back: the caller reports a shortfall.
+   */
+  async replicate<T>(send: () => Promise<T>, changed: (reply: T) => boolean): Promise<{ reply: T; reached?: number }> {
+    const closes = this.closes;
+    const reply = await send();
+    if (!changed(reply)) return { reply };
+    const reached = Number(await this.connection.wait(this.wait.replicas, this.wait.timeout));
+    return { reply, reached: this.closes !== closes ? 0 : reached };
   }
 
   /** Connects, unless a first acquire did already or it was closed. */
