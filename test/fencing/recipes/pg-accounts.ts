@@ -11,9 +11,11 @@ import { FencedWriteRefusedError, type LockService } from 'nestjs-redis-lock';
  * balance computed without it. One statement checks, claims and reads.
  */
 export async function loadBalance(db: Pool | PoolClient, id: string, fencingToken: number): Promise<number> {
-  const { rows } = await db.query<{ balance: string }>('UPDATE accounts SET fence = $2 WHERE id = $1 AND fence <= $2 RETURNING balance', [id, fencingToken]);
-  if (rows.length === 1) return Number(rows[0]!.balance);
-  return refuse(db, id, fencingToken, 'read');
+  for (;;) {
+    const { rows } = await db.query<{ balance: string }>('UPDATE accounts SET fence = $2 WHERE id = $1 AND fence <= $2 RETURNING balance', [id, fencingToken]);
+    if (rows.length === 1) return Number(rows[0]!.balance);
+    await refuse(db, id, fencingToken, 'read');
+  }
 }
 
 /**
@@ -21,17 +23,26 @@ export async function loadBalance(db: Pool | PoolClient, id: string, fencingToke
  * row: one statement checks and writes, so the two cannot be split.
  */
 export async function saveBalance(db: Pool | PoolClient, id: string, balance: number, fencingToken: number): Promise<void> {
-  const { rowCount } = await db.query('UPDATE accounts SET balance = $3, fence = $2 WHERE id = $1 AND fence <= $2', [id, fencingToken, balance]);
-  if (rowCount === 1) return;
-  return refuse(db, id, fencingToken, 'write');
+  for (;;) {
+    const { rowCount } = await db.query('UPDATE accounts SET balance = $3, fence = $2 WHERE id = $1 AND fence <= $2', [id, fencingToken, balance]);
+    if (rowCount === 1) return;
+    await refuse(db, id, fencingToken, 'write');
+  }
 }
 
-async function refuse(db: Pool | PoolClient, id: string, fencingToken: number, operation: 'read' | 'write'): Promise<never> {
+/**
+ * Why the UPDATE took no row: a higher token (refused) or no row at all. Returns when it finds
+ * neither: the row was created after the UPDATE looked, which then runs again (a refusal naming a
+ * token not above this one would contradict itself).
+ */
+async function refuse(db: Pool | PoolClient, id: string, fencingToken: number, operation: 'read' | 'write'): Promise<void> {
   // The token that won is read by a statement of its own: the UPDATE may have waited for a newer
   // holder's commit, which a read in its own statement (its snapshot) would not see.
   const { rows } = await db.query<{ fence: string }>('SELECT fence FROM accounts WHERE id = $1', [id]);
   if (rows.length === 0) throw new Error(`No account ${id}`);
-  throw new FencedWriteRefusedError(`accounts/${id}`, fencingToken, Number(rows[0]!.fence), operation);
+  const highest = Number(rows[0]!.fence);
+  // Not `highest > fencingToken`: a token that is no number (a lock's without fencing) never passes.
+  if (!(highest <= fencingToken)) throw new FencedWriteRefusedError(`accounts/${id}`, fencingToken, highest, operation);
 }
 // #endregion
 

@@ -53,40 +53,46 @@ export class AccountsService {
    */
   async loadBalance(id: string, fencingToken: number): Promise<bigint> {
     const token = String(fencingToken);
-    const { raw } = await this.accounts
-      .createQueryBuilder()
-      .update()
-      .set({ fence: token })
-      .where('id = :id AND fence <= :token', { id, token })
-      .returning(['balance'])
-      .execute();
-    const [row] = raw as { balance: string }[];
-    if (row !== undefined) return BigInt(row.balance);
-    throw await this.refusal(id, fencingToken, 'read');
+    for (;;) {
+      const { raw } = await this.accounts
+        .createQueryBuilder()
+        .update()
+        .set({ fence: token })
+        .where('id = :id AND fence <= :token', { id, token })
+        .returning(['balance'])
+        .execute();
+      const [row] = raw as { balance: string }[];
+      if (row !== undefined) return BigInt(row.balance);
+      await this.refuse(id, fencingToken, 'read');
+    }
   }
 
   /** UPDATE accounts SET balance = ..., fence = token WHERE id = ... AND fence <= token */
   async saveBalance(id: string, balance: bigint, fencingToken: number): Promise<void> {
     const token = String(fencingToken);
-    const { raw } = await this.accounts
-      .createQueryBuilder()
-      .update()
-      .set({ balance: String(balance), fence: token })
-      .where('id = :id AND fence <= :token', { id, token })
-      .returning(['fence'])
-      .execute();
-    if ((raw as unknown[]).length === 1) return;
-    throw await this.refusal(id, fencingToken, 'write');
+    for (;;) {
+      const { raw } = await this.accounts
+        .createQueryBuilder()
+        .update()
+        .set({ balance: String(balance), fence: token })
+        .where('id = :id AND fence <= :token', { id, token })
+        .returning(['fence'])
+        .execute();
+      if ((raw as unknown[]).length === 1) return;
+      await this.refuse(id, fencingToken, 'write');
+    }
   }
 
   /**
-   * The fence that refused the token, read on the primary (`query()`), not a lagging replica; or,
-   * with no row to refuse it, that there is no such account (no newer holder owns one).
+   * Why the UPDATE took no row, read on the primary (`query()`), not a lagging replica: the fence
+   * that refused the token, or no such account (no newer holder owns one). Returns when it finds
+   * neither: the row was created after the UPDATE looked, which then runs again.
    */
-  private async refusal(id: string, fencingToken: number, operation: 'read' | 'write'): Promise<Error> {
+  private async refuse(id: string, fencingToken: number, operation: 'read' | 'write'): Promise<void> {
     const [row] = (await this.accounts.query('SELECT fence FROM accounts WHERE id = $1', [id])) as { fence: string }[];
-    if (row === undefined) return new EntityNotFoundError(Account, { id });
-    return new FencedWriteRefusedError(`accounts/${id}`, fencingToken, Number(row.fence), operation);
+    if (row === undefined) throw new EntityNotFoundError(Account, { id });
+    // Not `fence > fencingToken`: a token that is no number (a lock's without fencing) never passes.
+    if (!(Number(row.fence) <= fencingToken)) throw new FencedWriteRefusedError(`accounts/${id}`, fencingToken, Number(row.fence), operation);
   }
 }
 // #endregion
