@@ -34,6 +34,7 @@ const RECIPE_REGIONS: readonly (readonly [file: string, name: string])[] = [
   ['migration.sql', 'migration'],
   ['pg-accounts.ts', 'pg'],
   ['pg-accounts.ts', 'pg-usage'],
+  ['pg-accounts.ts', 'pg-transfer'],
   ['typeorm-accounts.ts', 'typeorm-entity'],
   ['typeorm-accounts.ts', 'typeorm-migration'],
   ['typeorm-accounts.ts', 'typeorm-service'],

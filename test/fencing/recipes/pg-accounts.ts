@@ -46,6 +46,34 @@ async function refuse(db: Pool | PoolClient, id: string, fencingToken: number, o
 }
 // #endregion
 
+// #region pg-transfer
+/**
+ * Moves `amount` from account `from` to account `to` under the multi-key lock of both
+ * (`lock.fencingTokens`, by lock key). Each row is claimed and written with its own key's token,
+ * in one transaction: a refusal of either row (a newer holder of that key) rolls back both, where
+ * two separate fenced writes could leave one applied. Rows are claimed in one order (sorted ids):
+ * two transactions claiming them in opposite orders could deadlock.
+ */
+export async function transfer(pool: Pool, from: string, to: string, amount: number, fencingTokens: Readonly<Record<string, number>>): Promise<void> {
+  if (from === to) throw new Error(`A transfer needs two accounts, got ${from} twice`);
+  const token = (id: string) => fencingTokens[`account:${id}`]!;
+  const db = await pool.connect();
+  try {
+    await db.query('BEGIN');
+    const balances = new Map<string, number>();
+    for (const id of [from, to].sort()) balances.set(id, await loadBalance(db, id, token(id)));
+    await saveBalance(db, from, balances.get(from)! - amount, token(from));
+    await saveBalance(db, to, balances.get(to)! + amount, token(to));
+    await db.query('COMMIT');
+  } catch (error) {
+    await db.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    db.release();
+  }
+}
+// #endregion
+
 export function deposit(locks: LockService, pool: Pool, id: string, amount: number): Promise<void> {
   // #region pg-usage
   return locks.using(`account:${id}`, async (lock) => {
