@@ -42,8 +42,29 @@ export interface LockBoardRouteOptions {
    * holds what, so protect it like any admin page. Required (at least one) unless
    * `allowWithoutGuards` is set. Class guards are created in the board's module: list what they
    * inject under `imports`.
+   *
+   * A guard that reads route metadata, such as the `RolesGuard` of the Nest docs (it lets a route
+   * without `@Roles()` through), admits everyone here: the board's routes carry no metadata of
+   * yours. Give the metadata it reads in `routeMetadata`, or use a guard that requires a role
+   * by itself.
    */
   guards?: (CanActivate | Type<CanActivate>)[];
+  /**
+   * Metadata set on every route of the board (page, script, style, list, live feed, release), as
+   * `@SetMetadata(key, value)` on its controller and on each of its handlers would: what a guard
+   * reading route metadata needs to protect the board, the application's `guards` or a global
+   * one (`APP_GUARD`, with `allowWithoutGuards`). A key made by `Reflector.createDecorator()` is
+   * its `KEY`. A value may not be `undefined` (a guard would read no metadata, which the Nest
+   * docs' `RolesGuard` takes as "anyone"), nor a key one that Nest (or the board) already sets
+   * on the board's routes.
+   *
+   * @example
+   * ```ts
+   * // The Nest docs' RolesGuard reads `roles` with reflector.getAllAndOverride(ROLES_KEY, [handler, class]).
+   * RedisLockBoardModule.register({ guards: [RolesGuard], routeMetadata: { [ROLES_KEY]: [Role.Admin] } });
+   * ```
+   */
+  routeMetadata?: { readonly [key: string | symbol]: unknown };
 }
 
 /** Options of `RedisLockBoardModule.register()`. */
@@ -53,7 +74,7 @@ export interface LockBoardOptions extends LockBoardSettings, LockBoardRouteOptio
 }
 
 /**
- * Options of `RedisLockBoardModule.registerAsync()`: `path` and `guards` directly (they shape
+ * Options of `RedisLockBoardModule.registerAsync()`: `path`, `guards` and `routeMetadata` directly (they shape
  * the routes, which exist before any provider), the settings from `useFactory` (with `inject`
  * and `imports`), `useClass` or `useExisting` (a class with `create(): LockBoardSettings`).
  */

@@ -13,6 +13,7 @@ import {
   Query,
   Req,
   ServiceUnavailableException,
+  SetMetadata,
   Sse,
   UseGuards,
   type CanActivate,
@@ -57,10 +58,16 @@ type RequestLike = {
 };
 
 /**
- * Builds the board's controller for one `register()` call: the route and the guards are
- * decorator arguments, so each board gets its own class. `where` names the call in errors.
+ * Builds the board's controller for one `register()` call: the route, the guards and the
+ * `routeMetadata` entries are decorator arguments, so each board gets its own class. `where`
+ * names the call in errors.
  */
-export function lockBoardController(path: string, guards: (CanActivate | Type<CanActivate>)[], where: string): Type<unknown> {
+export function lockBoardController(
+  path: string,
+  guards: (CanActivate | Type<CanActivate>)[],
+  routeMetadata: readonly [string | symbol, unknown][],
+  where: string,
+): Type<unknown> {
   class LockBoardController {
     /**
      * Ends the live feeds when the application starts closing: Nest closes the HTTP server
@@ -190,7 +197,35 @@ export function lockBoardController(path: string, guards: (CanActivate | Type<Ca
   Controller(path)(LockBoardController);
   // The host and site checks first: a rebound or cross-site page's request ends there, before any guard of the application.
   UseGuards(BoardHostGuard, BoardSiteGuard, ...guards)(LockBoardController);
+  setRouteMetadata(LockBoardController, routeMetadata, where);
   return LockBoardController;
+}
+
+/** How an error names one key of `routeMetadata`. */
+export function routeMetadataName(key: string | symbol): string {
+  return typeof key === 'symbol' ? `routeMetadata[${String(key)}]` : /^[A-Za-z_$][\w$]*$/.test(key) ? `routeMetadata.${key}` : `routeMetadata[${JSON.stringify(key)}]`;
+}
+
+/**
+ * Sets each `routeMetadata` entry on the controller and on each route handler, as `@SetMetadata()`
+ * would on both: a guard may read either (`getAllAndOverride(key, [handler, class])`, or
+ * `get(key, handler)` as the Nest docs' `Reflector.createDecorator()` example does). A key that
+ * Nest (or the board) already set on the routes (`path`, `method`, `__guards__`...), or that Nest
+ * reads there (`host`, its `__name__` keys), is refused: it would change how the routes are served.
+ */
+function setRouteMetadata(controller: Type<unknown>, routeMetadata: readonly [string | symbol, unknown][], where: string): void {
+  // Every route handler: the methods Nest's route decorators gave a path (read off the
+  // descriptors: a getter must not run on the prototype).
+  const routes = Object.entries(Object.getOwnPropertyDescriptors(controller.prototype)).filter(
+    ([name, descriptor]) => name !== 'constructor' && typeof descriptor.value === 'function' && Reflect.hasOwnMetadata('path', descriptor.value as object),
+  );
+  const targets: object[] = [controller, ...routes.map(([, descriptor]) => descriptor.value as object)];
+  for (const [key, value] of routeMetadata) {
+    const nests = key === 'host' || (typeof key === 'string' && /^__.+__$/.test(key)) || targets.some((target) => Reflect.hasOwnMetadata(key, target));
+    if (nests) throw new InvalidLockOptionsError(routeMetadataName(key), value, 'under a key of your own: Nest (or the board) uses this one on the board\'s routes').within(where);
+    SetMetadata(key as string, value)(controller);
+    for (const [name, descriptor] of routes) SetMetadata(key as string, value)(controller.prototype, name, descriptor);
+  }
 }
 
 /**

@@ -1,14 +1,15 @@
 import { ConfigurableModuleBuilder, Logger, type DynamicModule, type Provider } from '@nestjs/common';
 import { InvalidLockOptionsError } from '../errors/invalid-lock-options.error.js';
 import type { LockBoardOptions, LockBoardSettings } from './lock-board-options.interface.js';
-import { BOARD_SETTINGS, lockBoardController, type ResolvedBoardSettings } from './lock-board.controller.js';
+import { BOARD_SETTINGS, lockBoardController, routeMetadataName, type ResolvedBoardSettings } from './lock-board.controller.js';
 import { allowedHostProblem } from './lock-board.hosts.js';
 
-type RouteExtras = Required<Pick<LockBoardOptions, 'path' | 'guards' | 'imports'>>;
+type RouteExtras = Required<Pick<LockBoardOptions, 'path' | 'guards' | 'imports'>> & Pick<LockBoardOptions, 'routeMetadata'>;
 
 export const { ConfigurableModuleClass, MODULE_OPTIONS_TOKEN: LOCK_BOARD_OPTIONS } = new ConfigurableModuleBuilder<LockBoardSettings>({ moduleName: 'RedisLockBoard' })
   .setClassMethodName('register')
-  .setExtras<RouteExtras>({ path: 'locks', guards: [], imports: [] }, (definition, extras) => boardDefinition(definition, extras))
+  // Every extra is named here, `routeMetadata` too: the builder leaves out of the settings only the names it lists.
+  .setExtras<RouteExtras>({ path: 'locks', guards: [], imports: [], routeMetadata: undefined }, (definition, extras) => boardDefinition(definition, extras))
   .build();
 
 /**
@@ -16,7 +17,7 @@ export const { ConfigurableModuleClass, MODULE_OPTIONS_TOKEN: LOCK_BOARD_OPTIONS
  * arguments) and the checked settings to what the builder made of `register()` or
  * `registerAsync()`.
  */
-function boardDefinition(definition: DynamicModule, { path, guards, imports }: RouteExtras): DynamicModule {
+function boardDefinition(definition: DynamicModule, { path, guards, imports, routeMetadata }: RouteExtras): DynamicModule {
   // The builder gives `imports` to the definition of registerAsync() only.
   const async = definition.imports !== undefined;
   const where = `RedisLockBoardModule.${async ? 'registerAsync' : 'register'}`;
@@ -31,6 +32,7 @@ function boardDefinition(definition: DynamicModule, { path, guards, imports }: R
     if (!isGuard) throw new InvalidLockOptionsError(`guards[${i}]`, guard, 'a guard: a class, or an object with canActivate() (undefined here is often a circular import)').within(where);
   });
   if (!Array.isArray(imports)) throw new InvalidLockOptionsError('imports', imports, 'an array of modules').within(where);
+  const metadata = routeMetadata === undefined ? [] : checkRouteMetadata(routeMetadata, where);
   const settings: Provider = {
     provide: BOARD_SETTINGS,
     useFactory: (options: LockBoardSettings) => {
@@ -51,12 +53,38 @@ function boardDefinition(definition: DynamicModule, { path, guards, imports }: R
     ...definition,
     imports: [...(definition.imports ?? []), ...(async ? [] : imports)],
     providers: [...(definition.providers ?? []), settings],
-    controllers: [lockBoardController(path, guards, where)],
+    controllers: [lockBoardController(path, guards, metadata, where)],
   };
 }
 
+/**
+ * The entries of `routeMetadata`, checked: a plain object with at least one key (string or
+ * symbol), none of whose values is `undefined`. Which keys Nest already uses on the board's
+ * routes is checked where they are set (`lockBoardController`).
+ */
+function checkRouteMetadata(routeMetadata: unknown, where: string): [string | symbol, unknown][] {
+  const prototype = typeof routeMetadata === 'object' && routeMetadata !== null ? Object.getPrototypeOf(routeMetadata) : undefined;
+  // A Map (or an array) would set nothing a guard reads, which a RolesGuard takes as "anyone".
+  if (prototype !== Object.prototype && prototype !== null) {
+    throw new InvalidLockOptionsError('routeMetadata', routeMetadata, 'a plain object of metadata keys and values, such as { roles: ["admin"] }').within(where);
+  }
+  const keys = Reflect.ownKeys(routeMetadata as object);
+  if (keys.length === 0) throw new InvalidLockOptionsError('routeMetadata', routeMetadata, 'an object with at least one key (leave it out for none)').within(where);
+  return keys.map((key) => {
+    const value = (routeMetadata as Record<string | symbol, unknown>)[key];
+    if (value === undefined) {
+      throw new InvalidLockOptionsError(
+        routeMetadataName(key),
+        value,
+        'a value: undefined reads as no metadata, which a guard such as the Nest docs\' RolesGuard takes as a route open to anyone',
+      ).within(where);
+    }
+    return [key, value];
+  });
+}
+
 const SETTINGS = new Set<string>(['allowForceRelease', 'allowWithoutGuards', 'pageSize', 'allowedHosts'] satisfies (keyof LockBoardSettings)[]);
-const ROUTE_EXTRAS = new Set(['path', 'guards', 'imports']);
+const ROUTE_EXTRAS = new Set(['path', 'guards', 'routeMetadata', 'imports']);
 
 /** Validates the settings, throwing `InvalidLockOptionsError` (which stops the application's startup). */
 export function checkSettings(options: LockBoardSettings, guards: unknown, where: string): ResolvedBoardSettings & { allowWithoutGuards: boolean } {

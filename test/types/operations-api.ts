@@ -15,7 +15,7 @@ class AdminGuard implements CanActivate {
   }
 }
 
-const board: LockBoardOptions = { path: 'admin/locks', guards: [AdminGuard], allowForceRelease: false, pageSize: 20 };
+const board: LockBoardOptions = { path: 'admin/locks', guards: [AdminGuard], routeMetadata: { roles: ['admin'] }, allowForceRelease: false, pageSize: 20 };
 const asyncBoard: LockBoardAsyncOptions = {
   path: 'ops/locks',
   guards: [AdminGuard],
