@@ -267,9 +267,22 @@ class BoardHostGuard implements CanActivate {
     // HTTP/2 names the host in `:authority`; browsers send no `Host` there.
     const host = headers?.host ?? headers?.[':authority'];
     if (hostAllowed(host, allowedHosts)) return true;
-    const shown = typeof host === 'string' ? JSON.stringify(host.length > 60 ? `${host.slice(0, 60)}…` : host) : 'none';
-    throw new ForbiddenException(`Refused: the lock board is not served under this host (Host: ${shown}); see its "allowedHosts" option.`);
+    // Behind a proxy that rewrites Host (nginx's default, Apache without ProxyPreserveHost) every
+    // request carries the upstream's name: listing it would let a rebound request through the
+    // proxy too, so the answer points at the proxy. X-Forwarded-Host is only named, never trusted:
+    // a page served under the board's own name (a rebound one) sets it as it likes.
+    const forwarded = headers?.['x-forwarded-host'];
+    const proxied = typeof forwarded === 'string' && forwarded !== host ? ` It came through a proxy for X-Forwarded-Host: ${shown(forwarded)}.` : '';
+    throw new ForbiddenException(
+      `Refused: the lock board is not served under this host (Host: ${shown(host)}).${proxied} List the names it is served under in "allowedHosts"; ` +
+        'behind a reverse proxy, have it pass the browser\'s Host on (nginx: proxy_set_header Host $host) instead of listing the upstream name.',
+    );
   }
+}
+
+/** A header's value, quoted and cut short for an error message (`none` when absent). */
+function shown(value: string | string[] | undefined): string {
+  return typeof value === 'string' ? JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value) : 'none';
 }
 
 /** Refuses a read a page of another site makes (see `crossSiteRead`). */
