@@ -284,7 +284,7 @@ describe.each([6, 5] as NodeRedisVersion[])('node-redis %i client', (version) =>
         cursor = page.cursor;
       } while (cursor !== '0' && ++pages < 100);
       expect([...new Set(seen)].sort()).toEqual(['board:a', 'board:b', 'board:c']);
-      const health = await moduleRef.get(RedisLockHealthIndicator).isHealthy('locks');
+      const health = await moduleRef.get(RedisLockHealthIndicator).isHealthy('locks', { showDetails: true });
       expect(health.locks.status).toBe('up');
       expect((health.locks as unknown as { nodes: { status: string; latencyMs: number; address?: string }[] }).nodes).toEqual([{ status: 'up', latencyMs: expect.any(Number), address: expect.stringMatching(/^127\.0\.0\.1:\d+$/) }]);
       await Promise.all(held.map((lock) => lock.release()));

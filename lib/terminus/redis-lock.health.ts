@@ -22,16 +22,29 @@ export interface RedisLockHealthOptions {
   timeout?: Duration;
   /** Quorum mode: report `down` as soon as one node fails, not only when the quorum is lost. Default false. */
   requireAllNodes?: boolean;
+  /**
+   * Reports each node's `address` (`host:port`) and the text of each error, as the Redis client
+   * gave it (cut to 200 characters). Default `false`: a health route is usually open to anyone
+   * (probes, load balancers), and these name the servers and ports behind the application (an
+   * error's text may name a host, or the ACL user on Redis 7.2 and later); a node is then told apart by its place in `nodes`, and an error says only
+   * the Redis error code (`READONLY`, `OOM`, `NOPERM`) or the client's system error code
+   * (`ECONNREFUSED`). Turn it on for a route only operators reach.
+   */
+  showDetails?: boolean;
 }
 
 /** One Redis node as the indicator saw it. */
 export interface RedisLockNodeHealth {
   status: 'up' | 'down';
-  /** `host:port` (or socket path) of the node, when the client knows it. */
+  /** `host:port` (or socket path) of the node, when the client knows it: with `showDetails` only. */
   address?: string;
   /** PING round trip, in milliseconds, when it answered. */
   latencyMs?: number;
-  /** Why it counts as down. */
+  /**
+   * Why it counts as down: a PING unanswered in time, the Redis error code of a refusal
+   * (`Redis refused it: READONLY`) or the client's system error code; with `showDetails`, the
+   * error's own text.
+   */
   error?: string;
   /** In quorum mode, a node that is a Redis Cluster: each of its masters. */
   masters?: RedisLockNodeHealth[];
@@ -43,7 +56,7 @@ export const QUIET_PERIOD_MS = 10 * 60_000;
 
 /**
  * A `@nestjs/terminus` (11 or 12) health indicator for the locks' Redis: `down` when Redis (on
- * a Cluster: any master of the client's slot map, each named by its address; in quorum mode: a
+ * a Cluster: any master of the client's slot map, each named by its address with `showDetails`; in quorum mode: a
  * majority of the nodes) does not answer a PING within the bound, or refuses writes (a PING that
  * is a script declared as writing: a replica's READONLY, an OOM). It also
  * reports the watchdog's renewal latency over the last minute and how many locks this process
@@ -70,6 +83,9 @@ export const QUIET_PERIOD_MS = 10 * 60_000;
  *   }
  * }
  * ```
+ *
+ * The result names no server: a health route is usually open to anyone. `showDetails: true`
+ * adds each node's address and each error's text, for a route only operators reach.
  */
 @Injectable()
 export class RedisLockHealthIndicator implements OnModuleDestroy {
@@ -85,8 +101,8 @@ export class RedisLockHealthIndicator implements OnModuleDestroy {
 
   /**
    * Pings every Redis node the locks use (every master of a Cluster), all within `timeout`,
-   * and reports `up` or `down` under `key` (default `redis-lock`), with each node's address and
-   * latency, the quorum's state in quorum mode, the renewal latency and the locks lost recently
+   * and reports `up` or `down` under `key` (default `redis-lock`), with each node's latency (its
+   * address, and each error's text, with `showDetails`), the quorum's state in quorum mode, the renewal latency and the locks lost recently
    * (counted since `statsSince`, the first check). With `waitForReplicas`, also the replicas
    * online (`INFO replication`): fewer than it asks for is `down`, since every acquisition fails.
    * The whole check answers within `timeout`: a step that finds it spent reports `down`.
@@ -98,8 +114,8 @@ export class RedisLockHealthIndicator implements OnModuleDestroy {
     if (options === null || typeof options !== 'object') throw new InvalidLockOptionsError('options', options, 'an object').within(where);
     // A misspelt name (`requireAll`) would check in the lenient mode, or on the default timeout, without a word.
     for (const name of Object.keys(options)) {
-      if (name !== 'timeout' && name !== 'requireAllNodes') {
-        throw new InvalidLockOptionsError(name, (options as Record<string, unknown>)[name], 'left out: it is no option of isHealthy() (its options are timeout, requireAllNodes)').within(where);
+      if (name !== 'timeout' && name !== 'requireAllNodes' && name !== 'showDetails') {
+        throw new InvalidLockOptionsError(name, (options as Record<string, unknown>)[name], 'left out: it is no option of isHealthy() (its options are timeout, requireAllNodes, showDetails)').within(where);
       }
     }
     let timeout: number;
@@ -112,10 +128,15 @@ export class RedisLockHealthIndicator implements OnModuleDestroy {
       // 'false' read from the environment would turn strict mode on.
       throw new InvalidLockOptionsError('requireAllNodes', options.requireAllNodes, 'a boolean').within(where);
     }
+    // 'false' read from the environment would show the addresses on an open route.
+    if (options.showDetails !== undefined && typeof options.showDetails !== 'boolean') {
+      throw new InvalidLockOptionsError('showDetails', options.showDetails, 'a boolean').within(where);
+    }
+    const details = options.showDetails === true;
     this.watch();
     const session = this.health.check((key ?? 'redis-lock') as Key);
     const budget = new CheckBudget(timeout);
-    const perClient = await Promise.all(this.manager.clients.map((client) => pingMasters(client, budget)));
+    const perClient = await Promise.all(this.manager.clients.map((client) => pingMasters(client, budget, details)));
     // One deployment (a server, a Sentinel master or a Cluster): each of its masters is a node,
     // and all must answer. In quorum mode each deployment is one node of the quorum.
     const nodes = perClient.length === 1 ? perClient[0]! : perClient.map(asQuorumNode);
@@ -138,7 +159,7 @@ export class RedisLockHealthIndicator implements OnModuleDestroy {
     // it: the locks are down then, however well the master answers.
     const wait = this.manager.replicaWait;
     if (wait !== undefined && healthy && perClient.length === 1) {
-      const replicas = await replicasOnline(this.manager.clients[0]!, budget, Math.max(MAX_REPLICA_LAG_S, Math.ceil(wait.timeout / 1000)));
+      const replicas = await replicasOnline(this.manager.clients[0]!, budget, Math.max(MAX_REPLICA_LAG_S, Math.ceil(wait.timeout / 1000)), details);
       data.replicas = { ...replicas, needed: wait.replicas };
       healthy = replicas.online !== undefined && replicas.online >= wait.replicas;
     }
@@ -193,33 +214,53 @@ class CheckBudget {
   }
 }
 
-/** PINGs every master of `client` (a Cluster has several), all within the check's `budget`. */
-async function pingMasters(client: RedisClient, budget: CheckBudget): Promise<RedisLockNodeHealth[]> {
+/**
+ * PINGs every master of `client` (a Cluster has several), all within the check's `budget`;
+ * `details`: with their addresses and errors' texts (`showDetails`).
+ */
+async function pingMasters(client: RedisClient, budget: CheckBudget, details: boolean): Promise<RedisLockNodeHealth[]> {
   let targets: PingTarget[] | typeof TIMED_OUT;
   try {
     // A Cluster client that has not connected yet learns its masters first, within the bound too.
     targets = await settleWithin(driverFor(client).pingTargets(), budget.left());
   } catch (error) {
-    return [down(error)];
+    return [down(error, details)];
   }
   if (targets === TIMED_OUT) return [{ status: 'down', error: `no answer to PING within ${budget.timeout} ms` }];
-  return Promise.all(targets.map((target) => ping(target, budget)));
+  return Promise.all(targets.map((target) => ping(target, budget, details)));
 }
 
-async function ping(target: PingTarget, budget: CheckBudget): Promise<RedisLockNodeHealth> {
-  const address = target.address === undefined ? {} : { address: target.address };
+async function ping(target: PingTarget, budget: CheckBudget, details: boolean): Promise<RedisLockNodeHealth> {
+  const address = target.address === undefined || !details ? {} : { address: target.address };
   const startedAt = performance.now();
   try {
     const reply = await settleWithin(target.ping(), budget.left());
     if (reply === TIMED_OUT) return { status: 'down', ...address, error: `no answer to PING within ${budget.timeout} ms` };
     return { status: 'up', ...address, latencyMs: Math.round((performance.now() - startedAt) * 10) / 10 };
   } catch (error) {
-    return { ...down(error), ...address };
+    return { ...down(error, details), ...address };
   }
 }
 
-function down(error: unknown): RedisLockNodeHealth {
-  return { status: 'down', error: String((error as Error)?.message ?? error).slice(0, 200) };
+function down(error: unknown, details: boolean): RedisLockNodeHealth {
+  const text = String((error as Error)?.message ?? error);
+  return { status: 'down', error: details ? text.slice(0, 200) : errorCode(error, text) };
+}
+
+/**
+ * What an error may say on a health route open to anyone: the Redis error code of a refusal
+ * (the first word of a Redis error reply, `READONLY`, `OOM`, `NOPERM`: why the locks are down),
+ * or the client's system error code (`ECONNREFUSED`, `ENOTFOUND`), never the text, which may name
+ * addresses, host names and ACL users.
+ */
+function errorCode(error: unknown, text: string): string {
+  // ioredis and node-redis give the reply as Redis sent it; Valkey GLIDE names its kind
+  // ("An error was signalled by the server: - ReadOnly: You can't write...").
+  const reply = /^([A-Z][A-Z_]{1,31})(?: |$)/.exec(text) ?? /^An error was signalled by the server: - ([A-Za-z]{2,32}):/.exec(text);
+  if (reply !== null) return `Redis refused it: ${reply[1]}`;
+  const code = (error as { code?: unknown } | null | undefined)?.code;
+  if (typeof code === 'string' && /^E[A-Z0-9_]{1,31}$/.test(code)) return `the client could not reach Redis: ${code}`;
+  return 'the client failed (showDetails: true shows its error)';
 }
 
 /**
@@ -235,7 +276,7 @@ const MAX_REPLICA_LAG_S = 2;
  * since their last acknowledgement) of at most `maxLag`, from `INFO replication`, within what is
  * left of the check's `budget`.
  */
-async function replicasOnline(client: RedisClient, budget: CheckBudget, maxLag: number): Promise<{ online?: number; error?: string }> {
+async function replicasOnline(client: RedisClient, budget: CheckBudget, maxLag: number, details: boolean): Promise<{ online?: number; error?: string }> {
   try {
     const info = await settleWithin((client as unknown as { info(section: string): Promise<string> }).info('replication'), budget.left());
     if (info === TIMED_OUT) return { error: `no answer to INFO replication within the check's ${budget.timeout} ms` };
@@ -246,7 +287,7 @@ async function replicasOnline(client: RedisClient, budget: CheckBudget, maxLag: 
     });
     return { online: confirming.length };
   } catch (error) {
-    return { error: down(error).error };
+    return { error: down(error, details).error };
   }
 }
 

@@ -26,12 +26,12 @@ describe('Health on a GLIDE Cluster with a frozen master (requestTimeout above t
     const frozen = `${partial.cluster.nodes[2]!.host}:${partial.cluster.nodes[2]!.port}`;
     try {
       const indicator = moduleRef.get(RedisLockHealthIndicator);
-      const before = (await indicator.isHealthy('locks')).locks.nodes as RedisLockNodeHealth[];
+      const before = (await indicator.isHealthy('locks', { showDetails: true })).locks.nodes as RedisLockNodeHealth[];
       expect(before.map((node) => node.address)).toEqual(addresses);
       partial.cluster.pause(2);
       const seen: (string | undefined)[][] = [];
       for (let i = 0; i < 8; i++) {
-        const nodes = (await indicator.isHealthy('locks', { timeout: 1_000 })).locks.nodes as RedisLockNodeHealth[];
+        const nodes = (await indicator.isHealthy('locks', { timeout: 1_000, showDetails: true })).locks.nodes as RedisLockNodeHealth[];
         seen.push(nodes.map((node) => `${node.address}=${node.status}`));
       }
       const named = addresses.map((address) => `${address}=${address === frozen ? 'down' : 'up'}`);

@@ -43,7 +43,7 @@ describe('the terminus indicator on a GLIDE standalone client listing a replica 
       primary.pause();
       let nodes: RedisLockNodeHealth[];
       try {
-        nodes = (await health.isHealthy('locks')).locks.nodes as RedisLockNodeHealth[];
+        nodes = (await health.isHealthy('locks', { showDetails: true })).locks.nodes as RedisLockNodeHealth[];
       } finally {
         primary.resume();
       }

@@ -60,13 +60,13 @@ describe('the terminus indicator on Sentinel, the master frozen', () => {
     try {
       await (await moduleRef.get(LockService).acquire('health:sentinel')).release();
       const health = moduleRef.get(RedisLockHealthIndicator);
-      const up = (await health.isHealthy('locks', { timeout: 500 })).locks.nodes as RedisLockNodeHealth[];
+      const up = (await health.isHealthy('locks', { timeout: 500, showDetails: true })).locks.nodes as RedisLockNodeHealth[];
       expect(up).toEqual([expect.objectContaining({ status: 'up', address: `127.0.0.1:${masterPort}` })]);
       // Frozen for less than the sentinels' down-after-milliseconds (1 s): no failover.
       process.kill(pid, 'SIGSTOP');
       let nodes: RedisLockNodeHealth[];
       try {
-        nodes = (await health.isHealthy('locks', { timeout: 500 }).catch((error: { response?: { locks: { nodes: RedisLockNodeHealth[] } } }) => error.response!)).locks.nodes;
+        nodes = (await health.isHealthy('locks', { timeout: 500, showDetails: true }).catch((error: { response?: { locks: { nodes: RedisLockNodeHealth[] } } }) => error.response!)).locks.nodes;
       } finally {
         process.kill(pid, 'SIGCONT');
       }
@@ -74,7 +74,7 @@ describe('the terminus indicator on Sentinel, the master frozen', () => {
       // After a failover the client's master is the promoted replica, and so is the address.
       const newPort = await deployment.failover();
       await expect
-        .poll(async () => ((await health.isHealthy('locks', { timeout: 500 }).catch((error: { response?: { locks: unknown } }) => error.response!)).locks as { nodes: RedisLockNodeHealth[] }).nodes, { timeout: 20_000 })
+        .poll(async () => ((await health.isHealthy('locks', { timeout: 500, showDetails: true }).catch((error: { response?: { locks: unknown } }) => error.response!)).locks as { nodes: RedisLockNodeHealth[] }).nodes, { timeout: 20_000 })
         .toEqual([expect.objectContaining({ status: 'up', address: `127.0.0.1:${newPort}` })]);
     } finally {
       await moduleRef.close();

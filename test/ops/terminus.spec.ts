@@ -225,7 +225,7 @@ describe.each([
     const health = app.get(HealthCheckService);
     const check = async () => {
       try {
-        return { ok: true, result: (await health.check([() => indicator.isHealthy('locks', { timeout: 500 })])).info!.locks as any };
+        return { ok: true, result: (await health.check([() => indicator.isHealthy('locks', { timeout: 500, showDetails: true })])).info!.locks as any };
       } catch (error) {
         return { ok: false, result: (error as { response: { error: { locks: any } } }).response.error.locks };
       }

@@ -36,7 +36,7 @@ export class HealthController {
   @Get()
   @HealthCheck()
   check() {
-    return this.health.check([() => this.locks.isHealthy('locks', { timeout: 500, requireAllNodes: true })]);
+    return this.health.check([() => this.locks.isHealthy('locks', { timeout: 500, requireAllNodes: true, showDetails: false })]);
   }
 }
 
