@@ -27,6 +27,8 @@ const HANDOVER_MS = 3_500;
 /** The line an instance prints as it shuts down: what it ran and led, as `GET /jobs` answers. */
 const FINAL_STATE = 'sample-app final state ';
 const mainFile = fileURLToPath(new URL('../sample-app/dist/main.js', import.meta.url));
+/** What the instances' `GET /locks` asks for (its OperatorGuard): a token of this run's own. */
+const LOCKS_TOKEN = randomUUID();
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 if (store === 'memory') {
@@ -48,6 +50,7 @@ const apps = INSTANCES.map((instance) =>
       PORT: '0',
       REPORT_TTL: String(REPORT_TTL),
       INSTANCE: instance,
+      LOCKS_TOKEN,
       // Without DATABASE_URL each instance would have a PGlite of its own; only the first serves balances.
       OPEN_DATABASE: process.env.DATABASE_URL || instance === 'app-1' ? 'at-start' : 'lazy',
     },
@@ -130,7 +133,9 @@ try {
 
   const reportRun = await (await report).json();
   const secondStatus = (await secondReport).status;
-  const state = await (await fetch(`${base}/locks`)).json();
+  const locksAnswer = await fetch(`${base}/locks`, { headers: { authorization: `Bearer ${LOCKS_TOKEN}` } });
+  if (!locksAnswer.ok) throw new Error(`GET /locks answered ${locksAnswer.status}: ${await locksAnswer.text()}`);
+  const state = await locksAnswer.json();
   // Let the cron job and the feed run for a few more seconds, so that a slow count shows.
   await sleep(JOBS_MS);
   const jobs = store === 'redis' ? await scheduledJobs(bases) : undefined;

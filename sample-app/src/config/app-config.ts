@@ -21,4 +21,6 @@ export class AppConfig {
   readonly reportTtl = Number(process.env.REPORT_TTL ?? 1_000);
   /** This instance's name in the demo's output. */
   readonly instance = process.env.INSTANCE ?? `pid-${process.pid}`;
+  /** The token `GET /locks` asks for (`Authorization: Bearer <token>`); unset, `/locks` lets no one in. */
+  readonly locksToken = process.env.LOCKS_TOKEN || undefined;
 }
