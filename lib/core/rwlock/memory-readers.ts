@@ -58,7 +58,11 @@ export function grantReaders(data: MemoryData, queue: MemoryQueue, publish: Publ
 /** The Lua `admit_reader`: the reader's key and entry, and the keys guarding it kept as long. */
 function admit(data: MemoryData, queue: MemoryQueue, lock: string, fence: string, token: string, lease: number, now: number): number {
   if (liveValue(data.locks, lock, now) === READ_HELD) outlive(data.locks, lock, now + lease, now);
-  else data.locks.set(lock, { value: READ_HELD, expiresAt: now + lease });
+  else {
+    // A new set of readers: entries left are of readers whose '~r' was taken from them.
+    data.readers.delete(`${lock}:readers`);
+    data.locks.set(lock, { value: READ_HELD, expiresAt: now + lease });
+  }
   data.locks.set(`${lock}:reader:${token}`, { value: token, expiresAt: now + lease });
   const fencingToken = queue.nextFence(fence, now);
   let readers = liveValue(data.readers, `${lock}:readers`, now);

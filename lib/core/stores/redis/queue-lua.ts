@@ -128,11 +128,15 @@ local function readers_alive(lock)
 end
 
 -- Lets reader token in for lease ms (the lock is free or held by readers): its key, its entry,
--- and the keys guarding it kept at least as long. Returns its fencing token.
+-- and the keys guarding it kept at least as long. Returns its fencing token. The first reader of
+-- a free lock starts a new readers hash: entries left in one are of readers whose '~r' was taken
+-- from them (deleted, evicted; a writer may have held the lock since), and must not find their
+-- guards again (their renewal, see GUARDS in lock-lua.ts, must be refused).
 local function admit_reader(lock, fence, token, lease)
   if redis.call('GET', lock) == '~r' then
     outlive(lock, lease)
   else
+    redis.call('DEL', lock .. ':readers')
     redis.call('SET', lock, '~r', 'PX', lease)
   end
   redis.call('SET', lock .. ':reader:' .. token, token, 'PX', lease)
