@@ -424,7 +424,10 @@ export class LockManager implements LockOwner, LockRunner {
   private async acquireKeys(key: readonly string[], options: AnyLockOptions | undefined, method: LockCall = 'acquire'): Promise<Lock> {
     const keys = canonicalKeys(key, method);
     this.assertOpen();
-    return acquireAll(this, keys, options, this.checkListCall(keys, options, method).waitTimeout);
+    // A key's own refusal (checked for every key before any is taken) named as the call made.
+    return acquireAll(this, keys, options, this.checkListCall(keys, options, method).waitTimeout).catch((error: unknown) => {
+      throw namingCall(error, method, keys);
+    });
   }
 
   /** A multi-key call's options, refused as that call's (`acquire(keys)`) before any part is asked for. */
@@ -495,7 +498,9 @@ export class LockManager implements LockOwner, LockRunner {
       const keys = canonicalKeys(key, 'tryAcquire');
       this.assertOpen();
       this.checkListCall(keys, options, 'tryAcquire');
-      return tryAcquireAll(this, keys, options);
+      return tryAcquireAll(this, keys, options).catch((error: unknown) => {
+        throw namingCall(error, 'tryAcquire', keys);
+      });
     }
     return this.tryAcquireOne(key, options);
   }
@@ -857,7 +862,14 @@ export class LockManager implements LockOwner, LockRunner {
     if (read) this.readStore(key);
     options?.signal?.throwIfAborted();
     const names = lockRedisKeys(this.options.keyPrefix, key);
-    return { timing, names, reentered: matchFencing(this.reenter(key, read, semaphore), timing), semaphore, read, fairness };
+    let reentered: Lock | undefined;
+    try {
+      reentered = matchFencing(this.reenter(key, read, semaphore), timing);
+    } catch (error) {
+      // A nested call's `fencing` that cannot share the chain's lock is refused as the call made.
+      throw call === undefined ? error : namingCall(error, call, key);
+    }
+    return { timing, names, reentered, semaphore, read, fairness };
   }
 
   /** What a frozen options object (each `@Locked` method has one) resolves to, checked once. */
