@@ -500,7 +500,10 @@ export class Acquisition {
     if (host.listening) {
       const outcome: LockNotAcquiredOutcome =
         signal?.aborted && error === signal.reason ? 'aborted' : !(error instanceof LockNotAcquiredError) || this.lastError !== undefined ? 'error' : this.waits ? 'timeout' : 'busy';
-      host.emit({ type: 'not-acquired', key: this.key, name: this.name, waitedMs: host.clock.now() - this.calledAt, outcome, afterWaiting: this.announced, at: Date.now() });
+      // A call whose wait was used up before this acquisition began (a multi-key call's later key,
+      // a call that waited for a parked lock's answer first) had one try left: it timed out.
+      const told = outcome === 'busy' && this.timing.waitTimeout > 0 ? 'timeout' : outcome;
+      host.emit({ type: 'not-acquired', key: this.key, name: this.name, waitedMs: host.clock.now() - this.calledAt, outcome: told, afterWaiting: this.announced, at: Date.now() });
     }
     return endedByShutdown(host.closed, this.key, host.clock.now() - this.calledAt, error, signal);
   }
