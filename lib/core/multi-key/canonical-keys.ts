@@ -16,6 +16,11 @@ export function canonicalKeys(keys: unknown, method: string): string[] {
   if (keys.length > MAX_KEYS) throw new LockKeyError(`${method}(keys): at most ${MAX_KEYS} keys can be locked together, got ${keys.length}.`);
   // A loop, not map(): map() skips the holes of a sparse array, which would pass unchecked.
   const checked: string[] = [];
-  for (let i = 0; i < keys.length; i++) checked.push(checkLockKey(keys[i], `key keys[${i}]`));
+  // A bad element is refused as the call made, as a bad list is.
+  try {
+    for (let i = 0; i < keys.length; i++) checked.push(checkLockKey(keys[i], `key keys[${i}]`));
+  } catch (error) {
+    throw new LockKeyError(`${method}(keys): ${(error as Error).message}`);
+  }
   return [...new Set(checked)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 }
