@@ -38,7 +38,9 @@ export interface Violation {
     | 'unhandled-rejection'
     | 'told-after-release'
     | 'left-alive-after-close'
-    | 'copy-deleted-while-held';
+    | 'copy-deleted-while-held'
+    | 'inspect-token'
+    | 'lease-outlasted';
   message: string;
   at: number | undefined;
   /**

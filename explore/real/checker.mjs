@@ -27,9 +27,20 @@
 //   { ev: 'alive', p, sid, key, owned, t }            after a refusal (on a Cluster): whether the lock's
 //                                                     key, wherever it lives now, still held its token
 //   { ev: 'write', p, sid, token, accepted, t, done } one write to the fencing register
-//   { ev: 'inspect', p, sid, held, seenHeld, seenToken, t, done } inspect() of the section's key
-//                                                     (`held`: the section held it, by its own
-//                                                     deadline, before and after)
+//   { ev: 'inspect', p, sid, held, seenHeld, seenToken, leaseLeft?, seenTtl?, t, done } inspect() of
+//                                                     the section's key (`held`: the section held it,
+//                                                     by its own deadline, before and after;
+//                                                     `leaseLeft`: the lease it counted left as it
+//                                                     asked, by that deadline; `seenTtl`: the
+//                                                     answer's ttlMs, null when not held)
+//   { ev: 'redis-lease', p, sid, key, t, leaseLeft, ours, pttl, done }  one server: Redis' own lease
+//                                                     of a key the section entered with (its Redis
+//                                                     name), read on the runner's connection (no
+//                                                     fault in between) after `t`, before `done`:
+//                                                     `ours` when it held the holder's owner token,
+//                                                     `pttl` its lease left when read; `leaseLeft` the
+//                                                     lease the holder counted left at `t`, by its own
+//                                                     deadline (runner.mjs, `observeLeases`)
 //   { ev: 'exit', p, sid, t }                         user code ended (the call then releases)
 //   { ev: 'told', p, sid, how, reason, t }            the section's lock reported lost (`how`: 'lost
 //                                                     event' or 'aborted', its signal), at any time
@@ -158,6 +169,7 @@ export function check(history) {
         store.push(event);
         break;
       case 'enter':
+      case 'redis-lease':
       case 'told':
       case 'lost':
       case 'alive':
@@ -178,6 +190,7 @@ export function check(history) {
         } else if (event.ev === 'alive') section.ownedAfterRefusal ||= event.owned === true;
         else if (event.ev === 'told') (section.told ??= []).push(event);
         else if (event.ev === 'inspect') (section.inspects ??= []).push(event);
+        else if (event.ev === 'redis-lease') (section.redisLeases ??= []).push(event);
         else if (event.ev === 'exit') section.exit = event.t;
         else if (event.ev === 'ok') section.ok = event.t;
         else if (event.ev === 'fail') Object.assign(section, { fail: event.t, error: event.error, outcome: event.outcome });
@@ -514,7 +527,7 @@ export function check(history) {
   }
 
   checkToldAfterRelease(sections, { faults, freezes, dataLoss, closing, violate });
-  checkInspections(sections, { dataLoss, violate });
+  checkInspections(sections, { dataLoss, violate, quorum: quorumTarget });
   checkLeaders(entered, { heard, closed, kills, freezes, frozenAt, lossExcuses, name, violate });
   checkCloses({ closing, closed, freezes, faults, sections, violations });
   checkStore(store, { closing, kills, faults, ttl, graceMs: history.graceMs ?? 1_000, violate });
@@ -554,13 +567,40 @@ function checkToldAfterRelease(sections, { faults, freezes, dataLoss, closing, v
  * Nobody else's acquisition counts while the lock is held, so the key's counter is that token;
  * in quorum mode, the token a majority of the masters reached (a minority may be above it).
  * Excused: a data loss during the section (the lock then promises nothing).
+ *
+ * `lease-outlasted` (the simulator's "a held lock's local deadline never outlasts its lease in
+ * the store", on real Redis): Redis' lease of a lock ends no sooner than the lease its holder
+ * counts on. The holder's local deadline is what `held`, its code and its deadline timer go by;
+ * a holder counting on more than Redis keeps would run its code after Redis let the lock go to
+ * the next caller. Judged with no rival needed, on two readings of Redis' lease: the runner's
+ * own, at every entry on one server (`redis-lease`: the key still under the holder's owner
+ * token), and inspect()'s answer of the holder's own lock (its fencing token; not in quorum
+ * mode, whose answer is the shortest of its masters' leases, a minority's copy among them).
+ * Either read the lease left after `t`, when the holder counted `leaseLeft` left, and before
+ * `done`: Redis' lease ends by `done` plus what it read, at the latest. A lease counted from a
+ * later moment than Redis counts it (an attempt that found the lock already its own, its
+ * PEXPIRE gone) shows here on every entry that took it, where an exclusion needs a rival to
+ * take the lock in the gap and enter before the holder's next renewal is refused.
  */
-function checkInspections(sections, { dataLoss, violate }) {
+function checkInspections(sections, { dataLoss, violate, quorum }) {
+  const outlasted = (s, seen, redisLeft, how) => {
+    const counted = seen.t + seen.leaseLeft;
+    const redisEnd = seen.done + redisLeft;
+    if (counted <= redisEnd + SLACK) return;
+    violate('lease-outlasted', `${s.sid} (${s.kind}, token ${s.token}) on "${seen.key ?? s.key}" counted its lease to ${fmt(counted)} at ${fmt(seen.t)} (${fmt(seen.leaseLeft)} left), but Redis' lease of it ended by ${fmt(redisEnd)} (${fmt(redisLeft)} left as ${how} read it, answered at ${fmt(seen.done)}): its code could go on ${fmt(counted - redisEnd)} after Redis let the lock go`, seen.t);
+  };
   for (const s of sections.values()) {
+    for (const seen of s.redisLeases ?? []) {
+      if (seen.ours && typeof seen.pttl === 'number' && seen.pttl >= 0 && typeof seen.leaseLeft === 'number') outlasted(s, seen, seen.pttl, 'the runner');
+    }
     for (const seen of s.inspects ?? []) {
-      if (!seen.held || seen.seenHeld !== true || seen.seenToken === s.token || s.token === undefined) continue;
+      if (!seen.held || seen.seenHeld !== true || s.token === undefined) continue;
       if (dataLoss(s.enter ?? s.invoke, seen.done)) continue;
-      violate('inspect-token', `inspect() of "${s.key}" at ${fmt(seen.t)} said it was held with fencing token ${seen.seenToken}, while ${s.sid} held it with token ${s.token}`, seen.t);
+      if (seen.seenToken !== s.token) {
+        violate('inspect-token', `inspect() of "${s.key}" at ${fmt(seen.t)} said it was held with fencing token ${seen.seenToken}, while ${s.sid} held it with token ${s.token}`, seen.t);
+        continue;
+      }
+      if (!quorum && typeof seen.leaseLeft === 'number' && typeof seen.seenTtl === 'number' && seen.seenTtl >= 0) outlasted(s, seen, seen.seenTtl, 'inspect()');
     }
   }
 }

@@ -235,7 +235,7 @@ export async function startEnvironment({ cluster = true, quorum = false } = {}) 
   const links = await Promise.all(Array.from({ length: WORKERS }, () => FaultProxy.start(server.port)));
   const environment = {
     register: new Redis(registerServer.url),
-    single: { server, links: links.map((proxy) => [proxy]), config: links.map((proxy) => ({ REDIS_URL: proxy.url })) },
+    single: { server, links: links.map((proxy) => [proxy]), config: links.map((proxy) => ({ REDIS_URL: proxy.url })), observer: leaseObserver(server.url) },
     cluster: undefined,
     quorum: undefined,
     registerUrl: registerServer.url,
@@ -244,6 +244,7 @@ export async function startEnvironment({ cluster = true, quorum = false } = {}) 
       const workers = Object.values(environment.pools).flat();
       await Promise.all(workers.map((worker) => worker.exit()));
       await environment.register.quit();
+      environment.single.observer.disconnect();
       for (const p of [...environment.single.links, ...(environment.cluster?.links ?? []), ...(environment.quorum?.links ?? [])].flat()) await p.close();
       await environment.cluster?.deployment.stop();
       for (const master of environment.quorum?.servers ?? []) await master.stop();
@@ -276,6 +277,41 @@ export async function startEnvironment({ cluster = true, quorum = false } = {}) 
   return environment;
 }
 
+/**
+ * The runner's own connection to a Redis server (no fault proxy between), for `observeLeases`:
+ * `leaseOf(key)` reads a key's value and lease left in one step, `[value, pttl]`, or nothing for
+ * a key that holds no string (a semaphore's hash, say).
+ */
+function leaseObserver(url) {
+  const observer = new Redis(url, { maxRetriesPerRequest: 2 });
+  observer.on('error', () => undefined);
+  observer.defineCommand('leaseOf', {
+    numberOfKeys: 1,
+    lua: `if redis.call('TYPE', KEYS[1]).ok ~= 'string' then return false end
+return {redis.call('GET', KEYS[1]), redis.call('PTTL', KEYS[1])}`,
+  });
+  return observer;
+}
+
+/**
+ * Reads, on `observer`, Redis' own lease of each key a holder of worker `p` entered with (a
+ * worker's `observe` message), and returns the events the checker's `lease-outlasted` judges:
+ * `{ ev: 'redis-lease', p, sid, key, t, leaseLeft, ours, pttl, done }`, `ours` when the key holds
+ * the holder's owner token, `pttl` as Redis read it between `t` (the worker's ask) and `done`.
+ */
+async function observeLeases(observer, p, { sid, locks }) {
+  const events = [];
+  for (const { key, token, t, leaseLeft } of locks) {
+    try {
+      const read = await observer.leaseOf(key);
+      events.push({ ev: 'redis-lease', p, sid, key, t, leaseLeft, ours: Array.isArray(read) && read[0] === token, pttl: Array.isArray(read) ? read[1] : null, done: mono() });
+    } catch {
+      // No answer (Redis restarting): nothing to judge.
+    }
+  }
+  return events;
+}
+
 /** A long-lived worker process (worker.mjs) that runs one schedule's workload at a time. */
 export class Worker {
   constructor(id, registerUrl) {
@@ -287,9 +323,15 @@ export class Worker {
     this.waiters = [];
     /** How many of its chains are inside a lock now. */
     this.holding = 0;
+    /** Set by `runSchedule` while a schedule runs: reads Redis' own lease of a holder's keys (`observe` messages). */
+    this.onObserve = undefined;
     this.child.on('message', (message) => {
       if ('holding' in message) {
         this.holding += message.holding;
+        return;
+      }
+      if ('observe' in message) {
+        this.onObserve?.(message.observe);
         return;
       }
       this.messages.push(message);
@@ -401,6 +443,16 @@ export async function runSchedule(environment, schedule) {
       },
     }),
   );
+  // One server: each holder's entry has Redis' own lease of its keys read on the runner's connection.
+  const observing = new Set();
+  const observed = [];
+  for (const worker of workers) {
+    worker.onObserve = schedule.target !== 'single' ? undefined : (asked) => {
+      const read = observeLeases(environment.single.observer, worker.id, asked).then((read) => observed.push(...read));
+      observing.add(read);
+      void read.finally(() => observing.delete(read));
+    };
+  }
   const killed = new Set();
   const timers = [];
   let ticker;
@@ -547,10 +599,14 @@ export async function runSchedule(environment, schedule) {
     );
 
     await healed;
+    for (const worker of workers) worker.onObserve = undefined;
+    await Promise.all(observing);
     // What the run left in Redis, once every live worker closed (not after a stuck one).
     const nodes = schedule.target === 'cluster' ? target.deployment.nodes : schedule.target === 'quorum' ? target.servers : [target.server];
     if (!events.some((e) => e.ev === 'stuck')) events.push(...(await storeSnapshot(nodes, key)));
     events.push(...(await readHistory(workers.map((w) => join(dir, `${w.id}.jsonl`)), environment.register, key)));
+    // After the sections' own events: each read belongs to a section whose invoke came first.
+    events.push(...observed);
     const history = { schedule, events, quietAt, ttl: schedule.ttl, placement: schedule.placement, graceMs: WAITER_LEASE_MS };
     const violations = check(history);
     Object.assign(figures, {
@@ -568,6 +624,7 @@ export async function runSchedule(environment, schedule) {
     });
     return { schedule, history, violations, figures };
   } finally {
+    for (const worker of workers) worker.onObserve = undefined;
     for (const timer of timers) clearTimeout(timer);
     clearInterval(ticker);
     for (const worker of workers) worker.child.kill('SIGCONT');

@@ -23,7 +23,9 @@
 // WORKLOAD=transfer   multi-key transfers: each call locks two of three accounts (KEY:acct-a, -b,
 //                     -c) as one using([a, b]) and writes the register of both with each one's token.
 // After a refused renewal on a Cluster it records { ev: 'alive', owned }: whether the lock's key
-// still held its token (checker.mjs's false-loss).
+// still held its token (checker.mjs's false-loss). At each entry it sends the runner { observe }:
+// each entered key's Redis name and owner token with the lease the holder counts left, for the
+// runner to read Redis' own lease of it (runner.mjs's `observeLeases`, checker.mjs's lease-outlasted).
 // IPC in: { start: config } (answered { ready }), { tick }, { finish, abrupt? } (end the chains,
 // app.close(), record "done", answered { finished }; `abrupt`: app.close() at once, while the
 // chains still run, as a SIGTERM in the middle of work; "closing" and "closed" record when
@@ -244,6 +246,35 @@ redis.call('RPUSH', KEYS[2], cjson.encode({ARGV[1], ARGV[2], accepted}))
 return accepted`,
 });
 
+/**
+ * The engine's own record of a lock handed to user code (`HeldLock`: its `deadline` on the
+ * engine's clock, `performance.now()`, past which the holder no longer counts itself holding;
+ * the Redis key it renews, `lockKey`, and its owner `token`), through a re-entry's handle
+ * (`outer`). Internal, as `watchSilence` reads: `undefined` where a build has no such fields.
+ */
+function heldLockOf(lock) {
+  let held = lock;
+  for (let i = 0; i < 4 && held !== undefined && typeof held.deadline !== 'number'; i++) held = held.outer;
+  return typeof held?.deadline === 'number' && Number.isFinite(held.deadline) ? held : undefined;
+}
+
+/**
+ * Asks the runner to read Redis' own lease of each key `lock` holds, on a connection of its own
+ * (no fault between it and Redis): `{ observe: { sid, locks: [{ key, token, t, leaseLeft }] } }`,
+ * with the lease the holder counts left at `t` by its own deadline (checker.mjs's
+ * `lease-outlasted`). Not awaited: the section's code goes on at once, as without it.
+ */
+function observeLeases(lock, sid) {
+  const parts = Array.isArray(lock.parts) ? lock.parts : [lock];
+  const locks = [];
+  for (const part of parts) {
+    const held = heldLockOf(part);
+    if (held === undefined || typeof held.lockKey !== 'string' || typeof held.token !== 'string') continue;
+    locks.push({ key: held.lockKey, token: held.token, t: mono(), leaseLeft: held.deadline - performance.now() });
+  }
+  if (locks.length > 0) process.send({ observe: { sid, locks } }, () => undefined);
+}
+
 /** Applies method decorators listed top to bottom, as TypeScript would. */
 function decorate(type, name, ...decorators) {
   let descriptor = Object.getOwnPropertyDescriptor(type.prototype, name);
@@ -404,18 +435,23 @@ async function start(config) {
   /**
    * What inspect() says of a lock this section holds: `held` when the lease was this holder's
    * before the question and still after the answer, by its own (conservative) deadline. The
-   * checker holds a held lock's answer to the holder's fencing token (`inspect-token`).
+   * checker holds a held lock's answer to the holder's fencing token (`inspect-token`), and
+   * Redis' lease left (`seenTtl`) to the one the holder counted as it asked (`leaseLeft`,
+   * `lease-outlasted`).
    */
   async function inspectHeld(lock, sid) {
     const t = mono();
     const before = lock.held;
+    // The lease this holder counts itself as having left, as it asks: Redis' answer, read
+    // later, must not show the lease ending sooner (a renewal under way only moves both on).
+    const leaseLeft = heldLockOf(lock)?.deadline - performance.now();
     let seen;
     try {
       seen = await locks.inspect(lock.key);
     } catch {
       return; // No answer under a fault: nothing to judge.
     }
-    rec({ ev: 'inspect', sid, t, done: mono(), held: before && lock.held, seenHeld: seen.held, seenToken: seen.fencingToken ?? null });
+    rec({ ev: 'inspect', sid, t, done: mono(), held: before && lock.held, seenHeld: seen.held, seenToken: seen.fencingToken ?? null, ...(Number.isFinite(leaseLeft) && { leaseLeft, seenTtl: seen.ttlMs ?? null }) });
   }
 
   /**
@@ -435,6 +471,7 @@ async function start(config) {
     holders.entered(sid, lock.keys === undefined ? { [lock.key]: lock.fencingToken } : lock.fencingTokens);
     // The runner aims some faults at a worker that holds a lock right now.
     process.send({ holding: 1 });
+    if (lock.held) observeLeases(lock, sid);
     const onAbort = () => {
       const reason = lock.signal.reason?.reason;
       rec({ ev: 'lost', sid, reason });

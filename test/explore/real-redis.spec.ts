@@ -147,6 +147,27 @@ describe('the real-Redis checker (a pure function over a history)', () => {
     expect(invariants([...section, inspect(9), { ev: 'fault', kind: 'restart-empty', t: 10, until: 15 }], { ttl: 600 })).toEqual([]);
   });
 
+  it("finds a holder that counts on more lease than Redis keeps of its lock (lease-outlasted), read by the runner or by inspect(), and not one within Redis' lease", () => {
+    const section = call('w0.0.0', { invoke: 0, enter: 5, token: 7, exit: 500, ok: 502 });
+    // Asked at 6 with 592 ms left by the holder's deadline (to 598), answered at 8.
+    const observed = (pttl: number, ours = true): HistoryEvent => ({ ev: 'redis-lease', p: 'w0', sid: 'w0.0.0', key: 'lock:{k}', t: 6, leaseLeft: 592, ours, pttl, done: 8 });
+    expect(invariants([...section, observed(595)])).toEqual([]);
+    // Within SLACK of Redis' lease: the few ms between the clocks' readings.
+    expect(invariants([...section, observed(580)])).toEqual([]);
+    // The ACQUIRE of an attempt that found the lock its own without PEXPIRE (seeded bug 69): Redis
+    // kept the grant's lease, 400 ms older than the attempt the holder counted from.
+    expect(invariants([...section, observed(195)])).toEqual(['lease-outlasted']);
+    expect(check({ events: [...section, observed(195)] })[0]!.message).toContain('could go on 395 ms after Redis let the lock go');
+    // Another owner's key, or one without expiry: not this holder's lease.
+    expect(invariants([...section, observed(195, false)])).toEqual([]);
+    expect(invariants([...section, observed(-1)])).toEqual([]);
+    // inspect()'s answer of the holder's own lock says the same; a quorum's is the shortest of its masters'.
+    const inspect: HistoryEvent = { ev: 'inspect', p: 'w0', sid: 'w0.0.0', held: true, seenHeld: true, seenToken: 7, leaseLeft: 592, seenTtl: 195, t: 6, done: 8 };
+    expect(invariants([...section, inspect])).toEqual(['lease-outlasted']);
+    expect(invariants([...section, { ...inspect, seenTtl: 595 }])).toEqual([]);
+    expect(check({ events: [...section, inspect], schedule: { target: 'quorum' } })).toEqual([]);
+  });
+
   it('reports a promise rejection a worker left unhandled, naming the worker and the error', () => {
     const events = [...call('w0.0.0', { invoke: 0, enter: 5, token: 1, exit: 50, ok: 52 }), { ev: 'unhandled', p: 'w1', error: 'Error: Connection is closed.', t: 60 }];
     expect(check({ events })).toEqual([expect.objectContaining({ invariant: 'unhandled-rejection', message: expect.stringContaining('w1') })]);
