@@ -5,14 +5,15 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 // The recipes import the package by name (as a user's code does): the built one, as here.
 import { FencedRedis, FencedWriteRefusedError, LockService, RedisLockModule } from 'nestjs-redis-lock';
 import pg from 'pg';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { refusedWith } from './support/refused-with.js';
 import { deposit, loadBalance, saveBalance } from './fencing/recipes/pg-accounts.js';
 import { Account, AccountsService, AddAccountFence1764547200000 } from './fencing/recipes/typeorm-accounts.js';
 import { WalletService } from './fencing/recipes/redis-wallet.js';
 import { codeBlocks } from './docs/markdown.js';
 import { waitForLockWait } from './support/postgres-lock-wait.js';
-import { startPostgresServer, type PostgresServer } from './support/postgres-server.js';
+import type { PostgresServer } from './support/postgres-server.js';
+import { usePostgresPool } from './support/postgres-pool.js';
 import { redisUrl, useRedis } from './support/redis.js';
 
 const recipe = (file: string) => readFileSync(new URL(`./fencing/recipes/${file}`, import.meta.url), 'utf8');
@@ -51,19 +52,10 @@ const refusal = (write: Promise<unknown>) => refusedWith(write, FencedWriteRefus
 
 describe('fenced writes to PostgreSQL: the recipes of docs/fencing.md, run on a real server', () => {
   useRedis(); // flushed before each test: fencing counters start again at 1
+  const postgres = usePostgresPool();
   let server: PostgresServer;
   let pool: pg.Pool;
-  beforeAll(async () => {
-    server = await startPostgresServer();
-    pool = new pg.Pool({ connectionString: server.url });
-    // A client still closing when the server stops at teardown gets 57P01 (terminating
-    // connection); the pool re-emits it, and with no listener it would be an uncaught error.
-    pool.on('error', () => undefined);
-  }, 60_000);
-  afterAll(async () => {
-    await pool?.end();
-    await server?.stop();
-  });
+  beforeAll(() => void ({ server, pool } = postgres));
   beforeEach(async () => {
     await pool.query('DROP TABLE IF EXISTS accounts');
   });

@@ -1,9 +1,9 @@
 import { Test, type TestingModule } from '@nestjs/testing';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { FencedRedis, LockService, RedisLockError, RedisLockModule, type RedisLockModuleOptions } from '../../lib/index.js';
-import { startSentinelDeployment, type SentinelDeployment } from '../../scripts/redis-sentinel.mjs';
-import { sleep } from '../support/lock-app.js';
+import { pidOf, useSentinelPair } from '../support/sentinel-pair.js';
+import { pendingAfter } from '../support/lock-app.js';
 
 /**
  * Found by review (thirty-fourth session, fencing): with `waitForReplicas`, an acquisition is
@@ -17,44 +17,17 @@ import { sleep } from '../support/lock-app.js';
  * its acquisitions do; one they do not confirm in time rejects with a `RedisLockError` naming
  * `waitForReplicas` (a claim reads nothing to write back).
  */
-
-/** Whether `promise` is still pending after `ms` (a frozen replica cannot let it settle). */
-async function pendingAfter(promise: Promise<unknown>, ms: number): Promise<boolean> {
-  let settled = false;
-  promise.then(
-    () => (settled = true),
-    () => (settled = true),
-  );
-  await sleep(ms);
-  return !settled;
-}
-
-const pidOf = async (node: Redis): Promise<number> => Number(/process_id:(\d+)/.exec(await node.info('server'))![1]);
-
 describe('fenced writes and reads for update under waitForReplicas, on Sentinel', () => {
-  let deployment: SentinelDeployment;
-  let master: Redis;
-  let replica: Redis;
-  let replicaPid: number;
+  const pair = useSentinelPair();
   const modules: TestingModule[] = [];
 
-  beforeAll(async () => {
-    deployment = await startSentinelDeployment();
-    master = new Redis(deployment.masterPort, '127.0.0.1');
-    master.on('error', () => undefined); // the last test kills it
-    replica = new Redis(deployment.replicaPort, '127.0.0.1');
-    replicaPid = await pidOf(replica);
-  }, 60_000);
   afterAll(async () => {
     for (const moduleRef of modules) await moduleRef.close();
-    master?.disconnect();
-    replica?.disconnect();
-    await deployment?.stop();
   });
 
   async function open(waitForReplicas: RedisLockModuleOptions['waitForReplicas']): Promise<{ locks: LockService; fenced: FencedRedis }> {
     const moduleRef = await Test.createTestingModule({
-      imports: [RedisLockModule.forRoot({ redis: { sentinels: deployment.sentinels, name: deployment.name, failoverDetector: true }, ttl: 10_000, waitForReplicas })],
+      imports: [RedisLockModule.forRoot({ redis: { sentinels: pair.deployment.sentinels, name: pair.deployment.name, failoverDetector: true }, ttl: 10_000, waitForReplicas })],
     }).compile();
     await moduleRef.init();
     modules.push(moduleRef);
@@ -70,11 +43,11 @@ describe('fenced writes and reads for update under waitForReplicas, on Sentinel'
 
   /** Freezes the replica (SIGSTOP) while `during` runs: it answers nothing, replication included. */
   async function withFrozenReplica<T>(during: () => Promise<T>): Promise<T> {
-    process.kill(replicaPid, 'SIGSTOP');
+    process.kill(pair.replicaPid, 'SIGSTOP');
     try {
       return await during();
     } finally {
-      process.kill(replicaPid, 'SIGCONT');
+      process.kill(pair.replicaPid, 'SIGCONT');
     }
   }
 
@@ -90,7 +63,7 @@ describe('fenced writes and reads for update under waitForReplicas, on Sentinel'
       return { claim };
     }).then(({ claim }) => claim);
     expect(read).toBe('100');
-    expect(await replica.hget('{1}:fence', 'balance:{1}')).toBe(String(newer.fencingToken));
+    expect(await pair.replica.hget('{1}:fence', 'balance:{1}')).toBe(String(newer.fencingToken));
     await newer.release();
   });
 
@@ -104,10 +77,10 @@ describe('fenced writes and reads for update under waitForReplicas, on Sentinel'
       return { set, hset };
     });
     await Promise.all([set, hset]);
-    expect(await replica.get('report:{daily}')).toBe('v1');
-    expect(await replica.hgetall('report:{weekly}')).toEqual({ a: '1', b: '2' });
-    expect(await replica.hget('{daily}:fence', 'report:{daily}')).toBe(String(lock.fencingToken));
-    expect(await replica.hget('{weekly}:fence', 'report:{weekly}')).toBe(String(lock.fencingToken));
+    expect(await pair.replica.get('report:{daily}')).toBe('v1');
+    expect(await pair.replica.hgetall('report:{weekly}')).toEqual({ a: '1', b: '2' });
+    expect(await pair.replica.hget('{daily}:fence', 'report:{daily}')).toBe(String(lock.fencingToken));
+    expect(await pair.replica.hget('{weekly}:fence', 'report:{weekly}')).toBe(String(lock.fencingToken));
     await lock.release();
   });
 
@@ -118,12 +91,12 @@ describe('fenced writes and reads for update under waitForReplicas, on Sentinel'
     await older.release(); // its holder paused past its lease: it still has its token, 41 say
     const newer = await locks.acquire('account:7'); // 42, on the replica too (waitForReplicas)
     expect(newer.fencingToken).toBeGreaterThan(older.fencingToken);
-    const masterPid = await pidOf(master);
-    const oldPort = await deployment.masterPortNow();
+    const masterPid = await pidOf(pair.master);
+    const oldPort = await pair.deployment.masterPortNow();
     await withFrozenReplica(async () => {
       // The master drops its link to the frozen replica, which cannot connect again to read the
       // claim (a frozen replica still receives into its socket what the master sends it).
-      await master.call('CLIENT', 'KILL', 'TYPE', 'replica');
+      await pair.master.call('CLIENT', 'KILL', 'TYPE', 'replica');
       const claim = fenced.get('balance:{7}', newer.fencingToken).then(
         () => undefined,
         (error: unknown) => error,
@@ -131,14 +104,14 @@ describe('fenced writes and reads for update under waitForReplicas, on Sentinel'
       const error = await claim;
       expect(error).toBeInstanceOf(RedisLockError);
       expect((error as Error).message).toMatch(/FencedRedis\.get\(\): the read for update of "balance:\{7\}" claimed it with fencing token \d+ on the master, but 0 of 1 replica confirmed it within 200 ms \(waitForReplicas\)/);
-      expect(await master.hget('{7}:fence', 'balance:{7}')).toBe(String(newer.fencingToken)); // on the master only
+      expect(await pair.master.hget('{7}:fence', 'balance:{7}')).toBe(String(newer.fencingToken)); // on the master only
       process.kill(masterPid, 'SIGKILL'); // the master dies before its replica got the claim
     });
     // Sentinel promotes the replica, which never received the claim.
     let newPort = oldPort;
     await expect
       .poll(async () => {
-        newPort = await deployment.masterPortNow();
+        newPort = await pair.deployment.masterPortNow();
         if (newPort === oldPort) return false;
         const node = new Redis(newPort, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0 });
         try {

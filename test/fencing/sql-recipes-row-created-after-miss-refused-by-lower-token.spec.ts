@@ -1,14 +1,15 @@
-import { Test, type TestingModule } from '@nestjs/testing';
-import { getRepositoryToken, TypeOrmModule } from '@nestjs/typeorm';
-import { FencedWriteRefusedError, RedisLockModule } from 'nestjs-redis-lock';
+import type { TestingModule } from '@nestjs/testing';
+import { getRepositoryToken } from '@nestjs/typeorm';
+import { FencedWriteRefusedError } from 'nestjs-redis-lock';
 import pg from 'pg';
 import { EntityNotFoundError, type Repository } from 'typeorm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadBalance, saveBalance } from './recipes/pg-accounts.js';
 import { Account, AccountsService } from './recipes/typeorm-accounts.js';
 import { refusedWith } from '../support/refused-with.js';
-import { startPostgresServer, type PostgresServer } from '../support/postgres-server.js';
-import { redisUrl, useRedis } from '../support/redis.js';
+import { usePostgresPool } from '../support/postgres-pool.js';
+import { typeormAccountsModule } from './recipes/typeorm-accounts-module.js';
+import { useRedis } from '../support/redis.js';
 
 /**
  * Found by review (thirty-fourth session, fencing): the SQL recipes of docs/fencing.md (`pg` and
@@ -22,17 +23,9 @@ import { redisUrl, useRedis } from '../support/redis.js';
  */
 describe('the SQL recipes of docs/fencing.md when the row is created between the fenced UPDATE and its SELECT', () => {
   useRedis();
-  let server: PostgresServer;
+  const postgres = usePostgresPool();
   let pool: pg.Pool;
-  beforeAll(async () => {
-    server = await startPostgresServer();
-    pool = new pg.Pool({ connectionString: server.url });
-    pool.on('error', () => undefined); // a client still closing when the server stops at teardown (57P01)
-  }, 60_000);
-  afterAll(async () => {
-    await pool?.end();
-    await server?.stop();
-  });
+  beforeAll(() => void (pool = postgres.pool));
   beforeEach(async () => {
     await pool.query('DROP TABLE IF EXISTS accounts');
     await pool.query('CREATE TABLE accounts (id text PRIMARY KEY, balance bigint NOT NULL, fence bigint NOT NULL DEFAULT 0)');
@@ -78,15 +71,7 @@ describe('the SQL recipes of docs/fencing.md when the row is created between the
     let moduleRef: TestingModule;
     let repository: Repository<Account>;
     beforeAll(async () => {
-      moduleRef = await Test.createTestingModule({
-        imports: [
-          RedisLockModule.forRoot({ redis: redisUrl(), isGlobal: true }),
-          TypeOrmModule.forRoot({ type: 'postgres', url: server.url, entities: [Account] }),
-          TypeOrmModule.forFeature([Account]),
-        ],
-        providers: [AccountsService],
-      }).compile();
-      await moduleRef.init();
+      moduleRef = await typeormAccountsModule(postgres.server.url);
       repository = moduleRef.get<Repository<Account>>(getRepositoryToken(Account));
     }, 60_000);
     afterAll(async () => {

@@ -1,12 +1,12 @@
-import { Test, type TestingModule } from '@nestjs/testing';
-import { TypeOrmModule } from '@nestjs/typeorm';
-import { FencedWriteRefusedError, LockService, RedisLockModule } from 'nestjs-redis-lock';
+import type { TestingModule } from '@nestjs/testing';
+import { FencedWriteRefusedError, LockService } from 'nestjs-redis-lock';
 import pg from 'pg';
 import { EntityNotFoundError } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Account, AccountsService } from './recipes/typeorm-accounts.js';
+import { AccountsService } from './recipes/typeorm-accounts.js';
+import { typeormAccountsModule } from './recipes/typeorm-accounts-module.js';
 import { startPostgresServer, type PostgresServer } from '../support/postgres-server.js';
-import { redisUrl, useRedis } from '../support/redis.js';
+import { useRedis } from '../support/redis.js';
 
 /**
  * Found by review (thirty-third session, fencing): docs/fencing.md's TypeORM recipe answered a
@@ -27,15 +27,7 @@ describe("docs/fencing.md's TypeORM recipe on an account that does not exist", (
     admin = new pg.Pool({ connectionString: server.url });
     admin.on('error', () => undefined); // a client still closing when the server stops at teardown (57P01)
     await admin.query('CREATE TABLE accounts (id text PRIMARY KEY, balance bigint NOT NULL, fence bigint NOT NULL DEFAULT 0)');
-    moduleRef = await Test.createTestingModule({
-      imports: [
-        RedisLockModule.forRoot({ redis: redisUrl(), isGlobal: true }),
-        TypeOrmModule.forRoot({ type: 'postgres', url: server.url, entities: [Account] }),
-        TypeOrmModule.forFeature([Account]),
-      ],
-      providers: [AccountsService],
-    }).compile();
-    await moduleRef.init();
+    moduleRef = await typeormAccountsModule(server.url);
   }, 60_000);
   afterAll(async () => {
     await moduleRef?.close();

@@ -12,15 +12,14 @@
  * `showDetails: true` adds the addresses and texts for a route only operators reach.
  */
 import { Controller, Get, type INestApplication } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
-import { HealthCheck, HealthCheckService, TerminusModule } from '@nestjs/terminus';
+import { HealthCheck, HealthCheckService } from '@nestjs/terminus';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { InvalidLockOptionsError, RedisLockModule } from '../../lib/index.js';
+import { InvalidLockOptionsError } from '../../lib/index.js';
 import { RedisLockHealthIndicator } from '../../lib/terminus/index.js';
 import { LOCK_ACL } from '../support/least-privilege-acl.js';
-import { CapturedLogs } from '../support/lock-app.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
+import { terminusHttpApp } from '../support/terminus-app.js';
 
 /** docs/observability.md's health controller, and the same check for operators. */
 @Controller('health')
@@ -67,16 +66,9 @@ describe('the Terminus indicator on an anonymous health route', () => {
   /** The application, logged in to Redis as `lock-svc` (docs/deployment.md's least-privilege user). */
   async function start(): Promise<string> {
     await admin.call('ACL', 'SETUSER', 'lock-svc', 'reset', ...LOCK_ACL);
-    const moduleRef = await Test.createTestingModule({
-      imports: [TerminusModule.forRoot({ logger: false }), RedisLockModule.forRoot({ redis: `redis://lock-svc:lock-secret@127.0.0.1:${server.port}` })],
-      controllers: [HealthController],
-      providers: [RedisLockHealthIndicator],
-    })
-      .setLogger(new CapturedLogs())
-      .compile();
-    app = moduleRef.createNestApplication({ logger: false });
-    await app.listen(0, '127.0.0.1');
-    return `${(await app.getUrl()).replace('[::1]', '127.0.0.1')}/health`;
+    const started = await terminusHttpApp(`redis://lock-svc:lock-secret@127.0.0.1:${server.port}`, HealthController);
+    app = started.app;
+    return `${started.url}/health`;
   }
   const get = async (url: string) => {
     const response = await fetch(url);

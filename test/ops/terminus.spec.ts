@@ -12,6 +12,7 @@ import { CapturedLogs, sleep } from '../support/lock-app.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
 import { startRedisCluster, type RedisCluster } from '../../scripts/redis-cluster.mjs';
 import { nodeRedisCluster, type TestClient } from '../support/node-redis.js';
+import { terminusHttpApp } from '../support/terminus-app.js';
 
 @Controller('health')
 class HealthController {
@@ -47,16 +48,9 @@ describe('RedisLockHealthIndicator over HTTP with terminus', () => {
   afterAll(() => Promise.all(servers.map((server) => server.stop())));
 
   async function start(redis: string | string[]): Promise<string> {
-    const moduleRef = await Test.createTestingModule({
-      imports: [TerminusModule.forRoot({ logger: false }), RedisLockModule.forRoot({ redis, ttl: 600, renewInterval: 100, waitTimeout: 0 })],
-      controllers: [HealthController],
-      providers: [RedisLockHealthIndicator],
-    })
-      .setLogger(new CapturedLogs())
-      .compile();
-    app = moduleRef.createNestApplication({ logger: false });
-    await app.listen(0, '127.0.0.1');
-    return `${await app.getUrl()}/health`.replace('[::1]', '127.0.0.1');
+    const started = await terminusHttpApp(redis, HealthController, { ttl: 600, renewInterval: 100, waitTimeout: 0 });
+    app = started.app;
+    return `${started.url}/health`;
   }
   const get = async (url: string) => {
     const response = await fetch(url);

@@ -2,38 +2,21 @@ import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InvalidLockOptionsError, LockNotAcquiredError, LockNotReplicatedError, type Lock } from '../../lib/index.js';
 import { LockScripts } from '../../lib/core/stores/redis/lock-scripts.js';
-import { startSentinelDeployment, type SentinelDeployment } from '../../scripts/redis-sentinel.mjs';
-import { createLockApp, sleep, type LockApp } from '../support/lock-app.js';
-
-/** Whether `promise` is still pending after `ms` (a frozen replica cannot let it settle). */
-async function pendingAfter(promise: Promise<unknown>, ms: number): Promise<boolean> {
-  let settled = false;
-  promise.then(
-    () => (settled = true),
-    () => (settled = true),
-  );
-  await sleep(ms);
-  return !settled;
-}
+import type { SentinelDeployment } from '../../scripts/redis-sentinel.mjs';
+import { useSentinelPair } from '../support/sentinel-pair.js';
+import { createLockApp, pendingAfter, sleep, type LockApp } from '../support/lock-app.js';
 
 describe('waitForReplicas (master, replica, 3 sentinels; issue 23, item 5)', () => {
+  const pair = useSentinelPair();
   let deployment: SentinelDeployment;
   let master: Redis;
   let replica: Redis;
   let replicaPid: number;
   const apps: LockApp[] = [];
 
-  beforeAll(async () => {
-    deployment = await startSentinelDeployment();
-    master = new Redis(deployment.masterPort, '127.0.0.1');
-    replica = new Redis(deployment.replicaPort, '127.0.0.1');
-    replicaPid = Number(/process_id:(\d+)/.exec(await replica.info('server'))![1]);
-  }, 60_000);
+  beforeAll(() => void ({ deployment, master, replica, replicaPid } = pair));
   afterAll(async () => {
     await Promise.all(apps.map((app) => app.close()));
-    master?.disconnect();
-    replica?.disconnect();
-    await deployment?.stop();
   });
 
   async function open(options: Parameters<typeof createLockApp>[0] = {}): Promise<LockApp> {

@@ -70,6 +70,17 @@ export function collectEvents(events$: Observable<LockEvent>, count: number): Pr
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** Whether `promise` is still pending after `ms` (what a frozen replica keeps from settling). */
+export async function pendingAfter(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let settled = false;
+  promise.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  await sleep(ms);
+  return !settled;
+}
+
 /**
  * Creates lock apps for the tests of a file and closes them after each test:
  * `const app = useLockApps(); ... const holder = await app({ ttl: 1_000 });`

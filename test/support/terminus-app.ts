@@ -1,3 +1,4 @@
+import type { INestApplication, Type } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { TerminusModule } from '@nestjs/terminus';
 import { RedisLockModule, type RedisLockModuleOptions } from '../../lib/index.js';
@@ -14,4 +15,22 @@ export async function terminusLockModule(client: unknown, options: Partial<Redis
     .compile();
   await moduleRef.init();
   return moduleRef;
+}
+
+/**
+ * An HTTP application with the lock module on `redis`, the Terminus indicator and `controller`
+ * (the test's health routes), listening on a free loopback port: the application (close it in
+ * the test) and its base URL.
+ */
+export async function terminusHttpApp(redis: RedisLockModuleOptions['redis'], controller: Type, options: Partial<RedisLockModuleOptions> = {}): Promise<{ app: INestApplication; url: string }> {
+  const moduleRef = await Test.createTestingModule({
+    imports: [TerminusModule.forRoot({ logger: false }), RedisLockModule.forRoot({ ...options, redis })],
+    controllers: [controller],
+    providers: [RedisLockHealthIndicator],
+  })
+    .setLogger(new CapturedLogs())
+    .compile();
+  const app = moduleRef.createNestApplication({ logger: false });
+  await app.listen(0, '127.0.0.1');
+  return { app, url: (await app.getUrl()).replace('[::1]', '127.0.0.1') };
 }
