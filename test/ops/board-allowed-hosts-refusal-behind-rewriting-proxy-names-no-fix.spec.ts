@@ -13,7 +13,7 @@ import { request as httpRequest, createServer, type IncomingHttpHeaders, type Se
 import type { AddressInfo } from 'node:net';
 import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumPath } from '../../scripts/chromium.mjs';
 import { LockService, RedisLockModule } from '../../lib/index.js';
@@ -65,7 +65,11 @@ describe('a lock board with allowedHosts behind a reverse proxy, in headless Chr
     });
   }, 60_000);
   afterAll(() => browser?.close());
+  const contexts: BrowserContext[] = [];
   afterEach(async () => {
+    // The pages first: an open board polls its API and holds its event stream, which the close
+    // of the proxy and of the application would otherwise cut in the middle of a request.
+    await Promise.all(contexts.splice(0).map((context) => context.close()));
     await Promise.all(proxies.splice(0).map((proxy) => proxy.close()));
     await app?.close();
     app = undefined;
@@ -93,6 +97,7 @@ describe('a lock board with allowedHosts behind a reverse proxy, in headless Chr
   /** What the browser shows for `host`'s board page through the proxy: its status and text. */
   async function open(host: string, port: number): Promise<{ status: number; text: string; rows: () => Promise<string> }> {
     const context = await browser.newContext();
+    contexts.push(context);
     const page = await context.newPage();
     const response = await page.goto(`http://${host}:${port}/admin/locks`);
     return { status: response!.status(), text: await response!.text(), rows: async () => (await page.locator('#locks tbody').textContent()) ?? '' };
@@ -113,7 +118,7 @@ describe('a lock board with allowedHosts behind a reverse proxy, in headless Chr
 
   it('serves the page through a proxy that passes Host on, and still refuses a rebound name', async () => {
     const port = await start(false);
-    await app!.get(LockService).acquire('invoice:2026-12', { label: 'InvoicesService.close' });
+    const held = await app!.get(LockService).acquire('invoice:2026-12', { label: 'InvoicesService.close' });
     const board = await open(BOARD_HOST, port);
     expect(board.status).toBe(200);
     await expect.poll(board.rows, { timeout: 10_000 }).toContain('invoice:2026-12');
@@ -131,5 +136,6 @@ describe('a lock board with allowedHosts behind a reverse proxy, in headless Chr
         .end();
     });
     expect(forged).toBe(403);
+    await held.release();
   });
 });
