@@ -93,4 +93,33 @@ describe('ReplyWaits', () => {
     await expect(second).rejects.toBe(reason);
     await expect(waits.wait(Promise.resolve(1), 1_000, undefined, (value) => value)).rejects.toBe(reason);
   });
+
+  /**
+   * Found by a CI run (thirty-fourth session): a wait asked after shutdown (or under a signal
+   * already aborted) rejected at once and left `reply` without a handler. The caller had already
+   * sent it (the lock board's list, `inspect()` from a request that came in during the close), and
+   * when the closing connection failed it ("Connection is closed."), Node saw an unhandled
+   * rejection: a process running with Node's default `--unhandled-rejections=throw` exits on it
+   * mid-shutdown.
+   */
+  it('takes charge of a reply it will not wait for: asked after shutdown or under an aborted signal, its later failure is handled', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => void unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const shutDown = setup().waits;
+      shutDown.end(new Error('shut down'));
+      const afterShutdown = deferred<number>();
+      await expect(shutDown.wait(afterShutdown.promise, 1_000, undefined, (value) => value)).rejects.toThrow('shut down');
+      const underAbort = deferred<number>();
+      await expect(setup().waits.wait(underAbort.promise, 1_000, AbortSignal.abort(new Error('gave up')), (value) => value)).rejects.toThrow('gave up');
+      afterShutdown.reject(new Error('Connection is closed.'));
+      underAbort.reject(new Error('Connection is closed.'));
+      // Node reports an unhandled rejection once the microtasks have run: two turns of the loop.
+      for (let turn = 0; turn < 2; turn++) await new Promise((resolve) => setImmediate(resolve));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
 });

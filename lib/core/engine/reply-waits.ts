@@ -31,8 +31,12 @@ export class ReplyWaits {
    * `reply`'s error, `map`'s, the signal's reason or the shutdown's. `reply` is not cancelled.
    */
   wait<T, R>(reply: Promise<T>, bound: number, signal: AbortSignal | undefined, map: (value: T) => R): Promise<R | typeof TIMED_OUT> {
-    if (this.ended !== undefined) return Promise.reject(this.ended);
-    if (signal?.aborted) return Promise.reject(signal.reason);
+    if (this.ended !== undefined || signal?.aborted) {
+      // Nobody will wait for `reply`, already sent: its failure (the connection the shutdown
+      // closes) is nobody's to report, and left unhandled it could end the process.
+      reply.catch(() => undefined);
+      return Promise.reject(this.ended !== undefined ? this.ended : signal!.reason);
+    }
     return new Promise((resolve, reject) => {
       const wait = new ReplyWait(this, this.clock.now() + bound, resolve, reject, signal);
       reply.then(
