@@ -10,6 +10,7 @@
 //     trip and the message.
 // Neither handles a crashed waiter, a lost message or a timeout: floors, not locks.
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
 import { Redis } from 'ioredis';
 
 export const HANDOFF_FLOORS = ['raw pub/sub (barging floor)', 'raw grant (FIFO floor)'];
@@ -27,6 +28,10 @@ return 1`;
 export async function createHandoffFloor(name, url) {
   const redis = new Redis(url);
   const subscriber = new Redis(url);
+  // ioredis 5.9 sends SUBSCRIBE (a command allowed while loading) as soon as the socket connects,
+  // before its ready check's INFO, which Redis then refuses in subscriber mode: the connection is
+  // dropped, the subscription's promise rejects, and a waiter never hears a release.
+  await Promise.all([redis, subscriber].map((client) => (client.status === 'ready' ? undefined : once(client, 'ready'))));
   const grants = name === HANDOFF_FLOORS[1];
   redis.defineCommand('floorRelease', { numberOfKeys: grants ? 3 : 2, lua: grants ? GRANT_RELEASE : BARGING_RELEASE });
   redis.defineCommand('floorAcquire', { numberOfKeys: 2, lua: GRANT_ACQUIRE });
