@@ -67,8 +67,12 @@ export interface LockInspection {
    */
   ttlMs?: number;
   /**
-   * The fencing token of the lock's latest acquisition (the holder's, when held); `undefined`
-   * when the lock was never acquired.
+   * The key's fencing counter: the token of its latest acquisition; `undefined` when the lock was
+   * never acquired (or its counter is gone). Usually the holder's token while held, but not a
+   * proof of it: the counter is shared with the key's readers and its same-named semaphore, whose
+   * acquisitions raise it too, and a counter Redis lost (a restart without persistence, an
+   * eviction, a failover to a replica that missed it) is seeded again from the clock. Compare
+   * tokens at the resource (see `FencedRedis`), never against this field.
    */
   fencingToken?: number;
   /** How many callers wait in the lock's queue (always 0 in quorum mode, where nobody queues). */
