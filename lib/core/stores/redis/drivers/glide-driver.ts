@@ -33,6 +33,9 @@ interface GlideSubscriber {
   unsubscribe(channels: Set<string>, timeoutMs: number): Promise<void>;
   ssubscribe(channels: Set<string>, timeoutMs: number): Promise<void>;
   sunsubscribe(channels: Set<string>, timeoutMs: number): Promise<void>;
+  /** Gives channels up (null: all) without waiting for the server; `sunsubscribeLazy`: a Cluster client's only. */
+  unsubscribeLazy?(channels: null): Promise<void>;
+  sunsubscribeLazy?(channels: null): Promise<void>;
   close(): void;
 }
 
@@ -439,7 +442,18 @@ export class GlideDriver implements RedisDriver {
       },
       close: () => {
         closed = true;
-        connection?.then((client) => client.close(), () => undefined);
+        // NOTE: GLIDE's core reconciles the channels a client wants with the server's in the
+        // background; closed while it still wanted some (a waiter's, a lingering one), it logged
+        // at ERROR level a few seconds later that it could not subscribe them, the client being
+        // dropped: an error line at every shutdown. Given up first (null: all of them), nothing
+        // is left to reconcile.
+        connection?.then(
+          (client) => {
+            const close = (): void => client.close();
+            Promise.all([client.unsubscribeLazy?.(null), client.sunsubscribeLazy?.(null)]).then(close, close);
+          },
+          () => undefined,
+        );
       },
     };
   }
