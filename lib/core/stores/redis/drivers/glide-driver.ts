@@ -353,7 +353,11 @@ export class GlideDriver implements RedisDriver {
   async masters(): Promise<RedisNode[]> {
     if (!this.isCluster) return [nodeOf((args) => this.send(args))];
     const { masters } = await this.topology();
-    return masters.filter((master) => !master.failed).map((master) => nodeOf((args) => this.send(args, routeTo(master))));
+    // Those that serve slots: GLIDE connects to the nodes CLUSTER SLOTS names, so a master that
+    // serves none (added and not resharded yet, or emptied before its removal) cannot be reached
+    // by address, and a call sent there timed out (every page of the lock board's listing).
+    const serving = new Set(this.slots);
+    return masters.filter((master) => !master.failed && serving.has(master.id)).map((master) => nodeOf((args) => this.send(args, routeTo(master))));
   }
 
   /** The Cluster's slot map, by master id, as CLUSTER NODES last gave it. */
