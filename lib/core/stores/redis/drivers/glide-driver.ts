@@ -167,9 +167,10 @@ export class GlideDriver implements RedisDriver {
 
   /**
    * `EVALSHA`, and `EVAL` (`resend`) for a node that answered NOSCRIPT (it caches the script from
-   * then on). A script's first call in the process goes as `EVAL`, and the script is loaded on
-   * every master in the background (`SCRIPT LOAD`, nobody waits for it): GLIDE's core logs each
-   * NOSCRIPT answer as a warning, which should then come only after a restart or a failover.
+   * then on). A script's first call in the process goes as `EVAL` and starts loading it on every
+   * master in the background (`SCRIPT LOAD`, nobody waits for it), and on a Cluster its calls go as
+   * `EVAL` until that load is answered: GLIDE's core logs each NOSCRIPT answer as a warning, which
+   * should then come only after a restart or a failover.
    */
   bareScript(name: ScriptName): BareScriptCall {
     const { numberOfKeys, lua } = COMMANDS[name];
@@ -192,15 +193,25 @@ export class GlideDriver implements RedisDriver {
     });
   }
 
-  /** Scripts whose background load was started (see `bareScript`). */
-  private readonly loading = new Set<string>();
+  /** Scripts whose background load was started, each with whether it has settled (see `bareScript`). */
+  private readonly loading = new Map<string, boolean>();
 
-  /** Whether `script` was called before; if not, starts loading it on every master. */
+  /**
+   * Whether `script` is loaded on the masters as far as the driver knows; if it was never called,
+   * starts loading it on every master. On a Cluster the calls go as EVAL until that load is
+   * answered: sent as EVALSHA meanwhile (a burst of locks at the start), the masters the load had
+   * not reached yet answered NOSCRIPT, each a round trip more and a warning line of GLIDE's core.
+   * One server gets the load on its one connection ahead of the calls after it, which find it
+   * loaded: EVALSHA there at once, or a burst of first calls would each carry the whole script.
+   */
   private loaded(script: LuaScript): boolean {
-    if (this.loading.has(script.sha)) return true;
-    this.loading.add(script.sha);
-    // A master that is down or frozen fails it (after GLIDE's request timeout): EVAL serves it then.
-    this.send(['SCRIPT', 'LOAD', script.lua], this.isCluster ? 'allPrimaries' : undefined).catch(() => undefined);
+    const settled = this.loading.get(script.sha);
+    if (settled !== undefined) return settled;
+    this.loading.set(script.sha, !this.isCluster);
+    const done = (): void => void this.loading.set(script.sha, true);
+    // A master that is down or frozen fails it (after GLIDE's request timeout): the others have it,
+    // and EVAL serves that one once it answers NOSCRIPT.
+    this.send(['SCRIPT', 'LOAD', script.lua], this.isCluster ? 'allPrimaries' : undefined).then(done, done);
     return false;
   }
 
