@@ -40,7 +40,8 @@ export interface Violation {
     | 'left-alive-after-close'
     | 'copy-deleted-while-held'
     | 'inspect-token'
-    | 'lease-outlasted';
+    | 'lease-outlasted'
+    | 'told-of-deletion';
   message: string;
   at: number | undefined;
   /**

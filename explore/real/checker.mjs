@@ -4,9 +4,11 @@
 // Events (one object each; `p` is the worker process, `sid` one acquisition of one chain):
 //   { ev: 'invoke', p, sid, key, kind, limit?, keys?, t }   kind: 'mutex' | 'semaphore' | 'read' | 'write' | 'job' | 'leader'
 //                                                     | 'transfer' (a multi-key lock of `keys`)
-//   { ev: 'enter', p, sid, token, tokens?, aborted, tick?, owner?, t }  the lock handed to user code (job:
-//                                                     a tick's run, under the owner lease `owner`;
-//                                                     transfer: `tokens`, each key's fencing token)
+//   { ev: 'enter', p, sid, token, tokens?, aborted, tick?, owner?, ownerToken?, t }  the lock handed to
+//                                                     user code (job: a tick's run, under the owner
+//                                                     lease `owner`; transfer: `tokens`, each key's
+//                                                     fencing token; `ownerToken`: the owner token its
+//                                                     own key holds, a single-key lock's)
 //   { ev: 'leadership-lost', p, sid, t }              onLeadershipLost was called, for the term `sid`
 //   { ev: 'closing', p, shutdownTimeout, t }          app.close() began (the module's shutdownTimeout)
 //   { ev: 'closed', p, t }                            app.close() resolved
@@ -49,6 +51,16 @@
 //   { ev: 'fault', kind, p?, node?, wall?, t, until } injected by the runner (`wall`, restart-empty:
 //                                                     the wall clock in ms, Date.now(), as it began;
 //                                                     silent-restart: as the frozen master was killed)
+//   { ev: 'fault', kind: 'delete-key', key, lock, of, token?, sent, t, until }  a key of the run deleted
+//                                                     from outside (an operator's DEL, an eviction):
+//                                                     its Redis name `key` (null: none to delete), the
+//                                                     lock it belongs to (`lock`, as sections name it),
+//                                                     its class (`of`: owner, guard, queue, fence), the
+//                                                     owner token a reader's or permit key names; gone
+//                                                     between `sent` and `t`
+//   { ev: 'fault', kind: 'drop-messages', p?, node?, t, until }  what Redis sent the subscriber
+//                                                     connections (of `p`, or everyone's) thrown away,
+//                                                     then those reset; commands flowed
 //   { ev: 'stuck', p, t }                             the worker did not finish when told to
 //   { ev: 'unhandled', p, error, t }                  a promise rejection nobody handled (Node's
 //                                                     default would have ended the process)
@@ -114,6 +126,10 @@ function liveCopies(events, since, at) {
   }
   return live;
 }
+/** The classes of keys (runner.mjs's `keyClass`) whose deletion takes a lock from its holder: its own key, a guard. */
+const HOLDING_CLASSES = new Set(['owner', 'guard']);
+/** The classes whose deletion changes what inspect() answers of a held lock: those, and the fencing counter. */
+const ANSWERING_CLASSES = new Set(['owner', 'guard', 'fence']);
 /** A tick's call made this much (ms) after its first call reached a frozen process late. */
 const LATE_TICK = 100;
 
@@ -183,7 +199,7 @@ export function check(history) {
           violate('history', `${event.ev} of ${event.sid} without its invoke`, event.t);
           break;
         }
-        if (event.ev === 'enter') Object.assign(section, { enter: event.t, token: event.token, tokens: event.tokens, abortedAtEnter: event.aborted === true, tick: event.tick, owner: event.owner });
+        if (event.ev === 'enter') Object.assign(section, { enter: event.t, token: event.token, tokens: event.tokens, abortedAtEnter: event.aborted === true, tick: event.tick, owner: event.owner, ownerToken: event.ownerToken });
         else if (event.ev === 'lost') {
           section.lost ??= event.t;
           section.lostReason ??= event.reason;
@@ -303,6 +319,18 @@ export function check(history) {
   const trustedEnd = (s) => Math.min(ended(s), s.lost ?? Infinity, s.abortedAtEnter ? s.enter : Infinity);
   const name = (s) => `${s.sid} (${s.kind}, token ${s.token})`;
 
+  // Keys deleted from outside (an operator's DEL, an eviction; runner.mjs's `--deletes`):
+  // docs/deployment.md, "Redis must not evict lock keys": the next caller is let in "while the
+  // holder still works (until its next renewal)". So a rival beside a holder whose lock's own key
+  // or guard was deleted is excused within a ttl of the deletion, as after a data loss but for that
+  // lock alone; and the holder must be told (`told-of-deletion`, below).
+  const deletions = faults.filter((f) => f.kind === 'delete-key' && typeof f.key === 'string');
+  /** A deletion of `lock`'s keys of a class in `classes`, sent by `to` and done after `from`. */
+  const deletedBetween = (lock, from, to, classes = HOLDING_CLASSES) =>
+    deletions.find((f) => f.lock === lock && classes.has(f.of) && (f.sent ?? f.t) <= to + SLACK && f.t >= from - SLACK);
+  /** A rival `b` entered beside a holder of `key` within a ttl of a deletion of that lock's own key or a guard. */
+  const deletionExcuses = (key, enter) => deletions.some((f) => f.lock === key && HOLDING_CLASSES.has(f.of) && (f.sent ?? f.t) <= enter + SLACK && enter <= f.t + ttl + SLACK);
+
   // Quorum mode: a restart excuses two holders only when it took a copy the earlier holder's
   // majority stood on. `a` believes it holds at `b`'s entry, so its last majority of
   // confirmations (a grant, renewal or put-back each, on its masters) leaves leases running past
@@ -367,6 +395,7 @@ export function check(history) {
         if (!conflicting(a, b)) continue;
         const unexcused = copyTakenUnexcused(a, b);
         if (!oneInstanceRuns && lossExcuses(...window) && unexcused === undefined) continue;
+        if (!oneInstanceRuns && deletionExcuses(key, b.enter)) continue;
         // Only the earlier holder is excused: code already running when a pause began. A holder
         // that enters late (its reply handled after a pause) must find its signal aborted.
         if (frozenAt(a, b.enter)) continue;
@@ -386,7 +415,7 @@ export function check(history) {
       const inside = permits.filter((s) => s.enter <= b.enter && b.enter < trustedEnd(s));
       if (inside.length <= b.limit) continue;
       const from = Math.min(...inside.map((s) => s.invoke));
-      if (lossExcuses(from, b.enter) || inside.some((s) => s !== b && frozenAt(s, b.enter))) continue;
+      if (lossExcuses(from, b.enter) || deletionExcuses(key, b.enter) || inside.some((s) => s !== b && frozenAt(s, b.enter))) continue;
       violations.push({
         invariant: 'semaphore-limit',
         message: `${inside.length} holders inside semaphore "${key}" (limit ${b.limit}) at ${fmt(b.enter)}: ${inside.map(name).join(', ')}`,
@@ -420,7 +449,7 @@ export function check(history) {
   // A refusal is Redis' word that the lock is gone or another's: never for a key that still
   // holds the holder's token (a slot half moved between two masters must not read as gone).
   for (const s of entered) {
-    if (s.lostReason === 'refused' && s.ownedAfterRefusal) {
+    if (s.lostReason === 'refused' && s.ownedAfterRefusal && !deletedBetween(s.key, s.enter, s.lost)) {
       violate('false-loss', `${name(s)} on "${s.key}" was told its renewal was refused at ${fmt(s.lost)}, but its key still held its token`, s.lost);
     }
   }
@@ -435,11 +464,11 @@ export function check(history) {
   // and every other under a lease taken after it began; on a Cluster, a loss of the master that
   // holds the lease.
   const ownerNode = history.placement?.owner;
+  // A deletion of the owner lease from outside (`<key>:owner`) is such a loss too, of that lease alone.
   const ownerLeaseLost = (runs) =>
     faults.some(
       (f) =>
-        isLoss(f) &&
-        (f.node === undefined || ownerNode === undefined || f.node === ownerNode) &&
+        ((isLoss(f) && (f.node === undefined || ownerNode === undefined || f.node === ownerNode)) || (f.kind === 'delete-key' && f.lock === `${runs[0].key}:owner`)) &&
         runs.some((stale) => {
           const lease = leaseOf(stale);
           if (lease === undefined || lease.t > f.t || stale.enter < f.t || stale.enter > (f.until ?? f.t) + ttl + SLACK) return false;
@@ -526,12 +555,61 @@ export function check(history) {
     }
   }
 
-  checkToldAfterRelease(sections, { faults, freezes, dataLoss, closing, violate });
-  checkInspections(sections, { dataLoss, violate, quorum: quorumTarget });
-  checkLeaders(entered, { heard, closed, kills, freezes, frozenAt, lossExcuses, name, violate });
+  checkToldOfDeletion(entered, deletions, { kills, freezes, faults, trustedEnd, ttl, single: history.schedule?.target === 'single', name, violate });
+  checkToldAfterRelease(sections, { faults, freezes, dataLoss, closing, deletedBetween, violate });
+  checkInspections(sections, { dataLoss, deletedBetween, violate, quorum: quorumTarget });
+  checkLeaders(entered, { heard, closed, kills, freezes, frozenAt, lossExcuses, deletionExcuses, name, violate });
   checkCloses({ closing, closed, freezes, faults, sections, violations });
   checkStore(store, { closing, kills, faults, ttl, graceMs: history.graceMs ?? 1_000, violate });
   return violations;
+}
+
+/** What `told-of-deletion` allows past the holder's lease: the deadline timer's turn on a loaded machine. */
+const TOLD_SLACK = 50;
+/** On one server, what it allows past the holder's next renewal (a third of a ttl away at most): its round trip on a loaded machine. */
+const RENEW_SLACK = 150;
+
+/**
+ * `told-of-deletion`: a holder whose lock was taken from it in Redis by a key deleted from
+ * outside (its lock's own key, `P{K}`: a mutex's, a writer's, the readers' `~r`, a leader's, a
+ * job's run lock, an account of a transfer; a guard: the readers hash for every reader, a reader's
+ * own key for that reader, a semaphore's holders hash for every holder, a permit key for its
+ * holder) is told of the loss by the end of its lease: its renewals after the deletion are refused
+ * (one server: at once; a Cluster: "not known", lost at its deadline), and the last one accepted
+ * was sent before it, so its deadline is at most a ttl after it (docs/deployment.md: the next
+ * caller is let in "until its next renewal"). On one server, by its next renewal (a third of a
+ * ttl away at most) when no fault held its commands up meanwhile. Judged for the holders inside when the DEL was sent
+ * (its code running, not told yet), whose lock that key was part of; not a killed worker's, and
+ * across a freeze (SIGSTOP, a stalled event loop) the bound moves to the thaw. A reader whose `~r`
+ * was written again by a new reader, beside the readers hash that still named it, renewed on and
+ * was never told (59b7494; its revert is the seeded bug `reader-hash-kept-for-new-readers`).
+ */
+function checkToldOfDeletion(entered, deletions, { kills, freezes, faults, trustedEnd, ttl, single, name, violate }) {
+  for (const f of deletions) {
+    const suffix = f.key.slice(f.key.lastIndexOf('}') + 1);
+    const affected = (s) => {
+      if (f.of === 'owner') return s.kind !== 'semaphore';
+      if (suffix === ':readers') return s.kind === 'read';
+      if (suffix === ':holders') return s.kind === 'semaphore';
+      if (f.token !== undefined && (suffix.startsWith(':reader:') || suffix.startsWith(':permit:'))) return s.ownerToken === f.token;
+      return false;
+    };
+    if (!HOLDING_CLASSES.has(f.of)) continue;
+    for (const s of entered) {
+      if (s.key !== f.lock || s.abortedAtEnter || s.enter > (f.sent ?? f.t) || trustedEnd(s) <= f.t || !affected(s)) continue;
+      // One server refuses the next renewal, a third of a ttl away at most, unless a fault held
+      // the holder's commands up or lost them meanwhile (then its lease's end bounds it).
+      const soon = f.t + ttl / 3 + RENEW_SLACK;
+      const heldUp = faults.some((g) => COMMAND_FAULTS.has(g.kind) && (g.p === undefined || g.p === s.p) && g.t <= soon && (g.until ?? g.t) >= f.t - ttl);
+      const due = single && !heldUp ? soon : f.t + ttl + TOLD_SLACK;
+      // A freeze meanwhile holds its timers back: it is told once it thaws.
+      const frozen = freezes(s.p).filter((g) => g.t - SLACK <= due && g.until >= f.t - SLACK);
+      const thawed = frozen.length === 0 ? due : thawedAt(freezes(s.p), Math.max(...frozen.map((g) => g.until))) + RESUME_BOUND;
+      const bound = Math.max(due, thawed);
+      if ((kills.get(s.p) ?? Infinity) <= bound || trustedEnd(s) <= bound) continue;
+      violate('told-of-deletion', `${name(s)} on "${s.key}" was inside when ${f.key} was deleted from outside at ${fmt(f.t)}, and was still not told of a loss at ${fmt(bound)} (${due === soon ? 'its next renewal, on one server, refused' : 'its lease run out'} by then)`, bound);
+    }
+  }
 }
 
 /** Faults that may hold up a release, or lose it before it reaches Redis, until after its lease ran out there. */
@@ -548,13 +626,15 @@ const HOLD_UP_FAULTS = new Set(['cut', 'delay', 'drop-requests', 'redis-pause', 
  * Redis paused, a slot migration), on its links or everyone's, between the exit and the loss,
  * a data loss, or the holder's own close (`shutdown`).
  */
-function checkToldAfterRelease(sections, { faults, freezes, dataLoss, closing, violate }) {
+function checkToldAfterRelease(sections, { faults, freezes, dataLoss, closing, deletedBetween, violate }) {
   for (const s of sections.values()) {
     if (s.exit === undefined || s.told === undefined) continue;
     const told = s.told.find((event) => event.t > s.exit);
     if (told === undefined) continue;
     if (told.reason === 'shutdown' || (closing.get(s.p)?.t ?? Infinity) <= told.t) continue;
     if (dataLoss(s.enter ?? s.invoke, told.t)) continue;
+    // Its lock's own key or a guard deleted from outside before the release reached Redis: a loss Redis dealt.
+    if ((s.keys ?? [s.key]).some((key) => deletedBetween(key, s.enter ?? s.invoke, told.t))) continue;
     if (freezes(s.p).some((f) => f.t - SLACK <= told.t && (f.until ?? f.t) + SLACK >= (s.enter ?? s.invoke))) continue;
     if (faults.some((f) => HOLD_UP_FAULTS.has(f.kind) && (f.p === undefined || f.p === s.p) && f.t - SLACK <= told.t && (f.until ?? f.t) + SLACK >= s.exit)) continue;
     violate('told-after-release', `${s.sid} (${s.kind}, token ${s.token}) on "${s.key}" was told of a loss (${told.how}${told.reason ? `, ${told.reason}` : ''}) at ${fmt(told.t)}, ${fmt(told.t - s.exit)} after its code ended and its release was sent`, told.t);
@@ -582,7 +662,7 @@ function checkToldAfterRelease(sections, { faults, freezes, dataLoss, closing, v
  * PEXPIRE gone) shows here on every entry that took it, where an exclusion needs a rival to
  * take the lock in the gap and enter before the holder's next renewal is refused.
  */
-function checkInspections(sections, { dataLoss, violate, quorum }) {
+function checkInspections(sections, { dataLoss, deletedBetween, violate, quorum }) {
   const outlasted = (s, seen, redisLeft, how) => {
     const counted = seen.t + seen.leaseLeft;
     const redisEnd = seen.done + redisLeft;
@@ -596,6 +676,8 @@ function checkInspections(sections, { dataLoss, violate, quorum }) {
     for (const seen of s.inspects ?? []) {
       if (!seen.held || seen.seenHeld !== true || s.token === undefined) continue;
       if (dataLoss(s.enter ?? s.invoke, seen.done)) continue;
+      // A key of the lock deleted from outside meanwhile (its own key, a guard, its fencing counter).
+      if (deletedBetween(s.key, s.enter ?? s.invoke, seen.done, ANSWERING_CLASSES)) continue;
       if (seen.seenToken !== s.token) {
         violate('inspect-token', `inspect() of "${s.key}" at ${fmt(seen.t)} said it was held with fencing token ${seen.seenToken}, while ${s.sid} held it with token ${s.token}`, seen.t);
         continue;
@@ -626,7 +708,7 @@ function thawedAt(freezes, at) {
  * worker was frozen when that term began (it must hear it then within RESUME_BOUND of thawing)
  * or Redis lost the lease (a data loss: it hears at its next renewal, checked by the first rule).
  */
-function checkLeaders(entered, { heard, closed, kills, freezes, frozenAt, lossExcuses, name, violate }) {
+function checkLeaders(entered, { heard, closed, kills, freezes, frozenAt, lossExcuses, deletionExcuses, name, violate }) {
   const terms = entered.filter((s) => s.kind === 'leader');
   for (const a of terms) {
     const at = heard.get(a.sid);
@@ -638,6 +720,8 @@ function checkLeaders(entered, { heard, closed, kills, freezes, frozenAt, lossEx
       if (b === a || b.enter <= a.enter || (at !== undefined && at <= b.enter)) continue;
       if (kills.has(a.p) && kills.get(a.p) <= b.enter) continue;
       if (b.p !== a.p && lossExcuses(Math.min(a.invoke, b.invoke), b.enter)) continue;
+      // Its lease deleted from outside: it hears at its next renewal, which the first rule and told-of-deletion check.
+      if (b.p !== a.p && deletionExcuses(a.key, b.enter)) continue;
       if (b.p !== a.p && frozenAt(a, b.enter)) {
         const thawed = thawedAt(freezes(a.p), b.enter);
         if (at === undefined || at <= thawed + RESUME_BOUND) continue;

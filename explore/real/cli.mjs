@@ -1,4 +1,4 @@
-// npm run explore:real -- [--schedules N] [--seed X] [--target single|cluster|quorum] [--workload W] [--driver ioredis|node-redis] [--placement L,O] [--migrate] [--silence] [--latency] [--verbose] [--trace]
+// npm run explore:real -- [--schedules N] [--seed X] [--target single|cluster|quorum] [--workload W] [--driver ioredis|node-redis] [--placement L,O] [--migrate] [--silence] [--latency] [--deletes] [--drop-messages] [--verbose] [--trace]
 // Runs N seeded fault schedules (seeds X, X+1, ...; X random unless given) against a real
 // redis-server and a 3-master Redis Cluster with real worker processes, checks every history,
 // and prints a summary. `--seed X` alone replays that one schedule (`--trace` prints its whole
@@ -14,7 +14,11 @@
 // silence threshold on top (resumed, or killed and restarted empty), from a generator of their
 // own (see `silenceSchedule` in runner.mjs); the summary says how often a master went silent.
 // `--latency` (with --target quorum): the same schedules on masters 10 to 30 ms away each way, one
-// of them restarting empty on top (see `latencySchedule` in runner.mjs). Exits 1 on any violation; `--json` ends with one line of
+// of them restarting empty on top (see `latencySchedule` in runner.mjs). `--deletes` (one server or
+// a Cluster): the seed's schedule with one of the run's lock keys deleted from outside on top (an
+// operator's DEL, an eviction; see `DELETED_CLASSES` in runner.mjs). `--drop-messages` (one server or a
+// Cluster): the seed's schedule with the release messages of one worker, or of all, lost for a while
+// on top, while their commands flow (see `muteMessages` in fault-proxy.mjs). Exits 1 on any violation; `--json` ends with one line of
 // JSON ({ schedules, violations: [{ seed, invariants }], seconds }) for explore:bugs;
 // `--stop-at-first` ends at the first schedule with a violation.
 import { parseArgs } from 'node:util';
@@ -32,6 +36,8 @@ const { values } = parseArgs({
     migrate: { type: 'boolean', default: false },
     silence: { type: 'boolean', default: false },
     latency: { type: 'boolean', default: false },
+    deletes: { type: 'boolean', default: false },
+    'drop-messages': { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
     'stop-at-first': { type: 'boolean', default: false },
     verbose: { type: 'boolean', default: false },
@@ -49,6 +55,7 @@ if (!Number.isInteger(first) || first < 0) fail(`--seed must be a non-negative i
 if (values.silence && values.target !== 'quorum') fail('--silence freezes quorum masters past the silence threshold: it needs --target quorum');
 if (values.latency && values.target !== 'quorum') fail('--latency puts quorum masters far away: it needs --target quorum');
 if (values.latency && values.silence) fail('--latency and --silence are schedules of their own: give one');
+if ((values.deletes || values['drop-messages']) && (values.target === 'quorum' || values.migrate || values.silence || values.latency)) fail('--deletes and --drop-messages run on one server or a Cluster (not --target quorum, --migrate, --silence or --latency)');
 if (values.migrate && values.target === 'single') fail('--migrate moves a Cluster slot: it needs --target cluster (or none)');
 if (values.target !== undefined && !['single', 'cluster', 'quorum'].includes(values.target)) fail(`--target must be single, cluster or quorum, got ${JSON.stringify(values.target)}`);
 if (values.target === 'quorum' && values.workload !== undefined && !['mutex', 'job', 'leader', 'transfer'].includes(values.workload)) fail(`--target quorum runs mutex, job, leader or transfer (quorum mode has no semaphores, read-write locks or barging), got ${JSON.stringify(values.workload)}`);
@@ -63,7 +70,7 @@ if (values.placement !== undefined) {
   if (values.migrate || values.target === 'single') fail('--placement places keys on Cluster masters: not with --migrate or --target single');
   placement = { lock: nodes[0], owner: nodes[1] };
 }
-const schedules = Array.from({ length: count }, (_, i) => makeSchedule(first + i, { target: values.target, workload: values.workload, migrate: values.migrate, driver: values.driver, silence: values.silence, latency: values.latency }))
+const schedules = Array.from({ length: count }, (_, i) => makeSchedule(first + i, { target: values.target, workload: values.workload, migrate: values.migrate, driver: values.driver, silence: values.silence, latency: values.latency, deletes: values.deletes, mute: values['drop-messages'] }))
   .map((schedule) => (placement && schedule.target === 'cluster' ? { ...schedule, placement } : schedule));
 const environment = await startEnvironment({ cluster: schedules.some((s) => s.target === 'cluster'), quorum: schedules.some((s) => s.target === 'quorum') });
 const started = performance.now();
@@ -74,9 +81,10 @@ const broken = [];
 let calls = 0;
 let ran = 0;
 const silence = { schedules: 0, silenced: 0, comebacks: 0, resent: 0 };
+const outside = { deleted: {}, mutedChunks: 0, mutedSchedules: 0 };
 // A schedule drawn with --target or --workload given is another schedule of the same seed: its replay names them.
 const replay = (schedule) =>
-  `npm run explore:real -- --seed ${schedule.seed}${schedule.migrate ? ' --migrate' : ''}${schedule.silence ? ' --silence' : ''}${schedule.latency !== undefined ? ' --latency' : ''}${values.target !== undefined && !schedule.migrate ? ` --target ${values.target}` : ''}${values.workload !== undefined || schedule.workload === 'greedy' ? ` --workload ${schedule.workload}` : ''}${schedule.driver === 'node-redis' ? ' --driver node-redis' : ''}${placement && schedule.placement ? ` --placement ${placement.lock},${placement.owner}` : ''}`;
+  `npm run explore:real -- --seed ${schedule.seed}${schedule.migrate ? ' --migrate' : ''}${schedule.silence ? ' --silence' : ''}${schedule.latency !== undefined ? ' --latency' : ''}${schedule.deletes ? ' --deletes' : ''}${schedule.mute ? ' --drop-messages' : ''}${values.target !== undefined && !schedule.migrate ? ` --target ${values.target}` : ''}${values.workload !== undefined || schedule.workload === 'greedy' ? ` --workload ${schedule.workload}` : ''}${schedule.driver === 'node-redis' ? ' --driver node-redis' : ''}${placement && schedule.placement ? ` --placement ${placement.lock},${placement.owner}` : ''}`;
 try {
   for (const schedule of schedules) {
     const result = await runSchedule(environment, schedule);
@@ -86,6 +94,9 @@ try {
     if (result.figures.silenced > 0) silence.schedules++;
     for (const figure of ['silenced', 'comebacks', 'resent']) silence[figure] += result.figures[figure];
     for (const [kind, n] of Object.entries(result.figures.faults)) faults[kind] += n;
+    for (const of of result.figures.deleted) outside.deleted[of] = (outside.deleted[of] ?? 0) + 1;
+    outside.mutedChunks += result.figures.mutedChunks;
+    if (result.figures.mutedChunks > 0) outside.mutedSchedules++;
     ran++;
     if (result.violations.length > 0) broken.push(result);
     if (values.verbose || result.violations.length > 0) process.stdout.write(`${formatResult(result)}\n`);
@@ -101,6 +112,8 @@ process.stdout.write(
     `schedules: ${ran} (seeds ${first}..${first + ran - 1}; ${byTarget.single} single node, ${byTarget.cluster} Cluster${byTarget.quorum > 0 ? `, ${byTarget.quorum} quorum` : ''}) in ${seconds.toFixed(1)} s`,
     `workloads: ${Object.entries(byWorkload).map(([w, n]) => `${w} ${n}`).join(', ')}; ${calls} lock calls`,
     `faults: ${Object.entries(faults).filter(([, n]) => n > 0).map(([kind, n]) => `${kind} ${n}`).join(', ')}`,
+    ...(values.deletes ? [`keys deleted from outside: ${Object.entries(outside.deleted).map(([of, n]) => `${of} ${n}`).join(', ')}`] : []),
+    ...(values['drop-messages'] ? [`release messages lost: ${outside.mutedChunks} chunk(s) thrown away in ${outside.mutedSchedules} schedule(s)`] : []),
     ...(values.silence || silence.silenced > 0 ? [`quorum silence: masters silenced in ${silence.schedules} schedule(s), ${silence.silenced} times (as each worker saw it), ${silence.comebacks} answered again after it, ${silence.resent} missed release(s) resent`] : []),
     `violations: ${broken.reduce((n, r) => n + r.violations.length, 0)} in ${broken.length} schedule(s)${broken.length ? `; replay: ${broken.map((r) => replay(r.schedule)).join(' | ')}` : ''}`,
   ].join('\n') + '\n',

@@ -10,6 +10,9 @@
 import { once } from 'node:events';
 import { createConnection, createServer } from 'node:net';
 
+/** A command that makes a connection a subscriber's, as a RESP bulk string (any case). */
+const SUBSCRIBES = /\r\n[sp]?subscribe\r\n/i;
+
 export class FaultProxy {
   /** @param {{ host: string, port: number }} target */
   constructor(target) {
@@ -21,6 +24,9 @@ export class FaultProxy {
     this.latencyMs = 0;
     /** @type {'none' | 'requests' | 'replies'} */
     this.dropping = 'none';
+    /** `muteMessages()`: what the subscriber connections are sent is thrown away (`mutedChunks` counts the chunks). */
+    this.muted = false;
+    this.mutedChunks = 0;
     this.port = 0;
     this.server = createServer((client) => this.accept(client));
   }
@@ -46,8 +52,26 @@ export class FaultProxy {
     }
   }
 
+  /**
+   * Release messages lost while commands flow (a pub/sub client over its output-buffer limit, a
+   * load balancer's idle timeout on a connection that only listens): what Redis sends a
+   * subscriber connection (one that sent SUBSCRIBE, SSUBSCRIBE or PSUBSCRIBE) is thrown away, until
+   * `unmuteMessages()` resets those connections. Other connections go on as before.
+   */
+  muteMessages() {
+    this.muted = true;
+  }
+
+  /** Ends `muteMessages()`: the subscriber connections that lost bytes are reset (the client subscribes again). */
+  unmuteMessages() {
+    if (!this.muted) return;
+    this.muted = false;
+    for (const pair of [...this.pairs]) if (pair.subscriber && pair.muted) pair.close();
+  }
+
   /** Lets traffic flow again (what queued during a cut included) and ends delays and losses. */
   heal() {
+    this.unmuteMessages();
     this.cutOff = false;
     this.delayMs = this.latencyMs;
     const dropped = this.dropping !== 'none';
@@ -104,6 +128,13 @@ export class FaultProxy {
     this.pairs.add(pair);
     const forward = (direction, to) => (chunk) => {
       if (this.dropping === direction) return;
+      // A connection that subscribes carries release messages (the client's subscriber).
+      if (direction === 'requests' && !pair.subscriber && SUBSCRIBES.test(chunk.toString('latin1'))) pair.subscriber = true;
+      if (direction === 'replies' && pair.subscriber && this.muted) {
+        pair.muted = true;
+        this.mutedChunks++;
+        return;
+      }
       const queue = queues[direction];
       if (this.delayMs === 0 && queue.length === 0) {
         to.write(chunk);

@@ -2,7 +2,7 @@ import type { History, Violation } from './checker.mjs';
 
 export type Workload = 'mutex' | 'semaphore' | 'rwlock' | 'job' | 'leader' | 'transfer' | 'greedy';
 export type Finish = 'drain' | 'abrupt';
-export type FaultKind = 'pause' | 'kill' | 'cut' | 'delay' | 'drop-replies' | 'drop-requests' | 'reset' | 'redis-pause' | 'restart-empty' | 'migrate' | 'long-pause' | 'silent-restart';
+export type FaultKind = 'pause' | 'kill' | 'cut' | 'delay' | 'drop-replies' | 'drop-requests' | 'reset' | 'redis-pause' | 'restart-empty' | 'migrate' | 'long-pause' | 'silent-restart' | 'delete-key' | 'drop-messages';
 
 export const WORKLOADS: Workload[];
 export const FAULT_KINDS: FaultKind[];
@@ -28,6 +28,9 @@ export interface Fault {
   order?: number;
   /** migrate: the pause after each key moved, drawn from [lo, hi] ms. */
   gap?: [number, number];
+  /** delete-key: the class of key deleted (`owner`, `guard`, `queue`, `fence`), and which of those Redis holds then. */
+  of?: 'owner' | 'guard' | 'queue' | 'fence';
+  pick?: number;
 }
 
 export interface Schedule {
@@ -59,6 +62,10 @@ export interface Schedule {
   latency?: number;
   /** How long the run goes on after its last fault (silence schedules). */
   settleMs?: number;
+  /** A lock key deleted from outside on top of the seed's faults (`--deletes`). */
+  deletes?: boolean;
+  /** Release messages lost for a while on top of the seed's faults (`--drop-messages`). */
+  mute?: boolean;
 }
 
 export interface RunResult {
@@ -78,6 +85,10 @@ export interface RunResult {
     silenced: number;
     comebacks: number;
     resent: number;
+    /** The class of each key deleted from outside (`none`: there was nothing to delete). */
+    deleted: string[];
+    /** The chunks of release messages the subscribers did not hear (`--drop-messages`). */
+    mutedChunks: number;
   };
 }
 
@@ -86,8 +97,12 @@ export interface Environment {
 }
 
 export function generator(seed: number): { next(): number; int(lo: number, hi: number): number; pick<T>(list: T[]): T };
-export function makeSchedule(seed: number, options?: { target?: 'single' | 'cluster' | 'quorum'; workload?: Workload; migrate?: boolean; driver?: 'ioredis' | 'node-redis'; silence?: boolean; latency?: boolean }): Schedule;
+export function makeSchedule(seed: number, options?: { target?: 'single' | 'cluster' | 'quorum'; workload?: Workload; migrate?: boolean; driver?: 'ioredis' | 'node-redis'; silence?: boolean; latency?: boolean; deletes?: boolean; mute?: boolean }): Schedule;
 export function describeFault(fault: Fault): string;
+/** The class of a run's Redis key: its lock's own key, a guard, a queue key or the fencing counter. */
+export function keyClass(name: string): 'owner' | 'guard' | 'queue' | 'fence';
+/** The lock (as the workers name it) a Redis key belongs to: what its hash tag holds. */
+export function lockOfKey(name: string): string | undefined;
 export function describePlacement(schedule: Schedule): string;
 export function startEnvironment(options?: { cluster?: boolean; quorum?: boolean }): Promise<Environment>;
 export function runSchedule(environment: Environment, schedule: Schedule): Promise<RunResult>;

@@ -30,13 +30,37 @@ export const FINISHES = ['drain', 'abrupt'];
 const WAITER_LEASE_MS = 1_000;
 /** How long a worker's links stay cut from the moment it is told to close (`closeCut`): beyond twice its shutdownTimeout (1 s; a worker with a job or a leadership closes in two phases) and the checker's slack. */
 const CLOSE_CUT_MS = 2_600;
-export const FAULT_KINDS = ['pause', 'kill', 'cut', 'delay', 'drop-replies', 'drop-requests', 'reset', 'redis-pause', 'restart-empty', 'migrate', 'long-pause', 'silent-restart'];
+export const FAULT_KINDS = ['pause', 'kill', 'cut', 'delay', 'drop-replies', 'drop-requests', 'reset', 'redis-pause', 'restart-empty', 'migrate', 'long-pause', 'silent-restart', 'delete-key', 'drop-messages'];
 /**
  * How often each fault is drawn: a pause (a process frozen past its lease) is what most often
  * breaks a lock. A slot migration is never drawn: it runs in schedules of its own (`migrate`),
  * so that the seeds of the other schedules keep their faults.
  */
-const FAULT_WEIGHTS = { pause: 3, kill: 1, cut: 2, delay: 1, 'drop-replies': 1, 'drop-requests': 1, reset: 1, 'redis-pause': 1, 'restart-empty': 1, migrate: 0, 'long-pause': 0, 'silent-restart': 0 };
+const FAULT_WEIGHTS = { pause: 3, kill: 1, cut: 2, delay: 1, 'drop-replies': 1, 'drop-requests': 1, reset: 1, 'redis-pause': 1, 'restart-empty': 1, migrate: 0, 'long-pause': 0, 'silent-restart': 0, 'delete-key': 0, 'drop-messages': 0 };
+/**
+ * A lock key deleted from outside (`deletes`, `--deletes`; never drawn, so that the seeds keep
+ * their schedules): an operator's `DEL`, or an eviction under `maxmemory` with a policy other than
+ * `noeviction` (docs/deployment.md). The runner deletes one of the run's keys on a connection of its
+ * own, no fault proxy between, at a moment drawn from a generator of its own (`seed ^ 0xde1e`), of
+ * a class drawn there too: the lock's own key (`P{K}`: a mutex's, a writer's or the readers' `~r`,
+ * a job's run lock or owner lease, an account of a transfer), a guard (a readers hash, a reader's
+ * key, a semaphore's holders hash, a permit key or its due set), a queue key, or the fencing
+ * counter. Which key of the class is picked among those Redis holds at that moment (none there:
+ * any key of the run; none at all: nothing is deleted).
+ */
+export const DELETED_CLASSES = ['owner', 'owner', 'owner', 'guard', 'guard', 'queue', 'fence'];
+/**
+ * Release messages lost while commands still flow (`mute`, `--drop-messages`; never drawn): the
+ * subscriber connections of one worker (or of every worker) hear nothing for a while (a pub/sub
+ * client over its output-buffer limit, a load balancer's idle timeout on a connection that only
+ * listens), then are reset, while the command connections go on. Drawn from a generator of its
+ * own (`seed ^ 0x5b5c`). Waiters must still get the lock, by their poll.
+ */
+const MUTE_MS = [300, 1_500];
+/** How long a key deletion waits for a worker to hold the lock for long (a section of one to two ttls), before it deletes anyway. */
+const DELETE_AIM_MS = 400;
+/** The faults above: the liveness rule judges what follows them as after no fault (`quietAt`). */
+const OUTSIDE_FAULTS = new Set(['delete-key', 'drop-messages']);
 /**
  * Quorum silence (`silence`, `--silence`; never drawn, so that the seeds keep their schedules): a
  * master frozen past the 1 s after which quorum mode asks it nothing (SILENT_AFTER_MS,
@@ -76,10 +100,12 @@ export function generator(seed) {
  * all three) is never drawn: its schedules are asked for, and run a mutex, a job or a leader.
  * `migrate`: a Cluster schedule whose one fault moves the slot of the key in use (see `migrationSchedule`).
  */
-export function makeSchedule(seed, { target, workload, migrate = false, driver, silence = false, latency = false } = {}) {
+export function makeSchedule(seed, { target, workload, migrate = false, driver, silence = false, latency = false, deletes = false, mute = false } = {}) {
   if (migrate) return migrationSchedule(seed, workload);
   if (silence) return silenceSchedule(seed, { target, workload });
   if (latency) return latencySchedule(seed, { target, workload });
+  // Faults drawn by nobody (a seed keeps its schedule), asked for: on top of the seed's own.
+  if (deletes || mute) return withOutsideFaults(makeSchedule(seed, { target, workload, driver }), { deletes, mute });
   // The client the workers hand the module: drawn by nobody (a seed keeps its schedule), asked for.
   if (driver === 'node-redis') return { ...makeSchedule(seed, { target, workload }), driver };
   const rng = generator(seed);
@@ -142,6 +168,90 @@ export function makeSchedule(seed, { target, workload, migrate = false, driver, 
   schedule.finish = extra.pick(FINISHES);
   if (schedule.finish === 'abrupt' && extra.next() < 1 / 3) schedule.closeCut = extra.int(0, schedule.workers - 1);
   return schedule;
+}
+
+/**
+ * `schedule` (the seed's own draw) with a lock key deleted from outside (`deletes`) and/or the
+ * release messages of one worker or all lost for a while (`mute`) on top, each drawn from a
+ * generator of its own, so that the seed's other faults stay what they were. Not in quorum mode
+ * (no release messages there, and a key deleted on one master is put back by the next renewal).
+ */
+function withOutsideFaults(schedule, { deletes, mute }) {
+  if (schedule.target === 'quorum') throw new Error('--deletes and --drop-messages run on one server or a Cluster, not in quorum mode');
+  const faults = [...schedule.faults];
+  if (deletes) {
+    const rng = generator(schedule.seed ^ 0xde1e);
+    faults.push({ kind: 'delete-key', at: rng.int(100, 900), of: rng.pick(DELETED_CLASSES), pick: rng.int(0, 2 ** 30) });
+  }
+  if (mute) {
+    const rng = generator(schedule.seed ^ 0x5b5c);
+    const fault = { kind: 'drop-messages', at: rng.int(100, 900), ms: rng.int(MUTE_MS[0], MUTE_MS[1]) };
+    if (rng.next() < 0.75) fault.worker = rng.int(0, schedule.workers - 1);
+    if (schedule.target === 'cluster') fault.node = schedule.placement?.lock ?? rng.int(0, 2);
+    faults.push(fault);
+  }
+  return { ...schedule, faults: faults.sort((a, b) => a.at - b.at), ...(deletes && { deletes: true }), ...(mute && { mute: true }) };
+}
+
+/**
+ * The class of a key of the run (`DELETED_CLASSES`) from its Redis name: `owner` (ends with the
+ * hash tag: `P{K}`, `P{K:owner}`, `P{K:acct-a}`), `fence`, `queue` (`:queue`, `:waiters`, `:sq`,
+ * `:sw`, a barging waiters' `:wanted`), else `guard` (`:readers`, `:reader:<token>`, `:holders`,
+ * `:permit:<token>`, `:due`).
+ */
+export function keyClass(name) {
+  if (name.endsWith('}')) return 'owner';
+  if (name.endsWith(':fence')) return 'fence';
+  if (/:(?:queue|waiters|sq|sw|wanted)$/.test(name)) return 'queue';
+  return 'guard';
+}
+
+/**
+ * The lock (as the workers name it: the schedule's key, `<key>:owner`, `<key>:acct-a`) whose
+ * keys include the Redis key `name` (`lock:{<lock>}...`).
+ */
+export function lockOfKey(name) {
+  return /\{(.*)\}/.exec(name)?.[1];
+}
+
+/**
+ * Deletes one key of the run's lock `key` on the servers `nodes` (every master of a Cluster: the
+ * key is deleted where it lives), on connections of the runner's own: of the class `fault.of` if
+ * Redis holds one now (else any of the run's keys), picked by `fault.pick` among them in name
+ * order. Returns what the checker needs: the Redis key deleted (`key`), its lock (`lock`), its
+ * class (`of`), the owner token a reader's or permit key names (`token`), and when the DEL was
+ * sent (`sent`, CLOCK_MONOTONIC ms); nothing deleted: `{ key: null }`.
+ */
+async function deleteKey(nodes, key, fault) {
+  const found = [];
+  for (const { host = '127.0.0.1', port } of nodes) {
+    const redis = new Redis(port, host, { maxRetriesPerRequest: 1 });
+    try {
+      let cursor = '0';
+      do {
+        const [next, keys] = await redis.scan(cursor, 'MATCH', `*${key}*`, 'COUNT', 1000);
+        cursor = next;
+        for (const name of keys) found.push({ name, host, port });
+      }
+      while (cursor !== '0');
+    } finally {
+      redis.disconnect();
+    }
+  }
+  found.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const ofClass = found.filter((k) => keyClass(k.name) === fault.of);
+  const choice = (ofClass.length > 0 ? ofClass : found)[fault.pick % Math.max(1, (ofClass.length > 0 ? ofClass : found).length)];
+  if (choice === undefined) return { key: null };
+  const redis = new Redis(choice.port, choice.host, { maxRetriesPerRequest: 1 });
+  try {
+    // The key is gone at some moment between `sent` and the event's `t` (taken once DEL answered).
+    const sent = mono();
+    const deleted = await redis.del(choice.name);
+    const token = /:(?:reader|permit):([^:]+)$/.exec(choice.name)?.[1];
+    return { key: choice.name, lock: lockOfKey(choice.name), of: keyClass(choice.name), deleted, sent, ...(token !== undefined && { token }) };
+  } finally {
+    redis.disconnect();
+  }
 }
 
 /**
@@ -214,6 +324,7 @@ export function describeFault(fault) {
   const where = `${fault.worker !== undefined ? ` ${fault.holder ? 'holder, else worker' : 'worker'} ${fault.worker}` : ''}${fault.node !== undefined ? ` node ${fault.node}` : ''}`;
   const howLong = fault.ms !== undefined ? ` ${fault.ms} ms${fault.down !== undefined ? `, down ${fault.down} ms` : ''}` : '';
   const delay = fault.delay !== undefined ? ` (+${fault.delay} ms each way)` : '';
+  if (fault.kind === 'delete-key') return `delete-key (${fault.of === 'owner' ? "the lock's own key" : `a ${fault.of} key`}) at ${fault.at} ms`;
   return `${fault.kind}${where}${howLong}${delay} at ${fault.at} ms`;
 }
 
@@ -321,13 +432,15 @@ export class Worker {
     this.child.stderr.on('data', (chunk) => (this.stderr = (this.stderr + chunk).slice(-4_000)));
     this.messages = [];
     this.waiters = [];
-    /** How many of its chains are inside a lock now. */
+    /** How many of its chains are inside a lock now, and how many of those for one to two ttls (a long section). */
     this.holding = 0;
+    this.holdingLong = 0;
     /** Set by `runSchedule` while a schedule runs: reads Redis' own lease of a holder's keys (`observe` messages). */
     this.onObserve = undefined;
     this.child.on('message', (message) => {
       if ('holding' in message) {
         this.holding += message.holding;
+        if (message.long) this.holdingLong += message.holding;
         return;
       }
       if ('observe' in message) {
@@ -540,6 +653,21 @@ export async function runSchedule(environment, schedule) {
         await environment.register.rpush('register:log', JSON.stringify(['restart', event.wall]));
       } else if (fault.kind === 'migrate') {
         Object.assign(event, await migrateSlot(target.deployment, `lock:{${key}}`, fault));
+      } else if (fault.kind === 'delete-key') {
+        // An operator's DEL, an eviction: on the runner's own connections, where the key lives; of
+        // a key in use, if it can: once a worker holds the lock for long (up to DELETE_AIM_MS later).
+        for (const until = mono() + DELETE_AIM_MS; mono() < until && !workers.some((w) => w.holdingLong > 0 && !killed.has(w)); ) await sleep(5);
+        Object.assign(event, await deleteKey(schedule.target === 'cluster' ? target.deployment.nodes : [target.server], key, fault));
+        event.t = mono();
+      } else if (fault.kind === 'drop-messages') {
+        // The release messages of one worker (or all) lost: its subscriber connections hear
+        // nothing, then are reset; its commands and their replies go on.
+        const before = proxies.reduce((n, p) => n + p.mutedChunks, 0);
+        for (const p of proxies) p.muteMessages();
+        await sleep(fault.ms);
+        for (const p of proxies) p.unmuteMessages();
+        // What the subscribers did not hear (a chunk holds one message or more).
+        event.chunks = proxies.reduce((n, p) => n + p.mutedChunks, 0) - before;
       } else if (fault.kind === 'restart-empty') {
         if (schedule.target === 'cluster') {
           // A master that lost its data and its connections (a restart without persistence,
@@ -561,7 +689,9 @@ export async function runSchedule(environment, schedule) {
         await environment.register.rpush('register:log', JSON.stringify(['restart', event.wall]));
       }
       event.until = mono();
-      quietAt = Math.max(quietAt, event.until);
+      // A key deleted from outside, or release messages lost, is over once done: what follows
+      // it (a wait that times out, a holder not told) is judged as after no fault at all.
+      if (!OUTSIDE_FAULTS.has(fault.kind)) quietAt = Math.max(quietAt, event.until);
       record(event);
     }
 
@@ -619,6 +749,9 @@ export async function runSchedule(environment, schedule) {
       stalls: events.filter((e) => e.ev === 'stall').length,
       // Quorum silence, as the workers' stores saw it (worker.mjs, `watchSilence`).
       silenced: events.filter((e) => e.ev === 'silence' && e.what === 'silenced').length,
+      // Outside faults: the class of each key deleted (`none`: nothing to delete), the chunks of messages thrown away.
+      deleted: events.filter((e) => e.ev === 'fault' && e.kind === 'delete-key').map((e) => e.of ?? 'none'),
+      mutedChunks: events.filter((e) => e.ev === 'fault' && e.kind === 'drop-messages').reduce((n, e) => n + (e.chunks ?? 0), 0),
       comebacks: events.filter((e) => e.ev === 'silence' && e.what === 'comeback' && e.silent).length,
       resent: events.filter((e) => e.ev === 'silence' && e.what === 'comeback').reduce((n, e) => n + e.releases, 0),
     });
