@@ -245,13 +245,16 @@ export class QuorumStore implements LockStore {
     });
     if (restores.size > 0) {
       const floors = await this.unfencedFloors(shortestTtl(requests), [...restores.values()]);
-      await this.ask(shortestTtl(requests), (node, n) =>
-        Promise.all(
-          (restores.get(n) ?? []).map(async ({ lockKey, token, ttl, fencingToken }) => {
-            // Released while the renewal's round ran: the release found nothing on this node, and
-            // a restore now would put the lock back for a ttl. (A release sent after this check
-            // runs after the restore on this connection, and deletes it.)
-            if (this.releasedTokens.has(token)) return;
+      await this.ask(shortestTtl(requests), (node, n) => {
+        // Released while the renewal's round ran: the release found nothing on this node, and
+        // a restore now would put the lock back for a ttl. (A release sent after this check
+        // runs after the restore on this connection, and deletes it.)
+        const lost = restores.get(n)?.filter(({ token }) => !this.releasedTokens.has(token));
+        // Nothing to put back: the node is asked nothing (an empty reply would count as its
+        // answer, and a frozen master's would end its silence, see QuorumSilence).
+        if (lost === undefined || lost.length === 0) return undefined;
+        return Promise.all(
+          lost.map(async ({ lockKey, token, ttl, fencingToken }) => {
             await node.restore(lockKey, token, ttl);
             // The node lost the counter too: raise it to the holder's token (or, for a holder
             // without one, the highest counter the nodes kept), so that a later majority through
@@ -259,8 +262,8 @@ export class QuorumStore implements LockStore {
             const floor = fencingToken ?? floors.get(lockKey) ?? 0;
             if (floor > 0) await node.fenceFloor(`${lockKey}${LOCK_KEY_SUFFIXES.fence}`, floor);
           }),
-        ),
-      );
+        );
+      });
     }
     return outcomes;
   }
@@ -523,10 +526,11 @@ export class QuorumStore implements LockStore {
    * a lease) to answer before it counts as failed. Its command still runs if it answers later.
    * With `majorityCounts`, the round ends as soon as `enough` answers (a majority, unless told)
    * counted: the others' answers are then `undefined`, and nobody waits for a slow minority.
+   * A question that gives `undefined` asks that node nothing: its answer is `ok`, with no value.
    */
   private ask<T>(
     ttl: number,
-    question: (node: LockScripts, index: number) => Promise<T>,
+    question: (node: LockScripts, index: number) => Promise<T> | undefined,
     majorityCounts?: (answer: Answer<T>) => boolean,
     enough = this.majority,
   ): Promise<Answer<T>[]> {
@@ -536,7 +540,7 @@ export class QuorumStore implements LockStore {
   /** `ask` with a timeout of its own. */
   private askWithin<T>(
     timeout: number,
-    question: (node: LockScripts, index: number) => Promise<T>,
+    question: (node: LockScripts, index: number) => Promise<T> | undefined,
     majorityCounts?: (answer: Answer<T>) => boolean,
     failedLate?: (index: number) => void,
     answeredLate?: (index: number) => void,
@@ -550,14 +554,17 @@ export class QuorumStore implements LockStore {
         round.answer(index, { ok: false, error: silent[index] });
         continue;
       }
-      let reply: Promise<T>;
+      let reply: Promise<T> | undefined;
       try {
         reply = question(this.nodes[index]!, index);
       } catch (error) {
         round.answer(index, { ok: false, error });
         continue;
       }
-      round.add(index, reply, this.silence);
+      // Nothing sent, so nothing to count: a reply made up here would read as the node's answer
+      // (QuorumSilence would take a frozen master for one answering again).
+      if (reply === undefined) round.answer(index, { ok: true, value: undefined as T });
+      else round.add(index, reply, this.silence);
     }
     return round.done;
   }
