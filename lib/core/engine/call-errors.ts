@@ -1,5 +1,6 @@
 import { InvalidLockOptionsError } from '../../errors/invalid-lock-options.error.js';
 import { LockKeyError } from '../../errors/lock-key.error.js';
+import { UnsupportedLockKindError } from '../../errors/unsupported-lock-kind.error.js';
 import { checkLockKey } from '../keys/lock-key.js';
 import { quoteKey } from '../keys/quote-key.js';
 
@@ -25,6 +26,9 @@ export function namingCall(error: unknown, call: LockCall, key: unknown): unknow
   if (error instanceof InvalidLockOptionsError && error.where === undefined) return error.within(describeCall(call, key));
   // The key is what is wrong: named as such, not shown again.
   if (error instanceof LockKeyError) return new LockKeyError(`${describeCall(call, Array.isArray(key) ? key : undefined)}: ${error.message}`);
+  // A kind of lock the store cannot serve (a semaphore or a read lock in quorum mode): an option
+  // of the call too, named as `@Locked`'s startup check names its method.
+  if (error instanceof UnsupportedLockKindError) return new UnsupportedLockKindError(`${describeCall(call, key)}: ${error.message}`);
   return error;
 }
 

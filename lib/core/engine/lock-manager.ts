@@ -854,12 +854,12 @@ export class LockManager implements LockOwner, LockRunner {
       checkLockKey(key);
       resolved = this.resolve(options);
       if (resolved.fairness === BARGING) this.assertBarges(key);
+      if (resolved.semaphore !== undefined) this.semaphores(key);
+      if (resolved.read) this.readStore(key);
     } catch (error) {
       throw call === undefined ? error : namingCall(error, call, key);
     }
     const { timing, semaphore, read, fairness } = resolved;
-    if (semaphore !== undefined) this.semaphores(key);
-    if (read) this.readStore(key);
     options?.signal?.throwIfAborted();
     const names = lockRedisKeys(this.options.keyPrefix, key);
     let reentered: Lock | undefined;
