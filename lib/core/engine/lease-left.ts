@@ -7,11 +7,17 @@ export function leaseLeft(pttl: number): number {
   return pttl === -1 ? -1 : Math.max(0, pttl);
 }
 
-/** The shortest lease of several PTTLs, a key without expiry (-1) counting as the longest. */
-export function shortestPttl(pttls: readonly number[]): number {
-  let shortest = Infinity;
-  for (const pttl of pttls) if (pttl !== -1 && pttl < shortest) shortest = pttl;
-  return shortest === Infinity ? (pttls.length > 0 ? -1 : -2) : shortest;
+/**
+ * Quorum mode: the lease of a lock from the PTTLs of its copies on the masters. It is held until
+ * fewer than `majority` copies are left: the `majority`-th longest (a key without expiry, -1,
+ * counting as the longest, one gone between the reads, -2, as the shortest), or the shortest with
+ * fewer copies than that. -2 without copies.
+ */
+export function majorityPttl(pttls: readonly number[], majority: number): number {
+  if (pttls.length === 0) return -2;
+  const longestFirst = pttls.map((pttl) => (pttl === -1 ? Infinity : pttl)).sort((a, b) => b - a);
+  const lease = longestFirst[Math.min(majority, longestFirst.length) - 1]!;
+  return lease === Infinity ? -1 : lease;
 }
 
 /**

@@ -11,7 +11,7 @@ import { LOCK_KEY_SUFFIXES } from '../../keys/lock-key.js';
 import { LAST_ATTEMPT_GRACE_MS } from '../../engine/waiter-timing.js';
 import { tokenSince } from '../../engine/holder.js';
 import { RecentMap, RecentSet } from './recent-entries.js';
-import { shortestPttl } from '../../engine/lease-left.js';
+import { majorityPttl } from '../../engine/lease-left.js';
 
 /**
  * Quorum mode (the Redlock algorithm) over N independent Redis masters. A lock is held when a
@@ -470,7 +470,7 @@ export class QuorumStore implements LockStore {
 
   /**
    * The majority's view: held by the owner a majority of the masters hold (the lease left is the
-   * shortest among them), or, under a minority failure, by the one the masters that answered
+   * one a majority of its copies still have: a copy that missed renewals does not shorten it), or, under a minority failure, by the one the masters that answered
    * cannot rule out (the most copies, enough with the silent masters to make a majority); and
    * the fencing token of the holder, or of the latest acquisition (see `tokenOf`).
    */
@@ -481,8 +481,8 @@ export class QuorumStore implements LockStore {
     const silent = this.nodes.length - snapshots.length;
     const votes = new Map<string, number[]>();
     for (const { owner, pttl } of snapshots) if (owner !== null) votes.set(owner, [...(votes.get(owner) ?? []), pttl]);
-    const [owner, pttls] = [...votes].filter(([, ttls]) => ttls.length + silent >= this.majority).sort(([, a], [, b]) => b.length - a.length)[0] ?? [null, [-2]];
-    return { owner, pttl: shortestPttl(pttls), fencingToken: this.tokenOf(snapshots, owner), waiters: 0 };
+    const [owner, pttls] = [...votes].filter(([, ttls]) => ttls.length + silent >= this.majority).sort(([, a], [, b]) => b.length - a.length)[0] ?? [null, []];
+    return { owner, pttl: majorityPttl(pttls, this.majority), fencingToken: this.tokenOf(snapshots, owner), waiters: 0 };
   }
 
   /**
