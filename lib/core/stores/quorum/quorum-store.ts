@@ -275,7 +275,8 @@ export class QuorumStore implements LockStore {
    * masters out of the quorum for a ttl (with an even number of masters, out of reach of
    * everyone). To every master but those that said the lock is not there or not this holder's:
    * one that did not answer in time may have renewed it all the same (its give-back runs after
-   * the renewal on that connection). Owed at shutdown where that fails.
+   * the renewal on that connection). Owed at shutdown where that fails, and to a silent master,
+   * which gets it once it answers again.
    */
   private giveBackRefused(requests: RenewalRequest[], codes: (number[] | undefined)[], outcomes: RenewalOutcome[]): void {
     for (let i = 0; i < requests.length; i++) {
@@ -284,7 +285,10 @@ export class QuorumStore implements LockStore {
       this.released(token);
       codes.forEach((node, n) => {
         const code = node?.[i];
-        if (code !== GONE && code !== NOT_OURS) this.silence.track(n, this.nodes[n]!.quorumRelease(lockKey, token)).catch(() => this.missed(n, lockKey, token));
+        if (code === GONE || code === NOT_OURS) return;
+        // A silent master is sent nothing (see QuorumSilence): owed, sent once it answers again.
+        if (this.silence.refusal(n) !== undefined) this.missed(n, lockKey, token);
+        else this.silence.track(n, this.nodes[n]!.quorumRelease(lockKey, token)).catch(() => this.missed(n, lockKey, token));
       });
     }
   }
