@@ -655,7 +655,8 @@ function checkToldAfterRelease(sections, { faults, freezes, dataLoss, closing, d
  * the next caller. Judged with no rival needed, on two readings of Redis' lease: the runner's
  * own, at every entry on one server (`redis-lease`: the key still under the holder's owner
  * token), and inspect()'s answer of the holder's own lock (its fencing token; not in quorum
- * mode, whose answer is the shortest of its masters' leases, a minority's copy among them).
+ * mode, whose answer was the shortest of its masters' leases when this was written, and is the
+ * lease a majority of the copies have since: not judged there yet).
  * Either read the lease left after `t`, when the holder counted `leaseLeft` left, and before
  * `done`: Redis' lease ends by `done` plus what it read, at the latest. A lease counted from a
  * later moment than Redis counts it (an attempt that found the lock already its own, its
