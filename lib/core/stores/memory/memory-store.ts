@@ -152,8 +152,8 @@ export class MemoryStore implements LockStore, MemoryQueue {
 
   /**
    * For the lock board: the lock keys held now whose name starts with `prefix`, and the
-   * holders hashes (`<prefix>{<key>}:holders`) of semaphores in use, as a SCAN of Redis
-   * would find them. As SCAN does, it walks the keys in an order of their own, their hash, not
+   * holders hashes (`<prefix>{<key>}:holders`) of semaphores with holders or waiters, as a SCAN
+   * of Redis would find them. As SCAN does, it walks the keys in an order of their own, their hash, not
    * their place among the keys held now: the cursor is the hash to go on from, so a key held
    * for the whole walk is listed although keys before it came and went. Keys of one hash go
    * out on one page (which may so hold a few more than `count`, as SCAN's may).
@@ -162,7 +162,11 @@ export class MemoryStore implements LockStore, MemoryQueue {
     await settled();
     const now = this.clock.now();
     const locks = [...this.locks.keys()].filter((key) => key.startsWith(`${prefix}{`) && key.endsWith('}') && liveValue(this.locks, key, now) !== undefined);
-    const semaphores = [...this.data.semaphoreHolders.keys()].filter((key) => key.startsWith(`${prefix}{`) && key.endsWith('}:holders'));
+    // Redis keeps the limit in the holders hash, which so lives while waiters wait (the scripts'
+    // `keep_limit`), holders or none: this twin keeps it in a map of its own, under the same name.
+    const semaphores = [...new Set([...this.data.semaphoreHolders.keys(), ...this.data.semaphoreLimits.keys()])].filter(
+      (key) => key.startsWith(`${prefix}{`) && key.endsWith('}:holders') && (liveValue(this.data.semaphoreHolders, key, now) !== undefined || liveValue(this.data.semaphoreLimits, key, now) !== undefined),
+    );
     const from = Number(cursor) || 0;
     const order = [...locks, ...semaphores]
       .map((key) => ({ key, hash: scanHash(key) }))
