@@ -5,7 +5,9 @@ import type { RedisLockModuleExtras, RedisLockModuleOptions } from '../interface
 import { withGlobalInterceptor } from '../lock-conflict.interceptor.js';
 import { FencedRedis } from '../fencing/fenced-redis.js';
 import { LockService } from '../lock.service.js';
-import { LOCK_BACKEND_FACTORY } from '../redis-lock.constants.js';
+import { LOCK_BACKEND_FACTORY, LOCK_RUNNER } from '../redis-lock.constants.js';
+import type { LockManager } from '../core/engine/lock-manager.js';
+import { FENCED_CLOSED, FENCED_STORE } from '../fencing/memory-fenced-store.js';
 import { checkAsyncOptions, checkOptionsObject, REDIS_LOCK_MODULE_METHOD, REDIS_LOCK_MODULE_OPTIONS } from '../redis-lock.module-definition.js';
 import { InvalidLockOptionsError } from '../errors/invalid-lock-options.error.js';
 import { JobLockOrchestrator } from '../scheduling/job-lock.orchestrator.js';
@@ -56,7 +58,7 @@ export interface RedisLockTestingOptions extends RedisLockTestingModuleOptions, 
     JobLockOrchestrator,
     LockSchedulingExplorer,
     LeadershipService,
-    { provide: FencedRedis, useFactory: (locks: InMemoryLocks) => new FencedRedis(locks), inject: [InMemoryLocks] },
+    { provide: FencedRedis, useFactory: fencedRedisOf, inject: [InMemoryLocks, LockService] },
     { provide: Symbol('nestjs-redis-lock:in-memory-warning'), useFactory: warnInProduction },
   ],
   exports: [LockService, JobLockOrchestrator, LeadershipService, InMemoryLocks, FencedRedis, REDIS_LOCK_MODULE_OPTIONS],
@@ -128,6 +130,20 @@ function storeOf(options: RedisLockTestingModuleOptions): InMemoryLocks {
 
 function backendFactoryOf(locks: InMemoryLocks) {
   return (resolved: ResolvedModuleOptions) => locks.backend(resolved);
+}
+
+/**
+ * The module's `FencedRedis`: the store's fenced memory, refusing every call once the application
+ * closed, as `RedisLockModule`'s does (its connection closed, see fenced-redis.provider.ts), so
+ * that a write made after shutdown fails in the app's tests as it would deployed. A
+ * `new FencedRedis(locks)` of the user's own is the store's, no application's.
+ */
+function fencedRedisOf(locks: InMemoryLocks, service: LockService): FencedRedis {
+  const source = {
+    [FENCED_CLOSED]: (): boolean => (service[LOCK_RUNNER] as LockManager).connectionsClosed,
+    [FENCED_STORE]: () => locks[FENCED_STORE](),
+  };
+  return new FencedRedis(source as unknown as InMemoryLocks);
 }
 
 function warnInProduction(): boolean {
