@@ -174,6 +174,12 @@ describe('waitForReplicas', () => {
     expect(() => resolveModuleOptions({ redis: nodes, waitForReplicas: { replicas: 1 } })).toThrow(/Option "waitForReplicas" must be left out in quorum mode/);
   });
 
+  // Found by review (thirty-fifth session): a one-element array runs as that one connection (the
+  // backend opens quorum mode only for several), yet the option was refused as in quorum mode.
+  it('is kept for an array of one connection, which is that connection and no quorum', () => {
+    expect(resolveModuleOptions({ redis: ['redis://a:6379'], waitForReplicas: { replicas: 1 } }).waitForReplicas).toEqual({ replicas: 1, timeout: 1_000 });
+  });
+
   it('is checked without Redis (the in-memory store of nestjs-redis-lock/testing), where it has nothing to wait for', () => {
     expect(resolveModuleOptions({ waitForReplicas: { replicas: 1 } } as RedisLockModuleOptions, { needsRedis: false }).waitForReplicas).toEqual({ replicas: 1, timeout: 1_000 });
     expect(() => resolveModuleOptions({ waitForReplicas: { replicas: 0 } } as RedisLockModuleOptions, { needsRedis: false })).toThrow(/waitForReplicas.replicas/);

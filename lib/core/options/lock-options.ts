@@ -140,7 +140,7 @@ function resolveModule(options: RedisLockModuleOptions, needsRedis: boolean): Re
   });
   const instanceName = checkInstanceName(options.instanceName);
   const fenceRetention = resolveFenceRetention(options.fenceRetention, timing.ttl);
-  const waitForReplicas = resolveWaitForReplicas(options.waitForReplicas, timing.ttl, Array.isArray(redis));
+  const waitForReplicas = resolveWaitForReplicas(options.waitForReplicas, timing.ttl, Array.isArray(redis) && redis.length > 1);
   const fairness = checkFairness(options.fairness) ?? 'fifo';
   // Checked here, before LockService connects, though the jobs read it (a refusal there came
   // after the connection was open, and left it open).
