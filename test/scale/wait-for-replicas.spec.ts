@@ -113,6 +113,19 @@ describe('waitForReplicas (master, replica, 3 sentinels; issue 23, item 5)', () 
     await lock.release();
   });
 
+  // Found by review (thirty-fifth session): refused as "in quorum mode" for an array of one.
+  it('waits the same for redis: [connection], an array of one, which is that connection', { timeout: 30_000 }, async () => {
+    const app = await open({ redis: [{ sentinels: deployment.sentinels, name: deployment.name, failoverDetector: true }], waitForReplicas: { replicas: 1, timeout: 200 } });
+    const error = await withFrozenReplica(() => app.locks.acquire('stuck-in-array', { waitTimeout: 0 }).then(
+      () => undefined,
+      (failed: unknown) => failed,
+    ));
+    expect((error as Error).cause).toBeInstanceOf(LockNotReplicatedError);
+    const lock = await app.locks.acquire('stuck-in-array', { waitTimeout: 0 });
+    expect(await onReplica(lock)).toEqual({ owner: expect.any(String), fence: String(lock.fencingToken) });
+    await lock.release();
+  });
+
   it('refuses a Redis Cluster client, which it does not support yet, with an error naming the option', () => {
     const cluster = new Cluster([{ host: '127.0.0.1', port: 1 }], { lazyConnect: true });
     try {
