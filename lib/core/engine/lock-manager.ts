@@ -196,6 +196,9 @@ export class LockManager implements LockOwner, LockRunner {
    */
   interruptCallsWithin(outer: readonly Lock[]): void {
     for (const [lock, within] of this.inCall) {
+      // A lock of `outer` itself (a job's run lock, which runs within its owner lease's handle) is
+      // its phase's to tell and give back: a run still going past that phase is not waited for again.
+      if (outer.includes(lock)) continue;
       if (!within.some((held) => outer.includes(held))) continue;
       lock.interrupt();
       // Told early, not waited for there (a call nobody awaits, started from a hook, goes on
