@@ -10,7 +10,9 @@ import { RedisLockError } from './redis-lock.error.js';
  * - `shutdown`: the application shut down while the lock was held;
  * - `stepped-down`: a leader's term ended because the instance stepped down: its
  *   `onLeadershipAcquired` threw (the signal aborts before the lease is given back), or its term
- *   lock was released by hand (after). Only a term's `signal` aborts with it.
+ *   lock was released by hand (after). A term's `signal` aborts with it, and so, at a step-down,
+ *   does that of each `using()` and `@Locked` call running inside the term's hooks and
+ *   `runAsLeader()` work, told to stop while its own lock stays held.
  */
 export type LockLostReason = 'refused' | 'expired' | 'shutdown' | 'stepped-down';
 

@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { setMaxListeners } from 'node:events';
 import { Subject, type Observable } from 'rxjs';
 import { RedisLockError } from '../../errors/redis-lock.error.js';
+import { LockLostError } from '../../errors/lock-lost.error.js';
 import { shutDownRefusal, shutdownReason } from '../../errors/shutdown-reason.js';
 import { storeFailure } from './store-failure.js';
 import { endedByShutdown } from './ended-by-shutdown.js';
@@ -192,15 +193,17 @@ export class LockManager implements LockOwner, LockRunner {
   /**
    * Tells the `using()` and `@Locked` calls running within a lock of `outer` (a job run's locks,
    * a leader's term), whose shutdown phase comes before this module's: such a call stops on its
-   * own lock's signal, and the run waiting for it could not end within its phase otherwise.
+   * own lock's signal, and the run waiting for it could not end within its phase otherwise. They
+   * are told why that lock ended: a leader stepping down is no shutdown.
    */
   interruptCallsWithin(outer: readonly Lock[]): void {
     for (const [lock, within] of this.inCall) {
       // A lock of `outer` itself (a job's run lock, which runs within its owner lease's handle) is
       // its phase's to tell and give back: a run still going past that phase is not waited for again.
       if (outer.includes(lock)) continue;
-      if (!within.some((held) => outer.includes(held))) continue;
-      lock.interrupt();
+      const ending = within.find((held) => outer.includes(held));
+      if (ending === undefined) continue;
+      lock.interrupt(steppedDown(ending) ? 'stepped-down' : 'shutdown');
       // Told early, not waited for there (a call nobody awaits, started from a hook, goes on
       // after it): this module's phase still keeps its lock until it ends.
       this.toldEarly.add(lock);
@@ -1030,6 +1033,12 @@ export class LockManager implements LockOwner, LockRunner {
   }
 }
 
+
+/** Whether `lock`'s signal aborted because a leader stepped down (its term ended without a shutdown). */
+function steppedDown(lock: Lock): boolean {
+  const reason: unknown = lock.signal.aborted ? lock.signal.reason : undefined;
+  return reason instanceof LockLostError && reason.reason === 'stepped-down';
+}
 
 /** The chain outside any lock. */
 const NO_LOCKS: readonly (HeldLock | MultiLock | ReentrantLock)[] = [];
