@@ -243,6 +243,7 @@ export class LeaderElectionRunner {
       }
       this.runner.logger.error(`onLeadershipAcquired of ${this.where} threw (${(error as Error)?.message ?? String(error)}); stepping down.`, stackOf(error));
       await this.stepDown(lock, 'onLeadershipAcquired threw');
+      await this.toldOfStepDown(lock);
       this.retryLater();
     }
   }
@@ -332,9 +333,40 @@ export class LeaderElectionRunner {
     });
   }
 
-  private async callLost(lock: Lock): Promise<void> {
-    if (!this.announced.has(lock)) return;
+  /**
+   * A step-down's onLeadershipLost comes after the term's runAsLeader() work, however long that
+   * runs (the lease is given back a bound later all the same): this instance tries for the
+   * leadership again only once the class has heard of the step-down. Led again before, it would
+   * hear of it in the new term, and end that term's work (the docs' `this.socket?.close()`).
+   */
+  private async toldOfStepDown(lock: Lock): Promise<void> {
+    // Called already within the step-down's bound (or nothing to tell): as before, no more waiting.
+    if (this.telling.has(lock) || !this.announced.has(lock)) return;
+    if (!this.stopped) {
+      this.runner.logger.warn(
+        `runAsLeader() work of ${this.where} was still running when it gave the lease ${quoteKey(this.key)} back after stepping down; onLeadershipLost runs once that work has ended, and this instance tries for the leadership again after it.`,
+      );
+    }
+    await this.worksOf(lock);
+    // The call the step-down chained after the same work (once per term), bounded as after a loss.
+    await this.bounded(this.callLost(lock), this.runner.leaseOf(lock), this.cutAfterStop);
+  }
+
+  /** The onLeadershipLost call of each announced term: whoever asks again waits for that one. */
+  private readonly telling = new WeakMap<Lock, Promise<void>>();
+
+  /** Tells the class that `lock`'s term ended, once per term (and only for a term it heard begin). */
+  private callLost(lock: Lock): Promise<void> {
+    const telling = this.telling.get(lock);
+    if (telling !== undefined) return telling;
+    if (!this.announced.has(lock)) return Promise.resolve();
     this.announced.delete(lock);
+    const told = this.tellLost(lock);
+    this.telling.set(lock, told);
+    return told;
+  }
+
+  private async tellLost(lock: Lock): Promise<void> {
     try {
       await this.candidate.onLeadershipLost?.(lock);
     } catch (error) {
