@@ -304,10 +304,14 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
   /**
    * Nest destroys this provider before the orchestrator it depends on: the jobs are told to stop
    * now too, beside the leaders, rather than after the leaders' hooks had their shutdownTimeout.
+   * Once, as the orchestrator's: Nest runs the whole shutdown again for an `app.close()` called
+   * after an earlier one settled, and a leader's hook that never returned would be waited for again.
    */
-  async onModuleDestroy(): Promise<void> {
-    await Promise.all([...this.elections.map((election) => election.stop(this.shutdownTimeout)), this.jobs.onModuleDestroy()]);
+  onModuleDestroy(): Promise<void> {
+    return (this.stopping ??= Promise.all([...this.elections.map((election) => election.stop(this.shutdownTimeout)), this.jobs.onModuleDestroy()]).then(() => undefined));
   }
+
+  private stopping?: Promise<void>;
 }
 
 function prototypeOf(wrapper: InstanceWrapper): object | undefined {
