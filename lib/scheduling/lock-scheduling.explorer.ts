@@ -12,7 +12,7 @@ import { RedisLockError } from '../errors/redis-lock.error.js';
 import type { RedisLockModuleOptions } from '../interfaces/redis-lock-options.interface.js';
 import { LockService } from '../lock.service.js';
 import { REDIS_LOCK_MODULE_OPTIONS } from '../redis-lock.module-definition.js';
-import { jobClaims, jobDecorators, jobTtl, type JobSpec } from './job-spec.js';
+import { jobClaims, jobDecorators, jobTtl, type JobBinding, type JobSpec } from './job-spec.js';
 import { JobLockOrchestrator } from './job-lock.orchestrator.js';
 import { LeadershipService } from './leadership.service.js';
 import { LOCK_RUNNER, LOCK_SERVICE_PROPERTY, LOCKED_METADATA, NOT_A_LOCK_SERVICE } from '../redis-lock.constants.js';
@@ -127,23 +127,6 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
         throw new DuplicateLockKeyError(key, inModule(earlier.by, earlier.module), inModule(by, module), `Two different classes are named ${name}: give one of them another key.`);
       }
     };
-    const wrappers = [...this.discovery.getControllers(), ...this.discovery.getProviders()];
-    // One instance under two tokens (useExisting) runs its jobs once; request-scoped and
-    // transient providers have no instance yet, and count once per provider.
-    const seen = new Set<object>();
-    const found: { wrapper: InstanceWrapper; type: object; prototype: object }[] = [];
-    for (const wrapper of wrappers) {
-      // Each module's explorer equips the providers that see its LockService, as Nest would inject it.
-      if (this.seenBy(wrapper)) equipScopedFactory(wrapper, (instance) => this.equipMade(instance));
-      const prototype = prototypeOf(wrapper);
-      const identity = (wrapper.instance as object | undefined) ?? wrapper;
-      if (prototype === undefined || seen.has(identity)) continue;
-      seen.add(identity);
-      found.push({ wrapper, type: prototype.constructor, prototype });
-    }
-    const providedTimes = new Map<object, number>();
-    for (const { type } of found) providedTimes.set(type, (providedTimes.get(type) ?? 0) + 1);
-    const logger = this.locks[LOCK_RUNNER].logger;
     // The module's ttl, for elections that give none (they retry every ttl / 3); its fenceRetention,
     // which every job's and election's own ttl must stay within.
     const { ttl: moduleTtl, shutdownTimeout, fenceRetention, waitForReplicas } = resolveModuleOptions(this.options, { needsRedis: false });
@@ -156,6 +139,47 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
         throw error instanceof InvalidLockOptionsError ? error.within(where) : error;
       }
     };
+    /** The job `spec` of the provider class `type`: its keys pass the key rules and are claimed. */
+    const checkJob = (spec: JobSpec, type: object, wrapper: InstanceWrapper, owner: object, provider: string): JobBinding => {
+      const job = this.jobs.bind(spec, type);
+      if (job.defaultKey && !(typeof (type as { name?: unknown }).name === 'string' && (type as { name: string }).name.length > 0)) {
+        throw new RedisLockError(`${jobDecorators(spec)} on ${spec.where}: the provider class has no name, so the job has no default key. Give the job a key.`);
+      }
+      const claims = jobClaims(job);
+      // The keys the job locks at each call (a default key, `<key>:owner`) pass the key rules
+      // here, or the job would fail at every call.
+      for (const { key, role } of claims) {
+        try {
+          checkLockKey(key);
+        } catch (error) {
+          throw new LockKeyError(`@${role}() on ${job.where}: the job would lock ${quoteKey(key)}, which no lock can have: ${(error as Error).message}`);
+        }
+        const ttl = jobTtl(spec, role);
+        if (ttl !== undefined) checkOwnTtl(ttl, ttl, `@${role}() on ${job.where}`);
+      }
+      for (const { key, role } of claims) claim(key, `${job.where} (@${role}${provider})`, owner, type, wrapper);
+      return job;
+    };
+    // A transient or request-scoped factory's class is known once it returns an instance (see
+    // equipMade): its jobs are checked then, against the same claims.
+    this.checkMadeJob = (spec, type, wrapper, owner) => void checkJob(spec, type, wrapper, owner, `, provider ${tokenName(wrapper.token)}`);
+    const wrappers = [...this.discovery.getControllers(), ...this.discovery.getProviders()];
+    // One instance under two tokens (useExisting) runs its jobs once; request-scoped and
+    // transient providers have no instance yet, and count once per provider.
+    const seen = new Set<object>();
+    const found: { wrapper: InstanceWrapper; type: object; prototype: object }[] = [];
+    for (const wrapper of wrappers) {
+      // Each module's explorer equips the providers that see its LockService, as Nest would inject it.
+      if (this.seenBy(wrapper)) equipScopedFactory(wrapper, (instance) => this.equipMade(instance, wrapper));
+      const prototype = prototypeOf(wrapper);
+      const identity = (wrapper.instance as object | undefined) ?? wrapper;
+      if (prototype === undefined || seen.has(identity)) continue;
+      seen.add(identity);
+      found.push({ wrapper, type: prototype.constructor, prototype });
+    }
+    const providedTimes = new Map<object, number>();
+    for (const { type } of found) providedTimes.set(type, (providedTimes.get(type) ?? 0) + 1);
+    const logger = this.locks[LOCK_RUNNER].logger;
     for (const { wrapper, type, prototype } of found) {
       for (const name of this.scanner.getAllMethodNames(prototype)) {
         const method: unknown = (prototype as Record<string, unknown>)[name];
@@ -186,28 +210,11 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
           }
           instance[JOB_ORCHESTRATOR_PROPERTY] = this.jobs;
         }
-        const job = this.jobs.bind(spec, type);
-        if (job.defaultKey && !(typeof (type as { name?: unknown }).name === 'string' && (type as { name: string }).name.length > 0)) {
-          throw new RedisLockError(`${jobDecorators(spec)} on ${spec.where}: the provider class has no name, so the job has no default key. Give the job a key.`);
-        }
-        const owner = {};
-        const claims = jobClaims(job);
-        // The keys the job locks at each call (a default key, `<key>:owner`) pass the key rules
-        // here, or the job would fail at every call.
-        for (const { key, role } of claims) {
-          try {
-            checkLockKey(key);
-          } catch (error) {
-            throw new LockKeyError(`@${role}() on ${job.where}: the job would lock ${quoteKey(key)}, which no lock can have: ${(error as Error).message}`);
-          }
-          const ttl = jobTtl(spec, role);
-          if (ttl !== undefined) checkOwnTtl(ttl, ttl, `@${role}() on ${job.where}`);
-        }
         const provider = providedTimes.get(type)! > 1 ? `, provider ${tokenName(wrapper.token)}` : '';
-        for (const { key, role } of claims) claim(key, `${job.where} (@${role}${provider})`, owner, type, wrapper);
+        const job = checkJob(spec, type, wrapper, {}, provider);
         if (job.defaultKey && MINIFIED_NAME.test((type as { name: string }).name)) {
           logger.warn(
-            `${job.where} (@${claims[0]!.role}) uses the default key ${quoteKey(job.key)}, made from a class name that looks minified: a build that renames the class moves the lock, and instances of two builds would run the job at once. Give the job a key.`,
+            `${job.where} (@${jobClaims(job)[0]!.role}) uses the default key ${quoteKey(job.key)}, made from a class name that looks minified: a build that renames the class moves the lock, and instances of two builds would run the job at once. Give the job a key.`,
           );
         }
       }
@@ -276,7 +283,7 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
    * `LockService` when its class has `@Locked` methods; anything else it returns is left alone.
    * A frozen one cannot take it: its calls then fail, saying so.
    */
-  private equipMade(instance: unknown): void {
+  private equipMade(instance: unknown, wrapper: InstanceWrapper): void {
     if (instance === null || typeof instance !== 'object' || !Object.isExtensible(instance)) return;
     const prototype = Object.getPrototypeOf(instance) as object | null;
     if (prototype === null) return;
@@ -290,11 +297,40 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
     }
     const target = instance as Record<symbol, unknown>;
     if (locked && !hasOpenService(target)) target[LOCK_SERVICE_PROPERTY] = this.locks;
-    const jobs = this.scanner.getAllMethodNames(prototype).some((name) => {
+    const jobs = this.scanner.getAllMethodNames(prototype).flatMap((name) => {
       const method: unknown = (prototype as Record<string, unknown>)[name];
-      return typeof method === 'function' && jobSpecOf(prototype, name, method) !== undefined;
+      const spec = typeof method === 'function' ? jobSpecOf(prototype, name, method) : undefined;
+      return spec === undefined ? [] : [spec];
     });
-    if (jobs && !hasOpenOrchestrator(target)) target[JOB_ORCHESTRATOR_PROPERTY] = this.jobs;
+    if (jobs.length === 0) return;
+    this.checkMadeJobs(prototype, jobs, wrapper);
+    if (!hasOpenOrchestrator(target)) target[JOB_ORCHESTRATOR_PROPERTY] = this.jobs;
+  }
+
+  /** Set by findJobsAndElections: checks and claims one job of an instance a scoped factory made. */
+  private checkMadeJob?: (spec: JobSpec, type: object, wrapper: InstanceWrapper, owner: object) => void;
+  /** The jobs of each class a scoped factory made, by provider: their claims' owner, and whether they passed. */
+  private readonly madeJobs = new WeakMap<object, WeakMap<InstanceWrapper, { owners: Map<JobSpec, object>; checked: Set<JobSpec> }>>();
+
+  /**
+   * The jobs of an instance a transient or request-scoped factory made pass the startup's checks
+   * (key rules, ttl, and no key another job or election uses) when its class is first seen for
+   * the provider: else the factory's call fails with the error (at startup for a transient
+   * provider Nest makes for a singleton, in the request for a request-scoped one).
+   */
+  private checkMadeJobs(prototype: object, specs: JobSpec[], wrapper: InstanceWrapper): void {
+    let byWrapper = this.madeJobs.get(prototype);
+    if (byWrapper === undefined) this.madeJobs.set(prototype, (byWrapper = new WeakMap()));
+    let made = byWrapper.get(wrapper);
+    if (made === undefined) byWrapper.set(wrapper, (made = { owners: new Map(), checked: new Set() }));
+    for (const spec of specs) {
+      if (made.checked.has(spec)) continue;
+      // One owner for every instance the provider makes (a failed check tried again claims as the same one).
+      const owner = made.owners.get(spec) ?? {};
+      made.owners.set(spec, owner);
+      this.checkMadeJob?.(spec, prototype.constructor, wrapper, owner);
+      made.checked.add(spec);
+    }
   }
 
   onApplicationBootstrap(): void {
