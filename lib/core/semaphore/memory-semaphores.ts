@@ -178,9 +178,20 @@ export class MemorySemaphores implements SemaphoreStore {
     if (holders?.size === 0) this.data.semaphoreHolders.delete(keys.semaphore.holders);
   }
 
-  /** The Lua `live_head`: a waiter that lapsed less than `grace` ago and whose permits are not `free` keeps its place. */
+  /**
+   * The Lua `live_head`: a waiter that lapsed less than `grace` ago and whose permits are not `free`
+   * keeps its place. A place whose token holds already goes, as the script's `grant_fitting` drops it:
+   * the script's fast paths can let a waiter in with its place still queued once the holders hash
+   * was deleted from outside; here every call that lets a waiter in takes its place, so this only
+   * keeps the two alike.
+   */
   private liveHead(keys: SemaphoreKeys, now: number, free: number, grace: number): string | undefined {
-    return liveHead(this.data.waiting, keys.queue, now, (member, aliveUntil) => aliveUntil + grace >= now && Number(/:([1-9]\d*)$/.exec(member)?.[1] ?? 0) > free);
+    for (;;) {
+      const head = liveHead(this.data.waiting, keys.queue, now, (member, aliveUntil) => aliveUntil + grace >= now && Number(/:([1-9]\d*)$/.exec(member)?.[1] ?? 0) > free);
+      const token = head === undefined ? undefined : /^(.+):[1-9]\d*:[1-9]\d*$/.exec(head)?.[1];
+      if (token === undefined || liveValue(this.data.semaphoreHolders, keys.semaphore.holders, now)?.has(token) !== true) return head;
+      this.remove(keys, head!);
+    }
   }
 
   private remove(keys: SemaphoreKeys, member: string): void {

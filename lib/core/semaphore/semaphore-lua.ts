@@ -285,6 +285,9 @@ end
 -- grant_ms (it renews to its ttl on waking) and a "<token>:<fencing token>" message. head: the
 -- live head when the caller has just read it. Answers the grants, and whether the queue and the
 -- waiters set are gone (its last look found neither), which forget_if_idle then need not read.
+-- Whether the caller is releasing its permits (the release script): its token at the head is a
+-- place it left behind (see grant_fitting), not a waiter.
+local releasing = false
 local function grant_fitting(lim, grant_ms, sharded, now, head)
   local granted = {}
   while true do
@@ -298,8 +301,17 @@ local function grant_fitting(lim, grant_ms, sharded, now, head)
     if not head then return granted, true end
     -- A ttl or permits of 0 (nothing of ours writes one) would make SET fail halfway.
     local token, ttl, permits = string.match(head, '^(.+):([1-9]%d*):([1-9]%d*)$')
-    if token and tonumber(permits) > lim - used then return granted, false end
-    if token then
+    if token and ((releasing and token == ARGV[1]) or redis.call('HEXISTS', holders, token) == 1) then
+      -- It holds already (or is releasing): its own call let it in by a path that reads no queue
+      -- key (the hash, deleted from outside, took the ':queued' mark with it, see keep_limit), and
+      -- left its place. Granted again, its permits would be counted twice under one entry, one
+      -- count never freed (or a releaser would get a permit it no longer waits for): its place
+      -- goes (whether its permits fit or not: it holds up nobody behind it), and nothing else.
+      redis.call('LPOP', queue)
+      redis.call('ZREM', waiters, head)
+    elseif token and tonumber(permits) > lim - used then
+      return granted, false
+    elseif token then
       -- The permit first, then the queue: a call that failed halfway must not drop the waiter.
       local fencing = take(token, permits, math.min(tonumber(ttl), grant_ms), now, lim)
       redis.call('LPOP', queue)
@@ -545,6 +557,7 @@ end
 const RELEASE_FULL = `
 local fence_retention, lease, sharded, limit = string.match(ARGV[2], '^(%d+):(%d+):(%d):(%d+)$')
 ${LIB('state')}
+releasing = true
 drop_holder(ARGV[1], caller_entry)
 local now = now_ms()
 score_unscored()
