@@ -30,7 +30,11 @@ export function readyForPromptClose(connection: object): void {
 
 /** ioredis' (5.9) group of sharded subscribers of a Cluster made with `shardedSubscribers` (not in its typings). */
 interface ShardedSubscriberGroup {
-  subscriberGroupEmitter?: { on?: (event: string, listener: () => void) => unknown } | null;
+  subscriberGroupEmitter?: {
+    on?: (event: string, listener: (...args: never[]) => void) => unknown;
+    listeners?: (event: string) => ((...args: unknown[]) => void)[];
+    removeListener?: (event: string, listener: (...args: unknown[]) => void) => unknown;
+  } | null;
   shardedSubscribers?: { shardedSubscribers?: Map<string, { getInstance?: () => object | null }> } | null;
 }
 
@@ -54,6 +58,37 @@ export function promptShardedSubscribers(connection: object): void {
   if (typeof emitter?.on !== 'function') return;
   emitter.on('+subscriber', () => {
     for (const sharded of shardedSubscribers(connection)) readyRedis(sharded);
+  });
+  promptSubscriberRetries(connection, emitter);
+}
+
+/**
+ * Has the retries of a Cluster's sharded subscribers wait on timers of ours, cleared by
+ * `disconnectPromptly`. ioredis (5.9), when a sharded subscriber fails to connect (its master
+ * down, or its connection stopped by the Cluster's close while it connected), refreshes the slot
+ * map after a backoff (200 ms, doubling up to 2 s) on a timer the Cluster's `disconnect()` does
+ * not clear: one armed before the close, or by the close itself, kept the process alive up to
+ * 2 s after `app.close()`. Its listener is kept, and called when our timer fires, with no delay
+ * left; after the close it is not called at all.
+ */
+function promptSubscriberRetries(connection: object, emitter: NonNullable<ShardedSubscriberGroup['subscriberGroupEmitter']>): void {
+  const event = 'subscriberConnectFailed';
+  if (typeof emitter.listeners !== 'function' || typeof emitter.removeListener !== 'function') return;
+  const retry = emitter.listeners(event);
+  if (retry.length === 0) return;
+  for (const listener of retry) emitter.removeListener(event, listener);
+  const timers = new Set<ReturnType<typeof setTimeout>>();
+  onPromptClose(connection, () => {
+    for (const timer of timers) clearTimeout(timer);
+    timers.clear();
+  });
+  emitter.on?.(event, (failure: { delay?: number }) => {
+    if (closedConnections.has(connection)) return;
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      if (!closedConnections.has(connection)) for (const listener of retry) listener.call(connection, { ...failure, delay: 0 });
+    }, failure?.delay ?? 0);
+    timers.add(timer);
   });
 }
 
@@ -139,6 +174,15 @@ const openHelpers = new WeakMap<object, Set<HelperClient>>();
 /** The connections of ours `disconnectPromptly` closed. */
 const closedConnections = new WeakSet<object>();
 
+/** What `disconnectPromptly` also ends for a connection of ours (timers of ours for it). */
+const closers = new WeakMap<object, (() => void)[]>();
+
+function onPromptClose(connection: object, close: () => void): void {
+  const list = closers.get(connection);
+  if (list === undefined) closers.set(connection, [close]);
+  else list.push(close);
+}
+
 function track(connection: object, helper: HelperClient): HelperClient {
   readyForPromptClose(helper);
   if (closedConnections.has(connection)) {
@@ -170,6 +214,7 @@ function track(connection: object, helper: HelperClient): HelperClient {
 export function disconnectPromptly(connection: { disconnect(): void }): void {
   readyForPromptClose(connection);
   closedConnections.add(connection);
+  for (const close of closers.get(connection) ?? []) close();
   connection.disconnect();
   const open = openHelpers.get(connection);
   if (open === undefined) return;
