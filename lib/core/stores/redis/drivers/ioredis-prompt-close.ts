@@ -185,6 +185,14 @@ function onPromptClose(connection: object, close: () => void): void {
 
 function track(connection: object, helper: HelperClient): HelperClient {
   readyForPromptClose(helper);
+  // ioredis disconnects its helper itself once the question it was made for failed, which it
+  // does when we ended the helper at the close: its socket closed already, whose close would
+  // never come (redis/ioredis#1247), and each disconnect() waits for it on a ref'd timer.
+  const disconnect = helper.disconnect;
+  helper.disconnect = function (this: unknown, ...args: unknown[]): void {
+    readyForPromptClose(helper);
+    (disconnect as (...args: unknown[]) => void).apply(this, args);
+  };
   if (closedConnections.has(connection)) {
     // Made after the close, by an event that came after it: the master's socket connecting as
     // the connection closed has ioredis' `failoverDetector` (Sentinel options) subscribe to
