@@ -1,12 +1,7 @@
-import { Cluster, Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRedisCluster, type RedisCluster } from '../../scripts/redis-cluster.mjs';
+import { describe, expect, it } from 'vitest';
 import { lockRedisKeys } from '../../lib/core/keys/lock-key.js';
 import { semaphoreKeys, type SemaphoreKeys } from '../../lib/core/semaphore/semaphore-keys.js';
-import { MemoryData, MemoryStore } from '../../lib/core/stores/memory/memory-store.js';
-import { LockScripts } from '../../lib/core/stores/redis/lock-scripts.js';
-import { systemClock } from '../../lib/core/time/clock.js';
-import { redisUrl } from '../support/redis.js';
+import { SCRIPT_STORES, useScriptStore } from '../support/script-stores.js';
 
 /**
  * The holders hash deleted from outside (an operator's DEL, an eviction) while someone waits takes
@@ -21,51 +16,25 @@ const LIMIT = 2;
 const TTL = 60_000;
 const WAITER_LEASE = 10_000;
 
-describe.each([
-  ['one Redis', 'redis'],
-  ['a 3-master Redis Cluster', 'cluster'],
-  ['in memory', 'memory'],
-] as const)('a semaphore whose holders hash was deleted while someone waited: %s', (_label, kind) => {
-  let cluster: RedisCluster | undefined;
-  let client: Redis | Cluster | undefined;
-  let data: MemoryData | undefined;
-  let store: LockScripts | MemoryStore;
-
-  beforeAll(async () => {
-    if (kind === 'redis') {
-      client = new Redis(redisUrl());
-      store = new LockScripts(client);
-    } else if (kind === 'cluster') {
-      cluster = await startRedisCluster(3);
-      client = new Cluster(cluster.nodes);
-      store = new LockScripts(client);
-    } else {
-      data = new MemoryData();
-      store = new MemoryStore(data, systemClock, () => undefined);
-    }
-  }, 60_000);
-  afterAll(async () => {
-    client?.disconnect();
-    await cluster?.stop();
-  });
-
+describe.each(SCRIPT_STORES)('a semaphore whose holders hash was deleted while someone waited: %s', (_label, kind) => {
+  const opened = useScriptStore(kind);
   let run = 0;
   /** Two holders and a waiter w, the hash deleted from outside, then w's refresh: it holds now (the lost holders are not counted). */
   const waiterLetInAfterDeletion = async () => {
     const key = `sem-holders-deleted:${process.pid}:${++run}`;
     const base = lockRedisKeys('lock:', key);
     const keys = (token: string, permits = 1): SemaphoreKeys => semaphoreKeys(base, token, key, LIMIT, permits);
-    const acquire = (token: string, permits = 1, enqueue = true) => store.semaphores.acquire(keys(token, permits), token, TTL, enqueue, WAITER_LEASE);
+    const acquire = (token: string, permits = 1, enqueue = true) => opened.store.semaphores.acquire(keys(token, permits), token, TTL, enqueue, WAITER_LEASE);
     expect(await acquire('h1')).toMatchObject({ acquired: true });
     expect(await acquire('h2')).toMatchObject({ acquired: true });
     expect(await acquire('w')).toMatchObject({ acquired: false, joined: true });
     // The hash goes from outside, its `:queued` mark and the holders' entries with it.
     const holders = keys('w').semaphore.holders;
-    if (data) {
-      data.semaphoreHolders.delete(holders);
-      data.semaphoreLimits.delete(holders);
+    if (opened.data) {
+      opened.data.semaphoreHolders.delete(holders);
+      opened.data.semaphoreLimits.delete(holders);
     } else {
-      expect(await client!.del(holders)).toBe(1);
+      expect(await opened.client!.del(holders)).toBe(1);
     }
     expect(await acquire('w')).toMatchObject({ acquired: true });
     return { keys, acquire, holders };
@@ -76,14 +45,14 @@ describe.each([
     // A caller for both permits takes the full path, which serves the queue: w must not be granted again.
     const x = await acquire('x', 2);
     expect(x).toMatchObject({ acquired: false });
-    await store.semaphores.leave(keys('x', 2), 'x', TTL, WAITER_LEASE);
-    for (const token of ['w', 'h1', 'h2']) await store.semaphores.release(keys(token), token, WAITER_LEASE);
+    await opened.store.semaphores.leave(keys('x', 2), 'x', TTL, WAITER_LEASE);
+    for (const token of ['w', 'h1', 'h2']) await opened.store.semaphores.release(keys(token), token, WAITER_LEASE);
 
     // Everyone left: both permits are free.
     expect(await acquire('a1', 1, false)).toMatchObject({ acquired: true });
     expect(await acquire('a2', 1, false)).toMatchObject({ acquired: true });
-    for (const token of ['a1', 'a2']) await store.semaphores.release(keys(token), token, WAITER_LEASE);
-    if (client) expect(await client.exists(holders, keys('w').semaphore.due, keys('w').queue, keys('w').waiters)).toBe(0);
+    for (const token of ['a1', 'a2']) await opened.store.semaphores.release(keys(token), token, WAITER_LEASE);
+    if (opened.client) expect(await opened.client.exists(holders, keys('w').semaphore.due, keys('w').queue, keys('w').waiters)).toBe(0);
   });
 
   it('hands the permits its release frees to the next waiter, never to the place it left queued', async () => {
@@ -91,10 +60,10 @@ describe.each([
     expect(await acquire('z')).toMatchObject({ acquired: true });
     // Full (w and z): y joins without a look at the queue, behind the place w left there.
     expect(await acquire('y')).toMatchObject({ acquired: false, joined: true });
-    const released = await store.semaphores.release(keys('w'), 'w', WAITER_LEASE);
+    const released = await opened.store.semaphores.release(keys('w'), 'w', WAITER_LEASE);
     expect(released.grants.map((grant) => grant.token)).toEqual(['y']);
-    for (const token of ['y', 'z', 'h1', 'h2']) await store.semaphores.release(keys(token), token, WAITER_LEASE);
-    if (client) expect(await client.exists(holders, keys('w').semaphore.due, keys('w').queue, keys('w').waiters)).toBe(0);
+    for (const token of ['y', 'z', 'h1', 'h2']) await opened.store.semaphores.release(keys(token), token, WAITER_LEASE);
+    if (opened.client) expect(await opened.client.exists(holders, keys('w').semaphore.due, keys('w').queue, keys('w').waiters)).toBe(0);
   });
 });
 
