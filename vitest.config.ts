@@ -9,10 +9,8 @@ export default defineConfig({
     hookTimeout: 20_000,
     pool: 'forks',
     // Two cores, and most test files wait on servers and child processes (failovers, pauses,
-    // worker processes) rather than compute: more workers than cores overlap those waits. With
-    // three, a fresh-clone run (520 files) kept its workers 93% busy for 1,115 s while the two
-    // cores had about a third of their time to spare; a fourth uses it. The tests assert
-    // mechanisms, not durations, so the extra contention costs no correctness.
-    maxWorkers: 4,
+    // worker processes) rather than compute: a third worker overlaps those waits. The tests
+    // assert mechanisms, not durations, so the extra contention costs no correctness.
+    maxWorkers: 3,
   },
 });
