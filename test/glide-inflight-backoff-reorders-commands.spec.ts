@@ -12,11 +12,17 @@
  * The driver keeps its own commands within the client's limit now, the ones over it waiting in
  * order, and those sent after a command GLIDE refused wait behind it (docs/deployment.md says
  * what is left when the application's own commands fill the client).
+ *
+ * The application's own commands are blocking pops here, which hold GLIDE's places until the
+ * test pushes what they wait for. They were GETs behind a 500 ms block of Redis, and on a loaded
+ * machine (four test workers) the spec failed in two of two runs: when the block had not begun
+ * or had ended by the time the lock calls were handed to GLIDE, the GETs' answers freed places
+ * between GLIDE's refusal of one call and its taking of the next, the exception the docs name.
  */
 import { GlideClient } from '@valkey/valkey-glide';
 import { describe, expect, it } from 'vitest';
 import { blockRedis } from './support/block-redis.js';
-import { createLockApp } from './support/lock-app.js';
+import { createLockApp, sleep } from './support/lock-app.js';
 import { isScriptCall, watchCommands } from './support/monitor.js';
 import { useOwnRedis } from './support/redis.js';
 
@@ -36,12 +42,22 @@ describe('lock calls over a GLIDE client at its in-flight limit', () => {
       await (await app.locks.tryAcquire('warm-up'))!.release();
       const lockKey = (command: { args: string[] }) => command.args.find((arg) => arg.startsWith('lock:{order:'))!;
       const watch = await watchCommands('', own.url(), (arg) => arg.startsWith('lock:{order:'));
-      const { ended } = await blockRedis(own.url(), 500);
-      const fill: Promise<unknown>[] = Array.from({ length: LIMIT }, (_, i) => (fillWith === 'lock calls' ? app.locks.tryAcquire(`fill:${i}`) : client.get(`app:${i}`)));
+      const ownCommands = fillWith === "the application's own commands";
+      // Lock calls hold their places while Redis is blocked; the application's pops until the
+      // test pushes (GLIDE's own timeout of a blocking command is its block, 10 s, here).
+      const { ended } = ownCommands ? { ended: Promise.resolve(undefined) } : await blockRedis(own.url(), 500);
+      const fill: Promise<unknown>[] = Array.from({ length: LIMIT }, (_, i) => (ownCommands ? client.blpop([`app:${i}`], 10) : app.locks.tryAcquire(`fill:${i}`)));
       // Refused by GLIDE at its limit, or held back: they wait for places.
       const first = Array.from({ length: FIRST }, (_, i) => app.locks.tryAcquire(`order:first:${i}`));
       // Made once the first answer has freed a place, after all of those.
       const later = fill[0]!.then(() => app.locks.tryAcquire('order:later'));
+      if (ownCommands) {
+        // GLIDE has refused the first calls by now (it answers a refusal without Redis), and
+        // they wait out their backoff; the pushes free the places, a tryAcquire()'s answer
+        // being awaited for up to a second.
+        await sleep(100);
+        await own.redis().pipeline(Array.from({ length: LIMIT }, (_, i) => ['rpush', `app:${i}`, 'x'])).exec();
+      }
       const outcomes = await Promise.all([...first, later]);
       await Promise.all(fill);
       await ended;
