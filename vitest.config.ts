@@ -12,10 +12,11 @@ export default defineConfig({
     expect: { poll: { timeout: 10_000 } },
     pool: 'forks',
     // Two cores, and most test files wait on servers and child processes (failovers, pauses,
-    // worker processes) rather than compute: extra workers overlap those waits. Four keep the
-    // fresh-clone CI within its 20 minutes (three took 1,133 to 1,208 s in all, vitest 1,085 to
-    // 1,115 s of it; four 981 s), with the cores still short of saturated (82% busy). The tests
-    // assert mechanisms, not durations, so the extra contention costs no correctness.
-    maxWorkers: 4,
+    // worker processes) rather than compute: a third worker overlaps those waits. A fourth did
+    // not pay: vitest took 981 to 1,035 s against three's 1,085 to 1,115 s (each file's imports
+    // slower on the busier cores), and timing-bound specs failed (a GLIDE barging newcomer
+    // beaten by the woken waiter, in two suites of one run). The tests assert mechanisms, not
+    // durations, so the extra contention costs no correctness.
+    maxWorkers: 3,
   },
 });
