@@ -1,13 +1,16 @@
 #!/usr/bin/env node
-// `npm run explore:bugs -- [--seconds S | --seeds N] [--seed X] [--only a,b] [--shrink-seconds S] [--json]`: applies each seeded bug
+// `npm run explore:bugs -- [--seconds S | --seeds N] [--seed X] [--only a,b] [--shrink-seconds S] [--jobs J] [--json]`: applies each seeded bug
 // of explore/bugs/*.patch to a copy of lib/ (the working tree is never touched), builds the
 // explorer of that copy, and explores until it finds a violation or the budget runs out. Ends with
-// `bugs found: F of T`; exits 1 unless every bug was found.
+// `bugs found: F of T`; exits 1 unless every bug was found. `--jobs J` (1 by default) works on J
+// bugs at once: most of a bug found early is its build and its processes starting, which
+// overlap; a `--seconds` budget is wall time, so with J > 1 each bug explores less in it
+// (`--seeds` counts schedules, the same whatever J).
 // A patch whose header has a line `Explorer: real <options>` is a bug only real Redis shows (a
 // Cluster slot migration, say): its build runs the real-Redis explorer (explore/real/cli.mjs,
 // workers on that build through EXPLORE_PACKAGE) with those options, which bound its budget
 // (`--schedules N`), from the same `--seed`, until the first violation.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
@@ -26,7 +29,7 @@ function parse(argv) {
     else args[arg.slice(2)] = true;
   }
   for (const name of Object.keys(args)) {
-    if (!['seconds', 'seeds', 'seed', 'only', 'json', 'shrink-seconds'].includes(name)) throw new TypeError(`explore:bugs: unknown option --${name}; use --seconds S, --seed X, --only a,b, --json.`);
+    if (!['seconds', 'seeds', 'seed', 'only', 'json', 'shrink-seconds', 'jobs'].includes(name)) throw new TypeError(`explore:bugs: unknown option --${name}; use --seconds S, --seeds N, --seed X, --only a,b, --shrink-seconds S, --jobs J, --json.`);
   }
   return args;
 }
@@ -54,6 +57,19 @@ export function catalogue() {
     });
 }
 
+/** Runs `args` on node to its end, its output held (several bugs' processes run at once with --jobs). */
+function runNode(args, env = process.env) {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const out = [];
+    const err = [];
+    child.stdout.on('data', (chunk) => out.push(chunk));
+    child.stderr.on('data', (chunk) => err.push(chunk));
+    child.on('error', (error) => err.push(Buffer.from(String(error?.stack ?? error))));
+    child.on('close', (status) => resolve({ status, stdout: Buffer.concat(out).toString(), stderr: Buffer.concat(err).toString() }));
+  });
+}
+
 /** Copies what the explorer builds from, applies `patch`, builds; returns the explorer's entry point. */
 function patchedExplorer(patch) {
   const dir = mkdtempSync(join(tmpdir(), 'nestjs-redis-lock-bug-'));
@@ -68,12 +84,8 @@ function patchedExplorer(patch) {
 }
 
 /** Runs the real-Redis explorer on the patched build `entry`; returns the simulator's report shape. */
-function exploreReal(entry, options, seed) {
-  const run = spawnSync(process.execPath, [join(root, 'explore', 'real', 'cli.mjs'), ...options, '--seed', String(seed), '--stop-at-first', '--json'], {
-    encoding: 'utf8',
-    maxBuffer: 64 * 1024 * 1024,
-    env: { ...process.env, EXPLORE_PACKAGE: entry },
-  });
+async function exploreReal(entry, options, seed) {
+  const run = await runNode([join(root, 'explore', 'real', 'cli.mjs'), ...options, '--seed', String(seed), '--stop-at-first', '--json'], { ...process.env, EXPLORE_PACKAGE: entry });
   const line = run.stdout.trim().split('\n').pop() ?? '';
   let report;
   try {
@@ -90,8 +102,8 @@ function exploreReal(entry, options, seed) {
 }
 
 /** Replays one schedule of the patched explorer `cli` by its seed and path: the invariant it breaks, if any. */
-function replayInvariant(cli, seed, path) {
-  const run = spawnSync(process.execPath, [cli, '--seed', String(seed), '--path', path, '--json'], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+async function replayInvariant(cli, seed, path) {
+  const run = await runNode([cli, '--seed', String(seed), '--path', path, '--json']);
   const line = run.stdout.trim().split('\n').pop() ?? '';
   try {
     const report = JSON.parse(line);
@@ -110,48 +122,60 @@ async function main() {
   const only = typeof args.only === 'string' ? new Set(args.only.split(',')) : undefined;
   const bugs = catalogue().filter((bug) => only === undefined || only.has(bug.name));
   if (only !== undefined && bugs.length !== only.size) throw new TypeError(`explore:bugs: --only names no bug of ${catalogue().map((b) => b.name).join(', ')}.`);
-  const results = [];
-  for (const bug of bugs) {
-    const { dir, cli, entry } = patchedExplorer(bug.file);
-    try {
-      let report;
-      if (bug.real) report = exploreReal(entry, bug.real, seed);
-      else {
-        const budget = args.seeds === undefined ? ['--seconds', String(seconds)] : ['--seeds', String(args.seeds)];
-        const run = spawnSync(process.execPath, [cli, ...budget, '--seed', String(seed), '--shrink-seconds', String(shrinkSeconds), '--json'], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
-        const line = run.stdout.trim().split('\n').pop() ?? '';
-        try {
-          report = JSON.parse(line);
-        } catch {
-          throw new Error(`explore:bugs: the explorer of ${bug.name} printed no report (exit ${run.status}):\n${run.stderr}`);
-        }
-      }
-      let found = report.failure != null;
-      const replay = found ? (report.failure.replay ?? `seed ${report.failure.seed} path ${report.failure.path}`) : undefined;
-      // The shrunk schedule is what a developer gets to debug with: replayed by its seed and
-      // path, it must break the same invariant, or the bug does not count as found.
-      let replayed;
-      if (found && !bug.real) {
-        replayed = replayInvariant(cli, report.failure.seed, report.failure.path);
-        found = replayed === report.failure.violation?.invariant;
-      }
-      const result = { name: bug.name, title: bug.title, found, real: bug.real !== undefined, schedules: report.failure ? report.failure.foundAfter : report.schedules, seconds: report.failure ? report.failure.foundAfterMs / 1000 : report.elapsedMs / 1000, invariant: report.failure?.violation?.invariant, replay, replayed };
-      results.push(result);
-      if (!args.json) {
-        console.log(found
-          ? `FOUND   ${bug.name}: after ${result.schedules} ${result.real ? 'real-Redis ' : ''}schedule(s), ${result.seconds.toFixed(1)} s: ${result.invariant}${result.real ? ` (${result.replay} with EXPLORE_PACKAGE set)` : ', the shrunk replay breaks it again'}`
-          : report.failure
-            ? `MISSED  ${bug.name}: found (${result.invariant}), but its shrunk replay (${result.replay}) showed ${replayed ?? 'no violation'}`
-            : `MISSED  ${bug.name}: no violation in ${result.schedules} ${result.real ? 'real-Redis ' : ''}schedule(s), ${result.seconds.toFixed(1)} s`);
-      }
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
+  const jobs = args.jobs === undefined ? 1 : Number(args.jobs);
+  if (!Number.isInteger(jobs) || jobs < 1) throw new TypeError(`explore:bugs: --jobs must be a positive integer, got ${JSON.stringify(args.jobs)}.`);
+  const results = new Array(bugs.length);
+  let next = 0;
+  const work = async () => {
+    while (next < bugs.length) {
+      const at = next++;
+      results[at] = await huntBug(bugs[at], { args, seconds, seed, shrinkSeconds });
     }
-  }
+  };
+  await Promise.all(Array.from({ length: Math.min(jobs, bugs.length) }, work));
   const found = results.filter((result) => result.found).length;
   if (args.json) console.log(JSON.stringify(results));
   console.log(`bugs found: ${found} of ${results.length}`);
   process.exit(found === results.length ? 0 : 1);
+}
+
+/** Explores one seeded bug's build; its result, printed unless --json. */
+async function huntBug(bug, { args, seconds, seed, shrinkSeconds }) {
+  const { dir, cli, entry } = patchedExplorer(bug.file);
+  try {
+    let report;
+    if (bug.real) report = await exploreReal(entry, bug.real, seed);
+    else {
+      const budget = args.seeds === undefined ? ['--seconds', String(seconds)] : ['--seeds', String(args.seeds)];
+      const run = await runNode([cli, ...budget, '--seed', String(seed), '--shrink-seconds', String(shrinkSeconds), '--json']);
+      const line = run.stdout.trim().split('\n').pop() ?? '';
+      try {
+        report = JSON.parse(line);
+      } catch {
+        throw new Error(`explore:bugs: the explorer of ${bug.name} printed no report (exit ${run.status}):\n${run.stderr}`);
+      }
+    }
+    let found = report.failure != null;
+    const replay = found ? (report.failure.replay ?? `seed ${report.failure.seed} path ${report.failure.path}`) : undefined;
+    // The shrunk schedule is what a developer gets to debug with: replayed by its seed and
+    // path, it must break the same invariant, or the bug does not count as found.
+    let replayed;
+    if (found && !bug.real) {
+      replayed = await replayInvariant(cli, report.failure.seed, report.failure.path);
+      found = replayed === report.failure.violation?.invariant;
+    }
+    const result = { name: bug.name, title: bug.title, found, real: bug.real !== undefined, schedules: report.failure ? report.failure.foundAfter : report.schedules, seconds: report.failure ? report.failure.foundAfterMs / 1000 : report.elapsedMs / 1000, invariant: report.failure?.violation?.invariant, replay, replayed };
+    if (!args.json) {
+      console.log(found
+        ? `FOUND   ${bug.name}: after ${result.schedules} ${result.real ? 'real-Redis ' : ''}schedule(s), ${result.seconds.toFixed(1)} s: ${result.invariant}${result.real ? ` (${result.replay} with EXPLORE_PACKAGE set)` : ', the shrunk replay breaks it again'}`
+        : report.failure
+          ? `MISSED  ${bug.name}: found (${result.invariant}), but its shrunk replay (${result.replay}) showed ${replayed ?? 'no violation'}`
+          : `MISSED  ${bug.name}: no violation in ${result.schedules} ${result.real ? 'real-Redis ' : ''}schedule(s), ${result.seconds.toFixed(1)} s`);
+    }
+    return result;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
