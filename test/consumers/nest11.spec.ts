@@ -1,13 +1,11 @@
-import { execFileSync, spawnSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { redisUrl, useRedis } from '../support/redis.js';
+import { installConsumer, preparedConsumer } from './projects.mjs';
 import { SUBPATHS } from './subpaths.js';
-
-const root = fileURLToPath(new URL('../..', import.meta.url));
 
 /**
  * The package is ESM; Nest 11 applications are CommonJS. Install the packed package beside
@@ -17,33 +15,18 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
  */
 describe('a Nest 11 CommonJS application on ioredis 6', () => {
   useRedis();
-  const dir = mkdtempSync(join(tmpdir(), 'nest11-consumer-'));
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  // Installed once by npm test for every Node version's run, or here.
+  const prepared = preparedConsumer('nest11');
+  const dir = prepared ?? mkdtempSync(join(tmpdir(), 'nest11-consumer-'));
+  afterAll(() => {
+    if (prepared === undefined) rmSync(dir, { recursive: true, force: true });
+  });
 
   it('requires the package and every subpath export, and locks with LockService, @Locked and the in-memory store', { timeout: 240_000 }, () => {
-    execFileSync('npm', ['pack', '--pack-destination', dir, '--silent'], { cwd: root, stdio: 'pipe' });
-    const tarball = readdirSync(dir).find((name) => name.endsWith('.tgz'))!;
-    writeFileSync(
-      join(dir, 'package.json'),
-      JSON.stringify({
-        name: 'nest11-consumer',
-        private: true,
-        dependencies: {
-          '@nestjs/common': '^11.0.0',
-          '@nestjs/core': '^11.0.0',
-          // The optional peers of the subpath exports, which the app requires too.
-          '@nestjs/terminus': '^11.0.0',
-          '@opentelemetry/api': '^1.9.0',
-          ioredis: '^6.0.0',
-          'reflect-metadata': '^0.2.0',
-          rxjs: '^7.8.0',
-          'nestjs-redis-lock': `file:./${tarball}`,
-        },
-      }),
-    );
-    const install = spawnSync('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: dir, encoding: 'utf8' });
-    expect(install.status, install.stderr).toBe(0);
-    copyFileSync(fileURLToPath(new URL('./nest11-app.cjs', import.meta.url)), join(dir, 'app.cjs'));
+    if (prepared === undefined) {
+      const install = installConsumer('nest11', dir);
+      expect(install.status, install.stderr).toBe(0);
+    }
     const run = spawnSync(process.execPath, ['app.cjs'], {
       cwd: dir,
       env: { ...process.env, REDIS_URL: redisUrl(), SUBPATHS: JSON.stringify(SUBPATHS) },
