@@ -92,7 +92,11 @@ describe('a least-privilege ACL user on a Redis Cluster', () => {
       expect(attempts.count).toBe(before);
       await next.release();
       expect(await redisCluster.admin.exists(`lock:{${key}}`)).toBe(0);
-      const complaints = [...holder.logs.lines, ...waiter.logs.lines].filter((line) => line.level === 'error' || line.level === 'warn').map((line) => line.message);
+      // A subscription answered late (a loaded machine: node-redis 5 took over 250 ms in a
+      // fresh-clone run) is warned of too; a refused one would also have left the waiter polling,
+      // which the attempt count above rules out.
+      const late = /^Release messages for lock "[^"]+" could not be subscribed within \d+ ms; waiters poll every \d+ ms meanwhile\.$/;
+      const complaints = [...holder.logs.lines, ...waiter.logs.lines].filter((line) => (line.level === 'error' || line.level === 'warn') && !late.test(line.message)).map((line) => line.message);
       expect(complaints).toEqual([]);
     } finally {
       await Promise.all([holder.close(), waiter.close()]);
