@@ -59,29 +59,28 @@ describe('deterministic simulation of the engine (explore/)', () => {
     expect(report.schedules).toBe(24);
   }, 180_000);
 
-  it('bites: sixteen seeded bugs, from the store, the engine (its wake-ups and extend() too), the primitives and the runners, are each found', () => {
-    // Those found within a few schedules; `npm run explore:bugs` runs the whole catalogue.
+  it('bites: ten seeded bugs, from the store, the engine (its wake-ups and extend() too), the primitives and the runners, are each found', () => {
+    // Those found within a few schedules, one or two of each part; `npm run explore:bugs` runs
+    // the whole catalogue. Sixteen until the thirty-sixth session: with the other six
+    // (acquire-counted-from-reply, grant-reuses-fencing-token, refused-renewal-ignored,
+    // parked-lock-freed-while-held, last-reader-wakes-nobody, reader-leave-wakes-nobody) this
+    // case was the suite's costliest, about 120 s of CPU, most of it each bug's build and
+    // processes starting, and the whole run stood within a minute of CI's 20.
     const only = [
       'release-without-owner-check',
       'renew-without-owner-check',
-      'acquire-counted-from-reply',
       'stale-grant-after-busy',
       'semaphore-off-by-one',
       'reader-beside-writer',
-      'grant-reuses-fencing-token',
       'leadership-loss-not-told',
-      'refused-renewal-ignored',
-      'parked-lock-freed-while-held',
       'give-up-keeps-wake-up',
-      'last-reader-wakes-nobody',
-      'reader-leave-wakes-nobody',
       'fifo-waiter-eats-freed-wake',
       'extend-after-stall-resolves',
       // Found by the earlier-term probe of the leader plans, after 1 to 18 schedules from seeds 1 to 5.
       'lease-given-back-under-earlier-term-work',
     ];
     // Two at a time: each bug's build and process starts are most of its time, and they overlap.
-    const run = spawnSync(process.execPath, ['explore/bugs.mjs', '--only', only.join(','), '--seeds', '60', '--shrink-seconds', '1', '--jobs', '2'], { encoding: 'utf8' });
+    const run = spawnSync(process.execPath, ['explore/bugs.mjs', '--only', only.join(','), '--seeds', '60', '--shrink-seconds', '0.5', '--jobs', '2'], { encoding: 'utf8' });
     expect(run.stdout, run.stderr).toContain(`bugs found: ${only.length} of ${only.length}`);
     expect(run.status).toBe(0);
   }, 240_000);
