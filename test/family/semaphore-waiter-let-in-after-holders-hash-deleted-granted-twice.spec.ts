@@ -11,6 +11,14 @@ import { SCRIPT_STORES, useScriptStore } from '../support/script-stores.js';
  * twice under one entry, and one permit stayed counted after everyone left, for as long as the
  * semaphore stayed in use (every acquisition pushes the hash's expiry on). Found by the real-Redis
  * explorer (`--deletes --drop-messages`, seeds 460029 and 460057).
+ *
+ * That fix left the place itself queued: once the waiter had released, the place no longer
+ * named a holder, and the next full call granted it a permit for nobody, counted against the
+ * limit for its grant lease (a caller of the last free permit refused meanwhile). Found by a
+ * helper's reading of the scripts after the explorer's `store-leftover` at seed 4 (thirty-sixth
+ * session). A hash created anew while the queue keys are there now carries the `:queued` mark,
+ * and the fast paths leave such a semaphore to the full one, which takes the caller's own place
+ * when it lets it in.
  */
 const LIMIT = 2;
 const TTL = 60_000;
@@ -53,6 +61,21 @@ describe.each(SCRIPT_STORES)('a semaphore whose holders hash was deleted while s
     expect(await acquire('a2', 1, false)).toMatchObject({ acquired: true });
     for (const token of ['a1', 'a2']) await opened.store.semaphores.release(keys(token), token, WAITER_LEASE);
     if (opened.client) expect(await opened.client.exists(holders, keys('w').semaphore.due, keys('w').queue, keys('w').waiters)).toBe(0);
+  });
+
+  it('grants nobody the place the waiter left queued once it has released: the permits stay free', async () => {
+    const { keys, acquire, holders } = await waiterLetInAfterDeletion();
+    await opened.store.semaphores.release(keys('w'), 'w', WAITER_LEASE);
+    expect(await acquire('y')).toMatchObject({ acquired: true });
+    // A full call that serves the queue: w's old place must not be granted (w's call has ended).
+    expect(await acquire('x', 2)).toMatchObject({ acquired: false });
+    await opened.store.semaphores.leave(keys('x', 2), 'x', TTL, WAITER_LEASE);
+    for (const token of ['y', 'h1', 'h2']) await opened.store.semaphores.release(keys(token), token, WAITER_LEASE);
+
+    expect(await acquire('a1', 1, false)).toMatchObject({ acquired: true });
+    expect(await acquire('a2', 1, false)).toMatchObject({ acquired: true });
+    for (const token of ['a1', 'a2']) await opened.store.semaphores.release(keys(token), token, WAITER_LEASE);
+    if (opened.client) expect(await opened.client.exists(holders, keys('w').semaphore.due, keys('w').queue, keys('w').waiters, keys('w').lock)).toBe(0);
   });
 
   it('hands the permits its release frees to the next waiter, never to the place it left queued', async () => {

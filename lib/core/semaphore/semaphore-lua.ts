@@ -49,6 +49,15 @@ local fence, holders, due = base .. '${LOCK_KEY_SUFFIXES.fence}', base .. '${SEM
 } as const;
 
 /**
+ * The waiters set's name where the fast paths need it: only when they would create the holders
+ * hash, whose `:queued` mark a deletion from outside may have taken while waiters are queued.
+ */
+const WAITERS_NAME = {
+  declared: 'KEYS[4]',
+  derived: `base .. '${SEMAPHORE_SUFFIXES.waiters}'`,
+} as const;
+
+/**
  * A semaphore's first holder, while nobody else holds or waits, is kept alone (the derived
  * layout only, see below): the holders hash has one field, `!<token>` = `<permits>:<limit>:<fencing
  * token>`, and the hash's expiry is the holder's lease; there is no permit key and no meta field.
@@ -230,7 +239,15 @@ local function take(token, permits, lease, now, lim)
   redis.call('SET', permit_key(token), token, 'PX', lease)
   local fencing = next_fence(fence)
   used = used + tonumber(permits)
-  redis.call('HSET', holders, token, permits .. ':' .. fencing, ':used', used, ':limit', lim)
+  if not stored_limit and not queued and redis.call('EXISTS', waiters) == 1 then
+    -- A hash created anew while waiters are queued (it was deleted from outside, its mark with
+    -- it): marked again, or a waiter's next call would be let in by a fast path with its place
+    -- still queued, and that place granted once the waiter had gone (a permit for nobody).
+    redis.call('HSET', holders, token, permits .. ':' .. fencing, ':used', used, ':limit', lim, ':queued', 1)
+    queued = '1'
+  else
+    redis.call('HSET', holders, token, permits .. ':' .. fencing, ':used', used, ':limit', lim)
+  end
   used_dirty = false
   stored_limit = tostring(lim)
   add_due(now + tonumber(lease), token)
@@ -381,7 +398,8 @@ local limit, permits = tonumber(limit_arg), tonumber(permits_arg)
  * array), a few microseconds each side on the pair `npm run bench` measures.
  */
 const ACQUIRE_LONE = `
-if permits <= limit and redis.call('EXISTS', holders) == 0 then
+-- Waiters without a hash: it was deleted from outside, its ':queued' mark with it (see ACQUIRE_FAST).
+if permits <= limit and redis.call('EXISTS', holders) == 0 and redis.call('EXISTS', ${WAITERS_NAME.derived}) == 0 then
   ${NEXT_FENCING}
   if fence_retention ~= '0' then redis.call('PEXPIRE', fence, fence_retention) end
   -- The arguments as sent: a Lua number spelled out costs Redis a printf of a double.
@@ -391,13 +409,16 @@ if permits <= limit and redis.call('EXISTS', holders) == 0 then
 end
 `;
 
-const ACQUIRE_FAST = `
+const ACQUIRE_FAST = (layout: Layout) => `
 local state = ${COUNTS_AND_ENTRY}
 if not state[3] and unfold_lone() then state = ${COUNTS_AND_ENTRY} end
 local held = tonumber(state[1] or '0')
 -- A caller with an entry (granted by a release) goes on below, whether its permit is there or has
 -- lapsed: counted here again, its permits would be counted twice, and the first ones never freed.
+-- A new hash (no limit) with waiters queued was deleted from outside, its ':queued' mark with it:
+-- the full path takes the caller's own place if it has one, and marks the new hash (see take).
 if not state[4] and not state[6] and (not state[3] or tonumber(state[3]) == limit) and held + permits <= limit
+  and (state[3] or redis.call('EXISTS', ${WAITERS_NAME[layout]}) == 0)
   and redis.call('SET', permit, ARGV[1], 'NX', 'PX', ARGV[2]) then
   ${NEXT_FENCING}
   if fence_retention ~= '0' then redis.call('PEXPIRE', fence, fence_retention) end
@@ -597,6 +618,6 @@ const compose = (fast: (layout: Layout) => string, full: string) => {
 };
 
 /** Each script with its keys declared (Cluster) or derived from the permit's (anywhere else). */
-export const SEMAPHORE_ACQUIRE = compose((layout) => ACQUIRE_PARSE + (layout === 'derived' ? ACQUIRE_LONE : '') + ACQUIRE_FAST, ACQUIRE_FULL);
+export const SEMAPHORE_ACQUIRE = compose((layout) => ACQUIRE_PARSE + (layout === 'derived' ? ACQUIRE_LONE : '') + ACQUIRE_FAST(layout), ACQUIRE_FULL);
 export const SEMAPHORE_RELEASE = compose(() => RELEASE_FAST, RELEASE_FULL);
 export const SEMAPHORE_LEAVE = compose(() => '', LEAVE);
