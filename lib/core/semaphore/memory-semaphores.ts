@@ -65,7 +65,12 @@ export class MemorySemaphores implements SemaphoreStore {
   async release(keys: SemaphoreKeys, token: string, waiterLease: number): Promise<SemaphoreReleaseReply> {
     await settled();
     const now = this.clock.now();
-    if (liveValue(this.data.locks, keys.lock, this.clock.now()) !== token) return { released: false, grants: [] };
+    if (liveValue(this.data.locks, keys.lock, this.clock.now()) !== token) {
+      // The permit key names its token: gone (its lease ran out), the entry goes too, as the Lua's.
+      this.deleteHolder(keys, token);
+      this.forgetLimitIfIdle(keys);
+      return { released: false, grants: [] };
+    }
     this.data.locks.delete(keys.lock);
     this.deleteHolder(keys, token);
     const grants = this.grantFitting(keys, this.freePermits(keys, this.limitInUse(keys), now).free, waiterLease, now);

@@ -561,6 +561,19 @@ if deleted ~= 1 then
     return redis.error_reply('READONLY this node is a replica: lock ownership cannot be checked here')
   end
   if type(deleted) == 'table' then return deleted end
+  if state[6] then
+    -- The caller's permit is gone (its lease ran out, or it was deleted or evicted) and its
+    -- entry still counted: it goes now, as the next count would drop it (see mine), for a count
+    -- may not come before the hash expires (the last call was this one), and every acquisition
+    -- pushes that on. Waiters get the permits at their next attempt.
+    if left <= 0 and not state[4] then
+      redis.call('DEL', holders, due)
+    else
+      redis.call('HDEL', holders, ARGV[1])
+      redis.call('HSET', holders, ':used', math.max(0, left))
+      if state[5] then redis.call('ZREM', due, ARGV[1]) end
+    end
+  end
   return {0}
 end
 if not state[4] then
