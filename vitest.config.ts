@@ -10,6 +10,11 @@ export default defineConfig({
     // expect.poll() waits for a mechanism to show, never for it to be fast: its default of 1 s
     // failed a fresh-clone run on a loaded machine (a locked cron tick run later than that).
     expect: { poll: { timeout: 10_000 } },
+    // A test that fails is run once more: a fresh-clone run of 2,676 tests on two loaded cores
+    // met one timing flake or more in four runs of five in the thirty-sixth session (a different
+    // test each time, none failing twice). The summary line names each test that passed only
+    // when run again (test/support/summary-reporter.ts): reported, never hidden.
+    retry: 1,
     pool: 'forks',
     // Two cores, and most test files wait on servers and child processes (failovers, pauses,
     // worker processes) rather than compute: a third worker overlaps those waits. A fourth did
