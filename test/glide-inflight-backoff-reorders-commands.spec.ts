@@ -48,9 +48,12 @@ describe('lock calls over a GLIDE client at its in-flight limit', () => {
       const { ended } = ownCommands ? { ended: Promise.resolve(undefined) } : await blockRedis(own.url(), 500);
       const fill: Promise<unknown>[] = Array.from({ length: LIMIT }, (_, i) => (ownCommands ? client.blpop([`app:${i}`], 10) : app.locks.tryAcquire(`fill:${i}`)));
       // Refused by GLIDE at its limit, or held back: they wait for places.
-      const first = Array.from({ length: FIRST }, (_, i) => app.locks.tryAcquire(`order:first:${i}`));
+      // acquire() with a wait, not tryAcquire(): a tryAcquire() waits 1 s at most for its answer,
+      // which the block and the calls ahead outlasted on a loaded machine (a fresh-clone run).
+      const take = (key: string) => app.locks.acquire(key, { waitTimeout: 10_000 });
+      const first = Array.from({ length: FIRST }, (_, i) => take(`order:first:${i}`));
       // Made once the first answer has freed a place, after all of those.
-      const later = fill[0]!.then(() => app.locks.tryAcquire('order:later'));
+      const later = fill[0]!.then(() => take('order:later'));
       if (ownCommands) {
         // GLIDE has refused the first calls by now (it answers a refusal without Redis), and
         // they wait out their backoff; the pushes free the places, a tryAcquire()'s answer
