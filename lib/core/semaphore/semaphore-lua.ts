@@ -391,15 +391,16 @@ local limit, permits = tonumber(limit_arg), tonumber(permits_arg)
 `;
 
 /**
- * A holder alone (see LONE): nothing under the holders name (`EXISTS`), so nobody holds or waits
- * (a waiter keeps the hash for its liveness lease): `INCR` of the fencing counter, `HSET` of the
+ * A holder alone (see LONE): nothing under the holders name, so nobody holds or waits (a waiter
+ * keeps the hash for its liveness lease), nor under the waiters set's (one `EXISTS` of both, which
+ * counts them): `INCR` of the fencing counter, `HSET` of the
  * field, `PEXPIRE` of the hash with the lease. Answers the fencing token alone, an integer: a
  * reply Redis writes with one `write`, where an array takes a `writev` (and the client parses an
  * array), a few microseconds each side on the pair `npm run bench` measures.
  */
 const ACQUIRE_LONE = `
 -- Waiters without a hash: it was deleted from outside, its ':queued' mark with it (see ACQUIRE_FAST).
-if permits <= limit and redis.call('EXISTS', holders) == 0 and redis.call('EXISTS', ${WAITERS_NAME.derived}) == 0 then
+if permits <= limit and redis.call('EXISTS', holders, ${WAITERS_NAME.derived}) == 0 then
   ${NEXT_FENCING}
   if fence_retention ~= '0' then redis.call('PEXPIRE', fence, fence_retention) end
   -- The arguments as sent: a Lua number spelled out costs Redis a printf of a double.
