@@ -154,7 +154,9 @@ export class LockService implements OnApplicationBootstrap, BeforeApplicationShu
   /**
    * Acquires `key`, runs `fn(lock)`, and releases the lock however `fn` ends. Returns what
    * `fn` returns and rethrows what it throws, unchanged. Inside `fn`, `current()` returns the
-   * lock and nested acquisitions of `key` re-enter.
+   * lock and nested acquisitions of `key` re-enter. An `fn` returning a generator or an
+   * Observable is refused (`RedisLockError`): its work would run after the release; return
+   * `lastValueFrom(observable)` instead.
    *
    * @example
    * ```ts
