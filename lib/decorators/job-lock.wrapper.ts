@@ -7,7 +7,7 @@ import { LOCKED_METADATA } from '../redis-lock.constants.js';
 import { addJobRole, checkJobOptions, jobDecorators, type JobRole, type JobSpec } from '../scheduling/job-spec.js';
 import { JobLockOrchestrator } from '../scheduling/job-lock.orchestrator.js';
 import { JOB_LOCK_METADATA, JOB_ORCHESTRATOR_PROPERTY } from '../scheduling/scheduling.constants.js';
-import { hideOnInstances } from './hidden-property.js';
+import { foreignThis, hideOnInstances } from './hidden-property.js';
 
 type AnyMethod = (...args: any[]) => unknown;
 
@@ -54,10 +54,13 @@ export function jobLockDecorator(role: JobRole, options: JobLockOptions | undefi
       const jobs = this?.[JOB_ORCHESTRATOR_PROPERTY];
       if (!(jobs instanceof JobLockOrchestrator)) {
         const decorators = jobDecorators(spec);
+        const foreign = foreignThis(this, target);
         const error = new RedisLockError(
           this === undefined || this === null
             ? `${decorators} method ${where} was called without its instance; call it as a method or bind it.`
-            : `${decorators} method ${where} has no lock service: the instance must be created by Nest, in a module that ` +
+            : foreign !== undefined
+              ? `${decorators} method ${where} ${foreign}`
+              : `${decorators} method ${where} has no lock service: the instance must be created by Nest, in a module that ` +
               'imports RedisLockModule (or after RedisLockModule.forRoot({ isGlobal: true })).',
         );
         return returnsObservable ? throwError(() => error) : Promise.reject(error);

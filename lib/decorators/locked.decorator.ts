@@ -13,7 +13,7 @@ import type { AnyLockOptions } from '../interfaces/redis-lock-options.interface.
 import { LockService } from '../lock.service.js';
 import { LOCK_RUNNER, LOCK_SERVICE_PROPERTY, LOCKED_METADATA, NOT_A_LOCK_SERVICE } from '../redis-lock.constants.js';
 import { JOB_LOCK_METADATA } from '../scheduling/scheduling.constants.js';
-import { hideOnInstances } from './hidden-property.js';
+import { foreignThis, hideOnInstances } from './hidden-property.js';
 
 type AnyMethod = (...args: any[]) => unknown;
 
@@ -101,7 +101,7 @@ export function Locked<A extends any[] = any[]>(
       let runner: LockRunner;
       let lockKey: string | string[];
       try {
-        runner = runnerOf(this, where);
+        runner = runnerOf(this, where, target);
         lockKey = build(args);
       } catch (error) {
         return returnsObservable ? throwError(() => error) : Promise.reject(error);
@@ -147,13 +147,16 @@ function injectLockService(prototype: object): void {
   hideOnInstances(prototype, LOCK_SERVICE_PROPERTY);
 }
 
-function runnerOf(instance: Record<symbol, unknown> | undefined, where: string): LockRunner {
+function runnerOf(instance: Record<symbol, unknown> | undefined, where: string, prototype: object): LockRunner {
   const service = instance?.[LOCK_SERVICE_PROPERTY] as LockService | undefined;
   if (service instanceof LockService) return service[LOCK_RUNNER];
+  const foreign = foreignThis(instance, prototype);
   throw new RedisLockError(
     instance === undefined || instance === null
       ? `@Locked method ${where} was called without its instance; call it as a method or bind it.`
-      : service !== undefined && service !== null
+      : foreign !== undefined
+        ? `@Locked method ${where} ${foreign}`
+        : service !== undefined && service !== null
         ? `@Locked method ${where}: the LockService it was given ${NOT_A_LOCK_SERVICE}`
         : `@Locked method ${where} has no LockService: the instance must be created by Nest, in a module that ` +
         'imports RedisLockModule (or after RedisLockModule.forRoot({ isGlobal: true })), not frozen (or sealed) if a factory made it, ' +
