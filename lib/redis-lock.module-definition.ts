@@ -1,4 +1,4 @@
-import { ConfigurableModuleBuilder, type DynamicModule } from '@nestjs/common';
+import { ConfigurableModuleBuilder, type DynamicModule, type Provider } from '@nestjs/common';
 import { InvalidLockOptionsError } from './errors/invalid-lock-options.error.js';
 import type { RedisLockModuleExtras, RedisLockModuleOptions } from './interfaces/redis-lock-options.interface.js';
 
@@ -67,4 +67,31 @@ export function checkAsyncOptions(options: unknown, where: string): void {
     useFactory,
     'a function returning the module options (or "useClass" / "useExisting"); the options themselves, such as "redis", go in what it returns, or to forRoot()',
   ).within(where);
+}
+
+/**
+ * `forRootAsync()`'s module, its options read from a `useClass` / `useExisting` instance checked
+ * to have the `create()` that Nest's builder calls: without one (a class naming it as other
+ * modules do, `createTypeOrmOptions()`), Nest failed with a bare "optionsFactory.create is not a
+ * function", naming neither the method nor the option.
+ */
+export function withCheckedOptionsFactory(definition: DynamicModule, options: unknown, token: string | symbol, where: string): DynamicModule {
+  const { useFactory, useClass, useExisting } = options as { useFactory?: unknown; useClass?: unknown; useExisting?: unknown };
+  if (typeof useFactory === 'function') return definition;
+  const option = typeof useClass === 'function' ? 'useClass' : 'useExisting';
+  const factory = option === 'useClass' ? useClass : useExisting;
+  const optionsProvider: Provider = {
+    provide: token,
+    useFactory: (made: { create?: unknown } | null | undefined) => {
+      if (typeof made?.create !== 'function') {
+        throw new InvalidLockOptionsError(option, factory, 'a class with a create() method returning the module options (the method Nest calls on it)').within(where);
+      }
+      return (made as { create: () => unknown }).create();
+    },
+    inject: [factory as never],
+  };
+  const providers = (definition.providers ?? []).map((provider) =>
+    typeof provider === 'object' && provider !== null && 'provide' in provider && provider.provide === token ? optionsProvider : provider,
+  );
+  return { ...definition, providers };
 }

@@ -4,7 +4,16 @@ import { withGlobalInterceptor } from './lock-conflict.interceptor.js';
 import { FENCED_REDIS_PROVIDER } from './fencing/fenced-redis.provider.js';
 import { FencedRedis } from './fencing/fenced-redis.js';
 import { LockService } from './lock.service.js';
-import { ASYNC_OPTIONS_TYPE, checkAsyncOptions, checkOptionsObject, ConfigurableModuleClass, OPTIONS_TYPE, REDIS_LOCK_MODULE_METHOD, REDIS_LOCK_MODULE_OPTIONS } from './redis-lock.module-definition.js';
+import {
+  ASYNC_OPTIONS_TYPE,
+  checkAsyncOptions,
+  checkOptionsObject,
+  ConfigurableModuleClass,
+  OPTIONS_TYPE,
+  REDIS_LOCK_MODULE_METHOD,
+  REDIS_LOCK_MODULE_OPTIONS,
+  withCheckedOptionsFactory,
+} from './redis-lock.module-definition.js';
 import { JobLockOrchestrator } from './scheduling/job-lock.orchestrator.js';
 import { LockSchedulingExplorer } from './scheduling/lock-scheduling.explorer.js';
 import { LeadershipService } from './scheduling/leadership.service.js';
@@ -47,7 +56,8 @@ export class RedisLockModule extends ConfigurableModuleClass {
 
   static override forRootAsync(options: typeof ASYNC_OPTIONS_TYPE): DynamicModule {
     checkAsyncOptions(options, 'RedisLockModule.forRootAsync()');
-    return withGlobalInterceptor(saying('RedisLockModule.forRootAsync()', super.forRootAsync(options)), options.globalInterceptor);
+    const definition = withCheckedOptionsFactory(super.forRootAsync(options), options, REDIS_LOCK_MODULE_OPTIONS, 'RedisLockModule.forRootAsync()');
+    return withGlobalInterceptor(saying('RedisLockModule.forRootAsync()', definition), options.globalInterceptor);
   }
 }
 
