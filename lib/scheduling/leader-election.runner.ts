@@ -1,5 +1,6 @@
 import { HeldLock } from '../core/engine/held-lock.js';
 import { leaseLive } from '../core/engine/lease-deadline.js';
+import { refuseGenerator } from '../core/engine/generator-result.js';
 import type { ClockTimer } from '../core/time/clock.js';
 import type { LockRunner } from '../core/engine/locked-call.js';
 import { settleWithin, TIMED_OUT } from '../core/time/settle-within.js';
@@ -63,7 +64,9 @@ export class LeaderElectionRunner {
     if (term === undefined) return Promise.resolve(undefined);
     let running: Promise<Awaited<T>>;
     try {
-      running = Promise.resolve(this.runner.runInChain(term, () => work(term)));
+      // Work that is a generator or an Observable would run after it "ended", unseen by the term.
+      const where = `runAsLeader(${quoteKey(this.key)}, work)`;
+      running = Promise.resolve(this.runner.runInChain(term, () => work(term))).then((result) => refuseGenerator(result, where, 'work', 'outside the term (whose lease is given back without waiting for it)'));
     } catch (error) {
       running = Promise.reject(error as Error);
     }

@@ -66,7 +66,9 @@ export class LeadershipService {
    * within `shutdownTimeout`. Work started from `leaderLock(key)` is not waited for.
    *
    * Rejects with a `RedisLockError` when no `@LeaderElection(key)` runs in this application, or
-   * `work` is no function (a promise, as everything the method says goes through it).
+   * `work` is no function (a promise, as everything the method says goes through it), or returns
+   * an Observable or a generator, whose work would run after it ended, outside the term (return
+   * `lastValueFrom(observable)`).
    */
   runAsLeader<T>(key: string, work: (term: Lock) => T | PromiseLike<T>): Promise<Awaited<T> | undefined> {
     try {

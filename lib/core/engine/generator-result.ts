@@ -37,18 +37,19 @@ export function closeGenerator(value: unknown): void {
 
 /**
  * `fn`'s result, unless it is a generator: its body would run as it is iterated, after `using()`
- * gave the lock back. Refused (and closed, its body never run), naming the call. So is an
+ * gave the lock back (or, for `runAsLeader()`'s work, outside the term, whose lease may be given
+ * back under it). Refused (and closed, its body never run), naming the call. So is an
  * Observable: its work runs when it is subscribed, which is after `using()` resolved with it
  * (`HttpService.post()`, a `ClientProxy.send()`); unlike `@Locked`, `using()` returns a Promise of
  * `fn`'s result and has no stream to hold the lock along.
  */
-export function refuseGenerator<T>(result: T, where: string): T {
+export function refuseGenerator<T>(result: T, where: string, fn = 'fn', after = 'after the lock was given back'): T {
   if (observable(result)) {
-    throw new RedisLockError(`${where}: fn returned an Observable, whose work runs when it is subscribed, after the lock was given back; return lastValueFrom(observable) (or firstValueFrom), or use a @Locked method declared to return an Observable (held until it completes).`);
+    throw new RedisLockError(`${where}: ${fn} returned an Observable, whose work runs when it is subscribed, ${after}; return lastValueFrom(observable) (or firstValueFrom), or use a @Locked method declared to return an Observable (held until it completes).`);
   }
   if (!isGenerator(result)) return result;
   closeGenerator(result);
-  throw new RedisLockError(`${where}: fn returned a generator (or an iterator of a generator's shape, as a compiled generator function's), whose items come as it is iterated, after the lock was given back; return an array, a Promise or a value, or iterate inside fn.`);
+  throw new RedisLockError(`${where}: ${fn} returned a generator (or an iterator of a generator's shape, as a compiled generator function's), whose items come as it is iterated, ${after}; return an array, a Promise or a value, or iterate inside ${fn}.`);
 }
 
 /** Whether `value` is an Observable; a Proxy that throws on a name it does not know is none. */
