@@ -13,6 +13,9 @@ import type { LockBackend, LockBackendFactory } from './core/engine/lock-backend
 import { REDIS_LOCK_MODULE_METHOD, REDIS_LOCK_MODULE_OPTIONS } from './redis-lock.module-definition.js';
 import type { LockRunner } from './core/engine/locked-call.js';
 import { neverThrowingLogger } from './core/engine/never-throwing-logger.js';
+import { describeCall } from './core/engine/call-errors.js';
+import { toMilliseconds } from './core/time/duration.js';
+import { InvalidLockOptionsError } from './errors/invalid-lock-options.error.js';
 
 /**
  * Distributed locks on Redis. Every lock is renewed by a watchdog while held, released only by
@@ -122,7 +125,8 @@ export class LockService implements OnApplicationBootstrap, BeforeApplicationShu
   /**
    * One attempt, no waiting: the lock, or `null` when another holder has it. Redis errors
    * reject as they are, as does a grant whose reply came after its lease had run out here (it
-   * was given back: the key was free, not held by another).
+   * was given back: the key was free, not held by another). A `waitTimeout` other than 0 is
+   * refused (`InvalidLockOptionsError`): to wait, call `acquire()`.
    *
    * @example
    * ```ts
@@ -148,6 +152,17 @@ export class LockService implements OnApplicationBootstrap, BeforeApplicationShu
   tryAcquire(keys: readonly string[], options: UnfencedLockOptions): Promise<UnfencedMultiKeyLock | null>;
   tryAcquire(keys: readonly string[], options?: AnyLockOptions): Promise<MultiKeyLock | UnfencedMultiKeyLock | null>;
   tryAcquire(key: string | readonly string[], options?: AnyLockOptions): Promise<Lock | UnfencedLock | null> {
+    const waitTimeout = (options as { waitTimeout?: unknown } | null | undefined)?.waitTimeout;
+    if (waitTimeout !== undefined && !waitsNothing(waitTimeout)) {
+      // Dropped, it read as Redisson's tryLock(waitTime): "wait up to that, then null".
+      return Promise.reject(
+        new InvalidLockOptionsError(
+          'waitTimeout',
+          waitTimeout,
+          'left out (or 0) in tryAcquire(), which makes one attempt and never waits: to wait, call acquire(key, { waitTimeout }), which rejects with LockNotAcquiredError when the wait runs out',
+        ).within(describeCall('tryAcquire', key)),
+      );
+    }
     return this.manager.tryAcquire(key, options);
   }
 
@@ -267,5 +282,14 @@ export class LockService implements OnApplicationBootstrap, BeforeApplicationShu
   /** @internal Called by Nest on `app.close()`: closes only the connections the module opened. */
   async onApplicationShutdown(): Promise<void> {
     await this.manager.close();
+  }
+}
+
+/** Whether a `waitTimeout` asks for no wait at all (`0`, `'0ms'`, `'0s'`...). */
+function waitsNothing(waitTimeout: unknown): boolean {
+  try {
+    return toMilliseconds(waitTimeout, 'waitTimeout') === 0;
+  } catch {
+    return false;
   }
 }
