@@ -30,7 +30,7 @@ export class InvalidLockOptionsError extends RedisLockError {
     /** Where the option was given, e.g. `@Locked on OrdersService.pay`. */
     readonly where?: string,
   ) {
-    super(`${where ? `${where}: ` : ''}Option "${option}" must be ${expected}, got ${show(value)}.`);
+    super(`${where ? `${where}: ` : ''}Option ${showName(option)} must be ${expected}, got ${show(value)}.`);
     Object.defineProperty(this, 'value', { value, enumerable: false });
   }
 
@@ -38,6 +38,17 @@ export class InvalidLockOptionsError extends RedisLockError {
   within(where: string): InvalidLockOptionsError {
     return new InvalidLockOptionsError(this.option, this.value, this.expected, where);
   }
+}
+
+/**
+ * An option's name: as it is when it is short printable ASCII (every name the library gives, such
+ * as `redis[1]` or `routeMetadata["design:paramtypes"]`); else quoted, escaped and cut as a string
+ * value is. A name that is no option comes from the options object, which may be spread from input
+ * (`{ ...defaults, ...req.query }`): raw, it carried line breaks and controls into the log line of
+ * the error, and a 100 KB name made a 100 KB message.
+ */
+function showName(option: string): string {
+  return /^[\x20-\x7e]{1,80}$/.test(option) ? `"${option}"` : quoteText(option, 60);
 }
 
 function show(value: unknown): string {
