@@ -8,6 +8,7 @@ import { addJobRole, checkJobOptions, jobDecorators, type JobRole, type JobSpec 
 import { JobLockOrchestrator } from '../scheduling/job-lock.orchestrator.js';
 import { JOB_LOCK_METADATA, JOB_ORCHESTRATOR_PROPERTY } from '../scheduling/scheduling.constants.js';
 import { foreignThis, hideOnInstances } from './hidden-property.js';
+import { checkDecoratorCall } from './decorator-call.js';
 
 type AnyMethod = (...args: any[]) => unknown;
 
@@ -21,6 +22,7 @@ type AnyMethod = (...args: any[]) => unknown;
  */
 export function jobLockDecorator(role: JobRole, options: JobLockOptions | undefined): JobMethodDecorator {
   return (target: object, propertyKey: string | symbol, descriptor: TypedPropertyDescriptor<any>): void => {
+    checkDecoratorCall(`@${role}()`, target, propertyKey, descriptor, 'only methods can be decorated');
     const isStatic = typeof target === 'function';
     const className = isStatic ? (target as { name: string }).name : target.constructor.name;
     const where = `${className}.${String(propertyKey)}`;

@@ -14,6 +14,7 @@ import { LockService } from '../lock.service.js';
 import { LOCK_RUNNER, LOCK_SERVICE_PROPERTY, LOCKED_METADATA, NOT_A_LOCK_SERVICE } from '../redis-lock.constants.js';
 import { JOB_LOCK_METADATA } from '../scheduling/scheduling.constants.js';
 import { foreignThis, hideOnInstances } from './hidden-property.js';
+import { checkDecoratorCall } from './decorator-call.js';
 
 type AnyMethod = (...args: any[]) => unknown;
 
@@ -60,6 +61,7 @@ export function Locked<A extends any[] = any[]>(
   options?: LockedOptions,
 ): <M extends (...args: A) => unknown>(target: object, propertyKey: string | symbol, descriptor: TypedPropertyDescriptor<M>) => void {
   return (target, propertyKey, descriptor) => {
+    checkDecoratorCall('@Locked', target, propertyKey, descriptor, 'only methods can be locked');
     const isStatic = typeof target === 'function';
     const className = isStatic ? (target as { name: string }).name : target.constructor.name;
     const where = `${className}.${String(propertyKey)}`;
