@@ -223,9 +223,11 @@ export class NodeRedisDriver implements RedisDriver {
    * A `duplicate()` of the client (a Cluster's with `minimizeConnections`: it connects to the
    * nodes a subscription needs, not to every master), connected on first use and closed by
    * `close()`. node-redis routes SSUBSCRIBE to the shard that owns the channel.
-   * A plain client's duplicate is reconnected by the driver, not by node-redis (see
-   * `reconnectDelay`): its attempts wait on a timer `close()` clears. node-redis keeps the
-   * connection's subscriptions meanwhile and makes them again once it is back.
+   * The duplicate is reconnected by the driver, not by node-redis (see `reconnectDelay`): its
+   * attempts wait on a timer `close()` clears. A plain client's duplicate is connected again;
+   * node-redis keeps its subscriptions meanwhile and makes them again once it is back. A
+   * Cluster's or Sentinel's duplicate, whose node connections node-redis gives up at once, is
+   * made again, and the driver subscribes it to the channels still wanted.
    */
   subscriber(onMessage: (channel: string, message: string) => void): ReleaseSubscriber {
     const listener: Listener = (message, channel) => onMessage(channel, message);
@@ -234,18 +236,45 @@ export class NodeRedisDriver implements RedisDriver {
       sharded ? connection.sUnsubscribe(channel, listener) : connection.unsubscribe(channel, listener);
     if (typeof (this.client as { duplicate?: unknown }).duplicate !== 'function') return this.sharedSubscriber(subscribe, unsubscribe);
     const duplicate = (this.client as unknown as { duplicate(overrides?: object): unknown }).duplicate.bind(this.client);
-    const ownReconnect = this.kind === 'client';
-    const socket = (this.client as { options?: { socket?: { reconnectStrategy?: unknown } } }).options?.socket;
+    const plain = this.kind === 'client';
+    // A Cluster's or Sentinel's node connections take their options from `defaults` or
+    // `nodeClientOptions`; read as the client passes them on (they may be unreadable in a later
+    // node-redis: its duplicate then reconnects itself, as before).
+    const given = plain ? undefined : optionsOf(this.client);
+    const nodeOptionsName = this.kind === 'cluster' ? 'defaults' : 'nodeClientOptions';
+    const nodeOptions = given?.[nodeOptionsName] as { socket?: { reconnectStrategy?: unknown } } | undefined;
+    const remade = given !== undefined;
+    const ownReconnect = plain || remade;
+    const socket = plain ? (this.client as { options?: { socket?: { reconnectStrategy?: unknown } } }).options?.socket : nodeOptions?.socket;
     const strategy = socket?.reconnectStrategy;
-    // A Sentinel client's duplicate copies its pools (`masterPoolSize`, `replicaPoolSize`), which
-    // would all sit idle: it subscribes, on a pub/sub connection of its own.
-    const connection = (
-      this.kind === 'cluster'
-        ? duplicate({ minimizeConnections: true })
-        : ownReconnect
-          ? duplicate({ socket: { ...socket, reconnectStrategy: false } })
-          : duplicate({ masterPoolSize: 1, replicaPoolSize: 0 })
-    ) as PubSubConnection;
+    /**
+     * A new duplicate. A Cluster's or Sentinel's node connections report a drop or a refused
+     * connect to `dropped` (their reconnect strategy), and node-redis gives them up.
+     */
+    const make = (): PubSubConnection => {
+      if (plain) return duplicate({ socket: { ...socket, reconnectStrategy: false } }) as PubSubConnection;
+      // A Sentinel client's duplicate copies its pools (`masterPoolSize`, `replicaPoolSize`),
+      // which would all sit idle: it subscribes, on a pub/sub connection of its own.
+      const overrides: Record<string, unknown> = this.kind === 'cluster' ? { minimizeConnections: true } : { masterPoolSize: 1, replicaPoolSize: 0 };
+      if (!remade) return duplicate(overrides) as PubSubConnection;
+      const made = duplicate({
+        ...overrides,
+        [nodeOptionsName]: {
+          ...nodeOptions,
+          socket: {
+            ...socket,
+            reconnectStrategy: (_retries: number, cause: unknown) => {
+              dropped(made, cause);
+              return false;
+            },
+          },
+        },
+      }) as PubSubConnection;
+      return made;
+    };
+    let connection = make();
+    /** Whether `connection` was connected (or tried): a Cluster's or Sentinel's is made again before its next connect. */
+    let used = false;
     let connecting: Promise<unknown> | undefined;
     let closed = false;
     /** Connected, as far as the driver knows: set by a connect that succeeded, cleared when node-redis gives the connection up. */
@@ -265,6 +294,7 @@ export class NodeRedisDriver implements RedisDriver {
     // listener on yet sends nothing, and the late SUBSCRIBE would stay for the app's life).
     const wanted = new Set<string>();
     const wantedKey = (channel: string, sharded: boolean): string => (sharded ? `s:${channel}` : `p:${channel}`);
+    const fromKey = (key: string): { channel: string; sharded: boolean } => ({ channel: key.slice(2), sharded: key.startsWith('s:') });
     // Channels given up while the connection was down: node-redis rejects such an UNSUBSCRIBE
     // (with the next failed reconnect) but keeps the channel's listener, and subscribes it again
     // once the connection is back, where nobody would give it up any more. Given up again then.
@@ -276,105 +306,153 @@ export class NodeRedisDriver implements RedisDriver {
         unsubscribe(connection, channel, sharded).catch(() => givenUpWhileDown.set(key, { channel, sharded }));
       }
     };
-    /** Channels a Cluster's duplicate is subscribing again after node-redis moved them (see below). */
+    /**
+     * Channels being subscribed again by the driver: on a Cluster's duplicate after node-redis
+     * moved them (see below), on a duplicate made again. One given up meanwhile is given up after.
+     */
     const resubscribing = new Map<string, Promise<unknown>>();
-    // A Cluster's duplicate: node-redis moves the listeners of a master it stopped using to the
-    // slot's new owner, ours included, and destroys the old pub/sub client, which rejects a
-    // SUNSUBSCRIBE still waiting there for the dead master ("Disconnects client"): the channel
-    // given up during the outage was subscribed on the promoted replica for the application's
-    // life. An UNSUBSCRIBE tried again then finds no pub/sub client on the new owner yet and does
-    // nothing, before node-redis' SSUBSCRIBE lands. So the driver takes its listener off what
-    // node-redis moves (before node-redis' own handler reads it) and subscribes again only the
-    // channels still wanted, itself, so that one given up meanwhile is given up after that
-    // SSUBSCRIBE, not before.
-    if (this.kind === 'cluster' && typeof connection.prependListener === 'function') {
-      connection.prependListener(RESUBSCRIBE_LISTENERS_EVENT, (moved) => {
-        for (const [type, sharded] of [['SHARDED', true], ['CHANNELS', false]] as const) {
-          const byChannel = moved?.[type];
-          if (!(byChannel instanceof Map)) continue;
-          for (const [channel, sets] of byChannel) {
-            if (!sets?.strings?.delete(listener)) continue;
-            if (sets.strings.size === 0 && sets.buffers.size === 0) byChannel.delete(channel);
-            const key = wantedKey(channel, sharded);
-            if (closed || !wanted.has(key)) continue;
-            const again: Promise<unknown> = subscribe(connection, channel, sharded)
-              .catch(() => undefined)
-              .finally(() => {
-                if (resubscribing.get(key) === again) resubscribing.delete(key);
-              });
-            resubscribing.set(key, again);
-          }
-        }
-      });
+    const resubscribe = (key: string): Promise<unknown> => {
+      const { channel, sharded } = fromKey(key);
+      const again = subscribe(connection, channel, sharded);
+      const settled: Promise<unknown> = again
+        .catch(() => undefined)
+        .finally(() => {
+          if (resubscribing.get(key) === settled) resubscribing.delete(key);
+        });
+      resubscribing.set(key, settled);
+      return again;
+    };
+    /** Set when a node connection of a duplicate being subscribed again dropped: that attempt fails. */
+    let droppedWhileOpening = false;
+    /** What `make()`'s connections report: a Cluster's or Sentinel's duplicate lost a node connection, or could not make one. */
+    function dropped(made: PubSubConnection, cause: unknown): void {
+      if (closed || made !== connection) return;
+      // While connecting: that attempt fails, and is tried again (see `open`).
+      if (!up) {
+        droppedWhileOpening = true;
+        return;
+      }
+      up = false;
+      const delay = reconnectDelay(strategy, 0, cause);
+      // The application's strategy gives up: the next subscribe makes the duplicate again.
+      if (delay === false) connecting = undefined;
+      else track(open(1, delay)).catch(() => undefined);
     }
-    const destroy = (): void => {
-      if (!connection.isOpen) return;
+    const watch = (made: PubSubConnection): void => {
+      made.on('connect', () => {
+        connectingNow = false;
+        // Once node-redis has begun its handshake on the socket: destroyed before, node-redis 5
+        // never settles the connect.
+        if (closed && plain) setImmediate(() => destroy(made));
+      });
+      made.on('error', (error) => {
+        // The command connection reports connection trouble. node-redis gave the duplicate up (its
+        // strategy is `false`); it keeps the subscriptions, and makes them again once reconnected.
+        if (!plain || closed || !up || made.isOpen) return;
+        up = false;
+        const delay = reconnectDelay(strategy, 0, error);
+        if (delay === false) {
+          // The application's strategy gives up: the next subscribe opens the connection again.
+          connecting = undefined;
+          return;
+        }
+        track(open(1, delay)).catch(() => undefined);
+      });
+      // A Cluster's duplicate: node-redis moves the listeners of a master it stopped using to the
+      // slot's new owner, ours included, and destroys the old pub/sub client, which rejects a
+      // SUNSUBSCRIBE still waiting there for the dead master ("Disconnects client"): the channel
+      // given up during the outage was subscribed on the promoted replica for the application's
+      // life. An UNSUBSCRIBE tried again then finds no pub/sub client on the new owner yet and does
+      // nothing, before node-redis' SSUBSCRIBE lands. So the driver takes its listener off what
+      // node-redis moves (before node-redis' own handler reads it) and subscribes again only the
+      // channels still wanted, itself, so that one given up meanwhile is given up after that
+      // SSUBSCRIBE, not before.
+      if (this.kind === 'cluster' && typeof made.prependListener === 'function') {
+        made.prependListener(RESUBSCRIBE_LISTENERS_EVENT, (moved) => {
+          for (const [type, sharded] of [['SHARDED', true], ['CHANNELS', false]] as const) {
+            const byChannel = moved?.[type];
+            if (!(byChannel instanceof Map)) continue;
+            for (const [channel, sets] of byChannel) {
+              if (!sets?.strings?.delete(listener)) continue;
+              if (sets.strings.size === 0 && sets.buffers.size === 0) byChannel.delete(channel);
+              const key = wantedKey(channel, sharded);
+              if (closed || made !== connection || !wanted.has(key)) continue;
+              resubscribe(key).catch(() => undefined);
+            }
+          }
+        });
+      }
+    };
+    watch(connection);
+    const destroy = (target = connection): void => {
+      if (!target.isOpen) return;
       try {
-        Promise.resolve(connection.destroy()).catch(() => undefined);
+        Promise.resolve(target.destroy()).catch(() => undefined);
       } catch {
         // already closing
       }
     };
-    /** Connects, after `delay` ms when given; on its own reconnect, tries again as node-redis would have. */
+    /**
+     * Connects, after `delay` ms when given; on its own reconnect, tries again as node-redis would
+     * have. A Cluster's or Sentinel's duplicate is made again and subscribed to every channel
+     * still wanted; its first connect is not tried again (the next subscribe does).
+     */
     const open = (retries: number, delay?: number): Promise<void> =>
       new Promise<void>((resolve, reject) => {
         const attempt = (): void => {
           retry = undefined;
           if (closed) return reject(new Error('the release subscriber is closed'));
+          if (remade && used) {
+            destroy();
+            connection = make();
+            watch(connection);
+          }
+          used = true;
+          const made = connection;
           connectingNow = true;
-          connection.connect().then(
-            () => {
+          made
+            .connect()
+            .then(async () => {
               connectingNow = false;
-              up = true;
-              if (!closed) {
-                giveUpAgain();
-                return resolve();
-              }
-              destroy();
-              reject(new Error('the release subscriber is closed'));
-            },
-            (error: unknown) => {
-              connectingNow = false;
-              const next = closed || !ownReconnect ? false : reconnectDelay(strategy, retries++, error);
-              if (next === false) reject(error);
-              else retry = { timer: setTimeout(attempt, next), attempt };
-            },
-          );
+              // A duplicate made again: subscribed to the channels still wanted before it counts as up.
+              if (!remade || retries === 0 || closed) return;
+              droppedWhileOpening = false;
+              await Promise.all([...wanted].map(resubscribe));
+              if (droppedWhileOpening) throw new Error('a connection of the release subscriber dropped while it subscribed again');
+            })
+            .then(
+              () => {
+                up = true;
+                if (!closed) {
+                  giveUpAgain();
+                  return resolve();
+                }
+                destroy(made);
+                reject(new Error('the release subscriber is closed'));
+              },
+              (error: unknown) => {
+                connectingNow = false;
+                const next = closed || !ownReconnect || (remade && retries === 0) ? false : reconnectDelay(strategy, retries++, error);
+                if (next === false) reject(error);
+                else retry = { timer: setTimeout(attempt, next), attempt };
+              },
+            );
         };
         if (delay === undefined) attempt();
         else retry = { timer: setTimeout(attempt, delay), attempt };
       });
     // A connection that failed is tried again by the notifier's next retry, not kept failed.
-    const track = (opening: Promise<void>): Promise<void> => {
+    function track(opening: Promise<void>): Promise<void> {
       const tracked = opening.catch((error: unknown) => {
         if (connecting === tracked) connecting = undefined;
         throw error;
       });
       connecting = tracked;
       return tracked;
-    };
-    connection.on('connect', () => {
-      connectingNow = false;
-      // Once node-redis has begun its handshake on the socket: destroyed before, node-redis 5
-      // never settles the connect.
-      if (closed && ownReconnect) setImmediate(destroy);
-    });
-    connection.on('error', (error) => {
-      // The command connection reports connection trouble. node-redis gave the duplicate up (its
-      // strategy is `false`); it keeps the subscriptions, and makes them again once reconnected.
-      if (!ownReconnect || closed || !up || connection.isOpen) return;
-      up = false;
-      const delay = reconnectDelay(strategy, 0, error);
-      if (delay === false) {
-        // The application's strategy gives up: the next subscribe opens the connection again.
-        connecting = undefined;
-        return;
-      }
-      track(open(1, delay)).catch(() => undefined);
-    });
+    }
     return {
       subscribe: async (channel, sharded) => {
-        connecting ??= track(open(0));
+        connecting ??= track(open(remade && used ? 1 : 0));
         const key = wantedKey(channel, sharded);
         wanted.add(key);
         await connecting;
@@ -387,19 +465,20 @@ export class NodeRedisDriver implements RedisDriver {
         if (closed) return;
         // Not connected (given up by the application's strategy, say): node-redis may still hold
         // the channel's listener from before, and subscribe it again with the next connection.
-        if (ownReconnect && (connecting === undefined || !up)) givenUpWhileDown.set(key, { channel, sharded });
+        if (plain && (connecting === undefined || !up)) givenUpWhileDown.set(key, { channel, sharded });
         if (connecting === undefined) return;
-        // Being subscribed again on a Cluster node that took the channel over: given up after.
+        // Being subscribed again (a Cluster node that took the channel over, a duplicate made
+        // again): given up after. A duplicate being made again does not subscribe it otherwise.
         const moving = resubscribing.get(key);
         if (moving !== undefined) {
           await moving;
           if (closed || wanted.has(key)) return;
-        }
+        } else if (remade && !up) return;
         try {
           // A Sentinel client's: again if a failover rejected it (see `unsubscribeThroughFailover`).
           await (this.kind === 'sentinel' ? unsubscribeThroughFailover(() => unsubscribe(connection, channel, sharded), () => closed || wanted.has(key)) : unsubscribe(connection, channel, sharded));
         } catch (error) {
-          if (ownReconnect) givenUpWhileDown.set(key, { channel, sharded });
+          if (plain) givenUpWhileDown.set(key, { channel, sharded });
           throw error;
         }
       },
@@ -407,8 +486,8 @@ export class NodeRedisDriver implements RedisDriver {
         closed = true;
         clearTimeout(retry?.timer);
         retry?.attempt();
-        // A Cluster's or Sentinel's duplicate retries its connect on its own: destroyed now, it stops.
-        if (!(ownReconnect && connectingNow)) destroy();
+        // A Cluster's or Sentinel's duplicate: destroyed now, its node connections stop.
+        if (!(plain && connectingNow)) destroy();
       },
     };
   }
@@ -467,6 +546,27 @@ export class NodeRedisDriver implements RedisDriver {
       },
     };
   }
+}
+
+/**
+ * The options a node-redis Cluster or Sentinel client (5, 6) was created with, as its
+ * `duplicate()` passes them on (a Sentinel client keeps them private): that `duplicate()`, run
+ * on a view of the client whose constructor only takes them. `undefined` when not readable.
+ */
+function optionsOf(client: object): Record<string, unknown> | undefined {
+  const duplicate = (client as { duplicate?: unknown }).duplicate;
+  if (typeof duplicate !== 'function') return undefined;
+  let options: unknown;
+  function Capture(given: unknown): void {
+    options = given;
+  }
+  const view = new Proxy(client, { getPrototypeOf: () => ({ constructor: Capture }) });
+  try {
+    duplicate.call(view, {});
+  } catch {
+    return undefined;
+  }
+  return options !== null && typeof options === 'object' ? (options as Record<string, unknown>) : undefined;
 }
 
 /** How many times a channel is given up on a Sentinel client before its UNSUBSCRIBE is left failed. */
