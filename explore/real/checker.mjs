@@ -51,13 +51,14 @@
 //   { ev: 'fault', kind, p?, node?, wall?, t, until } injected by the runner (`wall`, restart-empty:
 //                                                     the wall clock in ms, Date.now(), as it began;
 //                                                     silent-restart: as the frozen master was killed)
-//   { ev: 'fault', kind: 'delete-key', key, lock, of, token?, sent, t, until }  a key of the run deleted
+//   { ev: 'fault', kind: 'delete-key', key, lock, of, token?, sent, t, until, probe? }  a key of the run deleted
 //                                                     from outside (an operator's DEL, an eviction):
 //                                                     its Redis name `key` (null: none to delete), the
 //                                                     lock it belongs to (`lock`, as sections name it),
 //                                                     its class (`of`: owner, guard, queue, fence), the
 //                                                     owner token a reader's or permit key names; gone
-//                                                     between `sent` and `t`
+//                                                     between `sent` and `t`; `probe`: the permit
+//                                                     probe's (runner.mjs), judged as any other
 //   { ev: 'fault', kind: 'drop-messages', p?, node?, t, until }  what Redis sent the subscriber
 //                                                     connections (of `p`, or everyone's) thrown away,
 //                                                     then those reset; commands flowed

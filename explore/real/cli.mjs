@@ -16,7 +16,8 @@
 // `--latency` (with --target quorum): the same schedules on masters 10 to 30 ms away each way, one
 // of them restarting empty on top (see `latencySchedule` in runner.mjs). `--deletes` (one server or
 // a Cluster): the seed's schedule with one of the run's lock keys deleted from outside on top (an
-// operator's DEL, an eviction; see `DELETED_CLASSES` in runner.mjs). `--drop-messages` (one server or a
+// operator's DEL, an eviction; see `DELETED_CLASSES` in runner.mjs), and, in a semaphore schedule that
+// drains, the permit probe after the chains end (see `permitProbe` there). `--drop-messages` (one server or a
 // Cluster): the seed's schedule with the release messages of one worker, or of all, lost for a while
 // on top, while their commands flow (see `muteMessages` in fault-proxy.mjs). Exits 1 on any violation; `--json` ends with one line of
 // JSON ({ schedules, violations: [{ seed, invariants }], seconds }) for explore:bugs;
@@ -81,7 +82,7 @@ const broken = [];
 let calls = 0;
 let ran = 0;
 const silence = { schedules: 0, silenced: 0, comebacks: 0, resent: 0 };
-const outside = { deleted: {}, mutedChunks: 0, mutedSchedules: 0 };
+const outside = { deleted: {}, mutedChunks: 0, mutedSchedules: 0, probes: 0 };
 // A schedule drawn with --target or --workload given is another schedule of the same seed: its replay names them.
 const replay = (schedule) =>
   `npm run explore:real -- --seed ${schedule.seed}${schedule.migrate ? ' --migrate' : ''}${schedule.silence ? ' --silence' : ''}${schedule.latency !== undefined ? ' --latency' : ''}${schedule.deletes ? ' --deletes' : ''}${schedule.mute ? ' --drop-messages' : ''}${values.target !== undefined && !schedule.migrate ? ` --target ${values.target}` : ''}${values.workload !== undefined || schedule.workload === 'greedy' ? ` --workload ${schedule.workload}` : ''}${schedule.driver === 'node-redis' ? ' --driver node-redis' : ''}${placement && schedule.placement ? ` --placement ${placement.lock},${placement.owner}` : ''}`;
@@ -96,6 +97,7 @@ try {
     for (const [kind, n] of Object.entries(result.figures.faults)) faults[kind] += n;
     for (const of of result.figures.deleted) outside.deleted[of] = (outside.deleted[of] ?? 0) + 1;
     outside.mutedChunks += result.figures.mutedChunks;
+    if (result.figures.probe) outside.probes++;
     if (result.figures.mutedChunks > 0) outside.mutedSchedules++;
     ran++;
     if (result.violations.length > 0) broken.push(result);
@@ -112,7 +114,7 @@ process.stdout.write(
     `schedules: ${ran} (seeds ${first}..${first + ran - 1}; ${byTarget.single} single node, ${byTarget.cluster} Cluster${byTarget.quorum > 0 ? `, ${byTarget.quorum} quorum` : ''}) in ${seconds.toFixed(1)} s`,
     `workloads: ${Object.entries(byWorkload).map(([w, n]) => `${w} ${n}`).join(', ')}; ${calls} lock calls`,
     `faults: ${Object.entries(faults).filter(([, n]) => n > 0).map(([kind, n]) => `${kind} ${n}`).join(', ')}`,
-    ...(values.deletes ? [`keys deleted from outside: ${Object.entries(outside.deleted).map(([of, n]) => `${of} ${n}`).join(', ')}`] : []),
+    ...(values.deletes ? [`keys deleted from outside: ${Object.entries(outside.deleted).map(([of, n]) => `${of} ${n}`).join(', ')}; permit probes: ${outside.probes}`] : []),
     ...(values['drop-messages'] ? [`release messages lost: ${outside.mutedChunks} chunk(s) thrown away in ${outside.mutedSchedules} schedule(s)`] : []),
     ...(values.silence || silence.silenced > 0 ? [`quorum silence: masters silenced in ${silence.schedules} schedule(s), ${silence.silenced} times (as each worker saw it), ${silence.comebacks} answered again after it, ${silence.resent} missed release(s) resent`] : []),
     `violations: ${broken.reduce((n, r) => n + r.violations.length, 0)} in ${broken.length} schedule(s)${broken.length ? `; replay: ${broken.map((r) => replay(r.schedule)).join(' | ')}` : ''}`,

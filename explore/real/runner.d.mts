@@ -85,8 +85,10 @@ export interface RunResult {
     silenced: number;
     comebacks: number;
     resent: number;
-    /** The class of each key deleted from outside (`none`: there was nothing to delete). */
+    /** The class of each key deleted from outside (`none`: there was nothing to delete); the permit probe's aside. */
     deleted: string[];
+    /** Whether the permit probe (`--deletes` semaphore schedules that drain) deleted its holder's permit key; absent where it did not run. */
+    probe?: boolean;
     /** The chunks of release messages the subscribers did not hear (`--drop-messages`). */
     mutedChunks: number;
   };

@@ -240,7 +240,9 @@ async function deleteKey(nodes, key, fault) {
   }
   found.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const ofClass = found.filter((k) => keyClass(k.name) === fault.of);
-  const choice = (ofClass.length > 0 ? ofClass : found)[fault.pick % Math.max(1, (ofClass.length > 0 ? ofClass : found).length)];
+  // `fault.name`: that key and no other (the permit probe's), if Redis holds it.
+  const among = fault.name !== undefined ? found.filter((k) => k.name === fault.name) : ofClass.length > 0 ? ofClass : found;
+  const choice = among[fault.pick % Math.max(1, among.length)];
   if (choice === undefined) return { key: null };
   const redis = new Redis(choice.port, choice.host, { maxRetriesPerRequest: 1 });
   try {
@@ -252,6 +254,39 @@ async function deleteKey(nodes, key, fault) {
   } finally {
     redis.disconnect();
   }
+}
+
+/**
+ * The permit probe (`--deletes` semaphore schedules that drain; it draws nothing, so a seed's
+ * schedule up to it is what it was): a drawn deletion of a permit key is swept up by the next
+ * count that finds it overdue, so what its holder's release leaves behind shows only when no call
+ * comes after it, which the run's chains rarely allow. Here every chain ends first (the
+ * applications stay open), and once no fault can excuse what a worker leaves (checker.mjs:
+ * `after`, a ttl and the grant lease past the last fault), one worker holds two permits in two
+ * sections; the runner deletes the first one's permit key (an eviction) while the second holds,
+ * the first is told at its next renewal (`told-of-deletion`) and releases, then the second. The
+ * close and the store scan follow with no other call: an entry the first release left counted is
+ * a closed worker's token in the holders hash (`store-leftover`). Returns whether a key was deleted.
+ */
+async function permitProbe(live, nodes, key, after, record) {
+  for (const worker of live) worker.send({ drain: true });
+  // A worker not drained in time is found stuck by the finish.
+  if ((await Promise.all(live.map((w) => w.next('drained', 20_000)))).some((m) => m === undefined)) return false;
+  await sleep(Math.max(0, after - mono()));
+  const [worker] = live;
+  worker.send({ probe: 'permit' });
+  const holding = (await worker.next('probeHolding', 10_000))?.probeHolding;
+  let deleted = false;
+  if (typeof holding?.key === 'string') {
+    const event = { ev: 'fault', kind: 'delete-key', probe: true, t: mono() };
+    Object.assign(event, await deleteKey(nodes, key, { of: 'guard', pick: 0, name: holding.key }));
+    event.t = mono();
+    event.until = event.t;
+    record(event);
+    deleted = event.key !== null;
+  }
+  await worker.next('probed', 20_000);
+  return deleted;
 }
 
 /**
@@ -701,8 +736,13 @@ export async function runSchedule(environment, schedule) {
     if (schedule.settleMs !== undefined) await sleep(schedule.settleMs);
     clearInterval(ticker);
     ticker = undefined;
+    // When the last fault that could lose or hold up a command ended (the permit probe waits out the checker's excuse after it).
+    const faultsEnded = quietAt;
     quietAt = Math.max(quietAt, mono());
     const live = workers.filter((w) => !killed.has(w));
+    if (schedule.deletes && schedule.workload === 'semaphore' && schedule.finish === 'drain' && live.length > 0) {
+      figures.probe = await permitProbe(live, schedule.target === 'cluster' ? target.deployment.nodes : [target.server], key, faultsEnded + schedule.ttl + WAITER_LEASE_MS + 100, record);
+    }
     let healed = Promise.resolve();
     const cutOff = workers[schedule.closeCut];
     if (cutOff !== undefined && !killed.has(cutOff)) {
@@ -750,7 +790,7 @@ export async function runSchedule(environment, schedule) {
       // Quorum silence, as the workers' stores saw it (worker.mjs, `watchSilence`).
       silenced: events.filter((e) => e.ev === 'silence' && e.what === 'silenced').length,
       // Outside faults: the class of each key deleted (`none`: nothing to delete), the chunks of messages thrown away.
-      deleted: events.filter((e) => e.ev === 'fault' && e.kind === 'delete-key').map((e) => e.of ?? 'none'),
+      deleted: events.filter((e) => e.ev === 'fault' && e.kind === 'delete-key' && !e.probe).map((e) => e.of ?? 'none'),
       mutedChunks: events.filter((e) => e.ev === 'fault' && e.kind === 'drop-messages').reduce((n, e) => n + (e.chunks ?? 0), 0),
       comebacks: events.filter((e) => e.ev === 'silence' && e.what === 'comeback' && e.silent).length,
       resent: events.filter((e) => e.ev === 'silence' && e.what === 'comeback').reduce((n, e) => n + e.releases, 0),

@@ -26,7 +26,9 @@
 // still held its token (checker.mjs's false-loss). At each entry it sends the runner { observe }:
 // each entered key's Redis name and owner token with the lease the holder counts left, for the
 // runner to read Redis' own lease of it (runner.mjs's `observeLeases`, checker.mjs's lease-outlasted).
-// IPC in: { start: config } (answered { ready }), { tick }, { finish, abrupt? } (end the chains,
+// IPC in: { start: config } (answered { ready }), { tick }, { drain } (end the chains, the
+// application left open; answered { drained }), { probe: 'permit' } (see `permitProbe`; answered
+// { probeHolding } while its two sections hold, then { probed }), { finish, abrupt? } (end the chains,
 // app.close(), record "done", answered { finished }; `abrupt`: app.close() at once, while the
 // chains still run, as a SIGTERM in the middle of work; "closing" and "closed" record when
 // app.close() began and resolved; "alive-after-close" what the application left keeping the
@@ -679,6 +681,35 @@ async function start(config) {
       jobs.add(run);
       void run.then(() => jobs.delete(run));
     },
+    /** The chains end (their calls settle); the application stays open (see `permitProbe`). */
+    async drain() {
+      finishing = true;
+      await chains;
+      await Promise.all(jobs);
+    },
+    /**
+     * The permit probe (runner.mjs, `--deletes` semaphore schedules that drain): once every chain
+     * has ended, two sections of this worker hold a permit each; the runner deletes the first
+     * one's permit key (an eviction) while the second holds, the first is told at its next
+     * renewal and releases, then the second. Nothing calls after them: what the first one's
+     * release leaves in the holders hash stays for the store scan (checker.mjs, store-leftover).
+     */
+    async permitProbe() {
+      const limit = Number(config.LIMIT);
+      // Bounded whatever happens: told or not, each section ends within a few ttls.
+      const bound = mono() + 5 * ttl;
+      const [one, two] = [sid('probe'), sid('probe')];
+      let first;
+      let firstDone = false;
+      const a = call(one, 'semaphore', () => locks.using(KEY, (lock) => ((first = lock), critical(lock, one, false, {}, () => mono() > bound)), { limit }), { limit }).then(() => (firstDone = true));
+      while (first === undefined && !firstDone && mono() < bound) await sleep(2);
+      const b = call(two, 'semaphore', () => locks.using(KEY, (lock) => {
+        const held = first === undefined ? undefined : heldLockOf(first);
+        process.send({ probeHolding: { key: typeof held?.lockKey === 'string' ? held.lockKey : null, token: typeof held?.token === 'string' ? held.token : null } });
+        return critical(lock, two, false, {}, () => firstDone || mono() > bound);
+      }, { limit }), { limit });
+      await Promise.all([a, b]);
+    },
     async finish(abrupt) {
       finishing = true;
       if (!abrupt) {
@@ -729,6 +760,10 @@ process.on('message', (message) => {
     });
   } else if (message.tick !== undefined) {
     current?.tick(message.tick);
+  } else if (message.drain) {
+    void current?.drain().then(() => process.send({ drained: true }));
+  } else if (message.probe === 'permit') {
+    void current?.permitProbe().then(() => process.send({ probed: true }));
   } else if (message.finish) {
     const running = current;
     current = undefined;

@@ -834,17 +834,24 @@ describe(`real Redis and a 3-master Cluster: ${SCHEDULES} seeded fault schedules
   // revert of 59b7494 (explore/bugs/78-reader-hash-kept-for-new-readers.patch): a reader whose `~r`
   // was deleted renewed on beside a new readers' `~r`, never told (told-of-deletion); on that build
   // a replay shows it only now and then (timing), so they guard the fault and the fixed code. Mutex
-  // seed 2 loses a worker's release messages for 1.3 s while the lock changes hands.
-  it('keeps every invariant with a lock key deleted from outside and release messages lost (rwlock seeds 13 and 37, mutex seed 2)', { timeout: 90_000 }, async () => {
+  // seed 2 loses a worker's release messages for 1.3 s while the lock changes hands. Semaphore seed
+  // 21 deletes a holder's permit key during the run, and ends with the permit probe (a permit
+  // deleted under one of two holders, nobody calling after them): on the revert of 1c00b54
+  // (explore/bugs/81-semaphore-release-without-permit-keeps-entry.patch) the probe's first holder
+  // leaves its entry in the holders hash (store-leftover).
+  it('keeps every invariant with a lock key deleted from outside and release messages lost (rwlock seeds 13 and 37, mutex seed 2, semaphore seed 21)', { timeout: 90_000 }, async () => {
     const results: RunResult[] = [];
     results.push(await runSchedule(environment, makeSchedule(13, { target: 'cluster', workload: 'rwlock', deletes: true })));
     results.push(await runSchedule(environment, makeSchedule(37, { target: 'single', workload: 'rwlock', deletes: true })));
     results.push(await runSchedule(environment, makeSchedule(2, { target: 'single', workload: 'mutex', deletes: true, mute: true })));
+    results.push(await runSchedule(environment, makeSchedule(21, { target: 'single', workload: 'semaphore', deletes: true })));
     const report = failures(results, (r) => `npm run explore:real -- --seed ${r.schedule.seed} --deletes${r.schedule.mute ? ' --drop-messages' : ''} --target ${r.schedule.target} --workload ${r.schedule.workload}`);
     expect(report).toBe('');
     // Each deleted a key it found, and the subscribers of the muted worker missed messages.
     expect(results.every((r) => r.figures.deleted.length === 1 && r.figures.deleted[0] !== 'none')).toBe(true);
     expect(results[2]!.figures.mutedChunks).toBeGreaterThan(0);
+    // The semaphore schedule drained, and its probe deleted the first holder's permit key.
+    expect(results[3]!.figures.probe).toBe(true);
   });
 
   // A node-redis client handed in (never drawn above: the seeds keep their clients), so that the
