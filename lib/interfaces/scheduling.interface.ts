@@ -58,7 +58,9 @@ export interface LeaderElectionOptions {
 
 /**
  * Called on a `@LeaderElection` class when this instance becomes the leader. If it throws,
- * the instance steps down (and `onLeadershipLost` runs).
+ * the instance steps down (and `onLeadershipLost` runs). So it does if it returns an Observable
+ * or a generator (from a class without `implements`, or JavaScript): the election awaits the
+ * result and would never subscribe to it; return `lastValueFrom(...)`.
  *
  * @example
  * ```ts

@@ -237,14 +237,14 @@ export class LeaderElectionRunner {
     if (!leaseLive(lock, this.runner.clock)) return;
     this.announced.add(lock);
     try {
-      await this.runner.runInChain(lock, () => this.candidate.onLeadershipAcquired?.(lock));
+      this.refuseLazy(await this.runner.runInChain(lock, () => this.candidate.onLeadershipAcquired?.(lock)), 'onLeadershipAcquired');
     } catch (error) {
       if (this.lock !== lock) {
         // Stepped down or lost meanwhile: the hook's failure is its way of stopping.
         this.runner.logger.debug?.(`onLeadershipAcquired of ${this.where} ended with ${(error as Error)?.message ?? String(error)} after the leadership ended.`);
         return;
       }
-      this.runner.logger.error(`onLeadershipAcquired of ${this.where} threw (${(error as Error)?.message ?? String(error)}); stepping down.`, stackOf(error));
+      this.runner.logger.error(`${this.refused.has(error as object) ? (error as Error).message : `onLeadershipAcquired of ${this.where} threw (${(error as Error)?.message ?? String(error)})`}; stepping down.`, stackOf(error));
       await this.stepDown(lock, 'onLeadershipAcquired threw');
       await this.toldOfStepDown(lock);
       this.retryLater();
@@ -371,9 +371,26 @@ export class LeaderElectionRunner {
 
   private async tellLost(lock: Lock): Promise<void> {
     try {
-      await this.candidate.onLeadershipLost?.(lock);
+      this.refuseLazy(await this.candidate.onLeadershipLost?.(lock), 'onLeadershipLost');
     } catch (error) {
-      this.runner.logger.error(`onLeadershipLost of ${this.where} threw (${(error as Error)?.message ?? String(error)}).`, stackOf(error));
+      this.runner.logger.error(this.refused.has(error as object) ? (error as Error).message : `onLeadershipLost of ${this.where} threw (${(error as Error)?.message ?? String(error)}).`, stackOf(error));
+    }
+  }
+
+  /** Refusals of what a hook returned (see refuseLazy): logged as they are, not as a hook that threw. */
+  private readonly refused = new WeakSet<object>();
+
+  /**
+   * Refuses what `hook` returned if it is an Observable or a generator (as `runAsLeader()`'s work
+   * is): awaited, it is a plain value, never subscribed nor iterated, so its work would never run,
+   * and nothing would say so. Its onLeadershipAcquired is then one that threw (the instance steps down).
+   */
+  private refuseLazy(result: unknown, hook: 'onLeadershipAcquired' | 'onLeadershipLost'): void {
+    try {
+      refuseGenerator(result, `${hook} of ${this.where}`, hook, 'and the election neither subscribes to nor iterates what a hook returns: its work never ran');
+    } catch (error) {
+      this.refused.add(error as object);
+      throw error;
     }
   }
 }
