@@ -241,6 +241,9 @@ export class LockService implements OnApplicationBootstrap, BeforeApplicationShu
    * chain started that runs after its `using()` or `@Locked` call released the lock (a timer,
    * a promise nobody awaited).
    *
+   * @throws LockKeyError for a `key` no lock can have (not a string, empty, longer than 1024
+   * characters, or holding a lone surrogate), as `isLocked()` and `inspect()` refuse it.
+   *
    * @example
    * ```ts
    * @Locked('order:<0>')

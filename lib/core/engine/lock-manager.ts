@@ -664,6 +664,8 @@ export class LockManager implements LockOwner, LockRunner {
   }
 
   current(key?: string): Lock | undefined {
+    // A key no lock can have is refused as isLocked() and inspect() refuse it, not read as "not held here".
+    if (key !== undefined) checkKeyOf('current', key);
     const stack = this.chain.getStore();
     if (stack === undefined) return undefined;
     // A lock its using() or @Locked call has released is over for code still running from it (a
