@@ -9,6 +9,13 @@ interface LockEventBase {
    * low-cardinality, unlike `key`. `undefined` when none was given.
    */
   name?: string;
+  /**
+   * Set on the events of a key taken as one key of a multi-key lock (`acquire([...keys])`,
+   * `@Locked([...])`): every key of that lock, in canonical order. Events come per key (each key
+   * is a lock of its own in Redis, with its own fencing token); the lock metrics count such a lock
+   * once (docs/observability.md). Absent for a lock of one key.
+   */
+  keys?: readonly string[];
   /** Wall-clock time of the event, `Date.now()`. */
   at: number;
 }

@@ -1,6 +1,6 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { createNoopMeter, metrics, type Attributes, type Meter, type MeterProvider } from '@opentelemetry/api';
-import { LOCK_DIAGNOSTICS_CHANNELS } from '../core/engine/lock-diagnostics.js';
+import { LOCK_DIAGNOSTICS_CHANNELS, MULTI_KEY_LOCK_CHANNEL, type MultiKeyLockOutcome } from '../core/engine/lock-diagnostics.js';
 import type { LockEvent } from '../interfaces/lock-event.interface.js';
 import { InvalidLockOptionsError } from '../errors/invalid-lock-options.error.js';
 
@@ -44,6 +44,8 @@ export const LOCK_DURATION_BUCKETS: readonly number[] = Object.freeze([
  * | `lock.skipped` | counter | {call} | `lock.name`, `lock.skip.reason` (`held-elsewhere`, `other-owner`, `shutting-down`, `lease-expired`, `owner-uncertain`) |
  *
  * Both histograms advise the buckets {@link LOCK_DURATION_BUCKETS} (seconds, 0.5 ms to 10 min).
+ * A multi-key lock counts as one lock: one acquisition outcome per call, one in `lock.active`,
+ * one hold, one loss (its keys' events, which carry `keys`, count only as waits).
  *
  * When no meter provider is registered (the API's no-op one), it subscribes to nothing, so
  * locks cost exactly what they cost without it, and warns once: the API's global meter provider
@@ -133,29 +135,38 @@ function startRecorder(provider: MeterProvider): { users: number; stop(): void }
       process.emitWarning(`nestjs-redis-lock: recording a lock metric failed (${error instanceof Error ? error.message : String(error)}); the lock was not affected. Later failures are not reported.`);
     }
   };
+  // A multi-key lock is one lock: one outcome per call, one in `lock.active`, one hold, one loss,
+  // told on MULTI_KEY_LOCK_CHANNEL. Its keys' own events (with `keys`) count only as waits: the
+  // call waits on one key at a time. Each multi-key lock counted up, by identity.
+  const wholes = new WeakSet<object>();
   const record = (message: unknown): void => {
     const event = message as LockEvent;
     const name: Attributes = { 'lock.name': event.name ?? UNNAMED_LOCK };
+    const part = event.keys !== undefined;
     switch (event.type) {
       case 'waiting':
         waiters.up(event.key);
         use(() => waiting.add(1, name));
         break;
       case 'acquired':
-        use(() => acquire.record(event.waitedMs / 1000, { ...name, 'lock.result': 'acquired' }));
-        held.up(heldId(event));
-        use(() => active.add(1, name));
+        if (!part) {
+          use(() => acquire.record(event.waitedMs / 1000, { ...name, 'lock.result': 'acquired' }));
+          held.up(heldId(event));
+          use(() => active.add(1, name));
+        }
         if (event.afterWaiting && waiters.down(event.key)) use(() => waiting.add(-1, name));
         break;
       case 'not-acquired':
-        use(() => acquire.record(event.waitedMs / 1000, { ...name, 'lock.result': event.outcome }));
+        if (!part) use(() => acquire.record(event.waitedMs / 1000, { ...name, 'lock.result': event.outcome }));
         if (event.afterWaiting && waiters.down(event.key)) use(() => waiting.add(-1, name));
         break;
       case 'released':
+        if (part) break;
         use(() => hold.record(event.heldMs / 1000, name));
         if (held.down(heldId(event))) use(() => active.add(-1, name));
         break;
       case 'lost':
+        if (part) break;
         use(() => hold.record(event.heldMs / 1000, name));
         if (held.down(heldId(event))) use(() => active.add(-1, name));
         use(() => lost.add(1, { ...name, 'lock.lost.reason': event.reason }));
@@ -165,7 +176,28 @@ function startRecorder(provider: MeterProvider): { users: number; stop(): void }
         break;
     }
   };
+  const recordWhole = (message: unknown): void => {
+    const whole = message as MultiKeyLockOutcome;
+    const name: Attributes = { 'lock.name': whole.name ?? UNNAMED_LOCK };
+    switch (whole.type) {
+      case 'acquired':
+        use(() => acquire.record(whole.waitedMs / 1000, { ...name, 'lock.result': 'acquired' }));
+        wholes.add(whole.lock);
+        use(() => active.add(1, name));
+        break;
+      case 'not-acquired':
+        use(() => acquire.record(whole.waitedMs / 1000, { ...name, 'lock.result': whole.outcome }));
+        break;
+      case 'released':
+      case 'lost':
+        use(() => hold.record(whole.heldMs / 1000, name));
+        if (wholes.delete(whole.lock)) use(() => active.add(-1, name));
+        if (whole.type === 'lost') use(() => lost.add(1, { ...name, 'lock.lost.reason': whole.reason }));
+        break;
+    }
+  };
   const recordSafely = (message: unknown): void => use(() => record(message));
+  const recordWholeSafely = (message: unknown): void => use(() => recordWhole(message));
   const names = [
     LOCK_DIAGNOSTICS_CHANNELS.waiting,
     LOCK_DIAGNOSTICS_CHANNELS.acquired,
@@ -175,10 +207,12 @@ function startRecorder(provider: MeterProvider): { users: number; stop(): void }
     LOCK_DIAGNOSTICS_CHANNELS.skipped,
   ];
   for (const channelName of names) subscribe(channelName, recordSafely);
+  subscribe(MULTI_KEY_LOCK_CHANNEL, recordWholeSafely);
   return {
     users: 0,
     stop: () => {
       for (const channelName of names) unsubscribe(channelName, recordSafely);
+      unsubscribe(MULTI_KEY_LOCK_CHANNEL, recordWholeSafely);
     },
   };
 }

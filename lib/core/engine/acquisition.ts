@@ -18,7 +18,7 @@ import type { LockKind } from './lock-kind.js';
 import { waitForTurn } from './wait-for-turn.js';
 import { LAST_ATTEMPT_GRACE_MS, WAITER_LEASE_MS, WAITER_REFRESH_MS } from './waiter-timing.js';
 import { endedByShutdown } from './ended-by-shutdown.js';
-import { callSince } from './call-since.js';
+import { callSince, partOf } from './call-since.js';
 
 const noop = (): void => undefined;
 
@@ -57,7 +57,7 @@ export interface AcquisitionHost {
   /** Records a lock Redis gave `token`, on a lease of `lease` ms counted from `leaseStart`. */
   hold(key: string, names: LockRedisKeys, token: string, fencingToken: number, timing: LockTiming, leaseStart: number, lease: number): HeldLock;
   /** Hands a held lock to the caller (and tells the listeners). */
-  acquired(lock: HeldLock, calledAt: number, name: string | undefined, afterWaiting: boolean): HeldLock;
+  acquired(lock: HeldLock, calledAt: number, options: AnyLockOptions | undefined, afterWaiting: boolean): HeldLock;
   /** Leaves the queue and gives back what the call's attempts may hold (see `LockManager.leave`). */
   leave(names: LockRedisKeys, token: string, timing: LockTiming, after?: Promise<unknown>): void;
   /** A fresh owner token; `since` (ms since the epoch): when the call began, its holder's `since` (now by default). */
@@ -79,6 +79,8 @@ export interface AcquisitionHost {
 export class Acquisition {
   private readonly signal: AbortSignal | undefined;
   private readonly name: string | undefined;
+  /** The keys of the multi-key lock this key is taken for (see `LockEvent.keys`). */
+  private readonly keys: readonly string[] | undefined;
   private readonly calledAt: number;
   /** When the call began, in ms since the epoch: every token of the call records it as its holder's `since`. */
   private readonly since: number;
@@ -147,6 +149,7 @@ export class Acquisition {
   ) {
     this.signal = options?.signal;
     this.name = options?.name;
+    this.keys = partOf(options);
     this.lastAttemptAt = host.clock.now();
     this.calledAt = calledAt ?? this.lastAttemptAt;
     this.waitUntil = this.calledAt + timing.waitTimeout;
@@ -335,7 +338,7 @@ export class Acquisition {
     const { host, timing, startedAt } = this;
     try {
       if (outcome === TIMED_OUT) throw host.noAnswer(this.key, this.bound);
-      if (outcome instanceof HeldLock) return host.acquired(outcome, this.calledAt, this.name, this.announced);
+      if (outcome instanceof HeldLock) return host.acquired(outcome, this.calledAt, this.options, this.announced);
       if (outcome === STALE_REPLY) {
         this.uncertain = true;
         this.lastError = new RedisLockError(`Redis granted lock ${quoteKey(this.key)} but its reply came after the lease (${timing.ttl} ms) had run out here; it was given back.`);
@@ -387,7 +390,7 @@ export class Acquisition {
   private announceWaiting(): void {
     if (this.announced || this.lastError !== undefined || !this.host.listening) return;
     this.announced = true;
-    this.host.emit({ type: 'waiting', key: this.key, name: this.name, at: Date.now() });
+    this.host.emit({ type: 'waiting', key: this.key, name: this.name, ...(this.keys && { keys: this.keys }), at: Date.now() });
   }
 
   /**
@@ -437,14 +440,15 @@ export class Acquisition {
     if (lock.deadline - host.clock.now() > lease / 2) {
       // Never before the caller's code has started (the sweeper's timer fires later): the new holder runs first.
       lock.renewBy(this.lastAttemptAt + lease / 3);
-      return host.acquired(lock, this.calledAt, this.name, this.announced);
+      return host.acquired(lock, this.calledAt, this.options, this.announced);
     }
     // This process was too slow to trust the short lease: renew before handing it out, within
     // what is left of that lease.
     lock.name = this.name;
+    lock.keys = this.keys;
     try {
       const renewed = await settleWithin(lock.renewNow(), Math.max(0, lock.deadline - host.clock.now()), [this.signal, host.shutdown], host.clock);
-      if (renewed === true) return host.acquired(lock, this.calledAt, this.name, this.announced);
+      if (renewed === true) return host.acquired(lock, this.calledAt, this.options, this.announced);
     } catch (error) {
       if ((this.signal?.aborted && error === this.signal.reason) || host.closed) {
         host.cleanUp(lock.release());
@@ -503,7 +507,7 @@ export class Acquisition {
       // A call whose wait was used up before this acquisition began (a multi-key call's later key,
       // a call that waited for a parked lock's answer first) had one try left: it timed out.
       const told = outcome === 'busy' && this.timing.waitTimeout > 0 ? 'timeout' : outcome;
-      host.emit({ type: 'not-acquired', key: this.key, name: this.name, waitedMs: host.clock.now() - this.calledAt, outcome: told, afterWaiting: this.announced, at: Date.now() });
+      host.emit({ type: 'not-acquired', key: this.key, name: this.name, ...(this.keys && { keys: this.keys }), waitedMs: host.clock.now() - this.calledAt, outcome: told, afterWaiting: this.announced, at: Date.now() });
     }
     return endedByShutdown(host.closed, this.key, host.clock.now() - this.calledAt, error, signal);
   }

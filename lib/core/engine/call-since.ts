@@ -8,8 +8,19 @@ import type { AnyLockOptions } from '../../interfaces/redis-lock-options.interfa
  */
 const CALL_SINCE = Symbol('nestjs-redis-lock.callSince');
 
-export function withCallSince(options: AnyLockOptions | undefined, since: number): AnyLockOptions {
-  return { ...options, [CALL_SINCE]: since } as unknown as AnyLockOptions;
+export function withCallSince(options: AnyLockOptions | undefined, since: number, keys?: readonly string[]): AnyLockOptions {
+  // A copy, frozen: it reaches every listener of the keys' events.
+  return { ...options, [CALL_SINCE]: since, [PART_OF]: keys && Object.freeze([...keys]) } as unknown as AnyLockOptions;
+}
+
+/**
+ * The keys of the multi-key lock a key is taken for, carried in its options as `CALL_SINCE` is:
+ * its events say so (`keys`), and the lock metrics count the whole lock once, not each key.
+ */
+const PART_OF = Symbol('nestjs-redis-lock.partOf');
+
+export function partOf(options: AnyLockOptions | undefined): readonly string[] | undefined {
+  return (options as { [PART_OF]?: readonly string[] } | undefined)?.[PART_OF];
 }
 
 export function callSince(options: AnyLockOptions | undefined): number | undefined {

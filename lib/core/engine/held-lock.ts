@@ -110,6 +110,8 @@ export class HeldLock implements Lock, Renewable, Expiring {
   private firstRenewal?: FirstRenewal;
   /** The lock's name for events and metrics (see `LockOptions.name`). */
   name?: string;
+  /** The keys of the multi-key lock this key was taken for, for its events (see `LockEvent.keys`). */
+  keys?: readonly string[];
   readonly fencingToken: number;
 
   constructor(
@@ -441,7 +443,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
     // A renewal before the lock was handed out (a grant taken late in its short lease) is part of
     // its acquisition: listeners hear of the lock first, from its `acquired`.
     if (this.owner.listening && this.handedOut) {
-      this.owner.emit({ type: 'renewed', key: this.key, name: this.name, fencingToken: this.fencingToken, latencyMs: this.owner.clock.now() - startedAt, at: Date.now() });
+      this.owner.emit({ type: 'renewed', key: this.key, name: this.name, ...(this.keys && { keys: this.keys }), fencingToken: this.fencingToken, latencyMs: this.owner.clock.now() - startedAt, at: Date.now() });
     }
     // Renewed (by the watchdog or `extend()`): a first renewal still due is not needed.
     if (sequence === this.renewalApplied) this.cancelFirstRenewal();
@@ -565,7 +567,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
       this.endedByRelease();
       // Told only of a lock its caller got (a grant given back before its hand-out was not).
       if (this.owner.listening && this.handedOut) {
-        this.owner.emit({ type: 'released', key: this.key, name: this.name, fencingToken: this.fencingToken, heldMs: this.owner.clock.now() - this.acquiredAt, unconfirmed: true, at: Date.now() });
+        this.owner.emit({ type: 'released', key: this.key, name: this.name, ...(this.keys && { keys: this.keys }), fencingToken: this.fencingToken, heldMs: this.owner.clock.now() - this.acquiredAt, unconfirmed: true, at: Date.now() });
       }
     }
     this.endExtensions(new RedisLockError(`Lock ${quoteKey(this.key)} was released while this extension waited for Redis, which answered neither; it is no longer held.`, { cause: error }));
@@ -596,7 +598,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
       this.state = 'released';
       this.owner.forget(this);
       if (this.owner.listening && this.handedOut) {
-        this.owner.emit({ type: 'released', key: this.key, name: this.name, fencingToken: this.fencingToken, heldMs: this.owner.clock.now() - this.acquiredAt, at: Date.now() });
+        this.owner.emit({ type: 'released', key: this.key, name: this.name, ...(this.keys && { keys: this.keys }), fencingToken: this.fencingToken, heldMs: this.owner.clock.now() - this.acquiredAt, at: Date.now() });
       }
       this.endedByRelease();
     } else {
@@ -639,7 +641,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
       this.owner.logger.error(`${when}: ${quoteKey(this.key)}${this.fencingToken === undefined ? '' : ` (fencing token ${this.fencingToken})`}: ${error.message}`);
     }
     if (this.owner.listening) {
-      this.owner.emit({ type: 'lost', key: this.key, name: this.name, fencingToken: this.fencingToken, reason, heldMs: this.owner.clock.now() - this.acquiredAt, at: Date.now() });
+      this.owner.emit({ type: 'lost', key: this.key, name: this.name, ...(this.keys && { keys: this.keys }), fencingToken: this.fencingToken, reason, heldMs: this.owner.clock.now() - this.acquiredAt, at: Date.now() });
     }
   }
 

@@ -1,5 +1,6 @@
 import { channel, type Channel } from 'node:diagnostics_channel';
-import type { LockEvent } from '../../interfaces/lock-event.interface.js';
+import type { LockEvent, LockNotAcquiredOutcome } from '../../interfaces/lock-event.interface.js';
+import type { LockLostReason } from '../../errors/lock-lost.error.js';
 
 /**
  * The `node:diagnostics_channel` channel of each lock event type. Every event `LockService`
@@ -33,4 +34,27 @@ export function diagnosticsListening(): boolean {
 export function publishDiagnostics(event: LockEvent): void {
   const target = channels[event.type];
   if (target.hasSubscribers) target.publish(event);
+}
+
+/**
+ * @internal What became of a multi-key lock as a whole, for the lock metrics (lib/otel), which
+ * count such a lock once: its keys' events come per key (with `keys`), and cannot say on their
+ * own whether the call got the lock (a key taken is given back when a later one is busy). Not
+ * one of the public channels: `events$` and those stay per key.
+ */
+export const MULTI_KEY_LOCK_CHANNEL = 'nestjs-redis-lock:internal:multi-key-lock';
+
+/** @internal A message of `MULTI_KEY_LOCK_CHANNEL`; `lock` tells one multi-key lock from another. */
+export type MultiKeyLockOutcome = { lock: object; name?: string } & (
+  | { type: 'acquired'; waitedMs: number }
+  | { type: 'not-acquired'; waitedMs: number; outcome: LockNotAcquiredOutcome }
+  | { type: 'released'; heldMs: number }
+  | { type: 'lost'; heldMs: number; reason: LockLostReason }
+);
+
+const multiKeyLocks = channel(MULTI_KEY_LOCK_CHANNEL);
+
+/** Publishes `message` on `MULTI_KEY_LOCK_CHANNEL`, built only if anyone subscribed. */
+export function publishMultiKeyLock(message: () => MultiKeyLockOutcome): void {
+  if (multiKeyLocks.hasSubscribers) multiKeyLocks.publish(message());
 }

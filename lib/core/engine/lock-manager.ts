@@ -54,7 +54,7 @@ import { LockUpgradeError } from '../../errors/lock-upgrade.error.js';
 import { isRead } from '../rwlock/read-keys.js';
 import { isReadMode } from '../rwlock/lock-mode.js';
 import type { ReadStore } from '../rwlock/read-store.js';
-import { callSince } from './call-since.js';
+import { callSince, partOf } from './call-since.js';
 import { refuseGenerator } from './generator-result.js';
 import { UnconfirmedReleases } from './unconfirmed-releases.js';
 import { setImmediate } from '../time/real-timers.js';
@@ -402,7 +402,7 @@ export class LockManager implements LockOwner, LockRunner {
       .catch((error: unknown) => {
         if (this.listening) {
           const outcome = signal?.aborted && error === signal.reason ? 'aborted' : 'error';
-          this.emit({ type: 'not-acquired', key, name: options?.name, waitedMs: this.clock.now() - calledAt, outcome, afterWaiting: false, at: Date.now() });
+          this.emit({ type: 'not-acquired', key, name: options?.name, ...(partOf(options) && { keys: partOf(options) }), waitedMs: this.clock.now() - calledAt, outcome, afterWaiting: false, at: Date.now() });
         }
         throw endedByShutdown(this.closed, key, this.clock.now() - calledAt, error, signal);
       });
@@ -527,6 +527,7 @@ export class LockManager implements LockOwner, LockRunner {
     const sent: SentAttempt = {};
     const names = lockKind(key, base, semaphore, read).names(token);
     const name = options?.name;
+    const keys = partOf(options);
     this.acquiring++;
     let outcome: HeldLock | { pttl: number };
     try {
@@ -542,15 +543,15 @@ export class LockManager implements LockOwner, LockRunner {
     } catch (error) {
       // The reply was lost, not necessarily the script's effect: give back what it may have taken.
       this.leave(names, token, timing, sent.reply);
-      if (this.listening) this.emit({ type: 'not-acquired', key, name, waitedMs: this.clock.now() - calledAt, outcome: options?.signal?.aborted ? 'aborted' : 'error', afterWaiting: false, at: Date.now() });
+      if (this.listening) this.emit({ type: 'not-acquired', key, name, ...(keys && { keys }), waitedMs: this.clock.now() - calledAt, outcome: options?.signal?.aborted ? 'aborted' : 'error', afterWaiting: false, at: Date.now() });
       const ended = endedByShutdown(this.closed, key, this.clock.now() - calledAt, error, options?.signal);
       // The caller's own abort reason stays its own; a client's error is named as the call.
       throw ended !== error || (options?.signal?.aborted === true && error === options.signal.reason) ? ended : storeFailure(error, `tryAcquire(${quoteKey(key)})`);
     } finally {
       this.settledAcquire();
     }
-    if (outcome instanceof HeldLock) return this.acquired(outcome, calledAt, name, false);
-    if (this.listening) this.emit({ type: 'not-acquired', key, name, waitedMs: this.clock.now() - calledAt, outcome: 'busy', afterWaiting: false, at: Date.now() });
+    if (outcome instanceof HeldLock) return this.acquired(outcome, calledAt, options, false);
+    if (this.listening) this.emit({ type: 'not-acquired', key, name, ...(keys && { keys }), waitedMs: this.clock.now() - calledAt, outcome: 'busy', afterWaiting: false, at: Date.now() });
     return null;
   }
 
@@ -1016,10 +1017,13 @@ export class LockManager implements LockOwner, LockRunner {
     return lock;
   }
 
-  private acquired(lock: HeldLock, calledAt: number, name: string | undefined, afterWaiting: boolean): HeldLock {
+  private acquired(lock: HeldLock, calledAt: number, options: AnyLockOptions | undefined, afterWaiting: boolean): HeldLock {
     lock.handOut();
+    const name = options?.name;
+    const keys = partOf(options);
     lock.name = name;
-    if (this.listening) this.emit({ type: 'acquired', key: lock.key, name, fencingToken: lock.fencingToken, waitedMs: this.clock.now() - calledAt, afterWaiting, at: Date.now() });
+    lock.keys = keys;
+    if (this.listening) this.emit({ type: 'acquired', key: lock.key, name, ...(keys && { keys }), fencingToken: lock.fencingToken, waitedMs: this.clock.now() - calledAt, afterWaiting, at: Date.now() });
     return lock;
   }
 

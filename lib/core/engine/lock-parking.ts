@@ -39,7 +39,7 @@ export interface ParkingHost {
   /** Records a lock this process holds in Redis under `token` (see `AcquisitionHost.hold`). */
   hold(key: string, names: LockRedisKeys, token: string, fencingToken: number, timing: LockTiming, leaseStart: number, lease: number): HeldLock;
   /** Hands a held lock to the caller and tells the listeners (`acquired`). */
-  acquired(lock: HeldLock, calledAt: number, name: string | undefined, afterWaiting: boolean): HeldLock;
+  acquired(lock: HeldLock, calledAt: number, options: AnyLockOptions | undefined, afterWaiting: boolean): HeldLock;
   /**
    * Frees a parked lock: an owner-checked release under the park token, which wakes or hands
    * over as any release. `until`: when its lease has surely ended in Redis (a release that fails
@@ -144,7 +144,7 @@ export class LockParking {
       lock.expire();
       return undefined;
     }
-    return host.acquired(lock, calledAt, options?.name, false);
+    return host.acquired(lock, calledAt, options, false);
   }
 
   /**

@@ -8,6 +8,8 @@ import { LockLostError } from '../../errors/lock-lost.error.js';
 import { RedisLockError } from '../../errors/redis-lock.error.js';
 import { MultiLock } from './multi-key-lock.js';
 import { withCallSince } from '../engine/call-since.js';
+import { publishMultiKeyLock } from '../engine/lock-diagnostics.js';
+import type { LockNotAcquiredOutcome } from '../../interfaces/lock-event.interface.js';
 
 /** The single-key engine a multi-key lock is built on. */
 export interface SingleKeyLocks {
@@ -48,7 +50,7 @@ export async function acquireAll(locks: SingleKeyLocks, keys: readonly string[],
   checkParts(locks, keys, options);
   const startedAt = locks.clock.now();
   const deadline = startedAt + waitTimeout;
-  const parts = withCallSince(options, Date.now());
+  const parts = withCallSince(options, Date.now(), keys);
   for (;;) {
     const taken: Lock[] = [];
     try {
@@ -60,13 +62,34 @@ export async function acquireAll(locks: SingleKeyLocks, keys: readonly string[],
       }
     } catch (error) {
       await giveBack(locks, taken);
+      notAcquiredWhole(locks, options, startedAt, outcomeOf(error, options, waitTimeout));
       throw error;
     }
     const lost = taken.find((lock) => !lock.held);
-    if (lost === undefined) return new MultiLock(taken);
+    if (lost === undefined) return new MultiLock(taken, { clock: locks.clock, name: options?.name, calledAt: startedAt });
     await giveBack(locks, taken);
-    if (locks.clock.now() >= deadline) throw notAcquired(lost, locks.clock.now() - startedAt);
+    if (locks.clock.now() >= deadline) {
+      const error = notAcquired(lost, locks.clock.now() - startedAt);
+      notAcquiredWhole(locks, options, startedAt, outcomeOf(error, options, waitTimeout));
+      throw error;
+    }
   }
+}
+
+/**
+ * Why a multi-key call did not get its lock, as one key's `not-acquired` event would say it
+ * (`Acquisition.failed`): the caller's abort, a busy key (`timeout` when the call could wait),
+ * else Redis or the service (a refusal with a cause).
+ */
+function outcomeOf(error: unknown, options: AnyLockOptions | undefined, waitTimeout: number): LockNotAcquiredOutcome {
+  if (options?.signal?.aborted === true && error === options.signal.reason) return 'aborted';
+  if (error instanceof LockNotAcquiredError && error.cause === undefined) return waitTimeout > 0 ? 'timeout' : 'busy';
+  return 'error';
+}
+
+/** Tells the lock metrics that a multi-key call ended without its lock (one outcome for the call; see MULTI_KEY_LOCK_CHANNEL). */
+function notAcquiredWhole(locks: SingleKeyLocks, options: AnyLockOptions | undefined, startedAt: number, outcome: LockNotAcquiredOutcome): void {
+  publishMultiKeyLock(() => ({ type: 'not-acquired', lock: {}, name: options?.name, waitedMs: locks.clock.now() - startedAt, outcome }));
 }
 
 /**
@@ -89,7 +112,8 @@ function notAcquired(lost: Lock, waitedMs: number): LockNotAcquiredError {
  */
 export async function tryAcquireAll(locks: SingleKeyLocks, keys: readonly string[], options: AnyLockOptions | undefined): Promise<MultiLock | null> {
   checkParts(locks, keys, options);
-  const parts = withCallSince(options, Date.now());
+  const startedAt = locks.clock.now();
+  const parts = withCallSince(options, Date.now(), keys);
   const taken: Lock[] = [];
   try {
     for (const key of keys) {
@@ -102,14 +126,16 @@ export async function tryAcquireAll(locks: SingleKeyLocks, keys: readonly string
         if (reason instanceof LockLostError && reason.reason !== 'refused') {
           throw new RedisLockError(`Lock ${quoteKey(lost!.key)}, taken first, ran out of its lease (${reason.reason}) before the other keys were taken; every key was given back.`, { cause: reason });
         }
+        notAcquiredWhole(locks, options, startedAt, 'busy');
         return null;
       }
     }
   } catch (error) {
     await giveBack(locks, taken);
+    notAcquiredWhole(locks, options, startedAt, outcomeOf(error, options, 0));
     throw error;
   }
-  return new MultiLock(taken);
+  return new MultiLock(taken, { clock: locks.clock, name: options?.name, calledAt: startedAt });
 }
 
 /** Releases in reverse order; a failed release only costs its lease (it expires on its own). */

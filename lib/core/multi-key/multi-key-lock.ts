@@ -4,6 +4,17 @@ import { followSignal } from '../engine/follow-signal.js';
 import { LockLostError } from '../../errors/lock-lost.error.js';
 import { InvalidLockOptionsError } from '../../errors/invalid-lock-options.error.js';
 import { quoteKey } from '../keys/quote-key.js';
+import { HeldLock } from '../engine/held-lock.js';
+import { publishMultiKeyLock } from '../engine/lock-diagnostics.js';
+import type { Clock } from '../time/clock.js';
+
+/** How a multi-key lock tells the lock metrics of itself as one lock (see `MULTI_KEY_LOCK_CHANNEL`). */
+export interface WholeLockTelling {
+  readonly clock: Clock;
+  readonly name: string | undefined;
+  /** When the call began, on `clock`: its `waitedMs` counts from then. */
+  readonly calledAt: number;
+}
 
 /**
  * Several locks held as one: all were acquired (in canonical key order) or none is held. Its
@@ -15,10 +26,16 @@ export class MultiLock implements MultiKeyLock {
   readonly signal: AbortSignal;
   private readonly lost = new AbortController();
   private readonly unwatch: (() => void)[] = [];
+  /**
+   * Told to the lock metrics as acquired, not yet as released or lost (with when): undefined
+   * when every key re-entered a lock of the chain, which takes nothing, as one key's reentry.
+   */
+  private telling?: { readonly clock: Clock; readonly name: string | undefined; readonly acquiredAt: number };
 
   constructor(
     /** The parts, in canonical key order. */
     readonly parts: readonly Lock[],
+    tell?: WholeLockTelling,
   ) {
     this.keys = Object.freeze(parts.map((part) => part.key));
     // Object.fromEntries defines own properties: a key such as "__proto__" is stored like any other.
@@ -29,6 +46,29 @@ export class MultiLock implements MultiKeyLock {
     this.signal = this.lost.signal;
     for (const part of parts) this.unwatch.push(followSignal(part.signal, this.lost));
     this.signal.addEventListener('abort', () => this.partLost(), { once: true });
+    if (tell !== undefined && parts.some((part) => part instanceof HeldLock)) {
+      const acquiredAt = tell.clock.now();
+      this.telling = { clock: tell.clock, name: tell.name, acquiredAt };
+      publishMultiKeyLock(() => ({ type: 'acquired', lock: this, name: tell.name, waitedMs: acquiredAt - tell.calledAt }));
+    }
+  }
+
+  /** A part's loss ends the lock (a step-down's signal is none: its locks stay held while the code ends). */
+  private toldLost(): void {
+    const reason: unknown = this.signal.reason;
+    if (reason instanceof LockLostError && reason.reason !== 'stepped-down') this.toldEnded(reason);
+  }
+
+  /**
+   * Tells the lock metrics that this lock ended, once: released, or lost (a part's `refused`,
+   * `expired` or `shutdown` loss, as one key's `lost` event says; a step-down's signal is none).
+   */
+  private toldEnded(lost?: LockLostError): void {
+    const telling = this.telling;
+    if (telling === undefined) return;
+    this.telling = undefined;
+    const heldMs = telling.clock.now() - telling.acquiredAt;
+    publishMultiKeyLock(() => (lost === undefined ? { type: 'released', lock: this, name: telling.name, heldMs } : { type: 'lost', lock: this, name: telling.name, heldMs, reason: lost.reason }));
   }
 
   /**
@@ -39,6 +79,7 @@ export class MultiLock implements MultiKeyLock {
    * shutdown or a leader's step-down, whose signals tell the code to stop while its locks stay held.
    */
   private partLost(): void {
+    this.toldLost();
     this.stopWatching();
     const reason: unknown = this.signal.reason;
     if (!(reason instanceof LockLostError) || (reason.reason !== 'refused' && reason.reason !== 'expired')) return;
@@ -102,6 +143,7 @@ export class MultiLock implements MultiKeyLock {
     this.releasing = true;
     this.stopWatching();
     const outcomes = await Promise.allSettled([...this.parts].reverse().map((part) => part.release()));
+    this.toldEnded();
     const failed = outcomes.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
     if (failed) throw failed.reason;
   }
