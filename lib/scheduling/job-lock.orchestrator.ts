@@ -378,7 +378,7 @@ export class JobLockOrchestrator implements OnModuleDestroy {
     if (lock.signal.aborted) ended();
     return new Observable((subscriber) => {
       if (state !== 'waiting') {
-        const when = state === 'expired' ? "after its lock's ttl, when its run had ended" : state === 'ended' ? 'after its run had ended (its lock lost, or the application shut down)' : 'a second time, after its run ended';
+        const when = state === 'expired' ? "after its lock's ttl, when its run had ended" : state === 'ended' ? 'after its run had ended (its lock lost, or the application shut down)' : "a second time: its run is its first subscription's, held while that one lasts";
         subscriber.error(new RedisLockError(`${job.where}: its Observable was subscribed ${when}; call the method again.`));
         return;
       }

@@ -267,7 +267,8 @@ function holdWhileSubscribed(runner: LockRunner, lock: Lock, source: Observable<
 const WHEN_LATE = {
   expired: "after the lock's ttl, when its lock had been released",
   ended: 'after its lock had ended (lost, or the application shut down)',
-  subscribed: 'a second time, after its lock was released',
+  // The first subscription may be running still: its lock is held for it, not released.
+  subscribed: "a second time: its lock is its first subscription's, held while that one lasts",
 } as const;
 
 /**
