@@ -115,11 +115,13 @@ function startRecorder(provider: MeterProvider): { users: number; stop(): void }
   const skipped = meter.createCounter('lock.skipped', { unit: '{call}', description: 'Calls of job methods skipped without running.' });
   // The up-down counters count down only what this recorder counted up: a lock taken (or a wait
   // begun) before it started ends without having been counted, and must not take a gauge below
-  // what it holds. A lock is told by its key and fencing token (unfenced: its key alone, where
-  // holders of one key are interchangeable for a count).
+  // what it holds. A lock is told by its key, name and fencing token (unfenced: its key and name,
+  // where holders are interchangeable for a count), a wait by its key and name: a count taken
+  // down must be one taken up under the same `lock.name`, or one name reads -1 and another 1.
   const held = new Counts();
   const waiters = new Counts();
-  const heldId = (event: { key: string; fencingToken?: number }): string => (event.fencingToken === undefined ? event.key : `${event.key}\u0000${event.fencingToken}`);
+  const waitId = (event: { key: string; name?: string }): string => `${event.key}\u0000${event.name ?? ''}`;
+  const heldId = (event: { key: string; name?: string; fencingToken?: number }): string => (event.fencingToken === undefined ? waitId(event) : `${waitId(event)}\u0000${event.fencingToken}`);
 
   // A channel subscriber's exception is rethrown as an uncaught one: a meter that throws (a bug in
   // an SDK, an exporter or a wrapper) must cost its metrics, never the application; and each
@@ -145,7 +147,7 @@ function startRecorder(provider: MeterProvider): { users: number; stop(): void }
     const part = event.keys !== undefined;
     switch (event.type) {
       case 'waiting':
-        waiters.up(event.key);
+        waiters.up(waitId(event));
         use(() => waiting.add(1, name));
         break;
       case 'acquired':
@@ -154,11 +156,11 @@ function startRecorder(provider: MeterProvider): { users: number; stop(): void }
           held.up(heldId(event));
           use(() => active.add(1, name));
         }
-        if (event.afterWaiting && waiters.down(event.key)) use(() => waiting.add(-1, name));
+        if (event.afterWaiting && waiters.down(waitId(event))) use(() => waiting.add(-1, name));
         break;
       case 'not-acquired':
         if (!part) use(() => acquire.record(event.waitedMs / 1000, { ...name, 'lock.result': event.outcome }));
-        if (event.afterWaiting && waiters.down(event.key)) use(() => waiting.add(-1, name));
+        if (event.afterWaiting && waiters.down(waitId(event))) use(() => waiting.add(-1, name));
         break;
       case 'released':
         if (part) break;
