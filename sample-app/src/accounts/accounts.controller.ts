@@ -1,37 +1,41 @@
-import { Body, ConflictException, Controller, DefaultValuePipe, Get, Param, ParseBoolPipe, ParseIntPipe, Post, Query } from '@nestjs/common';
+import { Body, ConflictException, Controller, DefaultValuePipe, Get, Param, ParseBoolPipe, Post, Query } from '@nestjs/common';
 import { FencedWriteRefusedError } from 'nestjs-redis-lock';
+import { IntInRangePipe, MAX_AMOUNT, NamePipe } from '../common/request-values.pipes.js';
 import { AccountsService } from './accounts.service.js';
+
+/** The longest stall a request may ask for: long enough to outlast the stalled deposit's lease. */
+const MAX_STALL_MS = 10_000;
 
 @Controller('accounts')
 export class AccountsController {
   constructor(private readonly accounts: AccountsService) {}
 
   @Get(':id')
-  async get(@Param('id') id: string) {
+  async get(@Param('id', NamePipe) id: string) {
     return { id, balance: await this.accounts.balance(id) };
   }
 
   @Post(':id/deposit')
-  async deposit(@Param('id') id: string, @Body('amount', ParseIntPipe) amount: number) {
+  async deposit(@Param('id', NamePipe) id: string, @Body('amount', new IntInRangePipe(1, MAX_AMOUNT)) amount: number) {
     return { id, balance: await this.accounts.deposit(id, amount) };
   }
 
   @Post(':id/deposit-now')
-  async depositNow(@Param('id') id: string, @Body('amount', ParseIntPipe) amount: number) {
+  async depositNow(@Param('id', NamePipe) id: string, @Body('amount', new IntInRangePipe(1, MAX_AMOUNT)) amount: number) {
     return { id, balance: await this.accounts.depositNow(id, amount) };
   }
 
   @Post(':id/deposit-unsafe')
-  async depositUnsafe(@Param('id') id: string, @Body('amount', ParseIntPipe) amount: number) {
+  async depositUnsafe(@Param('id', NamePipe) id: string, @Body('amount', new IntInRangePipe(1, MAX_AMOUNT)) amount: number) {
     return { id, balance: await this.accounts.depositUnsafe(id, amount) };
   }
 
   /** A deposit that stalls past its lease before writing: 409 when the database refuses its token. */
   @Post(':id/deposit-stalled')
   async depositStalled(
-    @Param('id') id: string,
-    @Body('amount', ParseIntPipe) amount: number,
-    @Query('stallMs', new DefaultValuePipe(1_500), ParseIntPipe) stallMs: number,
+    @Param('id', NamePipe) id: string,
+    @Body('amount', new IntInRangePipe(1, MAX_AMOUNT)) amount: number,
+    @Query('stallMs', new DefaultValuePipe(1_500), new IntInRangePipe(0, MAX_STALL_MS)) stallMs: number,
     @Query('fenced', new DefaultValuePipe(true), ParseBoolPipe) fenced: boolean,
   ) {
     try {
