@@ -1,11 +1,21 @@
 // The README and the guides under docs/ as a newcomer meets them: the two commands first, every
 // TypeScript example compiles against the built package, every relative link and anchor leads
-// somewhere, and what the README links to ships in the npm package.
-import { existsSync, readFileSync } from 'node:fs';
+// somewhere, and what the README links to ships in the npm package; the files the docs name are
+// there, and the tables that list what the code has (module options, error classes, event fields,
+// metric attributes) list exactly that.
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import * as api from '../../lib/index.js';
+import {
+  DEFAULT_KEY_PREFIX,
+  DEFAULT_SHUTDOWN_TIMEOUT_MS,
+  DEFAULT_TTL_MS,
+  DEFAULT_WAIT_TIMEOUT_MS,
+  MODULE_OPTION_NAMES,
+} from '../../lib/core/options/lock-options.js';
 import { addedImports, compileBlocks } from './compile-blocks.js';
-import { anchors, codeBlocks, docFiles, read, relativeLinks, root, slug } from './markdown.js';
+import { anchors, codeBlocks, codeSpans, docFiles, proseLines, read, relativeLinks, root, slug, tableRows } from './markdown.js';
 
 const TS = new Set(['ts', 'typescript']);
 
@@ -80,6 +90,81 @@ describe('the README and docs/', () => {
     expect(linked.filter((path) => !shipped(path))).toEqual([]);
   });
 
+  // Found by review (thirty-eighth session): nothing checked the paths the docs name in code spans
+  // (`test/quorum/...spec.ts` as the proof of a claim, `lib/core/...` as where a thing lives); a
+  // file renamed or moved leaves the reader a path to nowhere.
+  it('name only files that exist, where they name a path of the repository', () => {
+    const missing: string[] = [];
+    for (const file of docFiles()) {
+      for (const { line, text } of proseLines(file)) {
+        for (const span of codeSpans(text)) {
+          if (!/^(lib|test|sample-app|scripts|explore|bench|docs)\/[\w./*-]+$/.test(span)) continue;
+          if (GENERATED.some((dir) => span.startsWith(dir))) continue;
+          if (!pathExists(span)) missing.push(`${file}:${line}: ${span}`);
+        }
+      }
+    }
+    expect(missing).toEqual([]);
+  });
+
+  // Found by review (thirty-eighth session): docs/locks.md's table of errors, "All extend
+  // RedisLockError", left out NoFencingTokenError, and the jobs guide named a loss reason (`lost`)
+  // that no LockLostError has. The tables that list what the code has are held to it here.
+  it('list every module option, with the defaults the code has (docs/configuration.md)', () => {
+    const rows = tableRows('docs/configuration.md', 'option');
+    const names = rows.map(([option]) => codeSpans(option!)[0]);
+    expect(names.slice().sort()).toEqual([...MODULE_OPTION_NAMES, 'isGlobal', 'globalInterceptor'].sort());
+    const defaults = Object.fromEntries(rows.map(([option, value]) => [codeSpans(option!)[0], codeSpans(value!)[0]]));
+    expect(defaults).toMatchObject({
+      ttl: String(DEFAULT_TTL_MS),
+      waitTimeout: String(DEFAULT_WAIT_TIMEOUT_MS),
+      shutdownTimeout: String(DEFAULT_SHUTDOWN_TIMEOUT_MS),
+      keyPrefix: DEFAULT_KEY_PREFIX,
+    });
+  });
+
+  it('list every error class the package exports (docs/locks.md "Errors")', () => {
+    const listed = tableRows('docs/locks.md', 'class').map(([name]) => codeSpans(name!)[0]);
+    const exported = Object.entries(api)
+      .filter(([, value]) => typeof value === 'function' && value.prototype instanceof api.RedisLockError)
+      .map(([name]) => name);
+    expect(listed.slice().sort()).toEqual(exported.sort());
+  });
+
+  it('give each diagnostics channel the fields its event has (docs/observability.md)', () => {
+    const events = eventFields();
+    const rows = tableRows('docs/observability.md', 'channel');
+    expect(rows.map(([channel]) => codeSpans(channel!)[0]).sort()).toEqual(Object.values(api.LOCK_DIAGNOSTICS_CHANNELS).sort());
+    for (const [channel, message] of rows) {
+      const type = codeSpans(channel!)[0]!.replace('nestjs-redis-lock:', '');
+      const named = codeSpans(message!).filter((span) => /^[a-z][A-Za-z]*$/.test(span) && span !== 'true' && span !== 'false');
+      expect({ type, fields: named.sort() }).toEqual({ type, fields: [...events.get(type)!].sort() });
+    }
+  });
+
+  it('give the metrics the attribute values the events carry (docs/observability.md)', () => {
+    const rows = new Map(tableRows('docs/observability.md', 'instrument').map(([name, , , attributes]) => [codeSpans(name!)[0], attributes!]));
+    const valuesAfter = (cell: string, attribute: string): string[] => codeSpans(cell.slice(cell.indexOf(`\`${attribute}\``) + attribute.length + 2)).sort();
+    expect(valuesAfter(rows.get('lock.acquire.duration')!, 'lock.result')).toEqual(['acquired', ...unionMembers('LockNotAcquiredOutcome')].sort());
+    // A leader's step-down ends its term by aborting the signal (`stepped-down`); no `lost` event,
+    // so no count, carries that reason.
+    expect(valuesAfter(rows.get('lock.lost')!, 'lock.lost.reason')).toEqual(unionMembers('LockLostReason', 'lib/errors/lock-lost.error.ts').filter((r) => r !== 'stepped-down').sort());
+    expect(valuesAfter(rows.get('lock.skipped')!, 'lock.skip.reason')).toEqual(unionMembers('LockSkipReason').sort());
+  });
+
+  it('name only the loss reasons a LockLostError has', () => {
+    const reasons = new Set(unionMembers('LockLostReason', 'lib/errors/lock-lost.error.ts'));
+    const wrong: string[] = [];
+    for (const file of docFiles()) {
+      for (const { line, text } of proseLines(file)) {
+        for (const m of text.matchAll(/(?:reason|aborted with) `([a-z-]+)`(?: or `([a-z-]+)`)?/g)) {
+          for (const reason of [m[1], m[2]]) if (reason !== undefined && !reasons.has(reason) && /signal|LockLostError|lost/.test(text)) wrong.push(`${file}:${line}: ${reason}`);
+        }
+      }
+    }
+    expect(wrong).toEqual([]);
+  });
+
   it('compute anchors as GitHub does', () => {
     expect(slug('`@Locked(key, options?)`')).toBe('lockedkey-options');
     expect(slug('Coming from `@nestjs/locks`')).toBe('coming-from-nestjslocks');
@@ -87,3 +172,37 @@ describe('the README and docs/', () => {
     expect(slug('Least-privilege Redis user')).toBe('least-privilege-redis-user');
   });
 });
+
+/** Directories of generated files the docs name (`npm run bench` writes them). */
+const GENERATED = ['bench/results/'];
+
+/** Whether `path` (from the repository root; `*` matches within one name) names a file or folder. */
+function pathExists(path: string): boolean {
+  if (!path.includes('*')) return existsSync(join(root, path));
+  const parts = path.split('/');
+  const walk = (dir: string, i: number): boolean => {
+    if (i === parts.length) return true;
+    const pattern = new RegExp(`^${parts[i]!.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^/]*')}$`);
+    if (!existsSync(join(root, dir))) return false;
+    return readdirSync(join(root, dir)).some((name) => pattern.test(name) && walk(join(dir, name), i + 1));
+  };
+  return walk('', 0);
+}
+
+/** The members of a union of string literals, `export type <name> = 'a' | 'b'`, in `file`. */
+function unionMembers(name: string, file = 'lib/interfaces/lock-event.interface.ts'): string[] {
+  const m = new RegExp(`export type ${name} = ([^;]+);`).exec(read(file));
+  if (!m) throw new Error(`no type ${name} in ${file}`);
+  return [...m[1]!.matchAll(/'([^']+)'/g)].map((each) => each[1]!);
+}
+
+/** Each lock event's `type` and the fields it has beyond those every event has (key, name, keys, at). */
+function eventFields(): Map<string, string[]> {
+  const events = new Map<string, string[]>();
+  for (const m of read('lib/interfaces/lock-event.interface.ts').matchAll(/export interface \w+ extends LockEventBase \{([\s\S]*?)\n\}/g)) {
+    const body = m[1]!.replace(/\/\*\*[\s\S]*?\*\//g, '');
+    const type = /type: '([^']+)'/.exec(body)![1]!;
+    events.set(type, [...body.matchAll(/^\s+(\w+)\??:/gm)].map((f) => f[1]!).filter((f) => f !== 'type'));
+  }
+  return events;
+}

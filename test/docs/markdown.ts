@@ -121,3 +121,35 @@ export function relativeLinks(file: string): MarkdownLink[] {
   });
   return links;
 }
+
+/**
+ * The rows (header and separator left out) of the first table of `file` whose header's first
+ * cell is `firstHeader`, each as its cells, trimmed (an escaped `\|` stays inside its cell).
+ */
+export function tableRows(file: string, firstHeader: string): string[][] {
+  const cells = (line: string): string[] =>
+    line
+      .trim()
+      .replace(/^\||\|$/g, '')
+      .split(/(?<!\\)\|/)
+      .map((cell) => cell.trim());
+  const lines = scan(file);
+  const start = lines.findIndex(({ text, fenced }) => !fenced && text.startsWith('|') && cells(text)[0] === firstHeader);
+  if (start === -1) throw new Error(`${file}: no table whose first column is "${firstHeader}"`);
+  const rows: string[][] = [];
+  for (const { text } of lines.slice(start + 2)) {
+    if (!text.startsWith('|')) break;
+    rows.push(cells(text));
+  }
+  return rows;
+}
+
+/** The text of every `code span` in `text`. */
+export function codeSpans(text: string): string[] {
+  return [...text.matchAll(/`([^`]+)`/g)].map((m) => m[1]!);
+}
+
+/** The lines of `file` outside fenced blocks, with their 1-based numbers. */
+export function proseLines(file: string): { line: number; text: string }[] {
+  return scan(file).flatMap(({ text, fenced }, i) => (fenced ? [] : [{ line: i + 1, text }]));
+}
