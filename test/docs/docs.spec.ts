@@ -123,6 +123,17 @@ describe('the README and docs/', () => {
     });
   });
 
+  // Found by review (thirty-eighth session): locks.md's `@Locked` options named five of its ten
+  // (`limit`, `permits`, `mode`, `fairness`, `fencing` left out), configuration.md's per-call ones
+  // six of twelve.
+  it('name every option of @Locked (docs/locks.md) and of a lock call (docs/configuration.md)', () => {
+    const spans = (file: string, heading: string): Set<string> => new Set(codeSpans(section(file, heading)).map((span) => span.replace(/:.*$/, '')));
+    const locked = spans('docs/locks.md', '## `@Locked(key, options?)`');
+    expect(constantList('LOCKED_OPTION_NAMES', 'lib/core/options/locked-options.ts').filter((name) => !locked.has(name))).toEqual([]);
+    const call = spans('docs/configuration.md', '## Options');
+    expect(constantList('CALL_OPTION_NAMES', 'lib/core/options/lock-options.ts').filter((name) => !call.has(name))).toEqual([]);
+  });
+
   it('list every error class the package exports (docs/locks.md "Errors")', () => {
     const listed = tableRows('docs/locks.md', 'class').map(([name]) => codeSpans(name!)[0]);
     const exported = Object.entries(api)
@@ -205,4 +216,21 @@ function eventFields(): Map<string, string[]> {
     events.set(type, [...body.matchAll(/^\s+(\w+)\??:/gm)].map((f) => f[1]!).filter((f) => f !== 'type'));
   }
   return events;
+}
+
+/** The names of a constant array of string literals, `const <name> = ['a', 'b'] as const`, in `file`. */
+function constantList(name: string, file: string): string[] {
+  const m = new RegExp(`const ${name} = \\[([^\\]]+)\\]`).exec(read(file));
+  if (!m) throw new Error(`no constant ${name} in ${file}`);
+  return [...m[1]!.matchAll(/'([^']+)'/g)].map((each) => each[1]!);
+}
+
+/** The prose of `file` from the heading `heading` (a whole line) to the next heading of its level or higher. */
+function section(file: string, heading: string): string {
+  const level = /^#+/.exec(heading)![0].length;
+  const lines = proseLines(file).map(({ text }) => text);
+  const start = lines.indexOf(heading);
+  if (start === -1) throw new Error(`${file}: no heading ${heading}`);
+  const end = lines.findIndex((text, i) => i > start && new RegExp(`^#{1,${level}} `).test(text));
+  return lines.slice(start + 1, end === -1 ? undefined : end).join('\n');
 }

@@ -144,9 +144,9 @@ export function tableRows(file: string, firstHeader: string): string[][] {
   return rows;
 }
 
-/** The text of every `code span` in `text`. */
+/** The text of every `code span` in `text`, line by line (a span of double backticks included). */
 export function codeSpans(text: string): string[] {
-  return [...text.matchAll(/`([^`]+)`/g)].map((m) => m[1]!);
+  return text.split('\n').flatMap((line) => [...line.matchAll(/``\s?(.+?)\s?``|`([^`]+)`/g)].map((m) => (m[1] ?? m[2])!));
 }
 
 /** The lines of `file` outside fenced blocks, with their 1-based numbers. */
