@@ -7,6 +7,10 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import * as api from '../../lib/index.js';
+import * as board from '../../lib/board/index.js';
+import * as otel from '../../lib/otel/index.js';
+import * as terminus from '../../lib/terminus/index.js';
+import * as testing from '../../lib/testing/index.js';
 import {
   DEFAULT_KEY_PREFIX,
   DEFAULT_SHUTDOWN_TIMEOUT_MS,
@@ -132,6 +136,14 @@ describe('the README and docs/', () => {
     expect(constantList('LOCKED_OPTION_NAMES', 'lib/core/options/locked-options.ts').filter((name) => !locked.has(name))).toEqual([]);
     const call = spans('docs/configuration.md', '## Options');
     expect(constantList('CALL_OPTION_NAMES', 'lib/core/options/lock-options.ts').filter((name) => !call.has(name))).toEqual([]);
+  });
+
+  // Found by review (thirty-eighth session): `UNNAMED_LOCK` (nestjs-redis-lock/otel) was exported
+  // and named by no guide.
+  it('name every value the package and its subpaths export', () => {
+    const text = docFiles().map(read).join('\n');
+    const exports = Object.entries({ '.': api, './board': board, './otel': otel, './terminus': terminus, './testing': testing });
+    expect(exports.flatMap(([path, names]) => Object.keys(names).filter((name) => !text.includes(name)).map((name) => `${path}: ${name}`))).toEqual([]);
   });
 
   it('list every error class the package exports (docs/locks.md "Errors")', () => {
