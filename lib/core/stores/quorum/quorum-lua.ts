@@ -3,8 +3,8 @@
  * (waiters poll), so a master never has a queue, a waiters set or a release channel, and these
  * leave out what the one-server scripts (`../redis/lock-lua.ts`) do for them: the queue check on
  * acquire and on release, and the names of those keys. The lock key and its fencing counter
- * (`<lock>:fence`) are the same keys the one-server scripts use. The README's "Redis data"
- * section documents both.
+ * (`<lock>:fence`) are the same keys the one-server scripts use. docs/redis-data.md documents
+ * both.
  */
 import { LOCK_KEY_SUFFIXES } from '../../keys/lock-key.js';
 import { ON_REPLICA } from '../redis/replica-lua.js';
