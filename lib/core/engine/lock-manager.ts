@@ -619,7 +619,7 @@ export class LockManager implements LockOwner, LockRunner {
     const exists = this.store.exists(lockRedisKeys(this.options.keyPrefix, checkKeyOf('isLocked', key)).lock).catch((error: unknown) => {
       throw storeFailure(error, `isLocked(${quoteKey(key)})`);
     });
-    return this.untilShutdown(exists, 'isLocked', key);
+    return this.untilShutdown(exists, 'isLocked', key, LAST_ATTEMPT_GRACE_MS);
   }
 
   /**
@@ -637,7 +637,7 @@ export class LockManager implements LockOwner, LockRunner {
     const read = Promise.all([this.store.inspect(names), this.store.inspectSemaphore?.(names) ?? null]).catch((error: unknown) => {
       throw storeFailure(error, `inspect(${quoteKey(key)})`);
     });
-    const [snapshot, semaphore] = await this.untilShutdown(read, 'inspect', key);
+    const [snapshot, semaphore] = await this.untilShutdown(read, 'inspect', key, LAST_ATTEMPT_GRACE_MS);
     const held = snapshot.owner !== null;
     const holder = held ? parseHolder(snapshot.owner!) : undefined;
     const inspection = {
@@ -655,13 +655,22 @@ export class LockManager implements LockOwner, LockRunner {
   /**
    * A read a route may await (`isLocked`, `inspect`, the lock board's list and release): it ends
    * with shutdown's first phase, as a lock's wait does, so that a frozen Redis cannot hold
-   * `app.close()` up through that request. `method` (and `key`) name it in the refusal.
+   * `app.close()` up through that request; and with `bound` (ms) when given, as an attempt's
+   * answer is waited for, so that it cannot hold the request for as long as Redis is gone
+   * either (a client without a command timeout waits for ever). `method` (and `key`) name it in
+   * the refusal.
    */
-  untilShutdown<T>(reply: Promise<T>, method: string, key?: string): Promise<T> {
-    return (this.replyWaits.wait(reply, Infinity, undefined, (value) => value) as Promise<T>).catch((error: unknown) => {
+  async untilShutdown<T>(reply: Promise<T>, method: string, key?: string, bound = Infinity): Promise<T> {
+    const call = `${method}${key === undefined ? '' : `(${quoteKey(key)})`}`;
+    const settled = await this.replyWaits.wait(reply, bound, undefined, (value) => value).catch((error: unknown) => {
       if (error !== this.shutdown.signal.reason) throw error;
-      throw shutDownRefusal(`LockService shut down (the application is closing) while ${method}${key === undefined ? '' : `(${quoteKey(key)})`} waited for Redis.`);
+      throw shutDownRefusal(`LockService shut down (the application is closing) while ${call} waited for Redis.`);
     });
+    if (settled === TIMED_OUT) {
+      this.backend.unanswered?.();
+      throw new RedisLockError(`Redis did not answer ${call} within ${bound} ms.`);
+    }
+    return settled as T;
   }
 
   current(key?: string): Lock | undefined {

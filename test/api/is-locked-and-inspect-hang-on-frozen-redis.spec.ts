@@ -1,0 +1,52 @@
+/**
+ * Found by review (thirty-eighth session): `isLocked(key)` and `inspect(key)` waited for Redis'
+ * answer without a bound. With Redis frozen (SIGSTOP here; a network cut that resets nothing, a
+ * server stuck in a long command look the same) and a client without a command timeout (ioredis'
+ * default), they never settled until the application closed: a route or a health check awaiting
+ * one hung with it. (Redis killed: about 10 s, ioredis' 20 reconnections per request.) Every
+ * other call that asks Redis is bounded: `tryAcquire()` waits an attempt's 1 s grace, quorum
+ * mode's reads 200 ms per master, and docs/guarantees.md says both reject with a
+ * `RedisLockError` when Redis is down, frozen or out of reach. They now reject once they have
+ * waited an attempt's grace, naming the call.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { RedisLockError } from '../../lib/index.js';
+import { createLockApp, type LockApp } from '../support/lock-app.js';
+import { useOwnRedis } from '../support/redis.js';
+
+describe('isLocked() and inspect() on a Redis that does not answer', () => {
+  // Its own server, since it is frozen.
+  const own = useOwnRedis();
+  let app: LockApp | undefined;
+  afterEach(async () => {
+    own.server().resume();
+    await app?.close();
+    app = undefined;
+  });
+
+  /** Settles `promise` into a record that can be polled while the server stays frozen. */
+  function watch<T>(promise: Promise<T>): { settled?: { value?: T; error?: unknown } } {
+    const seen: { settled?: { value?: T; error?: unknown } } = {};
+    promise.then(
+      (value) => (seen.settled = { value }),
+      (error: unknown) => (seen.settled = { error }),
+    );
+    return seen;
+  }
+
+  const calls: [string, (locks: LockApp['locks']) => Promise<unknown>][] = [
+    ['isLocked', (locks) => locks.isLocked('frozen:<i>')],
+    ['inspect', (locks) => locks.inspect('frozen:<i>')],
+  ];
+  it.each(calls)('%s() rejects with a RedisLockError naming the call while Redis is still frozen', async (method, call) => {
+    app = await createLockApp({ redis: own.url() });
+    // Answered while Redis answers (and its scripts loaded).
+    await call(app.locks);
+    own.server().pause();
+    const read = watch(call(app.locks));
+    await expect.poll(() => read.settled, { timeout: 8_000 }).toBeDefined();
+    expect(read.settled!.error).toBeInstanceOf(RedisLockError);
+    expect(String((read.settled!.error as Error).message)).toContain(`${method}("frozen:<i>")`);
+    expect(String((read.settled!.error as Error).message)).toContain('did not answer');
+  });
+});
