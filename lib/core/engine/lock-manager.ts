@@ -668,7 +668,7 @@ export class LockManager implements LockOwner, LockRunner {
     });
     if (settled === TIMED_OUT) {
       this.backend.unanswered?.();
-      throw new RedisLockError(`Redis did not answer ${call} within ${bound} ms.`);
+      throw new RedisLockError(`${call}: Redis did not answer within ${bound} ms.`);
     }
     return settled as T;
   }
