@@ -35,6 +35,14 @@ import { BOARD_CSP, BOARD_CSS, BOARD_JS, boardPage } from './lock-board.assets.j
 import { crossSiteRead, crossSiteRefusal, listQuery } from './lock-board.requests.js';
 import { hostAllowed } from './lock-board.hosts.js';
 import { setImmediate } from '../core/time/real-timers.js';
+import { isUnansweredRead } from '../core/engine/unanswered.js';
+
+/**
+ * How long a board request waits for Redis: a page's scans and inspections, or a release's read
+ * and delete, take milliseconds on a healthy Redis (a page scans a bounded number of keys), and
+ * each inspection answers within its own second.
+ */
+const BOARD_READ_BOUND_MS = 5_000;
 
 /** The board's settings after defaults and validation, injected into its controller. */
 export interface ResolvedBoardSettings {
@@ -143,14 +151,16 @@ export function lockBoardController(
     /**
      * The board's own reads of Redis (SCAN, INFO, the owner before a release) end with the lock
      * service's first shutdown phase, as `inspect()` does: Nest closes the HTTP server before the
-     * Redis connection, and a request waiting on a frozen Redis would hold `app.close()`. Such a
-     * request gets 503.
+     * Redis connection, and a request waiting on a frozen Redis would hold `app.close()`. And
+     * within `BOARD_READ_BOUND_MS`, so that an open tab's request does not hang for as long as
+     * Redis does not answer (a client without a command timeout waits for ever). Such a request
+     * gets 503.
      */
     private async untilShutdown<T>(what: string, work: () => Promise<T>): Promise<T> {
       try {
-        return await this.manager.untilShutdown(work(), what);
+        return await this.manager.untilShutdown(work(), what, undefined, BOARD_READ_BOUND_MS);
       } catch (error) {
-        if (isShutdownReason(error)) throw new ServiceUnavailableException((error as Error).message);
+        if (isShutdownReason(error) || isUnansweredRead(error)) throw new ServiceUnavailableException((error as Error).message);
         throw error;
       }
     }

@@ -35,6 +35,7 @@ import { matchFencing, ReentrantLock } from './reentrant-lock.js';
 import type { LockBackend, ReleaseWatcher } from './lock-backend.js';
 import { RenewalScheduler } from './renewal-scheduler.js';
 import { settleWithin, TIMED_OUT } from '../time/settle-within.js';
+import { unansweredRead } from './unanswered.js';
 import { Acquisition, STALE_REPLY, type AcquisitionHost, type AttemptOutcome, type SentAttempt } from './acquisition.js';
 import { BARGING, type FairnessRule } from './fairness.js';
 import { LockParking, type ParkingHost } from './lock-parking.js';
@@ -668,7 +669,7 @@ export class LockManager implements LockOwner, LockRunner {
     });
     if (settled === TIMED_OUT) {
       this.backend.unanswered?.();
-      throw new RedisLockError(`${call}: Redis did not answer within ${bound} ms.`);
+      throw unansweredRead(`${call}: Redis did not answer within ${bound} ms.`);
     }
     return settled as T;
   }
