@@ -18,6 +18,7 @@ import { LockKeyError } from './errors/lock-key.error.js';
 import type { RedisLockModuleOptions } from './interfaces/redis-lock-options.interface.js';
 import { REDIS_LOCK_MODULE_OPTIONS } from './redis-lock.module-definition.js';
 import { isShutdownReason } from './errors/shutdown-reason.js';
+import { isUnansweredRead } from './core/engine/unanswered.js';
 import { LOCKED_METADATA } from './redis-lock.constants.js';
 
 /**
@@ -53,7 +54,17 @@ export class LockConflictInterceptor implements NestInterceptor {
     const handled = skipsWhenBusy(context) ? next.handle().pipe(defaultIfEmpty(undefined)) : next.handle();
     return handled.pipe(
       catchError((error: unknown) =>
-        throwError(() => (error instanceof LockNotAcquiredError ? this.toHttp(error) : error instanceof LockKeyError ? this.badKey(error) : isShutdownReason(error) ? this.closing(error) : error)),
+        throwError(() =>
+          error instanceof LockNotAcquiredError
+            ? this.toHttp(error)
+            : error instanceof LockKeyError
+              ? this.badKey(error)
+              : isShutdownReason(error)
+                ? this.closing(error)
+                : isUnansweredRead(error)
+                  ? this.unanswered(error)
+                  : error,
+        ),
       ),
     );
   }
@@ -69,6 +80,14 @@ export class LockConflictInterceptor implements NestInterceptor {
   /** A route reached while the application closes (its server still answers): 503, as for a wait that shutdown ended. */
   private closing(error: unknown): ServiceUnavailableException {
     return new ServiceUnavailableException('The lock service is shutting down. Try again later.', { cause: error });
+  }
+
+  /**
+   * A read (`isLocked`, `inspect`) Redis did not answer within its bound: 503, as a lock's wait
+   * Redis left unanswered gets, without the key the message names.
+   */
+  private unanswered(error: unknown): ServiceUnavailableException {
+    return new ServiceUnavailableException('The lock service is unavailable: Redis did not answer. Try again later.', { cause: error });
   }
 
   private toHttp(error: LockNotAcquiredError): ConflictException | ServiceUnavailableException {

@@ -4,8 +4,8 @@ const unanswered = new WeakSet<Error>();
 
 /**
  * A read Redis did not answer within its bound (`LockManager.untilShutdown`): a `RedisLockError`
- * the lock board answers 503, as it answers a read the shutdown ended, not a 500 and an error
- * log per poll of an open tab.
+ * that the lock board and `LockConflictInterceptor` answer 503, as a wait Redis left unanswered
+ * is answered, not a 500 and an error log per request (or per poll of an open board tab).
  */
 export function unansweredRead(message: string): RedisLockError {
   const error = new RedisLockError(message);
