@@ -375,25 +375,27 @@ export class LockManager implements LockOwner, LockRunner {
   /**
    * A barging mutex this process parked for its next caller (see `LockParking`): the lock, a
    * promise to wait for before asking again, or undefined to ask Redis. The wait (for a parking
-   * release's answer, or a step aside) ends as an attempt's would: on the caller's signal, at
+   * release's answer, which a FIFO caller or a reader of the key waits for too, or a step aside) ends as an attempt's would: on the caller's signal, at
    * shutdown, or past `bound` ms (Redis did not answer the release) with the same error.
    * `since`: when the call began, if it waited for such an answer already (its events count from
    * there); `again`: it did, and waits no more: a lock parked meanwhile, else undefined.
    */
   private parked(key: string, prepared: ReturnType<LockManager['prepare']>, options: AnyLockOptions | undefined, bound: number, since?: number, again = false): HeldLock | Promise<void> | undefined {
     if (this.parking === undefined || prepared.semaphore !== undefined) return undefined;
-    if (!prepared.fairness.parks || prepared.read) {
-      this.parking.otherKindAsking(prepared.names);
-      return undefined;
-    }
-    const calledAt = since ?? this.clock.now();
-    const parked = this.parking.asking(key, prepared.names, prepared.timing, options, () => this.newToken(options), calledAt);
+    // A FIFO caller or a reader never takes a parked lock: it is freed first, and a parking
+    // release on its way is waited for as a barging caller waits for it.
+    const otherKind = !prepared.fairness.parks || prepared.read;
+    const askedAt = otherKind ? since : (since ?? this.clock.now());
+    const parked = otherKind
+      ? this.parking.otherKindAsking(prepared.names)
+      : this.parking.asking(key, prepared.names, prepared.timing, options, () => this.newToken(options), askedAt);
     if (parked === undefined || parked instanceof HeldLock) return parked;
     // Waited once already: ask Redis. A greedy loop whose critical section does no I/O takes the
     // parked lock a few microtasks before this caller and has sent its next park request by the
     // time it asks again; waiting for each of those, it would never reach Redis (whose barging
     // waiters end a streak), and no bound of its own would end the waits.
     if (again) return undefined;
+    const calledAt = askedAt ?? this.clock.now();
     const signal = options?.signal;
     return this.replyWaits
       .wait(parked, bound, signal, noop)

@@ -210,10 +210,15 @@ export class LockParking {
    * Redis: the lock parked for it is freed first (this process' own, nobody holds it), and the
    * caller's attempt, sent behind that release, finds it free or queues as usual. Else it would
    * find the lock held under the park token until the turn ends (a `tryAcquire()` answered null).
+   * A parking release still on its way would park the lock just before that attempt runs: its
+   * answer is returned, to wait for (once, as a barging caller does) before asking again, when
+   * the lock it parked is freed here.
    */
-  otherKindAsking(names: LockRedisKeys): void {
+  otherKindAsking(names: LockRedisKeys): Promise<void> | undefined {
     const state = this.keys.get(names.lock);
-    if (state !== undefined) this.free(state);
+    if (state === undefined) return undefined;
+    this.free(state);
+    return state.inFlight?.answered;
   }
 
   /** Shutdown: frees every parked lock, and parks nothing more (`closed`). */
