@@ -24,16 +24,21 @@ export interface MemoryQueue {
   nextFence(fence: string, now: number): number;
 }
 
-/** The Lua `readers_alive`: readers whose key is still there; drops the others. */
+/**
+ * The Lua `readers_alive`: 1 when a reader's key is still there, 0 when none is; stops at the first
+ * live reader, dropping the entries of gone ones before it (in the hash's order: a Redis hash of
+ * short fields keeps insertion order, as a Map does).
+ */
 export function readersAlive(data: MemoryData, lock: string, now: number): number {
   const readers = liveValue(data.readers, `${lock}:readers`, now);
   if (readers === undefined) return 0;
   for (const token of [...readers.keys()]) {
     const entry = data.locks.get(`${lock}:reader:${token}`);
-    if (entry === undefined || entry.expiresAt < now) readers.delete(token);
+    if (entry !== undefined && entry.expiresAt >= now) return 1;
+    readers.delete(token);
   }
-  if (readers.size === 0) data.readers.delete(`${lock}:readers`);
-  return readers.size;
+  data.readers.delete(`${lock}:readers`);
+  return 0;
 }
 
 /** The Lua `grant_readers`: every reader at the head of the queue comes in; returns them all. */

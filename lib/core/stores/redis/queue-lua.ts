@@ -112,19 +112,18 @@ end
 -- token), and each reader has <lock>:reader:<token> (its lease) and an entry in the hash
 -- <lock>:readers (token -> fencing token); '~r' and the hash expire with the longest reader
 -- lease (see outlive; renewals push them on). Queue members of readers end in ':r'.
--- Counts the readers whose key is still there, dropping the others.
+-- 1 when a reader's key is still there, 0 when none is (they may all have crashed): it stops at
+-- the first live reader, dropping the entries of gone ones it meets before it. Every caller asks
+-- only "none left?", on every reader's acquire and release: one EXISTS per reader of the hash,
+-- all of them, made N overlapping readers cost Redis O(N^2) lookups.
 local function readers_alive(lock)
   local readers = lock .. ':readers'
   local tokens = redis.call('HKEYS', readers)
-  local alive = 0
   for i = 1, #tokens do
-    if redis.call('EXISTS', lock .. ':reader:' .. tokens[i]) == 1 then
-      alive = alive + 1
-    else
-      redis.call('HDEL', readers, tokens[i])
-    end
+    if redis.call('EXISTS', lock .. ':reader:' .. tokens[i]) == 1 then return 1 end
+    redis.call('HDEL', readers, tokens[i])
   end
-  return alive
+  return 0
 end
 
 -- Lets reader token in for lease ms (the lock is free or held by readers): its key, its entry,
