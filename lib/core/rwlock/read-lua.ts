@@ -17,7 +17,8 @@ import { QUEUE } from '../stores/redis/queue-lua.js';
 /**
  * ARGV: owner token, ttl, settings `<fence retention>:<waiter lease>:<sharded>:<enqueue>`.
  * Returns `{1, fencing}` (acquired, or already let in: the lease restarts at ttl) or
- * `{0, pttl, fence, joined}` (pttl -1 while readers hold; fence and joined as the lock's ACQUIRE answers them).
+ * `{0, pttl, fence, joined}` (pttl the lock key's: while readers hold, the `~r` value's, which keeps the
+ * longest lease it guarded; fence and joined as the lock's ACQUIRE answers them).
  */
 export const READ_ACQUIRE = `
 local fence_retention, lease, sharded, enqueue = string.match(ARGV[3], '^(%d+):(%d+):(%d):(%d)$')
