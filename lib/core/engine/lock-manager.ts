@@ -517,7 +517,7 @@ export class LockManager implements LockOwner, LockRunner {
   /** `tryAcquire` of one key; `again`: it waited for its process' parking once, and waits no more (see `parked`). */
   private async tryAcquireOne(key: string, options: AnyLockOptions | undefined, again = false): Promise<Lock | null> {
     const prepared = this.prepare(key, options, 'tryAcquire');
-    const { timing, names: base, reentered, semaphore, read } = prepared;
+    const { timing, names: base, reentered, semaphore, read, fairness } = prepared;
     if (reentered) return reentered;
     const parked = this.parked(key, prepared, options, LAST_ATTEMPT_GRACE_MS, undefined, again);
     if (parked instanceof HeldLock) return parked;
@@ -553,7 +553,11 @@ export class LockManager implements LockOwner, LockRunner {
     } finally {
       this.settledAcquire();
     }
-    if (outcome instanceof HeldLock) return this.acquired(outcome, calledAt, options, false);
+    if (outcome instanceof HeldLock) {
+      // A barging lock parks at its release as one an acquire() took does (see Acquisition.took).
+      outcome.parks = fairness.parks;
+      return this.acquired(outcome, calledAt, options, false);
+    }
     if (this.listening) this.emit({ type: 'not-acquired', key, name, ...(keys && { keys }), waitedMs: this.clock.now() - calledAt, outcome: 'busy', afterWaiting: false, at: Date.now() });
     return null;
   }
