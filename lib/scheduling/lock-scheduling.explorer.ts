@@ -194,7 +194,7 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
             if (locked.options?.ttl !== undefined) checkOwnTtl(parseDuration(locked.options.ttl, 'ttl', MIN_TTL_MS, MAX_TTL_MS), locked.options.ttl, where);
             // `onBusy` is the decorator's own, no option of the lock call.
             const { onBusy: _, ...callOptions } = (locked.options ?? {}) as AnyLockOptions & { onBusy?: unknown };
-            (this.locks[LOCK_RUNNER] as LockManager).assertServes(callOptions, typeof locked.key === 'string' ? locked.key : '(its key function)', where);
+            (this.locks[LOCK_RUNNER] as LockManager).assertServes(callOptions, shownTemplate(locked.key), where);
           }
           this.giveLockService(wrapper, where);
         }
@@ -393,4 +393,14 @@ function hasOpenService(instance: Record<symbol, unknown>): boolean {
 function hasOpenOrchestrator(target: Record<symbol, unknown>): boolean {
   const given = target[JOB_ORCHESTRATOR_PROPERTY];
   return given instanceof JobLockOrchestrator && !given.shutDown;
+}
+
+/**
+ * A `@Locked` method's key as a startup refusal shows it: its template, an array's templates
+ * joined with `,` (as `lock.name` names a multi-key lock), else the key function it has.
+ */
+function shownTemplate(key: unknown): string {
+  if (typeof key === 'string') return key;
+  if (Array.isArray(key) && key.every((template) => typeof template === 'string')) return key.join(',');
+  return '(its key function)';
 }
