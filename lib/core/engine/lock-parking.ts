@@ -255,19 +255,25 @@ export class LockParking {
       start = () => {
         if (started) return;
         started = true;
-        this.host.asideClock.setTimer(() => {
-          if (state.stepAside === stepAside) {
-            state.stepAside = undefined;
-            state.contendedParks = 0;
-          }
-          resolve();
-        }, PARK_STEP_ASIDE_MS);
+        this.host.asideClock.setTimer(
+          () => {
+            if (state.stepAside === stepAside) {
+              state.stepAside = undefined;
+              state.contendedParks = 0;
+            }
+            resolve();
+          },
+          PARK_STEP_ASIDE_MS,
+          true,
+        );
       };
     });
     state.stepAside = stepAside;
     // A release whose answer never comes (a connection frozen without a timeout) must not hold
     // this process' callers of the key back for ever: counted from its send, after a bound.
-    this.host.asideClock.setTimer(start, STEP_ASIDE_ANSWER_BOUND_MS);
+    // Both timers unref'd: they only hold back this process' callers, whose connection keeps it
+    // alive, and app.close() cancels neither (a closed application keeps nothing alive).
+    this.host.asideClock.setTimer(start, STEP_ASIDE_ANSWER_BOUND_MS, true);
     return start;
   }
 
