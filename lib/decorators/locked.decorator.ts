@@ -6,6 +6,7 @@ import { checkBuiltKey, parseKeyTemplate, type KeyBuilder } from '../core/keys/k
 import { MAX_LOCK_NAME_LENGTH } from '../core/engine/holder.js';
 import { checkLockedOptions } from '../core/options/locked-options.js';
 import { runLockedAsync, runLockedObservable, type LockRunner } from '../core/engine/locked-call.js';
+import { MAX_KEYS } from '../core/multi-key/canonical-keys.js';
 import { LockKeyError } from '../errors/lock-key.error.js';
 import { RedisLockError } from '../errors/redis-lock.error.js';
 import type { LockedOptions, LockKeyFunction } from '../interfaces/locked-options.interface.js';
@@ -127,6 +128,7 @@ export function Locked<A extends any[] = any[]>(
 function keysBuilder(key: unknown, where: string, target: object, propertyKey: string | symbol): (args: readonly unknown[]) => string | string[] {
   if (!Array.isArray(key)) return keyBuilder(key, where, target, propertyKey);
   if (key.length === 0) throw new LockKeyError(`@Locked on ${where}: the array of key templates must not be empty.`);
+  if (key.length > MAX_KEYS) throw new LockKeyError(`@Locked on ${where}: at most ${MAX_KEYS} key templates can be locked together, got ${key.length}.`);
   const builders = key.map((template: unknown) => keyBuilder(template, where, target, propertyKey));
   return (args) => builders.map((build) => build(args));
 }

@@ -65,6 +65,19 @@ describe('@Locked with an array of templates: a multi-key lock', () => {
       return Bad;
     }).toThrow(LockKeyError);
   });
+
+  // Found by review (thirty-eighth session): refused only at the first call, by the multi-key
+  // lock's own bound, where every other mistake in the templates is refused here.
+  it('refuses more templates than a multi-key lock can take when the class is defined', () => {
+    const templates = Array.from({ length: 1_001 }, (_, i) => `part:${i}`);
+    expect(() => {
+      class Bad {
+        @Locked(templates)
+        async run(): Promise<void> {}
+      }
+      return Bad;
+    }).toThrow(/^@Locked on Bad\.run: at most 1000 key templates can be locked together, got 1001\.$/);
+  });
 });
 
 describe('@Locked with { limit }: a semaphore per key template', () => {
