@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { usePartialCluster } from './support/redis-cluster.js';
 import { handedLockApp, openClient } from './support/handed-clients.js';
 import type { LockApp } from './support/lock-app.js';
-import { countAttempts } from './support/mechanism.js';
+import { countAttempts, releaseBetweenPolls } from './support/mechanism.js';
+import { shardSubscribers } from './support/redis.js';
 
 /**
  * Found by review (GLIDE Cluster): release-notifier.ts promises "a master that does not answer holds up
@@ -24,12 +25,9 @@ describe('GLIDE Cluster: a frozen master and the subscriptions on the others', (
     const attempts = countAttempts(waiter.locks);
     const waiting = waiter.locks.acquire(key, { waitTimeout: 30_000 });
     waiting.catch(() => undefined);
-    await expect.poll(async () => ((await healthy.call('PUBSUB', 'SHARDNUMSUB', `lock:{${key}}:released`)) as [string, number])[1], { timeout: 15_000 }).toBe(1);
-    await attempts.watching();
-    const polled = attempts.count;
-    await held.release();
-    const next = await waiting;
-    expect(attempts.count).toBe(polled);
+    await expect.poll(() => shardSubscribers(healthy, `lock:{${key}}:released`), { timeout: 15_000 }).toBe(1);
+    const { lock: next, attemptsSinceRelease } = await releaseBetweenPolls(attempts, held, waiting, 'watching');
+    expect(attemptsSinceRelease).toBe(0);
     await next.release();
   }
 
@@ -43,7 +41,7 @@ describe('GLIDE Cluster: a frozen master and the subscriptions on the others', (
       const onFrozen = await keyOn(2, 'frozen');
       const heldThere = await holder.locks.acquire(onFrozen);
       const waitingThere = waiter.locks.acquire(onFrozen, { waitTimeout: 30_000 }).catch((error: unknown) => error);
-      await expect.poll(async () => ((await frozen.call('PUBSUB', 'SHARDNUMSUB', `lock:{${onFrozen}}:released`)) as [string, number])[1], { timeout: 5_000 }).toBe(1);
+      await expect.poll(() => shardSubscribers(frozen, `lock:{${onFrozen}}:released`), { timeout: 5_000 }).toBe(1);
       partial.cluster.pause(2);
       // A waiter on master 0's lock.
       await wokenByMessage(holder, waiter, healthy, await keyOn(0, 'healthy'));

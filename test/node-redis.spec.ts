@@ -8,9 +8,10 @@ import { LockService } from '../lib/index.js';
 import { LOCK_RUNNER } from '../lib/redis-lock.constants.js';
 import { RedisLockHealthIndicator } from '../lib/terminus/index.js';
 import { createLockApp, sleep } from './support/lock-app.js';
-import { countAttempts } from './support/mechanism.js';
+import { countAttempts, releaseBetweenPolls } from './support/mechanism.js';
 import { isScriptCall, watchCommands } from './support/monitor.js';
 import { nodeRedisClient, nodeRedisLockApp, NODE_REDIS, type NodeRedisVersion, type TestClient } from './support/node-redis.js';
+import { subscribers } from './support/redis.js';
 import { startRedisServer, type RedisServer } from './support/redis-server.js';
 import { terminusLockModule } from './support/terminus-app.js';
 
@@ -68,14 +69,10 @@ describe.each([6, 5] as NodeRedisVersion[])('node-redis %i client', (version) =>
       const attempts = countAttempts(waiter.locks);
       const waiting = waiter.locks.acquire('wake', { waitTimeout: 15_000 });
       // The waiter's subscription exists on the server before the release.
-      await expect.poll(async () => ((await admin.pubsub('NUMSUB', 'lock:{wake}:released')) as [string, number])[1], { timeout: 5_000 }).toBe(1);
-      // Release right after one of the waiter's polls is answered: its next one is 250 ms away.
-      await attempts.answered();
-      const polled = attempts.count;
-      await held.release();
-      const next = await waiting;
+      await expect.poll(() => subscribers(admin, 'lock:{wake}:released'), { timeout: 5_000 }).toBe(1);
+      const { lock: next, attemptsSinceRelease } = await releaseBetweenPolls(attempts, held, waiting);
       // A poll would have made an attempt (and found the lock handed to it).
-      expect(attempts.count).toBe(polled);
+      expect(attemptsSinceRelease).toBe(0);
       expect(next.fencingToken).toBe(held.fencingToken + 1);
       await next.release();
     } finally {
@@ -92,17 +89,13 @@ describe.each([6, 5] as NodeRedisVersion[])('node-redis %i client', (version) =>
       const held = await holder.locks.acquire('dropped');
       const attempts = countAttempts(waiter.locks);
       const waiting = waiter.locks.acquire('dropped', { waitTimeout: 15_000 });
-      const subscribers = async () => ((await admin.pubsub('NUMSUB', 'lock:{dropped}:released')) as [string, number])[1];
-      await expect.poll(subscribers, { timeout: 5_000 }).toBe(1);
+      const subscribed = () => subscribers(admin, 'lock:{dropped}:released');
+      await expect.poll(subscribed, { timeout: 5_000 }).toBe(1);
       expect(Number(await admin.client('KILL', 'TYPE', 'pubsub'))).toBe(1);
-      await expect.poll(subscribers, { timeout: 5_000 }).toBe(1);
+      await expect.poll(subscribed, { timeout: 5_000 }).toBe(1);
       expect(asked[0]).toBe(0);
-      // Release right after one of the waiter's polls is answered: its next one is 250 ms away.
-      await attempts.answered();
-      const polled = attempts.count;
-      await held.release();
-      const next = await waiting;
-      expect(attempts.count).toBe(polled);
+      const { lock: next, attemptsSinceRelease } = await releaseBetweenPolls(attempts, held, waiting);
+      expect(attemptsSinceRelease).toBe(0);
       await next.release();
     } finally {
       await Promise.all([holder.close(), waiter.close()]);
@@ -117,7 +110,7 @@ describe.each([6, 5] as NodeRedisVersion[])('node-redis %i client', (version) =>
       await holder.locks.acquire('refused-a');
       await holder.locks.acquire('refused-b');
       const first = app.locks.acquire('refused-a', { waitTimeout: 60_000 }).catch((error: unknown) => error);
-      await expect.poll(async () => ((await admin.pubsub('NUMSUB', 'lock:{refused-a}:released')) as [string, number])[1], { timeout: 5_000 }).toBe(1);
+      await expect.poll(() => subscribers(admin, 'lock:{refused-a}:released'), { timeout: 5_000 }).toBe(1);
       // Redis drops the subscriber and refuses it: its next attempt is a minute away.
       await admin.config('SET', 'maxclients', '1');
       expect(Number(await admin.client('KILL', 'TYPE', 'pubsub'))).toBe(1);
@@ -162,14 +155,11 @@ describe.each([6, 5] as NodeRedisVersion[])('node-redis %i client', (version) =>
       expect(await a.locks.inspect('p')).toMatchObject({ held: true, fencingToken: held.fencingToken });
       const attempts = countAttempts(b.locks);
       const waiting = b.locks.acquire('p', { waitTimeout: 15_000 });
-      await expect.poll(async () => ((await admin.pubsub('NUMSUB', 'app:lock:{p}:released')) as [string, number])[1]).toBe(1);
-      // Release right after one of the waiter's polls is answered: its next one is 250 ms away.
-      await attempts.answered();
-      const polled = attempts.count;
-      await held.release();
-      await (await waiting).release();
+      await expect.poll(() => subscribers(admin, 'app:lock:{p}:released')).toBe(1);
+      const { lock: next, attemptsSinceRelease } = await releaseBetweenPolls(attempts, held, waiting);
+      await next.release();
       // Woken by the message on the (unprefixed) channel: a poll would have made an attempt.
-      expect(attempts.count).toBe(polled);
+      expect(attemptsSinceRelease).toBe(0);
     } finally {
       await Promise.all([a.close(), b.close()]);
     }

@@ -14,8 +14,8 @@ import { LOCK_RUNNER } from '../lib/redis-lock.constants.js';
 import { RedisLockHealthIndicator } from '../lib/terminus/index.js';
 import { handedLockApp, openClient, type HandedClient, type HandedClientName } from './support/handed-clients.js';
 import { CapturedLogs, createLockApp, nextEvent } from './support/lock-app.js';
-import { countAttempts } from './support/mechanism.js';
-import { redisUrl } from './support/redis.js';
+import { countAttempts, releaseBetweenPolls } from './support/mechanism.js';
+import { redisUrl, shardSubscribers, subscribers } from './support/redis.js';
 import { startRedisServer, type RedisServer } from './support/redis-server.js';
 import { useRedisCluster } from './support/redis-cluster.js';
 
@@ -123,15 +123,11 @@ describe.each(CLIENTS)('a %s client on one Redis', (name) => {
       const waiting = waiter.locks.acquire('wake', { waitTimeout: 15_000 });
       waiting.catch(() => undefined); // a failed check below ends the wait with the app
       // The waiter's subscription exists on the server before the release.
-      await expect.poll(async () => ((await admin.pubsub('NUMSUB', 'lock:{wake}:released')) as [string, number])[1], { timeout: 5_000 }).toBe(1);
-      // Release right after one of the waiter's polls is answered: its next one is 250 ms away.
-      await attempts.watching();
-      const polled = attempts.count;
-      await held.release();
-      const next = await waiting;
+      await expect.poll(() => subscribers(admin, 'lock:{wake}:released'), { timeout: 5_000 }).toBe(1);
+      const { lock: next, attemptsSinceRelease } = await releaseBetweenPolls(attempts, held, waiting, 'watching');
       // A poll (every 250 ms, not only when the lease runs out) would have made an attempt and
       // found the lock handed to it: the message woke it if there was none.
-      expect(attempts.count).toBe(polled);
+      expect(attemptsSinceRelease).toBe(0);
       expect(next.fencingToken).toBe(held.fencingToken + 1);
       await next.release();
     } finally {
@@ -245,14 +241,10 @@ describe('a Redis 7 Cluster', () => {
         const waiting = waiter.locks.acquire('sharded', { waitTimeout: 15_000 });
         waiting.catch(() => undefined); // a failed check below ends the wait with the app
         const owner = masterOf('lock:{sharded}');
-        await expect.poll(async () => ((await owner.call('PUBSUB', 'SHARDNUMSUB', 'lock:{sharded}:released')) as [string, number])[1], { timeout: 5_000 }).toBe(1);
-        // Release right after one of the waiter's polls is answered: its next one is 250 ms away.
-        await attempts.watching();
-        const polled = attempts.count;
-        await held.release();
-        const next = await waiting;
+        await expect.poll(() => shardSubscribers(owner, 'lock:{sharded}:released'), { timeout: 5_000 }).toBe(1);
+        const { lock: next, attemptsSinceRelease } = await releaseBetweenPolls(attempts, held, waiting, 'watching');
         // Woken by the shard's message: a poll would have made an attempt.
-        expect(attempts.count).toBe(polled);
+        expect(attemptsSinceRelease).toBe(0);
         expect(next.fencingToken).toBe(held.fencingToken + 1);
         await next.release();
       } finally {
@@ -269,17 +261,13 @@ describe('a Redis 7 Cluster', () => {
         const waiting = waiter.locks.acquire('resubscribed', { waitTimeout: 15_000 });
         waiting.catch(() => undefined); // a failed check below ends the wait with the app
         const owner = masterOf('lock:{resubscribed}');
-        const subscribers = async () => ((await owner.call('PUBSUB', 'SHARDNUMSUB', 'lock:{resubscribed}:released')) as [string, number])[1];
-        await expect.poll(subscribers, { timeout: 5_000 }).toBe(1);
+        const subscribed = () => shardSubscribers(owner, 'lock:{resubscribed}:released');
+        await expect.poll(subscribed, { timeout: 5_000 }).toBe(1);
         expect(Number(await owner.call('CLIENT', 'KILL', 'TYPE', 'pubsub'))).toBeGreaterThan(0);
-        await expect.poll(subscribers, { timeout: 10_000 }).toBe(1);
-        // Release right after one of the waiter's polls is answered: its next one is 250 ms away.
-        await attempts.watching();
-        const polled = attempts.count;
-        await held.release();
-        const next = await waiting;
+        await expect.poll(subscribed, { timeout: 10_000 }).toBe(1);
+        const { lock: next, attemptsSinceRelease } = await releaseBetweenPolls(attempts, held, waiting, 'watching');
         // Woken by a message on the new subscription: a poll would have made an attempt.
-        expect(attempts.count).toBe(polled);
+        expect(attemptsSinceRelease).toBe(0);
         await next.release();
       } finally {
         await Promise.all([holder.close(), waiter.close()]);

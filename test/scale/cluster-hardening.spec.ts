@@ -8,8 +8,9 @@ import { LockScripts } from '../../lib/core/stores/redis/lock-scripts.js';
 import type { RenewalOutcome, RenewalRequest } from '../../lib/core/stores/lock-store.js';
 import { startRedisCluster, type RedisCluster } from '../../scripts/redis-cluster.mjs';
 import { createLockApp, sleep, type LockApp } from '../support/lock-app.js';
-import { countAttempts, leaseDeadline } from '../support/mechanism.js';
+import { countAttempts, leaseDeadline, releaseBetweenPolls } from '../support/mechanism.js';
 import { isScriptCall, lockScriptKind, watchCommands } from '../support/monitor.js';
+import { shardSubscribers } from '../support/redis.js';
 
 /** `host:port` of the master that serves `redisKey`, from the client's slot map. */
 function masterOf(client: Cluster, redisKey: string): string {
@@ -151,7 +152,7 @@ describe('Redis Cluster: a master frozen from the start (issue 23, item 4)', () 
       const waiting = other.locks.acquire(key, { waitTimeout: 20_000 });
       // The waiter subscribed sharded, on the master that owns the lock (which publishes with SPUBLISH).
       const subscribed = performance.now() + 10_000;
-      while (((await owner.call('PUBSUB', 'SHARDNUMSUB', `lock:{${key}}:released`)) as [string, number])[1] !== 1 && performance.now() < subscribed) await sleep(50);
+      while ((await shardSubscribers(owner, `lock:{${key}}:released`)) !== 1 && performance.now() < subscribed) await sleep(50);
       expect(await owner.call('PUBSUB', 'SHARDNUMSUB', `lock:{${key}}:released`)).toEqual([`lock:{${key}}:released`, 1]);
       await held.release();
       const next = await waiting;
@@ -339,11 +340,8 @@ describe('Redis Cluster client with its own keyPrefix (item 10)', () => {
       const held = await holder.locks.acquire(key);
       const waiting = waiter.locks.acquire(key, { waitTimeout: 10_000 });
       await sleep(120);
-      await attempts.answered();
-      const polled = attempts.count;
-      await held.release();
-      const lock = await waiting;
-      if (attempts.count === polled) byMessage++;
+      const { lock, attemptsSinceRelease } = await releaseBetweenPolls(attempts, held, waiting);
+      if (attemptsSinceRelease === 0) byMessage++;
       await lock.release();
     }
     attempts.stop();

@@ -99,6 +99,44 @@ export function countAttempts(locks: LockService): AttemptCounter {
   };
 }
 
+/** What `releaseBetweenPolls` saw. */
+export interface ReleasedBetweenPolls {
+  /** The lock the waiter got. */
+  lock: Lock;
+  /**
+   * The waiter's acquire attempts from the release to its holding the lock: 0 when the release
+   * woke it (its message, a grant, the local handoff); a poll makes one.
+   */
+  attemptsSinceRelease: number;
+}
+
+/**
+ * Releases `held` while its waiter is between two polls, and counts what the waiter did after:
+ * waits for `attempts[after]()` (`answered` or `watching`, see `AttemptCounter`: one of the
+ * waiter's polls answered, so its next one is a whole refresh interval, 250 ms, away), releases,
+ * and awaits `waiting`. A test asserts `attemptsSinceRelease` is 0 to show the release woke the
+ * waiter, not a poll, whatever the machine's load.
+ *
+ * @example
+ * const attempts = countAttempts(waiter.locks);
+ * const waiting = waiter.locks.acquire('k', { waitTimeout: 15_000 });
+ * await expect.poll(() => subscribers(admin, 'lock:{k}:released')).toBe(1);
+ * const { lock, attemptsSinceRelease } = await releaseBetweenPolls(attempts, held, waiting);
+ * expect(attemptsSinceRelease).toBe(0);
+ */
+export async function releaseBetweenPolls(
+  attempts: AttemptCounter,
+  held: Lock,
+  waiting: Promise<Lock>,
+  after: 'answered' | 'watching' = 'answered',
+): Promise<ReleasedBetweenPolls> {
+  await attempts[after]();
+  const polled = attempts.count;
+  await held.release();
+  const lock = await waiting;
+  return { lock, attemptsSinceRelease: attempts.count - polled };
+}
+
 /**
  * The engine's deadline for a held lock's current lease, on the monotonic clock that
  * `performance.now()` reads: counted from before its acquire (or last renewal) was sent, minus

@@ -13,6 +13,19 @@ export function redisUrl(): string {
   return url.toString();
 }
 
+/** Clients subscribed to `channel` on `node` (`PUBSUB NUMSUB`): a waiter's release subscription shows here. */
+export async function subscribers(node: Redis, channel: string): Promise<number> {
+  return Number(((await node.call('PUBSUB', 'NUMSUB', channel)) as [string, number])[1]);
+}
+
+/**
+ * Clients subscribed to the shard channel `channel` on `node` (`PUBSUB SHARDNUMSUB`): in a
+ * Redis 7 cluster a waiter subscribes on its key's shard only.
+ */
+export async function shardSubscribers(node: Redis, channel: string): Promise<number> {
+  return Number(((await node.call('PUBSUB', 'SHARDNUMSUB', channel)) as [string, number])[1]);
+}
+
 /**
  * A plain client for looking at Redis from the outside, flushed before every test of the file
  * that calls this.
