@@ -2,7 +2,6 @@ import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { Inject, Injectable, Module } from '@nestjs/common';
 import { Cron, SchedulerRegistry } from '@nestjs/schedule';
 import { Test } from '@nestjs/testing';
-import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader, type DataPoint } from '@opentelemetry/sdk-metrics';
 import { Observable, Subject, filter, lastValueFrom, toArray } from 'rxjs';
 import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import {
@@ -22,9 +21,9 @@ import {
   type OnLeadershipAcquired,
   type OnLeadershipLost,
 } from '../lib/index.js';
-import { enableLockMetrics } from '../lib/otel/index.js';
 import { FaultProxy } from '../explore/real/fault-proxy.mjs';
 import { CapturedLogs, sleep } from './support/lock-app.js';
+import { useLockMetrics } from './support/lock-metrics.js';
 import { blockEventLoop } from './support/mechanism.js';
 import { redisUrl, useRedis } from './support/redis.js';
 import { closeNow, startJobApp, type JobApp } from './jobs/support.js';
@@ -515,6 +514,7 @@ describe('default keys (issue 18, item 8)', () => {
 
 describe('names, labels and skipped calls (issue 18, items 9 and 10)', () => {
   useRedis();
+  const lockMetrics = useLockMetrics();
   const subscriptions: [string, (message: unknown) => void][] = [];
   afterEach(() => {
     for (const [name, fn] of subscriptions.splice(0)) unsubscribe(name, fn);
@@ -558,50 +558,41 @@ describe('names, labels and skipped calls (issue 18, items 9 and 10)', () => {
   });
 
   it('emits a skipped event with its reason on events$, the diagnostics channel and a metric', async () => {
-    const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
-    const provider = new MeterProvider({ readers: [new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 60_000 })] });
-    const metrics = enableLockMetrics({ meterProvider: provider });
-    try {
-      const published: unknown[] = [];
-      const fn = (message: unknown): void => void published.push(message);
-      subscribe(LOCK_DIAGNOSTICS_CHANNELS.skipped, fn);
-      subscriptions.push([LOCK_DIAGNOSTICS_CHANNELS.skipped, fn]);
-      const a = await start([Named]);
-      const b = await start([Named]);
-      const seenA = events(a);
-      const seenB = events(b);
-      const running = a.get(Named).run();
-      await expect.poll(() => a.get(Named).release).toBeDefined();
-      expect(await a.get(Named).run()).toBeUndefined();
-      expect(await b.get(Named).run()).toBeUndefined();
-      const skipped = (seen: LockEvent[]) => seen.filter((event): event is LockSkippedEvent => event.type === 'skipped');
-      expect(skipped(seenA).map(({ key, name, reason, where }) => ({ key, name, reason, where }))).toEqual([
-        { key: 'Named.run', name: 'Named.run', reason: 'held-elsewhere', where: 'Named.run' },
-      ]);
-      expect(skipped(seenB).map(({ key, reason }) => ({ key, reason }))).toEqual([{ key: 'Named.run:owner', reason: 'other-owner' }]);
-      expect(published.map((message) => (message as LockSkippedEvent).reason)).toEqual(['held-elsewhere', 'other-owner']);
-      a.get(Named).release!();
-      await running;
-      // A run that is going when the application closes (it ignores its signal): a call after its signal aborted is skipped.
-      a.get(Named).signal = undefined;
-      const last = a.get(Named).run();
-      await expect.poll(() => a.get(Named).signal?.aborted).toBe(false);
-      const closing = closeNow(a);
-      await expect.poll(() => a.get(Named).signal?.aborted).toBe(true);
-      expect(await a.get(Named).run()).toBeUndefined();
-      a.get(Named).release!();
-      await closing;
-      expect(await last).toBe('done');
-      expect(skipped(seenA).map((event) => event.reason)).toEqual(['held-elsewhere', 'shutting-down']);
-      await provider.forceFlush();
-      const all = exporter.getMetrics().at(-1)!.scopeMetrics.flatMap((scope) => scope.metrics);
-      const points = (all.find((metric) => metric.descriptor.name === 'lock.skipped')?.dataPoints ?? []) as DataPoint<number>[];
-      const byReason = Object.fromEntries(points.map((point) => [`${point.attributes['lock.name']} ${point.attributes['lock.skip.reason']}`, point.value]));
-      expect(byReason).toEqual({ 'Named.run held-elsewhere': 1, 'Named.run:owner other-owner': 1, 'Named.run shutting-down': 1 });
-    } finally {
-      metrics.disable();
-      await provider.shutdown();
-    }
+    lockMetrics.enable();
+    const published: unknown[] = [];
+    const fn = (message: unknown): void => void published.push(message);
+    subscribe(LOCK_DIAGNOSTICS_CHANNELS.skipped, fn);
+    subscriptions.push([LOCK_DIAGNOSTICS_CHANNELS.skipped, fn]);
+    const a = await start([Named]);
+    const b = await start([Named]);
+    const seenA = events(a);
+    const seenB = events(b);
+    const running = a.get(Named).run();
+    await expect.poll(() => a.get(Named).release).toBeDefined();
+    expect(await a.get(Named).run()).toBeUndefined();
+    expect(await b.get(Named).run()).toBeUndefined();
+    const skipped = (seen: LockEvent[]) => seen.filter((event): event is LockSkippedEvent => event.type === 'skipped');
+    expect(skipped(seenA).map(({ key, name, reason, where }) => ({ key, name, reason, where }))).toEqual([
+      { key: 'Named.run', name: 'Named.run', reason: 'held-elsewhere', where: 'Named.run' },
+    ]);
+    expect(skipped(seenB).map(({ key, reason }) => ({ key, reason }))).toEqual([{ key: 'Named.run:owner', reason: 'other-owner' }]);
+    expect(published.map((message) => (message as LockSkippedEvent).reason)).toEqual(['held-elsewhere', 'other-owner']);
+    a.get(Named).release!();
+    await running;
+    // A run that is going when the application closes (it ignores its signal): a call after its signal aborted is skipped.
+    a.get(Named).signal = undefined;
+    const last = a.get(Named).run();
+    await expect.poll(() => a.get(Named).signal?.aborted).toBe(false);
+    const closing = closeNow(a);
+    await expect.poll(() => a.get(Named).signal?.aborted).toBe(true);
+    expect(await a.get(Named).run()).toBeUndefined();
+    a.get(Named).release!();
+    await closing;
+    expect(await last).toBe('done');
+    expect(skipped(seenA).map((event) => event.reason)).toEqual(['held-elsewhere', 'shutting-down']);
+    const points = await lockMetrics.points('lock.skipped');
+    const byReason = Object.fromEntries(points.map((point) => [`${point.attributes['lock.name']} ${point.attributes['lock.skip.reason']}`, point.value]));
+    expect(byReason).toEqual({ 'Named.run held-elsewhere': 1, 'Named.run:owner other-owner': 1, 'Named.run shutting-down': 1 });
   });
 });
 

@@ -1,10 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import type { Meter, MeterProvider as ApiMeterProvider } from '@opentelemetry/api';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WithoutOverlapping } from '../../lib/index.js';
-import { enableLockMetrics, type LockMetricsHandle } from '../../lib/otel/index.js';
 import { sleep } from '../support/lock-app.js';
+import { useLockMetrics } from '../support/lock-metrics.js';
 import { useRedis } from '../support/redis.js';
 import { startJobApp } from './support.js';
 
@@ -15,17 +14,15 @@ import { startJobApp } from './support.js';
 // a telemetry path, instead of costing a metric. The job itself ran fine.
 describe('lock metrics recorded on a meter whose histogram throws', () => {
   useRedis();
-  let handle: LockMetricsHandle | undefined;
+  const lockMetrics = useLockMetrics();
   const saved = process.listeners('uncaughtException');
   afterEach(() => {
-    handle?.disable();
-    handle = undefined;
     process.removeAllListeners('uncaughtException');
     for (const listener of saved) process.on('uncaughtException', listener);
   });
 
   it('does not raise an uncaught exception in the application', async () => {
-    const real = new MeterProvider();
+    const real = lockMetrics.provider;
     const provider: ApiMeterProvider = {
       getMeter: (...args: Parameters<ApiMeterProvider['getMeter']>): Meter => {
         const meter = real.getMeter(...args);
@@ -37,7 +34,7 @@ describe('lock metrics recorded on a meter whose histogram throws', () => {
         });
       },
     };
-    handle = enableLockMetrics({ meterProvider: provider });
+    lockMetrics.enable({ meterProvider: provider });
     @Injectable()
     class Job {
       runs = 0;

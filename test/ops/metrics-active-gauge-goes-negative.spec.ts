@@ -19,41 +19,22 @@
  * started waiting while only `events$` (the board's live feed) listened: `afterWaiting: true`
  * then decrements a `waiting` the metrics never counted.
  */
-import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader, type DataPoint } from '@opentelemetry/sdk-metrics';
-import { afterEach, describe, expect, it } from 'vitest';
-import { enableLockMetrics, type LockMetricsHandle } from '../../lib/otel/index.js';
+import { describe, expect, it } from 'vitest';
 import { nextEvent, useLockApps } from '../support/lock-app.js';
+import { useLockMetrics } from '../support/lock-metrics.js';
 import { useRedis } from '../support/redis.js';
 
 describe('lock.active and lock.waiting after metrics are enabled late', () => {
   useRedis();
   const app = useLockApps();
-  let provider: MeterProvider;
-  let exporter: InMemoryMetricExporter;
-  let handle: LockMetricsHandle | undefined;
-  afterEach(async () => {
-    handle?.disable();
-    handle = undefined;
-    await provider?.shutdown();
-  });
-
-  function meterProvider(): MeterProvider {
-    exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
-    provider = new MeterProvider({ readers: [new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 60_000 })] });
-    return provider;
-  }
-  async function value(name: string, lockName: string): Promise<number | undefined> {
-    await provider.forceFlush();
-    const metrics = exporter.getMetrics().at(-1)?.scopeMetrics.flatMap((scope) => scope.metrics) ?? [];
-    const points = (metrics.find((metric) => metric.descriptor.name === name)?.dataPoints ?? []) as DataPoint<number>[];
-    return points.find((point) => point.attributes['lock.name'] === lockName)?.value;
-  }
+  const lockMetrics = useLockMetrics();
+  const value = (name: string, lockName: string) => lockMetrics.value(name, { 'lock.name': lockName });
 
   it('never counts fewer than zero locks held', async () => {
     const { locks } = await app();
     // Held before anyone records metrics (e.g. taken in an onModuleInit that ran first).
     const lock = await locks.acquire('report', { name: 'report' });
-    handle = enableLockMetrics({ meterProvider: meterProvider() });
+    lockMetrics.enable();
     await lock.release();
     // The process holds no lock: the gauge must not read -1.
     expect((await value('lock.active', 'report')) ?? 0).toBe(0);
@@ -68,7 +49,7 @@ describe('lock.active and lock.waiting after metrics are enabled late', () => {
     const announced = nextEvent(waiter.locks.events$, 'waiting');
     const waiting = waiter.locks.acquire('order:1', { name: 'order', waitTimeout: 10_000 });
     expect(await announced).toMatchObject({ key: 'order:1', name: 'order' });
-    handle = enableLockMetrics({ meterProvider: meterProvider() });
+    lockMetrics.enable();
     await held.release();
     const second = await waiting;
     feed.unsubscribe();

@@ -15,25 +15,24 @@
  * instruments (same meter name on the same provider).
  */
 import { Test, type TestingModule } from '@nestjs/testing';
-import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader, type DataPoint, type Histogram } from '@opentelemetry/sdk-metrics';
+import type { Histogram } from '@opentelemetry/sdk-metrics';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LockService, RedisLockModule } from '../../lib/index.js';
 import { RedisLockMetricsModule } from '../../lib/otel/index.js';
 import { CapturedLogs } from '../support/lock-app.js';
+import { useLockMetrics } from '../support/lock-metrics.js';
 import { redisUrl, useRedis } from '../support/redis.js';
 
 describe('RedisLockMetricsModule in two applications of one process', () => {
   useRedis();
+  const lockMetrics = useLockMetrics();
   const modules: TestingModule[] = [];
-  let provider: MeterProvider | undefined;
   afterEach(async () => {
     await Promise.all(modules.splice(0).map((moduleRef) => moduleRef.close()));
-    await provider?.shutdown();
   });
 
   it('records each acquisition once', async () => {
-    const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
-    provider = new MeterProvider({ readers: [new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 60_000 })] });
+    const provider = lockMetrics.provider;
     for (let i = 0; i < 2; i++) {
       const moduleRef = await Test.createTestingModule({
         imports: [RedisLockModule.forRoot({ redis: redisUrl() }), RedisLockMetricsModule.forRoot({ meterProvider: provider })],
@@ -46,12 +45,8 @@ describe('RedisLockMetricsModule in two applications of one process', () => {
     const locks = modules[0]!.get(LockService);
     const lock = await locks.acquire('report', { name: 'report' });
 
-    await provider.forceFlush();
-    const metrics = exporter.getMetrics().at(-1)!.scopeMetrics.flatMap((scope) => scope.metrics);
-    const point = <T>(name: string) =>
-      (metrics.find((metric) => metric.descriptor.name === name)!.dataPoints as DataPoint<T>[]).find((each) => each.attributes['lock.name'] === 'report')!.value;
-    expect(point<Histogram>('lock.acquire.duration').count).toBe(1);
-    expect(point<number>('lock.active')).toBe(1);
+    expect((await lockMetrics.value<Histogram>('lock.acquire.duration', { 'lock.name': 'report' }))!.count).toBe(1);
+    expect(await lockMetrics.value('lock.active', { 'lock.name': 'report' })).toBe(1);
     await lock.release();
   });
 });

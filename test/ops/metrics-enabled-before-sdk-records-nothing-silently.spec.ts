@@ -11,39 +11,31 @@
  * Code at fault: lib/otel/lock-metrics.ts `enableLockMetrics` / `startRecorder` (`isNoop`).
  */
 import { metrics } from '@opentelemetry/api';
-import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { afterEach, describe, expect, it } from 'vitest';
-import { enableLockMetrics, type LockMetricsHandle } from '../../lib/otel/index.js';
 import { useLockApps } from '../support/lock-app.js';
+import { useLockMetrics } from '../support/lock-metrics.js';
 import { useRedis } from '../support/redis.js';
 
 describe('lock metrics enabled before the OpenTelemetry SDK registers its meter provider', () => {
   useRedis();
   const app = useLockApps();
-  let handle: LockMetricsHandle | undefined;
-  let provider: MeterProvider | undefined;
+  const lockMetrics = useLockMetrics();
   const warnings: Error[] = [];
   const onWarning = (warning: Error): void => void warnings.push(warning);
   process.on('warning', onWarning);
-  afterEach(async () => {
-    handle?.disable();
-    handle = undefined;
+  afterEach(() => {
     metrics.disable();
-    await provider?.shutdown();
     process.off('warning', onWarning);
   });
 
   it('records nothing, and says so with a warning when enabled', async () => {
-    handle = enableLockMetrics();
+    lockMetrics.enable({});
 
     // The SDK starts afterwards.
-    const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
-    provider = new MeterProvider({ readers: [new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 60_000 })] });
-    expect(metrics.setGlobalMeterProvider(provider)).toBe(true);
+    expect(metrics.setGlobalMeterProvider(lockMetrics.provider)).toBe(true);
     const { locks } = await app();
     await (await locks.acquire('order:1', { name: 'order:<id>' })).release();
-    await provider.forceFlush();
-    const recorded = exporter.getMetrics().flatMap((resource) => resource.scopeMetrics).flatMap((scope) => scope.metrics);
+    const recorded = await lockMetrics.metrics();
     // As documented now: the provider registered later is not picked up.
     expect(recorded).toEqual([]);
     // Fails on the code before the fix: no warning at all.

@@ -14,30 +14,18 @@
  * call, one lock in `lock.active`, one hold, one loss; its keys' events (per key, as the board
  * and `events$` show them) carry `keys`.
  */
-import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader, type DataPoint, type Histogram } from '@opentelemetry/sdk-metrics';
-import { afterEach, describe, expect, it } from 'vitest';
+import type { Histogram } from '@opentelemetry/sdk-metrics';
+import { describe, expect, it } from 'vitest';
 import { LockLostError, LockNotAcquiredError, type LockEvent } from '../../lib/index.js';
-import { enableLockMetrics, type LockMetricsHandle } from '../../lib/otel/index.js';
 import { useLockApps } from '../support/lock-app.js';
+import { useLockMetrics } from '../support/lock-metrics.js';
 import { useRedis } from '../support/redis.js';
 
 describe('lock metrics of a multi-key lock', () => {
   const redis = useRedis();
   const app = useLockApps();
-  let provider: MeterProvider | undefined;
-  let exporter: InMemoryMetricExporter;
-  let handle: LockMetricsHandle | undefined;
-  afterEach(async () => {
-    handle?.disable();
-    handle = undefined;
-    await provider?.shutdown();
-  });
-
-  async function points<T = number>(name: string): Promise<DataPoint<T>[]> {
-    await provider!.forceFlush();
-    const metrics = exporter.getMetrics().at(-1)?.scopeMetrics.flatMap((scope) => scope.metrics) ?? [];
-    return (metrics.find((metric) => metric.descriptor.name === name)?.dataPoints ?? []) as DataPoint<T>[];
-  }
+  const lockMetrics = useLockMetrics();
+  const { points } = lockMetrics;
   const gauge = async (name: string): Promise<number> => (await points(name)).find((point) => point.attributes['lock.name'] === 'pair')?.value ?? 0;
   async function results(): Promise<Record<string, number>> {
     const acquire = await points<Histogram>('lock.acquire.duration');
@@ -47,9 +35,7 @@ describe('lock metrics of a multi-key lock', () => {
   const losses = async (): Promise<number> => (await points('lock.lost')).find((point) => point.attributes['lock.name'] === 'pair')?.value ?? 0;
 
   it('counts one lock, one outcome per call, one hold and one loss, however many keys', async () => {
-    exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
-    provider = new MeterProvider({ readers: [new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 60_000 })] });
-    handle = enableLockMetrics({ meterProvider: provider });
+    lockMetrics.enable();
     const { locks } = await app();
     const other = await app();
     const events: LockEvent[] = [];

@@ -1,45 +1,24 @@
 import { channel } from 'node:diagnostics_channel';
 import { Injectable } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader, type DataPoint, type Histogram } from '@opentelemetry/sdk-metrics';
-import { afterEach, describe, expect, it } from 'vitest';
+import type { Histogram } from '@opentelemetry/sdk-metrics';
+import { describe, expect, it } from 'vitest';
 import { LOCK_DIAGNOSTICS_CHANNELS, Locked, LockService, RedisLockModule, type LockEvent } from '../../lib/index.js';
 import { LOCK_RUNNER } from '../../lib/redis-lock.constants.js';
 import type { LockManager } from '../../lib/core/engine/lock-manager.js';
-import { enableLockMetrics, LOCK_DURATION_BUCKETS, RedisLockMetricsModule, type LockMetricsHandle } from '../../lib/otel/index.js';
+import { LOCK_DURATION_BUCKETS, RedisLockMetricsModule } from '../../lib/otel/index.js';
 import { CapturedLogs, useLockApps } from '../support/lock-app.js';
+import { useLockMetrics } from '../support/lock-metrics.js';
 import { redisUrl, useRedis } from '../support/redis.js';
 
 describe('OpenTelemetry metrics', () => {
   const redis = useRedis();
   const app = useLockApps();
-  let provider: MeterProvider;
-  let exporter: InMemoryMetricExporter;
-  let handle: LockMetricsHandle | undefined;
-
-  function setUp(): MeterProvider {
-    exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
-    const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 60_000 });
-    provider = new MeterProvider({ readers: [reader] });
-    return provider;
-  }
-  afterEach(async () => {
-    handle?.disable();
-    handle = undefined;
-    await provider?.shutdown();
-  });
-
-  /** Every data point of `name` after a flush, with its attributes. */
-  async function points<T = number>(name: string): Promise<DataPoint<T>[]> {
-    await provider.forceFlush();
-    const metrics = exporter.getMetrics().at(-1)?.scopeMetrics.flatMap((scope) => scope.metrics) ?? [];
-    return (metrics.find((metric) => metric.descriptor.name === name)?.dataPoints ?? []) as DataPoint<T>[];
-  }
-  const value = async (name: string, attributes: Record<string, string>) =>
-    (await points(name)).find((point) => Object.entries(attributes).every(([k, v]) => point.attributes[k] === v))?.value;
+  const lockMetrics = useLockMetrics();
+  const { points, value } = lockMetrics;
 
   it('records acquire and hold durations, active and waiting locks, and losses, by lock name', async () => {
-    handle = enableLockMetrics({ meterProvider: setUp() });
+    lockMetrics.enable();
     const holder = await app();
     const waiter = await app();
     const lock = await holder.locks.acquire('order:1', { name: 'order:<id>', ttl: 2_000 });
@@ -78,9 +57,8 @@ describe('OpenTelemetry metrics', () => {
         return 'ran';
       }
     }
-    setUp();
     const moduleRef = await Test.createTestingModule({
-      imports: [RedisLockModule.forRoot({ redis: redisUrl() }), RedisLockMetricsModule.forRoot({ meterProvider: provider })],
+      imports: [RedisLockModule.forRoot({ redis: redisUrl() }), RedisLockMetricsModule.forRoot({ meterProvider: lockMetrics.provider })],
       providers: [Jobs],
     })
       .setLogger(new CapturedLogs())
@@ -110,7 +88,7 @@ describe('OpenTelemetry metrics', () => {
   });
 
   it('buckets durations in seconds, from sub-millisecond to minutes, with the real SDK', async () => {
-    handle = enableLockMetrics({ meterProvider: setUp() });
+    lockMetrics.enable();
     // Known durations, published as the lock engine publishes them.
     const at = Date.now();
     const publish = (event: LockEvent) => channel(LOCK_DIAGNOSTICS_CHANNELS[event.type]).publish(event);
@@ -138,7 +116,7 @@ describe('OpenTelemetry metrics', () => {
   });
 
   it('subscribes to nothing without a registered meter provider', async () => {
-    handle = enableLockMetrics();
+    lockMetrics.enable({});
     const { locks } = await app();
     expect((locks[LOCK_RUNNER] as LockManager).listening).toBe(false);
   });

@@ -15,28 +15,19 @@
  * and `lost` cases record the histogram before the counters) and `recordSafely` (one try/catch
  * around the whole event).
  */
-import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader, type DataPoint } from '@opentelemetry/sdk-metrics';
 import type { Meter, MeterProvider as ApiMeterProvider } from '@opentelemetry/api';
-import { afterEach, describe, expect, it } from 'vitest';
-import { enableLockMetrics, type LockMetricsHandle } from '../../lib/otel/index.js';
+import { describe, expect, it } from 'vitest';
 import { nextEvent, useLockApps } from '../support/lock-app.js';
+import { useLockMetrics } from '../support/lock-metrics.js';
 import { useRedis } from '../support/redis.js';
 
 describe('lock metrics on a meter whose histograms throw', () => {
   useRedis();
   const app = useLockApps();
-  let handle: LockMetricsHandle | undefined;
-  let real: MeterProvider | undefined;
-  afterEach(async () => {
-    handle?.disable();
-    handle = undefined;
-    await real?.shutdown();
-  });
+  const lockMetrics = useLockMetrics();
 
   it('still counts the lock held and the wait ended (only the histograms are lost)', async () => {
-    const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
-    real = new MeterProvider({ readers: [new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 60_000 })] });
-    const sdk = real;
+    const sdk = lockMetrics.provider;
     // The real SDK, except that its histograms throw when they record.
     const provider: ApiMeterProvider = {
       getMeter: (...args: Parameters<ApiMeterProvider['getMeter']>): Meter =>
@@ -55,7 +46,7 @@ describe('lock metrics on a meter whose histograms throw', () => {
     const onWarning = (warning: Error): void => void warnings.push(warning.message);
     process.on('warning', onWarning);
     try {
-      handle = enableLockMetrics({ meterProvider: provider });
+      lockMetrics.enable({ meterProvider: provider });
       const holder = await app();
       const waiter = await app();
       const first = await holder.locks.acquire('gauge:1', { name: 'gauge' });
@@ -66,12 +57,7 @@ describe('lock metrics on a meter whose histograms throw', () => {
       const lock = await second;
       expect(lock.held).toBe(true);
 
-      const value = async (name: string): Promise<number | undefined> => {
-        await sdk.forceFlush();
-        const metrics = exporter.getMetrics().at(-1)?.scopeMetrics.flatMap((scope) => scope.metrics) ?? [];
-        const points = (metrics.find((metric) => metric.descriptor.name === name)?.dataPoints ?? []) as DataPoint<number>[];
-        return points.find((point) => point['attributes']['lock.name'] === 'gauge')?.value;
-      };
+      const value = (name: string) => lockMetrics.value(name, { 'lock.name': 'gauge' });
       // One lock held by this process (the second), nobody waiting any more.
       const gauges = { active: await value('lock.active'), waiting: await value('lock.waiting') };
       await lock.release();
