@@ -1,49 +1,19 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { runFixture } from './support/fixture-process.js';
 import { redisUrl } from './support/redis.js';
 
-const worker = fileURLToPath(new URL('./fixtures/node-redis-worker.mjs', import.meta.url));
+const worker = new URL('./fixtures/node-redis-worker.mjs', import.meta.url);
 const recordResolve = fileURLToPath(new URL('./fixtures/record-resolve.mjs', import.meta.url));
 const dist = fileURLToPath(new URL('../dist/', import.meta.url));
 const scratch = mkdtempSync(join(tmpdir(), 'node-redis-loading-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-interface Run {
-  lines: string[];
-  code: number | null;
-  /** Milliseconds from printing "closed" to the process exiting. */
-  exitAfterClose: number;
-}
-
 /** Runs the worker fixture (which imports the built package), at most 30 s. */
-function runWorker(env: Record<string, string>, nodeArgs: string[] = []): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...nodeArgs, worker], { env: { ...process.env, REDIS_URL: redisUrl(), ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
-    const lines: string[] = [];
-    let closedAt = 0;
-    let buffer = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      buffer += chunk.toString();
-      let newline: number;
-      while ((newline = buffer.indexOf('\n')) !== -1) {
-        const line = buffer.slice(0, newline);
-        buffer = buffer.slice(newline + 1);
-        if (line === 'closed') closedAt = performance.now();
-        lines.push(line);
-      }
-    });
-    const killer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-    child.on('error', reject);
-    child.on('exit', (code) => {
-      clearTimeout(killer);
-      resolve({ lines, code, exitAfterClose: closedAt === 0 ? Infinity : performance.now() - closedAt });
-    });
-  });
-}
+const runWorker = (env: Record<string, string>, nodeArgs: string[] = []) => runFixture(worker, { REDIS_URL: redisUrl(), ...env }, nodeArgs);
 
 describe('loading and closing with node-redis (built package, separate process)', () => {
   it.each(['6', '5'])('exits on its own after app.close() and the clients are closed (node-redis %s)', { timeout: 40_000 }, async (version) => {

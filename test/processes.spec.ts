@@ -1,42 +1,11 @@
-import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { runFixture } from './support/fixture-process.js';
 import { redisUrl, useRedis } from './support/redis.js';
 
-const worker = fileURLToPath(new URL('./fixtures/lock-worker.mjs', import.meta.url));
-
-interface WorkerRun {
-  lines: string[];
-  code: number | null;
-  /** Milliseconds from printing "closed" (after app.close()) to the process exiting. */
-  exitAfterClose: number;
-}
+const worker = new URL('./fixtures/lock-worker.mjs', import.meta.url);
 
 /** Runs the worker fixture (which imports the built package) and collects what it prints. */
-function runWorker(env: Record<string, string>): Promise<WorkerRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [worker], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
-    const lines: string[] = [];
-    let closedAt = 0;
-    let buffer = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      buffer += chunk.toString();
-      let newline: number;
-      while ((newline = buffer.indexOf('\n')) !== -1) {
-        const line = buffer.slice(0, newline);
-        buffer = buffer.slice(newline + 1);
-        if (line === 'closed') closedAt = performance.now();
-        lines.push(line);
-      }
-    });
-    const killer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-    child.on('error', reject);
-    child.on('exit', (code) => {
-      clearTimeout(killer);
-      resolve({ lines, code, exitAfterClose: closedAt === 0 ? Infinity : performance.now() - closedAt });
-    });
-  });
-}
+const runWorker = (env: Record<string, string>) => runFixture(worker, env);
 
 describe('across processes', () => {
   const redis = useRedis();

@@ -22,3 +22,42 @@ export function spawnFixture(script: URL, env: Record<string, string>): FixtureP
   child.on('exit', (code) => (exit.code = code));
   return { output: () => output, exit, endWith: (line) => child.stdin.end(`${line}\n`) };
 }
+
+/** What a fixture script run to its end (`runFixture`) printed, and how it ended. */
+export interface FixtureRun {
+  /** Its stdout, line by line. */
+  lines: string[];
+  /** Its exit code (null when killed). */
+  code: number | null;
+  /** Milliseconds from its printing the line "closed" (after its app.close()) to its exit: Infinity if it never printed it. */
+  exitAfterClose: number;
+}
+
+/**
+ * Runs `script` (a URL, as for `spawnFixture`) in a Node process of its own with `env` added and
+ * `nodeArgs` before the script, until it exits (killed after 30 s).
+ */
+export function runFixture(script: URL, env: Record<string, string>, nodeArgs: string[] = []): Promise<FixtureRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [...nodeArgs, fileURLToPath(script)], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+    const lines: string[] = [];
+    let closedAt = 0;
+    let buffer = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      buffer += chunk.toString();
+      let newline: number;
+      while ((newline = buffer.indexOf('\n')) !== -1) {
+        const line = buffer.slice(0, newline);
+        buffer = buffer.slice(newline + 1);
+        if (line === 'closed') closedAt = performance.now();
+        lines.push(line);
+      }
+    });
+    const killer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      clearTimeout(killer);
+      resolve({ lines, code, exitAfterClose: closedAt === 0 ? Infinity : performance.now() - closedAt });
+    });
+  });
+}
