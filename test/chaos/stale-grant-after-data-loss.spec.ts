@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLockApp, sleep, type LockApp } from '../support/lock-app.js';
-import { useOwnRedis } from '../support/redis.js';
+import { subscribers, useOwnRedis } from '../support/redis.js';
 import { ChaosWorker } from './support/chaos-worker.js';
 
 // Found by the real-Redis explorer (seed 491271: a read-write lock on a Cluster whose master
@@ -33,7 +33,7 @@ describe('chaos: a grant made before Redis lost its data', () => {
     waiter = ChaosWorker.start({ REDIS_URL: own.url(), MODE: 'wait', KEY: 'lost', TTL: 600, WAIT: 20_000 }, 'wait');
     // Queued and subscribed; its attempt after subscribing answered (a refresh is 200 ms at most).
     await expect.poll(() => redis.zcard('lock:{lost}:waiters'), { timeout: 10_000 }).toBe(1);
-    await expect.poll(async () => (await redis.pubsub('NUMSUB', 'lock:{lost}:released'))[1], { timeout: 10_000 }).toBe(1);
+    await expect.poll(() => subscribers(redis, 'lock:{lost}:released'), { timeout: 10_000 }).toBe(1);
     await sleep(300);
 
     waiter.child.kill('SIGSTOP');

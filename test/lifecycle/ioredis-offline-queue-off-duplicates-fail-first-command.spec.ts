@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLockApp, type LockApp } from '../support/lock-app.js';
+import { subscribers } from '../support/redis.js';
 import { useReplicatedServer } from '../support/replicated-server.js';
 
 /**
@@ -37,7 +38,7 @@ describe('ioredis client handed in with enableOfflineQueue: false', () => {
     app = await createLockApp({ redis: client });
     const held = await app.locks.acquire('offline-queue:sub');
     const waiting = app.locks.acquire('offline-queue:sub', { waitTimeout: 10_000 });
-    await expect.poll(async () => ((await client!.pubsub('NUMSUB', 'lock:{offline-queue:sub}:released')) as [string, number])[1], { timeout: 5_000 }).toBe(1);
+    await expect.poll(() => subscribers(client!, 'lock:{offline-queue:sub}:released'), { timeout: 5_000 }).toBe(1);
     await held.release();
     await (await waiting).release();
     expect(app.logs.lines.filter((line) => line.level === 'warn').map((line) => line.message)).toEqual([]);

@@ -3,6 +3,7 @@ import { clusterSlot } from '../../lib/core/keys/cluster-slot.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLockApp } from '../support/lock-app.js';
 import { countAttempts, recordWakes } from '../support/mechanism.js';
+import { shardSubscribers } from '../support/redis.js';
 import { CLUSTER_CLIENTS, startReplicatedCluster, type ReplicatedCluster } from '../support/replicated-cluster.js';
 
 const CLIENTS = CLUSTER_CLIENTS;
@@ -39,7 +40,7 @@ describe.each(Object.keys(CLIENTS).filter((name) => ONLY === undefined || ONLY.i
       const waiting = waiter.locks.acquire(key, { waitTimeout: 90_000 });
       waiting.catch(() => undefined);
       const channel = `lock:{${key}}:released`;
-      const shardSubs = async (node: Redis) => Number(((await node.call('PUBSUB', 'SHARDNUMSUB', channel)) as [string, number])[1]);
+      const shardSubs = (node: Redis) => shardSubscribers(node, channel);
       await expect.poll(() => shardSubs(oldMaster), { timeout: 10_000 }).toBe(1);
       await promoted.call('READONLY');
       await expect.poll(() => promoted.exists(`lock:{${key}}`, `lock:{${key}}:queue`), { timeout: 10_000 }).toBe(2);

@@ -18,13 +18,12 @@ import { startSentinelDeployment, type SentinelDeployment } from '../../scripts/
 import { LockNotAcquiredError } from '../../lib/index.js';
 import { createLockApp } from '../support/lock-app.js';
 import type { Factory } from '../support/node-redis.js';
+import { subscribers } from '../support/redis.js';
 
 const FACTORIES: Record<string, Factory> = {
   'node-redis 6': createSentinel6 as unknown as Factory,
   'node-redis 5': createSentinel5 as unknown as Factory,
 };
-
-const numsub = async (node: Redis, channel: string): Promise<number> => ((await node.pubsub('NUMSUB', channel)) as [string, number])[1];
 
 describe.each(Object.keys(FACTORIES))('%s Sentinel: a channel given up while the master is down', (name) => {
   let deployment: SentinelDeployment;
@@ -51,7 +50,7 @@ describe.each(Object.keys(FACTORIES))('%s Sentinel: a channel given up while the
         waiting.catch(() => undefined);
         const givingUp = app.locks.acquire(gaveUp, { waitTimeout: 1_500 });
         givingUp.catch(() => undefined);
-        for (const key of [kept, gaveUp]) await expect.poll(() => numsub(oldMaster, `lock:{${key}}:released`), { timeout: 10_000 }).toBe(1);
+        for (const key of [kept, gaveUp]) await expect.poll(() => subscribers(oldMaster, `lock:{${key}}:released`), { timeout: 10_000 }).toBe(1);
         oldMaster.disconnect();
 
         process.kill(pid, 'SIGKILL');
@@ -60,9 +59,9 @@ describe.each(Object.keys(FACTORIES))('%s Sentinel: a channel given up while the
         await expect.poll(() => deployment.masterPortNow(), { timeout: 30_000, interval: 100 }).not.toBe(oldPort);
         promoted = new Redis(await deployment.masterPortNow(), '127.0.0.1');
         // The pub/sub connection followed: the channel still waited on is subscribed there.
-        await expect.poll(() => numsub(promoted!, `lock:{${kept}}:released`), { timeout: 20_000 }).toBe(1);
+        await expect.poll(() => subscribers(promoted!, `lock:{${kept}}:released`), { timeout: 20_000 }).toBe(1);
         // Before the fix: 1, for as long as the application ran.
-        await expect.poll(() => numsub(promoted!, `lock:{${gaveUp}}:released`), { timeout: 5_000 }).toBe(0);
+        await expect.poll(() => subscribers(promoted!, `lock:{${gaveUp}}:released`), { timeout: 5_000 }).toBe(0);
 
         for (const lock of held) await lock.release();
         await (await waiting).release();

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startSentinelDeployment, type SentinelDeployment } from '../../scripts/redis-sentinel.mjs';
 import { createLockApp } from '../support/lock-app.js';
 import type { Factory } from '../support/node-redis.js';
+import { subscribers } from '../support/redis.js';
 
 let deployment: SentinelDeployment;
 beforeAll(async () => {
@@ -45,7 +46,7 @@ it('node-redis 6 Sentinel with connection pools: the release subscriber opens no
     // A waiter: the module opens its subscriber (a duplicate of the client) and subscribes.
     const waiting = app.locks.acquire('pools', { waitTimeout: 20_000 });
     const probe = new Redis(masterPort, '127.0.0.1');
-    await expect.poll(async () => ((await probe.pubsub('NUMSUB', 'lock:{pools}:released')) as [string, number])[1], { timeout: 10_000 }).toBe(1);
+    await expect.poll(() => subscribers(probe, 'lock:{pools}:released'), { timeout: 10_000 }).toBe(1);
     probe.disconnect();
     const after = { master: await clients(masterPort), replica: await clients(replicaPort) };
     await held.release();

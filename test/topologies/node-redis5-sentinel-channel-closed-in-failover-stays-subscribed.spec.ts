@@ -15,8 +15,7 @@ import { createSentinel as createSentinel5 } from 'redis5';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSentinelDeployment, type SentinelDeployment } from '../../scripts/redis-sentinel.mjs';
 import { createLockApp } from '../support/lock-app.js';
-
-const numsub = async (node: Redis, channel: string): Promise<number> => ((await node.pubsub('NUMSUB', channel)) as [string, number])[1];
+import { subscribers } from '../support/redis.js';
 
 describe('node-redis 5 Sentinel: app.close() while the master is down, a channel subscribed', () => {
   let deployment: SentinelDeployment;
@@ -45,7 +44,7 @@ describe('node-redis 5 Sentinel: app.close() while the master is down, a channel
       await (client as unknown as { subscribe(channel: string, listener: () => void): Promise<void> }).subscribe('probe', () => undefined);
       const waiting = app.locks.acquire(key, { waitTimeout: 60_000 });
       waiting.catch(() => undefined);
-      await expect.poll(() => numsub(oldMaster, channel), { timeout: 10_000 }).toBe(1);
+      await expect.poll(() => subscribers(oldMaster, channel), { timeout: 10_000 }).toBe(1);
       oldMaster.disconnect();
 
       process.kill(pid, 'SIGKILL');
@@ -55,7 +54,7 @@ describe('node-redis 5 Sentinel: app.close() while the master is down, a channel
       await expect.poll(() => deployment.masterPortNow(), { timeout: 30_000, interval: 100 }).not.toBe(oldPort);
       promoted = new Redis(await deployment.masterPortNow(), '127.0.0.1');
       // node-redis moves its pub/sub connection to the promoted master (the client is still open).
-      await expect.poll(() => numsub(promoted!, 'probe'), { timeout: 20_000 }).toBe(1);
+      await expect.poll(() => subscribers(promoted!, 'probe'), { timeout: 20_000 }).toBe(1);
       // Before the fix: the lock's channel, for as long as the client stayed open.
       await expect.poll(async () => (await promoted!.pubsub('CHANNELS', 'lock:*')) as string[], { timeout: 5_000 }).toEqual([]);
     } finally {

@@ -17,16 +17,10 @@ import type { LockEvent, Lock } from '../../lib/index.js';
 import { LOCK_RUNNER } from '../../lib/redis-lock.constants.js';
 import { freePort } from '../../scripts/redis-server.mjs';
 import { createLockApp, sleep } from '../support/lock-app.js';
-import { useOwnRedis } from '../support/redis.js';
+import { subscribers, useOwnRedis } from '../support/redis.js';
 import { TcpProxy } from '../chaos/support/tcp-proxy.js';
 
 type Attempt = (...args: unknown[]) => Promise<unknown>;
-
-/** Waiters of `key` subscribed to its release messages (the grant goes to the subscriber). */
-async function subscribers(admin: Redis, channel: string): Promise<number> {
-  const reply = (await admin.call('PUBSUB', 'NUMSUB', channel)) as [string, number];
-  return Number(reply[1]);
-}
 
 describe('a waiter handed the lock late in its grant lease', () => {
   const own = useOwnRedis();
