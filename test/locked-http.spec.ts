@@ -24,6 +24,7 @@ import { ApiOperation, DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Observable, interval, map, take, tap } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LockConflictInterceptor, LockNotAcquiredError, LockService, Locked, RedisLockModule } from '../lib/index.js';
+import { listenOnLoopback } from './support/http-app.js';
 import { CapturedLogs, sleep } from './support/lock-app.js';
 import { redisUrl, useRedis } from './support/redis.js';
 
@@ -136,8 +137,7 @@ describe.each([
 
   beforeAll(async () => {
     app = await NestFactory.create(AppModule, adapter(), { logger: new CapturedLogs(), forceCloseConnections: true });
-    await app.listen(0, '127.0.0.1');
-    base = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+    base = await listenOnLoopback(app);
   });
   afterAll(() => app?.close());
 
@@ -260,8 +260,7 @@ describe('exposeKeyInHttpErrors', () => {
     @Module({ imports: [RedisLockModule.forRoot({ redis: redisUrl(), isGlobal: true, exposeKeyInHttpErrors: true }), ItemsModule] })
     class ExposingModule {}
     const app = await NestFactory.create(ExposingModule, new ExpressAdapter(), { logger: new CapturedLogs(), forceCloseConnections: true });
-    await app.listen(0, '127.0.0.1');
-    const base = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+    const base = await listenOnLoopback(app);
     try {
       const responses = await Promise.all([1, 2].map(() => fetch(`${base}/items/fail-fast/7`, { method: 'POST' })));
       const conflict = responses.find((r) => r.status === 409)!;
@@ -312,8 +311,7 @@ describe.each([
     @Module({ imports: [lockModule(), OptOutFeatureModule] })
     class OptOutModule {}
     const app = await NestFactory.create(OptOutModule, adapter(), { logger: new CapturedLogs(), forceCloseConnections: true, abortOnError: false });
-    await app.listen(0, '127.0.0.1');
-    const base = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+    const base = await listenOnLoopback(app);
     try {
       const locks = app.get(LockService);
       const held = [await locks.acquire('mapped:1'), await locks.acquire('unmapped:1')];

@@ -16,6 +16,7 @@ import { ExpressAdapter } from '@nestjs/platform-express';
 import { Observable, of } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LockService, Locked, RedisLockModule } from '../../lib/index.js';
+import { listenOnLoopback } from '../support/http-app.js';
 import { CapturedLogs } from '../support/lock-app.js';
 import { redisUrl, useRedis } from '../support/redis.js';
 
@@ -37,8 +38,7 @@ describe('a skipped @Locked SSE route', () => {
     @Module({ imports: [RedisLockModule.forRoot({ redis: redisUrl() })], controllers: [FeedsController] })
     class AppModule {}
     app = await NestFactory.create(AppModule, new ExpressAdapter(), { logger: logs, forceCloseConnections: true });
-    await app.listen(0, '127.0.0.1');
-    base = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+    base = await listenOnLoopback(app);
   });
   afterAll(() => app?.close());
 

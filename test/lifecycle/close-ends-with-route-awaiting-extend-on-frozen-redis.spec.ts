@@ -17,9 +17,9 @@
  */
 import 'reflect-metadata';
 import { Controller, Get, type INestApplication } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Locked, LockService, RedisLockModule } from '../../lib/index.js';
+import { createHttpApp, listenOnLoopback } from '../support/http-app.js';
 import { CapturedLogs, sleep } from '../support/lock-app.js';
 import { useOwnRedis } from '../support/redis.js';
 
@@ -53,14 +53,12 @@ describe('app.close() while a @Locked route awaits extend() on a frozen Redis', 
 
   it('ends within shutdownTimeout', { timeout: 30_000 }, async () => {
     gate = new Promise<void>((resolve) => (go = resolve));
-    const moduleRef = await Test.createTestingModule({
+    const app = await createHttpApp({
       imports: [RedisLockModule.forRoot({ redis: own.url(), shutdownTimeout: '1s' })],
       controllers: [ExtendingController],
-    }).compile();
-    const app = moduleRef.createNestApplication({ logger: new CapturedLogs() });
+    }, { logger: new CapturedLogs() });
     opened.push(app);
-    await app.listen(0, '127.0.0.1');
-    const url = `${(await app.getUrl()).replace('[::1]', '127.0.0.1')}/rv/extend`;
+    const url = `${await listenOnLoopback(app)}/rv/extend`;
     const inside = new Promise<void>((resolve) => (entered = resolve));
     const request = fetch(url).then(
       (res) => res.status,

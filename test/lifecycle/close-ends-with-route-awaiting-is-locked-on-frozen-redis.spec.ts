@@ -10,9 +10,9 @@
  */
 import 'reflect-metadata';
 import { Controller, Get, type INestApplication } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LockService, RedisLockError, RedisLockModule } from '../../lib/index.js';
+import { createHttpApp, listenOnLoopback } from '../support/http-app.js';
 import { CapturedLogs, sleep } from '../support/lock-app.js';
 import { useOwnRedis } from '../support/redis.js';
 
@@ -53,14 +53,12 @@ describe('app.close() while routes await isLocked() and inspect() on a frozen Re
   });
 
   it('ends within shutdownTimeout, and both calls reject with a RedisLockError that says the application is closing', { timeout: 30_000 }, async () => {
-    const moduleRef = await Test.createTestingModule({
+    const app = await createHttpApp({
       imports: [RedisLockModule.forRoot({ redis: own.url(), shutdownTimeout: '1s' })],
       controllers: [ProbeController],
-    }).compile();
-    const app = moduleRef.createNestApplication({ logger: new CapturedLogs() });
+    }, { logger: new CapturedLogs() });
     opened.push(app);
-    await app.listen(0, '127.0.0.1');
-    const base = `${(await app.getUrl()).replace('[::1]', '127.0.0.1')}/probe`;
+    const base = `${await listenOnLoopback(app)}/probe`;
     // Connected, and answered once, before the freeze.
     expect(await (await fetch(`${base}/is-locked`)).text()).toBe('false');
     own.server().pause();

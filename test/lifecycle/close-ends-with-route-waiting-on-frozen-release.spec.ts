@@ -31,9 +31,9 @@
  */
 import 'reflect-metadata';
 import { Controller, Get, type INestApplication } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Locked, LockService, RedisLockModule } from '../../lib/index.js';
+import { createHttpApp, listenOnLoopback } from '../support/http-app.js';
 import { CapturedLogs, createLockApp, sleep } from '../support/lock-app.js';
 import { useOwnRedis } from '../support/redis.js';
 
@@ -80,14 +80,12 @@ describe('app.close() while a @Locked route runs and Redis is frozen', () => {
 
   /** Serves SlowController and sends a request to `/rb/<route>`; resolves once its method runs. */
   const serveAndRequest = async (route: string) => {
-    const moduleRef = await Test.createTestingModule({
+    const app = await createHttpApp({
       imports: [RedisLockModule.forRoot({ redis: own.url(), shutdownTimeout: '1s' })],
       controllers: [SlowController],
-    }).compile();
-    const app = moduleRef.createNestApplication({ logger: new CapturedLogs() });
+    }, { logger: new CapturedLogs() });
     opened.push(app);
-    await app.listen(0, '127.0.0.1');
-    const url = `${(await app.getUrl()).replace('[::1]', '127.0.0.1')}/rb/${route}`;
+    const url = `${await listenOnLoopback(app)}/rb/${route}`;
     const inside = new Promise<void>((resolve) => (entered = resolve));
     const request = fetch(url).then(
       (res) => res.status,
@@ -116,14 +114,12 @@ describe('app.close() while a @Locked route runs and Redis is frozen', () => {
     const other = await createLockApp({ redis: own.url(), shutdownTimeout: '500ms' });
     try {
       await other.locks.acquire('rb:y', { ttl: '30s' });
-      const moduleRef = await Test.createTestingModule({
+      const app = await createHttpApp({
         imports: [RedisLockModule.forRoot({ redis: own.url(), shutdownTimeout: '1s' })],
         controllers: [SlowController],
-      }).compile();
-      const app = moduleRef.createNestApplication({ logger: new CapturedLogs() });
+      }, { logger: new CapturedLogs() });
       opened.push(app);
-      await app.listen(0, '127.0.0.1');
-      const url = `${(await app.getUrl()).replace('[::1]', '127.0.0.1')}/rb/both`;
+      const url = `${await listenOnLoopback(app)}/rb/both`;
       const request = fetch(url).then(
         (res) => res.status,
         (error: Error) => error.message,

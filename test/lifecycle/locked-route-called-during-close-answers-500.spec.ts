@@ -12,9 +12,9 @@
 // deploy symptom the fix meant to remove.
 import 'reflect-metadata';
 import { Controller, Get, Injectable, Module, type INestApplication, type BeforeApplicationShutdown } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Locked, LockService, RedisLockModule } from '../../lib/index.js';
+import { createHttpApp, listenOnLoopback } from '../support/http-app.js';
 import { CapturedLogs } from '../support/lock-app.js';
 import { redisUrl, useRedis } from '../support/redis.js';
 
@@ -62,13 +62,11 @@ describe('a @Locked route called while app.close() runs (HTTP server still answe
 
   it.each(['single', 'multi'])('%s-key route: answered 503, not 500 and an error log', { timeout: 30_000 }, async (route) => {
     const logs = new CapturedLogs();
-    const moduleRef = await Test.createTestingModule({
+    const app = await createHttpApp({
       imports: [RedisLockModule.forRoot({ redis: redisUrl() }), FeatureModule],
       controllers: [AccountsController],
-    }).compile();
-    const app = moduleRef.createNestApplication({ logger: logs });
-    await app.listen(0, '127.0.0.1');
-    const url = `${await app.getUrl()}/s15g/${route}`.replace('[::1]', '127.0.0.1');
+    }, { logger: logs });
+    const url = `${await listenOnLoopback(app)}/s15g/${route}`;
     // Sanity: the route works before close.
     expect((await fetch(url)).status).toBe(200);
 

@@ -21,10 +21,10 @@
  */
 import 'reflect-metadata';
 import { Controller, Get, type INestApplication } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Locked, LockService, RedisLockModule } from '../../lib/index.js';
+import { createHttpApp, listenOnLoopback } from '../support/http-app.js';
 import { CapturedLogs, createLockApp, sleep, type LockApp } from '../support/lock-app.js';
 import { useOwnRedis } from '../support/redis.js';
 
@@ -93,14 +93,12 @@ describe('a lost lock whose release is in flight when the application closes on 
     gate = new Promise<void>((resolve) => (openGate = resolve));
     gate2 = new Promise<void>((resolve) => (openGate2 = resolve));
     const lost = new Promise<string>((resolve) => (lostIt = resolve));
-    const moduleRef = await Test.createTestingModule({
+    const nest = await createHttpApp({
       imports: [RedisLockModule.forRoot({ redis: own.url(), shutdownTimeout: '1s' })],
       controllers: [LosingController],
-    }).compile();
-    const nest = moduleRef.createNestApplication({ logger: new CapturedLogs() });
+    }, { logger: new CapturedLogs() });
     opened.push(nest);
-    await nest.listen(0, '127.0.0.1');
-    const url = `${(await nest.getUrl()).replace('[::1]', '127.0.0.1')}/rv/lost`;
+    const url = `${await listenOnLoopback(nest)}/rv/lost`;
     const inside = new Promise<void>((resolve) => (entered = resolve));
     const request = fetch(url).then(
       (res) => res.status,

@@ -17,9 +17,9 @@
 // waiting request.
 import 'reflect-metadata';
 import { Controller, Get, type INestApplication } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Locked, LockService, RedisLockModule, type Lock } from '../../lib/index.js';
+import { createHttpApp } from '../support/http-app.js';
 import { CapturedLogs } from '../support/lock-app.js';
 import { redisUrl, useRedis } from '../support/redis.js';
 
@@ -39,11 +39,10 @@ class TransfersController {
 }
 
 async function startApp(logs?: CapturedLogs): Promise<INestApplication> {
-  const moduleRef = await Test.createTestingModule({
+  const app = await createHttpApp({
     imports: [RedisLockModule.forRoot({ redis: redisUrl() })],
     controllers: [TransfersController],
-  }).compile();
-  const app = moduleRef.createNestApplication({ logger: logs ?? false });
+  }, { logger: logs ?? false });
   await app.listen(0, '127.0.0.1');
   return app;
 }

@@ -12,13 +12,12 @@
 import { request as httpRequest, createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { INestApplication } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
 import { chromium, type Browser, type BrowserContext } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumPath } from '../../scripts/chromium.mjs';
 import { LockService, RedisLockModule } from '../../lib/index.js';
 import { RedisLockBoardModule } from '../../lib/board/index.js';
-import { CapturedLogs } from '../support/lock-app.js';
+import { createHttpApp, listenOnLoopback } from '../support/http-app.js';
 import { redisUrl, useRedis } from '../support/redis.js';
 
 /** The name the operators open the board under (Chromium resolves it to 127.0.0.1). */
@@ -78,17 +77,13 @@ describe('a lock board with allowedHosts behind a reverse proxy, in headless Chr
   let appUrl: URL;
   /** The board (open guard, `allowedHosts: [BOARD_HOST]`) behind a proxy; the proxy's port. */
   async function start(rewriteHost: boolean): Promise<number> {
-    const moduleRef = await Test.createTestingModule({
+    app = await createHttpApp({
       imports: [
         RedisLockModule.forRoot({ redis: redisUrl(), isGlobal: true }),
         RedisLockBoardModule.register({ path: 'admin/locks', guards: [{ canActivate: () => true }], allowedHosts: [BOARD_HOST] }),
       ],
-    })
-      .setLogger(new CapturedLogs())
-      .compile();
-    app = moduleRef.createNestApplication({ logger: false });
-    await app.listen(0, '127.0.0.1');
-    appUrl = new URL((await app.getUrl()).replace('[::1]', '127.0.0.1'));
+    });
+    appUrl = new URL(await listenOnLoopback(app));
     const proxy = await startProxy(appUrl.origin, rewriteHost);
     proxies.push(proxy);
     return proxy.port;

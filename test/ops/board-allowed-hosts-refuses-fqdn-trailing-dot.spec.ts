@@ -1,11 +1,11 @@
 import { request } from 'node:http';
 import type { INestApplication } from '@nestjs/common';
 import { ExpressAdapter } from '@nestjs/platform-express';
-import { Test } from '@nestjs/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RedisLockModule } from '../../lib/index.js';
 import { RedisLockBoardModule } from '../../lib/board/index.js';
 import { hostNameOf } from '../../lib/board/lock-board.hosts.js';
+import { createHttpApp, listenOnLoopback } from '../support/http-app.js';
 import { CapturedLogs } from '../support/lock-app.js';
 import { redisUrl, useRedis } from '../support/redis.js';
 
@@ -34,14 +34,10 @@ describe('lock board allowedHosts and a Host with the trailing dot of a fully qu
   });
 
   it('answers board.internal. for allowedHosts ["board.internal"]', async () => {
-    const moduleRef = await Test.createTestingModule({
+    app = await createHttpApp({
       imports: [RedisLockModule.forRoot({ redis: redisUrl(), isGlobal: true }), RedisLockBoardModule.register({ allowWithoutGuards: true, allowedHosts: ['board.internal'] })],
-    })
-      .setLogger(new CapturedLogs())
-      .compile();
-    app = moduleRef.createNestApplication(new ExpressAdapter(), { logger: new CapturedLogs() });
-    await app.listen(0, '127.0.0.1');
-    const url = `${(await app.getUrl()).replace('[::1]', '127.0.0.1')}/locks`;
+    }, { adapter: new ExpressAdapter(), logger: new CapturedLogs() });
+    const url = `${await listenOnLoopback(app)}/locks`;
     const port = new URL(url).port;
     expect(await status(url, `board.internal:${port}`)).toBe(200);
     expect(hostNameOf(`board.internal.:${port}`)).toBe('board.internal');

@@ -1,10 +1,10 @@
 import { connect, constants } from 'node:http2';
 import type { INestApplication } from '@nestjs/common';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
-import { Test } from '@nestjs/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RedisLockModule } from '../../lib/index.js';
 import { RedisLockBoardModule } from '../../lib/board/index.js';
+import { createHttpApp, listenOnLoopback } from '../support/http-app.js';
 import { CapturedLogs } from '../support/lock-app.js';
 import { redisUrl, useRedis } from '../support/redis.js';
 
@@ -41,14 +41,10 @@ describe('lock board allowedHosts over HTTP/2 (Fastify)', () => {
 
   it('answers a request whose :authority is an allowed host', async () => {
     const logs = new CapturedLogs();
-    const moduleRef = await Test.createTestingModule({
+    app = await createHttpApp({
       imports: [RedisLockModule.forRoot({ redis: redisUrl(), isGlobal: true }), RedisLockBoardModule.register({ allowWithoutGuards: true, allowedHosts: ['localhost'] })],
-    })
-      .setLogger(logs)
-      .compile();
-    app = moduleRef.createNestApplication(new FastifyAdapter({ http2: true } as never), { logger: logs });
-    await app.listen(0, '127.0.0.1');
-    const port = new URL((await app.getUrl()).replace('[::1]', '127.0.0.1')).port;
+    }, { adapter: new FastifyAdapter({ http2: true } as never), logs, logger: logs });
+    const port = new URL(await listenOnLoopback(app)).port;
     const origin = `http://127.0.0.1:${port}`;
     // The board is up over HTTP/2: a path it does not serve answers 404, not a refusal.
     expect((await get(origin, '/nothing-here', `localhost:${port}`)).status).toBe(404);

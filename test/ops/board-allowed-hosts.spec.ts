@@ -6,6 +6,7 @@ import { Test } from '@nestjs/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { InvalidLockOptionsError, LockService, RedisLockModule } from '../../lib/index.js';
 import { RedisLockBoardModule, type LockBoardOptions } from '../../lib/board/index.js';
+import { createHttpApp, listenOnLoopback } from '../support/http-app.js';
 import { CapturedLogs } from '../support/lock-app.js';
 import { redisUrl, useRedis } from '../support/redis.js';
 
@@ -60,12 +61,8 @@ describe.each(adapters)('lock board allowedHosts on %s', (_platform, adapter) =>
 
   async function start(board: LockBoardOptions): Promise<{ url: string; port: string }> {
     logs = new CapturedLogs();
-    const moduleRef = await Test.createTestingModule({ imports: [RedisLockModule.forRoot({ redis: redisUrl(), isGlobal: true }), RedisLockBoardModule.register(board)] })
-      .setLogger(logs)
-      .compile();
-    app = moduleRef.createNestApplication(adapter(), { logger: logs });
-    await app.listen(0, '127.0.0.1');
-    const url = `${(await app.getUrl()).replace('[::1]', '127.0.0.1')}/locks`;
+    app = await createHttpApp({ imports: [RedisLockModule.forRoot({ redis: redisUrl(), isGlobal: true }), RedisLockBoardModule.register(board)] }, { adapter: adapter(), logs, logger: logs });
+    const url = `${await listenOnLoopback(app)}/locks`;
     return { url, port: new URL(url).port };
   }
 
@@ -159,10 +156,7 @@ describe('lock board allowedHosts options', () => {
       [{ allowForceRelease: true, allowWithoutGuards: true, allowedHosts: ['localhost'] }, false],
     ] as const) {
       const logs = new CapturedLogs();
-      const moduleRef = await Test.createTestingModule({ imports: [RedisLockModule.forRoot({ redis: redisUrl(), isGlobal: true }), RedisLockBoardModule.register(board)] })
-        .setLogger(logs)
-        .compile();
-      const app = moduleRef.createNestApplication(new ExpressAdapter(), { logger: logs });
+      const app = await createHttpApp({ imports: [RedisLockModule.forRoot({ redis: redisUrl(), isGlobal: true }), RedisLockBoardModule.register(board)] }, { adapter: new ExpressAdapter(), logs, logger: logs });
       await app.init();
       expect(logs.has('warn', 'DNS rebinding'), JSON.stringify(board)).toBe(warned);
       if (warned) expect(logs.lines.find((line) => line.message.includes('DNS rebinding'))!.message).toContain('allowedHosts');

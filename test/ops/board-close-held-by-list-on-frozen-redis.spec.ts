@@ -10,12 +10,12 @@
  * long as Redis stays frozen, far past shutdownTimeout.
  */
 import { Injectable, type CanActivate, type ExecutionContext, type INestApplication } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RedisLockModule } from '../../lib/index.js';
 import { RedisLockBoardModule } from '../../lib/board/index.js';
 import { holderId } from '../../lib/core/stores/redis/lock-admin.js';
-import { CapturedLogs, sleep } from '../support/lock-app.js';
+import { createHttpApp, listenOnLoopback } from '../support/http-app.js';
+import { sleep } from '../support/lock-app.js';
 import { useOwnRedis } from '../support/redis.js';
 
 @Injectable()
@@ -49,18 +49,14 @@ describe('app.close() while a board request waits on a frozen Redis', () => {
         }),
     ],
   ])('ends within shutdownTimeout with %s in flight', { timeout: 30_000 }, async (_what, status, send) => {
-    const moduleRef = await Test.createTestingModule({
+    const app = await createHttpApp({
       imports: [
         RedisLockModule.forRoot({ redis: own.url(), shutdownTimeout: '1s', isGlobal: true }),
         RedisLockBoardModule.register({ guards: [AdminGuard], allowForceRelease: true }),
       ],
-    })
-      .setLogger(new CapturedLogs())
-      .compile();
-    const app = moduleRef.createNestApplication({ logger: false });
+    });
     opened.push(app);
-    await app.listen(0, '127.0.0.1');
-    const url = `${(await app.getUrl()).replace('[::1]', '127.0.0.1')}/locks`;
+    const url = `${await listenOnLoopback(app)}/locks`;
     // Another holder's lock (its process is gone): the board shows it.
     await own.redis().set('lock:{stuck}', 'someone-else', 'PX', 60_000);
     expect((await send(url).catch(() => undefined)) === undefined).toBe(false);

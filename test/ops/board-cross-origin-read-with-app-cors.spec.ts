@@ -17,11 +17,10 @@
 import { Injectable, type CanActivate, type ExecutionContext, type INestApplication } from '@nestjs/common';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { ExpressAdapter } from '@nestjs/platform-express';
-import { Test } from '@nestjs/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LockService, RedisLockModule } from '../../lib/index.js';
 import { RedisLockBoardModule, type LockBoardOptions } from '../../lib/board/index.js';
-import { CapturedLogs } from '../support/lock-app.js';
+import { createHttpApp, listenOnLoopback } from '../support/http-app.js';
 import { redisUrl, useRedis } from '../support/redis.js';
 
 @Injectable()
@@ -55,14 +54,11 @@ describe.each([
   });
 
   async function start(board: LockBoardOptions, cors: Parameters<INestApplication['enableCors']>[0]): Promise<string> {
-    const moduleRef = await Test.createTestingModule({ imports: [RedisLockModule.forRoot({ redis: redisUrl(), isGlobal: true }), RedisLockBoardModule.register(board)] })
-      .setLogger(new CapturedLogs())
-      .compile();
-    app = moduleRef.createNestApplication(adapter(), { logger: false });
+    app = await createHttpApp({ imports: [RedisLockModule.forRoot({ redis: redisUrl(), isGlobal: true }), RedisLockBoardModule.register(board)] }, { adapter: adapter() });
     app.enableCors(cors);
-    await app.listen(0, '127.0.0.1');
+    const url = await listenOnLoopback(app);
     await app.get(LockService).acquire('payroll:customer-42', { label: 'PayrollJob.run' });
-    return `${(await app.getUrl()).replace('[::1]', '127.0.0.1')}/locks`;
+    return `${url}/locks`;
   }
 
   it('a private-network board (allowWithoutGuards, allowedHosts) is not readable by another site through app.enableCors()', async () => {

@@ -10,13 +10,12 @@
  * (its fencing token, which the page shows in the same row).
  */
 import { Injectable, type CanActivate, type ExecutionContext, type INestApplication } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumPath } from '../../scripts/chromium.mjs';
 import { LockService, RedisLockModule, type Lock } from '../../lib/index.js';
 import { RedisLockBoardModule } from '../../lib/board/index.js';
-import { CapturedLogs } from '../support/lock-app.js';
+import { createHttpApp, listenOnLoopback } from '../support/http-app.js';
 import { redisUrl, useRedis } from '../support/redis.js';
 
 @Injectable()
@@ -41,17 +40,13 @@ describe('release by force from the board page', () => {
 
   /** The application with the board at /admin/locks, releasing by force; its page's URL. */
   async function startBoard(): Promise<{ url: string; locks: LockService }> {
-    const moduleRef = await Test.createTestingModule({
+    app = await createHttpApp({
       imports: [
         RedisLockModule.forRoot({ redis: redisUrl(), isGlobal: true }),
         RedisLockBoardModule.register({ path: 'admin/locks', guards: [AdminGuard], allowForceRelease: true }),
       ],
-    })
-      .setLogger(new CapturedLogs())
-      .compile();
-    app = moduleRef.createNestApplication({ logger: false });
-    await app.listen(0, '127.0.0.1');
-    return { url: `${(await app.getUrl()).replace('[::1]', '127.0.0.1')}/admin/locks`, locks: app.get(LockService) };
+    });
+    return { url: `${await listenOnLoopback(app)}/admin/locks`, locks: app.get(LockService) };
   }
 
   it('does not release the lock of a holder that took the key after the one the operator confirmed', { timeout: 30_000 }, async () => {

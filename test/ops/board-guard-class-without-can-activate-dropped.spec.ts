@@ -11,11 +11,10 @@
  * the method, on any Nest version.
  */
 import { Injectable, type CanActivate, type INestApplication } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { InvalidLockOptionsError, LockService, RedisLockModule } from '../../lib/index.js';
 import { RedisLockBoardModule } from '../../lib/board/index.js';
-import { CapturedLogs } from '../support/lock-app.js';
+import { createHttpApp, listenOnLoopback } from '../support/http-app.js';
 import { redisUrl, useRedis } from '../support/redis.js';
 
 /** A Passport strategy: injectable, but no guard. */
@@ -59,15 +58,12 @@ describe('a lock board whose guard class is no guard', () => {
 
   async function anonymousRead(guard: unknown): Promise<{ refused?: string; error?: string; status?: number }> {
     try {
-      const moduleRef = await Test.createTestingModule({
+      app = await createHttpApp({
         imports: [RedisLockModule.forRoot({ redis: redisUrl(), isGlobal: true }), RedisLockBoardModule.register({ guards: [guard as never] })],
-      })
-        .setLogger(new CapturedLogs())
-        .compile();
-      app = moduleRef.createNestApplication({ logger: false });
-      await app.listen(0, '127.0.0.1');
+      });
+      const url = await listenOnLoopback(app);
       await app.get(LockService).acquire('payroll:emp-1234');
-      return { status: (await fetch(`${(await app.getUrl()).replace('[::1]', '127.0.0.1')}/locks/api/locks`)).status };
+      return { status: (await fetch(`${url}/locks/api/locks`)).status };
     } catch (error) {
       if (error instanceof InvalidLockOptionsError) return { refused: error.option, error: error.message };
       return { error: `${(error as Error)?.constructor?.name}: ${(error as Error)?.message}` };

@@ -1,5 +1,5 @@
 import { get } from 'node:http';
-import { Injectable, Module, type CanActivate, type ExecutionContext, type INestApplication } from '@nestjs/common';
+import { Injectable, Module, type CanActivate, type ExecutionContext, type INestApplication, type ModuleMetadata } from '@nestjs/common';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import { Test } from '@nestjs/testing';
@@ -8,6 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LockService, RedisLockModule } from '../../lib/index.js';
 import { RedisLockBoardModule, type LockBoardOptions } from '../../lib/board/index.js';
 import { InMemoryLocks, RedisLockTestingModule } from '../../lib/testing/index.js';
+import { createHttpApp, listenOnLoopback } from '../support/http-app.js';
 import { CapturedLogs } from '../support/lock-app.js';
 import { redisUrl, useRedis } from '../support/redis.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
@@ -49,16 +50,14 @@ describe.each(adapters)('lock board over HTTP on %s', (_platform, adapter) => {
 
   async function start(store: 'redis' | 'memory' = 'redis', board: LockBoardOptions = { allowForceRelease: true, pageSize: 2, guards: [AdminGuard] }): Promise<string> {
     const locks = store === 'redis' ? RedisLockModule.forRoot({ redis: redisUrl(), isGlobal: true }) : RedisLockTestingModule.forRoot({ locks: new InMemoryLocks(), isGlobal: true });
-    return listen(Test.createTestingModule({ imports: [locks, RedisLockBoardModule.register(board)] }));
+    return listen({ imports: [locks, RedisLockBoardModule.register(board)] });
   }
 
-  async function listen(builder: ReturnType<typeof Test.createTestingModule>, prefix = 'ops', tolerant = false): Promise<string> {
+  async function listen(metadata: ModuleMetadata, prefix = 'ops', tolerant = false): Promise<string> {
     logs = new CapturedLogs();
-    const moduleRef = await builder.setLogger(logs).compile();
-    app = moduleRef.createNestApplication(adapter(tolerant), { logger: logs });
+    app = await createHttpApp(metadata, { adapter: adapter(tolerant), logs, logger: logs });
     if (prefix) app.setGlobalPrefix(prefix);
-    await app.listen(0, '127.0.0.1');
-    return `${(await app.getUrl()).replace('[::1]', '127.0.0.1')}${prefix ? `/${prefix}` : ''}/locks`;
+    return `${await listenOnLoopback(app)}${prefix ? `/${prefix}` : ''}/locks`;
   }
 
   async function walk(url: string): Promise<Page[]> {
@@ -215,7 +214,7 @@ describe.each(adapters)('lock board over HTTP on %s', (_platform, adapter) => {
     ['', '//locks', './locks'],
     ['', '/locks/', '.'],
   ])('links its assets relative to the page (global prefix %j, asked at %s)', async (prefix, path, base) => {
-    const url = await listen(Test.createTestingModule({ imports: [RedisLockModule.forRoot({ redis: redisUrl(), isGlobal: true }), RedisLockBoardModule.register({ guards: [AdminGuard] })] }), prefix, true);
+    const url = await listen({ imports: [RedisLockModule.forRoot({ redis: redisUrl(), isGlobal: true }), RedisLockBoardModule.register({ guards: [AdminGuard] })] }, prefix, true);
     const origin = new URL(url).origin;
     const response = await fetch(`${origin}${path}`, { headers: ADMIN });
     // Express 5 routes no duplicate slash: nothing is served there.
@@ -291,20 +290,18 @@ describe.each(adapters)('lock board over HTTP on %s', (_platform, adapter) => {
   });
 
   it('is built by registerAsync() from injected settings', async () => {
-    const url = await listen(
-      Test.createTestingModule({
-        imports: [
-          RedisLockModule.forRoot({ redis: redisUrl(), isGlobal: true }),
-          RedisLockBoardModule.registerAsync({
-            path: 'locks',
-            guards: [AdminGuard],
-            imports: [SettingsModule],
-            inject: [BOARD_SETTINGS],
-            useFactory: (settings: { release: boolean; pageSize: number }) => ({ allowForceRelease: settings.release, pageSize: settings.pageSize }),
-          }),
-        ],
-      }),
-    );
+    const url = await listen({
+      imports: [
+        RedisLockModule.forRoot({ redis: redisUrl(), isGlobal: true }),
+        RedisLockBoardModule.registerAsync({
+          path: 'locks',
+          guards: [AdminGuard],
+          imports: [SettingsModule],
+          inject: [BOARD_SETTINGS],
+          useFactory: (settings: { release: boolean; pageSize: number }) => ({ allowForceRelease: settings.release, pageSize: settings.pageSize }),
+        }),
+      ],
+    });
     expect((await fetch(url)).status).toBe(403);
     expect((await fetch(url, { headers: ADMIN })).status).toBe(200);
     const locks = app!.get(LockService);
@@ -379,14 +376,10 @@ describe('lock board over HTTP in quorum mode', () => {
   });
 
   it('answers 400 for a node index out of range, and pages through a node', { timeout: 30_000 }, async () => {
-    const moduleRef = await Test.createTestingModule({
+    app = await createHttpApp({
       imports: [RedisLockModule.forRoot({ redis: servers.map((server) => server.url), isGlobal: true }), RedisLockBoardModule.register({ guards: [AdminGuard] })],
-    })
-      .setLogger(new CapturedLogs())
-      .compile();
-    app = moduleRef.createNestApplication({ logger: false });
-    await app.listen(0, '127.0.0.1');
-    const url = `${(await app.getUrl()).replace('[::1]', '127.0.0.1')}/locks`;
+    });
+    const url = `${await listenOnLoopback(app)}/locks`;
     // No watchdog: a renewal finding node 0's copy gone restores it there, and node 1's page would
     // then rightly list nothing.
     const lock = await app.get(LockService).acquire('q:1', { ttl: 30_000, autoRenew: false });

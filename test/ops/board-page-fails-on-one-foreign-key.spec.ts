@@ -16,11 +16,10 @@
  * should be left out of (or flagged on) the page, not take the page down.
  */
 import type { INestApplication } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LockService, RedisLockModule } from '../../lib/index.js';
 import { RedisLockBoardModule } from '../../lib/board/index.js';
-import { CapturedLogs } from '../support/lock-app.js';
+import { createHttpApp, listenOnLoopback } from '../support/http-app.js';
 import { redisUrl, useRedis } from '../support/redis.js';
 
 describe('lock board list with a foreign key under the prefix', () => {
@@ -32,14 +31,10 @@ describe('lock board list with a foreign key under the prefix', () => {
   });
 
   async function start(): Promise<string> {
-    const moduleRef = await Test.createTestingModule({
+    app = await createHttpApp({
       imports: [RedisLockModule.forRoot({ redis: redisUrl(), isGlobal: true }), RedisLockBoardModule.register({ allowWithoutGuards: true })],
-    })
-      .setLogger(new CapturedLogs())
-      .compile();
-    app = moduleRef.createNestApplication({ logger: false });
-    await app.listen(0, '127.0.0.1');
-    return `${(await app.getUrl()).replace('[::1]', '127.0.0.1')}/locks`;
+    });
+    return `${await listenOnLoopback(app)}/locks`;
   }
 
   it.each([

@@ -10,10 +10,10 @@
  */
 import { request } from 'node:http';
 import type { INestApplication } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LockService, RedisLockModule } from '../../lib/index.js';
 import { RedisLockBoardModule } from '../../lib/board/index.js';
+import { createHttpApp, listenOnLoopback } from '../support/http-app.js';
 import { CapturedLogs } from '../support/lock-app.js';
 import { redisUrl, useRedis } from '../support/redis.js';
 
@@ -42,14 +42,10 @@ describe('read-only board behind a private network, without allowedHosts', () =>
 
   it('warns at startup that a rebound page can read it (or refuses the foreign host)', async () => {
     const logs = new CapturedLogs();
-    const moduleRef = await Test.createTestingModule({
+    app = await createHttpApp({
       imports: [RedisLockModule.forRoot({ redis: redisUrl(), isGlobal: true }), RedisLockBoardModule.register({ allowWithoutGuards: true })],
-    })
-      .setLogger(logs)
-      .compile();
-    app = moduleRef.createNestApplication({ logger: logs });
-    await app.listen(0, '127.0.0.1');
-    const url = `${(await app.getUrl()).replace('[::1]', '127.0.0.1')}/locks/api/locks`;
+    }, { logs, logger: logs });
+    const url = `${await listenOnLoopback(app)}/locks/api/locks`;
     await app.get(LockService).acquire('hr:salary-review:emp-1234', { label: 'SalaryReview.run' });
     const answer = await rebound(url, `attacker.example:${new URL(url).port}`);
     const readByRebinding = answer.status === 200 && answer.body.includes('hr:salary-review:emp-1234');

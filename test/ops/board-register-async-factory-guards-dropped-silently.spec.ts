@@ -1,10 +1,10 @@
 import { Injectable, type CanActivate, type INestApplication } from '@nestjs/common';
 import { ExpressAdapter } from '@nestjs/platform-express';
-import { Test } from '@nestjs/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { InvalidLockOptionsError } from '../../lib/index.js';
 import { RedisLockBoardModule } from '../../lib/board/index.js';
 import { InMemoryLocks, RedisLockTestingModule } from '../../lib/testing/index.js';
+import { createHttpApp, listenOnLoopback } from '../support/http-app.js';
 import { CapturedLogs } from '../support/lock-app.js';
 
 /**
@@ -37,17 +37,13 @@ describe('RedisLockBoardModule.registerAsync() whose factory returns guards', ()
     let error: unknown;
     let status: number | undefined;
     try {
-      const moduleRef = await Test.createTestingModule({
+      app = await createHttpApp({
         imports: [
           RedisLockTestingModule.forRoot({ locks: new InMemoryLocks(), isGlobal: true }),
           RedisLockBoardModule.registerAsync({ useFactory: () => ({ guards: [DenyAll] }) as never }),
         ],
-      })
-        .setLogger(new CapturedLogs())
-        .compile();
-      app = moduleRef.createNestApplication(new ExpressAdapter(), { logger: new CapturedLogs() });
-      await app.listen(0, '127.0.0.1');
-      const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+      }, { adapter: new ExpressAdapter(), logger: new CapturedLogs() });
+      const url = await listenOnLoopback(app);
       status = (await fetch(`${url}/locks/api/locks?cursor=0`)).status;
     } catch (caught) {
       error = caught;

@@ -15,11 +15,10 @@
  * script) produces server errors for what is a bad request.
  */
 import type { INestApplication } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RedisLockModule } from '../../lib/index.js';
 import { RedisLockBoardModule } from '../../lib/board/index.js';
-import { CapturedLogs } from '../support/lock-app.js';
+import { createHttpApp, listenOnLoopback } from '../support/http-app.js';
 import { redisUrl, useRedis } from '../support/redis.js';
 
 describe('board release API with a key that is not a lock key', () => {
@@ -31,14 +30,10 @@ describe('board release API with a key that is not a lock key', () => {
   });
 
   it('answers 400, as for any other malformed body', async () => {
-    const moduleRef = await Test.createTestingModule({
+    app = await createHttpApp({
       imports: [RedisLockModule.forRoot({ redis: redisUrl(), isGlobal: true }), RedisLockBoardModule.register({ allowForceRelease: true, allowWithoutGuards: true })],
-    })
-      .setLogger(new CapturedLogs())
-      .compile();
-    app = moduleRef.createNestApplication({ logger: false });
-    await app.listen(0, '127.0.0.1');
-    const url = `${(await app.getUrl()).replace('[::1]', '127.0.0.1')}/locks`;
+    });
+    const url = `${await listenOnLoopback(app)}/locks`;
     // Raw JSON text: a lone surrogate escape, valid JSON, not a well-formed key.
     const body = '{"key":"order:\\ud800","confirm":"order:\\ud800","holder":"x"}';
     const response = await fetch(`${url}/api/locks/release`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-lock-board': '1' }, body });

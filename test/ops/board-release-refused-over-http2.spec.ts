@@ -9,11 +9,11 @@
 import { connect, constants } from 'node:http2';
 import type { INestApplication } from '@nestjs/common';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
-import { Test } from '@nestjs/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LockService, RedisLockModule } from '../../lib/index.js';
 import { RedisLockBoardModule } from '../../lib/board/index.js';
 import { holderId } from '../../lib/core/stores/redis/lock-admin.js';
+import { createHttpApp, listenOnLoopback } from '../support/http-app.js';
 import { CapturedLogs } from '../support/lock-app.js';
 import { redisUrl, useRedis } from '../support/redis.js';
 
@@ -47,17 +47,13 @@ describe('lock board release over HTTP/2 (Fastify)', () => {
 
   it("accepts the board's own same-origin release", async () => {
     const logs = new CapturedLogs();
-    const moduleRef = await Test.createTestingModule({
+    app = await createHttpApp({
       imports: [
         RedisLockModule.forRoot({ redis: redisUrl(), isGlobal: true }),
         RedisLockBoardModule.register({ allowForceRelease: true, allowWithoutGuards: true, allowedHosts: ['127.0.0.1'] }),
       ],
-    })
-      .setLogger(logs)
-      .compile();
-    app = moduleRef.createNestApplication(new FastifyAdapter({ http2: true } as never), { logger: logs });
-    await app.listen(0, '127.0.0.1');
-    const port = new URL((await app.getUrl()).replace('[::1]', '127.0.0.1')).port;
+    }, { adapter: new FastifyAdapter({ http2: true } as never), logs, logger: logs });
+    const port = new URL(await listenOnLoopback(app)).port;
     const origin = `http://127.0.0.1:${port}`;
     await app.get(LockService).acquire('stuck');
     const answer = await post(

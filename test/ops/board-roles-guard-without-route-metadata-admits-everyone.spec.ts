@@ -17,6 +17,7 @@ import { Test } from '@nestjs/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { InvalidLockOptionsError, LockService, RedisLockModule } from '../../lib/index.js';
 import { RedisLockBoardModule, type LockBoardAsyncOptions, type LockBoardOptions } from '../../lib/board/index.js';
+import { createHttpApp, listenOnLoopback } from '../support/http-app.js';
 import { CapturedLogs } from '../support/lock-app.js';
 import { redisUrl, useRedis } from '../support/redis.js';
 
@@ -86,12 +87,8 @@ describe.each(adapters)('a lock board behind the Nest docs\' RolesGuard on %s', 
   });
 
   async function start(board: ReturnType<typeof RedisLockBoardModule.register>, providers: Provider[] = []): Promise<string> {
-    const moduleRef = await Test.createTestingModule({ imports: [RedisLockModule.forRoot({ redis: redisUrl(), isGlobal: true }), board], providers })
-      .setLogger(new CapturedLogs())
-      .compile();
-    app = moduleRef.createNestApplication(adapter(), { logger: false });
-    await app.listen(0, '127.0.0.1');
-    return `${(await app.getUrl()).replace('[::1]', '127.0.0.1')}/locks`;
+    app = await createHttpApp({ imports: [RedisLockModule.forRoot({ redis: redisUrl(), isGlobal: true }), board], providers }, { adapter: adapter() });
+    return `${await listenOnLoopback(app)}/locks`;
   }
 
   /** Every route's status for a caller with `roles` (none: anonymous); the release last, of `key`. */

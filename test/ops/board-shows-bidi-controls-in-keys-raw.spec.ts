@@ -1,10 +1,10 @@
 import { runInNewContext } from 'node:vm';
 import type { INestApplication } from '@nestjs/common';
 import { ExpressAdapter } from '@nestjs/platform-express';
-import { Test } from '@nestjs/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LockService, RedisLockModule } from '../../lib/index.js';
 import { RedisLockBoardModule } from '../../lib/board/index.js';
+import { createHttpApp, listenOnLoopback } from '../support/http-app.js';
 import { CapturedLogs } from '../support/lock-app.js';
 import { redisUrl, useRedis } from '../support/redis.js';
 
@@ -51,14 +51,10 @@ describe('the lock board page and a key with a right-to-left override', () => {
    */
   async function shownFor(keys: string[]): Promise<{ cells: string[]; titles: string[]; confirms: string[] }> {
     const logs = new CapturedLogs();
-    const moduleRef = await Test.createTestingModule({
+    app = await createHttpApp({
       imports: [RedisLockModule.forRoot({ redis: redisUrl(), isGlobal: true }), RedisLockBoardModule.register({ allowForceRelease: true, allowWithoutGuards: true })],
-    })
-      .setLogger(logs)
-      .compile();
-    app = moduleRef.createNestApplication(new ExpressAdapter(), { logger: logs });
-    await app.listen(0, '127.0.0.1');
-    const url = `${(await app.getUrl()).replace('[::1]', '127.0.0.1')}/locks`;
+    }, { adapter: new ExpressAdapter(), logs, logger: logs });
+    const url = `${await listenOnLoopback(app)}/locks`;
     const locks = app.get(LockService);
     for (const key of keys) await locks.acquire(key, { label: 'Billing.run' });
     const page = (await (await fetch(`${url}/api/locks`, { headers: { accept: 'application/json' } })).json()) as { locks: { key: string }[] };

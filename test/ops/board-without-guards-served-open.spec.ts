@@ -8,11 +8,10 @@
  * force without guards was already refused that way; a read-only board was not.
  */
 import type { INestApplication } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { InvalidLockOptionsError, LockService, RedisLockModule } from '../../lib/index.js';
 import { RedisLockBoardModule, type LockBoardAsyncOptions, type LockBoardOptions } from '../../lib/board/index.js';
-import { CapturedLogs } from '../support/lock-app.js';
+import { createHttpApp, listenOnLoopback } from '../support/http-app.js';
 import { redisUrl, useRedis } from '../support/redis.js';
 
 describe('a lock board without guards', () => {
@@ -26,13 +25,10 @@ describe('a lock board without guards', () => {
   /** Starts an application with `board`; what an anonymous GET of the lock list got, or why startup refused. */
   async function anonymousRead(board: () => ReturnType<typeof RedisLockBoardModule.register>): Promise<{ refused?: string; where?: string; status?: number; leaked?: boolean }> {
     try {
-      const moduleRef = await Test.createTestingModule({ imports: [RedisLockModule.forRoot({ redis: redisUrl(), isGlobal: true }), board()] })
-        .setLogger(new CapturedLogs())
-        .compile();
-      app = moduleRef.createNestApplication({ logger: false });
-      await app.listen(0, '127.0.0.1');
+      app = await createHttpApp({ imports: [RedisLockModule.forRoot({ redis: redisUrl(), isGlobal: true }), board()] });
+      const url = await listenOnLoopback(app);
       await app.get(LockService).acquire('payroll:emp-1234', { label: 'PayrollJob.run' });
-      const response = await fetch(`${(await app.getUrl()).replace('[::1]', '127.0.0.1')}/locks/api/locks`);
+      const response = await fetch(`${url}/locks/api/locks`);
       return { status: response.status, leaked: (await response.text()).includes('payroll:emp-1234') };
     } catch (error) {
       if (!(error instanceof InvalidLockOptionsError)) throw error;

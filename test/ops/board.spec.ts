@@ -1,14 +1,14 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Injectable, type CanActivate, type ExecutionContext, type INestApplication } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { chromiumPath } from '../../scripts/chromium.mjs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LockService, RedisLockModule, type LockEvent } from '../../lib/index.js';
 import { RedisLockBoardModule } from '../../lib/board/index.js';
 import type { LockBoardOptions } from '../../lib/board/index.js';
-import { CapturedLogs, nextEvent } from '../support/lock-app.js';
+import { createHttpApp, listenOnLoopback } from '../support/http-app.js';
+import { nextEvent } from '../support/lock-app.js';
 import { LOCK_RUNNER } from '../../lib/redis-lock.constants.js';
 import type { LockManager } from '../../lib/core/engine/lock-manager.js';
 import { redisUrl, useRedis } from '../support/redis.js';
@@ -51,17 +51,13 @@ describe('live lock board in headless Chromium', () => {
   });
 
   async function startBoard(options: LockBoardOptions = {}): Promise<string> {
-    const moduleRef = await Test.createTestingModule({
+    app = await createHttpApp({
       imports: [
         RedisLockModule.forRoot({ redis: redisUrl(), isGlobal: true, instanceName: 'board-app' }),
         RedisLockBoardModule.register({ path: 'admin/locks', guards: [AdminGuard], ...options }),
       ],
-    })
-      .setLogger(new CapturedLogs())
-      .compile();
-    app = moduleRef.createNestApplication({ logger: false });
-    await app.listen(0, '127.0.0.1');
-    return `${(await app.getUrl()).replace('[::1]', '127.0.0.1')}/admin/locks`;
+    });
+    return `${await listenOnLoopback(app)}/admin/locks`;
   }
 
   /** Another process holding `locks`; resolves once it holds them all. */

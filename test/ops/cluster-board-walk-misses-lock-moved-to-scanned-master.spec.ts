@@ -8,13 +8,12 @@
  * a cursor whose own slot moved (400) and masters that do not serve every slot (the page fails).
  */
 import { Injectable, type CanActivate, type ExecutionContext, type INestApplication } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
 import { Cluster, Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LockService, RedisLockModule } from '../../lib/index.js';
 import { RedisLockBoardModule } from '../../lib/board/index.js';
 import { clusterSlot } from '../../lib/core/keys/cluster-slot.js';
-import { CapturedLogs } from '../support/lock-app.js';
+import { createHttpApp, listenOnLoopback } from '../support/http-app.js';
 import { lockNameOnMaster, slotMasters, useRedisCluster } from '../support/redis-cluster.js';
 
 @Injectable()
@@ -39,14 +38,10 @@ describe('the lock board walk on a Redis Cluster', () => {
   it('refuses the walk\'s cursor once a reshard moved a lock\'s slot onto a master already scanned, and a walk from the start lists it', { timeout: 60_000 }, async () => {
     const { cluster, admin } = own;
     client = new Cluster(cluster.nodes);
-    const moduleRef = await Test.createTestingModule({
+    app = await createHttpApp({
       imports: [RedisLockModule.forRoot({ redis: client, isGlobal: true }), RedisLockBoardModule.register({ guards: [AdminGuard], pageSize: 1 })],
-    })
-      .setLogger(new CapturedLogs())
-      .compile();
-    app = moduleRef.createNestApplication({ logger: false });
-    await app.listen(0, '127.0.0.1');
-    const url = `${(await app.getUrl()).replace('[::1]', '127.0.0.1')}/locks`;
+    });
+    const url = `${await listenOnLoopback(app)}/locks`;
     const page = async (cursor: string): Promise<Page> => {
       const response = await fetch(`${url}/api/locks?cursor=${encodeURIComponent(cursor)}`, { headers: { 'x-admin': 'yes' } });
       expect(response.status).toBe(200);

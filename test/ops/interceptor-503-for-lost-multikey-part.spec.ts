@@ -21,13 +21,12 @@
  * on timing.
  */
 import { Controller, Get, type INestApplication } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Locked, LockService, RedisLockModule } from '../../lib/index.js';
 import { LOCK_RUNNER } from '../../lib/redis-lock.constants.js';
 import type { HeldLock } from '../../lib/core/engine/held-lock.js';
-import { CapturedLogs } from '../support/lock-app.js';
+import { createHttpApp, listenOnLoopback } from '../support/http-app.js';
 import { redisUrl, useRedis } from '../support/redis.js';
 
 @Controller('transfer')
@@ -48,12 +47,8 @@ describe('LockConflictInterceptor and a multi-key lock whose first part was lost
   });
 
   it('answers 409 (a conflict), not 503 (Redis did not answer)', async () => {
-    const moduleRef = await Test.createTestingModule({ imports: [RedisLockModule.forRoot({ redis: redisUrl(), isGlobal: true })], controllers: [TransferController] })
-      .setLogger(new CapturedLogs())
-      .compile();
-    app = moduleRef.createNestApplication({ logger: false });
-    await app.listen(0, '127.0.0.1');
-    const url = `${(await app.getUrl()).replace('[::1]', '127.0.0.1')}/transfer`;
+    app = await createHttpApp({ imports: [RedisLockModule.forRoot({ redis: redisUrl(), isGlobal: true })], controllers: [TransferController] });
+    const url = `${await listenOnLoopback(app)}/transfer`;
 
     const manager = app.get(LockService)[LOCK_RUNNER] as unknown as { attempt: (...args: unknown[]) => Promise<unknown>; heldLocks: Set<HeldLock> };
     const attempt = manager.attempt;

@@ -9,11 +9,10 @@
  * second the page is open on it (the script polls).
  */
 import type { INestApplication } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LockService, RedisLockModule } from '../../lib/index.js';
 import { RedisLockBoardModule } from '../../lib/board/index.js';
-import { CapturedLogs } from '../support/lock-app.js';
+import { createHttpApp, listenOnLoopback } from '../support/http-app.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
 
 describe('lock board in quorum mode with the last node down', () => {
@@ -30,14 +29,10 @@ describe('lock board in quorum mode with the last node down', () => {
 
   /** An application with a board on the three nodes; the board's URL. */
   async function start(): Promise<string> {
-    const moduleRef = await Test.createTestingModule({
+    app = await createHttpApp({
       imports: [RedisLockModule.forRoot({ redis: servers.map((server) => server.url), isGlobal: true }), RedisLockBoardModule.register({ allowWithoutGuards: true })],
-    })
-      .setLogger(new CapturedLogs())
-      .compile();
-    app = moduleRef.createNestApplication({ logger: false });
-    await app.listen(0, '127.0.0.1');
-    return `${(await app.getUrl()).replace('[::1]', '127.0.0.1')}/locks`;
+    });
+    return `${await listenOnLoopback(app)}/locks`;
   }
 
   it('walks to a complete last page, as with any other node down', { timeout: 30_000 }, async () => {

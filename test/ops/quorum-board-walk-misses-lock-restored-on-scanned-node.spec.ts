@@ -9,12 +9,11 @@
  * `complete: true` without the lock, held by a majority the whole time.
  */
 import { Injectable, type CanActivate, type ExecutionContext, type INestApplication } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LockService, RedisLockModule } from '../../lib/index.js';
 import { RedisLockBoardModule } from '../../lib/board/index.js';
-import { CapturedLogs } from '../support/lock-app.js';
+import { createHttpApp, listenOnLoopback } from '../support/http-app.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
 
 @Injectable()
@@ -39,14 +38,10 @@ describe('the lock board walk in quorum mode', () => {
   });
 
   it('lists a lock held by a majority for the whole walk that a renewal put back on node 0 after its page', { timeout: 30_000 }, async () => {
-    const moduleRef = await Test.createTestingModule({
+    app = await createHttpApp({
       imports: [RedisLockModule.forRoot({ redis: servers.map((server) => server.url), isGlobal: true }), RedisLockBoardModule.register({ guards: [AdminGuard] })],
-    })
-      .setLogger(new CapturedLogs())
-      .compile();
-    app = moduleRef.createNestApplication({ logger: false });
-    await app.listen(0, '127.0.0.1');
-    const url = `${(await app.getUrl()).replace('[::1]', '127.0.0.1')}/locks`;
+    });
+    const url = `${await listenOnLoopback(app)}/locks`;
     const page = async (cursor: string): Promise<Page> => {
       const response = await fetch(`${url}/api/locks?cursor=${encodeURIComponent(cursor)}`, { headers: { 'x-admin': 'yes' } });
       expect(response.status).toBe(200);

@@ -3,6 +3,7 @@ import { Test, type TestingModule } from '@nestjs/testing';
 import { TerminusModule } from '@nestjs/terminus';
 import { RedisLockModule, type RedisLockModuleOptions } from '../../lib/index.js';
 import { RedisLockHealthIndicator } from '../../lib/terminus/index.js';
+import { createHttpApp, listenOnLoopback } from './http-app.js';
 import { CapturedLogs } from './lock-app.js';
 
 /** A started module with the lock module on `client` (a handed client of any kind) and the Terminus indicator; close it in the test. */
@@ -23,14 +24,10 @@ export async function terminusLockModule(client: unknown, options: Partial<Redis
  * the test) and its base URL.
  */
 export async function terminusHttpApp(redis: RedisLockModuleOptions['redis'], controller: Type, options: Partial<RedisLockModuleOptions> = {}): Promise<{ app: INestApplication; url: string }> {
-  const moduleRef = await Test.createTestingModule({
+  const app = await createHttpApp({
     imports: [TerminusModule.forRoot({ logger: false }), RedisLockModule.forRoot({ ...options, redis })],
     controllers: [controller],
     providers: [RedisLockHealthIndicator],
-  })
-    .setLogger(new CapturedLogs())
-    .compile();
-  const app = moduleRef.createNestApplication({ logger: false });
-  await app.listen(0, '127.0.0.1');
-  return { app, url: (await app.getUrl()).replace('[::1]', '127.0.0.1') };
+  });
+  return { app, url: await listenOnLoopback(app) };
 }
