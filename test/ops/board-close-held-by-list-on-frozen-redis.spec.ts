@@ -9,21 +9,15 @@
  * that request: an open board tab (it polls every second) keeps app.close() from ending for as
  * long as Redis stays frozen, far past shutdownTimeout.
  */
-import { Injectable, type CanActivate, type ExecutionContext, type INestApplication } from '@nestjs/common';
+import type { INestApplication } from '@nestjs/common';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RedisLockModule } from '../../lib/index.js';
 import { RedisLockBoardModule } from '../../lib/board/index.js';
 import { holderId } from '../../lib/core/stores/redis/lock-admin.js';
+import { AdminHeaderGuard } from '../support/board-guards.js';
 import { createHttpApp, listenOnLoopback } from '../support/http-app.js';
 import { sleep } from '../support/lock-app.js';
 import { useOwnRedis } from '../support/redis.js';
-
-@Injectable()
-class AdminGuard implements CanActivate {
-  canActivate(context: ExecutionContext): boolean {
-    return context.switchToHttp().getRequest<{ headers: Record<string, string> }>().headers['x-admin'] === 'yes';
-  }
-}
 
 describe('app.close() while a board request waits on a frozen Redis', () => {
   const own = useOwnRedis();
@@ -52,7 +46,7 @@ describe('app.close() while a board request waits on a frozen Redis', () => {
     const app = await createHttpApp({
       imports: [
         RedisLockModule.forRoot({ redis: own.url(), shutdownTimeout: '1s', isGlobal: true }),
-        RedisLockBoardModule.register({ guards: [AdminGuard], allowForceRelease: true }),
+        RedisLockBoardModule.register({ guards: [AdminHeaderGuard], allowForceRelease: true }),
       ],
     });
     opened.push(app);

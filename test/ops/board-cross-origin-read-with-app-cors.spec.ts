@@ -14,22 +14,15 @@
  * docs/observability.md says the board "answers no CORS preflight" and that a cross-site page
  * cannot act on it; what it shows (keys, labels, hosts, pids) is the sensitive part.
  */
-import { Injectable, type CanActivate, type ExecutionContext, type INestApplication } from '@nestjs/common';
+import type { INestApplication } from '@nestjs/common';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LockService, RedisLockModule } from '../../lib/index.js';
 import { RedisLockBoardModule, type LockBoardOptions } from '../../lib/board/index.js';
+import { AdminCookieGuard } from '../support/board-guards.js';
 import { createHttpApp, listenOnLoopback } from '../support/http-app.js';
 import { redisUrl, useRedis } from '../support/redis.js';
-
-@Injectable()
-class AdminGuard implements CanActivate {
-  canActivate(context: ExecutionContext): boolean {
-    const cookie = context.switchToHttp().getRequest<{ headers: Record<string, string | undefined> }>().headers.cookie ?? '';
-    return cookie.split(/;\s*/).includes('session=admin');
-  }
-}
 
 /** What a browser sends with `fetch(boardUrl, { credentials: 'include' })` from https://evil.example. */
 const CROSS_SITE = { origin: 'https://evil.example', 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'cors' };
@@ -69,7 +62,7 @@ describe.each([
   });
 
   it('a guarded board is not readable with the admin cookie by another site through a reflecting CORS config', async () => {
-    const url = await start({ guards: [AdminGuard] }, { origin: true, credentials: true });
+    const url = await start({ guards: [AdminCookieGuard] }, { origin: true, credentials: true });
     const response = await fetch(`${url}/api/locks`, { headers: { ...CROSS_SITE, cookie: 'session=admin' } });
     const leaked = response.status === 200 && readableBy(response, CROSS_SITE.origin, true) && (await response.text()).includes('PayrollJob.run');
     expect(leaked).toBe(false);

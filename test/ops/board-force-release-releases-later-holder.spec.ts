@@ -9,21 +9,15 @@
  * the release of the first holder's. Nothing lets the operator's choice name the acquisition
  * (its fencing token, which the page shows in the same row).
  */
-import { Injectable, type CanActivate, type ExecutionContext, type INestApplication } from '@nestjs/common';
+import type { INestApplication } from '@nestjs/common';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumPath } from '../../scripts/chromium.mjs';
 import { LockService, RedisLockModule, type Lock } from '../../lib/index.js';
 import { RedisLockBoardModule } from '../../lib/board/index.js';
+import { AdminHeaderGuard } from '../support/board-guards.js';
 import { createHttpApp, listenOnLoopback } from '../support/http-app.js';
 import { redisUrl, useRedis } from '../support/redis.js';
-
-@Injectable()
-class AdminGuard implements CanActivate {
-  canActivate(context: ExecutionContext): boolean {
-    return context.switchToHttp().getRequest<{ headers: Record<string, string> }>().headers['x-admin'] === 'yes';
-  }
-}
 
 describe('release by force from the board page', () => {
   const redis = useRedis();
@@ -43,7 +37,7 @@ describe('release by force from the board page', () => {
     app = await createHttpApp({
       imports: [
         RedisLockModule.forRoot({ redis: redisUrl(), isGlobal: true }),
-        RedisLockBoardModule.register({ path: 'admin/locks', guards: [AdminGuard], allowForceRelease: true }),
+        RedisLockBoardModule.register({ path: 'admin/locks', guards: [AdminHeaderGuard], allowForceRelease: true }),
       ],
     });
     return { url: `${await listenOnLoopback(app)}/admin/locks`, locks: app.get(LockService) };

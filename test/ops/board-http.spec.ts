@@ -1,5 +1,5 @@
 import { get } from 'node:http';
-import { Injectable, Module, type CanActivate, type ExecutionContext, type INestApplication, type ModuleMetadata } from '@nestjs/common';
+import { Module, type INestApplication, type ModuleMetadata } from '@nestjs/common';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import { Test } from '@nestjs/testing';
@@ -8,20 +8,13 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LockService, RedisLockModule } from '../../lib/index.js';
 import { RedisLockBoardModule, type LockBoardOptions } from '../../lib/board/index.js';
 import { InMemoryLocks, RedisLockTestingModule } from '../../lib/testing/index.js';
+import { AdminCookieGuard } from '../support/board-guards.js';
 import { createHttpApp, listenOnLoopback } from '../support/http-app.js';
 import { CapturedLogs } from '../support/lock-app.js';
 import { redisUrl, useRedis } from '../support/redis.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
 
 /** The application's own guard: an admin session cookie, which a browser also sends cross-site. */
-@Injectable()
-class AdminGuard implements CanActivate {
-  canActivate(context: ExecutionContext): boolean {
-    const cookie = context.switchToHttp().getRequest<{ headers: Record<string, string | undefined> }>().headers.cookie ?? '';
-    return cookie.split(/;\s*/).includes('session=admin');
-  }
-}
-
 const ADMIN = { cookie: 'session=admin' };
 /** What the board's own script sends with a release. */
 const BOARD_HEADERS = { ...ADMIN, 'content-type': 'application/json', 'x-lock-board': '1' };
@@ -48,7 +41,7 @@ describe.each(adapters)('lock board over HTTP on %s', (_platform, adapter) => {
     app = undefined;
   });
 
-  async function start(store: 'redis' | 'memory' = 'redis', board: LockBoardOptions = { allowForceRelease: true, pageSize: 2, guards: [AdminGuard] }): Promise<string> {
+  async function start(store: 'redis' | 'memory' = 'redis', board: LockBoardOptions = { allowForceRelease: true, pageSize: 2, guards: [AdminCookieGuard] }): Promise<string> {
     const locks = store === 'redis' ? RedisLockModule.forRoot({ redis: redisUrl(), isGlobal: true }) : RedisLockTestingModule.forRoot({ locks: new InMemoryLocks(), isGlobal: true });
     return listen({ imports: [locks, RedisLockBoardModule.register(board)] });
   }
@@ -214,7 +207,7 @@ describe.each(adapters)('lock board over HTTP on %s', (_platform, adapter) => {
     ['', '//locks', './locks'],
     ['', '/locks/', '.'],
   ])('links its assets relative to the page (global prefix %j, asked at %s)', async (prefix, path, base) => {
-    const url = await listen({ imports: [RedisLockModule.forRoot({ redis: redisUrl(), isGlobal: true }), RedisLockBoardModule.register({ guards: [AdminGuard] })] }, prefix, true);
+    const url = await listen({ imports: [RedisLockModule.forRoot({ redis: redisUrl(), isGlobal: true }), RedisLockBoardModule.register({ guards: [AdminCookieGuard] })] }, prefix, true);
     const origin = new URL(url).origin;
     const response = await fetch(`${origin}${path}`, { headers: ADMIN });
     // Express 5 routes no duplicate slash: nothing is served there.
@@ -231,7 +224,7 @@ describe.each(adapters)('lock board over HTTP on %s', (_platform, adapter) => {
   });
 
   it('finds the locks among 20,000 unrelated keys: full pages, and complete only at the end', async () => {
-    const url = await start('redis', { pageSize: 50, guards: [AdminGuard] });
+    const url = await start('redis', { pageSize: 50, guards: [AdminCookieGuard] });
     for (let from = 0; from < 20_000; from += 1_000) {
       await redis.mset(...Array.from({ length: 1_000 }, (_, i) => [`cache:${from + i}`, 'x']).flat());
     }
@@ -262,7 +255,7 @@ describe.each(adapters)('lock board over HTTP on %s', (_platform, adapter) => {
   });
 
   it.each(['redis', 'memory'] as const)('lists a semaphore with its holders, permits used, limit and waiters (%s)', async (store) => {
-    const url = await start(store, { pageSize: 50, guards: [AdminGuard] });
+    const url = await start(store, { pageSize: 50, guards: [AdminCookieGuard] });
     const locks = app!.get(LockService);
     const one = await locks.acquire('exports', { limit: 3, permits: 2, label: 'BigExport.run' });
     const two = await locks.acquire('exports', { limit: 3, label: 'SmallExport.run' });
@@ -295,7 +288,7 @@ describe.each(adapters)('lock board over HTTP on %s', (_platform, adapter) => {
         RedisLockModule.forRoot({ redis: redisUrl(), isGlobal: true }),
         RedisLockBoardModule.registerAsync({
           path: 'locks',
-          guards: [AdminGuard],
+          guards: [AdminCookieGuard],
           imports: [SettingsModule],
           inject: [BOARD_SETTINGS],
           useFactory: (settings: { release: boolean; pageSize: number }) => ({ allowForceRelease: settings.release, pageSize: settings.pageSize }),
@@ -338,7 +331,7 @@ describe.each(adapters)('lock board over HTTP on %s', (_platform, adapter) => {
 
     // A read-only board without guards is refused too (test/ops/board-without-guards-served-open.spec.ts).
     it('starts without a warning when it has guards', async () => {
-      await start('redis', { guards: [AdminGuard] });
+      await start('redis', { guards: [AdminCookieGuard] });
       expect(logs.lines.filter((line) => line.level === 'warn')).toEqual([]);
     });
   });
@@ -377,7 +370,7 @@ describe('lock board over HTTP in quorum mode', () => {
 
   it('answers 400 for a node index out of range, and pages through a node', { timeout: 30_000 }, async () => {
     app = await createHttpApp({
-      imports: [RedisLockModule.forRoot({ redis: servers.map((server) => server.url), isGlobal: true }), RedisLockBoardModule.register({ guards: [AdminGuard] })],
+      imports: [RedisLockModule.forRoot({ redis: servers.map((server) => server.url), isGlobal: true }), RedisLockBoardModule.register({ guards: [AdminCookieGuard] })],
     });
     const url = `${await listenOnLoopback(app)}/locks`;
     // No watchdog: a renewal finding node 0's copy gone restores it there, and node 1's page would

@@ -1,12 +1,13 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { Injectable, type CanActivate, type ExecutionContext, type INestApplication } from '@nestjs/common';
+import type { INestApplication } from '@nestjs/common';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { chromiumPath } from '../../scripts/chromium.mjs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LockService, RedisLockModule, type LockEvent } from '../../lib/index.js';
 import { RedisLockBoardModule } from '../../lib/board/index.js';
 import type { LockBoardOptions } from '../../lib/board/index.js';
+import { AdminHeaderGuard } from '../support/board-guards.js';
 import { createHttpApp, listenOnLoopback } from '../support/http-app.js';
 import { nextEvent } from '../support/lock-app.js';
 import { LOCK_RUNNER } from '../../lib/redis-lock.constants.js';
@@ -19,13 +20,6 @@ const holderScript = fileURLToPath(new URL('./fixtures/board-holder.mjs', import
 const docs = fileURLToPath(new URL('../../docs/', import.meta.url));
 
 /** The application's own guard: the board is an admin page. */
-@Injectable()
-class AdminGuard implements CanActivate {
-  canActivate(context: ExecutionContext): boolean {
-    return context.switchToHttp().getRequest<{ headers: Record<string, string> }>().headers['x-admin'] === 'yes';
-  }
-}
-
 const HOSTILE_KEY = `<img src=x onerror="window.__xss=1">"'&amp;`;
 const HOSTILE_LABEL = `<script>window.__xss=2</script>\nline two`;
 /** The longest key a lock takes (1,024 characters), markup included. */
@@ -54,7 +48,7 @@ describe('live lock board in headless Chromium', () => {
     app = await createHttpApp({
       imports: [
         RedisLockModule.forRoot({ redis: redisUrl(), isGlobal: true, instanceName: 'board-app' }),
-        RedisLockBoardModule.register({ path: 'admin/locks', guards: [AdminGuard], ...options }),
+        RedisLockBoardModule.register({ path: 'admin/locks', guards: [AdminHeaderGuard], ...options }),
       ],
     });
     return `${await listenOnLoopback(app)}/admin/locks`;

@@ -7,21 +7,15 @@
  * time. The code says a walk "never misses a lock held for the whole scan"; the docs only cover
  * a cursor whose own slot moved (400) and masters that do not serve every slot (the page fails).
  */
-import { Injectable, type CanActivate, type ExecutionContext, type INestApplication } from '@nestjs/common';
+import type { INestApplication } from '@nestjs/common';
 import { Cluster, Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LockService, RedisLockModule } from '../../lib/index.js';
 import { RedisLockBoardModule } from '../../lib/board/index.js';
 import { clusterSlot } from '../../lib/core/keys/cluster-slot.js';
+import { AdminHeaderGuard } from '../support/board-guards.js';
 import { createHttpApp, listenOnLoopback } from '../support/http-app.js';
 import { lockNameOnMaster, slotMasters, useRedisCluster } from '../support/redis-cluster.js';
-
-@Injectable()
-class AdminGuard implements CanActivate {
-  canActivate(context: ExecutionContext): boolean {
-    return context.switchToHttp().getRequest<{ headers: Record<string, string> }>().headers['x-admin'] === 'yes';
-  }
-}
 
 type Page = { cursor: string; complete: boolean; locks: { key: string }[] };
 
@@ -39,7 +33,7 @@ describe('the lock board walk on a Redis Cluster', () => {
     const { cluster, admin } = own;
     client = new Cluster(cluster.nodes);
     app = await createHttpApp({
-      imports: [RedisLockModule.forRoot({ redis: client, isGlobal: true }), RedisLockBoardModule.register({ guards: [AdminGuard], pageSize: 1 })],
+      imports: [RedisLockModule.forRoot({ redis: client, isGlobal: true }), RedisLockBoardModule.register({ guards: [AdminHeaderGuard], pageSize: 1 })],
     });
     const url = `${await listenOnLoopback(app)}/locks`;
     const page = async (cursor: string): Promise<Page> => {

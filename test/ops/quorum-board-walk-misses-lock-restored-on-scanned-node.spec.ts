@@ -8,20 +8,14 @@
  * (it was not there), and nodes 1 and 2 leave it out (node 0 has it now): the walk ends
  * `complete: true` without the lock, held by a majority the whole time.
  */
-import { Injectable, type CanActivate, type ExecutionContext, type INestApplication } from '@nestjs/common';
+import type { INestApplication } from '@nestjs/common';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LockService, RedisLockModule } from '../../lib/index.js';
 import { RedisLockBoardModule } from '../../lib/board/index.js';
+import { AdminHeaderGuard } from '../support/board-guards.js';
 import { createHttpApp, listenOnLoopback } from '../support/http-app.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
-
-@Injectable()
-class AdminGuard implements CanActivate {
-  canActivate(context: ExecutionContext): boolean {
-    return context.switchToHttp().getRequest<{ headers: Record<string, string> }>().headers['x-admin'] === 'yes';
-  }
-}
 
 type Page = { cursor: string; complete: boolean; locks: { key: string }[] };
 
@@ -39,7 +33,7 @@ describe('the lock board walk in quorum mode', () => {
 
   it('lists a lock held by a majority for the whole walk that a renewal put back on node 0 after its page', { timeout: 30_000 }, async () => {
     app = await createHttpApp({
-      imports: [RedisLockModule.forRoot({ redis: servers.map((server) => server.url), isGlobal: true }), RedisLockBoardModule.register({ guards: [AdminGuard] })],
+      imports: [RedisLockModule.forRoot({ redis: servers.map((server) => server.url), isGlobal: true }), RedisLockBoardModule.register({ guards: [AdminHeaderGuard] })],
     });
     const url = `${await listenOnLoopback(app)}/locks`;
     const page = async (cursor: string): Promise<Page> => {
