@@ -4,7 +4,7 @@ import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import { Test } from '@nestjs/testing';
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { LockService, RedisLockModule } from '../../lib/index.js';
 import { RedisLockBoardModule, type LockBoardOptions } from '../../lib/board/index.js';
 import { InMemoryLocks, RedisLockTestingModule } from '../../lib/testing/index.js';
@@ -12,7 +12,7 @@ import { AdminCookieGuard } from '../support/board-guards.js';
 import { createHttpApp, listenOnLoopback } from '../support/http-app.js';
 import { CapturedLogs } from '../support/lock-app.js';
 import { redisUrl, useRedis } from '../support/redis.js';
-import { startRedisServer, type RedisServer } from '../support/redis-server.js';
+import { useQuorumServers } from '../support/quorum-nodes.js';
 
 /** The application's own guard: an admin session cookie, which a browser also sends cross-site. */
 const ADMIN = { cookie: 'session=admin' };
@@ -357,12 +357,8 @@ describe.each(adapters)('lock board over HTTP on %s', (_platform, adapter) => {
 });
 
 describe('lock board over HTTP in quorum mode', () => {
-  let servers: RedisServer[];
+  const servers = useQuorumServers();
   let app: INestApplication | undefined;
-  beforeAll(async () => {
-    servers = await Promise.all([0, 1, 2].map(() => startRedisServer()));
-  });
-  afterAll(() => Promise.all(servers.map((server) => server.stop())));
   afterEach(async () => {
     await app?.close();
     app = undefined;

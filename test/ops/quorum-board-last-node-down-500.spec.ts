@@ -9,19 +9,15 @@
  * second the page is open on it (the script polls).
  */
 import type { INestApplication } from '@nestjs/common';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { LockService, RedisLockModule } from '../../lib/index.js';
 import { RedisLockBoardModule } from '../../lib/board/index.js';
 import { createHttpApp, listenOnLoopback } from '../support/http-app.js';
-import { startRedisServer, type RedisServer } from '../support/redis-server.js';
+import { useQuorumServers } from '../support/quorum-nodes.js';
 
 describe('lock board in quorum mode with the last node down', () => {
-  let servers: RedisServer[];
+  const servers = useQuorumServers();
   let app: INestApplication | undefined;
-  beforeAll(async () => {
-    servers = await Promise.all([0, 1, 2].map(() => startRedisServer()));
-  });
-  afterAll(() => Promise.all(servers.map((server) => server.stop().catch(() => undefined))));
   afterEach(async () => {
     await app?.close();
     app = undefined;

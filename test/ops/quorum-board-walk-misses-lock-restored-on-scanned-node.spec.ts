@@ -10,22 +10,18 @@
  */
 import type { INestApplication } from '@nestjs/common';
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { LockService, RedisLockModule } from '../../lib/index.js';
 import { RedisLockBoardModule } from '../../lib/board/index.js';
 import { AdminHeaderGuard } from '../support/board-guards.js';
 import { createHttpApp, listenOnLoopback } from '../support/http-app.js';
-import { startRedisServer, type RedisServer } from '../support/redis-server.js';
+import { useQuorumServers } from '../support/quorum-nodes.js';
 
 type Page = { cursor: string; complete: boolean; locks: { key: string }[] };
 
 describe('the lock board walk in quorum mode', () => {
-  let servers: RedisServer[];
+  const servers = useQuorumServers();
   let app: INestApplication | undefined;
-  beforeAll(async () => {
-    servers = await Promise.all([0, 1, 2].map(() => startRedisServer()));
-  });
-  afterAll(() => Promise.all(servers.map((server) => server.stop())));
   afterEach(async () => {
     await app?.close();
     app = undefined;

@@ -1,10 +1,10 @@
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { listLocks } from '../../lib/core/stores/redis/lock-admin.js';
 import type { LockManager } from '../../lib/core/engine/lock-manager.js';
 import { LOCK_RUNNER } from '../../lib/redis-lock.constants.js';
 import { useLockApps } from '../support/lock-app.js';
-import { startRedisServer, type RedisServer } from '../support/redis-server.js';
+import { useQuorumServers } from '../support/quorum-nodes.js';
 
 /**
  * Found by review: in quorum mode the lock board listed the keys of the first node that answered
@@ -16,12 +16,8 @@ import { startRedisServer, type RedisServer } from '../support/redis-server.js';
  * quorum-board-walk-misses-lock-restored-on-scanned-node.spec.ts).
  */
 describe('the lock board in quorum mode', () => {
-  let servers: RedisServer[];
+  const servers = useQuorumServers();
   const app = useLockApps();
-  beforeAll(async () => {
-    servers = await Promise.all([0, 1, 2].map(() => startRedisServer()));
-  });
-  afterAll(() => Promise.all(servers.map((server) => server.stop())));
 
   it('lists a lock the first node lost, and each lock once per node that holds it, complete only after the last node', async () => {
     const { locks } = await app({ redis: servers.map((server) => server.url) });

@@ -1,18 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { RedisLockError } from '../../lib/index.js';
-import { startRedisServer, type RedisServer } from '../support/redis-server.js';
+import { useQuorumServers } from '../support/quorum-nodes.js';
 import { useLockApps } from '../support/lock-app.js';
 import { listLocks } from '../../lib/core/stores/redis/lock-admin.js';
 import type { LockManager } from '../../lib/core/engine/lock-manager.js';
 import { LOCK_RUNNER } from '../../lib/redis-lock.constants.js';
 
 describe('inspect() in quorum mode', () => {
-  let servers: RedisServer[];
+  const servers = useQuorumServers();
   const app = useLockApps();
-  beforeAll(async () => {
-    servers = await Promise.all([0, 1, 2].map(() => startRedisServer()));
-  });
-  afterAll(() => Promise.all(servers.map((server) => server.stop())));
 
   it('reports the majority view, and fails without a majority', async () => {
     const { locks } = await app({ redis: servers.map((server) => server.url), instanceName: 'q' });

@@ -9,7 +9,7 @@ import { LOCK_RUNNER } from '../../lib/redis-lock.constants.js';
 import { LockHealthStats } from '../../lib/terminus/lock-health-stats.js';
 import { RedisLockHealthIndicator } from '../../lib/terminus/index.js';
 import { CapturedLogs, sleep } from '../support/lock-app.js';
-import { startRedisServer, type RedisServer } from '../support/redis-server.js';
+import { useQuorumServers } from '../support/quorum-nodes.js';
 import { startRedisCluster, type RedisCluster } from '../../scripts/redis-cluster.mjs';
 import { nodeRedisCluster, type TestClient } from '../support/node-redis.js';
 import { terminusHttpApp } from '../support/terminus-app.js';
@@ -35,17 +35,13 @@ class HealthController {
 }
 
 describe('RedisLockHealthIndicator over HTTP with terminus', () => {
-  let servers: RedisServer[];
+  const servers = useQuorumServers();
   let app: INestApplication | undefined;
-  beforeAll(async () => {
-    servers = await Promise.all([0, 1, 2].map(() => startRedisServer()));
-  });
   afterEach(async () => {
     await app?.close();
     app = undefined;
     for (const server of servers) server.resume();
   });
-  afterAll(() => Promise.all(servers.map((server) => server.stop())));
 
   async function start(redis: string | string[]): Promise<string> {
     const started = await terminusHttpApp(redis, HealthController, { ttl: 600, renewInterval: 100, waitTimeout: 0 });

@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { COMMANDS } from '../../lib/core/stores/redis/lock-lua.js';
 import { blockRedis } from '../support/block-redis.js';
-import { startRedisServer, type RedisServer } from '../support/redis-server.js';
+import { useQuorumServers } from '../support/quorum-nodes.js';
 import { createLockApp, type LockApp } from '../support/lock-app.js';
 
 /**
@@ -15,11 +15,10 @@ import { createLockApp, type LockApp } from '../support/lock-app.js';
  * resent grant is now given back once it lands, if the token holds the lock on no other node.
  */
 describe('quorum: a grant that lands on a slow node after the release', () => {
-  let servers: RedisServer[];
+  const servers = useQuorumServers();
   const apps: LockApp[] = [];
   let admins: Redis[];
   beforeAll(async () => {
-    servers = await Promise.all([0, 1, 2].map(() => startRedisServer()));
     admins = servers.map((server) => new Redis(server.url));
   });
   afterEach(async () => {
@@ -27,7 +26,6 @@ describe('quorum: a grant that lands on a slow node after the release', () => {
   });
   afterAll(async () => {
     for (const admin of admins) admin.disconnect();
-    await Promise.all(servers.map((server) => server.stop()));
   });
 
   it.each([

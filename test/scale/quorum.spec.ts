@@ -1,23 +1,19 @@
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { LockNotAcquiredError } from '../../lib/index.js';
 import { QUORUM_ACQUIRE, QUORUM_RELEASE } from '../../lib/core/stores/quorum/quorum-lua.js';
-import { startRedisServer, type RedisServer } from '../support/redis-server.js';
+import { useQuorumServers } from '../support/quorum-nodes.js';
 import { createLockApp, sleep, type LockApp } from '../support/lock-app.js';
 
 type Fault = 'failed' | 'slow';
 
 describe('quorum mode over 3 independent masters', () => {
-  let servers: RedisServer[];
+  const servers = useQuorumServers();
   const apps: LockApp[] = [];
-  beforeAll(async () => {
-    servers = await Promise.all([0, 1, 2].map(() => startRedisServer()));
-  });
   afterEach(async () => {
     await Promise.all(apps.splice(0).map((app) => app.close()));
     for (const server of servers) server.resume();
   });
-  afterAll(() => Promise.all(servers.map((server) => server.stop())));
 
   const urls = () => servers.map((server) => server.url);
   async function app(options: Parameters<typeof createLockApp>[0] = {}): Promise<LockApp> {
