@@ -1,30 +1,12 @@
-import { Redis } from 'ioredis';
 import { createLockApp } from '../support/lock-app.js';
-import { redisUrl } from '../support/redis.js';
-import { describeLockBehaviour, type LockBackend } from './lock-behaviour.js';
-import { describeSemaphoreBehaviour, shareBackend } from './semaphore-behaviour.js';
+import { oneRedisBackend } from './backends.js';
+import { describeLockBehaviour } from './lock-behaviour.js';
+import { describeSemaphoreBehaviour } from './semaphore-behaviour.js';
 import { describeMultiKeyBehaviour } from './multi-key-behaviour.js';
 import { describeReadWriteBehaviour } from './rwlock-behaviour.js';
 import { barging, describeBargingBehaviour } from './barging-behaviour.js';
 
-let admin: Redis;
-
-const backend: LockBackend = shareBackend({
-  queues: true,
-  async start() {
-    admin = new Redis(redisUrl());
-  },
-  async stop() {
-    await admin.quit();
-  },
-  open: (options) => createLockApp(options),
-  async steal(key) {
-    await admin.del(`lock:{${key}}`);
-  },
-  async forgetFence(key) {
-    await admin.del(`lock:{${key}}:fence`);
-  },
-}, 6);
+const backend = oneRedisBackend((options) => createLockApp(options), 6);
 
 describeLockBehaviour('one Redis (ioredis)', backend);
 describeSemaphoreBehaviour('one Redis (ioredis)', backend);
