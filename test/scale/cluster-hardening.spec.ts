@@ -11,6 +11,7 @@ import { createLockApp, sleep, type LockApp } from '../support/lock-app.js';
 import { countAttempts, leaseDeadline, releaseBetweenPolls } from '../support/mechanism.js';
 import { isScriptCall, lockScriptKind, watchCommands } from '../support/monitor.js';
 import { shardSubscribers } from '../support/redis.js';
+import { useRedisCluster } from '../support/redis-cluster.js';
 
 /** `host:port` of the master that serves `redisKey`, from the client's slot map. */
 function masterOf(client: Cluster, redisKey: string): string {
@@ -167,28 +168,19 @@ describe('Redis Cluster: a master frozen from the start (issue 23, item 4)', () 
 });
 
 describe('Redis Cluster: slots move and memory runs out while locks are held (item 11)', () => {
-  let cluster: RedisCluster;
-  let client: Cluster;
+  const own = useRedisCluster();
   let app: LockApp | undefined;
-  beforeAll(async () => {
-    cluster = await startRedisCluster(3);
-    client = new Cluster(cluster.nodes);
-  }, 60_000);
   afterEach(async () => {
     await app?.close();
     app = undefined;
   });
-  afterAll(async () => {
-    client?.disconnect();
-    await cluster?.stop();
-  });
 
   it('declares all five keys of a lock in acquire and release (only declared keys follow a slot migration)', async () => {
-    app = await createLockApp({ redis: clusterClient(cluster), ttl, renewInterval });
+    app = await createLockApp({ redis: clusterClient(own.cluster), ttl, renewInterval });
     // Scripts cached on every node first (a NOSCRIPT reply makes one more call).
     await Promise.all(Array.from({ length: 12 }, async (_, i) => (await app!.locks.acquire(`declared:warm:${i}`)).release()));
     const key = 'declared:keys';
-    const [host, port] = masterOf(client, `lock:{${key}}`).split(':');
+    const [host, port] = masterOf(own.admin, `lock:{${key}}`).split(':');
     const commands = await watchCommands(`lock:{${key}}`, `redis://${host}:${port}`);
     await (await app.locks.acquire(key)).release();
     await commands.stop();
@@ -201,14 +193,14 @@ describe('Redis Cluster: slots move and memory runs out while locks are held (it
   });
 
   it('keeps every lock through `redis-cli --cluster reshard`', { timeout: 60_000 }, async () => {
-    app = await createLockApp({ redis: clusterClient(cluster), ttl, renewInterval });
+    app = await createLockApp({ redis: clusterClient(own.cluster), ttl, renewInterval });
     const locks = await Promise.all(Array.from({ length: 150 }, (_, i) => app!.locks.acquire(`reshard:${i}`)));
-    const [from, to] = await masters(client);
+    const [from, to] = await masters(own.admin);
     // Moves a third of the source's slots, with their keys, while the watchdog renews.
     await run('redis-cli', ['--cluster', 'reshard', from!.address, '--cluster-from', from!.id, '--cluster-to', to!.id, '--cluster-slots', '2000', '--cluster-yes']);
     await sleep(2 * ttl);
     expect(locks.filter((lock) => !lock.held).map((lock) => `${lock.key}: ${lock.signal.reason?.message}`)).toEqual([]);
-    const fresh = new Cluster(cluster.nodes);
+    const fresh = new Cluster(own.cluster.nodes);
     try {
       for (const lock of locks) expect(await fresh.pttl(`lock:{${lock.key}}`)).toBeGreaterThan(0);
     } finally {
@@ -217,9 +209,9 @@ describe('Redis Cluster: slots move and memory runs out while locks are held (it
   });
 
   it('keeps a lock whose slot stays half-migrated (ASK) for longer than its ttl', { timeout: 30_000 }, async () => {
-    app = await createLockApp({ redis: clusterClient(cluster), ttl, renewInterval });
+    app = await createLockApp({ redis: clusterClient(own.cluster), ttl, renewInterval });
     const locks = await Promise.all(Array.from({ length: 60 }, (_, i) => app!.locks.acquire(`ask:${i}`)));
-    const view = clusterClient(cluster); // the slot map as it is now, after the reshard above
+    const view = clusterClient(own.cluster); // the slot map as it is now, after the reshard above
     await view.ping();
     const all = await masters(view);
     // Pick a lock that is not the first of its master's batch, on any master.
@@ -259,11 +251,11 @@ describe('Redis Cluster: slots move and memory runs out while locks are held (it
     let n = 0;
     while (clusterSlot(`lock:{ask-sibling:${n}}`) !== slot) n++;
     const sibling = `ask-sibling:${n}`;
-    app = await createLockApp({ redis: clusterClient(cluster), ttl, renewInterval });
+    app = await createLockApp({ redis: clusterClient(own.cluster), ttl, renewInterval });
     // Acquired in this order, so the first lock leads its master's batch.
     const lead = await app.locks.acquire(first);
     const locks = [lead, await app.locks.acquire(sibling), ...(await Promise.all(Array.from({ length: 30 }, (_, i) => app!.locks.acquire(`ask-rest:${i}`))))];
-    const view = clusterClient(cluster);
+    const view = clusterClient(own.cluster);
     await view.ping();
     const all = await masters(view);
     const key = `lock:{${first}}`;
@@ -293,13 +285,13 @@ describe('Redis Cluster: slots move and memory runs out while locks are held (it
   });
 
   it('keeps renewing under a full `maxmemory`', { timeout: 30_000 }, async () => {
-    app = await createLockApp({ redis: clusterClient(cluster), ttl, renewInterval });
+    app = await createLockApp({ redis: clusterClient(own.cluster), ttl, renewInterval });
     const locks = await Promise.all(Array.from({ length: 60 }, (_, i) => app!.locks.acquire(`oom:${i}`)));
-    const nodes = client.nodes('master');
+    const nodes = own.admin.nodes('master');
     await Promise.all(nodes.map((node) => node.config('SET', 'maxmemory', '1')));
     try {
       // Writes that add memory are refused now...
-      await expect(client.set('oom:probe', 'x')).rejects.toThrow(/OOM/);
+      await expect(own.admin.set('oom:probe', 'x')).rejects.toThrow(/OOM/);
       await sleep(2 * ttl);
       // ...but renewals add none and still run.
       expect(locks.filter((lock) => !lock.held).map((lock) => `${lock.key}: ${lock.signal.reason?.message}`)).toEqual([]);
@@ -310,23 +302,14 @@ describe('Redis Cluster: slots move and memory runs out while locks are held (it
 });
 
 describe('Redis Cluster client with its own keyPrefix (item 10)', () => {
-  let cluster: RedisCluster;
-  let client: Cluster;
+  const own = useRedisCluster();
   let app: LockApp | undefined;
-  beforeAll(async () => {
-    cluster = await startRedisCluster(3);
-    client = new Cluster(cluster.nodes);
-  }, 60_000);
   afterEach(async () => {
     await app?.close();
     app = undefined;
   });
-  afterAll(async () => {
-    client?.disconnect();
-    await cluster?.stop();
-  });
 
-  const shardChannels = async () => (await Promise.all(client.nodes('master').map((node) => node.call('PUBSUB', 'SHARDCHANNELS') as Promise<string[]>))).flat();
+  const shardChannels = async () => (await Promise.all(own.admin.nodes('master').map((node) => node.call('PUBSUB', 'SHARDCHANNELS') as Promise<string[]>))).flat();
 
   /**
    * Of `rounds` handoffs, how many woke the waiter without an attempt between the release and
@@ -350,8 +333,8 @@ describe('Redis Cluster client with its own keyPrefix (item 10)', () => {
 
   it('wakes waiters by the release message, on the channel Redis publishes', { timeout: 30_000 }, async () => {
     const options = { ttl: 30_000, keyPrefix: 'locks:' };
-    app = await createLockApp({ redis: clusterClient(cluster, { keyPrefix: 'app:' }), ...options });
-    const other = await createLockApp({ redis: clusterClient(cluster, { keyPrefix: 'app:' }), ...options });
+    app = await createLockApp({ redis: clusterClient(own.cluster, { keyPrefix: 'app:' }), ...options });
+    const other = await createLockApp({ redis: clusterClient(own.cluster, { keyPrefix: 'app:' }), ...options });
     try {
       const held = await app.locks.acquire('prefixed');
       const waiting = other.locks.acquire('prefixed', { waitTimeout: 10_000 });
@@ -367,10 +350,10 @@ describe('Redis Cluster client with its own keyPrefix (item 10)', () => {
   });
 
   it('retries a SSUBSCRIBE that failed, while waiters stay on the channel', { timeout: 30_000 }, async () => {
-    const nodes = client.nodes('master');
+    const nodes = own.admin.nodes('master');
     await Promise.all(nodes.map((node) => node.acl('SETUSER', 'default', '-ssubscribe')));
-    app = await createLockApp({ redis: clusterClient(cluster), ttl: 30_000 });
-    const other = await createLockApp({ redis: clusterClient(cluster), ttl: 30_000 });
+    app = await createLockApp({ redis: clusterClient(own.cluster), ttl: 30_000 });
+    const other = await createLockApp({ redis: clusterClient(own.cluster), ttl: 30_000 });
     try {
       const held = await app.locks.acquire('resubscribe');
       const waiting = other.locks.acquire('resubscribe', { waitTimeout: 15_000 }).then((lock) => ({ lock }));
