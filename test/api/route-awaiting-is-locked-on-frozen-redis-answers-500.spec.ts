@@ -7,10 +7,9 @@
  * service is unavailable, try again later.
  */
 import { Controller, Get, Module, type INestApplication } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LockService, RedisLockModule } from '../../lib/index.js';
-import { CapturedLogs } from '../support/lock-app.js';
+import { createHttpApp, listenOnLoopback } from '../support/http-app.js';
 import { useOwnRedis } from '../support/redis.js';
 
 @Controller('status')
@@ -40,10 +39,8 @@ describe('a route awaiting isLocked() or inspect() while Redis is frozen', () =>
   it.each(['held', 'holder'])('GET /status/%s answers 503, naming no key', { timeout: 20_000 }, async (route) => {
     @Module({ imports: [RedisLockModule.forRoot({ redis: own.url() })], controllers: [StatusController] })
     class AppModule {}
-    const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).setLogger(new CapturedLogs()).compile();
-    app = moduleRef.createNestApplication({ logger: false });
-    await app.listen(0, '127.0.0.1');
-    const url = `${(await app.getUrl()).replace('[::1]', '127.0.0.1')}/status/${route}`;
+    app = await createHttpApp({ imports: [AppModule] });
+    const url = `${await listenOnLoopback(app)}/status/${route}`;
     expect((await fetch(url)).status).toBe(200);
     own.server().pause();
     const response = await fetch(url);

@@ -7,21 +7,14 @@
  * page said nothing, where `isLocked()` and `inspect()` reject after their bound. Both now answer
  * 503 while Redis is still frozen, saying that Redis did not answer.
  */
-import { Injectable, type CanActivate, type ExecutionContext, type INestApplication } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
+import type { INestApplication } from '@nestjs/common';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RedisLockModule } from '../../lib/index.js';
 import { RedisLockBoardModule } from '../../lib/board/index.js';
 import { holderId } from '../../lib/core/stores/redis/lock-admin.js';
-import { CapturedLogs } from '../support/lock-app.js';
+import { AdminHeaderGuard } from '../support/board-guards.js';
+import { createHttpApp, listenOnLoopback } from '../support/http-app.js';
 import { useOwnRedis } from '../support/redis.js';
-
-@Injectable()
-class AdminGuard implements CanActivate {
-  canActivate(context: ExecutionContext): boolean {
-    return context.switchToHttp().getRequest<{ headers: Record<string, string> }>().headers['x-admin'] === 'yes';
-  }
-}
 
 describe('a board request while Redis is frozen', () => {
   const own = useOwnRedis();
@@ -43,15 +36,11 @@ describe('a board request while Redis is frozen', () => {
         }),
     ],
   ])('%s answers 503 while Redis is still frozen', { timeout: 30_000 }, async (_what, send) => {
-    const moduleRef = await Test.createTestingModule({
-      imports: [RedisLockModule.forRoot({ redis: own.url(), isGlobal: true }), RedisLockBoardModule.register({ guards: [AdminGuard], allowForceRelease: true })],
-    })
-      .setLogger(new CapturedLogs())
-      .compile();
-    const app = moduleRef.createNestApplication({ logger: false });
+    const app = await createHttpApp({
+      imports: [RedisLockModule.forRoot({ redis: own.url(), isGlobal: true }), RedisLockBoardModule.register({ guards: [AdminHeaderGuard], allowForceRelease: true })],
+    });
     opened.push(app);
-    await app.listen(0, '127.0.0.1');
-    const url = `${(await app.getUrl()).replace('[::1]', '127.0.0.1')}/locks`;
+    const url = `${await listenOnLoopback(app)}/locks`;
     await own.redis().set('lock:{stuck}', 'someone-else', 'PX', 60_000);
     // Answered while Redis answers (the scripts loaded, the connection ready).
     expect((await send(url)).status).toBeLessThan(500);

@@ -9,30 +9,16 @@
  * down (metrics-active-gauge-goes-negative.spec.ts). With both waits over, every name reads 0.
  * Before the fix: `a` read -1 and `b` read 1 for the rest of the process' life.
  */
-import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader, type DataPoint } from '@opentelemetry/sdk-metrics';
-import { afterEach, describe, expect, it } from 'vitest';
-import { enableLockMetrics, type LockMetricsHandle } from '../../lib/otel/index.js';
+import { describe, expect, it } from 'vitest';
 import { nextEvent, useLockApps } from '../support/lock-app.js';
+import { useLockMetrics } from '../support/lock-metrics.js';
 import { useRedis } from '../support/redis.js';
 
 describe('lock.waiting with two names waiting on one key', () => {
   useRedis();
   const app = useLockApps();
-  let provider: MeterProvider;
-  let exporter: InMemoryMetricExporter;
-  let handle: LockMetricsHandle | undefined;
-  afterEach(async () => {
-    handle?.disable();
-    handle = undefined;
-    await provider?.shutdown();
-  });
-
-  async function value(lockName: string): Promise<number | undefined> {
-    await provider.forceFlush();
-    const metrics = exporter.getMetrics().at(-1)?.scopeMetrics.flatMap((scope) => scope.metrics) ?? [];
-    const points = (metrics.find((metric) => metric.descriptor.name === 'lock.waiting')?.dataPoints ?? []) as DataPoint<number>[];
-    return points.find((point) => point.attributes['lock.name'] === lockName)?.value;
-  }
+  const lockMetrics = useLockMetrics();
+  const value = (lockName: string) => lockMetrics.value('lock.waiting', { 'lock.name': lockName });
 
   it('counts each end of wait down under the name whose wait it counted up', async () => {
     const holder = await app();
@@ -43,9 +29,7 @@ describe('lock.waiting with two names waiting on one key', () => {
     const first = nextEvent(waiters.locks.events$, 'waiting');
     const a = waiters.locks.acquire('order:1', { name: 'a', waitTimeout: 10_000 });
     expect(await first).toMatchObject({ name: 'a' });
-    exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
-    provider = new MeterProvider({ readers: [new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 60_000 })] });
-    handle = enableLockMetrics({ meterProvider: provider });
+    lockMetrics.enable();
     const second = nextEvent(waiters.locks.events$, 'waiting');
     const b = waiters.locks.acquire('order:1', { name: 'b', waitTimeout: 10_000 });
     expect(await second).toMatchObject({ name: 'b' });
