@@ -17,7 +17,7 @@ import type { Lock, LockService } from '../lib/index.js';
 import { InMemoryLocks, RedisLockTestingModule } from '../lib/testing/index.js';
 import { Test } from '@nestjs/testing';
 import { LockService as Service } from '../lib/index.js';
-import { countAttempts, recordReleases } from './support/mechanism.js';
+import { countAttempts, recordReleases, releaseBetweenPolls } from './support/mechanism.js';
 import { CapturedLogs, createLockApp } from './support/lock-app.js';
 import { redisUrl, useRedis } from './support/redis.js';
 
@@ -74,13 +74,10 @@ describe('a FIFO waiter that queues while another process parks the key', () => 
       expect(releases.releases[0]).toMatchObject({ parked: true });
       expect(own.count).toBe(0);
       own.stop();
-      // The waiter subscribed and is listening: a release now reaches it.
-      await attempts.listening();
-      const before = attempts.count;
-      // Its release parks nothing over the queued waiter: it hands the lock to it (no attempt of its own).
-      await next.release();
-      const handed = await waiting;
-      expect(attempts.count).toBe(before);
+      // Once the waiter subscribed and is listening (a release then reaches it), its release parks
+      // nothing over the queued waiter: it hands the lock to it (no attempt of its own).
+      const { lock: handed, attemptsSinceRelease } = await releaseBetweenPolls(attempts, next, waiting, 'listening');
+      expect(attemptsSinceRelease).toBe(0);
       expect(releases.releases.at(-1)).toMatchObject({ parked: false });
       expect(handed.fencingToken).toBe(next.fencingToken + 1);
       await handed.release();

@@ -112,8 +112,9 @@ export interface ReleasedBetweenPolls {
 
 /**
  * Releases `held` while its waiter is between two polls, and counts what the waiter did after:
- * waits for `attempts[after]()` (`answered` or `watching`, see `AttemptCounter`: one of the
- * waiter's polls answered, so its next one is a whole refresh interval, 250 ms, away), releases,
+ * waits for `attempts[after]()` (`answered`, `watching` or `listening`, see `AttemptCounter`: one
+ * of the waiter's polls answered, so its next one is a whole refresh interval, 250 ms, away, or
+ * held by `holdPolls`), releases,
  * and awaits `waiting`. A test asserts `attemptsSinceRelease` is 0 to show the release woke the
  * waiter, not a poll, whatever the machine's load.
  *
@@ -128,7 +129,7 @@ export async function releaseBetweenPolls(
   attempts: AttemptCounter,
   held: Lock,
   waiting: Promise<Lock>,
-  after: 'answered' | 'watching' = 'answered',
+  after: 'answered' | 'watching' | 'listening' = 'answered',
 ): Promise<ReleasedBetweenPolls> {
   await attempts[after]();
   const polled = attempts.count;
