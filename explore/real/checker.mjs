@@ -47,7 +47,11 @@
 //   { ev: 'told', p, sid, how, reason, t }            the section's lock reported lost (`how`: 'lost
 //                                                     event' or 'aborted', its signal), at any time
 //   { ev: 'ok', p, sid, t } | { ev: 'fail', p, sid, error, outcome, t }   the call settled
-//   { ev: 'stall', p, t, until }                      the worker's event loop did not run meanwhile
+//   { ev: 'stall', p, t, until }                      the worker's event loop did not run meanwhile;
+//                                                     `p` 'runner': the runner's, which carries every
+//                                                     link (the fault proxies): every worker's commands
+//                                                     and replies waited meanwhile (named in the
+//                                                     told-after-release report, excusing nothing)
 //   { ev: 'fault', kind, p?, node?, wall?, t, until } injected by the runner (`wall`, restart-empty:
 //                                                     the wall clock in ms, Date.now(), as it began;
 //                                                     silent-restart: as the frozen master was killed)
@@ -638,7 +642,11 @@ function checkToldAfterRelease(sections, { faults, freezes, dataLoss, closing, d
     if ((s.keys ?? [s.key]).some((key) => deletedBetween(key, s.enter ?? s.invoke, told.t))) continue;
     if (freezes(s.p).some((f) => f.t - SLACK <= told.t && (f.until ?? f.t) + SLACK >= (s.enter ?? s.invoke))) continue;
     if (faults.some((f) => HOLD_UP_FAULTS.has(f.kind) && (f.p === undefined || f.p === s.p) && f.t - SLACK <= told.t && (f.until ?? f.t) + SLACK >= s.exit)) continue;
-    violate('told-after-release', `${s.sid} (${s.kind}, token ${s.token}) on "${s.key}" was told of a loss (${told.how}${told.reason ? `, ${told.reason}` : ''}) at ${fmt(told.t)}, ${fmt(told.t - s.exit)} after its code ended and its release was sent`, told.t);
+    // The runner's own stalls hold every link up, as a delay would: named (a loaded machine's
+    // timing), not excused, so that a report says whether the release may have waited there.
+    const runner = freezes('runner').filter((f) => f.t - SLACK <= told.t && f.until + SLACK >= s.exit);
+    const waited = runner.length === 0 ? '' : `; the runner, whose event loop carries every link, stalled meanwhile ${runner.length} time(s), ${fmt(runner.reduce((n, f) => n + f.until - f.t, 0))} in all (longest ${fmt(Math.max(...runner.map((f) => f.until - f.t)))})`;
+    violate('told-after-release', `${s.sid} (${s.kind}, token ${s.token}) on "${s.key}" was told of a loss (${told.how}${told.reason ? `, ${told.reason}` : ''}) at ${fmt(told.t)}, ${fmt(told.t - s.exit)} after its code ended and its release was sent${waited}`, told.t);
   }
 }
 

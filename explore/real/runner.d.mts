@@ -80,7 +80,9 @@ export interface RunResult {
     writes: number;
     refused: number;
     lost: number;
+    /** The workers' event-loop stalls, and the runner's (every link's proxy waits through them). */
     stalls: number;
+    runnerStalls: number;
     /** Quorum silence as the workers' stores saw it: masters silenced, their returns, releases resent. */
     silenced: number;
     comebacks: number;

@@ -604,6 +604,14 @@ export async function runSchedule(environment, schedule) {
   const killed = new Set();
   const timers = [];
   let ticker;
+  // The runner's own event loop carries every fault proxy (the links): a gap of it holds up
+  // every worker's commands and replies as a delay fault would. Recorded, for the trace.
+  let runnerTickAt = mono();
+  const runnerStallWatch = setInterval(() => {
+    const now = mono();
+    if (now - runnerTickAt > 5 + 8) record({ ev: 'stall', p: 'runner', t: runnerTickAt + 5, until: now });
+    runnerTickAt = now;
+  }, 5);
   const figures = { faults: {} };
   try {
     const ready = await Promise.all(workers.map((w) => w.next('ready', 30_000)));
@@ -786,7 +794,8 @@ export async function runSchedule(environment, schedule) {
       writes: events.filter((e) => e.ev === 'register').length,
       refused: events.filter((e) => e.ev === 'register' && !e.accepted).length,
       lost: events.filter((e) => e.ev === 'lost').length,
-      stalls: events.filter((e) => e.ev === 'stall').length,
+      stalls: events.filter((e) => e.ev === 'stall' && e.p !== 'runner').length,
+      runnerStalls: events.filter((e) => e.ev === 'stall' && e.p === 'runner').length,
       // Quorum silence, as the workers' stores saw it (worker.mjs, `watchSilence`).
       silenced: events.filter((e) => e.ev === 'silence' && e.what === 'silenced').length,
       // Outside faults: the class of each key deleted (`none`: nothing to delete), the chunks of messages thrown away.
@@ -797,6 +806,7 @@ export async function runSchedule(environment, schedule) {
     });
     return { schedule, history, violations, figures };
   } finally {
+    clearInterval(runnerStallWatch);
     for (const worker of workers) worker.onObserve = undefined;
     for (const timer of timers) clearTimeout(timer);
     clearInterval(ticker);
@@ -981,7 +991,7 @@ export async function storeSnapshot(nodes, key) {
 export function formatResult({ schedule, violations, figures }) {
   const lines = [
     `seed ${schedule.seed}: ${schedule.workload} on ${schedule.target}${schedule.driver === 'node-redis' ? ' (node-redis clients)' : ''}${describePlacement(schedule)}, ${schedule.workers} workers, ttl ${schedule.ttl} ms, ${schedule.finish === 'abrupt' ? `closed in the middle of work${schedule.closeCut !== undefined ? ` (w${schedule.closeCut}'s links cut as it closes)` : ''}` : 'closed once idle'}; faults: ${schedule.faults.map(describeFault).join('; ') || 'none'}`,
-    `  ${figures.sections} calls, ${figures.entered} entered, ${figures.failed} failed, ${figures.writes} register writes (${figures.refused} refused), ${figures.lost} losses, ${figures.stalls} stalls${figures.silenced > 0 || figures.comebacks > 0 ? `; quorum silence: ${figures.silenced} master(s) silenced, ${figures.comebacks} answered again, ${figures.resent} missed release(s) resent` : ''}`,
+    `  ${figures.sections} calls, ${figures.entered} entered, ${figures.failed} failed, ${figures.writes} register writes (${figures.refused} refused), ${figures.lost} losses, ${figures.stalls} stalls (the runner's: ${figures.runnerStalls})${figures.silenced > 0 || figures.comebacks > 0 ? `; quorum silence: ${figures.silenced} master(s) silenced, ${figures.comebacks} answered again, ${figures.resent} missed release(s) resent` : ''}`,
   ];
   for (const v of violations.slice(0, 5)) {
     lines.push(`  VIOLATION ${v.invariant}${v.cause ? ` (${v.cause})` : ''}: ${v.message}`);

@@ -600,6 +600,10 @@ describe('the real-Redis checker (a pure function over a history)', () => {
     expect(invariants(told('aborted', 'refused', [{ ev: 'fault', kind: 'pause', p: 'w0', t: 20, until: 40 }]))).toEqual([]);
     expect(invariants(told('aborted', 'refused', [{ ev: 'fault', kind: 'restart-empty', t: 100, until: 150 }]))).toEqual([]);
     expect(invariants(told('aborted', 'shutdown'))).toEqual([]);
+    // The runner's stalls (every link waits through them) are named in the report, and excuse nothing.
+    const stalled = check({ events: told('lost event', 'refused', [{ ev: 'stall', p: 'runner', t: 60, until: 180 }, { ev: 'stall', p: 'runner', t: 200, until: 230 }, { ev: 'stall', p: 'runner', t: 10, until: 30 }]) });
+    expect(stalled.map((v) => v.invariant)).toEqual(['told-after-release']);
+    expect(stalled[0]!.message).toContain('the runner, whose event loop carries every link, stalled meanwhile 2 time(s), 150 ms in all (longest 120 ms)');
   });
 
   // Quorum seed 610002 (a CI run under load): rivals' multi-key attempts held the key on master 1
