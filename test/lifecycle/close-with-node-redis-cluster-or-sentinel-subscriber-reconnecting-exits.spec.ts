@@ -33,11 +33,16 @@ const FIXTURE = new URL('./fixtures/close-node-redis-subscriber-reconnecting.mjs
  * accepts), and checks what the process keeps alive after the close.
  */
 async function closesWithSubscriberDropped(env: Record<string, string>, port: () => Promise<number>, ours: (line: string) => boolean): Promise<void> {
+  // A run before this one (a retry's first attempt), killed, left its lock held for its ttl.
+  const before = new Redis(await port(), '127.0.0.1');
+  await before.del('lock:{held}').finally(() => before.disconnect());
   // The application's strategy: try again every 5 s.
   const child = spawnFixture(FIXTURE, { ...env, RECONNECT_MS: '5000' });
   await expect.poll(() => child.output(), { timeout: 15_000 }).toContain('ready');
   const admin = new Redis(await port(), '127.0.0.1');
   try {
+    // The fixture's waiter subscribes on its way to waiting: on a loaded machine, after `ready`.
+    await expect.poll(async () => (await subscriberOn(await port(), ours)).filter((line) => /\b(s?sub)=1\b/.test(line)).length, { timeout: 10_000 }).toBe(1);
     const subscribers = String(await admin.call('CLIENT', 'LIST', 'TYPE', 'pubsub'))
       .split('\n')
       .filter((line) => line !== '' && ours(line));
@@ -80,6 +85,8 @@ async function subscriberOn(port: number, ours: (line: string) => boolean): Prom
  * release wakes it without another attempt.
  */
 async function releaseWakesAfterDrop(open: () => Promise<TestClient>, port: () => Promise<number>, ours: (line: string) => boolean): Promise<void> {
+  const before = new Redis(await port(), '127.0.0.1');
+  await before.del('lock:{held}').finally(() => before.disconnect());
   const holder = await nodeRedisLockApp([await open()], { ttl: 20_000 });
   const waiter = await nodeRedisLockApp([await open()]);
   try {

@@ -32,6 +32,8 @@ describe('app.close() with the node-redis subscriber waiting to reconnect', () =
       await expect.poll(() => child.output(), { timeout: 15_000 }).toContain('ready');
       const admin = new Redis(server.url);
       try {
+        // The fixture's waiter subscribes on its way to waiting: on a loaded machine, after `ready`.
+        await expect.poll(async () => String(await admin.call('CLIENT', 'LIST', 'TYPE', 'pubsub')).split('\n').filter((line) => /\bsub=1\b/.test(line)).length, { timeout: 10_000 }).toBe(1);
         // Connected: the fixture's client, the library's subscriber, this one.
         await admin.config('SET', 'maxclients', '1');
         expect(Number(await admin.client('KILL', 'TYPE', 'pubsub'))).toBe(1);
