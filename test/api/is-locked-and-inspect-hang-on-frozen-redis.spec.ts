@@ -13,6 +13,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { RedisLockError } from '../../lib/index.js';
 import { createLockApp, type LockApp } from '../support/lock-app.js';
 import { useOwnRedis } from '../support/redis.js';
+import { settledRecord } from '../support/mechanism.js';
 
 describe('isLocked() and inspect() on a Redis that does not answer', () => {
   // Its own server, since it is frozen.
@@ -24,15 +25,6 @@ describe('isLocked() and inspect() on a Redis that does not answer', () => {
     app = undefined;
   });
 
-  /** Settles `promise` into a record that can be polled while the server stays frozen. */
-  function watch<T>(promise: Promise<T>): { settled?: { value?: T; error?: unknown } } {
-    const seen: { settled?: { value?: T; error?: unknown } } = {};
-    promise.then(
-      (value) => (seen.settled = { value }),
-      (error: unknown) => (seen.settled = { error }),
-    );
-    return seen;
-  }
 
   const calls: [string, (locks: LockApp['locks']) => Promise<unknown>][] = [
     ['isLocked', (locks) => locks.isLocked('frozen:<i>')],
@@ -43,7 +35,7 @@ describe('isLocked() and inspect() on a Redis that does not answer', () => {
     // Answered while Redis answers (and its scripts loaded).
     await call(app.locks);
     own.server().pause();
-    const read = watch(call(app.locks));
+    const read = settledRecord(call(app.locks));
     await expect.poll(() => read.settled, { timeout: 8_000 }).toBeDefined();
     expect(read.settled!.error).toBeInstanceOf(RedisLockError);
     expect(String((read.settled!.error as Error).message)).toMatch(new RegExp(`^${method}\\("frozen:<i>"\\): Redis did not answer within \\d+ ms\\.$`));

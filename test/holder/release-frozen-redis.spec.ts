@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { RedisLockError, type Lock } from '../../lib/index.js';
 import { createLockApp, type LockApp } from '../support/lock-app.js';
 import { useOwnRedis } from '../support/redis.js';
+import { settledRecord } from '../support/mechanism.js';
 
 // A release sent to a Redis that takes it but never answers (frozen by SIGSTOP here; a network cut
 // that drops packets without a reset, or a server stuck in a long command, look the same): the
@@ -18,15 +19,6 @@ describe('a release Redis does not answer', () => {
     app = undefined;
   });
 
-  /** Settles `promise` into a record that can be polled while the server stays frozen. */
-  function watch<T>(promise: Promise<T>): { settled?: { value?: T; error?: unknown } } {
-    const seen: { settled?: { value?: T; error?: unknown } } = {};
-    promise.then(
-      (value) => (seen.settled = { value }),
-      (error: unknown) => (seen.settled = { error }),
-    );
-    return seen;
-  }
 
   async function frozenWhileHeld(ttl: number): Promise<Lock> {
     app = await createLockApp({ redis: own.url(), ttl });
@@ -37,7 +29,7 @@ describe('a release Redis does not answer', () => {
 
   it('release() of a held lock rejects with a RedisLockError by the end of its lease, while Redis is still frozen', async () => {
     const lock = await frozenWhileHeld(600);
-    const release = watch(lock.release());
+    const release = settledRecord(lock.release());
     await expect.poll(() => release.settled, { timeout: 5_000 }).toBeDefined();
     expect(release.settled!.error).toBeInstanceOf(RedisLockError);
     expect(String((release.settled!.error as Error).message)).toContain('"frozen:<b>"');
@@ -50,7 +42,7 @@ describe('a release Redis does not answer', () => {
 
   it('using() returns what its function returned, by the end of the lease, while Redis is still frozen', async () => {
     app = await createLockApp({ redis: own.url(), ttl: 600 });
-    const call = watch(
+    const call = settledRecord(
       app.locks.using('frozen:using', async () => {
         own.server().pause();
         return 'done';
@@ -65,7 +57,7 @@ describe('a release Redis does not answer', () => {
     const lock = await frozenWhileHeld(400);
     // The lease runs out locally (Redis answers no renewal): the holder is told.
     await expect.poll(() => lock.signal.aborted, { timeout: 5_000 }).toBe(true);
-    const release = watch(lock.release());
+    const release = settledRecord(lock.release());
     await expect.poll(() => release.settled, { timeout: 5_000 }).toBeDefined();
     expect(lock.held).toBe(false);
   });
@@ -81,7 +73,7 @@ describe('a release Redis does not answer', () => {
     app = await createLockApp({ redis: own.url(), ttl: 600 });
     const lock = await take(app);
     own.server().pause();
-    const release = watch(lock.release());
+    const release = settledRecord(lock.release());
     await expect.poll(() => release.settled, { timeout: 5_000 }).toBeDefined();
     expect(release.settled!.error).toBeInstanceOf(RedisLockError);
     expect(lock.held).toBe(false);

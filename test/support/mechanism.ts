@@ -323,3 +323,18 @@ export async function settledTimeouts(): Promise<number> {
   }
   return least;
 }
+
+/** How a promise settled, once it has: a record a test can poll while what it waits on stays frozen. */
+export interface SettledRecord<T> {
+  settled?: { value?: T; error?: unknown };
+}
+
+/** Settles `promise` into a record that can be polled (`expect.poll(() => record.settled)`) while the server stays frozen. */
+export function settledRecord<T>(promise: Promise<T>): SettledRecord<T> {
+  const seen: SettledRecord<T> = {};
+  promise.then(
+    (value) => (seen.settled = { value }),
+    (error: unknown) => (seen.settled = { error }),
+  );
+  return seen;
+}
