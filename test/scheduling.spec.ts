@@ -56,8 +56,11 @@ describe('@WithoutOverlapping and @OnOneInstance', () => {
     constructor(readonly locks: LockService) {}
 
     // @Cron above: it puts its metadata on our wrapper.
+    // The owner lease's own ttl: a claim answered more than a sixth of it after the call is
+    // skipped (owner-uncertain), and with the run lock's 500 ms a loaded machine's first claim
+    // missed its 83 ms (a fresh-clone run).
     @Cron(NEVER, { name: 'above' })
-    @OnOneInstance()
+    @OnOneInstance({ ttl: '3s' })
     @WithoutOverlapping({ ttl: '500ms' })
     async above(label = 'tick'): Promise<string> {
       this.current = this.locks.current();
@@ -73,7 +76,7 @@ describe('@WithoutOverlapping and @OnOneInstance', () => {
       this.runs.push('below');
     }
 
-    @OnOneInstance({ key: 'once', ttl: 1_000 })
+    @OnOneInstance({ key: 'once', ttl: 3_000 })
     @Timeout('timeout', 3_600_000)
     async once(): Promise<number> {
       this.runs.push('once');
@@ -112,8 +115,8 @@ describe('@WithoutOverlapping and @OnOneInstance', () => {
     expect(await long).toBe('long');
     expect(jobs.current?.held).toBe(false);
     expect(await redis.exists('lock:{Jobs.above}')).toBe(0);
-    // The owner lease stays, renewed between calls.
-    await sleep(1_200);
+    // The owner lease stays, renewed between calls (past its 3 s ttl).
+    await sleep(3_300);
     expect(await redis.exists('lock:{Jobs.above:owner}')).toBe(1);
     expect(await jobs.above('third')).toBe('third');
   });
