@@ -1,6 +1,7 @@
 import type { TestProject } from 'vitest/node';
 import { Redis } from 'ioredis';
 import { startRedisServer, type RedisServer } from './redis-server.js';
+import { removeGlideSocketsSince } from './glide-sockets.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -15,6 +16,7 @@ let server: RedisServer | undefined;
  * own logical database (see redis.ts), so parallel test files never flush each other's keys.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const startedAt = Date.now();
   let url = process.env.REDIS_URL;
   if (!url) {
     server = await startRedisServer();
@@ -27,5 +29,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide('redisUrl', url);
   return async () => {
     await server?.stop();
+    // The test workers (forks) still run here; they are gone once vitest exits.
+    process.once('exit', () => removeGlideSocketsSince(startedAt));
   };
 }
