@@ -108,14 +108,17 @@ export class MemoryStore implements LockStore, MemoryQueue {
     const queue = liveValue(this.waiting, keys.queue, this.clock.now());
     if (queue !== undefined) this.remove(keys, queue, member);
     let owner = liveValue(this.locks, keys.lock, this.clock.now());
-    if (owner === token) this.locks.delete(keys.lock);
+    let freed = owner === token;
+    if (freed) this.locks.delete(keys.lock);
     if (owner === READ_HELD && readersAlive(this.data, keys.lock, now) === 0) {
       this.locks.delete(keys.lock);
       owner = undefined;
+      freed = true;
     }
-    if (owner === token || owner === undefined) {
-      // A lock an uncertain attempt took, given back: barging waiters race for it.
-      if (this.grantNext(keys, waiterLease, now).length === 0 && owner === token) this.publishFreed(keys, now);
+    if (freed || owner === undefined) {
+      // A lock an uncertain attempt took, given back, or one whose readers all crashed, freed
+      // here: barging waiters race for it.
+      if (this.grantNext(keys, waiterLease, now).length === 0 && freed) this.publishFreed(keys, now);
     }
     // A waiting writer that gives up may have been all that held back the readers behind it.
     else if (owner === READ_HELD) grantReaders(this.data, this, this.publish, keys, waiterLease, now);

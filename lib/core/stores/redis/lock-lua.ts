@@ -303,7 +303,8 @@ return granted
 /**
  * A waiter gives up. KEYS: lock, fence, queue, waiters, channel. ARGV: its token, its ttl,
  * settings (see QUEUE). A lock handed to it meanwhile, or a free lock, goes to the next waiter;
- * a lock its own attempt took with nobody queued frees barging waiters (`*`).
+ * a lock its own attempt took, or a key held by readers that all crashed (freed here), with
+ * nobody queued frees barging waiters (`*`).
  */
 const LEAVE = `
 local fence_retention, lease, sharded = string.match(ARGV[3], '^(%d+):(%d+):(%d)$')
@@ -312,15 +313,18 @@ local member = ARGV[1] .. ':' .. ARGV[2]
 redis.call('LREM', KEYS[3], 1, member)
 redis.call('ZREM', KEYS[4], member)
 local owner = redis.call('GET', KEYS[1])
-if owner == ARGV[1] then redis.call('DEL', KEYS[1]) end
+local freed = owner == ARGV[1]
+if freed then redis.call('DEL', KEYS[1]) end
 if owner == '~r' and readers_alive(KEYS[1]) == 0 then
   redis.call('DEL', KEYS[1])
   owner = false
+  freed = true
 end
-if owner == ARGV[1] or not owner then
+if freed or not owner then
   local granted = grant_next(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], tonumber(lease), sharded)
-  -- A lock an uncertain attempt took, given back: barging waiters race for it.
-  if not granted and owner == ARGV[1] then publish_freed(KEYS[1] .. '${LOCK_KEY_SUFFIXES.wanted}', KEYS[5], sharded) end
+  -- A lock an uncertain attempt took, given back, or one whose readers all crashed, freed here:
+  -- barging waiters race for it.
+  if not granted and freed then publish_freed(KEYS[1] .. '${LOCK_KEY_SUFFIXES.wanted}', KEYS[5], sharded) end
 elseif owner == '~r' then
   -- A waiting writer that gives up may have been all that held back the readers behind it.
   grant_readers(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], tonumber(lease), sharded)
