@@ -151,20 +151,25 @@ export const BOARD_JS = `'use strict';
     const row = document.createElement('tr');
     keyCell(row, lock.key);
     const holder = lock.holder;
-    const who = cell(row, holder ? (holder.label || '(no label)') : 'unknown');
+    // Held by readers: each is an acquisition of its own, none is "the" holder.
+    const readers = typeof lock.readers === 'number' ? lock.readers : undefined;
+    const who = cell(row, holder ? (holder.label || '(no label)') : readers !== undefined ? 'read lock' : 'unknown');
     if (holder) sub(who, describeHolder(holder));
+    else if (readers !== undefined) sub(who, readers + (readers === 1 ? ' reader' : ' readers'));
     cell(row, holder ? new Date(holder.since).toLocaleTimeString() : '');
     cell(row, lock.ttlMs === undefined ? '' : lease(lock.ttlMs));
     cell(row, String(lock.waiters), 'waiters');
     cell(row, lock.fencingToken === undefined ? '' : String(lock.fencingToken));
     const actions = cell(row, '');
-    if (allowForceRelease) {
+    // Only an acquisition the list names (holderId) can be released by force: a lock held by
+    // readers never is (they renew their own keys and would never learn of it).
+    if (allowForceRelease && lock.holderId) {
       const button = document.createElement('button');
       button.type = 'button';
       button.className = 'release';
       button.textContent = 'Release by force';
       // The acquisition shown: one that took the key after it is left alone.
-      button.addEventListener('click', () => forceRelease(lock.key, lock.holderId || ''));
+      button.addEventListener('click', () => forceRelease(lock.key, lock.holderId));
       actions.appendChild(button);
     }
     return row;

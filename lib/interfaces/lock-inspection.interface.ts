@@ -78,10 +78,21 @@ export interface LockInspection {
   /** How many callers wait in the lock's queue (always 0 in quorum mode, where nobody queues). */
   waiters: number;
   /**
-   * Who holds it; `undefined` when not held, or when the holder is a version of this library
-   * that does not record it.
+   * Who holds it; `undefined` when not held, when readers hold it (see `readers`), or when the
+   * holder is a version of this library that does not record it.
    */
   holder?: LockHolder;
+  /**
+   * While readers hold the lock (acquired with `mode: 'read'`): how many of them hold it now
+   * (readers that crashed, whose lease ran out, not counted). `holder` is then `undefined`: each
+   * reader is an acquisition of its own, and `ttlMs` is the longest lease they have left.
+   * `undefined` when the lock is free or a writer (or a plain lock) holds it.
+   *
+   * @example
+   * const { held, readers } = await locks.inspect('catalog');
+   * if (held && readers !== undefined) console.log(`read by ${readers} reader(s)`);
+   */
+  readers?: number;
   /**
    * The semaphore of that key (acquired with `limit`), while it has holders or waiters:
    * its holders, permits used, limit and waiters. `undefined` otherwise, and in quorum mode

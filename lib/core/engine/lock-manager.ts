@@ -654,6 +654,7 @@ export class LockManager implements LockOwner, LockRunner {
       ...(snapshot.fencingToken === null ? {} : { fencingToken: snapshot.fencingToken }),
       waiters: snapshot.waiters,
       ...(holder ? { holder } : {}),
+      ...(held && snapshot.readers !== undefined ? { readers: snapshot.readers } : {}),
       ...(semaphore === null ? {} : { semaphore: semaphoreInspection(semaphore) }),
     };
     return { inspection, owner: snapshot.owner };

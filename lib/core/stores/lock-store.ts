@@ -50,6 +50,8 @@ export interface LockSnapshot {
   fencingToken: number | null;
   /** Callers in the waiting queue. */
   waiters: number;
+  /** While readers hold the lock (`owner` is `~r`): how many of them are still there. */
+  readers?: number;
 }
 
 /**

@@ -144,8 +144,12 @@ export class MemoryStore implements LockStore, MemoryQueue {
     // Held by readers: the longest lease left of theirs, as the Redis store reads it ('~r' keeps
     // the longest lease it ever guarded, a reader's gone since too).
     const readers = owner === READ_HELD ? [...(liveValue(this.data.readers, `${keys.lock}:readers`, now)?.keys() ?? [])] : [];
-    const pttl = (owner === READ_HELD ? longestLease(readers.map((token) => keyPttl(this.locks, `${keys.lock}:reader:${token}`, now))) : undefined) ?? keyPttl(this.locks, keys.lock, now);
-    return { owner, pttl, fencingToken: liveValue(this.fences, keys.fence, this.clock.now()) ?? null, waiters: queue?.aliveUntil.size ?? 0 };
+    const pttls = readers.map((token) => keyPttl(this.locks, `${keys.lock}:reader:${token}`, now));
+    const pttl = (owner === READ_HELD ? longestLease(pttls) : undefined) ?? keyPttl(this.locks, keys.lock, now);
+    const fencingToken = liveValue(this.fences, keys.fence, this.clock.now()) ?? null;
+    const waiters = queue?.aliveUntil.size ?? 0;
+    if (owner !== READ_HELD) return { owner, pttl, fencingToken, waiters };
+    return { owner, pttl, fencingToken, waiters, readers: pttls.filter((left) => left !== -2).length };
   }
 
   /** The semaphore of the same key, read without writing (see `semaphore/semaphore-inspect.ts`). */

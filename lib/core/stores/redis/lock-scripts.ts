@@ -414,7 +414,8 @@ export class LockScripts implements LockStore {
     // Held by readers: only while one of them is still there, for as long as the longest lease
     // left (the '~r' value keeps the longest lease it ever guarded, a reader's gone since too).
     const left = await this.readersLeft(keys.lock);
-    return { owner: left === undefined ? null : owner, pttl: left ?? pttl, fencingToken, waiters };
+    if (left === undefined) return { owner: null, pttl, fencingToken, waiters };
+    return { owner, pttl: left.pttl, fencingToken, waiters, readers: left.readers };
   }
 
   /**
@@ -431,17 +432,20 @@ export class LockScripts implements LockStore {
   }
 
   /**
-   * The read-only `LOCK_HELD` of a key held by readers, in plain reads (two round trips): the
-   * longest lease left of the readers whose key is still there (-1 if one has no expiry), or
-   * undefined when none is.
+   * The read-only `LOCK_HELD` of a key held by readers, in plain reads (two round trips): how many
+   * readers' keys are still there, and the longest lease left of theirs (-1 if one has no
+   * expiry), or undefined when none is.
    */
-  private async readersLeft(lock: string): Promise<number | undefined> {
+  private async readersLeft(lock: string): Promise<{ pttl: number; readers: number } | undefined> {
     const [entries] = await this.driver.read([['HGETALL', `${lock}:readers`]]);
     const fields = flatPairs(entries);
     const readers: ReadCommand[] = [];
     for (let i = 0; i < fields.length; i += 2) readers.push(['PTTL', `${lock}:reader:${fields[i]}`]);
     if (readers.length === 0) return undefined;
-    return longestLease((await this.driver.read(readers)).map(Number));
+    const pttls = (await this.driver.read(readers)).map(Number);
+    const pttl = longestLease(pttls);
+    // -2: that reader's key is gone (crashed, its lease ran out).
+    return pttl === undefined ? undefined : { pttl, readers: pttls.filter((left) => left !== -2).length };
   }
 
   /** The semaphore of the same key, with plain reads (see `semaphore/semaphore-inspect.ts`). */
