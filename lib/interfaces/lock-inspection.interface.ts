@@ -43,7 +43,7 @@ export interface SemaphoreInspection {
   limit?: number;
   /** Permits held now, by all holders together. */
   used: number;
-  /** Each live acquisition holding permits. */
+  /** Each live acquisition holding permits, oldest first (by fencing token). */
   holders: SemaphorePermitHolder[];
   /** How many callers wait in the semaphore's queue. */
   waiters: number;

@@ -99,8 +99,14 @@ function holderSnapshot(token: string, value: string, pttl: number): SemaphoreHo
   return { token, permits: Number(match[1]), fencingToken: Number(match[2]), pttl };
 }
 
+/**
+ * Holders oldest first, by fencing token (every acquisition raises it): Redis' hash keeps no order
+ * once its fields outgrow the compact encoding, and the memory store keeps insertion order, so the
+ * stores would list one semaphore differently, and the board's first holders would be any.
+ */
 function snapshotOf(limit: string, waiters: number, holders: SemaphoreHolderSnapshot[]): SemaphoreSnapshot | null {
   if (holders.length === 0 && waiters === 0) return null;
+  holders.sort((a, b) => a.fencingToken - b.fencingToken);
   return { limit: /^\d+$/.test(limit) ? Number(limit) : null, holders, waiters };
 }
 
