@@ -83,7 +83,7 @@ export class LockConflictInterceptor implements NestInterceptor {
   }
 
   /**
-   * A read (`isLocked`, `inspect`) Redis did not answer within its bound: 503, as a lock's wait
+   * A read (`isLocked`, `inspect`) or a `tryAcquire()` Redis did not answer within its bound: 503, as a lock's wait
    * Redis left unanswered gets, without the key the message names.
    */
   private unanswered(error: unknown): ServiceUnavailableException {

@@ -22,7 +22,7 @@ async function runDemo(env: NodeJS.ProcessEnv): Promise<{ stdout: string; stderr
   // at 9 printed both): they say what a slow Redis costs, and the figures are checked below.
   const slow = [
     /^\[Cron\] Missed execution deadline by \d+ms for job "stock-count"/,
-    /WARN \[RedisLock\] PriceFeed could not try for the leadership "price-feed" \(Redis did not answer the acquire of lock "price-feed" within \d+ ms\.\); retrying\.$/,
+    /WARN \[RedisLock\] PriceFeed could not try for the leadership "price-feed" \(tryAcquire\("price-feed"\): Redis did not answer within \d+ ms\.\); retrying\.$/,
     /WARN \[RedisLock\] Release messages for lock "[\w:-]+" could not be subscribed within \d+ ms; waiters poll every \d+ ms meanwhile\.$/,
   ];
   const ours = stderr

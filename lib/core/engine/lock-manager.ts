@@ -536,11 +536,15 @@ export class LockManager implements LockOwner, LockRunner {
     try {
       // No waiting, but no hanging either: a late answer gets the grace, then the call fails.
       const settled = await this.attempt(key, names, token, timing, false, LAST_ATTEMPT_GRACE_MS, options?.signal, calledAt, sent);
-      if (settled === TIMED_OUT) throw this.noAnswer(key, this.attemptBound(LAST_ATTEMPT_GRACE_MS));
+      // Refused as isLocked() and inspect() are: naming the call, and answered 503 by the interceptor.
+      if (settled === TIMED_OUT) {
+        this.backend.unanswered?.();
+        throw unansweredRead(`${tryAcquireCall(key, options)}: Redis did not answer within ${Math.round(this.attemptBound(LAST_ATTEMPT_GRACE_MS))} ms.`);
+      }
       // A reply that came after its lease ran out was given back: the lock is not ours, and
       // nobody else's either (it was free): not "busy", which a job would take for a run elsewhere.
       if (settled === STALE_REPLY) {
-        throw new RedisLockError(`Redis granted lock ${quoteKey(key)} but its reply came after the lease (${timing.ttl} ms) had run out here; it was given back.`);
+        throw new RedisLockError(`${tryAcquireCall(key, options)}: Redis granted the lock but its reply came after the lease (${timing.ttl} ms) had run out here; it was given back.`);
       }
       outcome = settled;
     } catch (error) {
@@ -549,7 +553,7 @@ export class LockManager implements LockOwner, LockRunner {
       if (this.listening) this.emit({ type: 'not-acquired', key, name, ...(keys && { keys }), waitedMs: this.clock.now() - calledAt, outcome: options?.signal?.aborted ? 'aborted' : 'error', afterWaiting: false, at: Date.now() });
       const ended = endedByShutdown(this.closed, key, this.clock.now() - calledAt, error, options?.signal);
       // The caller's own abort reason stays its own; a client's error is named as the call.
-      throw ended !== error || (options?.signal?.aborted === true && error === options.signal.reason) ? ended : storeFailure(error, `tryAcquire(${quoteKey(key)})`);
+      throw ended !== error || (options?.signal?.aborted === true && error === options.signal.reason) ? ended : storeFailure(error, tryAcquireCall(key, options));
     } finally {
       this.settledAcquire();
     }
@@ -1065,3 +1069,11 @@ function steppedDown(lock: Lock): boolean {
 
 /** The chain outside any lock. */
 const NO_LOCKS: readonly (HeldLock | MultiLock | ReentrantLock)[] = [];
+
+/**
+ * How a `tryAcquire` names itself in its errors: `tryAcquire("k")`, or `tryAcquire(keys), key "k"`
+ * for one key of a multi-key call (the caller passed a list, not that key).
+ */
+function tryAcquireCall(key: string, options: AnyLockOptions | undefined): string {
+  return partOf(options) === undefined ? `tryAcquire(${quoteKey(key)})` : `tryAcquire(keys), key ${quoteKey(key)}`;
+}

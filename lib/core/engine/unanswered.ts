@@ -3,7 +3,7 @@ import { RedisLockError } from '../../errors/redis-lock.error.js';
 const unanswered = new WeakSet<Error>();
 
 /**
- * A read Redis did not answer within its bound (`LockManager.untilShutdown`): a `RedisLockError`
+ * A read (`LockManager.untilShutdown`) or a `tryAcquire()` Redis did not answer within its bound: a `RedisLockError`
  * that the lock board and `LockConflictInterceptor` answer 503, as a wait Redis left unanswered
  * is answered, not a 500 and an error log per request (or per poll of an open board tab).
  */
