@@ -20,13 +20,20 @@ import { REDIS_LOCK_MODULE_OPTIONS } from './redis-lock.module-definition.js';
 import { isShutdownReason } from './errors/shutdown-reason.js';
 import { isUnansweredRead } from './core/engine/unanswered.js';
 import { LOCKED_METADATA } from './redis-lock.constants.js';
+import { LAST_ATTEMPT_GRACE_MS } from './core/engine/waiter-timing.js';
 
 /**
  * Turns a `LockNotAcquiredError` that reaches an HTTP route into 409 Conflict (or 503 when
  * Redis did not answer), instead of the 500 Nest gives unknown errors. Registered globally by
  * `RedisLockModule`, so it covers a `@Locked` handler and a handler that calls a `@Locked`
  * provider method alike. It only maps errors: the lock itself is taken by the method wrapper,
- * after pipes, so a method is never locked twice.
+ * after pipes, so a method is never locked twice. A 503 for a Redis that did not answer carries
+ * `Retry-After: 1`.
+ *
+ * GraphQL resolvers, microservice (RPC) handlers and WebSocket gateways get the same exceptions,
+ * never naming the key (unless `exposeKeyInHttpErrors`): @nestjs/graphql turns them into its
+ * error codes (`CONFLICT`, `SERVICE_UNAVAILABLE`, `BAD_REQUEST`), the RPC and WebSocket default
+ * filters answer them as any unknown error; the library's error is their `cause`.
  *
  * With `globalInterceptor: false` the module installs no `APP_INTERCEPTOR`; apply it where you
  * want the mapping, in a module that imports `RedisLockModule` (or with `isGlobal: true`).
@@ -47,26 +54,34 @@ export class LockConflictInterceptor implements NestInterceptor {
   }
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    if (context.getType() !== 'http') return next.handle();
+    const http = context.getType() === 'http';
     // A skipped `@Locked(..., { onBusy: 'skip' })` route that returns an Observable completes
     // empty, which Nest answers with 500 and an error log (it sends the last value): it answers
     // as the same route returning a Promise does, 200 with no body.
-    const handled = skipsWhenBusy(context) ? next.handle().pipe(defaultIfEmpty(undefined)) : next.handle();
-    return handled.pipe(
-      catchError((error: unknown) =>
-        throwError(() =>
-          error instanceof LockNotAcquiredError
-            ? this.toHttp(error)
-            : error instanceof LockKeyError
-              ? this.badKey(error)
-              : isShutdownReason(error)
-                ? this.closing(error)
-                : isUnansweredRead(error)
-                  ? this.unanswered(error)
-                  : error,
-        ),
-      ),
-    );
+    const handled = http && skipsWhenBusy(context) ? next.handle().pipe(defaultIfEmpty(undefined)) : next.handle();
+    // NOTE: under GraphQL, RPC (microservices) and WebSockets too, where a lock error's message
+    // would reach the client with its key (a GraphQL error carries it as is, and so does any
+    // exception filter that forwards a message). They get the same `HttpException`s: without the
+    // key, their status saying busy (409), unavailable (503) or a bad key (400), which
+    // @nestjs/graphql turns into its error codes (`CONFLICT`, ...) and which the transports'
+    // default filters answer as any unknown error, without its message.
+    return handled.pipe(catchError((error: unknown) => throwError(() => this.answer(error, http ? context : undefined))));
+  }
+
+  /** What a request gets for `error`; `http`: its context, when a `Retry-After` can be set on its response. */
+  private answer(error: unknown, http: ExecutionContext | undefined): unknown {
+    if (error instanceof LockNotAcquiredError) {
+      if (error.cause === undefined) return this.busy(error);
+      if (!isShutdownReason(error.cause)) retryAfter(http);
+      return this.unavailable(error);
+    }
+    if (error instanceof LockKeyError) return this.badKey(error);
+    if (isShutdownReason(error)) return this.closing(error);
+    if (isUnansweredRead(error)) {
+      retryAfter(http);
+      return this.unanswered(error);
+    }
+    return error;
   }
 
   /**
@@ -90,13 +105,36 @@ export class LockConflictInterceptor implements NestInterceptor {
     return new ServiceUnavailableException('The lock service is unavailable: Redis did not answer. Try again later.', { cause: error });
   }
 
-  private toHttp(error: LockNotAcquiredError): ConflictException | ServiceUnavailableException {
-    const what = this.exposeKey ? `Lock ${quoteKey(error.key)}` : 'The resource';
-    if (error.cause !== undefined) {
-      return new ServiceUnavailableException(`${what} could not be locked: the lock service is unavailable. Try again later.`, { cause: error });
-    }
-    return new ConflictException(`${what} is locked by another operation. Try again later.`, { cause: error });
+  /** The lock held by another operation for as long as the call waited: 409. */
+  private busy(error: LockNotAcquiredError): ConflictException {
+    return new ConflictException(`${this.locked(error)} is locked by another operation. Try again later.`, { cause: error });
   }
+
+  /** A wait Redis did not answer, or that the application's shutdown ended: 503. */
+  private unavailable(error: LockNotAcquiredError): ServiceUnavailableException {
+    return new ServiceUnavailableException(`${this.locked(error)} could not be locked: the lock service is unavailable. Try again later.`, { cause: error });
+  }
+
+  private locked(error: LockNotAcquiredError): string {
+    return this.exposeKey ? `Lock ${quoteKey(error.key)}` : 'The resource';
+  }
+}
+
+/**
+ * Seconds an HTTP client is told to wait (`Retry-After`) after a 503 for a Redis that did not
+ * answer: the bound the library gives an unanswered attempt (1 s), so that clients space their
+ * retries by what one costs here, not a promise of when Redis is back. A 409 gets none: when the
+ * holder lets go is not known to a waiter (it renews its lease for as long as it works), and a
+ * 503 for a closing application none either (a retry goes to another instance at once).
+ */
+const RETRY_AFTER_SECONDS = String(Math.ceil(LAST_ATTEMPT_GRACE_MS / 1000));
+
+/** Sets `Retry-After` on an HTTP request's response (Express' and Fastify's alike), unless it has started (SSE). */
+function retryAfter(context: ExecutionContext | undefined): void {
+  if (context === undefined) return;
+  const response = context.switchToHttp().getResponse<{ header?: (name: string, value: string) => unknown; headersSent?: boolean; sent?: boolean; raw?: { headersSent?: boolean } } | undefined>();
+  if (typeof response?.header !== 'function' || response.headersSent === true || response.sent === true || response.raw?.headersSent === true) return;
+  response.header('Retry-After', RETRY_AFTER_SECONDS);
 }
 
 /** The module's global `APP_INTERCEPTOR`, unless `globalInterceptor` is `false`. */

@@ -135,7 +135,8 @@ export interface RedisLockModuleOptions extends LockTimingOptions, FairnessOptio
    */
   waitForReplicas?: WaitForReplicasOptions;
   /**
-   * Whether the 409 response for a busy lock on an HTTP route names the lock key. Keys are often
+   * Whether the 409 response for a busy lock on an HTTP route names the lock key (and so the
+   * errors `LockConflictInterceptor` gives GraphQL, RPC and WebSocket handlers). Keys are often
    * built from ids the client should not learn, so the default is `false`.
    */
   exposeKeyInHttpErrors?: boolean;
