@@ -33,6 +33,14 @@ export function jobLockDecorator(role: JobRole, options: JobLockOptions | undefi
     if (isStatic) {
       throw new RedisLockError(`@${role}() on ${where}: static methods are not supported; decorate an instance method of a provider.`);
     }
+    // NOTE: Nest's explorers (@nestjs/schedule's, and this module's, which checks and claims every
+    // job's keys at startup) list a class' methods by their string names only: a job named by a
+    // Symbol would never run on its @Cron/@Interval, and its lock would go unchecked.
+    if (typeof propertyKey === 'symbol') {
+      throw new RedisLockError(
+        `@${role}() on ${className}[${String(propertyKey)}]: a job method must be named by a string, not a Symbol: Nest's schedulers and the module's startup checks find methods by their string names only, so it would never run on its schedule, nor have its lock key checked. Give the method a string name.`,
+      );
+    }
     const checked = checkJobOptions(options, role, where);
     // The other job decorator's spec: on the function it made, or, when a decorator between the
     // two replaced that function without its metadata (a logging wrapper), on the method's name.
