@@ -6,6 +6,7 @@ import type { ReleaseSubscriber } from './drivers/redis-driver.js';
 import type { LockLogger } from '../../engine/lock-logger.js';
 import type { RedisClient } from './drivers/redis-client.js';
 import { setImmediate } from '../../time/real-timers.js';
+import { WAITER_REFRESH_MS } from '../../engine/waiter-timing.js';
 
 /** A waiter's registration with the notifier. */
 export interface ReleaseWatch {
@@ -210,16 +211,25 @@ export class ReleaseNotifier {
 
   /** The subscriber connection, opened by the client's driver on first use. */
   private connection(): ReleaseSubscriber {
-    this.subscriber ??= driverFor(this.client).subscriber((channel, message) => {
-      if (message === FREED_MESSAGE) {
-        const waiters = this.channels.get(channel)?.waiters;
-        if (waiters !== undefined) freeOne(waiters);
-        return;
-      }
-      const separator = message.indexOf(':');
-      const waiter = this.channels.get(channel)?.waiters.get(message.slice(0, separator));
-      waiter?.deliver(Number(message.slice(separator + 1)));
-    });
+    this.subscriber ??= driverFor(this.client).subscriber(
+      (channel, message) => {
+        if (message === FREED_MESSAGE) {
+          const waiters = this.channels.get(channel)?.waiters;
+          if (waiters !== undefined) freeOne(waiters);
+          return;
+        }
+        const separator = message.indexOf(':');
+        const waiter = this.channels.get(channel)?.waiters.get(message.slice(0, separator));
+        waiter?.deliver(Number(message.slice(separator + 1)));
+      },
+      // An error, not a warning: the application's own setting ends the release messages, and
+      // nothing else would say so (every lock call still succeeds, slower).
+      (cause) =>
+        this.logger.error(
+          `Release messages stopped: the connection this process hears lock releases on dropped, and the Redis client's reconnect strategy (socket.reconnectStrategy) gave it up (${cause instanceof Error ? cause.message : String(cause)}). ` +
+            `Waiters find a freed lock only by polling (every ${WAITER_REFRESH_MS} ms) until a wait on a lock nobody here waits for opens it again. Give the client a socket.reconnectStrategy that keeps retrying.`,
+        ),
+    );
     return this.subscriber;
   }
 }

@@ -229,7 +229,7 @@ export class NodeRedisDriver implements RedisDriver {
    * Cluster's or Sentinel's duplicate, whose node connections node-redis gives up at once, is
    * made again, and the driver subscribes it to the channels still wanted.
    */
-  subscriber(onMessage: (channel: string, message: string) => void): ReleaseSubscriber {
+  subscriber(onMessage: (channel: string, message: string) => void, onGivenUp?: (cause: unknown) => void): ReleaseSubscriber {
     const listener: Listener = (message, channel) => onMessage(channel, message);
     const subscribe = (connection: PubSubConnection, channel: string, sharded: boolean) => (sharded ? connection.sSubscribe(channel, listener) : connection.subscribe(channel, listener));
     const unsubscribe = (connection: PubSubConnection, channel: string, sharded: boolean) =>
@@ -335,9 +335,17 @@ export class NodeRedisDriver implements RedisDriver {
       up = false;
       const delay = reconnectDelay(strategy, 0, cause);
       // The application's strategy gives up: the next subscribe makes the duplicate again.
-      if (delay === false) connecting = undefined;
-      else track(open(1, delay)).catch(() => undefined);
+      if (delay === false) {
+        connecting = undefined;
+        onGivenUp?.(cause);
+      } else reconnect(delay);
     }
+    /** Reconnects after a drop; told when the application's strategy gives up on the way. */
+    const reconnect = (delay: number): void => {
+      track(open(1, delay)).catch((error: unknown) => {
+        if (!closed) onGivenUp?.(error);
+      });
+    };
     const watch = (made: PubSubConnection): void => {
       made.on('connect', () => {
         connectingNow = false;
@@ -354,9 +362,10 @@ export class NodeRedisDriver implements RedisDriver {
         if (delay === false) {
           // The application's strategy gives up: the next subscribe opens the connection again.
           connecting = undefined;
+          onGivenUp?.(error);
           return;
         }
-        track(open(1, delay)).catch(() => undefined);
+        reconnect(delay);
       });
       // A Cluster's duplicate: node-redis moves the listeners of a master it stopped using to the
       // slot's new owner, ours included, and destroys the old pub/sub client, which rejects a

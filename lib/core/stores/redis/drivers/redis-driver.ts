@@ -140,9 +140,11 @@ export interface RedisDriver {
   /**
    * A new connection for release messages; `onMessage(channel, message)` gets each one. On a
    * Cluster it takes both kinds of subscription: each server publishes sharded or not by its
-   * version.
+   * version. `onGivenUp(cause)`: the connection dropped and the client's own reconnect strategy
+   * gave it up (node-redis' `reconnectStrategy: false`, or one that returned `false`): no release
+   * message comes until the next `subscribe` opens it again.
    */
-  subscriber(onMessage: (channel: string, message: string) => void): ReleaseSubscriber;
+  subscriber(onMessage: (channel: string, message: string) => void, onGivenUp?: (cause: unknown) => void): ReleaseSubscriber;
   /**
    * Every master to PING for a health check: on a Cluster, each master of the client's slot
    * map, including one the client lost its connection to (its PING then fails), so that a
