@@ -3,6 +3,7 @@ import {
   BadRequestException,
   ConflictException,
   Inject,
+  InternalServerErrorException,
   Injectable,
   ServiceUnavailableException,
   type CallHandler,
@@ -15,6 +16,7 @@ import { SSE_METADATA } from '@nestjs/common/constants.js';
 import { catchError, defaultIfEmpty, throwError, type Observable } from 'rxjs';
 import { LockNotAcquiredError } from './errors/lock-not-acquired.error.js';
 import { LockKeyError } from './errors/lock-key.error.js';
+import { RedisLockError } from './errors/redis-lock.error.js';
 import type { RedisLockModuleOptions } from './interfaces/redis-lock-options.interface.js';
 import { REDIS_LOCK_MODULE_OPTIONS } from './redis-lock.module-definition.js';
 import { isShutdownReason } from './errors/shutdown-reason.js';
@@ -33,7 +35,9 @@ import { LAST_ATTEMPT_GRACE_MS } from './core/engine/waiter-timing.js';
  * GraphQL resolvers, microservice (RPC) handlers and WebSocket gateways get the same exceptions,
  * never naming the key (unless `exposeKeyInHttpErrors`): @nestjs/graphql turns them into its
  * error codes (`CONFLICT`, `SERVICE_UNAVAILABLE`, `BAD_REQUEST`), the RPC and WebSocket default
- * filters answer them as any unknown error; the library's error is their `cause`.
+ * filters answer them as any unknown error; the library's error is their `cause`. Under GraphQL,
+ * which shows a client any error's message, every other `RedisLockError` becomes a 500
+ * (`INTERNAL_SERVER_ERROR`) without it.
  *
  * With `globalInterceptor: false` the module installs no `APP_INTERCEPTOR`; apply it where you
  * want the mapping, in a module that imports `RedisLockModule` (or with `isGlobal: true`).
@@ -65,11 +69,15 @@ export class LockConflictInterceptor implements NestInterceptor {
     // key, their status saying busy (409), unavailable (503) or a bad key (400), which
     // @nestjs/graphql turns into its error codes (`CONFLICT`, ...) and which the transports'
     // default filters answer as any unknown error, without its message.
-    return handled.pipe(catchError((error: unknown) => throwError(() => this.answer(error, http ? context : undefined))));
+    const graphql = context.getType<string>() === 'graphql';
+    return handled.pipe(catchError((error: unknown) => throwError(() => this.answer(error, http ? context : undefined, graphql))));
   }
 
-  /** What a request gets for `error`; `http`: its context, when a `Retry-After` can be set on its response. */
-  private answer(error: unknown, http: ExecutionContext | undefined): unknown {
+  /**
+   * What a request gets for `error`; `http`: its context, when a `Retry-After` can be set on its
+   * response; `graphql`: a GraphQL request's, whose client gets the message of any error.
+   */
+  private answer(error: unknown, http: ExecutionContext | undefined, graphql: boolean): unknown {
     if (error instanceof LockNotAcquiredError) {
       if (error.cause === undefined) return this.busy(error);
       if (!isShutdownReason(error.cause)) retryAfter(http);
@@ -80,6 +88,12 @@ export class LockConflictInterceptor implements NestInterceptor {
     if (isUnansweredRead(error)) {
       retryAfter(http);
       return this.unanswered(error);
+    }
+    // Any other lock error (a lost lock, a failed release) a GraphQL client would read with its
+    // key; Nest answers it 500 without its message over HTTP, and so do the RPC and WebSocket
+    // default filters.
+    if (graphql && !this.exposeKey && error instanceof RedisLockError) {
+      return new InternalServerErrorException('The lock service failed.', { cause: error });
     }
     return error;
   }

@@ -7,7 +7,8 @@
  * not answer and a bad key from the request looked alike. They now get what an HTTP route gets:
  * 409, 503 or 400 as an `HttpException` without the key (@nestjs/graphql turns it into its
  * `CONFLICT`, ... codes; the RPC and WebSocket default filters answer it as any unknown error),
- * the library's error as its `cause`.
+ * the library's error as its `cause`. Under GraphQL, which shows the client any error's message,
+ * every other lock error (a lost lock here) was read with its key too; it is now a 500 without it.
  *
  * Neither @nestjs/graphql nor @nestjs/microservices nor @nestjs/websockets is a dependency: the
  * handlers are run the way those packages run theirs, through Nest's `ExternalContextCreator`,
@@ -34,7 +35,16 @@ class Handlers {
   async held(id: string): Promise<boolean> {
     return this.locks.isLocked(`secret:order:${id}`);
   }
+
+  /** A handler whose lock is deleted in Redis behind its back (an eviction, an operator): its extend() finds it lost. */
+  async lose(id: string): Promise<void> {
+    const lock = await this.locks.acquire(`secret:order:${id}`);
+    await deleteBehindItsBack!(`lock:{secret:order:${id}}`);
+    await lock.extend();
+  }
 }
+
+let deleteBehindItsBack: ((name: string) => Promise<unknown>) | undefined;
 
 describe('LockConflictInterceptor outside HTTP', () => {
   // Its own server, since it is frozen.
@@ -47,7 +57,7 @@ describe('LockConflictInterceptor outside HTTP', () => {
   });
 
   /** `method` of the handlers, run as a transport of `type` runs its handlers (global interceptors, no filters). */
-  const run = (type: string, method: 'ship' | 'held', ...args: unknown[]): Promise<unknown> => {
+  const run = (type: string, method: 'ship' | 'held' | 'lose', ...args: unknown[]): Promise<unknown> => {
     const handlers = moduleRef!.get(Handlers);
     const handler = moduleRef!.get(ExternalContextCreator).create(handlers, handlers[method] as (...args: unknown[]) => unknown, method, undefined, undefined, undefined, undefined, { guards: false, interceptors: true, filters: false }, type);
     return handler(...args).then(() => undefined, (error: unknown) => error);
@@ -73,6 +83,9 @@ describe('LockConflictInterceptor outside HTTP', () => {
     expect(badKey.map(seen)).toEqual(types.map(() => ({ status: 400, namesKey: false, cause: true })));
     expect(badKey.map((error) => (error as Error).cause)).toEqual(types.map(() => expect.any(LockKeyError)));
     await holder.release();
+    deleteBehindItsBack = (name) => own.redis().del(name);
+    const lost = await run('graphql', 'lose', '43');
+    expect(seen(lost)).toEqual({ status: 500, namesKey: false, cause: true });
     own.server().pause();
     const unanswered = await Promise.all(types.map((type) => run(type, 'held', '42')));
     expect(unanswered.map(seen)).toEqual(types.map(() => ({ status: 503, namesKey: false, cause: true })));
