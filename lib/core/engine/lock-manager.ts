@@ -3,6 +3,7 @@ import { setMaxListeners } from 'node:events';
 import { Subject, type Observable } from 'rxjs';
 import { RedisLockError } from '../../errors/redis-lock.error.js';
 import { LockLostError } from '../../errors/lock-lost.error.js';
+import { LockNotAcquiredError } from '../../errors/lock-not-acquired.error.js';
 import { shutDownRefusal, shutdownReason } from '../../errors/shutdown-reason.js';
 import { storeFailure } from './store-failure.js';
 import { endedByShutdown } from './ended-by-shutdown.js';
@@ -35,7 +36,7 @@ import { matchFencing, ReentrantLock } from './reentrant-lock.js';
 import type { LockBackend, ReleaseWatcher } from './lock-backend.js';
 import { RenewalScheduler } from './renewal-scheduler.js';
 import { settleWithin, TIMED_OUT } from '../time/settle-within.js';
-import { unansweredRead } from './unanswered.js';
+import { isUnansweredRead, unansweredRead } from './unanswered.js';
 import { Acquisition, STALE_REPLY, type AcquisitionHost, type AttemptOutcome, type SentAttempt } from './acquisition.js';
 import { BARGING, type FairnessRule } from './fairness.js';
 import { LockParking, type ParkingHost } from './lock-parking.js';
@@ -322,7 +323,12 @@ export class LockManager implements LockOwner, LockRunner {
     if (parked === undefined) return this.startAcquisition(key, names, timing, options, semaphore, read, fairness, calledAt).run(this.endAcquire);
     if (parked instanceof HeldLock) return Promise.resolve(parked);
     const since = calledAt ?? this.clock.now();
-    return parked.then(() => this.acquireOne(key, options, since, call, true));
+    return parked.then(
+      () => this.acquireOne(key, options, since, call, true),
+      (error: unknown) => {
+        throw this.notAcquiredBehindPark(key, since, error);
+      },
+    );
   }
 
   /**
@@ -359,7 +365,10 @@ export class LockManager implements LockOwner, LockRunner {
         return;
       }
       const since = calledAt ?? this.clock.now();
-      parked.then(() => this.acquireOneThen(key, options, onLock, onFailed, since, true), onFailed);
+      parked.then(
+        () => this.acquireOneThen(key, options, onLock, onFailed, since, true),
+        (error: unknown) => onFailed(this.notAcquiredBehindPark(key, since, error)),
+      );
       return;
     }
     const { timing, names, semaphore, read, fairness } = prepared;
@@ -522,7 +531,9 @@ export class LockManager implements LockOwner, LockRunner {
     const parked = this.parked(key, prepared, options, LAST_ATTEMPT_GRACE_MS, undefined, again);
     if (parked instanceof HeldLock) return parked;
     if (parked !== undefined) {
-      await parked;
+      await parked.catch((error: unknown) => {
+        throw isUnansweredRead(error) ? this.tryAcquireUnanswered(key, options, LAST_ATTEMPT_GRACE_MS) : error;
+      });
       return this.tryAcquireOne(key, options, true);
     }
     const calledAt = this.clock.now();
@@ -539,7 +550,7 @@ export class LockManager implements LockOwner, LockRunner {
       // Refused as isLocked() and inspect() are: naming the call, and answered 503 by the interceptor.
       if (settled === TIMED_OUT) {
         this.backend.unanswered?.();
-        throw unansweredRead(`${tryAcquireCall(key, options)}: Redis did not answer within ${Math.round(this.attemptBound(LAST_ATTEMPT_GRACE_MS))} ms.`);
+        throw this.tryAcquireUnanswered(key, options, this.attemptBound(LAST_ATTEMPT_GRACE_MS));
       }
       // A reply that came after its lease ran out was given back: the lock is not ours, and
       // nobody else's either (it was free): not "busy", which a job would take for a run elsewhere.
@@ -1015,7 +1026,22 @@ export class LockManager implements LockOwner, LockRunner {
 
   private noAnswer(key: string, bound: number): RedisLockError {
     this.backend.unanswered?.();
-    return new RedisLockError(`Redis did not answer the acquire of lock ${quoteKey(key)} within ${Math.round(bound)} ms.`);
+    return unansweredRead(`Redis did not answer the acquire of lock ${quoteKey(key)} within ${Math.round(bound)} ms.`);
+  }
+
+  /** A `tryAcquire` Redis did not answer within `bound` ms, refused as `isLocked()` and `inspect()` are: naming the call, answered 503 by the interceptor. */
+  private tryAcquireUnanswered(key: string, options: AnyLockOptions | undefined, bound: number): RedisLockError {
+    return unansweredRead(`${tryAcquireCall(key, options)}: Redis did not answer within ${Math.round(bound)} ms.`);
+  }
+
+  /**
+   * What an `acquire` that waited for its process' parking release rejects with when Redis did
+   * not answer that release within the call's bound: not acquired, as when Redis leaves its own
+   * attempt unanswered, the silence as `cause` (a route answers 503, `onBusy: 'skip'` does not
+   * skip). Other errors (shutdown, the caller's abort) pass as they are.
+   */
+  private notAcquiredBehindPark(key: string, since: number, error: unknown): unknown {
+    return isUnansweredRead(error) ? new LockNotAcquiredError(key, this.clock.now() - since, { cause: error }) : error;
   }
 
   /**
