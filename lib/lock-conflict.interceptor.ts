@@ -112,8 +112,8 @@ export class LockConflictInterceptor implements NestInterceptor {
   }
 
   /**
-   * A read (`isLocked`, `inspect`) or a `tryAcquire()` Redis did not answer within its bound: 503, as a lock's wait
-   * Redis left unanswered gets, without the key the message names.
+   * A read (`isLocked`, `inspect`) or a `tryAcquire()` Redis did not answer within its bound: 503,
+   * as a lock's wait Redis left unanswered gets, without the key the message names.
    */
   private unanswered(error: unknown): ServiceUnavailableException {
     return new ServiceUnavailableException('The lock service is unavailable: Redis did not answer. Try again later.', { cause: error });

@@ -162,10 +162,11 @@ export interface RedisLockModuleExtras {
   isGlobal?: boolean;
   /**
    * Install `LockConflictInterceptor` as a global `APP_INTERCEPTOR`, which maps a busy lock on
-   * any HTTP route to 409 (503 when Redis did not answer). With `false` the application
-   * decides: `@UseInterceptors(LockConflictInterceptor)` on the controllers that want the
-   * mapping (their module must see `RedisLockModule`: import it, or `isGlobal: true`).
-   * Default `true`.
+   * any HTTP route to 409 (503 when Redis did not answer), and the same errors of GraphQL
+   * resolvers, microservice handlers and WebSocket gateways to key-free `HttpException`s. With
+   * `false` the application decides: `@UseInterceptors(LockConflictInterceptor)` on the
+   * controllers that want the mapping (their module must see `RedisLockModule`: import it, or
+   * `isGlobal: true`). Default `true`.
    */
   globalInterceptor?: boolean;
 }
