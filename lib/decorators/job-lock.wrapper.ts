@@ -33,12 +33,11 @@ export function jobLockDecorator(role: JobRole, options: JobLockOptions | undefi
     if (isStatic) {
       throw new RedisLockError(`@${role}() on ${where}: static methods are not supported; decorate an instance method of a provider.`);
     }
-    // NOTE: Nest's explorers (@nestjs/schedule's, and this module's, which checks and claims every
-    // job's keys at startup) list a class' methods by their string names only: a job named by a
-    // Symbol would never run on its @Cron/@Interval, and its lock would go unchecked.
+    // NOTE: @nestjs/schedule finds a class' methods with Nest's MetadataScanner, which lists their
+    // string names only: a job named by a Symbol would never run on its @Cron/@Interval/@Timeout.
     if (typeof propertyKey === 'symbol') {
       throw new RedisLockError(
-        `@${role}() on ${className}[${String(propertyKey)}]: a job method must be named by a string, not a Symbol: Nest's schedulers and the module's startup checks find methods by their string names only, so it would never run on its schedule, nor have its lock key checked. Give the method a string name.`,
+        `@${role}() on ${className}[${String(propertyKey)}]: a job method must be named by a string, not a Symbol: @nestjs/schedule finds methods by their string names only, so it would never run on its schedule. Give the method a string name.`,
       );
     }
     const checked = checkJobOptions(options, role, where);

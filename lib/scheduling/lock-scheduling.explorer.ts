@@ -181,11 +181,11 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
     for (const { type } of found) providedTimes.set(type, (providedTimes.get(type) ?? 0) + 1);
     const logger = this.locks[LOCK_RUNNER].logger;
     for (const { wrapper, type, prototype } of found) {
-      for (const name of this.scanner.getAllMethodNames(prototype)) {
-        const method: unknown = (prototype as Record<string, unknown>)[name];
+      for (const name of methodNames(this.scanner, prototype)) {
+        const method: unknown = (prototype as Record<PropertyKey, unknown>)[name];
         const locked = typeof method === 'function' ? (Reflect.getOwnMetadata(LOCKED_METADATA, method) as { key?: unknown; options?: AnyLockOptions & { ttl?: unknown } } | undefined) : undefined;
         if (locked !== undefined) {
-          const where = `@Locked on ${(type as { name?: string }).name || '(anonymous class)'}.${name}`;
+          const where = `@Locked on ${(type as { name?: string }).name || '(anonymous class)'}.${String(name)}`;
           // Its ttl passed the decorator's own checks; those against the options of the module
           // whose LockService it uses come here (with two modules, not the other one's), and so
           // does the kind of lock (a semaphore, a read lock, barging), which quorum mode cannot
@@ -289,8 +289,8 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
     if (prototype === null) return;
     let locked = this.lockedPrototypes.get(prototype);
     if (locked === undefined) {
-      locked = this.scanner.getAllMethodNames(prototype).some((name) => {
-        const method: unknown = (prototype as Record<string, unknown>)[name];
+      locked = methodNames(this.scanner, prototype).some((name) => {
+        const method: unknown = (prototype as Record<PropertyKey, unknown>)[name];
         return typeof method === 'function' && Reflect.getOwnMetadata(LOCKED_METADATA, method) !== undefined;
       });
       this.lockedPrototypes.set(prototype, locked);
@@ -369,7 +369,27 @@ function tokenName(token: unknown): string {
  * method's name where it is defined, when a decorator applied after them replaced the function
  * without its metadata. Not on a name an undecorated override redefines in a subclass.
  */
-function jobSpecOf(prototype: object, name: string, method: Function): JobSpec | undefined {
+/**
+ * The method names of `prototype` and the classes it extends: Nest's `MetadataScanner` lists the
+ * string ones, and the Symbol ones follow. A `@Locked` method may be named by a Symbol; one of a
+ * provider made by a factory gets its `LockService` only if it is found here. (A job method may
+ * not: the job decorators refuse it, @nestjs/schedule would never run it.)
+ */
+function methodNames(scanner: MetadataScanner, prototype: object): (string | symbol)[] {
+  // A copy: the scanner caches its list per prototype.
+  const names: (string | symbol)[] = [...scanner.getAllMethodNames(prototype)];
+  const seen = new Set<symbol>();
+  for (let owner: object | null = prototype; owner !== null && owner !== Object.prototype; owner = Object.getPrototypeOf(owner) as object | null) {
+    for (const symbol of Object.getOwnPropertySymbols(owner)) {
+      if (seen.has(symbol)) continue;
+      seen.add(symbol);
+      if (typeof Object.getOwnPropertyDescriptor(owner, symbol)?.value === 'function') names.push(symbol);
+    }
+  }
+  return names;
+}
+
+function jobSpecOf(prototype: object, name: string | symbol, method: Function): JobSpec | undefined {
   const own = Reflect.getOwnMetadata(JOB_LOCK_METADATA, method) as JobSpec | undefined;
   if (own !== undefined) return own;
   let owner: object | null = prototype;

@@ -5,7 +5,8 @@
  * (it silently never ran), and the module's startup checks never saw it, so its lock key
  * (`Reports.Symbol(run)`) went unchecked and unclaimed (another job given that key explicitly
  * shared its lock without a `DuplicateLockKeyError`). It is now refused when the class is
- * defined, naming the class, the method and the decorator.
+ * defined, naming the class, the method and the decorator (the module's startup finds Symbol-named
+ * methods now, for `@Locked`; @nestjs/schedule still would not run it).
  */
 import { Injectable } from '@nestjs/common';
 import { describe, expect, it } from 'vitest';
