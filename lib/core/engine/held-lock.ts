@@ -112,6 +112,11 @@ export class HeldLock implements Lock, Renewable, Expiring {
   name?: string;
   /** The keys of the multi-key lock this key was taken for, for its events (see `LockEvent.keys`). */
   keys?: readonly string[];
+  /**
+   * A part of a multi-key call (`keys`) that has all its keys: its caller holds it. Before, the
+   * call waits for a later key, and a loss of this one makes it give back and take every key again.
+   */
+  private inWholeLock = false;
   readonly fencingToken: number;
 
   constructor(
@@ -392,6 +397,11 @@ export class HeldLock implements Lock, Renewable, Expiring {
     return renewed === true && this.held;
   }
 
+  /** A part of a multi-key lock whose every key is held: its loss is now the caller's (see `inWholeLock`). */
+  joinWholeLock(): void {
+    this.inWholeLock = true;
+  }
+
   /** The caller has the lock now: from here on its loss is reported. */
   handOut(): this {
     this.handedOut = true;
@@ -635,6 +645,9 @@ export class HeldLock implements Lock, Renewable, Expiring {
   private report(reason: LockLostReason, error: LockLostError): void {
     if (reason === 'shutdown') {
       this.owner.logger.warn(`Lock ${quoteKey(this.key)} was still held at shutdown; releasing it.`);
+    } else if (this.keys !== undefined && !this.inWholeLock) {
+      // No code ran under it: the multi-key call recovers within its wait (see `acquireAll`).
+      this.owner.logger.warn(`Lock ${quoteKey(this.key)}, taken first for a multi-key call, was lost while the call waited for its other keys (${reason}); every key is given back, and acquire() takes them again within its wait.`);
     } else {
       // Without a watchdog nothing was renewing it: its own ttl ran out.
       const when = this.autoRenew ? 'lock lost during renewal' : 'lock lost';

@@ -44,7 +44,10 @@ export class MultiLock implements MultiKeyLock {
       parts[0]!.fencingToken === undefined ? (undefined as unknown as Record<string, number>) : Object.freeze(Object.fromEntries(parts.map((part) => [part.key, part.fencingToken])));
     // A part that re-enters a lock of the chain has that outer lock's signal (see followSignal).
     this.signal = this.lost.signal;
-    for (const part of parts) this.unwatch.push(followSignal(part.signal, this.lost));
+    for (const part of parts) {
+      if (part instanceof HeldLock) part.joinWholeLock();
+      this.unwatch.push(followSignal(part.signal, this.lost));
+    }
     this.signal.addEventListener('abort', () => this.partLost(), { once: true });
     if (tell !== undefined && parts.some((part) => part instanceof HeldLock)) {
       const acquiredAt = tell.clock.now();
