@@ -12,6 +12,7 @@ import { LAST_ATTEMPT_GRACE_MS } from '../../engine/waiter-timing.js';
 import { tokenSince } from '../../engine/holder.js';
 import { RecentMap, RecentSet } from './recent-entries.js';
 import { majorityPttl } from '../../engine/lease-left.js';
+import { setImmediate } from '../../time/real-timers.js';
 
 /**
  * Quorum mode (the Redlock algorithm) over N independent Redis masters. A lock is held when a
@@ -433,12 +434,31 @@ export class QuorumStore implements LockStore {
     this.missedReleases.set(missedKey(index, lock, token), { index, lock, token });
   }
 
-  /** Shutdown: the releases nodes missed or have not answered, sent again (an owner-checked DEL: harmless where it is gone). */
+  /**
+   * Shutdown: the releases nodes missed or have not answered, sent again (an owner-checked DEL:
+   * harmless where it is gone), and the answers of the masters that answer waited for. A silent
+   * master's are not: frozen, it answers none before `shutdownTimeout`, which would make every
+   * close under a minority failure take all of it; what was written to its connection still runs
+   * once it resumes. One turn of the event loop is waited for all the same: a client that writes
+   * its commands then (node-redis) has written them before the application closes it.
+   */
   owedAtShutdown(): Promise<unknown> {
     const owed = [...this.missedReleases.values(), ...this.unanswered];
     this.missedReleases.clear();
     this.unanswered.clear();
-    return Promise.allSettled(owed.map(({ index, lock, token }) => this.nodes[index]!.quorumRelease(lock, token)));
+    const silent = this.nodes.map((_, index) => this.silence.refusal(index) !== undefined);
+    const answers: Promise<unknown>[] = [];
+    let unanswered = false;
+    for (const { index, lock, token } of owed) {
+      const sent = this.nodes[index]!.quorumRelease(lock, token);
+      if (!silent[index]) answers.push(sent);
+      else {
+        sent.catch(() => undefined);
+        unanswered = true;
+      }
+    }
+    if (unanswered) answers.push(new Promise((resolve) => setImmediate(resolve)));
+    return Promise.allSettled(answers);
   }
 
   /**
