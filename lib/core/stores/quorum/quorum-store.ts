@@ -190,10 +190,18 @@ export class QuorumStore implements LockStore {
    * making the caller wait for nodes that do not answer; busy if enough nodes said so.
    */
   private giveBack(keys: ScriptKeys, token: string, granted: number, busy: number, longestBusy: number, answers: (Answer<unknown> | undefined)[]): AcquireReply {
-    // Every master answered, none granted: nothing to give back (a waiter's polls of a held lock).
+    // Every master answered busy or was asked nothing (silent): nothing to give back (a waiter's
+    // polls of a held lock, under a minority failure too). What an earlier attempt of this token
+    // may have left on a silent master stays owed to it, as the round would have owed it.
     // Whole (EVAL): the token attempts again, and after a restart EVALSHA's NOSCRIPT retry would
     // run behind that attempt on the master's connection, deleting what it granted.
-    if (granted > 0 || busy < this.nodes.length) this.releaseRound(keys.lock, token, true).catch(() => undefined);
+    const silent = granted > 0 ? 0 : answers.filter((answer) => answer?.ok === false && answer.error instanceof SilentMaster).length;
+    if (granted > 0 || busy + silent < this.nodes.length) this.releaseRound(keys.lock, token, true).catch(() => undefined);
+    else if (silent > 0) {
+      answers.forEach((answer, index) => {
+        if (answer?.ok === false) this.owed(index, keys.lock, token, answer.error);
+      });
+    }
     if (busy > this.nodes.length - this.majority || (busy > 0 && granted + busy === this.nodes.length)) {
       return { acquired: false, pttl: longestBusy };
     }
