@@ -8,6 +8,9 @@ import type { RedisClient } from '../redis/drivers/redis-client.js';
  * lets one failure, or one stale grant, count for two. Compares the servers' `run_id` (`INFO
  * server`, which the least-privilege user may run) in the background: an entry that does not
  * answer (a node down at startup) is left out, and the check never delays or fails startup.
+ * Also reports an entry that reaches a replica (`INFO replication`): it refuses every write, so
+ * its part of each lock fails and the others run without a spare, while its reads repeat its
+ * master's copies.
  */
 export function reportSharedServers(clients: readonly RedisClient[], logger: LockLogger): void {
   // Each entry is compared as it answers: one that never does (a master frozen at startup) must
@@ -16,8 +19,17 @@ export function reportSharedServers(clients: readonly RedisClient[], logger: Loc
   clients.forEach((client, i) => {
     driverFor(client)
       .masters()
-      .then((masters) => Promise.all(masters.map((master) => master.info('server'))))
-      .then((infos) => {
+      .then((masters) => Promise.all(masters.map((master) => Promise.all([master.info('server'), master.info('replication').catch(() => '')]))))
+      .then((nodes) => {
+        const infos = nodes.map(([server]) => server);
+        for (const [, replication] of nodes) {
+          if (!/^role:slave\b/m.test(replication)) continue;
+          const of = [/^master_host:(\S+)/m.exec(replication)?.[1], /^master_port:(\d+)/m.exec(replication)?.[1]].filter(Boolean).join(':');
+          logger.error(
+            `Quorum mode: redis[${i}] is a replica (of ${of || 'a master'}), which refuses every write: each lock's part there fails, as on a master down, so one failure ` +
+              `less is survived, and its reads repeat its master's copies. List independent masters, not replicas.`,
+          );
+        }
         for (const id of new Set(infos.map((info) => /^run_id:(\w+)/m.exec(info)?.[1]).filter((found): found is string => found !== undefined))) {
           const other = entryOf.get(id);
           if (other === undefined) {
