@@ -6,6 +6,12 @@
 // bugs at once: most of a bug found early is its build and its processes starting, which
 // overlap; a `--seconds` budget is wall time, so with J > 1 each bug explores less in it
 // (`--seeds` counts schedules, the same whatever J).
+// `--known <file>`: a JSON object naming, for some simulator bugs, the schedule that found each
+// (`{ "<bug>": { "seed": S, "path": "P", "invariant": "..." } }`): such a bug's schedule is replayed
+// first (one schedule, no search), and counts as found when it breaks that invariant; when it
+// does not (the explorer's draws or the engine moved), the bug is searched for as without it, and
+// its row says the known schedule is stale. CI's bites test uses it: most of a search's time was
+// finding again, each run, the schedule it found the last time.
 // A patch whose header has a line `Explorer: real <options>` is a bug only real Redis shows (a
 // Cluster slot migration, say): its build runs the real-Redis explorer (explore/real/cli.mjs,
 // workers on that build through EXPLORE_PACKAGE) with those options, which bound its budget
@@ -29,7 +35,7 @@ function parse(argv) {
     else args[arg.slice(2)] = true;
   }
   for (const name of Object.keys(args)) {
-    if (!['seconds', 'seeds', 'seed', 'only', 'json', 'shrink-seconds', 'jobs'].includes(name)) throw new TypeError(`explore:bugs: unknown option --${name}; use --seconds S, --seeds N, --seed X, --only a,b, --shrink-seconds S, --jobs J, --json.`);
+    if (!['seconds', 'seeds', 'seed', 'only', 'json', 'shrink-seconds', 'jobs', 'known'].includes(name)) throw new TypeError(`explore:bugs: unknown option --${name}; use --seconds S, --seeds N, --seed X, --only a,b, --shrink-seconds S, --jobs J, --known FILE, --json.`);
   }
   return args;
 }
@@ -124,12 +130,19 @@ async function main() {
   if (only !== undefined && bugs.length !== only.size) throw new TypeError(`explore:bugs: --only names no bug of ${catalogue().map((b) => b.name).join(', ')}.`);
   const jobs = args.jobs === undefined ? 1 : Number(args.jobs);
   if (!Number.isInteger(jobs) || jobs < 1) throw new TypeError(`explore:bugs: --jobs must be a positive integer, got ${JSON.stringify(args.jobs)}.`);
+  const known = typeof args.known === 'string' ? JSON.parse(readFileSync(args.known, 'utf8')) : {};
+  for (const [name, schedule] of Object.entries(known)) {
+    const bug = bugs.find((b) => b.name === name) ?? catalogue().find((b) => b.name === name);
+    if (bug === undefined) throw new TypeError(`explore:bugs: --known names no bug: ${JSON.stringify(name)}.`);
+    if (bug.real !== undefined) throw new TypeError(`explore:bugs: --known gives a schedule for ${name}, a real-Redis bug; only the simulator's replay by seed and path.`);
+    if (!Number.isInteger(schedule?.seed) || typeof schedule.path !== 'string' || typeof schedule.invariant !== 'string') throw new TypeError(`explore:bugs: --known's entry for ${name} needs { seed, path, invariant }, got ${JSON.stringify(schedule)}.`);
+  }
   const results = new Array(bugs.length);
   let next = 0;
   const work = async () => {
     while (next < bugs.length) {
       const at = next++;
-      results[at] = await huntBug(bugs[at], { args, seconds, seed, shrinkSeconds });
+      results[at] = await huntBug(bugs[at], { args, seconds, seed, shrinkSeconds, known: known[bugs[at].name] });
     }
   };
   await Promise.all(Array.from({ length: Math.min(jobs, bugs.length) }, work));
@@ -140,10 +153,25 @@ async function main() {
 }
 
 /** Explores one seeded bug's build; its result, printed unless --json. */
-async function huntBug(bug, { args, seconds, seed, shrinkSeconds }) {
+async function huntBug(bug, { args, seconds, seed, shrinkSeconds, known }) {
   const { dir, cli, entry } = patchedExplorer(bug.file);
   try {
     let report;
+    let stale;
+    if (known !== undefined) {
+      // The schedule that found it before, alone: deterministic, so one run is its replay too.
+      const started = performance.now();
+      const invariant = await replayInvariant(cli, known.seed, known.path);
+      const seconds = (performance.now() - started) / 1000;
+      const replay = `seed ${known.seed} path ${known.path}`;
+      if (invariant === known.invariant) {
+        const result = { name: bug.name, title: bug.title, found: true, real: false, schedules: 1, seconds, invariant, replay, replayed: invariant, known: true };
+        if (!args.json) console.log(`FOUND   ${bug.name}: its known schedule (${replay}) breaks it again, ${seconds.toFixed(1)} s: ${invariant}`);
+        return result;
+      }
+      stale = `its known schedule (${replay}) showed ${invariant ?? 'no violation'}, not ${JSON.stringify(known.invariant)}: searched instead`;
+      console.error(`STALE   ${bug.name}: ${stale}`);
+    }
     if (bug.real) report = await exploreReal(entry, bug.real, seed);
     else {
       const budget = args.seeds === undefined ? ['--seconds', String(seconds)] : ['--seeds', String(args.seeds)];
@@ -164,7 +192,7 @@ async function huntBug(bug, { args, seconds, seed, shrinkSeconds }) {
       replayed = await replayInvariant(cli, report.failure.seed, report.failure.path);
       found = replayed === report.failure.violation?.invariant;
     }
-    const result = { name: bug.name, title: bug.title, found, real: bug.real !== undefined, schedules: report.failure ? report.failure.foundAfter : report.schedules, seconds: report.failure ? report.failure.foundAfterMs / 1000 : report.elapsedMs / 1000, invariant: report.failure?.violation?.invariant, replay, replayed };
+    const result = { name: bug.name, title: bug.title, found, real: bug.real !== undefined, schedules: report.failure ? report.failure.foundAfter : report.schedules, seconds: report.failure ? report.failure.foundAfterMs / 1000 : report.elapsedMs / 1000, invariant: report.failure?.violation?.invariant, replay, replayed, ...(stale === undefined ? {} : { stale }) };
     if (!args.json) {
       console.log(found
         ? `FOUND   ${bug.name}: after ${result.schedules} ${result.real ? 'real-Redis ' : ''}schedule(s), ${result.seconds.toFixed(1)} s: ${result.invariant}${result.real ? ` (${result.replay} with EXPLORE_PACKAGE set)` : ', the shrunk replay breaks it again'}`
