@@ -70,7 +70,9 @@ describe('deterministic simulation of the engine (explore/)', () => {
     // schedule, deterministic) instead of searched for from seed 1 every run (66 to 84 s of this
     // file's 78 to 102, two of them 8 to 27 s of search each); a known schedule that no longer
     // breaks its invariant (the draws or the engine moved) falls back to the search of before,
-    // with the same budget, and is named in the output: refresh it with the replay printed.
+    // with the same budget, and is named in the output: refresh it with the replay printed. The
+    // tree is built once, each bug's patched files alone compiled again (`--transpile-patched`):
+    // a build per bug was most of what was left (6.5 s of each bug's 10 on a loaded machine).
     const known = JSON.parse(readFileSync('explore/bugs/ci-known-schedules.json', 'utf8')) as Record<string, { seed: number; path: string; invariant: string }>;
     const only = [
       'release-without-owner-check',
@@ -87,7 +89,7 @@ describe('deterministic simulation of the engine (explore/)', () => {
     ];
     expect(only.filter((name) => known[name] === undefined)).toEqual([]);
     // Two at a time: each bug's build and process starts are most of its time, and they overlap.
-    const run = spawnSync(process.execPath, ['explore/bugs.mjs', '--only', only.join(','), '--known', 'explore/bugs/ci-known-schedules.json', '--seeds', '60', '--shrink-seconds', '0.5', '--jobs', '2'], { encoding: 'utf8' });
+    const run = spawnSync(process.execPath, ['explore/bugs.mjs', '--only', only.join(','), '--known', 'explore/bugs/ci-known-schedules.json', '--transpile-patched', '--seeds', '60', '--shrink-seconds', '0.5', '--jobs', '2'], { encoding: 'utf8' });
     const stale = run.stderr.split('\n').filter((line) => line.startsWith('STALE'));
     if (stale.length > 0) process.stdout.write(`known schedules to refresh in explore/bugs/ci-known-schedules.json:\n${stale.join('\n')}\n${run.stdout}`);
     expect(run.stdout, run.stderr).toContain(`bugs found: ${only.length} of ${only.length}`);
