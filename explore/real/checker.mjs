@@ -47,6 +47,7 @@
 //   { ev: 'told', p, sid, how, reason, t }            the section's lock reported lost (`how`: 'lost
 //                                                     event' or 'aborted', its signal), at any time
 //   { ev: 'ok', p, sid, t } | { ev: 'fail', p, sid, error, outcome, t }   the call settled
+//   { ev: 'read', p, what, t, done, outcome }         isLocked() or inspect() (`what`) asked at t, settled at done (`--freeze` schedules)
 //   { ev: 'stall', p, t, until }                      the worker's event loop did not run meanwhile;
 //                                                     `p` 'runner': the runner's, which carries every
 //                                                     link (the fault proxies): every worker's commands
@@ -163,6 +164,7 @@ export function check(history) {
   const closing = new Map();
   const closed = new Map();
   const store = [];
+  const reads = [];
   const quorumAcquired = [];
   const copies = new Map();
   let endOfHistory = 0;
@@ -188,6 +190,9 @@ export function check(history) {
         break;
       case 'store':
         store.push(event);
+        break;
+      case 'read':
+        reads.push(event);
         break;
       case 'enter':
       case 'redis-lease':
@@ -565,6 +570,7 @@ export function check(history) {
   checkInspections(sections, { dataLoss, deletedBetween, violate, quorum: quorumTarget });
   checkLeaders(entered, { heard, closed, kills, freezes, frozenAt, lossExcuses, deletionExcuses, name, violate });
   checkCloses({ closing, closed, freezes, faults, sections, violations });
+  checkReads(reads, { freezes, violations });
   checkStore(store, { closing, kills, faults, ttl, graceMs: history.graceMs ?? 1_000, violate });
   return violations;
 }
@@ -740,6 +746,31 @@ function checkLeaders(entered, { heard, closed, kills, freezes, frozenAt, lossEx
       }
       violate('leader-told', `leader term ${name(b)} began at ${fmt(b.enter)} while ${name(a)} (since ${fmt(a.enter)}) had not heard onLeadershipLost (${at === undefined ? 'it never did' : `it did at ${fmt(at)}`})`, b.enter);
       break;
+    }
+  }
+}
+
+/** The 1 s an attempt's answer is waited for, which bounds isLocked() and inspect() too (docs/guarantees.md). */
+const READ_BOUND = 1_000;
+
+/**
+ * isLocked() and inspect() settle within an attempt's 1 s grace (plus CLOSE_SLACK for a loaded
+ * machine), answered or refused, the time their worker was frozen meanwhile not counted: with
+ * Redis frozen, or a network cut that resets nothing, and a client without a command timeout,
+ * they are refused then (docs/guarantees.md), not held for as long as Redis is gone (the revert of
+ * c294d96, seeded bug 83). Judged on the `read` events of `--freeze` schedules (worker.mjs, `reads`).
+ */
+function checkReads(reads, { freezes, violations }) {
+  for (const read of reads) {
+    let frozen = 0;
+    for (const f of freezes(read.p)) frozen += Math.max(0, Math.min(f.until, read.done) - Math.max(f.t, read.t));
+    const took = read.done - read.t;
+    if (took - frozen > READ_BOUND + CLOSE_SLACK) {
+      violations.push({
+        invariant: 'read-unbounded',
+        message: `${read.what}() of ${read.p} asked at ${fmt(read.t)} settled (${read.outcome}) ${fmt(took)} later${frozen > 0 ? ` (${fmt(frozen)} of it frozen)` : ''}, beyond an attempt's ${fmt(READ_BOUND)} grace (+${CLOSE_SLACK} ms)`,
+        at: read.done,
+      });
     }
   }
 }

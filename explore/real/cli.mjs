@@ -1,4 +1,4 @@
-// npm run explore:real -- [--schedules N] [--seed X] [--target single|cluster|quorum] [--workload W] [--driver ioredis|node-redis] [--placement L,O] [--migrate] [--silence] [--latency] [--deletes] [--drop-messages] [--verbose] [--trace]
+// npm run explore:real -- [--schedules N] [--seed X] [--target single|cluster|quorum] [--workload W] [--driver ioredis|node-redis] [--placement L,O] [--migrate] [--silence] [--latency] [--deletes] [--drop-messages] [--freeze] [--verbose] [--trace]
 // Runs N seeded fault schedules (seeds X, X+1, ...; X random unless given) against a real
 // redis-server and a 3-master Redis Cluster with real worker processes, checks every history,
 // and prints a summary. `--seed X` alone replays that one schedule (`--trace` prints its whole
@@ -19,7 +19,10 @@
 // operator's DEL, an eviction; see `DELETED_CLASSES` in runner.mjs), and, in a semaphore schedule that
 // drains, the permit probe after the chains end (see `permitProbe` there). `--drop-messages` (one server or a
 // Cluster): the seed's schedule with the release messages of one worker, or of all, lost for a while
-// on top, while their commands flow (see `muteMessages` in fault-proxy.mjs). Exits 1 on any violation; `--json` ends with one line of
+// on top, while their commands flow (see `muteMessages` in fault-proxy.mjs). `--freeze` (one server
+// or a Cluster): the seed's schedule with Redis (one master) frozen 1.5 to 3 s on top, past an
+// attempt's 1 s grace, while every worker reads the lock (isLocked(), inspect()) every 50 ms
+// (see `withFreeze` in runner.mjs; the checker's read-unbounded). Exits 1 on any violation; `--json` ends with one line of
 // JSON ({ schedules, violations: [{ seed, invariants }], seconds }) for explore:bugs;
 // `--stop-at-first` ends at the first schedule with a violation.
 import { parseArgs } from 'node:util';
@@ -38,6 +41,7 @@ const { values } = parseArgs({
     silence: { type: 'boolean', default: false },
     latency: { type: 'boolean', default: false },
     deletes: { type: 'boolean', default: false },
+    freeze: { type: 'boolean', default: false },
     'drop-messages': { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
     'stop-at-first': { type: 'boolean', default: false },
@@ -57,6 +61,7 @@ if (values.silence && values.target !== 'quorum') fail('--silence freezes quorum
 if (values.latency && values.target !== 'quorum') fail('--latency puts quorum masters far away: it needs --target quorum');
 if (values.latency && values.silence) fail('--latency and --silence are schedules of their own: give one');
 if ((values.deletes || values['drop-messages']) && (values.target === 'quorum' || values.migrate || values.silence || values.latency)) fail('--deletes and --drop-messages run on one server or a Cluster (not --target quorum, --migrate, --silence or --latency)');
+if (values.freeze && (values.target === 'quorum' || values.migrate || values.silence || values.latency)) fail('--freeze runs on one server or a Cluster (not --target quorum, --migrate, --silence or --latency)');
 if (values.migrate && values.target === 'single') fail('--migrate moves a Cluster slot: it needs --target cluster (or none)');
 if (values.target !== undefined && !['single', 'cluster', 'quorum'].includes(values.target)) fail(`--target must be single, cluster or quorum, got ${JSON.stringify(values.target)}`);
 if (values.target === 'quorum' && values.workload !== undefined && !['mutex', 'job', 'leader', 'transfer'].includes(values.workload)) fail(`--target quorum runs mutex, job, leader or transfer (quorum mode has no semaphores, read-write locks or barging), got ${JSON.stringify(values.workload)}`);
@@ -71,7 +76,7 @@ if (values.placement !== undefined) {
   if (values.migrate || values.target === 'single') fail('--placement places keys on Cluster masters: not with --migrate or --target single');
   placement = { lock: nodes[0], owner: nodes[1] };
 }
-const schedules = Array.from({ length: count }, (_, i) => makeSchedule(first + i, { target: values.target, workload: values.workload, migrate: values.migrate, driver: values.driver, silence: values.silence, latency: values.latency, deletes: values.deletes, mute: values['drop-messages'] }))
+const schedules = Array.from({ length: count }, (_, i) => makeSchedule(first + i, { target: values.target, workload: values.workload, migrate: values.migrate, driver: values.driver, silence: values.silence, latency: values.latency, deletes: values.deletes, mute: values['drop-messages'], freeze: values.freeze }))
   .map((schedule) => (placement && schedule.target === 'cluster' ? { ...schedule, placement } : schedule));
 const environment = await startEnvironment({ cluster: schedules.some((s) => s.target === 'cluster'), quorum: schedules.some((s) => s.target === 'quorum') });
 const started = performance.now();
@@ -85,7 +90,7 @@ const silence = { schedules: 0, silenced: 0, comebacks: 0, resent: 0 };
 const outside = { deleted: {}, mutedChunks: 0, mutedSchedules: 0, probes: 0 };
 // A schedule drawn with --target or --workload given is another schedule of the same seed: its replay names them.
 const replay = (schedule) =>
-  `npm run explore:real -- --seed ${schedule.seed}${schedule.migrate ? ' --migrate' : ''}${schedule.silence ? ' --silence' : ''}${schedule.latency !== undefined ? ' --latency' : ''}${schedule.deletes ? ' --deletes' : ''}${schedule.mute ? ' --drop-messages' : ''}${values.target !== undefined && !schedule.migrate ? ` --target ${values.target}` : ''}${values.workload !== undefined || schedule.workload === 'greedy' ? ` --workload ${schedule.workload}` : ''}${schedule.driver === 'node-redis' ? ' --driver node-redis' : ''}${placement && schedule.placement ? ` --placement ${placement.lock},${placement.owner}` : ''}`;
+  `npm run explore:real -- --seed ${schedule.seed}${schedule.migrate ? ' --migrate' : ''}${schedule.silence ? ' --silence' : ''}${schedule.latency !== undefined ? ' --latency' : ''}${schedule.deletes ? ' --deletes' : ''}${schedule.mute ? ' --drop-messages' : ''}${schedule.freeze ? ' --freeze' : ''}${values.target !== undefined && !schedule.migrate ? ` --target ${values.target}` : ''}${values.workload !== undefined || schedule.workload === 'greedy' ? ` --workload ${schedule.workload}` : ''}${schedule.driver === 'node-redis' ? ' --driver node-redis' : ''}${placement && schedule.placement ? ` --placement ${placement.lock},${placement.owner}` : ''}`;
 try {
   for (const schedule of schedules) {
     const result = await runSchedule(environment, schedule);

@@ -100,7 +100,8 @@ export function generator(seed) {
  * all three) is never drawn: its schedules are asked for, and run a mutex, a job or a leader.
  * `migrate`: a Cluster schedule whose one fault moves the slot of the key in use (see `migrationSchedule`).
  */
-export function makeSchedule(seed, { target, workload, migrate = false, driver, silence = false, latency = false, deletes = false, mute = false } = {}) {
+export function makeSchedule(seed, { target, workload, migrate = false, driver, silence = false, latency = false, deletes = false, mute = false, freeze = false } = {}) {
+  if (freeze) return withFreeze(makeSchedule(seed, { target, workload, driver, deletes, mute }));
   if (migrate) return migrationSchedule(seed, workload);
   if (silence) return silenceSchedule(seed, { target, workload });
   if (latency) return latencySchedule(seed, { target, workload });
@@ -168,6 +169,23 @@ export function makeSchedule(seed, { target, workload, migrate = false, driver, 
   schedule.finish = extra.pick(FINISHES);
   if (schedule.finish === 'abrupt' && extra.next() < 1 / 3) schedule.closeCut = extra.int(0, schedule.workers - 1);
   return schedule;
+}
+
+/**
+ * `schedule` (the seed's own draw) with Redis frozen past an attempt's 1 s grace on top (`freeze`,
+ * `--freeze`; never drawn): a `redis-pause` (SIGSTOP, on a Cluster of one master) of 1.5 to 3 s,
+ * where the drawn ones last at most a ttl, from a generator of its own, so that the seed's other
+ * faults stay what they were; and each worker reads the lock (`isLocked()`, `inspect()`) every
+ * 50 ms meanwhile (`reads`), which the checker's `read-unbounded` judges: a read Redis does not
+ * answer is refused within that grace (docs/guarantees.md), not held for as long as Redis is gone.
+ * Not in quorum mode (a quorum's reads wait for each master within a bound of their own).
+ */
+function withFreeze(schedule) {
+  if (schedule.target === 'quorum') throw new Error('--freeze runs on one server or a Cluster, not in quorum mode');
+  const rng = generator(schedule.seed ^ 0xf4e2);
+  const fault = { kind: 'redis-pause', at: rng.int(200, 900), ms: rng.int(1_500, 3_000), frozen: true };
+  if (schedule.target === 'cluster') fault.node = rng.int(0, 2);
+  return { ...schedule, faults: [...schedule.faults, fault].sort((a, b) => a.at - b.at), freeze: true, reads: true };
 }
 
 /**
@@ -584,6 +602,7 @@ export async function runSchedule(environment, schedule) {
         LIMIT: schedule.limit,
         TTL: schedule.ttl,
         ...(schedule.writes === undefined ? {} : { WRITES: schedule.writes }),
+        ...(schedule.reads ? { READS: 1 } : {}),
         SEED: schedule.seed * 31 + i,
         HISTORY: join(dir, `${worker.id}.jsonl`),
         ...target.config[i],

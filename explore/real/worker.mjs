@@ -669,8 +669,30 @@ async function start(config) {
     }
   }
 
+  /**
+   * `--freeze` schedules (READS): isLocked() and inspect() of the key in turn, every 50 ms until
+   * the workload finishes, each recorded with when it was asked and when it settled, answered or
+   * refused (the checker's read-unbounded: Redis frozen, a read is refused within an attempt's
+   * 1 s grace, not held for as long as Redis is gone).
+   */
+  async function reads() {
+    for (let i = 0; !finishing; i++) {
+      const what = i % 2 === 0 ? 'isLocked' : 'inspect';
+      const t = mono();
+      let outcome = 'answered';
+      try {
+        await (what === 'isLocked' ? locks.isLocked(KEY) : locks.inspect(KEY));
+      } catch (error) {
+        outcome = `refused: ${error?.name}: ${error?.message}`;
+      }
+      rec({ ev: 'read', what, t, done: mono(), outcome });
+      await sleep(50);
+    }
+  }
+
   const jobs = new Set();
-  const chains = config.WORKLOAD === 'job' || config.WORKLOAD === 'leader' ? Promise.resolve() : Promise.all(Array.from({ length: Number(config.CHAINS ?? 2) }, (_, c) => chain(c)));
+  const readLoop = config.READS ? reads() : Promise.resolve();
+  const chains = Promise.all([readLoop, config.WORKLOAD === 'job' || config.WORKLOAD === 'leader' ? Promise.resolve() : Promise.all(Array.from({ length: Number(config.CHAINS ?? 2) }, (_, c) => chain(c)))]);
   // Which client the module was given: a Cluster or node-redis client of this worker's, or a URL.
   rec({ ev: 'ready', client: nodeRedis !== undefined ? 'node-redis' : cluster !== undefined ? 'ioredis Cluster' : quorum !== undefined ? 'quorum' : 'url' });
   return {

@@ -49,6 +49,8 @@ const EXTEND_LONGEST = 2;
 const MANUAL_PROBE_ROUNDS = 264;
 /** Real (world) time the manual-clock probe's calls get: far more than they need with a still clock. */
 const MANUAL_PROBE_MS = 3_000;
+/** How long (world time) the park probe waits for each of its calls; they take a few network hops. */
+const PARK_PROBE_MS = 3_000;
 /** The waitTimeouts of the short-wait workload (key `sw`): none, under the 1 s grace of an attempt's answer, over it. */
 const SHORT_WAITS = [0, 0, 50, 150, 300, 500, 800, 2_000] as const;
 /** The lease of the short-wait workload's calls: a reply up to the 1 s grace late still finds it running. */
@@ -559,6 +561,13 @@ export class World implements FaultDecider {
       if (this.violation) return;
     }
 
+    // A FIFO caller and a reader of a key whose process' parking release is on its way (plans with
+    // greedy callers: those whose instances park; after the faults, so no run changes before it).
+    if (this.plan.greedyCallers > 0) {
+      await this.parkProbe(check, stop);
+      if (this.violation) return;
+    }
+
     if (this.plan.jobs) {
       await this.jobClaimProbe(check, stop);
       if (this.violation) return;
@@ -951,6 +960,47 @@ export class World implements FaultDecider {
     void closing.then(() => (closed = true));
     await this.scheduler.run(this.scheduler.now + 2 * SHUTDOWN_TIMEOUT_MS + 100, check, () => stop() || closed);
     if (!closed && !this.violation) this.violate(undefined, 'close() settles within shutdownTimeout', 'a process on the manual clock never finished closing');
+  }
+
+  /**
+   * A caller that never takes a parked lock (a FIFO `tryAcquire()`, a reader's), called while its
+   * own process' parking release of the key is on its way, gets the lock nobody else holds (the
+   * shape c6499e9 fixed, as `test/barging-park-on-its-way-fifo-or-read-caller-answered-busy.spec.ts`
+   * makes it): on one live instance, a greedy barging caller takes a key of its own twice, the
+   * second time in the turn its first release came back (so its next release parks the lock), then
+   * releases it and, without waiting, a `tryAcquire()` of the key asks; nobody else ever calls the
+   * key, so its null breaks "a call fails only after meeting the lock held by another". Once with
+   * a FIFO caller, once with a reader. Draws nothing from the random stream.
+   */
+  private async parkProbe(check: () => void, stop: () => boolean): Promise<void> {
+    const instance = this.instances.find((i) => i.alive && !i.stopping && !i.paused);
+    if (instance === undefined) return;
+    const barging = { fairness: 'barging', waitTimeout: CALLER_WAIT_MS } as const;
+    const callers: [string, string, LockOptions | undefined][] = [['park-fifo', 'a FIFO tryAcquire()', undefined], ['park-read', "a reader's tryAcquire()", { mode: 'read' } as LockOptions]];
+    for (const [key, who, options] of callers) {
+      const start = this.scheduler.now;
+      let outcome: string | undefined;
+      void (async () => {
+        const first = await instance.service.acquire(key, barging);
+        await first.release();
+        // Asked in the turn that release came back: the key is greedy, its next release parks.
+        const second = await instance.service.acquire(key, barging);
+        const released = second.release();
+        const got = instance.service.tryAcquire(key, options);
+        await released;
+        const lock = await got;
+        outcome = lock === null ? 'null' : 'a lock';
+        await lock?.release();
+      })().catch((error: unknown) => void (outcome = `an error: ${(error as Error).message}`));
+      await this.scheduler.run(start + PARK_PROBE_MS, check, () => stop() || outcome !== undefined);
+      if (this.violation) return;
+      this.trace(instance, `park probe: ${who} of ${key}, called while its process' parking release was on its way, got ${outcome ?? 'nothing yet'}`);
+      if (outcome !== 'a lock') {
+        this.violate(instance, 'a call fails only after meeting the lock held by another',
+          `${who} of ${key}, called at ${start} ms while its own process' parking release of the key was on its way, got ${outcome ?? `nothing within ${PARK_PROBE_MS} ms`}; nobody else ever held ${key}`);
+        return;
+      }
+    }
   }
 
   /**
