@@ -31,6 +31,8 @@ export interface Fault {
   /** delete-key: the class of key deleted (`owner`, `guard`, `queue`, `fence`), and which of those Redis holds then. */
   of?: 'owner' | 'guard' | 'queue' | 'fence';
   pick?: number;
+  /** redis-pause: the freeze `--freeze` adds, past an attempt's 1 s grace. */
+  frozen?: boolean;
 }
 
 export interface Schedule {
@@ -66,6 +68,10 @@ export interface Schedule {
   deletes?: boolean;
   /** Release messages lost for a while on top of the seed's faults (`--drop-messages`). */
   mute?: boolean;
+  /** Redis frozen past an attempt's 1 s grace on top of the seed's faults (`--freeze`). */
+  freeze?: boolean;
+  /** Each worker reads the lock (isLocked(), inspect()) every 50 ms (`--freeze`). */
+  reads?: boolean;
 }
 
 export interface RunResult {
@@ -101,7 +107,7 @@ export interface Environment {
 }
 
 export function generator(seed: number): { next(): number; int(lo: number, hi: number): number; pick<T>(list: T[]): T };
-export function makeSchedule(seed: number, options?: { target?: 'single' | 'cluster' | 'quorum'; workload?: Workload; migrate?: boolean; driver?: 'ioredis' | 'node-redis'; silence?: boolean; latency?: boolean; deletes?: boolean; mute?: boolean }): Schedule;
+export function makeSchedule(seed: number, options?: { target?: 'single' | 'cluster' | 'quorum'; workload?: Workload; migrate?: boolean; driver?: 'ioredis' | 'node-redis'; silence?: boolean; latency?: boolean; deletes?: boolean; mute?: boolean; freeze?: boolean }): Schedule;
 export function describeFault(fault: Fault): string;
 /** The class of a run's Redis key: its lock's own key, a guard, a queue key or the fencing counter. */
 export function keyClass(name: string): 'owner' | 'guard' | 'queue' | 'fence';

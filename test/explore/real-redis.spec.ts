@@ -110,6 +110,13 @@ describe('the real-Redis runner\'s faults from outside (--deletes, --drop-messag
     expect(both.faults.filter((f) => f.kind !== 'delete-key' && f.kind !== 'drop-messages')).toEqual(plain.faults);
     expect(both.faults.map((f) => f.kind)).toEqual(expect.arrayContaining(['delete-key', 'drop-messages']));
     expect(() => makeSchedule(7, { target: 'quorum', deletes: true })).toThrow('not in quorum mode');
+    // --freeze: the seed's faults, and one redis-pause past the 1 s grace on top, with the workers' reads.
+    const frozen = makeSchedule(7, { target: 'single', freeze: true });
+    expect(frozen.faults.filter((f) => !f.frozen)).toEqual(plain.faults);
+    expect(frozen.faults.filter((f) => f.frozen)).toEqual([expect.objectContaining({ kind: 'redis-pause', ms: expect.any(Number) })]);
+    expect(frozen.faults.find((f) => f.frozen)!.ms).toBeGreaterThanOrEqual(1_500);
+    expect(frozen.reads).toBe(true);
+    expect(() => makeSchedule(7, { target: 'quorum', freeze: true })).toThrow('not in quorum mode');
   });
 
   it("throws away what Redis sends a subscriber connection while commands flow, then resets it (the client subscribes again)", async () => {
@@ -703,6 +710,19 @@ describe('the real-Redis checker (a pure function over a history)', () => {
       expect.objectContaining({ invariant: 'close-bound', cause: 'lease-release-unbounded' }),
     ]);
     expect(check({ events: [...close(1_600), cutThrough] })).toEqual([expect.not.objectContaining({ cause: expect.anything() })]);
+  });
+
+  it("finds an isLocked() or inspect() that settled past an attempt's 1 s grace, its worker's freeze not counted (read-unbounded)", () => {
+    const read = (t: number, done: number, what = 'isLocked'): HistoryEvent => ({ ev: 'read', p: 'w0', what, t, done, outcome: 'answered' });
+    // Refused at the grace, with Redis frozen: as promised.
+    expect(invariants([read(100, 1_105)])).toEqual([]);
+    // Held until Redis answered again, 2.4 s later (seeded bug 83).
+    expect(invariants([read(100, 2_500, 'inspect')])).toEqual(['read-unbounded']);
+    expect(check({ events: [read(100, 2_500, 'inspect')] })[0]!.message).toContain('inspect() of w0 asked at');
+    // Its worker paused (SIGSTOP) or its event loop stalled meanwhile: that time is not the read's.
+    expect(invariants([read(100, 2_500), { ev: 'fault', kind: 'pause', p: 'w0', t: 200, until: 1_700 }])).toEqual([]);
+    expect(invariants([read(100, 2_500), { ev: 'stall', p: 'w0', t: 200, until: 1_700 }])).toEqual([]);
+    expect(invariants([read(100, 2_500), { ev: 'stall', p: 'w1', t: 200, until: 1_700 }])).toEqual(['read-unbounded']);
   });
 
   it('finds what a closed worker left in Redis, but not what a killed worker left, nor what a recent fault of its commands may have left', () => {
