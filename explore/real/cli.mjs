@@ -13,8 +13,9 @@
 // (with --target quorum): the same schedules with one or two masters frozen past quorum mode's
 // silence threshold on top (resumed, or killed and restarted empty), from a generator of their
 // own (see `silenceSchedule` in runner.mjs); the summary says how often a master went silent.
-// `--latency` (with --target quorum): the same schedules on masters 10 to 30 ms away each way, one
-// of them restarting empty on top (see `latencySchedule` in runner.mjs). `--deletes` (one server or
+// `--latency` (quorum unless --target says otherwise): the same schedules on masters 10 to 30 ms
+// away each way, one of them restarting empty on top (see `latencySchedule` in runner.mjs); with
+// --target single or cluster, the server or the Cluster's masters that far. `--deletes` (one server or
 // a Cluster): the seed's schedule with one of the run's lock keys deleted from outside on top (an
 // operator's DEL, an eviction; see `DELETED_CLASSES` in runner.mjs), and, in a semaphore schedule that
 // drains, the permit probe after the chains end (see `permitProbe` there). `--drop-messages` (one server or a
@@ -58,7 +59,7 @@ if (!Number.isInteger(count) || count < 1) fail(`--schedules must be a positive 
 const first = values.seed === undefined ? Math.floor(Math.random() * 1e6) : Number(values.seed);
 if (!Number.isInteger(first) || first < 0) fail(`--seed must be a non-negative integer, got ${JSON.stringify(values.seed)}`);
 if (values.silence && values.target !== 'quorum') fail('--silence freezes quorum masters past the silence threshold: it needs --target quorum');
-if (values.latency && values.target !== 'quorum') fail('--latency puts quorum masters far away: it needs --target quorum');
+if (values.latency && values.migrate) fail('--latency and --migrate are schedules of their own: give one');
 if (values.latency && values.silence) fail('--latency and --silence are schedules of their own: give one');
 if ((values.deletes || values['drop-messages']) && (values.target === 'quorum' || values.migrate || values.silence || values.latency)) fail('--deletes and --drop-messages run on one server or a Cluster (not --target quorum, --migrate, --silence or --latency)');
 if (values.freeze && (values.target === 'quorum' || values.migrate || values.silence || values.latency)) fail('--freeze runs on one server or a Cluster (not --target quorum, --migrate, --silence or --latency)');
