@@ -911,20 +911,21 @@ describe(`real Redis and a 3-master Cluster: ${SCHEDULES} seeded fault schedules
 // not reach another master (see the checker's quorum loss, and docs/deployment.md), and fencing
 // tokens repeating after it until a lost counter started at the clock (with that fix reverted
 // it broke unique-token in 1 of 4 runs); 610001 (a leader) and 610002 (transfers) are plain
-// draws of the other workloads. Mutex seed 2 is the regression of inspect() reporting a minority
-// master's counter as the holder's token (explore/bugs/72-quorum-inspect-any-masters-counter.patch;
-// on that build seed 2 broke inspect-token in 3 runs of 3, seed 119 in 2 of 3). Seeds 610000 (a
-// third mutex draw) and 119 ran here too until the thirty-ninth session.
+// draws of the other workloads. Mutex seeds 2 and 119 are the regression of inspect() reporting a
+// minority master's counter as the holder's token (explore/bugs/72-quorum-inspect-any-masters-counter.patch;
+// on that build seed 2 broke inspect-token in 3 runs of 3, seed 119 in 2 of 3; in the thirty-ninth
+// session seed 2 in 2 of 4, seed 119 in 2 of 2). Seed 610000 (a third mutex draw) ran here too
+// until the thirty-ninth session.
 describe('real Redis in quorum mode: seeded fault schedules (needs npm run build)', () => {
   let environment: Environment;
   beforeAll(async () => {
     environment = await sharedEnvironment();
   }, 60_000);
 
-  it('keeps every invariant on three masters (seeds 28, 610001 and 610002, mutex seed 2)', { timeout: 120_000 }, async () => {
+  it('keeps every invariant on three masters (seeds 28, 610001 and 610002, mutex seeds 2 and 119)', { timeout: 120_000 }, async () => {
     const results: RunResult[] = [];
     for (const seed of [28, 610_001, 610_002]) results.push(await runSchedule(environment, makeSchedule(seed, { target: 'quorum' })));
-    for (const seed of [2]) results.push(await runSchedule(environment, makeSchedule(seed, { target: 'quorum', workload: 'mutex' })));
+    for (const seed of [2, 119]) results.push(await runSchedule(environment, makeSchedule(seed, { target: 'quorum', workload: 'mutex' })));
     const replay = (r: RunResult) => `npm run explore:real -- --seed ${r.schedule.seed} --target quorum${r.schedule.seed < 200 ? ' --workload mutex' : ''}`;
     const report = failures(results, replay);
     expect(report).toBe('');
