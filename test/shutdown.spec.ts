@@ -2,8 +2,9 @@ import { Inject, Injectable, Module, type OnApplicationShutdown } from '@nestjs/
 import { Test } from '@nestjs/testing';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { LockService, RedisLockError, RedisLockModule } from '../lib/index.js';
+import { LockService, RedisLockError, RedisLockModule, type Lock } from '../lib/index.js';
 import { blockRedis } from './support/block-redis.js';
+import { watchCommands } from './support/monitor.js';
 import { CapturedLogs, createLockApp, sleep } from './support/lock-app.js';
 import { useOwnRedis } from './support/redis.js';
 
@@ -67,18 +68,30 @@ describe('shutdown', () => {
     ['tryAcquire()', (locks) => locks.tryAcquire('k')],
     ['acquire() with waitTimeout: 0', (locks) => locks.acquire('k', { waitTimeout: 0 })],
   ])('%s gives back a lock whose reply was lost to an error after the script ran', async (_call, attempt) => {
-    const client = new Redis(redisUrl(), { commandTimeout: 100 });
+    const client = new Redis(redisUrl());
     const app = await createLockApp({ redis: client, ttl: 30_000 });
     try {
-      await app.locks.isLocked('warm-up');
-      const { ended } = await blockRedis(redisUrl(), 400);
-      const error = await attempt(app.locks).catch((e: unknown) => e);
+      // The same call once while Redis answers, which loads its scripts: else the attempt below
+      // would be answered NOSCRIPT once Redis resumes, after its client gave up (no script run).
+      await ((await attempt(app.locks)) as Lock).release();
+      // The attempt alone gets a 100 ms command timeout (a warm-up under it timed out on a loaded
+      // machine), against a Redis frozen until it timed out: its script waits in the socket and
+      // runs once Redis resumes, after the client gave up on the reply (a 400 ms block raced a
+      // late timer instead).
+      client.options.commandTimeout = 100;
+      const commands = await watchCommands('lock:{k}', own.url());
+      own.server().pause();
+      let error: unknown;
+      try {
+        error = await attempt(app.locks).catch((e: unknown) => e);
+      } finally {
+        own.server().resume();
+      }
       expect((error as Error).message).toMatch(/timed out/i);
-      await ended;
-      // The script ran once Redis was free again; the lock must not stay for its ttl.
-      const until = performance.now() + 2_000;
-      while ((await own.redis().exists('lock:{k}')) === 1 && performance.now() < until) await sleep(20);
-      expect(await own.redis().exists('lock:{k}')).toBe(0);
+      // The script ran (MONITOR lists it once run; its script loaded); the lock must not stay for its ttl.
+      await expect.poll(() => commands.seen.length).toBeGreaterThan(0);
+      await commands.stop();
+      await expect.poll(() => own.redis().exists('lock:{k}')).toBe(0);
     } finally {
       await app.close();
       client.disconnect();
