@@ -7,53 +7,56 @@
  * page said nothing, where `isLocked()` and `inspect()` reject after their bound. Both now answer
  * 503 while Redis is still frozen, saying that Redis did not answer.
  */
-import type { INestApplication } from '@nestjs/common';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { RedisLockModule } from '../../lib/index.js';
 import { RedisLockBoardModule } from '../../lib/board/index.js';
 import { holderId } from '../../lib/core/stores/redis/lock-admin.js';
 import { AdminHeaderGuard } from '../support/board-guards.js';
+import { useFrozenRedis } from '../support/frozen-redis.js';
 import { createHttpApp, listenOnLoopback } from '../support/http-app.js';
-import { useOwnRedis } from '../support/redis.js';
+
+const requests: [string, (url: string) => Promise<Response>][] = [
+  ['the lock list', (url) => fetch(`${url}/api/locks`, { headers: { 'x-admin': 'yes' } })],
+  [
+    'a release by force',
+    (url) =>
+      fetch(`${url}/api/locks/release`, {
+        method: 'POST',
+        headers: { 'x-admin': 'yes', 'content-type': 'application/json', 'x-lock-board': '1' },
+        body: JSON.stringify({ key: 'stuck', confirm: 'stuck', holder: holderId('someone-else') }),
+      }),
+  ],
+];
 
 describe('a board request while Redis is frozen', () => {
-  const own = useOwnRedis();
-  const opened: INestApplication[] = [];
-  afterEach(async () => {
-    own.server().resume();
-    await Promise.all(opened.splice(0).map((app) => app.close().catch(() => undefined)));
-  });
+  const own = useFrozenRedis();
 
-  it.each([
-    ['the lock list', (url: string) => fetch(`${url}/api/locks`, { headers: { 'x-admin': 'yes' } })],
-    [
-      'a release by force',
-      (url: string) =>
-        fetch(`${url}/api/locks/release`, {
-          method: 'POST',
-          headers: { 'x-admin': 'yes', 'content-type': 'application/json', 'x-lock-board': '1' },
-          body: JSON.stringify({ key: 'stuck', confirm: 'stuck', holder: holderId('someone-else') }),
-        }),
-    ],
-  ])('%s answers 503 while Redis is still frozen', { timeout: 30_000 }, async (_what, send) => {
-    const app = await createHttpApp({
-      imports: [RedisLockModule.forRoot({ redis: own.url(), isGlobal: true }), RedisLockBoardModule.register({ guards: [AdminHeaderGuard], allowForceRelease: true })],
-    });
-    opened.push(app);
+  // Both routes in flight on one frozen Redis: each waits out the board's 5 s bound, at once.
+  it('the lock list and a release by force each answer 503 while Redis is still frozen', { timeout: 30_000 }, async () => {
+    const app = own.opened(
+      await createHttpApp({
+        imports: [RedisLockModule.forRoot({ redis: own.url(), isGlobal: true }), RedisLockBoardModule.register({ guards: [AdminHeaderGuard], allowForceRelease: true })],
+      }),
+    );
     const url = `${await listenOnLoopback(app)}/locks`;
-    await own.redis().set('lock:{stuck}', 'someone-else', 'PX', 60_000);
-    // Answered while Redis answers (the scripts loaded, the connection ready).
-    expect((await send(url)).status).toBeLessThan(500);
+    for (const [, send] of requests) {
+      await own.redis().set('lock:{stuck}', 'someone-else', 'PX', 60_000);
+      // Answered while Redis answers (the scripts loaded, the connection ready).
+      expect((await send(url)).status).toBeLessThan(500);
+    }
     await own.redis().set('lock:{stuck}', 'someone-else', 'PX', 60_000);
 
     own.server().pause();
-    const answer: { status?: number; body?: string } = {};
-    void send(url).then(async (response) => {
-      answer.body = await response.text();
-      answer.status = response.status;
+    const answers = requests.map(([what, send]) => {
+      const answer: { what: string; status?: number; body?: string } = { what };
+      void send(url).then(async (response) => {
+        answer.body = await response.text();
+        answer.status = response.status;
+      });
+      return answer;
     });
-    await expect.poll(() => answer.status, { timeout: 15_000, interval: 100 }).toBeDefined();
-    expect(answer.status).toBe(503);
-    expect(answer.body).toContain('did not answer');
+    // Each answered, 503, while Redis is still frozen (a request still pending shows as such).
+    await expect.poll(() => answers.map(({ what, status }) => `${what}: ${status ?? 'pending'}`), { timeout: 15_000, interval: 100 }).toEqual(requests.map(([what]) => `${what}: 503`));
+    for (const answer of answers) expect(answer.body).toContain('did not answer');
   });
 });
