@@ -9,35 +9,31 @@
  * `RedisLockError` when Redis is down, frozen or out of reach. They now reject once they have
  * waited an attempt's grace, naming the call.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { RedisLockError } from '../../lib/index.js';
+import { useFrozenRedis } from '../support/frozen-redis.js';
 import { createLockApp, type LockApp } from '../support/lock-app.js';
-import { useOwnRedis } from '../support/redis.js';
 import { settledRecord } from '../support/mechanism.js';
 
 describe('isLocked() and inspect() on a Redis that does not answer', () => {
   // Its own server, since it is frozen.
-  const own = useOwnRedis();
-  let app: LockApp | undefined;
-  afterEach(async () => {
-    own.server().resume();
-    await app?.close();
-    app = undefined;
-  });
-
+  const own = useFrozenRedis();
 
   const calls: [string, (locks: LockApp['locks']) => Promise<unknown>][] = [
     ['isLocked', (locks) => locks.isLocked('frozen:<i>')],
     ['inspect', (locks) => locks.inspect('frozen:<i>')],
   ];
-  it.each(calls)('%s() rejects with a RedisLockError naming the call while Redis is still frozen', async (method, call) => {
-    app = await createLockApp({ redis: own.url() });
+  // Both in flight at once on one frozen Redis: each waits out its own bound, together.
+  it('isLocked() and inspect() each reject with a RedisLockError naming the call while Redis is still frozen', async () => {
+    const app = own.opened(await createLockApp({ redis: own.url() }));
     // Answered while Redis answers (and its scripts loaded).
-    await call(app.locks);
+    for (const [, call] of calls) await call(app.locks);
     own.server().pause();
-    const read = settledRecord(call(app.locks));
-    await expect.poll(() => read.settled, { timeout: 8_000 }).toBeDefined();
-    expect(read.settled!.error).toBeInstanceOf(RedisLockError);
-    expect(String((read.settled!.error as Error).message)).toMatch(new RegExp(`^${method}\\("frozen:<i>"\\): Redis did not answer within \\d+ ms\\.$`));
+    const reads = calls.map(([method, call]) => ({ method, read: settledRecord(call(app.locks)) }));
+    await expect.poll(() => reads.every(({ read }) => read.settled !== undefined), { timeout: 8_000 }).toBe(true);
+    for (const { method, read } of reads) {
+      expect(read.settled!.error).toBeInstanceOf(RedisLockError);
+      expect(String((read.settled!.error as Error).message)).toMatch(new RegExp(`^${method}\\("frozen:<i>"\\): Redis did not answer within \\d+ ms\\.$`));
+    }
   });
 });
