@@ -6,11 +6,11 @@
  * (docs/guarantees.md, "When Redis fails"). The interceptor answers such a read 503 too: the lock
  * service is unavailable, try again later.
  */
-import { Controller, Get, Module, type INestApplication } from '@nestjs/common';
-import { afterEach, describe, expect, it } from 'vitest';
+import { Controller, Get, Module } from '@nestjs/common';
+import { describe, expect, it } from 'vitest';
 import { LockService, RedisLockModule } from '../../lib/index.js';
+import { useFrozenRedis } from '../support/frozen-redis.js';
 import { createHttpApp, listenOnLoopback } from '../support/http-app.js';
-import { useOwnRedis } from '../support/redis.js';
 
 @Controller('status')
 class StatusController {
@@ -28,24 +28,24 @@ class StatusController {
 }
 
 describe('a route awaiting isLocked() or inspect() while Redis is frozen', () => {
-  const own = useOwnRedis();
-  let app: INestApplication | undefined;
-  afterEach(async () => {
-    own.server().resume();
-    await app?.close();
-    app = undefined;
-  });
+  const own = useFrozenRedis();
 
-  it.each(['held', 'holder'])('GET /status/%s answers 503, naming no key', { timeout: 20_000 }, async (route) => {
+  // Both routes asked at once on one frozen Redis: each waits out its read's bound, together.
+  it('GET /status/held and GET /status/holder each answer 503, naming no key', { timeout: 20_000 }, async () => {
     @Module({ imports: [RedisLockModule.forRoot({ redis: own.url() })], controllers: [StatusController] })
     class AppModule {}
-    app = await createHttpApp({ imports: [AppModule] });
-    const url = `${await listenOnLoopback(app)}/status/${route}`;
-    expect((await fetch(url)).status).toBe(200);
+    const app = own.opened(await createHttpApp({ imports: [AppModule] }));
+    const base = `${await listenOnLoopback(app)}/status`;
+    const routes = ['held', 'holder'];
+    for (const route of routes) expect((await fetch(`${base}/${route}`)).status).toBe(200);
     own.server().pause();
-    const response = await fetch(url);
-    const body = (await response.json()) as { message?: string };
-    expect(response.status).toBe(503);
-    expect(body.message).not.toContain('import:');
+    const answers = await Promise.all(
+      routes.map(async (route) => {
+        const response = await fetch(`${base}/${route}`);
+        const body = (await response.json()) as { message?: string };
+        return { route, status: response.status, namesKey: body.message?.includes('import:') ?? false };
+      }),
+    );
+    expect(answers).toEqual(routes.map((route) => ({ route, status: 503, namesKey: false })));
   });
 });
