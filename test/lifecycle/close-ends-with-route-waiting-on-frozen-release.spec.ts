@@ -30,12 +30,12 @@
  * own give-back resolves (its lease ends on its own in Redis).
  */
 import 'reflect-metadata';
-import { Controller, Get, type INestApplication } from '@nestjs/common';
-import { afterEach, describe, expect, it } from 'vitest';
+import { Controller, Get } from '@nestjs/common';
+import { describe, expect, it } from 'vitest';
 import { Locked, LockService, RedisLockModule } from '../../lib/index.js';
+import { closesWithin, useFrozenRedis } from '../support/frozen-redis.js';
 import { createHttpApp, listenOnLoopback } from '../support/http-app.js';
 import { CapturedLogs, createLockApp, sleep } from '../support/lock-app.js';
-import { useOwnRedis } from '../support/redis.js';
 
 let entered: () => void = () => undefined;
 let openGate: () => void = () => undefined;
@@ -71,12 +71,7 @@ class SlowController {
 }
 
 describe('app.close() while a @Locked route runs and Redis is frozen', () => {
-  const own = useOwnRedis();
-  const opened: INestApplication[] = [];
-  afterEach(async () => {
-    own.server().resume();
-    await Promise.all(opened.splice(0).map((app) => app.close().catch(() => undefined)));
-  });
+  const own = useFrozenRedis();
 
   /** Serves SlowController and sends a request to `/rb/<route>`; resolves once its method runs. */
   const serveAndRequest = async (route: string) => {
@@ -84,7 +79,7 @@ describe('app.close() while a @Locked route runs and Redis is frozen', () => {
       imports: [RedisLockModule.forRoot({ redis: own.url(), shutdownTimeout: '1s' })],
       controllers: [SlowController],
     }, { logger: new CapturedLogs() });
-    opened.push(app);
+    own.opened(app);
     const url = `${await listenOnLoopback(app)}/rb/${route}`;
     const inside = new Promise<void>((resolve) => (entered = resolve));
     const request = fetch(url).then(
@@ -98,11 +93,8 @@ describe('app.close() while a @Locked route runs and Redis is frozen', () => {
   it('ends within shutdownTimeout (and well within the lease), answering the request', { timeout: 30_000 }, async () => {
     const { app, request } = await serveAndRequest('slow');
     own.server().pause();
-    const startedAt = performance.now();
-    const closed: { after?: number } = {};
-    void app.close().then(() => (closed.after = Math.round(performance.now() - startedAt)));
     // shutdownTimeout is 1 s and the lock's whole lease 2 s: give it 8 s.
-    await expect.poll(() => closed.after ?? 'app.close() still pending', { timeout: 8_000, interval: 100 }).toBeTypeOf('number');
+    await closesWithin(app, 8_000);
     expect(await request).toBeTypeOf('number');
   });
 
@@ -118,7 +110,7 @@ describe('app.close() while a @Locked route runs and Redis is frozen', () => {
         imports: [RedisLockModule.forRoot({ redis: own.url(), shutdownTimeout: '1s' })],
         controllers: [SlowController],
       }, { logger: new CapturedLogs() });
-      opened.push(app);
+      own.opened(app);
       const url = `${await listenOnLoopback(app)}/rb/both`;
       const request = fetch(url).then(
         (res) => res.status,
@@ -128,10 +120,7 @@ describe('app.close() while a @Locked route runs and Redis is frozen', () => {
       await expect.poll(() => own.redis().exists('lock:{rb:x}'), { timeout: 5_000 }).toBe(1);
       await sleep(300);
       own.server().pause();
-      const startedAt = performance.now();
-      const closed: { after?: number } = {};
-      void app.close().then(() => (closed.after = Math.round(performance.now() - startedAt)));
-      await expect.poll(() => closed.after ?? 'app.close() still pending', { timeout: 8_000, interval: 100 }).toBeTypeOf('number');
+      await closesWithin(app, 8_000);
       expect(await request).toBe(503);
     } finally {
       own.server().resume();
@@ -149,11 +138,8 @@ describe('app.close() while a @Locked route runs and Redis is frozen', () => {
     own.server().pause();
     openGate();
     await sleep(100);
-    const startedAt = performance.now();
-    const closed: { after?: number } = {};
-    void app.close().then(() => (closed.after = Math.round(performance.now() - startedAt)));
     // shutdownTimeout is 1 s; the lease 8 s.
-    await expect.poll(() => closed.after ?? 'app.close() still pending', { timeout: 4_000, interval: 100 }).toBeTypeOf('number');
+    await closesWithin(app, 4_000);
     expect(await request).toBeTypeOf('number');
   });
 });
