@@ -7,21 +7,16 @@
  * of a lock lost before close resolves (a52c85c) and the library's errors are RedisLockErrors.
  * Before d4beb2c this release hung forever; the raw error is newly reachable.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { RedisLockError } from '../../lib/index.js';
-import { createLockApp, type LockApp } from '../support/lock-app.js';
-import { useOwnRedis } from '../support/redis.js';
+import { closesWithin, useFrozenRedis } from '../support/frozen-redis.js';
+import { createLockApp } from '../support/lock-app.js';
 
 describe('app.close() while a release waits for a frozen Redis', () => {
-  const own = useOwnRedis();
-  let app: LockApp | undefined;
-  afterEach(async () => {
-    own.server().resume();
-    app = undefined;
-  });
+  const own = useFrozenRedis();
 
   it('ends within shutdownTimeout and settles the pending release()', { timeout: 20_000 }, async () => {
-    app = await createLockApp({ redis: own.url(), ttl: '30s', shutdownTimeout: '1s' });
+    const app = own.opened(await createLockApp({ redis: own.url(), ttl: '30s', shutdownTimeout: '1s' }));
     const lock = await app.locks.acquire('frozen:close');
     own.server().pause();
     const release: { settled?: string } = {};
@@ -29,9 +24,7 @@ describe('app.close() while a release waits for a frozen Redis', () => {
       () => (release.settled = 'resolved'),
       (error: Error) => (release.settled = `${error instanceof RedisLockError ? 'RedisLockError' : error.constructor.name}: ${error.message}`),
     );
-    const closed: { done?: boolean } = {};
-    app.close().then(() => (closed.done = true));
-    await expect.poll(() => closed.done, { timeout: 5_000 }).toBe(true);
+    await closesWithin(app, 5_000);
     // Redis is still frozen: nothing but the engine itself can settle it.
     await expect.poll(() => release.settled, { timeout: 5_000 }).toBeDefined();
     // A release under way at shutdown is a normal end (HeldLock.shutdown): it resolves, or fails
