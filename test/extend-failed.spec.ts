@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Lock, LockEvent } from '../lib/index.js';
-import { sleep, useLockApps } from './support/lock-app.js';
+import { useLockApps } from './support/lock-app.js';
 import { useOwnRedis } from './support/redis.js';
 
 /**
@@ -42,11 +42,23 @@ describe('extend() that fails, or is retried, with a shorter ttl', () => {
     return { lock, events };
   }
 
+  /**
+   * Waits for the watchdog's next three renewals of `lock` (events after the first `from`), or a
+   * loss before them: each renewal Redis took found the lease alive. With the old interval (2 s)
+   * and the short lease (1 s), the first renewal comes after the lease ran out, and the lock is
+   * lost instead. Counted, not slept over: two of the old intervals were 5 s of sleep.
+   */
+  async function nextRenewals(lock: Lock, events: LockEvent[], from: number): Promise<string[]> {
+    const outcomes = () => events.slice(from).filter((event) => event.key === lock.key && (event.type === 'renewed' || event.type === 'lost')).map((event) => event.type);
+    await expect.poll(() => outcomes().includes('lost') || outcomes().length >= 3, { timeout: 10_000 }).toBe(true);
+    return outcomes();
+  }
+
   it('does not leave the lock renewed to the short ttl at the old interval (it must not lapse while held)', async () => {
     const { lock, events } = await afterFailedExtend('extend-fails');
-    // Redis is healthy again. Whatever ttl the lock now has, its watchdog must keep it: over
-    // two of the old renew intervals it is still held, and nothing was reported lost.
-    await sleep(5_000);
+    // Redis is healthy again. Whatever ttl the lock now has, its watchdog must keep it: its next
+    // renewals each find it still held, and nothing was reported lost.
+    expect(await nextRenewals(lock, events, events.length)).toEqual(['renewed', 'renewed', 'renewed']);
     expect(events.filter((event) => event.type === 'lost')).toEqual([]);
     expect(lock.signal.aborted).toBe(false);
     expect(lock.held).toBe(true);
@@ -59,7 +71,8 @@ describe('extend() that fails, or is retried, with a shorter ttl', () => {
     // The caller retries, as one does after a transient error, and this time Redis confirms:
     // the docs promise a lease of 1 s renewed every ttl / 3 from now on.
     await lock.extend(1_000);
-    await sleep(5_000);
+    // The extend's own renewal is reported before it resolves: the watchdog's come after it.
+    expect(await nextRenewals(lock, events, events.length)).toEqual(['renewed', 'renewed', 'renewed']);
     expect(events.filter((event) => event.type === 'lost')).toEqual([]);
     expect(lock.held).toBe(true);
     await lock.release();
