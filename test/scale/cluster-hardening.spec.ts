@@ -24,6 +24,17 @@ function abortedAt(lock: Lock): Promise<number> {
   return new Promise((resolve) => lock.signal.addEventListener('abort', () => resolve(performance.now()), { once: true }));
 }
 
+/**
+ * Waits until every lock of `locks` was renewed (Redis took it) by a renewal sent a renew
+ * interval or more after `since`, or was lost: its lease deadline lies past `since` plus an
+ * interval and a ttl. A renewal refused or never answered leaves the deadline where it was, and
+ * the wait fails. What two ttls of sleep proved, without waiting them out.
+ */
+async function renewedSince(locks: Lock[], since: number): Promise<void> {
+  const behind = () => locks.filter((lock) => lock.held && leaseDeadline(lock) < since + renewInterval + ttl).map((lock) => lock.key);
+  await expect.poll(behind, { timeout: 15_000, interval: 100 }).toEqual([]);
+}
+
 async function run(command: string, args: string[]): Promise<string> {
   const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
@@ -88,10 +99,14 @@ describe('Redis Cluster: one master fails (issue 9, item 9)', () => {
     await sleep(renewInterval); // a renewal of every lock after they were all acquired
     // The lease each lock had when the master failed; a renewal answered after this only moves it later.
     const deadlines = onVictim.map(leaseDeadline);
+    const healthyDeadlines = onHealthy.map(leaseDeadline);
     if (fault === 'killed') await cluster.kill(victimIndex);
     else cluster.pause(victimIndex);
     try {
-      await sleep(2 * ttl);
+      // Until the failed master's locks ran out, and past every lease the healthy ones had at the
+      // fault (with a margin for Redis' own expiry): only renewals since can have kept those.
+      await Promise.all(lostAt);
+      await sleep(Math.max(0, Math.max(...healthyDeadlines) + 100 - performance.now()));
       // Every lock of the healthy masters is still held, and Redis agrees (renewed past the ttl).
       expect(onHealthy.filter((lock) => !lock.held).map((lock) => lock.signal.reason?.message)).toEqual([]);
       // Plain connections to the healthy masters, each asked about its own keys: a Cluster
@@ -198,7 +213,7 @@ describe('Redis Cluster: slots move and memory runs out while locks are held (it
     const [from, to] = await masters(own.admin);
     // Moves a third of the source's slots, with their keys, while the watchdog renews.
     await run('redis-cli', ['--cluster', 'reshard', from!.address, '--cluster-from', from!.id, '--cluster-to', to!.id, '--cluster-slots', '2000', '--cluster-yes']);
-    await sleep(2 * ttl);
+    await renewedSince(locks, performance.now());
     expect(locks.filter((lock) => !lock.held).map((lock) => `${lock.key}: ${lock.signal.reason?.message}`)).toEqual([]);
     const fresh = new Cluster(own.cluster.nodes);
     try {
@@ -228,7 +243,7 @@ describe('Redis Cluster: slots move and memory runs out while locks are held (it
       await src.cluster('SETSLOT', slot, 'MIGRATING', target.id);
       const [host, port] = target.address.split(':');
       await src.migrate(host!, port!, key, 0, 5_000); // the lock alone: its fencing counter stays behind
-      await sleep(2 * ttl);
+      await renewedSince(locks, performance.now());
       expect(locks.filter((held) => !held.held).map((held) => `${held.key}: ${held.signal.reason?.message}`)).toEqual([]);
       await dst.call('ASKING'); // the target serves an importing slot only to a client that asks
       expect(await dst.pttl(key)).toBeGreaterThan(ttl / 2);
@@ -269,7 +284,7 @@ describe('Redis Cluster: slots move and memory runs out while locks are held (it
       await src.cluster('SETSLOT', slot, 'MIGRATING', target.id);
       const [host, port] = target.address.split(':');
       await src.migrate(host!, port!, key, 0, 5_000); // the first lock alone; its sibling stays on the source
-      await sleep(2 * ttl);
+      await renewedSince(locks, performance.now());
       expect(locks.filter((held) => !held.held).map((held) => `${held.key}: ${held.signal.reason?.message}`)).toEqual([]);
       expect(await src.pttl(`lock:{${sibling}}`)).toBeGreaterThan(ttl / 2);
       await dst.call('ASKING');
@@ -292,7 +307,7 @@ describe('Redis Cluster: slots move and memory runs out while locks are held (it
     try {
       // Writes that add memory are refused now...
       await expect(own.admin.set('oom:probe', 'x')).rejects.toThrow(/OOM/);
-      await sleep(2 * ttl);
+      await renewedSince(locks, performance.now());
       // ...but renewals add none and still run.
       expect(locks.filter((lock) => !lock.held).map((lock) => `${lock.key}: ${lock.signal.reason?.message}`)).toEqual([]);
     } finally {
