@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { Redis as Valkey } from 'iovalkey';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, it, type ExpectStatic } from 'vitest';
 import { startSentinelDeployment, type SentinelDeployment } from '../../scripts/redis-sentinel.mjs';
 import { createSentinel as createSentinel6 } from 'redis';
 import { createSentinel as createSentinel5 } from 'redis5';
@@ -41,82 +41,87 @@ const CLIENTS: Record<string, (deployment: SentinelDeployment) => Promise<Opened
 };
 const ONLY = process.env.CLIENTS?.split(',');
 
-describe.each(Object.keys(CLIENTS).filter((name) => ONLY === undefined || ONLY.includes(name)))('%s Sentinel: a waiter hears the release after a real failover', (name) => {
-  let deployment: SentinelDeployment;
-  beforeAll(async () => {
-    deployment = await startSentinelDeployment();
-  }, 60_000);
-  afterAll(() => deployment?.stop());
-
-  it('waiter subscribed before the failover gets the lock by the release message sent to the new master', { timeout: 90_000 }, async () => {
-    const clients = [await CLIENTS[name]!(deployment), await CLIENTS[name]!(deployment)];
-    const holder = await createLockApp({ redis: clients[0]!.redis as never, ttl: 5_000, renewInterval: 300 });
-    const waiter = await createLockApp({ redis: clients[1]!.redis as never, ttl: 5_000, renewInterval: 300 });
-    const key = `sentinel-failover-waiter:${name.replace(/\W/g, '')}`;
+// Each client on a deployment of its own, side by side: most of a case is waiting (the
+// deployment's start, the failover), which four in a row spent one after the other.
+describe.concurrent('Sentinel: a waiter hears the release after a real failover', () => {
+  it.for(Object.keys(CLIENTS).filter((name) => ONLY === undefined || ONLY.includes(name)))('%s: waiter subscribed before the failover gets the lock by the release message sent to the new master', { timeout: 150_000 }, async (name, { expect }) => {
+    const deployment = await startSentinelDeployment();
     try {
-      const held = await holder.locks.acquire(key);
-      const attempts = countAttempts(waiter.locks);
-      const wakes = recordWakes(waiter.locks);
-      const waiting = waiter.locks.acquire(key, { waitTimeout: 60_000 });
-      waiting.catch(() => undefined);
-      const oldPort = await deployment.masterPortNow();
-      const oldMaster = new Redis(oldPort, '127.0.0.1');
-      const replica = new Redis(oldPort === deployment.masterPort ? deployment.replicaPort : deployment.masterPort, '127.0.0.1');
-      // The waiter is subscribed on the master and queued, and the replica has the lock and the queue.
-      await expect.poll(() => subscribers(oldMaster, `lock:{${key}}:released`), { timeout: 10_000 }).toBe(1);
-      await expect.poll(() => replica.exists(`lock:{${key}}`, `lock:{${key}}:queue`), { timeout: 10_000 }).toBe(2);
-      replica.disconnect();
-      oldMaster.disconnect();
-
-      const newPort = await deployment.failover();
-      expect(newPort).not.toBe(oldPort);
-      const promoted = new Redis(newPort, '127.0.0.1');
-      try {
-        // The waiter's subscription followed the new master.
-        await expect.poll(() => subscribers(promoted, `lock:{${key}}:released`), { timeout: 20_000 }).toBe(1);
-        // The holder's renewals reach the new master (its connection followed too): the PTTL rises
-        // between two reads. (Against one fixed first read, a read that came just after a renewal
-        // left a window of a millisecond or two in every 300 ms, and the poll missed it.)
-        let lastPttl = await promoted.pttl(`lock:{${key}}`);
-        await expect.poll(async () => {
-          const pttl = await promoted.pttl(`lock:{${key}}`);
-          const rose = pttl > lastPttl;
-          lastPttl = pttl;
-          return rose;
-        }, { timeout: 10_000 }).toBe(true);
-        expect(held.held).toBe(true);
-
-        // Release right after one of the waiter's polls is answered: its next one is 250 ms away.
-        await attempts.answered();
-        const attemptsBefore = attempts.count;
-        const stepsBefore = wakes.steps.length;
-        await held.release();
-        // The release handed the lock to the waiter on the new master...
-        expect(await promoted.exists(`lock:{${key}}`)).toBe(1);
-        // ...and the waiter learns it by the message alone (polls held: no attempt).
-        const next = await Promise.race([waiting, sleep(20_000).then(() => 'not woken' as const)]);
-        expect(next).not.toBe('not woken');
-        // The release's grant message woke it, before any attempt after the release: a poll would
-        // have come first. One attempt may follow it: a waiter that the failover cost its place
-        // (its queue keys expired while its refreshes could not reach a master) confirms a grant
-        // before it holds it, since a promoted replica may have lost the newest fencing tokens.
-        const after = wakes.steps.slice(stepsBefore);
-        expect(after[0]).toBe('granted');
-        expect(after.slice(1).every((step) => step === 'won')).toBe(true);
-        expect(attempts.count - attemptsBefore).toBe(after.length - 1);
-        if (typeof next !== 'string') {
-          // The grant's token; when an attempt confirmed it, that attempt took the next one.
-          if (after.length === 1) expect(next.fencingToken).toBe(held.fencingToken + 1);
-          else expect(next.fencingToken).toBeGreaterThan(held.fencingToken);
-          await next.release();
-        }
-        expect(await promoted.exists(`lock:{${key}}`)).toBe(0);
-      } finally {
-        promoted.disconnect();
-      }
+      await waiterHearsRelease(name, deployment, expect);
     } finally {
-      await Promise.all([holder.close(), waiter.close()]);
-      for (const client of clients) await client.close();
+      await deployment.stop();
     }
   });
 });
+
+async function waiterHearsRelease(name: string, deployment: SentinelDeployment, expect: ExpectStatic): Promise<void> {
+  const clients = [await CLIENTS[name]!(deployment), await CLIENTS[name]!(deployment)];
+  const holder = await createLockApp({ redis: clients[0]!.redis as never, ttl: 5_000, renewInterval: 300 });
+  const waiter = await createLockApp({ redis: clients[1]!.redis as never, ttl: 5_000, renewInterval: 300 });
+  const key = `sentinel-failover-waiter:${name.replace(/\W/g, '')}`;
+  try {
+    const held = await holder.locks.acquire(key);
+    const attempts = countAttempts(waiter.locks);
+    const wakes = recordWakes(waiter.locks);
+    const waiting = waiter.locks.acquire(key, { waitTimeout: 60_000 });
+    waiting.catch(() => undefined);
+    const oldPort = await deployment.masterPortNow();
+    const oldMaster = new Redis(oldPort, '127.0.0.1');
+    const replica = new Redis(oldPort === deployment.masterPort ? deployment.replicaPort : deployment.masterPort, '127.0.0.1');
+    // The waiter is subscribed on the master and queued, and the replica has the lock and the queue.
+    await expect.poll(() => subscribers(oldMaster, `lock:{${key}}:released`), { timeout: 10_000 }).toBe(1);
+    await expect.poll(() => replica.exists(`lock:{${key}}`, `lock:{${key}}:queue`), { timeout: 10_000 }).toBe(2);
+    replica.disconnect();
+    oldMaster.disconnect();
+
+    const newPort = await deployment.failover();
+    expect(newPort).not.toBe(oldPort);
+    const promoted = new Redis(newPort, '127.0.0.1');
+    try {
+      // The waiter's subscription followed the new master.
+      await expect.poll(() => subscribers(promoted, `lock:{${key}}:released`), { timeout: 20_000 }).toBe(1);
+      // The holder's renewals reach the new master (its connection followed too): the PTTL rises
+      // between two reads. (Against one fixed first read, a read that came just after a renewal
+      // left a window of a millisecond or two in every 300 ms, and the poll missed it.)
+      let lastPttl = await promoted.pttl(`lock:{${key}}`);
+      await expect.poll(async () => {
+        const pttl = await promoted.pttl(`lock:{${key}}`);
+        const rose = pttl > lastPttl;
+        lastPttl = pttl;
+        return rose;
+      }, { timeout: 10_000 }).toBe(true);
+      expect(held.held).toBe(true);
+
+      // Release right after one of the waiter's polls is answered: its next one is 250 ms away.
+      await attempts.answered();
+      const attemptsBefore = attempts.count;
+      const stepsBefore = wakes.steps.length;
+      await held.release();
+      // The release handed the lock to the waiter on the new master...
+      expect(await promoted.exists(`lock:{${key}}`)).toBe(1);
+      // ...and the waiter learns it by the message alone (polls held: no attempt).
+      const next = await Promise.race([waiting, sleep(20_000).then(() => 'not woken' as const)]);
+      expect(next).not.toBe('not woken');
+      // The release's grant message woke it, before any attempt after the release: a poll would
+      // have come first. One attempt may follow it: a waiter that the failover cost its place
+      // (its queue keys expired while its refreshes could not reach a master) confirms a grant
+      // before it holds it, since a promoted replica may have lost the newest fencing tokens.
+      const after = wakes.steps.slice(stepsBefore);
+      expect(after[0]).toBe('granted');
+      expect(after.slice(1).every((step) => step === 'won')).toBe(true);
+      expect(attempts.count - attemptsBefore).toBe(after.length - 1);
+      if (typeof next !== 'string') {
+        // The grant's token; when an attempt confirmed it, that attempt took the next one.
+        if (after.length === 1) expect(next.fencingToken).toBe(held.fencingToken + 1);
+        else expect(next.fencingToken).toBeGreaterThan(held.fencingToken);
+        await next.release();
+      }
+      expect(await promoted.exists(`lock:{${key}}`)).toBe(0);
+    } finally {
+      promoted.disconnect();
+    }
+  } finally {
+    await Promise.all([holder.close(), waiter.close()]);
+    for (const client of clients) await client.close();
+  }
+}
