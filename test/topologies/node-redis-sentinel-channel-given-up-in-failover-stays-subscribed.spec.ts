@@ -13,7 +13,7 @@
 import { Redis } from 'ioredis';
 import { createSentinel as createSentinel6 } from 'redis';
 import { createSentinel as createSentinel5 } from 'redis5';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, it, type ExpectStatic } from 'vitest';
 import { startSentinelDeployment, type SentinelDeployment } from '../../scripts/redis-sentinel.mjs';
 import { LockNotAcquiredError } from '../../lib/index.js';
 import { createLockApp } from '../support/lock-app.js';
@@ -25,54 +25,59 @@ const FACTORIES: Record<string, Factory> = {
   'node-redis 5': createSentinel5 as unknown as Factory,
 };
 
-describe.each(Object.keys(FACTORIES))('%s Sentinel: a channel given up while the master is down', (name) => {
-  let deployment: SentinelDeployment;
-  beforeAll(async () => {
-    deployment = await startSentinelDeployment();
-  }, 60_000);
-  afterAll(() => deployment?.stop());
-
-  it('is not subscribed on the promoted replica', { timeout: 90_000 }, async () => {
-    const client = FACTORIES[name]!({ name: deployment.name, sentinelRootNodes: deployment.sentinels });
-    client.on('error', () => undefined);
-    await client.connect();
-    const app = await createLockApp({ redis: client as never, ttl: 15_000, renewInterval: 500 });
-    const tag = name.replace(/\W/g, '');
-    const [kept, gaveUp] = [`kept:${tag}`, `gave-up:${tag}`];
-    const oldPort = await deployment.masterPortNow();
-    const oldMaster = new Redis(oldPort, '127.0.0.1');
-    const pid = Number(/process_id:(\d+)/.exec(await oldMaster.info('server'))![1]);
-    let promoted: Redis | undefined;
+// Each client on a deployment of its own, side by side: most of a case is waiting (the
+// deployment's start, the promotion), which the two spent one after the other.
+describe.concurrent('Sentinel: a channel given up while the master is down', () => {
+  it.for(Object.keys(FACTORIES))('%s: is not subscribed on the promoted replica', { timeout: 150_000 }, async (name, { expect }) => {
+    const deployment = await startSentinelDeployment();
     try {
-      try {
-        const held = [await app.locks.acquire(kept), await app.locks.acquire(gaveUp)];
-        const waiting = app.locks.acquire(kept, { waitTimeout: 60_000 });
-        waiting.catch(() => undefined);
-        const givingUp = app.locks.acquire(gaveUp, { waitTimeout: 1_500 });
-        givingUp.catch(() => undefined);
-        for (const key of [kept, gaveUp]) await expect.poll(() => subscribers(oldMaster, `lock:{${key}}:released`), { timeout: 10_000 }).toBe(1);
-        oldMaster.disconnect();
-
-        process.kill(pid, 'SIGKILL');
-        // Given up while no master answers (the promotion takes ~2 s after the kill here).
-        await expect(givingUp).rejects.toBeInstanceOf(LockNotAcquiredError);
-        await expect.poll(() => deployment.masterPortNow(), { timeout: 30_000, interval: 100 }).not.toBe(oldPort);
-        promoted = new Redis(await deployment.masterPortNow(), '127.0.0.1');
-        // The pub/sub connection followed: the channel still waited on is subscribed there.
-        await expect.poll(() => subscribers(promoted!, `lock:{${kept}}:released`), { timeout: 20_000 }).toBe(1);
-        // Before the fix: 1, for as long as the application ran.
-        await expect.poll(() => subscribers(promoted!, `lock:{${gaveUp}}:released`), { timeout: 5_000 }).toBe(0);
-
-        for (const lock of held) await lock.release();
-        await (await waiting).release();
-      } finally {
-        await app.close();
-      }
-      // The application's own client (node-redis 5 shares its pub/sub connection) keeps no lock channel.
-      await expect.poll(async () => (await promoted!.pubsub('CHANNELS', 'lock:*')) as string[], { timeout: 5_000 }).toEqual([]);
+      await notSubscribedOnPromoted(name, deployment, expect);
     } finally {
-      promoted?.disconnect();
-      await client.close();
+      await deployment.stop();
     }
   });
 });
+
+async function notSubscribedOnPromoted(name: string, deployment: SentinelDeployment, expect: ExpectStatic): Promise<void> {
+  const client = FACTORIES[name]!({ name: deployment.name, sentinelRootNodes: deployment.sentinels });
+  client.on('error', () => undefined);
+  await client.connect();
+  const app = await createLockApp({ redis: client as never, ttl: 15_000, renewInterval: 500 });
+  const tag = name.replace(/\W/g, '');
+  const [kept, gaveUp] = [`kept:${tag}`, `gave-up:${tag}`];
+  const oldPort = await deployment.masterPortNow();
+  const oldMaster = new Redis(oldPort, '127.0.0.1');
+  const pid = Number(/process_id:(\d+)/.exec(await oldMaster.info('server'))![1]);
+  let promoted: Redis | undefined;
+  try {
+    try {
+      const held = [await app.locks.acquire(kept), await app.locks.acquire(gaveUp)];
+      const waiting = app.locks.acquire(kept, { waitTimeout: 60_000 });
+      waiting.catch(() => undefined);
+      const givingUp = app.locks.acquire(gaveUp, { waitTimeout: 1_500 });
+      givingUp.catch(() => undefined);
+      for (const key of [kept, gaveUp]) await expect.poll(() => subscribers(oldMaster, `lock:{${key}}:released`), { timeout: 10_000 }).toBe(1);
+      oldMaster.disconnect();
+
+      process.kill(pid, 'SIGKILL');
+      // Given up while no master answers (the promotion takes ~2 s after the kill here).
+      await expect(givingUp).rejects.toBeInstanceOf(LockNotAcquiredError);
+      await expect.poll(() => deployment.masterPortNow(), { timeout: 30_000, interval: 100 }).not.toBe(oldPort);
+      promoted = new Redis(await deployment.masterPortNow(), '127.0.0.1');
+      // The pub/sub connection followed: the channel still waited on is subscribed there.
+      await expect.poll(() => subscribers(promoted!, `lock:{${kept}}:released`), { timeout: 20_000 }).toBe(1);
+      // Before the fix: 1, for as long as the application ran.
+      await expect.poll(() => subscribers(promoted!, `lock:{${gaveUp}}:released`), { timeout: 5_000 }).toBe(0);
+
+      for (const lock of held) await lock.release();
+      await (await waiting).release();
+    } finally {
+      await app.close();
+    }
+    // The application's own client (node-redis 5 shares its pub/sub connection) keeps no lock channel.
+    await expect.poll(async () => (await promoted!.pubsub('CHANNELS', 'lock:*')) as string[], { timeout: 5_000 }).toEqual([]);
+  } finally {
+    promoted?.disconnect();
+    await client.close();
+  }
+}
