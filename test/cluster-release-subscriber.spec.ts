@@ -1,13 +1,13 @@
 import { Cluster } from 'ioredis';
 import { Cluster as Cluster6 } from 'ioredis6';
 import { Cluster as ValkeyCluster } from 'iovalkey';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startRedisCluster, type RedisCluster } from '../scripts/redis-cluster.mjs';
+import { afterEach, describe, expect, it } from 'vitest';
 import { driverFor } from '../lib/core/stores/redis/drivers/driver-for.js';
 import type { RedisClient } from '../lib/core/stores/redis/drivers/redis-client.js';
 import type { ReleaseSubscriber } from '../lib/core/stores/redis/drivers/redis-driver.js';
 import { sleep } from './support/lock-app.js';
 import { shardSubscribers } from './support/redis.js';
+import { useRedisCluster } from './support/redis-cluster.js';
 import { clusterSlot } from '../lib/core/keys/cluster-slot.js';
 
 type Nodes = { host: string; port: number }[];
@@ -17,7 +17,6 @@ const CLIENTS = {
   iovalkey: (nodes: Nodes) => new ValkeyCluster(nodes),
 };
 type Name = keyof typeof CLIENTS;
-type Admin = InstanceType<typeof Cluster>;
 
 /**
  * The release subscriber of a Cluster client, asked to subscribe while the handshake of the
@@ -32,31 +31,25 @@ type Admin = InstanceType<typeof Cluster>;
  * was dropped and the SUBSCRIBE that had waited for the handshake rejected (its waiters polled
  * until a retry). iovalkey sends INFO first; the sharded connections were not caught.
  */
+// One Cluster for every client: each case uses channels of its own (named after the client and
+// whether it shards), and each slot move its own slot (10902, 6901 and 11791), so that no case
+// meets a slot an earlier one moved. A Cluster per client cost a start each.
+const shared = useRedisCluster();
+
 describe.each((Object.keys(CLIENTS) as Name[]).flatMap((name) => [true, false].map((sharded) => [name, sharded] as const)))(
   'the release subscriber of an %s Cluster client (sharded: %s)',
   (name, sharded) => {
-    let cluster: RedisCluster;
-    let admin: Admin;
     const opened: { client: { disconnect(): void }; subscriber?: ReleaseSubscriber }[] = [];
-    beforeAll(async () => {
-      cluster = await startRedisCluster(3);
-      admin = new Cluster(cluster.nodes);
-      await admin.ping();
-    }, 60_000);
     afterEach(() => {
       for (const { client, subscriber } of opened.splice(0)) {
         subscriber?.close();
         client.disconnect();
       }
     });
-    afterAll(async () => {
-      admin?.disconnect();
-      await cluster?.stop();
-    });
 
-    const masters = () => admin.nodes('master');
+    const masters = () => shared.admin.nodes('master');
       it('keeps every channel asked for while the connection carrying it is being set up', async () => {
-      const client = CLIENTS[name](cluster.nodes);
+      const client = CLIENTS[name](shared.cluster.nodes);
       client.on('error', () => undefined);
       await client.ping(); // the slot map is known
       const entry: (typeof opened)[number] = { client };
@@ -95,7 +88,7 @@ describe.each((Object.keys(CLIENTS) as Name[]).flatMap((name) => [true, false].m
     // their polls for as long as the key stays in use. What tells the client that the slot moved
     // is a MOVED reply to a command on it (a waiter's poll); no periodic refresh of the slot map.
     it.runIf(sharded)('subscribes a channel again on the master its slot moved to', { timeout: 30_000 }, async () => {
-      const client = CLIENTS[name](cluster.nodes);
+      const client = CLIENTS[name](shared.cluster.nodes);
       client.on('error', () => undefined);
       await client.ping();
       const heard: string[] = [];
@@ -105,7 +98,7 @@ describe.each((Object.keys(CLIENTS) as Name[]).flatMap((name) => [true, false].m
       const channel = `lock:{moving-${name.replace(' ', '')}}:released`;
       await entry.subscriber.subscribe(channel, true);
       const slot = clusterSlot(channel);
-      const owner = () => admin.nodes('master').find((node) => `${node.options.host}:${node.options.port}` === admin.slots[slot]![0])!;
+      const owner = () => shared.admin.nodes('master').find((node) => `${node.options.host}:${node.options.port}` === shared.admin.slots[slot]![0])!;
       const source = owner();
       await expect.poll(() => shardSubscribers(source, channel), { timeout: 5_000 }).toBe(1);
       const target = masters().find((node) => node !== source)!;
