@@ -69,6 +69,16 @@ export interface AcquisitionHost {
 }
 
 /**
+ * The wait of a call made within a chain of held locks (a job run's, a leader's term): `signal`
+ * aborts with the caller's own, or when the chain's calls are told to stop at its shutdown phase
+ * (`LockManager.interruptCallsWithin`); `done` once the call has ended.
+ */
+export interface ChainWait {
+  readonly signal: AbortSignal;
+  done(): void;
+}
+
+/**
  * One `acquire()` call that may wait: the protocol's steps as methods, in the order docs/redis-data.md
  * tells them: attempt; when the lock is busy, subscribe to its release messages
  * (then attempt again, so that a release in between is not missed; a process subscribed already
@@ -146,8 +156,10 @@ export class Acquisition {
     private readonly fairness: FairnessRule,
     /** When the call began, if before this acquisition (it waited for a parked lock's answer first): its waitTimeout counts from then. */
     calledAt?: number,
+    /** A call made within a chain of held locks: what ends its wait beside the caller's signal (see `ChainWait`). */
+    private readonly within?: ChainWait,
   ) {
-    this.signal = options?.signal;
+    this.signal = within?.signal ?? options?.signal;
     this.name = options?.name;
     this.keys = partOf(options);
     this.lastAttemptAt = host.clock.now();
@@ -268,6 +280,7 @@ export class Acquisition {
    */
   private ended(): void {
     this.watch?.close();
+    this.within?.done();
     this.onEnd();
   }
 
@@ -494,7 +507,9 @@ export class Acquisition {
    * its reply.
    */
   private giveUp(error: unknown): unknown {
-    const { host, signal } = this;
+    const { host } = this;
+    // The caller's own: a wait its chain's shutdown phase ended (see ChainWait) ends as shutdown's does.
+    const signal = this.options?.signal;
     if (this.waits || this.uncertain) host.leave(this.names, this.token, this.timing, this.uncertain ? this.sent.reply : undefined);
     // A barging waiter of this process that gives up may have been the one a freed-lock message
     // woke, or the one that said in Redis that the process waits (`wanted`): its siblings on the
@@ -509,6 +524,6 @@ export class Acquisition {
       const told = outcome === 'busy' && this.timing.waitTimeout > 0 ? 'timeout' : outcome;
       host.emit({ type: 'not-acquired', key: this.key, name: this.name, ...(this.keys && { keys: this.keys }), waitedMs: host.clock.now() - this.calledAt, outcome: told, afterWaiting: this.announced, at: Date.now() });
     }
-    return endedByShutdown(host.closed, this.key, host.clock.now() - this.calledAt, error, signal);
+    return endedByShutdown(host.closed || this.within?.signal.aborted === true, this.key, host.clock.now() - this.calledAt, error, signal);
   }
 }

@@ -16,6 +16,7 @@ import type { AnyLockOptions } from '../../interfaces/redis-lock-options.interfa
 import { systemClock, type Clock } from '../time/clock.js';
 import { DeadlineSweeper } from './deadline-sweeper.js';
 import { leaseLive } from './lease-deadline.js';
+import { followSignal } from './follow-signal.js';
 import { diagnosticsListening, publishDiagnostics } from './lock-diagnostics.js';
 import { HeldLock, type LockOwner } from './held-lock.js';
 import { checkLockKey, lockRedisKeys, type LockRedisKeys } from '../keys/lock-key.js';
@@ -37,7 +38,7 @@ import type { LockBackend, ReleaseWatcher } from './lock-backend.js';
 import { RenewalScheduler } from './renewal-scheduler.js';
 import { settleWithin, TIMED_OUT } from '../time/settle-within.js';
 import { isUnansweredRead, unansweredRead } from './unanswered.js';
-import { Acquisition, STALE_REPLY, type AcquisitionHost, type AttemptOutcome, type SentAttempt } from './acquisition.js';
+import { Acquisition, type ChainWait, STALE_REPLY, type AcquisitionHost, type AttemptOutcome, type SentAttempt } from './acquisition.js';
 import { BARGING, type FairnessRule } from './fairness.js';
 import { LockParking, type ParkingHost } from './lock-parking.js';
 import { resolveFairness } from '../options/fairness-option.js';
@@ -209,6 +210,16 @@ export class LockManager implements LockOwner, LockRunner {
       // Told early, not waited for there (a call nobody awaits, started from a hook, goes on
       // after it): this module's phase still keeps its lock until it ends.
       this.toldEarly.add(lock);
+    }
+    // And the calls still waiting for their lock there, which no signal of theirs tells: they end
+    // now as this module's phase would end them, not after the job's or leader's phase gave up on
+    // them. (A step-down's are left to their waitTimeout, or to the signal they were given.)
+    for (const [ended, within] of this.waitsWithin) {
+      const ending = within.find((held) => outer.includes(held));
+      if (ending === undefined || steppedDown(ending)) continue;
+      this.waitsWithin.delete(ended);
+      // The reason shutdown ends a wait with: the call rejects with LockNotAcquiredError, as then (see Acquisition.giveUp).
+      ended.abort(shutdownReason());
     }
   }
 
@@ -470,9 +481,32 @@ export class LockManager implements LockOwner, LockRunner {
     fairness: FairnessRule,
     calledAt?: number,
   ): Acquisition {
-    const acquisition = new Acquisition(this.acquisitionHost, key, timing, options, lockKind(key, base, semaphore, read), fairness, calledAt);
+    const acquisition = new Acquisition(this.acquisitionHost, key, timing, options, lockKind(key, base, semaphore, read), fairness, calledAt, this.chainWait(timing, options));
     this.acquiring++;
     return acquisition;
+  }
+
+  /**
+   * Waits begun within a chain of held locks, with the chain: a job run's or a leader's shutdown
+   * phase ends them (see `interruptCallsWithin`), as it tells the calls running under their locks.
+   */
+  private readonly waitsWithin = new Map<AbortController, readonly Lock[]>();
+
+  /** The wait of a call made within a chain of held locks (none outside one, or for a call that does not wait). */
+  private chainWait(timing: LockTiming, options: AnyLockOptions | undefined): ChainWait | undefined {
+    const within = this.chain.getStore();
+    if (within === undefined || within.length === 0 || timing.waitTimeout <= 0) return undefined;
+    const ended = new AbortController();
+    this.waitsWithin.set(ended, within);
+    // The caller's own signal ends it too (followed, not AbortSignal.any(): see followSignal).
+    const unfollow = options?.signal === undefined ? undefined : followSignal(options.signal, ended);
+    return {
+      signal: ended.signal,
+      done: () => {
+        this.waitsWithin.delete(ended);
+        unfollow?.();
+      },
+    };
   }
 
   /** What an `Acquisition` may ask of this engine. */
