@@ -11,25 +11,19 @@
  * now reject as when Redis leaves their own attempt unanswered: a `LockNotAcquiredError`, and
  * `tryAcquire("k"): Redis did not answer within 1000 ms.`
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { LockNotAcquiredError, RedisLockError, type LockService } from '../lib/index.js';
 import { isUnansweredRead } from '../lib/core/engine/unanswered.js';
 import { recordReleases } from './support/mechanism.js';
-import { createLockApp, type LockApp } from './support/lock-app.js';
-import { useOwnRedis } from './support/redis.js';
+import { createLockApp } from './support/lock-app.js';
+import { useFrozenRedis } from './support/frozen-redis.js';
 
 describe('a barging caller behind its process\' parking release that Redis does not answer', () => {
   // Its own server, since it is frozen.
-  const own = useOwnRedis();
-  let app: LockApp | undefined;
-  afterEach(async () => {
-    own.server().resume();
-    await app?.close();
-    app = undefined;
-  });
+  const own = useFrozenRedis();
 
   it('acquire() rejects with LockNotAcquiredError, tryAcquire() naming the call', async () => {
-    app = await createLockApp({ redis: own.url(), fairness: 'barging', shutdownTimeout: '100ms' });
+    const app = own.opened(await createLockApp({ redis: own.url(), fairness: 'barging', shutdownTimeout: '100ms' }));
     const locks: LockService = app.locks;
     // A greedy caller (it asked again in the turn its release came back): its next release is sent with a park request.
     await (await locks.acquire('parked')).release();

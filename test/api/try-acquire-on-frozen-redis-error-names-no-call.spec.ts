@@ -10,21 +10,15 @@
  * underlying error to keep as `cause`; a client's error (a command timeout, a closed connection)
  * is kept as it was (test/api/store-errors-are-redis-lock-errors.spec.ts).
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { RedisLockError, type LockService } from '../../lib/index.js';
 import { isUnansweredRead } from '../../lib/core/engine/unanswered.js';
-import { createLockApp, type LockApp } from '../support/lock-app.js';
-import { useOwnRedis } from '../support/redis.js';
+import { createLockApp } from '../support/lock-app.js';
+import { useFrozenRedis } from '../support/frozen-redis.js';
 
 describe('tryAcquire() on a Redis that does not answer', () => {
   // Its own server, since it is frozen.
-  const own = useOwnRedis();
-  let app: LockApp | undefined;
-  afterEach(async () => {
-    own.server().resume();
-    await app?.close();
-    app = undefined;
-  });
+  const own = useFrozenRedis();
 
   const hostile = `frozen:\u202e${'x'.repeat(900)}\nFAKE LOG LINE`;
   const calls: [string, RegExp, (locks: LockService) => Promise<unknown>][] = [
@@ -36,11 +30,11 @@ describe('tryAcquire() on a Redis that does not answer', () => {
   ];
 
   it('rejects naming the call and its key, bounded and escaped, as unanswered', async () => {
-    app = await createLockApp({ redis: own.url(), shutdownTimeout: '100ms' });
+    const app = own.opened(await createLockApp({ redis: own.url(), shutdownTimeout: '100ms' }));
     // Answered while Redis answers (and its scripts loaded).
     await (await app.locks.tryAcquire('warm'))!.release();
     own.server().pause();
-    const errors = await Promise.all(calls.map(([, , call]) => call(app!.locks).then(() => undefined, (error: unknown) => error as Error)));
+    const errors = await Promise.all(calls.map(([, , call]) => call(app.locks).then(() => undefined, (error: unknown) => error as Error)));
     expect(errors.map((error) => ({ lockError: error instanceof RedisLockError, unanswered: isUnansweredRead(error), message: error?.message }))).toEqual(
       calls.map(([, message]) => ({ lockError: true, unanswered: true, message: expect.stringMatching(message) })),
     );
