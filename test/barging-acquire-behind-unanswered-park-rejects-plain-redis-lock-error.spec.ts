@@ -12,7 +12,7 @@
  * `tryAcquire("k"): Redis did not answer within 1000 ms.`
  */
 import { describe, expect, it } from 'vitest';
-import { LockNotAcquiredError, RedisLockError, type LockService } from '../lib/index.js';
+import { LockNotAcquiredError, RedisLockError, RedisUnansweredError, type LockService } from '../lib/index.js';
 import { isUnansweredRead } from '../lib/core/engine/unanswered.js';
 import { recordReleases } from './support/mechanism.js';
 import { createLockApp } from './support/lock-app.js';
@@ -41,7 +41,7 @@ describe('a barging caller behind its process\' parking release that Redis does 
       );
     expect(await Promise.all([outcome(locks.acquire('parked', { waitTimeout: 100 })), outcome(locks.tryAcquire('parked'))])).toEqual([
       { type: LockNotAcquiredError.name, lockError: true, message: expect.stringMatching(/^Lock "parked" was not acquired within \d+ ms: Redis did not answer/), unanswered: true },
-      { type: RedisLockError.name, lockError: true, message: expect.stringMatching(/^tryAcquire\("parked"\): Redis did not answer within \d+ ms\.$/), unanswered: true },
+      { type: RedisUnansweredError.name, lockError: true, message: expect.stringMatching(/^tryAcquire\("parked"\): Redis did not answer within \d+ ms\.$/), unanswered: true },
     ]);
   });
 });

@@ -9,7 +9,7 @@ import { fenceHashOf } from './fence-key.js';
 import { RedisFencedStore, type ClaimedRead, type FencedStore } from './fenced-store.js';
 import { NoFencingTokenError } from '../errors/no-fencing-token.error.js';
 import { FENCED_CLOSED, FENCED_STORE } from './memory-fenced-store.js';
-import { RedisLockError } from '../errors/redis-lock.error.js';
+import { shutDownRefusal } from '../errors/shutdown-reason.js';
 
 /** A value written by `FencedRedis`: stored as Redis stores it, as a string. */
 export type FencedValue = string | number;
@@ -200,7 +200,7 @@ export class FencedRedis {
     // error would name neither this class nor why.
     const closed = (this.source as unknown as Record<PropertyKey, unknown>)[FENCED_CLOSED];
     if (typeof closed === 'function' && closed() === true) {
-      throw new RedisLockError(`FencedRedis.${method}(): the application has shut down, and with it the lock module this FencedRedis writes through (its connection closed, or a client handed in about to be).`);
+      throw shutDownRefusal(`FencedRedis.${method}(): the application has shut down, and with it the lock module this FencedRedis writes through (its connection closed, or a client handed in about to be).`);
     }
     if (this.resolved !== undefined) return this.resolved;
     // InMemoryLocks, or the module's connection (see fenced-redis.provider.ts), found when first used.

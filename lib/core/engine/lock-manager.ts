@@ -1089,7 +1089,7 @@ export class LockManager implements LockOwner, LockRunner {
   private hold(key: string, names: LockRedisKeys, token: string, fencingToken: number, timing: LockTiming, leaseStart: number, lease: number): HeldLock {
     if (this.closed) {
       this.cleanUp(this.releaseInRedis(names, token));
-      throw new RedisLockError(`LockService shut down while lock ${quoteKey(key)} was being acquired.`);
+      throw shutDownRefusal(`LockService shut down while lock ${quoteKey(key)} was being acquired.`);
     }
     const lock = new HeldLock(this, key, names, token, fencingToken, timing, leaseStart, lease);
     this.heldLocks.add(lock);

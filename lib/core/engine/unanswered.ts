@@ -1,6 +1,4 @@
-import { RedisLockError } from '../../errors/redis-lock.error.js';
-
-const unanswered = new WeakSet<Error>();
+import { RedisUnansweredError } from '../../errors/redis-unanswered.error.js';
 
 /**
  * A read (`LockManager.untilShutdown`) or an attempt (`tryAcquire()`) Redis did not answer within
@@ -8,12 +6,10 @@ const unanswered = new WeakSet<Error>();
  * wait Redis left unanswered is answered, not a 500 and an error log per request (or per poll of
  * an open board tab).
  */
-export function unansweredRead(message: string): RedisLockError {
-  const error = new RedisLockError(message);
-  unanswered.add(error);
-  return error;
+export function unansweredRead(message: string): RedisUnansweredError {
+  return new RedisUnansweredError(message);
 }
 
-export function isUnansweredRead(error: unknown): boolean {
-  return error instanceof Error && unanswered.has(error);
+export function isUnansweredRead(error: unknown): error is RedisUnansweredError {
+  return error instanceof RedisUnansweredError;
 }
