@@ -22,12 +22,18 @@
 import { GlideClient } from '@valkey/valkey-glide';
 import { describe, expect, it } from 'vitest';
 import { blockRedis } from './support/block-redis.js';
-import { createLockApp, sleep } from './support/lock-app.js';
+import { createLockApp } from './support/lock-app.js';
+import { driverFor } from '../lib/core/stores/redis/drivers/driver-for.js';
 import { isScriptCall, watchCommands } from './support/monitor.js';
 import { useOwnRedis } from './support/redis.js';
 
 const LIMIT = 5;
 const FIRST = 10;
+
+/** The lock commands the module's GLIDE driver holds back, waiting for a place (GlideDriver's queue). */
+function waitingInDriver(client: GlideClient): number {
+  return (driverFor(client as never) as unknown as { waiting?: unknown[] }).waiting?.length ?? 0;
+}
 
 describe('lock calls over a GLIDE client at its in-flight limit', () => {
   const own = useOwnRedis();
@@ -55,10 +61,12 @@ describe('lock calls over a GLIDE client at its in-flight limit', () => {
       // Made once the first answer has freed a place, after all of those.
       const later = fill[0]!.then(() => take('order:later'));
       if (ownCommands) {
-        // GLIDE has refused the first calls by now (it answers a refusal without Redis), and
-        // they wait out their backoff; the pushes free the places, a tryAcquire()'s answer
-        // being awaited for up to a second.
-        await sleep(100);
+        // GLIDE refuses the calls handed to it (it answers a refusal without Redis), and they
+        // wait out their backoff, the others behind them: once every first call waits in the
+        // driver, none is in GLIDE's hands out of order, and the pushes free the places. (A
+        // fixed 100 ms for it failed a loaded fresh-clone run: a call GLIDE had not refused yet
+        // took a place the pushes freed, ahead of one refused before it.)
+        await expect.poll(() => waitingInDriver(client)).toBe(FIRST);
         await own.redis().pipeline(Array.from({ length: LIMIT }, (_, i) => ['rpush', `app:${i}`, 'x'])).exec();
       }
       const outcomes = await Promise.all([...first, later]);
