@@ -1,3 +1,4 @@
+import type { ExpectStatic } from 'vitest';
 import type { Lock, LockService } from '../../lib/index.js';
 import type { Clock, ClockTimer } from '../../lib/core/time/clock.js';
 import { LOCK_RUNNER } from '../../lib/redis-lock.constants.js';
@@ -337,4 +338,25 @@ export function settledRecord<T>(promise: Promise<T>): SettledRecord<T> {
     (error: unknown) => (seen.settled = { error }),
   );
   return seen;
+}
+
+/**
+ * After `held`'s release in a failover spec: the waiter (`next`, what its `acquire()` settled
+ * with, or 'not woken') was woken by the release's grant message, before any attempt after the
+ * release (a poll would have come first). One attempt may follow it: a waiter the failover cost
+ * its place confirms a grant before it holds it, since a promoted replica may have lost the
+ * newest fencing tokens. `stepsBefore` and `attemptsBefore`: the waiter's wake steps and attempts
+ * counted before the release. Releases the waiter's lock.
+ */
+export async function expectWokenByGrant(expect: ExpectStatic, next: Lock | 'not woken', held: Lock, wakes: WakeLog, stepsBefore: number, attempts: AttemptCounter, attemptsBefore: number): Promise<void> {
+  expect(next).not.toBe('not woken');
+  const after = wakes.steps.slice(stepsBefore);
+  expect(after[0]).toBe('granted');
+  expect(after.slice(1).every((step) => step === 'won')).toBe(true);
+  expect(attempts.count - attemptsBefore).toBe(after.length - 1);
+  if (typeof next === 'string') return;
+  // The grant's token; when an attempt confirmed it, that attempt took the next one.
+  if (after.length === 1) expect(next.fencingToken).toBe(held.fencingToken + 1);
+  else expect(next.fencingToken).toBeGreaterThan(held.fencingToken);
+  await next.release();
 }
