@@ -77,7 +77,7 @@ describe('a release whose reply comes after the end of the lease', () => {
     proxy.flushReplies();
     await app.locks.tryAcquire('late:other').then((other) => other?.release());
     await sleep(300);
-    expect(calls.sort()).toEqual(['release:RedisLockError', 'then:RedisLockError']);
+    expect(calls.sort()).toEqual(['release:RedisUnansweredError', 'then:RedisUnansweredError']);
   });
 
   it('settles an extend() in flight and the release that followed it, once each', async () => {
@@ -94,7 +94,7 @@ describe('a release whose reply comes after the end of the lease', () => {
       (error: Error) => calls.push(`release:${error.constructor.name}`),
     );
     // Bounded by the lease while the replies are held (the extension is not answered either).
-    await expect.poll(() => calls, { timeout: 5_000 }).toContain('release:RedisLockError');
+    await expect.poll(() => calls, { timeout: 5_000 }).toContain('release:RedisUnansweredError');
     proxy.flushReplies();
     await expect.poll(() => calls.length, { timeout: 5_000 }).toBe(2);
     await app.locks.tryAcquire('late:other').then((other) => other?.release());
@@ -110,7 +110,7 @@ describe('a release whose reply comes after the end of the lease', () => {
     proxy.holdReplies();
     const calls: string[] = [];
     lock.release().catch((error: Error) => calls.push(`first:${error.constructor.name}`));
-    await expect.poll(() => calls, { timeout: 5_000 }).toEqual(['first:RedisLockError']);
+    await expect.poll(() => calls, { timeout: 5_000 }).toEqual(['first:RedisUnansweredError']);
     lock.release().then(
       () => calls.push('second:resolved'),
       (error: Error) => calls.push(`second:${error.constructor.name}`),
@@ -119,7 +119,7 @@ describe('a release whose reply comes after the end of the lease', () => {
     proxy.flushReplies();
     await app.locks.tryAcquire('late:other').then((other) => other?.release());
     await sleep(300);
-    expect(calls).toEqual(['first:RedisLockError', 'second:RedisLockError']);
+    expect(calls).toEqual(['first:RedisUnansweredError', 'second:RedisUnansweredError']);
     expect((lock as unknown as Internals).sweepIndex).toBe(-1);
   });
 });

@@ -44,6 +44,6 @@ describe('a release waiting for a frozen Redis when the application closes (hand
     await app.close();
     // Ended with the shutdown, long before the lease (30 s): the close's own step bounds it.
     await sleep(50);
-    expect(release.settled ?? 'still pending').toMatch(/^RedisLockError: Redis did not answer the release of lock "rb:handed" before the application's shutdown ended/);
+    expect(release.settled ?? 'still pending').toMatch(/^RedisUnansweredError: Redis did not answer the release of lock "rb:handed" before the application's shutdown ended/);
   });
 });

@@ -1,5 +1,6 @@
 import { LockLostError, type LockLostReason } from '../../errors/lock-lost.error.js';
 import { RedisLockError } from '../../errors/redis-lock.error.js';
+import { RedisUnansweredError } from '../../errors/redis-unanswered.error.js';
 import { InvalidLockOptionsError } from '../../errors/invalid-lock-options.error.js';
 import type { LockEvent } from '../../interfaces/lock-event.interface.js';
 import type { Lock } from '../../interfaces/lock.interface.js';
@@ -312,7 +313,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
 
   /**
    * @internal Shutdown is over (or out of time): a release still waiting for Redis ends now, as
-   * one unanswered by the end of its lease does: the holder's rejects with a `RedisLockError`
+   * one unanswered by the end of its lease does: the holder's rejects with a `RedisUnansweredError`
    * (its lease ends on its own in Redis), shutdown's own give-back resolves. Past this point
    * nothing bounds it (the deadline sweeper closes, and a client handed in stays open).
    */
@@ -328,7 +329,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
       this.givenBack(release);
       return;
     }
-    this.releaseUnconfirmed(release, new RedisLockError(`Redis did not answer the release of lock ${quoteKey(this.key)} before the application's shutdown ended; its lease ends on its own in Redis.`));
+    this.releaseUnconfirmed(release, new RedisUnansweredError(`Redis did not answer the release of lock ${quoteKey(this.key)} before the application's shutdown ended; its lease ends on its own in Redis.`));
   }
 
   /**
@@ -487,7 +488,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
       return;
     }
     // Its lease is over, in Redis as here: the release can do nothing more than the expiry did.
-    this.releaseUnconfirmed(release, new RedisLockError(`Redis did not answer the release of lock ${quoteKey(this.key)} by the end of its lease; the lease ends on its own in Redis.`));
+    this.releaseUnconfirmed(release, new RedisUnansweredError(`Redis did not answer the release of lock ${quoteKey(this.key)} by the end of its lease; the lease ends on its own in Redis.`));
   }
 
   /**

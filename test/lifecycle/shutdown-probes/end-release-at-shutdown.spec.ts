@@ -19,7 +19,7 @@ describe('probe: endReleaseAtShutdown', () => {
       await tick();
       expect(await h.lock.release().then(() => 'resolved', (e: Error) => e.message)).toBe('resolved');
     });
-    expect(out).toEqual(['RedisLockError']);
+    expect(out).toEqual(['RedisUnansweredError']);
     expect(un).toEqual([]);
     expect(h.events.map((e) => [e.type, (e as any).unconfirmed])).toEqual([['released', true]]);
     expect(h.unconfirmed.length).toBe(1);
