@@ -1,5 +1,5 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
-import { createNoopMeter, metrics, type Attributes, type Meter, type MeterProvider } from '@opentelemetry/api';
+import { createNoopMeter, metrics, type Attributes, type Meter, type MeterProvider, type UpDownCounter } from '@opentelemetry/api';
 import { LOCK_DIAGNOSTICS_CHANNELS, MULTI_KEY_LOCK_CHANNEL, type MultiKeyLockOutcome } from '../core/engine/lock-diagnostics.js';
 import type { LockEvent } from '../interfaces/lock-event.interface.js';
 import { InvalidLockOptionsError } from '../errors/invalid-lock-options.error.js';
@@ -12,6 +12,11 @@ export interface LockMetricsOptions {
 
 /** Stops recording lock metrics. */
 export interface LockMetricsHandle {
+  /**
+   * Stops recording (with the last handle of its meter provider): `lock.active` and
+   * `lock.waiting` are brought back to 0 for the locks still held and the waits still going,
+   * whose ends are no longer recorded.
+   */
   disable(): void;
 }
 
@@ -109,8 +114,8 @@ function startRecorder(provider: MeterProvider): { users: number; stop(): void }
   const advice = { explicitBucketBoundaries: [...LOCK_DURATION_BUCKETS] };
   const acquire = meter.createHistogram('lock.acquire.duration', { unit: 's', description: 'Time to acquire a lock, or to give up on it.', advice });
   const hold = meter.createHistogram('lock.hold.duration', { unit: 's', description: 'Time from acquisition to release or loss.', advice });
-  const active = meter.createUpDownCounter('lock.active', { unit: '{lock}', description: 'Locks held by this process.' });
-  const waiting = meter.createUpDownCounter('lock.waiting', { unit: '{caller}', description: 'Callers waiting for a busy lock.' });
+  const active = new Tallied(meter.createUpDownCounter('lock.active', { unit: '{lock}', description: 'Locks held by this process.' }));
+  const waiting = new Tallied(meter.createUpDownCounter('lock.waiting', { unit: '{caller}', description: 'Callers waiting for a busy lock.' }));
   const lost = meter.createCounter('lock.lost', { unit: '{lock}', description: 'Locks lost while held.' });
   const skipped = meter.createCounter('lock.skipped', { unit: '{call}', description: 'Calls of job methods skipped without running.' });
   // The up-down counters count down only what this recorder counted up: a lock taken (or a wait
@@ -215,8 +220,34 @@ function startRecorder(provider: MeterProvider): { users: number; stop(): void }
     stop: () => {
       for (const channelName of names) unsubscribe(channelName, recordSafely);
       unsubscribe(MULTI_KEY_LOCK_CHANNEL, recordWholeSafely);
+      // The locks still held and the waits still going end unrecorded now, and the SDK would
+      // export the counts they left for the process's life (a recorder enabled again cannot count
+      // them down either): they are taken back.
+      active.takeBack(use);
+      waiting.takeBack(use);
     },
   };
+}
+
+/** An up-down counter with what it was moved by under each `lock.name`, so that it can be taken back. */
+class Tallied {
+  private readonly tally = new Map<string, number>();
+
+  constructor(private readonly counter: UpDownCounter) {}
+
+  add(delta: 1 | -1, attributes: Attributes): void {
+    this.counter.add(delta, attributes);
+    const name = attributes['lock.name'] as string;
+    const sum = (this.tally.get(name) ?? 0) + delta;
+    if (sum === 0) this.tally.delete(name);
+    else this.tally.set(name, sum);
+  }
+
+  /** Moves the counter back by what it was moved, each name through `use` (a meter may throw). */
+  takeBack(use: (instrument: () => void) => void): void {
+    for (const [name, sum] of this.tally) use(() => this.counter.add(-sum, { 'lock.name': name }));
+    this.tally.clear();
+  }
 }
 
 /** How many of each id were counted up and not yet down (an id leaves the map at zero). */
