@@ -51,6 +51,7 @@ export interface RedisLockNodeHealth {
 }
 
 const DEFAULT_TIMEOUT_MS = 1_000;
+const SHUTTING_DOWN = 'the application is shutting down: LockService takes no more locks';
 /** After this long without a check, the indicator stops listening to lock events (at the next one). */
 export const QUIET_PERIOD_MS = 10 * 60_000;
 
@@ -106,6 +107,8 @@ export class RedisLockHealthIndicator implements OnModuleDestroy {
    * (counted since `statsSince`, the first check). With `waitForReplicas`, also the replicas
    * online (`INFO replication`): fewer than it asks for is `down`, since every acquisition fails.
    * The whole check answers within `timeout`: a step that finds it spent reports `down`.
+   * From `app.close()` on, `LockService` takes no more locks: the check is `down` then, with
+   * only an `error`, and PINGs nothing.
    */
   async isHealthy<const Key extends string = 'redis-lock'>(key?: Key, options: RedisLockHealthOptions = {}): Promise<HealthIndicatorResult<Key>> {
     const where = 'RedisLockHealthIndicator.isHealthy';
@@ -133,8 +136,12 @@ export class RedisLockHealthIndicator implements OnModuleDestroy {
       throw new InvalidLockOptionsError('showDetails', options.showDetails, 'a boolean').within(where);
     }
     const details = options.showDetails === true;
-    this.watch();
     const session = this.health.check((key ?? 'redis-lock') as Key);
+    // From app.close() on, every lock call is refused, while Redis still answers PING and Nest
+    // closes the HTTP server only after the shutdown hooks: a readiness probe must stop sending
+    // traffic that needs locks.
+    if (this.manager.shuttingDown) return session.down({ error: SHUTTING_DOWN }) as HealthIndicatorResult<Key>;
+    this.watch();
     const budget = new CheckBudget(timeout);
     const perClient = await Promise.all(this.manager.clients.map((client) => pingMasters(client, budget, details)));
     // One deployment (a server, a Sentinel master or a Cluster): each of its masters is a node,
