@@ -62,6 +62,10 @@ export class LockHealthStats {
   private readonly renewals = new SecondBuckets(RENEWAL_WINDOW_MS);
   private readonly losses = new SecondBuckets(LOST_WINDOW_MS);
   private last?: { at: number; latencyMs: number };
+  /** The keys held now of each multi-key lock (told apart by its `keys`, one array per call). */
+  private readonly parts = new WeakMap<readonly string[], Set<string>>();
+  /** Multi-key locks whose loss was counted: their other keys' losses are the same one. */
+  private readonly lostWholes = new WeakSet<readonly string[]>();
 
   /**
    * Counts `event` at `at`, by default the monotonic clock as it arrives: not the event's own
@@ -73,8 +77,32 @@ export class LockHealthStats {
       this.renewals.add(at, event.latencyMs);
       if (this.last === undefined || at >= this.last.at) this.last = { at, latencyMs: event.latencyMs };
     }
+    else if (event.type === 'acquired' && event.keys !== undefined) this.partsOf(event.keys).add(event.key);
+    else if (event.type === 'released' && event.keys !== undefined) this.parts.get(event.keys)?.delete(event.key);
     // A lock given back at shutdown was not lost to a failure.
-    else if (event.type === 'lost' && event.reason !== 'shutdown') this.losses.add(at);
+    else if (event.type === 'lost' && this.lostWhole(event) && event.reason !== 'shutdown') this.losses.add(at);
+  }
+
+  /**
+   * Whether a `lost` event is a lock's loss as its caller sees it, once for a multi-key lock
+   * (its events come per key): not a key lost while the call waited for a later key, which the
+   * call takes again within its wait. A key whose acquisition was not seen (before the first
+   * check) counts, as a lock of one key does.
+   */
+  private lostWhole(event: { key: string; keys?: readonly string[] }): boolean {
+    if (event.keys === undefined) return true;
+    const held = this.parts.get(event.keys);
+    const waiting = held !== undefined && held.has(event.key) && held.size < event.keys.length;
+    held?.delete(event.key);
+    if (waiting || this.lostWholes.has(event.keys)) return false;
+    this.lostWholes.add(event.keys);
+    return true;
+  }
+
+  private partsOf(keys: readonly string[]): Set<string> {
+    let held = this.parts.get(keys);
+    if (held === undefined) this.parts.set(keys, (held = new Set()));
+    return held;
   }
 
   /** Renewal round trips of the last minute (per whole second), in milliseconds (undefined without any). */
