@@ -1,7 +1,9 @@
 import { Inject, Module, type DynamicModule, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { checkMetricsOptions, enableLockMetrics, type LockMetricsHandle, type LockMetricsOptions } from './lock-metrics.js';
 
-const LOCK_METRICS_OPTIONS = Symbol('nestjs-redis-lock:metrics-options');
+// Its text is the one part of Nest's error that the library controls when the class is imported
+// without forRoot() (`imports: [RedisLockMetricsModule]`): it says what to do.
+const LOCK_METRICS_OPTIONS = 'nestjs-redis-lock:options of RedisLockMetricsModule: import RedisLockMetricsModule.forRoot(), not the class RedisLockMetricsModule alone';
 
 /**
  * Records OpenTelemetry metrics of every lock while the application runs (see
