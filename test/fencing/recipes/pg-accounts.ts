@@ -11,10 +11,10 @@ import { FencedWriteRefusedError, type LockService } from 'nestjs-redis-lock';
  * balance computed without it. One statement checks, claims and reads.
  */
 export async function loadBalance(db: Pool | PoolClient, id: string, fencingToken: number): Promise<number> {
-  for (;;) {
+  for (let attempt = 1; ; attempt++) {
     const { rows } = await db.query<{ balance: string }>('UPDATE accounts SET fence = $2 WHERE id = $1 AND fence <= $2 RETURNING balance', [id, fencingToken]);
     if (rows.length === 1) return Number(rows[0]!.balance);
-    await refuse(db, id, fencingToken, 'read');
+    await refuse(db, id, fencingToken, 'read', attempt);
   }
 }
 
@@ -23,26 +23,30 @@ export async function loadBalance(db: Pool | PoolClient, id: string, fencingToke
  * row: one statement checks and writes, so the two cannot be split.
  */
 export async function saveBalance(db: Pool | PoolClient, id: string, balance: number, fencingToken: number): Promise<void> {
-  for (;;) {
+  for (let attempt = 1; ; attempt++) {
     const { rowCount } = await db.query('UPDATE accounts SET balance = $3, fence = $2 WHERE id = $1 AND fence <= $2', [id, fencingToken, balance]);
     if (rowCount === 1) return;
-    await refuse(db, id, fencingToken, 'write');
+    await refuse(db, id, fencingToken, 'write', attempt);
   }
 }
 
 /**
  * Why the UPDATE took no row: a higher token (refused) or no row at all. Returns when it finds
- * neither: the row was created after the UPDATE looked, which then runs again (a refusal naming a
- * token not above this one would contradict itself).
+ * neither on a first `attempt`: the row was created after the UPDATE looked, which then runs again
+ * (a refusal naming a token not above this one would contradict itself). Found so again, no new row
+ * explains it, and another UPDATE would miss it as well, for good.
  */
-async function refuse(db: Pool | PoolClient, id: string, fencingToken: number, operation: 'read' | 'write'): Promise<void> {
+async function refuse(db: Pool | PoolClient, id: string, fencingToken: number, operation: 'read' | 'write', attempt: number): Promise<void> {
   // The token that won is read by a statement of its own: the UPDATE may have waited for a newer
   // holder's commit, which a read in its own statement (its snapshot) would not see.
-  const { rows } = await db.query<{ fence: string }>('SELECT fence FROM accounts WHERE id = $1', [id]);
+  const { rows } = await db.query<{ fence: string | null }>('SELECT fence FROM accounts WHERE id = $1', [id]);
   if (rows.length === 0) throw new Error(`No account ${id}`);
-  const highest = Number(rows[0]!.fence);
-  // Not `highest > fencingToken`: a token that is no number (a lock's without fencing) never passes.
-  if (!(highest <= fencingToken)) throw new FencedWriteRefusedError(`accounts/${id}`, fencingToken, highest, operation);
+  const { fence } = rows[0]!;
+  // Not `fence > fencingToken`: a token that is no number (a lock's without fencing) never passes.
+  if (!(Number(fence) <= fencingToken)) throw new FencedWriteRefusedError(`accounts/${id}`, fencingToken, Number(fence), operation);
+  if (attempt > 1) {
+    throw new Error(`Account ${id}: the fenced UPDATE took no row, with fence ${fence ?? 'NULL'} not above token ${fencingToken}: a NULL fence (the column must be NOT NULL DEFAULT 0), or a trigger that skips the UPDATE`);
+  }
 }
 // #endregion
 

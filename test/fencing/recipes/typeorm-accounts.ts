@@ -53,7 +53,7 @@ export class AccountsService {
    */
   async loadBalance(id: string, fencingToken: number): Promise<bigint> {
     const token = String(fencingToken);
-    for (;;) {
+    for (let attempt = 1; ; attempt++) {
       const { raw } = await this.accounts
         .createQueryBuilder()
         .update()
@@ -63,14 +63,14 @@ export class AccountsService {
         .execute();
       const [row] = raw as { balance: string }[];
       if (row !== undefined) return BigInt(row.balance);
-      await this.refuse(id, fencingToken, 'read');
+      await this.refuse(id, fencingToken, 'read', attempt);
     }
   }
 
   /** UPDATE accounts SET balance = ..., fence = token WHERE id = ... AND fence <= token */
   async saveBalance(id: string, balance: bigint, fencingToken: number): Promise<void> {
     const token = String(fencingToken);
-    for (;;) {
+    for (let attempt = 1; ; attempt++) {
       const { raw } = await this.accounts
         .createQueryBuilder()
         .update()
@@ -79,20 +79,24 @@ export class AccountsService {
         .returning(['fence'])
         .execute();
       if ((raw as unknown[]).length === 1) return;
-      await this.refuse(id, fencingToken, 'write');
+      await this.refuse(id, fencingToken, 'write', attempt);
     }
   }
 
   /**
    * Why the UPDATE took no row, read on the primary (`query()`), not a lagging replica: the fence
    * that refused the token, or no such account (no newer holder owns one). Returns when it finds
-   * neither: the row was created after the UPDATE looked, which then runs again.
+   * neither on a first `attempt`: the row was created after the UPDATE looked, which then runs
+   * again. Found so again, no new row explains it, and another UPDATE would miss it as well.
    */
-  private async refuse(id: string, fencingToken: number, operation: 'read' | 'write'): Promise<void> {
-    const [row] = (await this.accounts.query('SELECT fence FROM accounts WHERE id = $1', [id])) as { fence: string }[];
+  private async refuse(id: string, fencingToken: number, operation: 'read' | 'write', attempt: number): Promise<void> {
+    const [row] = (await this.accounts.query('SELECT fence FROM accounts WHERE id = $1', [id])) as { fence: string | null }[];
     if (row === undefined) throw new EntityNotFoundError(Account, { id });
     // Not `fence > fencingToken`: a token that is no number (a lock's without fencing) never passes.
     if (!(Number(row.fence) <= fencingToken)) throw new FencedWriteRefusedError(`accounts/${id}`, fencingToken, Number(row.fence), operation);
+    if (attempt > 1) {
+      throw new Error(`Account ${id}: the fenced UPDATE took no row, with fence ${row.fence ?? 'NULL'} not above token ${fencingToken}: a NULL fence (the column must be NOT NULL DEFAULT 0), or a trigger that skips the UPDATE`);
+    }
   }
 }
 // #endregion
