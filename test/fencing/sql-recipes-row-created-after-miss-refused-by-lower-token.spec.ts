@@ -1,14 +1,12 @@
-import type { TestingModule } from '@nestjs/testing';
-import { getRepositoryToken } from '@nestjs/typeorm';
 import { FencedWriteRefusedError } from 'nestjs-redis-lock';
 import pg from 'pg';
 import { EntityNotFoundError, type Repository } from 'typeorm';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadBalance, saveBalance } from './recipes/pg-accounts.js';
 import { Account, AccountsService } from './recipes/typeorm-accounts.js';
 import { refusedWith } from '../support/refused-with.js';
 import { usePostgresPool } from '../support/postgres-pool.js';
-import { typeormAccountsModule } from './recipes/typeorm-accounts-module.js';
+import { useTypeormAccounts } from './recipes/typeorm-accounts-module.js';
 import { useRedis } from '../support/redis.js';
 
 /**
@@ -68,29 +66,21 @@ describe('the SQL recipes of docs/fencing.md when the row is created between the
   });
 
   describe('TypeORM', () => {
-    let moduleRef: TestingModule;
-    let repository: Repository<Account>;
-    beforeAll(async () => {
-      moduleRef = await typeormAccountsModule(postgres.server.url);
-      repository = moduleRef.get<Repository<Account>>(getRepositoryToken(Account));
-    }, 60_000);
-    afterAll(async () => {
-      await moduleRef?.close();
-    });
+    const typeorm = useTypeormAccounts(() => postgres.server.url);
 
     /** The row `created` is committed just before the recipe's SELECT that explains its UPDATE's miss (through `query()`). */
     function createBeforeSelect(created: string): () => void {
-      const original = repository.query;
-      repository.query = (async (...args: Parameters<Repository<Account>['query']>) => {
-        repository.query = original;
+      const original = typeorm.repository.query;
+      typeorm.repository.query = (async (...args: Parameters<Repository<Account>['query']>) => {
+        typeorm.repository.query = original;
         await pool.query(created);
-        return original.apply(repository, args);
+        return original.apply(typeorm.repository, args);
       }) as Repository<Account>['query'];
-      return () => (repository.query = original);
+      return () => (typeorm.repository.query = original);
     }
 
     it('the write lands on the row created after its UPDATE missed, and the read for update claims it', async () => {
-      const accounts = moduleRef.get(AccountsService);
+      const accounts = typeorm.moduleRef.get(AccountsService);
       let restore = createBeforeSelect("INSERT INTO accounts (id, balance) VALUES ('new', 100)");
       try {
         await accounts.saveBalance('new', 150n, 5);
@@ -111,7 +101,7 @@ describe('the SQL recipes of docs/fencing.md when the row is created between the
     });
 
     it('a row created with a higher fence is still the refusal; no row still EntityNotFoundError', async () => {
-      const accounts = moduleRef.get(AccountsService);
+      const accounts = typeorm.moduleRef.get(AccountsService);
       const restore = createBeforeSelect("INSERT INTO accounts (id, balance, fence) VALUES ('new', 100, 9)");
       try {
         const refused = await refusedWith(accounts.loadBalance('new', 5), FencedWriteRefusedError);

@@ -1,11 +1,9 @@
-import type { TestingModule } from '@nestjs/testing';
-import { getRepositoryToken } from '@nestjs/typeorm';
 import pg from 'pg';
 import type { Repository } from 'typeorm';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadBalance, saveBalance } from './recipes/pg-accounts.js';
 import { Account, AccountsService } from './recipes/typeorm-accounts.js';
-import { typeormAccountsModule } from './recipes/typeorm-accounts-module.js';
+import { useTypeormAccounts } from './recipes/typeorm-accounts-module.js';
 import { usePostgresPool } from '../support/postgres-pool.js';
 import { useRedis } from '../support/redis.js';
 
@@ -78,35 +76,27 @@ describe('the SQL recipes of docs/fencing.md on a row their fenced UPDATE cannot
     });
 
     describe('TypeORM', () => {
-      let moduleRef: TestingModule;
-      let repository: Repository<Account>;
-      beforeAll(async () => {
-        moduleRef = await typeormAccountsModule(postgres.server.url);
-        repository = moduleRef.get<Repository<Account>>(getRepositoryToken(Account));
-      }, 60_000);
-      afterAll(async () => {
-        await moduleRef?.close();
-      });
+      const typeorm = useTypeormAccounts(() => postgres.server.url);
 
       it.each([
         ['saveBalance', (accounts: AccountsService) => accounts.saveBalance('a', 150n, 5)],
         ['loadBalance', (accounts: AccountsService) => accounts.loadBalance('a', 5)],
       ] as const)('%s fails naming the row and its fence, after one more UPDATE, instead of looping', async (_, call) => {
         // The explaining SELECT is the recipe's only query() call.
-        const original = repository.query;
+        const original = typeorm.repository.query;
         let selects = 0;
-        repository.query = (async (...args: Parameters<Repository<Account>['query']>) => {
+        typeorm.repository.query = (async (...args: Parameters<Repository<Account>['query']>) => {
           if (++selects >= LOOPING) throw new Error(`still looping after ${selects} SELECTs`);
-          return original.apply(repository, args);
+          return original.apply(typeorm.repository, args);
         }) as Repository<Account>['query'];
         let error: Error | undefined;
         try {
-          error = await call(moduleRef.get(AccountsService)).then(
+          error = await call(typeorm.moduleRef.get(AccountsService)).then(
             () => undefined,
             (e: unknown) => e as Error,
           );
         } finally {
-          repository.query = original;
+          typeorm.repository.query = original;
         }
         expect(error?.message).toMatch(/^Account a: the fenced UPDATE took no row/);
         expect(selects).toBe(2);

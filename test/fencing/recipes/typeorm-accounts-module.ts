@@ -1,6 +1,8 @@
 import { Test, type TestingModule } from '@nestjs/testing';
-import { TypeOrmModule } from '@nestjs/typeorm';
+import { getRepositoryToken, TypeOrmModule } from '@nestjs/typeorm';
 import { RedisLockModule } from 'nestjs-redis-lock';
+import type { Repository } from 'typeorm';
+import { afterAll, beforeAll } from 'vitest';
 import { redisUrl } from '../../support/redis.js';
 import { Account, AccountsService } from './typeorm-accounts.js';
 
@@ -16,4 +18,20 @@ export async function typeormAccountsModule(url: string): Promise<TestingModule>
   }).compile();
   await moduleRef.init();
   return moduleRef;
+}
+
+/**
+ * The TypeORM recipe's module for the tests of a describe, on the PostgreSQL `url()` names when
+ * they start, closed after them: read `moduleRef` and `repository` inside the tests.
+ */
+export function useTypeormAccounts(url: () => string): { readonly moduleRef: TestingModule; readonly repository: Repository<Account> } {
+  const started = {} as { moduleRef: TestingModule; repository: Repository<Account> };
+  beforeAll(async () => {
+    started.moduleRef = await typeormAccountsModule(url());
+    started.repository = started.moduleRef.get<Repository<Account>>(getRepositoryToken(Account));
+  }, 60_000);
+  afterAll(async () => {
+    await started.moduleRef?.close();
+  });
+  return started;
 }
