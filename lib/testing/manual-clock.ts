@@ -1,6 +1,7 @@
 import type { Clock, ClockTimer } from '../core/time/clock.js';
 import { parseDuration, type Duration } from '../core/time/duration.js';
 import { setImmediate } from '../core/time/real-timers.js';
+import { storeCallsBegun } from '../core/stores/memory/memory-data.js';
 
 interface PendingTimer {
   at: number;
@@ -8,8 +9,14 @@ interface PendingTimer {
   fn: () => void;
 }
 
-/** How many turns of the event loop `advance()` lets pass after each timer it fires. */
-const SETTLE_TURNS = 20;
+/**
+ * How many turns of the event loop in a row must begin no in-memory store call before `advance()`
+ * takes the work a timer started for finished. A fixed number of turns cut off work that makes
+ * more calls one after the other (a multi-key acquisition takes its keys one call each).
+ */
+const QUIET_TURNS = 20;
+/** Turns one settling may take at most: code that calls the store on every turn, for ever, must not hang `advance()`. */
+const MAX_SETTLE_TURNS = 10_000;
 const MAX_ADVANCE_MS = 10 * 365 * 86_400_000;
 
 /**
@@ -51,9 +58,10 @@ export class ManualClock implements Clock {
   /**
    * Moves the clock forward by `duration` (milliseconds or a string such as `'30s'`), firing
    * every timer that falls due on the way, earliest first, and letting the work each one starts
-   * run before the next. Calls made at once run one after the other. Should a timer's callback
-   * throw, this call rejects with its error and stops there (the clock at that timer's time);
-   * later calls go on from there.
+   * run before the next (until 20 turns of the event loop in a row call no in-memory store).
+   * Calls made at once run one after the other. Should a timer's callback throw, this call
+   * rejects with its error and stops there (the clock at that timer's time); later calls go on
+   * from there.
    */
   advance(duration: Duration): Promise<void> {
     let ms: number;
@@ -91,7 +99,15 @@ export class ManualClock implements Clock {
   }
 }
 
-/** Lets promise chains and the in-memory store's replies (one event-loop turn each) run. */
+/**
+ * Lets promise chains and the in-memory store's replies (one event-loop turn each) run, until
+ * `QUIET_TURNS` turns in a row begin no store call.
+ */
 async function settle(): Promise<void> {
-  for (let turn = 0; turn < SETTLE_TURNS; turn++) await new Promise((resolve) => setImmediate(resolve));
+  let quiet = 0;
+  for (let turn = 0; quiet < QUIET_TURNS && turn < MAX_SETTLE_TURNS; turn++) {
+    const before = storeCallsBegun();
+    await new Promise((resolve) => setImmediate(resolve));
+    quiet = storeCallsBegun() === before ? quiet + 1 : 0;
+  }
 }

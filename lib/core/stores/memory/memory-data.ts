@@ -169,8 +169,17 @@ export function nextFence(data: MemoryData, fence: string, now: number, fenceRet
   return next;
 }
 
+/** Calls this process made to in-memory stores so far: the manual clock waits until they stop (see `ManualClock`). */
+let storeCalls = 0;
+
+/** How many in-memory store calls this process has begun. */
+export function storeCallsBegun(): number {
+  return storeCalls;
+}
+
 /** Replies come asynchronously, as from a server: never within the caller's own tick. */
 export function settled(): Promise<void> {
+  storeCalls++;
   return new Promise((resolve) => setImmediate(resolve));
 }
 
