@@ -1,11 +1,14 @@
 import { quoteKey } from '../core/keys/quote-key.js';
+import { LockLostError } from './lock-lost.error.js';
 import { RedisLockError } from './redis-lock.error.js';
 import { isShutdownReason } from './shutdown-reason.js';
 
 /**
  * The lock could not be acquired within `waitTimeout`: another holder kept it, or Redis could
  * not be reached (then `cause` holds the last Redis error), or the application closed while
- * the call waited (then `cause` says so).
+ * the call waited (then `cause` says so), or a lock the call was made within (a job's run lock,
+ * a leader's term, an outer `using()`) was lost or stepped down from while it waited (then
+ * `cause` is that lock's `LockLostError`, and the call's work never runs).
  *
  * @example
  * ```ts
@@ -30,7 +33,9 @@ export class LockNotAcquiredError extends RedisLockError {
     super(
       isShutdownReason(cause)
         ? `Lock ${quoteKey(key)} was not acquired: LockService shut down (the application is closing) after ${Math.round(waitedMs)} ms of waiting.`
-        : `Lock ${quoteKey(key)} was not acquired within ${Math.round(waitedMs)} ms: ${why}. ` +
+        : cause instanceof LockLostError
+          ? `Lock ${quoteKey(key)} was not acquired: the lock its call waited within ended after ${Math.round(waitedMs)} ms of waiting (${cause.message})`
+          : `Lock ${quoteKey(key)} was not acquired within ${Math.round(waitedMs)} ms: ${why}. ` +
             'Raise waitTimeout to wait longer, or handle LockNotAcquiredError as "busy".',
       options,
     );

@@ -70,8 +70,9 @@ export interface AcquisitionHost {
 
 /**
  * The wait of a call made within a chain of held locks (a job run's, a leader's term): `signal`
- * aborts with the caller's own, or when the chain's calls are told to stop at its shutdown phase
- * (`LockManager.interruptCallsWithin`); `done` once the call has ended.
+ * aborts with the caller's own, when the chain's calls are told to stop at its shutdown phase
+ * (`LockManager.interruptCallsWithin`), or when a lock of the chain ends while it waits (see
+ * `endWaitWithChain`); `done` once the call has ended.
  */
 export interface ChainWait {
   readonly signal: AbortSignal;

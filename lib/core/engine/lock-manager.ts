@@ -17,6 +17,7 @@ import { systemClock, type Clock } from '../time/clock.js';
 import { DeadlineSweeper } from './deadline-sweeper.js';
 import { leaseLive } from './lease-deadline.js';
 import { followSignal } from './follow-signal.js';
+import { endWaitWithChain } from './wait-ends-with-chain.js';
 import { diagnosticsListening, publishDiagnostics } from './lock-diagnostics.js';
 import { HeldLock, type LockOwner } from './held-lock.js';
 import { checkLockKey, lockRedisKeys, type LockRedisKeys } from '../keys/lock-key.js';
@@ -213,7 +214,7 @@ export class LockManager implements LockOwner, LockRunner {
     }
     // And the calls still waiting for their lock there, which no signal of theirs tells: they end
     // now as this module's phase would end them, not after the job's or leader's phase gave up on
-    // them. (A step-down's are left to their waitTimeout, or to the signal they were given.)
+    // them. (A step-down's, and a loss's, end as the lock's signal aborts: see endWaitWithChain.)
     for (const [ended, within] of this.waitsWithin) {
       const ending = within.find((held) => outer.includes(held));
       if (ending === undefined || steppedDown(ending)) continue;
@@ -500,11 +501,13 @@ export class LockManager implements LockOwner, LockRunner {
     this.waitsWithin.set(ended, within);
     // The caller's own signal ends it too (followed, not AbortSignal.any(): see followSignal).
     const unfollow = options?.signal === undefined ? undefined : followSignal(options.signal, ended);
+    const unfollowChain = endWaitWithChain(within, ended);
     return {
       signal: ended.signal,
       done: () => {
         this.waitsWithin.delete(ended);
         unfollow?.();
+        unfollowChain();
       },
     };
   }
