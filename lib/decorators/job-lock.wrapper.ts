@@ -4,7 +4,7 @@ import { PROPERTY_DEPS_METADATA } from '@nestjs/common/constants.js';
 import { RedisLockError } from '../errors/redis-lock.error.js';
 import type { JobLockOptions, JobMethodDecorator } from '../interfaces/scheduling.interface.js';
 import { LOCKED_METADATA } from '../redis-lock.constants.js';
-import { addJobRole, checkJobOptions, jobDecorators, type JobRole, type JobSpec } from '../scheduling/job-spec.js';
+import { addJobRole, checkJobOptions, jobDecorators, shownName, type JobRole, type JobSpec } from '../scheduling/job-spec.js';
 import { JobLockOrchestrator } from '../scheduling/job-lock.orchestrator.js';
 import { JOB_LOCK_METADATA, JOB_ORCHESTRATOR_PROPERTY } from '../scheduling/scheduling.constants.js';
 import { foreignThis, hideOnInstances } from './hidden-property.js';
@@ -25,7 +25,7 @@ export function jobLockDecorator(role: JobRole, options: JobLockOptions | undefi
     checkDecoratorCall(`@${role}()`, target, propertyKey, descriptor, 'only methods can be decorated');
     const isStatic = typeof target === 'function';
     const className = isStatic ? (target as { name: string }).name : target.constructor.name;
-    const where = `${className}.${String(propertyKey)}`;
+    const where = shownName(className, String(propertyKey));
     const current = descriptor.value as AnyMethod | undefined;
     if (typeof current !== 'function') {
       throw new RedisLockError(`@${role}() on ${where}: only methods can be decorated, not accessors or properties.`);
@@ -37,7 +37,7 @@ export function jobLockDecorator(role: JobRole, options: JobLockOptions | undefi
     // string names only: a job named by a Symbol would never run on its @Cron/@Interval/@Timeout.
     if (typeof propertyKey === 'symbol') {
       throw new RedisLockError(
-        `@${role}() on ${className}[${String(propertyKey)}]: a job method must be named by a string, not a Symbol: @nestjs/schedule finds methods by their string names only, so it would never run on its schedule. Give the method a string name.`,
+        `@${role}() on ${shownName(className)}[${String(propertyKey)}]: a job method must be named by a string, not a Symbol: @nestjs/schedule finds methods by their string names only, so it would never run on its schedule. Give the method a string name.`,
       );
     }
     const checked = checkJobOptions(options, role, where);
@@ -52,7 +52,7 @@ export function jobLockDecorator(role: JobRole, options: JobLockOptions | undefi
       throw new RedisLockError(`@${role}() on ${where}: the method already has @Locked; use one or the other.`);
     }
     const returnType: unknown = Reflect.getMetadata('design:returntype', target, propertyKey);
-    const spec: JobSpec = { where, method: String(propertyKey), ...(returnType === undefined ? { undeclaredReturn: true } : {}) };
+    const spec: JobSpec = { where, className, method: String(propertyKey), ...(returnType === undefined ? { undeclaredReturn: true } : {}) };
     addJobRole(spec, role, checked);
     injectOrchestrator(target);
     // Declared to return an Observable: the locks are taken at subscription, as @Locked does.

@@ -123,7 +123,7 @@ export type LockSkipReason = 'held-elsewhere' | 'other-owner' | 'shutting-down' 
 export interface LockSkippedEvent extends LockEventBase {
   type: 'skipped';
   reason: LockSkipReason;
-  /** The job method, `ClassName.methodName`. */
+  /** The job method, `ClassName.methodName` (quoted, escaped and cut as a key is, when either name is not a plain identifier). */
   where: string;
 }
 

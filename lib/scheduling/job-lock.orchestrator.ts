@@ -118,7 +118,7 @@ export class JobLockOrchestrator implements OnModuleDestroy {
     let job = byClass.get(spec);
     if (job === undefined) {
       const name = (owner as { name?: unknown }).name;
-      const className = typeof name === 'string' && name.length > 0 ? name : spec.where.slice(0, spec.where.lastIndexOf('.'));
+      const className = typeof name === 'string' && name.length > 0 ? name : spec.className;
       byClass.set(spec, (job = bindJob(spec, className, this.namespace)));
     }
     return job;

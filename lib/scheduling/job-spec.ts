@@ -1,4 +1,4 @@
-import { quoteKey } from '../core/keys/quote-key.js';
+import { quoteKey, UNSAFE_TEXT } from '../core/keys/quote-key.js';
 import { cutWhole, wellFormed } from '../core/keys/cut-text.js';
 import { parseDuration } from '../core/time/duration.js';
 import { checkLockKey } from '../core/keys/lock-key.js';
@@ -22,8 +22,10 @@ export interface JobRoleOptions {
  * spec (and one wrapper), whatever their order and whatever other decorators sit between them.
  */
 export interface JobSpec {
-  /** `ClassName.methodName` of the class that declared the method, for messages at decoration time. */
+  /** `ClassName.methodName` of the class that declared the method, for messages at decoration time (see `shownName`). */
   readonly where: string;
+  /** The name of the class that declared the method. */
+  readonly className: string;
   /** The method's name. */
   readonly method: string;
   WithoutOverlapping?: JobRoleOptions;
@@ -83,7 +85,7 @@ export function addJobRole(spec: JobSpec, role: JobRole, options: JobRoleOptions
  */
 export interface JobBinding {
   readonly spec: JobSpec;
-  /** `ClassName.methodName` with the provider's class: messages, lock names and labels. */
+  /** `ClassName.methodName` with the provider's class, as messages, events and labels show it (see `shownName`). */
   readonly where: string;
   /** The run lock's key: the one given to either decorator, or `[<jobNamespace>:]ClassName.methodName`. */
   readonly key: string;
@@ -102,20 +104,39 @@ const MAX_NAME = 128;
 
 /** The names of `spec` in the provider class named `className`, default keys joined to `namespace`. */
 export function bindJob(spec: JobSpec, className: string, namespace: string | undefined): JobBinding {
-  const where = `${className}.${spec.method}`;
+  const named = `${className}.${spec.method}`;
   const given = spec.WithoutOverlapping?.key ?? spec.OnOneInstance?.key;
-  const key = given ?? (namespace === undefined ? where : `${namespace}:${where}`);
+  const key = given ?? (namespace === undefined ? named : `${namespace}:${named}`);
   return {
     spec,
-    where,
+    where: shownName(className, spec.method),
     key,
     defaultKey: given === undefined,
     ownerKey: key + OWNER_SUFFIX,
-    runName: boundName(where),
+    runName: boundName(named),
     // Cut before the suffix, so that a long name's lease never reads as its run lock.
-    ownerName: boundName(where, OWNER_SUFFIX),
+    ownerName: boundName(named, OWNER_SUFFIX),
   };
 }
+
+/** A name that can be shown as it is: an identifier as code writes it. */
+const PLAIN_NAME = /^[\p{ID_Start}$_][\p{ID_Continue}$]*$/u;
+const UNSAFE = new RegExp(UNSAFE_TEXT, 'u');
+
+/**
+ * Names of code (`Class`, `Class.method`) as messages and events show them: as written when each
+ * is an identifier, and quoted, escaped and cut as a key is (`quoteKey`) otherwise. A class or
+ * method name is the user's text: a computed name, or one set at runtime, may hold a newline
+ * that forges a log line, or thousands of characters logged at every tick.
+ */
+export function shownName(...parts: string[]): string {
+  const joined = parts.join('.');
+  const plain = joined.length <= SHOWN_NAME_LENGTH && !UNSAFE.test(joined) && parts.every((part) => PLAIN_NAME.test(part));
+  return plain ? joined : quoteKey(joined);
+}
+
+/** Longest name shown as it is (quoteKey cuts a key at 200 characters too). */
+const SHOWN_NAME_LENGTH = 200;
 
 /**
  * A lock name bounded to what `LockOptions.name` accepts; `suffix` is kept whole after the cut. A

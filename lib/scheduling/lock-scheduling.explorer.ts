@@ -12,7 +12,7 @@ import { RedisLockError } from '../errors/redis-lock.error.js';
 import type { RedisLockModuleOptions } from '../interfaces/redis-lock-options.interface.js';
 import { LockService } from '../lock.service.js';
 import { REDIS_LOCK_MODULE_OPTIONS } from '../redis-lock.module-definition.js';
-import { jobClaims, jobDecorators, jobTtl, type JobBinding, type JobSpec } from './job-spec.js';
+import { jobClaims, jobDecorators, jobTtl, shownName, type JobBinding, type JobSpec } from './job-spec.js';
 import { JobLockOrchestrator } from './job-lock.orchestrator.js';
 import { LeadershipService } from './leadership.service.js';
 import { LOCK_RUNNER, LOCK_SERVICE_PROPERTY, LOCKED_METADATA, NOT_A_LOCK_SERVICE } from '../redis-lock.constants.js';
@@ -124,7 +124,7 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
         if (earlier.by !== by) throw new DuplicateLockKeyError(key, earlier.by, by);
         const inModule = (where: string, name: string | undefined): string => (name === undefined ? where : `${where.slice(0, -1)}, in ${name})`);
         const name = (type as { name?: string }).name;
-        throw new DuplicateLockKeyError(key, inModule(earlier.by, earlier.module), inModule(by, module), `Two different classes are named ${name}: give one of them another key.`);
+        throw new DuplicateLockKeyError(key, inModule(earlier.by, earlier.module), inModule(by, module), `Two different classes are named ${shownName(name ?? '')}: give one of them another key.`);
       }
     };
     // The module's ttl, for elections that give none (they retry every ttl / 3); its fenceRetention,
@@ -233,18 +233,18 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
     if (candidates.size > 0) this.claimApplication();
     for (const { wrapper, type, election } of candidates.values()) {
       const provider = electedTimes.get(type)! > 1 ? `, provider ${tokenName(wrapper.token)}` : '';
-      const where = `${type.name} (@LeaderElection${provider})`;
+      const where = `${shownName(type.name)} (@LeaderElection${provider})`;
       if (!wrapper.isDependencyTreeStatic() || wrapper.isTransient || !wrapper.instance) {
-        throw new RedisLockError(`@LeaderElection() on ${type.name}: the class must be a singleton provider (not request-scoped or transient), so that one instance holds the leadership.`);
+        throw new RedisLockError(`@LeaderElection() on ${shownName(type.name)}: the class must be a singleton provider (not request-scoped or transient), so that one instance holds the leadership.`);
       }
       claim(election.key, where, wrapper.instance as object, type, wrapper);
       // Refused here, not at every try for the leadership (which would retry it for ever).
-      if (election.ttl !== undefined) checkOwnTtl(election.ttl, election.ttl, `@LeaderElection() on ${type.name}`);
+      if (election.ttl !== undefined) checkOwnTtl(election.ttl, election.ttl, `@LeaderElection() on ${shownName(type.name)}`);
       // Always a ttl, so always its own renewal interval (a third of it), as for jobs' locks: the
       // module's renewInterval may be nearly its ttl, and a term renewed that late is lost to
       // one slow renewal.
       const ttl = election.ttl ?? moduleTtl;
-      const runner = new LeaderElectionRunner(this.locks, wrapper.instance as object, election.key, type.name, ttl, Math.max(1, Math.floor(ttl / 3)));
+      const runner = new LeaderElectionRunner(this.locks, wrapper.instance as object, election.key, shownName(type.name), ttl, Math.max(1, Math.floor(ttl / 3)));
       this.elections.push(runner);
       this.leadership.register(runner);
     }
