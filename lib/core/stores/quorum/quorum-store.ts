@@ -134,6 +134,9 @@ export class QuorumStore implements LockStore {
    */
   private catchUp(fence: string, fencingToken: number, answers: (Answer<AcquireReply> | undefined)[], replies: Promise<AcquireReply>[]): void {
     const raise = (index: number) => {
+      // A grant that answers after app.close(): a raise is best effort, and the clients may be
+      // the application's own, still open (see `owedAtShutdown`).
+      if (this.closed) return;
       if (this.silence.refusal(index) === undefined) this.silence.track(index, this.nodes[index]!.fenceFloor(fence, fencingToken)).catch(() => undefined);
       else this.owe(index, fence, fencingToken);
     };
@@ -454,6 +457,11 @@ export class QuorumStore implements LockStore {
     const owed = [...this.missedReleases.values(), ...this.unanswered];
     this.missedReleases.clear();
     this.unanswered.clear();
+    // The raises owed are dropped, not sent: best effort (see the class comment), and a master
+    // that answers again after the close must not get them then, on clients handed in that the
+    // application keeps open.
+    this.closed = true;
+    for (const floors of this.owedFloors) floors.clear();
     const silent = this.nodes.map((_, index) => this.silence.refusal(index) !== undefined);
     const answers: Promise<unknown>[] = [];
     let unanswered = false;
@@ -545,7 +553,11 @@ export class QuorumStore implements LockStore {
   /** By master: the fencing floors a silent master was not raised to, by counter key (bounded as `missedReleases`). */
   private readonly owedFloors: RecentMap<string, number>[];
 
+  /** `owedAtShutdown` ran: no fencing raise is owed or sent from then on. */
+  private closed = false;
+
   private owe(index: number, fence: string, floor: number): void {
+    if (this.closed) return;
     const floors = this.owedFloors[index]!;
     floors.set(fence, Math.max(floor, floors.get(fence) ?? 0));
   }
