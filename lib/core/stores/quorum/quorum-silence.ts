@@ -1,5 +1,6 @@
 import { RedisLockError } from '../../../errors/redis-lock.error.js';
 import { now } from '../../time/clock.js';
+import { setTimeout } from '../../time/real-timers.js';
 
 /** How long a master may leave every command unanswered before it is asked nothing more. */
 export const SILENT_AFTER_MS = 1_000;
@@ -81,6 +82,26 @@ export class QuorumSilence {
   /** A round ended without master `index`'s answer to the command it was sent. */
   leftUnanswered(index: number): void {
     if (this.unanswered[index]! > 0) this.lapsed[index] = true;
+  }
+
+  /**
+   * `settled`, or sooner once each master of `indexes` has either no command out or has answered
+   * none of them for `SILENT_AFTER_MS` (silent, as a round's end would find it): what shutdown
+   * waits for, which a master frozen just before it must not hold up until `shutdownTimeout`.
+   */
+  settledOrSilent(indexes: number[], settled: Promise<unknown>): Promise<unknown> {
+    if (indexes.length === 0) return settled;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const silent = new Promise<void>((resolve) => {
+      const check = (): void => {
+        let wait = 0;
+        for (const index of indexes) if (this.unanswered[index]! > 0) wait = Math.max(wait, SILENT_AFTER_MS - (now() - this.answeredAt[index]!));
+        if (wait > 0) timer = setTimeout(check, wait);
+        else resolve();
+      };
+      check();
+    });
+    return Promise.race([settled, silent]).finally(() => clearTimeout(timer));
   }
 
   /** `reply`, a command sent to master `index` outside a round, counted. */

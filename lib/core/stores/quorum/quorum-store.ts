@@ -450,7 +450,8 @@ export class QuorumStore implements LockStore {
    * harmless where it is gone), and the answers of the masters that answer waited for. A silent
    * master's are not: frozen, it answers none before `shutdownTimeout`, which would make every
    * close under a minority failure take all of it; what was written to its connection still runs
-   * once it resumes. One turn of the event loop is waited for all the same: a client that writes
+   * once it resumes. Nor, past that point, those of a master that falls silent while the close
+   * waits (frozen just before it: not silent yet when the close began). One turn of the event loop is waited for all the same: a client that writes
    * its commands then (node-redis) has written them before the application closes it.
    */
   owedAtShutdown(): Promise<unknown> {
@@ -464,17 +465,21 @@ export class QuorumStore implements LockStore {
     for (const floors of this.owedFloors) floors.clear();
     const silent = this.nodes.map((_, index) => this.silence.refusal(index) !== undefined);
     const answers: Promise<unknown>[] = [];
+    const waited = new Set<number>();
     let unanswered = false;
     for (const { index, lock, token } of owed) {
       const sent = this.nodes[index]!.quorumRelease(lock, token);
-      if (!silent[index]) answers.push(sent);
-      else {
+      if (!silent[index]) {
+        // Counted, so that the wait below sees whether this master still answers.
+        answers.push(this.silence.track(index, sent));
+        waited.add(index);
+      } else {
         sent.catch(() => undefined);
         unanswered = true;
       }
     }
     if (unanswered) answers.push(new Promise((resolve) => setImmediate(resolve)));
-    return Promise.allSettled(answers);
+    return this.silence.settledOrSilent([...waited], Promise.allSettled(answers));
   }
 
   /**
