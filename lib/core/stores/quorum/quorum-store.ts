@@ -205,7 +205,11 @@ export class QuorumStore implements LockStore {
         if (answer?.ok === false) this.owed(index, keys.lock, token, answer.error);
       });
     }
-    if (busy > this.nodes.length - this.majority || (busy > 0 && granted + busy === this.nodes.length)) {
+    // Busy too when the masters that did not answer (a minority) make a majority with those that
+    // hold it, as `exists` reports it held: a holder on a bare majority, one of it silent, say.
+    const failed = this.nodes.length - granted - busy;
+    const heldWithFailed = busy > 0 && failed <= this.nodes.length - this.majority && busy + failed >= this.majority;
+    if (busy > this.nodes.length - this.majority || (busy > 0 && granted + busy === this.nodes.length) || heldWithFailed) {
       return { acquired: false, pttl: longestBusy };
     }
     throw this.noQuorum('acquire', granted, answers);
