@@ -100,7 +100,7 @@ async function watchSilence() {
     // trying or holding stays owed, see QuorumStore.answersAgain).
     const owedTo = () => {
       let owed = 0;
-      for (const entry of this.missedReleases?.values() ?? []) if (entry.index === index) owed++;
+      for (const _ of this.missedReleases?.of?.(index) ?? []) owed++;
       return owed;
     };
     const silent = this.silence?.skippedSince?.[index] !== undefined;

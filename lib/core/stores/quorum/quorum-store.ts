@@ -11,6 +11,7 @@ import { LOCK_KEY_SUFFIXES } from '../../keys/lock-key.js';
 import { LAST_ATTEMPT_GRACE_MS } from '../../engine/waiter-timing.js';
 import { tokenSince } from '../../engine/holder.js';
 import { RecentMap, RecentSet } from './recent-entries.js';
+import { MissedReleases, type MissedRelease } from './missed-releases.js';
 import { majorityPttl } from '../../engine/lease-left.js';
 import { setImmediate } from '../../time/real-timers.js';
 
@@ -35,18 +36,8 @@ import { setImmediate } from '../../time/real-timers.js';
  * a counter rolled back instead (an older snapshot) can still let a later majority hand out a
  * lower token: counters need persistence (`appendfsync always`) where fencing must survive that.
  */
-/** How many missed releases are kept for shutdown: the newest this many at least, twice as many at most (see `RecentMap`). */
+/** How many missed releases are kept for shutdown, by master: the newest this many at least, twice as many at most (see `RecentMap`). */
 const MAX_MISSED = 10_000;
-
-/** A release one node owes: sent again at shutdown. */
-interface MissedRelease {
-  index: number;
-  lock: string;
-  token: string;
-}
-
-/** A missed release's entry: one per node, lock and owner token. */
-const missedKey = (index: number, lock: string, token: string): string => `${index}\n${lock}\n${token}`;
 
 /** How many released tokens are remembered for late grants, as `MAX_MISSED` (see `giveBackIfReleased`). */
 const MAX_RELEASED_TOKENS = 10_000;
@@ -85,7 +76,7 @@ export class QuorumStore implements LockStore {
     if (this.releasedTokens.size > 0) this.releasedTokens.delete(token);
     // Its earlier attempts' give-backs owed to a master are this attempt's now: a copy one left
     // there is granted again to it, and its own release or leave ends it.
-    if (this.missedReleases.size > 0) for (let index = 0; index < this.nodes.length; index++) this.missedReleases.delete(missedKey(index, keys.lock, token));
+    if (this.missedReleases.size > 0) this.missedReleases.deleteEverywhere(keys.lock, token);
     // Without fencing a granting majority decides; with it, a majority that granted with one and
     // the same counter (which then holds the token already, see the class comment).
     const resent = (node: LockScripts) => (reply: Promise<AcquireReply>) => this.giveBackIfReleased(node, keys.lock, token, reply);
@@ -382,7 +373,7 @@ export class QuorumStore implements LockStore {
       if (owed === undefined) unanswered[index] = true;
       else if (owed !== true) this.unanswered.delete(owed);
       // A round that timed out counted it as missed: it answered since (a late failure owes it again).
-      if (this.missedReleases.size > 0) this.missedReleases.delete(missedKey(index, lock, token));
+      this.missedReleases.delete(index, lock, token);
     };
     return this.askWithin(
       RELEASE_ROUND_MS,
@@ -425,9 +416,9 @@ export class QuorumStore implements LockStore {
    * Releases some nodes did not confirm (their connection failed, or they did not answer in
    * time), by node: a majority's release frees the lock, but such a node keeps its copy for the
    * ttl. `app.close()` sends them again (see `owedAtShutdown`), owner-checked. Bounded by
-   * `MAX_MISSED`: older ones are dropped (their leases end on their own).
+   * `MAX_MISSED` by master: older ones are dropped (their leases end on their own).
    */
-  private readonly missedReleases = new RecentMap<string, MissedRelease>(MAX_MISSED);
+  private readonly missedReleases = new MissedReleases(MAX_MISSED);
   /** Releases of rounds that ended on a released majority, to the nodes that have not answered yet (bounded as `missedReleases`). */
   private readonly unanswered = new RecentSet<MissedRelease>(MAX_MISSED);
 
@@ -446,7 +437,7 @@ export class QuorumStore implements LockStore {
   }
 
   private missed(index: number, lock: string, token: string): void {
-    this.missedReleases.set(missedKey(index, lock, token), { index, lock, token });
+    this.missedReleases.add(index, lock, token);
   }
 
   /**
@@ -459,8 +450,7 @@ export class QuorumStore implements LockStore {
    * its commands then (node-redis) has written them before the application closes it.
    */
   owedAtShutdown(): Promise<unknown> {
-    const owed = [...this.missedReleases.values(), ...this.unanswered];
-    this.missedReleases.clear();
+    const owed = [...this.missedReleases.takeAll(), ...this.unanswered];
     this.unanswered.clear();
     // The raises owed are dropped, not sent: best effort (see the class comment), and a master
     // that answers again after the close must not get them then, on clients handed in that the
@@ -495,7 +485,7 @@ export class QuorumStore implements LockStore {
   async leave(keys: ScriptKeys, token: string): Promise<void> {
     this.released(token);
     // A node that answers after the round ran the release: no longer owed (a late failure stays so).
-    const answeredLate = (index: number) => this.missedReleases.delete(missedKey(index, keys.lock, token));
+    const answeredLate = (index: number) => this.missedReleases.delete(index, keys.lock, token);
     const answers = await this.askWithin(UNLEASED_ROUND_MS, (node) => node.quorumRelease(keys.lock, token), undefined, undefined, answeredLate);
     let answered = 0;
     answers.forEach((answer, index) => (answer.ok ? answered++ : this.owed(index, keys.lock, token, answer.error)));
@@ -645,14 +635,14 @@ export class QuorumStore implements LockStore {
    */
   private answersAgain(index: number): void {
     const node = this.nodes[index]!;
-    for (const [key, owed] of this.missedReleases) {
+    for (const owed of this.missedReleases.of(index)) {
       // Only a token whose release (or leave) came last. One trying again, or holding, may have an
       // attempt on its way here, or granted here, which the release would take from under it: it
       // stays owed (its own release ends it, or app.close()). acquire() forgets a token's entries
       // when it tries again, but a give-back nobody waits for records its own when its round
       // ends, up to RELEASE_ROUND_MS later: after the next attempt began.
-      if (owed.index !== index || !this.releasedTokens.has(owed.token)) continue;
-      this.missedReleases.delete(key);
+      if (!this.releasedTokens.has(owed.token)) continue;
+      this.missedReleases.delete(index, owed.lock, owed.token);
       // Whole (EVAL): after a restart, EVALSHA's NOSCRIPT retry would run behind what this process
       // sends the master meanwhile, the token's next attempt among it.
       this.silence.track(index, node.quorumRelease(owed.lock, owed.token, true)).catch(() => this.missed(index, owed.lock, owed.token));
