@@ -234,7 +234,9 @@ function checkQuorum(nodes: unknown[]): RedisConnection[] {
   if (nodes.length === 2) {
     throw new InvalidLockOptionsError('redis', nodes, 'a connection, or an array of 3 or 5 independent Redis masters (with 2 the majority is both, and one master down stops every lock)');
   }
-  const checked = nodes.map((node, i) => checkRedis(node, `redis[${i}]`));
+  // Array.from, not map: map skips a hole (`[a, , c]`), which would pass here as a master and
+  // leave a quorum of the others (two of three: a majority of both).
+  const checked = Array.from(nodes, (node, i) => checkRedis(node, `redis[${i}]`));
   // Each master is one vote: the same server twice would let one failure (or one stale grant)
   // count for two. Caught here when the entries say so (one client, one address); two clients
   // of one server are caught at startup by the servers' run ids (see quorum-servers.ts).
