@@ -1,5 +1,6 @@
 import { Inject } from '@nestjs/common';
 import { cutWhole, wellFormed } from '../core/keys/cut-text.js';
+import { shownName } from '../core/keys/shown-name.js';
 import { PROPERTY_DEPS_METADATA } from '@nestjs/common/constants.js';
 import { Observable, throwError } from 'rxjs';
 import { checkBuiltKey, parseKeyTemplate, type KeyBuilder } from '../core/keys/key-template.js';
@@ -65,7 +66,10 @@ export function Locked<A extends any[] = any[]>(
     checkDecoratorCall('@Locked', target, propertyKey, descriptor, 'only methods can be locked');
     const isStatic = typeof target === 'function';
     const className = isStatic ? (target as { name: string }).name : target.constructor.name;
-    const where = `${className}.${String(propertyKey)}`;
+    // Messages name the method as keys are shown (a computed name may hold a newline); the lock's
+    // name and label keep its text as it is (bounded where they are set).
+    const named = `${className}.${String(propertyKey)}`;
+    const where = shownName(className, String(propertyKey));
     const original = descriptor.value as AnyMethod | undefined;
     if (typeof original !== 'function') {
       throw new RedisLockError(`@Locked on ${where}: only methods can be locked, not accessors or properties.`);
@@ -90,9 +94,9 @@ export function Locked<A extends any[] = any[]>(
     // function has no template: the method names it, also as one element of an array (which the
     // types refuse but JavaScript can pass), never its source text.
     const template =
-      typeof key === 'string' ? key : Array.isArray(key) && key.every((part) => typeof part === 'string') ? key.join(',') : where;
+      typeof key === 'string' ? key : Array.isArray(key) && key.every((part) => typeof part === 'string') ? key.join(',') : named;
     // A method named by a computed key may hold a lone surrogate, which the name option refuses.
-    const naming = { name: cutWhole(wellFormed(template), MAX_LOCK_NAME_LENGTH), label: where };
+    const naming = { name: cutWhole(wellFormed(template), MAX_LOCK_NAME_LENGTH), label: named };
     // Frozen: the engine checks and resolves a frozen options object once, not on every call.
     const callOptions: AnyLockOptions = Object.freeze({ ...lockOptions, ...naming });
     const returnType: unknown = Reflect.getMetadata('design:returntype', target, propertyKey);
