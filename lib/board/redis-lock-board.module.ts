@@ -1,4 +1,6 @@
-import { Module, type DynamicModule } from '@nestjs/common';
+import { Inject, Module, Optional, type DynamicModule } from '@nestjs/common';
+import { RedisLockError } from '../errors/redis-lock.error.js';
+import { BOARD_SETTINGS, type ResolvedBoardSettings } from './lock-board.controller.js';
 import { InvalidLockOptionsError } from '../errors/invalid-lock-options.error.js';
 import type { LockBoardAsyncOptions, LockBoardOptions } from './lock-board-options.interface.js';
 import { checkSettings, ConfigurableModuleClass } from './lock-board.module-definition.js';
@@ -34,6 +36,20 @@ import { checkSettings, ConfigurableModuleClass } from './lock-board.module-defi
  */
 @Module({})
 export class RedisLockBoardModule extends ConfigurableModuleClass {
+  /**
+   * Refuses the class imported alone (`imports: [RedisLockBoardModule]`): it has no routes, so it
+   * would start without a word and serve no board (a 404 where the admin looks for it).
+   */
+  constructor(@Optional() @Inject(BOARD_SETTINGS) settings?: ResolvedBoardSettings) {
+    super();
+    if (settings === undefined) {
+      throw new RedisLockError(
+        'RedisLockBoardModule was imported as a class, which serves no board: import RedisLockBoardModule.register({ guards: [...] }) ' +
+          '(or registerAsync()) instead.',
+      );
+    }
+  }
+
   /** A board with these options; checked here, so that a bad option throws at once. */
   static register(options: LockBoardOptions = {}): DynamicModule {
     const where = 'RedisLockBoardModule.register';
