@@ -87,8 +87,9 @@ export class InMemoryLocks {
   /**
    * Takes the lock of `key` away from whoever holds it, as an operator's `DEL` or an eviction
    * would in Redis: every holder of the key (a mutex or writer, readers, a semaphore's
-   * permits) learns it at its next renewal, and the next caller gets the key at once. Fencing
-   * counters and waiters stay. `key` is the key as it was locked (`'order:1'`), under the key
+   * permits) learns it at its next renewal, and the key is free: the next caller gets it at once
+   * when nobody waits, as on Redis; waiters queued for it stay, and the first of them gets it
+   * when its poll or the next release hands it on (FIFO). Fencing counters stay. `key` is the key as it was locked (`'order:1'`), under the key
    * prefix of every module that used this store; the internal form (`'lock:{order:1}'`) is
    * taken too. Throws `LockKeyError` when nothing is held under the key, so that a test of a
    * stolen lock cannot pass without stealing one.
