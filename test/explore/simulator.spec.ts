@@ -70,7 +70,8 @@ describe('deterministic simulation of the engine (explore/)', () => {
     // schedule, deterministic) instead of searched for from seed 1 every run (66 to 84 s of this
     // file's 78 to 102, two of them 8 to 27 s of search each); a known schedule that no longer
     // breaks its invariant (the draws or the engine moved) falls back to the search of before,
-    // with the same budget, and is named in the output: refresh it with the replay printed. The
+    // with the same budget, and fails the test, named (the search's find, if any, printed: refresh
+    // it with that replay); it passed silently before, the bug found again by the search. The
     // tree is built once, each bug's patched files alone compiled again (`--transpile-patched`):
     // a build per bug was most of what was left (6.5 s of each bug's 10 on a loaded machine).
     const known = JSON.parse(readFileSync('explore/bugs/ci-known-schedules.json', 'utf8')) as Record<string, { seed: number; path: string; invariant: string }>;
@@ -90,12 +91,15 @@ describe('deterministic simulation of the engine (explore/)', () => {
       'fifo-caller-busy-behind-parking-release',
     ];
     expect(only.filter((name) => known[name] === undefined)).toEqual([]);
+    // A known schedule no test replays would go stale unseen.
+    expect(Object.keys(known).filter((name) => !only.includes(name))).toEqual([]);
     // Two at a time: each bug's build and process starts are most of its time, and they overlap.
     const run = spawnSync(process.execPath, ['explore/bugs.mjs', '--only', only.join(','), '--known', 'explore/bugs/ci-known-schedules.json', '--transpile-patched', '--seeds', '60', '--shrink-seconds', '0.5', '--jobs', '2'], { encoding: 'utf8' });
     const stale = run.stderr.split('\n').filter((line) => line.startsWith('STALE'));
     if (stale.length > 0) process.stdout.write(`known schedules to refresh in explore/bugs/ci-known-schedules.json:\n${stale.join('\n')}\n${run.stdout}`);
     expect(run.stdout, run.stderr).toContain(`bugs found: ${only.length} of ${only.length}`);
     expect(run.status).toBe(0);
+    expect(stale, `known schedules that no longer break their invariant (refresh them in explore/bugs/ci-known-schedules.json):\n${run.stdout}`).toEqual([]);
   }, 240_000);
 
   it('keeps every catalogued bug applicable to today\'s lib (a patch that no longer applies is a bug the explorer stopped looking for)', () => {
