@@ -22,6 +22,8 @@ describe('code left running by an ended run of an @OnOneInstance() @WithoutOverl
     const seen: { run: number; key?: string; fencingToken?: number }[] = [];
     let later!: () => void;
     const fired = new Promise<void>((resolve) => (later = resolve));
+    let secondStarted!: () => void;
+    const second = new Promise<void>((resolve) => (secondStarted = resolve));
     @Injectable()
     class Reconcile {
       runs = 0;
@@ -32,14 +34,21 @@ describe('code left running by an ended run of an @OnOneInstance() @WithoutOverl
         const run = ++this.runs;
         const lock = this.locks.current()!;
         seen.push({ run, key: lock.key, fencingToken: lock.fencingToken });
-        // A retry left behind by run 1, firing once run 2 is going.
+        // A retry left behind by run 1, firing once run 2 is going (its timer set from run 1's
+        // code once run 2 has begun, not after a fixed delay that a loaded machine outlasts
+        // before run 2 begins).
         if (run === 1) {
-          setTimeout(() => {
-            const stray = this.locks.current();
-            seen.push({ run, key: stray?.key, fencingToken: stray?.fencingToken });
-            later();
-          }, 100);
-        } else await fired;
+          void second.then(() =>
+            setTimeout(() => {
+              const stray = this.locks.current();
+              seen.push({ run, key: stray?.key, fencingToken: stray?.fencingToken });
+              later();
+            }, 0),
+          );
+        } else {
+          secondStarted();
+          await fired;
+        }
       }
     }
     const app = await startJobApp([Reconcile]);
