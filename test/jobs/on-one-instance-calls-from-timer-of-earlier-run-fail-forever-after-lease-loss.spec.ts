@@ -40,7 +40,8 @@ describe('@OnOneInstance job called from an interval its first run started, afte
     const lost: LockEvent[] = [];
     app.get<LockService>(LockService).events$.subscribe((event) => event.type === 'lost' && lost.push(event));
     try {
-      expect(await poller.poll()).toBe('ran');
+      // A first claim whose reply came late is skipped (owner-uncertain) on a loaded machine: called again until it runs.
+      await expect.poll(() => poller.poll()).toBe('ran');
       await expect.poll(() => poller.outcomes.filter((outcome) => outcome === 'ran').length).toBeGreaterThanOrEqual(2);
       // The lease is lost (as after Redis restarted empty): the next renewal is refused.
       await redis.del('lock:{Poller.poll:owner}');
@@ -49,7 +50,10 @@ describe('@OnOneInstance job called from an interval its first run started, afte
       await expect.poll(() => poller.outcomes.length - before, { timeout: 5_000 }).toBeGreaterThanOrEqual(5);
       const after = poller.outcomes.slice(before, before + 5);
       // Fails: ['LockLostError', 'LockLostError', ...]: the timer's calls re-enter the lost lease.
-      expect(after).toEqual(['ran', 'ran', 'ran', 'ran', 'ran']);
+      // A call may be skipped (undefined) on a loaded machine, as one from outside may (a claim
+      // whose reply came late, a lease whose watchdog is behind), but none fails, and they run.
+      expect(after.filter((outcome) => outcome !== 'ran' && outcome !== 'undefined')).toEqual([]);
+      expect(after).toContain('ran');
     } finally {
       clearInterval(poller.timer);
     }
