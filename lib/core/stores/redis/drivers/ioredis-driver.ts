@@ -1,6 +1,7 @@
 import { InvalidLockOptionsError } from '../../../../errors/invalid-lock-options.error.js';
 import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
+import { clusterSlot } from '../../../keys/cluster-slot.js';
 import { COMMANDS, type ScriptName } from '../lock-lua.js';
 import { routesShardedSubscriptions, ShardSubscriber } from './ioredis-shard-subscriber.js';
 import { TickWriteBatching, type BatchedConnection } from './tick-write-batching.js';
@@ -75,6 +76,7 @@ export class IoRedisDriver implements RedisDriver {
       throw new InvalidLockOptionsError(option, client, 'a client not in subscriber mode, which refuses every command but (UN)SUBSCRIBE and PING (subscribe on a `duplicate()` of it)');
     }
     this.keyPrefix = options?.keyPrefix ?? options?.redisOptions?.keyPrefix ?? '';
+    this.scaledReads = this.isCluster && ((client as Cluster).options.scaleReads ?? 'master') !== 'master';
     const own: readonly BatchedConnection[] = [client as unknown as BatchedConnection];
     this.batching = new TickWriteBatching(this.isCluster ? () => (client as Cluster).nodes('master') as unknown as BatchedConnection[] : () => own);
   }
@@ -84,6 +86,9 @@ export class IoRedisDriver implements RedisDriver {
 
   /** A Cluster client with auto-pipelining (its EVALSHA and EVAL left out of it, or refused above). */
   private readonly autoPipelinedCluster: boolean;
+
+  /** A Cluster client whose `scaleReads` sends read-only commands to replicas too (see `pipeline`). */
+  private readonly scaledReads: boolean;
 
   /** How often a connection that was up closed since first asked (undefined: not counting yet). */
   private resets?: number;
@@ -209,7 +214,12 @@ export class IoRedisDriver implements RedisDriver {
   }
 
   async readLock(lock: string, fence: string, waiters: string): Promise<[string | null, number, string | null, number]> {
-    const replies = await this.client.pipeline().get(lock).pttl(lock).get(fence).zcard(waiters).exec();
+    const replies = await this.pipeline([
+      ['get', lock],
+      ['pttl', lock],
+      ['get', fence],
+      ['zcard', waiters],
+    ]).exec();
     return (replies ?? []).map(([error, value]) => {
       if (error) throw error;
       return value;
@@ -218,11 +228,28 @@ export class IoRedisDriver implements RedisDriver {
 
   async read(commands: readonly ReadCommand[]): Promise<unknown[]> {
     // ioredis adds its keyPrefix to each key, and answers HGETALL with an object.
-    const replies = await this.client.pipeline(commands.map(([verb, key]) => [verb.toLowerCase(), key])).exec();
+    const replies = await this.pipeline(commands.map(([verb, key]) => [verb.toLowerCase(), key])).exec();
     return (replies ?? []).map(([error, value], i) => {
       if (error) throw error;
       return commands[i]![0] === 'HGETALL' ? flatPairs(value) : value;
     });
+  }
+
+  /**
+   * Reads of keys of one slot, pipelined, from the slot's master. A Cluster client with
+   * `scaleReads` (the application's choice for its own reads) would send them to a replica, which
+   * may not have applied the last writes yet: `inspect()` answered a lock this process had just
+   * taken as free. Its scripts go to the master already (EVALSHA is no read-only command). The
+   * pipeline's preferred node (`preferKey`, which ioredis 5, 6 and iovalkey set themselves on a
+   * MOVED or ASK reply) is the master the slot map names; without one yet, ioredis routes it.
+   */
+  private pipeline(commands: string[][]): ReturnType<IoRedisClient['pipeline']> {
+    const pipeline = this.client.pipeline(commands);
+    const key = commands[0]?.[1];
+    if (!this.scaledReads || key === undefined) return pipeline;
+    const master = (this.client as Cluster).slots[clusterSlot(this.keyPrefix + key)]?.[0];
+    if (master !== undefined) (pipeline as unknown as { preferKey?: string }).preferKey = master;
+    return pipeline;
   }
 
   ping(): Promise<unknown> {
