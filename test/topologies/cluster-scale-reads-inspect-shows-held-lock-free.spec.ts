@@ -1,31 +1,51 @@
+import { GlideClusterClient } from '@valkey/valkey-glide';
 import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clusterSlot } from '../../lib/core/keys/cluster-slot.js';
+import type { RedisLockModuleOptions } from '../../lib/index.js';
 import { createLockApp } from '../support/lock-app.js';
 import { startReplicatedCluster, type ReplicatedCluster } from '../support/replicated-cluster.js';
 
 /**
- * An ioredis `Cluster` handed in with `scaleReads: 'slave'` (or `'all'`, or a function), so that
- * the application's own reads go to replicas: `inspect()` (and the lock board, which reads the
- * same way) sent its plain GET / PTTL / ZCARD there too, and a replica that had not applied the
- * acquire yet reported a lock held by this very process as free. The library's reads go to the
- * slot's master, as its scripts do. The replica is held behind on purpose: `CLIENT PAUSE WRITE`
- * on it stops it applying its master's stream while it still answers reads.
+ * An ioredis `Cluster` handed in with `scaleReads: 'slave'` (or `'all'`, or a function), or a GLIDE
+ * cluster client with `readFrom: 'preferReplica'`, so that the application's own reads go to
+ * replicas: `inspect()` (and the lock board, which reads the same way) sent its plain GET / PTTL /
+ * ZCARD there too, and a replica that had not applied the acquire yet reported a lock held by
+ * this very process as free. The library's reads go to the slot's master, as its scripts do. The
+ * replica is held behind on purpose: `CLIENT PAUSE WRITE` on it stops it applying its master's
+ * stream while it still answers reads.
  */
-describe('Cluster client with scaleReads: inspect() reads the master', () => {
+describe('Cluster client reading from replicas: inspect() reads the master', () => {
   let cluster: ReplicatedCluster;
   beforeAll(async () => {
     cluster = await startReplicatedCluster();
   }, 60_000);
   afterAll(() => cluster?.stop());
 
-  it.each(['slave', 'all'] as const)('scaleReads: %s', { timeout: 30_000 }, async (scaleReads) => {
-    const key = `scaled-${scaleReads}`;
+  /** Each client, reading from replicas as the application configured it. */
+  const CLIENTS: Record<string, () => Promise<{ client: unknown; close: () => unknown }>> = {
+    "ioredis scaleReads: 'slave'": async () => {
+      const client = new Cluster(cluster.nodes, { scaleReads: 'slave' });
+      client.on('error', () => undefined);
+      return { client, close: () => client.disconnect() };
+    },
+    "ioredis scaleReads: 'all'": async () => {
+      const client = new Cluster(cluster.nodes, { scaleReads: 'all' });
+      client.on('error', () => undefined);
+      return { client, close: () => client.disconnect() };
+    },
+    "GLIDE readFrom: 'preferReplica'": async () => {
+      const client = await GlideClusterClient.createClient({ addresses: cluster.nodes, requestTimeout: 2_000, readFrom: 'preferReplica' });
+      return { client, close: () => client.close() };
+    },
+  };
+
+  it.each(Object.keys(CLIENTS))('%s', { timeout: 30_000 }, async (name) => {
+    const key = `scaled-${Object.keys(CLIENTS).indexOf(name)}`;
     const { replica } = await cluster.shardOf(clusterSlot(`lock:{${key}}`));
-    const client = new Cluster(cluster.nodes, { scaleReads });
-    client.on('error', () => undefined);
+    const client = await CLIENTS[name]!();
     const behind = new Redis(replica, '127.0.0.1');
-    const app = await createLockApp({ redis: client });
+    const app = await createLockApp({ redis: client.client as RedisLockModuleOptions['redis'] });
     try {
       // READONLY: this connection reads the replica's own data, as a scaled read does.
       await behind.call('READONLY');
@@ -44,7 +64,7 @@ describe('Cluster client with scaleReads: inspect() reads the master', () => {
       await behind.call('CLIENT', 'UNPAUSE').catch(() => undefined);
       behind.disconnect();
       await app.close();
-      client.disconnect();
+      await client.close();
     }
   });
 });

@@ -16,12 +16,8 @@ interface GlideModule {
   Decoder: { String: number };
 }
 
-/** A node of a GLIDE Cluster, as `routeByAddress` names it. */
-interface Route {
-  type: 'routeByAddress';
-  host: string;
-  port: number;
-}
+/** A node of a GLIDE Cluster, as `routeByAddress` names it, or the master of a key's slot. */
+type Route = { type: 'routeByAddress'; host: string; port: number } | { type: 'primarySlotKey'; key: string };
 
 interface GlideCommands {
   customCommand(args: string[], options?: { route?: Route | 'allPrimaries'; decoder?: number }): Promise<unknown>;
@@ -344,17 +340,27 @@ export class GlideDriver implements RedisDriver {
 
   /** Commands sent in one tick leave together: GLIDE multiplexes them on one connection. */
   async readLock(lock: string, fence: string, waiters: string): Promise<[string | null, number, string | null, number]> {
-    const [owner, pttl, fencing, queued] = await Promise.all([this.send(['GET', lock]), this.send(['PTTL', lock]), this.send(['GET', fence]), this.send(['ZCARD', waiters])]);
+    const [owner, pttl, fencing, queued] = await Promise.all([this.readOnMaster(['GET', lock]), this.readOnMaster(['PTTL', lock]), this.readOnMaster(['GET', fence]), this.readOnMaster(['ZCARD', waiters])]);
     return [owner === null ? null : String(owner), Number(pttl), fencing === null ? null : String(fencing), Number(queued)];
   }
 
   read(commands: readonly ReadCommand[]): Promise<unknown[]> {
     return Promise.all(
       commands.map(async ([verb, key]) => {
-        const reply = await this.send([verb, key]);
+        const reply = await this.readOnMaster([verb, key]);
         return verb === 'HGETALL' ? glidePairs(reply) : reply;
       }),
     );
+  }
+
+  /**
+   * A read of one key, from its slot's master on a Cluster: a client whose `readFrom` sends
+   * reads to replicas (the application's choice for its own) would route it to one, which may
+   * not have applied the last writes yet: `inspect()` answered a lock this process had just
+   * taken as free. Scripts go to the master already.
+   */
+  private readOnMaster(args: [string, string]): Promise<unknown> {
+    return this.send(args, this.isCluster ? { type: 'primarySlotKey', key: args[1] } : undefined);
   }
 
   ping(): Promise<unknown> {
