@@ -1,5 +1,7 @@
 import { GlideClusterClient } from '@valkey/valkey-glide';
 import { Cluster, Redis } from 'ioredis';
+import { Cluster as Cluster6 } from 'ioredis6';
+import { Cluster as ValkeyCluster } from 'iovalkey';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clusterSlot } from '../../lib/core/keys/cluster-slot.js';
 import type { RedisLockModuleOptions } from '../../lib/index.js';
@@ -22,18 +24,24 @@ describe('Cluster client reading from replicas: inspect() reads the master', () 
   }, 60_000);
   afterAll(() => cluster?.stop());
 
+  type Opened = { client: unknown; close: () => unknown };
+  type ScaledCluster = { on(event: 'error', listener: () => void): unknown; disconnect(): void };
+
+  /** An ioredis-family Cluster client of `Client` with `scaleReads`. */
+  const scaled =
+    (Client: new (nodes: ReplicatedCluster['nodes'], options: { scaleReads: 'slave' | 'all' }) => ScaledCluster, scaleReads: 'slave' | 'all') =>
+    async (): Promise<Opened> => {
+      const client = new Client(cluster.nodes, { scaleReads });
+      client.on('error', () => undefined);
+      return { client, close: () => client.disconnect() };
+    };
+
   /** Each client, reading from replicas as the application configured it. */
-  const CLIENTS: Record<string, () => Promise<{ client: unknown; close: () => unknown }>> = {
-    "ioredis scaleReads: 'slave'": async () => {
-      const client = new Cluster(cluster.nodes, { scaleReads: 'slave' });
-      client.on('error', () => undefined);
-      return { client, close: () => client.disconnect() };
-    },
-    "ioredis scaleReads: 'all'": async () => {
-      const client = new Cluster(cluster.nodes, { scaleReads: 'all' });
-      client.on('error', () => undefined);
-      return { client, close: () => client.disconnect() };
-    },
+  const CLIENTS: Record<string, () => Promise<Opened>> = {
+    "ioredis scaleReads: 'slave'": scaled(Cluster, 'slave'),
+    "ioredis scaleReads: 'all'": scaled(Cluster, 'all'),
+    "ioredis 6 scaleReads: 'slave'": scaled(Cluster6, 'slave'),
+    "iovalkey scaleReads: 'slave'": scaled(ValkeyCluster, 'slave'),
     "GLIDE readFrom: 'preferReplica'": async () => {
       const client = await GlideClusterClient.createClient({ addresses: cluster.nodes, requestTimeout: 2_000, readFrom: 'preferReplica' });
       return { client, close: () => client.close() };
