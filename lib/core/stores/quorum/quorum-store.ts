@@ -437,6 +437,9 @@ export class QuorumStore implements LockStore {
   }
 
   private missed(index: number, lock: string, token: string): void {
+    // A round that ends after app.close() took the list (past shutdownTimeout): nobody would send
+    // it but `answersAgain`, on clients handed in that the application keeps open.
+    if (this.closed) return;
     this.missedReleases.add(index, lock, token);
   }
 
@@ -552,7 +555,7 @@ export class QuorumStore implements LockStore {
   /** By master: the fencing floors a silent master was not raised to, by counter key (bounded as `missedReleases`). */
   private readonly owedFloors: RecentMap<string, number>[];
 
-  /** `owedAtShutdown` ran: no fencing raise is owed or sent from then on. */
+  /** `owedAtShutdown` ran: no release or fencing raise is owed or sent from then on. */
   private closed = false;
 
   private owe(index: number, fence: string, floor: number): void {
@@ -634,6 +637,8 @@ export class QuorumStore implements LockStore {
    * its missed releases, owner-checked, and the fencing floors it was owed.
    */
   private answersAgain(index: number): void {
+    // Nothing is owed after app.close() (see `missed`): nothing is sent on the clients then.
+    if (this.closed) return;
     const node = this.nodes[index]!;
     for (const owed of this.missedReleases.of(index)) {
       // Only a token whose release (or leave) came last. One trying again, or holding, may have an
