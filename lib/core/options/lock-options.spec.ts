@@ -56,6 +56,7 @@ describe('resolveModuleOptions', () => {
 
   it('accepts ioredis options and client-like objects for redis', () => {
     expect(resolveModuleOptions({ redis: { host: 'x', port: 1 } }).redis).toEqual({ host: 'x', port: 1 });
+    expect(resolveModuleOptions({ redis: { host: 'x', port: '65535' } as never }).redis).toEqual({ host: 'x', port: '65535' });
   });
 
   const bad: [string, Partial<Record<keyof RedisLockModuleOptions, unknown>>, RegExp][] = [
@@ -65,6 +66,8 @@ describe('resolveModuleOptions', () => {
     ['redis', { redis: 'http://localhost' }, /Option "redis"/],
     ['redis', { redis: [] }, /Option "redis" .*non-empty array of independent Redis masters, got an array/],
     ['redis[1]', { redis: ['redis://a:1', 'nope', 'redis://c:3'] }, /Option "redis\[1\]" .*got "nope"/],
+    ['redis.port', { redis: { host: 'a', port: '63 79' } }, /Option "redis\.port" must be a TCP port.*got "63 79"/],
+    ['redis[2].port', { redis: ['redis://a:1', 'redis://b:1', { host: 'c', port: 0 }] }, /Option "redis\[2\]\.port" must be a TCP port.*got 0/],
     ['keyPrefix', { keyPrefix: 'a{b}' }, /Option "keyPrefix" .*without "\{" or "\}".*got "a\{b\}"/],
     ['keyPrefix', { keyPrefix: 7 }, /Option "keyPrefix" .*got 7/],
     ['keyPrefix', { keyPrefix: 'x'.repeat(300) }, /Option "keyPrefix" .*1 to 256 characters/],

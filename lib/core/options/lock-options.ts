@@ -271,6 +271,11 @@ function addressOf(node: RedisConnection): string | undefined {
   return hostPort(typeof host === 'string' ? host : '', port === undefined ? '6379' : String(port));
 }
 
+function isPort(port: unknown): boolean {
+  const value = typeof port === 'string' && /^\d{1,5}$/.test(port) ? Number(port) : port;
+  return typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= 65_535;
+}
+
 function hostPort(host: string, port: string): string {
   return `${host.toLowerCase().replace(/^\[(.*)\]$/, '$1') || 'localhost'}:${port}`;
 }
@@ -300,6 +305,12 @@ function checkRedis(redis: unknown, option: string): RedisConnection {
     const client = ['defineCommand', 'sendCommand', 'invokeScript'].some((method) => typeof (redis as Record<string, unknown>)[method] === 'function');
     if (!client && 'url' in redis) {
       throw new InvalidLockOptionsError(option, redis, 'the URL itself as a string, or ioredis options without "url" (ioredis ignores it and would connect to localhost:6379)');
+    }
+    // ioredis takes any port and fails every command on it; in quorum mode the application then
+    // starts and runs on the other masters, one failure from stopping, without a word.
+    const port = client ? undefined : (redis as { port?: unknown }).port;
+    if (port !== undefined && !isPort(port)) {
+      throw new InvalidLockOptionsError(`${option}.port`, port, 'a TCP port, an integer from 1 to 65535 (a number or a string of digits)');
     }
     return redis as RedisConnection;
   }
