@@ -50,4 +50,16 @@ describe('quorum mode over three Sentinel-managed masters', () => {
     expect(owners).toEqual([owners[0], owners[0], owners[0]]);
     await lock.release();
   });
+
+  // Found by review (fortieth session): one group named twice through the same Sentinel was
+  // accepted, one master counted as two votes, and only the background run_id check logged it.
+  it('refuses one group named twice through the same Sentinel, naming both entries', { timeout: 30_000 }, async () => {
+    const nodes = [
+      { sentinels: [{ host: '127.0.0.1', port: sentinelPort }], name: 'm0' },
+      { sentinels: [{ host: 'other.invalid', port: 1 }, { host: 'LOCALHOST', port: sentinelPort }], name: 'm1' },
+      { sentinels: [{ host: '127.0.0.1', port: 1 }, { host: '127.0.0.1', port: sentinelPort }], name: 'm0' },
+    ];
+    // Before: started, master 0 counted for two of three votes.
+    await expect(app({}, nodes as never)).rejects.toThrow(/Option "redis\[2\]" must be a Redis master other than redis\[0\] .*got "m0 at 127\.0\.0\.1:\d+"/);
+  });
 });

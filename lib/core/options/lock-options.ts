@@ -238,19 +238,38 @@ function checkQuorum(nodes: unknown[]): RedisConnection[] {
   // leave a quorum of the others (two of three: a majority of both).
   const checked = Array.from(nodes, (node, i) => checkRedis(node, `redis[${i}]`));
   // Each master is one vote: the same server twice would let one failure (or one stale grant)
-  // count for two. Caught here when the entries say so (one client, one address); two clients
+  // count for two. Caught here when the entries say so (one client, one address, one Sentinel's group); two clients
   // of one server are caught at startup by the servers' run ids (see quorum-servers.ts).
   const seen = new Map<unknown, number>();
   checked.forEach((node, i) => {
-    const address = addressOf(node);
-    const first = seen.get(node) ?? (address === undefined ? undefined : seen.get(address));
+    const addresses = addressesOf(node);
+    const shared = seen.has(node) ? undefined : addresses.find((address) => seen.has(address));
+    const first = seen.get(node) ?? (shared === undefined ? undefined : seen.get(shared));
     if (first !== undefined) {
-      throw new InvalidLockOptionsError(`redis[${i}]`, address ?? 'the same client', `a Redis master other than redis[${first}] (quorum mode needs independent masters: each is one vote)`);
+      throw new InvalidLockOptionsError(`redis[${i}]`, shared ?? 'the same client', `a Redis master other than redis[${first}] (quorum mode needs independent masters: each is one vote)`);
     }
     seen.set(node, i);
-    if (address !== undefined) seen.set(address, i);
+    for (const address of addresses) seen.set(address, i);
   });
   return checked;
+}
+
+/**
+ * `addressOf`, or for Sentinel options the group's name at each Sentinel listed: a Sentinel
+ * follows one master by a name, so two entries that share a Sentinel and the name are one master
+ * (other Sentinels may use the name for another: those are told apart by `run_id`).
+ */
+function addressesOf(node: RedisConnection): string[] {
+  const address = addressOf(node);
+  if (address !== undefined) return [address];
+  if (Object.getPrototypeOf(node) !== Object.prototype) return [];
+  const { sentinels, name } = node as { sentinels?: unknown; name?: unknown };
+  if (!Array.isArray(sentinels) || typeof name !== 'string') return [];
+  return sentinels.flatMap((sentinel: unknown) => {
+    if (sentinel === null || typeof sentinel !== 'object') return [];
+    const { host, port } = sentinel as { host?: unknown; port?: unknown };
+    return [`${name} at ${hostPort(typeof host === 'string' ? host : '', port === undefined ? '26379' : String(port))}`];
+  });
 }
 
 /**
