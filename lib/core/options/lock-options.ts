@@ -290,6 +290,20 @@ function addressOf(node: RedisConnection): string | undefined {
   return hostPort(typeof host === 'string' ? host : '', port === undefined ? '6379' : String(port));
 }
 
+/**
+ * ioredis' Sentinel options (any `sentinels` but null) with no Sentinel to ask or no group name:
+ * ioredis throws its own `Error` at startup, naming no option (and, in quorum mode, no entry).
+ */
+function checkSentinelOptions({ sentinels, name }: { sentinels?: unknown; name?: unknown }, option: string): void {
+  if (sentinels === undefined || sentinels === null) return;
+  if (!Array.isArray(sentinels) || sentinels.length === 0) {
+    throw new InvalidLockOptionsError(`${option}.sentinels`, sentinels, 'a non-empty array of the Sentinels to ask ({ host, port } each)');
+  }
+  if (typeof name !== 'string' || name === '') {
+    throw new InvalidLockOptionsError(`${option}.name`, name, 'the name of the master group the Sentinels follow (ioredis Sentinel options need it)');
+  }
+}
+
 function isPort(port: unknown): boolean {
   const value = typeof port === 'string' && /^\d{1,5}$/.test(port) ? Number(port) : port;
   return typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= 65_535;
@@ -331,6 +345,7 @@ function checkRedis(redis: unknown, option: string): RedisConnection {
     if (port !== undefined && !isPort(port)) {
       throw new InvalidLockOptionsError(`${option}.port`, port, 'a TCP port, an integer from 1 to 65535 (a number or a string of digits)');
     }
+    if (!client) checkSentinelOptions(redis as { sentinels?: unknown; name?: unknown }, option);
     return redis as RedisConnection;
   }
   throw new InvalidLockOptionsError(option, redis, expected);
