@@ -68,11 +68,13 @@ export function openConnection(redis: RedisConnection, logger: LockLogger, optio
   // (its numbers aside: a Sentinel connector's says how long until its next retry, a new delay
   // each time).
   let lastMessage = '';
+  // A quorum's entry is named: a refused login, say, names no server, and any master may be it.
+  const entry = option === 'redis' ? '' : ` (${option})`;
   client.on('error', (error: Error) => {
     const message = error.message.replace(/\d+/g, '#');
     if (message === lastMessage) return;
     lastMessage = message;
-    logger.warn(`Redis connection error: ${error.message}`);
+    logger.warn(`Redis connection error${entry}: ${error.message}`);
   });
   client.on('ready', () => {
     lastMessage = '';
