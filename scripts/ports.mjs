@@ -2,6 +2,7 @@
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
+import { Redis } from 'ioredis';
 
 /** The first port of the kernel's ephemeral range (Linux; 32768 where it cannot be read). */
 function ephemeralLow() {
@@ -54,6 +55,64 @@ export async function waitForPing(port, timeoutMs = 10_000) {
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   throw new Error(`nothing answered PING on port ${port} within ${timeoutMs} ms`);
+}
+
+/**
+ * A server of a deployment whose port another process took: two files of a parallel run may pick
+ * the same free port (each checks it before either binds). The loser's server exits, and the
+ * winner's answers its PINGs, so a deployment that only waited for PING went on with a stranger
+ * among its nodes (a Sentinel deployment's "sentinel" answered "unknown command 'SENTINEL'").
+ */
+export class PortTakenError extends Error {}
+
+/**
+ * Resolves once `child`, a server started on `port`, answers PING there and is the one that does
+ * (the `process_id` of its INFO). Rejects with `PortTakenError` when it exits first or another
+ * process answers: start the deployment again on other ports (see `onFreshPorts`).
+ */
+export async function waitForOwnServer(port, child, timeoutMs = 10_000) {
+  const exited = () => child.exitCode !== null || child.signalCode !== null;
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (exited()) throw new PortTakenError(`the server started on port ${port} exited (its port taken by another process?)`);
+    if (await answersPing(port)) {
+      const pid = await serverPid(port);
+      if (pid === child.pid) return;
+      if (pid !== undefined) throw new PortTakenError(`port ${port} is served by process ${pid}, not by the server started there (${child.pid})`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`nothing answered PING on port ${port} within ${timeoutMs} ms`);
+}
+
+async function serverPid(port) {
+  const node = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false });
+  node.on('error', () => undefined);
+  try {
+    await node.connect();
+    const pid = /process_id:(\d+)/.exec(await node.info('server'))?.[1];
+    return pid === undefined ? undefined : Number(pid);
+  } catch {
+    return undefined;
+  } finally {
+    node.disconnect();
+  }
+}
+
+/**
+ * Runs `start(ports)` on `count` fresh fixed ports (see `freeFixedPorts`), and again on others,
+ * up to three times in all, while it fails with `PortTakenError`. `start` stops what it started
+ * before it throws.
+ */
+export async function onFreshPorts(count, companion, start) {
+  for (let tries = 1; ; tries++) {
+    const ports = await freeFixedPorts(count, companion);
+    try {
+      return await start(ports);
+    } catch (error) {
+      if (!(error instanceof PortTakenError) || tries >= 3) throw error;
+    }
+  }
 }
 
 function answersPing(port) {

@@ -8,12 +8,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { assertRedisInstalled } from './redis-server.mjs';
-import { freeFixedPorts, killOnExit, waitForPing } from './ports.mjs';
+import { killOnExit, onFreshPorts, waitForOwnServer } from './ports.mjs';
 
-export async function startRedisCluster(masters = 3, { requireFullCoverage = true } = {}) {
+export function startRedisCluster(masters = 3, { requireFullCoverage = true } = {}) {
   assertRedisInstalled();
+  // Started again on other ports when one was taken by another file's server meanwhile.
+  return onFreshPorts(masters, 10_000, (ports) => startOn(ports, requireFullCoverage));
+}
+
+async function startOn(ports, requireFullCoverage) {
   const dir = mkdtempSync(join(tmpdir(), 'redis-cluster-'));
-  const ports = await freeFixedPorts(masters, 10_000);
   const serve = (port) =>
     killOnExit(spawn(
       'redis-server',
@@ -23,9 +27,20 @@ export async function startRedisCluster(masters = 3, { requireFullCoverage = tru
       { stdio: ['ignore', 'ignore', 'pipe'] },
     ));
   const children = ports.map(serve);
-  await Promise.all(ports.map((port) => waitForPing(port)));
-  const created = spawnSync('redis-cli', ['--cluster', 'create', ...ports.map((port) => `127.0.0.1:${port}`), '--cluster-replicas', '0', '--cluster-yes'], { encoding: 'utf8' });
-  if (created.status !== 0) throw new Error(`redis-cli --cluster create failed: ${created.stdout}${created.stderr}`);
+  const stop = async () => {
+    await Promise.all(
+      children.map((child) => new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : (child.once('exit', resolve), child.kill('SIGCONT'), child.kill('SIGTERM'))))),
+    );
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    await Promise.all(ports.map((port, i) => waitForOwnServer(port, children[i])));
+    const created = spawnSync('redis-cli', ['--cluster', 'create', ...ports.map((port) => `127.0.0.1:${port}`), '--cluster-replicas', '0', '--cluster-yes'], { encoding: 'utf8' });
+    if (created.status !== 0) throw new Error(`redis-cli --cluster create failed: ${created.stdout}${created.stderr}`);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
   // Wait until every node agrees the cluster is up.
   const clusterUp = async (nodePorts) => {
     const deadline = Date.now() + 20_000;
@@ -62,17 +77,12 @@ export async function startRedisCluster(masters = 3, { requireFullCoverage = tru
       node.disconnect();
       await exited;
       children[index] = serve(port);
-      await waitForPing(port);
+      await waitForOwnServer(port, children[index]);
       await clusterUp(ports);
     },
     /** Freezes (SIGSTOP) or thaws (SIGCONT) the master at `index`: it holds connections open and answers nothing. */
     pause: (index) => children[index].kill('SIGSTOP'),
     resume: (index) => children[index].kill('SIGCONT'),
-    async stop() {
-      await Promise.all(
-        children.map((child) => new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : (child.once('exit', resolve), child.kill('SIGCONT'), child.kill('SIGTERM'))))),
-      );
-      rmSync(dir, { recursive: true, force: true });
-    },
+    stop,
   };
 }

@@ -5,41 +5,61 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { freeFixedPorts, killOnExit, waitForPing } from './ports.mjs';
+import { killOnExit, onFreshPorts, waitForOwnServer } from './ports.mjs';
 import { assertRedisInstalled } from './redis-server.mjs';
 
 const NAME = 'mymaster';
 
-export async function startSentinelDeployment() {
+export function startSentinelDeployment() {
   assertRedisInstalled();
+  // Started again on other ports when one was taken by another file's server meanwhile.
+  return onFreshPorts(5, 0, startOn);
+}
+
+async function startOn([masterPort, replicaPort, ...sentinelPorts]) {
   const dir = mkdtempSync(join(tmpdir(), 'redis-sentinel-'));
-  const [masterPort, replicaPort, ...sentinelPorts] = await freeFixedPorts(5);
   const children = [];
-  const server = (port, extra) =>
-    children.push(killOnExit(spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning', '--dir', dir, ...extra], { stdio: 'ignore' })));
-  server(masterPort, []);
-  server(replicaPort, ['--replicaof', '127.0.0.1', String(masterPort)]);
-  await Promise.all([waitForPing(masterPort), waitForPing(replicaPort)]);
-  const master = new Redis(masterPort, '127.0.0.1');
-  await until(async () => /slave0:.*state=online/.test(await master.info('replication')), 30_000, 'the replica to sync');
-  master.disconnect();
-  for (const port of sentinelPorts) {
-    const config = join(dir, `sentinel-${port}.conf`);
-    writeFileSync(
-      config,
-      [`port ${port}`, 'bind 127.0.0.1', `dir ${dir}`, `sentinel monitor ${NAME} 127.0.0.1 ${masterPort} 2`, `sentinel down-after-milliseconds ${NAME} 1000`,
-        `sentinel failover-timeout ${NAME} 5000`, `sentinel parallel-syncs ${NAME} 1`, ''].join('\n'),
-    );
-    children.push(killOnExit(spawn('redis-sentinel', [config], { stdio: 'ignore' })));
+  const stopAll = async () => {
+    // A child killed by a signal has no exit code (its signalCode says so), and one frozen
+    // (SIGSTOP) ends on SIGTERM only once it runs again: as the Cluster's stop() does.
+    const gone = (child) => child.exitCode !== null || child.signalCode !== null;
+    await Promise.all(children.map((child) => new Promise((resolve) => (gone(child) ? resolve() : (child.once('exit', resolve), child.kill('SIGCONT'), child.kill('SIGTERM'))))));
+    rmSync(dir, { recursive: true, force: true });
+  };
+  const server = (port, extra) => {
+    const child = killOnExit(spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning', '--dir', dir, ...extra], { stdio: 'ignore' }));
+    children.push(child);
+    return waitForOwnServer(port, child);
+  };
+  let sentinel;
+  try {
+    await Promise.all([server(masterPort, []), server(replicaPort, ['--replicaof', '127.0.0.1', String(masterPort)])]);
+    const master = new Redis(masterPort, '127.0.0.1');
+    await until(async () => /slave0:.*state=online/.test(await master.info('replication')), 30_000, 'the replica to sync').finally(() => master.disconnect());
+    const started = sentinelPorts.map((port) => {
+      const config = join(dir, `sentinel-${port}.conf`);
+      writeFileSync(
+        config,
+        [`port ${port}`, 'bind 127.0.0.1', `dir ${dir}`, `sentinel monitor ${NAME} 127.0.0.1 ${masterPort} 2`, `sentinel down-after-milliseconds ${NAME} 1000`,
+          `sentinel failover-timeout ${NAME} 5000`, `sentinel parallel-syncs ${NAME} 1`, ''].join('\n'),
+      );
+      const child = killOnExit(spawn('redis-sentinel', [config], { stdio: 'ignore' }));
+      children.push(child);
+      return waitForOwnServer(port, child);
+    });
+    await Promise.all(started);
+    sentinel = new Redis(sentinelPorts[0], '127.0.0.1');
+    // Wait until the sentinels know the replica (a failover needs one) and each other.
+    await until(async () => {
+      const replicas = await sentinel.call('SENTINEL', 'REPLICAS', NAME);
+      const sentinels = await sentinel.call('SENTINEL', 'SENTINELS', NAME);
+      return replicas.length >= 1 && sentinels.length >= 2;
+    }, 30_000, 'sentinels to discover the replica and each other');
+  } catch (error) {
+    sentinel?.disconnect();
+    await stopAll();
+    throw error;
   }
-  await Promise.all(sentinelPorts.map((port) => waitForPing(port)));
-  const sentinel = new Redis(sentinelPorts[0], '127.0.0.1');
-  // Wait until the sentinels know the replica (a failover needs one) and each other.
-  await until(async () => {
-    const replicas = await sentinel.call('SENTINEL', 'REPLICAS', NAME);
-    const sentinels = await sentinel.call('SENTINEL', 'SENTINELS', NAME);
-    return replicas.length >= 1 && sentinels.length >= 2;
-  }, 30_000, 'sentinels to discover the replica and each other');
   const masterPortNow = async () => Number((await sentinel.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', NAME))[1]);
   return {
     name: NAME,
@@ -63,11 +83,7 @@ export async function startSentinelDeployment() {
     },
     async stop() {
       sentinel.disconnect();
-      // A child killed by a signal has no exit code (its signalCode says so), and one frozen
-      // (SIGSTOP) ends on SIGTERM only once it runs again: as the Cluster's stop() does.
-      const gone = (child) => child.exitCode !== null || child.signalCode !== null;
-      await Promise.all(children.map((child) => new Promise((resolve) => (gone(child) ? resolve() : (child.once('exit', resolve), child.kill('SIGCONT'), child.kill('SIGTERM'))))));
-      rmSync(dir, { recursive: true, force: true });
+      await stopAll();
     },
   };
 }

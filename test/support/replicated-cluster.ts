@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Cluster, Redis } from 'ioredis';
-import { freeFixedPorts, killOnExit, waitForPing } from '../../scripts/ports.mjs';
+import { killOnExit, onFreshPorts, waitForOwnServer } from '../../scripts/ports.mjs';
 import { assertRedisInstalled } from '../../scripts/redis-server.mjs';
 
 type Nodes = { host: string; port: number }[];
@@ -68,10 +68,14 @@ export interface ReplicatedClusterOptions {
 }
 
 /** Starts a replicated Cluster of the caller's own (several seconds), every replica in sync; `stop()` ends every node. */
-export async function startReplicatedCluster({ nodeTimeout = 2_000 }: ReplicatedClusterOptions = {}): Promise<ReplicatedCluster> {
+export function startReplicatedCluster({ nodeTimeout = 2_000 }: ReplicatedClusterOptions = {}): Promise<ReplicatedCluster> {
   assertRedisInstalled();
+  // Started again on other ports when one was taken by another file's server meanwhile.
+  return onFreshPorts(6, 10_000, (ports) => startOn(ports, nodeTimeout));
+}
+
+async function startOn(ports: number[], nodeTimeout: number): Promise<ReplicatedCluster> {
   const dir = mkdtempSync(join(tmpdir(), 'redis-rcluster-'));
-  const ports = await freeFixedPorts(6, 10_000);
   const children: ChildProcess[] = ports.map((port) =>
     killOnExit(
       spawn(
@@ -99,7 +103,7 @@ export async function startReplicatedCluster({ nodeTimeout = 2_000 }: Replicated
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    await Promise.all(ports.map((port) => waitForPing(port)));
+    await Promise.all(ports.map((port, i) => waitForOwnServer(port, children[i]!)));
     const created = spawnSync('redis-cli', ['--cluster', 'create', ...ports.map((port) => `127.0.0.1:${port}`), '--cluster-replicas', '1', '--cluster-yes'], { encoding: 'utf8' });
     if (created.status !== 0) throw new Error(`redis-cli --cluster create failed: ${created.stdout}${created.stderr}`);
     await until(() => allOk(ports), 30_000, 'the replicated cluster');
