@@ -128,20 +128,19 @@ export class MemoryReaders implements ReadStore {
   async release(keys: ReadKeys, token: string, waiterLease: number): Promise<ReleaseReply> {
     await settled();
     const now = this.clock.now();
-    if (liveValue(this.data.locks, keys.lock, this.clock.now()) !== token) {
-      this.forget(keys, token, now);
-      return { released: false };
-    }
-    this.data.locks.delete(keys.lock);
+    const released = liveValue(this.data.locks, keys.lock, this.clock.now()) === token;
+    if (released) this.data.locks.delete(keys.lock);
     this.forget(keys, token, now);
     const shared = this.shared(keys);
+    // Also when this reader's own lease lapsed: '~r' may guard no live reader any more, and left
+    // there it would hold off writers until it lapses too (the longest reader lease).
     if (liveValue(this.data.locks, shared.lock, this.clock.now()) === READ_HELD && readersAlive(this.data, shared.lock, now) === 0) {
       this.data.locks.delete(shared.lock);
       const grants = this.queue.grantNext(shared, waiterLease, now);
       if (grants.length === 0) this.queue.publishFreed(shared, now);
-      return { released: true, grant: grants[0], grants };
+      return { released, grant: grants[0], grants };
     }
-    return { released: true };
+    return { released };
   }
 
   async leave(keys: ReadKeys, token: string, ttl: number, waiterLease: number): Promise<void> {

@@ -81,33 +81,37 @@ return {0, redis.call('PTTL', KEYS[1]), tonumber(redis.call('GET', KEYS[2]) or '
 /**
  * ARGV: owner token, settings `<fence retention>:<waiter lease>:<sharded>`. Returns `{0}` when
  * this reader no longer holds the lock, else `{1}`, or `{1, token, fencing...}` of the waiter
- * (or the readers) the lock went to when this was the last reader. The last reader that hands
+ * (or the readers) the lock went to when this was the last reader (`{0, token, fencing...}`
+ * when this reader's lease had lapsed and no reader was left). The last reader that hands
  * the lock to nobody publishes `*` when barging writers wait (`<lock>:wanted`).
  */
 export const READ_RELEASE = `
+local held = 1
 if redis.call('GET', KEYS[6]) ~= ARGV[1] then
   if string.find(redis.call('INFO', 'replication'), 'role:slave', 1, true) then
     return redis.error_reply('READONLY this node is a replica: lock ownership cannot be checked here')
   end
-  redis.call('HDEL', KEYS[7], ARGV[1])
-  return {0}
+  held = 0
+else
+  redis.call('DEL', KEYS[6])
 end
-redis.call('DEL', KEYS[6])
 redis.call('HDEL', KEYS[7], ARGV[1])
 local fence_retention, lease, sharded = string.match(ARGV[2], '^(%d+):(%d+):(%d)$')
 ${QUEUE}
+-- Also when this reader's own lease lapsed: '~r' may guard no live reader any more, and left
+-- there it would hold off writers until it lapses too (the longest reader lease).
 if redis.call('GET', KEYS[1]) == '~r' and readers_alive(KEYS[1]) == 0 then
   redis.call('DEL', KEYS[1])
   local granted = grant_next(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], tonumber(lease), sharded)
   if granted then
-    table.insert(granted, 1, 1)
+    table.insert(granted, 1, held)
     return granted
   end
   -- Free: barging writers that said they wait race for it, as after a writer's release.
   ${PUBLISH_FREED}
   publish_freed(KEYS[1] .. '${LOCK_KEY_SUFFIXES.wanted}', KEYS[5], sharded)
 end
-return {1}
+return {held}
 `;
 
 /**

@@ -62,13 +62,14 @@ export function toReleaseReply(reply: unknown): ReleaseReply {
   if (typeof reply === 'number') return { released: reply === 1 };
   const flat = reply as [number, ...(string | number)[]];
   if (flat[0] === 2) return { released: true, parked: { fencingToken: Number(flat[1]), contended: flat[2] === 1 } };
-  if (flat[0] !== 1) return { released: false };
-  if (flat.length < 3) return { released: true };
+  // `{0, token, fencing...}`: not held any more, yet the lock went to waiters (a lapsed last reader's release).
+  const released = flat[0] === 1;
+  if (flat.length < 3) return { released };
   const grant = { token: String(flat[1]), fencingToken: Number(flat[2]) };
-  if (flat.length < 5) return { released: true, grant };
+  if (flat.length < 5) return { released, grant };
   const grants: Grant[] = [];
   for (let i = 1; i + 1 < flat.length; i += 2) grants.push({ token: String(flat[i]), fencingToken: Number(flat[i + 1]) });
-  return { released: true, grant, grants };
+  return { released, grant, grants };
 }
 
 /**
