@@ -31,39 +31,46 @@ describe('the late release of the last reader, whose own lease lapsed while anot
     const data = store.data ?? store.readers?.data;
     expect(data?.locks.delete(name)).toBe(true);
   };
+  const cases = [
+    // A barging writer is told the key is free ('*'); a queued one is handed it.
+    { fairness: 'barging', wake: 'freed' },
+    { fairness: 'fifo', wake: 'granted' },
+  ] as const;
   for (const backend of backends) {
-    it(`frees the key and wakes the waiting writer (${backend.label})`, async () => {
-      const readers = await backend.open({ ttl: 30_000 });
-      const writers = await backend.open({ fairness: 'barging', ttl: 30_000 });
-      const key = uniqueKey('lapsed-reader');
-      const first = await readers.locks.acquire(key, { mode: 'read' });
-      const second = await readers.locks.acquire(key, { mode: 'read' });
-      // With its polls held, the writer can get the lock only by a wake-up.
-      const polls = holdPolls(writers.locks);
-      const wakes = recordWakes(writers.locks);
-      try {
-        const writer = writers.locks.acquire(key, { waitTimeout: 20_000 });
-        await expect.poll(() => wakes.steps.includes('busy'), { timeout: 5_000 }).toBe(true);
-        await expect.poll(() => subscribed(writers.locks, `lock:{${key}}:released`), { timeout: 5_000 }).toBe(true);
-        // The first reader leaves while the second still reads: nothing is freed.
-        await first.release();
-        // The second reader's lease lapses (as a stalled process's or an evicted key's would),
-        // then its release comes: the key has no reader left.
-        await lapse(backend.label, readers, key, second);
-        await second.release().catch(() => undefined);
-        let won = false;
-        void writer.then(() => (won = true), () => undefined);
-        // Its polls held, the writer gets the lock only if the release frees it and says so.
-        await expect.poll(() => won, { timeout: 8_000 }).toBe(true);
-        const lock = await writer;
-        expect(wakes.steps.at(-2)).toBe('freed');
-        expect(wakes.steps.at(-1)).toBe('won');
-        await lock.release();
-      } finally {
-        polls.resume();
-        wakes.stop();
-      }
-    }, 30_000);
+    for (const { fairness, wake } of cases) {
+      it(`frees the key and wakes the waiting ${fairness} writer (${backend.label})`, async () => {
+        const readers = await backend.open({ ttl: 30_000 });
+        const writers = await backend.open({ fairness, ttl: 30_000 });
+        const key = uniqueKey('lapsed-reader');
+        const first = await readers.locks.acquire(key, { mode: 'read' });
+        const second = await readers.locks.acquire(key, { mode: 'read' });
+        // With its polls held, the writer can get the lock only by a wake-up.
+        const polls = holdPolls(writers.locks);
+        const wakes = recordWakes(writers.locks);
+        try {
+          const writer = writers.locks.acquire(key, { waitTimeout: 20_000 });
+          await expect.poll(() => wakes.steps.some((step) => step === 'busy' || step === 'queued'), { timeout: 5_000 }).toBe(true);
+          await expect.poll(() => subscribed(writers.locks, `lock:{${key}}:released`), { timeout: 5_000 }).toBe(true);
+          // The first reader leaves while the second still reads: nothing is freed.
+          await first.release();
+          // The second reader's lease lapses (as a stalled process's or an evicted key's would),
+          // then its release comes: the key has no reader left.
+          await lapse(backend.label, readers, key, second);
+          await second.release().catch(() => undefined);
+          let won = false;
+          void writer.then(() => (won = true), () => undefined);
+          // Its polls held, the writer gets the lock only if the release frees it and says so.
+          await expect.poll(() => won, { timeout: 8_000 }).toBe(true);
+          const lock = await writer;
+          expect(wakes.steps.at(fairness === 'fifo' ? -1 : -2)).toBe(wake);
+          if (fairness === 'barging') expect(wakes.steps.at(-1)).toBe('won');
+          await lock.release();
+        } finally {
+          polls.resume();
+          wakes.stop();
+        }
+      }, 30_000);
+    }
   }
   it('closes its connection', () => void redis.disconnect());
 });
