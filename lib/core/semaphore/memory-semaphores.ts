@@ -65,17 +65,14 @@ export class MemorySemaphores implements SemaphoreStore {
   async release(keys: SemaphoreKeys, token: string, waiterLease: number): Promise<SemaphoreReleaseReply> {
     await settled();
     const now = this.clock.now();
-    if (liveValue(this.data.locks, keys.lock, this.clock.now()) !== token) {
-      // The permit key names its token: gone (its lease ran out), the entry goes too, as the Lua's.
-      this.deleteHolder(keys, token);
-      this.forgetLimitIfIdle(keys);
-      return { released: false, grants: [] };
-    }
-    this.data.locks.delete(keys.lock);
+    // The permit key names its token: gone (its lease ran out), the entry goes too, as the Lua's,
+    // and the permits it counted go to waiters queued for them, as from a release.
+    const released = liveValue(this.data.locks, keys.lock, this.clock.now()) === token;
+    if (released) this.data.locks.delete(keys.lock);
     this.deleteHolder(keys, token);
     const grants = this.grantFitting(keys, this.freePermits(keys, this.limitInUse(keys), now).free, waiterLease, now);
     this.forgetLimitIfIdle(keys);
-    return { released: true, grant: grants[0], grants };
+    return { released, grant: grants[0], grants };
   }
 
   async leave(keys: SemaphoreKeys, token: string, ttl: number, waiterLease: number): Promise<void> {

@@ -540,6 +540,9 @@ return {0, soonest, tonumber(redis.call('GET', fence) or '0'), joined}
 const RELEASE_FAST = `
 -- The full part's fields too (see LIB), and the caller's entry last.
 local state = ${COUNTS_AND_ENTRY}
+-- What the reply says first: 0 when the caller's permit was gone (the full part may still hand
+-- the permits its entry counted to waiters).
+local held = 1
 -- A lone holder (the caller, whose plain HDEL did not reach Redis, or another once the caller's
 -- lease ran out) is unfolded first: DEL of the hash below would delete another's permit.
 if not state[1] and unfold_lone() then state = ${COUNTS_AND_ENTRY} end
@@ -562,20 +565,25 @@ if deleted ~= 1 then
     return redis.error_reply('READONLY this node is a replica: lock ownership cannot be checked here')
   end
   if type(deleted) == 'table' then return deleted end
-  if state[6] then
-    -- The caller's permit is gone (its lease ran out, or it was deleted or evicted) and its
-    -- entry still counted: it goes now, as the next count would drop it (see mine), for a count
-    -- may not come before the hash expires (the last call was this one), and every acquisition
-    -- pushes that on. Waiters get the permits at their next attempt.
-    if left <= 0 and not state[4] then
-      redis.call('DEL', holders, due)
-    else
-      redis.call('HDEL', holders, ARGV[1])
-      redis.call('HSET', holders, ':used', math.max(0, left))
-      if state[5] then redis.call('ZREM', due, ARGV[1]) end
+  -- The caller's permit is gone (its lease ran out, or it was deleted or evicted) and its
+  -- entry still counted: it goes now, as the next count would drop it (see mine), for a count
+  -- may not come before the hash expires (the last call was this one), and every acquisition
+  -- pushes that on. Waiters queued get the permits now (the full part), as from a release, rather
+  -- than at their next poll.
+  if state[6] and state[4] then
+    held = 0
+  else
+    if state[6] then
+      if left <= 0 then
+        redis.call('DEL', holders, due)
+      else
+        redis.call('HDEL', holders, ARGV[1])
+        redis.call('HSET', holders, ':used', left)
+        if state[5] then redis.call('ZREM', due, ARGV[1]) end
+      end
     end
+    return {0}
   end
-  return {0}
 end
 if not state[4] then
   if left <= 0 then
@@ -600,7 +608,7 @@ purge(now)
 local granted, idle = grant_fitting(limit_in_use(limit), tonumber(lease), sharded, now)
 forget_if_idle(idle)
 flush_used()
-table.insert(granted, 1, 1)
+table.insert(granted, 1, held)
 return granted
 `;
 

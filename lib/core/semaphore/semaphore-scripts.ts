@@ -64,10 +64,10 @@ export class SemaphoreScripts implements SemaphoreStore {
 
   private releaseByScript(keys: SemaphoreKeys, token: string, waiterLease: number): Promise<SemaphoreReleaseReply> {
     return this.run(this.scripts.release, keys, [token, `${this.settings(waiterLease)}:${keys.semaphore.limit}`]).then((reply) => {
+      // `{0, token, fencing...}`: the caller's permit was gone, and the permits its entry counted went to waiters.
       const [ok, ...granted] = reply as [number, ...(string | number)[]];
-      if (ok !== 1) return { released: false, grants: [] };
       const grants = toGrants(granted);
-      return { released: true, grant: grants[0], grants };
+      return { released: ok === 1, grant: grants[0], grants };
     });
   }
 
