@@ -1,15 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { Redis } from 'ioredis';
-import type { Lock, LockService } from '../../lib/index.js';
-import type { MemoryData } from '../../lib/core/stores/memory/memory-data.js';
-import { LOCK_RUNNER } from '../../lib/redis-lock.constants.js';
 import { uniqueKey, useBothStores } from '../support/both-stores.js';
 import { holdPolls, recordWakes } from '../support/mechanism.js';
-import { redisUrl } from '../support/redis.js';
-
-type Notifier = { subscribed?(channel: string): boolean };
-const subscribed = (locks: LockService, channel: string): boolean => (locks[LOCK_RUNNER] as unknown as { notifier?: Notifier }).notifier?.subscribed?.(channel) ?? true;
-const tokenOf = (lock: Lock): string => (lock as unknown as { token: string }).token;
+import { lapseHolderKey, subscribed, woken } from '../support/lapsed-holder.js';
 
 /**
  * Found by review: the last reader of a key whose own lease had lapsed (its process stalled, or
@@ -19,18 +11,6 @@ const tokenOf = (lock: Lock): string => (lock as unknown as { token: string }).t
  */
 describe('the late release of the last reader, whose own lease lapsed while another reader had left', () => {
   const backends = useBothStores();
-  // The stores behind the apps: one on Redis, the one InMemoryLocks the memory apps share.
-  const redis = new Redis(redisUrl(), { lazyConnect: true });
-  const lapse = async (label: string, app: { locks: LockService }, key: string, reader: Lock): Promise<void> => {
-    const name = `lock:{${key}}:reader:${tokenOf(reader)}`;
-    if (label === 'redis') {
-      expect(await redis.del(name)).toBe(1);
-      return;
-    }
-    const store = (app.locks[LOCK_RUNNER] as unknown as { store: { data?: MemoryData; readers?: { data: MemoryData } } }).store;
-    const data = store.data ?? store.readers?.data;
-    expect(data?.locks.delete(name)).toBe(true);
-  };
   const cases = [
     // A barging writer is told the key is free ('*'); a queued one is handed it.
     { fairness: 'barging', wake: 'freed' },
@@ -55,13 +35,10 @@ describe('the late release of the last reader, whose own lease lapsed while anot
           await first.release();
           // The second reader's lease lapses (as a stalled process's or an evicted key's would),
           // then its release comes: the key has no reader left.
-          await lapse(backend.label, readers, key, second);
+          expect(await lapseHolderKey(backend.label, readers.locks, key, 'reader', second)).toBe(true);
           await second.release().catch(() => undefined);
-          let won = false;
-          void writer.then(() => (won = true), () => undefined);
-          // Its polls held, the writer gets the lock only if the release frees it and says so.
-          await expect.poll(() => won, { timeout: 8_000 }).toBe(true);
-          const lock = await writer;
+          // Its polls held, it gets the lock only if the release hands it on or says it is free.
+          const lock = await woken(writer);
           expect(wakes.steps.at(fairness === 'fifo' ? -1 : -2)).toBe(wake);
           if (fairness === 'barging') expect(wakes.steps.at(-1)).toBe('won');
           await lock.release();
@@ -72,5 +49,4 @@ describe('the late release of the last reader, whose own lease lapsed while anot
       }, 30_000);
     }
   }
-  it('closes its connection', () => void redis.disconnect());
 });
