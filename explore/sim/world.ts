@@ -22,6 +22,7 @@ import type { LockEvent } from '../../lib/interfaces/lock-event.interface.js';
 import { SimJobs, SimLocked } from './workers.js';
 import { ManualClock } from '../../lib/testing/manual-clock.js';
 import { knownDefect } from './known-defects.js';
+import { InnerWaitProbe } from './inner-wait-probe.js';
 
 export const KEY_PREFIX = 'lock:';
 export const SEMAPHORE_LIMIT = 2;
@@ -193,7 +194,10 @@ export class Instance implements SimNode {
       // for) is told within it too.
       if (closePauses === this.pauses) {
         if (runners > SHUTDOWN_TIMEOUT_MS + BOUND_SLACK_MS) this.world.violate(this, 'the runners\' shutdown (jobs, leader hooks, their leases\' hand-back) settles within shutdownTimeout', `took ${runners} ms > ${SHUTDOWN_TIMEOUT_MS} ms`);
-        else this.world.checkToldAtClose(this);
+        else {
+          this.world.checkToldAtClose(this);
+          this.world.innerWaits.checkEnded(this, closeStartedAt);
+        }
       }
       const startedAt = this.world.scheduler.now;
       const pauses = this.pauses;
@@ -578,6 +582,12 @@ export class World implements FaultDecider {
     // first get the close-keep calls below before their close, as at the final close.
     if (this.plan.leader) {
       await this.earlierTermWorkProbe(check, stop);
+      if (this.violation) return;
+    }
+
+    // A call waiting inside a term as the close begins is ended then (leader plans; see InnerWaitProbe).
+    if (this.plan.leader) {
+      await this.innerWaits.run(check, stop);
       if (this.violation) return;
     }
 
@@ -2173,6 +2183,8 @@ export class World implements FaultDecider {
     this.trace(leader, `earlier-term probe: leads again (term #${leader.leader!.term!.fencingToken}) while term #${first.fencingToken}'s work winds down`);
     this.earlierTermCloser = leader;
   }
+
+  readonly innerWaits = new InnerWaitProbe(this);
 
   /** The instance the earlier-term probe left leading, its gate opened 300 ms into the final close. */
   private earlierTermCloser?: Instance;
