@@ -93,6 +93,8 @@ const DATA_LOSS = new Set(['restart-empty', 'silent-restart']);
 const SLACK = 15;
 /** What app.close() may take beyond its shutdownTimeout: the round trips and connection closes after its bounded waits, on a loaded machine. */
 const CLOSE_SLACK = 250;
+/** How long quorum mode waits for a master that answers nothing before it asks it nothing more (SILENT_AFTER_MS, lib/core/stores/quorum/quorum-silence.ts; docs/deployment.md: "a second"). */
+const SILENT_AFTER = 1_000;
 /** How soon after it thaws a leader whose lease ran out while it was frozen hears onLeadershipLost (its deadline timer fires at once). */
 const RESUME_BOUND = 100;
 /** Faults that may lose, hold up or replay a worker's commands (`p`: one worker's links; none: everyone's), or Redis' own. */
@@ -163,6 +165,8 @@ export function check(history) {
   const heard = new Map();
   const closing = new Map();
   const closed = new Map();
+  /** Each worker's quorum silence as its store saw it (`silence` events, in its order). */
+  const silences = new Map();
   const store = [];
   const reads = [];
   const quorumAcquired = [];
@@ -182,6 +186,10 @@ export function check(history) {
         break;
       case 'closed':
         closed.set(event.p, event.t);
+        break;
+      case 'silence':
+        if (!silences.has(event.p)) silences.set(event.p, []);
+        silences.get(event.p).push(event);
         break;
       case 'alive-after-close':
         if (event.left.length > 0) {
@@ -570,6 +578,7 @@ export function check(history) {
   checkInspections(sections, { dataLoss, deletedBetween, violate, quorum: quorumTarget });
   checkLeaders(entered, { heard, closed, kills, freezes, frozenAt, lossExcuses, deletionExcuses, name, violate });
   checkCloses({ closing, closed, freezes, faults, sections, violations });
+  checkCloseSilentMaster({ closing, closed, silences, freezes, faults, sections, violations });
   checkReads(reads, { freezes, violations });
   checkStore(store, { closing, kills, faults, ttl, graceMs: history.graceMs ?? 1_000, violate });
   return violations;
@@ -788,16 +797,7 @@ function checkCloses({ closing, closed, freezes, faults, sections, violations })
   for (const [p, start] of closing) {
     const end = closed.get(p);
     if (end === undefined) continue; // a worker killed meanwhile, or one that never finished ('stuck')
-    const merged = [];
-    for (const f of [...freezes(p)].sort((x, y) => x.t - y.t)) {
-      const from = Math.max(f.t, start.t);
-      const to = Math.min(f.until, end);
-      if (to <= from) continue;
-      const last = merged.at(-1);
-      if (last && from <= last[1]) last[1] = Math.max(last[1], to);
-      else merged.push([from, to]);
-    }
-    const frozen = merged.reduce((sum, [from, to]) => sum + to - from, 0);
+    const frozen = frozenBetween(freezes(p), start.t, end);
     const took = end - start.t;
     const leases = [...sections.values()].some((s) => s.p === p && (s.kind === 'job' || s.kind === 'leader'));
     const phases = leases ? 2 : 1;
@@ -810,6 +810,55 @@ function checkCloses({ closing, closed, freezes, faults, sections, violations })
         ...(unreachable && leases ? { cause: 'lease-release-unbounded' } : {}),
       });
     }
+  }
+}
+
+/** How long the freezes (pauses, stalls) of a worker held it between `from` and `to`, overlaps counted once. */
+function frozenBetween(freezes, from, to) {
+  const merged = [];
+  for (const f of [...freezes].sort((x, y) => x.t - y.t)) {
+    const a = Math.max(f.t, from);
+    const b = Math.min(f.until, to);
+    if (b <= a) continue;
+    const last = merged.at(-1);
+    if (last && a <= last[1]) last[1] = Math.max(last[1], b);
+    else merged.push([a, b]);
+  }
+  return merged.reduce((sum, [a, b]) => sum + b - a, 0);
+}
+
+/**
+ * docs/deployment.md (quorum): at app.close() the wait for the masters' answers to the releases
+ * owed leaves out a master silent by then (one asked nothing since it answered nothing for a
+ * second), or one silent for a second while it waits. So a close begun while its worker's store
+ * had one master of the three silenced, the others answering, ends within that second (twice for
+ * a worker with a job or a leadership: two phases), plus CLOSE_SLACK, whatever its
+ * shutdownTimeout. Judged only when the store said so (its `silence` events: silenced, and not
+ * answered again before the close began) and no other fault that could hold up the worker's
+ * commands overlapped the close.
+ */
+function checkCloseSilentMaster({ closing, closed, silences, freezes, faults, sections, violations }) {
+  for (const [p, start] of closing) {
+    const end = closed.get(p);
+    if (end === undefined) continue;
+    const silent = new Set();
+    for (const e of silences.get(p) ?? []) {
+      if (e.t > start.t) break;
+      if (e.what === 'silenced') silent.add(e.node);
+      else silent.delete(e.node);
+    }
+    if (silent.size !== 1) continue;
+    const [node] = silent;
+    const other = faults.some((f) => COMMAND_FAULTS.has(f.kind) && f.node !== node && (f.p === undefined || f.p === p) && f.t <= end + SLACK && (f.until ?? f.t) >= start.t - SLACK);
+    if (other) continue;
+    const phases = [...sections.values()].some((s) => s.p === p && (s.kind === 'job' || s.kind === 'leader')) ? 2 : 1;
+    const took = end - start.t - frozenBetween(freezes(p), start.t, end);
+    if (took <= phases * SILENT_AFTER + CLOSE_SLACK) continue;
+    violations.push({
+      invariant: 'close-waits-silent-master',
+      message: `app.close() of ${p}, begun with master ${node} silent and the others answering, took ${fmt(took)}, beyond the ${phases === 2 ? 'two seconds' : 'second'} a silent master is waited for (+${CLOSE_SLACK} ms; its shutdownTimeout ${fmt(start.shutdownTimeout)})`,
+      at: end,
+    });
   }
 }
 

@@ -30,6 +30,15 @@ export const FINISHES = ['drain', 'abrupt'];
 const WAITER_LEASE_MS = 1_000;
 /** How long a worker's links stay cut from the moment it is told to close (`closeCut`): beyond twice its shutdownTimeout (1 s; a worker with a job or a leadership closes in two phases) and the checker's slack. */
 const CLOSE_CUT_MS = 2_600;
+/**
+ * `--silent-close` (with `--silence`; never drawn): one master frozen from this long before the
+ * workers are told to close (past the 1 s after which quorum mode asks a silent master nothing,
+ * docs/deployment.md) until every worker closed, so that each close begins with that master
+ * silent and releases owed to it.
+ */
+const SILENT_CLOSE_LEAD_MS = 1_500;
+/** The workers' shutdownTimeout in `--silent-close` schedules: well over that second, so that a close waiting for the silent master shows. */
+const SILENT_CLOSE_SHUTDOWN_MS = 3_000;
 export const FAULT_KINDS = ['pause', 'kill', 'cut', 'delay', 'drop-replies', 'drop-requests', 'reset', 'redis-pause', 'restart-empty', 'migrate', 'long-pause', 'silent-restart', 'delete-key', 'drop-messages'];
 /**
  * How often each fault is drawn: a pause (a process frozen past its lease) is what most often
@@ -100,10 +109,10 @@ export function generator(seed) {
  * all three) is never drawn: its schedules are asked for, and run a mutex, a job or a leader.
  * `migrate`: a Cluster schedule whose one fault moves the slot of the key in use (see `migrationSchedule`).
  */
-export function makeSchedule(seed, { target, workload, migrate = false, driver, silence = false, latency = false, deletes = false, mute = false, freeze = false } = {}) {
+export function makeSchedule(seed, { target, workload, migrate = false, driver, silence = false, silentClose = false, latency = false, deletes = false, mute = false, freeze = false } = {}) {
   if (freeze) return withFreeze(makeSchedule(seed, { target, workload, driver, deletes, mute }));
   if (migrate) return migrationSchedule(seed, workload);
-  if (silence) return silenceSchedule(seed, { target, workload });
+  if (silence) return silenceSchedule(seed, { target, workload, silentClose });
   if (latency) return latencySchedule(seed, { target, workload });
   // Faults drawn by nobody (a seed keeps its schedule), asked for: on top of the seed's own.
   if (deletes || mute) return withOutsideFaults(makeSchedule(seed, { target, workload, driver }), { deletes, mute });
@@ -326,7 +335,7 @@ async function permitProbe(live, nodes, key, after, record) {
  * matter when they are sent on its return. The run goes on `settleMs` after the last fault ended,
  * so that the workers meet the masters' return before they close.
  */
-function silenceSchedule(seed, { target = 'quorum', workload } = {}) {
+function silenceSchedule(seed, { target = 'quorum', workload, silentClose = false } = {}) {
   if (target !== 'quorum') throw new Error('silence schedules silence quorum masters: they need the quorum target');
   const schedule = makeSchedule(seed, { target, workload });
   const rng = generator(seed ^ 0x51e4);
@@ -339,6 +348,11 @@ function silenceSchedule(seed, { target = 'quorum', workload } = {}) {
   if (rng.next() < 1 / 3) faults.push(silenced((first.node + rng.int(1, 2)) % 3, first.at + rng.int(0, 400)));
   if (rng.next() < 1 / 2) schedule.ttl = 2_000;
   schedule.faults = [...schedule.faults, ...faults].sort((a, b) => a.at - b.at);
+  if (silentClose) {
+    // Drawn from a generator of its own: the silence schedule's draws stay what they were.
+    schedule.closeSilence = generator(seed ^ 0x51e5).int(0, 2);
+    schedule.shutdownMs = SILENT_CLOSE_SHUTDOWN_MS;
+  }
   return { ...schedule, silence: true, settleMs: 800 };
 }
 
@@ -616,6 +630,7 @@ export async function runSchedule(environment, schedule) {
         HISTORY: join(dir, `${worker.id}.jsonl`),
         ...target.config[i],
         ...(schedule.driver === undefined ? {} : { DRIVER: schedule.driver }),
+        ...(schedule.shutdownMs === undefined ? {} : { SHUTDOWN: schedule.shutdownMs }),
       },
     }),
   );
@@ -792,6 +807,12 @@ export async function runSchedule(environment, schedule) {
         record(event);
       });
     }
+    let silentClose;
+    if (schedule.closeSilence !== undefined) {
+      silentClose = { ev: 'fault', kind: 'long-pause', node: schedule.closeSilence, t: mono(), close: true };
+      target.servers[schedule.closeSilence].pause();
+      await sleep(SILENT_CLOSE_LEAD_MS);
+    }
     for (const worker of live) worker.send({ finish: true, abrupt: schedule.finish === 'abrupt' });
     // Every live worker must settle its calls and close: its waits are bounded (8 s), and so
     // are its releases and its shutdown (1 s); a worker not done within 20 s is stuck.
@@ -804,6 +825,12 @@ export async function runSchedule(environment, schedule) {
       }),
     );
 
+    if (silentClose !== undefined) {
+      target.servers[schedule.closeSilence].resume();
+      silentClose.until = mono();
+      quietAt = Math.max(quietAt, silentClose.until);
+      record(silentClose);
+    }
     await healed;
     for (const worker of workers) worker.onObserve = undefined;
     await Promise.all(observing);

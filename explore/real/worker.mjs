@@ -51,7 +51,7 @@ const { LeaderElection, LockService, Locked, OnOneInstance, RedisLockModule, Wit
 // The lock board (its entry beside the package's): its list is read while the application closes.
 const { RedisLockBoardModule } = await import(process.env.EXPLORE_PACKAGE !== undefined ? new URL('./board/index.js', pathToFileURL(process.env.EXPLORE_PACKAGE)).href : 'nestjs-redis-lock/board');
 
-/** The module's `shutdownTimeout` (ms): the checker holds app.close() to it. */
+/** The module's `shutdownTimeout` (ms) unless the runner gives one (`SHUTDOWN`): the checker holds app.close() to it. */
 const SHUTDOWN_TIMEOUT = 1_000;
 /**
  * How long after app.close() resolved the library's own connections may still hold the process:
@@ -408,6 +408,7 @@ async function start(config) {
   // Long enough for a queue of five, one of them a long section: a wait that times out once
   // the faults are over is a liveness violation.
   const waitTimeout = Number(config.WAIT ?? 8_000);
+  const shutdownTimeout = Number(config.SHUTDOWN ?? SHUTDOWN_TIMEOUT);
   history = { fd: openSync(config.HISTORY, 'a'), id: P };
 
   // A small seeded generator, so that a replayed schedule makes the same choices (timing aside).
@@ -573,7 +574,7 @@ async function start(config) {
   const boardController = boardModule.controllers[0];
   Module({
     // instanceName: the owner tokens name the worker, so that what a close leaves in Redis names its owner.
-    imports: [RedisLockModule.forRoot({ redis: cluster ?? nodeRedis ?? quorum ?? config.REDIS_URL, ttl, waitTimeout, shutdownTimeout: SHUTDOWN_TIMEOUT, instanceName: P, isGlobal: true }), boardModule],
+    imports: [RedisLockModule.forRoot({ redis: cluster ?? nodeRedis ?? quorum ?? config.REDIS_URL, ttl, waitTimeout, shutdownTimeout, instanceName: P, isGlobal: true }), boardModule],
     providers: config.WORKLOAD === 'leader' ? [Resource, Leader] : [Resource],
   })(AppModule);
   const app = await NestFactory.createApplicationContext(AppModule, { logger: false });
@@ -738,7 +739,7 @@ async function start(config) {
         await chains;
         await Promise.all(jobs);
       }
-      rec({ ev: 'closing', shutdownTimeout: SHUTDOWN_TIMEOUT });
+      rec({ ev: 'closing', shutdownTimeout });
       let closeDone = false;
       const reads = readsWhileClosing(() => closeDone);
       await app.close();

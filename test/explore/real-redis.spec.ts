@@ -712,6 +712,23 @@ describe('the real-Redis checker (a pure function over a history)', () => {
     expect(check({ events: [...close(1_600), cutThrough] })).toEqual([expect.not.objectContaining({ cause: expect.anything() })]);
   });
 
+  it('finds a quorum close begun with one master silent that waited past the second a silent master is waited for (close-waits-silent-master)', () => {
+    const close = (took: number): HistoryEvent[] => [{ ev: 'closing', p: 'w0', shutdownTimeout: 3_000, t: 2_000 }, { ev: 'closed', p: 'w0', t: 2_000 + took }];
+    const silenced = (node: number, t: number): HistoryEvent => ({ ev: 'silence', what: 'silenced', p: 'w0', node, t });
+    const frozen: HistoryEvent = { ev: 'fault', kind: 'long-pause', node: 2, close: true, t: 500, until: 5_500 };
+    expect(check({ events: [silenced(2, 1_600), frozen, ...close(2_900)] })).toEqual([
+      expect.objectContaining({ invariant: 'close-waits-silent-master', message: expect.stringContaining('begun with master 2 silent and the others answering, took 2900 ms') }),
+    ]);
+    expect(invariants([silenced(2, 1_600), frozen, ...close(40)])).toEqual([]);
+    // Not silenced in its store's eyes (answered again before the close), or two of three silent: no judgement.
+    expect(invariants([silenced(2, 1_600), { ev: 'silence', what: 'comeback', p: 'w0', node: 2, t: 1_900 }, ...close(2_900)])).toEqual([]);
+    expect(invariants([silenced(2, 1_600), silenced(1, 1_700), frozen, ...close(2_900)])).toEqual([]);
+    // Another fault holding up the worker's commands through the close excuses it.
+    expect(invariants([silenced(2, 1_600), frozen, ...close(2_900), { ev: 'fault', kind: 'delay', p: 'w0', t: 2_100, until: 2_500 }])).toEqual([]);
+    // Paused 2 s of it: 900 ms of work.
+    expect(invariants([silenced(2, 1_600), frozen, ...close(2_900), { ev: 'fault', kind: 'pause', p: 'w0', t: 2_300, until: 4_300 }])).toEqual([]);
+  });
+
   it("finds an isLocked() or inspect() that settled past an attempt's 1 s grace, its worker's freeze not counted (read-unbounded)", () => {
     const read = (t: number, done: number, what = 'isLocked'): HistoryEvent => ({ ev: 'read', p: 'w0', what, t, done, outcome: 'answered' });
     // Refused at the grace, with Redis frozen: as promised.
