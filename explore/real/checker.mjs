@@ -167,6 +167,8 @@ export function check(history) {
   const closed = new Map();
   /** Each worker's quorum silence as its store saw it (`silence` events, in its order). */
   const silences = new Map();
+  /** Each worker's polls that every master answered busy or was not asked (one silent), which sent a give-back all the same. */
+  const busyPollsGivingBack = new Map();
   const store = [];
   const reads = [];
   const quorumAcquired = [];
@@ -186,6 +188,9 @@ export function check(history) {
         break;
       case 'closed':
         closed.set(event.p, event.t);
+        break;
+      case 'busy-poll':
+        if (event.gaveBack > 0) busyPollsGivingBack.set(event.p, [...(busyPollsGivingBack.get(event.p) ?? []), event]);
         break;
       case 'silence':
         if (!silences.has(event.p)) silences.set(event.p, []);
@@ -579,6 +584,13 @@ export function check(history) {
   checkLeaders(entered, { heard, closed, kills, freezes, frozenAt, lossExcuses, deletionExcuses, name, violate });
   checkCloses({ closing, closed, freezes, faults, sections, violations });
   checkCloseSilentMaster({ closing, closed, silences, freezes, faults, sections, violations });
+  // docs/deployment.md (quorum): what a failed attempt took is given back; a poll every master
+  // answered busy or was not asked (silent) took nothing, so it sends nothing (each give-back is
+  // a round of EVALs, the script's text, to every answering master: under a minority failure a
+  // waiter's polls doubled the commands on the masters left).
+  for (const [p, polls] of busyPollsGivingBack) {
+    violate('busy-poll-gives-back', `${p} sent a give-back after ${polls.length} poll(s) that every master answered busy or was not asked (${polls[0].silent} silent), the first at ${fmt(polls[0].t)}: they took nothing`, polls[0].t);
+  }
   checkReads(reads, { freezes, violations });
   checkStore(store, { closing, kills, faults, ttl, graceMs: history.graceMs ?? 1_000, violate });
   return violations;

@@ -110,6 +110,28 @@ async function watchSilence() {
     rec({ ev: 'silence', what: 'comeback', node: index, silent, releases: before - owedTo(), floors });
     return result;
   };
+  // A poll that every master answered busy or was not asked (silent) took nothing, and sends no
+  // give-back (a round of EVALs, one to each answering master): `{ ev: 'busy-poll', silent,
+  // gaveBack }` for each such poll with a master silent, with the give-back rounds it sent, for the
+  // checker's `busy-poll-gives-back` (the masters' own command counts mix every worker's scripts).
+  const { SilentMaster } = silenceModule;
+  const { giveBack, releaseRound } = store;
+  if (typeof SilentMaster !== 'function' || typeof giveBack !== 'function' || typeof releaseRound !== 'function') return;
+  let poll;
+  store.releaseRound = function (lock, token, whole, ...rest) {
+    if (poll !== undefined && whole === true) poll.gaveBack++;
+    return releaseRound.call(this, lock, token, whole, ...rest);
+  };
+  store.giveBack = function (keys, token, granted, busy, longestBusy, answers, ...rest) {
+    const silent = answers.filter((answer) => answer?.ok === false && answer.error instanceof SilentMaster).length;
+    poll = { gaveBack: 0 };
+    try {
+      return giveBack.call(this, keys, token, granted, busy, longestBusy, answers, ...rest);
+    } finally {
+      if (granted === 0 && silent > 0 && busy + silent === this.nodes.length) rec({ ev: 'busy-poll', silent, gaveBack: poll.gaveBack });
+      poll = undefined;
+    }
+  };
 }
 await watchSilence();
 

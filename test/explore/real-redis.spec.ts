@@ -729,6 +729,14 @@ describe('the real-Redis checker (a pure function over a history)', () => {
     expect(invariants([silenced(2, 1_600), frozen, ...close(2_900), { ev: 'fault', kind: 'pause', p: 'w0', t: 2_300, until: 4_300 }])).toEqual([]);
   });
 
+  it('finds give-backs sent after polls that every master answered busy or was not asked, one silent (busy-poll-gives-back)', () => {
+    const poll = (p: string, t: number, gaveBack: number): HistoryEvent => ({ ev: 'busy-poll', p, silent: 1, gaveBack, t });
+    expect(invariants([poll('w0', 100, 0), poll('w0', 200, 0), poll('w1', 150, 0)])).toEqual([]);
+    expect(check({ events: [poll('w0', 100, 0), poll('w0', 200, 1), poll('w0', 300, 1), poll('w1', 150, 0)] })).toEqual([
+      expect.objectContaining({ invariant: 'busy-poll-gives-back', message: expect.stringContaining('w0 sent a give-back after 2 poll(s)') }),
+    ]);
+  });
+
   it("finds an isLocked() or inspect() that settled past an attempt's 1 s grace, its worker's freeze not counted (read-unbounded)", () => {
     const read = (t: number, done: number, what = 'isLocked'): HistoryEvent => ({ ev: 'read', p: 'w0', what, t, done, outcome: 'answered' });
     // Refused at the grace, with Redis frozen: as promised.
