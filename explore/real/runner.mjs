@@ -999,46 +999,67 @@ export async function storeSnapshot(nodes, key) {
   for (const [node, { host = '127.0.0.1', port }] of nodes.entries()) {
     const redis = new Redis(port, host, { maxRetriesPerRequest: 1 });
     try {
-      const [seconds, micros] = await redis.time();
-      const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
-      const t = mono();
-      let cursor = '0';
-      do {
-        // The run's key is `s<seed>-<random>:<workload>`: no glob character in it.
-        const [next, keys] = await redis.scan(cursor, 'MATCH', `*${key}*`, 'COUNT', 1000);
-        cursor = next;
-        for (const name of keys) {
-          if (name.endsWith(':fence')) continue;
-          const [type, pttl] = await Promise.all([redis.type(name), redis.pttl(name)]);
-          const tokens = [];
-          let counts;
-          const named = /:(?:permit|reader):(.+)$/.exec(name)?.[1];
-          if (named !== undefined) tokens.push(named);
-          // A barging waiter's flag (`1`, see docs/redis-data.md) names nobody: it expires with its waiter lease.
-          if (type === 'string' && !name.endsWith(':wanted')) tokens.push(await redis.get(name));
-          // A semaphore's holder alone is its `!<token>` field (see docs/redis-data.md).
-          else if (type === 'hash') {
-            const fields = await redis.hgetall(name);
-            tokens.push(...Object.keys(fields).filter((field) => !field.startsWith(':')).map((field) => field.replace(/^!/, '')));
-            // A semaphore's count (`:used`) beside what its holders' entries (`<permits>:<fencing token>`) hold.
-            if (fields[':used'] !== undefined) {
-              let held = 0;
-              for (const [field, value] of Object.entries(fields)) if (!field.startsWith(':') && !field.startsWith('!')) held += parseInt(value, 10);
-              counts = { used: Number(fields[':used']), held };
-            }
-          }
-          else if (type === 'zset') {
-            const scored = await redis.zrange(name, 0, -1, 'WITHSCORES');
-            const queue = /:(?:waiters|sw)$/.test(name);
-            for (let i = 0; i < scored.length; i += 2) if (!queue || Number(scored[i + 1]) > now) tokens.push(scored[i].split(':')[0]);
-          }
-          events.push({ ev: 'store', t, node, key: name, type, pttl, tokens: tokens.filter((token) => token !== null && token !== '~r'), ...(counts && { counts }) });
+      // A Cluster mid-failover (a master marked failed, its replica not promoted yet) answers
+      // CLUSTERDOWN to every key read: the node is scanned again once it serves its slots, rather
+      // than the run failing on what the Cluster recovers from by itself.
+      for (const until = mono() + CLUSTERDOWN_WAIT_MS; ; await sleep(CLUSTERDOWN_RETRY_MS)) {
+        try {
+          events.push(...(await scanNode(redis, node, key)));
+          break;
+        } catch (error) {
+          if (!/^CLUSTERDOWN/.test(error?.message ?? '') || mono() >= until) throw error;
         }
-      } while (cursor !== '0');
+      }
     } finally {
       redis.disconnect();
     }
   }
+  return events;
+}
+
+/** How long the store scan waits for a node answering CLUSTERDOWN to serve its slots again (the Cluster's 2 s node timeout, a failover, a loaded machine), and between its tries. */
+const CLUSTERDOWN_WAIT_MS = 15_000;
+const CLUSTERDOWN_RETRY_MS = 100;
+
+/** One node's part of `storeSnapshot`: every key of the run but its fencing counters, with its expiry and the tokens it names. */
+async function scanNode(redis, node, key) {
+  const events = [];
+  const [seconds, micros] = await redis.time();
+  const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+  const t = mono();
+  let cursor = '0';
+  do {
+    // The run's key is `s<seed>-<random>:<workload>`: no glob character in it.
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `*${key}*`, 'COUNT', 1000);
+    cursor = next;
+    for (const name of keys) {
+      if (name.endsWith(':fence')) continue;
+      const [type, pttl] = await Promise.all([redis.type(name), redis.pttl(name)]);
+      const tokens = [];
+      let counts;
+      const named = /:(?:permit|reader):(.+)$/.exec(name)?.[1];
+      if (named !== undefined) tokens.push(named);
+      // A barging waiter's flag (`1`, see docs/redis-data.md) names nobody: it expires with its waiter lease.
+      if (type === 'string' && !name.endsWith(':wanted')) tokens.push(await redis.get(name));
+      // A semaphore's holder alone is its `!<token>` field (see docs/redis-data.md).
+      else if (type === 'hash') {
+        const fields = await redis.hgetall(name);
+        tokens.push(...Object.keys(fields).filter((field) => !field.startsWith(':')).map((field) => field.replace(/^!/, '')));
+        // A semaphore's count (`:used`) beside what its holders' entries (`<permits>:<fencing token>`) hold.
+        if (fields[':used'] !== undefined) {
+          let held = 0;
+          for (const [field, value] of Object.entries(fields)) if (!field.startsWith(':') && !field.startsWith('!')) held += parseInt(value, 10);
+          counts = { used: Number(fields[':used']), held };
+        }
+      }
+      else if (type === 'zset') {
+        const scored = await redis.zrange(name, 0, -1, 'WITHSCORES');
+        const queue = /:(?:waiters|sw)$/.test(name);
+        for (let i = 0; i < scored.length; i += 2) if (!queue || Number(scored[i + 1]) > now) tokens.push(scored[i].split(':')[0]);
+      }
+      events.push({ ev: 'store', t, node, key: name, type, pttl, tokens: tokens.filter((token) => token !== null && token !== '~r'), ...(counts && { counts }) });
+    }
+  } while (cursor !== '0');
   return events;
 }
 

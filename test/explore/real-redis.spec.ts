@@ -97,6 +97,37 @@ describe("the real-Redis runner's store scan", () => {
   });
 });
 
+describe("the real-Redis runner's store scan of a Cluster mid-failover", () => {
+  // Seed 39203 of --freeze once left a Cluster down a while (a master frozen past its node
+  // timeout): the scan's first key read threw CLUSTERDOWN and failed the whole run.
+  it('waits out CLUSTERDOWN answers and reads the keys once the slots are served again', { timeout: 30_000 }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'scan-clusterdown-'));
+    const server = await startRedisServer(['--cluster-enabled', 'yes', '--cluster-config-file', join(dir, 'nodes.conf')]);
+    const redis = new Redis(server.port, '127.0.0.1');
+    const key = `scan-${process.pid}-${Date.now()}:mutex`;
+    try {
+      await redis.call('CLUSTER', 'ADDSLOTSRANGE', '0', '16383');
+      await expect.poll(async () => /cluster_state:ok/.test(String(await redis.call('CLUSTER', 'INFO'))), { timeout: 10_000 }).toBe(true);
+      await redis.set(`lock:{${key}}`, 'owner-token', 'PX', 20_000);
+      // Its slots taken away: every read of a key answers CLUSTERDOWN, as a Cluster's does while a failed master has no replica to promote.
+      await redis.call('CLUSTER', 'DELSLOTSRANGE', '0', '16383');
+      const refusals = async (): Promise<number> => Number(/errorstat_CLUSTERDOWN:count=(\d+)/.exec(String(await redis.info('errorstats')))?.[1] ?? 0);
+      const scan = storeSnapshot([{ port: server.port, host: '127.0.0.1' }], key);
+      let settled = false;
+      scan.then(() => (settled = true), () => (settled = true));
+      await expect.poll(refusals, { timeout: 10_000 }).toBeGreaterThan(0);
+      expect(settled).toBe(false);
+      await redis.call('CLUSTER', 'ADDSLOTSRANGE', '0', '16383');
+      const found = await scan;
+      expect(found.find((e) => e.key === `lock:{${key}}`)?.tokens).toEqual(['owner-token']);
+    } finally {
+      redis.disconnect();
+      await server.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('the real-Redis runner\'s faults from outside (--deletes, --drop-messages)', () => {
   it("classes a run's keys as the runner deletes them: the lock's own key, a guard, a queue key, the fencing counter", () => {
     expect(['lock:{k}', 'lock:{k:owner}', 'lock:{k:acct-a}'].map(keyClass)).toEqual(['owner', 'owner', 'owner']);
