@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../support/redis-server.js';
-import { killOnExit, waitForPing } from '../../scripts/ports.mjs';
+import { killOnExit, waitForOwnServer } from '../../scripts/ports.mjs';
 import { useQuorumNodes } from '../support/quorum-nodes.js';
 
 /**
@@ -28,7 +28,8 @@ describe('quorum mode over three Sentinel-managed masters', () => {
       [`port ${sentinelPort}`, 'bind 127.0.0.1', `dir ${dir}`, ...servers.flatMap((server, i) => [`sentinel monitor m${i} 127.0.0.1 ${server.port} 1`]), ''].join('\n'),
     );
     sentinel = killOnExit(spawn('redis-sentinel', [config], { stdio: 'ignore' }));
-    await waitForPing(sentinelPort);
+    // Its own sentinel, not another file's server that took the port meanwhile (a clear error then).
+    await waitForOwnServer(sentinelPort, sentinel);
   }, 30_000);
   afterAll(async () => {
     if (sentinel.exitCode === null) {
