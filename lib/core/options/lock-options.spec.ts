@@ -68,6 +68,8 @@ describe('resolveModuleOptions', () => {
     ['redis[1]', { redis: ['redis://a:1', 'nope', 'redis://c:3'] }, /Option "redis\[1\]" .*got "nope"/],
     ['redis.port', { redis: { host: 'a', port: '63 79' } }, /Option "redis\.port" must be a TCP port.*got "63 79"/],
     ['redis[2].port', { redis: ['redis://a:1', 'redis://b:1', { host: 'c', port: 0 }] }, /Option "redis\[2\]\.port" must be a TCP port.*got 0/],
+    ['redis.host', { redis: { host: 5, port: 1 } }, /Option "redis\.host" must be a host name.*got 5/],
+    ['redis[1].host', { redis: ['redis://a:1', { host: '', port: 2 }, 'redis://c:3'] }, /Option "redis\[1\]\.host" must be a host name.*got ""/],
     ['keyPrefix', { keyPrefix: 'a{b}' }, /Option "keyPrefix" .*without "\{" or "\}".*got "a\{b\}"/],
     ['keyPrefix', { keyPrefix: 7 }, /Option "keyPrefix" .*got 7/],
     ['keyPrefix', { keyPrefix: 'x'.repeat(300) }, /Option "keyPrefix" .*1 to 256 characters/],

@@ -345,6 +345,11 @@ function checkRedis(redis: unknown, option: string): RedisConnection {
     if (port !== undefined && !isPort(port)) {
       throw new InvalidLockOptionsError(`${option}.port`, port, 'a TCP port, an integer from 1 to 65535 (a number or a string of digits)');
     }
+    // Likewise a host that is not text: ioredis connects nowhere (or to localhost for "").
+    const host = client ? undefined : (redis as { host?: unknown }).host;
+    if (host !== undefined && (typeof host !== 'string' || host.length === 0)) {
+      throw new InvalidLockOptionsError(`${option}.host`, host, 'a host name or IP address, as text');
+    }
     if (!client) checkSentinelOptions(redis as { sentinels?: unknown; name?: unknown }, option);
     return redis as RedisConnection;
   }
