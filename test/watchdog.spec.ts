@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import type { Redis } from 'ioredis';
+import type { ChainableCommander } from 'ioredis';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { LockLostError, type LockEvent } from '../lib/index.js';
 import { nextEvent, sleep, useLockApps } from './support/lock-app.js';
@@ -56,16 +56,17 @@ describe('watchdog', () => {
   });
 
   it.each([
-    ['deleted', (r: Redis) => r.del('lock:{k}')],
-    ['overwritten', (r: Redis) => r.set('lock:{k}', 'new-owner', 'PX', 10_000)],
+    ['deleted', (m: ChainableCommander) => m.del('lock:{k}')],
+    ['overwritten', (m: ChainableCommander) => m.set('lock:{k}', 'new-owner', 'PX', 10_000)],
   ])('reports a lock %s behind its back at the next renewal', async (_how, tamper) => {
     const holder = await app({ ttl: 3_000, renewInterval: 200 });
     const lock = await holder.locks.acquire('k');
     const lost = nextEvent(holder.locks.events$, 'lost');
     await sleep(50);
     const commands = await watchCommands('lock:{k}');
-    await tamper(redis);
-    await redis.set('lock:{k}', 'new-owner', 'PX', 10_000);
+    // One transaction: a renewal between a delete and the new owner's SET would find the key
+    // gone (an expiry, not a refusal) and no renewal would come after the SET.
+    await tamper(redis.multi()).set('lock:{k}', 'new-owner', 'PX', 10_000).exec();
     await new Promise((resolve) => lock.signal.addEventListener('abort', resolve, { once: true }));
     await commands.stop();
     // The first renewal after the tampering found it, long before the 3 s lease would have run
