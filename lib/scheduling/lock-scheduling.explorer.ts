@@ -23,6 +23,7 @@ import { checkLockKey } from '../core/keys/lock-key.js';
 import { LockKeyError } from '../errors/lock-key.error.js';
 import { LeaderElectionRunner } from './leader-election.runner.js';
 import { equipScopedFactory } from './scoped-factory-instances.js';
+import { checkScheduledReturn, SCHEDULE_EXPLORER } from './schedule-metadata.js';
 import { lockServiceSeenBy } from './lock-service-seen.js';
 import { JOB_LOCK_METADATA, JOB_ORCHESTRATOR_PROPERTY, LEADER_ELECTION_METADATA } from './scheduling.constants.js';
 
@@ -165,6 +166,9 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
     // equipMade): its jobs are checked then, against the same claims.
     this.checkMadeJob = (spec, type, wrapper, owner) => void checkJob(spec, type, wrapper, owner, `, provider ${tokenName(wrapper.token)}`);
     const wrappers = [...this.discovery.getControllers(), ...this.discovery.getProviders()];
+    // Without @nestjs/schedule in the application its metadata schedules nothing, and a method
+    // declared to return an Observable is its callers' to subscribe to.
+    const scheduling = wrappers.some((wrapper) => wrapper.name === SCHEDULE_EXPLORER);
     // One instance under two tokens (useExisting) runs its jobs once; request-scoped and
     // transient providers have no instance yet, and count once per provider.
     const seen = new Set<object>();
@@ -201,6 +205,7 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
         }
         const spec = typeof method === 'function' ? jobSpecOf(prototype, name, method) : undefined;
         if (spec === undefined) continue;
+        if (scheduling) checkScheduledReturn(`${jobDecorators(spec)} on ${spec.where}`, prototype, name, method as Function);
         this.claimApplication();
         // Nest injects properties into class providers only: one made by `useFactory` or given
         // by `useValue` gets its orchestrator here, or every call of its jobs would fail.

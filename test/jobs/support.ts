@@ -36,3 +36,11 @@ export function closeNow(app: JobApp): Promise<void> {
   open.splice(open.indexOf(app), 1);
   return app.close();
 }
+
+/** The error the startup of an application with `providers` failed with (an Error "started" when it started). */
+export function startupRefusal(providers: Provider[], options: Partial<RedisLockModuleOptions> = {}): Promise<Error> {
+  return startJobApp(providers, options).then(
+    () => new Error('started'),
+    (error: unknown) => error as Error,
+  );
+}
