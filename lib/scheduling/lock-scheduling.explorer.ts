@@ -33,6 +33,11 @@ interface Claim {
   owner: object;
   /** The provider class: the same class twice is fixed by providing it once, not by a key. */
   type: object;
+  /**
+   * The job (its spec) or election (its metadata) of the class: two of one class provided once
+   * (two methods given one key) are fixed by a key, not by providing the class once.
+   */
+  what: object;
   /** The module that provides it, to tell apart two classes of one name. */
   module: string | undefined;
 }
@@ -116,12 +121,12 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
 
   private findJobsAndElections(): void {
     const claims = new Map<string, Claim>();
-    const claim = (key: string, by: string, owner: object, type: object, wrapper: InstanceWrapper): void => {
+    const claim = (key: string, by: string, owner: object, type: object, what: object, wrapper: InstanceWrapper): void => {
       const module = (wrapper.host as { name?: string } | undefined)?.name;
       const earlier = claims.get(key);
-      if (earlier === undefined) claims.set(key, { by, owner, type, module });
+      if (earlier === undefined) claims.set(key, { by, owner, type, what, module });
       else if (earlier.owner !== owner) {
-        if (earlier.type === type) throw new DuplicateLockKeyError(key, earlier.by, by, PROVIDED_TWICE);
+        if (earlier.type === type && earlier.what === what) throw new DuplicateLockKeyError(key, earlier.by, by, PROVIDED_TWICE);
         // Two classes of one name (in two modules) would otherwise read as one method clashing with itself.
         if (earlier.by !== by) throw new DuplicateLockKeyError(key, earlier.by, by);
         const inModule = (where: string, name: string | undefined): string => (name === undefined ? where : `${where.slice(0, -1)}, in ${name})`);
@@ -159,7 +164,7 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
         const ttl = jobTtl(spec, role);
         if (ttl !== undefined) checkOwnTtl(ttl, ttl, `@${role}() on ${job.where}`);
       }
-      for (const { key, role } of claims) claim(key, `${job.where} (@${role}${provider})`, owner, type, wrapper);
+      for (const { key, role } of claims) claim(key, `${job.where} (@${role}${provider})`, owner, type, spec, wrapper);
       return job;
     };
     // A transient or request-scoped factory's class is known once it returns an instance (see
@@ -243,7 +248,7 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
       if (!wrapper.isDependencyTreeStatic() || wrapper.isTransient || !wrapper.instance) {
         throw new RedisLockError(`@LeaderElection() on ${shownName(type.name)}: the class must be a singleton provider (not request-scoped or transient), so that one instance holds the leadership.`);
       }
-      claim(election.key, where, wrapper.instance as object, type, wrapper);
+      claim(election.key, where, wrapper.instance as object, type, election, wrapper);
       // Refused here, not at every try for the leadership (which would retry it for ever).
       if (election.ttl !== undefined) checkOwnTtl(election.ttl, election.ttl, `@LeaderElection() on ${shownName(type.name)}`);
       // Always a ttl, so always its own renewal interval (a third of it), as for jobs' locks: the
