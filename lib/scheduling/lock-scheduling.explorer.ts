@@ -207,6 +207,7 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
             (this.locks[LOCK_RUNNER] as LockManager).assertServes(callOptions, shownTemplate(locked.key), where);
           }
           this.giveLockService(wrapper, where);
+          if (scheduling) checkScheduledReturn(`@Locked on ${shownName((type as { name?: string }).name || '(anonymous class)', String(name))}`, prototype, name, method as Function);
         }
         const spec = typeof method === 'function' ? jobSpecOf(prototype, name, method) : undefined;
         if (spec === undefined) continue;

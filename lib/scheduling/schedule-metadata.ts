@@ -12,10 +12,10 @@ const SCHEDULES: Record<number, string> = { 1: '@Cron()', 2: '@Timeout()', 3: '@
 export const SCHEDULE_EXPLORER = 'ScheduleExplorer';
 
 /**
- * Refuses a job method that `@nestjs/schedule` runs and that is declared to return an
- * Observable: the schedule awaits what the method returns and never subscribes to it, and such
+ * Refuses a job or `@Locked` method that `@nestjs/schedule` runs and that is declared to return
+ * an Observable: the schedule awaits what the method returns and never subscribes to it, and such
  * a method takes its locks and runs only when subscribed (its wrapper reads the same declared
- * type), so it would never run on its schedule. `where` names it: `@WithoutOverlapping() on Class.method`.
+ * type), so it would never run on its schedule. `where` names it: `@Locked on Class.method`.
  */
 export function checkScheduledReturn(where: string, prototype: object, name: string | symbol, method: Function): void {
   const schedule = SCHEDULES[Reflect.getMetadata(SCHEDULER_TYPE, method) as number];
