@@ -195,7 +195,7 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
         const method: unknown = (prototype as Record<PropertyKey, unknown>)[name];
         const locked = typeof method === 'function' ? (Reflect.getOwnMetadata(LOCKED_METADATA, method) as { key?: unknown; options?: AnyLockOptions & { ttl?: unknown } } | undefined) : undefined;
         if (locked !== undefined) {
-          const where = `@Locked on ${(type as { name?: string }).name || '(anonymous class)'}.${String(name)}`;
+          const where = `@Locked on ${shownName((type as { name?: string }).name || '(anonymous class)', String(name))}`;
           // Its ttl passed the decorator's own checks; those against the options of the module
           // whose LockService it uses come here (with two modules, not the other one's), and so
           // does the kind of lock (a semaphore, a read lock, barging), which quorum mode cannot
@@ -207,7 +207,7 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
             (this.locks[LOCK_RUNNER] as LockManager).assertServes(callOptions, shownTemplate(locked.key), where);
           }
           this.giveLockService(wrapper, where);
-          if (scheduling) checkScheduledReturn(`@Locked on ${shownName((type as { name?: string }).name || '(anonymous class)', String(name))}`, prototype, name, method as Function);
+          if (scheduling) checkScheduledReturn(where, prototype, name, method as Function);
         }
         const spec = typeof method === 'function' ? jobSpecOf(prototype, name, method) : undefined;
         if (spec === undefined) continue;
@@ -370,9 +370,14 @@ function prototypeOf(wrapper: InstanceWrapper): object | undefined {
   return typeof type === 'function' && typeof type.prototype === 'object' ? (type.prototype as object) : undefined;
 }
 
+/** A provider's token as messages show it: a class or Symbol named by code, which may hold any text, as names are (see `shownName`). */
 function tokenName(token: unknown): string {
-  if (typeof token === 'function') return (token as { name?: string }).name || '(anonymous class)';
+  if (typeof token === 'function') {
+    const name = (token as { name?: unknown }).name;
+    return typeof name === 'string' && name.length > 0 ? shownName(name) : '(anonymous class)';
+  }
   if (typeof token === 'string') return quoteKey(token);
+  if (typeof token === 'symbol') return token.description === undefined ? 'Symbol()' : `Symbol(${shownName(token.description)})`;
   return String(token);
 }
 
