@@ -321,7 +321,10 @@ export class JobLockOrchestrator implements OnModuleDestroy {
     let value: unknown;
     try {
       const result = this.inChain(taken, invoke);
-      if (job.spec.undeclaredReturn && isObservable(result)) this.warnUndeclaredObservable(job);
+      // A method declared to return an Observable runs at subscription (runObservable): one that
+      // returns one here had no readable type, inferred or imported with `import type` (TypeScript
+      // emits `Object` for it, which the wrapper cannot tell from a declared type).
+      if (isObservable(result)) this.warnUndeclaredObservable(job);
       value = await result;
     } catch (error) {
       await end();

@@ -47,8 +47,8 @@ describe('a method returning an Observable, its return type inferred', () => {
       .toEqual([1, 2]);
     // Was: nothing said why `.pipe` is not a function.
     expect(app.logs.lines.filter((line) => line.level === 'warn').map((line) => line.message)).toEqual([
-      '@WithoutOverlapping() method Sync.stream returned an Observable, but its return type is not declared (inferred, or the build emits no decorator metadata): ' +
-        'its callers get a Promise of the Observable where its type says Observable. Declare the return type `Observable<...>` (the lock is then taken at subscription), or make the method async.',
+      '@WithoutOverlapping() method Sync.stream returned an Observable, but its return type is not declared (inferred, imported with `import type`, or the build emits no decorator metadata): ' +
+        'its callers get a Promise of the Observable where its type says Observable. Declare the return type `Observable<...>`, imported as a value (the lock is then taken at subscription), or make the method async.',
     ]);
   });
 

@@ -76,8 +76,8 @@ const undeclaredWarned = new WeakMap<LockRunner, Set<string>>();
  */
 export function undeclaredObservableWarning(method: string): string {
   return (
-    `${method} returned an Observable, but its return type is not declared (inferred, or the build emits no decorator metadata): ` +
-    'its callers get a Promise of the Observable where its type says Observable. Declare the return type `Observable<...>` ' +
+    `${method} returned an Observable, but its return type is not declared (inferred, imported with \`import type\`, or the build emits no decorator metadata): ` +
+    'its callers get a Promise of the Observable where its type says Observable. Declare the return type `Observable<...>`, imported as a value ' +
     '(the lock is then taken at subscription), or make the method async.'
   );
 }
