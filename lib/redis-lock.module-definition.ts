@@ -53,20 +53,49 @@ export function checkOptionsObject(options: unknown, where: string): void {
 }
 
 /**
- * `forRootAsync()`'s options: an object with a `useFactory` function (or `useClass` /
- * `useExisting`). Without one, Nest fails later with "can't resolve dependencies of
- * REDIS_LOCK_MODULE_OPTIONS", naming neither the method nor the option; `forRoot()`'s options
- * given here (`{ redis }`) are the usual cause.
+ * What an async registration (`forRootAsync()`, the board's `registerAsync()`) takes besides
+ * Nest's own names, for its checks and their messages.
  */
-export function checkAsyncOptions(options: unknown, where: string): void {
+export interface AsyncOptionNames {
+  /** The names its factory returns (`redis`, `keyPrefix`...). */
+  returned: readonly string[];
+  /** The extras, given beside the factory: they shape the module, which exists before the factory runs. */
+  beside: readonly string[];
+  /** What the factory returns, one of those names, and the method taking them directly: `the module options`, `redis`, `forRoot()`. */
+  says: { what: string; example: string; direct: string };
+}
+
+/** The names Nest's ConfigurableModuleBuilder reads off async options (ConfigurableModuleAsyncOptions). */
+const NEST_ASYNC_NAMES: ReadonlySet<string> = new Set(['useFactory', 'useClass', 'useExisting', 'inject', 'imports', 'provideInjectionTokensFrom']);
+
+/**
+ * Async options: an object with a `useFactory` function (or `useClass` / `useExisting`), and
+ * beside it only Nest's names and the extras. Without a factory, Nest fails later with "can't
+ * resolve dependencies of <the options token>", naming neither the method nor the option (the
+ * options themselves given here, `{ redis }`, are the usual cause). An option beside the factory
+ * (`keyPrefix`, the board's `allowedHosts`), or a misspelt name, Nest's builder drops without a
+ * word: the module would run on its default.
+ */
+export function checkAsyncOptions(options: unknown, where: string, names: AsyncOptionNames): void {
   checkOptionsObject(options, where);
   const { useFactory, useClass, useExisting } = options as { useFactory?: unknown; useClass?: unknown; useExisting?: unknown };
-  if (typeof useFactory === 'function' || typeof useClass === 'function' || (useFactory === undefined && useClass === undefined && useExisting !== undefined)) return;
-  throw new InvalidLockOptionsError(
-    'useFactory',
-    useFactory,
-    'a function returning the module options (or "useClass" / "useExisting"); the options themselves, such as "redis", go in what it returns, or to forRoot()',
-  ).within(where);
+  const { what, example, direct } = names.says;
+  if (!(typeof useFactory === 'function' || typeof useClass === 'function' || (useFactory === undefined && useClass === undefined && useExisting !== undefined))) {
+    throw new InvalidLockOptionsError(
+      'useFactory',
+      useFactory,
+      `a function returning ${what} (or "useClass" / "useExisting"); ${what} themselves, such as "${example}", go in what it returns, or to ${direct}`,
+    ).within(where);
+  }
+  for (const name of Object.keys(options as object)) {
+    if (NEST_ASYNC_NAMES.has(name) || names.beside.includes(name)) continue;
+    const value = (options as Record<string, unknown>)[name];
+    if (names.returned.includes(name)) {
+      throw new InvalidLockOptionsError(name, value, `returned by useFactory (or create()), not given beside it: ${what} are read from the factory alone, and this would be dropped`).within(where);
+    }
+    const known = [...NEST_ASYNC_NAMES, ...names.beside].join(', ');
+    throw new InvalidLockOptionsError(name, value, `left out: it is no option here (beside the factory go ${known}; ${what} go in what it returns)`).within(where);
+  }
 }
 
 /**

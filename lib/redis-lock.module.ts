@@ -9,6 +9,7 @@ import {
   checkAsyncOptions,
   checkOptionsObject,
   ConfigurableModuleClass,
+  DEFAULT_MODULE_EXTRAS,
   OPTIONS_TYPE,
   REDIS_LOCK_MODULE_METHOD,
   REDIS_LOCK_MODULE_OPTIONS,
@@ -17,6 +18,7 @@ import {
 import { JobLockOrchestrator } from './scheduling/job-lock.orchestrator.js';
 import { LockSchedulingExplorer } from './scheduling/lock-scheduling.explorer.js';
 import { LeadershipService } from './scheduling/leadership.service.js';
+import { MODULE_OPTION_NAMES } from './core/options/lock-options.js';
 
 /**
  * Provides {@link LockService}, {@link FencedRedis} (fenced writes on the module's connection), a global interceptor that answers 409 Conflict when a route
@@ -55,7 +57,11 @@ export class RedisLockModule extends ConfigurableModuleClass {
   }
 
   static override forRootAsync(options: typeof ASYNC_OPTIONS_TYPE): DynamicModule {
-    checkAsyncOptions(options, 'RedisLockModule.forRootAsync()');
+    checkAsyncOptions(options, 'RedisLockModule.forRootAsync()', {
+      returned: MODULE_OPTION_NAMES,
+      beside: Object.keys(DEFAULT_MODULE_EXTRAS),
+      says: { what: 'the module options', example: 'redis', direct: 'forRoot()' },
+    });
     const definition = withCheckedOptionsFactory(super.forRootAsync(options), options, REDIS_LOCK_MODULE_OPTIONS, 'RedisLockModule.forRootAsync()');
     return withGlobalInterceptor(saying('RedisLockModule.forRootAsync()', definition), options.globalInterceptor);
   }

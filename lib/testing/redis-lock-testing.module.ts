@@ -8,7 +8,7 @@ import { LockService } from '../lock.service.js';
 import { LOCK_BACKEND_FACTORY, LOCK_RUNNER } from '../redis-lock.constants.js';
 import type { LockManager } from '../core/engine/lock-manager.js';
 import { FENCED_CLOSED, FENCED_STORE } from '../fencing/memory-fenced-store.js';
-import { checkAsyncOptions, checkOptionsObject, REDIS_LOCK_MODULE_METHOD, REDIS_LOCK_MODULE_OPTIONS, withCheckedOptionsFactory } from '../redis-lock.module-definition.js';
+import { checkAsyncOptions, checkOptionsObject, DEFAULT_MODULE_EXTRAS, REDIS_LOCK_MODULE_METHOD, REDIS_LOCK_MODULE_OPTIONS, withCheckedOptionsFactory } from '../redis-lock.module-definition.js';
 import { InvalidLockOptionsError } from '../errors/invalid-lock-options.error.js';
 import { JobLockOrchestrator } from '../scheduling/job-lock.orchestrator.js';
 import { LockSchedulingExplorer } from '../scheduling/lock-scheduling.explorer.js';
@@ -70,7 +70,11 @@ export class RedisLockTestingModule extends ConfigurableTestingModuleClass {
   }
 
   static override forRootAsync(options: typeof TESTING_ASYNC_OPTIONS_TYPE): DynamicModule {
-    checkAsyncOptions(options, 'RedisLockTestingModule.forRootAsync()');
+    checkAsyncOptions(options, 'RedisLockTestingModule.forRootAsync()', {
+      returned: TESTING_OPTION_NAMES,
+      beside: Object.keys(DEFAULT_MODULE_EXTRAS),
+      says: { what: 'the module options', example: 'ttl', direct: 'forRoot()' },
+    });
     const definition = withCheckedOptionsFactory(super.forRootAsync(options), options, REDIS_LOCK_TESTING_OPTIONS, 'RedisLockTestingModule.forRootAsync()');
     return withGlobalInterceptor(saying('forRootAsync', definition), options.globalInterceptor);
   }
