@@ -83,8 +83,11 @@ function checkRouteMetadata(routeMetadata: unknown, where: string): [string | sy
   });
 }
 
-const SETTINGS = new Set<string>(['allowForceRelease', 'allowWithoutGuards', 'pageSize', 'allowedHosts'] satisfies (keyof LockBoardSettings)[]);
-const ROUTE_EXTRAS = new Set(['path', 'guards', 'routeMetadata', 'imports']);
+/** The names of the settings (what a `registerAsync()` factory returns), and of the options that shape the routes. */
+export const SETTING_NAMES = ['allowForceRelease', 'allowWithoutGuards', 'pageSize', 'allowedHosts'] as const satisfies readonly (keyof LockBoardSettings)[];
+export const ROUTE_OPTION_NAMES = ['path', 'guards', 'routeMetadata', 'imports'] as const;
+const SETTINGS = new Set<string>(SETTING_NAMES);
+const ROUTE_EXTRAS = new Set<string>(ROUTE_OPTION_NAMES);
 
 /** Validates the settings, throwing `InvalidLockOptionsError` (which stops the application's startup). */
 export function checkSettings(options: LockBoardSettings, guards: unknown, where: string): ResolvedBoardSettings & { allowWithoutGuards: boolean } {

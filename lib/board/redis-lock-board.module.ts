@@ -3,7 +3,8 @@ import { RedisLockError } from '../errors/redis-lock.error.js';
 import { BOARD_SETTINGS, type ResolvedBoardSettings } from './lock-board.controller.js';
 import { InvalidLockOptionsError } from '../errors/invalid-lock-options.error.js';
 import type { LockBoardAsyncOptions, LockBoardOptions } from './lock-board-options.interface.js';
-import { checkSettings, ConfigurableModuleClass } from './lock-board.module-definition.js';
+import { checkSettings, ConfigurableModuleClass, LOCK_BOARD_OPTIONS, ROUTE_OPTION_NAMES, SETTING_NAMES } from './lock-board.module-definition.js';
+import { checkAsyncOptions, withCheckedOptionsFactory } from '../redis-lock.module-definition.js';
 
 /**
  * A live lock board, opt-in: one page listing the locks held under the prefix (holder, since
@@ -63,8 +64,14 @@ export class RedisLockBoardModule extends ConfigurableModuleClass {
 
   /** A board whose settings come from a factory, a class or an existing provider (see `LockBoardAsyncOptions`). */
   static registerAsync(options: LockBoardAsyncOptions): DynamicModule {
-    // Nest reads the route options off the object before any check of ours runs.
-    if (options === null || typeof options !== 'object') throw new InvalidLockOptionsError('options', options, 'an object').within('RedisLockBoardModule.registerAsync');
-    return super.registerAsync(options);
+    const where = 'RedisLockBoardModule.registerAsync';
+    // Before Nest's builder reads the route options off the object, and drops a setting given
+    // beside the factory (an `allowedHosts` there left the board answering every host).
+    checkAsyncOptions(options, where, {
+      returned: SETTING_NAMES,
+      beside: ROUTE_OPTION_NAMES,
+      says: { what: "the board's settings", example: 'allowForceRelease', direct: 'register()' },
+    });
+    return withCheckedOptionsFactory(super.registerAsync(options), options, LOCK_BOARD_OPTIONS, where);
   }
 }
