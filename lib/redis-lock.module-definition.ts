@@ -99,18 +99,23 @@ export function checkAsyncOptions(options: unknown, where: string, names: AsyncO
 }
 
 /**
- * `forRootAsync()`'s module, its options read from a `useClass` / `useExisting` instance checked
- * to have the `create()` that Nest's builder calls: without one (a class naming it as other
- * modules do, `createTypeOrmOptions()`), Nest failed with a bare "optionsFactory.create is not a
- * function", naming neither the method nor the option.
+ * `forRootAsync()`'s module (or the board's `registerAsync()`'s), its options made by a provider
+ * of their own, named for what usually goes wrong there: the factory's `inject` (or the
+ * `useExisting` class) provided by no module in its `imports` and no global one. Nest's error
+ * then reads "can't resolve dependencies of the <that provider> (?)": under the options token
+ * itself, whose text is written for the module class imported alone, it said to call
+ * `forRoot()` or `forRootAsync()`, which the application had done. A `useClass` / `useExisting`
+ * instance is checked to have the `create()` that Nest's builder calls: without one (a class
+ * naming it as other modules do, `createTypeOrmOptions()`), Nest failed with a bare
+ * "optionsFactory.create is not a function", naming neither the method nor the option.
  */
 export function withCheckedOptionsFactory(definition: DynamicModule, options: unknown, token: string | symbol, where: string): DynamicModule {
   const { useFactory, useClass, useExisting } = options as { useFactory?: unknown; useClass?: unknown; useExisting?: unknown };
-  if (typeof useFactory === 'function') return definition;
+  const factoryToken = `nestjs-redis-lock:the options factory of ${where} (what its "inject" or its "useExisting" names must be provided by a module in its "imports", or by a global one)`;
   const option = typeof useClass === 'function' ? 'useClass' : 'useExisting';
   const factory = option === 'useClass' ? useClass : useExisting;
-  const optionsProvider: Provider = {
-    provide: token,
+  const checkedFactory: Provider = {
+    provide: factoryToken,
     useFactory: (made: { create?: unknown } | null | undefined) => {
       if (typeof made?.create !== 'function') {
         throw new InvalidLockOptionsError(option, factory, 'a class with a create() method returning the module options (the method Nest calls on it)').within(where);
@@ -119,8 +124,10 @@ export function withCheckedOptionsFactory(definition: DynamicModule, options: un
     },
     inject: [factory as never],
   };
-  const providers = (definition.providers ?? []).map((provider) =>
-    typeof provider === 'object' && provider !== null && 'provide' in provider && provider.provide === token ? optionsProvider : provider,
-  );
+  const providers = (definition.providers ?? []).flatMap((provider): Provider[] => {
+    if (typeof provider !== 'object' || provider === null || !('provide' in provider) || provider.provide !== token) return [provider];
+    const made = typeof useFactory === 'function' ? { ...provider, provide: factoryToken } : checkedFactory;
+    return [made, { provide: token, useExisting: factoryToken }];
+  });
   return { ...definition, providers };
 }
