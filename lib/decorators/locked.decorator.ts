@@ -16,7 +16,7 @@ import { LockService } from '../lock.service.js';
 import { LOCK_RUNNER, LOCK_SERVICE_PROPERTY, LOCKED_METADATA, NOT_A_LOCK_SERVICE } from '../redis-lock.constants.js';
 import { JOB_LOCK_METADATA } from '../scheduling/scheduling.constants.js';
 import { foreignThis, hideOnInstances } from './hidden-property.js';
-import { checkDecoratorCall } from './decorator-call.js';
+import { checkDecoratorCall, checkFactoryCalled } from './decorator-call.js';
 
 type AnyMethod = (...args: any[]) => unknown;
 
@@ -62,6 +62,8 @@ export function Locked<A extends any[] = any[]>(
   key: string | LockKeyFunction<A> | readonly string[],
   options?: LockedOptions,
 ): <M extends (...args: A) => unknown>(target: object, propertyKey: string | symbol, descriptor: TypedPropertyDescriptor<M>) => void {
+  // `arguments`: the public signature takes two; a third (or a decorator context) says it was applied uncalled.
+  checkFactoryCalled('@Locked', Array.from(arguments), 2, "@Locked('<key template>')");
   return (target, propertyKey, descriptor) => {
     checkDecoratorCall('@Locked', target, propertyKey, descriptor, 'only methods can be locked');
     const isStatic = typeof target === 'function';

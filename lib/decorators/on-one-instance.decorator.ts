@@ -1,5 +1,6 @@
 import type { JobLockOptions, JobMethodDecorator } from '../interfaces/scheduling.interface.js';
 import { jobLockDecorator } from './job-lock.wrapper.js';
+import { checkFactoryCalled } from './decorator-call.js';
 
 /**
  * The method runs on one instance of the application: the first instance to call it takes a
@@ -22,5 +23,7 @@ import { jobLockDecorator } from './job-lock.wrapper.js';
  * ```
  */
 export function OnOneInstance(options?: JobLockOptions): JobMethodDecorator {
+  // `arguments`: the public signature takes one; more say it was applied uncalled.
+  checkFactoryCalled('@OnOneInstance', Array.from(arguments), 1, '@OnOneInstance()');
   return jobLockDecorator('OnOneInstance', options);
 }

@@ -1,5 +1,6 @@
 import type { JobLockOptions, JobMethodDecorator } from '../interfaces/scheduling.interface.js';
 import { jobLockDecorator } from './job-lock.wrapper.js';
+import { checkFactoryCalled } from './decorator-call.js';
 
 /**
  * The method never runs twice at once, on any instance: a call that finds the run lock held
@@ -26,5 +27,7 @@ import { jobLockDecorator } from './job-lock.wrapper.js';
  * ```
  */
 export function WithoutOverlapping(options?: JobLockOptions): JobMethodDecorator {
+  // `arguments`: the public signature takes one; more say it was applied uncalled.
+  checkFactoryCalled('@WithoutOverlapping', Array.from(arguments), 1, '@WithoutOverlapping()');
   return jobLockDecorator('WithoutOverlapping', options);
 }
