@@ -2,6 +2,7 @@ import { LockKeyError } from '../errors/lock-key.error.js';
 import { parseDuration } from '../core/time/duration.js';
 import { checkLockKey } from '../core/keys/lock-key.js';
 import { quoteKey } from '../core/keys/quote-key.js';
+import { shownName } from '../core/keys/shown-name.js';
 import { MAX_TTL_MS, MIN_TTL_MS } from '../core/options/lock-options.js';
 import { InvalidLockOptionsError } from '../errors/invalid-lock-options.error.js';
 import { RedisLockError } from '../errors/redis-lock.error.js';
@@ -41,6 +42,12 @@ export interface LeaderElectionMetadata {
  * ```
  */
 export function LeaderElection(key: string, options?: LeaderElectionOptions): ClassDecorator {
+  // A class as the key (or a standard decorator's context beside it): applied without its call,
+  // the decorator returned here would replace the class, and Nest fail with "metatype is not a
+  // constructor".
+  if (typeof key === 'function' && (options === undefined || typeof (options as { kind?: unknown }).kind === 'string')) {
+    throw new RedisLockError(`@LeaderElection on ${shownName((key as { name: string }).name)} was applied without its call, and would replace the class: write @LeaderElection('<key>').`);
+  }
   return (target) => {
     const where = `@LeaderElection() on ${target.name}`;
     const metadata: LeaderElectionMetadata = { key: checkKey(key, where) };
