@@ -336,6 +336,15 @@ function checkRedis(redis: unknown, option: string): RedisConnection {
     // Whatever its prototype (a config class instance, a null-prototype object): only a client
     // may carry a `url` of its own.
     const client = ['defineCommand', 'sendCommand', 'invokeScript'].some((method) => typeof (redis as Record<string, unknown>)[method] === 'function');
+    // Neither is ioredis options, though ioredis takes them as such: a Promise of a connection
+    // (node-redis' `connect()`, an async factory's result not awaited) made it connect to
+    // localhost:6379, and a WHATWG URL object failed the startup with a bare TypeError.
+    if (!client && typeof (redis as { then?: unknown }).then === 'function') {
+      throw new InvalidLockOptionsError(option, redis, `${expected}, not a Promise of one: await it first (forRootAsync()'s factory may be async)`);
+    }
+    if (redis instanceof URL) {
+      throw new InvalidLockOptionsError(option, redis, 'the URL as a string (its href), not a URL object');
+    }
     if (!client && 'url' in redis) {
       throw new InvalidLockOptionsError(option, redis, 'the URL itself as a string, or ioredis options without "url" (ioredis ignores it and would connect to localhost:6379)');
     }
