@@ -129,7 +129,10 @@ export const BOARD_JS = `'use strict';
   }
 
   function shorten(text, length) {
-    return text.length > length ? text.slice(0, length) + '…' : text;
+    if (text.length <= length) return text;
+    // Never through an emoji (a surrogate pair): its first half would show as an escape the key does not hold.
+    const last = text.charCodeAt(length - 1);
+    return text.slice(0, last >= 0xd800 && last <= 0xdbff ? length - 1 : length) + '…';
   }
 
   function keyCell(row, key) {

@@ -1,3 +1,5 @@
+import { cutWhole } from './cut-text.js';
+
 /** Longest part of a key shown in a log line or an error message. */
 const SHOWN_KEY_LENGTH = 200;
 
@@ -30,6 +32,7 @@ export function quoteKey(key: string): string {
 
 /** Any user text as shown in a message: quoted, escaped as `quoteKey` does, cut to `max` characters. */
 export function quoteText(text: string, max: number): string {
-  const shown = text.length > max ? `${text.slice(0, max)}…` : text;
+  // Never through an emoji: its first half would be shown as an escape the text does not hold.
+  const shown = text.length > max ? `${cutWhole(text, max)}…` : text;
   return escapeUnsafe(JSON.stringify(shown));
 }
