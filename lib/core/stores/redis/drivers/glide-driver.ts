@@ -6,6 +6,7 @@ import { now as monotonicNow } from '../../../time/clock.js';
 import { settleWithin, TIMED_OUT } from '../../../time/settle-within.js';
 import { COMMANDS, type ScriptName } from '../lock-lua.js';
 import { isGlideCluster, type ValkeyGlideClient } from './glide-client.js';
+import { PRIMARY_READ, PRIMARY_SCAN, readsFromReplicas } from './glide-primary-reads.js';
 import { flatPairs, isNoScript, writablePing, type BareScriptCall, type LuaScript, type PingTarget, type ReadCommand, type RedisDriver, type RedisNode, type ReleaseSubscriber, type ScriptCall } from './redis-driver.js';
 
 /** Loaded only by a driver of a GLIDE client: this library never imports it otherwise. */
@@ -109,6 +110,8 @@ function isInflightRefusal(error: unknown): boolean {
 export class GlideDriver implements RedisDriver {
   readonly keyPrefix = '';
   readonly isCluster: boolean;
+  /** A standalone client that sends reads to replicas: the driver's reads go in scripts (see glide-primary-reads.ts). */
+  private readonly primaryReads: boolean;
   private readonly commands: GlideCommands;
   private readonly config: GlideConfig;
   /** GLIDE's `inflightRequestsLimit` on the client: never more of the driver's own commands in flight. */
@@ -144,6 +147,7 @@ export class GlideDriver implements RedisDriver {
       );
     }
     this.config = config;
+    this.primaryReads = !this.isCluster && readsFromReplicas(config);
     const limit = (client as unknown as { inflightRequestsLimit?: unknown }).inflightRequestsLimit ?? config.inflightRequestsLimit;
     this.inflightLimit = typeof limit === 'number' && Number.isFinite(limit) && limit >= 1 ? Math.floor(limit) : DEFAULT_INFLIGHT_LIMIT;
     void loadGlide().catch(() => undefined); // the first script call reports a failure
@@ -331,7 +335,7 @@ export class GlideDriver implements RedisDriver {
   }
 
   async exists(key: string): Promise<boolean> {
-    return Number(await this.send(['EXISTS', key])) === 1;
+    return Number(await this.readOnMaster(['EXISTS', key])) === 1;
   }
 
   async deleteField(key: string, field: string): Promise<number> {
@@ -357,10 +361,12 @@ export class GlideDriver implements RedisDriver {
    * A read of one key, from its slot's master on a Cluster: a client whose `readFrom` sends
    * reads to replicas (the application's choice for its own) would route it to one, which may
    * not have applied the last writes yet: `inspect()` answered a lock this process had just
-   * taken as free. Scripts go to the master already.
+   * taken as free. Scripts go to the master already; a standalone client, which takes no
+   * route, runs the read in one (see glide-primary-reads.ts).
    */
-  private readOnMaster(args: [string, string]): Promise<unknown> {
-    return this.send(args, this.isCluster ? { type: 'primarySlotKey', key: args[1] } : undefined);
+  private readOnMaster([verb, key]: [string, string]): Promise<unknown> {
+    if (this.isCluster) return this.send([verb, key], { type: 'primarySlotKey', key });
+    return this.primaryReads ? this.evalScript(PRIMARY_READ, [key], [verb]) : this.send([verb, key]);
   }
 
   ping(): Promise<unknown> {
@@ -368,7 +374,7 @@ export class GlideDriver implements RedisDriver {
   }
 
   async masters(): Promise<RedisNode[]> {
-    if (!this.isCluster) return [nodeOf((args) => this.send(args))];
+    if (!this.isCluster) return [nodeOf((args) => this.send(args), this.primaryReads ? (args) => this.evalScript(PRIMARY_SCAN, [], args) : undefined)];
     const { masters } = await this.topology();
     // Those that serve slots: GLIDE connects to the nodes CLUSTER SLOTS names, so a master that
     // serves none (added and not resharded yet, or emptied before its removal) cannot be reached
@@ -565,12 +571,13 @@ export function slotEndpoints(reply: unknown): Map<string, { host: string; port:
   return endpoints;
 }
 
-function nodeOf(send: (args: string[]) => Promise<unknown>): RedisNode {
+/** `scanOnPrimary`: the SCAN of a standalone client that reads from replicas (see glide-primary-reads.ts). */
+function nodeOf(send: (args: string[]) => Promise<unknown>, scanOnPrimary?: (args: string[]) => Promise<unknown>): RedisNode {
   return {
     info: async (section) => String(await send(['INFO', section])),
     clusterNodes: async () => String(await send(['CLUSTER', 'NODES'])),
     scan: async (cursor, pattern, count) => {
-      const [next, keys] = (await send(['SCAN', cursor, 'MATCH', pattern, 'COUNT', String(count)])) as [unknown, unknown[]];
+      const [next, keys] = (await (scanOnPrimary === undefined ? send(['SCAN', cursor, 'MATCH', pattern, 'COUNT', String(count)]) : scanOnPrimary([cursor, pattern, String(count)]))) as [unknown, unknown[]];
       return [String(next), keys.map(String)];
     },
   };
