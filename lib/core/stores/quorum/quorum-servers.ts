@@ -1,6 +1,7 @@
 import type { LockLogger } from '../../engine/lock-logger.js';
 import { driverFor } from '../redis/drivers/driver-for.js';
 import type { RedisClient } from '../redis/drivers/redis-client.js';
+import { replicaOf } from '../redis/replica-check.js';
 
 /**
  * Reports quorum entries that reach the same Redis server: each entry is one vote, so one server
@@ -23,10 +24,10 @@ export function reportSharedServers(clients: readonly RedisClient[], logger: Loc
       .then((nodes) => {
         const infos = nodes.map(([server]) => server);
         for (const [, replication] of nodes) {
-          if (!/^role:slave\b/m.test(replication)) continue;
-          const of = [/^master_host:(\S+)/m.exec(replication)?.[1], /^master_port:(\d+)/m.exec(replication)?.[1]].filter(Boolean).join(':');
+          const of = replicaOf(replication);
+          if (of === undefined) continue;
           logger.error(
-            `Quorum mode: redis[${i}] is a replica (of ${of || 'a master'}), which refuses every write: each lock's part there fails, as on a master down, so one failure ` +
+            `Quorum mode: redis[${i}] is a replica (of ${of}), which refuses every write: each lock's part there fails, as on a master down, so one failure ` +
               `less is survived, and its reads repeat its master's copies. List independent masters, not replicas.`,
           );
         }

@@ -6,6 +6,7 @@ import { clientKeyPrefix, LockScripts } from './lock-scripts.js';
 import { claimLockPrefix } from '../../keys/lock-prefixes.js';
 import { QuorumStore } from '../quorum/quorum-store.js';
 import { reportSharedServers } from '../quorum/quorum-servers.js';
+import { reportReplica } from './replica-check.js';
 import { openConnection, type OpenedConnection } from './redis-connection.js';
 import { ReleaseNotifier } from './release-notifier.js';
 import { SlotRefresh } from './slot-refresh.js';
@@ -41,6 +42,7 @@ export function redisBackend(options: ResolvedModuleOptions, logger: LockLogger)
     for (const { connect } of connections) connect?.();
     warnIfEvicting(clients, logger);
     if (connections.length > 1) reportSharedServers(clients, logger);
+    else reportReplica(clients[0]!, logger);
   };
   // Whatever fails from here on fails startup: the connections opened for it must not outlive it.
   try {

@@ -6,7 +6,7 @@ import { now as monotonicNow } from '../../../time/clock.js';
 import { settleWithin, TIMED_OUT } from '../../../time/settle-within.js';
 import { COMMANDS, type ScriptName } from '../lock-lua.js';
 import { isGlideCluster, type ValkeyGlideClient } from './glide-client.js';
-import { PRIMARY_READ, PRIMARY_SCAN, readsFromReplicas } from './glide-primary-reads.js';
+import { PRIMARY_COMMAND, PRIMARY_READ, readsFromReplicas } from './glide-primary-reads.js';
 import { flatPairs, isNoScript, writablePing, type BareScriptCall, type LuaScript, type PingTarget, type ReadCommand, type RedisDriver, type RedisNode, type ReleaseSubscriber, type ScriptCall } from './redis-driver.js';
 
 /** Loaded only by a driver of a GLIDE client: this library never imports it otherwise. */
@@ -374,7 +374,7 @@ export class GlideDriver implements RedisDriver {
   }
 
   async masters(): Promise<RedisNode[]> {
-    if (!this.isCluster) return [nodeOf((args) => this.send(args), this.primaryReads ? (args) => this.evalScript(PRIMARY_SCAN, [], args) : undefined)];
+    if (!this.isCluster) return [nodeOf((args) => (this.primaryReads ? this.evalScript(PRIMARY_COMMAND, [], args) : this.send(args)))];
     const { masters } = await this.topology();
     // Those that serve slots: GLIDE connects to the nodes CLUSTER SLOTS names, so a master that
     // serves none (added and not resharded yet, or emptied before its removal) cannot be reached
@@ -571,13 +571,12 @@ export function slotEndpoints(reply: unknown): Map<string, { host: string; port:
   return endpoints;
 }
 
-/** `scanOnPrimary`: the SCAN of a standalone client that reads from replicas (see glide-primary-reads.ts). */
-function nodeOf(send: (args: string[]) => Promise<unknown>, scanOnPrimary?: (args: string[]) => Promise<unknown>): RedisNode {
+function nodeOf(send: (args: string[]) => Promise<unknown>): RedisNode {
   return {
     info: async (section) => String(await send(['INFO', section])),
     clusterNodes: async () => String(await send(['CLUSTER', 'NODES'])),
     scan: async (cursor, pattern, count) => {
-      const [next, keys] = (await (scanOnPrimary === undefined ? send(['SCAN', cursor, 'MATCH', pattern, 'COUNT', String(count)]) : scanOnPrimary([cursor, pattern, String(count)]))) as [unknown, unknown[]];
+      const [next, keys] = (await send(['SCAN', cursor, 'MATCH', pattern, 'COUNT', String(count)])) as [unknown, unknown[]];
       return [String(next), keys.map(String)];
     },
   };

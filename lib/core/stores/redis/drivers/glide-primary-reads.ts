@@ -11,8 +11,12 @@ const script = (lua: string): LuaScript => ({ lua, sha: createHash('sha1').updat
  * GLIDE (it may write): it goes to the primary, and so runs the read there.
  */
 export const PRIMARY_READ = script('return redis.call(ARGV[1], KEYS[1])');
-/** The lock board's SCAN, on the primary likewise (SCAN may run in a script since Redis 5). */
-export const PRIMARY_SCAN = script("return redis.call('SCAN', ARGV[1], 'MATCH', ARGV[2], 'COUNT', ARGV[3])");
+/**
+ * A command of no key on the primary likewise: the lock board's SCAN, and the startup checks'
+ * INFO, which GLIDE counts as reads too (it read the replica's role, and logged the client as
+ * reaching a replica).
+ */
+export const PRIMARY_COMMAND = script('return redis.call(unpack(ARGV))');
 
 /** Whether a standalone GLIDE client with this configuration sends reads to replicas. */
 export function readsFromReplicas(config: Readonly<Record<string, unknown>>): boolean {
