@@ -73,7 +73,9 @@ export class FencedRedis {
    *
    * @throws FencedWriteRefusedError when `key` has accepted a higher token (nothing written).
    * @throws RedisLockError when the refusal came from a second run of the write that the client
-   * (ioredis) sent again after its connection was reset: the first run may have written.
+   * (ioredis) sent again after its connection was reset: the first run may have written; and
+   * when Redis did not answer the write (node-redis' or GLIDE's connection dropped, a client's
+   * timeout): it may have been applied (the client's error is the `cause`).
    * @throws RedisLockError with the module's `waitForReplicas`, when fewer replicas confirmed the
    * write in time: it is on the master only, and a failover could lose it.
    * @example
@@ -94,7 +96,9 @@ export class FencedRedis {
    *
    * @throws FencedWriteRefusedError when `key` has accepted a higher token (nothing written).
    * @throws RedisLockError when the refusal came from a second run of the write that the client
-   * (ioredis) sent again after its connection was reset: the first run may have written.
+   * (ioredis) sent again after its connection was reset: the first run may have written; and
+   * when Redis did not answer the write (node-redis' or GLIDE's connection dropped, a client's
+   * timeout): it may have been applied (the client's error is the `cause`).
    * @throws RedisLockError with the module's `waitForReplicas`, when fewer replicas confirmed the
    * write in time: it is on the master only, and a failover could lose it.
    * @example
@@ -133,7 +137,8 @@ export class FencedRedis {
    * @throws FencedWriteRefusedError (`operation` `'read'`) when `fencingToken` is given and `key`
    * has accepted a higher token (nothing read, nothing changed).
    * @throws RedisLockError with the module's `waitForReplicas`, when fewer replicas confirmed the
-   * claim in time (it is on the master only; nothing read).
+   * claim in time (it is on the master only; nothing read); and when Redis did not answer the
+   * read for update (a connection dropped, a timeout): it may have claimed `key` (nothing read).
    * @example
    * ```ts
    * const report = await fenced.get('report:{daily}');
@@ -159,7 +164,8 @@ export class FencedRedis {
    * @throws FencedWriteRefusedError (`operation` `'read'`) when `fencingToken` is given and `key`
    * has accepted a higher token (nothing read, nothing changed).
    * @throws RedisLockError with the module's `waitForReplicas`, when fewer replicas confirmed the
-   * claim in time (it is on the master only; nothing read).
+   * claim in time (it is on the master only; nothing read); and when Redis did not answer the
+   * read for update (a connection dropped, a timeout): it may have claimed `key` (nothing read).
    * @example
    * ```ts
    * const balance = Number(await fenced.hget(`account:{${id}}`, 'balance', lock.fencingToken));

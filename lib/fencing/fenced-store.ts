@@ -7,6 +7,7 @@ import type { RedisDriver } from '../core/stores/redis/drivers/redis-driver.js';
 import type { ReplicaWaiter } from '../core/stores/redis/replica-wait.js';
 import { RedisLockError } from '../errors/redis-lock.error.js';
 import { lockKeyRefusal } from './fence-key.js';
+import { unconfirmedWrite } from './unconfirmed-write.js';
 import { CLAIMED_GET, CLAIMED_HGET, FENCED_GET, FENCED_HGET, FENCED_HSET, FENCED_SET } from './fenced-lua.js';
 
 /**
@@ -93,11 +94,12 @@ export class RedisFencedStore implements FencedStore {
 
   /**
    * A write's or a claim's reply, once the replicas confirmed it (with `replicas`; a refusal
-   * changed nothing to confirm). One they did not confirm is on the master only: a failover now
+   * changed nothing to confirm). One Redis did not answer may have run (see unconfirmed-write.ts). One they did not confirm is on the master only: a failover now
    * would lose it, and the promoted replica would accept an older holder's write. Not reported
    * as done, then: a read for update hands out no value to write back, and a write says so.
    */
-  private async replicated<T>(method: string, key: string, token: number, send: () => Promise<T>, changed: (reply: T) => boolean): Promise<T> {
+  private async replicated<T>(method: string, key: string, token: number, sendRaw: () => Promise<T>, changed: (reply: T) => boolean): Promise<T> {
+    const send = (): Promise<T> => sendRaw().catch((error: unknown) => Promise.reject(unconfirmedWrite(error, method, key, token)));
     if (this.replicas === undefined) return send();
     const { reply, reached } = await this.replicas.replicate(send, changed);
     const { replicas, timeout } = this.replicas.required;

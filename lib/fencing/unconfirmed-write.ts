@@ -1,0 +1,28 @@
+import { quoteKey } from '../core/keys/quote-key.js';
+import { RedisLockError } from '../errors/redis-lock.error.js';
+
+/**
+ * An error reply of Redis, as ioredis and node-redis give it (`WRONGTYPE ...`) or as Valkey GLIDE
+ * names it: the script ran to that error, and it is passed on as it is.
+ */
+const REDIS_REPLY = /^(?:[A-Z][A-Z_]{1,31}(?: |$)|An error was signalled by the server: )/;
+
+/**
+ * A fenced write's or claim's failure that is no answer of Redis: the connection dropped or the
+ * client timed out after sending it. The script may have run: ioredis sends it again after a
+ * reset (see `RedisFencedStore.write`), node-redis and Valkey GLIDE reject it with their own
+ * error, which said nothing of a write that may have landed, and was no `RedisLockError`.
+ */
+export function unconfirmedWrite(error: unknown, method: string, key: string, token: number): unknown {
+  if (error instanceof RedisLockError) return error;
+  const reason = error instanceof Error ? error.message : String(error);
+  if (REDIS_REPLY.test(reason)) return error;
+  const cause = reason.replace(/\.$/, '');
+  const claim = method === 'get' || method === 'hget';
+  return new RedisLockError(
+    claim
+      ? `FencedRedis.${method}(): the read for update of ${quoteKey(key)} may have been applied, claiming it with fencing token ${token}: Redis did not answer it (${cause}). Nothing was read for you to write back; read again.`
+      : `FencedRedis.${method}(): the write to ${quoteKey(key)} may have been applied: Redis did not answer it (${cause}). Read its token with fence() before writing again: ${token} or higher means this write, or a newer holder's, landed.`,
+    { cause: error },
+  );
+}
