@@ -65,6 +65,8 @@ export class LockService implements OnApplicationBootstrap, BeforeApplicationShu
   /**
    * Everything that happens to locks of this service: `acquired`, `renewed`, `released`,
    * `lost` and `not-acquired` events with key, fencing token and timing. Completes at shutdown.
+   * Each subscription gets event objects of its own: a subscriber may change one (redact its key
+   * for a log line) without changing what other subscribers or the diagnostics channels see.
    *
    * @example
    * ```ts

@@ -5,7 +5,10 @@ import type { LockLostReason } from '../../errors/lock-lost.error.js';
 /**
  * The `node:diagnostics_channel` channel of each lock event type. Every event `LockService`
  * emits is also published on `nestjs-redis-lock:<type>`, so that APM agents and tools can
- * watch locks of every `LockService` in the process without depending on this package.
+ * watch locks of every `LockService` in the process without depending on this package. The
+ * subscribers of a channel share each message, as with any diagnostics channel: read it, do not
+ * change it (the library's OTel metrics read it too). It is not the object `events$`
+ * subscribers get.
  */
 export const LOCK_DIAGNOSTICS_CHANNELS: { readonly [T in LockEvent['type']]: `nestjs-redis-lock:${T}` } = {
   waiting: 'nestjs-redis-lock:waiting',

@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { setMaxListeners } from 'node:events';
-import { Subject, type Observable } from 'rxjs';
+import { map, Subject, type Observable } from 'rxjs';
 import { RedisLockError } from '../../errors/redis-lock.error.js';
 import { LockLostError } from '../../errors/lock-lost.error.js';
 import { LockNotAcquiredError } from '../../errors/lock-not-acquired.error.js';
@@ -158,8 +158,9 @@ export class LockManager implements LockOwner, LockRunner {
     return this.options.waitForReplicas;
   }
 
+  /** Each subscription gets an object of its own: one subscriber changing its event must not change another's. */
   get events$(): Observable<LockEvent> {
-    return this.events.asObservable();
+    return this.events.pipe(map((event) => ({ ...event })));
   }
 
   get listening(): boolean {
