@@ -851,7 +851,8 @@ export class LockManager implements LockOwner, LockRunner {
    * attempts on the same connection, which covers an attempt still on its way), and again once
    * `after`, an attempt whose reply we stopped waiting for, has settled: a NOSCRIPT retry
    * resends a script behind later commands, so that attempt could run after the first leave and
-   * take the lock for a caller that is gone, for a whole ttl.
+   * take the lock for a caller that is gone, for a whole ttl (unless the application has closed
+   * by then: see below).
    */
   private leave(names: LockRedisKeys, token: string, timing: LockTiming, after?: Promise<unknown>): void {
     const store = isSemaphore(names) ? this.semaphores(names.semaphore.key) : isRead(names) ? this.readStore(names.read.key) : this.store;
@@ -861,7 +862,10 @@ export class LockManager implements LockOwner, LockRunner {
     const until = (after === undefined ? 2 * WAITER_LEASE_MS : timing.ttl) + WAITER_LEASE_MS;
     const sent = (): Promise<void> => leave().catch(() => this.unconfirmed.add(names, token, this.clock.now() + until, this.clock.now(), leave));
     this.cleanUp(sent());
-    if (after !== undefined) this.cleanUp(after.then(noop, noop).then(sent));
+    // An attempt a frozen server left unanswered settles once it resumes, after app.close()
+    // perhaps: nothing is sent then on a client handed in, which the application keeps open.
+    // What that attempt took ends with its lease.
+    if (after !== undefined) this.cleanUp(after.then(noop, noop).then(() => (this.closedConnections ? undefined : sent())));
   }
 
   private newToken(options: AnyLockOptions | undefined, since = callSince(options)): string {
