@@ -9,10 +9,13 @@ import { CapturedLogs } from '../support/lock-app.js';
 import { redisUrl, useRedis } from '../support/redis.js';
 
 /**
- * `InMemoryLocks.delete()` takes a semaphore's holders away "as an operator's DEL would in
- * Redis". On Redis the limit is a field of the holders hash: with the hash deleted the
- * semaphore is gone, from the board and for a caller with another limit. The in-memory twin
- * keeps the limit in a map of its own, which `delete()` left behind.
+ * Suspected by review, shown not to happen. `InMemoryLocks.delete()` takes a semaphore's holders
+ * away "as an operator's DEL would in Redis". On Redis the limit is a field of the holders hash:
+ * with the hash deleted the semaphore is gone, from the board and for a caller with another
+ * limit. The in-memory twin keeps the limit in a map of its own, which `delete()` leaves; it is
+ * forgotten all the same, as the semaphore has neither holders nor waiters (the scripts'
+ * `keep_limit`: a limit lives while its semaphore is in use), before the board reads it or the
+ * next caller is checked against it.
  */
 describe.each(['redis', 'memory'] as const)('a semaphore whose holders were deleted (%s)', (store) => {
   const redis = useRedis();

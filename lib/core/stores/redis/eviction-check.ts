@@ -1,4 +1,4 @@
-import { driverFor } from './drivers/driver-for.js';
+import { mastersInfo } from './masters-info.js';
 import type { LockLogger } from '../../engine/lock-logger.js';
 import type { RedisClient } from './drivers/redis-client.js';
 
@@ -11,9 +11,7 @@ import type { RedisClient } from './drivers/redis-client.js';
  */
 export function warnIfEvicting(clients: readonly RedisClient[], logger: LockLogger): void {
   for (const client of clients) {
-    void driverFor(client)
-      .masters()
-      .then((masters) => Promise.all(masters.map((master) => master.info('memory'))))
+    void mastersInfo(client, 'memory')
       .then((infos) => {
         const evicting = infos.map(evictionPolicy).find((policy) => policy !== undefined);
         if (evicting === undefined) return;

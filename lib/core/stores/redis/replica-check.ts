@@ -1,6 +1,6 @@
 import type { LockLogger } from '../../engine/lock-logger.js';
-import { driverFor } from './drivers/driver-for.js';
 import type { RedisClient } from './drivers/redis-client.js';
+import { mastersInfo } from './masters-info.js';
 
 /** The master a server replicates (`host:port`, or `a master` when it does not say), from its `INFO replication`; undefined for a master. */
 export function replicaOf(replication: string): string | undefined {
@@ -20,9 +20,7 @@ export function replicaOf(replication: string): string | undefined {
  * Sentinel's client reaches masters by itself.
  */
 export function reportReplica(client: RedisClient, logger: LockLogger): void {
-  driverFor(client)
-    .masters()
-    .then((masters) => Promise.all(masters.map((master) => master.info('replication'))))
+  mastersInfo(client, 'replication')
     .then((infos) => {
       const of = infos.map(replicaOf).find((found) => found !== undefined);
       if (of === undefined) return;
