@@ -860,12 +860,12 @@ export class LockManager implements LockOwner, LockRunner {
     // A leave Redis refused (a failover answering READONLY) is sent again as a release is: an
     // attempt on its way may have taken the lock for a ttl, a queued place lasts a waiter lease.
     const until = (after === undefined ? 2 * WAITER_LEASE_MS : timing.ttl) + WAITER_LEASE_MS;
-    const sent = (): Promise<void> => leave().catch(() => this.unconfirmed.add(names, token, this.clock.now() + until, this.clock.now(), leave));
-    this.cleanUp(sent());
     // An attempt a frozen server left unanswered settles once it resumes, after app.close()
-    // perhaps: nothing is sent then on a client handed in, which the application keeps open.
-    // What that attempt took ends with its lease.
-    if (after !== undefined) this.cleanUp(after.then(noop, noop).then(() => (this.closedConnections ? undefined : sent())));
+    // perhaps (and the call it ends with it): nothing is sent then on a client handed in, which
+    // the application keeps open. What that attempt took ends with its lease.
+    const sent = (): Promise<void> => (this.closedConnections ? Promise.resolve() : leave().catch(() => this.unconfirmed.add(names, token, this.clock.now() + until, this.clock.now(), leave)));
+    this.cleanUp(sent());
+    if (after !== undefined) this.cleanUp(after.then(noop, noop).then(sent));
   }
 
   private newToken(options: AnyLockOptions | undefined, since = callSince(options)): string {

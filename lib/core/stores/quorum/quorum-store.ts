@@ -1,4 +1,5 @@
 import { RedisLockError } from '../../../errors/redis-lock.error.js';
+import { shutDownRefusal } from '../../../errors/shutdown-reason.js';
 import { now } from '../../time/clock.js';
 import { driftMargin } from '../../options/lock-options.js';
 import { GONE, NOT_OURS, RENEWED, type LockScripts } from '../redis/lock-scripts.js';
@@ -54,6 +55,9 @@ const RELEASE_ROUND_MS = Math.floor((LAST_ATTEMPT_GRACE_MS * 3) / 4);
 
 /** How long a round with no lease to share out (a give-back, a check, an inspection) waits for a node. */
 const UNLEASED_ROUND_MS = 200;
+
+/** Every master's answer in a round that starts after app.close() took what was owed (see `askWithin`). */
+const CLOSED = shutDownRefusal('LockService is shut down: nothing more is sent to the Redis masters.');
 
 export class QuorumStore implements LockStore {
   readonly queues = false;
@@ -595,6 +599,13 @@ export class QuorumStore implements LockStore {
     const round = new QuorumRound<T>(this.nodes.length, timeout, this.sweeper, enough, majorityCounts, failedLate, answeredLate);
     const silent = this.silentNodes();
     for (let index = 0; index < this.nodes.length; index++) {
+      // Past `owedAtShutdown`: a round that starts now (the give-back of an attempt a frozen
+      // master answers after app.close()) sends nothing, on clients handed in that the
+      // application keeps open. What that attempt took ends with its lease.
+      if (this.closed) {
+        round.answer(index, { ok: false, error: CLOSED });
+        continue;
+      }
       if (silent?.[index] !== undefined) {
         this.silence.skipped(index);
         round.answer(index, { ok: false, error: silent[index] });
