@@ -19,18 +19,15 @@ import { redisUrl, useRedis } from '../support/redis.js';
  */
 describe.each(['redis', 'memory'] as const)('a semaphore whose holders were deleted (%s)', (store) => {
   const redis = useRedis();
-  let close: (() => Promise<void>) | undefined;
-  afterEach(async () => {
-    await close?.();
-    close = undefined;
-  });
+  const closers: (() => Promise<void>)[] = [];
+  afterEach(() => Promise.all(closers.splice(0).map((close) => close())));
 
   it('is gone: the board lists nothing under the key, and another limit is taken', async () => {
     const locks = new InMemoryLocks();
     const module = store === 'redis' ? RedisLockModule.forRoot({ redis: redisUrl() }) : RedisLockTestingModule.forRoot({ locks });
     const moduleRef = await Test.createTestingModule({ imports: [module] }).setLogger(new CapturedLogs()).compile();
     await moduleRef.init();
-    close = () => moduleRef.close();
+    closers.push(() => moduleRef.close());
     const service = moduleRef.get(LockService);
     const manager = service[LOCK_RUNNER] as LockManager;
     const held = await service.acquire('export', { limit: 2, waitTimeout: 0 });
