@@ -34,6 +34,7 @@ import { LOCK_RUNNER } from '../redis-lock.constants.js';
 import { BOARD_CSP, BOARD_CSS, BOARD_JS, boardPage } from './lock-board.assets.js';
 import { crossSiteRead, crossSiteRefusal, listQuery } from './lock-board.requests.js';
 import { hostAllowed } from './lock-board.hosts.js';
+import { endFeedNotRead } from './lock-board.feed.js';
 import { setImmediate } from '../core/time/real-timers.js';
 import { isUnansweredRead } from '../core/engine/unanswered.js';
 
@@ -176,6 +177,7 @@ export function lockBoardController(
         takeUntil(this.closing),
         // A process holding thousands of locks renews thousands a second: not worth a feed line.
         filter((event) => event.type !== 'renewed'),
+        endFeedNotRead(socket),
         map((event): MessageEvent => ({ data: event, type: 'message' })),
       );
     }
