@@ -728,7 +728,8 @@ export class World implements FaultDecider {
    * sees it. Four keys, one after the other: barging waiters of two instances, one of which gives
    * up before the release (the others of its instance must still be woken); FIFO waiters with
    * one that gives up in the middle; readers in front of a barging writer; a semaphore whose
-   * holder frees every permit at once for two waiters.
+   * holder frees every permit at once for two waiters; and more (below), the last of them a read
+   * lock's last reader, and a semaphore holder, whose own lease lapsed before its release came.
    */
   private async wakeProbe(check: () => void, stop: () => boolean): Promise<void> {
     const live = this.instances.filter((i) => i.alive && !i.stopping);
@@ -742,7 +743,10 @@ export class World implements FaultDecider {
     // the attempt may take the lock for a call that is gone, and its leave gives that back.
     // A waiter whose first attempt is `lost` (before it reaches the store: a connection reset)
     // watches the key without a place in its queue, and may then take the lock by its poll.
-    type Caller = { instance: Instance; gives?: 'up' | 'at the release' | 'in flight'; arrives?: 'at the release'; lost?: 'first attempt'; options?: Partial<LockOptions>; hold?: number };
+    // A holder whose own key `lapses` (`<lock>:reader:<token>`, `<lock>:permit:<token>`) is gone
+    // from the store as its work ends, as its lease running out in a stall of its process leaves
+    // it: its release comes late, and must still free what it held (docs/redis-data.md).
+    type Caller = { instance: Instance; gives?: 'up' | 'at the release' | 'in flight'; arrives?: 'at the release'; lost?: 'first attempt'; lapses?: true; options?: Partial<LockOptions>; hold?: number };
     const barging = { fairness: 'barging' } as const;
     // `together`: the waiters can all hold the lock at once (readers, or semaphore callers whose
     // permits all fit): each must come in within WAKE_MS of the first holder's release, not only
@@ -769,6 +773,12 @@ export class World implements FaultDecider {
       // to its poll would come in late.
       { key: 'wake-rw-readers', first: { instance: a, hold: 80 }, waiters: [{ instance: b, hold: 80, options: { mode: 'read' } }, { instance: c === a ? b : c, hold: 80, options: { mode: 'read' } }], together: true },
       { key: 'wake-sem-share', first: { instance: a, hold: 80, options: { limit: 2, permits: 2 } }, waiters: [{ instance: b, hold: 80, options: { limit: 2 } }, { instance: c === a ? b : c, hold: 80, options: { limit: 2 } }], together: true },
+      // The last reader's, and a semaphore holder's, late release after its own lease lapsed: the
+      // key it leaves held by nobody ('~r', a count of permits) goes to the queued writer, the
+      // barging one and the permits' waiters at once, not at their poll (a waiter polls every
+      // third of its ttl: 100 ms at the shortest, so each ends 40 ms in, well before the first).
+      { key: 'wake-rw-lapsed', first: { instance: a, hold: 40, lapses: true, options: { mode: 'read' } }, waiters: [{ instance: b }] },
+      { key: 'wake-rw-lapsed-barging', first: { instance: a, hold: 40, lapses: true, options: { mode: 'read' } }, waiters: [{ instance: b, options: barging }] },
     ];
     for (const { key, first, waiters, together } of scenarios) {
       const start = this.scheduler.now;
@@ -782,7 +792,7 @@ export class World implements FaultDecider {
       const run = (caller: Caller, who: string, hold: number, signal?: AbortSignal): void => {
         if (caller.lost === 'first attempt') this.loseNextAcquire = caller.instance;
         caller.instance.service
-          .using(key, async () => {
+          .using(key, async (lock) => {
             // A waiter out of the queue may come by its poll.
             if (freedAt !== undefined && this.scheduler.now - freedAt > WAKE_MS && caller.lost === undefined) late.push(`${who} took ${key} ${this.scheduler.now - freedAt} ms after it was freed`);
             else if (together && firstReleasedAt !== undefined && this.scheduler.now - firstReleasedAt > WAKE_MS) late.push(`${who} took ${key} ${this.scheduler.now - firstReleasedAt} ms after the first holder released it, though it could share it`);
@@ -793,6 +803,7 @@ export class World implements FaultDecider {
               await caller.instance.sleep(hold);
             } finally {
               if (caller === first) firstReleasedAt = this.scheduler.now;
+              if (caller.lapses) this.lapseOwnKey(caller.instance, lock);
               if (--holding === 0) freedAt = this.scheduler.now;
               for (const give of atRelease.splice(0)) give();
             }
@@ -834,6 +845,14 @@ export class World implements FaultDecider {
         return;
       }
     }
+  }
+
+  /** Deletes the store's key of `lock`'s own lease (a reader's, a permit's), as its lapse would. */
+  private lapseOwnKey(instance: Instance, lock: Lock): void {
+    const token = (lock as unknown as { token: string }).token;
+    const own = [...this.data.locks.keys()].find((key) => key.endsWith(`:reader:${token}`) || key.endsWith(`:permit:${token}`));
+    if (own !== undefined) this.data.locks.delete(own);
+    this.trace(instance, `${own ?? `no key of ${token}`} lapses as its holder's work ends`);
   }
 
   /**
