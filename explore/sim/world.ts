@@ -779,6 +779,7 @@ export class World implements FaultDecider {
       // third of its ttl: 100 ms at the shortest, so each ends 40 ms in, well before the first).
       { key: 'wake-rw-lapsed', first: { instance: a, hold: 40, lapses: true, options: { mode: 'read' } }, waiters: [{ instance: b }] },
       { key: 'wake-rw-lapsed-barging', first: { instance: a, hold: 40, lapses: true, options: { mode: 'read' } }, waiters: [{ instance: b, options: barging }] },
+      { key: 'wake-sem-lapsed', first: { instance: a, hold: 40, lapses: true, options: { limit: 2, permits: 2 } }, waiters: [{ instance: b, options: { limit: 2 } }, { instance: c, options: { limit: 2 } }] },
     ];
     for (const { key, first, waiters, together } of scenarios) {
       const start = this.scheduler.now;
