@@ -2113,6 +2113,13 @@ export class World implements FaultDecider {
           if (!term.signal.aborted) {
             await instance.service
               .using('lw', async (lock) => {
+                // docs/locks.md: a call waiting inside a lock that ends while it waits "rejects with
+                // LockNotAcquiredError [...] and its work never runs under a lock the chain no longer
+                // has". It began with the term alive (above), so an aborted term ended during its wait.
+                if (term.signal.aborted) {
+                  this.violate(instance, 'a call waiting inside a lock that ends is ended with it, its work never runs', `${instance.name}: the inner call of a runAsLeader() work of term #${term.fencingToken} (started at ${work.startedAt} ms) got lw #${lock.fencingToken} after the term ended (${String((term.signal.reason as Error)?.message ?? term.signal.reason)})`);
+                  return;
+                }
                 work.inner = lock;
                 const batch = this.begin(instance, 'mutex', 'lw', lock);
                 try {
