@@ -584,6 +584,7 @@ export function check(history) {
   checkLeaders(entered, { heard, closed, kills, freezes, frozenAt, lossExcuses, deletionExcuses, name, violate });
   checkCloses({ closing, closed, freezes, faults, sections, violations });
   checkCloseSilentMaster({ closing, closed, silences, freezes, faults, sections, violations });
+  if (quorumTarget) checkMinorityFailure(sections, { faults, silences, violate });
   // docs/deployment.md (quorum): what a failed attempt took is given back; a poll every master
   // answered busy or was not asked (silent) took nothing, so it sends nothing (each give-back is
   // a round of EVALs, the script's text, to every answering master: under a minority failure a
@@ -871,6 +872,39 @@ function checkCloseSilentMaster({ closing, closed, silences, freezes, faults, se
       message: `app.close() of ${p}, begun with master ${node} silent and the others answering, took ${fmt(took)}, beyond the ${phases === 2 ? 'two seconds' : 'second'} a silent master is waited for (+${CLOSE_SLACK} ms; its shutdownTimeout ${fmt(start.shutdownTimeout)})`,
       at: end,
     });
+  }
+}
+
+/** How long after a fault of a master ends its part may still count as failed: its silence, then a round that asked it nothing. */
+const MASTER_BACK = SILENT_AFTER + 500;
+
+/**
+ * docs/deployment.md (quorum): "a minority of failed or frozen nodes changes nothing (a rival's
+ * attempt on a lock held on a bare majority that includes a failed master is busy, not a quorum
+ * failure ...)". So a call fails on a quorum failure ("Quorum not reached") only when two masters
+ * (of three) or more were out around its end: a fault of one master (its Redis frozen, killed or
+ * restarted, its links cut, dropped or delayed), from its start to MASTER_BACK after it ended; a
+ * fault of no master in particular (a reset of every link, a worker's links cut) counts as all;
+ * and a master the worker's store still had silenced as the call failed (its `silence` events:
+ * one that came back unasked may stay so a while after its fault).
+ */
+function checkMinorityFailure(sections, { faults, silences, violate }) {
+  for (const s of sections.values()) {
+    if (s.fail === undefined || !/Quorum not reached/.test(s.error ?? '')) continue;
+    const out = new Set();
+    for (const e of silences.get(s.p) ?? []) {
+      if (e.t > s.fail) break;
+      if (e.what === 'silenced') out.add(e.node);
+      else out.delete(e.node);
+    }
+    for (const f of faults) {
+      if (!COMMAND_FAULTS.has(f.kind) || (f.p !== undefined && f.p !== s.p)) continue;
+      if (f.t > s.fail + SLACK || (f.until ?? f.t) + MASTER_BACK < s.invoke) continue;
+      if (f.node === undefined) [0, 1, 2].forEach((node) => out.add(node));
+      else out.add(f.node);
+    }
+    if (out.size >= 2) continue;
+    violate('minority-fails-quorum', `${s.sid} of ${s.p} failed on a quorum failure with ${out.size === 0 ? 'every master up' : `only master ${[...out][0]} out`} (${String(s.error).slice(0, 300)})`, s.fail);
   }
 }
 

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { startRedisCluster } from '../../scripts/redis-cluster.mjs';
 import { startRedisServer } from '../../scripts/redis-server.mjs';
+import { bareMajorityProbe } from './bare-majority-probe.mjs';
 import { check } from './checker.mjs';
 import { FaultProxy } from './fault-proxy.mjs';
 
@@ -794,6 +795,10 @@ export async function runSchedule(environment, schedule) {
     if (schedule.deletes && schedule.workload === 'semaphore' && schedule.finish === 'drain' && live.length > 0) {
       figures.probe = await permitProbe(live, schedule.target === 'cluster' ? target.deployment.nodes : [target.server], key, faultsEnded + schedule.ttl + WAITER_LEASE_MS + 100, record);
     }
+    // Past the checker's window for the last silence (checker.mjs, MASTER_BACK), so that only the probe's own pause counts.
+    // Not before a silent close, whose workers must still work as it begins. Its rival waits for a
+    // lock held, a master paused (a fault of its own): no liveness is owed before it ends.
+    if (schedule.silence && schedule.closeSilence === undefined && schedule.workload === 'mutex' && schedule.finish === 'drain' && (await bareMajorityProbe(live, target.servers, faultsEnded + 1_600, record))) quietAt = Math.max(quietAt, mono());
     let healed = Promise.resolve();
     const cutOff = workers[schedule.closeCut];
     if (cutOff !== undefined && !killed.has(cutOff)) {

@@ -623,6 +623,8 @@ async function start(config) {
   });
 
   let finishing = false;
+  /** The bare-majority probe's held lock (see `bareProbe`). */
+  let bareHeld;
 
   /**
    * Reads that requests would make while the application closes (the lock board's list, an
@@ -755,6 +757,31 @@ async function start(config) {
       }, { limit }), { limit });
       await Promise.all([a, b]);
     },
+    /**
+     * The bare-majority probe (bare-majority-probe.mjs, quorum `--silence` schedules that drain):
+     * `hold` takes a lock of a key of its own with a long lease (no renewal puts a copy back while
+     * the probe runs) and answers its Redis key; `rival` asks `isLocked()` (the round that leaves
+     * the paused master unanswered), waits past the silence threshold and polls it as a call of
+     * its own, recorded as any (its `fail` is what the checker's `minority-fails-quorum` judges);
+     * `release` gives the held lock back.
+     */
+    async bareProbe(step) {
+      const key = `${KEY}:bare`;
+      if (step === 'hold') {
+        bareHeld = await locks.acquire(key, { ttl: 10_000 }).catch(() => undefined);
+        return { key: bareHeld === undefined ? null : heldLockOf(bareHeld)?.lockKey ?? null };
+      }
+      if (step === 'rival') {
+        await locks.isLocked(key).catch(() => undefined);
+        await sleep(1_200);
+        const id = sid('bare');
+        await call(id, 'mutex', async () => (await locks.acquire(key, { waitTimeout: 500 })).release());
+        return {};
+      }
+      await bareHeld?.release().catch(() => undefined);
+      bareHeld = undefined;
+      return {};
+    },
     async finish(abrupt) {
       finishing = true;
       if (!abrupt) {
@@ -807,6 +834,8 @@ process.on('message', (message) => {
     current?.tick(message.tick);
   } else if (message.drain) {
     void current?.drain().then(() => process.send({ drained: true }));
+  } else if (typeof message.bare === 'string') {
+    void current?.bareProbe(message.bare).then((answer) => process.send({ bared: answer }));
   } else if (message.probe === 'permit') {
     void current?.permitProbe().then(() => process.send({ probed: true }));
   } else if (message.finish) {

@@ -760,6 +760,24 @@ describe('the real-Redis checker (a pure function over a history)', () => {
     expect(invariants([silenced(2, 1_600), frozen, ...close(2_900), { ev: 'fault', kind: 'pause', p: 'w0', t: 2_300, until: 4_300 }])).toEqual([]);
   });
 
+  it('finds a quorum call failed "Quorum not reached" with one master out (minority-fails-quorum)', () => {
+    const failed: HistoryEvent[] = [
+      { ev: 'invoke', p: 'w1', sid: 'w1.bare.0', key: 'k', kind: 'mutex', t: 3_000 },
+      { ev: 'fail', p: 'w1', sid: 'w1.bare.0', error: 'LockNotAcquiredError: Redis did not answer (Quorum not reached to acquire the lock: 1 of 3 Redis nodes agreed, 2 needed)', outcome: 'error', t: 3_500 },
+    ];
+    const paused: HistoryEvent = { ev: 'fault', kind: 'long-pause', node: 2, t: 1_800, until: 4_000 };
+    const quorum = (events: HistoryEvent[]): string[] => invariants(events, { schedule: { target: 'quorum' } });
+    expect(quorum([paused, ...failed])).toEqual(['minority-fails-quorum']);
+    // A copy deleted on another master is no master out; not judged off quorum mode.
+    expect(quorum([paused, { ev: 'fault', kind: 'delete-key', node: 0, t: 1_700, until: 1_701 }, ...failed])).toEqual(['minority-fails-quorum']);
+    expect(check({ events: [paused, ...failed] })).toEqual([]);
+    // Two masters out: a second fault up to 1.5 s before the call, or one its store still had silenced.
+    expect(quorum([paused, { ev: 'fault', kind: 'redis-pause', node: 0, t: 1_000, until: 1_600 }, ...failed])).toEqual([]);
+    expect(quorum([paused, { ev: 'fault', kind: 'redis-pause', node: 0, t: 1_000, until: 1_400 }, ...failed])).toEqual(['minority-fails-quorum']);
+    expect(quorum([paused, { ev: 'silence', what: 'silenced', p: 'w1', node: 0, t: 3_100 }, ...failed])).toEqual([]);
+    expect(quorum([paused, { ev: 'fault', kind: 'reset', t: 3_200, until: 3_200 }, ...failed])).toEqual([]);
+  });
+
   it('finds give-backs sent after polls that every master answered busy or was not asked, one silent (busy-poll-gives-back)', () => {
     const poll = (p: string, t: number, gaveBack: number): HistoryEvent => ({ ev: 'busy-poll', p, silent: 1, gaveBack, t });
     expect(invariants([poll('w0', 100, 0), poll('w0', 200, 0), poll('w1', 150, 0)])).toEqual([]);
