@@ -585,6 +585,7 @@ export function check(history) {
   checkCloses({ closing, closed, freezes, faults, sections, violations });
   checkCloseSilentMaster({ closing, closed, silences, freezes, faults, sections, violations });
   if (quorumTarget) checkMinorityFailure(sections, { faults, silences, violate });
+  checkSentAfterClose({ closed, silences, violate });
   // docs/deployment.md (quorum): what a failed attempt took is given back; a poll every master
   // answered busy or was not asked (silent) took nothing, so it sends nothing (each give-back is
   // a round of EVALs, the script's text, to every answering master: under a minority failure a
@@ -872,6 +873,25 @@ function checkCloseSilentMaster({ closing, closed, silences, freezes, faults, se
       message: `app.close() of ${p}, begun with master ${node} silent and the others answering, took ${fmt(took)}, beyond the ${phases === 2 ? 'two seconds' : 'second'} a silent master is waited for (+${CLOSE_SLACK} ms; its shutdownTimeout ${fmt(start.shutdownTimeout)})`,
       at: end,
     });
+  }
+}
+
+/**
+ * docs/deployment.md (quorum): "nothing is sent after `app.close()` on clients handed in", the
+ * fencing raises owed to a silent master dropped, a release round that ends after the close owing
+ * nothing. A master that answers again after its worker's close (`--handed` keeps the clients
+ * open then) may be sent nothing: its `comeback` (worker.mjs's wrap of `answersAgain`) counts the
+ * releases it was sent and the floors owed to it, both 0 once the close ran.
+ */
+function checkSentAfterClose({ closed, silences, violate }) {
+  for (const [p, events] of silences) {
+    const end = closed.get(p);
+    if (end === undefined) continue;
+    for (const e of events) {
+      if (e.what !== 'comeback' || e.t <= end || (e.releases ?? 0) + (e.floors ?? 0) === 0) continue;
+      violate('sent-after-close', `${p}'s closed application (closed at ${fmt(end)}) sent master ${e.node}, answering again at ${fmt(e.t)}, ${e.releases} release(s) and owed it ${e.floors} fencing raise(s)`, e.t);
+      break;
+    }
   }
 }
 

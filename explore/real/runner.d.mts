@@ -62,6 +62,8 @@ export interface Schedule {
   silence?: boolean;
   /** `--silent-close`: the master frozen from 1.5 s before the workers close until they all closed. */
   closeSilence?: number;
+  /** `--handed`: the workers hand the module quorum clients of their own, open past their close. */
+  handed?: boolean;
   /** The workers' shutdownTimeout, when not the 1 s default (`--silent-close`: 3 s). */
   shutdownMs?: number;
   /** A latency schedule's link length to every master, ms each way (see `makeSchedule`'s `latency`). */
@@ -111,7 +113,7 @@ export interface Environment {
 }
 
 export function generator(seed: number): { next(): number; int(lo: number, hi: number): number; pick<T>(list: T[]): T };
-export function makeSchedule(seed: number, options?: { target?: 'single' | 'cluster' | 'quorum'; workload?: Workload; migrate?: boolean; driver?: 'ioredis' | 'node-redis'; silence?: boolean; silentClose?: boolean; latency?: boolean; deletes?: boolean; mute?: boolean; freeze?: boolean }): Schedule;
+export function makeSchedule(seed: number, options?: { target?: 'single' | 'cluster' | 'quorum'; workload?: Workload; migrate?: boolean; driver?: 'ioredis' | 'node-redis'; silence?: boolean; silentClose?: boolean; handed?: boolean; latency?: boolean; deletes?: boolean; mute?: boolean; freeze?: boolean }): Schedule;
 export function describeFault(fault: Fault): string;
 /** The class of a run's Redis key: its lock's own key, a guard, a queue key or the fencing counter. */
 export function keyClass(name: string): 'owner' | 'guard' | 'queue' | 'fence';

@@ -40,6 +40,12 @@ const CLOSE_CUT_MS = 2_600;
 const SILENT_CLOSE_LEAD_MS = 1_500;
 /** The workers' shutdownTimeout in `--silent-close` schedules: well over that second, so that a close waiting for the silent master shows. */
 const SILENT_CLOSE_SHUTDOWN_MS = 3_000;
+/**
+ * `--handed` (with `--silent-close`; quorum; never drawn): the workers hand the module clients of
+ * their own and keep them open this long after the frozen master resumed, past their close
+ * (docs/deployment.md: nothing is sent after `app.close()` on clients handed in).
+ */
+const HANDED_OPEN_MS = 500;
 export const FAULT_KINDS = ['pause', 'kill', 'cut', 'delay', 'drop-replies', 'drop-requests', 'reset', 'redis-pause', 'restart-empty', 'migrate', 'long-pause', 'silent-restart', 'delete-key', 'drop-messages'];
 /**
  * How often each fault is drawn: a pause (a process frozen past its lease) is what most often
@@ -110,10 +116,10 @@ export function generator(seed) {
  * all three) is never drawn: its schedules are asked for, and run a mutex, a job or a leader.
  * `migrate`: a Cluster schedule whose one fault moves the slot of the key in use (see `migrationSchedule`).
  */
-export function makeSchedule(seed, { target, workload, migrate = false, driver, silence = false, silentClose = false, latency = false, deletes = false, mute = false, freeze = false } = {}) {
+export function makeSchedule(seed, { target, workload, migrate = false, driver, silence = false, silentClose = false, handed = false, latency = false, deletes = false, mute = false, freeze = false } = {}) {
   if (freeze) return withFreeze(makeSchedule(seed, { target, workload, driver, deletes, mute }));
   if (migrate) return migrationSchedule(seed, workload);
-  if (silence) return silenceSchedule(seed, { target, workload, silentClose });
+  if (silence) return silenceSchedule(seed, { target, workload, silentClose, handed });
   if (latency) return latencySchedule(seed, { target, workload });
   // Faults drawn by nobody (a seed keeps its schedule), asked for: on top of the seed's own.
   if (deletes || mute) return withOutsideFaults(makeSchedule(seed, { target, workload, driver }), { deletes, mute });
@@ -336,7 +342,7 @@ async function permitProbe(live, nodes, key, after, record) {
  * matter when they are sent on its return. The run goes on `settleMs` after the last fault ended,
  * so that the workers meet the masters' return before they close.
  */
-function silenceSchedule(seed, { target = 'quorum', workload, silentClose = false } = {}) {
+function silenceSchedule(seed, { target = 'quorum', workload, silentClose = false, handed = false } = {}) {
   if (target !== 'quorum') throw new Error('silence schedules silence quorum masters: they need the quorum target');
   const schedule = makeSchedule(seed, { target, workload });
   const rng = generator(seed ^ 0x51e4);
@@ -353,6 +359,7 @@ function silenceSchedule(seed, { target = 'quorum', workload, silentClose = fals
     // Drawn from a generator of its own: the silence schedule's draws stay what they were.
     schedule.closeSilence = generator(seed ^ 0x51e5).int(0, 2);
     schedule.shutdownMs = SILENT_CLOSE_SHUTDOWN_MS;
+    if (handed) schedule.handed = true;
   }
   return { ...schedule, silence: true, settleMs: 800 };
 }
@@ -632,6 +639,7 @@ export async function runSchedule(environment, schedule) {
         ...target.config[i],
         ...(schedule.driver === undefined ? {} : { DRIVER: schedule.driver }),
         ...(schedule.shutdownMs === undefined ? {} : { SHUTDOWN: schedule.shutdownMs }),
+        ...(schedule.handed ? { HANDED: 1 } : {}),
       },
     }),
   );
@@ -835,6 +843,13 @@ export async function runSchedule(environment, schedule) {
       silentClose.until = mono();
       quietAt = Math.max(quietAt, silentClose.until);
       record(silentClose);
+    }
+    if (schedule.handed) {
+      // The master just resumed answers what the closed applications had sent it; their handed
+      // clients stay open meanwhile, and whatever those applications send then is recorded.
+      await sleep(HANDED_OPEN_MS);
+      for (const worker of live) worker.send({ closeHanded: true });
+      await Promise.all(live.map((worker) => worker.next('handedClosed', 5_000)));
     }
     await healed;
     for (const worker of workers) worker.onObserve = undefined;

@@ -419,6 +419,12 @@ const pendingTimerStacks = () => [...(timerStacks?.values() ?? [])].filter(({ re
 
 /** One schedule's workload, in a fresh application context. */
 async function start(config) {
+  // HANDED (quorum, `--handed`): the three masters' clients are this worker's own, handed to the
+  // module and left open after app.close() until the worker exits, as an application that keeps
+  // its clients does; made before the baseline, so that their sockets are not the application's.
+  const handed = config.HANDED && config.QUORUM_URLS ? JSON.parse(config.QUORUM_URLS).map((url) => new Redis(url, { maxRetriesPerRequest: null })) : undefined;
+  handed?.forEach((client) => client.on('error', () => undefined));
+  await Promise.all((handed ?? []).map((client) => Promise.race([new Promise((resolve) => client.once('ready', resolve)), sleep(5_000)])));
   // What keeps the process alive before this schedule's application and clients exist: this
   // worker's register client, stall watch and IPC channel (and whatever an earlier schedule
   // left, judged there).
@@ -589,7 +595,7 @@ async function start(config) {
   nodeRedis?.on('error', () => undefined);
   await nodeRedis?.connect();
   // Quorum mode: the module is given the three masters' URLs (through this worker's proxies).
-  const quorum = config.QUORUM_URLS ? JSON.parse(config.QUORUM_URLS) : undefined;
+  const quorum = handed ?? (config.QUORUM_URLS ? JSON.parse(config.QUORUM_URLS) : undefined);
   class AppModule {}
   // A lock board (no HTTP server here: its controller is called as a request would call it).
   const boardModule = RedisLockBoardModule.register({ path: 'locks', allowWithoutGuards: true });
@@ -811,6 +817,11 @@ async function start(config) {
       const left = await leftAlive(baseline, since);
       rec({ ev: 'alive-after-close', left, since, bound: LEFT_ALIVE_BOUND, ...(left.length > 0 && timerStacks !== undefined && { stacks: pendingTimerStacks() }) });
       rec({ ev: 'done' });
+      // Handed clients: what the closed application still sends on them is recorded until exit.
+      if (handed !== undefined) {
+        handedOpen = handed;
+        return;
+      }
       closeSync(history.fd);
       history = undefined;
     },
@@ -824,6 +835,8 @@ process.on('unhandledRejection', (reason) => {
 });
 
 let current;
+/** The quorum clients handed to a closed application (`HANDED`), open until the runner says `closeHanded`. */
+let handedOpen;
 process.on('message', (message) => {
   if (message.start) {
     void start(message.start).then((running) => {
@@ -842,6 +855,15 @@ process.on('message', (message) => {
     const running = current;
     current = undefined;
     void running?.finish(message.abrupt === true).then(() => process.send({ finished: true }));
+  } else if (message.closeHanded) {
+    // The runner resumed the masters and gave their answers time to come: the record ends here.
+    for (const client of handedOpen ?? []) client.disconnect();
+    handedOpen = undefined;
+    if (history !== undefined) {
+      closeSync(history.fd);
+      history = undefined;
+    }
+    process.send({ handedClosed: true });
   } else if (message.exit) {
     clearInterval(stallWatch);
     void register.quit().then(() => process.disconnect());

@@ -778,6 +778,16 @@ describe('the real-Redis checker (a pure function over a history)', () => {
     expect(quorum([paused, { ev: 'fault', kind: 'reset', t: 3_200, until: 3_200 }, ...failed])).toEqual([]);
   });
 
+  it('finds a closed application that sent a master answering again releases or fencing raises (sent-after-close)', () => {
+    const comeback = (t: number, releases: number, floors: number): HistoryEvent => ({ ev: 'silence', what: 'comeback', p: 'w0', node: 2, silent: true, releases, floors, t });
+    const closed: HistoryEvent[] = [{ ev: 'closing', p: 'w0', shutdownTimeout: 3_000, t: 2_000 }, { ev: 'closed', p: 'w0', t: 2_100 }];
+    expect(invariants([...closed, comeback(2_600, 0, 1)])).toEqual(['sent-after-close']);
+    expect(invariants([...closed, comeback(2_600, 2, 0)])).toEqual(['sent-after-close']);
+    // Nothing sent, or sent before the close ended.
+    expect(invariants([...closed, comeback(2_600, 0, 0)])).toEqual([]);
+    expect(invariants([...closed, comeback(2_050, 2, 1)])).toEqual([]);
+  });
+
   it('finds give-backs sent after polls that every master answered busy or was not asked, one silent (busy-poll-gives-back)', () => {
     const poll = (p: string, t: number, gaveBack: number): HistoryEvent => ({ ev: 'busy-poll', p, silent: 1, gaveBack, t });
     expect(invariants([poll('w0', 100, 0), poll('w0', 200, 0), poll('w1', 150, 0)])).toEqual([]);
