@@ -21,6 +21,10 @@
 // Cluster slot migration, say): its build runs the real-Redis explorer (explore/real/cli.mjs,
 // workers on that build through EXPLORE_PACKAGE) with those options, which bound its budget
 // (`--schedules N`), from the same `--seed`, until the first violation.
+// A simulator bug's patch whose header has a line `Budget: seeds N` is explored for N schedules
+// from the seed, instead of the `--seconds` budget (a `--seeds` on the command line still wins):
+// a bug whose shape comes late in the seed's sequence is then found whatever the machine's load,
+// which only a count of schedules, not a time, makes sure of; the other bugs keep the time budget.
 import { execFileSync, spawn } from 'node:child_process';
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -47,7 +51,8 @@ function parse(argv) {
 
 /**
  * The seeded bugs: one patch file each, its first line the bug's description; `real`: the
- * options of the real-Redis explorer, for a bug the simulator cannot show (see above).
+ * options of the real-Redis explorer, for a bug the simulator cannot show; `seeds`: a budget of
+ * schedules of its own (see above).
  */
 export function catalogue() {
   const dir = join(root, 'explore', 'bugs');
@@ -59,11 +64,13 @@ export function catalogue() {
       // The header ends where the diff begins: `diff --git` (git's), or the first `--- ` (diff -u's).
       const header = text.slice(0, Math.max(0, text.search(/^(?:diff --git|--- )/m))).split('\n');
       const real = header.map((line) => /^Explorer: real(?:\s+(.*))?$/.exec(line)).find(Boolean);
+      const seeds = header.map((line) => /^Budget: seeds (\d+)$/.exec(line)).find(Boolean);
       return {
         name: basename(file, '.patch').replace(/^\d+-/, ''),
         file: join(dir, file),
         title: header[0].replace(/^Seeded bug:\s*/, ''),
         real: real ? (real[1] ?? '').split(/\s+/).filter(Boolean) : undefined,
+        seeds: seeds ? Number(seeds[1]) : undefined,
       };
     });
 }
@@ -217,7 +224,8 @@ async function huntBug(bug, { args, seconds, seed, shrinkSeconds, known, base })
     }
     if (bug.real) report = await exploreReal(entry, bug.real, seed);
     else {
-      const budget = args.seeds === undefined ? ['--seconds', String(seconds)] : ['--seeds', String(args.seeds)];
+      const schedules = args.seeds ?? bug.seeds;
+      const budget = schedules === undefined ? ['--seconds', String(seconds)] : ['--seeds', String(schedules)];
       const run = await runNode([cli, ...budget, '--seed', String(seed), '--shrink-seconds', String(shrinkSeconds), '--json']);
       const line = run.stdout.trim().split('\n').pop() ?? '';
       try {

@@ -111,12 +111,15 @@ describe('deterministic simulation of the engine (explore/)', () => {
 
   // A patch cut with `diff -u` has no `diff --git` line: its header was read as empty, and a
   // real-Redis bug lost its `Explorer: real` options and ran in the simulator, unfindable there.
-  it('reads every catalogued bug\'s title, and the real-Redis options of those that need them', () => {
-    const bugs = (catalogue as () => { name: string; file: string; title: string; real?: string[] }[])();
+  it('reads every catalogued bug\'s title, the real-Redis options of those that need them, and the budgets of schedules of their own', () => {
+    const bugs = (catalogue as () => { name: string; file: string; title: string; real?: string[]; seeds?: number }[])();
     expect(bugs.filter((bug) => bug.title.trim() === '').map((bug) => bug.name)).toEqual([]);
     const real = bugs.filter((bug) => readFileSync(bug.file, 'utf8').split('\n').some((line) => line.startsWith('Explorer: real')));
     expect(real.length).toBeGreaterThan(0);
     expect(real.filter((bug) => bug.real === undefined).map((bug) => bug.name)).toEqual([]);
     expect(bugs.find((bug) => bug.name === 'job-run-beside-own-run-after-data-loss')?.real).toEqual(['--target', 'single', '--workload', 'job', '--schedules', '100']);
+    // `Budget: seeds N`: the bug is searched for N schedules, not the time budget (explore/bugs.mjs).
+    expect(bugs.find((bug) => bug.name === 'extend-unbounded')?.seeds).toBe(150);
+    expect(bugs.filter((bug) => bug.seeds !== undefined && bug.real !== undefined).map((bug) => bug.name)).toEqual([]);
   });
 });
