@@ -12,7 +12,7 @@ export type LockCall = 'acquire' | 'tryAcquire' | 'using';
  * `tryAcquire(keys)`; `acquire(key)` when the key itself is what is wrong. The key is quoted and
  * cut as everywhere else it is shown: it comes from user input.
  */
-export function describeCall(call: LockCall, key: unknown): string {
+export function describeCall(call: LockCall | 'isLocked' | 'inspect', key: unknown): string {
   if (Array.isArray(key)) return `${call}(keys)`;
   const shown = typeof key === 'string' && key.length > 0 ? quoteKey(key) : 'key';
   return call === 'using' ? `${call}(${shown}, fn)` : `${call}(${shown})`;
