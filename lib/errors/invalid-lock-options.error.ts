@@ -53,7 +53,9 @@ function showName(option: string): string {
 
 function show(value: unknown): string {
   if (typeof value === 'string') return quoteText(value, 60);
-  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  // As written in code: shown bare, 5000n reads as the valid number it was refused beside.
+  if (typeof value === 'bigint') return `${value}n`;
   if (value === null || value === undefined) return String(value);
   if (typeof value === 'function') return `a function`;
   if (Array.isArray(value)) return `an array`;
