@@ -34,9 +34,13 @@ export class ReentrantLock implements Lock {
     return !this.ended && this.outer.held;
   }
 
-  /** Released: over for its nested holder (the outer one may still hold the lock). */
+  /**
+   * Released: over for its nested holder (the outer one may still hold the lock), and over too
+   * once the outer lock was released (its call ended, or released it by hand) while the nested
+   * work goes on: that work runs outside any lock, and `current()` must not name one for it.
+   */
   get released(): boolean {
-    return this.ended;
+    return this.ended || (this.outer as { readonly released?: boolean }).released === true;
   }
 
   extend(ttl?: Duration): Promise<void> {
