@@ -454,7 +454,7 @@ export class LockManager implements LockOwner, LockRunner {
   /** `method`: the public method called, which a bad key list's error names. */
   private async acquireKeys(key: readonly string[], options: AnyLockOptions | undefined, method: LockCall = 'acquire'): Promise<Lock> {
     const keys = canonicalKeys(key, method);
-    this.assertOpen(describeCall(method, keys));
+    if (this.closed) this.assertOpen(describeCall(method, keys));
     // A key's own refusal (checked for every key before any is taken) named as the call made.
     return acquireAll(this, keys, options, this.checkListCall(keys, options, method).waitTimeout).catch((error: unknown) => {
       throw namingCall(error, method, keys);
@@ -552,7 +552,7 @@ export class LockManager implements LockOwner, LockRunner {
   async tryAcquire(key: string | readonly string[], options?: AnyLockOptions): Promise<Lock | null> {
     if (isKeyList(key)) {
       const keys = canonicalKeys(key, 'tryAcquire');
-      this.assertOpen(describeCall('tryAcquire', keys));
+      if (this.closed) this.assertOpen(describeCall('tryAcquire', keys));
       this.checkListCall(keys, options, 'tryAcquire');
       return tryAcquireAll(this, keys, options).catch((error: unknown) => {
         throw namingCall(error, 'tryAcquire', keys);
@@ -675,7 +675,7 @@ export class LockManager implements LockOwner, LockRunner {
   }
 
   async isLocked(key: string): Promise<boolean> {
-    this.assertOpen(describeCall('isLocked', key), READ_REFUSED);
+    if (this.closed) this.assertOpen(describeCall('isLocked', key), READ_REFUSED);
     const exists = this.store.exists(lockRedisKeys(this.options.keyPrefix, checkKeyOf('isLocked', key)).lock).catch((error: unknown) => {
       throw storeFailure(error, `isLocked(${quoteKey(key)})`);
     });
@@ -692,7 +692,7 @@ export class LockManager implements LockOwner, LockRunner {
 
   /** `inspect`, with the owner token it read (`null`: free): the lock board names a holder by it. */
   async inspectWithOwner(key: string): Promise<{ inspection: LockInspection; owner: string | null }> {
-    this.assertOpen(describeCall('inspect', key), READ_REFUSED);
+    if (this.closed) this.assertOpen(describeCall('inspect', key), READ_REFUSED);
     const names = lockRedisKeys(this.options.keyPrefix, checkKeyOf('inspect', key));
     const read = Promise.all([this.store.inspect(names), this.store.inspectSemaphore?.(names) ?? null]).catch((error: unknown) => {
       throw storeFailure(error, `inspect(${quoteKey(key)})`);
@@ -931,7 +931,7 @@ export class LockManager implements LockOwner, LockRunner {
     options: AnyLockOptions | undefined,
     call?: LockCall,
   ): { timing: LockTiming; names: LockRedisKeys; reentered?: Lock; semaphore?: SemaphoreRequest; read: boolean; fairness: FairnessRule } {
-    this.assertOpen(call === 'tryAcquire' && partOf(options) !== undefined ? tryAcquireCall(key, options) : call === undefined ? undefined : describeCall(call, key));
+    if (this.closed) this.assertOpen(call === 'tryAcquire' && partOf(options) !== undefined ? tryAcquireCall(key, options) : call === undefined ? undefined : describeCall(call, key));
     let resolved: ResolvedCallOptions;
     try {
       checkLockKey(key);
@@ -1123,7 +1123,8 @@ export class LockManager implements LockOwner, LockRunner {
 
   /**
    * `call`: the public call refused, named first (a `@Locked` call's own error names its method);
-   * `refused`: what it would have done.
+   * `refused`: what it would have done. Callers ask only once closed: naming a call quotes its
+   * key, which no open call should pay for.
    */
   private assertOpen(call?: string, refused = 'no new locks can be taken'): void {
     if (this.closed) {
