@@ -10,6 +10,8 @@ import { MultiLock } from './multi-key-lock.js';
 import { withCallSince } from '../engine/call-since.js';
 import { publishMultiKeyLock } from '../engine/lock-diagnostics.js';
 import type { LockNotAcquiredOutcome } from '../../interfaces/lock-event.interface.js';
+import { settleWithin } from '../time/settle-within.js';
+import { LAST_ATTEMPT_GRACE_MS } from '../engine/waiter-timing.js';
 
 /** The single-key engine a multi-key lock is built on. */
 export interface SingleKeyLocks {
@@ -138,12 +140,19 @@ export async function tryAcquireAll(locks: SingleKeyLocks, keys: readonly string
   return new MultiLock(taken, { clock: locks.clock, name: options?.name, calledAt: startedAt });
 }
 
-/** Releases in reverse order; a failed release only costs its lease (it expires on its own). */
+/**
+ * Releases in reverse order; a failed release only costs its lease (it expires on its own). The
+ * failed call waits for them a last attempt's grace at most: a release Redis does not answer
+ * waits until its lease ends, and would hold the caller's abort or waitTimeout that long. They
+ * go on without it, and free the keys once Redis answers.
+ */
 async function giveBack(locks: SingleKeyLocks, taken: Lock[]): Promise<void> {
-  const outcomes = await Promise.allSettled(taken.reverse().map((lock) => lock.release()));
-  outcomes.forEach((outcome, i) => {
-    if (outcome.status === 'rejected') {
-      locks.logger.warn(`Release of lock ${quoteKey(taken[i]!.key)} failed (${(outcome.reason as Error).message}); its lease will expire on its own.`);
-    }
+  const released = Promise.allSettled(taken.reverse().map((lock) => lock.release())).then((outcomes) => {
+    outcomes.forEach((outcome, i) => {
+      if (outcome.status === 'rejected') {
+        locks.logger.warn(`Release of lock ${quoteKey(taken[i]!.key)} failed (${(outcome.reason as Error).message}); its lease will expire on its own.`);
+      }
+    });
   });
+  await settleWithin(released, LAST_ATTEMPT_GRACE_MS, [], locks.clock);
 }
