@@ -19,6 +19,7 @@ import { waitForTurn } from './wait-for-turn.js';
 import { LAST_ATTEMPT_GRACE_MS, WAITER_LEASE_MS, WAITER_REFRESH_MS } from './waiter-timing.js';
 import { endedByShutdown } from './ended-by-shutdown.js';
 import { callSince, partOf } from './call-since.js';
+import { holdsForeignData, storeFailure } from './store-failure.js';
 
 const noop = (): void => undefined;
 
@@ -389,6 +390,8 @@ export class Acquisition {
     // It may have run, and queued the caller anew: its reply, which would have said so, is lost.
     if (this.queuingNow) this.queuedAgain();
     if ((this.signal?.aborted && error === this.signal.reason) || this.host.closed || error instanceof SemaphoreLimitError) throw error;
+    // Data of another kind under the lock's keys: every later attempt would be refused alike.
+    if (holdsForeignData(error)) throw storeFailure(error, `Lock ${quoteKey(this.key)} could not be acquired`);
     this.lastError = error;
     return undefined;
   }
