@@ -53,7 +53,7 @@ export function jobLockDecorator(role: JobRole, options: JobLockOptions | undefi
       throw new RedisLockError(`@${role}() on ${where}: the method already has @Locked; use one or the other.`);
     }
     const returnType: unknown = Reflect.getMetadata('design:returntype', target, propertyKey);
-    const spec: JobSpec = { where, className, method: String(propertyKey), ...(returnType === undefined ? { undeclaredReturn: true } : {}) };
+    const spec: JobSpec = { where, className, method: String(propertyKey) };
     addJobRole(spec, role, checked);
     injectOrchestrator(target);
     // Declared to return an Observable: the locks are taken at subscription, as @Locked does.

@@ -115,7 +115,7 @@ export function Locked<A extends any[] = any[]>(
       } catch (error) {
         return returnsObservable ? throwError(() => error) : Promise.reject(error);
       }
-      const call = { where, key: lockKey, options: callOptions, onBusy, invoke: () => original.apply(this, args), undeclaredReturn: returnType === undefined };
+      const call = { where, key: lockKey, options: callOptions, onBusy, invoke: () => original.apply(this, args) };
       return returnsObservable ? runLockedObservable(runner, call) : runLockedAsync(runner, call);
     };
 

@@ -31,11 +31,6 @@ export interface JobSpec {
   readonly method: string;
   WithoutOverlapping?: JobRoleOptions;
   OnOneInstance?: JobRoleOptions;
-  /**
-   * No `design:returntype` (an inferred return type, or a build that emits no decorator
-   * metadata): an Observable it returns reaches its callers in a Promise.
-   */
-  undeclaredReturn?: boolean;
 }
 
 /** Suffix of the lease `@OnOneInstance()` keeps between calls. */

@@ -60,11 +60,6 @@ export interface LockedCall {
   options: AnyLockOptions | undefined;
   onBusy: OnBusy;
   invoke: () => unknown;
-  /**
-   * No `design:returntype` (an inferred return type, or a build that emits no decorator
-   * metadata): an Observable the method returns reaches its callers in a Promise.
-   */
-  undeclaredReturn?: boolean;
 }
 
 /** The methods warned of returning an Observable their callers get in a Promise, per engine. */
@@ -114,7 +109,10 @@ function runHolding(runner: LockRunner, lock: Lock, call: LockedCall, resolve: (
     // A stall since the acquisition may have outlived the lease: the method must not start.
     if (!leaseLive(lock, runner.clock)) throw lock.signal.reason;
     result = runner.runInChain(lock, call.invoke);
-    if (call.undeclaredReturn && isObservable(result)) warnUndeclaredObservable(runner, call);
+    // A method declared to return an Observable runs at subscription (runLockedObservable): one
+    // that returns one here had no readable type, inferred or imported with `import type`
+    // (TypeScript emits `Object` for it, which the decorator cannot tell from a declared type).
+    if (isObservable(result)) warnUndeclaredObservable(runner, call);
   } catch (error) {
     releaseThen(runner, lock, reject, error);
     return;
