@@ -17,6 +17,7 @@ import { LOCK_RUNNER } from '../redis-lock.constants.js';
 import { REDIS_LOCK_MODULE_OPTIONS } from '../redis-lock.module-definition.js';
 import { bindJob, jobDecorators, jobTtl, type JobBinding, type JobRole, type JobSpec } from './job-spec.js';
 import { checkJobNamespace } from '../core/options/job-namespace.js';
+import { LoopStallWatch } from './loop-stall-watch.js';
 
 /**
  * A tick runs under the owner lease only with at least this share of its ttl left (a healthy
@@ -85,6 +86,8 @@ export class JobLockOrchestrator implements OnModuleDestroy {
   /** The binding of each job method in each provider class. */
   private readonly bindings = new WeakMap<object, Map<JobSpec, JobBinding>>();
   private closing = false;
+  /** Stalls of the event loop, watched from the first `@OnOneInstance()` job on (see `claim`). */
+  private stalls?: LoopStallWatch;
   /** The module option `jobNamespace`, joined to default keys. */
   readonly namespace: string | undefined;
   private readonly shutdownTimeout: number;
@@ -120,6 +123,10 @@ export class JobLockOrchestrator implements OnModuleDestroy {
       const name = (owner as { name?: unknown }).name;
       const className = typeof name === 'string' && name.length > 0 ? name : spec.className;
       byClass.set(spec, (job = bindJob(spec, className, this.namespace)));
+      // A beat every twelfth of the ttl tells a stall of a sixth of it.
+      if (spec.OnOneInstance !== undefined && this.stopping === undefined) {
+        (this.stalls ??= new LoopStallWatch(this.runner.clock)).watch(((jobTtl(spec, 'OnOneInstance') ?? this.moduleTtl) * OWNER_CLAIM_SHARE) / 2);
+      }
     }
     return job;
   }
@@ -191,6 +198,7 @@ export class JobLockOrchestrator implements OnModuleDestroy {
     // One shutdownTimeout for the running jobs and the leases' hand-back together.
     const deadline = performance.now() + this.shutdownTimeout;
     this.closing = true;
+    this.stalls?.stop();
     const leases = [...this.owners.values()];
     this.owners.clear();
     const runs = [...this.running];
@@ -498,7 +506,9 @@ export class JobLockOrchestrator implements OnModuleDestroy {
    */
   private async claim(job: JobBinding): Promise<OwnerLease | null> {
     const key = job.ownerKey;
-    const sentAt = this.runner.clock.now();
+    // A tick that fell due while the event loop was blocked is called as it runs again: its
+    // claim counts from the stall's start, as one held up in the network does.
+    const sentAt = this.stalls?.blockedSince(this.runner.clock.now()) ?? this.runner.clock.now();
     const lease = await this.outsideChain(() => this.locks.tryAcquire(key, this.lockOptions(job, 'OnOneInstance', job.ownerName, `${job.where} (@OnOneInstance)`)));
     if (lease === null) return null;
     // Fencing tokens of the lease count its holders: the one before ours was this instance, or
