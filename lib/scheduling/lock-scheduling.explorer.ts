@@ -23,7 +23,7 @@ import { checkLockKey } from '../core/keys/lock-key.js';
 import { LockKeyError } from '../errors/lock-key.error.js';
 import { LeaderElectionRunner } from './leader-election.runner.js';
 import { equipScopedFactory } from './scoped-factory-instances.js';
-import { checkScheduledReturn, SCHEDULE_EXPLORER } from './schedule-metadata.js';
+import { checkScheduledReturn, schedulingIn } from './schedule-metadata.js';
 import { lockServiceSeenBy } from './lock-service-seen.js';
 import { JOB_LOCK_METADATA, JOB_ORCHESTRATOR_PROPERTY, LEADER_ELECTION_METADATA } from './scheduling.constants.js';
 
@@ -173,7 +173,7 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
     const wrappers = [...this.discovery.getControllers(), ...this.discovery.getProviders()];
     // Without @nestjs/schedule in the application its metadata schedules nothing, and a method
     // declared to return an Observable is its callers' to subscribe to.
-    const scheduling = wrappers.some((wrapper) => wrapper.name === SCHEDULE_EXPLORER);
+    const scheduling = schedulingIn(wrappers);
     // One instance under two tokens (useExisting) runs its jobs once; request-scoped and
     // transient providers have no instance yet, and count once per provider.
     const seen = new Set<object>();

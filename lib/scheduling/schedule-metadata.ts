@@ -9,7 +9,24 @@ const SCHEDULER_TYPE = 'SCHEDULER_TYPE';
 const SCHEDULES: Record<number, string> = { 1: '@Cron()', 2: '@Timeout()', 3: '@Interval()' };
 
 /** The provider of `@nestjs/schedule` that finds scheduled methods: in an application, they run. */
-export const SCHEDULE_EXPLORER = 'ScheduleExplorer';
+const SCHEDULE_EXPLORER = 'ScheduleExplorer';
+
+/** Methods of `@nestjs/schedule`'s `SchedulerRegistry`, which a build that renames classes keeps. */
+const REGISTRY_METHODS = ['addCronJob', 'getCronJob', 'addInterval', 'getInterval', 'addTimeout', 'getTimeout'];
+
+/**
+ * Whether `@nestjs/schedule` runs the application's scheduled methods: its explorer is provided,
+ * found by its class name, or by the shape of its `SchedulerRegistry`, read without importing the
+ * package: a minified build renames the class (Nest resolves it by reference all the same).
+ */
+export function schedulingIn(wrappers: readonly { name?: unknown; instance?: unknown }[]): boolean {
+  return wrappers.some((wrapper) => wrapper.name === SCHEDULE_EXPLORER || isSchedulerRegistry(wrapper.instance));
+}
+
+function isSchedulerRegistry(instance: unknown): boolean {
+  if (instance === null || typeof instance !== 'object') return false;
+  return REGISTRY_METHODS.every((method) => typeof (instance as Record<string, unknown>)[method] === 'function');
+}
 
 /**
  * Refuses a job or `@Locked` method that `@nestjs/schedule` runs and that is declared to return
