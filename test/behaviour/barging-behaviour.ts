@@ -337,6 +337,9 @@ export function describeBargingBehaviour(label: string, backend: LockBackend): v
         held = await greedy.locks.acquire(k);
         const wakes = recordWakes(waiter.locks);
         const attempts = countAttempts(waiter.locks);
+        // Its polls held: on a loaded machine one came between a release and the greedy caller's
+        // next acquire, and took the lock with no release message ('busy', 'busy', 'won').
+        holdPolls(waiter.locks);
         const waiting = waiter.locks.acquire(k, { waitTimeout: 20_000 });
         await subscribed(attempts, wakes);
         const releases = recordReleases(greedy.locks);

