@@ -22,6 +22,7 @@ import type { LockEvent } from '../../lib/interfaces/lock-event.interface.js';
 import { SimJobs, SimLocked } from './workers.js';
 import { ManualClock } from '../../lib/testing/manual-clock.js';
 import { knownDefect } from './known-defects.js';
+import { dataLossGrantProbe } from './data-loss-grant-probe.js';
 import { InnerWaitProbe } from './inner-wait-probe.js';
 
 export const KEY_PREFIX = 'lock:';
@@ -590,6 +591,13 @@ export class World implements FaultDecider {
     // A call waiting inside a term as the close begins is ended then (leader plans; see InnerWaitProbe).
     if (this.plan.leader) {
       await this.innerWaits.run(check, stop);
+      if (this.violation) return;
+    }
+
+    // A grant made before the store lost its data (plans with neither leaders, jobs nor greedy
+    // callers: nothing else holds what the restart takes; see `dataLossGrantProbe`).
+    if (!this.plan.leader && !this.plan.jobs && this.plan.greedyCallers === 0) {
+      await dataLossGrantProbe(this, check, stop);
       if (this.violation) return;
     }
 
@@ -1193,7 +1201,7 @@ export class World implements FaultDecider {
   }
 
   /** Holds back every timer and reply of `instance` for `duration` ms (a SIGSTOP, a GC pause, a CPU-bound step). */
-  private pause(instance: Instance, duration: number, what: string): void {
+  pause(instance: Instance, duration: number, what: string): void {
     if (instance.paused) return;
     this.faultCounts.pause++;
     instance.pauses++;
@@ -1207,28 +1215,35 @@ export class World implements FaultDecider {
     });
   }
 
+  /**
+   * The store restarts: empty (`lost` undefined: its counters start again at its clock), or from
+   * an older snapshot whose fencing counters stand `lost` tokens back (see `rolledBackOf`).
+   */
+  restartStore(lost: number | undefined): void {
+    const saved = [...this.data.fences];
+    // A counter lost outright starts again at the store's clock in milliseconds: tokens keep
+    // rising unless the lost counter had run ahead of the clock (it averaged 1,000 tokens a
+    // second or more, the documented bound). A snapshot's counters go back: tokens repeat.
+    const seed = Math.max(1, Math.floor(this.scheduler.now));
+    const tokensGoBack = lost !== undefined || saved.some(([, counter]) => counter.value >= seed);
+    this.data.clear();
+    // Redis keeps no high-water mark of its tokens: a restart forgets it with the counters.
+    this.data.highestFence = 0;
+    if (lost !== undefined) for (const [name, counter] of saved) this.data.fences.set(name, { value: Math.max(1, counter.value - lost), expiresAt: counter.expiresAt });
+    this.restarts.push(this.scheduler.now);
+    if (tokensGoBack) {
+      this.rollbacks.push(this.scheduler.now);
+      this.registers.clear();
+      this.terms.clear();
+    }
+    this.trace(undefined, lost === undefined ? 'store restarts empty' : `store restarts from an older snapshot: leases and queues gone, fencing counters ${lost} token(s) back`);
+  }
+
   private inject(fault: Fault): void {
     const instance = fault.onHolder && (fault.kind === 'pause' || fault.kind === 'crash' || fault.kind === 'shutdown') ? this.holder() ?? this.instances[fault.instance] : this.instances[fault.instance];
     if (fault.kind === 'store-restart') {
       this.faultCounts['store-restart']++;
-      const lost = rolledBackOf(fault);
-      const saved = [...this.data.fences];
-      // A counter lost outright starts again at the store's clock in milliseconds: tokens keep
-      // rising unless the lost counter had run ahead of the clock (it averaged 1,000 tokens a
-      // second or more, the documented bound). A snapshot's counters go back: tokens repeat.
-      const seed = Math.max(1, Math.floor(this.scheduler.now));
-      const tokensGoBack = lost !== undefined || saved.some(([, counter]) => counter.value >= seed);
-      this.data.clear();
-      // Redis keeps no high-water mark of its tokens: a restart forgets it with the counters.
-      this.data.highestFence = 0;
-      if (lost !== undefined) for (const [name, counter] of saved) this.data.fences.set(name, { value: Math.max(1, counter.value - lost), expiresAt: counter.expiresAt });
-      this.restarts.push(this.scheduler.now);
-      if (tokensGoBack) {
-        this.rollbacks.push(this.scheduler.now);
-        this.registers.clear();
-        this.terms.clear();
-      }
-      this.trace(undefined, lost === undefined ? 'store restarts empty' : `store restarts from an older snapshot: leases and queues gone, fencing counters ${lost} token(s) back`);
+      this.restartStore(rolledBackOf(fault));
       return;
     }
     if (instance === undefined || instance.crashed) return;
