@@ -47,7 +47,11 @@ describe('chaos: least privilege', () => {
       await held.release();
       const next = await waiting;
       tokens.add((await spy.get('lock:{acl-key}'))!);
-      expect(next.fencingToken).toBe(held.fencingToken + 1);
+      // The grant's token, or a later one: a waiter that heard its grant more than a third of
+      // the 1 s lease after its last answered attempt renews it before handing it out, and one
+      // whose renewal a loaded CI machine left unanswered gives it back and takes the lock anew
+      // (twice in one CI run: held + 2).
+      expect(next.fencingToken).toBeGreaterThan(held.fencingToken);
       expect(await app.locks.isLocked('acl-key')).toBe(true);
       await next.release();
       expect(held.signal.aborted).toBe(false);
