@@ -20,7 +20,10 @@ import { ReportsService } from './reports/reports.service.js';
       : RedisLockModule.forRootAsync({
           isGlobal: true,
           inject: [AppConfig],
-          useFactory: (config: AppConfig) => ({ redis: config.redisUrl, keyPrefix: 'sample-lock:' }),
+          // The demo names its accounts and reports per run: with the default retention (kept
+          // forever) each run would leave their fencing counters in your Redis for good. An idle
+          // counter that expires is safe: the key's next one starts above its tokens.
+          useFactory: (config: AppConfig) => ({ redis: config.redisUrl, keyPrefix: 'sample-lock:', fenceRetention: '1m' }),
         }),
     AccountsModule,
     JobsModule,
