@@ -63,6 +63,7 @@ export class InMemoryLocks {
    *
    * @example
    * ```ts
+   * const locks = new InMemoryLocks({ clock: 'manual' });
    * await locks.manualClock.advance('31s');
    * ```
    */

@@ -122,19 +122,27 @@ export function moduleText(code: string): string {
   return [...imports, code, ...members, 'export {};', ''].join('\n');
 }
 
-/** Writes the blocks, then runs the compiler once over all of them; returns its diagnostics. */
-export function compileBlocks(blocks: readonly CodeBlock[]): { files: CompiledBlock[]; output: string; status: number | null } {
+/**
+ * Writes the blocks, then runs the compiler once over all of them; returns its diagnostics.
+ * `dir` (under the repository, so that the package resolves) keeps two specs that compile at
+ * once apart; `context` is declared beside `CONTEXT`.
+ */
+export function compileBlocks(
+  blocks: readonly CodeBlock[],
+  { dir = workDir, context = '' }: { dir?: string; context?: string } = {},
+): { files: CompiledBlock[]; output: string; status: number | null } {
   if (!existsSync(join(root, 'dist/index.d.ts'))) throw new Error('dist/ is missing: run `npm run build` first (npm test does)');
-  rmSync(workDir, { recursive: true, force: true });
-  mkdirSync(workDir, { recursive: true });
-  writeFileSync(join(workDir, 'context.d.ts'), CONTEXT);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'context.d.ts'), CONTEXT);
+  if (context) writeFileSync(join(dir, 'extra-context.d.ts'), context);
   const files = blocks.map((block) => {
     const name = `${block.file.replace(/[^\w]+/g, '-')}-${block.line}.ts`;
-    writeFileSync(join(workDir, name), moduleText(block.code));
+    writeFileSync(join(dir, name), moduleText(block.code));
     return { block, path: name };
   });
   writeFileSync(
-    join(workDir, 'tsconfig.json'),
+    join(dir, 'tsconfig.json'),
     JSON.stringify(
       {
         extends: '../tsconfig.json',
@@ -147,6 +155,6 @@ export function compileBlocks(blocks: readonly CodeBlock[]): { files: CompiledBl
     ),
   );
   const tsc = join(root, 'node_modules/typescript7/bin/tsc');
-  const run = spawnSync(process.execPath, [tsc, '-p', join(workDir, 'tsconfig.json'), '--pretty', 'false'], { cwd: root, encoding: 'utf8' });
+  const run = spawnSync(process.execPath, [tsc, '-p', join(dir, 'tsconfig.json'), '--pretty', 'false'], { cwd: root, encoding: 'utf8' });
   return { files, output: run.stdout + run.stderr, status: run.status };
 }
