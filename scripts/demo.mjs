@@ -5,11 +5,13 @@
 // runs one instance on the in-memory store instead, and says so. Balances are in PostgreSQL:
 // DATABASE_URL's server, shared by the instances, or else PGlite inside each instance. A last
 // scenario stalls a holder past its lease while its write is on its way, with and without
-// fencing. `--json` prints the figures as JSON as well (the tests read them).
+// fencing. `--json` prints the figures as JSON as well (the tests read them). A REDIS_URL that
+// does not answer PING stops it at once, with one line saying so.
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
 import { redisServerInstalled, startRedisServer } from './redis-server.mjs';
 
 const CONCURRENT = 20;
@@ -31,6 +33,35 @@ const mainFile = fileURLToPath(new URL('../sample-app/dist/main.js', import.meta
 const LOCKS_TOKEN = randomUUID();
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** Why `url` does not answer PING within a few seconds, or undefined when it does. */
+async function pingTrouble(url) {
+  const client = new Redis(url, { lazyConnect: true, connectTimeout: 5_000, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null });
+  // The connection's own error (ECONNREFUSED, ENOTFOUND) says more than the "Connection is
+  // closed." a call rejects with after it.
+  let connectionError;
+  client.on('error', (error) => (connectionError ??= error));
+  try {
+    await client.connect();
+    await client.ping();
+    return undefined;
+  } catch (error) {
+    return (connectionError ?? error).message;
+  } finally {
+    client.disconnect();
+  }
+}
+
+/** `url` with its password, if any, left out. */
+function shownUrl(url) {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return url;
+  }
+}
+
 if (store === 'memory') {
   console.log(
     '\nNo redis-server on the PATH and no REDIS_URL: running the sample app on the in-memory lock store of\n' +
@@ -38,6 +69,18 @@ if (store === 'memory') {
       'To run it on Redis, as three instances sharing locks, cron jobs and a leader: install Redis\n' +
       '(Debian/Ubuntu: apt-get install redis-server; macOS: brew install redis) or set REDIS_URL=redis://host:port.',
   );
+}
+if (process.env.REDIS_URL) {
+  // Three instances on a Redis that does not answer would print their stack traces for a minute,
+  // then tables of nothing: say so in one line instead.
+  const trouble = await pingTrouble(process.env.REDIS_URL);
+  if (trouble) {
+    console.error(
+      `REDIS_URL=${shownUrl(process.env.REDIS_URL)} did not answer PING (${trouble}): start Redis there, or unset REDIS_URL ` +
+        'and the demo starts a redis-server of its own (or, with none installed, runs in memory).',
+    );
+    process.exit(1);
+  }
 }
 const redis = store === 'redis' && !process.env.REDIS_URL ? await startRedisServer() : undefined;
 const redisUrl = process.env.REDIS_URL ?? redis?.url;
