@@ -5,8 +5,8 @@
 // runs one instance on the in-memory store instead, and says so. Balances are in PostgreSQL:
 // DATABASE_URL's server, shared by the instances, or else PGlite inside each instance. A last
 // scenario stalls a holder past its lease while its write is on its way, with and without
-// fencing. `--json` prints the figures as JSON as well (the tests read them). A REDIS_URL that
-// does not answer PING stops it at once, with one line saying so.
+// fencing. `--json` prints the figures as JSON as well (the tests read them). A REDIS_URL or a
+// DATABASE_URL that does not answer stops it at once, with one line saying so.
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
@@ -51,6 +51,22 @@ async function pingTrouble(url) {
   }
 }
 
+/** Why PostgreSQL at `url` does not answer a query, or undefined when it does. */
+async function connectTrouble(url) {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000 });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+    return undefined;
+  } catch (error) {
+    return error instanceof Error ? error.message || error.code : String(error);
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
 /** `url` with its password, if any, left out. */
 function shownUrl(url) {
   try {
@@ -78,6 +94,17 @@ if (process.env.REDIS_URL) {
     console.error(
       `REDIS_URL=${shownUrl(process.env.REDIS_URL)} did not answer PING (${trouble}): start Redis there, or unset REDIS_URL ` +
         'and the demo starts a redis-server of its own (or, with none installed, runs in memory).',
+    );
+    process.exit(1);
+  }
+}
+if (process.env.DATABASE_URL) {
+  // Without it each instance would crash on its pool's unhandled error, none naming DATABASE_URL.
+  const trouble = await connectTrouble(process.env.DATABASE_URL);
+  if (trouble) {
+    console.error(
+      `DATABASE_URL=${shownUrl(process.env.DATABASE_URL)} could not be queried (${trouble}): start PostgreSQL there, or unset ` +
+        'DATABASE_URL and each instance keeps its balances in PGlite.',
     );
     process.exit(1);
   }
