@@ -4,24 +4,15 @@
  * trace ("The sample app exited before listening"), none of which named DATABASE_URL. It now
  * connects to it first and, when it cannot, says in one line which URL and what to do.
  */
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { redisUrl } from '../support/redis.js';
 import { freePort } from '../support/redis-server.js';
-
-const demo = fileURLToPath(new URL('../../scripts/demo.mjs', import.meta.url));
+import { runDemo } from './run-demo.js';
 
 describe('npm run demo with a DATABASE_URL nothing answers on', () => {
   it('says which URL did not answer and how to go on, and starts nothing', { timeout: 120_000 }, async () => {
     const url = `postgres://demo:secret@127.0.0.1:${await freePort()}/demo`;
-    const child = spawn(process.execPath, [demo], { env: { ...process.env, REDIS_URL: redisUrl(), DATABASE_URL: url }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk));
-    const [code] = (await once(child, 'exit')) as [number | null];
+    const { code, stdout, stderr } = await runDemo({ REDIS_URL: redisUrl(), DATABASE_URL: url });
     expect(code).toBe(1);
     expect(stdout).toBe('');
     const lines = stderr.trim().split('\n');

@@ -6,23 +6,14 @@
  * locked rows "exact" with no deposit made) and "something is wrong". It now asks REDIS_URL for a
  * PING first and, without an answer, says in one line which URL did not answer and what to do.
  */
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { freePort } from '../support/redis-server.js';
-
-const demo = fileURLToPath(new URL('../../scripts/demo.mjs', import.meta.url));
+import { runDemo } from './run-demo.js';
 
 describe('npm run demo with a REDIS_URL nothing answers on', () => {
   it('says which URL did not answer and how to go on, and starts nothing', { timeout: 120_000 }, async () => {
     const url = `redis://127.0.0.1:${await freePort()}`;
-    const child = spawn(process.execPath, [demo], { env: { ...process.env, REDIS_URL: url }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk));
-    const [code] = (await once(child, 'exit')) as [number | null];
+    const { code, stdout, stderr } = await runDemo({ REDIS_URL: url });
     expect(code).toBe(1);
     expect(stdout).toBe('');
     const lines = stderr.trim().split('\n');
