@@ -45,4 +45,15 @@ describe('an acquisition whose lock keys hold data of another kind', () => {
     expect(tried).toBeInstanceOf(RedisLockError);
     expect((tried as Error).message).toMatch(/holds data this library did not write/);
   });
+
+  it('is named so by isLocked(), inspect() and the extend() of a lock whose key was overwritten', { timeout: 30_000 }, async () => {
+    app = await createLockApp({});
+    await redis.hset('lock:{foreign-read}', 'field', '1');
+    const said = (promise: Promise<unknown>): Promise<string> => promise.then((value) => `answered ${String(value)}`, (caught: Error) => `${caught.constructor.name}: ${caught.message}`);
+    const held = await app.locks.acquire('foreign-extend');
+    await redis.multi().del('lock:{foreign-extend}').hset('lock:{foreign-extend}', 'field', '1').exec();
+    const answers = [await said(app.locks.isLocked('foreign-read')), await said(app.locks.inspect('foreign-read')), await said(held.extend())];
+    for (const answer of answers) expect(answer).toMatch(/^RedisLockError: .*holds data this library did not write.*keyPrefix/);
+    await redis.del('lock:{foreign-read}', 'lock:{foreign-extend}');
+  });
 });
