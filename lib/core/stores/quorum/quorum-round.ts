@@ -36,6 +36,8 @@ export class QuorumRound<T> implements Expiring {
     private readonly failedLate?: (index: number) => void,
     /** A node whose command succeeded after the round ended (it ended early, or timed out). */
     private readonly answeredLate?: (index: number) => void,
+    /** Every command sent has settled (see `sent`: called once the round has a command out). */
+    private readonly allSettled?: () => void,
   ) {
     this.deadline = now() + timeout;
     this.answers = new Array<Answer<T> | undefined>(size);
@@ -78,7 +80,17 @@ export class QuorumRound<T> implements Expiring {
   private heardFrom(index: number, answered: boolean): void {
     this.silence?.settled(index, answered);
     this.heard[index] = true;
-    if (--this.unsettled === 0 && this.endedEarly) this.sweeper.untrack(this);
+    if (--this.unsettled > 0) return;
+    if (this.endedEarly) this.sweeper.untrack(this);
+    this.allSettled?.();
+  }
+
+  /**
+   * Every node has been asked (or skipped): `allSettled` is heard of now when nothing was sent,
+   * and later, when the last command sent settles, otherwise.
+   */
+  sent(): void {
+    if (this.unsettled === 0) this.allSettled?.();
   }
 
   answer(index: number, answer: Answer<T>): void {

@@ -40,7 +40,7 @@ import { setImmediate } from '../../time/real-timers.js';
 /** How many missed releases are kept for shutdown, by master: the newest this many at least, twice as many at most (see `RecentMap`). */
 const MAX_MISSED = 10_000;
 
-/** How many released tokens are remembered for late grants, as `MAX_MISSED` (see `giveBackIfReleased`). */
+/** How many released tokens are remembered, as `MAX_MISSED` (see `releasedTokens`). */
 const MAX_RELEASED_TOKENS = 10_000;
 
 /**
@@ -84,13 +84,21 @@ export class QuorumStore implements LockStore {
     // Without fencing a granting majority decides; with it, a majority that granted with one and
     // the same counter (which then holds the token already, see the class comment).
     const resent = (node: LockScripts) => (reply: Promise<AcquireReply>) => this.giveBackIfReleased(node, keys.lock, token, reply);
+    // Until every master's command has settled, a grant resent after NOSCRIPT may still land.
+    let acquiring = this.acquiring.get(token);
+    if (acquiring === undefined) this.acquiring.set(token, (acquiring = { rounds: 0, released: false }));
+    acquiring.rounds++;
+    acquiring.released = false;
+    const settled = () => {
+      if (--acquiring.rounds === 0) this.acquiring.delete(token);
+    };
     // One seed for every master: a new key's counters start equal, and nothing is written back.
     // At least 1: the script knows a new counter by its INCR answering 1, and 0 means no token
     // (a clock at 0 or before, as a test's fake timers may set it, would go back from there).
     const seed = Math.max(1, Date.now());
     const replies: Promise<AcquireReply>[] = [];
     const question = (node: LockScripts, index: number) => (replies[index] = node.quorumAcquire(keys.lock, token, ttl, unfenced, seed, resent(node)));
-    const round = unfenced ? this.ask(ttl, question, grantedHere) : this.ask(ttl, question, oneCounterReaches(this.majority), 1);
+    const round = unfenced ? this.ask(ttl, question, grantedHere, this.majority, settled) : this.ask(ttl, question, oneCounterReaches(this.majority), 1, settled);
     return round.then((answers) => {
       let granted = 0;
       let busy = 0;
@@ -221,9 +229,14 @@ export class QuorumStore implements LockStore {
   }
 
   async renew(lockKey: string, token: string, ttl: number, fencingToken?: number): Promise<RenewalOutcome> {
-    const answers = await this.ask(ttl, (node) => node.renewCode(lockKey, token, ttl));
-    const [outcome] = await this.settle([{ lockKey, token, ttl, fencingToken }], answers.map((answer) => (answer.ok ? [answer.value] : undefined)));
-    return outcome;
+    this.renewing++;
+    try {
+      const answers = await this.ask(ttl, (node) => node.renewCode(lockKey, token, ttl));
+      const [outcome] = await this.settle([{ lockKey, token, ttl, fencingToken }], answers.map((answer) => (answer.ok ? [answer.value] : undefined)));
+      return outcome;
+    } finally {
+      this.renewing--;
+    }
   }
 
   /** One part: every lock's outcome needs the answers of a majority of nodes. */
@@ -232,9 +245,14 @@ export class QuorumStore implements LockStore {
   }
 
   private async renewAll(requests: RenewalRequest[]): Promise<RenewalOutcome[]> {
-    const ttl = shortestTtl(requests);
-    const answers = await this.ask(ttl, (node) => node.renewCodes(requests));
-    return this.settle(requests, answers.map((answer) => (answer.ok ? answer.value : undefined)));
+    this.renewing++;
+    try {
+      const ttl = shortestTtl(requests);
+      const answers = await this.ask(ttl, (node) => node.renewCodes(requests));
+      return await this.settle(requests, answers.map((answer) => (answer.ok ? answer.value : undefined)));
+    } finally {
+      this.renewing--;
+    }
   }
 
   /**
@@ -332,22 +350,42 @@ export class QuorumStore implements LockStore {
    * has its scripts.
    */
   private giveBackIfReleased(node: LockScripts, lock: string, token: string, reply: Promise<AcquireReply>): void {
+    // Its round has this command out still: the token is acquiring until the reply has settled.
+    const acquiring = this.acquiring.get(token);
     reply
       .then((answer) => {
-        if (answer.acquired && this.releasedTokens.has(token)) return node.quorumRelease(lock, token);
+        if (answer.acquired && (acquiring?.released === true || this.releasedTokens.has(token))) return node.quorumRelease(lock, token);
       })
       .catch(() => undefined);
   }
 
   /**
-   * The tokens whose release (or leave) was sent, for a grant resent after NOSCRIPT that lands
-   * later (see `giveBackIfReleased`). Bounded: the newest `MAX_RELEASED_TOKENS` at least, twice as
-   * many at most (an older one's grant then keeps its copy for its ttl, as before this was kept).
+   * Tokens whose release (or leave) was sent and that have not attempted again since, as far as
+   * anything may still ask: a renewal's restore (see `settle`), a missed release sent once its
+   * master answers again (see `answersAgain`), a grant resent after NOSCRIPT that lands later
+   * (see `giveBackIfReleased`; while its round has a command out, `acquiring` tells). A holder's
+   * release is its token's last act: it is kept here only when one of them may ask, which a
+   * healthy round leaves to none. (Kept for every release, 10,000 of them cost a pair about 2 us
+   * of Node CPU on Node 20, mostly the garbage collector's, for tokens nothing asked about.) A
+   * give-back's token may attempt again, so whether it came last changes: it is always kept.
+   * Bounded: the newest `MAX_RELEASED_TOKENS` at least, twice as many at most (an older one's
+   * grant then keeps its copy for its ttl).
    */
   private readonly releasedTokens = new RecentSet<string>(MAX_RELEASED_TOKENS);
+  /**
+   * By token: its acquisition rounds with a command still out on some master (the last one's
+   * reply mostly comes after the caller has the lock and released it), and whether its release
+   * was sent since its last attempt began. Gone when they have all settled: young garbage.
+   */
+  private readonly acquiring = new Map<string, { rounds: number; released: boolean }>();
+  /** Renewal rounds in flight, whose restores ask whether a lock was released meanwhile. */
+  private renewing = 0;
 
-  private released(token: string): void {
-    this.releasedTokens.add(token);
+  /** `last`: a holder's release, after which its token never attempts again. */
+  private released(token: string, last = false): void {
+    const acquiring = this.acquiring.get(token);
+    if (acquiring !== undefined) acquiring.released = true;
+    if (!last || this.renewing > 0) this.releasedTokens.add(token);
   }
 
   /**
@@ -367,7 +405,13 @@ export class QuorumStore implements LockStore {
   /** `release`; `whole`: sent as EVAL (a give-back whose token attempts again, see `giveBack`). */
   private releaseRound(lock: string, token: string, whole: boolean): Promise<ReleaseReply> {
     // A majority that released decides: the other nodes' DEL still runs, nobody waits for it.
-    this.released(token);
+    this.released(token, !whole);
+    // A release a master missed is sent again once it answers, if its token's release came last.
+    const missed = (index: number, error?: unknown) => {
+      if (!whole) this.releasedTokens.add(token);
+      if (error === undefined) this.missed(index, lock, token);
+      else this.owed(index, lock, token, error);
+    };
     // The nodes the round did not wait for, by index, owed until they answer. A straggler's
     // answer may be handled before the continuation below records it (replies settled in one
     // turn): `true` then says it answered, and it is not recorded.
@@ -386,7 +430,7 @@ export class QuorumStore implements LockStore {
       (index) => {
         // Failed after the round: owed as a missed release, once.
         forgetOwed(index);
-        this.missed(index, lock, token);
+        missed(index);
       },
       forgetOwed,
     ).then((answers) => {
@@ -404,7 +448,7 @@ export class QuorumStore implements LockStore {
           this.unanswered.add(owed);
         } else if (!answer.ok) {
           // Timed out, unless it answered (or failed, owed then) in the turn the round ended.
-          if (unanswered[index] !== true) this.owed(index, lock, token, answer.error);
+          if (unanswered[index] !== true) missed(index, answer.error);
         } else if (answer.value.released) released++;
         else refused++;
       }
@@ -583,8 +627,9 @@ export class QuorumStore implements LockStore {
     question: (node: LockScripts, index: number) => Promise<T> | undefined,
     majorityCounts?: (answer: Answer<T>) => boolean,
     enough = this.majority,
+    allSettled?: () => void,
   ): Promise<Answer<T>[]> {
-    return this.askWithin(ttl === Infinity ? UNLEASED_ROUND_MS : Math.min(500, Math.max(50, Math.floor(ttl / 10))), question, majorityCounts, undefined, undefined, enough);
+    return this.askWithin(ttl === Infinity ? UNLEASED_ROUND_MS : Math.min(500, Math.max(50, Math.floor(ttl / 10))), question, majorityCounts, undefined, undefined, enough, allSettled);
   }
 
   /** `ask` with a timeout of its own. */
@@ -595,8 +640,9 @@ export class QuorumStore implements LockStore {
     failedLate?: (index: number) => void,
     answeredLate?: (index: number) => void,
     enough = this.majority,
+    allSettled?: () => void,
   ): Promise<Answer<T>[]> {
-    const round = new QuorumRound<T>(this.nodes.length, timeout, this.sweeper, enough, majorityCounts, failedLate, answeredLate);
+    const round = new QuorumRound<T>(this.nodes.length, timeout, this.sweeper, enough, majorityCounts, failedLate, answeredLate, allSettled);
     const silent = this.silentNodes();
     for (let index = 0; index < this.nodes.length; index++) {
       // Past `owedAtShutdown`: a round that starts now (the give-back of an attempt a frozen
@@ -623,6 +669,7 @@ export class QuorumStore implements LockStore {
       if (reply === undefined) round.answer(index, { ok: true, value: undefined as T });
       else round.add(index, reply, this.silence);
     }
+    round.sent();
     return round.done;
   }
 
