@@ -111,7 +111,10 @@ export interface MultiKeyLock extends Lock {
   readonly keys: readonly string[];
   /** `key`: the first key in canonical order. `fencingToken` is that key's token. */
   readonly key: string;
-  /** Each key's fencing token. */
+  /**
+   * Each key's fencing token, in an object without a prototype: a key the lock does not hold
+   * reads `undefined` (`toString` and `constructor` too).
+   */
   readonly fencingTokens: Readonly<Record<string, number>>;
   /** Aborted as soon as any of the keys is lost, with that key's `LockLostError`. */
   readonly signal: AbortSignal;

@@ -38,10 +38,8 @@ export class MultiLock implements MultiKeyLock {
     tell?: WholeLockTelling,
   ) {
     this.keys = Object.freeze(parts.map((part) => part.key));
-    // Object.fromEntries defines own properties: a key such as "__proto__" is stored like any other.
     // Taken with `fencing: false` (every part alike): no tokens, as `UnfencedMultiKeyLock` says.
-    this.fencingTokens =
-      parts[0]!.fencingToken === undefined ? (undefined as unknown as Record<string, number>) : Object.freeze(Object.fromEntries(parts.map((part) => [part.key, part.fencingToken])));
+    this.fencingTokens = parts[0]!.fencingToken === undefined ? (undefined as unknown as Record<string, number>) : tokensByKey(parts);
     // A part that re-enters a lock of the chain has that outer lock's signal (see followSignal).
     this.signal = this.lost.signal;
     for (const part of parts) {
@@ -154,6 +152,17 @@ export class MultiLock implements MultiKeyLock {
   [Symbol.asyncDispose](): Promise<void> {
     return this.release();
   }
+}
+
+/**
+ * Each part's token under its key, in an object without a prototype: a key the lock does not hold
+ * (`toString`, `constructor`) reads `undefined`, not a method every object inherits, and a key
+ * named `__proto__` is stored like any other (on an object it would set the prototype).
+ */
+function tokensByKey(parts: readonly Lock[]): Readonly<Record<string, number>> {
+  const tokens: Record<string, number> = Object.create(null) as Record<string, number>;
+  for (const part of parts) tokens[part.key] = part.fencingToken;
+  return Object.freeze(tokens);
 }
 
 /** A multi-key lock's keys as a message shows them: quoted, the first three, then how many more. */
