@@ -162,8 +162,13 @@ export const EVERY_CALL_OPTION_LISTED: [Exclude<keyof LockOptions, (typeof CALL_
 /** Validates the options of one call against the module's resolved timing. */
 export function resolveLockOptions(options: AnyLockOptions | undefined, defaults: CallDefaults): LockTiming {
   if (options === undefined) return defaults;
-  if (options === null || typeof options !== 'object') {
-    throw new InvalidLockOptionsError('options', options, 'an object or undefined');
+  // An array's indexes would be read as option names: `acquire(key, [k2])` refused as Option "0".
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new InvalidLockOptionsError(
+      'options',
+      options,
+      Array.isArray(options) ? 'an object of options, or left out (to lock several keys, give them all as the first argument)' : 'an object or undefined',
+    );
   }
   // for...in: no array per call, and the engine's own marks are symbols, which it skips.
   for (const name in options) {
