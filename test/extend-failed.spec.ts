@@ -1,6 +1,6 @@
-import { Redis } from 'ioredis';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Lock, LockEvent } from '../lib/index.js';
+import { useAclUser } from './support/acl-user.js';
 import { useLockApps } from './support/lock-app.js';
 import { useOwnRedis } from './support/redis.js';
 
@@ -15,30 +15,18 @@ import { useOwnRedis } from './support/redis.js';
 describe('extend() that fails, or is retried, with a shorter ttl', () => {
   const own = useOwnRedis();
   const app = useLockApps();
-  const user = `review-extend-${process.pid}`;
-  let admin: Redis;
-  beforeEach(async () => {
-    admin = new Redis(own.url());
-    await admin.call('ACL', 'SETUSER', user, 'on', '>pw', '~*', '&*', '+@all');
-  });
-  afterEach(async () => {
-    await admin.call('ACL', 'DELUSER', user);
-    await admin.quit();
-  });
+  const user = useAclUser(own, 'review-extend');
 
   /** A lock (ttl 6 s, renewed every 2 s) whose extend(1_000) failed: its scripts were refused for a moment. */
   async function afterFailedExtend(key: string): Promise<{ lock: Lock; events: LockEvent[] }> {
-    const url = new URL(own.url());
-    url.username = user;
-    url.password = 'pw';
-    const { locks } = await app({ redis: url.toString(), ttl: 6_000, renewInterval: 2_000 });
+    const { locks } = await app({ redis: user.url(), ttl: 6_000, renewInterval: 2_000 });
     const events: LockEvent[] = [];
     locks.events$.subscribe((event) => events.push(event));
     const lock = await locks.acquire(key);
     // The lock's scripts fail for a moment (an ACL change, as a transient error): extend() rejects.
-    await admin.call('ACL', 'SETUSER', user, '-evalsha', '-eval');
+    await user.rules('-evalsha', '-eval');
     await expect(lock.extend(1_000)).rejects.toThrow(/NOPERM|permission/i);
-    await admin.call('ACL', 'SETUSER', user, '+evalsha', '+eval');
+    await user.rules('+evalsha', '+eval');
     return { lock, events };
   }
 

@@ -204,6 +204,8 @@ export class HeldLock implements Lock, Renewable, Expiring {
     }
     this.ttl = lease;
     const renewed = await this.unlessEnded(this.owner.store.renew(this.names.lock, this.token, lease, this.fencingToken)).catch((error: unknown) => {
+      // Released (or lost) while the renewal was on its way: that, not "still held", is what holds now.
+      this.assertHeld(true);
       throw storeFailure(error, `Lock ${quoteKey(this.key)} could not be extended`, '; it is still held until its lease deadline');
     });
     this.completeRenewal(sequence!, startedAt, lease, renewed);
