@@ -241,7 +241,9 @@ export class LockService implements OnApplicationBootstrap, BeforeApplicationShu
    * The lock the current async call chain holds through `using()` or `@Locked`: for `key`, or
    * the innermost one when no key is given. `undefined` outside such a chain, and in code the
    * chain started that runs after its `using()` or `@Locked` call released the lock (a timer,
-   * a promise nobody awaited), a nested call that re-entered it included.
+   * a promise nobody awaited), a nested call that re-entered it included. The same object on
+   * every call for one lock; for a lock taken with `fencing: false`, a view of it whose
+   * `fencingToken` throws `NoFencingTokenError` (this method is typed `Lock`).
    *
    * @throws LockKeyError for a `key` no lock can have (not a string, empty, longer than 1024
    * characters, or holding a lone surrogate), as `isLocked()` and `inspect()` refuse it.
