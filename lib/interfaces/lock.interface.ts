@@ -7,6 +7,11 @@ import type { Duration } from '../core/time/duration.js';
  * A lock is `AsyncDisposable`: declared with `await using`, it is released when the scope
  * ends, however it ends (a nested, reentrant handle then releases nothing in Redis).
  *
+ * `JSON.stringify(lock)` (a JSON logger handed `{ lock }`) gives `{ key, held, fencingToken }`, a
+ * multi-key lock `{ keys, moreKeys?, held, fencingTokens }` (its first three keys): keys escaped
+ * and cut as in messages, and never the owner token, which would let a reader of the log release
+ * or extend the lock.
+ *
  * @example
  * ```ts
  * {

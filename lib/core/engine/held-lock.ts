@@ -18,6 +18,7 @@ import type { Renewable, RenewalScheduler } from './renewal-scheduler.js';
 import { LAST_ATTEMPT_GRACE_MS } from './waiter-timing.js';
 import { ReleaseInFlight } from './release-in-flight.js';
 import { storeFailure } from './store-failure.js';
+import { lockSummary, type LockSummary } from './lock-summary.js';
 
 /** What a held lock needs from the manager that created it. */
 export interface LockOwner {
@@ -702,6 +703,11 @@ export class HeldLock implements Lock, Renewable, Expiring {
   /** `await using lock = await locks.acquire(key)` releases the lock at the end of the scope. */
   [Symbol.asyncDispose](): Promise<void> {
     return this.release();
+  }
+
+  /** What `JSON.stringify()` gives (a JSON logger handed the lock): see `LockSummary`. */
+  toJSON(): LockSummary {
+    return lockSummary(this);
   }
 }
 

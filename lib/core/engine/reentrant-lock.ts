@@ -4,6 +4,7 @@ import { RedisLockError } from '../../errors/redis-lock.error.js';
 import type { Lock } from '../../interfaces/lock.interface.js';
 import { InvalidLockOptionsError } from '../../errors/invalid-lock-options.error.js';
 import type { LockTiming } from '../options/lock-options.js';
+import { lockSummary, type LockSummary } from './lock-summary.js';
 
 /**
  * The handle a nested acquisition gets when its call chain already holds the key. It shares
@@ -57,6 +58,11 @@ export class ReentrantLock implements Lock {
   /** Ends this nested handle at the end of its scope; the outer holder keeps the lock. */
   [Symbol.asyncDispose](): Promise<void> {
     return this.release();
+  }
+
+  /** What `JSON.stringify()` gives (a JSON logger handed the lock): see `LockSummary`. */
+  toJSON(): LockSummary {
+    return lockSummary(this);
   }
 }
 

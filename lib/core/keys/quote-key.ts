@@ -32,7 +32,18 @@ export function quoteKey(key: string): string {
 
 /** Any user text as shown in a message: quoted, escaped as `quoteKey` does, cut to `max` characters. */
 export function quoteText(text: string, max: number): string {
+  return escapeUnsafe(JSON.stringify(cutShown(text, max)));
+}
+
+/**
+ * A user's key as a JSON value shows it (`JSON.stringify(lock)`, read by JSON loggers): escaped
+ * and cut as `quoteKey` does, not quoted (JSON quotes it).
+ */
+export function shownKey(key: string): string {
+  return escapeUnsafe(cutShown(key, SHOWN_KEY_LENGTH));
+}
+
+function cutShown(text: string, max: number): string {
   // Never through an emoji: its first half would be shown as an escape the text does not hold.
-  const shown = text.length > max ? `${cutWhole(text, max)}…` : text;
-  return escapeUnsafe(JSON.stringify(shown));
+  return text.length > max ? `${cutWhole(text, max)}…` : text;
 }

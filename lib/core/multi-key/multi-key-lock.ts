@@ -3,7 +3,8 @@ import type { Lock, MultiKeyLock } from '../../interfaces/lock.interface.js';
 import { followSignal } from '../engine/follow-signal.js';
 import { LockLostError } from '../../errors/lock-lost.error.js';
 import { InvalidLockOptionsError } from '../../errors/invalid-lock-options.error.js';
-import { quoteKey } from '../keys/quote-key.js';
+import { shownKeys } from '../keys/shown-keys.js';
+import { multiKeyLockSummary, type MultiKeyLockSummary } from '../engine/lock-summary.js';
 import { HeldLock } from '../engine/held-lock.js';
 import { publishMultiKeyLock } from '../engine/lock-diagnostics.js';
 import type { Clock } from '../time/clock.js';
@@ -128,7 +129,7 @@ export class MultiLock implements MultiKeyLock {
     } catch (error) {
       if (this.lostWhole) throw this.signal.reason;
       // Each part refuses a bad ttl before it sends anything: named as the call made, on this lock.
-      throw error instanceof InvalidLockOptionsError ? error.within(`extend(ttl) of the lock of keys ${shownKeys(this.parts)}`) : error;
+      throw error instanceof InvalidLockOptionsError ? error.within(`extend(ttl) of the lock of keys ${shownKeys(this.keys)}`) : error;
     }
   }
 
@@ -152,6 +153,11 @@ export class MultiLock implements MultiKeyLock {
   [Symbol.asyncDispose](): Promise<void> {
     return this.release();
   }
+
+  /** What `JSON.stringify()` gives (a JSON logger handed the lock): see `LockSummary`. */
+  toJSON(): MultiKeyLockSummary {
+    return multiKeyLockSummary(this);
+  }
 }
 
 /**
@@ -163,10 +169,4 @@ function tokensByKey(parts: readonly Lock[]): Readonly<Record<string, number>> {
   const tokens: Record<string, number> = Object.create(null) as Record<string, number>;
   for (const part of parts) tokens[part.key] = part.fencingToken;
   return Object.freeze(tokens);
-}
-
-/** A multi-key lock's keys as a message shows them: quoted, the first three, then how many more. */
-function shownKeys(parts: readonly Lock[]): string {
-  const shown = parts.slice(0, 3).map((part) => quoteKey(part.key)).join(', ');
-  return parts.length > 3 ? `${shown} and ${parts.length - 3} more` : shown;
 }
