@@ -5,7 +5,7 @@ import type { Lock } from '../../interfaces/lock.interface.js';
 import type { AnyLockOptions } from '../../interfaces/redis-lock-options.interface.js';
 import { RedisLockError } from '../../errors/redis-lock.error.js';
 import { closeGenerator, isGenerator } from './generator-result.js';
-import { quoteKey, quoteText } from '../keys/quote-key.js';
+import { quoteText } from '../keys/quote-key.js';
 import { LockKeyError } from '../../errors/lock-key.error.js';
 import { InvalidLockOptionsError } from '../../errors/invalid-lock-options.error.js';
 import { UnsupportedLockKindError } from '../../errors/unsupported-lock-kind.error.js';
@@ -13,6 +13,7 @@ import type { LockLogger } from './lock-logger.js';
 import type { LockEvent } from '../../interfaces/lock-event.interface.js';
 import { HeldLock } from './held-lock.js';
 import { leaseLive } from './lease-deadline.js';
+import { shownLock } from '../multi-key/shown-lock.js';
 
 /** What a locked call does when the lock stays busy for the whole wait. */
 export type OnBusy = 'throw' | 'skip';
@@ -223,7 +224,7 @@ function holdWhileSubscribed(runner: LockRunner, lock: Lock, source: Observable<
     runner.closing?.removeEventListener('abort', ended);
     runner.logger.warn(
       `${call.where}: the Observable it returned was not subscribed within the lock's ttl (${ttl} ms); ` +
-        `lock ${quoteKey(lock.key)} released. Declare the method's return type as Observable to take the lock at subscription.`,
+        `${shownLock(lock)} released. Declare the method's return type as Observable to take the lock at subscription.`,
     );
     void release(runner, lock);
   }, ttl, true);
@@ -301,7 +302,7 @@ function release(runner: LockRunner, lock: Lock): Promise<void> {
 function warnReleaseFailed(runner: LockRunner, lock: Lock, error: unknown): void {
   const reason = error instanceof Error ? error.message : String(error);
   try {
-    runner.logger.warn(`Release of lock ${quoteKey(lock.key)} failed (${reason}); its lease will expire on its own.`);
+    runner.logger.warn(`Release of ${shownLock(lock)} failed (${reason}); its lease will expire on its own.`);
   } catch {
     // A logger that throws cannot be told either; the lease still ends on its own.
   }
