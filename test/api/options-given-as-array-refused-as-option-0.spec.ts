@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidLockOptionsError } from '../../lib/index.js';
+import { InvalidLockOptionsError, Locked } from '../../lib/index.js';
 import { useBothStores } from '../support/both-stores.js';
 
 /**
@@ -36,5 +36,19 @@ describe.each(useBothStores())('a lock call given an array as its options ($labe
     const app = await backend.open();
     expect(await refusal(app.locks.acquire('k', [] as never))).toEqual(arrayRefused('acquire("k")'));
     expect(await app.locks.isLocked('k')).toBe(false);
+  });
+});
+
+describe('@Locked given an array as its options', () => {
+  it('is refused when the class is defined, naming the options argument and the method', () => {
+    const define = () => {
+      class Orders {
+        @Locked('order:<0>', ['order:<1>'] as never)
+        pay(_id: string): void {}
+      }
+      return Orders;
+    };
+    expect(define).toThrow(InvalidLockOptionsError);
+    expect(define).toThrow(/^@Locked on Orders\.pay: Option "options" must be an object of options, or left out .*got an array\.$/);
   });
 });

@@ -162,14 +162,7 @@ export const EVERY_CALL_OPTION_LISTED: [Exclude<keyof LockOptions, (typeof CALL_
 /** Validates the options of one call against the module's resolved timing. */
 export function resolveLockOptions(options: AnyLockOptions | undefined, defaults: CallDefaults): LockTiming {
   if (options === undefined) return defaults;
-  // An array's indexes would be read as option names: `acquire(key, [k2])` refused as Option "0".
-  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-    throw new InvalidLockOptionsError(
-      'options',
-      options,
-      Array.isArray(options) ? 'an object of options, or left out (to lock several keys, give them all as the first argument)' : 'an object or undefined',
-    );
-  }
+  checkOptionsObject(options);
   // for...in: no array per call, and the engine's own marks are symbols, which it skips.
   for (const name in options) {
     if (!CALL_OPTIONS.has(name)) {
@@ -187,6 +180,20 @@ export function resolveLockOptions(options: AnyLockOptions | undefined, defaults
     throw new InvalidLockOptionsError('fencing', fencing, 'a boolean (false: the lock comes without a fencing token)');
   }
   return fencing ? timing : { ...timing, unfenced: true };
+}
+
+/**
+ * A call's (or `@Locked`'s) options are an object: an array's indexes would be read as option
+ * names, and `acquire(key, [k2])` refused as an Option "0" the caller never wrote.
+ */
+export function checkOptionsObject(options: unknown): void {
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new InvalidLockOptionsError(
+      'options',
+      options,
+      Array.isArray(options) ? 'an object of options, or left out (to lock several keys, give them all as the first argument)' : 'an object or undefined',
+    );
+  }
 }
 
 /**

@@ -1,7 +1,7 @@
 import { InvalidLockOptionsError } from '../../errors/invalid-lock-options.error.js';
 import type { LockedOptions } from '../../interfaces/locked-options.interface.js';
 import { toMilliseconds } from '../time/duration.js';
-import { DEFAULT_TTL_MS, DEFAULT_WAIT_TIMEOUT_MS, resolveLockOptions } from './lock-options.js';
+import { DEFAULT_TTL_MS, DEFAULT_WAIT_TIMEOUT_MS, checkOptionsObject, resolveLockOptions } from './lock-options.js';
 import type { OnBusy } from '../engine/locked-call.js';
 import { resolveSemaphoreOptions } from '../semaphore/semaphore-options.js';
 import { isReadMode } from '../rwlock/lock-mode.js';
@@ -25,9 +25,7 @@ export const EVERY_LOCKED_OPTION_LISTED: [Exclude<keyof LockedOptions, (typeof L
 export function checkLockedOptions(options: LockedOptions | undefined, where: string): OnBusy {
   if (options === undefined) return 'throw';
   try {
-    if (options === null || typeof options !== 'object') {
-      throw new InvalidLockOptionsError('options', options, 'an object or undefined');
-    }
+    checkOptionsObject(options);
     for (const name of Object.keys(options)) {
       if (!LOCKED_OPTIONS.has(name)) {
         throw new InvalidLockOptionsError(name, (options as Record<string, unknown>)[name], `left out: it is no option of @Locked (its options are ${LOCKED_OPTION_NAMES.join(', ')})`);
