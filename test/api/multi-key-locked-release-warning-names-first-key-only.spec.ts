@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Locked, RedisLockModule } from '../../lib/index.js';
+import { LockService, Locked, RedisLockModule } from '../../lib/index.js';
 import { CapturedLogs } from '../support/lock-app.js';
 import { useOwnRedis } from '../support/redis.js';
 
@@ -44,5 +44,23 @@ describe('a multi-key @Locked call whose release fails', () => {
     const warnings = () => logs.lines.filter((line) => line.level === 'warn').map((line) => line.message);
     await expect.poll(warnings).toHaveLength(1);
     expect(warnings()[0]).toMatch(/^Release of the lock of keys "acct-a:7", "acct-b:7", "acct-c:7" and 2 more failed \(.*Connection is closed.*\); its lease will expire on its own\.$/);
+  });
+
+  it('is warned of naming the lock of keys when using() took them', async () => {
+    const logs = new CapturedLogs();
+    client = new Redis(own.url());
+    moduleRef = await Test.createTestingModule({ imports: [RedisLockModule.forRoot({ redis: client, shutdownTimeout: '100ms' })] })
+      .setLogger(logs)
+      .compile();
+    await moduleRef.init();
+    const done = await moduleRef.get(LockService).using(['u-e', 'u-d', 'u-c', 'u-b', 'u-a'], async () => {
+      client!.disconnect();
+      return 'done';
+    });
+    expect(done).toBe('done');
+    const warnings = () => logs.lines.filter((line) => line.level === 'warn').map((line) => line.message);
+    await expect.poll(warnings).toHaveLength(1);
+    // Failed with: Release of lock "u-a" failed (The release of lock "u-e" was not answered ...)
+    expect(warnings()[0]).toMatch(/^Release of the lock of keys "u-a", "u-b", "u-c" and 2 more failed \(.*\); its lease will expire on its own\.$/);
   });
 });

@@ -54,6 +54,7 @@ import type { MultiKeyLock } from '../../interfaces/lock.interface.js';
 import { acquireAll, tryAcquireAll } from '../multi-key/acquire-all.js';
 import { canonicalKeys } from '../multi-key/canonical-keys.js';
 import { MultiLock } from '../multi-key/multi-key-lock.js';
+import { shownLock } from '../multi-key/shown-lock.js';
 import { LockUpgradeError } from '../../errors/lock-upgrade.error.js';
 import { isRead } from '../rwlock/read-keys.js';
 import { isReadMode } from '../rwlock/lock-mode.js';
@@ -639,7 +640,7 @@ export class LockManager implements LockOwner, LockRunner {
       return refuseGenerator(await this.runInChain(lock, () => fn(lock as never)), where);
     } finally {
       await lock.release().catch((error: unknown) => {
-        this.logger.warn(`Release of lock ${quoteKey(lock.key)} failed (${(error as Error).message}); its lease will expire on its own.`);
+        this.logger.warn(`Release of ${shownLock(lock)} failed (${(error as Error).message}); its lease will expire on its own.`);
       });
     }
   }
