@@ -3,7 +3,7 @@ import { NoFencingTokenError, type Lock } from '../../lib/index.js';
 import { useBothStores } from '../support/both-stores.js';
 
 /**
- * Found by review (forty-first session). `current()` returns the lock itself for a fenced lock, so
+ * Found by review (forty-second session). `current()` returns the lock itself for a fenced lock, so
  * every call gives the same object. For a lock taken with `fencing: false` it returns a view whose
  * `fencingToken` throws (`current()` is typed `Lock`), and it made a new view on every call:
  * `current('k') === current('k')` was false, state kept for the lock in a WeakMap or Set (a

@@ -7,7 +7,7 @@ import { useOwnRedis } from '../support/redis.js';
 import { COMMANDS } from '../../lib/core/stores/redis/lock-lua.js';
 
 /**
- * Found by review (forty-first session). `extend()` whose renewal the client failed (a refused
+ * Found by review (forty-second session). `extend()` whose renewal the client failed (a refused
  * command, a connection closed) rejected with "could not be extended (...); it is still held until
  * its lease deadline", also when the holder had released the lock while the extension was on its
  * way and Redis had confirmed that release: the message told the caller to count on a lock that

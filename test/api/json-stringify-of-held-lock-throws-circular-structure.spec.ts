@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { useBothStores } from '../support/both-stores.js';
 
 /**
- * Found by review (forty-first session). `JSON.stringify(lock)` of any held lock threw "Converting
+ * Found by review (forty-second session). `JSON.stringify(lock)` of any held lock threw "Converting
  * circular structure to JSON" (the lock refers to its manager, which refers to its locks): an
  * application that logged a lock with a JSON logger (`logger.log({ lock })`, pino's
  * `log.info({ lock })`) crashed the request that did. A lock now serialises as a summary: its key

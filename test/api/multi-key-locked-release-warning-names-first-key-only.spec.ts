@@ -19,7 +19,7 @@ class Transfers {
 }
 
 /**
- * Found by review (forty-first session). The warning for a release that failed named the lock by
+ * Found by review (forty-second session). The warning for a release that failed named the lock by
  * its `key`: for a multi-key `@Locked` call, the first of its keys alone (`Release of lock
  * "acct-a:7" failed (The release of lock "acct-e:7" was not answered ...)`), a lock the caller
  * never took on its own, while the part that failed may be another. It now names the lock of

@@ -3,7 +3,7 @@ import { InvalidLockOptionsError, Locked } from '../../lib/index.js';
 import { useBothStores } from '../support/both-stores.js';
 
 /**
- * Found by review (forty-first session). An array given where a lock call takes its options
+ * Found by review (forty-second session). An array given where a lock call takes its options
  * (`acquire('k', [1])`, keys meant for the first argument, or an argument list spread once too
  * few) was read as an options object whose option names are its indexes: refused as
  * `acquire("k"): Option "0" must be left out: it is no option of a lock call ...`, an option the
