@@ -18,7 +18,7 @@ import type { Renewable, RenewalScheduler } from './renewal-scheduler.js';
 import { LAST_ATTEMPT_GRACE_MS } from './waiter-timing.js';
 import { ReleaseInFlight } from './release-in-flight.js';
 import { storeFailure } from './store-failure.js';
-import { lockSummary, type LockSummary } from './lock-summary.js';
+import { lockSummary, type LockSummary, INSPECT } from './lock-summary.js';
 
 /** What a held lock needs from the manager that created it. */
 export interface LockOwner {
@@ -708,6 +708,11 @@ export class HeldLock implements Lock, Renewable, Expiring {
   /** What `JSON.stringify()` gives (a JSON logger handed the lock): see `LockSummary`. */
   toJSON(): LockSummary {
     return lockSummary(this);
+  }
+
+  /** What `console.log()` and `util.inspect()` print: the summary `toJSON()` gives. */
+  [INSPECT](): LockSummary {
+    return this.toJSON();
   }
 }
 

@@ -24,6 +24,13 @@ export interface MultiKeyLockSummary {
   readonly fencingTokens?: Record<string, number>;
 }
 
+/**
+ * The key `util.inspect()` (`console.log`, Nest's ConsoleLogger) asks an object for how to print
+ * it: a lock prints its summary, not the engine behind it with the owner token. Node's registered
+ * symbol, so that no `node:util` is imported for it.
+ */
+export const INSPECT = Symbol.for('nodejs.util.inspect.custom');
+
 export function lockSummary(lock: Lock): LockSummary {
   return { key: shownKey(lock.key), held: lock.held, fencingToken: lock.fencingToken };
 }

@@ -4,7 +4,7 @@ import { RedisLockError } from '../../errors/redis-lock.error.js';
 import type { Lock } from '../../interfaces/lock.interface.js';
 import { InvalidLockOptionsError } from '../../errors/invalid-lock-options.error.js';
 import type { LockTiming } from '../options/lock-options.js';
-import { lockSummary, type LockSummary } from './lock-summary.js';
+import { lockSummary, type LockSummary, INSPECT } from './lock-summary.js';
 
 /**
  * The handle a nested acquisition gets when its call chain already holds the key. It shares
@@ -63,6 +63,11 @@ export class ReentrantLock implements Lock {
   /** What `JSON.stringify()` gives (a JSON logger handed the lock): see `LockSummary`. */
   toJSON(): LockSummary {
     return lockSummary(this);
+  }
+
+  /** What `console.log()` and `util.inspect()` print: the summary `toJSON()` gives. */
+  [INSPECT](): LockSummary {
+    return this.toJSON();
   }
 }
 

@@ -4,7 +4,7 @@ import { followSignal } from '../engine/follow-signal.js';
 import { LockLostError } from '../../errors/lock-lost.error.js';
 import { InvalidLockOptionsError } from '../../errors/invalid-lock-options.error.js';
 import { shownKeys } from '../keys/shown-keys.js';
-import { multiKeyLockSummary, type MultiKeyLockSummary } from '../engine/lock-summary.js';
+import { multiKeyLockSummary, type MultiKeyLockSummary, INSPECT } from '../engine/lock-summary.js';
 import { HeldLock } from '../engine/held-lock.js';
 import { publishMultiKeyLock } from '../engine/lock-diagnostics.js';
 import type { Clock } from '../time/clock.js';
@@ -157,6 +157,11 @@ export class MultiLock implements MultiKeyLock {
   /** What `JSON.stringify()` gives (a JSON logger handed the lock): see `LockSummary`. */
   toJSON(): MultiKeyLockSummary {
     return multiKeyLockSummary(this);
+  }
+
+  /** What `console.log()` and `util.inspect()` print: the summary `toJSON()` gives. */
+  [INSPECT](): MultiKeyLockSummary {
+    return this.toJSON();
   }
 }
 
