@@ -205,6 +205,8 @@ export class HeldLock implements Lock, Renewable, Expiring {
     }
     this.ttl = lease;
     const renewed = await this.unlessEnded(this.owner.store.renew(this.names.lock, this.token, lease, this.fencingToken)).catch((error: unknown) => {
+      // The lock's end came first (see `unlessEnded`): its error says so, and why, already.
+      if (error === this.extensionsEndedBy) throw error;
       // Released (or lost) while the renewal was on its way: that, not "still held", is what holds now.
       this.assertHeld(true);
       throw storeFailure(error, `Lock ${quoteKey(this.key)} could not be extended`, '; it is still held until its lease deadline');
@@ -232,6 +234,8 @@ export class HeldLock implements Lock, Renewable, Expiring {
 
   /** The `extend()` calls waiting for a reply, told when the lock ends first (see `unlessEnded`). */
   private extensions?: Set<(error: Error) => void>;
+  /** What they were told. */
+  private extensionsEndedBy?: Error;
 
   /**
    * `reply`, or the lock's end if it comes first (lost: its `LockLostError`; a release Redis did
@@ -590,6 +594,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
 
   private endExtensions(error: Error): void {
     if (this.extensions === undefined) return;
+    this.extensionsEndedBy = error;
     for (const ended of this.extensions) ended(error);
     this.extensions.clear();
   }
