@@ -152,20 +152,53 @@ local function renew_guards(key, token, ttl)
   end
   return true
 end
+-- A semaphore permit found missing (evicted, deleted: its holder is told it lost the lock) whose
+-- entry is still in the holders hash: its permits stay counted until a count looks at it, after
+-- its known deadline (its old lease). \`sure\`: the key was declared, and missing is Redis' word:
+-- the entry goes now, as a count would drop it (the hash and the due set too when it was the last
+-- holder and nobody is queued), so that the fast paths count right and the last release leaves
+-- nothing. Not sure (an undeclared key of a batch on a Cluster master, whose slot may be
+-- migrating), or a write refused (a replica, a full maxmemory), it is made due: the next count
+-- looks at its permit. pcall: the hash may not be served here.
+local function write_refused(reply) return type(reply) == 'table' and reply.err ~= nil end
+local function forget_permit(base, token, sure)
+  local holders, due = base .. ':holders', base .. ':due'
+  local entry = redis.pcall('HGET', holders, token)
+  if type(entry) ~= 'string' then return end
+  if sure then
+    local counts = redis.call('HMGET', holders, ':used', ':queued')
+    local left = tonumber(counts[1] or '0') - tonumber(string.match(entry, '^(%d+)') or '0')
+    if left <= 0 and not counts[2] then
+      if not write_refused(redis.pcall('DEL', holders)) then
+        redis.pcall('DEL', due)
+        return
+      end
+    elseif not write_refused(redis.pcall('HSET', holders, ':used', math.max(left, 0))) then
+      redis.call('HDEL', holders, token)
+      redis.pcall('ZREM', due, token)
+      return
+    end
+  end
+  redis.pcall('ZADD', due, 'XX', 0, token)
+end
 -- A semaphore's holder alone has no permit key: the field '!<token>' of the holders hash is its
 -- permit, and the hash's expiry its lease (see LONE in semaphore/semaphore-lua.ts). Asked to renew
 -- a permit key that is missing, this renews the hash when it has the token's field (the PEXPIRE
--- reply), else answers nil. A mutex's key ends in '}': one byte comparison. pcall: the hash may be
+-- reply), else answers nil (and forgets the permit of a holder in the full layout, see
+-- forget_permit). A mutex's key ends in '}': one byte comparison. pcall: the hash may be
 -- of another type (nothing of ours), or not served here during a slot migration.
-local function renew_alone(key, token, ttl)
+local function renew_alone(key, token, ttl, sure)
   if string.byte(key, -1) == 125 then return nil end
   local cut = #key - #token - 8
   if cut < 1 or string.sub(key, cut + 1) ~= ':permit:' .. token then return nil end
-  local holders = string.sub(key, 1, cut) .. ':holders'
+  local base = string.sub(key, 1, cut)
   -- HGET, not HEXISTS: the least-privilege ACL (docs/deployment.md) allows it already.
-  local field = redis.pcall('HGET', holders, '!' .. token)
-  if type(field) ~= 'string' then return nil end
-  return redis.call('PEXPIRE', holders, ttl)
+  local field = redis.pcall('HGET', base .. ':holders', '!' .. token)
+  if type(field) ~= 'string' then
+    forget_permit(base, token, sure)
+    return nil
+  end
+  return redis.call('PEXPIRE', base .. ':holders', ttl)
 end
 `;
 
@@ -177,7 +210,7 @@ if owner == ARGV[1] then
   return redis.call('PEXPIRE', KEYS[1], ARGV[2])
 end
 if not owner then
-  local alone = renew_alone(KEYS[1], ARGV[1], ARGV[2])
+  local alone = renew_alone(KEYS[1], ARGV[1], ARGV[2], true)
   if alone then return alone end
 end
 return on_replica() or (owner and 0 or 2)
@@ -208,7 +241,7 @@ local function renew_all(n, key, offset, guarded)
       owner = redis.call('GET', key(i))
     end
     local alone
-    if not owner then alone = renew_alone(key(i), ARGV[offset + 2 * i - 1], ARGV[offset + 2 * i]) end
+    if not owner then alone = renew_alone(key(i), ARGV[offset + 2 * i - 1], ARGV[offset + 2 * i], not guarded or i == 1) end
     if alone then
       results[i] = alone
     elseif (type(owner) == 'table' and owner.err) or (guarded and i > 1 and not owner) then
