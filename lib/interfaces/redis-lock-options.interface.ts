@@ -80,8 +80,12 @@ export interface RedisLockModuleOptions extends LockTimingOptions, FairnessOptio
    * Where Redis is. See {@link RedisConnection} for who owns the connection. An array of
    * independent masters (3 or 5, not replicas of each other) selects quorum mode: a lock is
    * held when a majority of them granted it (the Redlock algorithm). Any number from 3 is
-   * accepted; an even one buys nothing (4 masters need 3, and stand one down, as 3 do). An array
-   * of one connection is that connection, as if given alone.
+   * accepted; an even one buys nothing (4 masters need 3, and stand one down, as 3 do). An entry
+   * may be Sentinel options or a Cluster client, one vote each: a failover there may lose grants,
+   * as a master restarted empty does, and the fencing counters it rolls back are set to the
+   * acquiring instance's clock, as lost ones are (quorum tokens are about that clock in
+   * milliseconds; see "Fencing in quorum mode" in docs/deployment.md). An array of one
+   * connection is that connection, as if given alone.
    */
   redis: RedisConnection | RedisConnection[];
   /**

@@ -517,8 +517,9 @@ export class JobLockOrchestrator implements OnModuleDestroy {
     // quorum mode the acquiring instance's), so there the first claim of a lease nobody held looks
     // like a take-over: a late one skips its tick (a decision, see
     // test/jobs/first-owner-claim-late-skips-once.spec.ts).
-    // In quorum mode a re-claim by the last holder can look like one too: the split votes of
-    // others' attempts since it lost the lease raise the masters' counters, nobody having held it.
+    // In quorum mode a re-claim by the last holder looks like one too: the masters set a counter
+    // below the acquiring instance's clock to it, so the token is about that clock, not the last
+    // one plus 1 (as after split votes of others' attempts, which raise the counters).
     const takenOver = lease.fencingToken > 1 && this.ownTokens.get(key) !== lease.fencingToken - 1;
     this.ownTokens.set(key, lease.fencingToken);
     // Late is counted to when the grant's reply was read, which Redis' grant came before: a pause

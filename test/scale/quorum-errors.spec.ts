@@ -42,10 +42,12 @@ describe('what a quorum acquisition that did not take the lock says', () => {
     }
     const urls = servers.map((s, i) => (i === 0 ? s.url : s.url.replace('redis://', `redis://${user}:pw@`)));
     const { locks } = await app({}, urls);
-    // The counters differ on every node: they grant 6, 2 and 3 (counters they have: a new one's
-    // seed would need the SET), no majority holds a token, so it must be written back.
-    await admin(0, (node) => node.set('lock:{rq:floor}:fence', 5));
-    for (const i of [1, 2]) await admin(i, (node) => node.set('lock:{rq:floor}:fence', i));
+    // The counters differ on every node: they grant ahead + 6, + 2 and + 3 (counters they have,
+    // above the clock: a new one, or one below the seed, would need the SET), no majority holds a
+    // token, so it must be written back.
+    const ahead = Date.now() + 1_000_000;
+    await admin(0, (node) => node.set('lock:{rq:floor}:fence', ahead + 5));
+    for (const i of [1, 2]) await admin(i, (node) => node.set('lock:{rq:floor}:fence', ahead + i));
     const outcome = await locks.tryAcquire('rq:floor').then(
       (lock) => (lock === null ? 'null' : 'acquired'),
       (error: unknown) => error,
@@ -67,8 +69,10 @@ describe('what a quorum acquisition that did not take the lock says', () => {
     }
     const urls = servers.map((s, i) => (i === 0 ? s.url : s.url.replace('redis://', `redis://${user}:pw@`)));
     const { locks } = await app({}, urls);
-    await admin(0, (node) => node.set('lock:{rq:floor2}:fence', 5));
-    for (const i of [1, 2]) await admin(i, (node) => node.set('lock:{rq:floor2}:fence', 1));
+    // Above the clock, as in the test before.
+    const ahead = Date.now() + 1_000_000;
+    await admin(0, (node) => node.set('lock:{rq:floor2}:fence', ahead + 5));
+    for (const i of [1, 2]) await admin(i, (node) => node.set('lock:{rq:floor2}:fence', ahead + 1));
     // Node 2 (a minority) still has a key of someone else's (a leftover, say).
     await admin(2, (node) => node.set('lock:{rq:floor2}', 'someone-else', 'PX', 30_000));
     const { LockNotAcquiredError } = await import('../../lib/index.js');

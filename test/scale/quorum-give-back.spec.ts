@@ -35,10 +35,12 @@ describe('quorum mode: what a call that gave up may have taken, and a release no
 
   it('an acquire given up while one master (a minority) hangs does not leave the lock held by nobody', { timeout: 30_000 }, async () => {
     const holder = await app({ ttl: 20_000 });
-    // The counters of nodes 0 and 1 differ, so their grants hold no common token.
+    // The counters of nodes 0 and 1 differ, so their grants hold no common token (above the
+    // clock, which the acquisition's seed would raise both to).
+    const ahead = Date.now() + 1_000_000;
     for (const i of [0, 1]) {
       const admin = new Redis(servers[i]!.url);
-      await admin.set('lock:{rq:late}:fence', 5 + i);
+      await admin.set('lock:{rq:late}:fence', ahead + i);
       admin.disconnect();
     }
     servers[2]!.pause();

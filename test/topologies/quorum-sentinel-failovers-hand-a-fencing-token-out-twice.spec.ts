@@ -11,12 +11,14 @@ const REPLICATOR = 'replicator';
  * Found by review (forty-second session). Quorum mode accepts Sentinel options as a master
  * (`{ sentinels, name }`), and `waitForReplicas` is refused there, so a failover of such a master
  * to a replica that had not received the last acquisition rolls that master's fencing counter
- * back, the counter still present: the clock seed of `QUORUM_ACQUIRE` starts only a counter that
- * is missing. Two such failovers (each master's replica lagging, its link to its master cut
- * here, then a real `SENTINEL FAILOVER`) make a majority of counters one below the token handed
- * out, and the next acquisition gets the same token while the first holder still holds its lock
- * on the third master: two holders, one token, which no fenced resource can tell apart.
- * docs/guarantees.md said persistence keeps the tokens increasing; it does not across a failover.
+ * back, the counter still present. The clock seed of `QUORUM_ACQUIRE` started only a counter
+ * that was missing: two such failovers (each master's replica lagging, its link to its master cut
+ * here, then a real `SENTINEL FAILOVER`) made a majority of counters one below the token handed
+ * out, and the next acquisition got the same token while the first holder still held its lock
+ * on the third master: two holders, one token, which no fenced resource can tell apart. A
+ * counter below the seed is now raised to it as a missing one is started there, so the rolled-back
+ * majority hands out a token above the first holder's (within the clock's bound,
+ * docs/redis-data.md).
  */
 describe('quorum mode over Sentinel-managed masters whose replicas lag', () => {
   const deployments: SentinelDeployment[] = [];
@@ -87,7 +89,7 @@ describe('quorum mode over Sentinel-managed masters whose replicas lag', () => {
     await expect.poll(() => onPort(replica, (node) => node.role().then(([role]) => role)), { timeout: 30_000 }).toBe('master');
   }
 
-  it('hands the same fencing token to a second holder after both groups fail over', { timeout: 120_000 }, async () => {
+  it('hands a second holder a fencing token above the first holder\'s after both groups fail over', { timeout: 120_000 }, async () => {
     const groups = await Promise.all(deployments.map(rolesOf));
     const entries = [...deployments.map(({ sentinels, name }) => ({ sentinels, name, failoverDetector: true })), third.url];
     // A long lease: the first holder keeps its copy on the third master while the failovers run.
@@ -109,7 +111,7 @@ describe('quorum mode over Sentinel-managed masters whose replicas lag', () => {
       // Each replica falls behind: what its master answers from now on is not applied there.
       for (const group of groups) await cutReplication(group);
       const held = await first.locks.acquire('q:failover');
-      expect(held.fencingToken).toBe(before + 1);
+      expect(held.fencingToken).toBeGreaterThan(before);
       for (const group of groups) {
         // The round ends on a majority's grants: a master's may land a moment later.
         await expect.poll(() => onPort(group.master, (node) => node.get(FENCE))).toBe(String(held.fencingToken));
@@ -124,9 +126,10 @@ describe('quorum mode over Sentinel-managed masters whose replicas lag', () => {
       second = await createLockApp(options);
       const rival = await second.locks.tryAcquire('q:failover');
       expect(rival).not.toBeNull();
-      // The rival's token is the first holder's, and both hold the lock.
+      // Both hold the lock (the failovers lost the first one's grants), but a fenced resource
+      // refuses the first holder once it saw the rival's token.
       expect(held.held).toBe(true);
-      expect(rival!.fencingToken).toBe(held.fencingToken);
+      expect(rival!.fencingToken).toBeGreaterThan(held.fencingToken);
       await rival!.release();
       await held.release().catch(() => undefined);
     } finally {

@@ -19,12 +19,16 @@ import { ON_REPLICA } from '../redis/replica-lua.js';
  * otherwise may be a token a holder had since (written back here while the copy sat), and a
  * majority agreeing on it would hand that token out again.
  *
- * A counter `INCR` creates (the key's first lock, or a counter this master lost) starts at the
- * seed, not at 1: the acquiring instance's clock, one value per acquisition, sent to every master
- * (their own clocks differ, and a new key's masters would then never agree on a token, which
- * costs the round that writes it back). A master that lost its counter, shared by the next
- * majority with one that missed the last acquisitions, then still hands out a token above the
- * ones before (see `NEXT_FENCING`, `../redis/fence-lua.ts`, for the bound).
+ * A counter below the seed after its `INCR` is set to the seed: the acquiring instance's clock,
+ * one value per acquisition, sent to every master (their own clocks differ, and a new key's
+ * masters would then never agree on a token, which costs the round that writes it back). That
+ * starts a counter `INCR` creates (the key's first lock, or a counter this master lost) at the
+ * clock rather than at 1, and it raises a counter rolled back (a failover of a Sentinel group or
+ * a Cluster entry to a replica that missed the last acquisitions, an older snapshot restored) as
+ * if it had been lost: a majority of lost or rolled-back counters then still hands out a token
+ * above the ones before (see `NEXT_FENCING`, `../redis/fence-lua.ts`, for the bound). A key
+ * taken more than once in a millisecond, or after an instance whose clock runs ahead, counts on
+ * from its counter, the seed left out.
  */
 export const QUORUM_ACQUIRE = `
 if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
@@ -34,9 +38,10 @@ end
 if ARGV[3] == '-' then return 0 end
 local fence = KEYS[1] .. '${LOCK_KEY_SUFFIXES.fence}'
 local fencing = redis.call('INCR', fence)
-if fencing == 1 then
+local seed = tonumber(ARGV[4])
+if fencing < seed then
   redis.call('SET', fence, ARGV[4])
-  fencing = tonumber(ARGV[4])
+  fencing = seed
 end
 if ARGV[3] ~= '0' then redis.call('PEXPIRE', fence, ARGV[3]) end
 return fencing

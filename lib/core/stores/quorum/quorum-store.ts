@@ -32,10 +32,10 @@ import { setImmediate } from '../../time/real-timers.js';
  * granting nodes is written back to every node, and a majority must confirm it before the lock is
  * handed out. A renewal that finds a node restarted empty puts the lock and the
  * counter back there. A node that loses its counter between two acquisitions of a key, with
- * no renewal in between to restore it, starts it again at the acquiring instance's clock (the
- * seed of `QUORUM_ACQUIRE`), above the tokens before within the bound docs/redis-data.md gives;
- * a counter rolled back instead (an older snapshot) can still let a later majority hand out a
- * lower token: counters need persistence (`appendfsync always`) where fencing must survive that.
+ * no renewal in between to restore it, or has it rolled back (a failover of a Sentinel group or
+ * a Cluster entry to a replica that missed the last acquisitions, an older snapshot), has it set
+ * to the acquiring instance's clock (the seed of `QUORUM_ACQUIRE`, which raises any counter
+ * below it), above the tokens before within the bound docs/redis-data.md gives.
  */
 /** How many missed releases are kept for shutdown, by master: the newest this many at least, twice as many at most (see `RecentMap`). */
 const MAX_MISSED = 10_000;
@@ -93,8 +93,8 @@ export class QuorumStore implements LockStore {
       if (--acquiring.rounds === 0) this.acquiring.delete(token);
     };
     // One seed for every master: a new key's counters start equal, and nothing is written back.
-    // At least 1: the script knows a new counter by its INCR answering 1, and 0 means no token
-    // (a clock at 0 or before, as a test's fake timers may set it, would go back from there).
+    // At least 1, as every token is (0 means no token): a clock at 0 or before, as a test's fake
+    // timers may set it, raises no counter, which then counts on from where it is.
     const seed = Math.max(1, Date.now());
     const replies: Promise<AcquireReply>[] = [];
     const question = (node: LockScripts, index: number) => (replies[index] = node.quorumAcquire(keys.lock, token, ttl, unfenced, seed, resent(node)));
