@@ -24,6 +24,7 @@ import { ManualClock } from '../../lib/testing/manual-clock.js';
 import { knownDefect } from './known-defects.js';
 import { dataLossGrantProbe } from './data-loss-grant-probe.js';
 import { InnerWaitProbe } from './inner-wait-probe.js';
+import { tickStallProbe } from './tick-stall-probe.js';
 
 export const KEY_PREFIX = 'lock:';
 export const SEMAPHORE_LIMIT = 2;
@@ -123,6 +124,8 @@ export class Instance implements SimNode {
   readonly calls = new Set<CallRecord>();
   /** Its job methods, as its cron calls them (plans with jobs). */
   simJobs?: SimJobs;
+  /** When its cron first called the tick job: the engine watches for stalls from then on. */
+  firstTickAt?: number;
   maxOffset = 0;
   closing?: Promise<void>;
 
@@ -577,6 +580,13 @@ export class World implements FaultDecider {
 
     if (this.plan.jobs) {
       await this.jobClaimProbe(check, stop);
+      if (this.violation) return;
+    }
+
+    // A tick run by an owner that then stopped, missed by an instance stalled as it fell due
+    // (plans with jobs but no leader: the leader probes below keep their runs; see tickStallProbe).
+    if (this.plan.jobs && !this.plan.leader) {
+      await tickStallProbe(this, check, stop);
       if (this.violation) return;
     }
 
@@ -1405,6 +1415,7 @@ export class World implements FaultDecider {
         instance.clock.setTimer(() => {
           if (!instance.alive || this.scheduler.now >= FAULT_HORIZON_MS) return;
           const late = this.scheduler.now > k * TICK_MS;
+          instance.firstTickAt ??= this.scheduler.now;
           void jobs.tick(k, late).catch((error: unknown) => this.trace(instance, `tick ${k} failed: ${(error as Error).message}`));
           tick(Math.floor(this.scheduler.now / TICK_MS) + 1);
         }, k * TICK_MS - this.scheduler.now);
@@ -1763,8 +1774,14 @@ export class World implements FaultDecider {
     const beforeRestart = lease instanceof HeldLock && this.restarts.some((at) => (lease as unknown as { acquiredAt: number }).acquiredAt - instance.clock.offset <= at + CLOCK_OFFSET_RANGE.max);
     const earlier = this.ticks.get(k);
     this.trace(instance, `tick ${k} runs${late ? ' late (its instance was paused when it fell due)' : ''}${lease instanceof HeldLock ? ` (lease ${lease.token} #${lease.fencingToken})` : ''}`);
-    // A tick fired late by a pause is the documented exception: a paused instance acts when it wakes.
-    if (late) return;
+    // A tick fired late by a pause is the documented exception when its instance owned the lease
+    // as the tick fell due: a paused owner acts when it wakes. One whose claim took the lease only
+    // then is judged as any: the claim counts from the pause's start (the engine's stall watch),
+    // so a tick the owner ran meanwhile, before it lost its lease, does not run again. Unless
+    // the pause began before the instance's first tick: the watch starts with the job's first call.
+    const claimedAt = lease instanceof HeldLock ? (lease as unknown as { acquiredAt: number }).acquiredAt - instance.clock.offset : undefined;
+    const watched = instance.firstTickAt !== undefined && instance.firstTickAt <= k * TICK_MS;
+    if (late && (claimedAt === undefined || claimedAt <= k * TICK_MS || !watched)) return;
     if (earlier !== undefined && !beforeRestart && !earlier.beforeRestart) {
       this.violate(instance, 'each scheduled tick of an @OnOneInstance job runs at most once', `tick ${k} ran on ${earlier.instance.name} at ${earlier.at} ms and again on ${instance.name}`);
     }
