@@ -31,6 +31,8 @@ export interface FaultDecider {
   neverAnswered?(node: SimNode, op: string, token: string | undefined): void;
   /** The store answered an attempt of `token` with busy. */
   busy(token: string): void;
+  /** Whether the store holds data of another kind under `lockKey` (a hash where the lock's string goes): its scripts are refused. */
+  foreignData?(lockKey: string): boolean;
   /** A record to fill for an acquire attempt of `node` on `lockKey`, when that key's attempts are watched (see `AttemptRecord`). */
   watchAttempt?(node: SimNode, lockKey: string): AttemptRecord | undefined;
 }
@@ -58,6 +60,13 @@ const GIVE_BACKS = new Set(['release', 'leave', 'semaphore.release', 'semaphore.
 export class ConnectionLostError extends Error {
   constructor(op: string) {
     super(`connection lost (simulated) during ${op}`);
+  }
+}
+
+/** Redis' refusal of a script that touches a key holding another type (Redis 7's text). */
+export class WrongTypeError extends Error {
+  constructor() {
+    super('WRONGTYPE Operation against a key holding the wrong kind of value script: acquire');
   }
 }
 
@@ -182,7 +191,7 @@ export class Network {
       acquire: (...args) => {
         const watched = this.faults.watchAttempt?.(node, args[0].lock);
         if (watched !== undefined) watched.sentAt = this.scheduler.now;
-        return call('acquire', () => store.acquire(...args), args[1] as string, watched);
+        return call('acquire', () => (this.faults.foreignData?.(args[0].lock) === true ? Promise.reject(new WrongTypeError()) : store.acquire(...args)), args[1] as string, watched);
       },
       renew: (...args) => call('renew', () => store.renew(...args), args[1] as string),
       renewBatch: (requests: RenewalRequest[]): RenewalPart[] => [

@@ -25,6 +25,7 @@ import { knownDefect } from './known-defects.js';
 import { dataLossGrantProbe } from './data-loss-grant-probe.js';
 import { InnerWaitProbe } from './inner-wait-probe.js';
 import { tickStallProbe } from './tick-stall-probe.js';
+import { foreignDataProbe } from './foreign-data-probe.js';
 
 export const KEY_PREFIX = 'lock:';
 export const SEMAPHORE_LIMIT = 2;
@@ -335,6 +336,19 @@ export class World implements FaultDecider {
     this.lastBusyAt.set(token, this.scheduler.now);
   }
 
+  /** Keys under which the store holds data of another kind (see `foreignDataProbe`), with the attempts it refused. */
+  readonly foreignKeys = new Map<string, number>();
+
+  foreignData(lockKey: string): boolean {
+    for (const [key, refused] of this.foreignKeys) {
+      if (lockKey.endsWith(`{${key}}`)) {
+        this.foreignKeys.set(key, refused + 1);
+        return true;
+      }
+    }
+    return false;
+  }
+
   /** When each instance first sent a command whose reply never came (a frozen connection). */
   private readonly neverAnsweredAt = new Map<SimNode, number>();
   /** The extend workload's `extend()` calls not settled yet, with the lock each one is for. */
@@ -587,6 +601,9 @@ export class World implements FaultDecider {
     // (plans with jobs but no leader: the leader probes below keep their runs; see tickStallProbe).
     if (this.plan.jobs && !this.plan.leader) {
       await tickStallProbe(this, check, stop);
+      if (this.violation) return;
+      // In the plans whose runs that probe changes anyway: the others' stay what they were.
+      await foreignDataProbe(this, check, stop);
       if (this.violation) return;
     }
 
