@@ -26,6 +26,7 @@ import { dataLossGrantProbe } from './data-loss-grant-probe.js';
 import { InnerWaitProbe } from './inner-wait-probe.js';
 import { tickStallProbe } from './tick-stall-probe.js';
 import { foreignDataProbe } from './foreign-data-probe.js';
+import { multiKeyGiveBackProbe } from './multi-key-give-back-probe.js';
 
 export const KEY_PREFIX = 'lock:';
 export const SEMAPHORE_LIMIT = 2;
@@ -336,6 +337,15 @@ export class World implements FaultDecider {
     this.lastBusyAt.set(token, this.scheduler.now);
   }
 
+  /**
+   * Freezes `instance`'s connection from now until `to`: its commands reach the store and their
+   * replies never come, as a network cut that resets nothing leaves them (a probe's, drawn from nothing).
+   */
+  freezeConnection(instance: Instance, to: number): void {
+    this.windows.push({ kind: 'reply-lost-after', instance: instance.index, from: this.scheduler.now, to, amount: 0, frozen: { hold: 0, never: true, everyone: false } });
+    this.trace(instance, `its connection freezes until ${to} ms`);
+  }
+
   /** Keys under which the store holds data of another kind (see `foreignDataProbe`), with the attempts it refused. */
   readonly foreignKeys = new Map<string, number>();
 
@@ -604,6 +614,8 @@ export class World implements FaultDecider {
       if (this.violation) return;
       // In the plans whose runs that probe changes anyway: the others' stay what they were.
       await foreignDataProbe(this, check, stop);
+      if (this.violation) return;
+      await multiKeyGiveBackProbe(this, check, stop);
       if (this.violation) return;
     }
 
