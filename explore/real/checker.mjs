@@ -192,6 +192,7 @@ export function check(history) {
       case 'busy-poll':
         if (event.gaveBack > 0) busyPollsGivingBack.set(event.p, [...(busyPollsGivingBack.get(event.p) ?? []), event]);
         break;
+      case 'handed-send':
       case 'silence':
         if (!silences.has(event.p)) silences.set(event.p, []);
         silences.get(event.p).push(event);
@@ -881,13 +882,22 @@ function checkCloseSilentMaster({ closing, closed, silences, freezes, faults, se
  * fencing raises owed to a silent master dropped, a release round that ends after the close owing
  * nothing. A master that answers again after its worker's close (`--handed` keeps the clients
  * open then) may be sent nothing: its `comeback` (worker.mjs's wrap of `answersAgain`) counts the
- * releases it was sent and the floors owed to it, both 0 once the close ran.
+ * releases it was sent and the floors owed to it, both 0 once the close ran. One server
+ * (`--handed --target single`): docs/configuration.md, the same of a client handed in; each command
+ * the closed application sends on it is a `handed-send` (worker.mjs wraps its `sendCommand`).
  */
 function checkSentAfterClose({ closed, silences, violate }) {
   for (const [p, events] of silences) {
     const end = closed.get(p);
     if (end === undefined) continue;
     for (const e of events) {
+      // Not an EVAL: the driver's NOSCRIPT retry of a script sent before the close (a server
+      // that restarted empty answers it after), which still goes out on the handed client: a
+      // finding of its own (docs/explorer.md), not the engine's give-back this rule is for.
+      if (e.ev === 'handed-send' && e.t > end && e.command !== 'eval') {
+        violate('sent-after-close', `${p}'s closed application (closed at ${fmt(end)}) sent ${e.command} at ${fmt(e.t)} on the client it was handed`, e.t);
+        break;
+      }
       if (e.what !== 'comeback' || e.t <= end || (e.releases ?? 0) + (e.floors ?? 0) === 0) continue;
       violate('sent-after-close', `${p}'s closed application (closed at ${fmt(end)}) sent master ${e.node}, answering again at ${fmt(e.t)}, ${e.releases} release(s) and owed it ${e.floors} fencing raise(s)`, e.t);
       break;

@@ -1,4 +1,4 @@
-// npm run explore:real -- [--schedules N] [--seed X] [--target single|cluster|quorum] [--workload W] [--driver ioredis|node-redis] [--placement L,O] [--migrate] [--silence [--silent-close [--handed]]] [--latency] [--deletes] [--drop-messages] [--freeze] [--verbose] [--trace]
+// npm run explore:real -- [--schedules N] [--seed X] [--target single|cluster|quorum] [--workload W] [--driver ioredis|node-redis] [--placement L,O] [--migrate] [--silence [--silent-close [--handed]]] [--handed --target single] [--latency] [--deletes] [--drop-messages] [--freeze] [--verbose] [--trace]
 // Runs N seeded fault schedules (seeds X, X+1, ...; X random unless given) against a real
 // redis-server and a 3-master Redis Cluster with real worker processes, checks every history,
 // and prints a summary. `--seed X` alone replays that one schedule (`--trace` prints its whole
@@ -17,6 +17,8 @@
 // 1.5 s before it), their shutdownTimeout 3 s: a close must not wait for it (close-waits-silent-master).
 // `--handed` (with --silent-close): the workers hand the module clients of their own, open past the
 // close until that master answered again: the closed application must send nothing (sent-after-close).
+// `--handed --target single`: the same on one server, frozen from 1.5 s before the workers' close
+// until every worker closed.
 // `--latency` (quorum unless --target says otherwise): the same schedules on masters 10 to 30 ms
 // away each way, one of them restarting empty on top (see `latencySchedule` in runner.mjs); with
 // --target single or cluster, the server or the Cluster's masters that far. `--deletes` (one server or
@@ -66,7 +68,8 @@ const first = values.seed === undefined ? Math.floor(Math.random() * 1e6) : Numb
 if (!Number.isInteger(first) || first < 0) fail(`--seed must be a non-negative integer, got ${JSON.stringify(values.seed)}`);
 if (values.silence && values.target !== 'quorum') fail('--silence freezes quorum masters past the silence threshold: it needs --target quorum');
 if (values['silent-close'] && !values.silence) fail('--silent-close freezes a quorum master across the close of a silence schedule: it needs --silence');
-if (values.handed && !values['silent-close']) fail('--handed keeps the quorum clients open past a silent close: it needs --silent-close');
+if (values.handed && !values['silent-close'] && values.target !== 'single') fail('--handed keeps the clients open past a close that Redis does not answer: it needs --silent-close (quorum) or --target single');
+if (values.handed && values.target === 'single' && (values.freeze || values.deletes || values['drop-messages'] || values.driver !== undefined)) fail('--handed --target single is a schedule of its own: not with --freeze, --deletes, --drop-messages or --driver');
 if (values.latency && values.migrate) fail('--latency and --migrate are schedules of their own: give one');
 if (values.latency && values.silence) fail('--latency and --silence are schedules of their own: give one');
 if ((values.deletes || values['drop-messages']) && (values.target === 'quorum' || values.migrate || values.silence || values.latency)) fail('--deletes and --drop-messages run on one server or a Cluster (not --target quorum, --migrate, --silence or --latency)');
@@ -99,7 +102,7 @@ const silence = { schedules: 0, silenced: 0, comebacks: 0, resent: 0 };
 const outside = { deleted: {}, mutedChunks: 0, mutedSchedules: 0, probes: 0 };
 // A schedule drawn with --target or --workload given is another schedule of the same seed: its replay names them.
 const replay = (schedule) =>
-  `npm run explore:real -- --seed ${schedule.seed}${schedule.migrate ? ' --migrate' : ''}${schedule.silence ? ' --silence' : ''}${schedule.closeSilence !== undefined ? ' --silent-close' : ''}${schedule.handed ? ' --handed' : ''}${schedule.latency !== undefined ? ' --latency' : ''}${schedule.deletes ? ' --deletes' : ''}${schedule.mute ? ' --drop-messages' : ''}${schedule.freeze ? ' --freeze' : ''}${values.target !== undefined && !schedule.migrate ? ` --target ${values.target}` : ''}${values.workload !== undefined || schedule.workload === 'greedy' ? ` --workload ${schedule.workload}` : ''}${schedule.driver === 'node-redis' ? ' --driver node-redis' : ''}${placement && schedule.placement ? ` --placement ${placement.lock},${placement.owner}` : ''}`;
+  `npm run explore:real -- --seed ${schedule.seed}${schedule.migrate ? ' --migrate' : ''}${schedule.silence ? ' --silence' : ''}${schedule.closeSilence !== undefined && schedule.silence ? ' --silent-close' : ''}${schedule.handed ? ' --handed' : ''}${schedule.latency !== undefined ? ' --latency' : ''}${schedule.deletes ? ' --deletes' : ''}${schedule.mute ? ' --drop-messages' : ''}${schedule.freeze ? ' --freeze' : ''}${values.target !== undefined && !schedule.migrate ? ` --target ${values.target}` : ''}${values.workload !== undefined || schedule.workload === 'greedy' ? ` --workload ${schedule.workload}` : ''}${schedule.driver === 'node-redis' ? ' --driver node-redis' : ''}${placement && schedule.placement ? ` --placement ${placement.lock},${placement.owner}` : ''}`;
 try {
   for (const schedule of schedules) {
     const result = await runSchedule(environment, schedule);

@@ -43,7 +43,10 @@ const SILENT_CLOSE_SHUTDOWN_MS = 3_000;
 /**
  * `--handed` (with `--silent-close`; quorum; never drawn): the workers hand the module clients of
  * their own and keep them open this long after the frozen master resumed, past their close
- * (docs/deployment.md: nothing is sent after `app.close()` on clients handed in).
+ * (docs/deployment.md: nothing is sent after `app.close()` on clients handed in). With
+ * `--target single` (no silence): the seed's schedule, its one server frozen across the close as
+ * a silent close freezes a master (from `SILENT_CLOSE_LEAD_MS` before it), each worker's client
+ * its own (docs/configuration.md: the module never closes a client it was given).
  */
 const HANDED_OPEN_MS = 500;
 export const FAULT_KINDS = ['pause', 'kill', 'cut', 'delay', 'drop-replies', 'drop-requests', 'reset', 'redis-pause', 'restart-empty', 'migrate', 'long-pause', 'silent-restart', 'delete-key', 'drop-messages'];
@@ -120,6 +123,8 @@ export function makeSchedule(seed, { target, workload, migrate = false, driver, 
   if (freeze) return withFreeze(makeSchedule(seed, { target, workload, driver, deletes, mute }));
   if (migrate) return migrationSchedule(seed, workload);
   if (silence) return silenceSchedule(seed, { target, workload, silentClose, handed });
+  // One server frozen across the close, the workers' clients their own: drawn by nobody, asked for.
+  if (handed) return { ...makeSchedule(seed, { target, workload }), closeSilence: 0, shutdownMs: SILENT_CLOSE_SHUTDOWN_MS, handed: true };
   if (latency) return latencySchedule(seed, { target, workload });
   // Faults drawn by nobody (a seed keeps its schedule), asked for: on top of the seed's own.
   if (deletes || mute) return withOutsideFaults(makeSchedule(seed, { target, workload, driver }), { deletes, mute });
@@ -821,9 +826,11 @@ export async function runSchedule(environment, schedule) {
       });
     }
     let silentClose;
+    // Quorum: one master; one server (`--handed --target single`): the server, as a redis-pause.
+    const closeFrozen = schedule.closeSilence === undefined ? undefined : schedule.target === 'quorum' ? target.servers[schedule.closeSilence] : target.server;
     if (schedule.closeSilence !== undefined) {
-      silentClose = { ev: 'fault', kind: 'long-pause', node: schedule.closeSilence, t: mono(), close: true };
-      target.servers[schedule.closeSilence].pause();
+      silentClose = { ev: 'fault', kind: schedule.target === 'quorum' ? 'long-pause' : 'redis-pause', node: schedule.closeSilence, t: mono(), close: true };
+      closeFrozen.pause();
       await sleep(SILENT_CLOSE_LEAD_MS);
     }
     for (const worker of live) worker.send({ finish: true, abrupt: schedule.finish === 'abrupt' });
@@ -839,7 +846,7 @@ export async function runSchedule(environment, schedule) {
     );
 
     if (silentClose !== undefined) {
-      target.servers[schedule.closeSilence].resume();
+      closeFrozen.resume();
       silentClose.until = mono();
       quietAt = Math.max(quietAt, silentClose.until);
       record(silentClose);
