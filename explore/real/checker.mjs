@@ -891,10 +891,10 @@ function checkSentAfterClose({ closed, silences, violate }) {
     const end = closed.get(p);
     if (end === undefined) continue;
     for (const e of events) {
-      // Not an EVAL: the driver's NOSCRIPT retry of a script sent before the close (a server
-      // that restarted empty answers it after), which still goes out on the handed client: a
-      // finding of its own (docs/explorer.md), not the engine's give-back this rule is for.
-      if (e.ev === 'handed-send' && e.t > end && e.command !== 'eval') {
+      // Not the driver's NOSCRIPT retry of a script sent before the close (a server that
+      // restarted empty answers it after), which still goes out on the handed client: a finding
+      // of its own (docs/explorer.md), not the engine's give-back this rule is for.
+      if (e.ev === 'handed-send' && e.t > end && !e.resend) {
         violate('sent-after-close', `${p}'s closed application (closed at ${fmt(end)}) sent ${e.command} at ${fmt(e.t)} on the client it was handed`, e.t);
         break;
       }

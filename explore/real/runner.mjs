@@ -124,7 +124,9 @@ export function makeSchedule(seed, { target, workload, migrate = false, driver, 
   if (migrate) return migrationSchedule(seed, workload);
   if (silence) return silenceSchedule(seed, { target, workload, silentClose, handed });
   // One server frozen across the close, the workers' clients their own: drawn by nobody, asked for.
-  if (handed) return { ...makeSchedule(seed, { target, workload }), closeSilence: 0, shutdownMs: SILENT_CLOSE_SHUTDOWN_MS, handed: true };
+  // Closed in the middle of work: a close once idle has no waiter left whose attempt the frozen
+  // server holds, to be given back again once it answers.
+  if (handed) return { ...makeSchedule(seed, { target, workload }), finish: 'abrupt', closeSilence: 0, shutdownMs: SILENT_CLOSE_SHUTDOWN_MS, handed: true };
   if (latency) return latencySchedule(seed, { target, workload });
   // Faults drawn by nobody (a seed keeps its schedule), asked for: on top of the seed's own.
   if (deletes || mute) return withOutsideFaults(makeSchedule(seed, { target, workload, driver }), { deletes, mute });

@@ -433,10 +433,17 @@ async function start(config) {
   let appClosed = false;
   if (handedSingle !== undefined) {
     const send = handedSingle.sendCommand.bind(handedSingle);
+    // The arguments (past the script or its SHA) of EVALSHAs answered NOSCRIPT: an EVAL of the
+    // same ones is the driver's retry of a script sent before (lock-scripts.ts `sendBare`), marked.
+    const noScript = new Set();
+    const argsOf = (command) => command.args.slice(1).map(String).join('\u0000');
     handedSingle.sendCommand = (command, ...rest) => {
       const handshake = handedSingle.status === 'connect' && HANDSHAKE.has(command.name);
-      if (appClosed && !handshake) rec({ ev: 'handed-send', command: command.name, t: mono() });
-      return send(command, ...rest);
+      const retry = command.name === 'eval' && noScript.has(argsOf(command));
+      if (appClosed && !handshake) rec({ ev: 'handed-send', command: command.name, t: mono(), ...(retry && { resend: true }) });
+      const sent = send(command, ...rest);
+      if (command.name === 'evalsha') command.promise.catch((error) => /NOSCRIPT/.test(String(error?.message)) && noScript.add(argsOf(command)));
+      return sent;
     };
   }
   handed?.forEach((client) => client.on('error', () => undefined));
