@@ -142,7 +142,7 @@ export class RedisLockHealthIndicator implements OnModuleDestroy {
     // traffic that needs locks.
     if (this.manager.shuttingDown) return session.down({ error: SHUTTING_DOWN }) as HealthIndicatorResult<Key>;
     this.watch();
-    const budget = new CheckBudget(timeout);
+    const budget = new CheckBudget(timeout, this.manager.closing);
     const perClient = await Promise.all(this.manager.clients.map((client) => pingMasters(client, budget, details)));
     // One deployment (a server, a Sentinel master or a Cluster): each of its masters is a node,
     // and all must answer. In quorum mode each deployment is one node of the quorum.
@@ -170,6 +170,8 @@ export class RedisLockHealthIndicator implements OnModuleDestroy {
       data.replicas = { ...replicas, needed: wait.replicas };
       healthy = replicas.online !== undefined && replicas.online >= wait.replicas;
     }
+    // A close begun while the check waited ended its waits: what the nodes did not answer by then says nothing of them.
+    if (this.manager.shuttingDown) return session.down({ error: SHUTTING_DOWN }) as HealthIndicatorResult<Key>;
     return (healthy ? session.up(data) : session.down(data)) as HealthIndicatorResult<Key>;
   }
 
@@ -211,7 +213,15 @@ export class RedisLockHealthIndicator implements OnModuleDestroy {
 class CheckBudget {
   private readonly deadline: number;
 
-  constructor(readonly timeout: number) {
+  /**
+   * `closing` aborts when the application starts closing: Nest closes the HTTP server (and waits
+   * for the probe's request) before the module's connection, so a check waiting for a frozen Redis
+   * would hold `app.close()` up for its whole `timeout`, past `shutdownTimeout`.
+   */
+  constructor(
+    readonly timeout: number,
+    readonly closing: AbortSignal,
+  ) {
     this.deadline = performance.now() + timeout;
   }
 
@@ -229,7 +239,7 @@ async function pingMasters(client: RedisClient, budget: CheckBudget, details: bo
   let targets: PingTarget[] | typeof TIMED_OUT;
   try {
     // A Cluster client that has not connected yet learns its masters first, within the bound too.
-    targets = await settleWithin(driverFor(client).pingTargets(), budget.left());
+    targets = await settleWithin(driverFor(client).pingTargets(), budget.left(), [budget.closing]);
   } catch (error) {
     return [down(error, details)];
   }
@@ -241,7 +251,7 @@ async function ping(target: PingTarget, budget: CheckBudget, details: boolean): 
   const address = target.address === undefined || !details ? {} : { address: target.address };
   const startedAt = performance.now();
   try {
-    const reply = await settleWithin(target.ping(), budget.left());
+    const reply = await settleWithin(target.ping(), budget.left(), [budget.closing]);
     if (reply === TIMED_OUT) return { status: 'down', ...address, error: `no answer to PING within ${budget.timeout} ms` };
     return { status: 'up', ...address, latencyMs: Math.round((performance.now() - startedAt) * 10) / 10 };
   } catch (error) {
@@ -285,7 +295,7 @@ const MAX_REPLICA_LAG_S = 2;
  */
 async function replicasOnline(client: RedisClient, budget: CheckBudget, maxLag: number, details: boolean): Promise<{ online?: number; error?: string }> {
   try {
-    const info = await settleWithin((client as unknown as { info(section: string): Promise<string> }).info('replication'), budget.left());
+    const info = await settleWithin((client as unknown as { info(section: string): Promise<string> }).info('replication'), budget.left(), [budget.closing]);
     if (info === TIMED_OUT) return { error: `no answer to INFO replication within the check's ${budget.timeout} ms` };
     const confirming = info.split('\n').filter((line) => {
       if (!/^slave\d+:.*state=online/.test(line)) return false;
