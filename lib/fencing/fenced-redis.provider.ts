@@ -6,21 +6,24 @@ import { LockService } from '../lock.service.js';
 import { LOCK_RUNNER } from '../redis-lock.constants.js';
 import type { InMemoryLocks } from '../testing/in-memory-locks.js';
 import { FencedRedis } from './fenced-redis.js';
+import { locksGivenBack } from './locks-given-back.js';
 import { RedisFencedStore, type FencedStore } from './fenced-store.js';
 import { FENCED_CLOSED, FENCED_STORE } from './memory-fenced-store.js';
 
 /**
  * `FencedRedis` on the module's own connection, found when first used: an application in
  * quorum mode that never writes through it starts as before. With `waitForReplicas`, its writes
- * and reads for update wait for the replicas on the acquisitions' connection, as they do.
+ * and reads for update wait for the replicas on the acquisitions' connection, as they do. Its
+ * calls end, and new ones are refused, once `app.close()` gave the module's locks back.
  */
 export const FENCED_REDIS_PROVIDER: Provider = {
   provide: FencedRedis,
   inject: [LockService],
   useFactory: (locks: LockService) => {
     let store: FencedStore | undefined;
+    const givenBack = locksGivenBack(locks[LOCK_RUNNER] as LockManager);
     const source = {
-      [FENCED_CLOSED]: (): boolean => (locks[LOCK_RUNNER] as LockManager).connectionsClosed,
+      [FENCED_CLOSED]: (): boolean => givenBack.aborted,
       [FENCED_STORE]: (): FencedStore => {
         if (store !== undefined) return store;
         const manager = locks[LOCK_RUNNER] as LockManager;
@@ -31,7 +34,7 @@ export const FENCED_REDIS_PROVIDER: Provider = {
               'data belongs on one Redis, not on independent lock masters. Make one for the Redis that holds the data: new FencedRedis(client).',
           );
         }
-        return (store = new RedisFencedStore(clients[0]!, manager.store instanceof LockScripts ? manager.store.replicaWaiter : undefined));
+        return (store = new RedisFencedStore(clients[0]!, manager.store instanceof LockScripts ? manager.store.replicaWaiter : undefined, givenBack));
       },
     };
     return new FencedRedis(source as unknown as InMemoryLocks);

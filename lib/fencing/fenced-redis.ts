@@ -203,10 +203,11 @@ export class FencedRedis {
 
   private store(method: string): FencedStore {
     // The module's: its connection closes with the application, after which the client's own
-    // error would name neither this class nor why.
+    // error would name neither this class nor why; and from the moment its locks were given back
+    // a call Redis left unanswered would hold that close up (see locks-given-back.ts).
     const closed = (this.source as unknown as Record<PropertyKey, unknown>)[FENCED_CLOSED];
     if (typeof closed === 'function' && closed() === true) {
-      throw shutDownRefusal(`FencedRedis.${method}(): the application has shut down, and with it the lock module this FencedRedis writes through (its connection closed, or a client handed in about to be).`);
+      throw shutDownRefusal(`FencedRedis.${method}(): the application has shut down, and with it the lock module this FencedRedis writes through (its locks given back, its connection closed or about to be, or a client handed in about to be).`);
     }
     if (this.resolved !== undefined) return this.resolved;
     // InMemoryLocks, or the module's connection (see fenced-redis.provider.ts), found when first used.

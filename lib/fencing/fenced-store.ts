@@ -5,7 +5,9 @@ import { driverFor } from '../core/stores/redis/drivers/driver-for.js';
 import type { RedisClient } from '../core/stores/redis/drivers/redis-client.js';
 import type { RedisDriver } from '../core/stores/redis/drivers/redis-driver.js';
 import type { ReplicaWaiter } from '../core/stores/redis/replica-wait.js';
+import { settleWithin } from '../core/time/settle-within.js';
 import { RedisLockError } from '../errors/redis-lock.error.js';
+import { shutDownRefusal } from '../errors/shutdown-reason.js';
 import { lockKeyRefusal } from './fence-key.js';
 import { unconfirmedWrite } from './unconfirmed-write.js';
 import { CLAIMED_GET, CLAIMED_HGET, FENCED_GET, FENCED_HGET, FENCED_HSET, FENCED_SET } from './fenced-lua.js';
@@ -43,6 +45,8 @@ export class RedisFencedStore implements FencedStore {
   constructor(
     client: RedisClient,
     private readonly replicas?: ReplicaWaiter,
+    /** Ends every wait for Redis (the module's store: see locks-given-back.ts). */
+    private readonly ended?: AbortSignal,
   ) {
     this.driver = driverFor(client);
     this.writer = replicas?.driver ?? this.driver;
@@ -75,11 +79,24 @@ export class RedisFencedStore implements FencedStore {
   }
 
   async get(key: string): Promise<string | null> {
-    return text(await this.driver.evalScript(FENCED_GET, [key], []));
+    return text(await this.answer(this.driver.evalScript(FENCED_GET, [key], []), 'get'));
   }
 
-  async hget(key: string, field: string): Promise<string | null> {
-    return text(await this.driver.evalScript(FENCED_HGET, [key], [field]));
+  async hget(key: string, field: string, method = 'hget'): Promise<string | null> {
+    return text(await this.answer(this.driver.evalScript(FENCED_HGET, [key], [field]), method));
+  }
+
+  /**
+   * `reply`, unless `ended` aborts first. A write's or a claim's wait (no `method`) then rejects
+   * with an error `unconfirmedWrite` words (it may have run); a read's with the refusal.
+   */
+  private answer<T>(reply: Promise<T>, method?: string): Promise<T> {
+    if (this.ended === undefined) return reply;
+    return settleWithin(reply, Infinity, [this.ended]).catch((error: unknown) => {
+      if (error !== this.ended!.reason) throw error;
+      if (method === undefined) throw new Error((error as Error).message.replace(/\.$/, ''));
+      throw shutDownRefusal(`FencedRedis.${method}(): ${(error as Error).message.replace(/\.$/, '')} before Redis answered.`);
+    }) as Promise<T>;
   }
 
   async claimedGet(key: string, fence: string, token: number): Promise<ClaimedRead> {
@@ -99,7 +116,7 @@ export class RedisFencedStore implements FencedStore {
    * as done, then: a read for update hands out no value to write back, and a write says so.
    */
   private async replicated<T>(method: string, key: string, token: number, sendRaw: () => Promise<T>, changed: (reply: T) => boolean): Promise<T> {
-    const send = (): Promise<T> => sendRaw().catch((error: unknown) => Promise.reject(unconfirmedWrite(error, method, key, token)));
+    const send = (): Promise<T> => this.answer(sendRaw()).catch((error: unknown) => Promise.reject(unconfirmedWrite(error, method, key, token)));
     if (this.replicas === undefined) return send();
     const { reply, reached } = await this.replicas.replicate(send, changed);
     const { replicas, timeout } = this.replicas.required;
@@ -115,7 +132,7 @@ export class RedisFencedStore implements FencedStore {
   /** The token `key` has accepted, read from its token hash `fence`, under the writes' prefix check. */
   async fence(fence: string, key: string): Promise<string | null> {
     this.checkPrefix(fence, 'fence');
-    return this.hget(fence, key);
+    return this.hget(fence, key, 'fence');
   }
 
   /** See lock-prefixes.ts: a client whose prefix is a running lock module's keeps its token hashes under those locks' counters. */
