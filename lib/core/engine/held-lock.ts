@@ -653,7 +653,8 @@ export class HeldLock implements Lock, Renewable, Expiring {
 
   private report(reason: LockLostReason, error: LockLostError): void {
     if (reason === 'shutdown') {
-      this.owner.logger.warn(`Lock ${quoteKey(this.key)} was still held at shutdown; releasing it.`);
+      // A multi-key call still waiting for its other keys: its caller got nothing, and its wait rejects.
+      if (this.keys === undefined || this.inWholeLock) this.owner.logger.warn(`Lock ${quoteKey(this.key)} was still held at shutdown; releasing it.`);
     } else if (this.keys !== undefined && !this.inWholeLock) {
       // No code ran under it: the multi-key call recovers within its wait (see `acquireAll`).
       this.owner.logger.warn(`Lock ${quoteKey(this.key)}, taken first for a multi-key call, was lost while the call waited for its other keys (${reason}); every key is given back, and acquire() takes them again within its wait.`);
