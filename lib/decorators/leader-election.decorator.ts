@@ -49,7 +49,8 @@ export function LeaderElection(key: string, options?: LeaderElectionOptions): Cl
     throw new RedisLockError(`@LeaderElection on ${shownName((key as { name: string }).name)} was applied without its call, and would replace the class: write @LeaderElection('<key>').`);
   }
   return (target) => {
-    const where = `@LeaderElection() on ${target.name}`;
+    // A class name set at runtime is the user's text, shown as keys are (see shownName).
+    const where = `@LeaderElection() on ${target.name ? shownName(target.name) : '(anonymous class)'}`;
     const metadata: LeaderElectionMetadata = { key: checkKey(key, where) };
     try {
       if (options !== undefined && (options === null || typeof options !== 'object')) {
