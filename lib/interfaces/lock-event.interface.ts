@@ -53,7 +53,7 @@ export interface LockReleasedEvent extends LockEventBase {
   type: 'released';
   /** Absent for a lock taken with `fencing: false`. */
   fencingToken?: number;
-  /** Time from acquisition to release, in milliseconds. */
+  /** Time from acquisition (when the caller got the lock, where `waitedMs` ended) to release, in milliseconds. */
   heldMs: number;
   /**
    * `true` when Redis did not confirm the release (the command failed): the holder is done
@@ -68,7 +68,7 @@ export interface LockLostEvent extends LockEventBase {
   /** Absent for a lock taken with `fencing: false`. */
   fencingToken?: number;
   reason: LockLostReason;
-  /** Time from acquisition to the loss, in milliseconds. */
+  /** Time from acquisition (when the caller got the lock, where `waitedMs` ended) to the loss, in milliseconds. */
   heldMs: number;
 }
 

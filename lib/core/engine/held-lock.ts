@@ -108,6 +108,12 @@ export class HeldLock implements Lock, Renewable, Expiring {
   readonly answeredAt: number;
   /** Whether the caller got this lock: a handed-over lock given back unconfirmed was never theirs. */
   private handedOut = false;
+  /**
+   * When the caller got it, where its events' `heldMs` count from: the lease may have started
+   * long before (a handed-over lock's at the waiter's last attempt, up to a refresh earlier),
+   * and that time is the wait's, which `waitedMs` counts already.
+   */
+  private handedOutAt = 0;
   /** The first renewal of a handed-over lock, due within its grant lease (see `renewBy`). */
   private firstRenewal?: FirstRenewal;
   /** The lock's name for events and metrics (see `LockOptions.name`). */
@@ -413,6 +419,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
   /** The caller has the lock now: from here on its loss is reported. */
   handOut(): this {
     this.handedOut = true;
+    this.handedOutAt = this.owner.clock.now();
     return this;
   }
 
@@ -585,7 +592,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
       this.endedByRelease();
       // Told only of a lock its caller got (a grant given back before its hand-out was not).
       if (this.owner.listening && this.handedOut) {
-        this.owner.emit({ type: 'released', key: this.key, name: this.name, ...(this.keys && { keys: this.keys }), fencingToken: this.fencingToken, heldMs: this.owner.clock.now() - this.acquiredAt, unconfirmed: true, at: Date.now() });
+        this.owner.emit({ type: 'released', key: this.key, name: this.name, ...(this.keys && { keys: this.keys }), fencingToken: this.fencingToken, heldMs: this.owner.clock.now() - this.handedOutAt, unconfirmed: true, at: Date.now() });
       }
     }
     this.endExtensions(new RedisLockError(`Lock ${quoteKey(this.key)} was released while this extension waited for Redis, which answered neither; it is no longer held.`, { cause: error }));
@@ -617,7 +624,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
       this.state = 'released';
       this.owner.forget(this);
       if (this.owner.listening && this.handedOut) {
-        this.owner.emit({ type: 'released', key: this.key, name: this.name, ...(this.keys && { keys: this.keys }), fencingToken: this.fencingToken, heldMs: this.owner.clock.now() - this.acquiredAt, at: Date.now() });
+        this.owner.emit({ type: 'released', key: this.key, name: this.name, ...(this.keys && { keys: this.keys }), fencingToken: this.fencingToken, heldMs: this.owner.clock.now() - this.handedOutAt, at: Date.now() });
       }
       this.endedByRelease();
     } else {
@@ -664,7 +671,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
       this.owner.logger.error(`${when}: ${quoteKey(this.key)}${this.fencingToken === undefined ? '' : ` (fencing token ${this.fencingToken})`}: ${error.message}`);
     }
     if (this.owner.listening) {
-      this.owner.emit({ type: 'lost', key: this.key, name: this.name, ...(this.keys && { keys: this.keys }), fencingToken: this.fencingToken, reason, heldMs: this.owner.clock.now() - this.acquiredAt, at: Date.now() });
+      this.owner.emit({ type: 'lost', key: this.key, name: this.name, ...(this.keys && { keys: this.keys }), fencingToken: this.fencingToken, reason, heldMs: this.owner.clock.now() - this.handedOutAt, at: Date.now() });
     }
   }
 
