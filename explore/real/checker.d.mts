@@ -41,7 +41,8 @@ export interface Violation {
     | 'copy-deleted-while-held'
     | 'inspect-token'
     | 'lease-outlasted'
-    | 'told-of-deletion';
+    | 'told-of-deletion'
+    | 'free-refused';
   message: string;
   at: number | undefined;
   /**

@@ -749,6 +749,19 @@ async function start(config) {
   const jobs = new Set();
   const readLoop = config.READS ? reads() : Promise.resolve();
   const chains = Promise.all([readLoop, config.WORKLOAD === 'job' || config.WORKLOAD === 'leader' ? Promise.resolve() : Promise.all(Array.from({ length: Number(config.CHAINS ?? 2) }, (_, c) => chain(c)))]);
+  /**
+   * The permit probe's ask for every permit but one, not waiting: whether Redis refused it (else
+   * the permits were taken and given back).
+   */
+  async function refusedPermits(limit) {
+    try {
+      await (await locks.acquire(KEY, { limit, permits: limit - 1, waitTimeout: 0 })).release();
+      return false;
+    } catch (error) {
+      if (error?.name === 'LockNotAcquiredError') return true;
+      throw error;
+    }
+  }
   // Which client the module was given: a Cluster or node-redis client of this worker's, or a URL.
   rec({ ev: 'ready', client: nodeRedis !== undefined ? 'node-redis' : cluster !== undefined ? 'ioredis Cluster' : quorum !== undefined ? 'quorum' : 'url' });
   return {
@@ -779,13 +792,46 @@ async function start(config) {
       const [one, two] = [sid('probe'), sid('probe')];
       let first;
       let firstDone = false;
-      const a = call(one, 'semaphore', () => locks.using(KEY, (lock) => ((first = lock), critical(lock, one, false, {}, () => mono() > bound)), { limit }), { limit }).then(() => (firstDone = true));
+      // The asks are made from here: inside a section of the key they would be re-entries.
+      let told;
+      const toldFirst = new Promise((resolve) => (told = resolve));
+      let answered;
+      const asked = new Promise((resolve) => (answered = resolve));
+      const a = call(one, 'semaphore', () => locks.using(KEY, async (lock) => {
+        first = lock;
+        await critical(lock, one, false, {}, () => mono() > bound);
+        if (lock.signal.reason?.reason === 'refused') {
+          told(true);
+          await asked;
+        }
+      }, { limit }), { limit }).then(() => {
+        firstDone = true;
+        told(false);
+      });
       while (first === undefined && !firstDone && mono() < bound) await sleep(2);
-      const b = call(two, 'semaphore', () => locks.using(KEY, (lock) => {
+      let entered;
+      const secondIn = new Promise((resolve) => (entered = resolve));
+      let counted;
+      const scored = new Promise((resolve) => (counted = resolve));
+      const b = call(two, 'semaphore', () => locks.using(KEY, async (lock) => {
+        entered();
+        await scored;
         const held = first === undefined ? undefined : heldLockOf(first);
         process.send({ probeHolding: { key: typeof held?.lockKey === 'string' ? held.lockKey : null, token: typeof held?.token === 'string' ? held.token : null } });
         return critical(lock, two, false, {}, () => firstDone || mono() > bound);
       }, { limit }), { limit });
+      // A caller refused while both hold: its count scores them with their lease deadlines, as
+      // the fast path that let them in did not (a holder unscored is looked at by the next count).
+      await Promise.race([secondIn, b]);
+      await refusedPermits(limit).catch(() => undefined);
+      counted();
+      // Told its permit is gone, the first holds nothing: the permits the second does not hold
+      // are free at once (the renewal that told dropped its entry), not at its old deadline.
+      if (await toldFirst) {
+        const t = mono();
+        if (await refusedPermits(limit).catch(() => false)) rec({ ev: 'free-refused', permits: limit - 1, t, done: mono() });
+      }
+      answered();
       await Promise.all([a, b]);
     },
     /**

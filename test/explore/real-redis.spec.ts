@@ -831,6 +831,12 @@ describe('the real-Redis checker (a pure function over a history)', () => {
     expect(invariants([...closes, permit, cut('w1', 1_000)], { ttl: 600 })).toEqual(['store-leftover']);
   });
 
+  it("finds the permit probe's caller refused the permits its second section did not hold, once its first was told its permit was gone (free-refused)", () => {
+    // Seeded bug 96 (the revert of d9880f3): the told holder's entry stayed counted until its old deadline.
+    expect(check({ events: [{ ev: 'free-refused', p: 'w1', permits: 1, t: 3_360, done: 3_362 }] })).toEqual([expect.objectContaining({ invariant: 'free-refused', message: expect.stringContaining("w1's permit probe was refused 1 permit(s)") })]);
+    expect(invariants([{ ev: 'exit', p: 'w1', sid: 'w1.probe.7', t: 3_360 }])).not.toContain('free-refused');
+  });
+
   it('finds what a closed application left keeping its worker alive, naming it, and nothing when it left nothing', () => {
     const alive = (p: string, left: string[]): HistoryEvent[] => [
       { ev: 'closing', p, shutdownTimeout: 1_000, t: 1_000 },
@@ -955,9 +961,11 @@ describe(`real Redis and a 3-master Cluster: ${SCHEDULES} seeded fault schedules
   // a replay shows it only now and then (timing), so they guard the fault and the fixed code. Mutex
   // seed 2 loses a worker's release messages for 1.3 s while the lock changes hands. Semaphore seed
   // 21 deletes a holder's permit key during the run, and ends with the permit probe (a permit
-  // deleted under one of two holders, nobody calling after them): on the revert of 1c00b54
-  // (explore/bugs/81-semaphore-release-without-permit-keeps-entry.patch) the probe's first holder
-  // leaves its entry in the holders hash (store-leftover).
+  // deleted under one of two holders, nobody calling after them): on the revert of d9880f3
+  // (explore/bugs/96-permit-gone-at-renewal-keeps-permits-counted.patch) the probe's caller is
+  // refused the free permit once its first holder was told (free-refused). (On the revert of
+  // 1c00b54, bug 81, its first holder's release left its entry in the holders hash before
+  // d9880f3; the renewal that tells it drops the entry now.)
   it('keeps every invariant with a lock key deleted from outside and release messages lost (rwlock seeds 13 and 37, mutex seed 2, semaphore seed 21)', { timeout: 90_000 }, async () => {
     const results: RunResult[] = [];
     results.push(await runSchedule(environment, makeSchedule(13, { target: 'cluster', workload: 'rwlock', deletes: true })));
