@@ -1104,11 +1104,24 @@ describe('regression: an @OnOneInstance tick whose claim was held up in the netw
       };
     };
     const direct = new Redis(locks.url);
+    const skips = (all: HistoryEvent[], upTo = all.length): number => all.slice(0, upTo).filter((e) => e.ev === 'skip').length;
+    const skipsSoFar = (): number => (existsSync(files[1]!) ? skips(readFileSync(files[1]!, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as HistoryEvent)) : 0);
+    // The owner runs tick n. On a loaded machine its claim may come back later than a sixth of the
+    // ttl (150 ms here), and the tick is then skipped as owner-uncertain (a CI run's two attempts
+    // both waited 20 s for tick 1): it is fired again until it runs.
+    const ownerRuns = async (n: number): Promise<void> => {
+      for (let attempt = 0; attempt < 10; attempt++) {
+        const before = skipsSoFar();
+        const isRun = ran(n);
+        owner.send({ tick: n });
+        const seen = await recorded(files[1]!, (e, i, all) => isRun(e) || (e.ev === 'skip' && skips(all, i + 1) > before));
+        if (seen.ev !== 'skip') return;
+      }
+      throw new Error(`the owner skipped tick ${n} ten times`);
+    };
     try {
-      owner.send({ tick: 1 }); // the owner takes the job's lease and runs tick 1...
-      await recorded(files[1]!, ran(1));
-      owner.send({ tick: 2 }); // ...and tick 2
-      await recorded(files[1]!, ran(2));
+      await ownerRuns(1); // the owner takes the job's lease and runs tick 1...
+      await ownerRuns(2); // ...and tick 2
       lateLink.cut(); // the other instance fires tick 2 a little later; its claim waits in the network
       const sent = performance.now();
       late.send({ tick: 2 });
@@ -1127,8 +1140,8 @@ describe('regression: an @OnOneInstance tick whose claim was held up in the netw
 
       const events = await readHistory(files, register, key);
       // The late claim did take the lease (so the skip below is the late claim's rule at work)...
-      const leases = events.filter((e) => e.ev === 'lease').map((e) => Number(e.token));
-      expect(events.filter((e) => e.p === 'w0' && e.ev === 'lease').map((e) => e.token)).toEqual([Math.min(...leases) + 1]);
+      const ownerLeases = events.filter((e) => e.p === 'w1' && e.ev === 'lease').map((e) => Number(e.token));
+      expect(events.filter((e) => e.p === 'w0' && e.ev === 'lease').map((e) => e.token)).toEqual([Math.max(...ownerLeases) + 1]);
       expect(settled.ev).toBe('ok');
       // ...and did not run the tick the owner ran.
       const runs = events.filter((e) => e.ev === 'enter').sort((a, b) => a.t! - b.t!).map((e) => `${e.p}: tick ${e.tick}`);
