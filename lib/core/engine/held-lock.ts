@@ -8,6 +8,7 @@ import type { Clock } from '../time/clock.js';
 import type { DeadlineSweeper, Expiring } from './deadline-sweeper.js';
 import type { LockRedisKeys } from '../keys/lock-key.js';
 import { quoteKey } from '../keys/quote-key.js';
+import { shownKeys } from '../keys/shown-keys.js';
 import type { LockLogger } from './lock-logger.js';
 import { parseDuration, type Duration } from '../time/duration.js';
 import { driftMargin, type LockTiming, MAX_TIMER_MS, MAX_TTL_MS, MIN_TTL_MS } from '../options/lock-options.js';
@@ -19,6 +20,9 @@ import { LAST_ATTEMPT_GRACE_MS } from './waiter-timing.js';
 import { ReleaseInFlight } from './release-in-flight.js';
 import { storeFailure } from './store-failure.js';
 import { lockSummary, type LockSummary, INSPECT } from './lock-summary.js';
+
+/** Multi-key locks warned of at shutdown, by the keys array their parts share: one line each. */
+const WARNED_AT_SHUTDOWN = new WeakSet<readonly string[]>();
 
 /** What a held lock needs from the manager that created it. */
 export interface LockOwner {
@@ -661,7 +665,12 @@ export class HeldLock implements Lock, Renewable, Expiring {
   private report(reason: LockLostReason, error: LockLostError): void {
     if (reason === 'shutdown') {
       // A multi-key call still waiting for its other keys: its caller got nothing, and its wait rejects.
-      if (this.keys === undefined || this.inWholeLock) this.owner.logger.warn(`Lock ${quoteKey(this.key)} was still held at shutdown; releasing it.`);
+      if (this.keys === undefined) this.owner.logger.warn(`Lock ${quoteKey(this.key)} was still held at shutdown; releasing it.`);
+      else if (this.inWholeLock && !WARNED_AT_SHUTDOWN.has(this.keys)) {
+        // One line for the lock of keys, as its other warnings name it, not one a key.
+        WARNED_AT_SHUTDOWN.add(this.keys);
+        this.owner.logger.warn(`The lock of keys ${shownKeys(this.keys)} was still held at shutdown; releasing it.`);
+      }
     } else if (this.keys !== undefined && !this.inWholeLock) {
       // No code ran under it: the multi-key call recovers within its wait (see `acquireAll`).
       this.owner.logger.warn(`Lock ${quoteKey(this.key)}, taken first for a multi-key call, was lost while the call waited for its other keys (${reason}); every key is given back, and acquire() takes them again within its wait.`);
