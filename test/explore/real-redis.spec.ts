@@ -1033,14 +1033,23 @@ describe('real Redis in quorum mode: seeded fault schedules (needs npm run build
   // Silence schedules (`--silence`: masters frozen past the 1 s silence threshold, resumed or
   // restarted empty). Seed 1046 found a waiter's give-back resent to a returning master behind the
   // grant of the same token's later attempt: two holders, in 1 run of 5 to 10 before f5fe742.
-  it('keeps every invariant while masters go silent and answer again (silence mutex seeds 1046 and 2000)', { timeout: 90_000 }, async () => {
+  // A schedule is run again (at most twice) when no worker saw its master silent and answering
+  // again: on a loaded machine the workers may all be between calls while it is silent, or closed
+  // by its return (a CI run's seed 1046 once was). Every run's invariants are judged.
+  it('keeps every invariant while masters go silent and answer again (silence mutex seeds 1046 and 2000)', { timeout: 150_000 }, async () => {
     const results: RunResult[] = [];
-    for (const seed of [1046, 2000]) results.push(await runSchedule(environment, makeSchedule(seed, { target: 'quorum', workload: 'mutex', silence: true })));
+    const sawSilence = (r: RunResult) => r.figures.silenced > 0 && r.figures.comebacks > 0;
+    for (const seed of [1046, 2000]) {
+      for (let run = 0; run < 3 && !results.some((r) => r.schedule.seed === seed && sawSilence(r)); run++) {
+        results.push(await runSchedule(environment, makeSchedule(seed, { target: 'quorum', workload: 'mutex', silence: true })));
+      }
+    }
     const report = failures(results, (r) => `npm run explore:real -- --seed ${r.schedule.seed} --silence --target quorum --workload mutex`);
     expect(report).toBe('');
     // The masters went silent, and their return resent what they had missed.
-    expect(results.every((r) => r.figures.silenced > 0 && r.figures.comebacks > 0)).toBe(true);
-    expect(results.some((r) => r.figures.resent > 0)).toBe(true);
+    const figures = results.map((r) => ({ seed: r.schedule.seed, silenced: r.figures.silenced, comebacks: r.figures.comebacks, resent: r.figures.resent }));
+    for (const seed of [1046, 2000]) expect(results.some((r) => r.schedule.seed === seed && sawSilence(r)), JSON.stringify(figures)).toBe(true);
+    expect(results.some((r) => r.figures.resent > 0), JSON.stringify(figures)).toBe(true);
   });
 
   // Latency schedules (`--latency`: masters 10 to 30 ms away, one restarting empty). With 9b54bbb
