@@ -67,9 +67,11 @@
 //   { ev: 'fault', kind: 'drop-messages', p?, node?, t, until }  what Redis sent the subscriber
 //                                                     connections (of `p`, or everyone's) thrown away,
 //                                                     then those reset; commands flowed
-//   { ev: 'free-refused', p, permits, t, done }       the permit probe's caller asking, not waiting, for
+//   { ev: 'free-refused', p, permits, how?, t, done } the permit probe's caller asking, not waiting, for
 //                                                     the permits its second section does not hold, once
-//                                                     its first was told its permit is gone: refused
+//                                                     its first was told its permit is gone (`how`
+//                                                     'released': once it released after the deletion,
+//                                                     before any renewal of it): refused
 //   { ev: 'stuck', p, t }                             the worker did not finish when told to
 //   { ev: 'unhandled', p, error, t }                  a promise rejection nobody handled (Node's
 //                                                     default would have ended the process)
@@ -192,7 +194,8 @@ export function check(history) {
       case 'free-refused':
         // docs/redis-data.md: a renewal that finds a permit key gone drops its holder's entry, so
         // the holder told of that loss holds nothing; the probe runs once every fault is over.
-        violate('free-refused', `${event.p}'s permit probe was refused ${event.permits} permit(s) at ${fmt(event.t)}, which only its first section, told its permit was gone, could still have counted`, event.t);
+        // So does a release that meets the gone permit key first (the probe's second part, `how`).
+        violate('free-refused', `${event.p}'s permit probe was refused ${event.permits} permit(s) at ${fmt(event.t)}, which only its first section, ${event.how === 'released' ? 'released once its permit was gone' : 'told its permit was gone'}, could still have counted`, event.t);
         break;
       case 'closed':
         closed.set(event.p, event.t);

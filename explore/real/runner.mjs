@@ -304,6 +304,17 @@ async function deleteKey(nodes, key, fault) {
   }
 }
 
+/** Deletes the permit key `name` the probe's holder answered (none: nothing), recorded as a fault; whether it was there. */
+async function deleteProbed(nodes, key, name, record) {
+  if (typeof name !== 'string') return false;
+  const event = { ev: 'fault', kind: 'delete-key', probe: true, t: mono() };
+  Object.assign(event, await deleteKey(nodes, key, { of: 'guard', pick: 0, name }));
+  event.t = mono();
+  event.until = event.t;
+  record(event);
+  return event.key !== null;
+}
+
 /**
  * The permit probe (`--deletes` semaphore schedules that drain; it draws nothing, so a seed's
  * schedule up to it is what it was): a drawn deletion of a permit key is swept up by the next
@@ -312,9 +323,11 @@ async function deleteKey(nodes, key, fault) {
  * applications stay open), and once no fault can excuse what a worker leaves (checker.mjs:
  * `after`, a ttl and the grant lease past the last fault), one worker holds two permits in two
  * sections; the runner deletes the first one's permit key (an eviction) while the second holds,
- * the first is told at its next renewal (`told-of-deletion`) and releases, then the second. The
- * close and the store scan follow with no other call: an entry the first release left counted is
- * a closed worker's token in the holders hash (`store-leftover`). Returns whether a key was deleted.
+ * the first is told at its next renewal (`told-of-deletion`) and releases, then the second. Then
+ * again, but the first releases at once after the deletion, before a renewal of its meets the
+ * gone key (which drops its entry itself, so that the release finds nothing to leave). The close
+ * and the store scan follow with no other call: an entry a first release left counted is a closed
+ * worker's token in the holders hash (`store-leftover`). Returns whether a key was deleted.
  */
 async function permitProbe(live, nodes, key, after, record) {
   for (const worker of live) worker.send({ drain: true });
@@ -324,17 +337,15 @@ async function permitProbe(live, nodes, key, after, record) {
   const [worker] = live;
   worker.send({ probe: 'permit' });
   const holding = (await worker.next('probeHolding', 10_000))?.probeHolding;
-  let deleted = false;
-  if (typeof holding?.key === 'string') {
-    const event = { ev: 'fault', kind: 'delete-key', probe: true, t: mono() };
-    Object.assign(event, await deleteKey(nodes, key, { of: 'guard', pick: 0, name: holding.key }));
-    event.t = mono();
-    event.until = event.t;
-    record(event);
-    deleted = event.key !== null;
-  }
+  const deleted = await deleteProbed(nodes, key, holding?.key, record);
   await worker.next('probed', 20_000);
-  return deleted;
+  // The second part (worker.mjs, `permitReleaseProbe`): the first holder releases at once after
+  // the deletion, before a renewal of its meets the gone key (which would drop its entry itself).
+  worker.send({ probe: 'permit-release' });
+  const gone = await deleteProbed(nodes, key, (await worker.next('probeHolding', 10_000))?.probeHolding?.key, record);
+  worker.send({ probeDeleted: gone });
+  await worker.next('probed', 20_000);
+  return deleted || gone;
 }
 
 /**

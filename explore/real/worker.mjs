@@ -28,7 +28,8 @@
 // runner to read Redis' own lease of it (runner.mjs's `observeLeases`, checker.mjs's lease-outlasted).
 // IPC in: { start: config } (answered { ready }), { tick }, { drain } (end the chains, the
 // application left open; answered { drained }), { probe: 'permit' } (see `permitProbe`; answered
-// { probeHolding } while its two sections hold, then { probed }), { finish, abrupt? } (end the chains,
+// { probeHolding } while its two sections hold, then { probed }), { probe: 'permit-release' } (see
+// `permitReleaseProbe`; answered as 'permit', told { probeDeleted } in between), { finish, abrupt? } (end the chains,
 // app.close(), record "done", answered { finished }; `abrupt`: app.close() at once, while the
 // chains still run, as a SIGTERM in the middle of work; "closing" and "closed" record when
 // app.close() began and resolved; "alive-after-close" what the application left keeping the
@@ -762,6 +763,20 @@ async function start(config) {
       throw error;
     }
   }
+  /**
+   * The permit probe's second section (`sid`): once in (`secondIn`), it waits for `gate`, then
+   * runs `code` with its lock; `b`, the call.
+   */
+  function probeSecond(sid, limit, gate, code) {
+    let entered;
+    const secondIn = new Promise((resolve) => (entered = resolve));
+    const b = call(sid, 'semaphore', () => locks.using(KEY, async (lock) => {
+      entered();
+      await gate;
+      return code(lock);
+    }, { limit }), { limit });
+    return { secondIn, b };
+  }
   // Which client the module was given: a Cluster or node-redis client of this worker's, or a URL.
   rec({ ev: 'ready', client: nodeRedis !== undefined ? 'node-redis' : cluster !== undefined ? 'ioredis Cluster' : quorum !== undefined ? 'quorum' : 'url' });
   return {
@@ -809,17 +824,13 @@ async function start(config) {
         told(false);
       });
       while (first === undefined && !firstDone && mono() < bound) await sleep(2);
-      let entered;
-      const secondIn = new Promise((resolve) => (entered = resolve));
       let counted;
       const scored = new Promise((resolve) => (counted = resolve));
-      const b = call(two, 'semaphore', () => locks.using(KEY, async (lock) => {
-        entered();
-        await scored;
+      const { secondIn, b } = probeSecond(two, limit, scored, (lock) => {
         const held = first === undefined ? undefined : heldLockOf(first);
         process.send({ probeHolding: { key: typeof held?.lockKey === 'string' ? held.lockKey : null, token: typeof held?.token === 'string' ? held.token : null } });
         return critical(lock, two, false, {}, () => firstDone || mono() > bound);
-      }, { limit }), { limit });
+      });
       // A caller refused while both hold: its count scores them with their lease deadlines, as
       // the fast path that let them in did not (a holder unscored is looked at by the next count).
       await Promise.race([secondIn, b]);
@@ -833,6 +844,56 @@ async function start(config) {
       }
       answered();
       await Promise.all([a, b]);
+    },
+    /**
+     * The permit probe's second part (runner.mjs): two sections of this worker hold a permit
+     * each, counted with their lease deadlines; right after a renewal of the first (the next is a
+     * third of a ttl away), it answers its permit key, which the runner deletes (an eviction) and
+     * says so (`deleted`), and the first releases at once, before any renewal of its meets the gone
+     * key: that release must drop its entry (docs/redis-data.md), so that the permits the second
+     * does not hold are free at once (the checker's `free-refused`; an entry left counted is also
+     * a closed worker's token for the store scan, `store-leftover`).
+     */
+    async permitReleaseProbe(deleted) {
+      const limit = Number(config.LIMIT);
+      const bound = mono() + 5 * ttl;
+      const [one, two] = [sid('probe'), sid('probe')];
+      let first;
+      let firstDone = false;
+      let gone = false;
+      const a = call(one, 'semaphore', () => locks.using(KEY, async (lock) => {
+        first = lock;
+        await critical(lock, one, false, {}, () => gone || mono() > bound);
+      }, { limit }), { limit }).then(() => (firstDone = true));
+      while (first === undefined && !firstDone && mono() < bound) await sleep(2);
+      let over;
+      const ended = new Promise((resolve) => (over = resolve));
+      const { secondIn, b } = probeSecond(two, limit, ended, (lock) => critical(lock, two, false, {}, () => true));
+      await Promise.race([secondIn, b]);
+      // Scored (see permitProbe): a holder never scored is looked at by the next count whatever its deadline.
+      await refusedPermits(limit).catch(() => undefined);
+      const held = first === undefined || firstDone ? undefined : heldLockOf(first);
+      if (held !== undefined) {
+        // Its next renewal, so that the release goes out a whole renewal interval before the one after.
+        let subscription;
+        let timer;
+        await new Promise((resolve) => {
+          // Not past two ttls: a timer left running would keep the process alive past its close.
+          timer = setTimeout(resolve, 2 * ttl);
+          subscription = locks.events$.subscribe((event) => event.type === 'renewed' && event.key === KEY && event.fencingToken === first.fencingToken && resolve());
+        });
+        clearTimeout(timer);
+        subscription.unsubscribe();
+      }
+      process.send({ probeHolding: { key: typeof held?.lockKey === 'string' ? held.lockKey : null, token: typeof held?.token === 'string' ? held.token : null } });
+      gone = (await deleted) === true;
+      await a;
+      if (gone) {
+        const t = mono();
+        if (await refusedPermits(limit).catch(() => false)) rec({ ev: 'free-refused', permits: limit - 1, how: 'released', t, done: mono() });
+      }
+      over();
+      await b;
     },
     /**
      * The bare-majority probe (bare-majority-probe.mjs, quorum `--silence` schedules that drain):
@@ -907,6 +968,8 @@ process.on('unhandledRejection', (reason) => {
 });
 
 let current;
+/** The runner's word that it deleted the permit probe's key (`permitReleaseProbe`). */
+let probeDeleted;
 /** The quorum clients handed to a closed application (`HANDED`), open until the runner says `closeHanded`. */
 let handedOpen;
 process.on('message', (message) => {
@@ -923,6 +986,11 @@ process.on('message', (message) => {
     void current?.bareProbe(message.bare).then((answer) => process.send({ bared: answer }));
   } else if (message.probe === 'permit') {
     void current?.permitProbe().then(() => process.send({ probed: true }));
+  } else if (message.probe === 'permit-release') {
+    const deleted = new Promise((resolve) => (probeDeleted = resolve));
+    void current?.permitReleaseProbe(deleted).then(() => process.send({ probed: true }));
+  } else if (message.probeDeleted !== undefined) {
+    probeDeleted?.(message.probeDeleted);
   } else if (message.finish) {
     const running = current;
     current = undefined;

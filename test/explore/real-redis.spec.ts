@@ -963,9 +963,10 @@ describe(`real Redis and a 3-master Cluster: ${SCHEDULES} seeded fault schedules
   // 21 deletes a holder's permit key during the run, and ends with the permit probe (a permit
   // deleted under one of two holders, nobody calling after them): on the revert of d9880f3
   // (explore/bugs/96-permit-gone-at-renewal-keeps-permits-counted.patch) the probe's caller is
-  // refused the free permit once its first holder was told (free-refused). (On the revert of
-  // 1c00b54, bug 81, its first holder's release left its entry in the holders hash before
-  // d9880f3; the renewal that tells it drops the entry now.)
+  // refused the free permit once its first holder was told (free-refused); on the revert of
+  // 1c00b54 (explore/bugs/81-semaphore-release-without-permit-keeps-entry.patch), once its first
+  // holder released at once after the deletion, before a renewal of its met the gone key (the
+  // probe's second part; the renewal that tells a holder drops its entry itself).
   it('keeps every invariant with a lock key deleted from outside and release messages lost (rwlock seeds 13 and 37, mutex seed 2, semaphore seed 21)', { timeout: 90_000 }, async () => {
     const results: RunResult[] = [];
     results.push(await runSchedule(environment, makeSchedule(13, { target: 'cluster', workload: 'rwlock', deletes: true })));
