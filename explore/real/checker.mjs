@@ -899,6 +899,10 @@ function checkCloseSilentMaster({ closing, closed, silences, freezes, faults, se
  */
 function checkSentAfterClose({ closed, silences, violate }) {
   for (const [p, events] of silences) {
+    // docs/deployment.md (quorum): a master that answers again is sent the releases it missed of
+    // holders whose release came last (worker.mjs: `left`, those it was owed and never handed).
+    const left = events.find((e) => e.what === 'comeback' && (e.left ?? 0) > 0);
+    if (left !== undefined) violate('comeback-left-release', `${p}'s master ${left.node}, answering again at ${fmt(left.t)}, was not sent ${left.left} release(s) it missed of holders whose release came last`, left.t);
     const end = closed.get(p);
     if (end === undefined) continue;
     for (const e of events) {

@@ -95,6 +95,39 @@ async function watchSilence() {
     if (this.skippedSince?.[index] === undefined) rec({ ev: 'silence', what: 'silenced', node: index });
     return skipped.call(this, index);
   };
+  // Tokens whose holder's release was their last act (no attempt since), and the masters that
+  // release (or a resend of it) was handed to: a master that answers again is sent every release
+  // owed to it of such a token that it was never handed (QuorumStore.answersAgain); `left` counts
+  // those it was not, for the checker's `comeback-left-release`. An owed entry of a token whose
+  // holder's release did reach that master's connection is harmless: an earlier give-back's,
+  // recorded once its round ended, after the token's next attempt (the release deletes that copy,
+  // behind every attempt on the same connection), sent again at app.close().
+  const done = new Set();
+  const handed = new Set();
+  const wrapped = new WeakSet();
+  const { acquire: storeAcquire, releaseRound: holderRound } = store;
+  if (typeof storeAcquire === 'function' && typeof holderRound === 'function') {
+    store.acquire = function (keys, token, ...rest) {
+      done.delete(token);
+      for (let index = 0; index < (this.nodes?.length ?? 0); index++) handed.delete(`${index} ${token}`);
+      return storeAcquire.call(this, keys, token, ...rest);
+    };
+    store.releaseRound = function (lock, token, whole, ...rest) {
+      if (!wrapped.has(this) && Array.isArray(this.nodes)) {
+        wrapped.add(this);
+        this.nodes.forEach((node, index) => {
+          const release = node.quorumRelease;
+          node.quorumRelease = function (lock, token, ...args) {
+            if (done.has(token)) handed.add(`${index} ${token}`);
+            return release.call(this, lock, token, ...args);
+          };
+        });
+      }
+      if (whole === true) done.delete(token);
+      else done.add(token);
+      return holderRound.call(this, lock, token, whole, ...rest);
+    };
+  }
   const answersAgain = store.answersAgain;
   store.answersAgain = function (index) {
     // The releases it resends: those owed to the master that its return took out (a token still
@@ -108,7 +141,10 @@ async function watchSilence() {
     const floors = this.owedFloors?.[index]?.size ?? 0;
     const before = owedTo();
     const result = answersAgain.call(this, index);
-    rec({ ev: 'silence', what: 'comeback', node: index, silent, releases: before - owedTo(), floors });
+    let left = 0;
+    // After app.close() nothing is sent (answersAgain returns): the close sent what was owed.
+    if (!this.closed) for (const owed of this.missedReleases?.of?.(index) ?? []) if (done.has(owed.token) && !handed.has(`${index} ${owed.token}`)) left++;
+    rec({ ev: 'silence', what: 'comeback', node: index, silent, releases: before - owedTo(), floors, left });
     return result;
   };
   // A poll that every master answered busy or was not asked (silent) took nothing, and sends no

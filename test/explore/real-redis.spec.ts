@@ -796,6 +796,15 @@ describe('the real-Redis checker (a pure function over a history)', () => {
     ]);
   });
 
+  it("finds a quorum master that answered again and was not sent a holder's release it missed (comeback-left-release)", () => {
+    const comeback = (t: number, left: number): HistoryEvent => ({ ev: 'silence', p: 'w0', what: 'comeback', node: 2, silent: true, releases: 1, floors: 0, left, t });
+    // Every release it missed sent (an owed give-back whose holder's release reached it is not counted by the worker).
+    expect(invariants([{ ev: 'silence', p: 'w0', what: 'silenced', node: 2, t: 1_000 }, comeback(2_500, 0)])).toEqual([]);
+    expect(check({ events: [comeback(2_500, 0), comeback(3_000, 1)] })).toEqual([
+      expect.objectContaining({ invariant: 'comeback-left-release', message: expect.stringContaining("w0's master 2, answering again at") }),
+    ]);
+  });
+
   it("finds an isLocked() or inspect() that settled past an attempt's 1 s grace, its worker's freeze not counted (read-unbounded)", () => {
     const read = (t: number, done: number, what = 'isLocked'): HistoryEvent => ({ ev: 'read', p: 'w0', what, t, done, outcome: 'answered' });
     // Refused at the grace, with Redis frozen: as promised.
@@ -1037,10 +1046,15 @@ describe('real Redis in quorum mode: seeded fault schedules (needs npm run build
   // A schedule is run again (at most twice) when no worker saw its master silent and answering
   // again: on a loaded machine the workers may all be between calls while it is silent, or closed
   // by its return (a CI run's seed 1046 once was). Every run's invariants are judged.
-  it('keeps every invariant while masters go silent and answer again (silence mutex seeds 1046 and 2000)', { timeout: 150_000 }, async () => {
+  // On the revert of e1704ae's re-add (explore/bugs/97-quorum-missed-release-not-resent-on-comeback.patch)
+  // seed 1046 or 2000 breaks comeback-left-release (one in each of two runs: timing), a returning
+  // master not sent a holder's release it missed. Seed 8 owes a returning master a waiter's
+  // give-back recorded after the token's holder released on that master's connection (harmless,
+  // sent again at the close), which a first cut of that rule took for a release not sent.
+  it('keeps every invariant while masters go silent and answer again (silence mutex seeds 1046, 2000 and 8)', { timeout: 220_000 }, async () => {
     const results: RunResult[] = [];
     const sawSilence = (r: RunResult) => r.figures.silenced > 0 && r.figures.comebacks > 0;
-    for (const seed of [1046, 2000]) {
+    for (const seed of [1046, 2000, 8]) {
       for (let run = 0; run < 3 && !results.some((r) => r.schedule.seed === seed && sawSilence(r)); run++) {
         results.push(await runSchedule(environment, makeSchedule(seed, { target: 'quorum', workload: 'mutex', silence: true })));
       }
