@@ -75,7 +75,8 @@ export interface LockLostEvent extends LockEventBase {
 /**
  * Why a call did not get the lock: `busy` (held by another, and the call did not wait),
  * `timeout` (the wait ran out), `error` (Redis failed or the service shut down), `aborted`
- * (the caller's `signal`).
+ * (the caller's `signal`, or a lock the call waited within ended while it waited: a job's run
+ * lock or an outer `using()`'s lost, a leader's term stepped down from).
  */
 export type LockNotAcquiredOutcome = 'busy' | 'timeout' | 'error' | 'aborted';
 

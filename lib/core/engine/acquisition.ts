@@ -11,6 +11,7 @@ import type { ReleaseWatch } from '../stores/redis/release-notifier.js';
 import type { Clock } from '../time/clock.js';
 import { settleWithin, TIMED_OUT } from '../time/settle-within.js';
 import type { FairnessRule } from './fairness.js';
+import { endedWithChain } from './wait-ends-with-chain.js';
 import { FREED } from './grant-inbox.js';
 import { HeldLock } from './held-lock.js';
 import type { ReleaseWatcher } from './lock-backend.js';
@@ -524,8 +525,9 @@ export class Acquisition {
       const outcome: LockNotAcquiredOutcome =
         signal?.aborted && error === signal.reason ? 'aborted' : !(error instanceof LockNotAcquiredError) || this.lastError !== undefined ? 'error' : this.waits ? 'timeout' : 'busy';
       // A call whose wait was used up before this acquisition began (a multi-key call's later key,
-      // a call that waited for a parked lock's answer first) had one try left: it timed out.
-      const told = outcome === 'busy' && this.timing.waitTimeout > 0 ? 'timeout' : outcome;
+      // a call that waited for a parked lock's answer first) had one try left: it timed out. A wait
+      // a lock of its chain ended (lost, stepped down from) was told to stop, as by its own signal.
+      const told = endedWithChain(this.within?.signal, error) ? 'aborted' : outcome === 'busy' && this.timing.waitTimeout > 0 ? 'timeout' : outcome;
       host.emit({ type: 'not-acquired', key: this.key, name: this.name, ...(this.keys && { keys: this.keys }), waitedMs: host.clock.now() - this.calledAt, outcome: told, afterWaiting: this.announced, at: Date.now() });
     }
     return endedByShutdown(host.closed || this.within?.signal.aborted === true, this.key, host.clock.now() - this.calledAt, error, signal);

@@ -1,5 +1,6 @@
 import { LockLostError } from '../../errors/lock-lost.error.js';
-import { shutdownReason } from '../../errors/shutdown-reason.js';
+import { LockNotAcquiredError } from '../../errors/lock-not-acquired.error.js';
+import { isShutdownReason, shutdownReason } from '../../errors/shutdown-reason.js';
 
 /** What a lock of a call chain offers a wait begun within it. */
 interface ChainLock {
@@ -30,4 +31,23 @@ export function endWaitWithChain(chain: readonly ChainLock[], ended: AbortContro
  */
 function waitEndedBy(reason: unknown): unknown {
   return reason instanceof LockLostError && reason.reason === 'shutdown' ? shutdownReason() : reason;
+}
+
+/**
+ * Whether `error`, with which a wait begun within a chain ended, is a lock of that chain ending
+ * (lost, stepped down from), given `ended`, the wait's signal: the call was told to stop, as its
+ * own `signal` tells it, so its outcome is `aborted`. Shutdown's end stays `error` (the service
+ * shut down), as for every other wait.
+ */
+export function endedWithChain(ended: AbortSignal | undefined, error: unknown): boolean {
+  return ended?.aborted === true && error === ended.reason && !isShutdownReason(error);
+}
+
+/**
+ * Whether `error`, a rejection of one key's acquisition, says a lock of the call's chain ended
+ * its wait (see `endedWithChain`): the engine rejects such a wait with LockNotAcquiredError whose
+ * `cause` is that lock's LockLostError (shutdown's end has a LockServiceClosedError instead).
+ */
+export function rejectedWithChain(error: unknown): boolean {
+  return error instanceof LockNotAcquiredError && error.cause instanceof LockLostError;
 }

@@ -5,6 +5,7 @@ import type { LockLogger } from '../engine/lock-logger.js';
 import { quoteKey } from '../keys/quote-key.js';
 import { LockNotAcquiredError } from '../../errors/lock-not-acquired.error.js';
 import { LockLostError } from '../../errors/lock-lost.error.js';
+import { rejectedWithChain } from '../engine/wait-ends-with-chain.js';
 import { RedisLockError } from '../../errors/redis-lock.error.js';
 import { MultiLock } from './multi-key-lock.js';
 import { withCallSince } from '../engine/call-since.js';
@@ -72,19 +73,21 @@ export async function acquireAll(locks: SingleKeyLocks, keys: readonly string[],
     await giveBack(locks, taken);
     if (locks.clock.now() >= deadline) {
       const error = notAcquired(lost, locks.clock.now() - startedAt);
-      notAcquiredWhole(locks, options, startedAt, outcomeOf(error, options, waitTimeout));
+      // The call's own key lost, not a lock of its chain: a busy lock, or Redis (see notAcquired).
+      notAcquiredWhole(locks, options, startedAt, error.cause !== undefined ? 'error' : waitTimeout > 0 ? 'timeout' : 'busy');
       throw error;
     }
   }
 }
 
 /**
- * Why a multi-key call did not get its lock, as one key's `not-acquired` event would say it
- * (`Acquisition.failed`): the caller's abort, a busy key (`timeout` when the call could wait),
- * else Redis or the service (a refusal with a cause).
+ * Why a multi-key call did not get its lock, from what one key's acquisition rejected with, as
+ * that key's `not-acquired` event says it (`Acquisition.giveUp`): the caller's abort or the end of
+ * a lock the call waited within, a busy key (`timeout` when the call could wait), else Redis or
+ * the service (a refusal with a cause).
  */
 function outcomeOf(error: unknown, options: AnyLockOptions | undefined, waitTimeout: number): LockNotAcquiredOutcome {
-  if (options?.signal?.aborted === true && error === options.signal.reason) return 'aborted';
+  if ((options?.signal?.aborted === true && error === options.signal.reason) || rejectedWithChain(error)) return 'aborted';
   if (error instanceof LockNotAcquiredError && error.cause === undefined) return waitTimeout > 0 ? 'timeout' : 'busy';
   return 'error';
 }
