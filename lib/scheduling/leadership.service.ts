@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { quoteKey } from '../core/keys/quote-key.js';
+import { shownKeys } from '../core/keys/shown-keys.js';
 import { RedisLockError } from '../errors/redis-lock.error.js';
 import type { Lock } from '../interfaces/lock.interface.js';
 import type { LeaderElectionRunner } from './leader-election.runner.js';
@@ -85,7 +86,8 @@ export class LeadershipService {
   private election(key: string, method: string): LeaderElectionRunner {
     const election = typeof key === 'string' ? this.elections.get(key) : undefined;
     if (election === undefined) {
-      const known = [...this.elections.keys()].map((each) => quoteKey(each)).join(', ');
+      // Bounded as a multi-key lock's keys are: an application may run an election per tenant.
+      const known = shownKeys([...this.elections.keys()]);
       throw new RedisLockError(
         `${method}(${typeof key === 'string' ? quoteKey(key) : typeof key}): no @LeaderElection() with this key in this application` +
           `${known ? ` (its elections: ${known})` : ''}. Give the key of a @LeaderElection() class provided in this application.`,
