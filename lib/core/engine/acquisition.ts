@@ -62,6 +62,8 @@ export interface AcquisitionHost {
   acquired(lock: HeldLock, calledAt: number, options: AnyLockOptions | undefined, afterWaiting: boolean): HeldLock;
   /** Leaves the queue and gives back what the call's attempts may hold (see `LockManager.leave`). */
   leave(names: LockRedisKeys, token: string, timing: LockTiming, after?: Promise<unknown>): void;
+  /** A holder's release of this process on `channel` not yet answered, while anyone listens (see `ReleasesOnTheirWay`). */
+  releaseOnItsWay(channel: string): Promise<unknown> | undefined;
   /** A fresh owner token; `since` (ms since the epoch): when the call began, its holder's `since` (now by default). */
   newToken(options: AnyLockOptions | undefined, since?: number): string;
   /** Work shutdown must wait for. */
@@ -442,7 +444,24 @@ export class Acquisition {
     // A store that confirms grants, or a waiter whose place was lost: the grant only wakes the
     // waiter, whose next attempt takes it (if it still stands).
     if (granted === undefined || host.confirmsGrants || this.confirmGrants) return undefined;
+    const releasing = this.releaseHere();
+    if (releasing !== undefined) await releasing;
     return this.takeGrant(granted);
+  }
+
+  /**
+   * A grant from a holder of this process whose release's reply is still on its way (its message
+   * came first, on another connection): the wait for that reply, so that the holder's `released`
+   * is told before this `acquired` (see `ReleasesOnTheirWay`). At most until the grant's lease
+   * is due for renewal (a third of it from the last attempt, as `takeGrant` counts it): the lock
+   * is then handed out as without the wait. Shutdown ends the wait; `giveUp` gives the grant back.
+   */
+  private releaseHere(): Promise<unknown> | undefined {
+    const { host } = this;
+    const before = host.listening ? host.releaseOnItsWay(this.names.released) : undefined;
+    if (before === undefined) return undefined;
+    const lease = Math.min(this.timing.ttl, WAITER_LEASE_MS);
+    return settleWithin(before, Math.max(0, this.lastAttemptAt + lease / 3 - host.clock.now()), [host.shutdown], host.clock);
   }
 
   /**

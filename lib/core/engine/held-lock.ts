@@ -61,6 +61,8 @@ export interface LockOwner {
    * shutdown ends such releases too (see `HeldLock.endReleaseAtShutdown`).
    */
   releasingLost?(lock: HeldLock, inFlight: boolean): void;
+  /** A held lock's release was sent on `channel` (see `ReleasesOnTheirWay`), `reply` its answer. */
+  releaseSent?(channel: string, reply: Promise<unknown>): void;
 }
 
 type State = 'held' | 'released' | 'lost';
@@ -558,6 +560,8 @@ export class HeldLock implements Lock, Renewable, Expiring {
         if (!release.answered) this.releaseUnconfirmed(release, error);
       },
     );
+    // After the handler above: a waiter of this process it hands the lock to hears of it after it.
+    if (wasHeld && this.handedOut && this.owner.listening) this.owner.releaseSent?.(this.names.released, reply);
     return release;
   }
 

@@ -62,6 +62,7 @@ import type { ReadStore } from '../rwlock/read-store.js';
 import { callSince, partOf } from './call-since.js';
 import { refuseGenerator } from './generator-result.js';
 import { UnconfirmedReleases } from './unconfirmed-releases.js';
+import { ReleasesOnTheirWay } from './releases-on-their-way.js';
 import { setImmediate } from '../time/real-timers.js';
 
 export { WAITER_LEASE_MS, WAITER_REFRESH_MS } from './waiter-timing.js';
@@ -247,6 +248,13 @@ export class LockManager implements LockOwner, LockRunner {
 
   get shuttingDown(): boolean {
     return this.closed;
+  }
+
+  /** Holders' releases not yet answered, while anyone listens (see ReleasesOnTheirWay). */
+  private readonly releasesOnTheirWay = new ReleasesOnTheirWay();
+
+  releaseSent(channel: string, reply: Promise<unknown>): void {
+    this.releasesOnTheirWay.track(channel, reply);
   }
 
   releaseInRedis(names: LockRedisKeys, token: string): Promise<ReleaseReply> {
@@ -541,6 +549,7 @@ export class LockManager implements LockOwner, LockRunner {
     hold: (...args) => manager.hold(...args),
     acquired: (...args) => manager.acquired(...args),
     leave: (...args) => manager.leave(...args),
+    releaseOnItsWay: (channel) => manager.releasesOnTheirWay.onItsWay(channel),
     newToken: (options, since) => manager.newToken(options, since),
     cleanUp: (work) => manager.cleanUp(work),
     warnPolling: (key, waitedMs) => manager.warnPolling(key, waitedMs),

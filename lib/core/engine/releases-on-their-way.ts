@@ -1,0 +1,31 @@
+/**
+ * The holders' releases this process sent and Redis has not answered yet, by release channel,
+ * kept while anyone listens to lock events. A release that hands the lock to a waiter of this
+ * process tells it twice: its message, on the subscriber connection, and its reply, on the
+ * command connection, read in either order. A waiter woken by the message first would tell its
+ * `acquired` before the holder's reply told `released`: `events$`, the diagnostics channels and
+ * the lock board would show two holders of one lock. Such a waiter waits for the reply first
+ * (see `Acquisition.takeGrant`), which Redis sent with the message: no wait to speak of.
+ */
+export class ReleasesOnTheirWay {
+  private readonly sent = new Map<string, Promise<unknown>>();
+
+  /**
+   * Keeps `reply`, a release's on `channel`, until it settles. Called after the holder's own
+   * handler of the reply was added: a waiter awaiting it runs after the holder told its release.
+   */
+  track(channel: string, reply: Promise<unknown>): void {
+    const settled = reply.then(noop, noop);
+    this.sent.set(channel, settled);
+    void settled.then(() => {
+      if (this.sent.get(channel) === settled) this.sent.delete(channel);
+    });
+  }
+
+  /** The latest release on `channel` still on its way, if any. */
+  onItsWay(channel: string): Promise<unknown> | undefined {
+    return this.sent.get(channel);
+  }
+}
+
+const noop = (): void => undefined;
