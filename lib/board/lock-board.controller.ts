@@ -155,9 +155,12 @@ export function lockBoardController(
      * Redis connection, and a request waiting on a frozen Redis would hold `app.close()`. And
      * within `BOARD_READ_BOUND_MS`, so that an open tab's request does not hang for as long as
      * Redis does not answer (a client without a command timeout waits for ever). Such a request
-     * gets 503.
+     * gets 503. One that comes once the lock service has shut down is refused before its work
+     * starts: its commands would go out on a client handed in that its owner closes next, and a
+     * release by force would go on after its request was answered.
      */
     private async untilShutdown<T>(what: string, work: () => Promise<T>): Promise<T> {
+      if (this.manager.closing.aborted) throw new ServiceUnavailableException(`${what}: LockService is shut down (the application is closing); Redis is no longer asked.`);
       try {
         return await this.manager.untilShutdown(work(), what, undefined, BOARD_READ_BOUND_MS);
       } catch (error) {
