@@ -137,10 +137,21 @@ export class LockScripts implements LockStore {
     this.replicaWaiter?.connect();
   }
 
-  /** Closes the connection `waitForReplicas` opened, if any (the client itself is the caller's). */
+  /**
+   * Closes the connection `waitForReplicas` opened, if any (the client itself is the caller's).
+   * A script sent before that and answered NOSCRIPT after it (a frozen server that resumes) is
+   * not sent again as EVAL: the application has closed, and a client handed in stays open for
+   * its owner alone. What it was sent for ends with its lease.
+   */
   close(): void {
+    this.closed = true;
     this.replicaWaiter?.close();
   }
+
+  private closed = false;
+
+  /** Whether a NOSCRIPT answer may still be followed by the script's EVAL (see `close`). */
+  private readonly open = (): boolean => !this.closed;
 
   /** Whether releases go as EVAL at once (see `shuttingDown`). */
   private whole = false;
@@ -155,7 +166,7 @@ export class LockScripts implements LockStore {
     this.whole = true;
   }
 
-  private readonly runScript: RunScript = (script, keys, args) => this.driver.evalScript(script, keys, args, this.whole);
+  private readonly runScript: RunScript = (script, keys, args) => this.driver.evalScript(script, keys, args, this.whole, this.open);
 
   // acquire() and release() run for every lock: plain functions with one `then`, not async ones
   // (each async layer costs two promises, three under an enabled AsyncLocalStorage).
@@ -167,9 +178,9 @@ export class LockScripts implements LockStore {
     const args = this.isCluster ? [keys.lock, keys.fence, keys.queue, keys.waiters, keys.released, token, ttl, settings] : [keys.lock, token, ttl, settings];
     if (this.replicaWaiter !== undefined) {
       const script = this.replicatedAcquire!;
-      return this.replicaWaiter.acquire(keys.lock, () => sendBare(script, args, toAcquireReply), () => this.release(keys, token, waiterLease));
+      return this.replicaWaiter.acquire(keys.lock, () => sendBare(script, args, toAcquireReply, false, this.open), () => this.release(keys, token, waiterLease));
     }
-    return sendBare(this.acquireScript, args, toAcquireReply);
+    return sendBare(this.acquireScript, args, toAcquireReply, false, this.open);
   }
 
   async renew(lock: string, token: string, ttl: number): Promise<RenewalOutcome> {
@@ -200,7 +211,7 @@ export class LockScripts implements LockStore {
     const settings = this.settings(waiterLease, this.shardFlag);
     const args: (string | number)[] = this.isCluster ? [keys.lock, keys.fence, keys.queue, keys.waiters, keys.released, token, settings] : [keys.lock, token, settings];
     if (park !== undefined) args.push(park.token, park.ttl);
-    return sendBare(this.releaseScript, args, toReleaseReply, this.whole);
+    return sendBare(this.releaseScript, args, toReleaseReply, this.whole, this.open);
   }
 
   /** Quorum mode: the scripts of a quorum's master (see `quorum-lua.ts`), made when first used. */
@@ -220,7 +231,7 @@ export class LockScripts implements LockStore {
     const script = this.quorum.acquire;
     const args = [lock, token, ttl, unfenced ? '-' : this.fenceRetention, seed];
     return script.send(...args).then(toAcquireReply, (error: unknown) => {
-      if (!isNoScript(error)) throw error;
+      if (!isNoScript(error) || this.closed) throw error;
       const reply = script.resend(...args).then(toAcquireReply);
       onResent?.(reply);
       return reply;
@@ -229,7 +240,7 @@ export class LockScripts implements LockStore {
 
   /** Quorum mode: this master's part of a release; `whole`: sent as EVAL (see `RedisDriver.evalScript`). */
   quorumRelease(lock: string, token: string, whole = false): Promise<ReleaseReply> {
-    return sendBare(this.quorum.release, [lock, token], toReleaseReply, this.whole || whole);
+    return sendBare(this.quorum.release, [lock, token], toReleaseReply, this.whole || whole, this.open);
   }
 
   private leaveScript?: BareScriptCall;
@@ -238,7 +249,7 @@ export class LockScripts implements LockStore {
   async leave(keys: ScriptKeys, token: string, ttl: number, waiterLease: number): Promise<void> {
     const script = (this.leaveScript ??= this.driver.bareScript('leave'));
     const args = [keys.lock, keys.fence, keys.queue, keys.waiters, keys.released, token, ttl, this.settings(waiterLease, this.shardFlag)];
-    await sendBare(script, args, () => undefined, this.whole);
+    await sendBare(script, args, () => undefined, this.whole, this.open);
   }
 
   /**
@@ -491,10 +502,11 @@ function bySlot(requests: RenewalRequest[], keyPrefix: string, slotOwner?: (slot
 }
 
 /** One call of a bare script, parsed: EVALSHA, and EVAL again on NOSCRIPT, under one `then`. */
-function sendBare<T>(script: BareScriptCall, args: (string | number)[], parse: (reply: unknown) => T, whole = false): Promise<T> {
+/** `open`: whether a NOSCRIPT answer may still be followed by the EVAL (see `LockScripts.close`). */
+function sendBare<T>(script: BareScriptCall, args: (string | number)[], parse: (reply: unknown) => T, whole: boolean, open: () => boolean): Promise<T> {
   if (whole) return script.resend(...args).then(parse);
   return script.send(...args).then(parse, (error: unknown) => {
-    if (!isNoScript(error)) throw error;
+    if (!isNoScript(error) || !open()) throw error;
     return script.resend(...args).then(parse);
   });
 }

@@ -49,7 +49,12 @@ export function redisBackend(options: ResolvedModuleOptions, logger: LockLogger)
     if (connections.length > 1) {
       const nodes = clients.map((client) => new LockScripts(client, options.fenceRetention));
       const store = new QuorumStore(nodes);
-      return { store, clients, start: startConnections, shuttingDown: () => nodes.forEach((node) => node.shuttingDown()), owedAtShutdown: () => store.owedAtShutdown(), close: closeConnections };
+      // Each master's store hears of the close too: it drops the EVAL a NOSCRIPT answered after it calls for.
+      const close = (): void => {
+        for (const node of nodes) node.close();
+        closeConnections();
+      };
+      return { store, clients, start: startConnections, shuttingDown: () => nodes.forEach((node) => node.shuttingDown()), owedAtShutdown: () => store.owedAtShutdown(), close };
     }
     return singleBackend(clients[0]!, options, logger, startConnections, closeConnections);
   } catch (error) {

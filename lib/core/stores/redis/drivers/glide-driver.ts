@@ -184,11 +184,11 @@ export class GlideDriver implements RedisDriver {
     return { send: (...params) => call('EVALSHA', params), resend: (...params) => call('EVAL', params) };
   }
 
-  evalScript(script: LuaScript, keys: readonly string[], args: readonly (string | number)[], whole = false): Promise<unknown> {
+  evalScript(script: LuaScript, keys: readonly string[], args: readonly (string | number)[], whole = false, mayResend?: () => boolean): Promise<unknown> {
     const tail = [String(keys.length), ...keys, ...args.map(String)];
     if (!this.loaded(script) || whole) return this.send(['EVAL', script.lua, ...tail]);
     return this.send(['EVALSHA', script.sha, ...tail]).catch((error: unknown) => {
-      if (!isNoScript(error)) throw error;
+      if (!isNoScript(error) || mayResend?.() === false) throw error;
       return this.send(['EVAL', script.lua, ...tail]);
     });
   }

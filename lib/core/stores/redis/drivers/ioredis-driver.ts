@@ -175,7 +175,7 @@ export class IoRedisDriver implements RedisDriver {
     };
   }
 
-  evalScript(script: LuaScript, keys: readonly string[], args: readonly (string | number)[], whole = false): Promise<unknown> {
+  evalScript(script: LuaScript, keys: readonly string[], args: readonly (string | number)[], whole = false, mayResend?: () => boolean): Promise<unknown> {
     // ioredis adds its keyPrefix to the declared keys (it reads the key count). A `catch`, not an
     // async function: every semaphore and read-write lock call comes this way, and an async frame
     // costs a promise and a microtask more.
@@ -192,7 +192,7 @@ export class IoRedisDriver implements RedisDriver {
       return Promise.reject(error);
     }
     return reply.catch((error: unknown) => {
-      if (!isNoScript(error)) throw error;
+      if (!isNoScript(error) || mayResend?.() === false) throw error;
       this.batching.hold();
       return this.batching.sent((this.client.eval as unknown as Eval)(script.lua, keys.length, all));
     });

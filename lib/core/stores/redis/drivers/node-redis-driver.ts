@@ -151,7 +151,7 @@ export class NodeRedisDriver implements RedisDriver {
     };
   }
 
-  evalScript(script: LuaScript, keys: readonly string[], args: readonly (string | number)[], whole = false): Promise<unknown> {
+  evalScript(script: LuaScript, keys: readonly string[], args: readonly (string | number)[], whole = false, mayResend?: () => boolean): Promise<unknown> {
     // Built in a loop, not pushed with a spread: a FencedRedis hset() of many fields (over
     // 100,000 arguments) would overflow the stack.
     const command: Args = whole ? ['EVAL', script.lua, String(keys.length)] : ['EVALSHA', script.sha, String(keys.length)];
@@ -160,7 +160,7 @@ export class NodeRedisDriver implements RedisDriver {
     const firstKey = command[3];
     if (whole) return this.send(firstKey, command);
     return this.send(firstKey, command).catch((error: unknown) => {
-      if (!String((error as Error)?.message).startsWith('NOSCRIPT')) throw error;
+      if (!String((error as Error)?.message).startsWith('NOSCRIPT') || mayResend?.() === false) throw error;
       const retry = command.slice();
       retry[0] = 'EVAL';
       retry[1] = script.lua;

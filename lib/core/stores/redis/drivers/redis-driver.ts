@@ -107,8 +107,10 @@ export interface RedisDriver {
    * NOSCRIPT. `keys` are named as the engine names them; the driver adds the client's prefix.
    * `whole`: EVAL at once, for a call that must run though nobody may be left to read a NOSCRIPT
    * answer and send it again (a give-back at shutdown, the connection closed behind it).
+   * `mayResend`, asked once the server answered NOSCRIPT: `false` drops the EVAL, and the call
+   * rejects with that answer (the store closed meanwhile, see `LockScripts.close`).
    */
-  evalScript(script: LuaScript, keys: readonly string[], args: readonly (string | number)[], whole?: boolean): Promise<unknown>;
+  evalScript(script: LuaScript, keys: readonly string[], args: readonly (string | number)[], whole?: boolean, mayResend?: () => boolean): Promise<unknown>;
   /** SET key value PX ttl NX: whether it was set. */
   setIfAbsent(key: string, value: string, ttl: number): Promise<boolean>;
   exists(key: string): Promise<boolean>;
