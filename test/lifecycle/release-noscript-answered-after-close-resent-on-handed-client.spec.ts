@@ -85,4 +85,28 @@ describe('a release that a frozen Redis answers NOSCRIPT after app.close(), on a
     }
   });
 
+  it.each(clients)('nor is a renewal (%s)', { timeout: 30_000 }, async (_name, open) => {
+    const handed = await open(own.url());
+    // Renewed every 300 ms.
+    const app = await createLockApp({ redis: handed.client, ttl: 900, shutdownTimeout: '100ms' });
+    const sent: string[] = [];
+    try {
+      await app.locks.acquire('noscript-renewed');
+      // Renewed once: ioredis sends a script's first call on a connection as EVAL, its next ones as EVALSHA.
+      await sleep(450);
+      await own.redis().script('FLUSH');
+      own.server().pause();
+      // A renewal is written to the frozen server, as EVALSHA.
+      await sleep(700);
+      await app.close();
+      handed.record(sent);
+      own.server().resume();
+      await handed.ping();
+      await sleep(500);
+      // Before: ['eval'], the renewal sent again after the close.
+      expect(sent.filter((command) => command !== 'ping')).toEqual([]);
+    } finally {
+      own.server().resume();
+    }
+  });
 });

@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { clusterSlot } from '../../keys/cluster-slot.js';
 import { driverFor } from './drivers/driver-for.js';
 import type { RedisClient } from './drivers/redis-client.js';
-import { flatPairs, isNoScript, type BareScriptCall, type ReadCommand, type RedisDriver, type RunScript, type ScriptCall } from './drivers/redis-driver.js';
-import { ELSEWHERE, KEEP_FENCE, RENEWED, type ScriptName } from './lock-lua.js';
+import { flatPairs, isNoScript, type BareScriptCall, type LuaScript, type ReadCommand, type RedisDriver, type RunScript, type ScriptCall } from './drivers/redis-driver.js';
+import { COMMANDS, ELSEWHERE, KEEP_FENCE, RENEWED, type ScriptName } from './lock-lua.js';
 import { LOCK_HELD } from '../../rwlock/read-lua.js';
 import { ReadScripts } from '../../rwlock/read-scripts.js';
 import { READ_HELD } from '../../rwlock/read-keys.js';
@@ -29,8 +29,8 @@ const KEEP_FENCE_SCRIPT = { lua: KEEP_FENCE, sha: createHash('sha1').update(KEEP
 
 /**
  * The lock protocol over one client, through its driver (see `drivers/`): scripts are sent as
- * EVALSHA, falling back to EVAL when the server answers NOSCRIPT (ioredis' `defineCommand`, or
- * the same done by the node-redis driver). The Lua lives in `lock-lua.ts`.
+ * EVALSHA, falling back to EVAL when the server answers NOSCRIPT (until the store closes, see
+ * `close`). The Lua lives in `lock-lua.ts`.
  */
 export class LockScripts implements LockStore {
   readonly queues = true;
@@ -61,7 +61,7 @@ export class LockScripts implements LockStore {
     this.driver = driverFor(client);
     this.keyPrefix = this.driver.keyPrefix;
     this.isCluster = this.driver.isCluster;
-    this.calls = this.driver.scripts();
+    this.calls = guardedScripts(this.driver, this.open);
     this.acquireScript = this.driver.bareScript(this.isCluster ? 'acquire' : 'acquireOneKey');
     this.releaseScript = this.driver.bareScript(this.isCluster ? 'release' : 'releaseOneKey');
     if (replicaWait !== undefined) {
@@ -509,6 +509,25 @@ function sendBare<T>(script: BareScriptCall, args: (string | number)[], parse: (
     if (!isNoScript(error) || !open()) throw error;
     return script.resend(...args).then(parse);
   });
+}
+
+/**
+ * The other scripts (renewals, the fence floor) for one store: EVALSHA, and EVAL on NOSCRIPT
+ * while `open()` (see `LockScripts.close`): a fallback of the driver's own, or of ioredis'
+ * `defineCommand`, is shared by every store on the client and would send the EVAL whatever
+ * happened since.
+ */
+function guardedScripts(driver: RedisDriver, open: () => boolean): Record<ScriptName, ScriptCall> {
+  const calls = {} as Record<ScriptName, ScriptCall>;
+  for (const [name, { numberOfKeys, lua }] of Object.entries(COMMANDS) as [ScriptName, (typeof COMMANDS)[ScriptName]][]) {
+    const script: LuaScript = { lua, sha: createHash('sha1').update(lua).digest('hex') };
+    // A script without a fixed key count is called with the count first.
+    calls[name] =
+      numberOfKeys === null
+        ? (count, ...rest) => driver.evalScript(script, rest.slice(0, Number(count)) as string[], rest.slice(Number(count)), false, open)
+        : (...args) => driver.evalScript(script, args.slice(0, numberOfKeys) as string[], args.slice(numberOfKeys), false, open);
+  }
+  return calls;
 }
 
 /** What may follow the settings: nothing, or acquire's "join the queue on failure" flag. */

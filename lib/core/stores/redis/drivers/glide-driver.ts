@@ -7,7 +7,7 @@ import { settleWithin, TIMED_OUT } from '../../../time/settle-within.js';
 import { COMMANDS, type ScriptName } from '../lock-lua.js';
 import { isGlideCluster, type ValkeyGlideClient } from './glide-client.js';
 import { PRIMARY_COMMAND, PRIMARY_READ, readsFromReplicas } from './glide-primary-reads.js';
-import { flatPairs, isNoScript, writablePing, type BareScriptCall, type LuaScript, type PingTarget, type ReadCommand, type RedisDriver, type RedisNode, type ReleaseSubscriber, type ScriptCall } from './redis-driver.js';
+import { flatPairs, isNoScript, writablePing, type BareScriptCall, type LuaScript, type PingTarget, type ReadCommand, type RedisDriver, type RedisNode, type ReleaseSubscriber } from './redis-driver.js';
 
 /** Loaded only by a driver of a GLIDE client: this library never imports it otherwise. */
 const GLIDE_PACKAGE = '@valkey/valkey-glide';
@@ -151,18 +151,6 @@ export class GlideDriver implements RedisDriver {
     const limit = (client as unknown as { inflightRequestsLimit?: unknown }).inflightRequestsLimit ?? config.inflightRequestsLimit;
     this.inflightLimit = typeof limit === 'number' && Number.isFinite(limit) && limit >= 1 ? Math.floor(limit) : DEFAULT_INFLIGHT_LIMIT;
     void loadGlide().catch(() => undefined); // the first script call reports a failure
-  }
-
-  private calls?: Record<ScriptName, ScriptCall>;
-
-  scripts(): Record<ScriptName, ScriptCall> {
-    if (this.calls !== undefined) return this.calls;
-    const calls = {} as Record<ScriptName, ScriptCall>;
-    for (const name of Object.keys(COMMANDS) as ScriptName[]) {
-      const { send, resend } = this.bareScript(name);
-      calls[name] = (...params) => send(...params).catch((error: unknown) => (isNoScript(error) ? resend(...params) : Promise.reject(error)));
-    }
-    return (this.calls = calls);
   }
 
   /**

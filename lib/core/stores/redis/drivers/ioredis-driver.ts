@@ -6,7 +6,7 @@ import { COMMANDS, type ScriptName } from '../lock-lua.js';
 import { routesShardedSubscriptions, ShardSubscriber } from './ioredis-shard-subscriber.js';
 import { TickWriteBatching, type BatchedConnection } from './tick-write-batching.js';
 import { CLOSE_WAIT_MS, disconnectPromptly, promptSentinelClients, promptShardedSubscribers, promptSlotRefreshes } from './ioredis-prompt-close.js';
-import { flatPairs, isNoScript, writablePing, type BareScriptCall, type LuaScript, type PingTarget, type ReadCommand, type RedisDriver, type RedisNode, type ReleaseSubscriber, type ScriptCall } from './redis-driver.js';
+import { flatPairs, isNoScript, writablePing, type BareScriptCall, type LuaScript, type PingTarget, type ReadCommand, type RedisDriver, type RedisNode, type ReleaseSubscriber } from './redis-driver.js';
 
 export type IoRedisClient = Redis | Cluster;
 
@@ -18,9 +18,9 @@ export function isIoRedisClient(client: unknown): client is IoRedisClient {
 }
 
 /**
- * ioredis, the default, and iovalkey, its fork with the same API. Scripts are registered with
- * `defineCommand`, which sends EVALSHA and falls back to EVAL on NOSCRIPT. The two scripts of every lock, acquire and release, go out as
- * plain EVALSHA calls instead (see `bareScript`).
+ * ioredis, the default, and iovalkey, its fork with the same API. Scripts go out as plain
+ * EVALSHA calls, not through ioredis' `defineCommand` (see `bareScript`), and nothing is defined
+ * on the client.
  */
 export class IoRedisDriver implements RedisDriver {
   readonly keyPrefix: string;
@@ -58,8 +58,8 @@ export class IoRedisDriver implements RedisDriver {
     // masters made in one tick go into one pipeline, which the Cluster client then fails whole
     // (releases unanswered, multi-key locks across masters refused).
     const pipelining = client as { options?: { enableAutoPipelining?: boolean; autoPipeliningIgnoredCommands?: readonly string[] } };
-    this.autoPipelinedCluster = this.isCluster && pipelining.options?.enableAutoPipelining === true;
-    if (this.autoPipelinedCluster && !['evalsha', 'eval'].every((name) => pipelining.options?.autoPipeliningIgnoredCommands?.includes(name))) {
+    const autoPipelinedCluster = this.isCluster && pipelining.options?.enableAutoPipelining === true;
+    if (autoPipelinedCluster && !['evalsha', 'eval'].every((name) => pipelining.options?.autoPipeliningIgnoredCommands?.includes(name))) {
       throw new InvalidLockOptionsError(
         option,
         client,
@@ -83,9 +83,6 @@ export class IoRedisDriver implements RedisDriver {
 
   /** The commands sent in one tick go out in a few writes per connection (see `TickWriteBatching`). */
   private readonly batching: TickWriteBatching;
-
-  /** A Cluster client with auto-pipelining (its EVALSHA and EVAL left out of it, or refused above). */
-  private readonly autoPipelinedCluster: boolean;
 
   /** A Cluster client whose `scaleReads` sends read-only commands to replicas too (see `pipeline`). */
   private readonly scaledReads: boolean;
@@ -127,28 +124,6 @@ export class IoRedisDriver implements RedisDriver {
       up = false;
       this.resets! += 1;
     });
-  }
-
-  scripts(): Record<ScriptName, ScriptCall> {
-    const commands = this.client as unknown as Record<string, ScriptCall>;
-    const calls = {} as Record<ScriptName, ScriptCall>;
-    for (const [script, { name, numberOfKeys, lua }] of Object.entries(COMMANDS) as [ScriptName, (typeof COMMANDS)[ScriptName]][]) {
-      if (numberOfKeys === null && this.autoPipelinedCluster) {
-        // Its key count comes first, and auto-pipelining groups a defined command by its first
-        // argument: renewals of locks on different masters would share a pipeline the Cluster
-        // fails whole. As a plain EVALSHA it is routed by its first key, outside auto-pipelining.
-        const source: LuaScript = { lua, sha: createHash('sha1').update(lua).digest('hex') };
-        calls[script] = (count, ...rest) => this.evalScript(source, rest.slice(0, Number(count)) as string[], rest.slice(Number(count)) as (string | number)[]);
-        continue;
-      }
-      this.client.defineCommand(name, numberOfKeys === null ? { lua } : { numberOfKeys, lua });
-      const call = commands[name]!.bind(this.client);
-      calls[script] = (...args) => {
-        this.batching.hold();
-        return this.batching.sent(call(...args));
-      };
-    }
-    return calls;
   }
 
   /**

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { COMMANDS, type ScriptName } from '../lock-lua.js';
 import type { NodeRedisClient, NodeRedisKind } from './node-redis-client.js';
 import { reconnectDelay } from './node-redis-reconnect.js';
-import { flatPairs, isNoScript, writablePing, type BareScriptCall, type LuaScript, type PingTarget, type ReadCommand, type RedisDriver, type RedisNode, type ReleaseSubscriber, type ScriptCall } from './redis-driver.js';
+import { flatPairs, writablePing, type BareScriptCall, type LuaScript, type PingTarget, type ReadCommand, type RedisDriver, type RedisNode, type ReleaseSubscriber } from './redis-driver.js';
 import { setImmediate } from '../../../time/real-timers.js';
 
 type Args = string[];
@@ -109,23 +109,6 @@ export class NodeRedisDriver implements RedisDriver {
         : kind === 'sentinel'
           ? (_firstKey, args) => raw.sendCommand(false, args, options)
           : (_firstKey, args) => raw.sendCommand(args, options);
-  }
-
-  private calls?: Record<ScriptName, ScriptCall>;
-
-  /** One set per client, shared by every store on it (quorum nodes, several modules). */
-  scripts(): Record<ScriptName, ScriptCall> {
-    if (this.calls !== undefined) return this.calls;
-    const calls = {} as Record<ScriptName, ScriptCall>;
-    for (const script of Object.keys(COMMANDS) as ScriptName[]) {
-      const { send, resend } = this.bareScript(script);
-      calls[script] = (...params) =>
-        send(...params).catch((error: unknown) => {
-          if (!isNoScript(error)) throw error;
-          return resend(...params);
-        });
-    }
-    return (this.calls = calls);
   }
 
   bareScript(name: ScriptName): BareScriptCall {

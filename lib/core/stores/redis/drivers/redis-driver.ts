@@ -98,9 +98,7 @@ export interface RedisDriver {
   readonly keyPrefix: string;
   /** Redis Cluster: a script's keys must share one slot, and some calls go per node. */
   readonly isCluster: boolean;
-  /** Callable scripts, each sent as EVALSHA with a fallback to EVAL when the server answers NOSCRIPT. */
-  scripts(): Record<ScriptName, ScriptCall>;
-  /** One of the same scripts, its NOSCRIPT fallback left to the caller (see `BareScriptCall`). */
+  /** One of the lock scripts (`lock-lua.ts`), its NOSCRIPT fallback left to the caller (see `BareScriptCall`). */
   bareScript(name: ScriptName): BareScriptCall;
   /**
    * Runs any other script (the semaphore's, the read side's) the same way: EVALSHA, EVAL on
