@@ -31,6 +31,8 @@ export class SemaphoreScripts implements SemaphoreStore {
     private readonly declareAll: boolean,
     /** HDEL on the same client (`RedisDriver.deleteField`), for the release of a holder alone. */
     private readonly deleteField: (key: string, field: string) => Promise<number>,
+    /** Whether the store was closed (`app.close()` ran): see `release`. */
+    private readonly closed: () => boolean = () => false,
   ) {
     this.scripts = declareAll ? SCRIPTS.declared : SCRIPTS.derived;
   }
@@ -54,12 +56,18 @@ export class SemaphoreScripts implements SemaphoreStore {
   /**
    * A holder alone (see LONE in `semaphore-lua.ts`) deletes its field with a plain `HDEL`: 1 proves
    * it still held it, and nobody else held or waited (any other caller would have unfolded it).
-   * Otherwise, and for every other holder, the release script.
+   * Otherwise, and for every other holder, the release script; but not once the store was closed:
+   * an `HDEL` written to a frozen server is answered after `app.close()`, and nothing may be sent
+   * then on a client the application handed in and keeps open. What the holder's entry counts
+   * then ends with its lease, as its permit does.
    */
   release(keys: SemaphoreKeys, token: string, waiterLease: number): Promise<SemaphoreReleaseReply> {
     if (keys.semaphore.lone !== true) return this.releaseByScript(keys, token, waiterLease);
     keys.semaphore.lone = false;
-    return this.deleteField(keys.semaphore.holders, `!${token}`).then((deleted) => (deleted === 1 ? { released: true, grants: [] } : this.releaseByScript(keys, token, waiterLease)));
+    return this.deleteField(keys.semaphore.holders, `!${token}`).then((deleted) => {
+      if (deleted === 1) return { released: true, grants: [] };
+      return this.closed() ? { released: false, grants: [] } : this.releaseByScript(keys, token, waiterLease);
+    });
   }
 
   private releaseByScript(keys: SemaphoreKeys, token: string, waiterLease: number): Promise<SemaphoreReleaseReply> {

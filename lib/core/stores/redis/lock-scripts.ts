@@ -100,10 +100,11 @@ export class LockScripts implements LockStore {
     if (this.semaphoreStore !== undefined) return this.semaphoreStore;
     const settings = (lease: number) => this.settings(lease, this.shardFlag);
     const deleteField = (key: string, field: string) => this.driver.deleteField(key, field);
-    const scripts = new SemaphoreScripts(this.runScript, settings, this.isCluster, deleteField);
+    const closed = () => this.closed;
+    const scripts = new SemaphoreScripts(this.runScript, settings, this.isCluster, deleteField, closed);
     const waiter = this.replicaWaiter;
     if (waiter === undefined) return (this.semaphoreStore = scripts);
-    const replicated = new SemaphoreScripts((script, keys, args) => waiter.driver.evalScript(script, keys, args), settings, this.isCluster, deleteField);
+    const replicated = new SemaphoreScripts((script, keys, args) => waiter.driver.evalScript(script, keys, args), settings, this.isCluster, deleteField, closed);
     return (this.semaphoreStore = {
       // LockNotReplicatedError names the semaphore's lock key, not the holder's own permit key
       // (which carries its owner token: the key of no lock a caller knows).
@@ -141,7 +142,9 @@ export class LockScripts implements LockStore {
    * Closes the connection `waitForReplicas` opened, if any (the client itself is the caller's).
    * A script sent before that and answered NOSCRIPT after it (a frozen server that resumes) is
    * not sent again as EVAL: the application has closed, and a client handed in stays open for
-   * its owner alone. What it was sent for ends with its lease.
+   * its owner alone. What it was sent for ends with its lease. Nor is the release script a
+   * semaphore's holder alone falls back on when its `HDEL` is answered after it (see
+   * `SemaphoreScripts.release`).
    */
   close(): void {
     this.closed = true;
