@@ -50,7 +50,8 @@ local fence, holders, due = base .. '${LOCK_KEY_SUFFIXES.fence}', base .. '${SEM
 
 /**
  * The waiters set's name where the fast paths need it: only when they would create the holders
- * hash, whose `:queued` mark a deletion from outside may have taken while waiters are queued.
+ * hash, whose `:queued` mark (and `:due` mark, beside the due set) a deletion from outside may
+ * have taken while waiters are queued.
  */
 const WAITERS_NAME = {
   declared: 'KEYS[4]',
@@ -392,15 +393,16 @@ local limit, permits = tonumber(limit_arg), tonumber(permits_arg)
 
 /**
  * A holder alone (see LONE): nothing under the holders name, so nobody holds or waits (a waiter
- * keeps the hash for its liveness lease), nor under the waiters set's (one `EXISTS` of both, which
- * counts them): `INCR` of the fencing counter, `HSET` of the
+ * keeps the hash for its liveness lease), nor under the waiters set's or the due set's (one
+ * `EXISTS` of the three, which counts them: either without the hash, it was deleted from outside,
+ * see ACQUIRE_FAST): `INCR` of the fencing counter, `HSET` of the
  * field, `PEXPIRE` of the hash with the lease. Answers the fencing token alone, an integer: a
  * reply Redis writes with one `write`, where an array takes a `writev` (and the client parses an
  * array), a few microseconds each side on the pair `npm run bench` measures.
  */
 const ACQUIRE_LONE = `
--- Waiters without a hash: it was deleted from outside, its ':queued' mark with it (see ACQUIRE_FAST).
-if permits <= limit and redis.call('EXISTS', holders, ${WAITERS_NAME.derived}) == 0 then
+-- Waiters or a due set without a hash: it was deleted from outside, its marks with it (see ACQUIRE_FAST).
+if permits <= limit and redis.call('EXISTS', holders, ${WAITERS_NAME.derived}, due) == 0 then
   ${NEXT_FENCING}
   if fence_retention ~= '0' then redis.call('PEXPIRE', fence, fence_retention) end
   -- The arguments as sent: a Lua number spelled out costs Redis a printf of a double.
@@ -418,8 +420,10 @@ local held = tonumber(state[1] or '0')
 -- lapsed: counted here again, its permits would be counted twice, and the first ones never freed.
 -- A new hash (no limit) with waiters queued was deleted from outside, its ':queued' mark with it:
 -- the full path takes the caller's own place if it has one, and marks the new hash (see take).
+-- With a due set beside it, its ':due' mark went too: the full path deletes that set (the
+-- semaphore is idle: forget_if_idle), else the last release would leave it (see add_due).
 if not state[4] and not state[6] and (not state[3] or tonumber(state[3]) == limit) and held + permits <= limit
-  and (state[3] or redis.call('EXISTS', ${WAITERS_NAME[layout]}) == 0)
+  and (state[3] or redis.call('EXISTS', ${WAITERS_NAME[layout]}, due) == 0)
   and redis.call('SET', permit, ARGV[1], 'NX', 'PX', ARGV[2]) then
   ${NEXT_FENCING}
   if fence_retention ~= '0' then redis.call('PEXPIRE', fence, fence_retention) end
