@@ -550,6 +550,9 @@ local held = 1
 -- A lone holder (the caller, whose plain HDEL did not reach Redis, or another once the caller's
 -- lease ran out) is unfolded first: DEL of the hash below would delete another's permit.
 if not state[1] and unfold_lone() then state = ${COUNTS_AND_ENTRY} end
+-- No hash (deleted from outside, or gone with a lone holder's lease): a due set beside it was left
+-- by a deletion from outside (it never outlives the hash otherwise), and no call would delete it.
+if not state[1] then redis.pcall('DEL', due) end
 local left = tonumber(state[1] or '0') - tonumber(string.match(state[6] or '0', '^(%d+)'))
 -- pcall: on a replica the write fails, and the answer is the same as a replica's for the mutex.
 local deleted
