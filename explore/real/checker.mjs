@@ -906,9 +906,8 @@ function checkSentAfterClose({ closed, silences, violate }) {
     const end = closed.get(p);
     if (end === undefined) continue;
     for (const e of events) {
-      // Not the driver's NOSCRIPT retry of a script sent before the close (a server that
-      // restarted empty answers it after), which still goes out on the handed client: a finding
-      // of its own (docs/explorer.md), not the engine's give-back this rule is for.
+      // Not ioredis' own resend of a command sent before the close that its closed connection
+      // left unanswered (the same command, sent again as it reconnects: worker.mjs).
       if (e.ev === 'handed-send' && e.t > end && !e.resend) {
         violate('sent-after-close', `${p}'s closed application (closed at ${fmt(end)}) sent ${e.command} at ${fmt(e.t)} on the client it was handed`, e.t);
         break;

@@ -470,17 +470,18 @@ async function start(config) {
   let appClosed = false;
   if (handedSingle !== undefined) {
     const send = handedSingle.sendCommand.bind(handedSingle);
-    // The arguments (past the script or its SHA) of EVALSHAs answered NOSCRIPT: an EVAL of the
-    // same ones is the driver's retry of a script sent before (lock-scripts.ts `sendBare`), marked.
-    const noScript = new Set();
-    const argsOf = (command) => command.args.slice(1).map(String).join('\u0000');
+    // The commands already sent once: ioredis sends the same Command again by itself when it
+    // reconnects (autoResendUnfulfilledCommands, which the library requires) if the closed
+    // connection left it unanswered, after the close too: not a command the application sent
+    // then (marked `resend`). The driver's NOSCRIPT retry (an EVAL of its own) is not one: the
+    // closed application drops it (2d1df09).
+    const sentOnce = new WeakSet();
     handedSingle.sendCommand = (command, ...rest) => {
       const handshake = handedSingle.status === 'connect' && HANDSHAKE.has(command.name);
-      const retry = command.name === 'eval' && noScript.has(argsOf(command));
-      if (appClosed && !handshake) rec({ ev: 'handed-send', command: command.name, t: mono(), ...(retry && { resend: true }) });
-      const sent = send(command, ...rest);
-      if (command.name === 'evalsha') command.promise.catch((error) => /NOSCRIPT/.test(String(error?.message)) && noScript.add(argsOf(command)));
-      return sent;
+      const resend = sentOnce.has(command);
+      sentOnce.add(command);
+      if (appClosed && !handshake) rec({ ev: 'handed-send', command: command.name, t: mono(), ...(resend && { resend: true }) });
+      return send(command, ...rest);
     };
   }
   handed?.forEach((client) => client.on('error', () => undefined));

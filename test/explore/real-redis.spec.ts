@@ -1006,6 +1006,21 @@ describe(`real Redis and a 3-master Cluster: ${SCHEDULES} seeded fault schedules
     expect(clients.length).toBe(results.length * 3);
     expect(new Set(clients)).toEqual(new Set(['node-redis']));
   });
+
+  // Clients handed in, one server frozen across the close (`--handed --target single`): the closed
+  // application sends nothing on them. Seed 1 (mutex) saw the driver's NOSCRIPT retry of a leave
+  // go out after the close until 2d1df09; seed 506646 (semaphore) sees ioredis resend, as it
+  // reconnects after the close, commands a dropped reply left unanswered: the client's own resend
+  // of the same command, which the rule leaves out (and a rule that took it for the
+  // application's flagged both workers).
+  it('sends nothing on clients handed in once closed (handed seeds 1 and 506646)', { timeout: 90_000 }, async () => {
+    const results: RunResult[] = [];
+    results.push(await runSchedule(environment, makeSchedule(1, { target: 'single', workload: 'mutex', handed: true })));
+    results.push(await runSchedule(environment, makeSchedule(506_646, { target: 'single', workload: 'semaphore', handed: true })));
+    const report = failures(results, (r) => `npm run explore:real -- --seed ${r.schedule.seed} --handed --target single --workload ${r.schedule.workload}`);
+    expect(report).toBe('');
+    expect(results.every((r) => r.figures.sections > 0)).toBe(true);
+  });
 });
 
 // Three independent masters in quorum mode (never drawn above: the seeds keep their targets).
