@@ -52,14 +52,22 @@ export class RedisFencedStore implements FencedStore {
     this.writer = replicas?.driver ?? this.driver;
   }
 
+  /**
+   * Whether a NOSCRIPT answer may still be followed by the script's EVAL: not once `ended` (a
+   * frozen server that resumes after the close answers then). The call has ended already, and
+   * its lock was given back: the EVAL would write on a client handed in, from a closed
+   * application, under no lock.
+   */
+  private readonly open = (): boolean => this.ended?.aborted !== true;
+
   async set(key: string, fence: string, token: number, value: string): Promise<string | null> {
     this.checkSlot(key, fence, 'set');
-    return this.write('set', key, token, () => this.writer.evalScript(FENCED_SET, [key, fence], [key, token, value]));
+    return this.write('set', key, token, () => this.writer.evalScript(FENCED_SET, [key, fence], [key, token, value], false, this.open));
   }
 
   async hset(key: string, fence: string, token: number, fields: readonly string[]): Promise<string | null> {
     this.checkSlot(key, fence, 'hset');
-    return this.write('hset', key, token, () => this.writer.evalScript(FENCED_HSET, [key, fence], [key, token, ...fields]));
+    return this.write('hset', key, token, () => this.writer.evalScript(FENCED_HSET, [key, fence], [key, token, ...fields], false, this.open));
   }
 
   /**
@@ -79,11 +87,11 @@ export class RedisFencedStore implements FencedStore {
   }
 
   async get(key: string): Promise<string | null> {
-    return text(await this.answer(this.driver.evalScript(FENCED_GET, [key], []), 'get'));
+    return text(await this.answer(this.driver.evalScript(FENCED_GET, [key], [], false, this.open), 'get'));
   }
 
   async hget(key: string, field: string, method = 'hget'): Promise<string | null> {
-    return text(await this.answer(this.driver.evalScript(FENCED_HGET, [key], [field]), method));
+    return text(await this.answer(this.driver.evalScript(FENCED_HGET, [key], [field], false, this.open), method));
   }
 
   /**
@@ -101,12 +109,12 @@ export class RedisFencedStore implements FencedStore {
 
   async claimedGet(key: string, fence: string, token: number): Promise<ClaimedRead> {
     this.checkSlot(key, fence, 'get');
-    return this.replicated('get', key, token, async () => claimed(await this.writer.evalScript(CLAIMED_GET, [key, fence], [key, token])), isClaim);
+    return this.replicated('get', key, token, async () => claimed(await this.writer.evalScript(CLAIMED_GET, [key, fence], [key, token], false, this.open)), isClaim);
   }
 
   async claimedHget(key: string, fence: string, token: number, field: string): Promise<ClaimedRead> {
     this.checkSlot(key, fence, 'hget');
-    return this.replicated('hget', key, token, async () => claimed(await this.writer.evalScript(CLAIMED_HGET, [key, fence], [key, token, field])), isClaim);
+    return this.replicated('hget', key, token, async () => claimed(await this.writer.evalScript(CLAIMED_HGET, [key, fence], [key, token, field], false, this.open)), isClaim);
   }
 
   /**
