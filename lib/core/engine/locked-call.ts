@@ -214,14 +214,19 @@ function holdWhileSubscribed(runner: LockRunner, lock: Lock, source: Observable<
     if (state !== 'waiting') return;
     state = 'ended';
     timer.cancel();
-    runner.closing?.removeEventListener('abort', ended);
+    // Both, whichever fired: a re-entered lock's signal is its outer lock's, which may never
+    // abort, and would keep this call (its stream, what that captured) as long as that lock lives.
+    stopListening();
     void release(runner, lock);
+  };
+  const stopListening = (): void => {
+    lock.signal.removeEventListener('abort', ended);
+    runner.closing?.removeEventListener('abort', ended);
   };
   const timer = runner.clock.setTimer(() => {
     if (state !== 'waiting') return;
     state = 'expired';
-    lock.signal.removeEventListener('abort', ended);
-    runner.closing?.removeEventListener('abort', ended);
+    stopListening();
     runner.logger.warn(
       `${call.where}: the Observable it returned was not subscribed within the lock's ttl (${ttl} ms); ` +
         `${shownLock(lock)} released. Declare the method's return type as Observable to take the lock at subscription.`,
@@ -246,8 +251,7 @@ function holdWhileSubscribed(runner: LockRunner, lock: Lock, source: Observable<
     }
     state = 'subscribed';
     timer.cancel();
-    lock.signal.removeEventListener('abort', ended);
-    runner.closing?.removeEventListener('abort', ended);
+    stopListening();
     if (!leaseLive(lock, runner.clock)) {
       // A re-entered lock whose outer lock was released normally has no reason of its own.
       subscriber.error(lock.signal.reason ?? new RedisLockError(`${call.where}: its Observable was subscribed ${WHEN_LATE.ended}; call the method again.`));
