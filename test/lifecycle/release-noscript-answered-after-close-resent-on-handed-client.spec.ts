@@ -10,70 +10,12 @@
  * store's: covered on each driver (the forty-third session; each failed with ['eval'] with the
  * driver's guard taken out).
  */
-import { Redis } from 'ioredis';
-import { describe, expect, it, onTestFinished } from 'vitest';
-import type { LockOptions, RedisLockModuleOptions } from '../../lib/index.js';
-import { openClient } from '../support/handed-clients.js';
+import type { Redis } from 'ioredis';
+import { describe, expect, it } from 'vitest';
+import type { LockOptions } from '../../lib/index.js';
 import { createLockApp, sleep } from '../support/lock-app.js';
-import { nodeRedisClient } from '../support/node-redis.js';
+import { RECORDED_CLIENTS as clients, recordedGlide as glide, sentAfterClose } from '../support/recorded-clients.js';
 import { useOwnRedis } from '../support/redis.js';
-
-/** A client handed in, and a way to hear of each command the library sends on it from now on. */
-interface Handed {
-  client: RedisLockModuleOptions['redis'];
-  record(sent: string[]): void;
-  ping(): Promise<unknown>;
-}
-
-const clients: [string, (url: string) => Promise<Handed>][] = [
-  [
-    'ioredis',
-    async (url) => {
-      const client = new Redis(url);
-      client.on('error', () => undefined);
-      onTestFinished(() => void client.disconnect());
-      return {
-        client,
-        record: (sent) => {
-          const send = client.sendCommand.bind(client);
-          client.sendCommand = ((command: { name: string }) => (sent.push(command.name.toLowerCase()), send(command as never))) as Redis['sendCommand'];
-        },
-        ping: () => client.ping(),
-      };
-    },
-  ],
-  [
-    'node-redis',
-    async (url) => {
-      const client = await nodeRedisClient(url);
-      onTestFinished(async () => void (await client.close().catch(() => undefined)));
-      const raw = client as unknown as { sendCommand(args: string[], ...rest: unknown[]): Promise<unknown> };
-      return {
-        client: client as unknown as RedisLockModuleOptions['redis'],
-        record: (sent) => {
-          const send = raw.sendCommand.bind(raw);
-          raw.sendCommand = (args, ...rest) => (sent.push(String(args[0]).toLowerCase()), send(args, ...rest));
-        },
-        ping: () => raw.sendCommand(['PING']),
-      };
-    },
-  ],
-];
-
-/** A Valkey GLIDE client handed in: the driver sends every command through its `customCommand`. */
-async function glide(url: string): Promise<Handed> {
-  const { client, close } = await openClient('GLIDE', url);
-  onTestFinished(() => close());
-  const raw = client as unknown as { customCommand(args: string[], ...rest: unknown[]): Promise<unknown> };
-  return {
-    client,
-    record: (sent) => {
-      const send = raw.customCommand.bind(raw);
-      raw.customCommand = (args, ...rest) => (sent.push(String(args[0]).toLowerCase()), send(args, ...rest));
-    },
-    ping: () => raw.customCommand(['PING']),
-  };
-}
 
 /**
  * What is released: a mutex's release goes through the store's own fallback; a semaphore's and a
@@ -105,26 +47,15 @@ describe('a release that a frozen Redis answers NOSCRIPT after app.close(), on a
     const handed = await open(own.url());
     const beside = kind.beside === true ? await createLockApp({ redis: own.url(), ttl: 10_000 }) : undefined;
     const app = await createLockApp({ redis: handed.client, ttl: 10_000, shutdownTimeout: '100ms' });
-    const sent: string[] = [];
     try {
       await beside?.locks.acquire('noscript', kind.options);
       // Released once: GLIDE loads a script at its first call, ahead of it on the connection.
       await (await app.locks.acquire('noscript', kind.options)).release();
       const lock = await app.locks.acquire('noscript', kind.options);
-      // The server forgets the scripts: the release's EVALSHA is answered NOSCRIPT.
-      await own.redis().script('FLUSH');
-      own.server().pause();
-      const released = lock.release().catch((error: unknown) => error);
-      await app.close();
-      // Ended with the close: Redis has not answered.
-      expect(await released).toBeInstanceOf(Error);
-      handed.record(sent);
-      own.server().resume();
-      // Redis answers what was written to it before the close: the EVALSHA, with NOSCRIPT.
-      await handed.ping();
-      await sleep(500);
+      const { settled, sent } = await sentAfterClose(handed, own, () => lock.release(), () => app.close());
+      expect(settled).toBeInstanceOf(Error);
       // Before: ['eval'], the release sent again after the close.
-      expect(sent.filter((command) => command !== 'ping')).toEqual([]);
+      expect(sent).toEqual([]);
       // The lock ends with its lease.
       expect(await kind.held(own.redis())).toBe(true);
     } finally {
