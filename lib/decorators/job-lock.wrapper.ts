@@ -10,6 +10,7 @@ import { JobLockOrchestrator } from '../scheduling/job-lock.orchestrator.js';
 import { JOB_LOCK_METADATA, JOB_ORCHESTRATOR_PROPERTY } from '../scheduling/scheduling.constants.js';
 import { foreignThis, hideOnInstances } from './hidden-property.js';
 import { checkDecoratorCall } from './decorator-call.js';
+import { GENERATOR_REFUSAL, isGeneratorFunction } from './generator-method.js';
 
 type AnyMethod = (...args: any[]) => unknown;
 
@@ -33,6 +34,10 @@ export function jobLockDecorator(role: JobRole, options: JobLockOptions | undefi
     }
     if (isStatic) {
       throw new RedisLockError(`@${role}() on ${where}: static methods are not supported; decorate an instance method of a provider.`);
+    }
+    // Its run would end (and its locks be given back) before the body ran, as its caller iterates.
+    if (isGeneratorFunction(current)) {
+      throw new RedisLockError(`@${role}() on ${where}: ${GENERATOR_REFUSAL}`);
     }
     // NOTE: @nestjs/schedule finds a class' methods with Nest's MetadataScanner, which lists their
     // string names only: a job named by a Symbol would never run on its @Cron/@Interval/@Timeout.

@@ -17,6 +17,7 @@ import { LOCK_RUNNER, LOCK_SERVICE_PROPERTY, LOCKED_METADATA, NOT_A_LOCK_SERVICE
 import { JOB_LOCK_METADATA } from '../scheduling/scheduling.constants.js';
 import { foreignThis, hideOnInstances } from './hidden-property.js';
 import { checkDecoratorCall, checkFactoryCalled } from './decorator-call.js';
+import { GENERATOR_REFUSAL, isGeneratorFunction } from './generator-method.js';
 
 type AnyMethod = (...args: any[]) => unknown;
 
@@ -172,16 +173,4 @@ function runnerOf(instance: Record<symbol, unknown> | undefined, where: string, 
         'imports RedisLockModule (or after RedisLockModule.forRoot({ isGlobal: true })), not frozen (or sealed) if a factory made it, ' +
         'and not called from its constructor.',
   );
-}
-
-/**
- * A generator method's body runs as its caller iterates, after the call returned: the lock would
- * be given back before any of it ran.
- */
-const GENERATOR_REFUSAL =
-  'a generator method runs its body as it is iterated, after the call returned, where no lock is held; return an array, a Promise or an Observable (held until it completes), or lock inside the loop.';
-
-function isGeneratorFunction(method: AnyMethod): boolean {
-  const kind = Object.getPrototypeOf(method)?.constructor?.name;
-  return kind === 'GeneratorFunction' || kind === 'AsyncGeneratorFunction';
 }

@@ -1,5 +1,6 @@
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { Observable, isObservable, from, type Subscription } from 'rxjs';
+import { closeGenerator, isGenerator } from '../core/engine/generator-result.js';
 import { HeldLock } from '../core/engine/held-lock.js';
 import { leaseLive } from '../core/engine/lease-deadline.js';
 import { ReentrantLock } from '../core/engine/reentrant-lock.js';
@@ -334,6 +335,14 @@ export class JobLockOrchestrator implements OnModuleDestroy {
       // emits `Object` for it, which the wrapper cannot tell from a declared type).
       if (isObservable(result)) this.warnUndeclaredObservable(job);
       value = await result;
+      // `next` first: a plain result has none, and costs no tag lookup.
+      if (typeof (value as { next?: unknown } | null | undefined)?.next === 'function' && isGenerator(value)) {
+        // Its body has not run, and must not run as its caller iterates, once the locks are given back.
+        closeGenerator(value);
+        throw new RedisLockError(
+          `${jobDecorators(job.spec)} method ${job.where} returned a generator (or an iterator of a generator's shape, as a compiled generator method's), whose items come as it is iterated, after its locks were given back; return an array, a Promise or an Observable (held until it completes).`,
+        );
+      }
     } catch (error) {
       await end();
       throw error;

@@ -44,3 +44,13 @@ export function startupRefusal(providers: Provider[], options: Partial<RedisLock
     (error: unknown) => error as Error,
   );
 }
+
+/** What `define` (a class definition) threw, or undefined when it was accepted. */
+export function definitionRefusal(define: () => unknown): unknown {
+  try {
+    define();
+    return undefined;
+  } catch (error) {
+    return error;
+  }
+}
