@@ -134,6 +134,8 @@ export class JobLockOrchestrator implements OnModuleDestroy {
 
   /** Runs one call of a job method under its locks, or skips it (resolving `undefined`). */
   run(job: JobBinding, invoke: () => unknown): Promise<unknown> {
+    // Synchronously, in the caller's chain, which holds the run's locks.
+    if (this.withinOtherJobsRun(job)) return new Promise((resolve) => resolve(invoke()));
     if (this.closing) {
       this.skipped(job, 'shutting-down');
       return Promise.resolve(undefined);
@@ -150,6 +152,7 @@ export class JobLockOrchestrator implements OnModuleDestroy {
     return new Observable((subscriber) => {
       let inner: Subscription | undefined;
       let end: (() => Promise<void>) | undefined;
+      if (this.withinOtherJobsRun(job)) return toObservable(invoke()).subscribe(subscriber);
       if (this.closing) {
         this.skipped(job, 'shutting-down');
         subscriber.complete();
@@ -419,6 +422,32 @@ export class JobLockOrchestrator implements OnModuleDestroy {
   }
 
   /**
+   * Whether the call is made within the run of another job method that holds every lock this one
+   * would take: the method a subclass' job overrides, called with `super` (bound to the subclass,
+   * both have its key). Taking those locks again, outside the chain, would find them held by the
+   * very run that made the call and skip it; it is part of that run. A call of the method whose
+   * run it is (recursion, a timer the run started) is not, and is skipped.
+   */
+  private withinOtherJobsRun(job: JobBinding): boolean {
+    const { spec } = job;
+    let run: Lock | undefined;
+    let owner: Lock | undefined;
+    try {
+      run = spec.WithoutOverlapping ? this.locks.current(job.key) : undefined;
+      owner = spec.OnOneInstance ? this.locks.current(job.ownerKey) : undefined;
+    } catch {
+      // A key no lock can have: the call's own acquisition refuses it, through its promise.
+      return false;
+    }
+    const outer = this.runOf.get((run ?? owner)!);
+    if (outer === undefined || outer === spec) return false;
+    return (!spec.WithoutOverlapping || this.runOf.get(run!) === outer) && (!spec.OnOneInstance || this.runOf.get(owner!) === outer);
+  }
+
+  /** The job whose run holds a run lock, or an owner lease as the run's chain carries it. */
+  private readonly runOf = new WeakMap<Lock, JobSpec>();
+
+  /**
    * Marks the call as running until the returned function is called: that releases the run
    * lock (once, however often it is called) and resolves when it is given back.
    */
@@ -426,6 +455,8 @@ export class JobLockOrchestrator implements OnModuleDestroy {
     let done!: () => void;
     const running: Running = { job, taken, codeEnded: false, ended: new Promise<void>((resolve) => (done = resolve)) };
     this.running.add(running);
+    if (taken.owner !== undefined) taken.ownerInRun ??= new ReentrantLock(taken.owner);
+    for (const lock of [taken.run, taken.ownerInRun]) if (lock != null) this.runOf.set(lock, job.spec);
     let ending: Promise<void> | undefined;
     return () => {
       running.codeEnded = true;
