@@ -6,7 +6,9 @@ import { shownName } from '../core/keys/shown-name.js';
  * reads it: a class field (`@Locked('k') handle = async () => ...`, from JavaScript or a build that
  * does not type-check) gets none, and neither does a decorator a build emits as a standard (TC39)
  * one, called with `(value, context)` (esbuild, vitest's default transform, for a tsconfig without
- * `experimentalDecorators`). Either failed on `descriptor.value` with a bare TypeError.
+ * `experimentalDecorators`). Either failed on `descriptor.value` with a bare TypeError. Names are
+ * shown as `shownName` shows them: a class made by a factory, or a computed member name, is the
+ * user's text.
  *
  * @param decorator as messages name it: `@Locked`, `@WithoutOverlapping()`.
  * @param notMethod the end of the refusal of a member that is no method (`only methods can be locked`).
@@ -16,12 +18,12 @@ export function checkDecoratorCall(decorator: string, target: unknown, propertyK
   const context = propertyKey as { kind?: unknown; name?: unknown } | null;
   if (typeof context === 'object' && context !== null && typeof context.kind === 'string') {
     throw new RedisLockError(
-      `${decorator} on ${String(context.name)}: called as a standard (TC39) decorator (of a ${context.kind}); the library's decorators, as Nest's, ` +
+      `${decorator} on ${shownName(String(context.name))}: called as a standard (TC39) decorator (of a ${shownName(context.kind)}); the library's decorators, as Nest's, ` +
         'need TypeScript\'s "experimentalDecorators": true and "emitDecoratorMetadata": true in the tsconfig the build reads (under vitest, a transform that honours them, such as unplugin-swc).',
     );
   }
   const owner = typeof target === 'function' ? (target as { name?: unknown }).name : (target as { constructor?: { name?: unknown } } | null)?.constructor?.name;
-  throw new RedisLockError(`${decorator} on ${String(owner)}.${String(propertyKey)}: ${notMethod}, not accessors or properties (a class field holding a function is a property: make it a method).`);
+  throw new RedisLockError(`${decorator} on ${shownName(String(owner), String(propertyKey))}: ${notMethod}, not accessors or properties (a class field holding a function is a property: make it a method).`);
 }
 
 /**
@@ -42,6 +44,6 @@ export function checkFactoryCalled(decorator: string, args: readonly unknown[], 
   if (args.length <= arity && !standard) return;
   const name = standard ? context!.name : member;
   const owner = standard ? undefined : typeof target === 'function' ? (target as { name?: unknown }).name : (target as { constructor?: { name?: unknown } } | null)?.constructor?.name;
-  const where = owner === undefined ? String(name) : shownName(String(owner), String(name));
+  const where = owner === undefined ? shownName(String(name)) : shownName(String(owner), String(name));
   throw new RedisLockError(`${decorator} on ${where} was applied without its call, and would leave the method as written: write ${written}.`);
 }
