@@ -32,7 +32,7 @@ import { isShutdownReason } from '../errors/shutdown-reason.js';
 import { LockService } from '../lock.service.js';
 import { LOCK_RUNNER } from '../redis-lock.constants.js';
 import { BOARD_CSP, BOARD_CSS, BOARD_JS, boardPage } from './lock-board.assets.js';
-import { crossSiteRead, crossSiteRefusal, listQuery } from './lock-board.requests.js';
+import { crossSiteRead, crossSiteRefusal, listQuery, show } from './lock-board.requests.js';
 import { hostAllowed } from './lock-board.hosts.js';
 import { endFeedNotRead } from './lock-board.feed.js';
 import { setImmediate } from '../core/time/real-timers.js';
@@ -295,9 +295,9 @@ class BoardHostGuard implements CanActivate {
   }
 }
 
-/** A header's value, quoted and cut short for an error message (`none` when absent). */
+/** A header's value as `show` gives it (`none` when absent). */
 function shown(value: string | string[] | undefined): string {
-  return typeof value === 'string' ? JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value) : 'none';
+  return typeof value === 'string' ? show(value) : 'none';
 }
 
 /** Refuses a read a page of another site makes (see `crossSiteRead`). */

@@ -4,6 +4,8 @@
  * the lock list.
  */
 
+import { quoteText } from '../core/keys/quote-key.js';
+
 /** The header the board's own script sends with a release: a cross-site page cannot, without a CORS preflight. */
 export const BOARD_HEADER = 'x-lock-board';
 
@@ -79,8 +81,8 @@ function sameOrigin(origin: string, host: string | undefined): boolean {
 
 /**
  * Why the query of the lock list is not acceptable (naming the parameter), or the cursor.
- * Only `cursor` is taken, once, at most 40 characters; its form is checked against the
- * deployment by `cursorProblem`.
+ * Only `cursor` is taken, once, at most 64 characters of those a cursor is made of; its form is
+ * checked against the deployment by `cursorProblem`.
  */
 export function listQuery(query: unknown): { cursor: string } | { problem: string } {
   const params = (query ?? {}) as Record<string, unknown>;
@@ -89,6 +91,9 @@ export function listQuery(query: unknown): { cursor: string } | { problem: strin
   }
   const cursor = params.cursor ?? '0';
   if (typeof cursor !== 'string') return { problem: `Query parameter "cursor" must be given once, as text.` };
+  // What the board hands out is short and of these characters: anything else is refused here,
+  // before its text reaches a message, or Redis.
+  if (!CURSOR_TEXT.test(cursor)) return { problem: `Query parameter "cursor" must be "0" or a cursor this board handed out, got ${show(cursor)}.` };
   return { cursor };
 }
 
@@ -96,7 +101,14 @@ function single(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-/** A value from the request, quoted and cut short for an error message. */
-function show(value: string): string {
-  return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value);
+/** Digits, `-` and the letters and hex digits of its `r`, `s` and `m` parts (see `cursorProblem`): at most 51 of them. */
+const CURSOR_TEXT = /^[0-9a-z-]{1,64}$/;
+
+/**
+ * A value from the request, quoted, escaped and cut short for an error message, as keys are: a
+ * header's bytes 0x80 to 0x9f are C1 controls (CSI starts a terminal escape), and a decoded query
+ * holds any character (a bidi override, a line separator).
+ */
+export function show(value: string): string {
+  return quoteText(value, 60);
 }
