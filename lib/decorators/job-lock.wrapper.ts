@@ -43,7 +43,7 @@ export function jobLockDecorator(role: JobRole, options: JobLockOptions | undefi
     // string names only: a job named by a Symbol would never run on its @Cron/@Interval/@Timeout.
     if (typeof propertyKey === 'symbol') {
       throw new RedisLockError(
-        `@${role}() on ${shownName(className)}[${String(propertyKey)}]: a job method must be named by a string, not a Symbol: @nestjs/schedule finds methods by their string names only, so it would never run on its schedule. Give the method a string name.`,
+        `@${role}() on ${shownName(className)}[${shownSymbol(propertyKey)}]: a job method must be named by a string, not a Symbol: @nestjs/schedule finds methods by their string names only, so it would never run on its schedule. Give the method a string name.`,
       );
     }
     const checked = checkJobOptions(options, role, where);
@@ -101,4 +101,9 @@ function injectOrchestrator(prototype: object): void {
   if (properties.some((property) => property.key === JOB_ORCHESTRATOR_PROPERTY)) return;
   Inject(JobLockOrchestrator)(prototype, JOB_ORCHESTRATOR_PROPERTY);
   hideOnInstances(prototype, JOB_ORCHESTRATOR_PROPERTY);
+}
+
+/** `Symbol(<description>)`, its description shown as `shownName` shows a name: it may be made at runtime. */
+function shownSymbol(symbol: symbol): string {
+  return symbol.description === undefined ? 'Symbol()' : `Symbol(${shownName(symbol.description)})`;
 }
