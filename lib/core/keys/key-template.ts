@@ -1,5 +1,6 @@
 import { LockKeyError } from '../../errors/lock-key.error.js';
 import { checkLockKey, LONE_SURROGATE, MAX_KEY_LENGTH } from './lock-key.js';
+import { quoteKey, quoteText } from './quote-key.js';
 
 type Part = string | Placeholder;
 
@@ -45,7 +46,7 @@ export function parseKeyTemplate(template: string, where: string, arity?: number
     const body = template.slice(i + 1, close);
     const match = PLACEHOLDER_BODY.exec(body);
     if (!match) {
-      throw malformed(template, where, `"<${body}>" is not a placeholder: write <n> or <n.property>, n being an argument index`);
+      throw malformed(template, where, `${quoteText(`<${body}>`, 60)} is not a placeholder: write <n> or <n.property>, n being an argument index`);
     }
     const index = Number(match[1]);
     if (arity !== undefined && index >= arity) {
@@ -154,6 +155,7 @@ function describe(value: unknown): string {
   return `a ${typeof value}`;
 }
 
+/** A template may be built at runtime (from configuration, a tenant's prefix): shown as keys are. */
 function malformed(template: string, where: string, why: string): LockKeyError {
-  return new LockKeyError(`@Locked on ${where}: the key template ${JSON.stringify(template)} is malformed: ${why}.`);
+  return new LockKeyError(`@Locked on ${where}: the key template ${quoteKey(template)} is malformed: ${why}.`);
 }
