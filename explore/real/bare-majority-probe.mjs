@@ -25,30 +25,41 @@ export async function bareMajorityProbe(live, servers, after, record) {
   if ((await Promise.all(live.map((w) => w.next('drained', 20_000)))).some((m) => m === undefined)) return false;
   await sleep(Math.max(0, after - mono()));
   const [holder, rival] = live;
-  holder.send({ bare: 'hold' });
-  const key = (await holder.next('bared', 10_000))?.bared?.key;
-  if (typeof key !== 'string') return false;
+  if ((await heldWithCopyDeleted(holder, servers, { bare: 'hold' }, 'bared', 0, 'bare-majority', record)) === undefined) return false;
+  const paused = { ev: 'fault', kind: 'long-pause', probe: 'bare-majority', node: 2, t: mono() };
+  servers[2].pause();
+  rival.send({ bare: 'rival' });
+  await Promise.all([rival.next('bared', 10_000), sleep(PAUSE_MS)]);
+  servers[2].resume();
+  paused.until = mono();
+  record(paused);
+  holder.send({ bare: 'release' });
+  await holder.next('bared', 10_000);
+  return true;
+}
+
+/**
+ * Has `holder` take a probe's lock of a key of its own (`message`, answered in `field` with its
+ * Redis key), waits until the three masters hold a copy of it, and deletes the copy on master
+ * `node` (as a restart empty would lose it), recorded as the fault of `probe`: the key, or
+ * `undefined` when the holder holds none.
+ */
+export async function heldWithCopyDeleted(holder, servers, message, field, node, probe, record) {
+  holder.send(message);
+  const key = (await holder.next(field, 10_000))?.[field]?.key;
+  if (typeof key !== 'string') return undefined;
   const admins = servers.map((server) => new Redis(server.port, '127.0.0.1', { maxRetriesPerRequest: 1 }));
   try {
     // The round ends at an agreeing majority: the third copy may land a moment later.
     for (const until = mono() + 2_000; mono() < until; await sleep(10)) {
       if ((await Promise.all(admins.map((admin) => admin.exists(key)))).every((n) => n === 1)) break;
     }
-    const deleted = { ev: 'fault', kind: 'delete-key', probe: 'bare-majority', node: 0, copy: key, t: mono() };
-    await admins[0].del(key);
+    const deleted = { ev: 'fault', kind: 'delete-key', probe, node, copy: key, t: mono() };
+    await admins[node].del(key);
     deleted.until = mono();
     record(deleted);
-    const paused = { ev: 'fault', kind: 'long-pause', probe: 'bare-majority', node: 2, t: mono() };
-    servers[2].pause();
-    rival.send({ bare: 'rival' });
-    await Promise.all([rival.next('bared', 10_000), sleep(PAUSE_MS)]);
-    servers[2].resume();
-    paused.until = mono();
-    record(paused);
   } finally {
     for (const admin of admins) admin.disconnect();
   }
-  holder.send({ bare: 'release' });
-  await holder.next('bared', 10_000);
-  return true;
+  return key;
 }

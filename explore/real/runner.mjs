@@ -10,6 +10,7 @@ import { Redis } from 'ioredis';
 import { startRedisCluster } from '../../scripts/redis-cluster.mjs';
 import { startRedisServer } from '../../scripts/redis-server.mjs';
 import { bareMajorityProbe } from './bare-majority-probe.mjs';
+import { owedGiveBackProbe } from './owed-give-back-probe.mjs';
 import { check } from './checker.mjs';
 import { FaultProxy } from './fault-proxy.mjs';
 
@@ -824,7 +825,11 @@ export async function runSchedule(environment, schedule) {
     // Past the checker's window for the last silence (checker.mjs, MASTER_BACK), so that only the probe's own pause counts.
     // Not before a silent close, whose workers must still work as it begins. Its rival waits for a
     // lock held, a master paused (a fault of its own): no liveness is owed before it ends.
-    if (schedule.silence && schedule.closeSilence === undefined && schedule.workload === 'mutex' && schedule.finish === 'drain' && (await bareMajorityProbe(live, target.servers, faultsEnded + 1_600, record))) quietAt = Math.max(quietAt, mono());
+    // Then the owed give-back probe, on the chains it drained.
+    if (schedule.silence && schedule.closeSilence === undefined && schedule.workload === 'mutex' && schedule.finish === 'drain' && (await bareMajorityProbe(live, target.servers, faultsEnded + 1_600, record))) {
+      await owedGiveBackProbe(live, target.servers, record);
+      quietAt = Math.max(quietAt, mono());
+    }
     let healed = Promise.resolve();
     const cutOff = workers[schedule.closeCut];
     if (cutOff !== undefined && !killed.has(cutOff)) {

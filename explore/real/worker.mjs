@@ -67,6 +67,11 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 let history;
 const rec = (event) => history !== undefined && writeSync(history.fd, JSON.stringify({ p: history.id, t: mono(), ...event }) + '\n');
 
+/** The last return of a master this worker's store saw, `{ node, t }` (the owed give-back probe's rival holds until one). */
+let lastComeback;
+/** Told the lock of each give-back (a release round sent whole) the store sends (the owed give-back probe's rival). */
+let onGiveBack;
+
 /**
  * Quorum silence as this worker's store sees it, recorded for the runner's figures (a schedule
  * says whether a master went silent, and what its return sent): the package's own quorum modules,
@@ -123,8 +128,10 @@ async function watchSilence() {
           };
         });
       }
-      if (whole === true) done.delete(token);
-      else done.add(token);
+      if (whole === true) {
+        done.delete(token);
+        onGiveBack?.(lock);
+      } else done.add(token);
       return holderRound.call(this, lock, token, whole, ...rest);
     };
   }
@@ -145,6 +152,7 @@ async function watchSilence() {
     // After app.close() nothing is sent (answersAgain returns): the close sent what was owed.
     if (!this.closed) for (const owed of this.missedReleases?.of?.(index) ?? []) if (done.has(owed.token) && !handed.has(`${index} ${owed.token}`)) left++;
     rec({ ev: 'silence', what: 'comeback', node: index, silent, releases: before - owedTo(), floors, left });
+    lastComeback = { node: index, t: mono() };
     return result;
   };
   // A poll that every master answered busy or was not asked (silent) took nothing, and sends no
@@ -690,8 +698,23 @@ async function start(config) {
   });
 
   let finishing = false;
-  /** The bare-majority probe's held lock (see `bareProbe`). */
-  let bareHeld;
+  /** The locks the quorum probes hold, by key (see `holdProbeKey`). */
+  const probeHeld = new Map();
+  /** The owed give-back probe's rival's call (see `owedProbe`). */
+  let owedRival;
+  /**
+   * A quorum probe's lock of a key of its own, with a long lease (no renewal puts a copy back, or
+   * is sent a paused master, while the probe runs): its Redis key, answered to the runner.
+   */
+  async function holdProbeKey(key) {
+    const held = await locks.acquire(key, { ttl: 10_000 }).catch(() => undefined);
+    if (held !== undefined) probeHeld.set(key, held);
+    return { key: held === undefined ? null : heldLockOf(held)?.lockKey ?? null };
+  }
+  async function releaseProbeKey(key) {
+    await probeHeld.get(key)?.release().catch(() => undefined);
+    probeHeld.delete(key);
+  }
 
   /**
    * Reads that requests would make while the application closes (the lock board's list, an
@@ -942,10 +965,7 @@ async function start(config) {
      */
     async bareProbe(step) {
       const key = `${KEY}:bare`;
-      if (step === 'hold') {
-        bareHeld = await locks.acquire(key, { ttl: 10_000 }).catch(() => undefined);
-        return { key: bareHeld === undefined ? null : heldLockOf(bareHeld)?.lockKey ?? null };
-      }
+      if (step === 'hold') return holdProbeKey(key);
       if (step === 'rival') {
         await locks.isLocked(key).catch(() => undefined);
         await sleep(1_200);
@@ -953,8 +973,43 @@ async function start(config) {
         await call(id, 'mutex', async () => (await locks.acquire(key, { waitTimeout: 500 })).release());
         return {};
       }
-      await bareHeld?.release().catch(() => undefined);
-      bareHeld = undefined;
+      await releaseProbeKey(key);
+      return {};
+    },
+    /**
+     * The owed give-back probe (owed-give-back-probe.mjs, after the bare-majority probe): `hold`
+     * takes a lock of a key of its own (`holdProbeKey`); `rival` waits for that key as a call of its
+     * own, recorded as any (its lease 2 s: a round gives a master 200 ms), says `owedEntered` once
+     * in and holds until told `release` and its store saw master 2 answer again (a loaded machine
+     * may run this process' socket reads after the runner's word), then answers; `release` gives
+     * the held lock back.
+     */
+    async owedProbe(step) {
+      const key = `${KEY}:owed`;
+      if (step === 'hold') return holdProbeKey(key);
+      if (step === 'rival') {
+        let openedAt;
+        const since = mono();
+        // Master 2's return, or 3 s past the runner's word should it never come.
+        const over = () => openedAt !== undefined && ((lastComeback?.node === 2 && lastComeback.t > since) || mono() > openedAt + 3_000);
+        const id = sid('owed');
+        // Its first poll's give-back: the runner has the holder release then.
+        onGiveBack = (lock) => {
+          if (!lock.endsWith(`{${key}}`)) return;
+          onGiveBack = undefined;
+          process.send({ owedGaveBack: true });
+        };
+        owedRival = {
+          open: () => (openedAt = mono()),
+          done: call(id, 'mutex', () => locks.using(key, (lock) => (process.send({ owedEntered: true }), critical(lock, id, false, {}, over)), { ttl: 2_000, waitTimeout: 5_000 }), { key }),
+        };
+        return undefined;
+      }
+      await releaseProbeKey(key);
+      onGiveBack = undefined;
+      owedRival?.open();
+      await owedRival?.done;
+      owedRival = undefined;
       return {};
     },
     async finish(abrupt) {
@@ -1021,6 +1076,8 @@ process.on('message', (message) => {
     void current?.drain().then(() => process.send({ drained: true }));
   } else if (typeof message.bare === 'string') {
     void current?.bareProbe(message.bare).then((answer) => process.send({ bared: answer }));
+  } else if (typeof message.owed === 'string') {
+    void current?.owedProbe(message.owed).then((answer) => answer !== undefined && process.send({ owedDone: answer }));
   } else if (message.probe === 'permit') {
     void current?.permitProbe().then(() => process.send({ probed: true }));
   } else if (message.probe === 'permit-release') {
