@@ -2,7 +2,7 @@
 // Every event carries `t`, a CLOCK_MONOTONIC time in ms that all processes on one machine share.
 //
 // Events (one object each; `p` is the worker process, `sid` one acquisition of one chain):
-//   { ev: 'invoke', p, sid, key, kind, limit?, keys?, t }   kind: 'mutex' | 'semaphore' | 'read' | 'write' | 'job' | 'leader'
+//   { ev: 'invoke', p, sid, key, kind, limit?, keys?, ttl?, t }   ttl: a lease the section names (a probe's); kind: 'mutex' | 'semaphore' | 'read' | 'write' | 'job' | 'leader'
 //                                                     | 'transfer' (a multi-key lock of `keys`)
 //   { ev: 'enter', p, sid, token, tokens?, aborted, tick?, owner?, ownerToken?, t }  the lock handed to
 //                                                     user code (job: a tick's run, under the owner
@@ -183,7 +183,7 @@ export function check(history) {
     if (typeof event.t === 'number' && event.ev !== 'store') endOfHistory = Math.max(endOfHistory, event.until ?? event.t, event.done ?? event.t);
     switch (event.ev) {
       case 'invoke':
-        sections.set(event.sid, { sid: event.sid, p: event.p, key: event.key, keys: event.keys, kind: event.kind, limit: event.limit, invoke: event.t, writes: [] });
+        sections.set(event.sid, { sid: event.sid, p: event.p, key: event.key, keys: event.keys, kind: event.kind, limit: event.limit, ttl: event.ttl, invoke: event.t, writes: [] });
         break;
       case 'leadership-lost':
         if (event.sid !== undefined && !heard.has(event.sid)) heard.set(event.sid, event.t);
@@ -670,7 +670,8 @@ const HOLD_UP_FAULTS = new Set(['cut', 'delay', 'drop-requests', 'redis-pause', 
  * needs the holder frozen during its section (its lease may have run out unseen), a fault that
  * held the release up or lost it before it reached Redis (a cut, a delay, requests thrown away,
  * Redis paused, a slot migration), on its links or everyone's, between the exit and the loss,
- * a data loss, or the holder's own close (`shutdown`).
+ * a data loss, or the holder's own close (`shutdown`). A section that names its lease (`ttl` in
+ * its invoke) is excused by a freeze only as long as a third of it.
  */
 function checkToldAfterRelease(sections, { faults, freezes, dataLoss, closing, deletedBetween, violate }) {
   for (const s of sections.values()) {
@@ -681,7 +682,10 @@ function checkToldAfterRelease(sections, { faults, freezes, dataLoss, closing, d
     if (dataLoss(s.enter ?? s.invoke, told.t)) continue;
     // Its lock's own key or a guard deleted from outside before the release reached Redis: a loss Redis dealt.
     if ((s.keys ?? [s.key]).some((key) => deletedBetween(key, s.enter ?? s.invoke, told.t))) continue;
-    if (freezes(s.p).some((f) => f.t - SLACK <= told.t && (f.until ?? f.t) + SLACK >= (s.enter ?? s.invoke))) continue;
+    // A section whose invoke names its lease (`ttl`, the resent release probe's): its watchdog
+    // renews it every third of that, so a shorter freeze (a loaded machine's stall) lost nothing.
+    const lapsing = (f) => s.ttl === undefined || (f.until ?? f.t) - f.t >= s.ttl / 3;
+    if (freezes(s.p).some((f) => f.t - SLACK <= told.t && (f.until ?? f.t) + SLACK >= (s.enter ?? s.invoke) && lapsing(f))) continue;
     if (faults.some((f) => HOLD_UP_FAULTS.has(f.kind) && (f.p === undefined || f.p === s.p) && f.t - SLACK <= told.t && (f.until ?? f.t) + SLACK >= s.exit)) continue;
     // The runner's own stalls hold every link up, as a delay would: named (a loaded machine's
     // timing), not excused, so that a report says whether the release may have waited there.

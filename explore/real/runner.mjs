@@ -11,6 +11,7 @@ import { startRedisCluster } from '../../scripts/redis-cluster.mjs';
 import { startRedisServer } from '../../scripts/redis-server.mjs';
 import { bareMajorityProbe } from './bare-majority-probe.mjs';
 import { owedGiveBackProbe } from './owed-give-back-probe.mjs';
+import { resentReleaseProbe } from './resent-release-probe.mjs';
 import { check } from './checker.mjs';
 import { FaultProxy } from './fault-proxy.mjs';
 
@@ -821,6 +822,10 @@ export async function runSchedule(environment, schedule) {
     const live = workers.filter((w) => !killed.has(w));
     if (schedule.deletes && schedule.workload === 'semaphore' && schedule.finish === 'drain' && live.length > 0) {
       figures.probe = await permitProbe(live, schedule.target === 'cluster' ? target.deployment.nodes : [target.server], key, faultsEnded + schedule.ttl + WAITER_LEASE_MS + 100, record);
+    }
+    if (schedule.target === 'single' && schedule.workload === 'mutex' && schedule.finish === 'drain' && schedule.driver === undefined && !schedule.deletes && !schedule.mute && !schedule.freeze && live.length > 0) {
+      await resentReleaseProbe(live, (w) => target.links[workers.indexOf(w)], target.server, faultsEnded + schedule.ttl + 100, record);
+      quietAt = Math.max(quietAt, mono());
     }
     // Past the checker's window for the last silence (checker.mjs, MASTER_BACK), so that only the probe's own pause counts.
     // Not before a silent close, whose workers must still work as it begins. Its rival waits for a

@@ -702,6 +702,8 @@ async function start(config) {
   const probeHeld = new Map();
   /** The owed give-back probe's rival's call (see `owedProbe`). */
   let owedRival;
+  /** Ends the resent release probe's section (see `resentProbe`). */
+  let resentOpen;
   /**
    * A quorum probe's lock of a key of its own, with a long lease (no renewal puts a copy back, or
    * is sent a paused master, while the probe runs): its Redis key, answered to the runner.
@@ -1012,6 +1014,35 @@ async function start(config) {
       owedRival = undefined;
       return {};
     },
+    /**
+     * The resent release probe (resent-release-probe.mjs, one server): `hold` enters a lock of a
+     * key of its own (a 5 s lease: no renewal goes out while the probe runs) in a section recorded
+     * as any, answers `resentEntered` with its Redis key and holds until told `release`; the
+     * section then ends and its call releases, and `resentDone` answers once the call settled.
+     */
+    async resentProbe(step) {
+      if (step === 'release') {
+        resentOpen?.();
+        return;
+      }
+      const key = `${KEY}:resent`;
+      let open = false;
+      resentOpen = () => (open = true);
+      const id = sid('resent');
+      await call(id, 'mutex', () => locks.using(key, (lock) => {
+        // Told at the section's first step, past the inspect() a section may ask first (whose
+        // reply the runner's drop would hold up to its 1 s bound).
+        let told = false;
+        const over = () => {
+          if (!told) process.send({ resentEntered: { key: heldLockOf(lock)?.lockKey ?? null } });
+          told = true;
+          return open;
+        };
+        return critical(lock, id, false, {}, over);
+      }, { ttl: 5_000 }), { key, ttl: 5_000 });
+      resentOpen = undefined;
+      process.send({ resentDone: true });
+    },
     async finish(abrupt) {
       finishing = true;
       if (!abrupt) {
@@ -1078,6 +1109,8 @@ process.on('message', (message) => {
     void current?.bareProbe(message.bare).then((answer) => process.send({ bared: answer }));
   } else if (typeof message.owed === 'string') {
     void current?.owedProbe(message.owed).then((answer) => answer !== undefined && process.send({ owedDone: answer }));
+  } else if (typeof message.resent === 'string') {
+    void current?.resentProbe(message.resent);
   } else if (message.probe === 'permit') {
     void current?.permitProbe().then(() => process.send({ probed: true }));
   } else if (message.probe === 'permit-release') {
