@@ -86,6 +86,8 @@ describe('HeldLock.renewBy (the first renewal of a handed-over lock)', () => {
     const clock = new ManualClock();
     const sweeper = new DeadlineSweeper(clock);
     const renewals: number[] = [];
+    /** The next renewal gets no answer. */
+    let holding = false;
     const owner = {
       clock,
       sweeper,
@@ -98,25 +100,39 @@ describe('HeldLock.renewBy (the first renewal of a handed-over lock)', () => {
       store: {
         renew: (_lockKey: string, _token: string, ttl: number) => {
           renewals.push(ttl);
-          return Promise.resolve(true);
+          if (!holding) return Promise.resolve(true);
+          holding = false;
+          return new Promise(() => undefined);
         },
       },
     } as unknown as LockOwner;
     const timing = { ttl: 30_000, renewInterval: 10_000, waitTimeout: 0, autoRenew: false, fenceRetention: 0 };
     const lock = new HeldLock(owner, 'k', lockRedisKeys('lock:', 'k'), 'token', 1, timing as never, clock.now(), 1_000);
     lock.renewBy(clock.now() + 333);
-    return { lock, clock, renewals, close: () => sweeper.close() };
+    return { lock, clock, renewals, close: () => sweeper.close(), hold: () => (holding = true) };
   }
 
-  it('renews to the full ttl when it comes due, and the lock outlives its grant lease', async () => {
+  it('renews to what is left of its ttl when it comes due (no watchdog), and the lock outlives its grant lease', async () => {
     const { lock, clock, renewals, close } = granted();
     await clock.advance(300);
     expect(renewals).toEqual([]);
     await clock.advance(40);
-    expect(renewals).toEqual([30_000]);
+    // The ttl counts from the lease's start, as for a lock taken by its own attempt.
+    expect(renewals).toEqual([30_000 - 333]);
     expect(lock.deadline).toBeGreaterThan(20_000);
     await clock.advance(2_000);
     expect(lock.held).toBe(true);
+    close();
+  });
+
+  it('renews to what is left of the ttl an extend() still unanswered set, counted from that call', async () => {
+    const { lock, clock, renewals, close, hold } = granted();
+    await clock.advance(100);
+    // Redis has not answered the extension when the first renewal comes due.
+    hold();
+    void lock.extend(10_000).catch(() => undefined);
+    await clock.advance(240);
+    expect(renewals).toEqual([10_000, 10_000 - 233]);
     close();
   });
 

@@ -152,6 +152,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
     this.renewInterval = timing.renewInterval;
     this.autoRenew = timing.autoRenew;
     this.acquiredAt = leaseStart;
+    this.ttlSince = leaseStart;
     this.answeredAt = owner.clock.now();
     this.deadline = leaseStart + lease - driftMargin(lease);
     owner.sweeper.track(this);
@@ -202,6 +203,8 @@ export class HeldLock implements Lock, Renewable, Expiring {
     // and the lock ran out while held); to the new one's once Redis confirmed it.
     const interval = ttl === undefined || ttl === this.ttl ? undefined : renewIntervalOf(ttl);
     if (interval !== undefined && interval < this.renewInterval) this.reschedule(interval);
+    // The new ttl counts from here, for a first renewal still due too (see `ttlLeft`).
+    this.ttlSince = startedAt;
     // A shorter lease may hold in Redis from the moment this call runs there, whether or not its
     // reply comes back: the deadline comes in now, and no reply pushes it back out past that
     // lease but this call's own (or a later renewal's).
@@ -406,16 +409,32 @@ export class HeldLock implements Lock, Renewable, Expiring {
     this.owner.sweeper.track(this.firstRenewal);
   }
 
-  /** Renews to the full ttl now: whether Redis confirmed it (an error rejects). */
+  /**
+   * Renews to the full ttl now (a lock without a watchdog: to what is left of its ttl): whether
+   * Redis confirmed it (an error rejects).
+   */
   async renewNow(): Promise<boolean> {
     const startedAt = this.owner.clock.now();
     const sequence = this.beginRenewal(startedAt);
     if (sequence === undefined) return false;
-    const ttl = this.ttl;
+    const ttl = this.autoRenew ? this.ttl : this.ttlLeft(startedAt);
     const renewed = await this.owner.store.renew(this.names.lock, this.token, ttl, this.fencingToken);
     this.completeRenewal(sequence, startedAt, ttl, renewed);
     return renewed === true && this.held;
   }
+
+  /**
+   * A handed-over lock's grant lease is renewed without a watchdog too (see `renewBy`), but only
+   * to its ttl counted from the lease's start (or from an `extend()` still unanswered), where a
+   * lock taken by its own attempt ends: to the whole ttl from then, `autoRenew: false` held it up
+   * to a third of the grant lease longer.
+   */
+  private ttlLeft(now: number): number {
+    return Math.max(1, Math.floor(this.ttlSince + this.ttl - now));
+  }
+
+  /** Where `ttl` counts from: the lease's start, or the latest `extend()` that set it. */
+  private ttlSince: number;
 
   /** A part of a multi-key lock whose every key is held: its loss is now the caller's (see `inWholeLock`). */
   joinWholeLock(): void {
