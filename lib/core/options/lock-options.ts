@@ -194,6 +194,14 @@ export function checkOptionsObject(options: unknown): void {
       Array.isArray(options) ? 'an object of options, or left out (to lock several keys, give them all as the first argument)' : 'an object or undefined',
     );
   }
+  // Neither has its options as properties: the call read none, and ran on the module's ttl and
+  // waitTimeout without a word.
+  if (options instanceof Map) {
+    throw new InvalidLockOptionsError('options', options, 'an object of options, not a Map (its entries are no properties: Object.fromEntries(map) makes one)');
+  }
+  if (typeof (options as { then?: unknown }).then === 'function') {
+    throw new InvalidLockOptionsError('options', options, 'an object of options, not a Promise of them: await it first');
+  }
 }
 
 /**
