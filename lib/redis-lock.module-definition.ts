@@ -1,5 +1,6 @@
 import { ConfigurableModuleBuilder, type DynamicModule, type Provider } from '@nestjs/common';
 import { InvalidLockOptionsError } from './errors/invalid-lock-options.error.js';
+import { MODULE_OPTIONS_AWAITED, refuseOptionsOutOfReach } from './core/options/lock-options.js';
 import type { RedisLockModuleExtras, RedisLockModuleOptions } from './interfaces/redis-lock-options.interface.js';
 
 export const DEFAULT_MODULE_EXTRAS: Required<RedisLockModuleExtras> = { isGlobal: false, globalInterceptor: true };
@@ -45,10 +46,19 @@ export const {
 /** Where the module's options were given (`RedisLockModule.forRoot()`), for the messages of their errors. */
 export const REDIS_LOCK_MODULE_METHOD = Symbol('nestjs-redis-lock:module-method');
 
-/** Nest reads the extras off the options before any check of ours runs: a missing object is refused first. */
+/**
+ * Nest reads the extras off the options before any check of ours runs: a missing object is
+ * refused first, and a Promise or a Map too, since Nest copies their (absent) properties into
+ * the plain object our checks then read.
+ */
 export function checkOptionsObject(options: unknown, where: string): void {
   if (options === null || typeof options !== 'object') {
     throw new InvalidLockOptionsError('options', options, 'an object').within(where);
+  }
+  try {
+    refuseOptionsOutOfReach(options, MODULE_OPTIONS_AWAITED);
+  } catch (error) {
+    throw error instanceof InvalidLockOptionsError ? error.within(where) : error;
   }
 }
 

@@ -83,6 +83,9 @@ export function resolveModuleOptions(options: RedisLockModuleOptions, { needsRed
   }
 }
 
+/** Where a module's options made by async code go. */
+export const MODULE_OPTIONS_AWAITED = "make them in forRootAsync()'s factory, which may be async";
+
 /** The module's options, beside the extras Nest takes off `forRoot()`'s (see `checkKnown`). */
 export const MODULE_OPTION_NAMES = [
   'redis', 'keyPrefix', 'shutdownTimeout', 'fenceRetention', 'waitForReplicas', 'exposeKeyInHttpErrors', 'instanceName',
@@ -112,6 +115,7 @@ function resolveModule(options: RedisLockModuleOptions, needsRedis: boolean): Re
   if (options === null || typeof options !== 'object') {
     throw new InvalidLockOptionsError('options', options, needsRedis ? 'an object with at least a "redis" connection' : 'an object');
   }
+  refuseOptionsOutOfReach(options, MODULE_OPTIONS_AWAITED);
   checkKnown(options);
   // Without Redis (the in-memory store of nestjs-redis-lock/testing) there is nothing to connect to.
   const redis = !needsRedis ? (undefined as never) : Array.isArray(options.redis) ? checkQuorum(options.redis) : checkRedis(options.redis, 'redis');
@@ -194,13 +198,20 @@ export function checkOptionsObject(options: unknown): void {
       Array.isArray(options) ? 'an object of options, or left out (to lock several keys, give them all as the first argument)' : 'an object or undefined',
     );
   }
-  // Neither has its options as properties: the call read none, and ran on the module's ttl and
-  // waitTimeout without a word.
+  // The call read none, and ran on the module's ttl and waitTimeout without a word.
+  refuseOptionsOutOfReach(options, 'await it first');
+}
+
+/**
+ * Options that are no properties: a Map's entries, a Promise's value. Read as an empty object,
+ * they were dropped, or refused as the first option left out (`redis`, which was given in them).
+ */
+export function refuseOptionsOutOfReach(options: object, awaitIt: string): void {
   if (options instanceof Map) {
     throw new InvalidLockOptionsError('options', options, 'an object of options, not a Map (its entries are no properties: Object.fromEntries(map) makes one)');
   }
   if (typeof (options as { then?: unknown }).then === 'function') {
-    throw new InvalidLockOptionsError('options', options, 'an object of options, not a Promise of them: await it first');
+    throw new InvalidLockOptionsError('options', options, `an object of options, not a Promise of them: ${awaitIt}`);
   }
 }
 
