@@ -10,6 +10,7 @@ import type { LockService } from '../lock.service.js';
 import { LOCK_RUNNER } from '../redis-lock.constants.js';
 import { quoteKey } from '../core/keys/quote-key.js';
 import { boundName } from './job-spec.js';
+import { thrownStack, thrownText } from './thrown-text.js';
 
 type Candidate = Partial<OnLeadershipAcquired & OnLeadershipLost>;
 
@@ -241,10 +242,10 @@ export class LeaderElectionRunner {
     } catch (error) {
       if (this.lock !== lock) {
         // Stepped down or lost meanwhile: the hook's failure is its way of stopping.
-        this.runner.logger.debug?.(`onLeadershipAcquired of ${this.where} ended with ${(error as Error)?.message ?? String(error)} after the leadership ended.`);
+        this.runner.logger.debug?.(`onLeadershipAcquired of ${this.where} ended with ${thrownText(error)} after the leadership ended.`);
         return;
       }
-      this.runner.logger.error(`${this.refused.has(error as object) ? (error as Error).message : `onLeadershipAcquired of ${this.where} threw (${(error as Error)?.message ?? String(error)})`}; stepping down.`, stackOf(error));
+      this.runner.logger.error(`${this.refused.has(error as object) ? (error as Error).message : `onLeadershipAcquired of ${this.where} threw (${thrownText(error)})`}; stepping down.`, thrownStack(error));
       await this.stepDown(lock, 'onLeadershipAcquired threw');
       await this.toldOfStepDown(lock);
       this.retryLater();
@@ -373,7 +374,7 @@ export class LeaderElectionRunner {
     try {
       this.refuseLazy(await this.candidate.onLeadershipLost?.(lock), 'onLeadershipLost');
     } catch (error) {
-      this.runner.logger.error(this.refused.has(error as object) ? (error as Error).message : `onLeadershipLost of ${this.where} threw (${(error as Error)?.message ?? String(error)}).`, stackOf(error));
+      this.runner.logger.error(this.refused.has(error as object) ? (error as Error).message : `onLeadershipLost of ${this.where} threw (${thrownText(error)}).`, thrownStack(error));
     }
   }
 
@@ -393,10 +394,4 @@ export class LeaderElectionRunner {
       throw error;
     }
   }
-}
-
-/** Where a hook threw: the same line is logged at every try for the leadership, and says nothing of where. */
-function stackOf(error: unknown): string | undefined {
-  const stack = (error as Error | null | undefined)?.stack;
-  return typeof stack === 'string' ? stack : undefined;
 }
