@@ -10,7 +10,7 @@ import type { LockService } from '../lock.service.js';
 import { LOCK_RUNNER } from '../redis-lock.constants.js';
 import { quoteKey } from '../core/keys/quote-key.js';
 import { boundName } from './job-spec.js';
-import { thrownStack, thrownText } from './thrown-text.js';
+import { thrownStack, thrownText } from '../core/engine/thrown-text.js';
 
 type Candidate = Partial<OnLeadershipAcquired & OnLeadershipLost>;
 

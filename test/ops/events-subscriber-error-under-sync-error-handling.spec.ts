@@ -34,4 +34,23 @@ describe('an events$ subscriber that throws (RxJS synchronous error handling)', 
       subscription.unsubscribe();
     }
   });
+
+  // Found by review (forty-third session, beside the leader hooks' same fault): the catch that
+  // logs the subscriber's failure described it with String(), which throws for a value without a
+  // prototype (an RPC or validation library's error payload): the acquisition failed as before.
+  it('nor when what it throws has no prototype, and logs it', async () => {
+    const { locks, logs } = await app();
+    config.useDeprecatedSynchronousErrorHandling = true;
+    const subscription = locks.events$.subscribe((event) => {
+      if (event.type === 'acquired') throw Object.assign(Object.create(null), { code: 'E_BARE' });
+    });
+    try {
+      const lock = await locks.acquire('subscriber-bare-object', { waitTimeout: 1_000 });
+      expect(lock.held).toBe(true);
+      await lock.release();
+      expect(logs.lines.some((line) => line.level === 'error' && line.message.startsWith("An events$ subscriber threw on a 'acquired' event: [object Object]"))).toBe(true);
+    } finally {
+      subscription.unsubscribe();
+    }
+  });
 });

@@ -63,6 +63,7 @@ import { callSince, partOf } from './call-since.js';
 import { refuseGenerator } from './generator-result.js';
 import { UnconfirmedReleases } from './unconfirmed-releases.js';
 import { ReleasesOnTheirWay } from './releases-on-their-way.js';
+import { thrownStack, thrownText } from './thrown-text.js';
 import { setImmediate } from '../time/real-timers.js';
 
 export { WAITER_LEASE_MS, WAITER_REFRESH_MS } from './waiter-timing.js';
@@ -179,7 +180,7 @@ export class LockManager implements LockOwner, LockRunner {
     } catch (error) {
       // Only under RxJS' `config.useDeprecatedSynchronousErrorHandling` does a subscriber's error
       // come out of `next()`: a listener's bug must not decide whether a lock is had.
-      this.logger.error(`An events$ subscriber threw on a '${event.type}' event: ${error instanceof Error ? error.message : String(error)}`, error instanceof Error ? error.stack : undefined);
+      this.logger.error(`An events$ subscriber threw on a '${event.type}' event: ${thrownText(error)}`, thrownStack(error));
     }
     publishDiagnostics(event);
   }

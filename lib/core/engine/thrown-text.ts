@@ -1,8 +1,8 @@
 /**
- * What a hook threw, as a log line shows it, whatever was thrown. `String()` of a value without a
- * prototype (`Object.create(null)`), or one whose `message` or `toString` throws, throws itself:
- * inside the catch that logs the hook's failure, it would skip the log and what follows it (the
- * step-down, the next try).
+ * What user code threw (a leader's hook, an `events$` subscriber), as a log line shows it,
+ * whatever was thrown. `String()` of a value without a prototype (`Object.create(null)`), or one
+ * whose `message` or `toString` throws, throws itself: inside the catch that logs the failure, it
+ * would skip the log and what follows it (a step-down, the next try, the lock the event was for).
  */
 export function thrownText(error: unknown): string {
   try {
@@ -17,7 +17,7 @@ export function thrownText(error: unknown): string {
   }
 }
 
-/** Where a hook threw: the same line is logged at every try for the leadership, and says nothing of where. */
+/** Where it threw, or undefined: a leader's hook logs the same line at every try for the leadership, which says nothing of where. */
 export function thrownStack(error: unknown): string | undefined {
   try {
     const stack = (error as Error | null | undefined)?.stack;
