@@ -1,4 +1,5 @@
 import { quoteText } from '../core/keys/quote-key.js';
+import { shownKind } from '../core/keys/shown-kind.js';
 import { RedisLockError } from './redis-lock.error.js';
 
 /**
@@ -59,5 +60,5 @@ function show(value: unknown): string {
   if (value === null || value === undefined) return String(value);
   if (typeof value === 'function') return `a function`;
   if (Array.isArray(value)) return `an array`;
-  return `an object`;
+  return shownKind(value);
 }
