@@ -527,7 +527,11 @@ export class HeldLock implements Lock, Renewable, Expiring {
       return;
     }
     // Its lease is over, in Redis as here: the release can do nothing more than the expiry did.
-    this.releaseUnconfirmed(release, new RedisUnansweredError(`Redis did not answer the release of lock ${quoteKey(this.key)} by the end of its lease; the lease ends on its own in Redis.`));
+    // A lock lost before its release had no lease left to end: it waited a last attempt's grace.
+    const over = release.wasHeld
+      ? 'by the end of its lease; the lease ends on its own in Redis.'
+      : 'in time; the lock was lost before it: its lease had ended already and nothing was held (a lease an unanswered renewal kept in Redis ends on its own).';
+    this.releaseUnconfirmed(release, new RedisUnansweredError(`Redis did not answer the release of lock ${quoteKey(this.key)} ${over}`));
   }
 
   /**
