@@ -1,3 +1,5 @@
+import { shownKind } from '../core/keys/shown-kind.js';
+
 /**
  * What a bad argument was, for a FencedRedis error message: `typeof` says "object" for `null`, an
  * array and a `Map` alike, and a message should name the caller's mistake.
@@ -7,10 +9,8 @@ export function argumentKind(value: unknown): string {
   if (Array.isArray(value)) return 'an array';
   if (value instanceof Map) return 'a Map (pass an object of fields: Object.fromEntries(map))';
   if (typeof value === 'number') return String(value);
-  if (typeof value === 'object') {
-    const prototype = Object.getPrototypeOf(value) as object | null;
-    return prototype === Object.prototype || prototype === null ? 'an object' : `an instance of ${String((prototype.constructor as { name?: unknown } | undefined)?.name ?? 'a class')}`;
-  }
+  // A class name can be any text (a factory's class, a computed name): shown as option values are.
+  if (typeof value === 'object' || typeof value === 'symbol') return shownKind(value);
   return typeof value;
 }
 

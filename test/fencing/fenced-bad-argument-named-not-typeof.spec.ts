@@ -37,4 +37,17 @@ describe('FencedRedis bad arguments', () => {
     expect(error!.message).not.toContain('empty object');
     expect(error!.message).toMatch(/Map/);
   });
+
+  // Found by review (forty-third session): a value of a class whose name was set at runtime (a
+  // factory's class, a computed name) was named with that name raw, so a newline in it forged a
+  // log line and 3,000 characters of it went into the message whole.
+  it('names an instance of a class with a hostile name escaped and cut', async () => {
+    class Payload {}
+    Object.defineProperty(Payload, 'name', { value: `Payload\nERROR [RedisLock] forged\u202e${'x'.repeat(3_000)}` });
+    const error = await attempt(() => fenced.set('k', new Payload() as never, 1));
+    expect(error).toBeInstanceOf(TypeError);
+    expect(error!.message).toContain('an instance of "Payload');
+    expect(error!.message).not.toMatch(/[\n\u202e]/);
+    expect(error!.message.length).toBeLessThan(400);
+  });
 });
