@@ -16,6 +16,7 @@ import {
   SetMetadata,
   Sse,
   UseGuards,
+  UseInterceptors,
   type CanActivate,
   type ExecutionContext,
   type MessageEvent,
@@ -23,7 +24,7 @@ import {
 } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import type { Socket } from 'node:net';
-import { EMPTY, filter, map, Subject, takeUntil, type Observable } from 'rxjs';
+import { filter, map, Subject, takeUntil, type Observable } from 'rxjs';
 import { cursorProblem, forceRelease, listLocks, type LockPage } from '../core/stores/redis/lock-admin.js';
 import type { LockManager } from '../core/engine/lock-manager.js';
 import { checkLockKey } from '../core/keys/lock-key.js';
@@ -35,6 +36,7 @@ import { BOARD_CSP, BOARD_CSS, BOARD_JS, boardPage } from './lock-board.assets.j
 import { crossSiteRead, crossSiteRefusal, listQuery, show } from './lock-board.requests.js';
 import { hostAllowed } from './lock-board.hosts.js';
 import { endFeedNotRead } from './lock-board.feed.js';
+import { BoardShutdown, BoardShutdownInterceptor } from './lock-board.shutdown.js';
 import { setImmediate } from '../core/time/real-timers.js';
 import { isUnansweredRead } from '../core/engine/unanswered.js';
 
@@ -83,7 +85,6 @@ export function lockBoardController(
      * before the shutdown hooks that complete `events$`, and an open stream would hold it.
      */
     private readonly closing = new Subject<void>();
-    private closed = false;
     /** Connections carrying a live feed: closed at shutdown, since keep-alive would hold the server. */
     private readonly feeds = new Set<Socket>();
 
@@ -91,13 +92,14 @@ export function lockBoardController(
       private readonly locks: LockService,
       private readonly options: ResolvedBoardSettings,
       modules: ModuleRef,
+      private readonly shutdown: BoardShutdown,
     ) {
       // Made before the routes are: a class guard is checked here, once Nest has made it.
       checkGuardInstances(guards, modules, where);
     }
 
     async beforeApplicationShutdown(): Promise<void> {
-      this.closed = true;
+      this.shutdown.closing = true;
       this.closing.next();
       this.closing.complete();
       // Let the streams' last bytes go out before closing their connections.
@@ -170,7 +172,9 @@ export function lockBoardController(
     }
 
     events(request: RequestLike): Observable<MessageEvent> {
-      if (this.closed) return EMPTY;
+      // Refused, not an empty stream: Nest sends a stream with Connection: keep-alive, and the
+      // page's EventSource would ask again on that connection (see BoardShutdownInterceptor).
+      if (this.shutdown.closing) throw new ServiceUnavailableException('The application is shutting down: its lock board\'s live feed has ended.');
       const socket = request.socket ?? request.raw?.socket;
       if (socket) {
         this.feeds.add(socket);
@@ -207,11 +211,12 @@ export function lockBoardController(
   Req()(LockBoardController.prototype, 'release', 1);
   method('events', Sse('api/events'));
   Req()(LockBoardController.prototype, 'events', 0);
-  Reflect.defineMetadata('design:paramtypes', [LockService, Object, ModuleRef], LockBoardController);
+  Reflect.defineMetadata('design:paramtypes', [LockService, Object, ModuleRef, BoardShutdown], LockBoardController);
   Inject(BOARD_SETTINGS)(LockBoardController, undefined, 1);
   Controller(path)(LockBoardController);
   // The host and site checks first: a rebound or cross-site page's request ends there, before any guard of the application.
   UseGuards(BoardHostGuard, BoardSiteGuard, ...guards)(LockBoardController);
+  UseInterceptors(BoardShutdownInterceptor)(LockBoardController);
   setRouteMetadata(LockBoardController, routeMetadata, where);
   return LockBoardController;
 }

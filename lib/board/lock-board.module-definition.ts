@@ -1,6 +1,7 @@
 import { ConfigurableModuleBuilder, Logger, type DynamicModule, type Provider } from '@nestjs/common';
 import { InvalidLockOptionsError } from '../errors/invalid-lock-options.error.js';
 import type { LockBoardOptions, LockBoardSettings } from './lock-board-options.interface.js';
+import { BoardShutdown } from './lock-board.shutdown.js';
 import { BOARD_SETTINGS, lockBoardController, routeMetadataName, type ResolvedBoardSettings } from './lock-board.controller.js';
 import { allowedHostProblem } from './lock-board.hosts.js';
 
@@ -52,7 +53,7 @@ function boardDefinition(definition: DynamicModule, { path, guards, imports, rou
   return {
     ...definition,
     imports: [...(definition.imports ?? []), ...(async ? [] : imports)],
-    providers: [...(definition.providers ?? []), settings],
+    providers: [...(definition.providers ?? []), settings, BoardShutdown],
     controllers: [lockBoardController(path, guards, metadata, where)],
   };
 }
