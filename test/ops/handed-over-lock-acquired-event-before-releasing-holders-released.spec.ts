@@ -17,27 +17,10 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { describe, expect, it } from 'vitest';
 import { LOCK_DIAGNOSTICS_CHANNELS, type Lock, type LockEvent, type LockService } from '../../lib/index.js';
-import { LOCK_RUNNER } from '../../lib/redis-lock.constants.js';
+import { holdNextReleaseReply } from '../support/held-release-reply.js';
 import { countAttempts, holdPolls, recordWakes } from '../support/mechanism.js';
 import { useLockApps } from '../support/lock-app.js';
 import { useRedis } from '../support/redis.js';
-
-type Release = (...args: unknown[]) => Promise<unknown>;
-
-/** Holds back the reply of the next release `locks` sends until `deliver()`. */
-function holdNextReleaseReply(locks: object): { deliver(): void; held(): boolean } {
-  const store = (locks as Record<symbol, { store: { release: Release } }>)[LOCK_RUNNER as symbol]!.store;
-  const original = store.release;
-  let deliver = (): void => undefined;
-  let held = false;
-  store.release = function (this: unknown, ...args: unknown[]) {
-    delete (store as Partial<typeof store>).release;
-    held = true;
-    const reply = original.apply(this, args);
-    return new Promise((resolve) => (deliver = () => resolve(reply)));
-  };
-  return { deliver: () => deliver(), held: () => held };
-}
 
 /**
  * `first`, held in `locks`, is released while a waiter of the same application sleeps on `key`

@@ -454,14 +454,16 @@ export class Acquisition {
    * came first, on another connection): the wait for that reply, so that the holder's `released`
    * is told before this `acquired` (see `ReleasesOnTheirWay`). At most until the grant's lease
    * is due for renewal (a third of it from the last attempt, as `takeGrant` counts it): the lock
-   * is then handed out as without the wait. Shutdown ends the wait; `giveUp` gives the grant back.
+   * is then handed out as without the wait. Shutdown or the call's signal (its caller's, or its
+   * chain's) ends the wait, as every other wait of the call: an aborted call must not be handed a
+   * lock; `giveUp` gives the grant back.
    */
   private releaseHere(): Promise<unknown> | undefined {
     const { host } = this;
     const before = host.listening ? host.releaseOnItsWay(this.names.released) : undefined;
     if (before === undefined) return undefined;
     const lease = Math.min(this.timing.ttl, WAITER_LEASE_MS);
-    return settleWithin(before, Math.max(0, this.lastAttemptAt + lease / 3 - host.clock.now()), [host.shutdown], host.clock);
+    return settleWithin(before, Math.max(0, this.lastAttemptAt + lease / 3 - host.clock.now()), [this.signal, host.shutdown], host.clock);
   }
 
   /**
