@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidLockOptionsError, Locked } from '../../lib/index.js';
 import { useBothStores } from '../support/both-stores.js';
-import { refusedWith } from '../support/refused-with.js';
+import { optionsRefused as refused, refusal } from '../support/options-argument-refused.js';
 
 /**
  * Found by review (forty-third session). A lock call's options given as a Map
@@ -11,15 +11,6 @@ import { refusedWith } from '../support/refused-with.js';
  * meant. The call now refuses the argument itself, naming it and the call, before Redis is asked.
  */
 describe.each(useBothStores())('a lock call given a Map or a Promise as its options ($label)', (backend) => {
-  const refusal = async (call: Promise<unknown>) => {
-    const { option, message } = await refusedWith(call, InvalidLockOptionsError);
-    return { option, message };
-  };
-  const refused = (where: string, what: string) => ({
-    option: 'options',
-    message: expect.stringMatching(new RegExp(`^${where.replace(/[()[\]]/g, '\\$&')}: Option "options" must be an object of options, not ${what}`)),
-  });
-
   it('is refused naming the options argument and the call, and nothing is locked', async () => {
     const app = await backend.open();
     let ran = false;

@@ -6,6 +6,7 @@ import { parseDuration } from '../time/duration.js';
 import { checkTtlWithinRetention, resolveFenceRetention } from './fence-retention.js';
 import { resolveWaitForReplicas, type ReplicaWait } from './wait-for-replicas.js';
 import { checkFairness } from './fairness-option.js';
+import { shownKind } from '../keys/shown-kind.js';
 import type { Fairness } from '../engine/fairness.js';
 import type {
   AnyLockOptions,
@@ -213,6 +214,23 @@ export function refuseOptionsOutOfReach(options: object, awaitIt: string): void 
   if (typeof (options as { then?: unknown }).then === 'function') {
     throw new InvalidLockOptionsError('options', options, `an object of options, not a Promise of them: ${awaitIt}`);
   }
+  if (isBuiltInValue(options)) {
+    throw new InvalidLockOptionsError('options', options, `an object of options, not ${shownKind(options)} (its contents are no options)`);
+  }
+}
+
+/**
+ * Values whose contents live in internal slots, never options: passed for the options (a
+ * variable mixed up with another), each was read as none. A class of the user's own is not
+ * listed: a config class's instance with `ttl` fields is options.
+ */
+const BUILT_IN_VALUES = [Set, WeakMap, WeakSet, Date, RegExp, Error, ArrayBuffer] as const;
+
+function isBuiltInValue(options: object): boolean {
+  // The common case, an object literal, decided without walking the list.
+  if (Object.getPrototypeOf(options) === Object.prototype) return false;
+  for (const kind of BUILT_IN_VALUES) if (options instanceof kind) return true;
+  return ArrayBuffer.isView(options);
 }
 
 /**
