@@ -13,7 +13,8 @@ import type { LockBackend, LockBackendFactory } from './core/engine/lock-backend
 import { REDIS_LOCK_MODULE_METHOD, REDIS_LOCK_MODULE_OPTIONS } from './redis-lock.module-definition.js';
 import type { LockRunner } from './core/engine/locked-call.js';
 import { neverThrowingLogger } from './core/engine/never-throwing-logger.js';
-import { describeCall } from './core/engine/call-errors.js';
+import { describeCall, namingCall } from './core/engine/call-errors.js';
+import { unreadableOption } from './core/options/unreadable-option.js';
 import { toMilliseconds } from './core/time/duration.js';
 import { InvalidLockOptionsError } from './errors/invalid-lock-options.error.js';
 
@@ -154,7 +155,13 @@ export class LockService implements OnApplicationBootstrap, BeforeApplicationShu
   tryAcquire(keys: readonly string[], options: UnfencedLockOptions): Promise<UnfencedMultiKeyLock | null>;
   tryAcquire(keys: readonly string[], options?: AnyLockOptions): Promise<MultiKeyLock | UnfencedMultiKeyLock | null>;
   tryAcquire(key: string | readonly string[], options?: AnyLockOptions): Promise<Lock | UnfencedLock | null> {
-    const waitTimeout = (options as { waitTimeout?: unknown } | null | undefined)?.waitTimeout;
+    let waitTimeout: unknown;
+    try {
+      waitTimeout = (options as { waitTimeout?: unknown } | null | undefined)?.waitTimeout;
+    } catch (error) {
+      // A getter's error, rejected as the call's refusal: this method returns a Promise.
+      return Promise.reject(namingCall(unreadableOption(error, options, ['waitTimeout']), 'tryAcquire', key));
+    }
     if (waitTimeout !== undefined && !waitsNothing(waitTimeout)) {
       // Dropped, it read as Redisson's tryLock(waitTime): "wait up to that, then null".
       return Promise.reject(

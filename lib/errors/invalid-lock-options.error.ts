@@ -30,14 +30,16 @@ export class InvalidLockOptionsError extends RedisLockError {
     private readonly expected: string,
     /** Where the option was given, e.g. `@Locked on OrdersService.pay`. */
     readonly where?: string,
+    /** `cause`: what reading the option threw (a getter of the options, a Proxy). */
+    errorOptions?: ErrorOptions,
   ) {
-    super(`${where ? `${where}: ` : ''}Option ${showName(option)} must be ${expected}, got ${show(value)}.`);
+    super(`${where ? `${where}: ` : ''}Option ${showName(option)} must be ${expected}, got ${show(value)}.`, errorOptions);
     Object.defineProperty(this, 'value', { value, enumerable: false });
   }
 
   /** The same error, saying where the option was given. */
   within(where: string): InvalidLockOptionsError {
-    return new InvalidLockOptionsError(this.option, this.value, this.expected, where);
+    return new InvalidLockOptionsError(this.option, this.value, this.expected, where, 'cause' in this ? { cause: this.cause } : undefined);
   }
 }
 

@@ -27,7 +27,7 @@ import { quoteKey } from '../keys/quote-key.js';
 import { checkLockNaming, HolderRecorder, parseHolder } from './holder.js';
 import { ReplyWaits } from './reply-waits.js';
 import type { LockLogger } from './lock-logger.js';
-import { resolveLockOptions, type CallDefaults, type LockTiming, type ResolvedModuleOptions } from '../options/lock-options.js';
+import { CALL_OPTION_NAMES, resolveLockOptions, type CallDefaults, type LockTiming, type ResolvedModuleOptions } from '../options/lock-options.js';
 import type { ReplicaWait } from '../options/wait-for-replicas.js';
 import type { AcquireReply, ReleaseReply } from '../stores/lock-store.js';
 import type { RedisClient } from '../stores/redis/drivers/redis-client.js';
@@ -60,6 +60,7 @@ import { isRead } from '../rwlock/read-keys.js';
 import { isReadMode } from '../rwlock/lock-mode.js';
 import type { ReadStore } from '../rwlock/read-store.js';
 import { callSince, partOf } from './call-since.js';
+import { unreadableOption } from '../options/unreadable-option.js';
 import { refuseGenerator } from './generator-result.js';
 import { UnconfirmedReleases } from './unconfirmed-releases.js';
 import { ReleasesOnTheirWay } from './releases-on-their-way.js';
@@ -973,12 +974,17 @@ export class LockManager implements LockOwner, LockRunner {
     const frozen = options !== undefined && options !== null && typeof options === 'object' && Object.isFrozen(options);
     const known = frozen ? this.resolvedOptions.get(options) : undefined;
     if (known !== undefined) return known;
-    const timing = resolveLockOptions(options, this.defaults);
-    const semaphore = resolveSemaphoreOptions(options);
-    const read = isReadMode(options);
-    checkLockNaming(options);
-    const fairness = resolveFairness(options?.fairness, this.options.fairness, { semaphore: semaphore !== undefined, read });
-    const resolved = { timing, semaphore, read, fairness };
+    let resolved: ResolvedCallOptions;
+    try {
+      const timing = resolveLockOptions(options, this.defaults);
+      const semaphore = resolveSemaphoreOptions(options);
+      const read = isReadMode(options);
+      checkLockNaming(options);
+      const fairness = resolveFairness(options?.fairness, this.options.fairness, { semaphore: semaphore !== undefined, read });
+      resolved = { timing, semaphore, read, fairness };
+    } catch (error) {
+      throw unreadableOption(error, options, CALL_OPTION_NAMES);
+    }
     if (frozen) this.resolvedOptions.set(options, resolved);
     return resolved;
   }

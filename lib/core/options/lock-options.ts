@@ -6,6 +6,7 @@ import { parseDuration } from '../time/duration.js';
 import { checkTtlWithinRetention, resolveFenceRetention } from './fence-retention.js';
 import { resolveWaitForReplicas, type ReplicaWait } from './wait-for-replicas.js';
 import { checkFairness } from './fairness-option.js';
+import { unreadableOption } from './unreadable-option.js';
 import { shownKind } from '../keys/shown-kind.js';
 import type { Fairness } from '../engine/fairness.js';
 import type {
@@ -79,7 +80,8 @@ export function driftMargin(ttl: number): number {
 export function resolveModuleOptions(options: RedisLockModuleOptions, { needsRedis = true, where }: { needsRedis?: boolean; where?: string } = {}): ResolvedModuleOptions {
   try {
     return resolveModule(options, needsRedis);
-  } catch (error) {
+  } catch (caught) {
+    const error = unreadableOption(caught, options, MODULE_OPTION_NAMES);
     throw where !== undefined && error instanceof InvalidLockOptionsError && error.where === undefined ? error.within(where) : error;
   }
 }
@@ -159,7 +161,7 @@ function resolveModule(options: RedisLockModuleOptions, needsRedis: boolean): Re
  * would be dropped without a word: a "two-permit" call would take one permit, and more holders
  * would run at once than the caller meant.
  */
-const CALL_OPTION_NAMES = ['ttl', 'renewInterval', 'waitTimeout', 'autoRenew', 'limit', 'permits', 'mode', 'fairness', 'fencing', 'signal', 'name', 'label'] as const satisfies readonly (keyof LockOptions)[];
+export const CALL_OPTION_NAMES = ['ttl', 'renewInterval', 'waitTimeout', 'autoRenew', 'limit', 'permits', 'mode', 'fairness', 'fencing', 'signal', 'name', 'label'] as const satisfies readonly (keyof LockOptions)[];
 const CALL_OPTIONS = new Set<string>(CALL_OPTION_NAMES);
 // Every option of the interface is listed: one added there and not here would be refused as unknown.
 export const EVERY_CALL_OPTION_LISTED: [Exclude<keyof LockOptions, (typeof CALL_OPTION_NAMES)[number]>] extends [never] ? true : never = true;

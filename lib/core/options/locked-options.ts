@@ -6,6 +6,7 @@ import type { OnBusy } from '../engine/locked-call.js';
 import { resolveSemaphoreOptions } from '../semaphore/semaphore-options.js';
 import { isReadMode } from '../rwlock/lock-mode.js';
 import { resolveFairness } from './fairness-option.js';
+import { unreadableOption } from './unreadable-option.js';
 
 /**
  * The names `@Locked` takes. A misspelt one (`waitTimout`) passes TypeScript when the options are
@@ -43,7 +44,8 @@ export function checkLockedOptions(options: LockedOptions | undefined, where: st
     resolveLockOptions(timing, { ttl, renewInterval: Math.floor(ttl / 3), waitTimeout: DEFAULT_WAIT_TIMEOUT_MS, autoRenew: true });
     return onBusy;
   } catch (error) {
-    if (error instanceof InvalidLockOptionsError) throw error.within(`@Locked on ${where}`);
-    throw error;
+    const refused = unreadableOption(error, options, LOCKED_OPTION_NAMES);
+    if (refused instanceof InvalidLockOptionsError) throw refused.within(`@Locked on ${where}`);
+    throw refused;
   }
 }
