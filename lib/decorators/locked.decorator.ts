@@ -5,7 +5,7 @@ import { PROPERTY_DEPS_METADATA } from '@nestjs/common/constants.js';
 import { Observable, throwError } from 'rxjs';
 import { checkBuiltKey, parseKeyTemplate, type KeyBuilder } from '../core/keys/key-template.js';
 import { MAX_LOCK_NAME_LENGTH } from '../core/engine/holder.js';
-import { checkLockedOptions } from '../core/options/locked-options.js';
+import { checkLockedOptions, lockOptionsOf } from '../core/options/locked-options.js';
 import { runLockedAsync, runLockedObservable, type LockRunner } from '../core/engine/locked-call.js';
 import { MAX_KEYS } from '../core/multi-key/canonical-keys.js';
 import { LockKeyError } from '../errors/lock-key.error.js';
@@ -92,7 +92,7 @@ export function Locked<A extends any[] = any[]>(
     }
     const build = keysBuilder(key, where, target, propertyKey);
     const onBusy = checkLockedOptions(options, where);
-    const { onBusy: _, ...lockOptions } = options ?? {};
+    const lockOptions = lockOptionsOf(options);
     // Metrics group calls by the template (never the key), and inspect() names the method. A key
     // function has no template: the method names it, also as one element of an array (which the
     // types refuse but JavaScript can pass), never its source text.

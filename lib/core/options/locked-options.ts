@@ -32,7 +32,8 @@ export function checkLockedOptions(options: LockedOptions | undefined, where: st
         throw new InvalidLockOptionsError(name, (options as Record<string, unknown>)[name], `left out: it is no option of @Locked (its options are ${LOCKED_OPTION_NAMES.join(', ')})`);
       }
     }
-    const { onBusy = 'throw', ...timing } = options;
+    const { onBusy = 'throw' } = options;
+    const timing = lockOptionsOf(options);
     if (onBusy !== 'throw' && onBusy !== 'skip') {
       throw new InvalidLockOptionsError('onBusy', onBusy, '"throw" or "skip"');
     }
@@ -48,4 +49,18 @@ export function checkLockedOptions(options: LockedOptions | undefined, where: st
     if (refused instanceof InvalidLockOptionsError) throw refused.within(`@Locked on ${where}`);
     throw refused;
   }
+}
+
+/**
+ * The lock options of `@Locked`'s options, read by name as a call reads its own: a spread copies
+ * own fields only, and dropped a config class's getters (`get ttl()`) without a word.
+ */
+export function lockOptionsOf(options: LockedOptions | undefined): Omit<LockedOptions, 'onBusy'> {
+  const read: Record<string, unknown> = {};
+  if (options === undefined) return read;
+  for (const name of LOCKED_OPTION_NAMES) {
+    const value = (options as Record<string, unknown>)[name];
+    if (name !== 'onBusy' && value !== undefined) read[name] = value;
+  }
+  return read;
 }
