@@ -19,6 +19,9 @@ import { JobLockOrchestrator } from './scheduling/job-lock.orchestrator.js';
 import { LockSchedulingExplorer } from './scheduling/lock-scheduling.explorer.js';
 import { LeadershipService } from './scheduling/leadership.service.js';
 import { MODULE_OPTION_NAMES } from './core/options/lock-options.js';
+import { optionsReadByName } from './core/options/options-read-by-name.js';
+import { unreadableOption } from './core/options/unreadable-option.js';
+import { InvalidLockOptionsError } from './errors/invalid-lock-options.error.js';
 
 /**
  * Provides {@link LockService}, {@link FencedRedis} (fenced writes on the module's connection), a global interceptor that answers 409 Conflict when a route
@@ -52,8 +55,9 @@ import { MODULE_OPTION_NAMES } from './core/options/lock-options.js';
 })
 export class RedisLockModule extends ConfigurableModuleClass {
   static override forRoot(options: typeof OPTIONS_TYPE): DynamicModule {
-    checkOptionsObject(options, 'RedisLockModule.forRoot()');
-    return withGlobalInterceptor(saying('RedisLockModule.forRoot()', super.forRoot(options)), options.globalInterceptor);
+    // Nest copies the options' own names only: a config class's getters would be dropped.
+    const read = readModuleOptions(options, 'RedisLockModule.forRoot()');
+    return withGlobalInterceptor(saying('RedisLockModule.forRoot()', super.forRoot(read)), read.globalInterceptor);
   }
 
   static override forRootAsync(options: typeof ASYNC_OPTIONS_TYPE): DynamicModule {
@@ -64,6 +68,18 @@ export class RedisLockModule extends ConfigurableModuleClass {
     });
     const definition = withCheckedOptionsFactory(super.forRootAsync(options), options, REDIS_LOCK_MODULE_OPTIONS, 'RedisLockModule.forRootAsync()');
     return withGlobalInterceptor(saying('RedisLockModule.forRootAsync()', definition), options.globalInterceptor);
+  }
+}
+
+/** `forRoot()`'s options, checked and read by name; one whose getter throws is refused naming it and `where`. */
+function readModuleOptions(options: typeof OPTIONS_TYPE, where: string): typeof OPTIONS_TYPE {
+  const names = [...MODULE_OPTION_NAMES, ...Object.keys(DEFAULT_MODULE_EXTRAS)];
+  try {
+    checkOptionsObject(options, where);
+    return optionsReadByName(options, names);
+  } catch (error) {
+    const refused = unreadableOption(error, options, names);
+    throw refused instanceof InvalidLockOptionsError ? refused.within(where) : refused;
   }
 }
 

@@ -7,6 +7,7 @@ import { resolveSemaphoreOptions } from '../semaphore/semaphore-options.js';
 import { isReadMode } from '../rwlock/lock-mode.js';
 import { resolveFairness } from './fairness-option.js';
 import { unreadableOption } from './unreadable-option.js';
+import { optionsReadByName } from './options-read-by-name.js';
 
 /**
  * The names `@Locked` takes. A misspelt one (`waitTimout`) passes TypeScript when the options are
@@ -52,15 +53,11 @@ export function checkLockedOptions(options: LockedOptions | undefined, where: st
 }
 
 /**
- * The lock options of `@Locked`'s options, read by name as a call reads its own: a spread copies
- * own fields only, and dropped a config class's getters (`get ttl()`) without a word.
+ * The lock options of `@Locked`'s options, read by name as a call reads its own (see
+ * `optionsReadByName`), without `onBusy`, which is no lock option.
  */
 export function lockOptionsOf(options: LockedOptions | undefined): Omit<LockedOptions, 'onBusy'> {
-  const read: Record<string, unknown> = {};
-  if (options === undefined) return read;
-  for (const name of LOCKED_OPTION_NAMES) {
-    const value = (options as Record<string, unknown>)[name];
-    if (name !== 'onBusy' && value !== undefined) read[name] = value;
-  }
-  return read;
+  if (options === undefined) return {};
+  const { onBusy: _, ...lockOptions } = optionsReadByName(options, LOCKED_OPTION_NAMES);
+  return lockOptions;
 }
