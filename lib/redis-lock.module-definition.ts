@@ -1,5 +1,8 @@
 import { ConfigurableModuleBuilder, type DynamicModule, type Provider } from '@nestjs/common';
 import { InvalidLockOptionsError } from './errors/invalid-lock-options.error.js';
+import { RedisLockError } from './errors/redis-lock.error.js';
+import { quoteText } from './core/keys/quote-key.js';
+import { thrownText } from './core/engine/thrown-text.js';
 import { MODULE_OPTIONS_AWAITED, refuseOptionsOutOfReach } from './core/options/lock-options.js';
 import type { RedisLockModuleExtras, RedisLockModuleOptions } from './interfaces/redis-lock-options.interface.js';
 
@@ -130,14 +133,35 @@ export function withCheckedOptionsFactory(definition: DynamicModule, options: un
       if (typeof made?.create !== 'function') {
         throw new InvalidLockOptionsError(option, factory, 'a class with a create() method returning the module options (the method Nest calls on it)').within(where);
       }
-      return (made as { create: () => unknown }).create();
+      return namingFailure(() => (made as { create: () => unknown }).create(), where, `${option}'s create()`);
     },
     inject: [factory as never],
   };
   const providers = (definition.providers ?? []).flatMap((provider): Provider[] => {
     if (typeof provider !== 'object' || provider === null || !('provide' in provider) || provider.provide !== token) return [provider];
-    const made = typeof useFactory === 'function' ? { ...provider, provide: factoryToken } : checkedFactory;
+    const made =
+      typeof useFactory === 'function'
+        ? { ...provider, provide: factoryToken, useFactory: (...args: unknown[]) => namingFailure(() => useFactory(...args), where, 'useFactory') }
+        : checkedFactory;
     return [made, { provide: token, useExisting: factoryToken }];
   });
   return { ...definition, providers };
+}
+
+/**
+ * What `make` (the user's options factory, called as `factory`) returns, a failure of it (thrown,
+ * or a rejection) made an error of `where`'s that keeps it as its `cause`. As it was, the startup
+ * failed with the factory's own error ("Error: vault unreachable"), and Nest's log line named
+ * neither the module nor its factory, in an application of many async modules.
+ */
+function namingFailure(make: () => unknown, where: string, factory: string): unknown {
+  const named = (error: unknown): unknown =>
+    error instanceof RedisLockError ? error : new RedisLockError(`${where}: its ${factory} failed: ${quoteText(thrownText(error), 500)}`, { cause: error });
+  let made: unknown;
+  try {
+    made = make();
+  } catch (error) {
+    throw named(error);
+  }
+  return made instanceof Promise ? made.catch((error: unknown) => Promise.reject(named(error))) : made;
 }
