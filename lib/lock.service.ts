@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger, Optional, type BeforeApplicationShutdown, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
 import type { Observable } from 'rxjs';
 import { LockManager } from './core/engine/lock-manager.js';
 import { resolveModuleOptions } from './core/options/lock-options.js';
@@ -17,6 +18,7 @@ import { describeCall, namingCall } from './core/engine/call-errors.js';
 import { unreadableOption } from './core/options/unreadable-option.js';
 import { toMilliseconds } from './core/time/duration.js';
 import { InvalidLockOptionsError } from './errors/invalid-lock-options.error.js';
+import { warnIfLoadedLazily } from './lazily-loaded.js';
 
 /**
  * Distributed locks on Redis. Every lock is renewed by a watchdog while held, released only by
@@ -48,9 +50,11 @@ export class LockService implements OnApplicationBootstrap, BeforeApplicationShu
     @Inject(REDIS_LOCK_MODULE_OPTIONS) options: RedisLockModuleOptions,
     @Optional() @Inject(LOCK_BACKEND_FACTORY) backendFactory?: LockBackendFactory,
     @Optional() @Inject(REDIS_LOCK_MODULE_METHOD) where?: string,
+    @Optional() @Inject(HttpAdapterHost) http?: HttpAdapterHost,
   ) {
     const resolved = resolveModuleOptions(options, { needsRedis: backendFactory === undefined, where });
     const logger = neverThrowingLogger(new Logger('RedisLock'));
+    warnIfLoadedLazily(http, where, logger);
     const backend = backendFactory === undefined ? redisBackend(resolved, logger) : backendFactory(resolved);
     this.backend = backend;
     try {
