@@ -422,11 +422,14 @@ export function check(history) {
         if (a.ok !== undefined && a.ok < b.invoke && b.token <= a.token && !tokensGoBack(a.invoke, b.enter)) {
           violate('token-order', `${name(b)} on "${key}" was asked for after ${name(a)} was released, but its token is not higher`, b.enter);
         }
-        // Both believed they held it at b's entry (one that entered already told of a loss did not).
-        if (b.enter >= trustedEnd(a) || b.enter >= trustedEnd(b)) continue;
         // A loss of Redis' data excuses two holders on two processes; two runs of one job on one
         // worker never overlap, whatever Redis holds (the orchestrator knows its own runs).
         const oneInstanceRuns = a.kind === 'job' && b.kind === 'job' && a.p === b.p;
+        // Both believed they held it at b's entry (one that entered already told of a loss did
+        // not). Two runs on one worker: the first until its code ended, told of a loss or not
+        // (docs/jobs-and-leaders.md: a call skips while a run of its key goes on on its instance).
+        const held = (s) => (oneInstanceRuns && s.exit !== undefined ? s.exit : trustedEnd(s));
+        if (b.enter >= held(a) || b.enter >= held(b)) continue;
         if (!conflicting(a, b)) continue;
         const unexcused = copyTakenUnexcused(a, b);
         if (!oneInstanceRuns && lossExcuses(...window) && unexcused === undefined) continue;
@@ -437,7 +440,7 @@ export function check(history) {
         const copy = unexcused && ` (master ${unexcused.grant.node} granted it at ${fmt(unexcused.grant.t)}, within the lease of ${a.sid}'s copy it had confirmed at ${fmt(unexcused.copy.t)}, ${unexcused.copy.what}, and was not restarted in between${unexcused.deleted ? `; a release of ${a.sid}'s token sent at ${fmt(unexcused.deleted.sent)} deleted that copy` : ''})`;
         violations.push({
           invariant: a.kind === 'read' || b.kind === 'read' ? 'reader-writer' : 'exclusion',
-          message: `${name(b)} entered "${key}" at ${fmt(b.enter)} while ${name(a)} (since ${fmt(a.enter)}) still held it and had not been told of a loss${copy ?? ''}`,
+          message: `${name(b)} entered "${key}" at ${fmt(b.enter)} while ${name(a)} (since ${fmt(a.enter)}) ${oneInstanceRuns ? `still ran on ${a.p}${a.lost !== undefined && a.lost <= b.enter ? `, told of a loss at ${fmt(a.lost)}` : ''}` : 'still held it and had not been told of a loss'}${copy ?? ''}`,
           at: b.enter,
           ...(staleGrant(b, [a]) ? { cause: 'stale-grant' } : unexcused?.deleted ? { cause: 'quorum-copy-deleted' } : {}),
         });

@@ -97,6 +97,8 @@ const byTarget = { single: 0, cluster: 0, quorum: 0 };
 const byWorkload = Object.fromEntries(WORKLOADS.map((w) => [w, 0]));
 const broken = [];
 let calls = 0;
+/** Job schedules whose own run probe ran (runner.mjs, own-run-probe.mjs). */
+let ownRuns = 0;
 let ran = 0;
 const silence = { schedules: 0, silenced: 0, comebacks: 0, resent: 0 };
 const outside = { deleted: {}, mutedChunks: 0, mutedSchedules: 0, probes: 0 };
@@ -115,6 +117,7 @@ try {
     for (const of of result.figures.deleted) outside.deleted[of] = (outside.deleted[of] ?? 0) + 1;
     outside.mutedChunks += result.figures.mutedChunks;
     if (result.figures.probe) outside.probes++;
+    if (result.figures.ownRun) ownRuns++;
     if (result.figures.mutedChunks > 0) outside.mutedSchedules++;
     ran++;
     if (result.violations.length > 0) broken.push(result);
@@ -131,6 +134,7 @@ process.stdout.write(
     `schedules: ${ran} (seeds ${first}..${first + ran - 1}; ${byTarget.single} single node, ${byTarget.cluster} Cluster${byTarget.quorum > 0 ? `, ${byTarget.quorum} quorum` : ''}) in ${seconds.toFixed(1)} s`,
     `workloads: ${Object.entries(byWorkload).map(([w, n]) => `${w} ${n}`).join(', ')}; ${calls} lock calls`,
     `faults: ${Object.entries(faults).filter(([, n]) => n > 0).map(([kind, n]) => `${kind} ${n}`).join(', ')}`,
+    ...(ownRuns > 0 ? [`own run probes: ${ownRuns} (a worker's job run going on while Redis restarted empty, then its next ticks)`] : []),
     ...(values.deletes ? [`keys deleted from outside: ${Object.entries(outside.deleted).map(([of, n]) => `${of} ${n}`).join(', ')}; permit probes: ${outside.probes}`] : []),
     ...(values['drop-messages'] ? [`release messages lost: ${outside.mutedChunks} chunk(s) thrown away in ${outside.mutedSchedules} schedule(s)`] : []),
     ...(values.silence || silence.silenced > 0 ? [`quorum silence: masters silenced in ${silence.schedules} schedule(s), ${silence.silenced} times (as each worker saw it), ${silence.comebacks} answered again after it, ${silence.resent} missed release(s) resent`] : []),

@@ -103,6 +103,8 @@ export interface RunResult {
     deleted: string[];
     /** Whether the permit probe (`--deletes` semaphore schedules that drain) deleted its holder's permit key; absent where it did not run. */
     probe?: boolean;
+    /** Whether the own run probe (one server, job schedules that drain) held a run across its restart of Redis; absent where it did not run. */
+    ownRun?: boolean;
     /** The chunks of release messages the subscribers did not hear (`--drop-messages`). */
     mutedChunks: number;
   };

@@ -11,6 +11,7 @@ import { startRedisCluster } from '../../scripts/redis-cluster.mjs';
 import { startRedisServer } from '../../scripts/redis-server.mjs';
 import { bareMajorityProbe } from './bare-majority-probe.mjs';
 import { owedGiveBackProbe } from './owed-give-back-probe.mjs';
+import { ownRunProbe } from './own-run-probe.mjs';
 import { resentReleaseProbe } from './resent-release-probe.mjs';
 import { check } from './checker.mjs';
 import { FaultProxy } from './fault-proxy.mjs';
@@ -825,6 +826,16 @@ export async function runSchedule(environment, schedule) {
     }
     if (schedule.target === 'single' && schedule.workload === 'mutex' && schedule.finish === 'drain' && schedule.driver === undefined && !schedule.deletes && !schedule.mute && !schedule.freeze && live.length > 0) {
       await resentReleaseProbe(live, (w) => target.links[workers.indexOf(w)], target.server, faultsEnded + schedule.ttl + 100, record);
+      quietAt = Math.max(quietAt, mono());
+    }
+    if (schedule.target === 'single' && schedule.workload === 'job' && schedule.finish === 'drain' && schedule.driver === undefined && !schedule.handed && live.length > 0) {
+      // Killed and started again without persistence, as the drawn restart-empty is.
+      const restart = async (wall) => {
+        await target.server.stop({ kill: true });
+        await target.server.start();
+        await environment.register.rpush('register:log', JSON.stringify(['restart', wall]));
+      };
+      figures.ownRun = await ownRunProbe(live, faultsEnded + schedule.ttl + 100, restart, record);
       quietAt = Math.max(quietAt, mono());
     }
     // Past the checker's window for the last silence (checker.mjs, MASTER_BACK), so that only the probe's own pause counts.

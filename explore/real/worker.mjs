@@ -29,7 +29,8 @@
 // IPC in: { start: config } (answered { ready }), { tick }, { drain } (end the chains, the
 // application left open; answered { drained }), { probe: 'permit' } (see `permitProbe`; answered
 // { probeHolding } while its two sections hold, then { probed }), { probe: 'permit-release' } (see
-// `permitReleaseProbe`; answered as 'permit', told { probeDeleted } in between), { finish, abrupt? } (end the chains,
+// `permitReleaseProbe`; answered as 'permit', told { probeDeleted } in between), { ownRun: { step, tick } } (see
+// `ownRunProbe`; answered { ownRunEntered }, { ownRunTicked }, { ownRunDone }), { finish, abrupt? } (end the chains,
 // app.close(), record "done", answered { finished }; `abrupt`: app.close() at once, while the
 // chains still run, as a SIGTERM in the middle of work; "closing" and "closed" record when
 // app.close() began and resolved; "alive-after-close" what the application left keeping the
@@ -563,7 +564,7 @@ async function start(config) {
    * a while and writes with its fencing token. A pause during that work is the documented gap
    * only fencing closes: the write then leaves after the lock was lost, and the register must refuse it.
    */
-  async function critical(lock, sid, writes, extra = {}, until) {
+  async function critical(lock, sid, writes, extra = {}, until, windDown = false) {
     const tokens = lock.keys === undefined ? {} : { tokens: lock.fencingTokens };
     // The time first, then `held`, which checks the lease's local deadline when read: a freeze
     // anywhere between using()'s own check and here reads as an entry told of its loss at once
@@ -596,7 +597,12 @@ async function start(config) {
     lock.signal.addEventListener('abort', onAbort, { once: true });
     if (INSPECTED.has(config.WORKLOAD) && lock.keys === undefined && probeRandom() < 0.3) await inspectHeld(lock, sid);
     for (let i = 0; until ? !until() : i < steps; i++) {
-      if (!lock.held) break;
+      // `windDown`: code that goes on once told, writing nothing more, until `until()`.
+      if (!lock.held && !windDown) break;
+      if (!lock.held) {
+        await sleep(5);
+        continue;
+      }
       await sleep(Math.floor(random() * 40));
       if (writes) await fencedWrite(lock, sid);
     }
@@ -619,7 +625,11 @@ async function start(config) {
     async job(tick, sid) {
       // The owner lease this run went under (`@OnOneInstance` keeps it as `<key>:owner`).
       const owner = this.locks.current(`${KEY}:owner`)?.fencingToken;
-      await critical(this.locks.current(), sid, true, { tick, owner });
+      // The own run probe's run (see `ownRunProbe`): it goes on until told, whatever it hears.
+      const hold = ownRunHolds.get(tick);
+      ranTicks.add(tick);
+      hold?.entered();
+      await critical(this.locks.current(), sid, true, { tick, owner }, hold?.over, hold !== undefined);
     }
   }
   Injectable()(Resource);
@@ -627,6 +637,10 @@ async function start(config) {
   decorate(Resource, 'write', Locked('<0>', { waitTimeout }));
   if (config.WORKLOAD === 'job') decorate(Resource, 'job', OnOneInstance({ key: KEY, ttl }), WithoutOverlapping());
 
+  /** The own run probe's held runs, by tick: `entered()` as the run begins, `over()` once told to end. */
+  const ownRunHolds = new Map();
+  /** The ticks whose run began here (the probe's). */
+  const ranTicks = new Set();
   /** The section each lock entered belongs to: a `lost` event names its key and fencing token. */
   const holders = new LostHolders();
   let sections = 0;
@@ -1043,6 +1057,41 @@ async function start(config) {
       resentOpen = undefined;
       process.send({ resentDone: true });
     },
+    /**
+     * The own run probe (own-run-probe.mjs, one server, job schedules that drain): `hold` calls
+     * the job for `tick` as a tick would, and a run that begins goes on, writing nothing once told
+     * of a loss, until `release`: answers `ownRunEntered` (whether it ran) once it began or its
+     * call settled without running; `tick` calls the job as a tick does, answered `ownRunTicked`
+     * (whether it ran) once settled; `release` ends the held run, answered `ownRunDone` once its
+     * call settled.
+     */
+    async ownRunProbe({ step, tick }) {
+      if (step === 'release') {
+        const held = [...ownRunHolds.values()];
+        for (const hold of held) hold.open = true;
+        await Promise.all(held.map((hold) => hold.done));
+        ownRunHolds.clear();
+        process.send({ ownRunDone: true });
+        return;
+      }
+      const id = sid('job');
+      if (step === 'tick') {
+        await call(id, 'job', () => resource.job(tick, id));
+        process.send({ ownRunTicked: ranTicks.has(tick) });
+        return;
+      }
+      let answered = false;
+      const answer = (ran) => {
+        if (!answered) process.send({ ownRunEntered: ran });
+        answered = true;
+      };
+      const hold = { open: false, entered: () => answer(true) };
+      hold.over = () => hold.open;
+      ownRunHolds.set(tick, hold);
+      hold.done = call(id, 'job', () => resource.job(tick, id));
+      await hold.done;
+      answer(false);
+    },
     async finish(abrupt) {
       finishing = true;
       if (!abrupt) {
@@ -1109,6 +1158,8 @@ process.on('message', (message) => {
     void current?.bareProbe(message.bare).then((answer) => process.send({ bared: answer }));
   } else if (typeof message.owed === 'string') {
     void current?.owedProbe(message.owed).then((answer) => answer !== undefined && process.send({ owedDone: answer }));
+  } else if (message.ownRun !== undefined) {
+    void current?.ownRunProbe(message.ownRun);
   } else if (typeof message.resent === 'string') {
     void current?.resentProbe(message.resent);
   } else if (message.probe === 'permit') {

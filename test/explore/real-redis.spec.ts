@@ -480,6 +480,17 @@ describe('the real-Redis checker (a pure function over a history)', () => {
     expect(invariants(runs('w1.job.0'), { ttl: 600 })).toEqual([]);
     // One instance: its orchestrator knows its own run.
     expect(invariants(runs('w0.job.1'), { ttl: 600 })).toEqual(['exclusion']);
+    // Even once the first run was told of its loss: its code goes on, and so does its local guard
+    // (the own run probe's shape, runner.mjs); another instance's run is the documented exception.
+    const told = (second: string): HistoryEvent[] => [
+      ...call('w0.job.0', { kind: 'job', invoke: 0, enter: 5, token: 7, lost: 290, exit: 500, ok: 501 }),
+      ...call(second, { kind: 'job', invoke: 295, enter: 300, token: 1, exit: 360, ok: 361 }),
+      { ev: 'fault', kind: 'restart-empty', t: 200, until: 280 },
+    ];
+    expect(check({ events: told('w0.job.1'), ttl: 600 })).toEqual([expect.objectContaining({ invariant: 'exclusion', message: expect.stringContaining('still ran on w0, told of a loss at') })]);
+    expect(invariants(told('w1.job.0'), { ttl: 600 })).toEqual([]);
+    // Once its code ended, the next run on the worker is no overlap.
+    expect(invariants(told('w0.job.1').map((e) => (e.ev === 'exit' && e.sid === 'w0.job.0' ? { ...e, t: 299 } : e)), { ttl: 600 })).toEqual([]);
   });
 
   it('finds more semaphore holders inside than the limit', () => {
@@ -1026,6 +1037,16 @@ describe(`real Redis and a 3-master Cluster: ${SCHEDULES} seeded fault schedules
     const report = failures(results, (r) => `npm run explore:real -- --seed ${r.schedule.seed} --handed --target single --workload ${r.schedule.workload}`);
     expect(report).toBe('');
     expect(results.every((r) => r.figures.sections > 0)).toBe(true);
+  });
+
+  // Job seed 1 on one server drains, and ends with the own run probe (a worker's run going on
+  // while Redis restarts empty, then its next ticks): on the revert of fa0d00a's local guard
+  // (explore/bugs/35-job-run-beside-own-run-after-data-loss.patch) the worker's next tick ran
+  // beside its own run (exclusion), in each of 8 probed schedules of seeds 1 to 16.
+  it("skips a worker's next ticks while its own run goes on across a restart of Redis (job seed 1)", { timeout: 60_000 }, async () => {
+    const result = await runSchedule(environment, makeSchedule(1, { target: 'single', workload: 'job' }));
+    expect(failures([result], () => 'npm run explore:real -- --seed 1 --target single --workload job')).toBe('');
+    expect(result.figures.ownRun).toBe(true);
   });
 });
 
