@@ -22,7 +22,8 @@
 //                                                     aside), the owner tokens it still names, and
 //                                                     for a semaphore's holders hash `{ used, held }`:
 //                                                     its `:used` and its entries' permits (runner.mjs)
-//   { ev: 'lease', p, key, token, t }                 job: the worker took the owner lease (`key`)
+//   { ev: 'lease', p, key, token, t }                 job: the worker took the owner lease (`key`); leader:
+//                                                     the hand-back probe's election (runner.mjs) led
 //   { ev: 'skip', p, key, reason, t }                 job: a call skipped its tick (`key`: the lock that
 //                                                     decided it; shown in a trace, judged by nothing)
 //   { ev: 'lost', p, sid, reason, t }                 the lock's signal aborted
@@ -597,7 +598,7 @@ export function check(history) {
   checkToldAfterRelease(sections, { faults, freezes, dataLoss, closing, deletedBetween, violate });
   checkInspections(sections, { dataLoss, deletedBetween, violate, quorum: quorumTarget });
   checkLeaders(entered, { heard, closed, kills, freezes, frozenAt, lossExcuses, deletionExcuses, name, violate });
-  checkCloses({ closing, closed, freezes, faults, sections, violations });
+  checkCloses({ closing, closed, freezes, faults, sections, leases, violations });
   checkCloseSilentMaster({ closing, closed, silences, freezes, faults, sections, violations });
   if (quorumTarget) checkMinorityFailure(sections, { faults, silences, violate });
   checkSentAfterClose({ closed, silences, violate });
@@ -826,21 +827,23 @@ function checkReads(reads, { freezes, violations }) {
  * found here and fixed (docs/explorer.md), where the hand-back of a job's owner lease or of a
  * leadership waited for Redis without a bound.
  */
-function checkCloses({ closing, closed, freezes, faults, sections, violations }) {
+function checkCloses({ closing, closed, freezes, faults, sections, leases, violations }) {
   for (const [p, start] of closing) {
     const end = closed.get(p);
     if (end === undefined) continue; // a worker killed meanwhile, or one that never finished ('stuck')
     const frozen = frozenBetween(freezes(p), start.t, end);
     const took = end - start.t;
-    const leases = [...sections.values()].some((s) => s.p === p && (s.kind === 'job' || s.kind === 'leader'));
-    const phases = leases ? 2 : 1;
+    // A lease of its own is a leadership too (the hand-back probe's election, which has no sections).
+    const leaseHeld = [...sections.values()].some((s) => s.p === p && (s.kind === 'job' || s.kind === 'leader')) || leases.some((l) => l.p === p);
+    const phases = leaseHeld ? 2 : 1;
     if (took - frozen > phases * start.shutdownTimeout + CLOSE_SLACK) {
-      const unreachable = faults.some((f) => f.close && f.p === p && f.t <= start.t + SLACK && (f.until ?? Infinity) >= end - SLACK);
+      // A close that ended as the link healed (its answers in) waited for it all the same.
+      const unreachable = faults.some((f) => f.close && f.p === p && f.t <= start.t + SLACK && (f.until ?? Infinity) >= end - CLOSE_SLACK);
       violations.push({
         invariant: 'close-bound',
         message: `app.close() of ${p} took ${fmt(took)}${frozen > 0 ? ` (${fmt(frozen)} of it frozen)` : ''}, beyond ${phases === 2 ? 'twice ' : ''}its shutdownTimeout of ${fmt(start.shutdownTimeout)} (+${CLOSE_SLACK} ms)`,
         at: end,
-        ...(unreachable && leases ? { cause: 'lease-release-unbounded' } : {}),
+        ...(unreachable && leaseHeld ? { cause: 'lease-release-unbounded' } : {}),
       });
     }
   }

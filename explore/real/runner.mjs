@@ -35,6 +35,21 @@ const WAITER_LEASE_MS = 1_000;
 /** How long a worker's links stay cut from the moment it is told to close (`closeCut`): beyond twice its shutdownTimeout (1 s; a worker with a job or a leadership closes in two phases) and the checker's slack. */
 const CLOSE_CUT_MS = 2_600;
 /**
+ * The ttl of the hand-back probe's election (worker.mjs, `LONG_LEADER`), on the worker of a leader
+ * schedule whose links are cut as it closes: past its shutdownTimeout and the cut, so that a
+ * hand-back waited for without a bound (seeded bug 21) holds the close until the link heals. With
+ * the election's 600 ms, a release on a link that answers nothing ends with its lease, within the
+ * bound, and the bug went unfound from the twenty-ninth session.
+ */
+const LONG_LEADER_TTL = 6_000;
+/**
+ * How long that worker's links stay cut: well past the close's bound (twice its shutdownTimeout
+ * and the checker's slack, 2.25 s), so that a hand-back that waits for them to heal breaks it by
+ * far more than the worker's stalls of a loaded machine, which the rule does not count (at
+ * CLOSE_CUT_MS such a close took 2.6 s, 2.2 s of it counted).
+ */
+const LONG_LEADER_CUT_MS = 4_500;
+/**
  * `--silent-close` (with `--silence`; never drawn): one master frozen from this long before the
  * workers are told to close (past the 1 s after which quorum mode asks a silent master nothing,
  * docs/deployment.md) until every worker closed, so that each close begins with that master
@@ -661,6 +676,7 @@ export async function runSchedule(environment, schedule) {
         ...(schedule.driver === undefined ? {} : { DRIVER: schedule.driver }),
         ...(schedule.shutdownMs === undefined ? {} : { SHUTDOWN: schedule.shutdownMs }),
         ...(schedule.handed ? { HANDED: 1 } : {}),
+        ...(schedule.workload === 'leader' && schedule.closeCut === i ? { LONG_LEADER: LONG_LEADER_TTL } : {}),
       },
     }),
   );
@@ -853,7 +869,7 @@ export async function runSchedule(environment, schedule) {
       const event = { ev: 'fault', kind: 'cut', p: cutOff.id, t: mono(), close: true };
       const proxies = target.links[schedule.closeCut];
       for (const p of proxies) p.cut();
-      healed = sleep(CLOSE_CUT_MS).then(() => {
+      healed = sleep(schedule.workload === 'leader' ? LONG_LEADER_CUT_MS : CLOSE_CUT_MS).then(() => {
         for (const p of proxies) p.heal();
         event.until = mono();
         record(event);

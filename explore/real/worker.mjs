@@ -37,7 +37,7 @@
 // process alive, see `leftAlive`; on one server, the lock board's list, inspect() and isLocked()
 // are read while app.close() runs and once after it, see `readsWhileClosing`). Sections report
 // { holding: ±1, long } to the runner (a key deletion waits for a long one). The config: ID, KEY, WORKLOAD, CHAINS,
-// LIMIT, TTL, WAIT (ms), WRITES, SEED, HISTORY; REDIS_URL, or CLUSTER_NODES and NAT_MAP (JSON)
+// LIMIT, TTL, WAIT (ms), WRITES, SEED, HISTORY, LONG_LEADER (leader: the ttl of an election of its own, see `LongLeader`); REDIS_URL, or CLUSTER_NODES and NAT_MAP (JSON)
 // for a Redis Cluster behind the runner's proxies, or QUORUM_URLS (JSON: three masters' URLs) for quorum mode; DRIVER=node-redis: a node-redis client of
 // this worker's own on REDIS_URL, handed to the module, destroyed after app.close(). REGISTER_URL (environment): the fencing
 // register's own Redis (no faults there).
@@ -669,6 +669,16 @@ async function start(config) {
   }
   Injectable()(Leader);
   LeaderElection(KEY, { ttl })(Leader);
+  // The hand-back probe's election (runner.mjs, LONG_LEADER: its ttl, past shutdownTimeout; the
+  // worker whose links are cut as it closes, in leader schedules): a key nobody else asks for,
+  // so that this worker leads it as it closes, and its hand-back meets Redis out of reach.
+  class LongLeader {
+    onLeadershipAcquired(lock) {
+      rec({ ev: 'lease', key: lock.key, token: lock.fencingToken });
+    }
+  }
+  Injectable()(LongLeader);
+  if (config.LONG_LEADER) LeaderElection(`${KEY}:long`, { ttl: Number(config.LONG_LEADER) })(LongLeader);
 
   const cluster = config.CLUSTER_NODES ? new Cluster(JSON.parse(config.CLUSTER_NODES), { natMap: JSON.parse(config.NAT_MAP) }) : undefined;
   cluster?.on('+node', userPromptly);
@@ -686,7 +696,7 @@ async function start(config) {
   Module({
     // instanceName: the owner tokens name the worker, so that what a close leaves in Redis names its owner.
     imports: [RedisLockModule.forRoot({ redis: cluster ?? nodeRedis ?? quorum ?? handedSingle ?? config.REDIS_URL, ttl, waitTimeout, shutdownTimeout, instanceName: P, isGlobal: true }), boardModule],
-    providers: config.WORKLOAD === 'leader' ? [Resource, Leader] : [Resource],
+    providers: config.WORKLOAD === 'leader' ? [Resource, Leader, ...(config.LONG_LEADER ? [LongLeader] : [])] : [Resource],
   })(AppModule);
   const app = await NestFactory.createApplicationContext(AppModule, { logger: false });
   const locks = app.get(LockService);

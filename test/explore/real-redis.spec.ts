@@ -758,6 +758,13 @@ describe('the real-Redis checker (a pure function over a history)', () => {
       expect.objectContaining({ invariant: 'close-bound', cause: 'lease-release-unbounded' }),
     ]);
     expect(check({ events: [...close(1_600), cutThrough] })).toEqual([expect.not.objectContaining({ cause: expect.anything() })]);
+    // The hand-back probe's election records no section, only its lease: two phases all the same,
+    // and a close that ended as the link healed (its answers in) waited for it.
+    const probeLease: HistoryEvent = { ev: 'lease', p: 'w0', key: 'k:long', token: 5, t: 150 };
+    expect(check({ events: [...close(1_600), cutThrough, probeLease] })).toEqual([]);
+    expect(check({ events: [...close(4_500), { ...cutThrough, until: 6_400 }, probeLease] })).toEqual([
+      expect.objectContaining({ invariant: 'close-bound', cause: 'lease-release-unbounded' }),
+    ]);
   });
 
   it('finds a quorum close begun with one master silent that waited past the second a silent master is waited for (close-waits-silent-master)', () => {
