@@ -64,6 +64,8 @@ export interface Schedule {
   closeSilence?: number;
   /** `--handed`: the workers hand the module quorum clients of their own, open past their close. */
   handed?: boolean;
+  /** `--handed --target single`: the frozen server is restarted empty once the workers closed, not resumed (half of them). */
+  closeRestart?: boolean;
   /** The workers' shutdownTimeout, when not the 1 s default (`--silent-close`: 3 s). */
   shutdownMs?: number;
   /** A latency schedule's link length to every master, ms each way (see `makeSchedule`'s `latency`). */

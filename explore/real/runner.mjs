@@ -144,7 +144,9 @@ export function makeSchedule(seed, { target, workload, migrate = false, driver, 
   // One server frozen across the close, the workers' clients their own: drawn by nobody, asked for.
   // Closed in the middle of work: a close once idle has no waiter left whose attempt the frozen
   // server holds, to be given back again once it answers.
-  if (handed) return { ...makeSchedule(seed, { target, workload }), finish: 'abrupt', closeSilence: 0, shutdownMs: SILENT_CLOSE_SHUTDOWN_MS, handed: true };
+  // Half of them (a generator of their own: the seed's draws stay) restart the frozen server
+  // empty instead of resuming it: its scripts gone, what the clients send again is answered NOSCRIPT.
+  if (handed) return { ...makeSchedule(seed, { target, workload }), finish: 'abrupt', closeSilence: 0, shutdownMs: SILENT_CLOSE_SHUTDOWN_MS, handed: true, ...(generator(seed ^ 0x5c22).next() < 1 / 2 && { closeRestart: true }) };
   if (latency) return latencySchedule(seed, { target, workload });
   // Faults drawn by nobody (a seed keeps its schedule), asked for: on top of the seed's own.
   if (deletes || mute) return withOutsideFaults(makeSchedule(seed, { target, workload, driver }), { deletes, mute });
@@ -895,8 +897,18 @@ export async function runSchedule(environment, schedule) {
       }),
     );
 
+    if (silentClose !== undefined && schedule.closeRestart) {
+      // Killed as it is (frozen) and started again without persistence: the clients' connections
+      // reset, ioredis sends again what they left unanswered, and the server, its scripts gone,
+      // answers each EVALSHA NOSCRIPT, after the close: a closed application sends no EVAL then.
+      const restarted = { ev: 'fault', kind: 'restart-empty', close: true, wall: Date.now(), t: mono() };
+      await closeFrozen.stop({ kill: true });
+      await closeFrozen.start();
+      await environment.register.rpush('register:log', JSON.stringify(['restart', restarted.wall]));
+      restarted.until = mono();
+      record(restarted);
+    } else if (silentClose !== undefined) closeFrozen.resume();
     if (silentClose !== undefined) {
-      closeFrozen.resume();
       silentClose.until = mono();
       quietAt = Math.max(quietAt, silentClose.until);
       record(silentClose);

@@ -127,7 +127,7 @@ describe('deterministic simulation of the engine (explore/)', () => {
     const real = bugs.filter((bug) => readFileSync(bug.file, 'utf8').split('\n').some((line) => line.startsWith('Explorer: real')));
     expect(real.length).toBeGreaterThan(0);
     expect(real.filter((bug) => bug.real === undefined).map((bug) => bug.name)).toEqual([]);
-    expect(bugs.find((bug) => bug.name === 'job-run-beside-own-run-after-data-loss')?.real).toEqual(['--target', 'single', '--workload', 'job', '--schedules', '100']);
+    expect(bugs.find((bug) => bug.name === 'job-run-beside-own-run-after-data-loss')?.real).toEqual(['--target', 'single', '--workload', 'job', '--schedules', '20']);
     // `Budget: seeds N`: the bug is searched for N schedules, not the time budget (explore/bugs.mjs).
     expect(bugs.find((bug) => bug.name === 'extend-unbounded')?.seeds).toBe(150);
     expect(bugs.filter((bug) => bug.seeds !== undefined && bug.real !== undefined).map((bug) => bug.name)).toEqual([]);
