@@ -365,7 +365,13 @@ async function permitProbe(live, nodes, key, after, record) {
   const gone = await deleteProbed(nodes, key, (await worker.next('probeHolding', 10_000))?.probeHolding?.key, record);
   worker.send({ probeDeleted: gone });
   await worker.next('probed', 20_000);
-  return deleted || gone;
+  // The third part (worker.mjs, `permitDueProbe`): the holders hash deleted beside its due set,
+  // then a caller in and out after the two holders: the last release must leave no due set.
+  worker.send({ probe: 'permit-due' });
+  const hash = await deleteProbed(nodes, key, (await worker.next('probeHolding', 10_000))?.probeHolding?.key, record);
+  worker.send({ probeDeleted: hash });
+  await worker.next('probed', 20_000);
+  return deleted || gone || hash;
 }
 
 /**

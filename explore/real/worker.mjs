@@ -29,7 +29,8 @@
 // IPC in: { start: config } (answered { ready }), { tick }, { drain } (end the chains, the
 // application left open; answered { drained }), { probe: 'permit' } (see `permitProbe`; answered
 // { probeHolding } while its two sections hold, then { probed }), { probe: 'permit-release' } (see
-// `permitReleaseProbe`; answered as 'permit', told { probeDeleted } in between), { ownRun: { step, tick } } (see
+// `permitReleaseProbe`; answered as 'permit', told { probeDeleted } in between), { probe: 'permit-due' } (see
+// `permitDueProbe`; answered as 'permit-release'), { ownRun: { step, tick } } (see
 // `ownRunProbe`; answered { ownRunEntered }, { ownRunTicked }, { ownRunDone }), { finish, abrupt? } (end the chains,
 // app.close(), record "done", answered { finished }; `abrupt`: app.close() at once, while the
 // chains still run, as a SIGTERM in the middle of work; "closing" and "closed" record when
@@ -982,6 +983,28 @@ async function start(config) {
       await b;
     },
     /**
+     * The permit probe's third part (runner.mjs): two callers of this worker hold a permit each
+     * (a 5 s lease, which the due set's expiry follows), and a refused caller's count scores them
+     * (the due set written); it answers the holders hash's name, which the runner deletes (an
+     * eviction: the due set stays) and says so; then a third caller takes a permit, the two give
+     * theirs back, then the third. No call is recorded as a section: what the last release leaves
+     * is judged by the store scan after the close (docs/redis-data.md: a fast path that finds the
+     * due set without its hash leaves the caller to the full path, which deletes the set; else the
+     * last release leaves it, naming the first two, `store-leftover`).
+     */
+    async permitDueProbe(deleted) {
+      const limit = Number(config.LIMIT);
+      const take = () => locks.acquire(KEY, { limit, ttl: 5_000, waitTimeout: 0 }).catch(() => undefined);
+      const held = [await take(), await take()];
+      await refusedPermits(limit).catch(() => undefined);
+      const permit = held[0] === undefined ? undefined : heldLockOf(held[0])?.lockKey;
+      process.send({ probeHolding: { key: typeof permit === 'string' ? permit.replace(/:permit:[^:]+$/, ':holders') : null } });
+      await deleted;
+      const third = await take();
+      for (const lock of held) await lock?.release().catch(() => undefined);
+      await third?.release().catch(() => undefined);
+    },
+    /**
      * The bare-majority probe (bare-majority-probe.mjs, quorum `--silence` schedules that drain):
      * `hold` takes a lock of a key of its own with a long lease (no renewal puts a copy back while
      * the probe runs) and answers its Redis key; `rival` asks `isLocked()` (the round that leaves
@@ -1174,6 +1197,9 @@ process.on('message', (message) => {
     void current?.resentProbe(message.resent);
   } else if (message.probe === 'permit') {
     void current?.permitProbe().then(() => process.send({ probed: true }));
+  } else if (message.probe === 'permit-due') {
+    const deleted = new Promise((resolve) => (probeDeleted = resolve));
+    void current?.permitDueProbe(deleted).then(() => process.send({ probed: true }));
   } else if (message.probe === 'permit-release') {
     const deleted = new Promise((resolve) => (probeDeleted = resolve));
     void current?.permitReleaseProbe(deleted).then(() => process.send({ probed: true }));
