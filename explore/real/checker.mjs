@@ -43,7 +43,9 @@
 //                                                     `ours` when it held the holder's owner token,
 //                                                     `pttl` its lease left when read; `leaseLeft` the
 //                                                     lease the holder counted left at `t`, by its own
-//                                                     deadline (runner.mjs, `observeLeases`)
+//                                                     deadline (runner.mjs, `observeLeases`); `ttlEnd`:
+//                                                     where the holder's ttl ends its lease (a lock
+//                                                     without a watchdog, `lease-past-ttl`)
 //   { ev: 'exit', p, sid, t }                         user code ended (the call then releases)
 //   { ev: 'told', p, sid, how, reason, t }            the section's lock reported lost (`how`: 'lost
 //                                                     event' or 'aborted', its signal), at any time
@@ -721,6 +723,9 @@ function checkToldAfterRelease(sections, { faults, freezes, dataLoss, closing, d
  * PEXPIRE gone) shows here on every entry that took it, where an exclusion needs a rival to
  * take the lock in the gap and enter before the holder's next renewal is refused.
  */
+/** What `lease-past-ttl` allows a lease past its ttl: the renewal's way to Redis, which sets it from there, on a loaded machine. */
+const PAST_TTL_SLACK = 150;
+
 function checkInspections(sections, { dataLoss, deletedBetween, violate, quorum }) {
   const outlasted = (s, seen, redisLeft, how) => {
     const counted = seen.t + seen.leaseLeft;
@@ -731,6 +736,12 @@ function checkInspections(sections, { dataLoss, deletedBetween, violate, quorum 
   for (const s of sections.values()) {
     for (const seen of s.redisLeases ?? []) {
       if (seen.ours && typeof seen.pttl === 'number' && seen.pttl >= 0 && typeof seen.leaseLeft === 'number') outlasted(s, seen, seen.pttl, 'the runner');
+      // `lease-past-ttl`: a read that names the end the holder's ttl sets (`ttlEnd`: the
+      // unrenewed handover probe's lock, `autoRenew: false`) finds Redis' lease ending by then:
+      // read after `t`, it ends at `t` plus what it read at the soonest.
+      if (seen.ours && typeof seen.ttlEnd === 'number' && typeof seen.pttl === 'number' && seen.pttl >= 0 && seen.t + seen.pttl > seen.ttlEnd + PAST_TTL_SLACK) {
+        violate('lease-past-ttl', `${s.sid} (${s.kind}, token ${s.token}) on "${seen.key ?? s.key}", without a watchdog, had its ttl end at ${fmt(seen.ttlEnd)}, but Redis kept its lease to ${fmt(seen.t + seen.pttl)} at least (${fmt(seen.pttl)} left when read after ${fmt(seen.t)}): held ${fmt(seen.t + seen.pttl - seen.ttlEnd)} past its ttl, kept from the next waiter`, seen.t);
+      }
     }
     for (const seen of s.inspects ?? []) {
       if (!seen.held || seen.seenHeld !== true || s.token === undefined) continue;

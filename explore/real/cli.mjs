@@ -99,6 +99,8 @@ const broken = [];
 let calls = 0;
 /** Job schedules whose own run probe ran (runner.mjs, own-run-probe.mjs). */
 let ownRuns = 0;
+/** Mutex schedules whose unrenewed handover probe ran (runner.mjs, unrenewed-probe.mjs). */
+let unrenewed = 0;
 let ran = 0;
 const silence = { schedules: 0, silenced: 0, comebacks: 0, resent: 0 };
 const outside = { deleted: {}, mutedChunks: 0, mutedSchedules: 0, probes: 0 };
@@ -118,6 +120,7 @@ try {
     outside.mutedChunks += result.figures.mutedChunks;
     if (result.figures.probe) outside.probes++;
     if (result.figures.ownRun) ownRuns++;
+    if (result.figures.unrenewed) unrenewed++;
     if (result.figures.mutedChunks > 0) outside.mutedSchedules++;
     ran++;
     if (result.violations.length > 0) broken.push(result);
@@ -134,6 +137,7 @@ process.stdout.write(
     `schedules: ${ran} (seeds ${first}..${first + ran - 1}; ${byTarget.single} single node, ${byTarget.cluster} Cluster${byTarget.quorum > 0 ? `, ${byTarget.quorum} quorum` : ''}) in ${seconds.toFixed(1)} s`,
     `workloads: ${Object.entries(byWorkload).map(([w, n]) => `${w} ${n}`).join(', ')}; ${calls} lock calls`,
     `faults: ${Object.entries(faults).filter(([, n]) => n > 0).map(([kind, n]) => `${kind} ${n}`).join(', ')}`,
+    ...(unrenewed > 0 ? [`unrenewed handover probes: ${unrenewed} (a lock with autoRenew: false handed over, Redis' lease read after its first renewal)`] : []),
     ...(ownRuns > 0 ? [`own run probes: ${ownRuns} (a worker's job run going on while Redis restarted empty, then its next ticks)`] : []),
     ...(values.deletes ? [`keys deleted from outside: ${Object.entries(outside.deleted).map(([of, n]) => `${of} ${n}`).join(', ')}; permit probes: ${outside.probes}`] : []),
     ...(values['drop-messages'] ? [`release messages lost: ${outside.mutedChunks} chunk(s) thrown away in ${outside.mutedSchedules} schedule(s)`] : []),

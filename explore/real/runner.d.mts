@@ -107,6 +107,8 @@ export interface RunResult {
     probe?: boolean;
     /** Whether the own run probe (one server, job schedules that drain) held a run across its restart of Redis; absent where it did not run. */
     ownRun?: boolean;
+    /** Whether the unrenewed handover probe (one server, mutex schedules that drain) ran; absent where it did not. */
+    unrenewed?: boolean;
     /** The chunks of release messages the subscribers did not hear (`--drop-messages`). */
     mutedChunks: number;
   };

@@ -12,6 +12,7 @@ import { startRedisServer } from '../../scripts/redis-server.mjs';
 import { bareMajorityProbe } from './bare-majority-probe.mjs';
 import { owedGiveBackProbe } from './owed-give-back-probe.mjs';
 import { ownRunProbe } from './own-run-probe.mjs';
+import { unrenewedProbe } from './unrenewed-probe.mjs';
 import { resentReleaseProbe } from './resent-release-probe.mjs';
 import { check } from './checker.mjs';
 import { FaultProxy } from './fault-proxy.mjs';
@@ -540,10 +541,10 @@ return {redis.call('GET', KEYS[1]), redis.call('PTTL', KEYS[1])}`,
  */
 async function observeLeases(observer, p, { sid, locks }) {
   const events = [];
-  for (const { key, token, t, leaseLeft } of locks) {
+  for (const { key, token, t, leaseLeft, ttlEnd } of locks) {
     try {
       const read = await observer.leaseOf(key);
-      events.push({ ev: 'redis-lease', p, sid, key, t, leaseLeft, ours: Array.isArray(read) && read[0] === token, pttl: Array.isArray(read) ? read[1] : null, done: mono() });
+      events.push({ ev: 'redis-lease', p, sid, key, t, leaseLeft, ...(ttlEnd !== undefined && { ttlEnd }), ours: Array.isArray(read) && read[0] === token, pttl: Array.isArray(read) ? read[1] : null, done: mono() });
     } catch {
       // No answer (Redis restarting): nothing to judge.
     }
@@ -850,6 +851,7 @@ export async function runSchedule(environment, schedule) {
     }
     if (schedule.target === 'single' && schedule.workload === 'mutex' && schedule.finish === 'drain' && schedule.driver === undefined && !schedule.deletes && !schedule.mute && !schedule.freeze && live.length > 0) {
       await resentReleaseProbe(live, (w) => target.links[workers.indexOf(w)], target.server, faultsEnded + schedule.ttl + 100, record);
+      figures.unrenewed = await unrenewedProbe(live);
       quietAt = Math.max(quietAt, mono());
     }
     if (schedule.target === 'single' && schedule.workload === 'job' && schedule.finish === 'drain' && schedule.driver === undefined && !schedule.handed && live.length > 0) {

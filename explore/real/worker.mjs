@@ -30,7 +30,7 @@
 // application left open; answered { drained }), { probe: 'permit' } (see `permitProbe`; answered
 // { probeHolding } while its two sections hold, then { probed }), { probe: 'permit-release' } (see
 // `permitReleaseProbe`; answered as 'permit', told { probeDeleted } in between), { probe: 'permit-due' } (see
-// `permitDueProbe`; answered as 'permit-release'), { ownRun: { step, tick } } (see
+// `permitDueProbe`; answered as 'permit-release'), { unrenewed } (see `unrenewedProbe`), { ownRun: { step, tick } } (see
 // `ownRunProbe`; answered { ownRunEntered }, { ownRunTicked }, { ownRunDone }), { finish, abrupt? } (end the chains,
 // app.close(), record "done", answered { finished }; `abrupt`: app.close() at once, while the
 // chains still run, as a SIGTERM in the middle of work; "closing" and "closed" record when
@@ -729,6 +729,8 @@ async function start(config) {
   let owedRival;
   /** Ends the resent release probe's section (see `resentProbe`). */
   let resentOpen;
+  /** The unrenewed handover probe's held lock (see `unrenewedProbe`). */
+  let unrenewedHeld;
   /**
    * A quorum probe's lock of a key of its own, with a long lease (no renewal puts a copy back, or
    * is sent a paused master, while the probe runs): its Redis key, answered to the runner.
@@ -1125,6 +1127,47 @@ async function start(config) {
       await hold.done;
       answer(false);
     },
+    /**
+     * The unrenewed handover probe (unrenewed-probe.mjs, one server): `hold` takes a lock of a key
+     * of its own, answered `unrenewedHeld`; `release` gives it back. `wait` (another worker) waits
+     * for it with `autoRenew: false` and a 1.5 s ttl in a section recorded as any, answered
+     * `unrenewedWaiting` as it begins: the release hands the lock over, and the section holds
+     * until the lock's first renewal (the grant lease's), then has the runner read Redis' lease
+     * of it with the end its ttl sets (`ttlEnd`: its lease's start, the waiter's last attempt,
+     * plus the ttl; checker.mjs's `lease-past-ttl`), and ends; `unrenewedDone` once its call settled.
+     */
+    async unrenewedProbe(step) {
+      const key = `${KEY}:unrenewed`;
+      if (step === 'hold') {
+        unrenewedHeld = await locks.acquire(key).catch(() => undefined);
+        process.send({ unrenewedHeld: unrenewedHeld !== undefined });
+        return;
+      }
+      if (step === 'release') {
+        await unrenewedHeld?.release().catch(() => undefined);
+        unrenewedHeld = undefined;
+        return;
+      }
+      const id = sid('unrenewed');
+      const ttlMs = 1_500;
+      const bound = mono() + 3 * ttlMs;
+      const waited = call(id, 'mutex', () => locks.using(key, async (lock) => {
+        let renewed = false;
+        const subscription = locks.events$.subscribe((event) => event.type === 'renewed' && event.key === key && event.fencingToken === lock.fencingToken && (renewed = true));
+        try {
+          await critical(lock, id, false, {}, () => renewed || mono() > bound);
+        } finally {
+          subscription.unsubscribe();
+        }
+        const held = heldLockOf(lock);
+        if (!renewed || !lock.held || typeof held?.acquiredAt !== 'number' || typeof held.lockKey !== 'string') return;
+        const since = mono() - (performance.now() - held.acquiredAt);
+        process.send({ observe: { sid: id, locks: [{ key: held.lockKey, token: held.token, t: mono(), leaseLeft: held.deadline - performance.now(), ttlEnd: since + ttlMs }] } }, () => undefined);
+      }, { autoRenew: false, ttl: ttlMs, waitTimeout: 2 * ttlMs }), { key, ttl: ttlMs, autoRenew: false });
+      process.send({ unrenewedWaiting: true });
+      await waited;
+      process.send({ unrenewedDone: true });
+    },
     async finish(abrupt) {
       finishing = true;
       if (!abrupt) {
@@ -1193,6 +1236,8 @@ process.on('message', (message) => {
     void current?.owedProbe(message.owed).then((answer) => answer !== undefined && process.send({ owedDone: answer }));
   } else if (message.ownRun !== undefined) {
     void current?.ownRunProbe(message.ownRun);
+  } else if (typeof message.unrenewed === 'string') {
+    void current?.unrenewedProbe(message.unrenewed);
   } else if (typeof message.resent === 'string') {
     void current?.resentProbe(message.resent);
   } else if (message.probe === 'permit') {

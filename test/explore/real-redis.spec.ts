@@ -253,6 +253,20 @@ describe('the real-Redis checker (a pure function over a history)', () => {
     expect(check({ events: [...section, inspect], schedule: { target: 'quorum' } })).toEqual([]);
   });
 
+  it("finds a lock without a watchdog that Redis keeps past the end its ttl sets (lease-past-ttl), and not one that ends by then", () => {
+    // The unrenewed handover probe's waiter: its lease began at 100 (its last attempt), ttl 1,500.
+    const section = call('w1.unrenewed.8', { invoke: 0, enter: 420, token: 9, exit: 760, ok: 762 });
+    const read = (pttl: number, ours = true): HistoryEvent => ({ ev: 'redis-lease', p: 'w1', sid: 'w1.unrenewed.8', key: 'lock:{k}', t: 760, leaseLeft: pttl, ttlEnd: 1_600, ours, pttl, done: 762 });
+    expect(invariants([...section, read(840)])).toEqual([]);
+    // Within PAST_TTL_SLACK: the renewal's way to Redis.
+    expect(invariants([...section, read(980)])).toEqual([]);
+    // Renewed to the whole ttl a third of the way into the grant lease (seeded bug 100).
+    expect(check({ events: [...section, read(1_180)] })).toEqual([expect.objectContaining({ invariant: 'lease-past-ttl', message: expect.stringContaining('held 340 ms past its ttl') })]);
+    // Another owner's key, or a read that names no such end: nothing to judge.
+    expect(invariants([...section, read(1_180, false)])).toEqual([]);
+    expect(invariants([...section, { ...read(1_180), ttlEnd: undefined }])).toEqual([]);
+  });
+
   it('reports a promise rejection a worker left unhandled, naming the worker and the error', () => {
     const events = [...call('w0.0.0', { invoke: 0, enter: 5, token: 1, exit: 50, ok: 52 }), { ev: 'unhandled', p: 'w1', error: 'Error: Connection is closed.', t: 60 }];
     expect(check({ events })).toEqual([expect.objectContaining({ invariant: 'unhandled-rejection', message: expect.stringContaining('w1') })]);
