@@ -4,6 +4,8 @@ import { RedisLockError } from './errors/redis-lock.error.js';
 import { quoteText } from './core/keys/quote-key.js';
 import { thrownText } from './core/engine/thrown-text.js';
 import { MODULE_OPTIONS_AWAITED, refuseOptionsOutOfReach } from './core/options/lock-options.js';
+import { optionsReadByName } from './core/options/options-read-by-name.js';
+import { unreadableOption } from './core/options/unreadable-option.js';
 import type { RedisLockModuleExtras, RedisLockModuleOptions } from './interfaces/redis-lock-options.interface.js';
 
 export const DEFAULT_MODULE_EXTRAS: Required<RedisLockModuleExtras> = { isGlobal: false, globalInterceptor: true };
@@ -62,6 +64,21 @@ export function checkOptionsObject(options: unknown, where: string): void {
     refuseOptionsOutOfReach(options, MODULE_OPTIONS_AWAITED);
   } catch (error) {
     throw error instanceof InvalidLockOptionsError ? error.within(where) : error;
+  }
+}
+
+/**
+ * `forRoot()`'s options, checked and read by name (`names`, the module's options and extras):
+ * Nest's module builder copies the options' own names only, and dropped a config class's getters
+ * (`get ttl()`) without a word. One whose getter throws is refused naming it and `where`.
+ */
+export function readForRootOptions<T extends object>(options: T, where: string, names: readonly string[]): T {
+  try {
+    checkOptionsObject(options, where);
+    return optionsReadByName(options, names);
+  } catch (error) {
+    const refused = unreadableOption(error, options, names);
+    throw refused instanceof InvalidLockOptionsError ? refused.within(where) : refused;
   }
 }
 

@@ -7,11 +7,11 @@ import { LockService } from './lock.service.js';
 import {
   ASYNC_OPTIONS_TYPE,
   checkAsyncOptions,
-  checkOptionsObject,
   ConfigurableModuleClass,
   DEFAULT_MODULE_EXTRAS,
   OPTIONS_TYPE,
   REDIS_LOCK_MODULE_METHOD,
+  readForRootOptions,
   REDIS_LOCK_MODULE_OPTIONS,
   withCheckedOptionsFactory,
 } from './redis-lock.module-definition.js';
@@ -19,9 +19,6 @@ import { JobLockOrchestrator } from './scheduling/job-lock.orchestrator.js';
 import { LockSchedulingExplorer } from './scheduling/lock-scheduling.explorer.js';
 import { LeadershipService } from './scheduling/leadership.service.js';
 import { MODULE_OPTION_NAMES } from './core/options/lock-options.js';
-import { optionsReadByName } from './core/options/options-read-by-name.js';
-import { unreadableOption } from './core/options/unreadable-option.js';
-import { InvalidLockOptionsError } from './errors/invalid-lock-options.error.js';
 
 /**
  * Provides {@link LockService}, {@link FencedRedis} (fenced writes on the module's connection), a global interceptor that answers 409 Conflict when a route
@@ -56,7 +53,7 @@ import { InvalidLockOptionsError } from './errors/invalid-lock-options.error.js'
 export class RedisLockModule extends ConfigurableModuleClass {
   static override forRoot(options: typeof OPTIONS_TYPE): DynamicModule {
     // Nest copies the options' own names only: a config class's getters would be dropped.
-    const read = readModuleOptions(options, 'RedisLockModule.forRoot()');
+    const read = readForRootOptions(options, 'RedisLockModule.forRoot()', [...MODULE_OPTION_NAMES, ...Object.keys(DEFAULT_MODULE_EXTRAS)]);
     return withGlobalInterceptor(saying('RedisLockModule.forRoot()', super.forRoot(read)), read.globalInterceptor);
   }
 
@@ -68,18 +65,6 @@ export class RedisLockModule extends ConfigurableModuleClass {
     });
     const definition = withCheckedOptionsFactory(super.forRootAsync(options), options, REDIS_LOCK_MODULE_OPTIONS, 'RedisLockModule.forRootAsync()');
     return withGlobalInterceptor(saying('RedisLockModule.forRootAsync()', definition), options.globalInterceptor);
-  }
-}
-
-/** `forRoot()`'s options, checked and read by name; one whose getter throws is refused naming it and `where`. */
-function readModuleOptions(options: typeof OPTIONS_TYPE, where: string): typeof OPTIONS_TYPE {
-  const names = [...MODULE_OPTION_NAMES, ...Object.keys(DEFAULT_MODULE_EXTRAS)];
-  try {
-    checkOptionsObject(options, where);
-    return optionsReadByName(options, names);
-  } catch (error) {
-    const refused = unreadableOption(error, options, names);
-    throw refused instanceof InvalidLockOptionsError ? refused.within(where) : refused;
   }
 }
 

@@ -8,7 +8,15 @@ import { LockService } from '../lock.service.js';
 import { LOCK_BACKEND_FACTORY, LOCK_RUNNER } from '../redis-lock.constants.js';
 import type { LockManager } from '../core/engine/lock-manager.js';
 import { FENCED_CLOSED, FENCED_STORE } from '../fencing/memory-fenced-store.js';
-import { checkAsyncOptions, checkOptionsObject, DEFAULT_MODULE_EXTRAS, REDIS_LOCK_MODULE_METHOD, REDIS_LOCK_MODULE_OPTIONS, withCheckedOptionsFactory } from '../redis-lock.module-definition.js';
+import {
+  checkAsyncOptions,
+  checkOptionsObject,
+  DEFAULT_MODULE_EXTRAS,
+  readForRootOptions,
+  REDIS_LOCK_MODULE_METHOD,
+  REDIS_LOCK_MODULE_OPTIONS,
+  withCheckedOptionsFactory,
+} from '../redis-lock.module-definition.js';
 import { InvalidLockOptionsError } from '../errors/invalid-lock-options.error.js';
 import { JobLockOrchestrator } from '../scheduling/job-lock.orchestrator.js';
 import { LockSchedulingExplorer } from '../scheduling/lock-scheduling.explorer.js';
@@ -65,8 +73,11 @@ export interface RedisLockTestingOptions extends RedisLockTestingModuleOptions, 
 })
 export class RedisLockTestingModule extends ConfigurableTestingModuleClass {
   static override forRoot(options: typeof TESTING_OPTIONS_TYPE = {}): DynamicModule {
-    checkTestingOptions(options, 'forRoot');
-    return withGlobalInterceptor(saying('forRoot', super.forRoot(options)), options.globalInterceptor);
+    // Nest copies the options' own names only: a config class's getters would be dropped. `redis`
+    // is read too, to be refused as an object literal's is.
+    const read = readForRootOptions(options, 'RedisLockTestingModule.forRoot()', [...TESTING_OPTION_NAMES, 'redis', ...Object.keys(DEFAULT_MODULE_EXTRAS)]);
+    checkTestingOptions(read, 'forRoot');
+    return withGlobalInterceptor(saying('forRoot', super.forRoot(read)), read.globalInterceptor);
   }
 
   static override forRootAsync(options: typeof TESTING_ASYNC_OPTIONS_TYPE): DynamicModule {
