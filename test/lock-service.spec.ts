@@ -99,7 +99,7 @@ describe('LockService', () => {
     expect(error).toBeInstanceOf(LockNotAcquiredError);
     expect(error).toBeInstanceOf(RedisLockError);
     expect((error as LockNotAcquiredError).key).toBe('k');
-    expect((error as Error).message).toMatch(/Lock "k" was not acquired within \d+ ms: another holder kept it/);
+    expect((error as Error).message).toMatch(/Lock "k" was not acquired within its waitTimeout of 300 ms \(\d+ ms after the call\): another holder kept it/);
     expect(waited).toBeGreaterThanOrEqual(295);
     expect(await redis.get('lock:{k}')).toBe('someone-else');
   });

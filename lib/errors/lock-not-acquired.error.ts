@@ -27,17 +27,28 @@ export class LockNotAcquiredError extends RedisLockError {
     /** How long the caller waited, in milliseconds. */
     readonly waitedMs: number,
     options?: ErrorOptions,
+    /** The call's `waitTimeout` in ms, when it ran out: the message says what the caller asked, not only how long its attempts took. */
+    waitTimeout?: number,
   ) {
     const cause = options?.cause;
-    const why = cause instanceof Error ? `Redis did not answer (${cause.message})` : 'another holder kept it';
     super(
       isShutdownReason(cause)
         ? `Lock ${quoteKey(key)} was not acquired: LockService shut down (the application is closing) after ${Math.round(waitedMs)} ms of waiting.`
         : cause instanceof LockLostError
           ? `Lock ${quoteKey(key)} was not acquired: the lock its call waited within ended after ${Math.round(waitedMs)} ms of waiting (${cause.message})`
-          : `Lock ${quoteKey(key)} was not acquired within ${Math.round(waitedMs)} ms: ${why}. ` +
-            'Raise waitTimeout to wait longer, or handle LockNotAcquiredError as "busy".',
+          : busyMessage(key, waitedMs, cause, waitTimeout),
       options,
     );
   }
+}
+
+/**
+ * A call's attempt takes a round trip however short its waitTimeout: `within 3 ms` alone read as
+ * a wait of 3 ms asked for by a call that had asked for none.
+ */
+function busyMessage(key: string, waitedMs: number, cause: unknown, waitTimeout: number | undefined): string {
+  const why = cause instanceof Error ? `Redis did not answer (${cause.message})` : 'another holder kept it';
+  if (waitTimeout === 0) return `Lock ${quoteKey(key)} was not acquired: ${why}, and the call did not wait (waitTimeout 0). Raise waitTimeout to wait for it, or handle LockNotAcquiredError as "busy".`;
+  const within = waitTimeout === undefined ? `${Math.round(waitedMs)} ms` : `its waitTimeout of ${waitTimeout} ms (${Math.round(waitedMs)} ms after the call)`;
+  return `Lock ${quoteKey(key)} was not acquired within ${within}: ${why}. Raise waitTimeout to wait longer, or handle LockNotAcquiredError as "busy".`;
 }

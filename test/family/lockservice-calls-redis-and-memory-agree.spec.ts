@@ -14,7 +14,7 @@ interface Held { lock: any; kind: string }
 
 function describeError(error: unknown, prefix: string): string {
   const e = error as Error;
-  return `${e.constructor.name}: ${e.message.split(prefix).join('<K>').replace(/within \d+ ms/, 'within N ms')}`;
+  return `${e.constructor.name}: ${e.message.split(prefix).join('<K>').replace(/within \d+ ms/, 'within N ms').replace(/\(\d+ ms after the call\)/, '(N ms after the call)')}`;
 }
 
 describe('LockService on Redis and in memory', () => {

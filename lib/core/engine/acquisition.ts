@@ -403,7 +403,7 @@ export class Acquisition {
   private timeLeft(): number {
     const now = this.host.clock.now();
     const left = this.waitUntil - now;
-    if (left <= 0) throw new LockNotAcquiredError(this.key, now - this.calledAt, this.lastError === undefined ? undefined : { cause: this.lastError });
+    if (left <= 0) throw new LockNotAcquiredError(this.key, now - this.calledAt, this.lastError === undefined ? undefined : { cause: this.lastError }, this.timing.waitTimeout);
     return left;
   }
 
