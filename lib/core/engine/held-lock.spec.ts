@@ -86,8 +86,8 @@ describe('HeldLock.renewBy (the first renewal of a handed-over lock)', () => {
     const clock = new ManualClock();
     const sweeper = new DeadlineSweeper(clock);
     const renewals: number[] = [];
-    /** The next renewal gets no answer. */
-    let holding = false;
+    /** What the next renewal gets instead of a confirmation (no answer, an error, none confirmed). */
+    let next: Promise<boolean | undefined> | undefined;
     const owner = {
       clock,
       sweeper,
@@ -100,16 +100,17 @@ describe('HeldLock.renewBy (the first renewal of a handed-over lock)', () => {
       store: {
         renew: (_lockKey: string, _token: string, ttl: number) => {
           renewals.push(ttl);
-          if (!holding) return Promise.resolve(true);
-          holding = false;
-          return new Promise(() => undefined);
+          const reply = next ?? Promise.resolve(true);
+          next = undefined;
+          return reply;
         },
       },
     } as unknown as LockOwner;
     const timing = { ttl: 30_000, renewInterval: 10_000, waitTimeout: 0, autoRenew: false, fenceRetention: 0 };
     const lock = new HeldLock(owner, 'k', lockRedisKeys('lock:', 'k'), 'token', 1, timing as never, clock.now(), 1_000);
     lock.renewBy(clock.now() + 333);
-    return { lock, clock, renewals, close: () => sweeper.close(), hold: () => (holding = true) };
+    const answerNext = (reply: Promise<boolean | undefined>) => (next = reply);
+    return { lock, clock, renewals, close: () => sweeper.close(), hold: () => answerNext(new Promise(() => undefined)), answerNext };
   }
 
   it('renews to what is left of its ttl when it comes due (no watchdog), and the lock outlives its grant lease', async () => {
@@ -135,6 +136,25 @@ describe('HeldLock.renewBy (the first renewal of a handed-over lock)', () => {
     expect(renewals).toEqual([10_000, 10_000 - 233]);
     close();
   });
+
+  for (const [failure, reply] of [
+    ['failed', () => Promise.reject(new Error('NOPERM'))],
+    ['was not confirmed (quorum mode)', () => Promise.resolve(undefined)],
+  ] as const) {
+    it(`renews to what is left of its own ttl after an extend() that ${failure}: the failed extension never applies`, async () => {
+      const { lock, clock, renewals, close, answerNext } = granted();
+      await clock.advance(100);
+      answerNext(reply());
+      await expect(lock.extend(60_000)).rejects.toThrow();
+      await clock.advance(240);
+      // Before: [60_000, 60_000 - 233], the failed extension's lease given by the first renewal.
+      expect(renewals).toEqual([60_000, 30_000 - 333]);
+      expect(lock.held).toBe(true);
+      await lock.extend();
+      expect(renewals.at(-1)).toBe(30_000);
+      close();
+    });
+  }
 
   it('sends none for a lock released before it came due', async () => {
     const { lock, clock, renewals, close } = granted();

@@ -189,6 +189,29 @@ export class HeldLock implements Lock, Renewable, Expiring {
   }
 
   async extend(duration?: Duration): Promise<void> {
+    const ttl = this.ttl;
+    const ttlSince = this.ttlSince;
+    const before = this.shortenedAt;
+    const extending = this.extendOnce(duration);
+    // Moved (to this call's renewal) only once its call went out with the new ttl set.
+    const sequence = this.shortenedAt;
+    try {
+      await extending;
+    } catch (error) {
+      // Failed (an error, or not confirmed): the lock gets back the ttl it had, unless a later
+      // extend() set another meanwhile. The watchdog's next renewal, a handed-over lock's first
+      // renewal still due (with `autoRenew: false` too) or an extend() without a ttl renewed to
+      // it, and an extension its caller was told had failed took effect a moment later. A
+      // renewal sent while it was on its way went out with it, as Redis may have run this call.
+      if (sequence !== before && this.shortenedAt === sequence) {
+        this.ttl = ttl;
+        this.ttlSince = ttlSince;
+      }
+      throw error;
+    }
+  }
+
+  private async extendOnce(duration: Duration | undefined): Promise<void> {
     const ttl = duration === undefined ? undefined : this.checkedTtl(duration);
     this.assertHeld();
     const lease = ttl ?? this.ttl;
