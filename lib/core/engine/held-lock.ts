@@ -61,7 +61,7 @@ export interface LockOwner {
    * shutdown ends such releases too (see `HeldLock.endReleaseAtShutdown`).
    */
   releasingLost?(lock: HeldLock, inFlight: boolean): void;
-  /** A held lock's release was sent on `channel` (see `ReleasesOnTheirWay`), `reply` its answer. */
+  /** A held lock's release was sent on `channel` (see `ReleasesOnTheirWay`), `reply` its end (answered, or given up). */
   releaseSent?(channel: string, reply: Promise<unknown>): void;
 }
 
@@ -607,7 +607,9 @@ export class HeldLock implements Lock, Renewable, Expiring {
       },
     );
     // After the handler above: a waiter of this process it hands the lock to hears of it after it.
-    if (wasHeld && this.handedOut && this.owner.listening) this.owner.releaseSent?.(this.names.released, reply);
+    // The release's end, not its reply: one Redis never answers is given up at the lease's end,
+    // told `released` then, and no later grant of the key must wait on it.
+    if (wasHeld && this.handedOut && this.owner.listening) this.owner.releaseSent?.(this.names.released, release.promise());
     return release;
   }
 

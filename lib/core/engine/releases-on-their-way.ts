@@ -11,8 +11,10 @@ export class ReleasesOnTheirWay {
   private readonly sent = new Map<string, Promise<unknown>>();
 
   /**
-   * Keeps `reply`, a release's on `channel`, until it settles. Called after the holder's own
-   * handler of the reply was added: a waiter awaiting it runs after the holder told its release.
+   * Keeps `reply`, the end of a release on `channel` (answered, or given up at the lease's end),
+   * until it settles. It settles once the holder told its release: a waiter awaiting it runs
+   * after. A release Redis never answers is given up, and its entry goes then: kept for its raw
+   * reply, it held up every later grant of the key for as long as the application ran.
    */
   track(channel: string, reply: Promise<unknown>): void {
     const settled = reply.then(noop, noop);
