@@ -221,6 +221,12 @@ export function lostRaces(steps: readonly WakeStep[]): number {
 export interface HeldPolls {
   /** Arms the timers held so far (each for its whole delay, from now) and stops holding. */
   resume(): void;
+  /**
+   * Timers held and not cancelled: one per waiter asleep in its wait (its next refresh). A
+   * subscription's bound is cancelled once the subscription is live, so with no attempt in
+   * flight this counts the waiters that sleep until a release.
+   */
+  readonly sleeping: number;
 }
 
 /**
@@ -252,6 +258,9 @@ export function holdPolls(locks: LockService): HeldPolls {
     resume() {
       manager.clock = clock;
       for (const entry of held.splice(0)) if (!entry.cancelled) entry.timer = clock.setTimer(entry.fn, entry.ms, entry.unref);
+    },
+    get sleeping() {
+      return held.filter((entry) => !entry.cancelled).length;
     },
   };
 }
