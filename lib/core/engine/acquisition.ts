@@ -5,7 +5,7 @@ import type { LockEvent, LockNotAcquiredOutcome } from '../../interfaces/lock-ev
 import type { AnyLockOptions } from '../../interfaces/redis-lock-options.interface.js';
 import type { LockRedisKeys } from '../keys/lock-key.js';
 import { quoteKey } from '../keys/quote-key.js';
-import type { LockTiming } from '../options/lock-options.js';
+import { driftMargin, type LockTiming } from '../options/lock-options.js';
 import type { Enqueue } from '../stores/lock-store.js';
 import type { ReleaseWatch } from '../stores/redis/release-notifier.js';
 import type { Clock } from '../time/clock.js';
@@ -470,11 +470,17 @@ export class Acquisition {
    * Holds the lock a release handed to this waiter with `fencingToken`. The release ran after
    * our last attempt: the (shortened) grant lease counts from that attempt, and is renewed to
    * the full ttl a third of the way into it, unless the holder gave the lock back by then (a
-   * short critical section costs no renewal).
+   * short critical section costs no renewal). Undefined when that lease, counted so, has run
+   * out already: the next attempt, under the same token, confirms the grant.
    */
   private async takeGrant(fencingToken: number): Promise<HeldLock | undefined> {
     const { host, timing } = this;
     const lease = Math.min(timing.ttl, WAITER_LEASE_MS);
+    // Too late for a renewal (the last attempt was answered a second or more after it was sent,
+    // or this process stalled), yet the grant started at the release and may well stand in
+    // Redis: an attempt takes it on the full ttl if so, and this waiter keeps its place. Given
+    // back, it went to the next waiter, and this one was queued again behind it.
+    if (this.lastAttemptAt + lease - driftMargin(lease) <= host.clock.now()) return undefined;
     const lock = host.hold(this.key, this.names, this.token, fencingToken, timing, this.lastAttemptAt, lease);
     if (lock.deadline - host.clock.now() > lease / 2) {
       // Never before the caller's code has started (the sweeper's timer fires later): the new holder runs first.
