@@ -62,7 +62,9 @@ describe('a decorator between the two job decorators', () => {
     closers.push(() => moduleRef.close());
     const job = moduleRef.get(Export);
     const running = job.run();
-    await expect.poll(() => job.release).toBeDefined();
+    // The run starts once the owner lease and the run lock are taken: two answers of Redis, which a
+    // loaded machine may take longer than expect.poll's default second to read.
+    await expect.poll(() => job.release, { timeout: 10_000 }).toBeDefined();
     // The run lock under the key given to @OnOneInstance(), as without the decorator between.
     // Today: lock:{Export.run} is held instead of lock:{nightly-export}.
     expect({
