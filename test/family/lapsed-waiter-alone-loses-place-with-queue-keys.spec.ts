@@ -1,11 +1,11 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { TcpProxy } from '../chaos/support/tcp-proxy.js';
+import { describe, expect, it } from 'vitest';
 import { lockRedisKeys } from '../../lib/core/keys/lock-key.js';
 import { readKeys } from '../../lib/core/rwlock/read-keys.js';
 import { semaphoreKeys } from '../../lib/core/semaphore/semaphore-keys.js';
 import { LockScripts } from '../../lib/core/stores/redis/lock-scripts.js';
-import { createLockApp, sleep, type LockApp } from '../support/lock-app.js';
-import { redisUrl, useRedis } from '../support/redis.js';
+import { sleep } from '../support/lock-app.js';
+import { useProxiedLockApps } from '../support/proxied-lock-apps.js';
+import { useRedis } from '../support/redis.js';
 
 /**
  * Found by review of 4162b19 / a032899. docs/locks.md ("Dead waiters"): a waiter that lapsed
@@ -84,25 +84,10 @@ describe('a waiter alone in the queue that lapses while the lock stays busy, and
   }, 20_000);
 
   describe('through LockService', () => {
-    const apps: LockApp[] = [];
-    let proxy: TcpProxy | undefined;
-    afterEach(async () => {
-      proxy?.heal();
-      await Promise.all(apps.splice(0).map((app) => app.close()));
-      await proxy?.close();
-      proxy = undefined;
-    });
-    const open = async (url?: string): Promise<LockApp> => {
-      const app = await createLockApp({ ttl: 30_000, ...(url ? { redis: url } : {}) });
-      apps.push(app);
-      return app;
-    };
+    const { open, throughProxy } = useProxiedLockApps();
 
     it('a waiter whose connection stalls a little over its liveness lease is served after a writer that came meanwhile', async () => {
-      proxy = await TcpProxy.start(Number(new URL(redisUrl()).port));
-      const viaProxy = new URL(redisUrl());
-      viaProxy.port = String(proxy.port);
-      const stalled = await open(viaProxy.toString());
+      const { app: stalled, proxy } = await throughProxy();
       const holderApp = await open();
       const held = await holderApp.locks.acquire('alone');
       const order: string[] = [];

@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
-import { afterEach, describe, expect, it } from 'vitest';
-import { TcpProxy } from '../chaos/support/tcp-proxy.js';
-import { createLockApp, sleep, type LockApp } from '../support/lock-app.js';
+import { describe, expect, it } from 'vitest';
+import { sleep, type LockApp } from '../support/lock-app.js';
+import { useProxiedLockApps } from '../support/proxied-lock-apps.js';
 import { redisUrl, useRedis } from '../support/redis.js';
 
 /**
@@ -20,25 +20,7 @@ import { redisUrl, useRedis } from '../support/redis.js';
  */
 describe('a waiter that lapsed at the head of a busy lock and refreshes before it comes free', () => {
   const redis = useRedis();
-  const apps: LockApp[] = [];
-  let proxy: TcpProxy | undefined;
-  afterEach(async () => {
-    proxy?.heal();
-    await Promise.all(apps.splice(0).map((app) => app.close()));
-    await proxy?.close();
-    proxy = undefined;
-  });
-  const open = async (url?: string): Promise<LockApp> => {
-    const app = await createLockApp({ ttl: 30_000, ...(url ? { redis: url } : {}) });
-    apps.push(app);
-    return app;
-  };
-  const throughProxy = async (): Promise<LockApp> => {
-    proxy = await TcpProxy.start(Number(new URL(redisUrl()).port));
-    const viaProxy = new URL(redisUrl());
-    viaProxy.port = String(proxy.port);
-    return open(viaProxy.toString());
-  };
+  const { open, throughProxy } = useProxiedLockApps();
   const serverNow = async (): Promise<number> => {
     const [seconds, micros] = await redis.time();
     return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
@@ -58,7 +40,7 @@ describe('a waiter that lapsed at the head of a busy lock and refreshes before i
    * release granted the lock and who was served.
    */
   const scenario = async (keys: { queue: string; waiters: string; channel: string }, wait: (app: LockApp) => Promise<{ release(): Promise<unknown> }>, release: () => Promise<unknown>, probe: () => Promise<void>) => {
-    const stalled = await throughProxy();
+    const { app: stalled, proxy } = await throughProxy();
     const other = await open();
     const order: string[] = [];
     const first = wait(stalled).then(async (lock) => {
@@ -74,10 +56,10 @@ describe('a waiter that lapsed at the head of a busy lock and refreshes before i
     second.catch(() => undefined);
     await waitForQueue(keys.queue, 2);
 
-    proxy!.cut();
+    proxy.cut();
     while (Number(await redis.zscore(keys.waiters, firstMember!)) >= (await serverNow())) await sleep(50);
     await probe();
-    proxy!.heal();
+    proxy.heal();
     for (;;) {
       const score = await redis.zscore(keys.waiters, firstMember!);
       if (score !== null && Number(score) > (await serverNow())) break;

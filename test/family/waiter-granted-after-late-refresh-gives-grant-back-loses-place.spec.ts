@@ -1,11 +1,11 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { TcpProxy } from '../chaos/support/tcp-proxy.js';
+import { describe, expect, it } from 'vitest';
 import { WAITER_LEASE_MS } from '../../lib/core/engine/waiter-timing.js';
 import { LOCK_RUNNER } from '../../lib/redis-lock.constants.js';
 import type { LockService } from '../../lib/index.js';
-import { createLockApp, sleep, type LockApp } from '../support/lock-app.js';
+import { sleep } from '../support/lock-app.js';
 import { holdPolls } from '../support/mechanism.js';
-import { redisUrl, subscribers, useRedis } from '../support/redis.js';
+import { useProxiedLockApps } from '../support/proxied-lock-apps.js';
+import { subscribers, useRedis } from '../support/redis.js';
 
 /**
  * Found from a CI retry of lapsed-waiter-alone-loses-place-with-queue-keys.spec.ts ("expected
@@ -20,19 +20,7 @@ import { redisUrl, subscribers, useRedis } from '../support/redis.js';
  */
 describe('a waiter handed the lock right after its last attempt was answered late', () => {
   const redis = useRedis();
-  const apps: LockApp[] = [];
-  let proxy: TcpProxy | undefined;
-  afterEach(async () => {
-    proxy?.heal();
-    await Promise.all(apps.splice(0).map((app) => app.close()));
-    await proxy?.close();
-    proxy = undefined;
-  });
-  const open = async (url?: string): Promise<LockApp> => {
-    const app = await createLockApp({ ttl: 30_000, ...(url ? { redis: url } : {}) });
-    apps.push(app);
-    return app;
-  };
+  const { open, throughProxy } = useProxiedLockApps();
 
   /** When each acquire attempt of `locks` was sent (its clock), and whether it was answered. */
   const recordSends = (locks: LockService) => {
@@ -56,10 +44,7 @@ describe('a waiter handed the lock right after its last attempt was answered lat
   };
 
   it('keeps its place: it takes the lock before the waiter that queued behind it', async () => {
-    proxy = await TcpProxy.start(Number(new URL(redisUrl()).port));
-    const viaProxy = new URL(redisUrl());
-    viaProxy.port = String(proxy.port);
-    const firstApp = await open(viaProxy.toString());
+    const { app: firstApp, proxy } = await throughProxy();
     const holderApp = await open();
     const secondApp = await open();
     const held = await holderApp.locks.acquire('late-refresh');
