@@ -62,19 +62,44 @@ describe('a lock whose extend() failed', () => {
 
   it('and a lock with a watchdog is renewed to its own ttl after it, not to the failed extension', { timeout: 20_000 }, async () => {
     const key = 'watchdog-failed-extend';
+    const { lock, events } = await watchdogLockRefused(key);
+    await expect(lock.extend(60_000)).rejects.toThrow(/NOPERM|permission/i);
+    // Before: 59,9xx ms, the failed extension's lease, renewed so every second.
+    await expectRenewedWithin(6_000, key, events);
+    await lock.release();
+  });
+
+  // Found by review (forty-fourth session): the first, failing while the second was on its way,
+  // gave nothing back, and the second gave back what it had found, the first's failed ttl.
+  it('and so after two overlapping extend() calls that both failed, answered in the order sent', { timeout: 20_000 }, async () => {
+    const key = 'overlapping-failed-extends';
+    const { lock, events } = await watchdogLockRefused(key);
+    const first = lock.extend(60_000);
+    const second = lock.extend(90_000);
+    await expect(first).rejects.toThrow(/NOPERM|permission/i);
+    await expect(second).rejects.toThrow(/NOPERM|permission/i);
+    // Before: 59,9xx ms, the first failed extension's lease, renewed so every second.
+    await expectRenewedWithin(6_000, key, events);
+    await lock.release();
+  });
+
+  /** A lock taken with a watchdog (ttl 6 s, renewed every second), whose scripts then fail. */
+  async function watchdogLockRefused(key: string) {
     const { locks } = await app({ redis: user.url(), ttl: 6_000, renewInterval: 1_000 });
     const events: LockEvent[] = [];
     locks.events$.subscribe((event) => events.push(event));
     const lock = await locks.acquire(key);
     await user.rules('-evalsha', '-eval');
-    await expect(lock.extend(60_000)).rejects.toThrow(/NOPERM|permission/i);
+    return { lock, events };
+  }
+
+  /** Lets the lock's scripts run again: its next renewal leaves it at most `ttl` in Redis. */
+  async function expectRenewedWithin(ttl: number, key: string, events: LockEvent[]): Promise<void> {
     await user.rules('+evalsha', '+eval');
     const from = events.length;
     await expect.poll(() => events.slice(from).some((event) => event.type === 'renewed' && event.key === key), { timeout: 10_000 }).toBe(true);
     const pttl = await own.redis().pttl(`lock:{${key}}`);
-    // Before: 59,9xx ms, the failed extension's lease, renewed so every second.
     expect(pttl).toBeGreaterThan(0);
-    expect(pttl).toBeLessThanOrEqual(6_000);
-    await lock.release();
-  });
+    expect(pttl).toBeLessThanOrEqual(ttl);
+  }
 });

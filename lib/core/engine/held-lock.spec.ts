@@ -156,6 +156,26 @@ describe('HeldLock.renewBy (the first renewal of a handed-over lock)', () => {
     });
   }
 
+  it('keeps its own ttl after two overlapping extend() calls that both failed, answered in the order sent', async () => {
+    const { lock, clock, renewals, close, answerNext } = granted();
+    await clock.advance(400);
+    const replies: ((reply: boolean | undefined) => void)[] = [];
+    const extendTo = (ttl: number) => {
+      answerNext(new Promise((answer) => replies.push(answer)));
+      return expect(lock.extend(ttl)).rejects.toThrow(/could not be extended/);
+    };
+    const first = extendTo(60_000);
+    const second = extendTo(90_000);
+    replies[0]!(undefined);
+    await first;
+    replies[1]!(undefined);
+    await second;
+    // Before: 60_000, the first failed extension's ttl, given back by the second's failure.
+    await lock.extend();
+    expect(renewals.at(-1)).toBe(30_000);
+    close();
+  });
+
   it('sends none for a lock released before it came due', async () => {
     const { lock, clock, renewals, close } = granted();
     await clock.advance(100);

@@ -18,6 +18,7 @@ import type { LockStore, RenewalOutcome } from '../stores/lock-store.js';
 import type { Renewable, RenewalScheduler } from './renewal-scheduler.js';
 import { LAST_ATTEMPT_GRACE_MS } from './waiter-timing.js';
 import { ReleaseInFlight } from './release-in-flight.js';
+import { ExtendsOnTheirWay } from './extends-on-their-way.js';
 import { storeFailure } from './store-failure.js';
 import { lockSummary, type LockSummary, INSPECT } from './lock-summary.js';
 
@@ -96,6 +97,8 @@ export class HeldLock implements Lock, Renewable, Expiring {
    */
   private shortenedAt = 0;
   private shortenedEnd = Infinity;
+  /** The `extend()` calls not answered yet, each with the ttl its failure gives back. */
+  private readonly extendsOnTheirWay = new ExtendsOnTheirWay();
   /**
    * The release started (until it fails, when a later `release()` may try again). Until it is
    * answered the deadline sweeper may fail it (see `expire`): the client has no command timeout,
@@ -189,12 +192,11 @@ export class HeldLock implements Lock, Renewable, Expiring {
   }
 
   async extend(duration?: Duration): Promise<void> {
-    const ttl = this.ttl;
-    const ttlSince = this.ttlSince;
-    const before = this.shortenedAt;
+    const before = { ttl: this.ttl, ttlSince: this.ttlSince };
+    const shortenedAt = this.shortenedAt;
     const extending = this.extendOnce(duration);
     // Moved (to this call's renewal) only once its call went out with the new ttl set.
-    const sequence = this.shortenedAt;
+    const call = this.shortenedAt === shortenedAt ? undefined : this.extendsOnTheirWay.sent(before);
     try {
       await extending;
     } catch (error) {
@@ -203,12 +205,14 @@ export class HeldLock implements Lock, Renewable, Expiring {
       // renewal still due (with `autoRenew: false` too) or an extend() without a ttl renewed to
       // it, and an extension its caller was told had failed took effect a moment later. A
       // renewal sent while it was on its way went out with it, as Redis may have run this call.
-      if (sequence !== before && this.shortenedAt === sequence) {
-        this.ttl = ttl;
-        this.ttlSince = ttlSince;
+      const back = call === undefined ? undefined : this.extendsOnTheirWay.failed(call);
+      if (back !== undefined) {
+        this.ttl = back.ttl;
+        this.ttlSince = back.ttlSince;
       }
       throw error;
     }
+    if (call !== undefined) this.extendsOnTheirWay.succeeded(call);
   }
 
   private async extendOnce(duration: Duration | undefined): Promise<void> {
