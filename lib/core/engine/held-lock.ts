@@ -97,8 +97,8 @@ export class HeldLock implements Lock, Renewable, Expiring {
    */
   private shortenedAt = 0;
   private shortenedEnd = Infinity;
-  /** The `extend()` calls not answered yet, each with the ttl its failure gives back. */
-  private readonly extendsOnTheirWay = new ExtendsOnTheirWay();
+  /** The `extend()` calls not answered yet, each with the ttl its failure gives back (made by the first extend: most locks never extend). */
+  private extendsOnTheirWay?: ExtendsOnTheirWay;
   /**
    * The release started (until it fails, when a later `release()` may try again). Until it is
    * answered the deadline sweeper may fail it (see `expire`): the client has no command timeout,
@@ -196,7 +196,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
     const shortenedAt = this.shortenedAt;
     const extending = this.extendOnce(duration);
     // Moved (to this call's renewal) only once its call went out with the new ttl set.
-    const call = this.shortenedAt === shortenedAt ? undefined : this.extendsOnTheirWay.sent(before);
+    const call = this.shortenedAt === shortenedAt ? undefined : (this.extendsOnTheirWay ??= new ExtendsOnTheirWay()).sent(before);
     try {
       await extending;
     } catch (error) {
@@ -205,14 +205,14 @@ export class HeldLock implements Lock, Renewable, Expiring {
       // renewal still due (with `autoRenew: false` too) or an extend() without a ttl renewed to
       // it, and an extension its caller was told had failed took effect a moment later. A
       // renewal sent while it was on its way went out with it, as Redis may have run this call.
-      const back = call === undefined ? undefined : this.extendsOnTheirWay.failed(call);
+      const back = call === undefined ? undefined : this.extendsOnTheirWay!.failed(call);
       if (back !== undefined) {
         this.ttl = back.ttl;
         this.ttlSince = back.ttlSince;
       }
       throw error;
     }
-    if (call !== undefined) this.extendsOnTheirWay.succeeded(call);
+    if (call !== undefined) this.extendsOnTheirWay!.succeeded(call);
   }
 
   private async extendOnce(duration: Duration | undefined): Promise<void> {
