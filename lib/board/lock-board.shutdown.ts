@@ -30,8 +30,12 @@ export class BoardShutdownInterceptor implements NestInterceptor {
   }
 }
 
-/** Express' response is Node's; Fastify's reply has it as `raw`, whose headers Fastify's own join. */
+/**
+ * Express' response is Node's; Fastify's reply has it as `raw`, whose headers Fastify's own join.
+ * HTTP/2 (a response with a `stream`) has no such header, and needs none: Node drops it, with a
+ * warning for each.
+ */
 function answerThenClose(response: unknown): void {
-  const raw = ((response as { raw?: unknown } | null)?.raw ?? response) as Partial<ServerResponse> | null;
-  if (raw?.headersSent === false && typeof raw.setHeader === 'function') raw.setHeader('Connection', 'close');
+  const raw = ((response as { raw?: unknown } | null)?.raw ?? response) as (Partial<ServerResponse> & { stream?: unknown }) | null;
+  if (raw?.headersSent === false && typeof raw.setHeader === 'function' && raw.stream === undefined) raw.setHeader('Connection', 'close');
 }
