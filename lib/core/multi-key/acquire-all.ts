@@ -72,7 +72,7 @@ export async function acquireAll(locks: SingleKeyLocks, keys: readonly string[],
     if (lost === undefined) return new MultiLock(taken, { clock: locks.clock, name: options?.name, calledAt: startedAt });
     await giveBack(locks, taken);
     if (locks.clock.now() >= deadline) {
-      const error = notAcquired(lost, locks.clock.now() - startedAt);
+      const error = notAcquired(lost, locks.clock.now() - startedAt, waitTimeout);
       // The call's own key lost, not a lock of its chain: a busy lock, or Redis (see notAcquired).
       notAcquiredWhole(locks, options, startedAt, error.cause !== undefined ? 'error' : waitTimeout > 0 ? 'timeout' : 'busy');
       throw error;
@@ -103,10 +103,11 @@ function notAcquiredWhole(locks: SingleKeyLocks, options: AnyLockOptions | undef
  * without a cause says (HTTP 409); a lease that ran out unrenewed, or shutdown, is Redis or the
  * service not answering, its loss the cause (HTTP 503).
  */
-function notAcquired(lost: Lock, waitedMs: number): LockNotAcquiredError {
+function notAcquired(lost: Lock, waitedMs: number, waitTimeout: number): LockNotAcquiredError {
   const loss = lost.signal.reason;
-  if (loss instanceof LockLostError && loss.reason === 'refused') return new LockNotAcquiredError(lost.key, waitedMs);
-  return new LockNotAcquiredError(lost.key, waitedMs, { cause: loss });
+  // The call's waitTimeout, as a single key's refusal names it: no wait asked, or the one that ran out.
+  if (loss instanceof LockLostError && loss.reason === 'refused') return new LockNotAcquiredError(lost.key, waitedMs, undefined, waitTimeout);
+  return new LockNotAcquiredError(lost.key, waitedMs, { cause: loss }, waitTimeout);
 }
 
 /**
