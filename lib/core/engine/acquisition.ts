@@ -491,8 +491,9 @@ export class Acquisition {
     // what is left of that lease.
     lock.name = this.name;
     lock.keys = this.keys;
+    let renewed: boolean | typeof TIMED_OUT = TIMED_OUT;
     try {
-      const renewed = await settleWithin(lock.renewNow(), Math.max(0, lock.deadline - host.clock.now()), [this.signal, host.shutdown], host.clock);
+      renewed = await settleWithin(lock.renewBeforeHandover(), Math.max(0, lock.deadline - host.clock.now()), [this.signal, host.shutdown], host.clock);
       if (renewed === true) return host.acquired(lock, this.calledAt, this.options, this.announced);
     } catch (error) {
       if ((this.signal?.aborted && error === this.signal.reason) || host.closed) {
@@ -501,10 +502,17 @@ export class Acquisition {
       }
       this.lastError = error;
     }
-    // Unconfirmed: give the lock back (owner-checked) rather than hold it blind, and go on under
-    // a new token: a release and a later attempt of one token could reach Redis in the wrong
-    // order (a NOSCRIPT retry resends a script behind later commands), and the release would
-    // then delete the lock the attempt had just taken.
+    if (renewed === TIMED_OUT) {
+      // Unanswered (or failed), the grant may well stand in Redis (the renewal ran, or the release's lease
+      // still counts): the next attempt, at once and under the same token, takes it if so, and
+      // this waiter keeps its place. Given back, it went to the waiter behind, as 8ab9e79's did.
+      lock.abandon();
+      return undefined;
+    }
+    // Refused (or lost by the time its answer came): give the lock back (owner-checked) rather
+    // than hold it blind, and go on under a new token: a release and a later attempt of one token
+    // could reach Redis in the wrong order (a NOSCRIPT retry resends a script behind later
+    // commands), and the release would then delete the lock the attempt had just taken.
     host.cleanUp(lock.release());
     this.renewToken();
     return undefined;

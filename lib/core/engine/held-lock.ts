@@ -468,6 +468,30 @@ export class HeldLock implements Lock, Renewable, Expiring {
     this.inWholeLock = true;
   }
 
+  /** Set once a grant is renewed before its handover (see `renewBeforeHandover`). */
+  private beforeHandover?: true;
+
+  /**
+   * `renewNow` of a grant taken late in its short lease, before it is handed out. Unanswered by
+   * the lease's end, it is not given back (`abandon`): its waiter's next attempt, under the same
+   * token, takes the lock if the grant still stands, and keeps the waiter's place in the queue.
+   */
+  renewBeforeHandover(): Promise<boolean> {
+    this.beforeHandover = true;
+    return this.renewNow();
+  }
+
+  /**
+   * A grant whose renewal before the handover went unanswered, never handed out: forgotten here
+   * without a release, which could reach Redis after the waiter's next attempt under the token.
+   */
+  abandon(): void {
+    if (this.state !== 'held' || this.handedOut) return;
+    this.state = 'lost';
+    this.stopRenewing();
+    this.owner.forget(this);
+  }
+
   /** The caller has the lock now: from here on its loss is reported. */
   handOut(): this {
     this.handedOut = true;
@@ -548,6 +572,9 @@ export class HeldLock implements Lock, Renewable, Expiring {
   }
 
   expire(): void {
+    // A grant whose renewal before the handover went unanswered is not given back: its waiter
+    // asks again under the same token, and would lose its place (see `renewBeforeHandover`).
+    if (this.beforeHandover !== undefined && !this.handedOut) return this.abandon();
     const release = this.releasing;
     if (release === undefined || release.answered) {
       this.lose('expired');
