@@ -572,10 +572,11 @@ export class HeldLock implements Lock, Renewable, Expiring {
   }
 
   expire(): void {
+    const release = this.releasing;
     // A grant whose renewal before the handover went unanswered is not given back: its waiter
     // asks again under the same token, and would lose its place (see `renewBeforeHandover`).
-    if (this.beforeHandover !== undefined && !this.handedOut) return this.abandon();
-    const release = this.releasing;
+    // One its waiter gave back (its call ended) has a release to settle as any other.
+    if (this.beforeHandover !== undefined && !this.handedOut && release === undefined) return this.abandon();
     if (release === undefined || release.answered) {
       this.lose('expired');
       return;
