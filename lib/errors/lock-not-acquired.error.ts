@@ -35,11 +35,21 @@ export class LockNotAcquiredError extends RedisLockError {
       isShutdownReason(cause)
         ? `Lock ${quoteKey(key)} was not acquired: LockService shut down (the application is closing) after ${Math.round(waitedMs)} ms of waiting.`
         : cause instanceof LockLostError
-          ? `Lock ${quoteKey(key)} was not acquired: the lock its call waited within ended after ${Math.round(waitedMs)} ms of waiting (${cause.message})`
+          ? lostMessage(key, waitedMs, cause)
           : busyMessage(key, waitedMs, cause, waitTimeout),
       options,
     );
   }
+}
+
+/**
+ * A lock of the call's chain has another key than the call's (the same key in the chain is
+ * re-entered, never waited for): a loss of the call's own key is a part of a multi-key call,
+ * taken and then lost (its lease ran out) while the call took its other keys.
+ */
+function lostMessage(key: string, waitedMs: number, cause: LockLostError): string {
+  const ended = cause.key === key ? 'the call took it, then lost it while it took its other keys,' : 'the lock its call waited within ended';
+  return `Lock ${quoteKey(key)} was not acquired: ${ended} after ${Math.round(waitedMs)} ms of waiting (${cause.message})`;
 }
 
 /**
