@@ -16,7 +16,6 @@ import {
   SetMetadata,
   Sse,
   UseGuards,
-  UseInterceptors,
   type CanActivate,
   type ExecutionContext,
   type MessageEvent,
@@ -36,7 +35,7 @@ import { BOARD_CSP, BOARD_CSS, BOARD_JS, boardPage } from './lock-board.assets.j
 import { crossSiteRead, crossSiteRefusal, listQuery, show } from './lock-board.requests.js';
 import { hostAllowed } from './lock-board.hosts.js';
 import { endFeedNotRead } from './lock-board.feed.js';
-import { BoardShutdown, BoardShutdownInterceptor } from './lock-board.shutdown.js';
+import { BoardShutdown } from './lock-board.shutdown.js';
 import { setImmediate } from '../core/time/real-timers.js';
 import { isUnansweredRead } from '../core/engine/unanswered.js';
 
@@ -99,7 +98,7 @@ export function lockBoardController(
     }
 
     async beforeApplicationShutdown(): Promise<void> {
-      this.shutdown.closing = true;
+      this.shutdown.close();
       this.closing.next();
       this.closing.complete();
       // Let the streams' last bytes go out before closing their connections.
@@ -173,7 +172,7 @@ export function lockBoardController(
 
     events(request: RequestLike): Observable<MessageEvent> {
       // Refused, not an empty stream: Nest sends a stream with Connection: keep-alive, and the
-      // page's EventSource would ask again on that connection (see BoardShutdownInterceptor).
+      // page's EventSource would ask again on that connection (see BoardShutdown).
       if (this.shutdown.closing) throw new ServiceUnavailableException('The application is shutting down: its lock board\'s live feed has ended.');
       const socket = request.socket ?? request.raw?.socket;
       if (socket) {
@@ -216,7 +215,6 @@ export function lockBoardController(
   Controller(path)(LockBoardController);
   // The host and site checks first: a rebound or cross-site page's request ends there, before any guard of the application.
   UseGuards(BoardHostGuard, BoardSiteGuard, ...guards)(LockBoardController);
-  UseInterceptors(BoardShutdownInterceptor)(LockBoardController);
   setRouteMetadata(LockBoardController, routeMetadata, where);
   return LockBoardController;
 }

@@ -5,6 +5,9 @@ import { BoardShutdown } from './lock-board.shutdown.js';
 import { BOARD_SETTINGS, lockBoardController, routeMetadataName, type ResolvedBoardSettings } from './lock-board.controller.js';
 import { allowedHostProblem } from './lock-board.hosts.js';
 
+/** Injection token of a board's controller class (one per `register()` call, in its module): its routes get the board's middleware. */
+export const BOARD_ROUTES = Symbol('BOARD_ROUTES');
+
 type RouteExtras = Required<Pick<LockBoardOptions, 'path' | 'guards' | 'imports'>> & Pick<LockBoardOptions, 'routeMetadata'>;
 
 export const { ConfigurableModuleClass, MODULE_OPTIONS_TOKEN: LOCK_BOARD_OPTIONS } = new ConfigurableModuleBuilder<LockBoardSettings>({ moduleName: 'RedisLockBoard' })
@@ -50,11 +53,12 @@ function boardDefinition(definition: DynamicModule, { path, guards, imports, rou
     },
     inject: [LOCK_BOARD_OPTIONS],
   };
+  const controller = lockBoardController(path, guards, metadata, where);
   return {
     ...definition,
     imports: [...(definition.imports ?? []), ...(async ? [] : imports)],
-    providers: [...(definition.providers ?? []), settings, BoardShutdown],
-    controllers: [lockBoardController(path, guards, metadata, where)],
+    providers: [...(definition.providers ?? []), settings, BoardShutdown, { provide: BOARD_ROUTES, useValue: controller }],
+    controllers: [controller],
   };
 }
 

@@ -1,9 +1,10 @@
-import { Inject, Module, Optional, type DynamicModule } from '@nestjs/common';
+import { Inject, Module, Optional, type DynamicModule, type MiddlewareConsumer, type NestModule, type Type } from '@nestjs/common';
 import { RedisLockError } from '../errors/redis-lock.error.js';
 import { BOARD_SETTINGS, type ResolvedBoardSettings } from './lock-board.controller.js';
 import { InvalidLockOptionsError } from '../errors/invalid-lock-options.error.js';
 import type { LockBoardAsyncOptions, LockBoardOptions } from './lock-board-options.interface.js';
-import { checkSettings, ConfigurableModuleClass, LOCK_BOARD_OPTIONS, ROUTE_OPTION_NAMES, SETTING_NAMES } from './lock-board.module-definition.js';
+import { BOARD_ROUTES, checkSettings, ConfigurableModuleClass, LOCK_BOARD_OPTIONS, ROUTE_OPTION_NAMES, SETTING_NAMES } from './lock-board.module-definition.js';
+import { BoardShutdownMiddleware } from './lock-board.shutdown.js';
 import { checkAsyncOptions, withCheckedOptionsFactory } from '../redis-lock.module-definition.js';
 
 /**
@@ -36,12 +37,15 @@ import { checkAsyncOptions, withCheckedOptionsFactory } from '../redis-lock.modu
  * ```
  */
 @Module({})
-export class RedisLockBoardModule extends ConfigurableModuleClass {
+export class RedisLockBoardModule extends ConfigurableModuleClass implements NestModule {
   /**
    * Refuses the class imported alone (`imports: [RedisLockBoardModule]`): it has no routes, so it
    * would start without a word and serve no board (a 404 where the admin looks for it).
    */
-  constructor(@Optional() @Inject(BOARD_SETTINGS) settings?: ResolvedBoardSettings) {
+  constructor(
+    @Optional() @Inject(BOARD_SETTINGS) settings?: ResolvedBoardSettings,
+    @Optional() @Inject(BOARD_ROUTES) private readonly routes?: Type<unknown>,
+  ) {
     super();
     if (settings === undefined) {
       throw new RedisLockError(
@@ -49,6 +53,11 @@ export class RedisLockBoardModule extends ConfigurableModuleClass {
           '(or registerAsync()) instead.',
       );
     }
+  }
+
+  /** Nest calls it: answers the board's requests with `Connection: close` once the application is closing (see BoardShutdown). */
+  configure(consumer: MiddlewareConsumer): void {
+    if (this.routes !== undefined) consumer.apply(BoardShutdownMiddleware).forRoutes(this.routes);
   }
 
   /** A board with these options; checked here, so that a bad option throws at once. */
