@@ -491,7 +491,7 @@ export class Acquisition {
     // what is left of that lease.
     lock.name = this.name;
     lock.keys = this.keys;
-    let renewed: boolean | typeof TIMED_OUT = TIMED_OUT;
+    let renewed: boolean | undefined | typeof TIMED_OUT = TIMED_OUT;
     try {
       renewed = await settleWithin(lock.renewBeforeHandover(), Math.max(0, lock.deadline - host.clock.now()), [this.signal, host.shutdown], host.clock);
       if (renewed === true) return host.acquired(lock, this.calledAt, this.options, this.announced);
@@ -502,10 +502,11 @@ export class Acquisition {
       }
       this.lastError = error;
     }
-    if (renewed === TIMED_OUT) {
-      // Unanswered (or failed), the grant may well stand in Redis (the renewal ran, or the release's lease
-      // still counts): the next attempt, at once and under the same token, takes it if so, and
-      // this waiter keeps its place. Given back, it went to the waiter behind, as 8ab9e79's did.
+    if (renewed === TIMED_OUT || renewed === undefined) {
+      // Unanswered in time (or failed), the grant may well stand in Redis (the renewal ran, or the
+      // release's lease still counts): the next attempt, at once and under the same token, takes
+      // it if so, and this waiter keeps its place. Given back, it went to the waiter behind, as
+      // 8ab9e79's did.
       lock.abandon();
       return undefined;
     }

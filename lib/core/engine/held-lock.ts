@@ -475,10 +475,19 @@ export class HeldLock implements Lock, Renewable, Expiring {
    * `renewNow` of a grant taken late in its short lease, before it is handed out. Unanswered by
    * the lease's end, it is not given back (`abandon`): its waiter's next attempt, under the same
    * token, takes the lock if the grant still stands, and keeps the waiter's place in the queue.
+   * Undefined when the deadline sweeper forgot the grant so before the reply came: its timer, due
+   * at the deadline the caller waits until too, may run first, and the reply (a renewal it ran,
+   * likely) is then as late as none; read as refused, the grant was given back.
    */
-  renewBeforeHandover(): Promise<boolean> {
+  async renewBeforeHandover(): Promise<boolean | undefined> {
     this.beforeHandover = true;
-    return this.renewNow();
+    const renewed = await this.renewNow();
+    return renewed || !this.forgotten ? renewed : undefined;
+  }
+
+  /** Abandoned: lost without a loss told (its signal aborts for every other loss). */
+  private get forgotten(): boolean {
+    return this.state === 'lost' && this.controller?.signal.aborted !== true;
   }
 
   /**
