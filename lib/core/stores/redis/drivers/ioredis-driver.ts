@@ -6,7 +6,7 @@ import { COMMANDS, type ScriptName } from '../lock-lua.js';
 import { routesShardedSubscriptions, ShardSubscriber } from './ioredis-shard-subscriber.js';
 import { TickWriteBatching, type BatchedConnection } from './tick-write-batching.js';
 import { CLOSE_WAIT_MS, disconnectPromptly, promptSentinelClients, promptShardedSubscribers, promptSlotRefreshes } from './ioredis-prompt-close.js';
-import { flatPairs, isNoScript, writablePing, type BareScriptCall, type LuaScript, type PingTarget, type ReadCommand, type RedisDriver, type RedisNode, type ReleaseSubscriber } from './redis-driver.js';
+import { flatPairs, isNoScript, scriptError, writablePing, type BareScriptCall, type LuaScript, type PingTarget, type ReadCommand, type RedisDriver, type RedisNode, type ReleaseSubscriber } from './redis-driver.js';
 
 export type IoRedisClient = Redis | Cluster;
 
@@ -167,7 +167,7 @@ export class IoRedisDriver implements RedisDriver {
       return Promise.reject(error);
     }
     return reply.catch((error: unknown) => {
-      if (!isNoScript(error) || mayResend?.() === false) throw error;
+      if (!isNoScript(error) || mayResend?.() === false) throw scriptError(error);
       this.batching.hold();
       return this.batching.sent((this.client.eval as unknown as Eval)(script.lua, keys.length, all));
     });

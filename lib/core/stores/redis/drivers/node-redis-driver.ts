@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { COMMANDS, type ScriptName } from '../lock-lua.js';
 import type { NodeRedisClient, NodeRedisKind } from './node-redis-client.js';
 import { reconnectDelay } from './node-redis-reconnect.js';
-import { flatPairs, writablePing, type BareScriptCall, type LuaScript, type PingTarget, type ReadCommand, type RedisDriver, type RedisNode, type ReleaseSubscriber } from './redis-driver.js';
+import { flatPairs, scriptError, writablePing, type BareScriptCall, type LuaScript, type PingTarget, type ReadCommand, type RedisDriver, type RedisNode, type ReleaseSubscriber } from './redis-driver.js';
 import { setImmediate } from '../../../time/real-timers.js';
 
 type Args = string[];
@@ -143,7 +143,7 @@ export class NodeRedisDriver implements RedisDriver {
     const firstKey = command[3];
     if (whole) return this.send(firstKey, command);
     return this.send(firstKey, command).catch((error: unknown) => {
-      if (!String((error as Error)?.message).startsWith('NOSCRIPT') || mayResend?.() === false) throw error;
+      if (!String((error as Error)?.message).startsWith('NOSCRIPT') || mayResend?.() === false) throw scriptError(error);
       const retry = command.slice();
       retry[0] = 'EVAL';
       retry[1] = script.lua;

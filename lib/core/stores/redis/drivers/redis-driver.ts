@@ -29,6 +29,30 @@ export function isNoScript(error: unknown): boolean {
   return /NOSCRIPT|NoScriptError/.test(String((error as { message?: unknown } | null | undefined)?.message));
 }
 
+/** How Redis (6, 7) and Valkey go on after the name of a command they do not know, echoing its first arguments. */
+const ECHOED_ARGUMENTS = ', with args beginning with:';
+
+/**
+ * A script call's error as the library passes it on. A server that does not know the command
+ * (EVALSHA or EVAL renamed or disabled with `rename-command`, or a proxy in front of it that does
+ * not pass scripts on) echoes the call's first arguments in its reply: a lock's key and owner
+ * token (a semaphore permit's key holds the token too), a fenced write's value. In an error, and
+ * so in a log line, the token lets whoever reads it release or extend the lock: the echo is left
+ * out, and the message says what the library needs instead. Any other error passes as it is.
+ */
+export function scriptError(error: unknown): unknown {
+  const message = (error as { message?: unknown } | null | undefined)?.message;
+  if (typeof message !== 'string') return error;
+  const echo = message.indexOf(ECHOED_ARGUMENTS);
+  if (echo < 0 || !/unknown command/i.test(message.slice(0, echo))) return error;
+  const refused = new Error(
+    `${message.slice(0, echo)} (the arguments it echoed are left out: they hold a lock's owner token). ` +
+      'The locks are Lua scripts sent with EVALSHA and EVAL: this server has the command renamed or disabled (rename-command), or a proxy in front of it does not pass it on.',
+  );
+  refused.name = (error as Error).name;
+  return refused;
+}
+
 /** A read-only command on one key, as `RedisDriver.read` takes it. */
 export type ReadCommand = readonly ['GET' | 'PTTL' | 'ZCARD' | 'HGETALL', string];
 
