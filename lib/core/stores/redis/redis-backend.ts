@@ -10,6 +10,7 @@ import { reportReplica } from './replica-check.js';
 import { openConnection, type OpenedConnection } from './redis-connection.js';
 import { ReleaseNotifier } from './release-notifier.js';
 import { SlotRefresh } from './slot-refresh.js';
+import { warnIfClosedByOwner } from './closed-clients.js';
 import { driverFor } from './drivers/driver-for.js';
 import type { RedisClient } from './drivers/redis-client.js';
 
@@ -30,6 +31,9 @@ export function redisBackend(options: ResolvedModuleOptions, logger: LockLogger)
     throw error;
   }
   const clients = connections.map(({ client }) => client);
+  const names = connections.length === 1 ? ['redis'] : connections.map((_, i) => `redis[${i}]`);
+  // The shutdown begins: a client handed in that its owner closed already is named (see there).
+  const closedByOwner = (): void => warnIfClosedByOwner(connections, names, logger);
   // FencedRedis refuses a client whose prefix is where these locks keep their keys (see lock-prefixes.ts).
   const claims = clients.map((client) => claimLockPrefix(clientKeyPrefix(client) + options.keyPrefix));
   const closeConnections = (): void => {
@@ -54,9 +58,13 @@ export function redisBackend(options: ResolvedModuleOptions, logger: LockLogger)
         for (const node of nodes) node.close();
         closeConnections();
       };
-      return { store, clients, start: startConnections, shuttingDown: () => nodes.forEach((node) => node.shuttingDown()), owedAtShutdown: () => store.owedAtShutdown(), close };
+      const shuttingDown = (): void => {
+        closedByOwner();
+        for (const node of nodes) node.shuttingDown();
+      };
+      return { store, clients, start: startConnections, shuttingDown, owedAtShutdown: () => store.owedAtShutdown(), close };
     }
-    return singleBackend(clients[0]!, options, logger, startConnections, closeConnections);
+    return singleBackend(clients[0]!, options, logger, startConnections, closeConnections, closedByOwner);
   } catch (error) {
     closeConnections();
     throw error;
@@ -64,7 +72,14 @@ export function redisBackend(options: ResolvedModuleOptions, logger: LockLogger)
 }
 
 /** One connection (a server, a Sentinel-managed master or a Cluster), with release messages. */
-function singleBackend(client: RedisClient, options: ResolvedModuleOptions, logger: LockLogger, startConnections: () => void, closeConnections: () => void): LockBackend {
+function singleBackend(
+  client: RedisClient,
+  options: ResolvedModuleOptions,
+  logger: LockLogger,
+  startConnections: () => void,
+  closeConnections: () => void,
+  closedByOwner: () => void,
+): LockBackend {
   const store = new LockScripts(client, options.fenceRetention, options.waitForReplicas);
   const notifier = new ReleaseNotifier(client, logger, store.isCluster);
   const driver = driverFor(client);
@@ -78,7 +93,10 @@ function singleBackend(client: RedisClient, options: ResolvedModuleOptions, logg
       startConnections();
       store.start();
     },
-    shuttingDown: () => store.shuttingDown(),
+    shuttingDown: () => {
+      closedByOwner();
+      store.shuttingDown();
+    },
     // Each one closes even if one before it throws: a connection left open keeps the process alive.
     close: () => {
       slots?.close();

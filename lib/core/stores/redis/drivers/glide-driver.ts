@@ -361,6 +361,11 @@ export class GlideDriver implements RedisDriver {
     return this.send(['PING']);
   }
 
+  /** A closed GLIDE client is never opened again. */
+  closed(): boolean {
+    return (this.client as { isClosed?: unknown }).isClosed === true;
+  }
+
   async masters(): Promise<RedisNode[]> {
     if (!this.isCluster) return [nodeOf((args) => (this.primaryReads ? this.evalScript(PRIMARY_COMMAND, [], args) : this.send(args)))];
     const { masters } = await this.topology();

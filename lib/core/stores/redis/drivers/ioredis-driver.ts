@@ -231,6 +231,15 @@ export class IoRedisDriver implements RedisDriver {
     return this.client.ping();
   }
 
+  /**
+   * `quit()` or `disconnect()`: ioredis sends nothing from then on (unless `connect()` is called
+   * again). Its status says `end` only once the socket closed; `manuallyClosing` (not in its
+   * typings) is set from the call on, and cleared then.
+   */
+  closed(): boolean {
+    return this.client.status === 'end' || (this.client as unknown as { manuallyClosing?: unknown }).manuallyClosing === true;
+  }
+
   async masters(): Promise<RedisNode[]> {
     if (!this.isCluster) return [ioredisNode(this.client as Redis)];
     const cluster = this.client as Cluster;

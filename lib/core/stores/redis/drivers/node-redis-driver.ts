@@ -188,6 +188,10 @@ export class NodeRedisDriver implements RedisDriver {
     return this.send(undefined, ['PING']);
   }
 
+  closed(): boolean {
+    return !this.client.isOpen;
+  }
+
   async masters(): Promise<RedisNode[]> {
     if (!this.isCluster) return [nodeOf((args) => this.send(undefined, args))];
     const cluster = this.client as unknown as ClusterShape;

@@ -152,6 +152,8 @@ export interface RedisDriver {
    */
   connectionResets?(): number;
   ping(): Promise<unknown>;
+  /** Whether the client was closed (by its owner, for a client handed in): it sends no command any more. */
+  closed(): boolean;
   /** The masters (the one server outside a Cluster), once the client knows them. */
   masters(): Promise<RedisNode[]>;
   /** Cluster: an id of the master serving `slot` by the client's current map, if known. */
