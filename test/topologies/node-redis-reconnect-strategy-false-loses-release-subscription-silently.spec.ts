@@ -13,9 +13,8 @@ import { NODE_REDIS, nodeRedisLockApp, type TestClient } from '../support/node-r
 import type { LockApp } from '../support/lock-app.js';
 import { useRedisCluster } from '../support/redis-cluster.js';
 import { useOwnRedis } from '../support/redis.js';
+import { killSubscriberOfWaiter, loggedErrors } from '../support/given-up-subscriber.js';
 
-/** The error lines `app` logged. */
-const errors = (app: LockApp): string[] => app.logs.lines.filter((line) => line.level === 'error').map((line) => line.message);
 const STOPPED = /^Release messages stopped: the connection this process hears lock releases on dropped, and the Redis client's reconnect strategy \(socket\.reconnectStrategy\) gave it up \(.*\)\. Waiters find a freed lock only by polling/;
 
 describe('a node-redis Cluster client with reconnectStrategy: false', () => {
@@ -51,7 +50,7 @@ describe('a node-redis Cluster client with reconnectStrategy: false', () => {
     await expect.poll(subscribed, { timeout: 10_000 }).toBeDefined();
     const { node, id } = (await subscribed())!;
     expect(Number(await node.call('CLIENT', 'KILL', 'ID', id))).toBe(1);
-    await expect.poll(() => errors(waiter), { timeout: 10_000 }).toEqual([expect.stringMatching(STOPPED)]);
+    await expect.poll(() => loggedErrors(waiter), { timeout: 10_000 }).toEqual([expect.stringMatching(STOPPED)]);
     // Still served, by polling.
     await admin.del('lock:{given-up}');
     await (await waiting).release();
@@ -65,16 +64,7 @@ describe('a node-redis Cluster client with reconnectStrategy: false', () => {
       await client.connect();
       const waiter = await nodeRedisLockApp([client]);
       apps.push(waiter);
-      expect(await server.redis().set('lock:{given-up}', 'someone', 'PX', 20_000)).toBe('OK');
-      const waiting = waiter.locks.acquire('given-up', { waitTimeout: '20s' });
-      waiting.catch(() => undefined);
-      const subscriber = async (): Promise<string | undefined> =>
-        String(await server.redis().call('CLIENT', 'LIST', 'TYPE', 'pubsub')).split('\n').find((entry) => /\bsub=1\b/.test(entry));
-      await expect.poll(subscriber, { timeout: 10_000 }).toBeDefined();
-      expect(Number(await server.redis().call('CLIENT', 'KILL', 'ID', /\bid=(\d+)/.exec((await subscriber())!)![1]!))).toBe(1);
-      await expect.poll(() => errors(waiter), { timeout: 10_000 }).toEqual([expect.stringMatching(STOPPED)]);
-      await server.redis().del('lock:{given-up}');
-      await (await waiting).release();
+      await killSubscriberOfWaiter(waiter, server.redis(), STOPPED);
     });
   });
 });

@@ -224,10 +224,10 @@ export class ReleaseNotifier {
       },
       // An error, not a warning: the application's own setting ends the release messages, and
       // nothing else would say so (every lock call still succeeds, slower).
-      (cause) =>
+      (cause, strategy = 'socket.reconnectStrategy') =>
         this.logger.error(
-          `Release messages stopped: the connection this process hears lock releases on dropped, and the Redis client's reconnect strategy (socket.reconnectStrategy) gave it up (${cause instanceof Error ? cause.message : String(cause)}). ` +
-            `Waiters find a freed lock only by polling (every ${WAITER_REFRESH_MS} ms) until a wait on a lock nobody here waits for opens it again. Give the client a socket.reconnectStrategy that keeps retrying.`,
+          `Release messages stopped: the connection this process hears lock releases on dropped, and the Redis client's reconnect strategy (${strategy}) gave it up (${cause instanceof Error ? cause.message : String(cause)}). ` +
+            `Waiters find a freed lock only by polling (every ${WAITER_REFRESH_MS} ms) until a wait on a lock nobody here waits for opens it again. Give the client a ${strategy} that keeps retrying.`,
         ),
     );
     return this.subscriber;

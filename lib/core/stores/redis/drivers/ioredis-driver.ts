@@ -267,7 +267,7 @@ export class IoRedisDriver implements RedisDriver {
    * Redis sees them (the scripts publish on a declared key, which ioredis prefixed), and ioredis
    * would prefix a SSUBSCRIBE channel a second time.
    */
-  subscriber(onMessage: (channel: string, message: string) => void): ReleaseSubscriber {
+  subscriber(onMessage: (channel: string, message: string) => void, onGivenUp?: (cause: unknown, strategy?: string) => void): ReleaseSubscriber {
     if (this.isCluster && !routesShardedSubscriptions(this.client as Cluster)) return new ShardSubscriber(this.client as Cluster, onMessage);
     // ioredis routes SSUBSCRIBE to the node that owns the channel's slot only with
     // `shardedSubscribers`; a plain SUBSCRIBE still goes to its one subscriber node.
@@ -279,7 +279,7 @@ export class IoRedisDriver implements RedisDriver {
     // Off a Cluster, the channels are subscribed again after a reconnection by us, not by ioredis:
     // its own resubscription is a promise nobody handles, rejected (an unhandled rejection, which
     // ends a Node process by default) when the connection closes before Redis answered it.
-    const connection = this.isCluster
+    let connection = this.isCluster
       ? (this.client as Cluster).duplicate(undefined, {
           keyPrefix: '',
           // The node connections, and those ioredis opens from a node's options to refresh the
@@ -300,15 +300,39 @@ export class IoRedisDriver implements RedisDriver {
     promptSlotRefreshes(connection);
     const channels = new Set<string>();
     let closed = false;
-    let connected = false;
-    if (!this.isCluster) {
-      connection.on('ready', () => {
+    /** Off a Cluster: ioredis gave the connection up, and the next SUBSCRIBE makes it again (see `reopen`). */
+    let givenUp = false;
+    const watchPlain = (made: Redis): void => {
+      let connected = false;
+      let lastError: unknown;
+      made.on('ready', () => {
         // ioredis may report ready once more after a close of ours (a handshake answered late).
-        if (closed) return;
-        if (connected && channels.size > 0) (connection as Redis).subscribe(...channels).catch(() => undefined);
+        if (closed || made !== connection) return;
+        if (connected && channels.size > 0) made.subscribe(...channels).catch(() => undefined);
         connected = true;
       });
-    }
+      made.on('error', (error: unknown) => (lastError = error));
+      // The client's `retryStrategy`, which `duplicate()` copied, stopped (a fail-fast `() => null`,
+      // or a bounded number of tries): ioredis refuses every command from now on. A pub/sub
+      // connection is the idle one a proxy's or load balancer's idle timeout ends first, while
+      // the command connection stays up: no release message would come for the application's life.
+      made.on('end', () => {
+        if (closed || made !== connection) return;
+        givenUp = true;
+        onGivenUp?.(lastError ?? new Error('Connection is closed.'), 'retryStrategy');
+      });
+    };
+    if (!this.isCluster) watchPlain(connection as Redis);
+    /** Off a Cluster: a new duplicate for the one ioredis gave up, subscribed to every channel still wanted. */
+    const reopen = (): void => {
+      givenUp = false;
+      const made = (this.client as Redis).duplicate({ keyPrefix: '', enableReadyCheck: false, autoResubscribe: false, enableOfflineQueue: true });
+      promptSentinelClients(made);
+      made.on('message', onMessage);
+      connection = made;
+      watchPlain(made);
+      if (channels.size > 0) made.subscribe(...channels).catch(() => undefined);
+    };
     // A master that gives a slot away ends the sharded subscriptions of its channels; ioredis
     // makes them again on the new owner once this connection's slot map changes, which nothing
     // would tell it (it sends no command on keys, and refreshes the map on no timer by default):
@@ -326,6 +350,7 @@ export class IoRedisDriver implements RedisDriver {
     let opening: Promise<unknown> | undefined;
     const subscribePlain = async (channel: string): Promise<void> => {
       if (!this.isCluster) {
+        if (givenUp && !closed) reopen();
         channels.add(channel);
         await connection.subscribe(channel);
         return;

@@ -166,11 +166,12 @@ export interface RedisDriver {
   /**
    * A new connection for release messages; `onMessage(channel, message)` gets each one. On a
    * Cluster it takes both kinds of subscription: each server publishes sharded or not by its
-   * version. `onGivenUp(cause)`: the connection dropped and the client's own reconnect strategy
-   * gave it up (node-redis' `reconnectStrategy: false`, or one that returned `false`): no release
-   * message comes until the next `subscribe` opens it again.
+   * version. `onGivenUp(cause, strategy)`: the connection dropped and the client's own reconnect
+   * strategy gave it up (node-redis' `reconnectStrategy: false`, or one that returned `false`;
+   * ioredis' `retryStrategy` that returned no number): no release message comes until the next
+   * `subscribe` opens it again. `strategy` names the client's option (node-redis' when absent).
    */
-  subscriber(onMessage: (channel: string, message: string) => void, onGivenUp?: (cause: unknown) => void): ReleaseSubscriber;
+  subscriber(onMessage: (channel: string, message: string) => void, onGivenUp?: (cause: unknown, strategy?: string) => void): ReleaseSubscriber;
   /**
    * Every master to PING for a health check: on a Cluster, each master of the client's slot
    * map, including one the client lost its connection to (its PING then fails), so that a
