@@ -8,7 +8,9 @@ export interface JobLockOptions {
    * The lock key. Default `ClassName.methodName`, with the class of the provider (a subclass
    * that inherits the method has a key of its own), after the module's `jobNamespace` if one
    * is set. `@OnOneInstance()` holds its lease under `<key>:owner`; on one method, both
-   * decorators use the same key.
+   * decorators use the same key. Used as written by every call, whatever its arguments: no
+   * template, and one with a placeholder (`'sync:<0>'`) is refused when the class is defined
+   * (for a lock per argument, `@Locked('sync:<0>', { onBusy: 'skip' })`).
    */
   key?: string;
   /**

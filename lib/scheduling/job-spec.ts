@@ -48,7 +48,7 @@ export function checkJobOptions(options: JobLockOptions | undefined, role: JobRo
       if (name !== 'key' && name !== 'ttl') throw new InvalidLockOptionsError(name, (options as Record<string, unknown>)[name], `left out: it is no option of @${role}() (its options are key, ttl)`);
     }
     const checked: JobRoleOptions = {};
-    if (options.key !== undefined) checked.key = checkLockKey(options.key, 'key');
+    if (options.key !== undefined) checked.key = checkNotTemplate(checkLockKey(options.key, 'key'));
     // The lease is kept under `<key>:owner`, a key of its own that must pass the same rules.
     if (checked.key !== undefined && role === 'OnOneInstance') checkLockKey(checked.key + OWNER_SUFFIX, 'key with its ":owner" suffix');
     if (options.ttl !== undefined) checked.ttl = parseDuration(options.ttl, 'ttl', MIN_TTL_MS, MAX_TTL_MS);
@@ -59,6 +59,23 @@ export function checkJobOptions(options: JobLockOptions | undefined, role: JobRo
     if (error instanceof RedisLockError) throw new RedisLockError(`@${role}() on ${where}: ${error.message}`);
     throw error;
   }
+}
+
+/** A placeholder of `@Locked`'s key templates (`<0>`, `<0.id>`, see parseKeyTemplate). */
+const PLACEHOLDER = /<\d+(?:\.[A-Za-z_$][\w$]*|\.\d+)*>/;
+
+/**
+ * A job's key is used as written, for every call: one that reads as a `@Locked` template
+ * (`tenant-sync:<0>`) would lock one key for all arguments, and skip a call for one argument
+ * while another's runs, where its author meant a lock per argument.
+ */
+function checkNotTemplate(key: string): string {
+  const placeholder = PLACEHOLDER.exec(key)?.[0];
+  if (placeholder === undefined) return key;
+  throw new LockKeyError(
+    `The key ${quoteKey(key)} holds the placeholder ${placeholder}, but a job's key is not a template: every call of the method takes this one key, whatever its arguments, ` +
+      `and a call is skipped while another call's run holds it. For a lock per argument that skips a busy call, use @Locked('<key template>', { onBusy: 'skip' }); for one lock per job, give a key without a placeholder.`,
+  );
 }
 
 /** Adds one decorator's options to the method's spec; both must agree on the key. */
