@@ -1,4 +1,7 @@
-import type { Clock, ClockTimer } from '../core/time/clock.js';
+// Not the global timers, which a test's fake timers replace (see real-timers.ts).
+import { clearTimeout, setTimeout } from 'node:timers';
+import { MAX_TIMER_MS } from '../core/options/lock-options.js';
+import { systemClock, type Clock, type ClockTimer } from '../core/time/clock.js';
 
 /**
  * How long this instance's event loop may have been blocked before a moment. A timer beats every
@@ -13,7 +16,12 @@ export class LoopStallWatch {
   private timer?: ClockTimer;
   private stopped = false;
 
-  constructor(private readonly clock: Clock) {}
+  private readonly clock: Clock;
+
+  /** @param clock the engine's: its leases run on while the loop is blocked. */
+  constructor(clock: Clock) {
+    this.clock = clock === systemClock ? NODE_CLOCK : clock;
+  }
 
   /** Beats every `period` ms from now on, or more often if asked before. */
   watch(period: number): void {
@@ -54,3 +62,19 @@ export class LoopStallWatch {
     this.schedule();
   }
 }
+
+/**
+ * The system clock's time, with its beats on Node's own timers: the global ones, which the system
+ * clock's timers use, are a test's fake timers once it installs them, and a beat that never runs
+ * out there made `runAllTimers()` give up ("Aborting after running 10000 timers") in a test of an
+ * application with an `@OnOneInstance()` job. A simulated clock (the explorer's, on which an
+ * instance is paused) keeps its own: there a stall is its time passing without the beat.
+ */
+const NODE_CLOCK: Clock = {
+  now: systemClock.now,
+  setTimer(fn, ms) {
+    // Past what one timer can wait, a beat comes sooner: it says no more than it should.
+    const timer = setTimeout(fn, Math.min(ms, MAX_TIMER_MS)).unref();
+    return { cancel: () => clearTimeout(timer) };
+  },
+};
