@@ -119,7 +119,9 @@ export type LockSkipReason = 'held-elsewhere' | 'other-owner' | 'shutting-down' 
 /**
  * A call of a job method was skipped: it resolved `undefined` (or its Observable completed
  * empty) without running. `key` and `name` are those of the lock that decided it: the run lock
- * (`Class.method`), or the `<key>:owner` lease for `other-owner`.
+ * (`Class.method`), or the `<key>:owner` lease for `other-owner` and `owner-uncertain`, for
+ * `lease-expired` when the lease is what ran out, and for every reason of a job without
+ * `@WithoutOverlapping()`.
  */
 export interface LockSkippedEvent extends LockEventBase {
   type: 'skipped';

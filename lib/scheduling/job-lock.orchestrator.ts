@@ -317,7 +317,8 @@ export class JobLockOrchestrator implements OnModuleDestroy {
     const runLive = run === null || leaseLive(run, this.runner.clock);
     if (!ownerLive || !runLive) {
       await this.giveBack(job, run);
-      this.skipped(job, 'lease-expired');
+      // Named by the lease that ran out: the owner lease, kept between calls, has less left.
+      this.skipped(job, 'lease-expired', !ownerLive);
       return undefined;
     }
     return { owner, run };
@@ -583,7 +584,7 @@ export class JobLockOrchestrator implements OnModuleDestroy {
     return { lock: lease, late };
   }
 
-  /** `ofLease`: the skip came from the owner lease's claim, whatever the reason. */
+  /** `ofLease`: the skip came from the owner lease (its claim, or its end), whatever the reason. */
   private skipped(job: JobBinding, reason: LockSkipReason, ofLease = false): void {
     // The owner lease's reasons name it, as does any reason of a job that has no run lock.
     const aboutOwner = ofLease || reason === 'other-owner' || reason === 'owner-uncertain' || !job.spec.WithoutOverlapping;
@@ -602,7 +603,7 @@ function describeSkip(reason: LockSkipReason, key: string): string {
     case 'shutting-down':
       return 'the application is shutting down';
     case 'lease-expired':
-      return `a lease of the job ran out (the event loop was blocked past its deadline) before the run could start`;
+      return `its lease ${quoteKey(key)} ran out (the event loop was blocked past its deadline) before the run could start`;
     case 'owner-uncertain':
       return `this instance could not be sure that no other one ran this tick: its claim of the lease ${quoteKey(key)} came back late, or the lease had too little left (the watchdog is behind)`;
   }
