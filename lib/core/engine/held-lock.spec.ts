@@ -1,9 +1,10 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { lockRedisKeys } from '../keys/lock-key.js';
 import type { ReleaseReply } from '../stores/lock-store.js';
 import { systemClock, type Clock } from '../time/clock.js';
 import { DeadlineSweeper } from './deadline-sweeper.js';
 import { HeldLock, type LockOwner } from './held-lock.js';
+import { RenewalScheduler } from './renewal-scheduler.js';
 import { ManualClock } from '../../testing/manual-clock.js';
 
 /** The timing of every lock here: no watchdog, a 30 s ttl. */
@@ -22,6 +23,8 @@ function standInOwner(clock: Clock, store: object, sendRelease: () => Promise<Re
     wakeGranted: () => undefined,
     cleanUp: (work: Promise<unknown>) => void work.catch(() => undefined),
     sendRelease,
+    // A loss at the lease's end gives the lock back through it (see `HeldLock.lose`).
+    releaseInRedis: sendRelease,
   } as unknown as LockOwner;
   return { owner, sweeper };
 }
@@ -226,5 +229,55 @@ describe('HeldLock.renewBeforeHandover of a grant forgotten at its lease\'s end 
     answer(true);
     expect(await renewed).toBeUndefined();
     close();
+  });
+});
+
+/**
+ * A review's suspicion (forty-fifth session), confirmed. A grant renewed before its handover is
+ * forgotten at its lease's end while the renewal is on its way (`expire`, since d4674e3), so that
+ * its waiter asks again under the same token and keeps its place. With a watchdog, the grant is
+ * one of the locks its tick renews too; a tick due at (or, after a stall, before) the grant's
+ * deadline runs before the sweeper's timer, found the lease over, and declared the grant lost:
+ * it sent a release (handing the lock to the waiter behind), and the waiter, its renewal read as
+ * refused, sent a second one and went on under a new token, at the back of the queue. Which of
+ * two timers due together runs first is not something a test against real Redis can arrange.
+ */
+describe("HeldLock.renewBeforeHandover of a grant the watchdog's tick finds past its lease's end", () => {
+  it('forgets the grant as the sweeper does: no release, no loss told, the late reply read as no answer in time', async () => {
+    const clock = new ManualClock();
+    let releases = 0;
+    let answer!: (renewed: boolean) => void;
+    const store = {
+      renew: () => new Promise<boolean>((resolve) => (answer = resolve)),
+      renewBatch: (requests: unknown[]) => [{ indexes: requests.map((_, i) => i), outcomes: new Promise(() => undefined) }],
+    };
+    const { owner, sweeper } = standInOwner(clock, store, () => {
+      releases++;
+      return Promise.resolve({ released: true });
+    });
+    const scheduler = new RenewalScheduler(store as never, { error: () => undefined, warn: () => undefined }, clock);
+    Object.assign(owner, { scheduler });
+    const watched = { ttl: 30_000, renewInterval: 10_000, waitTimeout: 0, autoRenew: true, fenceRetention: 0 } as never;
+    // Another lock of the process starts the watchdog's interval: its first tick at 5 s (the phase drawn at its least).
+    const phase = vi.spyOn(Math, 'random').mockReturnValue(0);
+    const other = new HeldLock(owner, 'other', lockRedisKeys('lock:', 'other'), 'other-token', 1, watched, clock.now(), 30_000);
+    phase.mockRestore();
+    // A grant whose 1 s lease (its deadline 12 ms short of it) ends on that tick.
+    await clock.advance(4_012);
+    const grant = new HeldLock(owner, 'k', lockRedisKeys('lock:', 'k'), 'token', 2, watched, clock.now(), 1_000);
+    expect(grant.deadline).toBe(5_000);
+    const renewed = grant.renewBeforeHandover();
+    await clock.advance('1s');
+    // Before: the tick declared it lost, and gave it back.
+    expect(releases).toBe(0);
+    expect(grant.signal.aborted).toBe(false);
+    expect(other.held).toBe(true);
+    // Redis' reply comes: it renewed the grant, which the waiter's next attempt takes.
+    answer(true);
+    // Before: false (refused), and the waiter gave the grant back a second time under a new token.
+    expect(await renewed).toBeUndefined();
+    expect(releases).toBe(0);
+    scheduler.close();
+    sweeper.close();
   });
 });

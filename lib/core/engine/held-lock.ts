@@ -475,9 +475,10 @@ export class HeldLock implements Lock, Renewable, Expiring {
    * `renewNow` of a grant taken late in its short lease, before it is handed out. Unanswered by
    * the lease's end, it is not given back (`abandon`): its waiter's next attempt, under the same
    * token, takes the lock if the grant still stands, and keeps the waiter's place in the queue.
-   * Undefined when the deadline sweeper forgot the grant so before the reply came: its timer, due
-   * at the deadline the caller waits until too, may run first, and the reply (a renewal it ran,
-   * likely) is then as late as none; read as refused, the grant was given back.
+   * Undefined when the grant was forgotten so before the reply came (its lease found over here by
+   * the deadline sweeper or a watchdog tick, see `leaseRanOut`): their timers, due at the deadline
+   * the caller waits until too, may run first, and the reply (a renewal it ran, likely) is then as
+   * late as none; read as refused, the grant was given back.
    */
   async renewBeforeHandover(): Promise<boolean | undefined> {
     this.beforeHandover = true;
@@ -499,6 +500,18 @@ export class HeldLock implements Lock, Renewable, Expiring {
     this.state = 'lost';
     this.stopRenewing();
     this.owner.forget(this);
+  }
+
+  /**
+   * The lease ran out here: the lock is lost, but a grant renewed before its handover and never
+   * handed out is forgotten (see `renewBeforeHandover`). The sweeper's timer and a watchdog tick
+   * (due with it, or late after a stall) may each find it over first, and end it alike: a tick
+   * that declared the grant lost gave it back to the waiter behind, and its waiter went on under
+   * a new token, at the back of the queue.
+   */
+  private leaseRanOut(): void {
+    if (this.beforeHandover !== undefined && !this.handedOut) this.abandon();
+    else this.lose('expired');
   }
 
   /** The caller has the lock now: from here on its loss is reported. */
@@ -526,7 +539,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
     if (this.state !== 'held' || this.releasing !== undefined) return undefined;
     if (startedAt >= this.deadline) {
       // The event loop (or a hung renewal) let the lease run out locally: never keep it silently.
-      this.lose('expired');
+      this.leaseRanOut();
       return undefined;
     }
     return ++this.renewalsSent;
@@ -582,11 +595,10 @@ export class HeldLock implements Lock, Renewable, Expiring {
 
   expire(): void {
     const release = this.releasing;
-    // A grant whose renewal before the handover went unanswered is not given back: its waiter
-    // asks again under the same token, and would lose its place (see `renewBeforeHandover`).
-    // One its waiter gave back (its call ended) has a release to settle as any other.
-    if (this.beforeHandover !== undefined && !this.handedOut && release === undefined) return this.abandon();
-    if (release === undefined || release.answered) {
+    // Lost, or a grant renewed before its handover forgotten (see `leaseRanOut`). One its waiter
+    // gave back (its call ended) has a release to settle as any other.
+    if (release === undefined) return this.leaseRanOut();
+    if (release.answered) {
       this.lose('expired');
       return;
     }
