@@ -4,18 +4,19 @@ import type { Lock, LockService } from '../../lib/index.js';
 import { sleep, useLockApps } from '../support/lock-app.js';
 import { subscribers, useRedis } from '../support/redis.js';
 
-type Store = { acquire: (...args: unknown[]) => Promise<unknown>; renew: (...args: unknown[]) => Promise<unknown> };
+type Call = (...args: unknown[]) => Promise<unknown>;
+type Store = { acquire: Call; renew: Call; semaphores: { acquire: Call }; readers: { acquire: Call } };
 const storeOf = (locks: LockService): Store => (locks as unknown as Record<symbol, { store: Store }>)[LOCK_RUNNER as symbol]!.store;
 
 /**
- * Each acquire attempt of `locks` runs in Redis at once and is answered `lateBy` ms later; once,
- * right on such an answer, `then()` runs (a release that hands the waiter the lock).
+ * Each acquire attempt made through `attempts` (a store, or its part for one kind of lock) runs
+ * in Redis at once and is answered `lateBy` ms later; once, right on such an answer, `then()`
+ * runs (a release that hands the waiter the lock).
  */
-function answerAttemptsLate(locks: LockService, lateBy: number, then: () => void): void {
-  const store = storeOf(locks);
-  const original = store.acquire;
+function answerAttemptsLate(attempts: { acquire: Call }, lateBy: number, then: () => void): void {
+  const original = attempts.acquire;
   let once: (() => void) | undefined = then;
-  store.acquire = function (this: unknown, ...args: unknown[]) {
+  attempts.acquire = function (this: unknown, ...args: unknown[]) {
     const reply = original.apply(this, args);
     return new Promise((resolve) =>
       setTimeout(() => {
@@ -41,6 +42,19 @@ function holdRenewalReplies(locks: LockService): { sent(): number; deliver(): vo
 }
 
 /**
+ * What is taken, by whom: the first waiter's options, the second's (a writer behind a reader),
+ * the holder's, the store part the first waiter's attempts go through, and the suffixes of the
+ * queue and the release channel.
+ */
+const KINDS = {
+  mutex: { first: {}, second: {}, holder: {}, attempts: (store: Store) => store, queue: ':queue', channel: ':released' },
+  // A permit granted late (review suspicion, forty-fifth session, cleared).
+  semaphore: { first: { limit: 1 }, second: { limit: 1 }, holder: { limit: 1 }, attempts: (store: Store) => store.semaphores, queue: ':sq', channel: ':sr' },
+  // A reader let in by a writer's release, a writer behind it (the same suspicion, cleared).
+  reader: { first: { mode: 'read' }, second: {}, holder: {}, attempts: (store: Store) => store.readers, queue: ':queue', channel: ':released' },
+} as const;
+
+/**
  * Found by review (forty-fourth session), after 8ab9e79. A release hands the head of the queue
  * the lock on a 1 s grant lease, which the waiter counts from its last attempt. A waiter whose
  * last attempt was answered late (650 ms here) has less than half of it left when the grant
@@ -50,40 +64,50 @@ function holdRenewalReplies(locks: LockService): { sent(): number; deliver(): vo
  * the grant (renewed in Redis) still stood: 8ab9e79's defect, by the renewal's path. It now tries
  * again under the same token, as 8ab9e79's waiter does, which takes the lock if the grant stands;
  * no code runs under the grant before an answer of Redis confirms it.
+ *
+ * Semaphores and read locks take grants through the same code, their same-token attempt through
+ * scripts of their own (a permit's or a reader's `mine()`): the forty-fifth session's review
+ * found them keeping their place as well (each fails, ['second', 'first'], with the waiter made
+ * to give the grant back again), and nothing but the fencing counter is left of the key after.
  */
 describe('a waiter granted the lock late whose renewal before the handover is not answered', () => {
   const redis = useRedis();
   const app = useLockApps();
 
-  const queued = async (length: number): Promise<void> => {
-    while ((await redis.llen('lock:{late-renewal}:queue')) < length) await sleep(10);
-  };
-
-  it('keeps its place: it takes the lock before the waiter that queued behind it', async () => {
-    const firstApp = await app();
-    const holderApp = await app();
-    const secondApp = await app();
-    const held: Lock = await holderApp.locks.acquire('late-renewal', { ttl: 30_000 });
-    const order: string[] = [];
-    const served = (name: string) => async (lock: Lock) => {
-      order.push(name);
-      await lock.release();
-    };
-    const first = firstApp.locks.acquire('late-renewal', { ttl: 30_000, waitTimeout: 30_000 }).then(served('first'));
-    await queued(1);
-    const second = secondApp.locks.acquire('late-renewal', { ttl: 30_000, waitTimeout: 30_000 }).then(served('second'));
-    await queued(2);
-    await expect.poll(() => subscribers(redis, 'lock:{late-renewal}:released'), { timeout: 10_000 }).toBe(2);
-    const renewals = holdRenewalReplies(firstApp.locks);
-    // The first waiter's next attempt (a refresh) is answered 650 ms after it was sent; the
-    // holder releases right then, handing it the lock with 350 ms of the grant lease left.
-    answerAttemptsLate(firstApp.locks, 650, () => void held.release());
-    await expect.poll(() => renewals.sent(), { timeout: 10_000 }).toBeGreaterThan(0);
-    // Never answered in time: the lease left runs out.
-    await Promise.race([first, second]);
-    renewals.deliver();
-    await Promise.all([first, second]);
-    // Failed: ['second', 'first'].
-    expect(order).toEqual(['first', 'second']);
-  }, 30_000);
+  for (const [kind, { first: firstOptions, second: secondOptions, holder: holderOptions, attempts, queue, channel }] of Object.entries(KINDS)) {
+    it(`keeps its place: it takes the lock before the waiter that queued behind it (${kind})`, async () => {
+      const key = `late-renewal-${kind}`;
+      const queued = async (length: number): Promise<void> => {
+        while ((await redis.llen(`lock:{${key}}${queue}`)) < length) await sleep(10);
+      };
+      const firstApp = await app();
+      const holderApp = await app();
+      const secondApp = await app();
+      const wait = { ttl: 30_000, waitTimeout: 30_000 };
+      const held: Lock = await holderApp.locks.acquire(key, { ttl: 30_000, ...holderOptions });
+      const order: string[] = [];
+      const served = (name: string) => async (lock: Lock) => {
+        order.push(name);
+        await lock.release();
+      };
+      const first = firstApp.locks.acquire(key, { ...wait, ...firstOptions }).then(served('first'));
+      await queued(1);
+      const second = secondApp.locks.acquire(key, { ...wait, ...secondOptions }).then(served('second'));
+      await queued(2);
+      await expect.poll(() => subscribers(redis, `lock:{${key}}${channel}`), { timeout: 10_000 }).toBe(2);
+      const renewals = holdRenewalReplies(firstApp.locks);
+      // The first waiter's next attempt (a refresh) is answered 650 ms after it was sent; the
+      // holder releases right then, handing it the lock with 350 ms of the grant lease left.
+      answerAttemptsLate(attempts(storeOf(firstApp.locks)), 650, () => void held.release());
+      await expect.poll(() => renewals.sent(), { timeout: 10_000 }).toBeGreaterThan(0);
+      // Never answered in time: the lease left runs out.
+      await Promise.race([first, second]);
+      renewals.deliver();
+      await Promise.all([first, second]);
+      // Failed: ['second', 'first'].
+      expect(order).toEqual(['first', 'second']);
+      // The grant forgotten here left nothing behind it in Redis.
+      expect(await redis.keys(`lock:{${key}}*`)).toEqual([`lock:{${key}}:fence`]);
+    }, 30_000);
+  }
 });
