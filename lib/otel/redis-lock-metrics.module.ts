@@ -1,4 +1,6 @@
-import { Inject, Module, type DynamicModule, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { Inject, Logger, Module, Optional, type DynamicModule, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import { neverThrowingLogger } from '../core/engine/never-throwing-logger.js';
 import { checkMetricsOptions, enableLockMetrics, type LockMetricsHandle, type LockMetricsOptions } from './lock-metrics.js';
 
 // Its text is the one part of Nest's error that the library controls when the class is imported
@@ -8,7 +10,8 @@ const LOCK_METRICS_OPTIONS = 'nestjs-redis-lock:options of RedisLockMetricsModul
 /**
  * Records OpenTelemetry metrics of every lock while the application runs (see
  * {@link enableLockMetrics} for the instruments). Start the OpenTelemetry SDK before the
- * application, as usual.
+ * application, as usual, and import it in the root module: one a route loads with
+ * `LazyModuleLoader` records nothing (Nest runs no hook of such a module), which is warned of.
  *
  * @example
  * ```ts
@@ -22,7 +25,19 @@ const LOCK_METRICS_OPTIONS = 'nestjs-redis-lock:options of RedisLockMetricsModul
 export class RedisLockMetricsModule implements OnModuleInit, OnApplicationShutdown {
   private handle?: LockMetricsHandle;
 
-  constructor(@Inject(LOCK_METRICS_OPTIONS) private readonly options: LockMetricsOptions) {}
+  constructor(
+    @Inject(LOCK_METRICS_OPTIONS) private readonly options: LockMetricsOptions,
+    @Optional() @Inject(HttpAdapterHost) http?: HttpAdapterHost,
+  ) {
+    // Made while the server already listens: a module a route loaded with LazyModuleLoader, whose
+    // hooks Nest never runs. Recording from here could not be stopped at app.close().
+    if (http?.listening === true) {
+      neverThrowingLogger(new Logger('RedisLock')).warn(
+        'RedisLockMetricsModule was loaded after the HTTP server started listening (by LazyModuleLoader): Nest runs no lifecycle hook of a module loaded so, ' +
+          'and lock metrics are not recorded. Import RedisLockMetricsModule.forRoot() in the root module.',
+      );
+    }
+  }
 
   static forRoot(options: LockMetricsOptions = {}): DynamicModule {
     checkMetricsOptions(options, 'RedisLockMetricsModule.forRoot()');
