@@ -12,9 +12,11 @@ import type { LockLogger } from './core/engine/lock-logger.js';
 export function warnIfLoadedLazily(http: HttpAdapterHost | undefined, where: string | undefined, logger: LockLogger): void {
   if (http?.listening !== true) return;
   const module = where ?? 'RedisLockModule';
+  // The class the application imported: the testing module's remedy is itself, not a module that needs Redis.
+  const remedy = module.startsWith('RedisLockTestingModule') ? 'RedisLockTestingModule' : 'RedisLockModule';
   logger.warn(
     `${module} was loaded after the HTTP server started listening (by LazyModuleLoader): Nest runs no lifecycle hook of a module loaded so, ` +
       'and app.close() will neither give back the locks of its LockService nor close its connection (the process would not exit on its own). ' +
-      'Import RedisLockModule in the root module, with isGlobal: true, and use its LockService (or @Locked) in the lazily loaded module.',
+      `Import ${remedy} in the root module, with isGlobal: true, and use its LockService (or @Locked) in the lazily loaded module.`,
   );
 }
