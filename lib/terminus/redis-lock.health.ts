@@ -9,7 +9,8 @@ import { settleWithin, TIMED_OUT } from '../core/time/settle-within.js';
 import { InvalidLockOptionsError } from '../errors/invalid-lock-options.error.js';
 import { parseDuration, type Duration } from '../core/time/duration.js';
 import { LockService } from '../lock.service.js';
-import { LOCK_RUNNER } from '../redis-lock.constants.js';
+import { LOCK_RUNNER, NOT_A_LOCK_SERVICE } from '../redis-lock.constants.js';
+import { RedisLockError } from '../errors/redis-lock.error.js';
 import { LockHealthStats, LOST_WINDOW_MS } from './lock-health-stats.js';
 
 /** Options of {@link RedisLockHealthIndicator.isHealthy}. */
@@ -201,6 +202,8 @@ export class RedisLockHealthIndicator implements OnModuleDestroy {
   }
 
   private get manager(): LockManager {
+    // A fake (useValue in a test) has no engine: said as @Locked says it, not as a TypeError.
+    if (!(this.locks instanceof LockService)) throw new RedisLockError(`RedisLockHealthIndicator: the LockService it was given ${NOT_A_LOCK_SERVICE}`);
     return this.locks[LOCK_RUNNER] as LockManager;
   }
 }
