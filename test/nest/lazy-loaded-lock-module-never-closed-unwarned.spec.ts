@@ -1,8 +1,7 @@
-import { Controller, Get, Injectable, Module, type DynamicModule } from '@nestjs/common';
-import { LazyModuleLoader } from '@nestjs/core';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { LockService, RedisLockModule } from '../../lib/index.js';
-import { createHttpApp, listenOnLoopback } from '../support/http-app.js';
+import { RedisLockModule } from '../../lib/index.js';
+import { createHttpApp } from '../support/http-app.js';
+import { appLoadingLazily } from '../support/lazily-loading-app.js';
 import { CapturedLogs } from '../support/lock-app.js';
 import { redisUrl, useRedis } from '../support/redis.js';
 
@@ -18,33 +17,6 @@ import { redisUrl, useRedis } from '../support/redis.js';
 describe('RedisLockModule.forRoot() imported by a module a route loads lazily', () => {
   const redis = useRedis();
 
-  @Injectable()
-  class Exports {
-    constructor(readonly locks: LockService) {}
-  }
-
-  /**
-   * A listening HTTP application importing `rootImports`, whose `GET /export` loads a module
-   * importing `lazyImports` and answers what `work` makes of that module's `LockService`.
-   */
-  async function appLoadingLazily(lazyImports: DynamicModule[], rootImports: DynamicModule[], work: (locks: LockService) => Promise<unknown>) {
-    @Module({ imports: lazyImports, providers: [Exports], exports: [Exports] })
-    class LazyExports {}
-    @Controller()
-    class ExportsController {
-      constructor(private readonly loader: LazyModuleLoader) {}
-      @Get('export')
-      async export(): Promise<string> {
-        const lazy = await this.loader.load(() => LazyExports);
-        return String(await work(lazy.get(Exports).locks));
-      }
-    }
-    const logs = new CapturedLogs();
-    const app = await createHttpApp({ imports: rootImports, controllers: [ExportsController] }, { logs, logger: logs });
-    onTestFinished(() => app.close());
-    return { app, logs, url: await listenOnLoopback(app) };
-  }
-
   it('is warned of when it is made: app.close() will not give its locks back', async () => {
     const { app, logs, url } = await appLoadingLazily([RedisLockModule.forRoot({ redis: redisUrl() })], [], async (locks) => {
       // Nest will not close it: the test does, as the remedy's root module would be.
@@ -56,7 +28,7 @@ describe('RedisLockModule.forRoot() imported by a module a route loads lazily', 
       await lock.release();
       return 'done';
     });
-    expect(await (await fetch(`${url}/export`)).text()).toBe('done');
+    expect(await (await fetch(`${url}/lazy`)).text()).toBe('done');
     // Before the fix: nothing logged.
     const warnings = logs.lines.filter((line) => line.level === 'warn');
     expect(warnings).toHaveLength(1);
@@ -69,7 +41,7 @@ describe('RedisLockModule.forRoot() imported by a module a route loads lazily', 
 
   it("is not warned of in the root module, nor in a lazy module using the root module's service", async () => {
     const { logs, url } = await appLoadingLazily([], [RedisLockModule.forRoot({ redis: redisUrl(), isGlobal: true })], async (locks) => (await locks.inspect('export:2')).held);
-    expect(await (await fetch(`${url}/export`)).text()).toBe('false');
+    expect(await (await fetch(`${url}/lazy`)).text()).toBe('false');
     // Nor in a second application made while the first one listens (a worker beside it).
     const workerLogs = new CapturedLogs();
     const worker = await createHttpApp({ imports: [RedisLockModule.forRoot({ redis: redisUrl() })] }, { logs: workerLogs, logger: workerLogs });

@@ -1,10 +1,6 @@
-import { Controller, Get, Injectable, Module } from '@nestjs/common';
-import { LazyModuleLoader } from '@nestjs/core';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { LockService } from '../../lib/index.js';
 import { InMemoryLocks, RedisLockTestingModule } from '../../lib/testing/index.js';
-import { createHttpApp, listenOnLoopback } from '../support/http-app.js';
-import { CapturedLogs } from '../support/lock-app.js';
+import { appLoadingLazily, warningsOf } from '../support/lazily-loading-app.js';
 
 /**
  * Found by review. A lock module made after the HTTP server started listening (one a route loads
@@ -15,36 +11,18 @@ import { CapturedLogs } from '../support/lock-app.js';
  * module the application used.
  */
 describe('RedisLockTestingModule.forRoot() imported by a module a route loads lazily', () => {
-  @Injectable()
-  class Reports {
-    constructor(readonly locks: LockService) {}
-  }
-
   it('is warned of with the testing module as the remedy, not RedisLockModule', async () => {
-    const locks = new InMemoryLocks();
-    @Module({ imports: [RedisLockTestingModule.forRoot({ locks })], providers: [Reports], exports: [Reports] })
-    class LazyReports {}
-    @Controller()
-    class ReportsController {
-      constructor(private readonly loader: LazyModuleLoader) {}
-      @Get('report')
-      async report(): Promise<string> {
-        const service = (await this.loader.load(() => LazyReports)).get(Reports).locks;
-        // Nest will not close it: the test does, as the remedy's root module would be.
-        onTestFinished(async () => {
-          await service.beforeApplicationShutdown();
-          await service.onApplicationShutdown();
-        });
-        await (await service.acquire('report:1')).release();
-        return 'done';
-      }
-    }
-    const logs = new CapturedLogs();
-    const app = await createHttpApp({ controllers: [ReportsController] }, { logs, logger: logs });
-    onTestFinished(() => app.close());
-    const url = await listenOnLoopback(app);
-    expect(await (await fetch(`${url}/report`)).text()).toBe('done');
-    const warnings = logs.lines.filter((line) => line.level === 'warn').map((line) => line.message);
+    const { logs, url } = await appLoadingLazily([RedisLockTestingModule.forRoot({ locks: new InMemoryLocks() })], [], async (locks) => {
+      // Nest will not close it: the test does, as the remedy's root module would be.
+      onTestFinished(async () => {
+        await locks.beforeApplicationShutdown();
+        await locks.onApplicationShutdown();
+      });
+      await (await locks.acquire('report:1')).release();
+      return 'done';
+    });
+    expect(await (await fetch(`${url}/lazy`)).text()).toBe('done');
+    const warnings = warningsOf(logs);
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toContain('RedisLockTestingModule.forRoot() was loaded after the HTTP server started listening');
     // Before the fix: 'Import RedisLockModule in the root module, with isGlobal: true, ...'.
