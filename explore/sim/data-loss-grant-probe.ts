@@ -1,12 +1,11 @@
 import { WAITER_LEASE_MS, WAITER_REFRESH_MS } from '../../lib/core/engine/waiter-timing.js';
+import { SETTLE_MS, settleCall } from './settle-call.js';
 import type { Instance, World } from './world.js';
 
 /** The probe's key: nobody else calls it. */
 const KEY = 'dl';
 /** Every call's waitTimeout: longer than the probe, so none gives up. */
 const WAIT_MS = 60_000;
-/** Virtual time given to a call's network hops (an acquire, a release, a waiter's first attempt). */
-const SETTLE_MS = 50;
 /** Fencing tokens the restart's snapshot lacks: the grant's and the one before it. */
 const ROLLED_BACK = 2;
 
@@ -58,20 +57,7 @@ export async function dataLossGrantProbe(world: World, check: () => void, stop: 
   await world.scheduler.run(world.scheduler.now + WAITER_REFRESH_MS + 2 * SETTLE_MS, check, () => stop() || waiterDone);
 }
 
-/** Runs the world until `call` settles (or `SETTLE_MS` pass): its value, or undefined when it failed or is still on its way. */
-async function settle<T>(world: World, instance: Instance, call: Promise<T>, check: () => void, stop: () => boolean): Promise<T | undefined> {
-  let value: T | undefined;
-  let done = false;
-  call.then(
-    (result) => {
-      value = result;
-      done = true;
-    },
-    (error: unknown) => {
-      world.trace(instance, `data-loss probe: ${(error as Error).message}`);
-      done = true;
-    },
-  );
-  await world.scheduler.run(world.scheduler.now + SETTLE_MS, check, () => stop() || done);
-  return value;
+/** `settleCall`, a failure traced as the probe's. */
+function settle<T>(world: World, instance: Instance, call: Promise<T>, check: () => void, stop: () => boolean): Promise<T | undefined> {
+  return settleCall(world, call, check, stop, (error) => world.trace(instance, `data-loss probe: ${(error as Error).message}`));
 }
