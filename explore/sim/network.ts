@@ -22,7 +22,8 @@ export interface CommandFate {
 }
 
 export interface FaultDecider {
-  command(instance: SimNode, op: string): CommandFate;
+  /** `lockKey`: the lock's key a script of one lock runs on (an attempt, a renewal, a release). */
+  command(instance: SimNode, op: string, lockKey?: string): CommandFate;
   message(instance: SimNode): 'ok' | 'lost' | 'duplicated';
   /** Network latency of one hop, ms (small and random). */
   latency(): number;
@@ -94,10 +95,10 @@ export class Network {
   }
 
   /** Sends one command of `node`: `invoke` runs on the store when it arrives. */
-  call<T>(node: SimNode, op: string, invoke: () => Promise<T>, token?: string, watched?: AttemptRecord): Promise<T> {
+  call<T>(node: SimNode, op: string, invoke: () => Promise<T>, token?: string, watched?: AttemptRecord, lockKey?: string): Promise<T> {
     if (token !== undefined && GIVE_BACKS.has(op)) node.gaveBack?.add(token);
     return new Promise<T>((resolve, reject) => {
-      const fate = this.faults.command(node, op);
+      const fate = this.faults.command(node, op, lockKey);
       const arrival = Math.max(this.scheduler.now + this.faults.latency() + (fate.delayBefore ?? 0), this.lastArrival.get(node) ?? 0);
       this.lastArrival.set(node, arrival);
       // Its reply comes after it arrives: counted from now, so that the checks that wait for every held-back reply wait for it too.
@@ -182,7 +183,7 @@ export class Network {
     const notifier = new MemoryNotifier();
     node.notifier = notifier;
     this.subscribers.add(node);
-    const call = <T>(op: string, invoke: () => Promise<T>, token?: string, watched?: AttemptRecord): Promise<T> => this.call(node, op, invoke, token, watched);
+    const call = <T>(op: string, invoke: () => Promise<T>, token?: string, watched?: AttemptRecord, lockKey?: string): Promise<T> => this.call(node, op, invoke, token, watched, lockKey);
     const wrapped: LockStore = {
       queues: store.queues,
       barges: store.barges,
@@ -191,14 +192,14 @@ export class Network {
       acquire: (...args) => {
         const watched = this.faults.watchAttempt?.(node, args[0].lock);
         if (watched !== undefined) watched.sentAt = this.scheduler.now;
-        return call('acquire', () => (this.faults.foreignData?.(args[0].lock) === true ? Promise.reject(new WrongTypeError()) : store.acquire(...args)), args[1] as string, watched);
+        return call('acquire', () => (this.faults.foreignData?.(args[0].lock) === true ? Promise.reject(new WrongTypeError()) : store.acquire(...args)), args[1] as string, watched, args[0].lock);
       },
-      renew: (...args) => call('renew', () => store.renew(...args), args[1] as string),
+      renew: (...args) => call('renew', () => store.renew(...args), args[1] as string, undefined, args[0]),
       renewBatch: (requests: RenewalRequest[]): RenewalPart[] => [
         // The in-memory store answers a batch in one part.
         { indexes: requests.map((_, i) => i), outcomes: call('renewBatch', () => store.renewBatch(requests)[0]!.outcomes) },
       ],
-      release: (...args) => call('release', () => store.release(...args), args[1] as string),
+      release: (...args) => call('release', () => store.release(...args), args[1] as string, undefined, args[0].lock),
       leave: (...args) => call('leave', () => store.leave(...args), args[1] as string),
       exists: (...args) => call('exists', () => store.exists(...args)),
       inspect: (...args) => call('inspect', () => store.inspect(...args)),

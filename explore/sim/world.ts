@@ -27,6 +27,7 @@ import { InnerWaitProbe } from './inner-wait-probe.js';
 import { tickStallProbe } from './tick-stall-probe.js';
 import { foreignDataProbe } from './foreign-data-probe.js';
 import { multiKeyGiveBackProbe } from './multi-key-give-back-probe.js';
+import { grantHandoverProbe } from './grant-handover-probe.js';
 
 export const KEY_PREFIX = 'lock:';
 export const SEMAPHORE_LIMIT = 2;
@@ -330,6 +331,19 @@ export class World implements FaultDecider {
   private delayNextAcquire?: { instance: Instance; until: number };
   /** The acquire the job-claim probe held up, kept: the instance's later commands queued behind it. */
   private heldUp?: { instance: Instance; until: number };
+  /** Fates a probe chose for one command each (see `steerNext`). */
+  private readonly steered: { instance: Instance; op: string; lockKey: string; fate: CommandFate; sent: { at?: number } }[] = [];
+
+  /**
+   * Gives the next `op` of `instance` on `lockKey` `fate` (a probe's, drawn from nothing): returns
+   * a record of when it was sent, filled then.
+   */
+  steerNext(instance: Instance, op: string, lockKey: string, fate: CommandFate): { at?: number } {
+    const sent = {};
+    this.steered.push({ instance, op, lockKey, fate, sent });
+    return sent;
+  }
+
   /** When the store last answered an attempt of each token with busy. */
   readonly lastBusyAt = new Map<string, number>();
 
@@ -419,7 +433,14 @@ export class World implements FaultDecider {
     return Math.floor(this.random() * 3);
   }
 
-  command(node: SimNode, op: string): CommandFate {
+  command(node: SimNode, op: string, lockKey?: string): CommandFate {
+    const steered = this.steered.findIndex((s) => s.instance === node && s.op === op && s.lockKey === lockKey);
+    if (steered >= 0) {
+      const [{ fate, sent }] = this.steered.splice(steered, 1) as [(typeof this.steered)[number]];
+      sent.at = this.scheduler.now;
+      this.trace(node, `${op} steered by a probe: ${JSON.stringify(fate)}`);
+      return fate;
+    }
     if (this.loseNextAcquire === node && op === 'acquire') {
       this.loseNextAcquire = undefined;
       return { lost: 'before', delay: 0 };
@@ -626,6 +647,13 @@ export class World implements FaultDecider {
       await this.earlierTermWorkProbe(check, stop);
       if (this.violation) return;
     }
+
+    // Grants handed over in the shapes of the forty-fourth session's engine fixes (see
+    // `grantHandoverProbe`): after the probes whose runs it would change, before the two that
+    // must come last (the inner-wait probe's close begins as it ends; the data-loss probe's
+    // restart would take what any probe before it holds).
+    await grantHandoverProbe(this, check, stop);
+    if (this.violation) return;
 
     // A call waiting inside a term as the close begins is ended then (leader plans; see InnerWaitProbe).
     if (this.plan.leader) {

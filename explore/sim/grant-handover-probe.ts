@@ -1,0 +1,203 @@
+import { LAST_ATTEMPT_GRACE_MS, WAITER_REFRESH_MS } from '../../lib/core/engine/waiter-timing.js';
+import { lockRedisKeys } from '../../lib/core/keys/lock-key.js';
+import type { Lock } from '../../lib/interfaces/lock.interface.js';
+import type { CommandFate } from './network.js';
+import { SETTLE_MS, settleCall as settle } from './settle-call.js';
+import { KEY_PREFIX, type Instance, type World } from './world.js';
+
+/** Every call's ttl: its grant lease is the whole 1 s waiter lease, its polls 250 ms apart. */
+const TTL_MS = 3_000;
+/** Every call's waitTimeout: longer than the probe, so none gives up by itself. */
+const WAIT_MS = 60_000;
+/** A lock handed to a waiter of the process goes on within a few network hops. */
+const HANDOVER_MS = 30;
+/** A reply Redis never sends, nor any error: the connection frozen for this one command. */
+const NEVER: CommandFate = { lost: 'after', delay: 0, frozen: { hold: 0, never: true } };
+
+/**
+ * Grants handed to a waiter by a release, in the shapes last session's engine fixes are about,
+ * none of which random faults made: each part on a key of its own, after the faults, on the live
+ * instances (the first part needs one, the others two), its commands steered one at a time
+ * (`World.steerNext`). Draws nothing from the random streams: every run is what it was until it
+ * starts.
+ *
+ * 1. `ga`: a waiter of the holder's process, handed the lock while the holder's release has no
+ *    reply yet (it waits for that reply, see `ReleasesOnTheirWay`), has its signal abort then.
+ *    docs/locks.md: the signal cancels the wait; an aborted call is never handed the lock (737b217).
+ * 2. `gn`: a release Redis never answers, given up at its lease's end; a later grant of the key to
+ *    a waiter of that process, by another process' release, comes within a few hops: it waits on
+ *    no release that ended (07474d9).
+ * 3. `gl`, `gr`: two waiters queued one after the other; the first one's refresh is held up on its
+ *    way (it reaches Redis within the 2 s a lapsed waiter keeps its place in), then the release
+ *    hands it the lock late in its grant lease: after the whole lease (`gl`, 8ab9e79) or with its
+ *    renewal before the handover answered late (`gr`, d4674e3). It keeps its place: it holds the
+ *    lock before the second one.
+ * 4. `gx`: a waiter handed the lock late in its grant lease has its signal abort while its renewal
+ *    before the handover, never answered, is on its way; it gives the grant back, and Redis never
+ *    answers that release either. The release is settled (as unanswered) by the end of its lease,
+ *    or of the 1 s a release's answer gets: it holds up no `app.close()` (d65d5d8).
+ */
+export async function grantHandoverProbe(world: World, check: () => void, stop: () => boolean): Promise<void> {
+  const live = world.instances.filter((i) => i.alive && !i.stopping && !i.paused);
+  const [a, b] = live;
+  if (a === undefined) return;
+  await abortedWhileReleaseOnItsWay(world, a, check, stop);
+  if (world.violation || b === undefined) return;
+  const c = live[2] ?? a;
+  await grantBehindUnansweredRelease(world, a, b, check, stop);
+  if (world.violation) return;
+  await lateGrantKeepsPlace(world, 'gl', [a, b, c], undefined, check, stop);
+  if (world.violation) return;
+  await lateGrantKeepsPlace(world, 'gr', [a, b, c], { delay: 600 }, check, stop);
+  if (world.violation) return;
+  await abortedDuringRenewalBeforeHandover(world, a, b, check, stop);
+}
+
+/** Part 1 (see above). */
+async function abortedWhileReleaseOnItsWay(world: World, a: Instance, check: () => void, stop: () => boolean): Promise<void> {
+  const key = 'ga';
+  const holder = await settle(world, a.service.acquire(key, { ttl: TTL_MS, waitTimeout: WAIT_MS }), check, stop);
+  if (holder === undefined) return;
+  const caller = new AbortController();
+  const reason = new Error('the caller went away');
+  // Filled by the call (an object: a closure's writes narrow nothing).
+  const call: { ran?: true; outcome?: unknown } = {};
+  void a.service.using(key, () => void (call.ran = true), { ttl: TTL_MS, waitTimeout: WAIT_MS, signal: caller.signal }).then(
+    () => (call.outcome = 'acquired'),
+    (error: unknown) => (call.outcome = error),
+  );
+  await world.scheduler.run(world.scheduler.now + SETTLE_MS, check, stop);
+  if (world.violation || call.outcome !== undefined) return;
+  // The release runs in the store at once (its message hands the lock over); its reply comes later.
+  world.steerNext(a, 'release', lockRedisKeys(KEY_PREFIX, key).lock, { delay: 10 * HANDOVER_MS });
+  world.trace(a, `grant-handover probe: releases ${key} #${holder.fencingToken} to a waiter of its process, its reply late`);
+  let released = false;
+  void holder.release().finally(() => (released = true)).catch(() => undefined);
+  await world.scheduler.run(world.scheduler.now + HANDOVER_MS / 2, check, stop);
+  if (world.violation) return;
+  world.trace(a, `grant-handover probe: the waiter's signal aborts`);
+  caller.abort(reason);
+  await world.scheduler.run(world.scheduler.now + 20 * HANDOVER_MS, check, () => stop() || (released && call.outcome !== undefined));
+  if (world.violation || !a.alive || a.paused) return;
+  const { ran, outcome } = call;
+  if (ran === true || outcome !== reason) {
+    world.violate(a, 'a call whose signal aborted is never handed the lock', `${key}: the waiter's signal aborted at the release; its call ${ran ? 'ran its work, then ' : ''}${describe(outcome)}`);
+  }
+}
+
+function describe(outcome: unknown): string {
+  if (outcome === undefined) return 'had not settled';
+  return `ended: ${outcome instanceof Error ? outcome.message : String(outcome)}`;
+}
+
+/** Part 2 (see above). */
+async function grantBehindUnansweredRelease(world: World, a: Instance, b: Instance, check: () => void, stop: () => boolean): Promise<void> {
+  const key = 'gn';
+  const short = 10 * HANDOVER_MS;
+  const first = await settle(world, a.service.acquire(key, { ttl: short, waitTimeout: WAIT_MS }), check, stop);
+  if (first === undefined) return;
+  world.steerNext(a, 'release', lockRedisKeys(KEY_PREFIX, key).lock, NEVER);
+  world.trace(a, `grant-handover probe: releases ${key} #${first.fencingToken}, a release Redis never answers`);
+  let givenUp = false;
+  void first.release().finally(() => (givenUp = true)).catch(() => undefined);
+  // Given up at the end of its lease (or of the 1 s a release's answer gets), told `released` then.
+  await world.scheduler.run(world.scheduler.now + TTL_MS, check, () => stop() || givenUp);
+  if (world.violation || !givenUp) return;
+  const other = await settle(world, b.service.acquire(key, { ttl: TTL_MS, waitTimeout: WAIT_MS }), check, stop);
+  if (other === undefined) return;
+  let heldAt: number | undefined;
+  let done = false;
+  void a.service
+    .using(key, () => void (heldAt = world.scheduler.now), { ttl: TTL_MS, waitTimeout: WAIT_MS })
+    .catch((error: unknown) => world.trace(a, `grant-handover probe: ${key}'s waiter failed: ${(error as Error).message}`))
+    .finally(() => (done = true));
+  await world.scheduler.run(world.scheduler.now + SETTLE_MS, check, stop);
+  if (world.violation || done) return;
+  world.trace(b, `grant-handover probe: releases ${key} #${other.fencingToken} to ${a.name}'s waiter`);
+  const releasedAt = world.scheduler.now;
+  void other.release().catch(() => undefined);
+  await world.scheduler.run(world.scheduler.now + TTL_MS, check, () => stop() || done);
+  if (world.violation || !a.alive || a.paused || !b.alive || b.paused) return;
+  if (heldAt === undefined || heldAt - releasedAt > HANDOVER_MS) {
+    world.violate(a, 'a grant to a waiter waits on no release its process gave up', `${key}: ${b.name} released it at ${releasedAt} ms to ${a.name}'s waiter, ${heldAt === undefined ? 'which never held it' : `which held it ${heldAt - releasedAt} ms later`}; ${a.name}'s release of #${first.fencingToken}, never answered, was given up at its lease's end`);
+  }
+}
+
+/** Part 3 (see above): `renewal`, the fate of the first waiter's renewal before the handover (none: the grant's whole lease is gone by then). */
+async function lateGrantKeepsPlace(world: World, key: string, [a, b, c]: [Instance, Instance, Instance], renewal: CommandFate | undefined, check: () => void, stop: () => boolean): Promise<void> {
+  const holder = await settle(world, a.service.acquire(key, { ttl: TTL_MS, waitTimeout: WAIT_MS }), check, stop);
+  if (holder === undefined) return;
+  const order: string[] = [];
+  let done = 0;
+  const wait = (instance: Instance, who: string): void => {
+    void instance.service
+      .using(key, () => void order.push(who), { ttl: TTL_MS, waitTimeout: WAIT_MS })
+      .catch((error: unknown) => world.trace(instance, `grant-handover probe: ${key}'s ${who} waiter failed: ${(error as Error).message}`))
+      .finally(() => done++);
+  };
+  wait(b, 'first');
+  await world.scheduler.run(world.scheduler.now + SETTLE_MS, check, stop);
+  if (world.violation) return;
+  wait(c, 'second');
+  await world.scheduler.run(world.scheduler.now + SETTLE_MS, check, stop);
+  if (world.violation || done > 0) return;
+  // The refresh reaches the store after the whole grant lease counted from it, or with a third
+  // of it left (a renewal before the handover, whose reply `renewal` holds back).
+  if (renewal !== undefined) world.steerNext(b, 'renew', lockRedisKeys(KEY_PREFIX, key).lock, renewal);
+  if (!(await releaseAfterLateRefresh(world, a, b, key, holder, renewal === undefined ? 1_100 : 700, check, stop))) return;
+  await world.scheduler.run(world.scheduler.now + 2 * TTL_MS, check, () => stop() || done === 2);
+  if (world.violation || [a, b, c].some((i) => !i.alive || i.paused)) return;
+  if (order.join() !== 'first,second') {
+    world.violate(b, 'waiters get the lock in queue order', `${key}: ${b.name}'s waiter, handed the lock late in its grant lease${renewal === undefined ? '' : ', its renewal before the handover answered late'}, and ${c.name}'s behind it got it in order ${order.join(',') || '(none)'}`);
+  }
+}
+
+/** Part 4 (see above). */
+async function abortedDuringRenewalBeforeHandover(world: World, a: Instance, b: Instance, check: () => void, stop: () => boolean): Promise<void> {
+  const key = 'gx';
+  const holder = await settle(world, a.service.acquire(key, { ttl: TTL_MS, waitTimeout: WAIT_MS }), check, stop);
+  if (holder === undefined) return;
+  const caller = new AbortController();
+  let done = false;
+  void b.service
+    .using(key, () => undefined, { ttl: TTL_MS, waitTimeout: WAIT_MS, signal: caller.signal })
+    .catch(() => undefined)
+    .finally(() => (done = true));
+  await world.scheduler.run(world.scheduler.now + SETTLE_MS, check, stop);
+  if (world.violation || done) return;
+  const lockKey = lockRedisKeys(KEY_PREFIX, key).lock;
+  const renewal = world.steerNext(b, 'renew', lockKey, NEVER);
+  world.steerNext(b, 'release', lockKey, NEVER);
+  if (!(await releaseAfterLateRefresh(world, a, b, key, holder, 700, check, stop))) return;
+  await world.scheduler.run(world.scheduler.now + SETTLE_MS, check, () => stop() || renewal.at !== undefined);
+  if (world.violation || renewal.at === undefined || done) return;
+  // What the close would wait for: the clean-ups begun from here (the give-back among them).
+  const cleanUps = (b.service as unknown as { manager: { pendingCleanups: Set<Promise<unknown>> } }).manager.pendingCleanups;
+  const before = new Set(cleanUps);
+  world.trace(b, `grant-handover probe: the waiter's signal aborts during its renewal before the handover`);
+  const abortedAt = world.scheduler.now;
+  caller.abort(new Error('the caller went away'));
+  // The grant's lease, or the 1 s grace its give-back's answer gets, from now: then some slack.
+  await world.scheduler.run(abortedAt + LAST_ATTEMPT_GRACE_MS + 2 * SETTLE_MS, check, stop);
+  if (world.violation || !b.alive || b.paused || b.stopping) return;
+  const left = [...cleanUps].filter((work) => !before.has(work)).length;
+  if (left > 0) {
+    world.violate(b, 'a give-back Redis never answers is settled by the end of its lease', `${key}: ${b.name}'s waiter, aborted at ${abortedAt} ms during its renewal before the handover, gave the grant back; ${left} clean-up(s) begun since still pending at ${world.scheduler.now} ms, which its close would wait for`);
+  }
+}
+
+/**
+ * Holds `b`'s next attempt on `key` (its waiter's refresh) up `late` ms on its way, then has
+ * `holder` (of `a`) release right after its answer: the grant comes `late` ms after that attempt
+ * was sent. False when the refresh never went out (or a violation came first).
+ */
+async function releaseAfterLateRefresh(world: World, a: Instance, b: Instance, key: string, holder: Lock, late: number, check: () => void, stop: () => boolean): Promise<boolean> {
+  const refresh = world.steerNext(b, 'acquire', lockRedisKeys(KEY_PREFIX, key).lock, { delay: 0, delayBefore: late });
+  await world.scheduler.run(world.scheduler.now + 2 * SETTLE_MS + WAITER_REFRESH_MS, check, () => stop() || refresh.at !== undefined);
+  if (world.violation || refresh.at === undefined) return false;
+  await world.scheduler.run(refresh.at + late + HANDOVER_MS / 3, check, stop);
+  if (world.violation) return false;
+  world.trace(a, `grant-handover probe: releases ${key} #${holder.fencingToken}, ${b.name}'s refresh sent at ${refresh.at} ms answered ${late} ms late`);
+  void holder.release().catch(() => undefined);
+  return true;
+}
