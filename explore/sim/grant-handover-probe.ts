@@ -1,4 +1,5 @@
 import { LAST_ATTEMPT_GRACE_MS, WAITER_REFRESH_MS } from '../../lib/core/engine/waiter-timing.js';
+import type { HeldLock } from '../../lib/core/engine/held-lock.js';
 import { lockRedisKeys } from '../../lib/core/keys/lock-key.js';
 import type { Lock } from '../../lib/interfaces/lock.interface.js';
 import type { CommandFate } from './network.js';
@@ -36,6 +37,11 @@ const NEVER: CommandFate = { lost: 'after', delay: 0, frozen: { hold: 0, never: 
  *    before the handover, never answered, is on its way; it gives the grant back, and Redis never
  *    answers that release either. The release is settled (as unanswered) by the end of its lease,
  *    or of the 1 s a release's answer gets: it holds up no `app.close()` (d65d5d8).
+ * 5. `gu`: a lock with `autoRenew: false` (a 600 ms ttl, its grant lease as long) handed over by a
+ *    release right after its waiter's attempt, and held past its first renewal, a third of the
+ *    way into that lease: the renewal renews it to what is left of its ttl, so Redis' lease of it
+ *    ends no later than its ttl from when its code started (`lease-past-ttl` of the real-Redis
+ *    explorer's unrenewed handover probe: eef575f, seeded bug 100).
  */
 export async function grantHandoverProbe(world: World, check: () => void, stop: () => boolean): Promise<void> {
   const live = world.instances.filter((i) => i.alive && !i.stopping && !i.paused);
@@ -51,6 +57,8 @@ export async function grantHandoverProbe(world: World, check: () => void, stop: 
   await lateGrantKeepsPlace(world, 'gr', [a, b, c], { delay: 600 }, check, stop);
   if (world.violation) return;
   await abortedDuringRenewalBeforeHandover(world, a, b, check, stop);
+  if (world.violation) return;
+  await unrenewedHandover(world, a, b, check, stop);
 }
 
 /** Part 1 (see above). */
@@ -184,6 +192,36 @@ async function abortedDuringRenewalBeforeHandover(world: World, a: Instance, b: 
   if (left > 0) {
     world.violate(b, 'a give-back Redis never answers is settled by the end of its lease', `${key}: ${b.name}'s waiter, aborted at ${abortedAt} ms during its renewal before the handover, gave the grant back; ${left} clean-up(s) begun since still pending at ${world.scheduler.now} ms, which its close would wait for`);
   }
+}
+
+/** Part 5 (see above). */
+async function unrenewedHandover(world: World, a: Instance, b: Instance, check: () => void, stop: () => boolean): Promise<void> {
+  const key = 'gu';
+  const ttl = 20 * HANDOVER_MS;
+  const holder = await settle(world, a.service.acquire(key, { ttl: TTL_MS, waitTimeout: WAIT_MS }), check, stop);
+  if (holder === undefined) return;
+  let heldAt: number | undefined;
+  let renewed: HeldLock | undefined;
+  let done = false;
+  void b.service
+    .using(key, async (lock) => {
+      heldAt = world.scheduler.now;
+      const internals = lock as unknown as { renewalApplied: number };
+      // Past its first renewal (a third of its 600 ms lease), within its ttl.
+      while (internals.renewalApplied === 0 && world.scheduler.now - heldAt < ttl / 2 && !lock.signal.aborted) await b.sleep(1);
+      if (internals.renewalApplied > 0) renewed = lock as HeldLock;
+    }, { ttl, autoRenew: false, waitTimeout: WAIT_MS })
+    .catch((error: unknown) => world.trace(b, `grant-handover probe: ${key}'s waiter failed: ${(error as Error).message}`))
+    .finally(() => (done = true));
+  await world.scheduler.run(world.scheduler.now + SETTLE_MS, check, stop);
+  if (world.violation || done) return;
+  world.trace(a, `grant-handover probe: releases ${key} #${holder.fencingToken} to ${b.name}'s waiter (autoRenew: false, ttl ${ttl} ms)`);
+  void holder.release().catch(() => undefined);
+  await world.scheduler.run(world.scheduler.now + ttl, check, () => stop() || renewed !== undefined || done);
+  if (world.violation || renewed === undefined || heldAt === undefined || !b.alive || b.paused) return;
+  const entry = world.data.locks.get(renewed.lockKey);
+  if (entry === undefined || entry.value !== renewed.token || entry.expiresAt <= heldAt + ttl) return;
+  world.violate(b, 'a lock without a watchdog is renewed to no lease past its ttl', `${key} #${renewed.fencingToken} (autoRenew: false, ttl ${ttl} ms), its code started at ${heldAt} ms: after its first renewal the store holds it until ${entry.expiresAt} ms, ${entry.expiresAt - heldAt - ttl} ms past its ttl`);
 }
 
 /**

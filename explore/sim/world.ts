@@ -28,6 +28,7 @@ import { tickStallProbe } from './tick-stall-probe.js';
 import { foreignDataProbe } from './foreign-data-probe.js';
 import { multiKeyGiveBackProbe } from './multi-key-give-back-probe.js';
 import { grantHandoverProbe } from './grant-handover-probe.js';
+import { failedExtendProbe } from './failed-extend-probe.js';
 
 export const KEY_PREFIX = 'lock:';
 export const SEMAPHORE_LIMIT = 2;
@@ -653,6 +654,9 @@ export class World implements FaultDecider {
     // must come last (the inner-wait probe's close begins as it ends; the data-loss probe's
     // restart would take what any probe before it holds).
     await grantHandoverProbe(this, check, stop);
+    if (this.violation) return;
+    // An extend() that rejected leaves the lock on its own ttl (see `failedExtendProbe`).
+    await failedExtendProbe(this, check, stop);
     if (this.violation) return;
 
     // A call waiting inside a term as the close begins is ended then (leader plans; see InnerWaitProbe).
