@@ -1,10 +1,7 @@
-import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { createLockApp, type LockApp } from '../support/lock-app.js';
-import { openClient } from '../support/handed-clients.js';
-import { nodeRedisClient } from '../support/node-redis.js';
+import { OWNER_CLOSED_CLIENTS } from '../support/owner-closed-clients.js';
 import { useOwnRedis } from '../support/redis.js';
-import type { RedisLockModuleOptions } from '../../lib/index.js';
 
 /**
  * Found by review (drivers). docs/configuration.md: a client handed in is its owner's to close, in
@@ -20,27 +17,10 @@ import type { RedisLockModuleOptions } from '../../lib/index.js';
 describe('a client handed in, closed by its owner before app.close()', () => {
   const own = useOwnRedis();
 
-  const clients: Record<string, () => Promise<{ client: unknown; close: () => unknown }>> = {
-    ioredis: async () => {
-      const client = new Redis(own.url());
-      client.on('error', () => undefined);
-      await client.ping();
-      return { client, close: () => client.disconnect() };
-    },
-    'node-redis 6': async () => {
-      const client = await nodeRedisClient(own.url(), 6);
-      return { client, close: () => client.close() };
-    },
-    GLIDE: async () => {
-      const handed = await openClient('GLIDE', own.url());
-      return { client: handed.client, close: () => handed.close() };
-    },
-  };
-
-  for (const [label, open] of Object.entries(clients)) {
+  for (const [label, open] of Object.entries(OWNER_CLOSED_CLIENTS)) {
     it(`says nothing of it when the client is still open, and gives the lock back (${label})`, { timeout: 20_000 }, async () => {
-      const { client, close } = await open();
-      const app = await createLockApp({ redis: client as RedisLockModuleOptions['redis'], shutdownTimeout: 600 });
+      const { client, close } = await open(own.url());
+      const app = await createLockApp({ redis: client, shutdownTimeout: 600 });
       const key = `open-at-close:${label}`;
       try {
         await app.locks.acquire(key, { ttl: 30_000 });
@@ -53,8 +33,8 @@ describe('a client handed in, closed by its owner before app.close()', () => {
     });
 
     it(`says so at shutdown, naming what it costs (${label})`, { timeout: 20_000 }, async () => {
-      const { client, close } = await open();
-      let app: LockApp | undefined = await createLockApp({ redis: client as RedisLockModuleOptions['redis'], shutdownTimeout: 600 });
+      const { client, close } = await open(own.url());
+      let app: LockApp | undefined = await createLockApp({ redis: client, shutdownTimeout: 600 });
       const key = `closed-first:${label}`;
       try {
         await app.locks.acquire(key, { ttl: 30_000 });

@@ -70,6 +70,8 @@ export interface AcquisitionHost {
   cleanUp(work: Promise<unknown>): void;
   warnPolling(key: string, waitedMs: number): void;
   noAnswer(key: string, bound: number): RedisLockError;
+  /** The error that ends the call for `error`, a refusal asking again cannot change (see `lastingRefusal`); undefined for any other. */
+  refusedForGood(error: unknown, key: string): RedisLockError | undefined;
 }
 
 /**
@@ -390,6 +392,9 @@ export class Acquisition {
   /** The latest attempt ended without a reply: undefined to try again, or throws what ends the call. */
   private failed(error: unknown): undefined {
     this.uncertain = true;
+    // Every later attempt would be refused alike (a closed client, a command refused for good).
+    const lasting = this.host.closed || error === this.signal?.reason ? undefined : this.host.refusedForGood(error, this.key);
+    if (lasting !== undefined) throw lasting;
     // It may have run, and queued the caller anew: its reply, which would have said so, is lost.
     if (this.queuingNow) this.queuedAgain();
     if ((this.signal?.aborted && error === this.signal.reason) || this.host.closed || error instanceof SemaphoreLimitError) throw error;

@@ -5,7 +5,8 @@ import { RedisLockError } from '../../errors/redis-lock.error.js';
 import { LockLostError } from '../../errors/lock-lost.error.js';
 import { LockNotAcquiredError } from '../../errors/lock-not-acquired.error.js';
 import { shutDownRefusal, shutdownReason } from '../../errors/shutdown-reason.js';
-import { storeFailure } from './store-failure.js';
+import { lastingRefusal, storeFailure } from './store-failure.js';
+import { clientsClosed } from './clients-closed.js';
 import { endedByShutdown } from './ended-by-shutdown.js';
 import { InvalidLockOptionsError } from '../../errors/invalid-lock-options.error.js';
 import type { LockEvent } from '../../interfaces/lock-event.interface.js';
@@ -135,7 +136,11 @@ export class LockManager implements LockOwner, LockRunner {
     this.sweeper = new DeadlineSweeper(this.clock, (fn) => this.outsideChain(fn));
     this.replyWaits = new ReplyWaits(this.sweeper, this.clock);
     this.scheduler = new RenewalScheduler(this.store, logger, this.clock, (fn) => this.outsideChain(fn), () => backend.unanswered?.());
-    this.unconfirmed = new UnconfirmedReleases({ clock: this.clock, resend: (names, token) => this.releaseInRedis(names, token), outside: (fn) => this.outsideChain(fn) });
+    this.unconfirmed = new UnconfirmedReleases({
+      clock: this.clock,
+      resend: (names, token) => this.releaseInRedis(names, token),
+      outside: (fn) => this.outsideChain(fn),
+    });
     const { ttl, renewInterval, waitTimeout, autoRenew, fenceRetention } = options;
     this.defaults = { ttl, renewInterval, waitTimeout, autoRenew, fenceRetention, replicaWait: options.waitForReplicas?.timeout };
     // Every waiter listens to it; any number may wait.
@@ -556,6 +561,10 @@ export class LockManager implements LockOwner, LockRunner {
     cleanUp: (work) => manager.cleanUp(work),
     warnPolling: (key, waitedMs) => manager.warnPolling(key, waitedMs),
     noAnswer: (key, bound) => manager.noAnswer(key, manager.attemptBound(bound)),
+    refusedForGood: (error, key) => {
+      const closed = manager.clientsClosed();
+      return lastingRefusal(error, closed) === undefined ? undefined : storeFailure(error, `Lock ${quoteKey(key)} could not be acquired`, '', closed);
+    },
   }))(this);
 
   tryAcquire(keys: readonly string[], options?: AnyLockOptions): Promise<MultiKeyLock | null>;
@@ -614,7 +623,7 @@ export class LockManager implements LockOwner, LockRunner {
       if (this.listening) this.emit({ type: 'not-acquired', key, name, ...(keys && { keys }), waitedMs: this.clock.now() - calledAt, outcome: options?.signal?.aborted ? 'aborted' : 'error', afterWaiting: false, at: Date.now() });
       const ended = endedByShutdown(this.closed, key, this.clock.now() - calledAt, error, options?.signal);
       // The caller's own abort reason stays its own; a client's error is named as the call.
-      throw ended !== error || (options?.signal?.aborted === true && error === options.signal.reason) ? ended : storeFailure(error, tryAcquireCall(key, options));
+      throw ended !== error || (options?.signal?.aborted === true && error === options.signal.reason) ? ended : this.storeFailure(error, tryAcquireCall(key, options));
     } finally {
       this.settledAcquire();
     }
@@ -868,7 +877,12 @@ export class LockManager implements LockOwner, LockRunner {
    */
   private leave(names: LockRedisKeys, token: string, timing: LockTiming, after?: Promise<unknown>): void {
     const store = isSemaphore(names) ? this.semaphores(names.semaphore.key) : isRead(names) ? this.readStore(names.read.key) : this.store;
-    const leave = (): Promise<void> => store.leave(names as never, token, timing.ttl, WAITER_LEASE_MS);
+    // One refused for good is not sent again: it would be refused alike, as the attempt was, which
+    // took nothing so (bar one on a client closed under it, on which nothing can be sent).
+    const leave = (): Promise<void> =>
+      store.leave(names as never, token, timing.ttl, WAITER_LEASE_MS).catch((error: unknown) => {
+        if (!this.refusedForGood(error)) throw error;
+      });
     // A leave Redis refused (a failover answering READONLY) is sent again as a release is: an
     // attempt on its way may have taken the lock for a ttl, a queued place lasts a waiter lease.
     const until = (after === undefined ? 2 * WAITER_LEASE_MS : timing.ttl) + WAITER_LEASE_MS;
@@ -1081,6 +1095,24 @@ export class LockManager implements LockOwner, LockRunner {
       if (timing.autoRenew && lock.deadline - this.clock.now() < timing.renewInterval) lock.renewSoon();
       return lock;
     });
+  }
+
+  /** Whether every client behind the store was closed (see `clientsClosed`): asked after a failure only. */
+  private clientsClosed(): boolean {
+    return clientsClosed(this.backend.clients);
+  }
+
+  /**
+   * Whether `error`, a give-back's, is a refusal asking again cannot change (see `lastingRefusal`):
+   * a closed client's only at shutdown, before which its owner may open it again.
+   */
+  private refusedForGood(error: unknown): boolean {
+    return lastingRefusal(error, this.closed && !(error instanceof RedisLockError) && this.clientsClosed()) !== undefined;
+  }
+
+  /** `storeFailure` of a call, saying what to do when its client was closed. */
+  private storeFailure(error: unknown, call: string): RedisLockError {
+    return storeFailure(error, call, '', !(error instanceof RedisLockError) && this.clientsClosed());
   }
 
   private noAnswer(key: string, bound: number): RedisLockError {

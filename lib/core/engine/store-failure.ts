@@ -12,11 +12,32 @@ export function holdsForeignData(error: unknown): boolean {
 }
 
 /**
+ * A refusal that asking again cannot change, beside data of another kind (`holdsForeignData`):
+ * a command the server does not know (EVALSHA or EVAL renamed or disabled with `rename-command`,
+ * a proxy that does not pass scripts on; a script calling one: "Unknown Redis command called from
+ * script"), a command or key the ACL user may not touch (NOPERM; Redis 6 says it in words inside a
+ * script), or a client that sends nothing any more (`clientClosed`: closed by its owner, or an
+ * ioredis client whose retryStrategy gave up). What passes by, or is cured by waiting, is not one:
+ * a connection reset, LOADING, READONLY or MASTERDOWN during a failover, TRYAGAIN, CLUSTERDOWN. The
+ * library's own errors are not either: a quorum's refusal of a minority of masters says nothing of
+ * the majority.
+ */
+export function lastingRefusal(error: unknown, clientClosed: boolean): 'unknown-command' | 'no-permission' | 'client-closed' | undefined {
+  if (error instanceof RedisLockError) return undefined;
+  if (clientClosed) return 'client-closed';
+  const message = error instanceof Error ? error.message : '';
+  if (/\bunknown command\b|unknown redis command called from script/i.test(message)) return 'unknown-command';
+  if (/\bNOPERM\b|user executing the script can't/i.test(message)) return 'no-permission';
+  return undefined;
+}
+
+/**
  * A store's rejection as the library's error, so that one `instanceof RedisLockError` tells lock
  * trouble from the caller's own: the library's errors pass as they are; a client's (a connection
  * closed, a command refused) is named by `call`, `then` said after it, and kept as the `cause`.
+ * A refusal asking again cannot change says what to fix (`clientClosed`: see `lastingRefusal`).
  */
-export function storeFailure(error: unknown, call: string, then = ''): RedisLockError {
+export function storeFailure(error: unknown, call: string, then = '', clientClosed = false): RedisLockError {
   if (error instanceof RedisLockError) return error;
   const reason = (error instanceof Error ? error.message : String(error)).replace(/\.$/, '');
   if (holdsForeignData(error)) {
@@ -25,5 +46,23 @@ export function storeFailure(error: unknown, call: string, then = ''): RedisLock
       { cause: error },
     );
   }
-  return new RedisLockError(`${call}: Redis could not be asked (${reason})${then}.`, { cause: error });
+  switch (lastingRefusal(error, clientClosed)) {
+    case 'unknown-command':
+      return new RedisLockError(
+        `${call}: Redis refused it (${reason}): the server does not know a command the locks need, and asking again changes nothing; give EVALSHA and EVAL back their names on the server (rename-command), or connect past the proxy that leaves them out${then}.`,
+        { cause: error },
+      );
+    case 'no-permission':
+      return new RedisLockError(
+        `${call}: Redis refused it (${reason}): the Redis user the module connects as may not run a command the locks need or touch the lock's keys, and asking again changes nothing; grant that user's ACL what docs/deployment.md lists ("Least-privilege Redis user")${then}.`,
+        { cause: error },
+      );
+    case 'client-closed':
+      return new RedisLockError(
+        `${call}: the Redis client was closed (${reason}) and sends no command any more (its owner called quit() or disconnect(), or an ioredis retryStrategy gave up reconnecting); close a client you hand in only after the lock module shut down (in onApplicationShutdown)${then}.`,
+        { cause: error },
+      );
+    default:
+      return new RedisLockError(`${call}: Redis could not be asked (${reason})${then}.`, { cause: error });
+  }
 }

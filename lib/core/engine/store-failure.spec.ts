@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { RedisLockError } from '../../errors/redis-lock.error.js';
+import { lastingRefusal, storeFailure } from './store-failure.js';
+
+const replyError = (message: string): Error => Object.assign(new Error(message), { name: 'ReplyError' });
+
+describe('lastingRefusal', () => {
+  it.each([
+    ['unknown-command', "ERR unknown command 'evalsha' (the arguments it echoed are left out: they hold a lock's owner token)."],
+    ['unknown-command', 'ERR unknown command `evalsha`, with args beginning with: '],
+    ['unknown-command', "An error was signalled by the server: - ResponseError: unknown command 'EVAL'"],
+    ['unknown-command', 'ERR Error running script (call to f_0123): @user_script:1: @user_script: 1: Unknown Redis command called from script'],
+    ['no-permission', "NOPERM this user has no permissions to run the 'evalsha' command"],
+    ['no-permission', 'NOPERM this user has no permissions to access one of the keys used as arguments'],
+    ["no-permission", "ERR Error running script (call to f_0123): @user_script:1: @user_script: 1: The user executing the script can't run this command or subcommand"],
+  ])('%s: %s', (kind, message) => {
+    expect(lastingRefusal(replyError(message), false)).toBe(kind);
+  });
+
+  // What passes by, or is cured by waiting, is asked again.
+  it.each([
+    'read ECONNRESET',
+    'Connection is closed.',
+    'LOADING Redis is loading the dataset in memory',
+    "READONLY You can't write against a read only replica.",
+    'MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to no',
+    'TRYAGAIN Multiple keys request during rehashing of slot',
+    'CLUSTERDOWN The cluster is down',
+    'NOSCRIPT No matching script. Please use EVAL.',
+    'Reached the max retries per request limit (which is 20). Refer to "maxRetriesPerRequest" option for details.',
+  ])('asked again: %s', (message) => {
+    expect(lastingRefusal(replyError(message), false)).toBeUndefined();
+  });
+
+  it('takes any failure of a closed client for one, but never the library’s own (a quorum’s minority)', () => {
+    expect(lastingRefusal(new Error('Connection is closed.'), true)).toBe('client-closed');
+    expect(lastingRefusal(new RedisLockError('Quorum not reached to acquire the lock: 1 of 3 Redis nodes agreed, 2 needed (node 1: NOPERM this user has no permissions to run the \'evalsha\' command).'), false)).toBeUndefined();
+  });
+
+  it('names what to fix, keeping the client’s error as the cause', () => {
+    const noperm = replyError("NOPERM this user has no permissions to run the 'evalsha' command");
+    const told = storeFailure(noperm, 'isLocked("k")');
+    expect(told.message).toMatch(/^isLocked\("k"\): Redis refused it \(NOPERM .*ACL.*Least-privilege Redis user/);
+    expect(told.cause).toBe(noperm);
+    expect(storeFailure(new Error('Connection is closed.'), 'isLocked("k")', '', true).message).toMatch(/the Redis client was closed .*onApplicationShutdown/);
+    expect(storeFailure(new Error('Connection is closed.'), 'isLocked("k")').message).toBe('isLocked("k"): Redis could not be asked (Connection is closed).');
+  });
+});
