@@ -25,6 +25,7 @@ import { checkLockKey, lockRedisKeys, type LockRedisKeys } from '../keys/lock-ke
 import { checkKeyOf, describeCall, namingCall, type LockCall } from './call-errors.js';
 import { leaseLeft } from './lease-left.js';
 import { quoteKey } from '../keys/quote-key.js';
+import { shownKeys } from '../keys/shown-keys.js';
 import { checkLockNaming, HolderRecorder, parseHolder } from './holder.js';
 import { ReplyWaits } from './reply-waits.js';
 import type { LockLogger } from './lock-logger.js';
@@ -140,6 +141,8 @@ export class LockManager implements LockOwner, LockRunner {
       clock: this.clock,
       resend: (names, token) => this.releaseInRedis(names, token),
       outside: (fn) => this.outsideChain(fn),
+      closed: () => this.closed && this.clientsClosed(),
+      refusedForGood: (error) => this.refusedForGood(error),
     });
     const { ttl, renewInterval, waitTimeout, autoRenew, fenceRetention } = options;
     this.defaults = { ttl, renewInterval, waitTimeout, autoRenew, fenceRetention, replicaWait: options.waitForReplicas?.timeout };
@@ -242,7 +245,10 @@ export class LockManager implements LockOwner, LockRunner {
   }
 
   unconfirmedRelease(names: LockRedisKeys, token: string, until: number): void {
-    this.unconfirmed.add(names, token, until, this.clock.now());
+    // Nothing can be sent at shutdown on a closed client (a client handed in that its owner closed
+    // first). Before, its owner may open it again (ioredis' connect()): the release waits for that.
+    if (this.closed && this.clientsClosed()) this.unconfirmed.giveUp(names, until, this.clock.now());
+    else this.unconfirmed.add(names, token, until, this.clock.now());
   }
 
   /** Lost locks whose holder's release is on its way: no longer in `heldLocks`, ended at shutdown all the same. */
@@ -835,6 +841,10 @@ export class LockManager implements LockOwner, LockRunner {
       await settleWithin(Promise.allSettled([...this.pendingCleanups, acquiresSettled, this.unconfirmed.settled()]), deadline - clock.now(), [], clock);
       // Let the callers that just settled register their clean-ups.
       await new Promise((resolve) => setImmediate(resolve));
+    }
+    const givenUp = this.unconfirmed.givenUpAtShutdown();
+    if (givenUp.length > 0) {
+      this.logger.warn(`Releases refused for good (the Redis client was closed, or Redis refuses the command) were not sent again: ${shownKeys(givenUp)} stay in Redis until their ttl runs out.`);
     }
     const owed = this.backend.owedAtShutdown?.();
     if (owed !== undefined && clock.now() < deadline) await settleWithin(owed, deadline - clock.now(), [], clock);

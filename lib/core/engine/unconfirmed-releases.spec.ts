@@ -110,4 +110,34 @@ describe('UnconfirmedReleases', () => {
     await clock.advance(60_000);
     expect(sent).toHaveLength(3);
   });
+
+  it('gives up a release refused for good, and every one left once the client is closed, naming them at shutdown', async () => {
+    const clock = new ManualClock();
+    const sent: string[] = [];
+    let closed = false;
+    const releases = new UnconfirmedReleases({
+      clock,
+      outside: (fn) => fn(),
+      resend: (names, token) => {
+        sent.push(`${names.lock} ${token}`);
+        return Promise.reject(new Error(token === 'noperm' ? 'NOPERM' : 'READONLY'));
+      },
+      closed: () => closed,
+      refusedForGood: (error) => (error as Error).message === 'NOPERM',
+    });
+    releases.add(a, 'noperm', 60_000, 0);
+    releases.add(b, 'readonly', 60_000, 0);
+    releases.resendAll(clock.now());
+    await clock.advance(0);
+    // The refusal for good is sent no more; the other one goes on, until the client is closed.
+    expect(sent).toEqual(['lock:{a} noperm', 'lock:{b} readonly']);
+    let settled = false;
+    void releases.settled().then(() => (settled = true));
+    closed = true;
+    await clock.advance(4 * FIRST_RELEASE_RETRY_MS);
+    expect(sent).toHaveLength(2);
+    expect(settled).toBe(true);
+    expect(releases.left(clock.now())).toBe(false);
+    expect(releases.givenUpAtShutdown()).toEqual(['lock:{a}', 'lock:{b}']);
+  });
 });

@@ -8,6 +8,10 @@ export interface ReleaseResender {
   resend(names: LockRedisKeys, token: string): Promise<unknown>;
   /** Runs `fn` outside any caller's call chain (the retry timer belongs to no call). */
   outside<T>(fn: () => T): T;
+  /** Whether nothing can be sent any more (every client closed): what is left is given up, unsent. */
+  closed?(): boolean;
+  /** Whether `error`, a resend's, is a refusal asking again cannot change (see `lastingRefusal`): that release is given up. */
+  refusedForGood?(error: unknown): boolean;
 }
 
 /** The first retry comes this long after a release failed, the next ones twice as late each, up to the cap. */
@@ -38,7 +42,10 @@ interface Pending {
  * goes on with them, and with the releases of the shutdown itself that fail (a failover under
  * way answers READONLY), until `stop()`, so that `app.close()` leaves no such lock behind while
  * its `shutdownTimeout` lasts. A later answer either way needs no bookkeeping: an owner-checked
- * release of a lock already released, expired or another owner's changes nothing.
+ * release of a lock already released, expired or another owner's changes nothing. A release
+ * refused for good (its client closed, a command the server or the ACL refuses) is given up: sent
+ * again, it would only be refused again until the shutdown ran out of time; shutdown names the
+ * locks it gave up so (`givenUpAtShutdown`), which stay in Redis until their ttl.
  */
 export class UnconfirmedReleases {
   private readonly pending = new Map<string, Pending>();
@@ -47,6 +54,8 @@ export class UnconfirmedReleases {
   private timerAt = Infinity;
   private stopped = false;
   private whenIdle?: { promise: Promise<void>; resolve: () => void };
+  /** From `resendAll` on (shutdown): the locks whose release was given up, whose lease may still run. */
+  private givenUp?: Set<string>;
 
   constructor(private readonly resender?: ReleaseResender) {}
 
@@ -69,8 +78,22 @@ export class UnconfirmedReleases {
     this.arm(now + FIRST_RELEASE_RETRY_MS);
   }
 
+  /**
+   * A release that cannot be sent (its client closed: see `ReleaseResender.closed`), given up
+   * before it was added; at shutdown its lock is named with the others given up.
+   */
+  giveUp(names: LockRedisKeys, until: number, now: number): void {
+    if (until > now) this.givenUp?.add(names.lock);
+  }
+
+  /** The Redis keys of the locks whose release shutdown gave up: they stay in Redis until their ttl. */
+  givenUpAtShutdown(): string[] {
+    return [...(this.givenUp ?? [])];
+  }
+
   /** Shutdown: every release whose lease may still run is sent again now (then as before, each on its backoff). */
   resendAll(now: number): void {
+    this.givenUp ??= new Set();
     // retry() reads as the armed timer having fired: cancel it, or it would fire after stop().
     this.timer?.cancel();
     this.timer = undefined;
@@ -128,8 +151,10 @@ export class UnconfirmedReleases {
     this.timerAt = Infinity;
     const now = resender.clock.now();
     let next = Infinity;
+    const closed = resender.closed?.() === true;
     for (const [key, entry] of this.pending) {
       if (entry.until <= now) this.pending.delete(key);
+      else if (closed) this.drop(key, entry, now);
       else if (entry.sending) continue;
       else if (entry.dueAt <= now) this.send(resender, key, entry);
       else next = Math.min(next, entry.dueAt);
@@ -153,9 +178,22 @@ export class UnconfirmedReleases {
       failed();
       return;
     }
-    reply.then(() => {
-      if (this.pending.get(key) === entry) this.pending.delete(key);
-      this.idle();
-    }, failed);
+    reply.then(
+      () => {
+        if (this.pending.get(key) === entry) this.pending.delete(key);
+        this.idle();
+      },
+      (error: unknown) => {
+        if (resender.refusedForGood?.(error) !== true) return failed();
+        if (this.pending.get(key) === entry) this.drop(key, entry, resender.clock.now());
+        this.idle();
+      },
+    );
+  }
+
+  /** A leave given up is not named: its attempt was refused alike, and took nothing (bar one on a client closed under it). */
+  private drop(key: string, entry: Pending, now: number): void {
+    this.pending.delete(key);
+    if (entry.send === undefined) this.giveUp(entry.names, entry.until, now);
   }
 }
