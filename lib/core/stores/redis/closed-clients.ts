@@ -6,16 +6,16 @@ import type { OpenedConnection } from './redis-connection.js';
  * Says, as the module's shutdown begins, which client handed in its owner closed already. The
  * module gives its locks back in `beforeApplicationShutdown`; a client closed before (in an
  * `onModuleDestroy`, the usual place for a Redis provider's `quit()`) refuses every give-back at
- * once, which is sent again until `shutdownTimeout` runs out: `app.close()` took that long, and
- * the locks stayed in Redis until their ttl, with nothing in the log to say why. `names`: each
- * connection's module option (`redis`, `redis[1]`).
+ * once: the locks stay in Redis until their ttl (they were sent again until `shutdownTimeout` ran
+ * out before c53ee98), with nothing in the log to say why. `names`: each connection's module
+ * option (`redis`, `redis[1]`).
  */
 export function warnIfClosedByOwner(connections: readonly OpenedConnection[], names: readonly string[], logger: LockLogger): void {
   connections.forEach(({ client, close }, i) => {
     // Ours are closed by the module itself, after the give-back.
     if (close !== undefined || !driverFor(client).closed()) return;
     logger.warn(
-      `The Redis client handed in (${names[i]}) was closed before the lock module shut down: the locks it still holds cannot be given back, and stay in Redis until their ttl runs out (app.close() tries for up to shutdownTimeout). ` +
+      `The Redis client handed in (${names[i]}) was closed before the lock module shut down: the locks it still holds cannot be given back, and stay in Redis until their ttl runs out. ` +
         'Close a client you hand in in onApplicationShutdown (the module gives its locks back in beforeApplicationShutdown), not in onModuleDestroy.',
     );
   });
