@@ -76,7 +76,8 @@ export function jobLockDecorator(role: JobRole, options: JobLockOptions | undefi
             : foreign !== undefined
               ? `${decorators} method ${where} ${foreign}`
               : `${decorators} method ${where} has no lock service: the instance must be created by Nest, in a module that ` +
-              'imports RedisLockModule (or after RedisLockModule.forRoot({ isGlobal: true })).',
+              'imports RedisLockModule (or after RedisLockModule.forRoot({ isGlobal: true })), and the method not called from its constructor ' +
+              '(Nest gives the instance its lock service once the constructor has returned: call it from onApplicationBootstrap() or later).',
         );
         return returnsObservable ? throwError(() => error) : Promise.reject(error);
       }

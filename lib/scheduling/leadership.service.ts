@@ -37,6 +37,14 @@ export class LeadershipService {
     this.elections.set(election.key, election);
   }
 
+  /** Whether the application's elections were found (its modules initialised): asked before, none is known. */
+  private found = false;
+
+  /** @internal Called by the explorer once it has registered the application's elections. */
+  electionsFound(): void {
+    this.found = true;
+  }
+
   /**
    * Whether this instance leads the election `key` now: it holds the lease, and the lease's
    * local deadline has not passed (after a stall longer than the lease, the answer is `false`
@@ -85,6 +93,14 @@ export class LeadershipService {
 
   private election(key: string, method: string): LeaderElectionRunner {
     const election = typeof key === 'string' ? this.elections.get(key) : undefined;
+    // From a provider's constructor: no election is known yet, and saying that none has the key
+    // would send the user looking for a @LeaderElection() that is there.
+    if (election === undefined && !this.found) {
+      throw new RedisLockError(
+        `${method}(${typeof key === 'string' ? quoteKey(key) : typeof key}): called before the application's elections were found, as its modules initialise ` +
+          "(from a provider's constructor, or an onModuleInit() that ran before RedisLockModule's). Ask from onApplicationBootstrap() or later.",
+      );
+    }
     if (election === undefined) {
       // Bounded as a multi-key lock's keys are: an application may run an election per tenant.
       const known = shownKeys([...this.elections.keys()]);

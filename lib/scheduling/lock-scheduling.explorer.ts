@@ -260,6 +260,7 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
       this.elections.push(runner);
       this.leadership.register(runner);
     }
+    this.leadership.electionsFound();
     this.shutdownTimeout = shutdownTimeout;
   }
 
