@@ -143,7 +143,13 @@ export class LeaderElectionRunner {
     // now on: a step-down cut here goes on to wait for the work before its release).
     this.cut.add(this.cutAfterStop);
     for (const wait of this.cutAfterStop) wait.abort();
-    if (overran) {
+    const releasing = this.releasing;
+    if (overran && releasing !== undefined) {
+      // Every hook returned: the wait was for Redis, on the release after a step-down, which the
+      // hooks' turn waits for. Said once (releaseLease() would say it again as the shutdown ends it).
+      this.saidUnanswered.add(releasing);
+      this.runner.logger.warn(`${this.where} could not release the leadership ${quoteKey(this.key)} it stepped down from (no answer from Redis within shutdownTimeout, ${timeoutMs} ms); it expires on its own.`);
+    } else if (overran) {
       this.runner.logger.warn(
         `The hooks of ${this.where}${this.works.size > 0 ? ' (or work runAsLeader() runs)' : ''} were still running ${timeoutMs} ms (shutdownTimeout) after its leadership's signal aborted for shutdown` +
           (lock === undefined ? '.' : '; the lease is given back while they run.'),
@@ -330,12 +336,24 @@ export class LeaderElectionRunner {
     // After the work runAsLeader() runs, in this term or an earlier one still winding down,
     // bounded as the hook is.
     const worksEnded = this.bounded(this.allWorks(), this.runner.leaseOf(lock), this.cutAfterStop);
-    return worksEnded.then(() => lock.release()).catch((error: unknown) => {
+    const released = worksEnded.then(() => {
+      this.releasing = lock;
+      return lock.release();
+    });
+    return released.catch((error: unknown) => {
+      if (this.saidUnanswered.has(lock)) return;
       // Once the application shuts down, nothing sends it again after LockService's shutdown.
       const then = this.stopped ? 'it expires on its own' : 'it is sent again shortly, or expires on its own';
       this.runner.logger.warn(`${this.where} could not release the leadership ${quoteKey(this.key)} (${(error as Error).message}); ${then}.`);
+    }).finally(() => {
+      if (this.releasing === lock) this.releasing = undefined;
     });
   }
+
+  /** The lease a step-down is giving back, until Redis answers: the hooks' turn waits for it. */
+  private releasing?: Lock;
+  /** Step-down releases whose lack of an answer stop() has already said. */
+  private readonly saidUnanswered = new WeakSet<Lock>();
 
   /**
    * A step-down's onLeadershipLost comes after the term's runAsLeader() work, however long that
