@@ -1,3 +1,6 @@
+import { Inject, Optional } from '@nestjs/common';
+import { PROPERTY_DEPS_METADATA } from '@nestjs/common/constants.js';
+import { LeadershipService } from '../scheduling/leadership.service.js';
 import { LockKeyError } from '../errors/lock-key.error.js';
 import { parseDuration } from '../core/time/duration.js';
 import { checkLockKey } from '../core/keys/lock-key.js';
@@ -70,7 +73,34 @@ export function LeaderElection(key: string, options?: LeaderElectionOptions): Cl
       throw new RedisLockError(`${where}: the class already has @LeaderElection(${quoteKey(earlier.key)}); a class runs one election (give the other its own provider class).`);
     }
     Reflect.defineMetadata(LEADER_ELECTION_METADATA, metadata, target);
+    watchMade(target.prototype as object);
   };
+}
+
+/** The property Nest gives a `@LeaderElection` class's instance its `LeadershipService` in (never read back). */
+const LEADERSHIP_PROPERTY = Symbol('nestjs-redis-lock:LeadershipService');
+
+/**
+ * Has Nest hand every instance of the class the application's `LeadershipService` (optionally: a
+ * class in a module that does not see it runs its election all the same), which then tells one
+ * made too late for its election to run (see `LeadershipService.made`). Non-enumerable, as the
+ * library's other properties on users' instances.
+ */
+function watchMade(prototype: object): void {
+  if (Object.getOwnPropertyDescriptor(prototype, LEADERSHIP_PROPERTY) !== undefined) return;
+  const properties: { key: string | symbol }[] = Reflect.getMetadata(PROPERTY_DEPS_METADATA, prototype.constructor) ?? [];
+  if (!properties.some((property) => property.key === LEADERSHIP_PROPERTY)) {
+    Inject(LeadershipService)(prototype, LEADERSHIP_PROPERTY);
+    Optional()(prototype, LEADERSHIP_PROPERTY);
+  }
+  Object.defineProperty(prototype, LEADERSHIP_PROPERTY, {
+    configurable: true,
+    set(this: object, value: unknown) {
+      Object.defineProperty(this, LEADERSHIP_PROPERTY, { value, writable: true, configurable: true, enumerable: false });
+      const election = Reflect.getMetadata(LEADER_ELECTION_METADATA, this.constructor) as LeaderElectionMetadata | undefined;
+      if (value instanceof LeadershipService && election !== undefined) value.made(this, election.key, this.constructor.name);
+    },
+  });
 }
 
 function checkKey(key: unknown, where: string): string {

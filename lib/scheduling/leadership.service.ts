@@ -1,6 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { quoteKey } from '../core/keys/quote-key.js';
 import { shownKeys } from '../core/keys/shown-keys.js';
+import { shownName } from '../core/keys/shown-name.js';
+import type { LockLogger } from '../core/engine/lock-logger.js';
 import { RedisLockError } from '../errors/redis-lock.error.js';
 import type { Lock } from '../interfaces/lock.interface.js';
 import type { LeaderElectionRunner } from './leader-election.runner.js';
@@ -39,10 +41,28 @@ export class LeadershipService {
 
   /** Whether the application's elections were found (its modules initialised): asked before, none is known. */
   private found = false;
+  /** The instances whose elections run, and the logger to warn of one made later with. */
+  private elected?: { instances: WeakSet<object>; logger: LockLogger };
 
   /** @internal Called by the explorer once it has registered the application's elections. */
-  electionsFound(): void {
+  electionsFound(instances: Iterable<object>, logger: LockLogger): void {
     this.found = true;
+    this.elected = { instances: new WeakSet(instances), logger };
+  }
+
+  /**
+   * @internal Nest gave a `@LeaderElection` class's instance this service. One made once the
+   * elections were found is in a module loaded with `LazyModuleLoader`: Nest runs no lifecycle
+   * hook there, and its election never runs; saying so as it is made is all that can be done.
+   */
+  made(instance: object, key: string, className: string): void {
+    const elected = this.elected;
+    if (elected === undefined || elected.instances.has(instance)) return;
+    elected.logger.warn(
+      `${shownName(className)} (@LeaderElection(${quoteKey(key)})) was made after the application started (by LazyModuleLoader, or ModuleRef.create()): Nest runs no lifecycle hook ` +
+        "of a module loaded so, and the elections are found as the application's modules initialise: this one never runs (the instance never leads). " +
+        'Provide the class in a module the application imports at startup.',
+    );
   }
 
   /**

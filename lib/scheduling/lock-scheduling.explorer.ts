@@ -260,7 +260,7 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
       this.elections.push(runner);
       this.leadership.register(runner);
     }
-    this.leadership.electionsFound();
+    this.leadership.electionsFound([...candidates.values()].flatMap(({ wrapper }) => (wrapper.instance ? [wrapper.instance as object] : [])), logger);
     this.shutdownTimeout = shutdownTimeout;
   }
 
