@@ -39,6 +39,9 @@ export class ManualClock implements Clock {
   private readonly timers = new Set<PendingTimer>();
   private advancing: Promise<void> = Promise.resolve();
 
+  /** @internal No timer fires late here: the stall watch of `@OnOneInstance()` jobs is not set (see `Clock.stepped`). */
+  readonly stepped = true;
+
   now(): number {
     return this.time;
   }

@@ -26,6 +26,12 @@ export interface Clock {
    * ms). An `unref` timer alone does not keep the process alive.
    */
   setTimer(fn: () => void, ms: number, unref?: boolean): ClockTimer;
+  /**
+   * Whether time moves only in steps that fire each timer at its own time (the testing module's
+   * manual clock): no timer is ever late on it, so a watch for the event loop's stalls would tell
+   * nothing there, and is not set on it.
+   */
+  readonly stepped?: boolean;
 }
 
 /**
