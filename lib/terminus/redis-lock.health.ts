@@ -42,7 +42,8 @@ export interface RedisLockNodeHealth {
   /** PING round trip, in milliseconds, when it answered. */
   latencyMs?: number;
   /**
-   * Why it counts as down: a PING unanswered in time, the Redis error code of a refusal
+   * Why it counts as down: a PING unanswered in time (or, on a Cluster client that had not
+   * learned its masters yet, their discovery not done in time), the Redis error code of a refusal
    * (`Redis refused it: READONLY`) or the client's system error code; with `showDetails`, the
    * error's own text.
    */
@@ -246,7 +247,8 @@ async function pingMasters(client: RedisClient, budget: CheckBudget, details: bo
   } catch (error) {
     return [down(error, details)];
   }
-  if (targets === TIMED_OUT) return [{ status: 'down', error: `no answer to PING within ${budget.timeout} ms` }];
+  // No PING went out: the client never learned whom to send one to (a frozen seed node, say).
+  if (targets === TIMED_OUT) return [{ status: 'down', error: `the Cluster's masters were not discovered within ${budget.timeout} ms: no node was PINGed` }];
   return Promise.all(targets.map((target) => ping(target, budget, details)));
 }
 
