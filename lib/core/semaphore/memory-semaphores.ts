@@ -68,6 +68,10 @@ export class MemorySemaphores implements SemaphoreStore {
     // The permit key names its token: gone (its lease ran out), the entry goes too, as the Lua's,
     // and the permits it counted go to waiters queued for them, as from a release.
     const released = liveValue(this.data.locks, keys.lock, this.clock.now()) === token;
+    // Neither permit nor entry (a count dropped it, and granted nobody if the caller's own acquire
+    // made it): the script's fast part answers at once, and waiters get those permits at their next
+    // poll. Granted here, a waiter would hold sooner on this store than on Redis.
+    if (!released && liveValue(this.data.semaphoreHolders, keys.semaphore.holders, now)?.has(token) !== true) return { released: false, grants: [] };
     if (released) this.data.locks.delete(keys.lock);
     this.deleteHolder(keys, token);
     const grants = this.grantFitting(keys, this.freePermits(keys, this.limitInUse(keys), now).free, waiterLease, now);
