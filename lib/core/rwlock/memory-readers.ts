@@ -90,7 +90,7 @@ export class MemoryReaders implements ReadStore {
   ) {}
 
   async acquire(keys: ReadKeys, token: string, ttl: number, enqueue: boolean, waiterLease: number): Promise<AcquireReply> {
-    await settled();
+    await settled(this.data, this.clock);
     const now = this.clock.now();
     const shared = this.shared(keys);
     let owner = liveValue(this.data.locks, shared.lock, this.clock.now());
@@ -126,7 +126,7 @@ export class MemoryReaders implements ReadStore {
   }
 
   async release(keys: ReadKeys, token: string, waiterLease: number): Promise<ReleaseReply> {
-    await settled();
+    await settled(this.data, this.clock);
     const now = this.clock.now();
     const released = liveValue(this.data.locks, keys.lock, this.clock.now()) === token;
     if (released) this.data.locks.delete(keys.lock);
@@ -144,7 +144,7 @@ export class MemoryReaders implements ReadStore {
   }
 
   async leave(keys: ReadKeys, token: string, ttl: number, waiterLease: number): Promise<void> {
-    await settled();
+    await settled(this.data, this.clock);
     const now = this.clock.now();
     const shared = this.shared(keys);
     this.queue.removeMember(shared, `${token}:${ttl}:r`);

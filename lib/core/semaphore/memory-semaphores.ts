@@ -22,7 +22,7 @@ export class MemorySemaphores implements SemaphoreStore {
   ) {}
 
   async acquire(keys: SemaphoreKeys, token: string, ttl: number, enqueue: boolean, waiterLease: number): Promise<SemaphoreAcquireReply> {
-    await settled();
+    await settled(this.data, this.clock);
     const now = this.clock.now();
     const { limit, permits } = keys.semaphore;
     const { free, soonest } = this.freePermits(keys, limit, now);
@@ -63,7 +63,7 @@ export class MemorySemaphores implements SemaphoreStore {
   }
 
   async release(keys: SemaphoreKeys, token: string, waiterLease: number): Promise<SemaphoreReleaseReply> {
-    await settled();
+    await settled(this.data, this.clock);
     const now = this.clock.now();
     // The permit key names its token: gone (its lease ran out), the entry goes too, as the Lua's,
     // and the permits it counted go to waiters queued for them, as from a release.
@@ -80,7 +80,7 @@ export class MemorySemaphores implements SemaphoreStore {
   }
 
   async leave(keys: SemaphoreKeys, token: string, ttl: number, waiterLease: number): Promise<void> {
-    await settled();
+    await settled(this.data, this.clock);
     const now = this.clock.now();
     this.remove(keys, `${token}:${ttl}:${keys.semaphore.permits}`);
     if (liveValue(this.data.locks, keys.lock, this.clock.now()) === token) this.data.locks.delete(keys.lock);

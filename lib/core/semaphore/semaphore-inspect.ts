@@ -76,7 +76,7 @@ export async function inspectSemaphoreInRedis(read: ReadKeys, base: LockRedisKey
 
 /** The same read on the in-memory store's keys (see `MemorySemaphores`). */
 export async function inspectSemaphoreInMemory(data: MemoryData, clock: StoreClock, base: LockRedisKeys): Promise<SemaphoreSnapshot | null> {
-  await settled();
+  await settled(data, clock);
   const keys = names(base);
   const now = clock.now();
   const holders: SemaphoreHolderSnapshot[] = [];

@@ -1,6 +1,7 @@
 // The keyspace of the in-memory store, shared by the mutex, the semaphore and the read side.
 import { READ_HELD } from '../../rwlock/read-keys.js';
 import { setImmediate } from '../../time/real-timers.js';
+import { ExpirySweep } from './memory-sweep.js';
 
 /** The time the in-memory store counts leases with: what `TIME` is to the Redis scripts. */
 export interface StoreClock {
@@ -38,6 +39,13 @@ export class MemoryData {
    * above it (see `nextFence`), so that tokens never go back within one store.
    */
   highestFence = 0;
+  /** Drops expired keys that no call reads (see `sweep`). */
+  private readonly expiry = new ExpirySweep([this.locks, this.fences, this.waiting, this.semaphoreHolders, this.semaphoreLimits, this.readers, this.wanted]);
+
+  /** Redis' active expiry, a few keys at each store call (see `ExpirySweep`). */
+  sweep(now: number): void {
+    this.expiry.step(now);
+  }
 
   clear(): void {
     this.locks.clear();
@@ -177,9 +185,17 @@ export function storeCallsBegun(): number {
   return storeCalls;
 }
 
-/** Replies come asynchronously, as from a server: never within the caller's own tick. */
-export function settled(): Promise<void> {
+/**
+ * Replies come asynchronously, as from a server: never within the caller's own tick. Each call
+ * also sweeps a few of `data`'s keys whose time on `clock` is out (see `ExpirySweep`).
+ */
+export function settled(data: MemoryData, clock: StoreClock): Promise<void> {
   storeCalls++;
-  return new Promise((resolve) => setImmediate(resolve));
+  return new Promise((resolve) =>
+    setImmediate(() => {
+      data.sweep(clock.now());
+      resolve();
+    }),
+  );
 }
 

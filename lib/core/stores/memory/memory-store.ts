@@ -40,7 +40,7 @@ export class MemoryStore implements LockStore, MemoryQueue {
   }
 
   async acquire(keys: ScriptKeys, token: string, ttl: number, enqueue: Enqueue, waiterLease: number): Promise<AcquireReply> {
-    await settled();
+    await settled(this.data, this.clock);
     const now = this.clock.now();
     let owner = liveValue(this.locks, keys.lock, this.clock.now());
     if (owner === token) {
@@ -74,12 +74,12 @@ export class MemoryStore implements LockStore, MemoryQueue {
   }
 
   async renew(lockKey: string, token: string, ttl: number): Promise<RenewalOutcome> {
-    await settled();
+    await settled(this.data, this.clock);
     return this.renewOne(lockKey, token, ttl, this.clock.now());
   }
 
   renewBatch(requests: RenewalRequest[]): RenewalPart[] {
-    const outcomes = settled().then(() => {
+    const outcomes = settled(this.data, this.clock).then(() => {
       const now = this.clock.now();
       return requests.map(({ lockKey, token, ttl }): RenewalOutcome => this.renewOne(lockKey, token, ttl, now));
     });
@@ -87,7 +87,7 @@ export class MemoryStore implements LockStore, MemoryQueue {
   }
 
   async release(keys: ScriptKeys, token: string, waiterLease: number, park?: ParkRequest): Promise<ReleaseReply> {
-    await settled();
+    await settled(this.data, this.clock);
     const now = this.clock.now();
     if (liveValue(this.locks, keys.lock, this.clock.now()) !== token) return { released: false };
     if (park !== undefined && liveValue(this.waiting, keys.queue, now) === undefined) {
@@ -102,7 +102,7 @@ export class MemoryStore implements LockStore, MemoryQueue {
   }
 
   async leave(keys: ScriptKeys, token: string, ttl: number, waiterLease: number): Promise<void> {
-    await settled();
+    await settled(this.data, this.clock);
     const now = this.clock.now();
     const member = `${token}:${ttl}`;
     const queue = liveValue(this.waiting, keys.queue, this.clock.now());
@@ -125,7 +125,7 @@ export class MemoryStore implements LockStore, MemoryQueue {
   }
 
   async exists(lockKey: string): Promise<boolean> {
-    await settled();
+    await settled(this.data, this.clock);
     return this.held(lockKey);
   }
 
@@ -137,7 +137,7 @@ export class MemoryStore implements LockStore, MemoryQueue {
   }
 
   async inspect(keys: ScriptKeys): Promise<LockSnapshot> {
-    await settled();
+    await settled(this.data, this.clock);
     const now = this.clock.now();
     const owner = this.held(keys.lock) ? (liveValue(this.locks, keys.lock, this.clock.now()) ?? null) : null;
     const queue = liveValue(this.waiting, keys.queue, this.clock.now());
@@ -166,7 +166,7 @@ export class MemoryStore implements LockStore, MemoryQueue {
    * out on one page (which may so hold a few more than `count`, as SCAN's may).
    */
   async scanLocks(prefix: string, cursor: string, count: number): Promise<{ next: string; keys: string[] }> {
-    await settled();
+    await settled(this.data, this.clock);
     const now = this.clock.now();
     const locks = [...this.locks.keys()].filter((key) => key.startsWith(`${prefix}{`) && key.endsWith('}') && liveValue(this.locks, key, now) !== undefined);
     // Redis keeps the limit in the holders hash, which so lives while waiters wait (the scripts'
@@ -190,7 +190,7 @@ export class MemoryStore implements LockStore, MemoryQueue {
   }
 
   async keepFence(fence: string): Promise<void> {
-    await settled();
+    await settled(this.data, this.clock);
     const now = this.clock.now();
     const entry = this.fences.get(fence);
     if (this.fenceRetention > 0 && entry !== undefined && entry.expiresAt > now && entry.expiresAt !== Infinity) entry.expiresAt = now + this.fenceRetention;
