@@ -5,7 +5,7 @@ import { LockService, type Lock } from '../../lib/index.js';
 import { MemoryNotifier } from '../../lib/core/stores/memory/memory-notifier.js';
 import { InMemoryLocks, RedisLockTestingModule } from '../../lib/testing/index.js';
 import { createLockApp } from '../support/lock-app.js';
-import { holdPolls, recordWakes, type WakeLog, type WakeStep } from '../support/mechanism.js';
+import { countAttempts, holdPolls, recordWakes, type WakeLog, type WakeStep } from '../support/mechanism.js';
 import { startRedisServer } from '../support/redis-server.js';
 
 const READERS = 3;
@@ -19,10 +19,16 @@ const READERS = 3;
  */
 async function queueReaders(locks: LockService, key: string): Promise<{ readers: Promise<Lock>[]; wakes: WakeLog }> {
   const wakes = recordWakes(locks);
+  const attempts = countAttempts(locks);
   const polls = holdPolls(locks);
   const readers: Promise<Lock>[] = [];
   for (let i = 0; i < READERS; i++) readers.push(locks.acquire(key, { mode: 'read', waitTimeout: 10_000 }));
+  // A held timer is also the bound on a subscription not yet confirmed: `sleeping` alone was
+  // reached while a loaded Redis had not answered SUBSCRIBE, and the attempt each reader makes
+  // once subscribed then ran after the release and took its grant ('won', no 'granted').
+  await attempts.listening();
   await expect.poll(() => polls.sleeping, { timeout: 10_000 }).toBe(READERS);
+  attempts.stop();
   return { readers, wakes };
 }
 
