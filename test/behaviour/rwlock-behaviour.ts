@@ -115,6 +115,9 @@ export function describeReadWriteBehaviour(label: string, backend: LockBackend):
       const stale = await a.locks.acquire(k, { mode: 'read', ttl: 400, autoRenew: false });
       const writer = await b.locks.acquire(k, { waitTimeout: 10_000 });
       expect(writer.fencingToken).toBeGreaterThan(stale.fencingToken);
+      // Told by reading `held`: the signal aborts on the deadline sweeper's timer, and a loaded
+      // machine ran the acquire's reply first (docs/locks.md, `signal`).
+      expect(stale.held).toBe(false);
       expect(stale.signal.aborted).toBe(true);
       expect(stale.signal.reason).toBeInstanceOf(LockLostError);
       await writer.release();

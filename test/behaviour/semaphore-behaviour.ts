@@ -130,6 +130,9 @@ export function describeSemaphoreBehaviour(label: string, backend: LockBackend):
       // Not before the stale lease ran out: the earliest the store can have let it go.
       expect(performance.now()).toBeGreaterThanOrEqual(leaseDeadline(stale));
       expect(next.fencingToken).toBeGreaterThan(stale.fencingToken);
+      // Told by reading `held`: the signal aborts on the deadline sweeper's timer, and a loaded
+      // machine ran the acquire's reply first (docs/locks.md, `signal`).
+      expect(stale.held).toBe(false);
       expect(stale.signal.aborted).toBe(true);
       expect(stale.signal.reason).toBeInstanceOf(LockLostError);
       await next.release();
