@@ -278,6 +278,12 @@ export interface ReleaseRecord {
 
 export interface ReleaseLog {
   readonly releases: readonly ReleaseRecord[];
+  /**
+   * Settles once every release logged so far has been answered (or has failed), its record
+   * complete: a waiter of another application can be served before the answer of the release
+   * that woke it reaches this one.
+   */
+  answered(): Promise<void>;
   stop(): void;
 }
 
@@ -291,21 +297,27 @@ export function recordReleases(locks: LockService): ReleaseLog {
   const store = (locks[LOCK_RUNNER] as unknown as { store: Store }).store;
   const original = store.release;
   const releases: ReleaseRecord[] = [];
+  const recorded: Promise<void>[] = [];
   store.release = function (this: unknown, ...args: Parameters<Store['release']>) {
     const record: ReleaseRecord = { token: args[1], park: args[3]?.token };
     releases.push(record);
     const reply = original.apply(this, args);
-    reply.then(
-      (settled) => {
-        record.parked = settled.parked !== undefined;
-        record.contended = settled.parked?.contended ?? false;
-      },
-      () => undefined,
+    recorded.push(
+      reply.then(
+        (settled) => {
+          record.parked = settled.parked !== undefined;
+          record.contended = settled.parked?.contended ?? false;
+        },
+        () => undefined,
+      ),
     );
     return reply;
   };
   return {
     releases,
+    async answered() {
+      await Promise.all(recorded);
+    },
     stop() {
       delete (store as Partial<Store>).release;
     },
