@@ -4,7 +4,10 @@ import { RedisLockError } from './redis-lock.error.js';
 /**
  * Why a held lock was lost:
  * - `refused`: Redis no longer holds the lock for this owner (it expired, or was deleted or
- *   taken over behind the holder's back), so a renewal or extension was refused;
+ *   taken over behind the holder's back), so a renewal or extension was refused; or Redis refused
+ *   the watchdog's renewal in a way asking again cannot change (an ACL without the commands or the
+ *   key pattern: NOPERM; EVALSHA renamed), the error's `cause` saying what to fix: the lease
+ *   still in Redis runs out unrenewed;
  * - `expired`: the local lease deadline passed without a successful renewal (Redis or the
  *   network unreachable, the event loop blocked, or auto-renewal switched off);
  * - `shutdown`: the application shut down while the lock was held;
@@ -40,8 +43,11 @@ export class LockLostError extends RedisLockError {
     readonly reason: LockLostReason,
     /** Whether a watchdog renewed the lock (`autoRenew`): an `expired` lease it never renewed ran out on its own. */
     renewed = true,
+    /** A renewal's refusal asking again cannot change (NOPERM, an unknown command), kept as the `cause`. */
+    refusal?: RedisLockError,
   ) {
-    super(`Lock ${quoteKey(key)}${fencingToken === undefined ? '' : ` (fencing token ${fencingToken})`} was lost: ${describe(reason, renewed)}.`);
+    const what = refusal === undefined ? describe(reason, renewed) : `Redis refused its renewal for good, and its lease there runs out unrenewed (${refusal.message.replace(/\.$/, '')})`;
+    super(`Lock ${quoteKey(key)}${fencingToken === undefined ? '' : ` (fencing token ${fencingToken})`} was lost: ${what}.`, refusal && { cause: refusal });
   }
 }
 

@@ -573,6 +573,12 @@ export class HeldLock implements Lock, Renewable, Expiring {
     this.keepFence();
   }
 
+  renewalRefused(sequence: number, error: unknown): void {
+    // A later renewal (an extend()) answered meanwhile says more than this one's refusal.
+    if (this.state !== 'held' || this.releasing !== undefined || sequence < this.renewalApplied) return;
+    this.lose('refused', storeFailure(error, `Renewal of lock ${quoteKey(this.key)}`));
+  }
+
   private fenceKeptAt?: number;
 
   /**
@@ -742,11 +748,11 @@ export class HeldLock implements Lock, Renewable, Expiring {
     }
   }
 
-  private lose(reason: LockLostReason): void {
+  private lose(reason: LockLostReason, refusal?: RedisLockError): void {
     if (this.state !== 'held') return;
     this.state = 'lost';
     this.stopRenewing();
-    const error = new LockLostError(this.key, this.fencingToken, reason, this.autoRenew);
+    const error = new LockLostError(this.key, this.fencingToken, reason, this.autoRenew, refusal);
     this.owner.forget(this);
     // Told outside any call chain, as the deadline sweeper tells it: a loss noticed by another
     // chain (a `held` read after a stall) must not hand that chain to the code the signal wakes.

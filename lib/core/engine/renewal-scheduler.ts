@@ -4,6 +4,7 @@ import { ClockScheduler } from '../time/clock-scheduler.js';
 import type { LockLogger } from './lock-logger.js';
 import type { LockStore, RenewalOutcome, RenewalPart } from '../stores/lock-store.js';
 import { settleWithin, TIMED_OUT } from '../time/settle-within.js';
+import { lastingRefusal } from './store-failure.js';
 
 /** A lock as the scheduler sees it. */
 export interface Renewable {
@@ -16,6 +17,8 @@ export interface Renewable {
   beginRenewal(startedAt: number): number | undefined;
   /** Applies the outcome of renewal `sequence`, sent at `startedAt` with `ttl`. */
   completeRenewal(sequence: number, startedAt: number, ttl: number, renewed: RenewalOutcome): void;
+  /** Redis refused renewal `sequence` in a way asking again cannot change (`error`: see `lastingRefusal`). */
+  renewalRefused(sequence: number, error: unknown): void;
 }
 
 interface Group {
@@ -132,7 +135,12 @@ export class RenewalScheduler {
             lock.completeRenewal(sequence, startedAt, ttl, replies[i]);
           }
         },
-        (error: unknown) => this.warn(indexes.length, error),
+        (error: unknown) => {
+          // Every later tick would be refused alike (an ACL changed under the application): the
+          // holders are told now, not when their leases run out.
+          if (lastingRefusal(error, false) === undefined) return this.warn(indexes.length, error);
+          for (const index of indexes) batch[index]!.lock.renewalRefused(batch[index]!.sequence, error);
+        },
       ),
     );
     // A part that hangs (a master that stopped answering) must not hold back the next tick
