@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { RedisLockError } from '../../errors/redis-lock.error.js';
-import { lastingRefusal, storeFailure } from './store-failure.js';
+import { LastingRefusalError, lastingRefusal, storeFailure } from './store-failure.js';
 
 const replyError = (message: string): Error => Object.assign(new Error(message), { name: 'ReplyError' });
 
@@ -32,8 +32,9 @@ describe('lastingRefusal', () => {
     expect(lastingRefusal(replyError(message), false)).toBeUndefined();
   });
 
-  it('takes any failure of a closed client for one, but never the library’s own (a quorum’s minority)', () => {
+  it('takes any failure of a closed client for one, and of the library’s own only a quorum’s majority refused for good (never a minority)', () => {
     expect(lastingRefusal(new Error('Connection is closed.'), true)).toBe('client-closed');
+    expect(lastingRefusal(new LastingRefusalError('Quorum not reached to acquire the lock: 2 of 3 Redis nodes refused it', 'no-permission'), false)).toBe('no-permission');
     expect(lastingRefusal(new RedisLockError('Quorum not reached to acquire the lock: 1 of 3 Redis nodes agreed, 2 needed (node 1: NOPERM this user has no permissions to run the \'evalsha\' command).'), false)).toBeUndefined();
   });
 

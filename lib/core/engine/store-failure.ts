@@ -11,6 +11,24 @@ export function holdsForeignData(error: unknown): boolean {
   return /\bWRONGTYPE\b|value is not an integer or out of range/.test(message);
 }
 
+/** Which refusal asking again cannot change (see `lastingRefusal`). */
+export type LastingRefusal = 'unknown-command' | 'no-permission' | 'client-closed';
+
+/**
+ * The library's error for refusals asking again cannot change that together end a call: a
+ * quorum's whose majority of masters refused so (the rest can never make a majority). Any other
+ * error of the library says nothing lasting: a minority's refusal leaves a majority that may grant.
+ */
+export class LastingRefusalError extends RedisLockError {
+  constructor(
+    message: string,
+    readonly lasting: LastingRefusal,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
 /**
  * A refusal that asking again cannot change, beside data of another kind (`holdsForeignData`):
  * a command the server does not know (EVALSHA or EVAL renamed or disabled with `rename-command`,
@@ -20,10 +38,10 @@ export function holdsForeignData(error: unknown): boolean {
  * ioredis client whose retryStrategy gave up). What passes by, or is cured by waiting, is not one:
  * a connection reset, LOADING, READONLY or MASTERDOWN during a failover, TRYAGAIN, CLUSTERDOWN. The
  * library's own errors are not either: a quorum's refusal of a minority of masters says nothing of
- * the majority.
+ * the majority (one of a majority is a `LastingRefusalError`).
  */
-export function lastingRefusal(error: unknown, clientClosed: boolean): 'unknown-command' | 'no-permission' | 'client-closed' | undefined {
-  if (error instanceof RedisLockError) return undefined;
+export function lastingRefusal(error: unknown, clientClosed: boolean): LastingRefusal | undefined {
+  if (error instanceof RedisLockError) return error instanceof LastingRefusalError ? error.lasting : undefined;
   if (clientClosed) return 'client-closed';
   const message = error instanceof Error ? error.message : '';
   if (/\bunknown command\b|unknown redis command called from script/i.test(message)) return 'unknown-command';

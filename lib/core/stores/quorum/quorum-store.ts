@@ -15,6 +15,7 @@ import { RecentMap, RecentSet } from './recent-entries.js';
 import { MissedReleases, type MissedRelease } from './missed-releases.js';
 import { majorityPttl } from '../../engine/lease-left.js';
 import { setImmediate } from '../../time/real-timers.js';
+import { LastingRefusalError, lastingRefusal, storeFailure } from '../../engine/store-failure.js';
 
 /**
  * Quorum mode (the Redlock algorithm) over N independent Redis masters. A lock is held when a
@@ -215,7 +216,20 @@ export class QuorumStore implements LockStore {
     if (busy > this.nodes.length - this.majority || (busy > 0 && granted + busy === this.nodes.length) || heldWithFailed) {
       return { acquired: false, pttl: longestBusy };
     }
-    throw this.noQuorum('acquire', granted, answers);
+    throw this.refusedForGood(answers) ?? this.noQuorum('acquire', granted, answers);
+  }
+
+  /**
+   * So many masters refused the attempt in a way asking again cannot change (see `lastingRefusal`:
+   * EVALSHA renamed on them, an ACL without it) that the others can never make a majority: the
+   * call ends here, naming the first one's refusal and what to fix. A minority's does not.
+   */
+  private refusedForGood(answers: (Answer<unknown> | undefined)[]): LastingRefusalError | undefined {
+    const refused = answers.flatMap((answer, index) => (answer?.ok === false && lastingRefusal(answer.error, false) !== undefined ? [{ index, error: answer.error }] : []));
+    if (refused.length <= this.nodes.length - this.majority) return undefined;
+    const { index, error } = refused[0]!;
+    const call = `Quorum not reached to acquire the lock: ${refused.length} of ${this.nodes.length} Redis nodes refused it in a way asking again cannot change, so the others can never make the majority of ${this.majority} that grants it; node ${index}`;
+    return new LastingRefusalError(storeFailure(error, call).message, lastingRefusal(error, false)!, { cause: error });
   }
 
   /**
