@@ -28,6 +28,11 @@ describe('lastingRefusal', () => {
     'CLUSTERDOWN The cluster is down',
     'NOSCRIPT No matching script. Please use EVAL.',
     'Reached the max retries per request limit (which is 20). Refer to "maxRetriesPerRequest" option for details.',
+    // A password rotated, a Redis restarted with requirepass: a client that reconnects with the
+    // password its provider gives it now (node-redis' credentialsProvider, GLIDE's
+    // updateConnectionPassword, ioredis' options.password) is answered again.
+    'NOAUTH Authentication required.',
+    'WRONGPASS invalid username-password pair or user is disabled.',
   ])('asked again: %s', (message) => {
     expect(lastingRefusal(replyError(message), false)).toBeUndefined();
   });
