@@ -1,0 +1,111 @@
+import { Redis } from 'ioredis';
+import { inspect } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RedisLockError } from '../../lib/index.js';
+import { createLockApp, type LockApp } from '../support/lock-app.js';
+import { isScriptCall, watchCommands } from '../support/monitor.js';
+import { startRedisServer, type RedisServer } from '../support/redis-server.js';
+
+/**
+ * Found by review (drivers). ioredis puts the command a reply error answers on the error
+ * (`command: { name, args }`), and the library keeps the client's error as its own error's
+ * `cause`: `console.error(error)`, `util.inspect` and pino's or winston's error serializers print
+ * a cause's own properties. For a lock script the arguments hold the lock's owner token (whoever
+ * reads it can release or extend the lock); for a refused login (WRONGPASS), which ioredis hands
+ * to every command queued meanwhile, the user name and password. Any refusal showed them: an ACL
+ * user without the lock's keys (NOPERM), a Redis out of memory (OOM), a failover's READONLY. The
+ * arguments are left out now; the command's name and how many arguments it had stay.
+ */
+describe("a driver's error kept as a lock call's cause", () => {
+  let server: RedisServer;
+  let admin: Redis;
+  beforeAll(async () => {
+    server = await startRedisServer();
+    admin = new Redis(server.url);
+  });
+  afterAll(async () => {
+    await admin?.quit();
+    await server?.stop();
+  });
+
+  /** The error a lock call on `key` failed with, and the arguments of the scripts it sent. */
+  async function failedCall(app: LockApp, key: string, waitTimeout: number): Promise<{ error: unknown; sent: string[] }> {
+    const monitor = await watchCommands(key, server.url, (arg) => arg.includes(key));
+    const error = await app.locks.acquire(key, { waitTimeout }).then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
+    await monitor.stop();
+    const sent = monitor.seen.filter(isScriptCall).flatMap((command) => command.args.slice(3));
+    return { error, sent };
+  }
+
+  /** An owner token: the process's random id, its host and pid, and the lock's number in it. */
+  const OWNER_TOKEN = /[0-9a-f]{32}\.[\w-]+\.[\w-]+/;
+
+  /** What a log line, console.error or a logging library's serializer would print of it. */
+  const printed = (error: unknown, app: LockApp): string => `${inspect(error, { depth: 10 })}\n${app.logs.lines.map((line) => line.message).join('\n')}`;
+
+  it('leaves out the owner token of a script Redis refused (NOPERM: an ACL user without the lock key)', { timeout: 20_000 }, async () => {
+    await admin.call('ACL', 'SETUSER', 'keyless', 'on', '>pw', '~other:*', '&*', '+@all');
+    const url = new URL(server.url);
+    url.username = 'keyless';
+    url.password = 'pw';
+    const app = await createLockApp({ redis: url.toString() });
+    try {
+      const error = await app.locks.acquire('redact:noperm', { waitTimeout: 0 }).then(
+        () => undefined,
+        (caught: unknown) => caught,
+      );
+      expect(error).toBeInstanceOf(RedisLockError);
+      // MONITOR does not list a command the ACL refused: the token is known by its shape.
+      const text = printed(error, app);
+      expect(text).toMatch(/NOPERM/);
+      expect(text).not.toMatch(OWNER_TOKEN);
+      expect(text).toMatch(/evalsha/i);
+    } finally {
+      await app.close();
+      await admin.call('ACL', 'DELUSER', 'keyless');
+    }
+  });
+
+  it('leaves out the owner token of a script Redis refused for a while (OOM), in LockNotAcquiredError', { timeout: 20_000 }, async () => {
+    const app = await createLockApp({ redis: server.url });
+    try {
+      await app.locks.isLocked('redact:warm-up');
+      await admin.config('SET', 'maxmemory', '1');
+      const { error, sent } = await failedCall(app, 'redact:oom', 300);
+      await admin.config('SET', 'maxmemory', '0');
+      expect(error).toBeInstanceOf(RedisLockError);
+      const text = printed(error, app);
+      expect(text).toMatch(/OOM/);
+      const token = sent.find((arg) => OWNER_TOKEN.test(arg));
+      expect(token, sent.join(' ')).toBeDefined();
+      expect(text).not.toContain(token);
+    } finally {
+      await admin.config('SET', 'maxmemory', '0');
+      await app.close();
+    }
+  });
+
+  it('leaves out the password of a refused login (WRONGPASS)', { timeout: 20_000 }, async () => {
+    await admin.call('ACL', 'SETUSER', 'rotated', 'on', '>right-password', '~*', '&*', '+@all');
+    const url = new URL(server.url);
+    url.username = 'rotated';
+    url.password = 'stale-secret-password';
+    const app = await createLockApp({ redis: url.toString() });
+    try {
+      const error = await app.locks.acquire('redact:login', { waitTimeout: 500 }).then(
+        () => undefined,
+        (caught: unknown) => caught,
+      );
+      expect(error).toBeInstanceOf(RedisLockError);
+      const text = printed(error, app);
+      expect(text).toMatch(/WRONGPASS|NOAUTH/);
+      expect(text).not.toContain('stale-secret-password');
+    } finally {
+      await app.close();
+      await admin.call('ACL', 'DELUSER', 'rotated');
+    }
+  });
+});
