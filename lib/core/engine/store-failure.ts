@@ -1,4 +1,5 @@
 import { RedisLockError } from '../../errors/redis-lock.error.js';
+import { withoutArguments } from '../stores/redis/drivers/redis-driver.js';
 
 /**
  * Whether Redis refused a script because a key it touched holds data of another kind than the
@@ -57,6 +58,8 @@ export function lastingRefusal(error: unknown, clientClosed: boolean): LastingRe
  */
 export function storeFailure(error: unknown, call: string, then = '', clientClosed = false): RedisLockError {
   if (error instanceof RedisLockError) return error;
+  // Kept as the cause: printed with its own properties (see `withoutArguments`).
+  withoutArguments(error);
   const reason = (error instanceof Error ? error.message : String(error)).replace(/\.$/, '');
   if (holdsForeignData(error)) {
     return new RedisLockError(

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { clusterSlot } from '../../keys/cluster-slot.js';
 import { driverFor } from './drivers/driver-for.js';
 import type { RedisClient } from './drivers/redis-client.js';
-import { flatPairs, isNoScript, scriptError, type BareScriptCall, type LuaScript, type ReadCommand, type RedisDriver, type RunScript, type ScriptCall } from './drivers/redis-driver.js';
+import { flatPairs, isNoScript, scriptError, throwScriptError, type BareScriptCall, type LuaScript, type ReadCommand, type RedisDriver, type RunScript, type ScriptCall } from './drivers/redis-driver.js';
 import { COMMANDS, ELSEWHERE, KEEP_FENCE, RENEWED, type ScriptName } from './lock-lua.js';
 import { LOCK_HELD } from '../../rwlock/read-lua.js';
 import { ReadScripts } from '../../rwlock/read-scripts.js';
@@ -235,7 +235,7 @@ export class LockScripts implements LockStore {
     const args = [lock, token, ttl, unfenced ? '-' : this.fenceRetention, seed];
     return script.send(...args).then(toAcquireReply, (error: unknown) => {
       if (!isNoScript(error) || this.closed) throw scriptError(error);
-      const reply = script.resend(...args).then(toAcquireReply);
+      const reply = script.resend(...args).then(toAcquireReply, throwScriptError);
       onResent?.(reply);
       return reply;
     });
@@ -507,10 +507,10 @@ function bySlot(requests: RenewalRequest[], keyPrefix: string, slotOwner?: (slot
 /** One call of a bare script, parsed: EVALSHA, and EVAL again on NOSCRIPT, under one `then`. */
 /** `open`: whether a NOSCRIPT answer may still be followed by the EVAL (see `LockScripts.close`). */
 function sendBare<T>(script: BareScriptCall, args: (string | number)[], parse: (reply: unknown) => T, whole: boolean, open: () => boolean): Promise<T> {
-  if (whole) return script.resend(...args).then(parse);
+  if (whole) return script.resend(...args).then(parse, throwScriptError);
   return script.send(...args).then(parse, (error: unknown) => {
     if (!isNoScript(error) || !open()) throw scriptError(error);
-    return script.resend(...args).then(parse);
+    return script.resend(...args).then(parse, throwScriptError);
   });
 }
 

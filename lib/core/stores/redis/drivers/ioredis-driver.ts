@@ -6,7 +6,7 @@ import { COMMANDS, type ScriptName } from '../lock-lua.js';
 import { routesShardedSubscriptions, ShardSubscriber } from './ioredis-shard-subscriber.js';
 import { TickWriteBatching, type BatchedConnection } from './tick-write-batching.js';
 import { CLOSE_WAIT_MS, disconnectPromptly, promptSentinelClients, promptShardedSubscribers, promptSlotRefreshes } from './ioredis-prompt-close.js';
-import { flatPairs, isNoScript, scriptError, writablePing, type BareScriptCall, type LuaScript, type PingTarget, type ReadCommand, type RedisDriver, type RedisNode, type ReleaseSubscriber } from './redis-driver.js';
+import { flatPairs, isNoScript, scriptError, throwScriptError, withoutArguments, writablePing, type BareScriptCall, type LuaScript, type PingTarget, type ReadCommand, type RedisDriver, type RedisNode, type ReleaseSubscriber } from './redis-driver.js';
 
 export type IoRedisClient = Redis | Cluster;
 
@@ -160,7 +160,8 @@ export class IoRedisDriver implements RedisDriver {
     const all = (keys as (string | number)[]).concat(args);
     let reply: Promise<unknown>;
     try {
-      if (whole) return this.batching.sent((this.client.eval as unknown as Eval)(script.lua, keys.length, all));
+      // Sent whole at shutdown only: the handler costs nothing on the usual path.
+      if (whole) return this.batching.sent((this.client.eval as unknown as Eval)(script.lua, keys.length, all)).catch(throwScriptError);
       reply = this.batching.sent((this.client.evalsha as unknown as Eval)(script.sha, keys.length, all));
     } catch (error) {
       // As from the async function this was: a client that throws at once answers a rejection.
@@ -169,13 +170,19 @@ export class IoRedisDriver implements RedisDriver {
     return reply.catch((error: unknown) => {
       if (!isNoScript(error) || mayResend?.() === false) throw scriptError(error);
       this.batching.hold();
-      return this.batching.sent((this.client.eval as unknown as Eval)(script.lua, keys.length, all));
+      return this.batching.sent((this.client.eval as unknown as Eval)(script.lua, keys.length, all)).catch(throwScriptError);
     });
   }
 
   async setIfAbsent(key: string, value: string, ttl: number): Promise<boolean> {
     this.batching.hold();
-    return (await this.batching.sent(this.client.set(key, value, 'PX', ttl, 'NX'))) === 'OK';
+    try {
+      return (await this.batching.sent(this.client.set(key, value, 'PX', ttl, 'NX'))) === 'OK';
+    } catch (error) {
+      // The value is an owner token (see `withoutArguments`).
+      withoutArguments(error);
+      throw error;
+    }
   }
 
   async exists(key: string): Promise<boolean> {

@@ -41,6 +41,7 @@ const ECHOED_ARGUMENTS = ', with args beginning with:';
  * out, and the message says what the library needs instead. Any other error passes as it is.
  */
 export function scriptError(error: unknown): unknown {
+  withoutArguments(error);
   const message = (error as { message?: unknown } | null | undefined)?.message;
   if (typeof message !== 'string') return error;
   const echo = message.indexOf(ECHOED_ARGUMENTS);
@@ -51,6 +52,30 @@ export function scriptError(error: unknown): unknown {
   );
   refused.name = (error as Error).name;
   return refused;
+}
+
+/** `scriptError` thrown, as a promise's rejection handler. */
+export function throwScriptError(error: unknown): never {
+  throw scriptError(error);
+}
+
+/**
+ * Leaves out the arguments ioredis and iovalkey put on every reply error and every command a
+ * closed connection aborted (`command: { name, args }`), keeping the command's name and how many
+ * arguments it had. The library keeps a client's error as its own error's `cause`, which
+ * `console.error`, `util.inspect` and logging libraries' error serializers print with its own
+ * properties: a lock script's arguments hold the lock's owner token (whoever reads it can release
+ * or extend the lock), and a refused login's, which ioredis hands to every command queued
+ * meanwhile (and to a Cluster's `lastNodeError`), the user name and password. The error is changed
+ * in place: the application's own handlers of that error (its `error` event) see it so too.
+ * node-redis' and GLIDE's errors carry their message alone.
+ */
+export function withoutArguments(error: unknown): void {
+  for (let at = error, depth = 0; typeof at === 'object' && at !== null && depth < 4; at = (at as { lastNodeError?: unknown }).lastNodeError, depth++) {
+    const command = (at as { command?: { name?: unknown; args?: unknown } }).command;
+    if (typeof command !== 'object' || command === null || !Array.isArray(command.args)) continue;
+    (at as { command: unknown }).command = { name: command.name, args: [`(${command.args.length} arguments left out)`] };
+  }
 }
 
 /** A read-only command on one key, as `RedisDriver.read` takes it. */
