@@ -1,11 +1,11 @@
-import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Redis } from 'ioredis';
+import { afterEach, describe, expect, it } from 'vitest';
 import { LockNotAcquiredError, RedisLockError } from '../../lib/index.js';
 import { useAclUser } from '../support/acl-user.js';
 import { createLockApp, type LockApp } from '../support/lock-app.js';
 import { countAttempts } from '../support/mechanism.js';
 import { OWNER_CLOSED_CLIENTS, type OwnedClient } from '../support/owner-closed-clients.js';
-import { startRedisServer, type RedisServer } from '../support/redis-server.js';
+import { useOwnServer } from '../support/own-server.js';
 
 /**
  * Found by review (drivers). A refusal that asking again can never change was taken for Redis not
@@ -19,21 +19,6 @@ import { startRedisServer, type RedisServer } from '../support/redis-server.js';
  * Redis. Counted by attempts, not by time.
  */
 describe('an acquire() refused in a way asking again cannot change', () => {
-  /** A redis-server of the block's own (started with `args`), and a client of the test's on it. */
-  function useServer(args: string[] = []): { url: () => string; admin: () => Redis } {
-    let server: RedisServer | undefined;
-    let admin: Redis | undefined;
-    beforeAll(async () => {
-      server = await startRedisServer(args);
-      admin = new Redis(server.url);
-    });
-    afterAll(async () => {
-      await admin?.quit();
-      await server?.stop();
-    });
-    return { url: () => server!.url, admin: () => admin! };
-  }
-
   /** What the call came to, its attempts, and what Redis holds of its key after it. */
   async function refused(app: LockApp, key: string, admin: Redis): Promise<{ error: unknown; attempts: number; left: string[] }> {
     const attempts = countAttempts(app.locks);
@@ -63,7 +48,7 @@ describe('an acquire() refused in a way asking again cannot change', () => {
   }
 
   describe('by a server that knows neither EVALSHA nor EVAL', () => {
-    const server = useServer(['--rename-command', 'EVALSHA', '', '--rename-command', 'EVAL', '']);
+    const server = useOwnServer(['--rename-command', 'EVALSHA', '', '--rename-command', 'EVAL', '']);
 
     const clients: Record<string, () => Promise<LockApp>> = {
       'its own ioredis connection': () => createLockApp({ redis: server.url(), shutdownTimeout: 2_000 }),
@@ -83,7 +68,7 @@ describe('an acquire() refused in a way asking again cannot change', () => {
   });
 
   describe('by an ACL user', () => {
-    const server = useServer();
+    const server = useOwnServer();
     const user = useAclUser(server, 'refused-for-good');
     let app: LockApp | undefined;
     afterEach(async () => {
@@ -103,7 +88,7 @@ describe('an acquire() refused in a way asking again cannot change', () => {
   });
 
   describe('through a client handed in that its owner closed', () => {
-    const server = useServer();
+    const server = useOwnServer();
 
     for (const [label, open] of Object.entries(OWNER_CLOSED_CLIENTS)) {
       it(`ends the call at its first refusal, naming the closed client (${label})`, { timeout: 20_000 }, async () => {

@@ -1,10 +1,10 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { inspect } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { RedisLockError } from '../../lib/index.js';
 import { createLockApp, type LockApp } from '../support/lock-app.js';
 import { isScriptCall, watchCommands } from '../support/monitor.js';
-import { startRedisServer, type RedisServer } from '../support/redis-server.js';
+import { useOwnServer } from '../support/own-server.js';
 
 /**
  * Found by review (drivers). ioredis puts the command a reply error answers on the error
@@ -17,20 +17,12 @@ import { startRedisServer, type RedisServer } from '../support/redis-server.js';
  * arguments are left out now; the command's name and how many arguments it had stay.
  */
 describe("a driver's error kept as a lock call's cause", () => {
-  let server: RedisServer;
-  let admin: Redis;
-  beforeAll(async () => {
-    server = await startRedisServer();
-    admin = new Redis(server.url);
-  });
-  afterAll(async () => {
-    await admin?.quit();
-    await server?.stop();
-  });
+  const own = useOwnServer();
+  const admin = (): Redis => own.admin();
 
   /** The error a lock call on `key` failed with, and the arguments of the scripts it sent. */
   async function failedCall(app: LockApp, key: string, waitTimeout: number): Promise<{ error: unknown; sent: string[] }> {
-    const monitor = await watchCommands(key, server.url, (arg) => arg.includes(key));
+    const monitor = await watchCommands(key, own.url(), (arg) => arg.includes(key));
     const error = await app.locks.acquire(key, { waitTimeout }).then(
       () => undefined,
       (caught: unknown) => caught,
@@ -46,36 +38,44 @@ describe("a driver's error kept as a lock call's cause", () => {
   /** What a log line, console.error or a logging library's serializer would print of it. */
   const printed = (error: unknown, app: LockApp): string => `${inspect(error, { depth: 10 })}\n${app.logs.lines.map((line) => line.message).join('\n')}`;
 
-  it('leaves out the owner token of a script Redis refused (NOPERM: an ACL user without the lock key)', { timeout: 20_000 }, async () => {
-    await admin.call('ACL', 'SETUSER', 'keyless', 'on', '>pw', '~other:*', '&*', '+@all');
-    const url = new URL(server.url);
-    url.username = 'keyless';
-    url.password = 'pw';
+  /**
+   * What is printed of the error of an acquire() on `key` by a lock app that logs in as `user`
+   * with `password`, a user of the test's own with the ACL `rules`.
+   */
+  async function printedAs(user: string, password: string, rules: string[], key: string, waitTimeout: number): Promise<{ error: unknown; text: string }> {
+    await admin().call('ACL', 'SETUSER', user, 'on', ...rules);
+    const url = new URL(own.url());
+    url.username = user;
+    url.password = password;
     const app = await createLockApp({ redis: url.toString() });
     try {
-      const error = await app.locks.acquire('redact:noperm', { waitTimeout: 0 }).then(
+      const error = await app.locks.acquire(key, { waitTimeout }).then(
         () => undefined,
         (caught: unknown) => caught,
       );
-      expect(error).toBeInstanceOf(RedisLockError);
-      // MONITOR does not list a command the ACL refused: the token is known by its shape.
-      const text = printed(error, app);
-      expect(text).toMatch(/NOPERM/);
-      expect(text).not.toMatch(OWNER_TOKEN);
-      expect(text).toMatch(/name: 'evalsha'[^}]*arguments left out/i);
+      return { error, text: printed(error, app) };
     } finally {
       await app.close();
-      await admin.call('ACL', 'DELUSER', 'keyless');
+      await admin().call('ACL', 'DELUSER', user);
     }
+  }
+
+  it('leaves out the owner token of a script Redis refused (NOPERM: an ACL user without the lock key)', { timeout: 20_000 }, async () => {
+    const { error, text } = await printedAs('keyless', 'pw', ['>pw', '~other:*', '&*', '+@all'], 'redact:noperm', 0);
+    expect(error).toBeInstanceOf(RedisLockError);
+    // MONITOR does not list a command the ACL refused: the token is known by its shape.
+    expect(text).toMatch(/NOPERM/);
+    expect(text).not.toMatch(OWNER_TOKEN);
+    expect(text).toMatch(/name: 'evalsha'[^}]*arguments left out/i);
   });
 
   it('leaves out the owner token of a script Redis refused for a while (OOM), in LockNotAcquiredError', { timeout: 20_000 }, async () => {
-    const app = await createLockApp({ redis: server.url });
+    const app = await createLockApp({ redis: own.url() });
     try {
       await app.locks.isLocked('redact:warm-up');
-      await admin.config('SET', 'maxmemory', '1');
+      await admin().config('SET', 'maxmemory', '1');
       const { error, sent } = await failedCall(app, 'redact:oom', 300);
-      await admin.config('SET', 'maxmemory', '0');
+      await admin().config('SET', 'maxmemory', '0');
       expect(error).toBeInstanceOf(RedisLockError);
       const text = printed(error, app);
       expect(text).toMatch(/OOM/);
@@ -83,30 +83,16 @@ describe("a driver's error kept as a lock call's cause", () => {
       expect(token, sent.join(' ')).toBeDefined();
       expect(text).not.toContain(token);
     } finally {
-      await admin.config('SET', 'maxmemory', '0');
+      await admin().config('SET', 'maxmemory', '0');
       await app.close();
     }
   });
 
   it('leaves out the password of a refused login (WRONGPASS)', { timeout: 20_000 }, async () => {
-    await admin.call('ACL', 'SETUSER', 'rotated', 'on', '>right-password', '~*', '&*', '+@all');
-    const url = new URL(server.url);
-    url.username = 'rotated';
-    url.password = 'stale-secret-password';
-    const app = await createLockApp({ redis: url.toString() });
-    try {
-      const error = await app.locks.acquire('redact:login', { waitTimeout: 500 }).then(
-        () => undefined,
-        (caught: unknown) => caught,
-      );
-      expect(error).toBeInstanceOf(RedisLockError);
-      const text = printed(error, app);
-      expect(text).toMatch(/WRONGPASS|NOAUTH/);
-      expect(text).not.toContain('stale-secret-password');
-      expect(text).toMatch(/name: 'auth'[^}]*2 arguments left out/);
-    } finally {
-      await app.close();
-      await admin.call('ACL', 'DELUSER', 'rotated');
-    }
+    const { error, text } = await printedAs('rotated', 'stale-secret-password', ['>right-password', '~*', '&*', '+@all'], 'redact:login', 500);
+    expect(error).toBeInstanceOf(RedisLockError);
+    expect(text).toMatch(/WRONGPASS|NOAUTH/);
+    expect(text).not.toContain('stale-secret-password');
+    expect(text).toMatch(/name: 'auth'[^}]*2 arguments left out/);
   });
 });
