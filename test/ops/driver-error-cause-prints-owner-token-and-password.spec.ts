@@ -88,6 +88,33 @@ describe("a driver's error kept as a lock call's cause", () => {
     }
   });
 
+  it("leaves out the owner token of a semaphore holder's release Redis refused (HDEL, its entry named by the token)", { timeout: 20_000 }, async () => {
+    // A holder alone is released by an HDEL of its entry, whose field is its token: not a script.
+    await admin().call('ACL', 'SETUSER', 'nohdel', 'on', '>pw', '~*', '&*', '+@all', '-hdel');
+    const url = new URL(own.url());
+    url.username = 'nohdel';
+    url.password = 'pw';
+    const app = await createLockApp({ redis: url.toString() });
+    try {
+      const monitor = await watchCommands('redact:permit', own.url(), (arg) => arg.includes('redact:permit'));
+      const lock = await app.locks.acquire('redact:permit', { limit: 3 });
+      await monitor.stop();
+      const token = monitor.seen.filter(isScriptCall).flatMap((command) => command.args.slice(3)).map((arg) => OWNER_TOKEN.exec(arg)?.[0]).find((found) => found !== undefined);
+      expect(token).toBeDefined();
+      const error = await lock.release().then(
+        () => undefined,
+        (caught: unknown) => caught,
+      );
+      expect(error).toBeInstanceOf(RedisLockError);
+      const text = printed(error, app);
+      expect(text).toMatch(/NOPERM/);
+      expect(text).not.toContain(token);
+    } finally {
+      await app.close();
+      await admin().call('ACL', 'DELUSER', 'nohdel');
+    }
+  });
+
   it('leaves out the password of a refused login (WRONGPASS)', { timeout: 20_000 }, async () => {
     const { error, text } = await printedAs('rotated', 'stale-secret-password', ['>right-password', '~*', '&*', '+@all'], 'redact:login', 500);
     expect(error).toBeInstanceOf(RedisLockError);

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { LuaScript, RunScript } from '../stores/redis/drivers/redis-driver.js';
+import { withoutArguments, type LuaScript, type RunScript } from '../stores/redis/drivers/redis-driver.js';
 import type { SemaphoreKeys } from './semaphore-keys.js';
 import { SEMAPHORE_ACQUIRE, SEMAPHORE_LEAVE, SEMAPHORE_RELEASE } from './semaphore-lua.js';
 import { toGrants, type SemaphoreAcquireReply, type SemaphoreReleaseReply, type SemaphoreStore } from './semaphore-store.js';
@@ -64,10 +64,17 @@ export class SemaphoreScripts implements SemaphoreStore {
   release(keys: SemaphoreKeys, token: string, waiterLease: number): Promise<SemaphoreReleaseReply> {
     if (keys.semaphore.lone !== true) return this.releaseByScript(keys, token, waiterLease);
     keys.semaphore.lone = false;
-    return this.deleteField(keys.semaphore.holders, `!${token}`).then((deleted) => {
-      if (deleted === 1) return { released: true, grants: [] };
-      return this.closed() ? { released: false, grants: [] } : this.releaseByScript(keys, token, waiterLease);
-    });
+    return this.deleteField(keys.semaphore.holders, `!${token}`).then(
+      (deleted) => {
+        if (deleted === 1) return { released: true, grants: [] };
+        return this.closed() ? { released: false, grants: [] } : this.releaseByScript(keys, token, waiterLease);
+      },
+      // Not a script's error (`scriptError` leaves their arguments out): the field is the token.
+      (error: unknown) => {
+        withoutArguments(error);
+        throw error;
+      },
+    );
   }
 
   private releaseByScript(keys: SemaphoreKeys, token: string, waiterLease: number): Promise<SemaphoreReleaseReply> {
