@@ -1,4 +1,4 @@
-import { LAST_ATTEMPT_GRACE_MS, WAITER_REFRESH_MS } from '../../lib/core/engine/waiter-timing.js';
+import { LAST_ATTEMPT_GRACE_MS, WAITER_LEASE_MS, WAITER_REFRESH_MS } from '../../lib/core/engine/waiter-timing.js';
 import type { HeldLock } from '../../lib/core/engine/held-lock.js';
 import { lockRedisKeys } from '../../lib/core/keys/lock-key.js';
 import type { Lock } from '../../lib/interfaces/lock.interface.js';
@@ -42,6 +42,14 @@ const NEVER: CommandFate = { lost: 'after', delay: 0, frozen: { hold: 0, never: 
  *    way into that lease: the renewal renews it to what is left of its ttl, so Redis' lease of it
  *    ends no later than its ttl from when its code started (`lease-past-ttl` of the real-Redis
  *    explorer's unrenewed handover probe: eef575f, seeded bug 100).
+ * 6. `gw`: as `gr`, the waiters' watchdog ticking every 100 ms, and the first one's process
+ *    stalled from its renewal before the handover until past the grant's deadline; that renewal
+ *    is answered 150 ms after it was sent, after the watchdog's next tick was due and before the
+ *    deadline. Once the stall ends the timers run in the order they fell due: the tick finds the
+ *    lease over first, then the reply comes. The tick forgets the grant as the deadline sweeper
+ *    would, and the late reply reads as no answer in time: the waiter asks again under its token
+ *    and keeps its place (a695086: the tick declared the grant lost and gave it back; 232c35f:
+ *    the reply, after the grant was forgotten, read as refused, and the grant was given back).
  */
 export async function grantHandoverProbe(world: World, check: () => void, stop: () => boolean): Promise<void> {
   const live = world.instances.filter((i) => i.alive && !i.stopping && !i.paused);
@@ -59,7 +67,13 @@ export async function grantHandoverProbe(world: World, check: () => void, stop: 
   await abortedDuringRenewalBeforeHandover(world, a, b, check, stop);
   if (world.violation) return;
   await unrenewedHandover(world, a, b, check, stop);
+  if (world.violation) return;
+  await lateGrantKeepsPlace(world, 'gw', [a, b, c], { delay: STALLED_REPLY_MS }, check, stop, WATCHDOG_MS);
 }
+
+/** Part 6: the waiters' watchdog interval, and the delay of the renewal's reply (past one interval). */
+const WATCHDOG_MS = 100;
+const STALLED_REPLY_MS = 150;
 
 /** Part 1 (see above). */
 async function abortedWhileReleaseOnItsWay(world: World, a: Instance, check: () => void, stop: () => boolean): Promise<void> {
@@ -131,15 +145,19 @@ async function grantBehindUnansweredRelease(world: World, a: Instance, b: Instan
   }
 }
 
-/** Part 3 (see above): `renewal`, the fate of the first waiter's renewal before the handover (none: the grant's whole lease is gone by then). */
-async function lateGrantKeepsPlace(world: World, key: string, [a, b, c]: [Instance, Instance, Instance], renewal: CommandFate | undefined, check: () => void, stop: () => boolean): Promise<void> {
+/**
+ * Parts 3 and 6 (see above): `renewal`, the fate of the first waiter's renewal before the handover
+ * (none: the grant's whole lease is gone by then); `stalledWatchdog`, part 6's watchdog interval
+ * (the first waiter's process then stalls from that renewal until past the grant's deadline).
+ */
+async function lateGrantKeepsPlace(world: World, key: string, [a, b, c]: [Instance, Instance, Instance], renewal: CommandFate | undefined, check: () => void, stop: () => boolean, stalledWatchdog?: number): Promise<void> {
   const holder = await settle(world, a.service.acquire(key, { ttl: TTL_MS, waitTimeout: WAIT_MS }), check, stop);
   if (holder === undefined) return;
   const order: string[] = [];
   let done = 0;
   const wait = (instance: Instance, who: string): void => {
     void instance.service
-      .using(key, () => void order.push(who), { ttl: TTL_MS, waitTimeout: WAIT_MS })
+      .using(key, () => void order.push(who), { ttl: TTL_MS, waitTimeout: WAIT_MS, ...(stalledWatchdog !== undefined && { renewInterval: stalledWatchdog }) })
       .catch((error: unknown) => world.trace(instance, `grant-handover probe: ${key}'s ${who} waiter failed: ${(error as Error).message}`))
       .finally(() => done++);
   };
@@ -151,12 +169,18 @@ async function lateGrantKeepsPlace(world: World, key: string, [a, b, c]: [Instan
   if (world.violation || done > 0) return;
   // The refresh reaches the store after the whole grant lease counted from it, or with a third
   // of it left (a renewal before the handover, whose reply `renewal` holds back).
-  if (renewal !== undefined) world.steerNext(b, 'renew', lockRedisKeys(KEY_PREFIX, key).lock, renewal);
+  const renewed = renewal === undefined ? undefined : world.steerNext(b, 'renew', lockRedisKeys(KEY_PREFIX, key).lock, renewal);
   if (!(await releaseAfterLateRefresh(world, a, b, key, holder, renewal === undefined ? 1_100 : 700, check, stop))) return;
+  if (stalledWatchdog !== undefined && renewed !== undefined) {
+    await world.scheduler.run(world.scheduler.now + 2 * SETTLE_MS, check, () => stop() || renewed.at !== undefined);
+    if (world.violation || renewed.at === undefined || !b.alive || b.paused) return;
+    // Under half of the grant lease was left when the renewal went out: past its deadline then.
+    world.pause(b, WAITER_LEASE_MS / 2 + SETTLE_MS, 'grant-handover probe: its event loop blocked from its renewal before the handover');
+  }
   await world.scheduler.run(world.scheduler.now + 2 * TTL_MS, check, () => stop() || done === 2);
   if (world.violation || [a, b, c].some((i) => !i.alive || i.paused)) return;
   if (order.join() !== 'first,second') {
-    world.violate(b, 'waiters get the lock in queue order', `${key}: ${b.name}'s waiter, handed the lock late in its grant lease${renewal === undefined ? '' : ', its renewal before the handover answered late'}, and ${c.name}'s behind it got it in order ${order.join(',') || '(none)'}`);
+    world.violate(b, 'waiters get the lock in queue order', `${key}: ${b.name}'s waiter, handed the lock late in its grant lease${renewal === undefined ? '' : ', its renewal before the handover answered late'}${stalledWatchdog === undefined ? '' : ` after its process stalled past the grant's deadline, its watchdog's tick due first`}, and ${c.name}'s behind it got it in order ${order.join(',') || '(none)'}`);
   }
 }
 
