@@ -29,6 +29,7 @@ import { foreignDataProbe } from './foreign-data-probe.js';
 import { multiKeyGiveBackProbe } from './multi-key-give-back-probe.js';
 import { grantHandoverProbe } from './grant-handover-probe.js';
 import { failedExtendProbe } from './failed-extend-probe.js';
+import { expiredKeysKept } from './expired-keys-check.js';
 
 export const KEY_PREFIX = 'lock:';
 export const SEMAPHORE_LIMIT = 2;
@@ -670,6 +671,13 @@ export class World implements FaultDecider {
     if (!this.plan.leader && !this.plan.jobs && this.plan.greedyCallers === 0) {
       await dataLossGrantProbe(this, check, stop);
       if (this.violation) return;
+    }
+
+    // Before the closes, whose checks read (and so drop) every lock key and queue.
+    const kept = await expiredKeysKept(this.data, this.store, this.scheduler.now);
+    if (kept.length > 0) {
+      this.violate(undefined, 'the store drops keys whose time is out, as Redis expires them', `after a round of store calls, ${kept.length} kept: ${kept.slice(0, 5).join('; ')}${kept.length > 5 ? '; …' : ''}`);
+      return;
     }
 
     await this.closeKeepCalls(this.instances.filter((i) => i.alive && !i.paused), check, stop);
