@@ -123,6 +123,13 @@ function startRecorder(provider: MeterProvider): { users: number; stop(): void }
   // what it holds. A lock is told by its key, name and fencing token (unfenced: its key and name,
   // where holders are interchangeable for a count), a wait by its key and name: a count taken
   // down must be one taken up under the same `lock.name`, or one name reads -1 and another 1.
+  // NOTE: a wait's end (an unfenced lock's release) cannot be told from another's of the same key
+  // and name: events carry no call id, so an uncounted one that ends takes a later one's count
+  // until that one ends too. Sparing ends whose call began before the start (`at - waitedMs`)
+  // would not do: a call can begin before it and be counted waiting after it (a later key of a
+  // multi-key lock, a parked answer first), and its end would leave 1 counted for good rather
+  // than 1 short for a while; and `waitedMs` and `heldMs` run on the engine's clock (a test's
+  // manual one), not on `at`'s.
   const held = new Counts();
   const waiters = new Counts();
   const waitId = (event: { key: string; name?: string }): string => `${event.key}\u0000${event.name ?? ''}`;
