@@ -523,10 +523,16 @@ export class HeldLock implements Lock, Renewable, Expiring {
 
   private async renewUntilConfirmed(): Promise<void> {
     for (let delay = RENEW_RETRY_MS; this.held; delay = Math.min(delay * 2, MAX_RENEW_RETRY_MS)) {
+      const renewal = this.renewNow();
+      // The renewal just sent, if one was (see `beginRenewal`).
+      const sequence = this.renewalsSent;
       try {
-        if (await this.renewNow()) return;
-      } catch {
-        // transient: try again while the lease lasts
+        if (await renewal) return;
+      } catch (error) {
+        // Every later try would be refused alike (an ACL changed under the application): the
+        // holder is told now, as of a watchdog renewal's (see `renewalRefused`), not at the lease's end.
+        if (lastingRefusal(error, false) !== undefined) return this.renewalRefused(sequence, error);
+        // passing: try again while the lease lasts
       }
       const left = this.deadline - this.owner.clock.now();
       // The deadline sweeper reports the loss when the lease runs out.
