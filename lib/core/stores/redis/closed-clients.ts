@@ -15,8 +15,21 @@ export function warnIfClosedByOwner(connections: readonly OpenedConnection[], na
     // Ours are closed by the module itself, after the give-back.
     if (close !== undefined || !driverFor(client).closed()) return;
     logger.warn(
-      `The Redis client handed in (${names[i]}) was closed before the lock module shut down: the locks it still holds cannot be given back, and stay in Redis until their ttl runs out. ` +
-        'Close a client you hand in in onApplicationShutdown (the module gives its locks back in beforeApplicationShutdown), not in onModuleDestroy.',
+      gaveUpReconnecting(client)
+        ? `The Redis client handed in (${names[i]}) gave up reconnecting before the lock module shut down (its retryStrategy returned no delay): the locks it still holds cannot be given back, and stay in Redis until their ttl runs out. ` +
+            'Give it a retryStrategy that keeps trying while the application runs.'
+        : `The Redis client handed in (${names[i]}) was closed before the lock module shut down: the locks it still holds cannot be given back, and stay in Redis until their ttl runs out. ` +
+            'Close a client you hand in in onApplicationShutdown (the module gives its locks back in beforeApplicationShutdown), not in onModuleDestroy.',
     );
   });
+}
+
+/**
+ * An ioredis (or iovalkey) client that ended because its `retryStrategy` gave up, not its owner:
+ * both end in status `end` with `manuallyClosing` cleared, but only a give-up follows a retry
+ * (`retryAttempts`, reset once a connection is ready; neither is in ioredis' typings).
+ */
+function gaveUpReconnecting(client: unknown): boolean {
+  const { status, retryAttempts } = client as { status?: unknown; retryAttempts?: unknown };
+  return status === 'end' && typeof retryAttempts === 'number' && retryAttempts > 0;
 }
