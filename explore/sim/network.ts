@@ -89,6 +89,11 @@ export class Network {
     private readonly faults: FaultDecider,
   ) {}
 
+  /** When `node`'s last command sent so far reaches the store: a command sent now arrives no earlier. */
+  queuedUntil(node: SimNode): number {
+    return this.lastArrival.get(node) ?? 0;
+  }
+
   /** When the last reply (or connection error) scheduled so far reaches its instance. */
   lastReplyAt(): number {
     return Math.max(0, ...this.lastReply.values());

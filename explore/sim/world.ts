@@ -2492,11 +2492,13 @@ export class World implements FaultDecider {
     const names = this.storeTokens.get(`${instance.index}|${id}`);
     if (names === undefined) return;
     const lostAt = this.scheduler.now;
+    const queuedUntil = this.network.queuedUntil(instance);
     const pauses = instance.pauses;
     const restarts = this.restarts.length;
     this.scheduler.schedule(lostAt + WAKE_MS, () => {
       if (this.violation !== undefined || instance.crashed || instance.stopping || instance.paused || instance.pauses !== pauses || this.restarts.length !== restarts) return;
       const now = this.scheduler.now;
+      if (queuedBehind(queuedUntil, now)) return;
       // Only a window whose commands never reach the store stops the give-back (a reply lost or
       // delayed, or a frozen connection's held back, leaves the release to take effect).
       // Nor a release of the lock sent in such a window before the loss (a lock lost while its
@@ -2542,6 +2544,7 @@ export class World implements FaultDecider {
     const localNow = instance.clock.now();
     const siblings = (multi.parts as HeldLock[]).filter((part) => `${part.key}#${part.fencingToken ?? '-'}` !== id && (part as unknown as { state: string }).state === 'held' && !part.released && part.deadline > localNow);
     if (siblings.length === 0) return;
+    const queuedUntil = this.network.queuedUntil(instance);
     const pauses = instance.pauses;
     const restarts = this.restarts.length;
     this.scheduler.schedule(lostAt + WAKE_MS, () => {
@@ -2549,6 +2552,7 @@ export class World implements FaultDecider {
       const reason = multi.signal.reason as LockLostError | undefined;
       if (!(reason instanceof LockLostError) || (reason.reason !== 'expired' && reason.reason !== 'refused')) return;
       const now = this.scheduler.now;
+      if (queuedBehind(queuedUntil, now)) return;
       if (this.windows.some((w) => hits(w, instance.index) && w.kind === 'reply-lost-before' && w.from <= now && w.to >= lostAt - this.plan.ttl)) return;
       if (this.heldUp?.instance === instance && lostAt <= this.heldUp.until + WAKE_MS) return;
       for (const part of siblings) {
@@ -2708,6 +2712,15 @@ function releasedByHand(section: Section): boolean {
 }
 
 /** Whether window `w` affects instance `index` (a frozen store affects every one). */
+/**
+ * Whether a give-back sent at a loss can have run in the store by `now`: not when, at the loss,
+ * the instance's commands queued behind one held up on its way (a probe's `delayBefore`), which
+ * arrives later than one network hop before `now` (its connection keeps their order).
+ */
+function queuedBehind(queuedUntil: number, now: number): boolean {
+  return queuedUntil > now - 2;
+}
+
 function hits(w: Window, index: number): boolean {
   return w.instance === index || w.instance === -1;
 }

@@ -347,4 +347,36 @@ describe('explorer regressions (deterministic simulation, fixed schedules)', () 
     expect(result.trace.some((line) => /ms {2}i1 +transfer failed: LockNotAcquiredError: Lock "acct-a" was not acquired: LockService shut down/.test(line))).toBe(true);
     expect(result.trace.some((line) => /ms {2}i2 +transfer failed: LockNotAcquiredError: Lock "acct-b" was not acquired: LockService shut down/.test(line))).toBe(true);
   });
+
+  // Found by `npm run explore -- --seconds 900 --seed 46000` (schedule 87) on the explorer's own
+  // rule: i1's waiter refresh, held up 1,100 ms on its way by the grant-handover probe, kept its
+  // later commands behind it (one connection keeps their order), the reply of a renewal that had
+  // run too, so the job's owner lock was told lost to its deadline while its give-back waited in
+  // line behind the held-up refresh. The rule now excuses a give-back that cannot have reached
+  // the store yet (`queuedBehind`), as it excused the job-claim probe's held-up acquire.
+  it('a give-back queued behind a probe\'s held-up command is excused (no false violation)', async () => {
+    const plan: Plan = {
+      ...quiet,
+      seed: 1112447466,
+      instances: 4,
+      ttl: 1500,
+      semaphoreCallers: 1,
+      jobs: true,
+      greedyCallers: 2,
+      extendCallers: 0,
+      shortWaitCallers: 0,
+      leaderHooks: { acquired: 'hangs', lost: 'returns', releases: [1562, 976], lostThrows: true },
+      faults: [
+        { kind: 'pause', at: 228, instance: 0, duration: 7, amount: 2163, onHolder: true },
+        { kind: 'message-lost', at: 2994, instance: 2, duration: 978, amount: 2493 },
+        { kind: 'store-restart', at: 1281, instance: 0, duration: 1650, amount: 1425 },
+        { kind: 'pause', at: 2925, instance: 0, duration: 1919, amount: 877, onHolder: true },
+      ],
+    };
+    const result = await runPlan(plan, false);
+    expect(result.violation, result.trace.slice(-30).join('\n')).toBeUndefined();
+    // The shape: the owner lock told lost while a refresh of the same instance was held up.
+    expect(result.trace.some((line) => /i1 +acquire steered by a probe: \{"delay":0,"delayBefore":1100\}$/.test(line))).toBe(true);
+    expect(result.trace.some((line) => /i1 +lost tick-job:owner #195 \(expired\)$/.test(line))).toBe(true);
+  });
 });
