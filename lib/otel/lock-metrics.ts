@@ -1,6 +1,6 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { createNoopMeter, metrics, type Attributes, type Meter, type MeterProvider, type UpDownCounter } from '@opentelemetry/api';
-import { LOCK_DIAGNOSTICS_CHANNELS, MULTI_KEY_LOCK_CHANNEL, type MultiKeyLockOutcome } from '../core/engine/lock-diagnostics.js';
+import { LOCK_DIAGNOSTICS_CHANNELS, MULTI_KEY_LOCK_CHANNEL, callOfEvent, lockOfEvent, type MultiKeyLockOutcome } from '../core/engine/lock-diagnostics.js';
 import type { LockEvent } from '../interfaces/lock-event.interface.js';
 import { InvalidLockOptionsError } from '../errors/invalid-lock-options.error.js';
 
@@ -120,18 +120,12 @@ function startRecorder(provider: MeterProvider): { users: number; stop(): void }
   const skipped = meter.createCounter('lock.skipped', { unit: '{call}', description: 'Calls of job methods skipped without running.' });
   // The up-down counters count down only what this recorder counted up: a lock taken (or a wait
   // begun) before it started ends without having been counted, and must not take a gauge below
-  // what it holds. A lock is told by its key, name and fencing token (unfenced: its key and name,
-  // where holders are interchangeable for a count), a wait by its key and name: a count taken
-  // down must be one taken up under the same `lock.name`, or one name reads -1 and another 1.
-  // NOTE: a wait's end (an unfenced lock's release) cannot be told from another's of the same key
-  // and name: events carry no call id, so an uncounted one that ends takes a later one's count
-  // until that one ends too. Sparing ends whose call began before the start (`at - waitedMs`)
-  // would not do: a call can begin before it and be counted waiting after it (a later key of a
-  // multi-key lock, a parked answer first), and its end would leave 1 counted for good rather
-  // than 1 short for a while; and `waitedMs` and `heldMs` run on the engine's clock (a test's
-  // manual one), not on `at`'s.
-  const held = new Counts();
-  const waiters = new Counts();
+  // what it holds, nor take the count of a later one of the same key and name (the gauge would
+  // read one less while that one lasts). The engine tells which call waited and which lock is
+  // held (`callOfEvent`, `lockOfEvent`); events published by another copy of this package in the process are
+  // not told apart so, and are paired by key, name and fencing token (unfenced: key and name).
+  const held = new Pairs();
+  const waiters = new Pairs();
   const waitId = (event: { key: string; name?: string }): string => `${event.key}\u0000${event.name ?? ''}`;
   const heldId = (event: { key: string; name?: string; fencingToken?: number }): string => (event.fencingToken === undefined ? waitId(event) : `${waitId(event)}\u0000${event.fencingToken}`);
 
@@ -159,30 +153,30 @@ function startRecorder(provider: MeterProvider): { users: number; stop(): void }
     const part = event.keys !== undefined;
     switch (event.type) {
       case 'waiting':
-        waiters.up(waitId(event));
+        waiters.up(callOfEvent(event), waitId(event));
         use(() => waiting.add(1, name));
         break;
       case 'acquired':
         if (!part) {
           use(() => acquire.record(event.waitedMs / 1000, { ...name, 'lock.result': 'acquired' }));
-          held.up(heldId(event));
+          held.up(lockOfEvent(event), heldId(event));
           use(() => active.add(1, name));
         }
-        if (event.afterWaiting && waiters.down(waitId(event))) use(() => waiting.add(-1, name));
+        if (event.afterWaiting && waiters.down(callOfEvent(event), waitId(event))) use(() => waiting.add(-1, name));
         break;
       case 'not-acquired':
         if (!part) use(() => acquire.record(event.waitedMs / 1000, { ...name, 'lock.result': event.outcome }));
-        if (event.afterWaiting && waiters.down(waitId(event))) use(() => waiting.add(-1, name));
+        if (event.afterWaiting && waiters.down(callOfEvent(event), waitId(event))) use(() => waiting.add(-1, name));
         break;
       case 'released':
         if (part) break;
         use(() => hold.record(event.heldMs / 1000, name));
-        if (held.down(heldId(event))) use(() => active.add(-1, name));
+        if (held.down(lockOfEvent(event), heldId(event))) use(() => active.add(-1, name));
         break;
       case 'lost':
         if (part) break;
         use(() => hold.record(event.heldMs / 1000, name));
-        if (held.down(heldId(event))) use(() => active.add(-1, name));
+        if (held.down(lockOfEvent(event), heldId(event))) use(() => active.add(-1, name));
         use(() => lost.add(1, { ...name, 'lock.lost.reason': event.reason }));
         break;
       case 'skipped':
@@ -258,6 +252,20 @@ class Tallied {
 }
 
 /** How many of each id were counted up and not yet down (an id leaves the map at zero). */
+/** What an up-down counter counted up: by the call or lock itself where the engine said which, else by an id. */
+class Pairs {
+  private readonly sources = new WeakSet<object>();
+  private readonly counts = new Counts();
+  up(source: object | undefined, id: string): void {
+    if (source === undefined) this.counts.up(id);
+    else this.sources.add(source);
+  }
+  /** Counts down what was counted up for `source` (or `id`): false for one this recorder never saw begin. */
+  down(source: object | undefined, id: string): boolean {
+    return source === undefined ? this.counts.down(id) : this.sources.delete(source);
+  }
+}
+
 class Counts {
   private readonly counts = new Map<string, number>();
   up(id: string): void {

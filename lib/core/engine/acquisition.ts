@@ -21,6 +21,7 @@ import { LAST_ATTEMPT_GRACE_MS, WAITER_LEASE_MS, WAITER_REFRESH_MS } from './wai
 import { endedByShutdown } from './ended-by-shutdown.js';
 import { callSince, partOf } from './call-since.js';
 import { holdsForeignData, storeFailure } from './store-failure.js';
+import { ofCall } from './lock-diagnostics.js';
 
 const noop = (): void => undefined;
 
@@ -59,7 +60,7 @@ export interface AcquisitionHost {
   /** Records a lock Redis gave `token`, on a lease of `lease` ms counted from `leaseStart`. */
   hold(key: string, names: LockRedisKeys, token: string, fencingToken: number, timing: LockTiming, leaseStart: number, lease: number): HeldLock;
   /** Hands a held lock to the caller (and tells the listeners). */
-  acquired(lock: HeldLock, calledAt: number, options: AnyLockOptions | undefined, afterWaiting: boolean): HeldLock;
+  acquired(lock: HeldLock, calledAt: number, options: AnyLockOptions | undefined, afterWaiting: boolean, call?: object): HeldLock;
   /** Leaves the queue and gives back what the call's attempts may hold (see `LockManager.leave`). */
   leave(names: LockRedisKeys, token: string, timing: LockTiming, after?: Promise<unknown>): void;
   /** A holder's release of this process on `channel` not yet answered, while anyone listens (see `ReleasesOnTheirWay`). */
@@ -358,7 +359,7 @@ export class Acquisition {
     const { host, timing, startedAt } = this;
     try {
       if (outcome === TIMED_OUT) throw host.noAnswer(this.key, this.bound);
-      if (outcome instanceof HeldLock) return host.acquired(outcome, this.calledAt, this.options, this.announced);
+      if (outcome instanceof HeldLock) return host.acquired(outcome, this.calledAt, this.options, this.announced, this);
       if (outcome === STALE_REPLY) {
         this.uncertain = true;
         this.lastError = new RedisLockError(`Redis granted lock ${quoteKey(this.key)} but its reply came after the lease (${timing.ttl} ms) had run out here; it was given back.`);
@@ -415,7 +416,7 @@ export class Acquisition {
   private announceWaiting(): void {
     if (this.announced || this.lastError !== undefined || !this.host.listening) return;
     this.announced = true;
-    this.host.emit({ type: 'waiting', key: this.key, name: this.name, ...(this.keys && { keys: this.keys }), at: Date.now() });
+    this.host.emit(ofCall({ type: 'waiting', key: this.key, name: this.name, ...(this.keys && { keys: this.keys }), at: Date.now() }, this));
   }
 
   /**
@@ -490,7 +491,7 @@ export class Acquisition {
     if (lock.deadline - host.clock.now() > lease / 2) {
       // Never before the caller's code has started (the sweeper's timer fires later): the new holder runs first.
       lock.renewBy(this.lastAttemptAt + lease / 3);
-      return host.acquired(lock, this.calledAt, this.options, this.announced);
+      return host.acquired(lock, this.calledAt, this.options, this.announced, this);
     }
     // This process was too slow to trust the short lease: renew before handing it out, within
     // what is left of that lease.
@@ -499,7 +500,7 @@ export class Acquisition {
     let renewed: boolean | undefined | typeof TIMED_OUT = TIMED_OUT;
     try {
       renewed = await settleWithin(lock.renewBeforeHandover(), Math.max(0, lock.deadline - host.clock.now()), [this.signal, host.shutdown], host.clock);
-      if (renewed === true) return host.acquired(lock, this.calledAt, this.options, this.announced);
+      if (renewed === true) return host.acquired(lock, this.calledAt, this.options, this.announced, this);
     } catch (error) {
       if ((this.signal?.aborted && error === this.signal.reason) || host.closed) {
         host.cleanUp(lock.release());
@@ -569,7 +570,7 @@ export class Acquisition {
       // a call that waited for a parked lock's answer first) had one try left: it timed out. A wait
       // a lock of its chain ended (lost, stepped down from) was told to stop, as by its own signal.
       const told = endedWithChain(this.within?.signal, error) ? 'aborted' : outcome === 'busy' && this.timing.waitTimeout > 0 ? 'timeout' : outcome;
-      host.emit({ type: 'not-acquired', key: this.key, name: this.name, ...(this.keys && { keys: this.keys }), waitedMs: host.clock.now() - this.calledAt, outcome: told, afterWaiting: this.announced, at: Date.now() });
+      host.emit(ofCall({ type: 'not-acquired', key: this.key, name: this.name, ...(this.keys && { keys: this.keys }), waitedMs: host.clock.now() - this.calledAt, outcome: told, afterWaiting: this.announced, at: Date.now() }, this));
     }
     return endedByShutdown(host.closed || this.within?.signal.aborted === true, this.key, host.clock.now() - this.calledAt, error, signal);
   }

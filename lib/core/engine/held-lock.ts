@@ -10,6 +10,7 @@ import type { LockRedisKeys } from '../keys/lock-key.js';
 import { quoteKey } from '../keys/quote-key.js';
 import { shownKeys } from '../keys/shown-keys.js';
 import type { LockLogger } from './lock-logger.js';
+import { ofLock } from './lock-diagnostics.js';
 import { parseDuration, type Duration } from '../time/duration.js';
 import { driftMargin, type LockTiming, MAX_TIMER_MS, MAX_TTL_MS, MIN_TTL_MS } from '../options/lock-options.js';
 import { checkTtlWithinRetention } from '../options/fence-retention.js';
@@ -719,7 +720,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
       this.endedByRelease();
       // Told only of a lock its caller got (a grant given back before its hand-out was not).
       if (this.owner.listening && this.handedOut) {
-        this.owner.emit({ type: 'released', key: this.key, name: this.name, ...(this.keys && { keys: this.keys }), fencingToken: this.fencingToken, heldMs: this.owner.clock.now() - this.handedOutAt, unconfirmed: true, at: Date.now() });
+        this.owner.emit(ofLock({ type: 'released', key: this.key, name: this.name, ...(this.keys && { keys: this.keys }), fencingToken: this.fencingToken, heldMs: this.owner.clock.now() - this.handedOutAt, unconfirmed: true, at: Date.now() }, this));
       }
     }
     this.endExtensions(new RedisLockError(`Lock ${quoteKey(this.key)} was released while this extension waited for Redis, which answered neither; it is no longer held.`, { cause: error }));
@@ -751,7 +752,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
       this.state = 'released';
       this.owner.forget(this);
       if (this.owner.listening && this.handedOut) {
-        this.owner.emit({ type: 'released', key: this.key, name: this.name, ...(this.keys && { keys: this.keys }), fencingToken: this.fencingToken, heldMs: this.owner.clock.now() - this.handedOutAt, at: Date.now() });
+        this.owner.emit(ofLock({ type: 'released', key: this.key, name: this.name, ...(this.keys && { keys: this.keys }), fencingToken: this.fencingToken, heldMs: this.owner.clock.now() - this.handedOutAt, at: Date.now() }, this));
       }
       this.endedByRelease();
     } else {
@@ -803,7 +804,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
       this.owner.logger.error(`${when}: ${quoteKey(this.key)}${this.fencingToken === undefined ? '' : ` (fencing token ${this.fencingToken})`}: ${error.message}`);
     }
     if (this.owner.listening) {
-      this.owner.emit({ type: 'lost', key: this.key, name: this.name, ...(this.keys && { keys: this.keys }), fencingToken: this.fencingToken, reason, heldMs: this.owner.clock.now() - this.handedOutAt, at: Date.now() });
+      this.owner.emit(ofLock({ type: 'lost', key: this.key, name: this.name, ...(this.keys && { keys: this.keys }), fencingToken: this.fencingToken, reason, heldMs: this.owner.clock.now() - this.handedOutAt, at: Date.now() }, this));
     }
   }
 

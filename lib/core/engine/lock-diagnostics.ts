@@ -40,6 +40,39 @@ export function publishDiagnostics(event: LockEvent): void {
 }
 
 /**
+ * @internal What a lock event is about, for the lock metrics (lib/otel), which count a wait or a
+ * held lock down only at the end of one they counted up: the call that waited (its `waiting`,
+ * and the `acquired` or `not-acquired` that ends that wait) and the lock held (its `acquired`,
+ * `released`, `lost`). Key and name alone do not tell two waits (two unfenced holders) apart,
+ * and a wait begun before recording started would take a counted one's count. Events are built
+ * only while anyone listens; these are looked up only by the recorder.
+ */
+const eventCalls = new WeakMap<LockEvent, object>();
+const eventLocks = new WeakMap<LockEvent, object>();
+
+/** @internal Tags `event` as one of the call `call` (see `eventCalls`); returns it. */
+export function ofCall<E extends LockEvent>(event: E, call: object | undefined): E {
+  if (call !== undefined) eventCalls.set(event, call);
+  return event;
+}
+
+/** @internal Tags `event` as one of the held lock `lock` (see `eventCalls`); returns it. */
+export function ofLock<E extends LockEvent>(event: E, lock: object): E {
+  eventLocks.set(event, lock);
+  return event;
+}
+
+/** @internal The call `event` is about, where the engine said (see `eventCalls`). */
+export function callOfEvent(event: LockEvent): object | undefined {
+  return eventCalls.get(event);
+}
+
+/** @internal The held lock `event` is about, where the engine said (see `eventCalls`). */
+export function lockOfEvent(event: LockEvent): object | undefined {
+  return eventLocks.get(event);
+}
+
+/**
  * @internal What became of a multi-key lock as a whole, for the lock metrics (lib/otel), which
  * count such a lock once: its keys' events come per key (with `keys`), and cannot say on their
  * own whether the call got the lock (a key taken is given back when a later one is busy). Not

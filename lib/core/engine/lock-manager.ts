@@ -19,7 +19,7 @@ import { DeadlineSweeper } from './deadline-sweeper.js';
 import { leaseLive } from './lease-deadline.js';
 import { followSignal } from './follow-signal.js';
 import { endWaitWithChain } from './wait-ends-with-chain.js';
-import { diagnosticsListening, publishDiagnostics } from './lock-diagnostics.js';
+import { diagnosticsListening, ofCall, ofLock, publishDiagnostics } from './lock-diagnostics.js';
 import { HeldLock, type LockOwner } from './held-lock.js';
 import { checkLockKey, lockRedisKeys, type LockRedisKeys } from '../keys/lock-key.js';
 import { checkKeyOf, describeCall, namingCall, type LockCall } from './call-errors.js';
@@ -1165,13 +1165,13 @@ export class LockManager implements LockOwner, LockRunner {
     return lock;
   }
 
-  private acquired(lock: HeldLock, calledAt: number, options: AnyLockOptions | undefined, afterWaiting: boolean): HeldLock {
+  private acquired(lock: HeldLock, calledAt: number, options: AnyLockOptions | undefined, afterWaiting: boolean, call?: object): HeldLock {
     lock.handOut();
     const name = options?.name;
     const keys = partOf(options);
     lock.name = name;
     lock.keys = keys;
-    if (this.listening) this.emit({ type: 'acquired', key: lock.key, name, ...(keys && { keys }), fencingToken: lock.fencingToken, waitedMs: this.clock.now() - calledAt, afterWaiting, at: Date.now() });
+    if (this.listening) this.emit(ofLock(ofCall({ type: 'acquired', key: lock.key, name, ...(keys && { keys }), fencingToken: lock.fencingToken, waitedMs: this.clock.now() - calledAt, afterWaiting, at: Date.now() }, call), lock));
     return lock;
   }
 
