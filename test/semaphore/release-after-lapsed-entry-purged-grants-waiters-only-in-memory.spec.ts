@@ -1,12 +1,12 @@
 /**
  * A holder whose permit ran out, and whose entry a later call (a granted waiter's confirming
- * acquire, which answers from its own entry and grants nobody) already dropped, then releases.
- * Redis' release script finds neither its permit nor its entry and answers `{0}` at once:
- * waiters queued for the permits that entry counted get them at their next poll (within the
- * 250 ms poll of a waiter). The in-memory store (`nestjs-redis-lock/testing`, which must behave
- * as Redis does) handed them out in that release: `{ released: false, grants: ['w'] }` where
- * Redis answered `{ released: false, grants: [] }` (review suspicion, forty-fifth session). Both
- * answer alike now; on both the waiter gets its permit at its next poll.
+ * acquire) already dropped, then releases. Redis' release script finds neither its permit nor
+ * its entry and answers `{0}` at once. The in-memory store (`nestjs-redis-lock/testing`, which
+ * must behave as Redis does) handed the permits that entry counted out in that release:
+ * `{ released: false, grants: ['w'] }` where Redis answered `{ released: false, grants: [] }`
+ * (review suspicion, forty-fifth session). Both answer alike now. Since the forty-sixth session
+ * the call that dropped the entry hands its permits on itself (see
+ * call-dropping-crashed-holder-hands-its-permits-to-queue.spec.ts), so nothing is left to hand.
  */
 import { describe, expect, it } from 'vitest';
 import { lockRedisKeys } from '../../lib/core/keys/lock-key.js';
@@ -26,7 +26,7 @@ function permitOf(key: string, token: string) {
 describe.each(SCRIPT_STORES)('a semaphore release by a holder whose lapsed entry was dropped already, %s', (_label, kind) => {
   const opened = useScriptStore(kind);
 
-  it('grants the waiters nothing: they get the permits at their next poll', async () => {
+  it('grants the waiters nothing: the call that dropped the entry handed its permits on', async () => {
     const { semaphores } = opened.store;
     const key = `lapsed-release-${kind}-${process.pid}-${Date.now()}`;
     const keys = (token: string) => permitOf(key, token);
@@ -38,12 +38,12 @@ describe.each(SCRIPT_STORES)('a semaphore release by a holder whose lapsed entry
     expect((await semaphores.release(keys('h'), 'h', LONG)).grants.map((grant) => grant.token)).toEqual(['a']);
     // b's lease runs out (b stalled): its permit is gone.
     await expect.poll(() => opened.store.exists(keys('b').lock)).toBe(false);
-    // a confirms its grant: the count drops b's entry, and a's answer grants nobody.
+    // a confirms its grant: the count drops b's entry, and its permit goes to w.
     expect(await semaphores.acquire(keys('a'), 'a', LONG, true, LONG)).toMatchObject({ acquired: true });
     // b, back, releases what it no longer holds.
     const released = await semaphores.release(keys('b'), 'b', LONG);
     expect({ released: released.released, grants: released.grants.map((grant) => grant.token) }).toEqual({ released: false, grants: [] });
-    // w's next poll takes the permit b's entry counted.
+    // w's next call confirms the permit b's entry counted.
     expect(await semaphores.acquire(keys('w'), 'w', LONG, true, LONG)).toMatchObject({ acquired: true });
     await semaphores.release(keys('a'), 'a', LONG);
     await semaphores.release(keys('w'), 'w', LONG);

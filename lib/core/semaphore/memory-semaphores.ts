@@ -28,9 +28,17 @@ export class MemorySemaphores implements SemaphoreStore {
     const { free, soonest } = this.freePermits(keys, limit, now);
     this.forgetLimitIfIdle(keys);
     const known = liveValue(this.data.semaphoreLimits, this.limitKey(keys), now);
-    if (known !== undefined && known !== limit) return { acquired: false, pttl: -1, limitInUse: known };
+    // As the script's `hand_on`: a call that answers without taking permits first hands what is
+    // free (a crashed holder's permits, dropped by the count above) to the waiters that fit.
+    if (known !== undefined && known !== limit) {
+      this.grantFitting(keys, free - limit + known, waiterLease, now);
+      return { acquired: false, pttl: -1, limitInUse: known };
+    }
     const granted = this.mine(keys, token, ttl, now);
-    if (granted) return granted;
+    if (granted) {
+      this.grantFitting(keys, free, waiterLease, now);
+      return granted;
+    }
     const member = `${token}:${ttl}:${permits}`;
     // As the script does: a full semaphore's queue head is not read (nothing could be handed
     // out), so a waiter that lapsed there and refreshes keeps its place.
@@ -68,9 +76,8 @@ export class MemorySemaphores implements SemaphoreStore {
     // The permit key names its token: gone (its lease ran out), the entry goes too, as the Lua's,
     // and the permits it counted go to waiters queued for them, as from a release.
     const released = liveValue(this.data.locks, keys.lock, this.clock.now()) === token;
-    // Neither permit nor entry (a count dropped it, and granted nobody if the caller's own acquire
-    // made it): the script's fast part answers at once, and waiters get those permits at their next
-    // poll. Granted here, a waiter would hold sooner on this store than on Redis.
+    // Neither permit nor entry (a count dropped it, and its call handed the permits on): the
+    // script's fast part answers at once, granting nobody, and so does this.
     if (!released && liveValue(this.data.semaphoreHolders, keys.semaphore.holders, now)?.has(token) !== true) return { released: false, grants: [] };
     if (released) this.data.locks.delete(keys.lock);
     this.deleteHolder(keys, token);

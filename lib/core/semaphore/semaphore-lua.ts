@@ -456,8 +456,17 @@ purge(now)
 -- (live_head), which tells the same as EXISTS: the answers given before it look themselves.
 local idle_unknown = used > 0 and queued
 if not idle_unknown then forget_if_idle() end
+-- A call that answers without taking permits (another limit, granted already) first hands what is
+-- free under lim (permits the count above freed, a crashed holder's) to the waiters that fit, as a
+-- release does: left, they would wait for their next poll. Answers forget_if_idle's idle.
+local function hand_on(lim)
+  if not queued or used >= lim then return nil end
+  local _, idle = grant_fitting(lim, lease, sharded, now)
+  return idle
+end
 if stored_limit and tonumber(stored_limit) ~= limit then
-  if idle_unknown then forget_if_idle() end
+  local idle = hand_on(tonumber(stored_limit))
+  if idle_unknown then forget_if_idle(idle) end
   return {2, tonumber(stored_limit)}
 end
 -- Granted already (by a release, or by this very call's grants below): the lease restarts at ttl.
@@ -479,7 +488,8 @@ local function mine(held)
 end
 local granted = mine(caller_entry)
 if granted then
-  if idle_unknown then forget_if_idle() end
+  local idle = hand_on(limit)
+  if idle_unknown then forget_if_idle(idle) end
   return granted
 end
 local member = ARGV[1] .. ':' .. ARGV[2] .. ':' .. permits
