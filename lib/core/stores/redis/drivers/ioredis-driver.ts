@@ -140,10 +140,12 @@ export class IoRedisDriver implements RedisDriver {
     const evalScript = this.client.eval.bind(this.client) as unknown as Eval;
     return {
       send: (...args) => {
+        if (this.stranded()) return closedConnection();
         this.batching.hold();
         return this.batching.sent(evalsha(sha, numberOfKeys, ...args));
       },
       resend: (...args) => {
+        if (this.stranded()) return closedConnection();
         this.batching.hold();
         return this.batching.sent(evalScript(lua, numberOfKeys, ...args));
       },
@@ -154,6 +156,7 @@ export class IoRedisDriver implements RedisDriver {
     // ioredis adds its keyPrefix to the declared keys (it reads the key count). A `catch`, not an
     // async function: every semaphore and read-write lock call comes this way, and an async frame
     // costs a promise and a microtask more.
+    if (this.stranded()) return closedConnection();
     this.batching.hold();
     // One array, which ioredis flattens: spread into the call, a FencedRedis hset() of many
     // fields (over 100,000 arguments) overflows the stack.
@@ -175,6 +178,7 @@ export class IoRedisDriver implements RedisDriver {
   }
 
   async setIfAbsent(key: string, value: string, ttl: number): Promise<boolean> {
+    if (this.stranded()) return closedConnection();
     this.batching.hold();
     try {
       return (await this.batching.sent(this.client.set(key, value, 'PX', ttl, 'NX'))) === 'OK';
@@ -186,16 +190,19 @@ export class IoRedisDriver implements RedisDriver {
   }
 
   async exists(key: string): Promise<boolean> {
+    if (this.stranded()) return closedConnection();
     this.batching.hold();
     return (await this.batching.sent(this.client.exists(key))) === 1;
   }
 
   deleteField(key: string, field: string): Promise<number> {
+    if (this.stranded()) return closedConnection();
     this.batching.hold();
     return this.batching.sent(this.client.hdel(key, field));
   }
 
   async readLock(lock: string, fence: string, waiters: string): Promise<[string | null, number, string | null, number]> {
+    if (this.stranded()) return closedConnection();
     const replies = await this.pipeline([
       ['get', lock],
       ['pttl', lock],
@@ -209,6 +216,7 @@ export class IoRedisDriver implements RedisDriver {
   }
 
   async read(commands: readonly ReadCommand[]): Promise<unknown[]> {
+    if (this.stranded()) return closedConnection();
     // ioredis adds its keyPrefix to each key, and answers HGETALL with an object.
     const replies = await this.pipeline(commands.map(([verb, key]) => [verb.toLowerCase(), key])).exec();
     return (replies ?? []).map(([error, value], i) => {
@@ -235,6 +243,7 @@ export class IoRedisDriver implements RedisDriver {
   }
 
   ping(): Promise<unknown> {
+    if (this.stranded()) return closedConnection();
     return this.client.ping();
   }
 
@@ -242,9 +251,24 @@ export class IoRedisDriver implements RedisDriver {
    * `quit()` or `disconnect()`: ioredis sends nothing from then on (unless `connect()` is called
    * again). Its status says `end` only once the socket closed; `manuallyClosing` (not in its
    * typings) is set from the call on, and cleared then.
+   *
+   * NOTE: the commands above (and a health check's PING) refuse at once, as ioredis does once the
+   * client ended, what a client its owner closed and not ready any more is given (`stranded`):
+   * ioredis queues it offline, and a client closed while it waited to reconnect (its socket closed
+   * already) never ends, for want of the close that would end it (redis/ioredis#1247): it stays
+   * `reconnecting` for good, its offline queue never sent nor refused. A lock call waited out its
+   * waitTimeout, then was told Redis did not answer, where a client closed while connected ends it
+   * at once, naming the closed client. `status` is read first: one property per command on the
+   * usual path. A client still `ready` (a `quit()` on its way) is left alone: ioredis refuses its
+   * commands as the socket closes.
    */
   closed(): boolean {
     return this.client.status === 'end' || (this.client as unknown as { manuallyClosing?: unknown }).manuallyClosing === true;
+  }
+
+  /** A client its owner closed that is not ready any more: ioredis would queue a command for good (see `closed`). */
+  private stranded(): boolean {
+    return this.client.status !== 'ready' && this.closed();
   }
 
   async masters(): Promise<RedisNode[]> {
@@ -396,7 +420,7 @@ export class IoRedisDriver implements RedisDriver {
       // A Sentinel client's options name the sentinels, not the master it reached: its socket's
       // peer is that master (still the frozen one, until a failover moves the client).
       const address = (client.options as { sentinels?: unknown }).sentinels ? peerOf(client) : addressOf(client);
-      return [{ address, ping: () => writablePing((args) => client.call(args[0]!, ...args.slice(1))) }];
+      return [{ address, ping: () => (this.stranded() ? closedConnection() : writablePing((args) => client.call(args[0]!, ...args.slice(1)))) }];
     }
     const cluster = this.client as Cluster;
     if (cluster.nodes('master').length === 0) await cluster.ping();
@@ -416,6 +440,11 @@ export class IoRedisDriver implements RedisDriver {
       },
     }));
   }
+}
+
+/** What ioredis answers a command of a client that ended (see `IoRedisDriver.closed`). */
+function closedConnection(): Promise<never> {
+  return Promise.reject(new Error('Connection is closed.'));
 }
 
 /** A server's `host:port` (or socket path) from its ioredis options. */
