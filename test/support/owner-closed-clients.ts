@@ -20,6 +20,17 @@ export const OWNER_CLOSED_CLIENTS: Record<string, (url: string) => Promise<Owned
     await client.ping();
     return { client, close: () => client.disconnect() };
   },
+  /**
+   * quit() resolves on Redis' OK, before the socket closes: the client is still `ready` then, only
+   * ioredis' `manuallyClosing` says it is closing (what the module reads as closed; a quit() Redis
+   * refused leaves that flag set too, and ioredis ends such a client at its next drop).
+   */
+  'ioredis quit()': async (url) => {
+    const client = new Redis(url);
+    client.on('error', () => undefined);
+    await client.ping();
+    return { client, close: () => client.quit() };
+  },
   'node-redis 6': async (url) => {
     const client = await nodeRedisClient(url, 6);
     return { client: client as unknown as RedisLockModuleOptions['redis'], close: () => client.close() };
