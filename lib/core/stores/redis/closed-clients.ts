@@ -14,10 +14,13 @@ export function warnIfClosedByOwner(connections: readonly OpenedConnection[], na
   connections.forEach(({ client, close }, i) => {
     // Ours are closed by the module itself, after the give-back.
     if (close !== undefined || !driverFor(client).closed()) return;
+    // A Cluster gives up when every master is out of reach at once, by its own option: its nodes
+    // are connected with no retryStrategy of theirs.
+    const strategy = (client as { isCluster?: unknown }).isCluster === true ? 'clusterRetryStrategy' : 'retryStrategy';
     logger.warn(
       gaveUpReconnecting(client)
-        ? `The Redis client handed in (${names[i]}) gave up reconnecting before the lock module shut down (its retryStrategy returned no delay): the locks it still holds cannot be given back, and stay in Redis until their ttl runs out. ` +
-            'Give it a retryStrategy that keeps trying while the application runs.'
+        ? `The Redis client handed in (${names[i]}) gave up reconnecting before the lock module shut down (its ${strategy} returned no delay): the locks it still holds cannot be given back, and stay in Redis until their ttl runs out. ` +
+            `Give it a ${strategy} that keeps trying while the application runs.`
         : `The Redis client handed in (${names[i]}) was closed before the lock module shut down: the locks it still holds cannot be given back, and stay in Redis until their ttl runs out. ` +
             'Close a client you hand in in onApplicationShutdown (the module gives its locks back in beforeApplicationShutdown), not in onModuleDestroy.',
     );
@@ -25,7 +28,8 @@ export function warnIfClosedByOwner(connections: readonly OpenedConnection[], na
 }
 
 /**
- * An ioredis (or iovalkey) client that ended because its `retryStrategy` gave up, not its owner:
+ * An ioredis (or iovalkey) client that ended because its `retryStrategy` (a Cluster's
+ * `clusterRetryStrategy`) gave up, not its owner:
  * both end in status `end` with `manuallyClosing` cleared, but only a give-up follows a retry
  * (`retryAttempts`, reset once a connection is ready; neither is in ioredis' typings).
  */
