@@ -56,6 +56,8 @@ export interface LockOwner {
   unconfirmedRelease?(names: LockRedisKeys, token: string, until: number): void;
   /** Whether the application is shutting down (no connection may be left to send on). */
   readonly shuttingDown?: boolean;
+  /** Whether every client behind the store was closed by its owner (see `clientsClosed`): asked after a failure only. */
+  clientsClosed?(): boolean;
   /** Runs `fn` outside any call chain of the engine (see `LockManager.outsideChain`). */
   outsideChain?<T>(fn: () => T): T;
   /**
@@ -532,7 +534,8 @@ export class HeldLock implements Lock, Renewable, Expiring {
       } catch (error) {
         // Every later try would be refused alike (an ACL changed under the application): the
         // holder is told now, as of a watchdog renewal's (see `renewalRefused`), not at the lease's end.
-        if (lastingRefusal(error, false) !== undefined) return this.renewalRefused(sequence, error);
+        const closed = this.owner.clientsClosed?.() === true;
+        if (lastingRefusal(error, closed) !== undefined) return this.renewalRefused(sequence, error, closed);
         // passing: try again while the lease lasts
       }
       const left = this.deadline - this.owner.clock.now();
@@ -580,10 +583,10 @@ export class HeldLock implements Lock, Renewable, Expiring {
     this.keepFence();
   }
 
-  renewalRefused(sequence: number, error: unknown): void {
+  renewalRefused(sequence: number, error: unknown, clientClosed = false): void {
     // A later renewal (an extend()) answered meanwhile says more than this one's refusal.
     if (this.state !== 'held' || this.releasing !== undefined || sequence < this.renewalApplied) return;
-    this.lose('refused', storeFailure(error, `Renewal of lock ${quoteKey(this.key)}`));
+    this.lose('refused', storeFailure(error, `Renewal of lock ${quoteKey(this.key)}`, '', clientClosed));
   }
 
   private fenceKeptAt?: number;

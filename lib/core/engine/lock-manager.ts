@@ -136,7 +136,7 @@ export class LockManager implements LockOwner, LockRunner {
     this.clock = backend.clock ?? systemClock;
     this.sweeper = new DeadlineSweeper(this.clock, (fn) => this.outsideChain(fn));
     this.replyWaits = new ReplyWaits(this.sweeper, this.clock);
-    this.scheduler = new RenewalScheduler(this.store, logger, this.clock, (fn) => this.outsideChain(fn), () => backend.unanswered?.());
+    this.scheduler = new RenewalScheduler(this.store, logger, this.clock, (fn) => this.outsideChain(fn), () => backend.unanswered?.(), () => this.clientsClosed());
     this.unconfirmed = new UnconfirmedReleases({
       clock: this.clock,
       resend: (names, token) => this.releaseInRedis(names, token),
@@ -1108,7 +1108,7 @@ export class LockManager implements LockOwner, LockRunner {
   }
 
   /** Whether every client behind the store was closed (see `clientsClosed`): asked after a failure only. */
-  private clientsClosed(): boolean {
+  clientsClosed(): boolean {
     return clientsClosed(this.backend.clients);
   }
 

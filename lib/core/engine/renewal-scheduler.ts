@@ -17,8 +17,8 @@ export interface Renewable {
   beginRenewal(startedAt: number): number | undefined;
   /** Applies the outcome of renewal `sequence`, sent at `startedAt` with `ttl`. */
   completeRenewal(sequence: number, startedAt: number, ttl: number, renewed: RenewalOutcome): void;
-  /** Redis refused renewal `sequence` in a way asking again cannot change (`error`: see `lastingRefusal`). */
-  renewalRefused(sequence: number, error: unknown): void;
+  /** Redis refused renewal `sequence` in a way asking again cannot change (`error`, `clientClosed`: see `lastingRefusal`). */
+  renewalRefused(sequence: number, error: unknown, clientClosed?: boolean): void;
 }
 
 interface Group {
@@ -58,6 +58,8 @@ export class RenewalScheduler {
     private readonly outside: <T>(fn: () => T) => T = (fn) => fn(),
     /** Told when a tick's renewals are not all answered by the end of the tick (see `LockBackend.unanswered`). */
     private readonly unanswered: () => void = () => undefined,
+    /** Whether every client behind the store was closed (see `clientsClosed`): asked after a failure only. */
+    private readonly clientsClosed: () => boolean = () => false,
   ) {}
 
   add(lock: Renewable, renewInterval: number): void {
@@ -138,8 +140,10 @@ export class RenewalScheduler {
         (error: unknown) => {
           // Every later tick would be refused alike (an ACL changed under the application): the
           // holders are told now, not when their leases run out.
-          if (lastingRefusal(error, false) === undefined) return this.warn(indexes.length, error);
-          for (const index of indexes) batch[index]!.lock.renewalRefused(batch[index]!.sequence, error);
+          // A client its owner closed sends no renewal any more either.
+          const closed = this.clientsClosed();
+          if (lastingRefusal(error, closed) === undefined) return this.warn(indexes.length, error);
+          for (const index of indexes) batch[index]!.lock.renewalRefused(batch[index]!.sequence, error, closed);
         },
       ),
     );
