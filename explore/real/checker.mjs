@@ -602,7 +602,7 @@ export function check(history) {
   checkLeaders(entered, { heard, closed, kills, freezes, frozenAt, lossExcuses, deletionExcuses, name, violate });
   checkCloses({ closing, closed, freezes, faults, sections, leases, violations });
   checkCloseSilentMaster({ closing, closed, silences, freezes, faults, sections, violations });
-  if (quorumTarget) checkMinorityFailure(sections, { faults, silences, violate });
+  if (quorumTarget) checkMinorityFailure(sections, { faults, silences, freezes, violate });
   checkSentAfterClose({ closed, silences, violate });
   // docs/deployment.md (quorum): what a failed attempt took is given back; a poll every master
   // answered busy or was not asked (silent) took nothing, so it sends nothing (each give-back is
@@ -951,11 +951,15 @@ const MASTER_BACK = SILENT_AFTER + 500;
  * restarted, its links cut, dropped or delayed), from its start to MASTER_BACK after it ended; a
  * fault of no master in particular (a reset of every link, a worker's links cut) counts as all;
  * and a master the worker's store still had silenced as the call failed (its `silence` events:
- * one that came back unasked may stay so a while after its fault).
+ * one that came back unasked may stay so a while after its fault). And a round every master left
+ * unanswered while the worker or the runner (whose event loop carries every link) was frozen for
+ * a third of the round's wait or more: a loaded machine's timing holds every master up alike.
  */
-function checkMinorityFailure(sections, { faults, silences, violate }) {
+function checkMinorityFailure(sections, { faults, silences, freezes, violate }) {
   for (const s of sections.values()) {
     if (s.fail === undefined || !/Quorum not reached/.test(s.error ?? '')) continue;
+    const wait = Number(/no answer within (\d+) ms/.exec(s.error ?? '')?.[1] ?? NaN);
+    if (wait > 0 && [s.p, 'runner'].some((p) => frozenBetween(freezes(p), s.fail - wait - SLACK, s.fail) >= wait / 3)) continue;
     const out = new Set();
     for (const e of silences.get(s.p) ?? []) {
       if (e.t > s.fail) break;
