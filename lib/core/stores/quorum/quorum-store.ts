@@ -15,7 +15,7 @@ import { RecentMap, RecentSet } from './recent-entries.js';
 import { MissedReleases, type MissedRelease } from './missed-releases.js';
 import { majorityPttl } from '../../engine/lease-left.js';
 import { setImmediate } from '../../time/real-timers.js';
-import { LastingRefusalError, lastingRefusal, storeFailure } from '../../engine/store-failure.js';
+import { LastingRefusalError, lastingRefusal, storeFailure, type LastingRefusal } from '../../engine/store-failure.js';
 
 /**
  * Quorum mode (the Redlock algorithm) over N independent Redis masters. A lock is held when a
@@ -220,16 +220,26 @@ export class QuorumStore implements LockStore {
   }
 
   /**
-   * So many masters refused the attempt in a way asking again cannot change (see `lastingRefusal`:
-   * EVALSHA renamed on them, an ACL without it) that the others can never make a majority: the
-   * call ends here, naming the first one's refusal and what to fix. A minority's does not.
+   * So many masters refused `what` in a way asking again cannot change (see `lastingRefusal`:
+   * EVALSHA renamed on them, an ACL without it or the lock's keys) that the others can never make
+   * a majority: the call ends here, naming the first one's refusal and what to fix. A minority's
+   * does not. Allocates nothing unless a master refused so (every renewal round asks).
    */
-  private refusedForGood(answers: (Answer<unknown> | undefined)[]): LastingRefusalError | undefined {
-    const refused = answers.flatMap((answer, index) => (answer?.ok === false && lastingRefusal(answer.error, false) !== undefined ? [{ index, error: answer.error }] : []));
-    if (refused.length <= this.nodes.length - this.majority) return undefined;
-    const { index, error } = refused[0]!;
-    const call = `Quorum not reached to acquire the lock: ${refused.length} of ${this.nodes.length} Redis nodes refused it in a way asking again cannot change, so the others can never make the majority of ${this.majority} that grants it; node ${index}`;
-    return new LastingRefusalError(storeFailure(error, call).message, lastingRefusal(error, false)!, { cause: error });
+  private refusedForGood(answers: (Answer<unknown> | undefined)[], what: 'acquire' | 'renew' = 'acquire'): LastingRefusalError | undefined {
+    let refused = 0;
+    let first = -1;
+    for (let index = 0; index < answers.length; index++) {
+      if (this.lasting(answers[index]) !== undefined && refused++ === 0) first = index;
+    }
+    if (refused <= this.nodes.length - this.majority) return undefined;
+    const error = (answers[first] as { error: unknown }).error;
+    const call = `Quorum not reached to ${what} the lock: ${refused} of ${this.nodes.length} Redis nodes refused it in a way asking again cannot change, so the others can never make the majority of ${this.majority} that ${what === 'acquire' ? 'grants' : `${what}s`} it; node ${first}`;
+    return new LastingRefusalError(storeFailure(error, call).message, this.lasting(answers[first])!, { cause: error });
+  }
+
+  /** How a master refused for good in `answer` (see `refusedForGood`), if it did. */
+  private lasting(answer: Answer<unknown> | undefined): LastingRefusal | undefined {
+    return answer?.ok === false ? lastingRefusal(answer.error, false) : undefined;
   }
 
   /**
@@ -246,7 +256,10 @@ export class QuorumStore implements LockStore {
     this.renewing++;
     try {
       const answers = await this.ask(ttl, (node) => node.renewCode(lockKey, token, ttl));
-      const [outcome] = await this.settle([{ lockKey, token, ttl, fencingToken }], answers.map((answer) => (answer.ok ? [answer.value] : undefined)));
+      const requests = [{ lockKey, token, ttl, fencingToken }];
+      const codes = answers.map((answer) => (answer.ok ? [answer.value] : undefined));
+      this.assertRenewable(requests, answers, codes);
+      const [outcome] = await this.settle(requests, codes);
       return outcome;
     } finally {
       this.renewing--;
@@ -263,10 +276,26 @@ export class QuorumStore implements LockStore {
     try {
       const ttl = shortestTtl(requests);
       const answers = await this.ask(ttl, (node) => node.renewCodes(requests));
-      return await this.settle(requests, answers.map((answer) => (answer.ok ? answer.value : undefined)));
+      const codes = answers.map((answer) => (answer.ok ? answer.value : undefined));
+      this.assertRenewable(requests, answers, codes);
+      return await this.settle(requests, codes);
     } finally {
       this.renewing--;
     }
+  }
+
+  /**
+   * Throws when a majority of the masters refused the renewals for good (see `refusedForGood`): no
+   * majority can renew them again, and the engine tells their holders now (lost, reason
+   * 'refused', as on one Redis), not as their leases run out. (No renewal of them can have been
+   * confirmed: fewer than a majority answered.) What the other masters renewed is given back, as
+   * a refused renewal's; not to those that refused so, which would refuse that too.
+   */
+  private assertRenewable(requests: RenewalRequest[], answers: Answer<unknown>[], codes: (number[] | undefined)[]): void {
+    const refusal = this.refusedForGood(answers, 'renew');
+    if (refusal === undefined) return;
+    this.giveBackRefused(requests, codes, requests.map(() => false), (n) => this.lasting(answers[n]) !== undefined);
+    throw refusal;
   }
 
   /**
@@ -316,19 +345,19 @@ export class QuorumStore implements LockStore {
    * masters that renewed it, and a refused lock sends no release (on one Redis it means someone
    * else's key): its copies are given back, owner-checked, so that they do not keep those
    * masters out of the quorum for a ttl (with an even number of masters, out of reach of
-   * everyone). To every master but those that said the lock is not there or not this holder's:
-   * one that did not answer in time may have renewed it all the same (its give-back runs after
-   * the renewal on that connection). Owed at shutdown where that fails, and to a silent master,
-   * which gets it once it answers again.
+   * everyone). To every master but those that said the lock is not there or not this holder's
+   * (or that `refusedForGood`): one that did not answer in time may have renewed it all the same
+   * (its give-back runs after the renewal on that connection). Owed at shutdown where that fails,
+   * and to a silent master, which gets it once it answers again.
    */
-  private giveBackRefused(requests: RenewalRequest[], codes: (number[] | undefined)[], outcomes: RenewalOutcome[]): void {
+  private giveBackRefused(requests: RenewalRequest[], codes: (number[] | undefined)[], outcomes: RenewalOutcome[], refusedForGood?: (node: number) => boolean): void {
     for (let i = 0; i < requests.length; i++) {
       if (outcomes[i] !== false) continue;
       const { lockKey, token } = requests[i]!;
       this.released(token);
       codes.forEach((node, n) => {
         const code = node?.[i];
-        if (code === GONE || code === NOT_OURS) return;
+        if (code === GONE || code === NOT_OURS || refusedForGood?.(n) === true) return;
         // A silent master is sent nothing (see QuorumSilence): owed, sent once it answers again.
         if (this.silence.refusal(n) !== undefined) this.missed(n, lockKey, token);
         else this.silence.track(n, this.nodes[n]!.quorumRelease(lockKey, token)).catch(() => this.missed(n, lockKey, token));
