@@ -16,6 +16,7 @@ import { MissedReleases, type MissedRelease } from './missed-releases.js';
 import { majorityPttl } from '../../engine/lease-left.js';
 import { setImmediate } from '../../time/real-timers.js';
 import { LastingRefusalError, lastingRefusal, storeFailure, type LastingRefusal } from '../../engine/store-failure.js';
+import { clientsClosed } from '../../engine/clients-closed.js';
 
 /**
  * Quorum mode (the Redlock algorithm) over N independent Redis masters. A lock is held when a
@@ -221,25 +222,34 @@ export class QuorumStore implements LockStore {
 
   /**
    * So many masters refused `what` in a way asking again cannot change (see `lastingRefusal`:
-   * EVALSHA renamed on them, an ACL without it or the lock's keys) that the others can never make
-   * a majority: the call ends here, naming the first one's refusal and what to fix. A minority's
-   * does not. Allocates nothing unless a master refused so (every renewal round asks).
+   * EVALSHA renamed on them, an ACL without it or the lock's keys; for an acquisition, a client its
+   * owner closed too) that the others can never make a majority: the call ends here, naming the
+   * first one's refusal and what to fix. A minority's does not. Allocates nothing unless a master
+   * refused so (every renewal round asks).
    */
   private refusedForGood(answers: (Answer<unknown> | undefined)[], what: 'acquire' | 'renew' = 'acquire'): LastingRefusalError | undefined {
+    // A closed client ends an acquisition, as on one Redis; a renewal or a release it fails waits
+    // for its owner to open it again (ioredis' connect()), as on one Redis (see `lastingRefusal`).
+    const closed = what === 'acquire';
     let refused = 0;
     let first = -1;
     for (let index = 0; index < answers.length; index++) {
-      if (this.lasting(answers[index]) !== undefined && refused++ === 0) first = index;
+      if (this.lasting(answers[index], index, closed) !== undefined && refused++ === 0) first = index;
     }
     if (refused <= this.nodes.length - this.majority) return undefined;
     const error = (answers[first] as { error: unknown }).error;
-    const call = `Quorum not reached to ${what} the lock: ${refused} of ${this.nodes.length} Redis nodes refused it in a way asking again cannot change, so the others can never make the majority of ${this.majority} that ${what === 'acquire' ? 'grants' : `${what}s`} it; node ${first}`;
-    return new LastingRefusalError(storeFailure(error, call).message, this.lasting(answers[first])!, { cause: error });
+    const lasting = this.lasting(answers[first], first, closed)!;
+    const call = `Quorum not reached to ${what} the lock: ${refused} of ${this.nodes.length} Redis nodes refused it in a way asking again cannot change, so ${refused === this.nodes.length ? 'none' : 'the others'} can never make the majority of ${this.majority} that ${what === 'acquire' ? 'grants' : `${what}s`} it; node ${first}`;
+    return new LastingRefusalError(storeFailure(error, call, '', lasting === 'client-closed').message, lasting, { cause: error });
   }
 
-  /** How a master refused for good in `answer` (see `refusedForGood`), if it did. */
-  private lasting(answer: Answer<unknown> | undefined): LastingRefusal | undefined {
-    return answer?.ok === false ? lastingRefusal(answer.error, false) : undefined;
+  /**
+   * How master `index` refused for good in `answer` (see `refusedForGood`), if it did; `closed`:
+   * any failure counts when its client was closed (asked after a failure only, see `clientsClosed`).
+   */
+  private lasting(answer: Answer<unknown> | undefined, index: number, closed = false): LastingRefusal | undefined {
+    if (answer?.ok !== false) return undefined;
+    return lastingRefusal(answer.error, closed && !(answer.error instanceof RedisLockError) && clientsClosed([this.nodes[index]!.client]));
   }
 
   /**
@@ -294,7 +304,7 @@ export class QuorumStore implements LockStore {
   private assertRenewable(requests: RenewalRequest[], answers: Answer<unknown>[], codes: (number[] | undefined)[]): void {
     const refusal = this.refusedForGood(answers, 'renew');
     if (refusal === undefined) return;
-    this.giveBackRefused(requests, codes, requests.map(() => false), (n) => this.lasting(answers[n]) !== undefined);
+    this.giveBackRefused(requests, codes, requests.map(() => false), (n) => this.lasting(answers[n], n) !== undefined);
     throw refusal;
   }
 
