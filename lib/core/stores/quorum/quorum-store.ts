@@ -224,10 +224,10 @@ export class QuorumStore implements LockStore {
    * So many masters refused `what` in a way asking again cannot change (see `lastingRefusal`:
    * EVALSHA renamed on them, an ACL without it or the lock's keys; for an acquisition, a client its
    * owner closed too) that the others can never make a majority: the call ends here, naming the
-   * first one's refusal and what to fix. A minority's does not. Allocates nothing unless a master
-   * refused so (every renewal round asks).
+   * first one's refusal and what to fix, `then` said after it. A minority's does not. Allocates
+   * nothing unless a master refused so (every renewal round asks).
    */
-  private refusedForGood(answers: (Answer<unknown> | undefined)[], what: 'acquire' | 'renew' = 'acquire'): LastingRefusalError | undefined {
+  private refusedForGood(answers: (Answer<unknown> | undefined)[], what: 'acquire' | 'renew' | 'release' = 'acquire', then = ''): LastingRefusalError | undefined {
     // A closed client ends an acquisition, as on one Redis; a renewal or a release it fails waits
     // for its owner to open it again (ioredis' connect()), as on one Redis (see `lastingRefusal`).
     const closed = what === 'acquire';
@@ -240,7 +240,7 @@ export class QuorumStore implements LockStore {
     const error = (answers[first] as { error: unknown }).error;
     const lasting = this.lasting(answers[first], first, closed)!;
     const call = `Quorum not reached to ${what} the lock: ${refused} of ${this.nodes.length} Redis nodes refused it in a way asking again cannot change, so ${refused === this.nodes.length ? 'none' : 'the others'} can never make the majority of ${this.majority} that ${what === 'acquire' ? 'grants' : `${what}s`} it; node ${first}`;
-    return new LastingRefusalError(storeFailure(error, call, '', lasting === 'client-closed').message, lasting, { cause: error });
+    return new LastingRefusalError(storeFailure(error, call, then, lasting === 'client-closed').message, lasting, { cause: error });
   }
 
   /**
@@ -508,8 +508,9 @@ export class QuorumStore implements LockStore {
       if (released >= this.majority) return { released: true };
       // Not this owner's on so many nodes that no majority can have held it for this owner.
       if (refused > this.nodes.length - this.majority) return { released: false };
-      // Neither: the release is unconfirmed (its lease ends on its own where it is left).
-      throw this.noQuorum('release', released, answers);
+      // Neither: the release is unconfirmed (its lease ends on its own where it is left), or
+      // refused for good by a majority, said so (the engine gives up sending it again).
+      throw this.refusedForGood(answers, 'release', '; its lease ends on its own on the masters that refused it') ?? this.noQuorum('release', released, answers);
     });
   }
 
