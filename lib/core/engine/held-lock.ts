@@ -20,7 +20,7 @@ import type { Renewable, RenewalScheduler } from './renewal-scheduler.js';
 import { LAST_ATTEMPT_GRACE_MS } from './waiter-timing.js';
 import { ReleaseInFlight } from './release-in-flight.js';
 import { ExtendsOnTheirWay } from './extends-on-their-way.js';
-import { holdsForeignData, lastingRefusal, storeFailure } from './store-failure.js';
+import { LastingRefusalError, holdsForeignData, lastingRefusal, storeFailure } from './store-failure.js';
 import { lockSummary, type LockSummary, INSPECT } from './lock-summary.js';
 
 /** Multi-key locks warned of at shutdown, by the keys array their parts share: one line each. */
@@ -254,6 +254,8 @@ export class HeldLock implements Lock, Renewable, Expiring {
       if (error === this.extensionsEndedBy) throw error;
       // Released (or lost) while the renewal was on its way: that, not "still held", is what holds now.
       this.assertHeld(true);
+      // A quorum's majority refused it for good: said of this lock, as one Redis' refusal is.
+      if (error instanceof LastingRefusalError) throw new RedisLockError(`Lock ${quoteKey(this.key)} could not be extended: ${error.message.replace(/\.$/, '')}; it is still held until its lease deadline.`, { cause: error.cause });
       throw storeFailure(error, `Lock ${quoteKey(this.key)} could not be extended`, '; it is still held until its lease deadline');
     });
     this.completeRenewal(sequence!, startedAt, lease, renewed);
