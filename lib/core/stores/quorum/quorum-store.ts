@@ -223,13 +223,14 @@ export class QuorumStore implements LockStore {
   /**
    * So many masters refused `what` in a way asking again cannot change (see `lastingRefusal`:
    * EVALSHA renamed on them, an ACL without it or the lock's keys; for an acquisition, a client its
-   * owner closed too) that the others can never make a majority: the call ends here, naming the
-   * first one's refusal and what to fix, `then` said after it. A minority's does not. Allocates
-   * nothing unless a master refused so (every renewal round asks).
+   * owner closed too) that the others can never make a majority: the call ends here (a release or
+   * a give-back is not sent again), naming the first one's refusal and what to fix, `then` said
+   * after it. A minority's does not. Allocates nothing unless a master refused so (every renewal
+   * round asks).
    */
-  private refusedForGood(answers: (Answer<unknown> | undefined)[], what: 'acquire' | 'renew' | 'release' = 'acquire', then = ''): LastingRefusalError | undefined {
-    // A closed client ends an acquisition, as on one Redis; a renewal or a release it fails waits
-    // for its owner to open it again (ioredis' connect()), as on one Redis (see `lastingRefusal`).
+  private refusedForGood(answers: (Answer<unknown> | undefined)[], what: 'acquire' | 'renew' | 'release' | 'give back' = 'acquire', then = ''): LastingRefusalError | undefined {
+    // A closed client ends an acquisition, as on one Redis; a renewal, release or give-back it fails
+    // waits for its owner to open it again (ioredis' connect()), as on one Redis.
     const closed = what === 'acquire';
     let refused = 0;
     let first = -1;
@@ -239,7 +240,7 @@ export class QuorumStore implements LockStore {
     if (refused <= this.nodes.length - this.majority) return undefined;
     const error = (answers[first] as { error: unknown }).error;
     const lasting = this.lasting(answers[first], first, closed)!;
-    const call = `Quorum not reached to ${what} the lock: ${refused} of ${this.nodes.length} Redis nodes refused it in a way asking again cannot change, so ${refused === this.nodes.length ? 'none' : 'the others'} can never make the majority of ${this.majority} that ${what === 'acquire' ? 'grants' : `${what}s`} it; node ${first}`;
+    const call = `Quorum not reached to ${what} the lock: ${refused} of ${this.nodes.length} Redis nodes refused it in a way asking again cannot change, so ${refused === this.nodes.length ? 'none' : 'the others'} can never make the majority of ${this.majority} that ${what === 'acquire' ? 'grants it' : what === 'give back' ? 'gives it back' : `${what}s it`}; node ${first}`;
     return new LastingRefusalError(storeFailure(error, call, then, lasting === 'client-closed').message, lasting, { cause: error });
   }
 
@@ -595,8 +596,9 @@ export class QuorumStore implements LockStore {
     let answered = 0;
     answers.forEach((answer, index) => (answer.ok ? answered++ : this.owed(index, keys.lock, token, answer.error)));
     // Not a majority: what the attempt took may hold the lock against everyone, so the engine
-    // sends it again; a minority that missed it is owed at shutdown, as a release's is.
-    if (answered < this.majority) throw this.noQuorum('give back', answered, answers);
+    // sends it again, unless a majority refused it for good (it would be refused alike, as the
+    // attempt was); a minority that missed it is owed at shutdown, as a release's is.
+    if (answered < this.majority) throw this.refusedForGood(answers, 'give back') ?? this.noQuorum('give back', answered, answers);
   }
 
   /**
