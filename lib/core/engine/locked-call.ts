@@ -12,6 +12,7 @@ import { UnsupportedLockKindError } from '../../errors/unsupported-lock-kind.err
 import type { LockLogger } from './lock-logger.js';
 import type { LockEvent } from '../../interfaces/lock-event.interface.js';
 import { HeldLock } from './held-lock.js';
+import { ReentrantLock } from './reentrant-lock.js';
 import { leaseLive } from './lease-deadline.js';
 import { shownLock } from '../multi-key/shown-lock.js';
 
@@ -108,7 +109,14 @@ function runHolding(runner: LockRunner, lock: Lock, call: LockedCall, resolve: (
   let result: unknown;
   try {
     // A stall since the acquisition may have outlived the lease: the method must not start.
-    if (!leaseLive(lock, runner.clock)) throw lock.signal.reason;
+    if (!leaseLive(lock, runner.clock)) {
+      if (overtaken(lock)) {
+        // The handle ends (it touches nothing in Redis), then the call starts over.
+        releaseThen(runner, lock, () => runLockedAsync(runner, call).then(resolve, reject), undefined);
+        return;
+      }
+      throw lock.signal.reason;
+    }
     result = runner.runInChain(lock, call.invoke);
     // A method declared to return an Observable runs at subscription (runLockedObservable): one
     // that returns one here had no readable type, inferred or imported with `import type`
@@ -171,26 +179,31 @@ export function runLockedObservable(runner: LockRunner, call: LockedCall): Obser
     const signal = call.options?.signal ? AbortSignal.any([call.options.signal, cancel.signal]) : cancel.signal;
     let lock: Lock | undefined;
     let inner: Subscription | undefined;
-    runner.acquire(call.key, { ...call.options, signal }).then(
-      (acquired) => {
-        lock = acquired;
-        if (subscriber.closed) {
-          void release(runner, acquired);
-          return;
-        }
-        try {
-          if (!leaseLive(acquired, runner.clock)) throw acquired.signal.reason;
-          inner = runner.runInChain(acquired, () => toObservable(call.invoke()).subscribe(subscriber));
-        } catch (error) {
-          subscriber.error(error);
-        }
-      },
-      (error: unknown) => {
-        if (subscriber.closed) return;
-        if (skips(call, error)) subscriber.complete();
-        else subscriber.error(namingCall(call, error));
-      },
-    );
+    const options = { ...call.options, signal };
+    const onLock = (acquired: Lock): void => {
+      if (subscriber.closed) {
+        void release(runner, acquired);
+        return;
+      }
+      if (overtaken(acquired)) {
+        void release(runner, acquired);
+        runner.acquire(call.key, options).then(onLock, onFailed);
+        return;
+      }
+      lock = acquired;
+      try {
+        if (!leaseLive(acquired, runner.clock)) throw acquired.signal.reason;
+        inner = runner.runInChain(acquired, () => toObservable(call.invoke()).subscribe(subscriber));
+      } catch (error) {
+        subscriber.error(error);
+      }
+    };
+    const onFailed = (error: unknown): void => {
+      if (subscriber.closed) return;
+      if (skips(call, error)) subscriber.complete();
+      else subscriber.error(namingCall(call, error));
+    };
+    runner.acquire(call.key, options).then(onLock, onFailed);
     return () => {
       inner?.unsubscribe();
       if (lock) void release(runner, lock);
@@ -286,6 +299,18 @@ function namingCall(call: LockedCall, error: unknown): unknown {
   if (!(error instanceof LockKeyError) || error.message.startsWith('@Locked')) return error;
   const template = call.options?.name;
   return new LockKeyError(`@Locked on ${call.where}${template === undefined ? '' : ` (key template ${quoteText(template, 200)})`}: ${error.message}`);
+}
+
+/**
+ * A re-entry of a lock its outer call released (normally: its signal not aborted) between the
+ * grant and the start of the nested call, which is handed it a microtask later: the nested call
+ * outlives the outer lock from its start, and takes the key afresh, as such work does from then
+ * on (a re-entry skips a released lock). A lost outer lock is not overtaken: its loss is thrown.
+ * A multi-key call checks its parts once all are taken (see `acquireAll`), and takes a released
+ * one afresh there.
+ */
+function overtaken(lock: Lock): boolean {
+  return lock instanceof ReentrantLock && lock.released && !lock.signal.aborted;
 }
 
 /** `onBusy: 'skip'` skips a lock another holder kept, never one Redis could not be asked for. */
