@@ -648,7 +648,16 @@ export class LockManager implements LockOwner, LockRunner {
     if (typeof fn !== 'function') {
       throw new TypeError(`using(${typeof key === 'string' ? quoteKey(key) : Array.isArray(key) ? 'keys' : typeof key}, fn): fn must be a function, got ${fn === null ? 'null' : typeof fn}.`);
     }
-    const lock = await (isKeyList(key) ? this.acquireKeys(key, options, 'using') : this.acquireOne(key, options, undefined, 'using'));
+    let lock = await (isKeyList(key) ? this.acquireKeys(key, options, 'using') : this.acquireOne(key, options, undefined, 'using'));
+    // A re-entry the outer call released before fn could run (this call started from a microtask
+    // of the outer call's last step): fn must not run outside any lock, so the key is taken afresh,
+    // as nested work that outlives the outer lock does. A lost outer lock's loss is thrown, as a
+    // nested @Locked call's is.
+    while (lock instanceof ReentrantLock && lock.released && !isKeyList(key)) {
+      await lock.release();
+      if (lock.signal.aborted) throw lock.signal.reason;
+      lock = await this.acquireOne(key, options, undefined, 'using');
+    }
     const where = `using(${typeof key === 'string' ? quoteKey(key) : 'keys'}, fn)`;
     // A nested holder runs inside the outer one's lease: the outer one releases the lock in
     // Redis, the nested handle ends with its call.
