@@ -494,7 +494,10 @@ describe('default keys (issue 18, item 8)', () => {
     const shipping = await start([Export], { jobNamespace: 'shipping' });
     const a = billing.get(Export).run();
     const b = shipping.get(Export).run();
-    await expect.poll(() => redis.exists('lock:{billing:Export.run:owner}', 'lock:{shipping:Export.run:owner}')).toBe(2);
+    // Both bodies started (each holds its run lock under its own namespace): the owner keys are
+    // written before the run lock is taken, so they alone do not say the bodies run yet.
+    await expect.poll(() => billing.get(Export).release !== undefined && shipping.get(Export).release !== undefined).toBe(true);
+    expect(await redis.exists('lock:{billing:Export.run:owner}', 'lock:{shipping:Export.run:owner}')).toBe(2);
     billing.get(Export).release!();
     shipping.get(Export).release!();
     expect([await a, await b]).toEqual(['ran', 'ran']);
