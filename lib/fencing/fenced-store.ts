@@ -9,7 +9,7 @@ import { settleWithin } from '../core/time/settle-within.js';
 import { RedisLockError } from '../errors/redis-lock.error.js';
 import { shutDownRefusal } from '../errors/shutdown-reason.js';
 import { lockKeyRefusal } from './fence-key.js';
-import { unconfirmedWrite } from './unconfirmed-write.js';
+import { unconfirmedWrite, unsentWrite } from './unconfirmed-write.js';
 import { CLAIMED_GET, CLAIMED_HGET, FENCED_GET, FENCED_HGET, FENCED_HSET, FENCED_SET } from './fenced-lua.js';
 
 /**
@@ -124,7 +124,11 @@ export class RedisFencedStore implements FencedStore {
    * as done, then: a read for update hands out no value to write back, and a write says so.
    */
   private async replicated<T>(method: string, key: string, token: number, sendRaw: () => Promise<T>, changed: (reply: T) => boolean): Promise<T> {
-    const send = (): Promise<T> => this.answer(sendRaw()).catch((error: unknown) => Promise.reject(unconfirmedWrite(error, method, key, token)));
+    const send = (): Promise<T> => {
+      // Asked before the call: a client closed after sending may have run it, one closed before cannot have.
+      const closed = this.writer.closed();
+      return this.answer(sendRaw()).catch((error: unknown) => Promise.reject(closed ? unsentWrite(error, method, key) : unconfirmedWrite(error, method, key, token)));
+    };
     if (this.replicas === undefined) return send();
     const { reply, reached } = await this.replicas.replicate(send, changed);
     const { replicas, timeout } = this.replicas.required;

@@ -26,3 +26,19 @@ export function unconfirmedWrite(error: unknown, method: string, key: string, to
     { cause: error },
   );
 }
+
+/**
+ * A fenced write's or claim's failure through a client that was closed before the call (by its
+ * owner, or a node-redis client never connected): the client refused it without sending it, so
+ * nothing was written or claimed, which `unconfirmedWrite`'s "may have been applied" would deny.
+ */
+export function unsentWrite(error: unknown, method: string, key: string): unknown {
+  if (error instanceof RedisLockError) return error;
+  const cause = (error instanceof Error ? error.message : String(error)).replace(/\.$/, '');
+  const claim = method === 'get' || method === 'hget';
+  return new RedisLockError(
+    `FencedRedis.${method}(): ${claim ? 'the read for update' : 'the write'} of ${quoteKey(key)} was not sent: its Redis client is closed (${cause}), so nothing was ${claim ? 'claimed or read' : 'written'}. ` +
+      'Connect the client before using it (node-redis: await client.connect()), and close it only after its last call.',
+    { cause: error },
+  );
+}
