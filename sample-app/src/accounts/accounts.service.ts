@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { ConflictException, Injectable } from '@nestjs/common';
 import { Locked, LockService } from 'nestjs-redis-lock';
 import { BalanceStore } from './balance-store.js';
 
@@ -44,10 +44,10 @@ export class AccountsService {
   async depositStalled(accountId: string, amount: number, stallMs: number, fenced: boolean): Promise<number> {
     const lock = await this.locks.acquire(`account:${accountId}`, { ttl: STALLED_TTL_MS, autoRenew: false, waitTimeout: 5_000, label: 'stalled deposit' });
     try {
-      const balance = await this.store.read(accountId, fenced ? lock.fencingToken : undefined);
+      const balance = added(await this.store.read(accountId, fenced ? lock.fencingToken : undefined), amount);
       await sleep(stallMs);
-      await this.store.write(accountId, balance + amount, fenced ? lock.fencingToken : undefined);
-      return balance + amount;
+      await this.store.write(accountId, balance, fenced ? lock.fencingToken : undefined);
+      return balance;
     } finally {
       await lock.release();
     }
@@ -62,10 +62,20 @@ export class AccountsService {
     // the row, so that a write that left before a loss is refused there, not lost when the next
     // holder writes what it read; and stop before writing if the lock was lost meanwhile.
     const lock = this.locks.current();
-    const balance = await this.store.read(accountId, lock?.fencingToken);
+    const balance = added(await this.store.read(accountId, lock?.fencingToken), amount);
     await sleep(THINK_MS);
     lock?.signal.throwIfAborted();
-    await this.store.write(accountId, balance + amount, lock?.fencingToken);
-    return balance + amount;
+    await this.store.write(accountId, balance, lock?.fencingToken);
+    return balance;
   }
+}
+
+/**
+ * `balance + amount`, unless JavaScript cannot add it exactly: the bigint column holds more than a
+ * number adds exactly (2^53 - 1), and a sum past that would be written rounded, money lost.
+ */
+function added(balance: number, amount: number): number {
+  const sum = balance + amount;
+  if (Number.isSafeInteger(sum)) return sum;
+  throw new ConflictException('The balance would pass 2^53 - 1, the largest this app adds exactly: nothing was deposited.');
 }

@@ -30,5 +30,5 @@ export class NamePipe implements PipeTransform<unknown, string> {
   }
 }
 
-/** The largest deposit: far below 2^53 after many of them (balances are added in JavaScript). */
+/** The largest deposit, exact in JavaScript; a sum past 2^53 - 1 is refused (AccountsService). */
 export const MAX_AMOUNT = 1_000_000_000;
