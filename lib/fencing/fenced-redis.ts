@@ -93,6 +93,9 @@ export class FencedRedis {
   /**
    * `HSET key field value [field value ...]`, if `fencingToken` is not lower than the highest
    * token the hash `key` has accepted: the hash is one resource (as a row is), with one token.
+   * `fields` is a plain object (an object literal, or `Object.create(null)`), typed by an interface
+   * or not; a class instance is refused with a `TypeError`, since getters of its class would not be
+   * written: pass its fields, `{ ...dto }`.
    *
    * @throws FencedWriteRefusedError when `key` has accepted a higher token (nothing written).
    * @throws RedisLockError when the refusal came from a second run of the write that the client
@@ -108,14 +111,20 @@ export class FencedRedis {
    * ```
    */
   hset(key: string, field: string, value: FencedValue, fencingToken: number): Promise<void>;
-  hset(key: string, fields: Readonly<Record<string, FencedValue>>, fencingToken: number): Promise<void>;
+  // Typed by its fields, so that an interface (which has no index signature) passes as an object
+  // literal type does; an array, whose entries are no fields, does not.
+  hset<Fields extends { readonly [Field in keyof Fields]: FencedValue } & object>(key: string, fields: Fields extends readonly unknown[] ? never : Fields, fencingToken: number): Promise<void>;
   async hset(key: string, fieldOrFields: string | Readonly<Record<string, FencedValue>>, valueOrToken: FencedValue, maybeToken?: number): Promise<void> {
     const fence = fenceHashOf(key, 'hset');
     const single = typeof fieldOrFields === 'string';
     // The form goes by the second argument: a field name, or an object of fields. Anything else
     // is that argument's mistake, whatever follows it.
     if (!single && !isPlainObject(fieldOrFields)) {
-      throw new TypeError(`FencedRedis.hset(): Argument "field" must be a field name (a string), or "fields" an object of fields, got ${argumentKind(fieldOrFields)}.`);
+      // A class instance with fields of its own (a DTO): its fields, spread, are what to pass.
+      const instance = typeof fieldOrFields === 'object' && fieldOrFields !== null && !Array.isArray(fieldOrFields) && !ArrayBuffer.isView(fieldOrFields) && Object.keys(fieldOrFields).length > 0;
+      throw new TypeError(
+        `FencedRedis.hset(): Argument "field" must be a field name (a string), or "fields" an object of fields, got ${argumentKind(fieldOrFields)}${instance ? ' (pass its fields as a plain object: { ...value })' : ''}.`,
+      );
     }
     const fencingToken = (single ? maybeToken : valueOrToken) as number;
     checkToken(fencingToken, 'hset');

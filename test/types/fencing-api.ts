@@ -38,6 +38,22 @@ void base;
 void fields;
 
 declare const fenced: FencedRedis;
+// The fields of a hash as an application types them: an interface (a DTO) has no index signature,
+// and was refused by a Record<string, FencedValue> parameter, asking for a cast.
+interface WalletFields {
+  balance: number;
+  by: string;
+  note?: string;
+}
+declare const walletFields: WalletFields;
+void fenced.hset('k', walletFields, 1);
+interface WrongFields {
+  balance: number;
+  at: Date;
+}
+declare const wrongFields: WrongFields;
+// @ts-expect-error field values are strings or numbers, in an interface too
+void fenced.hset('k', wrongFields, 1);
 // @ts-expect-error a hash write needs a fencing token
 void fenced.hset('k', 'field', 'value');
 // @ts-expect-error values are strings or numbers
