@@ -50,11 +50,12 @@ export function fenceHashOf(key: string, method: string): string {
 /**
  * The refusal of a data key that is a lock's own name (or a sibling's: its fencing counter, its
  * queue) under `lockPrefix`, the client's `keyPrefix` included: a write there would replace the
- * lock. On Redis and in memory alike, so that code tested in memory fails there as deployed.
+ * lock, and a plain read (`read`) would answer what the lock keeps there, its holder's owner
+ * token. On Redis and in memory alike, so that code tested in memory fails there as deployed.
  */
-export function lockKeyRefusal(method: string, key: string, clientPrefix: string, lockPrefix: string): TypeError {
+export function lockKeyRefusal(method: string, key: string, clientPrefix: string, lockPrefix: string, read = false): TypeError {
   return new TypeError(
     `FencedRedis.${method}(): Argument "key" ${quoteKey(key)}${clientPrefix === '' ? '' : ` with the client's keyPrefix ${quoteKey(clientPrefix)}`} is under ${quoteKey(lockPrefix + '{')}, ` +
-      'where a lock module of this process keeps its locks: a write there would replace a lock. Name the data outside the lock prefix.',
+      `where a lock module of this process keeps its locks: ${read ? "that is a lock's own key, whose value is the lock's, not data" : 'a write there would replace a lock'}. Name the data outside the lock prefix.`,
   );
 }

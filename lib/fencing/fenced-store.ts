@@ -87,10 +87,16 @@ export class RedisFencedStore implements FencedStore {
   }
 
   async get(key: string): Promise<string | null> {
+    this.checkLockKey(key, 'get', true);
     return text(await this.answer(this.driver.evalScript(FENCED_GET, [key], [], false, this.open), 'get'));
   }
 
-  async hget(key: string, field: string, method = 'hget'): Promise<string | null> {
+  async hget(key: string, field: string): Promise<string | null> {
+    this.checkLockKey(key, 'hget', true);
+    return this.field(key, field, 'hget');
+  }
+
+  private async field(key: string, field: string, method: string): Promise<string | null> {
     return text(await this.answer(this.driver.evalScript(FENCED_HGET, [key], [field], false, this.open), method));
   }
 
@@ -144,7 +150,7 @@ export class RedisFencedStore implements FencedStore {
   /** The token `key` has accepted, read from its token hash `fence`, under the writes' prefix check. */
   async fence(fence: string, key: string): Promise<string | null> {
     this.checkPrefix(fence, 'fence');
-    return this.hget(fence, key, 'fence');
+    return this.field(fence, key, 'fence');
   }
 
   /** See lock-prefixes.ts: a client whose prefix is a running lock module's keeps its token hashes under those locks' counters. */
@@ -158,16 +164,24 @@ export class RedisFencedStore implements FencedStore {
   }
 
   /**
+   * A data key that is a lock's own name (or a sibling's) under a lock module of this process: a
+   * write there would replace the lock (or its fencing counter, its queue), and a plain read
+   * (`read`) would hand out what the lock keeps there, its holder's owner token.
+   */
+  private checkLockKey(key: string, method: string, read: boolean): void {
+    const prefix = this.driver.keyPrefix;
+    const lockPrefix = lockPrefixOf(prefix + key);
+    if (lockPrefix !== undefined) throw lockKeyRefusal(method, key, prefix, lockPrefix, read);
+  }
+
+  /**
    * A client `keyPrefix` is added to both names; on a Cluster it can move an untagged key to
    * another slot than its fence, which Redis would refuse with CROSSSLOT: say why instead.
    */
   private checkSlot(key: string, fence: string, method: string): void {
     this.checkPrefix(fence, method);
+    this.checkLockKey(key, method, false);
     const prefix = this.driver.keyPrefix;
-    // A data key that is a lock's own name (or a sibling's): a write there would replace the
-    // lock (or its fencing counter, its queue) of a lock module of this process.
-    const lockPrefix = lockPrefixOf(prefix + key);
-    if (lockPrefix !== undefined) throw lockKeyRefusal(method, key, prefix, lockPrefix);
     if (!this.driver.isCluster) return;
     if (clusterSlot(prefix + key) !== clusterSlot(prefix + fence)) {
       throw new TypeError(

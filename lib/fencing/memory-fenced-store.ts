@@ -45,10 +45,14 @@ export class MemoryFencedStore implements FencedStore {
   }
 
   get(key: string): Promise<string | null> {
+    const lockKey = this.lockKey(key, 'get', true);
+    if (lockKey !== undefined) return Promise.reject(lockKey);
     return settle(() => this.stringAt(key));
   }
 
   hget(key: string, field: string): Promise<string | null> {
+    const lockKey = this.lockKey(key, 'hget', true);
+    if (lockKey !== undefined) return Promise.reject(lockKey);
     return settle(() => this.fieldAt(key, field));
   }
 
@@ -65,9 +69,9 @@ export class MemoryFencedStore implements FencedStore {
   }
 
   /** The refusal of a key that is a lock's own name on this store (see `lockKeyRefusal`), or undefined. */
-  private lockKey(key: string, method: string): TypeError | undefined {
+  private lockKey(key: string, method: string, read = false): TypeError | undefined {
     const lockPrefix = this.lockPrefixOf(key);
-    return lockPrefix === undefined ? undefined : lockKeyRefusal(method, key, '', lockPrefix);
+    return lockPrefix === undefined ? undefined : lockKeyRefusal(method, key, '', lockPrefix, read);
   }
 
   private stringAt(key: string): string | null {

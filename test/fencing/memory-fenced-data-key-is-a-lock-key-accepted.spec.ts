@@ -10,7 +10,9 @@ import { redisUrl, useRedis } from '../support/redis.js';
  * by the module's FencedRedis on Redis, before anything is written (a write there would replace
  * the lock: test/fencing/fenced-data-key-is-a-lock-key.spec.ts). The testing module's FencedRedis,
  * the one unit tests run against, wrote it: code whose tests passed failed every such write once
- * deployed. Both now refuse it alike, for a write and a read for update; a plain read is no write.
+ * deployed. Both now refuse it alike, for a write and a read for update; and for a plain read,
+ * which on Redis answered what the lock keeps there, its holder's owner token, and in memory null
+ * (test/fencing/plain-read-of-lock-key-hands-out-owner-token.spec.ts).
  */
 describe("a fenced data key that is a lock's own name (<keyPrefix>{<key>}), on Redis and in memory alike", () => {
   useRedis();
@@ -32,7 +34,13 @@ describe("a fenced data key that is a lock's own name (<keyPrefix>{<key>}), on R
           (error: unknown) => `${(error as Error).name}: ${(error as Error).message.split(' ').slice(0, 3).join(' ')}`,
         );
       }
-      result.plainRead = await moduleRef.get(FencedRedis).get('shop:{data}').then((value) => `read ${value}`);
+      result.plainRead = await moduleRef
+        .get(FencedRedis)
+        .get('shop:{data}')
+        .then(
+          (value) => `read ${value}`,
+          (error: unknown) => `${(error as Error).name}: ${(error as Error).message.split(' ').slice(0, 3).join(' ')}`,
+        );
       return result;
     } finally {
       await lock.release();
@@ -50,7 +58,7 @@ describe("a fenced data key that is a lock's own name (<keyPrefix>{<key>}), on R
         hset: 'TypeError: FencedRedis.hset(): Argument "key"',
         get: 'TypeError: FencedRedis.get(): Argument "key"',
         hget: 'TypeError: FencedRedis.hget(): Argument "key"',
-        plainRead: 'read null',
+        plainRead: 'TypeError: FencedRedis.get(): Argument "key"',
       };
       expect(await outcomes(onRedis)).toEqual(expected);
       expect(await outcomes(inMemory)).toEqual(expected);
