@@ -28,17 +28,32 @@ export function unconfirmedWrite(error: unknown, method: string, key: string, to
 }
 
 /**
- * A fenced write's or claim's failure through a client that was closed before the call (by its
- * owner, or a node-redis client never connected): the client refused it without sending it, so
- * nothing was written or claimed, which `unconfirmedWrite`'s "may have been applied" would deny.
+ * What a client that fails fast while its connection is down (ioredis `enableOfflineQueue: false`,
+ * node-redis `disableOfflineQueue: true`) rejects a command with, unsent: their own words.
  */
-export function unsentWrite(error: unknown, method: string, key: string): unknown {
+const OFFLINE_REFUSAL = /^(?:(?:Stream isn't writeable|Cluster isn't ready) and enableOfflineQueue options is false|The client is offline)$/;
+
+/** Whether `error` is a client's refusal to send while its connection is down (see `OFFLINE_REFUSAL`). */
+export function refusedOffline(error: unknown): boolean {
+  return error instanceof Error && OFFLINE_REFUSAL.test(error.message);
+}
+
+/**
+ * A fenced write's or claim's failure that the client gave without sending it: through a client
+ * closed before the call (`closed`: by its owner, or a node-redis client never connected), or one
+ * refused by a disabled offline queue while the connection is down. Nothing was written or
+ * claimed, which `unconfirmedWrite`'s "may have been applied" would deny.
+ */
+export function unsentWrite(error: unknown, method: string, key: string, closed: boolean): unknown {
   if (error instanceof RedisLockError) return error;
   const cause = (error instanceof Error ? error.message : String(error)).replace(/\.$/, '');
   const claim = method === 'get' || method === 'hget';
+  const why = closed
+    ? `its Redis client is closed (${cause})`
+    : `its Redis client is not connected and sends nothing until it is, its offline queue being off (${cause})`;
+  const then = closed ? 'Connect the client before using it (node-redis: await client.connect()), and close it only after its last call.' : 'Try again once Redis answers.';
   return new RedisLockError(
-    `FencedRedis.${method}(): ${claim ? 'the read for update' : 'the write'} of ${quoteKey(key)} was not sent: its Redis client is closed (${cause}), so nothing was ${claim ? 'claimed or read' : 'written'}. ` +
-      'Connect the client before using it (node-redis: await client.connect()), and close it only after its last call.',
+    `FencedRedis.${method}(): ${claim ? 'the read for update' : 'the write'} of ${quoteKey(key)} was not sent: ${why}, so nothing was ${claim ? 'claimed or read' : 'written'}. ${then}`,
     { cause: error },
   );
 }
