@@ -9,7 +9,7 @@ import { settleWithin } from '../core/time/settle-within.js';
 import { RedisLockError } from '../errors/redis-lock.error.js';
 import { shutDownRefusal } from '../errors/shutdown-reason.js';
 import { lockKeyRefusal } from './fence-key.js';
-import { refusedOffline, unconfirmedWrite, unsentWrite } from './unconfirmed-write.js';
+import { unconfirmedWrite, unsentBecause, unsentWrite } from './unconfirmed-write.js';
 import { CLAIMED_GET, CLAIMED_HGET, FENCED_GET, FENCED_HGET, FENCED_HSET, FENCED_SET } from './fenced-lua.js';
 
 /**
@@ -133,9 +133,10 @@ export class RedisFencedStore implements FencedStore {
     const send = (): Promise<T> => {
       // Asked before the call: a client closed after sending may have run it, one closed before cannot have.
       const closed = this.writer.closed();
-      return this.answer(sendRaw()).catch((error: unknown) =>
-        Promise.reject(closed || refusedOffline(error) ? unsentWrite(error, method, key, closed) : unconfirmedWrite(error, method, key, token)),
-      );
+      return this.answer(sendRaw()).catch((error: unknown) => {
+        const unsent = closed ? 'closed' : unsentBecause(error);
+        return Promise.reject(unsent === undefined ? unconfirmedWrite(error, method, key, token) : unsentWrite(error, method, key, unsent));
+      });
     };
     if (this.replicas === undefined) return send();
     const { reply, reached } = await this.replicas.replicate(send, changed);

@@ -33,27 +33,37 @@ export function unconfirmedWrite(error: unknown, method: string, key: string, to
  */
 const OFFLINE_REFUSAL = /^(?:(?:Stream isn't writeable|Cluster isn't ready) and enableOfflineQueue options is false|The client is offline)$/;
 
-/** Whether `error` is a client's refusal to send while its connection is down (see `OFFLINE_REFUSAL`). */
-export function refusedOffline(error: unknown): boolean {
-  return error instanceof Error && OFFLINE_REFUSAL.test(error.message);
+/**
+ * What Valkey GLIDE refuses a command with, unsent, at its `inflightRequestsLimit`, and what the
+ * driver fails it with once it waited for a place in vain (see glide-driver.ts).
+ */
+const BUSY_REFUSAL = /maximum inflight requests|: the command was not sent\.?$/i;
+
+/** Why a client refused to send a command, from its error: none, when it may have been sent. */
+export function unsentBecause(error: unknown): 'offline' | 'busy' | undefined {
+  if (!(error instanceof Error)) return undefined;
+  if (OFFLINE_REFUSAL.test(error.message)) return 'offline';
+  return BUSY_REFUSAL.test(error.message) ? 'busy' : undefined;
 }
 
 /**
  * A fenced write's or claim's failure that the client gave without sending it: through a client
- * closed before the call (`closed`: by its owner, or a node-redis client never connected), or one
- * refused by a disabled offline queue while the connection is down. Nothing was written or
- * claimed, which `unconfirmedWrite`'s "may have been applied" would deny.
+ * closed before the call (by its owner, or a node-redis client never connected), one refused by a
+ * disabled offline queue while the connection is down, or by GLIDE's limit of commands in flight.
+ * Nothing was written or claimed, which `unconfirmedWrite`'s "may have been applied" would deny.
  */
-export function unsentWrite(error: unknown, method: string, key: string, closed: boolean): unknown {
+export function unsentWrite(error: unknown, method: string, key: string, why: 'closed' | 'offline' | 'busy'): unknown {
   if (error instanceof RedisLockError) return error;
   const cause = (error instanceof Error ? error.message : String(error)).replace(/\.$/, '');
   const claim = method === 'get' || method === 'hget';
-  const why = closed
-    ? `its Redis client is closed (${cause})`
-    : `its Redis client is not connected and sends nothing until it is, its offline queue being off (${cause})`;
-  const then = closed ? 'Connect the client before using it (node-redis: await client.connect()), and close it only after its last call.' : 'Try again once Redis answers.';
+  const reason = {
+    closed: `its Redis client is closed (${cause})`,
+    offline: `its Redis client is not connected and sends nothing until it is, its offline queue being off (${cause})`,
+    busy: `its Redis client had as many commands in flight as it allows (${cause})`,
+  }[why];
+  const then = why === 'closed' ? 'Connect the client before using it (node-redis: await client.connect()), and close it only after its last call.' : 'Try again once Redis answers.';
   return new RedisLockError(
-    `FencedRedis.${method}(): ${claim ? 'the read for update' : 'the write'} of ${quoteKey(key)} was not sent: ${why}, so nothing was ${claim ? 'claimed or read' : 'written'}. ${then}`,
+    `FencedRedis.${method}(): ${claim ? 'the read for update' : 'the write'} of ${quoteKey(key)} was not sent: ${reason}, so nothing was ${claim ? 'claimed or read' : 'written'}. ${then}`,
     { cause: error },
   );
 }
