@@ -16,6 +16,7 @@ import { SSE_METADATA } from '@nestjs/common/constants.js';
 import { catchError, defaultIfEmpty, throwError, type Observable } from 'rxjs';
 import { LockNotAcquiredError } from './errors/lock-not-acquired.error.js';
 import { LockKeyError } from './errors/lock-key.error.js';
+import { LockLostError } from './errors/lock-lost.error.js';
 import { RedisLockError } from './errors/redis-lock.error.js';
 import type { RedisLockModuleOptions } from './interfaces/redis-lock-options.interface.js';
 import { REDIS_LOCK_MODULE_OPTIONS } from './redis-lock.module-definition.js';
@@ -26,7 +27,9 @@ import { LAST_ATTEMPT_GRACE_MS } from './core/engine/waiter-timing.js';
 
 /**
  * Turns a `LockNotAcquiredError` that reaches an HTTP route into 409 Conflict (or 503 when
- * Redis did not answer), instead of the 500 Nest gives unknown errors. Registered globally by
+ * Redis did not answer), instead of the 500 Nest gives unknown errors; so too a `LockLostError`
+ * the handler rethrew from its lock's `signal` (503 for the application closing, a lease run out
+ * or a step-down, 409 for a lock Redis no longer held for it). Registered globally by
  * `RedisLockModule`, so it covers a `@Locked` handler and a handler that calls a `@Locked`
  * provider method alike. It only maps errors: the lock itself is taken by the method wrapper,
  * after pipes, so a method is never locked twice. A 503 for a Redis that did not answer carries
@@ -36,7 +39,8 @@ import { LAST_ATTEMPT_GRACE_MS } from './core/engine/waiter-timing.js';
  * never naming the key (unless `exposeKeyInHttpErrors`): @nestjs/graphql turns them into its
  * error codes (`CONFLICT`, `SERVICE_UNAVAILABLE`, `BAD_REQUEST`), the RPC and WebSocket default
  * filters answer them as any unknown error; the library's error is their `cause`. Under GraphQL,
- * which shows a client any error's message, every other `RedisLockError` becomes a 500
+ * which shows a client any error's message, every other `RedisLockError` (a renewal refused for
+ * good, a failed release) becomes a 500
  * (`INTERNAL_SERVER_ERROR`) without it.
  *
  * With `globalInterceptor: false` the module installs no `APP_INTERCEPTOR`; apply it where you
@@ -85,12 +89,13 @@ export class LockConflictInterceptor implements NestInterceptor {
     }
     if (error instanceof LockKeyError) return this.badKey(error);
     if (isShutdownReason(error)) return this.closing(error);
+    if (error instanceof LockLostError && error.cause === undefined) return this.lost(error, http);
     if (isUnansweredRead(error)) {
       retryAfter(http);
       return this.unanswered(error);
     }
-    // Any other lock error (a lost lock, a failed release) a GraphQL client would read with its
-    // key; Nest answers it 500 without its message over HTTP, and so do the RPC and WebSocket
+    // Any other lock error (a renewal refused for good, a failed release) a GraphQL client would
+    // read with its key; Nest answers it 500 without its message over HTTP, and so do the RPC and WebSocket
     // default filters.
     if (graphql && !this.exposeKey && error instanceof RedisLockError) {
       return new InternalServerErrorException('The lock service failed.', { cause: error });
@@ -104,6 +109,30 @@ export class LockConflictInterceptor implements NestInterceptor {
    */
   private badKey(error: LockKeyError): BadRequestException {
     return new BadRequestException(this.exposeKey ? error.message : "The request's values do not make a valid lock key.", { cause: error });
+  }
+
+  /**
+   * A lock the request held, lost before its work ended (the handler rethrew its `signal`'s
+   * reason): by why, as the wait that could not have it would be answered. The application
+   * closing: 503, as for a wait that shutdown ended; a lease run out unrenewed (Redis out of
+   * reach, the event loop blocked): 503 with `Retry-After`, as for a Redis that did not answer;
+   * the lock no longer this owner's in Redis (deleted, evicted, taken over): 409, as a multi-key
+   * part lost so; a leader's step-down: 503 (a retry can go to the instance that leads). A renewal
+   * refused for good (its `cause`: NOPERM, a renamed command) is left a 500 by the caller, logged:
+   * the operator's to fix, as an acquire refused so is.
+   */
+  private lost(error: LockLostError, http: ExecutionContext | undefined): ConflictException | ServiceUnavailableException {
+    switch (error.reason) {
+      case 'shutdown':
+        return this.closing(error);
+      case 'refused':
+        return new ConflictException(`${this.lostLock(error)} was lost before the request's work ended: another operation may hold it now. Try again later.`, { cause: error });
+      case 'expired':
+        retryAfter(http);
+        return new ServiceUnavailableException(`${this.lostLock(error)} was lost before the request's work ended: the lock service is unavailable. Try again later.`, { cause: error });
+      case 'stepped-down':
+        return new ServiceUnavailableException(`${this.lostLock(error)} was given up before the request's work ended: this instance stepped down. Try again later.`, { cause: error });
+    }
   }
 
   /** A route reached while the application closes (its server still answers): 503, as for a wait that shutdown ended. */
@@ -131,6 +160,10 @@ export class LockConflictInterceptor implements NestInterceptor {
 
   private locked(error: LockNotAcquiredError): string {
     return this.exposeKey ? `Lock ${quoteKey(error.key)}` : 'The resource';
+  }
+
+  private lostLock(error: LockLostError): string {
+    return this.exposeKey ? `Lock ${quoteKey(error.key)}` : "The resource's lock";
   }
 }
 

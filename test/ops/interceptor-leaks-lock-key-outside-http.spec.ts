@@ -8,7 +8,9 @@
  * 409, 503 or 400 as an `HttpException` without the key (@nestjs/graphql turns it into its
  * `CONFLICT`, ... codes; the RPC and WebSocket default filters answer it as any unknown error),
  * the library's error as its `cause`. Under GraphQL, which shows the client any error's message,
- * every other lock error (a lost lock here) was read with its key too; it is now a 500 without it.
+ * every other lock error was read with its key too; it is now a 500 without it. A lost lock (here
+ * one deleted behind its holder's back) is since answered as on HTTP: 409 without its key
+ * (test/ops/interceptor-lock-lost-reaches-route-as-500.spec.ts).
  *
  * Neither @nestjs/graphql nor @nestjs/microservices nor @nestjs/websockets is a dependency: the
  * handlers are run the way those packages run theirs, through Nest's `ExternalContextCreator`,
@@ -85,7 +87,7 @@ describe('LockConflictInterceptor outside HTTP', () => {
     await holder.release();
     deleteBehindItsBack = (name) => own.redis().del(name);
     const lost = await run('graphql', 'lose', '43');
-    expect(seen(lost)).toEqual({ status: 500, namesKey: false, cause: true });
+    expect(seen(lost)).toEqual({ status: 409, namesKey: false, cause: true });
     own.server().pause();
     const unanswered = await Promise.all(types.map((type) => run(type, 'held', '42')));
     expect(unanswered.map(seen)).toEqual(types.map(() => ({ status: 503, namesKey: false, cause: true })));
