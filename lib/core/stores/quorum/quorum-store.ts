@@ -228,7 +228,7 @@ export class QuorumStore implements LockStore {
    * after it. A minority's does not. Allocates nothing unless a master refused so (every renewal
    * round asks).
    */
-  private refusedForGood(answers: (Answer<unknown> | undefined)[], what: 'acquire' | 'renew' | 'release' | 'give back' = 'acquire', then = ''): LastingRefusalError | undefined {
+  private refusedForGood(answers: (Answer<unknown> | undefined)[], what: 'acquire' | 'renew' | 'release' | 'give back' | 'check' | 'inspect' = 'acquire', then = ''): LastingRefusalError | undefined {
     // A closed client ends an acquisition, as on one Redis; a renewal, release or give-back it fails
     // waits for its owner to open it again (ioredis' connect()), as on one Redis.
     const closed = what === 'acquire';
@@ -240,7 +240,7 @@ export class QuorumStore implements LockStore {
     if (refused <= this.nodes.length - this.majority) return undefined;
     const error = (answers[first] as { error: unknown }).error;
     const lasting = this.lasting(answers[first], first, closed)!;
-    const call = `Quorum not reached to ${what} the lock: ${refused} of ${this.nodes.length} Redis nodes refused it in a way asking again cannot change, so ${refused === this.nodes.length ? 'none' : 'the others'} can never make the majority of ${this.majority} that ${what === 'acquire' ? 'grants it' : what === 'give back' ? 'gives it back' : `${what}s it`}; node ${first}`;
+    const call = `Quorum not reached to ${what} the lock: ${refused} of ${this.nodes.length} Redis nodes refused it in a way asking again cannot change, so ${refused === this.nodes.length ? 'none' : 'the others'} can never make the majority of ${this.majority} that ${what === 'acquire' ? 'grants it' : what === 'give back' ? 'gives it back' : what === 'check' || what === 'inspect' ? 'answers the read' : `${what}s it`}; node ${first}`;
     return new LastingRefusalError(storeFailure(error, call, then, lasting === 'client-closed').message, lasting, { cause: error });
   }
 
@@ -604,13 +604,14 @@ export class QuorumStore implements LockStore {
   /**
    * Held when a majority of the masters hold the key, or when the masters that answered cannot
    * rule that out (those that did not answer would make a majority with those holding it): under
-   * a minority failure a held lock is not reported free.
+   * a minority failure a held lock is not reported free. Refused for good by a majority (NOPERM,
+   * EVALSHA renamed), it says what to fix, as on one Redis (`refusedForGood`); so does `inspect`.
    */
   async exists(lockKey: string): Promise<boolean> {
     const answers = await this.ask(Infinity, (node) => node.exists(lockKey));
     const held = answers.filter((answer) => answer.ok && answer.value).length;
     const answered = answers.filter((answer) => answer.ok).length;
-    if (answered < this.majority) throw this.noQuorum('check', answered, answers, 'answered');
+    if (answered < this.majority) throw this.refusedForGood(answers, 'check') ?? this.noQuorum('check', answered, answers, 'answered');
     return held >= this.majority || (held > 0 && held + this.nodes.length - answered >= this.majority);
   }
 
@@ -623,7 +624,7 @@ export class QuorumStore implements LockStore {
   async inspect(keys: ScriptKeys): Promise<LockSnapshot> {
     const answers = await this.ask(Infinity, (node) => node.inspect(keys));
     const snapshots = answers.flatMap((answer) => (answer.ok ? [answer.value] : []));
-    if (snapshots.length < this.majority) throw this.noQuorum('inspect', snapshots.length, answers, 'answered');
+    if (snapshots.length < this.majority) throw this.refusedForGood(answers, 'inspect') ?? this.noQuorum('inspect', snapshots.length, answers, 'answered');
     const silent = this.nodes.length - snapshots.length;
     const votes = new Map<string, number[]>();
     for (const { owner, pttl } of snapshots) if (owner !== null) votes.set(owner, [...(votes.get(owner) ?? []), pttl]);
