@@ -15,6 +15,7 @@ import { APP_INTERCEPTOR } from '@nestjs/core';
 import { SSE_METADATA } from '@nestjs/common/constants.js';
 import { catchError, defaultIfEmpty, throwError, type Observable } from 'rxjs';
 import { LockNotAcquiredError } from './errors/lock-not-acquired.error.js';
+import { FencedWriteRefusedError } from './errors/fenced-write-refused.error.js';
 import { LockKeyError } from './errors/lock-key.error.js';
 import { LockLostError } from './errors/lock-lost.error.js';
 import { RedisLockError } from './errors/redis-lock.error.js';
@@ -29,7 +30,8 @@ import { LAST_ATTEMPT_GRACE_MS } from './core/engine/waiter-timing.js';
  * Turns a `LockNotAcquiredError` that reaches an HTTP route into 409 Conflict (or 503 when
  * Redis did not answer), instead of the 500 Nest gives unknown errors; so too a `LockLostError`
  * the handler rethrew from its lock's `signal` (503 for the application closing, a lease run out
- * or a step-down, 409 for a lock Redis no longer held for it). Registered globally by
+ * or a step-down, 409 for a lock Redis no longer held for it), and a `FencedWriteRefusedError`
+ * (409: a newer holder claimed the resource, nothing was written). Registered globally by
  * `RedisLockModule`, so it covers a `@Locked` handler and a handler that calls a `@Locked`
  * provider method alike. It only maps errors: the lock itself is taken by the method wrapper,
  * after pipes, so a method is never locked twice. A 503 for a Redis that did not answer carries
@@ -90,6 +92,7 @@ export class LockConflictInterceptor implements NestInterceptor {
     if (error instanceof LockKeyError) return this.badKey(error);
     if (isShutdownReason(error)) return this.closing(error);
     if (error instanceof LockLostError && error.cause === undefined) return this.lost(error, http);
+    if (error instanceof FencedWriteRefusedError) return this.fenced(error);
     if (isUnansweredRead(error)) {
       retryAfter(http);
       return this.unanswered(error);
@@ -133,6 +136,16 @@ export class LockConflictInterceptor implements NestInterceptor {
       case 'stepped-down':
         return new ServiceUnavailableException(`${this.lostLock(error)} was given up before the request's work ended: this instance stepped down. Try again later.`, { cause: error });
     }
+  }
+
+  /**
+   * A fenced write (or read for update) a newer holder of the lock had claimed the resource
+   * before: this holder lost its lock, nothing was written; the conflict a lock lost to another
+   * operation is, 409.
+   */
+  private fenced(error: FencedWriteRefusedError): ConflictException {
+    const message = this.exposeKey ? error.message : `The resource was claimed by a newer holder of its lock: nothing was ${error.operation === 'read' ? 'read' : 'written'}. Try again later.`;
+    return new ConflictException(message, { cause: error });
   }
 
   /** A route reached while the application closes (its server still answers): 503, as for a wait that shutdown ended. */
