@@ -98,8 +98,8 @@ export class LockConflictInterceptor implements NestInterceptor {
       return this.unanswered(error);
     }
     // Any other lock error (a renewal refused for good, a failed release) a GraphQL client would
-    // read with its key; Nest answers it 500 without its message over HTTP, and so do the RPC and WebSocket
-    // default filters.
+    // read with its key; Nest answers it 500 without its message over HTTP, and so do the RPC and
+    // WebSocket default filters.
     if (graphql && !this.exposeKey && error instanceof RedisLockError) {
       return new InternalServerErrorException('The lock service failed.', { cause: error });
     }
