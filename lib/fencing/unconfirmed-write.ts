@@ -39,20 +39,29 @@ const OFFLINE_REFUSAL = /^(?:(?:Stream isn't writeable|Cluster isn't ready) and 
  */
 const BUSY_REFUSAL = /maximum inflight requests|: the command was not sent\.?$/i;
 
+/**
+ * What ioredis and iovalkey refuse a command with, unsent, on a connection in subscriber mode (a
+ * `subscribe()` after the client was handed to FencedRedis; ioredis 6 under RESP2 only). node-redis
+ * sends it, and Redis runs it under RESP3 or answers it with an error reply under RESP2.
+ */
+const SUBSCRIBER_REFUSAL = /^Connection in subscriber mode, only subscriber commands may be used$/;
+
 /** Why a client refused to send a command, from its error: none, when it may have been sent. */
-export function unsentBecause(error: unknown): 'offline' | 'busy' | undefined {
+export function unsentBecause(error: unknown): 'offline' | 'busy' | 'subscriber' | undefined {
   if (!(error instanceof Error)) return undefined;
   if (OFFLINE_REFUSAL.test(error.message)) return 'offline';
+  if (SUBSCRIBER_REFUSAL.test(error.message)) return 'subscriber';
   return BUSY_REFUSAL.test(error.message) ? 'busy' : undefined;
 }
 
 /**
  * A fenced write's or claim's failure that the client gave without sending it: through a client
  * closed before the call (by its owner, or a node-redis client never connected), one refused by a
- * disabled offline queue while the connection is down, or by GLIDE's limit of commands in flight.
+ * disabled offline queue while the connection is down, by GLIDE's limit of commands in flight, or
+ * by an ioredis connection in subscriber mode.
  * Nothing was written or claimed, which `unconfirmedWrite`'s "may have been applied" would deny.
  */
-export function unsentWrite(error: unknown, method: string, key: string, why: 'closed' | 'offline' | 'busy'): unknown {
+export function unsentWrite(error: unknown, method: string, key: string, why: 'closed' | 'offline' | 'busy' | 'subscriber'): unknown {
   if (error instanceof RedisLockError) return error;
   const cause = (error instanceof Error ? error.message : String(error)).replace(/\.$/, '');
   const claim = method === 'get' || method === 'hget';
@@ -60,8 +69,14 @@ export function unsentWrite(error: unknown, method: string, key: string, why: 'c
     closed: `its Redis client is closed (${cause})`,
     offline: `its Redis client is not connected and sends nothing until it is, its offline queue being off (${cause})`,
     busy: `its Redis client had as many commands in flight as it allows (${cause})`,
+    subscriber: `its Redis client is in subscriber mode, which sends only (UN)SUBSCRIBE and PING (${cause})`,
   }[why];
-  const then = why === 'closed' ? 'Connect the client before using it (node-redis: await client.connect()), and close it only after its last call.' : 'Try again once Redis answers.';
+  const then = {
+    closed: 'Connect the client before using it (node-redis: await client.connect()), and close it only after its last call.',
+    offline: 'Try again once Redis answers.',
+    busy: 'Try again once Redis answers.',
+    subscriber: 'Subscribe on a duplicate() of the client, not on the one FencedRedis writes through.',
+  }[why];
   return new RedisLockError(
     `FencedRedis.${method}(): ${claim ? 'the read for update' : 'the write'} of ${quoteKey(key)} was not sent: ${reason}, so nothing was ${claim ? 'claimed or read' : 'written'}. ${then}`,
     { cause: error },
