@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { LuaScript } from '../core/stores/redis/drivers/redis-driver.js';
+import { NOT_A_TOKEN } from './kept-token.js';
 
 const script = (lua: string): LuaScript => ({ lua, sha: createHash('sha1').update(lua).digest('hex') });
 
@@ -9,10 +10,16 @@ const script = (lua: string): LuaScript => ({ lua, sha: createHash('sha1').updat
  * fencing token. A write whose token is lower than the one kept is refused and returns the kept
  * one; otherwise the data and the token are written together and the reply is nil. Equal tokens
  * pass: a reentrant holder writes with the token of its outermost acquisition, as many times as
- * it likes. Tokens are integers below 2^53, exact in Lua's doubles.
+ * it likes. Tokens are integers below 2^53, exact in Lua's doubles. A field that is no token
+ * (written by something else) ends the script with a NOT_A_TOKEN error reply, nothing
+ * written (see kept-token.ts): Lua would fail comparing it, naming neither key nor field.
  */
-const CHECK = `
+const KEPT = `
 local seen = redis.call('HGET', KEYS[2], ARGV[1])
+if seen and not string.match(seen, '^%d+$') then return redis.error_reply('${NOT_A_TOKEN} the kept fencing token is not a whole number') end
+`;
+
+const CHECK = `${KEPT}
 if seen and tonumber(seen) > tonumber(ARGV[2]) then return seen end
 `;
 
@@ -49,8 +56,7 @@ export const FENCED_HGET = script(`return redis.call('HGET', KEYS[1], ARGV[1])`)
  * is kept and the reply is \`{0, value}\`. The read comes first: a key of another type fails the
  * call before anything is written.
  */
-const CLAIM = `
-local seen = redis.call('HGET', KEYS[2], ARGV[1])
+const CLAIM = `${KEPT}
 if seen and tonumber(seen) > tonumber(ARGV[2]) then return {1, seen} end
 `;
 

@@ -6,6 +6,7 @@ import { FencedWriteRefusedError } from '../errors/fenced-write-refused.error.js
 import type { RedisClient } from '../core/stores/redis/drivers/redis-client.js';
 import type { InMemoryLocks } from '../testing/in-memory-locks.js';
 import { fenceHashOf } from './fence-key.js';
+import { isKeptToken, notATokenError } from './kept-token.js';
 import { RedisFencedStore, type ClaimedRead, type FencedStore } from './fenced-store.js';
 import { NoFencingTokenError } from '../errors/no-fencing-token.error.js';
 import { FENCED_CLOSED, FENCED_STORE } from './memory-fenced-store.js';
@@ -207,7 +208,9 @@ export class FencedRedis {
     const fence = fenceHashOf(key, 'fence');
     const store = this.store('fence');
     const token = await (store instanceof RedisFencedStore ? store.fence(fence, key) : store.hget(fence, key));
-    return token === null ? null : Number(token);
+    if (token === null) return null;
+    if (!isKeptToken(token)) throw notATokenError('fence', key, fence);
+    return Number(token);
   }
 
   private store(method: string): FencedStore {

@@ -9,6 +9,7 @@ import { settleWithin } from '../core/time/settle-within.js';
 import { RedisLockError } from '../errors/redis-lock.error.js';
 import { shutDownRefusal } from '../errors/shutdown-reason.js';
 import { lockKeyRefusal } from './fence-key.js';
+import { isNotATokenReply, notATokenError } from './kept-token.js';
 import { unconfirmedWrite, unsentBecause, unsentWrite } from './unconfirmed-write.js';
 import { CLAIMED_GET, CLAIMED_HGET, FENCED_GET, FENCED_HGET, FENCED_HSET, FENCED_SET } from './fenced-lua.js';
 
@@ -62,12 +63,12 @@ export class RedisFencedStore implements FencedStore {
 
   async set(key: string, fence: string, token: number, value: string): Promise<string | null> {
     this.checkSlot(key, fence, 'set');
-    return this.write('set', key, token, () => this.writer.evalScript(FENCED_SET, [key, fence], [key, token, value], false, this.open));
+    return this.write('set', key, fence, token, () => this.writer.evalScript(FENCED_SET, [key, fence], [key, token, value], false, this.open));
   }
 
   async hset(key: string, fence: string, token: number, fields: readonly string[]): Promise<string | null> {
     this.checkSlot(key, fence, 'hset');
-    return this.write('hset', key, token, () => this.writer.evalScript(FENCED_HSET, [key, fence], [key, token, ...fields], false, this.open));
+    return this.write('hset', key, fence, token, () => this.writer.evalScript(FENCED_HSET, [key, fence], [key, token, ...fields], false, this.open));
   }
 
   /**
@@ -76,9 +77,9 @@ export class RedisFencedStore implements FencedStore {
    * heard across such a reset may be the second run's, after a newer holder claimed the key
    * over the first run's data. That is no refusal ("nothing written") but an unknown outcome.
    */
-  private async write(method: string, key: string, token: number, send: () => Promise<unknown>): Promise<string | null> {
+  private async write(method: string, key: string, fence: string, token: number, send: () => Promise<unknown>): Promise<string | null> {
     const resets = this.writer.connectionResets?.();
-    const refused = await this.replicated(method, key, token, async () => text(await send()), (reply) => reply === null);
+    const refused = await this.replicated(method, key, fence, token, async () => text(await send()), (reply) => reply === null);
     if (refused === null || resets === undefined || this.writer.connectionResets!() === resets) return refused;
     throw new RedisLockError(
       `FencedRedis.${method}(): the write to ${quoteKey(key)} may have been applied: its connection was reset before the reply came and the client sent it again, ` +
@@ -115,12 +116,12 @@ export class RedisFencedStore implements FencedStore {
 
   async claimedGet(key: string, fence: string, token: number): Promise<ClaimedRead> {
     this.checkSlot(key, fence, 'get');
-    return this.replicated('get', key, token, async () => claimed(await this.writer.evalScript(CLAIMED_GET, [key, fence], [key, token], false, this.open)), isClaim);
+    return this.replicated('get', key, fence, token, async () => claimed(await this.writer.evalScript(CLAIMED_GET, [key, fence], [key, token], false, this.open)), isClaim);
   }
 
   async claimedHget(key: string, fence: string, token: number, field: string): Promise<ClaimedRead> {
     this.checkSlot(key, fence, 'hget');
-    return this.replicated('hget', key, token, async () => claimed(await this.writer.evalScript(CLAIMED_HGET, [key, fence], [key, token, field], false, this.open)), isClaim);
+    return this.replicated('hget', key, fence, token, async () => claimed(await this.writer.evalScript(CLAIMED_HGET, [key, fence], [key, token, field], false, this.open)), isClaim);
   }
 
   /**
@@ -129,11 +130,12 @@ export class RedisFencedStore implements FencedStore {
    * would lose it, and the promoted replica would accept an older holder's write. Not reported
    * as done, then: a read for update hands out no value to write back, and a write says so.
    */
-  private async replicated<T>(method: string, key: string, token: number, sendRaw: () => Promise<T>, changed: (reply: T) => boolean): Promise<T> {
+  private async replicated<T>(method: string, key: string, fence: string, token: number, sendRaw: () => Promise<T>, changed: (reply: T) => boolean): Promise<T> {
     const send = (): Promise<T> => {
       // Asked before the call: a client closed after sending may have run it, one closed before cannot have.
       const closed = this.writer.closed();
       return this.answer(sendRaw()).catch((error: unknown) => {
+        if (isNotATokenReply(error)) return Promise.reject(notATokenError(method, key, fence, error));
         const unsent = closed ? 'closed' : unsentBecause(error);
         return Promise.reject(unsent === undefined ? unconfirmedWrite(error, method, key, token) : unsentWrite(error, method, key, unsent));
       });

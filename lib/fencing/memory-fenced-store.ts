@@ -1,5 +1,6 @@
 import { lockKeyRefusal } from './fence-key.js';
 import type { ClaimedRead, FencedStore } from './fenced-store.js';
+import { isKeptToken, notATokenError } from './kept-token.js';
 
 /**
  * Fenced data in memory, for `nestjs-redis-lock/testing`: the same rule as the Redis scripts
@@ -20,28 +21,32 @@ export class MemoryFencedStore implements FencedStore {
   set(key: string, fence: string, token: number, value: string): Promise<string | null> {
     const lockKey = this.lockKey(key, 'set');
     if (lockKey !== undefined) return Promise.reject(lockKey);
-    const refused = this.check(key, fence, token);
-    if (refused === null) {
-      this.hashes.delete(key); // SET replaces a key of any type
-      this.strings.set(key, value);
-      this.keep(key, fence, token);
-    }
-    return Promise.resolve(refused);
+    return settle(() => {
+      const refused = this.check(key, fence, token, 'set');
+      if (refused === null) {
+        this.hashes.delete(key); // SET replaces a key of any type
+        this.strings.set(key, value);
+        this.keep(key, fence, token);
+      }
+      return refused;
+    });
   }
 
   hset(key: string, fence: string, token: number, fields: readonly string[]): Promise<string | null> {
     const lockKey = this.lockKey(key, 'hset');
     if (lockKey !== undefined) return Promise.reject(lockKey);
-    // The token first, as the script checks it before its HSET meets a key of another type.
-    const refused = this.check(key, fence, token);
-    if (refused === null && this.strings.has(key)) return Promise.reject(new Error('WRONGTYPE Operation against a key holding the wrong kind of value'));
-    if (refused === null) {
-      let hash = this.hashes.get(key);
-      if (hash === undefined) this.hashes.set(key, (hash = new Map()));
-      for (let i = 0; i < fields.length; i += 2) hash.set(fields[i]!, fields[i + 1]!);
-      this.keep(key, fence, token);
-    }
-    return Promise.resolve(refused);
+    return settle(() => {
+      // The token first, as the script checks it before its HSET meets a key of another type.
+      const refused = this.check(key, fence, token, 'hset');
+      if (refused === null && this.strings.has(key)) throw new Error('WRONGTYPE Operation against a key holding the wrong kind of value');
+      if (refused === null) {
+        let hash = this.hashes.get(key);
+        if (hash === undefined) this.hashes.set(key, (hash = new Map()));
+        for (let i = 0; i < fields.length; i += 2) hash.set(fields[i]!, fields[i + 1]!);
+        this.keep(key, fence, token);
+      }
+      return refused;
+    });
   }
 
   get(key: string): Promise<string | null> {
@@ -59,13 +64,13 @@ export class MemoryFencedStore implements FencedStore {
   claimedGet(key: string, fence: string, token: number): Promise<ClaimedRead> {
     const lockKey = this.lockKey(key, 'get');
     if (lockKey !== undefined) return Promise.reject(lockKey);
-    return settle(() => this.claimed(key, fence, token, () => this.stringAt(key)));
+    return settle(() => this.claimed(key, fence, token, 'get', () => this.stringAt(key)));
   }
 
   claimedHget(key: string, fence: string, token: number, field: string): Promise<ClaimedRead> {
     const lockKey = this.lockKey(key, 'hget');
     if (lockKey !== undefined) return Promise.reject(lockKey);
-    return settle(() => this.claimed(key, fence, token, () => this.fieldAt(key, field)));
+    return settle(() => this.claimed(key, fence, token, 'hget', () => this.fieldAt(key, field)));
   }
 
   /** The refusal of a key that is a lock's own name on this store (see `lockKeyRefusal`), or undefined. */
@@ -85,8 +90,8 @@ export class MemoryFencedStore implements FencedStore {
   }
 
   /** In one step, as the scripts run: the check, the read (which fails on a key of another type), then the claim. */
-  private claimed(key: string, fence: string, token: number, read: () => string | null): ClaimedRead {
-    const refused = this.check(key, fence, token);
+  private claimed(key: string, fence: string, token: number, method: string, read: () => string | null): ClaimedRead {
+    const refused = this.check(key, fence, token, method);
     if (refused !== null) return { refused };
     const value = read();
     this.keep(key, fence, token);
@@ -100,9 +105,12 @@ export class MemoryFencedStore implements FencedStore {
     this.fences.clear();
   }
 
-  private check(key: string, fence: string, token: number): string | null {
+  /** As the scripts' check: a field that is no token is refused (see kept-token.ts), else a higher one answered. */
+  private check(key: string, fence: string, token: number, method: string): string | null {
     const seen = this.fences.get(fence)?.get(key);
-    return seen !== undefined && Number(seen) > token ? seen : null;
+    if (seen === undefined) return null;
+    if (!isKeptToken(seen)) throw notATokenError(method, key, fence);
+    return Number(seen) > token ? seen : null;
   }
 
   private keep(key: string, fence: string, token: number): void {
