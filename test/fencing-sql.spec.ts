@@ -76,29 +76,29 @@ describe('fenced writes to PostgreSQL: the recipes of docs/fencing.md, run on a 
   it('pg: writes with a token not lower than the row\'s, again with the same token, and refuses a lower one naming both', async () => {
     await pool.query(region('accounts.sql', 'schema'));
     await pool.query("INSERT INTO accounts (id, balance) VALUES ('a', 100)");
-    await saveBalance(pool, 'a', 110, 2);
-    await saveBalance(pool, 'a', 120, 2); // a reentrant holder: the same token twice
-    await saveBalance(pool, 'a', 130, 10);
-    const refused = await refusal(saveBalance(pool, 'a', 90, 9)); // 9 < 10 as numbers, not as text
+    await saveBalance(pool, 'a', 110n, 2);
+    await saveBalance(pool, 'a', 120n, 2); // a reentrant holder: the same token twice
+    await saveBalance(pool, 'a', 130n, 10);
+    const refused = await refusal(saveBalance(pool, 'a', 90n, 9)); // 9 < 10 as numbers, not as text
     expect(refused).toMatchObject({ key: 'accounts/a', fencingToken: 9, highestToken: 10 });
     const { rows } = await pool.query('SELECT balance, fence FROM accounts WHERE id = $1', ['a']);
     expect(rows).toEqual([{ balance: '130', fence: '10' }]);
-    await expect(saveBalance(pool, 'missing', 1, 1)).rejects.toThrow('No account missing');
+    await expect(saveBalance(pool, 'missing', 1n, 1)).rejects.toThrow('No account "missing"');
   });
 
   it('pg: a read for update claims the row with its token (again with the same token) and refuses a lower one naming both, changing nothing', async () => {
     await pool.query(region('accounts.sql', 'schema'));
     await pool.query("INSERT INTO accounts (id, balance, fence) VALUES ('a', 100, 3)");
-    expect(await loadBalance(pool, 'a', 3)).toBe(100); // equal tokens pass
-    expect(await loadBalance(pool, 'a', 10)).toBe(100);
-    expect(await loadBalance(pool, 'a', 10)).toBe(100); // a reentrant holder: the same token twice
+    expect(await loadBalance(pool, 'a', 3)).toBe(100n); // equal tokens pass
+    expect(await loadBalance(pool, 'a', 10)).toBe(100n);
+    expect(await loadBalance(pool, 'a', 10)).toBe(100n); // a reentrant holder: the same token twice
     expect((await pool.query('SELECT balance, fence FROM accounts')).rows).toEqual([{ balance: '100', fence: '10' }]);
     const refused = await refusal(loadBalance(pool, 'a', 9)); // 9 < 10 as numbers, not as text
     expect(refused).toMatchObject({ key: 'accounts/a', fencingToken: 9, highestToken: 10, operation: 'read' });
     // The claim at 10 refuses the write of token 9 too, though token 10 has written nothing.
-    expect(await refusal(saveBalance(pool, 'a', 90, 9))).toMatchObject({ fencingToken: 9, highestToken: 10, operation: 'write' });
+    expect(await refusal(saveBalance(pool, 'a', 90n, 9))).toMatchObject({ fencingToken: 9, highestToken: 10, operation: 'write' });
     expect((await pool.query('SELECT balance, fence FROM accounts')).rows).toEqual([{ balance: '100', fence: '10' }]);
-    await expect(loadBalance(pool, 'missing', 1)).rejects.toThrow('No account missing');
+    await expect(loadBalance(pool, 'missing', 1)).rejects.toThrow('No account "missing"');
   });
 
   it('pg: a claiming read that waited for a newer holder\'s uncommitted claim is refused naming the newer token', async () => {
@@ -126,8 +126,8 @@ describe('fenced writes to PostgreSQL: the recipes of docs/fencing.md, run on a 
       // The newer holder (token 42) has written the row in a transaction not yet committed; the
       // late write (token 41) arrives and waits for the row's lock.
       await newer.query('BEGIN');
-      await saveBalance(newer, 'race', 150, 42);
-      const late = saveBalance(pool, 'race', 110, 41);
+      await saveBalance(newer, 'race', 150n, 42);
+      const late = saveBalance(pool, 'race', 110n, 41);
       late.catch(() => undefined);
       await waitForLockWait(server.url);
       await newer.query('COMMIT');
@@ -142,9 +142,9 @@ describe('fenced writes to PostgreSQL: the recipes of docs/fencing.md, run on a 
   it('pg: tokens beyond 32 bits fit the bigint column', async () => {
     await pool.query(region('accounts.sql', 'schema'));
     await pool.query("INSERT INTO accounts (id, balance) VALUES ('big', 0)");
-    await saveBalance(pool, 'big', 1, Number.MAX_SAFE_INTEGER - 1);
-    await refusal(saveBalance(pool, 'big', 2, 2 ** 32));
-    await saveBalance(pool, 'big', 3, Number.MAX_SAFE_INTEGER);
+    await saveBalance(pool, 'big', 1n, Number.MAX_SAFE_INTEGER - 1);
+    await refusal(saveBalance(pool, 'big', 2n, 2 ** 32));
+    await saveBalance(pool, 'big', 3n, Number.MAX_SAFE_INTEGER);
     expect((await pool.query('SELECT fence FROM accounts')).rows[0].fence).toBe(String(Number.MAX_SAFE_INTEGER));
   });
 
@@ -152,7 +152,7 @@ describe('fenced writes to PostgreSQL: the recipes of docs/fencing.md, run on a 
     await pool.query('CREATE TABLE accounts (id text PRIMARY KEY, balance bigint NOT NULL)');
     await pool.query("INSERT INTO accounts VALUES ('old', 5)");
     await pool.query(region('migration.sql', 'migration'));
-    await saveBalance(pool, 'old', 6, 1);
+    await saveBalance(pool, 'old', 6n, 1);
     expect((await pool.query('SELECT balance, fence FROM accounts')).rows).toEqual([{ balance: '6', fence: '1' }]);
   });
 
@@ -167,9 +167,9 @@ describe('fenced writes to PostgreSQL: the recipes of docs/fencing.md, run on a 
       const paused = await a.get(LockService).acquire(key, { ttl: 200, autoRenew: false });
       const read = await loadBalance(pool, id, paused.fencingToken);
       const next = await b.get(LockService).acquire(key, { waitTimeout: 5_000 });
-      await saveBalance(pool, id, (await loadBalance(pool, id, next.fencingToken)) + 50, next.fencingToken);
+      await saveBalance(pool, id, (await loadBalance(pool, id, next.fencingToken)) + 50n, next.fencingToken);
       await next.release();
-      const refused = await refusal(saveBalance(pool, id, read + 10, paused.fencingToken));
+      const refused = await refusal(saveBalance(pool, id, read + 10n, paused.fencingToken));
       expect(refused).toMatchObject({ fencingToken: paused.fencingToken, highestToken: next.fencingToken });
       expect((await pool.query('SELECT balance FROM accounts')).rows[0].balance).toBe('150');
       // The recipe's usage, end to end.

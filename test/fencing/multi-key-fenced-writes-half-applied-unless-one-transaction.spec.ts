@@ -62,7 +62,7 @@ describe('two fenced writes under one multi-key lock whose holder outlived its l
   it('pg transfer(): one transaction, so the refusal of either row leaves both as they were', async () => {
     await pool.query("INSERT INTO accounts (id, balance) VALUES ('a', 100), ('b', 100)");
     const { stale, newer } = await staleAndNewer();
-    expect(await loadBalance(pool, 'b', newer)).toBe(100); // the newer holder of b claims it
+    expect(await loadBalance(pool, 'b', newer)).toBe(100n); // the newer holder of b claims it
     const refused = await refusedWith(transfer(pool, 'a', 'b', 30, stale), FencedWriteRefusedError);
     expect(refused).toMatchObject({ key: 'accounts/b', fencingToken: stale['account:b'], highestToken: newer });
     expect((await pool.query('SELECT id, balance, fence FROM accounts ORDER BY id')).rows).toEqual([

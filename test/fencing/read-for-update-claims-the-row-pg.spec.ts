@@ -51,8 +51,8 @@ describe('a read-modify-write of two holders interleaved on PostgreSQL: the read
   const recipes: Record<string, () => Recipe> = {
     pg: () => ({
       plainRead: async (id) => Number((await pool.query<{ balance: string }>('SELECT balance FROM accounts WHERE id = $1', [id])).rows[0]!.balance),
-      claimingRead: (id, token) => loadBalance(pool, id, token),
-      write: (id, balance, token) => saveBalance(pool, id, balance, token),
+      claimingRead: async (id, token) => Number(await loadBalance(pool, id, token)),
+      write: (id, balance, token) => saveBalance(pool, id, BigInt(balance), token),
     }),
     TypeORM: () => {
       // Only the repository is used by the two methods: the lock service is the caller's.

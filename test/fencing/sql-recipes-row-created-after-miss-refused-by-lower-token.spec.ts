@@ -49,19 +49,19 @@ describe('the SQL recipes of docs/fencing.md when the row is created between the
   const rows = async () => (await pool.query('SELECT id, balance, fence FROM accounts ORDER BY id')).rows;
 
   it('pg: the write lands on the row created after its UPDATE missed, rather than a refusal by token 0', async () => {
-    await saveBalance(createdAfterMiss("INSERT INTO accounts (id, balance) VALUES ('new', 100)"), 'new', 150, 5);
+    await saveBalance(createdAfterMiss("INSERT INTO accounts (id, balance) VALUES ('new', 100)"), 'new', 150n, 5);
     expect(await rows()).toEqual([{ id: 'new', balance: '150', fence: '5' }]);
   });
 
   it('pg: the read for update claims and reads it', async () => {
-    expect(await loadBalance(createdAfterMiss("INSERT INTO accounts (id, balance) VALUES ('new', 100)"), 'new', 5)).toBe(100);
+    expect(await loadBalance(createdAfterMiss("INSERT INTO accounts (id, balance) VALUES ('new', 100)"), 'new', 5)).toBe(100n);
     expect(await rows()).toEqual([{ id: 'new', balance: '100', fence: '5' }]);
   });
 
   it('pg: a row created with a higher fence is still the refusal, naming it; no row still says there is none', async () => {
-    const refused = await refusedWith(saveBalance(createdAfterMiss("INSERT INTO accounts (id, balance, fence) VALUES ('new', 100, 9)"), 'new', 150, 5), FencedWriteRefusedError);
+    const refused = await refusedWith(saveBalance(createdAfterMiss("INSERT INTO accounts (id, balance, fence) VALUES ('new', 100, 9)"), 'new', 150n, 5), FencedWriteRefusedError);
     expect(refused).toMatchObject({ key: 'accounts/new', fencingToken: 5, highestToken: 9, operation: 'write' });
-    await expect(loadBalance(pool, 'missing', 5)).rejects.toThrow('No account missing');
+    await expect(loadBalance(pool, 'missing', 5)).rejects.toThrow('No account "missing"');
     expect(await rows()).toEqual([{ id: 'new', balance: '100', fence: '9' }]);
   });
 

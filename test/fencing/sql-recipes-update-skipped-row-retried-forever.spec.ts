@@ -60,7 +60,7 @@ describe('the SQL recipes of docs/fencing.md on a row their fenced UPDATE cannot
     beforeEach(() => setUp(statements));
 
     it.each([
-      ['saveBalance', (db: pg.Pool) => saveBalance(db, 'a', 150, 5)],
+      ['saveBalance', (db: pg.Pool) => saveBalance(db, 'a', 150n, 5)],
       ['loadBalance', (db: pg.Pool) => loadBalance(db, 'a', 5)],
     ] as const)('pg %s fails naming the row and its fence, after one more UPDATE, instead of looping', async (_, call) => {
       const { db, selects } = bounded();
@@ -69,7 +69,7 @@ describe('the SQL recipes of docs/fencing.md on a row their fenced UPDATE cannot
         (e: unknown) => e as Error,
       );
       // Before: "still looping after 20 SELECTs" (and, unbounded, no end at all).
-      expect(error?.message).toMatch(/^Account a: the fenced UPDATE took no row/);
+      expect(error?.message).toMatch(/^Account "a": the fenced UPDATE took no row/);
       expect(error?.message).toContain(`fence ${what === 'a NULL fence' ? 'NULL' : '0'}`);
       expect(selects()).toBe(2);
       expect((await pool.query('SELECT balance, fence FROM accounts')).rows).toEqual([{ balance: '100', fence: what === 'a NULL fence' ? null : '0' }]);

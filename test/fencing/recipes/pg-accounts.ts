@@ -10,10 +10,10 @@ import { FencedWriteRefusedError, type LockService } from 'nestjs-redis-lock';
  * that an older holder's write landing before this holder's own is refused, not overwritten by a
  * balance computed without it. One statement checks, claims and reads.
  */
-export async function loadBalance(db: Pool | PoolClient, id: string, fencingToken: number): Promise<number> {
+export async function loadBalance(db: Pool | PoolClient, id: string, fencingToken: number): Promise<bigint> {
   for (let attempt = 1; ; attempt++) {
     const { rows } = await db.query<{ balance: string }>('UPDATE accounts SET fence = $2 WHERE id = $1 AND fence <= $2 RETURNING balance', [id, fencingToken]);
-    if (rows.length === 1) return Number(rows[0]!.balance);
+    if (rows.length === 1) return BigInt(rows[0]!.balance); // a bigint column: a number is inexact past 2^53
     await refuse(db, id, fencingToken, 'read', attempt);
   }
 }
@@ -22,9 +22,9 @@ export async function loadBalance(db: Pool | PoolClient, id: string, fencingToke
  * Writes account `id`'s balance, unless a holder with a higher fencing token claimed or wrote the
  * row: one statement checks and writes, so the two cannot be split.
  */
-export async function saveBalance(db: Pool | PoolClient, id: string, balance: number, fencingToken: number): Promise<void> {
+export async function saveBalance(db: Pool | PoolClient, id: string, balance: bigint, fencingToken: number): Promise<void> {
   for (let attempt = 1; ; attempt++) {
-    const { rowCount } = await db.query('UPDATE accounts SET balance = $3, fence = $2 WHERE id = $1 AND fence <= $2', [id, fencingToken, balance]);
+    const { rowCount } = await db.query('UPDATE accounts SET balance = $3, fence = $2 WHERE id = $1 AND fence <= $2', [id, fencingToken, String(balance)]);
     if (rowCount === 1) return;
     await refuse(db, id, fencingToken, 'write', attempt);
   }
@@ -40,13 +40,22 @@ async function refuse(db: Pool | PoolClient, id: string, fencingToken: number, o
   // The token that won is read by a statement of its own: the UPDATE may have waited for a newer
   // holder's commit, which a read in its own statement (its snapshot) would not see.
   const { rows } = await db.query<{ fence: string | null }>('SELECT fence FROM accounts WHERE id = $1', [id]);
-  if (rows.length === 0) throw new Error(`No account ${id}`);
+  if (rows.length === 0) throw new Error(`No account ${shown(id)}`);
   const { fence } = rows[0]!;
   // Not `fence > fencingToken`: a token that is no number (a lock's without fencing) never passes.
   if (!(Number(fence) <= fencingToken)) throw new FencedWriteRefusedError(`accounts/${id}`, fencingToken, Number(fence), operation);
   if (attempt > 1) {
-    throw new Error(`Account ${id}: the fenced UPDATE took no row, with fence ${fence ?? 'NULL'} not above token ${fencingToken}: a NULL fence (the column must be NOT NULL DEFAULT 0), or a trigger that skips the UPDATE`);
+    throw new Error(`Account ${shown(id)}: the fenced UPDATE took no row, with fence ${fence ?? 'NULL'} not above token ${fencingToken}: a NULL fence (the column must be NOT NULL DEFAULT 0), or a trigger that skips the UPDATE`);
   }
+}
+
+/**
+ * An account id as an error message shows it: cut to 100 characters and quoted by JSON.stringify,
+ * which escapes newlines and other control characters (and a lone surrogate the cut may leave),
+ * so that an id from a request cannot forge a log line or flood it.
+ */
+function shown(id: string): string {
+  return JSON.stringify(id.length > 100 ? `${id.slice(0, 100)}...` : id);
 }
 // #endregion
 
@@ -59,15 +68,15 @@ async function refuse(db: Pool | PoolClient, id: string, fencingToken: number, o
  * two transactions claiming them in opposite orders could deadlock.
  */
 export async function transfer(pool: Pool, from: string, to: string, amount: number, fencingTokens: Readonly<Record<string, number>>): Promise<void> {
-  if (from === to) throw new Error(`A transfer needs two accounts, got ${from} twice`);
+  if (from === to) throw new Error(`A transfer needs two accounts, got ${shown(from)} twice`);
   const token = (id: string) => fencingTokens[`account:${id}`]!;
   const db = await pool.connect();
   try {
     await db.query('BEGIN');
-    const balances = new Map<string, number>();
+    const balances = new Map<string, bigint>();
     for (const id of [from, to].sort()) balances.set(id, await loadBalance(db, id, token(id)));
-    await saveBalance(db, from, balances.get(from)! - amount, token(from));
-    await saveBalance(db, to, balances.get(to)! + amount, token(to));
+    await saveBalance(db, from, balances.get(from)! - BigInt(amount), token(from));
+    await saveBalance(db, to, balances.get(to)! + BigInt(amount), token(to));
     await db.query('COMMIT');
   } catch (error) {
     await db.query('ROLLBACK').catch(() => undefined);
@@ -82,7 +91,7 @@ export function deposit(locks: LockService, pool: Pool, id: string, amount: numb
   // #region pg-usage
   return locks.using(`account:${id}`, async (lock) => {
     const balance = await loadBalance(pool, id, lock.fencingToken); // not a plain SELECT: the read claims the row
-    await saveBalance(pool, id, balance + amount, lock.fencingToken);
+    await saveBalance(pool, id, balance + BigInt(amount), lock.fencingToken);
   });
   // #endregion
 }
