@@ -98,7 +98,7 @@ describe('the SQL recipes of docs/fencing.md on a row their fenced UPDATE cannot
         } finally {
           typeorm.repository.query = original;
         }
-        expect(error?.message).toMatch(/^Account a: the fenced UPDATE took no row/);
+        expect(error?.message).toMatch(/^Account "a": the fenced UPDATE took no row/);
         expect(selects).toBe(2);
         expect((await pool.query('SELECT balance, fence FROM accounts')).rows).toEqual([{ balance: '100', fence: what === 'a NULL fence' ? null : '0' }]);
       });

@@ -95,8 +95,17 @@ export class AccountsService {
     // Not `fence > fencingToken`: a token that is no number (a lock's without fencing) never passes.
     if (!(Number(row.fence) <= fencingToken)) throw new FencedWriteRefusedError(`accounts/${id}`, fencingToken, Number(row.fence), operation);
     if (attempt > 1) {
-      throw new Error(`Account ${id}: the fenced UPDATE took no row, with fence ${row.fence ?? 'NULL'} not above token ${fencingToken}: a NULL fence (the column must be NOT NULL DEFAULT 0), or a trigger that skips the UPDATE`);
+      throw new Error(`Account ${shown(id)}: the fenced UPDATE took no row, with fence ${row.fence ?? 'NULL'} not above token ${fencingToken}: a NULL fence (the column must be NOT NULL DEFAULT 0), or a trigger that skips the UPDATE`);
     }
   }
+}
+
+/**
+ * An account id as an error message shows it: cut to 100 characters and quoted by JSON.stringify,
+ * which escapes newlines and other control characters (and a lone surrogate the cut may leave),
+ * so that an id from a request cannot forge a log line or flood it.
+ */
+function shown(id: string): string {
+  return JSON.stringify(id.length > 100 ? `${id.slice(0, 100)}...` : id);
 }
 // #endregion
