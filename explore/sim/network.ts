@@ -34,6 +34,11 @@ export interface FaultDecider {
   busy(token: string): void;
   /** Whether the store holds data of another kind under `lockKey` (a hash where the lock's string goes): its scripts are refused. */
   foreignData?(lockKey: string): boolean;
+  /**
+   * Whether Redis refuses `node`'s `op` on `lockKey` as it refuses a user whose ACL no longer
+   * covers the key (NOPERM): the script is refused in the store, its reply on its way as any.
+   */
+  noPermission?(node: SimNode, op: string, lockKey: string): boolean;
   /** A record to fill for an acquire attempt of `node` on `lockKey`, when that key's attempts are watched (see `AttemptRecord`). */
   watchAttempt?(node: SimNode, lockKey: string): AttemptRecord | undefined;
 }
@@ -68,6 +73,13 @@ export class ConnectionLostError extends Error {
 export class WrongTypeError extends Error {
   constructor() {
     super('WRONGTYPE Operation against a key holding the wrong kind of value script: acquire');
+  }
+}
+
+/** Redis' refusal of a script on a key the ACL user may not touch (Redis 7's text). */
+export class NoPermissionError extends Error {
+  constructor() {
+    super('NOPERM this user has no permissions to access one of the keys used as arguments');
   }
 }
 
@@ -189,6 +201,8 @@ export class Network {
     node.notifier = notifier;
     this.subscribers.add(node);
     const call = <T>(op: string, invoke: () => Promise<T>, token?: string, watched?: AttemptRecord, lockKey?: string): Promise<T> => this.call(node, op, invoke, token, watched, lockKey);
+    // Run in the store as the command arrives: a refusal the ACL makes there (see `noPermission`).
+    const refused = (op: string, lockKey: string): Promise<never> | undefined => (this.faults.noPermission?.(node, op, lockKey) === true ? Promise.reject(new NoPermissionError()) : undefined);
     const wrapped: LockStore = {
       queues: store.queues,
       barges: store.barges,
@@ -197,15 +211,15 @@ export class Network {
       acquire: (...args) => {
         const watched = this.faults.watchAttempt?.(node, args[0].lock);
         if (watched !== undefined) watched.sentAt = this.scheduler.now;
-        return call('acquire', () => (this.faults.foreignData?.(args[0].lock) === true ? Promise.reject(new WrongTypeError()) : store.acquire(...args)), args[1] as string, watched, args[0].lock);
+        return call('acquire', () => (this.faults.foreignData?.(args[0].lock) === true ? Promise.reject(new WrongTypeError()) : refused('acquire', args[0].lock) ?? store.acquire(...args)), args[1] as string, watched, args[0].lock);
       },
-      renew: (...args) => call('renew', () => store.renew(...args), args[1] as string, undefined, args[0]),
+      renew: (...args) => call('renew', () => refused('renew', args[0]) ?? store.renew(...args), args[1] as string, undefined, args[0]),
       renewBatch: (requests: RenewalRequest[]): RenewalPart[] => [
-        // The in-memory store answers a batch in one part.
-        { indexes: requests.map((_, i) => i), outcomes: call('renewBatch', () => store.renewBatch(requests)[0]!.outcomes) },
+        // The in-memory store answers a batch in one part, refused whole as one script is.
+        { indexes: requests.map((_, i) => i), outcomes: call('renewBatch', () => requests.reduce<Promise<never> | undefined>((no, request) => no ?? refused('renewBatch', request.lockKey), undefined) ?? store.renewBatch(requests)[0]!.outcomes) },
       ],
-      release: (...args) => call('release', () => store.release(...args), args[1] as string, undefined, args[0].lock),
-      leave: (...args) => call('leave', () => store.leave(...args), args[1] as string),
+      release: (...args) => call('release', () => refused('release', args[0].lock) ?? store.release(...args), args[1] as string, undefined, args[0].lock),
+      leave: (...args) => call('leave', () => refused('leave', args[0].lock) ?? store.leave(...args), args[1] as string),
       exists: (...args) => call('exists', () => store.exists(...args)),
       inspect: (...args) => call('inspect', () => store.inspect(...args)),
     };

@@ -26,6 +26,8 @@ import { dataLossGrantProbe } from './data-loss-grant-probe.js';
 import { InnerWaitProbe } from './inner-wait-probe.js';
 import { tickStallProbe } from './tick-stall-probe.js';
 import { foreignDataProbe } from './foreign-data-probe.js';
+import { refusedForGoodProbe } from './refused-for-good-probe.js';
+import { lapsedEntryReleaseProbe, watchSemaphoreReleases } from './lapsed-entry-release-probe.js';
 import { multiKeyGiveBackProbe } from './multi-key-give-back-probe.js';
 import { grantHandoverProbe } from './grant-handover-probe.js';
 import { failedExtendProbe } from './failed-extend-probe.js';
@@ -375,6 +377,30 @@ export class World implements FaultDecider {
     return false;
   }
 
+  /**
+   * Keys the store refuses to touch for some instances, as Redis refuses a user whose ACL changed
+   * (see `refusedForGoodProbe`): by the key's name, who is refused (every instance when undefined)
+   * and the ops refused so far, in order.
+   */
+  readonly acl = new Map<string, { who?: Instance; refused: string[] }>();
+
+  noPermission(node: SimNode, op: string, lockKey: string): boolean {
+    for (const [key, rule] of this.acl) {
+      if ((rule.who === undefined || rule.who === node) && lockKey.endsWith(`{${key}}`)) {
+        rule.refused.push(op);
+        this.trace(node, `${op} on ${key} refused: NOPERM (the ACL changed)`);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Whether the store refuses `instance`'s commands on `lockKey` (see `acl`). */
+  private refusesCommands(instance: Instance, lockKey: string): boolean {
+    for (const [key, rule] of this.acl) if ((rule.who === undefined || rule.who === instance) && lockKey.endsWith(`{${key}}`)) return true;
+    return false;
+  }
+
   /** When each instance first sent a command whose reply never came (a frozen connection). */
   private readonly neverAnsweredAt = new Map<SimNode, number>();
   /** The extend workload's `extend()` calls not settled yet, with the lock each one is for. */
@@ -425,6 +451,7 @@ export class World implements FaultDecider {
     this.hookRandom = mulberry32(plan.seed ^ 0x1eade4);
     this.network = new Network(this.scheduler, this);
     this.store = new MemoryStore(this.data, worldClock(this.scheduler), (channel, message) => this.network.publish(channel, message));
+    watchSemaphoreReleases(this);
     // A frozen window's replies (those delivered at all) come in up to its hold after it.
     this.faultsEnd = Math.max(FAULT_HORIZON_MS, ...plan.faults.map((fault) => fault.at + (windowed(fault.kind) || fault.kind === 'pause' ? fault.duration : 0) + (frozenOf(fault, plan.ttl)?.hold ?? 0)));
   }
@@ -659,6 +686,15 @@ export class World implements FaultDecider {
     // An extend() that rejected leaves the lock on its own ttl (see `failedExtendProbe`).
     await failedExtendProbe(this, check, stop);
     if (this.violation) return;
+    // Redis refusing for good (an ACL changed: see `refusedForGoodProbe`), and a semaphore release
+    // that finds neither its permit nor its entry (see `lapsedEntryReleaseProbe`): in the plans of
+    // the foreign-data probe, last of their probes, so that no probe's run before them changes.
+    if (this.plan.jobs && !this.plan.leader) {
+      await refusedForGoodProbe(this, check, stop);
+      if (this.violation) return;
+      await lapsedEntryReleaseProbe(this, check, stop);
+      if (this.violation) return;
+    }
 
     // A call waiting inside a term as the close begins is ended then (leader plans; see InnerWaitProbe).
     if (this.plan.leader) {
@@ -2485,7 +2521,8 @@ export class World implements FaultDecider {
    * (HeldLock.lose: "if Redis still has it for us, let others in now"): WAKE_MS later the store no
    * longer holds it under the holder's token, unless a fault of that instance that keeps its
    * commands from the store (a `reply-lost-before` window, frozen or not; a pause) or its close
-   * or crash came in between, or the store restarted. Without it, a lease a lost renewal reply extended stays taken by nobody for up to
+   * or crash came in between, or the store restarted, or the store refuses its commands on the key
+   * (an ACL changed: the refused-for-good probe's). Without it, a lease a lost renewal reply extended stays taken by nobody for up to
    * a ttl, which no other invariant sees (seeded bug expired-lock-left-in-store).
    */
   private checkGivenBackAfterExpiry(instance: Instance, id: string): void {
@@ -2507,6 +2544,8 @@ export class World implements FaultDecider {
       // its way, which the instance's later commands queue behind.
       if (this.windows.some((w) => hits(w, instance.index) && w.kind === 'reply-lost-before' && w.from <= now && w.to >= lostAt - this.plan.ttl)) return;
       if (this.heldUp?.instance === instance && lostAt <= this.heldUp.until + WAKE_MS) return;
+      // Nor a key the store refuses the instance (an ACL changed): nothing can give it back.
+      if (this.refusesCommands(instance, names.lockKey)) return;
       if (liveValue(this.data.locks, names.lockKey, now) !== names.token) return;
       this.violate(instance, 'a lock told lost to its deadline is given back at once', `${instance.name}: ${id} lost (expired) at ${lostAt} ms; ${now - lostAt} ms later the store still holds ${names.lockKey} under ${names.token} (pttl ${keyPttl(this.data.locks, names.lockKey, now)} ms)`);
     });
