@@ -59,7 +59,7 @@ describe('deterministic simulation of the engine (explore/)', () => {
     expect(report.schedules).toBe(24);
   }, 180_000);
 
-  it('bites: twenty-six seeded bugs, from the store, the engine (its wake-ups, grants, parking, extend() and multi-key calls too), the primitives and the runners, are each found', () => {
+  it('bites: thirty-one seeded bugs, from the store, the engine (its wake-ups, grants, parking, extend() and multi-key calls too), the primitives and the runners, are each found', () => {
     // Those found within a few schedules, one or two of each part; `npm run explore:bugs` runs
     // the whole catalogue. Sixteen until the thirty-sixth session: with the other six
     // (acquire-counted-from-reply, grant-reuses-fencing-token, refused-renewal-ignored,
@@ -114,7 +114,17 @@ describe('deterministic simulation of the engine (explore/)', () => {
       'watchdog-tick-loses-grant-before-handover',
       'renewal-answered-after-grant-forgotten-read-as-refused',
       'memory-store-keeps-expired-keys',
+      // Found by the refused-for-good probe (an ACL changed under the application: NOPERM) and the
+      // lapsed-entry probe with the store's semaphore-release rule (forty-seventh session), each by
+      // the first schedule from seed 1.
+      'acquire-refused-for-good-retried-to-wait-timeout',
+      'refused-release-said-not-answered',
+      'watchdog-renewal-refused-for-good-renewed-until-lease-ends',
+      'first-renewal-refused-for-good-retried-until-grant-lease-ends',
+      'memory-semaphore-release-without-entry-grants-waiters',
     ];
+    // The thirty-one took 246 s at a load average of 16 to 21 (68 s for twenty-six at 6 to 8): the
+    // bound, 240 s until the forty-seventh session, leaves room for a loaded runner.
     expect(only.filter((name) => known[name] === undefined)).toEqual([]);
     // A known schedule no test replays would go stale unseen.
     expect(Object.keys(known).filter((name) => !only.includes(name))).toEqual([]);
@@ -125,7 +135,7 @@ describe('deterministic simulation of the engine (explore/)', () => {
     expect(run.stdout, run.stderr).toContain(`bugs found: ${only.length} of ${only.length}`);
     expect(run.status).toBe(0);
     expect(stale, `known schedules that no longer break their invariant (refresh them in explore/bugs/ci-known-schedules.json):\n${run.stdout}`).toEqual([]);
-  }, 240_000);
+  }, 360_000);
 
   it('keeps every catalogued bug applicable to today\'s lib (a patch that no longer applies is a bug the explorer stopped looking for)', () => {
     const patches = readdirSync('explore/bugs').filter((file) => file.endsWith('.patch'));
