@@ -2405,7 +2405,7 @@ export class World implements FaultDecider {
 
   /**
    * onLeadershipLost comes after the term's runAsLeader() work has ended at a step-down (its
-   * onLeadershipAcquired threw) and at `app.close()` (within its shutdownTimeout), as the CHANGELOG
+   * onLeadershipAcquired threw; until the close's bound, if one began) and at `app.close()` (within its shutdownTimeout), as the CHANGELOG
    * and docs/jobs-and-leaders.md ("Shutdown") say. A term lost otherwise (its lease gone, released
    * by hand) is not judged: the runner tells the class without waiting for the work.
    */
@@ -2417,7 +2417,10 @@ export class World implements FaultDecider {
     const steppedDown = threw !== undefined && !threw.endedBefore && !threw.stoppingBefore;
     const reason = (lock.signal.reason as LockLostError | undefined)?.reason;
     const closing = instance.runnersStoppingAt !== undefined && reason === 'shutdown' && instance.pauses === instance.runnersStoppingPauses && this.scheduler.now - instance.runnersStoppingAt < SHUTDOWN_TIMEOUT_MS - BOUND_SLACK_MS;
-    if (!steppedDown && !closing) return;
+    // A stepped-down term whose work outlives the close's bound is told at that bound, beside the
+    // work, rather than never (docs/jobs-and-leaders.md, "Shutdown"), as a term led at the close is.
+    const pastCloseBound = instance.runnersStoppingAt !== undefined && this.scheduler.now - instance.runnersStoppingAt >= SHUTDOWN_TIMEOUT_MS - BOUND_SLACK_MS;
+    if ((!steppedDown || pastCloseBound) && !closing) return;
     this.violate(instance, 'onLeadershipLost runs after the term\'s runAsLeader() work ended', `${instance.name} hears onLeadershipLost of term #${lock.fencingToken} (${steppedDown ? `stepped down at ${threw.at} ms` : `closing since ${instance.runnersStoppingAt} ms`}) while its runAsLeader() work started at ${running[0]!.startedAt} ms still runs`);
   }
 

@@ -154,8 +154,11 @@ export class LeaderElectionRunner {
         `The hooks of ${this.where}${this.works.size > 0 ? ' (or work runAsLeader() runs)' : ''} were still running ${timeoutMs} ms (shutdownTimeout) after its leadership's signal aborted for shutdown` +
           (lock === undefined ? '.' : '; the lease is given back while they run.'),
       );
-      // Told now rather than never, behind a hook that may not return (once, see callLost).
+      // Told now rather than never, behind a hook that may not return (once, see callLost); so is
+      // a term stepped down before the close whose runAsLeader() work still runs, whose
+      // onLeadershipLost waits for that work (this.lock no longer names it).
       if (lock !== undefined) void this.callLost(lock);
+      for (const term of this.works.keys()) void this.callLost(term);
     }
     if (lock === undefined) return;
     // Its failure is said once, here, as the jobs' hand-back does: one that comes after the wait

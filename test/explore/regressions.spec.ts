@@ -379,4 +379,39 @@ describe('explorer regressions (deterministic simulation, fixed schedules)', () 
     expect(result.trace.some((line) => /i1 +acquire steered by a probe: \{"delay":0,"delayBefore":1100\}$/.test(line))).toBe(true);
     expect(result.trace.some((line) => /i1 +lost tick-job:owner #195 \(expired\)$/.test(line))).toBe(true);
   });
+
+  // Found by `npm run explore -- --seed 1` (schedule 228, `--path 227`) once the seeded-bug probes
+  // of the forty-sixth session ran: i1's term stepped down at 279 ms (its onLeadershipAcquired
+  // threw after its step), its runAsLeader() work winding down 1,661 ms; the close began at 465
+  // ms and ended at its 1 s bound with onLeadershipLost never called: a stepped-down term's
+  // onLeadershipLost waits for its work, and stop() told only the term it held (none).
+  it('a term stepped down before the close, its work still running at the close\'s bound, is told onLeadershipLost by then', async () => {
+    const plan: Plan = {
+      ...quiet,
+      seed: 11,
+      instances: 2,
+      ttl: 600,
+      lockedCallers: 1,
+      transferCallers: 1,
+      jobs: true,
+      leader: true,
+      longSemaphoreCallers: 1,
+      greedyCallers: 2,
+      extendCallers: 2,
+      shortWaitCallers: 0,
+      leaderHooks: { acquired: 'extends', lost: 'returns', releases: [], ttl: 2000, throws: 'after-step', work: true },
+      faults: [
+        { kind: 'clock-jump', at: 892, instance: 1, duration: 1760, amount: 319 },
+        { kind: 'pause', at: 662, instance: 0, duration: 1515, amount: 36 },
+        { kind: 'store-restart', at: 1170, instance: 0, duration: 257, amount: 727 },
+        { kind: 'message-duplicated', at: 1217, instance: 1, duration: 2130, amount: 1102 },
+        { kind: 'shutdown', at: 465, instance: 1, duration: 1809, amount: 108 },
+      ],
+    };
+    const result = await runPlan(plan, false);
+    expect(result.violation, result.trace.slice(-30).join('\n')).toBeUndefined();
+    // The shape: the term's work still winding down as the runners stopped at their bound.
+    expect(result.trace.some((line) => /i1 +runAsLeader\(\) work of term #1 winds down 1661 ms$/.test(line))).toBe(true);
+    expect(result.trace.some((line) => /i1 +runners stopped in 1000 ms$/.test(line))).toBe(true);
+  });
 });
