@@ -156,7 +156,9 @@ describe('the fast paths and the waiters', () => {
     const two = names(key, 2, 2);
     expect(await scripts.semaphores.acquire(one('holder'), 'holder', 60_000, true, WAITER_LEASE)).toMatchObject({ acquired: true });
     expect(await scripts.semaphores.acquire(two('big'), 'big', 60_000, true, WAITER_LEASE)).toMatchObject({ acquired: false });
-    expect(await redis.hget(`lock:{${key}}:holders`, ':queued')).toBe('1');
+    // The mark holds the settings the waiter queued with (fence retention, waiter lease): a renewal
+    // that frees permits hands them on with those (see SEMAPHORE_HAND_ON).
+    expect(await redis.hget(`lock:{${key}}:holders`, ':queued')).toBe(`0:${WAITER_LEASE}`);
     // One permit is free, and the newcomer asks for one: FIFO keeps it behind the waiter for two.
     expect(await scripts.semaphores.acquire(one('small'), 'small', 60_000, false, WAITER_LEASE)).toMatchObject({ acquired: false });
     expect(await scripts.semaphores.release(one('holder'), 'holder', WAITER_LEASE)).toMatchObject({ released: true, grants: [{ token: 'big' }] });
@@ -178,7 +180,7 @@ describe('the fast paths and the waiters', () => {
     // A waiter joins and never comes back: its place lapses with its lease, on the Redis clock.
     expect(await scripts.semaphores.acquire(keys('dead'), 'dead', 60_000, true, lease)).toMatchObject({ acquired: false });
     while ((await redis.exists(`lock:{${key}}:sq`, `lock:{${key}}:sw`)) > 0) await sleep(20);
-    expect(await redis.hget(`lock:{${key}}:holders`, ':queued')).toBe('1');
+    expect(await redis.hget(`lock:{${key}}:holders`, ':queued')).toBe(`0:${lease}`);
     // The stale mark sends this release the full way, which finds nobody waiting and drops it.
     expect(await scripts.semaphores.release(keys('a'), 'a', lease)).toMatchObject({ released: true, grants: [] });
     expect(await redis.hget(`lock:{${key}}:holders`, ':queued')).toBeNull();

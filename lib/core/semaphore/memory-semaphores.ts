@@ -1,6 +1,7 @@
 import type { Grant } from '../stores/lock-store.js';
 import { joinQueue, liveHead, liveValue, nextFence, outlive, removeWaiter, settled, type MemoryData, type Publish, type StoreClock } from '../stores/memory/memory-data.js';
-import type { SemaphoreKeys } from './semaphore-keys.js';
+import { LOCK_KEY_SUFFIXES } from '../keys/lock-key.js';
+import { SEMAPHORE_SUFFIXES, semaphoreKeys, type SemaphoreKeys } from './semaphore-keys.js';
 import type { SemaphoreAcquireReply, SemaphoreReleaseReply, SemaphoreStore } from './semaphore-store.js';
 import { setImmediate } from '../time/real-timers.js';
 
@@ -65,6 +66,8 @@ export class MemorySemaphores implements SemaphoreStore {
     let joined = false;
     if (enqueue) {
       joined = joinQueue(this.data.waiting, keys.queue, member, now, waiterLease);
+      // As the script's `:queued` mark, written by the first waiter's call.
+      liveValue(this.data.waiting, keys.queue, now)!.waiterLease ??= waiterLease;
       this.keepLimit(keys, now + 2 * waiterLease, now);
     }
     return { acquired: false, pttl: soonest, fence: liveValue(this.data.fences, keys.fence, now) ?? 0, joined };
@@ -93,6 +96,28 @@ export class MemorySemaphores implements SemaphoreStore {
     if (liveValue(this.data.locks, keys.lock, this.clock.now()) === token) this.data.locks.delete(keys.lock);
     this.deleteHolder(keys, token);
     this.grantFitting(keys, this.freePermits(keys, this.limitInUse(keys), now).free, waiterLease, now);
+    this.forgetLimitIfIdle(keys);
+  }
+
+  /**
+   * The Lua `forget_permit`, for the store's renewals: a renewal of `permitKey` that found it gone
+   * drops holder `token`'s entry, and hands the permits that freed to the waiters queued for them
+   * (with the waiter lease they were queued with), as a release does, rather than leave them to
+   * the waiters' next poll. Anything but a semaphore permit's key is left alone.
+   */
+  forgetPermit(permitKey: string, token: string, now: number): void {
+    const suffix = SEMAPHORE_SUFFIXES.permit + token;
+    if (!permitKey.endsWith(suffix)) return;
+    const lock = permitKey.slice(0, -suffix.length);
+    const holders = lock + SEMAPHORE_SUFFIXES.holders;
+    if (liveValue(this.data.semaphoreHolders, holders, now)?.has(token) !== true) return;
+    const limit = liveValue(this.data.semaphoreLimits, holders, now) ?? 0;
+    // semaphoreKeys names everything after the lock and the fence: the mutex's queue names are not read.
+    const names = { lock, fence: lock + LOCK_KEY_SUFFIXES.fence, queue: '', waiters: '', released: '' };
+    const keys = semaphoreKeys(names, token, lock, limit, 0);
+    this.deleteHolder(keys, token);
+    const waiterLease = liveValue(this.data.waiting, keys.queue, now)?.waiterLease;
+    if (waiterLease !== undefined) this.grantFitting(keys, this.freePermits(keys, limit, now).free, waiterLease, now);
     this.forgetLimitIfIdle(keys);
   }
 

@@ -26,6 +26,18 @@ import { SEMAPHORE_SUFFIXES } from './semaphore-keys.js';
 type Layout = 'declared' | 'derived';
 
 /**
+ * What the `:queued` mark holds (see queued_mark): off a Cluster, the settings the waiters'
+ * calls were made with, which a renewal that frees a holder's permits hands them on with (see
+ * SEMAPHORE_HAND_ON); on a Cluster `1`: a renewal there declares the permit key alone, and during
+ * a slot migration it may see part of the queue only, so it hands nothing on (the waiters take
+ * the permits at their next call).
+ */
+const MARK = {
+  declared: `local settings_marked = false`,
+  derived: `local settings_marked = true`,
+} as const;
+
+/**
  * How a script names its keys: all declared (Cluster), or the permit alone and the rest derived.
  * `fast`: the names the fast paths use; `rest`: the queue's, named after them, so that a call
  * the fast path answers builds no other name.
@@ -114,6 +126,13 @@ const COUNTS_AND_ENTRY = `redis.call('HMGET', holders, ':used', ':unscored', ':l
 const LIB = (counts: 'read' | 'state') => `${QUEUE_MEMBERS}
 
 local function permit_key(token) return base .. '${SEMAPHORE_SUFFIXES.permit}' .. token end
+
+-- The ':queued' mark's value (see keep_limit): off a Cluster '<fence retention>:<waiter lease>',
+-- what a renewal needs to hand freed permits on (see SEMAPHORE_HAND_ON), else 1.
+local function queued_mark()
+  if settings_marked then return fence_retention .. ':' .. lease end
+  return 1
+end
 
 -- The permits held in all, as the holders hash counts them (kept up to date by every change
 -- below), how many holders the fast path let in without a score (see score_unscored), the
@@ -244,8 +263,8 @@ local function take(token, permits, lease, now, lim)
     -- A hash created anew while waiters are queued (it was deleted from outside, its mark with
     -- it): marked again, or a waiter's next call would be let in by a fast path with its place
     -- still queued, and that place granted once the waiter had gone (a permit for nobody).
-    redis.call('HSET', holders, token, permits .. ':' .. fencing, ':used', used, ':limit', lim, ':queued', 1)
-    queued = '1'
+    queued = queued_mark()
+    redis.call('HSET', holders, token, permits .. ':' .. fencing, ':used', used, ':limit', lim, ':queued', queued)
   else
     redis.call('HSET', holders, token, permits .. ':' .. fencing, ':used', used, ':limit', lim)
   end
@@ -263,13 +282,14 @@ end
 -- the waiters went (granted, gone, expired) costs one full call, which drops it (forget_if_idle).
 local function keep_limit(lim, ms)
   if not stored_limit then
-    redis.call('HSET', holders, ':limit', lim, ':used', used, ':queued', 1)
+    queued = queued_mark()
+    redis.call('HSET', holders, ':limit', lim, ':used', used, ':queued', queued)
     used_dirty = false
     stored_limit = tostring(lim)
   elseif not queued then
-    redis.call('HSET', holders, ':queued', 1)
+    queued = queued_mark()
+    redis.call('HSET', holders, ':queued', queued)
   end
-  queued = '1'
   guard(ms)
 end
 
@@ -650,9 +670,40 @@ flush_used()
 return 1
 `;
 
-/** A script's fast names, the lone holder's unfolding, its fast part, the queue's names, then its full part. */
+/**
+ * For the renew scripts every lock kind shares (`forget_permit` in `lock-lua.ts`):
+ * `hand_on_freed(base, token, mark)`, called once a renewal that found holder `token`'s permit
+ * gone dropped its entry from the semaphore `base`'s holders hash while `:queued` was set
+ * (`mark`, its value). Hands the permits that freed to the waiters that fit, as a release does
+ * (the full part of RELEASE after its `drop_holder`): left, they would wait for their next poll.
+ * The renew scripts get a token and a ttl per lock, nothing of the queue: its settings come from
+ * the mark (see queued_mark), and a mark without them (a Cluster's, or one an earlier version
+ * wrote) hands nothing on. Defined in a function of its own, so that a renewal that needs none of
+ * it pays one closure: its names are derived from `base` as off a Cluster, and `ARGV` is the
+ * lost holder's token (the scripts' caller, see `releasing`).
+ */
+export const SEMAPHORE_HAND_ON = `
+local function hand_on_freed(base, token, mark)
+  local fence_retention, lease = string.match(mark, '^(%d+):(%d+)$')
+  if not fence_retention then return end
+  local sharded, settings_marked, ARGV = '0', true, { token }
+  local fence, holders, due = base .. '${LOCK_KEY_SUFFIXES.fence}', base .. '${SEMAPHORE_SUFFIXES.holders}', base .. '${SEMAPHORE_SUFFIXES.due}'
+  ${SEMAPHORE_KEYS.derived.rest}
+  local function unfold_lone() return false end
+  ${LIB('read')}
+  releasing = true
+  local now = now_ms()
+  score_unscored()
+  purge(now)
+  local _, idle = grant_fitting(limit_in_use(0), tonumber(lease), sharded, now)
+  forget_if_idle(idle)
+  flush_used()
+end
+`;
+
+/** A script's fast names, the lone holder's unfolding, its fast part, the queue's names and mark, then its full part. */
 const compose = (fast: (layout: Layout) => string, full: string) => {
-  const build = (layout: Layout) => SEMAPHORE_KEYS[layout].fast + LONE(layout) + fast(layout) + SEMAPHORE_KEYS[layout].rest + full;
+  const build = (layout: Layout) => SEMAPHORE_KEYS[layout].fast + LONE(layout) + fast(layout) + SEMAPHORE_KEYS[layout].rest + MARK[layout] + '\n' + full;
   return { declared: build('declared'), derived: build('derived') };
 };
 

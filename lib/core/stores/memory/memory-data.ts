@@ -63,6 +63,11 @@ export interface Queue {
   order: string[];
   /** Until when each member is known to be alive (the Redis sorted set). */
   aliveUntil: Map<string, number>;
+  /**
+   * A semaphore's queue: the waiter lease its waiters were queued with, which a renewal that frees
+   * a holder's permits hands them on with (the Lua `:queued` mark, see `MemorySemaphores.forgetPermit`).
+   */
+  waiterLease?: number;
 }
 
 /**

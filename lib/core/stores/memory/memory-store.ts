@@ -202,7 +202,11 @@ export class MemoryStore implements LockStore, MemoryQueue {
   }
 
   private renewOne(lockKey: string, token: string, ttl: number, now: number): RenewalOutcome {
-    if (liveValue(this.locks, lockKey, this.clock.now()) !== token) return false;
+    if (liveValue(this.locks, lockKey, this.clock.now()) !== token) {
+      // A semaphore permit gone: its entry goes, its permits to the waiters (the Lua `forget_permit`).
+      this.semaphores.forgetPermit(lockKey, token, now);
+      return false;
+    }
     // One store, no Cluster slot to migrate: guards not there are gone, as on one Redis server.
     if (!renewGuards(this.data, lockKey, token, now + ttl, now)) return false;
     this.locks.set(lockKey, { value: token, expiresAt: now + ttl });

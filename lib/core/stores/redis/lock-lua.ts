@@ -17,6 +17,7 @@ import { FREED_MESSAGE } from '../lock-replies.js';
 const WANTED = `local wanted = KEYS[1] .. '${LOCK_KEY_SUFFIXES.wanted}'`;
 import { ON_REPLICA } from './replica-lua.js';
 import { QUORUM_ACQUIRE, QUORUM_RELEASE } from '../quorum/quorum-lua.js';
+import { SEMAPHORE_HAND_ON } from '../../semaphore/semaphore-lua.js';
 
 /**
  * How the acquire and release scripts, which every lock runs, name a lock's five keys (lock,
@@ -157,10 +158,13 @@ end
 -- its known deadline (its old lease). \`sure\`: the key was declared, and missing is Redis' word:
 -- the entry goes now, as a count would drop it (the hash and the due set too when it was the last
 -- holder and nobody is queued), so that the fast paths count right and the last release leaves
--- nothing. Not sure (an undeclared key of a batch on a Cluster master, whose slot may be
--- migrating), or a write refused (a replica, a full maxmemory), it is made due: the next count
--- looks at its permit. pcall: the hash may not be served here.
+-- nothing; with waiters queued, the permits it freed go to them as from a release (see
+-- SEMAPHORE_HAND_ON in semaphore/semaphore-lua.ts), rather than at their next poll. Not sure (an
+-- undeclared key of a batch on a Cluster master, whose slot may be migrating), or a write refused
+-- (a replica, a full maxmemory), it is made due: the next count looks at its permit. pcall: the
+-- hash may not be served here.
 local function write_refused(reply) return type(reply) == 'table' and reply.err ~= nil end
+${SEMAPHORE_HAND_ON}
 local function forget_permit(base, token, sure)
   local holders, due = base .. ':holders', base .. ':due'
   local entry = redis.pcall('HGET', holders, token)
@@ -176,6 +180,7 @@ local function forget_permit(base, token, sure)
     elseif not write_refused(redis.pcall('HSET', holders, ':used', math.max(left, 0))) then
       redis.call('HDEL', holders, token)
       redis.pcall('ZREM', due, token)
+      if counts[2] then hand_on_freed(base, token, counts[2]) end
       return
     end
   end
@@ -227,7 +232,8 @@ return on_replica() or (owner and 0 or 2)
  * moved yet as missing. Only a declared key's answer is Redis' word (it follows ASK, MOVED and
  * TRYAGAIN), so the client asks again with the lock declared (one more call for a lock that is
  * truly gone, which happens once per lost lock).
- * Renewing adds no memory (PEXPIRE of keys that already have an expiry).
+ * Renewing adds no memory (PEXPIRE of keys that already have an expiry); off a Cluster, a
+ * semaphore permit found gone may free permits that go to waiters (see forget_permit).
  */
 const RENEW_LOOP = `${ON_REPLICA}${GUARDS}
 local function renew_all(n, key, offset, guarded)
@@ -389,7 +395,8 @@ return 1
  * script touch. KEYS: the first lock. ARGV: n, the other n-1 locks, then token and ttl of each.
  * A lock after the first that this node does not serve (resharding, stale slot map) or does not
  * have comes back as ELSEWHERE and is renewed on its own by the client (see RENEW_LOOP). `allow-oom`: a script with flags is
- * otherwise refused whole under a full `maxmemory`, although a renewal adds no memory.
+ * otherwise refused whole under a full `maxmemory`, although a renewal adds no memory (a Cluster's
+ * semaphore permit found gone hands nothing on: see SEMAPHORE_HAND_ON).
  */
 const RENEW_NODE = `#!lua flags=allow-cross-slot-keys,allow-oom
 ${RENEW_LOOP}
