@@ -34,10 +34,12 @@ export default defineConfig({
     // Nest, the drivers and the library afresh for each file was most of the run (fresh-clone
     // runs of 1,172 to 1,260 s on this machine; 40 files of test/api took 309 s isolated against
     // 43 s shared, loaded). The files that change what a process shares run in one of their own
-    // (test/support/isolated-specs.ts says which and why). Both projects draw on one pool of
-    // maxWorkers, whose worker ids (VITEST_POOL_ID, the database of redis.ts) stay unique.
+    // (test/support/isolated-specs.ts says which and why); the testing module's process-wide
+    // store starts each shared file empty (test/support/shared-process-setup.ts). Both projects
+    // draw on one pool of maxWorkers, whose worker ids (VITEST_POOL_ID, the database of redis.ts)
+    // stay unique.
     projects: [
-      { extends: true, test: { name: 'shared', include, exclude: isolated, isolate: false } },
+      { extends: true, test: { name: 'shared', include, exclude: isolated, isolate: false, setupFiles: ['test/support/shared-process-setup.ts'] } },
       { extends: true, test: { name: 'isolated', include: isolated } },
     ],
   },
