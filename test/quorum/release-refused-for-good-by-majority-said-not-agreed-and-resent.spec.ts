@@ -1,9 +1,8 @@
-import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { RedisLockError } from '../../lib/index.js';
 import { LOCK_RUNNER } from '../../lib/redis-lock.constants.js';
-import { createLockApp, type LockApp } from '../support/lock-app.js';
-import { startRedisServer, type RedisServer } from '../support/redis-server.js';
+import type { LockApp } from '../support/lock-app.js';
+import { useQuorumAclUser } from '../support/quorum-acl-user.js';
 
 /**
  * Found by review of a56267c. On one Redis, a release refused for good (an ACL user without
@@ -17,43 +16,18 @@ import { startRedisServer, type RedisServer } from '../support/redis-server.js';
  * the application keeps to send again, not by time.
  */
 describe('quorum: a release refused for good by a majority of the masters', () => {
-  const servers: RedisServer[] = [];
-  const admins: Redis[] = [];
-  const user = `releaser-${process.pid}`;
-  beforeAll(async () => {
-    servers.push(...(await Promise.all([0, 1, 2].map(() => startRedisServer()))));
-    admins.push(...servers.map((server) => new Redis(server.url)));
-  });
-  afterAll(async () => {
-    await Promise.all(admins.map((admin) => admin.quit()));
-    await Promise.all(servers.map((server) => server.stop()));
-  });
-
-  let app: LockApp | undefined;
-  afterEach(async () => {
-    await app?.close();
-    app = undefined;
-    await Promise.all(admins.map((admin) => admin.call('ACL', 'DELUSER', user)));
-    await Promise.all(admins.map((admin) => admin.flushall()));
-  });
+  const { admins, app: userApp, rules } = useQuorumAclUser('releaser');
 
   /** The releases the application keeps to send again (see `UnconfirmedReleases`). */
   const toSendAgain = (locks: LockApp['locks']): number => (locks[LOCK_RUNNER] as unknown as { unconfirmed: { pending: Map<string, unknown> } }).unconfirmed.pending.size;
 
   it('says they refused it, why, what to fix, and that its lease ends on its own; it is not sent again', { timeout: 30_000 }, async () => {
-    await Promise.all(admins.map((admin) => admin.call('ACL', 'SETUSER', user, 'reset', 'on', '>pw', '~*', '&*', '+@all')));
-    const urls = servers.map((server) => {
-      const url = new URL(server.url);
-      url.username = user;
-      url.password = 'pw';
-      return url.toString();
-    });
-    app = await createLockApp({ redis: urls as never, shutdownTimeout: 1_000 });
+    const app = await userApp();
     const key = 'q-release-refused';
     const lock = await app.locks.acquire(key, { ttl: 30_000 });
     // Its grant on every master (a round ends on a majority: the third's may still be on its way).
     await expect.poll(() => Promise.all(admins.map((admin) => admin.exists(`lock:{${key}}`)))).toEqual([1, 1, 1]);
-    await Promise.all([0, 1].map((i) => admins[i]!.call('ACL', 'SETUSER', user, '-evalsha', '-eval')));
+    await rules([0, 1], '-evalsha', '-eval');
     const error = await lock.release().then(
       () => undefined,
       (caught: unknown) => caught,
@@ -68,6 +42,6 @@ describe('quorum: a release refused for good by a majority of the masters', () =
     expect(await admins[0]!.pttl(`lock:{${key}}`)).toBeGreaterThan(0);
     expect(await admins[2]!.exists(`lock:{${key}}`)).toBe(0);
     // Given up at its first resend (on main: sent again until the lease's end, a minute away).
-    await expect.poll(() => toSendAgain(app!.locks)).toBe(0);
+    await expect.poll(() => toSendAgain(app.locks)).toBe(0);
   });
 });

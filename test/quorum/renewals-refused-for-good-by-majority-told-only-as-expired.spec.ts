@@ -1,8 +1,6 @@
-import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { LockLostError, RedisLockError, type LockEvent } from '../../lib/index.js';
-import { createLockApp, type LockApp } from '../support/lock-app.js';
-import { startRedisServer, type RedisServer } from '../support/redis-server.js';
+import { useQuorumAclUser } from '../support/quorum-acl-user.js';
 
 /**
  * Found by review of a56267c. On one Redis, a watchdog renewal refused in a way asking again cannot
@@ -16,46 +14,13 @@ import { startRedisServer, type RedisServer } from '../support/redis-server.js';
  * masters when the loss is told, and by renewals counted, not by time.
  */
 describe('quorum: renewals refused for good', () => {
-  const servers: RedisServer[] = [];
-  const admins: Redis[] = [];
-  const user = `renewer-${process.pid}`;
-  beforeAll(async () => {
-    servers.push(...(await Promise.all([0, 1, 2].map(() => startRedisServer()))));
-    admins.push(...servers.map((server) => new Redis(server.url)));
-  });
-  afterAll(async () => {
-    await Promise.all(admins.map((admin) => admin.quit()));
-    await Promise.all(servers.map((server) => server.stop()));
-  });
-
-  let app: LockApp | undefined;
-  afterEach(async () => {
-    await app?.close();
-    app = undefined;
-    await Promise.all(admins.map((admin) => admin.call('ACL', 'DELUSER', user)));
-    // What a refused lock left on the masters, not to be found by a run again of the test.
-    await Promise.all(admins.map((admin) => admin.flushall()));
-  });
-
-  /** A lock app over the three masters, connected as an ACL user of the test's own on each. */
-  async function userApp(): Promise<LockApp> {
-    await Promise.all(admins.map((admin) => admin.call('ACL', 'SETUSER', user, 'reset', 'on', '>pw', '~*', '&*', '+@all')));
-    const urls = servers.map((server) => {
-      const url = new URL(server.url);
-      url.username = user;
-      url.password = 'pw';
-      return url.toString();
-    });
-    return createLockApp({ redis: urls as never, shutdownTimeout: 1_000 });
-  }
-
-  const rules = (masters: number[], ...set: string[]) => Promise.all(masters.map((i) => admins[i]!.call('ACL', 'SETUSER', user, ...set)));
+  const { admins, app: userApp, rules } = useQuorumAclUser('renewer');
 
   it.each([
     ['EVALSHA and EVAL taken from its ACL user', ['-evalsha', '-eval']],
     ["the lock's key pattern taken from its ACL user", ['resetkeys', '~other:*']],
   ])('by a majority: the holder is told at the first refusal, its cause naming the ACL (%s)', { timeout: 30_000 }, async (_what, acl) => {
-    app = await userApp();
+    const app = await userApp();
     const key = `q-renewal-refused:${acl[0]}`;
     const lost: LockEvent[] = [];
     const subscription = app.locks.events$.subscribe((event) => event.type === 'lost' && lost.push(event));
@@ -82,7 +47,7 @@ describe('quorum: renewals refused for good', () => {
   });
 
   it('by a minority: the lock stays held and renewed on the majority', { timeout: 30_000 }, async () => {
-    app = await userApp();
+    const app = await userApp();
     const key = 'q-renewal-refused:minority';
     let renewed = 0;
     const subscription = app.locks.events$.subscribe((event) => event.type === 'renewed' && renewed++);
