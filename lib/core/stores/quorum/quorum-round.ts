@@ -7,6 +7,12 @@ import type { QuorumSilence } from './quorum-silence.js';
 export type Answer<T> = { ok: true; value: T } | { ok: false; error: unknown };
 
 /**
+ * What a node that did not answer within the round's time counts as (its command still runs):
+ * the round's own, which says nothing of the node's client (one its owner closed fails at once).
+ */
+export class NoAnswerInTime extends Error {}
+
+/**
  * One question asked of every node of a quorum at once, answered when every node has answered
  * or the round's time is up, whichever comes first; a node that has not answered by then counts
  * as failed (its command still runs). Every lock asks two or three of these, so a round costs
@@ -122,7 +128,7 @@ export class QuorumRound<T> implements Expiring {
   private timeUp(): void {
     if (this.pending === 0) return;
     this.pending = 0;
-    const late = new Error(`no answer within ${this.timeout} ms`);
+    const late = new NoAnswerInTime(`no answer within ${this.timeout} ms`);
     for (let i = 0; i < this.answers.length; i++) {
       if (this.answers[i] !== undefined) continue;
       this.answers[i] = { ok: false, error: late };

@@ -6,7 +6,7 @@ import { GONE, NOT_OURS, RENEWED, type LockScripts } from '../redis/lock-scripts
 import type { AcquireReply, ReleaseReply, ScriptKeys } from '../lock-store.js';
 import type { LockSnapshot, LockStore, RenewalOutcome, RenewalPart, RenewalRequest } from '../lock-store.js';
 import { DeadlineSweeper } from '../../engine/deadline-sweeper.js';
-import { QuorumRound, type Answer } from './quorum-round.js';
+import { NoAnswerInTime, QuorumRound, type Answer } from './quorum-round.js';
 import { QuorumSilence, SilentMaster } from './quorum-silence.js';
 import { LOCK_KEY_SUFFIXES } from '../../keys/lock-key.js';
 import { LAST_ATTEMPT_GRACE_MS } from '../../engine/waiter-timing.js';
@@ -222,16 +222,17 @@ export class QuorumStore implements LockStore {
 
   /**
    * So many masters refused `what` in a way asking again cannot change (see `lastingRefusal`:
-   * EVALSHA renamed on them, an ACL without it or the lock's keys; for an acquisition, a client its
-   * owner closed too) that the others can never make a majority: the call ends here (a release or
+   * EVALSHA renamed on them, an ACL without it or the lock's keys; for an acquisition or a renewal,
+   * a client its owner closed too) that the others can never make a majority: the call ends here (a release or
    * a give-back is not sent again), naming the first one's refusal and what to fix, `then` said
    * after it. A minority's does not. Allocates nothing unless a master refused so (every renewal
    * round asks).
    */
   private refusedForGood(answers: (Answer<unknown> | undefined)[], what: 'acquire' | 'renew' | 'release' | 'give back' | 'check' | 'inspect' = 'acquire', then = ''): LastingRefusalError | undefined {
-    // A closed client ends an acquisition, as on one Redis; a renewal, release or give-back it fails
-    // waits for its owner to open it again (ioredis' connect()), as on one Redis.
-    const closed = what === 'acquire';
+    // A closed client ends an acquisition, and loses a held lock at its renewal, as on one Redis;
+    // a release or give-back it fails waits for its owner to open it again (ioredis' connect()),
+    // as on one Redis.
+    const closed = what === 'acquire' || what === 'renew';
     let refused = 0;
     let first = -1;
     for (let index = 0; index < answers.length; index++) {
@@ -246,11 +247,14 @@ export class QuorumStore implements LockStore {
 
   /**
    * How master `index` refused for good in `answer` (see `refusedForGood`), if it did; `closed`:
-   * any failure counts when its client was closed (asked after a failure only, see `clientsClosed`).
+   * any failure of its client counts when that client was closed (asked after such a failure only,
+   * see `clientsClosed`: not after the round's own, no answer in time, which every renewal under a
+   * frozen master meets).
    */
   private lasting(answer: Answer<unknown> | undefined, index: number, closed = false): LastingRefusal | undefined {
     if (answer?.ok !== false) return undefined;
-    return lastingRefusal(answer.error, closed && !(answer.error instanceof RedisLockError) && clientsClosed([this.nodes[index]!.client]));
+    const { error } = answer;
+    return lastingRefusal(error, closed && !(error instanceof RedisLockError) && !(error instanceof NoAnswerInTime) && clientsClosed([this.nodes[index]!.client]));
   }
 
   /**
@@ -305,7 +309,7 @@ export class QuorumStore implements LockStore {
   private assertRenewable(requests: RenewalRequest[], answers: Answer<unknown>[], codes: (number[] | undefined)[]): void {
     const refusal = this.refusedForGood(answers, 'renew');
     if (refusal === undefined) return;
-    this.giveBackRefused(requests, codes, requests.map(() => false), (n) => this.lasting(answers[n], n) !== undefined);
+    this.giveBackRefused(requests, codes, requests.map(() => false), (n) => this.lasting(answers[n], n, true) !== undefined);
     throw refusal;
   }
 
