@@ -38,8 +38,8 @@ export class QuorumRound<T> implements Expiring {
     private readonly sweeper: DeadlineSweeper,
     private readonly enough = Infinity,
     private readonly counts?: (answer: Answer<T>) => boolean,
-    /** A node whose command failed after the round ended (a release a majority had confirmed). */
-    private readonly failedLate?: (index: number) => void,
+    /** A node whose command failed after the round ended (a release a majority had confirmed), and how. */
+    private readonly failedLate?: (index: number, error: unknown) => void,
     /** A node whose command succeeded after the round ended (it ended early, or timed out). */
     private readonly answeredLate?: (index: number) => void,
     /** Every command sent has settled (see `sent`: called once the round has a command out). */
@@ -78,7 +78,7 @@ export class QuorumRound<T> implements Expiring {
       },
       (error: unknown) => {
         this.heardFrom(index, false);
-        return this.pending === 0 ? this.failedLate?.(index) : this.answer(index, { ok: false, error });
+        return this.pending === 0 ? this.failedLate?.(index, error) : this.answer(index, { ok: false, error });
       },
     );
   }

@@ -375,7 +375,7 @@ export class QuorumStore implements LockStore {
         if (code === GONE || code === NOT_OURS || refusedForGood?.(n) === true) return;
         // A silent master is sent nothing (see QuorumSilence): owed, sent once it answers again.
         if (this.silence.refusal(n) !== undefined) this.missed(n, lockKey, token);
-        else this.silence.track(n, this.nodes[n]!.quorumRelease(lockKey, token)).catch(() => this.missed(n, lockKey, token));
+        else this.silence.track(n, this.nodes[n]!.quorumRelease(lockKey, token)).catch((error: unknown) => this.owed(n, lockKey, token, error));
       });
     }
   }
@@ -533,9 +533,14 @@ export class QuorumStore implements LockStore {
    * A release (or leave) master `index` did not confirm, owed to it: unless it was skipped as
    * silent and has been sent nothing since the acquisition began, so that no attempt reached it.
    * (Under load, a silence owes thousands of releases otherwise, and the bound would drop the
-   * few that matter: acquisitions from before it.)
+   * few that matter: acquisitions from before it.) Nor when that master refused it for good
+   * (NOPERM, EVALSHA renamed: see `lastingRefusal`): sent again, once it answers again or at
+   * `app.close()`, it would only be refused alike, as on one Redis, where such a release is given
+   * up; its copy there ends with its lease. (A client its owner closed is not such a refusal
+   * here: the owner may open it again, ioredis' connect(), as on one Redis.)
    */
   private owed(index: number, lock: string, token: string, error: unknown): void {
+    if (lastingRefusal(error, false) !== undefined) return;
     if (error instanceof SilentMaster) {
       const since = tokenSince(token);
       if (since !== undefined && this.silence.skippedThroughout(index, since)) return;
@@ -693,7 +698,11 @@ export class QuorumStore implements LockStore {
     return this.askWithin(ttl === Infinity ? UNLEASED_ROUND_MS : Math.min(500, Math.max(50, Math.floor(ttl / 10))), question, majorityCounts, undefined, undefined, enough, allSettled);
   }
 
-  /** `ask` with a timeout of its own. */
+  /**
+   * `ask` with a timeout of its own. A refusal asking again cannot change (NOPERM, EVALSHA renamed:
+   * see `owed`) that comes after the round ended is an answer (`answeredLate`), not a failure
+   * (`failedLate`): what it refused is not owed, it would be refused alike.
+   */
   private askWithin<T>(
     timeout: number,
     question: (node: LockScripts, index: number) => Promise<T> | undefined,
@@ -703,7 +712,8 @@ export class QuorumStore implements LockStore {
     enough = this.majority,
     allSettled?: () => void,
   ): Promise<Answer<T>[]> {
-    const round = new QuorumRound<T>(this.nodes.length, timeout, this.sweeper, enough, majorityCounts, failedLate, answeredLate, allSettled);
+    const lateFailure = failedLate && ((index: number, error: unknown) => (lastingRefusal(error, false) === undefined ? failedLate(index) : answeredLate?.(index)));
+    const round = new QuorumRound<T>(this.nodes.length, timeout, this.sweeper, enough, majorityCounts, lateFailure, answeredLate, allSettled);
     const silent = this.silentNodes();
     for (let index = 0; index < this.nodes.length; index++) {
       // Past `owedAtShutdown`: a round that starts now (the give-back of an attempt a frozen
