@@ -223,7 +223,7 @@ export class QuorumStore implements LockStore {
   /**
    * So many masters refused `what` in a way asking again cannot change (see `lastingRefusal`:
    * EVALSHA renamed on them, an ACL without it or the lock's keys; for an acquisition or a renewal,
-   * a client its owner closed too) that the others can never make a majority: the call ends here (a release or
+   * and for anything once the shutdown began, a client its owner closed too) that the others can never make a majority: the call ends here (a release or
    * a give-back is not sent again), naming the first one's refusal and what to fix, `then` said
    * after it. A minority's does not. Allocates nothing unless a master refused so (every renewal
    * round asks).
@@ -231,8 +231,8 @@ export class QuorumStore implements LockStore {
   private refusedForGood(answers: (Answer<unknown> | undefined)[], what: 'acquire' | 'renew' | 'release' | 'give back' | 'check' | 'inspect' = 'acquire', then = ''): LastingRefusalError | undefined {
     // A closed client ends an acquisition, and loses a held lock at its renewal, as on one Redis;
     // a release or give-back it fails waits for its owner to open it again (ioredis' connect()),
-    // as on one Redis.
-    const closed = what === 'acquire' || what === 'renew';
+    // as on one Redis, until the shutdown, which gives it up then (nothing opens it again).
+    const closed = what === 'acquire' || what === 'renew' || this.shutting;
     let refused = 0;
     let first = -1;
     for (let index = 0; index < answers.length; index++) {
@@ -671,6 +671,18 @@ export class QuorumStore implements LockStore {
 
   /** `owedAtShutdown` ran: no release or fencing raise is owed or sent from then on. */
   private closed = false;
+
+  /** The shutdown began (see `shuttingDown`). */
+  private shutting = false;
+
+  /**
+   * The shutdown begins: from now on a release or give-back that a majority's clients, closed by
+   * their owner, fail is refused for good (see `refusedForGood`), and the engine gives it up and
+   * names its lock, as on one Redis, rather than sending it again until `shutdownTimeout`.
+   */
+  shuttingDown(): void {
+    this.shutting = true;
+  }
 
   private owe(index: number, fence: string, floor: number): void {
     if (this.closed) return;

@@ -60,6 +60,7 @@ export function redisBackend(options: ResolvedModuleOptions, logger: LockLogger)
       };
       const shuttingDown = (): void => {
         closedByOwner();
+        store.shuttingDown();
         for (const node of nodes) node.shuttingDown();
       };
       return { store, clients, start: startConnections, shuttingDown, owedAtShutdown: () => store.owedAtShutdown(), close };
