@@ -222,17 +222,17 @@ export class QuorumStore implements LockStore {
 
   /**
    * So many masters refused `what` in a way asking again cannot change (see `lastingRefusal`:
-   * EVALSHA renamed on them, an ACL without it or the lock's keys; for an acquisition or a renewal,
-   * and for anything once the shutdown began, a client its owner closed too) that the others can never make a majority: the call ends here (a release or
-   * a give-back is not sent again), naming the first one's refusal and what to fix, `then` said
-   * after it. A minority's does not. Allocates nothing unless a master refused so (every renewal
-   * round asks).
+   * EVALSHA renamed on them, an ACL without it or the lock's keys; for an acquisition, a renewal or
+   * a read, and for anything once the shutdown began, a client its owner closed too) that the
+   * others can never make a majority: the call ends here (a release or a give-back is not sent
+   * again), naming the first one's refusal and what to fix, `then` said after it. A minority's
+   * does not. Allocates nothing unless a master refused so (every renewal round asks).
    */
   private refusedForGood(answers: (Answer<unknown> | undefined)[], what: 'acquire' | 'renew' | 'release' | 'give back' | 'check' | 'inspect' = 'acquire', then = ''): LastingRefusalError | undefined {
-    // A closed client ends an acquisition, and loses a held lock at its renewal, as on one Redis;
-    // a release or give-back it fails waits for its owner to open it again (ioredis' connect()),
-    // as on one Redis, until the shutdown, which gives it up then (nothing opens it again).
-    const closed = what === 'acquire' || what === 'renew' || this.shutting;
+    // A closed client ends an acquisition or a read, and loses a held lock at its renewal, as on
+    // one Redis; a release or give-back it fails waits for its owner to open it again (ioredis'
+    // connect()), as on one Redis, until the shutdown, which gives it up then (nothing opens it again).
+    const closed = (what !== 'release' && what !== 'give back') || this.shutting;
     let refused = 0;
     let first = -1;
     for (let index = 0; index < answers.length; index++) {
@@ -614,7 +614,8 @@ export class QuorumStore implements LockStore {
    * Held when a majority of the masters hold the key, or when the masters that answered cannot
    * rule that out (those that did not answer would make a majority with those holding it): under
    * a minority failure a held lock is not reported free. Refused for good by a majority (NOPERM,
-   * EVALSHA renamed), it says what to fix, as on one Redis (`refusedForGood`); so does `inspect`.
+   * EVALSHA renamed, a client its owner closed), it says what to fix, as on one Redis
+   * (`refusedForGood`); so does `inspect`.
    */
   async exists(lockKey: string): Promise<boolean> {
     const answers = await this.ask(Infinity, (node) => node.exists(lockKey));
