@@ -27,7 +27,7 @@ const SHARED_STATE = new RegExp(
     'globalThis\\.',
     'diagnostics_channel',
     'opentelemetry',
-    'prototype\\.[A-Za-z_]+ *=',
+    'prototype(\\.[A-Za-z_]+|\\[[^\\]]+\\]) *=',
     'setLoggerConfig',
     'Logger\\.(overrideLogger|flush)',
     '(console|process\\.(stdout|stderr))\\.[a-z]+ *=',
