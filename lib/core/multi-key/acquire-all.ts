@@ -7,6 +7,7 @@ import { LockNotAcquiredError } from '../../errors/lock-not-acquired.error.js';
 import { LockLostError } from '../../errors/lock-lost.error.js';
 import { rejectedWithChain } from '../engine/wait-ends-with-chain.js';
 import { RedisLockError } from '../../errors/redis-lock.error.js';
+import { HeldLock } from '../engine/held-lock.js';
 import { MultiLock } from './multi-key-lock.js';
 import { withCallSince } from '../engine/call-since.js';
 import { publishMultiKeyLock } from '../engine/lock-diagnostics.js';
@@ -71,6 +72,12 @@ export async function acquireAll(locks: SingleKeyLocks, keys: readonly string[],
     const lost = taken.find((lock) => !lock.held);
     if (lost === undefined) return new MultiLock(taken, { clock: locks.clock, name: options?.name, calledAt: startedAt });
     await giveBack(locks, taken);
+    // Asking again changes nothing: the call ends now, whatever wait is left, saying what to fix.
+    const refused = refusedForGood(lost);
+    if (refused !== undefined) {
+      notAcquiredWhole(locks, options, startedAt, 'error');
+      throw refused;
+    }
     if (locks.clock.now() >= deadline) {
       const error = notAcquired(lost, locks.clock.now() - startedAt, waitTimeout);
       // The call's own key lost, not a lock of its chain: a busy lock, or Redis (see notAcquired).
@@ -98,10 +105,30 @@ function notAcquiredWhole(locks: SingleKeyLocks, options: AnyLockOptions | undef
 }
 
 /**
+ * The error that ends a multi-key call whose part `lost`, taken before its other keys, Redis
+ * refused to renew in a way asking again cannot change (an ACL changed under the application:
+ * NOPERM; a client handed in that its owner closed; see `LockLostError`): a `RedisLockError`
+ * saying what to fix, as one key's acquire refused so rejects (a 500 over HTTP, logged), not a
+ * busy lock (`LockNotAcquiredError` without a cause: 409, retried later, never fixed). Its cause is
+ * the part's loss, whose own cause is Redis' refusal. Undefined for any other loss.
+ */
+function refusedForGood(lost: Lock): RedisLockError | undefined {
+  // A key the call re-entered is a lock of its chain: its loss ends the call as such (see `LockManager.reenter`).
+  if (!(lost instanceof HeldLock)) return undefined;
+  const loss: unknown = lost.signal.reason;
+  if (!(loss instanceof LockLostError) || loss.reason !== 'refused' || !(loss.cause instanceof RedisLockError)) return undefined;
+  return new RedisLockError(
+    `Lock ${quoteKey(lost.key)} could not be acquired: the call took it, then Redis refused its renewal for good while the call took its other keys; every key was given back (${loss.cause.message.replace(/\.$/, '')}).`,
+    { cause: loss },
+  );
+}
+
+/**
  * The wait ended with a part lost while the call waited for another. Refused (the key was taken
  * by someone else: deleted, evicted, released by force) is a busy lock, as `LockNotAcquiredError`
  * without a cause says (HTTP 409); a lease that ran out unrenewed, or shutdown, is Redis or the
- * service not answering, its loss the cause (HTTP 503).
+ * service not answering, its loss the cause (HTTP 503). A refusal for good ended the call before
+ * (see `refusedForGood`).
  */
 function notAcquired(lost: Lock, waitedMs: number, waitTimeout: number): LockNotAcquiredError {
   const loss = lost.signal.reason;
@@ -114,7 +141,8 @@ function notAcquired(lost: Lock, waitedMs: number, waitTimeout: number): LockNot
  * One attempt per key, in canonical order; `null` (after giving back what was taken) at the first
  * busy key, or once a part taken earlier is lost to another holder (its renewal refused). A part
  * whose lease ran out here during a stall while later keys were tried is no other holder's: that
- * rejects, as one key's attempt does whose reply came after its lease.
+ * rejects, as one key's attempt does whose reply came after its lease; so does a part whose
+ * renewal Redis refused for good (see `refusedForGood`).
  */
 export async function tryAcquireAll(locks: SingleKeyLocks, keys: readonly string[], options: AnyLockOptions | undefined): Promise<MultiLock | null> {
   checkParts(locks, keys, options);
@@ -128,6 +156,8 @@ export async function tryAcquireAll(locks: SingleKeyLocks, keys: readonly string
       const lost = taken.find((part) => !part.held);
       if (lock === null || lost !== undefined) {
         await giveBack(locks, taken);
+        const refused = lost && refusedForGood(lost);
+        if (refused !== undefined) throw refused;
         const reason = lost?.signal.reason;
         if (reason instanceof LockLostError && reason.reason !== 'refused') {
           throw new RedisLockError(`Lock ${quoteKey(lost!.key)}, taken first, ran out of its lease (${reason.reason}) before the other keys were taken; every key was given back.`, { cause: reason });

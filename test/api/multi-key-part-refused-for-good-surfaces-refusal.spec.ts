@@ -1,0 +1,86 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { LockLostError, LockNotAcquiredError, RedisLockError } from '../../lib/index.js';
+import { LOCK_RUNNER } from '../../lib/redis-lock.constants.js';
+import type { HeldLock } from '../../lib/core/engine/held-lock.js';
+import { useAclUser } from '../support/acl-user.js';
+import { createLockApp, type LockApp } from '../support/lock-app.js';
+import { useOwnServer } from '../support/own-server.js';
+
+/**
+ * Found by review of the multi-key layer. A part of a multi-key call taken first and then lost
+ * because Redis refused its renewal for good (an ACL changed under the running application:
+ * NOPERM; a client handed in that its owner closed), while the call took a later key, ended the
+ * call as a busy lock: acquire() rejected with a LockNotAcquiredError without a cause ("another
+ * holder kept it", HTTP 409, what an application retries later), tryAcquire() answered null. Such
+ * a refusal is the operator's to fix, and asking again changes nothing: one key's acquire refused
+ * so rejects with a RedisLockError saying what to fix (a 500 over HTTP, logged). The multi-key
+ * call now does too, the part's LockLostError (and through it Redis' refusal) as its cause.
+ *
+ * The loss is made by the engine's own mechanism at a known point: the ACL user loses the first
+ * key's pattern, and its watchdog's renewal is refused, just before the second key's attempt.
+ */
+describe('a multi-key call whose first part Redis refuses for good while it takes the next', () => {
+  const server = useOwnServer();
+  const user = useAclUser(server, 'multi-key-refused');
+  let app: LockApp | undefined;
+  // The first key, whose release Redis refuses too, stays until its lease runs out.
+  beforeEach(() => server.admin().flushall());
+  afterEach(async () => {
+    await app?.close();
+    app = undefined;
+  });
+
+  /** Before the first attempt of `acct:b`, `acct:a`'s key pattern is taken from the user and its renewal refused. */
+  function refuseFirstPartBeforeSecond(locked: LockApp): { done: () => boolean } {
+    const manager = locked.locks[LOCK_RUNNER] as unknown as { attempt: (...args: unknown[]) => Promise<unknown>; heldLocks: Set<HeldLock> };
+    const attempt = manager.attempt;
+    let done = false;
+    manager.attempt = async function (this: unknown, ...args: unknown[]) {
+      if (args[0] === 'acct:b' && !done) {
+        done = true;
+        const a = [...manager.heldLocks].find((lock) => lock.key === 'acct:a')!;
+        await user.rules('resetkeys', '~lock:{acct:b}*');
+        await expect.poll(() => a.signal.aborted, { timeout: 10_000 }).toBe(true);
+        expect((a.signal.reason as LockLostError).cause).toBeInstanceOf(RedisLockError);
+      }
+      return attempt.apply(this, args);
+    };
+    return { done: () => done };
+  }
+
+  function expectRefusalSaid(error: unknown): void {
+    expect(error).toBeInstanceOf(RedisLockError);
+    expect(error).not.toBeInstanceOf(LockNotAcquiredError);
+    expect((error as Error).message).toContain('acct:a');
+    expect((error as Error).message).toMatch(/NOPERM[\s\S]*ACL/);
+    const loss = (error as Error).cause as LockLostError;
+    expect(loss).toBeInstanceOf(LockLostError);
+    expect(loss.reason).toBe('refused');
+    expect(loss.cause).toBeInstanceOf(RedisLockError);
+  }
+
+  it('acquire(keys) rejects with what to fix, not as a busy lock', { timeout: 30_000 }, async () => {
+    app = await createLockApp({ redis: user.url(), ttl: 60_000, renewInterval: 100, shutdownTimeout: 1_000 });
+    const hook = refuseFirstPartBeforeSecond(app);
+    const error = await app.locks.acquire(['acct:a', 'acct:b'], { waitTimeout: 0 }).then(
+      (lock) => lock,
+      (caught: unknown) => caught,
+    );
+    expect(hook.done()).toBe(true);
+    expectRefusalSaid(error);
+    // The second key, which Redis still lets the user touch, was given back.
+    expect(await server.admin().exists('lock:{acct:b}')).toBe(0);
+  });
+
+  it('tryAcquire(keys) rejects with what to fix, not null (busy)', { timeout: 30_000 }, async () => {
+    app = await createLockApp({ redis: user.url(), ttl: 60_000, renewInterval: 100, shutdownTimeout: 1_000 });
+    const hook = refuseFirstPartBeforeSecond(app);
+    const error = await app.locks.tryAcquire(['acct:a', 'acct:b']).then(
+      (lock) => lock,
+      (caught: unknown) => caught,
+    );
+    expect(hook.done()).toBe(true);
+    expectRefusalSaid(error);
+    expect(await server.admin().exists('lock:{acct:b}')).toBe(0);
+  });
+});
