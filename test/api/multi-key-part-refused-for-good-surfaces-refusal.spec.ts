@@ -3,7 +3,8 @@ import { LockLostError, LockNotAcquiredError, RedisLockError } from '../../lib/i
 import { LOCK_RUNNER } from '../../lib/redis-lock.constants.js';
 import type { HeldLock } from '../../lib/core/engine/held-lock.js';
 import { useAclUser } from '../support/acl-user.js';
-import { createLockApp, type LockApp } from '../support/lock-app.js';
+import { createLockApp, sleep, type LockApp } from '../support/lock-app.js';
+import { settledRecord } from '../support/mechanism.js';
 import { useOwnServer } from '../support/own-server.js';
 
 /**
@@ -82,5 +83,29 @@ describe('a multi-key call whose first part Redis refuses for good while it take
     expect(hook.done()).toBe(true);
     expectRefusalSaid(error);
     expect(await server.admin().exists('lock:{acct:b}')).toBe(0);
+  });
+
+  /**
+   * Found with the above: a call that waited for a later key held by another caller failed, once
+   * its wait ran out, as that key busy, although Redis had refused its first key's renewal for
+   * good meanwhile. (It still waits on that key until it is had or its wait runs out: see the
+   * report of this review.)
+   */
+  it('acquire(keys) whose wait for a later key runs out rejects with the refusal, not as that key busy', { timeout: 30_000 }, async () => {
+    const holder = await createLockApp({ redis: server.url(), shutdownTimeout: 1_000 });
+    try {
+      app = await createLockApp({ redis: user.url(), ttl: 60_000, renewInterval: 100, shutdownTimeout: 1_000 });
+      const b = await holder.locks.acquire('acct:b');
+      const call = settledRecord(app.locks.acquire(['acct:a', 'acct:b'], { waitTimeout: 2_000 }));
+      while ((await holder.locks.inspect('acct:b')).waiters < 1) await sleep(10);
+      await user.rules('resetkeys', '~lock:{acct:b}*');
+      await expect.poll(() => call.settled).toBeDefined();
+      expect(b.held).toBe(true);
+      expectRefusalSaid(call.settled!.error);
+      expect((await holder.locks.inspect('acct:b')).waiters).toBe(0);
+      await b.release();
+    } finally {
+      await holder.close();
+    }
   });
 });

@@ -48,7 +48,8 @@ function checkParts(locks: SingleKeyLocks, keys: readonly string[], options: Any
  * given back before the call fails: all or nothing. A key lost while the call waited for a later
  * one (its renewal refused) is not handed out inside the lock: everything is given back and
  * taken again in order (taking the lost key again while holding later ones could deadlock),
- * within the same wait.
+ * within the same wait; one whose renewal Redis refused for good ends the call with that refusal
+ * once the later key is had, or its wait is over.
  */
 export async function acquireAll(locks: SingleKeyLocks, keys: readonly string[], options: AnyLockOptions | undefined, waitTimeout: number): Promise<MultiLock> {
   checkParts(locks, keys, options);
@@ -65,9 +66,13 @@ export async function acquireAll(locks: SingleKeyLocks, keys: readonly string[],
         if (taken.some((lock) => !lock.held)) break;
       }
     } catch (error) {
+      const outcome = outcomeOf(error, options, waitTimeout);
+      // A later key's wait ran out (or failed) after a key taken first was refused for good: that
+      // refusal is what to fix, not the later key busy. The caller's abort stays the caller's.
+      const refused = outcome === 'aborted' ? undefined : firstRefusedForGood(taken);
       await giveBack(locks, taken);
-      notAcquiredWhole(locks, options, startedAt, outcomeOf(error, options, waitTimeout));
-      throw error;
+      notAcquiredWhole(locks, options, startedAt, refused === undefined ? outcome : 'error');
+      throw refused ?? error;
     }
     const lost = taken.find((lock) => !lock.held);
     if (lost === undefined) return new MultiLock(taken, { clock: locks.clock, name: options?.name, calledAt: startedAt });
@@ -121,6 +126,15 @@ function refusedForGood(lost: Lock): RedisLockError | undefined {
     `Lock ${quoteKey(lost.key)} could not be acquired: the call took it, then Redis refused its renewal for good while the call took its other keys; every key was given back (${loss.cause.message.replace(/\.$/, '')}).`,
     { cause: loss },
   );
+}
+
+/** `refusedForGood` of the first part taken that Redis refused to renew for good, if any. */
+function firstRefusedForGood(taken: readonly Lock[]): RedisLockError | undefined {
+  for (const part of taken) {
+    const refused = refusedForGood(part);
+    if (refused !== undefined) return refused;
+  }
+  return undefined;
 }
 
 /**
