@@ -140,12 +140,16 @@ export class MultiLock implements MultiKeyLock {
     return this.releasing;
   }
 
-  /** Releases every part (in reverse order), even if one release fails; then rethrows the first failure. */
+  /**
+   * Releases every part (in reverse order), even if one release fails; then rethrows the first
+   * failure. A part its release found gone from Redis (deleted, evicted, released by force) ends
+   * the lock as lost, as one key's release that finds it so does.
+   */
   async release(): Promise<void> {
     this.releasing = true;
     this.stopWatching();
     const outcomes = await Promise.allSettled([...this.parts].reverse().map((part) => part.release()));
-    this.toldEnded();
+    this.toldEnded(this.parts.map((part): unknown => part.signal.reason).find((reason): reason is LockLostError => reason instanceof LockLostError && (reason.reason === 'refused' || reason.reason === 'expired')));
     const failed = outcomes.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
     if (failed) throw failed.reason;
   }
