@@ -73,6 +73,21 @@ describe('a multi-key call whose first part Redis refuses for good while it take
     expect(await server.admin().exists('lock:{acct:b}')).toBe(0);
   });
 
+  /**
+   * Found with the above: the log line of the part's loss said "every key is given back, and
+   * acquire() takes them again within its wait", which no call does after such a refusal (and
+   * tryAcquire() never does), and named the loss only "(refused)", not Redis' refusal.
+   */
+  it("logs the part's loss as ending the call, with Redis' refusal, not as taken again", { timeout: 30_000 }, async () => {
+    app = await createLockApp({ redis: user.url(), ttl: 60_000, renewInterval: 100, shutdownTimeout: 1_000 });
+    refuseFirstPartBeforeSecond(app);
+    await expect(app.locks.acquire(['acct:a', 'acct:b'], { waitTimeout: 0 })).rejects.toBeInstanceOf(RedisLockError);
+    const lines = app.logs.lines.filter((line) => line.message.includes('taken first for a multi-key call'));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]!.message).not.toContain('takes them again');
+    expect(lines[0]!.message).toMatch(/other keys: Redis refused its renewal for good \(.*NOPERM[\s\S]*ACL/);
+  });
+
   it('tryAcquire(keys) rejects with what to fix, not null (busy)', { timeout: 30_000 }, async () => {
     app = await createLockApp({ redis: user.url(), ttl: 60_000, renewInterval: 100, shutdownTimeout: 1_000 });
     const hook = refuseFirstPartBeforeSecond(app);
