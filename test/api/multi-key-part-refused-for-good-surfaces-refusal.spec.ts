@@ -101,6 +101,20 @@ describe('a multi-key call whose first part Redis refuses for good while it take
   });
 
   /**
+   * Found with the above: a tryAcquire(keys) that gave up on a part lost before its last key was
+   * taken (refused for good, or its lease run out during a stall) gave the keys it took back twice:
+   * once when it found the loss, and again when the error it threw for it passed through its own
+   * catch. The second release was sent (refused again here, warned twice), and the call waited for
+   * it too: a Redis that did not answer held the call a second grace.
+   */
+  it('tryAcquire(keys) gives a key it took back once', { timeout: 30_000 }, async () => {
+    app = await createLockApp({ redis: user.url(), ttl: 60_000, renewInterval: 100, shutdownTimeout: 1_000 });
+    refuseFirstPartBeforeSecond(app);
+    await expect(app.locks.tryAcquire(['acct:a', 'acct:b'])).rejects.toBeInstanceOf(RedisLockError);
+    expect(app.logs.lines.filter((line) => line.level === 'warn' && line.message.startsWith('Release of lock "acct:a" failed'))).toHaveLength(1);
+  });
+
+  /**
    * Found with the above: a call that waited for a later key held by another caller failed, once
    * its wait ran out, as that key busy, although Redis had refused its first key's renewal for
    * good meanwhile. (It still waits on that key until it is had or its wait runs out: see the

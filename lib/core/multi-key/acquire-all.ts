@@ -163,27 +163,36 @@ export async function tryAcquireAll(locks: SingleKeyLocks, keys: readonly string
   const startedAt = locks.clock.now();
   const parts = withCallSince(options, Date.now(), keys);
   const taken: Lock[] = [];
+  // Whether the call gave up (a busy key, or a part taken earlier lost): handled past the catch,
+  // which gives back what was taken for an error thrown here, so that each key is given back once.
+  let gaveUp = false;
   try {
     for (const key of keys) {
       const lock = await locks.tryAcquire(key, parts);
       if (lock !== null) taken.push(lock);
-      const lost = taken.find((part) => !part.held);
-      if (lock === null || lost !== undefined) {
-        await giveBack(locks, taken);
-        const refused = lost && refusedForGood(lost);
-        if (refused !== undefined) throw refused;
-        const reason = lost?.signal.reason;
-        if (reason instanceof LockLostError && reason.reason !== 'refused') {
-          throw new RedisLockError(`Lock ${quoteKey(lost!.key)}, taken first, ran out of its lease (${reason.reason}) before the other keys were taken; every key was given back.`, { cause: reason });
-        }
-        notAcquiredWhole(locks, options, startedAt, 'busy');
-        return null;
+      if (lock === null || taken.some((part) => !part.held)) {
+        gaveUp = true;
+        break;
       }
     }
   } catch (error) {
     await giveBack(locks, taken);
     notAcquiredWhole(locks, options, startedAt, outcomeOf(error, options, 0));
     throw error;
+  }
+  if (gaveUp) {
+    const lost = taken.find((part) => !part.held);
+    await giveBack(locks, taken);
+    const refused = lost && refusedForGood(lost);
+    const reason = lost?.signal.reason;
+    const error =
+      refused ??
+      (reason instanceof LockLostError && reason.reason !== 'refused'
+        ? new RedisLockError(`Lock ${quoteKey(lost!.key)}, taken first, ran out of its lease (${reason.reason}) before the other keys were taken; every key was given back.`, { cause: reason })
+        : undefined);
+    notAcquiredWhole(locks, options, startedAt, error === undefined ? 'busy' : 'error');
+    if (error !== undefined) throw error;
+    return null;
   }
   return new MultiLock(taken, { clock: locks.clock, name: options?.name, calledAt: startedAt });
 }
