@@ -1,11 +1,22 @@
+import { Controller, Get, type INestApplication } from '@nestjs/common';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { LockLostError, LockNotAcquiredError, RedisLockError } from '../../lib/index.js';
+import { LockLostError, LockNotAcquiredError, LockService, Locked, RedisLockError, RedisLockModule } from '../../lib/index.js';
 import { LOCK_RUNNER } from '../../lib/redis-lock.constants.js';
 import type { HeldLock } from '../../lib/core/engine/held-lock.js';
 import { useAclUser } from '../support/acl-user.js';
-import { createLockApp, sleep, type LockApp } from '../support/lock-app.js';
+import { createHttpApp, listenOnLoopback } from '../support/http-app.js';
+import { CapturedLogs, createLockApp, sleep, type LockApp } from '../support/lock-app.js';
 import { settledRecord } from '../support/mechanism.js';
 import { useOwnServer } from '../support/own-server.js';
+
+@Controller('transfer')
+class TransferController {
+  @Get()
+  @Locked(['acct:a', 'acct:b'], { waitTimeout: 0 })
+  async transfer(): Promise<string> {
+    return 'done';
+  }
+}
 
 /**
  * Found by review of the multi-key layer. A part of a multi-key call taken first and then lost
@@ -71,6 +82,25 @@ describe('a multi-key call whose first part Redis refuses for good while it take
     expectRefusalSaid(error);
     // The second key, which Redis still lets the user touch, was given back.
     expect(await server.admin().exists('lock:{acct:b}')).toBe(0);
+  });
+
+  it('reaches a route as a 500 that Nest logs, as one key refused so does, not as a 409 (busy)', { timeout: 30_000 }, async () => {
+    const logs = new CapturedLogs();
+    let http: INestApplication | undefined = await createHttpApp(
+      { imports: [RedisLockModule.forRoot({ redis: user.url(), ttl: 60_000, renewInterval: 100, shutdownTimeout: 1_000, isGlobal: true })], controllers: [TransferController] },
+      { logs, logger: logs },
+    );
+    try {
+      const url = `${await listenOnLoopback(http)}/transfer`;
+      const hook = refuseFirstPartBeforeSecond({ locks: http.get(LockService), logs, close: () => Promise.resolve() });
+      const response = await fetch(url);
+      expect(hook.done()).toBe(true);
+      expect(response.status).toBe(500);
+      expect(logs.lines.some((line) => line.level === 'error' && /NOPERM[\s\S]*ACL/.test(line.message))).toBe(true);
+    } finally {
+      await http.close();
+      http = undefined;
+    }
   });
 
   /**
