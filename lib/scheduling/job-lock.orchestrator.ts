@@ -246,8 +246,12 @@ export class JobLockOrchestrator implements OnModuleDestroy {
     );
     const left = deadline - performance.now();
     if (deadline === 0 || left <= 0) {
-      // The runs used all of shutdownTimeout (said above): Redis was not waited for, and was not
-      // late. The release goes on, and LockService's own shutdown waits for it.
+      // The runs (or Redis' answer to their run locks' release) used all of shutdownTimeout: the
+      // release is not waited for here. It goes on, and LockService's own shutdown waits for it;
+      // if that ends it unanswered, the lease stays in Redis until its ttl, which is said then.
+      void released.then((failure) => {
+        if (failure !== undefined) this.logger.warn(`Could not hand the lease ${quoteKey(lease.key)} back (${failure}); it expires on its own.`);
+      });
       this.logger.debug?.(`Handing the lease ${quoteKey(lease.key)} back after shutdownTimeout was spent on running work.`);
       return;
     }
