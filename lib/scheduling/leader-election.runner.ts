@@ -167,9 +167,13 @@ export class LeaderElectionRunner {
       () => undefined,
       (error: unknown) => (error as Error).message,
     );
-    // The hooks used all of shutdownTimeout (said above): Redis was not waited for, nor late. The
-    // release goes on, and LockService's own shutdown waits for it.
+    // The hooks used all of shutdownTimeout (said above): Redis was not waited for. The release
+    // goes on, and LockService's own shutdown waits for it; if that ends it unanswered, the lease
+    // stays in Redis until its ttl, which is said then.
     if (overran || deadline - performance.now() <= 0) {
+      void released.then((failure) => {
+        if (failure !== undefined) this.runner.logger.warn(`${this.where} could not release the leadership ${quoteKey(this.key)} (${failure}); it expires on its own.`);
+      });
       this.runner.logger.debug?.(`${this.where} releases the leadership ${quoteKey(this.key)} after shutdownTimeout was spent on its hooks.`);
       return;
     }
