@@ -210,7 +210,10 @@ export class JobLockOrchestrator implements OnModuleDestroy {
     // Tell running jobs first (the pattern in docs/jobs-and-leaders.md loops until its signal aborts); their locks
     // stay held and renewed until they end, so that no other instance starts meanwhile.
     for (const { taken } of runs) {
-      for (const lock of [taken.owner, taken.run]) if (lock instanceof HeldLock) lock.interrupt();
+      // A lease whose local deadline passed (a stall the close began as the event loop came back
+      // from, before the deadline sweeper's turn) is reported `expired` first: another instance
+      // may hold it by now, and `shutdown` would tell the run it is still held until it ends.
+      for (const lock of [taken.owner, taken.run]) if (lock instanceof HeldLock && leaseLive(lock, this.runner.clock)) lock.interrupt();
       // And the using() and @Locked calls it waits for, which stop on their own locks' signals.
       this.runner.interruptCallsWithin?.([taken.ownerInRun, taken.run].filter((lock): lock is Lock => lock != null));
     }

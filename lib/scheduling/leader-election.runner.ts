@@ -108,6 +108,11 @@ export class LeaderElectionRunner {
   async stop(timeoutMs: number): Promise<void> {
     // One timeoutMs for the hooks and the lease's release together.
     const deadline = performance.now() + timeoutMs;
+    // A term whose local deadline passed (a stall the close began as the event loop came back
+    // from, before the deadline sweeper's turn) is lost, not stepped down from: reported
+    // `expired` here, it ends as any loss does (see lost(), whose wait is cut below), and its
+    // lease, which another instance may hold by now, is not given back as this one's.
+    if (this.lock !== undefined) leaseLive(this.lock, this.runner.clock);
     // What waits on cutAtStop is cut below; a wait begun on it from now on ends at once.
     this.cut.add(this.cutAtStop);
     this.stopped = true;
