@@ -1,7 +1,7 @@
 import { Module, type Provider } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
 import { Test } from '@nestjs/testing';
-import { afterEach } from 'vitest';
+import { onTestFinished } from 'vitest';
 import { RedisLockModule, type RedisLockModuleOptions } from '../../lib/index.js';
 import { CapturedLogs } from '../support/lock-app.js';
 import { redisUrl } from '../support/redis.js';
@@ -13,11 +13,6 @@ export interface JobApp {
   close(): Promise<void>;
 }
 
-const open: JobApp[] = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((app) => app.close()));
-});
-
 /** An application with @nestjs/schedule and RedisLockModule on the test server, closed after each test. */
 export async function startJobApp(providers: Provider[], options: Partial<RedisLockModuleOptions> = {}): Promise<JobApp> {
   const logs = new CapturedLogs();
@@ -27,13 +22,16 @@ export async function startJobApp(providers: Provider[], options: Partial<RedisL
   await moduleRef.init();
   let closing: Promise<void> | undefined;
   const app: JobApp = { get: (token: unknown) => moduleRef.get(token as string), logs, close: () => (closing ??= moduleRef.close()) };
-  open.push(app);
+  // Per test, not a module-level afterEach: spec files share their worker's module cache
+  // (vitest's isolate: false), so a hook this module registered would run for the first file
+  // that imported it only, and every later file's applications would stay open, their leases
+  // renewed and their lines logged into the next files' loggers.
+  onTestFinished(() => app.close());
   return app;
 }
 
-/** Closes `app` in the test itself (and no more after it). */
+/** Closes `app` in the test itself (its close after the test is the same one, settled). */
 export function closeNow(app: JobApp): Promise<void> {
-  open.splice(open.indexOf(app), 1);
   return app.close();
 }
 
