@@ -258,6 +258,10 @@ export class LeaderElectionRunner {
     try {
       this.refuseLazy(await this.runner.runInChain(lock, () => this.candidate.onLeadershipAcquired?.(lock)), 'onLeadershipAcquired');
     } catch (error) {
+      // A hook that blocked the event loop past the lease before it threw, in the same turn (the
+      // deadline sweeper's timer had no turn): the term is lost, reported `expired` here, and
+      // ends as a loss (lost()), not as a step-down whose signal says `stepped-down`.
+      if (this.lock === lock) leaseLive(lock, this.runner.clock);
       if (this.lock !== lock) {
         // Stepped down or lost meanwhile: the hook's failure is its way of stopping.
         this.runner.logger.debug?.(`onLeadershipAcquired of ${this.where} ended with ${thrownText(error)} after the leadership ended.`);
