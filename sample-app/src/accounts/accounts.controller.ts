@@ -1,5 +1,4 @@
-import { Body, ConflictException, Controller, DefaultValuePipe, Get, Param, ParseBoolPipe, Post, Query } from '@nestjs/common';
-import { FencedWriteRefusedError } from 'nestjs-redis-lock';
+import { Body, Controller, DefaultValuePipe, Get, Param, ParseBoolPipe, Post, Query } from '@nestjs/common';
 import { IntInRangePipe, MAX_AMOUNT, NamePipe } from '../common/request-values.pipes.js';
 import { AccountsService } from './accounts.service.js';
 
@@ -30,7 +29,7 @@ export class AccountsController {
     return { id, balance: await this.accounts.depositUnsafe(id, amount) };
   }
 
-  /** A deposit that stalls past its lease before writing: 409 when the database refuses its token. */
+  /** A deposit that stalls past its lease before writing: 409 (from `LockConflictInterceptor`) when the database refuses its token. */
   @Post(':id/deposit-stalled')
   async depositStalled(
     @Param('id', NamePipe) id: string,
@@ -38,11 +37,9 @@ export class AccountsController {
     @Query('stallMs', new DefaultValuePipe(1_500), new IntInRangePipe(0, MAX_STALL_MS)) stallMs: number,
     @Query('fenced', new DefaultValuePipe(true), ParseBoolPipe) fenced: boolean,
   ) {
-    try {
-      return { id, balance: await this.accounts.depositStalled(id, amount, stallMs, fenced) };
-    } catch (error) {
-      if (error instanceof FencedWriteRefusedError) throw new ConflictException(error.message);
-      throw error;
-    }
+    // A refused late write (`FencedWriteRefusedError`) is answered 409 by the library's
+    // interceptor, without the account's name: caught here and rethrown with its message, it
+    // would show a client the row's name and the fencing tokens.
+    return { id, balance: await this.accounts.depositStalled(id, amount, stallMs, fenced) };
   }
 }
