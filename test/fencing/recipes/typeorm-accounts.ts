@@ -91,7 +91,8 @@ export class AccountsService {
    */
   private async refuse(id: string, fencingToken: number, operation: 'read' | 'write', attempt: number): Promise<void> {
     const [row] = (await this.accounts.query('SELECT fence FROM accounts WHERE id = $1', [id])) as { fence: string | null }[];
-    if (row === undefined) throw new EntityNotFoundError(Account, { id });
+    // TypeORM quotes the criteria with JSON.stringify, but whole: cut, as `shown` does.
+    if (row === undefined) throw new EntityNotFoundError(Account, { id: cut(id) });
     // Not `fence > fencingToken`: a token that is no number (a lock's without fencing) never passes.
     if (!(Number(row.fence) <= fencingToken)) throw new FencedWriteRefusedError(`accounts/${id}`, fencingToken, Number(row.fence), operation);
     if (attempt > 1) {
@@ -106,6 +107,11 @@ export class AccountsService {
  * so that an id from a request cannot forge a log line or flood it.
  */
 function shown(id: string): string {
-  return JSON.stringify(id.length > 100 ? `${id.slice(0, 100)}...` : id);
+  return JSON.stringify(cut(id));
+}
+
+/** An account id cut to 100 characters, for an error that quotes it itself. */
+function cut(id: string): string {
+  return id.length > 100 ? `${id.slice(0, 100)}...` : id;
 }
 // #endregion
