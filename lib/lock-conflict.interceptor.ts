@@ -19,6 +19,7 @@ import { FencedWriteRefusedError } from './errors/fenced-write-refused.error.js'
 import { LockKeyError } from './errors/lock-key.error.js';
 import { LockLostError } from './errors/lock-lost.error.js';
 import { RedisLockError } from './errors/redis-lock.error.js';
+import { RedisUnavailableError } from './errors/redis-unavailable.error.js';
 import type { RedisLockModuleOptions } from './interfaces/redis-lock-options.interface.js';
 import { REDIS_LOCK_MODULE_OPTIONS } from './redis-lock.module-definition.js';
 import { isShutdownReason } from './errors/shutdown-reason.js';
@@ -31,11 +32,12 @@ import { LAST_ATTEMPT_GRACE_MS } from './core/engine/waiter-timing.js';
  * Redis did not answer), instead of the 500 Nest gives unknown errors; so too a `LockLostError`
  * the handler rethrew from its lock's `signal` (503 for the application closing, a lease run out
  * or a step-down, 409 for a lock Redis no longer held for it), and a `FencedWriteRefusedError`
- * (409: a newer holder claimed the resource, nothing was written). Registered globally by
+ * (409: a newer holder claimed the resource, nothing was written), and a `RedisUnavailableError`
+ * (503: Redis could not be asked for now). Registered globally by
  * `RedisLockModule`, so it covers a `@Locked` handler and a handler that calls a `@Locked`
  * provider method alike. It only maps errors: the lock itself is taken by the method wrapper,
- * after pipes, so a method is never locked twice. A 503 for a Redis that did not answer carries
- * `Retry-After: 1`.
+ * after pipes, so a method is never locked twice. A 503 for a Redis that did not answer, or could
+ * not be asked, carries `Retry-After: 1`.
  *
  * GraphQL resolvers, microservice (RPC) handlers and WebSocket gateways get the same exceptions,
  * never naming the key (unless `exposeKeyInHttpErrors`): @nestjs/graphql turns them into its
@@ -96,6 +98,10 @@ export class LockConflictInterceptor implements NestInterceptor {
     if (isUnansweredRead(error)) {
       retryAfter(http);
       return this.unanswered(error);
+    }
+    if (error instanceof RedisUnavailableError) {
+      retryAfter(http);
+      return this.unreachable(error);
     }
     // Any other lock error (a renewal refused for good, a failed release) a GraphQL client would
     // read with its key; Nest answers it 500 without its message over HTTP, and so do the RPC and
@@ -159,6 +165,16 @@ export class LockConflictInterceptor implements NestInterceptor {
    */
   private unanswered(error: unknown): ServiceUnavailableException {
     return new ServiceUnavailableException('The lock service is unavailable: Redis did not answer. Try again later.', { cause: error });
+  }
+
+  /**
+   * A call Redis could not serve for now, in a way that passes (its connection down or refused, a
+   * failover's READONLY or LOADING, a client's command timeout): 503 with `Retry-After`, as for a
+   * Redis that did not answer, without the key the message names. What asking again cannot cure
+   * (a closed client, NOPERM) is a plain `RedisLockError`, left a 500 that Nest logs.
+   */
+  private unreachable(error: RedisUnavailableError): ServiceUnavailableException {
+    return new ServiceUnavailableException('The lock service is unavailable: Redis could not be asked. Try again later.', { cause: error });
   }
 
   /** The lock held by another operation for as long as the call waited: 409. */

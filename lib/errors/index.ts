@@ -10,5 +10,6 @@ export * from './lock-upgrade.error.js';
 export * from './lock-not-replicated.error.js';
 export * from './fenced-write-refused.error.js';
 export * from './no-fencing-token.error.js';
+export * from './redis-unavailable.error.js';
 export * from './redis-unanswered.error.js';
 export * from './lock-service-closed.error.js';

@@ -1,4 +1,4 @@
-import { RedisLockError } from './redis-lock.error.js';
+import { RedisUnavailableError } from './redis-unavailable.error.js';
 
 /**
  * Redis did not answer a call within the bound the library gives it (an attempt's 1 s grace):
@@ -7,7 +7,8 @@ import { RedisLockError } from './redis-lock.error.js';
  * Redis has not answered by the end of the lease, or of the application's shutdown (the lease
  * then ends on its own in Redis). Redis is frozen, overloaded, or
  * cut off by a network fault that resets nothing; the call's command may still run there later.
- * `LockConflictInterceptor` answers it 503 with `Retry-After`. Its message names the call and key.
+ * `LockConflictInterceptor` answers it 503 with `Retry-After`, as every `RedisUnavailableError`, of
+ * which it is a kind. Its message names the call and key.
  *
  * @example
  * ```ts
@@ -19,4 +20,4 @@ import { RedisLockError } from './redis-lock.error.js';
  * }
  * ```
  */
-export class RedisUnansweredError extends RedisLockError {}
+export class RedisUnansweredError extends RedisUnavailableError {}

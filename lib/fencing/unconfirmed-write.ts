@@ -1,5 +1,6 @@
 import { quoteKey } from '../core/keys/quote-key.js';
 import { RedisLockError } from '../errors/redis-lock.error.js';
+import { RedisUnavailableError } from '../errors/redis-unavailable.error.js';
 
 /**
  * An error reply of Redis, as ioredis and node-redis give it (`WRONGTYPE ...`) or as Valkey GLIDE
@@ -60,6 +61,9 @@ export function unsentBecause(error: unknown): 'offline' | 'busy' | 'subscriber'
  * disabled offline queue while the connection is down, by GLIDE's limit of commands in flight, or
  * by an ioredis connection in subscriber mode.
  * Nothing was written or claimed, which `unconfirmedWrite`'s "may have been applied" would deny.
+ * One refused by a disabled offline queue or at GLIDE's limit passes (a `RedisUnavailableError`);
+ * a write that may have been applied (`unconfirmedWrite`) stays a plain
+ * `RedisLockError` (500 over HTTP, logged): a blind retry could apply it twice.
  */
 export function unsentWrite(error: unknown, method: string, key: string, why: 'closed' | 'offline' | 'busy' | 'subscriber'): unknown {
   if (error instanceof RedisLockError) return error;
@@ -77,7 +81,10 @@ export function unsentWrite(error: unknown, method: string, key: string, why: 'c
     busy: 'Try again once Redis answers.',
     subscriber: 'Subscribe on a duplicate() of the client, not on the one FencedRedis writes through.',
   }[why];
-  return new RedisLockError(
+  // Refused for want of a connection, or of a place among the commands in flight: that passes
+  // (503 over HTTP). A closed client or one in subscriber mode is its owner's to fix (500).
+  const Refusal = why === 'offline' || why === 'busy' ? RedisUnavailableError : RedisLockError;
+  return new Refusal(
     `FencedRedis.${method}(): ${claim ? 'the read for update' : 'the write'} of ${quoteKey(key)} was not sent: ${reason}, so nothing was ${claim ? 'claimed or read' : 'written'}. ${then}`,
     { cause: error },
   );

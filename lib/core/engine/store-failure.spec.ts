@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { RedisLockError } from '../../errors/redis-lock.error.js';
+import { RedisUnavailableError } from '../../errors/redis-unavailable.error.js';
 import { LastingRefusalError, lastingRefusal, storeFailure } from './store-failure.js';
+
+const named = (name: string, message: string, code?: string): Error => Object.assign(new Error(message), { name }, code === undefined ? {} : { code });
 
 const replyError = (message: string): Error => Object.assign(new Error(message), { name: 'ReplyError' });
 
@@ -50,5 +53,49 @@ describe('lastingRefusal', () => {
     expect(told.cause).toBe(noperm);
     expect(storeFailure(new Error('Connection is closed.'), 'isLocked("k")', '', true).message).toMatch(/the Redis client was closed .*onApplicationShutdown/);
     expect(storeFailure(new Error('Connection is closed.'), 'isLocked("k")').message).toBe('isLocked("k"): Redis could not be asked (Connection is closed).');
+  });
+});
+
+describe('storeFailure: what passes is a RedisUnavailableError (503 over HTTP), the rest a plain RedisLockError (500, logged)', () => {
+  it.each([
+    named('Error', 'connect ECONNREFUSED 127.0.0.1:6379', 'ECONNREFUSED'),
+    named('Error', 'read ECONNRESET', 'ECONNRESET'),
+    named('Error', "Stream isn't writeable and enableOfflineQueue options is false"),
+    named('Error', "Cluster isn't ready and enableOfflineQueue options is false"),
+    named('Error', 'Command timed out'),
+    named('MaxRetriesPerRequestError', 'Reached the max retries per request limit (which is 1). Refer to "maxRetriesPerRequest" option for details.'),
+    named('SocketClosedUnexpectedlyError', 'Socket closed unexpectedly'),
+    named('ClientOfflineError', 'The client is offline'),
+    named('TimeoutError', 'Timeout'),
+    named('ConnectionError', 'Connection refused'),
+    replyError('LOADING Redis is loading the dataset in memory'),
+    replyError("READONLY You can't write against a read only replica."),
+    replyError("ERR Error running script (call to f_0123): @user_script:1: @user_script: 1: -READONLY You can't write against a read only replica."),
+    replyError('MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to no'),
+    replyError('TRYAGAIN Multiple keys request during rehashing of slot'),
+    replyError('CLUSTERDOWN The cluster is down'),
+    replyError('BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.'),
+    replyError('ERR max number of clients reached'),
+  ])('unavailable: $message', (error) => {
+    const told = storeFailure(error, 'isLocked("k")');
+    expect(told).toBeInstanceOf(RedisUnavailableError);
+    expect(told.message).toBe(`isLocked("k"): Redis could not be asked (${error.message.replace(/\.$/, '')}).`);
+    expect(told.cause).toBe(error);
+  });
+
+  it.each([
+    // A client closed by its owner, or given up: it sends nothing any more.
+    named('Error', 'Connection is closed.'),
+    named('ClientClosedError', 'The client is closed'),
+    named('ClosingError', 'Client is closed'),
+    // Credentials the operator is to fix, a script's error (a bug), a driver's own TypeError.
+    replyError('NOAUTH Authentication required.'),
+    replyError('WRONGPASS invalid username-password pair or user is disabled.'),
+    replyError("ERR Error running script (call to f_0123): @user_script:12: attempt to compare number with nil"),
+    new TypeError("Cannot read properties of undefined (reading 'length')"),
+  ])('not unavailable: $message', (error) => {
+    const told = storeFailure(error, 'isLocked("k")');
+    expect(told).toBeInstanceOf(RedisLockError);
+    expect(told).not.toBeInstanceOf(RedisUnavailableError);
   });
 });

@@ -1,4 +1,5 @@
 import { RedisLockError } from '../../errors/redis-lock.error.js';
+import { RedisUnavailableError } from '../../errors/redis-unavailable.error.js';
 import { withoutArguments } from '../stores/redis/drivers/redis-driver.js';
 
 /**
@@ -83,7 +84,50 @@ export function storeFailure(error: unknown, call: string, then = '', clientClos
         `${call}: the Redis client was closed (${reason}) and sends no command any more (its owner called quit() or disconnect(), or an ioredis retryStrategy gave up reconnecting); close a client you hand in only after the lock module shut down (in onApplicationShutdown)${then}.`,
         { cause: error },
       );
-    default:
-      return new RedisLockError(`${call}: Redis could not be asked (${reason})${then}.`, { cause: error });
+    default: {
+      // Only what is known to pass is "unavailable" (503 over HTTP, no error log): anything else,
+      // a script's error or a driver's TypeError included, may be a bug to see (500, logged).
+      const Failure = passes(error) ? RedisUnavailableError : RedisLockError;
+      return new Failure(`${call}: Redis could not be asked (${reason})${then}.`, { cause: error });
+    }
   }
+}
+
+/**
+ * Refusals of Redis that a failover, a restart's loading or a long script give for a while; also
+ * as Redis 6 words them inside a script's error (`... -READONLY You can't write ...`).
+ */
+const PASSING_REPLY = /(?:^|\s-)(?:LOADING|READONLY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN|BUSY)\b|^ERR max number of clients reached/;
+
+/** Socket errors of a connection refused, reset or cut, and of an address not found for now. */
+const PASSING_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
+
+/**
+ * The clients' own errors for a connection down or a command unanswered in time: ioredis'
+ * `maxRetriesPerRequest` spent; node-redis' socket closed, timed out or offline, and its command
+ * timeout; Valkey GLIDE's connection and timeout errors. Not a closed client's (ioredis
+ * "Connection is closed.", node-redis `ClientClosedError`, GLIDE `ClosingError`): it sends nothing
+ * any more, which its owner is to fix.
+ */
+const PASSING_ERRORS = new Set(['MaxRetriesPerRequestError', 'SocketClosedUnexpectedlyError', 'ConnectionTimeoutError', 'SocketTimeoutError', 'ClientOfflineError', 'TimeoutError', 'ConnectionError']);
+
+/**
+ * What the clients say, unnamed, of a command refused unsent while the connection is down
+ * (ioredis `enableOfflineQueue: false`; node-redis `disableOfflineQueue: true`), of ioredis'
+ * `commandTimeout`, and of GLIDE's commands in flight at its `inflightRequestsLimit` (failed by the
+ * driver after waiting for a place).
+ */
+const PASSING_MESSAGE = /^(?:(?:Stream isn't writeable|Cluster isn't ready) and enableOfflineQueue options is false|The client is offline|Command timed out)$|maximum inflight requests|: the command was not sent\.?$/i;
+
+/**
+ * Whether a client's error is one that passes by, or that waiting cures, with no one to fix
+ * anything: Redis out of reach or busy for now. `LockConflictInterceptor` answers the
+ * `RedisUnavailableError` it makes 503 with `Retry-After`.
+ */
+export function passes(error: unknown): boolean {
+  if (!(error instanceof Error) || error instanceof RedisLockError) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && PASSING_CODES.has(code)) return true;
+  if (PASSING_ERRORS.has(error.name) || PASSING_ERRORS.has(error.constructor.name)) return true;
+  return PASSING_REPLY.test(error.message) || PASSING_MESSAGE.test(error.message);
 }
