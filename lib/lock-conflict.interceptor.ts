@@ -93,7 +93,10 @@ export class LockConflictInterceptor implements NestInterceptor {
     }
     if (error instanceof LockKeyError) return this.badKey(error);
     if (isShutdownReason(error)) return this.closing(error);
-    if (error instanceof LockLostError && error.cause === undefined) return this.lost(error, http);
+    // A lease its code chose not to renew (autoRenew: false) that the work outlived is the
+    // application's to fix, as a renewal refused for good is: left a 500, logged with the remedy
+    // its message names; a retry would run out again, so no 503 asks for one.
+    if (error instanceof LockLostError && error.cause === undefined && !(error.reason === 'expired' && !error.renewed)) return this.lost(error, http);
     if (error instanceof FencedWriteRefusedError) return this.fenced(error);
     if (isUnansweredRead(error)) {
       retryAfter(http);
@@ -103,7 +106,8 @@ export class LockConflictInterceptor implements NestInterceptor {
       retryAfter(http);
       return this.unreachable(error);
     }
-    // Any other lock error (a renewal refused for good, a failed release) a GraphQL client would
+    // Any other lock error (a renewal refused for good, an unrenewed lease the work outlived, a
+    // failed release) a GraphQL client would
     // read with its key; Nest answers it 500 without its message over HTTP, and so do the RPC and
     // WebSocket default filters.
     if (graphql && !this.exposeKey && error instanceof RedisLockError) {
@@ -128,7 +132,8 @@ export class LockConflictInterceptor implements NestInterceptor {
    * the lock no longer this owner's in Redis (deleted, evicted, taken over): 409, as a multi-key
    * part lost so; a leader's step-down: 503 (a retry can go to the instance that leads). A renewal
    * refused for good (its `cause`: NOPERM, a renamed command) is left a 500 by the caller, logged:
-   * the operator's to fix, as an acquire refused so is.
+   * the operator's to fix, as an acquire refused so is; so is the lease of a lock taken with
+   * `autoRenew: false` that the work outlived (`renewed` false): its code's to fix.
    */
   private lost(error: LockLostError, http: ExecutionContext | undefined): ConflictException | ServiceUnavailableException {
     switch (error.reason) {

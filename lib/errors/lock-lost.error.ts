@@ -41,8 +41,12 @@ export class LockLostError extends RedisLockError {
     readonly fencingToken: number | undefined,
     /** Why the lock was lost. */
     readonly reason: LockLostReason,
-    /** Whether a watchdog renewed the lock (`autoRenew`): an `expired` lease it never renewed ran out on its own. */
-    renewed = true,
+    /**
+     * Whether a watchdog renewed the lock (`autoRenew`): an `expired` lease it never renewed ran
+     * out on its own, the work outliving the ttl its code chose (`LockConflictInterceptor` leaves
+     * that a 500, logged: a retry would run out again), not Redis or the event loop failing it.
+     */
+    readonly renewed = true,
     /** A renewal's refusal asking again cannot change (NOPERM, an unknown command), kept as the `cause`. */
     refusal?: RedisLockError,
   ) {
@@ -60,7 +64,7 @@ function describe(reason: LockLostReason, renewed: boolean): string {
     case 'expired':
       return renewed
         ? 'the lease ran out before a renewal succeeded (Redis unreachable or the event loop blocked)'
-        : 'its ttl ran out while it was held (autoRenew: false: only extend() renews it)';
+        : "its ttl ran out while it was held (autoRenew: false: only extend() renews it); raise its ttl above the work's length, call extend() while it works, or leave autoRenew on";
     case 'shutdown':
       return 'the application shut down while the lock was held';
     case 'stepped-down':
