@@ -1,4 +1,5 @@
 import { RedisLockError } from '../../../errors/redis-lock.error.js';
+import { RedisUnavailableError } from '../../../errors/redis-unavailable.error.js';
 import { shutDownRefusal } from '../../../errors/shutdown-reason.js';
 import { now } from '../../time/clock.js';
 import { driftMargin } from '../../options/lock-options.js';
@@ -15,7 +16,7 @@ import { RecentMap, RecentSet } from './recent-entries.js';
 import { MissedReleases, type MissedRelease } from './missed-releases.js';
 import { majorityPttl } from '../../engine/lease-left.js';
 import { setImmediate } from '../../time/real-timers.js';
-import { LastingRefusalError, lastingRefusal, storeFailure, type LastingRefusal } from '../../engine/store-failure.js';
+import { LastingRefusalError, lastingRefusal, passes, storeFailure, type LastingRefusal } from '../../engine/store-failure.js';
 import { clientsClosed } from '../../engine/clients-closed.js';
 
 /**
@@ -813,11 +814,25 @@ export class QuorumStore implements LockStore {
    * what the `count` nodes did (a read needs answers, not agreement).
    */
   private noQuorum(what: string, count: number, answers: (Answer<unknown> | undefined)[], how = 'agreed'): RedisLockError {
+    const failed = answers.flatMap((answer) => (answer === undefined || answer.ok ? [] : [answer.error]));
     const failures = answers.flatMap((answer, i) => (answer === undefined || answer.ok ? [] : [`node ${i}: ${(answer.error as Error).message}`]));
-    return new RedisLockError(
+    // Every master that failed it failed in a way that passes (down, refused unsent, silent, a
+    // failover's READONLY): the quorum is unavailable for now, 503 over HTTP, as one Redis is. Any
+    // other failure (a closed client, a script's error) leaves it a plain error, 500 and logged.
+    const NoQuorum = failed.length > 0 && failed.every(passesOnNode) ? RedisUnavailableError : RedisLockError;
+    return new NoQuorum(
       `Quorum not reached to ${what} the lock: ${count} of ${this.nodes.length} Redis nodes ${how}, ${this.majority} needed (${failures.join('; ')}).`,
     );
   }
+}
+
+/**
+ * A master's failure of a round that passes: one `passes` of a client's errors, a master left
+ * unasked while silent (`SilentMaster`), or one that did not answer within the round's time
+ * (`QuorumRound`'s "no answer within N ms").
+ */
+function passesOnNode(error: unknown): boolean {
+  return error instanceof SilentMaster || passes(error) || (error instanceof Error && !(error instanceof RedisLockError) && /^no answer within \d+ ms$/.test(error.message));
 }
 
 /** The shortest ttl of a batch (a loop: spreading 100,000 arguments into Math.min overflows the stack). */
