@@ -38,6 +38,8 @@ import { endFeedNotRead } from './lock-board.feed.js';
 import { BoardShutdown } from './lock-board.shutdown.js';
 import { setImmediate } from '../core/time/real-timers.js';
 import { isUnansweredRead } from '../core/engine/unanswered.js';
+import { passes } from '../core/engine/store-failure.js';
+import { RedisUnavailableError } from '../errors/redis-unavailable.error.js';
 
 /**
  * How long a board request waits for Redis: a page's scans and inspections, or a release's read
@@ -165,7 +167,12 @@ export function lockBoardController(
       try {
         return await this.manager.untilShutdown(work(), what, undefined, BOARD_READ_BOUND_MS);
       } catch (error) {
-        if (isShutdownReason(error) || isUnansweredRead(error)) throw new ServiceUnavailableException((error as Error).message);
+        // Redis unavailable for now (no answer, or none to ask: down while the client fails fast,
+        // a failover's READONLY), as the lock calls' RedisUnavailableError is: 503, not a 500 and
+        // an error log per poll of an open tab. The board's own reads (SCAN, INFO) fail raw.
+        if (isShutdownReason(error) || isUnansweredRead(error) || error instanceof RedisUnavailableError || passes(error)) {
+          throw new ServiceUnavailableException((error as Error).message);
+        }
         throw error;
       }
     }
