@@ -51,6 +51,8 @@ describe('a board request while Redis is down and the client fails fast', () => 
     const url = `${await listenOnLoopback(app)}/locks`;
     for (const [, send] of requests) expect((await send(url)).status).toBeLessThan(500);
     await server.stop();
+    // The client has seen its connection close (not a command on its way as it closed).
+    await expect.poll(() => client!.status, { timeout: 10_000 }).not.toBe('ready');
     for (const [what, send] of requests) {
       const response = await send(url);
       expect(`${what}: ${response.status}`).toBe(`${what}: 503`);

@@ -20,6 +20,11 @@ import { CapturedLogs } from '../support/lock-app.js';
 let client: Redis;
 let server: RedisServer;
 
+/** Resolves once `node` has seen its connection close (not a command on its way as it closed). */
+async function disconnected(node: Redis): Promise<void> {
+  for (let waited = 0; node.status === 'ready' && waited < 10_000; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
+}
+
 /** A key a request made: a forged log line, and long. */
 const HOSTILE = `k\n[WARN] forged ${'x'.repeat(500)}`;
 
@@ -48,6 +53,7 @@ class CallsController {
     const lock = await this.locks.acquire(key);
     try {
       await server.stop();
+      await disconnected(client);
       await lock.extend();
       return 'extended';
     } finally {
@@ -89,7 +95,10 @@ describe('LockConflictInterceptor and a Redis that cannot be asked for now', () 
   }
 
   it.each(['is-locked', 'inspect', 'try-acquire', 'extend', 'fenced-set'])('GET /calls/%s answers 503 with Retry-After: 1, naming no key, logging no error', { timeout: 20_000 }, async (route) => {
-    if (route !== 'extend') await server.stop();
+    if (route !== 'extend') {
+      await server.stop();
+      await disconnected(client);
+    }
     const got = await call(route);
     expect(got.status).toBe(503);
     expect(got.retryAfter).toBe('1');
@@ -134,6 +143,8 @@ describe('LockConflictInterceptor and a quorum whose majority of masters cannot 
     const url = `${await listenOnLoopback(app)}/calls`;
     await servers[1]!.stop();
     await servers[2]!.stop();
+    await disconnected(clients[1]!);
+    await disconnected(clients[2]!);
     const response = await fetch(`${url}/${route}?key=${encodeURIComponent(HOSTILE)}`);
     const body = (await response.json()) as { message: string };
     expect(response.status).toBe(503);
