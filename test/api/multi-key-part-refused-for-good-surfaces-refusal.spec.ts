@@ -147,8 +147,7 @@ describe('a multi-key call whose first part Redis refuses for good while it take
   /**
    * Found with the above: a call that waited for a later key held by another caller failed, once
    * its wait ran out, as that key busy, although Redis had refused its first key's renewal for
-   * good meanwhile. (It still waits on that key until it is had or its wait runs out: see the
-   * report of this review.)
+   * good meanwhile.
    */
   it('acquire(keys) whose wait for a later key runs out rejects with the refusal, not as that key busy', { timeout: 30_000 }, async () => {
     const holder = await createLockApp({ redis: server.url(), shutdownTimeout: 1_000 });
@@ -156,6 +155,30 @@ describe('a multi-key call whose first part Redis refuses for good while it take
       app = await createLockApp({ redis: user.url(), ttl: 60_000, renewInterval: 100, shutdownTimeout: 1_000 });
       const b = await holder.locks.acquire('acct:b');
       const call = settledRecord(app.locks.acquire(['acct:a', 'acct:b'], { waitTimeout: 2_000 }));
+      while ((await holder.locks.inspect('acct:b')).waiters < 1) await sleep(10);
+      await user.rules('resetkeys', '~lock:{acct:b}*');
+      await expect.poll(() => call.settled).toBeDefined();
+      expect(b.held).toBe(true);
+      expectRefusalSaid(call.settled!.error);
+      expect((await holder.locks.inspect('acct:b')).waiters).toBe(0);
+      await b.release();
+    } finally {
+      await holder.close();
+    }
+  });
+
+  /**
+   * Found with the above: the call went on waiting for that later key, held by another caller,
+   * until it had it or its wait ran out (with no bound, as long as the other holder kept it),
+   * although asking again cannot change a refusal for good. It ends at the refusal now, the
+   * later key still held by the other caller and its wait far from over.
+   */
+  it('acquire(keys) waiting for a later key ends at the refusal, not when that wait ends', { timeout: 30_000 }, async () => {
+    const holder = await createLockApp({ redis: server.url(), shutdownTimeout: 1_000 });
+    try {
+      app = await createLockApp({ redis: user.url(), ttl: 60_000, renewInterval: 100, shutdownTimeout: 1_000 });
+      const b = await holder.locks.acquire('acct:b');
+      const call = settledRecord(app.locks.acquire(['acct:a', 'acct:b'], { waitTimeout: Infinity }));
       while ((await holder.locks.inspect('acct:b')).waiters < 1) await sleep(10);
       await user.rules('resetkeys', '~lock:{acct:b}*');
       await expect.poll(() => call.settled).toBeDefined();

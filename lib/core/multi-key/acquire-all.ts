@@ -58,22 +58,27 @@ export async function acquireAll(locks: SingleKeyLocks, keys: readonly string[],
   const parts = withCallSince(options, Date.now(), keys);
   for (;;) {
     const taken: Lock[] = [];
+    const refusal = new RefusalWatch(parts);
     try {
       for (const key of keys) {
         // Each key's wait counts from the call's start, so the whole call never waits longer, and
         // a refusal says how long the call waited, not the last key alone.
-        taken.push(await locks.acquirePart(key, parts, startedAt));
-        if (taken.some((lock) => !lock.held)) break;
+        const lock = await locks.acquirePart(key, refusal.options, startedAt);
+        taken.push(lock);
+        if (taken.some((part) => !part.held)) break;
+        refusal.watch(lock);
       }
     } catch (error) {
       const outcome = outcomeOf(error, options, waitTimeout);
       // A later key's wait ran out (or failed) after a key taken first was refused for good: that
       // refusal is what to fix, not the later key busy. The caller's abort stays the caller's.
       const refused = outcome === 'aborted' ? undefined : firstRefusedForGood(taken);
+      refusal.stop();
       await giveBack(locks, taken);
       notAcquiredWhole(locks, options, startedAt, refused === undefined ? outcome : 'error');
       throw refused ?? error;
     }
+    refusal.stop();
     const lost = taken.find((lock) => !lock.held);
     if (lost === undefined) return new MultiLock(taken, { clock: locks.clock, name: options?.name, calledAt: startedAt });
     await giveBack(locks, taken);
@@ -89,6 +94,45 @@ export async function acquireAll(locks: SingleKeyLocks, keys: readonly string[],
       notAcquiredWhole(locks, options, startedAt, error.cause !== undefined ? 'error' : waitTimeout > 0 ? 'timeout' : 'busy');
       throw error;
     }
+  }
+}
+
+/**
+ * Ends a round's wait for its later keys once a key it took first is refused for good (see
+ * `refusedForGood`): asking again cannot change that refusal, so the call must not go on waiting
+ * for a key another caller holds (with no bound, as long as that caller keeps it). `options`
+ * carries the call's own signal and this one's; the wait it ends rejects, and the round's catch
+ * says the refusal. Only the keys after the first wait with it.
+ */
+class RefusalWatch {
+  private readonly controller = new AbortController();
+  private readonly watched: { lock: Lock; listener: () => void }[] = [];
+  private readonly parts: AnyLockOptions;
+  private combined: AnyLockOptions | undefined;
+
+  constructor(parts: AnyLockOptions) {
+    this.parts = parts;
+  }
+
+  /** The options of the round's next key: the call's own until a key is taken, then with this watch's signal too. */
+  get options(): AnyLockOptions {
+    if (this.watched.length === 0) return this.parts;
+    const own = this.parts.signal;
+    this.combined ??= { ...this.parts, signal: own === undefined ? this.controller.signal : AbortSignal.any([own, this.controller.signal]) };
+    return this.combined;
+  }
+
+  watch(lock: Lock): void {
+    const listener = () => {
+      const refused = refusedForGood(lock);
+      if (refused !== undefined) this.controller.abort(refused);
+    };
+    lock.signal.addEventListener('abort', listener, { once: true });
+    this.watched.push({ lock, listener });
+  }
+
+  stop(): void {
+    for (const { lock, listener } of this.watched.splice(0)) lock.signal.removeEventListener('abort', listener);
   }
 }
 
