@@ -419,7 +419,10 @@ describe('default keys (issue 18, item 8)', () => {
     const orders = app.get(SyncOrders);
     const a = users.run();
     const b = orders.run();
-    await expect.poll(() => redis.exists('lock:{SyncUsers.run}', 'lock:{SyncOrders.run}')).toBe(2);
+    // Both bodies started (the keys alone can show before the acquire's reply reached its
+    // caller, the body not started yet), each under its own key.
+    await expect.poll(() => users.release !== undefined && orders.release !== undefined).toBe(true);
+    expect(await redis.exists('lock:{SyncUsers.run}', 'lock:{SyncOrders.run}')).toBe(2);
     users.release!();
     orders.release!();
     expect([await a, await b]).toEqual(['SyncUsers', 'SyncOrders']);
