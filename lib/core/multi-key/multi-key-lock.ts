@@ -143,13 +143,17 @@ export class MultiLock implements MultiKeyLock {
   /**
    * Releases every part (in reverse order), even if one release fails; then rethrows the first
    * failure. A part its release found gone from Redis (deleted, evicted, released by force) ends
-   * the lock as lost, as one key's release that finds it so does.
+   * the lock as lost, its signal aborted with that part's loss, as one key's release that finds
+   * it so does.
    */
   async release(): Promise<void> {
     this.releasing = true;
     this.stopWatching();
     const outcomes = await Promise.allSettled([...this.parts].reverse().map((part) => part.release()));
-    this.toldEnded(this.parts.map((part): unknown => part.signal.reason).find((reason): reason is LockLostError => reason instanceof LockLostError && (reason.reason === 'refused' || reason.reason === 'expired')));
+    const lost = this.parts.map((part): unknown => part.signal.reason).find((reason): reason is LockLostError => reason instanceof LockLostError && (reason.reason === 'refused' || reason.reason === 'expired'));
+    this.toldEnded(lost);
+    // As one key's release that finds it gone aborts that lock's signal: what still listens hears the loss.
+    if (lost !== undefined) this.lost.abort(lost);
     const failed = outcomes.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
     if (failed) throw failed.reason;
   }
