@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startRedisServer, type RedisServer } from '../scripts/redis-server.mjs';
+import { RedisUnavailableError } from '../lib/index.js';
 import { createLockApp, sleep, type LockApp } from './support/lock-app.js';
 
 // The explorer's first finding (docs/explorer.md): an acquire whose reply comes after the lease
@@ -43,7 +44,11 @@ describe('an acquire whose reply comes after its lease ran out locally', () => {
 
   it('tryAcquire() rejects (the key was free: not null, which says another holder has it) and gives the lock back in Redis', async () => {
     await redis.set('lock:{late}:fence', 10); // a key locked ten times before
-    await expect(withLateReply(() => app!.locks.tryAcquire('late'))).rejects.toThrow(/reply came after the lease \(300 ms\) had run out here; it was given back/);
+    const error = await withLateReply(() => app!.locks.tryAcquire('late')).catch((caught: unknown) => caught);
+    expect((error as Error).message).toMatch(/reply came after the lease \(300 ms\) had run out here; it was given back/);
+    // Redis or the network was slow for once, which passes (a 503 with Retry-After over HTTP),
+    // not a fault to fix (a 500, logged): asking again may well get the lock.
+    expect(error).toBeInstanceOf(RedisUnavailableError);
     // Given back (owner-checked), not left to run out: the key goes, and the next caller gets token 12.
     await expect.poll(() => redis.exists('lock:{late}')).toBe(0);
     const next = await app!.locks.tryAcquire('late');

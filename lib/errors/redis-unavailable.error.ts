@@ -6,7 +6,8 @@ import { RedisLockError } from './redis-lock.error.js';
  * and the client fails fast meanwhile (ioredis `enableOfflineQueue: false` or `maxRetriesPerRequest`
  * spent, node-redis `disableOfflineQueue`, a client's command timeout), or it answered with a
  * refusal a failover, a restart or a long script gives for a while (`LOADING`, `READONLY`,
- * `MASTERDOWN`, `TRYAGAIN`, `CLUSTERDOWN`, `BUSY`). `isLocked()`, `inspect()`, `tryAcquire()` and
+ * `MASTERDOWN`, `TRYAGAIN`, `CLUSTERDOWN`, `BUSY`), or its grant reached a `tryAcquire()` after
+ * the lease it started had run out here (given back). `isLocked()`, `inspect()`, `tryAcquire()` and
  * `extend()` reject with it, and a `FencedRedis` write or read for update its client refused unsent
  * for want of a connection (nothing was written). Asking again later may succeed;
  * `LockConflictInterceptor` answers it 503 with `Retry-After`. What asking again cannot cure (a

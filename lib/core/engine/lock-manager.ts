@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { setMaxListeners } from 'node:events';
 import { map, Subject, type Observable } from 'rxjs';
 import { RedisLockError } from '../../errors/redis-lock.error.js';
+import { RedisUnavailableError } from '../../errors/redis-unavailable.error.js';
 import { LockLostError } from '../../errors/lock-lost.error.js';
 import { LockNotAcquiredError } from '../../errors/lock-not-acquired.error.js';
 import { shutDownRefusal, shutdownReason } from '../../errors/shutdown-reason.js';
@@ -619,8 +620,10 @@ export class LockManager implements LockOwner, LockRunner {
       }
       // A reply that came after its lease ran out was given back: the lock is not ours, and
       // nobody else's either (it was free): not "busy", which a job would take for a run elsewhere.
+      // Redis or the network slow for once (or this process stalled) passes: asking again may
+      // well get it (a 503 over HTTP, not a 500 to fix).
       if (settled === STALE_REPLY) {
-        throw new RedisLockError(`${tryAcquireCall(key, options)}: Redis granted the lock but its reply came after the lease (${timing.ttl} ms) had run out here; it was given back.`);
+        throw new RedisUnavailableError(`${tryAcquireCall(key, options)}: Redis granted the lock but its reply came after the lease (${timing.ttl} ms) had run out here; it was given back.`);
       }
       outcome = settled;
     } catch (error) {
