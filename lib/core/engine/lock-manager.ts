@@ -716,7 +716,7 @@ export class LockManager implements LockOwner, LockRunner {
   async isLocked(key: string): Promise<boolean> {
     if (this.closed) this.assertOpen(describeCall('isLocked', key), READ_REFUSED);
     const exists = this.store.exists(lockRedisKeys(this.options.keyPrefix, checkKeyOf('isLocked', key)).lock).catch((error: unknown) => {
-      throw storeFailure(error, `isLocked(${quoteKey(key)})`);
+      throw this.storeFailure(error, `isLocked(${quoteKey(key)})`);
     });
     return this.untilShutdown(exists, 'isLocked', key, LAST_ATTEMPT_GRACE_MS);
   }
@@ -734,7 +734,7 @@ export class LockManager implements LockOwner, LockRunner {
     if (this.closed) this.assertOpen(describeCall('inspect', key), READ_REFUSED);
     const names = lockRedisKeys(this.options.keyPrefix, checkKeyOf('inspect', key));
     const read = Promise.all([this.store.inspect(names), this.store.inspectSemaphore?.(names) ?? null]).catch((error: unknown) => {
-      throw storeFailure(error, `inspect(${quoteKey(key)})`);
+      throw this.storeFailure(error, `inspect(${quoteKey(key)})`);
     });
     const [snapshot, semaphore] = await this.untilShutdown(read, 'inspect', key, LAST_ATTEMPT_GRACE_MS);
     const held = snapshot.owner !== null;
