@@ -1,4 +1,5 @@
 import type { LockBackend } from '../../lib/core/engine/lock-backend.js';
+import type { RedisClient } from '../../lib/core/stores/redis/drivers/redis-client.js';
 import type { LockStore, RenewalPart, RenewalRequest } from '../../lib/core/stores/lock-store.js';
 import { MemoryNotifier } from '../../lib/core/stores/memory/memory-notifier.js';
 import type { Clock } from '../../lib/core/time/clock.js';
@@ -39,6 +40,17 @@ export interface FaultDecider {
    * covers the key (NOPERM): the script is refused in the store, its reply on its way as any.
    */
   noPermission?(node: SimNode, op: string, lockKey: string): boolean;
+  /**
+   * Whether `node`'s client was closed by its owner while the application runs (ioredis' quit()
+   * or disconnect() on a client handed in): the engine, asking after a failure, finds it closed.
+   */
+  clientClosed?(node: SimNode): boolean;
+  /**
+   * Whether the closed client of `node` refuses its `op` on `lockKey` ("Connection is closed."):
+   * only the probe's key's commands are (see `World.closedClients`), refused before they touch
+   * the store, their refusal on its way back as any reply.
+   */
+  closedClientRefuses?(node: SimNode, op: string, lockKey: string): boolean;
   /** A record to fill for an acquire attempt of `node` on `lockKey`, when that key's attempts are watched (see `AttemptRecord`). */
   watchAttempt?(node: SimNode, lockKey: string): AttemptRecord | undefined;
 }
@@ -81,6 +93,31 @@ export class NoPermissionError extends Error {
   constructor() {
     super('NOPERM this user has no permissions to access one of the keys used as arguments');
   }
+}
+
+/** What ioredis rejects a command with once its owner closed the client (quit(), disconnect()). */
+export class ClientClosedError extends Error {
+  constructor() {
+    super('Connection is closed.');
+  }
+}
+
+/**
+ * The client an instance's store is behind, as the engine sees it when it asks, after a failure,
+ * whether every client was closed by its owner (`clientsClosed`): shaped as an ioredis client,
+ * read as closed while `FaultDecider.clientClosed` says so (ioredis' `manuallyClosing`, which
+ * quit() and disconnect() set; its status stays `ready` here, as the driver refuses a client
+ * handed in with status `end`). Nothing is sent through it.
+ */
+function simClient(closed: () => boolean): RedisClient {
+  return {
+    defineCommand: () => undefined,
+    options: {},
+    status: 'ready',
+    get manuallyClosing(): boolean {
+      return closed();
+    },
+  } as unknown as RedisClient;
 }
 
 /**
@@ -201,8 +238,12 @@ export class Network {
     node.notifier = notifier;
     this.subscribers.add(node);
     const call = <T>(op: string, invoke: () => Promise<T>, token?: string, watched?: AttemptRecord, lockKey?: string): Promise<T> => this.call(node, op, invoke, token, watched, lockKey);
-    // Run in the store as the command arrives: a refusal the ACL makes there (see `noPermission`).
-    const refused = (op: string, lockKey: string): Promise<never> | undefined => (this.faults.noPermission?.(node, op, lockKey) === true ? Promise.reject(new NoPermissionError()) : undefined);
+    // Run in the store as the command arrives: a refusal the ACL makes there (see `noPermission`),
+    // or the closed client's, which sent nothing (see `closedClientRefuses`).
+    const refused = (op: string, lockKey: string): Promise<never> | undefined => {
+      if (this.faults.closedClientRefuses?.(node, op, lockKey) === true) return Promise.reject(new ClientClosedError());
+      return this.faults.noPermission?.(node, op, lockKey) === true ? Promise.reject(new NoPermissionError()) : undefined;
+    };
     const wrapped: LockStore = {
       queues: store.queues,
       barges: store.barges,
@@ -226,7 +267,7 @@ export class Network {
     return {
       store: wrapped,
       notifier,
-      clients: [],
+      clients: [simClient(() => this.faults.clientClosed?.(node) === true)],
       clock,
       shutdownClock,
       close: () => {

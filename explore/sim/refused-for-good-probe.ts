@@ -46,11 +46,83 @@ export async function refusedForGoodProbe(world: World, check: () => void, stop:
     if (world.violation) return;
     await refusedRelease(world, a, check, stop);
     if (world.violation) return;
-    await refusedRenewal(world, a, check, stop);
+    await refusedRenewal(world, a, aclRefusal('nr'), check, stop);
     if (world.violation || b === undefined) return;
-    await refusedFirstRenewal(world, a, b, check, stop);
+    await refusedFirstRenewal(world, a, b, aclRefusal('nh'), check, stop);
   } finally {
     world.acl.clear();
+  }
+}
+
+/**
+ * How a probe's part has the store's commands refused for good, from `begin(instance)` (undefined:
+ * to every instance) to `end()`: the key's name, what the trace says of its beginning, and the
+ * invariant its renewal parts judge (`judgeLoss`).
+ */
+interface Refusal {
+  key: string;
+  /** What the trace says happens as the refusal begins, to instance `who`. */
+  what(who: string): string;
+  invariant: string;
+  begin(world: World, instance?: Instance): void;
+  end(world: World): void;
+  /** What the loss's cause must say beside being a RedisLockError (the closed client named). */
+  cause?: RegExp;
+  /** Part 4's watchdog interval: a group of the instance's own, which no tick of another part's lock shares. */
+  handoverRenewMs: number;
+}
+
+/** The ACL refuses `key` (NOPERM). */
+function aclRefusal(key: string): Refusal {
+  return {
+    key,
+    what: (who) => `the ACL refuses ${key} to ${who}`,
+    invariant: 'a held lock whose renewal Redis refuses for good (NOPERM) is lost at that refusal, reason refused',
+    begin: (world, who) => void world.acl.set(key, { who, refused: [] }),
+    end: (world) => void world.acl.delete(key),
+    handoverRenewMs: HANDOVER_RENEW_MS,
+  };
+}
+
+/** The instance's client is closed by its owner (see `closedClientProbe`). */
+function closedClient(key: string): Refusal {
+  let closed: Instance | undefined;
+  return {
+    key,
+    what: (who) => `the owner of ${who}'s client closes it`,
+    invariant: 'a held lock whose renewal a client its owner closed refuses is lost at that refusal, reason refused, naming the closed client',
+    begin: (world, who) => {
+      closed = who;
+      if (who !== undefined) world.closedClients.set(who, key);
+    },
+    end: (world) => {
+      if (closed !== undefined) world.closedClients.delete(closed);
+    },
+    cause: /client was closed/,
+    // Not the ACL part's: its group idles two ticks past its lock, and would tick within this grant lease.
+    handoverRenewMs: HANDOVER_RENEW_MS + 100,
+  };
+}
+
+/**
+ * A client handed in that its owner closed while the application runs (ioredis' quit() or
+ * disconnect(): `World.closedClients`, which refuses the part's key alone, so that the instance's
+ * other locks are not lost with it) refuses the commands, and asking again changes nothing: parts 3 and 4 of `refusedForGoodProbe` with that refusal, on keys of their own
+ * (`cr`, `ch`), the instance's client opened again once judged (79654fc: the watchdog renewed such
+ * a lock again at every tick, and the first renewal of a grant lease was asked again until that
+ * lease ran out, the holder told `expired` at the lease's end, with nothing naming the closed
+ * client). After the faults; draws nothing from the random streams.
+ */
+export async function closedClientProbe(world: World, check: () => void, stop: () => boolean): Promise<void> {
+  const live = world.instances.filter((i) => i.alive && !i.stopping && !i.paused);
+  const [a, b] = live;
+  if (a === undefined) return;
+  try {
+    await refusedRenewal(world, a, closedClient('cr'), check, stop);
+    if (world.violation || b === undefined) return;
+    await refusedFirstRenewal(world, a, b, closedClient('ch'), check, stop);
+  } finally {
+    world.closedClients.clear();
   }
 }
 
@@ -99,33 +171,33 @@ async function refusedRelease(world: World, instance: Instance, check: () => voi
   }
 }
 
-/** Part 3 (see above). */
-async function refusedRenewal(world: World, instance: Instance, check: () => void, stop: () => boolean): Promise<void> {
-  const key = 'nr';
+/** Part 3 (see above), refused by `refusal`. */
+async function refusedRenewal(world: World, instance: Instance, refusal: Refusal, check: () => void, stop: () => boolean): Promise<void> {
+  const key = refusal.key;
   const lock = await settleCall(world, instance.service.acquire(key, { ttl: TTL_MS, renewInterval: RENEW_MS }), check, stop);
   if (lock === undefined || world.violation) return;
-  world.acl.set(key, { refused: [] });
-  world.trace(instance, `refused-for-good probe: the ACL refuses ${key} to everyone while ${instance.name} holds #${lock.fencingToken}`);
+  refusal.begin(world, instance);
+  world.trace(instance, `refused-for-good probe: ${refusal.what(instance.name)} while it holds ${key} #${lock.fencingToken}`);
   await world.scheduler.run(world.scheduler.now + TTL_MS + 2 * SETTLE_MS, check, () => stop() || lock.signal.aborted);
-  world.acl.delete(key);
+  refusal.end(world);
   void lock.release().catch(() => undefined);
   if (world.violation || !instance.alive || instance.paused) return;
-  judgeLoss(world, instance, key, lock, 'its watchdog renewal');
+  judgeLoss(world, instance, refusal, lock, 'its watchdog renewal');
 }
 
-/** Part 4 (see above). */
-async function refusedFirstRenewal(world: World, a: Instance, b: Instance, check: () => void, stop: () => boolean): Promise<void> {
-  const key = 'nh';
+/** Part 4 (see above), refused by `refusal`. */
+async function refusedFirstRenewal(world: World, a: Instance, b: Instance, refusal: Refusal, check: () => void, stop: () => boolean): Promise<void> {
+  const key = refusal.key;
   const first = await settleCall(world, a.service.acquire(key, { ttl: HANDOVER_TTL_MS }), check, stop);
   if (first === undefined || world.violation) return;
   const waiter: { lock?: HeldLock; renewalsAtHandOut?: number; failed?: true } = {};
-  b.service.acquire(key, { ttl: HANDOVER_TTL_MS, renewInterval: HANDOVER_RENEW_MS, waitTimeout: WAIT_MS }).then(
+  b.service.acquire(key, { ttl: HANDOVER_TTL_MS, renewInterval: refusal.handoverRenewMs, waitTimeout: WAIT_MS }).then(
     (lock) => {
       // As the caller gets it: the ACL changes before anything else of its instance runs.
-      world.acl.set(key, { who: b, refused: [] });
+      refusal.begin(world, b);
       waiter.lock = lock as HeldLock;
       waiter.renewalsAtHandOut = (lock as unknown as { renewalsSent: number }).renewalsSent;
-      world.trace(b, `refused-for-good probe: the ACL refuses ${key} to ${b.name} as it gets #${lock.fencingToken}`);
+      world.trace(b, `refused-for-good probe: ${refusal.what(b.name)} as it gets ${key} #${lock.fencingToken}`);
     },
     () => (waiter.failed = true),
   );
@@ -138,22 +210,23 @@ async function refusedFirstRenewal(world: World, a: Instance, b: Instance, check
   const lock = waiter.lock as HeldLock | undefined;
   // The shape did not form: the grant came some other way, or renewed before its caller got it.
   if (world.violation || lock === undefined || waiter.renewalsAtHandOut !== 0) {
-    world.acl.delete(key);
+    refusal.end(world);
     if (lock !== undefined) void lock.release().catch(() => undefined);
     return;
   }
   await world.scheduler.run(world.scheduler.now + HANDOVER_TTL_MS, check, () => stop() || lock.signal.aborted);
-  world.acl.delete(key);
+  refusal.end(world);
   void lock.release().catch(() => undefined);
   if (world.violation || !b.alive || b.paused) return;
-  judgeLoss(world, b, key, lock, 'the first renewal of its grant lease');
+  judgeLoss(world, b, refusal, lock, 'the first renewal of its grant lease');
 }
 
-/** A held lock whose renewal Redis refused for good is lost at that refusal, reason `refused`. */
-function judgeLoss(world: World, instance: Instance, key: string, lock: { fencingToken?: number; signal: AbortSignal }, what: string): void {
+/** A held lock whose renewal Redis refused for good is lost at that refusal, reason `refused` (its cause saying what `refusal` asks). */
+function judgeLoss(world: World, instance: Instance, refusal: Refusal, lock: { fencingToken?: number; signal: AbortSignal }, what: string): void {
   const reason: unknown = lock.signal.reason;
-  if (!lock.signal.aborted || !(reason instanceof LockLostError) || reason.reason !== 'refused' || !(reason.cause instanceof RedisLockError)) {
-    world.violate(instance, 'a held lock whose renewal Redis refuses for good (NOPERM) is lost at that refusal, reason refused', `${key} #${lock.fencingToken}: ${what} refused; its signal ${lock.signal.aborted ? `aborted: ${describe(reason)}${reason instanceof LockLostError ? ` (reason ${reason.reason})` : ''}` : 'not aborted'}`);
+  const cause: unknown = reason instanceof LockLostError ? reason.cause : undefined;
+  if (!lock.signal.aborted || !(reason instanceof LockLostError) || reason.reason !== 'refused' || !(cause instanceof RedisLockError) || (refusal.cause !== undefined && !refusal.cause.test(cause.message))) {
+    world.violate(instance, refusal.invariant, `${refusal.key} #${lock.fencingToken}: ${what} refused; its signal ${lock.signal.aborted ? `aborted: ${describe(reason)}${reason instanceof LockLostError ? ` (reason ${reason.reason})` : ''}` : 'not aborted'}`);
   }
 }
 

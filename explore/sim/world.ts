@@ -26,7 +26,9 @@ import { dataLossGrantProbe } from './data-loss-grant-probe.js';
 import { InnerWaitProbe } from './inner-wait-probe.js';
 import { tickStallProbe } from './tick-stall-probe.js';
 import { foreignDataProbe } from './foreign-data-probe.js';
-import { refusedForGoodProbe } from './refused-for-good-probe.js';
+import { closedClientProbe, refusedForGoodProbe } from './refused-for-good-probe.js';
+import { nestedUsingProbe } from './nested-using-probe.js';
+import { handOnProbe, watchOtherLimitCalls } from './hand-on-probe.js';
 import { lapsedEntryReleaseProbe, watchSemaphoreReleases } from './lapsed-entry-release-probe.js';
 import { multiKeyGiveBackProbe } from './multi-key-give-back-probe.js';
 import { grantHandoverProbe } from './grant-handover-probe.js';
@@ -395,6 +397,26 @@ export class World implements FaultDecider {
     return false;
   }
 
+  /**
+   * Instances whose client its owner closed while the application runs (see `closedClientProbe`),
+   * with the probe's key: the engine finds the client closed when it asks, and the commands on
+   * that key are refused ("Connection is closed."). Only those: a closed client refuses every
+   * command, but the instance's other locks (a job's owner lease) would then be lost and never
+   * given back, which no promise covers (the store would not be left empty).
+   */
+  readonly closedClients = new Map<SimNode, string>();
+
+  clientClosed(node: SimNode): boolean {
+    return this.closedClients.has(node);
+  }
+
+  closedClientRefuses(node: SimNode, op: string, lockKey: string): boolean {
+    const key = this.closedClients.get(node);
+    if (key === undefined || !lockKey.endsWith(`{${key}}`)) return false;
+    this.trace(node, `${op} on ${key} refused: its client was closed by its owner`);
+    return true;
+  }
+
   /** Whether the store refuses `instance`'s commands on `lockKey` (see `acl`). */
   private refusesCommands(instance: Instance, lockKey: string): boolean {
     for (const [key, rule] of this.acl) if ((rule.who === undefined || rule.who === instance) && lockKey.endsWith(`{${key}}`)) return true;
@@ -452,6 +474,7 @@ export class World implements FaultDecider {
     this.network = new Network(this.scheduler, this);
     this.store = new MemoryStore(this.data, worldClock(this.scheduler), (channel, message) => this.network.publish(channel, message));
     watchSemaphoreReleases(this);
+    watchOtherLimitCalls(this);
     // A frozen window's replies (those delivered at all) come in up to its hold after it.
     this.faultsEnd = Math.max(FAULT_HORIZON_MS, ...plan.faults.map((fault) => fault.at + (windowed(fault.kind) || fault.kind === 'pause' ? fault.duration : 0) + (frozenOf(fault, plan.ttl)?.hold ?? 0)));
   }
@@ -693,6 +716,16 @@ export class World implements FaultDecider {
       await refusedForGoodProbe(this, check, stop);
       if (this.violation) return;
       await lapsedEntryReleaseProbe(this, check, stop);
+      if (this.violation) return;
+      // The forty-seventh session's fixes, after those (so that no run before them changes): a
+      // nested using() begun as its outer call ends (see `nestedUsingProbe`), a client its owner
+      // closed (see `closedClientProbe`), a call of another limit after a holder lapsed (see
+      // `handOnProbe`).
+      await nestedUsingProbe(this, check, stop);
+      if (this.violation) return;
+      await closedClientProbe(this, check, stop);
+      if (this.violation) return;
+      await handOnProbe(this, check, stop);
       if (this.violation) return;
     }
 
@@ -2549,6 +2582,9 @@ export class World implements FaultDecider {
       if (this.heldUp?.instance === instance && lostAt <= this.heldUp.until + WAKE_MS) return;
       // Nor a key the store refuses the instance (an ACL changed): nothing can give it back.
       if (this.refusesCommands(instance, names.lockKey)) return;
+      // Nor a key whose commands the instance's client its owner closed refuses.
+      const closedOn = this.closedClients.get(instance);
+      if (closedOn !== undefined && names.lockKey.endsWith(`{${closedOn}}`)) return;
       if (liveValue(this.data.locks, names.lockKey, now) !== names.token) return;
       this.violate(instance, 'a lock told lost to its deadline is given back at once', `${instance.name}: ${id} lost (expired) at ${lostAt} ms; ${now - lostAt} ms later the store still holds ${names.lockKey} under ${names.token} (pttl ${keyPttl(this.data.locks, names.lockKey, now)} ms)`);
     });
