@@ -29,6 +29,7 @@ import { foreignDataProbe } from './foreign-data-probe.js';
 import { closedClientProbe, refusedForGoodProbe } from './refused-for-good-probe.js';
 import { nestedUsingProbe } from './nested-using-probe.js';
 import { handOnProbe, watchOtherLimitCalls } from './hand-on-probe.js';
+import { metricsPairingProbe } from './metrics-pairing-probe.js';
 import { lapsedEntryReleaseProbe, watchSemaphoreReleases } from './lapsed-entry-release-probe.js';
 import { multiKeyGiveBackProbe } from './multi-key-give-back-probe.js';
 import { grantHandoverProbe } from './grant-handover-probe.js';
@@ -720,12 +721,14 @@ export class World implements FaultDecider {
       // The forty-seventh session's fixes, after those (so that no run before them changes): a
       // nested using() begun as its outer call ends (see `nestedUsingProbe`), a client its owner
       // closed (see `closedClientProbe`), a call of another limit after a holder lapsed (see
-      // `handOnProbe`).
+      // `handOnProbe`), lock metrics enabled while a wait goes on (see `metricsPairingProbe`).
       await nestedUsingProbe(this, check, stop);
       if (this.violation) return;
       await closedClientProbe(this, check, stop);
       if (this.violation) return;
       await handOnProbe(this, check, stop);
+      if (this.violation) return;
+      await metricsPairingProbe(this, check, stop);
       if (this.violation) return;
     }
 
