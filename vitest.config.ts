@@ -1,5 +1,6 @@
 import { defineConfig } from 'vitest/config';
 import { isolatedSpecs } from './test/support/isolated-specs.js';
+import LongFirstSequencer from './test/support/long-first-sequencer.js';
 
 const include = ['lib/**/*.spec.ts', 'test/**/*.spec.ts'];
 const isolated = isolatedSpecs(import.meta.dirname);
@@ -30,6 +31,8 @@ export default defineConfig({
     // mechanisms, not durations, so the extra contention costs no correctness; a timing flake
     // is run again and named (see retry above).
     maxWorkers: 4,
+    // The files known to take longest start first (test/support/long-first-sequencer.ts).
+    sequence: { sequencer: LongFirstSequencer },
     // Most files share their worker's process with the files run before it there: importing
     // Nest, the drivers and the library afresh for each file was most of the run (fresh-clone
     // runs of 1,172 to 1,260 s on this machine; 40 files of test/api took 309 s isolated against
