@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { createLockApp, sleep } from '../support/lock-app.js';
 import { clientsOf, useQuorumServers } from '../support/quorum-nodes.js';
 
@@ -18,8 +18,11 @@ describe('quorum: inspect() where one master counted a rival attempt the others 
 
   it("reports the holder's token, not the minority's higher counter", { timeout: 30_000 }, async () => {
     const holderClients = connect();
+    const rivalClients = connect();
+    // Handed in: closing the apps leaves them open (their owner closes them).
+    onTestFinished(() => [...holderClients, ...rivalClients].forEach((client) => client.disconnect()));
     const holder = await createLockApp({ redis: holderClients as never, ttl: 10_000 });
-    const rival = await createLockApp({ redis: connect() as never, ttl: 10_000 });
+    const rival = await createLockApp({ redis: rivalClients as never, ttl: 10_000 });
     try {
       // Master 2 never hears of the holder's acquisition: masters 0 and 1 grant it.
       holderClients[2]!.disconnect();

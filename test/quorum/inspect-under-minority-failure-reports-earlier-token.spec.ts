@@ -17,12 +17,19 @@ import { clientsOf, useQuorumServers } from '../support/quorum-nodes.js';
 describe('quorum: inspect() while one master of the holder majority is frozen', () => {
   const servers = useQuorumServers();
   const apps: LockApp[] = [];
+  // The holder's clients are handed in: closing its app leaves them open (their owner closes them).
+  const clients: Redis[] = [];
   afterEach(async () => {
     for (const server of servers) server.resume();
     await Promise.all(apps.splice(0).map((app) => app.close()));
+    for (const client of clients.splice(0)) client.disconnect();
   });
 
-  const connect = () => clientsOf(servers);
+  const connect = () => {
+    const opened = clientsOf(servers);
+    clients.push(...opened);
+    return opened;
+  };
 
   async function setUp(key: string) {
     const holderClients = connect();
@@ -36,6 +43,7 @@ describe('quorum: inspect() while one master of the holder majority is frozen', 
     // not have run its part yet (a CI run found its counter missing below), and the disconnect
     // would throw it away. Wait until it has.
     const admin = new Redis(servers[2]!.url);
+    clients.push(admin);
     await expect.poll(async () => [Number(await admin.get(`lock:{${key}}:fence`)), await admin.exists(`lock:{${key}}`)], { timeout: 10_000 }).toEqual([first.fencingToken, 0]);
     // Master 2 never hears of the second: masters 0 and 1 grant it, master 2 keeps the first token.
     holderClients[2]!.disconnect();
