@@ -7,7 +7,16 @@ import { describeMultiKeyBehaviour } from './multi-key-behaviour.js';
 import { describeReadWriteBehaviour } from './rwlock-behaviour.js';
 import { barging, describeBargingBehaviour } from './barging-behaviour.js';
 
-const backend = clusterBackend((nodes, options) => createLockApp({ redis: new Cluster(nodes), ...options }), 6);
+// The module never closes a client handed in: each app's is disconnected when the app closes,
+// or it would go on reconnecting to the stopped cluster in the files after this one.
+const backend = clusterBackend(async (nodes, options) => {
+  const client = new Cluster(nodes);
+  const app = await createLockApp({ redis: client, ...options }).catch((error: unknown) => {
+    client.disconnect();
+    throw error;
+  });
+  return { ...app, close: async () => void (await app.close(), client.disconnect()) };
+}, 6);
 
 describeLockBehaviour('Redis Cluster, 3 masters (ioredis)', backend);
 describeSemaphoreBehaviour('Redis Cluster, 3 masters (ioredis)', backend);

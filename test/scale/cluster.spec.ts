@@ -7,13 +7,21 @@ import { createLockApp, sleep, type LockApp } from '../support/lock-app.js';
 describe('Redis Cluster (3 masters)', () => {
   const redisCluster = useRedisCluster();
   let app: LockApp | undefined;
+  // The module never closes a client handed in: closed after each test, once its app is.
+  const clients: Cluster[] = [];
+  const client = () => {
+    const opened = new Cluster(redisCluster.cluster.nodes);
+    clients.push(opened);
+    return opened;
+  };
 
   afterEach(async () => {
     await app?.close();
     app = undefined;
+    for (const opened of clients.splice(0)) opened.disconnect();
   });
 
-  const open = (options: Parameters<typeof createLockApp>[0] = {}) => createLockApp({ redis: new Cluster(redisCluster.cluster.nodes), ...options }).then((created) => (app = created));
+  const open = (options: Parameters<typeof createLockApp>[0] = {}) => createLockApp({ redis: client(), ...options }).then((created) => (app = created));
 
   it('locks keys of any shape without CROSSSLOT errors, spread over all masters', async () => {
     await open();
@@ -32,7 +40,7 @@ describe('Redis Cluster (3 masters)', () => {
 
   it('wakes a waiter on release through sharded pub/sub, and serves waiters in turn', async () => {
     await open({ ttl: 30_000 });
-    const other = await createLockApp({ redis: new Cluster(redisCluster.cluster.nodes), ttl: 30_000 });
+    const other = await createLockApp({ redis: client(), ttl: 30_000 });
     try {
       const held = await app!.locks.acquire('cluster:handoff');
       const attempts = countAttempts(other.locks);

@@ -35,7 +35,9 @@ describe('a Cluster client handed in whose clusterRetryStrategy gives up', () =>
       await client.ping();
       const waiter = await createLockApp({ redis: client as Cluster, shutdownTimeout: 600 });
       onTestFinished(() => waiter.close());
-      const holder = await createLockApp({ redis: new Cluster(shared.cluster.nodes) as never, shutdownTimeout: 600 });
+      const holderClient = new Cluster(shared.cluster.nodes);
+      onTestFinished(() => holderClient.disconnect());
+      const holder = await createLockApp({ redis: holderClient as never, shutdownTimeout: 600 });
       onTestFinished(() => holder.close());
 
       const key = `pubsub-dropped:${label}`;
