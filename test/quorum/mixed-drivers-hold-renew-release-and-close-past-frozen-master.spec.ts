@@ -16,7 +16,7 @@ describe('quorum over three drivers', () => {
 
   for (const frozen of [0, 1, 2]) {
     it(`holds, renews, releases, and closes past master ${frozen} frozen`, { timeout: 60_000 }, async () => {
-      const io = clientsOf(servers)[0]!;
+      const io = clientsOf(servers.slice(0, 1))[0]!; // the first master's alone: the others' would never be closed
       const node = await nodeRedisClient(servers[1]!.url);
       const url = new URL(servers[2]!.url);
       const glide = await GlideClient.createClient({ addresses: [{ host: url.hostname, port: Number(url.port) }], requestTimeout: 5_000 });
