@@ -46,11 +46,16 @@ describe('quorum: a release a master refused for good', () => {
     await rules(refusing, ...acl);
     await lock.release().catch(() => undefined);
     // Each refusing master refused it (a round that ends on a majority does not wait for that).
-    await expect.poll(() => Promise.all(refusing.map(async (i, n) => (await rejected(admins[i]!)) - before[n]!))).toEqual(refusing.map(() => sent));
+    // A refusal that came after its round's bound on a loaded machine is one more: the release
+    // then counts as missed and goes again once the master answers (a CI run saw 2 for 1), which
+    // the close must not add to.
+    const refused = () => Promise.all(refusing.map(async (i, n) => (await rejected(admins[i]!)) - before[n]!));
+    await expect.poll(async () => (await refused()).every((count) => count >= sent)).toBe(true);
     await expect.poll(() => toSendAgain(app.locks)).toBe(0);
+    const beforeClose = await refused();
     await app.close();
     // On main: refused once more each, the release sent again at the close.
-    expect(await Promise.all(refusing.map(async (i, n) => (await rejected(admins[i]!)) - before[n]!))).toEqual(refusing.map(() => sent));
+    expect(await refused()).toEqual(beforeClose);
     // Their copies stay until the lease ends; the others released theirs.
     for (const i of refusing) expect(await admins[i]!.pttl(`lock:{${key}}`)).toBeGreaterThan(0);
   });

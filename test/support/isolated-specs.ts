@@ -39,7 +39,12 @@ const SHARED_STATE = new RegExp(
 );
 
 /** Files whose shared state the patterns above do not show (each with its reason). */
-const ALWAYS: readonly string[] = [];
+const ALWAYS: readonly string[] = [
+  // 1,500 lock calls at once, each given an attempt's 1 s grace for its answer: in a process
+  // that earlier files had loaded (their heap, their timers), none was answered in time, in both
+  // attempts of a CI run; it needs a process as fresh as a user's at a burst.
+  'test/glide-inflight-limit-burst.spec.ts',
+];
 
 function specsUnder(dir: string): string[] {
   return readdirSync(dir, { recursive: true, encoding: 'utf8' })
