@@ -38,6 +38,13 @@ const SHARED_STATE = new RegExp(
   ].join('|'),
 );
 
+/**
+ * What a spec reads of its process as a whole: a count of the process's timers sees every other
+ * file's in a shared worker. Matched in spec sources only, since test/support/mechanism.ts, which
+ * most specs import, defines the count.
+ */
+const READS_PROCESS = /settledTimeouts\(|getActiveResourcesInfo\(/;
+
 /** Files whose shared state the patterns above do not show (each with its reason). */
 const ALWAYS: readonly string[] = [
   // 1,500 lock calls at once, each given an attempt's 1 s grace for its answer: in a process
@@ -79,7 +86,7 @@ export function isolatedSpecs(root: string): string[] {
     .filter((file) => {
       if (ALWAYS.includes(file)) return true;
       const source = readFileSync(join(root, file), 'utf8');
-      return SHARED_STATE.test(source) || supportImports(source).some((name) => tainted.has(name));
+      return SHARED_STATE.test(source) || READS_PROCESS.test(source) || supportImports(source).some((name) => tainted.has(name));
     })
     .sort();
 }
