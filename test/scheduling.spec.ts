@@ -91,9 +91,16 @@ describe('@WithoutOverlapping and @OnOneInstance', () => {
     expect(registry.getInterval('below')).toBeDefined();
     expect(registry.getTimeout('timeout')).toBeDefined();
     const jobs = app.get(Jobs);
-    await registry.getCronJob('above').fireOnTick();
-    // fireOnTick() does not wait for the (locked, so asynchronous) job.
-    await expect.poll(() => jobs.runs).toEqual(['tick']);
+    // fireOnTick() does not wait for the (locked, so asynchronous) job. A claim of the owner lease
+    // answered later than a sixth of its ttl skips the tick (owner-uncertain, by design): on a
+    // loaded machine, fired again.
+    const uncertain = () => app.logs.lines.filter((line) => line.message.includes('could not be sure that no other one ran this tick')).length;
+    for (let fired = 0; fired < 5 && jobs.runs.length === 0; fired++) {
+      const skipped = uncertain();
+      await registry.getCronJob('above').fireOnTick();
+      await expect.poll(() => jobs.runs.length > 0 || uncertain() > skipped).toBe(true);
+    }
+    expect(jobs.runs).toEqual(['tick']);
     expect(await jobs.below()).toBeUndefined();
     expect(await jobs.once()).toBe(7);
     expect(jobs.runs).toEqual(['tick', 'below', 'once']);
