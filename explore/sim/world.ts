@@ -270,7 +270,7 @@ interface Leadership {
   /** Released by hand, the release not settled yet: its signal aborts once it settles (see `handRelease`). */
   releasing?: boolean;
   /** Its onLeadershipAcquired threw (see `LeaderHooks.throws`): when, and whether its term had ended before (then no step-down is owed). */
-  threw?: { at: number; endedBefore: boolean; stoppingBefore: boolean; pauses: number };
+  threw?: { at: number; endedBefore: boolean; stoppingBefore: boolean; pauses: number; leaseRanOut: boolean };
 }
 
 /** A work `runAsLeader()` runs (see `LeaderHooks.work`), from its start to its end. */
@@ -1986,7 +1986,10 @@ export class World implements FaultDecider {
   private leaderThrows(instance: Instance, lock: Lock, leadership: Leadership, how: LeaderThrows): Promise<void> | void {
     const fail = (): Error => {
       leadership.acquiredReturned = true;
-      leadership.threw = { at: this.scheduler.now, endedBefore: lock.signal.aborted, stoppingBefore: instance.stopping, pauses: instance.pauses };
+      // Past the lease's deadline on the instance's clock (a pause the hook slept through, the
+      // deadline sweeper's timer not run yet): the runner reports the term lost, not stepped down.
+      const leaseRanOut = lock instanceof HeldLock && lock.held && instance.clock.now() >= lock.deadline;
+      leadership.threw = { at: this.scheduler.now, endedBefore: lock.signal.aborted, stoppingBefore: instance.stopping, pauses: instance.pauses, leaseRanOut };
       this.stepDowns.set(instance, this.scheduler.now);
       this.trace(instance, `onLeadershipAcquired of term #${lock.fencingToken} throws (${how})${lock.signal.aborted ? ', its term already ended' : ''}`);
       // Just after the runner heard the failure (microtasks, no virtual time): the term has stepped down.
@@ -2030,13 +2033,16 @@ export class World implements FaultDecider {
    * the term's signal aborts (`stepped-down`) before onLeadershipLost runs. Judged right after the
    * throw (the runner hears it within microtasks), unless the term had ended before the hook threw
    * (then its end is judged as any other), or the instance was paused, crashed or closing meanwhile.
+   * A hook that threw once its lease's deadline had passed unnoticed (it slept through a pause of
+   * its instance) loses the term: `expired` (b2fa79b3), since another instance may lead by then.
    */
   private threwAndSteppedDown(instance: Instance, lock: Lock, leadership: Leadership): void {
     const threw = leadership.threw!;
     if (threw.endedBefore || threw.stoppingBefore || instance.crashed || instance.pauses !== threw.pauses) return;
     const reason = lock.signal.reason as LockLostError | undefined;
-    if (!lock.signal.aborted || (reason?.reason !== 'stepped-down' && !(instance.stopping && reason?.reason === 'shutdown'))) {
-      this.violate(instance, 'a leader whose onLeadershipAcquired threw steps down: its signal aborts (stepped-down)', `term #${lock.fencingToken}: its onLeadershipAcquired threw at ${threw.at} ms; its signal ${lock.signal.aborted ? `aborted with ${reason?.reason ?? String(reason)}` : 'not aborted'} at ${this.scheduler.now} ms`);
+    const expected = threw.leaseRanOut ? 'expired' : 'stepped-down';
+    if (!lock.signal.aborted || (reason?.reason !== expected && !(instance.stopping && reason?.reason === 'shutdown'))) {
+      this.violate(instance, `a leader whose onLeadershipAcquired threw steps down: its signal aborts (${expected})`, `term #${lock.fencingToken}: its onLeadershipAcquired threw at ${threw.at} ms; its signal ${lock.signal.aborted ? `aborted with ${reason?.reason ?? String(reason)}` : 'not aborted'} at ${this.scheduler.now} ms`);
       return;
     }
     this.checkInnerCallsTold(instance, lock, 'a step-down');
@@ -2050,7 +2056,8 @@ export class World implements FaultDecider {
    */
   private threwAndGaveBack(instance: Instance, lock: Lock, leadership: Leadership): void {
     const threw = leadership.threw!;
-    if (threw.endedBefore || threw.stoppingBefore || instance.crashed || instance.stopping || instance.paused || instance.pauses !== threw.pauses) return;
+    // A term whose lease had run out when the hook threw is lost, not stepped down: nothing to give back.
+    if (threw.endedBefore || threw.leaseRanOut || threw.stoppingBefore || instance.crashed || instance.stopping || instance.paused || instance.pauses !== threw.pauses) return;
     const held = lock as unknown as { state: string; released: boolean };
     if (held.state === 'held' && !held.released) {
       this.violate(instance, 'a leader whose onLeadershipAcquired threw gives its lease back once onLeadershipLost returned', `term #${lock.fencingToken}: its onLeadershipAcquired threw at ${threw.at} ms; ${this.scheduler.now - threw.at} ms later (ttl ${(lock as HeldLock).ttl} ms) its lock is still held, no release begun`);
@@ -2450,7 +2457,7 @@ export class World implements FaultDecider {
     if (running.length === 0 || this.violation !== undefined) return;
     const leadership = [...this.leaders].find((l) => l.instance === instance && l.lock === lock);
     const threw = leadership?.threw;
-    const steppedDown = threw !== undefined && !threw.endedBefore && !threw.stoppingBefore;
+    const steppedDown = threw !== undefined && !threw.endedBefore && !threw.leaseRanOut && !threw.stoppingBefore;
     const reason = (lock.signal.reason as LockLostError | undefined)?.reason;
     const closing = instance.runnersStoppingAt !== undefined && reason === 'shutdown' && instance.pauses === instance.runnersStoppingPauses && this.scheduler.now - instance.runnersStoppingAt < SHUTDOWN_TIMEOUT_MS - BOUND_SLACK_MS;
     // A stepped-down term whose work outlives the close's bound is told at that bound, beside the
