@@ -29,8 +29,8 @@ type Layout = 'declared' | 'derived';
  * What the `:queued` mark holds (see queued_mark): off a Cluster, the settings the waiters'
  * calls were made with, which a renewal that frees a holder's permits hands them on with (see
  * SEMAPHORE_HAND_ON); on a Cluster `1`: a renewal there declares the permit key alone, and during
- * a slot migration it may see part of the queue only, so it hands nothing on (the waiters take
- * the permits at their next call).
+ * a slot migration it may see part of the queue only, so it hands nothing on itself, and tells
+ * its client to (HAND_ON in `lock-lua.ts`), which sends SEMAPHORE_LEAVE with every key declared.
  */
 const MARK = {
   declared: `local settings_marked = false`,
@@ -651,7 +651,10 @@ return granted
 
 /**
  * A waiter gives up. ARGV: its token, its ttl, `<fence retention>:<waiter lease>:<sharded>:<limit>:<permits>`.
- * A permit granted to it meanwhile goes back, and free permits to the next waiters.
+ * A permit granted to it meanwhile goes back, and free permits to the next waiters. Also sent,
+ * with limit and permits 0, for a holder whose renewal dropped its entry but could not hand the
+ * permits that freed to the waiters (HAND_ON in `lock-lua.ts`): neither queued nor holding any
+ * more, it removes nothing of its own, and the count hands those permits on as a release would.
  */
 const LEAVE = `
 local fence_retention, lease, sharded, limit, permits = string.match(ARGV[3], '^(%d+):(%d+):(%d):(%d+):(%d+)$')
@@ -677,15 +680,17 @@ return 1
  * (`mark`, its value). Hands the permits that freed to the waiters that fit, as a release does
  * (the full part of RELEASE after its `drop_holder`): left, they would wait for their next poll.
  * The renew scripts get a token and a ttl per lock, nothing of the queue: its settings come from
- * the mark (see queued_mark), and a mark without them (a Cluster's, or one an earlier version
- * wrote) hands nothing on. Defined in a function of its own, so that a renewal that needs none of
- * it pays one closure: its names are derived from `base` as off a Cluster, and `ARGV` is the
+ * the mark (see queued_mark). A mark without them (a Cluster's, or one an earlier version wrote)
+ * hands nothing on here and answers true: the permits are owed to the waiters, and the renewal
+ * tells its client so (HAND_ON in `lock-lua.ts`), which hands them on with SEMAPHORE_LEAVE, every
+ * key declared on a Cluster. Defined in a function of its own, so that a renewal that needs none
+ * of it pays one closure: its names are derived from `base` as off a Cluster, and `ARGV` is the
  * lost holder's token (the scripts' caller, see `releasing`).
  */
 export const SEMAPHORE_HAND_ON = `
 local function hand_on_freed(base, token, mark)
   local fence_retention, lease = string.match(mark, '^(%d+):(%d+)$')
-  if not fence_retention then return end
+  if not fence_retention then return true end
   local sharded, settings_marked, ARGV = '0', true, { token }
   local fence, holders, due = base .. '${LOCK_KEY_SUFFIXES.fence}', base .. '${SEMAPHORE_SUFFIXES.holders}', base .. '${SEMAPHORE_SUFFIXES.due}'
   ${SEMAPHORE_KEYS.derived.rest}

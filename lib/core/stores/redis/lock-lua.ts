@@ -114,6 +114,12 @@ export const RENEWED = 1;
 export const NOT_OURS = 0;
 export const GONE = 2;
 export const ELSEWHERE = 3;
+/**
+ * GONE, from a semaphore permit whose renewal dropped its holder's entry while waiters are
+ * queued, and could not hand the permits that freed to them (a Cluster, see SEMAPHORE_HAND_ON):
+ * the client hands them on (`LockScripts`), and reports GONE. Never seen past the store.
+ */
+export const HAND_ON = 4;
 
 /**
  * A reader's lease (`<lock>:reader:<token>`) and a semaphore permit (`<lock>:permit:<token>`)
@@ -159,10 +165,11 @@ end
 -- the entry goes now, as a count would drop it (the hash and the due set too when it was the last
 -- holder and nobody is queued), so that the fast paths count right and the last release leaves
 -- nothing; with waiters queued, the permits it freed go to them as from a release (see
--- SEMAPHORE_HAND_ON in semaphore/semaphore-lua.ts), rather than at their next poll. Not sure (an
--- undeclared key of a batch on a Cluster master, whose slot may be migrating), or a write refused
--- (a replica, a full maxmemory), it is made due: the next count looks at its permit. pcall: the
--- hash may not be served here.
+-- SEMAPHORE_HAND_ON in semaphore/semaphore-lua.ts), rather than at their next poll; answers true
+-- when it could not (the mark holds no settings: a Cluster's), for the client to (see HAND_ON).
+-- Not sure (an undeclared key of a batch on a Cluster master, whose slot may be migrating), or a
+-- write refused (a replica, a full maxmemory), it is made due: the next count looks at its
+-- permit. pcall: the hash may not be served here.
 local function write_refused(reply) return type(reply) == 'table' and reply.err ~= nil end
 ${SEMAPHORE_HAND_ON}
 local function forget_permit(base, token, sure)
@@ -180,7 +187,7 @@ local function forget_permit(base, token, sure)
     elseif not write_refused(redis.pcall('HSET', holders, ':used', math.max(left, 0))) then
       redis.call('HDEL', holders, token)
       redis.pcall('ZREM', due, token)
-      if counts[2] then hand_on_freed(base, token, counts[2]) end
+      if counts[2] then return hand_on_freed(base, token, counts[2]) end
       return
     end
   end
@@ -190,8 +197,9 @@ end
 -- permit, and the hash's expiry its lease (see LONE in semaphore/semaphore-lua.ts). Asked to renew
 -- a permit key that is missing, this renews the hash when it has the token's field (the PEXPIRE
 -- reply), else answers nil (and forgets the permit of a holder in the full layout, see
--- forget_permit). A mutex's key ends in '}': one byte comparison. pcall: the hash may be
--- of another type (nothing of ours), or not served here during a slot migration.
+-- forget_permit: HAND_ON when the waiters are owed what that freed). A mutex's key ends in '}':
+-- one byte comparison. pcall: the hash may be of another type (nothing of ours), or not served
+-- here during a slot migration.
 local function renew_alone(key, token, ttl, sure)
   if string.byte(key, -1) == 125 then return nil end
   local cut = #key - #token - 8
@@ -200,14 +208,14 @@ local function renew_alone(key, token, ttl, sure)
   -- HGET, not HEXISTS: the least-privilege ACL (docs/deployment.md) allows it already.
   local field = redis.pcall('HGET', base .. ':holders', '!' .. token)
   if type(field) ~= 'string' then
-    forget_permit(base, token, sure)
+    if forget_permit(base, token, sure) then return ${HAND_ON} end
     return nil
   end
   return redis.call('PEXPIRE', base .. ':holders', ttl)
 end
 `;
 
-/** KEYS: lock. ARGV: owner token, ttl. Returns RENEWED, NOT_OURS, GONE, or ELSEWHERE (guards missing, see GUARDS). */
+/** KEYS: lock. ARGV: owner token, ttl. Returns RENEWED, NOT_OURS, GONE, HAND_ON, or ELSEWHERE (guards missing, see GUARDS). */
 const RENEW = `${ON_REPLICA}${GUARDS}
 local owner = redis.call('GET', KEYS[1])
 if owner == ARGV[1] then
@@ -233,7 +241,8 @@ return on_replica() or (owner and 0 or 2)
  * TRYAGAIN), so the client asks again with the lock declared (one more call for a lock that is
  * truly gone, which happens once per lost lock).
  * Renewing adds no memory (PEXPIRE of keys that already have an expiry); off a Cluster, a
- * semaphore permit found gone may free permits that go to waiters (see forget_permit).
+ * semaphore permit found gone may free permits that go to waiters (see forget_permit), and on a
+ * Cluster its answer is HAND_ON for the client to hand them on.
  */
 const RENEW_LOOP = `${ON_REPLICA}${GUARDS}
 local function renew_all(n, key, offset, guarded)
@@ -396,7 +405,7 @@ return 1
  * A lock after the first that this node does not serve (resharding, stale slot map) or does not
  * have comes back as ELSEWHERE and is renewed on its own by the client (see RENEW_LOOP). `allow-oom`: a script with flags is
  * otherwise refused whole under a full `maxmemory`, although a renewal adds no memory (a Cluster's
- * semaphore permit found gone hands nothing on: see SEMAPHORE_HAND_ON).
+ * semaphore permit found gone hands nothing on here: its client does, see HAND_ON).
  */
 const RENEW_NODE = `#!lua flags=allow-cross-slot-keys,allow-oom
 ${RENEW_LOOP}

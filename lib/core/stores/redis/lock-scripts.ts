@@ -3,7 +3,7 @@ import { clusterSlot } from '../../keys/cluster-slot.js';
 import { driverFor } from './drivers/driver-for.js';
 import type { RedisClient } from './drivers/redis-client.js';
 import { flatPairs, isNoScript, scriptError, throwScriptError, type BareScriptCall, type LuaScript, type ReadCommand, type RedisDriver, type RunScript, type ScriptCall } from './drivers/redis-driver.js';
-import { COMMANDS, ELSEWHERE, KEEP_FENCE, RENEWED, type ScriptName } from './lock-lua.js';
+import { COMMANDS, ELSEWHERE, GONE, HAND_ON, KEEP_FENCE, RENEWED, type ScriptName } from './lock-lua.js';
 import { LOCK_HELD } from '../../rwlock/read-lua.js';
 import { ReadScripts } from '../../rwlock/read-scripts.js';
 import { READ_HELD } from '../../rwlock/read-keys.js';
@@ -12,7 +12,8 @@ import { SemaphoreScripts } from '../../semaphore/semaphore-scripts.js';
 import { inspectSemaphoreInRedis, type SemaphoreSnapshot } from '../../semaphore/semaphore-inspect.js';
 import { LOCK_KEY_SUFFIXES, type LockRedisKeys } from '../../keys/lock-key.js';
 import type { SemaphoreStore } from '../../semaphore/semaphore-store.js';
-import { SEMAPHORE_SUFFIXES } from '../../semaphore/semaphore-keys.js';
+import { SEMAPHORE_SUFFIXES, semaphoreKeys } from '../../semaphore/semaphore-keys.js';
+import { WAITER_LEASE_MS } from '../../engine/waiter-timing.js';
 import type { ReadStore } from '../../rwlock/read-store.js';
 import { InvalidLockOptionsError } from '../../../errors/invalid-lock-options.error.js';
 import type { ReplicaWait } from '../../options/wait-for-replicas.js';
@@ -193,7 +194,35 @@ export class LockScripts implements LockStore {
 
   /** RENEWED, NOT_OURS, GONE or ELSEWHERE (quorum mode tells a node that lost the lock from a rival's). */
   async renewCode(lock: string, token: string, ttl: number): Promise<number> {
-    return (await this.calls.renew(lock, token, ttl)) as number;
+    return this.handOnOwed((await this.calls.renew(lock, token, ttl)) as number, lock, token);
+  }
+
+  /**
+   * A renew script's code for `lock`, HAND_ON made GONE: the renewal of semaphore permit `lock`
+   * found it gone and dropped its holder's entry while waiters are queued, but could not hand the
+   * permits that freed to them (on a Cluster, where it declares the permit key alone: see
+   * SEMAPHORE_HAND_ON). The semaphore's leave script, sent for the lost holder with every key
+   * declared, does: its count hands them on as a release would, rather than leave them to the
+   * waiters' next poll. Not waited for: the holder hears of its loss now, and a failure leaves
+   * the permits to that poll.
+   */
+  private handOnOwed(code: number, lock: string, token: string): number {
+    if (code !== HAND_ON) return code;
+    const suffix = SEMAPHORE_SUFFIXES.permit + token;
+    if (!this.closed && lock.endsWith(suffix)) {
+      const base = lock.slice(0, -suffix.length);
+      const names = { lock: base, fence: base + LOCK_KEY_SUFFIXES.fence, queue: '', waiters: '', released: '' };
+      this.semaphores.leave(semaphoreKeys(names, token, base, 0, 0), token, 0, WAITER_LEASE_MS).catch(() => undefined);
+    }
+    return GONE;
+  }
+
+  /** `handOnOwed` for each code of a batch, whose i-th lock and token are `locks[i]` and `args[2i]`. */
+  private handOnEachOwed(codes: number[], locks: string[], args: (string | number)[]): number[] {
+    codes.forEach((code, i) => {
+      if (code === HAND_ON) codes[i] = this.handOnOwed(code, locks[i]!, String(args[2 * i]));
+    });
+    return codes;
   }
 
   /** Quorum mode: puts a lock back on a node that lost it (restarted empty), only if nobody holds it there. */
@@ -203,7 +232,7 @@ export class LockScripts implements LockStore {
 
   /** `args` holds token and ttl of each lock in turn. */
   async renewMany(locks: string[], args: (string | number)[]): Promise<number[]> {
-    return (await this.calls.renewMany(locks.length, ...locks, ...args)) as number[];
+    return this.handOnEachOwed((await this.calls.renewMany(locks.length, ...locks, ...args)) as number[], locks, args);
   }
 
   connectionResets(): number {
@@ -334,7 +363,7 @@ export class LockScripts implements LockStore {
   /** See RENEW_NODE. The client prefixes the declared first key only; the others get it here. */
   private async renewNode(locks: string[], args: (string | number)[]): Promise<number[]> {
     const others = locks.slice(1).map((lock) => this.keyPrefix + lock);
-    return (await this.calls.renewNode(locks[0]!, locks.length, ...others, ...args)) as number[];
+    return this.handOnEachOwed((await this.calls.renewNode(locks[0]!, locks.length, ...others, ...args)) as number[], locks, args);
   }
 
   /**
