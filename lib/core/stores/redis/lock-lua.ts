@@ -167,9 +167,11 @@ end
 -- nothing; with waiters queued, the permits it freed go to them as from a release (see
 -- SEMAPHORE_HAND_ON in semaphore/semaphore-lua.ts), rather than at their next poll; answers true
 -- when it could not (the mark holds no settings: a Cluster's), for the client to (see HAND_ON).
--- Not sure (an undeclared key of a batch on a Cluster master, whose slot may be migrating), or a
--- write refused (a replica, a full maxmemory), it is made due: the next count looks at its
--- permit. pcall: the hash may not be served here.
+-- Its first write adds no memory (DEL, HDEL): under a full maxmemory Redis refuses a script's
+-- first write that may (a lone renewal's HSET was, and the entry stayed), and lets the rest run,
+-- as it lets a release's grants after its DEL. Not sure (an undeclared key of a batch on a
+-- Cluster master, whose slot may be migrating), or a write refused (a replica), it is made due:
+-- the next count looks at its permit. pcall: the hash may not be served here.
 local function write_refused(reply) return type(reply) == 'table' and reply.err ~= nil end
 ${SEMAPHORE_HAND_ON}
 local function forget_permit(base, token, sure)
@@ -184,8 +186,8 @@ local function forget_permit(base, token, sure)
         redis.pcall('DEL', due)
         return
       end
-    elseif not write_refused(redis.pcall('HSET', holders, ':used', math.max(left, 0))) then
-      redis.call('HDEL', holders, token)
+    elseif not write_refused(redis.pcall('HDEL', holders, token)) then
+      redis.call('HSET', holders, ':used', math.max(left, 0))
       redis.pcall('ZREM', due, token)
       if counts[2] then return hand_on_freed(base, token, counts[2]) end
       return
