@@ -128,7 +128,10 @@ const LIB = (counts: 'read' | 'state') => `${QUEUE_MEMBERS}
 local function permit_key(token) return base .. '${SEMAPHORE_SUFFIXES.permit}' .. token end
 
 -- The ':queued' mark's value (see keep_limit): off a Cluster '<fence retention>:<waiter lease>',
--- what a renewal needs to hand freed permits on (see SEMAPHORE_HAND_ON), else 1.
+-- what a renewal needs to hand freed permits on (see SEMAPHORE_HAND_ON), else 1. The settings of
+-- the call that sets it (kept until it is dropped), not of the waiters it is handed to: no grant
+-- uses a waiter's own (a release's uses the releaser's). Every instance sends the same waiter
+-- lease, and only applications configured with another fenceRetention differ (docs/redis-data.md).
 local function queued_mark()
   if settings_marked then return fence_retention .. ':' .. lease end
   return 1
