@@ -88,15 +88,16 @@ export class LockConflictInterceptor implements NestInterceptor {
   private answer(error: unknown, http: ExecutionContext | undefined, graphql: boolean): unknown {
     if (error instanceof LockNotAcquiredError) {
       if (error.cause === undefined) return this.busy(error);
+      // A wait a lock of its chain ended (an outer lock the request held, lost while it waited) is
+      // answered as that loss rethrown from the lock's signal is: retrying cannot help an unrenewed
+      // lease the work outlived, nor a renewal refused for good, left 500s that Nest logs.
+      if (error.cause instanceof LockLostError) return mapped(error.cause) ? this.lost(error.cause, http, error) : this.failed(error, graphql);
       if (!isShutdownReason(error.cause)) retryAfter(http);
       return this.unavailable(error);
     }
     if (error instanceof LockKeyError) return this.badKey(error);
     if (isShutdownReason(error)) return this.closing(error);
-    // A lease its code chose not to renew (autoRenew: false) that the work outlived is the
-    // application's to fix, as a renewal refused for good is: left a 500, logged with the remedy
-    // its message names; a retry would run out again, so no 503 asks for one.
-    if (error instanceof LockLostError && error.cause === undefined && !(error.reason === 'expired' && !error.renewed)) return this.lost(error, http);
+    if (error instanceof LockLostError && mapped(error)) return this.lost(error, http);
     if (error instanceof FencedWriteRefusedError) return this.fenced(error);
     if (isUnansweredRead(error)) {
       retryAfter(http);
@@ -106,10 +107,15 @@ export class LockConflictInterceptor implements NestInterceptor {
       retryAfter(http);
       return this.unreachable(error);
     }
-    // Any other lock error (a renewal refused for good, an unrenewed lease the work outlived, a
-    // failed release) a GraphQL client would
-    // read with its key; Nest answers it 500 without its message over HTTP, and so do the RPC and
-    // WebSocket default filters.
+    return this.failed(error, graphql);
+  }
+
+  /**
+   * Any other lock error (a renewal refused for good, an unrenewed lease the work outlived, a
+   * failed release), which a GraphQL client would read with its key: Nest answers it 500 without
+   * its message over HTTP, and so do the RPC and WebSocket default filters.
+   */
+  private failed(error: unknown, graphql: boolean): unknown {
     if (graphql && !this.exposeKey && error instanceof RedisLockError) {
       return new InternalServerErrorException('The lock service failed.', { cause: error });
     }
@@ -133,19 +139,20 @@ export class LockConflictInterceptor implements NestInterceptor {
    * part lost so; a leader's step-down: 503 (a retry can go to the instance that leads). A renewal
    * refused for good (its `cause`: NOPERM, a renamed command) is left a 500 by the caller, logged:
    * the operator's to fix, as an acquire refused so is; so is the lease of a lock taken with
-   * `autoRenew: false` that the work outlived (`renewed` false): its code's to fix.
+   * `autoRenew: false` that the work outlived (`renewed` false): its code's to fix (see `mapped`).
+   * `cause`: what reached the route, when not the loss itself (a wait it ended).
    */
-  private lost(error: LockLostError, http: ExecutionContext | undefined): ConflictException | ServiceUnavailableException {
+  private lost(error: LockLostError, http: ExecutionContext | undefined, cause: unknown = error): ConflictException | ServiceUnavailableException {
     switch (error.reason) {
       case 'shutdown':
-        return this.closing(error);
+        return this.closing(cause);
       case 'refused':
-        return new ConflictException(`${this.lostLock(error)} was lost before the request's work ended: another operation may hold it now. Try again later.`, { cause: error });
+        return new ConflictException(`${this.lostLock(error)} was lost before the request's work ended: another operation may hold it now. Try again later.`, { cause });
       case 'expired':
         retryAfter(http);
-        return new ServiceUnavailableException(`${this.lostLock(error)} was lost before the request's work ended: the lock service is unavailable. Try again later.`, { cause: error });
+        return new ServiceUnavailableException(`${this.lostLock(error)} was lost before the request's work ended: the lock service is unavailable. Try again later.`, { cause });
       case 'stepped-down':
-        return new ServiceUnavailableException(`${this.lostLock(error)} was given up before the request's work ended: this instance stepped down. Try again later.`, { cause: error });
+        return new ServiceUnavailableException(`${this.lostLock(error)} was given up before the request's work ended: this instance stepped down. Try again later.`, { cause });
     }
   }
 
@@ -199,6 +206,17 @@ export class LockConflictInterceptor implements NestInterceptor {
   private lostLock(error: LockLostError): string {
     return this.exposeKey ? `Lock ${quoteKey(error.key)}` : "The resource's lock";
   }
+}
+
+/**
+ * Whether a lost lock is answered by why (`lost`), rather than left a 500 that Nest logs: not a
+ * renewal refused for good (its `cause`: NOPERM, a renamed command), the operator's to fix; nor
+ * the lease of a lock its code chose not to renew (`autoRenew: false`) that the work outlived,
+ * the application's to fix (its message names the remedy): a retry would run out again, so no 503
+ * asks for one.
+ */
+function mapped(error: LockLostError): boolean {
+  return error.cause === undefined && !(error.reason === 'expired' && !error.renewed);
 }
 
 /**
