@@ -25,7 +25,7 @@ import { REDIS_LOCK_MODULE_OPTIONS } from './redis-lock.module-definition.js';
 import { isShutdownReason } from './errors/shutdown-reason.js';
 import { isUnansweredRead } from './core/engine/unanswered.js';
 import { LOCKED_METADATA } from './redis-lock.constants.js';
-import { LAST_ATTEMPT_GRACE_MS } from './core/engine/waiter-timing.js';
+import { setRetryAfter, type HeaderResponse } from './retry-after.js';
 
 /**
  * Turns a `LockNotAcquiredError` that reaches an HTTP route into 409 Conflict (or 503 when
@@ -219,21 +219,9 @@ function mapped(error: LockLostError): boolean {
   return error.cause === undefined && !(error.reason === 'expired' && !error.renewed);
 }
 
-/**
- * Seconds an HTTP client is told to wait (`Retry-After`) after a 503 for a Redis that did not
- * answer: the bound the library gives an unanswered attempt (1 s), so that clients space their
- * retries by what one costs here, not a promise of when Redis is back. A 409 gets none: when the
- * holder lets go is not known to a waiter (it renews its lease for as long as it works), and a
- * 503 for a closing application none either (a retry goes to another instance at once).
- */
-const RETRY_AFTER_SECONDS = String(Math.ceil(LAST_ATTEMPT_GRACE_MS / 1000));
-
-/** Sets `Retry-After` on an HTTP request's response (Express' and Fastify's alike), unless it has started (SSE). */
+/** Sets `Retry-After` on an HTTP request's response (see `setRetryAfter`). */
 function retryAfter(context: ExecutionContext | undefined): void {
-  if (context === undefined) return;
-  const response = context.switchToHttp().getResponse<{ header?: (name: string, value: string) => unknown; headersSent?: boolean; sent?: boolean; raw?: { headersSent?: boolean } } | undefined>();
-  if (typeof response?.header !== 'function' || response.headersSent === true || response.sent === true || response.raw?.headersSent === true) return;
-  response.header('Retry-After', RETRY_AFTER_SECONDS);
+  if (context !== undefined) setRetryAfter(context.switchToHttp().getResponse<HeaderResponse>());
 }
 
 /** The module's global `APP_INTERCEPTOR`, unless `globalInterceptor` is `false`. */

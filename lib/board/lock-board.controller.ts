@@ -12,6 +12,7 @@ import {
   Post,
   Query,
   Req,
+  Res,
   ServiceUnavailableException,
   SetMetadata,
   Sse,
@@ -40,6 +41,7 @@ import { setImmediate } from '../core/time/real-timers.js';
 import { isUnansweredRead } from '../core/engine/unanswered.js';
 import { passes } from '../core/engine/store-failure.js';
 import { RedisUnavailableError } from '../errors/redis-unavailable.error.js';
+import { setRetryAfter, type HeaderResponse } from '../retry-after.js';
 
 /**
  * How long a board request waits for Redis: a page's scans and inspections, or a release's read
@@ -121,10 +123,10 @@ export function lockBoardController(
       return BOARD_CSS;
     }
 
-    async list(query: unknown): Promise<LockPage & { allowForceRelease: boolean }> {
+    async list(query: unknown, response: HeaderResponse): Promise<LockPage & { allowForceRelease: boolean }> {
       const parsed = listQuery(query);
       if ('problem' in parsed) throw new BadRequestException(parsed.problem);
-      const page = await this.untilShutdown('the lock board\'s list', async () => {
+      const page = await this.untilShutdown('the lock board\'s list', response, async () => {
         const problem = await cursorProblem(this.manager, parsed.cursor);
         if (problem !== undefined) throw new BadRequestException(`Query parameter "cursor" ${problem}`);
         return listLocks(this.manager, parsed.cursor, this.options.pageSize);
@@ -132,7 +134,7 @@ export function lockBoardController(
       return { ...page, allowForceRelease: this.options.allowForceRelease };
     }
 
-    async release(body: unknown, request: RequestLike): Promise<{ released: boolean }> {
+    async release(body: unknown, request: RequestLike, response: HeaderResponse): Promise<{ released: boolean }> {
       if (!this.options.allowForceRelease) {
         throw new ForbiddenException('Releasing locks by force is not enabled on this board (allowForceRelease).');
       }
@@ -149,7 +151,7 @@ export function lockBoardController(
       } catch (error) {
         throw new BadRequestException(`"key" is not a lock key: ${(error as Error).message}`);
       }
-      return { released: await this.untilShutdown('the lock board\'s release', () => forceRelease(this.manager, key, holder)) };
+      return { released: await this.untilShutdown('the lock board\'s release', response, () => forceRelease(this.manager, key, holder)) };
     }
 
     /**
@@ -160,17 +162,23 @@ export function lockBoardController(
      * Redis does not answer (a client without a command timeout waits for ever). Such a request
      * gets 503. One that comes once the lock service has shut down is refused before its work
      * starts: its commands would go out on a client handed in that its owner closes next, and a
-     * release by force would go on after its request was answered.
+     * release by force would go on after its request was answered. `response`: the request's, for
+     * a `Retry-After`.
      */
-    private async untilShutdown<T>(what: string, work: () => Promise<T>): Promise<T> {
+    private async untilShutdown<T>(what: string, response: HeaderResponse, work: () => Promise<T>): Promise<T> {
       if (this.manager.closing.aborted) throw new ServiceUnavailableException(`${what}: LockService is shut down (the application is closing); Redis is no longer asked.`);
       try {
         return await this.manager.untilShutdown(work(), what, undefined, BOARD_READ_BOUND_MS);
       } catch (error) {
+        // The application closing: 503 without Retry-After, as the interceptor's (a retry can go
+        // to another instance at once).
+        if (isShutdownReason(error)) throw new ServiceUnavailableException((error as Error).message);
         // Redis unavailable for now (no answer, or none to ask: down while the client fails fast,
         // a failover's READONLY), as the lock calls' RedisUnavailableError is: 503, not a 500 and
-        // an error log per poll of an open tab. The board's own reads (SCAN, INFO) fail raw.
-        if (isShutdownReason(error) || isUnansweredRead(error) || error instanceof RedisUnavailableError || passes(error)) {
+        // an error log per poll of an open tab, with the interceptor's Retry-After. The board's
+        // own reads (SCAN, INFO) fail raw.
+        if (isUnansweredRead(error) || error instanceof RedisUnavailableError || passes(error)) {
+          setRetryAfter(response);
           throw new ServiceUnavailableException((error as Error).message);
         }
         throw error;
@@ -212,9 +220,12 @@ export function lockBoardController(
   method('style', Get('board.css'), Header('Content-Type', 'text/css; charset=utf-8'), ...secured);
   method('list', Get('api/locks'), ...secured);
   Query()(LockBoardController.prototype, 'list', 0);
+  // Passthrough: the route still answers with what it returns; the response is only for a Retry-After.
+  Res({ passthrough: true })(LockBoardController.prototype, 'list', 1);
   method('release', Post('api/locks/release'), HttpCode(200), ...secured);
   Body()(LockBoardController.prototype, 'release', 0);
   Req()(LockBoardController.prototype, 'release', 1);
+  Res({ passthrough: true })(LockBoardController.prototype, 'release', 2);
   method('events', Sse('api/events'));
   Req()(LockBoardController.prototype, 'events', 0);
   Reflect.defineMetadata('design:paramtypes', [LockService, Object, ModuleRef, BoardShutdown], LockBoardController);

@@ -4,14 +4,16 @@ import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import { Test } from '@nestjs/testing';
 import { Redis } from 'ioredis';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import { LockService, RedisLockModule } from '../../lib/index.js';
 import { RedisLockBoardModule, type LockBoardOptions } from '../../lib/board/index.js';
+import { holderId } from '../../lib/core/stores/redis/lock-admin.js';
 import { InMemoryLocks, RedisLockTestingModule } from '../../lib/testing/index.js';
 import { AdminCookieGuard } from '../support/board-guards.js';
 import { createHttpApp, listenOnLoopback } from '../support/http-app.js';
 import { CapturedLogs } from '../support/lock-app.js';
 import { redisUrl, useRedis } from '../support/redis.js';
+import { startRedisServer } from '../support/redis-server.js';
 import { useQuorumServers } from '../support/quorum-nodes.js';
 
 /** The application's own guard: an admin session cookie, which a browser also sends cross-site. */
@@ -334,6 +336,27 @@ describe.each(adapters)('lock board over HTTP on %s', (_platform, adapter) => {
       await start('redis', { guards: [AdminCookieGuard] });
       expect(logs.lines.filter((line) => line.level === 'warn')).toEqual([]);
     });
+  });
+
+  // The interceptor's rule (a 503 for a Redis that did not answer, or could not be asked, carries
+  // Retry-After: 1): an open tab's poll, or a script of the operator's, spaces its retries alike.
+  it('answers a list and a release by force that Redis could not be asked 503 with Retry-After: 1', { timeout: 30_000 }, async () => {
+    const server = await startRedisServer();
+    onTestFinished(() => server.stop());
+    const client = new Redis(server.url, { enableOfflineQueue: false, retryStrategy: () => 50, maxRetriesPerRequest: 0 });
+    client.on('error', () => undefined);
+    onTestFinished(() => void client.disconnect());
+    const url = await listen({ imports: [RedisLockModule.forRoot({ redis: client, isGlobal: true }), RedisLockBoardModule.register({ allowForceRelease: true, guards: [AdminCookieGuard] })] });
+    const release = (): Promise<Response> =>
+      fetch(`${url}/api/locks/release`, { method: 'POST', headers: BOARD_HEADERS, body: JSON.stringify({ key: 'stuck', confirm: 'stuck', holder: holderId('someone-else') }) });
+    expect((await fetch(`${url}/api/locks`, { headers: ADMIN })).status).toBe(200);
+    await server.stop();
+    const answers = [await fetch(`${url}/api/locks`, { headers: ADMIN }), await release()];
+    // Failed: [503, null] each, where the interceptor's 503s for such a Redis carry Retry-After: 1.
+    expect(answers.map((answer) => [answer.status, answer.headers.get('retry-after')])).toEqual([
+      [503, '1'],
+      [503, '1'],
+    ]);
   });
 
   it('ends an open live feed at app.close()', async () => {

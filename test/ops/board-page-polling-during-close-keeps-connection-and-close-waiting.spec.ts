@@ -94,6 +94,8 @@ describe.each(adapters)('a board page polling while the application closes (%s)'
     expect(answer.headers.connection).toBe('close');
     // The board's 503 (LockService shut down), or the cache's answer of the first request.
     expect(answer.status).toBe(providers.length === 0 ? 503 : 200);
+    // A closing application's 503 asks for no wait: a retry can go to another instance at once.
+    expect(answer.headers['retry-after']).toBeUndefined();
 
     let answeredAfterClose = 0;
     for (let polls = 0; polls < POLLS && !closed; polls++) {
