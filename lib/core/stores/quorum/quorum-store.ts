@@ -537,11 +537,12 @@ export class QuorumStore implements LockStore {
    * few that matter: acquisitions from before it.) Nor when that master refused it for good
    * (NOPERM, EVALSHA renamed: see `lastingRefusal`): sent again, once it answers again or at
    * `app.close()`, it would only be refused alike, as on one Redis, where such a release is given
-   * up; its copy there ends with its lease. (A client its owner closed is not such a refusal
-   * here: the owner may open it again, ioredis' connect(), as on one Redis.)
+   * up; its copy there ends with its lease. (A client its owner closed is such a refusal from the
+   * shutdown on, as for a majority's in `refusedForGood`: nothing opens it again then. Before, the
+   * owner may open it again, ioredis' connect(), as on one Redis: it stays owed.)
    */
   private owed(index: number, lock: string, token: string, error: unknown): void {
-    if (lastingRefusal(error, false) !== undefined) return;
+    if (this.lasting({ ok: false, error }, index, this.shutting) !== undefined) return;
     if (error instanceof SilentMaster) {
       const since = tokenSince(token);
       if (since !== undefined && this.silence.skippedThroughout(index, since)) return;
@@ -578,6 +579,10 @@ export class QuorumStore implements LockStore {
     const waited = new Set<number>();
     let unanswered = false;
     for (const { index, lock, token } of owed) {
+      // A client its owner closed (owed while the application ran, when the owner might have opened
+      // it again) would only fail it at once: given up, as `owed` gives up such a release from the
+      // shutdown on. Its copy ends with its lease.
+      if (this.shutting && clientsClosed([this.nodes[index]!.client])) continue;
       const sent = this.nodes[index]!.quorumRelease(lock, token);
       if (!silent[index]) {
         // Counted, so that the wait below sees whether this master still answers.
@@ -713,9 +718,10 @@ export class QuorumStore implements LockStore {
   }
 
   /**
-   * `ask` with a timeout of its own. A refusal asking again cannot change (NOPERM, EVALSHA renamed:
-   * see `owed`) that comes after the round ended is an answer (`answeredLate`), not a failure
-   * (`failedLate`): what it refused is not owed, it would be refused alike.
+   * `ask` with a timeout of its own. A refusal asking again cannot change (NOPERM, EVALSHA renamed,
+   * from the shutdown on a client its owner closed: see `owed`) that comes after the round ended is
+   * an answer (`answeredLate`), not a failure (`failedLate`): what it refused is not owed, it would
+   * be refused alike.
    */
   private askWithin<T>(
     timeout: number,
@@ -726,7 +732,7 @@ export class QuorumStore implements LockStore {
     enough = this.majority,
     allSettled?: () => void,
   ): Promise<Answer<T>[]> {
-    const lateFailure = failedLate && ((index: number, error: unknown) => (lastingRefusal(error, false) === undefined ? failedLate(index) : answeredLate?.(index)));
+    const lateFailure = failedLate && ((index: number, error: unknown) => (this.lasting({ ok: false, error }, index, this.shutting) === undefined ? failedLate(index) : answeredLate?.(index)));
     const round = new QuorumRound<T>(this.nodes.length, timeout, this.sweeper, enough, majorityCounts, lateFailure, answeredLate, allSettled);
     const silent = this.silentNodes();
     for (let index = 0; index < this.nodes.length; index++) {
