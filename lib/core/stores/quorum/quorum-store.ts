@@ -798,8 +798,9 @@ export class QuorumStore implements LockStore {
       if (!this.releasedTokens.has(owed.token)) continue;
       this.missedReleases.delete(index, owed.lock, owed.token);
       // Whole (EVAL): after a restart, EVALSHA's NOSCRIPT retry would run behind what this process
-      // sends the master meanwhile, the token's next attempt among it.
-      this.silence.track(index, node.quorumRelease(owed.lock, owed.token, true)).catch(() => this.missed(index, owed.lock, owed.token));
+      // sends the master meanwhile, the token's next attempt among it. Failed, it is owed again,
+      // unless refused for good (see `owed`): sent again, it would be refused alike.
+      this.silence.track(index, node.quorumRelease(owed.lock, owed.token, true)).catch((error: unknown) => this.owed(index, owed.lock, owed.token, error));
     }
     const floors = this.owedFloors[index]!;
     this.owedFloors[index] = new RecentMap(MAX_MISSED);
