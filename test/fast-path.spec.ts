@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { COMMANDS } from '../lib/core/stores/redis/lock-lua.js';
 import { useLockApps } from './support/lock-app.js';
 import { isScriptCall, lockScriptKind, watchCommands } from './support/monitor.js';
@@ -22,7 +22,9 @@ describe('uncontended acquire and release', () => {
     await (await locks.acquire(uniqueKey())).release();
     const key = uniqueKey();
     const onLock = await watchCommands(`lock:{${key}}`);
+    onTestFinished(() => onLock.stop());
     const onQueue = await watchCommands(`lock:{${key}}:queue`);
+    onTestFinished(() => onQueue.stop());
     const lock = await locks.acquire(key);
     await lock.release();
     await Promise.all([onLock.stop(), onQueue.stop()]);
@@ -72,6 +74,7 @@ describe('uncontended acquire and release', () => {
     // Other test files on this server just fall back to EVAL once as well.
     await redis.script('FLUSH');
     const commands = await watchCommands(`lock:{${key}}`);
+    onTestFinished(() => commands.stop());
     const again = await locks.acquire(key);
     await again.release();
     await commands.stop();

@@ -406,9 +406,9 @@ describe('lock board over HTTP in quorum mode', () => {
     // loaded machine), and node 0's landing after the DEL would give it the lock back. Every node
     // has it first.
     const nodes = servers.map((server) => new Redis(server.url));
+    onTestFinished(() => nodes.forEach((node) => node.disconnect()));
     for (const node of nodes) await expect.poll(() => node.exists('lock:{q:1}'), { timeout: 10_000 }).toBe(1);
     await nodes[0]!.del('lock:{q:1}');
-    for (const node of nodes) node.disconnect();
     const page = async (cursor: string): Promise<string[]> => ((await (await fetch(`${url}/api/locks?cursor=${cursor}`, { headers: ADMIN })).json()) as Page).locks.map((held) => held.key);
     await expect.poll(() => page('1-0'), { timeout: 10_000 }).toEqual(['q:1']);
     expect(await page('2-0')).toEqual(['q:1']);

@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { blockRedis } from '../support/block-redis.js';
 import { sleep } from '../support/lock-app.js';
 import { useQuorumNodes } from '../support/quorum-nodes.js';
@@ -17,7 +17,12 @@ import { useQuorumNodes } from '../support/quorum-nodes.js';
  */
 describe('quorum: a resent grant whose ownership check goes unanswered', () => {
   const quorum = useQuorumNodes();
-  const admins = (): Redis[] => quorum.servers.map((server) => new Redis(server.url));
+  /** A connection of the test's own to each master, disconnected when the test ends (passed or failed). */
+  const admins = (): Redis[] => {
+    const nodes = quorum.servers.map((server) => new Redis(server.url));
+    onTestFinished(() => nodes.forEach((node) => node.disconnect()));
+    return nodes;
+  };
 
   it('keeps the live holder’s copy on the master that granted late', async () => {
     const app = await quorum.app({ ttl: 30_000 });
@@ -40,6 +45,5 @@ describe('quorum: a resent grant whose ownership check goes unanswered', () => {
     expect(lock.held).toBe(true);
     expect(await Promise.all(nodes.map((admin) => admin.get('lock:{held}')))).toEqual([token, token, token]);
     await lock.release();
-    for (const node of nodes) node.disconnect();
   }, 20_000);
 });

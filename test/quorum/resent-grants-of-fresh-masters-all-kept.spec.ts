@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { blockRedis } from '../support/block-redis.js';
 import { useQuorumNodes } from '../support/quorum-nodes.js';
 
@@ -16,7 +16,12 @@ import { useQuorumNodes } from '../support/quorum-nodes.js';
  */
 describe('quorum: the first acquisition on three masters that have no scripts', () => {
   const quorum = useQuorumNodes();
-  const admins = (): Redis[] => quorum.servers.map((server) => new Redis(server.url));
+  /** A connection of the test's own to each master, disconnected when the test ends (passed or failed). */
+  const admins = (): Redis[] => {
+    const nodes = quorum.servers.map((server) => new Redis(server.url));
+    onTestFinished(() => nodes.forEach((node) => node.disconnect()));
+    return nodes;
+  };
 
   it('leaves the lock on every master', async () => {
     const app = await quorum.app({ ttl: 30_000 });
@@ -30,6 +35,5 @@ describe('quorum: the first acquisition on three masters that have no scripts', 
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(await Promise.all(nodes.map((admin) => admin.exists('lock:{fresh}')))).toEqual([1, 1, 1]);
     await lock.release();
-    for (const node of nodes) node.disconnect();
   }, 20_000);
 });

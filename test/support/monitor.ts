@@ -47,6 +47,8 @@ export async function watchCommands(key: string, server = redisUrl(), names: (ar
   return {
     seen,
     async stop() {
+      // Stopped already (a test stops it before its assertions, and again when it finishes).
+      if (socket.destroyed) return;
       // Let commands already sent reach the server, then wait until a marker sent now shows up:
       // MONITOR lists commands in the order the server ran them, so every command run before
       // the marker has been seen, however late a loaded machine delivers the stream. (A server
