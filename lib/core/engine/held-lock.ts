@@ -468,9 +468,21 @@ export class HeldLock implements Lock, Renewable, Expiring {
   /** Where `ttl` counts from: the lease's start, or the latest `extend()` that set it. */
   private ttlSince: number;
 
-  /** A part of a multi-key lock whose every key is held: its loss is now the caller's (see `inWholeLock`). */
-  joinWholeLock(): void {
+  /** The multi-key lock this key is a part of, told of the key's every loss (see `joinWholeLock`). */
+  private wholeLockLost?: (loss: LockLostError) => void;
+
+  /**
+   * A part of a multi-key lock whose every key is held: its loss is now the caller's (see
+   * `inWholeLock`). `onLost` hears each loss of the key, also one whose signal had aborted already
+   * (a shutdown's or a step-down's, which keep the key held): that signal cannot abort again.
+   * Returns what stops it.
+   */
+  joinWholeLock(onLost?: (loss: LockLostError) => void): () => void {
     this.inWholeLock = true;
+    this.wholeLockLost = onLost;
+    return () => {
+      if (this.wholeLockLost === onLost) this.wholeLockLost = undefined;
+    };
   }
 
   /** Set once a grant is renewed before its handover (see `renewBeforeHandover`). */
@@ -777,6 +789,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
     const controller = (this.controller ??= new AbortController());
     const tell = (): void => {
       controller.abort(error);
+      this.wholeLockLost?.(error);
       this.endExtensions(error);
       if (reason === 'expired' && this.releasing === undefined) {
         // We told the holder it lost the lock; if Redis still has it for us, let others in now.

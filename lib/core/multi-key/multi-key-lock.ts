@@ -44,10 +44,11 @@ export class MultiLock implements MultiKeyLock {
     // A part that re-enters a lock of the chain has that outer lock's signal (see followSignal).
     this.signal = this.lost.signal;
     for (const part of parts) {
-      if (part instanceof HeldLock) part.joinWholeLock();
+      // Its own key's loss, heard also once the signal aborted (a shutdown, an outer lock's step-down).
+      if (part instanceof HeldLock) this.unwatch.push(part.joinWholeLock((loss) => this.partLost(loss)));
       this.unwatch.push(followSignal(part.signal, this.lost));
     }
-    this.signal.addEventListener('abort', () => this.partLost(), { once: true });
+    this.signal.addEventListener('abort', () => this.signalAborted(), { once: true });
     if (tell !== undefined && parts.some((part) => part instanceof HeldLock)) {
       const acquiredAt = tell.clock.now();
       this.telling = { clock: tell.clock, name: tell.name, acquiredAt };
@@ -73,18 +74,31 @@ export class MultiLock implements MultiKeyLock {
     publishMultiKeyLock(() => (lost === undefined ? { type: 'released', lock: this, name: telling.name, heldMs } : { type: 'lost', lock: this, name: telling.name, heldMs, reason: lost.reason }));
   }
 
+  private signalAborted(): void {
+    this.toldLost();
+    const reason: unknown = this.signal.reason;
+    if (reason instanceof LockLostError) this.partLost(reason);
+  }
+
+  /** A part's real loss (`refused`, `expired`), once it ended the lock: see `partLost`. */
+  private wholeLoss?: LockLostError;
+
   /**
    * A part is gone from Redis (`refused`, `expired`): the lock is lost, so the other parts are given
    * back at once, owner-checked, as `release()` would. Their watchdogs would otherwise keep keys
    * nobody holds by the API's account locked against everyone for as long as the holder's code
    * runs, or for ever after an `acquire()` caller dropped a lock it was told is lost. Not at a
-   * shutdown or a leader's step-down, whose signals tell the code to stop while its locks stay held.
+   * shutdown or a leader's step-down, whose signals tell the code to stop while its locks stay
+   * held: the parts are still watched then, and a real loss of one later (heard from the part, its
+   * signal aborted already by the shutdown, or the signal of a part re-entering an outer lock by
+   * that lock's step-down) ends the lock as it would have before.
    */
-  private partLost(): void {
-    this.toldLost();
+  private partLost(loss: LockLostError): void {
+    if (this.wholeLoss !== undefined || this.releasing || !isRealLoss(loss)) return;
+    this.wholeLoss = loss;
+    // Told once: a signal aborted by the loss itself told it already, a shutdown's told the end.
+    this.toldEnded(loss);
     this.stopWatching();
-    const reason: unknown = this.signal.reason;
-    if (!(reason instanceof LockLostError) || (reason.reason !== 'refused' && reason.reason !== 'expired')) return;
     for (const part of this.parts) if (part.held) part.release().catch(() => undefined);
   }
 
@@ -99,8 +113,13 @@ export class MultiLock implements MultiKeyLock {
    * (see `LockManager.reenter`), not take the key afresh.
    */
   get lostWhole(): boolean {
+    return this.loss !== undefined;
+  }
+
+  /** The real loss that ended the lock (see `lostWhole`), if any. */
+  private get loss(): LockLostError | undefined {
     const reason: unknown = this.signal.reason;
-    return reason instanceof LockLostError && (reason.reason === 'refused' || reason.reason === 'expired');
+    return this.wholeLoss ?? (isRealLoss(reason) ? reason : undefined);
   }
 
   /** The first key in canonical order. */
@@ -123,11 +142,11 @@ export class MultiLock implements MultiKeyLock {
   async extend(ttl?: Duration): Promise<void> {
     // Lost as a whole, its other keys given back (see partLost): the loss, as one key's extend()
     // rejects with it, not the refusal of a key given back ("released"), which the caller never released.
-    if (this.lostWhole) throw this.signal.reason;
+    if (this.loss !== undefined) throw this.loss;
     try {
       await Promise.all(this.parts.map((part) => part.extend(ttl)));
     } catch (error) {
-      if (this.lostWhole) throw this.signal.reason;
+      if (this.loss !== undefined) throw this.loss;
       // Each part refuses a bad ttl before it sends anything: named as the call made, on this lock.
       throw error instanceof InvalidLockOptionsError ? error.within(`extend(ttl) of the lock of keys ${shownKeys(this.keys)}`) : error;
     }
@@ -150,7 +169,7 @@ export class MultiLock implements MultiKeyLock {
     this.releasing = true;
     this.stopWatching();
     const outcomes = await Promise.allSettled([...this.parts].reverse().map((part) => part.release()));
-    const lost = this.parts.map((part): unknown => part.signal.reason).find((reason): reason is LockLostError => reason instanceof LockLostError && (reason.reason === 'refused' || reason.reason === 'expired'));
+    const lost = this.parts.map((part): unknown => part.signal.reason).find(isRealLoss);
     this.toldEnded(lost);
     // As one key's release that finds it gone aborts that lock's signal: what still listens hears the loss.
     if (lost !== undefined) this.lost.abort(lost);
@@ -171,6 +190,11 @@ export class MultiLock implements MultiKeyLock {
   [INSPECT](): MultiKeyLockSummary {
     return this.toJSON();
   }
+}
+
+/** A key gone from Redis (`refused`, `expired`), not a shutdown's or a step-down's signal. */
+function isRealLoss(reason: unknown): reason is LockLostError {
+  return reason instanceof LockLostError && (reason.reason === 'refused' || reason.reason === 'expired');
 }
 
 /**
