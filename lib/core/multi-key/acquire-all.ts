@@ -7,6 +7,7 @@ import { LockNotAcquiredError } from '../../errors/lock-not-acquired.error.js';
 import { LockLostError } from '../../errors/lock-lost.error.js';
 import { rejectedWithChain } from '../engine/wait-ends-with-chain.js';
 import { RedisLockError } from '../../errors/redis-lock.error.js';
+import { shutdownReason } from '../../errors/shutdown-reason.js';
 import { HeldLock } from '../engine/held-lock.js';
 import { MultiLock } from './multi-key-lock.js';
 import { withCallSince } from '../engine/call-since.js';
@@ -49,7 +50,8 @@ function checkParts(locks: SingleKeyLocks, keys: readonly string[], options: Any
  * one (its renewal refused) is not handed out inside the lock: everything is given back and
  * taken again in order (taking the lost key again while holding later ones could deadlock),
  * within the same wait; one whose renewal Redis refused for good ends the call with that refusal
- * once the later key is had, or its wait is over.
+ * once the later key is had, or its wait is over; one the application's shutdown gave back ends
+ * it as shutdown ends a wait.
  */
 export async function acquireAll(locks: SingleKeyLocks, keys: readonly string[], options: AnyLockOptions | undefined, waitTimeout: number): Promise<MultiLock> {
   checkParts(locks, keys, options);
@@ -82,11 +84,12 @@ export async function acquireAll(locks: SingleKeyLocks, keys: readonly string[],
     const lost = taken.find((lock) => !lock.held);
     if (lost === undefined) return new MultiLock(taken, { clock: locks.clock, name: options?.name, calledAt: startedAt });
     await giveBack(locks, taken);
-    // Asking again changes nothing: the call ends now, whatever wait is left, saying what to fix.
-    const refused = refusedForGood(lost);
-    if (refused !== undefined) {
+    // Asking again changes nothing: the call ends now, whatever wait is left, saying what to fix,
+    // or that the application is closing.
+    const ended = refusedForGood(lost) ?? endedByShutdown(taken, locks.clock.now() - startedAt);
+    if (ended !== undefined) {
       notAcquiredWhole(locks, options, startedAt, 'error');
-      throw refused;
+      throw ended;
     }
     if (locks.clock.now() >= deadline) {
       const error = notAcquired(lost, locks.clock.now() - startedAt, waitTimeout);
@@ -172,6 +175,19 @@ function refusedForGood(lost: Lock): RedisLockError | undefined {
   );
 }
 
+/**
+ * The error that ends a multi-key call one of whose parts `taken` the application's shutdown gave
+ * back (the close began as the call took its last key): the one a wait that shutdown ends rejects
+ * with, one key's as a multi-key call's (a `LockNotAcquiredError` whose cause is the
+ * `LockServiceClosedError`: 503 over HTTP, no `Retry-After`), not a part lost to Redis (its
+ * `LockLostError` the cause: Redis unavailable, asked again later), nor a lease run out.
+ * Undefined when no part was lost so.
+ */
+function endedByShutdown(taken: readonly Lock[], waitedMs: number): LockNotAcquiredError | undefined {
+  const lost = taken.find((part) => !part.held && part.signal.reason instanceof LockLostError && part.signal.reason.reason === 'shutdown');
+  return lost && new LockNotAcquiredError(lost.key, waitedMs, { cause: shutdownReason() });
+}
+
 /** `refusedForGood` of the first part taken that Redis refused to renew for good, if any. */
 function firstRefusedForGood(taken: readonly Lock[]): RedisLockError | undefined {
   for (const part of taken) {
@@ -200,7 +216,8 @@ function notAcquired(lost: Lock, waitedMs: number, waitTimeout: number): LockNot
  * busy key, or once a part taken earlier is lost to another holder (its renewal refused). A part
  * whose lease ran out here during a stall while later keys were tried is no other holder's: that
  * rejects, as one key's attempt does whose reply came after its lease; so does a part whose
- * renewal Redis refused for good (see `refusedForGood`).
+ * renewal Redis refused for good (see `refusedForGood`), and one the application's shutdown gave
+ * back (see `endedByShutdown`).
  */
 export async function tryAcquireAll(locks: SingleKeyLocks, keys: readonly string[], options: AnyLockOptions | undefined): Promise<MultiLock | null> {
   checkParts(locks, keys, options);
@@ -227,10 +244,10 @@ export async function tryAcquireAll(locks: SingleKeyLocks, keys: readonly string
   if (gaveUp) {
     const lost = taken.find((part) => !part.held);
     await giveBack(locks, taken);
-    const refused = lost && refusedForGood(lost);
+    const ended = lost && (refusedForGood(lost) ?? endedByShutdown(taken, locks.clock.now() - startedAt));
     const reason = lost?.signal.reason;
     const error =
-      refused ??
+      ended ??
       (reason instanceof LockLostError && reason.reason !== 'refused'
         ? new RedisLockError(`Lock ${quoteKey(lost!.key)}, taken first, ran out of its lease (${reason.reason}) before the other keys were taken; every key was given back.`, { cause: reason })
         : undefined);
