@@ -814,14 +814,15 @@ export class HeldLock implements Lock, Renewable, Expiring {
         this.owner.logger.warn(`The lock of keys ${shownKeys(this.keys)} was still held at shutdown; releasing it.`);
       }
     } else if (this.keys !== undefined && !this.inWholeLock) {
-      // No code ran under it: the multi-key call recovers within its wait (see `acquireAll`),
-      // unless Redis refused its renewal for good, which ends the call with that refusal.
+      // No code ran under it: an acquire(keys) recovers within its wait (see `acquireAll`), a
+      // tryAcquire(keys) gives up (see `tryAcquireAll`), which this key cannot tell apart: the
+      // line says what each does. A refusal for good ends either with that refusal.
       const refusal = error.cause instanceof Error ? error.cause.message.replace(/\.$/, '') : undefined;
       const then =
         refusal === undefined
-          ? ` (${reason}); every key is given back, and acquire() takes them again within its wait`
+          ? ` (${reason}); every key is given back, and the call takes them again within its wait (acquire(keys), using(keys), @Locked) or ends without the lock (tryAcquire(keys))`
           : `: Redis refused its renewal for good (${refusal}); every key is given back, and the call ends with that refusal`;
-      this.owner.logger.warn(`Lock ${quoteKey(this.key)}, taken first for a multi-key call, was lost while the call waited for its other keys${then}.`);
+      this.owner.logger.warn(`Lock ${quoteKey(this.key)}, taken first for a multi-key call, was lost while the call took its other keys${then}.`);
     } else {
       // Without a watchdog nothing was renewing it: its own ttl ran out.
       const when = this.autoRenew ? 'lock lost during renewal' : 'lock lost';
