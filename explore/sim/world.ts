@@ -30,6 +30,9 @@ import { closedClientProbe, refusedForGoodProbe } from './refused-for-good-probe
 import { nestedUsingProbe } from './nested-using-probe.js';
 import { handOnProbe, watchOtherLimitCalls } from './hand-on-probe.js';
 import { metricsPairingProbe } from './metrics-pairing-probe.js';
+import { renewalHandOnProbe, watchPermitGoneRenewals } from './renewal-hand-on-probe.js';
+import { multiKeyRefusalProbe } from './multi-key-refusal-probe.js';
+import { closeAfterStallProbe } from './close-after-stall-probe.js';
 import { lapsedEntryReleaseProbe, watchSemaphoreReleases } from './lapsed-entry-release-probe.js';
 import { multiKeyGiveBackProbe } from './multi-key-give-back-probe.js';
 import { grantHandoverProbe } from './grant-handover-probe.js';
@@ -476,6 +479,7 @@ export class World implements FaultDecider {
     this.store = new MemoryStore(this.data, worldClock(this.scheduler), (channel, message) => this.network.publish(channel, message));
     watchSemaphoreReleases(this);
     watchOtherLimitCalls(this);
+    watchPermitGoneRenewals(this);
     // A frozen window's replies (those delivered at all) come in up to its hold after it.
     this.faultsEnd = Math.max(FAULT_HORIZON_MS, ...plan.faults.map((fault) => fault.at + (windowed(fault.kind) || fault.kind === 'pause' ? fault.duration : 0) + (frozenOf(fault, plan.ttl)?.hold ?? 0)));
   }
@@ -729,6 +733,17 @@ export class World implements FaultDecider {
       await handOnProbe(this, check, stop);
       if (this.violation) return;
       await metricsPairingProbe(this, check, stop);
+      if (this.violation) return;
+      // The forty-seventh session's later fixes, after those: a semaphore permit evicted under its
+      // holder's renewal with a waiter queued (see `renewalHandOnProbe`), a multi-key call's first
+      // key refused for good while it waits for a later one (see `multiKeyRefusalProbe`), and an
+      // app.close() begun as the event loop comes back from a stall past a job's lease (see
+      // `closeAfterStallProbe`; last: it closes an instance).
+      await renewalHandOnProbe(this, check, stop);
+      if (this.violation) return;
+      await multiKeyRefusalProbe(this, check, stop);
+      if (this.violation) return;
+      await closeAfterStallProbe(this, check, stop);
       if (this.violation) return;
     }
 
