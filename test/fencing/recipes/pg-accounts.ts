@@ -50,12 +50,23 @@ async function refuse(db: Pool | PoolClient, id: string, fencingToken: number, o
 }
 
 /**
- * An account id as an error message shows it: cut to 100 characters and quoted by JSON.stringify,
- * which escapes newlines and other control characters (and a lone surrogate the cut may leave),
- * so that an id from a request cannot forge a log line or flood it.
+ * An account id as an error message shows it: cut to 100 characters, quoted by JSON.stringify
+ * (which escapes newlines and the other C0 controls, and a lone surrogate the cut may leave), and
+ * with what JSON leaves raw escaped too, so that an id from a request cannot forge a log line or
+ * flood it.
  */
 function shown(id: string): string {
-  return JSON.stringify(id.length > 100 ? `${id.slice(0, 100)}...` : id);
+  return escaped(JSON.stringify(id.length > 100 ? `${id.slice(0, 100)}...` : id));
+}
+
+/**
+ * `text` with what JSON.stringify leaves raw but a terminal or log viewer acts on written as
+ * `\uXXXX`: DEL and the C1 controls (U+0085 is a newline, U+009B starts an escape sequence),
+ * U+2028 and U+2029 (line breaks to many log viewers), and invisible formatting characters
+ * (Unicode's Cf: bidi overrides such as U+202E, zero-width characters).
+ */
+function escaped(text: string): string {
+  return text.replace(/[\u007f-\u009f\u2028\u2029\p{Cf}]/gu, (char) => char.split('').map((unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`).join(''));
 }
 // #endregion
 
