@@ -20,6 +20,12 @@ import { useRedis } from '../support/redis.js';
  * replays it; keep what it finds as a spec of its own. 60 runs from a fixed seed in CI, so that a
  * run is the same sequences every time (exploring is the explorers' job); `SEED=<n> RUNS=400` for
  * others (1,100 passed when it was added).
+ *
+ * Read locks joined the kinds later (review, session 48, no defect found): readers alone and in
+ * multi-key locks, against writers, lapsing (a reader's lapse is seen on Redis by its own key
+ * going), handed over to a contending writer or reader. The fixed seed's 60 runs and 200 runs
+ * of each of seeds 11 to 13 passed; so did 60 to 250 runs of seeds 1 to 8 in a draft without
+ * semaphores (one of them failed once on a loaded machine and passed on its retry, not seen again).
  */
 const FIXED_SEED = 20_261_207;
 const LONG = 60_000;
@@ -29,7 +35,7 @@ const WAIT = 30;
 const CONTEND_WAIT = 2_000;
 const RUNS = Number(process.env.RUNS ?? 60);
 
-type Kind = { type: 'mutex' } | { type: 'sem'; limit: number; permits: number } | { type: 'multi'; other: number };
+type Kind = { type: 'mutex' } | { type: 'read' } | { type: 'sem'; limit: number; permits: number } | { type: 'multi'; other: number; read?: true };
 type Step =
   | { op: 'try' | 'wait'; caller: number; key: number; kind: Kind }
   | { op: 'release' | 'lapse'; pick: number }
@@ -39,9 +45,12 @@ type Step =
 
 const kindArb: fc.Arbitrary<Kind> = fc.oneof(
   fc.constant<Kind>({ type: 'mutex' }),
+  fc.constant<Kind>({ type: 'read' }),
   fc.integer({ min: 1, max: 3 }).chain((limit) => fc.integer({ min: 1, max: limit + 1 }).map((permits): Kind => ({ type: 'sem', limit, permits }))),
   fc.integer({ min: 0, max: 2 }).map((other): Kind => ({ type: 'multi', other })),
+  fc.integer({ min: 0, max: 2 }).map((other): Kind => ({ type: 'multi', other, read: true })),
 );
+const isRead = (kind: Kind): boolean => kind.type === 'read' || (kind.type === 'multi' && kind.read === true);
 const stepArb: fc.Arbitrary<Step> = fc.oneof(
   { weight: 5, arbitrary: fc.record({ op: fc.constantFrom<'try' | 'wait'>('try', 'wait'), caller: fc.integer({ min: 0, max: 1 }), key: fc.integer({ min: 0, max: 2 }), kind: kindArb }) },
   { weight: 2, arbitrary: fc.record({ op: fc.constantFrom<'release' | 'lapse'>('release', 'lapse'), pick: fc.nat(9) }) },
@@ -51,7 +60,7 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
 );
 
 describe('LockService on Redis and in memory, leases running out', () => {
-  useRedis();
+  const redis = useRedis();
   const memory = new InMemoryLocks({ clock: 'manual' });
   const apps: LockApp[] = [];
   afterAll(async () => {
@@ -131,14 +140,24 @@ describe('LockService on Redis and in memory, leases running out', () => {
       semaphore: v.semaphore === undefined ? undefined : { ...v.semaphore, holders: [...v.semaphore.holders].sort((x, y) => x.fencingToken - y.fencingToken).map((h) => ({ ...h, ttlMs: 'set', holder: h.holder === undefined ? undefined : 'someone', fencingToken: norm(which, v.key, h.fencingToken) })) },
     });
     // The key's fencingToken is its counter, shared with its same-named semaphore and kept after
-    // a lease ends: a semaphore's lease shows among its holders, a mutex's as the key held at its token.
-    const shows = (v: LockInspection, kind: Kind, token: number) =>
-      kind.type === 'sem' ? (v.semaphore?.holders ?? []).some((h) => h.fencingToken === token) : v.held && v.fencingToken === token;
+    // a lease ends: a semaphore's lease shows among its holders, a mutex's as the key held at its
+    // token, a reader's as its own key (the lapsing one alone has a lease this short).
+    const shows = async (key: string, kind: Kind, token: number): Promise<boolean> => {
+      if (isRead(kind)) {
+        for (const name of await redis.keys(`lock:{${key}}:reader:*`)) {
+          const left = await redis.pttl(name);
+          if (left >= 0 && left < LONG / 4) return true;
+        }
+        return false;
+      }
+      const v = await redisLocks[0]!.inspect(key);
+      return kind.type === 'sem' ? (v.semaphore?.holders ?? []).some((h) => h.fencingToken === token) : v.held && v.fencingToken === token;
+    };
 
     const targetOf = (step: { key: number; kind: Kind }) => {
       const key = keys[step.key]!;
       const target = step.kind.type === 'multi' ? [key, keys[step.kind.other]!] : key;
-      const options = step.kind.type === 'sem' ? { limit: step.kind.limit, permits: step.kind.permits } : {};
+      const options = step.kind.type === 'sem' ? { limit: step.kind.limit, permits: step.kind.permits } : isRead(step.kind) ? { mode: 'read' } : {};
       return { target, options };
     };
     const lapse = async (pair: (typeof held)[number]) => {
@@ -149,7 +168,7 @@ describe('LockService on Redis and in memory, leases running out', () => {
       const tokens: Record<string, number> = redisLock.fencingTokens ?? { [redisLock.key]: redisLock.fencingToken };
       await expect
         .poll(async () => {
-          for (const [k, t] of Object.entries(tokens)) if (shows(await redisLocks[0]!.inspect(k), pair.kind, t)) return 'still shown';
+          for (const [k, t] of Object.entries(tokens)) if (await shows(k, pair.kind, t)) return 'still shown';
           return redisLock.signal.aborted ? 'lapsed' : 'not aborted';
         }, { timeout: 5_000, interval: 20, message: log.join('\n') })
         .toBe('lapsed');
@@ -214,7 +233,7 @@ describe('LockService on Redis and in memory, leases running out', () => {
         if (step.op === 'try' || step.op === 'wait') {
           const key = keys[step.key]!;
           const target = step.kind.type === 'multi' ? [key, keys[step.kind.other]!] : key;
-          const options = step.kind.type === 'sem' ? { limit: step.kind.limit, permits: step.kind.permits } : {};
+          const options = step.kind.type === 'sem' ? { limit: step.kind.limit, permits: step.kind.permits } : isRead(step.kind) ? { mode: 'read' } : {};
           const what = `${step.op} caller ${step.caller} ${JSON.stringify(target).split(prefix).join('')} ${JSON.stringify(step.kind)}`;
           const [r, m] = await both(
             what,
