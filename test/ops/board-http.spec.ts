@@ -346,6 +346,9 @@ describe.each(adapters)('lock board over HTTP on %s', (_platform, adapter) => {
     const client = new Redis(server.url, { enableOfflineQueue: false, retryStrategy: () => 50, maxRetriesPerRequest: 0 });
     client.on('error', () => undefined);
     onTestFinished(() => void client.disconnect());
+    // Connected before the first list: without an offline queue, a command sent while it still
+    // connects is refused unsent (a 503 from the board, rightly, under load).
+    if (client.status !== 'ready') await new Promise((resolve) => client.once('ready', resolve));
     const url = await listen({ imports: [RedisLockModule.forRoot({ redis: client, isGlobal: true }), RedisLockBoardModule.register({ allowForceRelease: true, guards: [AdminCookieGuard] })] });
     const release = (): Promise<Response> =>
       fetch(`${url}/api/locks/release`, { method: 'POST', headers: BOARD_HEADERS, body: JSON.stringify({ key: 'stuck', confirm: 'stuck', holder: holderId('someone-else') }) });
