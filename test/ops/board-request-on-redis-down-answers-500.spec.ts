@@ -43,6 +43,9 @@ describe('a board request while Redis is down and the client fails fast', () => 
     server = await startRedisServer();
     client = new Redis(server.url, { enableOfflineQueue: false, retryStrategy: () => 50, maxRetriesPerRequest: 0 });
     client.on('error', () => undefined);
+    // Connected before the first requests: without an offline queue, a command sent while it still
+    // connects is refused unsent (a 503, rightly, under load).
+    if (client.status !== 'ready') await new Promise((resolve) => client!.once('ready', resolve));
     const logs = new CapturedLogs();
     app = await createHttpApp(
       { imports: [RedisLockModule.forRoot({ redis: client, isGlobal: true }), RedisLockBoardModule.register({ guards: [AdminHeaderGuard], allowForceRelease: true })] },
