@@ -45,11 +45,19 @@ describe('a multi-key lock re-entering a key whose outer lock then steps down', 
           () => 'extended',
           (error: unknown) => error,
         );
-        return { extended };
+        // A nested call of a key the lock gave back fails with the loss, as one of the lost key does.
+        const nestedLost = await locks.using('mk-stepped-b', () => 'ran').catch((error: unknown) => error);
+        const nestedGivenBack = await locks.using('mk-stepped-c', () => 'ran').catch((error: unknown) => error);
+        return { extended, nestedLost, nestedGivenBack };
       }),
     );
     expect(seen?.extended).toBeInstanceOf(LockLostError);
     expect(seen?.extended).toMatchObject({ key: 'mk-stepped-b', reason: 'refused' });
+    expect(seen?.nestedLost).toBe(seen?.extended);
+    // Before: the step-down's signal ('stepped-down', key "mk-stepped-term"), which says the lock
+    // is still held, though the key was given back and the lock is lost.
+    expect(seen?.nestedGivenBack).toBe(seen?.extended);
+    expect(await redis.exists('lock:{mk-stepped-c}')).toBe(0);
   });
 
   // The same without re-entry: the application's shutdown tells the running call to stop (its

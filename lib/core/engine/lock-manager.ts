@@ -1036,9 +1036,10 @@ export class LockManager implements LockOwner, LockRunner {
     const outer = stack.findLast((lock): lock is HeldLock => lock instanceof HeldLock && !lock.released && sameKind(lock));
     if (outer === undefined) {
       // A key the chain's multi-key lock gave back when another of its keys was lost: the chain
-      // works without that lock, as below, and must not take the key afresh.
-      const lost = stack.findLast((lock): lock is MultiLock => lock instanceof MultiLock && !lock.released && lock.lostWhole && lock.parts.some((part) => part instanceof HeldLock && sameKind(part)));
-      if (lost !== undefined) throw lost.signal.reason;
+      // works without that lock, as below, and must not take the key afresh. It fails with the
+      // part's loss, not the lock's signal, which a step-down or a shutdown may have aborted first.
+      const lost = stack.findLast((lock): lock is MultiLock => lock instanceof MultiLock && !lock.released && lock.loss !== undefined && lock.parts.some((part) => part instanceof HeldLock && sameKind(part)));
+      if (lost !== undefined) throw lost.loss;
       return undefined;
     }
     const held = this.semaphoreLocks.get(outer);

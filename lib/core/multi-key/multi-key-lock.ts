@@ -107,17 +107,14 @@ export class MultiLock implements MultiKeyLock {
   }
 
   /**
-   * Lost as a whole: a key is gone from Redis (`refused`, `expired`), and `partLost` gave the
-   * others back. A nested call of one of those finds no lock of the chain to re-enter, yet the
-   * chain's code works without the lock: it must fail with the loss, as one of the lost key does
-   * (see `LockManager.reenter`), not take the key afresh.
+   * The real loss that ended the lock as a whole, if any: a key is gone from Redis (`refused`,
+   * `expired`), and `partLost` gave the others back. A nested call of one of those finds no lock
+   * of the chain to re-enter, yet the chain's code works without the lock: it must fail with this
+   * loss, as one of the lost key does (see `LockManager.reenter`), not take the key afresh. Not
+   * the signal's reason, which a shutdown or an outer lock's step-down may have set first: those
+   * say the keys stay held.
    */
-  get lostWhole(): boolean {
-    return this.loss !== undefined;
-  }
-
-  /** The real loss that ended the lock (see `lostWhole`), if any. */
-  private get loss(): LockLostError | undefined {
+  get loss(): LockLostError | undefined {
     const reason: unknown = this.signal.reason;
     return this.wholeLoss ?? (isRealLoss(reason) ? reason : undefined);
   }
