@@ -184,6 +184,22 @@ describe('QuorumStore.leave: a master answering after the round', () => {
     await store.owedAtShutdown();
     expect(calls).toEqual([2]);
   });
+
+  // Found by review of 21f821b3 (s48): a release round's late refusal for good is an answer, not
+  // owed (sent again it would be refused alike, as `owed` says); a leave's stayed owed, as the
+  // round's timeout had recorded it, and was sent again once the master answered, or at close.
+  it.each([
+    ['NOPERM', 'NOPERM User q has no permissions to run the \'evalsha\' command'],
+    ['EVALSHA renamed', "ERR unknown command 'evalsha', with args beginning with: "],
+  ])('is not owed once it refused it for good after the round (%s)', { timeout: 10_000 }, async (_what, message) => {
+    const { store, calls } = thirdMasterLate(({ reject }) => reject(new Error(message)));
+    await store.leave({ lock: 'k' } as ScriptKeys, 't');
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    calls.length = 0;
+    await store.owedAtShutdown();
+    // Before: [2], refused alike.
+    expect(calls).toEqual([]);
+  });
 });
 
 /**

@@ -721,7 +721,9 @@ export class QuorumStore implements LockStore {
    * `ask` with a timeout of its own. A refusal asking again cannot change (NOPERM, EVALSHA renamed,
    * from the shutdown on a client its owner closed: see `owed`) that comes after the round ended is
    * an answer (`answeredLate`), not a failure (`failedLate`): what it refused is not owed, it would
-   * be refused alike.
+   * be refused alike. So in a round that hears late answers only (a leave's, whose timeout owed
+   * what was not answered in time): such a refusal ends what the timeout owed, as `owed` would
+   * not have owed it.
    */
   private askWithin<T>(
     timeout: number,
@@ -732,7 +734,8 @@ export class QuorumStore implements LockStore {
     enough = this.majority,
     allSettled?: () => void,
   ): Promise<Answer<T>[]> {
-    const lateFailure = failedLate && ((index: number, error: unknown) => (this.lasting({ ok: false, error }, index, this.shutting) === undefined ? failedLate(index) : answeredLate?.(index)));
+    const lateFailure =
+      (failedLate ?? answeredLate) && ((index: number, error: unknown) => (this.lasting({ ok: false, error }, index, this.shutting) === undefined ? failedLate?.(index) : answeredLate?.(index)));
     const round = new QuorumRound<T>(this.nodes.length, timeout, this.sweeper, enough, majorityCounts, lateFailure, answeredLate, allSettled);
     const silent = this.silentNodes();
     for (let index = 0; index < this.nodes.length; index++) {
