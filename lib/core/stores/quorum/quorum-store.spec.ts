@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { GONE, RENEWED, type LockScripts } from '../redis/lock-scripts.js';
+import { GONE, NOT_OURS, RENEWED, type LockScripts } from '../redis/lock-scripts.js';
 import type { ScriptKeys } from '../lock-store.js';
 import { QuorumStore } from './quorum-store.js';
 
@@ -302,5 +302,44 @@ describe('QuorumStore: a give-back after a failed attempt', () => {
     sent.length = 0;
     await store.release(keys, 'held');
     expect(sent.every(({ whole }) => !whole)).toBe(true);
+  });
+});
+
+/**
+ * Found by review of the late-failure paths against `owed` (s48): a release skipped on a master
+ * silent since before its token's acquisition began is not owed to it (no attempt reached it:
+ * `owed`), but the give-back of a refused renewal owed it to that master all the same, bypassing
+ * that check: one more entry per such lock for a long silence (whose bound then drops the ones
+ * that matter), and one more release once the master answers again, or at close.
+ */
+describe("QuorumStore.renew: refused while a master was silent since before the lock's acquisition", () => {
+  it('owes that master no give-back', { timeout: 10_000 }, async () => {
+    const releases: number[] = [];
+    const nodes = [0, 1, 2].map(
+      (node) =>
+        ({
+          // Master 2 is frozen: it answers nothing.
+          exists: () => (node === 2 ? new Promise(() => undefined) : Promise.resolve(false)),
+          quorumAcquire: () => (node === 2 ? new Promise(() => undefined) : Promise.resolve({ acquired: true, fencingToken: 1 })),
+          // Masters 0 and 1 lost the lock (restarted empty, say; a rival took it on master 1).
+          renewCode: () => (node === 2 ? new Promise(() => undefined) : Promise.resolve(node === 0 ? GONE : NOT_OURS)),
+          quorumRelease: () => (releases.push(node), node === 2 ? new Promise(() => undefined) : Promise.resolve({ released: false })),
+        }) as unknown as LockScripts,
+    );
+    const store = new QuorumStore(nodes);
+    // A read left unanswered by master 2, which then answers nothing for a second: silent.
+    await store.exists('other');
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    // Skipped (asked nothing) from now on, before the lock's token is made.
+    await store.exists('other');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const token = `t.h.${Date.now().toString(36)}`;
+    expect(await store.acquire({ lock: 'k', fence: 'k:fence' } as ScriptKeys, token, 30_000, false, 1_000, true)).toMatchObject({ acquired: true });
+    expect(await store.renew('k', token, 30_000)).toBe(false);
+    await new Promise((resolve) => setImmediate(resolve));
+    releases.length = 0;
+    await store.owedAtShutdown();
+    // Before: [2], a give-back of what no attempt put there.
+    expect(releases).toEqual([]);
   });
 });

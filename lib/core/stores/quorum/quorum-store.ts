@@ -364,7 +364,8 @@ export class QuorumStore implements LockStore {
    * everyone). To every master but those that said the lock is not there or not this holder's
    * (or that `refusedForGood`): one that did not answer in time may have renewed it all the same
    * (its give-back runs after the renewal on that connection). Owed at shutdown where that fails,
-   * and to a silent master, which gets it once it answers again.
+   * and to a silent master, which gets it once it answers again: as `owed` says, not to one silent
+   * since before the lock's acquisition began, which no attempt of it reached.
    */
   private giveBackRefused(requests: RenewalRequest[], codes: (number[] | undefined)[], outcomes: RenewalOutcome[], refusedForGood?: (node: number) => boolean): void {
     for (let i = 0; i < requests.length; i++) {
@@ -374,8 +375,10 @@ export class QuorumStore implements LockStore {
       codes.forEach((node, n) => {
         const code = node?.[i];
         if (code === GONE || code === NOT_OURS || refusedForGood?.(n) === true) return;
-        // A silent master is sent nothing (see QuorumSilence): owed, sent once it answers again.
-        if (this.silence.refusal(n) !== undefined) this.missed(n, lockKey, token);
+        // A silent master is sent nothing (see QuorumSilence): owed, sent once it answers again,
+        // unless no attempt of the lock reached it (silent throughout, see `owed`).
+        const silent = this.silence.refusal(n);
+        if (silent !== undefined) this.owed(n, lockKey, token, silent);
         else this.silence.track(n, this.nodes[n]!.quorumRelease(lockKey, token)).catch((error: unknown) => this.owed(n, lockKey, token, error));
       });
     }
