@@ -192,9 +192,13 @@ describe('QuorumStore.leave: a master answering after the round', () => {
     ['NOPERM', 'NOPERM User q has no permissions to run the \'evalsha\' command'],
     ['EVALSHA renamed', "ERR unknown command 'evalsha', with args beginning with: "],
   ])('is not owed once it refused it for good after the round (%s)', { timeout: 10_000 }, async (_what, message) => {
-    const { store, calls } = thirdMasterLate(({ reject }) => reject(new Error(message)));
+    let refuse: (() => void) | undefined;
+    // The third master's refusal comes when the test says, once the round has ended (whatever the load).
+    const { store, calls } = thirdMasterLate(({ reject }) => (refuse = () => reject(new Error(message))));
     await store.leave({ lock: 'k' } as ScriptKeys, 't');
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    await expect.poll(() => refuse).toBeDefined();
+    refuse!();
+    await new Promise((resolve) => setImmediate(resolve));
     calls.length = 0;
     await store.owedAtShutdown();
     // Before: [2], refused alike.
