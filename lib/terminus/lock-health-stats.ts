@@ -1,3 +1,4 @@
+import type { MultiKeyLockOutcome } from '../core/engine/lock-diagnostics.js';
 import type { LockEvent } from '../interfaces/lock-event.interface.js';
 
 /** How far back `locksLostRecently` counts. */
@@ -66,6 +67,12 @@ export class LockHealthStats {
   private readonly parts = new WeakMap<readonly string[], Set<string>>();
   /** Multi-key locks whose loss was counted: their other keys' losses are the same one. */
   private readonly lostWholes = new WeakSet<readonly string[]>();
+  /**
+   * Multi-key locks their callers got (all their keys taken or re-entered), by their keys' events'
+   * `keys`: told by the engine (`recordWhole`), since a key the call re-enters (an outer
+   * `using()`'s, a leader's term) emits no `acquired`, and the keys seen taken cannot say it.
+   */
+  private readonly wholes = new WeakSet<readonly string[]>();
 
   /**
    * Counts `event` at `at`, by default the monotonic clock as it arrives: not the event's own
@@ -83,6 +90,11 @@ export class LockHealthStats {
     else if (event.type === 'lost' && this.lostWhole(event) && event.reason !== 'shutdown') this.losses.add(at);
   }
 
+  /** What became of a multi-key lock as a whole (`MULTI_KEY_LOCK_CHANNEL`): its caller got it. */
+  recordWhole(message: MultiKeyLockOutcome): void {
+    if (message.type === 'acquired' && message.keys !== undefined) this.wholes.add(message.keys);
+  }
+
   /**
    * Whether a `lost` event is a lock's loss as its caller sees it, once for a multi-key lock
    * (its events come per key): not a key lost while the call waited for a later key, which the
@@ -92,7 +104,8 @@ export class LockHealthStats {
   private lostWhole(event: { key: string; keys?: readonly string[] }): boolean {
     if (event.keys === undefined) return true;
     const held = this.parts.get(event.keys);
-    const waiting = held !== undefined && held.has(event.key) && held.size < event.keys.length;
+    // Not counted by the keys seen taken: a key re-entered is never seen, and the lock is had without it.
+    const waiting = held !== undefined && held.has(event.key) && !this.wholes.has(event.keys);
     held?.delete(event.key);
     if (waiting || this.lostWholes.has(event.keys)) return false;
     this.lostWholes.add(event.keys);

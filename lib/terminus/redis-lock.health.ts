@@ -1,3 +1,4 @@
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
 import type { Subscription } from 'rxjs';
@@ -5,6 +6,7 @@ import { driverFor } from '../core/stores/redis/drivers/driver-for.js';
 import type { RedisClient } from '../core/stores/redis/drivers/redis-client.js';
 import type { PingTarget } from '../core/stores/redis/drivers/redis-driver.js';
 import type { LockManager } from '../core/engine/lock-manager.js';
+import { MULTI_KEY_LOCK_CHANNEL, type MultiKeyLockOutcome } from '../core/engine/lock-diagnostics.js';
 import { settleWithin, TIMED_OUT } from '../core/time/settle-within.js';
 import { InvalidLockOptionsError } from '../errors/invalid-lock-options.error.js';
 import { parseDuration, type Duration } from '../core/time/duration.js';
@@ -195,9 +197,15 @@ export class RedisLockHealthIndicator implements OnModuleDestroy {
       if (performance.now() - this.askedAt > QUIET_PERIOD_MS) this.unwatch();
       else this.stats.record(event);
     });
+    // Which multi-key locks their callers got: a key's loss is the lock's then, not one while the
+    // call still took its other keys. Process-wide, but told by the keys of this service's own events.
+    subscribe(MULTI_KEY_LOCK_CHANNEL, this.recordWhole);
   }
 
+  private readonly recordWhole = (message: unknown): void => this.stats.recordWhole(message as MultiKeyLockOutcome);
+
   private unwatch(): void {
+    if (this.subscription !== undefined) unsubscribe(MULTI_KEY_LOCK_CHANNEL, this.recordWhole);
     this.subscription?.unsubscribe();
     this.subscription = undefined;
   }

@@ -82,7 +82,8 @@ export const MULTI_KEY_LOCK_CHANNEL = 'nestjs-redis-lock:internal:multi-key-lock
 
 /** @internal A message of `MULTI_KEY_LOCK_CHANNEL`; `lock` tells one multi-key lock from another. */
 export type MultiKeyLockOutcome = { lock: object; name?: string } & (
-  | { type: 'acquired'; waitedMs: number }
+  /** `keys`: the array its keys' events carry as theirs (one per call), when a key was taken (not re-entered). */
+  | { type: 'acquired'; waitedMs: number; keys?: readonly string[] }
   | { type: 'not-acquired'; waitedMs: number; outcome: LockNotAcquiredOutcome }
   | { type: 'released'; heldMs: number }
   | { type: 'lost'; heldMs: number; reason: LockLostReason }

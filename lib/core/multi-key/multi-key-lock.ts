@@ -52,7 +52,10 @@ export class MultiLock implements MultiKeyLock {
     if (tell !== undefined && parts.some((part) => part instanceof HeldLock)) {
       const acquiredAt = tell.clock.now();
       this.telling = { clock: tell.clock, name: tell.name, acquiredAt };
-      publishMultiKeyLock(() => ({ type: 'acquired', lock: this, name: tell.name, waitedMs: acquiredAt - tell.calledAt }));
+      // The keys its parts' events carry: the health indicator tells by them a part lost while the
+      // lock is held from one lost while its call took the others (a re-entered key emits nothing).
+      const keys = parts.find((part): part is HeldLock => part instanceof HeldLock)?.keys;
+      publishMultiKeyLock(() => ({ type: 'acquired', lock: this, name: tell.name, waitedMs: acquiredAt - tell.calledAt, keys }));
     }
   }
 
