@@ -45,7 +45,7 @@ export class MultiLock implements MultiKeyLock {
     this.signal = this.lost.signal;
     for (const part of parts) {
       // Its own key's loss, heard also once the signal aborted (a shutdown, an outer lock's step-down).
-      if (part instanceof HeldLock) this.unwatch.push(part.joinWholeLock((loss) => this.partLost(loss)));
+      if (part instanceof HeldLock) this.unwatch.push(part.joinWholeLock((loss) => this.keyLost(loss)));
       this.unwatch.push(followSignal(part.signal, this.lost));
     }
     this.signal.addEventListener('abort', () => this.signalAborted(), { once: true });
@@ -59,15 +59,19 @@ export class MultiLock implements MultiKeyLock {
     }
   }
 
-  /** A part's loss ends the lock (a step-down's signal is none: its locks stay held while the code ends). */
+  /**
+   * A part's real loss ends the lock. A shutdown's or a step-down's signal is none: the locks stay
+   * held while the code winds down, and a call that ends then releases them, as one key's does (a
+   * key the shutdown gives back is told by `partLost`).
+   */
   private toldLost(): void {
     const reason: unknown = this.signal.reason;
-    if (reason instanceof LockLostError && reason.reason !== 'stepped-down') this.toldEnded(reason);
+    if (isRealLoss(reason)) this.toldEnded(reason);
   }
 
   /**
-   * Tells the lock metrics that this lock ended, once: released, or lost (a part's `refused`,
-   * `expired` or `shutdown` loss, as one key's `lost` event says; a step-down's signal is none).
+   * Tells the lock metrics that this lock ended, once: released, or lost (a part's `refused` or
+   * `expired` loss, or a key the shutdown gave back, as one key's `lost` event says).
    */
   private toldEnded(lost?: LockLostError): void {
     const telling = this.telling;
@@ -75,6 +79,17 @@ export class MultiLock implements MultiKeyLock {
     this.telling = undefined;
     const heldMs = telling.clock.now() - telling.acquiredAt;
     publishMultiKeyLock(() => (lost === undefined ? { type: 'released', lock: this, name: telling.name, heldMs } : { type: 'lost', lock: this, name: telling.name, heldMs, reason: lost.reason }));
+  }
+
+  /** A part's own loss (not its signal's abort by a shutdown or a step-down, which keeps the key held). */
+  private keyLost(loss: LockLostError): void {
+    // A key the shutdown gave back under the lock (held past the running calls' wait, or taken
+    // with acquire()): the lock ended so, as one key's does; the shutdown gives the others back too.
+    if (loss.reason === 'shutdown') {
+      if (!this.releasing) this.toldEnded(loss);
+      return;
+    }
+    this.partLost(loss);
   }
 
   private signalAborted(): void {
