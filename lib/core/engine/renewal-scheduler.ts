@@ -82,7 +82,12 @@ export class RenewalScheduler {
   remove(lock: Renewable, renewInterval: number): void {
     const group = this.groups.get(renewInterval);
     if (group === undefined || !group.locks.delete(lock)) return;
-    if (group.locks.size === 0) group.scheduler.setUnref(true);
+    if (group.locks.size > 0) return;
+    // On a stepped clock (the testing module's manual clock) the group stops at once: its
+    // lingering ticks would be timers of the test's own, counted in `pendingTimers` of an
+    // application that holds nothing.
+    if (this.clock.stepped === true) this.stop(renewInterval, group);
+    else group.scheduler.setUnref(true);
   }
 
   close(): void {
@@ -105,6 +110,10 @@ export class RenewalScheduler {
       group.idle = true;
       return;
     }
+    this.stop(renewInterval, group);
+  }
+
+  private stop(renewInterval: number, group: Group): void {
     group.subscription.unsubscribe();
     if (this.groups.get(renewInterval) === group) this.groups.delete(renewInterval);
   }
