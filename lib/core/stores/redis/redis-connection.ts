@@ -5,7 +5,7 @@ import type { LockLogger } from '../../engine/lock-logger.js';
 import { driverFor } from './drivers/driver-for.js';
 import { isGlideClient } from './drivers/glide-client.js';
 import { isIoRedisClient } from './drivers/ioredis-driver.js';
-import { isNodeRedisClient, nodeRedisKind } from './drivers/node-redis-client.js';
+import { isNodeRedisClient, nodeRedisKind, speaksResp2 } from './drivers/node-redis-client.js';
 import { CLOSE_WAIT_MS, disconnectPromptly, promptSentinelClients } from './drivers/ioredis-prompt-close.js';
 import type { RedisClient } from './drivers/redis-client.js';
 
@@ -28,6 +28,15 @@ export function openConnection(redis: RedisConnection, logger: LockLogger, optio
     // A pool (createClientPool()) has node-redis' command shape but no connection of its own to
     // subscribe on: every waiter's subscription would fail, and no release message would come.
     throw new InvalidLockOptionsError(option, redis, 'a node-redis client, cluster or Sentinel client; a client pool (createClientPool()) cannot carry release messages: hand in a createClient()');
+  }
+  if (nodeRedisKind(redis) === 'client' && (redis as { isPubSubActive?: unknown }).isPubSubActive === true && speaksResp2(redis as object)) {
+    // Subscribed by the application under RESP2: Redis refuses every lock script on it ("Can't
+    // execute 'evalsha'"), and every lock call would fail, as an ioredis client in subscriber mode's.
+    throw new InvalidLockOptionsError(
+      option,
+      redis,
+      'a node-redis client not in subscriber mode under RESP2, where Redis refuses every command but (P|S)SUBSCRIBE, (P|S)UNSUBSCRIBE, PING, QUIT and RESET (subscribe on a `duplicate()` of it, or create it with `RESP: 3`)',
+    );
   }
   if (isGlideClient(redis) && (redis as { isClosed?: unknown }).isClosed === true) {
     // A closed GLIDE client is never opened again: every lock call would fail with its ClosingError.

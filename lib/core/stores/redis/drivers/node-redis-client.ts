@@ -38,3 +38,15 @@ export function nodeRedisKind(client: unknown): NodeRedisKind | undefined {
 export function isNodeRedisClient(client: unknown): client is NodeRedisClient {
   return nodeRedisKind(client) !== undefined;
 }
+
+/**
+ * Whether a node-redis client speaks RESP2, where Redis refuses a subscribed connection every
+ * command but (P|S)SUBSCRIBE, (P|S)UNSUBSCRIBE, PING, QUIT and RESET (RESP3 runs any command
+ * there): its `RESP` option, else its major's default, RESP3 for node-redis 6 (told by the
+ * `keyPrefix` it added, read as `_keyPrefix`), RESP2 for node-redis 5.
+ */
+export function speaksResp2(client: object): boolean {
+  const given = (client as { options?: { RESP?: unknown } }).options?.RESP;
+  if (given !== undefined) return given === 2;
+  return !('_keyPrefix' in client);
+}
