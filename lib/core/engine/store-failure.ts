@@ -37,7 +37,7 @@ export class LastingRefusalError extends RedisLockError {
  * a proxy that does not pass scripts on; a script calling one: "Unknown Redis command called from
  * script"), a command or key the ACL user may not touch (NOPERM; Redis 6 says it in words inside a
  * script), or a client that sends nothing any more (`clientClosed`: closed by its owner, or an
- * ioredis client whose retryStrategy gave up). What passes by, or is cured by waiting, is not one:
+ * ioredis or node-redis client whose reconnect strategy gave up). What passes by, or is cured by waiting, is not one:
  * a connection reset, LOADING, READONLY or MASTERDOWN during a failover, TRYAGAIN, CLUSTERDOWN. The
  * library's own errors are not either: a quorum's refusal of a minority of masters says nothing of
  * the majority (one of a majority is a `LastingRefusalError`).
@@ -81,7 +81,7 @@ export function storeFailure(error: unknown, call: string, then = '', clientClos
       );
     case 'client-closed':
       return new RedisLockError(
-        `${call}: the Redis client was closed (${reason}) and sends no command any more (its owner called quit() or disconnect(), or an ioredis retryStrategy gave up reconnecting); close a client you hand in only after the lock module shut down (in onApplicationShutdown)${then}.`,
+        `${call}: the Redis client was closed (${reason}) and sends no command any more (its owner called quit(), disconnect() or close(), or its reconnect strategy gave up reconnecting: ioredis' retryStrategy, node-redis' socket.reconnectStrategy); close a client you hand in only after the lock module shut down (in onApplicationShutdown), and give it a reconnect strategy that keeps trying while the application runs${then}.`,
         { cause: error },
       );
     default: {

@@ -13,13 +13,15 @@ import type { OpenedConnection } from './redis-connection.js';
 export function warnIfClosedByOwner(connections: readonly OpenedConnection[], names: readonly string[], logger: LockLogger): void {
   connections.forEach(({ client, close }, i) => {
     // Ours are closed by the module itself, after the give-back.
-    if (close !== undefined || !driverFor(client).closed()) return;
+    const driver = driverFor(client);
+    if (close !== undefined || !driver.closed()) return;
     // A Cluster gives up when every master is out of reach at once, by its own option: its nodes
-    // are connected with no retryStrategy of theirs.
-    const strategy = (client as { isCluster?: unknown }).isCluster === true ? 'clusterRetryStrategy' : 'retryStrategy';
+    // are connected with no retryStrategy of theirs. A node-redis client's driver tells its own.
+    const given = driver.reconnectGivenUp?.();
+    const strategy = given ?? ((client as { isCluster?: unknown }).isCluster === true ? 'clusterRetryStrategy' : 'retryStrategy');
     logger.warn(
-      gaveUpReconnecting(client)
-        ? `The Redis client handed in (${names[i]}) gave up reconnecting before the lock module shut down (its ${strategy} returned no delay): the locks it still holds cannot be given back, and stay in Redis until their ttl runs out. ` +
+      given !== undefined || gaveUpReconnecting(client)
+        ? `The Redis client handed in (${names[i]}) gave up reconnecting before the lock module shut down (its ${strategy} ${given === undefined ? 'returned no delay' : 'gave up'}): the locks it still holds cannot be given back, and stay in Redis until their ttl runs out. ` +
             `Give it a ${strategy} that keeps trying while the application runs.`
         : `The Redis client handed in (${names[i]}) was closed before the lock module shut down: the locks it still holds cannot be given back, and stay in Redis until their ttl runs out. ` +
             'Close a client you hand in in onApplicationShutdown (the module gives its locks back in beforeApplicationShutdown), not in onModuleDestroy.',

@@ -87,6 +87,11 @@ export class NodeRedisDriver implements RedisDriver {
   readonly keyPrefix: string;
   readonly isCluster: boolean;
   private readonly send: Send;
+  /**
+   * A plain client's `end` was heard: node-redis (5, 6) emits it when its owner closes it
+   * (close(), destroy(), quit(), disconnect()), not when its reconnect strategy gives it up.
+   */
+  private ended = false;
 
   constructor(
     readonly client: NodeRedisClient,
@@ -96,6 +101,7 @@ export class NodeRedisDriver implements RedisDriver {
     const prefix = (client as { _keyPrefix?: unknown })._keyPrefix;
     this.keyPrefix = prefix === undefined || prefix === null ? '' : String(prefix);
     this.isCluster = kind === 'cluster';
+    if (kind === 'client') (client as { on?: (event: 'end', listener: () => void) => unknown }).on?.('end', () => (this.ended = true));
     const options = commandOptions(client);
     const raw = client as unknown as {
       sendCommand(...args: unknown[]): Promise<unknown>;
@@ -190,6 +196,11 @@ export class NodeRedisDriver implements RedisDriver {
 
   closed(): boolean {
     return !this.client.isOpen;
+  }
+
+  /** A plain client closed with no `end`: its reconnect strategy gave it up after a drop. */
+  reconnectGivenUp(): string | undefined {
+    return this.kind === 'client' && this.closed() && !this.ended ? 'socket.reconnectStrategy' : undefined;
   }
 
   async masters(): Promise<RedisNode[]> {

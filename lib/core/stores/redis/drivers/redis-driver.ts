@@ -179,6 +179,12 @@ export interface RedisDriver {
   ping(): Promise<unknown>;
   /** Whether the client was closed (by its owner, for a client handed in): it sends no command any more. */
   closed(): boolean;
+  /**
+   * Closed because the client's own reconnect strategy gave up after its connection dropped, not
+   * by its owner: the option that did (node-redis' `socket.reconnectStrategy`). Absent where the
+   * driver cannot tell (ioredis' clients are told apart by their status, see closed-clients.ts).
+   */
+  reconnectGivenUp?(): string | undefined;
   /** The masters (the one server outside a Cluster), once the client knows them. */
   masters(): Promise<RedisNode[]>;
   /** Cluster: an id of the master serving `slot` by the client's current map, if known. */
