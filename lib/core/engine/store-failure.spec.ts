@@ -76,6 +76,13 @@ describe('storeFailure: what passes is a RedisUnavailableError (503 over HTTP), 
     replyError('CLUSTERDOWN The cluster is down'),
     replyError('BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.'),
     replyError('ERR max number of clients reached'),
+    // As Valkey GLIDE words them (test/api/glide-readonly-after-demotion-not-unavailable.spec.ts).
+    named('RequestError', "An error was signalled by the server: - ReadOnly: You can't write against a read only replica."),
+    named('RequestError', "An error was signalled by the server: - ReadOnly: You can't write against a read only replica. script: 219bb33e7c6773035c720850383aa2ebb63d9904, on @user_script:1."),
+    named('RequestError', 'An error was signalled by the server: - BusyLoadingError: Redis is loading the dataset in memory'),
+    named('RequestError', 'An error was signalled by the server: - MasterDown: Link with MASTER is down and replica-serve-stale-data is set to no'),
+    named('RequestError', 'An error was signalled by the server: - TryAgain: Multiple keys request during rehashing of slot'),
+    named('RequestError', 'An error was signalled by the server: - ClusterDown: The cluster is down'),
   ])('unavailable: $message', (error) => {
     const told = storeFailure(error, 'isLocked("k")');
     expect(told).toBeInstanceOf(RedisUnavailableError);
@@ -93,6 +100,7 @@ describe('storeFailure: what passes is a RedisUnavailableError (503 over HTTP), 
     replyError('WRONGPASS invalid username-password pair or user is disabled.'),
     replyError("ERR Error running script (call to f_0123): @user_script:12: attempt to compare number with nil"),
     new TypeError("Cannot read properties of undefined (reading 'length')"),
+    named('RequestError', "An error was signalled by the server: - ResponseError: Error running script (call to f_0123): @user_script:12: attempt to compare number with nil"),
   ])('not unavailable: $message', (error) => {
     const told = storeFailure(error, 'isLocked("k")');
     expect(told).toBeInstanceOf(RedisLockError);

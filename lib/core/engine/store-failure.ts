@@ -95,9 +95,12 @@ export function storeFailure(error: unknown, call: string, then = '', clientClos
 
 /**
  * Refusals of Redis that a failover, a restart's loading or a long script give for a while; also
- * as Redis 6 words them inside a script's error (`... -READONLY You can't write ...`).
+ * as Redis 6 words them inside a script's error (`... -READONLY You can't write ...`), and as
+ * Valkey GLIDE names their codes (`An error was signalled by the server: - ReadOnly: You can't
+ * write ...`; LOADING is its BusyLoadingError).
  */
-const PASSING_REPLY = /(?:^|\s-)(?:LOADING|READONLY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN|BUSY)\b|^ERR max number of clients reached/;
+const PASSING_REPLY =
+  /(?:^|\s-)(?:LOADING|READONLY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN|BUSY)\b|^ERR max number of clients reached|An error was signalled by the server: - (?:ReadOnly|BusyLoadingError|MasterDown|TryAgain|ClusterDown):/;
 
 /** Socket errors of a connection refused, reset or cut, and of an address not found for now. */
 const PASSING_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
