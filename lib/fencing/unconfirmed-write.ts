@@ -4,9 +4,10 @@ import { RedisUnavailableError } from '../errors/redis-unavailable.error.js';
 
 /**
  * An error reply of Redis, as ioredis and node-redis give it (`WRONGTYPE ...`) or as Valkey GLIDE
- * names it: the script ran to that error, and it is passed on as it is.
+ * words it (`WRONGTYPE: ...` for a code it has no name of its own for, `An error was signalled by
+ * the server: ...` for the others): the script ran to that error, and it is passed on as it is.
  */
-const REDIS_REPLY = /^(?:[A-Z][A-Z_]{1,31}(?: |$)|An error was signalled by the server: )/;
+const REDIS_REPLY = /^(?:[A-Z][A-Z_]{1,31}(?: |: |$)|An error was signalled by the server: )/;
 
 /**
  * A fenced write's or claim's failure that is no answer of Redis: the connection dropped or the
