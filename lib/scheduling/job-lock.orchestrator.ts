@@ -344,8 +344,11 @@ export class JobLockOrchestrator implements OnModuleDestroy {
       // A method declared to return an Observable runs at subscription (runObservable): one that
       // returns one here had no readable type, inferred or imported with `import type` (TypeScript
       // emits `Object` for it, which the wrapper cannot tell from a declared type).
-      if (isObservable(result)) this.warnUndeclaredObservable(job);
+      const schedule = this.schedules.get(job);
+      if (isObservable(result)) this.warnUndeclaredObservable(job, schedule);
       value = await result;
+      // Through a Promise (an async method): the schedule, which awaits it, never subscribes either.
+      if (schedule !== undefined && isObservable(value)) this.warnUndeclaredObservable(job, schedule);
       // `next` first: a plain result has none, and costs no tag lookup.
       if (typeof (value as { next?: unknown } | null | undefined)?.next === 'function' && isGenerator(value)) {
         // Its body has not run, and must not run as its caller iterates, once the locks are given back.
@@ -369,13 +372,26 @@ export class JobLockOrchestrator implements OnModuleDestroy {
    * Once per method: its type, inferred, says Observable to its callers, who get a Promise of it
    * (`.pipe is not a function`); only a declared return type lets the call return an Observable.
    */
-  private warnUndeclaredObservable(job: JobBinding): void {
+  private warnUndeclaredObservable(job: JobBinding, schedule: string | undefined): void {
     if (this.undeclaredWarned.has(job.spec)) return;
     this.undeclaredWarned.add(job.spec);
-    this.logger.warn(undeclaredObservableWarning(`${jobDecorators(job.spec)} method ${job.where}`));
+    const method = `${jobDecorators(job.spec)} method ${job.where}`;
+    // Declaring the type, the usual remedy, is refused at startup for a scheduled method.
+    this.logger.warn(schedule === undefined ? undeclaredObservableWarning(method) : `${method} returned an Observable, and ${neverSubscribed(schedule)}`);
   }
 
   private readonly undeclaredWarned = new WeakSet<JobSpec>();
+
+  /**
+   * Set by the explorer at startup: the job methods `@nestjs/schedule` runs, and by which of its
+   * decorators. It awaits what they return and never subscribes to an Observable: its work never runs.
+   */
+  scheduledBy(job: JobBinding, schedule: string | undefined): void {
+    if (schedule === undefined) this.schedules.delete(job);
+    else this.schedules.set(job, schedule);
+  }
+
+  private readonly schedules = new WeakMap<JobBinding, string>();
 
   /**
    * An Observable result of a method not declared to return one: its locks were taken at call
@@ -398,8 +414,10 @@ export class JobLockOrchestrator implements OnModuleDestroy {
       if (state !== 'waiting') return;
       state = 'expired';
       lock.signal.removeEventListener('abort', ended);
+      const schedule = this.schedules.get(job);
       this.logger.warn(
-        `${job.where}: the Observable it returned was not subscribed within its lock's ttl (${ttl} ms); its run ended. Declare the method's return type as Observable to take the lock at subscription.`,
+        `${job.where}: the Observable it returned was not subscribed within its lock's ttl (${ttl} ms); its run ended. ` +
+          (schedule === undefined ? "Declare the method's return type as Observable to take the lock at subscription." : neverSubscribed(schedule)),
       );
       void end();
     }, ttl, true);
@@ -614,6 +632,14 @@ function describeSkip(reason: LockSkipReason, key: string): string {
     case 'owner-uncertain':
       return `this instance could not be sure that no other one ran this tick: its claim of the lease ${quoteKey(key)} came back late, or the lease had too little left (the watchdog is behind)`;
   }
+}
+
+/** Why a scheduled job method's Observable never runs, and the remedy (as the startup's refusal of a declared one gives it). */
+function neverSubscribed(schedule: string): string {
+  return (
+    `${schedule} awaits what the method returns and never subscribes to it: its work never runs on its schedule. ` +
+    'Return lastValueFrom(...) of the Observable from an async method (declaring the return type as Observable is refused for a scheduled method), or call it from a scheduled method that subscribes.'
+  );
 }
 
 function toObservable(value: unknown): Observable<unknown> {

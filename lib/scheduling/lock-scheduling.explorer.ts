@@ -23,7 +23,7 @@ import { checkLockKey } from '../core/keys/lock-key.js';
 import { LockKeyError } from '../errors/lock-key.error.js';
 import { LeaderElectionRunner } from './leader-election.runner.js';
 import { equipScopedFactory } from './scoped-factory-instances.js';
-import { checkScheduledReturn, schedulingIn } from './schedule-metadata.js';
+import { checkScheduledReturn, scheduleOf, schedulingIn } from './schedule-metadata.js';
 import { lockServiceSeenBy } from './lock-service-seen.js';
 import { JOB_LOCK_METADATA, JOB_ORCHESTRATOR_PROPERTY, LEADER_ELECTION_METADATA } from './scheduling.constants.js';
 
@@ -224,6 +224,8 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
         }
         const provider = providedTimes.get(type)! > 1 ? `, provider ${tokenName(wrapper.token)}` : '';
         const job = checkJob(spec, type, wrapper, {}, provider);
+        // What the schedule runs: an Observable it returns, of a type not declared, is never subscribed to.
+        if (scheduling) this.jobs.scheduledBy(job, scheduleOf(method as Function));
         if (job.defaultKey && MINIFIED_NAME.test((type as { name: string }).name)) {
           logger.warn(
             `${job.where} (@${jobClaims(job)[0]!.role}) uses the default key ${quoteKey(job.key)}, made from a class name that looks minified: a build that renames the class moves the lock, and instances of two builds would run the job at once. Give the job a key.`,

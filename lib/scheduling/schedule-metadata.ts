@@ -28,6 +28,11 @@ function isSchedulerRegistry(instance: unknown): boolean {
   return REGISTRY_METHODS.every((method) => typeof (instance as Record<string, unknown>)[method] === 'function');
 }
 
+/** The decorator of `@nestjs/schedule` that schedules `method` (`@Interval()`), or `undefined`. */
+export function scheduleOf(method: Function): string | undefined {
+  return SCHEDULES[Reflect.getMetadata(SCHEDULER_TYPE, method) as number];
+}
+
 /**
  * Refuses a job or `@Locked` method that `@nestjs/schedule` runs and that is declared to return
  * an Observable: the schedule awaits what the method returns and never subscribes to it, and such
@@ -35,7 +40,7 @@ function isSchedulerRegistry(instance: unknown): boolean {
  * type), so it would never run on its schedule. `where` names it: `@Locked on Class.method`.
  */
 export function checkScheduledReturn(where: string, prototype: object, name: string | symbol, method: Function): void {
-  const schedule = SCHEDULES[Reflect.getMetadata(SCHEDULER_TYPE, method) as number];
+  const schedule = scheduleOf(method);
   if (schedule === undefined) return;
   const returnType: unknown = Reflect.getMetadata('design:returntype', prototype, name);
   if (!(typeof returnType === 'function' && (returnType === Observable || returnType.prototype instanceof Observable))) return;
