@@ -9,9 +9,16 @@ import { withoutArguments } from '../stores/redis/drivers/redis-driver.js';
  * Redis 7 starts the reply with the command's error; Redis 6 wraps it in "Error running script".
  */
 export function holdsForeignData(error: unknown): boolean {
+  if (error instanceof ForeignDataRead) return true;
   const message = error instanceof Error ? error.message : '';
   return /\bWRONGTYPE\b|value is not an integer or out of range/.test(message);
 }
+
+/**
+ * What a plain read (no script, so no refusal of Redis) found where the library keeps data of its
+ * own: a fencing counter that is no integer, which every acquire script would be refused on.
+ */
+export class ForeignDataRead extends Error {}
 
 /** Which refusal asking again cannot change (see `lastingRefusal`). */
 export type LastingRefusal = 'unknown-command' | 'no-permission' | 'client-closed';
@@ -63,8 +70,9 @@ export function storeFailure(error: unknown, call: string, then = '', clientClos
   withoutArguments(error);
   const reason = (error instanceof Error ? error.message : String(error)).replace(/\.$/, '');
   if (holdsForeignData(error)) {
+    const found = error instanceof ForeignDataRead ? reason : `Redis refused it (${reason})`;
     return new RedisLockError(
-      `${call}: Redis refused it (${reason}): a key of the lock holds data this library did not write, so something else writes under its key prefix; delete that key, or give the module a keyPrefix of its own${then}.`,
+      `${call}: ${found}: a key of the lock holds data this library did not write, so something else writes under its key prefix; delete that key, or give the module a keyPrefix of its own${then}.`,
       { cause: error },
     );
   }

@@ -10,6 +10,7 @@ import { parseHolder } from '../../engine/holder.js';
 import { RedisLockError } from '../../../errors/redis-lock.error.js';
 import { READ_HELD } from '../../rwlock/read-keys.js';
 import { settleWithin, TIMED_OUT } from '../../time/settle-within.js';
+import { ForeignDataRead } from '../../engine/store-failure.js';
 
 /**
  * A lock as the board lists it: what `inspect()` says, and for a lock one holder holds an opaque
@@ -235,7 +236,8 @@ function isLockKey(key: string): boolean {
 
 function skipWrongType(error: unknown): undefined {
   // inspect() names the call in its error and keeps the client's reply as the cause.
-  if (/^WRONGTYPE/.test(String(((error as Error)?.cause as Error | undefined)?.message))) return undefined;
+  const cause = (error as Error)?.cause;
+  if (cause instanceof ForeignDataRead || /^WRONGTYPE/.test(String((cause as Error | undefined)?.message))) return undefined;
   throw error;
 }
 

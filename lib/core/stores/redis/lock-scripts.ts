@@ -8,6 +8,7 @@ import { LOCK_HELD } from '../../rwlock/read-lua.js';
 import { ReadScripts } from '../../rwlock/read-scripts.js';
 import { READ_HELD } from '../../rwlock/read-keys.js';
 import { longestLease } from '../../engine/lease-left.js';
+import { ForeignDataRead } from '../../engine/store-failure.js';
 import { SemaphoreScripts } from '../../semaphore/semaphore-scripts.js';
 import { inspectSemaphoreInRedis, type SemaphoreSnapshot } from '../../semaphore/semaphore-inspect.js';
 import { LOCK_KEY_SUFFIXES, type LockRedisKeys } from '../../keys/lock-key.js';
@@ -452,7 +453,7 @@ export class LockScripts implements LockStore {
    */
   async inspect(keys: ScriptKeys): Promise<LockSnapshot> {
     const [owner, pttl, fence, waiters] = await this.driver.readLock(keys.lock, keys.fence, keys.waiters);
-    const fencingToken = fence === null ? null : Number(fence);
+    const fencingToken = fence === null ? null : fencingCounter(fence);
     if (owner !== READ_HELD) return { owner, pttl, fencingToken, waiters };
     // Held by readers: only while one of them is still there, for as long as the longest lease
     // left (the '~r' value keeps the longest lease it ever guarded, a reader's gone since too).
@@ -565,3 +566,13 @@ function guardedScripts(driver: RedisDriver, open: () => boolean): Record<Script
 /** What may follow the settings: nothing, or acquire's "join the queue on failure" flag. */
 const SETTINGS_SUFFIXES = ['', ':0', ':1', ':2'] as const;
 
+
+/**
+ * A fencing counter as `inspect` reads it: an integer, as INCR keeps it. Anything else was written
+ * by something other than this library, and every acquire script of the key is refused on it
+ * ("value is not an integer"): said so, rather than answered as the token `NaN`.
+ */
+function fencingCounter(fence: string): number {
+  if (!/^-?\d+$/.test(fence)) throw new ForeignDataRead('its fencing counter holds a value that is not an integer');
+  return Number(fence);
+}
