@@ -4,6 +4,7 @@ import { followSignal } from '../engine/follow-signal.js';
 import { LockLostError } from '../../errors/lock-lost.error.js';
 import { InvalidLockOptionsError } from '../../errors/invalid-lock-options.error.js';
 import { shownKeys } from '../keys/shown-keys.js';
+import { RedisLockError } from '../../errors/redis-lock.error.js';
 import { multiKeyLockSummary, type MultiKeyLockSummary, INSPECT } from '../engine/lock-summary.js';
 import { HeldLock } from '../engine/held-lock.js';
 import { publishMultiKeyLock } from '../engine/lock-diagnostics.js';
@@ -158,12 +159,23 @@ export class MultiLock implements MultiKeyLock {
     // Lost as a whole, its other keys given back (see partLost): the loss, as one key's extend()
     // rejects with it, not the refusal of a key given back ("released"), which the caller never released.
     if (this.loss !== undefined) throw this.loss;
+    const releasedBefore = this.releasing;
     try {
       await Promise.all(this.parts.map((part) => part.extend(ttl)));
     } catch (error) {
       if (this.loss !== undefined) throw this.loss;
       // Each part refuses a bad ttl before it sends anything: named as the call made, on this lock.
-      throw error instanceof InvalidLockOptionsError ? error.within(`extend(ttl) of the lock of keys ${shownKeys(this.keys)}`) : error;
+      if (error instanceof InvalidLockOptionsError) throw error.within(`extend(ttl) of the lock of keys ${shownKeys(this.keys)}`);
+      // Its holder released it (before, or while the extension was on its way): the lock it
+      // released, by its keys, not the part that answered first, a lock the caller never took.
+      if (this.releasing) {
+        throw new RedisLockError(
+          releasedBefore
+            ? `The lock of keys ${shownKeys(this.keys)} was released; acquire it again before extending it.`
+            : `The lock of keys ${shownKeys(this.keys)} was released while extend() waited for its answer: the extension no longer applies.`,
+        );
+      }
+      throw error;
     }
   }
 
