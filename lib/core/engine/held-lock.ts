@@ -256,7 +256,9 @@ export class HeldLock implements Lock, Renewable, Expiring {
       this.assertHeld(true);
       // A quorum's majority refused it for good: said of this lock, as one Redis' refusal is.
       if (error instanceof LastingRefusalError) throw new RedisLockError(`Lock ${quoteKey(this.key)} could not be extended: ${error.message.replace(/\.$/, '')}; it is still held until its lease deadline.`, { cause: error.cause });
-      throw storeFailure(error, `Lock ${quoteKey(this.key)} could not be extended`, '; it is still held until its lease deadline');
+      // A client its owner closed is named so, with what to do, as a read or an acquire on it is.
+      const closed = !(error instanceof RedisLockError) && this.owner.clientsClosed?.() === true;
+      throw storeFailure(error, `Lock ${quoteKey(this.key)} could not be extended`, '; it is still held until its lease deadline', closed);
     });
     this.completeRenewal(sequence!, startedAt, lease, renewed);
     // A stall between the call and its reply may have outlived the new lease (see completeRenewal).
