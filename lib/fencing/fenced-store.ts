@@ -4,7 +4,7 @@ import { isLockPrefix, lockPrefixOf } from '../core/keys/lock-prefixes.js';
 import { driverFor } from '../core/stores/redis/drivers/driver-for.js';
 import type { RedisClient } from '../core/stores/redis/drivers/redis-client.js';
 import type { RedisDriver } from '../core/stores/redis/drivers/redis-driver.js';
-import type { ReplicaWaiter } from '../core/stores/redis/replica-wait.js';
+import { ReplicaWaitFailed, type ReplicaWaiter } from '../core/stores/redis/replica-wait.js';
 import { settleWithin } from '../core/time/settle-within.js';
 import { RedisLockError } from '../errors/redis-lock.error.js';
 import { shutDownRefusal } from '../errors/shutdown-reason.js';
@@ -141,15 +141,24 @@ export class RedisFencedStore implements FencedStore {
       });
     };
     if (this.replicas === undefined) return send();
-    const { reply, reached } = await this.replicas.replicate(send, changed);
     const { replicas, timeout } = this.replicas.required;
-    if (reached === undefined || reached >= replicas) return reply;
     const claim = method === 'get' || method === 'hget';
-    throw new RedisLockError(
-      `FencedRedis.${method}(): ${claim ? `the read for update of ${quoteKey(key)} claimed it` : `the write to ${quoteKey(key)} was applied`} with fencing token ${token} on the master, ` +
-        `but ${reached} of ${replicas} replica${replicas === 1 ? '' : 's'} confirmed it within ${timeout} ms (waitForReplicas): a failover now could lose it, and an older holder's write would then be accepted. ` +
-        `${claim ? 'Nothing was read for you to write back; read again' : 'Write again'} once the replicas are back (INFO replication on the master), or raise waitForReplicas.timeout.`,
-    );
+    const unconfirmed = (why: string, cause?: unknown): RedisLockError =>
+      new RedisLockError(
+        `FencedRedis.${method}(): ${claim ? `the read for update of ${quoteKey(key)} claimed it` : `the write to ${quoteKey(key)} was applied`} with fencing token ${token} on the master, ` +
+          `but ${why}: a failover now could lose it, and an older holder's write would then be accepted. ` +
+          `${claim ? 'Nothing was read for you to write back; read again' : 'Write again'} once the replicas are back (INFO replication on the master), or raise waitForReplicas.timeout.`,
+        cause === undefined ? undefined : { cause },
+      );
+    // WAIT's answer too is awaited only until the close gave the locks back (see `answer`): a
+    // Redis that froze after running the script would hold the close up for as long as it stays frozen.
+    const { reply, reached } = await this.replicas.replicate(send, changed, (wait) => this.answer(wait)).catch((error: unknown) => {
+      if (!(error instanceof ReplicaWaitFailed)) throw error;
+      const reason = (error.reason instanceof Error ? error.reason.message : String(error.reason)).replace(/\.$/, '');
+      throw unconfirmed(`no replica's confirmation came (waitForReplicas: WAIT ${replicas} ${timeout} failed, ${reason})`, error.reason);
+    });
+    if (reached === undefined || reached >= replicas) return reply;
+    throw unconfirmed(`${reached} of ${replicas} replica${replicas === 1 ? '' : 's'} confirmed it within ${timeout} ms (waitForReplicas)`);
   }
 
   /** The token `key` has accepted, read from its token hash `fence`, under the writes' prefix check. */

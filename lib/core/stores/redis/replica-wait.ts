@@ -70,13 +70,20 @@ export class ReplicaWaiter {
    * Sends a fenced write or read for update (`send`, on `driver`) and, when it changed the data
    * or its token (`changed`), waits for the replicas as an acquisition does: `reached` is how many
    * confirmed it (none across a reconnection), absent when the script changed nothing (a
-   * refusal). Nothing can be given back: the caller reports a shortfall.
+   * refusal). Nothing can be given back: the caller reports a shortfall. `bound` ends the wait
+   * for WAIT's answer (the module's close: a Redis frozen after running the script never answers
+   * it); a WAIT that fails or is so ended rejects with `ReplicaWaitFailed`, the script's change made.
    */
-  async replicate<T>(send: () => Promise<T>, changed: (reply: T) => boolean): Promise<{ reply: T; reached?: number }> {
+  async replicate<T>(send: () => Promise<T>, changed: (reply: T) => boolean, bound: (wait: Promise<unknown>) => Promise<unknown> = (wait) => wait): Promise<{ reply: T; reached?: number }> {
     const closes = this.closes;
     const reply = await send();
     if (!changed(reply)) return { reply };
-    const reached = Number(await this.connection.wait(this.wait.replicas, this.wait.timeout));
+    let reached: number;
+    try {
+      reached = Number(await bound(this.connection.wait(this.wait.replicas, this.wait.timeout)));
+    } catch (error) {
+      throw new ReplicaWaitFailed(error);
+    }
     return { reply, reached: this.closes !== closes ? 0 : reached };
   }
 
@@ -89,5 +96,12 @@ export class ReplicaWaiter {
   close(): void {
     // Without it, a Redis down or frozen kept the process alive 2 s (see `disconnectPromptly`).
     disconnectPromptly(this.connection);
+  }
+}
+
+/** A WAIT after a fenced write or read for update that failed, or whose answer the close stopped waiting for: the script ran. */
+export class ReplicaWaitFailed extends Error {
+  constructor(readonly reason: unknown) {
+    super(`WAIT failed (${(reason instanceof Error ? reason.message : String(reason)).replace(/\.$/, '')})`);
   }
 }
