@@ -9,7 +9,7 @@ import { RedisLockError } from './redis-lock.error.js';
  * `MASTERDOWN`, `TRYAGAIN`, `CLUSTERDOWN`, `BUSY`), or its grant reached a `tryAcquire()` after
  * the lease it started had run out here (given back). `isLocked()`, `inspect()`, `tryAcquire()` and
  * `extend()` reject with it, and a `FencedRedis` write or read for update its client refused unsent
- * for want of a connection (nothing was written). Asking again later may succeed;
+ * for want of a connection, or that Redis refused so (nothing was written). Asking again later may succeed;
  * `LockConflictInterceptor` answers it 503 with `Retry-After`. What asking again cannot cure (a
  * closed client, NOPERM, a renamed command, data of another kind under the key) is a plain
  * `RedisLockError` saying what to fix, and answered 500. The client's error is the `cause`.

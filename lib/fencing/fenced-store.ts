@@ -10,7 +10,8 @@ import { RedisLockError } from '../errors/redis-lock.error.js';
 import { shutDownRefusal } from '../errors/shutdown-reason.js';
 import { lockKeyRefusal } from './fence-key.js';
 import { isNotATokenReply, notATokenError } from './kept-token.js';
-import { unconfirmedWrite, unsentBecause, unsentWrite } from './unconfirmed-write.js';
+import { refusedForNow, unconfirmedWrite, unsentBecause, unsentWrite } from './unconfirmed-write.js';
+import { passingReply } from '../core/engine/store-failure.js';
 import { CLAIMED_GET, CLAIMED_HGET, FENCED_GET, FENCED_HGET, FENCED_HSET, FENCED_SET } from './fenced-lua.js';
 
 /**
@@ -136,6 +137,7 @@ export class RedisFencedStore implements FencedStore {
       const closed = this.writer.closed();
       return this.answer(sendRaw()).catch((error: unknown) => {
         if (isNotATokenReply(error)) return Promise.reject(notATokenError(method, key, fence, error));
+        if (passingReply(error)) return Promise.reject(refusedForNow(error, method, key));
         const unsent = closed ? 'closed' : unsentBecause(error);
         return Promise.reject(unsent === undefined ? unconfirmedWrite(error, method, key, token) : unsentWrite(error, method, key, unsent));
       });

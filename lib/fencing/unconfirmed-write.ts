@@ -3,7 +3,7 @@ import { RedisLockError } from '../errors/redis-lock.error.js';
 import { RedisUnavailableError } from '../errors/redis-unavailable.error.js';
 
 /**
- * An error reply of Redis, as ioredis and node-redis give it (`WRONGTYPE ...`) or as Valkey GLIDE
+ * An error reply of Redis (but for one that passes, see `refusedForNow`), as ioredis and node-redis give it (`WRONGTYPE ...`) or as Valkey GLIDE
  * words it (`WRONGTYPE: ...` for a code it has no name of its own for, `An error was signalled by
  * the server: ...` for the others): the script ran to that error, and it is passed on as it is.
  */
@@ -87,6 +87,22 @@ export function unsentWrite(error: unknown, method: string, key: string, why: 'c
   const Refusal = why === 'offline' || why === 'busy' ? RedisUnavailableError : RedisLockError;
   return new Refusal(
     `FencedRedis.${method}(): ${claim ? 'the read for update' : 'the write'} of ${quoteKey(key)} was not sent: ${reason}, so nothing was ${claim ? 'claimed or read' : 'written'}. ${then}`,
+    { cause: error },
+  );
+}
+
+/**
+ * A fenced write's or claim's refusal by Redis that passes (see `passingReply`): a failover's
+ * READONLY (the script ran to its first write, which a replica refuses), LOADING, MASTERDOWN,
+ * TRYAGAIN, CLUSTERDOWN, BUSY (none of them runs it). Nothing was written or claimed: a
+ * `RedisUnavailableError`, as the lock calls' such refusals are (503 over HTTP), not the bare reply.
+ */
+export function refusedForNow(error: unknown, method: string, key: string): RedisUnavailableError {
+  const cause = (error instanceof Error ? error.message : String(error)).replace(/\.$/, '');
+  const claim = method === 'get' || method === 'hget';
+  return new RedisUnavailableError(
+    `FencedRedis.${method}(): Redis refused the ${claim ? 'read for update of' : 'write to'} ${quoteKey(key)} for now (${cause}), so nothing was ${claim ? 'claimed or read' : 'written'}. ` +
+      'Try again once Redis serves it (a failover over, a restart done loading).',
     { cause: error },
   );
 }

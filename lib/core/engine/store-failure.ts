@@ -110,6 +110,14 @@ export function storeFailure(error: unknown, call: string, then = '', clientClos
 const PASSING_REPLY =
   /(?:^|\s-)(?:LOADING|READONLY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN|BUSY)\b|^ERR max number of clients reached|An error was signalled by the server: - (?:ReadOnly|BusyLoadingError|MasterDown|TryAgain|ClusterDown):/;
 
+/**
+ * Whether `error` is Redis' own refusal that passes (`PASSING_REPLY`): a command Redis answered so
+ * ran no write (a replica refuses the first, a loading or busy server runs none).
+ */
+export function passingReply(error: unknown): boolean {
+  return error instanceof Error && !(error instanceof RedisLockError) && PASSING_REPLY.test(error.message);
+}
+
 /** Socket errors of a connection refused, reset or cut, and of an address not found for now. */
 const PASSING_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
 
