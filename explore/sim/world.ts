@@ -33,6 +33,9 @@ import { metricsPairingProbe } from './metrics-pairing-probe.js';
 import { renewalHandOnProbe, watchPermitGoneRenewals } from './renewal-hand-on-probe.js';
 import { multiKeyRefusalProbe } from './multi-key-refusal-probe.js';
 import { closeAfterStallProbe } from './close-after-stall-probe.js';
+import { multiKeyStepDownProbe } from './multi-key-step-down-probe.js';
+import { leaderCloseAfterStallProbe } from './leader-close-after-stall-probe.js';
+import { multiKeyCloseMetricsProbe } from './multi-key-close-metrics-probe.js';
 import { lapsedEntryReleaseProbe, watchSemaphoreReleases } from './lapsed-entry-release-probe.js';
 import { multiKeyGiveBackProbe } from './multi-key-give-back-probe.js';
 import { grantHandoverProbe } from './grant-handover-probe.js';
@@ -745,6 +748,18 @@ export class World implements FaultDecider {
       if (this.violation) return;
       await closeAfterStallProbe(this, check, stop);
       if (this.violation) return;
+      // The forty-eighth session's later fixes, after those, on the instances the close-after-stall
+      // probe left: a multi-key call re-entering a term that then steps down, one of its own keys
+      // lost after (see `multiKeyStepDownProbe`); an election's stop begun as the event loop comes
+      // back from a stall past its term's lease (see `leaderCloseAfterStallProbe`).
+      await multiKeyStepDownProbe(this, check, stop);
+      if (this.violation) return;
+      await leaderCloseAfterStallProbe(this, check, stop);
+      if (this.violation) return;
+      // Lock metrics recording while a multi-key using() runs at app.close() (see
+      // `multiKeyCloseMetricsProbe`; last: it closes an instance).
+      await multiKeyCloseMetricsProbe(this, check, stop);
+      if (this.violation) return;
     }
 
     // A call waiting inside a term as the close begins is ended then (leader plans; see InnerWaitProbe).
@@ -1134,6 +1149,7 @@ export class World implements FaultDecider {
     await this.scheduler.run(start + MANUAL_PROBE_MS, check, () => stop() || (loopDone && contenderDone) || failed !== undefined);
     if (this.violation) return;
     let tried = 'pending';
+    let triedReleased = false;
     if (loopDone && contenderDone && failed === undefined) {
       // As the test does (inspect() until the key reads free): a release parked by the last round
       // holds the key until its process' next turn unparks it.
@@ -1145,6 +1161,7 @@ export class World implements FaultDecider {
         async (lock) => {
           tried = lock === null ? 'busy' : 'acquired';
           await lock?.release();
+          triedReleased = true;
         },
         (error: unknown) => void (tried = (error as Error).message),
       );
@@ -1156,6 +1173,19 @@ export class World implements FaultDecider {
     if (failed !== undefined || !done) {
       this.violate(undefined, 'on a manual clock, calls of a free key never wait for the clock to move',
         failed ?? `after ${this.scheduler.now - start} ms of real time (the manual clock standing still): the greedy loop ${loopDone ? 'done' : `stuck after ${rounds} of ${MANUAL_PROBE_ROUNDS} rounds`}, the contender ${contenderDone ? `done at ${contenderAt - start} ms` : `at ${contended} of 3 rounds`}, tryAcquire() of the free key ${tried}`);
+      return;
+    }
+    // docs/testing.md: `manualClock.pendingTimers` counts the timers of leases, renewals, waits and
+    // retries, and an application that holds and waits for nothing has none. Once the tryAcquire()'s
+    // release came back, both processes hold and wait for nothing: the deadline sweeper's timer and
+    // the watchdog's group are stopped at the last release, not left armed on the test's clock
+    // (cab40b31: the sweeper kept its timer on an empty heap, the group outlived its last lock by
+    // two ticks). Before the close, which stops everything anyway.
+    await this.scheduler.run(this.scheduler.now + MANUAL_PROBE_MS, check, () => stop() || triedReleased);
+    if (this.violation) return;
+    if (triedReleased && clock.pendingTimers !== 0) {
+      this.violate(undefined, 'on a manual clock, an application that holds and waits for nothing has no timer pending',
+        `after the greedy loop, the contender and a tryAcquire() of the free key all released (manual clock at ${clock.now()} ms, standing still): manualClock.pendingTimers reads ${clock.pendingTimers}`);
       return;
     }
     const closing = Promise.all(services.map(async (service) => {
@@ -2618,8 +2648,8 @@ export class World implements FaultDecider {
   /** The multi-key lock each part belongs to (by instance, key#fencing token), from the transfer's entry until its call settles. */
   private readonly multiKeyParts = new Map<string, MultiLock>();
 
-  /** A transfer entered under `lock`: its parts are mapped to it (see `checkSiblingsGivenBack`); returns what forgets them. */
-  private multiKeyEntered(instance: Instance, lock: Lock): () => void {
+  /** A transfer (or a probe's multi-key call) entered under `lock`: its parts are mapped to it (see `checkSiblingsGivenBack`); returns what forgets them. */
+  multiKeyEntered(instance: Instance, lock: Lock): () => void {
     if (!(lock instanceof MultiLock)) return () => undefined;
     const ids = lock.parts.map((part) => `${instance.index}|${part.key}#${part.fencingToken ?? '-'}`);
     for (const id of ids) this.multiKeyParts.set(id, lock);
@@ -2635,10 +2665,13 @@ export class World implements FaultDecider {
    * (its lease ahead, no release begun) when the part was lost, under its token. With the
    * exemptions of `checkGivenBackAfterExpiry` (a fault that keeps the instance's commands from the
    * store, a pause, its close or crash, a store restart), and not when the lock's signal aborted
-   * first for another reason (a shutdown's: the close tells the code to stop while its locks stay
-   * held). Without it, the other keys stay locked against everyone, renewed, until the holder's
-   * code reaches its next checkpoint and its release (the revert of d5411c0), which no other
-   * invariant sees.
+   * first for a shutdown (the close tells the code to stop while its locks stay held, and gives
+   * them back itself). A signal aborted first by a step-down (a part re-entering a leader's term
+   * that was then released) exempts nothing: the keys stayed held, and the real loss of one of
+   * them later ends the lock as it would have before (01e73368; the multi-key step-down probe's).
+   * Without it, the other keys stay locked against everyone, renewed, until the holder's code
+   * reaches its next checkpoint and its release (the revert of d5411c0), which no other invariant
+   * sees.
    */
   private checkSiblingsGivenBack(instance: Instance, id: string): void {
     const multi = this.multiKeyParts.get(`${instance.index}|${id}`);
@@ -2653,14 +2686,14 @@ export class World implements FaultDecider {
     this.scheduler.schedule(lostAt + WAKE_MS, () => {
       if (this.violation !== undefined || instance.crashed || instance.stopping || instance.paused || instance.pauses !== pauses || this.restarts.length !== restarts) return;
       const reason = multi.signal.reason as LockLostError | undefined;
-      if (!(reason instanceof LockLostError) || (reason.reason !== 'expired' && reason.reason !== 'refused')) return;
+      if (!(reason instanceof LockLostError) || reason.reason === 'shutdown') return;
       const now = this.scheduler.now;
       if (queuedBehind(queuedUntil, now)) return;
       if (this.windows.some((w) => hits(w, instance.index) && w.kind === 'reply-lost-before' && w.from <= now && w.to >= lostAt - this.plan.ttl)) return;
       if (this.heldUp?.instance === instance && lostAt <= this.heldUp.until + WAKE_MS) return;
       for (const part of siblings) {
         if (liveValue(this.data.locks, part.lockKey, now) !== part.token) continue;
-        this.violate(instance, 'a multi-key lock told a part lost gives its other parts back at once', `${instance.name}: ${id} of ${multi.keys.join('+')} lost (${reason.reason}) at ${lostAt} ms; ${now - lostAt} ms later the store still holds ${part.lockKey} under ${part.token} (pttl ${keyPttl(this.data.locks, part.lockKey, now)} ms)`);
+        this.violate(instance, 'a multi-key lock told a part lost gives its other parts back at once', `${instance.name}: ${id} of ${multi.keys.join('+')} lost (${reason.reason === 'stepped-down' ? 'the lock\'s signal aborted before by a step-down' : reason.reason}) at ${lostAt} ms; ${now - lostAt} ms later the store still holds ${part.lockKey} under ${part.token} (pttl ${keyPttl(this.data.locks, part.lockKey, now)} ms)`);
         return;
       }
     });
