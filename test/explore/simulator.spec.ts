@@ -59,7 +59,7 @@ describe('deterministic simulation of the engine (explore/)', () => {
     expect(report.schedules).toBe(24);
   }, 180_000);
 
-  it('bites: thirty-eight seeded bugs, from the store, the engine (its wake-ups, grants, parking, extend() and multi-key calls too), the primitives and the runners, are each found', () => {
+  it('bites: forty-two seeded bugs, from the store, the engine (its wake-ups, grants, parking, extend() and multi-key calls too), the primitives and the runners, are each found', () => {
     // Those found within a few schedules, one or two of each part; `npm run explore:bugs` runs
     // the whole catalogue. Sixteen until the thirty-sixth session: with the other six
     // (acquire-counted-from-reply, grant-reuses-fencing-token, refused-renewal-ignored,
@@ -134,6 +134,14 @@ describe('deterministic simulation of the engine (explore/)', () => {
       'renewal-permit-gone-hands-freed-permits-to-nobody',
       'multi-key-part-refused-for-good-waited-on',
       'close-after-stall-past-lease-tells-shutdown',
+      // Found by the multi-key step-down, leader close-after-stall and multi-key close-metrics
+      // probes, each by the first schedule from seed 1, and by the manual-clock probe's timers
+      // check, by the ninth (forty-eighth session, later part); a replay of each known one took
+      // 2.6 to 4.5 s at a load average of about 10.
+      'multi-key-part-lost-after-step-down-keeps-other-keys',
+      'close-after-stall-past-lease-tells-leader-shutdown',
+      'manual-clock-timers-left-after-last-release',
+      'multi-key-call-running-at-close-counted-lost',
     ];
     // The thirty-one took 246 s at a load average of 16 to 21 (68 s for twenty-six at 6 to 8): the
     // bound, 240 s until the forty-seventh session, leaves room for a loaded runner. The thirty-four
