@@ -1,6 +1,6 @@
 import { RedisLockError } from '../../errors/redis-lock.error.js';
 import { RedisUnavailableError } from '../../errors/redis-unavailable.error.js';
-import { withoutArguments } from '../stores/redis/drivers/redis-driver.js';
+import { ReconnectGivenUpError, withoutArguments } from '../stores/redis/drivers/redis-driver.js';
 
 /**
  * Whether Redis refused a script because a key it touched holds data of another kind than the
@@ -44,14 +44,16 @@ export class LastingRefusalError extends RedisLockError {
  * a proxy that does not pass scripts on; a script calling one: "Unknown Redis command called from
  * script"), a command or key the ACL user may not touch (NOPERM; Redis 6 says it in words inside a
  * script), or a client that sends nothing any more (`clientClosed`: closed by its owner, or an
- * ioredis or node-redis client whose reconnect strategy gave up). What passes by, or is cured by waiting, is not one:
+ * ioredis or node-redis client whose reconnect strategy gave up), or nothing to the master that
+ * serves the call (`ReconnectGivenUpError`: a node-redis Cluster's connection given up so). What passes by, or is cured by waiting, is not one:
  * a connection reset, LOADING, READONLY or MASTERDOWN during a failover, TRYAGAIN, CLUSTERDOWN. The
  * library's own errors are not either: a quorum's refusal of a minority of masters says nothing of
  * the majority (one of a majority is a `LastingRefusalError`).
  */
 export function lastingRefusal(error: unknown, clientClosed: boolean): LastingRefusal | undefined {
   if (error instanceof RedisLockError) return error instanceof LastingRefusalError ? error.lasting : undefined;
-  if (clientClosed) return 'client-closed';
+  // A node-redis Cluster's master connection given up by its reconnect strategy: closed for good, the Cluster open.
+  if (clientClosed || error instanceof ReconnectGivenUpError) return 'client-closed';
   const message = error instanceof Error ? error.message : '';
   if (/\bunknown command\b|unknown redis command called from script/i.test(message)) return 'unknown-command';
   if (/\bNOPERM\b|user executing the script can't/i.test(message)) return 'no-permission';
@@ -88,6 +90,12 @@ export function storeFailure(error: unknown, call: string, then = '', clientClos
         { cause: error },
       );
     case 'client-closed':
+      if (error instanceof ReconnectGivenUpError) {
+        return new RedisLockError(
+          `${call}: the Redis client gave up reconnecting to the master that serves it (${reason}): its ${error.strategy} gave that connection up after it dropped, and the client sends nothing to that master any more, though it stays open; give it a ${error.strategy} that keeps trying while the application runs${then}.`,
+          { cause: error },
+        );
+      }
       return new RedisLockError(
         `${call}: the Redis client was closed (${reason}) and sends no command any more (its owner called quit(), disconnect() or close(), or its reconnect strategy gave up reconnecting: ioredis' retryStrategy, node-redis' socket.reconnectStrategy); close a client you hand in only after the lock module shut down (in onApplicationShutdown), and give it a reconnect strategy that keeps trying while the application runs${then}.`,
         { cause: error },

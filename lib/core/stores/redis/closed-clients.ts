@@ -14,10 +14,20 @@ export function warnIfClosedByOwner(connections: readonly OpenedConnection[], na
   connections.forEach(({ client, close }, i) => {
     // Ours are closed by the module itself, after the give-back.
     const driver = driverFor(client);
-    if (close !== undefined || !driver.closed()) return;
+    if (close !== undefined) return;
     // A Cluster gives up when every master is out of reach at once, by its own option: its nodes
-    // are connected with no retryStrategy of theirs. A node-redis client's driver tells its own.
+    // are connected with no retryStrategy of theirs. A node-redis client's driver tells its own,
+    // and a node-redis Cluster's master connection given up while the Cluster stays open.
     const given = driver.reconnectGivenUp?.();
+    if (!driver.closed()) {
+      if (given !== undefined) {
+        logger.warn(
+          `The Redis client handed in (${names[i]}) gave up reconnecting to a master before the lock module shut down (its ${given} gave up after the connection dropped, and it sends nothing to that master any more): the locks it still holds there cannot be given back, and stay in Redis until their ttl runs out. ` +
+            `Give it a ${given} that keeps trying while the application runs.`,
+        );
+      }
+      return;
+    }
     const strategy = given ?? ((client as { isCluster?: unknown }).isCluster === true ? 'clusterRetryStrategy' : 'retryStrategy');
     logger.warn(
       given !== undefined || gaveUpReconnecting(client)

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { COMMANDS, type ScriptName } from '../lock-lua.js';
 import type { NodeRedisClient, NodeRedisKind } from './node-redis-client.js';
 import { reconnectDelay } from './node-redis-reconnect.js';
-import { flatPairs, scriptError, writablePing, type BareScriptCall, type LuaScript, type PingTarget, type ReadCommand, type RedisDriver, type RedisNode, type ReleaseSubscriber } from './redis-driver.js';
+import { flatPairs, ReconnectGivenUpError, scriptError, writablePing, type BareScriptCall, type LuaScript, type PingTarget, type ReadCommand, type RedisDriver, type RedisNode, type ReleaseSubscriber } from './redis-driver.js';
 import { setImmediate } from '../../../time/real-timers.js';
 
 type Args = string[];
@@ -109,9 +109,15 @@ export class NodeRedisDriver implements RedisDriver {
     // Routing: a cluster by the first key (following MOVED and ASK), a Sentinel client to the master.
     // Replies in node-redis' default types (strings, numbers, arrays), even from a client handed
     // in with `withTypeMapping()`: owner tokens are compared as strings, `SET` answers 'OK'.
+    // A Cluster's: node-redis refuses a command for a master whose connection its reconnect
+    // strategy gave up "The client is closed", the Cluster still open (see `reconnectGivenUp`).
+    const givenUp = (error: unknown): never => {
+      const strategy = isClientClosed(error) ? this.reconnectGivenUp() : undefined;
+      throw strategy === undefined ? error : new ReconnectGivenUpError(strategy, error);
+    };
     this.send =
       kind === 'cluster'
-        ? (firstKey, args) => raw.sendCommand(firstKey, false, args, options)
+        ? (firstKey, args) => raw.sendCommand(firstKey, false, args, options).catch(givenUp)
         : kind === 'sentinel'
           ? (_firstKey, args) => raw.sendCommand(false, args, options)
           : (_firstKey, args) => raw.sendCommand(args, options);
@@ -198,9 +204,21 @@ export class NodeRedisDriver implements RedisDriver {
     return !this.client.isOpen;
   }
 
-  /** A plain client closed with no `end`: its reconnect strategy gave it up after a drop. */
+  /**
+   * A plain client closed with no `end`: its reconnect strategy gave it up after a drop. A Cluster
+   * never ends by itself: node-redis (5, 6) keeps a node connection its reconnect strategy gave up
+   * after a drop (closed) as the master's, and refuses every command of that master's slots "The
+   * client is closed" until its owner closes the Cluster (a node whose first connect failed is
+   * connected again on the next command, and has no client meanwhile). A Sentinel client makes
+   * its node connections again on its next command.
+   */
   reconnectGivenUp(): string | undefined {
-    return this.kind === 'client' && this.closed() && !this.ended ? 'socket.reconnectStrategy' : undefined;
+    if (this.kind === 'client') return this.closed() && !this.ended ? 'socket.reconnectStrategy' : undefined;
+    if (this.kind !== 'cluster' || this.closed()) return undefined;
+    // Masters only: the locks' commands go there (a replica's connection given up costs them nothing).
+    const { masters } = this.client as unknown as { masters?: { client?: { isOpen?: unknown } }[] };
+    const gaveUp = (node: { client?: { isOpen?: unknown } }) => node.client !== undefined && node.client.isOpen === false;
+    return masters?.some(gaveUp) === true ? 'defaults.socket.reconnectStrategy' : undefined;
   }
 
   async masters(): Promise<RedisNode[]> {
@@ -599,6 +617,11 @@ async function unsubscribeThroughFailover(attempt: () => Promise<unknown>, stop:
       if (tries >= SENTINEL_UNSUBSCRIBE_TRIES || stop()) throw error;
     }
   }
+}
+
+/** node-redis' `ClientClosedError` ("The client is closed"), told by name: `redis` is not imported. */
+function isClientClosed(error: unknown): boolean {
+  return error instanceof Error && (error.name === 'ClientClosedError' || error.constructor.name === 'ClientClosedError');
 }
 
 function nodeOf(send: (args: Args) => Promise<unknown>): RedisNode {

@@ -54,6 +54,23 @@ export function scriptError(error: unknown): unknown {
   return refused;
 }
 
+/**
+ * A command a client handed in refused unsent because its connection to the server that serves the
+ * command dropped and the client's own reconnect strategy (`strategy`, the option's name) gave that
+ * connection up for good, while the client itself stays open: a node-redis Cluster keeps the closed
+ * node connection for the master and fails every command of its slots with `ClientClosedError`
+ * (its `cause`) until its owner closes it. Asking again changes nothing (see `lastingRefusal`).
+ */
+export class ReconnectGivenUpError extends Error {
+  constructor(
+    readonly strategy: string,
+    cause: unknown,
+  ) {
+    super(cause instanceof Error ? cause.message : String(cause), { cause });
+    this.name = 'ReconnectGivenUpError';
+  }
+}
+
 /** `scriptError` thrown, as a promise's rejection handler. */
 export function throwScriptError(error: unknown): never {
   throw scriptError(error);
@@ -183,6 +200,8 @@ export interface RedisDriver {
    * Closed because the client's own reconnect strategy gave up after its connection dropped, not
    * by its owner: the option that did (node-redis' `socket.reconnectStrategy`). Absent where the
    * driver cannot tell (ioredis' clients are told apart by their status, see closed-clients.ts).
+   * Also while the client is open (`closed()` false), for a node-redis Cluster that gave up a
+   * master's connection so (`defaults.socket.reconnectStrategy`): it sends nothing to that master.
    */
   reconnectGivenUp?(): string | undefined;
   /** The masters (the one server outside a Cluster), once the client knows them. */
