@@ -59,6 +59,9 @@ const RELEASE_ROUND_MS = Math.floor((LAST_ATTEMPT_GRACE_MS * 3) / 4);
 /** How long a round with no lease to share out (a give-back, a check, an inspection) waits for a node. */
 const UNLEASED_ROUND_MS = 200;
 
+/** What a round answers for a master whose client is closed at the shutdown: nothing was sent (see `askWithin`). */
+const UNSENT_ON_CLOSED = new Error('The client is closed: not sent');
+
 /** Every master's answer in a round that starts after app.close() took what was owed (see `askWithin`). */
 const CLOSED = shutDownRefusal('LockService is shut down: nothing more is sent to the Redis masters.');
 
@@ -747,6 +750,14 @@ export class QuorumStore implements LockStore {
       // application keeps open. What that attempt took ends with its lease.
       if (this.closed) {
         round.answer(index, { ok: false, error: CLOSED });
+        continue;
+      }
+      // From the shutdown on, a client known closed (by its owner, or its reconnect strategy) is
+      // sent nothing: it would fail at once, one refused command per lock still held at the close.
+      // Refused for good there (see `lasting`): a release is not owed to it, its copy ends with its
+      // lease, and a majority's is given up, as when the command was sent and failed.
+      if (this.shutting && clientsClosed([this.nodes[index]!.client])) {
+        round.answer(index, { ok: false, error: UNSENT_ON_CLOSED });
         continue;
       }
       if (silent?.[index] !== undefined) {
