@@ -15,6 +15,7 @@ describe('lastingRefusal', () => {
     ['unknown-command', 'ERR Error running script (call to f_0123): @user_script:1: @user_script: 1: Unknown Redis command called from script'],
     ['no-permission', "NOPERM this user has no permissions to run the 'evalsha' command"],
     ['no-permission', 'NOPERM this user has no permissions to access one of the keys used as arguments'],
+    ['no-permission', "An error was signalled by the server: - PermissionDenied: this user has no permissions to run the 'evalsha' command"],
     ["no-permission", "ERR Error running script (call to f_0123): @user_script:1: @user_script: 1: The user executing the script can't run this command or subcommand"],
   ])('%s: %s', (kind, message) => {
     expect(lastingRefusal(replyError(message), false)).toBe(kind);

@@ -43,7 +43,7 @@ export class LastingRefusalError extends RedisLockError {
  * a command the server does not know (EVALSHA or EVAL renamed or disabled with `rename-command`,
  * a proxy that does not pass scripts on; a script calling one: "Unknown Redis command called from
  * script"), a command or key the ACL user may not touch (NOPERM; Redis 6 says it in words inside a
- * script), or a client that sends nothing any more (`clientClosed`: closed by its owner, or an
+ * script; Valkey GLIDE names it "An error was signalled by the server: - PermissionDenied: ..."), or a client that sends nothing any more (`clientClosed`: closed by its owner, or an
  * ioredis or node-redis client whose reconnect strategy gave up), or nothing to the master that
  * serves the call (`ReconnectGivenUpError`: a node-redis Cluster's connection given up so). What passes by, or is cured by waiting, is not one:
  * a connection reset, LOADING, READONLY or MASTERDOWN during a failover, TRYAGAIN, CLUSTERDOWN. The
@@ -56,7 +56,7 @@ export function lastingRefusal(error: unknown, clientClosed: boolean): LastingRe
   if (clientClosed || error instanceof ReconnectGivenUpError) return 'client-closed';
   const message = error instanceof Error ? error.message : '';
   if (/\bunknown command\b|unknown redis command called from script/i.test(message)) return 'unknown-command';
-  if (/\bNOPERM\b|user executing the script can't/i.test(message)) return 'no-permission';
+  if (/\bNOPERM\b|user executing the script can't|^An error was signalled by the server: - PermissionDenied:/i.test(message)) return 'no-permission';
   return undefined;
 }
 
