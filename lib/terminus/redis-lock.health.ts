@@ -285,8 +285,9 @@ function down(error: unknown, details: boolean): RedisLockNodeHealth {
  */
 function errorCode(error: unknown, text: string): string {
   // ioredis and node-redis give the reply as Redis sent it; Valkey GLIDE names its kind
-  // ("An error was signalled by the server: - ReadOnly: You can't write...").
-  const reply = /^([A-Z][A-Z_]{1,31})(?: |$)/.exec(text) ?? /^An error was signalled by the server: - ([A-Za-z]{2,32}):/.exec(text);
+  // ("An error was signalled by the server: - ReadOnly: You can't write..."), or words a code it
+  // has no name of its own for with a colon ("OOM: command not allowed ...", "BUSY: ...").
+  const reply = /^([A-Z][A-Z_]{1,31})(?: |: |$)/.exec(text) ?? /^An error was signalled by the server: - ([A-Za-z]{2,32}):/.exec(text);
   if (reply !== null) return `Redis refused it: ${reply[1]}`;
   const code = (error as { code?: unknown } | null | undefined)?.code;
   if (typeof code === 'string' && /^E[A-Z0-9_]{1,31}$/.test(code)) return `the client could not reach Redis: ${code}`;
