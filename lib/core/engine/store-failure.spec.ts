@@ -63,6 +63,8 @@ describe('storeFailure: what passes is a RedisUnavailableError (503 over HTTP), 
     named('Error', 'read ECONNRESET', 'ECONNRESET'),
     named('Error', "Stream isn't writeable and enableOfflineQueue options is false"),
     named('Error', "Cluster isn't ready and enableOfflineQueue options is false"),
+    // An ioredis Cluster's command asked again up to maxRedirections (test/topologies/ioredis-cluster-master-down-too-many-redirections-plain-error.spec.ts).
+    named('Error', 'Too many Cluster redirections. Last error: Error: Connection is closed.'),
     named('Error', 'Command timed out'),
     named('MaxRetriesPerRequestError', 'Reached the max retries per request limit (which is 1). Refer to "maxRetriesPerRequest" option for details.'),
     named('SocketClosedUnexpectedlyError', 'Socket closed unexpectedly'),

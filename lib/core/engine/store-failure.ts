@@ -141,10 +141,13 @@ const PASSING_ERRORS = new Set(['MaxRetriesPerRequestError', 'SocketClosedUnexpe
 /**
  * What the clients say, unnamed, of a command refused unsent while the connection is down
  * (ioredis `enableOfflineQueue: false`; node-redis `disableOfflineQueue: true`), of ioredis'
- * `commandTimeout`, and of GLIDE's commands in flight at its `inflightRequestsLimit` (failed by the
- * driver after waiting for a place).
+ * `commandTimeout`, of GLIDE's commands in flight at its `inflightRequestsLimit` (failed by the
+ * driver after waiting for a place), and of an ioredis or iovalkey Cluster's command it stopped
+ * asking again at its `maxRedirections` ("Too many Cluster redirections. Last error: ..."): it
+ * asks again only what passes (a master's connection closed, MOVED, ASK, TRYAGAIN, CLUSTERDOWN).
  */
-const PASSING_MESSAGE = /^(?:(?:Stream isn't writeable|Cluster isn't ready) and enableOfflineQueue options is false|The client is offline|Command timed out)$|maximum inflight requests|: the command was not sent\.?$/i;
+const PASSING_MESSAGE =
+  /^(?:(?:Stream isn't writeable|Cluster isn't ready) and enableOfflineQueue options is false|The client is offline|Command timed out)$|maximum inflight requests|: the command was not sent\.?$|^Too many Cluster redirections\. Last error: /i;
 
 /**
  * Whether a client's error is one that passes by, or that waiting cures, with no one to fix
