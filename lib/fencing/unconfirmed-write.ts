@@ -1,6 +1,7 @@
 import { quoteKey } from '../core/keys/quote-key.js';
 import { RedisLockError } from '../errors/redis-lock.error.js';
 import { RedisUnavailableError } from '../errors/redis-unavailable.error.js';
+import { ReconnectGivenUpError } from '../core/stores/redis/drivers/redis-driver.js';
 
 /**
  * An error reply of Redis (but for one that passes, see `refusedForNow`), as ioredis and node-redis give it (`WRONGTYPE ...`) or as Valkey GLIDE
@@ -58,7 +59,8 @@ export function unsentBecause(error: unknown): 'offline' | 'busy' | 'subscriber'
 
 /**
  * A fenced write's or claim's failure that the client gave without sending it: through a client
- * closed before the call (by its owner, or a node-redis client never connected), one refused by a
+ * closed before the call (by its owner, or a node-redis client never connected), or through a
+ * node-redis Cluster that gave the master's connection up (`ReconnectGivenUpError`), one refused by a
  * disabled offline queue while the connection is down, by GLIDE's limit of commands in flight, or
  * by an ioredis connection in subscriber mode.
  * Nothing was written or claimed, which `unconfirmedWrite`'s "may have been applied" would deny.
@@ -66,18 +68,21 @@ export function unsentBecause(error: unknown): 'offline' | 'busy' | 'subscriber'
  * a write that may have been applied (`unconfirmedWrite`) stays a plain
  * `RedisLockError` (500 over HTTP, logged): a blind retry could apply it twice.
  */
-export function unsentWrite(error: unknown, method: string, key: string, why: 'closed' | 'offline' | 'busy' | 'subscriber'): unknown {
+export function unsentWrite(error: unknown, method: string, key: string, why: 'closed' | 'given-up' | 'offline' | 'busy' | 'subscriber'): unknown {
   if (error instanceof RedisLockError) return error;
   const cause = (error instanceof Error ? error.message : String(error)).replace(/\.$/, '');
   const claim = method === 'get' || method === 'hget';
+  const strategy = error instanceof ReconnectGivenUpError ? error.strategy : 'reconnect strategy';
   const reason = {
     closed: `its Redis client is closed (${cause})`,
+    'given-up': `its Redis client gave up reconnecting to the master that serves the key (${cause}): its ${strategy} gave that connection up after it dropped, and the client sends nothing there any more, though it stays open`,
     offline: `its Redis client is not connected and sends nothing until it is, its offline queue being off (${cause})`,
     busy: `its Redis client had as many commands in flight as it allows (${cause})`,
     subscriber: `its Redis client is in subscriber mode, which sends only (UN)SUBSCRIBE and PING (${cause})`,
   }[why];
   const then = {
     closed: 'Connect the client before using it (node-redis: await client.connect()), and close it only after its last call.',
+    'given-up': `Give the client a ${strategy} that keeps trying while the application runs.`,
     offline: 'Try again once Redis answers.',
     busy: 'Try again once Redis answers.',
     subscriber: 'Subscribe on a duplicate() of the client, not on the one FencedRedis writes through.',
