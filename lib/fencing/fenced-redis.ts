@@ -79,6 +79,8 @@ export class FencedRedis {
    * timeout): it may have been applied (the client's error is the `cause`).
    * @throws RedisLockError with the module's `waitForReplicas`, when fewer replicas confirmed the
    * write in time: it is on the master only, and a failover could lose it.
+   * @throws RedisLockError when Redis refused the call for good (NOPERM, OOM, EVALSHA or EVAL
+   * renamed): nothing was written; the message says what to fix.
    * @example
    * ```ts
    * await fenced.set('report:{daily}', JSON.stringify(report), lock.fencingToken);
@@ -105,6 +107,8 @@ export class FencedRedis {
    * timeout): it may have been applied (the client's error is the `cause`).
    * @throws RedisLockError with the module's `waitForReplicas`, when fewer replicas confirmed the
    * write in time: it is on the master only, and a failover could lose it.
+   * @throws RedisLockError when Redis refused the call for good (NOPERM, OOM, EVALSHA or EVAL
+   * renamed): nothing was written; the message says what to fix.
    * @example
    * ```ts
    * await fenced.hset(`account:{${id}}`, 'balance', 120, lock.fencingToken);
@@ -149,6 +153,8 @@ export class FencedRedis {
    * @throws RedisLockError with the module's `waitForReplicas`, when fewer replicas confirmed the
    * claim in time (it is on the master only; nothing read); and when Redis did not answer the
    * read for update (a connection dropped, a timeout): it may have claimed `key` (nothing read).
+   * @throws RedisLockError when Redis refused the read for update for good (NOPERM, OOM, EVALSHA
+   * or EVAL renamed): nothing was claimed or read; the message says what to fix.
    * @example
    * ```ts
    * const report = await fenced.get('report:{daily}');
@@ -176,6 +182,8 @@ export class FencedRedis {
    * @throws RedisLockError with the module's `waitForReplicas`, when fewer replicas confirmed the
    * claim in time (it is on the master only; nothing read); and when Redis did not answer the
    * read for update (a connection dropped, a timeout): it may have claimed `key` (nothing read).
+   * @throws RedisLockError when Redis refused the read for update for good (NOPERM, OOM, EVALSHA
+   * or EVAL renamed): nothing was claimed or read; the message says what to fix.
    * @example
    * ```ts
    * const balance = Number(await fenced.hget(`account:{${id}}`, 'balance', lock.fencingToken));

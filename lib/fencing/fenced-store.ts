@@ -15,7 +15,7 @@ import { RedisLockError } from '../errors/redis-lock.error.js';
 import { shutDownRefusal } from '../errors/shutdown-reason.js';
 import { lockKeyRefusal } from './fence-key.js';
 import { isNotATokenReply, notATokenError } from './kept-token.js';
-import { refusedForNow, unconfirmedWrite, unsentBecause, unsentWrite } from './unconfirmed-write.js';
+import { refusedForGood, refusedForNow, unconfirmedWrite, unsentBecause, unsentWrite } from './unconfirmed-write.js';
 import { passingReply } from '../core/engine/store-failure.js';
 import { CLAIMED_GET, CLAIMED_HGET, FENCED_GET, FENCED_HGET, FENCED_HSET, FENCED_SET } from './fenced-lua.js';
 
@@ -144,6 +144,8 @@ export class RedisFencedStore implements FencedStore {
         if (isNotATokenReply(error)) return Promise.reject(notATokenError(method, key, fence, error));
 <<<<<<< HEAD
         if (passingReply(error)) return Promise.reject(refusedForNow(error, method, key));
+        const lasting = refusedForGood(error, method, key, fence);
+        if (lasting !== undefined) return Promise.reject(lasting);
         const unsent = closed ? 'closed' : unsentBecause(error);
 =======
         // A node-redis Cluster's master connection given up: refused at once, unsent (see ReconnectGivenUpError).

@@ -4,7 +4,7 @@ import { RedisUnavailableError } from '../errors/redis-unavailable.error.js';
 import { ReconnectGivenUpError } from '../core/stores/redis/drivers/redis-driver.js';
 
 /**
- * An error reply of Redis (but for one that passes, see `refusedForNow`), as ioredis and node-redis give it (`WRONGTYPE ...`) or as Valkey GLIDE
+ * An error reply of Redis (but for one that passes, see `refusedForNow`, or that lasts, see `refusedForGood`), as ioredis and node-redis give it (`WRONGTYPE ...`) or as Valkey GLIDE
  * words it (`WRONGTYPE: ...` for a code it has no name of its own for, `An error was signalled by
  * the server: ...` for the others): the script ran to that error, and it is passed on as it is.
  */
@@ -108,6 +108,53 @@ export function refusedForNow(error: unknown, method: string, key: string): Redi
   return new RedisUnavailableError(
     `FencedRedis.${method}(): Redis refused the ${claim ? 'read for update of' : 'write to'} ${quoteKey(key)} for now (${cause}), so nothing was ${claim ? 'claimed or read' : 'written'}. ` +
       'Try again once Redis serves it (a failover over, a restart done loading).',
+    { cause: error },
+  );
+}
+
+/**
+ * Redis' refusals of the call itself that asking again does not cure, as the clients word them: a
+ * command the server does not know (`ERR unknown command 'evalsha'`); a command, or a declared key,
+ * the Redis user may not touch (`NOPERM ...`, Valkey GLIDE `... - PermissionDenied: ...`); a write
+ * refused for want of memory (`OOM command not allowed ...`, GLIDE `OOM: ...`), which Redis gives to
+ * a script's first write only. A refusal inside the script (`Unknown Redis command called from
+ * script`, `The user executing the script can't ...`) may come after its first write, and is not one.
+ */
+const UNKNOWN_COMMAND = /\bunknown command\b/i;
+const NO_PERMISSION = /^NOPERM\b|An error was signalled by the server: - PermissionDenied:/;
+const OUT_OF_MEMORY = /^OOM\b|command not allowed when used memory/;
+
+/**
+ * How Redis goes on after the name of a command it does not know (the call's first arguments), or
+ * what the drivers put there instead (see `scriptError`): left out of the message, which says more.
+ */
+const ECHOED_ARGUMENTS = /(?:, with args beginning with:| \(the arguments it echoed are left out)[\s\S]*$/;
+
+/**
+ * A fenced write's or claim's refusal by Redis that asking again does not cure, as the lock
+ * calls' are (see `storeFailure`): a server that does not know EVALSHA or EVAL (`rename-command`,
+ * a proxy that leaves scripts out), a Redis user without a command or key it needs (NOPERM), a
+ * server at its `maxmemory` that refuses writes (OOM). Each refuses the script before it wrote
+ * anything, so nothing was written or claimed: a `RedisLockError` saying so and what to fix (500
+ * over HTTP, logged), the client's error as its `cause`, not the bare reply. Undefined for any other error.
+ */
+export function refusedForGood(error: unknown, method: string, key: string, fence: string): RedisLockError | undefined {
+  if (!(error instanceof Error) || error instanceof RedisLockError) return undefined;
+  const why = UNKNOWN_COMMAND.test(error.message)
+    ? 'the server does not know a command FencedRedis needs (its writes and reads for update are Lua scripts sent with EVALSHA, and with EVAL when Redis answers NOSCRIPT), and asking again changes nothing. ' +
+      'Give EVALSHA and EVAL back their names on the server (rename-command), or connect past the proxy that leaves them out.'
+    : NO_PERMISSION.test(error.message)
+      ? `the Redis user its client connects as may not run a command it needs or touch the key or its token hash ${quoteKey(fence)}, and asking again changes nothing. ` +
+        "Grant that user +evalsha +eval +get +set +hget +hset on the data keys and their {...}:fence hashes (docs/fencing.md, \"Redis: FencedRedis\")."
+      : OUT_OF_MEMORY.test(error.message)
+        ? 'Redis is at its maxmemory and refuses writes rather than evict (maxmemory-policy noeviction, or nothing left to evict), and asking again is refused alike until memory is freed. ' +
+          'Free memory (delete or expire keys), or raise maxmemory.'
+        : undefined;
+  if (why === undefined) return undefined;
+  const cause = error.message.replace(ECHOED_ARGUMENTS, '').replace(/\.$/, '');
+  const claim = method === 'get' || method === 'hget';
+  return new RedisLockError(
+    `FencedRedis.${method}(): Redis refused the ${claim ? 'read for update of' : 'write to'} ${quoteKey(key)} (${cause}), so nothing was ${claim ? 'claimed or read' : 'written'}: ${why}`,
     { cause: error },
   );
 }
