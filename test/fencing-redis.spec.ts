@@ -124,8 +124,8 @@ function fencedBehaviour(open: () => Promise<Opened>): void {
       expect(await refusal(fenced.hget(hash, 'balance', 2))).toMatchObject({ key: hash, highestToken: 3, operation: 'read' });
       expect(await fenced.hget(hash, 'balance', 3)).toBeNull();
       // A token given but undefined (a lock without fencing) fails as a write's does: never a read without its claim.
-      await expect(fenced.get(key, undefined as never)).rejects.toThrow(/^FencedRedis\.get\(\): Argument "fencingToken" must be a lock's fencing token/);
-      await expect(fenced.hget(hash, 'balance', 0)).rejects.toThrow(/^FencedRedis\.hget\(\): Argument "fencingToken" must be a lock's fencing token/);
+      await expect(fenced.get(key, undefined as never)).rejects.toThrow(/^FencedRedis\.get\(\): Argument "fencingToken" of the read for update of ".*" must be a lock's fencing token/);
+      await expect(fenced.hget(hash, 'balance', 0)).rejects.toThrow(/^FencedRedis\.hget\(\): Argument "fencingToken" of the read for update of ".*" must be a lock's fencing token/);
       expect(await fenced.fence(hash)).toBe(3);
     } finally {
       await close();
@@ -137,7 +137,7 @@ function fencedBehaviour(open: () => Promise<Opened>): void {
     try {
       const key = fresh('input');
       for (const token of [0, -1, 1.5, Number.NaN, Number.MAX_SAFE_INTEGER + 1, '3', undefined]) {
-        await expect(fenced.set(key, 'v', token as number)).rejects.toThrow(/^FencedRedis\.set\(\): Argument "fencingToken" must be a lock's fencing token/);
+        await expect(fenced.set(key, 'v', token as number)).rejects.toThrow(/^FencedRedis\.set\(\): Argument "fencingToken" of the write to ".*" must be a lock's fencing token/);
       }
       await expect(fenced.set('', 'v', 1)).rejects.toThrow('FencedRedis.set(): Argument "key" must be a non-empty string, got an empty string.');
       await expect(fenced.set('a}b', 'v', 1)).rejects.toThrow(/^FencedRedis\.set\(\): Argument "key" "a}b" has a "}" but no hash tag/);

@@ -88,7 +88,7 @@ export class FencedRedis {
    */
   async set(key: string, value: FencedValue, fencingToken: number): Promise<void> {
     const fence = fenceHashOf(key, 'set');
-    checkToken(fencingToken, 'set');
+    checkToken(fencingToken, 'set', key);
     const refused = await this.store('set').set(key, fence, fencingToken, valueOf(value, 'set', '"value"'));
     if (refused !== null) throw new FencedWriteRefusedError(key, fencingToken, Number(refused));
   }
@@ -132,7 +132,7 @@ export class FencedRedis {
       );
     }
     const fencingToken = (single ? maybeToken : valueOrToken) as number;
-    checkToken(fencingToken, 'hset');
+    checkToken(fencingToken, 'hset', key);
     const pairs: string[] = [];
     if (single) pairs.push(wellFormed(fieldOrFields, 'hset', '"field"'), valueOf(valueOrToken, 'hset', '"value"'));
     else for (const [field, value] of Object.entries(fieldOrFields)) pairs.push(wellFormed(field, 'hset', `"fields" (field ${quoteKey(field)})`), valueOf(value, 'hset', `fields[${quoteKey(field)}]`));
@@ -170,7 +170,7 @@ export class FencedRedis {
     // undefined, and must fail as a write's does rather than read without a claim.
     if (claim.length === 0) return this.store('get').get(key);
     const [fencingToken] = claim;
-    checkToken(fencingToken, 'get');
+    checkToken(fencingToken, 'get', key);
     return readOrRefuse(key, fencingToken, await this.store('get').claimedGet(key, fence, fencingToken));
   }
 
@@ -198,7 +198,7 @@ export class FencedRedis {
     wellFormed(field, 'hget', '"field"');
     if (claim.length === 0) return this.store('hget').hget(key, field);
     const [fencingToken] = claim;
-    checkToken(fencingToken, 'hget');
+    checkToken(fencingToken, 'hget', key);
     return readOrRefuse(key, fencingToken, await this.store('hget').claimedHget(key, fence, fencingToken, field));
   }
 
@@ -238,15 +238,20 @@ export class FencedRedis {
   }
 }
 
-function checkToken(token: unknown, method: string): asserts token is number {
+/**
+ * Refuses a token no lock hands out, naming the call's data key (quoted and cut, as every key in a
+ * message is): a route writing several keys under several locks logs which write it was.
+ */
+function checkToken(token: unknown, method: string, key: string): asserts token is number {
+  const argument = `Argument "fencingToken" of the ${method === 'get' || method === 'hget' ? 'read for update of' : 'write to'} ${quoteKey(key)}`;
   if (token === undefined) {
     throw new NoFencingTokenError(
       undefined,
-      `FencedRedis.${method}(): Argument "fencingToken" must be a lock's fencing token (a positive integer, lock.fencingToken), got undefined: a lock taken with fencing: false has none (take it without that option to ${method === 'get' || method === 'hget' ? 'read for update' : 'write'} through FencedRedis), and lock.fencingTokens has none for a key the lock does not hold (use a key of the lock).`,
+      `FencedRedis.${method}(): ${argument} must be a lock's fencing token (a positive integer, lock.fencingToken), got undefined: a lock taken with fencing: false has none (take it without that option to ${method === 'get' || method === 'hget' ? 'read for update' : 'write'} through FencedRedis), and lock.fencingTokens has none for a key the lock does not hold (use a key of the lock).`,
     );
   }
   if (typeof token !== 'number' || !Number.isSafeInteger(token) || token < 1) {
-    throw new TypeError(`FencedRedis.${method}(): Argument "fencingToken" must be a lock's fencing token (a positive integer, lock.fencingToken), got ${argumentKind(token)}.`);
+    throw new TypeError(`FencedRedis.${method}(): ${argument} must be a lock's fencing token (a positive integer, lock.fencingToken), got ${argumentKind(token)}.`);
   }
 }
 
