@@ -110,3 +110,26 @@ describe('storeFailure: what passes is a RedisUnavailableError (503 over HTTP), 
     expect(told).not.toBeInstanceOf(RedisUnavailableError);
   });
 });
+
+describe('storeFailure of a fencing counter no token can be (FOREIGNFENCINGCOUNTER, see NEXT_FENCING)', () => {
+  it.each([
+    ['Redis 7', 'ERR user_script:9: FOREIGNFENCINGCOUNTER 9007199254740993 lock:{k}:fence script: 3367d90eb71d3212f29996c2e39dfbe19c7b6e55, on @user_script:9.'],
+    ['Redis 6', 'ERR Error running script (call to f_3367d90eb71d3212f29996c2e39dfbe19c7b6e55): @user_script:9: FOREIGNFENCINGCOUNTER 9007199254740993 lock:{k}:fence '],
+  ])('names the counter and its value, as %s words the reply', (_client, message) => {
+    const told = storeFailure(replyError(message), 'Lock "k" could not be acquired');
+    expect(told).toBeInstanceOf(RedisLockError);
+    expect(told).not.toBeInstanceOf(RedisUnavailableError);
+    expect(told.message).toBe(
+      'Lock "k" could not be acquired: its fencing counter "lock:{k}:fence" holds 9007199254740993, which no fencing token can be (a whole number from 1 to 2^53 - 1, exact in a double), and was left so: ' +
+        'a key of the lock holds data this library did not write, so something else writes under its key prefix; delete that key, or give the module a keyPrefix of its own.',
+    );
+  });
+
+  it('shows a hostile counter name escaped and cut', () => {
+    const key = `lock:{\u001b[2J ${'x'.repeat(10_000)}}:fence`;
+    const told = storeFailure(replyError(`ERR user_script:9: FOREIGNFENCINGCOUNTER -5 ${key} script: 3367d90eb71d3212f29996c2e39dfbe19c7b6e55, on @user_script:9.`), 'Lock "k" could not be acquired');
+    expect(told.message).toContain('its fencing counter "lock:{\\u001b[2J xxx');
+    expect(told.message).not.toMatch(/[\u0000-\u001f]/);
+    expect(told.message.length).toBeLessThan(1_000);
+  });
+});

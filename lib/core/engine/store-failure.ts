@@ -1,6 +1,12 @@
 import { RedisLockError } from '../../errors/redis-lock.error.js';
 import { RedisUnavailableError } from '../../errors/redis-unavailable.error.js';
+<<<<<<< HEAD
 import { ReconnectGivenUpError, withoutArguments } from '../stores/redis/drivers/redis-driver.js';
+=======
+import { withoutArguments } from '../stores/redis/drivers/redis-driver.js';
+import { quoteKey } from '../keys/quote-key.js';
+import { FOREIGN_COUNTER } from '../stores/redis/fence-lua.js';
+>>>>>>> An acquisition of a lock whose fencing counter holds a value no fencing token can be, written by hand (negative, or past 2^53, which a double cannot hold exactly), fails at its first attempt with a RedisLockError naming the counter and its value and saying to delete it, the counter put back as it was and what the attempt took given back, as for a counter holding a word, on mutexes, read and write locks and semaphores; inspect() says so too, and a counter at the largest integer Redis keeps, whose INCR overflows, is refused alike: the lock was taken with the token 9007199254740994 (-4 for -5), no safe integer, which the first FencedRedis write refused with a TypeError blaming the caller, and the overflow was taken for Redis not answering until the waitTimeout ran out (found by a defect hunt, failing test first) Seeded bug 51 regenerated on the new context.
 
 /**
  * Whether Redis refused a script because a key it touched holds data of another kind than the
@@ -11,8 +17,15 @@ import { ReconnectGivenUpError, withoutArguments } from '../stores/redis/drivers
 export function holdsForeignData(error: unknown): boolean {
   if (error instanceof ForeignDataRead) return true;
   const message = error instanceof Error ? error.message : '';
-  return /\bWRONGTYPE\b|value is not an integer or out of range/.test(message);
+  return /\bWRONGTYPE\b|value is not an integer or out of range|increment or decrement would overflow/.test(message) || message.includes(FOREIGN_COUNTER);
 }
+
+/**
+ * That error's value and key, as Redis words a script's error (7: `ERR user_script:<line>:` before
+ * it, ` script: <sha>, on @user_script:<line>.` after it; 5 and 6: `ERR Error running script (call
+ * to f_<sha>): @user_script:<line>:` before it).
+ */
+const FOREIGN_COUNTER_REPLY = new RegExp(`${FOREIGN_COUNTER} (-?\\d+) ([\\s\\S]*?)(?: script: [0-9a-f]{40}, on @user_script:\\d+\\.?)?\\s*$`);
 
 /**
  * What a plain read (no script, so no refusal of Redis) found where the library keeps data of its
@@ -72,7 +85,13 @@ export function storeFailure(error: unknown, call: string, then = '', clientClos
   withoutArguments(error);
   const reason = (error instanceof Error ? error.message : String(error)).replace(/\.$/, '');
   if (holdsForeignData(error)) {
-    const found = error instanceof ForeignDataRead ? reason : `Redis refused it (${reason})`;
+    const counter = FOREIGN_COUNTER_REPLY.exec(reason);
+    const found =
+      error instanceof ForeignDataRead
+        ? reason
+        : counter !== null
+          ? `its fencing counter ${quoteKey(counter[2]!)} holds ${counter[1]}, which no fencing token can be (a whole number from 1 to 2^53 - 1, exact in a double), and was left so`
+          : `Redis refused it (${reason})`;
     return new RedisLockError(
       `${call}: ${found}: a key of the lock holds data this library did not write, so something else writes under its key prefix; delete that key, or give the module a keyPrefix of its own${then}.`,
       { cause: error },

@@ -574,5 +574,8 @@ const SETTINGS_SUFFIXES = ['', ':0', ':1', ':2'] as const;
  */
 function fencingCounter(fence: string): number {
   if (!/^-?\d+$/.test(fence)) throw new ForeignDataRead('its fencing counter holds a value that is not an integer');
-  return Number(fence);
+  // Out of the tokens' range (negative, or past 2^53: inexact as a number), every acquire script is refused on it too (see NEXT_FENCING).
+  const counter = Number(fence);
+  if (counter < 0 || !Number.isSafeInteger(counter)) throw new ForeignDataRead('its fencing counter holds a value no fencing token can be');
+  return counter;
 }
