@@ -3,13 +3,8 @@ import { clusterSlot } from '../core/keys/cluster-slot.js';
 import { isLockPrefix, lockPrefixOf } from '../core/keys/lock-prefixes.js';
 import { driverFor } from '../core/stores/redis/drivers/driver-for.js';
 import type { RedisClient } from '../core/stores/redis/drivers/redis-client.js';
-<<<<<<< HEAD
-import type { RedisDriver } from '../core/stores/redis/drivers/redis-driver.js';
-import { ReplicaWaitFailed, type ReplicaWaiter } from '../core/stores/redis/replica-wait.js';
-=======
 import { ReconnectGivenUpError, type RedisDriver } from '../core/stores/redis/drivers/redis-driver.js';
-import type { ReplicaWaiter } from '../core/stores/redis/replica-wait.js';
->>>>>>> FencedRedis: a write or read for update through a node-redis Cluster client whose defaults.socket.reconnectStrategy gave up the connection to the key's master says it was not sent, naming that option and what to do: node-redis refuses it at once, unsent ("The client is closed", the Cluster still open), and the error said it may have been applied and that Redis did not answer it, sending the caller to reconcile a write that cannot have landed (found by a defect hunt, failing test first)
+import { ReplicaWaitFailed, type ReplicaWaiter } from '../core/stores/redis/replica-wait.js';
 import { settleWithin } from '../core/time/settle-within.js';
 import { RedisLockError } from '../errors/redis-lock.error.js';
 import { shutDownRefusal } from '../errors/shutdown-reason.js';
@@ -142,15 +137,12 @@ export class RedisFencedStore implements FencedStore {
       const closed = this.writer.closed();
       return this.answer(sendRaw()).catch((error: unknown) => {
         if (isNotATokenReply(error)) return Promise.reject(notATokenError(method, key, fence, error));
-<<<<<<< HEAD
+        // A node-redis Cluster's master connection given up: refused at once, unsent (see ReconnectGivenUpError).
+        if (!closed && error instanceof ReconnectGivenUpError) return Promise.reject(unsentWrite(error, method, key, 'given-up'));
         if (passingReply(error)) return Promise.reject(refusedForNow(error, method, key));
         const lasting = refusedForGood(error, method, key, fence);
         if (lasting !== undefined) return Promise.reject(lasting);
         const unsent = closed ? 'closed' : unsentBecause(error);
-=======
-        // A node-redis Cluster's master connection given up: refused at once, unsent (see ReconnectGivenUpError).
-        const unsent = closed ? 'closed' : error instanceof ReconnectGivenUpError ? 'given-up' : unsentBecause(error);
->>>>>>> FencedRedis: a write or read for update through a node-redis Cluster client whose defaults.socket.reconnectStrategy gave up the connection to the key's master says it was not sent, naming that option and what to do: node-redis refuses it at once, unsent ("The client is closed", the Cluster still open), and the error said it may have been applied and that Redis did not answer it, sending the caller to reconcile a write that cannot have landed (found by a defect hunt, failing test first)
         return Promise.reject(unsent === undefined ? unconfirmedWrite(error, method, key, token) : unsentWrite(error, method, key, unsent));
       });
     };

@@ -1,12 +1,8 @@
 import { RedisLockError } from '../../errors/redis-lock.error.js';
 import { RedisUnavailableError } from '../../errors/redis-unavailable.error.js';
-<<<<<<< HEAD
 import { ReconnectGivenUpError, withoutArguments } from '../stores/redis/drivers/redis-driver.js';
-=======
-import { withoutArguments } from '../stores/redis/drivers/redis-driver.js';
 import { quoteKey } from '../keys/quote-key.js';
 import { FOREIGN_COUNTER } from '../stores/redis/fence-lua.js';
->>>>>>> An acquisition of a lock whose fencing counter holds a value no fencing token can be, written by hand (negative, or past 2^53, which a double cannot hold exactly), fails at its first attempt with a RedisLockError naming the counter and its value and saying to delete it, the counter put back as it was and what the attempt took given back, as for a counter holding a word, on mutexes, read and write locks and semaphores; inspect() says so too, and a counter at the largest integer Redis keeps, whose INCR overflows, is refused alike: the lock was taken with the token 9007199254740994 (-4 for -5), no safe integer, which the first FencedRedis write refused with a TypeError blaming the caller, and the overflow was taken for Redis not answering until the waitTimeout ran out (found by a defect hunt, failing test first) Seeded bug 51 regenerated on the new context.
 
 /**
  * Whether Redis refused a script because a key it touched holds data of another kind than the
