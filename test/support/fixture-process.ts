@@ -10,6 +10,12 @@ export interface FixtureProcess {
   readonly exit: { code?: number | null };
   /** Writes a line to its stdin and ends it. */
   endWith(line: string): void;
+  /**
+   * The first line it printed (whole: up to its newline) that `pattern` matches, as soon as it
+   * printed it, however long its start takes on a loaded machine (the test's timeout bounds the
+   * wait); rejects once it exited without printing one.
+   */
+  line(pattern: RegExp): Promise<RegExpExecArray>;
 }
 
 /** Starts `script` (a URL, typically `new URL('./fixtures/x.mjs', import.meta.url)`) with `env` added. */
@@ -17,10 +23,38 @@ export function spawnFixture(script: URL, env: Record<string, string>): FixtureP
   const child = spawn(process.execPath, [fileURLToPath(script)], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'inherit'] });
   onTestFinished(() => void child.kill('SIGKILL'));
   let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const exit: { code?: number | null } = {};
+  const watchers = new Set<() => void>();
+  let ended = false;
+  child.stdout.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+    for (const watch of [...watchers]) watch();
+  });
   child.on('exit', (code) => (exit.code = code));
-  return { output: () => output, exit, endWith: (line) => child.stdin.end(`${line}\n`) };
+  // After 'exit', once its output was read to the end.
+  child.on('close', () => {
+    ended = true;
+    for (const watch of [...watchers]) watch();
+  });
+  const line = (pattern: RegExp): Promise<RegExpExecArray> =>
+    new Promise((resolve, reject) => {
+      const watch = (): void => {
+        const whole = output.slice(0, output.lastIndexOf('\n') + 1).split('\n');
+        for (const text of whole) {
+          const match = pattern.exec(text);
+          if (match === null) continue;
+          watchers.delete(watch);
+          resolve(match);
+          return;
+        }
+        if (!ended) return;
+        watchers.delete(watch);
+        reject(new Error(`The fixture exited (code ${exit.code}) without printing a line matching ${pattern}; it printed: ${JSON.stringify(output)}`));
+      };
+      watchers.add(watch);
+      watch();
+    });
+  return { output: () => output, exit, endWith: (text) => child.stdin.end(`${text}\n`), line };
 }
 
 /** What a fixture script run to its end (`runFixture`) printed, and how it ended. */
