@@ -8,6 +8,12 @@ export interface ExploreReport {
   elapsedMs: number;
   virtualMs: number;
   faults: Record<CountedKind, number>;
+  /**
+   * Schedules that reached the final close; those of them that found none of the plan's instances
+   * alive to close (its checks judged no close of theirs); and of those, the ones where a probe
+   * had closed one (not the plan's crashes and shutdowns alone): all plans, and 2-instance plans.
+   */
+  finalCloses: { reached: number; noneAlive: number; noneAliveByProbes: number; twoInstances: number; twoInstancesNoneAlive: number; twoInstancesNoneAliveByProbes: number };
   /** Open defects met (see `sim/known-defects.ts`), by name. */
   known: Record<string, number>;
   /** The shrunk failing schedule, if any. */
@@ -48,6 +54,7 @@ export async function explore(options: ExploreOptions): Promise<ExploreReport> {
   const started = Date.now();
   const faults = Object.fromEntries(COUNTED_KINDS.map((kind) => [kind, 0])) as Record<CountedKind, number>;
   const known: Record<string, number> = {};
+  const finalCloses = { reached: 0, noneAlive: 0, noneAliveByProbes: 0, twoInstances: 0, twoInstancesNoneAlive: 0, twoInstancesNoneAliveByProbes: 0 };
   let schedules = 0;
   let virtualMs = 0;
   let firstFailure: { schedules: number; ms: number } | undefined;
@@ -76,6 +83,17 @@ export async function explore(options: ExploreOptions): Promise<ExploreReport> {
       for (const [name, count] of Object.entries(result.known)) known[name] = (known[name] ?? 0) + count;
       virtualMs += result.virtualMs;
       for (const kind of COUNTED_KINDS) faults[kind] += result.faults[kind];
+      if (result.finalClose !== undefined) {
+        const two = result.finalClose.planInstances === 2;
+        const none = result.finalClose.alive === 0;
+        const byProbes = none && result.finalClose.closedByProbes > 0;
+        finalCloses.reached++;
+        if (none) finalCloses.noneAlive++;
+        if (byProbes) finalCloses.noneAliveByProbes++;
+        if (two) finalCloses.twoInstances++;
+        if (two && none) finalCloses.twoInstancesNoneAlive++;
+        if (two && byProbes) finalCloses.twoInstancesNoneAliveByProbes++;
+      }
       options.onSchedule?.(schedules);
     }
     if (result.violation !== undefined) {
@@ -99,7 +117,7 @@ export async function explore(options: ExploreOptions): Promise<ExploreReport> {
     interruptAfterTimeLimit: options.seconds === undefined ? undefined : (options.seconds + (options.shrinkSeconds ?? 60) + 30) * 1000,
   });
   await current.catch(() => undefined);
-  const report: ExploreReport = { schedules, elapsedMs: Date.now() - started, virtualMs, faults, known };
+  const report: ExploreReport = { schedules, elapsedMs: Date.now() - started, virtualMs, faults, finalCloses, known };
   if (details.failed && details.counterexample !== null) {
     const plan = details.counterexample[0];
     const result = await runPlan(plan, !options.strict);
@@ -126,6 +144,8 @@ export function formatReport(report: ExploreReport, traceLines = 120): string {
   const perSecond = report.schedules / Math.max(report.elapsedMs / 1000, 0.001);
   out.push(`schedules: ${report.schedules} in ${(report.elapsedMs / 1000).toFixed(1)} s (${perSecond.toFixed(1)} schedules/s, ${(report.virtualMs / 1000).toFixed(0)} s of virtual time)`);
   out.push(`faults injected: ${COUNTED_KINDS.map((kind) => `${kind} ${report.faults[kind]}`).join(', ')}`);
+  const closes = report.finalCloses;
+  out.push(`final close reached: ${closes.reached} schedule(s), ${closes.noneAlive} with none of the plan's instances alive to close (${closes.noneAliveByProbes} with one a probe closed); of 2-instance plans ${closes.twoInstances}, ${closes.twoInstancesNoneAlive} with none alive (${closes.twoInstancesNoneAliveByProbes} with one a probe closed)`);
   const known = Object.entries(report.known);
   if (known.length > 0) out.push(`known open defects met (not counted as violations): ${known.map(([name, count]) => `${name} x${count}`).join('; ')}`);
   const failure = report.failure;

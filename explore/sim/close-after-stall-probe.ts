@@ -48,15 +48,14 @@ class StallCloseJob {
  * lease expired (20379451: the job runner's stop interrupted the lock without asking whether its
  * lease was still live, and the run heard `shutdown` on a lease another instance may hold). The
  * drawn `shutdown` fault of a paused instance runs once resumed, after the timers that fell due
- * in the pause (the sweeper's among them), so it never made the shape. The first live instance X
- * runs a `@WithoutOverlapping` job that waits for its signal, stalls until just past the run
- * lock's local deadline, and its close begins in the first turn after the stall. Judged once the
- * close ended. Closes X: last of the probes of its plans. After the faults; draws nothing from the
- * random streams.
+ * in the pause (the sweeper's among them), so it never made the shape. An instance X of the
+ * probe's own (see `World.probeInstance`: the plan's stay for the final close) runs a
+ * `@WithoutOverlapping` job that waits for its signal, stalls until just past the run lock's local
+ * deadline, and its close begins in the first turn after the stall. Judged once the close ended.
+ * After the faults; draws nothing from the random streams.
  */
 export async function closeAfterStallProbe(world: World, check: () => void, stop: () => boolean): Promise<void> {
-  const x = world.instances.find((i) => i.alive && !i.stopping && !i.paused);
-  if (x === undefined) return;
+  const x = world.probeInstance('close-after-stall');
   const seen: Seen = {};
   const job = new StallCloseJob(x.jobs, x.service, seen);
   void job.run().catch((error: unknown) => world.trace(x, `close-after-stall probe: the job failed: ${(error as Error).message}`));

@@ -30,14 +30,14 @@ function summingProvider(sums: Map<string, number>): MeterProvider {
  * `lock.lost` (7d394198: the close's signal told the metrics it was lost, `lock.active` 0 while
  * the call still held its keys, and one `lock.lost` with reason `shutdown`). No other probe
  * records metrics across a close. With lock metrics enabled (a meter provider of the probe's,
- * disabled at its end), the first live instance runs using(['mc-a', 'mc-b']) that winds down
- * 200 ms once its signal aborts, and closes while it runs: `lock.active` for `mc` must read 1 once
- * the signal aborted, and the close's end must leave 0 active, 0 lost. Closes the instance: last
- * of the probes of its plans. After the faults; draws nothing from the random streams.
+ * disabled at its end), an instance of the probe's own (see `World.probeInstance`: the plan's
+ * stay for the final close) runs using(['mc-a', 'mc-b']) that winds down 200 ms once its signal
+ * aborts, and closes while it runs: `lock.active` for `mc` must read 1 once the signal aborted,
+ * and the close's end must leave 0 active, 0 lost. After the faults; draws nothing from the
+ * random streams.
  */
 export async function multiKeyCloseMetricsProbe(world: World, check: () => void, stop: () => boolean): Promise<void> {
-  const x = world.instances.find((i) => i.alive && !i.stopping && !i.paused);
-  if (x === undefined) return;
+  const x = world.probeInstance('multi-key close-metrics');
   const sums = new Map<string, number>();
   const read = (instrument: string): number => sums.get(`${instrument}|${NAME}`) ?? 0;
   const handle: LockMetricsHandle = enableLockMetrics({ meterProvider: summingProvider(sums) });

@@ -102,6 +102,14 @@ export interface RunResult {
   steps: number;
   virtualMs: number;
   faults: Record<CountedKind, number>;
+  /**
+   * The final close, when the run reached it: the plan's instance count, how many of them it
+   * found alive to close (a probe's own instance not counted), and how many a probe had closed
+   * (neither a drawn crash or shutdown nor the leader hooks' close after a hand release). With none
+   * alive, its checks (locks given back, nothing left in the store, no timer) judge no close of
+   * the plan's.
+   */
+  finalClose?: { planInstances: number; alive: number; closedByProbes: number };
 }
 
 /**
@@ -318,6 +326,10 @@ export class World implements FaultDecider {
   readonly store: MemoryStore;
   readonly instances: Instance[] = [];
   readonly random: () => number;
+  /** What the final close found (see `RunResult.finalClose`). */
+  private finalClose?: RunResult['finalClose'];
+  /** Instances the plan itself took down: a drawn crash or shutdown, the leader hooks' close after a hand release. */
+  private readonly downByPlan = new Set<Instance>();
   readonly faultCounts = Object.fromEntries(COUNTED_KINDS.map((kind) => [kind, 0])) as Record<CountedKind, number>;
   private readonly lines: string[] = [];
   violation?: Violation;
@@ -570,6 +582,21 @@ export class World implements FaultDecider {
     return name;
   }
 
+  /**
+   * An instance of a probe's own, for a probe that closes the instance it runs on: it joins after
+   * the faults (none of the plan's faults or callers touch it), is judged by every invariant as the
+   * plan's instances are, and is closed by its probe (or by the final close, if the probe's shape
+   * did not form). The plan's instances stay alive for the final close, whose checks (locks given
+   * back, nothing left in the store, no timer) would otherwise judge nothing in plans of two
+   * instances once two probes had closed one each. Draws nothing from the random streams.
+   */
+  probeInstance(probe: string): Instance {
+    const instance = new Instance(this, this.instances.length);
+    this.instances.push(instance);
+    this.trace(instance, `joins: an instance of the ${probe} probe's own`);
+    return instance;
+  }
+
   violate(instance: Instance | undefined, invariant: string, detail: string, section?: Section, knownName?: string): void {
     if (this.violation !== undefined) return;
     const known = knownName ?? (section === undefined ? undefined : knownDefect(this, section));
@@ -602,7 +629,7 @@ export class World implements FaultDecider {
     }
     const trace = this.lines.map((line) => this.named(line));
     const violation = this.violation && { ...this.violation, detail: this.named(this.violation.detail) };
-    return { violation, known: this.known, trace, steps: this.scheduler.steps, virtualMs: this.scheduler.now, faults: this.faultCounts };
+    return { violation, known: this.known, trace, steps: this.scheduler.steps, virtualMs: this.scheduler.now, faults: this.faultCounts, finalClose: this.finalClose };
   }
 
   private async simulate(): Promise<void> {
@@ -741,15 +768,14 @@ export class World implements FaultDecider {
       // holder's renewal with a waiter queued (see `renewalHandOnProbe`), a multi-key call's first
       // key refused for good while it waits for a later one (see `multiKeyRefusalProbe`), and an
       // app.close() begun as the event loop comes back from a stall past a job's lease (see
-      // `closeAfterStallProbe`; last: it closes an instance).
+      // `closeAfterStallProbe`; it closes an instance of its own, the plan's left for the final close).
       await renewalHandOnProbe(this, check, stop);
       if (this.violation) return;
       await multiKeyRefusalProbe(this, check, stop);
       if (this.violation) return;
       await closeAfterStallProbe(this, check, stop);
       if (this.violation) return;
-      // The forty-eighth session's later fixes, after those, on the instances the close-after-stall
-      // probe left: a multi-key call re-entering a term that then steps down, one of its own keys
+      // The forty-eighth session's later fixes, after those, on the plan's instances: a multi-key call re-entering a term that then steps down, one of its own keys
       // lost after (see `multiKeyStepDownProbe`); an election's stop begun as the event loop comes
       // back from a stall past its term's lease (see `leaderCloseAfterStallProbe`).
       await multiKeyStepDownProbe(this, check, stop);
@@ -757,7 +783,7 @@ export class World implements FaultDecider {
       await leaderCloseAfterStallProbe(this, check, stop);
       if (this.violation) return;
       // Lock metrics recording while a multi-key using() runs at app.close() (see
-      // `multiKeyCloseMetricsProbe`; last: it closes an instance).
+      // `multiKeyCloseMetricsProbe`; it closes an instance of its own).
       await multiKeyCloseMetricsProbe(this, check, stop);
       if (this.violation) return;
     }
@@ -782,6 +808,9 @@ export class World implements FaultDecider {
       return;
     }
 
+    const planned = this.instances.filter((i) => i.index < this.plan.instances);
+    const alive = planned.filter((i) => i.alive).length;
+    this.finalClose = { planInstances: this.plan.instances, alive, closedByProbes: planned.length - alive - planned.filter((i) => this.downByPlan.has(i)).length };
     await this.closeKeepCalls(this.instances.filter((i) => i.alive && !i.paused), check, stop);
     if (this.violation) return;
 
@@ -1461,6 +1490,7 @@ export class World implements FaultDecider {
       case 'crash': {
         this.faultCounts.crash++;
         instance.crashed = true;
+        if (!instance.stopping) this.downByPlan.add(instance);
         this.network.subscribers.delete(instance);
         for (const section of this.sections) if (section.instance === instance) this.sections.delete(section);
         for (const leader of this.leaders) if (leader.instance === instance) this.leaders.delete(leader);
@@ -1471,6 +1501,7 @@ export class World implements FaultDecider {
       case 'shutdown': {
         if (instance.stopping) return;
         this.faultCounts.shutdown++;
+        this.downByPlan.add(instance);
         // The application's own code calls app.close(): a paused instance does so once resumed.
         // Half of them (`duration`, unused by this kind, even) meet Redis refusing the give-back
         // for a moment (see `refuseGiveBack`): 1 to 900 ms.
@@ -2268,6 +2299,7 @@ export class World implements FaultDecider {
     if (closeAfter !== undefined) {
       this.scheduler.schedule(releasedAt + closeAfter, () => {
         this.trace(releaser, `closes ${closeAfter} ms after its hand release`);
+        if (releaser.alive) this.downByPlan.add(releaser);
         void releaser.shutdown();
       }, releaser);
     }
