@@ -16,6 +16,8 @@ export interface FixtureProcess {
    * wait); rejects once it exited without printing one.
    */
   line(pattern: RegExp): Promise<RegExpExecArray>;
+  /** Sends it `signal` (SIGTERM: its own shutdown) and resolves once it exited and its output was read. */
+  kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
 /** Starts `script` (a URL, typically `new URL('./fixtures/x.mjs', import.meta.url)`) with `env` added. */
@@ -32,10 +34,13 @@ export function spawnFixture(script: URL, env: Record<string, string>): FixtureP
   });
   child.on('exit', (code) => (exit.code = code));
   // After 'exit', once its output was read to the end.
-  child.on('close', () => {
-    ended = true;
-    for (const watch of [...watchers]) watch();
-  });
+  const closed = new Promise<void>((resolve) =>
+    child.on('close', () => {
+      ended = true;
+      for (const watch of [...watchers]) watch();
+      resolve();
+    }),
+  );
   const line = (pattern: RegExp): Promise<RegExpExecArray> =>
     new Promise((resolve, reject) => {
       const watch = (): void => {
@@ -54,7 +59,11 @@ export function spawnFixture(script: URL, env: Record<string, string>): FixtureP
       watchers.add(watch);
       watch();
     });
-  return { output: () => output, exit, endWith: (text) => child.stdin.end(`${text}\n`), line };
+  const kill = (signal: NodeJS.Signals = 'SIGTERM'): Promise<void> => {
+    if (!ended) child.kill(signal);
+    return closed;
+  };
+  return { output: () => output, exit, endWith: (text) => child.stdin.end(`${text}\n`), line, kill };
 }
 
 /** What a fixture script run to its end (`runFixture`) printed, and how it ended. */
