@@ -224,9 +224,11 @@ describe('the fast paths and the waiters', () => {
     // The fast part's HMGET (with the caller's entry: not granted already) serves the full part
     // too; the due set's first member, read once, tells that it exists, that no deadline has
     // passed (no ZRANGEBYSCORE) and the soonest one; the semaphore is full, so the caller joins
-    // without reading the head (restore_list's EXISTS checks the list instead).
+    // without reading the head (restore_list's EXISTS checks the list instead). The fencing counter
+    // (GET) and, on the full part, the queue keys (LLEN, ZCARD) are looked at before any write: a
+    // key of another type refuses the call with nothing changed.
     expect(queued).toEqual([
-      'EXISTS', 'HMGET', 'TIME', 'ZRANGE', 'EXISTS',
+      'GET', 'EXISTS', 'HMGET', 'LLEN', 'ZCARD', 'TIME', 'ZRANGE', 'EXISTS',
       'ZADD', 'RPUSH', 'PEXPIRE', 'PEXPIRE', 'PTTL', 'PTTL', 'GET',
     ]);
     const release = await watchCommands(root, undefined, (arg) => arg.startsWith(root) || /^time$/i.test(arg));
@@ -237,8 +239,9 @@ describe('the fast paths and the waiters', () => {
     // member is only looked for (LINDEX), not checked for life: it tells that the queue is not idle.
     // The head is asked whether it holds already (HEXISTS: a place left queued when a deleted hash
     // took the ':queued' mark with it, see grant_fitting) before its grant.
+    // With waiters queued, the counter, the queue keys and the due set are looked at before the first write.
     expect(released).toEqual([
-      'HMGET', 'DEL', 'HDEL', 'ZREM', 'TIME', 'ZRANGE', 'LINDEX', 'ZSCORE', 'HEXISTS',
+      'HMGET', 'GET', 'LLEN', 'ZCARD', 'ZCARD', 'DEL', 'HDEL', 'ZREM', 'TIME', 'ZRANGE', 'LINDEX', 'ZSCORE', 'HEXISTS',
       'SET', 'INCR', 'HSET', 'ZADD', 'PTTL', 'PTTL', 'LPOP', 'ZREM', 'PUBLISH', 'LINDEX',
     ]);
     expect(await redis.hget(`${root}:holders`, ':used')).toBe('2');

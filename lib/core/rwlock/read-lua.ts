@@ -1,6 +1,7 @@
 import { LOCK_KEY_SUFFIXES } from '../keys/lock-key.js';
 import { PUBLISH_FREED } from '../stores/redis/lock-lua.js';
-import { QUEUE } from '../stores/redis/queue-lua.js';
+import { QUEUE, QUEUE_READABLE } from '../stores/redis/queue-lua.js';
+import { CHECK_FENCING } from '../stores/redis/fence-lua.js';
 
 /**
  * The read side of a read-write lock; the write side is the plain lock, whose scripts know
@@ -21,6 +22,8 @@ import { QUEUE } from '../stores/redis/queue-lua.js';
  * longest lease it guarded; fence and joined as the lock's ACQUIRE answers them).
  */
 export const READ_ACQUIRE = `
+local fence = KEYS[2]
+${CHECK_FENCING}
 local fence_retention, lease, sharded, enqueue = string.match(ARGV[3], '^(%d+):(%d+):(%d):(%d)$')
 lease = tonumber(lease)
 ${QUEUE}
@@ -86,6 +89,14 @@ return {0, redis.call('PTTL', KEYS[1]), tonumber(redis.call('GET', KEYS[2]) or '
  * the lock to nobody publishes `*` when barging writers wait (`<lock>:wanted`).
  */
 export const READ_RELEASE = `
+-- Someone queued may be let in under the next token: the counter is looked at before any write.
+if redis.call('EXISTS', KEYS[3], KEYS[4]) > 0 then
+  local fence = KEYS[2]
+  ${CHECK_FENCING}
+  ${QUEUE_READABLE('KEYS[3]', 'KEYS[4]')}
+end
+-- Before the reader's key goes: a readers hash of another type would refuse the HDEL after it.
+redis.call('HLEN', KEYS[7])
 local held = 1
 if redis.call('GET', KEYS[6]) ~= ARGV[1] then
   if string.find(redis.call('INFO', 'replication'), 'role:slave', 1, true) then
@@ -119,6 +130,10 @@ return {held}
  * handed to it meanwhile goes to the next waiters.
  */
 export const READ_LEAVE = `
+local fence = KEYS[2]
+${CHECK_FENCING}
+${QUEUE_READABLE('KEYS[3]', 'KEYS[4]', { hash: 'KEYS[7]' })}
+redis.call('GET', KEYS[6])
 local fence_retention, lease, sharded = string.match(ARGV[3], '^(%d+):(%d+):(%d)$')
 lease = tonumber(lease)
 ${QUEUE}

@@ -1,6 +1,6 @@
 import { LOCK_KEY_SUFFIXES } from '../keys/lock-key.js';
-import { NEXT_FENCING } from '../stores/redis/fence-lua.js';
-import { QUEUE_MEMBERS } from '../stores/redis/queue-lua.js';
+import { CHECK_FENCING, NEXT_FENCING } from '../stores/redis/fence-lua.js';
+import { QUEUE_MEMBERS, QUEUE_READABLE } from '../stores/redis/queue-lua.js';
 import { SEMAPHORE_SUFFIXES } from './semaphore-keys.js';
 /**
  * The counting semaphore's scripts. Their keys: own permit, fence, queue, waiters, release
@@ -68,6 +68,12 @@ local fence, holders, due = base .. '${LOCK_KEY_SUFFIXES.fence}', base .. '${SEM
 const WAITERS_NAME = {
   declared: 'KEYS[4]',
   derived: `base .. '${SEMAPHORE_SUFFIXES.waiters}'`,
+} as const;
+
+/** The queue list's name where a fast part needs it (a release's look at it before its first write). */
+const QUEUE_NAME = {
+  declared: 'KEYS[3]',
+  derived: `base .. '${SEMAPHORE_SUFFIXES.queue}'`,
 } as const;
 
 /**
@@ -410,6 +416,7 @@ end
  * admits one too many.
  */
 const ACQUIRE_PARSE = `
+${CHECK_FENCING}
 local fence_retention, lease, sharded, enqueue, limit_arg, permits_arg = string.match(ARGV[3], '^(%d+):(%d+):(%d):(%d):(%d+):(%d+)$')
 local limit, permits = tonumber(limit_arg), tonumber(permits_arg)
 `;
@@ -469,6 +476,7 @@ end
 `;
 
 const ACQUIRE_FULL = `
+${QUEUE_READABLE('queue', 'waiters')}
 lease = tonumber(lease)
 ${LIB('state')}
 local now = now_ms()
@@ -574,9 +582,18 @@ return {0, soonest, tonumber(redis.call('GET', fence) or '0'), joined}
  * hash; else `DEL` of the permit and the holder's removal (`DEL` of the hash and the due set
  * when it was the last one, else `HDEL`, `HSET`, and `ZREM` when marked): no `TIME`, nothing counted.
  */
-const RELEASE_FAST = `
+const RELEASE_FAST = (layout: Layout) => `
 -- The full part's fields too (see LIB), and the caller's entry last.
 local state = ${COUNTS_AND_ENTRY}
+-- Waiters queued may be granted permits under the next token (the full part): the counter is
+-- looked at before any write (a lone holder has none queued).
+if state[4] then
+  ${CHECK_FENCING}
+  ${QUEUE_READABLE(QUEUE_NAME[layout], WAITERS_NAME[layout])}
+end
+-- The due set is written below (ZREM, or the full part's count) after the permit's DEL: a key of
+-- another type there must refuse the call before any write (WRONGTYPE, nothing changed).
+if state[4] or state[5] then redis.call('ZCARD', due) end
 -- What the reply says first: 0 when the caller's permit was gone (the full part may still hand
 -- the permits its entry counted to waiters).
 local held = 1
@@ -660,6 +677,9 @@ return granted
  * more, it removes nothing of its own, and the count hands those permits on as a release would.
  */
 const LEAVE = `
+${CHECK_FENCING}
+${QUEUE_READABLE('queue', 'waiters', { zset: 'due' })}
+redis.call('GET', permit)
 local fence_retention, lease, sharded, limit, permits = string.match(ARGV[3], '^(%d+):(%d+):(%d):(%d+):(%d+)$')
 ${LIB('read')}
 local member = ARGV[1] .. ':' .. ARGV[2] .. ':' .. permits
@@ -696,7 +716,14 @@ local function hand_on_freed(base, token, mark)
   if not fence_retention then return true end
   local sharded, settings_marked, ARGV = '0', true, { token }
   local fence, holders, due = base .. '${LOCK_KEY_SUFFIXES.fence}', base .. '${SEMAPHORE_SUFFIXES.holders}', base .. '${SEMAPHORE_SUFFIXES.due}'
+  -- A grant's token would be refused halfway by a counter no token comes from, the count by a queue
+  -- key or due set of another type: the client hands the permits on instead (SEMAPHORE_LEAVE,
+  -- refused whole, with the key named).
   ${SEMAPHORE_KEYS.derived.rest}
+  if not pcall(function()
+    ${CHECK_FENCING}
+    ${QUEUE_READABLE('queue', 'waiters', { zset: 'due' })}
+  end) then return true end
   local function unfold_lone() return false end
   ${LIB('read')}
   releasing = true
@@ -717,5 +744,5 @@ const compose = (fast: (layout: Layout) => string, full: string) => {
 
 /** Each script with its keys declared (Cluster) or derived from the permit's (anywhere else). */
 export const SEMAPHORE_ACQUIRE = compose((layout) => ACQUIRE_PARSE + (layout === 'derived' ? ACQUIRE_LONE : '') + ACQUIRE_FAST(layout), ACQUIRE_FULL);
-export const SEMAPHORE_RELEASE = compose(() => RELEASE_FAST, RELEASE_FULL);
+export const SEMAPHORE_RELEASE = compose(RELEASE_FAST, RELEASE_FULL);
 export const SEMAPHORE_LEAVE = compose(() => '', LEAVE);

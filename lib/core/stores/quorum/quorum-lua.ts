@@ -8,6 +8,7 @@
  */
 import { LOCK_KEY_SUFFIXES } from '../../keys/lock-key.js';
 import { ON_REPLICA } from '../redis/replica-lua.js';
+import { CHECK_INCR } from '../redis/fence-lua.js';
 
 /**
  * KEYS: lock. ARGV: owner token, ttl, fencing: the fence retention in ms ('0' keeps the
@@ -31,12 +32,16 @@ import { ON_REPLICA } from '../redis/replica-lua.js';
  * from its counter, the seed left out.
  */
 export const QUORUM_ACQUIRE = `
+local fence = KEYS[1] .. '${LOCK_KEY_SUFFIXES.fence}'
+-- Before the lock is set: a counter INCR refuses would end the script with the lock taken.
+if ARGV[3] ~= '-' then
+  ${CHECK_INCR}
+end
 if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   if redis.call('GET', KEYS[1]) ~= ARGV[1] then return {0, redis.call('PTTL', KEYS[1])} end
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
 end
 if ARGV[3] == '-' then return 0 end
-local fence = KEYS[1] .. '${LOCK_KEY_SUFFIXES.fence}'
 local fencing = redis.call('INCR', fence)
 local seed = tonumber(ARGV[4])
 if fencing < seed then

@@ -43,3 +43,45 @@ elseif fencing < 1 or fencing > 9007199254740991 then
   if left > 0 then redis.call('SET', fence, was, 'PX', left) else redis.call('SET', fence, was) end
   error('${FOREIGN_COUNTER} ' .. was .. ' ' .. fence)
 end`;
+
+/**
+ * The refusals of `NEXT_FENCING`, before any write: a script that hands a token out (to its caller,
+ * or to a waiter a release or a leave hands the lock to) runs it ahead of its first write, so that
+ * a counter no token can come from ends it with nothing changed. Lua does not undo a script's
+ * writes made before its error: a release that had freed the lock and set it for the waiter at the
+ * head, refused only then by the counter, left the lock held for that waiter (who never heard of
+ * it) until its grant's lease ran out, and the releaser was told the release failed.
+ * Reads the counter named `fence` alone (a key of another type raises WRONGTYPE here). A counter out
+ * of the tokens' range (whose next value would be below 1 or past 2^53 - 1) ends it with the
+ * `FOREIGN_COUNTER` error `NEXT_FENCING` raises; a word, or the largest integer Redis keeps, with
+ * the `INCR` that `NEXT_FENCING` would run, which Redis refuses without writing ("value is not an
+ * integer or out of range", "increment or decrement would overflow"): the same words, Redis' own.
+ * Whole numbers as Redis reads them: no sign but '-', no leading zero, within 64 bits.
+ */
+export const CHECK_FENCING = fenceCheck(true);
+
+/**
+ * `CHECK_FENCING` without the tokens' range, for the quorum masters' acquire (`quorum-lua.ts`),
+ * whose counter `INCR` then raises to the caller's seed: ends the script, before any write, on a
+ * counter its `INCR` would refuse (a word, the largest integer Redis keeps, a key of another type).
+ */
+export const CHECK_INCR = fenceCheck(false);
+
+function fenceCheck(range: boolean): string {
+  return `do
+  local held = redis.call('GET', fence)
+  if held and held ~= '0' then
+    local sign, digits = string.match(held, '^(-?)([1-9]%d*)$')
+    if not digits or #digits > 19 or (#digits == 19 and digits >= (sign == '-' and '9223372036854775809' or '9223372036854775807')) then
+      redis.call('INCR', fence)
+    end${
+      range
+        ? `
+    if sign == '-' or #digits > 16 or (#digits == 16 and digits > '9007199254740990') then
+      error('${FOREIGN_COUNTER} ' .. held .. ' ' .. fence)
+    end`
+        : ''
+    }
+  end
+end`;
+}

@@ -4,8 +4,8 @@
  * functions every lock kind shares are in `queue-lua.ts`.
  */
 import { LOCK_KEY_SUFFIXES } from '../../keys/lock-key.js';
-import { NEXT_FENCING } from './fence-lua.js';
-import { QUEUE } from './queue-lua.js';
+import { CHECK_FENCING, NEXT_FENCING } from './fence-lua.js';
+import { QUEUE, QUEUE_READABLE } from './queue-lua.js';
 import { FREED_MESSAGE } from '../lock-replies.js';
 
 /**
@@ -52,12 +52,14 @@ const KEYS_OF_LOCK = {
  * queue or refreshing the caller's place in it; a free lock promised to another waiter is
  * handed to it then.
  *
- * The fast path comes first and costs Redis EXISTS + SET NX PX + INCR: with neither queue key
+ * The counter is looked at first (GET, see CHECK_FENCING), before any write. The fast path
+ * then costs Redis EXISTS + SET NX PX + INCR: with neither queue key
  * nobody waits (the list is deleted with its last member and both expire together), so no
  * server time is needed (but for a new fencing counter, see NEXT_FENCING) and the queue functions
  * are not even defined.
  */
 const ACQUIRE = `
+${CHECK_FENCING}
 if redis.call('EXISTS', queue, waiters) == 0 and redis.call('SET', lock, ARGV[1], 'NX', 'PX', ARGV[2]) then
   ${NEXT_FENCING}
   -- A retention never starts with '0' unless it is '0' (none).
@@ -66,6 +68,7 @@ if redis.call('EXISTS', queue, waiters) == 0 and redis.call('SET', lock, ARGV[1]
 end
 local fence_retention, lease, sharded, enqueue = string.match(ARGV[3], '^(%d+):(%d+):(%d):(%d)$')
 lease = tonumber(lease)
+${QUEUE_READABLE('queue', 'waiters')}
 ${QUEUE}
 local owner = redis.call('GET', lock)
 if owner == ARGV[1] then
@@ -329,17 +332,32 @@ if redis.call('GET', lock) ~= ARGV[1] then
 end
 -- pcall: under a full maxmemory Redis refuses a script's first write that may grow memory (the
 -- SET, where a plain release starts with DEL): the lock is then freed as without ARGV[3].
-if ARGV[3] and redis.call('EXISTS', queue, waiters) == 0 and not redis.pcall('SET', lock, ARGV[3], 'PX', ARGV[4]).err then
-  ${NEXT_FENCING}
-  if string.byte(ARGV[2], 1) ~= 48 then redis.call('PEXPIRE', fence, string.match(ARGV[2], '^%d+')) end
-  return {2, fencing, redis.call('EXISTS', wanted)}
+if ARGV[3] and redis.call('EXISTS', queue, waiters) == 0 then
+  ${CHECK_FENCING}
+  -- Read before the SET too: a refusal of it (an ACL that forbids the key) must come before any write.
+  local wanting = redis.call('EXISTS', wanted)
+  if not redis.pcall('SET', lock, ARGV[3], 'PX', ARGV[4]).err then
+    ${NEXT_FENCING}
+    if string.byte(ARGV[2], 1) ~= 48 then redis.call('PEXPIRE', fence, string.match(ARGV[2], '^%d+')) end
+    return {2, fencing, wanting}
+  end
 end
-redis.call('DEL', lock)
 local waiting = redis.call('EXISTS', queue, waiters, wanted)
-if waiting == 0 then return 1 end
+if waiting == 0 then
+  redis.call('DEL', lock)
+  return 1
+end
 local fence_retention, lease, sharded = string.match(ARGV[2], '^(%d+):(%d+):(%d)$')
 ${PUBLISH_FREED}
-if waiting == 1 and publish_freed(wanted, channel, sharded) then return 1 end
+if waiting == 1 and publish_freed(wanted, channel, sharded) then
+  redis.call('DEL', lock)
+  return 1
+end
+-- The lock may go to a waiter under the next token: the counter is looked at before the lock is
+-- freed, so that a refusal leaves it held by the releaser (Lua undoes no write made before it).
+${CHECK_FENCING}
+${QUEUE_READABLE('queue', 'waiters')}
+redis.call('DEL', lock)
 ${QUEUE}
 local granted = grant_next(lock, fence, queue, waiters, channel, tonumber(lease), sharded)
 if not granted then
@@ -357,6 +375,9 @@ return granted
  * nobody queued frees barging waiters (`*`).
  */
 const LEAVE = `
+local fence = KEYS[2]
+${CHECK_FENCING}
+${QUEUE_READABLE('KEYS[3]', 'KEYS[4]')}
 local fence_retention, lease, sharded = string.match(ARGV[3], '^(%d+):(%d+):(%d)$')
 ${QUEUE}${PUBLISH_FREED}
 local member = ARGV[1] .. ':' .. ARGV[2]

@@ -194,3 +194,14 @@ local function grant_next(lock, fence, queue, waiters, channel, grant_ms, sharde
   return {token, fencing}
 end
 `;
+
+/**
+ * Reads of the queue's two keys (and of a readers hash, a due set, when given) that Redis refuses
+ * with WRONGTYPE on a key of another type, written by something else: a script runs them before
+ * its first write, so that such a key ends it with nothing changed. Lua does not undo a script's
+ * writes made before its error: a release refused by the queue list once it had deleted the lock
+ * told its caller the release failed, with the lock freed; a give-up refused by the waiters set
+ * had taken the waiter out of the list alone. LLEN, ZCARD and HLEN are O(1) and in the locks' ACL.
+ */
+export const QUEUE_READABLE = (list: string, zset: string, ...more: { hash?: string; zset?: string }[]): string =>
+  [`redis.call('LLEN', ${list})`, `redis.call('ZCARD', ${zset})`, ...more.map((key) => (key.hash ? `redis.call('HLEN', ${key.hash})` : `redis.call('ZCARD', ${key.zset!})`))].join('\n');
