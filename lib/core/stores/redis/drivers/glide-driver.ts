@@ -7,7 +7,7 @@ import { settleWithin, TIMED_OUT } from '../../../time/settle-within.js';
 import { COMMANDS, type ScriptName } from '../lock-lua.js';
 import { isGlideCluster, type ValkeyGlideClient } from './glide-client.js';
 import { PRIMARY_COMMAND, PRIMARY_READ, readsFromReplicas } from './glide-primary-reads.js';
-import { flatPairs, isNoScript, scriptError, writablePing, type BareScriptCall, type LuaScript, type PingTarget, type ReadCommand, type RedisDriver, type RedisNode, type ReleaseSubscriber } from './redis-driver.js';
+import { flatPairs, isNoScript, scriptError, throwScriptError, writablePing, type BareScriptCall, type LuaScript, type PingTarget, type ReadCommand, type RedisDriver, type RedisNode, type ReleaseSubscriber } from './redis-driver.js';
 
 /** Loaded only by a driver of a GLIDE client: this library never imports it otherwise. */
 const GLIDE_PACKAGE = '@valkey/valkey-glide';
@@ -174,10 +174,11 @@ export class GlideDriver implements RedisDriver {
 
   evalScript(script: LuaScript, keys: readonly string[], args: readonly (string | number)[], whole = false, mayResend?: () => boolean): Promise<unknown> {
     const tail = [String(keys.length), ...keys, ...args.map(String)];
-    if (!this.loaded(script) || whole) return this.send(['EVAL', script.lua, ...tail]);
+    // The EVAL's refusal as the EVALSHA's: a server that does not know EVAL echoes its arguments.
+    if (!this.loaded(script) || whole) return this.send(['EVAL', script.lua, ...tail]).catch(throwScriptError);
     return this.send(['EVALSHA', script.sha, ...tail]).catch((error: unknown) => {
       if (!isNoScript(error) || mayResend?.() === false) throw scriptError(error);
-      return this.send(['EVAL', script.lua, ...tail]);
+      return this.send(['EVAL', script.lua, ...tail]).catch(throwScriptError);
     });
   }
 

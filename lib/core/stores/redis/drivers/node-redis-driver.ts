@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { COMMANDS, type ScriptName } from '../lock-lua.js';
 import type { NodeRedisClient, NodeRedisKind } from './node-redis-client.js';
 import { reconnectDelay } from './node-redis-reconnect.js';
-import { flatPairs, ReconnectGivenUpError, scriptError, writablePing, type BareScriptCall, type LuaScript, type PingTarget, type ReadCommand, type RedisDriver, type RedisNode, type ReleaseSubscriber } from './redis-driver.js';
+import { flatPairs, ReconnectGivenUpError, scriptError, throwScriptError, writablePing, type BareScriptCall, type LuaScript, type PingTarget, type ReadCommand, type RedisDriver, type RedisNode, type ReleaseSubscriber } from './redis-driver.js';
 import { setImmediate } from '../../../time/real-timers.js';
 
 type Args = string[];
@@ -153,13 +153,14 @@ export class NodeRedisDriver implements RedisDriver {
     for (const key of keys) command.push(this.keyPrefix + key);
     for (const arg of args) command.push(String(arg));
     const firstKey = command[3];
-    if (whole) return this.send(firstKey, command);
+    // The EVAL's refusal as the EVALSHA's: a server that does not know EVAL echoes its arguments.
+    if (whole) return this.send(firstKey, command).catch(throwScriptError);
     return this.send(firstKey, command).catch((error: unknown) => {
       if (!String((error as Error)?.message).startsWith('NOSCRIPT') || mayResend?.() === false) throw scriptError(error);
       const retry = command.slice();
       retry[0] = 'EVAL';
       retry[1] = script.lua;
-      return this.send(firstKey, retry);
+      return this.send(firstKey, retry).catch(throwScriptError);
     });
   }
 
