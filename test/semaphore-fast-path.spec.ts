@@ -224,11 +224,12 @@ describe('the fast paths and the waiters', () => {
     // The fast part's HMGET (with the caller's entry: not granted already) serves the full part
     // too; the due set's first member, read once, tells that it exists, that no deadline has
     // passed (no ZRANGEBYSCORE) and the soonest one; the semaphore is full, so the caller joins
-    // without reading the head (restore_list's EXISTS checks the list instead). The fencing counter
-    // (GET) and, on the full part, the queue keys (LLEN, ZCARD) are looked at before any write: a
-    // key of another type refuses the call with nothing changed.
+    // without reading the head (restore_list's EXISTS checks the list instead). The full part looks
+    // at the fencing counter (GET) and the queue keys (LLEN, ZCARD) before any write of its own: a
+    // key of another type refuses the call with nothing changed. The fast part reads no counter
+    // ahead: a refusal there deletes the permit it set (nextFencingUndoing).
     expect(queued).toEqual([
-      'GET', 'EXISTS', 'HMGET', 'LLEN', 'ZCARD', 'TIME', 'ZRANGE', 'EXISTS',
+      'EXISTS', 'HMGET', 'GET', 'LLEN', 'ZCARD', 'TIME', 'ZRANGE', 'EXISTS',
       'ZADD', 'RPUSH', 'PEXPIRE', 'PEXPIRE', 'PTTL', 'PTTL', 'GET',
     ]);
     const release = await watchCommands(root, undefined, (arg) => arg.startsWith(root) || /^time$/i.test(arg));

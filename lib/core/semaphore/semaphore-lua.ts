@@ -1,5 +1,5 @@
 import { LOCK_KEY_SUFFIXES } from '../keys/lock-key.js';
-import { CHECK_FENCING, NEXT_FENCING } from '../stores/redis/fence-lua.js';
+import { CHECK_FENCING, nextFencingUndoing } from '../stores/redis/fence-lua.js';
 import { QUEUE_MEMBERS, QUEUE_READABLE } from '../stores/redis/queue-lua.js';
 import { SEMAPHORE_SUFFIXES } from './semaphore-keys.js';
 /**
@@ -416,7 +416,6 @@ end
  * admits one too many.
  */
 const ACQUIRE_PARSE = `
-${CHECK_FENCING}
 local fence_retention, lease, sharded, enqueue, limit_arg, permits_arg = string.match(ARGV[3], '^(%d+):(%d+):(%d):(%d):(%d+):(%d+)$')
 local limit, permits = tonumber(limit_arg), tonumber(permits_arg)
 `;
@@ -433,7 +432,7 @@ local limit, permits = tonumber(limit_arg), tonumber(permits_arg)
 const ACQUIRE_LONE = `
 -- Waiters or a due set without a hash: it was deleted from outside, its marks with it (see ACQUIRE_FAST).
 if permits <= limit and redis.call('EXISTS', holders, ${WAITERS_NAME.derived}, due) == 0 then
-  ${NEXT_FENCING}
+  ${nextFencingUndoing('')}
   if fence_retention ~= '0' then redis.call('PEXPIRE', fence, fence_retention) end
   -- The arguments as sent: a Lua number spelled out costs Redis a printf of a double.
   redis.call('HSET', holders, '!' .. ARGV[1], permits_arg .. ':' .. limit_arg .. ':' .. fencing)
@@ -455,7 +454,7 @@ local held = tonumber(state[1] or '0')
 if not state[4] and not state[6] and (not state[3] or tonumber(state[3]) == limit) and held + permits <= limit
   and (state[3] or redis.call('EXISTS', ${WAITERS_NAME[layout]}, due) == 0)
   and redis.call('SET', permit, ARGV[1], 'NX', 'PX', ARGV[2]) then
-  ${NEXT_FENCING}
+  ${nextFencingUndoing("redis.call('DEL', permit)")}
   if fence_retention ~= '0' then redis.call('PEXPIRE', fence, fence_retention) end
   local entry, unscored = permits_arg .. ':' .. fencing, tonumber(state[2] or '0') + 1
   if not state[3] then
@@ -476,6 +475,7 @@ end
 `;
 
 const ACQUIRE_FULL = `
+${CHECK_FENCING}
 ${QUEUE_READABLE('queue', 'waiters')}
 lease = tonumber(lease)
 ${LIB('state')}

@@ -87,3 +87,18 @@ function fenceCheck(range: boolean): string {
   end
 end`;
 }
+
+/**
+ * `NEXT_FENCING` for a fast path whose one write came before it (`undo` takes that write back: the
+ * `DEL` of a key its `SET NX` created): a counter no token can come from ends the script with
+ * `undo` run first, so that it leaves every key as it found it without `CHECK_FENCING`'s `GET` ahead,
+ * a command more on every acquisition. `INCR` through `pcall`, its refusal (a word, the largest
+ * integer Redis keeps, a key of another type) answered as it was raised, after `undo`; a value out
+ * of the tokens' range put back as `NEXT_FENCING` does, then `undo`, then its `FOREIGN_COUNTER` error.
+ */
+export function nextFencingUndoing(undo: string): string {
+  const incr = "local fencing = redis.call('INCR', fence)";
+  const foreign = `error('${FOREIGN_COUNTER} `;
+  if (!NEXT_FENCING.startsWith(incr) || NEXT_FENCING.split(foreign).length !== 2) throw new Error('nextFencingUndoing: NEXT_FENCING changed shape');
+  return NEXT_FENCING.replace(incr, `local fencing = redis.pcall('INCR', fence)\nif type(fencing) == 'table' then\n  ${undo}\n  return fencing\nend`).replace(foreign, `${undo}\n  ${foreign}`);
+}

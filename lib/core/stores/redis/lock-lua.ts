@@ -4,7 +4,7 @@
  * functions every lock kind shares are in `queue-lua.ts`.
  */
 import { LOCK_KEY_SUFFIXES } from '../../keys/lock-key.js';
-import { CHECK_FENCING, NEXT_FENCING } from './fence-lua.js';
+import { CHECK_FENCING, NEXT_FENCING, nextFencingUndoing } from './fence-lua.js';
 import { QUEUE, QUEUE_READABLE } from './queue-lua.js';
 import { FREED_MESSAGE } from '../lock-replies.js';
 
@@ -52,20 +52,21 @@ const KEYS_OF_LOCK = {
  * queue or refreshing the caller's place in it; a free lock promised to another waiter is
  * handed to it then.
  *
- * The counter is looked at first (GET, see CHECK_FENCING), before any write. The fast path
- * then costs Redis EXISTS + SET NX PX + INCR: with neither queue key
+ * The fast path comes first and costs Redis EXISTS + SET NX PX + INCR: with neither queue key
  * nobody waits (the list is deleted with its last member and both expire together), so no
  * server time is needed (but for a new fencing counter, see NEXT_FENCING) and the queue functions
- * are not even defined.
+ * are not even defined. A counter no token can come from ends it with the lock it set deleted
+ * (see nextFencingUndoing); the slow path looks at the counter (GET, see CHECK_FENCING) before
+ * any write of its own.
  */
 const ACQUIRE = `
-${CHECK_FENCING}
 if redis.call('EXISTS', queue, waiters) == 0 and redis.call('SET', lock, ARGV[1], 'NX', 'PX', ARGV[2]) then
-  ${NEXT_FENCING}
+  ${nextFencingUndoing("redis.call('DEL', lock)")}
   -- A retention never starts with '0' unless it is '0' (none).
   if string.byte(ARGV[3], 1) ~= 48 then redis.call('PEXPIRE', fence, string.match(ARGV[3], '^%d+')) end
   return fencing
 end
+${CHECK_FENCING}
 local fence_retention, lease, sharded, enqueue = string.match(ARGV[3], '^(%d+):(%d+):(%d):(%d)$')
 lease = tonumber(lease)
 ${QUEUE_READABLE('queue', 'waiters')}
