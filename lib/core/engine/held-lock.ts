@@ -5,6 +5,7 @@ import { InvalidLockOptionsError } from '../../errors/invalid-lock-options.error
 import type { LockEvent } from '../../interfaces/lock-event.interface.js';
 import type { Lock } from '../../interfaces/lock.interface.js';
 import type { Clock } from '../time/clock.js';
+import { setImmediate } from '../time/real-timers.js';
 import type { DeadlineSweeper, Expiring } from './deadline-sweeper.js';
 import type { LockRedisKeys } from '../keys/lock-key.js';
 import { quoteKey } from '../keys/quote-key.js';
@@ -634,6 +635,17 @@ export class HeldLock implements Lock, Renewable, Expiring {
       this.lose('expired');
       return;
     }
+    // The release's answer is waited for until after the event loop's next poll for I/O: timers
+    // run before the loop reads its sockets, so after a stall (a long GC pause, a busy CPU) an
+    // answer that came in during it would otherwise count as missing (see `QuorumRound.expire`).
+    // The lease's own end (above) is not put off: code the poll runs must find the lock lost.
+    setImmediate(() => {
+      if (this.releasing === release && !release.answered && this.sweepIndex === -1) this.releaseOverdue(release);
+    });
+  }
+
+  /** A release Redis did not answer by the end of the lease (or a last attempt's grace). */
+  private releaseOverdue(release: ReleaseInFlight): void {
     // Its lease is over, in Redis as here: the release can do nothing more than the expiry did.
     // A lock lost before its release had no lease left to end: it waited a last attempt's grace.
     const over = release.wasHeld

@@ -2,6 +2,7 @@ import { TIMED_OUT } from '../time/settle-within.js';
 import type { DeadlineSweeper, Expiring } from './deadline-sweeper.js';
 import type { Clock } from '../time/clock.js';
 import { MAX_TIMER_MS } from '../options/lock-options.js';
+import { setImmediate } from '../time/real-timers.js';
 
 /**
  * Waits for the replies of acquire attempts, each for at most its bound, and no longer than the
@@ -110,7 +111,14 @@ class ReplyWait implements Expiring {
     if (this.finish()) this.reject(reason);
   }
 
+  /**
+   * The bound is over: decided after the event loop's next poll for I/O, not at once. Timers run
+   * before the loop reads its sockets, so after a stall (a long GC pause, a busy CPU) a reply
+   * that came in during it would otherwise count as missing (see `QuorumRound.expire`).
+   */
   expire(): void {
-    if (this.finish()) this.resolve(TIMED_OUT);
+    setImmediate(() => {
+      if (this.finish()) this.resolve(TIMED_OUT);
+    });
   }
 }

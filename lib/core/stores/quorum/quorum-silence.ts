@@ -1,6 +1,6 @@
 import { RedisLockError } from '../../../errors/redis-lock.error.js';
 import { now } from '../../time/clock.js';
-import { setTimeout } from '../../time/real-timers.js';
+import { setImmediate, setTimeout } from '../../time/real-timers.js';
 
 /** How long a master may leave every command unanswered before it is asked nothing more. */
 export const SILENT_AFTER_MS = 1_000;
@@ -96,7 +96,8 @@ export class QuorumSilence {
       const check = (): void => {
         let wait = 0;
         for (const index of indexes) if (this.unanswered[index]! > 0) wait = Math.max(wait, SILENT_AFTER_MS - (now() - this.answeredAt[index]!));
-        if (wait > 0) timer = setTimeout(check, wait);
+        // Checked after the event loop's next poll: answers that came in during a stall count.
+        if (wait > 0) timer = setTimeout(() => setImmediate(check), wait);
         else resolve();
       };
       check();
