@@ -1,4 +1,5 @@
-import { describe, expect, it, vi } from 'vitest';
+import { Redis } from 'ioredis';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { GONE, NOT_OURS, RENEWED, type LockScripts } from '../redis/lock-scripts.js';
 import type { ScriptKeys } from '../lock-store.js';
 import { QuorumStore } from './quorum-store.js';
@@ -214,9 +215,13 @@ describe('QuorumStore.leave: a master answering after the round', () => {
 describe('QuorumStore.renew: refused while some masters renewed late', () => {
   it('gives back on the masters that did not answer in time too', { timeout: 10_000 }, async () => {
     const releases: number[] = [];
+    // Never connected: what the store asks of a master that did not answer in time is whether its client was closed.
+    const client = new Redis({ lazyConnect: true });
+    onTestFinished(() => client.disconnect());
     const nodes = [0, 1, 2, 3].map(
       (node) =>
         ({
+          client,
           // Masters 0 and 1 lost the key; 2 and 3 renew it, after their 500 ms.
           renewCode: () => (node < 2 ? Promise.resolve(GONE) : new Promise((resolve) => setTimeout(() => resolve(RENEWED), 700))),
           quorumRelease: () => (releases.push(node), Promise.resolve({ released: true })),

@@ -7,7 +7,7 @@ import { GONE, NOT_OURS, RENEWED, type LockScripts } from '../redis/lock-scripts
 import type { AcquireReply, ReleaseReply, ScriptKeys } from '../lock-store.js';
 import type { LockSnapshot, LockStore, RenewalOutcome, RenewalPart, RenewalRequest } from '../lock-store.js';
 import { DeadlineSweeper } from '../../engine/deadline-sweeper.js';
-import { NoAnswerInTime, QuorumRound, type Answer } from './quorum-round.js';
+import { QuorumRound, type Answer } from './quorum-round.js';
 import { QuorumSilence, SilentMaster } from './quorum-silence.js';
 import { LOCK_KEY_SUFFIXES } from '../../keys/lock-key.js';
 import { LAST_ATTEMPT_GRACE_MS } from '../../engine/waiter-timing.js';
@@ -252,13 +252,14 @@ export class QuorumStore implements LockStore {
   /**
    * How master `index` refused for good in `answer` (see `refusedForGood`), if it did; `closed`:
    * any failure of its client counts when that client was closed (asked after such a failure only,
-   * see `clientsClosed`: not after the round's own, no answer in time, which every renewal under a
-   * frozen master meets).
+   * see `clientsClosed`). The round's own, no answer in time, counts too: a client its owner closed
+   * refuses what it was sent only as its socket closes, which a frozen server or a loaded machine
+   * puts off past the round, and asking again through it changes nothing either.
    */
   private lasting(answer: Answer<unknown> | undefined, index: number, closed = false): LastingRefusal | undefined {
     if (answer?.ok !== false) return undefined;
     const { error } = answer;
-    return lastingRefusal(error, closed && !(error instanceof RedisLockError) && !(error instanceof NoAnswerInTime) && clientsClosed([this.nodes[index]!.client]));
+    return lastingRefusal(error, closed && !(error instanceof RedisLockError) && clientsClosed([this.nodes[index]!.client]));
   }
 
   /**
