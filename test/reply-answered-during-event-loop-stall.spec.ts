@@ -1,9 +1,10 @@
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { settleWithin } from '../lib/core/time/settle-within.js';
 import { createLockApp, type LockApp } from './support/lock-app.js';
 import { blockEventLoop } from './support/mechanism.js';
 import { useOwnRedis } from './support/redis.js';
+import { useRedisCluster } from './support/redis-cluster.js';
 
 /**
  * A reply Redis sent while this process' event loop was stalled (a long GC pause, a busy CPU)
@@ -100,5 +101,39 @@ describe('settleWithin() of a reply Redis sent while the event loop stalled past
     const settled = settleWithin(reply, 100);
     blockEventLoop(500);
     expect(await settled).toBe('PONG');
+  });
+});
+
+describe('a reply a Redis Cluster master sent while the event loop stalled past the call bound', () => {
+  const own = useRedisCluster();
+
+  it('tryAcquire() gets the lock the master granted, asked once', { timeout: 30_000 }, async () => {
+    const client = new Cluster(own.cluster.nodes);
+    onTestFinished(() => void client.disconnect());
+    const app = await createLockApp({ redis: client, ttl: 30_000 });
+    onTestFinished(() => app.close());
+    let armed = false;
+    const send = client.sendCommand.bind(client);
+    client.sendCommand = ((command: { name: string }, ...rest: unknown[]) => {
+      const sent = (send as (...args: unknown[]) => unknown)(command, ...rest);
+      if (armed && command.name.toLowerCase() === 'evalsha') {
+        armed = false;
+        queueMicrotask(() => blockEventLoop(1_500));
+      }
+      return sent;
+    }) as typeof client.sendCommand;
+    // Connected to the key's master, and the scripts loaded there.
+    await (await app.locks.acquire('stalled-cluster')).release();
+    const calls = async (): Promise<number> => {
+      let sum = 0;
+      for (const master of own.admin.nodes('master')) sum += Number(/cmdstat_evalsha:calls=(\d+)/.exec(await master.info('commandstats'))?.[1] ?? 0);
+      return sum;
+    };
+    const before = await calls();
+    armed = true;
+    const lock = await app.locks.tryAcquire('stalled-cluster');
+    expect(lock?.held).toBe(true);
+    expect((await calls()) - before).toBe(1);
+    await lock?.release();
   });
 });
