@@ -19,7 +19,9 @@ export const FOREIGN_COUNTER = 'FOREIGNFENCINGCOUNTER';
  * digits, so that no Redis version formats a double for the `SET`.
  *
  * Every script runs `CHECK_FENCING` before its first write, which refuses such a counter with
- * nothing written; what follows is this code's own guard, should a script come to run it alone.
+ * nothing written, but the mutex's and the semaphore's fast paths, which run `nextFencingUndoing`
+ * (their one write taken back before the refusal); what follows is this code's own guard, should
+ * a script come to run it alone.
  * A counter that INCR takes out of the tokens' range (a whole number from 1 to 2^53 - 1, exact in
  * a double, as FencedRedis and the SQL fence columns compare it) holds a value this library never
  * wrote (a negative one, or one past 2^53, set by hand): it is put back as it was (its expiry
