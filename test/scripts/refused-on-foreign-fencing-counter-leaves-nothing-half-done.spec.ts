@@ -108,6 +108,31 @@ describe('a lock script refused on its fencing counter', () => {
       await refusedAsFound(redis, lock, () => redis.eval(READ_ACQUIRE, 7, ...readKeys('other'), 'other', 60_000, `${settings}:1`), refusal);
     });
 
+    it('a semaphore acquisition with nobody waiting takes no permit, alone or beside a holder', async () => {
+      const base = `lock:{half-${randomUUID().slice(0, 8)}}`;
+      const permit = (token: string) => `${base}:permit:${token}`;
+      const semAcquire = (token: string) => redis.eval(SEMAPHORE_ACQUIRE.derived, 1, permit(token), token, 60_000, `${settings}:1:2:1`);
+      // A holder alone (no hash yet): its fast path writes nothing before the counter's INCR.
+      await spoil(redis, `${base}:fence`);
+      await refusedAsFound(redis, base, () => semAcquire('first'), refusal);
+      // Beside a holder: the fast path's SET NX of the caller's permit is taken back (the holder
+      // alone is first written in the full layout, which counts the same holder).
+      await redis.del(`${base}:fence`);
+      expect(await semAcquire('holder')).toEqual(expect.any(Number));
+      await redis.del(`${base}:fence`);
+      await spoil(redis, `${base}:fence`);
+      const error = await semAcquire('caller').then(
+        (reply) => new Error(`answered ${JSON.stringify(reply)}`),
+        (caught: unknown) => caught as Error,
+      );
+      expect(error.message).toMatch(refusal);
+      expect(await redis.exists(permit('caller'))).toBe(0);
+      const holders = await redis.hgetall(`${base}:holders`);
+      expect(Object.keys(holders).filter((field) => field.includes('caller'))).toEqual([]);
+      expect(holders['!holder'] ?? holders.holder).toEqual(expect.any(String));
+      expect(holders[':used'] ?? '1').toBe('1');
+    });
+
     it('a semaphore release with a waiter queued leaves the permits and the queue as they were', async () => {
       const base = `lock:{half-${randomUUID().slice(0, 8)}}`;
       const permit = (token: string) => `${base}:permit:${token}`;
