@@ -225,11 +225,11 @@ describe('the fast paths and the waiters', () => {
     // too; the due set's first member, read once, tells that it exists, that no deadline has
     // passed (no ZRANGEBYSCORE) and the soonest one; the semaphore is full, so the caller joins
     // without reading the head (restore_list's EXISTS checks the list instead). The full part looks
-    // at the fencing counter (GET) and the queue keys (LLEN, ZCARD) before any write of its own: a
+    // at the fencing counter (GET) and the queue keys (LINDEX, ZSCORE) before any write of its own: a
     // key of another type refuses the call with nothing changed. The fast part reads no counter
     // ahead: a refusal there deletes the permit it set (nextFencingUndoing).
     expect(queued).toEqual([
-      'EXISTS', 'HMGET', 'GET', 'LLEN', 'ZCARD', 'TIME', 'ZRANGE', 'EXISTS',
+      'EXISTS', 'HMGET', 'GET', 'LINDEX', 'ZSCORE', 'TIME', 'ZRANGE', 'EXISTS',
       'ZADD', 'RPUSH', 'PEXPIRE', 'PEXPIRE', 'PTTL', 'PTTL', 'GET',
     ]);
     const release = await watchCommands(root, undefined, (arg) => arg.startsWith(root) || /^time$/i.test(arg));
@@ -242,7 +242,7 @@ describe('the fast paths and the waiters', () => {
     // took the ':queued' mark with it, see grant_fitting) before its grant.
     // With waiters queued, the counter, the queue keys and the due set are looked at before the first write.
     expect(released).toEqual([
-      'HMGET', 'GET', 'LLEN', 'ZCARD', 'ZCARD', 'DEL', 'HDEL', 'ZREM', 'TIME', 'ZRANGE', 'LINDEX', 'ZSCORE', 'HEXISTS',
+      'HMGET', 'GET', 'LINDEX', 'ZSCORE', 'ZSCORE', 'DEL', 'HDEL', 'ZREM', 'TIME', 'ZRANGE', 'LINDEX', 'ZSCORE', 'HEXISTS',
       'SET', 'INCR', 'HSET', 'ZADD', 'PTTL', 'PTTL', 'LPOP', 'ZREM', 'PUBLISH', 'LINDEX',
     ]);
     expect(await redis.hget(`${root}:holders`, ':used')).toBe('2');

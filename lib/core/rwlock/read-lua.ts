@@ -96,7 +96,7 @@ if redis.call('EXISTS', KEYS[3], KEYS[4]) > 0 then
   ${QUEUE_READABLE('KEYS[3]', 'KEYS[4]')}
 end
 -- Before the reader's key goes: a readers hash of another type would refuse the HDEL after it.
-redis.call('HLEN', KEYS[7])
+redis.call('HGET', KEYS[7], '')
 local held = 1
 if redis.call('GET', KEYS[6]) ~= ARGV[1] then
   if string.find(redis.call('INFO', 'replication'), 'role:slave', 1, true) then

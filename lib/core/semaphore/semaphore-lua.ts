@@ -593,7 +593,7 @@ if state[4] then
 end
 -- The due set is written below (ZREM, or the full part's count) after the permit's DEL: a key of
 -- another type there must refuse the call before any write (WRONGTYPE, nothing changed).
-if state[4] or state[5] then redis.call('ZCARD', due) end
+if state[4] or state[5] then redis.call('ZSCORE', due, '') end
 -- What the reply says first: 0 when the caller's permit was gone (the full part may still hand
 -- the permits its entry counted to waiters).
 local held = 1

@@ -201,7 +201,8 @@ end
  * its first write, so that such a key ends it with nothing changed. Lua does not undo a script's
  * writes made before its error: a release refused by the queue list once it had deleted the lock
  * told its caller the release failed, with the lock freed; a give-up refused by the waiters set
- * had taken the waiter out of the list alone. LLEN, ZCARD and HLEN are O(1) and in the locks' ACL.
+ * had taken the waiter out of the list alone. Reads the least-privilege user of docs/deployment.md
+ * may run (`LINDEX`, `ZSCORE`, `HGET`; not `LLEN`, `ZCARD` or `HLEN`), each O(1).
  */
 export const QUEUE_READABLE = (list: string, zset: string, ...more: { hash?: string; zset?: string }[]): string =>
-  [`redis.call('LLEN', ${list})`, `redis.call('ZCARD', ${zset})`, ...more.map((key) => (key.hash ? `redis.call('HLEN', ${key.hash})` : `redis.call('ZCARD', ${key.zset!})`))].join('\n');
+  [`redis.call('LINDEX', ${list}, 0)`, `redis.call('ZSCORE', ${zset}, '')`, ...more.map((key) => (key.hash ? `redis.call('HGET', ${key.hash}, '')` : `redis.call('ZSCORE', ${key.zset!}, '')`))].join('\n');
