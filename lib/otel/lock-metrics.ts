@@ -56,6 +56,9 @@ export const LOCK_DURATION_BUCKETS: readonly number[] = Object.freeze([
  * locks cost exactly what they cost without it, and warns once: the API's global meter provider
  * is read when metrics are enabled, so a provider the SDK registers later records nothing.
  *
+ * A meter that throws when it makes an instrument costs that instrument only: the others record,
+ * and one `process.emitWarning` names those not recorded and why.
+ *
  * @example
  * ```ts
  * import { enableLockMetrics } from 'nestjs-redis-lock/otel';
@@ -107,17 +110,39 @@ function warnNoGlobalProvider(): void {
 }
 
 function startRecorder(provider: MeterProvider): { users: number; stop(): void } | undefined {
-  const meter = provider.getMeter(METER_NAME);
+  // A meter that throws when it is asked for, or when it makes an instrument (a bug in an SDK, a
+  // wrapper refusing a name, a View that fails), costs the metrics it could not make, never the
+  // application: this runs in RedisLockMetricsModule's init, whose error would stop the startup.
+  let meter: Meter;
+  try {
+    meter = provider.getMeter(METER_NAME);
+  } catch (error) {
+    warnNotMade(INSTRUMENT_NAMES, error);
+    return notRecording();
+  }
   if (isNoop(meter)) return undefined;
+  const notMade: string[] = [];
+  let failure: unknown;
+  const make = <T>(name: string, create: (name: string) => T): T | undefined => {
+    try {
+      return create(name);
+    } catch (error) {
+      notMade.push(name);
+      if (notMade.length === 1) failure = error;
+      return undefined;
+    }
+  };
   // NOTE: `advice` needs @opentelemetry/api 1.7 (hence the peer range); an SDK that predates
   // it ignores it and falls back to its own boundaries.
   const advice = { explicitBucketBoundaries: [...LOCK_DURATION_BUCKETS] };
-  const acquire = meter.createHistogram('lock.acquire.duration', { unit: 's', description: 'Time to acquire a lock, or to give up on it.', advice });
-  const hold = meter.createHistogram('lock.hold.duration', { unit: 's', description: 'Time from acquisition to release or loss.', advice });
-  const active = new Tallied(meter.createUpDownCounter('lock.active', { unit: '{lock}', description: 'Locks held by this process.' }));
-  const waiting = new Tallied(meter.createUpDownCounter('lock.waiting', { unit: '{caller}', description: 'Callers waiting for a busy lock.' }));
-  const lost = meter.createCounter('lock.lost', { unit: '{lock}', description: 'Locks lost while held.' });
-  const skipped = meter.createCounter('lock.skipped', { unit: '{call}', description: 'Calls of job methods skipped without running.' });
+  const acquire = make('lock.acquire.duration', (name) => meter.createHistogram(name, { unit: 's', description: 'Time to acquire a lock, or to give up on it.', advice }));
+  const hold = make('lock.hold.duration', (name) => meter.createHistogram(name, { unit: 's', description: 'Time from acquisition to release or loss.', advice }));
+  const active = new Tallied(make('lock.active', (name) => meter.createUpDownCounter(name, { unit: '{lock}', description: 'Locks held by this process.' })));
+  const waiting = new Tallied(make('lock.waiting', (name) => meter.createUpDownCounter(name, { unit: '{caller}', description: 'Callers waiting for a busy lock.' })));
+  const lost = make('lock.lost', (name) => meter.createCounter(name, { unit: '{lock}', description: 'Locks lost while held.' }));
+  const skipped = make('lock.skipped', (name) => meter.createCounter(name, { unit: '{call}', description: 'Calls of job methods skipped without running.' }));
+  if (notMade.length > 0) warnNotMade(notMade, failure);
+  if (notMade.length === INSTRUMENT_NAMES.length) return notRecording();
   // The up-down counters count down only what this recorder counted up: a lock taken (or a wait
   // begun) before it started ends without having been counted, and must not take a gauge below
   // what it holds, nor take the count of a later one of the same key and name (the gauge would
@@ -140,7 +165,7 @@ function startRecorder(provider: MeterProvider): { users: number; stop(): void }
     } catch (error) {
       if (warned) return;
       warned = true;
-      process.emitWarning(`nestjs-redis-lock: recording a lock metric failed (${error instanceof Error ? error.message : String(error)}); the lock was not affected. Later failures are not reported.`);
+      process.emitWarning(`nestjs-redis-lock: recording a lock metric failed (${errorText(error)}); the lock was not affected. Later failures are not reported.`);
     }
   };
   // A multi-key lock is one lock: one outcome per call, one in `lock.active`, one hold, one loss,
@@ -158,29 +183,29 @@ function startRecorder(provider: MeterProvider): { users: number; stop(): void }
         break;
       case 'acquired':
         if (!part) {
-          use(() => acquire.record(event.waitedMs / 1000, { ...name, 'lock.result': 'acquired' }));
+          use(() => acquire?.record(event.waitedMs / 1000, { ...name, 'lock.result': 'acquired' }));
           held.up(lockOfEvent(event), heldId(event));
           use(() => active.add(1, name));
         }
         if (event.afterWaiting && waiters.down(callOfEvent(event), waitId(event))) use(() => waiting.add(-1, name));
         break;
       case 'not-acquired':
-        if (!part) use(() => acquire.record(event.waitedMs / 1000, { ...name, 'lock.result': event.outcome }));
+        if (!part) use(() => acquire?.record(event.waitedMs / 1000, { ...name, 'lock.result': event.outcome }));
         if (event.afterWaiting && waiters.down(callOfEvent(event), waitId(event))) use(() => waiting.add(-1, name));
         break;
       case 'released':
         if (part) break;
-        use(() => hold.record(event.heldMs / 1000, name));
+        use(() => hold?.record(event.heldMs / 1000, name));
         if (held.down(lockOfEvent(event), heldId(event))) use(() => active.add(-1, name));
         break;
       case 'lost':
         if (part) break;
-        use(() => hold.record(event.heldMs / 1000, name));
+        use(() => hold?.record(event.heldMs / 1000, name));
         if (held.down(lockOfEvent(event), heldId(event))) use(() => active.add(-1, name));
-        use(() => lost.add(1, { ...name, 'lock.lost.reason': event.reason }));
+        use(() => lost?.add(1, { ...name, 'lock.lost.reason': event.reason }));
         break;
       case 'skipped':
-        use(() => skipped.add(1, { ...name, 'lock.skip.reason': event.reason }));
+        use(() => skipped?.add(1, { ...name, 'lock.skip.reason': event.reason }));
         break;
     }
   };
@@ -189,18 +214,18 @@ function startRecorder(provider: MeterProvider): { users: number; stop(): void }
     const name: Attributes = { 'lock.name': whole.name ?? UNNAMED_LOCK };
     switch (whole.type) {
       case 'acquired':
-        use(() => acquire.record(whole.waitedMs / 1000, { ...name, 'lock.result': 'acquired' }));
+        use(() => acquire?.record(whole.waitedMs / 1000, { ...name, 'lock.result': 'acquired' }));
         wholes.add(whole.lock);
         use(() => active.add(1, name));
         break;
       case 'not-acquired':
-        use(() => acquire.record(whole.waitedMs / 1000, { ...name, 'lock.result': whole.outcome }));
+        use(() => acquire?.record(whole.waitedMs / 1000, { ...name, 'lock.result': whole.outcome }));
         break;
       case 'released':
       case 'lost':
-        use(() => hold.record(whole.heldMs / 1000, name));
+        use(() => hold?.record(whole.heldMs / 1000, name));
         if (wholes.delete(whole.lock)) use(() => active.add(-1, name));
-        if (whole.type === 'lost') use(() => lost.add(1, { ...name, 'lock.lost.reason': whole.reason }));
+        if (whole.type === 'lost') use(() => lost?.add(1, { ...name, 'lock.lost.reason': whole.reason }));
         break;
     }
   };
@@ -230,13 +255,45 @@ function startRecorder(provider: MeterProvider): { users: number; stop(): void }
   };
 }
 
+/** The instruments a recorder makes, in the order it makes them. */
+const INSTRUMENT_NAMES: readonly string[] = ['lock.acquire.duration', 'lock.hold.duration', 'lock.active', 'lock.waiting', 'lock.lost', 'lock.skipped'];
+
+/** A recorder that records nothing (its meter made no instrument): nothing subscribed, nothing to stop. */
+function notRecording(): { users: number; stop(): void } {
+  return { users: 0, stop: () => undefined };
+}
+
+/** Says once, for one recorder, which instruments its meter could not make, and why. */
+function warnNotMade(names: readonly string[], error: unknown): void {
+  const which = names.length === INSTRUMENT_NAMES.length ? 'no lock metric is recorded' : `${names.join(', ')} ${names.length === 1 ? 'is' : 'are'} not recorded (the other lock metrics are)`;
+  process.emitWarning(`nestjs-redis-lock: the OpenTelemetry meter could not make an instrument (${errorText(error)}): ${which}; the locks are not affected.`);
+}
+
+/** How long a meter's error text may be in a warning: it is the SDK's (or a wrapper's) text, of any length. */
+const ERROR_TEXT_MAX = 200;
+
+/** A meter's error as a warning quotes it: its message, control characters escaped, cut to `ERROR_TEXT_MAX`. */
+function errorText(error: unknown): string {
+  let text: string;
+  try {
+    text = error instanceof Error ? error.message : String(error);
+  } catch {
+    text = 'an error that cannot be printed';
+  }
+  // eslint-disable-next-line no-control-regex
+  text = text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return text.length > ERROR_TEXT_MAX ? `${text.slice(0, ERROR_TEXT_MAX)}…` : text;
+}
+
 /** An up-down counter with what it was moved by under each `lock.name`, so that it can be taken back. */
 class Tallied {
   private readonly tally = new Map<string, number>();
 
-  constructor(private readonly counter: UpDownCounter) {}
+  /** `counter`: undefined when the meter could not make it (nothing is recorded nor tallied then). */
+  constructor(private readonly counter: UpDownCounter | undefined) {}
 
   add(delta: 1 | -1, attributes: Attributes): void {
+    if (this.counter === undefined) return;
     this.counter.add(delta, attributes);
     const name = attributes['lock.name'] as string;
     const sum = (this.tally.get(name) ?? 0) + delta;
@@ -246,7 +303,7 @@ class Tallied {
 
   /** Moves the counter back by what it was moved, each name through `use` (a meter may throw). */
   takeBack(use: (instrument: () => void) => void): void {
-    for (const [name, sum] of this.tally) use(() => this.counter.add(-sum, { 'lock.name': name }));
+    for (const [name, sum] of this.tally) use(() => this.counter?.add(-sum, { 'lock.name': name }));
     this.tally.clear();
   }
 }
