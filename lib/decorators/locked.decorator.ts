@@ -116,7 +116,7 @@ export function Locked<A extends any[] = any[]>(
       } catch (error) {
         return returnsObservable ? throwError(() => error) : Promise.reject(error);
       }
-      const call = { where, key: lockKey, options: callOptions, onBusy, invoke: () => original.apply(this, args) };
+      const call = { where, key: lockKey, options: callOptions, onBusy, invoke: () => original.apply(this, args), method: wrapper };
       return returnsObservable ? runLockedObservable(runner, call) : runLockedAsync(runner, call);
     };
 

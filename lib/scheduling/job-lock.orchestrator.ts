@@ -5,7 +5,7 @@ import { HeldLock } from '../core/engine/held-lock.js';
 import { leaseLive } from '../core/engine/lease-deadline.js';
 import { ReentrantLock } from '../core/engine/reentrant-lock.js';
 import type { LockLogger } from '../core/engine/lock-logger.js';
-import { undeclaredObservableWarning, type LockRunner } from '../core/engine/locked-call.js';
+import { neverSubscribed, undeclaredObservableWarning, type LockRunner } from '../core/engine/locked-call.js';
 import { quoteKey } from '../core/keys/quote-key.js';
 import { resolveModuleOptions } from '../core/options/lock-options.js';
 import { settleWithin, TIMED_OUT } from '../core/time/settle-within.js';
@@ -632,14 +632,6 @@ function describeSkip(reason: LockSkipReason, key: string): string {
     case 'owner-uncertain':
       return `this instance could not be sure that no other one ran this tick: its claim of the lease ${quoteKey(key)} came back late, or the lease had too little left (the watchdog is behind)`;
   }
-}
-
-/** Why a scheduled job method's Observable never runs, and the remedy (as the startup's refusal of a declared one gives it). */
-function neverSubscribed(schedule: string): string {
-  return (
-    `${schedule} awaits what the method returns and never subscribes to it: its work never runs on its schedule. ` +
-    'Return lastValueFrom(...) of the Observable from an async method (declaring the return type as Observable is refused for a scheduled method), or call it from a scheduled method that subscribes.'
-  );
 }
 
 function toObservable(value: unknown): Observable<unknown> {

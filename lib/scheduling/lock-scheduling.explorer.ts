@@ -18,6 +18,7 @@ import { JobLockOrchestrator } from './job-lock.orchestrator.js';
 import { LeadershipService } from './leadership.service.js';
 import { LOCK_RUNNER, LOCK_SERVICE_PROPERTY, LOCKED_METADATA, NOT_A_LOCK_SERVICE } from '../redis-lock.constants.js';
 import type { LockManager } from '../core/engine/lock-manager.js';
+import { lockedMethodScheduled } from '../core/engine/locked-call.js';
 import { quoteKey } from '../core/keys/quote-key.js';
 import { checkLockKey } from '../core/keys/lock-key.js';
 import { LockKeyError } from '../errors/lock-key.error.js';
@@ -207,7 +208,12 @@ export class LockSchedulingExplorer implements OnModuleInit, OnApplicationBootst
             (this.locks[LOCK_RUNNER] as LockManager).assertServes(callOptions, shownTemplate(locked.key), where);
           }
           this.giveLockService(wrapper, where);
-          if (scheduling) checkScheduledReturn(where, prototype, name, method as Function);
+          if (scheduling) {
+            checkScheduledReturn(where, prototype, name, method as Function);
+            // What the schedule runs: an Observable it returns, of a type not declared, is never subscribed to.
+            const schedule = scheduleOf(method as Function);
+            if (schedule !== undefined) lockedMethodScheduled(method as Function, schedule);
+          }
         }
         const spec = typeof method === 'function' ? jobSpecOf(prototype, name, method) : undefined;
         if (spec === undefined) continue;

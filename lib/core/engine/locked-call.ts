@@ -57,11 +57,36 @@ export interface LockRunner {
 export interface LockedCall {
   /** `Class.method`, for messages. */
   where: string;
+  /** The decorated method (its wrapper): whether `@nestjs/schedule` runs it (see `lockedMethodScheduled`). */
+  method?: Function;
   /** One key, or the keys of a multi-key lock. */
   key: string | readonly string[];
   options: AnyLockOptions | undefined;
   onBusy: OnBusy;
   invoke: () => unknown;
+}
+
+/**
+ * `@Locked` methods that `@nestjs/schedule` runs in an application of this process, with the
+ * decorator that schedules each (`@Interval()`): told by the scheduling explorer at startup.
+ */
+const scheduledMethods = new WeakMap<Function, string>();
+
+/** Tells that `@nestjs/schedule` runs the `@Locked` method `method` (its wrapper) with `schedule` (`@Cron()`). */
+export function lockedMethodScheduled(method: Function, schedule: string): void {
+  scheduledMethods.set(method, schedule);
+}
+
+/**
+ * Why a scheduled method's Observable never runs, and the remedy the startup's refusal of a
+ * declared one gives: declaring the return type, the usual remedy, is refused for such a method,
+ * and making it async leaves its work never running.
+ */
+export function neverSubscribed(schedule: string): string {
+  return (
+    `${schedule} awaits what the method returns and never subscribes to it: its work never runs on its schedule. ` +
+    'Return lastValueFrom(...) of the Observable from an async method (declaring the return type as Observable is refused for a scheduled method), or call it from a scheduled method that subscribes.'
+  );
 }
 
 /** The methods warned of returning an Observable their callers get in a Promise, per engine. */
@@ -84,7 +109,9 @@ function warnUndeclaredObservable(runner: LockRunner, call: LockedCall): void {
   if (warned === undefined) undeclaredWarned.set(runner, (warned = new Set()));
   if (warned.has(call.where)) return;
   warned.add(call.where);
-  runner.logger.warn(undeclaredObservableWarning(`@Locked on ${call.where}`));
+  const schedule = call.method === undefined ? undefined : scheduledMethods.get(call.method);
+  const method = `@Locked on ${call.where}`;
+  runner.logger.warn(schedule === undefined ? undeclaredObservableWarning(method) : `${method} returned an Observable, and ${neverSubscribed(schedule)}`);
 }
 
 /**
@@ -240,9 +267,10 @@ function holdWhileSubscribed(runner: LockRunner, lock: Lock, source: Observable<
     if (state !== 'waiting') return;
     state = 'expired';
     stopListening();
+    const schedule = call.method === undefined ? undefined : scheduledMethods.get(call.method);
     runner.logger.warn(
-      `${call.where}: the Observable it returned was not subscribed within the lock's ttl (${ttl} ms); ` +
-        `${shownLock(lock)} released. Declare the method's return type as Observable to take the lock at subscription.`,
+      `${call.where}: the Observable it returned was not subscribed within the lock's ttl (${ttl} ms); ${shownLock(lock)} released. ` +
+        (schedule === undefined ? "Declare the method's return type as Observable to take the lock at subscription." : neverSubscribed(schedule)),
     );
     void release(runner, lock);
   }, ttl, true);
