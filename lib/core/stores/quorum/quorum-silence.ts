@@ -17,7 +17,8 @@ export const SILENT_AFTER_MS = 1_000;
  * fails, and it is asked again from then on. A busy master that answers keeps answering, and is
  * never silent; nor is one whose answers wait unread behind this process's own stalled event
  * loop: only a round's end, decided after the loop has read its sockets (QuorumRound.timeUp),
- * counts a master as having left a question unanswered.
+ * counts a master as having left a question unanswered, and only a look taken after the loop has
+ * read them finds its second without an answer over (`watch`).
  */
 /** What a silent master answers for the command it was not sent. */
 export class SilentMaster extends RedisLockError {}
@@ -28,6 +29,10 @@ export class QuorumSilence {
   private readonly lapsed: boolean[];
   /** By master: since when (`Date.now()`) every command for it was skipped; `undefined` once one is sent. */
   private readonly skippedSince: (number | undefined)[];
+  /** By master: found silent by `watch`'s look, until it answers or its connection fails a command. */
+  private readonly silent: boolean[];
+  /** By master: `watch`'s timer, while one is set. */
+  private readonly watches: (ReturnType<typeof setTimeout> | undefined)[];
 
   /** `onAnswerAgain(index)`: master `index` answered after it had left a round unanswered. */
   constructor(
@@ -38,14 +43,38 @@ export class QuorumSilence {
     this.answeredAt = new Array<number>(size).fill(0);
     this.lapsed = new Array<boolean>(size).fill(false);
     this.skippedSince = new Array<number | undefined>(size).fill(undefined);
+    this.silent = new Array<boolean>(size).fill(false);
+    this.watches = new Array<ReturnType<typeof setTimeout> | undefined>(size).fill(undefined);
   }
 
   /** Why master `index` is not asked now, or `undefined` when it is. */
   refusal(index: number): RedisLockError | undefined {
-    if (!this.lapsed[index] || this.unanswered[index] === 0) return undefined;
+    if (!this.silent[index]) return undefined;
     const waited = now() - this.answeredAt[index]!;
-    if (waited < SILENT_AFTER_MS) return undefined;
     return new SilentMaster(`not asked: it has answered none of its ${this.unanswered[index]} commands out for ${Math.round(waited)} ms`);
+  }
+
+  /**
+   * Finds master `index` silent once it has answered nothing for `SILENT_AFTER_MS` since it left a
+   * round unanswered, in a look taken after the event loop's next poll for I/O, as a round's end
+   * is decided (QuorumRound.expire): not from the clock as a round starts, which, read before the
+   * loop has read its sockets (code that runs on from a stall, a timer due during it), counts the
+   * stall as the master's, whose answer may have come in meanwhile, unread. Unref'd: a look keeps
+   * no process alive.
+   */
+  private watch(index: number): void {
+    if (this.silent[index] || this.watches[index] !== undefined) return;
+    const look = (): void => {
+      this.watches[index] = undefined;
+      if (!this.lapsed[index] || this.unanswered[index] === 0) return;
+      const wait = SILENT_AFTER_MS - (now() - this.answeredAt[index]!);
+      if (wait > 0) arm(wait);
+      else this.silent[index] = true;
+    };
+    const arm = (ms: number): void => {
+      this.watches[index] = setTimeout(() => setImmediate(look), ms).unref();
+    };
+    arm(Math.max(0, SILENT_AFTER_MS - (now() - this.answeredAt[index]!)));
   }
 
   /** A round did not send master `index` its command (silent). */
@@ -66,22 +95,31 @@ export class QuorumSilence {
   sent(index: number): void {
     this.skippedSince[index] = undefined;
     // The silence counts from the first command left unanswered.
-    if (this.unanswered[index]!++ === 0) this.answeredAt[index] = now();
+    if (this.unanswered[index]!++ === 0) this.moved(index);
+  }
+
+  /** Master `index`'s silence counts afresh from now (an answer, a failure, a first command out after none). */
+  private moved(index: number): void {
+    this.answeredAt[index] = now();
+    this.silent[index] = false;
+    if (this.lapsed[index] && this.unanswered[index]! > 0) this.watch(index);
   }
 
   /** Master `index` answered a command (`answered`), or its connection failed it. */
   settled(index: number, answered: boolean): void {
     this.unanswered[index]!--;
-    this.answeredAt[index] = now();
     // A failure (a reset connection) is no answer: what it was owed waits for one.
-    if (!answered || !this.lapsed[index]) return;
-    this.lapsed[index] = false;
-    this.onAnswerAgain(index);
+    const again = answered && this.lapsed[index]!;
+    if (again) this.lapsed[index] = false;
+    this.moved(index);
+    if (again) this.onAnswerAgain(index);
   }
 
   /** A round ended without master `index`'s answer to the command it was sent. */
   leftUnanswered(index: number): void {
-    if (this.unanswered[index]! > 0) this.lapsed[index] = true;
+    if (this.unanswered[index]! === 0) return;
+    this.lapsed[index] = true;
+    this.watch(index);
   }
 
   /**
