@@ -1,7 +1,25 @@
 import { describe, expect, it } from 'vitest';
-import { LockKeyError, LockLostError, LockNotAcquiredError } from '../../lib/index.js';
+import { LockKeyError, LockLostError, LockNotAcquiredError, RedisUnavailableError } from '../../lib/index.js';
 import { sleep } from '../support/lock-app.js';
 import { useBackend, type LockBackend } from './lock-behaviour.js';
+
+/**
+ * A `tryAcquire()`'s answer, granted or busy, however long Redis takes: asked again while it
+ * rejects with `RedisUnavailableError` (neither granted nor busy). In quorum mode a round the
+ * masters leave unanswered within its 500 ms rejects so, which a loaded machine brings about
+ * (reproduced by stopping two masters of three for 700 ms as the call asks: "Quorum not reached
+ * ... node 0: no answer within 500 ms; node 1: no answer within 500 ms"), as the one-key quorum
+ * case of a node restarted empty asks again (da3d534d). One master out changes nothing.
+ */
+async function answered<T>(call: () => Promise<T>): Promise<T> {
+  for (;;) {
+    try {
+      return await call();
+    } catch (error) {
+      if (!(error instanceof RedisUnavailableError)) throw error;
+    }
+  }
+}
 
 /** Locks over several keys (`acquire([...])`), through the public API, on every backend. */
 export function describeMultiKeyBehaviour(label: string, backend: LockBackend): void {
@@ -35,10 +53,10 @@ export function describeMultiKeyBehaviour(label: string, backend: LockBackend): 
       expect(error).toBeInstanceOf(LockNotAcquiredError);
       expect((error as LockNotAcquiredError).key).toBe(b);
       expect(await locks.isLocked(a)).toBe(false);
-      expect(await locks.tryAcquire([a, b])).toBeNull();
+      expect(await answered(() => locks.tryAcquire([a, b]))).toBeNull();
       expect(await locks.isLocked(a)).toBe(false);
       await busy.release();
-      const both = await locks.tryAcquire([b, a]);
+      const both = await answered(() => locks.tryAcquire([b, a]));
       expect(both?.keys).toEqual([a, b]);
       await both!.release();
     });
