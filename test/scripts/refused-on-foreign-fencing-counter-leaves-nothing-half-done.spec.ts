@@ -243,6 +243,20 @@ describe('a lock script refused on a key of another type', () => {
     await refusedAsFound(redis, lock, () => redis.eval(COMMANDS.quorumAcquire.lua, 1, lock, 'caller', 60_000, '0', '1000'), refusal);
     expect(await redis.exists(lock)).toBe(0);
   });
+
+  // A grant again to the owner token holding the lock there pushes its lease on (PEXPIRE), which
+  // cannot be taken back as a first grant's SET NX is (DEL): it looks at the counter first.
+  it.each([
+    ['a word', 'abc', /value is not an integer/],
+    ['a hash', undefined, /WRONGTYPE/],
+  ] as const)('a quorum master holding the lock for the caller, whose counter holds %s, leaves its lease as it was', async (_what, value, refusal) => {
+    const lock = named();
+    await redis.set(lock, 'caller', 'PX', 60_000);
+    if (value === undefined) await redis.hset(`${lock}:fence`, 'f', 'v');
+    else await redis.set(`${lock}:fence`, value);
+    await refusedAsFound(redis, lock, () => redis.eval(COMMANDS.quorumAcquire.lua, 1, lock, 'caller', 600_000, '0', '1000'), refusal);
+    expect(await redis.pttl(lock)).toBeLessThanOrEqual(60_000);
+  });
 });
 
 /**

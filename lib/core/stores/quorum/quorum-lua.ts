@@ -14,7 +14,13 @@ import { CHECK_INCR } from '../redis/fence-lua.js';
  * KEYS: lock. ARGV: owner token, ttl, fencing: the fence retention in ms ('0' keeps the
  * counter forever), or '-' for a caller that takes no fencing token (the counter is left as it
  * is: fenced holders of the key still get increasing tokens); the seed of a new counter, in ms.
- * The fencing token, an integer (0 without fencing), or `{0, pttl}`. A lock this owner token already holds
+ * The fencing token, an integer (0 without fencing), or `{0, pttl}`. A counter its `INCR` refuses
+ * (a word, the largest integer Redis keeps, a key of another type, an ACL without it) ends it with
+ * every key as it found it: a first grant deletes the lock its `SET NX` created before the refusal
+ * is answered (`INCR` through `pcall`), as the one-server fast paths do (`nextFencingUndoing`),
+ * rather than read the counter ahead of every attempt; a busy lock writes nothing; a grant again
+ * looks at the counter first (`CHECK_INCR`), since its write, a `PEXPIRE`, cannot be taken back.
+ * A lock this owner token already holds
  * (an earlier attempt whose give-back has not reached this master) is granted again with a
  * fresh lease, and with the next counter, as a first grant: the counter it would answer
  * otherwise may be a token a holder had since (written back here while the copy sat), and a
@@ -33,16 +39,25 @@ import { CHECK_INCR } from '../redis/fence-lua.js';
  */
 export const QUORUM_ACQUIRE = `
 local fence = KEYS[1] .. '${LOCK_KEY_SUFFIXES.fence}'
--- Before the lock is set: a counter INCR refuses would end the script with the lock taken.
-if ARGV[3] ~= '-' then
-  ${CHECK_INCR}
-end
-if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+local fencing
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  if ARGV[3] == '-' then return 0 end
+  -- The lock this SET created is the one write so far: taken back on a counter INCR refuses.
+  fencing = redis.pcall('INCR', fence)
+  if type(fencing) == 'table' then
+    redis.call('DEL', KEYS[1])
+    return fencing
+  end
+else
   if redis.call('GET', KEYS[1]) ~= ARGV[1] then return {0, redis.call('PTTL', KEYS[1])} end
+  -- Before the PEXPIRE: the lease it would push on was not read, and could not be put back.
+  if ARGV[3] ~= '-' then
+    ${CHECK_INCR}
+  end
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  if ARGV[3] == '-' then return 0 end
+  fencing = redis.call('INCR', fence)
 end
-if ARGV[3] == '-' then return 0 end
-local fencing = redis.call('INCR', fence)
 local seed = tonumber(ARGV[4])
 if fencing < seed then
   redis.call('SET', fence, ARGV[4])

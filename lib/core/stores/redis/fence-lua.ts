@@ -68,6 +68,8 @@ export const CHECK_FENCING = fenceCheck(true);
  * `CHECK_FENCING` without the tokens' range, for the quorum masters' acquire (`quorum-lua.ts`),
  * whose counter `INCR` then raises to the caller's seed: ends the script, before any write, on a
  * counter its `INCR` would refuse (a word, the largest integer Redis keeps, a key of another type).
+ * Run only ahead of a grant again to the owner token that holds the lock (its `PEXPIRE` cannot be
+ * taken back): a first grant takes its `SET NX` back instead, as `nextFencingUndoing` does.
  */
 export const CHECK_INCR = fenceCheck(false);
 
