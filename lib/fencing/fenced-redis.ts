@@ -154,7 +154,10 @@ export class FencedRedis {
    * claim in time (it is on the master only; nothing read); and when Redis did not answer the
    * read for update (a connection dropped, a timeout): it may have claimed `key` (nothing read).
    * @throws RedisLockError when Redis refused the read for update for good (NOPERM, OOM, EVALSHA
-   * or EVAL renamed): nothing was claimed or read; the message says what to fix.
+   * or EVAL renamed): nothing was claimed or read; the message says what to fix. A plain read so
+   * refused (NOPERM, EVALSHA or EVAL renamed) rejects alike.
+   * @throws RedisUnavailableError when Redis refused the call for now (LOADING, BUSY, a
+   * failover's READONLY): nothing was claimed or read.
    * @example
    * ```ts
    * const report = await fenced.get('report:{daily}');
@@ -183,7 +186,8 @@ export class FencedRedis {
    * claim in time (it is on the master only; nothing read); and when Redis did not answer the
    * read for update (a connection dropped, a timeout): it may have claimed `key` (nothing read).
    * @throws RedisLockError when Redis refused the read for update for good (NOPERM, OOM, EVALSHA
-   * or EVAL renamed): nothing was claimed or read; the message says what to fix.
+   * or EVAL renamed): nothing was claimed or read; the message says what to fix. A plain read so
+   * refused rejects alike (a `RedisUnavailableError` when refused for now: LOADING, BUSY).
    * @example
    * ```ts
    * const balance = Number(await fenced.hget(`account:{${id}}`, 'balance', lock.fencingToken));
@@ -205,6 +209,10 @@ export class FencedRedis {
   /**
    * The highest fencing token `key` has accepted, or `null` before its first fenced write or
    * read for update.
+   *
+   * @throws RedisLockError when Redis refused the read for good (NOPERM, EVALSHA or EVAL
+   * renamed); the message says what to fix. A `RedisUnavailableError` when it refused it for now
+   * (LOADING, BUSY).
    *
    * @example
    * ```ts

@@ -8,7 +8,7 @@ import { ReplicaWaitFailed, type ReplicaWaiter } from '../core/stores/redis/repl
 import { settleWithin } from '../core/time/settle-within.js';
 import { RedisLockError } from '../errors/redis-lock.error.js';
 import { shutDownRefusal } from '../errors/shutdown-reason.js';
-import { lockKeyRefusal } from './fence-key.js';
+import { fenceHashOf, lockKeyRefusal } from './fence-key.js';
 import { isNotATokenReply, notATokenError } from './kept-token.js';
 import { refusedForGood, refusedForNow, unconfirmedWrite, unsentBecause, unsentWrite } from './unconfirmed-write.js';
 import { passingReply } from '../core/engine/store-failure.js';
@@ -90,16 +90,26 @@ export class RedisFencedStore implements FencedStore {
 
   async get(key: string): Promise<string | null> {
     this.checkLockKey(key, 'get', true);
-    return text(await this.answer(this.driver.evalScript(FENCED_GET, [key], [], false, this.open), 'get'));
+    return this.read('get', key, fenceHashOf(key, 'get'), this.driver.evalScript(FENCED_GET, [key], [], false, this.open));
   }
 
   async hget(key: string, field: string): Promise<string | null> {
     this.checkLockKey(key, 'hget', true);
-    return this.field(key, field, 'hget');
+    return this.read('hget', key, fenceHashOf(key, 'hget'), this.driver.evalScript(FENCED_HGET, [key], [field], false, this.open));
   }
 
-  private async field(key: string, field: string, method: string): Promise<string | null> {
-    return text(await this.answer(this.driver.evalScript(FENCED_HGET, [key], [field], false, this.open), method));
+  /**
+   * A plain read's or `fence()`'s reply (of data key `key`, token hash `fence`). Redis' refusal that
+   * passes, or that asking again does not cure, is the library's error saying so, as a write's is
+   * (see `replicated`); any other error is passed on as it is.
+   */
+  private async read(method: string, key: string, fence: string, reply: Promise<unknown>): Promise<string | null> {
+    return text(
+      await this.answer(reply, method).catch((error: unknown) => {
+        if (passingReply(error)) throw refusedForNow(error, method, key, true);
+        throw refusedForGood(error, method, key, fence, true) ?? error;
+      }),
+    );
   }
 
   /**
@@ -170,7 +180,7 @@ export class RedisFencedStore implements FencedStore {
   /** The token `key` has accepted, read from its token hash `fence`, under the writes' prefix check. */
   async fence(fence: string, key: string): Promise<string | null> {
     this.checkPrefix(fence, 'fence');
-    return this.field(fence, key, 'fence');
+    return this.read('fence', key, fence, this.driver.evalScript(FENCED_HGET, [fence], [key], false, this.open));
   }
 
   /** See lock-prefixes.ts: a client whose prefix is a running lock module's keeps its token hashes under those locks' counters. */

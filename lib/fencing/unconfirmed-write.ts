@@ -2,6 +2,7 @@ import { quoteKey } from '../core/keys/quote-key.js';
 import { RedisLockError } from '../errors/redis-lock.error.js';
 import { RedisUnavailableError } from '../errors/redis-unavailable.error.js';
 import { ReconnectGivenUpError } from '../core/stores/redis/drivers/redis-driver.js';
+import { refusedReply } from '../core/engine/store-failure.js';
 
 /**
  * An error reply of Redis (but for one that passes, see `refusedForNow`, or that lasts, see `refusedForGood`), as ioredis and node-redis give it (`WRONGTYPE ...`) or as Valkey GLIDE
@@ -97,13 +98,21 @@ export function unsentWrite(error: unknown, method: string, key: string, why: 'c
 }
 
 /**
- * A fenced write's or claim's refusal by Redis that passes (see `passingReply`): a failover's
- * READONLY (the script ran to its first write, which a replica refuses), LOADING, MASTERDOWN,
- * TRYAGAIN, CLUSTERDOWN, BUSY (none of them runs it). Nothing was written or claimed: a
- * `RedisUnavailableError`, as the lock calls' such refusals are (503 over HTTP), not the bare reply.
+ * A `FencedRedis` call's refusal by Redis that passes (see `passingReply`): a failover's READONLY
+ * (a write's or claim's script ran to its first write, which a replica refuses), LOADING,
+ * MASTERDOWN, TRYAGAIN, CLUSTERDOWN, BUSY (none of them runs it). Nothing was written or claimed:
+ * a `RedisUnavailableError`, as the lock calls' such refusals are (503 over HTTP), not the bare
+ * reply; a plain read's or `fence()`'s (`plain`) too.
  */
-export function refusedForNow(error: unknown, method: string, key: string): RedisUnavailableError {
+export function refusedForNow(error: unknown, method: string, key: string, plain = false): RedisUnavailableError {
   const cause = (error instanceof Error ? error.message : String(error)).replace(/\.$/, '');
+  if (plain) {
+    return new RedisUnavailableError(
+      `FencedRedis.${method}(): Redis refused the read of ${method === 'fence' ? 'the fencing token of ' : ''}${quoteKey(key)} for now (${cause}). ` +
+        'Try again once Redis serves it (a failover over, a restart done loading, a long script ended).',
+      { cause: error },
+    );
+  }
   const claim = method === 'get' || method === 'hget';
   return new RedisUnavailableError(
     `FencedRedis.${method}(): Redis refused the ${claim ? 'read for update of' : 'write to'} ${quoteKey(key)} for now (${cause}), so nothing was ${claim ? 'claimed or read' : 'written'}. ` +
@@ -113,48 +122,44 @@ export function refusedForNow(error: unknown, method: string, key: string): Redi
 }
 
 /**
- * Redis' refusals of the call itself that asking again does not cure, as the clients word them: a
- * command the server does not know (`ERR unknown command 'evalsha'`); a command, or a declared key,
- * the Redis user may not touch (`NOPERM ...`, Valkey GLIDE `... - PermissionDenied: ...`); a write
- * refused for want of memory (`OOM command not allowed ...`, GLIDE `OOM: ...`), which Redis gives to
- * a script's first write only. A refusal inside the script (`Unknown Redis command called from
- * script`, `The user executing the script can't ...`) may come after its first write, and is not one.
- */
-const UNKNOWN_COMMAND = /\bunknown command\b/i;
-const NO_PERMISSION = /^NOPERM\b|An error was signalled by the server: - PermissionDenied:/;
-const OUT_OF_MEMORY = /^OOM\b|command not allowed when used memory/;
-
-/**
  * How Redis goes on after the name of a command it does not know (the call's first arguments), or
  * what the drivers put there instead (see `scriptError`): left out of the message, which says more.
  */
 const ECHOED_ARGUMENTS = /(?:, with args beginning with:| \(the arguments it echoed are left out)[\s\S]*$/;
 
+/** What a `FencedRedis` call does: a write, a read for update (a claim), a plain read, or `fence()`'s read of a token. */
+type Access = 'write' | 'claim' | 'read' | 'fence';
+
 /**
- * A fenced write's or claim's refusal by Redis that asking again does not cure, as the lock
- * calls' are (see `storeFailure`): a server that does not know EVALSHA or EVAL (`rename-command`,
- * a proxy that leaves scripts out), a Redis user without a command or key it needs (NOPERM), a
- * server at its `maxmemory` that refuses writes (OOM). Each refuses the script before it wrote
- * anything, so nothing was written or claimed: a `RedisLockError` saying so and what to fix (500
- * over HTTP, logged), the client's error as its `cause`, not the bare reply. Undefined for any other error.
+ * A `FencedRedis` call's refusal by Redis that asking again does not cure (see `refusedReply`), as
+ * the lock calls' are (see `storeFailure`): a server that does not know EVALSHA or EVAL
+ * (`rename-command`, a proxy that leaves scripts out), a Redis user without a command or key it
+ * needs (NOPERM), a server at its `maxmemory` that refuses writes (OOM). A write or read for update
+ * counts only a refusal of the script before it wrote anything (one inside the script may follow
+ * its first write, and is passed on as it is); a plain read or `fence()` writes nothing, and counts
+ * one inside its script too. Nothing was written or claimed: a `RedisLockError` saying so and what
+ * to fix (500 over HTTP, logged), the client's error as its `cause`, not the bare reply. `key` is
+ * the data key, `fence` its token hash. Undefined for any other error.
  */
-export function refusedForGood(error: unknown, method: string, key: string, fence: string): RedisLockError | undefined {
-  if (!(error instanceof Error) || error instanceof RedisLockError) return undefined;
-  const why = UNKNOWN_COMMAND.test(error.message)
-    ? 'the server does not know a command FencedRedis needs (its writes and reads for update are Lua scripts sent with EVALSHA, and with EVAL when Redis answers NOSCRIPT), and asking again changes nothing. ' +
-      'Give EVALSHA and EVAL back their names on the server (rename-command), or connect past the proxy that leaves them out.'
-    : NO_PERMISSION.test(error.message)
-      ? `the Redis user its client connects as may not run a command it needs or touch the key or its token hash ${quoteKey(fence)}, and asking again changes nothing. ` +
-        "Grant that user +evalsha +eval +get +set +hget +hset on the data keys and their {...}:fence hashes (docs/fencing.md, \"Redis: FencedRedis\")."
-      : OUT_OF_MEMORY.test(error.message)
-        ? 'Redis is at its maxmemory and refuses writes rather than evict (maxmemory-policy noeviction, or nothing left to evict), and asking again is refused alike until memory is freed. ' +
-          'Free memory (delete or expire keys), or raise maxmemory.'
-        : undefined;
-  if (why === undefined) return undefined;
-  const cause = error.message.replace(ECHOED_ARGUMENTS, '').replace(/\.$/, '');
-  const claim = method === 'get' || method === 'hget';
-  return new RedisLockError(
-    `FencedRedis.${method}(): Redis refused the ${claim ? 'read for update of' : 'write to'} ${quoteKey(key)} (${cause}), so nothing was ${claim ? 'claimed or read' : 'written'}: ${why}`,
-    { cause: error },
-  );
+export function refusedForGood(error: unknown, method: string, key: string, fence: string, plain = false): RedisLockError | undefined {
+  const access: Access = plain ? (method === 'fence' ? 'fence' : 'read') : method === 'get' || method === 'hget' ? 'claim' : 'write';
+  const refusal = refusedReply(error, plain);
+  if (refusal === undefined) return undefined;
+  const touched = access === 'read' ? quoteKey(key) : access === 'fence' ? `the token hash ${quoteKey(fence)}` : `the key or its token hash ${quoteKey(fence)}`;
+  const needs = access === 'write' || access === 'claim' ? 'its writes and reads for update are Lua scripts' : 'its reads are Lua scripts too';
+  const why = {
+    'unknown-command':
+      `the server does not know a command FencedRedis needs (${needs} sent with EVALSHA, and with EVAL when Redis answers NOSCRIPT), and asking again changes nothing. ` +
+      'Give EVALSHA and EVAL back their names on the server (rename-command), or connect past the proxy that leaves them out.',
+    'no-permission':
+      `the Redis user its client connects as may not run a command it needs or touch ${touched}, and asking again changes nothing. ` +
+      'Grant that user +evalsha +eval +get +set +hget +hset on the data keys and their {...}:fence hashes (docs/fencing.md, "Redis: FencedRedis").',
+    'out-of-memory':
+      'Redis is at its maxmemory and refuses writes rather than evict (maxmemory-policy noeviction, or nothing left to evict), and asking again is refused alike until memory is freed. ' +
+      'Free memory (delete or expire keys), or raise maxmemory.',
+  }[refusal];
+  const cause = (error as Error).message.replace(ECHOED_ARGUMENTS, '').replace(/\.$/, '');
+  const what = { write: `the write to ${quoteKey(key)}`, claim: `the read for update of ${quoteKey(key)}`, read: `the read of ${quoteKey(key)}`, fence: `the read of the fencing token of ${quoteKey(key)}` }[access];
+  const nothing = { write: ', so nothing was written', claim: ', so nothing was claimed or read', read: '', fence: '' }[access];
+  return new RedisLockError(`FencedRedis.${method}(): Redis refused ${what} (${cause})${nothing}: ${why}`, { cause: error });
 }

@@ -63,9 +63,30 @@ export function lastingRefusal(error: unknown, clientClosed: boolean): LastingRe
   if (error instanceof RedisLockError) return error instanceof LastingRefusalError ? error.lasting : undefined;
   // A node-redis Cluster's master connection given up by its reconnect strategy: closed for good, the Cluster open.
   if (clientClosed || error instanceof ReconnectGivenUpError) return 'client-closed';
-  const message = error instanceof Error ? error.message : '';
-  if (/\bunknown command\b|unknown redis command called from script/i.test(message)) return 'unknown-command';
-  if (/\bNOPERM\b|user executing the script can't|^An error was signalled by the server: - PermissionDenied:/i.test(message)) return 'no-permission';
+  const refusal = refusedReply(error, true);
+  return refusal === 'out-of-memory' ? undefined : refusal;
+}
+
+/** Which of Redis' refusals asking again does not cure a reply is (see `refusedReply`). */
+export type RefusedReply = 'unknown-command' | 'no-permission' | 'out-of-memory';
+
+/**
+ * Redis' refusals that asking again does not cure, as the clients word them, in one place for the
+ * lock calls (`lastingRefusal`) and `FencedRedis` (fencing/unconfirmed-write.ts). Of the call
+ * itself, before a script runs: a command the server does not know (`ERR unknown command
+ * 'evalsha'`); a command, or a declared key, the Redis user may not touch (`NOPERM ...`, Valkey
+ * GLIDE `... - PermissionDenied: ...`); a write refused for want of memory (`OOM command not
+ * allowed ...`, GLIDE `OOM: ...`), which Redis gives to a script's first write only. With
+ * `withinScript`, also a refusal inside the script (`Unknown Redis command called from script`,
+ * `The user executing the script can't ...`, Redis 6's `NOPERM` in words): it may follow the
+ * script's first write, so a fenced write or read for update does not count it as one.
+ */
+export function refusedReply(error: unknown, withinScript: boolean): RefusedReply | undefined {
+  if (!(error instanceof Error) || error instanceof RedisLockError) return undefined;
+  const message = error.message;
+  if (/\bunknown command\b/i.test(message) || (withinScript && /unknown redis command called from script/i.test(message))) return 'unknown-command';
+  if (/^NOPERM\b|^An error was signalled by the server: - PermissionDenied:/i.test(message) || (withinScript && /\bNOPERM\b|user executing the script can't/i.test(message))) return 'no-permission';
+  if (/^OOM\b|command not allowed when used memory/.test(message)) return 'out-of-memory';
   return undefined;
 }
 
