@@ -10,8 +10,8 @@ import { RedisLockError } from '../errors/redis-lock.error.js';
 import { shutDownRefusal } from '../errors/shutdown-reason.js';
 import { fenceHashOf, lockKeyRefusal } from './fence-key.js';
 import { isNotATokenReply, notATokenError } from './kept-token.js';
-import { refusedForGood, refusedForNow, unconfirmedWrite, unsentBecause, unsentWrite } from './unconfirmed-write.js';
-import { passingReply } from '../core/engine/store-failure.js';
+import { refusedForGood, refusedForNow, unansweredRead, unconfirmedWrite, unsentBecause, unsentWrite } from './unconfirmed-write.js';
+import { passes, passingReply } from '../core/engine/store-failure.js';
 import { CLAIMED_GET, CLAIMED_HGET, FENCED_GET, FENCED_HGET, FENCED_HSET, FENCED_SET } from './fenced-lua.js';
 
 /**
@@ -90,24 +90,35 @@ export class RedisFencedStore implements FencedStore {
 
   async get(key: string): Promise<string | null> {
     this.checkLockKey(key, 'get', true);
-    return this.read('get', key, fenceHashOf(key, 'get'), this.driver.evalScript(FENCED_GET, [key], [], false, this.open));
+    return this.read('get', key, fenceHashOf(key, 'get'), () => this.driver.evalScript(FENCED_GET, [key], [], false, this.open));
   }
 
   async hget(key: string, field: string): Promise<string | null> {
     this.checkLockKey(key, 'hget', true);
-    return this.read('hget', key, fenceHashOf(key, 'hget'), this.driver.evalScript(FENCED_HGET, [key], [field], false, this.open));
+    return this.read('hget', key, fenceHashOf(key, 'hget'), () => this.driver.evalScript(FENCED_HGET, [key], [field], false, this.open));
   }
 
   /**
-   * A plain read's or `fence()`'s reply (of data key `key`, token hash `fence`). Redis' refusal that
-   * passes, or that asking again does not cure, is the library's error saying so, as a write's is
-   * (see `replicated`); any other error is passed on as it is.
+   * A plain read's or `fence()`'s reply (of data key `key`, token hash `fence`). Its failure is
+   * classified as a write's is (see `replicated`), but for "may have been applied": a read changes
+   * nothing. Refused unsent (a closed client, a connection down under a disabled offline queue) or
+   * by Redis (passing: `RedisUnavailableError`; for good, NOPERM or a renamed command: a
+   * `RedisLockError` saying what to fix), or unanswered in a way that passes (a connection reset, a
+   * timeout: `RedisUnavailableError`). Any other error (`WRONGTYPE ...`) is passed on as it is.
    */
-  private async read(method: string, key: string, fence: string, reply: Promise<unknown>): Promise<string | null> {
+  private async read(method: string, key: string, fence: string, send: () => Promise<unknown>): Promise<string | null> {
+    // Asked before the call, as a write's is.
+    const closed = this.driver.closed();
     return text(
-      await this.answer(reply, method).catch((error: unknown) => {
+      await this.answer(send(), method).catch((error: unknown) => {
+        if (error instanceof RedisLockError) throw error;
+        if (!closed && error instanceof ReconnectGivenUpError) throw unsentWrite(error, method, key, 'given-up', true);
         if (passingReply(error)) throw refusedForNow(error, method, key, true);
-        throw refusedForGood(error, method, key, fence, true) ?? error;
+        const lasting = refusedForGood(error, method, key, fence, true);
+        if (lasting !== undefined) throw lasting;
+        const unsent = closed ? 'closed' : unsentBecause(error);
+        if (unsent !== undefined) throw unsentWrite(error, method, key, unsent, true);
+        throw passes(error) ? unansweredRead(error, method, key) : error;
       }),
     );
   }
@@ -180,7 +191,7 @@ export class RedisFencedStore implements FencedStore {
   /** The token `key` has accepted, read from its token hash `fence`, under the writes' prefix check. */
   async fence(fence: string, key: string): Promise<string | null> {
     this.checkPrefix(fence, 'fence');
-    return this.read('fence', key, fence, this.driver.evalScript(FENCED_HGET, [fence], [key], false, this.open));
+    return this.read('fence', key, fence, () => this.driver.evalScript(FENCED_HGET, [fence], [key], false, this.open));
   }
 
   /** See lock-prefixes.ts: a client whose prefix is a running lock module's keeps its token hashes under those locks' counters. */

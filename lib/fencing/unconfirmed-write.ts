@@ -63,16 +63,18 @@ export function unsentBecause(error: unknown): 'offline' | 'busy' | 'subscriber'
  * closed before the call (by its owner, or a node-redis client never connected), or through a
  * node-redis Cluster that gave the master's connection up (`ReconnectGivenUpError`), one refused by a
  * disabled offline queue while the connection is down, by GLIDE's limit of commands in flight, or
- * by an ioredis connection in subscriber mode.
+ * by an ioredis connection in subscriber mode; also a plain read's or `fence()`'s (`plain`).
  * Nothing was written or claimed, which `unconfirmedWrite`'s "may have been applied" would deny.
  * One refused by a disabled offline queue or at GLIDE's limit passes (a `RedisUnavailableError`);
  * a write that may have been applied (`unconfirmedWrite`) stays a plain
  * `RedisLockError` (500 over HTTP, logged): a blind retry could apply it twice.
  */
-export function unsentWrite(error: unknown, method: string, key: string, why: 'closed' | 'given-up' | 'offline' | 'busy' | 'subscriber'): unknown {
+export function unsentWrite(error: unknown, method: string, key: string, why: 'closed' | 'given-up' | 'offline' | 'busy' | 'subscriber', plain = false): unknown {
   if (error instanceof RedisLockError) return error;
   const cause = (error instanceof Error ? error.message : String(error)).replace(/\.$/, '');
   const claim = method === 'get' || method === 'hget';
+  const what = plain ? `the read of ${method === 'fence' ? 'the fencing token of ' : ''}${quoteKey(key)}` : `${claim ? 'the read for update' : 'the write'} of ${quoteKey(key)}`;
+  const nothing = plain ? '' : `, so nothing was ${claim ? 'claimed or read' : 'written'}`;
   const strategy = error instanceof ReconnectGivenUpError ? error.strategy : 'reconnect strategy';
   const reason = {
     closed: `its Redis client is closed (${cause})`,
@@ -92,7 +94,7 @@ export function unsentWrite(error: unknown, method: string, key: string, why: 'c
   // (503 over HTTP). A closed client or one in subscriber mode is its owner's to fix (500).
   const Refusal = why === 'offline' || why === 'busy' ? RedisUnavailableError : RedisLockError;
   return new Refusal(
-    `FencedRedis.${method}(): ${claim ? 'the read for update' : 'the write'} of ${quoteKey(key)} was not sent: ${reason}, so nothing was ${claim ? 'claimed or read' : 'written'}. ${then}`,
+    `FencedRedis.${method}(): ${what} was not sent: ${reason}${nothing}. ${then}`,
     { cause: error },
   );
 }
@@ -162,4 +164,17 @@ export function refusedForGood(error: unknown, method: string, key: string, fenc
   const what = { write: `the write to ${quoteKey(key)}`, claim: `the read for update of ${quoteKey(key)}`, read: `the read of ${quoteKey(key)}`, fence: `the read of the fencing token of ${quoteKey(key)}` }[access];
   const nothing = { write: ', so nothing was written', claim: ', so nothing was claimed or read', read: '', fence: '' }[access];
   return new RedisLockError(`FencedRedis.${method}(): Redis refused ${what} (${cause})${nothing}: ${why}`, { cause: error });
+}
+
+/**
+ * A plain read's or `fence()`'s failure that passes (see `passes`) with no answer of Redis: a
+ * connection refused, reset or down, a client's timeout. A read changes nothing, so asking again
+ * is safe: a `RedisUnavailableError` (503 over HTTP), not the client's bare error.
+ */
+export function unansweredRead(error: unknown, method: string, key: string): RedisUnavailableError {
+  const cause = (error instanceof Error ? error.message : String(error)).replace(/\.$/, '');
+  return new RedisUnavailableError(
+    `FencedRedis.${method}(): Redis could not be asked for the read of ${method === 'fence' ? 'the fencing token of ' : ''}${quoteKey(key)} (${cause}). Try again once Redis answers.`,
+    { cause: error },
+  );
 }
