@@ -65,6 +65,8 @@ describe('storeFailure: what passes is a RedisUnavailableError (503 over HTTP), 
     named('Error', "Cluster isn't ready and enableOfflineQueue options is false"),
     // An ioredis Cluster's command asked again up to maxRedirections (test/topologies/ioredis-cluster-master-down-too-many-redirections-plain-error.spec.ts).
     named('Error', 'Too many Cluster redirections. Last error: Error: Connection is closed.'),
+    // An ioredis or iovalkey Cluster whose slot map no node gave (every master down: test/topologies/ioredis-cluster-all-masters-down-slots-refresh-failed-unavailable.spec.ts).
+    named('ClusterAllFailedError', 'Failed to refresh slots cache.'),
     named('Error', 'Command timed out'),
     named('MaxRetriesPerRequestError', 'Reached the max retries per request limit (which is 1). Refer to "maxRetriesPerRequest" option for details.'),
     named('SocketClosedUnexpectedlyError', 'Socket closed unexpectedly'),

@@ -168,11 +168,14 @@ const PASSING_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'EP
 /**
  * The clients' own errors for a connection down or a command unanswered in time: ioredis'
  * `maxRetriesPerRequest` spent; node-redis' socket closed, timed out or offline, and its command
- * timeout; Valkey GLIDE's connection and timeout errors. Not a closed client's (ioredis
+ * timeout; Valkey GLIDE's connection and timeout errors; an ioredis or iovalkey Cluster's slot map
+ * that no node gave (`ClusterAllFailedError`, "Failed to refresh slots cache.": every master down,
+ * as one master down is "Too many Cluster redirections"; today's clients give it to their `error`
+ * event and to a slot refresh only, not to a command). Not a closed client's (ioredis
  * "Connection is closed.", node-redis `ClientClosedError`, GLIDE `ClosingError`): it sends nothing
  * any more, which its owner is to fix.
  */
-const PASSING_ERRORS = new Set(['MaxRetriesPerRequestError', 'SocketClosedUnexpectedlyError', 'ConnectionTimeoutError', 'SocketTimeoutError', 'ClientOfflineError', 'TimeoutError', 'ConnectionError']);
+const PASSING_ERRORS = new Set(['MaxRetriesPerRequestError', 'SocketClosedUnexpectedlyError', 'ConnectionTimeoutError', 'SocketTimeoutError', 'ClientOfflineError', 'TimeoutError', 'ConnectionError', 'ClusterAllFailedError']);
 
 /**
  * What the clients say, unnamed, of a command refused unsent while the connection is down
