@@ -7,6 +7,7 @@ import type { LockLogger } from '../../engine/lock-logger.js';
 import type { RedisClient } from './drivers/redis-client.js';
 import { setImmediate } from '../../time/real-timers.js';
 import { WAITER_REFRESH_MS } from '../../engine/waiter-timing.js';
+import { refusedReply } from '../../engine/store-failure.js';
 
 /** A waiter's registration with the notifier. */
 export interface ReleaseWatch {
@@ -200,13 +201,26 @@ export class ReleaseNotifier {
       .catch((error: unknown) => {
         if (this.channels.get(name) !== state) throw error;
         // The channel holds the user's key: quoted and escaped, as every key in a log line.
-        if (failures === 0) this.logger.warn(`Subscribing to ${quoteKey(name)} failed (${(error as Error).message}); waiters poll until a retry succeeds.`);
+        if (failures === 0) this.logger.warn(`Subscribing to ${quoteKey(name)} failed (${(error as Error).message})${this.refusal(error)}; waiters poll until a retry succeeds.`);
         state.retry = setTimeout(() => {
           state.retry = undefined;
           if (this.channels.get(name) === state) this.subscribe(name, state, failures + 1).catch(() => undefined);
         }, Math.min(4_000, 250 * 2 ** failures));
         throw error;
       });
+  }
+
+  /**
+   * What to fix when Redis refused the subscription for good (see `refusedReply`): a Redis user
+   * without the release channels (NOPERM; Valkey GLIDE's driver finds it with a PUBLISH, see
+   * glide-driver.ts), as Redis 7 makes a new user (`resetchannels`). Empty for any other failure.
+   */
+  private refusal(error: unknown): string {
+    if (refusedReply(error, false) !== 'no-permission') return '';
+    return (
+      `: the Redis user may not subscribe to the locks' release channels; grant it &lock:* (its keyPrefix) and +subscribe +unsubscribe${this.cluster ? ' +ssubscribe +sunsubscribe' : ''}, ` +
+      'as docs/deployment.md lists ("Least-privilege Redis user")'
+    );
   }
 
   /** The subscriber connection, opened by the client's driver on first use. */

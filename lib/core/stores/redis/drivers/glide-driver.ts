@@ -1,6 +1,7 @@
 import { InvalidLockOptionsError } from '../../../../errors/invalid-lock-options.error.js';
 import { createHash } from 'node:crypto';
 import { setTimeout } from '../../../time/real-timers.js';
+import { refusedReply } from '../../../engine/store-failure.js';
 // The library's monotonic clock (node:perf_hooks), not the global `performance`, which a test's fake timers replace.
 import { now as monotonicNow } from '../../../time/clock.js';
 import { settleWithin, TIMED_OUT } from '../../../time/settle-within.js';
@@ -31,8 +32,10 @@ interface GlideSubscriber {
   ssubscribe(channels: Set<string>, timeoutMs: number): Promise<void>;
   sunsubscribe(channels: Set<string>, timeoutMs: number): Promise<void>;
   /** Gives channels up (null: all) without waiting for the server; `sunsubscribeLazy`: a Cluster client's only. */
-  unsubscribeLazy?(channels: null): Promise<void>;
-  sunsubscribeLazy?(channels: null): Promise<void>;
+  unsubscribeLazy?(channels: Set<string> | null): Promise<void>;
+  sunsubscribeLazy?(channels: Set<string> | null): Promise<void>;
+  /** `sharded`: a Cluster client's only (SPUBLISH). */
+  publish(message: string, channel: string, sharded?: boolean): Promise<number>;
   close(): void;
 }
 
@@ -52,6 +55,13 @@ interface Master {
 
 /** How long a (un)subscription waits for the server's confirmation. */
 const SUBSCRIBE_TIMEOUT = 5_000;
+/** How long a subscription goes unconfirmed before the driver asks why (see `channelRefusal`). */
+const PROBE_AFTER_MS = 50;
+/**
+ * What the probe publishes: no release message (no `<token>:<fencing token>`, not the freed `*`),
+ * so every notifier on the channel leaves it alone.
+ */
+const PROBE_MESSAGE = 'subscription-probe';
 /** How old the Cluster's slot map may be before `slotOwner` has it read again (in the background). */
 const SLOT_MAP_AGE = 10_000;
 /** GLIDE's `ProtocolVersion.RESP3`: subscriptions need it. */
@@ -438,6 +448,8 @@ export class GlideDriver implements RedisDriver {
     };
     let connection: Promise<GlideSubscriber> | undefined;
     let closed = false;
+    /** The last subscription failed for want of the channel's rights (see `channelRefusal`). */
+    let refused = false;
     const open = (): Promise<GlideSubscriber> =>
       (connection ??= factory.createClient(config).then(
         (client) => {
@@ -454,7 +466,15 @@ export class GlideDriver implements RedisDriver {
       subscribe: async (channel, sharded) => {
         if (closed) throw new Error('the release subscriber is closed');
         const client = await open();
-        await (sharded ? client.ssubscribe(new Set([channel]), SUBSCRIBE_TIMEOUT) : client.subscribe(new Set([channel]), SUBSCRIBE_TIMEOUT));
+        // Once a channel was refused, a retry asks first: GLIDE would send the refused SUBSCRIBE
+        // again and again meanwhile (see `channelRefusal`).
+        if (refused) await probe(client, channel, sharded);
+        refused = false;
+        const subscribing = sharded ? client.ssubscribe(new Set([channel]), SUBSCRIBE_TIMEOUT) : client.subscribe(new Set([channel]), SUBSCRIBE_TIMEOUT);
+        await Promise.race([subscribing, channelRefusal(client, channel, sharded, subscribing)]).catch((error: unknown) => {
+          if (isChannelRefusal(error)) refused = true;
+          throw error;
+        });
       },
       unsubscribe: async (channel, sharded) => {
         if (closed || connection === undefined) return;
@@ -574,4 +594,54 @@ function nodeOf(send: (args: string[]) => Promise<unknown>): RedisNode {
       return [String(next), keys.map(String)];
     },
   };
+}
+
+/**
+ * Rejects with Redis' refusal of `channel` to the subscriber's user (NOPERM, an ACL without the
+ * channel), once `subscribing` went unconfirmed for `PROBE_AFTER_MS`; never settles otherwise.
+ * GLIDE's subscribe() does not say why a subscription is not confirmed: its core sends the refused
+ * SUBSCRIBE again and again in the background (an ERROR line of its log each time), and the call
+ * ends "timed out" after its timeout, so the notifier's warning could not say that the ACL refused
+ * it, as ioredis' and node-redis' NOPERM does. A PUBLISH on the channel (SPUBLISH when sharded),
+ * which Redis checks against the same channel rights and whose message no notifier acts on, is
+ * refused alike: that refusal is the subscription's, and the channel is given up, so that GLIDE
+ * stops asking for it (the notifier subscribes again on its next retry).
+ */
+function channelRefusal(client: GlideSubscriber, channel: string, sharded: boolean, subscribing: Promise<void>): Promise<never> {
+  let settled = false;
+  subscribing.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  return new Promise<never>((_resolve, reject) => {
+    setTimeout(() => {
+      if (settled) return;
+      probe(client, channel, sharded).then(
+        () => undefined,
+        (error: unknown) => {
+          if (settled) return;
+          const channels = new Set([channel]);
+          (sharded ? client.sunsubscribeLazy?.(channels) : client.unsubscribeLazy?.(channels))?.catch(() => undefined);
+          reject(error as Error);
+        },
+      );
+    }, PROBE_AFTER_MS);
+  });
+}
+
+/**
+ * Resolves unless Redis refuses `channel` to the subscriber's user, and rejects with that refusal:
+ * a PUBLISH (SPUBLISH when sharded) of a message no notifier acts on, which Redis checks against
+ * the channel rights as it does a SUBSCRIBE. Any other failure (no +publish: a refusal of the
+ * command, not of the channel) says nothing of the channel, and resolves.
+ */
+async function probe(client: GlideSubscriber, channel: string, sharded: boolean): Promise<void> {
+  await (sharded ? client.publish(PROBE_MESSAGE, channel, true) : client.publish(PROBE_MESSAGE, channel)).catch((error: unknown) => {
+    if (isChannelRefusal(error)) throw error;
+  });
+}
+
+/** Redis' refusal of a channel to the user (NOPERM "... access one of the channels ..."). */
+function isChannelRefusal(error: unknown): boolean {
+  return refusedReply(error, false) === 'no-permission' && /\bchannel/i.test((error as Error).message);
 }
