@@ -50,9 +50,16 @@ const BUSY_REFUSAL = /maximum inflight requests|: the command was not sent\.?$/i
  */
 const SUBSCRIBER_REFUSAL = /^Connection in subscriber mode, only subscriber commands may be used$/;
 
+/**
+ * What Valkey GLIDE refuses a command with, unsent, while its `clientCircuitBreaker` is open
+ * ("Client circuit breaker is open - core unhealthy"): it rejects requests before they enter its core.
+ */
+const BREAKER_REFUSAL = 'CircuitBreakerError';
+
 /** Why a client refused to send a command, from its error: none, when it may have been sent. */
-export function unsentBecause(error: unknown): 'offline' | 'busy' | 'subscriber' | undefined {
+export function unsentBecause(error: unknown): 'offline' | 'busy' | 'subscriber' | 'breaker' | undefined {
   if (!(error instanceof Error)) return undefined;
+  if (error.name === BREAKER_REFUSAL || error.constructor.name === BREAKER_REFUSAL) return 'breaker';
   if (OFFLINE_REFUSAL.test(error.message)) return 'offline';
   if (SUBSCRIBER_REFUSAL.test(error.message)) return 'subscriber';
   return BUSY_REFUSAL.test(error.message) ? 'busy' : undefined;
@@ -63,13 +70,14 @@ export function unsentBecause(error: unknown): 'offline' | 'busy' | 'subscriber'
  * closed before the call (by its owner, or a node-redis client never connected), or through a
  * node-redis Cluster that gave the master's connection up (`ReconnectGivenUpError`), one refused by a
  * disabled offline queue while the connection is down, by GLIDE's limit of commands in flight, or
- * by an ioredis connection in subscriber mode; also a plain read's or `fence()`'s (`plain`).
+ * by an ioredis connection in subscriber mode, or by GLIDE's open circuit breaker; also a plain
+ * read's or `fence()`'s (`plain`).
  * Nothing was written or claimed, which `unconfirmedWrite`'s "may have been applied" would deny.
- * One refused by a disabled offline queue or at GLIDE's limit passes (a `RedisUnavailableError`);
+ * One refused by a disabled offline queue, at GLIDE's limit or by its breaker passes (a `RedisUnavailableError`);
  * a write that may have been applied (`unconfirmedWrite`) stays a plain
  * `RedisLockError` (500 over HTTP, logged): a blind retry could apply it twice.
  */
-export function unsentWrite(error: unknown, method: string, key: string, why: 'closed' | 'given-up' | 'offline' | 'busy' | 'subscriber', plain = false): unknown {
+export function unsentWrite(error: unknown, method: string, key: string, why: 'closed' | 'given-up' | 'offline' | 'busy' | 'subscriber' | 'breaker', plain = false): unknown {
   if (error instanceof RedisLockError) return error;
   const cause = (error instanceof Error ? error.message : String(error)).replace(/\.$/, '');
   const claim = method === 'get' || method === 'hget';
@@ -82,6 +90,7 @@ export function unsentWrite(error: unknown, method: string, key: string, why: 'c
     offline: `its Redis client is not connected and sends nothing until it is, its offline queue being off (${cause})`,
     busy: `its Redis client had as many commands in flight as it allows (${cause})`,
     subscriber: `its Redis client is in subscriber mode, which sends only (UN)SUBSCRIBE and PING (${cause})`,
+    breaker: `its Redis client's circuit breaker is open, after enough of its commands failed, and refuses commands unsent until a probe finds Redis back (GLIDE clientCircuitBreaker: ${cause})`,
   }[why];
   const then = {
     closed: 'Connect the client before using it (node-redis: await client.connect()), and close it only after its last call.',
@@ -89,10 +98,11 @@ export function unsentWrite(error: unknown, method: string, key: string, why: 'c
     offline: 'Try again once Redis answers.',
     busy: 'Try again once Redis answers.',
     subscriber: 'Subscribe on a duplicate() of the client, not on the one FencedRedis writes through.',
+    breaker: 'Try again once Redis answers.',
   }[why];
   // Refused for want of a connection, or of a place among the commands in flight: that passes
   // (503 over HTTP). A closed client or one in subscriber mode is its owner's to fix (500).
-  const Refusal = why === 'offline' || why === 'busy' ? RedisUnavailableError : RedisLockError;
+  const Refusal = why === 'offline' || why === 'busy' || why === 'breaker' ? RedisUnavailableError : RedisLockError;
   return new Refusal(
     `FencedRedis.${method}(): ${what} was not sent: ${reason}${nothing}. ${then}`,
     { cause: error },

@@ -73,6 +73,8 @@ describe('storeFailure: what passes is a RedisUnavailableError (503 over HTTP), 
     named('ClientOfflineError', 'The client is offline'),
     named('TimeoutError', 'Timeout'),
     named('ConnectionError', 'Connection refused'),
+    // Valkey GLIDE's open clientCircuitBreaker (test/api/glide-circuit-breaker-open-plain-redis-lock-error.spec.ts).
+    named('CircuitBreakerError', 'Client circuit breaker is open - core unhealthy- CircuitBreakerOpen'),
     replyError('LOADING Redis is loading the dataset in memory'),
     replyError("READONLY You can't write against a read only replica."),
     replyError("ERR Error running script (call to f_0123): @user_script:1: @user_script: 1: -READONLY You can't write against a read only replica."),

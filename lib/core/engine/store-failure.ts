@@ -171,11 +171,13 @@ const PASSING_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'EP
  * timeout; Valkey GLIDE's connection and timeout errors; an ioredis or iovalkey Cluster's slot map
  * that no node gave (`ClusterAllFailedError`, "Failed to refresh slots cache.": every master down,
  * as one master down is "Too many Cluster redirections"; today's clients give it to their `error`
- * event and to a slot refresh only, not to a command). Not a closed client's (ioredis
+ * event and to a slot refresh only, not to a command); Valkey GLIDE's open `clientCircuitBreaker`
+ * (`CircuitBreakerError`: enough commands failed that it refuses the rest unsent until a probe
+ * finds the server back). Not a closed client's (ioredis
  * "Connection is closed.", node-redis `ClientClosedError`, GLIDE `ClosingError`): it sends nothing
  * any more, which its owner is to fix.
  */
-const PASSING_ERRORS = new Set(['MaxRetriesPerRequestError', 'SocketClosedUnexpectedlyError', 'ConnectionTimeoutError', 'SocketTimeoutError', 'ClientOfflineError', 'TimeoutError', 'ConnectionError', 'ClusterAllFailedError']);
+const PASSING_ERRORS = new Set(['MaxRetriesPerRequestError', 'SocketClosedUnexpectedlyError', 'ConnectionTimeoutError', 'SocketTimeoutError', 'ClientOfflineError', 'TimeoutError', 'ConnectionError', 'ClusterAllFailedError', 'CircuitBreakerError']);
 
 /**
  * What the clients say, unnamed, of a command refused unsent while the connection is down
