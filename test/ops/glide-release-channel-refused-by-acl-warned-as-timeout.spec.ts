@@ -1,6 +1,9 @@
-import { GlideClient } from '@valkey/valkey-glide';
-import { describe, expect, it } from 'vitest';
+import { GlideClient, GlideClusterClient } from '@valkey/valkey-glide';
+import { Cluster, Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useAclUser } from '../support/acl-user.js';
+import { CLUSTER_ACL_RULES, LOCK_ACL } from '../support/least-privilege-acl.js';
+import { useRedisCluster } from '../support/redis-cluster.js';
 import { useLockApps } from '../support/lock-app.js';
 import { nodeRedisClient } from '../support/node-redis.js';
 import { useOwnServer } from '../support/own-server.js';
@@ -57,6 +60,64 @@ describe('waiters of a Redis user without the release channels (ACL)', () => {
       await held.release();
       await (await waiting).release();
     } finally {
+      await opened.close();
+    }
+  });
+});
+
+describe('waiters of a Redis user without the release channels (ACL), on a Cluster (SSUBSCRIBE)', () => {
+  // Registered first: its afterAll runs last, while the cluster still answers the ACL DELUSER.
+  const redisCluster = useRedisCluster();
+  const app = useLockApps();
+  const USER = `no-channels-cluster-${process.pid}`;
+  beforeAll(async () => {
+    for (const { host, port } of redisCluster.cluster.nodes) {
+      const node = new Redis(port, host);
+      // The documented Cluster user, its channels taken away again.
+      await node.acl('SETUSER', USER, 'reset', ...LOCK_ACL, ...CLUSTER_ACL_RULES, 'resetchannels');
+      node.disconnect();
+    }
+  });
+  afterAll(async () => {
+    for (const { host, port } of redisCluster.cluster.nodes) {
+      const node = new Redis(port, host);
+      await node.acl('DELUSER', USER).catch(() => undefined);
+      node.disconnect();
+    }
+  });
+
+  const clients: Record<string, (nodes: { host: string; port: number }[]) => Promise<{ client: unknown; close(): unknown }>> = {
+    ioredis: async (nodes) => {
+      const client = new Cluster(nodes, { redisOptions: { username: USER, password: 'lock-secret' } });
+      client.on('error', () => undefined);
+      await client.ping();
+      return { client, close: () => client.disconnect() };
+    },
+    GLIDE: async (nodes) => {
+      const client = await GlideClusterClient.createClient({ addresses: nodes, requestTimeout: 2_000, credentials: { username: USER, password: 'lock-secret' } });
+      return { client, close: () => client.close() };
+    },
+  };
+
+  it.each(Object.keys(clients))('%s: the warning says the sharded subscription was refused by the ACL', { timeout: 60_000 }, async (name) => {
+    const opened = await clients[name]!(redisCluster.cluster.nodes);
+    const admin = new Cluster(redisCluster.cluster.nodes);
+    try {
+      const holder = await app({ redis: admin as never });
+      const waiter = await app({ redis: opened.client as never });
+      const key = `channels-${name}`;
+      const held = await holder.locks.acquire(key);
+      const waiting = waiter.locks.acquire(key, { waitTimeout: 30_000 });
+      waiting.catch(() => undefined);
+      // Failed (GLIDE): only "could not be subscribed within 250 ms", then "failed (timed out)" 5 s later.
+      await expect
+        .poll(() => waiter.logs.lines.map((line) => line.message).filter((message) => message.startsWith('Subscribing to')), { timeout: 15_000 })
+        .toContainEqual(expect.stringMatching(new RegExp(`^Subscribing to "lock:\\{${key}\\}:released" failed \\(.*(NOPERM|PermissionDenied).*\\): the Redis user may not subscribe.*&lock:\\*.*\\+ssubscribe`)));
+      expect(waiter.logs.lines.map((line) => line.message).join('\n')).not.toMatch(/timed out/);
+      await held.release();
+      await (await waiting).release();
+    } finally {
+      admin.disconnect();
       await opened.close();
     }
   });
