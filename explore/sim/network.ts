@@ -20,6 +20,8 @@ export interface CommandFate {
    * either: a cut that resets nothing), when the instance's later commands are answered as usual.
    */
   frozen?: { hold: number; never: boolean };
+  /** Told when the reply (or the connection error) is scheduled to reach the instance, and when (a probe's record). */
+  replied?: (at: number) => void;
 }
 
 export interface FaultDecider {
@@ -161,7 +163,9 @@ export class Network {
         const at = Math.max(this.scheduler.now + this.faults.latency() + extra, this.lastReply.get(node) ?? 0);
         this.lastReply.set(node, at);
         if (watched !== undefined) watched.replyAt = at;
-        this.scheduler.schedule(at, settle, node);
+        fate.replied?.(at);
+        // Input from outside the process: read in the event loop's poll phase (see `SimEvent.io`).
+        this.scheduler.schedule(at, settle, node, true);
       };
       const frozen = fate.frozen;
       // No reply ever: nothing is scheduled, and the instance's later replies do not queue behind it.
@@ -227,7 +231,7 @@ export class Network {
       for (let copy = 0; copy < copies; copy++) {
         const at = Math.max(this.scheduler.now + this.faults.latency(), this.lastMessage.get(node) ?? 0);
         this.lastMessage.set(node, at);
-        this.scheduler.schedule(at, () => node.notifier?.receive(channel, message), node);
+        this.scheduler.schedule(at, () => node.notifier?.receive(channel, message), node, true);
       }
     }
   }

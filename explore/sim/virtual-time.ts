@@ -21,6 +21,13 @@ export interface SimEvent {
   fn: () => void;
   owner?: EventOwner;
   cancelled: boolean;
+  /**
+   * Input from outside the process (a reply, a release message), which Node's event loop reads
+   * in its poll phase, after the timers that are due (see `VirtualScheduler.resumeAsEventLoop`).
+   */
+  io?: boolean;
+  /** One turn of the event loop after a stall: its timers, then its input, then its immediates. */
+  turn?: { timers: SimEvent[]; io: SimEvent[] };
 }
 
 /**
@@ -40,8 +47,9 @@ export class VirtualScheduler {
   /** The owner of the event running now (and of the promise chains it started), if any. */
   current?: EventOwner;
 
-  schedule(at: number, fn: () => void, owner?: EventOwner): SimEvent {
+  schedule(at: number, fn: () => void, owner?: EventOwner, io?: boolean): SimEvent {
     const event: SimEvent = { at: Math.max(at, this.now), seq: ++this.seq, fn, owner, cancelled: false };
+    if (io === true) event.io = true;
     this.push(event);
     return event;
   }
@@ -55,7 +63,8 @@ export class VirtualScheduler {
     let count = 0;
     for (const event of this.heap) {
       if (event.cancelled || event.owner?.crashed) continue;
-      if (owner === undefined || event.owner === owner) count++;
+      if (owner !== undefined && event.owner !== owner) continue;
+      count += event.turn === undefined ? 1 : [...event.turn.timers, ...event.turn.io].filter((each) => !each.cancelled).length;
     }
     if (owner !== undefined) count += owner.held.filter((event) => !event.cancelled).length;
     return count;
@@ -78,6 +87,43 @@ export class VirtualScheduler {
   }
 
   /**
+   * Releases what fell due during the pause as Node's event loop runs it when a stall (a long GC
+   * pause, a busy CPU) ends: in one turn, first every timer that fell due (its timers phase, in
+   * the order they fell due, the promise chains each starts settled before the next), then every
+   * reply and message that came in meanwhile (its poll phase, in the order they came), and only
+   * then the `setImmediate` callbacks queued by either (its check phase). `resume` releases them
+   * in the order they fell due, replies and timers mixed, each one's immediates run before the
+   * next: a reply that came in before a bound's timer fell due is read first, and a bound decided
+   * after the next poll is decided before a reply that came in after it. Neither is how the loop
+   * reads a reply that came in during a stall whose end finds the bound's timer due.
+   */
+  resumeAsEventLoop(owner: EventOwner): void {
+    owner.paused = false;
+    const held = owner.held.splice(0).filter((event) => !event.cancelled).sort((a, b) => a.at - b.at || a.seq - b.seq);
+    if (held.length === 0) return;
+    const turn = { timers: held.filter((event) => event.io !== true), io: held.filter((event) => event.io === true) };
+    this.push({ at: this.now, seq: ++this.seq, fn: () => undefined, owner, cancelled: false, turn });
+  }
+
+  /** Runs one turn of an event loop after a stall (see `resumeAsEventLoop`). */
+  private async runTurn(event: SimEvent): Promise<void> {
+    const queued = deferImmediates();
+    try {
+      for (const phase of [event.turn!.timers, event.turn!.io]) {
+        for (const each of phase) {
+          if (each.cancelled || each.owner?.crashed) continue;
+          each.fn();
+          // The promise chains it started; the immediates they queue wait for the check phase.
+          await new Promise<void>((resolve) => realSetImmediate(resolve));
+        }
+      }
+    } finally {
+      releaseImmediates(queued);
+    }
+    await drain();
+  }
+
+  /**
    * Runs events up to virtual time `until` (or until `stop()` says so), calling `afterEach`
    * once the work of each event has settled.
    */
@@ -90,7 +136,9 @@ export class VirtualScheduler {
       this.pop();
       if (event.cancelled || event.owner?.crashed) continue;
       if (event.owner?.paused) {
-        event.owner.held.push(event);
+        // A turn held by a pause begun as it came due: its events are held again, as they were.
+        if (event.turn !== undefined) event.owner.held.push(...event.turn.timers, ...event.turn.io);
+        else event.owner.held.push(event);
         continue;
       }
       if (event.at > this.now) this.stepsThisInstant = 0;
@@ -99,8 +147,11 @@ export class VirtualScheduler {
       this.steps++;
       this.current = event.owner;
       try {
-        event.fn();
-        await drain();
+        if (event.turn !== undefined) await this.runTurn(event);
+        else {
+          event.fn();
+          await drain();
+        }
       } finally {
         this.current = undefined;
       }
@@ -218,7 +269,30 @@ const realClearImmediate = globalThis.clearImmediate;
 const realRandom = Math.random;
 const pendingImmediates = new Set<unknown>();
 
+/** Immediates queued during a turn's timers and poll phases, run in its check phase (see `runTurn`). */
+let deferred: Map<object, () => void> | undefined;
+
+function deferImmediates(): Map<object, () => void> {
+  if (deferred !== undefined) throw new Error('deferImmediates: one event loop turn at a time.');
+  deferred = new Map();
+  return deferred;
+}
+
+/** The immediate each stand-in became once its turn's check phase came. */
+const released = new WeakMap<object, NodeJS.Immediate>();
+
+function releaseImmediates(queued: Map<object, () => void>): void {
+  deferred = undefined;
+  for (const [stand, fn] of queued) released.set(stand, countingSetImmediate(fn));
+}
+
 function countingSetImmediate(this: unknown, fn: (...args: unknown[]) => void, ...args: unknown[]): NodeJS.Immediate {
+  if (deferred !== undefined) {
+    // A stand-in the library may keep and clear; nothing reads it otherwise.
+    const stand = { ref: () => stand, unref: () => stand, hasRef: () => true } as unknown as NodeJS.Immediate;
+    deferred.set(stand, () => fn(...args));
+    return stand;
+  }
   const immediate: NodeJS.Immediate = realSetImmediate(() => {
     pendingImmediates.delete(immediate);
     fn(...args);
@@ -228,6 +302,8 @@ function countingSetImmediate(this: unknown, fn: (...args: unknown[]) => void, .
 }
 
 function countingClearImmediate(immediate: NodeJS.Immediate | undefined): void {
+  if (immediate !== undefined && deferred?.delete(immediate) === true) return;
+  if (immediate !== undefined && released.has(immediate)) immediate = released.get(immediate);
   if (immediate !== undefined) pendingImmediates.delete(immediate);
   realClearImmediate(immediate);
 }

@@ -40,6 +40,7 @@ import { lapsedEntryReleaseProbe, watchSemaphoreReleases } from './lapsed-entry-
 import { multiKeyGiveBackProbe } from './multi-key-give-back-probe.js';
 import { grantHandoverProbe } from './grant-handover-probe.js';
 import { failedExtendProbe } from './failed-extend-probe.js';
+import { replyDuringStallProbe } from './reply-during-stall-probe.js';
 import { expiredKeysKept } from './expired-keys-check.js';
 
 export const KEY_PREFIX = 'lock:';
@@ -357,14 +358,15 @@ export class World implements FaultDecider {
   /** The acquire the job-claim probe held up, kept: the instance's later commands queued behind it. */
   private heldUp?: { instance: Instance; until: number };
   /** Fates a probe chose for one command each (see `steerNext`). */
-  private readonly steered: { instance: Instance; op: string; lockKey: string; fate: CommandFate; sent: { at?: number } }[] = [];
+  private readonly steered: { instance: Instance; op: string; lockKey: string; fate: CommandFate; sent: { at?: number; replyAt?: number } }[] = [];
 
   /**
    * Gives the next `op` of `instance` on `lockKey` `fate` (a probe's, drawn from nothing): returns
-   * a record of when it was sent, filled then.
+   * a record of when it was sent and when its reply (or its connection error) reaches the
+   * instance, filled then.
    */
-  steerNext(instance: Instance, op: string, lockKey: string, fate: CommandFate): { at?: number } {
-    const sent = {};
+  steerNext(instance: Instance, op: string, lockKey: string, fate: CommandFate): { at?: number; replyAt?: number } {
+    const sent: { at?: number; replyAt?: number } = {};
     this.steered.push({ instance, op, lockKey, fate, sent });
     return sent;
   }
@@ -511,7 +513,7 @@ export class World implements FaultDecider {
       const [{ fate, sent }] = this.steered.splice(steered, 1) as [(typeof this.steered)[number]];
       sent.at = this.scheduler.now;
       this.trace(node, `${op} steered by a probe: ${JSON.stringify(fate)}`);
-      return fate;
+      return { ...fate, replied: (at) => (sent.replyAt = at) };
     }
     if (this.loseNextAcquire === node && op === 'acquire') {
       this.loseNextAcquire = undefined;
@@ -785,6 +787,10 @@ export class World implements FaultDecider {
       // Lock metrics recording while a multi-key using() runs at app.close() (see
       // `multiKeyCloseMetricsProbe`; it closes an instance of its own).
       await multiKeyCloseMetricsProbe(this, check, stop);
+      if (this.violation) return;
+      // A reply that came in while the event loop stalled past its call's bound (see
+      // `replyDuringStallProbe`; on an instance of its own).
+      await replyDuringStallProbe(this, check, stop);
       if (this.violation) return;
     }
 
@@ -1426,7 +1432,7 @@ export class World implements FaultDecider {
   }
 
   /** Holds back every timer and reply of `instance` for `duration` ms (a SIGSTOP, a GC pause, a CPU-bound step). */
-  pause(instance: Instance, duration: number, what: string): void {
+  pause(instance: Instance, duration: number, what: string, asEventLoop = false): void {
     if (instance.paused) return;
     this.faultCounts.pause++;
     instance.pauses++;
@@ -1434,7 +1440,10 @@ export class World implements FaultDecider {
     this.trace(instance, `${what} for ${duration} ms`);
     this.scheduler.schedule(this.scheduler.now + duration, () => {
       if (instance.crashed) return;
-      this.scheduler.resume(instance);
+      // As Node's event loop comes back from a stall: the timers that fell due first, then the
+      // input that came in (see `VirtualScheduler.resumeAsEventLoop`); a probe's, for now.
+      if (asEventLoop) this.scheduler.resumeAsEventLoop(instance);
+      else this.scheduler.resume(instance);
       instance.resumedAt = this.scheduler.now;
       this.trace(instance, 'resumed');
     });
