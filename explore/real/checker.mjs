@@ -237,7 +237,14 @@ export function check(history) {
           violate('history', `${event.ev} of ${event.sid} without its invoke`, event.t);
           break;
         }
-        if (event.ev === 'enter') Object.assign(section, { enter: event.t, token: event.token, tokens: event.tokens, abortedAtEnter: event.aborted === true, tick: event.tick, owner: event.owner, ownerToken: event.ownerToken });
+        if (event.ev === 'enter') {
+          Object.assign(section, { enter: event.t, token: event.token, tokens: event.tokens, abortedAtEnter: event.aborted === true, tick: event.tick, owner: event.owner, ownerToken: event.ownerToken });
+          // docs/guarantees.md: a fencing token is a whole number from 1 to 2^53 - 1, exact in a
+          // double (a counter holding another value, written by hand, refuses the call instead).
+          for (const token of [event.token, ...Object.values(event.tokens ?? {})]) {
+            if (token != null && !(Number.isSafeInteger(token) && token >= 1)) violate('token-range', `${event.sid} entered with the fencing token ${token}, which no fencing token can be (a whole number from 1 to 2^53 - 1)`, event.t);
+          }
+        }
         else if (event.ev === 'lost') {
           section.lost ??= event.t;
           section.lostReason ??= event.reason;

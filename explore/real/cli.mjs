@@ -1,4 +1,4 @@
-// npm run explore:real -- [--schedules N] [--seed X] [--target single|cluster|quorum] [--workload W] [--driver ioredis|node-redis] [--placement L,O] [--migrate] [--silence [--silent-close [--handed]]] [--handed --target single] [--latency] [--deletes] [--drop-messages] [--freeze] [--verbose] [--trace]
+// npm run explore:real -- [--schedules N] [--seed X] [--target single|cluster|quorum] [--workload W] [--driver ioredis|node-redis] [--placement L,O] [--migrate] [--silence [--silent-close [--handed]]] [--handed --target single] [--latency] [--deletes] [--drop-messages] [--foreign-counters] [--freeze] [--verbose] [--trace]
 // Runs N seeded fault schedules (seeds X, X+1, ...; X random unless given) against a real
 // redis-server and a 3-master Redis Cluster with real worker processes, checks every history,
 // and prints a summary. `--seed X` alone replays that one schedule (`--trace` prints its whole
@@ -50,6 +50,7 @@ const { values } = parseArgs({
     handed: { type: 'boolean', default: false },
     latency: { type: 'boolean', default: false },
     deletes: { type: 'boolean', default: false },
+    'foreign-counters': { type: 'boolean', default: false },
     freeze: { type: 'boolean', default: false },
     'drop-messages': { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
@@ -72,7 +73,7 @@ if (values.handed && !values['silent-close'] && values.target !== 'single') fail
 if (values.handed && values.target === 'single' && (values.freeze || values.deletes || values['drop-messages'] || values.driver !== undefined)) fail('--handed --target single is a schedule of its own: not with --freeze, --deletes, --drop-messages or --driver');
 if (values.latency && values.migrate) fail('--latency and --migrate are schedules of their own: give one');
 if (values.latency && values.silence) fail('--latency and --silence are schedules of their own: give one');
-if ((values.deletes || values['drop-messages']) && (values.target === 'quorum' || values.migrate || values.silence || values.latency)) fail('--deletes and --drop-messages run on one server or a Cluster (not --target quorum, --migrate, --silence or --latency)');
+if ((values.deletes || values['drop-messages'] || values['foreign-counters']) && (values.target === 'quorum' || values.migrate || values.silence || values.latency || values.handed)) fail('--deletes, --drop-messages and --foreign-counters run on one server or a Cluster (not --target quorum, --migrate, --silence, --latency or --handed)');
 if (values.freeze && (values.target === 'quorum' || values.migrate || values.silence || values.latency)) fail('--freeze runs on one server or a Cluster (not --target quorum, --migrate, --silence or --latency)');
 if (values.migrate && values.target === 'single') fail('--migrate moves a Cluster slot: it needs --target cluster (or none)');
 if (values.target !== undefined && !['single', 'cluster', 'quorum'].includes(values.target)) fail(`--target must be single, cluster or quorum, got ${JSON.stringify(values.target)}`);
@@ -88,7 +89,7 @@ if (values.placement !== undefined) {
   if (values.migrate || values.target === 'single') fail('--placement places keys on Cluster masters: not with --migrate or --target single');
   placement = { lock: nodes[0], owner: nodes[1] };
 }
-const schedules = Array.from({ length: count }, (_, i) => makeSchedule(first + i, { target: values.target, workload: values.workload, migrate: values.migrate, driver: values.driver, silence: values.silence, silentClose: values['silent-close'], handed: values.handed, latency: values.latency, deletes: values.deletes, mute: values['drop-messages'], freeze: values.freeze }))
+const schedules = Array.from({ length: count }, (_, i) => makeSchedule(first + i, { target: values.target, workload: values.workload, migrate: values.migrate, driver: values.driver, silence: values.silence, silentClose: values['silent-close'], handed: values.handed, latency: values.latency, deletes: values.deletes, mute: values['drop-messages'], freeze: values.freeze, foreign: values['foreign-counters'] }))
   .map((schedule) => (placement && schedule.target === 'cluster' ? { ...schedule, placement } : schedule));
 const environment = await startEnvironment({ cluster: schedules.some((s) => s.target === 'cluster'), quorum: schedules.some((s) => s.target === 'quorum') });
 const started = performance.now();
@@ -106,7 +107,7 @@ const silence = { schedules: 0, silenced: 0, comebacks: 0, resent: 0 };
 const outside = { deleted: {}, mutedChunks: 0, mutedSchedules: 0, probes: 0 };
 // A schedule drawn with --target or --workload given is another schedule of the same seed: its replay names them.
 const replay = (schedule) =>
-  `npm run explore:real -- --seed ${schedule.seed}${schedule.migrate ? ' --migrate' : ''}${schedule.silence ? ' --silence' : ''}${schedule.closeSilence !== undefined && schedule.silence ? ' --silent-close' : ''}${schedule.handed ? ' --handed' : ''}${schedule.latency !== undefined ? ' --latency' : ''}${schedule.deletes ? ' --deletes' : ''}${schedule.mute ? ' --drop-messages' : ''}${schedule.freeze ? ' --freeze' : ''}${values.target !== undefined && !schedule.migrate ? ` --target ${values.target}` : ''}${values.workload !== undefined || schedule.workload === 'greedy' ? ` --workload ${schedule.workload}` : ''}${schedule.driver === 'node-redis' ? ' --driver node-redis' : ''}${placement && schedule.placement ? ` --placement ${placement.lock},${placement.owner}` : ''}`;
+  `npm run explore:real -- --seed ${schedule.seed}${schedule.migrate ? ' --migrate' : ''}${schedule.silence ? ' --silence' : ''}${schedule.closeSilence !== undefined && schedule.silence ? ' --silent-close' : ''}${schedule.handed ? ' --handed' : ''}${schedule.latency !== undefined ? ' --latency' : ''}${schedule.deletes ? ' --deletes' : ''}${schedule.foreign ? ' --foreign-counters' : ''}${schedule.mute ? ' --drop-messages' : ''}${schedule.freeze ? ' --freeze' : ''}${values.target !== undefined && !schedule.migrate ? ` --target ${values.target}` : ''}${values.workload !== undefined || schedule.workload === 'greedy' ? ` --workload ${schedule.workload}` : ''}${schedule.driver === 'node-redis' ? ' --driver node-redis' : ''}${placement && schedule.placement ? ` --placement ${placement.lock},${placement.owner}` : ''}`;
 try {
   for (const schedule of schedules) {
     const result = await runSchedule(environment, schedule);

@@ -2,7 +2,7 @@ import type { History, Violation } from './checker.mjs';
 
 export type Workload = 'mutex' | 'semaphore' | 'rwlock' | 'job' | 'leader' | 'transfer' | 'greedy';
 export type Finish = 'drain' | 'abrupt';
-export type FaultKind = 'pause' | 'kill' | 'cut' | 'delay' | 'drop-replies' | 'drop-requests' | 'reset' | 'redis-pause' | 'restart-empty' | 'migrate' | 'long-pause' | 'silent-restart' | 'delete-key' | 'drop-messages';
+export type FaultKind = 'pause' | 'kill' | 'cut' | 'delay' | 'drop-replies' | 'drop-requests' | 'reset' | 'redis-pause' | 'restart-empty' | 'migrate' | 'long-pause' | 'silent-restart' | 'delete-key' | 'drop-messages' | 'foreign-counter';
 
 export const WORKLOADS: Workload[];
 export const FAULT_KINDS: FaultKind[];
@@ -33,6 +33,8 @@ export interface Fault {
   pick?: number;
   /** redis-pause: the freeze `--freeze` adds, past an attempt's 1 s grace. */
   frozen?: boolean;
+  /** foreign-counter: what the run's fencing counters hold for `ms` (past 2^53, or negative), then deleted. */
+  value?: string;
 }
 
 export interface Schedule {
@@ -74,6 +76,8 @@ export interface Schedule {
   settleMs?: number;
   /** A lock key deleted from outside on top of the seed's faults (`--deletes`). */
   deletes?: boolean;
+  /** The run's fencing counters holding a value no token can be for a while, on top of the seed's faults (`--foreign-counters`). */
+  foreign?: boolean;
   /** Release messages lost for a while on top of the seed's faults (`--drop-messages`). */
   mute?: boolean;
   /** Redis frozen past an attempt's 1 s grace on top of the seed's faults (`--freeze`). */
@@ -119,7 +123,7 @@ export interface Environment {
 }
 
 export function generator(seed: number): { next(): number; int(lo: number, hi: number): number; pick<T>(list: T[]): T };
-export function makeSchedule(seed: number, options?: { target?: 'single' | 'cluster' | 'quorum'; workload?: Workload; migrate?: boolean; driver?: 'ioredis' | 'node-redis'; silence?: boolean; silentClose?: boolean; handed?: boolean; latency?: boolean; deletes?: boolean; mute?: boolean; freeze?: boolean }): Schedule;
+export function makeSchedule(seed: number, options?: { target?: 'single' | 'cluster' | 'quorum'; workload?: Workload; migrate?: boolean; driver?: 'ioredis' | 'node-redis'; silence?: boolean; silentClose?: boolean; handed?: boolean; latency?: boolean; deletes?: boolean; mute?: boolean; freeze?: boolean; foreign?: boolean }): Schedule;
 export function describeFault(fault: Fault): string;
 /** The class of a run's Redis key: its lock's own key, a guard, a queue key or the fencing counter. */
 export function keyClass(name: string): 'owner' | 'guard' | 'queue' | 'fence';

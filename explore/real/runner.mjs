@@ -68,13 +68,13 @@ const SILENT_CLOSE_SHUTDOWN_MS = 3_000;
  * its own (docs/configuration.md: the module never closes a client it was given).
  */
 const HANDED_OPEN_MS = 500;
-export const FAULT_KINDS = ['pause', 'kill', 'cut', 'delay', 'drop-replies', 'drop-requests', 'reset', 'redis-pause', 'restart-empty', 'migrate', 'long-pause', 'silent-restart', 'delete-key', 'drop-messages'];
+export const FAULT_KINDS = ['pause', 'kill', 'cut', 'delay', 'drop-replies', 'drop-requests', 'reset', 'redis-pause', 'restart-empty', 'migrate', 'long-pause', 'silent-restart', 'delete-key', 'drop-messages', 'foreign-counter'];
 /**
  * How often each fault is drawn: a pause (a process frozen past its lease) is what most often
  * breaks a lock. A slot migration is never drawn: it runs in schedules of its own (`migrate`),
  * so that the seeds of the other schedules keep their faults.
  */
-const FAULT_WEIGHTS = { pause: 3, kill: 1, cut: 2, delay: 1, 'drop-replies': 1, 'drop-requests': 1, reset: 1, 'redis-pause': 1, 'restart-empty': 1, migrate: 0, 'long-pause': 0, 'silent-restart': 0, 'delete-key': 0, 'drop-messages': 0 };
+const FAULT_WEIGHTS = { pause: 3, kill: 1, cut: 2, delay: 1, 'drop-replies': 1, 'drop-requests': 1, reset: 1, 'redis-pause': 1, 'restart-empty': 1, migrate: 0, 'long-pause': 0, 'silent-restart': 0, 'delete-key': 0, 'drop-messages': 0, 'foreign-counter': 0 };
 /**
  * A lock key deleted from outside (`deletes`, `--deletes`; never drawn, so that the seeds keep
  * their schedules): an operator's `DEL`, or an eviction under `maxmemory` with a policy other than
@@ -95,6 +95,16 @@ export const DELETED_CLASSES = ['owner', 'owner', 'owner', 'guard', 'guard', 'qu
  * own (`seed ^ 0x5b5c`). Waiters must still get the lock, by their poll.
  */
 const MUTE_MS = [300, 1_500];
+/**
+ * A fencing counter holding a value no fencing token can be (`foreign`, `--foreign-counters`;
+ * never drawn): something else writing under the key prefix, or an operator's `SET` by hand, puts
+ * past 2^53 (which a double cannot hold exactly) or a negative number in the counters of the run's
+ * key; the scripts must refuse to hand a token out of it (b7696f17), and after a while the runner
+ * deletes them, as the error the calls get says to, so that the run goes on. Drawn from a
+ * generator of its own (`seed ^ 0xf0e1`): when, how long, which value.
+ */
+const FOREIGN_VALUES = ['9007199254740993', '-5'];
+const FOREIGN_MS = [300, 900];
 /** How long a key deletion waits for a worker to hold the lock for long (a section of one to two ttls), before it deletes anyway. */
 const DELETE_AIM_MS = 400;
 /** The faults above: the liveness rule judges what follows them as after no fault (`quietAt`). */
@@ -138,8 +148,8 @@ export function generator(seed) {
  * all three) is never drawn: its schedules are asked for, and run a mutex, a job or a leader.
  * `migrate`: a Cluster schedule whose one fault moves the slot of the key in use (see `migrationSchedule`).
  */
-export function makeSchedule(seed, { target, workload, migrate = false, driver, silence = false, silentClose = false, handed = false, latency = false, deletes = false, mute = false, freeze = false } = {}) {
-  if (freeze) return withFreeze(makeSchedule(seed, { target, workload, driver, deletes, mute }));
+export function makeSchedule(seed, { target, workload, migrate = false, driver, silence = false, silentClose = false, handed = false, latency = false, deletes = false, mute = false, freeze = false, foreign = false } = {}) {
+  if (freeze) return withFreeze(makeSchedule(seed, { target, workload, driver, deletes, mute, foreign }));
   if (migrate) return migrationSchedule(seed, workload);
   if (silence) return silenceSchedule(seed, { target, workload, silentClose, handed });
   // One server frozen across the close, the workers' clients their own: drawn by nobody, asked for.
@@ -150,7 +160,7 @@ export function makeSchedule(seed, { target, workload, migrate = false, driver, 
   if (handed) return { ...makeSchedule(seed, { target, workload }), finish: 'abrupt', closeSilence: 0, shutdownMs: SILENT_CLOSE_SHUTDOWN_MS, handed: true, ...(generator(seed ^ 0x5c22).next() < 1 / 2 && { closeRestart: true }) };
   if (latency) return latencySchedule(seed, { target, workload });
   // Faults drawn by nobody (a seed keeps its schedule), asked for: on top of the seed's own.
-  if (deletes || mute) return withOutsideFaults(makeSchedule(seed, { target, workload, driver }), { deletes, mute });
+  if (deletes || mute || foreign) return withOutsideFaults(makeSchedule(seed, { target, workload, driver }), { deletes, mute, foreign });
   // The client the workers hand the module: drawn by nobody (a seed keeps its schedule), asked for.
   if (driver === 'node-redis') return { ...makeSchedule(seed, { target, workload }), driver };
   const rng = generator(seed);
@@ -245,8 +255,8 @@ function withFreeze(schedule) {
  * generator of its own, so that the seed's other faults stay what they were. Not in quorum mode
  * (no release messages there, and a key deleted on one master is put back by the next renewal).
  */
-function withOutsideFaults(schedule, { deletes, mute }) {
-  if (schedule.target === 'quorum') throw new Error('--deletes and --drop-messages run on one server or a Cluster, not in quorum mode');
+function withOutsideFaults(schedule, { deletes, mute, foreign }) {
+  if (schedule.target === 'quorum') throw new Error('--deletes, --drop-messages and --foreign-counters run on one server or a Cluster, not in quorum mode');
   const faults = [...schedule.faults];
   if (deletes) {
     const rng = generator(schedule.seed ^ 0xde1e);
@@ -259,7 +269,11 @@ function withOutsideFaults(schedule, { deletes, mute }) {
     if (schedule.target === 'cluster') fault.node = schedule.placement?.lock ?? rng.int(0, 2);
     faults.push(fault);
   }
-  return { ...schedule, faults: faults.sort((a, b) => a.at - b.at), ...(deletes && { deletes: true }), ...(mute && { mute: true }) };
+  if (foreign) {
+    const rng = generator(schedule.seed ^ 0xf0e1);
+    faults.push({ kind: 'foreign-counter', at: rng.int(100, 900), ms: rng.int(FOREIGN_MS[0], FOREIGN_MS[1]), value: rng.pick(FOREIGN_VALUES) });
+  }
+  return { ...schedule, faults: faults.sort((a, b) => a.at - b.at), ...(deletes && { deletes: true }), ...(mute && { mute: true }), ...(foreign && { foreign: true }) };
 }
 
 /**
@@ -323,6 +337,42 @@ async function deleteKey(nodes, key, fault) {
   } finally {
     redis.disconnect();
   }
+}
+
+/**
+ * Writes `fault.value` into every fencing counter of the run's lock `key` on the servers `nodes`
+ * (where each lives), on connections of the runner's own, its expiry kept, and deletes them
+ * `fault.ms` later. Returns what the checker needs: the counters written (`keys`), the value, and
+ * when the writes were sent (`sent`) and the counters deleted (`deletedAt`, CLOCK_MONOTONIC ms).
+ */
+async function foreignCounters(nodes, key, fault) {
+  const written = [];
+  const sent = mono();
+  for (const { host = '127.0.0.1', port } of nodes) {
+    const redis = new Redis(port, host, { maxRetriesPerRequest: 1 });
+    try {
+      let cursor = '0';
+      do {
+        const [next, keys] = await redis.scan(cursor, 'MATCH', `*${key}*`, 'COUNT', 1000);
+        cursor = next;
+        for (const name of keys) if (keyClass(name) === 'fence') written.push({ name, host, port });
+      }
+      while (cursor !== '0');
+      for (const { name } of written.filter((k) => k.port === port && k.host === host)) await redis.set(name, fault.value, 'KEEPTTL');
+    } finally {
+      redis.disconnect();
+    }
+  }
+  await sleep(fault.ms);
+  for (const { name, host, port } of written) {
+    const redis = new Redis(port, host, { maxRetriesPerRequest: 1 });
+    try {
+      await redis.del(name);
+    } finally {
+      redis.disconnect();
+    }
+  }
+  return { keys: written.map((k) => k.name), value: fault.value, sent, deletedAt: mono() };
 }
 
 /** Deletes the permit key `name` the probe's holder answered (none: nothing), recorded as a fault; whether it was there. */
@@ -792,6 +842,8 @@ export async function runSchedule(environment, schedule) {
         await sleep(fault.down);
         await master.start();
         await environment.register.rpush('register:log', JSON.stringify(['restart', event.wall]));
+      } else if (fault.kind === 'foreign-counter') {
+        Object.assign(event, await foreignCounters(schedule.target === 'cluster' ? target.deployment.nodes : [target.server], key, fault));
       } else if (fault.kind === 'migrate') {
         Object.assign(event, await migrateSlot(target.deployment, `lock:{${key}}`, fault));
       } else if (fault.kind === 'delete-key') {

@@ -148,6 +148,11 @@ describe('the real-Redis runner\'s faults from outside (--deletes, --drop-messag
     expect(frozen.faults.find((f) => f.frozen)!.ms).toBeGreaterThanOrEqual(1_500);
     expect(frozen.reads).toBe(true);
     expect(() => makeSchedule(7, { target: 'quorum', freeze: true })).toThrow('not in quorum mode');
+    // --foreign-counters: the seed's faults, and the run's counters holding past 2^53 or a negative number for a while on top.
+    const foreign = makeSchedule(7, { target: 'single', foreign: true });
+    expect(foreign.faults.filter((f) => f.kind !== 'foreign-counter')).toEqual(plain.faults);
+    expect(foreign.faults.filter((f) => f.kind === 'foreign-counter')).toEqual([expect.objectContaining({ ms: expect.any(Number), value: expect.stringMatching(/^(?:9007199254740993|-5)$/) })]);
+    expect(() => makeSchedule(7, { target: 'quorum', foreign: true })).toThrow('not in quorum mode');
   });
 
   it("throws away what Redis sends a subscriber connection while commands flow, then resets it (the client subscribes again)", async () => {
@@ -265,6 +270,13 @@ describe('the real-Redis checker (a pure function over a history)', () => {
     // Another owner's key, or a read that names no such end: nothing to judge.
     expect(invariants([...section, read(1_180, false)])).toEqual([]);
     expect(invariants([...section, { ...read(1_180), ttlEnd: undefined }])).toEqual([]);
+  });
+
+  it('finds a section entered with a fencing token no fencing token can be (token-range): past 2^53, below 1', () => {
+    // b7696f17: a counter written past 2^53 (or negative) handed out 9007199254740994 (-4 for -5).
+    expect(invariants(call('w0.0.0', { invoke: 0, enter: 5, token: 9_007_199_254_740_994, exit: 9, ok: 10 }))).toEqual(['token-range']);
+    expect(invariants(call('w0.0.0', { invoke: 0, enter: 5, token: -4, exit: 9, ok: 10 }))).toEqual(['token-range']);
+    expect(invariants(call('w0.0.0', { invoke: 0, enter: 5, token: 9_007_199_254_740_991, exit: 9, ok: 10 }))).toEqual([]);
   });
 
   it('reports a promise rejection a worker left unhandled, naming the worker and the error', () => {
@@ -1027,6 +1039,18 @@ describe(`real Redis and a 3-master Cluster: ${SCHEDULES} seeded fault schedules
     expect(results[2]!.figures.mutedChunks).toBeGreaterThan(0);
     // The semaphore schedule drained, and its probe deleted the first holder's permit key.
     expect(results[3]!.figures.probe).toBe(true);
+  });
+
+  // The run's fencing counters written past 2^53 or negative for a while (`--foreign-counters`,
+  // never drawn): every acquisition meanwhile fails with a RedisLockError naming the counter, and
+  // none enters with a token no fencing token can be (token-range; the revert of b7696f17,
+  // explore/bugs/128-foreign-counter-hands-out-inexact-tokens.patch, is found by mutex seed 2).
+  it('keeps every invariant with the fencing counters holding a value no token can be for a while (mutex seed 2)', { timeout: 60_000 }, async () => {
+    const result = await runSchedule(environment, makeSchedule(2, { target: 'single', workload: 'mutex', foreign: true }));
+    expect(failures([result], (r) => `npm run explore:real -- --seed ${r.schedule.seed} --foreign-counters --target single --workload mutex`)).toBe('');
+    // It wrote a counter the run had, and calls failed on it.
+    expect(result.history.events.some((e) => e.ev === 'fault' && e.kind === 'foreign-counter' && Array.isArray(e.keys) && e.keys.length > 0)).toBe(true);
+    expect(result.history.events.some((e) => e.ev === 'fail' && typeof e.error === 'string' && e.error.includes('fencing counter'))).toBe(true);
   });
 
   // A node-redis client handed in (never drawn above: the seeds keep their clients), so that the
