@@ -30,8 +30,15 @@
 // or a Cluster): the seed's schedule with Redis (one master) frozen 1.5 to 3 s on top, past an
 // attempt's 1 s grace, while every worker reads the lock (isLocked(), inspect()) every 50 ms
 // (see `withFreeze` in runner.mjs; the checker's read-unbounded). Exits 1 on any violation; `--json` ends with one line of
-// JSON ({ schedules, violations: [{ seed, invariants }], seconds }) for explore:bugs;
-// `--stop-at-first` ends at the first schedule with a violation.
+// JSON ({ schedules, violations: [{ seed, invariants, replay, trace }], seconds }) for explore:bugs;
+// `--stop-at-first` ends at the first schedule with a violation. A schedule with a violation keeps
+// its evidence without `--trace`: its trace (as `--trace` prints it) and its whole history (JSON,
+// what `check()` in checker.mjs judges) go to `<seed>.trace` and `<seed>.history.json` in a
+// directory of the run's own under the system's temporary directory, named in the summary; its
+// replay runs it again on another moment's timing, which may not break (a loaded machine's).
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { trace } from './checker.mjs';
 import { FAULT_KINDS, WORKLOADS, formatResult, makeSchedule, runSchedule, startEnvironment } from './runner.mjs';
@@ -106,6 +113,18 @@ let ran = 0;
 const silence = { schedules: 0, silenced: 0, comebacks: 0, resent: 0 };
 const outside = { deleted: {}, mutedChunks: 0, mutedSchedules: 0, probes: 0 };
 // A schedule drawn with --target or --workload given is another schedule of the same seed: its replay names them.
+/** Where the evidence of the schedules with a violation goes (created at the first), and each one's trace file by seed. */
+let evidenceDir;
+const evidence = new Map();
+/** Writes the trace and the history of a schedule with a violation (see the header); returns the trace file's path. */
+const keepEvidence = (result) => {
+  evidenceDir ??= mkdtempSync(join(tmpdir(), 'explore-real-'));
+  const file = join(evidenceDir, `${result.schedule.seed}.trace`);
+  writeFileSync(file, `${formatResult(result)}\n${trace(result.history).map((line) => `    ${line}`).join('\n')}\n`);
+  writeFileSync(join(evidenceDir, `${result.schedule.seed}.history.json`), JSON.stringify(result.history, (_, v) => (typeof v === 'bigint' ? v.toString() : v)));
+  evidence.set(result.schedule.seed, file);
+  return file;
+};
 const replay = (schedule) =>
   `npm run explore:real -- --seed ${schedule.seed}${schedule.migrate ? ' --migrate' : ''}${schedule.silence ? ' --silence' : ''}${schedule.closeSilence !== undefined && schedule.silence ? ' --silent-close' : ''}${schedule.handed ? ' --handed' : ''}${schedule.latency !== undefined ? ' --latency' : ''}${schedule.deletes ? ' --deletes' : ''}${schedule.foreign ? ' --foreign-counters' : ''}${schedule.mute ? ' --drop-messages' : ''}${schedule.freeze ? ' --freeze' : ''}${values.target !== undefined && !schedule.migrate ? ` --target ${values.target}` : ''}${values.workload !== undefined || schedule.workload === 'greedy' ? ` --workload ${schedule.workload}` : ''}${schedule.driver === 'node-redis' ? ' --driver node-redis' : ''}${placement && schedule.placement ? ` --placement ${placement.lock},${placement.owner}` : ''}`;
 try {
@@ -124,7 +143,11 @@ try {
     if (result.figures.unrenewed) unrenewed++;
     if (result.figures.mutedChunks > 0) outside.mutedSchedules++;
     ran++;
-    if (result.violations.length > 0) broken.push(result);
+    if (result.violations.length > 0) {
+      broken.push(result);
+      // Kept even with --trace: a long run's output scrolls away, the file stays.
+      keepEvidence(result);
+    }
     if (values.verbose || result.violations.length > 0) process.stdout.write(`${formatResult(result)}\n`);
     if (values.trace) process.stdout.write(`${trace(result.history).map((line) => `    ${line}`).join('\n')}\n`);
     if (values['stop-at-first'] && broken.length > 0) break;
@@ -142,12 +165,13 @@ process.stdout.write(
     ...(ownRuns > 0 ? [`own run probes: ${ownRuns} (a worker's job run going on while Redis restarted empty, then its next ticks)`] : []),
     ...(values.deletes ? [`keys deleted from outside: ${Object.entries(outside.deleted).map(([of, n]) => `${of} ${n}`).join(', ')}; permit probes: ${outside.probes}`] : []),
     ...(values['drop-messages'] ? [`release messages lost: ${outside.mutedChunks} chunk(s) thrown away in ${outside.mutedSchedules} schedule(s)`] : []),
+    ...(evidence.size > 0 ? [`evidence of the schedules with a violation (trace and history.json per seed): ${evidenceDir}`] : []),
     ...(values.silence || silence.silenced > 0 ? [`quorum silence: masters silenced in ${silence.schedules} schedule(s), ${silence.silenced} times (as each worker saw it), ${silence.comebacks} answered again after it, ${silence.resent} missed release(s) resent`] : []),
     `violations: ${broken.reduce((n, r) => n + r.violations.length, 0)} in ${broken.length} schedule(s)${broken.length ? `; replay: ${broken.map((r) => replay(r.schedule)).join(' | ')}` : ''}`,
   ].join('\n') + '\n',
 );
 if (values.json) {
-  const violations = broken.map((r) => ({ seed: r.schedule.seed, invariants: [...new Set(r.violations.map((v) => v.invariant))], replay: replay(r.schedule) }));
+  const violations = broken.map((r) => ({ seed: r.schedule.seed, invariants: [...new Set(r.violations.map((v) => v.invariant))], replay: replay(r.schedule), trace: evidence.get(r.schedule.seed) }));
   process.stdout.write(`${JSON.stringify({ schedules: ran, violations, seconds })}\n`);
 }
 process.exit(broken.length > 0 ? 1 : 0);
