@@ -59,12 +59,13 @@
 //   { ev: 'fault', kind, p?, node?, wall?, t, until } injected by the runner (`wall`, restart-empty:
 //                                                     the wall clock in ms, Date.now(), as it began;
 //                                                     silent-restart: as the frozen master was killed)
-//   { ev: 'fault', kind: 'delete-key', key, lock, of, token?, sent, t, until, probe? }  a key of the run deleted
+//   { ev: 'fault', kind: 'delete-key', key, lock, of, token?, held?, sent, t, until, probe? }  a key of the run deleted
 //                                                     from outside (an operator's DEL, an eviction):
 //                                                     its Redis name `key` (null: none to delete), the
 //                                                     lock it belongs to (`lock`, as sections name it),
 //                                                     its class (`of`: owner, guard, queue, fence), the
-//                                                     owner token a reader's or permit key names; gone
+//                                                     owner token a reader's or permit key names, what
+//                                                     a string key held (`held`: a lock's owner token); gone
 //                                                     between `sent` and `t`; `probe`: the permit
 //                                                     probe's (runner.mjs), judged as any other
 //   { ev: 'fault', kind: 'drop-messages', p?, node?, t, until }  what Redis sent the subscriber
@@ -373,6 +374,17 @@ export function check(history) {
   /** A deletion of `lock`'s keys of a class in `classes`, sent by `to` and done after `from`. */
   const deletedBetween = (lock, from, to, classes = HOLDING_CLASSES) =>
     deletions.find((f) => f.lock === lock && classes.has(f.of) && (f.sent ?? f.t) <= to + SLACK && f.t >= from - SLACK);
+  /**
+   * A deletion of a key of section `s`'s own grant, sent by `to` and done after its call began
+   * (before its entry or after): a permit or reader key named by its owner token (`token`), or a
+   * lock's own key found holding that token (`held`). Such a key exists only once Redis granted that
+   * token (the runner deletes what it found, `deleted` 1), so its deletion took this holder's grant,
+   * even before the worker recorded the entry (a grant's reply, or a release's grant message, still
+   * on its way or unread in a stall: a waiter handed a grant enters without asking Redis again,
+   * `Acquisition.takeGrant`).
+   */
+  const ownKeyDeleted = (s, to) =>
+    s.ownerToken !== undefined && deletions.some((f) => (f.token === s.ownerToken || f.held === s.ownerToken) && f.lock === s.key && f.deleted !== 0 && (f.sent ?? f.t) <= to + SLACK && f.t >= s.invoke - SLACK);
   /** A rival `b` entered beside a holder of `key` within a ttl of a deletion of that lock's own key or a guard. */
   const deletionExcuses = (key, enter) => deletions.some((f) => f.lock === key && HOLDING_CLASSES.has(f.of) && (f.sent ?? f.t) <= enter + SLACK && enter <= f.t + ttl + SLACK);
 
@@ -604,7 +616,7 @@ export function check(history) {
   }
 
   checkToldOfDeletion(entered, deletions, { kills, freezes, faults, trustedEnd, ttl, single: history.schedule?.target === 'single', name, violate });
-  checkToldAfterRelease(sections, { faults, freezes, dataLoss, closing, deletedBetween, violate });
+  checkToldAfterRelease(sections, { faults, freezes, dataLoss, closing, deletedBetween, ownKeyDeleted, violate });
   checkInspections(sections, { dataLoss, deletedBetween, violate, quorum: quorumTarget });
   checkLeaders(entered, { heard, closed, kills, freezes, frozenAt, lossExcuses, deletionExcuses, name, violate });
   checkCloses({ closing, closed, freezes, faults, sections, leases, violations });
@@ -680,13 +692,15 @@ const HOLD_UP_FAULTS = new Set(['cut', 'delay', 'drop-requests', 'redis-pause', 
  * first run already released the lock (or handed it over), run again by the client after a
  * connection reset (ioredis resends what a closed connection left unanswered), is not a loss
  * (docs/deployment.md). Excused: a loss Redis really dealt before the release reached it, which
- * needs the holder frozen during its section (its lease may have run out unseen), a fault that
+ * needs the holder frozen during its section (its lease may have run out unseen), its lock's own
+ * key or a guard deleted from outside after its entry, or its own permit or reader key deleted at
+ * any time since its call began (it names the holder's token: the holder's grant), a fault that
  * held the release up or lost it before it reached Redis (a cut, a delay, requests thrown away,
  * Redis paused, a slot migration), on its links or everyone's, between the exit and the loss,
  * a data loss, or the holder's own close (`shutdown`). A section that names its lease (`ttl` in
  * its invoke) is excused by a freeze only as long as a third of it.
  */
-function checkToldAfterRelease(sections, { faults, freezes, dataLoss, closing, deletedBetween, violate }) {
+function checkToldAfterRelease(sections, { faults, freezes, dataLoss, closing, deletedBetween, ownKeyDeleted, violate }) {
   for (const s of sections.values()) {
     if (s.exit === undefined || s.told === undefined) continue;
     const told = s.told.find((event) => event.t > s.exit);
@@ -695,6 +709,10 @@ function checkToldAfterRelease(sections, { faults, freezes, dataLoss, closing, d
     if (dataLoss(s.enter ?? s.invoke, told.t)) continue;
     // Its lock's own key or a guard deleted from outside before the release reached Redis: a loss Redis dealt.
     if ((s.keys ?? [s.key]).some((key) => deletedBetween(key, s.enter ?? s.invoke, told.t))) continue;
+    // Its own permit or reader key deleted before its entry was recorded, after Redis granted it
+    // (Cluster semaphore seed 50320 of --deletes: a grant's message or reply held up by a delay, the
+    // DEL done meanwhile, the section short enough that no renewal met the gone key first).
+    if (ownKeyDeleted(s, told.t)) continue;
     // A section whose invoke names its lease (`ttl`, the resent release probe's): its watchdog
     // renews it every third of that, so a shorter freeze (a loaded machine's stall) lost nothing.
     const lapsing = (f) => s.ttl === undefined || (f.until ?? f.t) - f.t >= s.ttl / 3;

@@ -302,8 +302,9 @@ export function lockOfKey(name) {
  * key is deleted where it lives), on connections of the runner's own: of the class `fault.of` if
  * Redis holds one now (else any of the run's keys), picked by `fault.pick` among them in name
  * order. Returns what the checker needs: the Redis key deleted (`key`), its lock (`lock`), its
- * class (`of`), the owner token a reader's or permit key names (`token`), and when the DEL was
- * sent (`sent`, CLOCK_MONOTONIC ms); nothing deleted: `{ key: null }`.
+ * class (`of`), the owner token a reader's or permit key names (`token`), what a string key held
+ * (`held`: a lock's owner token, a permit's too), and when the DEL was sent (`sent`,
+ * CLOCK_MONOTONIC ms); nothing deleted: `{ key: null }`.
  */
 async function deleteKey(nodes, key, fault) {
   const found = [];
@@ -331,9 +332,11 @@ async function deleteKey(nodes, key, fault) {
   try {
     // The key is gone at some moment between `sent` and the event's `t` (taken once DEL answered).
     const sent = mono();
-    const deleted = await redis.del(choice.name);
+    // What a string key held goes with its DEL, in one script: the owner token of a lock's own key
+    // (`held`), whose holder the deletion took, even one whose grant was still on its way to it.
+    const [deleted, held] = await redis.eval(DEL_READING, 1, choice.name);
     const token = /:(?:reader|permit):([^:]+)$/.exec(choice.name)?.[1];
-    return { key: choice.name, lock: lockOfKey(choice.name), of: keyClass(choice.name), deleted, sent, ...(token !== undefined && { token }) };
+    return { key: choice.name, lock: lockOfKey(choice.name), of: keyClass(choice.name), deleted, sent, ...(token !== undefined && { token }), ...(typeof held === 'string' && { held }) };
   } finally {
     redis.disconnect();
   }
@@ -374,6 +377,11 @@ async function foreignCounters(nodes, key, fault) {
   }
   return { keys: written.map((k) => k.name), value: fault.value, sent, deletedAt: mono() };
 }
+
+/** DEL of KEYS[1], and the value it held when a string (false otherwise): `{deleted, value}`. */
+const DEL_READING = `local value = false
+if redis.call('TYPE', KEYS[1]).ok == 'string' then value = redis.call('GET', KEYS[1]) end
+return {redis.call('DEL', KEYS[1]), value}`;
 
 /** Deletes the permit key `name` the probe's holder answered (none: nothing), recorded as a fault; whether it was there. */
 async function deleteProbed(nodes, key, name, record) {

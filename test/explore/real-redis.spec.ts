@@ -397,6 +397,33 @@ describe('the real-Redis checker (a pure function over a history)', () => {
     expect(invariants([...terms, deleted('lock:{k}', 100)], { ttl: 600 })).toEqual([]);
   });
 
+  // Cluster semaphore seed 50320 of --deletes (a loaded machine; not again in 8 replays): w2.1.1 was
+  // told `refused` 4 ms after its release was sent, which the deletion did not excuse, its DEL done
+  // before the worker recorded the entry. A permit (or reader) key names its token, so it exists
+  // only once Redis granted that token: deleting it took this holder's grant, even on its way here
+  // (a release's grant message, or an acquire's reply, that a delay held up: the waiter handed a
+  // grant enters without asking Redis again, Acquisition.takeGrant). Another's key excuses nothing.
+  it("excuses a holder's refused release when its own permit key (or own lock key) was deleted between its grant in Redis and its entry", () => {
+    const own = 'abc.WyJ2bSJd.x';
+    const permit = (token: string): HistoryEvent => ({ ev: 'fault', kind: 'delete-key', key: `lock:{k}:permit:${token}`, lock: 'k', of: 'guard', token, deleted: 1, sent: 150, t: 152, until: 152 });
+    const holder = [
+      ...call('w2.1.1', { kind: 'semaphore', limit: 2, invoke: 0, exit: 300, ok: 305 }),
+      { ev: 'enter', p: 'w2', sid: 'w2.1.1', token: 7, aborted: false, ownerToken: own, t: 200 },
+      { ev: 'told', p: 'w2', sid: 'w2.1.1', how: 'aborted', reason: 'refused', t: 304 },
+    ];
+    expect(invariants(holder, { ttl: 600 })).toEqual(['told-after-release']);
+    expect(invariants([...holder, permit(own)], { ttl: 600 })).toEqual([]);
+    expect(invariants([...holder, permit('other.WyJ2bSJd.y')], { ttl: 600 })).toEqual(['told-after-release']);
+    // A DEL that found nothing (the key gone between the runner's scan and it) took nothing.
+    expect(invariants([...holder, { ...permit(own), deleted: 0 }], { ttl: 600 })).toEqual(['told-after-release']);
+    // A mutex's own key alike, when the runner found it holding this holder's owner token (`held`).
+    const mutex = holder.map((e) => (e.ev === 'invoke' ? { ...e, kind: 'mutex', limit: undefined } : e));
+    const ownKey = (held: string): HistoryEvent => ({ ev: 'fault', kind: 'delete-key', key: 'lock:{k}', lock: 'k', of: 'owner', held, deleted: 1, sent: 150, t: 152, until: 152 });
+    expect(invariants(mutex, { ttl: 600 })).toEqual(['told-after-release']);
+    expect(invariants([...mutex, ownKey(own)], { ttl: 600 })).toEqual([]);
+    expect(invariants([...mutex, ownKey('other.WyJ2bSJd.y')], { ttl: 600 })).toEqual(['told-after-release']);
+  });
+
   it('excuses an overlap across a data loss (Redis restarted empty), where the lock promises nothing', () => {
     const events = [
       ...call('w0.0.0', { invoke: 0, enter: 5, token: 7, exit: 500, ok: 501 }),
