@@ -76,6 +76,8 @@
 //                                                     its first was told its permit is gone (`how`
 //                                                     'released': once it released after the deletion,
 //                                                     before any renewal of it): refused
+//   { ev: 'probe-ask-failed', p, error, t }           that ask neither granted nor refused (its cause;
+//                                                     a grant given back after a stall): not judged
 //   { ev: 'stuck', p, t }                             the worker did not finish when told to
 //   { ev: 'unhandled', p, error, t }                  a promise rejection nobody handled (Node's
 //                                                     default would have ended the process)
