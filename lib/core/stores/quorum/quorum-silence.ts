@@ -126,21 +126,32 @@ export class QuorumSilence {
    * `settled`, or sooner once each master of `indexes` has either no command out or has answered
    * none of them for `SILENT_AFTER_MS` (silent, as a round's end would find it): what shutdown
    * waits for, which a master frozen just before it must not hold up until `shutdownTimeout`.
+   * Every look, the first too, is taken after the event loop's next poll for I/O, as `watch`'s: a
+   * close that runs on from a stall would otherwise count the stall as the masters' second without
+   * an answer, and not wait for one whose answer came in meanwhile, unread.
    */
   settledOrSilent(indexes: number[], settled: Promise<unknown>): Promise<unknown> {
     if (indexes.length === 0) return settled;
     let timer: ReturnType<typeof setTimeout> | undefined;
+    let ended = false;
     const silent = new Promise<void>((resolve) => {
       const check = (): void => {
+        if (ended) return;
         let wait = 0;
         for (const index of indexes) if (this.unanswered[index]! > 0) wait = Math.max(wait, SILENT_AFTER_MS - (now() - this.answeredAt[index]!));
-        // Checked after the event loop's next poll: answers that came in during a stall count.
-        if (wait > 0) timer = setTimeout(() => setImmediate(check), wait);
+        if (wait > 0) look(wait);
         else resolve();
       };
-      check();
+      // A timer, then setImmediate: the loop polls its sockets in between.
+      const look = (ms: number): void => {
+        timer = setTimeout(() => setImmediate(check), ms);
+      };
+      look(0);
     });
-    return Promise.race([settled, silent]).finally(() => clearTimeout(timer));
+    return Promise.race([settled, silent]).finally(() => {
+      ended = true;
+      clearTimeout(timer);
+    });
   }
 
   /** `reply`, a command sent to master `index` outside a round, counted. */
