@@ -8,7 +8,10 @@
  */
 import { LOCK_KEY_SUFFIXES } from '../../keys/lock-key.js';
 import { ON_REPLICA } from '../redis/replica-lua.js';
-import { CHECK_INCR } from '../redis/fence-lua.js';
+import { CHECK_INCR, FOREIGN_COUNTER } from '../redis/fence-lua.js';
+
+/** The largest fencing token: 2^53 - 1, exact in a double (see `NEXT_FENCING`). */
+const MAX_TOKEN = 9007199254740991;
 
 /**
  * KEYS: lock. ARGV: owner token, ttl, fencing: the fence retention in ms ('0' keeps the
@@ -25,6 +28,12 @@ import { CHECK_INCR } from '../redis/fence-lua.js';
  * fresh lease, and with the next counter, as a first grant: the counter it would answer
  * otherwise may be a token a holder had since (written back here while the copy sat), and a
  * majority agreeing on it would hand that token out again.
+ *
+ * A counter that `INCR` takes past 2^53 - 1 (inexact in a double, a value this library never
+ * wrote) ends it as `NEXT_FENCING` does, put back as it was and with a `FOREIGN_COUNTER` error (a
+ * first grant's lock deleted first; a grant again looks before its `PEXPIRE`): its token would be
+ * no safe integer (and a majority at 2^63 - 2 handed out the token 0, "no token"). A counter `INCR`
+ * takes below 1 is raised to the seed instead, as a rolled-back one is.
  *
  * A counter below the seed after its `INCR` is set to the seed: the acquiring instance's clock,
  * one value per acquisition, sent to every master (their own clocks differ, and a new key's
@@ -48,11 +57,26 @@ if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
     redis.call('DEL', KEYS[1])
     return fencing
   end
+  if fencing > ${MAX_TOKEN} then
+    -- Put back as it was, its expiry kept (INCR's value, of 16 digits or more, less one), and the
+    -- lock taken back, before the refusal NEXT_FENCING gives such a counter.
+    local now, left = redis.call('GET', fence), redis.call('PTTL', fence)
+    local hi, lo = string.sub(now, 1, -9), tonumber(string.sub(now, -8)) - 1
+    if lo < 0 then hi, lo = string.format('%d', tonumber(hi) - 1), 99999999 end
+    local was = hi .. string.format('%08d', lo)
+    if left > 0 then redis.call('SET', fence, was, 'PX', left) else redis.call('SET', fence, was) end
+    redis.call('DEL', KEYS[1])
+    error('${FOREIGN_COUNTER} ' .. was .. ' ' .. fence)
+  end
 else
   if redis.call('GET', KEYS[1]) ~= ARGV[1] then return {0, redis.call('PTTL', KEYS[1])} end
   -- Before the PEXPIRE: the lease it would push on was not read, and could not be put back.
   if ARGV[3] ~= '-' then
     ${CHECK_INCR}
+    local held = redis.call('GET', fence)
+    if held and string.match(held, '^%d+$') and (#held > 16 or (#held == 16 and held > '${MAX_TOKEN - 1}')) then
+      error('${FOREIGN_COUNTER} ' .. held .. ' ' .. fence)
+    end
   end
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   if ARGV[3] == '-' then return 0 end
