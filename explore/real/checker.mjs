@@ -385,8 +385,9 @@ export function check(history) {
    * on its way or unread in a stall: a waiter handed a grant enters without asking Redis again,
    * `Acquisition.takeGrant`).
    */
-  const ownKeyDeleted = (s, to) =>
-    s.ownerToken !== undefined && deletions.some((f) => (f.token === s.ownerToken || f.held === s.ownerToken) && f.lock === s.key && f.deleted !== 0 && (f.sent ?? f.t) <= to + SLACK && f.t >= s.invoke - SLACK);
+  const ownKeyDeleted = (s, to, only) =>
+    s.ownerToken !== undefined &&
+    (only === undefined ? deletions : [only]).some((f) => (f.token === s.ownerToken || f.held === s.ownerToken) && f.lock === s.key && f.deleted !== 0 && (f.sent ?? f.t) <= to + SLACK && f.t >= s.invoke - SLACK);
   /** A rival `b` entered beside a holder of `key` within a ttl of a deletion of that lock's own key or a guard. */
   const deletionExcuses = (key, enter) => deletions.some((f) => f.lock === key && HOLDING_CLASSES.has(f.of) && (f.sent ?? f.t) <= enter + SLACK && enter <= f.t + ttl + SLACK);
 
@@ -617,7 +618,7 @@ export function check(history) {
     }
   }
 
-  checkToldOfDeletion(entered, deletions, { kills, freezes, faults, trustedEnd, ttl, single: history.schedule?.target === 'single', name, violate });
+  checkToldOfDeletion(entered, deletions, { kills, freezes, faults, trustedEnd, ttl, single: history.schedule?.target === 'single', ownKeyDeleted, name, violate });
   checkToldAfterRelease(sections, { faults, freezes, dataLoss, closing, deletedBetween, ownKeyDeleted, violate });
   checkInspections(sections, { dataLoss, deletedBetween, violate, quorum: quorumTarget });
   checkLeaders(entered, { heard, closed, kills, freezes, frozenAt, lossExcuses, deletionExcuses, name, violate });
@@ -653,12 +654,15 @@ const RENEW_SLACK = 150;
  * was sent before it, so its deadline is at most a ttl after it (docs/deployment.md: the next
  * caller is let in "until its next renewal"). On one server, by its next renewal (a third of a
  * ttl away at most) when no fault held its commands up meanwhile. Judged for the holders inside when the DEL was sent
- * (its code running, not told yet), whose lock that key was part of; not a killed worker's, and
+ * (its code running, not told yet), whose lock that key was part of, and for one that entered
+ * after the DEL of a key holding its own grant (a permit or reader key naming its token, a lock's
+ * own key found holding it: the grant's reply or message still on its way), its renewal and lease
+ * counted from its entry; not a killed worker's, and
  * across a freeze (SIGSTOP, a stalled event loop) the bound moves to the thaw. A reader whose `~r`
  * was written again by a new reader, beside the readers hash that still named it, renewed on and
  * was never told (59b7494; its revert is the seeded bug `reader-hash-kept-for-new-readers`).
  */
-function checkToldOfDeletion(entered, deletions, { kills, freezes, faults, trustedEnd, ttl, single, name, violate }) {
+function checkToldOfDeletion(entered, deletions, { kills, freezes, faults, trustedEnd, ttl, single, ownKeyDeleted, name, violate }) {
   for (const f of deletions) {
     const suffix = f.key.slice(f.key.lastIndexOf('}') + 1);
     const affected = (s) => {
@@ -670,18 +674,25 @@ function checkToldOfDeletion(entered, deletions, { kills, freezes, faults, trust
     };
     if (!HOLDING_CLASSES.has(f.of)) continue;
     for (const s of entered) {
-      if (s.key !== f.lock || s.abortedAtEnter || s.enter > (f.sent ?? f.t) || trustedEnd(s) <= f.t || !affected(s)) continue;
+      if (s.key !== f.lock || s.abortedAtEnter || trustedEnd(s) <= f.t || !affected(s)) continue;
+      // A holder that entered after the DEL is judged only when the key held its own grant:
+      // Redis granted it before the DEL, whose reply or release message was still on its way (as
+      // told-after-release's `ownKeyDeleted`), so it holds nothing from its entry and learns it
+      // as one inside does. Its renewal and lease are counted from its entry at the latest.
+      const late = s.enter > (f.sent ?? f.t);
+      if (late && !ownKeyDeleted(s, s.enter, f)) continue;
+      const from = Math.max(f.t, s.enter);
       // One server refuses the next renewal, a third of a ttl away at most, unless a fault held
       // the holder's commands up or lost them meanwhile (then its lease's end bounds it).
-      const soon = f.t + ttl / 3 + RENEW_SLACK;
+      const soon = from + ttl / 3 + RENEW_SLACK;
       const heldUp = faults.some((g) => COMMAND_FAULTS.has(g.kind) && (g.p === undefined || g.p === s.p) && g.t <= soon && (g.until ?? g.t) >= f.t - ttl);
-      const due = single && !heldUp ? soon : f.t + ttl + TOLD_SLACK;
+      const due = single && !heldUp ? soon : from + ttl + TOLD_SLACK;
       // A freeze meanwhile holds its timers back: it is told once it thaws.
       const frozen = freezes(s.p).filter((g) => g.t - SLACK <= due && g.until >= f.t - SLACK);
       const thawed = frozen.length === 0 ? due : thawedAt(freezes(s.p), Math.max(...frozen.map((g) => g.until))) + RESUME_BOUND;
       const bound = Math.max(due, thawed);
       if ((kills.get(s.p) ?? Infinity) <= bound || trustedEnd(s) <= bound) continue;
-      violate('told-of-deletion', `${name(s)} on "${s.key}" was inside when ${f.key} was deleted from outside at ${fmt(f.t)}, and was still not told of a loss at ${fmt(bound)} (${due === soon ? 'its next renewal, on one server, refused' : 'its lease run out'} by then)`, bound);
+      violate('told-of-deletion', `${name(s)} on "${s.key}" ${late ? `entered after ${f.key}, its own grant, was deleted from outside at ${fmt(f.t)} (at ${fmt(s.enter)})` : `was inside when ${f.key} was deleted from outside at ${fmt(f.t)}`}, and was still not told of a loss at ${fmt(bound)} (${due === soon ? 'its next renewal, on one server, refused' : 'its lease run out'} by then)`, bound);
     }
   }
 }

@@ -424,6 +424,35 @@ describe('the real-Redis checker (a pure function over a history)', () => {
     expect(invariants([...mutex, ownKey('other.WyJ2bSJd.y')], { ttl: 600 })).toEqual(['told-after-release']);
   });
 
+  // The same grant's other side: a holder that enters after its own key was deleted holds nothing in
+  // Redis from its first moment, and learns it as a holder inside at the deletion does: at its next
+  // renewal (refused), by its lease's end at the latest. told-of-deletion judged only holders inside
+  // when the DEL was sent, so one that entered late and was never told went unjudged.
+  it('finds a holder that entered after its own permit key (or own lock key) was deleted, its grant on its way, not told by its next renewal or its lease end (told-of-deletion)', () => {
+    const own = 'abc.WyJ2bSJd.x';
+    const permit = (token: string, deleted = 1): HistoryEvent => ({ ev: 'fault', kind: 'delete-key', key: `lock:{k}:permit:${token}`, lock: 'k', of: 'guard', token, deleted, sent: 150, t: 152, until: 152 });
+    const holder = (kind: string, exit: number, lost?: number): HistoryEvent[] => [
+      ...call('w2.1.1', { kind, ...(kind === 'semaphore' ? { limit: 2 } : {}), invoke: 0, ...(lost === undefined ? {} : { lost }), exit, ok: exit + 5 }),
+      { ev: 'enter', p: 'w2', sid: 'w2.1.1', token: 7, aborted: false, ownerToken: own, t: 200 },
+    ];
+    // Never told, still working past its lease (it began before the DEL, and 600 ms after its entry at the latest).
+    expect(invariants([...holder('semaphore', 900), permit(own)], { ttl: 600 })).toEqual(['told-of-deletion']);
+    expect(check({ events: [...holder('semaphore', 900), permit(own)], ttl: 600 })[0]!.message).toContain('w2.1.1 (semaphore, token 7) on "k" entered after lock:{k}:permit:abc.WyJ2bSJd.x, its own grant, was deleted from outside at 152 ms');
+    // Told (its renewal refused), or its code ended first: nothing to judge.
+    expect(invariants([...holder('semaphore', 900, 400), permit(own)], { ttl: 600 })).toEqual([]);
+    expect(invariants([...holder('semaphore', 700), permit(own)], { ttl: 600 })).toEqual([]);
+    // One server refuses its next renewal, a third of a ttl after its entry at the latest.
+    expect(invariants([...holder('semaphore', 700), permit(own)], { ttl: 600, schedule: { target: 'single' } })).toEqual(['told-of-deletion']);
+    // Another's permit key, or a DEL that found nothing, took nothing of its.
+    expect(invariants([...holder('semaphore', 900), permit('other.WyJ2bSJd.y')], { ttl: 600 })).toEqual([]);
+    expect(invariants([...holder('semaphore', 900), permit(own, 0)], { ttl: 600 })).toEqual([]);
+    // A mutex's own key alike when the runner found it holding this holder's token; one holding
+    // another's token, deleted before this holder entered, was not its grant (it made a new key).
+    const ownKey = (held: string): HistoryEvent => ({ ev: 'fault', kind: 'delete-key', key: 'lock:{k}', lock: 'k', of: 'owner', held, deleted: 1, sent: 150, t: 152, until: 152 });
+    expect(invariants([...holder('mutex', 900), ownKey(own)], { ttl: 600 })).toEqual(['told-of-deletion']);
+    expect(invariants([...holder('mutex', 900), ownKey('other.WyJ2bSJd.y')], { ttl: 600 })).toEqual([]);
+  });
+
   it('excuses an overlap across a data loss (Redis restarted empty), where the lock promises nothing', () => {
     const events = [
       ...call('w0.0.0', { invoke: 0, enter: 5, token: 7, exit: 500, ok: 501 }),
