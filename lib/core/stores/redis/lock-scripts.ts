@@ -465,14 +465,18 @@ export class LockScripts implements LockStore {
   /**
    * A quorum node's owner of `lock` and its fencing counter, in two plain `GET`s: what quorum mode
    * reads of the other nodes (the least-privilege user it documents has no `ZCARD`, which
-   * `inspect` also sends).
+   * `inspect` also sends). A counter no fencing token can be (a word, past 2^53, below 1: written
+   * by something else) is `null`, as a lost one: a restored node raised to it would hold a value
+   * the library never writes (`Number()` rounds past 2^53), or to NaN, which raises nothing.
    */
   async ownerAndCounter(lock: string): Promise<{ owner: string | null; fencingToken: number | null }> {
     const [owner, fence] = await this.driver.read([
       ['GET', lock],
       ['GET', lock + LOCK_KEY_SUFFIXES.fence],
     ]);
-    return { owner: (owner as string | null) ?? null, fencingToken: fence === null || fence === undefined ? null : Number(fence) };
+    const text = fence === null || fence === undefined ? '' : String(fence);
+    const counter = /^\d{1,16}$/.test(text) ? Number(text) : 0;
+    return { owner: (owner as string | null) ?? null, fencingToken: counter >= 1 && Number.isSafeInteger(counter) ? counter : null };
   }
 
   /**
