@@ -16,7 +16,8 @@ import { RecentMap, RecentSet } from './recent-entries.js';
 import { MissedReleases, type MissedRelease } from './missed-releases.js';
 import { majorityPttl } from '../../engine/lease-left.js';
 import { setImmediate } from '../../time/real-timers.js';
-import { LastingRefusalError, lastingRefusal, passes, storeFailure, type LastingRefusal } from '../../engine/store-failure.js';
+import { LastingRefusalError, holdsForeignData, lastingRefusal, passes, storeFailure, type LastingRefusal } from '../../engine/store-failure.js';
+import { quoteKey } from '../../keys/quote-key.js';
 import { clientsClosed } from '../../engine/clients-closed.js';
 
 /**
@@ -221,7 +222,7 @@ export class QuorumStore implements LockStore {
     if (busy > this.nodes.length - this.majority || (busy > 0 && granted + busy === this.nodes.length) || heldWithFailed) {
       return { acquired: false, pttl: longestBusy };
     }
-    throw this.refusedForGood(answers) ?? this.noQuorum('acquire', granted, answers);
+    throw this.refusedForGood(answers) ?? this.foreignData(answers, keys.lock) ?? this.noQuorum('acquire', granted, answers);
   }
 
   /**
@@ -247,6 +248,28 @@ export class QuorumStore implements LockStore {
     const lasting = this.lasting(answers[first], first, closed)!;
     const call = `Quorum not reached to ${what} the lock: ${refused} of ${this.nodes.length} Redis nodes refused it in a way asking again cannot change, so ${refused === this.nodes.length ? 'none' : 'the others'} can never make the majority of ${this.majority} that ${what === 'acquire' ? 'grants it' : what === 'give back' ? 'gives it back' : what === 'check' || what === 'inspect' ? 'answers the read' : `${what}s it`}; node ${first}`;
     return new LastingRefusalError(storeFailure(error, call, then, lasting === 'client-closed').message, lasting, { cause: error });
+  }
+
+  /**
+   * So many masters refused `what` for data of another kind under the lock's keys (a hash where its
+   * string is, a word or a value past 2^53 where its counter is: see `holdsForeignData`) that the
+   * others can never make a majority: asking again changes nothing until that key is deleted there.
+   * A RedisLockError names the keys (quoted, bounded) and what to fix, as one Redis's does
+   * (`storeFailure`), each master's reply after it (the engine's `holdsForeignData` reads them: an
+   * acquisition ends at once). Nothing was written before such a refusal (see `QUORUM_ACQUIRE`).
+   */
+  private foreignData(answers: (Answer<unknown> | undefined)[], lock: string, what: 'acquire' | 'release' | 'give back' | 'check' | 'inspect' = 'acquire', then = ''): RedisLockError | undefined {
+    let refused = 0;
+    let first: unknown;
+    for (const answer of answers) {
+      if (answer?.ok === false && holdsForeignData(answer.error) && refused++ === 0) first = answer.error;
+    }
+    if (refused <= this.nodes.length - this.majority) return undefined;
+    const replies = answers.flatMap((answer, i) => (answer?.ok === false ? [`node ${i}: ${(answer.error as Error).message}`] : []));
+    return new RedisLockError(
+      `Quorum not reached to ${what} the lock: ${refused} of ${this.nodes.length} Redis nodes refused it for data this library did not write under its keys ${quoteKey(lock)} and ${quoteKey(lock + LOCK_KEY_SUFFIXES.fence)}, so ${refused === this.nodes.length ? 'none' : 'the others'} can never make the majority of ${this.majority}, and asking again changes nothing: something else writes under the module's key prefix; delete that key on those masters, or give the module a keyPrefix of its own${then} (${replies.join('; ')}).`,
+      { cause: first },
+    );
   }
 
   /**
@@ -523,7 +546,8 @@ export class QuorumStore implements LockStore {
       if (refused > this.nodes.length - this.majority) return { released: false };
       // Neither: the release is unconfirmed (its lease ends on its own where it is left), or
       // refused for good by a majority, said so (the engine gives up sending it again).
-      throw this.refusedForGood(answers, 'release', '; its lease ends on its own on the masters that refused it') ?? this.noQuorum('release', released, answers);
+      const then = '; its lease ends on its own on the masters that refused it';
+      throw this.refusedForGood(answers, 'release', then) ?? this.foreignData(answers, lock, 'release', then) ?? this.noQuorum('release', released, answers);
     });
   }
 
@@ -620,7 +644,7 @@ export class QuorumStore implements LockStore {
     // Not a majority: what the attempt took may hold the lock against everyone, so the engine
     // sends it again, unless a majority refused it for good (it would be refused alike, as the
     // attempt was); a minority that missed it is owed at shutdown, as a release's is.
-    if (answered < this.majority) throw this.refusedForGood(answers, 'give back') ?? this.noQuorum('give back', answered, answers);
+    if (answered < this.majority) throw this.refusedForGood(answers, 'give back') ?? this.foreignData(answers, keys.lock, 'give back') ?? this.noQuorum('give back', answered, answers);
   }
 
   /**
@@ -634,7 +658,7 @@ export class QuorumStore implements LockStore {
     const answers = await this.ask(Infinity, (node) => node.exists(lockKey));
     const held = answers.filter((answer) => answer.ok && answer.value).length;
     const answered = answers.filter((answer) => answer.ok).length;
-    if (answered < this.majority) throw this.refusedForGood(answers, 'check') ?? this.noQuorum('check', answered, answers, 'answered');
+    if (answered < this.majority) throw this.refusedForGood(answers, 'check') ?? this.foreignData(answers, lockKey, 'check') ?? this.noQuorum('check', answered, answers, 'answered');
     return held >= this.majority || (held > 0 && held + this.nodes.length - answered >= this.majority);
   }
 
@@ -647,7 +671,7 @@ export class QuorumStore implements LockStore {
   async inspect(keys: ScriptKeys): Promise<LockSnapshot> {
     const answers = await this.ask(Infinity, (node) => node.inspect(keys));
     const snapshots = answers.flatMap((answer) => (answer.ok ? [answer.value] : []));
-    if (snapshots.length < this.majority) throw this.refusedForGood(answers, 'inspect') ?? this.noQuorum('inspect', snapshots.length, answers, 'answered');
+    if (snapshots.length < this.majority) throw this.refusedForGood(answers, 'inspect') ?? this.foreignData(answers, keys.lock, 'inspect') ?? this.noQuorum('inspect', snapshots.length, answers, 'answered');
     const silent = this.nodes.length - snapshots.length;
     const votes = new Map<string, number[]>();
     for (const { owner, pttl } of snapshots) if (owner !== null) votes.set(owner, [...(votes.get(owner) ?? []), pttl]);
