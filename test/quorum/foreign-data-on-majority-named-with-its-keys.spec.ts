@@ -23,7 +23,7 @@ describe('quorum: data of another kind under a lock key on a majority of masters
     const { locks } = await app({ ttl: 5_000 });
     const key = `q-foreign-${at}`;
     const target = at === 'lock' ? `lock:{${key}}` : `lock:{${key}}:fence`;
-    for (const i of [0, 1]) await admin(i, (node) => (at === 'lock' ? node.hset(target, 'f', '1') : node.set(target, 'word')));
+    for (const i of [0, 1]) await admin(i, async (node) => void (at === 'lock' ? await node.hset(target, 'f', '1') : await node.set(target, 'word')));
     const calls = {
       tryAcquire: await failure(locks.tryAcquire(key)),
       acquire: await failure(locks.acquire(key, { waitTimeout: 20_000 })),

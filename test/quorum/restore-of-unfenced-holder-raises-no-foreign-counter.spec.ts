@@ -32,7 +32,7 @@ describe('quorum: a restore for a `fencing: false` holder beside a foreign count
       const held = await locks.acquire(key, { fencing: false });
       try {
         const owner = await get(2, `lock:{${key}}`);
-        await admin(1, (node) => (foreign === 'hash' ? node.del(fence).then(() => node.hset(fence, 'f', '1')) : node.set(fence, foreign)));
+        await admin(1, async (node) => void (foreign === 'hash' ? (await node.del(fence), await node.hset(fence, 'f', '1')) : await node.set(fence, foreign)));
         // Master 0 "restarted empty": it lost the lock and its counter.
         await admin(0, (node) => node.del(`lock:{${key}}`, fence));
         expect(await until(() => get(0, `lock:{${key}}`), (v) => v === owner, 10_000)).toBe(owner);
