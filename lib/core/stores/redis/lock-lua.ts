@@ -245,7 +245,10 @@ return on_replica() or (owner and 0 or 2)
  * importing node with ASKING, which then serves the slot, and reads the locks of that slot not
  * moved yet as missing. Only a declared key's answer is Redis' word (it follows ASK, MOVED and
  * TRYAGAIN), so the client asks again with the lock declared (one more call for a lock that is
- * truly gone, which happens once per lost lock).
+ * truly gone, which happens once per lost lock). A key of another type (a hash where a lock's
+ * string is: WRONGTYPE) is ELSEWHERE too, declared or not, and the client renews it alone: its
+ * refusal then fails that lock's renewal only, where it failed the call, every lock of the batch
+ * unconfirmed (in quorum mode, on a majority of masters, every one lost as its lease ran out).
  * Renewing adds no memory (PEXPIRE of keys that already have an expiry); off a Cluster, a
  * semaphore permit found gone may free permits that go to waiters (see forget_permit), and on a
  * Cluster its answer is HAND_ON for the client to hand them on.
@@ -255,12 +258,9 @@ local function renew_all(n, key, offset, guarded)
   local results = {}
   local refused = false
   for i = 1, n do
-    local owner
-    if guarded then
-      owner = redis.pcall('GET', key(i))
-    else
-      owner = redis.call('GET', key(i))
-    end
+    -- pcall: a key of another type (data this library did not write) answers ELSEWHERE for that
+    -- lock alone, renewed on its own by the client then, rather than failing every lock of the call.
+    local owner = redis.pcall('GET', key(i))
     local alone
     if not owner then alone = renew_alone(key(i), ARGV[offset + 2 * i - 1], ARGV[offset + 2 * i], not guarded or i == 1) end
     if alone then

@@ -340,7 +340,7 @@ export class LockScripts implements LockStore {
         args[2 * i] = request.token;
         args[2 * i + 1] = request.ttl;
       });
-      const codes = perNode ? this.renewNode(keys, args).then((replies) => this.renewElsewhere(indexes, replies, requests)) : this.renewMany(keys, args);
+      const codes = (perNode ? this.renewNode(keys, args) : this.renewMany(keys, args)).then((replies) => this.renewElsewhere(indexes, replies, requests));
       return { indexes, codes };
     });
   }
@@ -348,7 +348,9 @@ export class LockScripts implements LockStore {
   /**
    * Locks a per-node call found on a node that does not serve their slot (a slot migrating or
    * moved since the client's slot map was read) are renewed one by one, as declared keys:
-   * the client then follows Redis' ASK and MOVED redirections, and refreshes its slot map.
+   * the client then follows Redis' ASK and MOVED redirections, and refreshes its slot map. So are
+   * locks whose key a batch found of another type (see RENEW_LOOP): refused alone, such a lock
+   * stays ELSEWHERE, and the others of its call are renewed.
    */
   private async renewElsewhere(indexes: number[], replies: number[], requests: RenewalRequest[]): Promise<number[]> {
     const retries: Promise<void>[] = [];
