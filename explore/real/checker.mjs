@@ -620,7 +620,11 @@ export function check(history) {
 
   checkToldOfDeletion(entered, deletions, { kills, freezes, faults, trustedEnd, ttl, single: history.schedule?.target === 'single', ownKeyDeleted, name, violate });
   checkToldAfterRelease(sections, { faults, freezes, dataLoss, closing, deletedBetween, ownKeyDeleted, violate });
-  checkInspections(sections, { dataLoss, deletedBetween, violate, quorum: quorumTarget });
+  // The run's fencing counters written from outside (`--foreign-counters`), then deleted: a counter
+  // of `lock` holding another value, or none, from the write's send to the deletion's end.
+  const foreignBetween = (lock, from, to) =>
+    faults.some((f) => f.kind === 'foreign-counter' && (f.keys ?? []).some((k) => /\{(.*)\}/.exec(k)?.[1] === lock) && (f.sent ?? f.t) <= to + SLACK && (f.until ?? f.t) >= from - SLACK);
+  checkInspections(sections, { dataLoss, deletedBetween, foreignBetween, violate, quorum: quorumTarget });
   checkLeaders(entered, { heard, closed, kills, freezes, frozenAt, lossExcuses, deletionExcuses, name, violate });
   checkCloses({ closing, closed, freezes, faults, sections, leases, violations });
   checkLeftAlive(leftAlive, { freezes, violate });
@@ -765,7 +769,7 @@ function checkToldAfterRelease(sections, { faults, freezes, dataLoss, closing, d
 /** What `lease-past-ttl` allows a lease past its ttl: the renewal's way to Redis, which sets it from there, on a loaded machine. */
 const PAST_TTL_SLACK = 150;
 
-function checkInspections(sections, { dataLoss, deletedBetween, violate, quorum }) {
+function checkInspections(sections, { dataLoss, deletedBetween, foreignBetween, violate, quorum }) {
   const outlasted = (s, seen, redisLeft, how) => {
     const counted = seen.t + seen.leaseLeft;
     const redisEnd = seen.done + redisLeft;
@@ -787,6 +791,10 @@ function checkInspections(sections, { dataLoss, deletedBetween, violate, quorum 
       if (dataLoss(s.enter ?? s.invoke, seen.done)) continue;
       // A key of the lock deleted from outside meanwhile (its own key, a guard, its fencing counter).
       if (deletedBetween(s.key, s.enter ?? s.invoke, seen.done, ANSWERING_CLASSES)) continue;
+      // Its fencing counter written from outside meanwhile, or deleted after (`--foreign-counters`):
+      // the counter no longer tells the holder's token (one server: inspect() refuses a counter past
+      // 2^53; a quorum's majority answers -5, or the seed a later grant raised it to).
+      if (foreignBetween(s.key, s.enter ?? s.invoke, seen.done)) continue;
       if (seen.seenToken !== s.token) {
         violate('inspect-token', `inspect() of "${s.key}" at ${fmt(seen.t)} said it was held with fencing token ${seen.seenToken}, while ${s.sid} held it with token ${s.token}`, seen.t);
         continue;
@@ -1026,6 +1034,10 @@ function checkMinorityFailure(sections, { faults, silences, freezes, violate }) 
       else out.delete(e.node);
     }
     for (const f of faults) {
+      // A master whose counter was written past 2^53 (`--foreign-counters`) refuses every
+      // acquisition of the key until the runner deleted it: out, as a failed master is, from the
+      // write's send to the deletion (-5 is raised to the seed, and refuses nothing).
+      if (f.kind === 'foreign-counter' && f.value !== '-5' && Array.isArray(f.masters) && (f.sent ?? f.t) <= s.fail + SLACK && (f.until ?? f.t) + SLACK >= s.invoke) f.masters.forEach((node) => out.add(node));
       if (!COMMAND_FAULTS.has(f.kind) || (f.p !== undefined && f.p !== s.p)) continue;
       if (f.t > s.fail + SLACK || (f.until ?? f.t) + MASTER_BACK < s.invoke) continue;
       if (f.node === undefined) [0, 1, 2].forEach((node) => out.add(node));

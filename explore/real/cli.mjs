@@ -29,7 +29,10 @@
 // on top, while their commands flow (see `muteMessages` in fault-proxy.mjs). `--freeze` (one server
 // or a Cluster): the seed's schedule with Redis (one master) frozen 1.5 to 3 s on top, past an
 // attempt's 1 s grace, while every worker reads the lock (isLocked(), inspect()) every 50 ms
-// (see `withFreeze` in runner.mjs; the checker's read-unbounded). Exits 1 on any violation; `--json` ends with one line of
+// (see `withFreeze` in runner.mjs; the checker's read-unbounded). `--foreign-counters` (one server,
+// a Cluster or, on one master or a majority, a quorum): the seed's schedule with the run's fencing
+// counters written past 2^53 or -5 for a while on top (see `FOREIGN_VALUES` in runner.mjs; the
+// checker's token-range). Exits 1 on any violation; `--json` ends with one line of
 // JSON ({ schedules, violations: [{ seed, invariants, replay, trace }], seconds }) for explore:bugs;
 // `--stop-at-first` ends at the first schedule with a violation. A schedule with a violation keeps
 // its evidence without `--trace`: its trace (as `--trace` prints it) and its whole history (JSON,
@@ -80,7 +83,8 @@ if (values.handed && !values['silent-close'] && values.target !== 'single') fail
 if (values.handed && values.target === 'single' && (values.freeze || values.deletes || values['drop-messages'] || values.driver !== undefined)) fail('--handed --target single is a schedule of its own: not with --freeze, --deletes, --drop-messages or --driver');
 if (values.latency && values.migrate) fail('--latency and --migrate are schedules of their own: give one');
 if (values.latency && values.silence) fail('--latency and --silence are schedules of their own: give one');
-if ((values.deletes || values['drop-messages'] || values['foreign-counters']) && (values.target === 'quorum' || values.migrate || values.silence || values.latency || values.handed)) fail('--deletes, --drop-messages and --foreign-counters run on one server or a Cluster (not --target quorum, --migrate, --silence, --latency or --handed)');
+if ((values.deletes || values['drop-messages']) && (values.target === 'quorum' || values.migrate || values.silence || values.latency || values.handed)) fail('--deletes and --drop-messages run on one server or a Cluster (not --target quorum, --migrate, --silence, --latency or --handed)');
+if (values['foreign-counters'] && (values.migrate || values.silence || values.latency || values.handed)) fail('--foreign-counters runs on one server, a Cluster or a quorum (not --migrate, --silence, --latency or --handed)');
 if (values.freeze && (values.target === 'quorum' || values.migrate || values.silence || values.latency)) fail('--freeze runs on one server or a Cluster (not --target quorum, --migrate, --silence or --latency)');
 if (values.migrate && values.target === 'single') fail('--migrate moves a Cluster slot: it needs --target cluster (or none)');
 if (values.target !== undefined && !['single', 'cluster', 'quorum'].includes(values.target)) fail(`--target must be single, cluster or quorum, got ${JSON.stringify(values.target)}`);

@@ -35,6 +35,8 @@ export interface Fault {
   frozen?: boolean;
   /** foreign-counter: what the run's fencing counters hold for `ms` (past 2^53, or negative), then deleted. */
   value?: string;
+  /** foreign-counter, quorum mode: the masters whose counters are written (one, or a majority). */
+  masters?: number[];
 }
 
 export interface Schedule {

@@ -101,7 +101,11 @@ const MUTE_MS = [300, 1_500];
  * past 2^53 (which a double cannot hold exactly) or a negative number in the counters of the run's
  * key; the scripts must refuse to hand a token out of it (b7696f17), and after a while the runner
  * deletes them, as the error the calls get says to, so that the run goes on. Drawn from a
- * generator of its own (`seed ^ 0xf0e1`): when, how long, which value.
+ * generator of its own (`seed ^ 0xf0e1`): when, how long, which value. In quorum mode (its
+ * masters' counters, on one master or on a majority: `masters`), only the value past 2^53 is
+ * foreign there: a master raises a counter below the caller's seed to it (QUORUM_ACQUIRE), so -5
+ * is legal, a counter lost as a restart loses one, and its acquisitions must go on; past 2^53 a
+ * master refuses the acquisition (FOREIGNFENCINGCOUNTER), and a majority refuses the call.
  */
 const FOREIGN_VALUES = ['9007199254740993', '-5'];
 const FOREIGN_MS = [300, 900];
@@ -252,11 +256,13 @@ function withFreeze(schedule) {
 /**
  * `schedule` (the seed's own draw) with a lock key deleted from outside (`deletes`) and/or the
  * release messages of one worker or all lost for a while (`mute`) on top, each drawn from a
- * generator of its own, so that the seed's other faults stay what they were. Not in quorum mode
- * (no release messages there, and a key deleted on one master is put back by the next renewal).
+ * generator of its own, so that the seed's other faults stay what they were; and the fencing
+ * counters holding a value no token can be (`foreign`, see FOREIGN_VALUES). Deletions and lost
+ * messages not in quorum mode (no release messages there, and a key deleted on one master is put
+ * back by the next renewal).
  */
 function withOutsideFaults(schedule, { deletes, mute, foreign }) {
-  if (schedule.target === 'quorum') throw new Error('--deletes, --drop-messages and --foreign-counters run on one server or a Cluster, not in quorum mode');
+  if (schedule.target === 'quorum' && (deletes || mute)) throw new Error('--deletes and --drop-messages run on one server or a Cluster, not in quorum mode');
   const faults = [...schedule.faults];
   if (deletes) {
     const rng = generator(schedule.seed ^ 0xde1e);
@@ -271,7 +277,17 @@ function withOutsideFaults(schedule, { deletes, mute, foreign }) {
   }
   if (foreign) {
     const rng = generator(schedule.seed ^ 0xf0e1);
-    faults.push({ kind: 'foreign-counter', at: rng.int(100, 900), ms: rng.int(FOREIGN_MS[0], FOREIGN_MS[1]), value: rng.pick(FOREIGN_VALUES) });
+    const fault = { kind: 'foreign-counter', at: rng.int(100, 900), ms: rng.int(FOREIGN_MS[0], FOREIGN_MS[1]), value: rng.pick(FOREIGN_VALUES) };
+    // Quorum mode: on one master, or on a majority (two, or all three), drawn after the rest, so
+    // that a seed's other schedules keep theirs (see FOREIGN_VALUES for what each master must do).
+    if (schedule.target === 'quorum') {
+      if (rng.next() < 1 / 2) fault.masters = [rng.int(0, 2)];
+      else {
+        const spared = rng.int(0, 3);
+        fault.masters = [0, 1, 2].filter((master) => master !== spared);
+      }
+    }
+    faults.push(fault);
   }
   return { ...schedule, faults: faults.sort((a, b) => a.at - b.at), ...(deletes && { deletes: true }), ...(mute && { mute: true }), ...(foreign && { foreign: true }) };
 }
@@ -851,7 +867,8 @@ export async function runSchedule(environment, schedule) {
         await master.start();
         await environment.register.rpush('register:log', JSON.stringify(['restart', event.wall]));
       } else if (fault.kind === 'foreign-counter') {
-        Object.assign(event, await foreignCounters(schedule.target === 'cluster' ? target.deployment.nodes : [target.server], key, fault));
+        if (fault.masters !== undefined) event.masters = fault.masters;
+        Object.assign(event, await foreignCounters(schedule.target === 'cluster' ? target.deployment.nodes : schedule.target === 'quorum' ? fault.masters.map((master) => target.servers[master]) : [target.server], key, fault));
       } else if (fault.kind === 'migrate') {
         Object.assign(event, await migrateSlot(target.deployment, `lock:{${key}}`, fault));
       } else if (fault.kind === 'delete-key') {
