@@ -95,11 +95,16 @@ describe('two holders of one semaphore in one process releasing together, each l
     const options = { limit: 2, ttl: '60s' } as const;
     const { holders, told } = await bothPermitsHeld(locks, 'sem-one-answered', options);
     const wakes = recordWakes(locks);
+    const attempts = countAttempts(locks);
     // Only the first release's message can let the waiter in: its polls are held from its start
     // (a poll answered after that release's grant would take the permit, under load).
     const polls = holdPolls(locks);
     const waiter = locks.acquire('sem-one-answered', { ...options, waitTimeout: '60s' });
     await expect.poll(() => wakes.steps.includes('queued'), { timeout: 10_000 }).toBe(true);
+    // Queued by its first attempt, it hears release messages only once subscribed: a release
+    // before that is found by its attempt after subscribing ('won', no grant message). Released
+    // once an attempt sent while subscribed has been answered, as the first test does.
+    await attempts.listening();
     const replies = holdSemaphoreReleaseReplies(locks, 1);
     // Sent together: the message of the first reaches the waiter once both are on their way.
     const first = holders[0]!.release();
@@ -114,6 +119,7 @@ describe('two holders of one semaphore in one process releasing together, each l
     expect(replies.held()).toBe(1);
     expect(wakes.steps.slice(0, wakes.steps.indexOf('granted'))).not.toContain('won');
     expect(told).toEqual(['released', 'acquired']);
+    attempts.stop();
     wakes.stop();
     replies.deliver();
     await second;
