@@ -1,10 +1,7 @@
-import { GlideClient } from '@valkey/valkey-glide';
-import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { FencedRedis, RedisLockError, RedisUnavailableError } from '../../lib/index.js';
 import { useAclUser } from '../support/acl-user.js';
-import { openClient } from '../support/handed-clients.js';
-import { nodeRedisClient } from '../support/node-redis.js';
+import { CLIENTS_ON_URL } from '../support/clients-on-url.js';
 import { useOwnServer } from '../support/own-server.js';
 
 /**
@@ -20,38 +17,6 @@ import { useOwnServer } from '../support/own-server.js';
  * `RedisLockError`, naming neither the key nor the remedy.
  */
 
-type Opened = { client: unknown; close(): Promise<unknown> };
-
-/** The clients the library accepts, on `url` (with its user and password). */
-const OPENS: Record<string, (url: string) => Promise<Opened>> = {
-  ioredis: async (url) => {
-    const client = new Redis(url);
-    client.on('error', () => undefined);
-    return { client, close: async () => client.disconnect() };
-  },
-  'ioredis 6': async (url) => {
-    const handed = await openClient('ioredis 6', url);
-    return { client: handed.client, close: async () => handed.close() };
-  },
-  iovalkey: async (url) => {
-    const handed = await openClient('iovalkey', url);
-    return { client: handed.client, close: async () => handed.close() };
-  },
-  'node-redis': async (url) => {
-    const client = await nodeRedisClient(url);
-    return { client, close: () => client.close() };
-  },
-  GLIDE: async (url) => {
-    const { hostname, port, username, password } = new URL(url);
-    const client = await GlideClient.createClient({
-      addresses: [{ host: hostname, port: Number(port) }],
-      requestTimeout: 2_000,
-      ...(username === '' ? {} : { credentials: { username: decodeURIComponent(username), password: decodeURIComponent(password) } }),
-    });
-    return { client, close: async () => client.close() };
-  },
-};
-
 const CALLS = {
   get: (fenced: FencedRedis) => fenced.get('wallet:{7}'),
   hget: (fenced: FencedRedis) => fenced.hget('account:{7}', 'balance'),
@@ -60,7 +25,7 @@ const CALLS = {
 
 /** Each plain read and fence() through a client of `name` on `url`, rejected as `refusal` and `remedy` say. */
 async function expectRefusedForGood(name: string, url: string, refusal: RegExp, remedy: RegExp, calls: (keyof typeof CALLS)[] = ['get', 'hget', 'fence']): Promise<void> {
-  const opened = await OPENS[name]!(url);
+  const opened = await CLIENTS_ON_URL[name as keyof typeof CLIENTS_ON_URL](url);
   try {
     const fenced = new FencedRedis(opened.client as never);
     for (const method of calls) {
@@ -88,22 +53,22 @@ describe('FencedRedis plain reads and fence() through a Redis user without the c
   const server = useOwnServer();
   const user = useAclUser(server, 'fenced-read');
 
-  it.each(Object.keys(OPENS))('%s: without EVALSHA and EVAL, each rejects with a RedisLockError saying to grant them', async (name) => {
+  it.each(Object.keys(CLIENTS_ON_URL))('%s: without EVALSHA and EVAL, each rejects with a RedisLockError saying to grant them', async (name) => {
     await user.rules('-evalsha', '-eval');
     await expectRefusedForGood(name, user.url(), /NOPERM|no permissions/i, /\+evalsha \+eval \+get \+set \+hget \+hset on the data keys and their \{\.\.\.\}:fence hashes/);
   });
 
-  it.each(Object.keys(OPENS))('%s: without the key, get() and hget() reject so, naming the key', async (name) => {
+  it.each(Object.keys(CLIENTS_ON_URL))('%s: without the key, get() and hget() reject so, naming the key', async (name) => {
     await user.rules('resetkeys', '~{7}:fence');
     await expectRefusedForGood(name, user.url(), /NOPERM|no permissions|can't access/i, /may not run a command it needs or touch "(wallet|account):\{7\}"[\s\S]*\+evalsha/, ['get', 'hget']);
   });
 
-  it.each(Object.keys(OPENS))('%s: without the token hash, fence() rejects so, naming the hash', async (name) => {
+  it.each(Object.keys(CLIENTS_ON_URL))('%s: without the token hash, fence() rejects so, naming the hash', async (name) => {
     await user.rules('resetkeys', '~wallet:*');
     await expectRefusedForGood(name, user.url(), /NOPERM|no permissions|can't access/i, /"\{7\}:fence"[\s\S]*\+evalsha/, ['fence']);
   });
 
-  it.each(Object.keys(OPENS))('%s: without GET and HGET (refused inside the read script), each rejects so', async (name) => {
+  it.each(Object.keys(CLIENTS_ON_URL))('%s: without GET and HGET (refused inside the read script), each rejects so', async (name) => {
     await user.rules('-get', '-hget');
     await expectRefusedForGood(name, user.url(), /NOPERM|no permissions|can't run/i, /\+evalsha \+eval \+get/);
   });
@@ -113,7 +78,7 @@ describe('FencedRedis plain reads and fence() on a server that does not know EVA
   const server = useOwnServer(['--rename-command', 'EVALSHA', '']);
 
   // GLIDE sends a script's first call as EVAL (loading it meanwhile), which this server runs.
-  it.each(Object.keys(OPENS).filter((name) => name !== 'GLIDE'))('%s: each rejects with a RedisLockError saying to give it its name back', async (name) => {
+  it.each(Object.keys(CLIENTS_ON_URL).filter((name) => name !== 'GLIDE'))('%s: each rejects with a RedisLockError saying to give it its name back', async (name) => {
     await expectRefusedForGood(name, server.url(), /unknown command/i, /rename-command/);
   });
 });
@@ -123,7 +88,7 @@ describe('FencedRedis plain reads and fence() on a server that answers EVALSHA N
 
   // GLIDE's first call of a script is an EVAL, refused so too; it loads the script meanwhile, so
   // its next call of that script (hget()'s and fence()'s are one) is an EVALSHA the server runs.
-  it.each(Object.keys(OPENS))('%s: each rejects with a RedisLockError saying to give it its name back', async (name) => {
+  it.each(Object.keys(CLIENTS_ON_URL))('%s: each rejects with a RedisLockError saying to give it its name back', async (name) => {
     await expectRefusedForGood(name, server.url(), /unknown command/i, /rename-command/, name === 'GLIDE' ? ['get', 'fence'] : undefined);
   });
 });

@@ -1,10 +1,8 @@
-import { GlideClient } from '@valkey/valkey-glide';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { FencedRedis, RedisLockError, RedisUnavailableError } from '../../lib/index.js';
 import { useAclUser } from '../support/acl-user.js';
-import { openClient } from '../support/handed-clients.js';
-import { nodeRedisClient } from '../support/node-redis.js';
+import { CLIENTS_ON_URL } from '../support/clients-on-url.js';
 import { useOwnServer } from '../support/own-server.js';
 
 /**
@@ -22,38 +20,6 @@ import { useOwnServer } from '../support/own-server.js';
  * script's first write under a full maxmemory, and the scripts read before they write).
  */
 
-type Opened = { client: unknown; close(): Promise<unknown> };
-
-/** The clients the library accepts, on `url` (with its user and password). */
-const OPENS: Record<string, (url: string) => Promise<Opened>> = {
-  ioredis: async (url) => {
-    const client = new Redis(url);
-    client.on('error', () => undefined);
-    return { client, close: async () => client.disconnect() };
-  },
-  'ioredis 6': async (url) => {
-    const handed = await openClient('ioredis 6', url);
-    return { client: handed.client, close: async () => handed.close() };
-  },
-  iovalkey: async (url) => {
-    const handed = await openClient('iovalkey', url);
-    return { client: handed.client, close: async () => handed.close() };
-  },
-  'node-redis': async (url) => {
-    const client = await nodeRedisClient(url);
-    return { client, close: () => client.close() };
-  },
-  GLIDE: async (url) => {
-    const { hostname, port, username, password } = new URL(url);
-    const client = await GlideClient.createClient({
-      addresses: [{ host: hostname, port: Number(port) }],
-      requestTimeout: 2_000,
-      ...(username === '' ? {} : { credentials: { username: decodeURIComponent(username), password: decodeURIComponent(password) } }),
-    });
-    return { client, close: async () => client.close() };
-  },
-};
-
 const CALLS = {
   set: (fenced: FencedRedis) => fenced.set('wallet:{7}', '100', 5),
   hset: (fenced: FencedRedis) => fenced.hset('account:{7}', { balance: 100 }, 5),
@@ -63,7 +29,7 @@ const CALLS = {
 
 /** Each fenced write and read for update through a client of `name` on `url`, rejected as `refusal` and `remedy` say. */
 async function expectRefusedForGood(name: string, url: string, refusal: RegExp, remedy: RegExp, admin: Redis): Promise<void> {
-  const opened = await OPENS[name]!(url);
+  const opened = await CLIENTS_ON_URL[name as keyof typeof CLIENTS_ON_URL](url);
   try {
     const fenced = new FencedRedis(opened.client as never);
     for (const [method, call] of Object.entries(CALLS)) {
@@ -93,12 +59,12 @@ describe('FencedRedis through a Redis user without the commands or keys it needs
   const server = useOwnServer();
   const user = useAclUser(server, 'fenced');
 
-  it.each(Object.keys(OPENS))('%s: without EVALSHA and EVAL, each write and read for update rejects with a RedisLockError saying to grant them', async (name) => {
+  it.each(Object.keys(CLIENTS_ON_URL))('%s: without EVALSHA and EVAL, each write and read for update rejects with a RedisLockError saying to grant them', async (name) => {
     await user.rules('-evalsha', '-eval');
     await expectRefusedForGood(name, user.url(), /NOPERM|no permissions/i, /\+evalsha \+eval \+get \+set \+hget \+hset on the data keys and their \{\.\.\.\}:fence hashes/, server.admin());
   });
 
-  it.each(Object.keys(OPENS))('%s: without the token hash among its keys, each rejects so, naming the hash', async (name) => {
+  it.each(Object.keys(CLIENTS_ON_URL))('%s: without the token hash among its keys, each rejects so, naming the hash', async (name) => {
     await user.rules('resetkeys', '~wallet:*', '~account:*');
     await expectRefusedForGood(name, user.url(), /NOPERM|no permissions|can't access/i, /"\{7\}:fence"[\s\S]*\+evalsha/, server.admin());
   });
@@ -107,7 +73,7 @@ describe('FencedRedis through a Redis user without the commands or keys it needs
 describe('FencedRedis on a Redis at its maxmemory, noeviction (OOM)', () => {
   const server = useOwnServer(['--maxmemory-policy', 'noeviction']);
 
-  it.each(Object.keys(OPENS))('%s: each write and read for update rejects with a RedisLockError saying to free memory or raise maxmemory', async (name) => {
+  it.each(Object.keys(CLIENTS_ON_URL))('%s: each write and read for update rejects with a RedisLockError saying to free memory or raise maxmemory', async (name) => {
     await server.admin().config('SET', 'maxmemory', '1');
     try {
       await expect(server.admin().set('probe', 'x')).rejects.toThrow(/OOM/);
@@ -122,7 +88,7 @@ describe('FencedRedis on a server that does not know EVALSHA (rename-command)', 
   const server = useOwnServer(['--rename-command', 'EVALSHA', '']);
 
   // GLIDE sends a script's first call as EVAL (loading it meanwhile), which this server runs.
-  it.each(Object.keys(OPENS).filter((name) => name !== 'GLIDE'))('%s: each write and read for update rejects with a RedisLockError saying to give it its name back', async (name) => {
+  it.each(Object.keys(CLIENTS_ON_URL).filter((name) => name !== 'GLIDE'))('%s: each write and read for update rejects with a RedisLockError saying to give it its name back', async (name) => {
     await expectRefusedForGood(name, server.url(), /unknown command/i, /rename-command/, server.admin());
   });
 });
@@ -131,7 +97,7 @@ describe('FencedRedis on a server that answers EVALSHA NOSCRIPT and does not kno
   const server = useOwnServer(['--rename-command', 'EVAL', '']);
 
   // GLIDE's first call of a script is an EVAL: refused so too.
-  it.each(Object.keys(OPENS))('%s: each write and read for update rejects with a RedisLockError saying to give it its name back', async (name) => {
+  it.each(Object.keys(CLIENTS_ON_URL))('%s: each write and read for update rejects with a RedisLockError saying to give it its name back', async (name) => {
     await expectRefusedForGood(name, server.url(), /unknown command/i, /rename-command/, server.admin());
   });
 });

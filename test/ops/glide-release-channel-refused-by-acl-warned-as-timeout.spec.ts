@@ -1,11 +1,11 @@
-import { GlideClient, GlideClusterClient } from '@valkey/valkey-glide';
+import { GlideClusterClient } from '@valkey/valkey-glide';
 import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useAclUser } from '../support/acl-user.js';
 import { CLUSTER_ACL_RULES, LOCK_ACL } from '../support/least-privilege-acl.js';
 import { useRedisCluster } from '../support/redis-cluster.js';
 import { useLockApps } from '../support/lock-app.js';
-import { nodeRedisClient } from '../support/node-redis.js';
+import { CLIENTS_ON_URL } from '../support/clients-on-url.js';
 import { useOwnServer } from '../support/own-server.js';
 
 /**
@@ -27,19 +27,8 @@ describe('waiters of a Redis user without the release channels (ACL)', () => {
 
   const clients: Record<string, (url: string) => Promise<{ client: unknown; close(): Promise<unknown> }>> = {
     ioredis: async (url) => ({ client: url, close: async () => undefined }),
-    'node-redis': async (url) => {
-      const client = await nodeRedisClient(url);
-      return { client, close: () => client.close() };
-    },
-    GLIDE: async (url) => {
-      const { hostname, port, username, password } = new URL(url);
-      const client = await GlideClient.createClient({
-        addresses: [{ host: hostname, port: Number(port) }],
-        requestTimeout: 2_000,
-        credentials: { username: decodeURIComponent(username), password: decodeURIComponent(password) },
-      });
-      return { client, close: async () => client.close() };
-    },
+    'node-redis': CLIENTS_ON_URL['node-redis'],
+    GLIDE: CLIENTS_ON_URL.GLIDE,
   };
 
   it.each(Object.keys(clients))('%s: the warning says the subscription was refused by the ACL, and the waiter still gets the lock', { timeout: 30_000 }, async (name) => {
