@@ -37,6 +37,11 @@ describe('quorum: the release round at app.close() on clients handed in that the
         const held = await app.locks.acquire(key, { ttl: 60_000 });
         // Its grant on master 2 (a round ends on a majority: the third's may still be on its way).
         await expect.poll(() => master2.exists(`lock:{${key}}`)).toBe(1);
+        // And every master's grant reply handled: a reply the owner's close failed raises that
+        // master's fencing floor (best effort, the round's catch-up), a command on the closed
+        // client before the shutdown, not the release round this case counts (CI saw it: sent
+        // [script, eval], the floor script's first call). A PING is answered after it.
+        await Promise.all(handed.map(({ ping }) => ping()));
         for (const index of closing) await closeOwned(handed[index]!.client);
         const sent: string[] = [];
         for (const index of closing) handed[index]!.record(sent);
