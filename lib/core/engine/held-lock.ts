@@ -255,8 +255,9 @@ export class HeldLock implements Lock, Renewable, Expiring {
       if (error === this.extensionsEndedBy) throw error;
       // Released (or lost) while the renewal was on its way: that, not "still held", is what holds now.
       this.assertHeld(true);
-      // A quorum's majority refused it for good: said of this lock, as one Redis' refusal is.
-      if (error instanceof LastingRefusalError) throw new RedisLockError(`Lock ${quoteKey(this.key)} could not be extended: ${error.message.replace(/\.$/, '')}; it is still held until its lease deadline.`, { cause: error.cause });
+      // A quorum's majority refused it for good, or for data of another kind under the lock's keys
+      // (its replies in the message): said of this lock, as one Redis' refusal is.
+      if (error instanceof LastingRefusalError || (error instanceof RedisLockError && holdsForeignData(error))) throw new RedisLockError(`Lock ${quoteKey(this.key)} could not be extended: ${error.message.replace(/\.$/, '')}; it is still held until its lease deadline.`, { cause: error.cause });
       // A client its owner closed is named so, with what to do, as a read or an acquire on it is.
       const closed = !(error instanceof RedisLockError) && this.owner.clientsClosed?.() === true;
       throw storeFailure(error, `Lock ${quoteKey(this.key)} could not be extended`, '; it is still held until its lease deadline', closed);

@@ -258,7 +258,7 @@ export class QuorumStore implements LockStore {
    * (`storeFailure`), each master's reply after it (the engine's `holdsForeignData` reads them: an
    * acquisition ends at once). Nothing was written before such a refusal (see `QUORUM_ACQUIRE`).
    */
-  private foreignData(answers: (Answer<unknown> | undefined)[], lock: string, what: 'acquire' | 'release' | 'give back' | 'check' | 'inspect' = 'acquire', then = ''): RedisLockError | undefined {
+  private foreignData(answers: (Answer<unknown> | undefined)[], lock: string, what: 'acquire' | 'renew' | 'release' | 'give back' | 'check' | 'inspect' = 'acquire', then = ''): RedisLockError | undefined {
     let refused = 0;
     let first: unknown;
     for (const answer of answers) {
@@ -302,6 +302,11 @@ export class QuorumStore implements LockStore {
       const requests = [{ lockKey, token, ttl, fencingToken }];
       const codes = answers.map((answer) => (answer.ok ? [answer.value] : undefined));
       this.assertRenewable(requests, answers, codes);
+      // A key of another type where the lock is (a hash) on a majority: no majority can renew it
+      // until that key is deleted there, which `extend()` says of this lock, as one Redis' refusal.
+      // (A batch's renewal reads it through pcall: see RENEW_LOOP.)
+      const foreign = this.foreignData(answers, lockKey, 'renew');
+      if (foreign !== undefined) throw foreign;
       const [outcome] = await this.settle(requests, codes);
       return outcome;
     } finally {
