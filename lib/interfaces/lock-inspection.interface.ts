@@ -68,7 +68,8 @@ export interface LockInspection {
   ttlMs?: number;
   /**
    * The key's fencing counter: the token of its latest acquisition; `undefined` when the lock was
-   * never acquired (or its counter is gone). Usually the holder's token while held, but not a
+   * never acquired (or its counter is gone, or holds `0`, set by hand: no token, and the next
+   * acquisition starts it at the clock as it does a lost one). Usually the holder's token while held, but not a
    * proof of it: the counter is shared with the key's readers and its same-named semaphore, whose
    * acquisitions raise it too, and a counter Redis lost (a restart without persistence, an
    * eviction, a failover to a replica that missed it) is seeded again from the clock. Compare

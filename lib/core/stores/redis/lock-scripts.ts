@@ -574,12 +574,16 @@ const SETTINGS_SUFFIXES = ['', ':0', ':1', ':2'] as const;
 
 
 /**
- * A fencing counter as `inspect` reads it: an integer, as INCR keeps it. Anything else was written
- * by something other than this library, and every acquire script of the key is refused on it
- * ("value is not an integer"): said so, rather than answered as the token `NaN`.
+ * A fencing counter as `inspect` reads it: an integer as INCR reads one (no leading zero, no
+ * `-0`). Anything else was written by something other than this library, and every acquire script
+ * of the key is refused on it ("value is not an integer"): said so, rather than answered as the
+ * token `NaN` (or 7 for `007`). `0` is no token (the API's "none"), and no acquisition handed it
+ * out: the next one's `INCR` answers 1, which starts the counter at the clock as a lost one (see
+ * `NEXT_FENCING`), so it reads as a counter that is gone (`null`).
  */
-function fencingCounter(fence: string): number {
-  if (!/^-?\d+$/.test(fence)) throw new ForeignDataRead('its fencing counter holds a value that is not an integer');
+function fencingCounter(fence: string): number | null {
+  if (!/^(?:0|-?[1-9]\d*)$/.test(fence)) throw new ForeignDataRead('its fencing counter holds a value that is not an integer');
+  if (fence === '0') return null;
   // Out of the tokens' range (negative, or past 2^53: inexact as a number), every acquire script is refused on it too (see NEXT_FENCING).
   const counter = Number(fence);
   if (counter < 0 || !Number.isSafeInteger(counter)) throw new ForeignDataRead('its fencing counter holds a value no fencing token can be');
