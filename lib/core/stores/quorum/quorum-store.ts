@@ -182,7 +182,8 @@ export class QuorumStore implements LockStore {
       // given back (whole, as giveBack's: the token may attempt again), and the failure is the
       // write-back's (not the grant's, not a busy lock).
       this.releaseRound(keys.lock, token, true).catch(() => undefined);
-      throw this.noQuorum('write back the fencing token of', confirmed, floors);
+      // A majority refused for data of another kind at the counter, written since its grant: named.
+      throw this.foreignData(floors, keys.lock, 'write back the fencing token of') ?? this.noQuorum('write back the fencing token of', confirmed, floors);
     });
   }
 
@@ -258,7 +259,7 @@ export class QuorumStore implements LockStore {
    * (`storeFailure`), each master's reply after it (the engine's `holdsForeignData` reads them: an
    * acquisition ends at once). Nothing was written before such a refusal (see `QUORUM_ACQUIRE`).
    */
-  private foreignData(answers: (Answer<unknown> | undefined)[], lock: string, what: 'acquire' | 'renew' | 'release' | 'give back' | 'check' | 'inspect' = 'acquire', then = ''): RedisLockError | undefined {
+  private foreignData(answers: (Answer<unknown> | undefined)[], lock: string, what: 'acquire' | 'renew' | 'write back the fencing token of' | 'release' | 'give back' | 'check' | 'inspect' = 'acquire', then = ''): RedisLockError | undefined {
     let refused = 0;
     let first: unknown;
     for (const answer of answers) {

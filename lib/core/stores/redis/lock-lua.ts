@@ -4,7 +4,7 @@
  * functions every lock kind shares are in `queue-lua.ts`.
  */
 import { LOCK_KEY_SUFFIXES } from '../../keys/lock-key.js';
-import { CHECK_FENCING, NEXT_FENCING, nextFencingUndoing } from './fence-lua.js';
+import { CHECK_FENCING, CHECK_INCR, NEXT_FENCING, nextFencingUndoing } from './fence-lua.js';
 import { QUEUE, QUEUE_READABLE } from './queue-lua.js';
 import { FREED_MESSAGE } from '../lock-replies.js';
 
@@ -407,9 +407,15 @@ return 1
 /**
  * Quorum mode: raises a node's fencing counter to at least ARGV[1]. KEYS: fence. ARGV[2]: fence
  * retention (ms, '0' for none), which the raised counter keeps. Every later majority shares a
- * node with this one, so its next token is higher than the one handed out.
+ * node with this one, so its next token is higher than the one handed out. A counter the acquire
+ * script's `INCR` refuses (a word, the largest integer Redis keeps, a key of another type: written
+ * by something else) ends it with that refusal, Redis' own words, and nothing written (`CHECK_INCR`):
+ * `tonumber()` failed a word with "attempt to compare nil with number", naming nothing, and wrote the
+ * token over one it reads (`1e5`, ` 7`). A value past 2^53 is above any token: left as it is.
  */
 const FENCE_FLOOR = `
+local fence = KEYS[1]
+${CHECK_INCR}
 local current = tonumber(redis.call('GET', KEYS[1]) or '0')
 if current < tonumber(ARGV[1]) then
   if ARGV[2] ~= '0' then
