@@ -20,7 +20,10 @@ describe('quorum: a restore for a `fencing: false` holder beside a foreign count
     'a counter holding %s on another master: the restored one gets the good counter',
     { timeout: 30_000 },
     async (foreign) => {
-      const { locks } = await app({ ttl: 1_000, renewInterval: 150 });
+      // A lease of 5 s, renewed every 150 ms: the restore comes with the next renewal, and a loaded
+      // machine (load 21, a fresh-clone run beside four helpers) cannot lose the lock meanwhile
+      // (with 1 s three of its four cases failed there, and passed on the quiet machine).
+      const { locks } = await app({ ttl: 5_000, renewInterval: 150 });
       const key = `q:restore-foreign-${foreign}`;
       const fence = `lock:{${key}}:fence`;
       let before = 0;
