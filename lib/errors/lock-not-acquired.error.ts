@@ -1,6 +1,7 @@
 import { quoteKey } from '../core/keys/quote-key.js';
 import { LockLostError } from './lock-lost.error.js';
 import { RedisLockError } from './redis-lock.error.js';
+import { RedisUnansweredError } from './redis-unanswered.error.js';
 import { isShutdownReason } from './shutdown-reason.js';
 
 /**
@@ -57,7 +58,13 @@ function lostMessage(key: string, waitedMs: number, cause: LockLostError): strin
  * a wait of 3 ms asked for by a call that had asked for none.
  */
 function busyMessage(key: string, waitedMs: number, cause: unknown, waitTimeout: number | undefined): string {
-  const why = cause instanceof Error ? `Redis ${refusedByRedis(cause) ? 'refused it' : 'did not answer'} (${cause.message})` : 'another holder kept it';
+  const why =
+    cause instanceof RedisUnansweredError
+      ? // It says so itself ("Redis did not answer the acquire of lock ... within 1000 ms"): not twice.
+        cause.message.replace(/\.$/, '')
+      : cause instanceof Error
+        ? `Redis ${refusedByRedis(cause) ? 'refused it' : 'did not answer'} (${cause.message})`
+        : 'another holder kept it';
   if (waitTimeout === 0) return `Lock ${quoteKey(key)} was not acquired: ${why}, and the call did not wait (waitTimeout 0). Raise waitTimeout to wait for it, or handle LockNotAcquiredError as "busy".`;
   const within = waitTimeout === undefined ? `${Math.round(waitedMs)} ms` : `its waitTimeout of ${waitTimeout} ms (${Math.round(waitedMs)} ms after the call)`;
   return `Lock ${quoteKey(key)} was not acquired within ${within}: ${why}. Raise waitTimeout to wait longer, or handle LockNotAcquiredError as "busy".`;
@@ -67,10 +74,12 @@ function busyMessage(key: string, waitedMs: number, cause: unknown, waitTimeout:
  * Whether `cause` is Redis' answer refusing the attempt (READONLY, LOADING, OOM, BUSY...), asked
  * again until the wait ran out, rather than no answer: a reply error starts with its code, as
  * ioredis and node-redis give it ("READONLY You can't write ..."), or as Valkey GLIDE words it
- * ("An error was signalled by the server: - ReadOnly: ...", "OOM: command not allowed ...").
- * The library's own errors (a quorum not reached) are not.
+ * ("An error was signalled by the server: - ReadOnly: ...", "OOM: command not allowed ...");
+ * an ioredis Cluster that stopped following a slot migration's answers (TRYAGAIN, ASK, MOVED)
+ * at its `maxRedirections` names the last one after "Too many Cluster redirections. Last error:
+ * ReplyError: ". The library's own errors (a quorum not reached) are not.
  */
 function refusedByRedis(cause: Error): boolean {
   if (cause instanceof RedisLockError) return false;
-  return /^[A-Z][A-Z_]{1,31}(?: |: )|^An error was signalled by the server: - /.test(cause.message);
+  return /^(?:Too many Cluster redirections\. Last error: ReplyError: )?(?:[A-Z][A-Z_]{1,31}(?: |: )|An error was signalled by the server: - )/.test(cause.message);
 }

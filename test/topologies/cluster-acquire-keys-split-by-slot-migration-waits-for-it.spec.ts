@@ -15,7 +15,7 @@ type Nodes = { host: string; port: number }[];
  * gives the first TRYAGAIN back; GLIDE asks again until its request timeout (2 s here), past the
  * library's 1 s bound for a `tryAcquire()`'s answer.
  */
-const CLIENTS: Record<string, { open(nodes: Nodes): Promise<{ client: unknown; close: () => unknown }>; said: RegExp }> = {
+const CLIENTS: Record<string, { open(nodes: Nodes): Promise<{ client: unknown; close: () => unknown }>; said: RegExp; waited: RegExp }> = {
   'ioredis 5': {
     open: async (nodes) => {
       const client = new Cluster(nodes);
@@ -23,6 +23,8 @@ const CLIENTS: Record<string, { open(nodes: Nodes): Promise<{ client: unknown; c
       return { client, close: () => client.disconnect() };
     },
     said: /: Redis could not be asked \(Too many Cluster redirections\. Last error: ReplyError: (?:TRYAGAIN|ASK|MOVED) /,
+    // Redis answered every time, redirecting or refusing: it said "Redis did not answer (Too many ...)".
+    waited: /\): Redis refused it \(Too many Cluster redirections\. Last error: ReplyError: (?:TRYAGAIN|ASK|MOVED) [^)]*\)\. Raise waitTimeout/,
   },
   'node-redis 6': {
     open: async (nodes) => {
@@ -30,8 +32,14 @@ const CLIENTS: Record<string, { open(nodes: Nodes): Promise<{ client: unknown; c
       return { client, close: () => client.close() };
     },
     said: /: Redis could not be asked \(TRYAGAIN Multiple keys request during rehashing of slot\)\.$/,
+    waited: /\): Redis refused it \(TRYAGAIN Multiple keys request during rehashing of slot\)\. Raise waitTimeout/,
   },
-  GLIDE: { open: (nodes) => openClient('GLIDE', nodes), said: /: Redis did not answer within 1000 ms\.$/ },
+  GLIDE: {
+    open: (nodes) => openClient('GLIDE', nodes),
+    said: /: Redis did not answer within 1000 ms\.$/,
+    // Said once: it read "Redis did not answer (Redis did not answer the acquire of lock ... within 1000 ms.)".
+    waited: /\(\d+ ms after the call\): Redis did not answer the acquire of lock "[^"]+" within 1000 ms\. Raise waitTimeout/,
+  },
 };
 
 /** The lock kinds whose keys share the lock's slot (`{K}`), each with its acquisition (no `waitTimeout`: `tryAcquire()`). */
@@ -115,6 +123,7 @@ describe('Redis Cluster: an acquisition whose keys a slot migration split betwee
       (error: unknown) => error as Error,
     );
     expect(short).toBeInstanceOf(LockNotAcquiredError);
+    expect((short as Error).message).toMatch(CLIENTS[client]!.waited);
     // Nothing half-done: the other key a call of several keys took first was given back.
     if (kind === 'several keys') await expect.poll(() => admin.exists(`lock:{a-${key}}`), { timeout: 5_000, interval: 100 }).toBe(0);
     const waiter = take(app.locks, key, 30_000);
