@@ -6,7 +6,8 @@ import { RedisLockError } from './redis-lock.error.js';
  * - `refused`: Redis no longer holds the lock for this owner (it expired, or was deleted or
  *   taken over behind the holder's back), so a renewal or extension was refused; or Redis refused
  *   the watchdog's renewal in a way asking again cannot change (an ACL without the commands or the
- *   key pattern: NOPERM; EVALSHA renamed), the error's `cause` saying what to fix: the lease
+ *   key pattern: NOPERM; EVALSHA renamed; the lock's key holding data of another type, a hash
+ *   written there by something else), the error's `cause` saying what to fix: the lease
  *   still in Redis runs out unrenewed;
  * - `expired`: the local lease deadline passed without a successful renewal (Redis or the
  *   network unreachable, the event loop blocked, or auto-renewal switched off);

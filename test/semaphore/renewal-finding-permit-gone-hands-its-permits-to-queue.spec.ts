@@ -118,7 +118,7 @@ describe.each(SCRIPT_STORES)('a renewal that finds a semaphore holder\'s permit 
       { lockKey: mutex.lock, token: 'm', ttl: LONG },
       { lockKey: keys('b').lock, token: 'b', ttl: LONG },
     ]);
-    const outcomes: (boolean | undefined)[] = [];
+    const outcomes: unknown[] = [];
     for (const part of parts) (await part.outcomes).forEach((outcome, i) => (outcomes[part.indexes[i]!] = outcome));
     expect(outcomes).toEqual([true, false]);
     await handedToW(keys, messages);

@@ -103,7 +103,7 @@ describe.each([
         { lockKey: mutex.lock, token: 'm', ttl: LONG },
         { lockKey: keys('b').lock, token: 'b', ttl: LONG },
       ]);
-      const outcomes: (boolean | undefined)[] = [];
+      const outcomes: unknown[] = [];
       for (const part of parts) (await part.outcomes).forEach((outcome, i) => (outcomes[part.indexes[i]!] = outcome));
       expect(outcomes).toEqual([true, false]);
       await expect.poll(() => client.exists(keys('w').lock), { timeout: 5_000 }).toBe(1);

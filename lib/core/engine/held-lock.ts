@@ -16,7 +16,7 @@ import { parseDuration, type Duration } from '../time/duration.js';
 import { driftMargin, type LockTiming, MAX_TIMER_MS, MAX_TTL_MS, MIN_TTL_MS } from '../options/lock-options.js';
 import { checkTtlWithinRetention } from '../options/fence-retention.js';
 import type { ReleaseReply } from '../stores/lock-store.js';
-import type { LockStore, RenewalOutcome } from '../stores/lock-store.js';
+import { RenewalRefusal, type LockStore, type RenewalOutcome } from '../stores/lock-store.js';
 import type { Renewable, RenewalScheduler } from './renewal-scheduler.js';
 import { LAST_ATTEMPT_GRACE_MS } from './waiter-timing.js';
 import { ReleaseInFlight } from './release-in-flight.js';
@@ -576,6 +576,8 @@ export class HeldLock implements Lock, Renewable, Expiring {
   completeRenewal(sequence: number, startedAt: number, ttl: number, renewed: RenewalOutcome): void {
     // A reply that lands while the lock is being released must not track it again.
     if (this.state !== 'held' || this.releasing !== undefined || renewed === undefined) return;
+    // Refused with Redis' reason (a hash at the lock's key): the loss names it.
+    if (renewed instanceof RenewalRefusal) return this.renewalRefused(sequence, renewed.error);
     if (!renewed) {
       this.lose('refused');
       return;

@@ -36,9 +36,19 @@ export interface RenewalRequest {
 
 /**
  * What a renewal found: `true` renewed, `false` refused (the lock is not ours), `undefined`
- * unknown (no answer, or no quorum either way): try again until the lease deadline.
+ * unknown (no answer, or no quorum either way): try again until the lease deadline; or, from a
+ * batch (`renewBatch`), a `RenewalRefusal`: refused, Redis' reply saying why.
  */
-export type RenewalOutcome = boolean | undefined;
+export type RenewalOutcome = boolean | undefined | RenewalRefusal;
+
+/**
+ * A batch's lock refused with Redis' own error (its key holds data of another type: a hash where
+ * the lock's string is, WRONGTYPE), which the holder's loss names: the lock is not ours, as
+ * `false` says, and what to fix is said with it.
+ */
+export class RenewalRefusal {
+  constructor(readonly error: unknown) {}
+}
 
 /** What Redis holds for one lock right now. */
 export interface LockSnapshot {

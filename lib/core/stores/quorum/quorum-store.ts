@@ -5,7 +5,7 @@ import { now } from '../../time/clock.js';
 import { driftMargin } from '../../options/lock-options.js';
 import { GONE, NOT_OURS, RENEWED, type LockScripts } from '../redis/lock-scripts.js';
 import type { AcquireReply, ReleaseReply, ScriptKeys } from '../lock-store.js';
-import type { LockSnapshot, LockStore, RenewalOutcome, RenewalPart, RenewalRequest } from '../lock-store.js';
+import { RenewalRefusal, type LockSnapshot, type LockStore, type RenewalOutcome, type RenewalPart, type RenewalRequest } from '../lock-store.js';
 import { DeadlineSweeper } from '../../engine/deadline-sweeper.js';
 import { QuorumRound, type Answer } from './quorum-round.js';
 import { QuorumSilence, SilentMaster } from './quorum-silence.js';
@@ -19,6 +19,9 @@ import { setImmediate } from '../../time/real-timers.js';
 import { LastingRefusalError, holdsForeignData, lastingRefusal, passes, storeFailure, type LastingRefusal } from '../../engine/store-failure.js';
 import { quoteKey } from '../../keys/quote-key.js';
 import { clientsClosed } from '../../engine/clients-closed.js';
+
+/** A master's answer for one lock of a renewal: its script's code, or its refusal alone (see `LockScripts.renewElsewhere`). */
+type RenewalCode = number | RenewalRefusal;
 
 /**
  * Quorum mode (the Redlock algorithm) over N independent Redis masters. A lock is held when a
@@ -340,7 +343,7 @@ export class QuorumStore implements LockStore {
    * confirmed: fewer than a majority answered.) What the other masters renewed is given back, as
    * a refused renewal's; not to those that refused so, which would refuse that too.
    */
-  private assertRenewable(requests: RenewalRequest[], answers: Answer<unknown>[], codes: (number[] | undefined)[]): void {
+  private assertRenewable(requests: RenewalRequest[], answers: Answer<unknown>[], codes: (RenewalCode[] | undefined)[]): void {
     const refusal = this.refusedForGood(answers, 'renew');
     if (refusal === undefined) return;
     this.giveBackRefused(requests, codes, requests.map(() => false), (n) => this.lasting(answers[n], n, true) !== undefined);
@@ -356,7 +359,7 @@ export class QuorumStore implements LockStore {
    * along, so no rival can have held it meanwhile. A lock released while the renewal's round ran
    * is not put back.
    */
-  private async settle(requests: RenewalRequest[], codes: (number[] | undefined)[]): Promise<RenewalOutcome[]> {
+  private async settle(requests: RenewalRequest[], codes: (RenewalCode[] | undefined)[]): Promise<RenewalOutcome[]> {
     const outcomes = requests.map((_, i) => this.decide(codes.map((node) => node?.[i])));
     this.giveBackRefused(requests, codes, outcomes);
     const restores = new Map<number, RenewalRequest[]>();
@@ -400,14 +403,15 @@ export class QuorumStore implements LockStore {
    * and to a silent master, which gets it once it answers again: as `owed` says, not to one silent
    * since before the lock's acquisition began, which no attempt of it reached.
    */
-  private giveBackRefused(requests: RenewalRequest[], codes: (number[] | undefined)[], outcomes: RenewalOutcome[], refusedForGood?: (node: number) => boolean): void {
+  private giveBackRefused(requests: RenewalRequest[], codes: (RenewalCode[] | undefined)[], outcomes: RenewalOutcome[], refusedForGood?: (node: number) => boolean): void {
     for (let i = 0; i < requests.length; i++) {
-      if (outcomes[i] !== false) continue;
+      if (outcomes[i] !== false && !(outcomes[i] instanceof RenewalRefusal)) continue;
       const { lockKey, token } = requests[i]!;
       this.released(token);
       codes.forEach((node, n) => {
         const code = node?.[i];
-        if (code === GONE || code === NOT_OURS || refusedForGood?.(n) === true) return;
+        // A master whose key holds data of another type (a hash) holds nothing of this lock's.
+        if (code === GONE || code === NOT_OURS || code instanceof RenewalRefusal || refusedForGood?.(n) === true) return;
         // A silent master is sent nothing (see QuorumSilence): owed, sent once it answers again,
         // unless no attempt of the lock reached it (silent throughout, see `owed`).
         const silent = this.silence.refusal(n);
@@ -856,10 +860,15 @@ export class QuorumStore implements LockStore {
   }
 
   /** A majority either way decides; otherwise the outcome is unknown. */
-  private decide(votes: (number | undefined)[]): RenewalOutcome {
+  private decide(votes: (RenewalCode | undefined)[]): RenewalOutcome {
     const yes = votes.filter((vote) => vote === RENEWED).length;
-    const no = votes.filter((vote) => vote === NOT_OURS || vote === GONE).length;
+    // A master whose key holds data of another type (a hash, its renewal refused alone: see
+    // LockScripts.renewElsewhere) holds nothing of the lock's: a no, which names that data when
+    // such masters alone make the loss.
+    const refusals = votes.filter((vote) => vote instanceof RenewalRefusal);
+    const no = votes.filter((vote) => vote === NOT_OURS || vote === GONE).length + refusals.length;
     if (yes >= this.majority) return true;
+    if (refusals.length > this.nodes.length - this.majority) return refusals[0];
     if (no > this.nodes.length - this.majority) return false;
     return undefined;
   }

@@ -8,7 +8,7 @@ import { LOCK_HELD } from '../../rwlock/read-lua.js';
 import { ReadScripts } from '../../rwlock/read-scripts.js';
 import { READ_HELD } from '../../rwlock/read-keys.js';
 import { longestLease } from '../../engine/lease-left.js';
-import { ForeignDataRead } from '../../engine/store-failure.js';
+import { ForeignDataRead, holdsForeignData } from '../../engine/store-failure.js';
 import { SemaphoreScripts } from '../../semaphore/semaphore-scripts.js';
 import { inspectSemaphoreInRedis, type SemaphoreSnapshot } from '../../semaphore/semaphore-inspect.js';
 import { LOCK_KEY_SUFFIXES, type LockRedisKeys } from '../../keys/lock-key.js';
@@ -21,7 +21,7 @@ import type { ReplicaWait } from '../../options/wait-for-replicas.js';
 import { IoRedisDriver } from './drivers/ioredis-driver.js';
 import type { Redis } from 'ioredis';
 import { ReplicaWaiter } from './replica-wait.js';
-import type { AcquireReply, Enqueue, LockSnapshot, LockStore, ParkRequest, ReleaseReply, RenewalOutcome, RenewalPart, RenewalRequest, ScriptKeys } from '../lock-store.js';
+import { RenewalRefusal, type AcquireReply, type Enqueue, type LockSnapshot, type LockStore, type ParkRequest, type ReleaseReply, type RenewalOutcome, type RenewalPart, type RenewalRequest, type ScriptKeys } from '../lock-store.js';
 import { toAcquireReply, toReleaseReply } from '../lock-replies.js';
 
 export { ELSEWHERE, GONE, NOT_OURS, RENEWED } from './lock-lua.js';
@@ -304,13 +304,18 @@ export class LockScripts implements LockStore {
    * renewal asks again. On one server they are gone (evicted, deleted), others may be let in
    * beside the holder, and no renewal can renew it any more: lost now, not at its deadline.
    */
-  private renewalOutcome(code: number): RenewalOutcome {
+  private renewalOutcome(code: number | RenewalRefusal): RenewalOutcome {
+    if (code instanceof RenewalRefusal) return code;
     return code === RENEWED ? true : code === ELSEWHERE && this.isCluster ? undefined : false;
   }
 
-  /** Renews `requests` and resolves each one's code (RENEWED, NOT_OURS, GONE, ELSEWHERE); rejects if a call failed. */
-  async renewCodes(requests: RenewalRequest[]): Promise<number[]> {
-    const codes: number[] = new Array(requests.length);
+  /**
+   * Renews `requests` and resolves each one's code (RENEWED, NOT_OURS, GONE, ELSEWHERE), or the
+   * refusal of one renewed alone for data of another type at its key (see `renewElsewhere`);
+   * rejects if a call failed.
+   */
+  async renewCodes(requests: RenewalRequest[]): Promise<(number | RenewalRefusal)[]> {
+    const codes: (number | RenewalRefusal)[] = new Array(requests.length);
     await Promise.all(
       this.codeParts(requests).map(async (part) => {
         const replies = await part.codes;
@@ -320,7 +325,7 @@ export class LockScripts implements LockStore {
     return codes;
   }
 
-  private codeParts(requests: RenewalRequest[]): { indexes: number[]; codes: Promise<number[]> }[] {
+  private codeParts(requests: RenewalRequest[]): { indexes: number[]; codes: Promise<(number | RenewalRefusal)[]> }[] {
     let groups: number[][];
     let perNode = false;
     if (!this.isCluster) {
@@ -349,18 +354,28 @@ export class LockScripts implements LockStore {
    * Locks a per-node call found on a node that does not serve their slot (a slot migrating or
    * moved since the client's slot map was read) are renewed one by one, as declared keys:
    * the client then follows Redis' ASK and MOVED redirections, and refreshes its slot map. So are
-   * locks whose key a batch found of another type (see RENEW_LOOP): refused alone, such a lock
-   * stays ELSEWHERE, and the others of its call are renewed.
+   * locks whose key a batch found of another type (see RENEW_LOOP), and the others of its call are
+   * renewed. Refused alone for that (WRONGTYPE: a declared key, so Redis' word, not a slot on its
+   * way), such a lock's code is that refusal (a `RenewalRefusal`): not ours, its loss told once and
+   * naming the key's data, where it stayed ELSEWHERE, renewed alone again at every tick on a Cluster
+   * and in quorum mode until its lease ran out, then told as expired. Any other failure of it
+   * leaves it ELSEWHERE.
    */
-  private async renewElsewhere(indexes: number[], replies: number[], requests: RenewalRequest[]): Promise<number[]> {
+  private async renewElsewhere(indexes: number[], replies: number[], requests: RenewalRequest[]): Promise<(number | RenewalRefusal)[]> {
+    const codes: (number | RenewalRefusal)[] = replies;
     const retries: Promise<void>[] = [];
     replies.forEach((code, i) => {
       if (code !== ELSEWHERE) return;
       const { lockKey, token, ttl } = requests[indexes[i]!]!;
-      retries.push(this.renewCode(lockKey, token, ttl).then((retried) => void (replies[i] = retried), () => undefined));
+      retries.push(
+        this.renewCode(lockKey, token, ttl).then(
+          (retried) => void (codes[i] = retried),
+          (error: unknown) => void (holdsForeignData(error) && (codes[i] = new RenewalRefusal(error))),
+        ),
+      );
     });
     await Promise.all(retries);
-    return replies;
+    return codes;
   }
 
   /** See RENEW_NODE. The client prefixes the declared first key only; the others get it here. */
