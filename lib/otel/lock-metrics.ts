@@ -159,13 +159,17 @@ function startRecorder(provider: MeterProvider): { users: number; stop(): void }
   // instrument on its own, so that a histogram that throws leaves the counts of `lock.active`
   // and `lock.waiting` true.
   let warned = false;
-  const use = (instrument: () => void): void => {
+  // Whether the instrument recorded: a count up the meter refused is not paired with its lock or
+  // wait, whose end then counts nothing down (the gauge would read one less while the process lives).
+  const use = (instrument: () => void): boolean => {
     try {
       instrument();
+      return true;
     } catch (error) {
-      if (warned) return;
+      if (warned) return false;
       warned = true;
       process.emitWarning(`nestjs-redis-lock: recording a lock metric failed (${errorText(error)}); the lock was not affected. Later failures are not reported.`);
+      return false;
     }
   };
   // A multi-key lock is one lock: one outcome per call, one in `lock.active`, one hold, one loss,
@@ -178,14 +182,12 @@ function startRecorder(provider: MeterProvider): { users: number; stop(): void }
     const part = event.keys !== undefined;
     switch (event.type) {
       case 'waiting':
-        waiters.up(callOfEvent(event), waitId(event));
-        use(() => waiting.add(1, name));
+        if (use(() => waiting.add(1, name))) waiters.up(callOfEvent(event), waitId(event));
         break;
       case 'acquired':
         if (!part) {
           use(() => acquire?.record(event.waitedMs / 1000, { ...name, 'lock.result': 'acquired' }));
-          held.up(lockOfEvent(event), heldId(event));
-          use(() => active.add(1, name));
+          if (use(() => active.add(1, name))) held.up(lockOfEvent(event), heldId(event));
         }
         if (event.afterWaiting && waiters.down(callOfEvent(event), waitId(event))) use(() => waiting.add(-1, name));
         break;
@@ -215,8 +217,7 @@ function startRecorder(provider: MeterProvider): { users: number; stop(): void }
     switch (whole.type) {
       case 'acquired':
         use(() => acquire?.record(whole.waitedMs / 1000, { ...name, 'lock.result': 'acquired' }));
-        wholes.add(whole.lock);
-        use(() => active.add(1, name));
+        if (use(() => active.add(1, name))) wholes.add(whole.lock);
         break;
       case 'not-acquired':
         use(() => acquire?.record(whole.waitedMs / 1000, { ...name, 'lock.result': whole.outcome }));
@@ -229,8 +230,8 @@ function startRecorder(provider: MeterProvider): { users: number; stop(): void }
         break;
     }
   };
-  const recordSafely = (message: unknown): void => use(() => record(message));
-  const recordWholeSafely = (message: unknown): void => use(() => recordWhole(message));
+  const recordSafely = (message: unknown): void => void use(() => record(message));
+  const recordWholeSafely = (message: unknown): void => void use(() => recordWhole(message));
   const names = [
     LOCK_DIAGNOSTICS_CHANNELS.waiting,
     LOCK_DIAGNOSTICS_CHANNELS.acquired,
@@ -302,7 +303,7 @@ class Tallied {
   }
 
   /** Moves the counter back by what it was moved, each name through `use` (a meter may throw). */
-  takeBack(use: (instrument: () => void) => void): void {
+  takeBack(use: (instrument: () => void) => unknown): void {
     for (const [name, sum] of this.tally) use(() => this.counter?.add(-sum, { 'lock.name': name }));
     this.tally.clear();
   }
