@@ -1,7 +1,7 @@
 import { RedisLockError } from '../../errors/redis-lock.error.js';
 import { RedisUnavailableError } from '../../errors/redis-unavailable.error.js';
 import { ReconnectGivenUpError, withoutArguments } from '../stores/redis/drivers/redis-driver.js';
-import { quoteKey } from '../keys/quote-key.js';
+import { escapeUnsafe, quoteKey } from '../keys/quote-key.js';
 import { FOREIGN_COUNTER } from '../stores/redis/fence-lua.js';
 
 /**
@@ -22,6 +22,21 @@ export function holdsForeignData(error: unknown): boolean {
  * to f_<sha>): @user_script:<line>:` before it).
  */
 const FOREIGN_COUNTER_REPLY = new RegExp(`${FOREIGN_COUNTER} (-?\\d+) ([\\s\\S]*?)(?: script: [0-9a-f]{40}, on @user_script:\\d+\\.?)?\\s*$`);
+
+/**
+ * A store's error as a message shows it beside others (each quorum master's reply, see
+ * QuorumStore): Redis' `FOREIGN_COUNTER` reply names its counter key raw, the lock's key, which is
+ * the caller's text; that key is shown quoted, escaped and cut as `quoteKey` shows every key (Redis'
+ * trailer naming the script left out), and any control character left elsewhere escaped, so that
+ * no reply forges a log line.
+ */
+export function shownReply(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const counter = FOREIGN_COUNTER_REPLY.exec(message);
+  const text = counter === null ? message : `${message.slice(0, counter.index)}${FOREIGN_COUNTER} ${counter[1]} ${quoteKey(counter[2]!)}`;
+  // eslint-disable-next-line no-control-regex
+  return escapeUnsafe(text).replace(/[\u0000-\u001f]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
 
 /**
  * What a plain read (no script, so no refusal of Redis) found where the library keeps data of its

@@ -16,7 +16,7 @@ import { RecentMap, RecentSet } from './recent-entries.js';
 import { MissedReleases, type MissedRelease } from './missed-releases.js';
 import { majorityPttl } from '../../engine/lease-left.js';
 import { setImmediate } from '../../time/real-timers.js';
-import { LastingRefusalError, holdsForeignData, lastingRefusal, passes, storeFailure, type LastingRefusal } from '../../engine/store-failure.js';
+import { LastingRefusalError, holdsForeignData, lastingRefusal, passes, shownReply, storeFailure, type LastingRefusal } from '../../engine/store-failure.js';
 import { quoteKey } from '../../keys/quote-key.js';
 import { clientsClosed } from '../../engine/clients-closed.js';
 
@@ -269,7 +269,7 @@ export class QuorumStore implements LockStore {
       if (answer?.ok === false && holdsForeignData(answer.error) && refused++ === 0) first = answer.error;
     }
     if (refused <= this.nodes.length - this.majority) return undefined;
-    const replies = answers.flatMap((answer, i) => (answer?.ok === false ? [`node ${i}: ${(answer.error as Error).message}`] : []));
+    const replies = answers.flatMap((answer, i) => (answer?.ok === false ? [`node ${i}: ${shownReply(answer.error)}`] : []));
     return new RedisLockError(
       `Quorum not reached to ${what} the lock: ${refused} of ${this.nodes.length} Redis nodes refused it for data this library did not write under its keys ${quoteKey(lock)} and ${quoteKey(lock + LOCK_KEY_SUFFIXES.fence)}, so ${refused === this.nodes.length ? 'none' : 'the others'} can never make the majority of ${this.majority}, and asking again changes nothing: something else writes under the module's key prefix; delete that key on those masters, or give the module a keyPrefix of its own${then} (${replies.join('; ')}).`,
       { cause: first },
@@ -879,7 +879,7 @@ export class QuorumStore implements LockStore {
    */
   private noQuorum(what: string, count: number, answers: (Answer<unknown> | undefined)[], how = 'agreed'): RedisLockError {
     const failed = answers.flatMap((answer) => (answer === undefined || answer.ok ? [] : [answer.error]));
-    const failures = answers.flatMap((answer, i) => (answer === undefined || answer.ok ? [] : [`node ${i}: ${(answer.error as Error).message}`]));
+    const failures = answers.flatMap((answer, i) => (answer === undefined || answer.ok ? [] : [`node ${i}: ${shownReply(answer.error)}`]));
     // Every master that failed it failed in a way that passes (down, refused unsent, silent, a
     // failover's READONLY): the quorum is unavailable for now, 503 over HTTP, as one Redis is. Any
     // other failure (a closed client, a script's error) leaves it a plain error, 500 and logged.
