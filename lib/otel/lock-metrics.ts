@@ -3,6 +3,8 @@ import { createNoopMeter, metrics, type Attributes, type Meter, type MeterProvid
 import { LOCK_DIAGNOSTICS_CHANNELS, MULTI_KEY_LOCK_CHANNEL, callOfEvent, lockOfEvent, type MultiKeyLockOutcome } from '../core/engine/lock-diagnostics.js';
 import type { LockEvent } from '../interfaces/lock-event.interface.js';
 import { InvalidLockOptionsError } from '../errors/invalid-lock-options.error.js';
+import { escapeUnsafe } from '../core/keys/quote-key.js';
+import { cutWhole } from '../core/keys/cut-text.js';
 
 /** Options of {@link enableLockMetrics} and `RedisLockMetricsModule.forRoot()`. */
 export interface LockMetricsOptions {
@@ -273,7 +275,11 @@ function warnNotMade(names: readonly string[], error: unknown): void {
 /** How long a meter's error text may be in a warning: it is the SDK's (or a wrapper's) text, of any length. */
 const ERROR_TEXT_MAX = 200;
 
-/** A meter's error as a warning quotes it: its message, control characters escaped, cut to `ERROR_TEXT_MAX`. */
+/**
+ * A meter's error as a warning quotes it: its message cut to `ERROR_TEXT_MAX` between whole
+ * characters, then escaped as a key in a message is (`escapeUnsafe`: C1 controls, line separators,
+ * invisible formatting characters such as bidi overrides, lone surrogates), and the C0 controls too.
+ */
 function errorText(error: unknown): string {
   let text: string;
   try {
@@ -281,9 +287,10 @@ function errorText(error: unknown): string {
   } catch {
     text = 'an error that cannot be printed';
   }
+  const cut = cutWhole(text, ERROR_TEXT_MAX);
   // eslint-disable-next-line no-control-regex
-  text = text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
-  return text.length > ERROR_TEXT_MAX ? `${text.slice(0, ERROR_TEXT_MAX)}…` : text;
+  const shown = escapeUnsafe(cut).replace(/[\u0000-\u001f]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return cut.length < text.length ? `${shown}…` : shown;
 }
 
 /** An up-down counter with what it was moved by under each `lock.name`, so that it can be taken back. */
