@@ -11,12 +11,14 @@ import { useQuorumNodes } from '../support/quorum-nodes.js';
  * 2^63 - 2: every acquisition there refused from then on, one master more to clean by hand), or,
  * from a word (NaN), raised to nothing, the good counters beside it ignored. A counter no token
  * can be is left out, as a lost one is: the others' highest is the floor, and the foreign one is
- * left as it was (the next acquisition's error names it).
+ * left as it was (the next acquisition's error names it). So is one with a leading zero
+ * (`0999999999999999`), which INCR refuses as it does a word and inspect() reports as foreign (91e6e1c7):
+ * read as the number 999999999999999, it was the floor, above every token the counter handed out.
  */
 describe('quorum: a restore for a `fencing: false` holder beside a foreign counter', () => {
   const { app, admin, get, until } = useQuorumNodes();
 
-  it.each([['9223372036854775806'], ['9007199254740993'], ['not-a-counter'], ['hash']])(
+  it.each([['9223372036854775806'], ['9007199254740993'], ['not-a-counter'], ['hash'], ['0999999999999999']])(
     'a counter holding %s on another master: the restored one gets the good counter',
     { timeout: 30_000 },
     async (foreign) => {

@@ -484,7 +484,9 @@ export class LockScripts implements LockStore {
    * reads of the other nodes (the least-privilege user it documents has no `ZCARD`, which
    * `inspect` also sends). A counter no fencing token can be (a word, past 2^53, below 1: written
    * by something else) is `null`, as a lost one: a restored node raised to it would hold a value
-   * the library never writes (`Number()` rounds past 2^53), or to NaN, which raises nothing.
+   * the library never writes (`Number()` rounds past 2^53), or to NaN, which raises nothing. So is
+   * one with a leading zero (`007`), which INCR refuses as it does a word (and `inspect` reports as
+   * foreign): read as a number, `0999999999999999` was a floor above every token handed out.
    */
   async ownerAndCounter(lock: string): Promise<{ owner: string | null; fencingToken: number | null }> {
     const [owner, fence] = await this.driver.read([
@@ -492,7 +494,7 @@ export class LockScripts implements LockStore {
       ['GET', lock + LOCK_KEY_SUFFIXES.fence],
     ]);
     const text = fence === null || fence === undefined ? '' : String(fence);
-    const counter = /^\d{1,16}$/.test(text) ? Number(text) : 0;
+    const counter = /^[1-9]\d{0,15}$/.test(text) ? Number(text) : 0;
     return { owner: (owner as string | null) ?? null, fencingToken: counter >= 1 && Number.isSafeInteger(counter) ? counter : null };
   }
 
