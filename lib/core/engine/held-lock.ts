@@ -21,7 +21,7 @@ import type { Renewable, RenewalScheduler } from './renewal-scheduler.js';
 import { LAST_ATTEMPT_GRACE_MS } from './waiter-timing.js';
 import { ReleaseInFlight } from './release-in-flight.js';
 import { ExtendsOnTheirWay } from './extends-on-their-way.js';
-import { LastingRefusalError, holdsForeignData, lastingRefusal, passingReply, storeFailure } from './store-failure.js';
+import { LastingRefusalError, holdsForeignData, lastingRefusal, passingReply, redirectedUntilGivenUp, storeFailure } from './store-failure.js';
 import { lockSummary, type LockSummary, INSPECT } from './lock-summary.js';
 
 /** Multi-key locks warned of at shutdown, by the keys array their parts share: one line each. */
@@ -738,13 +738,14 @@ export class HeldLock implements Lock, Renewable, Expiring {
     this.answered(release);
     // The client's own error (a connection closed under it) named for what it failed; a refusal
     // asking again cannot change (NOPERM, an unknown command) was an answer, saying what to fix;
-    // so was one that passes (LOADING, READONLY, BUSY...), which is sent again like a lost one.
+    // so was one that passes (LOADING, READONLY, BUSY...), which is sent again like a lost one, and
+    // an ioredis Cluster's last refusal before it stopped following a slot migration (TRYAGAIN, MOVED).
     const error =
       cause instanceof RedisLockError
         ? cause
         : lastingRefusal(cause, false) !== undefined || holdsForeignData(cause)
           ? storeFailure(cause, `The release of lock ${quoteKey(this.key)}`, '; its lease ends on its own in Redis')
-          : passingReply(cause)
+          : passingReply(cause) || redirectedUntilGivenUp(cause)
             ? new RedisLockError(`The release of lock ${quoteKey(this.key)}: Redis refused it for now (${(cause as Error).message.replace(/\.$/, '')}); its lease ends on its own in Redis.`, { cause })
             : new RedisLockError(`The release of lock ${quoteKey(this.key)} was not answered (${cause instanceof Error ? cause.message : String(cause)}); its lease ends on its own in Redis.`, { cause });
     // The holder is done with it either way: it is no longer renewed, and its lease expires

@@ -177,6 +177,17 @@ export function passingReply(error: unknown): boolean {
   return error instanceof Error && !(error instanceof RedisLockError) && PASSING_REPLY.test(error.message);
 }
 
+/**
+ * Whether `error` is an ioredis (or iovalkey) Cluster's giving up at its `maxRedirections` on Redis'
+ * own replies ("Too many Cluster redirections. Last error: ReplyError: TRYAGAIN ...", or `MOVED`,
+ * `ASK`, `CLUSTERDOWN`: a slot migrating or moved), not on a connection's failure ("Last error:
+ * Error: Connection is closed."): Redis answered the last time it was asked, refusing for now.
+ * Not `passingReply`'s: an earlier try of the command, on a connection that closed, may have run.
+ */
+export function redirectedUntilGivenUp(error: unknown): boolean {
+  return error instanceof Error && !(error instanceof RedisLockError) && /^Too many Cluster redirections\. Last error: ReplyError: [A-Z]/.test(error.message);
+}
+
 /** Socket errors of a connection refused, reset or cut, and of an address not found for now. */
 const PASSING_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
 
