@@ -1,7 +1,6 @@
 import { quoteKey } from '../core/keys/quote-key.js';
 import { LockLostError } from './lock-lost.error.js';
 import { RedisLockError } from './redis-lock.error.js';
-import { RedisUnansweredError } from './redis-unanswered.error.js';
 import { isShutdownReason } from './shutdown-reason.js';
 
 /**
@@ -59,8 +58,11 @@ function lostMessage(key: string, waitedMs: number, cause: LockLostError): strin
  */
 function busyMessage(key: string, waitedMs: number, cause: unknown, waitTimeout: number | undefined): string {
   const why =
-    cause instanceof RedisUnansweredError
-      ? // It says so itself ("Redis did not answer the acquire of lock ... within 1000 ms"): not twice.
+    cause instanceof RedisLockError
+      ? // The library's own words say what became of the attempt: a RedisUnansweredError ("Redis did
+        // not answer the acquire of lock ... within 1000 ms"), not twice; a quorum not reached, each
+        // master's answer quoted (READONLY, LOADING: answered; no answer within N ms: not); a grant
+        // whose reply came too late. "Redis did not answer (...)" around them was wrong for most.
         cause.message.replace(/\.$/, '')
       : cause instanceof Error
         ? `Redis ${refusedByRedis(cause) ? 'refused it' : 'did not answer'} (${cause.message})`
