@@ -1,10 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { FencedRedis, LockNotAcquiredError, RedisLockError, RedisUnavailableError } from '../../lib/index.js';
 import { openClient } from '../support/handed-clients.js';
+import { datasetLoading, LOADING, LOADING_TEXT, loadingServerArgs, type DatasetLoading } from '../support/loading-dataset.js';
 import { createLockApp, nextEvent, type LockApp } from '../support/lock-app.js';
 import { countAttempts } from '../support/mechanism.js';
 import { nodeRedisClient } from '../support/node-redis.js';
@@ -22,18 +20,13 @@ import type { RedisLockModuleOptions } from '../../lib/index.js';
  * ...)", though Redis had answered, as a failover's READONLY and BUSY did; it now says Redis refused
  * it for now, as a waiting call's LockNotAcquiredError does.
  *
- * The window is a real one: `DEBUG RELOAD` of a few thousand 1 KB keys, each load slowed by
- * `key-load-delay` (a debug setting, 10 ms a key here) with events served between keys
- * (`loading-process-events-interval-bytes` 1024), so Redis answers LOADING until the test sets the
- * delay back to 0 (CONFIG is served while loading). A raw client is seen refused LOADING before
- * and after each call asserted on, so each call met that refusal, whatever the machine's speed.
+ * The window is a real one (test/support/loading-dataset.ts): `DEBUG RELOAD` of a few thousand 1 KB
+ * keys, each load slowed by `key-load-delay`, so Redis answers LOADING until the test ends it. A
+ * raw client is seen refused LOADING before and after each call asserted on, so each call met that
+ * refusal, whatever the machine's speed.
  */
-const dir = mkdtempSync(join(tmpdir(), 'redis-loading-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-/** The refusal as ioredis and node-redis give it, and as Valkey GLIDE names it. */
-const LOADING = /^LOADING\b|BusyLoadingError/;
-const LOADING_TEXT = /LOADING Redis is loading the dataset in memory|BusyLoadingError/;
+const loadingArgs = loadingServerArgs();
+afterAll(() => loadingArgs.remove());
 
 /** A client of each kind handed to the module: each words the refusal its own way. */
 const CLIENTS: Record<string, (url: string) => Promise<{ client: RedisLockModuleOptions['redis']; close(): unknown }>> = {
@@ -50,43 +43,15 @@ const CLIENTS: Record<string, (url: string) => Promise<{ client: RedisLockModule
 };
 
 describe('a Redis server loading its dataset (LOADING)', () => {
-  const server = useOwnServer(['--dir', dir, '--enable-debug-command', 'local', '--loading-process-events-interval-bytes', '1024']);
-  let reloader: Redis | undefined;
-  let probe: Redis | undefined;
+  const server = useOwnServer(loadingArgs.args);
+  let loading: DatasetLoading | undefined;
   beforeAll(async () => {
-    reloader = new Redis(server.url());
-    probe = new Redis(server.url());
-    // 2,000 keys of 1 KB: at 10 ms a key, 20 s of loading at most, ended by the test at once.
-    await server.admin().eval("for i = 1, 2000 do redis.call('SET', 'fill:' .. i, string.rep('x', 1024)) end return 1", 0);
+    loading = await datasetLoading(server.url());
   });
-  afterAll(async () => {
-    await server.admin().config('SET', 'key-load-delay', '0');
-    reloader?.disconnect();
-    probe?.disconnect();
-  });
+  afterAll(() => loading?.close());
 
-  /** Whether Redis refuses a plain read LOADING right now. */
-  const refusesLoading = (): Promise<boolean> =>
-    probe!.get('fill:1').then(
-      () => false,
-      (error: Error) => LOADING.test(error.message),
-    );
-
-  /** Starts a reload that lasts until the returned function ends it (and awaits its end). */
-  async function startLoading(): Promise<() => Promise<void>> {
-    await server.admin().config('SET', 'key-load-delay', '10000');
-    const reload = reloader!.call('DEBUG', 'RELOAD');
-    await expect.poll(refusesLoading, { timeout: 5_000, interval: 20 }).toBe(true);
-    let ended = false;
-    const end = async () => {
-      if (ended) return;
-      ended = true;
-      await server.admin().config('SET', 'key-load-delay', '0');
-      await reload;
-    };
-    onTestFinished(end);
-    return end;
-  }
+  const refusesLoading = (): Promise<boolean> => loading!.refusesLoading();
+  const startLoading = (): Promise<() => Promise<void>> => loading!.start();
 
   /** A lock app on a client of `name` the test opened (closed after the app). */
   async function lockApp(name: string, options: Partial<RedisLockModuleOptions> = {}): Promise<LockApp> {
