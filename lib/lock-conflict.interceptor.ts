@@ -216,7 +216,8 @@ export class LockConflictInterceptor implements NestInterceptor {
  * asks for one.
  */
 function mapped(error: LockLostError): boolean {
-  return error.cause === undefined && !(error.reason === 'expired' && !error.renewed);
+  // An expired lease's cause is only what Redis last refused its renewals with for now (LOADING): still a 503.
+  return !(error.reason === 'refused' && error.cause !== undefined) && !(error.reason === 'expired' && !error.renewed);
 }
 
 /** Sets `Retry-After` on an HTTP request's response (see `setRetryAfter`). */

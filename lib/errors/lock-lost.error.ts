@@ -10,7 +10,9 @@ import { RedisLockError } from './redis-lock.error.js';
  *   written there by something else), the error's `cause` saying what to fix: the lease
  *   still in Redis runs out unrenewed;
  * - `expired`: the local lease deadline passed without a successful renewal (Redis or the
- *   network unreachable, the event loop blocked, or auto-renewal switched off);
+ *   network unreachable, the event loop blocked, or auto-renewal switched off; or Redis refusing
+ *   the renewals for now, as a server loading its dataset does with LOADING: that refusal is
+ *   then the error's `cause`);
  * - `shutdown`: the application shut down while the lock was held;
  * - `stepped-down`: a leader's term ended because the instance stepped down: its
  *   `onLeadershipAcquired` threw (the signal aborts before the lease is given back), or its term
@@ -50,9 +52,20 @@ export class LockLostError extends RedisLockError {
     readonly renewed = true,
     /** A renewal's refusal asking again cannot change (NOPERM, an unknown command), kept as the `cause`. */
     refusal?: RedisLockError,
+    /**
+     * An `expired` lease's last renewal answered, refused by Redis in a way that passes (LOADING,
+     * READONLY, BUSY), kept as the `cause`: Redis answered, so the loss does not say it was unreachable.
+     */
+    refusedForNow?: Error,
   ) {
-    const what = refusal === undefined ? describe(reason, renewed) : `Redis refused its renewal for good, and its lease there runs out unrenewed (${refusal.message.replace(/\.$/, '')})`;
-    super(`Lock ${quoteKey(key)}${fencingToken === undefined ? '' : ` (fencing token ${fencingToken})`} was lost: ${what}.`, refusal && { cause: refusal });
+    const what =
+      refusal !== undefined
+        ? `Redis refused its renewal for good, and its lease there runs out unrenewed (${refusal.message.replace(/\.$/, '')})`
+        : reason === 'expired' && refusedForNow !== undefined
+          ? `the lease ran out while Redis refused its renewals for now (${refusedForNow.message.replace(/\.$/, '')})`
+          : describe(reason, renewed);
+    const cause = refusal ?? (reason === 'expired' ? refusedForNow : undefined);
+    super(`Lock ${quoteKey(key)}${fencingToken === undefined ? '' : ` (fencing token ${fencingToken})`} was lost: ${what}.`, cause && { cause });
   }
 }
 

@@ -85,6 +85,11 @@ class WorkController {
     throw new LockLostError('work:leader', 7, 'stepped-down');
   }
 
+  @Get('expired-refused-for-now')
+  expiredRefusedForNow(): never {
+    throw new LockLostError('work:loading', 7, 'expired', true, undefined, new Error('LOADING Redis is loading the dataset in memory'));
+  }
+
   @Get('refused-for-good')
   refusedForGood(): never {
     throw new LockLostError('work:acl', 7, 'refused', true, new RedisLockError("NOPERM this user has no permissions to run the 'evalsha' command."));
@@ -132,6 +137,15 @@ describe('LockConflictInterceptor and a LockLostError reaching a route', () => {
     expect(got.message).not.toContain('work:expired');
     // The library's own loss log ('lock lost during renewal: ...') only, not Nest's for the route's error.
     expect(logs.lines.filter((line) => line.level === 'error' && !line.message.startsWith('lock lost'))).toEqual([]);
+  });
+
+  it("answers 503 with Retry-After: 1 for a lease that ran out while Redis refused its renewals for now (LOADING, its cause)", async () => {
+    const url = await start();
+    const got = await answer(await fetch(`${url}/expired-refused-for-now`));
+    expect(got.status).toBe(503);
+    expect(got.retryAfter).toBe('1');
+    expect(got.message).not.toContain('work:loading');
+    expect(logs.lines.filter((line) => line.level === 'error')).toEqual([]);
   });
 
   it("answers 409 for a lock Redis no longer held for the request (reason 'refused'), not naming the key", async () => {

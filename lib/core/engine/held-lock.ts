@@ -547,6 +547,8 @@ export class HeldLock implements Lock, Renewable, Expiring {
       const renewal = this.renewNow();
       // The renewal just sent, if one was (see `beginRenewal`).
       const sequence = this.renewalsSent;
+      // A refusal that passes (LOADING) is kept, for the loss to name if the lease runs out so.
+      renewal.catch((error: unknown) => this.renewalFailed(sequence, error));
       try {
         if (await renewal) return;
       } catch (error) {
@@ -627,6 +629,24 @@ export class HeldLock implements Lock, Renewable, Expiring {
     this.fenceKeptAt = now;
     // Not waited for: a failure leaves the counter to the next renewal's try.
     this.owner.store.keepFence(this.names.fence).catch(() => (this.fenceKeptAt = undefined));
+  }
+
+  /**
+   * The latest renewal that failed in a way that passes: its error when Redis answered it with a
+   * refusal for now (LOADING, READONLY, BUSY). A lease that runs out so, no later renewal applied,
+   * is lost saying Redis refused its renewals, not that Redis was unreachable.
+   */
+  private lastFailure?: { sequence: number; refusal: Error | undefined };
+
+  renewalFailed(sequence: number, error: unknown): void {
+    if (this.state !== 'held' || sequence <= this.renewalApplied || sequence < (this.lastFailure?.sequence ?? 0)) return;
+    this.lastFailure = { sequence, refusal: passingReply(error) ? (error as Error) : undefined };
+  }
+
+  /** What Redis refused the renewals with for now, if it refused the latest one that failed after the last applied. */
+  private refusedForNow(): Error | undefined {
+    const failure = this.lastFailure;
+    return failure !== undefined && failure.sequence > this.renewalApplied ? failure.refusal : undefined;
   }
 
   expire(): void {
@@ -803,7 +823,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
     if (this.state !== 'held') return;
     this.state = 'lost';
     this.stopRenewing();
-    const error = new LockLostError(this.key, this.fencingToken, reason, this.autoRenew, refusal);
+    const error = new LockLostError(this.key, this.fencingToken, reason, this.autoRenew, refusal, reason === 'expired' ? this.refusedForNow() : undefined);
     this.owner.forget(this);
     // Told outside any call chain, as the deadline sweeper tells it: a loss noticed by another
     // chain (a `held` read after a stall) must not hand that chain to the code the signal wakes.
@@ -838,7 +858,7 @@ export class HeldLock implements Lock, Renewable, Expiring {
       // No code ran under it: an acquire(keys) recovers within its wait (see `acquireAll`), a
       // tryAcquire(keys) gives up (see `tryAcquireAll`), which this key cannot tell apart: the
       // line says what each does. A refusal for good ends either with that refusal.
-      const refusal = error.cause instanceof Error ? error.cause.message.replace(/\.$/, '') : undefined;
+      const refusal = reason === 'refused' && error.cause instanceof Error ? error.cause.message.replace(/\.$/, '') : undefined;
       const then =
         refusal === undefined
           ? ` (${reason}); every key is given back, and the call takes them again within its wait (acquire(keys), using(keys), @Locked) or ends without the lock (tryAcquire(keys))`

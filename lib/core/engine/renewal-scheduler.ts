@@ -13,6 +13,8 @@ export interface Renewable {
   readonly token: string;
   readonly fencingToken: number;
   readonly ttl: number;
+  /** Renewal `sequence` failed (`error`: unanswered, LOADING...); one that passes is tried again while the lease lasts. */
+  renewalFailed?(sequence: number, error: unknown): void;
   /** Starts a renewal at `startedAt`: its sequence number, or undefined if the lease is gone. */
   beginRenewal(startedAt: number): number | undefined;
   /** Applies the outcome of renewal `sequence`, sent at `startedAt` with `ttl`. */
@@ -137,6 +139,12 @@ export class RenewalScheduler {
     } catch (error) {
       this.warn(batch.length, error);
       return;
+    }
+    // Each lock keeps a failure (LOADING...), for its loss to name if its lease runs out so.
+    for (const { indexes, outcomes } of parts) {
+      outcomes.catch((error: unknown) => {
+        for (const index of indexes) batch[index]!.lock.renewalFailed?.(batch[index]!.sequence, error);
+      });
     }
     const applied = parts.map(({ indexes, outcomes }) =>
       outcomes.then(
