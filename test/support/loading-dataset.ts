@@ -37,11 +37,13 @@ export interface DatasetLoading {
 }
 
 /**
- * Fills the server at `url` (started with `loadingServerArgs()`) with `keys` keys of 1 KB (at
- * 10 ms a key, 2,000 make 20 s of loading at most, ended by the test at once) and opens the
- * clients that reload it, probe it and end the reload.
+ * Fills the server at `url` (started with `loadingServerArgs()`) with `keys` keys of 1 KB, loaded
+ * `delayUs` microseconds a key (at 10 ms a key, 2,000 make 20 s of loading at most, ended by the
+ * test at once) and opens the clients that reload it, probe it and end the reload. Redis serves
+ * its clients every thirty keys or so while loading, so a delay of 10 ms answers in about 300 ms:
+ * a quorum's masters, whose round waits 300 ms, are given 1 ms a key (20,000 keys).
  */
-export async function datasetLoading(url: string, keys = 2_000): Promise<DatasetLoading> {
+export async function datasetLoading(url: string, { keys = 2_000, delayUs = 10_000 }: { keys?: number; delayUs?: number } = {}): Promise<DatasetLoading> {
   const admin = new Redis(url);
   const reloader = new Redis(url);
   const probe = new Redis(url);
@@ -55,7 +57,7 @@ export async function datasetLoading(url: string, keys = 2_000): Promise<Dataset
   return {
     refusesLoading,
     async start() {
-      await admin.config('SET', 'key-load-delay', '10000');
+      await admin.config('SET', 'key-load-delay', String(delayUs));
       const reload = reloader.call('DEBUG', 'RELOAD');
       await expect.poll(refusesLoading, { timeout: 5_000, interval: 20 }).toBe(true);
       let ended = false;

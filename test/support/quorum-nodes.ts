@@ -4,14 +4,15 @@ import { startRedisServer, type RedisServer } from './redis-server.js';
 import { createLockApp, sleep, type LockApp } from './lock-app.js';
 
 /**
- * Three independent masters for the quorum specs, started once per file; paused ones resumed and
- * lock apps closed after each test. `servers` is filled before the first test.
+ * Three independent masters for the quorum specs, started once per file (`args(i)`: master i's
+ * extra redis-server arguments); paused ones resumed and lock apps closed after each test.
+ * `servers` is filled before the first test.
  */
-export function useQuorumNodes() {
+export function useQuorumNodes(args: (i: number) => string[] = () => []) {
   const servers: RedisServer[] = [];
   const apps: LockApp[] = [];
   beforeAll(async () => {
-    servers.push(...(await Promise.all([0, 1, 2].map(() => startRedisServer()))));
+    servers.push(...(await Promise.all([0, 1, 2].map((i) => startRedisServer(args(i))))));
   });
   afterEach(async () => {
     for (const server of servers) server.resume();
