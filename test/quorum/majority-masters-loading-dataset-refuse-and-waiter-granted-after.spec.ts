@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { LockNotAcquiredError, RedisUnavailableError } from '../../lib/index.js';
-import { datasetLoading, LOADING_TEXT, loadingServerArgs, type DatasetLoading } from '../support/loading-dataset.js';
+import { LockLostError, LockNotAcquiredError, RedisUnavailableError, type LockEvent } from '../../lib/index.js';
+import { datasetLoading, LOADING, LOADING_TEXT, loadingServerArgs, type DatasetLoading } from '../support/loading-dataset.js';
 import { countAttempts } from '../support/mechanism.js';
 import { clientsOf, useQuorumNodes } from '../support/quorum-nodes.js';
 
@@ -12,7 +12,10 @@ import { clientsOf, useQuorumNodes } from '../support/quorum-nodes.js';
  * `RedisUnavailableError` (503 over HTTP). Here the majority is two masters of three loading their
  * dataset (a real DEBUG RELOAD kept going: test/support/loading-dataset.ts); a raw client sees
  * both refuse LOADING after the calls. The master that answered keeps nothing of a refused
- * tryAcquire() or of a wait that ran out: its grant is given back.
+ * tryAcquire() or of a wait that ran out: its grant is given back. A held lock whose lease runs
+ * out so is told once that Redis refused its renewals, each master's refusal quoted. Found so
+ * (session 51): the watchdog's batch left renewals a majority refused LOADING undecided, as if
+ * the masters were silent, and the loss said "Redis unreachable or the event loop blocked".
  */
 const args = [0, 1, 2].map(() => loadingServerArgs());
 afterAll(() => args.forEach((each) => each.remove()));
@@ -67,5 +70,31 @@ describe('quorum mode with two masters of three loading their dataset (LOADING)'
     expect(copies.filter((copy) => copy === 1).length).toBeGreaterThanOrEqual(2);
     expect(await Promise.all(raw.map((client) => client.exists('lock:{majority:try}', 'lock:{majority:short}')))).toEqual([0, 0, 0]);
     await lock.release();
+  });
+
+  it("a held lock whose lease runs out while the majority refuses its renewals LOADING is told once that Redis refused them, each master's refusal quoted", { timeout: 60_000 }, async () => {
+    const raw = clientsOf(nodes.servers);
+    onTestFinished(() => raw.forEach((client) => client.disconnect()));
+    await Promise.all(raw.map((client) => client.ping()));
+    const app = await nodes.app({ ttl: 1_500, renewInterval: 300 });
+    const lost: LockEvent[] = [];
+    const subscription = app.locks.events$.subscribe((event) => event.type === 'lost' && lost.push(event));
+    onTestFinished(() => subscription.unsubscribe());
+    const lock = await app.locks.acquire('majority:lease');
+    const ends = [await loading[0]!.start(), await loading[1]!.start()];
+    await expect.poll(() => lock.signal.aborted, { timeout: 10_000, interval: 50 }).toBe(true);
+    // Still loading once the holder was told: every renewal of its lease met the refusal.
+    expect(await bothLoading()).toEqual([true, true]);
+    const error = lock.signal.reason as LockLostError;
+    expect(error).toBeInstanceOf(LockLostError);
+    expect(error.reason).toBe('expired');
+    // Failed: 'Lock "majority:lease" (fencing token n) was lost: the lease ran out before a renewal succeeded (Redis unreachable or the event loop blocked).'
+    expect(error.message).not.toMatch(/unreachable/);
+    expect(error.message).toMatch(/^Lock "majority:lease" \(fencing token \d+\) was lost: the lease ran out while Redis refused its renewals for now \(Quorum not reached to renew the lock: 1 of 3 Redis nodes answered, 2 needed \(node 0: LOADING .*; node 1: LOADING .*\)\)\.$/);
+    expect(String((error.cause as Error | undefined)?.message)).toMatch(LOADING_TEXT);
+    expect(lost).toMatchObject([{ type: 'lost', key: 'majority:lease', reason: 'expired' }]);
+    await Promise.all(ends.map((end) => end()));
+    expect(lost).toHaveLength(1);
+    expect(LOADING.test(String(((error.cause as Error).cause as Error | undefined)?.message))).toBe(true);
   });
 });

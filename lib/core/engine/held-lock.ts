@@ -1,6 +1,7 @@
 import { LockLostError, type LockLostReason } from '../../errors/lock-lost.error.js';
 import { RedisLockError } from '../../errors/redis-lock.error.js';
 import { RedisUnansweredError } from '../../errors/redis-unanswered.error.js';
+import { RedisUnavailableError } from '../../errors/redis-unavailable.error.js';
 import { InvalidLockOptionsError } from '../../errors/invalid-lock-options.error.js';
 import type { LockEvent } from '../../interfaces/lock-event.interface.js';
 import type { Lock } from '../../interfaces/lock.interface.js';
@@ -640,7 +641,9 @@ export class HeldLock implements Lock, Renewable, Expiring {
 
   renewalFailed(sequence: number, error: unknown): void {
     if (this.state !== 'held' || sequence <= this.renewalApplied || sequence < (this.lastFailure?.sequence ?? 0)) return;
-    this.lastFailure = { sequence, refusal: passingReply(error) ? (error as Error) : undefined };
+    // A quorum's refusal for now by the masters that failed it carries the first as its cause.
+    const refused = passingReply(error) || (error instanceof RedisUnavailableError && passingReply(error.cause));
+    this.lastFailure = { sequence, refusal: refused ? (error as Error) : undefined };
   }
 
   /** What Redis refused the renewals with for now, if it refused the latest one that failed after the last applied. */

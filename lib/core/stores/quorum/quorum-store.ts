@@ -16,7 +16,7 @@ import { RecentMap, RecentSet } from './recent-entries.js';
 import { MissedReleases, type MissedRelease } from './missed-releases.js';
 import { majorityPttl } from '../../engine/lease-left.js';
 import { setImmediate } from '../../time/real-timers.js';
-import { LastingRefusalError, holdsForeignData, lastingRefusal, passes, shownReply, storeFailure, type LastingRefusal } from '../../engine/store-failure.js';
+import { LastingRefusalError, holdsForeignData, lastingRefusal, passes, passingReply, shownReply, storeFailure, type LastingRefusal } from '../../engine/store-failure.js';
 import { quoteKey } from '../../keys/quote-key.js';
 import { clientsClosed } from '../../engine/clients-closed.js';
 
@@ -330,7 +330,9 @@ export class QuorumStore implements LockStore {
       const answers = await this.ask(ttl, (node) => node.renewCodes(requests));
       const codes = answers.map((answer) => (answer.ok ? answer.value : undefined));
       this.assertRenewable(requests, answers, codes);
-      return await this.settle(requests, codes);
+      const outcomes = await this.settle(requests, codes);
+      this.assertNotRefusedForNow(outcomes, answers);
+      return outcomes;
     } finally {
       this.renewing--;
     }
@@ -348,6 +350,21 @@ export class QuorumStore implements LockStore {
     if (refusal === undefined) return;
     this.giveBackRefused(requests, codes, requests.map(() => false), (n) => this.lasting(answers[n], n, true) !== undefined);
     throw refusal;
+  }
+
+  /**
+   * Throws when no renewal of the batch was decided because the masters that failed it all
+   * refused it for now (LOADING, READONLY, BUSY), every master having answered: the engine warns
+   * and each holder keeps that refusal, which its loss names if its lease runs out so (Redis
+   * answered, so the loss does not say it was unreachable), as on one Redis. The client's first
+   * refusal is the `cause`. A master that did not answer leaves the batch undecided, as before.
+   */
+  private assertNotRefusedForNow(outcomes: RenewalOutcome[], answers: Answer<unknown>[]): void {
+    if (outcomes.some((outcome) => outcome !== undefined)) return;
+    const refusals = answers.flatMap((answer) => (answer === undefined || answer.ok ? [] : [answer.error]));
+    if (refusals.length === 0 || answers.some((answer) => answer === undefined) || !refusals.every(passingReply)) return;
+    const answered = answers.filter((answer) => answer.ok).length;
+    throw new RedisUnavailableError(this.noQuorum('renew', answered, answers, 'answered').message, { cause: refusals[0] });
   }
 
   /**
