@@ -27,7 +27,8 @@ describe("a held lock whose lease runs out while Redis answers LOADING to every 
   const server = useOwnServer(loadingArgs.args);
   let loading: DatasetLoading | undefined;
   beforeAll(async () => {
-    loading = await datasetLoading(server.url());
+    // 1 ms a key: a loading Redis answers between keys, well within a renewal's tick (see the support).
+    loading = await datasetLoading(server.url(), { keys: 20_000, delayUs: 1_000 });
   });
   afterAll(() => loading?.close());
 

@@ -35,6 +35,7 @@ describe('quorum mode with two masters of three loading their dataset (LOADING)'
     const raw = clientsOf(nodes.servers);
     onTestFinished(() => raw.forEach((client) => client.disconnect()));
     await Promise.all(raw.map((client) => client.ping()));
+    // A round waits a tenth of the ttl (500 ms at most) for each master (see below).
     const app = await nodes.app({ ttl: 5_000 });
     expect(await app.locks.isLocked('majority:warm')).toBe(false);
     const ends = [await loading[0]!.start(), await loading[1]!.start()];
@@ -76,7 +77,9 @@ describe('quorum mode with two masters of three loading their dataset (LOADING)'
     const raw = clientsOf(nodes.servers);
     onTestFinished(() => raw.forEach((client) => client.disconnect()));
     await Promise.all(raw.map((client) => client.ping()));
-    const app = await nodes.app({ ttl: 1_500, renewInterval: 300 });
+    // A round waits a tenth of the ttl (500 ms at most) for each master: 5 s leave a loading
+    // master, which serves its clients only between keys, time to answer under load.
+    const app = await nodes.app({ ttl: 5_000, renewInterval: 300 });
     const lost: LockEvent[] = [];
     const subscription = app.locks.events$.subscribe((event) => event.type === 'lost' && lost.push(event));
     onTestFinished(() => subscription.unsubscribe());
