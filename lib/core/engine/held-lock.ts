@@ -254,6 +254,8 @@ export class HeldLock implements Lock, Renewable, Expiring {
     const renewed = await this.unlessEnded(this.owner.store.renew(this.names.lock, this.token, lease, this.fencingToken)).catch((error: unknown) => {
       // The lock's end came first (see `unlessEnded`): its error says so, and why, already.
       if (error === this.extensionsEndedBy) throw error;
+      // The latest renewal, if no other went out since: its refusal for now (LOADING) is what a loss names.
+      this.renewalFailed(sequence!, error);
       // Released (or lost) while the renewal was on its way: that, not "still held", is what holds now.
       this.assertHeld(true);
       // A quorum's majority refused it for good, or for data of another kind under the lock's keys
@@ -646,10 +648,14 @@ export class HeldLock implements Lock, Renewable, Expiring {
     this.lastFailure = { sequence, refusal: refused ? (error as Error) : undefined };
   }
 
-  /** What Redis refused the renewals with for now, if it refused the latest one that failed after the last applied. */
+  /**
+   * What Redis refused the renewals with for now, if it refused the latest one sent, none applied
+   * since: a renewal sent after the refusal and not answered (Redis frozen, a quorum's master silent,
+   * a batch left undecided) means the lease ran out to that silence, which the loss says.
+   */
   private refusedForNow(): Error | undefined {
     const failure = this.lastFailure;
-    return failure !== undefined && failure.sequence > this.renewalApplied ? failure.refusal : undefined;
+    return failure !== undefined && failure.sequence === this.renewalsSent && failure.sequence > this.renewalApplied ? failure.refusal : undefined;
   }
 
   expire(): void {
