@@ -213,11 +213,12 @@ export class LockConflictInterceptor implements NestInterceptor {
  * renewal refused for good (its `cause`: NOPERM, a renamed command), the operator's to fix; nor
  * the lease of a lock its code chose not to renew (`autoRenew: false`) that the work outlived,
  * the application's to fix (its message names the remedy): a retry would run out again, so no 503
- * asks for one.
+ * asks for one. Not so one whose renewal (an `extend()`) Redis refused for now: its `cause`.
  */
 function mapped(error: LockLostError): boolean {
-  // An expired lease's cause is only what Redis last refused its renewals with for now (LOADING): still a 503.
-  return !(error.reason === 'refused' && error.cause !== undefined) && !(error.reason === 'expired' && !error.renewed);
+  // An expired lease's cause is only what Redis last refused its renewals with for now (LOADING): still
+  // a 503, for a lock taken with `autoRenew: false` too (its extend() refused so: the work did not outlive its ttl).
+  return !(error.reason === 'refused' && error.cause !== undefined) && !(error.reason === 'expired' && !error.renewed && error.cause === undefined);
 }
 
 /** Sets `Retry-After` on an HTTP request's response (see `setRetryAfter`). */
