@@ -771,7 +771,8 @@ export class HeldLock implements Lock, Renewable, Expiring {
     // an ioredis Cluster's last refusal before it stopped following a slot migration (TRYAGAIN, MOVED).
     const error =
       cause instanceof RedisLockError
-        ? cause
+        ? // The library's own as it is, but for a quorum's unavailable for now, which names no call.
+          storeFailure(cause, `The release of lock ${quoteKey(this.key)}`, '; its lease ends on its own in Redis')
         : lastingRefusal(cause, false) !== undefined || holdsForeignData(cause)
           ? storeFailure(cause, `The release of lock ${quoteKey(this.key)}`, '; its lease ends on its own in Redis')
           : passingReply(cause) || redirectedUntilGivenUp(cause)

@@ -44,6 +44,24 @@ export function shownReply(error: unknown): string {
  */
 export class ForeignDataRead extends Error {}
 
+/**
+ * A quorum's majority unavailable for now (see QuorumStore's `noQuorum`): a store names no call,
+ * so `storeFailure` names it as it names a client's error on one Redis (`tryAcquire("k"): ...`),
+ * its cause kept (the first failing master's error). Unnamed (an acquire()'s last refusal, the
+ * cause of its LockNotAcquiredError, which names the key), it shows as the RedisUnavailableError it is.
+ */
+export class QuorumUnavailableError extends RedisUnavailableError {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'RedisUnavailableError';
+  }
+
+  /** This error named by `call`, `then` said after it, as `storeFailure` words a client's. */
+  named(call: string, then = ''): RedisUnavailableError {
+    return new RedisUnavailableError(`${call}: ${this.message.replace(/\.$/, '')}${then}.`, { cause: this.cause });
+  }
+}
+
 /** Which refusal asking again cannot change (see `lastingRefusal`). */
 export type LastingRefusal = 'unknown-command' | 'no-permission' | 'client-closed';
 
@@ -112,6 +130,7 @@ export function refusedReply(error: unknown, withinScript: boolean): RefusedRepl
  * A refusal asking again cannot change says what to fix (`clientClosed`: see `lastingRefusal`).
  */
 export function storeFailure(error: unknown, call: string, then = '', clientClosed = false): RedisLockError {
+  if (error instanceof QuorumUnavailableError) return error.named(call, then);
   if (error instanceof RedisLockError) return error;
   // Kept as the cause: printed with its own properties (see `withoutArguments`).
   withoutArguments(error);

@@ -16,7 +16,7 @@ import { RecentMap, RecentSet } from './recent-entries.js';
 import { MissedReleases, type MissedRelease } from './missed-releases.js';
 import { majorityPttl } from '../../engine/lease-left.js';
 import { setImmediate } from '../../time/real-timers.js';
-import { LastingRefusalError, holdsForeignData, lastingRefusal, passes, passingReply, shownReply, storeFailure, type LastingRefusal } from '../../engine/store-failure.js';
+import { LastingRefusalError, QuorumUnavailableError, holdsForeignData, lastingRefusal, passes, passingReply, shownReply, storeFailure, type LastingRefusal } from '../../engine/store-failure.js';
 import { quoteKey } from '../../keys/quote-key.js';
 import { clientsClosed } from '../../engine/clients-closed.js';
 
@@ -900,9 +900,11 @@ export class QuorumStore implements LockStore {
     // Every master that failed it failed in a way that passes (down, refused unsent, silent, a
     // failover's READONLY): the quorum is unavailable for now, 503 over HTTP, as one Redis is. Any
     // other failure (a closed client, a script's error) leaves it a plain error, 500 and logged.
-    const NoQuorum = failed.length > 0 && failed.every(passesOnNode) ? RedisUnavailableError : RedisLockError;
+    // It names no call: the engine names it (see `storeFailure`), as one Redis' error.
+    const NoQuorum = failed.length > 0 && failed.every(passesOnNode) ? QuorumUnavailableError : RedisLockError;
     return new NoQuorum(
       `Quorum not reached to ${what} the lock: ${count} of ${this.nodes.length} Redis nodes ${how}, ${this.majority} needed (${failures.join('; ')}).`,
+      failed.length > 0 ? { cause: failed[0] } : undefined,
     );
   }
 }
