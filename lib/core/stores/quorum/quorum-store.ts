@@ -1,5 +1,4 @@
 import { RedisLockError } from '../../../errors/redis-lock.error.js';
-import { RedisUnavailableError } from '../../../errors/redis-unavailable.error.js';
 import { shutDownRefusal } from '../../../errors/shutdown-reason.js';
 import { now } from '../../time/clock.js';
 import { driftMargin } from '../../options/lock-options.js';
@@ -311,8 +310,11 @@ export class QuorumStore implements LockStore {
       // (A batch's renewal reads it through pcall: see RENEW_LOOP.)
       const foreign = this.foreignData(answers, lockKey, 'renew');
       if (foreign !== undefined) throw foreign;
-      const [outcome] = await this.settle(requests, codes);
-      return outcome;
+      const outcomes = await this.settle(requests, codes);
+      // Refused for now by the masters that failed it, every one answering: said so, as by the
+      // batch (an extend() of this lock names it), not left undecided as a silence is.
+      this.assertNotRefusedForNow(outcomes, answers);
+      return outcomes[0]!;
     } finally {
       this.renewing--;
     }
@@ -353,7 +355,7 @@ export class QuorumStore implements LockStore {
   }
 
   /**
-   * Throws when no renewal of the batch was decided because the masters that failed it all
+   * Throws when no renewal of the batch (or the one `renew` sends) was decided because the masters that failed it all
    * refused it for now (LOADING, READONLY, BUSY), every master having answered: the engine warns
    * and each holder keeps that refusal, which its loss names if its lease runs out so (Redis
    * answered, so the loss does not say it was unreachable), as on one Redis. The client's first
@@ -364,7 +366,8 @@ export class QuorumStore implements LockStore {
     const refusals = answers.flatMap((answer) => (answer === undefined || answer.ok ? [] : [answer.error]));
     if (refusals.length === 0 || answers.some((answer) => answer === undefined) || !refusals.every(passingReply)) return;
     const answered = answers.filter((answer) => answer.ok).length;
-    throw new RedisUnavailableError(this.noQuorum('renew', answered, answers, 'answered').message, { cause: refusals[0] });
+    // Every failure passes: a QuorumUnavailableError, its cause the first refusal.
+    throw this.noQuorum('renew', answered, answers, 'answered');
   }
 
   /**
