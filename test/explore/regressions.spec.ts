@@ -448,4 +448,31 @@ describe('explorer regressions (deterministic simulation, fixed schedules)', () 
     expect(result.trace.some((line) => /^ +2671\.0 ms +i0 +onLeadershipAcquired of term #9 throws \(after-step\)/.test(line))).toBe(true);
     expect(result.trace.some((line) => /^ +2671\.0 ms +i0 +term #9 ends: its signal aborts \(expired\)$/.test(line))).toBe(true);
   });
+
+  // Found by `npm run explore -- --seconds 900 --seed 7158` (schedule 286, `--path 285:3:0:0:0:5`):
+  // the whole store froze at 8 ms for good, so the workload's callers waited their 60 s
+  // waitTimeout; in the grant-handover probe's `gx` i1's waiter gave the grant back at 58,978 ms,
+  // and at 60,056 ms i1's `using(m)` ran out of time and left the queue, again once its frozen
+  // attempt settles (a leave the close waits for, bounded by its shutdownTimeout). The probe
+  // counted every clean-up begun on i1 since the abort, that leave of another key included, as the
+  // give-back still pending (a false alarm: the give-back's release had settled at its bound).
+  it('the gx probe judges the give-back of its grant, not a clean-up of another key begun after it', async () => {
+    const plan: Plan = {
+      ...quiet,
+      seed: 1,
+      instances: 4,
+      ttl: 600,
+      mutexCallers: 1,
+      transferCallers: 1,
+      extendCallers: 1,
+      shortWaitCallers: 2,
+      leaderHooks: { acquired: 'returns', lost: 'hangs', releases: [845, 1536], closeAfterRelease: 229, lostThrows: true, work: true },
+      faults: [{ kind: 'reply-lost-before', at: 8, instance: 1, duration: 1928, amount: 2143 }],
+    };
+    const result = await runPlan(plan, false);
+    expect(result.violation, result.trace.slice(-30).join('\n')).toBeUndefined();
+    // The shape: i1's leave of `m` begun after the give-back, its frozen attempt never answered.
+    expect(result.trace.some((line) => /^ +58978\.0 ms +i1 +grant-handover probe: the waiter's signal aborts during its renewal before the handover$/.test(line))).toBe(true);
+    expect(result.trace.some((line) => /^ +60056\.0 ms +i1 +using\(m\) failed: LockNotAcquiredError/.test(line))).toBe(true);
+  });
 });
