@@ -327,13 +327,7 @@ async function deleteKey(nodes, key, fault) {
   for (const { host = '127.0.0.1', port } of nodes) {
     const redis = new Redis(port, host, { maxRetriesPerRequest: 1 });
     try {
-      let cursor = '0';
-      do {
-        const [next, keys] = await redis.scan(cursor, 'MATCH', `*${key}*`, 'COUNT', 1000);
-        cursor = next;
-        for (const name of keys) found.push({ name, host, port });
-      }
-      while (cursor !== '0');
+      for (const name of await keysOfRun(redis, key)) found.push({ name, host, port });
     } finally {
       redis.disconnect();
     }
@@ -370,13 +364,7 @@ async function foreignCounters(nodes, key, fault) {
   for (const { host = '127.0.0.1', port } of nodes) {
     const redis = new Redis(port, host, { maxRetriesPerRequest: 1 });
     try {
-      let cursor = '0';
-      do {
-        const [next, keys] = await redis.scan(cursor, 'MATCH', `*${key}*`, 'COUNT', 1000);
-        cursor = next;
-        for (const name of keys) if (keyClass(name) === 'fence') written.push({ name, host, port });
-      }
-      while (cursor !== '0');
+      for (const name of await keysOfRun(redis, key)) if (keyClass(name) === 'fence') written.push({ name, host, port });
       for (const { name } of written.filter((k) => k.port === port && k.host === host)) await redis.set(name, fault.value, 'KEEPTTL');
     } finally {
       redis.disconnect();
@@ -392,6 +380,18 @@ async function foreignCounters(nodes, key, fault) {
     }
   }
   return { keys: written.map((k) => k.name), value: fault.value, sent, deletedAt: mono() };
+}
+
+/** Every key of the run's lock `key` on one node, by SCAN (the run's key holds no glob character). */
+async function keysOfRun(redis, key) {
+  const found = [];
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `*${key}*`, 'COUNT', 1000);
+    cursor = next;
+    found.push(...keys);
+  } while (cursor !== '0');
+  return found;
 }
 
 /** DEL of KEYS[1], and the value it held when a string (false otherwise): `{deleted, value}`. */
