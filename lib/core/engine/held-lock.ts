@@ -765,19 +765,17 @@ export class HeldLock implements Lock, Renewable, Expiring {
   /** No answer (an error of the client's, or none by the end of the lease): the lease ends on its own. */
   private releaseUnconfirmed(release: ReleaseInFlight, cause: unknown): void {
     this.answered(release);
-    // The client's own error (a connection closed under it) named for what it failed; a refusal
-    // asking again cannot change (NOPERM, an unknown command) was an answer, saying what to fix;
-    // so was one that passes (LOADING, READONLY, BUSY...), which is sent again like a lost one, and
-    // an ioredis Cluster's last refusal before it stopped following a slot migration (TRYAGAIN, MOVED).
+    // The library's own error as it is (but a quorum's unavailable for now, which names no call,
+    // named so); a refusal asking again cannot change (NOPERM, an unknown command) was an answer,
+    // saying what to fix; so was one that passes (LOADING, READONLY, BUSY...), which is sent again
+    // like a lost one, and an ioredis Cluster's last refusal before it stopped following a slot
+    // migration (TRYAGAIN, MOVED); anything else (a connection closed under it) was not answered.
     const error =
-      cause instanceof RedisLockError
-        ? // The library's own as it is, but for a quorum's unavailable for now, which names no call.
-          storeFailure(cause, `The release of lock ${quoteKey(this.key)}`, '; its lease ends on its own in Redis')
-        : lastingRefusal(cause, false) !== undefined || holdsForeignData(cause)
-          ? storeFailure(cause, `The release of lock ${quoteKey(this.key)}`, '; its lease ends on its own in Redis')
-          : passingReply(cause) || redirectedUntilGivenUp(cause)
-            ? new RedisLockError(`The release of lock ${quoteKey(this.key)}: Redis refused it for now (${(cause as Error).message.replace(/\.$/, '')}); its lease ends on its own in Redis.`, { cause })
-            : new RedisLockError(`The release of lock ${quoteKey(this.key)} was not answered (${cause instanceof Error ? cause.message : String(cause)}); its lease ends on its own in Redis.`, { cause });
+      cause instanceof RedisLockError || lastingRefusal(cause, false) !== undefined || holdsForeignData(cause)
+        ? storeFailure(cause, `The release of lock ${quoteKey(this.key)}`, '; its lease ends on its own in Redis')
+        : passingReply(cause) || redirectedUntilGivenUp(cause)
+          ? new RedisLockError(`The release of lock ${quoteKey(this.key)}: Redis refused it for now (${(cause as Error).message.replace(/\.$/, '')}); its lease ends on its own in Redis.`, { cause })
+          : new RedisLockError(`The release of lock ${quoteKey(this.key)} was not answered (${cause instanceof Error ? cause.message : String(cause)}); its lease ends on its own in Redis.`, { cause });
     // The holder is done with it either way: it is no longer renewed, and its lease expires
     // in Redis on its own. A later release() may try again: sooner is better.
     if (!release.wasHeld && this.owner.shuttingDown !== true) this.owner.unconfirmedRelease?.(this.names, this.token, this.owner.clock.now() + this.ttl);
