@@ -2,7 +2,7 @@ import { Cluster, Redis } from 'ioredis';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { settleWithin } from '../lib/core/time/settle-within.js';
 import { createLockApp, type LockApp } from './support/lock-app.js';
-import { blockEventLoop } from './support/mechanism.js';
+import { blockEventLoop, stallAfterCommand } from './support/mechanism.js';
 import { useOwnRedis } from './support/redis.js';
 import { useRedisCluster } from './support/redis-cluster.js';
 
@@ -23,17 +23,7 @@ describe('a reply Redis sent while the event loop stalled past the call bound', 
     onTestFinished(() => void client.disconnect());
     const app = await createLockApp({ redis: client, ttl: 30_000 });
     onTestFinished(() => app.close());
-    let armed: string | undefined;
-    const send = client.sendCommand.bind(client);
-    client.sendCommand = ((command: { name: string }, ...rest: unknown[]) => {
-      const sent = (send as (...args: unknown[]) => unknown)(command, ...rest);
-      if (armed !== undefined && command.name.toLowerCase() === armed) {
-        armed = undefined;
-        // Written already (ioredis writes to a ready socket at once); blocked before the loop can read the reply.
-        queueMicrotask(() => blockEventLoop(1_500));
-      }
-      return sent;
-    }) as typeof client.sendCommand;
+    const stall = stallAfterCommand(client, 1_500);
     // Connected, and the scripts loaded: only the command under test is sent.
     await (await app.locks.acquire('warm-up')).release();
     await app.locks.isLocked('warm-up');
@@ -41,7 +31,7 @@ describe('a reply Redis sent while the event loop stalled past the call bound', 
       const stats = await own.redis().info('commandstats');
       return Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(stats)?.[1] ?? 0);
     };
-    return { app, stallAfterNext: (command) => (armed = command), calls };
+    return { app, stallAfterNext: (command) => stall.arm(command), calls };
   }
 
   it('tryAcquire() gets the lock Redis granted, asked once', async () => {
@@ -112,16 +102,7 @@ describe('a reply a Redis Cluster master sent while the event loop stalled past 
     onTestFinished(() => void client.disconnect());
     const app = await createLockApp({ redis: client, ttl: 30_000 });
     onTestFinished(() => app.close());
-    let armed = false;
-    const send = client.sendCommand.bind(client);
-    client.sendCommand = ((command: { name: string }, ...rest: unknown[]) => {
-      const sent = (send as (...args: unknown[]) => unknown)(command, ...rest);
-      if (armed && command.name.toLowerCase() === 'evalsha') {
-        armed = false;
-        queueMicrotask(() => blockEventLoop(1_500));
-      }
-      return sent;
-    }) as typeof client.sendCommand;
+    const stall = stallAfterCommand(client, 1_500);
     // Connected to the key's master, and the scripts loaded there.
     await (await app.locks.acquire('stalled-cluster')).release();
     const calls = async (): Promise<number> => {
@@ -130,7 +111,7 @@ describe('a reply a Redis Cluster master sent while the event loop stalled past 
       return sum;
     };
     const before = await calls();
-    armed = true;
+    stall.arm('evalsha');
     const lock = await app.locks.tryAcquire('stalled-cluster');
     expect(lock?.held).toBe(true);
     expect((await calls()) - before).toBe(1);

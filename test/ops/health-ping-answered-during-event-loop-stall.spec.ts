@@ -9,7 +9,7 @@
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { RedisLockHealthIndicator } from '../../lib/terminus/index.js';
-import { blockEventLoop } from '../support/mechanism.js';
+import { stallAfterCommand } from '../support/mechanism.js';
 import { useOwnRedis } from '../support/redis.js';
 import { terminusLockModule } from '../support/terminus-app.js';
 
@@ -24,22 +24,12 @@ describe('the terminus indicator when the event loop stalls past the check timeo
       const health = moduleRef.get(RedisLockHealthIndicator);
       // Connected: only the check's own probe is sent when it runs.
       expect((await health.isHealthy('locks')).locks.status).toBe('up');
-      let armed = false;
-      const send = client.sendCommand.bind(client);
-      client.sendCommand = ((command: { name: string }, ...rest: unknown[]) => {
-        const sent = (send as (...args: unknown[]) => unknown)(command, ...rest);
-        if (armed && command.name.toLowerCase() === 'eval') {
-          armed = false;
-          // Written already (ioredis writes to a ready socket at once); blocked before the loop can read the reply.
-          queueMicrotask(() => blockEventLoop(700));
-        }
-        return sent;
-      }) as typeof client.sendCommand;
+      const stall = stallAfterCommand(client, 700);
       const calls = async (): Promise<number> => Number(/cmdstat_eval:calls=(\d+)/.exec(await own.redis().info('commandstats'))?.[1] ?? 0);
       const before = await calls();
-      armed = true;
+      stall.arm('eval');
       const result = await health.isHealthy('locks', { timeout: 500 });
-      expect(armed).toBe(false);
+      expect(stall.armed).toBe(false);
       expect(result.locks.status).toBe('up');
       expect(result.locks.nodes).toEqual([expect.objectContaining({ status: 'up' })]);
       expect((await calls()) - before).toBe(1);

@@ -333,6 +333,31 @@ export function blockEventLoop(ms: number): void {
 }
 
 /**
+ * Blocks the event loop for `ms` once, right after ioredis `client` (a `Redis` or a `Cluster`) has
+ * written the next command named `command` (lower case) once `arm(command)` was called: ioredis
+ * writes to a ready socket at once, so Redis' reply comes in while the loop is blocked, before it
+ * can be read. `armed` says whether that command is still to come.
+ */
+export function stallAfterCommand(client: { sendCommand: unknown }, ms: number): { arm(command: string): void; readonly armed: boolean } {
+  let armed: string | undefined;
+  const send = (client.sendCommand as (...args: unknown[]) => unknown).bind(client);
+  client.sendCommand = (command: { name: string }, ...rest: unknown[]) => {
+    const sent = send(command, ...rest);
+    if (armed !== undefined && command.name.toLowerCase() === armed) {
+      armed = undefined;
+      queueMicrotask(() => blockEventLoop(ms));
+    }
+    return sent;
+  };
+  return {
+    arm: (command) => void (armed = command),
+    get armed() {
+      return armed !== undefined;
+    },
+  };
+}
+
+/**
  * Live Node timers (`Timeout` resources) once the ones of the runtime that come and go have
  * settled: the least of ten looks 100 ms apart. A test compares it before an application starts
  * and after it closed, to find a timer the close left ref'd.
